@@ -1,0 +1,75 @@
+/**
+ * Typed errors with a stable `name` and `code`. `instanceof` does not survive Lambda → Step
+ * Functions → gRPC, and Step Functions matches Retry/Catch on the error name, so the names are part
+ * of the contract. `src/adapters/grpc/status.ts` maps `code` to a gRPC status in one switch.
+ */
+
+export const ERROR_CODES = [
+  "INVALID_ARGUMENT",
+  "NOT_FOUND",
+  "FAILED_PRECONDITION",
+  "ALREADY_EXISTS",
+  "CANDIDATE_LIMIT",
+  "UNAVAILABLE",
+  "INTERNAL",
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+export interface FieldViolation {
+  /** Proto field path, e.g. `configuration.selector.percentage.percentage`. */
+  field: string;
+  /** The rule, as a sentence fragment: `must be between 1 and 100 (got 0)`. */
+  rule: string;
+}
+
+export class FlowError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = "FlowError";
+  }
+}
+
+/** Bad input. The message lists every violation as `field: rule`, joined by `; `. */
+export class ValidationError extends FlowError {
+  constructor(readonly violations: readonly FieldViolation[]) {
+    super("INVALID_ARGUMENT", violations.map(formatViolation).join("; "));
+    this.name = "ValidationError";
+  }
+}
+
+/** An argument error whose message is fixed by the reference (e.g. an empty target plan). */
+export class InvalidArgumentError extends FlowError {
+  constructor(message: string) {
+    super("INVALID_ARGUMENT", message);
+    this.name = "InvalidArgumentError";
+  }
+}
+
+export class NotFoundError extends FlowError {
+  constructor(message: string) {
+    super("NOT_FOUND", message);
+    this.name = "NotFoundError";
+  }
+}
+
+export class FailedPreconditionError extends FlowError {
+  constructor(message: string) {
+    super("FAILED_PRECONDITION", message);
+    this.name = "FailedPreconditionError";
+  }
+}
+
+/** The 100-target candidate limit; the reference returns gRPC Internal for it. */
+export class CandidateLimitError extends FlowError {
+  constructor(readonly limit: number) {
+    super("CANDIDATE_LIMIT", `operation run candidate scope exceeds target limit ${limit}`);
+    this.name = "CandidateLimitError";
+  }
+}
+
+export function formatViolation(v: FieldViolation): string {
+  return v.field ? `${v.field}: ${v.rule}` : v.rule;
+}

@@ -1,0 +1,290 @@
+/**
+ * The domain model of operation runs: plain values, no I/O, independent of the wire format.
+ *
+ * Conventions
+ * - IDs are canonical lowercase UUID strings.
+ * - Instants are epoch milliseconds (`number`); durations are milliseconds (`number`).
+ * - Enumerations are `as const` string unions; switch on them exhaustively (see `assertNever`).
+ * - Field paths in errors use the proto field names (snake_case), e.g.
+ *   `configuration.options.safety_policy.gates[0].failure_rate.failure_threshold_percent`.
+ */
+
+export function assertNever(value: never): never {
+  throw new Error(`unreachable: ${JSON.stringify(value)}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enumerations
+
+/** In the published enum's order (COMPONENT_TYPE_COMPUTE = 1 … CDU = 6). */
+export const COMPONENT_TYPES = ["COMPUTE", "NVSWITCH", "POWERSHELF", "TORSWITCH", "UMS", "CDU"] as const;
+export type ComponentType = (typeof COMPONENT_TYPES)[number];
+
+export const RUN_STATUSES = [
+  "PENDING",
+  "RUNNING",
+  "PAUSED",
+  "COMPLETED",
+  "CANCELLED",
+  "FAILED",
+  "COMPLETED_WITH_FAILURES",
+] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set([
+  "COMPLETED",
+  "CANCELLED",
+  "FAILED",
+  "COMPLETED_WITH_FAILURES",
+]);
+export const isTerminalRun = (s: RunStatus): boolean => TERMINAL_RUN_STATUSES.has(s);
+
+export const RUN_REASONS = [
+  "NONE",
+  "OPERATOR_PAUSED",
+  "PHASE_GATE",
+  "SAFETY_GATE",
+  "CONFLICT_RETRY_TIMEOUT",
+] as const;
+export type RunReason = (typeof RUN_REASONS)[number];
+
+export const TARGET_STATUSES = [
+  "PENDING",
+  "BLOCKED",
+  "SUBMITTED",
+  "COMPLETED",
+  "FAILED",
+  "TERMINATED",
+  "SKIPPED",
+  "CLAIMED",
+] as const;
+export type TargetStatus = (typeof TARGET_STATUSES)[number];
+export const TERMINAL_TARGET_STATUSES: ReadonlySet<TargetStatus> = new Set([
+  "COMPLETED",
+  "FAILED",
+  "TERMINATED",
+  "SKIPPED",
+]);
+export const isTerminalTarget = (s: TargetStatus): boolean => TERMINAL_TARGET_STATUSES.has(s);
+/** The terminal target statuses that have an outcome counter. */
+export type OutcomeStatus = "COMPLETED" | "FAILED" | "TERMINATED" | "SKIPPED";
+
+export const GATE_SCOPES = ["CURRENT_PHASE", "CUMULATIVE_RUN"] as const;
+export type GateScope = (typeof GATE_SCOPES)[number];
+
+export const PHASE_SCOPES = ["CURRENT_PHASE", "COMPLETED_PHASES", "CURRENT_AND_COMPLETED_PHASES"] as const;
+export type PhaseScope = (typeof PHASE_SCOPES)[number];
+
+export const OPERATION_TYPES = ["POWER_CONTROL", "FIRMWARE_CONTROL"] as const;
+export type OperationType = (typeof OPERATION_TYPES)[number];
+
+// ---------------------------------------------------------------------------------------------
+// Inventory
+
+export interface InventoryComponent {
+  id: string;
+  type: ComponentType;
+  externalId?: string;
+  firmwareVersion?: string;
+}
+
+export interface InventoryRack {
+  id: string;
+  name: string;
+  /** Absent for racks that were never registered externally; such racks fail target listing. */
+  externalId?: string;
+  nvlDomain?: { id: string; name: string };
+  location?: { datacenter: string; row: string; position: number };
+  components: InventoryComponent[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// The operation template (UpgradeFirmwareRequest, in domain terms)
+
+export type RackRef = { by: "id"; id: string } | { by: "name"; name: string } | { by: "externalId"; externalId: string };
+export type ComponentRef = { by: "id"; id: string } | { by: "external"; type: ComponentType; externalId: string };
+export type NvlDomainRef = { by: "id"; id: string } | { by: "name"; name: string };
+
+/** An explicit target spec: exactly one kind. `componentTypes` empty = every component type. */
+export type TargetSpec =
+  | { kind: "racks"; racks: { ref: RackRef; componentTypes: ComponentType[] }[] }
+  | { kind: "components"; components: ComponentRef[] }
+  | { kind: "nvlDomains"; domains: { ref: NvlDomainRef; componentTypes: ComponentType[] }[] };
+
+export type ComponentFilter =
+  | { kind: "types"; types: ComponentType[] }
+  | { kind: "components"; componentIds: string[] };
+
+export type ConflictStrategy = "UNSPECIFIED" | "QUEUE" | "REJECT";
+
+/** Firmware credentials. Stored encrypted at rest; never returned by any read, never logged. */
+export type FirmwareAuthentication =
+  | { kind: "shared"; secret: string }
+  | { kind: "perComponent"; compute?: string; nvswitch?: string; powershelf?: string };
+
+export interface FirmwareTemplate {
+  /** Inside a run: optional candidate base scope. For a plain UpgradeFirmware: required. */
+  targetSpec?: TargetSpec;
+  targetVersion?: string;
+  startTime?: number;
+  endTime?: number;
+  description: string;
+  queueOptions?: { conflictStrategy: ConflictStrategy; queueTimeoutSeconds: number };
+  ruleId?: string;
+  subTargets: string[];
+  overrideReadinessCheck: boolean;
+  authentication?: FirmwareAuthentication;
+  overrideVersionCheck: boolean;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The effective run configuration (validated, defaults and generated seeds filled in)
+
+export type SafetyGate =
+  | { kind: "failureRate"; scope: GateScope; thresholdPercent: number }
+  | { kind: "failureCount"; scope: GateScope; thresholdCount: number };
+
+export type PhasePlan =
+  | { kind: "equal"; phaseCount: number }
+  | { kind: "percentage"; percentages: number[] }
+  | { kind: "count"; counts: number[] };
+
+export interface ConflictRetryPolicy {
+  retryTimeoutMs: number;
+  initialRetryDelayMs: number;
+  maxRetryDelayMs: number;
+}
+
+export interface RunConfig {
+  selector: { kind: "percentage"; percentage: number; seed: string };
+  maxConcurrentTargets: number;
+  safetyGates: SafetyGate[];
+  conflictRetry: ConflictRetryPolicy;
+  ordering: { kind: "random"; seed: string };
+  phasePlan: PhasePlan;
+  autoAdvance: boolean;
+  operation: { kind: "upgradeFirmware"; firmware: FirmwareTemplate };
+  targetScope: { excludeOperationRunIds: string[]; defaultScopeComponentFilter?: ComponentFilter };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The raw create request, as decoded from the wire, before validation. Everything the client may
+// omit is optional; enums may be UNKNOWN. The gRPC converter builds it; `validateCreateRun` turns it
+// into a `RunConfig` or a list of violations.
+
+export type Scoped<T extends string> = T | "UNKNOWN";
+
+export type SafetyGateInput =
+  | { kind: "failureRate"; scope: Scoped<GateScope>; thresholdPercent: number }
+  | { kind: "failureCount"; scope: Scoped<GateScope>; thresholdCount: number }
+  | { kind: "unset" };
+
+export interface CreateRunInput {
+  name: string;
+  description: string;
+  configuration?: {
+    selector?: { kind: "percentage"; percentage: number; seed: string } | { kind: "unset" };
+    options?: {
+      maxConcurrentTargets: number;
+      safetyPolicy?: { gates: SafetyGateInput[] };
+      conflictPolicy?: {
+        retry?: { retryTimeoutMs?: number; initialRetryDelayMs?: number; maxRetryDelayMs?: number };
+      };
+      orderingPolicy?:
+        | { kind: "random"; seed: string }
+        | { kind: "physicalLocation"; strategy: Scoped<"ROW_BY_ROW" | "ONE_PER_ROW_ROUND_ROBIN"> }
+        | { kind: "unset" };
+      phasePolicy?: { plan?: PhasePlan; advancePolicy?: { autoAdvance: boolean } };
+    };
+    operation?: {
+      upgradeFirmware?: Omit<FirmwareTemplate, "targetSpec"> & { targetSpec?: TargetSpecInput };
+      targetScope?: { excludeOperationRunIds: string[]; defaultScopeComponentFilter?: ComponentFilterInput };
+    };
+  };
+}
+
+/** A target spec as sent: `unset` is an explicit but empty spec (an error, not the default scope). */
+export type TargetSpecInput =
+  | TargetSpec
+  | { kind: "unset" }
+  | {
+      kind: "racks";
+      racks: { ref: RackRef | { by: "unset" }; componentTypes: Scoped<ComponentType>[] }[];
+    };
+
+export type ComponentFilterInput =
+  | { kind: "types"; types: Scoped<ComponentType>[] }
+  | { kind: "components"; components: ComponentRef[] }
+  | { kind: "unset" };
+
+// ---------------------------------------------------------------------------------------------
+// Plans, runs and targets
+
+export interface ComponentsForType {
+  type: ComponentType;
+  componentIds: string[];
+}
+
+export interface PlannedTarget {
+  rackId: string;
+  sequenceIndex: number;
+  phaseIndex: number;
+  componentsByType: ComponentsForType[];
+}
+
+export interface Plan {
+  /** Racks in the candidate set after exclusions, before selection. */
+  candidateCount: number;
+  /** Planned targets per phase; sums to `targets.length`; no zero entries. */
+  phaseSizes: number[];
+  /** In sequence order (which is also phase order). */
+  targets: PlannedTarget[];
+}
+
+export interface OutcomeCounts {
+  completed: number;
+  failed: number;
+  terminated: number;
+  skipped: number;
+}
+
+export interface Run {
+  id: string;
+  name: string;
+  description: string;
+  config: RunConfig;
+  status: RunStatus;
+  reason: RunReason;
+  statusMessage: string;
+  /** Planned targets per phase, frozen at create. `phaseSizes.length` is total_phases. */
+  phaseSizes: number[];
+  currentPhaseIndex: number;
+  /** Outcome counters per phase, moved exactly once per target transition. */
+  counters: OutcomeCounts[];
+  /** Targets CLAIMED or SUBMITTED now; kept <= config.maxConcurrentTargets by conditional writes. */
+  inFlight: number;
+  createdAt: number;
+  updatedAt: number;
+  startedAt?: number;
+  finishedAt?: number;
+}
+
+export interface Target {
+  id: string;
+  runId: string;
+  rackId: string;
+  sequenceIndex: number;
+  phaseIndex: number;
+  status: TargetStatus;
+  message: string;
+  taskId?: string;
+  componentsByType: ComponentsForType[];
+  createdAt: number;
+  updatedAt: number;
+  /** While CLAIMED: when the claim lease runs out and another dispatcher may take it. */
+  leaseExpiresAt?: number;
+  /** Conflict backoff state; survives re-claims (see "Where we go further"). */
+  conflictAttempts: number;
+  firstBlockedAt?: number;
+  /** While BLOCKED: when the target becomes ready again. */
+  retryAt?: number;
+}
