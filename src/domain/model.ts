@@ -288,3 +288,86 @@ export interface Target {
   /** While BLOCKED: when the target becomes ready again. */
   retryAt?: number;
 }
+
+// ---------------------------------------------------------------------------------------------
+// Stats
+
+export interface PhaseStats {
+  phaseIndex: number;
+  /** Planned targets in scope (not successful ones). */
+  selectedTargets: number;
+  outcomes: OutcomeCounts;
+}
+
+export interface RunStats {
+  /** The latest included phase (the run's current phase). */
+  current: PhaseStats;
+  /** Every phase up to and including the current one; future phases excluded. */
+  cumulative: PhaseStats;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child tasks (one rack, one operation)
+
+export const TASK_STATUSES = ["PENDING", "RUNNING", "COMPLETED", "FAILED", "TERMINATED", "WAITING"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+export const TERMINAL_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["COMPLETED", "FAILED", "TERMINATED"]);
+
+export interface Task {
+  id: string;
+  /** "UpgradeFirmware". */
+  operation: string;
+  rackId: string;
+  componentIds: string[];
+  description: string;
+  executorType: "STEP_FUNCTIONS";
+  /** The Step Functions execution ARN. */
+  executionId: string;
+  status: TaskStatus;
+  message: string;
+  queueExpiresAt?: number;
+  createdAt: number;
+  updatedAt: number;
+  startedAt?: number;
+  finishedAt?: number;
+  appliedRuleId?: string;
+  /** Versioned JSON document with per-component progress (see the README's BMC protocol section). */
+  report: string;
+  /** `operation-run-target:<targetId>` for run children; a retried submission finds this task. */
+  idempotencyKey?: string;
+  runId?: string;
+  targetId?: string;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+export interface Page {
+  offset: number;
+  limit: number;
+}
+
+export interface ListRunsQuery {
+  name?: { patterns: string[]; isWildcard: boolean; useOr: boolean };
+  /** Fields AND within an entry; entries OR. Each entry has a status or a reason. */
+  states: { status?: RunStatus; reason?: RunReason }[];
+  /** Entries OR; code, when given, is non-empty. */
+  kinds: { type: OperationType; code?: string }[];
+  page: Page;
+}
+
+export interface ListTargetsQuery {
+  runId: string;
+  /** Absent = no status filter (the wire's UNKNOWN). */
+  status?: TargetStatus;
+  phaseScope: PhaseScope;
+  page: Page;
+}
+
+export interface ListTasksQuery {
+  rackId?: string;
+  componentId?: string;
+  activeOnly: boolean;
+  withReport: boolean;
+  page: Page;
+}

@@ -1,0 +1,61 @@
+/**
+ * The application's public surface: what the gRPC adapter (and tests) call. Implementations
+ * validate their input with the pure core and throw `FlowError`s (src/domain/errors.ts); the gRPC
+ * adapter maps those to status codes in one place (src/adapters/grpc/status.ts).
+ */
+import type {
+  CreateRunInput,
+  FirmwareTemplate,
+  InventoryRack,
+  ListRunsQuery,
+  ListTargetsQuery,
+  ListTasksQuery,
+  Plan,
+  Run,
+  RunConfig,
+  RunStats,
+  Target,
+  Task,
+} from "../domain/model.js";
+
+export interface TargetView extends Target {
+  rackExternalId: string;
+}
+
+export interface BuildInfo {
+  version: string;
+  buildTime: string;
+  gitCommit: string;
+}
+
+export interface OperationRunsApi {
+  /** Validates, plans and freezes a run with its targets, atomically. Returns the new run id. */
+  createRun(input: CreateRunInput): Promise<{ id: string }>;
+  /** Exactly what createRun would freeze, written nowhere (flowctl --dry-run). */
+  planRun(input: CreateRunInput): Promise<{ config: RunConfig; plan: Plan; rackExternalIds: Map<string, string> }>;
+  getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }>;
+  listRuns(query: ListRunsQuery): Promise<{ runs: Run[]; total: number }>;
+  listTargets(query: ListTargetsQuery): Promise<{ targets: TargetView[]; total: number }>;
+  pauseRun(id: string): Promise<Run>;
+  resumeRun(id: string): Promise<Run>;
+  /** `expectedPhaseIndex` 0 or absent skips the check. */
+  advancePhase(id: string, expectedPhaseIndex: number | undefined): Promise<Run>;
+  cancelRun(id: string, reason: string): Promise<Run>;
+}
+
+export interface TasksApi {
+  /** One task per rack of the (required) explicit target spec. */
+  upgradeFirmware(request: FirmwareTemplate): Promise<{ taskIds: string[] }>;
+  getTasks(ids: string[]): Promise<Task[]>;
+  listTasks(query: ListTasksQuery): Promise<{ tasks: Task[]; total: number }>;
+  cancelTask(id: string): Promise<Task>;
+}
+
+export interface InventoryApi {
+  importInventory(racks: InventoryRack[]): Promise<{ racks: number; components: number }>;
+  listRacks(offset: number, limit: number): Promise<{ racks: InventoryRack[]; total: number }>;
+}
+
+export interface FlowApi extends OperationRunsApi, TasksApi, InventoryApi {
+  version(): BuildInfo;
+}
