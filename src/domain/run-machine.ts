@@ -1,0 +1,303 @@
+/**
+ * The run as a reducer: `reduceRun(run, event, now) → { run, effects, write }`.
+ *
+ * The shell persists the new run first (a conditional write on the version it read) and performs
+ * the effects only after the write succeeded, so a retried event cannot cancel or claim twice.
+ *
+ * Error convention (shared with target-machine.ts): a transition the run's state does not allow
+ * returns `{ ok: false, error }` with a `FailedPreconditionError` whose message is the reference's
+ * full gRPC message, e.g.
+ *   `operation run is not in a valid state for the requested operation: <id> is not paused`.
+ * The reducer never throws for that; `assertNever` only fires on corrupted data.
+ *
+ * `write: false` means "nothing changed, do not write" (the returned run is the input object):
+ * pausing a paused run keeps its original reason, cancelling a terminal run returns it unchanged,
+ * and a dispatch pass with nothing to change only emits effects. Every write sets `updatedAt = now`;
+ * every terminal state sets `finishedAt = now` and reason NONE.
+ *
+ * Events
+ * - Manual controls (PauseOperationRun, ResumeOperationRun, AdvanceOperationRunPhase,
+ *   CancelOperationRun): `pause`, `resume`, `advance`, `cancel`.
+ * - Dispatcher: `evaluate`, one pass of the decision order for PENDING and RUNNING runs:
+ *     1. every target of every phase has an outcome → finish: FAILED if every target FAILED or was
+ *        TERMINATED, COMPLETED_WITH_FAILURES if at least one was, else COMPLETED;
+ *     2. a current-phase target timed out on rack conflicts → PAUSED / CONFLICT_RETRY_TIMEOUT;
+ *     3. a safety gate tripped (first in configured order) → PAUSED / SAFETY_GATE;
+ *     4. the current phase is complete and is not the last → auto-advance (then claim in the new
+ *        phase), or PAUSED / PHASE_GATE "waiting for phase advance";
+ *     5. claim work: RUNNING (startedAt on the first time), effect `claim`.
+ *   Before step 1, a current phase with no planned targets (corrupted plan) fails the run with the
+ *   reference's "operation run phase N has no targets; persisted phase plan is invalid".
+ *   Paused and terminal runs are not dispatched: unchanged, no effects.
+ */
+
+import { conflictTimeoutMessage } from "./backoff.js";
+import { FailedPreconditionError } from "./errors.js";
+import { evaluateGates } from "./gates.js";
+import { assertNever, isTerminalRun, type Run, type RunReason, type RunStatus } from "./model.js";
+import { allTargetsTerminal, isPhaseComplete, outcomesThrough, phaseSize, totalTargets } from "./stats.js";
+
+export type RunEvent =
+  | { type: "pause" }
+  | { type: "resume" }
+  /** `expectedPhaseIndex` is checked only when > 0 (omitted or 0 skips the check). */
+  | { type: "advance"; expectedPhaseIndex?: number }
+  /** The operator's reason; trimmed, and appended to the message when non-empty. */
+  | { type: "cancel"; reason: string }
+  /** `conflictTimeout`: the dispatcher found a timed-out target (see `findConflictTimeout`). */
+  | { type: "evaluate"; conflictTimeout?: { targetId: string; blockedForMs: number } };
+
+export type RunEffect =
+  /**
+   * Claim ready targets of `phaseIndex` in phase-then-sequence order: up to `slots` targets that
+   * need a new slot (PENDING, BLOCKED whose retry time has come), plus any CLAIMED target whose
+   * lease expired, which is re-claimed in place because it still holds its slot (see
+   * `counterDelta`). `slots` may be 0 when every slot is taken.
+   */
+  | { type: "claim"; phaseIndex: number; slots: number }
+  /** Best effort, after the cancel is durable: cancel every non-terminal child task of the phase. */
+  | { type: "cancelChildTasks"; phaseIndex: number }
+  /** Restart the conflict clock of the phase's BLOCKED targets (target event `restartConflictClock`). */
+  | { type: "restartConflictClocks"; phaseIndex: number };
+
+export type RunResult =
+  | { ok: true; run: Run; effects: RunEffect[]; write: boolean }
+  | { ok: false; error: FailedPreconditionError };
+
+// The reference's run status messages.
+export const MSG_PAUSED_BY_OPERATOR = "operation run paused by operator";
+export const MSG_RESUMED = "operation run resumed";
+export const MSG_CANCELLED = "operation run cancelled";
+export const MSG_COMPLETED = "operation run completed";
+export const MSG_COMPLETED_WITH_FAILURES = "operation run completed with failed targets";
+export const MSG_FAILED = "operation run failed";
+export const MSG_NO_TARGETS = "operation run has no targets";
+export const MSG_WAITING_FOR_PHASE_ADVANCE = "waiting for phase advance";
+export const MSG_AUTO_ADVANCED = "advanced to next phase";
+export const MSG_WAITING_FOR_QUOTA = "waiting for active targets quota";
+/** The prefix of every invalid-lifecycle-transition message (the reference's wrapped sentinel error). */
+export const INVALID_STATE_PREFIX = "operation run is not in a valid state for the requested operation";
+
+export function reduceRun(run: Run, event: RunEvent, now: number): RunResult {
+  switch (event.type) {
+    case "pause":
+      return pause(run, now);
+    case "resume":
+      return resume(run, now);
+    case "advance":
+      return advance(run, event.expectedPhaseIndex, now);
+    case "cancel":
+      return cancel(run, event.reason, now);
+    case "evaluate":
+      return evaluate(run, event.conflictTimeout, now);
+    default:
+      return assertNever(event);
+  }
+}
+
+/**
+ * PENDING or RUNNING → PAUSED / OPERATOR_PAUSED. Already paused → unchanged, no write, so an
+ * operator pause does not hide a safety, conflict or phase-gate pause. Terminal → error
+ * `…: <id> is in terminal state completed`.
+ */
+function pause(run: Run, now: number): RunResult {
+  if (isTerminalRun(run.status)) return invalid(`${run.id} is in terminal state ${lower(run.status)}`);
+  if (run.status === "PAUSED") return unchanged(run);
+  return written(
+    { ...run, status: "PAUSED", reason: "OPERATOR_PAUSED", statusMessage: MSG_PAUSED_BY_OPERATOR },
+    now,
+  );
+}
+
+/**
+ * PAUSED (any reason but PHASE_GATE) → RUNNING "operation run resumed", or straight to the final
+ * state when every target already has an outcome (outcomes keep arriving while paused). Safety
+ * gates are not checked here: the next dispatch pass does, and may pause the run again.
+ * Resuming from CONFLICT_RETRY_TIMEOUT also restarts the conflict clocks, or the still-blocked
+ * target would time out again on the very next pass.
+ */
+function resume(run: Run, now: number): RunResult {
+  if (run.status !== "PAUSED") return invalid(`${run.id} is not paused`);
+  if (run.reason === "PHASE_GATE") {
+    return invalid(`${run.id} is paused at a phase gate; use AdvanceOperationRunPhase`);
+  }
+  if (allTargetsTerminal(run)) return written(finished(run, now), now);
+  const effects: RunEffect[] =
+    run.reason === "CONFLICT_RETRY_TIMEOUT"
+      ? [{ type: "restartConflictClocks", phaseIndex: run.currentPhaseIndex }]
+      : [];
+  return written(start(run, MSG_RESUMED, now), now, effects);
+}
+
+/**
+ * PAUSED / PHASE_GATE → next phase, RUNNING "advanced to phase N". Checks, in the reference's order:
+ * paused at a phase gate (`<id> is not paused at a phase gate`); every target terminal → finish
+ * instead; current phase complete (`phase N is not complete`); not the last (`phase N is the final
+ * phase`); a positive expected index equals current + 1 (`expected phase 2, next phase is 1`).
+ */
+function advance(run: Run, expectedPhaseIndex: number | undefined, now: number): RunResult {
+  if (run.status !== "PAUSED" || run.reason !== "PHASE_GATE") {
+    return invalid(`${run.id} is not paused at a phase gate`);
+  }
+  if (allTargetsTerminal(run)) return written(finished(run, now), now);
+  const current = run.currentPhaseIndex;
+  if (!isPhaseComplete(run, current)) return invalid(`phase ${current} is not complete`);
+  const next = current + 1;
+  if (next >= run.phaseSizes.length) return invalid(`phase ${current} is the final phase`);
+  if (expectedPhaseIndex !== undefined && expectedPhaseIndex > 0 && expectedPhaseIndex !== next) {
+    return invalid(`expected phase ${expectedPhaseIndex}, next phase is ${next}`);
+  }
+  return written(start({ ...run, currentPhaseIndex: next }, `advanced to phase ${next}`, now), now);
+}
+
+/**
+ * Non-terminal → CANCELLED, "operation run cancelled" or "operation run cancelled: <trimmed
+ * reason>", then (after the write) cancel the current phase's child tasks. Terminal → unchanged.
+ */
+function cancel(run: Run, reason: string, now: number): RunResult {
+  if (isTerminalRun(run.status)) return unchanged(run);
+  const trimmed = reason.trim();
+  const message = trimmed === "" ? MSG_CANCELLED : `${MSG_CANCELLED}: ${trimmed}`;
+  return written(terminal(run, "CANCELLED", message, now), now, [
+    { type: "cancelChildTasks", phaseIndex: run.currentPhaseIndex },
+  ]);
+}
+
+/** One dispatch pass; the decision order is in the module comment. */
+function evaluate(
+  run: Run,
+  conflictTimeout: { targetId: string; blockedForMs: number } | undefined,
+  now: number,
+): RunResult {
+  const status = run.status;
+  switch (status) {
+    case "PENDING":
+    case "RUNNING":
+      break;
+    case "PAUSED":
+    case "COMPLETED":
+    case "CANCELLED":
+    case "FAILED":
+    case "COMPLETED_WITH_FAILURES":
+      return unchanged(run);
+    default:
+      return assertNever(status);
+  }
+
+  const current = run.currentPhaseIndex;
+  if (run.phaseSizes.length > 0 && phaseSize(run, current) === 0) {
+    // Only corrupted data gets here: the planner rejects zero-target phases.
+    const message = `operation run phase ${current} has no targets; persisted phase plan is invalid`;
+    return written(terminal(run, "FAILED", message, now), now);
+  }
+
+  if (allTargetsTerminal(run)) return written(finished(run, now), now);
+
+  if (conflictTimeout !== undefined) {
+    const message = conflictTimeoutMessage(conflictTimeout.targetId, run.config.conflictRetry);
+    return written(paused(run, "CONFLICT_RETRY_TIMEOUT", message), now);
+  }
+
+  const verdict = evaluateGates(run);
+  if (verdict.tripped) return written(paused(run, "SAFETY_GATE", verdict.message), now);
+
+  if (isPhaseComplete(run, current) && current + 1 < run.phaseSizes.length) {
+    if (!run.config.autoAdvance) {
+      return written(paused(run, "PHASE_GATE", MSG_WAITING_FOR_PHASE_ADVANCE), now);
+    }
+    // The new phase has no outcomes, no blocked targets and is not complete, so steps 2-4 cannot
+    // fire for it; claim in it right away instead of waiting for the next tick.
+    const advanced = start({ ...run, currentPhaseIndex: current + 1 }, MSG_AUTO_ADVANCED, now);
+    return written(advanced, now, [claimEffect(advanced)]);
+  }
+
+  const slots = freeSlots(run);
+  const message = slots > 0 ? run.statusMessage : MSG_WAITING_FOR_QUOTA;
+  if (run.status === "RUNNING" && message === run.statusMessage) {
+    return { ok: true, run, effects: [claimEffect(run)], write: false };
+  }
+  const running = start(run, message, now);
+  return written(running, now, [claimEffect(running)]);
+}
+
+/** `max_concurrent_targets` minus targets claimed or submitted, never below 0. */
+export function freeSlots(run: Run): number {
+  return Math.max(0, run.config.maxConcurrentTargets - run.inFlight);
+}
+
+function claimEffect(run: Run): RunEffect {
+  return { type: "claim", phaseIndex: run.currentPhaseIndex, slots: freeSlots(run) };
+}
+
+/**
+ * The final status for a run whose targets all have outcomes, by the reference's rule: FAILED when
+ * every target failed or was terminated, COMPLETED_WITH_FAILURES when at least one was, else
+ * COMPLETED (skipped targets count as neither). A run with no targets at all fails with "operation
+ * run has no targets". Example: 10 targets, 9 completed and 1 terminated → COMPLETED_WITH_FAILURES.
+ */
+export function finalStatus(run: Run): {
+  status: "COMPLETED" | "COMPLETED_WITH_FAILURES" | "FAILED";
+  message: string;
+} {
+  const total = totalTargets(run);
+  if (total === 0) return { status: "FAILED", message: MSG_NO_TARGETS };
+  const outcomes = outcomesThrough(run, run.phaseSizes.length - 1);
+  const failedOrTerminated = outcomes.failed + outcomes.terminated;
+  if (failedOrTerminated >= total) return { status: "FAILED", message: MSG_FAILED };
+  if (failedOrTerminated > 0)
+    return { status: "COMPLETED_WITH_FAILURES", message: MSG_COMPLETED_WITH_FAILURES };
+  return { status: "COMPLETED", message: MSG_COMPLETED };
+}
+
+/**
+ * The run status message after a claim pass, as the reference words it, for the shell to set
+ * once it knows what it claimed: (2, 0) → "submitted 2 operation run targets"; (1, 1) →
+ * "submitted 1 operation run target; 1 target waiting on rack conflicts"; (0, 3) → "3 targets
+ * waiting on rack conflicts"; (0, 0) → "" (leave the message as it is).
+ */
+export function claimStatusMessage(submitted: number, blocked: number): string {
+  const parts: string[] = [];
+  if (submitted > 0) parts.push(`submitted ${submitted} operation run target${submitted === 1 ? "" : "s"}`);
+  if (blocked > 0) parts.push(`${blocked} target${blocked === 1 ? "" : "s"} waiting on rack conflicts`);
+  return parts.join("; ");
+}
+
+function finished(run: Run, now: number): Run {
+  const { status, message } = finalStatus(run);
+  return terminal(run, status, message, now);
+}
+
+function terminal(run: Run, status: RunStatus, message: string, now: number): Run {
+  return { ...run, status, reason: "NONE", statusMessage: message, finishedAt: now };
+}
+
+function paused(run: Run, reason: RunReason, message: string): Run {
+  return { ...run, status: "PAUSED", reason, statusMessage: message };
+}
+
+/**
+ * Enter RUNNING. As in the reference, `startedAt` is set only on a PENDING → RUNNING change (and
+ * never moved afterwards); a run paused while still PENDING and later resumed keeps no startedAt.
+ */
+function start(run: Run, message: string, now: number): Run {
+  const running: Run = { ...run, status: "RUNNING", reason: "NONE", statusMessage: message };
+  if (run.status === "PENDING" && run.startedAt === undefined) running.startedAt = now;
+  return running;
+}
+
+function written(run: Run, now: number, effects: RunEffect[] = []): RunResult {
+  return { ok: true, run: { ...run, updatedAt: now }, effects, write: true };
+}
+
+function unchanged(run: Run): RunResult {
+  return { ok: true, run, effects: [], write: false };
+}
+
+function invalid(detail: string): RunResult {
+  return { ok: false, error: new FailedPreconditionError(`${INVALID_STATE_PREFIX}: ${detail}`) };
+}
+
+/** Go prints the reference's statuses in lower case (`completed_with_failures`). */
+function lower(status: RunStatus): string {
+  return status.toLowerCase();
+}
