@@ -1,0 +1,538 @@
+/**
+ * Create-time validation of an operation run's configuration, and of a plain UpgradeFirmware task.
+ *
+ * `validateCreateRun` turns the decoded request into the *effective* configuration: every default
+ * filled in and every generated seed stored, so that reading the run back shows exactly what the
+ * planner used (a cohort drawn with a generated seed can be audited and re-drawn).
+ *
+ * Messages. The reference implementation stops at its first error and wraps it in path prefixes
+ * (`safety_policy.gates[1]: failure_rate.failure_threshold_percent must be between 1 and 100`).
+ * Here every violation is reported at once, with its full proto path in `field`, and `rule` is the
+ * reference's innermost message word for word, its wrapping prefixes dropped because `field` already
+ * says where. So the example above becomes
+ *
+ *   field: configuration.options.safety_policy.gates[1].failure_rate.failure_threshold_percent
+ *   rule:  failure_rate.failure_threshold_percent must be between 1 and 100
+ *
+ * Rules marked "(ours)" have no counterpart in the reference and name the value received.
+ *
+ * Seeds are drawn from the injected `newSeed` only once the whole request is valid, selector seed
+ * first and ordering seed second, so a rejected request consumes no randomness and tests can script
+ * the generator.
+ */
+import type { FieldViolation } from "./errors.js";
+import {
+  COMPONENT_TYPES,
+  type ComponentFilter,
+  type ComponentFilterInput,
+  type ComponentRef,
+  type ComponentType,
+  type ConflictRetryPolicy,
+  type CreateRunInput,
+  type FirmwareTemplate,
+  type GateScope,
+  type NvlDomainRef,
+  type PhasePlan,
+  type RackRef,
+  type RunConfig,
+  type SafetyGate,
+  type SafetyGateInput,
+  type Scoped,
+  type TargetSpec,
+  type TargetSpecInput,
+} from "./model.js";
+import { isNilUuid, isUuid, uuidError } from "./uuid.js";
+
+/** An UpgradeFirmware request as decoded, before validation (its target spec may be absent or unset). */
+export type FirmwareTemplateInput = Omit<FirmwareTemplate, "targetSpec"> & { targetSpec?: TargetSpecInput };
+
+export type CreateRunValidation =
+  | { ok: true; name: string; description: string; config: RunConfig }
+  | { ok: false; violations: FieldViolation[] };
+
+export type FirmwareTaskValidation =
+  | { ok: true; template: FirmwareTemplate }
+  | { ok: false; violations: FieldViolation[] };
+
+/** Applied field by field: a request that sends only `retry_timeout` keeps the other two defaults. */
+export const DEFAULT_CONFLICT_RETRY: Readonly<ConflictRetryPolicy> = {
+  retryTimeoutMs: 60 * 60 * 1000,
+  initialRetryDelayMs: 30 * 1000,
+  maxRetryDelayMs: 5 * 60 * 1000,
+};
+
+/** The reference's exact text, also used by the planner should a stored config ever carry it. */
+export const PHYSICAL_LOCATION_UNSUPPORTED = "physical_location ordering is not supported yet";
+
+const CONFIG = "configuration";
+const SELECTOR = `${CONFIG}.selector`;
+const OPTIONS = `${CONFIG}.options`;
+const GATES = `${OPTIONS}.safety_policy.gates`;
+const RETRY = `${OPTIONS}.conflict_policy.retry`;
+const PHASES = `${OPTIONS}.phase_policy`;
+const OPERATION = `${CONFIG}.operation`;
+const FIRMWARE = `${OPERATION}.upgrade_firmware`;
+const SCOPE = `${OPERATION}.target_scope`;
+const FILTER = `${SCOPE}.default_scope_component_filter`;
+
+/** Collects violations; every check reports and carries on rather than returning early. */
+class Violations {
+  readonly list: FieldViolation[] = [];
+
+  add(field: string, rule: string): void {
+    this.list.push({ field, rule });
+  }
+
+  /** (ours) The wire's int32 always is whole, but the CLI and tests build inputs by hand. */
+  wholeNumber(field: string, value: number): boolean {
+    if (Number.isInteger(value)) return true;
+    this.add(field, `must be a whole number (got ${value})`);
+    return false;
+  }
+
+  /** `rule` is reported when `value` is a whole number outside min..max. */
+  between(field: string, value: number, min: number, max: number, rule: string): void {
+    if (this.wholeNumber(field, value) && (value < min || value > max)) this.add(field, rule);
+  }
+
+  /** `rule` is reported when `value` is a whole number <= 0. */
+  positive(field: string, value: number, rule: string): void {
+    if (this.wholeNumber(field, value) && value <= 0) this.add(field, rule);
+  }
+
+  /** A non-nil UUID, lowercased; otherwise reports `rule` and returns undefined. */
+  nonNilUuid(field: string, value: string, rule: string): string | undefined {
+    if (isUuid(value) && !isNilUuid(value)) return value.toLowerCase();
+    this.add(field, rule);
+    return undefined;
+  }
+
+  /** Keeps the known types; reports `rule(index, type)` for UNKNOWN (and anything else unknown). */
+  componentTypes(
+    field: string,
+    types: readonly Scoped<ComponentType>[],
+    rule: (i: number, t: string) => string,
+  ): ComponentType[] {
+    const known: ComponentType[] = [];
+    types.forEach((t, i) => {
+      if (isComponentType(t)) known.push(t);
+      else this.add(`${field}[${i}]`, rule(i, t));
+    });
+    return known;
+  }
+}
+
+function isComponentType(t: string): t is ComponentType {
+  return (COMPONENT_TYPES as readonly string[]).includes(t);
+}
+
+/** How Go's `%v` prints the proto enum value in the reference's messages. */
+function protoComponentType(t: string): string {
+  return `COMPONENT_TYPE_${t}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Validates a CreateOperationRun request and builds the effective configuration.
+ *
+ * Defaults (all stored in the returned config):
+ * - selector seed "" → `newSeed()`; ordering absent (or a policy with no branch set) → random with
+ *   `newSeed()`; random ordering with seed "" → `newSeed()`;
+ * - gate scope UNKNOWN → CURRENT_PHASE;
+ * - conflict retry 1 h / 30 s / 5 min, each missing duration on its own (an explicit zero is not
+ *   missing: it is rejected);
+ * - phase policy absent, or present without a plan → one equal phase; `auto_advance` → false;
+ * - a component filter with no branch set → no filter.
+ */
+export function validateCreateRun(input: CreateRunInput, newSeed: () => string): CreateRunValidation {
+  const v = new Violations();
+  const name = input.name.trim();
+  if (name === "") v.add("name", "name is required");
+
+  const cfg = input.configuration;
+  if (cfg === undefined) {
+    v.add(CONFIG, "configuration is required");
+    return { ok: false, violations: v.list };
+  }
+
+  const operation = checkOperation(cfg.operation, v);
+  const selector = checkSelector(cfg.selector, v);
+  const options = checkOptions(cfg.options, v);
+  if (selector === undefined || options === undefined || operation === undefined || v.list.length > 0) {
+    return { ok: false, violations: v.list };
+  }
+
+  const selectorSeed = selector.seed === "" ? newSeed() : selector.seed;
+  const orderingSeed = options.orderingSeed === "" ? newSeed() : options.orderingSeed;
+  return {
+    ok: true,
+    name,
+    description: input.description,
+    config: {
+      selector: { kind: "percentage", percentage: selector.percentage, seed: selectorSeed },
+      maxConcurrentTargets: options.maxConcurrentTargets,
+      safetyGates: options.safetyGates,
+      conflictRetry: options.conflictRetry,
+      ordering: { kind: "random", seed: orderingSeed },
+      phasePlan: options.phasePlan,
+      autoAdvance: options.autoAdvance,
+      operation: { kind: "upgradeFirmware", firmware: operation.firmware },
+      targetScope: operation.targetScope,
+    },
+  };
+}
+
+/**
+ * Validates a plain UpgradeFirmware task request. Unlike inside a run, where an absent spec means
+ * "the default scope", here `target_spec` says exactly which racks to flash, so it is required.
+ * Field paths are relative to the request: `target_spec`, `target_spec.racks.targets[0].id`.
+ */
+export function validateFirmwareTask(request: FirmwareTemplateInput): FirmwareTaskValidation {
+  const v = new Violations();
+  if (request.targetSpec === undefined) v.add("target_spec", "target_spec is required");
+  const template = checkFirmwareTemplate(request, "", v);
+  if (v.list.length > 0) return { ok: false, violations: v.list };
+  return { ok: true, template };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operation and target scope (checked first, as the reference does)
+
+type OperationInput = NonNullable<CreateRunInput["configuration"]>["operation"];
+type CheckedOperation = { firmware: FirmwareTemplate; targetScope: RunConfig["targetScope"] };
+
+function checkOperation(input: OperationInput, v: Violations): CheckedOperation | undefined {
+  if (input?.upgradeFirmware === undefined) v.add(OPERATION, "operation is required");
+
+  const excludeOperationRunIds: string[] = [];
+  input?.targetScope?.excludeOperationRunIds.forEach((id, i) => {
+    const rule = `target_scope.exclude_operation_run_ids[${i}] must be a valid UUID`;
+    const ok = v.nonNilUuid(`${SCOPE}.exclude_operation_run_ids[${i}]`, id, rule);
+    if (ok !== undefined) excludeOperationRunIds.push(ok);
+  });
+  const filter = checkComponentFilter(input?.targetScope?.defaultScopeComponentFilter, v);
+  if (filter !== undefined && input?.upgradeFirmware?.targetSpec !== undefined) {
+    v.add(FILTER, "target_scope.default_scope_component_filter requires target_spec to be omitted");
+  }
+
+  if (input?.upgradeFirmware === undefined) return undefined;
+  return {
+    firmware: checkFirmwareTemplate(input.upgradeFirmware, `${FIRMWARE}.`, v),
+    targetScope:
+      filter === undefined
+        ? { excludeOperationRunIds }
+        : { excludeOperationRunIds, defaultScopeComponentFilter: filter },
+  };
+}
+
+/**
+ * The template with ids lowercased; every other field is carried unchanged (credentials included:
+ * the store encrypts them). `prefix` is the template's own path, "" for a plain task request.
+ */
+function checkFirmwareTemplate(
+  input: FirmwareTemplateInput,
+  prefix: string,
+  v: Violations,
+): FirmwareTemplate {
+  const { targetSpec: specInput, ...rest } = input;
+  const template: FirmwareTemplate = rest;
+  if (input.ruleId !== undefined) {
+    // The reference: "invalid upgrade_firmware.rule_id: must be a valid non-zero UUID".
+    template.ruleId =
+      v.nonNilUuid(`${prefix}rule_id`, input.ruleId, "must be a valid non-zero UUID") ?? input.ruleId;
+  }
+  const spec = specInput && checkTargetSpec(specInput, `${prefix}target_spec`, v);
+  if (spec !== undefined) template.targetSpec = spec;
+  return template;
+}
+
+/** Undefined means "no filter": absent, or a filter message with neither branch set. */
+function checkComponentFilter(
+  input: ComponentFilterInput | undefined,
+  v: Violations,
+): ComponentFilter | undefined {
+  if (input === undefined || input.kind === "unset") return undefined;
+  if (input.kind === "types") {
+    const at = `${FILTER}.types.types`;
+    if (input.types.length === 0) v.add(at, 'component filter kind "types" requires at least one type');
+    const types = v.componentTypes(
+      at,
+      input.types,
+      (i) => `target_scope.default_scope_component_filter.types[${i}] is unknown`,
+    );
+    return { kind: "types", types };
+  }
+  const at = `${FILTER}.components.targets`;
+  if (input.components.length === 0) {
+    v.add(at, 'component filter kind "components" requires at least one component');
+  }
+  const componentIds: string[] = [];
+  input.components.forEach((ref, i) => {
+    const which = `target_scope.default_scope_component_filter.components[${i}]`;
+    if (ref.by === "external") {
+      v.add(`${at}[${i}]`, `${which} must use component UUID`);
+      return;
+    }
+    const id = v.nonNilUuid(`${at}[${i}].id`, ref.id, `${which} must be a valid UUID`);
+    if (id !== undefined) componentIds.push(id);
+  });
+  return { kind: "components", componentIds };
+}
+
+/**
+ * An explicit target spec with ids lowercased. An explicit spec must name at least one target:
+ * `{ racks: { targets: [] } }` is a mistake, not "the default scope". Undefined when no kind is set.
+ * Ids only need to parse: a nil id is left for the inventory lookup to not find, as in the reference.
+ */
+function checkTargetSpec(spec: TargetSpecInput, path: string, v: Violations): TargetSpec | undefined {
+  switch (spec.kind) {
+    case "unset":
+      v.add(path, "target_spec must have one of racks, nvl_domains, or components set");
+      return undefined;
+    case "racks": {
+      const at = `${path}.racks.targets`;
+      if (spec.racks.length === 0) v.add(at, "racks.targets must have at least one entry");
+      const racks = spec.racks.map((target, i) => ({
+        ref: checkRackRef(target.ref, `${at}[${i}]`, v),
+        componentTypes: v.componentTypes(
+          `${at}[${i}].component_types`,
+          target.componentTypes,
+          (_, t) => `unknown component type ${protoComponentType(t)} in rack target filter`,
+        ),
+      }));
+      return { kind: "racks", racks };
+    }
+    case "components": {
+      const at = `${path}.components.targets`;
+      if (spec.components.length === 0) v.add(at, "components.targets must have at least one entry");
+      return {
+        kind: "components",
+        components: spec.components.map((c, i) => checkComponentRef(c, `${at}[${i}]`, v)),
+      };
+    }
+    case "nvlDomains": {
+      const at = `${path}.nvl_domains.targets`;
+      if (spec.domains.length === 0) v.add(at, "nvl_domains.targets must have at least one entry");
+      const domains = spec.domains.map((d, i) => ({
+        ref: checkNvlDomainRef(d.ref, `${at}[${i}]`, v),
+        componentTypes: v.componentTypes(
+          `${at}[${i}].component_types`,
+          d.componentTypes,
+          (_, t) => `unknown component type ${protoComponentType(t)} in NVLink domain target filter`,
+        ),
+      }));
+      return { kind: "nvlDomains", domains };
+    }
+  }
+}
+
+/** Parses like the reference: `invalid rack uuid "r1": invalid UUID length: 2`. */
+function parsedId(id: string, at: string, what: string, v: Violations): string {
+  const error = uuidError(id);
+  if (error === undefined) return id.toLowerCase();
+  v.add(at, `invalid ${what} ${JSON.stringify(id)}: ${error}`);
+  return id;
+}
+
+function checkRackRef(ref: RackRef | { by: "unset" }, at: string, v: Violations): RackRef {
+  switch (ref.by) {
+    case "unset":
+      v.add(at, "rack target must have either id, external_id, or name set");
+      return { by: "id", id: "" };
+    case "id":
+      if (ref.id === "") {
+        v.add(`${at}.id`, "rack target id must not be empty");
+        return ref;
+      }
+      return { by: "id", id: parsedId(ref.id, `${at}.id`, "rack uuid", v) };
+    case "name":
+      if (ref.name === "") v.add(`${at}.name`, "rack target name must not be empty");
+      return ref;
+    case "externalId":
+      if (ref.externalId === "") v.add(`${at}.external_id`, "rack target external_id must not be empty");
+      return ref;
+  }
+}
+
+function checkComponentRef(ref: ComponentRef, at: string, v: Violations): ComponentRef {
+  if (ref.by === "id") return { by: "id", id: parsedId(ref.id, `${at}.id`, "component uuid", v) };
+  if (ref.externalId === "") v.add(`${at}.external.id`, "external component id must not be empty");
+  return ref;
+}
+
+function checkNvlDomainRef(ref: NvlDomainRef, at: string, v: Violations): NvlDomainRef {
+  if (ref.by === "id") return { by: "id", id: parsedId(ref.id, `${at}.id`, "NVLink domain id", v) };
+  if (ref.name === "") v.add(`${at}.name`, "NVLink domain target name must not be empty");
+  return ref;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Selector
+
+type SelectorInput = NonNullable<CreateRunInput["configuration"]>["selector"];
+
+function checkSelector(
+  input: SelectorInput,
+  v: Violations,
+): { percentage: number; seed: string } | undefined {
+  if (input === undefined || input.kind === "unset") {
+    v.add(SELECTOR, "selector is required");
+    return undefined;
+  }
+  const at = `${SELECTOR}.percentage.percentage`;
+  v.between(at, input.percentage, 1, 100, "percentage selector must be between 1 and 100");
+  return { percentage: input.percentage, seed: input.seed };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options
+
+type OptionsInput = NonNullable<CreateRunInput["configuration"]>["options"];
+type CheckedOptions = Pick<
+  RunConfig,
+  "maxConcurrentTargets" | "safetyGates" | "conflictRetry" | "phasePlan" | "autoAdvance"
+> & { orderingSeed: string };
+
+function checkOptions(input: OptionsInput, v: Violations): CheckedOptions | undefined {
+  if (input === undefined) {
+    v.add(OPTIONS, "options are required");
+    return undefined;
+  }
+  v.positive(
+    `${OPTIONS}.max_concurrent_targets`,
+    input.maxConcurrentTargets,
+    "options.max_concurrent_targets must be greater than 0",
+  );
+  return {
+    maxConcurrentTargets: input.maxConcurrentTargets,
+    safetyGates: checkSafetyPolicy(input.safetyPolicy, v),
+    conflictRetry: checkConflictRetry(input.conflictPolicy?.retry, v),
+    orderingSeed: checkOrdering(input.orderingPolicy, v),
+    phasePlan: checkPhasePlan(input.phasePolicy?.plan, v),
+    autoAdvance: input.phasePolicy?.advancePolicy?.autoAdvance ?? false,
+  };
+}
+
+function checkSafetyPolicy(input: { gates: SafetyGateInput[] } | undefined, v: Violations): SafetyGate[] {
+  if (input === undefined) {
+    v.add(`${OPTIONS}.safety_policy`, "options.safety_policy is required");
+    return [];
+  }
+  if (input.gates.length === 0) v.add(GATES, "safety_policy must contain at least one gate");
+  const gates: SafetyGate[] = [];
+  input.gates.forEach((gate, i) => {
+    const at = `${GATES}[${i}]`;
+    switch (gate.kind) {
+      case "failureRate":
+        v.between(
+          `${at}.failure_rate.failure_threshold_percent`,
+          gate.thresholdPercent,
+          1,
+          100,
+          "failure_rate.failure_threshold_percent must be between 1 and 100",
+        );
+        gates.push({
+          kind: "failureRate",
+          scope: gateScope(gate.scope),
+          thresholdPercent: gate.thresholdPercent,
+        });
+        return;
+      case "failureCount":
+        v.positive(
+          `${at}.failure_count.failure_threshold_count`,
+          gate.thresholdCount,
+          "failure_count.failure_threshold_count must be greater than 0",
+        );
+        gates.push({
+          kind: "failureCount",
+          scope: gateScope(gate.scope),
+          thresholdCount: gate.thresholdCount,
+        });
+        return;
+      case "unset":
+        v.add(at, "unsupported safety gate");
+        return;
+    }
+  });
+  return gates;
+}
+
+function gateScope(scope: Scoped<GateScope>): GateScope {
+  return scope === "UNKNOWN" ? "CURRENT_PHASE" : scope;
+}
+
+type RetryInput = NonNullable<NonNullable<OptionsInput>["conflictPolicy"]>["retry"];
+
+function checkConflictRetry(input: RetryInput, v: Violations): ConflictRetryPolicy {
+  const policy: ConflictRetryPolicy = {
+    retryTimeoutMs: input?.retryTimeoutMs ?? DEFAULT_CONFLICT_RETRY.retryTimeoutMs,
+    initialRetryDelayMs: input?.initialRetryDelayMs ?? DEFAULT_CONFLICT_RETRY.initialRetryDelayMs,
+    maxRetryDelayMs: input?.maxRetryDelayMs ?? DEFAULT_CONFLICT_RETRY.maxRetryDelayMs,
+  };
+  const fields = [
+    ["retry_timeout", policy.retryTimeoutMs],
+    ["initial_retry_delay", policy.initialRetryDelayMs],
+    ["max_retry_delay", policy.maxRetryDelayMs],
+  ] as const;
+  let allPositive = true;
+  for (const [field, ms] of fields) {
+    if (ms <= 0) {
+      v.add(`${RETRY}.${field}`, `${field} must be greater than 0`);
+      allPositive = false;
+    }
+  }
+  // Compared after defaulting, as the reference does: sending only initial_retry_delay = 10 min
+  // fails against the 5 min default maximum rather than silently running with max < initial.
+  if (allPositive && policy.maxRetryDelayMs < policy.initialRetryDelayMs) {
+    v.add(`${RETRY}.max_retry_delay`, "max_retry_delay must be greater than or equal to initial_retry_delay");
+  }
+  return policy;
+}
+
+type OrderingInput = NonNullable<OptionsInput>["orderingPolicy"];
+
+/** The random-ordering seed as sent ("" = generate one); physical location is reported. */
+function checkOrdering(input: OrderingInput, v: Violations): string {
+  if (input === undefined || input.kind === "unset") return "";
+  if (input.kind === "physicalLocation") {
+    v.add(`${OPTIONS}.ordering_policy.physical_location`, PHYSICAL_LOCATION_UNSUPPORTED);
+    return "";
+  }
+  return input.seed;
+}
+
+function checkPhasePlan(plan: PhasePlan | undefined, v: Violations): PhasePlan {
+  if (plan === undefined) return { kind: "equal", phaseCount: 1 };
+  switch (plan.kind) {
+    case "equal":
+      v.positive(`${PHASES}.equal.phase_count`, plan.phaseCount, "equal phase_count must be greater than 0");
+      break;
+    case "percentage": {
+      const at = `${PHASES}.percentage.phases`;
+      if (plan.percentages.length === 0) v.add(at, "percentage phase policy must include at least one phase");
+      plan.percentages.forEach((p, i) => {
+        v.between(
+          `${at}[${i}].percentage`,
+          p,
+          1,
+          100,
+          "percentage phase percentages must be between 1 and 100",
+        );
+      });
+      const sum = plan.percentages.reduce((a, b) => a + b, 0);
+      if (plan.percentages.length > 0 && sum !== 100)
+        v.add(at, "percentage phase percentages must sum to 100");
+      break;
+    }
+    case "count": {
+      const at = `${PHASES}.count.phases`;
+      if (plan.counts.length === 0) v.add(at, "count phase policy must include at least one phase");
+      plan.counts.forEach((c, i) => {
+        v.positive(`${at}[${i}].count`, c, "count phase counts must be greater than 0");
+      });
+      break;
+    }
+  }
+  return plan;
+}
