@@ -1,0 +1,792 @@
+/**
+ * The wire contract (proto/wire-contract.md) checked against the compiled descriptors, field by
+ * field, and the ts-proto codec checked against a descriptor-driven reflective codec.
+ *
+ * Descriptors come from `buf build` run here, so the check sees exactly what codegen sees; nothing
+ * is cached in the repository. The contract is parsed from its bullet lines:
+ *
+ *   - message **PercentageSelector**: 1 `percentage` int32; 2 `seed` string
+ *   - message **ListTasksRequest**: 1 `rack_id` optional UUID; ...
+ *   - message **OperationRunSelector**: 1 `percentage` oneof selector PercentageSelector
+ *   - enum **TaskStatus**: `TASK_STATUS_UNKNOWN`=0, `TASK_STATUS_PENDING`=1, ...
+ *     - nested enum **OperationRunPhysicalLocationOrdering.Strategy**: `STRATEGY_UNKNOWN`=0, ...
+ *   | CreateOperationRun | CreateOperationRunRequest | CreateOperationRunResponse |
+ */
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import {
+  create,
+  createFileRegistry,
+  type DescField,
+  type DescMessage,
+  type FileRegistry,
+  fromBinary,
+  ScalarType,
+  toBinary,
+} from "@bufbuild/protobuf";
+import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  AdvanceOperationRunPhaseRequest,
+  ComponentType,
+  ConflictStrategy,
+  CreateOperationRunRequest,
+  ListOperationRunsRequest,
+  ListOperationRunTargetsRequest,
+  ListTasksRequest,
+  OperationRun,
+  OperationRunPhysicalLocationOrdering_Strategy,
+  OperationRunSafetyGateScope,
+  OperationRunStatus,
+  OperationRunStatusReason,
+  OperationRunTarget,
+  OperationRunTargetPhaseScope,
+  OperationRunTargetStatus,
+  OperationType,
+  PlanOperationRunResponse,
+  Task,
+  TaskExecutorType,
+  TaskStatus,
+  UpgradeFirmwareRequest,
+} from "../../src/gen/flow/v1/flow.js";
+import { InventoryRack, ListRacksRequest } from "../../src/gen/flowadmin/v1/admin.js";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const CONTRACT_TEXT = readFileSync(join(ROOT, "proto/wire-contract.md"), "utf8");
+
+// ---------------------------------------------------------------------------------------------
+// The contract, parsed
+
+interface ContractField {
+  number: number;
+  name: string;
+  /** A scalar (`int32`), a message or enum name as written (`UUID`, `Strategy`, `google.protobuf.Duration`). */
+  type: string;
+  /** "" | "optional" | "repeated" | "oneof <name>" */
+  label: string;
+}
+
+interface Contract {
+  messages: Map<string, ContractField[]>;
+  /** Keyed by the name as written: `TaskStatus`, `OperationRunPhysicalLocationOrdering.Strategy`. */
+  enums: Map<string, { name: string; number: number }[]>;
+  rpcs: { name: string; request: string; response: string }[];
+}
+
+function parseContract(text: string): Contract {
+  const contract: Contract = { messages: new Map(), enums: new Map(), rpcs: [] };
+  let inRpcTable = false;
+  for (const line of text.split("\n")) {
+    if (line.startsWith("## ")) inRpcTable = line.startsWith("## RPCs");
+    const message = /^\s*- message \*\*(\w+)\*\*: (.*)$/.exec(line);
+    if (message) {
+      const [, name, body] = message as unknown as [string, string, string];
+      contract.messages.set(name, body.trim() === "(no fields)" ? [] : body.split("; ").map(parseField));
+      continue;
+    }
+    const en = /^\s*- (?:nested )?enum \*\*([\w.]+)\*\*: (.*)$/.exec(line);
+    if (en) {
+      const [, name, body] = en as unknown as [string, string, string];
+      contract.enums.set(
+        name,
+        body.split(", ").map((v) => {
+          const m = /^`(\w+)`=(\d+)$/.exec(v.trim());
+          if (!m) throw new Error(`cannot parse enum value ${JSON.stringify(v)} of ${name}`);
+          return { name: m[1]!, number: Number(m[2]) };
+        }),
+      );
+      continue;
+    }
+    const rpc = /^\| (\w+) \| (\w+) \| (\w+) \|$/.exec(line);
+    if (inRpcTable && rpc && rpc[1] !== "RPC") {
+      contract.rpcs.push({ name: rpc[1]!, request: rpc[2]!, response: rpc[3]! });
+    }
+  }
+  return contract;
+}
+
+function parseField(text: string): ContractField {
+  const m = /^(\d+) `(\w+)` (?:(optional|repeated|oneof \w+) )?([\w.]+)$/.exec(text.trim());
+  if (!m) throw new Error(`cannot parse field ${JSON.stringify(text)}`);
+  return { number: Number(m[1]), name: m[2]!, label: m[3] ?? "", type: m[4]! };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The descriptors, described the same way
+
+const SCALAR_NAMES: Record<ScalarType, string> = {
+  [ScalarType.DOUBLE]: "double",
+  [ScalarType.FLOAT]: "float",
+  [ScalarType.INT64]: "int64",
+  [ScalarType.UINT64]: "uint64",
+  [ScalarType.INT32]: "int32",
+  [ScalarType.FIXED64]: "fixed64",
+  [ScalarType.FIXED32]: "fixed32",
+  [ScalarType.BOOL]: "bool",
+  [ScalarType.STRING]: "string",
+  [ScalarType.BYTES]: "bytes",
+  [ScalarType.UINT32]: "uint32",
+  [ScalarType.SFIXED32]: "sfixed32",
+  [ScalarType.SFIXED64]: "sfixed64",
+  [ScalarType.SINT32]: "sint32",
+  [ScalarType.SINT64]: "sint64",
+};
+const SCALARS = new Set(Object.values(SCALAR_NAMES));
+
+/** `string`, `enum v1.TaskStatus`, `message v1.UUID`: what the field is on the wire. */
+function describeType(f: DescField): string {
+  switch (f.fieldKind) {
+    case "scalar":
+      return SCALAR_NAMES[f.scalar];
+    case "enum":
+      return `enum ${f.enum.typeName}`;
+    case "message":
+      return `message ${f.message.typeName}`;
+    case "list":
+      switch (f.listKind) {
+        case "scalar":
+          return SCALAR_NAMES[f.scalar];
+        case "enum":
+          return `enum ${f.enum.typeName}`;
+        case "message":
+          return `message ${f.message.typeName}`;
+      }
+      break;
+    case "map":
+      return "map";
+  }
+  throw new Error("unreachable field kind");
+}
+
+function describeLabel(f: DescField): string {
+  if (f.fieldKind === "list") return "repeated";
+  if (f.proto.proto3Optional) return "optional";
+  if (f.oneof) return `oneof ${f.oneof.name}`;
+  return "";
+}
+
+/**
+ * Resolves a type as the contract writes it, relative to its message and package `v1`, the way
+ * protoc resolves names: `Strategy` inside OperationRunPhysicalLocationOrdering is the nested enum.
+ */
+function expectedType(contract: Contract, message: string, type: string, registry: FileRegistry): string {
+  if (SCALARS.has(type)) return type;
+  for (const candidate of [`v1.${message}.${type}`, `v1.${type}`, type]) {
+    const found = registry.get(candidate);
+    if (found?.kind === "enum" || found?.kind === "message") {
+      const contractKnowsEnum = contract.enums.has(type) || contract.enums.has(`${message}.${type}`);
+      // The contract's own enum list decides the kind, so an enum compiled as a message is caught.
+      return `${contractKnowsEnum ? "enum" : "message"} ${candidate}`;
+    }
+  }
+  return `unresolved ${type}`;
+}
+
+/** Every difference between the contract and the descriptors, as readable lines; [] = compatible. */
+function compare(contract: Contract, registry: FileRegistry): string[] {
+  const problems: string[] = [];
+  const file = registry.getFile("flow/v1/flow.proto");
+  if (file?.proto.package !== "v1") problems.push(`flow.proto package is ${file?.proto.package}, want v1`);
+  if (file?.proto.syntax !== "proto3")
+    problems.push(`flow.proto syntax is ${file?.proto.syntax}, want proto3`);
+
+  for (const [name, fields] of contract.messages) {
+    const desc = registry.getMessage(`v1.${name}`);
+    if (!desc) {
+      problems.push(`message ${name}: missing`);
+      continue;
+    }
+    for (const want of fields) {
+      const got = desc.fields.find((f) => f.number === want.number);
+      if (!got) {
+        problems.push(`${name}.${want.name} = ${want.number}: missing`);
+        continue;
+      }
+      if (got.name !== want.name)
+        problems.push(`${name} field ${want.number}: named ${got.name}, want ${want.name}`);
+      const wantType = expectedType(contract, name, want.type, registry);
+      if (describeType(got) !== wantType) {
+        problems.push(`${name}.${want.name}: type ${describeType(got)}, want ${wantType}`);
+      }
+      if (describeLabel(got) !== want.label) {
+        problems.push(`${name}.${want.name}: label "${describeLabel(got)}", want "${want.label}"`);
+      }
+    }
+    for (const extra of desc.fields.filter((f) => !fields.some((w) => w.number === f.number))) {
+      if (extra.number < 100) {
+        problems.push(`${name}.${extra.name} = ${extra.number}: not in the contract and numbered below 100`);
+      }
+    }
+  }
+
+  for (const [name, values] of contract.enums) {
+    const desc = registry.getEnum(`v1.${name}`);
+    if (!desc) {
+      problems.push(`enum ${name}: missing`);
+      continue;
+    }
+    for (const want of values) {
+      const got = desc.values.find((v) => v.number === want.number);
+      if (got?.name !== want.name) {
+        problems.push(
+          `${name} value ${want.number}: ${got ? `named ${got.name}` : "missing"}, want ${want.name}`,
+        );
+      }
+    }
+    for (const extra of desc.values.filter((v) => !values.some((w) => w.number === v.number))) {
+      if (extra.number < 100) {
+        problems.push(`${name}.${extra.name} = ${extra.number}: not in the contract and numbered below 100`);
+      }
+    }
+  }
+
+  const service = registry.getService("v1.Flow");
+  if (!service) problems.push("service v1.Flow: missing");
+  for (const rpc of contract.rpcs) {
+    const method = service?.methods.find((m) => m.name === rpc.name);
+    if (!method) {
+      problems.push(`rpc ${rpc.name}: missing`);
+      continue;
+    }
+    const got = `${method.methodKind} ${method.input.typeName} → ${method.output.typeName}`;
+    const want = `unary v1.${rpc.request} → v1.${rpc.response}`;
+    if (got !== want) problems.push(`rpc ${rpc.name}: ${got}, want ${want}`);
+  }
+  return problems;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+let registry: FileRegistry;
+let tmp: string;
+
+beforeAll(() => {
+  tmp = mkdtempSync(join(tmpdir(), "wire-contract-"));
+  const out = join(tmp, "flow.binpb");
+  execFileSync(
+    join(ROOT, "node_modules/.bin/buf"),
+    ["build", "proto", "--as-file-descriptor-set", "-o", out],
+    {
+      cwd: ROOT,
+    },
+  );
+  registry = createFileRegistry(fromBinary(FileDescriptorSetSchema, readFileSync(out)));
+});
+
+afterAll(() => {
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe("wire contract: proto/wire-contract.md against the compiled descriptors", () => {
+  const contract = parseContract(CONTRACT_TEXT);
+
+  it("parses every message, enum and RPC the contract lists (73 messages, 11 enums, 13 RPCs)", () => {
+    expect(contract.messages.size).toBe(73);
+    expect(contract.enums.size).toBe(11);
+    expect(contract.rpcs.map((r) => r.name)).toEqual([
+      "CreateOperationRun",
+      "GetOperationRun",
+      "ListOperationRuns",
+      "ListOperationRunTargets",
+      "PauseOperationRun",
+      "ResumeOperationRun",
+      "AdvanceOperationRunPhase",
+      "CancelOperationRun",
+      "UpgradeFirmware",
+      "GetTasksByIDs",
+      "ListTasks",
+      "CancelTask",
+      "Version",
+    ]);
+    expect(contract.messages.get("RackTarget")).toEqual([
+      { number: 1, name: "id", label: "oneof identifier", type: "UUID" },
+      { number: 2, name: "name", label: "oneof identifier", type: "string" },
+      { number: 3, name: "component_types", label: "repeated", type: "ComponentType" },
+      { number: 4, name: "external_id", label: "oneof identifier", type: "string" },
+    ]);
+    expect(contract.enums.get("OperationRunPhysicalLocationOrdering.Strategy")).toHaveLength(3);
+  });
+
+  it("every listed message, field, enum value and RPC matches; extensions are numbered from 100", () => {
+    expect(compare(contract, registry)).toEqual([]);
+  });
+
+  it("project extensions present: OperationRunSummary.current_phase_index = 100, STEP_FUNCTIONS = 100", () => {
+    const summary = registry.getMessage("v1.OperationRunSummary")!;
+    expect(summary.fields.find((f) => f.name === "current_phase_index")?.number).toBe(100);
+    const executor = registry.getEnum("v1.TaskExecutorType")!;
+    expect(executor.values.find((v) => v.name === "TASK_EXECUTOR_TYPE_STEP_FUNCTIONS")?.number).toBe(100);
+  });
+
+  it("detects a renumbered field, a retyped field, a relabelled field and a missing RPC", () => {
+    const tampered = parseContract(
+      CONTRACT_TEXT.replace(
+        "2 `description` string; 3 `configuration`",
+        "4 `description` string; 3 `configuration`",
+      )
+        .replace("1 `percentage` int32; 2 `seed` string", "1 `percentage` int64; 2 `seed` string")
+        .replace("1 `task_ids` repeated UUID\n", "1 `task_ids` UUID\n")
+        .replace(
+          "| Version | VersionRequest | BuildInfo |",
+          "| Version | VersionRequest | BuildInfo |\n| Ping | VersionRequest | BuildInfo |",
+        ),
+    );
+    expect(compare(tampered, registry)).toEqual([
+      "CreateOperationRunRequest.description = 4: missing",
+      "CreateOperationRunRequest.description = 2: not in the contract and numbered below 100",
+      "PercentageSelector.percentage: type int32, want int64",
+      'SubmitTaskResponse.task_ids: label "repeated", want ""',
+      "rpc Ping: missing",
+    ]);
+  });
+
+  it("detects a nested enum resolved at the wrong level and a wrong enum value name", () => {
+    const tampered = parseContract(
+      CONTRACT_TEXT.replace("`STRATEGY_ROW_BY_ROW`=1", "`STRATEGY_ROWS`=1").replace(
+        "1 `strategy` Strategy",
+        "1 `strategy` ComponentType",
+      ),
+    );
+    expect(compare(tampered, registry)).toEqual([
+      "OperationRunPhysicalLocationOrdering.strategy: type enum v1.OperationRunPhysicalLocationOrdering.Strategy, want enum v1.ComponentType",
+      "OperationRunPhysicalLocationOrdering.Strategy value 1: named STRATEGY_ROW_BY_ROW, want STRATEGY_ROWS",
+    ]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Round trip: the generated codec and a reflective codec built from the descriptors agree.
+
+const UUID_A = { id: "3f2504e0-4f89-11d3-9a0c-0305e82c3301" };
+const UUID_B = { id: "9b2c6a44-1d7e-4c1b-8c55-0d9f3a7e6b21" };
+const AT = new Date("2026-11-02T10:20:30.456Z");
+
+interface Codec {
+  encode(message: never): { finish(): Uint8Array };
+  decode(bytes: Uint8Array): unknown;
+}
+
+/** One sample per oneof branch and per optional field, with zero values where presence matters. */
+const SAMPLES: { type: string; codec: Codec; message: unknown }[] = [
+  {
+    type: "v1.CreateOperationRunRequest",
+    codec: CreateOperationRunRequest as never,
+    message: CreateOperationRunRequest.fromPartial({
+      name: "canary",
+      description: "a run",
+      configuration: {
+        selector: { selector: { $case: "percentage", value: { percentage: 50, seed: "s1" } } },
+        options: {
+          maxConcurrentTargets: 3,
+          safetyPolicy: {
+            gates: [
+              {
+                gate: {
+                  $case: "failureRate",
+                  value: {
+                    scope: OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN,
+                    failureThresholdPercent: 10,
+                  },
+                },
+              },
+              {
+                gate: {
+                  $case: "failureCount",
+                  value: {
+                    scope: OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE,
+                    failureThresholdCount: 2,
+                  },
+                },
+              },
+            ],
+          },
+          conflictPolicy: {
+            strategy: {
+              $case: "retry",
+              value: {
+                retryTimeout: { seconds: 3600, nanos: 0 },
+                initialRetryDelay: { seconds: 30, nanos: 500_000_000 },
+                maxRetryDelay: { seconds: 300, nanos: 0 },
+              },
+            },
+          },
+          orderingPolicy: {
+            ordering: {
+              $case: "physicalLocation",
+              value: {
+                strategy: OperationRunPhysicalLocationOrdering_Strategy.STRATEGY_ONE_PER_ROW_ROUND_ROBIN,
+              },
+            },
+          },
+          phasePolicy: {
+            plan: { $case: "percentage", value: { phases: [{ percentage: 10 }, { percentage: 90 }] } },
+            advancePolicy: { autoAdvance: true },
+          },
+        },
+        operation: {
+          operation: {
+            $case: "upgradeFirmware",
+            value: {
+              targetSpec: {
+                targets: {
+                  $case: "racks",
+                  value: {
+                    targets: [
+                      {
+                        identifier: { $case: "id", value: UUID_A },
+                        componentTypes: [ComponentType.COMPONENT_TYPE_COMPUTE],
+                      },
+                      { identifier: { $case: "name", value: "rack-7" }, componentTypes: [] },
+                      {
+                        identifier: { $case: "externalId", value: "ext-9" },
+                        componentTypes: [
+                          ComponentType.COMPONENT_TYPE_NVSWITCH,
+                          ComponentType.COMPONENT_TYPE_CDU,
+                        ],
+                      },
+                    ],
+                  },
+                },
+              },
+              targetVersion: "",
+              startTime: AT,
+              description: "fw",
+              queueOptions: {
+                conflictStrategy: ConflictStrategy.CONFLICT_STRATEGY_REJECT,
+                queueTimeoutSeconds: 0,
+              },
+              ruleId: UUID_B,
+              subTargets: ["bmc", "bios"],
+              overrideReadinessCheck: true,
+              authenticationData: {
+                value: {
+                  $case: "perComponent",
+                  value: { compute: "c", nvswitch: "", powershelf: undefined },
+                },
+              },
+              overrideVersionCheck: true,
+            },
+          },
+          targetScope: {
+            excludeOperationRunIds: [UUID_A, UUID_B],
+            defaultScopeComponentFilter: {
+              filter: { $case: "types", value: { types: [ComponentType.COMPONENT_TYPE_POWERSHELF] } },
+            },
+          },
+        },
+      },
+    }),
+  },
+  {
+    type: "v1.UpgradeFirmwareRequest",
+    codec: UpgradeFirmwareRequest as never,
+    message: UpgradeFirmwareRequest.fromPartial({
+      targetSpec: {
+        targets: {
+          $case: "components",
+          value: {
+            targets: [
+              { identifier: { $case: "id", value: UUID_A } },
+              {
+                identifier: {
+                  $case: "external",
+                  value: { type: ComponentType.COMPONENT_TYPE_UMS, id: "u-1" },
+                },
+              },
+            ],
+          },
+        },
+      },
+      endTime: AT,
+      authenticationData: { value: { $case: "shared", value: "secret" } },
+    }),
+  },
+  {
+    type: "v1.UpgradeFirmwareRequest",
+    codec: UpgradeFirmwareRequest as never,
+    message: UpgradeFirmwareRequest.fromPartial({
+      targetSpec: {
+        targets: {
+          $case: "nvlDomains",
+          value: {
+            targets: [
+              {
+                identifier: { $case: "id", value: UUID_B },
+                componentTypes: [ComponentType.COMPONENT_TYPE_TORSWITCH],
+              },
+              { identifier: { $case: "name", value: "" }, componentTypes: [] },
+            ],
+          },
+        },
+      },
+    }),
+  },
+  {
+    type: "v1.ListOperationRunsRequest",
+    codec: ListOperationRunsRequest as never,
+    message: ListOperationRunsRequest.fromPartial({
+      filter: {
+        name: { patterns: ["canary-%"], isWildcard: true, useOr: true },
+        states: [
+          { status: OperationRunStatus.OPERATION_RUN_STATUS_UNKNOWN },
+          { reason: OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT },
+        ],
+        operationKinds: [{ type: OperationType.OPERATION_TYPE_FIRMWARE_CONTROL, code: "" }],
+      },
+      pagination: { offset: 0, limit: 0 },
+    }),
+  },
+  {
+    type: "v1.ListOperationRunTargetsRequest",
+    codec: ListOperationRunTargetsRequest as never,
+    message: ListOperationRunTargetsRequest.fromPartial({
+      operationRunId: UUID_A,
+      status: OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_CLAIMED,
+      pagination: { offset: 10, limit: 5 },
+      phaseScope: OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
+    }),
+  },
+  {
+    type: "v1.AdvanceOperationRunPhaseRequest",
+    codec: AdvanceOperationRunPhaseRequest as never,
+    message: AdvanceOperationRunPhaseRequest.fromPartial({ id: UUID_A, expectedPhaseIndex: 0 }),
+  },
+  {
+    type: "v1.ListTasksRequest",
+    codec: ListTasksRequest as never,
+    message: ListTasksRequest.fromPartial({
+      rackId: { id: "" },
+      activeOnly: true,
+      pagination: { offset: 1, limit: 2 },
+      componentId: UUID_B,
+      withReport: true,
+    }),
+  },
+  {
+    type: "v1.OperationRun",
+    codec: OperationRun as never,
+    message: OperationRun.fromPartial({
+      summary: {
+        id: UUID_A,
+        name: "canary",
+        description: "d",
+        operationKind: { type: OperationType.OPERATION_TYPE_FIRMWARE_CONTROL, code: "UpgradeFirmware" },
+        state: {
+          status: OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED_WITH_FAILURES,
+          reason: OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_NONE,
+        },
+        statusMessage: "done",
+        totalPhases: 3,
+        createdAt: AT,
+        updatedAt: AT,
+        startedAt: new Date(0),
+        finishedAt: AT,
+        currentPhaseIndex: 2,
+      },
+      configuration: {
+        selector: { selector: { $case: "percentage", value: { percentage: 100, seed: "x" } } },
+        options: {
+          maxConcurrentTargets: 1,
+          orderingPolicy: { ordering: { $case: "random", value: { seed: "o" } } },
+          phasePolicy: { plan: { $case: "count", value: { phases: [{ count: 2 }, { count: 3 }] } } },
+        },
+        operation: {
+          targetScope: {
+            excludeOperationRunIds: [],
+            defaultScopeComponentFilter: {
+              filter: {
+                $case: "components",
+                value: { targets: [{ identifier: { $case: "id", value: UUID_B } }] },
+              },
+            },
+          },
+        },
+      },
+      stats: {
+        currentPhaseStats: {
+          phaseIndex: 2,
+          selectedTargets: 4,
+          outcomeCounts: { completed: 1, failed: 2, terminated: 0, skipped: 1 },
+        },
+        cumulativePhaseStats: {
+          phaseIndex: 2,
+          selectedTargets: 9,
+          outcomeCounts: { completed: 6, failed: 2, terminated: 0, skipped: 1 },
+        },
+      },
+    }),
+  },
+  {
+    type: "v1.OperationRunTarget",
+    codec: OperationRunTarget as never,
+    message: OperationRunTarget.fromPartial({
+      id: UUID_A,
+      operationRunId: UUID_B,
+      rackId: UUID_A,
+      sequenceIndex: 7,
+      phaseIndex: 1,
+      taskId: UUID_B,
+      status: OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_BLOCKED,
+      message: "rack busy",
+      componentsByType: {
+        groups: [{ type: ComponentType.COMPONENT_TYPE_COMPUTE, componentIds: [UUID_A, UUID_B] }],
+      },
+      createdAt: AT,
+      updatedAt: AT,
+      rackExternalId: "ext-1",
+    }),
+  },
+  {
+    type: "v1.PlanOperationRunResponse",
+    codec: PlanOperationRunResponse as never,
+    message: PlanOperationRunResponse.fromPartial({
+      configuration: { options: { phasePolicy: { plan: { $case: "equal", value: { phaseCount: 2 } } } } },
+      candidateCount: 12,
+      totalPhases: 2,
+      targets: [{ rackId: UUID_A, sequenceIndex: 0, phaseIndex: 0, rackExternalId: "e" }],
+    }),
+  },
+  {
+    type: "v1.Task",
+    codec: Task as never,
+    message: Task.fromPartial({
+      id: UUID_A,
+      operation: "UpgradeFirmware",
+      rackId: UUID_B,
+      componentUuids: [UUID_A],
+      description: "fw",
+      executorType: TaskExecutorType.TASK_EXECUTOR_TYPE_STEP_FUNCTIONS,
+      executionId: "arn:aws:states:us-east-1:000000000000:execution:child:t1",
+      status: TaskStatus.TASK_STATUS_WAITING,
+      message: "queued",
+      queueExpiresAt: AT,
+      createdAt: AT,
+      finishedAt: AT,
+      appliedRuleId: UUID_B,
+      updatedAt: AT,
+      startedAt: AT,
+      report: '{"v":1}',
+    }),
+  },
+  {
+    type: "flowadmin.v1.InventoryRack",
+    codec: InventoryRack as never,
+    message: InventoryRack.fromPartial({
+      id: UUID_A,
+      name: "r1",
+      externalId: "e1",
+      nvlDomainId: UUID_B,
+      nvlDomainName: "nvl-1",
+      location: { datacenter: "dc", row: "A", position: 4 },
+      components: [
+        {
+          id: UUID_B,
+          type: ComponentType.COMPONENT_TYPE_POWERSHELF,
+          externalId: "p",
+          firmwareVersion: "1.2",
+        },
+      ],
+    }),
+  },
+  {
+    type: "flowadmin.v1.ListRacksRequest",
+    codec: ListRacksRequest as never,
+    message: ListRacksRequest.fromPartial({ pagination: { offset: 0, limit: 0 } }),
+  },
+];
+
+function schema(type: string): DescMessage {
+  const desc = registry.getMessage(type);
+  if (!desc) throw new Error(`no descriptor for ${type}`);
+  return desc;
+}
+
+describe("wire contract: generated codec ≡ reflective codec", () => {
+  it.each(SAMPLES.map((s, i) => [`${s.type} #${i}`, s] as const))(
+    "%s: ts-proto bytes survive a reflective decode (unknown fields dropped) and re-encode unchanged",
+    (_label, sample) => {
+      const bytes = sample.codec.encode(sample.message as never).finish();
+      // Unknown fields are dropped, so a field the descriptor does not know (or knows with another
+      // wire type) would be lost on the way back. Field order may legitimately differ between the
+      // two encoders (RackTarget declares external_id = 4 before component_types = 3), so the
+      // reflective bytes are compared after one more pass through the generated codec.
+      const desc = schema(sample.type);
+      const reflected = fromBinary(desc, bytes, { readUnknownFields: false });
+      const back = sample.codec.encode(sample.codec.decode(toBinary(desc, reflected)) as never).finish();
+      expect(Buffer.from(back).toString("hex")).toBe(Buffer.from(bytes).toString("hex"));
+      expect(sample.codec.decode(toBinary(desc, reflected))).toEqual(sample.message);
+    },
+  );
+
+  it("reflectively built messages decode with ts-proto to the values that were set", () => {
+    const request = create(schema("v1.ListTasksRequest"), {
+      rackId: { id: UUID_A.id },
+      activeOnly: false,
+      pagination: { offset: 0, limit: 25 },
+      withReport: true,
+    } as never);
+    const decoded = ListTasksRequest.decode(toBinary(schema("v1.ListTasksRequest"), request));
+    expect(decoded).toEqual({
+      rackId: UUID_A,
+      activeOnly: false,
+      pagination: { offset: 0, limit: 25 },
+      componentId: undefined,
+      withReport: true,
+    });
+
+    const target = create(schema("v1.OperationRunTarget"), {
+      rackId: { id: UUID_B.id },
+      status: 8,
+      componentsByType: { groups: [{ type: 6, componentIds: [{ id: UUID_A.id }] }] },
+      createdAt: { seconds: BigInt(Math.floor(AT.getTime() / 1000)), nanos: 456_000_000 },
+      rackExternalId: "ext",
+    } as never);
+    const t = OperationRunTarget.decode(toBinary(schema("v1.OperationRunTarget"), target));
+    expect(t.status).toBe(OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_CLAIMED);
+    expect(t.componentsByType).toEqual({
+      groups: [{ type: ComponentType.COMPONENT_TYPE_CDU, componentIds: [UUID_A] }],
+    });
+    expect(t.createdAt).toEqual(AT);
+    expect(t.rackId).toEqual(UUID_B);
+    expect(t.rackExternalId).toBe("ext");
+  });
+
+  it("a oneof branch and a zero-valued optional built reflectively survive ts-proto decode and re-encode", () => {
+    const desc = schema("v1.AdvanceOperationRunPhaseRequest");
+    const bytes = toBinary(desc, create(desc, { id: UUID_A, expectedPhaseIndex: 0 } as never));
+    const decoded = AdvanceOperationRunPhaseRequest.decode(bytes);
+    expect(decoded).toEqual({ id: UUID_A, expectedPhaseIndex: 0 });
+    expect(Buffer.from(AdvanceOperationRunPhaseRequest.encode(decoded).finish())).toEqual(Buffer.from(bytes));
+
+    const gateDesc = schema("v1.OperationRunSafetyGate");
+    const gate = create(gateDesc, {
+      gate: { case: "failureCount", value: { scope: 2, failureThresholdCount: 5 } },
+    } as never);
+    const gateBytes = toBinary(gateDesc, gate);
+    const fromTsProto = CreateOperationRunRequest.decode(
+      CreateOperationRunRequest.encode(
+        CreateOperationRunRequest.fromPartial({
+          configuration: {
+            options: {
+              safetyPolicy: {
+                gates: [{ gate: { $case: "failureCount", value: { scope: 2, failureThresholdCount: 5 } } }],
+              },
+            },
+          },
+        }),
+      ).finish(),
+    );
+    const reflectedGate = fromBinary(gateDesc, gateBytes);
+    expect(fromTsProto.configuration?.options?.safetyPolicy?.gates[0]?.gate).toEqual({
+      $case: "failureCount",
+      value: {
+        scope: OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN,
+        failureThresholdCount: 5,
+      },
+    });
+    expect((reflectedGate as unknown as { gate: { case: string } }).gate.case).toBe("failureCount");
+  });
+});
