@@ -27,8 +27,9 @@
  * cumulative boundaries are non-decreasing (strictly increasing, since no phase is empty).
  *
  * A phase that would receive zero targets is an error, not a dropped phase: the operator asked for
- * k phases and gets k or nothing. Phase numbers in messages are 1-based, as operators count them
- * ("phase 2" is the second phase); `phaseIndex` elsewhere is 0-based.
+ * k phases and gets k or nothing. The phase number in that message is 1-based, as in the reference
+ * ("percentage phase 2 resolves to zero targets for 2 selected targets" is the second phase), while
+ * `phaseIndex` everywhere else, and the reference's advance messages, are 0-based.
  *
  * All arithmetic is on integers: `ceilDiv` never goes through a fractional quotient, so there is
  * no floating-point rounding to get wrong (ceil(7 * 50 / 100) is exactly 4).
