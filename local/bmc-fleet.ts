@@ -1,0 +1,355 @@
+/**
+ * The simulated BMC fleet: one simulated BMC per inventory component, speaking the BMC protocol
+ * (src/adapters/iot/bmc-protocol.ts, the same codec as the production path) over the local MQTT
+ * broker. Behaviour per component comes from the fleet file (local/fleet-file.ts).
+ *
+ * One connection for the whole fleet. Thousands of components as thousands of MQTT connections
+ * would cost a socket, a keepalive timer and a broker session each, for nothing a child task can
+ * observe: the fleet holds ONE MQTT 3.1.1 connection subscribed to `flow/bmc/+/cmd` and dispatches
+ * each command to the addressed component's state. What appears on `flow/bmc/{id}/evt` is the same
+ * as with one connection per BMC. The one difference: a `disconnect` BMC cannot drop a connection
+ * of its own, so it falls silent instead (no more progress, no result, no answers to later
+ * commands) — which is all a child task can see of a dropped BMC anyway.
+ *
+ * What one simulated BMC does with an `update` (requestId R, target version T):
+ *   already handled R, finished   → re-sends its stored result (no second flash)
+ *   already handled R, running    → re-sends `ack`
+ *   busy with another request     → `result` ok:false, error BUSY (R is not remembered: a later
+ *                                   retry of R is a new attempt)
+ *   otherwise                     → `ack`, then per outcome:
+ *     succeed        progress 25/50/75 over updateMs, then result ok:true version T
+ *     fail           progress …, then result ok:false, version unchanged, error FLASH_FAILED
+ *     wrong-version  progress …, then result ok:true with a version other than T: its previous
+ *                    version, or `T-mismatch` when that equals T
+ *     hang           nothing more, ever; stays busy (queries are still answered)
+ *     disconnect     progress up to half-way, then silence: every later command is ignored until
+ *                    `revive(id)`
+ * A `query` is answered with `status` carrying the current version (silence when disconnected).
+ * Commands for ids not in the inventory are ignored, as a non-existent IoT thing would.
+ *
+ * On every update that changes the version the fleet awaits `onFirmwareChanged(id, version)`
+ * BEFORE publishing the result, so by the time a child task sees the result the local inventory
+ * already says so.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import { connectAsync, type MqttClient } from "mqtt";
+import {
+  BMC_CMD_TOPIC_FILTER,
+  type BmcEvent,
+  bmcEvtTopic,
+  decodeBmcCommand,
+  encodeBmcMessage,
+  parseBmcTopic,
+  type ResultEvent,
+  type UpdateCommand,
+} from "../src/adapters/iot/bmc-protocol.js";
+import type { InventoryRack } from "../src/domain/model.js";
+import { type BmcBehaviour, behaviourFor, defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
+
+export interface BmcFleetOptions {
+  /** `mqtt://127.0.0.1:<port>` of the local broker. */
+  brokerUrl: string;
+  racks: readonly InventoryRack[];
+  /** Absent: every BMC succeeds after 500 ms. */
+  config?: FleetConfig;
+  /** Awaited before the result is published; a throw is logged and the result still goes out. */
+  onFirmwareChanged?: (componentId: string, version: string) => void | Promise<void>;
+  /** Progress events, as percentages of updateMs. Default [25, 50, 75]. */
+  progressPercents?: readonly number[];
+  /** Version a BMC reports when the inventory gives none. Default "0.0.0". */
+  unknownVersion?: string;
+  clientId?: string;
+  log?: (line: string) => void;
+}
+
+export interface FleetStats {
+  components: number;
+  /** Every message that arrived on a cmd topic, decodable or not. */
+  commands: number;
+  updateCommands: number;
+  queryCommands: number;
+  /** Updates that started a flash: at most one per (component, requestId). */
+  flashes: number;
+  /** Updates answered from memory (a requestId seen before). */
+  duplicateUpdates: number;
+  busyRejections: number;
+  ignored: { offline: number; unknownComponent: number; malformed: number };
+  outcomes: { succeeded: number; failed: number; wrongVersion: number; hung: number; disconnected: number };
+  /** Update commands received, per component id. */
+  updatesByComponent: Record<string, number>;
+  /** Flashes started, per component id. */
+  flashesByComponent: Record<string, number>;
+  /** Update commands received, per requestId. */
+  updatesByRequest: Record<string, number>;
+  /** Flashes started, per taskId. */
+  flashesByTask: Record<string, number>;
+}
+
+export interface BmcFleet {
+  stats(): FleetStats;
+  resetStats(): void;
+  /** The version the simulated BMC runs now, or undefined for an unknown id. */
+  versionOf(componentId: string): string | undefined;
+  /** Adds the racks' components (after an inventory import); known components keep their state. */
+  addRacks(racks: readonly InventoryRack[]): void;
+  setConfig(config: FleetConfig): void;
+  /**
+   * Brings a `disconnect`ed BMC back, idle: it answers again, and its interrupted update is
+   * forgotten (a retry with the same requestId starts a new flash).
+   */
+  revive(componentId: string): void;
+  /** Updates still running (hung ones included). */
+  inFlight(): number;
+  stop(): Promise<void>;
+}
+
+interface SimBmc {
+  id: string;
+  rackId: string;
+  version: string;
+  offline: boolean;
+  /** requestId of the update in progress. */
+  busyWith?: string;
+  /** requestId → stored result, or "running". */
+  handled: Map<string, ResultEvent | "running">;
+}
+
+const DEFAULT_PROGRESS = [25, 50, 75] as const;
+
+function emptyStats(components: number): FleetStats {
+  return {
+    components,
+    commands: 0,
+    updateCommands: 0,
+    queryCommands: 0,
+    flashes: 0,
+    duplicateUpdates: 0,
+    busyRejections: 0,
+    ignored: { offline: 0, unknownComponent: 0, malformed: 0 },
+    outcomes: { succeeded: 0, failed: 0, wrongVersion: 0, hung: 0, disconnected: 0 },
+    updatesByComponent: {},
+    flashesByComponent: {},
+    updatesByRequest: {},
+    flashesByTask: {},
+  };
+}
+
+function bump(counts: Record<string, number>, key: string): void {
+  counts[key] = (counts[key] ?? 0) + 1;
+}
+
+export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet> {
+  const log = options.log ?? (() => {});
+  const unknownVersion = options.unknownVersion ?? "0.0.0";
+  const progressPercents = [...(options.progressPercents ?? DEFAULT_PROGRESS)].sort((a, b) => a - b);
+  let config = options.config ?? defaultFleetConfig();
+  const bmcs = new Map<string, SimBmc>();
+  const running = new Set<Promise<void>>();
+  const abort = new AbortController();
+  let stats = emptyStats(0);
+
+  function addRacks(racks: readonly InventoryRack[]): void {
+    for (const rack of racks) {
+      for (const component of rack.components) {
+        const id = component.id.toLowerCase();
+        const known = bmcs.get(id);
+        if (known) {
+          known.rackId = rack.id.toLowerCase();
+          continue;
+        }
+        bmcs.set(id, {
+          id,
+          rackId: rack.id.toLowerCase(),
+          version: component.firmwareVersion ?? unknownVersion,
+          offline: false,
+          handled: new Map(),
+        });
+      }
+    }
+    stats.components = bmcs.size;
+  }
+  addRacks(options.racks);
+
+  const client: MqttClient = await connectAsync(options.brokerUrl, {
+    protocolVersion: 4, // aedes 1.2.0 refuses MQTT 5
+    clientId: options.clientId ?? `flow-bmc-fleet-${process.pid}-${Date.now().toString(36)}`,
+    clean: true,
+    reconnectPeriod: 1000,
+  });
+  client.on("error", (err) => log(`bmc-fleet: mqtt error: ${err.message}`));
+
+  const send = async (componentId: string, event: BmcEvent): Promise<void> => {
+    if (abort.signal.aborted) return;
+    try {
+      await client.publishAsync(bmcEvtTopic(componentId), encodeBmcMessage(event), { qos: 1 });
+    } catch (err) {
+      log(`bmc-fleet: publishing ${event.type} for ${componentId} failed: ${(err as Error).message}`);
+    }
+  };
+
+  const track = (work: Promise<void>): void => {
+    const p = work.catch((err: unknown) => {
+      if (!abort.signal.aborted) log(`bmc-fleet: ${(err as Error).message}`);
+    });
+    running.add(p);
+    void p.finally(() => running.delete(p));
+  };
+
+  function onMessage(topic: string, payload: Buffer): void {
+    stats.commands += 1;
+    const where = parseBmcTopic(topic);
+    const decoded = decodeBmcCommand(payload);
+    if (where?.channel !== "cmd" || !decoded.ok) {
+      stats.ignored.malformed += 1;
+      // The decode message names fields and rules only, never values such as auth.ciphertext.
+      log(`bmc-fleet: ignoring message on ${topic}: ${decoded.ok ? "not a command topic" : decoded.message}`);
+      return;
+    }
+    const command = decoded.value;
+    if (command.type === "update") {
+      stats.updateCommands += 1;
+      bump(stats.updatesByComponent, where.componentId);
+      bump(stats.updatesByRequest, command.requestId);
+    } else {
+      stats.queryCommands += 1;
+    }
+    const bmc = bmcs.get(where.componentId.toLowerCase());
+    if (!bmc) {
+      stats.ignored.unknownComponent += 1;
+      return;
+    }
+    if (bmc.offline) {
+      stats.ignored.offline += 1;
+      return;
+    }
+    if (command.type === "query") {
+      track(send(bmc.id, { v: 1, type: "status", requestId: command.requestId, version: bmc.version }));
+      return;
+    }
+    track(handleUpdate(bmc, command));
+  }
+
+  async function handleUpdate(bmc: SimBmc, command: UpdateCommand): Promise<void> {
+    const { requestId } = command;
+    const seen = bmc.handled.get(requestId);
+    if (seen !== undefined) {
+      stats.duplicateUpdates += 1;
+      await send(bmc.id, seen === "running" ? { v: 1, type: "ack", requestId } : seen);
+      return;
+    }
+    if (bmc.busyWith !== undefined) {
+      stats.busyRejections += 1;
+      await send(bmc.id, {
+        v: 1,
+        type: "result",
+        requestId,
+        ok: false,
+        version: bmc.version,
+        error: { code: "BUSY", message: `update ${bmc.busyWith} is in progress` },
+      });
+      return;
+    }
+    const behaviour: BmcBehaviour = behaviourFor(config, bmc.rackId, bmc.id);
+    bmc.busyWith = requestId;
+    bmc.handled.set(requestId, "running");
+    stats.flashes += 1;
+    bump(stats.flashesByComponent, bmc.id);
+    bump(stats.flashesByTask, command.taskId);
+    await send(bmc.id, { v: 1, type: "ack", requestId });
+
+    if (behaviour.outcome === "hang") {
+      stats.outcomes.hung += 1;
+      return;
+    }
+    // A dropped BMC gets half-way through its progress reports before it falls silent.
+    const stopAt = behaviour.outcome === "disconnect" ? 50 : 100;
+    let elapsedPercent = 0;
+    for (const percent of progressPercents) {
+      if (percent >= stopAt) break;
+      await sleep(((percent - elapsedPercent) * behaviour.updateMs) / 100, undefined, {
+        signal: abort.signal,
+      });
+      elapsedPercent = percent;
+      await send(bmc.id, { v: 1, type: "progress", requestId, percent });
+    }
+    await sleep(((stopAt - elapsedPercent) * behaviour.updateMs) / 100, undefined, { signal: abort.signal });
+
+    if (behaviour.outcome === "disconnect") {
+      bmc.offline = true;
+      stats.outcomes.disconnected += 1;
+      return;
+    }
+    const previous = bmc.version;
+    let result: ResultEvent;
+    if (behaviour.outcome === "fail") {
+      stats.outcomes.failed += 1;
+      result = {
+        v: 1,
+        type: "result",
+        requestId,
+        ok: false,
+        version: previous,
+        error: {
+          code: "FLASH_FAILED",
+          message: `flashing ${command.targetVersion} failed; still on ${previous}`,
+        },
+      };
+    } else {
+      const wrong = behaviour.outcome === "wrong-version";
+      if (wrong) stats.outcomes.wrongVersion += 1;
+      else stats.outcomes.succeeded += 1;
+      const target = command.targetVersion;
+      const version = !wrong ? target : previous !== target ? previous : `${target}-mismatch`;
+      result = { v: 1, type: "result", requestId, ok: true, version };
+    }
+    if (result.version !== previous) {
+      bmc.version = result.version;
+      try {
+        await options.onFirmwareChanged?.(bmc.id, result.version);
+      } catch (err) {
+        log(`bmc-fleet: onFirmwareChanged(${bmc.id}) failed: ${(err as Error).message}`);
+      }
+    }
+    bmc.handled.set(requestId, result);
+    bmc.busyWith = undefined;
+    await send(bmc.id, result);
+  }
+
+  client.on("message", onMessage);
+  await client.subscribeAsync(BMC_CMD_TOPIC_FILTER, { qos: 1 });
+
+  let stopping: Promise<void> | undefined;
+  return {
+    stats: () => structuredClone(stats),
+    resetStats: () => {
+      stats = emptyStats(bmcs.size);
+    },
+    versionOf: (componentId) => bmcs.get(componentId.toLowerCase())?.version,
+    addRacks,
+    setConfig: (next) => {
+      config = next;
+    },
+    revive: (componentId) => {
+      const bmc = bmcs.get(componentId.toLowerCase());
+      if (!bmc) return;
+      bmc.offline = false;
+      // The interrupted flash never finished: forget it, so a retry of its requestId flashes anew.
+      if (bmc.busyWith !== undefined) bmc.handled.delete(bmc.busyWith);
+      bmc.busyWith = undefined;
+    },
+    inFlight: () => {
+      let n = 0;
+      for (const bmc of bmcs.values()) if (bmc.busyWith !== undefined) n += 1;
+      return n;
+    },
+    stop() {
+      stopping ??= (async () => {
+        abort.abort();
+        client.off("message", onMessage);
+        await Promise.allSettled([...running]);
+        await client.endAsync(true);
+      })();
+      return stopping;
+    },
+  };
+}

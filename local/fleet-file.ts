@@ -1,0 +1,138 @@
+/**
+ * The fleet file (`--fleet FILE`): how the simulated BMCs behave.
+ *
+ *   {
+ *     "defaults":   { "updateMs": 500, "outcome": "succeed" },
+ *     "racks":      { "<rackId>":      { "outcome": "fail" } },
+ *     "components": { "<componentId>": { "outcome": "hang", "updateMs": 2000 } }
+ *   }
+ *
+ * Every part is optional; `{}` means every BMC succeeds after 500 ms. The most specific entry wins,
+ * field by field: a component's own entry, then its rack's, then the defaults. With the file above,
+ * a component of that rack with no entry of its own fails after 500 ms (outcome from the rack,
+ * updateMs from the defaults).
+ *
+ * Outcomes: `succeed`; `fail` (reports a failed update); `hang` (acks, never reports);
+ * `disconnect` (drops off mid-update and stays silent); `wrong-version` (reports success with a
+ * version other than the one asked for).
+ *
+ * Ids are UUIDs in any case (stored lowercase); unknown fields are refused so a typo fails loudly.
+ */
+import { readFile } from "node:fs/promises";
+import { isNilUuid, isUuid } from "../src/domain/uuid.js";
+import { Checker, type FileProblem, LocalFileError, parseJson } from "./inventory-file.js";
+
+export const BMC_OUTCOMES = ["succeed", "fail", "hang", "disconnect", "wrong-version"] as const;
+export type BmcOutcome = (typeof BMC_OUTCOMES)[number];
+
+export interface BmcBehaviour {
+  outcome: BmcOutcome;
+  /** How long a flash takes, from the ack to the result (or to the drop, for `disconnect`). */
+  updateMs: number;
+}
+
+export interface FleetConfig {
+  defaults: BmcBehaviour;
+  /** Keyed by lowercase rack id. */
+  racks: Record<string, Partial<BmcBehaviour>>;
+  /** Keyed by lowercase component id. */
+  components: Record<string, Partial<BmcBehaviour>>;
+}
+
+export const DEFAULT_BEHAVIOUR: BmcBehaviour = { outcome: "succeed", updateMs: 500 };
+
+/** What the local stack uses without `--fleet`: every BMC succeeds after a short update. */
+export function defaultFleetConfig(): FleetConfig {
+  return { defaults: { ...DEFAULT_BEHAVIOUR }, racks: {}, components: {} };
+}
+
+/** An update longer than a day is a typo, not a simulation. */
+export const MAX_UPDATE_MS = 86_400_000;
+
+export class FleetFileError extends LocalFileError {
+  constructor(file: string, problems: readonly FileProblem[]) {
+    super(file, problems);
+    this.name = "FleetFileError";
+  }
+}
+
+/** The behaviour of one component: component entry, then rack entry, then defaults, per field. */
+export function behaviourFor(config: FleetConfig, rackId: string, componentId: string): BmcBehaviour {
+  const component = config.components[componentId.toLowerCase()] ?? {};
+  const rack = config.racks[rackId.toLowerCase()] ?? {};
+  return {
+    outcome: component.outcome ?? rack.outcome ?? config.defaults.outcome,
+    updateMs: component.updateMs ?? rack.updateMs ?? config.defaults.updateMs,
+  };
+}
+
+export async function loadFleetFile(path: string): Promise<FleetConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new FleetFileError(path, [{ path: "(root)", rule: `cannot be read (${(err as Error).message})` }]);
+  }
+  return parseFleet(text, path);
+}
+
+/** Parses the file's text; `file` is only used in messages. Throws FleetFileError. */
+export function parseFleet(text: string, file: string): FleetConfig {
+  const parsed = parseJson(text);
+  if (!parsed.ok) throw new FleetFileError(file, [parsed.problem]);
+  const result = validateFleet(parsed.value);
+  if (!result.ok) throw new FleetFileError(file, result.problems);
+  return result.config;
+}
+
+const BEHAVIOUR_FIELDS = ["outcome", "updateMs"];
+
+export function validateFleet(
+  value: unknown,
+): { ok: true; config: FleetConfig } | { ok: false; problems: FileProblem[] } {
+  const c = new Checker();
+  const config = defaultFleetConfig();
+  const root = c.object(value, "(root)", ["defaults", "racks", "components"]);
+  if (root) {
+    if (root.defaults !== undefined) {
+      Object.assign(config.defaults, readBehaviour(c, root.defaults, "defaults"));
+    }
+    for (const section of ["racks", "components"] as const) {
+      if (root[section] === undefined) continue;
+      const entries = c.object(root[section], section);
+      if (!entries) continue;
+      for (const [key, raw] of Object.entries(entries)) {
+        // JSON paths quote keys that are not identifiers: racks["4f6f…"].outcome
+        const at = `${section}[${JSON.stringify(key)}]`;
+        const id = isUuid(key) && !isNilUuid(key) ? key.toLowerCase() : undefined;
+        if (id === undefined)
+          c.problem(at, `key must be a ${section === "racks" ? "rack" : "component"} id (a UUID)`);
+        const behaviour = readBehaviour(c, raw, at);
+        if (id === undefined) continue;
+        if (config[section][id] !== undefined) {
+          c.problem(at, `duplicate entry: the id differs from another one only in case`);
+          continue;
+        }
+        config[section][id] = behaviour;
+      }
+    }
+  }
+  return c.problems.length > 0 ? { ok: false, problems: c.problems } : { ok: true, config };
+}
+
+function readBehaviour(c: Checker, raw: unknown, at: string): Partial<BmcBehaviour> {
+  const o = c.object(raw, at, BEHAVIOUR_FIELDS);
+  const behaviour: Partial<BmcBehaviour> = {};
+  if (!o) return behaviour;
+  if (o.outcome !== undefined) {
+    const outcome = c.oneOf(o.outcome, `${at}.outcome`, BMC_OUTCOMES);
+    if (outcome !== undefined) behaviour.outcome = outcome;
+  }
+  if (o.updateMs !== undefined) {
+    const updateMs = c.nonNegativeInteger(o.updateMs, `${at}.updateMs`);
+    if (updateMs !== undefined && updateMs > MAX_UPDATE_MS) {
+      c.problem(`${at}.updateMs`, `must be at most ${MAX_UPDATE_MS} (one day; got ${updateMs})`);
+    } else if (updateMs !== undefined) behaviour.updateMs = updateMs;
+  }
+  return behaviour;
+}

@@ -1,0 +1,305 @@
+/**
+ * The inventory file (`--inventory FILE`, format in /work/shared/spec/local-stack.md and the
+ * README): parse, validate, normalize. A malformed file stops the start with every problem listed,
+ * each naming the file, the JSON path and the rule:
+ *
+ *   inventory.json: racks[3].components[0].type: must be one of COMPUTE, NVSWITCH, POWERSHELF,
+ *   TORSWITCH, UMS, CDU (got "GPU")
+ *
+ * Rules beyond the field types, because the rest of the product relies on them:
+ * - ids are UUIDs (any case; stored lowercase), never the nil UUID;
+ * - rack ids, rack names and rack external ids are unique (racks are addressed by each);
+ * - component ids are unique across the file; (type, externalId) is unique (components are
+ *   addressed by that pair);
+ * - one NVLink domain id always carries the same name, and one name the same id;
+ * - unknown fields are refused, so a typo (`firmwareVerison`) fails loudly instead of vanishing.
+ */
+import { readFile } from "node:fs/promises";
+import {
+  COMPONENT_TYPES,
+  type ComponentType,
+  type InventoryComponent,
+  type InventoryRack,
+} from "../src/domain/model.js";
+import { isNilUuid, isUuid } from "../src/domain/uuid.js";
+
+export interface FileProblem {
+  /** JSON path: `racks[3].components[0].type`; `(root)` for the whole document. */
+  path: string;
+  rule: string;
+}
+
+/** A local-stack input file that cannot be used. Stable `name`s: InventoryFileError, FleetFileError. */
+export class LocalFileError extends Error {
+  constructor(
+    readonly file: string,
+    readonly problems: readonly FileProblem[],
+  ) {
+    super(formatProblems(file, problems));
+    this.name = "LocalFileError";
+  }
+}
+
+export class InventoryFileError extends LocalFileError {
+  constructor(file: string, problems: readonly FileProblem[]) {
+    super(file, problems);
+    this.name = "InventoryFileError";
+  }
+}
+
+const MAX_LISTED = 20;
+
+function formatProblems(file: string, problems: readonly FileProblem[]): string {
+  const lines = problems.slice(0, MAX_LISTED).map((p) => `${file}: ${p.path}: ${p.rule}`);
+  if (problems.length > MAX_LISTED)
+    lines.push(`${file}: … and ${problems.length - MAX_LISTED} more problems`);
+  return lines.join("\n");
+}
+
+export async function loadInventoryFile(path: string): Promise<InventoryRack[]> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (err) {
+    throw new InventoryFileError(path, [
+      { path: "(root)", rule: `cannot be read (${(err as Error).message})` },
+    ]);
+  }
+  return parseInventory(text, path);
+}
+
+/** Parses the file's text; `file` is only used in messages. Throws InventoryFileError. */
+export function parseInventory(text: string, file: string): InventoryRack[] {
+  const parsed = parseJson(text);
+  if (!parsed.ok) throw new InventoryFileError(file, [parsed.problem]);
+  const result = validateInventory(parsed.value);
+  if (!result.ok) throw new InventoryFileError(file, result.problems);
+  return result.racks;
+}
+
+/** The file as the local stack would write it (e.g. the generated demo fleet, for editing). */
+export function serializeInventory(racks: readonly InventoryRack[]): string {
+  return `${JSON.stringify({ racks }, null, 2)}\n`;
+}
+
+export function validateInventory(
+  value: unknown,
+): { ok: true; racks: InventoryRack[] } | { ok: false; problems: FileProblem[] } {
+  const c = new Checker();
+  const root = c.object(value, "(root)", ["racks"]);
+  const racksRaw = root && c.array(root.racks, "racks");
+  const racks: InventoryRack[] = [];
+  racksRaw?.forEach((raw, i) => {
+    const rack = readRack(c, raw, `racks[${i}]`);
+    if (rack) racks.push(rack);
+  });
+  if (c.problems.length === 0) checkUniqueness(c, racks);
+  return c.problems.length > 0 ? { ok: false, problems: c.problems } : { ok: true, racks };
+}
+
+const RACK_FIELDS = ["id", "name", "externalId", "nvlDomain", "location", "components"];
+const COMPONENT_FIELDS = ["id", "type", "externalId", "firmwareVersion"];
+
+function readRack(c: Checker, raw: unknown, at: string): InventoryRack | undefined {
+  const o = c.object(raw, at, RACK_FIELDS);
+  if (!o) return undefined;
+  const id = c.uuid(o.id, `${at}.id`);
+  const name = c.text(o.name, `${at}.name`);
+  const externalId = o.externalId === undefined ? undefined : c.text(o.externalId, `${at}.externalId`);
+  let nvlDomain: InventoryRack["nvlDomain"];
+  if (o.nvlDomain !== undefined) {
+    const d = c.object(o.nvlDomain, `${at}.nvlDomain`, ["id", "name"]);
+    const domainId = d && c.uuid(d.id, `${at}.nvlDomain.id`);
+    const domainName = d && c.text(d.name, `${at}.nvlDomain.name`);
+    if (domainId !== undefined && domainName !== undefined) nvlDomain = { id: domainId, name: domainName };
+  }
+  let location: InventoryRack["location"];
+  if (o.location !== undefined) {
+    const l = c.object(o.location, `${at}.location`, ["datacenter", "row", "position"]);
+    const datacenter = l && c.text(l.datacenter, `${at}.location.datacenter`);
+    const row = l && c.text(l.row, `${at}.location.row`);
+    const position = l && c.nonNegativeInteger(l.position, `${at}.location.position`);
+    if (datacenter !== undefined && row !== undefined && position !== undefined) {
+      location = { datacenter, row, position };
+    }
+  }
+  const componentsRaw = c.array(o.components, `${at}.components`);
+  const components: InventoryComponent[] = [];
+  componentsRaw?.forEach((rawComponent, j) => {
+    const component = readComponent(c, rawComponent, `${at}.components[${j}]`);
+    if (component) components.push(component);
+  });
+  if (id === undefined || name === undefined) return undefined;
+  const rack: InventoryRack = { id, name, components };
+  if (externalId !== undefined) rack.externalId = externalId;
+  if (nvlDomain !== undefined) rack.nvlDomain = nvlDomain;
+  if (location !== undefined) rack.location = location;
+  return rack;
+}
+
+function readComponent(c: Checker, raw: unknown, at: string): InventoryComponent | undefined {
+  const o = c.object(raw, at, COMPONENT_FIELDS);
+  if (!o) return undefined;
+  const id = c.uuid(o.id, `${at}.id`);
+  const type = c.componentType(o.type, `${at}.type`);
+  const externalId = o.externalId === undefined ? undefined : c.text(o.externalId, `${at}.externalId`);
+  const firmwareVersion =
+    o.firmwareVersion === undefined ? undefined : c.text(o.firmwareVersion, `${at}.firmwareVersion`);
+  if (id === undefined || type === undefined) return undefined;
+  const component: InventoryComponent = { id, type };
+  if (externalId !== undefined) component.externalId = externalId;
+  if (firmwareVersion !== undefined) component.firmwareVersion = firmwareVersion;
+  return component;
+}
+
+/** Runs only on an otherwise valid file, so every index below matches the input. */
+function checkUniqueness(c: Checker, racks: readonly InventoryRack[]): void {
+  const firstSeen = new Map<string, string>();
+  const unique = (kind: string, key: string, path: string, what: string): void => {
+    const k = `${kind}\u0000${key}`;
+    const earlier = firstSeen.get(k);
+    if (earlier === undefined) firstSeen.set(k, path);
+    else c.problem(path, `duplicate ${what} ${JSON.stringify(key)} (first at ${earlier})`);
+  };
+  const domainNameById = new Map<string, { name: string; path: string }>();
+  const domainIdByName = new Map<string, { id: string; path: string }>();
+  racks.forEach((rack, i) => {
+    const at = `racks[${i}]`;
+    unique("rack-id", rack.id, `${at}.id`, "rack id");
+    unique("rack-name", rack.name, `${at}.name`, "rack name");
+    if (rack.externalId !== undefined)
+      unique("rack-ext", rack.externalId, `${at}.externalId`, "rack externalId");
+    if (rack.nvlDomain) {
+      const { id, name } = rack.nvlDomain;
+      const byId = domainNameById.get(id);
+      if (byId && byId.name !== name) {
+        c.problem(
+          `${at}.nvlDomain.name`,
+          `domain ${id} is named ${JSON.stringify(byId.name)} at ${byId.path}`,
+        );
+      } else if (!byId) domainNameById.set(id, { name, path: `${at}.nvlDomain` });
+      const byName = domainIdByName.get(name);
+      if (byName && byName.id !== id) {
+        c.problem(
+          `${at}.nvlDomain.id`,
+          `domain name ${JSON.stringify(name)} has id ${byName.id} at ${byName.path}`,
+        );
+      } else if (!byName) domainIdByName.set(name, { id, path: `${at}.nvlDomain` });
+    }
+    rack.components.forEach((component, j) => {
+      const cat = `${at}.components[${j}]`;
+      unique("component-id", component.id, `${cat}.id`, "component id");
+      if (component.externalId !== undefined) {
+        unique(
+          `component-ext-${component.type}`,
+          component.externalId,
+          `${cat}.externalId`,
+          `${component.type} externalId`,
+        );
+      }
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared by the fleet file.
+
+export function parseJson(text: string): { ok: true; value: unknown } | { ok: false; problem: FileProblem } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    return { ok: false, problem: { path: "(root)", rule: `is not valid JSON (${(err as Error).message})` } };
+  }
+}
+
+function kindOf(x: unknown): string {
+  if (x === null) return "null";
+  if (Array.isArray(x)) return "array";
+  return typeof x;
+}
+
+/** Reads values, recording a `path: rule` problem for each one that breaks a rule. */
+export class Checker {
+  readonly problems: FileProblem[] = [];
+
+  problem(path: string, rule: string): void {
+    this.problems.push({ path, rule });
+  }
+
+  private wrong(path: string, want: string, got: unknown): undefined {
+    this.problem(path, got === undefined ? "missing required field" : `must be ${want} (got ${kindOf(got)})`);
+    return undefined;
+  }
+
+  /** An object whose keys are all in `allowed` (or any keys when `allowed` is undefined). */
+  object(value: unknown, path: string, allowed?: readonly string[]): Record<string, unknown> | undefined {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) {
+      return this.wrong(path, "an object", value);
+    }
+    const o = value as Record<string, unknown>;
+    if (allowed) {
+      for (const key of Object.keys(o)) {
+        if (!allowed.includes(key)) {
+          const where = path === "(root)" ? key : `${path}.${key}`;
+          this.problem(where, `unknown field (allowed: ${allowed.join(", ")})`);
+        }
+      }
+    }
+    return o;
+  }
+
+  array(value: unknown, path: string): unknown[] | undefined {
+    return Array.isArray(value) ? value : this.wrong(path, "an array", value);
+  }
+
+  /** A non-empty string with no leading or trailing whitespace. */
+  text(value: unknown, path: string): string | undefined {
+    if (typeof value !== "string") return this.wrong(path, "a string", value);
+    if (value.trim() === "") {
+      this.problem(path, "must not be empty");
+      return undefined;
+    }
+    if (value.trim() !== value) {
+      this.problem(path, `must not start or end with whitespace (got ${JSON.stringify(value)})`);
+      return undefined;
+    }
+    return value;
+  }
+
+  /** A UUID in any case, returned lowercase; the nil UUID is refused. */
+  uuid(value: unknown, path: string): string | undefined {
+    if (typeof value !== "string") return this.wrong(path, "a UUID string", value);
+    if (!isUuid(value)) {
+      this.problem(
+        path,
+        `must be a UUID like 4f6f1a9e-0000-4000-8000-000000000001 (got ${JSON.stringify(value)})`,
+      );
+      return undefined;
+    }
+    if (isNilUuid(value)) {
+      this.problem(path, "must not be the nil UUID");
+      return undefined;
+    }
+    return value.toLowerCase();
+  }
+
+  nonNegativeInteger(value: unknown, path: string): number | undefined {
+    if (typeof value !== "number") return this.wrong(path, "a number", value);
+    if (!Number.isSafeInteger(value) || value < 0) {
+      this.problem(path, `must be a non-negative integer (got ${value})`);
+      return undefined;
+    }
+    return value;
+  }
+
+  componentType(value: unknown, path: string): ComponentType | undefined {
+    return this.oneOf(value, path, COMPONENT_TYPES);
+  }
+
+  oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[]): T | undefined {
+    if (typeof value === "string" && (allowed as readonly string[]).includes(value)) return value as T;
+    if (value === undefined) return this.wrong(path, "", value);
+    this.problem(path, `must be one of ${allowed.join(", ")} (got ${JSON.stringify(value)})`);
+    return undefined;
+  }
+}

@@ -1,0 +1,442 @@
+/**
+ * The BMC protocol: the project's own JSON-over-MQTT conversation between a child task and one
+ * component's BMC. One codec, shared by the production command path (src/adapters/iot/publisher.ts)
+ * and the simulated fleet (local/bmc-fleet.ts), so the two cannot drift. docs/bmc-protocol.md is the
+ * human-readable contract; this file is the executable one.
+ *
+ * Topics (one IoT thing per component BMC):
+ *   flow/bmc/{componentId}/cmd   child task → BMC: `update`, `query`
+ *   flow/bmc/{componentId}/evt   BMC → child task: `ack`, `progress`, `result`, `status`
+ *
+ * Every message is one JSON object with `"v": 1` and a `type`. Every event carries the `requestId`
+ * of the command it answers, which is how the waiting execution finds its reports.
+ *
+ * Versioning: a decoder rejects any `v` it does not speak (`UNSUPPORTED_VERSION`), and ignores
+ * fields it does not know, so optional fields can be added inside v1; removing, renaming or
+ * changing the meaning of a field is a new `v`.
+ *
+ * Decoding never throws on input from the network: it returns `{ ok: false, problems }` naming the
+ * field path and the rule, e.g. `auth.ciphertext: missing required field`.
+ */
+import { createHash } from "node:crypto";
+
+export const BMC_PROTOCOL_VERSION = 1 as const;
+
+export const BMC_TOPIC_ROOT = "flow/bmc";
+/** What the simulated fleet subscribes to (and what a debug tap can watch). */
+export const BMC_CMD_TOPIC_FILTER = `${BMC_TOPIC_ROOT}/+/cmd`;
+/** What the IoT rule that feeds reports back to the waiting executions selects. */
+export const BMC_EVT_TOPIC_FILTER = `${BMC_TOPIC_ROOT}/+/evt`;
+
+export function bmcCmdTopic(componentId: string): string {
+  return `${BMC_TOPIC_ROOT}/${componentId}/cmd`;
+}
+
+export function bmcEvtTopic(componentId: string): string {
+  return `${BMC_TOPIC_ROOT}/${componentId}/evt`;
+}
+
+/** `"flow/bmc/abc/evt"` → `{ componentId: "abc", channel: "evt" }`; anything else → undefined. */
+export function parseBmcTopic(topic: string): { componentId: string; channel: "cmd" | "evt" } | undefined {
+  const parts = topic.split("/");
+  if (parts.length !== 4 || parts[0] !== "flow" || parts[1] !== "bmc") return undefined;
+  const componentId = parts[2]!;
+  const channel = parts[3];
+  if (componentId === "" || componentId === "+" || componentId === "#") return undefined;
+  if (channel !== "cmd" && channel !== "evt") return undefined;
+  return { componentId, channel };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Messages
+
+/** Where the BMC fetches the firmware image. `sha256` (hex) lets the BMC verify what it fetched. */
+export interface FirmwareImageRef {
+  uri: string;
+  sha256?: string;
+}
+
+/**
+ * Credentials for the image store or the BMC, as an opaque blob encrypted for the BMC (for
+ * example a KMS envelope). Only the BMC can open it; nothing on the way may log it, which is why
+ * `describeBmcMessage` replaces it with `[redacted]`.
+ */
+export interface EncryptedAuth {
+  /** Which key opened it, e.g. a KMS key ARN or alias. Not secret. */
+  keyId: string;
+  /** Base64 ciphertext. Secret in effect: never logged. */
+  ciphertext: string;
+}
+
+export interface UpdateCommand {
+  v: 1;
+  type: "update";
+  /** Idempotency key: a BMC that already handled it re-sends its result instead of flashing again. */
+  requestId: string;
+  taskId: string;
+  targetVersion: string;
+  image: FirmwareImageRef;
+  auth?: EncryptedAuth;
+  /** Epoch milliseconds. */
+  issuedAt: number;
+}
+
+/** Preflight: the BMC answers with a `status` event carrying its current version. */
+export interface QueryCommand {
+  v: 1;
+  type: "query";
+  requestId: string;
+}
+
+export type BmcCommand = UpdateCommand | QueryCommand;
+
+/** The BMC accepted an `update` and will report on it. */
+export interface AckEvent {
+  v: 1;
+  type: "ack";
+  requestId: string;
+}
+
+export interface ProgressEvent {
+  v: 1;
+  type: "progress";
+  requestId: string;
+  /** Integer 0..100. */
+  percent: number;
+}
+
+export interface BmcError {
+  /** Stable machine-readable code, e.g. `FLASH_FAILED`, `BUSY`, `IMAGE_UNAVAILABLE`. */
+  code: string;
+  message: string;
+}
+
+/**
+ * The end of an `update`. `version` is what the BMC runs now: the target version on success, its
+ * unchanged version on failure. A success whose `version` differs from the target is a version
+ * mismatch, for the caller to judge; the protocol only carries it.
+ */
+export type ResultEvent =
+  | { v: 1; type: "result"; requestId: string; ok: true; version: string }
+  | { v: 1; type: "result"; requestId: string; ok: false; version: string; error: BmcError };
+
+/** The answer to a `query`. */
+export interface StatusEvent {
+  v: 1;
+  type: "status";
+  requestId: string;
+  version: string;
+}
+
+export type BmcEvent = AckEvent | ProgressEvent | ResultEvent | StatusEvent;
+export type BmcMessage = BmcCommand | BmcEvent;
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+/**
+ * The JSON text of a message, fields in a fixed order (so equal messages encode to equal bytes).
+ * Optional fields are written only when set.
+ */
+export function encodeBmcMessage(message: BmcMessage): string {
+  return JSON.stringify(canonical(message));
+}
+
+function canonical(m: BmcMessage): Record<string, unknown> {
+  const head = { v: BMC_PROTOCOL_VERSION, type: m.type, requestId: m.requestId };
+  switch (m.type) {
+    case "update": {
+      const image: Record<string, unknown> = { uri: m.image.uri };
+      if (m.image.sha256 !== undefined) image.sha256 = m.image.sha256;
+      const out: Record<string, unknown> = {
+        ...head,
+        taskId: m.taskId,
+        targetVersion: m.targetVersion,
+        image,
+      };
+      if (m.auth !== undefined) out.auth = { keyId: m.auth.keyId, ciphertext: m.auth.ciphertext };
+      out.issuedAt = m.issuedAt;
+      return out;
+    }
+    case "query":
+    case "ack":
+      return head;
+    case "progress":
+      return { ...head, percent: m.percent };
+    case "status":
+      return { ...head, version: m.version };
+    case "result":
+      return m.ok
+        ? { ...head, ok: true, version: m.version }
+        : { ...head, ok: false, version: m.version, error: { code: m.error.code, message: m.error.message } };
+  }
+}
+
+/**
+ * A one-line description for logs: the message with `auth.ciphertext` replaced by `[redacted]`.
+ * Log this, never the payload.
+ */
+export function describeBmcMessage(message: BmcMessage): string {
+  const shown = canonical(message);
+  if (message.type === "update" && message.auth !== undefined) {
+    shown.auth = { keyId: message.auth.keyId, ciphertext: "[redacted]" };
+  }
+  return JSON.stringify(shown);
+}
+
+/**
+ * A request id derived from the task and component, so a retried step of the same task re-sends
+ * the same id and the BMC answers from memory instead of flashing twice. A new attempt that must
+ * flash again (an operator retry) passes a new `attempt`.
+ *
+ * `updateRequestId("t-1", "c-1")` → `"upd-"` + the first 32 hex digits of
+ * sha256("flow-bmc-update:t-1:c-1:0").
+ */
+export function updateRequestId(taskId: string, componentId: string, attempt = 0): string {
+  const digest = createHash("sha256")
+    .update(`flow-bmc-update:${taskId}:${componentId}:${attempt}`, "utf8")
+    .digest("hex");
+  return `upd-${digest.slice(0, 32)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+export const DECODE_PROBLEM_CODES = [
+  "MALFORMED_JSON",
+  "NOT_AN_OBJECT",
+  "UNSUPPORTED_VERSION",
+  "UNKNOWN_TYPE",
+  "MISSING_FIELD",
+  "WRONG_TYPE",
+  "INVALID_VALUE",
+] as const;
+export type DecodeProblemCode = (typeof DECODE_PROBLEM_CODES)[number];
+
+export interface DecodeProblem {
+  code: DecodeProblemCode;
+  /** Field path inside the message, `(root)` for the whole message: `image.uri`, `error.code`. */
+  path: string;
+  /** The rule, as a sentence fragment: `must be a string (got number)`. */
+  rule: string;
+}
+
+export type DecodeResult<T> =
+  | { ok: true; value: T }
+  | { ok: false; problems: DecodeProblem[] /** `path: rule; path: rule` */; message: string };
+
+const COMMAND_TYPES = ["update", "query"] as const;
+const EVENT_TYPES = ["ack", "progress", "result", "status"] as const;
+
+/** Decodes what arrived on a `cmd` topic. Events are rejected here (`UNKNOWN_TYPE`). */
+export function decodeBmcCommand(payload: Uint8Array | string): DecodeResult<BmcCommand> {
+  return decode(payload, COMMAND_TYPES) as DecodeResult<BmcCommand>;
+}
+
+/** Decodes what arrived on an `evt` topic. Commands are rejected here (`UNKNOWN_TYPE`). */
+export function decodeBmcEvent(payload: Uint8Array | string): DecodeResult<BmcEvent> {
+  return decode(payload, EVENT_TYPES) as DecodeResult<BmcEvent>;
+}
+
+/** Decodes any message (used by debug taps that watch both channels). */
+export function decodeBmcMessage(payload: Uint8Array | string): DecodeResult<BmcMessage> {
+  return decode(payload, [...COMMAND_TYPES, ...EVENT_TYPES]);
+}
+
+const MAX_PAYLOAD_BYTES = 128 * 1024; // AWS IoT Core's own message size limit
+
+function decode(payload: Uint8Array | string, allowed: readonly string[]): DecodeResult<BmcMessage> {
+  const size = typeof payload === "string" ? Buffer.byteLength(payload, "utf8") : payload.byteLength;
+  if (size > MAX_PAYLOAD_BYTES) {
+    return failure([
+      {
+        code: "INVALID_VALUE",
+        path: "(root)",
+        rule: `must be at most ${MAX_PAYLOAD_BYTES} bytes (got ${size})`,
+      },
+    ]);
+  }
+  const text = typeof payload === "string" ? payload : Buffer.from(payload).toString("utf8");
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    // The parser's own message quotes a slice of the input, which may be ciphertext: not echoed.
+    return failure([{ code: "MALFORMED_JSON", path: "(root)", rule: "is not valid JSON" }]);
+  }
+  if (!isRecord(raw)) {
+    return failure([
+      { code: "NOT_AN_OBJECT", path: "(root)", rule: `must be a JSON object (got ${kindOf(raw)})` },
+    ]);
+  }
+  // The version decides how to read everything else, so it is checked alone and first.
+  if (!("v" in raw)) return failure([{ code: "MISSING_FIELD", path: "v", rule: "missing required field" }]);
+  if (raw.v !== BMC_PROTOCOL_VERSION) {
+    const rule =
+      typeof raw.v === "number"
+        ? `unsupported protocol version ${raw.v} (this codec speaks ${BMC_PROTOCOL_VERSION})`
+        : `must be the number ${BMC_PROTOCOL_VERSION} (got ${kindOf(raw.v)})`;
+    return failure([
+      { code: typeof raw.v === "number" ? "UNSUPPORTED_VERSION" : "WRONG_TYPE", path: "v", rule },
+    ]);
+  }
+  const r = new Reader(raw);
+  const type = r.string("type");
+  if (type === undefined) return failure(r.problems);
+  if (!allowed.includes(type)) {
+    return failure([
+      {
+        code: "UNKNOWN_TYPE",
+        path: "type",
+        rule: `must be one of ${allowed.join(", ")} (got ${JSON.stringify(type)})`,
+      },
+    ]);
+  }
+  const requestId = r.string("requestId");
+  const message = readBody(r, type, requestId ?? "");
+  return r.problems.length > 0 || message === undefined ? failure(r.problems) : { ok: true, value: message };
+}
+
+function readBody(r: Reader, type: string, requestId: string): BmcMessage | undefined {
+  const v = BMC_PROTOCOL_VERSION;
+  switch (type) {
+    case "update": {
+      const taskId = r.string("taskId");
+      const targetVersion = r.string("targetVersion");
+      const image = r.object("image");
+      const uri = image && r.string("image.uri", image);
+      const sha256 = image && r.optionalString("image.sha256", image);
+      if (sha256 !== undefined && !/^[0-9a-f]{64}$/.test(sha256)) {
+        r.problem("INVALID_VALUE", "image.sha256", "must be 64 lowercase hex digits");
+      }
+      const auth = r.optionalObject("auth");
+      const keyId = auth && r.string("auth.keyId", auth);
+      const ciphertext = auth && r.string("auth.ciphertext", auth);
+      if (ciphertext !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(ciphertext)) {
+        r.problem("INVALID_VALUE", "auth.ciphertext", "must be base64");
+      }
+      const issuedAt = r.integer("issuedAt", 0);
+      if (
+        taskId === undefined ||
+        targetVersion === undefined ||
+        uri === undefined ||
+        issuedAt === undefined
+      ) {
+        return undefined;
+      }
+      const msg: UpdateCommand = { v, type, requestId, taskId, targetVersion, image: { uri }, issuedAt };
+      if (sha256 !== undefined) msg.image.sha256 = sha256;
+      if (keyId !== undefined && ciphertext !== undefined) msg.auth = { keyId, ciphertext };
+      return msg;
+    }
+    case "query":
+    case "ack":
+      return { v, type, requestId };
+    case "progress": {
+      const percent = r.integer("percent", 0, 100);
+      return percent === undefined ? undefined : { v, type, requestId, percent };
+    }
+    case "status": {
+      const version = r.string("version");
+      return version === undefined ? undefined : { v, type, requestId, version };
+    }
+    default: {
+      // "result": the only type left that `allowed` lets through.
+      const ok = r.boolean("ok");
+      const version = r.string("version");
+      if (ok === true) {
+        if (r.raw.error !== undefined) r.problem("INVALID_VALUE", "error", "must be absent when ok is true");
+        return version === undefined ? undefined : { v, type: "result", requestId, ok, version };
+      }
+      const error = ok === false ? r.object("error") : undefined;
+      const code = error && r.string("error.code", error);
+      const text = error && r.string("error.message", error, true);
+      if (ok === undefined || version === undefined || code === undefined || text === undefined)
+        return undefined;
+      return { v, type: "result", requestId, ok, version, error: { code, message: text } };
+    }
+  }
+}
+
+function failure(problems: DecodeProblem[]): DecodeResult<never> {
+  return { ok: false, problems, message: problems.map((p) => `${p.path}: ${p.rule}`).join("; ") };
+}
+
+function isRecord(x: unknown): x is Record<string, unknown> {
+  return typeof x === "object" && x !== null && !Array.isArray(x);
+}
+
+function kindOf(x: unknown): string {
+  if (x === null) return "null";
+  if (Array.isArray(x)) return "array";
+  return typeof x;
+}
+
+/** Reads fields off a parsed object, recording a problem for each one that is missing or wrong. */
+class Reader {
+  readonly problems: DecodeProblem[] = [];
+  constructor(readonly raw: Record<string, unknown>) {}
+
+  problem(code: DecodeProblemCode, path: string, rule: string): void {
+    this.problems.push({ code, path, rule });
+  }
+
+  private field(path: string, from: Record<string, unknown>): unknown {
+    return from[path.slice(path.lastIndexOf(".") + 1)];
+  }
+
+  private present(path: string, from: Record<string, unknown>): unknown {
+    const value = this.field(path, from);
+    if (value === undefined) this.problem("MISSING_FIELD", path, "missing required field");
+    return value;
+  }
+
+  private wrongType(path: string, want: string, got: unknown): undefined {
+    this.problem("WRONG_TYPE", path, `must be ${want} (got ${kindOf(got)})`);
+    return undefined;
+  }
+
+  /** Required strings are non-empty unless `allowEmpty`: an empty id or version is always a bug. */
+  string(path: string, from = this.raw, allowEmpty = false): string | undefined {
+    const value = this.present(path, from);
+    if (value === undefined) return undefined;
+    if (typeof value !== "string") return this.wrongType(path, "a string", value);
+    if (value === "" && !allowEmpty) {
+      this.problem("INVALID_VALUE", path, "must not be empty");
+      return undefined;
+    }
+    return value;
+  }
+
+  optionalString(path: string, from = this.raw): string | undefined {
+    return this.field(path, from) === undefined ? undefined : this.string(path, from);
+  }
+
+  boolean(path: string): boolean | undefined {
+    const value = this.present(path, this.raw);
+    if (value === undefined) return undefined;
+    return typeof value === "boolean" ? value : this.wrongType(path, "a boolean", value);
+  }
+
+  integer(path: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
+    const value = this.present(path, this.raw);
+    if (value === undefined) return undefined;
+    if (typeof value !== "number") return this.wrongType(path, "a number", value);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `between ${min} and ${max}`;
+      this.problem("INVALID_VALUE", path, `must be an integer ${range} (got ${value})`);
+      return undefined;
+    }
+    return value;
+  }
+
+  object(path: string): Record<string, unknown> | undefined {
+    const value = this.present(path, this.raw);
+    if (value === undefined) return undefined;
+    return isRecord(value) ? value : this.wrongType(path, "an object", value);
+  }
+
+  optionalObject(path: string): Record<string, unknown> | undefined {
+    return this.raw[path] === undefined ? undefined : this.object(path);
+  }
+}
