@@ -60,14 +60,14 @@ export function isGateTripped(gate: SafetyGate, failed: number, selected: number
 
 /** The reference's pause message for a tripped gate; the module comment shows both shapes. */
 export function gateTrippedMessage(gate: SafetyGate, failed: number, selected: number): string {
-  const head = `${gateKindName(gate)} safety gate tripped for ${gate.scope.toLowerCase()}: ${failed}/${selected} targets failed`;
+  const counts = `${gate.scope.toLowerCase()}: ${failed}/${selected} targets failed`;
   switch (gate.kind) {
     case "failureRate": {
       const percent = selected === 0 ? 0 : Math.floor((failed * 100) / selected);
-      return `${head} (${percent}%, threshold ${gate.thresholdPercent}%)`;
+      return `failure_rate safety gate tripped for ${counts} (${percent}%, threshold ${gate.thresholdPercent}%)`;
     }
     case "failureCount":
-      return `${head} (threshold ${gate.thresholdCount})`;
+      return `failure_count safety gate tripped for ${counts} (threshold ${gate.thresholdCount})`;
     default:
       return assertNever(gate);
   }
