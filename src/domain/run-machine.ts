@@ -31,7 +31,7 @@
  *   Paused and terminal runs are not dispatched: unchanged, no effects.
  */
 
-import { conflictTimeoutMessage } from "./backoff.js";
+import { type ConflictTimeout, conflictTimeoutMessage } from "./backoff.js";
 import { FailedPreconditionError } from "./errors.js";
 import { evaluateGates } from "./gates.js";
 import { assertNever, isTerminalRun, type Run, type RunReason, type RunStatus } from "./model.js";
@@ -45,7 +45,7 @@ export type RunEvent =
   /** The operator's reason; trimmed, and appended to the message when non-empty. */
   | { type: "cancel"; reason: string }
   /** `conflictTimeout`: the dispatcher found a timed-out target (see `findConflictTimeout`). */
-  | { type: "evaluate"; conflictTimeout?: { targetId: string; blockedForMs: number } };
+  | { type: "evaluate"; conflictTimeout?: ConflictTimeout };
 
 export type RunEffect =
   /**
@@ -55,7 +55,11 @@ export type RunEffect =
    * `counterDelta`). `slots` may be 0 when every slot is taken.
    */
   | { type: "claim"; phaseIndex: number; slots: number }
-  /** Best effort, after the cancel is durable: cancel every non-terminal child task of the phase. */
+  /**
+   * Best effort, after the cancel is durable, within one shared 5 s budget: cancel every
+   * non-terminal child task of the phase. The targets they stop end TERMINATED through the target
+   * `outcome` event, so stats stay truthful after a cancel.
+   */
   | { type: "cancelChildTasks"; phaseIndex: number }
   /** Restart the conflict clock of the phase's BLOCKED targets (target event `restartConflictClock`). */
   | { type: "restartConflictClocks"; phaseIndex: number };
@@ -164,11 +168,7 @@ function cancel(run: Run, reason: string, now: number): RunResult {
 }
 
 /** One dispatch pass; the decision order is in the module comment. */
-function evaluate(
-  run: Run,
-  conflictTimeout: { targetId: string; blockedForMs: number } | undefined,
-  now: number,
-): RunResult {
+function evaluate(run: Run, conflictTimeout: ConflictTimeout | undefined, now: number): RunResult {
   const status = run.status;
   switch (status) {
     case "PENDING":
