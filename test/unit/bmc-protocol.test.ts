@@ -1,0 +1,323 @@
+import { describe, expect, it } from "vitest";
+import {
+  type BmcMessage,
+  bmcCmdTopic,
+  bmcEvtTopic,
+  decodeBmcCommand,
+  decodeBmcEvent,
+  decodeBmcMessage,
+  describeBmcMessage,
+  encodeBmcMessage,
+  parseBmcTopic,
+  type UpdateCommand,
+  updateRequestId,
+} from "../../src/adapters/iot/bmc-protocol.js";
+
+const COMPONENT = "0b9a3c1e-5d2f-8a41-9c3e-7f1a2b3c4d5e";
+
+const update: UpdateCommand = {
+  v: 1,
+  type: "update",
+  requestId: "req-1",
+  taskId: "task-1",
+  targetVersion: "1.3.0",
+  image: { uri: "s3://firmware/compute-1.3.0.bin", sha256: "a".repeat(64) },
+  auth: { keyId: "alias/flow-bmc", ciphertext: "c2VjcmV0LWJsb2I=" },
+  issuedAt: 1_767_225_600_000,
+};
+
+const everyMessage: BmcMessage[] = [
+  update,
+  { v: 1, type: "update", requestId: "r", taskId: "t", targetVersion: "2", image: { uri: "u" }, issuedAt: 0 },
+  { v: 1, type: "query", requestId: "q-1" },
+  { v: 1, type: "ack", requestId: "req-1" },
+  { v: 1, type: "progress", requestId: "req-1", percent: 0 },
+  { v: 1, type: "progress", requestId: "req-1", percent: 100 },
+  { v: 1, type: "result", requestId: "req-1", ok: true, version: "1.3.0" },
+  {
+    v: 1,
+    type: "result",
+    requestId: "req-1",
+    ok: false,
+    version: "1.2.0",
+    error: { code: "FLASH_FAILED", message: "checksum mismatch" },
+  },
+  { v: 1, type: "result", requestId: "r", ok: false, version: "1", error: { code: "X", message: "" } },
+  { v: 1, type: "status", requestId: "q-1", version: "1.2.0" },
+];
+
+/** The encoded update with one field replaced (or removed, with `undefined`). */
+function updateWith(patch: Record<string, unknown>): string {
+  const raw = JSON.parse(encodeBmcMessage(update)) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined) delete raw[k];
+    else raw[k] = v;
+  }
+  return JSON.stringify(raw);
+}
+
+describe("bmc protocol: topics", () => {
+  it("cmd and evt topics embed the component id", () => {
+    expect(bmcCmdTopic(COMPONENT)).toBe(`flow/bmc/${COMPONENT}/cmd`);
+    expect(bmcEvtTopic(COMPONENT)).toBe(`flow/bmc/${COMPONENT}/evt`);
+  });
+
+  it("parseBmcTopic reads both channels back", () => {
+    expect(parseBmcTopic(bmcCmdTopic(COMPONENT))).toEqual({ componentId: COMPONENT, channel: "cmd" });
+    expect(parseBmcTopic(bmcEvtTopic(COMPONENT))).toEqual({ componentId: COMPONENT, channel: "evt" });
+  });
+
+  it.each([
+    "flow/bmc/x/other",
+    "flow/bmc//cmd",
+    "flow/bmc/+/cmd",
+    "flow/bmc/#/evt",
+    "flow/bmc/x/cmd/extra",
+    "other/bmc/x/cmd",
+    "flow/bmx/x/cmd",
+  ])("parseBmcTopic(%s) → undefined", (topic) => {
+    expect(parseBmcTopic(topic)).toBeUndefined();
+  });
+});
+
+describe("bmc protocol: encode/decode round trips", () => {
+  it.each(everyMessage.map((m) => [m.type, m] as const))(
+    "%s survives encode → decode unchanged",
+    (_t, message) => {
+      const decoded = decodeBmcMessage(encodeBmcMessage(message));
+      expect(decoded).toEqual({ ok: true, value: message });
+    },
+  );
+
+  it("decodes bytes as well as text", () => {
+    const bytes = new TextEncoder().encode(encodeBmcMessage(update));
+    expect(decodeBmcCommand(bytes)).toEqual({ ok: true, value: update });
+  });
+
+  it("encodes fields in a fixed order with v first", () => {
+    expect(encodeBmcMessage({ v: 1, type: "progress", requestId: "r", percent: 50 })).toBe(
+      '{"v":1,"type":"progress","requestId":"r","percent":50}',
+    );
+    expect(
+      encodeBmcMessage({
+        v: 1,
+        type: "update",
+        requestId: "r",
+        taskId: "t",
+        targetVersion: "2",
+        image: { uri: "u" },
+        issuedAt: 5,
+      }),
+    ).toBe(
+      '{"v":1,"type":"update","requestId":"r","taskId":"t","targetVersion":"2","image":{"uri":"u"},"issuedAt":5}',
+    );
+  });
+
+  it("ignores unknown fields, so optional fields can be added within v1", () => {
+    const decoded = decodeBmcEvent('{"v":1,"type":"status","requestId":"q","version":"1.0","uptimeS":12}');
+    expect(decoded).toEqual({ ok: true, value: { v: 1, type: "status", requestId: "q", version: "1.0" } });
+  });
+
+  it("commands are refused on the event decoder and events on the command decoder", () => {
+    const onEvt = decodeBmcEvent(encodeBmcMessage(update));
+    expect(onEvt).toEqual({
+      ok: false,
+      problems: [
+        {
+          code: "UNKNOWN_TYPE",
+          path: "type",
+          rule: 'must be one of ack, progress, result, status (got "update")',
+        },
+      ],
+      message: 'type: must be one of ack, progress, result, status (got "update")',
+    });
+    const onCmd = decodeBmcCommand('{"v":1,"type":"ack","requestId":"r"}');
+    expect(onCmd.ok).toBe(false);
+    if (!onCmd.ok) expect(onCmd.message).toBe('type: must be one of update, query (got "ack")');
+  });
+});
+
+describe("bmc protocol: logging never shows the auth blob", () => {
+  it("describeBmcMessage redacts auth.ciphertext and keeps the rest", () => {
+    const line = describeBmcMessage(update);
+    expect(line).not.toContain("c2VjcmV0LWJsb2I=");
+    expect(JSON.parse(line)).toMatchObject({
+      requestId: "req-1",
+      auth: { keyId: "alias/flow-bmc", ciphertext: "[redacted]" },
+    });
+  });
+
+  it("a malformed payload's error does not echo the payload", () => {
+    const decoded = decodeBmcCommand('{"v":1,"auth":{"ciphertext":"TOPSECRET"');
+    expect(decoded).toEqual({
+      ok: false,
+      problems: [{ code: "MALFORMED_JSON", path: "(root)", rule: "is not valid JSON" }],
+      message: "(root): is not valid JSON",
+    });
+  });
+});
+
+describe("bmc protocol: decode errors", () => {
+  const cases: [string, string | Uint8Array, string][] = [
+    ["not JSON", "{nope", "(root): is not valid JSON"],
+    ["an array", "[1,2]", "(root): must be a JSON object (got array)"],
+    ["null", "null", "(root): must be a JSON object (got null)"],
+    ["a string", '"hello"', "(root): must be a JSON object (got string)"],
+    ["no version", '{"type":"query","requestId":"r"}', "v: missing required field"],
+    [
+      "version 2",
+      '{"v":2,"type":"query","requestId":"r"}',
+      "v: unsupported protocol version 2 (this codec speaks 1)",
+    ],
+    [
+      "version 0",
+      '{"v":0,"type":"query","requestId":"r"}',
+      "v: unsupported protocol version 0 (this codec speaks 1)",
+    ],
+    [
+      "version as a string",
+      '{"v":"1","type":"query","requestId":"r"}',
+      "v: must be the number 1 (got string)",
+    ],
+    ["no type", '{"v":1,"requestId":"r"}', "type: missing required field"],
+    ["type not a string", '{"v":1,"type":7,"requestId":"r"}', "type: must be a string (got number)"],
+    [
+      "unknown type",
+      '{"v":1,"type":"reboot","requestId":"r"}',
+      'type: must be one of update, query, ack, progress, result, status (got "reboot")',
+    ],
+    ["no requestId", '{"v":1,"type":"query"}', "requestId: missing required field"],
+    ["empty requestId", '{"v":1,"type":"query","requestId":""}', "requestId: must not be empty"],
+    [
+      "requestId a number",
+      '{"v":1,"type":"query","requestId":5}',
+      "requestId: must be a string (got number)",
+    ],
+    ["update without taskId", updateWith({ taskId: undefined }), "taskId: missing required field"],
+    [
+      "update without targetVersion",
+      updateWith({ targetVersion: undefined }),
+      "targetVersion: missing required field",
+    ],
+    ["update with image a string", updateWith({ image: "s3://x" }), "image: must be an object (got string)"],
+    ["update without image", updateWith({ image: undefined }), "image: missing required field"],
+    ["update without image.uri", updateWith({ image: {} }), "image.uri: missing required field"],
+    [
+      "update with a short image.sha256",
+      updateWith({ image: { uri: "u", sha256: "abc" } }),
+      "image.sha256: must be 64 lowercase hex digits",
+    ],
+    ["update with auth null", updateWith({ auth: null }), "auth: must be an object (got null)"],
+    [
+      "update with auth missing ciphertext",
+      updateWith({ auth: { keyId: "k" } }),
+      "auth.ciphertext: missing required field",
+    ],
+    [
+      "update with auth not base64",
+      updateWith({ auth: { keyId: "k", ciphertext: "not base64!" } }),
+      "auth.ciphertext: must be base64",
+    ],
+    ["update without issuedAt", updateWith({ issuedAt: undefined }), "issuedAt: missing required field"],
+    [
+      "update with issuedAt as ISO text",
+      updateWith({ issuedAt: "2026-01-01T00:00:00Z" }),
+      "issuedAt: must be a number (got string)",
+    ],
+    [
+      "update with negative issuedAt",
+      updateWith({ issuedAt: -1 }),
+      "issuedAt: must be an integer >= 0 (got -1)",
+    ],
+    [
+      "progress without percent",
+      '{"v":1,"type":"progress","requestId":"r"}',
+      "percent: missing required field",
+    ],
+    [
+      "progress over 100",
+      '{"v":1,"type":"progress","requestId":"r","percent":101}',
+      "percent: must be an integer between 0 and 100 (got 101)",
+    ],
+    [
+      "progress fractional",
+      '{"v":1,"type":"progress","requestId":"r","percent":12.5}',
+      "percent: must be an integer between 0 and 100 (got 12.5)",
+    ],
+    ["status without version", '{"v":1,"type":"status","requestId":"r"}', "version: missing required field"],
+    [
+      "result without ok",
+      '{"v":1,"type":"result","requestId":"r","version":"1"}',
+      "ok: missing required field",
+    ],
+    [
+      "result ok as a string",
+      '{"v":1,"type":"result","requestId":"r","ok":"true","version":"1"}',
+      "ok: must be a boolean (got string)",
+    ],
+    [
+      "result without version",
+      '{"v":1,"type":"result","requestId":"r","ok":true}',
+      "version: missing required field",
+    ],
+    [
+      "failed result without error",
+      '{"v":1,"type":"result","requestId":"r","ok":false,"version":"1"}',
+      "error: missing required field",
+    ],
+    [
+      "failed result without error.code",
+      '{"v":1,"type":"result","requestId":"r","ok":false,"version":"1","error":{"message":"m"}}',
+      "error.code: missing required field",
+    ],
+    [
+      "successful result with an error",
+      '{"v":1,"type":"result","requestId":"r","ok":true,"version":"1","error":{"code":"X","message":"m"}}',
+      "error: must be absent when ok is true",
+    ],
+  ];
+
+  it.each(cases)("%s is refused with its path and rule", (_name, payload, message) => {
+    const decoded = decodeBmcMessage(payload);
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) expect(decoded.message).toBe(message);
+  });
+
+  it("reports every problem of one message, each with its code", () => {
+    const decoded = decodeBmcCommand(
+      '{"v":1,"type":"update","requestId":3,"targetVersion":"","image":{},"issuedAt":1.5}',
+    );
+    expect(decoded.ok).toBe(false);
+    if (decoded.ok) return;
+    expect(decoded.problems).toEqual([
+      { code: "WRONG_TYPE", path: "requestId", rule: "must be a string (got number)" },
+      { code: "MISSING_FIELD", path: "taskId", rule: "missing required field" },
+      { code: "INVALID_VALUE", path: "targetVersion", rule: "must not be empty" },
+      { code: "MISSING_FIELD", path: "image.uri", rule: "missing required field" },
+      { code: "INVALID_VALUE", path: "issuedAt", rule: "must be an integer >= 0 (got 1.5)" },
+    ]);
+  });
+
+  it("refuses payloads over IoT Core's 128 KiB limit", () => {
+    const big = `{"v":1,"type":"query","requestId":"${"x".repeat(128 * 1024)}"}`;
+    const decoded = decodeBmcCommand(big);
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok) expect(decoded.problems[0]?.code).toBe("INVALID_VALUE");
+  });
+
+  it("never throws, whatever bytes arrive", () => {
+    for (const payload of ["", " ", "0", "true", "{}", '{"v":1}', new Uint8Array([0xff, 0xfe, 0x00])]) {
+      expect(decodeBmcMessage(payload).ok).toBe(false);
+    }
+  });
+});
+
+describe("bmc protocol: request ids", () => {
+  it("updateRequestId is stable for a task and component, and changes with the attempt", () => {
+    const a = updateRequestId("task-1", COMPONENT);
+    expect(a).toMatch(/^upd-[0-9a-f]{32}$/);
+    expect(updateRequestId("task-1", COMPONENT)).toBe(a);
+    expect(updateRequestId("task-1", COMPONENT, 1)).not.toBe(a);
+    expect(updateRequestId("task-2", COMPONENT)).not.toBe(a);
+  });
+});

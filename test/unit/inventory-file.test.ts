@@ -1,0 +1,309 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import {
+  InventoryFileError,
+  loadInventoryFile,
+  parseInventory,
+  serializeInventory,
+} from "../../local/inventory-file.js";
+
+const RACK_A = "4f6f1a9e-0000-4000-8000-000000000001";
+const RACK_B = "4f6f1a9e-0000-4000-8000-000000000002";
+const DOMAIN = "4f6f1a9e-0000-4000-8000-0000000000d1";
+const COMP_1 = "4f6f1a9e-0000-4000-8000-0000000000c1";
+const COMP_2 = "4f6f1a9e-0000-4000-8000-0000000000c2";
+
+function rack(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    id: RACK_A,
+    name: "rack-a01",
+    externalId: "EXT-A01",
+    nvlDomain: { id: DOMAIN, name: "nvl-01" },
+    location: { datacenter: "dc1", row: "A", position: 1 },
+    components: [{ id: COMP_1, type: "COMPUTE", externalId: "SN-123", firmwareVersion: "1.2.0" }],
+    ...overrides,
+  };
+}
+
+/** The error message parseInventory throws for `doc`, or "no error". */
+function errorOf(doc: unknown, file = "inventory.json"): string {
+  try {
+    parseInventory(typeof doc === "string" ? doc : JSON.stringify(doc), file);
+    return "no error";
+  } catch (err) {
+    expect(err).toBeInstanceOf(InventoryFileError);
+    expect((err as Error).name).toBe("InventoryFileError");
+    return (err as Error).message;
+  }
+}
+
+describe("inventory file: valid input", () => {
+  it("parses the example from local-stack.md", () => {
+    const racks = parseInventory(JSON.stringify({ racks: [rack()] }), "inventory.json");
+    expect(racks).toEqual([
+      {
+        id: RACK_A,
+        name: "rack-a01",
+        externalId: "EXT-A01",
+        nvlDomain: { id: DOMAIN, name: "nvl-01" },
+        location: { datacenter: "dc1", row: "A", position: 1 },
+        components: [{ id: COMP_1, type: "COMPUTE", externalId: "SN-123", firmwareVersion: "1.2.0" }],
+      },
+    ]);
+  });
+
+  it("optional fields may be absent, and stay absent (no undefined keys)", () => {
+    const racks = parseInventory(
+      JSON.stringify({ racks: [{ id: RACK_A, name: "r", components: [{ id: COMP_1, type: "CDU" }] }] }),
+      "f.json",
+    );
+    expect(racks).toEqual([{ id: RACK_A, name: "r", components: [{ id: COMP_1, type: "CDU" }] }]);
+    expect(Object.keys(racks[0]!)).toEqual(["id", "name", "components"]);
+  });
+
+  it("accepts every component type name", () => {
+    const types = ["COMPUTE", "NVSWITCH", "POWERSHELF", "TORSWITCH", "UMS", "CDU"];
+    const components = types.map((type, i) => ({ id: `4f6f1a9e-0000-4000-8000-00000000010${i}`, type }));
+    const racks = parseInventory(JSON.stringify({ racks: [rack({ components })] }), "f.json");
+    expect(racks[0]!.components.map((c) => c.type)).toEqual(types);
+  });
+
+  it("normalizes upper-case UUIDs to lowercase", () => {
+    const racks = parseInventory(JSON.stringify({ racks: [rack({ id: RACK_A.toUpperCase() })] }), "f.json");
+    expect(racks[0]!.id).toBe(RACK_A);
+  });
+
+  it("an empty racks list is a valid (empty) inventory", () => {
+    expect(parseInventory('{"racks":[]}', "f.json")).toEqual([]);
+  });
+
+  it("serializeInventory output parses back to the same racks", () => {
+    const racks = parseInventory(JSON.stringify({ racks: [rack()] }), "f.json");
+    expect(parseInventory(serializeInventory(racks), "f.json")).toEqual(racks);
+  });
+});
+
+describe("inventory file: errors name the file, the JSON path and the rule", () => {
+  const typeList = "COMPUTE, NVSWITCH, POWERSHELF, TORSWITCH, UMS, CDU";
+  const cases: [string, unknown, string][] = [
+    ["not JSON", "{racks:", "inventory.json: (root): is not valid JSON ("],
+    ["a JSON array", [], "inventory.json: (root): must be an object (got array)"],
+    ["no racks", {}, "inventory.json: racks: missing required field"],
+    ["racks an object", { racks: {} }, "inventory.json: racks: must be an array (got object)"],
+    [
+      "unknown top-level field",
+      { racks: [], rack: [] },
+      "inventory.json: rack: unknown field (allowed: racks)",
+    ],
+    ["rack not an object", { racks: [5] }, "inventory.json: racks[0]: must be an object (got number)"],
+    [
+      "rack id missing",
+      { racks: [rack({ id: undefined })] },
+      "inventory.json: racks[0].id: missing required field",
+    ],
+    [
+      "rack id not a UUID",
+      { racks: [rack({ id: "rack-1" })] },
+      'inventory.json: racks[0].id: must be a UUID like 4f6f1a9e-0000-4000-8000-000000000001 (got "rack-1")',
+    ],
+    [
+      "rack id nil",
+      { racks: [rack({ id: "00000000-0000-0000-0000-000000000000" })] },
+      "inventory.json: racks[0].id: must not be the nil UUID",
+    ],
+    ["rack name empty", { racks: [rack({ name: "" })] }, "inventory.json: racks[0].name: must not be empty"],
+    [
+      "rack name padded",
+      { racks: [rack({ name: " r " })] },
+      'inventory.json: racks[0].name: must not start or end with whitespace (got " r ")',
+    ],
+    [
+      "externalId a number",
+      { racks: [rack({ externalId: 7 })] },
+      "inventory.json: racks[0].externalId: must be a string (got number)",
+    ],
+    [
+      "nvlDomain without name",
+      { racks: [rack({ nvlDomain: { id: DOMAIN } })] },
+      "inventory.json: racks[0].nvlDomain.name: missing required field",
+    ],
+    [
+      "location position negative",
+      { racks: [rack({ location: { datacenter: "dc1", row: "A", position: -1 } })] },
+      "inventory.json: racks[0].location.position: must be a non-negative integer (got -1)",
+    ],
+    [
+      "location position a string",
+      { racks: [rack({ location: { datacenter: "dc1", row: "A", position: "1" } })] },
+      "inventory.json: racks[0].location.position: must be a number (got string)",
+    ],
+    [
+      "location typo",
+      { racks: [rack({ location: { datacenter: "dc1", row: "A", positon: 1 } })] },
+      "inventory.json: racks[0].location.positon: unknown field (allowed: datacenter, row, position)",
+    ],
+    [
+      "components missing",
+      { racks: [rack({ components: undefined })] },
+      "inventory.json: racks[0].components: missing required field",
+    ],
+    [
+      "component type unknown",
+      {
+        racks: [
+          rack(),
+          rack({ id: RACK_B, name: "b", externalId: "EXT-B", components: [{ id: COMP_2, type: "GPU" }] }),
+        ],
+      },
+      `inventory.json: racks[1].components[0].type: must be one of ${typeList} (got "GPU")`,
+    ],
+    [
+      "component type with prefix",
+      { racks: [rack({ components: [{ id: COMP_1, type: "COMPONENT_TYPE_COMPUTE" }] })] },
+      `inventory.json: racks[0].components[0].type: must be one of ${typeList} (got "COMPONENT_TYPE_COMPUTE")`,
+    ],
+    [
+      "component field typo",
+      { racks: [rack({ components: [{ id: COMP_1, type: "UMS", firmwareVerison: "1" }] })] },
+      "inventory.json: racks[0].components[0].firmwareVerison: unknown field (allowed: id, type, externalId, firmwareVersion)",
+    ],
+    [
+      "firmwareVersion empty",
+      { racks: [rack({ components: [{ id: COMP_1, type: "UMS", firmwareVersion: "" }] })] },
+      "inventory.json: racks[0].components[0].firmwareVersion: must not be empty",
+    ],
+    [
+      "duplicate rack id",
+      { racks: [rack(), rack({ name: "other", externalId: "EXT-B" })] },
+      `inventory.json: racks[1].id: duplicate rack id "${RACK_A}" (first at racks[0].id)`,
+    ],
+    [
+      "duplicate rack name",
+      { racks: [rack(), rack({ id: RACK_B, externalId: "EXT-B", components: [] })] },
+      'inventory.json: racks[1].name: duplicate rack name "rack-a01" (first at racks[0].name)',
+    ],
+    [
+      "duplicate rack externalId",
+      { racks: [rack(), rack({ id: RACK_B, name: "b", components: [] })] },
+      'inventory.json: racks[1].externalId: duplicate rack externalId "EXT-A01" (first at racks[0].externalId)',
+    ],
+    [
+      "duplicate component id across racks",
+      {
+        racks: [
+          rack(),
+          rack({ id: RACK_B, name: "b", externalId: "EXT-B", components: [{ id: COMP_1, type: "UMS" }] }),
+        ],
+      },
+      `inventory.json: racks[1].components[0].id: duplicate component id "${COMP_1}" (first at racks[0].components[0].id)`,
+    ],
+    [
+      "duplicate (type, externalId)",
+      {
+        racks: [
+          rack({
+            components: [
+              { id: COMP_1, type: "COMPUTE", externalId: "SN-1" },
+              { id: COMP_2, type: "COMPUTE", externalId: "SN-1" },
+            ],
+          }),
+        ],
+      },
+      'inventory.json: racks[0].components[1].externalId: duplicate COMPUTE externalId "SN-1" (first at racks[0].components[0].externalId)',
+    ],
+    [
+      "one domain id with two names",
+      {
+        racks: [
+          rack(),
+          rack({
+            id: RACK_B,
+            name: "b",
+            externalId: "EXT-B",
+            components: [],
+            nvlDomain: { id: DOMAIN, name: "nvl-02" },
+          }),
+        ],
+      },
+      'inventory.json: racks[1].nvlDomain.name: domain 4f6f1a9e-0000-4000-8000-0000000000d1 is named "nvl-01" at racks[0].nvlDomain',
+    ],
+    [
+      "one domain name with two ids",
+      {
+        racks: [
+          rack(),
+          rack({
+            id: RACK_B,
+            name: "b",
+            externalId: "EXT-B",
+            components: [],
+            nvlDomain: { id: RACK_B, name: "nvl-01" },
+          }),
+        ],
+      },
+      `inventory.json: racks[1].nvlDomain.id: domain name "nvl-01" has id ${DOMAIN} at racks[0].nvlDomain`,
+    ],
+  ];
+
+  it.each(cases)("%s", (_name, doc, expected) => {
+    expect(errorOf(doc)).toContain(expected);
+  });
+
+  it("the same component type is allowed to reuse another type's externalId", () => {
+    const components = [
+      { id: COMP_1, type: "COMPUTE", externalId: "SN-1" },
+      { id: COMP_2, type: "NVSWITCH", externalId: "SN-1" },
+    ];
+    expect(errorOf({ racks: [rack({ components })] })).toBe("no error");
+  });
+
+  it("lists every problem, one per line, and stops listing after 20", () => {
+    const message = errorOf({ racks: [rack({ id: "x", name: 3 })] });
+    expect(message.split("\n")).toEqual([
+      'inventory.json: racks[0].id: must be a UUID like 4f6f1a9e-0000-4000-8000-000000000001 (got "x")',
+      "inventory.json: racks[0].name: must be a string (got number)",
+    ]);
+    const many = errorOf({ racks: Array.from({ length: 25 }, () => 0) });
+    const lines = many.split("\n");
+    expect(lines).toHaveLength(21);
+    expect(lines[20]).toBe("inventory.json: … and 5 more problems");
+  });
+
+  it("the error carries the file and the problems as data", () => {
+    try {
+      parseInventory('{"racks":[{}]}', "/etc/flow/inv.json");
+      expect.unreachable();
+    } catch (err) {
+      const e = err as InventoryFileError;
+      expect(e.file).toBe("/etc/flow/inv.json");
+      expect(e.problems).toEqual([
+        { path: "racks[0].id", rule: "missing required field" },
+        { path: "racks[0].name", rule: "missing required field" },
+        { path: "racks[0].components", rule: "missing required field" },
+      ]);
+    }
+  });
+});
+
+describe("inventory file: loading from disk", () => {
+  it("loads a file and names it in errors", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "inv-"));
+    try {
+      const good = join(dir, "good.json");
+      await writeFile(good, JSON.stringify({ racks: [rack()] }));
+      expect(await loadInventoryFile(good)).toHaveLength(1);
+      const bad = join(dir, "bad.json");
+      await writeFile(bad, JSON.stringify({ racks: [rack({ components: [{ id: COMP_1, type: "GPU" }] })] }));
+      await expect(loadInventoryFile(bad)).rejects.toThrow(
+        `${bad}: racks[0].components[0].type: must be one of`,
+      );
+      await expect(loadInventoryFile(join(dir, "missing.json"))).rejects.toThrow(
+        `${join(dir, "missing.json")}: (root): cannot be read (ENOENT`,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
