@@ -1,0 +1,175 @@
+/**
+ * The DynamoDB plumbing every store shares: the document client, capacity metering, transaction
+ * conflict retries and the translation of condition failures into named outcomes.
+ */
+import {
+  type ConsumedCapacity,
+  type DynamoDBClient,
+  TransactionCanceledException,
+} from "@aws-sdk/client-dynamodb";
+import {
+  DynamoDBDocumentClient,
+  TransactWriteCommand,
+  type TransactWriteCommandInput,
+} from "@aws-sdk/lib-dynamodb";
+import type { CapacityMeter, CapacityTotals } from "../../app/ports.js";
+
+/** Commands that accept ReturnConsumedCapacity; the meter asks every one of them for INDEXES. */
+const METERED = new Set([
+  "GetItemCommand",
+  "PutItemCommand",
+  "UpdateItemCommand",
+  "DeleteItemCommand",
+  "QueryCommand",
+  "ScanCommand",
+  "BatchGetItemCommand",
+  "BatchWriteItemCommand",
+  "TransactWriteItemsCommand",
+  "TransactGetItemsCommand",
+]);
+
+export class DynamoCapacityMeter implements CapacityMeter {
+  private totals: CapacityTotals = emptyTotals();
+
+  record(operation: string, consumed: ConsumedCapacity[] | ConsumedCapacity | undefined): void {
+    const list = consumed === undefined ? [] : Array.isArray(consumed) ? consumed : [consumed];
+    let units = 0;
+    for (const c of list) {
+      units += c.CapacityUnits ?? 0;
+      this.totals.readCapacityUnits += c.ReadCapacityUnits ?? 0;
+      this.totals.writeCapacityUnits += c.WriteCapacityUnits ?? 0;
+      if (c.TableName !== undefined) {
+        this.totals.byTable[c.TableName] = (this.totals.byTable[c.TableName] ?? 0) + (c.CapacityUnits ?? 0);
+      }
+    }
+    this.totals.calls += 1;
+    this.totals.capacityUnits += units;
+    const op = this.totals.byOperation[operation] ?? { calls: 0, capacityUnits: 0 };
+    op.calls += 1;
+    op.capacityUnits += units;
+    this.totals.byOperation[operation] = op;
+  }
+
+  snapshot(): CapacityTotals {
+    return structuredClone(this.totals);
+  }
+
+  reset(): void {
+    this.totals = emptyTotals();
+  }
+}
+
+function emptyTotals(): CapacityTotals {
+  return {
+    calls: 0,
+    capacityUnits: 0,
+    readCapacityUnits: 0,
+    writeCapacityUnits: 0,
+    byOperation: {},
+    byTable: {},
+  };
+}
+
+/**
+ * Wraps a low-level client: every metered call asks for ReturnConsumedCapacity INDEXES and its
+ * answer is recorded on `meter`. The middleware sits on the client, so document-client commands
+ * and raw commands alike are counted, including calls that fail a condition (they consume too).
+ */
+export function documentClient(client: DynamoDBClient, meter?: DynamoCapacityMeter): DynamoDBDocumentClient {
+  if (meter !== undefined) {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const name = context.commandName ?? "unknown";
+        if (!METERED.has(name)) return next(args);
+        const input = args.input as { ReturnConsumedCapacity?: string };
+        input.ReturnConsumedCapacity ??= "INDEXES";
+        const operation = name.replace(/Command$/, "");
+        try {
+          const result = await next(args);
+          meter.record(
+            operation,
+            (result.output as { ConsumedCapacity?: ConsumedCapacity[] }).ConsumedCapacity,
+          );
+          return result;
+        } catch (error) {
+          meter.record(operation, undefined);
+          throw error;
+        }
+      },
+      { step: "initialize", name: "flowCapacityMeter", override: true },
+    );
+  }
+  return DynamoDBDocumentClient.from(client, {
+    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+    unmarshallOptions: { wrapNumbers: false },
+  });
+}
+
+export type CancellationCode = "ConditionalCheckFailed" | "TransactionConflict" | "None" | string;
+
+/** The per-item reason codes of a cancelled transaction, in item order ("None" = that item was fine). */
+export function cancellationCodes(error: unknown): CancellationCode[] | undefined {
+  if (error instanceof TransactionCanceledException || isNamed(error, "TransactionCanceledException")) {
+    const reasons = (error as TransactionCanceledException).CancellationReasons;
+    if (reasons !== undefined) return reasons.map((r) => r.Code ?? "None");
+    // Some endpoints put the reasons only in the message: "... [ConditionalCheckFailed, None]".
+    const match = /\[([^\]]*)\]/.exec((error as Error).message);
+    return match?.[1]?.split(",").map((s) => s.trim()) ?? [];
+  }
+  return undefined;
+}
+
+export function isConditionFailed(error: unknown): boolean {
+  return isNamed(error, "ConditionalCheckFailedException");
+}
+
+export function isNamed(error: unknown, name: string): boolean {
+  return typeof error === "object" && error !== null && (error as { name?: unknown }).name === name;
+}
+
+/**
+ * TransactWriteItems, retried when another transaction touched the same items at the same moment
+ * (reason TransactionConflict, or TransactionConflictException): the SDK does not retry those.
+ * Condition failures are returned, not retried: they are answers.
+ *
+ *   returns undefined            the transaction committed
+ *   returns ["None", "ConditionalCheckFailed"]  it was cancelled; item 1's condition failed
+ */
+export async function transactWrite(
+  doc: DynamoDBDocumentClient,
+  input: TransactWriteCommandInput,
+  maxConflictRetries = 6,
+): Promise<CancellationCode[] | undefined> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await doc.send(new TransactWriteCommand(input));
+      return undefined;
+    } catch (error) {
+      const codes = cancellationCodes(error);
+      const conflict =
+        isNamed(error, "TransactionConflictException") ||
+        (codes?.includes("TransactionConflict") === true && !codes.includes("ConditionalCheckFailed"));
+      if (conflict && attempt < maxConflictRetries) {
+        await sleep(jitteredBackoff(attempt));
+        continue;
+      }
+      if (codes !== undefined && !conflict) return codes;
+      throw error;
+    }
+  }
+}
+
+/** Full jitter over 20 ms · 2^attempt, capped at 1 s. */
+function jitteredBackoff(attempt: number): number {
+  return Math.random() * Math.min(1000, 20 * 2 ** attempt);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export function chunk<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}

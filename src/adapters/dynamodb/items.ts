@@ -1,0 +1,182 @@
+/**
+ * Items ↔ domain values, both ways, in one place. Attribute names here and the key layout in
+ * schema.ts are the whole storage format (docs/data-model.md describes it).
+ */
+import type {
+  ComponentsForType,
+  InventoryRack,
+  OutcomeCounts,
+  OutcomeStatus,
+  Run,
+  RunConfig,
+  Target,
+  Task,
+} from "../../domain/model.js";
+import { createdKey, LIST_PARTITION, orderKey } from "./schema.js";
+
+export type Item = Record<string, unknown>;
+
+const OUTCOME_FIELD: Record<OutcomeStatus, keyof OutcomeCounts> = {
+  COMPLETED: "completed",
+  FAILED: "failed",
+  TERMINATED: "terminated",
+  SKIPPED: "skipped",
+};
+
+/** The run item attribute holding one phase's counter: "c2_failed" = phase 2, failed. */
+export function counterAttribute(phaseIndex: number, status: OutcomeStatus): string {
+  return `c${phaseIndex}_${OUTCOME_FIELD[status]}`;
+}
+
+export function isActiveRunStatus(status: Run["status"]): boolean {
+  return status === "PENDING" || status === "RUNNING";
+}
+
+/** The configuration as stored: everything but the firmware credentials. */
+export function publicConfig(config: RunConfig): RunConfig {
+  const { authentication: _secret, ...firmware } = config.operation.firmware;
+  return { ...config, operation: { ...config.operation, firmware } };
+}
+
+export function runToItem(run: Run): Item {
+  const item: Item = {
+    runId: run.id,
+    listPk: LIST_PARTITION.runs,
+    createdKey: createdKey(run.createdAt, run.id),
+    name: run.name,
+    description: run.description,
+    operationKind: run.config.operation.kind,
+    configJson: JSON.stringify(publicConfig(run.config)),
+    status: run.status,
+    reason: run.reason,
+    statusMessage: run.statusMessage,
+    phaseSizes: run.phaseSizes,
+    currentPhaseIndex: run.currentPhaseIndex,
+    maxConcurrent: run.config.maxConcurrentTargets,
+    inFlight: run.inFlight,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    startedAt: run.startedAt,
+    finishedAt: run.finishedAt,
+  };
+  if (isActiveRunStatus(run.status)) item.activePk = LIST_PARTITION.activeRuns;
+  run.counters.forEach((counts, phase) => {
+    for (const status of Object.keys(OUTCOME_FIELD) as OutcomeStatus[]) {
+      const n = counts[OUTCOME_FIELD[status]];
+      if (n !== 0) item[counterAttribute(phase, status)] = n;
+    }
+  });
+  return item;
+}
+
+export function itemToRun(item: Item): Run {
+  const phaseSizes = (item.phaseSizes as number[]).map(Number);
+  const counters: OutcomeCounts[] = phaseSizes.map((_, phase) => ({
+    completed: num(item[counterAttribute(phase, "COMPLETED")]),
+    failed: num(item[counterAttribute(phase, "FAILED")]),
+    terminated: num(item[counterAttribute(phase, "TERMINATED")]),
+    skipped: num(item[counterAttribute(phase, "SKIPPED")]),
+  }));
+  const run: Run = {
+    id: item.runId as string,
+    name: item.name as string,
+    description: item.description as string,
+    config: JSON.parse(item.configJson as string) as RunConfig,
+    status: item.status as Run["status"],
+    reason: item.reason as Run["reason"],
+    statusMessage: item.statusMessage as string,
+    phaseSizes,
+    currentPhaseIndex: num(item.currentPhaseIndex),
+    counters,
+    inFlight: num(item.inFlight),
+    createdAt: num(item.createdAt),
+    updatedAt: num(item.updatedAt),
+  };
+  if (item.startedAt !== undefined) run.startedAt = num(item.startedAt);
+  if (item.finishedAt !== undefined) run.finishedAt = num(item.finishedAt);
+  return run;
+}
+
+export function targetToItem(target: Target): Item {
+  return {
+    runId: target.runId,
+    targetId: target.id,
+    orderKey: orderKey(target.phaseIndex, target.sequenceIndex),
+    rackId: target.rackId,
+    sequenceIndex: target.sequenceIndex,
+    phaseIndex: target.phaseIndex,
+    status: target.status,
+    message: target.message,
+    taskId: target.taskId,
+    componentsByType: target.componentsByType,
+    createdAt: target.createdAt,
+    updatedAt: target.updatedAt,
+    leaseExpiresAt: target.leaseExpiresAt,
+    conflictAttempts: target.conflictAttempts,
+    firstBlockedAt: target.firstBlockedAt,
+    retryAt: target.retryAt,
+  };
+}
+
+export function itemToTarget(item: Item): Target {
+  const target: Target = {
+    id: item.targetId as string,
+    runId: item.runId as string,
+    rackId: item.rackId as string,
+    sequenceIndex: num(item.sequenceIndex),
+    phaseIndex: num(item.phaseIndex),
+    status: item.status as Target["status"],
+    message: (item.message as string | undefined) ?? "",
+    componentsByType: (item.componentsByType as ComponentsForType[] | undefined) ?? [],
+    createdAt: num(item.createdAt),
+    updatedAt: num(item.updatedAt),
+    conflictAttempts: num(item.conflictAttempts),
+  };
+  if (item.taskId !== undefined) target.taskId = item.taskId as string;
+  if (item.leaseExpiresAt !== undefined) target.leaseExpiresAt = num(item.leaseExpiresAt);
+  if (item.firstBlockedAt !== undefined) target.firstBlockedAt = num(item.firstBlockedAt);
+  if (item.retryAt !== undefined) target.retryAt = num(item.retryAt);
+  return target;
+}
+
+const ACTIVE_TASK = new Set(["PENDING", "RUNNING", "WAITING"]);
+
+export function taskToItem(task: Task): Item {
+  const item: Item = {
+    ...task,
+    listPk: LIST_PARTITION.tasks,
+    createdKey: createdKey(task.createdAt, task.id),
+  };
+  if (ACTIVE_TASK.has(task.status)) item.activeRackId = task.rackId;
+  return item;
+}
+
+export function itemToTask(item: Item): Task {
+  const { listPk: _l, createdKey: _c, activeRackId: _a, ...rest } = item;
+  return rest as unknown as Task;
+}
+
+export const rackPk = (id: string): string => `rack#${id}`;
+export const componentPk = (id: string): string => `component#${id}`;
+export const componentExternalPk = (type: string, externalId: string): string =>
+  `componentExt#${type}#${externalId}`;
+
+export function rackToItem(rack: InventoryRack): Item {
+  return {
+    pk: rackPk(rack.id),
+    kind: "rack",
+    rack: rack,
+    rackName: rack.name,
+    rackExternalId: rack.externalId,
+    nvlDomainId: rack.nvlDomain?.id,
+    nvlDomainName: rack.nvlDomain?.name,
+  };
+}
+
+export function itemToRack(item: Item): InventoryRack {
+  return item.rack as InventoryRack;
+}
+
+function num(value: unknown): number {
+  return value === undefined ? 0 : Number(value);
+}

@@ -1,0 +1,682 @@
+/**
+ * RunStore on DynamoDB: the run item (control fields, in-flight counter, per-phase outcome counters)
+ * in the Runs table, its targets under the run's partition in the Targets table.
+ *
+ * ## Atomic create: the commit-marker protocol
+ * TransactWriteItems takes at most 100 items, a run has up to 100 targets + 1 run item. So:
+ *
+ *   t0  pre-commit chunks: [ConditionCheck run absent, Put target …] — each target carries
+ *       `expiresAt` (TTL, epoch s) = the orphan deadline. Only the FIRST targets go here: as many as
+ *       do not fit the final transaction (for 100 targets and 100-item transactions: just 1).
+ *   t1  COMMIT: one transaction [Put run (condition: absent), Put the remaining targets (no TTL)].
+ *       The run item lists the pre-commit target ids in `unsealed`.
+ *   t2  seal: REMOVE expiresAt from each pre-commit target, then REMOVE `unsealed` from the run.
+ *
+ * Readers reach targets only through a committed run (listTargets reads the run first; getTarget
+ * checks the run for a target that still carries a TTL), so before t1 nothing is visible, and a
+ * crash before t1 leaves only invisible orphans that TTL deletes (or `sweepOrphans`, locally: moto
+ * does not expire items). A crash between t1 and t2 leaves a complete, visible run whose seal is
+ * finished by the next getRun (read-repair) or sweepOrphans, long before the TTL (24 h by default).
+ * Runs of up to 99 targets commit in ONE transaction and never carry a TTL at all.
+ */
+import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
+  DeleteCommand,
+  type DynamoDBDocumentClient,
+  GetCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  ScanCommand,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import type {
+  BlockedUpdate,
+  Cipher,
+  ClaimOutcome,
+  ListTargetsOptions,
+  RunListEntry,
+  RunStore,
+  SaveRunOutcome,
+  TransitionOutcome,
+} from "../../app/ports.js";
+import { FlowError } from "../../domain/errors.js";
+import type { FirmwareAuthentication, OutcomeStatus, Page, Run, Target } from "../../domain/model.js";
+import { chunk, isConditionFailed, transactWrite } from "./db.js";
+import {
+  counterAttribute,
+  type Item,
+  isActiveRunStatus,
+  itemToRun,
+  itemToTarget,
+  runToItem,
+  targetToItem,
+} from "./items.js";
+import { INDEX, LIST_PARTITION, phaseKeyRange, type TableNames } from "./schema.js";
+
+export interface RunStoreOptions {
+  /** Items per TransactWriteItems (DynamoDB's limit is 100; tests use less to exercise chunks). */
+  maxTransactionItems?: number;
+  /** How long a pre-commit target lives if its run never commits. */
+  pendingTtlSeconds?: number;
+  /** Encrypts firmware credentials; without one, a run with credentials is refused. */
+  cipher?: Cipher;
+}
+
+const SECRETS_VERSION = 1;
+
+export class DynamoRunStore implements RunStore {
+  private readonly maxItems: number;
+  private readonly pendingTtlSeconds: number;
+
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tables: TableNames,
+    private readonly options: RunStoreOptions = {},
+  ) {
+    this.maxItems = options.maxTransactionItems ?? 100;
+    this.pendingTtlSeconds = options.pendingTtlSeconds ?? 24 * 3600;
+    if (this.maxItems < 2 || this.maxItems > 100) throw new RangeError("maxTransactionItems must be 2..100");
+  }
+
+  async createRun(run: Run, targets: Target[]): Promise<void> {
+    const runItem = runToItem(run);
+    const auth = run.config.operation.firmware.authentication;
+    if (auth !== undefined) runItem.secrets = await this.encryptSecrets(run.id, auth);
+
+    // The commit transaction holds the run and as many targets as fit; the rest go first.
+    const inCommit = Math.min(targets.length, this.maxItems - 1);
+    const early = targets.slice(0, targets.length - inCommit);
+    const late = targets.slice(targets.length - inCommit);
+    const expiresAt = Math.floor(run.createdAt / 1000) + this.pendingTtlSeconds;
+    const runAbsent = {
+      ConditionCheck: {
+        TableName: this.tables.runs,
+        Key: { runId: run.id },
+        ConditionExpression: "attribute_not_exists(runId)",
+      },
+    };
+
+    for (const part of chunk(early, this.maxItems - 1)) {
+      const codes = await transactWrite(this.doc, {
+        TransactItems: [
+          runAbsent,
+          ...part.map((t) => ({
+            Put: {
+              TableName: this.tables.targets,
+              Item: { ...targetToItem(t), expiresAt },
+              ConditionExpression: "attribute_not_exists(targetId)",
+            },
+          })),
+        ],
+      });
+      if (codes !== undefined) throw alreadyExists(run.id, codes);
+    }
+
+    if (early.length > 0) runItem.unsealed = early.map((t) => t.id);
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        {
+          Put: {
+            TableName: this.tables.runs,
+            Item: runItem,
+            ConditionExpression: "attribute_not_exists(runId)",
+          },
+        },
+        ...late.map((t) => ({
+          Put: {
+            TableName: this.tables.targets,
+            Item: targetToItem(t),
+            ConditionExpression: "attribute_not_exists(targetId)",
+          },
+        })),
+      ],
+    });
+    if (codes !== undefined) throw alreadyExists(run.id, codes);
+
+    if (early.length > 0) {
+      // Committed: from here the run is complete to readers. A failed seal is finished later by
+      // read-repair, so it must not turn a successful create into an error (the caller would retry
+      // with a new id and create a duplicate run).
+      await this.seal(
+        run.id,
+        early.map((t) => t.id),
+      ).catch(() => undefined);
+    }
+  }
+
+  /** Removes the orphan TTL from pre-commit targets of a committed run. Idempotent. */
+  async seal(runId: string, targetIds: string[]): Promise<void> {
+    for (const targetId of targetIds) {
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.tables.targets,
+            Key: { runId, targetId },
+            UpdateExpression: "REMOVE expiresAt",
+            ConditionExpression: "attribute_exists(targetId)",
+          }),
+        );
+      } catch (error) {
+        if (!isConditionFailed(error)) throw error;
+      }
+    }
+    await this.doc.send(
+      new UpdateCommand({
+        TableName: this.tables.runs,
+        Key: { runId },
+        UpdateExpression: "REMOVE unsealed",
+        ConditionExpression: "attribute_exists(runId)",
+      }),
+    );
+  }
+
+  async getRun(runId: string): Promise<Run | undefined> {
+    const item = await this.getRunItem(runId);
+    if (item === undefined) return undefined;
+    if (Array.isArray(item.unsealed))
+      await this.seal(runId, item.unsealed as string[]).catch(() => undefined);
+    return itemToRun(item);
+  }
+
+  private async getRunItem(runId: string): Promise<Item | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tables.runs, Key: { runId }, ConsistentRead: true }),
+    );
+    return out.Item;
+  }
+
+  async getRunSecrets(runId: string): Promise<FirmwareAuthentication | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tables.runs,
+        Key: { runId },
+        ProjectionExpression: "secrets",
+        ConsistentRead: true,
+      }),
+    );
+    const blob = out.Item?.secrets as Uint8Array | undefined;
+    if (blob === undefined) return undefined;
+    const cipher = this.requireCipher();
+    const plain = await cipher.decrypt(blob, `run:${runId}`);
+    const doc = JSON.parse(Buffer.from(plain).toString("utf8")) as {
+      v: number;
+      authentication: FirmwareAuthentication;
+    };
+    return doc.authentication;
+  }
+
+  private async encryptSecrets(runId: string, authentication: FirmwareAuthentication): Promise<Uint8Array> {
+    const plain = Buffer.from(JSON.stringify({ v: SECRETS_VERSION, authentication }), "utf8");
+    return this.requireCipher().encrypt(plain, `run:${runId}`);
+  }
+
+  private requireCipher(): Cipher {
+    if (this.options.cipher === undefined) {
+      throw new FlowError("INTERNAL", "firmware credentials need a cipher; none is configured");
+    }
+    return this.options.cipher;
+  }
+
+  async listRuns(
+    matches: (run: RunListEntry) => boolean,
+    page: Page,
+  ): Promise<{ runs: Run[]; total: number }> {
+    const entries = await this.queryAll({
+      TableName: this.tables.runs,
+      IndexName: INDEX.runsByCreated,
+      KeyConditionExpression: "listPk = :pk",
+      ExpressionAttributeValues: { ":pk": LIST_PARTITION.runs },
+      ScanIndexForward: false,
+    });
+    const matching = entries
+      .map(
+        (item): RunListEntry => ({
+          id: item.runId as string,
+          name: item.name as string,
+          status: item.status as Run["status"],
+          reason: item.reason as Run["reason"],
+          operationKind: item.operationKind as RunListEntry["operationKind"],
+          createdAt: Number(item.createdAt),
+        }),
+      )
+      .filter(matches);
+    const ids = matching.slice(page.offset, page.offset + page.limit).map((e) => e.id);
+    const items = await this.batchGet(
+      this.tables.runs,
+      ids.map((runId) => ({ runId })),
+    );
+    const byId = new Map(items.map((i) => [i.runId as string, i]));
+    const runs = ids.flatMap((id) => {
+      const item = byId.get(id);
+      return item === undefined ? [] : [itemToRun(item)];
+    });
+    return { runs, total: matching.length };
+  }
+
+  async listTargets(
+    runId: string,
+    options: ListTargetsOptions,
+  ): Promise<{ targets: Target[]; total: number } | undefined> {
+    if ((await this.getRunItem(runId)) === undefined) return undefined;
+    if (options.phaseTo < options.phaseFrom) return { targets: [], total: 0 };
+    const [from, to] = phaseKeyRange(options.phaseFrom, options.phaseTo);
+    const input: QueryCommandInput = {
+      TableName: this.tables.targets,
+      IndexName: INDEX.targetsByOrder,
+      KeyConditionExpression: "runId = :r AND orderKey BETWEEN :from AND :to",
+      ExpressionAttributeValues: { ":r": runId, ":from": from, ":to": to },
+    };
+    if (options.status !== undefined) {
+      input.FilterExpression = "#s = :s";
+      input.ExpressionAttributeNames = { "#s": "status" };
+      input.ExpressionAttributeValues = { ...input.ExpressionAttributeValues, ":s": options.status };
+    }
+    const all = (await this.queryAll(input)).map(itemToTarget);
+    return {
+      targets: all.slice(options.page.offset, options.page.offset + options.page.limit),
+      total: all.length,
+    };
+  }
+
+  async getTarget(runId: string, targetId: string): Promise<Target | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tables.targets, Key: { runId, targetId }, ConsistentRead: true }),
+    );
+    if (out.Item === undefined) return undefined;
+    // A target that still carries its orphan TTL is visible only once its run has committed.
+    if (out.Item.expiresAt !== undefined && (await this.getRunItem(runId)) === undefined) return undefined;
+    return itemToTarget(out.Item);
+  }
+
+  async listActiveRunIds(): Promise<string[]> {
+    const items = await this.queryAll({
+      TableName: this.tables.runs,
+      IndexName: INDEX.runsActive,
+      KeyConditionExpression: "activePk = :a",
+      ExpressionAttributeValues: { ":a": LIST_PARTITION.activeRuns },
+    });
+    return items.map((i) => i.runId as string);
+  }
+
+  /**
+   *   reader A: getRun → updatedAt 100        reader B: getRun → updatedAt 100
+   *   A: saveRun(…, updatedAt 105, expected 100) → saved
+   *   B: saveRun(…, updatedAt 106, expected 100) → stale (nothing written; B re-reads and decides again)
+   */
+  async saveRun(run: Run, expectedUpdatedAt: number): Promise<SaveRunOutcome> {
+    const set = [
+      "#status = :status",
+      "reason = :reason",
+      "statusMessage = :msg",
+      "currentPhaseIndex = :phase",
+      "updatedAt = :updated",
+    ];
+    const remove: string[] = [];
+    const values: Record<string, unknown> = {
+      ":status": run.status,
+      ":reason": run.reason,
+      ":msg": run.statusMessage,
+      ":phase": run.currentPhaseIndex,
+      ":updated": run.updatedAt,
+      ":expected": expectedUpdatedAt,
+    };
+    for (const field of ["startedAt", "finishedAt"] as const) {
+      const value = run[field];
+      if (value === undefined) remove.push(field);
+      else {
+        set.push(`${field} = :${field}`);
+        values[`:${field}`] = value;
+      }
+    }
+    if (isActiveRunStatus(run.status)) {
+      set.push("activePk = :active");
+      values[":active"] = LIST_PARTITION.activeRuns;
+    } else remove.push("activePk");
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tables.runs,
+          Key: { runId: run.id },
+          UpdateExpression: `SET ${set.join(", ")}${remove.length > 0 ? ` REMOVE ${remove.join(", ")}` : ""}`,
+          ConditionExpression: "attribute_exists(runId) AND updatedAt = :expected",
+          ExpressionAttributeNames: { "#status": "status" },
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return "saved";
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      return (await this.getRunItem(run.id)) === undefined ? "not-found" : "stale";
+    }
+  }
+
+  async listReadyTargets(runId: string, phaseIndex: number, now: number, limit: number): Promise<Target[]> {
+    const [from, to] = phaseKeyRange(phaseIndex, phaseIndex);
+    const ready: Target[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tables.targets,
+          IndexName: INDEX.targetsByOrder,
+          ConsistentRead: true,
+          KeyConditionExpression: "runId = :r AND orderKey BETWEEN :from AND :to",
+          FilterExpression:
+            "#s = :pending OR (#s = :blocked AND retryAt <= :now) OR (#s = :claimed AND leaseExpiresAt <= :now)",
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: {
+            ":r": runId,
+            ":from": from,
+            ":to": to,
+            ":pending": "PENDING",
+            ":blocked": "BLOCKED",
+            ":claimed": "CLAIMED",
+            ":now": now,
+          },
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of out.Items ?? []) if (ready.length < limit) ready.push(itemToTarget(item));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey !== undefined && ready.length < limit);
+    return ready;
+  }
+
+  /**
+   *   dispatcher A reads target T (PENDING, updatedAt 100); dispatcher B reads T too
+   *   A: [T: PENDING@100 → CLAIMED] + [run: inFlight 2 < 3 → 3]   committed → 'claimed'
+   *   B: [T: PENDING@100 → CLAIMED] fails (T is CLAIMED now)        cancelled → 'lost-race'
+   *   C (other target U): [U → CLAIMED] + [run: inFlight 3 < 3] fails   cancelled → 'slots-full'
+   */
+  async claimTarget(expected: Target, leaseMs: number, now: number): Promise<ClaimOutcome> {
+    const readiness: Record<string, string | undefined> = {
+      PENDING: "",
+      BLOCKED: " AND retryAt <= :now",
+      CLAIMED: " AND leaseExpiresAt <= :now",
+    };
+    const extra = readiness[expected.status];
+    if (extra === undefined) return "lost-race";
+    const reclaim = expected.status === "CLAIMED";
+    const runActive = "#s IN (:pending, :running)";
+    const runValues = { ":pending": "PENDING", ":running": "RUNNING" };
+    const runItem = reclaim
+      ? {
+          ConditionCheck: {
+            TableName: this.tables.runs,
+            Key: { runId: expected.runId },
+            ConditionExpression: runActive,
+            ExpressionAttributeNames: { "#s": "status" },
+            ExpressionAttributeValues: runValues,
+          },
+        }
+      : {
+          Update: {
+            TableName: this.tables.runs,
+            Key: { runId: expected.runId },
+            UpdateExpression: "SET inFlight = inFlight + :one",
+            ConditionExpression: `${runActive} AND inFlight < maxConcurrent`,
+            ExpressionAttributeNames: { "#s": "status" },
+            ExpressionAttributeValues: { ...runValues, ":one": 1 },
+          },
+        };
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tables.targets,
+            Key: { runId: expected.runId, targetId: expected.id },
+            UpdateExpression: "SET #s = :claimed, leaseExpiresAt = :lease, updatedAt = :now",
+            ConditionExpression: `#s = :expected AND updatedAt = :expectedUpdated${extra}`,
+            ExpressionAttributeNames: { "#s": "status" },
+            ExpressionAttributeValues: {
+              ":claimed": "CLAIMED",
+              ":lease": now + leaseMs,
+              ":now": now,
+              ":expected": expected.status,
+              ":expectedUpdated": expected.updatedAt,
+            },
+          },
+        },
+        runItem,
+      ],
+    });
+    if (codes === undefined) return "claimed";
+    if (codes[0] === "ConditionalCheckFailed") return "lost-race";
+    const run = await this.getRunItem(expected.runId);
+    return run !== undefined && isActiveRunStatus(run.status as Run["status"])
+      ? "slots-full"
+      : "run-not-active";
+  }
+
+  async recordSubmitted(
+    runId: string,
+    targetId: string,
+    taskId: string,
+    now: number,
+  ): Promise<TransitionOutcome> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tables.targets,
+          Key: { runId, targetId },
+          UpdateExpression: "SET #s = :submitted, taskId = :task, updatedAt = :now REMOVE leaseExpiresAt",
+          ConditionExpression: "#s = :claimed",
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: {
+            ":submitted": "SUBMITTED",
+            ":claimed": "CLAIMED",
+            ":task": taskId,
+            ":now": now,
+          },
+        }),
+      );
+      return "recorded";
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      const current = await this.getTarget(runId, targetId);
+      if (current === undefined) return "not-found";
+      return current.status === "SUBMITTED" && current.taskId === taskId ? "already-recorded" : "lost-race";
+    }
+  }
+
+  async recordBlocked(
+    runId: string,
+    targetId: string,
+    blocked: BlockedUpdate,
+    now: number,
+  ): Promise<TransitionOutcome> {
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tables.targets,
+            Key: { runId, targetId },
+            UpdateExpression:
+              "SET #s = :blocked, message = :msg, retryAt = :retry, conflictAttempts = :attempts, firstBlockedAt = :first, updatedAt = :now REMOVE leaseExpiresAt",
+            ConditionExpression: "#s = :claimed",
+            ExpressionAttributeNames: { "#s": "status" },
+            ExpressionAttributeValues: {
+              ":blocked": "BLOCKED",
+              ":claimed": "CLAIMED",
+              ":msg": blocked.message,
+              ":retry": blocked.retryAt,
+              ":attempts": blocked.conflictAttempts,
+              ":first": blocked.firstBlockedAt,
+              ":now": now,
+            },
+          },
+        },
+        {
+          Update: {
+            TableName: this.tables.runs,
+            Key: { runId },
+            UpdateExpression: "SET inFlight = inFlight - :one",
+            ConditionExpression: "attribute_exists(runId)",
+            ExpressionAttributeValues: { ":one": 1 },
+          },
+        },
+      ],
+    });
+    if (codes === undefined) return "recorded";
+    return (await this.getTarget(runId, targetId)) === undefined ? "not-found" : "lost-race";
+  }
+
+  /**
+   *   child task ends: target T SUBMITTED@300 (phase 1), run inFlight 3, c1_completed 4
+   *   recordOutcome(T, COMPLETED): [T: SUBMITTED@300 → COMPLETED] + [run: c1_completed 5, inFlight 2]
+   *   stream redelivers, task retried: T is COMPLETED → 'already-recorded', nothing written
+   *   a concurrent writer moved T first (condition on SUBMITTED@300 fails): re-read, decide again
+   */
+  async recordOutcome(
+    runId: string,
+    targetId: string,
+    status: OutcomeStatus,
+    message: string,
+    now: number,
+  ): Promise<TransitionOutcome> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const current = await this.getTarget(runId, targetId);
+      if (current === undefined) return "not-found";
+      if (["COMPLETED", "FAILED", "TERMINATED", "SKIPPED"].includes(current.status))
+        return "already-recorded";
+      const wasInFlight = current.status === "CLAIMED" || current.status === "SUBMITTED";
+      const codes = await transactWrite(this.doc, {
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tables.targets,
+              Key: { runId, targetId },
+              UpdateExpression:
+                "SET #s = :status, message = :msg, updatedAt = :now REMOVE leaseExpiresAt, retryAt",
+              ConditionExpression: "#s = :prior AND updatedAt = :priorUpdated",
+              ExpressionAttributeNames: { "#s": "status" },
+              ExpressionAttributeValues: {
+                ":status": status,
+                ":msg": message,
+                ":now": now,
+                ":prior": current.status,
+                ":priorUpdated": current.updatedAt,
+              },
+            },
+          },
+          {
+            Update: {
+              TableName: this.tables.runs,
+              Key: { runId },
+              UpdateExpression: wasInFlight ? "ADD #c :one, inFlight :minus" : "ADD #c :one",
+              ConditionExpression: "attribute_exists(runId)",
+              ExpressionAttributeNames: { "#c": counterAttribute(current.phaseIndex, status) },
+              ExpressionAttributeValues: wasInFlight ? { ":one": 1, ":minus": -1 } : { ":one": 1 },
+            },
+          },
+        ],
+      });
+      if (codes === undefined) return "recorded";
+      if (codes[1] === "ConditionalCheckFailed") return "not-found";
+    }
+    return "lost-race";
+  }
+
+  async terminateTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number> {
+    let moved = 0;
+    for (const targetId of targetIds) {
+      if ((await this.recordOutcome(runId, targetId, "TERMINATED", message, now)) === "recorded") moved++;
+    }
+    return moved;
+  }
+
+  /**
+   * Local stand-in for DynamoDB TTL (moto never expires items): deletes pre-commit targets whose
+   * TTL has passed and whose run never committed; seals those whose run did. Returns the counts.
+   */
+  async sweepOrphans(now: number): Promise<{ deleted: number; sealed: number }> {
+    const nowSeconds = Math.floor(now / 1000);
+    const expired: Item[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(
+        new ScanCommand({
+          TableName: this.tables.targets,
+          FilterExpression: "expiresAt <= :now",
+          ExpressionAttributeValues: { ":now": nowSeconds },
+          ProjectionExpression: "runId, targetId",
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      expired.push(...(out.Items ?? []));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    const byRun = new Map<string, string[]>();
+    for (const item of expired) {
+      const list = byRun.get(item.runId as string) ?? [];
+      list.push(item.targetId as string);
+      byRun.set(item.runId as string, list);
+    }
+    let deleted = 0;
+    let sealed = 0;
+    for (const [runId, targetIds] of byRun) {
+      if ((await this.getRunItem(runId)) !== undefined) {
+        await this.seal(runId, targetIds);
+        sealed += targetIds.length;
+        continue;
+      }
+      for (const targetId of targetIds) {
+        try {
+          // Conditional: never delete a target whose TTL was removed meanwhile (sealed).
+          await this.doc.send(
+            new DeleteCommand({
+              TableName: this.tables.targets,
+              Key: { runId, targetId },
+              ConditionExpression: "attribute_exists(expiresAt)",
+            }),
+          );
+          deleted++;
+        } catch (error) {
+          if (!isConditionFailed(error)) throw error;
+        }
+      }
+    }
+    return { deleted, sealed };
+  }
+
+  private async queryAll(input: QueryCommandInput): Promise<Item[]> {
+    const items: Item[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const out = await this.doc.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+      items.push(...(out.Items ?? []));
+      startKey = out.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return items;
+  }
+
+  private async batchGet(table: string, keys: Record<string, unknown>[]): Promise<Item[]> {
+    return batchGetAll(this.doc, table, keys);
+  }
+}
+
+/** BatchGetItem in chunks of 100, following UnprocessedKeys until none are left. */
+export async function batchGetAll(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  keys: Record<string, unknown>[],
+): Promise<Item[]> {
+  const items: Item[] = [];
+  for (const part of chunk(keys, 100)) {
+    let pending: Record<string, unknown>[] | undefined = part;
+    for (let round = 0; pending !== undefined && pending.length > 0; round++) {
+      if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
+      const out: BatchGetCommandOutput = await doc.send(
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }),
+      );
+      items.push(...(out.Responses?.[table] ?? []));
+      pending = out.UnprocessedKeys?.[table]?.Keys;
+    }
+  }
+  return items;
+}
+
+function alreadyExists(runId: string, codes: string[]): FlowError {
+  return new FlowError("ALREADY_EXISTS", `operation run ${runId} already exists (${codes.join(", ")})`);
+}

@@ -1,0 +1,257 @@
+/**
+ * The DynamoDB tables as plain data, read by BOTH the local stack (CreateTable, see tables.ts) and
+ * the CDK app (infra/), so the two cannot drift. docs/data-model.md puts every access pattern next
+ * to the key or index that serves it.
+ *
+ * Five tables, one per aggregate, because each has a different lifecycle and hot path: runs (few,
+ * hot items: the in-flight counter), targets (≤ 100 per run, under the run's partition), tasks
+ * (one per rack operation, ever growing), inventory (bulk-loaded, read mostly), rack locks
+ * (short-lived, TTL). Transactions span tables freely, so nothing is lost by splitting them.
+ *
+ * Sort keys that carry numbers are zero-padded strings so that string order is numeric order:
+ * `createdKey` = 15-digit epoch ms + "#" + id (newest first = descending, ties by id descending);
+ * `orderKey` = "p" + 4-digit phase + "#s" + 6-digit sequence (phase, then sequence, ascending).
+ */
+
+export type AttributeType = "S" | "N";
+
+export interface KeyAttribute {
+  name: string;
+  type: AttributeType;
+}
+
+export interface IndexDefinition {
+  name: string;
+  partitionKey: KeyAttribute;
+  sortKey?: KeyAttribute;
+  /** ALL, KEYS_ONLY, or INCLUDE with the listed non-key attributes. */
+  projection: { type: "ALL" } | { type: "KEYS_ONLY" } | { type: "INCLUDE"; attributes: string[] };
+  /** A sparse index: only items that carry the partition key attribute appear in it. */
+  sparse: boolean;
+  /** Which access pattern it serves (also in docs/data-model.md). */
+  serves: string;
+}
+
+export interface TableDefinition {
+  /** The logical name: CDK construct id, local table name suffix (`<prefix><logicalName>`). */
+  logicalName: "Runs" | "Targets" | "Tasks" | "Inventory" | "RackLocks";
+  partitionKey: KeyAttribute;
+  sortKey?: KeyAttribute;
+  globalSecondaryIndexes: IndexDefinition[];
+  /** Local secondary indexes share the table's partition key; only the sort key differs. */
+  localSecondaryIndexes: (Omit<IndexDefinition, "partitionKey" | "sortKey"> & { sortKey: KeyAttribute })[];
+  stream: "NEW_AND_OLD_IMAGES" | undefined;
+  /** Epoch SECONDS; DynamoDB deletes the item some time after it passes. */
+  ttlAttribute: string | undefined;
+}
+
+export const INDEX = {
+  runsByCreated: "byCreated",
+  runsActive: "active",
+  targetsByOrder: "byOrder",
+  tasksByRack: "byRack",
+  tasksActiveByRack: "activeByRack",
+  tasksByCreated: "byCreated",
+  racksByName: "byName",
+  racksByExternalId: "byExternalId",
+  racksByNvlDomainId: "byNvlDomainId",
+  racksByNvlDomainName: "byNvlDomainName",
+} as const;
+
+/** Fixed partition values of the list indexes (one partition: fine at thousands of runs). */
+export const LIST_PARTITION = { runs: "RUN", activeRuns: "ACTIVE", tasks: "TASK" } as const;
+
+const S = (name: string): KeyAttribute => ({ name, type: "S" });
+
+export const RUNS_TABLE: TableDefinition = {
+  logicalName: "Runs",
+  partitionKey: S("runId"),
+  globalSecondaryIndexes: [
+    {
+      name: INDEX.runsByCreated,
+      partitionKey: S("listPk"),
+      sortKey: S("createdKey"),
+      // The summary fields ListOperationRuns filters on; the page's full items are then batch-read.
+      projection: {
+        type: "INCLUDE",
+        attributes: ["name", "status", "reason", "operationKind", "createdAt"],
+      },
+      // Only committed runs carry listPk: an uncommitted (mid-create) run is invisible here.
+      sparse: true,
+      serves: "list runs newest first (ties by id desc), filters, offset pagination, total",
+    },
+    {
+      name: INDEX.runsActive,
+      partitionKey: S("activePk"),
+      sortKey: S("runId"),
+      projection: { type: "KEYS_ONLY" },
+      sparse: true,
+      serves: "dispatcher: runs in PENDING or RUNNING (cost grows with active runs, not history)",
+    },
+  ],
+  localSecondaryIndexes: [],
+  stream: "NEW_AND_OLD_IMAGES",
+  ttlAttribute: undefined,
+};
+
+export const TARGETS_TABLE: TableDefinition = {
+  logicalName: "Targets",
+  partitionKey: S("runId"),
+  sortKey: S("targetId"),
+  globalSecondaryIndexes: [],
+  localSecondaryIndexes: [
+    {
+      name: INDEX.targetsByOrder,
+      sortKey: S("orderKey"),
+      projection: { type: "ALL" },
+      sparse: false,
+      serves:
+        "targets of a run in phase-then-sequence order, by phase range (key condition) and status (filter); ready targets of a phase (strongly consistent)",
+    },
+  ],
+  stream: "NEW_AND_OLD_IMAGES",
+  // Set only on targets written before their run's commit; removed when the run is sealed.
+  ttlAttribute: "expiresAt",
+};
+
+export const TASKS_TABLE: TableDefinition = {
+  logicalName: "Tasks",
+  // Task items: the task id. Idempotency items: "idem:" + key (they carry no index attributes).
+  partitionKey: S("id"),
+  globalSecondaryIndexes: [
+    {
+      name: INDEX.tasksByRack,
+      partitionKey: S("rackId"),
+      sortKey: S("createdKey"),
+      projection: { type: "ALL" },
+      sparse: true,
+      serves: "tasks of a rack, newest first (component filter applied on top)",
+    },
+    {
+      name: INDEX.tasksActiveByRack,
+      partitionKey: S("activeRackId"),
+      sortKey: S("createdKey"),
+      projection: { type: "ALL" },
+      sparse: true,
+      serves: "active (non-terminal) tasks of a rack",
+    },
+    {
+      name: INDEX.tasksByCreated,
+      partitionKey: S("listPk"),
+      sortKey: S("createdKey"),
+      projection: { type: "ALL" },
+      sparse: true,
+      serves: "all tasks newest first (ListTasks without a rack)",
+    },
+  ],
+  localSecondaryIndexes: [],
+  stream: "NEW_AND_OLD_IMAGES",
+  ttlAttribute: undefined,
+};
+
+export const INVENTORY_TABLE: TableDefinition = {
+  logicalName: "Inventory",
+  // "rack#<id>" (the rack with its components), "component#<id>" and
+  // "componentExt#<TYPE>#<externalId>" (pointers to the rack).
+  partitionKey: S("pk"),
+  globalSecondaryIndexes: [
+    {
+      name: INDEX.racksByName,
+      partitionKey: S("rackName"),
+      projection: { type: "ALL" },
+      sparse: true,
+      serves: "rack by name",
+    },
+    {
+      name: INDEX.racksByExternalId,
+      partitionKey: S("rackExternalId"),
+      projection: { type: "ALL" },
+      sparse: true,
+      serves: "rack by external id",
+    },
+    {
+      name: INDEX.racksByNvlDomainId,
+      partitionKey: S("nvlDomainId"),
+      projection: { type: "ALL" },
+      sparse: true,
+      serves: "racks of an NVLink domain by domain id",
+    },
+    {
+      name: INDEX.racksByNvlDomainName,
+      partitionKey: S("nvlDomainName"),
+      projection: { type: "ALL" },
+      sparse: true,
+      serves: "racks of an NVLink domain by domain name",
+    },
+  ],
+  localSecondaryIndexes: [],
+  stream: undefined,
+  ttlAttribute: undefined,
+};
+
+export const RACK_LOCKS_TABLE: TableDefinition = {
+  logicalName: "RackLocks",
+  partitionKey: S("rackId"),
+  globalSecondaryIndexes: [],
+  localSecondaryIndexes: [],
+  stream: undefined,
+  // Expired locks are also ignored by the acquire condition; TTL only tidies them away.
+  ttlAttribute: "ttl",
+};
+
+export const TABLES: readonly TableDefinition[] = [
+  RUNS_TABLE,
+  TARGETS_TABLE,
+  TASKS_TABLE,
+  INVENTORY_TABLE,
+  RACK_LOCKS_TABLE,
+];
+
+export interface TableNames {
+  runs: string;
+  targets: string;
+  tasks: string;
+  inventory: string;
+  rackLocks: string;
+}
+
+/** Local and test names: `<prefix>Runs`, … (CDK lets CloudFormation name them). */
+export function tableNames(prefix: string): TableNames {
+  return {
+    runs: `${prefix}Runs`,
+    targets: `${prefix}Targets`,
+    tasks: `${prefix}Tasks`,
+    inventory: `${prefix}Inventory`,
+    rackLocks: `${prefix}RackLocks`,
+  };
+}
+
+export function tableNameOf(names: TableNames, def: TableDefinition): string {
+  switch (def.logicalName) {
+    case "Runs":
+      return names.runs;
+    case "Targets":
+      return names.targets;
+    case "Tasks":
+      return names.tasks;
+    case "Inventory":
+      return names.inventory;
+    case "RackLocks":
+      return names.rackLocks;
+  }
+}
+
+/** Epoch ms, 15 digits: good until the year 33658. */
+export function createdKey(createdAt: number, id: string): string {
+  return `${String(createdAt).padStart(15, "0")}#${id}`;
+}
+
+/** "p0002#s000017": phase 2, sequence 17. */
+export function orderKey(phaseIndex: number, sequenceIndex: number): string {
+  return `p${String(phaseIndex).padStart(4, "0")}#s${String(sequenceIndex).padStart(6, "0")}`;
+}
+
+/** The inclusive orderKey range of phases `from..to`. */
+export function phaseKeyRange(from: number, to: number): [string, string] {
+  return [`p${String(from).padStart(4, "0")}#`, `p${String(to).padStart(4, "0")}#~`];
+}

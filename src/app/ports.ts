@@ -1,0 +1,252 @@
+/**
+ * Storage ports: the small interfaces the use cases (create run, dispatch, record outcome, gates,
+ * controls, tasks, inventory) depend on. The DynamoDB adapter (src/adapters/dynamodb) implements
+ * them; test fakes are typed from the same interfaces so they cannot drift.
+ *
+ * Every method's idempotency and atomicity is part of its contract and is written next to it.
+ * Concurrency rule for implementers AND callers: a state change is ONE conditional write (or one
+ * transaction) whose condition pins the state the caller saw. Never read, decide, then write
+ * unconditionally: two dispatchers (a tick and a stream wake-up) routinely overlap.
+ *
+ * Outcomes that callers branch on are returned as named values ('claimed' | 'slots-full' | …);
+ * only unexpected failures throw.
+ */
+import type {
+  ComponentType,
+  FirmwareAuthentication,
+  InventoryRack,
+  OutcomeStatus,
+  Page,
+  Run,
+  Target,
+  TargetStatus,
+  Task,
+  TaskStatus,
+} from "../domain/model.js";
+
+// ---------------------------------------------------------------------------------------------
+// Runs and targets
+
+/** What ListOperationRuns filters on, read from a narrow index (no configuration, no counters). */
+export interface RunListEntry {
+  id: string;
+  name: string;
+  status: Run["status"];
+  reason: Run["reason"];
+  /** `run.config.operation.kind`, e.g. "upgradeFirmware". */
+  operationKind: Run["config"]["operation"]["kind"];
+  createdAt: number;
+}
+
+export interface ListTargetsOptions {
+  /** Inclusive phase range; `phaseTo < phaseFrom` is an empty result. */
+  phaseFrom: number;
+  phaseTo: number;
+  status?: TargetStatus;
+  page: Page;
+}
+
+export type SaveRunOutcome = "saved" | "stale" | "not-found";
+export type ClaimOutcome = "claimed" | "slots-full" | "lost-race" | "run-not-active";
+export type TransitionOutcome = "recorded" | "already-recorded" | "lost-race" | "not-found";
+
+export interface BlockedUpdate {
+  message: string;
+  retryAt: number;
+  conflictAttempts: number;
+  firstBlockedAt: number;
+}
+
+export interface RunStore {
+  /**
+   * Freezes a run with its targets. All-or-nothing to every reader: until the run item is written
+   * (the commit, written last) no reader sees the run or any of its targets; a failure part-way
+   * leaves only invisible orphans that expire by TTL. Throws `AlreadyExistsError`-like failure
+   * (FlowError ALREADY_EXISTS) if the run id exists. `run.config.operation.firmware.authentication`
+   * is stored encrypted and stripped from the stored configuration (see getRunSecrets).
+   * Not idempotent by itself: callers generate a fresh run id per request.
+   */
+  createRun(run: Run, targets: Target[]): Promise<void>;
+
+  /** A committed run, its configuration WITHOUT authentication data; undefined if absent. */
+  getRun(runId: string): Promise<Run | undefined>;
+
+  /** The decrypted firmware credentials, for the child-task path only. Never hand to clients. */
+  getRunSecrets(runId: string): Promise<FirmwareAuthentication | undefined>;
+
+  /**
+   * Committed runs newest first (createdAt desc, ties by id desc), filtered by `matches`, then
+   * paged; `total` counts matches before paging. Reads the narrow list index in full (runs are
+   * few) and full items for the page only.
+   */
+  listRuns(matches: (run: RunListEntry) => boolean, page: Page): Promise<{ runs: Run[]; total: number }>;
+
+  /**
+   * Targets of a committed run in phase-then-sequence order; `total` counts before paging.
+   * Unknown or uncommitted run → undefined (the caller answers NotFound).
+   */
+  listTargets(
+    runId: string,
+    options: ListTargetsOptions,
+  ): Promise<{ targets: Target[]; total: number } | undefined>;
+
+  getTarget(runId: string, targetId: string): Promise<Target | undefined>;
+
+  /** Ids of runs in PENDING or RUNNING, from a sparse index (cost grows with active runs only). */
+  listActiveRunIds(): Promise<string[]>;
+
+  /**
+   * Writes the run's control fields (status, reason, statusMessage, currentPhaseIndex, startedAt,
+   * finishedAt, updatedAt) if the stored `updatedAt` still equals `expectedUpdatedAt`; otherwise
+   * 'stale' and nothing is written. Never touches `inFlight` or the outcome counters: those move
+   * only with target transitions, so a saveRun cannot lose a concurrent count.
+   * `run.updatedAt` must differ from `expectedUpdatedAt` (use max(now, expected + 1)).
+   */
+  saveRun(run: Run, expectedUpdatedAt: number): Promise<SaveRunOutcome>;
+
+  /**
+   * Ready targets of one phase, phase-then-sequence order, at most `limit`: PENDING; BLOCKED whose
+   * retryAt <= now; CLAIMED whose lease expired (leaseExpiresAt <= now). Strongly consistent.
+   */
+  listReadyTargets(runId: string, phaseIndex: number, now: number, limit: number): Promise<Target[]>;
+
+  /**
+   * ONE transaction:
+   *   target: status, updatedAt == the `expected` target's (still ready) → CLAIMED, lease now+leaseMs
+   *   run:    status ∈ {PENDING, RUNNING}; if the target was not already CLAIMED:
+   *           inFlight < maxConcurrentTargets, inFlight += 1
+   * An expired CLAIMED target already holds its in-flight slot, so re-claiming it takes none.
+   * 'lost-race': the target changed since it was read (someone else claimed or moved it).
+   * 'slots-full': inFlight reached the limit. 'run-not-active': the run is paused or terminal.
+   * Under N concurrent claimers the number of CLAIMED+SUBMITTED targets never exceeds the limit.
+   */
+  claimTarget(expected: Target, leaseMs: number, now: number): Promise<ClaimOutcome>;
+
+  /**
+   * CLAIMED → SUBMITTED with the child task id; the slot stays taken. Idempotent: already
+   * SUBMITTED with the same task id → 'already-recorded'. Any other state → 'lost-race'.
+   */
+  recordSubmitted(runId: string, targetId: string, taskId: string, now: number): Promise<TransitionOutcome>;
+
+  /**
+   * CLAIMED → BLOCKED (rack conflict) with backoff state, releasing the in-flight slot, in one
+   * transaction. Not CLAIMED → 'lost-race' and nothing moves.
+   */
+  recordBlocked(
+    runId: string,
+    targetId: string,
+    blocked: BlockedUpdate,
+    now: number,
+  ): Promise<TransitionOutcome>;
+
+  /**
+   * Any non-terminal state → `status`, in ONE transaction with: that phase's outcome counter += 1
+   * and, only if the target was CLAIMED or SUBMITTED, inFlight -= 1. Exactly once: a repeat (the
+   * target is already terminal) is a no-op returning 'already-recorded', so stream redelivery and
+   * retried child tasks cannot double-count. Works whatever the run's status (paused runs too).
+   */
+  recordOutcome(
+    runId: string,
+    targetId: string,
+    status: OutcomeStatus,
+    message: string,
+    now: number,
+  ): Promise<TransitionOutcome>;
+
+  /**
+   * recordOutcome(TERMINATED) for each listed target (cancel). Each target moves exactly once;
+   * returns how many moved now.
+   */
+  terminateTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tasks
+
+export type CreateTaskOutcome = { created: true; task: Task } | { created: false; task: Task };
+export type SaveTaskOutcome = "saved" | "stale" | "not-found";
+
+export interface ListTasksOptions {
+  rackId?: string;
+  componentId?: string;
+  activeOnly: boolean;
+  page: Page;
+}
+
+export interface TaskStore {
+  /**
+   * Creates the task. With `task.idempotencyKey`, at most one task ever exists per key: a repeat
+   * returns the EXISTING task with created: false (the key and the task are written in one
+   * transaction, so there is never a key without its task).
+   */
+  createTask(task: Task): Promise<CreateTaskOutcome>;
+  /** In the order asked, unknown ids skipped. */
+  getTasks(ids: string[]): Promise<Task[]>;
+  getTaskByIdempotencyKey(key: string): Promise<Task | undefined>;
+  /** Newest first (createdAt desc, ties by id desc); total before paging. */
+  listTasks(options: ListTasksOptions): Promise<{ tasks: Task[]; total: number }>;
+  /** Whole-task replace if the stored updatedAt equals `expectedUpdatedAt`. */
+  saveTask(task: Task, expectedUpdatedAt: number): Promise<SaveTaskOutcome>;
+}
+
+export const ACTIVE_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["PENDING", "RUNNING", "WAITING"]);
+
+// ---------------------------------------------------------------------------------------------
+// Inventory
+
+export interface InventoryStore {
+  /** Creates or replaces each rack (with its component lookups). Idempotent. */
+  upsertRacks(racks: InventoryRack[]): Promise<void>;
+  /** Every rack, sorted by id (the default scope; the planner orders with its own seed). */
+  loadAll(): Promise<InventoryRack[]>;
+  getRacksByIds(ids: string[]): Promise<InventoryRack[]>;
+  getRacksByNames(names: string[]): Promise<InventoryRack[]>;
+  getRacksByExternalIds(externalIds: string[]): Promise<InventoryRack[]>;
+  getRacksByNvlDomain(ref: { by: "id"; id: string } | { by: "name"; name: string }): Promise<InventoryRack[]>;
+  /** componentId → the rack that holds it. */
+  getRacksByComponentIds(componentIds: string[]): Promise<Map<string, InventoryRack>>;
+  getRackByComponentExternalId(type: ComponentType, externalId: string): Promise<InventoryRack | undefined>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rack locks
+
+export type AcquireOutcome = "acquired" | "held";
+export type ReleaseOutcome = "released" | "not-held";
+
+export interface RackLockStore {
+  /**
+   * Takes the rack's lock for `owner` until now+ttlMs, if it is free, expired, or already ours
+   * (re-acquiring extends it: idempotent). Held by another owner → 'held'.
+   */
+  acquire(rackId: string, owner: string, ttlMs: number, now: number): Promise<AcquireOutcome>;
+  /** Releases only if `owner` holds it; releasing a lock we do not hold is 'not-held' (idempotent). */
+  release(rackId: string, owner: string): Promise<ReleaseOutcome>;
+  get(rackId: string): Promise<{ owner: string; expiresAt: number } | undefined>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Secrets and metering
+
+/** Authenticated encryption of small secrets; `context` is bound in (AAD), e.g. the run id. */
+export interface Cipher {
+  encrypt(plaintext: Uint8Array, context: string): Promise<Uint8Array>;
+  /** Throws if the ciphertext or its context was tampered with. */
+  decrypt(ciphertext: Uint8Array, context: string): Promise<Uint8Array>;
+}
+
+export interface CapacityTotals {
+  calls: number;
+  /** Sum of ConsumedCapacity.CapacityUnits over every call (table + indexes). */
+  capacityUnits: number;
+  readCapacityUnits: number;
+  writeCapacityUnits: number;
+  byOperation: Record<string, { calls: number; capacityUnits: number }>;
+  byTable: Record<string, number>;
+}
+
+/** Records the ConsumedCapacity of every DynamoDB call, for cost-per-rack figures. */
+export interface CapacityMeter {
+  snapshot(): CapacityTotals;
+  reset(): void;
+}

@@ -1,0 +1,38 @@
+/**
+ * A moto server for tests: spawned on a free loopback port, ready when it answers HTTP. Plus `freshTables()`, which gives each suite its own tables under a unique prefix.
+ */
+import { randomUUID } from "node:crypto";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { awsClientConfig } from "../../src/adapters/aws-config.js";
+import { freePort, type LocalMoto, startLocalMoto } from "../../src/adapters/dynamodb/local-moto.js";
+import { type TableNames, tableNames } from "../../src/adapters/dynamodb/schema.js";
+import { createTables, deleteTables } from "../../src/adapters/dynamodb/tables.js";
+
+export const TEST_CREDENTIALS = { accessKeyId: "test", secretAccessKey: "test" };
+export const TEST_REGION = "us-east-1";
+
+export type MotoServer = LocalMoto;
+
+/** moto on a free loopback port with serialized requests (see src/adapters/dynamodb/local-moto.ts). */
+export function startMoto(options: { timeoutMs?: number; serialized?: boolean } = {}): Promise<MotoServer> {
+  return startLocalMoto(options);
+}
+
+export { freePort };
+
+/** A low-level client on the test endpoint with dummy credentials and few retries. */
+export function testClient(endpoint: string, maxAttempts = 3): DynamoDBClient {
+  return new DynamoDBClient(
+    awsClientConfig({ endpoint, region: TEST_REGION, credentials: TEST_CREDENTIALS, maxAttempts }),
+  );
+}
+
+/** Creates the product's tables under a unique prefix; `drop()` deletes them. */
+export async function freshTables(
+  client: DynamoDBClient,
+  label = "t",
+): Promise<{ names: TableNames; drop: () => Promise<void> }> {
+  const names = tableNames(`${label}-${randomUUID().slice(0, 8)}-`);
+  await createTables(client, names);
+  return { names, drop: () => deleteTables(client, names) };
+}
