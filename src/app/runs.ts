@@ -1,0 +1,175 @@
+/**
+ * Create and read use cases for operation runs: validate with the pure core, plan against a
+ * snapshot of inventory, freeze the run and its targets atomically, and answer queries with the
+ * spec's ordering, scoping and status codes. Manual controls live in controls.ts (they meet the
+ * dispatcher); this file never changes a run after it is created.
+ */
+import { validateCreateRun } from "../domain/config.js";
+import { FailedPreconditionError, NotFoundError, ValidationError } from "../domain/errors.js";
+import type {
+  CreateRunInput,
+  InventoryRack,
+  ListRunsQuery,
+  ListTargetsQuery,
+  Plan,
+  Run,
+  RunConfig,
+  RunStats,
+  Target,
+} from "../domain/model.js";
+import { type ExcludedTarget, planRun } from "../domain/planner.js";
+import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/queries.js";
+import { computeStats } from "../domain/stats.js";
+import type { TargetView } from "./api.js";
+import type { InventoryStore, RunListEntry, RunStore } from "./ports.js";
+
+export interface RunsDeps {
+  runs: RunStore;
+  inventory: InventoryStore;
+  clock: () => number;
+  /** A fresh random UUID (run ids, target ids and generated seeds, as the reference does). */
+  newId: () => string;
+}
+
+/** The reference's text for an unknown run on detail and lifecycle calls (NotFound). */
+export const runNotFound = (id: string): NotFoundError => new NotFoundError(`operation run not found: ${id}`);
+
+/** Every excluded run's targets, all phases; an excluded run that does not exist is NotFound. */
+const EXCLUDED_TARGETS_PAGE = { offset: 0, limit: 1000 };
+
+export function createRunQueries(deps: RunsDeps) {
+  const { runs, inventory, clock, newId } = deps;
+
+  async function validateAndPlan(input: CreateRunInput): Promise<{
+    name: string;
+    description: string;
+    config: RunConfig;
+    plan: Plan;
+    racks: InventoryRack[];
+  }> {
+    const validated = validateCreateRun(input, newId);
+    if (!validated.ok) throw new ValidationError(validated.violations);
+    const { config } = validated;
+    const [racks, excludedTargets] = await Promise.all([
+      inventory.loadAll(),
+      loadExcludedTargets(config.targetScope.excludeOperationRunIds),
+    ]);
+    const plan = planRun({ config, inventory: racks, excludedTargets });
+    return { name: validated.name, description: validated.description, config, plan, racks };
+  }
+
+  async function loadExcludedTargets(runIds: string[]): Promise<ExcludedTarget[]> {
+    const pages = await Promise.all(
+      runIds.map(async (runId) => {
+        const run = await runs.getRun(runId);
+        if (!run) throw new NotFoundError(`excluded operation run not found: ${runId}`);
+        const page = await runs.listTargets(runId, {
+          phaseFrom: 0,
+          phaseTo: run.phaseSizes.length - 1,
+          page: EXCLUDED_TARGETS_PAGE,
+        });
+        return page?.targets ?? [];
+      }),
+    );
+    return pages.flat();
+  }
+
+  async function requireRun(id: string): Promise<Run> {
+    const run = await runs.getRun(id);
+    if (!run) throw runNotFound(id);
+    return run;
+  }
+
+  return {
+    async createRun(input: CreateRunInput): Promise<{ id: string }> {
+      const { name, description, config, plan } = await validateAndPlan(input);
+      const now = clock();
+      const run: Run = {
+        id: newId(),
+        name,
+        description,
+        config,
+        status: "PENDING",
+        reason: "NONE",
+        statusMessage: "",
+        phaseSizes: plan.phaseSizes,
+        currentPhaseIndex: 0,
+        counters: plan.phaseSizes.map(() => ({ completed: 0, failed: 0, terminated: 0, skipped: 0 })),
+        inFlight: 0,
+        createdAt: now,
+        updatedAt: now,
+      };
+      const targets: Target[] = plan.targets.map((t) => ({
+        id: newId(),
+        runId: run.id,
+        rackId: t.rackId,
+        sequenceIndex: t.sequenceIndex,
+        phaseIndex: t.phaseIndex,
+        status: "PENDING",
+        message: "",
+        componentsByType: t.componentsByType,
+        createdAt: now,
+        updatedAt: now,
+        conflictAttempts: 0,
+      }));
+      await runs.createRun(run, targets);
+      return { id: run.id };
+    },
+
+    async planRun(input: CreateRunInput) {
+      const { config, plan, racks } = await validateAndPlan(input);
+      const planned = new Set(plan.targets.map((t) => t.rackId));
+      const rackExternalIds = new Map<string, string>();
+      for (const rack of racks) {
+        if (planned.has(rack.id)) rackExternalIds.set(rack.id, rack.externalId ?? "");
+      }
+      // The effective configuration is what a create would store; credentials never leave.
+      const { authentication: _secret, ...firmware } = config.operation.firmware;
+      return { config: { ...config, operation: { ...config.operation, firmware } }, plan, rackExternalIds };
+    },
+
+    async getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }> {
+      const run = await requireRun(id);
+      return includeStats ? { run, stats: computeStats(run) } : { run };
+    },
+
+    async listRuns(query: ListRunsQuery): Promise<{ runs: Run[]; total: number }> {
+      return runs.listRuns((entry) => matchesEntry(entry, query), query.page);
+    },
+
+    async listTargets(query: ListTargetsQuery): Promise<{ targets: TargetView[]; total: number }> {
+      const run = await requireRun(query.runId);
+      const range = phaseRange(query.phaseScope, run.currentPhaseIndex);
+      if (range === "empty") return { targets: [], total: 0 };
+      const page = await runs.listTargets(run.id, {
+        phaseFrom: range.from,
+        phaseTo: range.to,
+        ...(query.status ? { status: query.status } : {}),
+        page: query.page,
+      });
+      if (!page) throw runNotFound(run.id);
+      const rackIds = [...new Set(page.targets.map((t) => t.rackId))];
+      const racks = new Map((await inventory.getRacksByIds(rackIds)).map((r) => [r.id, r]));
+      const targets = page.targets.map((t) => {
+        const externalId = racks.get(t.rackId)?.externalId;
+        // The reference requires every returned rack to have an external ID.
+        if (!externalId) throw new FailedPreconditionError(`rack "${t.rackId}" has no external ID`);
+        return { ...t, rackExternalId: externalId };
+      });
+      return { targets, total: page.total };
+    },
+
+    requireRun,
+  };
+}
+
+export type RunQueries = ReturnType<typeof createRunQueries>;
+
+/** ListOperationRuns' filters, applied to the narrow list-index entry (no configuration needed). */
+function matchesEntry(entry: RunListEntry, query: ListRunsQuery): boolean {
+  if (query.name && !matchesName(entry.name, query.name)) return false;
+  if (!matchesStates(entry, query.states)) return false;
+  if (query.kinds.length === 0) return true;
+  const kind = runOperationKind({ operation: { kind: entry.operationKind } } as RunConfig);
+  return query.kinds.some((k) => k.type === kind.type && (k.code === undefined || k.code === kind.code));
+}

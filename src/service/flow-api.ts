@@ -1,0 +1,64 @@
+/**
+ * Composes the FlowApi the gRPC adapter serves from its parts. A part that is not configured
+ * answers FailedPrecondition, as the reference does ("operation run manager is not configured"):
+ * a front deployed without its task machinery still serves reads and says clearly what is missing.
+ */
+
+import type { BuildInfo, FlowApi, OperationRunsApi, TasksApi } from "../app/api.js";
+import type { InventoryStore } from "../app/ports.js";
+import { FailedPreconditionError } from "../domain/errors.js";
+import type { InventoryRack } from "../domain/model.js";
+
+export type RunControls = Pick<OperationRunsApi, "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun">;
+export type RunReads = Omit<OperationRunsApi, keyof RunControls>;
+
+export interface FlowApiParts {
+  runs?: RunReads;
+  controls?: RunControls;
+  tasks?: TasksApi;
+  inventory?: InventoryStore;
+  buildInfo: BuildInfo;
+}
+
+export const RUN_MANAGER_MISSING = "operation run manager is not configured";
+export const TASK_MANAGER_MISSING = "task manager is not configured";
+export const INVENTORY_MISSING = "inventory is not configured";
+
+export function composeFlowApi(parts: FlowApiParts): FlowApi {
+  const runs = () => parts.runs ?? missing(RUN_MANAGER_MISSING);
+  const controls = () => parts.controls ?? missing(RUN_MANAGER_MISSING);
+  const tasks = () => parts.tasks ?? missing(TASK_MANAGER_MISSING);
+  const inventory = () => parts.inventory ?? missing(INVENTORY_MISSING);
+  return {
+    createRun: async (input) => runs().createRun(input),
+    planRun: async (input) => runs().planRun(input),
+    getRun: async (id, includeStats) => runs().getRun(id, includeStats),
+    listRuns: async (query) => runs().listRuns(query),
+    listTargets: async (query) => runs().listTargets(query),
+    pauseRun: async (id) => controls().pauseRun(id),
+    resumeRun: async (id) => controls().resumeRun(id),
+    advancePhase: async (id, expected) => controls().advancePhase(id, expected),
+    cancelRun: async (id, reason) => {
+      // The reference checks for the task manager first: cancel must be able to stop children.
+      tasks();
+      return controls().cancelRun(id, reason);
+    },
+    upgradeFirmware: async (request) => tasks().upgradeFirmware(request),
+    getTasks: async (ids) => tasks().getTasks(ids),
+    listTasks: async (query) => tasks().listTasks(query),
+    cancelTask: async (id) => tasks().cancelTask(id),
+    importInventory: async (racks: InventoryRack[]) => {
+      await inventory().upsertRacks(racks);
+      return { racks: racks.length, components: racks.reduce((n, r) => n + r.components.length, 0) };
+    },
+    listRacks: async (offset, limit) => {
+      const all = await inventory().loadAll();
+      return { racks: all.slice(offset, offset + limit), total: all.length };
+    },
+    version: () => parts.buildInfo,
+  };
+}
+
+function missing(message: string): never {
+  throw new FailedPreconditionError(message);
+}
