@@ -31,7 +31,6 @@
  * BEFORE publishing the result, so by the time a child task sees the result the local inventory
  * already says so.
  */
-import { setTimeout as sleep } from "node:timers/promises";
 import { connectAsync, type MqttClient } from "mqtt";
 import {
   BMC_CMD_TOPIC_FILTER,
@@ -146,6 +145,18 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
   const bmcs = new Map<string, SimBmc>();
   const running = new Set<Promise<void>>();
   const abort = new AbortController();
+  // Pending waits, so stop() can end them: one AbortSignal listener per wait would trip Node's
+  // listener-leak warning at a few thousand concurrent updates.
+  const waits = new Map<NodeJS.Timeout, (err: Error) => void>();
+  const sleep = (ms: number): Promise<void> =>
+    new Promise<void>((resolve, reject) => {
+      if (abort.signal.aborted) return reject(new Error("fleet stopped"));
+      const timer = setTimeout(() => {
+        waits.delete(timer);
+        resolve();
+      }, ms);
+      waits.set(timer, reject);
+    });
   let stats = emptyStats(0);
 
   function addRacks(racks: readonly InventoryRack[]): void {
@@ -266,13 +277,11 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     let elapsedPercent = 0;
     for (const percent of progressPercents) {
       if (percent >= stopAt) break;
-      await sleep(((percent - elapsedPercent) * behaviour.updateMs) / 100, undefined, {
-        signal: abort.signal,
-      });
+      await sleep(((percent - elapsedPercent) * behaviour.updateMs) / 100);
       elapsedPercent = percent;
       await send(bmc.id, { v: 1, type: "progress", requestId, percent });
     }
-    await sleep(((stopAt - elapsedPercent) * behaviour.updateMs) / 100, undefined, { signal: abort.signal });
+    await sleep(((stopAt - elapsedPercent) * behaviour.updateMs) / 100);
 
     if (behaviour.outcome === "disconnect") {
       bmc.offline = true;
@@ -345,6 +354,11 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     stop() {
       stopping ??= (async () => {
         abort.abort();
+        for (const [timer, reject] of waits) {
+          clearTimeout(timer);
+          reject(new Error("fleet stopped"));
+        }
+        waits.clear();
         client.off("message", onMessage);
         await Promise.allSettled([...running]);
         await client.endAsync(true);

@@ -1,0 +1,453 @@
+/**
+ * The BMC command path end to end on the local stand-ins: the real IoTDataPlaneClient publishes
+ * through the IoT shim into aedes, the simulated fleet answers on the evt topics, and a subscriber
+ * in the broker (standing in for the IoT rule) collects what appears on the wire.
+ */
+import { IoTDataPlaneClient, PublishCommand } from "@aws-sdk/client-iot-data-plane";
+import { connectAsync } from "mqtt";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
+import { generateDemoFleet } from "../../local/demo-fleet.js";
+import type { FleetConfig } from "../../local/fleet-file.js";
+import { type IotShim, startIotShim } from "../../local/iot-shim.js";
+import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
+import {
+  BMC_EVT_TOPIC_FILTER,
+  type BmcEvent,
+  type BmcMessage,
+  bmcCmdTopic,
+  decodeBmcEvent,
+  parseBmcTopic,
+  type UpdateCommand,
+} from "../../src/adapters/iot/bmc-protocol.js";
+import { BmcPublishError, IotPublisher } from "../../src/adapters/iot/publisher.js";
+import type { InventoryRack } from "../../src/domain/model.js";
+
+const RACK = "7a000000-0000-4000-8000-000000000001";
+const HANG_RACK = "7a000000-0000-4000-8000-000000000002";
+const id = (n: number): string => `7a000000-0000-4000-8000-0000000001${String(n).padStart(2, "0")}`;
+const C = {
+  succeed: id(1),
+  fail: id(2),
+  hang: id(3),
+  disconnect: id(4),
+  wrongVersion: id(5),
+  wrongSame: id(6),
+  dup: id(7),
+  busy: id(8),
+  inHangRack: id(9),
+  slowSucceed: id(10),
+  revive: id(11),
+};
+
+const UPDATE_MS = 60;
+
+const racks: InventoryRack[] = [
+  {
+    id: RACK,
+    name: "rack-t01",
+    externalId: "EXT-T01",
+    components: Object.entries(C)
+      .filter(([k]) => k !== "inHangRack")
+      .map(([, componentId]) => ({ id: componentId, type: "COMPUTE" as const, firmwareVersion: "1.0.0" })),
+  },
+  { id: HANG_RACK, name: "rack-t02", components: [{ id: C.inHangRack, type: "UMS" }] },
+];
+
+const config: FleetConfig = {
+  defaults: { outcome: "succeed", updateMs: UPDATE_MS },
+  racks: { [HANG_RACK]: { outcome: "hang" } },
+  components: {
+    [C.fail]: { outcome: "fail" },
+    [C.hang]: { outcome: "hang" },
+    [C.disconnect]: { outcome: "disconnect" },
+    [C.revive]: { outcome: "disconnect" },
+    [C.wrongVersion]: { outcome: "wrong-version" },
+    [C.wrongSame]: { outcome: "wrong-version" },
+    [C.slowSucceed]: { updateMs: 400 },
+  },
+};
+
+let broker: LocalMqttBroker;
+let shim: IotShim;
+let fleet: BmcFleet;
+let sdk: IoTDataPlaneClient;
+let publisher: IotPublisher;
+/** Every event seen on flow/bmc/+/evt, per component, in arrival order. */
+const seen = new Map<string, BmcEvent[]>();
+const undecodable: string[] = [];
+/** (componentId, version) callbacks, and how many events that component had published by then. */
+const firmwareChanges: { componentId: string; version: string; eventsBefore: number }[] = [];
+const logs: string[] = [];
+
+function eventsOf(componentId: string): BmcEvent[] {
+  return seen.get(componentId) ?? [];
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Waits for any terminal report (result) of `requestId`, never for success only. */
+function resultOf(componentId: string, requestId: string): Promise<BmcEvent> {
+  return waitFor(`result of ${requestId}`, () =>
+    eventsOf(componentId).find((e) => e.type === "result" && e.requestId === requestId),
+  );
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function updateCmd(requestId: string, targetVersion = "2.0.0", taskId = "task-1"): UpdateCommand {
+  return {
+    v: 1,
+    type: "update",
+    requestId,
+    taskId,
+    targetVersion,
+    image: { uri: `s3://firmware/compute-${targetVersion}.bin` },
+    auth: { keyId: "alias/flow-bmc", ciphertext: "c2VjcmV0" },
+    issuedAt: 1_767_225_600_000,
+  };
+}
+
+/** The events of one request, as `type` or `type:detail`, for compact assertions. */
+function trace(componentId: string, requestId: string): string[] {
+  return eventsOf(componentId)
+    .filter((e) => e.requestId === requestId)
+    .map((e) => {
+      switch (e.type) {
+        case "progress":
+          return `progress:${e.percent}`;
+        case "result":
+          return e.ok ? `result:ok:${e.version}` : `result:failed:${e.version}:${e.error.code}`;
+        case "status":
+          return `status:${e.version}`;
+        default:
+          return e.type;
+      }
+    });
+}
+
+beforeAll(async () => {
+  broker = await startMqttBroker();
+  shim = await startIotShim(broker);
+  await broker.subscribe(BMC_EVT_TOPIC_FILTER, (topic, payload) => {
+    const where = parseBmcTopic(topic);
+    const decoded = decodeBmcEvent(payload);
+    if (!where || !decoded.ok) {
+      undecodable.push(topic);
+      return;
+    }
+    const list = seen.get(where.componentId) ?? [];
+    list.push(decoded.value);
+    seen.set(where.componentId, list);
+  });
+  fleet = await startBmcFleet({
+    brokerUrl: broker.url,
+    racks,
+    config,
+    onFirmwareChanged: (componentId, version) => {
+      firmwareChanges.push({ componentId, version, eventsBefore: eventsOf(componentId).length });
+    },
+    log: (line) => logs.push(line),
+  });
+  sdk = new IoTDataPlaneClient({
+    endpoint: shim.endpoint,
+    region: "us-east-1",
+    credentials: { accessKeyId: "test", secretAccessKey: "test" },
+  });
+  publisher = new IotPublisher({ client: sdk });
+});
+
+afterAll(async () => {
+  sdk?.destroy();
+  await fleet?.stop();
+  await shim?.stop();
+  await broker?.stop();
+});
+
+beforeEach(() => {
+  expect(undecodable).toEqual([]);
+});
+
+describe("iot shim: the real IoTDataPlaneClient publishes into the broker", () => {
+  it("a PublishCommand reaches an MQTT subscriber with topic and payload intact", async () => {
+    const client = await connectAsync(broker.url, { protocolVersion: 4, clientId: "shim-probe" });
+    try {
+      const got = new Promise<{ topic: string; payload: string }>((resolve) =>
+        client.on("message", (topic, payload) => resolve({ topic, payload: payload.toString("utf8") })),
+      );
+      await client.subscribeAsync("probe/#", { qos: 1 });
+      const topic = "probe/with space/ünïcode";
+      await sdk.send(new PublishCommand({ topic, qos: 1, payload: Buffer.from('{"hello":"world"}') }));
+      expect(await got).toEqual({ topic, payload: '{"hello":"world"}' });
+    } finally {
+      await client.endAsync(true);
+    }
+  });
+
+  it("a wildcard topic is refused with InvalidRequestException, which the publisher wraps", async () => {
+    await expect(
+      sdk.send(new PublishCommand({ topic: "flow/bmc/+/cmd", qos: 1, payload: Buffer.from("{}") })),
+    ).rejects.toMatchObject({
+      name: "InvalidRequestException",
+      message: "topic must be a concrete topic name (got flow/bmc/+/cmd)",
+    });
+    const err = await publisher
+      .publish("+", { v: 1, type: "query", requestId: "q-wild" })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BmcPublishError);
+    expect((err as Error).name).toBe("BmcPublishError");
+    expect((err as Error).message).toBe(
+      "publishing q-wild to flow/bmc/+/cmd failed: InvalidRequestException: topic must be a concrete topic name (got flow/bmc/+/cmd)",
+    );
+  });
+
+  it("qos other than 0 or 1, an unknown path and a GET are refused like IoT refuses them", async () => {
+    const bad = await fetch(`${shim.endpoint}/topics/a%2Fb?qos=2`, { method: "POST", body: "x" });
+    expect(bad.status).toBe(400);
+    expect(bad.headers.get("x-amzn-errortype")).toBe("InvalidRequestException");
+    expect(await bad.json()).toEqual({ message: "qos must be 0 or 1 (got 2)" });
+    expect((await fetch(`${shim.endpoint}/things/x`, { method: "POST" })).status).toBe(404);
+    expect((await fetch(`${shim.endpoint}/topics/a`, { method: "GET" })).status).toBe(405);
+  });
+});
+
+describe("bmc fleet: each outcome on the evt topic", () => {
+  it("succeed: ack, progress 25/50/75, result ok with the target version; inventory hook runs first", async () => {
+    await publisher.publish(C.succeed, updateCmd("r-succeed"));
+    await resultOf(C.succeed, "r-succeed");
+    expect(trace(C.succeed, "r-succeed")).toEqual([
+      "ack",
+      "progress:25",
+      "progress:50",
+      "progress:75",
+      "result:ok:2.0.0",
+    ]);
+    // The callback ran when ack + three progress events were out, i.e. before the result.
+    expect(firmwareChanges.filter((c) => c.componentId === C.succeed)).toEqual([
+      { componentId: C.succeed, version: "2.0.0", eventsBefore: 4 },
+    ]);
+    expect(fleet.versionOf(C.succeed)).toBe("2.0.0");
+  });
+
+  it("fail: ack, progress, result ok:false with the unchanged version and FLASH_FAILED", async () => {
+    await publisher.publish(C.fail, updateCmd("r-fail"));
+    const result = await resultOf(C.fail, "r-fail");
+    expect(trace(C.fail, "r-fail")).toEqual([
+      "ack",
+      "progress:25",
+      "progress:50",
+      "progress:75",
+      "result:failed:1.0.0:FLASH_FAILED",
+    ]);
+    expect(result).toMatchObject({ error: { message: "flashing 2.0.0 failed; still on 1.0.0" } });
+    expect(fleet.versionOf(C.fail)).toBe("1.0.0");
+    expect(firmwareChanges.some((c) => c.componentId === C.fail)).toBe(false);
+  });
+
+  it("wrong-version: result ok:true but with the previous version, and no inventory change", async () => {
+    await publisher.publish(C.wrongVersion, updateCmd("r-wrong"));
+    await resultOf(C.wrongVersion, "r-wrong");
+    expect(trace(C.wrongVersion, "r-wrong")).toEqual([
+      "ack",
+      "progress:25",
+      "progress:50",
+      "progress:75",
+      "result:ok:1.0.0",
+    ]);
+    expect(firmwareChanges.some((c) => c.componentId === C.wrongVersion)).toBe(false);
+  });
+
+  it("wrong-version when already at the target: reports T-mismatch, which is what it now runs", async () => {
+    await publisher.publish(C.wrongSame, updateCmd("r-wrong-same", "1.0.0"));
+    await resultOf(C.wrongSame, "r-wrong-same");
+    expect(trace(C.wrongSame, "r-wrong-same").at(-1)).toBe("result:ok:1.0.0-mismatch");
+    expect(fleet.versionOf(C.wrongSame)).toBe("1.0.0-mismatch");
+  });
+
+  it("hang: ack and then nothing, long after updateMs; queries are still answered", async () => {
+    await publisher.publish(C.hang, updateCmd("r-hang"));
+    await waitFor("ack of r-hang", () => (trace(C.hang, "r-hang").length > 0 ? true : undefined));
+    await sleep(UPDATE_MS * 4);
+    expect(trace(C.hang, "r-hang")).toEqual(["ack"]);
+    await publisher.publish(C.hang, { v: 1, type: "query", requestId: "q-hang" });
+    await waitFor("status of q-hang", () => (trace(C.hang, "q-hang").length > 0 ? true : undefined));
+    expect(trace(C.hang, "q-hang")).toEqual(["status:1.0.0"]);
+  });
+
+  it("hang from the rack entry applies to a component with no entry of its own", async () => {
+    await publisher.publish(C.inHangRack, updateCmd("r-rack-hang"));
+    await waitFor("ack", () => (trace(C.inHangRack, "r-rack-hang").length > 0 ? true : undefined));
+    await sleep(UPDATE_MS * 4);
+    expect(trace(C.inHangRack, "r-rack-hang")).toEqual(["ack"]);
+  });
+
+  it("disconnect: ack, progress up to half-way, then silence, including to later queries", async () => {
+    await publisher.publish(C.disconnect, updateCmd("r-disc"));
+    await waitFor("the drop", () => (fleet.stats().outcomes.disconnected >= 1 ? true : undefined));
+    await sleep(UPDATE_MS * 2);
+    expect(trace(C.disconnect, "r-disc")).toEqual(["ack", "progress:25"]);
+    const ignoredBefore = fleet.stats().ignored.offline;
+    await publisher.publish(C.disconnect, { v: 1, type: "query", requestId: "q-disc" });
+    await waitFor("the query to be ignored", () =>
+      fleet.stats().ignored.offline > ignoredBefore ? true : undefined,
+    );
+    await sleep(50);
+    expect(trace(C.disconnect, "q-disc")).toEqual([]);
+  });
+
+  it("a revived BMC answers again and a retry of its interrupted request flashes anew", async () => {
+    const dropsBefore = fleet.stats().outcomes.disconnected;
+    await publisher.publish(C.revive, updateCmd("r-revive"));
+    await waitFor("the drop", () => (fleet.stats().outcomes.disconnected > dropsBefore ? true : undefined));
+    fleet.revive(C.revive);
+    fleet.setConfig({ ...config, components: { ...config.components, [C.revive]: { outcome: "succeed" } } });
+    await publisher.publish(C.revive, updateCmd("r-revive"));
+    const result = await resultOf(C.revive, "r-revive");
+    expect(result).toMatchObject({ ok: true, version: "2.0.0" });
+    expect(fleet.stats().flashesByComponent[C.revive]).toBe(2);
+    fleet.setConfig(config);
+  });
+
+  it("query: status with the current version", async () => {
+    await publisher.publish(C.succeed, { v: 1, type: "query", requestId: "q-succeed" });
+    await waitFor("status", () => (trace(C.succeed, "q-succeed").length > 0 ? true : undefined));
+    expect(trace(C.succeed, "q-succeed")).toEqual(["status:2.0.0"]);
+  });
+});
+
+describe("bmc fleet: idempotency on requestId", () => {
+  it("a duplicate after the result re-sends the stored result and does not flash twice", async () => {
+    await publisher.publish(C.dup, updateCmd("r-dup", "3.0.0", "task-dup"));
+    await resultOf(C.dup, "r-dup");
+    await publisher.publish(C.dup, updateCmd("r-dup", "3.0.0", "task-dup"));
+    await waitFor("the re-sent result", () =>
+      eventsOf(C.dup).filter((e) => e.type === "result").length === 2 ? true : undefined,
+    );
+    expect(trace(C.dup, "r-dup")).toEqual([
+      "ack",
+      "progress:25",
+      "progress:50",
+      "progress:75",
+      "result:ok:3.0.0",
+      "result:ok:3.0.0",
+    ]);
+    const stats = fleet.stats();
+    expect(stats.updatesByRequest["r-dup"]).toBe(2);
+    expect(stats.updatesByComponent[C.dup]).toBe(2);
+    expect(stats.flashesByComponent[C.dup]).toBe(1);
+    expect(stats.flashesByTask["task-dup"]).toBe(1);
+    expect(firmwareChanges.filter((c) => c.componentId === C.dup)).toHaveLength(1);
+  });
+
+  it("a duplicate while flashing re-sends ack; a different request while flashing gets BUSY", async () => {
+    await publisher.publish(C.slowSucceed, updateCmd("r-slow"));
+    await waitFor("ack", () => (trace(C.slowSucceed, "r-slow").length > 0 ? true : undefined));
+    await publisher.publish(C.slowSucceed, updateCmd("r-slow"));
+    await publisher.publish(C.slowSucceed, updateCmd("r-other", "9.9.9"));
+    const busy = await resultOf(C.slowSucceed, "r-other");
+    expect(busy).toEqual({
+      v: 1,
+      type: "result",
+      requestId: "r-other",
+      ok: false,
+      version: "1.0.0",
+      error: { code: "BUSY", message: "update r-slow is in progress" },
+    });
+    await resultOf(C.slowSucceed, "r-slow");
+    expect(trace(C.slowSucceed, "r-slow").filter((t) => t === "ack")).toHaveLength(2);
+    expect(trace(C.slowSucceed, "r-slow").at(-1)).toBe("result:ok:2.0.0");
+    expect(fleet.stats().flashesByComponent[C.slowSucceed]).toBe(1);
+  });
+
+  it("garbage and unknown components are ignored and counted, never answered", async () => {
+    const before = fleet.stats();
+    await sdk.send(
+      new PublishCommand({ topic: bmcCmdTopic(C.succeed), qos: 1, payload: Buffer.from("{not json") }),
+    );
+    await sdk.send(
+      new PublishCommand({
+        topic: bmcCmdTopic(C.succeed),
+        qos: 1,
+        payload: Buffer.from('{"v":2,"type":"query","requestId":"x"}'),
+      }),
+    );
+    const stranger = "7a000000-0000-4000-8000-00000000ffff";
+    await publisher.publish(stranger, { v: 1, type: "query", requestId: "q-stranger" });
+    await waitFor("all three counted", () =>
+      fleet.stats().commands - before.commands >= 3 ? true : undefined,
+    );
+    const after = fleet.stats();
+    expect(after.ignored.malformed - before.ignored.malformed).toBe(2);
+    expect(after.ignored.unknownComponent - before.ignored.unknownComponent).toBe(1);
+    expect(logs.some((l) => l.includes("v: unsupported protocol version 2 (this codec speaks 1)"))).toBe(
+      true,
+    );
+    await sleep(30);
+    expect(eventsOf(stranger)).toEqual([]);
+    // The auth blob of any update never reaches a log line.
+    expect(logs.join("\n")).not.toContain("c2VjcmV0");
+  });
+});
+
+describe("bmc fleet: exactly once per task at demo scale", () => {
+  it("195 components updated twice each (at-least-once delivery) flash exactly once each", async () => {
+    const demo = generateDemoFleet({ seed: "it-scale", racks: 5 });
+    const changed: string[] = [];
+    const events = new Map<string, BmcMessage[]>();
+    const local = await startBmcFleet({
+      brokerUrl: broker.url,
+      racks: demo,
+      config: { defaults: { outcome: "succeed", updateMs: 20 }, racks: {}, components: {} },
+      onFirmwareChanged: (componentId) => {
+        changed.push(componentId);
+      },
+    });
+    try {
+      const components = demo.flatMap((r) => r.components.map((c) => ({ rackId: r.id, id: c.id })));
+      const ids = new Set(components.map((c) => c.id));
+      const unsubscribe = await broker.subscribe(BMC_EVT_TOPIC_FILTER, (topic, payload) => {
+        const where = parseBmcTopic(topic);
+        const decoded = decodeBmcEvent(payload);
+        if (where && decoded.ok && ids.has(where.componentId)) {
+          events.set(where.componentId, [...(events.get(where.componentId) ?? []), decoded.value]);
+        }
+      });
+      const send = (c: { rackId: string; id: string }) =>
+        publisher.publish(c.id, updateCmd(`scale-${c.id}`, "5.0.0", `task-${c.rackId}`));
+      await Promise.all(components.map(send));
+      await Promise.all(components.map(send));
+      // The duplicate lands either while the flash runs (answered with a second ack) or after it
+      // (answered with the stored result): either way three answers, and one flash.
+      const answers = (componentId: string) =>
+        (events.get(componentId) ?? []).filter((e) => e.type === "ack" || e.type === "result").length;
+      await waitFor(
+        "a result and three answers per component",
+        () =>
+          components.every((c) => answers(c.id) === 3 && events.get(c.id)?.some((e) => e.type === "result"))
+            ? true
+            : undefined,
+        15_000,
+      );
+      await unsubscribe();
+      const stats = local.stats();
+      expect(stats.components).toBe(195);
+      expect(stats.updateCommands).toBe(390);
+      expect(stats.flashes).toBe(195);
+      expect(Object.values(stats.flashesByComponent).every((n) => n === 1)).toBe(true);
+      expect(Object.keys(stats.flashesByComponent)).toHaveLength(195);
+      expect(Object.values(stats.flashesByTask)).toEqual([39, 39, 39, 39, 39]);
+      expect(new Set(changed).size).toBe(195);
+      expect(changed).toHaveLength(195);
+    } finally {
+      await local.stop();
+    }
+  });
+});
