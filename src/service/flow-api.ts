@@ -17,6 +17,8 @@ export interface FlowApiParts {
   controls?: RunControls;
   tasks?: TasksApi;
   inventory?: InventoryStore;
+  /** Told of every imported rack after it is stored (the local stack adds simulated BMCs). */
+  onRacksImported?: (racks: InventoryRack[]) => void;
   buildInfo: BuildInfo;
 }
 
@@ -49,6 +51,7 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     cancelTask: async (id) => tasks().cancelTask(id),
     importInventory: async (racks: InventoryRack[]) => {
       await inventory().upsertRacks(racks);
+      parts.onRacksImported?.(racks);
       return { racks: racks.length, components: racks.reduce((n, r) => n + r.components.length, 0) };
     },
     listRacks: async (offset, limit) => {
