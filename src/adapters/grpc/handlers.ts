@@ -1,0 +1,101 @@
+/**
+ * What each RPC does: decode the request into domain terms (convert.ts), call the application
+ * (FlowApi), encode the answer. No gRPC plumbing here; server.ts wraps every entry in the one unary
+ * wrapper that owns deadlines, error mapping and the single callback.
+ *
+ * The handler maps are typed from the generated service definitions, so a new RPC in the .proto is a
+ * compile error here until it is served.
+ */
+
+import type { FlowApi, InventoryApi } from "../../app/api.js";
+import type { FlowService } from "../../gen/flow/v1/flow.js";
+import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
+import {
+  buildInfoToProto,
+  createRunInputFromProto,
+  firmwareTemplateFromProto,
+  inventoryRacksFromProto,
+  inventoryRackToProto,
+  listRunsQueryFromProto,
+  listTargetsQueryFromProto,
+  listTasksQueryFromProto,
+  pageFromListRacks,
+  planToProto,
+  runIdFromProto,
+  runSummaryToProto,
+  runToProto,
+  targetToProto,
+  taskIdFromProto,
+  taskIdsFromProto,
+  taskToProto,
+} from "./convert.js";
+
+/** The shape of one generated method definition, from which request and response types are read. */
+export interface MethodDefinition<Req, Res> {
+  path: string;
+  requestDeserialize(value: Buffer): Req;
+  responseSerialize(value: Res): Buffer;
+}
+
+export type RequestOf<M> = M extends MethodDefinition<infer Req, unknown> ? Req : never;
+export type ResponseOf<M> = M extends { responseSerialize(value: infer Res): Buffer } ? Res : never;
+
+/** One async function per RPC of a generated service definition. */
+export type Handlers<S> = { [K in keyof S]: (request: RequestOf<S[K]>) => Promise<ResponseOf<S[K]>> };
+
+export function flowHandlers(api: FlowApi): Handlers<FlowService> {
+  return {
+    createOperationRun: async (req) => {
+      const { id } = await api.createRun(createRunInputFromProto(req));
+      return { id: { id } };
+    },
+    planOperationRun: async (req) => planToProto(await api.planRun(createRunInputFromProto(req))),
+    getOperationRun: async (req) => {
+      const id = runIdFromProto(req.id);
+      const { run, stats } = await api.getRun(id, req.includeStats);
+      // Stats are derived and only returned when asked for, whatever the application hands back.
+      return { operationRun: runToProto(run, req.includeStats ? stats : undefined) };
+    },
+    listOperationRuns: async (req) => {
+      const { runs, total } = await api.listRuns(listRunsQueryFromProto(req));
+      return { operationRuns: runs.map(runSummaryToProto), total };
+    },
+    listOperationRunTargets: async (req) => {
+      const { targets, total } = await api.listTargets(listTargetsQueryFromProto(req));
+      return { targets: targets.map(targetToProto), total };
+    },
+    pauseOperationRun: async (req) => runToProto(await api.pauseRun(runIdFromProto(req.id))),
+    resumeOperationRun: async (req) => runToProto(await api.resumeRun(runIdFromProto(req.id))),
+    advanceOperationRunPhase: async (req) =>
+      runToProto(await api.advancePhase(runIdFromProto(req.id), req.expectedPhaseIndex)),
+    cancelOperationRun: async (req) => runToProto(await api.cancelRun(runIdFromProto(req.id), req.reason)),
+    upgradeFirmware: async (req) => {
+      const { taskIds } = await api.upgradeFirmware(firmwareTemplateFromProto(req));
+      return { taskIds: taskIds.map((id) => ({ id })) };
+    },
+    getTasksByIDs: async (req) => ({ tasks: (await api.getTasks(taskIdsFromProto(req))).map(taskToProto) }),
+    listTasks: async (req) => {
+      const query = listTasksQueryFromProto(req);
+      const { tasks, total } = await api.listTasks(query);
+      // Reports can be large; they travel only when asked for.
+      const shown = query.withReport ? tasks : tasks.map((t) => ({ ...t, report: "" }));
+      return { tasks: shown.map(taskToProto), total };
+    },
+    cancelTask: async (req) => ({ task: taskToProto(await api.cancelTask(taskIdFromProto(req.taskId))) }),
+    version: async () => buildInfoToProto(api.version()),
+  };
+}
+
+export function adminHandlers(api: InventoryApi): Handlers<FlowInventoryAdminService> {
+  return {
+    importInventory: async (req) => {
+      const { racks, components } = await api.importInventory(inventoryRacksFromProto(req));
+      return { racksWritten: racks, componentsWritten: components };
+    },
+    listRacks: async (req) => {
+      const page = pageFromListRacks(req);
+      const { racks, total } = await api.listRacks(page.offset, page.limit);
+      return { racks: racks.map(inventoryRackToProto), total };
+    },
+  };
+}
