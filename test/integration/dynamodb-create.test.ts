@@ -45,7 +45,7 @@ function failingAt(k: number): { doc: DynamoDBDocumentClient; calls: () => numbe
 async function rawTargets(runId: string, tables: TableNames = names): Promise<Record<string, unknown>[]> {
   const out = await doc.send(
     new ScanCommand({
-      TableName: names.targets,
+      TableName: tables.targets,
       FilterExpression: "runId = :r",
       ExpressionAttributeValues: { ":r": runId },
     }),
