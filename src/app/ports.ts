@@ -243,6 +243,12 @@ export interface CapacityTotals {
   writeCapacityUnits: number;
   byOperation: Record<string, { calls: number; capacityUnits: number }>;
   byTable: Record<string, number>;
+  /**
+   * Calls whose answer carried no ConsumedCapacity. Against AWS this stays 0; moto reports
+   * capacity for single-item reads only (not for writes or transactions), so a figure measured
+   * locally is a lower bound unless this is 0.
+   */
+  unreportedCalls: number;
 }
 
 /** Records the ConsumedCapacity of every DynamoDB call, for cost-per-rack figures. */

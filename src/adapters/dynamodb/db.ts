@@ -43,6 +43,7 @@ export class DynamoCapacityMeter implements CapacityMeter {
       }
     }
     this.totals.calls += 1;
+    if (list.length === 0) this.totals.unreportedCalls += 1;
     this.totals.capacityUnits += units;
     const op = this.totals.byOperation[operation] ?? { calls: 0, capacityUnits: 0 };
     op.calls += 1;
@@ -67,6 +68,7 @@ function emptyTotals(): CapacityTotals {
     writeCapacityUnits: 0,
     byOperation: {},
     byTable: {},
+    unreportedCalls: 0,
   };
 }
 

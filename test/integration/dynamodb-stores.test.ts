@@ -1,0 +1,241 @@
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import type { InventoryRack, Task } from "../../src/domain/model.js";
+import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
+import { freshTables, testClient } from "../support/moto.js";
+
+let client: DynamoDBClient;
+let names: TableNames;
+let drop: () => Promise<void>;
+let stores: DynamoStores;
+const page = { offset: 0, limit: 100 };
+
+beforeAll(async () => {
+  client = testClient(inject("awsEndpoint"));
+  ({ names, drop } = await freshTables(client, "stores"));
+  stores = createDynamoStores(client, names);
+});
+afterAll(async () => {
+  await drop();
+  client.destroy();
+});
+
+function task(n: number, overrides: Partial<Task> = {}): Task {
+  return {
+    id: uuid(n, "7a5c0000"),
+    operation: "UpgradeFirmware",
+    rackId: uuid(1, "aaaaaaaa"),
+    componentIds: [uuid(n, "cccccccc")],
+    description: "fw",
+    executorType: "STEP_FUNCTIONS",
+    executionId: `arn:aws:states:us-east-1:000000000000:execution:child:${n}`,
+    status: "PENDING",
+    message: "",
+    createdAt: 1_000 + n,
+    updatedAt: 1_000 + n,
+    report: "{}",
+    ...overrides,
+  };
+}
+
+describe("task store", () => {
+  it("round trip: getTasks returns tasks in the order asked, unknown ids skipped", async () => {
+    const a = task(1, { startedAt: 5, finishedAt: 9, status: "COMPLETED", appliedRuleId: uuid(3) });
+    const b = task(2, { queueExpiresAt: 77, runId: uuid(4), targetId: uuid(5) });
+    expect(await stores.tasks.createTask(a)).toEqual({ created: true, task: a });
+    expect(await stores.tasks.createTask(b)).toEqual({ created: true, task: b });
+    expect(await stores.tasks.getTasks([b.id, uuid(999), a.id])).toEqual([b, a]);
+  });
+
+  it("the same idempotency key twice → one task; the repeat returns the first task", async () => {
+    const key = "operation-run-target:t-1";
+    const first = task(10, { idempotencyKey: key });
+    const second = task(11, { idempotencyKey: key });
+    const outcomes = await Promise.all([stores.tasks.createTask(first), stores.tasks.createTask(second)]);
+    const created = outcomes.filter((o) => o.created);
+    expect(created).toHaveLength(1);
+    const winner = created[0]!.task;
+    expect(outcomes.map((o) => o.task.id)).toEqual([winner.id, winner.id]);
+    expect(await stores.tasks.getTaskByIdempotencyKey(key)).toEqual(winner);
+    const loser = winner.id === first.id ? second : first;
+    expect(await stores.tasks.getTasks([loser.id])).toEqual([]);
+    expect(await stores.tasks.getTaskByIdempotencyKey("nope")).toBeUndefined();
+  });
+
+  it("listTasks: by rack newest first, active only, by component, and paging with total", async () => {
+    const rack = uuid(2, "bbbbbbbb");
+    const t1 = task(21, { rackId: rack, status: "COMPLETED" });
+    const t2 = task(22, {
+      rackId: rack,
+      status: "RUNNING",
+      componentIds: [uuid(1, "dddddddd"), uuid(2, "dddddddd")],
+    });
+    const t3 = task(23, { rackId: rack, status: "PENDING" });
+    for (const t of [t1, t2, t3]) await stores.tasks.createTask(t);
+    const ids = async (o: Parameters<typeof stores.tasks.listTasks>[0]) =>
+      (await stores.tasks.listTasks(o)).tasks.map((t) => t.id);
+    expect(await ids({ rackId: rack, activeOnly: false, page })).toEqual([t3.id, t2.id, t1.id]);
+    expect(await ids({ rackId: rack, activeOnly: true, page })).toEqual([t3.id, t2.id]);
+    expect(await ids({ componentId: uuid(2, "dddddddd"), activeOnly: false, page })).toEqual([t2.id]);
+    expect(
+      await stores.tasks.listTasks({ rackId: rack, activeOnly: false, page: { offset: 1, limit: 1 } }),
+    ).toMatchObject({
+      tasks: [t2],
+      total: 3,
+    });
+    const allActive = await stores.tasks.listTasks({ activeOnly: true, page });
+    expect(allActive.tasks.every((t) => ["PENDING", "RUNNING", "WAITING"].includes(t.status))).toBe(true);
+    expect(allActive.tasks.map((t) => t.id)).toEqual(expect.arrayContaining([t2.id, t3.id]));
+  });
+
+  it("saveTask: a finished task leaves the rack's active index; a stale save writes nothing", async () => {
+    const rack = uuid(3, "bbbbbbbb");
+    const t = task(31, { rackId: rack, status: "RUNNING" });
+    await stores.tasks.createTask(t);
+    const done: Task = { ...t, status: "COMPLETED", finishedAt: 2000, updatedAt: 2000 };
+    expect(await stores.tasks.saveTask(done, t.updatedAt)).toBe("saved");
+    expect(await stores.tasks.saveTask({ ...t, status: "FAILED", updatedAt: 2001 }, t.updatedAt)).toBe(
+      "stale",
+    );
+    expect(await stores.tasks.getTasks([t.id])).toEqual([done]);
+    expect((await stores.tasks.listTasks({ rackId: rack, activeOnly: true, page })).total).toBe(0);
+    expect(await stores.tasks.saveTask(task(32), 1)).toBe("not-found");
+  });
+});
+
+describe("inventory store", () => {
+  const racks: InventoryRack[] = [
+    {
+      id: uuid(2, "1ac00000"),
+      name: "rack-b",
+      externalId: "EXT-B",
+      nvlDomain: { id: uuid(1, "d0000000"), name: "nvl-1" },
+      location: { datacenter: "dc1", row: "A", position: 2 },
+      components: [
+        { id: uuid(21, "c0c00000"), type: "COMPUTE", externalId: "SN-21", firmwareVersion: "1.0" },
+        { id: uuid(22, "c0c00000"), type: "NVSWITCH" },
+      ],
+    },
+    {
+      id: uuid(1, "1ac00000"),
+      name: "rack-a",
+      nvlDomain: { id: uuid(1, "d0000000"), name: "nvl-1" },
+      components: [{ id: uuid(11, "c0c00000"), type: "COMPUTE", externalId: "SN-11" }],
+    },
+    { id: uuid(3, "1ac00000"), name: "rack-c", externalId: "EXT-C", components: [] },
+  ];
+  beforeAll(() => stores.inventory.upsertRacks(racks));
+
+  it("loadAll returns every rack, sorted by id, field for field", async () => {
+    expect(await stores.inventory.loadAll()).toEqual([racks[1], racks[0], racks[2]]);
+  });
+
+  it("lookups by id, name, external id and NVLink domain (id or name)", async () => {
+    const ids = (rs: InventoryRack[]) => rs.map((r) => r.name);
+    expect(ids(await stores.inventory.getRacksByIds([racks[2]!.id, uuid(9), racks[0]!.id]))).toEqual([
+      "rack-c",
+      "rack-b",
+    ]);
+    expect(ids(await stores.inventory.getRacksByNames(["rack-a", "nope"]))).toEqual(["rack-a"]);
+    expect(ids(await stores.inventory.getRacksByExternalIds(["EXT-C", "EXT-B"]))).toEqual([
+      "rack-c",
+      "rack-b",
+    ]);
+    expect(ids(await stores.inventory.getRacksByNvlDomain({ by: "id", id: uuid(1, "d0000000") }))).toEqual([
+      "rack-a",
+      "rack-b",
+    ]);
+    expect(ids(await stores.inventory.getRacksByNvlDomain({ by: "name", name: "nvl-1" }))).toEqual([
+      "rack-a",
+      "rack-b",
+    ]);
+    expect(await stores.inventory.getRacksByNvlDomain({ by: "name", name: "nvl-9" })).toEqual([]);
+  });
+
+  it("lookups by component id and by component (type, external id)", async () => {
+    const byComponent = await stores.inventory.getRacksByComponentIds([
+      uuid(22, "c0c00000"),
+      uuid(11, "c0c00000"),
+      uuid(99),
+    ]);
+    expect([...byComponent].map(([c, r]) => [c, r.name]).sort()).toEqual([
+      [uuid(11, "c0c00000"), "rack-a"],
+      [uuid(22, "c0c00000"), "rack-b"],
+    ]);
+    expect((await stores.inventory.getRackByComponentExternalId("COMPUTE", "SN-21"))?.name).toBe("rack-b");
+    expect(await stores.inventory.getRackByComponentExternalId("NVSWITCH", "SN-21")).toBeUndefined();
+  });
+
+  it("a re-import moving a component to another rack answers with the new rack", async () => {
+    const moved: InventoryRack = {
+      ...racks[2]!,
+      components: [{ id: uuid(11, "c0c00000"), type: "COMPUTE", externalId: "SN-11" }],
+    };
+    const emptied: InventoryRack = { ...racks[1]!, components: [] };
+    await stores.inventory.upsertRacks([moved, emptied]);
+    expect(
+      (await stores.inventory.getRacksByComponentIds([uuid(11, "c0c00000")])).get(uuid(11, "c0c00000"))?.name,
+    ).toBe("rack-c");
+    await stores.inventory.upsertRacks(racks);
+  });
+});
+
+describe("rack lock store", () => {
+  const rack = uuid(1, "10c10000");
+
+  it("acquire, held by another, re-acquire extends, release by owner only", async () => {
+    expect(await stores.locks.acquire(rack, "task-a", 60_000, 0)).toBe("acquired");
+    expect(await stores.locks.acquire(rack, "task-b", 60_000, 10_000)).toBe("held");
+    expect(await stores.locks.acquire(rack, "task-a", 60_000, 20_000)).toBe("acquired");
+    expect(await stores.locks.get(rack)).toEqual({ owner: "task-a", expiresAt: 80_000 });
+    expect(await stores.locks.release(rack, "task-b")).toBe("not-held");
+    expect(await stores.locks.release(rack, "task-a")).toBe("released");
+    expect(await stores.locks.release(rack, "task-a")).toBe("not-held");
+    expect(await stores.locks.get(rack)).toBeUndefined();
+  });
+
+  it("an expired lock is taken over; the old owner's release then leaves it alone", async () => {
+    const r = uuid(2, "10c10000");
+    expect(await stores.locks.acquire(r, "task-a", 1_000, 0)).toBe("acquired");
+    expect(await stores.locks.acquire(r, "task-b", 1_000, 1_000)).toBe("acquired");
+    expect(await stores.locks.release(r, "task-a")).toBe("not-held");
+    expect((await stores.locks.get(r))?.owner).toBe("task-b");
+  });
+
+  it("8 concurrent acquirers of a free rack: exactly one wins", async () => {
+    const r = uuid(3, "10c10000");
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => stores.locks.acquire(r, `task-${i}`, 60_000, 0)),
+    );
+    expect(outcomes.filter((o) => o === "acquired")).toHaveLength(1);
+  });
+});
+
+describe("capacity meter", () => {
+  it("records every call with ReturnConsumedCapacity, by operation; reset empties it", async () => {
+    stores.meter.reset();
+    const { run, targets } = runWithTargets(uuid(1, "ca000000"), { phaseSizes: [2] });
+    await stores.runs.createRun(run, targets);
+    await stores.runs.getRun(run.id);
+    await stores.runs.claimTarget(targets[0]!, 30_000, run.createdAt + 1);
+    const snap = stores.meter.snapshot();
+    expect(snap.calls).toBe(3); // create (1 transaction: 2 targets + run), get, claim (1 transaction)
+    expect(Object.keys(snap.byOperation).sort()).toEqual(["GetItem", "TransactWriteItems"]);
+    expect(snap.byOperation.TransactWriteItems?.calls).toBe(2);
+    // moto reports capacity for GetItem only: 0.5 units (it ignores ConsistentRead), and counts
+    // the two transactions as unreported.
+    expect(snap.byOperation.GetItem).toEqual({ calls: 1, capacityUnits: 0.5 });
+    expect(snap.unreportedCalls).toBe(2);
+    stores.meter.reset();
+    expect(stores.meter.snapshot()).toEqual({
+      calls: 0,
+      capacityUnits: 0,
+      readCapacityUnits: 0,
+      writeCapacityUnits: 0,
+      byOperation: {},
+      byTable: {},
+      unreportedCalls: 0,
+    });
+  });
+});
