@@ -1,0 +1,154 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { DescribeTableCommand, DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { mockClient } from "aws-sdk-client-mock";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { awsClientConfig } from "../../src/adapters/aws-config.js";
+import { transactWrite } from "../../src/adapters/dynamodb/db.js";
+
+describe("aws-config: one place for region, endpoint and retries", () => {
+  it("an explicit endpoint wins over AWS_ENDPOINT_URL; adaptive retries, 8 attempts by default", () => {
+    expect(
+      awsClientConfig({ endpoint: "http://127.0.0.1:1" }, { AWS_ENDPOINT_URL: "http://127.0.0.1:2" }),
+    ).toEqual({
+      region: "us-east-1",
+      endpoint: "http://127.0.0.1:1",
+      maxAttempts: 8,
+      retryMode: "adaptive",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    });
+  });
+
+  it("AWS_ENDPOINT_URL and AWS_REGION are read when no option is given; real credentials are left to the SDK", () => {
+    expect(
+      awsClientConfig(
+        {},
+        { AWS_ENDPOINT_URL: "http://127.0.0.1:2", AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "AKIA" },
+      ),
+    ).toEqual({ region: "eu-west-1", endpoint: "http://127.0.0.1:2", maxAttempts: 8, retryMode: "adaptive" });
+  });
+
+  it("no endpoint anywhere → the SDK's regional default and its default credential chain", () => {
+    expect(awsClientConfig({ maxAttempts: 2 }, { AWS_ENDPOINT_URL: "" })).toEqual({
+      region: "us-east-1",
+      maxAttempts: 2,
+      retryMode: "adaptive",
+    });
+  });
+});
+
+describe("SDK retries: a throttled DynamoDB call is retried with backoff", () => {
+  // A real HTTP endpoint that answers with DynamoDB's throttling error `throttleFor` times, then
+  // succeeds: the whole SDK path (retry strategy, error parsing) runs, nothing is mocked.
+  let server: Server;
+  let endpoint: string;
+  let requests = 0;
+  let throttleFor = 0;
+  let errorType = "ThrottlingException";
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        requests++;
+        res.setHeader("content-type", "application/x-amz-json-1.0");
+        if (requests <= throttleFor) {
+          res.statusCode = 400;
+          res.setHeader("x-amzn-errortype", errorType);
+          res.end(
+            JSON.stringify({
+              __type: `com.amazonaws.dynamodb.v20120810#${errorType}`,
+              message: "Rate exceeded",
+            }),
+          );
+          return;
+        }
+        res.statusCode = 200;
+        res.end(JSON.stringify({ Table: { TableName: "t", TableStatus: "ACTIVE" } }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  beforeEach(() => {
+    requests = 0;
+  });
+
+  const client = (maxAttempts: number) =>
+    new DynamoDBClient(
+      awsClientConfig({ endpoint, maxAttempts, credentials: { accessKeyId: "a", secretAccessKey: "b" } }),
+    );
+
+  it("ThrottlingException twice, then success → the call succeeds after 3 requests", async () => {
+    throttleFor = 2;
+    errorType = "ThrottlingException";
+    const out = await client(4).send(new DescribeTableCommand({ TableName: "t" }));
+    expect(out.Table?.TableStatus).toBe("ACTIVE");
+    expect(requests).toBe(3);
+  });
+
+  it("ProvisionedThroughputExceededException is retried the same way", async () => {
+    throttleFor = 1;
+    errorType = "ProvisionedThroughputExceededException";
+    const out = await client(4).send(new DescribeTableCommand({ TableName: "t" }));
+    expect(out.Table?.TableName).toBe("t");
+    expect(requests).toBe(2);
+  });
+
+  it("throttled on every attempt → after maxAttempts the typed error surfaces with its name", async () => {
+    throttleFor = 100;
+    errorType = "ProvisionedThroughputExceededException";
+    const error = await client(3)
+      .send(new DescribeTableCommand({ TableName: "t" }))
+      .catch((e: unknown) => e);
+    expect(error).toMatchObject({
+      name: "ProvisionedThroughputExceededException",
+      $metadata: { attempts: 3 },
+    });
+    expect(requests).toBe(3);
+  });
+});
+
+describe("transactWrite: transaction conflicts are retried, condition failures are answers", () => {
+  const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ region: "us-east-1" }));
+  const mock = mockClient(doc);
+  beforeEach(() => mock.reset());
+
+  const cancelled = (...codes: string[]) =>
+    new TransactionCanceledException({
+      message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${codes.join(", ")}]`,
+      $metadata: {},
+      CancellationReasons: codes.map((Code) => ({ Code })),
+    });
+
+  it("TransactionConflict twice, then commit → committed after 3 sends", async () => {
+    mock
+      .on(TransactWriteCommand)
+      .rejectsOnce(cancelled("TransactionConflict", "None"))
+      .rejectsOnce(cancelled("None", "TransactionConflict"))
+      .resolves({});
+    expect(await transactWrite(doc, { TransactItems: [] })).toBeUndefined();
+    expect(mock.commandCalls(TransactWriteCommand)).toHaveLength(3);
+  });
+
+  it("a failed condition is returned as per-item codes on the first send, not retried", async () => {
+    mock.on(TransactWriteCommand).rejects(cancelled("None", "ConditionalCheckFailed"));
+    expect(await transactWrite(doc, { TransactItems: [] })).toEqual(["None", "ConditionalCheckFailed"]);
+    expect(mock.commandCalls(TransactWriteCommand)).toHaveLength(1);
+  });
+
+  it("conflicts that never clear → the TransactionCanceledException surfaces after the retries", async () => {
+    mock.on(TransactWriteCommand).rejects(cancelled("TransactionConflict"));
+    await expect(transactWrite(doc, { TransactItems: [] }, 2)).rejects.toMatchObject({
+      name: "TransactionCanceledException",
+    });
+    expect(mock.commandCalls(TransactWriteCommand)).toHaveLength(3);
+  });
+
+  it("an unexpected error is thrown as is", async () => {
+    mock.on(TransactWriteCommand).rejects(new Error("socket hang up"));
+    await expect(transactWrite(doc, { TransactItems: [] })).rejects.toThrow("socket hang up");
+  });
+});
