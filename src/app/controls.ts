@@ -1,0 +1,191 @@
+/**
+ * Manual controls (PauseOperationRun, ResumeOperationRun, AdvanceOperationRunPhase,
+ * CancelOperationRun): read the run, apply the run reducer, commit with an optimistic write on the
+ * version read (re-read and decide again when another writer got there first), THEN act on the
+ * effects. Each returns the run as committed, without stats.
+ *
+ * Cancel, as a timeline:
+ *   t0  saveRun(CANCELLED)                       committed first: nothing new is claimed from now
+ *   t0  listTargets(current phase)               (claimTarget requires PENDING/RUNNING runs)
+ *   t0… submitter.cancel(taskId) for every non-terminal target with a task, all at once, within ONE
+ *       shared 5 s budget; failures and the budget running out are logged, never returned. Each
+ *       stopped task records TERMINATED on its target when it stops.
+ *   t0… terminateTargets(PENDING, BLOCKED, CLAIMED without a task): they never got a task, so
+ *       nothing else would ever end them ("Cancel records what it stopped").
+ */
+import { NotFoundError } from "../domain/errors.js";
+import { isTerminalTarget, type Run, type Target } from "../domain/model.js";
+import { type RunEffect, type RunEvent, reduceRun } from "../domain/run-machine.js";
+import { errorText, type Logger, silentLogger } from "./dispatcher.js";
+import type { RunStore, TransitionOutcome } from "./ports.js";
+import type { ChildTaskSubmitter } from "./task-ports.js";
+
+/**
+ * What restarting a conflict clock needs from storage, which the RunStore port does not have yet:
+ * BLOCKED → BLOCKED with firstBlockedAt := now (conflictAttempts and retryAt kept), conditional on
+ * the target still being BLOCKED. See `restartConflictClock` in target-machine.ts.
+ */
+export interface ConflictClockStore {
+  restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome>;
+}
+
+export interface ControlsDeps {
+  runs: RunStore & Partial<ConflictClockStore>;
+  submitter: ChildTaskSubmitter;
+  clock: () => number;
+  logger?: Logger;
+  /** A dispatch pass after resume and advance (gates re-checked at once). Errors are logged. */
+  dispatch?: (runId: string) => Promise<unknown>;
+  /** The shared budget for stopping child tasks after a cancel (default 5 s). */
+  cancelBudgetMs?: number;
+}
+
+export interface Controls {
+  pause(id: string): Promise<Run>;
+  resume(id: string): Promise<Run>;
+  advance(id: string, expectedPhaseIndex?: number): Promise<Run>;
+  cancel(id: string, reason: string): Promise<Run>;
+}
+
+const MAX_STALE_RETRIES = 10;
+const CANCEL_BUDGET_MS = 5_000;
+const ALL = { offset: 0, limit: 10_000 };
+
+export function createControls(deps: ControlsDeps): Controls {
+  const { runs, submitter, clock } = deps;
+  const logger = deps.logger ?? silentLogger;
+
+  async function apply(id: string, event: RunEvent): Promise<{ run: Run; effects: RunEffect[] }> {
+    for (let attempt = 0; ; attempt++) {
+      const run = await runs.getRun(id);
+      if (run === undefined) throw new NotFoundError(`operation run not found: ${id}`);
+      const now = clock();
+      const result = reduceRun(run, event, now);
+      if (!result.ok) throw result.error;
+      if (!result.write) return { run: result.run, effects: result.effects };
+      const next = { ...result.run, updatedAt: Math.max(now, run.updatedAt + 1) };
+      const saved = await runs.saveRun(next, run.updatedAt);
+      if (saved === "saved") return { run: next, effects: result.effects };
+      if (saved === "not-found") throw new NotFoundError(`operation run not found: ${id}`);
+      // 'stale': a dispatcher or another control wrote first; decide again on what is there now.
+      if (attempt >= MAX_STALE_RETRIES) {
+        throw new Error(`operation run ${id} kept changing; gave up after ${attempt + 1} attempts`);
+      }
+    }
+  }
+
+  async function wake(runId: string): Promise<void> {
+    if (deps.dispatch === undefined) return;
+    try {
+      await deps.dispatch(runId);
+    } catch (error) {
+      logger.warn("dispatch after a manual control failed; the next tick retries", {
+        runId,
+        error: errorText(error),
+      });
+    }
+  }
+
+  async function restartConflictClocks(run: Run, phaseIndex: number): Promise<void> {
+    const listed = await runs.listTargets(run.id, {
+      phaseFrom: phaseIndex,
+      phaseTo: phaseIndex,
+      status: "BLOCKED",
+      page: ALL,
+    });
+    const blocked = listed?.targets ?? [];
+    if (blocked.length === 0) return;
+    if (runs.restartConflictClock === undefined) {
+      logger.warn("the run store cannot restart conflict clocks; a still-blocked target may time out again", {
+        runId: run.id,
+        blocked: blocked.length,
+      });
+      return;
+    }
+    const now = clock();
+    for (const target of blocked) await runs.restartConflictClock(run.id, target.id, now);
+  }
+
+  async function cancelChildTasks(run: Run, phaseIndex: number): Promise<void> {
+    const listed = await runs.listTargets(run.id, { phaseFrom: phaseIndex, phaseTo: phaseIndex, page: ALL });
+    const open = (listed?.targets ?? []).filter((t) => !isTerminalTarget(t.status));
+    const withTask = open.filter((t): t is Target & { taskId: string } => t.taskId !== undefined);
+    const withoutTask = open.filter((t) => t.taskId === undefined).map((t) => t.id);
+    const reason = run.statusMessage;
+
+    const stopping = Promise.allSettled(
+      withTask.map((t) =>
+        submitter.cancel(t.taskId, reason).catch((error: unknown) => {
+          logger.warn("could not stop a child task of a cancelled run", {
+            runId: run.id,
+            targetId: t.id,
+            taskId: t.taskId,
+            error: errorText(error),
+          });
+        }),
+      ),
+    );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const budget = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), deps.cancelBudgetMs ?? CANCEL_BUDGET_MS);
+    });
+    const terminating = runs
+      .terminateTargets(run.id, withoutTask, reason, clock())
+      .catch((error: unknown) => {
+        // The run is cancelled; a target left PENDING only makes its stats lag. Logged, not returned.
+        logger.error("could not mark unsubmitted targets of a cancelled run TERMINATED", {
+          runId: run.id,
+          error: errorText(error),
+        });
+        return 0;
+      });
+    const [stopped] = await Promise.all([Promise.race([stopping, budget]), terminating]);
+    clearTimeout(timer);
+    if (stopped === "timeout") {
+      logger.warn("cancel budget ran out before every child task confirmed it stopped", {
+        runId: run.id,
+        tasks: withTask.length,
+      });
+    }
+  }
+
+  async function afterCommit(run: Run, effects: RunEffect[]): Promise<void> {
+    for (const effect of effects) {
+      switch (effect.type) {
+        case "cancelChildTasks":
+          await cancelChildTasks(run, effect.phaseIndex);
+          break;
+        case "restartConflictClocks":
+          await restartConflictClocks(run, effect.phaseIndex);
+          break;
+        case "claim":
+          // Controls never claim themselves; the dispatch pass below does.
+          break;
+      }
+    }
+  }
+
+  return {
+    async pause(id) {
+      return (await apply(id, { type: "pause" })).run;
+    },
+    async resume(id) {
+      const { run, effects } = await apply(id, { type: "resume" });
+      await afterCommit(run, effects);
+      if (run.status === "RUNNING") await wake(id);
+      return run;
+    },
+    async advance(id, expectedPhaseIndex) {
+      const event: RunEvent =
+        expectedPhaseIndex === undefined ? { type: "advance" } : { type: "advance", expectedPhaseIndex };
+      const { run } = await apply(id, event);
+      if (run.status === "RUNNING") await wake(id);
+      return run;
+    },
+    async cancel(id, reason) {
+      const { run, effects } = await apply(id, { type: "cancel", reason });
+      await afterCommit(run, effects);
+      return run;
+    },
+  };
+}

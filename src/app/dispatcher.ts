@@ -1,0 +1,415 @@
+/**
+ * The dispatcher: one pass per runnable run, in the reference's decision order (finish, conflict
+ * timeout, safety gates, phase boundary, claim; see `reduceRun`), then the claim effect.
+ *
+ * Two triggers drive the same `dispatchRun(runId)`: the periodic `tick()` (every active run, found
+ * through the sparse index of PENDING/RUNNING runs, so cost grows with active runs only) and the
+ * stream wake-up (stream-evaluator.ts), which refills a freed slot as soon as a target ends.
+ * Passes for one run overlap freely (two ticks, a tick and a wake-up, several Lambdas): nothing
+ * here reads, decides and then writes unconditionally.
+ *
+ * ## The claim, as a timeline (one target T, run R with max_concurrent_targets 3)
+ *
+ *   pass  listReadyTargets(R, phase)           T PENDING@100
+ *   pass  claimTarget(T@100)  ── ONE transaction ──────────────────────────────────────────────
+ *           T: PENDING@100 → CLAIMED, lease now+30 s           (fails → 'lost-race': skip T)
+ *           R: status ∈ {PENDING,RUNNING} ∧ inFlight < 3 → +1  (fails → 'slots-full' / 'run-not-active')
+ *         ─────────────────────────────────────────────────────────────────────────────────────
+ *   pass  submitter.submit(key "operation-run-target:T")      idempotent: a retry finds the task
+ *   pass  recordSubmitted(T, taskId)  CLAIMED → SUBMITTED     (slot stays taken)
+ *     or  recordBlocked(T, backoff)   CLAIMED → BLOCKED, R.inFlight −1   (rack conflict)
+ *     or  recordOutcome(T, FAILED)    CLAIMED → FAILED,  R.inFlight −1, R.c<phase>_failed +1
+ *   task  recordOutcome(T, COMPLETED) SUBMITTED → COMPLETED, R.inFlight −1, counter +1
+ *         └─ the stream record of that transition wakes dispatchRun(R): the slot refills
+ *
+ * ## Crashes and leases
+ * A pass that dies after the claim leaves T CLAIMED with its slot taken (inFlight counts CLAIMED
+ * by status, not by lease). Once the lease runs out, T is ready again and the next pass re-claims it
+ * IN PLACE (CLAIMED → CLAIMED takes no new slot) and submits again under the same idempotency key:
+ * the task service returns the task the dead pass started, if any, so a rack is never flashed
+ * twice. A pass that dies after submit but before recordSubmitted is the same case. A child task
+ * that ends while its target is still CLAIMED records its outcome anyway (CLAIMED → terminal), and
+ * the late recordSubmitted is then a harmless 'lost-race'.
+ */
+
+import { conflictRetryDelayMs, findConflictTimeout } from "../domain/backoff.js";
+import type { Run, Target } from "../domain/model.js";
+import { isTerminalRun } from "../domain/model.js";
+import { claimStatusMessage, type RunEffect, reduceRun } from "../domain/run-machine.js";
+import { phaseSize } from "../domain/stats.js";
+import { CLAIM_LEASE_MS, isReady } from "../domain/target-machine.js";
+import type { RunStore } from "./ports.js";
+import { type ChildTaskSubmitter, targetIdempotencyKey } from "./task-ports.js";
+
+// ---------------------------------------------------------------------------------------------
+// Logging and metrics
+
+export interface Logger {
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
+
+/** One JSON line per entry on stdout/stderr (what CloudWatch Logs indexes best). */
+export const jsonLogger: Logger = {
+  info: (message, fields) => console.log(JSON.stringify({ level: "info", message, ...fields })),
+  warn: (message, fields) => console.warn(JSON.stringify({ level: "warn", message, ...fields })),
+  error: (message, fields) => console.error(JSON.stringify({ level: "error", message, ...fields })),
+};
+
+export type DispatchMetricName = "TargetsDispatched" | "RackConflicts" | "GateTrips" | "DispatchLatencyMs";
+
+export interface Metrics {
+  add(name: DispatchMetricName, value: number): void;
+  /** Writes what was added since the last flush (EMF: one log line); a no-op when nothing was. */
+  flush(): void;
+}
+
+export const noopMetrics: Metrics = { add() {}, flush() {} };
+
+/**
+ * CloudWatch Embedded Metric Format: one JSON log line per flush, which CloudWatch turns into
+ * metrics without any API call. Example line:
+ *   {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Flow","Dimensions":[["Service"]],
+ *    "Metrics":[{"Name":"TargetsDispatched","Unit":"Count"}]}]},"Service":"dispatcher","TargetsDispatched":4}
+ */
+export function emfMetrics(options: {
+  namespace?: string;
+  service: string;
+  clock?: () => number;
+  write?: (line: string) => void;
+}): Metrics {
+  const write = options.write ?? ((line: string) => console.log(line));
+  const clock = options.clock ?? Date.now;
+  let values = new Map<DispatchMetricName, number>();
+  return {
+    add(name, value) {
+      values.set(name, (values.get(name) ?? 0) + value);
+    },
+    flush() {
+      if (values.size === 0) return;
+      const names = [...values.keys()];
+      const line: Record<string, unknown> = {
+        _aws: {
+          Timestamp: clock(),
+          CloudWatchMetrics: [
+            {
+              Namespace: options.namespace ?? "Flow",
+              Dimensions: [["Service"]],
+              Metrics: names.map((Name) => ({ Name, Unit: Name.endsWith("Ms") ? "Milliseconds" : "Count" })),
+            },
+          ],
+        },
+        Service: options.service,
+      };
+      for (const [name, value] of values) line[name] = value;
+      values = new Map();
+      write(JSON.stringify(line));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The dispatcher
+
+export interface DispatcherDeps {
+  runs: RunStore;
+  submitter: ChildTaskSubmitter;
+  clock: () => number;
+  logger?: Logger;
+  metrics?: Metrics;
+  /** Runs dispatched at once by `tick()` (default 16). */
+  tickParallelism?: number;
+  /** Submissions in flight at once within one run's pass (default 10). */
+  submitParallelism?: number;
+  /** Claim lease (default the reference's 30 s); tests shorten it. */
+  leaseMs?: number;
+}
+
+/** What one pass did for one run; `decision` names the branch the run reducer took. */
+export interface PassResult {
+  runId: string;
+  decision: "not-found" | "inactive" | "finished" | "paused" | "claimed" | "contended";
+  /** The run's status after the pass's own write (or as read when it wrote nothing). */
+  status?: Run["status"];
+  submitted: number;
+  blocked: number;
+  failed: number;
+}
+
+export interface TickResult {
+  runs: number;
+  failed: number;
+  submitted: number;
+}
+
+export interface Dispatcher {
+  /** One pass for one run. Safe to run concurrently with any other pass. Throws only on I/O errors. */
+  dispatchRun(runId: string): Promise<PassResult>;
+  /** One pass for every active run; per-run failures are logged and counted, never thrown. */
+  tick(): Promise<TickResult>;
+}
+
+/** saveRun 'stale' means another pass or a control wrote first: re-read and decide again. */
+const MAX_STALE_RETRIES = 5;
+/** Enough for any plan (phases hold at most 100 targets); the BLOCKED listing is one page. */
+const TARGET_PAGE = { offset: 0, limit: 10_000 };
+
+export function createDispatcher(deps: DispatcherDeps): Dispatcher {
+  const { runs, submitter, clock } = deps;
+  const logger = deps.logger ?? silentLogger;
+  const metrics = deps.metrics ?? noopMetrics;
+  const leaseMs = deps.leaseMs ?? CLAIM_LEASE_MS;
+  const submitParallelism = deps.submitParallelism ?? 10;
+  const tickParallelism = deps.tickParallelism ?? 16;
+
+  async function dispatchRun(runId: string): Promise<PassResult> {
+    const started = clock();
+    try {
+      return await pass(runId);
+    } finally {
+      metrics.add("DispatchLatencyMs", Math.max(0, clock() - started));
+      metrics.flush();
+    }
+  }
+
+  async function pass(runId: string): Promise<PassResult> {
+    const result: PassResult = { runId, decision: "contended", submitted: 0, blocked: 0, failed: 0 };
+    for (let attempt = 0; attempt <= MAX_STALE_RETRIES; attempt++) {
+      const run = await runs.getRun(runId);
+      if (run === undefined) return { ...result, decision: "not-found" };
+      if (run.status !== "PENDING" && run.status !== "RUNNING") {
+        return { ...result, decision: "inactive", status: run.status };
+      }
+      const now = clock();
+      // Only the current phase's BLOCKED targets can time out (the reference looks nowhere else).
+      const blocked = await listBlocked(run);
+      const conflictTimeout = findConflictTimeout(run, blocked, now);
+      const reduced = reduceRun(
+        run,
+        conflictTimeout === undefined ? { type: "evaluate" } : { type: "evaluate", conflictTimeout },
+        now,
+      );
+      // evaluate never refuses a PENDING or RUNNING run; a refusal here would be corrupted data.
+      if (!reduced.ok) throw reduced.error;
+      let current = reduced.run;
+      if (reduced.write) {
+        current = { ...current, updatedAt: Math.max(now, run.updatedAt + 1) };
+        const saved = await runs.saveRun(current, run.updatedAt);
+        if (saved === "not-found") return { ...result, decision: "not-found" };
+        if (saved === "stale") continue;
+        if (current.reason === "SAFETY_GATE") metrics.add("GateTrips", 1);
+        if (current.status === "PAUSED" || isTerminalRun(current.status)) {
+          logger.info("operation run state changed", {
+            runId,
+            status: current.status,
+            reason: current.reason,
+            message: current.statusMessage,
+          });
+        }
+      }
+      if (isTerminalRun(current.status)) return { ...result, decision: "finished", status: current.status };
+      if (current.status === "PAUSED") return { ...result, decision: "paused", status: current.status };
+      const claim = reduced.effects.find(
+        (e): e is Extract<RunEffect, { type: "claim" }> => e.type === "claim",
+      );
+      if (claim === undefined) return { ...result, decision: "claimed", status: current.status };
+      const done = await claimAndSubmit(current, claim.phaseIndex, blocked);
+      return { ...result, ...done, decision: "claimed", status: current.status };
+    }
+    logger.warn("dispatch pass gave up after repeated concurrent writes", { runId });
+    return result;
+  }
+
+  async function listBlocked(run: Run): Promise<Target[]> {
+    const phase = run.currentPhaseIndex;
+    const listed = await runs.listTargets(run.id, {
+      phaseFrom: phase,
+      phaseTo: phase,
+      status: "BLOCKED",
+      page: TARGET_PAGE,
+    });
+    return listed?.targets ?? [];
+  }
+
+  /**
+   * Claims ready targets of the phase in phase-then-sequence order and submits each. Targets that
+   * need a new slot are claimed until the run says 'slots-full'; expired CLAIMED targets already
+   * hold theirs and are re-claimed whatever the count. Claims are sequential (they race other
+   * passes for the same slots and order matters); submissions then run in parallel.
+   */
+  async function claimAndSubmit(
+    run: Run,
+    phaseIndex: number,
+    blockedAtStart: Target[],
+  ): Promise<Pick<PassResult, "submitted" | "blocked" | "failed">> {
+    const now = clock();
+    const ready = await runs.listReadyTargets(
+      run.id,
+      phaseIndex,
+      now,
+      Math.max(1, phaseSize(run, phaseIndex)),
+    );
+    const claimed: Target[] = [];
+    let slotsFull = false;
+    for (const target of ready) {
+      const needsSlot = target.status !== "CLAIMED";
+      if (needsSlot && slotsFull) continue;
+      const outcome = await runs.claimTarget(target, leaseMs, now);
+      if (outcome === "claimed") {
+        claimed.push({ ...target, status: "CLAIMED", leaseExpiresAt: now + leaseMs, updatedAt: now });
+      } else if (outcome === "slots-full") {
+        slotsFull = true;
+      } else if (outcome === "run-not-active") {
+        break;
+      }
+      // 'lost-race': another pass took or moved it; nothing to do.
+    }
+
+    const counts = { submitted: 0, blocked: 0, failed: 0 };
+    await forEachLimited(claimed, submitParallelism, async (target) => {
+      try {
+        counts[await submitOne(run, target)] += 1;
+      } catch (error) {
+        // The target stays CLAIMED; when its lease runs out a later pass re-claims it and submits
+        // again under the same idempotency key.
+        logger.warn("target submission failed; retried after the claim lease", {
+          runId: run.id,
+          targetId: target.id,
+          error: errorText(error),
+        });
+      }
+    });
+    metrics.add("TargetsDispatched", counts.submitted);
+    metrics.add("RackConflicts", counts.blocked);
+
+    const stillWaiting = blockedAtStart.filter((t) => !isReady(t, now)).length + counts.blocked;
+    const message = claimStatusMessage(counts.submitted, stillWaiting);
+    if (message !== "") await setStatusMessage(run.id, message);
+    return counts;
+  }
+
+  async function submitOne(run: Run, target: Target): Promise<"submitted" | "blocked" | "failed"> {
+    const now = clock();
+    const outcome = await submitter.submit(
+      {
+        idempotencyKey: targetIdempotencyKey(target.id),
+        runId: run.id,
+        targetId: target.id,
+        rackId: target.rackId,
+        componentsByType: target.componentsByType,
+        template: run.config.operation.firmware,
+      },
+      now,
+    );
+    switch (outcome.kind) {
+      case "submitted": {
+        const recorded = await runs.recordSubmitted(run.id, target.id, outcome.taskId, clock());
+        if (recorded === "lost-race") await afterLostSubmit(run.id, target.id, outcome.taskId);
+        return "submitted";
+      }
+      case "conflict": {
+        // Attempts and the first-blocked time survive re-claims, so the backoff really grows.
+        const attempts = target.conflictAttempts + 1;
+        const delay = conflictRetryDelayMs(run.config.conflictRetry, attempts);
+        await runs.recordBlocked(
+          run.id,
+          target.id,
+          {
+            message: outcome.message,
+            retryAt: now + delay,
+            conflictAttempts: attempts,
+            firstBlockedAt: target.firstBlockedAt ?? now,
+          },
+          now,
+        );
+        return "blocked";
+      }
+      case "rejected":
+        await runs.recordOutcome(run.id, target.id, "FAILED", outcome.message, clock());
+        return "failed";
+    }
+  }
+
+  /**
+   * recordSubmitted lost: the task already ended and recorded its outcome (fine), or a cancel
+   * terminated the still-CLAIMED target while we were submitting. In the second case the task we
+   * just started belongs to a cancelled run: stop it.
+   */
+  async function afterLostSubmit(runId: string, targetId: string, taskId: string): Promise<void> {
+    const target = await runs.getTarget(runId, targetId);
+    if (target?.status === "TERMINATED" && target.taskId === undefined) {
+      await submitter
+        .cancel(taskId, "operation run target was terminated before its task was recorded")
+        .catch((error: unknown) =>
+          logger.warn("could not stop a task started for a terminated target", {
+            runId,
+            targetId,
+            taskId,
+            error: errorText(error),
+          }),
+        );
+    }
+  }
+
+  /** The reference sets "submitted N …" after a claim pass; only while the run is still running. */
+  async function setStatusMessage(runId: string, message: string): Promise<void> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const run = await runs.getRun(runId);
+      if (run === undefined || run.status !== "RUNNING" || run.statusMessage === message) return;
+      const now = clock();
+      const saved = await runs.saveRun(
+        { ...run, statusMessage: message, updatedAt: Math.max(now, run.updatedAt + 1) },
+        run.updatedAt,
+      );
+      if (saved !== "stale") return;
+    }
+  }
+
+  async function tick(): Promise<TickResult> {
+    const ids = await runs.listActiveRunIds();
+    const total: TickResult = { runs: ids.length, failed: 0, submitted: 0 };
+    await forEachLimited(ids, tickParallelism, async (runId) => {
+      try {
+        const r = await dispatchRun(runId);
+        total.submitted += r.submitted;
+      } catch (error) {
+        total.failed += 1;
+        logger.error("dispatch pass failed", { runId, error: errorText(error) });
+      }
+    });
+    return total;
+  }
+
+  return { dispatchRun, tick };
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight; rejects with the first error after all settle. */
+export async function forEachLimited<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  let firstError: unknown;
+  let failed = false;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      try {
+        await fn(item);
+      } catch (error) {
+        if (!failed) firstError = error;
+        failed = true;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+  if (failed) throw firstError;
+}
+
+export function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
