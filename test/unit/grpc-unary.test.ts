@@ -1,0 +1,178 @@
+/**
+ * The one unary wrapper, driven with a fake grpc-js call: deadlines, decode failures, error
+ * mapping, and the "callback exactly once, never after cancellation" rule.
+ */
+import { type ServerUnaryCall, type sendUnaryData, status } from "@grpc/grpc-js";
+import { describe, expect, it } from "vitest";
+import { type GrpcLogger, unaryHandler } from "../../src/adapters/grpc/server.js";
+import { NotFoundError } from "../../src/domain/errors.js";
+import { FlowService, GetOperationRunRequest, GetOperationRunResponse } from "../../src/gen/flow/v1/flow.js";
+
+const NOW = 1_800_000_000_000;
+const RUN_ID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
+
+const silent: GrpcLogger = { info: () => {}, warn: () => {}, error: () => {} };
+
+interface Answer {
+  error: { code?: number; details?: string } | null;
+  value?: Buffer | null;
+}
+
+/** A call as grpc-js hands it to a unary handler, and a callback that records every answer. */
+function fakeCall(request: Uint8Array, deadline: Date | number = Number.POSITIVE_INFINITY) {
+  const call = { request: Buffer.from(request), cancelled: false, getDeadline: () => deadline };
+  const answers: Answer[] = [];
+  const callback: sendUnaryData<Buffer> = (error, value) => {
+    answers.push({ error: error as Answer["error"], value });
+  };
+  return { call, answers, callback, asCall: call as unknown as ServerUnaryCall<Buffer, Buffer> };
+}
+
+const requestBytes = GetOperationRunRequest.encode({ id: { id: RUN_ID }, includeStats: true }).finish();
+
+/** Resolves once pending promise callbacks have run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe("grpc unary wrapper", () => {
+  it("decodes, calls the handler once and answers with the encoded response", async () => {
+    const seen: GetOperationRunRequest[] = [];
+    const handler = unaryHandler(
+      FlowService.getOperationRun,
+      async (req) => {
+        seen.push(req);
+        return { operationRun: undefined };
+      },
+      { logger: silent, now: () => NOW },
+    );
+    const { asCall, callback, answers } = fakeCall(requestBytes);
+    handler(asCall, callback);
+    await settle();
+    expect(seen).toEqual([{ id: { id: RUN_ID }, includeStats: true }]);
+    expect(answers).toHaveLength(1);
+    expect(answers[0]?.error).toBeNull();
+    expect(GetOperationRunResponse.decode(answers[0]?.value as Buffer)).toEqual({ operationRun: undefined });
+  });
+
+  it.each([
+    ["epoch ms", NOW - 1],
+    ["Date", new Date(NOW)],
+  ])(
+    "a deadline already passed (%s) → DEADLINE_EXCEEDED without calling the handler",
+    async (_label, deadline) => {
+      let calls = 0;
+      const handler = unaryHandler(
+        FlowService.getOperationRun,
+        async () => {
+          calls++;
+          return { operationRun: undefined };
+        },
+        { logger: silent, now: () => NOW },
+      );
+      const { asCall, callback, answers } = fakeCall(requestBytes, deadline);
+      handler(asCall, callback);
+      await settle();
+      expect(calls).toBe(0);
+      expect(answers).toEqual([
+        {
+          error: { code: status.DEADLINE_EXCEEDED, details: "deadline exceeded before the call was handled" },
+          value: undefined,
+        },
+      ]);
+    },
+  );
+
+  it("a deadline still ahead lets the call through", async () => {
+    const handler = unaryHandler(FlowService.getOperationRun, async () => ({ operationRun: undefined }), {
+      logger: silent,
+      now: () => NOW,
+    });
+    const { asCall, callback, answers } = fakeCall(requestBytes, new Date(NOW + 1));
+    handler(asCall, callback);
+    await settle();
+    expect(answers[0]?.error).toBeNull();
+  });
+
+  it.each([
+    ["a wire type protobuf does not have", [0x0f], "malformed request: cant skip wire type 7"],
+    ["a length running past the end", [0x0a, 0x05, 0x01], "malformed request: premature EOF"],
+  ])("undecodable bytes (%s) → INVALID_ARGUMENT, handler not called", async (_label, bytes, details) => {
+    let calls = 0;
+    const handler = unaryHandler(
+      FlowService.getOperationRun,
+      async () => {
+        calls++;
+        return { operationRun: undefined };
+      },
+      { logger: silent, now: () => NOW },
+    );
+    const { asCall, callback, answers } = fakeCall(Uint8Array.from(bytes));
+    handler(asCall, callback);
+    await settle();
+    expect(calls).toBe(0);
+    expect(answers).toEqual([{ error: { code: status.INVALID_ARGUMENT, details }, value: undefined }]);
+  });
+
+  it("a FlowError from the handler → its status and message, answered once", async () => {
+    const handler = unaryHandler(
+      FlowService.getOperationRun,
+      async () => {
+        throw new NotFoundError(`operation run ${RUN_ID} not found`);
+      },
+      { logger: silent, now: () => NOW },
+    );
+    const { asCall, callback, answers } = fakeCall(requestBytes);
+    handler(asCall, callback);
+    await settle();
+    expect(answers).toEqual([
+      { error: { code: status.NOT_FOUND, details: `operation run ${RUN_ID} not found` }, value: undefined },
+    ]);
+  });
+
+  it("a handler that throws synchronously, or returns something unencodable → INTERNAL 'internal error', logged", async () => {
+    const logged: string[] = [];
+    const logger: GrpcLogger = { ...silent, error: (_m, fields) => logged.push(String(fields?.method)) };
+    const throwing = unaryHandler(
+      FlowService.getOperationRun,
+      (() => {
+        throw new Error("sync boom");
+      }) as never,
+      { logger, now: () => NOW },
+    );
+    const first = fakeCall(requestBytes);
+    throwing(first.asCall, first.callback);
+
+    const unencodable = unaryHandler(
+      FlowService.getOperationRun,
+      async () => ({ operationRun: { summary: { id: { id: 42 } } } }) as never,
+      { logger, now: () => NOW },
+    );
+    const second = fakeCall(requestBytes);
+    unencodable(second.asCall, second.callback);
+    await settle();
+    for (const { answers } of [first, second]) {
+      expect(answers).toEqual([
+        { error: { code: status.INTERNAL, details: "internal error" }, value: undefined },
+      ]);
+    }
+    expect(logged).toEqual(["/v1.Flow/GetOperationRun", "/v1.Flow/GetOperationRun"]);
+  });
+
+  it("a call cancelled while the handler runs is not answered at all", async () => {
+    let release: () => void = () => {};
+    const handler = unaryHandler(
+      FlowService.getOperationRun,
+      () =>
+        new Promise((resolve) => {
+          release = () => resolve({ operationRun: undefined });
+        }),
+      { logger: silent, now: () => NOW },
+    );
+    const { call, asCall, callback, answers } = fakeCall(requestBytes);
+    handler(asCall, callback);
+    await settle();
+    call.cancelled = true;
+    release();
+    await settle();
+    expect(answers).toEqual([]);
+  });
+});
