@@ -1,0 +1,139 @@
+/**
+ * Deployment configuration, read once from CDK context (`cdk.json` or `-c key=value`), validated,
+ * failing with the context key's name in the message. Nothing here reads the environment or calls
+ * AWS: `cdk synth` must work offline with no credentials, so every account-specific fact is either
+ * context or a dummy that a deploy would reject (and a warning says so, see `placeholders`).
+ *
+ * Example: `npx cdk deploy -c stage=prod -c account=123456789012 -c region=eu-west-1 \
+ *   -c certificateArn=arn:aws:acm:eu-west-1:123456789012:certificate/… -c vpcId=vpc-0abc…`
+ */
+import { fileURLToPath } from "node:url";
+
+/** The project root (…/infra/config.ts → …/). Entry files, the Dockerfile and ASL are found from here. */
+export const PROJECT_ROOT = fileURLToPath(new URL("..", import.meta.url));
+
+/** Used for synth only. A deploy with them fails at the first API call, which is the point. */
+export const DUMMY_ACCOUNT = "000000000000";
+export const DUMMY_REGION = "us-east-1";
+
+export interface FlowDeployConfig {
+  /** `prod` retains data and turns on deletion protection; anything else is disposable. */
+  readonly stage: string;
+  readonly account: string;
+  readonly region: string;
+  /** Look up an existing VPC instead of creating one (needs real account/region and credentials). */
+  readonly vpcId?: string;
+  /** ACM certificate for the internal load balancer's HTTPS listener. */
+  readonly certificateArn?: string;
+  /** Who may reach the load balancer on 443; defaults to the VPC's CIDR. */
+  readonly clientCidr?: string;
+  /**
+   * A prebuilt image URI (e.g. an ECR image pushed by your pipeline). When set the stack uses it
+   * instead of building `Dockerfile` at deploy time; the unit tests set it so they need no Docker
+   * build context staging.
+   */
+  readonly containerImage?: string;
+  /** The account's IoT data endpoint; looked up by a custom resource at deploy time when absent. */
+  readonly iotDataEndpoint?: string;
+  /** Alarm notifications: an e-mail address subscribed to a new topic, or an existing topic. */
+  readonly alarmEmail?: string;
+  readonly alarmTopicArn?: string;
+  /** Dispatcher tick inside the once-a-minute ticker; must divide into a minute sensibly (1–60 s). */
+  readonly tickIntervalSeconds: number;
+  readonly serviceMinTasks: number;
+  readonly serviceMaxTasks: number;
+  /** Reported by the Version RPC. */
+  readonly version: string;
+  readonly gitCommit: string;
+  /** Context keys that fell back to a synth-only placeholder (warned about, not an error). */
+  readonly placeholders: readonly string[];
+}
+
+export class DeployConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DeployConfigError";
+  }
+}
+
+/** What `node.tryGetContext` returns: strings from `-c`, any JSON value from cdk.json. */
+export type ContextReader = (key: string) => unknown;
+
+function optionalString(read: ContextReader, key: string): string | undefined {
+  const value = read(key);
+  if (value === undefined || value === null || value === "") return undefined;
+  if (typeof value !== "string") throw new DeployConfigError(`context ${key} must be a string`);
+  return value.trim() || undefined;
+}
+
+function integer(read: ContextReader, key: string, fallback: number, min: number, max: number): number {
+  const raw = read(key);
+  if (raw === undefined || raw === null || raw === "") return fallback;
+  const value = typeof raw === "number" ? raw : Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new DeployConfigError(
+      `context ${key} must be an integer from ${min} to ${max}, got ${String(raw)}`,
+    );
+  }
+  return value;
+}
+
+export function readDeployConfig(read: ContextReader): FlowDeployConfig {
+  const placeholders: string[] = [];
+  const stage = optionalString(read, "stage") ?? "dev";
+  if (!/^[a-z][a-z0-9-]{0,15}$/.test(stage)) {
+    throw new DeployConfigError(`context stage must match ^[a-z][a-z0-9-]{0,15}$, got ${stage}`);
+  }
+  let account = optionalString(read, "account");
+  if (!account) {
+    account = DUMMY_ACCOUNT;
+    placeholders.push("account");
+  } else if (!/^\d{12}$/.test(account)) {
+    throw new DeployConfigError(`context account must be 12 digits, got ${account}`);
+  }
+  let region = optionalString(read, "region");
+  if (!region) {
+    region = DUMMY_REGION;
+    placeholders.push("region");
+  }
+  const certificateArn = optionalString(read, "certificateArn");
+  if (!certificateArn) placeholders.push("certificateArn");
+  else if (!certificateArn.startsWith("arn:")) {
+    throw new DeployConfigError(
+      `context certificateArn must be an ACM certificate ARN, got ${certificateArn}`,
+    );
+  }
+  const vpcId = optionalString(read, "vpcId");
+  if (vpcId && placeholders.includes("account")) {
+    throw new DeployConfigError(
+      "context vpcId needs context account and region (the VPC is looked up there)",
+    );
+  }
+  const serviceMinTasks = integer(read, "serviceMinTasks", stage === "prod" ? 2 : 1, 1, 100);
+  const serviceMaxTasks = integer(read, "serviceMaxTasks", stage === "prod" ? 6 : 2, 1, 100);
+  if (serviceMaxTasks < serviceMinTasks) {
+    throw new DeployConfigError(
+      `context serviceMaxTasks (${serviceMaxTasks}) must be at least serviceMinTasks (${serviceMinTasks})`,
+    );
+  }
+  return {
+    stage,
+    account,
+    region,
+    vpcId,
+    certificateArn,
+    clientCidr: optionalString(read, "clientCidr"),
+    containerImage: optionalString(read, "containerImage"),
+    iotDataEndpoint: optionalString(read, "iotDataEndpoint"),
+    alarmEmail: optionalString(read, "alarmEmail"),
+    alarmTopicArn: optionalString(read, "alarmTopicArn"),
+    tickIntervalSeconds: integer(read, "tickIntervalSeconds", 10, 1, 60),
+    serviceMinTasks,
+    serviceMaxTasks,
+    version: optionalString(read, "version") ?? "0.1.0",
+    gitCommit: optionalString(read, "gitCommit") ?? "unknown",
+    placeholders,
+  };
+}
+
+export const isProd = (config: Pick<FlowDeployConfig, "stage">): boolean => config.stage === "prod";

@@ -1,0 +1,96 @@
+/**
+ * One Lambda entry file under `lambdas/` as a Node.js 22, ARM64, locally bundled function with its
+ * own role and its own log group.
+ *
+ * Why an explicit role: the default Lambda role carries the AWS managed
+ * `AWSLambdaBasicExecutionRole`, which may write to *any* log group. Here the role may write to this
+ * function's log group only (`logGroup.grantWrite`), and every other permission is granted by the
+ * stack, named, one by one.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { type Duration, RemovalPolicy } from "aws-cdk-lib";
+import * as iam from "aws-cdk-lib/aws-iam";
+import * as lambda from "aws-cdk-lib/aws-lambda";
+import * as nodejs from "aws-cdk-lib/aws-lambda-nodejs";
+import * as logs from "aws-cdk-lib/aws-logs";
+import { Construct } from "constructs";
+import { PROJECT_ROOT } from "../config.js";
+import { acknowledge } from "../nag.js";
+
+export interface FlowFunctionProps {
+  /** File name under `entryDir`, e.g. `dispatcher.ts`. The module must export `handler`. */
+  readonly entryFile: string;
+  /** Directory of the entry files; `<root>/lambdas` unless a test points it at fixtures. */
+  readonly entryDir?: string;
+  readonly description: string;
+  readonly timeout: Duration;
+  readonly memorySize?: number;
+  readonly environment: Record<string, string>;
+  readonly retainLogs: boolean;
+}
+
+export class FlowFunction extends Construct {
+  readonly fn: nodejs.NodejsFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: FlowFunctionProps) {
+    super(scope, id);
+    const entry = join(props.entryDir ?? join(PROJECT_ROOT, "lambdas"), props.entryFile);
+    if (!existsSync(entry)) {
+      throw new Error(
+        `Lambda entry ${entry} does not exist (FlowFunction ${id}); it must export \`handler\``,
+      );
+    }
+    this.logGroup = new logs.LogGroup(this, "Logs", {
+      retention: logs.RetentionDays.ONE_MONTH,
+      removalPolicy: props.retainLogs ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    this.role = new iam.Role(this, "Role", {
+      assumedBy: new iam.ServicePrincipal("lambda.amazonaws.com"),
+      description: `${id}: log to its own group; everything else granted by name in the stack`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.fn = new nodejs.NodejsFunction(this, "Function", {
+      entry,
+      handler: "handler",
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      description: props.description,
+      timeout: props.timeout,
+      memorySize: props.memorySize ?? 512,
+      role: this.role,
+      logGroup: this.logGroup,
+      tracing: lambda.Tracing.ACTIVE,
+      environment: props.environment,
+      depsLockFilePath: join(PROJECT_ROOT, "package-lock.json"),
+      projectRoot: PROJECT_ROOT,
+      bundling: {
+        // esbuild is a devDependency, so bundling runs locally (no Docker). ESM because the
+        // project is ESM; the banner gives bundled CommonJS dependencies a `require`.
+        forceDockerBundling: false,
+        format: nodejs.OutputFormat.ESM,
+        target: "node22",
+        mainFields: ["module", "main"],
+        sourceMap: true,
+        banner:
+          "import { createRequire as __flowCreateRequire } from 'node:module'; const require = __flowCreateRequire(import.meta.url);",
+        // The Lambda Node.js 22 runtime ships SDK v3, but bundling pins the versions we tested with.
+        externalModules: [],
+      },
+    });
+
+    acknowledge(
+      this.role,
+      "Resource * is required by X-Ray: xray:PutTraceSegments and xray:PutTelemetryRecords (added by tracing: ACTIVE) support no resource-level permissions.",
+      "AwsSolutions-IAM5[Resource::*]",
+    );
+    acknowledge(
+      this.fn,
+      "The product targets Node.js 22 (NODEJS_22_X) on purpose (architecture.md): product code avoids newer APIs because local development runs Node 20; moving to a later runtime is a tested decision, not a default.",
+      "AwsSolutions-L1",
+    );
+  }
+}
