@@ -1,0 +1,633 @@
+/**
+ * The commands: `run …`, `task …`, `inventory …`. Each parses its flags, makes one or a few calls,
+ * and returns a Result (data for json/yaml, a table for people) or an exit code.
+ */
+import { type Command, InvalidArgumentError } from "commander";
+import { InventoryFileError, loadInventoryFile } from "../local/inventory-file.js";
+import * as pb from "../src/gen/flow/v1/flow.js";
+import * as admin from "../src/gen/flowadmin/v1/admin.js";
+import { formatElapsed, parseDurationNs } from "./durations.js";
+import { EXIT, UsageError } from "./errors.js";
+import {
+  componentTypes,
+  executorTypes,
+  operationTypes,
+  PHASE_SCOPE_FLAGS,
+  runReasons,
+  runStatuses,
+  targetStatuses,
+  taskStatuses,
+} from "./names.js";
+import { fields, indent, table, time, yamlText } from "./output.js";
+import type { Action } from "./program.js";
+import { loadRunFile, runFileFromConfig } from "./run-file.js";
+import { watchRun } from "./watch.js";
+import { statusText } from "./watch-view.js";
+
+type Act = <A extends unknown[]>(fn: Action<A>) => (...args: unknown[]) => Promise<void>;
+
+// ---------------------------------------------------------------------------------------------
+// Argument parsers (commander reports their errors as usage errors, exit 1)
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function uuidArg(what: string, value: string): string {
+  if (!UUID_RE.test(value.trim())) {
+    throw new UsageError(
+      `${what}: expected a UUID such as 4f6f1a9e-0000-4000-8000-000000000001 (got ${JSON.stringify(value)})`,
+    );
+  }
+  return value.trim().toLowerCase();
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0) {
+    throw new InvalidArgumentError("expected a positive whole number");
+  }
+  return n;
+}
+
+function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) {
+    throw new InvalidArgumentError("expected a whole number, 0 or more");
+  }
+  return n;
+}
+
+/**
+ * `--expect 2` → expected_phase_index 1: flowctl counts phases from 1, the wire from 0. Phase 1 is
+ * never the next phase, and 0 on the wire would mean "no check", so 1 is refused.
+ */
+function expectedPhase(value: string): number {
+  const n = positiveInt(value);
+  if (n < 2)
+    throw new InvalidArgumentError("phase 1 is the first phase, never the next one: expected 2 or more");
+  return n - 1;
+}
+
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+function enumArg<E extends number>(names: { parse(t: string): E | undefined; names: readonly string[] }) {
+  return (value: string, previous: E[] | undefined): E[] => {
+    const parsed = names.parse(value);
+    if (parsed === undefined) {
+      throw new InvalidArgumentError(`expected one of ${names.names.map((n) => n.toLowerCase()).join(", ")}`);
+    }
+    return [...(previous ?? []), parsed];
+  };
+}
+
+function pagination(o: { limit?: number; offset?: number }): pb.Pagination | undefined {
+  return o.limit === undefined && o.offset === undefined
+    ? undefined
+    : { offset: o.offset ?? 0, limit: o.limit ?? 0 };
+}
+
+function pageFooter(shown: number, offset: number, total: number, noun: string): string {
+  if (total === 0) return `no ${noun}`;
+  if (shown === 0) return `no ${noun} at offset ${offset} (${total} in all)`;
+  return `${offset + 1}-${offset + shown} of ${total} ${noun}${offset + shown < total ? " (more with --offset)" : ""}`;
+}
+
+function short(id: string | undefined): string {
+  return id ?? "";
+}
+
+// ---------------------------------------------------------------------------------------------
+// run
+
+export function registerRunCommands(program: Command, act: Act): void {
+  const run = program.command("run").description("create, inspect and steer operation runs");
+
+  run
+    .command("create")
+    .description("create a run from a run file (YAML or JSON; see docs/cli.md for the schema)")
+    .requiredOption("-f, --file <path>", "run file")
+    .option("--dry-run", "print the plan the service would freeze (phases and their racks); create nothing")
+    .action(
+      act(async (ctx, o: { file: string; dryRun?: boolean }) => {
+        const request = await loadRunFile(o.file);
+        if (o.dryRun === true) {
+          const plan = await ctx.conn().flow.planOperationRun(request);
+          ctx.print({
+            data: pb.PlanOperationRunResponse.toJSON(plan),
+            table: () => planTable(request, plan),
+          });
+          return EXIT.OK;
+        }
+        const { id } = await ctx.conn().flow.createOperationRun(request);
+        ctx.print({
+          data: pb.CreateOperationRunResponse.toJSON({ id }),
+          table: () => `created run ${id?.id}\nwatch it: flowctl run watch ${id?.id}`,
+        });
+        return EXIT.OK;
+      }),
+    );
+
+  run
+    .command("get")
+    .description("show a run: state, message, phase, configuration (and counts with --stats)")
+    .argument("<id>", "run ID")
+    .option("--stats", "include per-phase outcome counts")
+    .action(
+      act(async (ctx, id: string, o: { stats?: boolean }) => {
+        const { operationRun } = await ctx.conn().flow.getOperationRun({
+          id: { id: uuidArg("run ID", id) },
+          includeStats: o.stats === true,
+        });
+        const r = operationRun ?? pb.OperationRun.fromPartial({});
+        ctx.print({ data: pb.OperationRun.toJSON(r), table: () => runDetail(r) });
+        return EXIT.OK;
+      }),
+    );
+
+  run
+    .command("list")
+    .description("list runs, newest first")
+    .option(
+      "--name <pattern>",
+      "name to match (repeat for several; all must match unless --any-name)",
+      collect,
+    )
+    .option("--wildcard", "--name patterns are LIKE patterns: % any text, _ one character, \\ escapes")
+    .option("--any-name", "a run matches if any --name pattern matches")
+    .option(
+      "--status <status>",
+      `filter by status (repeatable): ${runStatuses.names.map((n) => n.toLowerCase()).join(", ")}`,
+      enumArg(runStatuses),
+    )
+    .option(
+      "--reason <reason>",
+      `filter by status reason (repeatable): ${runReasons.names.map((n) => n.toLowerCase()).join(", ")}`,
+      enumArg(runReasons),
+    )
+    .option("--limit <n>", "page size (service default 100)", positiveInt)
+    .option("--offset <n>", "skip this many runs", nonNegativeInt)
+    .action(
+      act(
+        async (
+          ctx,
+          o: {
+            name?: string[];
+            wildcard?: boolean;
+            anyName?: boolean;
+            status?: pb.OperationRunStatus[];
+            reason?: pb.OperationRunStatusReason[];
+            limit?: number;
+            offset?: number;
+          },
+        ) => {
+          const resp = await ctx.conn().flow.listOperationRuns({
+            filter: {
+              name:
+                o.name === undefined
+                  ? undefined
+                  : { patterns: o.name, isWildcard: o.wildcard === true, useOr: o.anyName === true },
+              states: stateFilters(o.status ?? [], o.reason ?? []),
+              operationKinds: [],
+            },
+            pagination: pagination(o),
+          });
+          ctx.print({
+            data: pb.ListOperationRunsResponse.toJSON(resp),
+            table: () =>
+              `${table(
+                ["ID", "NAME", "STATUS", "PHASE", "CREATED", "MESSAGE"],
+                resp.operationRuns.map((s) => [
+                  short(s.id?.id),
+                  s.name,
+                  statusText({
+                    status: s.state?.status ?? 0,
+                    reason: s.state?.reason ?? 0,
+                  }),
+                  `${s.currentPhaseIndex + 1}/${s.totalPhases}`,
+                  time(s.createdAt),
+                  s.statusMessage,
+                ]),
+              )}\n${pageFooter(resp.operationRuns.length, o.offset ?? 0, resp.total, "runs")}`,
+          });
+          return EXIT.OK;
+        },
+      ),
+    );
+
+  run
+    .command("targets")
+    .description("list a run's rack targets in phase-then-sequence order")
+    .argument("<id>", "run ID")
+    .option(
+      "--phase-scope <scope>",
+      `which phases: ${Object.keys(PHASE_SCOPE_FLAGS).join(", ")} (future phases are never listed)`,
+      "current",
+    )
+    .option(
+      "--status <status>",
+      `only targets in this status: ${targetStatuses.names.map((n) => n.toLowerCase()).join(", ")}`,
+    )
+    .option("--limit <n>", "page size (service default 100)", positiveInt)
+    .option("--offset <n>", "skip this many targets", nonNegativeInt)
+    .action(
+      act(
+        async (
+          ctx,
+          id: string,
+          o: { phaseScope: string; status?: string; limit?: number; offset?: number },
+        ) => {
+          const phaseScope = PHASE_SCOPE_FLAGS[o.phaseScope];
+          if (phaseScope === undefined) {
+            throw new UsageError(
+              `--phase-scope: expected one of ${Object.keys(PHASE_SCOPE_FLAGS).join(", ")} (got ${JSON.stringify(o.phaseScope)})`,
+            );
+          }
+          let status = pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_UNKNOWN;
+          if (o.status !== undefined) {
+            const parsed = targetStatuses.parse(o.status);
+            if (parsed === undefined) {
+              throw new UsageError(
+                `--status: expected one of ${targetStatuses.names.map((n) => n.toLowerCase()).join(", ")} (got ${JSON.stringify(o.status)})`,
+              );
+            }
+            status = parsed;
+          }
+          const resp = await ctx.conn().flow.listOperationRunTargets({
+            operationRunId: { id: uuidArg("run ID", id) },
+            status,
+            phaseScope,
+            pagination: pagination(o),
+          });
+          ctx.print({
+            data: pb.ListOperationRunTargetsResponse.toJSON(resp),
+            table: () =>
+              `${table(
+                ["PHASE", "SEQ", "RACK", "STATUS", "COMPONENTS", "TASK", "MESSAGE"],
+                resp.targets.map((t) => [
+                  String(t.phaseIndex + 1),
+                  String(t.sequenceIndex),
+                  t.rackExternalId || short(t.rackId?.id),
+                  targetStatuses.name(t.status),
+                  componentsText(t.componentsByType),
+                  short(t.taskId?.id),
+                  t.message,
+                ]),
+              )}\n${pageFooter(resp.targets.length, o.offset ?? 0, resp.total, "targets")}`,
+          });
+          return EXIT.OK;
+        },
+      ),
+    );
+
+  run
+    .command("watch")
+    .description(
+      "follow a run live until it ends or pauses (exit 0 COMPLETED, 2 FAILED/COMPLETED_WITH_FAILURES/CANCELLED, 3 paused)",
+    )
+    .argument("<id>", "run ID")
+    .option("--interval <duration>", "how often to poll", "1s")
+    .action(
+      act(async (ctx, id: string, o: { interval: string }) => {
+        const ns = parseDurationNs(o.interval);
+        if (ns === undefined || ns < 50_000_000n) {
+          throw new UsageError(
+            `--interval: expected a duration of at least 50ms, e.g. 1s (got ${JSON.stringify(o.interval)})`,
+          );
+        }
+        const out = ctx.io.stdout;
+        const live = out.isTTY === true || ctx.io.env.FLOWCTL_TTY === "1";
+        return watchRun(ctx.conn(), {
+          runId: uuidArg("run ID", id),
+          intervalMs: Number(ns / 1_000_000n),
+          live,
+          color: live && ctx.color,
+          columns: () => out.columns ?? (Number(ctx.io.env.COLUMNS) || 120),
+          out,
+          interrupted: ctx.io.interrupted,
+        });
+      }),
+    );
+
+  const control = (
+    name: string,
+    description: string,
+    call: (
+      ctx: Parameters<Action<[]>>[0],
+      id: string,
+      o: Record<string, unknown>,
+    ) => Promise<pb.OperationRun>,
+  ) =>
+    run
+      .command(name)
+      .description(description)
+      .argument("<id>", "run ID")
+      .action(
+        act(async (ctx, id: string, o: Record<string, unknown>) => {
+          const r = await call(ctx, uuidArg("run ID", id), o);
+          ctx.print({ data: pb.OperationRun.toJSON(r), table: () => controlLine(r) });
+          return EXIT.OK;
+        }),
+      );
+
+  control("pause", "pause a pending or running run (submitted hardware work is not stopped)", (ctx, id) =>
+    ctx.conn().flow.pauseOperationRun({ id: { id } }),
+  );
+  control("resume", "resume a paused run that is not at a phase gate", (ctx, id) =>
+    ctx.conn().flow.resumeOperationRun({ id: { id } }),
+  );
+  control("advance", "open the next phase of a run paused at a phase gate", (ctx, id, o) =>
+    ctx
+      .conn()
+      .flow.advanceOperationRunPhase({ id: { id }, expectedPhaseIndex: o.expect as number | undefined }),
+  ).option(
+    "--expect <n>",
+    "only if the next phase is phase N (counted from 1, as flowctl prints phases): guards against a double advance",
+    expectedPhase,
+  );
+  control(
+    "cancel",
+    "cancel a run; child tasks of its current phase are cancelled best-effort",
+    (ctx, id, o) =>
+      ctx.conn().flow.cancelOperationRun({ id: { id }, reason: (o.reason as string | undefined) ?? "" }),
+  ).option("--reason <text>", "why, recorded in the run's status message");
+}
+
+/**
+ * State filters from the flags: each status with each reason (AND within an entry, OR across):
+ * `--status paused --reason safety_gate --reason phase_gate` → PAUSED∧SAFETY_GATE ∨ PAUSED∧PHASE_GATE.
+ */
+export function stateFilters(
+  statuses: readonly pb.OperationRunStatus[],
+  reasons: readonly pb.OperationRunStatusReason[],
+): pb.OperationRunStateFilter[] {
+  if (statuses.length === 0) return reasons.map((reason) => ({ reason }));
+  if (reasons.length === 0) return statuses.map((status) => ({ status }));
+  return statuses.flatMap((status) => reasons.map((reason) => ({ status, reason })));
+}
+
+/** `COMPUTE×4 NVSWITCH×2` */
+function componentsText(c: pb.ComponentsByType | undefined): string {
+  return (c?.groups ?? []).map((g) => `${componentTypes.name(g.type)}×${g.componentIds.length}`).join(" ");
+}
+
+function controlLine(r: pb.OperationRun): string {
+  const s = r.summary;
+  const state = statusText({ status: s?.state?.status ?? 0, reason: s?.state?.reason ?? 0 });
+  return `run ${s?.id?.id}: ${state}, phase ${(s?.currentPhaseIndex ?? 0) + 1}/${s?.totalPhases ?? 1}${s?.statusMessage ? ` — ${s.statusMessage}` : ""}`;
+}
+
+function runDetail(r: pb.OperationRun): string {
+  const s = r.summary;
+  const kind = s?.operationKind;
+  const duration =
+    s?.startedAt === undefined
+      ? ""
+      : formatElapsed((s.finishedAt ?? new Date()).getTime() - s.startedAt.getTime()) +
+        (s.finishedAt === undefined ? " so far" : "");
+  const parts = [
+    fields([
+      ["ID", s?.id?.id ?? ""],
+      ["Name", s?.name ?? ""],
+      ["Description", s?.description ?? ""],
+      [
+        "Operation",
+        kind === undefined ? "" : `${operationTypes.name(kind.type)}${kind.code ? ` (${kind.code})` : ""}`,
+      ],
+      ["Status", statusText({ status: s?.state?.status ?? 0, reason: s?.state?.reason ?? 0 })],
+      ["Message", s?.statusMessage ?? ""],
+      ["Phase", `${(s?.currentPhaseIndex ?? 0) + 1} of ${s?.totalPhases ?? 1}`],
+      ["Created", time(s?.createdAt)],
+      ["Started", time(s?.startedAt)],
+      ["Finished", time(s?.finishedAt)],
+      ["Updated", time(s?.updatedAt)],
+      ["Duration", duration],
+    ]),
+  ];
+  if (r.stats !== undefined) {
+    const row = (label: string, p: pb.OperationRunPhaseStats | undefined) => {
+      const c = p?.outcomeCounts;
+      return [
+        label,
+        p === undefined ? "" : String(p.phaseIndex + 1),
+        String(p?.selectedTargets ?? 0),
+        String(c?.completed ?? 0),
+        String(c?.failed ?? 0),
+        String(c?.terminated ?? 0),
+        String(c?.skipped ?? 0),
+      ];
+    };
+    parts.push(
+      `\nStats:\n${indent(
+        table(
+          ["SCOPE", "PHASE", "SELECTED", "COMPLETED", "FAILED", "TERMINATED", "SKIPPED"],
+          [row("current phase", r.stats.currentPhaseStats), row("cumulative", r.stats.cumulativePhaseStats)],
+        ),
+      )}`,
+    );
+  }
+  if (r.configuration !== undefined) {
+    parts.push(
+      `\nConfiguration (run-file form):\n${indent(yamlText(runFileFromConfig(s?.name ?? "", s?.description ?? "", r.configuration)))}`,
+    );
+  }
+  return parts.join("\n");
+}
+
+function planTable(request: pb.CreateOperationRunRequest, plan: pb.PlanOperationRunResponse): string {
+  const byPhase = new Map<number, pb.OperationRunTarget[]>();
+  for (const t of plan.targets) byPhase.set(t.phaseIndex, [...(byPhase.get(t.phaseIndex) ?? []), t]);
+  const lines = [
+    `dry run: nothing was created. The service would freeze this plan for run "${request.name}":`,
+    `${plan.candidateCount} candidate racks, ${plan.targets.length} selected, ${plan.totalPhases} phase${plan.totalPhases === 1 ? "" : "s"}`,
+    "",
+  ];
+  for (let i = 0; i < plan.totalPhases; i++) {
+    const targets = byPhase.get(i) ?? [];
+    lines.push(`phase ${i + 1} (${targets.length} rack${targets.length === 1 ? "" : "s"}):`);
+    lines.push(
+      indent(
+        table(
+          ["SEQ", "RACK", "RACK ID", "COMPONENTS"],
+          targets.map((t) => [
+            String(t.sequenceIndex),
+            t.rackExternalId || "-",
+            short(t.rackId?.id),
+            componentsText(t.componentsByType),
+          ]),
+        ),
+      ),
+    );
+  }
+  lines.push(
+    "",
+    "Effective configuration (generated seeds and defaults filled in; save it to create exactly this plan):",
+    indent(yamlText(runFileFromConfig(request.name, request.description, plan.configuration))),
+  );
+  return lines.join("\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// task
+
+export function registerTaskCommands(program: Command, act: Act): void {
+  const task = program.command("task").description("inspect and cancel child firmware tasks (one per rack)");
+
+  task
+    .command("get")
+    .description("show tasks by ID")
+    .argument("<ids...>", "task IDs")
+    .action(
+      act(async (ctx, ids: string[]) => {
+        const resp = await ctx
+          .conn()
+          .flow.getTasksByIDs({ taskIds: ids.map((id) => ({ id: uuidArg("task ID", id) })) });
+        ctx.print({ data: pb.GetTasksByIDsResponse.toJSON(resp), table: () => tasksTable(resp.tasks) });
+        return EXIT.OK;
+      }),
+    );
+
+  task
+    .command("list")
+    .description("list tasks, optionally of one rack or only active ones")
+    .option("--rack <id>", "only this rack's tasks (rack UUID)")
+    .option("--active", "only tasks that have not ended")
+    .option("--limit <n>", "page size (service default 100)", positiveInt)
+    .option("--offset <n>", "skip this many tasks", nonNegativeInt)
+    .action(
+      act(async (ctx, o: { rack?: string; active?: boolean; limit?: number; offset?: number }) => {
+        const resp = await ctx.conn().flow.listTasks({
+          rackId: o.rack === undefined ? undefined : { id: uuidArg("--rack", o.rack) },
+          activeOnly: o.active === true,
+          pagination: pagination(o),
+          withReport: false,
+        });
+        ctx.print({
+          data: pb.ListTasksResponse.toJSON(resp),
+          table: () =>
+            `${tasksTable(resp.tasks)}\n${pageFooter(resp.tasks.length, o.offset ?? 0, resp.total, "tasks")}`,
+        });
+        return EXIT.OK;
+      }),
+    );
+
+  task
+    .command("cancel")
+    .description("cancel a task that has not ended")
+    .argument("<id>", "task ID")
+    .action(
+      act(async (ctx, id: string) => {
+        const { task: t } = await ctx.conn().flow.cancelTask({ taskId: { id: uuidArg("task ID", id) } });
+        ctx.print({
+          data: pb.CancelTaskResponse.toJSON({ task: t }),
+          table: () =>
+            `task ${t?.id?.id}: ${taskStatuses.name(t?.status ?? 0)}${t?.message ? ` — ${t.message}` : ""}`,
+        });
+        return EXIT.OK;
+      }),
+    );
+}
+
+function tasksTable(tasks: readonly pb.Task[]): string {
+  return table(
+    ["ID", "RACK", "STATUS", "EXECUTOR", "CREATED", "FINISHED", "MESSAGE"],
+    tasks.map((t) => [
+      short(t.id?.id),
+      short(t.rackId?.id),
+      taskStatuses.name(t.status),
+      t.executorType === 0 ? "" : executorTypes.name(t.executorType),
+      time(t.createdAt),
+      time(t.finishedAt),
+      t.message,
+    ]),
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// inventory
+
+export function registerInventoryCommands(program: Command, act: Act): void {
+  const inventory = program.command("inventory").description("load and list the rack inventory");
+
+  inventory
+    .command("import")
+    .description("upsert racks and components from an inventory file (the local stack's JSON format)")
+    .requiredOption("-f, --file <path>", "inventory JSON file")
+    .action(
+      act(async (ctx, o: { file: string }) => {
+        let racks: Awaited<ReturnType<typeof loadInventoryFile>>;
+        try {
+          racks = await loadInventoryFile(o.file);
+        } catch (err) {
+          if (err instanceof InventoryFileError) {
+            throw new UsageError(`${o.file} is not a valid inventory file:\n${err.message}`);
+          }
+          throw err;
+        }
+        const resp = await ctx.conn().admin.importInventory({ racks: racks.map(inventoryRackToProto) });
+        ctx.print({
+          data: admin.ImportInventoryResponse.toJSON(resp),
+          table: () =>
+            `imported ${resp.racksWritten} racks and ${resp.componentsWritten} components from ${o.file}`,
+        });
+        return EXIT.OK;
+      }),
+    );
+
+  inventory
+    .command("list")
+    .description("list racks with their components")
+    .option("--limit <n>", "page size (service default 100)", positiveInt)
+    .option("--offset <n>", "skip this many racks", nonNegativeInt)
+    .action(
+      act(async (ctx, o: { limit?: number; offset?: number }) => {
+        const resp = await ctx.conn().admin.listRacks({ pagination: pagination(o) });
+        ctx.print({
+          data: admin.ListRacksResponse.toJSON(resp),
+          table: () =>
+            `${table(
+              ["ID", "NAME", "EXTERNAL ID", "NVL DOMAIN", "LOCATION", "COMPONENTS"],
+              resp.racks.map((r) => [
+                short(r.id?.id),
+                r.name,
+                r.externalId,
+                r.nvlDomainName,
+                r.location === undefined || r.location.datacenter === ""
+                  ? ""
+                  : `${r.location.datacenter}/${r.location.row}/${r.location.position}`,
+                countByType(r.components),
+              ]),
+            )}\n${pageFooter(resp.racks.length, o.offset ?? 0, resp.total, "racks")}`,
+        });
+        return EXIT.OK;
+      }),
+    );
+}
+
+function countByType(components: readonly admin.InventoryComponent[]): string {
+  const counts = new Map<string, number>();
+  for (const c of components) {
+    const name = componentTypes.name(c.type);
+    counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  return [...counts].map(([t, n]) => `${t}×${n}`).join(" ");
+}
+
+type FileRack = Awaited<ReturnType<typeof loadInventoryFile>>[number];
+
+function inventoryRackToProto(r: FileRack): admin.InventoryRack {
+  return {
+    id: { id: r.id },
+    name: r.name,
+    externalId: r.externalId ?? "",
+    nvlDomainId: r.nvlDomain === undefined ? undefined : { id: r.nvlDomain.id },
+    nvlDomainName: r.nvlDomain?.name ?? "",
+    location: r.location,
+    components: r.components.map((c) => ({
+      id: { id: c.id },
+      type: componentTypes.parse(c.type) ?? pb.ComponentType.COMPONENT_TYPE_UNKNOWN,
+      externalId: c.externalId ?? "",
+      firmwareVersion: c.firmwareVersion ?? "",
+    })),
+  };
+}
