@@ -16,7 +16,8 @@
 import { NotFoundError } from "../domain/errors.js";
 import { isTerminalTarget, type Run, type Target } from "../domain/model.js";
 import { type RunEffect, type RunEvent, reduceRun } from "../domain/run-machine.js";
-import { errorText, type Logger, silentLogger } from "./dispatcher.js";
+import type { OperationRunsApi } from "./api.js";
+import { type Dispatcher, errorText, type Logger, pickLogger } from "./dispatcher.js";
 import type { RunStore, TransitionOutcome } from "./ports.js";
 import type { ChildTaskSubmitter } from "./task-ports.js";
 
@@ -34,15 +35,23 @@ export interface ControlsDeps {
   submitter: ChildTaskSubmitter;
   clock: () => number;
   logger?: Logger;
-  /** A dispatch pass after resume and advance (gates re-checked at once). Errors are logged. */
+  log?: (line: string) => void;
+  /**
+   * A dispatch pass after resume and advance (gates re-checked at once): `dispatch` if given, else
+   * `dispatcher.dispatchRun`, else none (the stream wake-up or the next tick does it). Errors are logged.
+   */
   dispatch?: (runId: string) => Promise<unknown>;
+  dispatcher?: Pick<Dispatcher, "dispatchRun">;
   /** The shared budget for stopping child tasks after a cancel (default 5 s). */
   cancelBudgetMs?: number;
 }
 
-export interface Controls {
+/** The OperationRunsApi control methods (what the gRPC adapter calls), plus short aliases. */
+export interface Controls
+  extends Pick<OperationRunsApi, "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun"> {
   pause(id: string): Promise<Run>;
   resume(id: string): Promise<Run>;
+  /** `expectedPhaseIndex` 0 or absent skips the check. */
   advance(id: string, expectedPhaseIndex?: number): Promise<Run>;
   cancel(id: string, reason: string): Promise<Run>;
 }
@@ -53,7 +62,11 @@ const ALL = { offset: 0, limit: 10_000 };
 
 export function createControls(deps: ControlsDeps): Controls {
   const { runs, submitter, clock } = deps;
-  const logger = deps.logger ?? silentLogger;
+  const logger = pickLogger(deps);
+  const dispatcher = deps.dispatcher;
+  const dispatch =
+    deps.dispatch ??
+    (dispatcher === undefined ? undefined : (runId: string) => dispatcher.dispatchRun(runId));
 
   async function apply(id: string, event: RunEvent): Promise<{ run: Run; effects: RunEffect[] }> {
     for (let attempt = 0; ; attempt++) {
@@ -75,9 +88,9 @@ export function createControls(deps: ControlsDeps): Controls {
   }
 
   async function wake(runId: string): Promise<void> {
-    if (deps.dispatch === undefined) return;
+    if (dispatch === undefined) return;
     try {
-      await deps.dispatch(runId);
+      await dispatch(runId);
     } catch (error) {
       logger.warn("dispatch after a manual control failed; the next tick retries", {
         runId,
@@ -165,27 +178,35 @@ export function createControls(deps: ControlsDeps): Controls {
     }
   }
 
+  async function pause(id: string): Promise<Run> {
+    return (await apply(id, { type: "pause" })).run;
+  }
+  async function resume(id: string): Promise<Run> {
+    const { run, effects } = await apply(id, { type: "resume" });
+    await afterCommit(run, effects);
+    if (run.status === "RUNNING") await wake(id);
+    return run;
+  }
+  async function advance(id: string, expectedPhaseIndex?: number): Promise<Run> {
+    const event: RunEvent =
+      expectedPhaseIndex === undefined ? { type: "advance" } : { type: "advance", expectedPhaseIndex };
+    const { run } = await apply(id, event);
+    if (run.status === "RUNNING") await wake(id);
+    return run;
+  }
+  async function cancel(id: string, reason: string): Promise<Run> {
+    const { run, effects } = await apply(id, { type: "cancel", reason });
+    await afterCommit(run, effects);
+    return run;
+  }
   return {
-    async pause(id) {
-      return (await apply(id, { type: "pause" })).run;
-    },
-    async resume(id) {
-      const { run, effects } = await apply(id, { type: "resume" });
-      await afterCommit(run, effects);
-      if (run.status === "RUNNING") await wake(id);
-      return run;
-    },
-    async advance(id, expectedPhaseIndex) {
-      const event: RunEvent =
-        expectedPhaseIndex === undefined ? { type: "advance" } : { type: "advance", expectedPhaseIndex };
-      const { run } = await apply(id, event);
-      if (run.status === "RUNNING") await wake(id);
-      return run;
-    },
-    async cancel(id, reason) {
-      const { run, effects } = await apply(id, { type: "cancel", reason });
-      await afterCommit(run, effects);
-      return run;
-    },
+    pause,
+    resume,
+    advance,
+    cancel,
+    pauseRun: pause,
+    resumeRun: resume,
+    advancePhase: advance,
+    cancelRun: cancel,
   };
 }

@@ -52,6 +52,32 @@ export interface Logger {
 
 export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 
+/**
+ * A Logger over a line sink (the local stack's `log(line)`): `warn dispatch pass failed runId=… error=…`.
+ */
+export function lineLogger(log: (line: string) => void): Logger {
+  const line = (level: string, message: string, fields?: Record<string, unknown>) => {
+    const rest = Object.entries(fields ?? {})
+      .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
+      .join(" ");
+    log(`${level} ${message}${rest === "" ? "" : ` ${rest}`}`);
+  };
+  return {
+    info: (message, fields) => line("info", message, fields),
+    warn: (message, fields) => line("warn", message, fields),
+    error: (message, fields) => line("error", message, fields),
+  };
+}
+
+/** `logger` wins, then a line sink, else silence. */
+export function pickLogger(options: {
+  logger?: Logger | undefined;
+  log?: ((line: string) => void) | undefined;
+}): Logger {
+  if (options.logger !== undefined) return options.logger;
+  return options.log === undefined ? silentLogger : lineLogger(options.log);
+}
+
 /** One JSON line per entry on stdout/stderr (what CloudWatch Logs indexes best). */
 export const jsonLogger: Logger = {
   info: (message, fields) => console.log(JSON.stringify({ level: "info", message, ...fields })),
@@ -119,6 +145,8 @@ export interface DispatcherDeps {
   submitter: ChildTaskSubmitter;
   clock: () => number;
   logger?: Logger;
+  /** A line sink instead of `logger` (the local stack's log). */
+  log?: (line: string) => void;
   metrics?: Metrics;
   /** Runs dispatched at once by `tick()` (default 16). */
   tickParallelism?: number;
@@ -159,7 +187,7 @@ const TARGET_PAGE = { offset: 0, limit: 10_000 };
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { runs, submitter, clock } = deps;
-  const logger = deps.logger ?? silentLogger;
+  const logger = pickLogger(deps);
   const metrics = deps.metrics ?? noopMetrics;
   const leaseMs = deps.leaseMs ?? CLAIM_LEASE_MS;
   const submitParallelism = deps.submitParallelism ?? 10;

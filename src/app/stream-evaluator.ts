@@ -19,15 +19,17 @@
  * dispatcher's writes do not wake it in a loop.
  */
 import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
-import { errorText, forEachLimited, type Logger, silentLogger } from "./dispatcher.js";
+import { type Dispatcher, errorText, forEachLimited, type Logger, pickLogger } from "./dispatcher.js";
 
 const TERMINAL = new Set(["COMPLETED", "FAILED", "TERMINATED", "SKIPPED"]);
 const ACTIVE_RUN = new Set(["PENDING", "RUNNING"]);
 
 export interface StreamEvaluatorDeps {
-  /** A dispatch pass for the run (Dispatcher.dispatchRun, or a wake-up of the dispatcher Lambda). */
-  process: (runId: string) => Promise<unknown>;
+  /** A dispatch pass for the run: `process` if given (e.g. a wake-up of the dispatcher Lambda), else `dispatcher.dispatchRun`. */
+  process?: (runId: string) => Promise<unknown>;
+  dispatcher?: Pick<Dispatcher, "dispatchRun">;
   logger?: Logger;
+  log?: (line: string) => void;
   /** Runs processed at once within a batch (default 8). */
   parallelism?: number;
 }
@@ -37,7 +39,11 @@ export interface StreamEvaluator {
 }
 
 export function createStreamEvaluator(deps: StreamEvaluatorDeps): StreamEvaluator {
-  const logger = deps.logger ?? silentLogger;
+  const logger = pickLogger(deps);
+  const dispatcher = deps.dispatcher;
+  const process =
+    deps.process ?? (dispatcher === undefined ? undefined : (runId: string) => dispatcher.dispatchRun(runId));
+  if (process === undefined) throw new TypeError("createStreamEvaluator needs `process` or `dispatcher`");
   return {
     async handle(event) {
       const byRun = new Map<string, DynamoDBRecord[]>();
@@ -51,7 +57,7 @@ export function createStreamEvaluator(deps: StreamEvaluatorDeps): StreamEvaluato
       const failed: string[] = [];
       await forEachLimited([...byRun.keys()], deps.parallelism ?? 8, async (runId) => {
         try {
-          await deps.process(runId);
+          await process(runId);
         } catch (error) {
           logger.error("stream evaluation failed for a run; its records are reported for retry", {
             runId,

@@ -1,0 +1,262 @@
+/**
+ * The local stand-in for the Lambda event source mapping on DynamoDB streams: for each table,
+ * DescribeTable → LatestStreamArn, DescribeStream → shards, GetShardIterator (LATEST or
+ * TRIM_HORIZON), then GetRecords every ~100 ms following NextShardIterator, handing each non-empty
+ * batch to the SAME handler the Lambda runs, in Lambda's event shape (`eventSourceARN` added,
+ * `ApproximateCreationDateTime` as epoch seconds).
+ *
+ * Like the mapping: records of a shard are delivered in order; a batch whose handler throws is
+ * retried whole, and `batchItemFailures` retries from the lowest failed sequence number; after
+ * `maxRetries` the batch is skipped with a log line (the DLQ's role in AWS). Shard rollover: a shard
+ * whose NextShardIterator is null is finished; its children are found by re-describing the stream
+ * and read from TRIM_HORIZON, so nothing written after the rollover is skipped.
+ *
+ * Local only: the DynamoDB Streams API is called as plain JSON over HTTP (X-Amz-Target
+ * DynamoDBStreams_20120810.*) because the project does not depend on
+ * @aws-sdk/client-dynamodb-streams; moto does not check request signatures.
+ */
+import { DescribeTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
+
+export interface StreamPollerOptions {
+  client: DynamoDBClient;
+  /** One table, or several (each with its own stream). */
+  tableName?: string;
+  tableNames?: string[];
+  handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined | void>;
+  /** The endpoint serving the Streams API; default: the client's endpoint. */
+  endpoint?: string;
+  /** Where to start on the shards present at start (default LATEST); later shards: TRIM_HORIZON. */
+  startingPosition?: "LATEST" | "TRIM_HORIZON";
+  intervalMs?: number;
+  batchSize?: number;
+  maxRetries?: number;
+  log?: (line: string) => void;
+}
+
+export interface StreamPoller {
+  stop(): Promise<void>;
+  readonly stats: { batches: number; records: number; retries: number; dropped: number };
+}
+
+interface RawRecord {
+  eventID?: string;
+  eventName?: "INSERT" | "MODIFY" | "REMOVE";
+  eventVersion?: string;
+  eventSource?: string;
+  awsRegion?: string;
+  dynamodb?: Record<string, unknown> & {
+    ApproximateCreationDateTime?: number | string;
+    SequenceNumber?: string;
+  };
+}
+
+interface ShardState {
+  shardId: string;
+  iterator: string | undefined;
+  lastSequence: string | undefined;
+  finished: boolean;
+}
+
+export async function startStreamPoller(options: StreamPollerOptions): Promise<StreamPoller> {
+  const log = options.log ?? (() => {});
+  const endpoint = options.endpoint ?? (await clientEndpoint(options.client));
+  const intervalMs = options.intervalMs ?? 100;
+  const batchSize = options.batchSize ?? 100;
+  const maxRetries = options.maxRetries ?? 5;
+  const stats = { batches: 0, records: 0, retries: 0, dropped: 0 };
+  const tables = [
+    ...(options.tableNames ?? []),
+    ...(options.tableName === undefined ? [] : [options.tableName]),
+  ];
+  if (tables.length === 0) throw new TypeError("startStreamPoller needs tableName or tableNames");
+
+  const call = async <T>(operation: string, body: unknown): Promise<T> => {
+    const response = await fetch(endpoint, {
+      method: "POST",
+      headers: {
+        "content-type": "application/x-amz-json-1.0",
+        "x-amz-target": `DynamoDBStreams_20120810.${operation}`,
+        authorization:
+          "AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=local",
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (!response.ok) throw new Error(`${operation} failed: HTTP ${response.status} ${text.slice(0, 300)}`);
+    return JSON.parse(text) as T;
+  };
+
+  let stopped = false;
+  const loops = await Promise.all(
+    tables.map(async (table) => {
+      const described = await options.client.send(new DescribeTableCommand({ TableName: table }));
+      const streamArn = described.Table?.LatestStreamArn;
+      if (streamArn === undefined) throw new Error(`table ${table} has no stream`);
+      return pollStream(streamArn);
+    }),
+  );
+
+  async function pollStream(streamArn: string): Promise<() => Promise<void>> {
+    const shards = new Map<string, ShardState>();
+    const discover = async (initial: boolean) => {
+      let start: string | undefined;
+      do {
+        const out = await call<{
+          StreamDescription: { Shards?: { ShardId: string }[]; LastEvaluatedShardId?: string };
+        }>(
+          "DescribeStream",
+          start === undefined
+            ? { StreamArn: streamArn }
+            : { StreamArn: streamArn, ExclusiveStartShardId: start },
+        );
+        for (const shard of out.StreamDescription.Shards ?? []) {
+          if (shards.has(shard.ShardId)) continue;
+          const type = initial ? (options.startingPosition ?? "LATEST") : "TRIM_HORIZON";
+          const it = await call<{ ShardIterator?: string }>("GetShardIterator", {
+            StreamArn: streamArn,
+            ShardId: shard.ShardId,
+            ShardIteratorType: type,
+          });
+          shards.set(shard.ShardId, {
+            shardId: shard.ShardId,
+            iterator: it.ShardIterator,
+            lastSequence: undefined,
+            finished: false,
+          });
+        }
+        start = out.StreamDescription.LastEvaluatedShardId;
+      } while (start !== undefined);
+    };
+    await discover(true);
+
+    const deliver = async (records: DynamoDBRecord[]): Promise<void> => {
+      let pending = records;
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        let failedFrom: string | undefined;
+        try {
+          const result = await options.handler({ Records: pending });
+          const ids = (result?.batchItemFailures ?? []).map((f) => f.itemIdentifier);
+          failedFrom = ids.length === 0 ? undefined : ids.reduce((a, b) => (compareSeq(a, b) <= 0 ? a : b));
+          if (failedFrom === undefined) return;
+        } catch (error) {
+          log(`stream poller: handler failed: ${error instanceof Error ? error.message : String(error)}`);
+          failedFrom = pending[0]?.dynamodb?.SequenceNumber;
+        }
+        if (attempt >= maxRetries) {
+          stats.dropped += pending.length;
+          log(`stream poller: giving up on ${pending.length} records after ${attempt + 1} attempts`);
+          return;
+        }
+        stats.retries += 1;
+        const from = failedFrom;
+        pending =
+          from === undefined
+            ? pending
+            : pending.filter((r) => compareSeq(r.dynamodb?.SequenceNumber ?? "0", from) >= 0);
+        await sleep(Math.min(1000, 50 * 2 ** attempt));
+      }
+    };
+
+    let sinceDescribe = 0;
+    const loop = (async () => {
+      while (!stopped) {
+        let idle = true;
+        for (const shard of shards.values()) {
+          if (shard.finished || shard.iterator === undefined || stopped) continue;
+          try {
+            const out = await call<{ Records?: RawRecord[]; NextShardIterator?: string | null }>(
+              "GetRecords",
+              {
+                ShardIterator: shard.iterator,
+                Limit: batchSize,
+              },
+            );
+            const records = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn));
+            if (records.length > 0) {
+              idle = false;
+              stats.batches += 1;
+              stats.records += records.length;
+              await deliver(records);
+              shard.lastSequence =
+                records[records.length - 1]?.dynamodb?.SequenceNumber ?? shard.lastSequence;
+            }
+            if (out.NextShardIterator === null || out.NextShardIterator === undefined) {
+              shard.finished = true;
+              sinceDescribe = Number.POSITIVE_INFINITY;
+            } else shard.iterator = out.NextShardIterator;
+          } catch (error) {
+            log(
+              `stream poller: GetRecords failed on ${shard.shardId}: ${error instanceof Error ? error.message : String(error)}`,
+            );
+            shard.iterator = await reacquire(streamArn, shard).catch(() => shard.iterator);
+          }
+        }
+        sinceDescribe += intervalMs;
+        if (sinceDescribe >= 1000 && !stopped) {
+          sinceDescribe = 0;
+          await discover(false).catch((error: unknown) =>
+            log(
+              `stream poller: DescribeStream failed: ${error instanceof Error ? error.message : String(error)}`,
+            ),
+          );
+        }
+        if (idle && !stopped) await sleep(intervalMs);
+      }
+    })();
+    return () => loop;
+  }
+
+  /** After an expired or invalid iterator: continue right after the last delivered record. */
+  async function reacquire(streamArn: string, shard: ShardState): Promise<string | undefined> {
+    const body =
+      shard.lastSequence === undefined
+        ? { StreamArn: streamArn, ShardId: shard.shardId, ShardIteratorType: "TRIM_HORIZON" }
+        : {
+            StreamArn: streamArn,
+            ShardId: shard.shardId,
+            ShardIteratorType: "AFTER_SEQUENCE_NUMBER",
+            SequenceNumber: shard.lastSequence,
+          };
+    return (await call<{ ShardIterator?: string }>("GetShardIterator", body)).ShardIterator;
+  }
+
+  return {
+    stats,
+    async stop() {
+      stopped = true;
+      await Promise.all(loops.map((wait) => wait()));
+    },
+  };
+}
+
+/** A raw Streams API record → Lambda's event record (what the Lambda handler receives). */
+export function toLambdaRecord(raw: RawRecord, streamArn: string): DynamoDBRecord {
+  const data = { ...(raw.dynamodb ?? {}) } as Record<string, unknown>;
+  const created = data.ApproximateCreationDateTime as unknown;
+  if (created instanceof Date) data.ApproximateCreationDateTime = Math.floor(created.getTime() / 1000);
+  else if (created !== undefined) data.ApproximateCreationDateTime = Math.floor(Number(created));
+  return { ...raw, dynamodb: data, eventSourceARN: streamArn } as DynamoDBRecord;
+}
+
+/** Sequence numbers are decimal strings of up to 40 digits: compare by length, then lexically. */
+function compareSeq(a: string, b: string): number {
+  if (a.length !== b.length) return a.length - b.length;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+async function clientEndpoint(client: DynamoDBClient): Promise<string> {
+  const provider = (
+    client.config as {
+      endpoint?: () => Promise<{ protocol: string; hostname: string; port?: number; path: string }>;
+    }
+  ).endpoint;
+  if (provider === undefined)
+    throw new Error("stream poller: the DynamoDB client has no explicit endpoint; pass `endpoint`");
+  const e = await provider();
+  return `${e.protocol}//${e.hostname}${e.port === undefined ? "" : `:${e.port}`}${e.path}`;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
