@@ -1,0 +1,408 @@
+/**
+ * The local stack for an e2e suite, driven the way a customer drives the product: through gRPC.
+ *
+ *   let s: TestStack;
+ *   beforeAll(async () => { s = await startTestStack({ label: "controls", groups }); });
+ *   afterAll(() => s?.stop());
+ *   const { id } = await s.flow.createOperationRun(runRequest({ rackIds: [...] }));
+ *
+ * Every suite shares the one moto of the e2e project's globalSetup (`inject("awsEndpoint")`) and
+ * isolates itself with a unique table prefix. Every call carries a deadline, so a hung server
+ * fails one test quickly instead of the whole file at its timeout.
+ *
+ * Also here: the request builders every suite uses (`runRequest` and friends), `failure()` to
+ * read a rejected call as `{ code: "INVALID_ARGUMENT", details }`, polling with deadlines
+ * (`eventually`, `waitForTerminal`) and `countItems()` (raw item counts of the runs and targets
+ * tables, to prove that a rejected request wrote nothing).
+ */
+import { randomUUID } from "node:crypto";
+import { ScanCommand } from "@aws-sdk/lib-dynamodb";
+import * as grpc from "@grpc/grpc-js";
+import { service as healthService } from "grpc-health-check";
+import { inject } from "vitest";
+import type { BmcBehaviour } from "../../local/fleet-file.js";
+import { type LocalStack, startLocalStack } from "../../local/stack.js";
+import {
+  type CallOptions,
+  createFlowAdminClient,
+  createFlowClient,
+  type FlowAdminClient,
+  type FlowClient,
+} from "../../src/adapters/grpc/client.js";
+import {
+  type ComponentType,
+  type CreateOperationRunRequest,
+  type OperationRun,
+  type OperationRunConflictPolicy,
+  type OperationRunPhasePolicy,
+  type OperationRunSafetyGate,
+  OperationRunSafetyGateScope,
+  OperationRunStatus,
+  type OperationRunTarget,
+  OperationRunTargetPhaseScope,
+  type OperationRunTargetScope,
+  type OperationTargetSpec,
+  type UpgradeFirmwareRequest,
+} from "../../src/gen/flow/v1/flow.js";
+import { fleetOf, HANG, inventoryOf, type RackGroup } from "./fixtures-inventory.js";
+
+/** Per-call deadline: generous for 2 busy cores, far below the test timeout. */
+export const CALL_DEADLINE_MS = 15_000;
+
+export interface TestStack {
+  local: LocalStack;
+  flow: FlowClient;
+  admin: FlowAdminClient;
+  /** `127.0.0.1:<port>` */
+  address: string;
+  /** What the stack logged, for a failing test to print. */
+  logs: string[];
+  /** Raw item counts of the runs and targets tables (committed or not). */
+  countItems(): Promise<{ runs: number; targets: number }>;
+  /** The standard gRPC health check for `service` ("" = the whole server). */
+  health(service: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export interface TestStackOptions {
+  /** Goes into the table prefix, so a leftover table says which suite made it. */
+  label: string;
+  groups: readonly RackGroup[];
+  /** BMCs of racks whose group sets no behaviour. Default: hang. */
+  defaults?: BmcBehaviour;
+  /** Dispatcher tick. Default 150 ms: runs progress quickly once their BMCs answer. */
+  tickMs?: number;
+}
+
+export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
+  const logs: string[] = [];
+  const local = await startLocalStack({
+    port: 0,
+    inventory: inventoryOf(options.groups),
+    fleet: fleetOf(options.groups, options.defaults ?? HANG),
+    tickMs: options.tickMs ?? 150,
+    awsEndpoint: inject("awsEndpoint"),
+    tablePrefix: `e2e-${options.label}-${randomUUID().slice(0, 8)}-`,
+    log: (line) => {
+      logs.push(line);
+    },
+  });
+  const address = `127.0.0.1:${local.port}`;
+  const credentials = grpc.credentials.createInsecure();
+  const flow = withDeadline(createFlowClient(address, credentials));
+  const admin = withDeadline(createFlowAdminClient(address, credentials));
+  const Health = grpc.makeGenericClientConstructor(healthService, "Health");
+  const healthClient = new Health(address, credentials) as unknown as HealthClient;
+
+  const countTable = async (TableName: string): Promise<number> => {
+    let count = 0;
+    let ExclusiveStartKey: Record<string, unknown> | undefined;
+    do {
+      const page = await local.stores.doc.send(
+        new ScanCommand({ TableName, Select: "COUNT", ConsistentRead: true, ExclusiveStartKey }),
+      );
+      count += page.Count ?? 0;
+      ExclusiveStartKey = page.LastEvaluatedKey;
+    } while (ExclusiveStartKey !== undefined);
+    return count;
+  };
+
+  return {
+    local,
+    flow,
+    admin,
+    address,
+    logs,
+    async countItems() {
+      const [runs, targets] = await Promise.all([
+        countTable(local.tables.runs),
+        countTable(local.tables.targets),
+      ]);
+      return { runs, targets };
+    },
+    health: (service) =>
+      new Promise((resolve, reject) => {
+        healthClient.check({ service }, { deadline: Date.now() + CALL_DEADLINE_MS }, (err, res) =>
+          err ? reject(err) : resolve(res?.status ?? ""),
+        );
+      }),
+    async stop() {
+      flow.close();
+      admin.close();
+      healthClient.close();
+      await local.stop();
+    },
+  };
+}
+
+interface HealthClient {
+  check(
+    request: { service: string },
+    options: grpc.CallOptions,
+    callback: (err: grpc.ServiceError | null, response?: { status: string }) => void,
+  ): void;
+  close(): void;
+}
+
+/** The same client, with a deadline on every call that does not bring its own. */
+function withDeadline<C extends object>(client: C): C {
+  return new Proxy(client, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (typeof value !== "function" || key === "close") return value;
+      return (request: unknown, options?: CallOptions) =>
+        value.call(target, request, { deadline: Date.now() + CALL_DEADLINE_MS, ...options });
+    },
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading failures
+
+export interface RpcFailure {
+  /** The status name, e.g. `INVALID_ARGUMENT`, so a diff reads without a status table. */
+  code: string;
+  details: string;
+}
+
+export function statusName(code: number): string {
+  return grpc.status[code] ?? `status ${code}`;
+}
+
+/** The status a call failed with; a call that succeeds fails the test, showing what it returned. */
+export async function failure(call: Promise<unknown>): Promise<RpcFailure> {
+  let response: unknown;
+  try {
+    response = await call;
+  } catch (err) {
+    const e = err as grpc.ServiceError;
+    if (typeof e.code !== "number") throw err;
+    return { code: statusName(e.code), details: e.details };
+  }
+  throw new Error(`expected the call to fail, but it returned ${JSON.stringify(response)}`);
+}
+
+/** Settles a call into `{ ok: true, value }` or its failure, for properties over both outcomes. */
+export async function outcome<T>(
+  call: Promise<T>,
+): Promise<{ ok: true; value: T } | ({ ok: false } & RpcFailure)> {
+  try {
+    return { ok: true, value: await call };
+  } catch (err) {
+    const e = err as grpc.ServiceError;
+    if (typeof e.code !== "number") throw err;
+    return { ok: false, code: statusName(e.code), details: e.details };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Waiting, always with a deadline
+
+/**
+ * Calls `read` until `done(value)`, then returns the value; after `timeoutMs` throws with the last
+ * value seen, so a test that waits in vain says what it saw.
+ */
+export async function eventually<T>(
+  read: () => Promise<T>,
+  done: (value: T) => boolean,
+  what: string,
+  timeoutMs = 20_000,
+  intervalMs = 100,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${JSON.stringify(value)}`,
+      );
+    }
+    await sleep(intervalMs);
+  }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+const TERMINAL_RUN = new Set([
+  OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED,
+  OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED_WITH_FAILURES,
+  OperationRunStatus.OPERATION_RUN_STATUS_FAILED,
+  OperationRunStatus.OPERATION_RUN_STATUS_CANCELLED,
+]);
+
+export async function getRun(flow: FlowClient, id: string, includeStats = false): Promise<OperationRun> {
+  const { operationRun } = await flow.getOperationRun({ id: { id }, includeStats });
+  if (operationRun === undefined) throw new Error(`GetOperationRun ${id} returned no operation_run`);
+  return operationRun;
+}
+
+/** `OPERATION_RUN_STATUS_PAUSED/OPERATION_RUN_STATUS_REASON_PHASE_GATE`-style text of a run's state. */
+export function stateOf(run: OperationRun): { status: OperationRunStatus; reason: number; message: string } {
+  return {
+    status: run.summary?.state?.status ?? OperationRunStatus.OPERATION_RUN_STATUS_UNKNOWN,
+    reason: run.summary?.state?.reason ?? 0,
+    message: run.summary?.statusMessage ?? "",
+  };
+}
+
+/** Waits for ANY terminal state (never for success only) and returns the run, stats included. */
+export function waitForTerminal(flow: FlowClient, id: string, timeoutMs = 30_000): Promise<OperationRun> {
+  return eventually(
+    () => getRun(flow, id, true),
+    (run) => TERMINAL_RUN.has(stateOf(run).status),
+    `run ${id} to reach a terminal state`,
+    timeoutMs,
+  );
+}
+
+/** Waits until the run's status is one of `statuses` (or terminal, which ends the wait too). */
+export function waitForStatus(
+  flow: FlowClient,
+  id: string,
+  statuses: readonly OperationRunStatus[],
+  timeoutMs = 30_000,
+): Promise<OperationRun> {
+  return eventually(
+    () => getRun(flow, id, true),
+    (run) => statuses.includes(stateOf(run).status) || TERMINAL_RUN.has(stateOf(run).status),
+    `run ${id} to reach ${statuses.map((s) => OperationRunStatus[s]).join(" or ")}`,
+    timeoutMs,
+  );
+}
+
+/** Every target of the run in the given phase scope (pages of 1000 are more than a run has). */
+export async function listTargets(
+  flow: FlowClient,
+  id: string,
+  phaseScope = OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
+): Promise<OperationRunTarget[]> {
+  const res = await flow.listOperationRunTargets({
+    operationRunId: { id },
+    status: 0,
+    phaseScope,
+    pagination: { offset: 0, limit: 1000 },
+  });
+  return res.targets;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request builders
+
+export interface RunSpec {
+  name?: string;
+  description?: string;
+  /** Target spec by rack id; absent (with no `targetSpec`): the default scope. */
+  rackIds?: readonly string[];
+  /** Overrides `rackIds`. */
+  targetSpec?: OperationTargetSpec;
+  percentage?: number;
+  /** "" (the default) asks the server to generate one. */
+  seed?: string;
+  /** Absent: no ordering policy at all (random with a generated seed). */
+  orderingSeed?: string;
+  maxConcurrent?: number;
+  gates?: OperationRunSafetyGate[];
+  /** Absent: no phase policy (one phase, no auto advance). */
+  phasePolicy?: OperationRunPhasePolicy;
+  conflictPolicy?: OperationRunConflictPolicy;
+  targetScope?: OperationRunTargetScope;
+  firmware?: Partial<UpgradeFirmwareRequest>;
+}
+
+/**
+ * A valid CreateOperationRunRequest: 100 % of the given racks, one count gate, a firmware version.
+ * Every optional part is left out unless the spec sets it, so defaults can be observed.
+ */
+export function runRequest(spec: RunSpec = {}): CreateOperationRunRequest {
+  const targetSpec = spec.targetSpec ?? (spec.rackIds === undefined ? undefined : racksSpec(spec.rackIds));
+  const firmware: UpgradeFirmwareRequest = {
+    targetSpec,
+    targetVersion: "2.0.0",
+    description: "e2e firmware",
+    subTargets: [],
+    overrideReadinessCheck: false,
+    authenticationData: undefined,
+    overrideVersionCheck: false,
+    ...spec.firmware,
+  };
+  return {
+    name: spec.name ?? `e2e-${randomUUID().slice(0, 8)}`,
+    description: spec.description ?? "",
+    configuration: {
+      selector: {
+        selector: {
+          $case: "percentage",
+          value: { percentage: spec.percentage ?? 100, seed: spec.seed ?? "" },
+        },
+      },
+      options: {
+        maxConcurrentTargets: spec.maxConcurrent ?? 10,
+        safetyPolicy: { gates: spec.gates ?? [countGate(50)] },
+        conflictPolicy: spec.conflictPolicy,
+        orderingPolicy:
+          spec.orderingSeed === undefined
+            ? undefined
+            : { ordering: { $case: "random", value: { seed: spec.orderingSeed } } },
+        phasePolicy: spec.phasePolicy,
+      },
+      operation: {
+        operation: { $case: "upgradeFirmware", value: firmware },
+        targetScope: spec.targetScope,
+      },
+    },
+  };
+}
+
+export function racksSpec(ids: readonly string[], types: ComponentType[] = []): OperationTargetSpec {
+  return {
+    targets: {
+      $case: "racks",
+      value: {
+        targets: ids.map((id) => ({ identifier: { $case: "id", value: { id } }, componentTypes: types })),
+      },
+    },
+  };
+}
+
+export function countGate(
+  count: number,
+  scope = OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN,
+): OperationRunSafetyGate {
+  return { gate: { $case: "failureCount", value: { scope, failureThresholdCount: count } } };
+}
+
+export function rateGate(
+  percent: number,
+  scope = OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN,
+): OperationRunSafetyGate {
+  return { gate: { $case: "failureRate", value: { scope, failureThresholdPercent: percent } } };
+}
+
+export function equalPhases(phaseCount: number, autoAdvance?: boolean): OperationRunPhasePolicy {
+  return {
+    plan: { $case: "equal", value: { phaseCount } },
+    advancePolicy: autoAdvance === undefined ? undefined : { autoAdvance },
+  };
+}
+
+export function percentagePhases(percentages: number[], autoAdvance?: boolean): OperationRunPhasePolicy {
+  return {
+    plan: { $case: "percentage", value: { phases: percentages.map((percentage) => ({ percentage })) } },
+    advancePolicy: autoAdvance === undefined ? undefined : { autoAdvance },
+  };
+}
+
+export function countPhases(counts: number[], autoAdvance?: boolean): OperationRunPhasePolicy {
+  return {
+    plan: { $case: "count", value: { phases: counts.map((count) => ({ count })) } },
+    advancePolicy: autoAdvance === undefined ? undefined : { autoAdvance },
+  };
+}
+
+/** The created run's id (the response must carry one). */
+export async function createRun(flow: FlowClient, request: CreateOperationRunRequest): Promise<string> {
+  const { id } = await flow.createOperationRun(request);
+  if (id === undefined || id.id === "") throw new Error("CreateOperationRun returned no id");
+  return id.id;
+}
