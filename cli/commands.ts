@@ -302,7 +302,7 @@ export function registerRunCommands(program: Command, act: Act): void {
           intervalMs: Number(ns / 1_000_000n),
           live,
           color: live && ctx.color,
-          columns: () => out.columns ?? (Number(ctx.io.env.COLUMNS) || 120),
+          columns: () => out.columns || Number(ctx.io.env.COLUMNS) || 120,
           out,
           interrupted: ctx.io.interrupted,
         });

@@ -2,7 +2,7 @@
  * What commands print: human-readable tables by default, or the service's messages as JSON or YAML
  * (`--output json|yaml`: proto3 JSON field names, enum names, RFC 3339 timestamps) for scripts.
  */
-import { stringify } from "yaml";
+import { Document, isScalar, isSeq, stringify, visit } from "yaml";
 
 export const OUTPUT_FORMATS = ["table", "json", "yaml"] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -67,6 +67,13 @@ export function indent(text: string, by = "  "): string {
     .join("\n");
 }
 
+/** YAML for people: lists of plain values on one line (`percentage: [10, 30, 60]`). */
 export function yamlText(value: unknown): string {
-  return stringify(value, { lineWidth: 0 }).trimEnd();
+  const doc = new Document(value);
+  visit(doc, {
+    Seq(_, node) {
+      if (isSeq(node) && node.items.every((i) => isScalar(i))) node.flow = true;
+    },
+  });
+  return doc.toString({ lineWidth: 0 }).trimEnd();
 }

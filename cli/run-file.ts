@@ -83,8 +83,9 @@ export function parseRunFile(text: string, file: string): pb.CreateOperationRunR
   return request!;
 }
 
+/** The first line of a YAML error, without the code excerpt it introduces: `… at line 2, column 1`. */
 function oneLine(message: string): string {
-  return message.split("\n")[0]!.trim();
+  return message.split("\n")[0]!.trim().replace(/:$/, "");
 }
 
 // ---------------------------------------------------------------------------------------------

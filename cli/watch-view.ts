@@ -270,17 +270,20 @@ export function statusText(m: Pick<WatchModel, "status" | "reason">): string {
     : `${status} (${reason})`;
 }
 
+/** `3 completed · 1 failed · 2 in flight · 4 pending (1 blocked)`: groups with nobody in them left out. */
 function phaseCounts(p: PhaseView): string {
   if (p.planned === undefined) return "size not known yet";
-  const parts = [
-    `${p.completed} completed`,
-    `${p.failed} failed`,
-    `${p.terminated} terminated`,
-    `${p.inFlight} in flight`,
-    p.blocked > 0 ? `${p.pending} pending (${p.blocked} blocked)` : `${p.pending} pending`,
-  ];
-  if (p.skipped > 0) parts.push(`${p.skipped} skipped`);
-  return parts.join(" · ");
+  const parts: string[] = [];
+  const add = (n: number, label: string) => {
+    if (n > 0) parts.push(`${n} ${label}`);
+  };
+  add(p.completed, "completed");
+  add(p.skipped, "skipped");
+  add(p.failed, "failed");
+  add(p.terminated, "terminated");
+  add(p.inFlight, "in flight");
+  add(p.pending, p.blocked > 0 ? `pending (${p.blocked} blocked)` : "pending");
+  return parts.length === 0 ? "empty" : parts.join(" · ");
 }
 
 function timing(m: WatchModel): string {

@@ -1,0 +1,322 @@
+import { stripVTControlCharacters } from "node:util";
+import { describe, expect, it } from "vitest";
+import { stateFilters } from "../../cli/commands.js";
+import { formatElapsed } from "../../cli/durations.js";
+import { componentTypes, runStatuses, targetStatuses } from "../../cli/names.js";
+import {
+  bar,
+  buildModel,
+  exitCodeFor,
+  finalLine,
+  fit,
+  gateViews,
+  type PhaseView,
+  renderFrame,
+  renderPlainLine,
+} from "../../cli/watch-view.js";
+import * as pb from "../../src/gen/flow/v1/flow.js";
+
+const RUN_ID = "9a6f1a9e-0000-4000-8000-000000000001";
+const T = pb.OperationRunTargetStatus;
+const St = pb.OperationRunStatus;
+const Re = pb.OperationRunStatusReason;
+const CUMULATIVE = pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN;
+const CURRENT = pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE;
+
+function phase(p: Partial<PhaseView>): PhaseView {
+  return {
+    index: 0,
+    planned: 10,
+    completed: 0,
+    failed: 0,
+    terminated: 0,
+    skipped: 0,
+    inFlight: 0,
+    pending: 0,
+    blocked: 0,
+    ...p,
+  };
+}
+
+function target(phaseIndex: number, status: pb.OperationRunTargetStatus): pb.OperationRunTarget {
+  return pb.OperationRunTarget.fromPartial({ phaseIndex, status });
+}
+
+function run(opts: {
+  status?: pb.OperationRunStatus;
+  reason?: pb.OperationRunStatusReason;
+  current?: number;
+  total?: number;
+  message?: string;
+  gates?: pb.OperationRunSafetyGate[];
+  startedAt?: Date;
+  finishedAt?: Date;
+}): pb.OperationRun {
+  return pb.OperationRun.fromPartial({
+    summary: {
+      id: { id: RUN_ID },
+      name: "canary",
+      state: {
+        status: opts.status ?? St.OPERATION_RUN_STATUS_RUNNING,
+        reason: opts.reason ?? Re.OPERATION_RUN_STATUS_REASON_NONE,
+      },
+      statusMessage: opts.message ?? "",
+      totalPhases: opts.total ?? 3,
+      currentPhaseIndex: opts.current ?? 0,
+      startedAt: opts.startedAt ?? new Date("2026-11-20T08:00:00Z"),
+      ...(opts.finishedAt === undefined ? {} : { finishedAt: opts.finishedAt }),
+    },
+    configuration: { options: { maxConcurrentTargets: 2, safetyPolicy: { gates: opts.gates ?? [] } } },
+  });
+}
+
+describe("watch: progress bars", () => {
+  it("3 completed, 1 failed, 6 pending of 10 in 10 cells → ███x░░░░░░", () => {
+    expect(bar(phase({ completed: 3, failed: 1, pending: 6 }), 10, false)).toBe("███x░░░░░░");
+  });
+
+  it("every group in 20 cells: 2 completed, 1 failed, 1 terminated, 2 in flight, 4 pending of 10", () => {
+    expect(bar(phase({ completed: 2, failed: 1, terminated: 1, inFlight: 2, pending: 4 }), 20, false)).toBe(
+      "████xx//▒▒▒▒░░░░░░░░",
+    );
+  });
+
+  it("cells always add up to the width (1 of 3 completed in 10 cells → 3 + 7)", () => {
+    const b = bar(phase({ planned: 3, completed: 1, pending: 2 }), 10, false);
+    expect(b).toBe("███░░░░░░░");
+  });
+
+  it("a phase of unknown size is drawn all pending", () => {
+    expect(bar(phase({ planned: undefined }), 5, false)).toBe("░░░░░");
+  });
+
+  it("with colour, each group is wrapped in its SGR colour and reset", () => {
+    expect(bar(phase({ planned: 2, completed: 1, failed: 1 }), 2, true)).toBe(
+      "\x1b[32m█\x1b[0m\x1b[31mx\x1b[0m",
+    );
+  });
+});
+
+describe("watch: the model from the run and its targets", () => {
+  it("counts targets per phase by status group; future phases come from the plan, all pending", () => {
+    const m = buildModel({
+      run: run({ current: 1, total: 3 }),
+      targets: [
+        target(0, T.OPERATION_RUN_TARGET_STATUS_COMPLETED),
+        target(0, T.OPERATION_RUN_TARGET_STATUS_FAILED),
+        target(1, T.OPERATION_RUN_TARGET_STATUS_SUBMITTED),
+        target(1, T.OPERATION_RUN_TARGET_STATUS_CLAIMED),
+        target(1, T.OPERATION_RUN_TARGET_STATUS_BLOCKED),
+        target(1, T.OPERATION_RUN_TARGET_STATUS_PENDING),
+        target(1, T.OPERATION_RUN_TARGET_STATUS_TERMINATED),
+        target(1, T.OPERATION_RUN_TARGET_STATUS_SKIPPED),
+      ],
+      plannedSizes: [2, 6, 4],
+      now: new Date("2026-11-20T08:01:00Z"),
+    });
+    expect(m.phases).toEqual([
+      phase({ index: 0, planned: 2, completed: 1, failed: 1 }),
+      phase({ index: 1, planned: 6, inFlight: 2, pending: 2, blocked: 1, terminated: 1, skipped: 1 }),
+      phase({ index: 2, planned: 4, pending: 4 }),
+    ]);
+    expect(m.finished).toBe(4);
+    expect(m.planned).toBe(12);
+    expect(m.plannedKnown).toBe(true);
+    expect(m.elapsedMs).toBe(60_000);
+    // 4 finished in 60 s, 8 left → 120 s.
+    expect(m.etaMs).toBe(120_000);
+  });
+
+  it("without a plan, future phases' sizes are unknown and the estimate covers the listed phases", () => {
+    const m = buildModel({
+      run: run({ current: 0, total: 2 }),
+      targets: [
+        target(0, T.OPERATION_RUN_TARGET_STATUS_COMPLETED),
+        target(0, T.OPERATION_RUN_TARGET_STATUS_PENDING),
+      ],
+      plannedSizes: undefined,
+      now: new Date("2026-11-20T08:00:10Z"),
+    });
+    expect(m.phases[1]?.planned).toBeUndefined();
+    expect(m.plannedKnown).toBe(false);
+    expect(m.planned).toBe(2);
+    expect(m.etaMs).toBe(10_000);
+  });
+
+  it("no estimate before a target has finished, nor once the run has ended", () => {
+    const before = buildModel({
+      run: run({}),
+      targets: [target(0, T.OPERATION_RUN_TARGET_STATUS_SUBMITTED)],
+      plannedSizes: undefined,
+      now: new Date("2026-11-20T08:00:10Z"),
+    });
+    expect(before.etaMs).toBeUndefined();
+    const ended = buildModel({
+      run: run({
+        status: St.OPERATION_RUN_STATUS_COMPLETED,
+        total: 1,
+        finishedAt: new Date("2026-11-20T08:00:30Z"),
+      }),
+      targets: [target(0, T.OPERATION_RUN_TARGET_STATUS_COMPLETED)],
+      plannedSizes: undefined,
+      now: new Date("2026-11-20T09:00:00Z"),
+    });
+    expect(ended.etaMs).toBeUndefined();
+    // Elapsed stops at finished_at, not at the watcher's clock.
+    expect(ended.elapsedMs).toBe(30_000);
+  });
+});
+
+describe("watch: gates by the service's rules", () => {
+  const phases = [
+    phase({ index: 0, planned: 4, completed: 3, failed: 1 }),
+    phase({ index: 1, planned: 10, completed: 2, failed: 1, pending: 7 }),
+    phase({ index: 2, planned: 6, pending: 6 }),
+  ];
+  const config = (gates: pb.OperationRunSafetyGate[]) =>
+    pb.OperationRunConfiguration.fromPartial({
+      options: { safetyPolicy: { gates } },
+    });
+
+  it("a count gate over the cumulative run counts failed targets of phases up to the current one", () => {
+    const views = gateViews(
+      config([{ gate: { $case: "failureCount", value: { scope: CUMULATIVE, failureThresholdCount: 2 } } }]),
+      phases,
+      1,
+    );
+    expect(views).toEqual([
+      { label: "failureCount ≥ 2 (cumulative run)", value: "2/2 failed", tripped: true },
+    ]);
+  });
+
+  it("a rate gate over the current phase trips at failed × 100 ≥ percent × planned (1 of 10 at 10% trips, at 11% not)", () => {
+    const at = (pct: number) =>
+      gateViews(
+        config([{ gate: { $case: "failureRate", value: { scope: CURRENT, failureThresholdPercent: pct } } }]),
+        phases,
+        1,
+      )[0];
+    expect(at(10)).toEqual({
+      label: "failureRate ≥ 10% (current phase)",
+      value: "1 of 10 failed (10%)",
+      tripped: true,
+    });
+    expect(at(11)?.tripped).toBe(false);
+  });
+
+  it("terminated targets never count toward a gate", () => {
+    const views = gateViews(
+      config([{ gate: { $case: "failureCount", value: { scope: CURRENT, failureThresholdCount: 1 } } }]),
+      [phase({ index: 0, planned: 3, terminated: 3 })],
+      0,
+    );
+    expect(views[0]?.tripped).toBe(false);
+  });
+});
+
+describe("watch: frames, lines and exit codes", () => {
+  const model = buildModel({
+    run: run({
+      status: St.OPERATION_RUN_STATUS_PAUSED,
+      reason: Re.OPERATION_RUN_STATUS_REASON_PHASE_GATE,
+      message: "waiting for phase advance",
+      current: 0,
+      total: 2,
+      gates: [{ gate: { $case: "failureCount", value: { scope: CURRENT, failureThresholdCount: 1 } } }],
+    }),
+    targets: [
+      target(0, T.OPERATION_RUN_TARGET_STATUS_COMPLETED),
+      target(0, T.OPERATION_RUN_TARGET_STATUS_COMPLETED),
+    ],
+    plannedSizes: [2, 3],
+    now: new Date("2026-11-20T08:00:05Z"),
+  });
+
+  it("the frame has a status line, a bar per phase with its counts, the gates and a legend", () => {
+    const lines = renderFrame(model, { color: false, columns: 200, barWidth: 10 });
+    expect(lines).toEqual([
+      `run ${RUN_ID}  canary`,
+      "status   PAUSED (PHASE_GATE)  ·  phase 1/2  ·  2/5 targets finished  ·  elapsed 5s  ·  left ~7s",
+      "message  waiting for phase advance",
+      "▸phase 1  ██████████   2/2  2 completed",
+      " phase 2  ░░░░░░░░░░   0/3  3 pending",
+      "gates    failureCount ≥ 1 (current phase): 0/1 failed  ok",
+      "legend   █ completed  x failed  / terminated  ▒ in flight  ░ pending",
+    ]);
+  });
+
+  it("lines are cut to the terminal width so the redraw can count them", () => {
+    const lines = renderFrame(model, { color: true, columns: 20 });
+    for (const l of lines) expect(stripVTControlCharacters(l).length).toBeLessThanOrEqual(20);
+  });
+
+  it("fit keeps escape sequences and adds an ellipsis: 'abcdef' in 4 columns → 'abc…'", () => {
+    expect(fit("abcdef", 4)).toBe("abc…");
+    expect(fit("\x1b[1mabcdef\x1b[0m", 4)).toBe("\x1b[1mabc\x1b[0m…\x1b[0m");
+    expect(fit("abc", 4)).toBe("abc");
+  });
+
+  it("the plain line carries status, per-phase progress, totals, gates and time", () => {
+    expect(renderPlainLine(model, new Date("2026-11-20T08:00:05Z"))).toBe(
+      "08:00:05 PAUSED (PHASE_GATE) phase 1/2 | p1 2/2 p2 0/3 | 0 failed, 0 terminated, 0 in flight, 3 pending | gates ok | elapsed 5s  ·  left ~7s",
+    );
+  });
+
+  it("a run paused at a phase gate ends with the advance command to run next", () => {
+    expect(finalLine(model)).toBe(
+      `run ${RUN_ID} PAUSED (PHASE_GATE) after 5s: 2 completed, 0 failed, 0 terminated — waiting for phase advance; next: flowctl run advance ${RUN_ID}`,
+    );
+  });
+
+  it.each([
+    [St.OPERATION_RUN_STATUS_COMPLETED, 0],
+    [St.OPERATION_RUN_STATUS_FAILED, 2],
+    [St.OPERATION_RUN_STATUS_COMPLETED_WITH_FAILURES, 2],
+    [St.OPERATION_RUN_STATUS_CANCELLED, 2],
+    [St.OPERATION_RUN_STATUS_PAUSED, 3],
+    [St.OPERATION_RUN_STATUS_RUNNING, undefined],
+    [St.OPERATION_RUN_STATUS_PENDING, undefined],
+  ])("status %s → exit code %s", (status, code) => {
+    expect(exitCodeFor(status)).toBe(code);
+  });
+});
+
+describe("names and filters", () => {
+  it("enum names parse without prefix, in any case, with - or _", () => {
+    expect(componentTypes.parse("nvswitch")).toBe(pb.ComponentType.COMPONENT_TYPE_NVSWITCH);
+    expect(componentTypes.parse("COMPONENT_TYPE_CDU")).toBe(pb.ComponentType.COMPONENT_TYPE_CDU);
+    expect(runStatuses.parse("completed-with-failures")).toBe(
+      St.OPERATION_RUN_STATUS_COMPLETED_WITH_FAILURES,
+    );
+    expect(targetStatuses.parse("unknown")).toBeUndefined();
+    expect(componentTypes.names).toEqual(["COMPUTE", "NVSWITCH", "POWERSHELF", "TORSWITCH", "UMS", "CDU"]);
+  });
+
+  it("--status × --reason: each status with each reason; either alone gives one entry each", () => {
+    expect(
+      stateFilters(
+        [St.OPERATION_RUN_STATUS_PAUSED],
+        [Re.OPERATION_RUN_STATUS_REASON_SAFETY_GATE, Re.OPERATION_RUN_STATUS_REASON_PHASE_GATE],
+      ),
+    ).toEqual([
+      { status: St.OPERATION_RUN_STATUS_PAUSED, reason: Re.OPERATION_RUN_STATUS_REASON_SAFETY_GATE },
+      { status: St.OPERATION_RUN_STATUS_PAUSED, reason: Re.OPERATION_RUN_STATUS_REASON_PHASE_GATE },
+    ]);
+    expect(stateFilters([St.OPERATION_RUN_STATUS_FAILED, St.OPERATION_RUN_STATUS_CANCELLED], [])).toEqual([
+      { status: St.OPERATION_RUN_STATUS_FAILED },
+      { status: St.OPERATION_RUN_STATUS_CANCELLED },
+    ]);
+    expect(stateFilters([], [Re.OPERATION_RUN_STATUS_REASON_OPERATOR_PAUSED])).toEqual([
+      { reason: Re.OPERATION_RUN_STATUS_REASON_OPERATOR_PAUSED },
+    ]);
+  });
+
+  it.each([
+    [42_000, "42s"],
+    [125_000, "2m05s"],
+    [3_725_000, "1h02m05s"],
+    [999, "0s"],
+  ])("elapsed %i ms → %s", (ms, text) => {
+    expect(formatElapsed(ms)).toBe(text);
+  });
+});
