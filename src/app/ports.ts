@@ -123,10 +123,17 @@ export interface RunStore {
   claimTarget(expected: Target, leaseMs: number, now: number): Promise<ClaimOutcome>;
 
   /**
-   * CLAIMED → SUBMITTED with the child task id; the slot stays taken. Idempotent: already
-   * SUBMITTED with the same task id → 'already-recorded'. Any other state → 'lost-race'.
+   * CLAIMED → SUBMITTED with the child task id and `message` (default "submitted", which also
+   * clears a conflict message left from an earlier BLOCKED); the slot stays taken. Idempotent:
+   * already SUBMITTED with the same task id → 'already-recorded'. Any other state → 'lost-race'.
    */
-  recordSubmitted(runId: string, targetId: string, taskId: string, now: number): Promise<TransitionOutcome>;
+  recordSubmitted(
+    runId: string,
+    targetId: string,
+    taskId: string,
+    now: number,
+    message?: string,
+  ): Promise<TransitionOutcome>;
 
   /**
    * CLAIMED → BLOCKED (rack conflict) with backoff state, releasing the in-flight slot, in one

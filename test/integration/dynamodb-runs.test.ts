@@ -319,6 +319,7 @@ describe("run store: claims, transitions and counters", () => {
     expect(await stores.runs.getTarget(run.id, targets[0]!.id)).toMatchObject({
       status: "SUBMITTED",
       taskId: task,
+      message: "submitted",
     });
     expect((await stores.runs.getTarget(run.id, targets[0]!.id))?.leaseExpiresAt).toBeUndefined();
     expect(await stores.runs.recordSubmitted(run.id, uuid(1, "deadbeef"), task, now)).toBe("not-found");

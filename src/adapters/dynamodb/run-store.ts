@@ -454,19 +454,22 @@ export class DynamoRunStore implements RunStore {
     targetId: string,
     taskId: string,
     now: number,
+    message = "submitted",
   ): Promise<TransitionOutcome> {
     try {
       await this.doc.send(
         new UpdateCommand({
           TableName: this.tables.targets,
           Key: { runId, targetId },
-          UpdateExpression: "SET #s = :submitted, taskId = :task, updatedAt = :now REMOVE leaseExpiresAt",
+          UpdateExpression:
+            "SET #s = :submitted, taskId = :task, message = :msg, updatedAt = :now REMOVE leaseExpiresAt",
           ConditionExpression: "#s = :claimed",
           ExpressionAttributeNames: { "#s": "status" },
           ExpressionAttributeValues: {
             ":submitted": "SUBMITTED",
             ":claimed": "CLAIMED",
             ":task": taskId,
+            ":msg": message,
             ":now": now,
           },
         }),
