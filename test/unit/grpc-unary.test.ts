@@ -157,6 +157,24 @@ describe("grpc unary wrapper", () => {
     expect(logged).toEqual(["/v1.Flow/GetOperationRun", "/v1.Flow/GetOperationRun"]);
   });
 
+  it("a call already cancelled when it reaches the wrapper is neither started nor answered", async () => {
+    let calls = 0;
+    const handler = unaryHandler(
+      FlowService.getOperationRun,
+      async () => {
+        calls++;
+        return { operationRun: undefined };
+      },
+      { logger: silent, now: () => NOW },
+    );
+    const { call, asCall, callback, answers } = fakeCall(requestBytes);
+    call.cancelled = true;
+    handler(asCall, callback);
+    await settle();
+    expect(calls).toBe(0);
+    expect(answers).toEqual([]);
+  });
+
   it("a call cancelled while the handler runs is not answered at all", async () => {
     let release: () => void = () => {};
     const handler = unaryHandler(

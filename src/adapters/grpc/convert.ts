@@ -9,7 +9,9 @@
  *
  *   - enum numbers the proto does not define (a newer client, or garbage):
  *       configuration.options.safety_policy.gates[0].failure_rate.scope: unknown enum value 42
- *   - malformed UUIDs where the domain takes an id as given (rule ids, task ids, inventory ids);
+ *   - malformed UUIDs where no domain validator looks at the id (task ids, inventory ids);
+ *   - component references without an identifier, and UNKNOWN types of external component
+ *     references (the domain's ComponentRef has room for neither);
  *   - sizes no real request has (see `LIMITS`);
  *   - durations and timestamps outside the ranges the well-known types define.
  *

@@ -166,6 +166,12 @@ export function unaryHandler<Req, Res>(
       return;
     }
 
+    // Cancelled while queued: nothing to start, and nobody to answer (answer() only logs it).
+    if (call.cancelled) {
+      answer(null);
+      return;
+    }
+
     let request: Req;
     try {
       request = method.requestDeserialize(call.request);
