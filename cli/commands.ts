@@ -339,7 +339,13 @@ export function registerRunCommands(program: Command, act: Act): void {
   control("advance", "open the next phase of a run paused at a phase gate", (ctx, id, o) =>
     ctx
       .conn()
-      .flow.advanceOperationRunPhase({ id: { id }, expectedPhaseIndex: o.expect as number | undefined }),
+      .flow.advanceOperationRunPhase({ id: { id }, expectedPhaseIndex: o.expect as number | undefined })
+      .catch((err: unknown) => {
+        // The service's messages count phases from 0 ("expected phase 2, next phase is 1").
+        throw Object.assign(err as object, {
+          hint: "note: the service's messages count phases from 0, flowctl from 1 (--expect 2 is the service's phase 1)",
+        });
+      }),
   ).option(
     "--expect <n>",
     "only if the next phase is phase N (counted from 1, as flowctl prints phases): guards against a double advance",

@@ -1,0 +1,547 @@
+/**
+ * flowctl end to end: the real CLI (`node cli/bin/flowctl.js`) as a child process against the real
+ * local stack (`local/main.ts --port 0 --tick 200ms`) loaded with a ten-rack inventory, one rack of
+ * which always fails its update. The live view is captured in a pseudo-terminal with util-linux
+ * `script` (or, where it is missing, with FLOWCTL_TTY=1 forcing the terminal mode).
+ */
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const FLOWCTL = join(ROOT, "cli", "bin", "flowctl.js");
+const ESC = "\x1b";
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
+const START_TIMEOUT_MS = 90_000;
+
+const rackId = (n: number) => `4f6f1a9e-0000-4000-8000-${String(n).padStart(12, "0")}`;
+const componentId = (n: number, k: number) =>
+  `5a6f1a9e-0000-4000-8000-${String(n * 10 + k).padStart(12, "0")}`;
+const ext = (n: number) => `EXT-A${String(n).padStart(2, "0")}`;
+const FAILING_RACK = 10;
+
+const INVENTORY = {
+  racks: Array.from({ length: 10 }, (_, i) => {
+    const n = i + 1;
+    return {
+      id: rackId(n),
+      name: `rack-a${String(n).padStart(2, "0")}`,
+      externalId: ext(n),
+      location: { datacenter: "dc1", row: "A", position: n },
+      components: [
+        { id: componentId(n, 1), type: "COMPUTE", externalId: `SN-${n}-1`, firmwareVersion: "1.0.0" },
+        { id: componentId(n, 2), type: "NVSWITCH", externalId: `SN-${n}-2`, firmwareVersion: "1.0.0" },
+      ],
+    };
+  }),
+};
+const FLEET = {
+  defaults: { updateMs: 300, outcome: "succeed" },
+  racks: { [rackId(FAILING_RACK)]: { outcome: "fail" } },
+};
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let dir: string;
+let stack: ChildProcess | undefined;
+let stackOutput = "";
+let endpoint = "";
+
+/** Runs flowctl against the stack (unless the arguments name another endpoint). */
+function flowctl(args: string[], env: Record<string, string> = {}): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [FLOWCTL, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, FLOW_ENDPOINT: endpoint, NO_COLOR: "1", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+/** Runs flowctl in a pseudo-terminal; returns everything the terminal received. */
+function flowctlInTerminal(args: string[]): Promise<Result> {
+  const hasScript = (() => {
+    try {
+      execFileSync("script", ["--version"], { stdio: "ignore" });
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  if (!hasScript) return flowctl(args, { FLOWCTL_TTY: "1" });
+  const quoted = [process.execPath, FLOWCTL, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  return new Promise((resolve, reject) => {
+    // -e: exit with the child's code; -f: flush at once; -q: no "Script started" banner.
+    const child = spawn("script", ["-qefc", quoted, "/dev/null"], {
+      cwd: ROOT,
+      env: { ...process.env, FLOW_ENDPOINT: endpoint, COLUMNS: "160", TERM: "xterm" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => {
+      stdout += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+function writeFile(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+function runFile(body: string): string {
+  return writeFile(`run-${randomUUID()}.yaml`, body);
+}
+
+/** A run over the given racks, by external id. */
+function racksRun(name: string, racks: number[], options: string): string {
+  return runFile(`name: ${name}
+selector: { percentage: 100 }
+options:
+${options}
+operation:
+  upgradeFirmware:
+    targetVersion: 2.0.0
+    targets:
+      racks: [${racks.map((n) => `{ externalId: ${ext(n)} }`).join(", ")}]
+`);
+}
+
+async function createRun(file: string): Promise<string> {
+  const r = await flowctl(["run", "create", "-f", file, "-o", "json"]);
+  expect(r.stderr).toBe("");
+  expect(r.code).toBe(0);
+  return (JSON.parse(r.stdout) as { id: { id: string } }).id.id;
+}
+
+async function runCount(): Promise<number> {
+  const r = await flowctl(["run", "list", "-o", "json"]);
+  expect(r.code).toBe(0);
+  return (JSON.parse(r.stdout) as { total?: number }).total ?? 0;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "flowctl-e2e-"));
+  const inventory = writeFile("inventory.json", JSON.stringify(INVENTORY));
+  const fleet = writeFile("fleet.json", JSON.stringify(FLEET));
+  const child = spawn(
+    process.execPath,
+    [
+      "--import",
+      "tsx",
+      "local/main.ts",
+      "--port",
+      "0",
+      "--tick",
+      "200ms",
+      "--inventory",
+      inventory,
+      "--fleet",
+      fleet,
+    ],
+    { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env },
+  );
+  stack = child;
+  endpoint = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new Error(`local stack did not print "listening on" in time:\n${stackOutput}`)),
+      START_TIMEOUT_MS,
+    );
+    const onData = (d: Buffer) => {
+      stackOutput += d.toString();
+      const m = /listening on (127\.0\.0\.1:\d+)/.exec(stackOutput);
+      if (m !== null) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout?.on("data", onData);
+    child.stderr?.on("data", onData);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`local stack exited with ${code} before serving:\n${stackOutput}`));
+    });
+  });
+}, START_TIMEOUT_MS + 5_000);
+
+afterAll(async () => {
+  if (stack !== undefined && stack.exitCode === null) {
+    const exited = new Promise((resolve) => stack?.once("exit", resolve));
+    stack.kill("SIGTERM");
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    if (stack.exitCode === null) stack.kill("SIGKILL");
+  }
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+});
+
+describe("flowctl run create", () => {
+  const canary = () =>
+    runFile(`name: cli-canary
+selector: { percentage: 100%, seed: cli-seed }
+options:
+  maxConcurrentTargets: 2
+  phases: { count: [1, 2] }
+  gates:
+    - failureCount: 1
+      scope: cumulativeRun
+operation:
+  upgradeFirmware:
+    targetVersion: 2.0.0
+    targets:
+      racks: [{ externalId: EXT-A01 }, { externalId: EXT-A02 }, { externalId: EXT-A03 }, { externalId: EXT-A04 }]
+`);
+
+  it("--dry-run prints each phase with its racks by external id, and creates nothing", async () => {
+    const before = await runCount();
+    const r = await flowctl(["run", "create", "-f", canary(), "--dry-run"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(
+      'dry run: nothing was created. The service would freeze this plan for run "cli-canary":',
+    );
+    expect(r.stdout).toContain("4 candidate racks, 4 selected, 3 phases");
+    expect(r.stdout).toContain("phase 1 (1 rack):");
+    expect(r.stdout).toContain("phase 2 (2 racks):");
+    expect(r.stdout).toContain("phase 3 (1 rack):");
+    for (const n of [1, 2, 3, 4]) expect(r.stdout).toContain(ext(n));
+    // The effective configuration, in run-file form, with the seed it was given.
+    expect(r.stdout).toContain("seed: cli-seed");
+    expect(await runCount()).toBe(before);
+  });
+
+  it("--dry-run -o json is the PlanOperationRun response: targets in phase order", async () => {
+    const r = await flowctl(["run", "create", "-f", canary(), "--dry-run", "-o", "json"]);
+    expect(r.code).toBe(0);
+    const plan = JSON.parse(r.stdout) as {
+      totalPhases: number;
+      targets: { phaseIndex?: number; rackExternalId: string }[];
+    };
+    expect(plan.totalPhases).toBe(3);
+    expect(plan.targets.map((t) => t.phaseIndex ?? 0)).toEqual([0, 1, 1, 2]);
+    expect(plan.targets.map((t) => t.rackExternalId).sort()).toEqual([
+      "EXT-A01",
+      "EXT-A02",
+      "EXT-A03",
+      "EXT-A04",
+    ]);
+  });
+
+  it("creates a run from YAML; run get and run list show it", async () => {
+    const before = await runCount();
+    const r = await flowctl(["run", "create", "-f", canary()]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const id = UUID.exec(r.stdout)?.[0];
+    expect(r.stdout).toBe(`created run ${id}\nwatch it: flowctl run watch ${id}\n`);
+    expect(await runCount()).toBe(before + 1);
+
+    const get = await flowctl(["run", "get", id!, "--stats"]);
+    expect(get.code).toBe(0);
+    expect(get.stdout).toMatch(new RegExp(`^ID:\\s+${id}$`, "m"));
+    expect(get.stdout).toMatch(/^Name:\s+cli-canary$/m);
+    expect(get.stdout).toMatch(/^Phase:\s+\d of 3$/m);
+    expect(get.stdout).toContain("Configuration (run-file form):");
+
+    const list = await flowctl(["run", "list", "--name", "cli-canary"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(id);
+    // Cancel it so it leaves the fleet alone for the watch tests.
+    const cancel = await flowctl(["run", "cancel", id!, "--reason", "test done"]);
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toContain(`run ${id}: CANCELLED`);
+    expect(cancel.stdout).toContain("operation run cancelled: test done");
+  });
+
+  it("a JSON run file works the same as YAML", async () => {
+    const file = writeFile(
+      "run.json",
+      JSON.stringify({
+        name: "cli-json",
+        selector: { percentage: 100 },
+        options: { maxConcurrentTargets: 1, gates: [{ failureRate: "50%" }] },
+        operation: { upgradeFirmware: { targets: { racks: [{ name: "rack-a05" }] } } },
+      }),
+    );
+    const r = await flowctl(["run", "create", "-f", file, "--dry-run"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("EXT-A05");
+  });
+});
+
+describe("flowctl run watch", () => {
+  it("in a terminal: redraws bars in place and ends with COMPLETED, exit 0", async () => {
+    const id = await createRun(
+      racksRun(
+        "cli-watch-ok",
+        [1, 2, 3, 4, 5, 6],
+        "  maxConcurrentTargets: 2\n  phases: { equal: 2 }\n  autoAdvance: true\n  gates: [{ failureCount: 1 }]",
+      ),
+    );
+    const r = await flowctlInTerminal(["run", "watch", id, "--interval", "200ms"]);
+    const out = r.stdout;
+    expect(r.code).toBe(0);
+    // Hides the cursor, moves back up over the previous frame at least once, shows the cursor again.
+    expect(out).toContain("\x1b[?25l");
+    expect(out).toMatch(new RegExp(`${ESC}\\[\\d+F`));
+    expect(out).toContain("\x1b[?25h");
+    // The last frame: both phases full, every target completed.
+    const lastFrame = out.slice(out.lastIndexOf(`run ${id}  cli-watch-ok`));
+    expect(lastFrame).toMatch(/phase 1 +\S*█{30}\S* +3\/3 +3 completed/);
+    expect(lastFrame).toMatch(/phase 2 +\S*█{30}\S* +3\/3 +3 completed/);
+    expect(lastFrame).toMatch(/gates +failureCount ≥ 1 \(current phase\): 0\/1 failed/);
+    expect(lastFrame).toContain("legend");
+    expect(out).toMatch(
+      new RegExp(`run ${id} COMPLETED after \\d+s: 6 completed, 0 failed, 0 terminated\\r?\\n`),
+    );
+  });
+
+  it("without a terminal: plain lines, and exit 2 when the run ends FAILED", async () => {
+    const id = await createRun(
+      racksRun("cli-watch-fail", [FAILING_RACK], "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 5 }]"),
+    );
+    const r = await flowctl(["run", "watch", id, "--interval", "200ms"]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).not.toContain("\x1b[");
+    const lines = r.stdout.trimEnd().split("\n");
+    expect(lines.at(-2)).toMatch(
+      /^\d\d:\d\d:\d\d FAILED phase 1\/1 \| p1 1\/1 \| 1 failed, 0 terminated, 0 in flight, 0 pending \| gates ok/,
+    );
+    expect(lines.at(-1)).toMatch(
+      new RegExp(`^run ${id} FAILED after \\d+s: 0 completed, 1 failed, 0 terminated`),
+    );
+  });
+
+  it("a tripped safety gate pauses the run: exit 3, the gate shown TRIPPED, and the next step named", async () => {
+    const id = await createRun(
+      racksRun(
+        "cli-watch-gate",
+        [FAILING_RACK, 7, 8],
+        "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]",
+      ),
+    );
+    const r = await flowctlInTerminal(["run", "watch", id, "--interval", "200ms"]);
+    expect(r.code).toBe(3);
+    expect(r.stdout).toMatch(/failureCount ≥ 1 \(current phase\): 1\/1 failed +\S*TRIPPED/);
+    expect(r.stdout).toContain(`run ${id} PAUSED (SAFETY_GATE)`);
+    expect(r.stdout).toContain(
+      `next: flowctl run targets ${id} --phase-scope current-and-completed --status failed`,
+    );
+
+    const failed = await flowctl([
+      "run",
+      "targets",
+      id,
+      "--phase-scope",
+      "current-and-completed",
+      "--status",
+      "failed",
+    ]);
+    expect(failed.code).toBe(0);
+    expect(failed.stdout).toContain(ext(FAILING_RACK));
+    expect(failed.stdout).toContain("FAILED");
+    expect(failed.stdout).toContain("1-1 of 1 targets");
+
+    expect((await flowctl(["run", "cancel", id])).code).toBe(0);
+  });
+
+  it("a phase gate: watch exits 3, run advance --expect 2 opens phase 2, watch again exits 0", async () => {
+    const id = await createRun(
+      racksRun(
+        "cli-watch-phases",
+        [1, 2],
+        "  maxConcurrentTargets: 2\n  phases: { count: [1] }\n  gates: [{ failureCount: 1 }]",
+      ),
+    );
+    const first = await flowctl(["run", "watch", id, "--interval", "200ms"]);
+    expect(first.code).toBe(3);
+    expect(first.stdout).toContain(`PAUSED (PHASE_GATE)`);
+    expect(first.stdout).toContain(`next: flowctl run advance ${id}`);
+
+    const wrongPhase = await flowctl(["run", "advance", id, "--expect", "3"]);
+    expect(wrongPhase.code).toBe(19);
+    expect(wrongPhase.stderr).toContain("(FAILED_PRECONDITION)");
+
+    const advance = await flowctl(["run", "advance", id, "--expect", "2"]);
+    expect(advance.stderr).toBe("");
+    expect(advance.code).toBe(0);
+    expect(advance.stdout).toContain(`run ${id}: RUNNING, phase 2/2`);
+
+    const second = await flowctl(["run", "watch", id, "--interval", "200ms"]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toMatch(new RegExp(`run ${id} COMPLETED after \\d+s: 2 completed`));
+
+    const tasks = await flowctl(["task", "list", "--rack", rackId(1)]);
+    expect(tasks.code).toBe(0);
+    expect(tasks.stdout).toContain("COMPLETED");
+    const taskId = UUID.exec(tasks.stdout.split("\n")[1] ?? "")?.[0];
+    const task = await flowctl(["task", "get", taskId!, "-o", "yaml"]);
+    expect(task.code).toBe(0);
+    expect(task.stdout).toContain(`id: ${taskId}`);
+  });
+});
+
+describe("flowctl errors say what to fix, and exit non-zero", () => {
+  it("an invalid run file: exit 1, each problem with the file and key, nothing sent", async () => {
+    const before = await runCount();
+    const file = runFile(`name: bad
+selector: { percentage: 0 }
+options:
+  maxConcurrentTargets: 0
+  gates: [{ failureCount: 1 }]
+operation:
+  upgradeFirmware: {}
+`);
+    const r = await flowctl(["run", "create", "-f", file]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toBe(
+      `error: ${file} is not a valid run file:\n` +
+        `${file}: selector.percentage: must be a whole percentage from 1 to 100, e.g. 30 or 30% (got 0)\n` +
+        `${file}: options.maxConcurrentTargets: must be a positive integer (got 0)\n`,
+    );
+    expect(await runCount()).toBe(before);
+  });
+
+  it("a missing run file: exit 1 naming the file", async () => {
+    const r = await flowctl(["run", "create", "-f", join(dir, "absent.yaml")]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`${join(dir, "absent.yaml")}: (root): cannot be read: file not found`);
+  });
+
+  it("INVALID_ARGUMENT from the service: exit 13, each field and rule on its own line", async () => {
+    const long = "x".repeat(300);
+    const file = runFile(`name: ${long}
+selector: { percentage: 100, seed: ${long} }
+options: { maxConcurrentTargets: 1, gates: [{ failureCount: 1 }] }
+operation: { upgradeFirmware: {} }
+`);
+    const r = await flowctl(["run", "create", "-f", file]);
+    expect(r.code).toBe(13);
+    expect(r.stderr.split("\n")).toEqual([
+      "error: the service rejected the request (INVALID_ARGUMENT):",
+      "  name: must be at most 256 characters (got 300)",
+      "  configuration.selector.percentage.seed: must be at most 256 characters (got 300)",
+      "",
+    ]);
+  });
+
+  it("a phase that would get no rack: exit 13 with the service's message", async () => {
+    const file = racksRun(
+      "cli-empty-phase",
+      [1, 2],
+      "  maxConcurrentTargets: 1\n  phases: { equal: 3 }\n  gates: [{ failureCount: 1 }]",
+    );
+    const r = await flowctl(["run", "create", "-f", file, "--dry-run"]);
+    expect(r.code).toBe(13);
+    expect(r.stderr).toBe(
+      "error: the service rejected the request (INVALID_ARGUMENT):\n  equal phase 3 resolves to zero targets for 2 selected targets\n",
+    );
+  });
+
+  it("an unknown run: exit 15 (NOT_FOUND) with a hint", async () => {
+    const r = await flowctl(["run", "get", "0a6f1a9e-0000-4000-8000-00000000beef"]);
+    expect(r.code).toBe(15);
+    expect(r.stderr).toContain("(NOT_FOUND)");
+    expect(r.stderr).toContain("check the ID: `flowctl run list`");
+  });
+
+  it("a control the run's state does not allow: exit 19 (FAILED_PRECONDITION)", async () => {
+    const id = await createRun(
+      racksRun("cli-precondition", [3], "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]"),
+    );
+    expect((await flowctl(["run", "watch", id, "--interval", "200ms"])).code).toBe(0);
+    const r = await flowctl(["run", "resume", id]);
+    expect(r.code).toBe(19);
+    expect(r.stderr).toMatch(/^error: .+ \(FAILED_PRECONDITION\)\n {2}the current state does not allow this/);
+  });
+
+  it("no service at the endpoint: exit 24 (UNAVAILABLE) and how to start the local stack", async () => {
+    const r = await flowctl(["run", "list", "--endpoint", "127.0.0.1:1"]);
+    expect(r.code).toBe(24);
+    expect(r.stderr).toContain("error: cannot reach the Flow service at 127.0.0.1:1 (UNAVAILABLE");
+    expect(r.stderr).toContain("Start the local stack with `npm start`");
+  });
+
+  it("usage mistakes: exit 1 before anything is sent", async () => {
+    const badId = await flowctl(["run", "get", "run-7"]);
+    expect(badId.code).toBe(1);
+    expect(badId.stderr).toBe(
+      'error: run ID: expected a UUID such as 4f6f1a9e-0000-4000-8000-000000000001 (got "run-7")\n',
+    );
+    const badScope = await flowctl(["run", "targets", rackId(1), "--phase-scope", "future"]);
+    expect(badScope.code).toBe(1);
+    expect(badScope.stderr).toContain(
+      "--phase-scope: expected one of current, completed, current-and-completed",
+    );
+    const badEndpoint = await flowctl(["run", "list", "--endpoint", "localhost"]);
+    expect(badEndpoint.code).toBe(1);
+    expect(badEndpoint.stderr).toContain("--endpoint: expected HOST:PORT");
+    const noFile = await flowctl(["run", "create"]);
+    expect(noFile.code).toBe(1);
+    expect(noFile.stderr).toContain("required option '-f, --file <path>' not specified");
+  });
+});
+
+describe("flowctl inventory", () => {
+  it("imports an inventory file and lists the racks", async () => {
+    const file = writeFile(
+      "extra-inventory.json",
+      JSON.stringify({
+        racks: [
+          {
+            id: rackId(11),
+            name: "rack-b01",
+            externalId: "EXT-B01",
+            components: [{ id: componentId(11, 1), type: "CDU" }],
+          },
+        ],
+      }),
+    );
+    const r = await flowctl(["inventory", "import", "-f", file]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`imported 1 racks and 1 components from ${file}\n`);
+    const list = await flowctl(["inventory", "list"]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/rack-b01 +EXT-B01 .*CDU×1/);
+    expect(list.stdout).toContain("of 11 racks");
+  });
+
+  it("an invalid inventory file: exit 1 with the JSON path and rule", async () => {
+    const file = writeFile(
+      "bad-inventory.json",
+      JSON.stringify({
+        racks: [{ id: rackId(12), name: "r", components: [{ id: componentId(12, 1), type: "GPU" }] }],
+      }),
+    );
+    const r = await flowctl(["inventory", "import", "-f", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${file}: racks[0].components[0].type: must be one of COMPUTE, NVSWITCH, POWERSHELF, TORSWITCH, UMS, CDU (got "GPU")`,
+    );
+  });
+});
