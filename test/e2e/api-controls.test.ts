@@ -1,0 +1,322 @@
+/**
+ * The manual controls end to end: PauseOperationRun, ResumeOperationRun, AdvanceOperationRunPhase
+ * and CancelOperationRun, each through gRPC against the local stack, with the reference's exact
+ * FailedPrecondition texts for invalid transitions, "operation run ID is required" for bad ids and
+ * NotFound for unknown ones.
+ *
+ * Runs that must stay active use BMCs that hang (their targets stay SUBMITTED); runs that must
+ * reach a phase gate or an end use BMCs that succeed or fail in 50 ms.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type OperationRun,
+  OperationRunStatus,
+  OperationRunStatusReason,
+  OperationRunTargetStatus,
+} from "../../src/gen/flow/v1/flow.js";
+import { FAST_FAILURE, FAST_SUCCESS, rackGroup } from "../support/fixtures-inventory.js";
+import {
+  countGate,
+  createRun,
+  equalPhases,
+  eventually,
+  failure,
+  getRun,
+  listTargets,
+  outcome,
+  runRequest,
+  startTestStack,
+  stateOf,
+  type TestStack,
+  waitForStatus,
+  waitForTerminal,
+} from "../support/stack.js";
+
+const FAST = rackGroup(20, { name: "fast", count: 12, behaviour: FAST_SUCCESS });
+const HANG = rackGroup(21, { name: "hang", count: 12 });
+const FAIL = rackGroup(22, { name: "fail", count: 4, behaviour: FAST_FAILURE });
+
+const S = OperationRunStatus;
+const R = OperationRunStatusReason;
+const UNKNOWN_ID = "0badc0de-0000-4000-8000-000000000000";
+const NIL_ID = "00000000-0000-0000-0000-000000000000";
+const INVALID = "operation run is not in a valid state for the requested operation";
+
+let s: TestStack;
+
+beforeAll(async () => {
+  s = await startTestStack({ label: "controls", groups: [FAST, HANG, FAIL] });
+});
+afterAll(async () => {
+  await s?.stop();
+});
+
+const pause = (id: string) => s.flow.pauseOperationRun({ id: { id } });
+const resume = (id: string) => s.flow.resumeOperationRun({ id: { id } });
+const advance = (id: string, expectedPhaseIndex?: number) =>
+  s.flow.advanceOperationRunPhase({ id: { id }, expectedPhaseIndex });
+const cancel = (id: string, reason = "") => s.flow.cancelOperationRun({ id: { id }, reason });
+const precondition = (details: string) => ({ code: "FAILED_PRECONDITION", details });
+
+/** The parts of a run a no-op control must leave exactly as they were. */
+const frozen = (run: OperationRun) => ({
+  state: run.summary?.state,
+  statusMessage: run.summary?.statusMessage,
+  updatedAt: run.summary?.updatedAt,
+  finishedAt: run.summary?.finishedAt,
+  currentPhaseIndex: run.summary?.currentPhaseIndex,
+});
+
+describe("PauseOperationRun and ResumeOperationRun on an active run", () => {
+  let id: string;
+  beforeAll(async () => {
+    id = await createRun(s.flow, runRequest({ rackIds: HANG.ids.slice(0, 3), maxConcurrent: 1 }));
+  });
+
+  it("a run that is not paused cannot be resumed", async () => {
+    expect(await failure(resume(id))).toEqual(precondition(`${INVALID}: ${id} is not paused`));
+  });
+
+  it("a run that is not at a phase gate cannot be advanced", async () => {
+    expect(await failure(advance(id))).toEqual(
+      precondition(`${INVALID}: ${id} is not paused at a phase gate`),
+    );
+  });
+
+  it("pause (pending or running) → PAUSED / OPERATOR_PAUSED, returned without stats, configuration included", async () => {
+    const paused = await pause(id);
+    expect(stateOf(paused)).toEqual({
+      status: S.OPERATION_RUN_STATUS_PAUSED,
+      reason: R.OPERATION_RUN_STATUS_REASON_OPERATOR_PAUSED,
+      message: "operation run paused by operator",
+    });
+    expect(paused.stats).toBeUndefined();
+    expect(paused.configuration?.options?.maxConcurrentTargets).toBe(1);
+    expect(frozen(await getRun(s.flow, id))).toEqual(frozen(paused));
+  });
+
+  it("pausing a paused run changes nothing", async () => {
+    const before = await getRun(s.flow, id);
+    const again = await pause(id);
+    expect(frozen(again)).toEqual(frozen(before));
+    expect(frozen(await getRun(s.flow, id))).toEqual(frozen(before));
+  });
+
+  it("an operator-paused run is not at a phase gate either", async () => {
+    expect(await failure(advance(id, 1))).toEqual(
+      precondition(`${INVALID}: ${id} is not paused at a phase gate`),
+    );
+  });
+
+  it("resume → RUNNING 'operation run resumed', reason NONE", async () => {
+    const resumed = await resume(id);
+    expect(stateOf(resumed)).toEqual({
+      status: S.OPERATION_RUN_STATUS_RUNNING,
+      reason: R.OPERATION_RUN_STATUS_REASON_NONE,
+      message: "operation run resumed",
+    });
+    expect(resumed.stats).toBeUndefined();
+  });
+});
+
+describe("CancelOperationRun", () => {
+  it("cancels an active run with the trimmed reason, then leaves it unchanged and refuses the other controls", async () => {
+    const id = await createRun(s.flow, runRequest({ rackIds: HANG.ids.slice(3, 5) }));
+    const cancelled = await cancel(id, "  maintenance window closed  ");
+    expect(stateOf(cancelled)).toEqual({
+      status: S.OPERATION_RUN_STATUS_CANCELLED,
+      reason: R.OPERATION_RUN_STATUS_REASON_NONE,
+      message: "operation run cancelled: maintenance window closed",
+    });
+    expect(cancelled.summary?.finishedAt).toBeInstanceOf(Date);
+    expect(cancelled.stats).toBeUndefined();
+
+    const again = await cancel(id, "another reason");
+    expect(frozen(again)).toEqual(frozen(cancelled));
+    expect(frozen(await getRun(s.flow, id))).toEqual(frozen(cancelled));
+
+    expect(await failure(pause(id))).toEqual(
+      precondition(`${INVALID}: ${id} is in terminal state cancelled`),
+    );
+    expect(await failure(resume(id))).toEqual(precondition(`${INVALID}: ${id} is not paused`));
+    expect(await failure(advance(id))).toEqual(
+      precondition(`${INVALID}: ${id} is not paused at a phase gate`),
+    );
+  });
+
+  it.each([
+    ["no reason", "", HANG.ids[5]!],
+    ["a blank reason", "   ", HANG.ids[6]!],
+  ])("with %s the message is just 'operation run cancelled'", async (_title, reason, rack) => {
+    const id = await createRun(s.flow, runRequest({ rackIds: [rack] }));
+    expect(stateOf(await cancel(id, reason)).message).toBe("operation run cancelled");
+  });
+
+  it("a paused run can be cancelled", async () => {
+    const id = await createRun(s.flow, runRequest({ rackIds: [HANG.ids[7]!] }));
+    await pause(id);
+    expect(stateOf(await cancel(id)).status).toBe(S.OPERATION_RUN_STATUS_CANCELLED);
+  });
+
+  it("records what it stopped: every current-phase target ends TERMINATED and the stats say so", async () => {
+    const id = await createRun(s.flow, runRequest({ rackIds: HANG.ids.slice(8, 11), maxConcurrent: 1 }));
+    await eventually(
+      () => listTargets(s.flow, id),
+      (ts) => ts.some((t) => t.status === OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SUBMITTED),
+      "one target to be SUBMITTED",
+    );
+    await cancel(id);
+    const targets = await eventually(
+      () => listTargets(s.flow, id),
+      (ts) => ts.every((t) => t.status === OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_TERMINATED),
+      "every target TERMINATED",
+    );
+    expect(targets).toHaveLength(3);
+    const run = await getRun(s.flow, id, true);
+    expect(run.stats?.cumulativePhaseStats?.outcomeCounts).toEqual({
+      completed: 0,
+      failed: 0,
+      terminated: 3,
+      skipped: 0,
+    });
+    expect(stateOf(run).status).toBe(S.OPERATION_RUN_STATUS_CANCELLED);
+  });
+});
+
+describe("AdvanceOperationRunPhase at a phase gate", () => {
+  it("pause keeps PHASE_GATE, resume is refused, a wrong expected phase is refused, the right one advances", async () => {
+    const id = await createRun(
+      s.flow,
+      runRequest({ rackIds: FAST.ids.slice(0, 4), phasePolicy: equalPhases(2) }),
+    );
+    const gate = await waitForStatus(s.flow, id, [S.OPERATION_RUN_STATUS_PAUSED]);
+    expect(stateOf(gate)).toEqual({
+      status: S.OPERATION_RUN_STATUS_PAUSED,
+      reason: R.OPERATION_RUN_STATUS_REASON_PHASE_GATE,
+      message: "waiting for phase advance",
+    });
+
+    expect(frozen(await pause(id))).toEqual(frozen(gate));
+    expect(await failure(resume(id))).toEqual(
+      precondition(`${INVALID}: ${id} is paused at a phase gate; use AdvanceOperationRunPhase`),
+    );
+    expect(await failure(advance(id, 2))).toEqual(
+      precondition(`${INVALID}: expected phase 2, next phase is 1`),
+    );
+    expect(frozen(await getRun(s.flow, id))).toEqual(frozen(gate));
+
+    const advanced = await advance(id, 1);
+    expect(stateOf(advanced)).toEqual({
+      status: S.OPERATION_RUN_STATUS_RUNNING,
+      reason: R.OPERATION_RUN_STATUS_REASON_NONE,
+      message: "advanced to phase 1",
+    });
+    expect(advanced.summary?.currentPhaseIndex).toBe(1);
+    expect(advanced.stats).toBeUndefined();
+
+    const done = await waitForTerminal(s.flow, id);
+    expect(stateOf(done)).toEqual({
+      status: S.OPERATION_RUN_STATUS_COMPLETED,
+      reason: R.OPERATION_RUN_STATUS_REASON_NONE,
+      message: "operation run completed",
+    });
+    expect(await failure(pause(id))).toEqual(
+      precondition(`${INVALID}: ${id} is in terminal state completed`),
+    );
+    expect(await failure(advance(id))).toEqual(
+      precondition(`${INVALID}: ${id} is not paused at a phase gate`),
+    );
+    expect(frozen(await cancel(id, "too late"))).toEqual(frozen(done));
+  });
+
+  it("an expected_phase_index that is omitted, 0 or negative skips the check", async () => {
+    const id = await createRun(
+      s.flow,
+      runRequest({ rackIds: FAST.ids.slice(4, 8), phasePolicy: equalPhases(4) }),
+    );
+    for (const [expected, next] of [
+      [undefined, 1],
+      [0, 2],
+      [-7, 3],
+    ] as const) {
+      const gate = await waitForStatus(s.flow, id, [S.OPERATION_RUN_STATUS_PAUSED]);
+      expect(stateOf(gate).reason).toBe(R.OPERATION_RUN_STATUS_REASON_PHASE_GATE);
+      expect(gate.summary?.currentPhaseIndex).toBe(next - 1);
+      const advanced = await advance(id, expected);
+      expect(stateOf(advanced).message).toBe(`advanced to phase ${next}`);
+      expect(advanced.summary?.currentPhaseIndex).toBe(next);
+    }
+    expect(stateOf(await waitForTerminal(s.flow, id)).status).toBe(S.OPERATION_RUN_STATUS_COMPLETED);
+  });
+});
+
+describe("a safety gate pause", () => {
+  it("is kept by pause; resume reopens the run and the still-tripped gate pauses it again", async () => {
+    const id = await createRun(
+      s.flow,
+      runRequest({ rackIds: FAIL.ids.slice(0, 2), maxConcurrent: 1, gates: [countGate(1)] }),
+    );
+    const tripped = await waitForStatus(s.flow, id, [S.OPERATION_RUN_STATUS_PAUSED]);
+    const trippedState = {
+      status: S.OPERATION_RUN_STATUS_PAUSED,
+      reason: R.OPERATION_RUN_STATUS_REASON_SAFETY_GATE,
+      message: "failure_count safety gate tripped for current_phase: 1/2 targets failed (threshold 1)",
+    };
+    expect(stateOf(tripped)).toEqual(trippedState);
+    expect(frozen(await pause(id))).toEqual(frozen(tripped));
+    expect(await failure(advance(id))).toEqual(
+      precondition(`${INVALID}: ${id} is not paused at a phase gate`),
+    );
+
+    const resumed = await resume(id);
+    expect(stateOf(resumed)).toEqual({
+      status: S.OPERATION_RUN_STATUS_RUNNING,
+      reason: R.OPERATION_RUN_STATUS_REASON_NONE,
+      message: "operation run resumed",
+    });
+    const again = await waitForStatus(s.flow, id, [S.OPERATION_RUN_STATUS_PAUSED]);
+    expect(stateOf(again)).toEqual(trippedState);
+  });
+});
+
+describe("lifecycle calls: id rules", () => {
+  const calls: [string, (id: { id: string } | undefined) => Promise<unknown>][] = [
+    ["PauseOperationRun", (id) => s.flow.pauseOperationRun({ id })],
+    ["ResumeOperationRun", (id) => s.flow.resumeOperationRun({ id })],
+    ["AdvanceOperationRunPhase", (id) => s.flow.advanceOperationRunPhase({ id, expectedPhaseIndex: 1 })],
+    ["CancelOperationRun", (id) => s.flow.cancelOperationRun({ id, reason: "x" })],
+  ];
+  const bad: [string, { id: string } | undefined][] = [
+    ["absent", undefined],
+    ["empty", { id: "" }],
+    ["malformed", { id: "zz-not-a-uuid" }],
+    ["nil", { id: NIL_ID }],
+  ];
+
+  it.each(calls.flatMap(([rpc, call]) => bad.map(([what, id]) => [rpc, what, call, id] as const)))(
+    "%s with an %s id → InvalidArgument 'operation run ID is required'",
+    async (_rpc, _what, call, id) => {
+      expect(await failure(call(id))).toEqual({
+        code: "INVALID_ARGUMENT",
+        details: "operation run ID is required",
+      });
+    },
+  );
+
+  it.each(calls)("%s with an unknown id → NotFound", async (_rpc, call) => {
+    expect(await failure(call({ id: UNKNOWN_ID }))).toEqual({
+      code: "NOT_FOUND",
+      details: `operation run not found: ${UNKNOWN_ID}`,
+    });
+  });
+
+  it.each(calls)("%s accepts an upper-case id", async (rpc, call) => {
+    const id = await createRun(s.flow, runRequest({ rackIds: [HANG.ids[11]!] }));
+    const result = await outcome(call({ id: id.toUpperCase() }));
+    // Whatever the transition's verdict, the run was found and the id accepted.
+    expect(
+      result.ok || !["NOT_FOUND", "INVALID_ARGUMENT"].includes(result.code),
+      `${rpc}: ${JSON.stringify(result)}`,
+    ).toBe(true);
+  });
+});
