@@ -23,7 +23,7 @@ export interface StreamPollerOptions {
   /** One table, or several (each with its own stream). */
   tableName?: string;
   tableNames?: string[];
-  handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined | void>;
+  handler: (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | undefined>;
   /** The endpoint serving the Streams API; default: the client's endpoint. */
   endpoint?: string;
   /** Where to start on the shards present at start (default LATEST); later shards: TRIM_HORIZON. */

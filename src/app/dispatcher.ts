@@ -213,7 +213,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       }
       const now = clock();
       // Only the current phase's BLOCKED targets can time out (the reference looks nowhere else).
-      const blocked = await listBlocked(run);
+      // The ready targets are read at the same time, speculatively: most passes end in a claim.
+      const phase = run.currentPhaseIndex;
+      const [blocked, readyNow] = await Promise.all([
+        listBlocked(run),
+        runs.listReadyTargets(runId, phase, now, Math.max(1, phaseSize(run, phase))),
+      ]);
       const conflictTimeout = findConflictTimeout(run, blocked, now);
       const reduced = reduceRun(
         run,
@@ -244,7 +249,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         (e): e is Extract<RunEffect, { type: "claim" }> => e.type === "claim",
       );
       if (claim === undefined) return { ...result, decision: "claimed", status: current.status };
-      const done = await claimAndSubmit(current, claim.phaseIndex, blocked);
+      const ready = claim.phaseIndex === phase ? { now, targets: readyNow } : undefined;
+      const done = await claimAndSubmit(current, claim, blocked, ready);
       return { ...result, ...done, decision: "claimed", status: current.status };
     }
     logger.warn("dispatch pass gave up after repeated concurrent writes", { runId });
@@ -270,18 +276,19 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
    */
   async function claimAndSubmit(
     run: Run,
-    phaseIndex: number,
+    claim: { phaseIndex: number; slots: number },
     blockedAtStart: Target[],
+    readAlready: { now: number; targets: Target[] } | undefined,
   ): Promise<Pick<PassResult, "submitted" | "blocked" | "failed">> {
-    const now = clock();
-    const ready = await runs.listReadyTargets(
-      run.id,
-      phaseIndex,
-      now,
-      Math.max(1, phaseSize(run, phaseIndex)),
-    );
+    const { phaseIndex } = claim;
+    const now = readAlready?.now ?? clock();
+    const ready =
+      readAlready?.targets ??
+      (await runs.listReadyTargets(run.id, phaseIndex, now, Math.max(1, phaseSize(run, phaseIndex))));
     const claimed: Target[] = [];
-    let slotsFull = false;
+    // No free slot as read: only expired claims (which keep their slot) are worth a transaction. A
+    // slot freed since then wakes another pass through the stream, which will read it.
+    let slotsFull = claim.slots === 0;
     for (const target of ready) {
       const needsSlot = target.status !== "CLAIMED";
       if (needsSlot && slotsFull) continue;

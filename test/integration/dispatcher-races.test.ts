@@ -1,0 +1,142 @@
+/**
+ * Races: several dispatchers (4 and 6) pass over the same run at once against moto, with random
+ * delays injected before and after every storage call. Checked at every observed instant: targets
+ * CLAIMED + SUBMITTED (one query of the run's partition: a snapshot on serialized moto), the run's
+ * inFlight, and the child tasks running on the (fake) hardware never exceed max_concurrent_targets.
+ * At the end: every target submitted (started) exactly once, none lost, counters exact.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { QueryCommand } from "@aws-sdk/lib-dynamodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import { createDispatcher } from "../../src/app/dispatcher.js";
+import type { RunStore } from "../../src/app/ports.js";
+import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
+import { FakeSubmitter, waitMs } from "../support/fake-submitter.js";
+import { freshTables, testClient } from "../support/moto.js";
+
+let client: DynamoDBClient;
+let names: TableNames;
+let drop: () => Promise<void>;
+let stores: DynamoStores;
+
+beforeAll(async () => {
+  client = testClient(inject("awsEndpoint"));
+  ({ names, drop } = await freshTables(client, "race"));
+  stores = createDynamoStores(client, names);
+});
+afterAll(async () => {
+  await drop();
+  client.destroy();
+});
+
+/** Every RunStore method, with a random 0..maxMs pause before and after the real call. */
+function withRandomDelays(runs: RunStore, maxMs: number): RunStore {
+  const jitter = () => waitMs(Math.floor(Math.random() * maxMs));
+  return new Proxy(runs, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver);
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        await jitter();
+        const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        await jitter();
+        return result;
+      };
+    },
+  });
+}
+
+async function race(options: {
+  dispatchers: number;
+  targets: number;
+  phases: number[];
+  max: number;
+  seq: number;
+}) {
+  const id = uuid(options.seq, "a0000000");
+  const { run, targets } = runWithTargets(id, { phaseSizes: options.phases, maxConcurrent: options.max });
+  run.config.autoAdvance = true;
+  await stores.runs.createRun(run, targets);
+  const submitter = new FakeSubmitter({
+    runs: withRandomDelays(stores.runs, 8),
+    clock: Date.now,
+    behaviour: () => ({ kind: "complete", afterMs: 5 + Math.floor(Math.random() * 25) }),
+  });
+
+  let observations = 0;
+  let maxObservedTargets = 0;
+  let maxObservedCounter = 0;
+  let done = false;
+  const observer = (async () => {
+    while (!done) {
+      const out = await stores.doc.send(
+        new QueryCommand({
+          TableName: names.targets,
+          KeyConditionExpression: "runId = :r",
+          ExpressionAttributeValues: { ":r": id },
+          ConsistentRead: true,
+        }),
+      );
+      const active = (out.Items ?? []).filter(
+        (i) => i.status === "CLAIMED" || i.status === "SUBMITTED",
+      ).length;
+      maxObservedTargets = Math.max(maxObservedTargets, active);
+      const stored = await stores.runs.getRun(id);
+      maxObservedCounter = Math.max(maxObservedCounter, stored?.inFlight ?? 0);
+      observations++;
+      await waitMs(5);
+    }
+  })();
+
+  const deadline = Date.now() + 45_000;
+  const workers = Array.from({ length: options.dispatchers }, async () => {
+    const dispatcher = createDispatcher({
+      runs: withRandomDelays(stores.runs, 10),
+      submitter,
+      clock: Date.now,
+    });
+    for (;;) {
+      const result = await dispatcher.dispatchRun(id);
+      if (result.decision === "finished" || result.decision === "inactive" || Date.now() > deadline) return;
+      await waitMs(Math.floor(Math.random() * 15));
+    }
+  });
+  await Promise.all(workers);
+  await submitter.settle();
+  done = true;
+  await observer;
+  return { id, targets, submitter, observations, maxObservedTargets, maxObservedCounter };
+}
+
+describe("dispatcher races", () => {
+  it("4 dispatchers, 16 targets in 2 phases, limit 3: never more than 3 in flight, each target started exactly once", async () => {
+    const r = await race({ dispatchers: 4, targets: 16, phases: [8, 8], max: 3, seq: 1 });
+    expect(r.observations).toBeGreaterThan(20);
+    expect(r.maxObservedTargets).toBeLessThanOrEqual(3);
+    expect(r.maxObservedCounter).toBeLessThanOrEqual(3);
+    expect(r.submitter.maxRunning).toBeLessThanOrEqual(3);
+    // The limit was actually reached, so the bound above was tested, not idle.
+    expect(r.maxObservedTargets).toBe(3);
+    expect(r.submitter.duplicateStarts()).toEqual([]);
+    expect(new Set(r.submitter.starts.keys())).toEqual(
+      new Set(r.targets.map((t) => `operation-run-target:${t.id}`)),
+    );
+    const run = await stores.runs.getRun(r.id);
+    expect(run).toMatchObject({ status: "COMPLETED", statusMessage: "operation run completed", inFlight: 0 });
+    expect(run?.counters).toEqual([
+      { completed: 8, failed: 0, terminated: 0, skipped: 0 },
+      { completed: 8, failed: 0, terminated: 0, skipped: 0 },
+    ]);
+  });
+
+  it("6 dispatchers, 10 targets, limit 1: strictly one at a time", async () => {
+    const r = await race({ dispatchers: 6, targets: 10, phases: [10], max: 1, seq: 2 });
+    expect(r.maxObservedTargets).toBe(1);
+    expect(r.maxObservedCounter).toBe(1);
+    expect(r.submitter.maxRunning).toBe(1);
+    expect(r.submitter.duplicateStarts()).toEqual([]);
+    expect(r.submitter.starts.size).toBe(10);
+    expect((await stores.runs.getRun(r.id))?.status).toBe("COMPLETED");
+  });
+});
