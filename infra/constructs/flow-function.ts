@@ -64,7 +64,8 @@ export class FlowFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       tracing: lambda.Tracing.ACTIVE,
-      environment: props.environment,
+      // Stack traces point into the TypeScript sources (the bundle ships its .map file).
+      environment: { ...props.environment, NODE_OPTIONS: "--enable-source-maps" },
       depsLockFilePath: join(PROJECT_ROOT, "package-lock.json"),
       projectRoot: PROJECT_ROOT,
       bundling: {

@@ -61,13 +61,14 @@ export class Observability extends Construct {
     const m = FLOW_METRICS;
     const oneMinute = { period: Duration.minutes(1) };
 
-    const gateTrips = flowMetric(m.gateTrips, "Sum", "gate trips");
+    // Alarm metrics carry no label: a labelled metric would become a metric-math alarm.
+    const gateTrips = flowMetric(m.gateTrips, "Sum");
     const dlqDepth = props.streamDlq.metricApproximateNumberOfMessagesVisible({
       ...oneMinute,
       statistic: "Maximum",
     });
     const dispatcherErrors = props.dispatcher.metricErrors({ ...oneMinute, statistic: "Sum" });
-    const tickOverrun = flowMetric(m.tickOverrunMs, "Maximum", "tick overrun (ms)");
+    const tickOverrun = flowMetric(m.tickOverrunMs, "Maximum");
     const iteratorAge = props.streamEvaluator.metric("IteratorAge", { ...oneMinute, statistic: "Maximum" });
 
     this.dashboard = new cloudwatch.Dashboard(this, "Dashboard", {

@@ -13,8 +13,8 @@
  * | front (Fargate)  | read/write all               | child task: start, stop, describe; invoke dispatcher; secrets key: encrypt |
  * | dispatcher       | read/write; inventory read   | child task: start, describe                                 |
  * | stream-evaluator | read/write; inventory read   | stream read (via the mapping); invoke dispatcher; child task: stop; DLQ send |
- * | task-steps       | read/write all               | iot:Publish on flow/bmc/*/cmd; secrets key: decrypt         |
- * | bmc-result       | read/write; inventory read   | child task: send task success/failure/heartbeat             |
+ * | task-steps       | read/write all               | iot:Publish on flow/bmc/<id>/cmd; secrets key: decrypt      |
+ * | bmc-result       | read/write; inventory read   | none: it records reports; the child task polls for them     |
  *
  * "read/write" is DynamoDB data-plane access (GetItem … TransactWriteItems) on the table and its
  * indexes, never table management. No statement anywhere has a `*` action.
@@ -153,7 +153,8 @@ export class FlowStack extends Stack {
     this.bmcResult = new FlowFunction(this, "BmcResult", {
       ...fnDefaults,
       entryFile: "bmc-result.ts",
-      description: "IoT rule target for flow/bmc/+/evt: records BMC reports, resumes the waiting child task",
+      description:
+        "IoT rule target for flow/bmc/+/evt: records BMC reports where the child task looks for them",
       timeout: Duration.seconds(15),
       environment: { ...build, [ENV.childTaskStateMachineArn]: childTaskArn },
     });
@@ -168,7 +169,6 @@ export class FlowStack extends Stack {
     this.childTask.stateMachine.grantStartExecution(this.dispatcher.role);
     this.childTask.grantExecutionActions(this.dispatcher.role, "states:DescribeExecution");
     this.childTask.grantExecutionActions(this.streamEvaluator.role, "states:StopExecution");
-    this.childTask.stateMachine.grantTaskResponse(this.bmcResult.role);
     this.grantInvokeDispatcher(this.streamEvaluator.role);
     this.secretsKey.grant(this.taskSteps.role, "kms:Decrypt");
     this.taskSteps.role.addToPrincipalPolicy(

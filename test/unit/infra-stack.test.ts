@@ -1,0 +1,417 @@
+/**
+ * The synthesized template of the CDK app (bundling skipped, a registry image instead of the
+ * Docker build): every resource of the deployment with its key properties.
+ */
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Match, type Template } from "aws-cdk-lib/assertions";
+import { beforeAll, describe, expect, it } from "vitest";
+import { CHILD_TASK_ASL_PATH } from "../../infra/constructs/child-task.js";
+import { FLOW_METRICS } from "../../infra/constructs/observability.js";
+import { TABLES } from "../../src/adapters/dynamodb/schema.js";
+import { ENV } from "../../src/config.js";
+import { type BuiltStack, buildStack, FIXTURES } from "../fixtures/infra-stack.js";
+
+type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
+
+const resources = (template: Template, type: string): [string, Resource][] =>
+  Object.entries(template.findResources(type)) as [string, Resource][];
+
+const only = (template: Template, type: string): [string, Resource] => {
+  const found = resources(template, type);
+  expect(found, type).toHaveLength(1);
+  return found[0]!;
+};
+
+/** A Fn::Join of strings and GetAtt/Ref → a string with `<Logical.Attr>` in place of each token. */
+const joined = (value: unknown): string => {
+  if (typeof value === "string") return value;
+  const v = value as { "Fn::Join"?: [string, unknown[]]; "Fn::GetAtt"?: [string, string]; Ref?: string };
+  if (v["Fn::Join"]) return v["Fn::Join"][1].map(joined).join(v["Fn::Join"][0]);
+  if (v["Fn::GetAtt"]) return `<${v["Fn::GetAtt"][0]}.${v["Fn::GetAtt"][1]}>`;
+  return `<${v.Ref}>`;
+};
+
+const BUILD_TIMEOUT = 120_000;
+let dev: BuiltStack;
+let prod: BuiltStack;
+
+beforeAll(() => {
+  dev = buildStack();
+  prod = buildStack({
+    stage: "prod",
+    account: "123456789012",
+    region: "eu-west-1",
+    certificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/abc",
+    alarmEmail: "ops@example.com",
+    clientCidr: "10.20.0.0/16",
+    iotDataEndpoint: "abc123-ats.iot.eu-west-1.amazonaws.com",
+    tickIntervalSeconds: 7,
+  });
+}, BUILD_TIMEOUT);
+
+describe("infra data: tables from schema.ts", () => {
+  it("one table per schema definition, named <prefix><logicalName>, keys as in the schema", () => {
+    const tables = resources(dev.template, "AWS::DynamoDB::Table");
+    expect(tables).toHaveLength(TABLES.length);
+    for (const def of TABLES) {
+      const keySchema = [{ AttributeName: def.partitionKey.name, KeyType: "HASH" }];
+      if (def.sortKey) keySchema.push({ AttributeName: def.sortKey.name, KeyType: "RANGE" });
+      dev.template.hasResourceProperties("AWS::DynamoDB::Table", {
+        TableName: `Flow-dev-${def.logicalName}`,
+        KeySchema: keySchema,
+        GlobalSecondaryIndexes: def.globalSecondaryIndexes.length
+          ? def.globalSecondaryIndexes.map((g) => Match.objectLike({ IndexName: g.name }))
+          : Match.absent(),
+        LocalSecondaryIndexes: def.localSecondaryIndexes.length
+          ? def.localSecondaryIndexes.map((l) => Match.objectLike({ IndexName: l.name }))
+          : Match.absent(),
+      });
+    }
+  });
+
+  it("on-demand, SSE with the customer-managed key, PITR on, for every table", () => {
+    const [keyId, key] = resources(dev.template, "AWS::KMS::Key").find(([id]) =>
+      id.startsWith("DataTableKey"),
+    )!;
+    expect(key.Properties.EnableKeyRotation).toBe(true);
+    for (const [, table] of resources(dev.template, "AWS::DynamoDB::Table")) {
+      expect(table.Properties.BillingMode).toBe("PAY_PER_REQUEST");
+      expect(table.Properties.SSESpecification).toEqual({
+        SSEEnabled: true,
+        SSEType: "KMS",
+        KMSMasterKeyId: { "Fn::GetAtt": [keyId, "Arn"] },
+      });
+      expect(table.Properties.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    }
+  });
+
+  it("streams (NEW_AND_OLD_IMAGES) and TTL attributes exactly where the schema asks", () => {
+    for (const def of TABLES) {
+      const [, table] = resources(dev.template, "AWS::DynamoDB::Table").find(
+        ([, t]) => t.Properties.TableName === `Flow-dev-${def.logicalName}`,
+      )!;
+      expect(table.Properties.StreamSpecification, def.logicalName).toEqual(
+        def.stream ? { StreamViewType: "NEW_AND_OLD_IMAGES" } : undefined,
+      );
+      expect(table.Properties.TimeToLiveSpecification, def.logicalName).toEqual(
+        def.ttlAttribute ? { AttributeName: def.ttlAttribute, Enabled: true } : undefined,
+      );
+    }
+  });
+
+  it("prod: deletion protection on and RETAIN; dev: neither", () => {
+    for (const [, table] of resources(prod.template, "AWS::DynamoDB::Table")) {
+      expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+      expect(table.DeletionPolicy).toBe("Retain");
+    }
+    for (const [, table] of resources(dev.template, "AWS::DynamoDB::Table")) {
+      expect(table.Properties.DeletionProtectionEnabled).toBe(false);
+      expect(table.DeletionPolicy).toBe("Delete");
+    }
+  });
+});
+
+describe("infra compute: Lambdas, stream, ticker, child task", () => {
+  const flowFunctions = (template: Template) =>
+    resources(template, "AWS::Lambda::Function").filter(([id]) =>
+      /^(Dispatcher|StreamEvaluator|TaskSteps|BmcResult)Function/.test(id),
+    );
+
+  it("four functions: Node.js 22 on ARM64, handler `handler`, X-Ray active, source maps on", () => {
+    const fns = flowFunctions(dev.template);
+    expect(fns.map(([id]) => id.replace(/Function.*/, "")).sort()).toEqual([
+      "BmcResult",
+      "Dispatcher",
+      "StreamEvaluator",
+      "TaskSteps",
+    ]);
+    for (const [, fn] of fns) {
+      expect(fn.Properties.Runtime).toBe("nodejs22.x");
+      expect(fn.Properties.Architectures).toEqual(["arm64"]);
+      expect(fn.Properties.Handler).toBe("index.handler");
+      expect(fn.Properties.TracingConfig).toEqual({ Mode: "Active" });
+      const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(env[ENV.tablePrefix]).toBe("Flow-dev-");
+      expect(env.NODE_OPTIONS).toBe("--enable-source-maps");
+    }
+  });
+
+  it("each function gets the ENV names it needs", () => {
+    const envOf = (prefix: string) =>
+      (
+        flowFunctions(prod.template).find(([id]) => id.startsWith(prefix))![1].Properties.Environment as {
+          Variables: Record<string, unknown>;
+        }
+      ).Variables;
+    expect(Object.keys(envOf("Dispatcher"))).toEqual(
+      expect.arrayContaining([ENV.tablePrefix, ENV.childTaskStateMachineArn, ENV.tick]),
+    );
+    expect(envOf("Dispatcher")[ENV.tick]).toBe("7s");
+    expect(Object.keys(envOf("StreamEvaluator"))).toEqual(
+      expect.arrayContaining([ENV.tablePrefix, ENV.dispatcherFunctionName, ENV.childTaskStateMachineArn]),
+    );
+    expect(envOf("TaskSteps")[ENV.iotDataEndpoint]).toBe("https://abc123-ats.iot.eu-west-1.amazonaws.com");
+    expect(Object.keys(envOf("TaskSteps"))).toContain(ENV.secretsKmsKeyId);
+  });
+
+  it("the evaluator consumes every streamed table: batch 100, bisect, 5 retries, max age, DLQ, batch item failures", () => {
+    const [dlqId] = only(dev.template, "AWS::SQS::Queue");
+    const mappings = resources(dev.template, "AWS::Lambda::EventSourceMapping");
+    expect(mappings).toHaveLength(TABLES.filter((t) => t.stream).length);
+    for (const [, mapping] of mappings) {
+      expect(mapping.Properties).toMatchObject({
+        BatchSize: 100,
+        BisectBatchOnFunctionError: true,
+        MaximumRetryAttempts: 5,
+        MaximumRecordAgeInSeconds: 86400,
+        StartingPosition: "TRIM_HORIZON",
+        FunctionResponseTypes: ["ReportBatchItemFailures"],
+        DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [dlqId, "Arn"] } } },
+      });
+      expect((mapping.Properties.FunctionName as { Ref: string }).Ref).toMatch(/^StreamEvaluatorFunction/);
+    }
+  });
+
+  it("the dispatcher's async wake-ups: one retry, one minute", () => {
+    dev.template.hasResourceProperties("AWS::Lambda::EventInvokeConfig", {
+      MaximumRetryAttempts: 1,
+      MaximumEventAgeInSeconds: 60,
+    });
+  });
+
+  it("ticker: Scheduler every minute starts an EXPRESS machine that invokes the dispatcher 6 times, 10 s apart", () => {
+    const [tickerId, ticker] = resources(dev.template, "AWS::StepFunctions::StateMachine").find(([id]) =>
+      id.startsWith("Ticker"),
+    )!;
+    expect(ticker.Properties.StateMachineType).toBe("EXPRESS");
+    const [, schedule] = only(dev.template, "AWS::Scheduler::Schedule");
+    expect(schedule.Properties.ScheduleExpression).toBe("rate(1 minute)");
+    expect(schedule.Properties.Target).toMatchObject({
+      Arn: { Ref: tickerId },
+      Input: "{}",
+      RetryPolicy: { MaximumRetryAttempts: 0, MaximumEventAgeInSeconds: 60 },
+    });
+    const asl = JSON.parse(joined(ticker.Properties.DefinitionString));
+    expect(asl.States.Dispatch).toMatchObject({ Type: "Task", Parameters: {}, ResultPath: null });
+    expect(asl.States.Dispatch.Resource).toMatch(/^<DispatcherFunction\w+\.Arn>$/);
+    expect(asl.States.Wait).toEqual({ Type: "Wait", Seconds: 10, Next: "Dispatch" });
+    expect(asl.States.MoreTicks.Choices).toEqual([{ Variable: "$.tick", NumericLessThan: 6, Next: "Wait" }]);
+  });
+
+  it("ticker interval 7 s → 9 passes, 7 s waits", () => {
+    const [, ticker] = resources(prod.template, "AWS::StepFunctions::StateMachine").find(([id]) =>
+      id.startsWith("Ticker"),
+    )!;
+    const asl = JSON.parse(joined(ticker.Properties.DefinitionString));
+    expect(asl.States.Wait.Seconds).toBe(7);
+    expect(asl.States.MoreTicks.Choices[0].NumericLessThan).toBe(9);
+  });
+
+  it("child task: STANDARD, logging ALL, X-Ray on, the placeholder bound to task-steps", () => {
+    const [, machine] = resources(dev.template, "AWS::StepFunctions::StateMachine").find(([id]) =>
+      id.startsWith("ChildTask"),
+    )!;
+    expect(machine.Properties).toMatchObject({
+      StateMachineType: "STANDARD",
+      StateMachineName: "Flow-dev-child-task",
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: { Level: "ALL", IncludeExecutionData: true },
+    });
+    const substitutions = machine.Properties.DefinitionSubstitutions as Record<
+      string,
+      { "Fn::GetAtt": string[] }
+    >;
+    expect(Object.keys(substitutions)).toEqual(["TaskStepsFunctionArn"]);
+    expect(substitutions.TaskStepsFunctionArn!["Fn::GetAtt"][0]).toMatch(/^TaskStepsFunction/);
+    const [, prodMachine] = resources(prod.template, "AWS::StepFunctions::StateMachine").find(([id]) =>
+      id.startsWith("ChildTask"),
+    )!;
+    expect(prodMachine.Properties.LoggingConfiguration).toMatchObject({ IncludeExecutionData: false });
+  });
+
+  const deployedDefinition = (built: BuiltStack): unknown => {
+    const [, machine] = resources(built.template, "AWS::StepFunctions::StateMachine").find(([id]) =>
+      id.startsWith("ChildTask"),
+    )!;
+    return JSON.parse(machine.Properties.DefinitionString as string);
+  };
+
+  it(
+    "the deployed child-task definition is the fixture ASL, placeholder and all",
+    () => {
+      const fixture = join(FIXTURES, "state-machines", "child-task.asl.json");
+      const built = buildStack({}, { childTaskDefinitionPath: fixture });
+      expect(deployedDefinition(built)).toEqual(JSON.parse(readFileSync(fixture, "utf8")));
+    },
+    BUILD_TIMEOUT,
+  );
+
+  it.runIf(existsSync(CHILD_TASK_ASL_PATH))(
+    "the deployed child-task definition is state-machines/child-task.asl.json",
+    () => {
+      // buildStack uses the real file whenever it exists, so `dev` was built from it.
+      expect(deployedDefinition(dev)).toEqual(JSON.parse(readFileSync(CHILD_TASK_ASL_PATH, "utf8")));
+    },
+  );
+
+  it("the child task's role may invoke task-steps (and its versions) only", () => {
+    const policies = resources(dev.template, "AWS::IAM::Policy").filter(([id]) =>
+      id.startsWith("ChildTaskStateMachineRole"),
+    );
+    const invoke = policies
+      .flatMap(
+        ([, p]) =>
+          (p.Properties.PolicyDocument as { Statement: { Action: unknown; Resource: unknown }[] }).Statement,
+      )
+      .filter((s) => s.Action === "lambda:InvokeFunction");
+    expect(invoke).toHaveLength(1);
+    const targets = (invoke[0]!.Resource as unknown[]).map(joined);
+    expect(targets).toHaveLength(2);
+    for (const t of targets) expect(t).toMatch(/^<TaskStepsFunction\w+\.Arn>(:\*)?$/);
+  });
+});
+
+describe("infra front: gRPC on Fargate behind an internal ALB", () => {
+  it("internal ALB, HTTPS 443 listener with the certificate from context, TLS 1.3 policy", () => {
+    prod.template.hasResourceProperties("AWS::ElasticLoadBalancingV2::LoadBalancer", { Scheme: "internal" });
+    prod.template.hasResourceProperties("AWS::ElasticLoadBalancingV2::Listener", {
+      Port: 443,
+      Protocol: "HTTPS",
+      Certificates: [{ CertificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/abc" }],
+    });
+  });
+
+  it("target group speaks gRPC to IP targets on 50051 and checks grpc.health.v1 with status 0", () => {
+    const [, tg] = only(dev.template, "AWS::ElasticLoadBalancingV2::TargetGroup");
+    expect(tg.Properties).toMatchObject({
+      ProtocolVersion: "GRPC",
+      Protocol: "HTTP",
+      Port: 50051,
+      TargetType: "ip",
+      HealthCheckPath: "/grpc.health.v1.Health/Check",
+      Matcher: { GrpcCode: "0" },
+    });
+  });
+
+  it("load balancer ingress only from the client CIDR on 443", () => {
+    prod.template.hasResourceProperties("AWS::EC2::SecurityGroup", {
+      SecurityGroupIngress: [Match.objectLike({ CidrIp: "10.20.0.0/16", FromPort: 443, ToPort: 443 })],
+    });
+  });
+
+  it("ARM64 task, environment from ENV, CPU auto-scaling 2..6 in prod", () => {
+    const [, task] = only(prod.template, "AWS::ECS::TaskDefinition");
+    expect(task.Properties.RuntimePlatform).toEqual({
+      CpuArchitecture: "ARM64",
+      OperatingSystemFamily: "LINUX",
+    });
+    const container = (task.Properties.ContainerDefinitions as { Environment: { Name: string }[] }[])[0]!;
+    expect(container.Environment.map((e) => e.Name)).toEqual(
+      expect.arrayContaining([
+        ENV.tablePrefix,
+        ENV.childTaskStateMachineArn,
+        ENV.dispatcherFunctionName,
+        ENV.secretsKmsKeyId,
+        ENV.port,
+      ]),
+    );
+    prod.template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalableTarget", {
+      MinCapacity: 2,
+      MaxCapacity: 6,
+    });
+    prod.template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalingPolicy", {
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({
+        PredefinedMetricSpecification: { PredefinedMetricType: "ECSServiceAverageCPUUtilization" },
+      }),
+    });
+  });
+
+  it("dev with no context: a new VPC, and a placeholder certificate (warned about)", () => {
+    only(dev.template, "AWS::EC2::VPC");
+    const [, listener] = only(dev.template, "AWS::ElasticLoadBalancingV2::Listener");
+    const [certificate] = listener.Properties.Certificates as { CertificateArn: unknown }[];
+    expect(joined(certificate!.CertificateArn)).toBe(
+      "arn:<AWS::Partition>:acm:us-east-1:000000000000:certificate/00000000-0000-0000-0000-000000000000",
+    );
+  });
+});
+
+describe("infra IoT: BMC reports in, BMC policy", () => {
+  it("topic rule flow/bmc/+/evt → bmc-result, which IoT may invoke from that rule only", () => {
+    const [ruleId, rule] = only(dev.template, "AWS::IoT::TopicRule");
+    const payload = rule.Properties.TopicRulePayload as {
+      Sql: string;
+      Actions: { Lambda: { FunctionArn: unknown } }[];
+    };
+    expect(payload.Sql).toBe("SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'");
+    expect(joined(payload.Actions[0]!.Lambda.FunctionArn)).toMatch(/^<BmcResultFunction\w+\.Arn>$/);
+    dev.template.hasResourceProperties("AWS::Lambda::Permission", {
+      Action: "lambda:InvokeFunction",
+      Principal: "iot.amazonaws.com",
+      SourceArn: { "Fn::GetAtt": [ruleId, "Arn"] },
+    });
+  });
+
+  it("a BMC connects as its own thing and uses only its own two topics", () => {
+    const [, policy] = only(dev.template, "AWS::IoT::Policy");
+    const statements = (
+      policy.Properties.PolicyDocument as {
+        Statement: { Action: string; Resource: unknown; Condition?: unknown }[];
+      }
+    ).Statement.map((s) => ({
+      action: s.Action,
+      resource: joined(s.Resource).replace("arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:", ""),
+    }));
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: an IoT policy variable, literal by design
+    const thing = "${iot:Connection.Thing.ThingName}";
+    expect(statements).toEqual([
+      { action: "iot:Connect", resource: `client/${thing}` },
+      { action: "iot:Publish", resource: `topic/flow/bmc/${thing}/evt` },
+      { action: "iot:Subscribe", resource: `topicfilter/flow/bmc/${thing}/cmd` },
+      { action: "iot:Receive", resource: `topic/flow/bmc/${thing}/cmd` },
+    ]);
+  });
+});
+
+describe("infra observability: dashboard and alarms", () => {
+  it("the dashboard graphs every Flow metric from namespace Flow", () => {
+    const [, dashboard] = only(dev.template, "AWS::CloudWatch::Dashboard");
+    const body = joined(dashboard.Properties.DashboardBody);
+    for (const name of Object.values(FLOW_METRICS)) expect(body).toContain(`"Flow","${name}"`);
+    for (const name of [
+      "IteratorAge",
+      "ApproximateNumberOfMessagesVisible",
+      "ExecutionsFailed",
+      "Errors",
+      "Duration",
+    ]) {
+      expect(body).toContain(name);
+    }
+  });
+
+  it("five alarms: gate tripped, DLQ not empty, dispatcher errors, tick overrun, iterator age", () => {
+    const alarms = resources(dev.template, "AWS::CloudWatch::Alarm").map(([, a]) => a.Properties);
+    expect(alarms.map((a) => a.MetricName).sort()).toEqual(
+      ["ApproximateNumberOfMessagesVisible", "Errors", "GateTrips", "IteratorAge", "TickOverrunMs"].sort(),
+    );
+    expect(alarms.find((a) => a.MetricName === "GateTrips")).toMatchObject({
+      Namespace: "Flow",
+      Threshold: 1,
+      TreatMissingData: "notBreaching",
+    });
+    expect(alarms.every((a) => a.AlarmActions === undefined)).toBe(true);
+  });
+
+  it("with alarmEmail: an encrypted SNS topic, subscribed, on every alarm", () => {
+    const [topicId, topic] = only(prod.template, "AWS::SNS::Topic");
+    expect(topic.Properties.KmsMasterKeyId).toBeDefined();
+    prod.template.hasResourceProperties("AWS::SNS::Subscription", {
+      Protocol: "email",
+      Endpoint: "ops@example.com",
+    });
+    for (const [, alarm] of resources(prod.template, "AWS::CloudWatch::Alarm")) {
+      expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+    }
+  });
+});
