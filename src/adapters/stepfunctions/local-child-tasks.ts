@@ -1,0 +1,214 @@
+/**
+ * Wiring of the child-task machinery on the local stand-ins, for local/main.ts, the tests and the
+ * benchmark. What runs is the production code: the step handlers, the IoT publisher (pointed at the
+ * IoT shim), the DynamoDB stores (on moto) and the same ASL (aws-local-stepfunctions). The two
+ * things AWS would do for us are played here:
+ *   - the IoT rule `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` → bmc-result: a broker
+ *     subscription handing each report to recordBmcReport, exactly as lambdas/bmc-result.ts does;
+ *   - the EventBridge rule on execution status → bmc-result: the local executor's `onEnded`.
+ *
+ *   const child = await createLocalChildTasks({ stores, tasksTable: names.tasks, broker,
+ *                                                iotEndpoint: shim.endpoint, cipher });
+ *   dispatcher uses child.submitter; the gRPC API uses child.tasksApi; at exit: await child.stop().
+ */
+import { randomUUID } from "node:crypto";
+import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { connectAsync } from "mqtt";
+import type { TasksApi } from "../../app/api.js";
+import type { Cipher, InventoryStore, RackLockStore, RunStore, TaskStore } from "../../app/ports.js";
+import type { ChildTaskSubmitter, RunWaker } from "../../app/task-ports.js";
+import {
+  type BmcAuthSealer,
+  type ChildTaskSettings,
+  createTaskSteps,
+  reconcileExecutionEnd,
+  recordBmcReport,
+  type TaskSteps,
+} from "../../app/task-steps.js";
+import { createTaskService } from "../../app/tasks.js";
+import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../iot/bmc-protocol.js";
+import { type BmcCommandPublisher, IotPublisher } from "../iot/publisher.js";
+import { CipherBmcAuthSealer } from "./bmc-auth.js";
+import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
+import { InventoryFirmwareRecorder } from "./inventory-firmware.js";
+import { LocalStepFunctionsExecutor } from "./local-executor.js";
+
+export interface LocalChildTasksOptions {
+  stores: {
+    doc: DynamoDBDocumentClient;
+    tasks: TaskStore;
+    runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
+    locks: RackLockStore;
+    inventory: Pick<InventoryStore, "loadAll" | "getRacksByIds" | "upsertRacks">;
+  };
+  /** The Tasks table's name (request records and task secrets live there). */
+  tasksTable: string;
+  /**
+   * Where the IoT rule stand-in listens: the in-process broker (local/mqtt-broker.ts, its
+   * `subscribe`), or `brokerUrl` (an MQTT 3.1.1 client subscription). One of the two.
+   */
+  broker?: {
+    subscribe(
+      filter: string,
+      handler: (topic: string, payload: Buffer) => void | Promise<void>,
+    ): Promise<() => Promise<void>>;
+  };
+  brokerUrl?: string;
+  /** The IoT shim's endpoint (local/iot-shim.ts), for the real IoTDataPlaneClient. */
+  iotEndpoint: string;
+  /** Seals credentials at rest and for the BMC; without one, tasks with credentials are refused. */
+  cipher?: Cipher;
+  settings?: Partial<ChildTaskSettings>;
+  /** Overrides every Wait state's duration (ms): quick demos and tests. */
+  waitOverrideMs?: number;
+  retryIntervalOverrideMs?: number;
+  executionTimeoutSeconds?: number;
+  defaultTargetVersion?: string;
+  waker?: RunWaker;
+  clock?: () => number;
+  newId?: () => string;
+  /** Replaces the IoT publisher (tests that drop or duplicate commands). */
+  publisher?: BmcCommandPublisher;
+  log?: (line: string) => void;
+}
+
+export interface LocalChildTasks {
+  submitter: ChildTaskSubmitter;
+  tasksApi: TasksApi;
+  executor: LocalStepFunctionsExecutor;
+  steps: TaskSteps;
+  /** BMC reports the rule stand-in handed on, and what became of them. */
+  reportStats(): { received: number; recorded: number; ignored: number; invalid: number };
+  /** Resolves when every execution started so far has ended and been recorded. */
+  idle(): Promise<void>;
+  /** Unsubscribes the rule and aborts running executions WITHOUT recording them (process exit). */
+  stop(): Promise<void>;
+}
+
+export async function createLocalChildTasks(options: LocalChildTasksOptions): Promise<LocalChildTasks> {
+  const { stores } = options;
+  const log = options.log ?? (() => {});
+  const clock = options.clock ?? Date.now;
+  const requests = new DynamoBmcRequestStore(stores.doc, options.tasksTable);
+  const secrets = new DynamoTaskSecretStore(stores.doc, options.tasksTable, options.cipher);
+  const sealer: BmcAuthSealer = options.cipher
+    ? new CipherBmcAuthSealer(options.cipher, "local-aes-256-gcm")
+    : {
+        seal: async () => {
+          throw new Error("firmware credentials need a cipher; none is configured");
+        },
+      };
+  const iot = new IoTDataPlaneClient({
+    endpoint: options.iotEndpoint,
+    region: "us-east-1",
+    credentials: { accessKeyId: "local", secretAccessKey: "local" },
+    maxAttempts: 3,
+  });
+  const publisher = options.publisher ?? new IotPublisher({ client: iot });
+  const outcomeDeps = {
+    tasks: stores.tasks,
+    runs: stores.runs,
+    locks: stores.locks,
+    clock,
+    ...(options.waker ? { waker: options.waker } : {}),
+  };
+  const steps = createTaskSteps({
+    ...outcomeDeps,
+    requests,
+    secrets,
+    sealer,
+    publisher,
+    firmware: new InventoryFirmwareRecorder(stores.inventory),
+    log,
+  });
+  const executor = new LocalStepFunctionsExecutor({
+    steps,
+    onEnded: (ending) => reconcileExecutionEnd(outcomeDeps, ending),
+    ...(options.settings ? { settings: options.settings } : {}),
+    ...(options.waitOverrideMs !== undefined ? { waitOverrideMs: options.waitOverrideMs } : {}),
+    ...(options.retryIntervalOverrideMs !== undefined
+      ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs }
+      : {}),
+    ...(options.executionTimeoutSeconds !== undefined
+      ? { executionTimeoutSeconds: options.executionTimeoutSeconds }
+      : {}),
+    log,
+  });
+  const service = createTaskService({
+    ...outcomeDeps,
+    inventory: stores.inventory,
+    secrets,
+    executor,
+    newId: options.newId ?? randomUUID,
+    ...(options.defaultTargetVersion !== undefined
+      ? { defaultTargetVersion: options.defaultTargetVersion }
+      : {}),
+    log,
+  });
+
+  const counts = { received: 0, recorded: 0, ignored: 0, invalid: 0 };
+  const onReport = async (topic: string, payload: Buffer): Promise<void> => {
+    counts.received += 1;
+    const where = parseBmcTopic(topic);
+    let message: unknown;
+    try {
+      message = JSON.parse(payload.toString("utf8"));
+    } catch {
+      message = undefined;
+    }
+    if (where === undefined || typeof message !== "object" || message === null || Array.isArray(message)) {
+      counts.invalid += 1;
+      return;
+    }
+    const outcome = await recordBmcReport(
+      requests,
+      { ...message, componentId: where.componentId },
+      clock(),
+      log,
+    );
+    counts[outcome] += 1;
+  };
+  const unsubscribe = await subscribeRule(options, onReport, log);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    submitter: service.submitter,
+    tasksApi: service.api,
+    executor,
+    steps,
+    reportStats: () => ({ ...counts }),
+    idle: () => executor.idle(),
+    stop() {
+      stopping ??= (async () => {
+        await unsubscribe();
+        await executor.shutdown();
+        iot.destroy();
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** The IoT rule stand-in's subscription; returns its removal. */
+async function subscribeRule(
+  options: LocalChildTasksOptions,
+  onReport: (topic: string, payload: Buffer) => Promise<void>,
+  log: (line: string) => void,
+): Promise<() => Promise<void>> {
+  const handle = (topic: string, payload: Buffer): Promise<void> =>
+    onReport(topic, payload).catch((error: unknown) => {
+      log(`bmc-result (local rule): storing a report from ${topic} failed: ${(error as Error).message}`);
+    });
+  if (options.broker !== undefined) return options.broker.subscribe(BMC_EVT_TOPIC_FILTER, handle);
+  if (options.brokerUrl === undefined) throw new Error("createLocalChildTasks needs `broker` or `brokerUrl`");
+  const client = await connectAsync(options.brokerUrl, {
+    protocolVersion: 4, // aedes 1.2.0 refuses MQTT 5
+    clientId: `flow-iot-rule-${process.pid}-${randomUUID().slice(0, 8)}`,
+    clean: true,
+    reconnectPeriod: 1000,
+  });
+  client.on("message", (topic, payload) => void handle(topic, payload));
+  await client.subscribeAsync(BMC_EVT_TOPIC_FILTER, { qos: 1 });
+  return () => client.endAsync(true);
+}

@@ -1,0 +1,200 @@
+/**
+ * The TaskExecutor of the local stack and the tests: aws-local-stepfunctions running the SAME ASL
+ * the CDK app deploys (state-machines/child-task.asl.json), every Task state bound by name to the
+ * same step handlers the task-steps Lambda serves.
+ *
+ * Like Step Functions, an execution is named by its task id and a name runs at most once per
+ * executor: start(T) again returns the same execution, running or finished. Executions live in this
+ * process only (a restarted local stack forgets them; their tasks' locks expire by TTL).
+ *
+ * Endings: when an execution ends, `onEnded` gets what the AWS execution-status rule would
+ * deliver (SUCCEEDED / FAILED / TIMED_OUT / ABORTED), which the wiring points at
+ * reconcileExecutionEnd: a stopped execution's task ends TERMINATED and its rack lock is released
+ * by the very function the last state uses.
+ *
+ * Needs Promise.withResolvers (Node 22): import local/polyfills.ts before this module runs on Node 20.
+ */
+import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine } from "aws-local-stepfunctions";
+import type { ChildTaskSettings, ExecutionEnding, StepEvent, TaskSteps } from "../../app/task-steps.js";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../../app/task-steps.js";
+import type { Task } from "../../domain/model.js";
+import { type AslMachine, loadChildTaskDefinition, taskStateNames, waitStateNames } from "./asl.js";
+import { childTaskInput, executionArnFor, type NamedTaskExecutor } from "./sfn-executor.js";
+
+export const LOCAL_CHILD_TASK_STATE_MACHINE_ARN =
+  "arn:aws:states:us-east-1:000000000000:stateMachine:flow-child-task";
+
+export interface LocalExecutorOptions {
+  steps: TaskSteps;
+  /** Called once per execution when it ends (errors are logged, not thrown). */
+  onEnded: (ending: ExecutionEnding) => Promise<unknown>;
+  settings?: Partial<ChildTaskSettings>;
+  /** Every Wait state pauses this many ms instead of its seconds (tests, demos). */
+  waitOverrideMs?: number;
+  /** Every Retry pauses this many ms instead of its interval (tests). */
+  retryIntervalOverrideMs?: number;
+  /** Top-level TimeoutSeconds for the local run (the CDK app sets 6 h on the deployed machine). */
+  executionTimeoutSeconds?: number;
+  definition?: AslMachine;
+  log?: (line: string) => void;
+}
+
+/** What the benchmark and tests read: the figures AWS would bill. */
+export interface LocalExecutorStats {
+  started: number;
+  /** StateEntered events, Map iterations' inner states included: Step Functions' billed transitions. */
+  stateTransitions: number;
+  /** Task state invocations (what would be Lambda invocations), retries included. */
+  taskInvocations: number;
+  byStep: Record<string, number>;
+  running: number;
+}
+
+interface LocalExecution {
+  abort: () => void;
+  stopCause?: string;
+  done: Promise<void>;
+  ended: boolean;
+}
+
+export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
+  private readonly machine: StateMachine;
+  private readonly definition: AslMachine;
+  private readonly settings: ChildTaskSettings;
+  private readonly executions = new Map<string, LocalExecution>();
+  private readonly handlers: Record<string, (input: unknown) => Promise<never>>;
+  private readonly log: (line: string) => void;
+  private counters = {
+    started: 0,
+    stateTransitions: 0,
+    taskInvocations: 0,
+    byStep: {} as Record<string, number>,
+  };
+  private shuttingDown = false;
+
+  constructor(private readonly options: LocalExecutorOptions) {
+    this.definition = structuredClone(options.definition ?? loadChildTaskDefinition());
+    if (options.executionTimeoutSeconds !== undefined)
+      this.definition.TimeoutSeconds = options.executionTimeoutSeconds;
+    this.machine = new StateMachine(this.definition as never);
+    this.settings = { ...DEFAULT_CHILD_TASK_SETTINGS, ...options.settings };
+    this.log = options.log ?? (() => {});
+    const handle = async (input: unknown): Promise<never> => {
+      const step = (input as StepEvent).step;
+      this.counters.taskInvocations += 1;
+      this.counters.byStep[step] = (this.counters.byStep[step] ?? 0) + 1;
+      // A handler's return value must be plain JSON, as a Lambda's would be after serialization.
+      const out = await options.steps.handle(input as StepEvent);
+      return (out === undefined ? null : JSON.parse(JSON.stringify(out))) as never;
+    };
+    this.handlers = Object.fromEntries(taskStateNames(this.definition).map((name) => [name, handle]));
+  }
+
+  executionIdFor(taskId: string): string {
+    return executionArnFor(LOCAL_CHILD_TASK_STATE_MACHINE_ARN, taskId);
+  }
+
+  async start(task: Task): Promise<{ executionId: string }> {
+    const executionId = this.executionIdFor(task.id);
+    if (this.executions.has(task.id) || this.shuttingDown) return { executionId };
+    const waits =
+      this.options.waitOverrideMs === undefined
+        ? undefined
+        : Object.fromEntries(
+            waitStateNames(this.definition).map((n) => [n, this.options.waitOverrideMs as number]),
+          );
+    const retries =
+      this.options.retryIntervalOverrideMs === undefined
+        ? undefined
+        : Object.fromEntries(
+            Object.keys(this.handlers).map((n) => [n, this.options.retryIntervalOverrideMs as number]),
+          );
+    const run = this.machine.run(childTaskInput(task, this.settings) as never, {
+      overrides: {
+        taskResourceLocalHandlers: this.handlers as never,
+        ...(waits ? { waitTimeOverrides: waits } : {}),
+        ...(retries ? { retryIntervalOverrides: retries } : {}),
+      },
+      context: { Execution: { Id: executionId, Name: task.id } },
+    });
+    this.counters.started += 1;
+    const execution: LocalExecution = { abort: run.abort, done: Promise.resolve(), ended: false };
+    this.executions.set(task.id, execution);
+    void (async () => {
+      for await (const event of run.eventLogs)
+        if (event.type === "StateEntered") this.counters.stateTransitions += 1;
+    })().catch(() => {});
+    execution.done = run.result.then(
+      () => this.ended(task.id, execution, { taskId: task.id, status: "SUCCEEDED" }),
+      (error: unknown) => this.ended(task.id, execution, this.endingOf(task.id, execution, error)),
+    );
+    return { executionId };
+  }
+
+  private endingOf(taskId: string, execution: LocalExecution, error: unknown): ExecutionEnding {
+    if (error instanceof ExecutionAbortedError) {
+      return execution.stopCause === undefined
+        ? { taskId, status: "ABORTED" }
+        : { taskId, status: "ABORTED", cause: execution.stopCause };
+    }
+    if (error instanceof ExecutionTimeoutError) return { taskId, status: "TIMED_OUT" };
+    const inner = (error as { cause?: { name?: string; message?: string } }).cause;
+    return {
+      taskId,
+      status: "FAILED",
+      error: inner?.name ?? (error as Error).name,
+      cause: inner?.message ?? (error as Error).message,
+    };
+  }
+
+  private async ended(taskId: string, execution: LocalExecution, ending: ExecutionEnding): Promise<void> {
+    execution.ended = true;
+    if (this.shuttingDown) return;
+    try {
+      await this.options.onEnded(ending);
+    } catch (error) {
+      this.log(
+        `local-executor: recording the end of ${taskId} (${ending.status}) failed: ${(error as Error).message}`,
+      );
+    }
+  }
+
+  async stop(executionId: string, cause: string): Promise<void> {
+    const taskId = executionId.slice(executionId.lastIndexOf(":") + 1);
+    const execution = this.executions.get(taskId);
+    if (execution === undefined || execution.ended) return;
+    execution.stopCause ??= cause;
+    execution.abort();
+    await execution.done;
+  }
+
+  /** Resolves when every execution started so far has ended and its ending was recorded. */
+  async idle(): Promise<void> {
+    for (;;) {
+      const pending = [...this.executions.values()].filter((e) => !e.ended);
+      if (pending.length === 0) return;
+      await Promise.all(pending.map((e) => e.done));
+    }
+  }
+
+  stats(): LocalExecutorStats {
+    const running = [...this.executions.values()].filter((e) => !e.ended).length;
+    return { ...structuredClone(this.counters), running };
+  }
+
+  resetStats(): void {
+    this.counters = { started: 0, stateTransitions: 0, taskInvocations: 0, byStep: {} };
+  }
+
+  /**
+   * Process shutdown: aborts what is running WITHOUT recording anything (a stopping laptop is not
+   * an operator's cancel; the tasks stay RUNNING and their locks expire by TTL, as in AWS when a
+   * region goes away). Use stop() to cancel.
+   */
+  async shutdown(): Promise<void> {
+    this.shuttingDown = true;
+    const pending = [...this.executions.values()].filter((e) => !e.ended);
+    for (const e of pending) e.abort();
+    await Promise.allSettled(pending.map((e) => e.done));
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The TaskExecutor on AWS Step Functions (Standard). The execution NAME is the task id, so a
+ * retried StartExecution (a lost response, a crashed dispatcher, a re-submitted task) can never
+ * start a second execution and flash a rack twice:
+ *   start(T) → StartExecution(name T)            → arn …:execution:<machine>:T
+ *   start(T) → StartExecution(name T), same input → the same arn (Step Functions' own idempotency)
+ *   start(T) after T finished, or other input     → ExecutionAlreadyExists → the same arn, nothing started
+ * Standard executions keep their names for 90 days after they close, longer than any retry.
+ */
+import { type SFNClient, StartExecutionCommand, StopExecutionCommand } from "@aws-sdk/client-sfn";
+import type { TaskExecutor } from "../../app/task-ports.js";
+import type { ChildTaskInput, ChildTaskSettings } from "../../app/task-steps.js";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../../app/task-steps.js";
+import type { Task } from "../../domain/model.js";
+
+/** A TaskExecutor that knows an execution's id before starting it (so it is stored with the task). */
+export interface NamedTaskExecutor extends TaskExecutor {
+  executionIdFor(taskId: string): string;
+}
+
+export function childTaskInput(
+  task: Pick<Task, "id" | "rackId">,
+  settings: ChildTaskSettings,
+): ChildTaskInput {
+  return { taskId: task.id, rackId: task.rackId, settings };
+}
+
+/** `arn:aws:states:r:a:stateMachine:M` + `T` → `arn:aws:states:r:a:execution:M:T`. */
+export function executionArnFor(stateMachineArn: string, name: string): string {
+  return `${stateMachineArn.replace(":stateMachine:", ":execution:")}:${name}`;
+}
+
+const named = (error: unknown, name: string): boolean => (error as { name?: string } | null)?.name === name;
+
+export class StepFunctionsTaskExecutor implements NamedTaskExecutor {
+  private readonly settings: ChildTaskSettings;
+
+  constructor(
+    private readonly client: SFNClient,
+    private readonly stateMachineArn: string,
+    settings: Partial<ChildTaskSettings> = {},
+  ) {
+    this.settings = { ...DEFAULT_CHILD_TASK_SETTINGS, ...settings };
+  }
+
+  executionIdFor(taskId: string): string {
+    return executionArnFor(this.stateMachineArn, taskId);
+  }
+
+  async start(task: Task): Promise<{ executionId: string }> {
+    try {
+      const out = await this.client.send(
+        new StartExecutionCommand({
+          stateMachineArn: this.stateMachineArn,
+          name: task.id,
+          input: JSON.stringify(childTaskInput(task, this.settings)),
+        }),
+      );
+      return { executionId: out.executionArn ?? this.executionIdFor(task.id) };
+    } catch (error) {
+      if (named(error, "ExecutionAlreadyExists")) return { executionId: this.executionIdFor(task.id) };
+      throw error;
+    }
+  }
+
+  async stop(executionId: string, cause: string): Promise<void> {
+    try {
+      // `cause` is operator text; it is capped to what StopExecution accepts (32768 characters).
+      await this.client.send(
+        new StopExecutionCommand({ executionArn: executionId, cause: cause.slice(0, 32_000) }),
+      );
+    } catch (error) {
+      if (named(error, "ExecutionDoesNotExist")) return;
+      throw error;
+    }
+  }
+}

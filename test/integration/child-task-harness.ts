@@ -1,0 +1,149 @@
+/**
+ * The child-task machinery on the local stand-ins, for the child-task and tasks integration suites:
+ * moto (fresh tables), the aedes broker, the IoT shim, a simulated fleet and createLocalChildTasks
+ * running the real ASL with aws-local-stepfunctions. Timeouts are fractions of a second and every
+ * Wait is overridden to a few milliseconds, so a hung BMC costs ~0.6 s, not 30 minutes.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { inject } from "vitest";
+import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
+import type { FleetConfig } from "../../local/fleet-file.js";
+import { type IotShim, startIotShim } from "../../local/iot-shim.js";
+import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
+import {
+  createDynamoStores,
+  type DynamoStores,
+  LocalAesGcmCipher,
+  type TableNames,
+} from "../../src/adapters/dynamodb/index.js";
+import {
+  createLocalChildTasks,
+  type LocalChildTasks,
+} from "../../src/adapters/stepfunctions/local-child-tasks.js";
+import type { ChildTaskSettings } from "../../src/app/task-steps.js";
+import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
+import { freshTables, testClient } from "../support/moto.js";
+
+export const FAST_SETTINGS: Partial<ChildTaskSettings> = {
+  maxParallel: 4,
+  pollSeconds: 1,
+  maxPollSeconds: 1,
+  updateTimeoutSeconds: 2.5,
+  preflightTimeoutSeconds: 2.5,
+  queuePollSeconds: 1,
+};
+
+export interface Harness {
+  client: DynamoDBClient;
+  names: TableNames;
+  stores: DynamoStores;
+  broker: LocalMqttBroker;
+  shim: IotShim;
+  fleet: BmcFleet;
+  child: LocalChildTasks;
+  cipher: LocalAesGcmCipher;
+  close(): Promise<void>;
+}
+
+export async function startHarness(options: {
+  label: string;
+  racks: InventoryRack[];
+  fleet: FleetConfig;
+  settings?: Partial<ChildTaskSettings>;
+  waker?: { wake(runId: string): void };
+}): Promise<Harness> {
+  const client = testClient(inject("awsEndpoint"));
+  const { names, drop } = await freshTables(client, options.label);
+  const cipher = new LocalAesGcmCipher(Buffer.alloc(32, 9));
+  const stores = createDynamoStores(client, names, { cipher });
+  await stores.inventory.upsertRacks(options.racks);
+  const broker = await startMqttBroker();
+  const shim = await startIotShim(broker);
+  const fleet = await startBmcFleet({ brokerUrl: broker.url, racks: options.racks, config: options.fleet });
+  const child = await createLocalChildTasks({
+    stores,
+    tasksTable: names.tasks,
+    broker,
+    iotEndpoint: shim.endpoint,
+    cipher,
+    settings: { ...FAST_SETTINGS, ...options.settings },
+    waitOverrideMs: 40,
+    retryIntervalOverrideMs: 5,
+    defaultTargetVersion: "2.0.0",
+    ...(options.waker ? { waker: options.waker } : {}),
+  });
+  return {
+    client,
+    names,
+    stores,
+    broker,
+    shim,
+    fleet,
+    child,
+    cipher,
+    async close() {
+      await child.stop();
+      await fleet.stop();
+      await shim.stop();
+      await broker.stop();
+      await drop();
+      client.destroy();
+    },
+  };
+}
+
+/** `ab000000-0000-4000-8000-<rack 4 digits><n 8 digits>`: readable, distinct ids per suite prefix. */
+export function id(prefix: string, rack: number, n: number): string {
+  return `${prefix}-0000-4000-8000-${String(rack).padStart(4, "0")}${String(n).padStart(8, "0")}`;
+}
+
+/** A rack with `shape` components (in the order given), all at `version`. */
+export function rack(
+  prefix: string,
+  n: number,
+  shape: { type: ComponentType; count: number }[],
+  version = "1.0.0",
+): InventoryRack {
+  const components: InventoryRack["components"] = [];
+  for (const { type, count } of shape) {
+    for (let i = 0; i < count; i++)
+      components.push({ id: id(prefix, n, components.length + 1), type, firmwareVersion: version });
+  }
+  return {
+    id: id(prefix, n, 0),
+    name: `rack-${prefix.slice(0, 2)}-${n}`,
+    externalId: `EXT-${prefix.slice(0, 2)}-${n}`,
+    components,
+  };
+}
+
+export async function waitForTask(
+  h: Harness,
+  taskId: string,
+  done: (t: Task) => boolean = (t) => ["COMPLETED", "FAILED", "TERMINATED"].includes(t.status),
+  timeoutMs = 20_000,
+): Promise<Task> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const [task] = await h.stores.tasks.getTasks([taskId]);
+    if (task !== undefined && done(task)) return task;
+    if (Date.now() > until)
+      throw new Error(`task ${taskId} did not get there in time: ${JSON.stringify(task)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+export function upgradeRequest(rackIds: string[], extra: Record<string, unknown> = {}) {
+  return {
+    targetSpec: {
+      kind: "racks" as const,
+      racks: rackIds.map((rid) => ({ ref: { by: "id" as const, id: rid }, componentTypes: [] })),
+    },
+    targetVersion: "2.0.0",
+    description: "integration",
+    subTargets: [],
+    overrideReadinessCheck: false,
+    overrideVersionCheck: false,
+    ...extra,
+  };
+}
