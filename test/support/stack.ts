@@ -61,6 +61,11 @@ export interface TestStack {
   countItems(): Promise<{ runs: number; targets: number }>;
   /** The standard gRPC health check for `service` ("" = the whole server). */
   health(service: string): Promise<string>;
+  /**
+   * Sends `bytes` as the request of the method at `path` (e.g. `/v1.Flow/CreateOperationRun`),
+   * unencoded: garbage in, to see what comes out. `code` is `OK` on success.
+   */
+  rawCall(path: string, bytes: Uint8Array): Promise<RpcFailure>;
   stop(): Promise<void>;
 }
 
@@ -91,6 +96,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
   const credentials = grpc.credentials.createInsecure();
   const flow = withDeadline(createFlowClient(address, credentials));
   const admin = withDeadline(createFlowAdminClient(address, credentials));
+  const raw = new grpc.Client(address, credentials);
   const Health = grpc.makeGenericClientConstructor(healthService, "Health");
   const healthClient = new Health(address, credentials) as unknown as HealthClient;
 
@@ -126,7 +132,22 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
           err ? reject(err) : resolve(res?.status ?? ""),
         );
       }),
+    rawCall: (path, bytes) =>
+      new Promise((resolve) => {
+        const identity = (b: Buffer) => b;
+        raw.makeUnaryRequest(
+          path,
+          identity,
+          identity,
+          Buffer.from(bytes),
+          new grpc.Metadata(),
+          { deadline: Date.now() + CALL_DEADLINE_MS },
+          (err) =>
+            resolve(err ? { code: statusName(err.code), details: err.details } : { code: "OK", details: "" }),
+        );
+      }),
     async stop() {
+      raw.close();
       flow.close();
       admin.close();
       healthClient.close();
@@ -237,7 +258,7 @@ export async function getRun(flow: FlowClient, id: string, includeStats = false)
   return operationRun;
 }
 
-/** `OPERATION_RUN_STATUS_PAUSED/OPERATION_RUN_STATUS_REASON_PHASE_GATE`-style text of a run's state. */
+/** A run's status, reason and status message, for one `toEqual` per expected state. */
 export function stateOf(run: OperationRun): { status: OperationRunStatus; reason: number; message: string } {
   return {
     status: run.summary?.state?.status ?? OperationRunStatus.OPERATION_RUN_STATUS_UNKNOWN,
