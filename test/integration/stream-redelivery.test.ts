@@ -1,0 +1,142 @@
+/**
+ * The stream evaluator fed by the local stream poller from moto's real stream records, with
+ * redelivery as the Lambda event source mapping can produce it: every batch delivered twice, split
+ * into single records, reordered, and the previous batch replayed. The run is driven ONLY by the
+ * stream (its INSERT starts it; each finished target wakes it). Then the whole history is replayed
+ * again in random order and random splits: counters, terminal states and the run item are exact and
+ * unchanged, and no target got a second child task.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { type StreamPoller, startStreamPoller } from "../../local/stream-poller.js";
+import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import { createDispatcher } from "../../src/app/dispatcher.js";
+import { createStreamEvaluator } from "../../src/app/stream-evaluator.js";
+import type { Run } from "../../src/domain/model.js";
+import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
+import { eventually, FakeSubmitter } from "../support/fake-submitter.js";
+import { freshTables, testClient } from "../support/moto.js";
+
+let client: DynamoDBClient;
+let names: TableNames;
+let drop: () => Promise<void>;
+let stores: DynamoStores;
+
+beforeAll(async () => {
+  client = testClient(inject("awsEndpoint"));
+  ({ names, drop } = await freshTables(client, "stream"));
+  stores = createDynamoStores(client, names);
+});
+afterAll(async () => {
+  await drop();
+  client.destroy();
+});
+
+function shuffle<T>(items: T[]): T[] {
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j] as T, out[i] as T];
+  }
+  return out;
+}
+
+describe("stream evaluator: redelivery", () => {
+  it("duplicated, split, reordered and replayed batches leave counters and terminal states exact", async () => {
+    const id = uuid(1, "e0000000");
+    const { run, targets } = runWithTargets(id, { phaseSizes: [3, 3], maxConcurrent: 2 });
+    run.config.autoAdvance = true;
+    const failing = new Set([targets[1]!.rackId, targets[4]!.rackId]);
+    const submitter = new FakeSubmitter({
+      runs: stores.runs,
+      clock: Date.now,
+      behaviour: (rackId) =>
+        failing.has(rackId)
+          ? { kind: "fail", afterMs: 5, message: "flash failed" }
+          : { kind: "complete", afterMs: 5 },
+    });
+    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: Date.now });
+    let processed = 0;
+    const evaluator = createStreamEvaluator({
+      process: async (runId) => {
+        processed++;
+        return dispatcher.dispatchRun(runId);
+      },
+    });
+
+    const history: DynamoDBRecord[] = [];
+    let previous: DynamoDBRecord[] = [];
+    const mangle = async (event: DynamoDBStreamEvent) => {
+      history.push(...event.Records);
+      const records = event.Records;
+      await evaluator.handle({ Records: records }); // as delivered
+      await evaluator.handle({ Records: [...records].reverse() }); // duplicated, reordered
+      for (const r of records) await evaluator.handle({ Records: [r] }); // split
+      if (previous.length > 0) await evaluator.handle({ Records: previous }); // the batch before, replayed
+      previous = records;
+      return { batchItemFailures: [] };
+    };
+    let poller: StreamPoller | undefined;
+    try {
+      poller = await startStreamPoller({
+        client,
+        tableNames: [names.runs, names.targets],
+        handler: mangle,
+        startingPosition: "TRIM_HORIZON",
+        intervalMs: 50,
+      });
+      await stores.runs.createRun(run, targets);
+      const finished = await eventually(
+        async () => {
+          const r = await stores.runs.getRun(id);
+          return r !== undefined && !["PENDING", "RUNNING"].includes(r.status) ? r : undefined;
+        },
+        45_000,
+        "the run to finish through stream wake-ups alone",
+      );
+      expect(finished).toMatchObject({
+        status: "COMPLETED_WITH_FAILURES",
+        statusMessage: "operation run completed with failed targets",
+        inFlight: 0,
+        currentPhaseIndex: 1,
+      });
+      expect(finished.counters).toEqual([
+        { completed: 2, failed: 1, terminated: 0, skipped: 0 },
+        { completed: 2, failed: 1, terminated: 0, skipped: 0 },
+      ]);
+    } finally {
+      await poller?.stop();
+    }
+    await submitter.settle();
+    expect(processed).toBeGreaterThan(0);
+    expect(
+      history.some(
+        (r) =>
+          r.eventSourceARN?.includes("/stream/") &&
+          typeof r.dynamodb?.ApproximateCreationDateTime === "number",
+      ),
+    ).toBe(true);
+
+    const before = (await stores.runs.getRun(id)) as Run;
+    const targetsBefore = (
+      await stores.runs.listTargets(id, { phaseFrom: 0, phaseTo: 1, page: { offset: 0, limit: 100 } })
+    )?.targets;
+    // The whole history again, shuffled, in random splits, twice.
+    for (let round = 0; round < 2; round++) {
+      const all = shuffle(history);
+      while (all.length > 0) {
+        const batch = all.splice(0, 1 + Math.floor(Math.random() * 7));
+        const response = await evaluator.handle({ Records: batch });
+        expect(response.batchItemFailures).toEqual([]);
+      }
+    }
+    expect(await stores.runs.getRun(id)).toEqual(before);
+    expect(
+      (await stores.runs.listTargets(id, { phaseFrom: 0, phaseTo: 1, page: { offset: 0, limit: 100 } }))
+        ?.targets,
+    ).toEqual(targetsBefore);
+    expect(submitter.duplicateStarts()).toEqual([]);
+    expect(submitter.starts.size).toBe(6);
+  });
+});

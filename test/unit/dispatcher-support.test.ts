@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import { startTicker } from "../../local/ticker.js";
+import { emfMetrics, forEachLimited, lineLogger } from "../../src/app/dispatcher.js";
+
+describe("dispatcher metrics: EMF lines", () => {
+  it("one flush writes one EMF line summing what was added, with units; an empty flush writes nothing", () => {
+    const lines: string[] = [];
+    const metrics = emfMetrics({
+      service: "dispatcher",
+      clock: () => 1_700_000_000_000,
+      write: (l) => lines.push(l),
+    });
+    metrics.flush();
+    metrics.add("TargetsDispatched", 2);
+    metrics.add("TargetsDispatched", 3);
+    metrics.add("DispatchLatencyMs", 42);
+    metrics.flush();
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toEqual({
+      _aws: {
+        Timestamp: 1_700_000_000_000,
+        CloudWatchMetrics: [
+          {
+            Namespace: "Flow",
+            Dimensions: [["Service"]],
+            Metrics: [
+              { Name: "TargetsDispatched", Unit: "Count" },
+              { Name: "DispatchLatencyMs", Unit: "Milliseconds" },
+            ],
+          },
+        ],
+      },
+      Service: "dispatcher",
+      TargetsDispatched: 5,
+      DispatchLatencyMs: 42,
+    });
+    metrics.flush();
+    expect(lines).toHaveLength(1);
+  });
+});
+
+describe("dispatcher helpers", () => {
+  it("forEachLimited never runs more than the limit at once and still visits every item", async () => {
+    let active = 0;
+    let peak = 0;
+    const seen: number[] = [];
+    await forEachLimited([1, 2, 3, 4, 5, 6, 7], 3, async (n) => {
+      active++;
+      peak = Math.max(peak, active);
+      await new Promise((r) => setTimeout(r, 5));
+      seen.push(n);
+      active--;
+    });
+    expect(peak).toBe(3);
+    expect(seen.sort()).toEqual([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it("forEachLimited rejects with the first error after every item ran", async () => {
+    const seen: number[] = [];
+    await expect(
+      forEachLimited([1, 2, 3], 1, async (n) => {
+        seen.push(n);
+        if (n === 2) throw new Error("two");
+      }),
+    ).rejects.toThrow("two");
+    expect(seen).toEqual([1, 2, 3]);
+  });
+
+  it("lineLogger writes level, message and fields on one line", () => {
+    const lines: string[] = [];
+    lineLogger((l) => lines.push(l)).warn("dispatch pass failed", { runId: "r1", n: 2 });
+    expect(lines).toEqual(["warn dispatch pass failed runId=r1 n=2"]);
+  });
+});
+
+describe("local ticker", () => {
+  it("never overlaps passes: a tick during a running pass is skipped and logged", async () => {
+    const log: string[] = [];
+    let running = 0;
+    let peak = 0;
+    const ticker = startTicker({
+      intervalMs: 10,
+      log: (l) => log.push(l),
+      tick: async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((r) => setTimeout(r, 45));
+        running--;
+      },
+    });
+    await new Promise((r) => setTimeout(r, 120));
+    await ticker.stop();
+    expect(peak).toBe(1);
+    expect(ticker.stats.ticks).toBeGreaterThanOrEqual(2);
+    expect(ticker.stats.skipped).toBeGreaterThan(0);
+    expect(log.some((l) => /^ticker: previous pass still running after \d+ ms; tick skipped$/.test(l))).toBe(
+      true,
+    );
+  });
+
+  it("a failing pass is logged and the ticker keeps going", async () => {
+    const log: string[] = [];
+    let calls = 0;
+    const ticker = startTicker({
+      intervalMs: 10,
+      log: (l) => log.push(l),
+      tick: async () => {
+        calls++;
+        throw new Error("moto is down");
+      },
+    });
+    await new Promise((r) => setTimeout(r, 55));
+    await ticker.stop();
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect(ticker.stats.failed).toBe(calls);
+    expect(log[0]).toBe("ticker: dispatch pass failed: moto is down");
+  });
+});
