@@ -9,7 +9,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import type { Connection } from "./client.js";
-import { isServiceError } from "./errors.js";
+import { EXIT, isServiceError } from "./errors.js";
 import type { Writer } from "./output.js";
 import {
   buildModel,
@@ -100,7 +100,7 @@ export async function watchRun(conn: Connection, o: WatchOptions): Promise<numbe
           ++failures < MAX_CONSECUTIVE_UNAVAILABLE
         ) {
           await sleep(o.intervalMs, o.interrupted);
-          if (stop) return interrupted(o, drawn);
+          if (stop) return interrupted(o);
           continue;
         }
         throw err;
@@ -112,18 +112,16 @@ export async function watchRun(conn: Connection, o: WatchOptions): Promise<numbe
         return code;
       }
       await sleep(o.intervalMs, o.interrupted);
-      if (stop) return interrupted(o, drawn);
+      if (stop) return interrupted(o);
     }
   } finally {
     if (o.live) o.out.write(`${ESC}?25h`);
   }
 }
 
-function interrupted(o: WatchOptions, drawn: number): number {
-  o.out.write(
-    `${drawn > 0 ? "" : "\n"}interrupted: the run goes on; watch again with flowctl run watch ${o.runId}\n`,
-  );
-  return 130;
+function interrupted(o: WatchOptions): number {
+  o.out.write(`interrupted: the run goes on; watch again with flowctl run watch ${o.runId}\n`);
+  return EXIT.INTERRUPTED;
 }
 
 /** Every target of the phases up to the current one (future phases are never listed). */
