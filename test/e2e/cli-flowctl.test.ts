@@ -21,14 +21,16 @@ const rackId = (n: number) => `4f6f1a9e-0000-4000-8000-${String(n).padStart(12, 
 const componentId = (n: number, k: number) =>
   `5a6f1a9e-0000-4000-8000-${String(n * 10 + k).padStart(12, "0")}`;
 const ext = (n: number) => `EXT-A${String(n).padStart(2, "0")}`;
-const FAILING_RACK = 10;
+const rackName = (n: number) => `rack-a${String(n).padStart(2, "0")}`;
+const RACKS = 20;
+const FAILING_RACK = 20;
 
 const INVENTORY = {
-  racks: Array.from({ length: 10 }, (_, i) => {
+  racks: Array.from({ length: RACKS }, (_, i) => {
     const n = i + 1;
     return {
       id: rackId(n),
-      name: `rack-a${String(n).padStart(2, "0")}`,
+      name: rackName(n),
       externalId: ext(n),
       location: { datacenter: "dc1", row: "A", position: n },
       components: [
@@ -283,7 +285,7 @@ operation:
         name: "cli-json",
         selector: { percentage: 100 },
         options: { maxConcurrentTargets: 1, gates: [{ failureRate: "50%" }] },
-        operation: { upgradeFirmware: { targets: { racks: [{ name: "rack-a05" }] } } },
+        operation: { upgradeFirmware: { targets: { racks: [{ name: rackName(5) }] } } },
       }),
     );
     const r = await flowctl(["run", "create", "-f", file, "--dry-run"]);
@@ -297,7 +299,7 @@ describe("flowctl run watch", () => {
     const id = await createRun(
       racksRun(
         "cli-watch-ok",
-        [1, 2, 3, 4, 5, 6],
+        [5, 6, 7, 8, 9, 10],
         "  maxConcurrentTargets: 2\n  phases: { equal: 2 }\n  autoAdvance: true\n  gates: [{ failureCount: 1 }]",
       ),
     );
@@ -309,7 +311,7 @@ describe("flowctl run watch", () => {
     expect(out).toMatch(new RegExp(`${ESC}\\[\\d+F`));
     expect(out).toContain("\x1b[?25h");
     // The last frame: both phases full, every target completed.
-    const lastFrame = out.slice(out.lastIndexOf(`run ${id}  cli-watch-ok`));
+    const lastFrame = out.slice(out.lastIndexOf("cli-watch-ok"));
     expect(lastFrame).toMatch(/phase 1 +\S*█{30}\S* +3\/3 +3 completed/);
     expect(lastFrame).toMatch(/phase 2 +\S*█{30}\S* +3\/3 +3 completed/);
     expect(lastFrame).toMatch(/gates +failureCount ≥ 1 \(current phase\): 0\/1 failed/);
@@ -336,13 +338,25 @@ describe("flowctl run watch", () => {
   });
 
   it("a tripped safety gate pauses the run: exit 3, the gate shown TRIPPED, and the next step named", async () => {
-    const id = await createRun(
+    // The failing rack must come first, or the others could all finish and end the run instead of
+    // pausing it: find an ordering seed that puts it first, by asking for dry runs.
+    const racks = [FAILING_RACK, 11, 12, 13, 14];
+    const fileWith = (seed: string) =>
       racksRun(
         "cli-watch-gate",
-        [FAILING_RACK, 7, 8],
-        "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]",
-      ),
-    );
+        racks,
+        `  maxConcurrentTargets: 1\n  ordering: { random: { seed: ${seed} } }\n  gates: [{ failureCount: 1 }]`,
+      );
+    let file: string | undefined;
+    for (let i = 0; i < 40 && file === undefined; i++) {
+      const candidate = fileWith(`order-${i}`);
+      const plan = await flowctl(["run", "create", "-f", candidate, "--dry-run", "-o", "json"]);
+      expect(plan.code).toBe(0);
+      const first = (JSON.parse(plan.stdout) as { targets: { rackExternalId: string }[] }).targets[0];
+      if (first?.rackExternalId === ext(FAILING_RACK)) file = candidate;
+    }
+    expect(file).toBeDefined();
+    const id = await createRun(file!);
     const r = await flowctlInTerminal(["run", "watch", id, "--interval", "200ms"]);
     expect(r.code).toBe(3);
     expect(r.stdout).toMatch(/failureCount ≥ 1 \(current phase\): 1\/1 failed +\S*TRIPPED/);
@@ -372,7 +386,7 @@ describe("flowctl run watch", () => {
     const id = await createRun(
       racksRun(
         "cli-watch-phases",
-        [1, 2],
+        [15, 16],
         "  maxConcurrentTargets: 2\n  phases: { count: [1] }\n  gates: [{ failureCount: 1 }]",
       ),
     );
@@ -394,7 +408,7 @@ describe("flowctl run watch", () => {
     expect(second.code).toBe(0);
     expect(second.stdout).toMatch(new RegExp(`run ${id} COMPLETED after \\d+s: 2 completed`));
 
-    const tasks = await flowctl(["task", "list", "--rack", rackId(1)]);
+    const tasks = await flowctl(["task", "list", "--rack", rackId(15)]);
     expect(tasks.code).toBe(0);
     expect(tasks.stdout).toContain("COMPLETED");
     const taskId = UUID.exec(tasks.stdout.split("\n")[1] ?? "")?.[0];
@@ -471,7 +485,7 @@ operation: { upgradeFirmware: {} }
 
   it("a control the run's state does not allow: exit 19 (FAILED_PRECONDITION)", async () => {
     const id = await createRun(
-      racksRun("cli-precondition", [3], "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]"),
+      racksRun("cli-precondition", [17], "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]"),
     );
     expect((await flowctl(["run", "watch", id, "--interval", "200ms"])).code).toBe(0);
     const r = await flowctl(["run", "resume", id]);
@@ -513,10 +527,10 @@ describe("flowctl inventory", () => {
       JSON.stringify({
         racks: [
           {
-            id: rackId(11),
+            id: rackId(RACKS + 1),
             name: "rack-b01",
             externalId: "EXT-B01",
-            components: [{ id: componentId(11, 1), type: "CDU" }],
+            components: [{ id: componentId(RACKS + 1, 1), type: "CDU" }],
           },
         ],
       }),
@@ -528,14 +542,16 @@ describe("flowctl inventory", () => {
     const list = await flowctl(["inventory", "list"]);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(/rack-b01 +EXT-B01 .*CDU×1/);
-    expect(list.stdout).toContain("of 11 racks");
+    expect(list.stdout).toContain(`of ${RACKS + 1} racks`);
   });
 
   it("an invalid inventory file: exit 1 with the JSON path and rule", async () => {
     const file = writeFile(
       "bad-inventory.json",
       JSON.stringify({
-        racks: [{ id: rackId(12), name: "r", components: [{ id: componentId(12, 1), type: "GPU" }] }],
+        racks: [
+          { id: rackId(RACKS + 2), name: "r", components: [{ id: componentId(RACKS + 2, 1), type: "GPU" }] },
+        ],
       }),
     );
     const r = await flowctl(["inventory", "import", "-f", file]);
