@@ -147,18 +147,24 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     return recordTaskOutcome(deps, task.id, { status, message });
   }
 
+  /**
+   * Records TERMINATED first, then stops the execution: the operator's words are the task's
+   * message (the execution-status path that follows finds the task terminal and changes nothing),
+   * and a stop that fails cannot leave the rack locked. Steps that were mid-flight when it landed
+   * find the task terminal and write nothing.
+   */
   async function stopAndTerminate(task: Task, message: string): Promise<Task> {
     if (isTerminal(task)) return task;
+    const ended = await end(task, "TERMINATED", message);
     const executionId = task.executionId || executor.executionIdFor?.(task.id);
     if (executionId) {
       try {
         await executor.stop(executionId, message);
       } catch (error) {
-        // Recorded anyway: a task the operator cancelled must not hold its rack.
         log(`tasks: stopping ${executionId} failed: ${(error as Error).message}`);
       }
     }
-    return end(task, "TERMINATED", message);
+    return ended;
   }
 
   // -------------------------------------------------------------------------------------------

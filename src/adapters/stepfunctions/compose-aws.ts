@@ -1,0 +1,102 @@
+/**
+ * Builds the child-task machinery from the environment, once per Lambda container (module scope in
+ * lambdas/task-steps.ts and lambdas/bmc-result.ts) or per Fargate task (the gRPC front's TasksApi,
+ * the dispatcher's submitter).
+ *
+ * Environment (src/config.ts ENV): FLOW_TABLE_PREFIX (required); FLOW_IOT_DATA_ENDPOINT (the
+ * task-steps Lambda: where commands are published); FLOW_CHILD_TASK_STATE_MACHINE_ARN (whoever
+ * starts or stops executions: the submitter and the TasksApi); FLOW_LOCAL_SECRETS_KEY (64 hex
+ * digits: AES-256-GCM for credentials; the KMS cipher is not built yet, so without it a task with
+ * credentials fails when it reads them); AWS_ENDPOINT_URL (optional).
+ */
+import { randomUUID } from "node:crypto";
+import { SFNClient } from "@aws-sdk/client-sfn";
+import type { Cipher } from "../../app/ports.js";
+import {
+  type BmcAuthSealer,
+  createTaskSteps,
+  type OutcomeDeps,
+  type TaskSteps,
+} from "../../app/task-steps.js";
+import { createTaskService, type TaskService } from "../../app/tasks.js";
+import { ENV, optionalEnv, requireEnv } from "../../config.js";
+import { awsClientConfig, createDynamoDbClient } from "../aws-config.js";
+import { createDynamoStores, type DynamoStores, LocalAesGcmCipher, tableNames } from "../dynamodb/index.js";
+import { IotPublisher } from "../iot/publisher.js";
+import { CipherBmcAuthSealer } from "./bmc-auth.js";
+import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
+import { InventoryFirmwareRecorder } from "./inventory-firmware.js";
+import { StepFunctionsTaskExecutor } from "./sfn-executor.js";
+
+type Env = Record<string, string | undefined>;
+
+export interface AwsChildTasks {
+  stores: DynamoStores;
+  requests: DynamoBmcRequestStore;
+  outcomeDeps: OutcomeDeps;
+  /** The step handlers (task-steps Lambda). Publishing needs FLOW_IOT_DATA_ENDPOINT. */
+  steps(): TaskSteps;
+  /** Submitter + TasksApi on Step Functions. Needs FLOW_CHILD_TASK_STATE_MACHINE_ARN. */
+  service(): TaskService;
+}
+
+export function cipherFromEnv(env: Env): Cipher | undefined {
+  const hex = optionalEnv(env, ENV.localSecretsKeyHex);
+  return hex === undefined ? undefined : new LocalAesGcmCipher(Buffer.from(hex, "hex"));
+}
+
+export function composeChildTasks(env: Env = process.env): AwsChildTasks {
+  const names = tableNames(requireEnv(env, ENV.tablePrefix));
+  const cipher = cipherFromEnv(env);
+  const stores = createDynamoStores(createDynamoDbClient(), names, cipher ? { cipher } : {});
+  const requests = new DynamoBmcRequestStore(stores.doc, names.tasks);
+  const secrets = new DynamoTaskSecretStore(stores.doc, names.tasks, cipher);
+  const outcomeDeps: OutcomeDeps = {
+    tasks: stores.tasks,
+    runs: stores.runs,
+    locks: stores.locks,
+    clock: Date.now,
+  };
+  let steps: TaskSteps | undefined;
+  let service: TaskService | undefined;
+  return {
+    stores,
+    requests,
+    outcomeDeps,
+    steps() {
+      const sealer: BmcAuthSealer = cipher
+        ? new CipherBmcAuthSealer(cipher, optionalEnv(env, ENV.secretsKmsKeyId) ?? "local-aes-256-gcm")
+        : {
+            seal: async () => {
+              throw new Error(`firmware credentials need a cipher; set ${ENV.localSecretsKeyHex}`);
+            },
+          };
+      steps ??= createTaskSteps({
+        ...outcomeDeps,
+        runs: stores.runs,
+        requests,
+        secrets,
+        sealer,
+        publisher: new IotPublisher({
+          endpoint: requireEnv(env, ENV.iotDataEndpoint),
+          region: awsClientConfig().region,
+        }),
+        firmware: new InventoryFirmwareRecorder(stores.inventory),
+        log: (line) => console.log(line),
+      });
+      return steps;
+    },
+    service() {
+      const sfn = new SFNClient(awsClientConfig());
+      service ??= createTaskService({
+        ...outcomeDeps,
+        inventory: stores.inventory,
+        secrets,
+        executor: new StepFunctionsTaskExecutor(sfn, requireEnv(env, ENV.childTaskStateMachineArn)),
+        newId: randomUUID,
+        log: (line) => console.log(line),
+      });
+      return service;
+    },
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * Stopping a running child task: CancelTask, the submitter's cancel (a cancelled run) and an
+ * execution stopped underneath (AWS StopExecution / the local abort path) all end the task
+ * TERMINATED, record its run target once and release the rack lock.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { targetIdempotencyKey } from "../../src/app/task-ports.js";
+import { parseReport } from "../../src/app/task-steps.js";
+import type { InventoryRack } from "../../src/domain/model.js";
+import { freezeComponents } from "../../src/domain/planner.js";
+import { runWithTargets } from "../support/dynamodb-fixtures.js";
+import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
+
+const P = "ca000000";
+const racks: InventoryRack[] = [1, 2, 3, 4].map((n) => rack(P, n, [{ type: "COMPUTE", count: 2 }]));
+
+let h: Harness;
+beforeAll(async () => {
+  // Slow flashes (8 s, well inside a 30 s timeout): every task is mid-update when it is stopped.
+  h = await startHarness({
+    label: "ctc",
+    racks,
+    fleet: { defaults: { outcome: "succeed", updateMs: 8000 }, racks: {}, components: {} },
+    settings: { updateTimeoutSeconds: 30 },
+  });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const updating = (t: { report: string }) =>
+  parseReport(t.report).components.some((c) => c.status === "UPDATING");
+
+describe("child task: cancel", () => {
+  it("CancelTask stops the running execution: TERMINATED, components in flight TERMINATED, lock released, no more commands", async () => {
+    const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, 1, 0)]));
+    const taskId = taskIds[0]!;
+    await waitForTask(h, taskId, updating);
+    const cancelled = await h.child.tasksApi.cancelTask(taskId.toUpperCase());
+    expect(cancelled).toMatchObject({ id: taskId, status: "TERMINATED", message: "task cancelled" });
+    expect(cancelled.finishedAt).toBeGreaterThan(0);
+    expect(parseReport(cancelled.report).components.map((c) => c.status)).toEqual([
+      "TERMINATED",
+      "TERMINATED",
+    ]);
+    expect(await h.stores.locks.get(id(P, 1, 0))).toBeUndefined();
+    const commands = h.fleet.stats().commands;
+    await new Promise((r) => setTimeout(r, 300));
+    expect(h.fleet.stats().commands).toBe(commands);
+    expect((await h.child.tasksApi.getTasks([taskId]))[0]?.status).toBe("TERMINATED");
+    // Cancelling again returns the task unchanged.
+    expect(await h.child.tasksApi.cancelTask(taskId)).toEqual((await h.child.tasksApi.getTasks([taskId]))[0]);
+  });
+
+  it("an unknown task is NotFound", async () => {
+    await expect(h.child.tasksApi.cancelTask("ca000000-0000-4000-8000-999999999999")).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      message: "task not found: ca000000-0000-4000-8000-999999999999",
+    });
+  });
+
+  it("the submitter's cancel (a cancelled run) ends the child TERMINATED with the reason and records its target once", async () => {
+    const runId = "ca100000-0000-4000-8000-000000000001";
+    const { run, targets } = runWithTargets(runId, { phaseSizes: [1], status: "RUNNING" });
+    const target = targets[0]!;
+    target.rackId = id(P, 2, 0);
+    target.componentsByType = freezeComponents(racks[1]!.components);
+    await h.stores.runs.createRun(run, targets);
+    expect(await h.stores.runs.claimTarget(target, 30_000, Date.now())).toBe("claimed");
+    const submitted = await h.child.submitter.submit(
+      {
+        idempotencyKey: targetIdempotencyKey(target.id),
+        runId,
+        targetId: target.id,
+        rackId: target.rackId,
+        componentsByType: target.componentsByType,
+        template: run.config.operation.firmware,
+      },
+      Date.now(),
+    );
+    if (submitted.kind !== "submitted") throw new Error(JSON.stringify(submitted));
+    expect(await h.stores.runs.recordSubmitted(runId, target.id, submitted.taskId, Date.now())).toBe(
+      "recorded",
+    );
+    await waitForTask(h, submitted.taskId, updating);
+    await h.child.submitter.cancel(submitted.taskId, "operation run cancelled: maintenance");
+    const task = await waitForTask(h, submitted.taskId);
+    expect(task).toMatchObject({ status: "TERMINATED", message: "operation run cancelled: maintenance" });
+    expect(await h.stores.runs.getTarget(runId, target.id)).toMatchObject({
+      status: "TERMINATED",
+      message: "operation run cancelled: maintenance",
+    });
+    const after = await h.stores.runs.getRun(runId);
+    expect(after?.counters[0]).toEqual({ completed: 0, failed: 0, terminated: 1, skipped: 0 });
+    expect(after?.inFlight).toBe(0);
+    expect(await h.stores.locks.get(id(P, 2, 0))).toBeUndefined();
+  });
+
+  it("an execution stopped underneath the task (StopExecution) ends it TERMINATED through the abort path", async () => {
+    const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, 3, 0)]));
+    const running = await waitForTask(h, taskIds[0]!, updating);
+    await h.child.executor.stop(running.executionId, "stopped from the console");
+    const task = await waitForTask(h, taskIds[0]!);
+    expect(task).toMatchObject({
+      status: "TERMINATED",
+      message: "task execution stopped: stopped from the console",
+    });
+    expect(await h.stores.locks.get(id(P, 3, 0))).toBeUndefined();
+  });
+});

@@ -1,0 +1,210 @@
+/**
+ * No double flash: with StartExecution retried, a submission retried after a crash, concurrent
+ * duplicate submissions, a step retried after it published, and duplicate and late BMC reports,
+ * every component receives each update command exactly once per task (counted by the simulator).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  bmcEvtTopic,
+  decodeBmcEvent,
+  encodeBmcMessage,
+  parseBmcTopic,
+  updateRequestId,
+} from "../../src/adapters/iot/bmc-protocol.js";
+import { DynamoTaskSecretStore } from "../../src/adapters/stepfunctions/dynamo-task-records.js";
+import type { TaskExecutor } from "../../src/app/task-ports.js";
+import { targetIdempotencyKey } from "../../src/app/task-ports.js";
+import { parseReport, type StepEvent } from "../../src/app/task-steps.js";
+import { createTaskService, taskIdForKey } from "../../src/app/tasks.js";
+import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/model.js";
+import { freezeComponents } from "../../src/domain/planner.js";
+import { runWithTargets } from "../support/dynamodb-fixtures.js";
+import { FAST_SETTINGS, type Harness, id, rack, startHarness, waitForTask } from "./child-task-harness.js";
+
+const P = "e1000000";
+const SHAPE = [
+  { type: "COMPUTE" as const, count: 3 },
+  { type: "NVSWITCH" as const, count: 1 },
+  { type: "POWERSHELF" as const, count: 1 },
+];
+const racks: InventoryRack[] = [1, 2, 3].map((n) => rack(P, n, SHAPE));
+const woken: string[] = [];
+
+let h: Harness;
+let lateReports = 0;
+beforeAll(async () => {
+  h = await startHarness({
+    label: "cte",
+    racks,
+    fleet: { defaults: { outcome: "succeed", updateMs: 40 }, racks: {}, components: {} },
+    waker: { wake: (runId) => woken.push(runId) },
+  });
+  // Every first result a BMC publishes is followed by a duplicate and by a LATE contradicting
+  // result for the same request (as if a confused BMC or a redelivery raced it).
+  const seen = new Set<string>();
+  await h.broker.subscribe("flow/bmc/+/evt", async (topic, payload) => {
+    const decoded = decodeBmcEvent(payload);
+    const where = parseBmcTopic(topic);
+    if (!decoded.ok || decoded.value.type !== "result" || where === undefined) return;
+    if (seen.has(decoded.value.requestId)) return;
+    seen.add(decoded.value.requestId);
+    await h.broker.publish(topic, payload);
+    await new Promise((r) => setTimeout(r, 30));
+    lateReports += 1;
+    await h.broker.publish(
+      bmcEvtTopic(where.componentId),
+      encodeBmcMessage({
+        v: 1,
+        type: "result",
+        requestId: decoded.value.requestId,
+        ok: false,
+        version: "0.0.1",
+        error: { code: "LATE", message: "a late contradicting report" },
+      }),
+    );
+  });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+function byType(r: InventoryRack): ComponentsForType[] {
+  return freezeComponents(r.components);
+}
+
+async function runAndTargets() {
+  const runId = "e2000000-0000-4000-8000-000000000001";
+  const { run, targets } = runWithTargets(runId, { phaseSizes: [3], status: "RUNNING", maxConcurrent: 3 });
+  targets.forEach((t, i) => {
+    t.rackId = racks[i]!.id;
+    t.componentsByType = byType(racks[i]!);
+  });
+  await h.stores.runs.createRun(run, targets);
+  const now = Date.now();
+  for (const t of targets) expect(await h.stores.runs.claimTarget(t, 30_000, now)).toBe("claimed");
+  return { run, targets };
+}
+
+/** An executor whose first start() "crashes" (throws before Step Functions was reached). */
+function crashingOnce(inner: TaskExecutor): TaskExecutor & { crashes: number } {
+  const wrapper = {
+    crashes: 0,
+    async start(task: Task) {
+      if (wrapper.crashes === 0) {
+        wrapper.crashes += 1;
+        throw new Error("dispatcher crashed before StartExecution returned");
+      }
+      return inner.start(task);
+    },
+    stop: (executionId: string, cause: string) => inner.stop(executionId, cause),
+    executionIdFor: (taskId: string) => h.child.executor.executionIdFor(taskId),
+  };
+  return wrapper;
+}
+
+describe("child task: exactly one update command per component per task", () => {
+  it("retried submissions, a retried StartExecution, a re-run step and duplicate/late reports flash each component once", async () => {
+    const { run, targets } = await runAndTargets();
+    const [t1, t2, t3] = targets as [(typeof targets)[0], (typeof targets)[0], (typeof targets)[0]];
+    const template = run.config.operation.firmware;
+    const request = (t: typeof t1) => ({
+      idempotencyKey: targetIdempotencyKey(t.id),
+      runId: run.id,
+      targetId: t.id,
+      rackId: t.rackId,
+      componentsByType: t.componentsByType,
+      template,
+    });
+    const startsBefore = h.child.executor.stats().started;
+
+    // t1: the first submission crashes after taking the lock and creating the task, before its
+    // execution started; the retry (a later dispatcher pass) must find the same task and start it.
+    const crashing = crashingOnce(h.child.executor);
+    const service = createTaskService({
+      tasks: h.stores.tasks,
+      runs: h.stores.runs,
+      locks: h.stores.locks,
+      inventory: h.stores.inventory,
+      secrets: new DynamoTaskSecretStore(h.stores.doc, h.names.tasks, h.cipher),
+      executor: crashing,
+      clock: Date.now,
+      newId: () => {
+        throw new Error("run children never use a random id");
+      },
+    });
+    await expect(service.submitter.submit(request(t1), Date.now())).rejects.toThrow("dispatcher crashed");
+    expect(await h.stores.locks.get(t1.rackId)).toMatchObject({
+      owner: taskIdForKey(targetIdempotencyKey(t1.id)),
+    });
+    const retried = await service.submitter.submit(request(t1), Date.now());
+    expect(retried).toEqual({ kind: "submitted", taskId: taskIdForKey(targetIdempotencyKey(t1.id)) });
+
+    // t2: two dispatchers submit the same target at once.
+    const [a, b] = await Promise.all([
+      h.child.submitter.submit(request(t2), Date.now()),
+      h.child.submitter.submit(request(t2), Date.now()),
+    ]);
+    expect(a).toEqual(b);
+
+    // t3: submitted once, then StartExecution is retried directly while it runs.
+    const s3 = await h.child.submitter.submit(request(t3), Date.now());
+    if (s3.kind !== "submitted") throw new Error(JSON.stringify(s3));
+    const [task3] = await h.stores.tasks.getTasks([s3.taskId]);
+    const first = await h.child.executor.start(task3!);
+    const again = await h.child.executor.start(task3!);
+    expect(again).toEqual(first);
+
+    const taskIds = [retried, a, s3].map((s) => (s as { taskId: string }).taskId);
+    const done = await Promise.all(taskIds.map((tid) => waitForTask(h, tid)));
+    expect(done.map((t) => t.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+    await h.child.idle();
+    expect(h.child.executor.stats().started - startsBefore).toBe(3);
+
+    // A finished task's submission is answered from the idempotency key: nothing restarts.
+    expect(await h.child.submitter.submit(request(t1), Date.now())).toEqual(retried);
+
+    // A step retried after it had published (a Lambda re-invoked after a lost response) sends nothing.
+    const c = racks[0]!.components[0]!;
+    const rerun: StepEvent = {
+      step: "sendUpdate",
+      taskId: taskIds[0]!,
+      settings: { ...(FAST_SETTINGS as Required<typeof FAST_SETTINGS>) },
+      runId: run.id,
+      targetVersion: "2.0.0",
+      componentId: c.id,
+      componentType: c.type,
+    };
+    await h.child.steps.handle(rerun);
+    await new Promise((r) => setTimeout(r, 200));
+
+    const stats = h.fleet.stats();
+    for (const [i, r] of racks.entries()) {
+      for (const component of r.components) {
+        expect(stats.updatesByComponent[component.id], `component ${component.id}`).toBe(1);
+        expect(stats.updatesByRequest[updateRequestId(taskIds[i]!, component.id)]).toBe(1);
+      }
+      expect(stats.flashesByTask[taskIds[i]!]).toBe(r.components.length);
+    }
+    // The duplicate and late reports arrived and changed nothing.
+    expect(lateReports).toBe(15);
+    expect(h.child.reportStats().ignored).toBeGreaterThanOrEqual(30);
+    for (const t of done) {
+      expect(
+        parseReport(t.report).components.every((x) => x.status === "COMPLETED" && x.versionAfter === "2.0.0"),
+      ).toBe(true);
+    }
+
+    // Each target recorded exactly once; the run's counters moved by three; slots freed.
+    const after = await h.stores.runs.getRun(run.id);
+    expect(after?.counters[0]).toEqual({ completed: 3, failed: 0, terminated: 0, skipped: 0 });
+    expect(after?.inFlight).toBe(0);
+    for (const t of targets) {
+      expect(await h.stores.runs.getTarget(run.id, t.id)).toMatchObject({
+        status: "COMPLETED",
+        message: "upgraded 5 components to 2.0.0",
+      });
+      expect(await h.stores.locks.get(t.rackId)).toBeUndefined();
+    }
+    expect(woken.filter((w) => w === run.id)).toHaveLength(3);
+  });
+});
