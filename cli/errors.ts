@@ -57,6 +57,8 @@ export function statusName(code: GrpcStatus): string {
 
 export interface ErrorContext {
   endpoint: string;
+  /** Whether flowctl connected with TLS, to tell a TLS mismatch apart from a stopped service. */
+  tls?: boolean;
   /** The RPC that failed, for messages such as UNIMPLEMENTED. */
   method?: string;
 }
@@ -67,7 +69,11 @@ export interface ErrorContext {
  */
 export function describeServiceError(err: ServiceError, ctx: ErrorContext): string[] {
   const name = statusName(err.code);
-  const details = err.details || err.message;
+  // grpc-js details can span lines and end in an empty "Resolution note": one tidy line instead.
+  const details = (err.details || err.message)
+    .replace(/\.?\s*Resolution note:\s*$/, "")
+    .replace(/\s+/g, " ")
+    .trim();
   switch (err.code) {
     case GrpcStatus.INVALID_ARGUMENT: {
       const problems = details.split("; ").filter((p) => p.trim() !== "");
@@ -84,6 +90,14 @@ export function describeServiceError(err: ServiceError, ctx: ErrorContext): stri
         "  the current state does not allow this; `flowctl run get ID` shows the state and its message",
       ];
     case GrpcStatus.UNAVAILABLE:
+      if (/SSL|TLS|certificate/i.test(details)) {
+        return [
+          `error: TLS with ${ctx.endpoint} failed (${name}: ${details})`,
+          ctx.tls === true
+            ? "  does the service speak TLS? Drop --tls/--ca/--cert/--key for a plaintext service (the local stack is plaintext); check --ca for a private CA"
+            : "  the service may require TLS: add --tls (and --ca FILE for a private CA)",
+        ];
+      }
       return [
         `error: cannot reach the Flow service at ${ctx.endpoint} (${name}: ${details})`,
         "  is it running? Start the local stack with `npm start` (it listens on 127.0.0.1:50051),",

@@ -4,6 +4,9 @@
  */
 import { runCli } from "./program.js";
 
+// grpc-js warns (DEP0123) when TLS meets an IP address endpoint; operators cannot act on it.
+process.noDeprecation = true;
+
 let onInterrupt: () => void = () => {};
 const interrupted = new Promise<void>((resolve) => {
   onInterrupt = resolve;

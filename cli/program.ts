@@ -5,6 +5,7 @@
  * `runCli(argv, io)` parses, runs and returns the exit code (see errors.ts for the table); it never
  * calls process.exit, so it can be driven from tests and from the bin shim alike.
  */
+import { status as GrpcStatus } from "@grpc/grpc-js";
 import { Command, CommanderError, Option } from "commander";
 import { type Connection, connect, type TlsOptions } from "./client.js";
 import { registerInventoryCommands, registerRunCommands, registerTaskCommands } from "./commands.js";
@@ -54,6 +55,7 @@ export type Action<A extends unknown[]> = (ctx: Context, ...args: A) => Promise<
 
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   let endpoint = io.env.FLOW_ENDPOINT || DEFAULT_ENDPOINT;
+  let usesTls = false;
   let connection: Connection | undefined;
   let exitCode: number = EXIT.OK;
 
@@ -105,6 +107,7 @@ Docs: docs/cli.md`,
         g.tls === true || g.ca !== undefined || g.cert !== undefined || g.key !== undefined
           ? { ca: g.ca, cert: g.cert, key: g.key }
           : undefined;
+      usesTls = tls !== undefined;
       const format = g.output as OutputFormat;
       const ctx: Context = {
         conn() {
@@ -146,13 +149,13 @@ Docs: docs/cli.md`,
     await program.parseAsync([...argv], { from: "user" });
     return exitCode;
   } catch (err) {
-    return report(err, io, endpoint);
+    return report(err, io, endpoint, usesTls);
   } finally {
     connection?.close();
   }
 }
 
-function report(err: unknown, io: Io, endpoint: string): number {
+function report(err: unknown, io: Io, endpoint: string, tls: boolean): number {
   if (err instanceof CommanderError) {
     // Commander has printed the message (or the help) already.
     return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
@@ -168,7 +171,10 @@ function report(err: unknown, io: Io, endpoint: string): number {
   }
   if (isServiceError(err)) {
     const method = (err as { rpc?: string }).rpc;
-    io.stderr.write(`${describeServiceError(err, { endpoint, method }).join("\n")}\n`);
+    const lines = describeServiceError(err, { endpoint, method, tls });
+    const hint = (err as { hint?: string }).hint;
+    if (hint !== undefined && err.code !== GrpcStatus.UNAVAILABLE) lines.push(`  ${hint}`);
+    io.stderr.write(`${lines.join("\n")}\n`);
     return exitCodeForStatus(err.code);
   }
   io.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
