@@ -19,7 +19,7 @@ import { createTaskService, taskIdForKey } from "../../src/app/tasks.js";
 import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
-import { FAST_SETTINGS, type Harness, id, rack, startHarness, waitForTask } from "./child-task-harness.js";
+import { FAST_SETTINGS, type Harness, rack, startHarness, waitForTask } from "./child-task-harness.js";
 
 const P = "e1000000";
 const SHAPE = [
