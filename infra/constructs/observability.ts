@@ -1,6 +1,8 @@
 /**
  * One dashboard per deployment and the alarms an operator must see, from
- * - the product's EMF metrics: namespace `Flow`, no dimensions (see FLOW_METRICS and docs/deploy.md),
+ * - the product's EMF metrics: namespace `Flow`, one dimension `Service` (the emitting component,
+ *   see FLOW_METRIC_SERVICES and docs/deploy.md); the graphs and alarms sum over the services, e.g.
+ *   GateTrips = FILL(dispatcher, 0) + FILL(stream-evaluator, 0) + … per minute,
  * - the services' own metrics: Lambda errors/duration/iterator age, SQS depth, Step Functions.
  *
  * Alarms notify an SNS topic when one is configured (context alarmEmail or alarmTopicArn).
@@ -29,6 +31,18 @@ export const FLOW_METRICS = {
   tickOverrunMs: "TickOverrunMs",
 } as const;
 
+/**
+ * The `Service` dimension values the runtime emits with (src/app/dispatcher.ts `emfMetrics`): the
+ * Lambda entry names, and `grpc` for the front. A metric emitted under any other value is not shown.
+ */
+export const FLOW_METRIC_SERVICES = [
+  "dispatcher",
+  "stream-evaluator",
+  "task-steps",
+  "bmc-result",
+  "grpc",
+] as const;
+
 export interface ObservabilityProps {
   readonly dashboardName: string;
   readonly dispatcher: lambda.IFunction;
@@ -43,14 +57,47 @@ export interface ObservabilityProps {
   readonly tickIntervalSeconds: number;
 }
 
-const flowMetric = (metricName: string, statistic: string, label?: string): cloudwatch.Metric =>
+const serviceMetric = (
+  metricName: string,
+  statistic: string,
+  service: string,
+  label?: string,
+): cloudwatch.Metric =>
   new cloudwatch.Metric({
     namespace: FLOW_METRIC_NAMESPACE,
     metricName,
     statistic,
+    dimensionsMap: { Service: service },
     period: Duration.minutes(1),
     label,
   });
+
+/**
+ * One figure across every emitting service: the sum of their Sums, or the max of their Maximums.
+ * Missing services count as 0 (FILL), so the expression has a value whenever any service has one.
+ */
+const flowMetric = (
+  metricName: string,
+  statistic: "Sum" | "Maximum",
+  label?: string,
+): cloudwatch.MathExpression => {
+  const usingMetrics: Record<string, cloudwatch.IMetric> = {};
+  FLOW_METRIC_SERVICES.forEach((service, i) => {
+    // Ids unique per metric: a graph may hold several of these expressions.
+    usingMetrics[`${metricName.charAt(0).toLowerCase()}${metricName.slice(1)}_${i}`] = serviceMetric(
+      metricName,
+      statistic,
+      service,
+    );
+  });
+  const filled = Object.keys(usingMetrics).map((id) => `FILL(${id}, 0)`);
+  return new cloudwatch.MathExpression({
+    expression: statistic === "Sum" ? filled.join(" + ") : `MAX([${filled.join(", ")}])`,
+    usingMetrics,
+    label: label ?? metricName,
+    period: Duration.minutes(1),
+  });
+};
 
 export class Observability extends Construct {
   readonly dashboard: cloudwatch.Dashboard;
@@ -61,14 +108,13 @@ export class Observability extends Construct {
     const m = FLOW_METRICS;
     const oneMinute = { period: Duration.minutes(1) };
 
-    // Alarm metrics carry no label: a labelled metric would become a metric-math alarm.
-    const gateTrips = flowMetric(m.gateTrips, "Sum");
+    const gateTrips = flowMetric(m.gateTrips, "Sum", "gate trips");
     const dlqDepth = props.streamDlq.metricApproximateNumberOfMessagesVisible({
       ...oneMinute,
       statistic: "Maximum",
     });
     const dispatcherErrors = props.dispatcher.metricErrors({ ...oneMinute, statistic: "Sum" });
-    const tickOverrun = flowMetric(m.tickOverrunMs, "Maximum");
+    const tickOverrun = flowMetric(m.tickOverrunMs, "Maximum", "tick overrun (ms)");
     const iteratorAge = props.streamEvaluator.metric("IteratorAge", { ...oneMinute, statistic: "Maximum" });
 
     this.dashboard = new cloudwatch.Dashboard(this, "Dashboard", {
@@ -89,11 +135,12 @@ export class Observability extends Construct {
       }),
       new cloudwatch.GraphWidget({
         title: "Dispatch latency (ms): ready → child task started",
-        left: [
-          flowMetric(m.dispatchLatencyMs, "p50", "p50"),
-          flowMetric(m.dispatchLatencyMs, "p90", "p90"),
-          flowMetric(m.dispatchLatencyMs, "p99", "p99"),
-        ],
+        // Percentiles do not add up across services, so one line per emitter and percentile.
+        left: (["dispatcher", "stream-evaluator"] as const).flatMap((service) =>
+          (["p50", "p99"] as const).map((p) =>
+            serviceMetric(m.dispatchLatencyMs, p, service, `${service} ${p}`),
+          ),
+        ),
         width: 12,
       }),
     );

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { Match, type Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import { CHILD_TASK_ASL_PATH } from "../../infra/constructs/child-task.js";
-import { FLOW_METRICS } from "../../infra/constructs/observability.js";
+import { FLOW_METRIC_SERVICES, FLOW_METRICS } from "../../infra/constructs/observability.js";
 import { TABLES } from "../../src/adapters/dynamodb/schema.js";
 import { ENV } from "../../src/config.js";
 import { type BuiltStack, buildStack, FIXTURES } from "../fixtures/infra-stack.js";
@@ -390,17 +390,47 @@ describe("infra observability: dashboard and alarms", () => {
     }
   });
 
+  /** The metric an alarm watches: its MetricName, or the names its metric-math expression sums. */
+  const watched = (alarm: Record<string, unknown>): string => {
+    if (alarm.MetricName) return alarm.MetricName as string;
+    const names = (alarm.Metrics as { MetricStat?: { Metric: { MetricName: string } } }[])
+      .filter((q) => q.MetricStat)
+      .map((q) => q.MetricStat!.Metric.MetricName);
+    return [...new Set(names)].join(",");
+  };
+
   it("five alarms: gate tripped, DLQ not empty, dispatcher errors, tick overrun, iterator age", () => {
     const alarms = resources(dev.template, "AWS::CloudWatch::Alarm").map(([, a]) => a.Properties);
-    expect(alarms.map((a) => a.MetricName).sort()).toEqual(
+    expect(alarms.map(watched).sort()).toEqual(
       ["ApproximateNumberOfMessagesVisible", "Errors", "GateTrips", "IteratorAge", "TickOverrunMs"].sort(),
     );
-    expect(alarms.find((a) => a.MetricName === "GateTrips")).toMatchObject({
-      Namespace: "Flow",
-      Threshold: 1,
-      TreatMissingData: "notBreaching",
-    });
+    expect(alarms.every((a) => a.TreatMissingData === "notBreaching")).toBe(true);
     expect(alarms.every((a) => a.AlarmActions === undefined)).toBe(true);
+  });
+
+  it("Flow metrics are summed over every emitting Service (FILL to 0), e.g. the gate-trip alarm", () => {
+    const gate = resources(dev.template, "AWS::CloudWatch::Alarm")
+      .map(([, a]) => a.Properties)
+      .find((a) => watched(a) === "GateTrips")!;
+    const queries = gate.Metrics as {
+      Id: string;
+      Expression?: string;
+      MetricStat?: {
+        Metric: { Namespace: string; Dimensions: { Name: string; Value: string }[] };
+        Stat: string;
+      };
+    }[];
+    const stats = queries.filter((q) => q.MetricStat);
+    expect(stats.map((q) => q.MetricStat!.Metric.Dimensions)).toEqual(
+      FLOW_METRIC_SERVICES.map((service) => [{ Name: "Service", Value: service }]),
+    );
+    expect(
+      stats.every((q) => q.MetricStat!.Metric.Namespace === "Flow" && q.MetricStat!.Stat === "Sum"),
+    ).toBe(true);
+    expect(queries.find((q) => q.Expression)!.Expression).toBe(
+      stats.map((q) => `FILL(${q.Id}, 0)`).join(" + "),
+    );
+    expect(gate.Threshold).toBe(1);
   });
 
   it("with alarmEmail: an encrypted SNS topic, subscribed, on every alarm", () => {
