@@ -1,0 +1,148 @@
+/**
+ * The ONE child-task definition: valid ASL (asl-validator, the validator aws-local-stepfunctions
+ * itself uses), JSONPath only and free of what the local runner lacks, every Task state on the
+ * task-steps placeholder with a `step` the handler knows, and every failure path leading to a state
+ * that records the outcome (and so releases the rack lock).
+ */
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { describe, expect, it } from "vitest";
+import {
+  type AslMachine,
+  type AslState,
+  allStates,
+  CHILD_TASK_ASL_PATH,
+  loadChildTaskDefinition,
+  TASK_STEPS_PLACEHOLDER,
+  taskStateNames,
+} from "../../src/adapters/stepfunctions/asl.js";
+import type { StepName } from "../../src/app/task-steps.js";
+
+const require = createRequire(import.meta.url);
+const validate = require("asl-validator") as (
+  definition: unknown,
+  options?: { checkPaths?: boolean; checkArn?: boolean },
+) => { isValid: boolean; errorsText: (separator?: string) => string };
+
+const text = readFileSync(CHILD_TASK_ASL_PATH, "utf8");
+const raw = JSON.parse(text) as AslMachine;
+const ARN = "arn:aws:lambda:eu-west-1:123456789012:function:flow-task-steps";
+const machine = loadChildTaskDefinition(ARN);
+const states = allStates(raw);
+const tasks = states.filter(([, s]) => s.Type === "Task");
+const STEPS: StepName[] = [
+  "acquireLock",
+  "sendQueries",
+  "checkQueries",
+  "startGroup",
+  "sendUpdate",
+  "checkUpdate",
+  "finishGroup",
+  "recordOutcome",
+];
+
+describe("child-task ASL", () => {
+  it("is valid ASL once the placeholder is substituted, ARNs and paths checked", () => {
+    const result = validate(structuredClone(machine), { checkArn: true, checkPaths: true });
+    expect(result.errorsText("\n")).toBe("");
+    expect(result.isValid).toBe(true);
+  });
+
+  it("every Task state calls the task-steps placeholder, with a `step` the handler knows", () => {
+    expect(tasks.length).toBe(9);
+    for (const [name, state] of tasks) {
+      expect(state.Resource, name).toBe(TASK_STEPS_PLACEHOLDER);
+      expect(STEPS, name).toContain(state.Parameters?.step);
+    }
+    // …and each step is used by at least one state.
+    expect(new Set(tasks.map(([, s]) => s.Parameters?.step))).toEqual(new Set(STEPS));
+    expect(taskStateNames(machine).sort()).toEqual(tasks.map(([n]) => n).sort());
+    expect(JSON.stringify(machine)).not.toContain(TASK_STEPS_PLACEHOLDER);
+    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(9);
+  });
+
+  it("uses only what both Step Functions and aws-local-stepfunctions run: JSONPath, no task tokens, heartbeats, variables or distributed maps", () => {
+    for (const forbidden of [
+      "QueryLanguage",
+      "JSONata",
+      '"Assign"',
+      '"Arguments"',
+      '"Output"',
+      "HeartbeatSeconds",
+      "waitForTaskToken",
+      "$$.Task.Token",
+      "DISTRIBUTED",
+      "ItemReader",
+      "ItemBatcher",
+      "ResultWriter",
+    ]) {
+      expect(text, forbidden).not.toContain(forbidden);
+    }
+    const maps = states.filter(([, s]) => s.Type === "Map");
+    expect(
+      maps.map(([n, s]) => [n, (s.ItemProcessor as { ProcessorConfig?: unknown }).ProcessorConfig]),
+    ).toEqual([["UpdateComponents", { Mode: "INLINE" }]]);
+    expect(maps[0]?.[1].MaxConcurrencyPath).toBe("$.settings.maxParallel");
+  });
+
+  it("every Task state that can fail is caught: the main flow into RecordFailure, a component into ComponentFailed", () => {
+    const record = new Set(["RecordSuccess", "RecordFailure"]);
+    const component = new Set(["SendUpdate", "CheckUpdate"]);
+    for (const [name, state] of tasks) {
+      if (record.has(name)) continue;
+      const catchers = state.Catch as { ErrorEquals: string[]; Next: string; ResultPath: string }[];
+      expect(catchers, name).toEqual([
+        {
+          ErrorEquals: ["States.ALL"],
+          ResultPath: "$.error",
+          Next: component.has(name) ? "ComponentFailed" : "RecordFailure",
+        },
+      ]);
+    }
+    const map = raw.States.UpdateComponents as AslState;
+    expect(map.Catch).toEqual([
+      { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: "RecordFailure" },
+    ]);
+    // The recorders retry anything; if they still fail, the execution fails and the status rule records it.
+    for (const name of record) {
+      expect((raw.States[name]?.Retry as { ErrorEquals: string[] }[])[0]?.ErrorEquals).toEqual([
+        "States.ALL",
+      ]);
+    }
+    expect(raw.States.RecordFailure?.Next).toBe("TaskFailed");
+  });
+
+  it("every path to an end passes a recorder, except the no-op for a task that was already finished", () => {
+    // Walk the top-level graph: from StartAt, every terminal state is reached only via RecordSuccess/RecordFailure.
+    const next = (s: AslState): string[] => {
+      const out: string[] = [];
+      if (typeof s.Next === "string") out.push(s.Next);
+      for (const c of (s.Choices as { Next: string }[] | undefined) ?? []) out.push(c.Next);
+      if (typeof s.Default === "string") out.push(s.Default);
+      for (const c of (s.Catch as { Next: string }[] | undefined) ?? []) out.push(c.Next);
+      return out;
+    };
+    const ends: string[][] = [];
+    const walk = (name: string, path: string[]) => {
+      if (path.includes(name)) return; // loops (waits) end nowhere new
+      const state = raw.States[name]!;
+      const here = [...path, name];
+      const targets = next(state);
+      if (state.End === true || state.Type === "Succeed" || state.Type === "Fail") ends.push(here);
+      for (const t of targets) walk(t, here);
+    };
+    walk(raw.StartAt, []);
+    for (const path of ends) {
+      const last = path[path.length - 1];
+      if (last === "AlreadyFinished") {
+        expect(path).toEqual(["AcquireLock", "LockAcquired?", "AlreadyFinished"]);
+        continue;
+      }
+      expect(
+        path.some((n) => n === "RecordSuccess" || n === "RecordFailure"),
+        path.join(" → "),
+      ).toBe(true);
+    }
+    expect(ends.length).toBeGreaterThan(3);
+  });
+});
