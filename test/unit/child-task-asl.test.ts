@@ -105,9 +105,8 @@ describe("child-task ASL", () => {
     ]);
     // The recorders retry anything; if they still fail, the execution fails and the status rule records it.
     for (const name of record) {
-      expect((raw.States[name]?.Retry as { ErrorEquals: string[] }[])[0]?.ErrorEquals).toEqual([
-        "States.ALL",
-      ]);
+      const retry = raw.States[name]!.Retry as { ErrorEquals: string[] }[];
+      expect(retry[0]?.ErrorEquals).toEqual(["States.ALL"]);
     }
     expect(raw.States.RecordFailure?.Next).toBe("TaskFailed");
   });
