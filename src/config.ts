@@ -20,6 +20,15 @@ export const ENV = {
   localSecretsKeyHex: "FLOW_LOCAL_SECRETS_KEY",
   /** gRPC listen port (the local stack also takes --port). */
   port: "FLOW_PORT",
+  /** gRPC listen address; the container listens on 0.0.0.0 (default 127.0.0.1). */
+  host: "FLOW_HOST",
+  /**
+   * `true` lets the server speak plaintext on a non-loopback address: only behind a load balancer
+   * that terminates TLS and reaches the task inside the VPC (the Fargate front).
+   */
+  plaintextBehindLoadBalancer: "FLOW_PLAINTEXT_BEHIND_LB",
+  /** Where the .proto files live, for server reflection (the container ships them in /app/proto). */
+  protoDir: "FLOW_PROTO_DIR",
   /** Dispatcher tick, e.g. `10s`. */
   tick: "FLOW_TICK",
   /** Any AWS-compatible endpoint (moto, LocalStack); unset in AWS. */

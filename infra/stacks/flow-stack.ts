@@ -246,6 +246,11 @@ export class FlowStack extends Stack {
         [ENV.dispatcherFunctionName]: this.dispatcher.fn.functionName,
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
         [ENV.port]: String(GRPC_PORT),
+        [ENV.host]: "0.0.0.0",
+        // The internal ALB terminates TLS with the deployment's certificate and reaches the task
+        // over the VPC; the task's security group admits only the load balancer.
+        [ENV.plaintextBehindLoadBalancer]: "true",
+        [ENV.protoDir]: "/app/proto",
         [ENV.tick]: `${config.tickIntervalSeconds}s`,
       },
       minTasks: config.serviceMinTasks,
