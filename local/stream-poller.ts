@@ -14,6 +14,13 @@
  * Local only: the DynamoDB Streams API is called as plain JSON over HTTP (X-Amz-Target
  * DynamoDBStreams_20120810.*) because the project does not depend on
  * @aws-sdk/client-dynamodb-streams; moto does not check request signatures.
+ *
+ * moto quirk this works around: a TransactWriteItems that is cancelled (any failed condition, e.g.
+ * a claim that lost a race) restores the whole table from a deep copy, stream shard included, so
+ * every shard iterator issued before then reads a dead copy and returns no records, ever. So the
+ * poller always knows the last sequence number it read (at start with LATEST it fast-forwards
+ * through the shard to learn it) and, after every empty GetRecords, takes a fresh
+ * AFTER_SEQUENCE_NUMBER iterator. Nothing is skipped or delivered twice by that.
  */
 import { DescribeTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
@@ -112,21 +119,36 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
         );
         for (const shard of out.StreamDescription.Shards ?? []) {
           if (shards.has(shard.ShardId)) continue;
-          const type = initial ? (options.startingPosition ?? "LATEST") : "TRIM_HORIZON";
-          const it = await call<{ ShardIterator?: string }>("GetShardIterator", {
-            StreamArn: streamArn,
-            ShardId: shard.ShardId,
-            ShardIteratorType: type,
-          });
-          shards.set(shard.ShardId, {
+          const state: ShardState = {
             shardId: shard.ShardId,
-            iterator: it.ShardIterator,
+            iterator: undefined,
             lastSequence: undefined,
             finished: false,
-          });
+          };
+          state.iterator = await reacquire(streamArn, state);
+          if (initial && (options.startingPosition ?? "LATEST") === "LATEST") await fastForward(state);
+          shards.set(shard.ShardId, state);
         }
         start = out.StreamDescription.LastEvaluatedShardId;
       } while (start !== undefined);
+    };
+    /** LATEST, but knowing the last sequence number: read to the end without delivering. */
+    const fastForward = async (state: ShardState) => {
+      for (;;) {
+        if (state.iterator === undefined) return;
+        const out = await call<{ Records?: RawRecord[]; NextShardIterator?: string | null }>("GetRecords", {
+          ShardIterator: state.iterator,
+          Limit: 1000,
+        });
+        const records = out.Records ?? [];
+        if (records.length > 0) state.lastSequence = records[records.length - 1]?.dynamodb?.SequenceNumber;
+        if (out.NextShardIterator === null || out.NextShardIterator === undefined) {
+          state.finished = true;
+          return;
+        }
+        state.iterator = out.NextShardIterator;
+        if (records.length === 0) return;
+      }
     };
     await discover(true);
 
@@ -184,6 +206,9 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
             if (out.NextShardIterator === null || out.NextShardIterator === undefined) {
               shard.finished = true;
               sinceDescribe = Number.POSITIVE_INFINITY;
+            } else if (records.length === 0) {
+              // See the module comment: the iterator may point at a table copy moto discarded.
+              shard.iterator = await reacquire(streamArn, shard);
             } else shard.iterator = out.NextShardIterator;
           } catch (error) {
             log(

@@ -272,7 +272,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
    * Claims ready targets of the phase in phase-then-sequence order and submits each. Targets that
    * need a new slot are claimed until the run says 'slots-full'; expired CLAIMED targets already
    * hold theirs and are re-claimed whatever the count. Claims are sequential (they race other
-   * passes for the same slots and order matters); submissions then run in parallel.
+   * passes for the same slots and order matters); each submission starts as soon as its claim commits.
    */
   async function claimAndSubmit(
     run: Run,
@@ -285,38 +285,55 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const ready =
       readAlready?.targets ??
       (await runs.listReadyTargets(run.id, phaseIndex, now, Math.max(1, phaseSize(run, phaseIndex))));
-    const claimed: Target[] = [];
+    const counts = { submitted: 0, blocked: 0, failed: 0 };
+    // Each claimed target is submitted at once (at most `submitParallelism` at a time) while the
+    // loop goes on claiming, so the first child task starts after one claim, not after all of them.
+    const submissions: Promise<void>[] = [];
+    let active = 0;
+    const waiting: (() => void)[] = [];
+    const submitSoon = (target: Target) => {
+      submissions.push(
+        (async () => {
+          while (active >= submitParallelism) await new Promise<void>((resolve) => waiting.push(resolve));
+          active++;
+          try {
+            counts[await submitOne(run, target)] += 1;
+          } catch (error) {
+            // The target stays CLAIMED; when its lease runs out a later pass re-claims it and
+            // submits again under the same idempotency key.
+            logger.warn("target submission failed; retried after the claim lease", {
+              runId: run.id,
+              targetId: target.id,
+              error: errorText(error),
+            });
+          } finally {
+            active--;
+            waiting.shift()?.();
+          }
+        })(),
+      );
+    };
+
     // No free slot as read: only expired claims (which keep their slot) are worth a transaction. A
     // slot freed since then wakes another pass through the stream, which will read it.
     let slotsFull = claim.slots === 0;
-    for (const target of ready) {
-      const needsSlot = target.status !== "CLAIMED";
-      if (needsSlot && slotsFull) continue;
-      const outcome = await runs.claimTarget(target, leaseMs, now);
-      if (outcome === "claimed") {
-        claimed.push({ ...target, status: "CLAIMED", leaseExpiresAt: now + leaseMs, updatedAt: now });
-      } else if (outcome === "slots-full") {
-        slotsFull = true;
-      } else if (outcome === "run-not-active") {
-        break;
+    try {
+      for (const target of ready) {
+        const needsSlot = target.status !== "CLAIMED";
+        if (needsSlot && slotsFull) continue;
+        const outcome = await runs.claimTarget(target, leaseMs, now);
+        if (outcome === "claimed") {
+          submitSoon({ ...target, status: "CLAIMED", leaseExpiresAt: now + leaseMs, updatedAt: now });
+        } else if (outcome === "slots-full") {
+          slotsFull = true;
+        } else if (outcome === "run-not-active") {
+          break;
+        }
+        // 'lost-race': another pass took or moved it; nothing to do.
       }
-      // 'lost-race': another pass took or moved it; nothing to do.
+    } finally {
+      await Promise.all(submissions);
     }
-
-    const counts = { submitted: 0, blocked: 0, failed: 0 };
-    await forEachLimited(claimed, submitParallelism, async (target) => {
-      try {
-        counts[await submitOne(run, target)] += 1;
-      } catch (error) {
-        // The target stays CLAIMED; when its lease runs out a later pass re-claims it and submits
-        // again under the same idempotency key.
-        logger.warn("target submission failed; retried after the claim lease", {
-          runId: run.id,
-          targetId: target.id,
-          error: errorText(error),
-        });
-      }
-    });
     metrics.add("TargetsDispatched", counts.submitted);
     metrics.add("RackConflicts", counts.blocked);
 

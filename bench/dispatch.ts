@@ -1,0 +1,309 @@
+/**
+ * Dispatcher benchmarks against moto (each part on its own moto_server), printing figures and
+ * stopping by itself:
+ *
+ * 1. Makespan efficiency: N targets, concurrency C, each child task T ms, tick every K ms.
+ *    ideal = ⌈N/C⌉·T; efficiency = ideal / measured, for tick-only dispatch and for tick plus
+ *    stream wake-ups (the local stream poller against moto), both at the same time, and their ratio.
+ * 2. Scale: one dispatcher pass (`tick()`) over A active runs, then the same after F finished runs
+ *    are added: DynamoDB calls and capacity per pass (the storage adapter's CapacityMeter), wall
+ *    time. The finished runs must not change the figures (the active-runs index is sparse).
+ *
+ *   npx tsx bench/dispatch.ts                 defaults: N=100 C=10 T=2000 K=10000, A=1000 F=10000
+ *   npx tsx bench/dispatch.ts --quick         N=30 C=10 T=500 K=2500, A=100 F=1000 (about a minute)
+ *   flags: --targets --concurrency --task-ms --tick-ms --active-runs --finished-runs
+ *          --skip-makespan --skip-scale
+ */
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { startStreamPoller } from "../local/stream-poller.js";
+import { startTicker } from "../local/ticker.js";
+import { awsClientConfig } from "../src/adapters/aws-config.js";
+import {
+  createDynamoStores,
+  createTables,
+  type DynamoStores,
+  tableNames,
+} from "../src/adapters/dynamodb/index.js";
+import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
+import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
+import { createDispatcher } from "../src/app/dispatcher.js";
+import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
+import type { Run, Target } from "../src/domain/model.js";
+import { runWithTargets } from "../test/support/dynamodb-fixtures.js";
+import { FakeSubmitter } from "../test/support/fake-submitter.js";
+
+interface Options {
+  targets: number;
+  concurrency: number;
+  taskMs: number;
+  tickMs: number;
+  activeRuns: number;
+  finishedRuns: number;
+  makespan: boolean;
+  scale: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
+  const quick = argv.includes("--quick");
+  const o: Options = quick
+    ? {
+        targets: 30,
+        concurrency: 10,
+        taskMs: 500,
+        tickMs: 2500,
+        activeRuns: 100,
+        finishedRuns: 1000,
+        makespan: true,
+        scale: true,
+      }
+    : {
+        targets: 100,
+        concurrency: 10,
+        taskMs: 2000,
+        tickMs: 10_000,
+        activeRuns: 1000,
+        finishedRuns: 10_000,
+        makespan: true,
+        scale: true,
+      };
+  const num = (flag: string, set: (n: number) => void) => {
+    const i = argv.indexOf(flag);
+    if (i >= 0) {
+      const n = Number(argv[i + 1]);
+      if (!Number.isInteger(n) || n <= 0) throw new Error(`${flag} needs a positive integer`);
+      set(n);
+    }
+  };
+  num("--targets", (n) => (o.targets = n));
+  num("--concurrency", (n) => (o.concurrency = n));
+  num("--task-ms", (n) => (o.taskMs = n));
+  num("--tick-ms", (n) => (o.tickMs = n));
+  num("--active-runs", (n) => (o.activeRuns = n));
+  num("--finished-runs", (n) => (o.finishedRuns = n));
+  if (argv.includes("--skip-makespan")) o.makespan = false;
+  if (argv.includes("--skip-scale")) o.scale = false;
+  return o;
+}
+
+async function environment(
+  label: string,
+): Promise<{
+  moto: LocalMoto;
+  client: DynamoDBClient;
+  stores: DynamoStores;
+  names: ReturnType<typeof tableNames>;
+}> {
+  const moto = await startLocalMoto();
+  const client = new DynamoDBClient(
+    awsClientConfig({
+      endpoint: moto.endpoint,
+      region: "us-east-1",
+      credentials: { accessKeyId: "bench", secretAccessKey: "bench" },
+    }),
+  );
+  const names = tableNames(`bench-${label}-`);
+  await createTables(client, names);
+  return { moto, client, stores: createDynamoStores(client, names), names };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function uuidFor(prefix: string, n: number): string {
+  return `${prefix}-0000-4000-8000-${String(n).padStart(12, "0")}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Makespan
+
+async function makespan(o: Options, wakeUps: boolean): Promise<{ ms: number; status: string }> {
+  const env = await environment(wakeUps ? "wake" : "tick");
+  const { stores } = env;
+  const id = uuidFor(wakeUps ? "b2000000" : "b1000000", 1);
+  const { run, targets } = runWithTargets(id, { phaseSizes: [o.targets], maxConcurrent: o.concurrency });
+  const submitter = new FakeSubmitter({
+    runs: stores.runs,
+    clock: Date.now,
+    behaviour: () => ({ kind: "complete", afterMs: o.taskMs }),
+  });
+  const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: Date.now });
+  const poller = wakeUps
+    ? await startStreamPoller({
+        client: env.client,
+        tableNames: [env.names.runs, env.names.targets],
+        handler: createStreamEvaluator({ dispatcher }).handle,
+      })
+    : undefined;
+  const started = Date.now();
+  await stores.runs.createRun({ ...run, createdAt: started, updatedAt: started }, targets);
+  const ticker = startTicker({ intervalMs: o.tickMs, tick: () => dispatcher.tick(), immediate: true });
+  let final: Run | undefined;
+  for (;;) {
+    await sleep(50);
+    final = await stores.runs.getRun(id);
+    if (final !== undefined && final.status !== "PENDING" && final.status !== "RUNNING") break;
+    if (Date.now() - started > 20 * Math.ceil(o.targets / o.concurrency) * Math.max(o.tickMs, o.taskMs))
+      break;
+  }
+  // The run's own finishedAt is the end of the makespan (the poll above only notices it).
+  const ms = (final?.finishedAt ?? Date.now()) - started;
+  await ticker.stop();
+  await poller?.stop();
+  await submitter.settle();
+  if (submitter.duplicateStarts().length > 0) throw new Error("a target was started twice");
+  env.client.destroy();
+  await env.moto.stop();
+  return { ms, status: final?.status ?? "missing" };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Scale
+
+/**
+ * Active runs in steady state: RUNNING, limit 1, one target SUBMITTED (its task running) and one
+ * PENDING waiting for the slot, message already "waiting for active targets quota": a pass reads
+ * and decides, and has nothing to write. Written with BatchWrite for speed (createRun would cost a
+ * transaction per run and test nothing more here).
+ */
+function activeRun(n: number, now: number): { run: Run; targets: Target[] } {
+  const { run, targets } = runWithTargets(uuidFor("a1000000", n), {
+    phaseSizes: [2],
+    maxConcurrent: 1,
+    status: "RUNNING",
+    createdAt: now,
+  });
+  run.inFlight = 1;
+  run.statusMessage = "waiting for active targets quota";
+  run.startedAt = now;
+  const first = targets[0] as Target;
+  first.status = "SUBMITTED";
+  first.taskId = uuidFor("7a5c0000", n);
+  first.message = "submitted";
+  return { run, targets };
+}
+
+function finishedRun(n: number, now: number): { run: Run; targets: Target[] } {
+  const { run, targets } = runWithTargets(uuidFor("f1000000", n), {
+    phaseSizes: [1],
+    status: "COMPLETED",
+    createdAt: now - 86_400_000,
+  });
+  run.statusMessage = "operation run completed";
+  run.counters = [{ completed: 1, failed: 0, terminated: 0, skipped: 0 }];
+  run.finishedAt = now - 3_600_000;
+  const only = targets[0] as Target;
+  only.status = "COMPLETED";
+  only.taskId = uuidFor("7f5c0000", n);
+  return { run, targets };
+}
+
+async function writeRuns(
+  env: Awaited<ReturnType<typeof environment>>,
+  runs: { run: Run; targets: Target[] }[],
+): Promise<void> {
+  const items = runs.flatMap(({ run, targets }) => [
+    { table: env.names.runs, item: runToItem(run) },
+    ...targets.map((t) => ({ table: env.names.targets, item: targetToItem(t) })),
+  ]);
+  const batches: (typeof items)[] = [];
+  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < batches.length) {
+        const batch = batches[next++] ?? [];
+        const byTable: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> = {};
+        for (const { table, item } of batch) (byTable[table] ??= []).push({ PutRequest: { Item: item } });
+        let request: typeof byTable | undefined = byTable;
+        while (request !== undefined && Object.keys(request).length > 0) {
+          const out = await env.stores.doc.send(new BatchWriteCommand({ RequestItems: request }));
+          request = out.UnprocessedItems as typeof byTable | undefined;
+        }
+      }
+    }),
+  );
+}
+
+async function scalePass(env: Awaited<ReturnType<typeof environment>>, label: string) {
+  const submitter = new FakeSubmitter({
+    runs: env.stores.runs,
+    clock: Date.now,
+    behaviour: () => ({ kind: "hang" }),
+  });
+  const dispatcher = createDispatcher({ runs: env.stores.runs, submitter, clock: Date.now });
+  env.stores.meter.reset();
+  const started = performance.now();
+  const result = await dispatcher.tick();
+  const wallMs = performance.now() - started;
+  const meter = env.stores.meter.snapshot();
+  if (result.failed > 0 || submitter.starts.size > 0)
+    throw new Error(`${label}: the steady-state pass changed something`);
+  return { label, runs: result.runs, wallMs, meter };
+}
+
+// ---------------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  console.log(`dispatch benchmark (${JSON.stringify(o)})`);
+
+  if (o.makespan) {
+    const ideal = Math.ceil(o.targets / o.concurrency) * o.taskMs;
+    console.log(
+      `\n1. makespan: ${o.targets} targets, concurrency ${o.concurrency}, task ${o.taskMs} ms, tick ${o.tickMs} ms; ideal ⌈N/C⌉·T = ${ideal} ms`,
+    );
+    const [tickOnly, withWake] = await Promise.all([makespan(o, false), makespan(o, true)]);
+    const eTick = ideal / tickOnly.ms;
+    const eWake = ideal / withWake.ms;
+    console.log(
+      `   tick only:          ${tickOnly.ms} ms (${tickOnly.status}), efficiency ${eTick.toFixed(3)}`,
+    );
+    console.log(
+      `   tick + wake-ups:    ${withWake.ms} ms (${withWake.status}), efficiency ${eWake.toFixed(3)}`,
+    );
+    console.log(`   ratio (wake/tick):  ${(eWake / eTick).toFixed(2)}×`);
+  }
+
+  if (o.scale) {
+    console.log(
+      `\n2. scale: one pass over ${o.activeRuns} active runs, then with ${o.finishedRuns} finished runs added`,
+    );
+    const env = await environment("scale");
+    const now = Date.now();
+    await writeRuns(
+      env,
+      Array.from({ length: o.activeRuns }, (_, i) => activeRun(i, now)),
+    );
+    const before = await scalePass(env, `${o.activeRuns} active`);
+    const t = performance.now();
+    await writeRuns(
+      env,
+      Array.from({ length: o.finishedRuns }, (_, i) => finishedRun(i, now)),
+    );
+    console.log(
+      `   (wrote ${o.finishedRuns} finished runs in ${((performance.now() - t) / 1000).toFixed(1)} s)`,
+    );
+    const after = await scalePass(env, `${o.activeRuns} active + ${o.finishedRuns} finished`);
+    for (const r of [before, after]) {
+      const ops = Object.entries(r.meter.byOperation)
+        .map(([op, v]) => `${op} ${v.calls}`)
+        .join(", ");
+      console.log(
+        `   ${r.label.padEnd(32)} runs dispatched ${r.runs}; DynamoDB calls ${r.meter.calls} (${(r.meter.calls / Math.max(1, r.runs)).toFixed(2)}/run: ${ops}); capacity ${r.meter.capacityUnits.toFixed(1)} units (RCU ${r.meter.readCapacityUnits.toFixed(1)}, WCU ${r.meter.writeCapacityUnits.toFixed(1)}); wall ${(r.wallMs / 1000).toFixed(2)} s`,
+      );
+    }
+    console.log(`   calls changed by the finished runs: ${after.meter.calls - before.meter.calls}`);
+    env.client.destroy();
+    await env.moto.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
