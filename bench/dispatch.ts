@@ -86,9 +86,7 @@ function parseArgs(argv: string[]): Options {
   return o;
 }
 
-async function environment(
-  label: string,
-): Promise<{
+async function environment(label: string): Promise<{
   moto: LocalMoto;
   client: DynamoDBClient;
   stores: DynamoStores;
@@ -215,7 +213,11 @@ async function writeRuns(
       while (next < batches.length) {
         const batch = batches[next++] ?? [];
         const byTable: Record<string, { PutRequest: { Item: Record<string, unknown> } }[]> = {};
-        for (const { table, item } of batch) (byTable[table] ??= []).push({ PutRequest: { Item: item } });
+        for (const { table, item } of batch) {
+          const list = byTable[table] ?? [];
+          list.push({ PutRequest: { Item: item } });
+          byTable[table] = list;
+        }
         let request: typeof byTable | undefined = byTable;
         while (request !== undefined && Object.keys(request).length > 0) {
           const out = await env.stores.doc.send(new BatchWriteCommand({ RequestItems: request }));

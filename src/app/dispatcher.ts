@@ -174,7 +174,10 @@ export interface TickResult {
 }
 
 export interface Dispatcher {
-  /** One pass for one run. Safe to run concurrently with any other pass. Throws only on I/O errors. */
+  /**
+   * One pass for one run. Safe to run concurrently with any other pass (in this process they are
+   * coalesced, see createDispatcher). Throws only on I/O errors.
+   */
   dispatchRun(runId: string): Promise<PassResult>;
   /** One pass for every active run; per-run failures are logged and counted, never thrown. */
   tick(): Promise<TickResult>;
@@ -193,7 +196,32 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const submitParallelism = deps.submitParallelism ?? 10;
   const tickParallelism = deps.tickParallelism ?? 16;
 
-  async function dispatchRun(runId: string): Promise<PassResult> {
+  /**
+   * Passes for one run within this process are coalesced: while one runs, every further call
+   * shares ONE queued pass that starts when it ends (and so sees whatever the callers saw). A tick
+   * and a burst of wake-ups thus cost two passes, not one each racing for the same targets.
+   * Different processes (Lambdas) still overlap, which the conditional writes make safe.
+   */
+  const queue = new Map<string, { queued?: Promise<PassResult>; last: Promise<unknown> }>();
+  const settle = () => undefined;
+
+  function dispatchRun(runId: string): Promise<PassResult> {
+    const slot = queue.get(runId) ?? { last: Promise.resolve() };
+    if (slot.queued !== undefined) return slot.queued;
+    const next: Promise<PassResult> = slot.last.then(settle, settle).then(() => {
+      slot.queued = undefined;
+      return timedPass(runId);
+    });
+    slot.queued = next;
+    const last: Promise<unknown> = next.then(settle, settle).then(() => {
+      if (slot.last === last) queue.delete(runId);
+    });
+    slot.last = last;
+    queue.set(runId, slot);
+    return next;
+  }
+
+  async function timedPass(runId: string): Promise<PassResult> {
     const started = clock();
     try {
       return await pass(runId);
@@ -314,18 +342,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       );
     };
 
-    // No free slot as read: only expired claims (which keep their slot) are worth a transaction. A
-    // slot freed since then wakes another pass through the stream, which will read it.
-    let slotsFull = claim.slots === 0;
+    // At most the free slots as read: a slot freed since then wakes another pass through the stream,
+    // which will read it. Not trying past the count keeps the pass short and spares the store a
+    // transaction that can only fail. Expired claims keep their slot and are always re-claimed.
+    let slotsLeft = claim.slots;
     try {
       for (const target of ready) {
         const needsSlot = target.status !== "CLAIMED";
-        if (needsSlot && slotsFull) continue;
+        if (needsSlot && slotsLeft <= 0) continue;
         const outcome = await runs.claimTarget(target, leaseMs, now);
         if (outcome === "claimed") {
+          if (needsSlot) slotsLeft--;
           submitSoon({ ...target, status: "CLAIMED", leaseExpiresAt: now + leaseMs, updatedAt: now });
         } else if (outcome === "slots-full") {
-          slotsFull = true;
+          slotsLeft = 0;
         } else if (outcome === "run-not-active") {
           break;
         }
