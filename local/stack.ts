@@ -1,0 +1,217 @@
+/**
+ * The whole product on one machine: the same use cases and adapters as in AWS, every AWS service
+ * replaced by a local stand-in that speaks its wire protocol (see docs and architecture.md):
+ * moto for DynamoDB and its streams, aws-local-stepfunctions for the child-task state machine, an
+ * aedes MQTT broker plus an IoT data-plane shim for IoT Core, a simulated BMC fleet, an in-process
+ * ticker for EventBridge, and a stream poller for the Lambda event source mapping.
+ *
+ * `startLocalStack` is what `npm start` runs (local/main.ts) and what the e2e tests start.
+ */
+import { randomBytes, randomUUID } from "node:crypto";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { DescribeTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import "./polyfills.js";
+import { createDynamoDbClient } from "../src/adapters/aws-config.js";
+import {
+  createDynamoStores,
+  createTables,
+  type DynamoStores,
+  LocalAesGcmCipher,
+  type TableNames,
+  tableNames,
+} from "../src/adapters/dynamodb/index.js";
+import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
+import { startGrpcServer } from "../src/adapters/grpc/server.js";
+import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
+import { createControls } from "../src/app/controls.js";
+import { createDispatcher, lineLogger } from "../src/app/dispatcher.js";
+import { createRunQueries } from "../src/app/runs.js";
+import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
+import type { InventoryRack } from "../src/domain/model.js";
+import { composeFlowApi } from "../src/service/flow-api.js";
+import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
+import { generateDemoFleet } from "./demo-fleet.js";
+import { defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
+import { startIotShim } from "./iot-shim.js";
+import { startMqttBroker } from "./mqtt-broker.js";
+import { restoreSnapshot, saveSnapshot } from "./snapshot.js";
+import { startStreamPoller } from "./stream-poller.js";
+import { startTicker } from "./ticker.js";
+
+export interface LocalStackOptions {
+  /** gRPC port on 127.0.0.1; 0 picks a free one. */
+  port: number;
+  /** Racks to load at start; absent: the demo fleet (unless a data dir restored an inventory). */
+  inventory?: InventoryRack[];
+  fleet?: FleetConfig;
+  tickMs: number;
+  dataDir?: string;
+  /** An AWS-compatible endpoint that is already running; absent: spawn moto. */
+  awsEndpoint?: string;
+  /** Table-name prefix (default `flow-`); tests pass a unique one to share an endpoint. */
+  tablePrefix?: string;
+  /** How often the data dir snapshot is written (default 5 s). */
+  snapshotMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface LocalStack {
+  port: number;
+  endpoint: string;
+  awsEndpoint: string;
+  tables: TableNames;
+  stores: DynamoStores;
+  fleet: BmcFleet;
+  stop(): Promise<void>;
+}
+
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const log = options.log ?? ((line: string) => console.log(line));
+  const stops: (() => Promise<void>)[] = [];
+  const stopAll = async () => {
+    for (const stop of stops.reverse()) {
+      await stop().catch((error: unknown) => log(`shutdown: ${(error as Error).message}`));
+    }
+  };
+  try {
+    let moto: LocalMoto | undefined;
+    if (!options.awsEndpoint) {
+      moto = await startLocalMoto();
+      stops.push(() => moto!.stop());
+    }
+    const awsEndpoint = options.awsEndpoint ?? moto!.endpoint;
+    const client = createDynamoDbClient({ endpoint: awsEndpoint });
+    const names = tableNames(options.tablePrefix ?? "flow-");
+    const created = await ensureTables(client, names);
+
+    let restored = 0;
+    if (options.dataDir && created) restored = await restoreSnapshot(client, names, options.dataDir);
+    const cipher = new LocalAesGcmCipher(await secretsKey(options.dataDir));
+    const stores = createDynamoStores(client, names, { cipher });
+
+    // An explicit inventory always loads; the demo fleet only when nothing was restored.
+    if (options.inventory) await stores.inventory.upsertRacks(options.inventory);
+    else if (restored === 0) await stores.inventory.upsertRacks(generateDemoFleet());
+    const racks = await stores.inventory.loadAll();
+
+    const broker = await startMqttBroker();
+    stops.push(() => broker.stop());
+    const shim = await startIotShim(broker);
+    stops.push(() => shim.stop());
+    const fleet = await startBmcFleet({
+      brokerUrl: broker.url,
+      racks,
+      config: options.fleet ?? defaultFleetConfig(),
+    });
+    stops.push(() => fleet.stop());
+
+    const clock = () => Date.now();
+    const childTasks = await createLocalChildTasks({
+      stores,
+      tasksTable: names.tasks,
+      broker,
+      iotEndpoint: shim.endpoint,
+      cipher,
+      clock,
+      log,
+    });
+    stops.push(() => childTasks.stop());
+
+    const dispatcher = createDispatcher({ runs: stores.runs, submitter: childTasks.submitter, clock, log });
+    const evaluator = createStreamEvaluator({ dispatcher, log });
+    const poller = await startStreamPoller({
+      client,
+      tableName: names.targets,
+      handler: evaluator.handle,
+      log,
+    });
+    stops.push(() => poller.stop());
+    const ticker = startTicker({ intervalMs: options.tickMs, tick: () => dispatcher.tick(), log });
+    stops.push(async () => ticker.stop());
+
+    const controls = createControls({
+      runs: stores.runs,
+      submitter: childTasks.submitter,
+      dispatcher,
+      clock,
+      log,
+    });
+    const api = composeFlowApi({
+      runs: createRunQueries({ runs: stores.runs, inventory: stores.inventory, clock, newId: randomUUID }),
+      controls,
+      tasks: childTasks.tasksApi,
+      inventory: stores.inventory,
+      onRacksImported: (more) => fleet.addRacks(more),
+      buildInfo: {
+        version: process.env.FLOW_VERSION ?? "0.1.0-local",
+        buildTime: "",
+        gitCommit: process.env.FLOW_GIT_COMMIT ?? "",
+      },
+    });
+
+    const server = await startGrpcServer({
+      api,
+      host: "127.0.0.1",
+      port: options.port,
+      logger: lineLogger(log),
+    });
+    stops.push(() => server.shutdown(5_000));
+
+    if (options.dataDir) {
+      const dir = options.dataDir;
+      const timer = setInterval(() => {
+        saveSnapshot(client, names, dir).catch((error: unknown) =>
+          log(`snapshot failed: ${(error as Error).message}`),
+        );
+      }, options.snapshotMs ?? 5_000);
+      timer.unref();
+      // Registered last so it runs first at shutdown, while the tables are still there.
+      stops.push(async () => {
+        clearInterval(timer);
+        await saveSnapshot(client, names, dir);
+      });
+    }
+
+    return {
+      port: server.port,
+      endpoint: `127.0.0.1:${server.port}`,
+      awsEndpoint,
+      tables: names,
+      stores,
+      fleet,
+      stop: stopAll,
+    };
+  } catch (error) {
+    await stopAll();
+    throw error;
+  }
+}
+
+/** Creates the tables unless they exist (a shared endpoint or LocalStack); true when created now. */
+async function ensureTables(client: DynamoDBClient, names: TableNames): Promise<boolean> {
+  try {
+    await client.send(new DescribeTableCommand({ TableName: names.runs }));
+    return false;
+  } catch (error) {
+    if ((error as Error).name !== "ResourceNotFoundException") throw error;
+  }
+  await createTables(client, names);
+  return true;
+}
+
+/** The AES key for firmware credentials: from the environment, the data dir, or fresh per process. */
+async function secretsKey(dataDir: string | undefined): Promise<Uint8Array> {
+  const fromEnv = process.env.FLOW_LOCAL_SECRETS_KEY;
+  if (fromEnv) return Buffer.from(fromEnv, "hex");
+  if (!dataDir) return randomBytes(32);
+  const file = join(dataDir, "secrets.key");
+  try {
+    return Buffer.from((await readFile(file, "utf8")).trim(), "hex");
+  } catch {
+    const key = randomBytes(32);
+    await mkdir(dataDir, { recursive: true });
+    await writeFile(file, key.toString("hex"), { mode: 0o600 });
+    return key;
+  }
+}
