@@ -6,17 +6,18 @@
  * The state machine, in short (state-machines/README.md has the picture and the reasons):
  *
  *   AcquireLock ─(queued: Wait, again)─► SendQueries ─► Wait ◄─► CheckPreflight
- *     └─► UpgradeGroups: for each component-type group, in UPGRADE_GROUP_ORDER, one at a time:
- *           StartGroup ─► UpdateComponents (≤ maxParallel at once, per component:
- *                           SendUpdate ─► Wait ◄─► CheckUpdate) ─► FinishGroup
+ *     └─► for each component-type group in UPGRADE_GROUP_ORDER, for each wave of ≤ maxParallel
+ *         of its components:  SendWave ─► Wait ◄─► CheckWave ─► FinishWave
  *     └─► RecordSuccess | (any failure, caught) RecordFailure
  *
- * How the execution waits for a BMC: polling. SendUpdate writes a request record and publishes the
- * command; the IoT rule hands the BMC's reports to lambdas/bmc-result.ts, which stores them on that
- * record (first result wins, so duplicate and late messages change nothing); CheckUpdate reads the
- * record after a Wait whose length backs off (pollSeconds · 2^polls, capped at maxPollSeconds and at
- * the deadline). aws-local-stepfunctions has no task tokens, and the local stack must run the very
- * same states, so a callback design would leave the local runner exercising something else.
+ * How the execution waits for a BMC: polling. SendWave writes one request record per component
+ * and publishes its command; the IoT rule hands the BMCs' reports to lambdas/bmc-result.ts, which
+ * stores them on those records (first result wins, so duplicate and late messages change nothing);
+ * CheckWave reads the wave's records after a Wait whose length backs off (pollSeconds · 2^polls,
+ * capped at maxPollSeconds and at the deadline). aws-local-stepfunctions has no task tokens, and the
+ * local stack must run the very same states, so a callback design would leave the local runner
+ * exercising something else. Polling per WAVE rather than per component keeps the billed state
+ * transitions ~6× lower for a 39-BMC rack (bench/rollout.ts prints the figures).
  *
  * Errors thrown here carry stable `name`s (STEP_ERROR_NAMES): Step Functions matches Retry and Catch
  * on them, and RecordFailure turns them into the task's message. Every message names the component
@@ -344,28 +345,14 @@ export type StepEvent =
   | (Base & { step: "acquireLock"; rackId: string })
   | (Base & { step: "sendQueries" })
   | (Base & { step: "checkQueries"; preflight: PollState })
-  | (Base & { step: "startGroup"; rackId: string; groups: UpgradeGroup[]; index: number })
+  | (Base & { step: "sendWave"; rackId: string; groups: UpgradeGroup[]; cursor: WaveCursor })
+  | (Base & { step: "checkWave"; wave: WaveState })
   | (Base & {
-      step: "sendUpdate";
-      runId?: string | null;
-      targetVersion: string;
-      componentId: string;
-      componentType: ComponentType;
-    })
-  | (Base & {
-      step: "checkUpdate";
-      targetVersion: string;
-      componentId: string;
-      componentType: ComponentType;
-      update: PollState & { requestId: string };
-    })
-  | (Base & {
-      step: "finishGroup";
+      step: "finishWave";
       rackId: string;
-      type: ComponentType;
-      results: ComponentResult[];
-      index: number;
-      groupCount: number;
+      groups: UpgradeGroup[];
+      cursor: WaveCursor;
+      wave: WaveState;
     })
   | { step: "recordOutcome"; taskId: string; error?: { Error?: string; Cause?: unknown } };
 
@@ -382,22 +369,28 @@ export interface UpgradeGroup {
   componentIds: string[];
 }
 
-/** Where the group loop is: the next group's index, and whether there is one. */
-export interface GroupCursor {
-  index: number;
+/**
+ * Where the upgrade loop is. A group is flashed in waves of at most `settings.maxParallel`
+ * components: wave w of group g is `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`.
+ */
+export interface WaveCursor {
+  group: number;
+  wave: number;
   more: boolean;
 }
 
 export interface PreflightResult extends PollState {
   /** When done: the groups to upgrade, in order, without skipped components and empty groups. */
   groups?: UpgradeGroup[];
-  groupCount?: number;
-  cursor?: GroupCursor;
+  cursor?: WaveCursor;
 }
 
-export interface StartGroupResult extends UpgradeGroup {
+/** One wave in flight: its components, and once done, each one's verdict. */
+export interface WaveState extends PollState {
+  type: ComponentType;
+  componentIds: string[];
   targetVersion: string;
-  runId: string | null;
+  results?: ComponentResult[];
 }
 
 export type OutcomeStatus = "COMPLETED" | "FAILED" | "TERMINATED";
@@ -706,20 +699,39 @@ export function createTaskSteps(deps: TaskStepsDeps): TaskSteps {
       polls: e.preflight.polls,
       waitSeconds: 1,
       groups,
-      groupCount: groups.length,
-      cursor: { index: 0, more: groups.length > 0 },
+      cursor: { group: 0, wave: 0, more: groups.length > 0 },
     };
   }
 
-  async function startGroup(e: Extract<StepEvent, { step: "startGroup" }>): Promise<StartGroupResult> {
-    const group = e.groups[e.index];
-    if (group === undefined)
-      throw new Error(`startGroup: no group at index ${e.index} of ${e.groups.length}`);
+  function waveOf(groups: UpgradeGroup[], cursor: WaveCursor, settings: ChildTaskSettings): UpgradeGroup {
+    const group = groups[cursor.group];
+    const size = Math.max(1, Math.floor(settings.maxParallel));
+    const componentIds = group?.componentIds.slice(cursor.wave * size, (cursor.wave + 1) * size) ?? [];
+    if (group === undefined || componentIds.length === 0) {
+      throw new Error(`no wave ${cursor.wave} in group ${cursor.group} of ${groups.length}`);
+    }
+    return { type: group.type, componentIds };
+  }
+
+  async function credentialsFor(
+    taskId: string,
+    runId: string | undefined,
+  ): Promise<FirmwareAuthentication | undefined> {
+    return runId ? deps.runs.getRunSecrets(runId) : deps.secrets.get(taskId);
+  }
+
+  /**
+   * Starts one wave: re-asserts (extends) the rack lock, marks the components UPDATING, and for
+   * each one writes its request record and publishes its update command, at most once: a retried
+   * step finds the record published and sends nothing.
+   */
+  async function sendWave(e: Extract<StepEvent, { step: "sendWave" }>): Promise<WaveState> {
+    const wave = waveOf(e.groups, e.cursor, e.settings);
     const now = clock();
     const { task } = await updateTask(deps, e.taskId, (t, at) => {
       const r = parseReport(t.report);
       for (const c of r.components) {
-        if (c.type === group.type && group.componentIds.includes(c.id) && c.status === "PENDING") {
+        if (wave.componentIds.includes(c.id) && c.status === "PENDING") {
           c.status = "UPDATING";
           c.startedAt = at;
           c.requestId = updateRequestId(t.id, c.id);
@@ -730,117 +742,152 @@ export function createTaskSteps(deps: TaskStepsDeps): TaskSteps {
     });
     if (isTerminalTask(task))
       throw new StepError("TaskEnded", `task ${task.id} already ended (${task.status})`);
-    const held = await locks.acquire(
-      task.rackId,
-      task.id,
-      lockTtlMs(e.settings, group.componentIds.length),
-      now,
-    );
-    if (held === "held") throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
-    const report = parseReport(task.report);
-    return { ...group, targetVersion: report.targetVersion, runId: task.runId ?? null };
-  }
-
-  async function credentialsFor(
-    taskId: string,
-    runId: string | null | undefined,
-  ): Promise<FirmwareAuthentication | undefined> {
-    return runId ? deps.runs.getRunSecrets(runId) : deps.secrets.get(taskId);
-  }
-
-  async function sendUpdate(
-    e: Extract<StepEvent, { step: "sendUpdate" }>,
-  ): Promise<PollState & { requestId: string }> {
-    const now = clock();
-    const requestId = updateRequestId(e.taskId, e.componentId);
-    const record = await requests.open({
-      componentId: e.componentId,
-      requestId,
-      taskId: e.taskId,
-      kind: "update",
-      sentAt: now,
-      deadline: now + e.settings.updateTimeoutSeconds * 1000,
-    });
-    // Published already (a retried step, a redelivered invocation): never send it twice.
-    if (record.publishedAt === undefined) {
-      const command: UpdateCommand = {
-        v: 1,
-        type: "update",
-        requestId,
-        taskId: e.taskId,
-        targetVersion: e.targetVersion,
-        image: imageFor(e.componentType, e.targetVersion),
-        issuedAt: now,
-      };
-      const secret = secretFor(await credentialsFor(e.taskId, e.runId), e.componentType);
-      if (secret !== undefined) command.auth = await deps.sealer.seal(secret, e.componentId, requestId);
-      await deps.publisher.publish(e.componentId, command);
-      await requests.markPublished(e.componentId, requestId, clock());
+    if (
+      (await locks.acquire(task.rackId, task.id, lockTtlMs(e.settings, wave.componentIds.length), now)) ===
+      "held"
+    ) {
+      throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
     }
+    const { targetVersion } = parseReport(task.report);
+    const records = await Promise.all(
+      wave.componentIds.map((componentId) =>
+        requests.open({
+          componentId,
+          requestId: updateRequestId(task.id, componentId),
+          taskId: task.id,
+          kind: "update",
+          sentAt: now,
+          deadline: now + e.settings.updateTimeoutSeconds * 1000,
+        }),
+      ),
+    );
+    const unpublished = records.filter((r) => r.publishedAt === undefined);
+    if (unpublished.length > 0) {
+      const auth = await credentialsFor(task.id, task.runId);
+      await Promise.all(
+        unpublished.map(async (record) => {
+          const command: UpdateCommand = {
+            v: 1,
+            type: "update",
+            requestId: record.requestId,
+            taskId: task.id,
+            targetVersion,
+            image: imageFor(wave.type, targetVersion),
+            issuedAt: now,
+          };
+          const secret = secretFor(auth, wave.type);
+          if (secret !== undefined)
+            command.auth = await deps.sealer.seal(secret, record.componentId, record.requestId);
+          await deps.publisher.publish(record.componentId, command);
+          await requests.markPublished(record.componentId, record.requestId, clock());
+        }),
+      );
+    }
+    // A retried step keeps the first deadlines: the records carry them.
+    const deadline = Math.max(...records.map((r) => r.deadline));
     return {
-      requestId,
+      ...wave,
+      targetVersion,
       done: false,
-      deadline: record.deadline,
+      deadline,
       polls: 0,
-      waitSeconds: nextWaitSeconds(e.settings, 0, record.deadline, clock()),
+      waitSeconds: nextWaitSeconds(e.settings, 0, deadline, clock()),
     };
   }
 
-  async function checkUpdate(
-    e: Extract<StepEvent, { step: "checkUpdate" }>,
-  ): Promise<PollState & { requestId: string; version?: string }> {
-    const { componentId, componentType: type } = e;
-    const { requestId, deadline } = e.update;
-    const record = (await requests.get([{ componentId, requestId }])).get(requestKey(componentId, requestId));
+  /** One component's verdict from its record, or "pending" while it may still report. */
+  function verdict(
+    componentId: string,
+    type: ComponentType,
+    record: BmcRequestRecord | undefined,
+    targetVersion: string,
+    settings: ChildTaskSettings,
+    deadline: number,
+    now: number,
+  ): ComponentResult | "pending" {
     const label = componentLabel(componentId, type);
+    const fail = (name: StepErrorName, message: string): ComponentResult => ({
+      componentId,
+      ok: false,
+      error: { Error: name, Cause: `${label}: ${message}` },
+    });
     const result = record?.result;
     if (result !== undefined) {
       if (!result.ok) {
-        throw new StepError(
+        return fail(
           "BmcUpdateFailed",
-          `${label}: BMC reported ${result.error.code}: ${result.error.message} (running ${result.version})`,
+          `BMC reported ${result.error.code}: ${result.error.message} (running ${result.version})`,
         );
       }
-      if (result.version !== e.targetVersion) {
-        throw new StepError(
+      if (result.version !== targetVersion) {
+        return fail(
           "VersionMismatch",
-          `${label}: BMC reported success but runs ${result.version}, expected ${e.targetVersion}`,
+          `BMC reported success but runs ${result.version}, expected ${targetVersion}`,
         );
       }
-      return { ...e.update, done: true, version: result.version };
+      return { componentId, ok: true, version: result.version };
     }
-    const now = clock();
-    if (now >= deadline) {
-      const seconds = e.settings.updateTimeoutSeconds;
-      if (record?.ackedAt === undefined) {
-        throw new StepError(
-          "BmcUnreachable",
-          `${label}: BMC never acknowledged the update command within ${seconds} s (unreachable)`,
-        );
-      }
-      if (record.progress === undefined) {
-        throw new StepError(
-          "BmcTimeout",
-          `${label}: BMC acknowledged the update but reported no progress and no result within ${seconds} s (hung)`,
-        );
-      }
-      throw new StepError(
-        "BmcTimeout",
-        `${label}: BMC reported ${record.progress}% progress, then fell silent: no result within ${seconds} s (disconnected)`,
+    if (now < (record?.deadline ?? deadline)) return "pending";
+    const seconds = settings.updateTimeoutSeconds;
+    if (record?.ackedAt === undefined) {
+      return fail(
+        "BmcUnreachable",
+        `BMC never acknowledged the update command within ${seconds} s (unreachable)`,
       );
     }
-    const polls = e.update.polls + 1;
-    return {
-      ...e.update,
-      done: false,
-      polls,
-      waitSeconds: nextWaitSeconds(e.settings, polls, deadline, now),
-    };
+    if (record.progress === undefined) {
+      return fail(
+        "BmcTimeout",
+        `BMC acknowledged the update but reported no progress and no result within ${seconds} s (hung)`,
+      );
+    }
+    return fail(
+      "BmcTimeout",
+      `BMC reported ${record.progress}% progress, then fell silent: no result within ${seconds} s (disconnected)`,
+    );
   }
 
-  async function finishGroup(e: Extract<StepEvent, { step: "finishGroup" }>): Promise<GroupCursor> {
-    const byId = new Map(e.results.map((r) => [r.componentId, r]));
-    const verified = e.results.filter((r) => r.ok && r.version !== undefined);
+  /** Reads the wave's records: done once every component has a verdict (result or timeout). */
+  async function checkWave(e: Extract<StepEvent, { step: "checkWave" }>): Promise<WaveState> {
+    const { wave } = e;
+    const records = await requests.get(
+      wave.componentIds.map((componentId) => ({
+        componentId,
+        requestId: updateRequestId(e.taskId, componentId),
+      })),
+    );
+    const now = clock();
+    const verdicts = wave.componentIds.map((componentId) =>
+      verdict(
+        componentId,
+        wave.type,
+        records.get(requestKey(componentId, updateRequestId(e.taskId, componentId))),
+        wave.targetVersion,
+        e.settings,
+        wave.deadline,
+        now,
+      ),
+    );
+    if (verdicts.some((v) => v === "pending")) {
+      const polls = wave.polls + 1;
+      return {
+        ...wave,
+        done: false,
+        polls,
+        waitSeconds: nextWaitSeconds(e.settings, polls, wave.deadline, now),
+      };
+    }
+    return { ...wave, done: true, results: verdicts as ComponentResult[] };
+  }
+
+  /**
+   * Records the wave: verified versions on inventory, every component's outcome in the report.
+   * Any failed component → ComponentsFailed (so nothing after it runs); else the next cursor.
+   */
+  async function finishWave(e: Extract<StepEvent, { step: "finishWave" }>): Promise<WaveCursor> {
+    const results = e.wave.results ?? [];
+    const byId = new Map(results.map((r) => [r.componentId, r]));
+    const verified = results.filter((r) => r.ok && r.version !== undefined);
     // Inventory first: a verified version is a fact about the hardware whatever happens to the task.
     if (verified.length > 0) {
       await deps.firmware.record(
@@ -848,13 +895,11 @@ export function createTaskSteps(deps: TaskStepsDeps): TaskSteps {
         verified.map((r) => ({ componentId: r.componentId, version: r.version as string })),
       );
     }
-    const failures: { label: string; message: string }[] = [];
     await updateTask(deps, e.taskId, (t, now) => {
-      failures.length = 0;
       const r = parseReport(t.report);
       for (const c of r.components) {
         const result = byId.get(c.id);
-        if (result === undefined || c.type !== e.type) continue;
+        if (result === undefined) continue;
         c.finishedAt = now;
         if (result.ok) {
           c.status = "COMPLETED";
@@ -862,30 +907,25 @@ export function createTaskSteps(deps: TaskStepsDeps): TaskSteps {
           delete c.error;
         } else {
           c.status = "FAILED";
-          const message = causeText(result.error);
-          c.error = { name: result.error?.Error ?? "Error", message };
-          failures.push({ label: componentLabel(c.id, c.type), message });
+          c.error = { name: result.error?.Error ?? "Error", message: causeText(result.error) };
         }
       }
       t.report = serializeReport(r);
       return t;
     });
-    // When the task was already terminal, updateTask skipped the mutation: collect failures anyway.
-    if (failures.length === 0) {
-      for (const result of e.results) {
-        if (!result.ok)
-          failures.push({
-            label: componentLabel(result.componentId, e.type),
-            message: causeText(result.error),
-          });
-      }
-    }
+    const failures = results.filter((r) => !r.ok).map((r) => causeText(r.error));
     if (failures.length > 0) {
-      const [first] = failures;
-      const more = failures.length > 1 ? `; ${failures.length - 1} more ${e.type} component(s) failed` : "";
-      throw new StepError("ComponentsFailed", `${first?.message ?? "component failed"}${more}`);
+      const more =
+        failures.length > 1 ? `; ${failures.length - 1} more ${e.wave.type} component(s) failed` : "";
+      throw new StepError("ComponentsFailed", `${failures[0]}${more}`);
     }
-    return { index: e.index + 1, more: e.index + 1 < e.groupCount };
+    const size = Math.max(1, Math.floor(e.settings.maxParallel));
+    const groupSize = e.groups[e.cursor.group]?.componentIds.length ?? 0;
+    const next =
+      (e.cursor.wave + 1) * size < groupSize
+        ? { group: e.cursor.group, wave: e.cursor.wave + 1 }
+        : { group: e.cursor.group + 1, wave: 0 };
+    return { ...next, more: next.group < e.groups.length };
   }
 
   async function recordOutcome(
@@ -914,14 +954,12 @@ export function createTaskSteps(deps: TaskStepsDeps): TaskSteps {
           return sendQueries(event);
         case "checkQueries":
           return checkQueries(event);
-        case "startGroup":
-          return startGroup(event);
-        case "sendUpdate":
-          return sendUpdate(event);
-        case "checkUpdate":
-          return checkUpdate(event);
-        case "finishGroup":
-          return finishGroup(event);
+        case "sendWave":
+          return sendWave(event);
+        case "checkWave":
+          return checkWave(event);
+        case "finishWave":
+          return finishWave(event);
         case "recordOutcome":
           return recordOutcome(event);
         default:

@@ -14,7 +14,13 @@ import {
 import { DynamoTaskSecretStore } from "../../src/adapters/stepfunctions/dynamo-task-records.js";
 import type { TaskExecutor } from "../../src/app/task-ports.js";
 import { targetIdempotencyKey } from "../../src/app/task-ports.js";
-import { parseReport, type StepEvent } from "../../src/app/task-steps.js";
+import {
+  initialReport,
+  parseReport,
+  type StepEvent,
+  serializeReport,
+  type WaveState,
+} from "../../src/app/task-steps.js";
 import { createTaskService, taskIdForKey } from "../../src/app/tasks.js";
 import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
@@ -163,30 +169,61 @@ describe("child task: exactly one update command per component per task", () => 
     // A finished task's submission is answered from the idempotency key: nothing restarts.
     expect(await h.child.submitter.submit(request(t1), Date.now())).toEqual(retried);
 
-    // A step retried after it had published (a Lambda re-invoked after a lost response) sends nothing.
-    const c = racks[0]!.components[0]!;
-    const rerun: StepEvent = {
-      step: "sendUpdate",
-      taskId: taskIds[0]!,
-      settings: { ...(FAST_SETTINGS as Required<typeof FAST_SETTINGS>) },
-      runId: run.id,
-      targetVersion: "2.0.0",
-      componentId: c.id,
-      componentType: c.type,
+    // A SendWave invoked twice (Step Functions retrying after a Lambda error, when the first
+    // invocation had in fact published) sends each command once. A fresh task on rack 1, driven
+    // by hand: no execution, just the step, twice.
+    const manual: Task = {
+      ...(await h.stores.tasks.getTasks([taskIds[0]!]))[0]!,
+      id: "e3000000-0000-4000-8000-000000000001",
+      status: "RUNNING",
+      report: serializeReport(
+        initialReport(
+          racks[0]!.components.map((c) => ({ id: c.id, type: c.type })),
+          "3.0.0",
+          false,
+        ),
+      ),
     };
-    await h.child.steps.handle(rerun);
-    await new Promise((r) => setTimeout(r, 200));
+    delete manual.idempotencyKey;
+    delete manual.runId;
+    delete manual.targetId;
+    expect((await h.stores.tasks.createTask(manual)).created).toBe(true);
+    const groups = [
+      {
+        type: "COMPUTE" as const,
+        componentIds: racks[0]!.components.filter((c) => c.type === "COMPUTE").map((c) => c.id),
+      },
+    ];
+    const wave: StepEvent = {
+      step: "sendWave",
+      taskId: manual.id,
+      rackId: manual.rackId,
+      settings: { ...(FAST_SETTINGS as Required<typeof FAST_SETTINGS>) },
+      groups,
+      cursor: { group: 0, wave: 0, more: true },
+    };
+    const firstSend = (await h.child.steps.handle(wave)) as WaveState;
+    const secondSend = (await h.child.steps.handle(wave)) as WaveState;
+    expect(secondSend.deadline).toBe(firstSend.deadline);
+    expect(firstSend.componentIds).toEqual(groups[0]!.componentIds);
+    await new Promise((r) => setTimeout(r, 300));
+    for (const componentId of groups[0]!.componentIds) {
+      expect(h.fleet.stats().updatesByRequest[updateRequestId(manual.id, componentId)]).toBe(1);
+    }
+    await h.stores.locks.release(manual.rackId, manual.id);
 
     const stats = h.fleet.stats();
     for (const [i, r] of racks.entries()) {
       for (const component of r.components) {
-        expect(stats.updatesByComponent[component.id], `component ${component.id}`).toBe(1);
+        // Rack 1's COMPUTE trays also got the hand-driven task's command (once each).
+        const extra = i === 0 && component.type === "COMPUTE" ? 1 : 0;
+        expect(stats.updatesByComponent[component.id], `component ${component.id}`).toBe(1 + extra);
         expect(stats.updatesByRequest[updateRequestId(taskIds[i]!, component.id)]).toBe(1);
       }
       expect(stats.flashesByTask[taskIds[i]!]).toBe(r.components.length);
     }
     // The duplicate and late reports arrived and changed nothing.
-    expect(lateReports).toBe(15);
+    expect(lateReports).toBe(15 + 3); // 15 task components + the hand-driven wave of 3
     expect(h.child.reportStats().ignored).toBeGreaterThanOrEqual(30);
     for (const t of done) {
       expect(

@@ -28,8 +28,8 @@ export const FAST_SETTINGS: Partial<ChildTaskSettings> = {
   maxParallel: 4,
   pollSeconds: 1,
   maxPollSeconds: 1,
-  updateTimeoutSeconds: 2.5,
-  preflightTimeoutSeconds: 2.5,
+  updateTimeoutSeconds: 4,
+  preflightTimeoutSeconds: 4,
   queuePollSeconds: 1,
 };
 

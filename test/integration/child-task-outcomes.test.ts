@@ -91,12 +91,12 @@ describe("child task: outcomes on the simulated fleet", () => {
     [
       3,
       "BmcTimeout",
-      `component ${bad(3)} (COMPUTE): BMC acknowledged the update but reported no progress and no result within 2.5 s (hung)`,
+      `component ${bad(3)} (COMPUTE): BMC acknowledged the update but reported no progress and no result within 4 s (hung)`,
     ],
     [
       4,
       "BmcTimeout",
-      `component ${bad(4)} (COMPUTE): BMC reported 25% progress, then fell silent: no result within 2.5 s (disconnected)`,
+      `component ${bad(4)} (COMPUTE): BMC reported 25% progress, then fell silent: no result within 4 s (disconnected)`,
     ],
     [
       5,
@@ -129,7 +129,7 @@ describe("child task: outcomes on the simulated fleet", () => {
     const task = await runOn(6);
     expect(task.status).toBe("FAILED");
     expect(task.message).toBe(
-      `preflight: component ${ghost} (NVSWITCH) did not answer the version query within 2.5 s (BMC unreachable)`,
+      `preflight: component ${ghost} (NVSWITCH) did not answer the version query within 4 s (BMC unreachable)`,
     );
     expect(parseReport(task.report).components.every((c) => c.status === "NOT_ATTEMPTED")).toBe(true);
     expect(h.fleet.stats().flashesByTask[task.id]).toBeUndefined();

@@ -34,10 +34,9 @@ const STEPS: StepName[] = [
   "acquireLock",
   "sendQueries",
   "checkQueries",
-  "startGroup",
-  "sendUpdate",
-  "checkUpdate",
-  "finishGroup",
+  "sendWave",
+  "checkWave",
+  "finishWave",
   "recordOutcome",
 ];
 
@@ -49,7 +48,7 @@ describe("child-task ASL", () => {
   });
 
   it("every Task state calls the task-steps placeholder, with a `step` the handler knows", () => {
-    expect(tasks.length).toBe(9);
+    expect(tasks.length).toBe(8);
     for (const [name, state] of tasks) {
       expect(state.Resource, name).toBe(TASK_STEPS_PLACEHOLDER);
       expect(STEPS, name).toContain(state.Parameters?.step);
@@ -58,7 +57,7 @@ describe("child-task ASL", () => {
     expect(new Set(tasks.map(([, s]) => s.Parameters?.step))).toEqual(new Set(STEPS));
     expect(taskStateNames(machine).sort()).toEqual(tasks.map(([n]) => n).sort());
     expect(JSON.stringify(machine)).not.toContain(TASK_STEPS_PLACEHOLDER);
-    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(9);
+    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(8);
   });
 
   it("uses only what both Step Functions and aws-local-stepfunctions run: JSONPath, no task tokens, heartbeats, variables or distributed maps", () => {
@@ -78,31 +77,18 @@ describe("child-task ASL", () => {
     ]) {
       expect(text, forbidden).not.toContain(forbidden);
     }
-    const maps = states.filter(([, s]) => s.Type === "Map");
-    expect(
-      maps.map(([n, s]) => [n, (s.ItemProcessor as { ProcessorConfig?: unknown }).ProcessorConfig]),
-    ).toEqual([["UpdateComponents", { Mode: "INLINE" }]]);
-    expect(maps[0]?.[1].MaxConcurrencyPath).toBe("$.settings.maxParallel");
+    // No Map at all: groups and waves are a Choice loop (see the state's Comment for why).
+    expect(states.filter(([, s]) => s.Type === "Map")).toEqual([]);
   });
 
-  it("every Task state that can fail is caught: the main flow into RecordFailure, a component into ComponentFailed", () => {
+  it("every Task state but the recorders catches everything into RecordFailure", () => {
     const record = new Set(["RecordSuccess", "RecordFailure"]);
-    const component = new Set(["SendUpdate", "CheckUpdate"]);
     for (const [name, state] of tasks) {
       if (record.has(name)) continue;
-      const catchers = state.Catch as { ErrorEquals: string[]; Next: string; ResultPath: string }[];
-      expect(catchers, name).toEqual([
-        {
-          ErrorEquals: ["States.ALL"],
-          ResultPath: "$.error",
-          Next: component.has(name) ? "ComponentFailed" : "RecordFailure",
-        },
+      expect(state.Catch, name).toEqual([
+        { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: "RecordFailure" },
       ]);
     }
-    const map = raw.States.UpdateComponents as AslState;
-    expect(map.Catch).toEqual([
-      { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: "RecordFailure" },
-    ]);
     // The recorders retry anything; if they still fail, the execution fails and the status rule records it.
     for (const name of record) {
       const retry = raw.States[name]!.Retry as { ErrorEquals: string[] }[];
