@@ -9,7 +9,7 @@
  * keeps serving, and a rejected request leaves the runs and targets tables exactly as they were.
  */
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   type ComponentType,
   type ConflictStrategy,
@@ -24,6 +24,7 @@ import {
 import { FlowInventoryAdminService } from "../../src/gen/flowadmin/v1/admin.js";
 import { componentId, rackGroup } from "../support/fixtures-inventory.js";
 import {
+  cancelActiveRuns,
   countGate,
   createRun,
   equalPhases,
@@ -52,6 +53,9 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await s?.stop();
+});
+afterEach(async () => {
+  await cancelActiveRuns(s.flow);
 });
 
 async function runsTotal(): Promise<number> {
@@ -490,12 +494,10 @@ const options = fc.record({
       plan: fc.oneof(
         fc.constant(undefined),
         int(-1, 5).map((phaseCount) => ({ $case: "equal" as const, value: { phaseCount } })),
-        fc
-          .array(int(-5, 110), { maxLength: 3 })
-          .map((ps) => ({
-            $case: "percentage" as const,
-            value: { phases: ps.map((percentage) => ({ percentage })) },
-          })),
+        fc.array(int(-5, 110), { maxLength: 3 }).map((ps) => ({
+          $case: "percentage" as const,
+          value: { phases: ps.map((percentage) => ({ percentage })) },
+        })),
         fc
           .array(int(-1, 4), { maxLength: 3 })
           .map((cs) => ({ $case: "count" as const, value: { phases: cs.map((count) => ({ count })) } })),

@@ -28,6 +28,7 @@ import {
   startTestStack,
   stateOf,
   type TestStack,
+  targetReport,
   waitForStatus,
   waitForTerminal,
 } from "../support/stack.js";
@@ -43,9 +44,20 @@ const NIL_ID = "00000000-0000-0000-0000-000000000000";
 const INVALID = "operation run is not in a valid state for the requested operation";
 
 let s: TestStack;
+/** Runs that take a while to get where their test needs them: started first, awaited there. */
+const runs = { gated: "", tripped: "", toStop: "" };
 
 beforeAll(async () => {
   s = await startTestStack({ label: "controls", groups: [FAST, HANG, FAIL] });
+  runs.gated = await createRun(
+    s.flow,
+    runRequest({ rackIds: FAST.ids.slice(0, 5), phasePolicy: equalPhases(5) }),
+  );
+  runs.tripped = await createRun(
+    s.flow,
+    runRequest({ rackIds: FAIL.ids.slice(0, 2), maxConcurrent: 1, gates: [countGate(1)] }),
+  );
+  runs.toStop = await createRun(s.flow, runRequest({ rackIds: HANG.ids.slice(8, 11), maxConcurrent: 1 }));
 });
 afterAll(async () => {
   await s?.stop();
@@ -159,7 +171,7 @@ describe("CancelOperationRun", () => {
   });
 
   it("records what it stopped: every current-phase target ends TERMINATED and the stats say so", async () => {
-    const id = await createRun(s.flow, runRequest({ rackIds: HANG.ids.slice(8, 11), maxConcurrent: 1 }));
+    const id = runs.toStop;
     await eventually(
       () => listTargets(s.flow, id),
       (ts) => ts.some((t) => t.status === OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SUBMITTED),
@@ -185,16 +197,14 @@ describe("CancelOperationRun", () => {
 
 describe("AdvanceOperationRunPhase at a phase gate", () => {
   it("pause keeps PHASE_GATE, resume is refused, a wrong expected phase is refused, the right one advances", async () => {
-    const id = await createRun(
-      s.flow,
-      runRequest({ rackIds: FAST.ids.slice(0, 4), phasePolicy: equalPhases(2) }),
-    );
+    const id = runs.gated;
     const gate = await waitForStatus(s.flow, id, [S.OPERATION_RUN_STATUS_PAUSED]);
-    expect(stateOf(gate)).toEqual({
+    expect(stateOf(gate), await targetReport(s.flow, id)).toEqual({
       status: S.OPERATION_RUN_STATUS_PAUSED,
       reason: R.OPERATION_RUN_STATUS_REASON_PHASE_GATE,
       message: "waiting for phase advance",
     });
+    expect(gate.summary?.currentPhaseIndex).toBe(0);
 
     expect(frozen(await pause(id))).toEqual(frozen(gate));
     expect(await failure(resume(id))).toEqual(
@@ -213,9 +223,30 @@ describe("AdvanceOperationRunPhase at a phase gate", () => {
     });
     expect(advanced.summary?.currentPhaseIndex).toBe(1);
     expect(advanced.stats).toBeUndefined();
+  });
 
+  it("an expected_phase_index that is omitted, 0 or negative skips the check", async () => {
+    const id = runs.gated;
+    for (const [expected, next] of [
+      [undefined, 2],
+      [0, 3],
+      [-7, 4],
+    ] as const) {
+      const gate = await waitForStatus(s.flow, id, [S.OPERATION_RUN_STATUS_PAUSED]);
+      expect(stateOf(gate).reason, await targetReport(s.flow, id)).toBe(
+        R.OPERATION_RUN_STATUS_REASON_PHASE_GATE,
+      );
+      expect(gate.summary?.currentPhaseIndex).toBe(next - 1);
+      const advanced = await advance(id, expected);
+      expect(stateOf(advanced).message).toBe(`advanced to phase ${next}`);
+      expect(advanced.summary?.currentPhaseIndex).toBe(next);
+    }
+  });
+
+  it("a completed run: pause refused as terminal, advance refused, cancel returns it unchanged", async () => {
+    const id = runs.gated;
     const done = await waitForTerminal(s.flow, id);
-    expect(stateOf(done)).toEqual({
+    expect(stateOf(done), await targetReport(s.flow, id)).toEqual({
       status: S.OPERATION_RUN_STATUS_COMPLETED,
       reason: R.OPERATION_RUN_STATUS_REASON_NONE,
       message: "operation run completed",
@@ -223,39 +254,17 @@ describe("AdvanceOperationRunPhase at a phase gate", () => {
     expect(await failure(pause(id))).toEqual(
       precondition(`${INVALID}: ${id} is in terminal state completed`),
     );
+    expect(await failure(resume(id))).toEqual(precondition(`${INVALID}: ${id} is not paused`));
     expect(await failure(advance(id))).toEqual(
       precondition(`${INVALID}: ${id} is not paused at a phase gate`),
     );
     expect(frozen(await cancel(id, "too late"))).toEqual(frozen(done));
   });
-
-  it("an expected_phase_index that is omitted, 0 or negative skips the check", async () => {
-    const id = await createRun(
-      s.flow,
-      runRequest({ rackIds: FAST.ids.slice(4, 8), phasePolicy: equalPhases(4) }),
-    );
-    for (const [expected, next] of [
-      [undefined, 1],
-      [0, 2],
-      [-7, 3],
-    ] as const) {
-      const gate = await waitForStatus(s.flow, id, [S.OPERATION_RUN_STATUS_PAUSED]);
-      expect(stateOf(gate).reason).toBe(R.OPERATION_RUN_STATUS_REASON_PHASE_GATE);
-      expect(gate.summary?.currentPhaseIndex).toBe(next - 1);
-      const advanced = await advance(id, expected);
-      expect(stateOf(advanced).message).toBe(`advanced to phase ${next}`);
-      expect(advanced.summary?.currentPhaseIndex).toBe(next);
-    }
-    expect(stateOf(await waitForTerminal(s.flow, id)).status).toBe(S.OPERATION_RUN_STATUS_COMPLETED);
-  });
 });
 
 describe("a safety gate pause", () => {
   it("is kept by pause; resume reopens the run and the still-tripped gate pauses it again", async () => {
-    const id = await createRun(
-      s.flow,
-      runRequest({ rackIds: FAIL.ids.slice(0, 2), maxConcurrent: 1, gates: [countGate(1)] }),
-    );
+    const id = runs.tripped;
     const tripped = await waitForStatus(s.flow, id, [S.OPERATION_RUN_STATUS_PAUSED]);
     const trippedState = {
       status: S.OPERATION_RUN_STATUS_PAUSED,

@@ -8,7 +8,7 @@
  * Every BMC of this suite hangs: created runs dispatch, but nothing here waits for them.
  */
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   ComponentType,
   type CreateOperationRunRequest,
@@ -19,6 +19,7 @@ import {
 } from "../../src/gen/flow/v1/flow.js";
 import { componentId, rackGroup, rackId } from "../support/fixtures-inventory.js";
 import {
+  cancelActiveRuns,
   countGate,
   countPhases,
   createRun,
@@ -55,6 +56,10 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await s?.stop();
+});
+// Runs created here only need to exist; their child tasks would hang and load the stack.
+afterEach(async () => {
+  await cancelActiveRuns(s.flow);
 });
 
 async function runsTotal(): Promise<number> {
@@ -688,9 +693,12 @@ describe("CreateOperationRun planning errors: status code and message, nothing w
     ],
   ];
 
-  it.each(cases)("%s → %s", async (_title, spec, code, details) => {
-    await expectRejected(runRequest(spec), code, details);
-  });
+  it.each(cases.map(([title, spec, code, details]) => [title, code, details, spec] as const))(
+    "%s → %s",
+    async (_title, code, details, spec) => {
+      await expectRejected(runRequest(spec), code, details);
+    },
+  );
 
   it("an explicit scope of exactly 100 racks is within the limit (PlanOperationRun)", async () => {
     const plan = await s.flow.planOperationRun(

@@ -20,8 +20,8 @@ import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import * as grpc from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
 import { inject } from "vitest";
-import type { BmcBehaviour } from "../../local/fleet-file.js";
 import { type LocalStack, startLocalStack } from "../../local/stack.js";
+import type { BmcBehaviour } from "../../local/fleet-file.js";
 import {
   type CallOptions,
   createFlowAdminClient,
@@ -41,6 +41,7 @@ import {
   type OperationRunTarget,
   OperationRunTargetPhaseScope,
   type OperationRunTargetScope,
+  OperationRunTargetStatus,
   type OperationTargetSpec,
   type UpgradeFirmwareRequest,
 } from "../../src/gen/flow/v1/flow.js";
@@ -268,7 +269,7 @@ export function stateOf(run: OperationRun): { status: OperationRunStatus; reason
 }
 
 /** Waits for ANY terminal state (never for success only) and returns the run, stats included. */
-export function waitForTerminal(flow: FlowClient, id: string, timeoutMs = 30_000): Promise<OperationRun> {
+export function waitForTerminal(flow: FlowClient, id: string, timeoutMs = 60_000): Promise<OperationRun> {
   return eventually(
     () => getRun(flow, id, true),
     (run) => TERMINAL_RUN.has(stateOf(run).status),
@@ -282,7 +283,7 @@ export function waitForStatus(
   flow: FlowClient,
   id: string,
   statuses: readonly OperationRunStatus[],
-  timeoutMs = 30_000,
+  timeoutMs = 60_000,
 ): Promise<OperationRun> {
   return eventually(
     () => getRun(flow, id, true),
@@ -290,6 +291,21 @@ export function waitForStatus(
     `run ${id} to reach ${statuses.map((s) => OperationRunStatus[s]).join(" or ")}`,
     timeoutMs,
   );
+}
+
+/**
+ * One line per target (phase, sequence, rack, status, message) of every phase through the
+ * current one: the assertion message of a run that ended other than expected.
+ */
+export async function targetReport(flow: FlowClient, id: string): Promise<string> {
+  const targets = await listTargets(flow, id).catch((err: Error) => err);
+  if (targets instanceof Error) return `targets of ${id}: ${targets.message}`;
+  return targets
+    .map(
+      (t) =>
+        `phase ${t.phaseIndex} #${t.sequenceIndex} rack ${t.rackId?.id} ${OperationRunTargetStatus[t.status]}: ${t.message}`,
+    )
+    .join("\n");
 }
 
 /** Every target of the run in the given phase scope (pages of 1000 are more than a run has). */
@@ -419,6 +435,27 @@ export function countPhases(counts: number[], autoAdvance?: boolean): OperationR
     plan: { $case: "count", value: { phases: counts.map((count) => ({ count })) } },
     advancePolicy: autoAdvance === undefined ? undefined : { autoAdvance },
   };
+}
+
+/**
+ * Cancels every PENDING, RUNNING or PAUSED run, so that a suite's earlier runs (whose BMCs hang)
+ * stop their child tasks instead of loading the stack for the tests that follow.
+ */
+export async function cancelActiveRuns(flow: FlowClient): Promise<void> {
+  const active = [
+    OperationRunStatus.OPERATION_RUN_STATUS_PENDING,
+    OperationRunStatus.OPERATION_RUN_STATUS_RUNNING,
+    OperationRunStatus.OPERATION_RUN_STATUS_PAUSED,
+  ];
+  const { operationRuns } = await flow.listOperationRuns({
+    filter: { name: undefined, states: active.map((status) => ({ status })), operationKinds: [] },
+    pagination: { offset: 0, limit: 1000 },
+  });
+  await Promise.all(
+    operationRuns.map((run) =>
+      flow.cancelOperationRun({ id: { id: run.id?.id ?? "" }, reason: "test cleanup" }),
+    ),
+  );
 }
 
 /** The created run's id (the response must carry one). */
