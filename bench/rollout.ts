@@ -170,13 +170,21 @@ async function main(): Promise<void> {
   const rackIdealMs = groupCount * UPDATE_MS;
   const rolloutIdealMs = Math.ceil(RACKS / CONCURRENCY) * rackIdealMs;
 
+  // moto reports CapacityUnits per call but no read/write split: split by operation instead.
+  const READS = new Set(["GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems"]);
+  let readUnits = 0;
+  let writeUnits = 0;
+  for (const [op, v] of Object.entries(meter.byOperation)) {
+    if (READS.has(op)) readUnits += v.capacityUnits;
+    else writeUnits += v.capacityUnits;
+  }
   const perRack = {
     transitions: exec.stateTransitions / n,
     taskSteps: exec.taskInvocations / n,
     bmcResult: reports.received / n,
     iot: (commandsPublished + evtMessages) / n,
-    wcu: meter.writeCapacityUnits / n,
-    rcu: meter.readCapacityUnits / n,
+    wcu: writeUnits / n,
+    rcu: readUnits / n,
     cu: meter.capacityUnits / n,
   };
   const lambdaPerRack = perRack.taskSteps + perRack.bmcResult;
@@ -197,10 +205,14 @@ async function main(): Promise<void> {
     waited += Math.min(prod.maxPollSeconds, prod.pollSeconds * 2 ** checks);
     checks += 1;
   }
-  const perComponentMeasured = (exec.byStep.checkUpdate ?? 0) / Math.max(1, exec.byStep.sendUpdate ?? 1);
-  const prodTransitions = perRack.transitions + components * 3 * (checks - perComponentMeasured);
-  const prodTaskSteps = perRack.taskSteps + components * (checks - perComponentMeasured);
-  const prodRcu = perRack.rcu + components * (checks - perComponentMeasured); // one strongly consistent read per check
+  // Polling is per wave: each extra check is 3 transitions (Wait, CheckWave, WaveDone?), one
+  // task-steps invocation and one BatchGetItem of the wave's records (~1 RRU per component).
+  const waves = (exec.byStep.sendWave ?? 0) / n;
+  const checksMeasured = (exec.byStep.checkWave ?? 0) / Math.max(1, exec.byStep.sendWave ?? 1);
+  const extraChecks = Math.max(0, checks - checksMeasured);
+  const prodTransitions = perRack.transitions + waves * 3 * extraChecks;
+  const prodTaskSteps = perRack.taskSteps + waves * extraChecks;
+  const prodRcu = perRack.rcu + components * extraChecks;
   const prodCost =
     prodTransitions * PRICE.transition +
     (prodTaskSteps + perRack.bmcResult) * (PRICE.lambdaRequest + LAMBDA_GB * LAMBDA_SECONDS * PRICE.lambdaGbSecond) +
@@ -220,7 +232,7 @@ async function main(): Promise<void> {
     `  DynamoDB capacity units  ${perRack.cu.toFixed(1)}  (${perRack.wcu.toFixed(1)} WRU, ${perRack.rcu.toFixed(1)} RRU; dispatcher and run bookkeeping included)`,
     `  cost at list prices      ${usd(total)}  = Step Functions ${usd(cost.sfn)} + Lambda ${usd(cost.lambda)} + IoT ${usd(cost.iot)} + DynamoDB ${usd(cost.ddb)}`,
     "",
-    `Per rack, modelled for production timing (10-min flashes, polling ${prod.pollSeconds}s doubling to ${prod.maxPollSeconds}s: ${checks} checks per component instead of ${perComponentMeasured.toFixed(1)})`,
+    `Per rack, modelled for production timing (10-min flashes, polling ${prod.pollSeconds}s doubling to ${prod.maxPollSeconds}s: ${checks} checks per wave instead of ${checksMeasured.toFixed(1)}, ${waves.toFixed(1)} waves per rack)`,
     `  state transitions ${prodTransitions.toFixed(0)}, task-steps invocations ${prodTaskSteps.toFixed(0)}, RRU ${prodRcu.toFixed(0)} → ${usd(prodCost)} per rack, ${usd(prodCost * 1000)} per 1,000 racks`,
     "",
     "Prices: us-east-1 list prices (checked 2026-11): Step Functions Standard $0.025/1k transitions; Lambda $0.20/1M requests + $0.0000166667/GB-s (256 MB × 60 ms assumed);",
