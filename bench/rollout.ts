@@ -13,19 +13,28 @@
 import "../local/polyfills.js";
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { startBmcFleet } from "../local/bmc-fleet.js";
 import { generateDemoFleet } from "../local/demo-fleet.js";
 import { startIotShim } from "../local/iot-shim.js";
 import { startMqttBroker } from "../local/mqtt-broker.js";
 import { awsClientConfig } from "../src/adapters/aws-config.js";
-import { createDynamoStores, createTables, LocalAesGcmCipher, tableNames } from "../src/adapters/dynamodb/index.js";
+import {
+  createDynamoStores,
+  createTables,
+  LocalAesGcmCipher,
+  tableNames,
+} from "../src/adapters/dynamodb/index.js";
 import { startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
 import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
 import { createDispatcher } from "../src/app/dispatcher.js";
 import { createRunQueries } from "../src/app/runs.js";
-import { type ChildTaskSettings, DEFAULT_CHILD_TASK_SETTINGS, UPGRADE_GROUP_ORDER } from "../src/app/task-steps.js";
+import {
+  type ChildTaskSettings,
+  DEFAULT_CHILD_TASK_SETTINGS,
+  UPGRADE_GROUP_ORDER,
+} from "../src/app/task-steps.js";
 import type { ComponentType, CreateRunInput, InventoryRack } from "../src/domain/model.js";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 
 const { values: args } = parseArgs({
   options: {
@@ -75,7 +84,11 @@ function log(line: string): void {
 async function main(): Promise<void> {
   const moto = await startLocalMoto();
   const client = new DynamoDBClient(
-    awsClientConfig({ endpoint: moto.endpoint, region: "us-east-1", credentials: { accessKeyId: "b", secretAccessKey: "b" } }),
+    awsClientConfig({
+      endpoint: moto.endpoint,
+      region: "us-east-1",
+      credentials: { accessKeyId: "b", secretAccessKey: "b" },
+    }),
   );
   const names = tableNames(`bench-${randomUUID().slice(0, 6)}-`);
   await createTables(client, names);
@@ -97,7 +110,13 @@ async function main(): Promise<void> {
   });
 
   // One wave per group: every group of a GB200 rack (at most 18 trays) flashes at once.
-  const settings: Partial<ChildTaskSettings> = { maxParallel: 18, pollSeconds: 1, maxPollSeconds: 1, updateTimeoutSeconds: 120, preflightTimeoutSeconds: 60 };
+  const settings: Partial<ChildTaskSettings> = {
+    maxParallel: 18,
+    pollSeconds: 1,
+    maxPollSeconds: 1,
+    updateTimeoutSeconds: 120,
+    preflightTimeoutSeconds: 60,
+  };
   let dispatcher: ReturnType<typeof createDispatcher> | undefined;
   const child = await createLocalChildTasks({
     stores,
@@ -111,7 +130,12 @@ async function main(): Promise<void> {
     log,
   });
   dispatcher = createDispatcher({ runs: stores.runs, submitter: child.submitter, clock: Date.now, log });
-  const runsApi = createRunQueries({ runs: stores.runs, inventory: stores.inventory, clock: Date.now, newId: randomUUID });
+  const runsApi = createRunQueries({
+    runs: stores.runs,
+    inventory: stores.inventory,
+    clock: Date.now,
+    newId: randomUUID,
+  });
 
   const chosen = fleetRacks.slice(0, RACKS);
   const input: CreateRunInput = {
@@ -126,7 +150,10 @@ async function main(): Promise<void> {
       },
       operation: {
         upgradeFirmware: {
-          targetSpec: { kind: "racks", racks: chosen.map((r) => ({ ref: { by: "id", id: r.id }, componentTypes: [] })) },
+          targetSpec: {
+            kind: "racks",
+            racks: chosen.map((r) => ({ ref: { by: "id", id: r.id }, componentTypes: [] })),
+          },
           targetVersion: "9.9.9",
           description: "bench",
           subTargets: [],
@@ -143,7 +170,10 @@ async function main(): Promise<void> {
   const { id: runId } = await runsApi.createRun(input);
   const ticker = setInterval(() => void dispatcher?.tick().catch(() => {}), 1000);
   let run = await stores.runs.getRun(runId);
-  while (run !== undefined && !["COMPLETED", "COMPLETED_WITH_FAILURES", "FAILED", "CANCELLED"].includes(run.status)) {
+  while (
+    run !== undefined &&
+    !["COMPLETED", "COMPLETED_WITH_FAILURES", "FAILED", "CANCELLED"].includes(run.status)
+  ) {
     await new Promise((r) => setTimeout(r, 200));
     run = await stores.runs.getRun(runId);
     if (Date.now() - t0 > 30 * 60_000) throw new Error("benchmark did not finish within 30 minutes");
@@ -156,17 +186,25 @@ async function main(): Promise<void> {
   const meter = stores.meter.snapshot();
   const reports = child.reportStats();
   const commandsPublished = shim.published();
-  const { targets } = (await stores.runs.listTargets(runId, { phaseFrom: 0, phaseTo: 0, page: { offset: 0, limit: 1000 } })) ?? {
+  const { targets } = (await stores.runs.listTargets(runId, {
+    phaseFrom: 0,
+    phaseTo: 0,
+    page: { offset: 0, limit: 1000 },
+  })) ?? {
     targets: [],
   };
   const taskIds = targets.flatMap((t) => (t.taskId ? [t.taskId] : []));
   const tasks = await stores.tasks.getTasks(taskIds);
-  const durations = tasks.map((t) => (t.finishedAt ?? 0) - (t.startedAt ?? t.createdAt)).sort((a, b) => a - b);
+  const durations = tasks
+    .map((t) => (t.finishedAt ?? 0) - (t.startedAt ?? t.createdAt))
+    .sort((a, b) => a - b);
   const upgraded = tasks.filter((t) => t.status === "COMPLETED").length;
   const n = Math.max(1, upgraded);
 
   // Ideal: each rack's groups one after another, one wave each, nothing but the flash itself.
-  const groupCount = UPGRADE_GROUP_ORDER.filter((type: ComponentType) => chosen[0]?.components.some((c) => c.type === type)).length;
+  const groupCount = UPGRADE_GROUP_ORDER.filter((type: ComponentType) =>
+    chosen[0]?.components.some((c) => c.type === type),
+  ).length;
   const rackIdealMs = groupCount * UPDATE_MS;
   const rolloutIdealMs = Math.ceil(RACKS / CONCURRENCY) * rackIdealMs;
 
@@ -215,7 +253,8 @@ async function main(): Promise<void> {
   const prodRcu = perRack.rcu + components * extraChecks;
   const prodCost =
     prodTransitions * PRICE.transition +
-    (prodTaskSteps + perRack.bmcResult) * (PRICE.lambdaRequest + LAMBDA_GB * LAMBDA_SECONDS * PRICE.lambdaGbSecond) +
+    (prodTaskSteps + perRack.bmcResult) *
+      (PRICE.lambdaRequest + LAMBDA_GB * LAMBDA_SECONDS * PRICE.lambdaGbSecond) +
     cost.iot +
     perRack.wcu * PRICE.wru +
     prodRcu * PRICE.rru;
@@ -227,7 +266,11 @@ async function main(): Promise<void> {
     "",
     "Per rack upgraded (measured on the local stack)",
     `  state transitions        ${perRack.transitions.toFixed(1)}`,
-    `  Lambda invocations       ${lambdaPerRack.toFixed(1)}  (task-steps ${perRack.taskSteps.toFixed(1)}: ${Object.entries(exec.byStep).map(([k, v]) => `${k} ${(v / n).toFixed(1)}`).join(", ")}; bmc-result ${perRack.bmcResult.toFixed(1)})`,
+    `  Lambda invocations       ${lambdaPerRack.toFixed(1)}  (task-steps ${perRack.taskSteps.toFixed(1)}: ${Object.entries(
+      exec.byStep,
+    )
+      .map(([k, v]) => `${k} ${(v / n).toFixed(1)}`)
+      .join(", ")}; bmc-result ${perRack.bmcResult.toFixed(1)})`,
     `  IoT messages             ${perRack.iot.toFixed(1)}  (commands ${(commandsPublished / n).toFixed(1)}, BMC reports ${(evtMessages / n).toFixed(1)})`,
     `  DynamoDB capacity units  ${perRack.cu.toFixed(1)}  (${perRack.wcu.toFixed(1)} WRU, ${perRack.rcu.toFixed(1)} RRU; dispatcher and run bookkeeping included)`,
     `  cost at list prices      ${usd(total)}  = Step Functions ${usd(cost.sfn)} + Lambda ${usd(cost.lambda)} + IoT ${usd(cost.iot)} + DynamoDB ${usd(cost.ddb)}`,
@@ -240,9 +283,11 @@ async function main(): Promise<void> {
     "        ($0.08 per million connection-minutes, a fleet cost, not per upgrade), CloudWatch logs/metrics, the ticker and dispatcher Lambdas.",
     "",
     "Wall time",
-    `  rollout   ${(wallMs / 1000).toFixed(1)} s   ideal ${(rolloutIdealMs / 1000).toFixed(1)} s  (${Math.ceil(RACKS / CONCURRENCY)} waves of ${CONCURRENCY} racks × ${groupCount} groups × ${UPDATE_MS} ms)  → ${(wallMs / rolloutIdealMs).toFixed(2)}× ideal`,
+    `  rollout   ${(wallMs / 1000).toFixed(1)} s   ideal ${(rolloutIdealMs / 1000).toFixed(1)} s  (${Math.ceil(RACKS / CONCURRENCY)} rounds of ${CONCURRENCY} racks × ${groupCount} groups × ${UPDATE_MS} ms)  → ${(wallMs / rolloutIdealMs).toFixed(2)}× ideal`,
     `  one rack  p50 ${(p(0.5) / 1000).toFixed(2)} s, p90 ${(p(0.9) / 1000).toFixed(2)} s, max ${(p(1) / 1000).toFixed(2)} s   ideal ${(rackIdealMs / 1000).toFixed(2)} s  → p50 ${(p(0.5) / rackIdealMs).toFixed(2)}× ideal`,
-    `  DynamoDB calls ${meter.calls} (${(meter.calls / (wallMs / 1000)).toFixed(0)}/s on serialized moto); top: ${Object.entries(meter.byOperation)
+    `  DynamoDB calls ${meter.calls} (${(meter.calls / (wallMs / 1000)).toFixed(0)}/s on serialized moto); top: ${Object.entries(
+      meter.byOperation,
+    )
       .sort((a, b) => b[1].calls - a[1].calls)
       .slice(0, 4)
       .map(([k, v]) => `${k} ${v.calls}`)
