@@ -445,4 +445,30 @@ describe("dispatcher: rack conflicts", () => {
     });
     expect(s.submitter.submissions.get(`operation-run-target:${s.targets[0]!.id}`)).toBe(7);
   });
+
+  it("resuming a run paused with CONFLICT_RETRY_TIMEOUT restarts the blocked targets' conflict clocks, so it does not pause again at once", async () => {
+    const s = await setup({
+      phaseSizes: [2],
+      maxConcurrent: 2,
+      conflictRetry: { retryTimeoutMs: 10_000, initialRetryDelayMs: 60_000, maxRetryDelayMs: 60_000 },
+      behaviour: (i) => (i === 0 ? { kind: "conflict", times: Number.POSITIVE_INFINITY } : { kind: "hang" }),
+    });
+    await s.dispatcher.dispatchRun(s.run.id);
+    s.clock.advance(10_000);
+    await s.dispatcher.dispatchRun(s.run.id);
+    expect((await s.get()).reason).toBe("CONFLICT_RETRY_TIMEOUT");
+    s.clock.advance(5);
+    const resumed = await s.controls.resume(s.run.id);
+    expect(resumed).toMatchObject({ status: "RUNNING", statusMessage: "operation run resumed" });
+    const target = await s.target(0);
+    expect(target).toMatchObject({ status: "BLOCKED", firstBlockedAt: s.clock.now, conflictAttempts: 1 });
+    // The resume's own dispatch pass ran; the run is still running, and times out only 10 s later.
+    expect((await s.get()).status).toBe("RUNNING");
+    s.clock.advance(9_999);
+    await s.dispatcher.dispatchRun(s.run.id);
+    expect((await s.get()).status).toBe("RUNNING");
+    s.clock.advance(1);
+    await s.dispatcher.dispatchRun(s.run.id);
+    expect((await s.get()).reason).toBe("CONFLICT_RETRY_TIMEOUT");
+  });
 });

@@ -61,7 +61,7 @@ async function race(options: {
   const submitter = new FakeSubmitter({
     runs: withRandomDelays(stores.runs, 8),
     clock: Date.now,
-    behaviour: () => ({ kind: "complete", afterMs: 5 + Math.floor(Math.random() * 25) }),
+    behaviour: () => ({ kind: "complete", afterMs: 400 + Math.floor(Math.random() * 400) }),
   });
 
   let observations = 0;
@@ -116,8 +116,9 @@ describe("dispatcher races", () => {
     expect(r.maxObservedTargets).toBeLessThanOrEqual(3);
     expect(r.maxObservedCounter).toBeLessThanOrEqual(3);
     expect(r.submitter.maxRunning).toBeLessThanOrEqual(3);
-    // The limit was actually reached, so the bound above was tested, not idle.
-    expect(r.maxObservedTargets).toBe(3);
+    // The limit was actually reached (seen by the observer or on the hardware), so the bound
+    // above was tested, not idle.
+    expect(Math.max(r.maxObservedTargets, r.submitter.maxRunning)).toBe(3);
     expect(r.submitter.duplicateStarts()).toEqual([]);
     expect(new Set(r.submitter.starts.keys())).toEqual(
       new Set(r.targets.map((t) => `operation-run-target:${t.id}`)),

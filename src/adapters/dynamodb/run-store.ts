@@ -581,6 +581,30 @@ export class DynamoRunStore implements RunStore {
     return "lost-race";
   }
 
+  /**
+   * BLOCKED → BLOCKED with firstBlockedAt := now (attempts and retryAt kept), for resuming a run
+   * paused with CONFLICT_RETRY_TIMEOUT (controls' `restartConflictClocks`; not on the RunStore port
+   * yet, see src/app/controls.ts ConflictClockStore). Not BLOCKED any more → 'lost-race'.
+   */
+  async restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tables.targets,
+          Key: { runId, targetId },
+          UpdateExpression: "SET firstBlockedAt = :now, updatedAt = :now",
+          ConditionExpression: "#s = :blocked",
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: { ":now": now, ":blocked": "BLOCKED" },
+        }),
+      );
+      return "recorded";
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      return (await this.getTarget(runId, targetId)) === undefined ? "not-found" : "lost-race";
+    }
+  }
+
   async terminateTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number> {
     let moved = 0;
     for (const targetId of targetIds) {
