@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   let dispatcher: ReturnType<typeof createDispatcher> | undefined;
   const child = await createLocalChildTasks({
     stores,
-    tasksTable: names.tasks,
+    tables: names,
     broker,
     iotEndpoint: shim.endpoint,
     cipher,
@@ -170,12 +170,21 @@ async function main(): Promise<void> {
   const { id: runId } = await runsApi.createRun(input);
   const ticker = setInterval(() => void dispatcher?.tick().catch(() => {}), 1000);
   let run = await stores.runs.getRun(runId);
+  let lastProgress = Date.now();
   while (
     run !== undefined &&
     !["COMPLETED", "COMPLETED_WITH_FAILURES", "FAILED", "CANCELLED"].includes(run.status)
   ) {
     await new Promise((r) => setTimeout(r, 200));
     run = await stores.runs.getRun(runId);
+    if (Date.now() - lastProgress > 15_000 && run !== undefined) {
+      lastProgress = Date.now();
+      const c = run.counters[0];
+      const ended = (c?.completed ?? 0) + (c?.failed ?? 0) + (c?.terminated ?? 0);
+      process.stderr.write(
+        `[bench] ${((Date.now() - t0) / 1000).toFixed(0)} s: ${ended}/${RACKS} racks done\n`,
+      );
+    }
     if (Date.now() - t0 > 30 * 60_000) throw new Error("benchmark did not finish within 30 minutes");
   }
   const wallMs = Date.now() - t0;

@@ -62,7 +62,7 @@ export async function startHarness(options: {
   const fleet = await startBmcFleet({ brokerUrl: broker.url, racks: options.racks, config: options.fleet });
   const child = await createLocalChildTasks({
     stores,
-    tasksTable: names.tasks,
+    tables: names,
     broker,
     iotEndpoint: shim.endpoint,
     cipher,

@@ -25,7 +25,7 @@ import { createDynamoStores, type DynamoStores, LocalAesGcmCipher, tableNames } 
 import { IotPublisher } from "../iot/publisher.js";
 import { CipherBmcAuthSealer } from "./bmc-auth.js";
 import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
-import { InventoryFirmwareRecorder } from "./inventory-firmware.js";
+import { DynamoFirmwareRecorder } from "./inventory-firmware.js";
 import { StepFunctionsTaskExecutor } from "./sfn-executor.js";
 
 type Env = Record<string, string | undefined>;
@@ -81,7 +81,7 @@ export function composeChildTasks(env: Env = process.env): AwsChildTasks {
           endpoint: requireEnv(env, ENV.iotDataEndpoint),
           region: awsClientConfig().region,
         }),
-        firmware: new InventoryFirmwareRecorder(stores.inventory),
+        firmware: new DynamoFirmwareRecorder(stores.doc, names.inventory),
         log: (line) => console.log(line),
       });
       return steps;

@@ -1,12 +1,75 @@
 /**
- * Records verified firmware versions on inventory components. InventoryStore has no per-component
- * update, so this rewrites the rack item (read, change, upsert). Safe here because only one task
- * holds a rack's lock, and FinishGroup (the only caller) runs once per group, serially.
+ * Records verified firmware versions on inventory components, in place: one read of the rack item
+ * (`rack#<id>`, whose `rack` attribute holds the InventoryRack) and one UpdateItem that sets
+ * `rack.components[i].firmwareVersion` for the components that changed, conditional on each index
+ * still holding that component (an inventory import in between moves them: read again).
+ *
+ * Why not InventoryStore.upsertRacks: it rewrites the rack AND every component pointer item
+ * (79 items for a 39-BMC rack) — per wave, that was most of a rollout's write capacity.
  */
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { InventoryStore } from "../../app/ports.js";
 import type { FirmwareVersionRecorder } from "../../app/task-steps.js";
+import type { InventoryComponent } from "../../domain/model.js";
+import { rackPk } from "../dynamodb/items.js";
 
-export class InventoryFirmwareRecorder implements FirmwareVersionRecorder {
+const isConditionFailed = (error: unknown): boolean =>
+  (error as { name?: string } | null)?.name === "ConditionalCheckFailedException";
+
+export class DynamoFirmwareRecorder implements FirmwareVersionRecorder {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly inventoryTable: string,
+  ) {}
+
+  async record(rackId: string, versions: readonly { componentId: string; version: string }[]): Promise<void> {
+    const Key = { pk: rackPk(rackId) };
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const out = await this.doc.send(
+        new GetCommand({
+          TableName: this.inventoryTable,
+          Key,
+          ConsistentRead: true,
+          ProjectionExpression: "#r.#c",
+          ExpressionAttributeNames: { "#r": "rack", "#c": "components" },
+        }),
+      );
+      const components =
+        (out.Item?.rack as { components?: InventoryComponent[] } | undefined)?.components ?? [];
+      const sets: string[] = [];
+      const conditions: string[] = [];
+      const values: Record<string, unknown> = {};
+      versions.forEach(({ componentId, version }, k) => {
+        const i = components.findIndex((c) => c.id === componentId);
+        if (i < 0 || components[i]?.firmwareVersion === version) return;
+        sets.push(`#r.#c[${i}].firmwareVersion = :v${k}`);
+        conditions.push(`#r.#c[${i}].id = :id${k}`);
+        values[`:v${k}`] = version;
+        values[`:id${k}`] = componentId;
+      });
+      if (sets.length === 0) return;
+      try {
+        await this.doc.send(
+          new UpdateCommand({
+            TableName: this.inventoryTable,
+            Key,
+            UpdateExpression: `SET ${sets.join(", ")}`,
+            ConditionExpression: conditions.join(" AND "),
+            ExpressionAttributeNames: { "#r": "rack", "#c": "components" },
+            ExpressionAttributeValues: values,
+          }),
+        );
+        return;
+      } catch (error) {
+        if (!isConditionFailed(error)) throw error;
+      }
+    }
+    throw new Error(`rack ${rackId}: inventory kept changing while recording firmware versions`);
+  }
+}
+
+/** The fallback over InventoryStore alone: read the rack, change it, upsert it (every item again). */
+export class UpsertFirmwareRecorder implements FirmwareVersionRecorder {
   constructor(private readonly inventory: Pick<InventoryStore, "getRacksByIds" | "upsertRacks">) {}
 
   async record(rackId: string, versions: readonly { componentId: string; version: string }[]): Promise<void> {

@@ -7,7 +7,7 @@
  *     subscription handing each report to recordBmcReport, exactly as lambdas/bmc-result.ts does;
  *   - the EventBridge rule on execution status → bmc-result: the local executor's `onEnded`.
  *
- *   const child = await createLocalChildTasks({ stores, tasksTable: names.tasks, broker,
+ *   const child = await createLocalChildTasks({ stores, tables: names, broker,
  *                                                iotEndpoint: shim.endpoint, cipher });
  *   dispatcher uses child.submitter; the gRPC API uses child.tasksApi; at exit: await child.stop().
  */
@@ -27,11 +27,12 @@ import {
   type TaskSteps,
 } from "../../app/task-steps.js";
 import { createTaskService } from "../../app/tasks.js";
+import type { TableNames } from "../dynamodb/schema.js";
 import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../iot/bmc-protocol.js";
 import { type BmcCommandPublisher, IotPublisher } from "../iot/publisher.js";
 import { CipherBmcAuthSealer } from "./bmc-auth.js";
 import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
-import { InventoryFirmwareRecorder } from "./inventory-firmware.js";
+import { DynamoFirmwareRecorder, UpsertFirmwareRecorder } from "./inventory-firmware.js";
 import { LocalStepFunctionsExecutor } from "./local-executor.js";
 
 export interface LocalChildTasksOptions {
@@ -42,8 +43,13 @@ export interface LocalChildTasksOptions {
     locks: RackLockStore;
     inventory: Pick<InventoryStore, "loadAll" | "getRacksByIds" | "upsertRacks">;
   };
-  /** The Tasks table's name (request records and task secrets live there). */
-  tasksTable: string;
+  /**
+   * Table names: request records and task secrets live in Tasks; verified versions are written
+   * in place on the Inventory rack item. `tasksTable` alone also works (versions are then written
+   * through InventoryStore.upsertRacks, which rewrites the whole rack: slower, more capacity).
+   */
+  tables?: Pick<TableNames, "tasks" | "inventory">;
+  tasksTable?: string;
   /**
    * Where the IoT rule stand-in listens: the in-process broker (local/mqtt-broker.ts, its
    * `subscribe`), or `brokerUrl` (an MQTT 3.1.1 client subscription). One of the two.
@@ -88,10 +94,12 @@ export interface LocalChildTasks {
 
 export async function createLocalChildTasks(options: LocalChildTasksOptions): Promise<LocalChildTasks> {
   const { stores } = options;
+  const tasksTable = options.tables?.tasks ?? options.tasksTable;
+  if (tasksTable === undefined) throw new Error("createLocalChildTasks needs `tables` (or `tasksTable`)");
   const log = options.log ?? (() => {});
   const clock = options.clock ?? Date.now;
-  const requests = new DynamoBmcRequestStore(stores.doc, options.tasksTable);
-  const secrets = new DynamoTaskSecretStore(stores.doc, options.tasksTable, options.cipher);
+  const requests = new DynamoBmcRequestStore(stores.doc, tasksTable);
+  const secrets = new DynamoTaskSecretStore(stores.doc, tasksTable, options.cipher);
   const sealer: BmcAuthSealer = options.cipher
     ? new CipherBmcAuthSealer(options.cipher, "local-aes-256-gcm")
     : {
@@ -119,7 +127,9 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     secrets,
     sealer,
     publisher,
-    firmware: new InventoryFirmwareRecorder(stores.inventory),
+    firmware: options.tables
+      ? new DynamoFirmwareRecorder(stores.doc, options.tables.inventory)
+      : new UpsertFirmwareRecorder(stores.inventory),
     log,
   });
   const executor = new LocalStepFunctionsExecutor({
