@@ -438,24 +438,21 @@ export function countPhases(counts: number[], autoAdvance?: boolean): OperationR
 }
 
 /**
- * Cancels every PENDING, RUNNING or PAUSED run, so that a suite's earlier runs (whose BMCs hang)
- * stop their child tasks instead of loading the stack for the tests that follow.
+ * Pauses every PENDING or RUNNING run: one write each, and the dispatcher's ticks and the stream
+ * wake-ups leave them alone from then on. Suites whose runs only need to exist call it after each
+ * test, so a hundred earlier runs do not load the (single-threaded) moto for the tests that follow.
+ * Child tasks already submitted keep running; the rack locks bound them to one per rack.
  */
-export async function cancelActiveRuns(flow: FlowClient): Promise<void> {
+export async function pauseActiveRuns(flow: FlowClient): Promise<void> {
   const active = [
     OperationRunStatus.OPERATION_RUN_STATUS_PENDING,
     OperationRunStatus.OPERATION_RUN_STATUS_RUNNING,
-    OperationRunStatus.OPERATION_RUN_STATUS_PAUSED,
   ];
   const { operationRuns } = await flow.listOperationRuns({
     filter: { name: undefined, states: active.map((status) => ({ status })), operationKinds: [] },
     pagination: { offset: 0, limit: 1000 },
   });
-  await Promise.all(
-    operationRuns.map((run) =>
-      flow.cancelOperationRun({ id: { id: run.id?.id ?? "" }, reason: "test cleanup" }),
-    ),
-  );
+  await Promise.all(operationRuns.map((run) => flow.pauseOperationRun({ id: { id: run.id?.id ?? "" } })));
 }
 
 /** The created run's id (the response must carry one). */
