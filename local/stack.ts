@@ -122,7 +122,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const evaluator = createStreamEvaluator({ dispatcher, log });
     const poller = await startStreamPoller({
       client,
-      tableName: names.targets,
+      // Targets: a finished target frees a slot; runs: a new, resumed or advanced run starts at once.
+      tableNames: [names.runs, names.targets],
       handler: evaluator.handle,
       log,
     });

@@ -18,20 +18,11 @@ import { isTerminalTarget, type Run, type Target } from "../domain/model.js";
 import { type RunEffect, type RunEvent, reduceRun } from "../domain/run-machine.js";
 import type { OperationRunsApi } from "./api.js";
 import { type Dispatcher, errorText, type Logger, pickLogger } from "./dispatcher.js";
-import type { RunStore, TransitionOutcome } from "./ports.js";
+import type { RunStore } from "./ports.js";
 import type { ChildTaskSubmitter } from "./task-ports.js";
 
-/**
- * What restarting a conflict clock needs from storage, which the RunStore port does not have yet:
- * BLOCKED → BLOCKED with firstBlockedAt := now (conflictAttempts and retryAt kept), conditional on
- * the target still being BLOCKED. See `restartConflictClock` in target-machine.ts.
- */
-export interface ConflictClockStore {
-  restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome>;
-}
-
 export interface ControlsDeps {
-  runs: RunStore & Partial<ConflictClockStore>;
+  runs: RunStore;
   submitter: ChildTaskSubmitter;
   clock: () => number;
   logger?: Logger;
@@ -108,13 +99,6 @@ export function createControls(deps: ControlsDeps): Controls {
     });
     const blocked = listed?.targets ?? [];
     if (blocked.length === 0) return;
-    if (runs.restartConflictClock === undefined) {
-      logger.warn("the run store cannot restart conflict clocks; a still-blocked target may time out again", {
-        runId: run.id,
-        blocked: blocked.length,
-      });
-      return;
-    }
     const now = clock();
     for (const target of blocked) await runs.restartConflictClock(run.id, target.id, now);
   }

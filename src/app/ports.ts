@@ -165,6 +165,13 @@ export interface RunStore {
    * returns how many moved now.
    */
   terminateTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number>;
+
+  /**
+   * A BLOCKED target stays BLOCKED with `firstBlockedAt = now` (resume after
+   * CONFLICT_RETRY_TIMEOUT restarts the timeout). Not BLOCKED → 'lost-race'. Idempotent enough:
+   * a repeat only moves the clock again.
+   */
+  restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome>;
 }
 
 // ---------------------------------------------------------------------------------------------
