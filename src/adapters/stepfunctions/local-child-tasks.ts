@@ -88,6 +88,12 @@ export interface LocalChildTasks {
   reportStats(): { received: number; recorded: number; ignored: number; invalid: number };
   /** Resolves when every execution started so far has ended and been recorded. */
   idle(): Promise<void>;
+  /**
+   * After a restart of the local stack: starts an execution again for every active task (local
+   * executions live in memory only). Safe because every step is idempotent: the lock is the task's
+   * own, published commands are not re-sent, stored results are read back. Returns how many.
+   */
+  resume(): Promise<number>;
   /** Unsubscribes the rule and aborts running executions WITHOUT recording them (process exit). */
   stop(): Promise<void>;
 }
@@ -189,6 +195,14 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     steps,
     reportStats: () => ({ ...counts }),
     idle: () => executor.idle(),
+    async resume() {
+      const { tasks } = await stores.tasks.listTasks({
+        activeOnly: true,
+        page: { offset: 0, limit: 100_000 },
+      });
+      for (const task of tasks) await executor.start(task);
+      return tasks.length;
+    },
     stop() {
       stopping ??= (async () => {
         await unsubscribe();
