@@ -407,7 +407,12 @@ describe("ListOperationRunTargets", () => {
     expect(phases(both0.targets)).toEqual([0, 0, 0, 0]);
     expect(both0.total).toBe(4);
 
-    await s.flow.advanceOperationRunPhase({ id: { id }, expectedPhaseIndex: 1 });
+    const advanced = await s.flow.advanceOperationRunPhase({ id: { id }, expectedPhaseIndex: 1 });
+    expect(stateOf(advanced)).toEqual({
+      status: S.OPERATION_RUN_STATUS_RUNNING,
+      reason: R.OPERATION_RUN_STATUS_REASON_NONE,
+      message: "advanced to phase 1",
+    });
     const done = await waitForTerminal(s.flow, id);
     expect(stateOf(done), await targetReport(s.flow, id)).toEqual({
       status: S.OPERATION_RUN_STATUS_COMPLETED,

@@ -20,8 +20,8 @@ import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import * as grpc from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
 import { inject } from "vitest";
-import { type LocalStack, startLocalStack } from "../../local/stack.js";
 import type { BmcBehaviour } from "../../local/fleet-file.js";
+import { type LocalStack, type LocalStackOptions, startLocalStack } from "../../local/stack.js";
 import {
   type CallOptions,
   createFlowAdminClient,
@@ -46,6 +46,19 @@ import {
   type UpgradeFirmwareRequest,
 } from "../../src/gen/flow/v1/flow.js";
 import { fleetOf, HANG, inventoryOf, type RackGroup } from "./fixtures-inventory.js";
+
+/**
+ * What every Wait state of a child task should last in the e2e stack. The child-task state machine
+ * polls its BMCs every 10 s and more; a two-phase run then takes a minute, and the suites several.
+ * `createLocalChildTasks` can shorten the waits (`waitOverrideMs`), but `LocalStackOptions` does
+ * not pass one through yet; once it has `childTaskWaitMs`, this takes effect (the field is sent
+ * already, and ignored until then).
+ */
+export const CHILD_TASK_WAIT_MS = 200;
+
+interface FastChildTasks {
+  childTaskWaitMs?: number;
+}
 
 /** Per-call deadline: generous for 2 busy cores, far below the test timeout. */
 export const CALL_DEADLINE_MS = 15_000;
@@ -82,7 +95,7 @@ export interface TestStackOptions {
 
 export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
   const logs: string[] = [];
-  const local = await startLocalStack({
+  const stackOptions: LocalStackOptions & FastChildTasks = {
     port: 0,
     inventory: inventoryOf(options.groups),
     fleet: fleetOf(options.groups, options.defaults ?? HANG),
@@ -92,7 +105,9 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     log: (line) => {
       logs.push(line);
     },
-  });
+    childTaskWaitMs: CHILD_TASK_WAIT_MS,
+  };
+  const local = await startLocalStack(stackOptions);
   const address = `127.0.0.1:${local.port}`;
   const credentials = grpc.credentials.createInsecure();
   const flow = withDeadline(createFlowClient(address, credentials));
