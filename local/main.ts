@@ -10,13 +10,16 @@ import { loadInventoryFile } from "./inventory-file.js";
 import { startLocalStack } from "./stack.js";
 
 const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] [--tick DURATION]
-                       [--data-dir DIR] [--aws-endpoint URL]
+                       [--data-dir DIR] [--aws-endpoint URL] [--child-task-wait DURATION]
   --port N             gRPC port on 127.0.0.1 (env FLOW_PORT, default 50051; 0 = any free port)
   --inventory FILE     rack inventory JSON (env FLOW_INVENTORY; default: a demo fleet of 120 racks)
   --fleet FILE         simulated BMC behaviour JSON (env FLOW_FLEET; default: every update succeeds)
   --tick DURATION      dispatcher tick, e.g. 200ms, 2s, 10s (env FLOW_TICK, default 10s)
   --data-dir DIR       keep state across restarts (env FLOW_DATA_DIR)
-  --aws-endpoint URL   use a running AWS-compatible endpoint (env AWS_ENDPOINT_URL; default: spawn moto)`;
+  --aws-endpoint URL   use a running AWS-compatible endpoint (env AWS_ENDPOINT_URL; default: spawn moto)
+  --child-task-wait DURATION
+                       how long each Wait state of the child task lasts locally
+                       (env FLOW_CHILD_TASK_WAIT, default 500ms; AWS uses the state machine's own)`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -27,6 +30,7 @@ async function main(): Promise<void> {
       tick: { type: "string" },
       "data-dir": { type: "string" },
       "aws-endpoint": { type: "string" },
+      "child-task-wait": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -46,10 +50,15 @@ async function main(): Promise<void> {
   const tickMs = parseDuration(values.tick ?? env.FLOW_TICK ?? "10s", "--tick");
   const dataDir = values["data-dir"] ?? env.FLOW_DATA_DIR;
   const awsEndpoint = values["aws-endpoint"] ?? env.AWS_ENDPOINT_URL;
+  const childTaskWaitMs = parseDuration(
+    values["child-task-wait"] ?? env.FLOW_CHILD_TASK_WAIT ?? "500ms",
+    "--child-task-wait",
+  );
 
   const stack = await startLocalStack({
     port,
     tickMs,
+    childTaskWaitMs,
     ...(inventoryFile ? { inventory: await loadInventoryFile(inventoryFile) } : {}),
     ...(fleetFile ? { fleet: await loadFleetFile(fleetFile) } : {}),
     ...(dataDir ? { dataDir } : {}),

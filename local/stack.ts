@@ -51,6 +51,11 @@ export interface LocalStackOptions {
   awsEndpoint?: string;
   /** Table-name prefix (default `flow-`); tests pass a unique one to share an endpoint. */
   tablePrefix?: string;
+  /**
+   * Every Wait state of the child-task state machine lasts this long instead of its ASL duration
+   * (the AWS poll interval suits real BMCs; the simulated ones answer in ~0.5 s). Default 500 ms.
+   */
+  childTaskWaitMs?: number;
   /** How often the data dir snapshot is written (default 5 s). */
   snapshotMs?: number;
   log?: (line: string) => void;
@@ -113,6 +118,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       broker,
       iotEndpoint: shim.endpoint,
       cipher,
+      waitOverrideMs: options.childTaskWaitMs ?? 500,
       clock,
       log,
     });

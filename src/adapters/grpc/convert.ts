@@ -592,6 +592,16 @@ export function runIdFromProto(id: pb.UUID | undefined): string {
   return requireRunId(id?.id);
 }
 
+/** CancelOperationRun: the run id and the operator's reason (bounded like a description). */
+export function cancelRequestFromProto(req: pb.CancelOperationRunRequest): { id: string; reason: string } {
+  const id = runIdFromProto(req.id);
+  const reason = decoding((v) => {
+    v.maxLength("reason", req.reason, LIMITS.description);
+    return req.reason;
+  });
+  return { id, reason };
+}
+
 export function taskIdFromProto(id: pb.UUID | undefined): string {
   const normalized = id && normalizeUuid(id.id);
   if (normalized === undefined || isNilUuid(normalized)) throw new InvalidArgumentError(TASK_ID_REQUIRED);

@@ -12,6 +12,7 @@ import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
 import {
   buildInfoToProto,
+  cancelRequestFromProto,
   createRunInputFromProto,
   firmwareTemplateFromProto,
   inventoryRacksFromProto,
@@ -68,7 +69,10 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
     resumeOperationRun: async (req) => runToProto(await api.resumeRun(runIdFromProto(req.id))),
     advanceOperationRunPhase: async (req) =>
       runToProto(await api.advancePhase(runIdFromProto(req.id), req.expectedPhaseIndex)),
-    cancelOperationRun: async (req) => runToProto(await api.cancelRun(runIdFromProto(req.id), req.reason)),
+    cancelOperationRun: async (req) => {
+      const { id, reason } = cancelRequestFromProto(req);
+      return runToProto(await api.cancelRun(id, reason));
+    },
     upgradeFirmware: async (req) => {
       const { taskIds } = await api.upgradeFirmware(firmwareTemplateFromProto(req));
       return { taskIds: taskIds.map((id) => ({ id })) };
