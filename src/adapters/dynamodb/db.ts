@@ -13,6 +13,18 @@ import {
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
 import type { CapacityMeter, CapacityTotals } from "../../app/ports.js";
+import {
+  type AttributeMap,
+  estimateCapacity,
+  guessForm,
+  type ItemMemory,
+  type ItemSeen,
+  itemSize,
+  productTableShapes,
+  type TableShapeLookup,
+  type ValueForm,
+} from "./capacity-estimate.js";
+import { TABLES } from "./schema.js";
 
 /** Commands that accept ReturnConsumedCapacity; the meter asks every one of them for INDEXES. */
 const METERED = new Set([
@@ -28,30 +40,162 @@ const METERED = new Set([
   "TransactGetItemsCommand",
 ]);
 
-export class DynamoCapacityMeter implements CapacityMeter {
-  private totals: CapacityTotals = emptyTotals();
+/** Calls and units of one source of figures: DynamoDB's answers, or the estimator. */
+export interface CapacitySourceTotals {
+  calls: number;
+  capacityUnits: number;
+  readCapacityUnits: number;
+  writeCapacityUnits: number;
+  byOperation: Record<string, { calls: number; capacityUnits: number }>;
+}
 
-  record(operation: string, consumed: ConsumedCapacity[] | ConsumedCapacity | undefined): void {
-    const list = consumed === undefined ? [] : Array.isArray(consumed) ? consumed : [consumed];
-    let units = 0;
-    for (const c of list) {
-      units += c.CapacityUnits ?? 0;
-      this.totals.readCapacityUnits += c.ReadCapacityUnits ?? 0;
-      this.totals.writeCapacityUnits += c.WriteCapacityUnits ?? 0;
-      if (c.TableName !== undefined) {
-        this.totals.byTable[c.TableName] = (this.totals.byTable[c.TableName] ?? 0) + (c.CapacityUnits ?? 0);
-      }
+/**
+ * The meter's totals: `capacityUnits` and the other CapacityTotals fields add DynamoDB's figure
+ * where the answer carried one and the estimate (capacity-estimate.ts) where it did not.
+ * `reported` and `estimated` split them by source; each is absent until a call of its source is
+ * counted (so an empty meter is exactly the empty CapacityTotals).
+ *
+ *   moto, default     GetItem/Query/PutItem… reported (moto's placeholders), UpdateItem and
+ *                     transactions estimated
+ *   moto, "ignore"    everything estimated (what the API benchmark prints)
+ *   AWS               everything reported, except failed conditional writes (no figure in the error)
+ */
+export interface DynamoCapacityTotals extends CapacityTotals {
+  reported?: CapacitySourceTotals;
+  estimated?: CapacitySourceTotals;
+}
+
+export interface CapacityMeterOptions {
+  /** Which tables are which; default: the schema's tables by logical-name suffix. */
+  tables?: TableShapeLookup;
+  /**
+   * "prefer" (default): DynamoDB's figure whenever the answer carries one (AWS, LocalStack).
+   * "ignore": always the estimate. moto's figures are constants (GetItem 0.5, Query/Scan/PutItem 1
+   * whatever the size, BatchGetItem 1 per key), so a figure measured on moto means something only
+   * with "ignore".
+   */
+  reportedFigures?: "prefer" | "ignore";
+}
+
+/** What the middleware saw of one call, for the estimate. */
+export interface MeteredCall {
+  input: Record<string, unknown>;
+  output?: Record<string, unknown>;
+  errorName?: string;
+  form: ValueForm;
+}
+
+/** The last version of up to 2,000 items, and mean item sizes per table, for the estimator. */
+class RememberedItems implements ItemMemory {
+  private readonly items = new Map<string, AttributeMap | null>();
+  private readonly sizes = new Map<string, { total: number; count: number }>();
+
+  constructor(private readonly capacity = 2_000) {}
+
+  get(table: string, key: string): AttributeMap | null | undefined {
+    const k = `${table}\u0000${key}`;
+    const item = this.items.get(k);
+    if (item !== undefined) {
+      this.items.delete(k);
+      this.items.set(k, item);
     }
-    this.totals.calls += 1;
-    if (list.length === 0) this.totals.unreportedCalls += 1;
-    this.totals.capacityUnits += units;
-    const op = this.totals.byOperation[operation] ?? { calls: 0, capacityUnits: 0 };
-    op.calls += 1;
-    op.capacityUnits += units;
-    this.totals.byOperation[operation] = op;
+    return item;
   }
 
-  snapshot(): CapacityTotals {
+  averageSize(table: string): number | undefined {
+    const s = this.sizes.get(table);
+    return s === undefined || s.count === 0 ? undefined : s.total / s.count;
+  }
+
+  remember(seen: ItemSeen): void {
+    const k = `${seen.table}\u0000${seen.key}`;
+    this.items.delete(k);
+    if (seen.item === undefined) return;
+    this.items.set(k, seen.item);
+    if (this.items.size > this.capacity) this.items.delete(this.items.keys().next().value!);
+    if (seen.item !== null) {
+      const s = this.sizes.get(seen.table) ?? { total: 0, count: 0 };
+      s.total += itemSize(seen.item);
+      s.count += 1;
+      this.sizes.set(seen.table, s);
+    }
+  }
+}
+
+export class DynamoCapacityMeter implements CapacityMeter {
+  private totals: DynamoCapacityTotals = emptyTotals();
+  private tables: TableShapeLookup;
+  private reportedFigures: "prefer" | "ignore";
+  private readonly memory = new RememberedItems();
+
+  constructor(options: CapacityMeterOptions = {}) {
+    this.tables = options.tables ?? productTableShapes(TABLES);
+    this.reportedFigures = options.reportedFigures ?? "prefer";
+  }
+
+  /** Changes the options of a meter already wired into a client (e.g. the local stack's). */
+  configure(options: CapacityMeterOptions): void {
+    if (options.tables) this.tables = options.tables;
+    if (options.reportedFigures) this.reportedFigures = options.reportedFigures;
+  }
+
+  /**
+   * Counts one call. `consumed` is the answer's ConsumedCapacity; `call` what the estimator needs
+   * when there is none (or when reported figures are ignored). Without `call`, an unreported call
+   * counts 0 units.
+   */
+  record(
+    operation: string,
+    consumed: ConsumedCapacity[] | ConsumedCapacity | undefined,
+    call?: MeteredCall,
+  ): void {
+    const list = consumed === undefined ? [] : Array.isArray(consumed) ? consumed : [consumed];
+    const estimate =
+      call === undefined
+        ? undefined
+        : estimateCapacity({ operation, ...call, tables: this.tables, memory: this.memory });
+    for (const seen of estimate?.seen ?? []) this.memory.remember(seen);
+
+    this.totals.calls += 1;
+    if (list.length === 0) this.totals.unreportedCalls += 1;
+    const useReported = list.length > 0 && (this.reportedFigures === "prefer" || estimate === undefined);
+    let units = 0;
+    let read = 0;
+    let write = 0;
+    if (useReported) {
+      for (const c of list) {
+        units += c.CapacityUnits ?? 0;
+        read += c.ReadCapacityUnits ?? 0;
+        write += c.WriteCapacityUnits ?? 0;
+        if (c.TableName !== undefined) {
+          this.totals.byTable[c.TableName] = (this.totals.byTable[c.TableName] ?? 0) + (c.CapacityUnits ?? 0);
+        }
+      }
+    } else if (estimate !== undefined) {
+      read = estimate.readUnits;
+      write = estimate.writeUnits;
+      units = read + write;
+      for (const [table, u] of Object.entries(estimate.byTable)) {
+        this.totals.byTable[table] = (this.totals.byTable[table] ?? 0) + u;
+      }
+    }
+    this.totals.capacityUnits += units;
+    this.totals.readCapacityUnits += read;
+    this.totals.writeCapacityUnits += write;
+    addOperation(this.totals.byOperation, operation, units);
+    if (useReported || estimate !== undefined) {
+      const source = useReported ? "reported" : "estimated";
+      const s = this.totals[source] ?? emptySource();
+      this.totals[source] = s;
+      s.calls += 1;
+      s.capacityUnits += units;
+      s.readCapacityUnits += read;
+      s.writeCapacityUnits += write;
+      addOperation(s.byOperation, operation, units);
+    }
+  }
+
+  snapshot(): DynamoCapacityTotals {
     return structuredClone(this.totals);
   }
 
@@ -60,7 +204,22 @@ export class DynamoCapacityMeter implements CapacityMeter {
   }
 }
 
-function emptyTotals(): CapacityTotals {
+function addOperation(
+  byOperation: Record<string, { calls: number; capacityUnits: number }>,
+  operation: string,
+  units: number,
+): void {
+  const op = byOperation[operation] ?? { calls: 0, capacityUnits: 0 };
+  op.calls += 1;
+  op.capacityUnits += units;
+  byOperation[operation] = op;
+}
+
+function emptySource(): CapacitySourceTotals {
+  return { calls: 0, capacityUnits: 0, readCapacityUnits: 0, writeCapacityUnits: 0, byOperation: {} };
+}
+
+function emptyTotals(): DynamoCapacityTotals {
   return {
     calls: 0,
     capacityUnits: 0,
@@ -83,18 +242,23 @@ export function documentClient(client: DynamoDBClient, meter?: DynamoCapacityMet
       (next, context) => async (args) => {
         const name = context.commandName ?? "unknown";
         if (!METERED.has(name)) return next(args);
-        const input = args.input as { ReturnConsumedCapacity?: string };
+        const input = args.input as Record<string, unknown> & { ReturnConsumedCapacity?: string };
         input.ReturnConsumedCapacity ??= "INDEXES";
         const operation = name.replace(/Command$/, "");
         try {
           const result = await next(args);
-          meter.record(
-            operation,
-            (result.output as { ConsumedCapacity?: ConsumedCapacity[] }).ConsumedCapacity,
-          );
+          const output = result.output as unknown as Record<string, unknown> & {
+            ConsumedCapacity?: ConsumedCapacity[];
+          };
+          meter.record(operation, output.ConsumedCapacity, {
+            input,
+            output,
+            form: valueForm(context, input),
+          });
           return result;
         } catch (error) {
-          meter.record(operation, undefined);
+          const errorName = (error as { name?: string } | undefined)?.name ?? "Error";
+          meter.record(operation, undefined, { input, errorName, form: valueForm(context, input) });
           throw error;
         }
       },
@@ -105,6 +269,21 @@ export function documentClient(client: DynamoDBClient, meter?: DynamoCapacityMet
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
     unmarshallOptions: { wrapNumbers: false },
   });
+}
+
+/**
+ * Whether the call's items are plain JS values (a document-client command: lib-dynamodb marks the
+ * context with the DDB_MAPPER feature when it marshals) or AttributeValues (a raw command). When
+ * the mark is missing (another SDK version), the request's key or item decides.
+ */
+function valueForm(context: unknown, input: Record<string, unknown>): ValueForm {
+  const features = (context as { __aws_sdk_context?: { features?: Record<string, unknown> } })
+    .__aws_sdk_context?.features;
+  if (features?.DDB_MAPPER !== undefined) return "native";
+  const sample = (input.Key ?? input.Item ?? input.ExpressionAttributeValues) as
+    | Record<string, unknown>
+    | undefined;
+  return sample === undefined ? "attribute-values" : guessForm(sample);
 }
 
 export type CancellationCode = "ConditionalCheckFailed" | "TransactionConflict" | "None" | string;
