@@ -852,6 +852,8 @@ function indexUnits(
   if (touched.length === 0) return 0;
   const entry = after === undefined ? undefined : indexEntry(shape, index, after);
   if (keys.some((k) => plan.removed.has(k))) return 1; // the entry is deleted
+  // The index keys untouched and the whole item returned (ALL_NEW): membership is known.
+  if (afterKnown && entry === undefined && !keys.some((k) => plan.touched.has(k))) return 0;
   return writeUnitsFor(entry ? itemSize(entry) : 0); // added, or changed in place (assumed member)
 }
 
