@@ -114,7 +114,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const clock = () => Date.now();
     const childTasks = await createLocalChildTasks({
       stores,
-      tasksTable: names.tasks,
+      tables: names,
       broker,
       iotEndpoint: shim.endpoint,
       cipher,

@@ -5,11 +5,12 @@
  *
  * Environment (src/config.ts ENV): FLOW_TABLE_PREFIX (required); FLOW_IOT_DATA_ENDPOINT (the
  * task-steps Lambda: where commands are published); FLOW_CHILD_TASK_STATE_MACHINE_ARN (whoever
- * starts or stops executions: the submitter and the TasksApi); FLOW_LOCAL_SECRETS_KEY (64 hex
- * digits: AES-256-GCM for credentials; the KMS cipher is not built yet, so without it a task with
- * credentials fails when it reads them); AWS_ENDPOINT_URL (optional).
+ * starts or stops executions: the submitter and the TasksApi); FLOW_SECRETS_KMS_KEY_ID (KMS
+ * envelope encryption of credentials, in AWS) or, off AWS, FLOW_LOCAL_SECRETS_KEY (64 hex digits:
+ * AES-256-GCM); without either a task with credentials is refused; AWS_ENDPOINT_URL (optional).
  */
 import { randomUUID } from "node:crypto";
+import { KMSClient } from "@aws-sdk/client-kms";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import type { Cipher } from "../../app/ports.js";
 import {
@@ -23,6 +24,7 @@ import { ENV, optionalEnv, requireEnv } from "../../config.js";
 import { awsClientConfig, createDynamoDbClient } from "../aws-config.js";
 import { createDynamoStores, type DynamoStores, LocalAesGcmCipher, tableNames } from "../dynamodb/index.js";
 import { IotPublisher } from "../iot/publisher.js";
+import { KmsEnvelopeCipher } from "../kms/kms-cipher.js";
 import { CipherBmcAuthSealer } from "./bmc-auth.js";
 import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
 import { DynamoFirmwareRecorder } from "./inventory-firmware.js";
@@ -40,7 +42,10 @@ export interface AwsChildTasks {
   service(): TaskService;
 }
 
+/** KMS envelope encryption under the deployment's key; a local AES key only off AWS. */
 export function cipherFromEnv(env: Env): Cipher | undefined {
+  const kmsKey = optionalEnv(env, ENV.secretsKmsKeyId);
+  if (kmsKey !== undefined) return new KmsEnvelopeCipher(new KMSClient(awsClientConfig()), kmsKey);
   const hex = optionalEnv(env, ENV.localSecretsKeyHex);
   return hex === undefined ? undefined : new LocalAesGcmCipher(Buffer.from(hex, "hex"));
 }
