@@ -80,7 +80,11 @@ export async function watchRun(conn: Connection, o: WatchOptions): Promise<numbe
           includeStats: true,
         });
         if (run === undefined) throw new Error("the service returned no run");
-        if (!planTried) {
+        const frozen = run.summary?.phaseSizes ?? [];
+        if (frozen.length > 0) {
+          plannedSizes = frozen;
+        } else if (!planTried) {
+          // A service without the phase_sizes extension: re-plan the stored configuration.
           planTried = true;
           plannedSizes = await reproducePlan(conn, run);
         }

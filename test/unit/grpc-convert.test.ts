@@ -746,6 +746,7 @@ describe("grpc convert: domain → responses", () => {
       startedAt: new Date(1_700_000_000_500),
       finishedAt: undefined,
       currentPhaseIndex: 0,
+      phaseSizes: RUN.phaseSizes,
     });
   });
 

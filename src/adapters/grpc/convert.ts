@@ -1097,6 +1097,7 @@ export function runSummaryToProto(run: Run): pb.OperationRunSummary {
     startedAt: msToDate(run.startedAt),
     finishedAt: msToDate(run.finishedAt),
     currentPhaseIndex: run.currentPhaseIndex,
+    phaseSizes: [...run.phaseSizes],
   };
 }
 

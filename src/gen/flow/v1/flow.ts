@@ -914,6 +914,8 @@ export interface OperationRunSummary {
     | undefined;
   /** Project extension: the zero-based index of the phase the run is in. */
   currentPhaseIndex: number;
+  /** Project extension: planned targets per phase, frozen at create (length = total_phases). */
+  phaseSizes: number[];
 }
 
 export interface OperationRunStats {
@@ -6570,6 +6572,7 @@ function createBaseOperationRunSummary(): OperationRunSummary {
     startedAt: undefined,
     finishedAt: undefined,
     currentPhaseIndex: 0,
+    phaseSizes: [],
   };
 }
 
@@ -6610,6 +6613,13 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
     }
     if (message.currentPhaseIndex !== 0) {
       writer.uint32(800).int32(message.currentPhaseIndex);
+    }
+    if (message.phaseSizes.length !== 0) {
+      writer.uint32(810).fork();
+      for (const v of message.phaseSizes) {
+        writer.int32(v);
+      }
+      writer.join();
     }
     return writer;
   },
@@ -6723,6 +6733,24 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
             message.currentPhaseIndex = reader.int32();
             continue;
           }
+          case 101: {
+            if (tag === 808) {
+              message.phaseSizes.push(reader.int32());
+
+              continue;
+            }
+
+            if (tag === 810) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.phaseSizes.push(reader.int32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6781,6 +6809,11 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
         : isSet(object.current_phase_index)
         ? globalThis.Number(object.current_phase_index)
         : 0,
+      phaseSizes: globalThis.Array.isArray(object?.phaseSizes)
+        ? object.phaseSizes.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.phase_sizes)
+        ? object.phase_sizes.map((e: any) => globalThis.Number(e))
+        : [],
     };
   },
 
@@ -6822,6 +6855,9 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
     if (message.currentPhaseIndex !== 0) {
       obj.currentPhaseIndex = Math.round(message.currentPhaseIndex);
     }
+    if (message.phaseSizes?.length) {
+      obj.phaseSizes = message.phaseSizes.map((e) => Math.round(e));
+    }
     return obj;
   },
 
@@ -6846,6 +6882,7 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
     message.startedAt = object.startedAt ?? undefined;
     message.finishedAt = object.finishedAt ?? undefined;
     message.currentPhaseIndex = object.currentPhaseIndex ?? 0;
+    message.phaseSizes = object.phaseSizes?.map((e) => e) || [];
     return message;
   },
 };
