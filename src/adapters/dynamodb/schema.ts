@@ -146,7 +146,9 @@ export const TASKS_TABLE: TableDefinition = {
   ],
   localSecondaryIndexes: [],
   stream: "NEW_AND_OLD_IMAGES",
-  ttlAttribute: undefined,
+  // The child task's `bmc#<componentId>#<requestId>` records carry `ttl` (epoch seconds: the
+  // request's deadline plus a retention, dynamo-task-records.ts); tasks themselves never expire.
+  ttlAttribute: "ttl",
 };
 
 export const INVENTORY_TABLE: TableDefinition = {
