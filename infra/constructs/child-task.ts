@@ -11,9 +11,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ArnFormat, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
+import * as events from "aws-cdk-lib/aws-events";
+import * as eventTargets from "aws-cdk-lib/aws-events-targets";
 import * as iam from "aws-cdk-lib/aws-iam";
 import type * as lambda from "aws-cdk-lib/aws-lambda";
 import * as logs from "aws-cdk-lib/aws-logs";
+import type * as sqs from "aws-cdk-lib/aws-sqs";
 import * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { Construct, type IConstruct } from "constructs";
 import { PROJECT_ROOT } from "../config.js";
@@ -21,6 +24,15 @@ import { acknowledge, acknowledgeWildcardResources } from "../nag.js";
 
 export const CHILD_TASK_ASL_PATH = join(PROJECT_ROOT, "state-machines", "child-task.asl.json");
 export const TASK_STEPS_PLACEHOLDER = "TaskStepsFunctionArn";
+
+/** The detail-type Step Functions gives its execution events on the default event bus. */
+export const EXECUTION_STATUS_CHANGE = "Step Functions Execution Status Change";
+/**
+ * The execution ends after which no state recorded the task's outcome: a stop (CancelTask, a run's
+ * cancel, a gate), the 6-hour timeout, or a failure inside RecordFailure itself. SUCCEEDED is left
+ * out: the machine only succeeds through a state that already recorded the outcome.
+ */
+export const UNRECORDED_EXECUTION_ENDS = ["ABORTED", "TIMED_OUT", "FAILED"] as const;
 
 export class ChildTaskDefinitionError extends Error {
   constructor(message: string) {
@@ -109,6 +121,37 @@ export class ChildTaskStateMachine extends Construct {
       "Scoped wildcard: <task-steps ARN>:* is that one function's versions and aliases (grantInvoke).",
       [`${props.taskSteps.functionArn}:*`],
     );
+  }
+
+  /**
+   * An EventBridge rule on this machine's unrecorded ends → `handler` (the bmc-result Lambda, which
+   * reads `detail.name` = the task id, `detail.status`, `detail.error`, `detail.cause` and ends the
+   * task, its run target and its rack lock). Events EventBridge cannot deliver within a day land in
+   * `deadLetterQueue`. Example event it matches:
+   *   { "source": "aws.states", "detail-type": "Step Functions Execution Status Change",
+   *     "detail": { "stateMachineArn": "<this machine>", "name": "<task id>", "status": "ABORTED", … } }
+   */
+  routeUnrecordedEnds(handler: lambda.IFunction, deadLetterQueue: sqs.IQueue): events.Rule {
+    const rule = new events.Rule(this, "UnrecordedEnds", {
+      description:
+        "Child-task executions that ended without recording their outcome (stopped, timed out, failed) → bmc-result",
+      eventPattern: {
+        source: ["aws.states"],
+        detailType: [EXECUTION_STATUS_CHANGE],
+        detail: {
+          stateMachineArn: [this.stateMachine.stateMachineArn],
+          status: [...UNRECORDED_EXECUTION_ENDS],
+        },
+      },
+    });
+    rule.addTarget(
+      new eventTargets.LambdaFunction(handler, {
+        deadLetterQueue,
+        retryAttempts: 185,
+        maxEventAge: Duration.hours(24),
+      }),
+    );
+    return rule;
   }
 
   /** `arn:…:states:<region>:<account>:execution:<name>:*`: every execution of this machine, nothing else. */

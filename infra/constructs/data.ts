@@ -61,7 +61,15 @@ export const TABLE_KEY_WRITE_ACTIONS = [
   "kms:ReEncryptTo",
 ] as const;
 
-export type TableAccess = "read" | "readWrite";
+/**
+ * - `read`: every read action, on the table and its indexes;
+ * - `readWrite`: reads plus item writes, on the table and its indexes;
+ * - `updateInPlace`: GetItem and UpdateItem on the table's items only (no index, no put, no
+ *   delete). Example: the child task records verified firmware versions on the inventory's rack
+ *   item (`SET rack.components[3].firmwareVersion = :v`) and may change nothing else there.
+ */
+export type TableAccess = "read" | "readWrite" | "updateInPlace";
+export const TABLE_UPDATE_IN_PLACE_ACTIONS = ["dynamodb:GetItem", "dynamodb:UpdateItem"] as const;
 
 const attribute = (key: KeyAttribute): dynamodb.Attribute => ({
   name: key.name,
@@ -89,7 +97,7 @@ export class FlowData extends Construct {
   /** Customer-managed key for every table (and the stream records, and the DLQ). */
   readonly key: kms.Key;
   readonly tables: ReadonlyMap<TableDefinition["logicalName"], dynamodb.Table>;
-  /** Tables whose schema asks for a stream: the gate evaluator consumes each. */
+  /** Tables whose schema asks for a stream (the stack chooses which ones the evaluator consumes). */
   readonly streamTables: readonly dynamodb.Table[];
   /** Tables with at least one secondary index (only these get `<arn>/index/*` in grants). */
   private readonly indexed = new Set<dynamodb.Table>();
@@ -144,33 +152,48 @@ export class FlowData extends Construct {
   }
 
   /**
-   * Grants data-plane access to the named tables (and their indexes) plus the key actions that
-   * access needs; acknowledges the one scoped wildcard this yields per table, `<table>/index/*`.
+   * Grants data-plane access to the named tables (and their indexes, for read and readWrite) plus
+   * the key actions that access needs; acknowledges the one scoped wildcard this yields per
+   * indexed table, `<table>/index/*`.
    */
   grantData(
     grantee: iam.IGrantable & IConstruct,
-    access: Record<TableAccess, readonly dynamodb.Table[]>,
+    access: Partial<Record<TableAccess, readonly dynamodb.Table[]>>,
   ): void {
+    const read = access.read ?? [];
+    const readWrite = access.readWrite ?? [];
+    const updateInPlace = access.updateInPlace ?? [];
     const resources = (tables: readonly dynamodb.Table[]) =>
       tables.flatMap((t) => (this.indexed.has(t) ? [t.tableArn, `${t.tableArn}/index/*`] : [t.tableArn]));
-    const all = [...access.read, ...access.readWrite];
-    if (all.length === 0) return;
-    iam.Grant.addToPrincipal({ grantee, actions: [...TABLE_READ_ACTIONS], resourceArns: resources(all) });
-    if (access.readWrite.length > 0) {
+    const indexed = [...read, ...readWrite];
+    if (indexed.length > 0) {
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: [...TABLE_READ_ACTIONS],
+        resourceArns: resources(indexed),
+      });
+    }
+    if (readWrite.length > 0) {
       iam.Grant.addToPrincipal({
         grantee,
         actions: [...TABLE_WRITE_ACTIONS],
-        resourceArns: resources(access.readWrite),
+        resourceArns: resources(readWrite),
       });
     }
-    this.key.grant(
-      grantee,
-      ...(access.readWrite.length > 0 ? TABLE_KEY_WRITE_ACTIONS : TABLE_KEY_READ_ACTIONS),
-    );
+    if (updateInPlace.length > 0) {
+      iam.Grant.addToPrincipal({
+        grantee,
+        actions: [...TABLE_UPDATE_IN_PLACE_ACTIONS],
+        resourceArns: updateInPlace.map((t) => t.tableArn),
+      });
+    }
+    if (indexed.length + updateInPlace.length === 0) return;
+    const writes = readWrite.length + updateInPlace.length > 0;
+    this.key.grant(grantee, ...(writes ? TABLE_KEY_WRITE_ACTIONS : TABLE_KEY_READ_ACTIONS));
     acknowledgeWildcardResources(
       grantee,
       "Scoped wildcard: <table ARN>/index/* is the table's own indexes (the queries in schema.ts), nothing else.",
-      all.filter((t) => this.indexed.has(t)).map((t) => `${t.tableArn}/index/*`),
+      indexed.filter((t) => this.indexed.has(t)).map((t) => `${t.tableArn}/index/*`),
     );
   }
 

@@ -50,6 +50,8 @@ export interface ObservabilityProps {
   readonly taskSteps: lambda.IFunction;
   readonly bmcResult: lambda.IFunction;
   readonly streamDlq: sqs.IQueue;
+  /** Execution ends and BMC reports bmc-result could not take (EventBridge DLQ, async on-failure). */
+  readonly bmcResultDlq: sqs.IQueue;
   readonly childTask: sfn.IStateMachine;
   readonly ticker: sfn.IStateMachine;
   readonly alarmTopic?: sns.ITopic;
@@ -110,6 +112,10 @@ export class Observability extends Construct {
 
     const gateTrips = flowMetric(m.gateTrips, "Sum", "gate trips");
     const dlqDepth = props.streamDlq.metricApproximateNumberOfMessagesVisible({
+      ...oneMinute,
+      statistic: "Maximum",
+    });
+    const bmcResultDlqDepth = props.bmcResultDlq.metricApproximateNumberOfMessagesVisible({
       ...oneMinute,
       statistic: "Maximum",
     });
@@ -190,12 +196,13 @@ export class Observability extends Construct {
         width: 12,
       }),
       new cloudwatch.GraphWidget({
-        title: "Lambda errors",
+        title: "Lambda errors and the bmc-result DLQ",
         left: [
           props.streamEvaluator.metricErrors({ ...oneMinute, label: "stream-evaluator" }),
           props.taskSteps.metricErrors({ ...oneMinute, label: "task-steps" }),
           props.bmcResult.metricErrors({ ...oneMinute, label: "bmc-result" }),
         ],
+        right: [bmcResultDlqDepth.with({ label: "bmc-result DLQ depth" })],
         width: 12,
       }),
     );
@@ -231,6 +238,13 @@ export class Observability extends Construct {
       1,
       1,
       "Stream records the gate evaluator gave up on are in the DLQ: counters or gates may lag; inspect and redrive.",
+    );
+    alarm(
+      "BmcResultDlqNotEmpty",
+      bmcResultDlqDepth,
+      1,
+      1,
+      "An execution end or BMC report bmc-result could not record is in its DLQ: a task may stay active and its rack locked; inspect and redrive to bmc-result.",
     );
     alarm("DispatcherErrors", dispatcherErrors, 1, 3, "The dispatcher failed in three consecutive minutes.");
     alarm(

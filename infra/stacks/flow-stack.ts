@@ -1,23 +1,29 @@
 /**
  * The whole deployment in one stack, per stage (`Flow-dev`, `Flow-prod`):
  *
- *   gRPC clients ─► internal ALB ─► Fargate (grpc-main) ─► DynamoDB (schema.ts) ──stream──► stream-evaluator
- *   Scheduler (1 min) ─► ticker (Express, 6 × 10 s) ─► dispatcher ─► child task (Standard) ─► task-steps
- *   IoT rule flow/bmc/+/evt ─► bmc-result                         (BMCs over MQTT, one thing each)
+ *   gRPC clients ─► internal ALB ─► Fargate (grpc-main) ─► DynamoDB (schema.ts)
+ *   Runs, Targets streams ─► stream-evaluator (dispatch pass per woken run) ─► child task (Standard)
+ *   Scheduler (1 min) ─► ticker (Express, 6 × 10 s) ─► dispatcher ─► child task ─► task-steps ─► IoT cmd
+ *   IoT rule flow/bmc/+/evt ─► bmc-result ◄─ EventBridge: child task ABORTED | TIMED_OUT | FAILED
  *   CloudWatch: dashboard + alarms (+ SNS)
  *
- * Permissions are granted here, by name, per principal (what each one is known to call):
+ * Permissions are granted here, by name, per principal: what each one's code is known to call
+ * (the composition roots: src/service/compose-dispatch.ts, src/service/grpc-main.ts,
+ * src/adapters/stepfunctions/compose-aws.ts, and lambdas/*.ts).
  *
- * | principal        | tables                       | other                                                       |
- * |------------------|------------------------------|-------------------------------------------------------------|
- * | front (Fargate)  | read/write all               | child task: start, stop, describe; invoke dispatcher; secrets key: encrypt |
- * | dispatcher       | read/write; inventory read   | child task: start, describe                                 |
- * | stream-evaluator | read/write; inventory read   | stream read (via the mapping); invoke dispatcher; child task: stop; DLQ send |
- * | task-steps       | read/write all               | iot:Publish on flow/bmc/<id>/cmd; secrets key: decrypt      |
- * | bmc-result       | read/write; inventory read   | none: it records reports; the child task polls for them     |
+ * | principal        | tables                                           | other                                                    |
+ * |------------------|--------------------------------------------------|----------------------------------------------------------|
+ * | front (Fargate)  | read/write all (inventory import writes)         | child task: start, stop; secrets key: GenerateDataKey for run:* / task:* |
+ * | dispatcher       | read/write Runs, Targets, Tasks, RackLocks       | child task: start, stop                                  |
+ * | stream-evaluator | read/write Runs, Targets, Tasks, RackLocks       | child task: start, stop; Runs + Targets streams; DLQ send |
+ * | task-steps       | read/write Runs, Targets, Tasks, RackLocks; Inventory: GetItem + UpdateItem | iot:Publish on flow/bmc/<id>/cmd; secrets key: Decrypt run:* / task:*, GenerateDataKey bmc:* |
+ * | bmc-result       | read/write Runs, Targets, Tasks, RackLocks       | DLQ send (async invoke failures)                         |
  *
  * "read/write" is DynamoDB data-plane access (GetItem … TransactWriteItems) on the table and its
- * indexes, never table management. No statement anywhere has a `*` action.
+ * indexes, never table management. The secrets-key grants are conditioned on the KMS encryption
+ * context (`kms:EncryptionContext:context`), so each principal handles only its own kind of blob:
+ * `run:<runId>` / `task:<taskId>` (credentials at rest) and `bmc:<componentId>:<requestId>` (one
+ * credential re-sealed for one BMC command). No statement anywhere has a `*` action.
  */
 import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
@@ -26,12 +32,13 @@ import * as ecs from "aws-cdk-lib/aws-ecs";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
 import * as lambda from "aws-cdk-lib/aws-lambda";
+import * as lambdaDestinations from "aws-cdk-lib/aws-lambda-destinations";
 import * as eventSources from "aws-cdk-lib/aws-lambda-event-sources";
 import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import * as cr from "aws-cdk-lib/custom-resources";
-import type { Construct, IConstruct } from "constructs";
+import type { Construct } from "constructs";
 import { ENV } from "../../src/config.js";
 import { type FlowDeployConfig, isProd, PROJECT_ROOT } from "../config.js";
 import { BmcIot } from "../constructs/bmc-iot.js";
@@ -69,6 +76,7 @@ export class FlowStack extends Stack {
   readonly iot: BmcIot;
   readonly observability: Observability;
   readonly streamDlq: sqs.Queue;
+  readonly bmcResultDlq: sqs.Queue;
   readonly secretsKey: kms.Key;
 
   constructor(scope: Construct, id: string, props: FlowStackProps) {
@@ -89,7 +97,7 @@ export class FlowStack extends Stack {
     this.data = new FlowData(this, "Data", { tablePrefix, protect: prod });
     this.secretsKey = new kms.Key(this, "SecretsKey", {
       description:
-        "Flow operation runs: envelope key for firmware credentials (front encrypts, task-steps decrypts)",
+        "Flow operation runs: envelope key for firmware credentials (front seals run:/task:, task-steps opens them and seals bmc:)",
       enableKeyRotation: true,
       removalPolicy: keep,
     });
@@ -122,55 +130,48 @@ export class FlowStack extends Stack {
     });
     const childTaskArn = this.childTask.stateMachine.stateMachineArn;
 
+    // Both build the Step Functions task service (composeDispatch → composeChildTasks(env).service()),
+    // which reads the machine's ARN at cold start. Neither touches credentials: run children read
+    // theirs in task-steps, so no secrets key id (and no grant) here.
+    const dispatchEnvironment = { ...build, [ENV.childTaskStateMachineArn]: childTaskArn };
     this.dispatcher = new FlowFunction(this, "Dispatcher", {
       ...fnDefaults,
       entryFile: "dispatcher.ts",
       description:
         "Claims ready targets under the concurrency limit and starts child tasks ({} = full pass, {runId} = one run)",
       timeout: Duration.seconds(30),
-      environment: {
-        ...build,
-        [ENV.childTaskStateMachineArn]: childTaskArn,
-        [ENV.tick]: `${config.tickIntervalSeconds}s`,
-      },
+      environment: dispatchEnvironment,
     });
-    // Wake-ups are an optimisation over the next tick (≤ one interval away): a stale one is
-    // worthless, so one retry and a one-minute age limit instead of the default 2 retries / 6 h.
-    this.dispatcher.fn.configureAsyncInvoke({ retryAttempts: 1, maxEventAge: Duration.minutes(1) });
-
     this.streamEvaluator = new FlowFunction(this, "StreamEvaluator", {
       ...fnDefaults,
       entryFile: "stream-evaluator.ts",
       description:
-        "DynamoDB stream: counters, safety gates, phase boundaries, run completion; wakes the dispatcher",
+        "Runs and Targets streams: one dispatch pass per run a batch may need a decision for (gates, phases, completion, refill)",
       timeout: Duration.seconds(60),
-      environment: {
-        ...build,
-        [ENV.dispatcherFunctionName]: this.dispatcher.fn.functionName,
-        [ENV.childTaskStateMachineArn]: childTaskArn,
-      },
+      environment: dispatchEnvironment,
     });
     this.bmcResult = new FlowFunction(this, "BmcResult", {
       ...fnDefaults,
       entryFile: "bmc-result.ts",
       description:
-        "IoT rule target for flow/bmc/+/evt: records BMC reports where the child task looks for them",
+        "BMC reports from flow/bmc/+/evt onto their request records; child-task executions that ended unrecorded",
       timeout: Duration.seconds(15),
-      environment: { ...build, [ENV.childTaskStateMachineArn]: childTaskArn },
+      environment: build,
     });
 
     // ---- grants (see the table at the top)
-    const inventory = this.data.table("Inventory");
-    const operational = this.data.allTables.filter((t) => t !== inventory);
-    for (const fn of [this.dispatcher, this.streamEvaluator, this.bmcResult]) {
-      this.data.grantData(fn.role, { read: [inventory], readWrite: operational });
+    const t = (name: Parameters<FlowData["table"]>[0]) => this.data.table(name);
+    const operational = [t("Runs"), t("Targets"), t("Tasks"), t("RackLocks")];
+    for (const fn of [this.dispatcher, this.streamEvaluator]) {
+      this.data.grantData(fn.role, { readWrite: operational });
+      this.grantChildTaskExecutions(fn.role);
     }
-    this.data.grantData(this.taskSteps.role, { read: [], readWrite: this.data.allTables });
-    this.childTask.stateMachine.grantStartExecution(this.dispatcher.role);
-    this.childTask.grantExecutionActions(this.dispatcher.role, "states:DescribeExecution");
-    this.childTask.grantExecutionActions(this.streamEvaluator.role, "states:StopExecution");
-    this.grantInvokeDispatcher(this.streamEvaluator.role);
-    this.secretsKey.grant(this.taskSteps.role, "kms:Decrypt");
+    // recordBmcReport writes bmc# records (Tasks); reconcileExecutionEnd ends the task, its run
+    // target (Runs, Targets) and releases the rack lock.
+    this.data.grantData(this.bmcResult.role, { readWrite: operational });
+    this.data.grantData(this.taskSteps.role, { readWrite: operational, updateInPlace: [t("Inventory")] });
+    this.grantSecretsKey(this.taskSteps.role, "OpenStoredCredentials", ["kms:Decrypt"], ["run:*", "task:*"]);
+    this.grantSecretsKey(this.taskSteps.role, "SealBmcCredentials", ["kms:GenerateDataKey"], ["bmc:*"]);
     this.taskSteps.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: "PublishBmcCommands",
@@ -184,14 +185,17 @@ export class FlowStack extends Stack {
       [BmcIot.commandTopicsArn()],
     );
 
-    // ---- the stream: every table whose schema asks for one feeds the evaluator
+    // ---- the streams: Runs and Targets only. The evaluator wakes a run on a target reaching a
+    // terminal status (or CLAIMED → BLOCKED) and on a run inserted or moved into PENDING/RUNNING
+    // (src/app/stream-evaluator.ts); task items never decide anything there, their outcome reaches
+    // the run through its target. The Tasks table keeps its schema stream, unconsumed.
     // The DLQ holds failure metadata (shard, sequence numbers), not item images: SQS-managed SSE.
     this.streamDlq = new sqs.Queue(this, "StreamDlq", {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    for (const table of this.data.streamTables) {
+    for (const table of [t("Runs"), t("Targets")]) {
       this.streamEvaluator.fn.addEventSource(
         new eventSources.DynamoEventSource(table, {
           startingPosition: lambda.StartingPosition.TRIM_HORIZON,
@@ -206,16 +210,34 @@ export class FlowStack extends Stack {
       );
     }
 
+    // ---- execution ends the machine could not record → bmc-result
+    // What bmc-result could not take lands here: EventBridge deliveries that failed for a day, and
+    // invocations (execution ends and BMC reports alike) that still failed after Lambda's two
+    // retries. The messages are the events themselves (task ids, statuses, report fields; BMC
+    // reports carry no credentials), so SQS-managed SSE; a redrive replays them to bmc-result.
+    this.bmcResultDlq = new sqs.Queue(this, "BmcResultDlq", {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    this.bmcResult.fn.configureAsyncInvoke({
+      retryAttempts: 2,
+      onFailure: new lambdaDestinations.SqsDestination(this.bmcResultDlq),
+    });
+    this.childTask.routeUnrecordedEnds(this.bmcResult.fn, this.bmcResultDlq);
+
     acknowledge(
       this.streamEvaluator.role,
       "Resource * is required by the services: dynamodb:ListStreams (stream event source) and X-Ray have no resource-level permissions.",
       "AwsSolutions-IAM5[Resource::*]",
     );
-    acknowledge(
-      this.streamDlq,
-      "This queue IS the on-failure destination of the stream event source mappings; a DLQ for the DLQ adds nothing. Its depth alarms.",
-      "AwsSolutions-SQS3",
-    );
+    for (const dlq of [this.streamDlq, this.bmcResultDlq]) {
+      acknowledge(
+        dlq,
+        "This queue IS a dead-letter destination (stream mappings; bmc-result's EventBridge target and async failures); a DLQ for the DLQ adds nothing. Its depth alarms.",
+        "AwsSolutions-SQS3",
+      );
+    }
 
     // ---- the ticker
     this.ticker = new Ticker(this, "Ticker", {
@@ -243,26 +265,26 @@ export class FlowStack extends Stack {
       environment: {
         ...build,
         [ENV.childTaskStateMachineArn]: childTaskArn,
-        [ENV.dispatcherFunctionName]: this.dispatcher.fn.functionName,
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
         [ENV.port]: String(GRPC_PORT),
         [ENV.host]: "0.0.0.0",
         // The internal ALB terminates TLS with the deployment's certificate and reaches the task
         // over the VPC; the task's security group admits only the load balancer.
         [ENV.plaintextBehindLoadBalancer]: "true",
+        // Server reflection reads the .proto files the image ships (Dockerfile: WORKDIR /app, COPY proto).
         [ENV.protoDir]: "/app/proto",
-        [ENV.tick]: `${config.tickIntervalSeconds}s`,
       },
       minTasks: config.serviceMinTasks,
       maxTasks: config.serviceMaxTasks,
       retain: prod,
     });
     const taskRole = this.front.taskDefinition.taskRole as iam.Role;
-    this.data.grantData(taskRole, { read: [], readWrite: this.data.allTables });
-    this.childTask.stateMachine.grantStartExecution(taskRole);
-    this.childTask.grantExecutionActions(taskRole, "states:StopExecution", "states:DescribeExecution");
-    this.grantInvokeDispatcher(taskRole);
-    this.secretsKey.grant(taskRole, "kms:Encrypt", "kms:GenerateDataKey");
+    // Runs (create, controls), tasks (UpgradeFirmware, CancelTask), inventory import: all tables.
+    this.data.grantData(taskRole, { readWrite: this.data.allTables });
+    this.grantChildTaskExecutions(taskRole);
+    // Credentials of a new run (`run:<id>`) or UpgradeFirmware task (`task:<id>`) are sealed here
+    // (KmsEnvelopeCipher.encrypt = GenerateDataKey); the front never opens them again.
+    this.grantSecretsKey(taskRole, "SealStoredCredentials", ["kms:GenerateDataKey"], ["run:*", "task:*"]);
 
     // ---- IoT
     this.iot = new BmcIot(this, "Iot", { bmcResult: this.bmcResult.fn, namePrefix, retainLogs: prod });
@@ -275,6 +297,7 @@ export class FlowStack extends Stack {
       taskSteps: this.taskSteps.fn,
       bmcResult: this.bmcResult.fn,
       streamDlq: this.streamDlq,
+      bmcResultDlq: this.bmcResultDlq,
       childTask: this.childTask.stateMachine,
       ticker: this.ticker.stateMachine,
       alarmTopic: this.alarmTopic(config),
@@ -369,12 +392,29 @@ export class FlowStack extends Stack {
     return topic;
   }
 
-  private grantInvokeDispatcher(grantee: iam.IGrantable & IConstruct): void {
-    this.dispatcher.fn.grantInvoke(grantee);
-    acknowledgeWildcardResources(
-      grantee,
-      "Scoped wildcard: <dispatcher ARN>:* is that one function's versions and aliases (grantInvoke).",
-      [`${this.dispatcher.fn.functionArn}:*`],
+  /**
+   * The child-task service's Step Functions calls (StepFunctionsTaskExecutor): StartExecution on
+   * the machine (named by the task id, so a retry starts nothing new) and StopExecution on its
+   * executions (cancels: CancelTask, a run's cancel, a tripped gate terminating in-flight targets).
+   */
+  private grantChildTaskExecutions(role: iam.Role): void {
+    this.childTask.stateMachine.grantStartExecution(role);
+    this.childTask.grantExecutionActions(role, "states:StopExecution");
+  }
+
+  /**
+   * `actions` on the secrets key, only for blobs whose KMS encryption context `context` matches one
+   * of `contexts` (KmsEnvelopeCipher passes `{ context: "<kind>:<id>" }` on every call).
+   * Example: contexts ["bmc:*"] let task-steps seal `bmc:7c1e…:req-1` but not mint a `run:` blob.
+   */
+  private grantSecretsKey(role: iam.Role, sid: string, actions: string[], contexts: string[]): void {
+    role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid,
+        actions,
+        resources: [this.secretsKey.keyArn],
+        conditions: { StringLike: { "kms:EncryptionContext:context": contexts } },
+      }),
     );
   }
 }

@@ -5,7 +5,7 @@
 import type { Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
-import { type BuiltStack, buildStack } from "../fixtures/infra-stack.js";
+import { EXISTING_VPC_CONTEXT, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
 
 /**
  * The only actions allowed on Resource "*", each because the service offers no resource-level
@@ -36,9 +36,11 @@ const STAR_RESOURCE_ACTIONS = new Set([
 ]);
 
 interface Statement {
+  Sid?: string;
   Effect: string;
   Action: string | string[];
   Resource: unknown;
+  Condition?: Record<string, Record<string, string | string[]>>;
 }
 
 function iamStatements(template: Template): { owner: string; statement: Statement }[] {
@@ -56,31 +58,20 @@ function iamStatements(template: Template): { owner: string; statement: Statemen
 
 const list = <T>(value: T | T[]): T[] => (Array.isArray(value) ? value : [value]);
 
-const BUILD_TIMEOUT = 120_000;
-const shapes: Record<string, BuiltStack> = {};
+const BUILD_TIMEOUT = 60_000;
+const shapes = {
+  dev: () => sharedStack(),
+  prod: () => sharedStack(PROD_CONTEXT),
+  existingVpc: () => sharedStack(EXISTING_VPC_CONTEXT),
+};
 
 beforeAll(() => {
-  shapes.dev = buildStack();
-  shapes.prod = buildStack({
-    stage: "prod",
-    account: "123456789012",
-    region: "eu-west-1",
-    certificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/abc",
-    alarmEmail: "ops@example.com",
-    clientCidr: "10.20.0.0/16",
-    iotDataEndpoint: "abc123-ats.iot.eu-west-1.amazonaws.com",
-  });
-  shapes.existingVpc = buildStack({
-    account: "123456789012",
-    region: "eu-west-1",
-    vpcId: "vpc-0123456789abcdef0",
-    alarmTopicArn: "arn:aws:sns:eu-west-1:123456789012:ops",
-  });
-}, BUILD_TIMEOUT * 2);
+  for (const build of Object.values(shapes)) build();
+}, BUILD_TIMEOUT);
 
-describe.each(["dev", "prod", "existingVpc"])("infra least privilege (%s)", (shape) => {
+describe.each(["dev", "prod", "existingVpc"] as const)("infra least privilege (%s)", (shape) => {
   it("no IAM statement has a wildcard action (no `*`, no `service:*`, no `kms:GenerateDataKey*`)", () => {
-    const wild = iamStatements(shapes[shape]!.template).flatMap(({ owner, statement }) =>
+    const wild = iamStatements(shapes[shape]().template).flatMap(({ owner, statement }) =>
       list(statement.Action)
         .filter((a) => a.includes("*"))
         .map((a) => `${owner}: ${a}`),
@@ -89,7 +80,7 @@ describe.each(["dev", "prod", "existingVpc"])("infra least privilege (%s)", (sha
   });
 
   it("Resource * only for the actions that have no resource-level permissions", () => {
-    const offenders = iamStatements(shapes[shape]!.template)
+    const offenders = iamStatements(shapes[shape]().template)
       .filter(({ statement }) => list(statement.Resource).includes("*"))
       .flatMap(({ owner, statement }) =>
         list(statement.Action)
@@ -100,14 +91,14 @@ describe.each(["dev", "prod", "existingVpc"])("infra least privilege (%s)", (sha
   });
 
   it("no Deny-less managed policy except on aws-cdk-lib's own custom-resource providers", () => {
-    const roles = Object.entries(shapes[shape]!.template.findResources("AWS::IAM::Role"));
+    const roles = Object.entries(shapes[shape]().template.findResources("AWS::IAM::Role"));
     const withManaged = roles.filter(([, r]) => r.Properties.ManagedPolicyArns).map(([id]) => id);
     for (const id of withManaged)
       expect(id).toMatch(/^(AWS679f53fac002430cb0da5b7982bd2287|CustomVpcRestrictDefaultSG)/);
   });
 
   it("cdk-nag AwsSolutions: no finding left unacknowledged", () => {
-    const { stack } = shapes[shape]!;
+    const { stack } = shapes[shape]();
     const report = new AwsSolutionsChecks(stack).validateScope(stack);
     const findings = report.violations.map(
       (v) => `${v.ruleName} at ${v.violatingResources.map((r) => r.constructPath).join(", ")}`,
@@ -116,47 +107,177 @@ describe.each(["dev", "prod", "existingVpc"])("infra least privilege (%s)", (sha
   });
 });
 
-describe("infra least privilege: grants by principal", () => {
-  it("only task-steps may publish to IoT, and only the front may encrypt with the secrets key", () => {
-    const { template } = shapes.dev!;
-    const publishers = iamStatements(template)
-      .filter(({ statement }) => list(statement.Action).includes("iot:Publish"))
-      .map(({ owner }) => owner);
-    expect(publishers.every((o) => o.startsWith("TaskStepsRole"))).toBe(true);
-    expect(publishers.length).toBeGreaterThan(0);
-    const onSecretsKey = (ownerPrefix: string) =>
-      iamStatements(template)
-        .filter(
-          ({ owner, statement }) =>
-            owner.startsWith(ownerPrefix) && JSON.stringify(statement.Resource).includes('"SecretsKey'),
-        )
-        .flatMap(({ statement }) => list(statement.Action))
-        .sort();
-    expect(onSecretsKey("FrontTaskTaskRole")).toEqual(["kms:Encrypt", "kms:GenerateDataKey"]);
-    expect(onSecretsKey("TaskStepsRole")).toEqual(["kms:Decrypt"]);
-    for (const other of ["DispatcherRole", "StreamEvaluatorRole", "BmcResultRole"]) {
-      expect(onSecretsKey(other), other).toEqual([]);
+/**
+ * What each principal may do, flattened to "action on resource" lines with the logical ids replaced
+ * by names, e.g. `dynamodb:PutItem on table:Runs`, `states:StopExecution on
+ * arn:<AWS::Partition>:states:us-east-1:000000000000:execution:Flow-dev-child-task:*`,
+ * `kms:GenerateDataKey on SecretsKey if context ~ bmc:*`.
+ */
+function grantsOf(template: Template, ownerPrefix: string): string[] {
+  const tables = new Map<string, string>();
+  for (const [id, t] of Object.entries(template.findResources("AWS::DynamoDB::Table"))) {
+    tables.set(id, (t.Properties.TableName as string).replace(/^Flow-[a-z]+-/, ""));
+  }
+  const name = (resource: unknown): string => {
+    const text = joined(resource);
+    const ref = /^<([A-Za-z0-9]+)\.(Arn|StreamArn)>(.*)$/.exec(text);
+    if (ref) {
+      const [, id, attr, rest] = ref;
+      const table = tables.get(id!);
+      if (table !== undefined) return `${attr === "StreamArn" ? "stream" : "table"}:${table}${rest}`;
+      return `${id!.replace(/[0-9A-F]{8}$/, "")}${rest}`;
+    }
+    return text.replace(/<([A-Za-z0-9]+?)[0-9A-F]{8}>/g, "$1");
+  };
+  const lines = new Set<string>();
+  for (const { owner, statement } of iamStatements(template)) {
+    if (!owner.startsWith(ownerPrefix) || statement.Effect !== "Allow") continue;
+    const contexts = statement.Condition?.StringLike?.["kms:EncryptionContext:context"];
+    const condition = contexts === undefined ? "" : ` if context ~ ${list(contexts).join("|")}`;
+    for (const action of list(statement.Action)) {
+      for (const resource of list(statement.Resource))
+        lines.add(`${action} on ${name(resource)}${condition}`);
+    }
+  }
+  return [...lines].sort();
+}
+
+/** A Fn::Join of strings and GetAtt/Ref → a string with `<Logical.Attr>` / `<Logical>` in place of each token. */
+function joined(value: unknown): string {
+  if (typeof value === "string") return value;
+  const v = value as { "Fn::Join"?: [string, unknown[]]; "Fn::GetAtt"?: [string, string]; Ref?: string };
+  if (v["Fn::Join"]) return v["Fn::Join"][1].map(joined).join(v["Fn::Join"][0]);
+  if (v["Fn::GetAtt"]) return `<${v["Fn::GetAtt"][0]}.${v["Fn::GetAtt"][1]}>`;
+  return `<${v.Ref}>`;
+}
+
+const ROLES = {
+  front: "FrontTaskTaskRole",
+  dispatcher: "DispatcherRole",
+  streamEvaluator: "StreamEvaluatorRole",
+  taskSteps: "TaskStepsRole",
+  bmcResult: "BmcResultRole",
+} as const;
+
+const OPERATIONAL = ["Runs", "Targets", "Tasks", "RackLocks"];
+
+/** The tables (with `/index/*` when indexed) a role may run `action` on. */
+const tablesWith = (grants: string[], action: string): string[] =>
+  grants
+    .filter((g) => g.startsWith(`${action} on table:`))
+    .map((g) => g.slice(`${action} on table:`.length))
+    .filter((t) => !t.endsWith("/index/*"));
+
+describe("infra least privilege: grants by principal (what the composition roots call)", () => {
+  const grants = (role: keyof typeof ROLES) => grantsOf(shapes.dev().template, ROLES[role]);
+
+  it("dispatcher, stream-evaluator and bmc-result read and write Runs, Targets, Tasks, RackLocks, never Inventory", () => {
+    for (const role of ["dispatcher", "streamEvaluator", "bmcResult"] as const) {
+      const g = grants(role);
+      for (const action of [
+        "dynamodb:GetItem",
+        "dynamodb:Query",
+        "dynamodb:PutItem",
+        "dynamodb:UpdateItem",
+      ]) {
+        expect(tablesWith(g, action).sort(), `${role} ${action}`).toEqual([...OPERATIONAL].sort());
+      }
+      expect(
+        g.filter((line) => line.includes("table:Inventory")),
+        role,
+      ).toEqual([]);
     }
   });
 
-  it("inventory is read-only for dispatcher, stream-evaluator and bmc-result", () => {
-    const { template } = shapes.dev!;
-    const inventoryLogicalId = Object.entries(template.findResources("AWS::DynamoDB::Table")).find(
-      ([, t]) => t.Properties.TableName === "Flow-dev-Inventory",
-    )![0];
-    for (const owner of ["DispatcherRole", "StreamEvaluatorRole", "BmcResultRole"]) {
-      const writesInventory = iamStatements(template).some(
-        ({ owner: o, statement }) =>
-          o.startsWith(owner) &&
-          list(statement.Action).includes("dynamodb:PutItem") &&
-          JSON.stringify(statement.Resource).includes(inventoryLogicalId),
-      );
-      expect(writesInventory, owner).toBe(false);
+  it("task-steps: read/write the operational tables; on Inventory only GetItem and UpdateItem of items", () => {
+    const g = grants("taskSteps");
+    for (const action of [
+      "dynamodb:GetItem",
+      "dynamodb:PutItem",
+      "dynamodb:DeleteItem",
+      "dynamodb:UpdateItem",
+    ]) {
+      expect(
+        tablesWith(g, action).filter((t) => t !== "Inventory"),
+        action,
+      ).toEqual(expect.arrayContaining(OPERATIONAL));
     }
+    expect(g.filter((line) => line.includes("table:Inventory"))).toEqual([
+      "dynamodb:GetItem on table:Inventory",
+      "dynamodb:UpdateItem on table:Inventory",
+    ]);
+  });
+
+  it("the front reads and writes every table (runs, tasks, inventory import)", () => {
+    const g = grants("front");
+    expect(tablesWith(g, "dynamodb:PutItem").sort()).toEqual(
+      ["Inventory", "RackLocks", "Runs", "Targets", "Tasks"].sort(),
+    );
+    expect(tablesWith(g, "dynamodb:BatchWriteItem")).toContain("Inventory");
+  });
+
+  it("front, dispatcher and stream-evaluator start child tasks and stop their executions; nobody else touches Step Functions", () => {
+    const executions = "arn:<AWS::Partition>:states:us-east-1:000000000000:execution:Flow-dev-child-task:*";
+    for (const role of ["front", "dispatcher", "streamEvaluator"] as const) {
+      expect(
+        grants(role).filter((line) => line.startsWith("states:")),
+        role,
+      ).toEqual(["states:StartExecution on ChildTaskStateMachine", `states:StopExecution on ${executions}`]);
+    }
+    for (const role of ["taskSteps", "bmcResult"] as const) {
+      expect(
+        grants(role).filter((line) => line.startsWith("states:")),
+        role,
+      ).toEqual([]);
+    }
+  });
+
+  it("the secrets key: the front seals run:/task: blobs, task-steps opens them and seals bmc: blobs, nobody else", () => {
+    const onSecretsKey = (role: keyof typeof ROLES) =>
+      grants(role).filter((line) => line.startsWith("kms:") && line.includes(" on SecretsKey"));
+    expect(onSecretsKey("front")).toEqual(["kms:GenerateDataKey on SecretsKey if context ~ run:*|task:*"]);
+    expect(onSecretsKey("taskSteps")).toEqual([
+      "kms:Decrypt on SecretsKey if context ~ run:*|task:*",
+      "kms:GenerateDataKey on SecretsKey if context ~ bmc:*",
+    ]);
+    for (const role of ["dispatcher", "streamEvaluator", "bmcResult"] as const) {
+      expect(onSecretsKey(role), role).toEqual([]);
+    }
+  });
+
+  it("only task-steps may publish to IoT, on command topics only", () => {
+    for (const role of Object.keys(ROLES) as (keyof typeof ROLES)[]) {
+      const publish = grants(role).filter((line) => line.startsWith("iot:Publish"));
+      expect(publish, role).toEqual(
+        role === "taskSteps"
+          ? ["iot:Publish on arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/flow/bmc/*/cmd"]
+          : [],
+      );
+    }
+  });
+
+  it("no role invokes the dispatcher: the ticker does, and the stream evaluator dispatches in-process", () => {
+    for (const role of Object.keys(ROLES) as (keyof typeof ROLES)[]) {
+      expect(
+        grants(role).filter((line) => line.startsWith("lambda:InvokeFunction")),
+        role,
+      ).toEqual([]);
+    }
+    expect(grantsOf(shapes.dev().template, "TickerStateMachineRole")).toEqual(
+      expect.arrayContaining(["lambda:InvokeFunction on DispatcherFunction"]),
+    );
+  });
+
+  it("the stream evaluator reads the Runs and Targets streams only; bmc-result may send to its DLQ", () => {
+    const streams = grants("streamEvaluator")
+      .filter((line) => line.startsWith("dynamodb:GetRecords"))
+      .map((line) => line.replace("dynamodb:GetRecords on ", ""));
+    expect(streams).toEqual(["stream:Runs", "stream:Targets"]);
+    expect(grants("bmcResult")).toContain("sqs:SendMessage on BmcResultDlq");
   });
 
   it("no principal gets DynamoDB table management", () => {
-    const all = iamStatements(shapes.dev!.template).flatMap(({ statement }) => list(statement.Action));
+    const all = iamStatements(shapes.dev().template).flatMap(({ statement }) => list(statement.Action));
     for (const action of ["dynamodb:DeleteTable", "dynamodb:CreateTable", "dynamodb:UpdateTable"]) {
       expect(all).not.toContain(action);
     }

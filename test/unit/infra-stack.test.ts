@@ -6,11 +6,15 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Match, type Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
-import { CHILD_TASK_ASL_PATH } from "../../infra/constructs/child-task.js";
+import {
+  CHILD_TASK_ASL_PATH,
+  EXECUTION_STATUS_CHANGE,
+  UNRECORDED_EXECUTION_ENDS,
+} from "../../infra/constructs/child-task.js";
 import { FLOW_METRIC_SERVICES, FLOW_METRICS } from "../../infra/constructs/observability.js";
 import { TABLES } from "../../src/adapters/dynamodb/schema.js";
 import { ENV } from "../../src/config.js";
-import { type BuiltStack, buildStack, FIXTURES } from "../fixtures/infra-stack.js";
+import { type BuiltStack, FIXTURES, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
 
@@ -32,23 +36,20 @@ const joined = (value: unknown): string => {
   return `<${v.Ref}>`;
 };
 
-const BUILD_TIMEOUT = 120_000;
+const BUILD_TIMEOUT = 60_000;
 let dev: BuiltStack;
 let prod: BuiltStack;
 
 beforeAll(() => {
-  dev = buildStack();
-  prod = buildStack({
-    stage: "prod",
-    account: "123456789012",
-    region: "eu-west-1",
-    certificateArn: "arn:aws:acm:eu-west-1:123456789012:certificate/abc",
-    alarmEmail: "ops@example.com",
-    clientCidr: "10.20.0.0/16",
-    iotDataEndpoint: "abc123-ats.iot.eu-west-1.amazonaws.com",
-    tickIntervalSeconds: 7,
-  });
+  dev = sharedStack();
+  prod = sharedStack(PROD_CONTEXT);
 }, BUILD_TIMEOUT);
+
+/** The logical id of the table `Flow-<stage>-<name>`. */
+const tableId = (template: Template, name: string): string =>
+  resources(template, "AWS::DynamoDB::Table").find(([, t]) =>
+    (t.Properties.TableName as string).endsWith(`-${name}`),
+  )![0];
 
 describe("infra data: tables from schema.ts", () => {
   it("one table per schema definition, named <prefix><logicalName>, keys as in the schema", () => {
@@ -100,6 +101,17 @@ describe("infra data: tables from schema.ts", () => {
     }
   });
 
+  it("TTL: Tasks on `ttl` (the child task's bmc# request records), RackLocks on `ttl`, Targets on `expiresAt`", () => {
+    const ttlOf = (name: string) =>
+      resources(dev.template, "AWS::DynamoDB::Table").find(([id]) => id === tableId(dev.template, name))![1]
+        .Properties.TimeToLiveSpecification;
+    expect(ttlOf("Tasks")).toEqual({ AttributeName: "ttl", Enabled: true });
+    expect(ttlOf("RackLocks")).toEqual({ AttributeName: "ttl", Enabled: true });
+    expect(ttlOf("Targets")).toEqual({ AttributeName: "expiresAt", Enabled: true });
+    expect(ttlOf("Runs")).toBeUndefined();
+    expect(ttlOf("Inventory")).toBeUndefined();
+  });
+
   it("prod: deletion protection on and RETAIN; dev: neither", () => {
     for (const [, table] of resources(prod.template, "AWS::DynamoDB::Table")) {
       expect(table.Properties.DeletionProtectionEnabled).toBe(true);
@@ -137,28 +149,41 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     }
   });
 
-  it("each function gets the ENV names it needs", () => {
+  it("each function gets exactly the ENV names its composition reads", () => {
     const envOf = (prefix: string) =>
       (
         flowFunctions(prod.template).find(([id]) => id.startsWith(prefix))![1].Properties.Environment as {
           Variables: Record<string, unknown>;
         }
       ).Variables;
-    expect(Object.keys(envOf("Dispatcher"))).toEqual(
-      expect.arrayContaining([ENV.tablePrefix, ENV.childTaskStateMachineArn, ENV.tick]),
-    );
-    expect(envOf("Dispatcher")[ENV.tick]).toBe("7s");
-    expect(Object.keys(envOf("StreamEvaluator"))).toEqual(
-      expect.arrayContaining([ENV.tablePrefix, ENV.dispatcherFunctionName, ENV.childTaskStateMachineArn]),
-    );
+    const build = [ENV.tablePrefix, ENV.version, ENV.gitCommit, "NODE_OPTIONS"];
+    const names = (prefix: string) => Object.keys(envOf(prefix)).sort();
+    // composeDispatch → composeChildTasks(env).service(): the machine's ARN, no credentials.
+    expect(names("Dispatcher")).toEqual([...build, ENV.childTaskStateMachineArn].sort());
+    expect(names("StreamEvaluator")).toEqual([...build, ENV.childTaskStateMachineArn].sort());
+    // composeChildTasks(env).steps(): IoT endpoint and the secrets key.
+    expect(names("TaskSteps")).toEqual([...build, ENV.iotDataEndpoint, ENV.secretsKmsKeyId].sort());
+    // composeChildTasks(env) stores only: reports and execution ends need the tables alone.
+    expect(names("BmcResult")).toEqual(build.sort());
+
+    const [machineId] = resources(prod.template, "AWS::StepFunctions::StateMachine").find(([id]) =>
+      id.startsWith("ChildTask"),
+    )!;
+    const [keyId] = resources(prod.template, "AWS::KMS::Key").find(([id]) => id.startsWith("SecretsKey"))!;
+    expect(envOf("Dispatcher")[ENV.childTaskStateMachineArn]).toEqual({ Ref: machineId });
+    expect(envOf("StreamEvaluator")[ENV.childTaskStateMachineArn]).toEqual({ Ref: machineId });
+    expect(envOf("TaskSteps")[ENV.secretsKmsKeyId]).toEqual({ "Fn::GetAtt": [keyId, "Arn"] });
     expect(envOf("TaskSteps")[ENV.iotDataEndpoint]).toBe("https://abc123-ats.iot.eu-west-1.amazonaws.com");
-    expect(Object.keys(envOf("TaskSteps"))).toContain(ENV.secretsKmsKeyId);
+    expect(envOf("Dispatcher")[ENV.tablePrefix]).toBe("Flow-prod-");
   });
 
-  it("the evaluator consumes every streamed table: batch 100, bisect, 5 retries, max age, DLQ, batch item failures", () => {
-    const [dlqId] = only(dev.template, "AWS::SQS::Queue");
+  it("the evaluator consumes the Runs and Targets streams only: batch 100, bisect, 5 retries, max age, DLQ, batch item failures", () => {
+    const [dlqId] = resources(dev.template, "AWS::SQS::Queue").find(([id]) => id.startsWith("StreamDlq"))!;
     const mappings = resources(dev.template, "AWS::Lambda::EventSourceMapping");
-    expect(mappings).toHaveLength(TABLES.filter((t) => t.stream).length);
+    expect(mappings.map(([, m]) => m.Properties.EventSourceArn)).toEqual([
+      { "Fn::GetAtt": [tableId(dev.template, "Runs"), "StreamArn"] },
+      { "Fn::GetAtt": [tableId(dev.template, "Targets"), "StreamArn"] },
+    ]);
     for (const [, mapping] of mappings) {
       expect(mapping.Properties).toMatchObject({
         BatchSize: 100,
@@ -173,10 +198,42 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     }
   });
 
-  it("the dispatcher's async wake-ups: one retry, one minute", () => {
-    dev.template.hasResourceProperties("AWS::Lambda::EventInvokeConfig", {
-      MaximumRetryAttempts: 1,
-      MaximumEventAgeInSeconds: 60,
+  it("EventBridge: this child-task machine's ABORTED, TIMED_OUT, FAILED executions → bmc-result, undeliverable ones → its DLQ", () => {
+    const [ruleId, rule] = only(dev.template, "AWS::Events::Rule");
+    const [machineId] = resources(dev.template, "AWS::StepFunctions::StateMachine").find(([id]) =>
+      id.startsWith("ChildTask"),
+    )!;
+    const [dlqId] = resources(dev.template, "AWS::SQS::Queue").find(([id]) => id.startsWith("BmcResultDlq"))!;
+    expect(rule.Properties.EventPattern).toEqual({
+      source: ["aws.states"],
+      "detail-type": ["Step Functions Execution Status Change"],
+      detail: { stateMachineArn: [{ Ref: machineId }], status: ["ABORTED", "TIMED_OUT", "FAILED"] },
+    });
+    expect(EXECUTION_STATUS_CHANGE).toBe("Step Functions Execution Status Change");
+    expect([...UNRECORDED_EXECUTION_ENDS]).toEqual(["ABORTED", "TIMED_OUT", "FAILED"]);
+    const targets = rule.Properties.Targets as {
+      Arn: unknown;
+      DeadLetterConfig: unknown;
+      RetryPolicy: unknown;
+    }[];
+    expect(targets).toHaveLength(1);
+    expect(joined(targets[0]!.Arn)).toMatch(/^<BmcResultFunction\w+\.Arn>$/);
+    expect(targets[0]!.DeadLetterConfig).toEqual({ Arn: { "Fn::GetAtt": [dlqId, "Arn"] } });
+    expect(targets[0]!.RetryPolicy).toEqual({ MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86400 });
+    dev.template.hasResourceProperties("AWS::Lambda::Permission", {
+      Action: "lambda:InvokeFunction",
+      Principal: "events.amazonaws.com",
+      SourceArn: { "Fn::GetAtt": [ruleId, "Arn"] },
+    });
+  });
+
+  it("bmc-result's failed async invocations (reports, execution ends) go to the same DLQ after 2 retries; the dispatcher has no async config", () => {
+    const [dlqId] = resources(dev.template, "AWS::SQS::Queue").find(([id]) => id.startsWith("BmcResultDlq"))!;
+    const [, config] = only(dev.template, "AWS::Lambda::EventInvokeConfig");
+    expect((config.Properties.FunctionName as { Ref: string }).Ref).toMatch(/^BmcResultFunction/);
+    expect(config.Properties).toMatchObject({
+      MaximumRetryAttempts: 2,
+      DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [dlqId, "Arn"] } } },
     });
   });
 
@@ -241,7 +298,7 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     "the deployed child-task definition is the fixture ASL, placeholder and all",
     () => {
       const fixture = join(FIXTURES, "state-machines", "child-task.asl.json");
-      const built = buildStack({}, { childTaskDefinitionPath: fixture });
+      const built = sharedStack({}, { childTaskDefinitionPath: fixture });
       expect(deployedDefinition(built)).toEqual(JSON.parse(readFileSync(fixture, "utf8")));
     },
     BUILD_TIMEOUT,
@@ -306,16 +363,31 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
       CpuArchitecture: "ARM64",
       OperatingSystemFamily: "LINUX",
     });
-    const container = (task.Properties.ContainerDefinitions as { Environment: { Name: string }[] }[])[0]!;
-    expect(container.Environment.map((e) => e.Name)).toEqual(
-      expect.arrayContaining([
+    const container = (
+      task.Properties.ContainerDefinitions as { Environment: { Name: string; Value: unknown }[] }[]
+    )[0]!;
+    const env = Object.fromEntries(container.Environment.map((e) => [e.Name, e.Value]));
+    expect(Object.keys(env).sort()).toEqual(
+      [
         ENV.tablePrefix,
+        ENV.version,
+        ENV.gitCommit,
         ENV.childTaskStateMachineArn,
-        ENV.dispatcherFunctionName,
         ENV.secretsKmsKeyId,
         ENV.port,
-      ]),
+        ENV.host,
+        ENV.plaintextBehindLoadBalancer,
+        ENV.protoDir,
+      ].sort(),
     );
+    // Listens on every interface in plaintext, behind the ALB; reflection reads the image's protos.
+    expect(env).toMatchObject({
+      [ENV.port]: "50051",
+      [ENV.host]: "0.0.0.0",
+      [ENV.plaintextBehindLoadBalancer]: "true",
+      [ENV.protoDir]: "/app/proto",
+      [ENV.tablePrefix]: "Flow-prod-",
+    });
     prod.template.hasResourceProperties("AWS::ApplicationAutoScaling::ScalableTarget", {
       MinCapacity: 2,
       MaxCapacity: 6,
@@ -399,11 +471,26 @@ describe("infra observability: dashboard and alarms", () => {
     return [...new Set(names)].join(",");
   };
 
-  it("five alarms: gate tripped, DLQ not empty, dispatcher errors, tick overrun, iterator age", () => {
+  it("six alarms: gate tripped, stream DLQ and bmc-result DLQ not empty, dispatcher errors, tick overrun, iterator age", () => {
     const alarms = resources(dev.template, "AWS::CloudWatch::Alarm").map(([, a]) => a.Properties);
     expect(alarms.map(watched).sort()).toEqual(
-      ["ApproximateNumberOfMessagesVisible", "Errors", "GateTrips", "IteratorAge", "TickOverrunMs"].sort(),
+      [
+        "ApproximateNumberOfMessagesVisible",
+        "ApproximateNumberOfMessagesVisible",
+        "Errors",
+        "GateTrips",
+        "IteratorAge",
+        "TickOverrunMs",
+      ].sort(),
     );
+    const queues = alarms
+      .filter((a) => a.MetricName === "ApproximateNumberOfMessagesVisible")
+      .map((a) => joined((a.Dimensions as { Value: unknown }[])[0]!.Value))
+      .sort();
+    expect(queues).toEqual([
+      expect.stringMatching(/^<BmcResultDlq\w+\.QueueName>$/),
+      expect.stringMatching(/^<StreamDlq\w+\.QueueName>$/),
+    ]);
     expect(alarms.every((a) => a.TreatMissingData === "notBreaching")).toBe(true);
     expect(alarms.every((a) => a.AlarmActions === undefined)).toBe(true);
   });
