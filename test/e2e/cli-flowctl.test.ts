@@ -317,7 +317,9 @@ describe("flowctl run watch", () => {
     expect(lastFrame).toMatch(/gates +failureCount ≥ 1 \(current phase\): 0\/1 failed/);
     expect(lastFrame).toContain("legend");
     expect(out).toMatch(
-      new RegExp(`run ${id} COMPLETED after \\d+s: 6 completed, 0 failed, 0 terminated\\r?\\n`),
+      new RegExp(
+        `run ${id} COMPLETED after \\d+s: 6 completed, 0 failed, 0 terminated — operation run completed\\r?\\n`,
+      ),
     );
   });
 
