@@ -10,7 +10,7 @@
 import { composeChildTasks } from "../src/adapters/stepfunctions/compose-aws.js";
 import { type ExecutionEnding, reconcileExecutionEnd, recordBmcReport } from "../src/app/task-steps.js";
 
-const child = composeChildTasks(process.env);
+const child = composeChildTasks(process.env, "bmc-result");
 
 interface ExecutionStatusEvent {
   "detail-type": "Step Functions Execution Status Change";

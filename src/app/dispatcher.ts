@@ -85,7 +85,16 @@ export const jsonLogger: Logger = {
   error: (message, fields) => console.error(JSON.stringify({ level: "error", message, ...fields })),
 };
 
-export type DispatchMetricName = "TargetsDispatched" | "RackConflicts" | "GateTrips" | "DispatchLatencyMs";
+/** The product's EMF metric names (namespace `Flow`, dimension `Service`); the dashboard reads these. */
+export type DispatchMetricName =
+  | "TargetsDispatched"
+  | "RackConflicts"
+  | "GateTrips"
+  | "DispatchLatencyMs"
+  | "TargetsCompleted"
+  | "TargetsFailed"
+  | "TargetsTerminated"
+  | "BmcFailures";
 
 export interface Metrics {
   add(name: DispatchMetricName, value: number): void;

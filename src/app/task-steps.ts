@@ -45,6 +45,7 @@ import {
   type Task,
   TERMINAL_TASK_STATUSES,
 } from "../domain/model.js";
+import type { Metrics } from "./dispatcher.js";
 import type { RackLockStore, RunStore, TaskStore } from "./ports.js";
 import type { RunWaker } from "./task-ports.js";
 
@@ -471,7 +472,16 @@ export async function updateTask(
  */
 export type OutcomeDeps = Pick<TaskStepsDeps, "tasks" | "locks" | "clock" | "waker"> & {
   runs: Pick<RunStore, "recordOutcome">;
+  /** Targets by outcome and BMC failures, counted once per recorded target transition. */
+  metrics?: Metrics;
 };
+
+const OUTCOME_METRIC = {
+  COMPLETED: "TargetsCompleted",
+  FAILED: "TargetsFailed",
+  TERMINATED: "TargetsTerminated",
+  SKIPPED: undefined,
+} as const;
 
 export async function recordTaskOutcome(
   deps: OutcomeDeps,
@@ -494,7 +504,16 @@ export async function recordTaskOutcome(
       task.message,
       deps.clock(),
     );
-    if (result === "recorded") deps.waker?.wake(task.runId);
+    if (result === "recorded") {
+      deps.waker?.wake(task.runId);
+      // Emitted after the transition is persisted, and only by the call that recorded it.
+      const metric = OUTCOME_METRIC[task.status as OutcomeStatus];
+      if (metric && deps.metrics) {
+        deps.metrics.add(metric, 1);
+        if (task.status === "FAILED") deps.metrics.add("BmcFailures", 1);
+        deps.metrics.flush();
+      }
+    }
   }
   await deps.locks.release(task.rackId, task.id);
   return task;

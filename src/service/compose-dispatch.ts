@@ -22,7 +22,7 @@ export function composeDispatch(
   options: { service: string; submitter?: ChildTaskSubmitter } = { service: "dispatcher" },
 ): DispatchComposition {
   // The child-task service starts one Step Functions execution per claimed target.
-  const child = composeChildTasks(env);
+  const child = composeChildTasks(env, options.service);
   const { stores } = child;
   const submitter = options.submitter ?? child.service().submitter;
   const dispatcher = createDispatcher({

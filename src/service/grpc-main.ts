@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const clientCa = optionalEnv(env, ENV.tlsClientCa);
   const protoDir = optionalEnv(env, ENV.protoDir);
 
-  const child = composeChildTasks(env);
+  const child = composeChildTasks(env, "grpc");
   const { stores } = child;
   const tasks = child.service();
   const clock = () => Date.now();

@@ -159,14 +159,16 @@ describe("recordTaskOutcome", () => {
       },
     };
     const woken: string[] = [];
+    const metrics: string[] = [];
     const deps = {
       tasks: tasks as TaskStore,
       runs,
       locks: locks as RackLockStore,
       clock: () => 5_000,
       waker: { wake: (r: string) => woken.push(r) },
+      metrics: { add: (name: string, value: number) => metrics.push(`${name}=${value}`), flush: () => {} },
     };
-    return { deps, stored, outcomes, released, woken };
+    return { deps, stored, outcomes, released, woken, metrics };
   }
 
   const report = initialReport(
@@ -196,6 +198,22 @@ describe("recordTaskOutcome", () => {
     runId: "run-1",
     targetId: "target-1",
   };
+
+  it("counts a recorded FAILED target once in TargetsFailed and BmcFailures, not again on a repeat", async () => {
+    const { deps, metrics } = fakes(task);
+    await recordTaskOutcome(deps, task.id, {
+      status: "FAILED",
+      message: "component c (COMPUTE): BMC reported failure",
+    });
+    await recordTaskOutcome(deps, task.id, { status: "FAILED", message: "again" });
+    expect(metrics).toEqual(["TargetsFailed=1", "BmcFailures=1"]);
+  });
+
+  it("counts a recorded COMPLETED target in TargetsCompleted", async () => {
+    const { deps, metrics } = fakes(task);
+    await recordTaskOutcome(deps, task.id, { status: "COMPLETED", message: "done" });
+    expect(metrics).toEqual(["TargetsCompleted=1"]);
+  });
 
   it("ends the task, records its target, wakes the run and releases the lock; a second call keeps the first outcome", async () => {
     const f = fakes(task);

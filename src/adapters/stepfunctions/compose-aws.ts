@@ -12,6 +12,7 @@
 import { randomUUID } from "node:crypto";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { SFNClient } from "@aws-sdk/client-sfn";
+import { emfMetrics } from "../../app/dispatcher.js";
 import type { Cipher } from "../../app/ports.js";
 import {
   type BmcAuthSealer,
@@ -50,7 +51,8 @@ export function cipherFromEnv(env: Env): Cipher | undefined {
   return hex === undefined ? undefined : new LocalAesGcmCipher(Buffer.from(hex, "hex"));
 }
 
-export function composeChildTasks(env: Env = process.env): AwsChildTasks {
+/** `emitter` names the emitting service in EMF metrics: "task-steps", "bmc-result" or "grpc". */
+export function composeChildTasks(env: Env = process.env, emitter = "task-steps"): AwsChildTasks {
   const names = tableNames(requireEnv(env, ENV.tablePrefix));
   const cipher = cipherFromEnv(env);
   const stores = createDynamoStores(createDynamoDbClient(), names, cipher ? { cipher } : {});
@@ -61,6 +63,7 @@ export function composeChildTasks(env: Env = process.env): AwsChildTasks {
     runs: stores.runs,
     locks: stores.locks,
     clock: Date.now,
+    metrics: emfMetrics({ service: emitter }),
   };
   let steps: TaskSteps | undefined;
   let service: TaskService | undefined;
