@@ -7,6 +7,14 @@ import { runCli } from "./program.js";
 // grpc-js warns (DEP0123) when TLS meets an IP address endpoint; operators cannot act on it.
 process.noDeprecation = true;
 
+// `flowctl run list | head`: a reader that went away is not an error worth a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 let onInterrupt: () => void = () => {};
 const interrupted = new Promise<void>((resolve) => {
   onInterrupt = resolve;

@@ -16,4 +16,5 @@ if (typeof P.withResolvers !== "function") {
     return { promise, resolve, reject };
   };
 }
+
 export {};

@@ -32,7 +32,9 @@ export interface OperationRunsApi {
   /** Validates, plans and freezes a run with its targets, atomically. Returns the new run id. */
   createRun(input: CreateRunInput): Promise<{ id: string }>;
   /** Exactly what createRun would freeze, written nowhere (flowctl --dry-run). */
-  planRun(input: CreateRunInput): Promise<{ config: RunConfig; plan: Plan; rackExternalIds: Map<string, string> }>;
+  planRun(
+    input: CreateRunInput,
+  ): Promise<{ config: RunConfig; plan: Plan; rackExternalIds: Map<string, string> }>;
   getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }>;
   listRuns(query: ListRunsQuery): Promise<{ runs: Run[]; total: number }>;
   listTargets(query: ListTargetsQuery): Promise<{ targets: TargetView[]; total: number }>;

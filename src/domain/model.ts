@@ -100,8 +100,13 @@ export interface InventoryRack {
 // ---------------------------------------------------------------------------------------------
 // The operation template (UpgradeFirmwareRequest, in domain terms)
 
-export type RackRef = { by: "id"; id: string } | { by: "name"; name: string } | { by: "externalId"; externalId: string };
-export type ComponentRef = { by: "id"; id: string } | { by: "external"; type: ComponentType; externalId: string };
+export type RackRef =
+  | { by: "id"; id: string }
+  | { by: "name"; name: string }
+  | { by: "externalId"; externalId: string };
+export type ComponentRef =
+  | { by: "id"; id: string }
+  | { by: "external"; type: ComponentType; externalId: string };
 export type NvlDomainRef = { by: "id"; id: string } | { by: "name"; name: string };
 
 /** An explicit target spec: exactly one kind. `componentTypes` empty = every component type. */
