@@ -158,11 +158,10 @@ function itemOf(pk: string, bytes: number, extra: AttributeMap = {}): AttributeM
   return item;
 }
 
-function memoryOf(items: AttributeMap[], absent: string[] = []): ItemMemory {
+function memoryOf(items: AttributeMap[], average?: number): ItemMemory {
   const map = new Map<string, AttributeMap | null>();
   for (const item of items) map.set(itemKey(SHAPE, item)!, item);
-  for (const pk of absent) map.set(itemKey(SHAPE, { pk: { S: pk } })!, null);
-  return { get: (_table, key) => map.get(key), averageSize: () => undefined };
+  return { get: (_table, key) => map.get(key), averageSize: () => average };
 }
 
 function estimate(call: Omit<EstimateInput, "form" | "tables">) {
@@ -240,6 +239,42 @@ describe("estimateCapacity: reads", () => {
         },
       },
       8,
+    ],
+    [
+      "Query: 1 item of 4,000 bytes kept, 99 dropped by the filter, the table's items average 100 → 13,900 bytes → 4",
+      {
+        operation: "Query",
+        input: { TableName: T, ConsistentRead: true },
+        output: { Items: [itemOf("a", 4000)], Count: 1, ScannedCount: 100 },
+        memory: memoryOf([], 100),
+      },
+      4,
+    ],
+    [
+      "Scan: 100 items of 4,000 bytes kept, 10,000 dropped: the page stops at 1 MB → 256",
+      {
+        operation: "Scan",
+        input: { TableName: T, ConsistentRead: true },
+        output: {
+          Items: Array.from({ length: 100 }, (_, i) => itemOf(`r${i}`, 4000)),
+          Count: 100,
+          ScannedCount: 10_100,
+        },
+      },
+      256,
+    ],
+    [
+      "Scan: a page above 1 MB (moto does not page) counts what it returned: 300 × 4 KB → 300",
+      {
+        operation: "Scan",
+        input: { TableName: T, ConsistentRead: true },
+        output: {
+          Items: Array.from({ length: 300 }, (_, i) => itemOf(`r${i}`, 4096)),
+          Count: 300,
+          ScannedCount: 300,
+        },
+      },
+      300,
     ],
     [
       "BatchGetItem (the guide's example): 1.5 KB + 6.5 KB → 4 KB + 8 KB = 3, plus a missing key 1",
@@ -569,6 +604,29 @@ describe("DynamoCapacityMeter: reported vs estimated units", () => {
     });
     // 5,011 bytes before, a few more after → 5 WCU; nothing the run indexes project changed.
     expect(meter.snapshot().writeCapacityUnits).toBe(5);
+  });
+
+  it("sizes items a filter dropped at the average of DISTINCT items seen: a re-read item counts once", () => {
+    const meter = new DynamoCapacityMeter({ reportedFigures: "ignore" });
+    for (let i = 0; i < 5; i++) meter.record("GetItem", undefined, getCall(big)); // 5,011 bytes, one item
+    meter.record("BatchWriteItem", undefined, {
+      input: {
+        RequestItems: {
+          "flow-Runs": ["s1", "s2", "s3", "s4"].map((runId) => ({ PutRequest: { Item: { runId } } })),
+        },
+      },
+      output: {},
+      form: "native",
+    }); // 4 items of 7 bytes
+    meter.reset();
+    meter.record("Query", undefined, {
+      input: { TableName: "flow-Runs" },
+      output: { Items: [], Count: 0, ScannedCount: 1000 },
+      form: "native",
+    });
+    // average (5,011 + 4 × 7) / 5 = 1,007.8 → 1,007,800 bytes → 247 × 4 KB, eventually consistent
+    // (counting the re-reads it would be 2,787 on average, and the page would hit 1 MB: 128).
+    expect(meter.snapshot().readCapacityUnits).toBe(123.5);
   });
 
   it("without the call, an unreported call counts 0 units (the old behaviour); reset empties everything", () => {

@@ -48,8 +48,10 @@
  *     (2 RCU per 4 KB): it reads, and writes nothing.
  *   - Reads with a ProjectionExpression are charged on the whole item; only the projected part is
  *     visible, so they are a lower bound unless the whole item is remembered.
- *   - Items a Query/Scan filter dropped are sized at the average of the items returned, or of the
- *     table's items seen so far; `Select: COUNT` pages likewise.
+ *   - Items a Query/Scan filter dropped are sized at the average of the table's distinct items
+ *     seen so far (the dropped ones are by definition unlike the returned ones), else of the items
+ *     returned; `Select: COUNT` pages likewise. A page never counts more than 1 MB (DynamoDB stops
+ *     a page there) unless the returned items alone are larger (moto does not page).
  *   - Failures other than a failed condition or a cancelled transaction (validation, throttling,
  *     network) count nothing.
  */
@@ -97,7 +99,7 @@ export type TableShapeLookup = (tableName: string) => TableShape | undefined;
 /** What the caller remembers of items: `null` = known not to exist, `undefined` = unknown. */
 export interface ItemMemory {
   get(table: string, key: string): AttributeMap | null | undefined;
-  /** Mean size in bytes of the items of `table` seen so far. */
+  /** Mean size in bytes of the distinct items of `table` seen so far. */
   averageSize(table: string): number | undefined;
 }
 
@@ -136,14 +138,14 @@ export interface CapacityEstimate {
 
 const KB = 1024;
 const READ_UNIT_BYTES = 4 * KB;
+/** A Query or Scan page reads at most 1 MB before its filter. */
+const PAGE_LIMIT_BYTES = 1024 * KB;
 
 // ---------------------------------------------------------------------------------------------
 // Sizes
 
-const utf8 = new TextEncoder();
-
 export function utf8Length(text: string): number {
-  return utf8.encode(text).length;
+  return Buffer.byteLength(text, "utf8");
 }
 
 /**
@@ -722,8 +724,8 @@ function queryPage(
   const scanned = (output?.ScannedCount as number | undefined) ?? items.length;
   const unseen = Math.max(0, scanned - items.length);
   if (unseen > 0) {
-    const average = items.length > 0 ? bytes / items.length : (ctx.memory?.averageSize(table) ?? 0);
-    bytes += unseen * average;
+    const average = ctx.memory?.averageSize(table) ?? (items.length > 0 ? bytes / items.length : 0);
+    bytes = Math.min(bytes + unseen * average, Math.max(bytes, PAGE_LIMIT_BYTES));
   }
   ctx.tally.read(table, readUnitsFor(bytes, consistent));
 }
