@@ -29,8 +29,8 @@
  * a Put costs 1 WCU, 2 inside a transaction, plus 1 per index whose entry it adds; a strongly
  * consistent GetItem of it 1 RCU, an eventually consistent one 0.5.
  *
- * What it cannot see, and what it assumes instead (all of these are documented in the report of
- * the benchmark that prints them):
+ * What it cannot see, and what it assumes instead (docs/benchmarks.md says which of these matter
+ * for the figures it quotes):
  *   - The item before a write is known only if the answer returns it (ReturnValues ALL_OLD), this
  *     process read or wrote it earlier (the meter remembers the last version of up to 2,000
  *     items), or a successful `attribute_not_exists(<partition key>)` condition proves there was
@@ -40,8 +40,8 @@
  *     lower bound: moving an entry costs 2); a write that touches only projected attributes, or a
  *     delete, counts 1 write per index, as if the item were in it (an upper bound for sparse
  *     indexes the item is not in).
- *   - Index writes inside a transaction count 1×, not 2×: DynamoDB maintains indexes after the
- *     commit, outside the transaction's two phases (the guide does not state their price).
+ *   - Index writes inside a transaction count 1×, not 2×: the guide says index updates propagate
+ *     after the transaction completes, outside its two phases (it does not state their price).
  *   - A cancelled transaction (TransactionCanceledException) counts its items once (the prepare
  *     phase) without index writes: DynamoDB does not document what a cancellation costs.
  *   - A ConditionCheck inside TransactWriteItems counts as a transactional read of the item
@@ -51,7 +51,7 @@
  *   - Items a Query/Scan filter dropped are sized at the average of the table's distinct items
  *     seen so far (the dropped ones are by definition unlike the returned ones), else of the items
  *     returned; `Select: COUNT` pages likewise. A page never counts more than 1 MB (DynamoDB stops
- *     a page there) unless the returned items alone are larger (moto does not page).
+ *     a page there) unless the returned items alone are larger (an emulator's pages may be).
  *   - Failures other than a failed condition or a cancelled transaction (validation, throttling,
  *     network) count nothing.
  */
