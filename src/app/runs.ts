@@ -82,7 +82,8 @@ export function createRunQueries(deps: RunsDeps) {
 
   return {
     async createRun(input: CreateRunInput): Promise<{ id: string }> {
-      const { name, description, config, plan } = await validateAndPlan(input);
+      const { name, description, config, plan, racks } = await validateAndPlan(input);
+      const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
       const now = clock();
       const run: Run = {
         id: newId(),
@@ -108,6 +109,7 @@ export function createRunQueries(deps: RunsDeps) {
         status: "PENDING",
         message: "",
         componentsByType: t.componentsByType,
+        ...(externalIds.get(t.rackId) ? { rackExternalId: externalIds.get(t.rackId) } : {}),
         createdAt: now,
         updatedAt: now,
         conflictAttempts: 0,
@@ -148,10 +150,13 @@ export function createRunQueries(deps: RunsDeps) {
         page: query.page,
       });
       if (!page) throw runNotFound(run.id);
-      const rackIds = [...new Set(page.targets.map((t) => t.rackId))];
-      const racks = new Map((await inventory.getRacksByIds(rackIds)).map((r) => [r.id, r]));
+      // Frozen at create; inventory is asked only about racks that had no external id then.
+      const missing = [...new Set(page.targets.filter((t) => !t.rackExternalId).map((t) => t.rackId))];
+      const racks = new Map(
+        missing.length === 0 ? [] : (await inventory.getRacksByIds(missing)).map((r) => [r.id, r]),
+      );
       const targets = page.targets.map((t) => {
-        const externalId = racks.get(t.rackId)?.externalId;
+        const externalId = t.rackExternalId ?? racks.get(t.rackId)?.externalId;
         // The reference requires every returned rack to have an external ID.
         if (!externalId) throw new FailedPreconditionError(`rack "${t.rackId}" has no external ID`);
         return { ...t, rackExternalId: externalId };

@@ -283,6 +283,12 @@ export interface Target {
   message: string;
   taskId?: string;
   componentsByType: ComponentsForType[];
+  /**
+   * The rack's external id as inventory had it at create, frozen with the plan: listing targets
+   * then reads no rack items (a rack item is ~4 KB; 100 of them cost 100 read units a page).
+   * Absent when the rack had none; listing then asks inventory, and fails if it still has none.
+   */
+  rackExternalId?: string;
   createdAt: number;
   updatedAt: number;
   /** While CLAIMED: when the claim lease runs out and another dispatcher may take it. */

@@ -109,6 +109,7 @@ export function targetToItem(target: Target): Item {
     message: target.message,
     taskId: target.taskId,
     componentsByType: target.componentsByType,
+    rackExternalId: target.rackExternalId,
     createdAt: target.createdAt,
     updatedAt: target.updatedAt,
     leaseExpiresAt: target.leaseExpiresAt,
@@ -133,6 +134,7 @@ export function itemToTarget(item: Item): Target {
     conflictAttempts: num(item.conflictAttempts),
   };
   if (item.taskId !== undefined) target.taskId = item.taskId as string;
+  if (item.rackExternalId !== undefined) target.rackExternalId = item.rackExternalId as string;
   if (item.leaseExpiresAt !== undefined) target.leaseExpiresAt = num(item.leaseExpiresAt);
   if (item.firstBlockedAt !== undefined) target.firstBlockedAt = num(item.firstBlockedAt);
   if (item.retryAt !== undefined) target.retryAt = num(item.retryAt);
