@@ -19,9 +19,10 @@
  * dispatcher's writes do not wake it in a loop.
  */
 import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
+import { TERMINAL_TARGET_STATUSES } from "../domain/model.js";
 import { type Dispatcher, errorText, forEachLimited, type Logger, pickLogger } from "./dispatcher.js";
 
-const TERMINAL = new Set(["COMPLETED", "FAILED", "TERMINATED", "SKIPPED"]);
+const TERMINAL: ReadonlySet<string> = TERMINAL_TARGET_STATUSES;
 const ACTIVE_RUN = new Set(["PENDING", "RUNNING"]);
 
 export interface StreamEvaluatorDeps {

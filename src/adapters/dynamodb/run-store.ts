@@ -41,7 +41,14 @@ import type {
   TransitionOutcome,
 } from "../../app/ports.js";
 import { FlowError } from "../../domain/errors.js";
-import type { FirmwareAuthentication, OutcomeStatus, Page, Run, Target } from "../../domain/model.js";
+import {
+  type FirmwareAuthentication,
+  isTerminalTarget,
+  type OutcomeStatus,
+  type Page,
+  type Run,
+  type Target,
+} from "../../domain/model.js";
 import { chunk, isConditionFailed, transactWrite } from "./db.js";
 import {
   counterAttribute,
@@ -541,8 +548,7 @@ export class DynamoRunStore implements RunStore {
     for (let attempt = 0; attempt < 10; attempt++) {
       const current = await this.getTarget(runId, targetId);
       if (current === undefined) return "not-found";
-      if (["COMPLETED", "FAILED", "TERMINATED", "SKIPPED"].includes(current.status))
-        return "already-recorded";
+      if (isTerminalTarget(current.status)) return "already-recorded";
       const wasInFlight = current.status === "CLAIMED" || current.status === "SUBMITTED";
       const codes = await transactWrite(this.doc, {
         TransactItems: [
