@@ -24,6 +24,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
 import type { FlowApi } from "../../app/api.js";
+import type { Logger } from "../../app/dispatcher.js";
 import { FlowError } from "../../domain/errors.js";
 import { FlowService } from "../../gen/flow/v1/flow.js";
 import { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
@@ -31,11 +32,8 @@ import { adminHandlers, flowHandlers, type Handlers, type MethodDefinition } fro
 import { type GrpcError, toGrpcError } from "./status.js";
 import { type ServerTlsFiles, serverCredentials } from "./tls.js";
 
-export interface GrpcLogger {
-  info(message: string, fields?: Record<string, unknown>): void;
-  warn(message: string, fields?: Record<string, unknown>): void;
-  error(message: string, fields?: Record<string, unknown>): void;
-}
+/** The application's structured logger (src/app/dispatcher.ts); one shape for every component. */
+export type GrpcLogger = Logger;
 
 /** 4 MiB, grpc-js's own default made explicit: a 100-rack run is a few kilobytes. */
 export const DEFAULT_MAX_RECEIVE_MESSAGE_BYTES = 4 * 1024 * 1024;
