@@ -12,6 +12,8 @@
  *
  *   pass  listReadyTargets(R, phase)           T PENDING@100
  *   pass  claimTarget(T@100)  ── ONE transaction ──────────────────────────────────────────────
+ *         (claimTargets does the same for every ready target up to the free slots at once: one
+ *          Update per target + the run's inFlight += k; on 'lost-race' the pass claims one by one)
  *           T: PENDING@100 → CLAIMED, lease now+30 s           (fails → 'lost-race': skip T)
  *           R: status ∈ {PENDING,RUNNING} ∧ inFlight < 3 → +1  (fails → 'slots-full' / 'run-not-active')
  *         ─────────────────────────────────────────────────────────────────────────────────────
@@ -196,6 +198,8 @@ export interface Dispatcher {
 const MAX_STALE_RETRIES = 5;
 /** Enough for any plan (phases hold at most 100 targets); the BLOCKED listing is one page. */
 const TARGET_PAGE = { offset: 0, limit: 10_000 };
+/** Targets per claimTargets call: one transaction holds at most 100 items, the run item included. */
+const MAX_BATCH_CLAIM = 98;
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { runs, submitter, clock } = deps;
@@ -307,9 +311,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   /**
    * Claims ready targets of the phase in phase-then-sequence order and submits each. Targets that
-   * need a new slot are claimed until the run says 'slots-full'; expired CLAIMED targets already
-   * hold theirs and are re-claimed whatever the count. Claims are sequential (they race other
-   * passes for the same slots and order matters); each submission starts as soon as its claim commits.
+   * need a new slot are claimed up to the free slots as read; expired CLAIMED targets already hold
+   * theirs and are re-claimed whatever the count. The batch is one claimTargets transaction; on a
+   * lost race or full slots the claims are made one by one, in order (they race other passes for
+   * the same slots and order matters), each submission starting as soon as its claim commits.
    */
   async function claimAndSubmit(
     run: Run,
@@ -354,9 +359,43 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     // At most the free slots as read: a slot freed since then wakes another pass through the stream,
     // which will read it. Not trying past the count keeps the pass short and spares the store a
     // transaction that can only fail. Expired claims keep their slot and are always re-claimed.
-    let slotsLeft = claim.slots;
+    //
+    // The batch is claimed in ONE transaction (claimTargets: 10 targets + the run = 11 items), so a
+    // refill costs one write, not one per slot. It is all or nothing: if another pass moved one of
+    // its targets ('lost-race') or took some of the slots read ('slots-full'), the pass falls back
+    // to claiming one by one over the same ready list, exactly as before batching, and so claims
+    // what is still free.
+    const batch: Target[] = [];
+    let slotsForBatch = claim.slots;
+    for (const target of ready) {
+      if (batch.length >= MAX_BATCH_CLAIM) break;
+      const needsSlot = target.status !== "CLAIMED";
+      if (needsSlot && slotsForBatch <= 0) continue;
+      if (needsSlot) slotsForBatch--;
+      batch.push(target);
+    }
     try {
-      for (const target of ready) {
+      const batched = batch.length === 0 ? undefined : await runs.claimTargets(batch, leaseMs, now);
+      if (batched?.outcome === "claimed") {
+        for (const target of batched.claimed) submitSoon(target);
+        if (batch.length === MAX_BATCH_CLAIM) {
+          // A full batch may have left ready targets behind (phases hold at most 100): one by one.
+          const inBatch = new Set(batch.map((t) => t.id));
+          await claimOneByOne(
+            ready.filter((t) => !inBatch.has(t.id)),
+            slotsForBatch,
+          );
+        }
+      } else if (batched !== undefined && batched.outcome !== "run-not-active") {
+        await claimOneByOne(ready, claim.slots);
+      }
+    } finally {
+      await Promise.all(submissions);
+    }
+
+    async function claimOneByOne(targets: Target[], slots: number): Promise<void> {
+      let slotsLeft = slots;
+      for (const target of targets) {
         const needsSlot = target.status !== "CLAIMED";
         if (needsSlot && slotsLeft <= 0) continue;
         const outcome = await runs.claimTarget(target, leaseMs, now);
@@ -370,8 +409,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         }
         // 'lost-race': another pass took or moved it; nothing to do.
       }
-    } finally {
-      await Promise.all(submissions);
     }
     metrics.add("TargetsDispatched", counts.submitted);
     metrics.add("RackConflicts", counts.blocked);

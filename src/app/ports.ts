@@ -48,6 +48,11 @@ export interface ListTargetsOptions {
 
 export type SaveRunOutcome = "saved" | "stale" | "not-found";
 export type ClaimOutcome = "claimed" | "slots-full" | "lost-race" | "run-not-active";
+export interface BatchClaimResult {
+  outcome: ClaimOutcome;
+  /** The targets as claimed (CLAIMED, lease and updatedAt set); empty unless 'claimed'. */
+  claimed: Target[];
+}
 export type TransitionOutcome = "recorded" | "already-recorded" | "lost-race" | "not-found";
 
 export interface BlockedUpdate {
@@ -121,6 +126,20 @@ export interface RunStore {
    * Under N concurrent claimers the number of CLAIMED+SUBMITTED targets never exceeds the limit.
    */
   claimTarget(expected: Target, leaseMs: number, now: number): Promise<ClaimOutcome>;
+
+  /**
+   * claimTarget for several targets of ONE run in ONE transaction, all or nothing:
+   *   each target: the same condition as claimTarget → CLAIMED, lease now+leaseMs
+   *   run:         status ∈ {PENDING, RUNNING}; inFlight + k <= maxConcurrentTargets, inFlight += k
+   * where k counts the targets that were not already CLAIMED (expired claims keep their slot).
+   * Example: max 5, inFlight 2, batch [A PENDING, B BLOCKED (retry due), C CLAIMED (lease over)]
+   * → k = 2, inFlight 4, all three CLAIMED; with inFlight 4 instead → 'slots-full', none claimed.
+   * 'claimed': every target moved (`claimed` lists them, as now stored). Otherwise nothing moved
+   * and `claimed` is empty: 'lost-race' (some target changed since it was read; the caller may
+   * claim one by one), 'slots-full', 'run-not-active'. An empty batch is 'claimed' with nothing.
+   * At most 98 distinct targets (99 transaction items); more, or targets of two runs, throw.
+   */
+  claimTargets(expected: Target[], leaseMs: number, now: number): Promise<BatchClaimResult>;
 
   /**
    * CLAIMED → SUBMITTED with the child task id and `message` (default "submitted", which also

@@ -36,7 +36,7 @@ class Killed extends Error {
   override name = "Killed";
 }
 
-type Step = "claimTarget" | "submit" | "recordSubmitted" | "recordBlocked" | "recordOutcome(FAILED)";
+type Step = "claimTargets" | "submit" | "recordSubmitted" | "recordBlocked" | "recordOutcome(FAILED)";
 
 /** A RunStore whose `step` method dies once for the first target, after (or before) doing its work. */
 function dyingStore(
@@ -139,7 +139,8 @@ const HANG: RackBehaviour = { kind: "hang" };
 
 describe("dispatcher crashes: killed at each step, recovered after the lease, no second child task", () => {
   const cases: [Step, "before" | "after", RackBehaviour, Run["status"]][] = [
-    ["claimTarget", "after", HANG, "COMPLETED"],
+    // A pass claims its batch in one claimTargets transaction (claimTarget only after a lost race).
+    ["claimTargets", "after", HANG, "COMPLETED"],
     ["submit", "before", HANG, "COMPLETED"],
     ["submit", "after", HANG, "COMPLETED"],
     ["recordSubmitted", "before", HANG, "COMPLETED"],

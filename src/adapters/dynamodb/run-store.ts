@@ -28,9 +28,11 @@ import {
   QueryCommand,
   type QueryCommandInput,
   ScanCommand,
+  type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type {
+  BatchClaimResult,
   BlockedUpdate,
   Cipher,
   ClaimOutcome,
@@ -71,10 +73,47 @@ export interface RunStoreOptions {
 }
 
 const SECRETS_VERSION = 1;
+/** claimTargets: one transaction holds the batch's targets plus the run item (100 items at most). */
+const MAX_BATCH_CLAIM = 98;
+const RUN_ACTIVE = "#s IN (:pending, :running)";
+const RUN_ACTIVE_VALUES = { ":pending": "PENDING", ":running": "RUNNING" };
+
+/**
+ * The target half of a claim: still in the state the caller read (status and updatedAt) and still
+ * ready (a BLOCKED target's retry is due, a CLAIMED target's lease is over) → CLAIMED with a fresh
+ * lease. undefined for a status that is never ready (the caller's 'lost-race').
+ */
+function claimUpdate(table: string, expected: Target, leaseMs: number, now: number) {
+  const readiness: Record<string, string | undefined> = {
+    PENDING: "",
+    BLOCKED: " AND retryAt <= :now",
+    CLAIMED: " AND leaseExpiresAt <= :now",
+  };
+  const extra = readiness[expected.status];
+  if (extra === undefined) return undefined;
+  return {
+    Update: {
+      TableName: table,
+      Key: { runId: expected.runId, targetId: expected.id },
+      UpdateExpression: "SET #s = :claimed, leaseExpiresAt = :lease, updatedAt = :now",
+      ConditionExpression: `#s = :expected AND updatedAt = :expectedUpdated${extra}`,
+      ExpressionAttributeNames: { "#s": "status" },
+      ExpressionAttributeValues: {
+        ":claimed": "CLAIMED",
+        ":lease": now + leaseMs,
+        ":now": now,
+        ":expected": expected.status,
+        ":expectedUpdated": expected.updatedAt,
+      },
+    },
+  };
+}
 
 export class DynamoRunStore implements RunStore {
   private readonly maxItems: number;
   private readonly pendingTtlSeconds: number;
+  /** run id → its frozen max_concurrent_targets, as last read (claimTargets' condition needs it). */
+  private readonly maxConcurrentByRun = new Map<string, number>();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -190,6 +229,11 @@ export class DynamoRunStore implements RunStore {
     const out = await this.doc.send(
       new GetCommand({ TableName: this.tables.runs, Key: { runId }, ConsistentRead: true }),
     );
+    const max = out.Item?.maxConcurrent;
+    if (typeof max === "number") {
+      if (this.maxConcurrentByRun.size >= 10_000) this.maxConcurrentByRun.clear();
+      this.maxConcurrentByRun.set(runId, max);
+    }
     return out.Item;
   }
 
@@ -397,24 +441,17 @@ export class DynamoRunStore implements RunStore {
    *   C (other target U): [U → CLAIMED] + [run: inFlight 3 < 3] fails   cancelled → 'slots-full'
    */
   async claimTarget(expected: Target, leaseMs: number, now: number): Promise<ClaimOutcome> {
-    const readiness: Record<string, string | undefined> = {
-      PENDING: "",
-      BLOCKED: " AND retryAt <= :now",
-      CLAIMED: " AND leaseExpiresAt <= :now",
-    };
-    const extra = readiness[expected.status];
-    if (extra === undefined) return "lost-race";
+    const targetItem = claimUpdate(this.tables.targets, expected, leaseMs, now);
+    if (targetItem === undefined) return "lost-race";
     const reclaim = expected.status === "CLAIMED";
-    const runActive = "#s IN (:pending, :running)";
-    const runValues = { ":pending": "PENDING", ":running": "RUNNING" };
     const runItem = reclaim
       ? {
           ConditionCheck: {
             TableName: this.tables.runs,
             Key: { runId: expected.runId },
-            ConditionExpression: runActive,
+            ConditionExpression: RUN_ACTIVE,
             ExpressionAttributeNames: { "#s": "status" },
-            ExpressionAttributeValues: runValues,
+            ExpressionAttributeValues: RUN_ACTIVE_VALUES,
           },
         }
       : {
@@ -422,38 +459,100 @@ export class DynamoRunStore implements RunStore {
             TableName: this.tables.runs,
             Key: { runId: expected.runId },
             UpdateExpression: "SET inFlight = inFlight + :one",
-            ConditionExpression: `${runActive} AND inFlight < maxConcurrent`,
+            ConditionExpression: `${RUN_ACTIVE} AND inFlight < maxConcurrent`,
             ExpressionAttributeNames: { "#s": "status" },
-            ExpressionAttributeValues: { ...runValues, ":one": 1 },
+            ExpressionAttributeValues: { ...RUN_ACTIVE_VALUES, ":one": 1 },
           },
         };
-    const codes = await transactWrite(this.doc, {
-      TransactItems: [
-        {
-          Update: {
-            TableName: this.tables.targets,
-            Key: { runId: expected.runId, targetId: expected.id },
-            UpdateExpression: "SET #s = :claimed, leaseExpiresAt = :lease, updatedAt = :now",
-            ConditionExpression: `#s = :expected AND updatedAt = :expectedUpdated${extra}`,
-            ExpressionAttributeNames: { "#s": "status" },
-            ExpressionAttributeValues: {
-              ":claimed": "CLAIMED",
-              ":lease": now + leaseMs,
-              ":now": now,
-              ":expected": expected.status,
-              ":expectedUpdated": expected.updatedAt,
-            },
-          },
-        },
-        runItem,
-      ],
-    });
+    const codes = await transactWrite(this.doc, { TransactItems: [targetItem, runItem] });
     if (codes === undefined) return "claimed";
     if (codes[0] === "ConditionalCheckFailed") return "lost-race";
-    const run = await this.getRunItem(expected.runId);
+    return this.slotsFullOrInactive(expected.runId);
+  }
+
+  /**
+   * Several claims, one transaction: [Update T1, …, Update Tn, Update run]. DynamoDB conditions
+   * cannot add, so `inFlight + k <= max` is written `maxConcurrent = :max AND inFlight <= :max−k`
+   * with the run's limit (frozen at create, cached from the run's reads; pinned in the condition).
+   *
+   *   max 5, inFlight 2: [A PENDING@100, B PENDING@100, C CLAIMED@90 lease over] → k = 2,
+   *   run condition inFlight <= 3 holds → all three CLAIMED, inFlight 4          → 'claimed'
+   *   a pass that read B before A's batch committed: B's condition fails        → 'lost-race'
+   *   max 5, inFlight 4, k = 2: the run's condition fails, run RUNNING          → 'slots-full'
+   */
+  async claimTargets(expected: Target[], leaseMs: number, now: number): Promise<BatchClaimResult> {
+    const first = expected[0];
+    if (first === undefined) return { outcome: "claimed", claimed: [] };
+    const runId = first.runId;
+    if (expected.length > MAX_BATCH_CLAIM) {
+      throw new RangeError(`claimTargets takes at most ${MAX_BATCH_CLAIM} targets, got ${expected.length}`);
+    }
+    if (expected.some((t) => t.runId !== runId))
+      throw new RangeError("claimTargets: targets of one run only");
+    if (new Set(expected.map((t) => t.id)).size !== expected.length) {
+      throw new RangeError("claimTargets: a target appears twice");
+    }
+    const targetItems = expected.map((t) => claimUpdate(this.tables.targets, t, leaseMs, now));
+    const nothing = (outcome: ClaimOutcome): BatchClaimResult => ({ outcome, claimed: [] });
+    if (targetItems.some((item) => item === undefined)) return nothing("lost-race");
+    const k = expected.filter((t) => t.status !== "CLAIMED").length;
+    let runItem: NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
+    if (k === 0) {
+      runItem = {
+        ConditionCheck: {
+          TableName: this.tables.runs,
+          Key: { runId },
+          ConditionExpression: RUN_ACTIVE,
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: RUN_ACTIVE_VALUES,
+        },
+      };
+    } else {
+      const max = await this.maxConcurrentOf(runId);
+      if (max === undefined) return nothing("run-not-active");
+      if (k > max) return nothing(await this.slotsFullOrInactive(runId));
+      runItem = {
+        Update: {
+          TableName: this.tables.runs,
+          Key: { runId },
+          UpdateExpression: "SET inFlight = inFlight + :k",
+          ConditionExpression: `${RUN_ACTIVE} AND maxConcurrent = :max AND inFlight <= :limit`,
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: { ...RUN_ACTIVE_VALUES, ":k": k, ":max": max, ":limit": max - k },
+        },
+      };
+    }
+    const items = targetItems.filter((item) => item !== undefined);
+    const codes = await transactWrite(this.doc, { TransactItems: [...items, runItem] });
+    if (codes === undefined) {
+      return {
+        outcome: "claimed",
+        claimed: expected.map((t) => ({
+          ...t,
+          status: "CLAIMED",
+          leaseExpiresAt: now + leaseMs,
+          updatedAt: now,
+        })),
+      };
+    }
+    if (codes.slice(0, expected.length).includes("ConditionalCheckFailed")) return nothing("lost-race");
+    return nothing(await this.slotsFullOrInactive(runId));
+  }
+
+  /** After the run's claim condition failed: still active means the slots were full. */
+  private async slotsFullOrInactive(runId: string): Promise<"slots-full" | "run-not-active"> {
+    const run = await this.getRunItem(runId);
     return run !== undefined && isActiveRunStatus(run.status as Run["status"])
       ? "slots-full"
       : "run-not-active";
+  }
+
+  /** max_concurrent_targets never changes after create, so one read per run and process will do. */
+  private async maxConcurrentOf(runId: string): Promise<number | undefined> {
+    const known = this.maxConcurrentByRun.get(runId);
+    if (known !== undefined) return known;
+    await this.getRunItem(runId);
+    return this.maxConcurrentByRun.get(runId);
   }
 
   async recordSubmitted(
