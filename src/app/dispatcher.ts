@@ -13,7 +13,8 @@
  *   pass  listReadyTargets(R, phase)           T PENDING@100
  *   pass  claimTarget(T@100)  ── ONE transaction ──────────────────────────────────────────────
  *         (claimTargets does the same for every ready target up to the free slots at once: one
- *          Update per target + the run's inFlight += k; on 'lost-race' the pass claims one by one)
+ *          Update per target + the run's inFlight += k; on 'lost-race' or 'slots-full' the pass
+ *          claims one by one)
  *           T: PENDING@100 → CLAIMED, lease now+30 s           (fails → 'lost-race': skip T)
  *           R: status ∈ {PENDING,RUNNING} ∧ inFlight < 3 → +1  (fails → 'slots-full' / 'run-not-active')
  *         ─────────────────────────────────────────────────────────────────────────────────────
