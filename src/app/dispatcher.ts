@@ -12,12 +12,12 @@
  *
  *   pass  listReadyTargets(R, phase)           T PENDING@100
  *   pass  claimTarget(T@100)  ── ONE transaction ──────────────────────────────────────────────
- *         (claimTargets does the same for every ready target up to the free slots at once: one
- *          Update per target + the run's inFlight += k; on 'lost-race' or 'slots-full' the pass
- *          claims one by one)
  *           T: PENDING@100 → CLAIMED, lease now+30 s           (fails → 'lost-race': skip T)
  *           R: status ∈ {PENDING,RUNNING} ∧ inFlight < 3 → +1  (fails → 'slots-full' / 'run-not-active')
  *         ─────────────────────────────────────────────────────────────────────────────────────
+ *         (a pass makes this claim for ALL its ready targets up to the free slots at once with
+ *          claimTargets: one Update per target + R: inFlight += k; all or nothing; on 'lost-race'
+ *          or 'slots-full' it claims them one by one as above)
  *   pass  submitter.submit(key "operation-run-target:T")      idempotent: a retry finds the task
  *   pass  recordSubmitted(T, taskId)  CLAIMED → SUBMITTED     (slot stays taken)
  *     or  recordBlocked(T, backoff)   CLAIMED → BLOCKED, R.inFlight −1   (rack conflict)
