@@ -7,21 +7,9 @@ import {
   scopeCounts,
 } from "../../src/domain/gates.js";
 import type { OutcomeCounts, Run, RunConfig, SafetyGate } from "../../src/domain/model.js";
+import { runConfig } from "../support/domain-fixtures.js";
 
-const baseConfig: RunConfig = {
-  selector: { kind: "percentage", percentage: 100, seed: "s" },
-  maxConcurrentTargets: 2,
-  safetyGates: [],
-  conflictRetry: { retryTimeoutMs: 3_600_000, initialRetryDelayMs: 30_000, maxRetryDelayMs: 300_000 },
-  ordering: { kind: "random", seed: "o" },
-  phasePlan: { kind: "equal", phaseCount: 1 },
-  autoAdvance: false,
-  operation: {
-    kind: "upgradeFirmware",
-    firmware: { description: "", subTargets: [], overrideReadinessCheck: false, overrideVersionCheck: false },
-  },
-  targetScope: { excludeOperationRunIds: [] },
-};
+const baseConfig: RunConfig = runConfig();
 
 const zero: OutcomeCounts = { completed: 0, failed: 0, terminated: 0, skipped: 0 };
 

@@ -9,26 +9,17 @@ import {
   type RunResult,
   reduceRun,
 } from "../../src/domain/run-machine.js";
+import { runConfig } from "../support/domain-fixtures.js";
 
 const ID = "11111111-1111-4111-8111-111111111111";
 const T0 = 1_000;
 const NOW = 5_000;
 const PREFIX = "operation run is not in a valid state for the requested operation: ";
 
-const baseConfig: RunConfig = {
-  selector: { kind: "percentage", percentage: 100, seed: "s" },
-  maxConcurrentTargets: 2,
+const baseConfig: RunConfig = runConfig({
   safetyGates: [{ kind: "failureRate", scope: "CURRENT_PHASE", thresholdPercent: 50 }],
-  conflictRetry: { retryTimeoutMs: 3_600_000, initialRetryDelayMs: 30_000, maxRetryDelayMs: 300_000 },
-  ordering: { kind: "random", seed: "o" },
   phasePlan: { kind: "equal", phaseCount: 2 },
-  autoAdvance: false,
-  operation: {
-    kind: "upgradeFirmware",
-    firmware: { description: "", subTargets: [], overrideReadinessCheck: false, overrideVersionCheck: false },
-  },
-  targetScope: { excludeOperationRunIds: [] },
-};
+});
 
 const zero: OutcomeCounts = { completed: 0, failed: 0, terminated: 0, skipped: 0 };
 

@@ -12,21 +12,12 @@ import {
   selectedThrough,
   totalTargets,
 } from "../../src/domain/stats.js";
+import { runConfig } from "../support/domain-fixtures.js";
 
-const config: RunConfig = {
-  selector: { kind: "percentage", percentage: 100, seed: "s" },
-  maxConcurrentTargets: 2,
+const config: RunConfig = runConfig({
   safetyGates: [{ kind: "failureCount", scope: "CURRENT_PHASE", thresholdCount: 1 }],
-  conflictRetry: { retryTimeoutMs: 3_600_000, initialRetryDelayMs: 30_000, maxRetryDelayMs: 300_000 },
-  ordering: { kind: "random", seed: "o" },
   phasePlan: { kind: "equal", phaseCount: 3 },
-  autoAdvance: false,
-  operation: {
-    kind: "upgradeFirmware",
-    firmware: { description: "", subTargets: [], overrideReadinessCheck: false, overrideVersionCheck: false },
-  },
-  targetScope: { excludeOperationRunIds: [] },
-};
+});
 
 const zero: OutcomeCounts = { completed: 0, failed: 0, terminated: 0, skipped: 0 };
 const oc = (o: Partial<OutcomeCounts>): OutcomeCounts => ({ ...zero, ...o });
