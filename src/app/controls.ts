@@ -96,6 +96,7 @@ export function createControls(deps: ControlsDeps): Controls {
       phaseTo: phaseIndex,
       status: "BLOCKED",
       page: ALL,
+      knownCommitted: true,
     });
     const blocked = listed?.targets ?? [];
     if (blocked.length === 0) return;
@@ -104,7 +105,12 @@ export function createControls(deps: ControlsDeps): Controls {
   }
 
   async function cancelChildTasks(run: Run, phaseIndex: number): Promise<void> {
-    const listed = await runs.listTargets(run.id, { phaseFrom: phaseIndex, phaseTo: phaseIndex, page: ALL });
+    const listed = await runs.listTargets(run.id, {
+      phaseFrom: phaseIndex,
+      phaseTo: phaseIndex,
+      page: ALL,
+      knownCommitted: true,
+    });
     const open = (listed?.targets ?? []).filter((t) => !isTerminalTarget(t.status));
     const withTask = open.filter((t): t is Target & { taskId: string } => t.taskId !== undefined);
     const withoutTask = open.filter((t) => t.taskId === undefined).map((t) => t.id);

@@ -306,6 +306,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       phaseTo: phase,
       status: "BLOCKED",
       page: TARGET_PAGE,
+      knownCommitted: true,
     });
     return listed?.targets ?? [];
   }

@@ -44,6 +44,11 @@ export interface ListTargetsOptions {
   phaseTo: number;
   status?: TargetStatus;
   page: Page;
+  /**
+   * The caller has just read this run through getRun (so it exists and is committed): skip the
+   * store's own existence read, one GetItem per listing.
+   */
+  knownCommitted?: boolean;
 }
 
 export type SaveRunOutcome = "saved" | "stale" | "not-found";

@@ -67,6 +67,7 @@ export function createRunQueries(deps: RunsDeps) {
           phaseFrom: 0,
           phaseTo: run.phaseSizes.length - 1,
           page: EXCLUDED_TARGETS_PAGE,
+          knownCommitted: true,
         });
         return page?.targets ?? [];
       }),
@@ -148,6 +149,7 @@ export function createRunQueries(deps: RunsDeps) {
         phaseTo: range.to,
         ...(query.status ? { status: query.status } : {}),
         page: query.page,
+        knownCommitted: true,
       });
       if (!page) throw runNotFound(run.id);
       // Frozen at create; inventory is asked only about racks that had no external id then.

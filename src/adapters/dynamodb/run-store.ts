@@ -309,7 +309,7 @@ export class DynamoRunStore implements RunStore {
     runId: string,
     options: ListTargetsOptions,
   ): Promise<{ targets: Target[]; total: number } | undefined> {
-    if ((await this.getRunItem(runId)) === undefined) return undefined;
+    if (!options.knownCommitted && (await this.getRunItem(runId)) === undefined) return undefined;
     if (options.phaseTo < options.phaseFrom) return { targets: [], total: 0 };
     const [from, to] = phaseKeyRange(options.phaseFrom, options.phaseTo);
     const input: QueryCommandInput = {
