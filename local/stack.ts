@@ -133,6 +133,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       // Targets: a finished target frees a slot; runs: a new, resumed or advanced run starts at once.
       tableNames: [names.runs, names.targets],
       handler: evaluator.handle,
+      // Only a plain moto_server (the serialized launcher could not start) orphans iterators.
+      reacquireAfterEmptyRead: moto !== undefined && !moto.serialized,
       log,
     });
     stops.push(() => poller.stop());

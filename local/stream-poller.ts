@@ -15,12 +15,14 @@
  * DynamoDBStreams_20120810.*) because the project does not depend on
  * @aws-sdk/client-dynamodb-streams; moto does not check request signatures.
  *
- * moto quirk this works around: a TransactWriteItems that is cancelled (any failed condition, e.g.
- * a claim that lost a race) restores the whole table from a deep copy, stream shard included, so
- * every shard iterator issued before then reads a dead copy and returns no records, ever. So the
- * poller always knows the last sequence number it read (at start with LATEST it fast-forwards
- * through the shard to learn it) and, after every empty GetRecords, takes a fresh
- * AFTER_SEQUENCE_NUMBER iterator. Nothing is skipped or delivered twice by that.
+ * moto quirk this can work around (`reacquireAfterEmptyRead`, for plain `moto_server` only): a
+ * stock moto TransactWriteItems that is cancelled (any failed condition, e.g. a claim that lost a
+ * race) restores the whole table from a deep copy, stream shard included, so every shard iterator
+ * issued before then reads a dead copy and returns no records, ever. The poller always knows the
+ * last sequence number it read (at start with LATEST it fast-forwards through the shard to learn
+ * it), so with the option it takes a fresh AFTER_SEQUENCE_NUMBER iterator after every empty
+ * GetRecords; nothing is skipped or delivered twice by that. The project's moto launcher
+ * (src/adapters/dynamodb/local-moto.ts) replaces that transaction, so it needs no re-take.
  */
 import { DescribeTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
@@ -38,6 +40,13 @@ export interface StreamPollerOptions {
   intervalMs?: number;
   batchSize?: number;
   maxRetries?: number;
+  /**
+   * Take a fresh iterator after every empty read (the moto quirk in the module comment). Only
+   * plain `moto_server` needs it: the project's moto launcher replaces the transaction that
+   * orphans iterators, and DynamoDB and LocalStack never do. Default false: every re-take is one
+   * more request on the stand-in, ten a second per table.
+   */
+  reacquireAfterEmptyRead?: boolean;
   log?: (line: string) => void;
 }
 
@@ -71,6 +80,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   const intervalMs = options.intervalMs ?? 100;
   const batchSize = options.batchSize ?? 100;
   const maxRetries = options.maxRetries ?? 5;
+  const reacquireAfterEmpty = options.reacquireAfterEmptyRead ?? false;
   const stats = { batches: 0, records: 0, retries: 0, dropped: 0 };
   const tables = [
     ...(options.tableNames ?? []),
@@ -206,7 +216,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
             if (out.NextShardIterator === null || out.NextShardIterator === undefined) {
               shard.finished = true;
               sinceDescribe = Number.POSITIVE_INFINITY;
-            } else if (records.length === 0) {
+            } else if (records.length === 0 && reacquireAfterEmpty) {
               // See the module comment: the iterator may point at a table copy moto discarded.
               shard.iterator = await reacquire(streamArn, shard);
             } else shard.iterator = out.NextShardIterator;
