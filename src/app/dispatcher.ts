@@ -38,9 +38,8 @@
 import { conflictRetryDelayMs, findConflictTimeout } from "../domain/backoff.js";
 import type { Run, Target } from "../domain/model.js";
 import { isTerminalRun } from "../domain/model.js";
-import { claimStatusMessage, type RunEffect, reduceRun } from "../domain/run-machine.js";
-import { phaseSize } from "../domain/stats.js";
-import { CLAIM_LEASE_MS, isReady } from "../domain/target-machine.js";
+import { claimStatusMessage, freeSlots, type RunEffect, reduceRun } from "../domain/run-machine.js";
+import { CLAIM_LEASE_MS, isReady, readyInOrder } from "../domain/target-machine.js";
 import type { RunStore } from "./ports.js";
 import { type ChildTaskSubmitter, targetIdempotencyKey } from "./task-ports.js";
 
@@ -197,8 +196,6 @@ export interface Dispatcher {
 
 /** saveRun 'stale' means another pass or a control wrote first: re-read and decide again. */
 const MAX_STALE_RETRIES = 5;
-/** Enough for any plan (phases hold at most 100 targets); the BLOCKED listing is one page. */
-const TARGET_PAGE = { offset: 0, limit: 10_000 };
 /** Targets per claimTargets call: one transaction holds at most 100 items, the run item included. */
 const MAX_BATCH_CLAIM = 98;
 
@@ -254,13 +251,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         return { ...result, decision: "inactive", status: run.status };
       }
       const now = clock();
-      // Only the current phase's BLOCKED targets can time out (the reference looks nowhere else).
-      // The ready targets are read at the same time, speculatively: most passes end in a claim.
+      // ONE read of the current phase's claim queue gives both its BLOCKED targets (only they can
+      // time out, and the reference looks nowhere else) and, speculatively, its ready ones up to
+      // the free slots: most passes end in a claim.
       const phase = run.currentPhaseIndex;
-      const [blocked, readyNow] = await Promise.all([
-        listBlocked(run),
-        runs.listReadyTargets(runId, phase, now, Math.max(1, phaseSize(run, phase))),
-      ]);
+      const queue = await runs.listQueuedTargets(runId, phase, freeSlots(run));
+      const blocked = queue.held.filter((t) => t.status === "BLOCKED");
+      const readyNow = readyInOrder(queue, now);
       const conflictTimeout = findConflictTimeout(run, blocked, now);
       const reduced = reduceRun(
         run,
@@ -299,18 +296,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     return result;
   }
 
-  async function listBlocked(run: Run): Promise<Target[]> {
-    const phase = run.currentPhaseIndex;
-    const listed = await runs.listTargets(run.id, {
-      phaseFrom: phase,
-      phaseTo: phase,
-      status: "BLOCKED",
-      page: TARGET_PAGE,
-      knownCommitted: true,
-    });
-    return listed?.targets ?? [];
-  }
-
   /**
    * Claims ready targets of the phase in phase-then-sequence order and submits each. Targets that
    * need a new slot are claimed up to the free slots as read; expired CLAIMED targets already hold
@@ -328,7 +313,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const now = readAlready?.now ?? clock();
     const ready =
       readAlready?.targets ??
-      (await runs.listReadyTargets(run.id, phaseIndex, now, Math.max(1, phaseSize(run, phaseIndex))));
+      readyInOrder(await runs.listQueuedTargets(run.id, phaseIndex, claim.slots), now);
     const counts = { submitted: 0, blocked: 0, failed: 0 };
     // Each claimed target is submitted at once (at most `submitParallelism` at a time) while the
     // loop goes on claiming, so the first child task starts after one claim, not after all of them.
@@ -417,7 +402,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
     const stillWaiting = blockedAtStart.filter((t) => !isReady(t, now)).length + counts.blocked;
     const message = claimStatusMessage(counts.submitted, stillWaiting);
-    if (message !== "") await setStatusMessage(run.id, message);
+    if (message !== "") await setStatusMessage(run, message);
     return counts;
   }
 
@@ -484,10 +469,16 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     }
   }
 
-  /** The reference sets "submitted N …" after a claim pass; only while the run is still running. */
-  async function setStatusMessage(runId: string, message: string): Promise<void> {
+  /**
+   * The reference sets "submitted N …" after a claim pass; only while the run is still running.
+   * First try: the run as this pass last saw it (claims and outcomes never move `updatedAt`, so
+   * unless a control or another pass wrote since, that write succeeds without a read); 'stale' →
+   * re-read and check again.
+   */
+  async function setStatusMessage(known: Run, message: string): Promise<void> {
+    let run: Run | undefined = known;
     for (let attempt = 0; attempt < 3; attempt++) {
-      const run = await runs.getRun(runId);
+      if (attempt > 0) run = await runs.getRun(known.id);
       if (run === undefined || run.status !== "RUNNING" || run.statusMessage === message) return;
       const now = clock();
       const saved = await runs.saveRun(

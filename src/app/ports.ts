@@ -121,6 +121,18 @@ export interface RunStore {
   listReadyTargets(runId: string, phaseIndex: number, now: number, limit: number): Promise<Target[]>;
 
   /**
+   * One phase's claim queue, strongly consistent, each list in sequence order: every HELD target
+   * (BLOCKED, waiting for its retry or its conflict timeout; CLAIMED, under a lease or past it) and
+   * the first `pendingLimit` PENDING targets (none for 0). A pass needs no more: it claims at most
+   * its free slots, and only BLOCKED targets can time out. Reads what it returns, not the phase.
+   */
+  listQueuedTargets(
+    runId: string,
+    phaseIndex: number,
+    pendingLimit: number,
+  ): Promise<{ held: Target[]; pending: Target[] }>;
+
+  /**
    * ONE transaction:
    *   target: status, updatedAt == the `expected` target's (still ready) → CLAIMED, lease now+leaseMs
    *   run:    status ∈ {PENDING, RUNNING}; if the target was not already CLAIMED:

@@ -84,6 +84,16 @@ export function isReady(target: Target, now: number): boolean {
   }
 }
 
+/**
+ * The ready targets of one phase in sequence order, from its claim queue as the store keeps it:
+ * the held targets (BLOCKED, CLAIMED) that are ready now, merged with the PENDING ones read.
+ */
+export function readyInOrder(queue: { held: Target[]; pending: Target[] }, now: number): Target[] {
+  return [...queue.held.filter((t) => isReady(t, now)), ...queue.pending].sort(
+    (a, b) => a.phaseIndex - b.phaseIndex || a.sequenceIndex - b.sequenceIndex,
+  );
+}
+
 /** Whether the target holds a concurrency slot by the reference's rule: submitted, or claimed under a live lease. */
 export function isActive(target: Target, now: number): boolean {
   return (

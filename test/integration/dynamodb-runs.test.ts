@@ -308,6 +308,42 @@ describe("run store: claims, transitions and counters", () => {
     expect((await stores.runs.getRun(run.id))?.inFlight).toBe(1);
   });
 
+  it("the claim queue (a sparse index) holds exactly the targets not yet handed to a task: held ones all, PENDING ones up to the limit", async () => {
+    const { run, targets } = runWithTargets(uuid(16, "50000000"), { phaseSizes: [6, 2], maxConcurrent: 3 });
+    await stores.runs.createRun(run, targets);
+    const ids = (list: Target[]) => list.map((t) => t.id);
+    const [t0, t1, t2, t3, t4, t5, t6] = targets as [Target, Target, Target, Target, Target, Target, Target];
+    expect(await stores.runs.listQueuedTargets(run.id, 0, 2)).toEqual({ held: [], pending: [t0, t1] });
+    expect(ids((await stores.runs.listQueuedTargets(run.id, 0, 100)).pending)).toEqual(
+      ids(targets.slice(0, 6)),
+    );
+    expect((await stores.runs.listQueuedTargets(run.id, 0, 0)).pending).toEqual([]);
+    expect(ids((await stores.runs.listQueuedTargets(run.id, 1, 5)).pending)).toEqual([t6.id, targets[7]!.id]);
+
+    // t0 claimed then submitted (leaves the queue), t1 claimed (held), t2 claimed then blocked
+    // (held), t3 claimed then completed (leaves), t4 terminated while PENDING (leaves).
+    expect(await stores.runs.claimTargets([t0, t1, t2], 30_000, now)).toMatchObject({ outcome: "claimed" });
+    expect(await stores.runs.recordSubmitted(run.id, t0.id, uuid(60, "99999999"), now + 1)).toBe("recorded");
+    const blocked = { message: "rack busy", retryAt: now + 5000, conflictAttempts: 1, firstBlockedAt: now };
+    expect(await stores.runs.recordBlocked(run.id, t2.id, blocked, now + 1)).toBe("recorded");
+    expect(await stores.runs.claimTarget(t3, 30_000, now + 2)).toBe("claimed");
+    expect(await stores.runs.recordOutcome(run.id, t3.id, "COMPLETED", "done", now + 3)).toBe("recorded");
+    expect(await stores.runs.terminateTargets(run.id, [t4.id], "cancelled", now + 4)).toBe(1);
+
+    const queue = await stores.runs.listQueuedTargets(run.id, 0, 10);
+    expect(queue.held.map((t) => [t.id, t.status])).toEqual([
+      [t1.id, "CLAIMED"],
+      [t2.id, "BLOCKED"],
+    ]);
+    expect(ids(queue.pending)).toEqual([t5.id]);
+    // The queue's targets are whole: they read back exactly as getTarget reads them.
+    expect(queue.held[1]).toEqual(await stores.runs.getTarget(run.id, t2.id));
+    // listReadyTargets draws on the same queue: t2 is ready only at its retry, t1 after its lease.
+    expect(ids(await stores.runs.listReadyTargets(run.id, 0, now + 10, 10))).toEqual([t5.id]);
+    expect(ids(await stores.runs.listReadyTargets(run.id, 0, now + 5000, 10))).toEqual([t2.id, t5.id]);
+    expect(ids(await stores.runs.listReadyTargets(run.id, 0, now + 30_000, 2))).toEqual([t1.id, t2.id]);
+  });
+
   it("submitted → recorded once; a repeat with the same task id is 'already-recorded'", async () => {
     const { run, targets } = runWithTargets(uuid(4, "50000000"), { phaseSizes: [1] });
     await stores.runs.createRun(run, targets);

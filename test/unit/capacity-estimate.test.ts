@@ -525,6 +525,7 @@ describe("productTableShapes: the schema's tables by name", () => {
     const shapes = productTableShapes(TABLES);
     expect(shapes("flow-Targets")?.indexes.map((i) => [i.name, i.kind, i.partitionKey, i.sortKey])).toEqual([
       ["byOrder", "local", "runId", "orderKey"],
+      ["queued", "local", "runId", "queueKey"],
     ]);
     expect(shapes("e2e-create-1a2b3c4d-Runs")?.indexes.map((i) => i.projection)).toEqual([
       ["name", "status", "reason", "operationKind", "createdAt"],

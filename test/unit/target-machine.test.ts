@@ -7,6 +7,7 @@ import {
   isActive,
   isReady,
   outcomeKey,
+  readyInOrder,
   reduceTarget,
   type TargetEvent,
 } from "../../src/domain/target-machine.js";
@@ -312,6 +313,40 @@ describe("target machine: isReady and isActive", () => {
   ])("%# %o → ready %s, active %s", (t, ready, active) => {
     expect(isReady(t, now)).toBe(ready);
     expect(isActive(t, now)).toBe(active);
+  });
+});
+
+describe("target machine: readyInOrder", () => {
+  const at = (phaseIndex: number, sequenceIndex: number, over: Partial<Target> = {}) =>
+    target({ id: `t-${phaseIndex}-${sequenceIndex}`, phaseIndex, sequenceIndex, ...over });
+
+  it("merges the ready held targets with the pending ones in phase-then-sequence order, dropping held ones not ready", () => {
+    const held = [
+      at(1, 2, { status: "BLOCKED", retryAt: now }),
+      at(1, 5, { status: "CLAIMED", leaseExpiresAt: now + 1 }),
+      at(1, 7, { status: "CLAIMED", leaseExpiresAt: now }),
+      at(1, 9, { status: "BLOCKED", retryAt: now + 1 }),
+    ];
+    const pending = [at(1, 0), at(1, 3), at(1, 8)];
+    expect(readyInOrder({ held, pending }, now).map((t) => t.id)).toEqual([
+      "t-1-0",
+      "t-1-2",
+      "t-1-3",
+      "t-1-7",
+      "t-1-8",
+    ]);
+  });
+
+  it("orders by phase before sequence", () => {
+    const ready = readyInOrder(
+      { held: [at(0, 9, { status: "BLOCKED", retryAt: now })], pending: [at(1, 0)] },
+      now,
+    );
+    expect(ready.map((t) => t.id)).toEqual(["t-0-9", "t-1-0"]);
+    expect(readyInOrder({ held: [], pending: [at(2, 1), at(1, 4)] }, now).map((t) => t.id)).toEqual([
+      "t-1-4",
+      "t-2-1",
+    ]);
   });
 });
 

@@ -12,7 +12,7 @@ import type {
   Target,
   Task,
 } from "../../domain/model.js";
-import { createdKey, LIST_PARTITION, orderKey } from "./schema.js";
+import { createdKey, LIST_PARTITION, orderKey, queueClassOf, queueKey } from "./schema.js";
 
 export type Item = Record<string, unknown>;
 
@@ -98,10 +98,12 @@ export function itemToRun(item: Item): Run {
 }
 
 export function targetToItem(target: Target): Item {
+  const queued = queueClassOf(target.status);
   return {
     runId: target.runId,
     targetId: target.id,
     orderKey: orderKey(target.phaseIndex, target.sequenceIndex),
+    queueKey: queued === undefined ? undefined : queueKey(target.phaseIndex, target.sequenceIndex, queued),
     rackId: target.rackId,
     sequenceIndex: target.sequenceIndex,
     phaseIndex: target.phaseIndex,

@@ -51,6 +51,7 @@ import {
   type Run,
   type Target,
 } from "../../domain/model.js";
+import { readyInOrder } from "../../domain/target-machine.js";
 import { chunk, isConditionFailed, transactWrite } from "./db.js";
 import {
   counterAttribute,
@@ -61,7 +62,15 @@ import {
   runToItem,
   targetToItem,
 } from "./items.js";
-import { INDEX, LIST_PARTITION, phaseKeyRange, type TableNames } from "./schema.js";
+import {
+  INDEX,
+  LIST_PARTITION,
+  phaseKeyRange,
+  type QueueClass,
+  queueKey,
+  queueKeyRange,
+  type TableNames,
+} from "./schema.js";
 
 export interface RunStoreOptions {
   /** Items per TransactWriteItems (DynamoDB's limit is 100; tests use less to exercise chunks). */
@@ -95,7 +104,7 @@ function claimUpdate(table: string, expected: Target, leaseMs: number, now: numb
     Update: {
       TableName: table,
       Key: { runId: expected.runId, targetId: expected.id },
-      UpdateExpression: "SET #s = :claimed, leaseExpiresAt = :lease, updatedAt = :now",
+      UpdateExpression: "SET #s = :claimed, leaseExpiresAt = :lease, updatedAt = :now, queueKey = :queue",
       ConditionExpression: `#s = :expected AND updatedAt = :expectedUpdated${extra}`,
       ExpressionAttributeNames: { "#s": "status" },
       ExpressionAttributeValues: {
@@ -104,6 +113,7 @@ function claimUpdate(table: string, expected: Target, leaseMs: number, now: numb
         ":now": now,
         ":expected": expected.status,
         ":expectedUpdated": expected.updatedAt,
+        ":queue": queueKey(expected.phaseIndex, expected.sequenceIndex, "held"),
       },
     },
   };
@@ -403,35 +413,31 @@ export class DynamoRunStore implements RunStore {
   }
 
   async listReadyTargets(runId: string, phaseIndex: number, now: number, limit: number): Promise<Target[]> {
-    const [from, to] = phaseKeyRange(phaseIndex, phaseIndex);
-    const ready: Target[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.doc.send(
-        new QueryCommand({
-          TableName: this.tables.targets,
-          IndexName: INDEX.targetsByOrder,
-          ConsistentRead: true,
-          KeyConditionExpression: "runId = :r AND orderKey BETWEEN :from AND :to",
-          FilterExpression:
-            "#s = :pending OR (#s = :blocked AND retryAt <= :now) OR (#s = :claimed AND leaseExpiresAt <= :now)",
-          ExpressionAttributeNames: { "#s": "status" },
-          ExpressionAttributeValues: {
-            ":r": runId,
-            ":from": from,
-            ":to": to,
-            ":pending": "PENDING",
-            ":blocked": "BLOCKED",
-            ":claimed": "CLAIMED",
-            ":now": now,
-          },
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      for (const item of out.Items ?? []) if (ready.length < limit) ready.push(itemToTarget(item));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey !== undefined && ready.length < limit);
-    return ready;
+    // The first `limit` ready targets are among the ready held ones and the first `limit` PENDING.
+    return readyInOrder(await this.listQueuedTargets(runId, phaseIndex, limit), now).slice(0, limit);
+  }
+
+  async listQueuedTargets(
+    runId: string,
+    phaseIndex: number,
+    pendingLimit: number,
+  ): Promise<{ held: Target[]; pending: Target[] }> {
+    const query = (cls: QueueClass, limit?: number): Promise<Item[]> => {
+      const [from, to] = queueKeyRange(phaseIndex, cls);
+      const input: QueryCommandInput = {
+        TableName: this.tables.targets,
+        IndexName: INDEX.targetsQueued,
+        ConsistentRead: true,
+        KeyConditionExpression: "runId = :r AND queueKey BETWEEN :from AND :to",
+        ExpressionAttributeValues: { ":r": runId, ":from": from, ":to": to },
+      };
+      return this.queryAll(input, limit);
+    };
+    const [held, pending] = await Promise.all([
+      query("held"),
+      pendingLimit > 0 ? query("pending", pendingLimit) : Promise.resolve([]),
+    ]);
+    return { held: held.map(itemToTarget), pending: pending.map(itemToTarget) };
   }
 
   /**
@@ -568,7 +574,7 @@ export class DynamoRunStore implements RunStore {
           TableName: this.tables.targets,
           Key: { runId, targetId },
           UpdateExpression:
-            "SET #s = :submitted, taskId = :task, message = :msg, updatedAt = :now REMOVE leaseExpiresAt",
+            "SET #s = :submitted, taskId = :task, message = :msg, updatedAt = :now REMOVE leaseExpiresAt, queueKey",
           ConditionExpression: "#s = :claimed",
           ExpressionAttributeNames: { "#s": "status" },
           ExpressionAttributeValues: {
@@ -601,6 +607,7 @@ export class DynamoRunStore implements RunStore {
           Update: {
             TableName: this.tables.targets,
             Key: { runId, targetId },
+            // CLAIMED and BLOCKED share the held queue class: queueKey stays as the claim set it.
             UpdateExpression:
               "SET #s = :blocked, message = :msg, retryAt = :retry, conflictAttempts = :attempts, firstBlockedAt = :first, updatedAt = :now REMOVE leaseExpiresAt",
             ConditionExpression: "#s = :claimed",
@@ -656,7 +663,7 @@ export class DynamoRunStore implements RunStore {
               TableName: this.tables.targets,
               Key: { runId, targetId },
               UpdateExpression:
-                "SET #s = :status, message = :msg, updatedAt = :now REMOVE leaseExpiresAt, retryAt",
+                "SET #s = :status, message = :msg, updatedAt = :now REMOVE leaseExpiresAt, retryAt, queueKey",
               ConditionExpression: "#s = :prior AND updatedAt = :priorUpdated",
               ExpressionAttributeNames: { "#s": "status" },
               ExpressionAttributeValues: {
@@ -772,14 +779,22 @@ export class DynamoRunStore implements RunStore {
     return { deleted, sealed };
   }
 
-  private async queryAll(input: QueryCommandInput): Promise<Item[]> {
+  /** Every page of `input`, or only the first `limit` items (asked for with Limit, no more read). */
+  private async queryAll(input: QueryCommandInput, limit?: number): Promise<Item[]> {
     const items: Item[] = [];
     let startKey: Record<string, unknown> | undefined;
     do {
-      const out = await this.doc.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+      const left = limit === undefined ? undefined : limit - items.length;
+      const out = await this.doc.send(
+        new QueryCommand({
+          ...input,
+          ExclusiveStartKey: startKey,
+          ...(left === undefined ? {} : { Limit: left }),
+        }),
+      );
       items.push(...(out.Items ?? []));
       startKey = out.LastEvaluatedKey;
-    } while (startKey !== undefined);
+    } while (startKey !== undefined && (limit === undefined || items.length < limit));
     return items;
   }
 

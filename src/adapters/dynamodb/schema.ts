@@ -11,6 +11,10 @@
  * Sort keys that carry numbers are zero-padded strings so that string order is numeric order:
  * `createdKey` = 15-digit epoch ms + "#" + id (newest first = descending, ties by id descending);
  * `orderKey` = "p" + 4-digit phase + "#s" + 6-digit sequence (phase, then sequence, ascending).
+ * `queueKey` = "p" + 4-digit phase + "#" + class + "#s" + 6-digit sequence, on targets not yet handed
+ * to a task only; class 0 = held (BLOCKED or CLAIMED), class 1 = PENDING. One key range per class
+ * and phase, each in sequence order, so a pass reads every held target and only the first k
+ * PENDING ones (Limit k).
  */
 
 export type AttributeType = "S" | "N";
@@ -49,6 +53,7 @@ export const INDEX = {
   runsByCreated: "byCreated",
   runsActive: "active",
   targetsByOrder: "byOrder",
+  targetsQueued: "queued",
   tasksByRack: "byRack",
   tasksActiveByRack: "activeByRack",
   tasksByCreated: "byCreated",
@@ -106,7 +111,16 @@ export const TARGETS_TABLE: TableDefinition = {
       projection: { type: "ALL" },
       sparse: false,
       serves:
-        "targets of a run in phase-then-sequence order, by phase range (key condition) and status (filter); ready targets of a phase (strongly consistent)",
+        "targets of a run in phase-then-sequence order, by phase range (key condition) and status (filter)",
+    },
+    {
+      name: INDEX.targetsQueued,
+      sortKey: S("queueKey"),
+      projection: { type: "ALL" },
+      // Only targets not yet handed to a task (PENDING, BLOCKED, CLAIMED) carry queueKey.
+      sparse: true,
+      serves:
+        "dispatcher: a phase's held targets (BLOCKED, CLAIMED) and its first k PENDING ones, strongly consistent; cost grows with what a pass claims, not with the phase",
     },
   ],
   stream: "NEW_AND_OLD_IMAGES",
@@ -251,6 +265,25 @@ export function createdKey(createdAt: number, id: string): string {
 /** "p0002#s000017": phase 2, sequence 17. */
 export function orderKey(phaseIndex: number, sequenceIndex: number): string {
   return `p${String(phaseIndex).padStart(4, "0")}#s${String(sequenceIndex).padStart(6, "0")}`;
+}
+
+export type QueueClass = "held" | "pending";
+
+/** The queueKey of a target in `cls`; see the module comment. */
+export function queueKey(phaseIndex: number, sequenceIndex: number, cls: QueueClass): string {
+  return `p${String(phaseIndex).padStart(4, "0")}#${cls === "held" ? 0 : 1}#s${String(sequenceIndex).padStart(6, "0")}`;
+}
+
+/** The inclusive queueKey range of one phase's targets in `cls`. */
+export function queueKeyRange(phaseIndex: number, cls: QueueClass): [string, string] {
+  const prefix = `p${String(phaseIndex).padStart(4, "0")}#${cls === "held" ? 0 : 1}#`;
+  return [prefix, `${prefix}~`];
+}
+
+/** The queue class of a target status; undefined once the target is handed to a task or done. */
+export function queueClassOf(status: string): QueueClass | undefined {
+  if (status === "PENDING") return "pending";
+  return status === "BLOCKED" || status === "CLAIMED" ? "held" : undefined;
 }
 
 /** The inclusive orderKey range of phases `from..to`. */
