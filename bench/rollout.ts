@@ -27,7 +27,7 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
 import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
-import { createDispatcher } from "../src/app/dispatcher.js";
+import { createDispatcher, inProcessWaker, silentLogger } from "../src/app/dispatcher.js";
 import { createRunQueries } from "../src/app/runs.js";
 import {
   type ChildTaskSettings,
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     cipher,
     settings,
     waitOverrideMs: WAIT_MS,
-    waker: { wake: (runId) => void dispatcher?.dispatchRun(runId).catch(() => {}) },
+    waker: inProcessWaker(() => dispatcher, silentLogger),
     log,
   });
   dispatcher = createDispatcher({ runs: stores.runs, submitter: child.submitter, clock: Date.now, log });

@@ -25,7 +25,7 @@ import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-m
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
 import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
 import { createControls } from "../src/app/controls.js";
-import { createDispatcher, lineLogger } from "../src/app/dispatcher.js";
+import { createDispatcher, type Dispatcher, inProcessWaker, lineLogger } from "../src/app/dispatcher.js";
 import { createRunQueries } from "../src/app/runs.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { InventoryRack } from "../src/domain/model.js";
@@ -122,11 +122,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       cipher,
       waitOverrideMs: options.childTaskWaitMs ?? 500,
       clock,
+      // A recorded outcome queues a pass for its run at once (the Lambda waker's stand-in).
+      waker: inProcessWaker(() => dispatcher, lineLogger(log)),
       log,
     });
     stops.push(() => childTasks.stop());
 
-    const dispatcher = createDispatcher({ runs: stores.runs, submitter: childTasks.submitter, clock, log });
+    const dispatcher: Dispatcher = createDispatcher({
+      runs: stores.runs,
+      submitter: childTasks.submitter,
+      clock,
+      log,
+    });
     const evaluator = createStreamEvaluator({ dispatcher, log });
     const poller = await startStreamPoller({
       client,

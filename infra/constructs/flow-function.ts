@@ -28,6 +28,8 @@ export interface FlowFunctionProps {
   readonly memorySize?: number;
   readonly environment: Record<string, string>;
   readonly retainLogs: boolean;
+  /** A physical name, for a function others must name without referencing it (see flow-stack.ts). */
+  readonly functionName?: string;
 }
 
 export class FlowFunction extends Construct {
@@ -56,6 +58,7 @@ export class FlowFunction extends Construct {
     this.fn = new nodejs.NodejsFunction(this, "Function", {
       entry,
       handler: "handler",
+      ...(props.functionName === undefined ? {} : { functionName: props.functionName }),
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
       description: props.description,

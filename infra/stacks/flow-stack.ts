@@ -4,6 +4,7 @@
  *   gRPC clients ─► internal ALB ─► Fargate (grpc-main) ─► DynamoDB (schema.ts)
  *   Runs, Targets streams ─► stream-evaluator (dispatch pass per woken run) ─► child task (Standard)
  *   Scheduler (1 min) ─► ticker (Express, 6 × 10 s) ─► dispatcher ─► child task ─► task-steps ─► IoT cmd
+ *   task-steps, bmc-result: a run child's outcome recorded ─► dispatcher {runId} (async wake-up)
  *   IoT rule flow/bmc/+/evt ─► bmc-result ◄─ EventBridge: child task ABORTED | TIMED_OUT | FAILED
  *   CloudWatch: dashboard + alarms (+ SNS)
  *
@@ -16,8 +17,8 @@
  * | front (Fargate)  | read/write all (inventory import writes)         | child task: start, stop; secrets key: GenerateDataKey for run:* / task:* |
  * | dispatcher       | read/write Runs, Targets, Tasks, RackLocks       | child task: start, stop                                  |
  * | stream-evaluator | read/write Runs, Targets, Tasks, RackLocks       | child task: start, stop; Runs + Targets streams; DLQ send |
- * | task-steps       | read/write Runs, Targets, Tasks, RackLocks; Inventory: GetItem + UpdateItem | iot:Publish on flow/bmc/<id>/cmd; secrets key: Decrypt run:* / task:*, GenerateDataKey bmc:* |
- * | bmc-result       | read/write Runs, Targets, Tasks, RackLocks       | DLQ send (async invoke failures)                         |
+ * | task-steps       | read/write Runs, Targets, Tasks, RackLocks; Inventory: GetItem + UpdateItem | iot:Publish on flow/bmc/<id>/cmd; secrets key: Decrypt run:* / task:*, GenerateDataKey bmc:*; invoke the dispatcher (wake-up) |
+ * | bmc-result       | read/write Runs, Targets, Tasks, RackLocks       | DLQ send (async invoke failures); invoke the dispatcher (wake-up) |
  *
  * "read/write" is DynamoDB data-plane access (GetItem … TransactWriteItems) on the table and its
  * indexes, never table management. The secrets-key grants are conditioned on the KMS encryption
@@ -25,7 +26,15 @@
  * `run:<runId>` / `task:<taskId>` (credentials at rest) and `bmc:<componentId>:<requestId>` (one
  * credential re-sealed for one BMC command). No statement anywhere has a `*` action.
  */
-import { Annotations, CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
+import {
+  Annotations,
+  ArnFormat,
+  CfnOutput,
+  Duration,
+  RemovalPolicy,
+  Stack,
+  type StackProps,
+} from "aws-cdk-lib";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
 import { Platform } from "aws-cdk-lib/aws-ecr-assets";
 import * as ecs from "aws-cdk-lib/aws-ecs";
@@ -110,6 +119,18 @@ export class FlowStack extends Stack {
       [ENV.gitCommit]: config.gitCommit,
     };
     const fnDefaults = { entryDir: props.lambdaEntryDir, retainLogs: prod };
+    // Whoever records a run child's outcome (task-steps, bmc-result) wakes the dispatcher for the
+    // run with an asynchronous invocation, so a freed slot refills without waiting for the stream.
+    // By a physical name and an ARN built from it, not by reference: the dispatcher's role refers
+    // to the child-task machine, which refers to task-steps, so a reference back would be a cycle.
+    const dispatcherName = `${namePrefix}-dispatcher`;
+    const dispatcherArn = Stack.of(this).formatArn({
+      service: "lambda",
+      resource: "function",
+      resourceName: dispatcherName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+    const wakesDispatcher = { [ENV.dispatcherFunctionName]: dispatcherName };
     this.taskSteps = new FlowFunction(this, "TaskSteps", {
       ...fnDefaults,
       entryFile: "task-steps.ts",
@@ -117,6 +138,7 @@ export class FlowStack extends Stack {
       timeout: Duration.seconds(30),
       environment: {
         ...build,
+        ...wakesDispatcher,
         [ENV.iotDataEndpoint]: iotDataEndpoint,
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
       },
@@ -136,6 +158,7 @@ export class FlowStack extends Stack {
     const dispatchEnvironment = { ...build, [ENV.childTaskStateMachineArn]: childTaskArn };
     this.dispatcher = new FlowFunction(this, "Dispatcher", {
       ...fnDefaults,
+      functionName: dispatcherName,
       entryFile: "dispatcher.ts",
       description:
         "Claims ready targets under the concurrency limit and starts child tasks ({} = full pass, {runId} = one run)",
@@ -156,7 +179,7 @@ export class FlowStack extends Stack {
       description:
         "BMC reports from flow/bmc/+/evt onto their request records; child-task executions that ended unrecorded",
       timeout: Duration.seconds(15),
-      environment: build,
+      environment: { ...build, ...wakesDispatcher },
     });
 
     // ---- grants (see the table at the top)
@@ -170,6 +193,15 @@ export class FlowStack extends Stack {
     // target (Runs, Targets) and releases the rack lock.
     this.data.grantData(this.bmcResult.role, { readWrite: operational });
     this.data.grantData(this.taskSteps.role, { readWrite: operational, updateInPlace: [t("Inventory")] });
+    for (const fn of [this.taskSteps, this.bmcResult]) {
+      fn.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          sid: "WakeDispatcher",
+          actions: ["lambda:InvokeFunction"],
+          resources: [dispatcherArn],
+        }),
+      );
+    }
     this.grantSecretsKey(this.taskSteps.role, "OpenStoredCredentials", ["kms:Decrypt"], ["run:*", "task:*"]);
     this.grantSecretsKey(this.taskSteps.role, "SealBmcCredentials", ["kms:GenerateDataKey"], ["bmc:*"]);
     this.taskSteps.role.addToPrincipalPolicy(

@@ -41,7 +41,7 @@ import { isTerminalRun } from "../domain/model.js";
 import { claimStatusMessage, freeSlots, type RunEffect, reduceRun } from "../domain/run-machine.js";
 import { CLAIM_LEASE_MS, isReady, readyInOrder } from "../domain/target-machine.js";
 import type { RunStore } from "./ports.js";
-import { type ChildTaskSubmitter, targetIdempotencyKey } from "./task-ports.js";
+import { type ChildTaskSubmitter, type RunWaker, targetIdempotencyKey } from "./task-ports.js";
 
 // ---------------------------------------------------------------------------------------------
 // Logging and metrics
@@ -505,6 +505,24 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   }
 
   return { dispatchRun, tick };
+}
+
+/**
+ * The RunWaker of a process that runs the dispatcher itself (the local stack): queues a pass for the
+ * run and returns at once (passes are coalesced per run, see createDispatcher); a failed pass is
+ * logged. `dispatcher` is read at wake time, so the waker can be handed out before it exists.
+ */
+export function inProcessWaker(
+  dispatcher: () => Pick<Dispatcher, "dispatchRun"> | undefined,
+  logger: Logger,
+): RunWaker {
+  return {
+    async wake(runId) {
+      dispatcher()
+        ?.dispatchRun(runId)
+        .catch((error: unknown) => logger.warn("wake-up pass failed", { runId, error: errorText(error) }));
+    },
+  };
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight; rejects with the first error after all settle. */

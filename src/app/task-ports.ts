@@ -52,7 +52,12 @@ export interface TaskExecutor {
   stop(executionId: string, cause: string): Promise<void>;
 }
 
-/** Wakes the dispatcher for one run (a slot freed, a phase may be complete, a gate may trip). */
+/**
+ * Wakes the dispatcher for one run (a slot freed, a phase may be complete, a gate may trip), called
+ * by whoever just recorded a target's outcome. Best effort and never throws: the targets stream
+ * wakes the run too, a little later, and the tick after that. Resolves once the wake-up is handed
+ * on (an asynchronous Lambda invocation accepted; locally, a pass queued), not when the pass ends.
+ */
 export interface RunWaker {
-  wake(runId: string): void;
+  wake(runId: string): Promise<void>;
 }

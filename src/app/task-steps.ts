@@ -319,7 +319,7 @@ export interface TaskStepsDeps {
   clock: () => number;
   /** Where a BMC fetches an image. Default `firmware://<TYPE>/<version>`. */
   imageFor?: (type: ComponentType, version: string) => FirmwareImageRef;
-  /** Told when a run child ends, so the dispatcher refills the slot at once (local stack). */
+  /** Told when a run child's outcome is recorded, so the dispatcher refills the slot at once. */
   waker?: RunWaker;
   log?: (line: string) => void;
 }
@@ -505,7 +505,6 @@ export async function recordTaskOutcome(
       deps.clock(),
     );
     if (result === "recorded") {
-      deps.waker?.wake(task.runId);
       // Emitted after the transition is persisted, and only by the call that recorded it.
       const metric = OUTCOME_METRIC[task.status as OutcomeStatus];
       if (metric && deps.metrics) {
@@ -513,6 +512,10 @@ export async function recordTaskOutcome(
         if (task.status === "FAILED") deps.metrics.add("BmcFailures", 1);
         deps.metrics.flush();
       }
+      // After the lock is free: the slot this target held refills now, not at the stream's pace.
+      await deps.locks.release(task.rackId, task.id);
+      await deps.waker?.wake(task.runId);
+      return task;
     }
   }
   await deps.locks.release(task.rackId, task.id);

@@ -43,7 +43,7 @@ beforeAll(async () => {
     label: "cte",
     racks,
     fleet: { defaults: { outcome: "succeed", updateMs: 40 }, racks: {}, components: {} },
-    waker: { wake: (runId) => woken.push(runId) },
+    waker: { wake: async (runId) => void woken.push(runId) },
   });
   // Every first result a BMC publishes is followed by a duplicate and by a LATE contradicting
   // result for the same request (as if a confused BMC or a redelivery raced it).

@@ -20,6 +20,7 @@ import {
   createLocalChildTasks,
   type LocalChildTasks,
 } from "../../src/adapters/stepfunctions/local-child-tasks.js";
+import type { RunWaker } from "../../src/app/task-ports.js";
 import type { ChildTaskSettings } from "../../src/app/task-steps.js";
 import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freshTables, testClient } from "../support/moto.js";
@@ -50,7 +51,7 @@ export async function startHarness(options: {
   racks: InventoryRack[];
   fleet: FleetConfig;
   settings?: Partial<ChildTaskSettings>;
-  waker?: { wake(runId: string): void };
+  waker?: RunWaker;
 }): Promise<Harness> {
   const client = testClient(inject("awsEndpoint"));
   const { names, drop } = await freshTables(client, options.label);

@@ -256,12 +256,15 @@ describe("infra least privilege: grants by principal (what the composition roots
     }
   });
 
-  it("no role invokes the dispatcher: the ticker does, and the stream evaluator dispatches in-process", () => {
+  it("task-steps and bmc-result invoke the dispatcher (the wake-up after an outcome), by its name; no other role invokes any function", () => {
+    const dispatcher = "arn:<AWS::Partition>:lambda:us-east-1:000000000000:function:Flow-dev-dispatcher";
     for (const role of Object.keys(ROLES) as (keyof typeof ROLES)[]) {
       expect(
         grants(role).filter((line) => line.startsWith("lambda:InvokeFunction")),
         role,
-      ).toEqual([]);
+      ).toEqual(
+        role === "taskSteps" || role === "bmcResult" ? [`lambda:InvokeFunction on ${dispatcher}`] : [],
+      );
     }
     expect(grantsOf(shapes.dev().template, "TickerStateMachineRole")).toEqual(
       expect.arrayContaining(["lambda:InvokeFunction on DispatcherFunction"]),

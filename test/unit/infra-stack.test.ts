@@ -161,10 +161,19 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     // composeDispatch → composeChildTasks(env).service(): the machine's ARN, no credentials.
     expect(names("Dispatcher")).toEqual([...build, ENV.childTaskStateMachineArn].sort());
     expect(names("StreamEvaluator")).toEqual([...build, ENV.childTaskStateMachineArn].sort());
-    // composeChildTasks(env).steps(): IoT endpoint and the secrets key.
-    expect(names("TaskSteps")).toEqual([...build, ENV.iotDataEndpoint, ENV.secretsKmsKeyId].sort());
+    // composeChildTasks(env).steps(): IoT endpoint and the secrets key; both record run children's
+    // outcomes and then wake the dispatcher for the run by its name.
+    expect(names("TaskSteps")).toEqual(
+      [...build, ENV.iotDataEndpoint, ENV.secretsKmsKeyId, ENV.dispatcherFunctionName].sort(),
+    );
     // composeChildTasks(env) stores only: reports and execution ends need the tables alone.
-    expect(names("BmcResult")).toEqual(build.sort());
+    expect(names("BmcResult")).toEqual([...build, ENV.dispatcherFunctionName].sort());
+    // The name the wakers invoke is the dispatcher's own physical name.
+    const dispatcherName = flowFunctions(prod.template).find(([id]) => id.startsWith("Dispatcher"))![1]
+      .Properties.FunctionName;
+    expect(dispatcherName).toBe("Flow-prod-dispatcher");
+    expect(envOf("TaskSteps")[ENV.dispatcherFunctionName]).toBe(dispatcherName);
+    expect(envOf("BmcResult")[ENV.dispatcherFunctionName]).toBe(dispatcherName);
 
     const [machineId] = resources(prod.template, "AWS::StepFunctions::StateMachine").find(([id]) =>
       id.startsWith("ChildTask"),

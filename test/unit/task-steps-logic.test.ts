@@ -165,7 +165,7 @@ describe("recordTaskOutcome", () => {
       runs,
       locks: locks as RackLockStore,
       clock: () => 5_000,
-      waker: { wake: (r: string) => woken.push(r) },
+      waker: { wake: async (r: string) => void woken.push(r) },
       metrics: { add: (name: string, value: number) => metrics.push(`${name}=${value}`), flush: () => {} },
     };
     return { deps, stored, outcomes, released, woken, metrics };

@@ -7,12 +7,15 @@
  * task-steps Lambda: where commands are published); FLOW_CHILD_TASK_STATE_MACHINE_ARN (whoever
  * starts or stops executions: the submitter and the TasksApi); FLOW_SECRETS_KMS_KEY_ID (KMS
  * envelope encryption of credentials, in AWS) or, off AWS, FLOW_LOCAL_SECRETS_KEY (64 hex digits:
- * AES-256-GCM); without either a task with credentials is refused; AWS_ENDPOINT_URL (optional).
+ * AES-256-GCM); without either a task with credentials is refused; FLOW_DISPATCHER_FUNCTION_NAME
+ * (optional: whoever records run children's outcomes wakes the dispatcher Lambda for the run);
+ * AWS_ENDPOINT_URL (optional).
  */
 import { randomUUID } from "node:crypto";
 import { KMSClient } from "@aws-sdk/client-kms";
+import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SFNClient } from "@aws-sdk/client-sfn";
-import { emfMetrics } from "../../app/dispatcher.js";
+import { emfMetrics, jsonLogger } from "../../app/dispatcher.js";
 import type { Cipher } from "../../app/ports.js";
 import {
   type BmcAuthSealer,
@@ -26,6 +29,7 @@ import { awsClientConfig, createDynamoDbClient } from "../aws-config.js";
 import { createDynamoStores, type DynamoStores, LocalAesGcmCipher, tableNames } from "../dynamodb/index.js";
 import { IotPublisher } from "../iot/publisher.js";
 import { KmsEnvelopeCipher } from "../kms/kms-cipher.js";
+import { LambdaRunWaker } from "../lambda/lambda-waker.js";
 import { CipherBmcAuthSealer } from "./bmc-auth.js";
 import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
 import { DynamoFirmwareRecorder } from "./inventory-firmware.js";
@@ -58,12 +62,16 @@ export function composeChildTasks(env: Env = process.env, emitter = "task-steps"
   const stores = createDynamoStores(createDynamoDbClient(), names, cipher ? { cipher } : {});
   const requests = new DynamoBmcRequestStore(stores.doc, names.tasks);
   const secrets = new DynamoTaskSecretStore(stores.doc, names.tasks, cipher);
+  const dispatcherFunction = optionalEnv(env, ENV.dispatcherFunctionName);
   const outcomeDeps: OutcomeDeps = {
     tasks: stores.tasks,
     runs: stores.runs,
     locks: stores.locks,
     clock: Date.now,
     metrics: emfMetrics({ service: emitter }),
+    ...(dispatcherFunction === undefined
+      ? {}
+      : { waker: new LambdaRunWaker(new LambdaClient(awsClientConfig()), dispatcherFunction, jsonLogger) }),
   };
   let steps: TaskSteps | undefined;
   let service: TaskService | undefined;
