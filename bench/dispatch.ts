@@ -3,8 +3,14 @@
  * stopping by itself:
  *
  * 1. Makespan efficiency: N targets, concurrency C, each child task T ms, tick every K ms.
- *    ideal = ⌈N/C⌉·T; efficiency = ideal / measured, for tick-only dispatch and for tick plus
- *    stream wake-ups (the local stream poller against moto), one after the other, and their ratio.
+ *    ideal = ⌈N/C⌉·T; efficiency = ideal / measured, one after the other, for tick-only dispatch,
+ *    tick plus stream wake-ups (the local stream poller against moto), and tick plus stream plus
+ *    the direct wake-up the outcome recorder sends (as deployed), each with its ratio to tick only,
+ *    the refill lag per freed slot split at the outcome's commit, and the DynamoDB calls and
+ *    estimated capacity per target. Targets carry a demo-fleet rack's 39 components, so item sizes
+ *    are a real rollout's. The run's end is told by the pass that finishes it: the
+ *    benchmark does not poll the store while measuring (on serialized moto every extra request
+ *    queues with the measured ones).
  * 2. Scale: one dispatcher pass (`tick()`) over A active runs, then the same after F finished runs
  *    are added: DynamoDB calls and capacity per pass (the storage adapter's CapacityMeter), wall
  *    time. The finished runs must not change the figures (the active-runs index is sparse).
@@ -16,6 +22,7 @@
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { DEMO_RACK_SHAPE, seededUuid } from "../local/demo-fleet.js";
 import { startStreamPoller } from "../local/stream-poller.js";
 import { startTicker } from "../local/ticker.js";
 import { awsClientConfig } from "../src/adapters/aws-config.js";
@@ -27,11 +34,12 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
 import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
-import { createDispatcher } from "../src/app/dispatcher.js";
+import { createDispatcher, inProcessWaker, silentLogger } from "../src/app/dispatcher.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { Run, Target } from "../src/domain/model.js";
 import { runWithTargets } from "../test/support/dynamodb-fixtures.js";
 import { FakeSubmitter } from "../test/support/fake-submitter.js";
+import { median } from "./lib/stats.js";
 
 interface Options {
   targets: number;
@@ -116,20 +124,61 @@ function uuidFor(prefix: string, n: number): string {
 // ---------------------------------------------------------------------------------------------
 // 1. Makespan
 
-async function makespan(
-  o: Options,
-  wakeUps: boolean,
-): Promise<{ ms: number; status: string; passes: number[] }> {
-  const env = await environment(wakeUps ? "wake" : "tick");
+interface MakespanResult {
+  ms: number;
+  status: string;
+  passes: number[];
+  /** Per freed slot: the task's end → its outcome committed → the next submit (see refillLag). */
+  lag: { recording: number[]; refill: number[]; total: number[] };
+  /** DynamoDB calls during the run, by operation (the stream poller's are not on this client). */
+  calls: Record<string, number>;
+  /** Capacity the product's calls used, estimated by DynamoDB's sizing rules (moto reports none). */
+  rcu: number;
+  wcu: number;
+}
+
+/**
+ * `tick`: the ticker alone. `stream`: plus the targets/runs stream wake-ups (the local poller).
+ * `direct`: plus the wake-up the outcome recorder sends right after recording (as deployed: the
+ * local stack's in-process waker, the dispatcher Lambda's async invocation on AWS).
+ */
+type WakeMode = "tick" | "stream" | "direct";
+
+async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
+  const env = await environment(mode);
   const { stores } = env;
-  const id = uuidFor(wakeUps ? "b2000000" : "b1000000", 1);
+  const id = uuidFor({ tick: "b1000000", stream: "b2000000", direct: "b3000000" }[mode], 1);
   const { run, targets } = runWithTargets(id, { phaseSizes: [o.targets], maxConcurrent: o.concurrency });
+  // Targets as the planner freezes them for the demo fleet's racks (39 components each), so item
+  // sizes, and with them the capacity figures, are those of a real rollout.
+  for (const t of targets) t.componentsByType = demoComponents(t.rackId);
+  // A timeline of the events that make up a slot's refill lag (performance.now(), ms).
+  const ends: number[] = [];
+  const recorded: number[] = [];
+  const submits: number[] = [];
+  const runs = Object.create(stores.runs) as typeof stores.runs;
+  const waker = inProcessWaker(() => dispatcher, silentLogger);
+  runs.recordOutcome = async (...args) => {
+    ends.push(performance.now());
+    const outcome = await stores.runs.recordOutcome(...args);
+    recorded.push(performance.now());
+    // What recordTaskOutcome does after a recorded outcome (src/app/task-steps.ts).
+    if (mode === "direct" && outcome === "recorded") await waker.wake(args[0]);
+    return outcome;
+  };
   const submitter = new FakeSubmitter({
-    runs: stores.runs,
+    runs,
     clock: Date.now,
     behaviour: () => ({ kind: "complete", afterMs: o.taskMs }),
   });
+  const submit = submitter.submit.bind(submitter);
+  submitter.submit = (request, now) => {
+    submits.push(performance.now());
+    return submit(request, now);
+  };
   const passes: number[] = [];
+  let finished: (() => void) | undefined;
+  const done = new Promise<void>((resolve) => (finished = resolve));
   const inner = createDispatcher({ runs: stores.runs, submitter, clock: Date.now });
   const dispatcher = {
     ...inner,
@@ -137,28 +186,38 @@ async function makespan(
       const t = performance.now();
       const result = await inner.dispatchRun(runId);
       passes.push(performance.now() - t);
+      // The pass that finishes the run says so: no polling of the store during the measurement
+      // (every extra request would queue on serialized moto with the ones being measured).
+      if (result.decision === "finished" || result.decision === "inactive") finished?.();
+      return result;
+    },
+    // The dispatcher's own tick calls its unwrapped dispatchRun: a tick that finds no active run
+    // (the next one after the run finished) ends the wait in tick-only mode.
+    tick: async () => {
+      const result = await inner.tick();
+      if (result.runs === 0) finished?.();
       return result;
     },
   };
-  const poller = wakeUps
-    ? await startStreamPoller({
-        client: env.client,
-        tableNames: [env.names.runs, env.names.targets],
-        handler: createStreamEvaluator({ dispatcher }).handle,
-      })
-    : undefined;
+  const poller =
+    mode !== "tick"
+      ? await startStreamPoller({
+          client: env.client,
+          tableNames: [env.names.runs, env.names.targets],
+          handler: createStreamEvaluator({ dispatcher }).handle,
+        })
+      : undefined;
+  env.stores.meter.configure({ reportedFigures: "ignore" });
+  env.stores.meter.reset();
   const started = Date.now();
   await stores.runs.createRun({ ...run, createdAt: started, updatedAt: started }, targets);
   const ticker = startTicker({ intervalMs: o.tickMs, tick: () => dispatcher.tick(), immediate: true });
-  let final: Run | undefined;
-  for (;;) {
-    await sleep(50);
-    final = await stores.runs.getRun(id);
-    if (final !== undefined && final.status !== "PENDING" && final.status !== "RUNNING") break;
-    if (Date.now() - started > 20 * Math.ceil(o.targets / o.concurrency) * Math.max(o.tickMs, o.taskMs))
-      break;
-  }
-  // The run's own finishedAt is the end of the makespan (the poll above only notices it).
+  const limitMs = 20 * Math.ceil(o.targets / o.concurrency) * Math.max(o.tickMs, o.taskMs);
+  await Promise.race([done, sleep(limitMs)]);
+  const final: Run | undefined = await stores.runs.getRun(id);
+  const meter = env.stores.meter.snapshot();
+  const calls = Object.fromEntries(Object.entries(meter.byOperation).map(([op, v]) => [op, v.calls]));
+  // The run's own finishedAt is the end of the makespan.
   const ms = (final?.finishedAt ?? Date.now()) - started;
   await ticker.stop();
   await poller?.stop();
@@ -166,7 +225,42 @@ async function makespan(
   if (submitter.duplicateStarts().length > 0) throw new Error("a target was started twice");
   env.client.destroy();
   await env.moto.stop();
-  return { ms, status: final?.status ?? "missing", passes };
+  return {
+    ms,
+    status: final?.status ?? "missing",
+    passes,
+    lag: refillLag(o, ends, recorded, submits),
+    calls,
+    rcu: meter.readCapacityUnits,
+    wcu: meter.writeCapacityUnits,
+  };
+}
+
+/** A demo-fleet rack's components (DEMO_RACK_SHAPE: 39 in six groups), ids derived from the rack. */
+function demoComponents(rackId: string): Target["componentsByType"] {
+  return DEMO_RACK_SHAPE.map(({ type, count, tag }) => ({
+    type,
+    componentIds: Array.from({ length: count }, (_, i) => seededUuid(rackId, `${tag}${i + 1}`)),
+  }));
+}
+
+/**
+ * The k-th task end frees the slot the (C+k)-th submission takes (both in time order; a submission
+ * needs a slot, and the (C+k)-th needs k+1 of them freed). For each pair: end → its outcome
+ * committed (`recording`, which frees the slot), committed → the submission (`refill`: wake-up,
+ * pass, claim); `total` = end → submission.
+ */
+function refillLag(o: Options, ends: number[], recorded: number[], submits: number[]): MakespanResult["lag"] {
+  const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
+  const [e, r, s] = [sorted(ends), sorted(recorded), sorted(submits)];
+  const lag: MakespanResult["lag"] = { recording: [], refill: [], total: [] };
+  for (let k = 0; k + o.concurrency < s.length && k < e.length; k++) {
+    const submitted = s[k + o.concurrency] as number;
+    lag.recording.push((r[k] as number) - (e[k] as number));
+    lag.refill.push(submitted - (r[k] as number));
+    lag.total.push(submitted - (e[k] as number));
+  }
+  return lag;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -270,23 +364,45 @@ async function main(): Promise<void> {
       `\n1. makespan: ${o.targets} targets, concurrency ${o.concurrency}, task ${o.taskMs} ms, tick ${o.tickMs} ms; ideal ⌈N/C⌉·T = ${ideal} ms`,
     );
     // One after the other: on a small machine two moto servers at once slow each other down.
-    const withWake = await makespan(o, true);
-    const tickOnly = await makespan(o, false);
-    const eTick = ideal / tickOnly.ms;
-    const eWake = ideal / withWake.ms;
-    console.log(
-      `   tick only:          ${tickOnly.ms} ms (${tickOnly.status}), efficiency ${eTick.toFixed(3)}`,
-    );
-    console.log(
-      `   tick + wake-ups:    ${withWake.ms} ms (${withWake.status}), efficiency ${eWake.toFixed(3)}`,
-    );
-    console.log(`   ratio (wake/tick):  ${(eWake / eTick).toFixed(2)}×`);
+    const direct = await makespan(o, "direct");
+    const stream = await makespan(o, "stream");
+    const tickOnly = await makespan(o, "tick");
+    const efficiency = (r: MakespanResult) => ideal / r.ms;
     const describe = (p: number[]) => {
       const sorted = [...p].sort((a, b) => a - b);
       const mean = p.reduce((a, b) => a + b, 0) / Math.max(1, p.length);
-      return `${p.length} wake-up passes, mean ${mean.toFixed(0)} ms, p90 ${(sorted[Math.floor(sorted.length * 0.9)] ?? 0).toFixed(0)} ms`;
+      return `${p.length} passes outside ticks, mean ${mean.toFixed(0)} ms, p90 ${(sorted[Math.floor(sorted.length * 0.9)] ?? 0).toFixed(0)} ms`;
     };
-    console.log(`   (wake-up mode: ${describe(withWake.passes)}; tick passes are not counted)`);
+    const med = (xs: number[]) => median(xs).toFixed(0);
+    for (const [label, r] of [
+      ["tick only", tickOnly],
+      ["tick + stream wake-ups", stream],
+      ["tick + stream + direct wake-ups", direct],
+    ] as const) {
+      console.log(
+        `   ${`${label}:`.padEnd(34)} ${r.ms} ms (${r.status}), efficiency ${efficiency(r).toFixed(3)}, ${(efficiency(r) / efficiency(tickOnly)).toFixed(2)}× tick only`,
+      );
+      if (r === tickOnly) continue;
+      console.log(`      ${describe(r.passes)}`);
+      const { lag } = r;
+      console.log(
+        `      refill lag per freed slot, medians: ${med(lag.total)} ms = task end → outcome committed ${med(lag.recording)} + → next submit ${med(lag.refill)}`,
+      );
+    }
+    const calls = (c: Record<string, number>) =>
+      Object.entries(c)
+        .sort((a, b) => b[1] - a[1])
+        .map(([op, n]) => `${op} ${n}`)
+        .join(", ");
+    for (const [label, r] of [
+      ["tick only", tickOnly],
+      ["stream", stream],
+      ["stream + direct", direct],
+    ] as const) {
+      console.log(
+        `   DynamoDB during the run, ${label}: ${calls(r.calls)}; estimated ${(r.rcu / o.targets).toFixed(2)} RCU + ${(r.wcu / o.targets).toFixed(2)} WCU per target`,
+      );
+    }
   }
 
   if (o.scale) {
