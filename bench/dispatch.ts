@@ -34,7 +34,8 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
 import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
-import { createDispatcher, inProcessWaker, silentLogger } from "../src/app/dispatcher.js";
+import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
+import { silentLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { Run, Target } from "../src/domain/model.js";
 import { runWithTargets } from "../test/support/dynamodb-fixtures.js";

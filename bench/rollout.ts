@@ -27,7 +27,8 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
 import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
-import { createDispatcher, inProcessWaker, silentLogger } from "../src/app/dispatcher.js";
+import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
+import { silentLogger } from "../src/app/observability.js";
 import { createRunQueries } from "../src/app/runs.js";
 import {
   type ChildTaskSettings,

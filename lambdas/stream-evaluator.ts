@@ -4,7 +4,7 @@
  * completion, and refilling the freed slot).
  */
 import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from "aws-lambda";
-import { jsonLogger } from "../src/app/dispatcher.js";
+import { jsonLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import { composeDispatch } from "../src/service/compose-dispatch.js";
 

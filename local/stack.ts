@@ -25,7 +25,8 @@ import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-m
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
 import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
 import { createControls } from "../src/app/controls.js";
-import { createDispatcher, type Dispatcher, inProcessWaker, lineLogger } from "../src/app/dispatcher.js";
+import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
+import { lineLogger } from "../src/app/observability.js";
 import { createRunQueries } from "../src/app/runs.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { InventoryRack } from "../src/domain/model.js";

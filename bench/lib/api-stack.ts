@@ -25,7 +25,7 @@ import {
 } from "../../src/adapters/dynamodb/index.js";
 import { startLocalMoto } from "../../src/adapters/dynamodb/local-moto.js";
 import { startGrpcServer } from "../../src/adapters/grpc/server.js";
-import { lineLogger } from "../../src/app/dispatcher.js";
+import { lineLogger } from "../../src/app/observability.js";
 import { createRunQueries } from "../../src/app/runs.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { composeFlowApi } from "../../src/service/flow-api.js";

@@ -17,7 +17,8 @@ import { NotFoundError } from "../domain/errors.js";
 import { isTerminalTarget, type Run, type Target } from "../domain/model.js";
 import { type RunEffect, type RunEvent, reduceRun } from "../domain/run-machine.js";
 import type { OperationRunsApi } from "./api.js";
-import { type Dispatcher, errorText, type Logger, pickLogger } from "./dispatcher.js";
+import type { Dispatcher } from "./dispatcher.js";
+import { errorText, type Logger, pickLogger } from "./observability.js";
 import type { RunStore } from "./ports.js";
 import type { ChildTaskSubmitter } from "./task-ports.js";
 

@@ -20,7 +20,8 @@
  */
 import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
 import { TERMINAL_TARGET_STATUSES } from "../domain/model.js";
-import { type Dispatcher, errorText, forEachLimited, type Logger, pickLogger } from "./dispatcher.js";
+import { type Dispatcher, forEachLimited } from "./dispatcher.js";
+import { errorText, type Logger, pickLogger } from "./observability.js";
 
 const TERMINAL: ReadonlySet<string> = TERMINAL_TARGET_STATUSES;
 const ACTIVE_RUN = new Set(["PENDING", "RUNNING"]);

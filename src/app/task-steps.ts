@@ -45,7 +45,7 @@ import {
   type Task,
   TERMINAL_TASK_STATUSES,
 } from "../domain/model.js";
-import type { Metrics } from "./dispatcher.js";
+import type { Metrics } from "./observability.js";
 import type { RackLockStore, RunStore, TaskStore } from "./ports.js";
 import type { RunWaker } from "./task-ports.js";
 

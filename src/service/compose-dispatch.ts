@@ -8,7 +8,8 @@
  */
 import type { DynamoStores } from "../adapters/dynamodb/index.js";
 import { composeChildTasks } from "../adapters/stepfunctions/compose-aws.js";
-import { createDispatcher, type Dispatcher, emfMetrics, jsonLogger } from "../app/dispatcher.js";
+import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
+import { emfMetrics, jsonLogger } from "../app/observability.js";
 import type { ChildTaskSubmitter } from "../app/task-ports.js";
 
 export interface DispatchComposition {

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import { startGrpcServer } from "../adapters/grpc/server.js";
 import { composeChildTasks } from "../adapters/stepfunctions/compose-aws.js";
 import { createControls } from "../app/controls.js";
-import { jsonLogger } from "../app/dispatcher.js";
+import { jsonLogger } from "../app/observability.js";
 import { createRunQueries } from "../app/runs.js";
 import { ENV, optionalEnv } from "../config.js";
 import { composeFlowApi } from "./flow-api.js";

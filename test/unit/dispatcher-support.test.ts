@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { startTicker } from "../../local/ticker.js";
-import { emfMetrics, forEachLimited, lineLogger } from "../../src/app/dispatcher.js";
+import { forEachLimited } from "../../src/app/dispatcher.js";
+import { emfMetrics, lineLogger } from "../../src/app/observability.js";
 
 describe("dispatcher metrics: EMF lines", () => {
   it("one flush writes one EMF line summing what was added, with units; an empty flush writes nothing", () => {

@@ -3,7 +3,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { LambdaRunWaker } from "../../src/adapters/lambda/lambda-waker.js";
 import { composeChildTasks } from "../../src/adapters/stepfunctions/compose-aws.js";
-import type { Logger } from "../../src/app/dispatcher.js";
+import type { Logger } from "../../src/app/observability.js";
 
 const RUN = "11111111-1111-4111-8111-111111111111";
 

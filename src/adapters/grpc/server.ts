@@ -24,7 +24,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
 import type { FlowApi } from "../../app/api.js";
-import type { Logger } from "../../app/dispatcher.js";
+import type { Logger } from "../../app/observability.js";
 import { FlowError } from "../../domain/errors.js";
 import { FlowService } from "../../gen/flow/v1/flow.js";
 import { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
@@ -32,7 +32,7 @@ import { adminHandlers, flowHandlers, type Handlers, type MethodDefinition } fro
 import { type GrpcError, toGrpcError } from "./status.js";
 import { type ServerTlsFiles, serverCredentials } from "./tls.js";
 
-/** The application's structured logger (src/app/dispatcher.ts); one shape for every component. */
+/** The application's structured logger (src/app/observability.ts); one shape for every component. */
 export type GrpcLogger = Logger;
 
 /** 4 MiB, grpc-js's own default made explicit: a 100-rack run is a few kilobytes. */

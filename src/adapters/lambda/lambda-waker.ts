@@ -11,7 +11,7 @@
  * A failed invocation is logged, never thrown: the outcome is already recorded.
  */
 import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
-import { errorText, type Logger } from "../../app/dispatcher.js";
+import { errorText, type Logger } from "../../app/observability.js";
 import type { RunWaker } from "../../app/task-ports.js";
 
 export class LambdaRunWaker implements RunWaker {

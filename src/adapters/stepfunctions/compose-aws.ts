@@ -15,7 +15,7 @@ import { randomUUID } from "node:crypto";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SFNClient } from "@aws-sdk/client-sfn";
-import { emfMetrics, jsonLogger } from "../../app/dispatcher.js";
+import { emfMetrics, jsonLogger } from "../../app/observability.js";
 import type { Cipher } from "../../app/ports.js";
 import {
   type BmcAuthSealer,
