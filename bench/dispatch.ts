@@ -1,6 +1,6 @@
 /**
- * Dispatcher benchmarks against moto (each part on its own moto_server), printing figures and
- * stopping by itself:
+ * Dispatcher benchmarks against moto (each part on its own moto_server; with AWS_ENDPOINT_URL set,
+ * on fresh tables at that endpoint instead, e.g. LocalStack), printing figures and stopping by itself:
  *
  * 1. Makespan efficiency: N targets, concurrency C, each child task T ms, tick every K ms.
  *    ideal = ⌈N/C⌉·T; efficiency = ideal / measured, one after the other, for tick-only dispatch,
@@ -30,6 +30,7 @@ import {
   createDynamoStores,
   createTables,
   type DynamoStores,
+  deleteTables,
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
 import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
@@ -95,23 +96,40 @@ function parseArgs(argv: string[]): Options {
   return o;
 }
 
+/**
+ * Each part on its own store: a fresh moto_server, or, when AWS_ENDPOINT_URL names a running
+ * endpoint (LocalStack on a machine with a container engine), fresh tables there, deleted after.
+ */
 async function environment(label: string): Promise<{
-  moto: LocalMoto;
   client: DynamoDBClient;
   stores: DynamoStores;
   names: ReturnType<typeof tableNames>;
+  stop(): Promise<void>;
 }> {
-  const moto = await startLocalMoto();
+  const external = process.env.AWS_ENDPOINT_URL;
+  const moto: LocalMoto | undefined = external === undefined ? await startLocalMoto() : undefined;
   const client = new DynamoDBClient(
     awsClientConfig({
-      endpoint: moto.endpoint,
-      region: "us-east-1",
-      credentials: { accessKeyId: "bench", secretAccessKey: "bench" },
+      endpoint: external ?? moto?.endpoint,
+      region: process.env.AWS_REGION ?? "us-east-1",
+      credentials: {
+        accessKeyId: process.env.AWS_ACCESS_KEY_ID ?? "bench",
+        secretAccessKey: process.env.AWS_SECRET_ACCESS_KEY ?? "bench",
+      },
     }),
   );
-  const names = tableNames(`bench-${label}-`);
+  const names = tableNames(`bench-${label}-${external === undefined ? "" : `${Date.now()}-`}`);
   await createTables(client, names);
-  return { moto, client, stores: createDynamoStores(client, names), names };
+  return {
+    client,
+    stores: createDynamoStores(client, names),
+    names,
+    async stop() {
+      if (moto === undefined) await deleteTables(client, names);
+      client.destroy();
+      await moto?.stop();
+    },
+  };
 }
 
 function sleep(ms: number): Promise<void> {
@@ -224,8 +242,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
   await poller?.stop();
   await submitter.settle();
   if (submitter.duplicateStarts().length > 0) throw new Error("a target was started twice");
-  env.client.destroy();
-  await env.moto.stop();
+  await env.stop();
   return {
     ms,
     status: final?.status ?? "missing",
@@ -435,8 +452,7 @@ async function main(): Promise<void> {
       );
     }
     console.log(`   calls changed by the finished runs: ${after.meter.calls - before.meter.calls}`);
-    env.client.destroy();
-    await env.moto.stop();
+    await env.stop();
   }
 }
 
