@@ -10,7 +10,7 @@
  *
  * ## The claim, as a timeline (one target T, run R with max_concurrent_targets 3)
  *
- *   pass  listReadyTargets(R, phase)           T PENDING@100
+ *   pass  listQueuedTargets(R, phase)          T PENDING@100
  *   pass  claimTarget(T@100)  ── ONE transaction ──────────────────────────────────────────────
  *           T: PENDING@100 → CLAIMED, lease now+30 s           (fails → 'lost-race': skip T)
  *           R: status ∈ {PENDING,RUNNING} ∧ inFlight < 3 → +1  (fails → 'slots-full' / 'run-not-active')

@@ -115,12 +115,6 @@ export interface RunStore {
   saveRun(run: Run, expectedUpdatedAt: number): Promise<SaveRunOutcome>;
 
   /**
-   * Ready targets of one phase, phase-then-sequence order, at most `limit`: PENDING; BLOCKED whose
-   * retryAt <= now; CLAIMED whose lease expired (leaseExpiresAt <= now). Strongly consistent.
-   */
-  listReadyTargets(runId: string, phaseIndex: number, now: number, limit: number): Promise<Target[]>;
-
-  /**
    * One phase's claim queue, strongly consistent, each list in sequence order: every HELD target
    * (BLOCKED, waiting for its retry or its conflict timeout; CLAIMED, under a lease or past it) and
    * the first `pendingLimit` PENDING targets (none for 0). A pass needs no more: it claims at most

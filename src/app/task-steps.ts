@@ -496,6 +496,7 @@ export async function recordTaskOutcome(
     t.report = finishReport(t.report, outcome.status, now);
     return t;
   });
+  let recorded = false;
   if (task.runId !== undefined && task.targetId !== undefined && isTerminalTask(task)) {
     const result = await deps.runs.recordOutcome(
       task.runId,
@@ -504,7 +505,8 @@ export async function recordTaskOutcome(
       task.message,
       deps.clock(),
     );
-    if (result === "recorded") {
+    recorded = result === "recorded";
+    if (recorded) {
       // Emitted after the transition is persisted, and only by the call that recorded it.
       const metric = OUTCOME_METRIC[task.status as OutcomeStatus];
       if (metric && deps.metrics) {
@@ -512,13 +514,11 @@ export async function recordTaskOutcome(
         if (task.status === "FAILED") deps.metrics.add("BmcFailures", 1);
         deps.metrics.flush();
       }
-      // After the lock is free: the slot this target held refills now, not at the stream's pace.
-      await deps.locks.release(task.rackId, task.id);
-      await deps.waker?.wake(task.runId);
-      return task;
     }
   }
   await deps.locks.release(task.rackId, task.id);
+  // After the lock is free: the slot this target held refills now, not at the stream's pace.
+  if (recorded && task.runId !== undefined) await deps.waker?.wake(task.runId);
   return task;
 }
 

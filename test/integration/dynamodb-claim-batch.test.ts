@@ -2,7 +2,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
 import type { Target } from "../../src/domain/model.js";
-import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
+import { readyTargets, runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
 let client: DynamoDBClient;
@@ -72,7 +72,7 @@ describe("run store: claimTargets claims a batch in one transaction", () => {
     const { run, targets } = runWithTargets(uuid(3, "b1000000"), { phaseSizes: [3], maxConcurrent: 2 });
     await stores.runs.createRun(run, targets);
     expect((await stores.runs.claimTargets(targets.slice(0, 2), 1000, now)).outcome).toBe("claimed");
-    const ready = await stores.runs.listReadyTargets(run.id, 0, now + 1000, 10);
+    const ready = await readyTargets(stores.runs, run.id, 0, now + 1000, 10);
     expect(ready.map((t) => t.status)).toEqual(["CLAIMED", "CLAIMED", "PENDING"]);
     // Two re-claims (k = 0) and one new target (k = 1) with inFlight 2 of 2: the new one does not fit.
     expect((await stores.runs.claimTargets(ready, 1000, now + 1000)).outcome).toBe("slots-full");
@@ -86,7 +86,7 @@ describe("run store: claimTargets claims a batch in one transaction", () => {
     expect(await stores.runs.recordOutcome(run.id, targets[1]!.id, "COMPLETED", "", now + 1500)).toBe(
       "recorded",
     );
-    const later = await stores.runs.listReadyTargets(run.id, 0, now + 2000, 10);
+    const later = await readyTargets(stores.runs, run.id, 0, now + 2000, 10);
     expect(later.map((t) => [t.id, t.status])).toEqual([
       [targets[0]!.id, "CLAIMED"],
       [targets[2]!.id, "PENDING"],
@@ -98,7 +98,7 @@ describe("run store: claimTargets claims a batch in one transaction", () => {
   it("one target moved since it was read → 'lost-race', and none of the others is claimed", async () => {
     const { run, targets } = runWithTargets(uuid(4, "b1000000"), { phaseSizes: [3], maxConcurrent: 3 });
     await stores.runs.createRun(run, targets);
-    const read = await stores.runs.listReadyTargets(run.id, 0, now, 10);
+    const read = await readyTargets(stores.runs, run.id, 0, now, 10);
     expect(await stores.runs.claimTarget(read[1]!, 30_000, now)).toBe("claimed");
     expect(await stores.runs.claimTargets(read, 30_000, now)).toEqual({ outcome: "lost-race", claimed: [] });
     expect(await statuses(stores, run.id, targets)).toEqual(["PENDING", "CLAIMED", "PENDING"]);
@@ -116,7 +116,7 @@ describe("run store: claimTargets claims a batch in one transaction", () => {
       outcome: "run-not-active",
       claimed: [],
     });
-    const expired = await stores.runs.listReadyTargets(run.id, 0, now + 1000, 1);
+    const expired = await readyTargets(stores.runs, run.id, 0, now + 1000, 1);
     expect(expired.map((t) => t.status)).toEqual(["CLAIMED"]);
     expect((await stores.runs.claimTargets(expired, 1000, now + 1000)).outcome).toBe("run-not-active");
     expect(await statuses(stores, run.id, targets)).toEqual(["CLAIMED", "PENDING", "PENDING"]);
@@ -148,7 +148,7 @@ describe("run store: claimTargets claims a batch in one transaction", () => {
       const claimer = async (i: number) => {
         const outcomes: string[] = [];
         for (let attempt = 0; attempt < 3; attempt++) {
-          const ready = await s.runs.listReadyTargets(run.id, 0, t, 20);
+          const ready = await readyTargets(s.runs, run.id, 0, t, 20);
           const batch = ready.slice(i % ready.length, (i % ready.length) + 1 + (i % 3));
           const { outcome } = await s.runs.claimTargets(batch, 30_000, t);
           outcomes.push(outcome);
@@ -169,7 +169,7 @@ describe("run store: claimTargets claims a batch in one transaction", () => {
       expect(await inFlight(s, run.id)).toBe(claimed.total);
       // What is left is exactly the free slots: one more than that is refused, exactly that fits.
       const free = 5 - claimed.total;
-      const rest = await s.runs.listReadyTargets(run.id, 0, t, 20);
+      const rest = await readyTargets(s.runs, run.id, 0, t, 20);
       expect((await s.runs.claimTargets(rest.slice(0, free + 1), 30_000, t)).outcome).toBe("slots-full");
       if (free > 0)
         expect((await s.runs.claimTargets(rest.slice(0, free), 30_000, t)).outcome).toBe("claimed");

@@ -9,7 +9,7 @@ import {
 } from "../../src/adapters/dynamodb/index.js";
 import { DynamoRunStore } from "../../src/adapters/dynamodb/run-store.js";
 import type { Run, Target } from "../../src/domain/model.js";
-import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
+import { readyTargets, runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
 let client: DynamoDBClient;
@@ -250,7 +250,7 @@ describe("run store: claims, transitions and counters", () => {
       const t = now + round * 10;
       const claimer = async () => {
         const outcomes: string[] = [];
-        for (const target of await s.runs.listReadyTargets(run.id, 0, t, 20)) {
+        for (const target of await readyTargets(s.runs, run.id, 0, t, 20)) {
           const outcome = await s.runs.claimTarget(target, 30_000, t);
           outcomes.push(outcome);
           if (outcome === "claimed" || outcome === "slots-full") break;
@@ -295,11 +295,11 @@ describe("run store: claims, transitions and counters", () => {
     const { run, targets } = runWithTargets(uuid(3, "50000000"), { phaseSizes: [2], maxConcurrent: 1 });
     await stores.runs.createRun(run, targets);
     expect(await stores.runs.claimTarget(targets[0]!, 1000, now)).toBe("claimed");
-    expect((await stores.runs.listReadyTargets(run.id, 0, now + 500, 10)).map((t) => t.id)).toEqual([
+    expect((await readyTargets(stores.runs, run.id, 0, now + 500, 10)).map((t) => t.id)).toEqual([
       targets[1]!.id,
     ]);
     expect(await stores.runs.claimTarget(targets[1]!, 1000, now + 500)).toBe("slots-full");
-    const ready = await stores.runs.listReadyTargets(run.id, 0, now + 1000, 10);
+    const ready = await readyTargets(stores.runs, run.id, 0, now + 1000, 10);
     expect(ready.map((t) => [t.id, t.status])).toEqual([
       [targets[0]!.id, "CLAIMED"],
       [targets[1]!.id, "PENDING"],
@@ -338,10 +338,10 @@ describe("run store: claims, transitions and counters", () => {
     expect(ids(queue.pending)).toEqual([t5.id]);
     // The queue's targets are whole: they read back exactly as getTarget reads them.
     expect(queue.held[1]).toEqual(await stores.runs.getTarget(run.id, t2.id));
-    // listReadyTargets draws on the same queue: t2 is ready only at its retry, t1 after its lease.
-    expect(ids(await stores.runs.listReadyTargets(run.id, 0, now + 10, 10))).toEqual([t5.id]);
-    expect(ids(await stores.runs.listReadyTargets(run.id, 0, now + 5000, 10))).toEqual([t2.id, t5.id]);
-    expect(ids(await stores.runs.listReadyTargets(run.id, 0, now + 30_000, 2))).toEqual([t1.id, t2.id]);
+    // The ready targets come from the same queue: t2 is ready only at its retry, t1 after its lease.
+    expect(ids(await readyTargets(stores.runs, run.id, 0, now + 10, 10))).toEqual([t5.id]);
+    expect(ids(await readyTargets(stores.runs, run.id, 0, now + 5000, 10))).toEqual([t2.id, t5.id]);
+    expect(ids(await readyTargets(stores.runs, run.id, 0, now + 30_000, 2))).toEqual([t1.id, t2.id]);
   });
 
   it("submitted → recorded once; a repeat with the same task id is 'already-recorded'", async () => {
@@ -369,8 +369,8 @@ describe("run store: claims, transitions and counters", () => {
     expect(await stores.runs.recordBlocked(run.id, targets[0]!.id, blocked, now)).toBe("recorded");
     expect(await stores.runs.recordBlocked(run.id, targets[0]!.id, blocked, now)).toBe("lost-race");
     expect((await stores.runs.getRun(run.id))?.inFlight).toBe(0);
-    expect(await stores.runs.listReadyTargets(run.id, 0, now + 1999, 10)).toEqual([]);
-    const [again] = await stores.runs.listReadyTargets(run.id, 0, now + 2000, 10);
+    expect(await readyTargets(stores.runs, run.id, 0, now + 1999, 10)).toEqual([]);
+    const [again] = await readyTargets(stores.runs, run.id, 0, now + 2000, 10);
     expect(again).toMatchObject({
       status: "BLOCKED",
       conflictAttempts: 1,

@@ -1,5 +1,8 @@
 /** Builders of runs and targets for the storage tests (plain values, deterministic ids). */
+
+import type { RunStore } from "../../src/app/ports.js";
 import type { Run, RunConfig, Target } from "../../src/domain/model.js";
+import { readyInOrder } from "../../src/domain/target-machine.js";
 
 export function uuid(n: number, prefix = "00000000"): string {
   return `${prefix}-0000-4000-8000-${String(n).padStart(12, "0")}`;
@@ -78,4 +81,18 @@ export function runWithTargets(
     }
   });
   return { run, targets };
+}
+
+/**
+ * The first `limit` ready targets of a phase in order, as a dispatch pass sees them: its claim
+ * queue (held targets, the first `limit` PENDING) through `readyInOrder`.
+ */
+export async function readyTargets(
+  runs: Pick<RunStore, "listQueuedTargets">,
+  runId: string,
+  phaseIndex: number,
+  now: number,
+  limit: number,
+): Promise<Target[]> {
+  return readyInOrder(await runs.listQueuedTargets(runId, phaseIndex, limit), now).slice(0, limit);
 }

@@ -51,7 +51,6 @@ import {
   type Run,
   type Target,
 } from "../../domain/model.js";
-import { readyInOrder } from "../../domain/target-machine.js";
 import { chunk, isConditionFailed, transactWrite } from "./db.js";
 import {
   counterAttribute,
@@ -410,11 +409,6 @@ export class DynamoRunStore implements RunStore {
       if (!isConditionFailed(error)) throw error;
       return (await this.getRunItem(run.id)) === undefined ? "not-found" : "stale";
     }
-  }
-
-  async listReadyTargets(runId: string, phaseIndex: number, now: number, limit: number): Promise<Target[]> {
-    // The first `limit` ready targets are among the ready held ones and the first `limit` PENDING.
-    return readyInOrder(await this.listQueuedTargets(runId, phaseIndex, limit), now).slice(0, limit);
   }
 
   async listQueuedTargets(

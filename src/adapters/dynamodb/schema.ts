@@ -269,14 +269,18 @@ export function orderKey(phaseIndex: number, sequenceIndex: number): string {
 
 export type QueueClass = "held" | "pending";
 
+function queuePrefix(phaseIndex: number, cls: QueueClass): string {
+  return `p${String(phaseIndex).padStart(4, "0")}#${cls === "held" ? 0 : 1}#`;
+}
+
 /** The queueKey of a target in `cls`; see the module comment. */
 export function queueKey(phaseIndex: number, sequenceIndex: number, cls: QueueClass): string {
-  return `p${String(phaseIndex).padStart(4, "0")}#${cls === "held" ? 0 : 1}#s${String(sequenceIndex).padStart(6, "0")}`;
+  return `${queuePrefix(phaseIndex, cls)}s${String(sequenceIndex).padStart(6, "0")}`;
 }
 
 /** The inclusive queueKey range of one phase's targets in `cls`. */
 export function queueKeyRange(phaseIndex: number, cls: QueueClass): [string, string] {
-  const prefix = `p${String(phaseIndex).padStart(4, "0")}#${cls === "held" ? 0 : 1}#`;
+  const prefix = queuePrefix(phaseIndex, cls);
   return [prefix, `${prefix}~`];
 }
 
