@@ -4,7 +4,7 @@
  * spec's ordering, scoping and status codes. Manual controls live in controls.ts (they meet the
  * dispatcher); this file never changes a run after it is created.
  */
-import { validateCreateRun } from "../domain/config.js";
+import { validateCreateRun } from "../domain/run-config.js";
 import { FailedPreconditionError, NotFoundError, ValidationError } from "../domain/errors.js";
 import type {
   CreateRunInput,
@@ -18,7 +18,7 @@ import type {
   Target,
 } from "../domain/model.js";
 import { type ExcludedTarget, planRun } from "../domain/planner.js";
-import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/queries.js";
+import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import { computeStats } from "../domain/stats.js";
 import type { TargetView } from "./api.js";
 import type { InventoryStore, RunListEntry, RunStore } from "./ports.js";

@@ -19,7 +19,7 @@
  * exists, read only by the SendUpdate step, and never part of a Task, a log line or a response.
  */
 import { createHash } from "node:crypto";
-import { validateFirmwareTask } from "../domain/config.js";
+import { validateFirmwareTask } from "../domain/run-config.js";
 import {
   FailedPreconditionError,
   InvalidArgumentError,

@@ -41,7 +41,7 @@ import {
   Violations,
 } from "../../src/adapters/grpc/convert.js";
 import type { TargetView } from "../../src/app/api.js";
-import { validateCreateRun } from "../../src/domain/config.js";
+import { validateCreateRun } from "../../src/domain/run-config.js";
 import { FlowError, ValidationError } from "../../src/domain/errors.js";
 import {
   COMPONENT_TYPES,

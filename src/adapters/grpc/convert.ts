@@ -25,7 +25,7 @@
  */
 
 import type { BuildInfo, TargetView } from "../../app/api.js";
-import { validateFirmwareTask } from "../../domain/config.js";
+import { validateFirmwareTask } from "../../domain/run-config.js";
 import { type FieldViolation, InvalidArgumentError, ValidationError } from "../../domain/errors.js";
 import {
   assertNever,
@@ -76,7 +76,7 @@ import {
   validateListTargetsQuery,
   validateListTasksQuery,
   validatePage,
-} from "../../domain/queries.js";
+} from "../../domain/list-queries.js";
 import { isNilUuid, normalizeUuid } from "../../domain/uuid.js";
 import * as pb from "../../gen/flow/v1/flow.js";
 import type * as admin from "../../gen/flowadmin/v1/admin.js";

@@ -5,7 +5,7 @@ import {
   PHYSICAL_LOCATION_UNSUPPORTED,
   validateCreateRun,
   validateFirmwareTask,
-} from "../../src/domain/config.js";
+} from "../../src/domain/run-config.js";
 import type { FieldViolation } from "../../src/domain/errors.js";
 import type { ComponentType, CreateRunInput, TargetSpecInput } from "../../src/domain/model.js";
 

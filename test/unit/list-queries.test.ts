@@ -19,7 +19,7 @@ import {
   validateListTargetsQuery,
   validateListTasksQuery,
   validatePage,
-} from "../../src/domain/queries.js";
+} from "../../src/domain/list-queries.js";
 import { isNilUuid, isUuid, NIL_UUID, normalizeUuid, uuidError } from "../../src/domain/uuid.js";
 
 const RUN = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
