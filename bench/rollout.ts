@@ -29,7 +29,7 @@ import { startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
 import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
-import { createRunQueries } from "../src/app/runs.js";
+import { createRunService } from "../src/app/runs.js";
 import {
   type ChildTaskSettings,
   DEFAULT_CHILD_TASK_SETTINGS,
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
     log,
   });
   dispatcher = createDispatcher({ runs: stores.runs, submitter: child.submitter, clock: Date.now, log });
-  const runsApi = createRunQueries({
+  const runsApi = createRunService({
     runs: stores.runs,
     inventory: stores.inventory,
     clock: Date.now,

@@ -27,7 +27,7 @@ import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child
 import { createControls } from "../src/app/controls.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { lineLogger } from "../src/app/observability.js";
-import { createRunQueries } from "../src/app/runs.js";
+import { createRunService } from "../src/app/runs.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { composeFlowApi } from "../src/service/flow-api.js";
@@ -157,7 +157,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       log,
     });
     const api = composeFlowApi({
-      runs: createRunQueries({ runs: stores.runs, inventory: stores.inventory, clock, newId: randomUUID }),
+      runs: createRunService({ runs: stores.runs, inventory: stores.inventory, clock, newId: randomUUID }),
       controls,
       tasks: childTasks.tasksApi,
       inventory: stores.inventory,

@@ -26,7 +26,7 @@ import {
 import { startLocalMoto } from "../../src/adapters/dynamodb/local-moto.js";
 import { startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { lineLogger } from "../../src/app/observability.js";
-import { createRunQueries } from "../../src/app/runs.js";
+import { createRunService } from "../../src/app/runs.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { composeFlowApi } from "../../src/service/flow-api.js";
 
@@ -79,7 +79,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     stores.meter.configure({ reportedFigures: "ignore" });
     await stores.inventory.upsertRacks(inventory);
     const api = composeFlowApi({
-      runs: createRunQueries({
+      runs: createRunService({
         runs: stores.runs,
         inventory: stores.inventory,
         clock: () => Date.now(),

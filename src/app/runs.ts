@@ -37,7 +37,7 @@ export const runNotFound = (id: string): NotFoundError => new NotFoundError(`ope
 /** Every excluded run's targets, all phases; an excluded run that does not exist is NotFound. */
 const EXCLUDED_TARGETS_PAGE = { offset: 0, limit: 1000 };
 
-export function createRunQueries(deps: RunsDeps) {
+export function createRunService(deps: RunsDeps) {
   const { runs, inventory, clock, newId } = deps;
 
   async function validateAndPlan(input: CreateRunInput): Promise<{
@@ -170,7 +170,7 @@ export function createRunQueries(deps: RunsDeps) {
   };
 }
 
-export type RunQueries = ReturnType<typeof createRunQueries>;
+export type RunService = ReturnType<typeof createRunService>;
 
 /** ListOperationRuns' filters, applied to the narrow list-index entry (no configuration needed). */
 function matchesEntry(entry: RunListEntry, query: ListRunsQuery): boolean {

@@ -8,7 +8,7 @@ import { startGrpcServer } from "../adapters/grpc/server.js";
 import { composeChildTasks } from "../adapters/stepfunctions/compose-aws.js";
 import { createControls } from "../app/controls.js";
 import { jsonLogger } from "../app/observability.js";
-import { createRunQueries } from "../app/runs.js";
+import { createRunService } from "../app/runs.js";
 import { ENV, optionalEnv } from "../config.js";
 import { composeFlowApi } from "./flow-api.js";
 
@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const tasks = child.service();
   const clock = () => Date.now();
   const api = composeFlowApi({
-    runs: createRunQueries({ runs: stores.runs, inventory: stores.inventory, clock, newId: randomUUID }),
+    runs: createRunService({ runs: stores.runs, inventory: stores.inventory, clock, newId: randomUUID }),
     // No dispatch pass here: the runs table's stream wakes the dispatcher after resume and advance.
     controls: createControls({ runs: stores.runs, submitter: tasks.submitter, clock, logger: jsonLogger }),
     tasks: tasks.api,
