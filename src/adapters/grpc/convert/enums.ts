@@ -1,6 +1,13 @@
 /**
- * Enumerations between the wire and the domain. Proto → domain reports numbers the proto does not
- * define (ts-proto's decoder keeps them as plain numbers) and returns undefined for them.
+ * Enumerations between the wire and the domain: one table per enum, domain value → proto number,
+ * from which both directions are derived. Each table is a Record over its domain type, so a domain
+ * value without a number does not compile.
+ *
+ * Proto → domain returns undefined for a number the table does not hold (one the proto does not
+ * define: ts-proto's decoder keeps such numbers as plain numbers) and reports it as
+ * `unknown enum value 42`. The wire's 0 (UNKNOWN, which omission also sends) decodes to the domain
+ * value the table gives it (CONFLICT_STRATEGY_UNSPECIFIED is the domain's UNSPECIFIED), else to the
+ * mapping's `zero`: UNKNOWN, for the domain's validators to judge, or a default.
  */
 
 import {
@@ -12,7 +19,6 @@ import {
   type PhaseScope,
   type RunReason,
   type RunStatus,
-  type Scoped,
   type TargetStatus,
   type Task,
   type TaskStatus,
@@ -20,347 +26,171 @@ import {
 import * as pb from "../../../gen/flow/v1/flow.js";
 import type { Violations } from "./violations.js";
 
-export function componentTypeFromProto(
-  value: pb.ComponentType,
-  field: string,
-  v: Violations,
-): Scoped<ComponentType> | undefined {
-  switch (value) {
-    case pb.ComponentType.COMPONENT_TYPE_UNKNOWN:
-      return "UNKNOWN";
-    case pb.ComponentType.COMPONENT_TYPE_COMPUTE:
-      return "COMPUTE";
-    case pb.ComponentType.COMPONENT_TYPE_NVSWITCH:
-      return "NVSWITCH";
-    case pb.ComponentType.COMPONENT_TYPE_POWERSHELF:
-      return "POWERSHELF";
-    case pb.ComponentType.COMPONENT_TYPE_TORSWITCH:
-      return "TORSWITCH";
-    case pb.ComponentType.COMPONENT_TYPE_UMS:
-      return "UMS";
-    case pb.ComponentType.COMPONENT_TYPE_CDU:
-      return "CDU";
-    default:
-      v.unknownEnum(field, value);
-      return undefined;
-  }
+interface EnumMapping<D extends string, P extends number, Z extends string> {
+  /** Total over the domain type; a value outside it (only a cast can make one) throws. */
+  toProto(value: D): P;
+  fromProto(value: P, field: string, v: Violations): D | Z | undefined;
 }
 
-export function componentTypeToProto(type: ComponentType): pb.ComponentType {
-  switch (type) {
-    case "COMPUTE":
-      return pb.ComponentType.COMPONENT_TYPE_COMPUTE;
-    case "NVSWITCH":
-      return pb.ComponentType.COMPONENT_TYPE_NVSWITCH;
-    case "POWERSHELF":
-      return pb.ComponentType.COMPONENT_TYPE_POWERSHELF;
-    case "TORSWITCH":
-      return pb.ComponentType.COMPONENT_TYPE_TORSWITCH;
-    case "UMS":
-      return pb.ComponentType.COMPONENT_TYPE_UMS;
-    case "CDU":
-      return pb.ComponentType.COMPONENT_TYPE_CDU;
-    default:
-      return assertNever(type);
-  }
+/** Both directions of one `table`; `zero`, if given, is what the wire's 0 decodes to. */
+function enumMapping<D extends string, P extends number, Z extends string = never>(
+  table: Readonly<Record<D, P>>,
+  zero?: Z,
+): EnumMapping<D, P, Z> {
+  const entries = Object.entries(table) as [D, P][];
+  const numbers = new Map<D, P>(entries);
+  const values = new Map<number, D | Z>(entries.map(([d, p]) => [p, d]));
+  if (zero !== undefined) values.set(0, zero);
+  return {
+    toProto(value) {
+      return numbers.get(value) ?? assertNever(value as never);
+    },
+    fromProto(value, field, v) {
+      const decoded = values.get(value);
+      if (decoded === undefined) v.unknownEnum(field, value);
+      return decoded;
+    },
+  };
 }
 
-export function gateScopeFromProto(
-  value: pb.OperationRunSafetyGateScope,
-  field: string,
-  v: Violations,
-): Scoped<GateScope> | undefined {
-  switch (value) {
-    case pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN:
-      return "UNKNOWN";
-    case pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE:
-      return "CURRENT_PHASE";
-    case pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN:
-      return "CUMULATIVE_RUN";
-    default:
-      v.unknownEnum(field, value);
-      return undefined;
-  }
-}
+export const { fromProto: componentTypeFromProto, toProto: componentTypeToProto } = enumMapping<
+  ComponentType,
+  pb.ComponentType,
+  "UNKNOWN"
+>(
+  {
+    COMPUTE: pb.ComponentType.COMPONENT_TYPE_COMPUTE,
+    NVSWITCH: pb.ComponentType.COMPONENT_TYPE_NVSWITCH,
+    POWERSHELF: pb.ComponentType.COMPONENT_TYPE_POWERSHELF,
+    TORSWITCH: pb.ComponentType.COMPONENT_TYPE_TORSWITCH,
+    UMS: pb.ComponentType.COMPONENT_TYPE_UMS,
+    CDU: pb.ComponentType.COMPONENT_TYPE_CDU,
+  },
+  "UNKNOWN",
+);
 
-export function gateScopeToProto(scope: GateScope): pb.OperationRunSafetyGateScope {
-  switch (scope) {
-    case "CURRENT_PHASE":
-      return pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE;
-    case "CUMULATIVE_RUN":
-      return pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN;
-    default:
-      return assertNever(scope);
-  }
-}
+export const { fromProto: gateScopeFromProto, toProto: gateScopeToProto } = enumMapping<
+  GateScope,
+  pb.OperationRunSafetyGateScope,
+  "UNKNOWN"
+>(
+  {
+    CURRENT_PHASE: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE,
+    CUMULATIVE_RUN: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN,
+  },
+  "UNKNOWN",
+);
 
 type Strategy = "ROW_BY_ROW" | "ONE_PER_ROW_ROUND_ROBIN";
 
-export function strategyFromProto(
-  value: pb.OperationRunPhysicalLocationOrdering_Strategy,
-  field: string,
-  v: Violations,
-): Scoped<Strategy> | undefined {
-  switch (value) {
-    case pb.OperationRunPhysicalLocationOrdering_Strategy.STRATEGY_UNKNOWN:
-      return "UNKNOWN";
-    case pb.OperationRunPhysicalLocationOrdering_Strategy.STRATEGY_ROW_BY_ROW:
-      return "ROW_BY_ROW";
-    case pb.OperationRunPhysicalLocationOrdering_Strategy.STRATEGY_ONE_PER_ROW_ROUND_ROBIN:
-      return "ONE_PER_ROW_ROUND_ROBIN";
-    default:
-      v.unknownEnum(field, value);
-      return undefined;
-  }
-}
+export const { fromProto: strategyFromProto } = enumMapping<
+  Strategy,
+  pb.OperationRunPhysicalLocationOrdering_Strategy,
+  "UNKNOWN"
+>(
+  {
+    ROW_BY_ROW: pb.OperationRunPhysicalLocationOrdering_Strategy.STRATEGY_ROW_BY_ROW,
+    ONE_PER_ROW_ROUND_ROBIN:
+      pb.OperationRunPhysicalLocationOrdering_Strategy.STRATEGY_ONE_PER_ROW_ROUND_ROBIN,
+  },
+  "UNKNOWN",
+);
 
-export function conflictStrategyFromProto(
-  value: pb.ConflictStrategy,
-  field: string,
-  v: Violations,
-): ConflictStrategy | undefined {
-  switch (value) {
-    case pb.ConflictStrategy.CONFLICT_STRATEGY_UNSPECIFIED:
-      return "UNSPECIFIED";
-    case pb.ConflictStrategy.CONFLICT_STRATEGY_QUEUE:
-      return "QUEUE";
-    case pb.ConflictStrategy.CONFLICT_STRATEGY_REJECT:
-      return "REJECT";
-    default:
-      v.unknownEnum(field, value);
-      return undefined;
-  }
-}
+export const { fromProto: conflictStrategyFromProto, toProto: conflictStrategyToProto } = enumMapping<
+  ConflictStrategy,
+  pb.ConflictStrategy
+>({
+  UNSPECIFIED: pb.ConflictStrategy.CONFLICT_STRATEGY_UNSPECIFIED,
+  QUEUE: pb.ConflictStrategy.CONFLICT_STRATEGY_QUEUE,
+  REJECT: pb.ConflictStrategy.CONFLICT_STRATEGY_REJECT,
+});
 
-export function conflictStrategyToProto(strategy: ConflictStrategy): pb.ConflictStrategy {
-  switch (strategy) {
-    case "UNSPECIFIED":
-      return pb.ConflictStrategy.CONFLICT_STRATEGY_UNSPECIFIED;
-    case "QUEUE":
-      return pb.ConflictStrategy.CONFLICT_STRATEGY_QUEUE;
-    case "REJECT":
-      return pb.ConflictStrategy.CONFLICT_STRATEGY_REJECT;
-    default:
-      return assertNever(strategy);
-  }
-}
+export const { fromProto: runStatusFromProto, toProto: runStatusToProto } = enumMapping<
+  RunStatus,
+  pb.OperationRunStatus,
+  "UNKNOWN"
+>(
+  {
+    PENDING: pb.OperationRunStatus.OPERATION_RUN_STATUS_PENDING,
+    RUNNING: pb.OperationRunStatus.OPERATION_RUN_STATUS_RUNNING,
+    PAUSED: pb.OperationRunStatus.OPERATION_RUN_STATUS_PAUSED,
+    COMPLETED: pb.OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED,
+    CANCELLED: pb.OperationRunStatus.OPERATION_RUN_STATUS_CANCELLED,
+    FAILED: pb.OperationRunStatus.OPERATION_RUN_STATUS_FAILED,
+    COMPLETED_WITH_FAILURES: pb.OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED_WITH_FAILURES,
+  },
+  "UNKNOWN",
+);
 
-export function runStatusFromProto(
-  value: pb.OperationRunStatus,
-  field: string,
-  v: Violations,
-): Scoped<RunStatus> | undefined {
-  switch (value) {
-    case pb.OperationRunStatus.OPERATION_RUN_STATUS_UNKNOWN:
-      return "UNKNOWN";
-    case pb.OperationRunStatus.OPERATION_RUN_STATUS_PENDING:
-      return "PENDING";
-    case pb.OperationRunStatus.OPERATION_RUN_STATUS_RUNNING:
-      return "RUNNING";
-    case pb.OperationRunStatus.OPERATION_RUN_STATUS_PAUSED:
-      return "PAUSED";
-    case pb.OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED:
-      return "COMPLETED";
-    case pb.OperationRunStatus.OPERATION_RUN_STATUS_CANCELLED:
-      return "CANCELLED";
-    case pb.OperationRunStatus.OPERATION_RUN_STATUS_FAILED:
-      return "FAILED";
-    case pb.OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED_WITH_FAILURES:
-      return "COMPLETED_WITH_FAILURES";
-    default:
-      v.unknownEnum(field, value);
-      return undefined;
-  }
-}
+export const { fromProto: runReasonFromProto, toProto: runReasonToProto } = enumMapping<
+  RunReason,
+  pb.OperationRunStatusReason,
+  "UNKNOWN"
+>(
+  {
+    NONE: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_NONE,
+    OPERATOR_PAUSED: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_OPERATOR_PAUSED,
+    PHASE_GATE: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_PHASE_GATE,
+    SAFETY_GATE: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_SAFETY_GATE,
+    CONFLICT_RETRY_TIMEOUT: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT,
+  },
+  "UNKNOWN",
+);
 
-export function runStatusToProto(status: RunStatus): pb.OperationRunStatus {
-  switch (status) {
-    case "PENDING":
-      return pb.OperationRunStatus.OPERATION_RUN_STATUS_PENDING;
-    case "RUNNING":
-      return pb.OperationRunStatus.OPERATION_RUN_STATUS_RUNNING;
-    case "PAUSED":
-      return pb.OperationRunStatus.OPERATION_RUN_STATUS_PAUSED;
-    case "COMPLETED":
-      return pb.OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED;
-    case "CANCELLED":
-      return pb.OperationRunStatus.OPERATION_RUN_STATUS_CANCELLED;
-    case "FAILED":
-      return pb.OperationRunStatus.OPERATION_RUN_STATUS_FAILED;
-    case "COMPLETED_WITH_FAILURES":
-      return pb.OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED_WITH_FAILURES;
-    default:
-      return assertNever(status);
-  }
-}
-
-export function runReasonFromProto(
-  value: pb.OperationRunStatusReason,
-  field: string,
-  v: Violations,
-): Scoped<RunReason> | undefined {
-  switch (value) {
-    case pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_UNKNOWN:
-      return "UNKNOWN";
-    case pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_NONE:
-      return "NONE";
-    case pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_OPERATOR_PAUSED:
-      return "OPERATOR_PAUSED";
-    case pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_PHASE_GATE:
-      return "PHASE_GATE";
-    case pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_SAFETY_GATE:
-      return "SAFETY_GATE";
-    case pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT:
-      return "CONFLICT_RETRY_TIMEOUT";
-    default:
-      v.unknownEnum(field, value);
-      return undefined;
-  }
-}
-
-export function runReasonToProto(reason: RunReason): pb.OperationRunStatusReason {
-  switch (reason) {
-    case "NONE":
-      return pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_NONE;
-    case "OPERATOR_PAUSED":
-      return pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_OPERATOR_PAUSED;
-    case "PHASE_GATE":
-      return pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_PHASE_GATE;
-    case "SAFETY_GATE":
-      return pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_SAFETY_GATE;
-    case "CONFLICT_RETRY_TIMEOUT":
-      return pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT;
-    default:
-      return assertNever(reason);
-  }
-}
-
-export function targetStatusFromProto(
-  value: pb.OperationRunTargetStatus,
-  field: string,
-  v: Violations,
-): Scoped<TargetStatus> | undefined {
-  switch (value) {
-    case pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_UNKNOWN:
-      return "UNKNOWN";
-    case pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_PENDING:
-      return "PENDING";
-    case pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_BLOCKED:
-      return "BLOCKED";
-    case pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SUBMITTED:
-      return "SUBMITTED";
-    case pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_COMPLETED:
-      return "COMPLETED";
-    case pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_FAILED:
-      return "FAILED";
-    case pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_TERMINATED:
-      return "TERMINATED";
-    case pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SKIPPED:
-      return "SKIPPED";
-    case pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_CLAIMED:
-      return "CLAIMED";
-    default:
-      v.unknownEnum(field, value);
-      return undefined;
-  }
-}
-
-export function targetStatusToProto(status: TargetStatus): pb.OperationRunTargetStatus {
-  switch (status) {
-    case "PENDING":
-      return pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_PENDING;
-    case "BLOCKED":
-      return pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_BLOCKED;
-    case "SUBMITTED":
-      return pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SUBMITTED;
-    case "COMPLETED":
-      return pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_COMPLETED;
-    case "FAILED":
-      return pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_FAILED;
-    case "TERMINATED":
-      return pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_TERMINATED;
-    case "SKIPPED":
-      return pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SKIPPED;
-    case "CLAIMED":
-      return pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_CLAIMED;
-    default:
-      return assertNever(status);
-  }
-}
+export const { fromProto: targetStatusFromProto, toProto: targetStatusToProto } = enumMapping<
+  TargetStatus,
+  pb.OperationRunTargetStatus,
+  "UNKNOWN"
+>(
+  {
+    PENDING: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_PENDING,
+    BLOCKED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_BLOCKED,
+    SUBMITTED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SUBMITTED,
+    COMPLETED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_COMPLETED,
+    FAILED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_FAILED,
+    TERMINATED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_TERMINATED,
+    SKIPPED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SKIPPED,
+    CLAIMED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_CLAIMED,
+  },
+  "UNKNOWN",
+);
 
 /** UNKNOWN (and omission, which is the same 0 on the wire) means CURRENT_PHASE, per the guide. */
-export function phaseScopeFromProto(
-  value: pb.OperationRunTargetPhaseScope,
-  field: string,
-  v: Violations,
-): PhaseScope | undefined {
-  switch (value) {
-    case pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_UNKNOWN:
-    case pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_PHASE:
-      return "CURRENT_PHASE";
-    case pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_COMPLETED_PHASES:
-      return "COMPLETED_PHASES";
-    case pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES:
-      return "CURRENT_AND_COMPLETED_PHASES";
-    default:
-      v.unknownEnum(field, value);
-      return undefined;
-  }
-}
+export const { fromProto: phaseScopeFromProto } = enumMapping<
+  PhaseScope,
+  pb.OperationRunTargetPhaseScope,
+  "CURRENT_PHASE"
+>(
+  {
+    CURRENT_PHASE: pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_PHASE,
+    COMPLETED_PHASES: pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_COMPLETED_PHASES,
+    CURRENT_AND_COMPLETED_PHASES:
+      pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
+  },
+  "CURRENT_PHASE",
+);
 
-export function operationTypeFromProto(
-  value: pb.OperationType,
-  field: string,
-  v: Violations,
-): Scoped<OperationType> | undefined {
-  switch (value) {
-    case pb.OperationType.OPERATION_TYPE_UNKNOWN:
-      return "UNKNOWN";
-    case pb.OperationType.OPERATION_TYPE_POWER_CONTROL:
-      return "POWER_CONTROL";
-    case pb.OperationType.OPERATION_TYPE_FIRMWARE_CONTROL:
-      return "FIRMWARE_CONTROL";
-    default:
-      v.unknownEnum(field, value);
-      return undefined;
-  }
-}
+export const { fromProto: operationTypeFromProto, toProto: operationTypeToProto } = enumMapping<
+  OperationType,
+  pb.OperationType,
+  "UNKNOWN"
+>(
+  {
+    POWER_CONTROL: pb.OperationType.OPERATION_TYPE_POWER_CONTROL,
+    FIRMWARE_CONTROL: pb.OperationType.OPERATION_TYPE_FIRMWARE_CONTROL,
+  },
+  "UNKNOWN",
+);
 
-export function operationTypeToProto(type: OperationType): pb.OperationType {
-  switch (type) {
-    case "POWER_CONTROL":
-      return pb.OperationType.OPERATION_TYPE_POWER_CONTROL;
-    case "FIRMWARE_CONTROL":
-      return pb.OperationType.OPERATION_TYPE_FIRMWARE_CONTROL;
-    default:
-      return assertNever(type);
-  }
-}
+export const { toProto: taskStatusToProto } = enumMapping<TaskStatus, pb.TaskStatus>({
+  PENDING: pb.TaskStatus.TASK_STATUS_PENDING,
+  RUNNING: pb.TaskStatus.TASK_STATUS_RUNNING,
+  COMPLETED: pb.TaskStatus.TASK_STATUS_COMPLETED,
+  FAILED: pb.TaskStatus.TASK_STATUS_FAILED,
+  TERMINATED: pb.TaskStatus.TASK_STATUS_TERMINATED,
+  WAITING: pb.TaskStatus.TASK_STATUS_WAITING,
+});
 
-export function taskStatusToProto(status: TaskStatus): pb.TaskStatus {
-  switch (status) {
-    case "PENDING":
-      return pb.TaskStatus.TASK_STATUS_PENDING;
-    case "RUNNING":
-      return pb.TaskStatus.TASK_STATUS_RUNNING;
-    case "COMPLETED":
-      return pb.TaskStatus.TASK_STATUS_COMPLETED;
-    case "FAILED":
-      return pb.TaskStatus.TASK_STATUS_FAILED;
-    case "TERMINATED":
-      return pb.TaskStatus.TASK_STATUS_TERMINATED;
-    case "WAITING":
-      return pb.TaskStatus.TASK_STATUS_WAITING;
-    default:
-      return assertNever(status);
-  }
-}
-
-export function executorTypeToProto(type: Task["executorType"]): pb.TaskExecutorType {
-  switch (type) {
-    case "STEP_FUNCTIONS":
-      return pb.TaskExecutorType.TASK_EXECUTOR_TYPE_STEP_FUNCTIONS;
-    default:
-      return assertNever(type);
-  }
-}
+export const { toProto: executorTypeToProto } = enumMapping<Task["executorType"], pb.TaskExecutorType>({
+  STEP_FUNCTIONS: pb.TaskExecutorType.TASK_EXECUTOR_TYPE_STEP_FUNCTIONS,
+});

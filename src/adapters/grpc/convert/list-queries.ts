@@ -24,7 +24,7 @@ import { runIdFromProto } from "./run-request.js";
 import { compact, decoding, validated } from "./violations.js";
 
 /** Pagination is passed as sent (absent stays absent); the domain applies defaults and caps. */
-export function pageInput(p: pb.Pagination | undefined): PageInput | undefined {
+function pageInput(p: pb.Pagination | undefined): PageInput | undefined {
   return p && { offset: p.offset, limit: p.limit };
 }
 

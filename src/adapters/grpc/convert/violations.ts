@@ -1,6 +1,8 @@
 /**
- * Converters between the wire (ts-proto messages of src/gen) and the domain (src/domain/model.ts),
- * both ways. Pure functions: no I/O, no clock.
+ * The violations collector of every decoder in this folder, and the helpers they share.
+ *
+ * The converters of this folder map between the wire (ts-proto messages of src/gen) and the domain
+ * (src/domain/model.ts), both ways, one file per concept. Pure functions: no I/O, no clock.
  *
  * Decoding is faithful, not validating: what a client may legally omit is passed on as absent,
  * `unset` or `UNKNOWN`, and the domain's validators decide what that means (an UNKNOWN gate scope
@@ -12,16 +14,14 @@
  *   - malformed UUIDs where no domain validator looks at the id (task ids, inventory ids);
  *   - component references without an identifier, and UNKNOWN types of external component
  *     references (the domain's ComponentRef has room for neither);
- *   - sizes no real request has (see `LIMITS`);
+ *   - sizes no real request has (see `LIMITS` in limits.ts);
  *   - durations and timestamps outside the ranges the well-known types define.
  *
  * Every problem is collected with its proto field path, then thrown at once as a `ValidationError`
  * (gRPC InvalidArgument). Where the domain has a validator for the decoded form (list queries, a
  * plain UpgradeFirmware request, run ids) the converter calls it, so the rules and the reference's
- * texts live in one place (src/domain/queries.ts, src/domain/config.ts); `createRun` validates
- * inside the application, which takes the raw `CreateRunInput`.
- *
- * Encoding never writes firmware credentials back: `authentication_data` is always unset on read.
+ * texts live in one place (src/domain/list-queries.ts, src/domain/run-config.ts); `createRun`
+ * validates inside the application, which takes the raw `CreateRunInput`.
  */
 
 import { type FieldViolation, ValidationError } from "../../../domain/errors.js";
