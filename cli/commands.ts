@@ -20,7 +20,8 @@ import {
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
 import type { Action } from "./program.js";
-import { loadRunFile, runFileFromConfig } from "./run-file.js";
+import { loadRunFile } from "./run-file/load.js";
+import { runFileFromConfig } from "./run-file/to-file.js";
 import { watchRun } from "./watch.js";
 import { statusText } from "./watch-view.js";
 

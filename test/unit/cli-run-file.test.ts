@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { durationToNs, formatDurationNs, parseDurationNs } from "../../cli/durations.js";
-import { parseRunFile, RunFileError, runFileFromConfig } from "../../cli/run-file.js";
+import { parseRunFile, RunFileError } from "../../cli/run-file/load.js";
+import { runFileFromConfig } from "../../cli/run-file/to-file.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 
 const MINIMAL = `
