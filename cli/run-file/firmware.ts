@@ -1,6 +1,7 @@
 /** The run file's `operation.upgradeFirmware`: version, window, queueing, credentials and targets. */
 
 import * as pb from "../../src/gen/flow/v1/flow.js";
+import { queueStrategyNames } from "../names.js";
 import { describe, join, type Reader } from "./reader.js";
 
 export function readTypes(
@@ -67,10 +68,11 @@ function readQueue(r: Reader, value: unknown, path: string): pb.QueueOptions | u
   if (obj === undefined) return undefined;
   let conflictStrategy = pb.ConflictStrategy.CONFLICT_STRATEGY_UNSPECIFIED;
   if (obj.strategy !== undefined) {
-    const s = typeof obj.strategy === "string" ? obj.strategy.toLowerCase() : "";
-    if (s === "queue") conflictStrategy = pb.ConflictStrategy.CONFLICT_STRATEGY_QUEUE;
-    else if (s === "reject") conflictStrategy = pb.ConflictStrategy.CONFLICT_STRATEGY_REJECT;
-    else r.add(join(path, "strategy"), `must be queue or reject (got ${describe(obj.strategy)})`);
+    const found = queueStrategyNames.parse(obj.strategy);
+    if (found === undefined) {
+      const names = queueStrategyNames.names.join(" or ");
+      r.add(join(path, "strategy"), `must be ${names} (got ${describe(obj.strategy)})`);
+    } else conflictStrategy = found;
   }
   let queueTimeoutSeconds = 0;
   if (obj.timeout !== undefined) {

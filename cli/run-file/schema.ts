@@ -34,7 +34,7 @@
 
 import * as pb from "../../src/gen/flow/v1/flow.js";
 import { nsToDuration } from "../durations.js";
-import { orderingStrategies } from "../names.js";
+import { gateScopeNames, orderingStrategies } from "../names.js";
 import { readFirmware, readTypes } from "./firmware.js";
 import { describe, join, type Obj, type Reader } from "./reader.js";
 
@@ -127,21 +127,14 @@ function readOptions(r: Reader, value: unknown, path: string): pb.OperationRunOp
   };
 }
 
-/** Gate scopes by their readable names; `CURRENT_PHASE` and `current-phase` work too. */
-const GATE_SCOPES: Readonly<Record<string, pb.OperationRunSafetyGateScope>> = {
-  currentphase: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE,
-  cumulativerun: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN,
-};
-
 function readGate(r: Reader, value: unknown, path: string): pb.OperationRunSafetyGate | undefined {
   const obj = r.object(value, path, ["failureCount", "failureRate", "scope"]);
   if (obj === undefined) return undefined;
   let scope = pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE;
   if (obj.scope !== undefined) {
-    const key = typeof obj.scope === "string" ? obj.scope.toLowerCase().replace(/[^a-z]/g, "") : "";
-    const found = GATE_SCOPES[key];
+    const found = gateScopeNames.parse(obj.scope);
     if (found === undefined)
-      r.add(join(path, "scope"), `must be currentPhase or cumulativeRun (got ${describe(obj.scope)})`);
+      r.add(join(path, "scope"), `must be ${gateScopeNames.names.join(" or ")} (got ${describe(obj.scope)})`);
     else scope = found;
   }
   const kind = r.exactlyOne(obj, path, ["failureCount", "failureRate"]);

@@ -1,8 +1,8 @@
 /** Back to the readable form: a run's configuration as a run file. */
 
-import * as pb from "../../src/gen/flow/v1/flow.js";
+import type * as pb from "../../src/gen/flow/v1/flow.js";
 import { durationToNs, formatDuration } from "../durations.js";
-import { componentTypes, orderingStrategies } from "../names.js";
+import { componentTypes, gateScopeNames, orderingStrategies, queueStrategyNames } from "../names.js";
 
 /**
  * A configuration in run-file form: what `run get` and `run create --dry-run` print, and what
@@ -78,10 +78,8 @@ function durationText(d: pb.OperationRunConflictRetryPolicy["retryTimeout"]): st
 }
 
 function gateToFile(g: pb.OperationRunSafetyGate): Record<string, unknown> {
-  const scopeName = (s: pb.OperationRunSafetyGateScope) =>
-    s === pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN
-      ? "cumulativeRun"
-      : "currentPhase";
+  // UNKNOWN is what the service resolves to CURRENT_PHASE; an effective configuration never has it.
+  const scopeName = (s: pb.OperationRunSafetyGateScope) => gateScopeNames.name(s) ?? "currentPhase";
   if (g.gate?.$case === "failureCount") {
     return { failureCount: g.gate.value.failureThresholdCount, scope: scopeName(g.gate.value.scope) };
   }
@@ -105,12 +103,7 @@ function firmwareToFile(fw: pb.UpgradeFirmwareRequest): Record<string, unknown> 
   if (fw.queueOptions !== undefined) {
     const q = fw.queueOptions;
     out.queue = compact({
-      strategy:
-        q.conflictStrategy === pb.ConflictStrategy.CONFLICT_STRATEGY_QUEUE
-          ? "queue"
-          : q.conflictStrategy === pb.ConflictStrategy.CONFLICT_STRATEGY_REJECT
-            ? "reject"
-            : undefined,
+      strategy: queueStrategyNames.name(q.conflictStrategy),
       timeout: q.queueTimeoutSeconds > 0 ? `${q.queueTimeoutSeconds}s` : undefined,
     });
   }
