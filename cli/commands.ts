@@ -20,7 +20,8 @@ import {
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
 import type { Action } from "./program.js";
-import { loadRunFile, runFileFromConfig } from "./run-file.js";
+import { loadRunFile } from "./run-file/load.js";
+import { runFileFromConfig } from "./run-file/to-file.js";
 import { watchRun } from "./watch.js";
 import { statusText } from "./watch-view.js";
 
@@ -221,7 +222,7 @@ export function registerRunCommands(program: Command, act: Act): void {
     .argument("<id>", "run ID")
     .option(
       "--phase-scope <scope>",
-      `which phases: ${Object.keys(PHASE_SCOPE_FLAGS).join(", ")} (future phases are never listed)`,
+      `which phases: ${PHASE_SCOPE_FLAGS.names.join(", ")} (future phases are never listed)`,
       "current",
     )
     .option(
@@ -237,10 +238,10 @@ export function registerRunCommands(program: Command, act: Act): void {
           id: string,
           o: { phaseScope: string; status?: string; limit?: number; offset?: number },
         ) => {
-          const phaseScope = PHASE_SCOPE_FLAGS[o.phaseScope];
+          const phaseScope = PHASE_SCOPE_FLAGS.parse(o.phaseScope);
           if (phaseScope === undefined) {
             throw new UsageError(
-              `--phase-scope: expected one of ${Object.keys(PHASE_SCOPE_FLAGS).join(", ")} (got ${JSON.stringify(o.phaseScope)})`,
+              `--phase-scope: expected one of ${PHASE_SCOPE_FLAGS.names.join(", ")} (got ${JSON.stringify(o.phaseScope)})`,
             );
           }
           let status = pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_UNKNOWN;

@@ -90,13 +90,65 @@ export const operationTypes = enumNames<pb.OperationType>(
   members(pb.OperationType),
 );
 
-/** `--phase-scope` values: `current`, `completed`, `current-and-completed`. */
-export const PHASE_SCOPE_FLAGS: Readonly<Record<string, pb.OperationRunTargetPhaseScope>> = {
-  current: pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_PHASE,
-  completed: pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_COMPLETED_PHASES,
-  "current-and-completed":
-    pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
-};
+/**
+ * Enum values by names of their own, one table each: the run file's (camelCase, like its keys; the
+ * schema reads them and run-file/to-file.ts writes them back) and a flag's.
+ */
+export interface NameTable<E extends number> {
+  /** The names, as written and as error messages list them. */
+  readonly names: readonly string[];
+  parse(value: unknown): E | undefined;
+  /** Undefined for a value the table does not name (UNKNOWN, UNSPECIFIED). */
+  name(value: E): string | undefined;
+}
+
+/** `normalize` is applied to both the table's names and the text read: it says what spellings pass. */
+function nameTable<E extends number>(
+  table: readonly (readonly [string, E])[],
+  normalize: (text: string) => string,
+): NameTable<E> {
+  return {
+    names: table.map(([name]) => name),
+    parse(value) {
+      if (typeof value !== "string") return undefined;
+      return table.find(([name]) => normalize(name) === normalize(value))?.[1];
+    },
+    name(value) {
+      return table.find(([, v]) => v === value)?.[0];
+    },
+  };
+}
+
+/** `scope:` of a gate; `CURRENT_PHASE`, `current-phase` and `currentphase` read too. */
+export const gateScopeNames = nameTable<pb.OperationRunSafetyGateScope>(
+  [
+    ["currentPhase", pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE],
+    ["cumulativeRun", pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN],
+  ],
+  (text) => text.toLowerCase().replace(/[^a-z]/g, ""),
+);
+
+/** `queue.strategy:` of a firmware operation, in any case. */
+export const queueStrategyNames = nameTable<pb.ConflictStrategy>(
+  [
+    ["queue", pb.ConflictStrategy.CONFLICT_STRATEGY_QUEUE],
+    ["reject", pb.ConflictStrategy.CONFLICT_STRATEGY_REJECT],
+  ],
+  (text) => text.toLowerCase(),
+);
+
+/** `--phase-scope` values, exactly as written: `current`, `completed`, `current-and-completed`. */
+export const PHASE_SCOPE_FLAGS = nameTable<pb.OperationRunTargetPhaseScope>(
+  [
+    ["current", pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_PHASE],
+    ["completed", pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_COMPLETED_PHASES],
+    [
+      "current-and-completed",
+      pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
+    ],
+  ],
+  (text) => text,
+);
 
 /** Statuses after which a run never changes again. */
 export const TERMINAL_RUN_STATUSES: ReadonlySet<pb.OperationRunStatus> = new Set([

@@ -19,7 +19,7 @@ import {
   UsageError,
 } from "./errors.js";
 import { OUTPUT_FORMATS, type OutputFormat, type Result, render, type Writer } from "./output.js";
-import { RunFileError } from "./run-file.js";
+import { RunFileError } from "./run-file/load.js";
 
 export const DEFAULT_ENDPOINT = "127.0.0.1:50051";
 

@@ -24,7 +24,7 @@ import {
   type FlowAdminClient,
   type FlowClient,
 } from "../../src/adapters/grpc/client.js";
-import { createRunInputFromProto } from "../../src/adapters/grpc/convert.js";
+import { createRunInputFromProto } from "../../src/adapters/grpc/convert/run-request.js";
 import { type GrpcLogger, type RunningGrpcServer, startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { clientCredentials } from "../../src/adapters/grpc/tls.js";
 import type { BuildInfo, FlowApi, TargetView } from "../../src/app/api.js";

@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { durationToNs, formatDurationNs, parseDurationNs } from "../../cli/durations.js";
-import { parseRunFile, RunFileError, runFileFromConfig } from "../../cli/run-file.js";
+import { parseRunFile, RunFileError } from "../../cli/run-file/load.js";
+import { runFileFromConfig } from "../../cli/run-file/to-file.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 
 const MINIMAL = `
@@ -365,6 +366,22 @@ describe("run file: every problem at once, by key path", () => {
     ]);
   });
 
+  it("a gate scope or queue strategy is one of the table's names, not any key of an object", () => {
+    const queue = (strategy: string) =>
+      MINIMAL.replace("upgradeFirmware: {}", `upgradeFirmware: { queue: { strategy: ${strategy} } }`);
+    expect(problems(queue("later"))).toEqual([
+      'operation.upgradeFirmware.queue.strategy: must be queue or reject (got "later")',
+    ]);
+    expect(problems(queue("constructor"))).toEqual([
+      'operation.upgradeFirmware.queue.strategy: must be queue or reject (got "constructor")',
+    ]);
+    expect(
+      problems(withOptions("  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1, scope: constructor }]")),
+    ).toEqual(['options.gates[0].scope: must be currentPhase or cumulativeRun (got "constructor")']);
+    const reject = parseRunFile(queue("REJECT"), "f").configuration?.operation?.operation?.value;
+    expect(reject?.queueOptions?.conflictStrategy).toBe(pb.ConflictStrategy.CONFLICT_STRATEGY_REJECT);
+  });
+
   it("phases: percentages that do not add up to 100, a zero count, two plans at once", () => {
     const base = "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]\n";
     expect(problems(withOptions(`${base}  phases: { percentage: [10, 30] }`))).toEqual([
@@ -478,6 +495,39 @@ operation:
     expect(doc.options).toMatchObject({
       conflictRetry: { retryTimeout: "1h", initialRetryDelay: "30s", maxRetryDelay: "5m" },
     });
+  });
+  it("queue strategies and gate scopes are written by name; UNSPECIFIED is left out, UNKNOWN is currentPhase", () => {
+    const gate = (scope: pb.OperationRunSafetyGateScope): pb.OperationRunSafetyGate => ({
+      gate: { $case: "failureCount", value: { scope, failureThresholdCount: 1 } },
+    });
+    const config = (conflictStrategy: pb.ConflictStrategy) =>
+      pb.OperationRunConfiguration.fromPartial({
+        options: {
+          safetyPolicy: {
+            gates: [
+              gate(pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN),
+              gate(pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN),
+            ],
+          },
+        },
+        operation: {
+          operation: { $case: "upgradeFirmware", value: { queueOptions: { conflictStrategy } } },
+        },
+      });
+    const written = (s: pb.ConflictStrategy) => {
+      const doc = runFileFromConfig("fw", "", config(s));
+      const op = doc.operation as { upgradeFirmware: { queue: unknown } };
+      return { gates: (doc.options as { gates: unknown }).gates, queue: op.upgradeFirmware.queue };
+    };
+    expect(written(pb.ConflictStrategy.CONFLICT_STRATEGY_QUEUE)).toEqual({
+      gates: [
+        { failureCount: 1, scope: "cumulativeRun" },
+        { failureCount: 1, scope: "currentPhase" },
+      ],
+      queue: { strategy: "queue" },
+    });
+    expect(written(pb.ConflictStrategy.CONFLICT_STRATEGY_REJECT).queue).toEqual({ strategy: "reject" });
+    expect(written(pb.ConflictStrategy.CONFLICT_STRATEGY_UNSPECIFIED).queue).toEqual({});
   });
 });
 

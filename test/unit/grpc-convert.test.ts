@@ -1,47 +1,50 @@
 import { describe, expect, it } from "vitest";
+import { runConfigToProto } from "../../src/adapters/grpc/convert/config-response.js";
 import {
   componentTypeFromProto,
   componentTypeToProto,
   conflictStrategyFromProto,
   conflictStrategyToProto,
-  createRunInputFromProto,
-  durationToMs,
   executorTypeToProto,
-  firmwareTemplateFromProto,
   gateScopeFromProto,
   gateScopeToProto,
-  inventoryRacksFromProto,
-  inventoryRackToProto,
-  LIMITS,
-  listRunsQueryFromProto,
-  listTargetsQueryFromProto,
-  listTasksQueryFromProto,
-  msToDuration,
   operationTypeFromProto,
   operationTypeToProto,
-  pageFromListRacks,
   phaseScopeFromProto,
-  planToProto,
-  runConfigToProto,
-  runIdFromProto,
   runReasonFromProto,
   runReasonToProto,
   runStatusFromProto,
   runStatusToProto,
-  runSummaryToProto,
-  runToProto,
   strategyFromProto,
   targetStatusFromProto,
   targetStatusToProto,
+  taskStatusToProto,
+} from "../../src/adapters/grpc/convert/enums.js";
+import { firmwareTemplateFromProto } from "../../src/adapters/grpc/convert/firmware-request.js";
+import { LIMITS } from "../../src/adapters/grpc/convert/limits.js";
+import {
+  listRunsQueryFromProto,
+  listTargetsQueryFromProto,
+  listTasksQueryFromProto,
+  pageFromListRacks,
+} from "../../src/adapters/grpc/convert/list-queries.js";
+import { createRunInputFromProto, runIdFromProto } from "../../src/adapters/grpc/convert/run-request.js";
+import {
+  planToProto,
+  runSummaryToProto,
+  runToProto,
   targetToProto,
+} from "../../src/adapters/grpc/convert/run-response.js";
+import {
+  inventoryRacksFromProto,
+  inventoryRackToProto,
   taskIdFromProto,
   taskIdsFromProto,
-  taskStatusToProto,
   taskToProto,
-  Violations,
-} from "../../src/adapters/grpc/convert.js";
+} from "../../src/adapters/grpc/convert/tasks-inventory.js";
+import { Violations } from "../../src/adapters/grpc/convert/violations.js";
+import { durationToMs, msToDuration } from "../../src/adapters/grpc/convert/well-known.js";
 import type { TargetView } from "../../src/app/api.js";
-import { validateCreateRun } from "../../src/domain/run-config.js";
 import { FlowError, ValidationError } from "../../src/domain/errors.js";
 import {
   COMPONENT_TYPES,
@@ -57,6 +60,7 @@ import {
   TASK_STATUSES,
   type Task,
 } from "../../src/domain/model.js";
+import { validateCreateRun } from "../../src/domain/run-config.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 import { ImportInventoryRequest } from "../../src/gen/flowadmin/v1/admin.js";
 

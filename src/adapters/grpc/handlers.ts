@@ -1,5 +1,5 @@
 /**
- * What each RPC does: decode the request into domain terms (convert.ts), call the application
+ * What each RPC does: decode the request into domain terms (convert/), call the application
  * (FlowApi), encode the answer. No gRPC plumbing here; server.ts wraps every entry in the one unary
  * wrapper that owns deadlines, error mapping and the single callback.
  *
@@ -10,26 +10,28 @@
 import type { FlowApi, InventoryApi } from "../../app/api.js";
 import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
+import { firmwareTemplateFromProto } from "./convert/firmware-request.js";
 import {
-  buildInfoToProto,
-  cancelRequestFromProto,
-  createRunInputFromProto,
-  firmwareTemplateFromProto,
-  inventoryRacksFromProto,
-  inventoryRackToProto,
   listRunsQueryFromProto,
   listTargetsQueryFromProto,
   listTasksQueryFromProto,
   pageFromListRacks,
+} from "./convert/list-queries.js";
+import { cancelRequestFromProto, createRunInputFromProto, runIdFromProto } from "./convert/run-request.js";
+import {
+  buildInfoToProto,
   planToProto,
-  runIdFromProto,
   runSummaryToProto,
   runToProto,
   targetToProto,
+} from "./convert/run-response.js";
+import {
+  inventoryRacksFromProto,
+  inventoryRackToProto,
   taskIdFromProto,
   taskIdsFromProto,
   taskToProto,
-} from "./convert.js";
+} from "./convert/tasks-inventory.js";
 
 /** The shape of one generated method definition, from which request and response types are read. */
 export interface MethodDefinition<Req, Res> {

@@ -1,0 +1,196 @@
+/**
+ * Enumerations between the wire and the domain: one table per enum, domain value → proto number,
+ * from which both directions are derived. Each table is a Record over its domain type, so a domain
+ * value without a number does not compile.
+ *
+ * Proto → domain returns undefined for a number the table does not hold (one the proto does not
+ * define: ts-proto's decoder keeps such numbers as plain numbers) and reports it as
+ * `unknown enum value 42`. The wire's 0 (UNKNOWN, which omission also sends) decodes to the domain
+ * value the table gives it (CONFLICT_STRATEGY_UNSPECIFIED is the domain's UNSPECIFIED), else to the
+ * mapping's `zero`: UNKNOWN, for the domain's validators to judge, or a default.
+ */
+
+import {
+  assertNever,
+  type ComponentType,
+  type ConflictStrategy,
+  type GateScope,
+  type OperationType,
+  type PhaseScope,
+  type RunReason,
+  type RunStatus,
+  type TargetStatus,
+  type Task,
+  type TaskStatus,
+} from "../../../domain/model.js";
+import * as pb from "../../../gen/flow/v1/flow.js";
+import type { Violations } from "./violations.js";
+
+interface EnumMapping<D extends string, P extends number, Z extends string> {
+  /** Total over the domain type; a value outside it (only a cast can make one) throws. */
+  toProto(value: D): P;
+  fromProto(value: P, field: string, v: Violations): D | Z | undefined;
+}
+
+/** Both directions of one `table`; `zero`, if given, is what the wire's 0 decodes to. */
+function enumMapping<D extends string, P extends number, Z extends string = never>(
+  table: Readonly<Record<D, P>>,
+  zero?: Z,
+): EnumMapping<D, P, Z> {
+  const entries = Object.entries(table) as [D, P][];
+  const numbers = new Map<D, P>(entries);
+  const values = new Map<number, D | Z>(entries.map(([d, p]) => [p, d]));
+  if (zero !== undefined) values.set(0, zero);
+  return {
+    toProto(value) {
+      return numbers.get(value) ?? assertNever(value as never);
+    },
+    fromProto(value, field, v) {
+      const decoded = values.get(value);
+      if (decoded === undefined) v.unknownEnum(field, value);
+      return decoded;
+    },
+  };
+}
+
+export const { fromProto: componentTypeFromProto, toProto: componentTypeToProto } = enumMapping<
+  ComponentType,
+  pb.ComponentType,
+  "UNKNOWN"
+>(
+  {
+    COMPUTE: pb.ComponentType.COMPONENT_TYPE_COMPUTE,
+    NVSWITCH: pb.ComponentType.COMPONENT_TYPE_NVSWITCH,
+    POWERSHELF: pb.ComponentType.COMPONENT_TYPE_POWERSHELF,
+    TORSWITCH: pb.ComponentType.COMPONENT_TYPE_TORSWITCH,
+    UMS: pb.ComponentType.COMPONENT_TYPE_UMS,
+    CDU: pb.ComponentType.COMPONENT_TYPE_CDU,
+  },
+  "UNKNOWN",
+);
+
+export const { fromProto: gateScopeFromProto, toProto: gateScopeToProto } = enumMapping<
+  GateScope,
+  pb.OperationRunSafetyGateScope,
+  "UNKNOWN"
+>(
+  {
+    CURRENT_PHASE: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE,
+    CUMULATIVE_RUN: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN,
+  },
+  "UNKNOWN",
+);
+
+type Strategy = "ROW_BY_ROW" | "ONE_PER_ROW_ROUND_ROBIN";
+
+export const { fromProto: strategyFromProto } = enumMapping<
+  Strategy,
+  pb.OperationRunPhysicalLocationOrdering_Strategy,
+  "UNKNOWN"
+>(
+  {
+    ROW_BY_ROW: pb.OperationRunPhysicalLocationOrdering_Strategy.STRATEGY_ROW_BY_ROW,
+    ONE_PER_ROW_ROUND_ROBIN:
+      pb.OperationRunPhysicalLocationOrdering_Strategy.STRATEGY_ONE_PER_ROW_ROUND_ROBIN,
+  },
+  "UNKNOWN",
+);
+
+export const { fromProto: conflictStrategyFromProto, toProto: conflictStrategyToProto } = enumMapping<
+  ConflictStrategy,
+  pb.ConflictStrategy
+>({
+  UNSPECIFIED: pb.ConflictStrategy.CONFLICT_STRATEGY_UNSPECIFIED,
+  QUEUE: pb.ConflictStrategy.CONFLICT_STRATEGY_QUEUE,
+  REJECT: pb.ConflictStrategy.CONFLICT_STRATEGY_REJECT,
+});
+
+export const { fromProto: runStatusFromProto, toProto: runStatusToProto } = enumMapping<
+  RunStatus,
+  pb.OperationRunStatus,
+  "UNKNOWN"
+>(
+  {
+    PENDING: pb.OperationRunStatus.OPERATION_RUN_STATUS_PENDING,
+    RUNNING: pb.OperationRunStatus.OPERATION_RUN_STATUS_RUNNING,
+    PAUSED: pb.OperationRunStatus.OPERATION_RUN_STATUS_PAUSED,
+    COMPLETED: pb.OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED,
+    CANCELLED: pb.OperationRunStatus.OPERATION_RUN_STATUS_CANCELLED,
+    FAILED: pb.OperationRunStatus.OPERATION_RUN_STATUS_FAILED,
+    COMPLETED_WITH_FAILURES: pb.OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED_WITH_FAILURES,
+  },
+  "UNKNOWN",
+);
+
+export const { fromProto: runReasonFromProto, toProto: runReasonToProto } = enumMapping<
+  RunReason,
+  pb.OperationRunStatusReason,
+  "UNKNOWN"
+>(
+  {
+    NONE: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_NONE,
+    OPERATOR_PAUSED: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_OPERATOR_PAUSED,
+    PHASE_GATE: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_PHASE_GATE,
+    SAFETY_GATE: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_SAFETY_GATE,
+    CONFLICT_RETRY_TIMEOUT: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT,
+  },
+  "UNKNOWN",
+);
+
+export const { fromProto: targetStatusFromProto, toProto: targetStatusToProto } = enumMapping<
+  TargetStatus,
+  pb.OperationRunTargetStatus,
+  "UNKNOWN"
+>(
+  {
+    PENDING: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_PENDING,
+    BLOCKED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_BLOCKED,
+    SUBMITTED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SUBMITTED,
+    COMPLETED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_COMPLETED,
+    FAILED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_FAILED,
+    TERMINATED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_TERMINATED,
+    SKIPPED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SKIPPED,
+    CLAIMED: pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_CLAIMED,
+  },
+  "UNKNOWN",
+);
+
+/** UNKNOWN (and omission, which is the same 0 on the wire) means CURRENT_PHASE, per the guide. */
+export const { fromProto: phaseScopeFromProto } = enumMapping<
+  PhaseScope,
+  pb.OperationRunTargetPhaseScope,
+  "CURRENT_PHASE"
+>(
+  {
+    CURRENT_PHASE: pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_PHASE,
+    COMPLETED_PHASES: pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_COMPLETED_PHASES,
+    CURRENT_AND_COMPLETED_PHASES:
+      pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
+  },
+  "CURRENT_PHASE",
+);
+
+export const { fromProto: operationTypeFromProto, toProto: operationTypeToProto } = enumMapping<
+  OperationType,
+  pb.OperationType,
+  "UNKNOWN"
+>(
+  {
+    POWER_CONTROL: pb.OperationType.OPERATION_TYPE_POWER_CONTROL,
+    FIRMWARE_CONTROL: pb.OperationType.OPERATION_TYPE_FIRMWARE_CONTROL,
+  },
+  "UNKNOWN",
+);
+
+export const { toProto: taskStatusToProto } = enumMapping<TaskStatus, pb.TaskStatus>({
+  PENDING: pb.TaskStatus.TASK_STATUS_PENDING,
+  RUNNING: pb.TaskStatus.TASK_STATUS_RUNNING,
+  COMPLETED: pb.TaskStatus.TASK_STATUS_COMPLETED,
+  FAILED: pb.TaskStatus.TASK_STATUS_FAILED,
+  TERMINATED: pb.TaskStatus.TASK_STATUS_TERMINATED,
+  WAITING: pb.TaskStatus.TASK_STATUS_WAITING,
+});
+
+export const { toProto: executorTypeToProto } = enumMapping<Task["executorType"], pb.TaskExecutorType>({
+  STEP_FUNCTIONS: pb.TaskExecutorType.TASK_EXECUTOR_TYPE_STEP_FUNCTIONS,
+});

@@ -1,0 +1,36 @@
+/**
+ * Upper bounds on what one request may carry. None is a product rule (the planner caps a run at 100
+ * candidate racks anyway); they exist so that a buggy or hostile client gets a clear InvalidArgument
+ * naming the field instead of making the server allocate, sort and store something absurd. Each is
+ * one or two orders of magnitude above any real request: a 100-rack run needs at most 100 target
+ * entries and 100 phases. The 4 MiB receive limit of the server bounds the rest.
+ */
+export const LIMITS = {
+  /** Characters. A run name is a label in a list, not a document. */
+  name: 256,
+  /** Characters: run, firmware and cancel-reason descriptions. */
+  description: 4096,
+  /** Characters: selector and ordering seeds (a generated seed is a 36-character UUID). */
+  seed: 256,
+  /** Safety gates per run; gates OR together, so more than a handful is a mistake. */
+  gates: 32,
+  /** Phases per run, for every plan kind (equal phase_count included). */
+  phases: 100,
+  /** Entries of a target spec or of a component filter. */
+  targetSpecEntries: 1000,
+  /** component_types of one target entry: there are six component types. */
+  componentTypesPerEntry: 16,
+  /** sub_targets of a firmware request. */
+  subTargets: 100,
+  /** Name patterns of a ListOperationRuns filter. */
+  patterns: 100,
+  /** State entries and operation kinds of a ListOperationRuns filter, each. */
+  filterEntries: 100,
+  /** exclude_operation_run_ids of a target scope. */
+  excludeRunIds: 100,
+  /** task_ids of one GetTasksByIDs call. */
+  taskIds: 1000,
+  /** Racks of one ImportInventory call, and components of one rack. */
+  inventoryRacks: 1000,
+  componentsPerRack: 1000,
+} as const;
