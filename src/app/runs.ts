@@ -4,8 +4,9 @@
  * spec's ordering, scoping and status codes. Manual controls live in controls.ts (they meet the
  * dispatcher); this file never changes a run after it is created.
  */
-import { validateCreateRun } from "../domain/run-config.js";
+
 import { FailedPreconditionError, NotFoundError, ValidationError } from "../domain/errors.js";
+import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import type {
   CreateRunInput,
   InventoryRack,
@@ -18,7 +19,7 @@ import type {
   Target,
 } from "../domain/model.js";
 import { type ExcludedTarget, planRun } from "../domain/planner.js";
-import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
+import { validateCreateRun } from "../domain/run-config.js";
 import { computeStats } from "../domain/stats.js";
 import type { TargetView } from "./api.js";
 import type { InventoryStore, RunListEntry, RunStore } from "./ports.js";

@@ -19,7 +19,6 @@
  * exists, read only by the SendUpdate step, and never part of a Task, a log line or a response.
  */
 import { createHash } from "node:crypto";
-import { validateFirmwareTask } from "../domain/run-config.js";
 import {
   FailedPreconditionError,
   InvalidArgumentError,
@@ -29,6 +28,7 @@ import {
 import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../domain/model.js";
 import { TERMINAL_TASK_STATUSES } from "../domain/model.js";
 import { mergeRows, resolveTargetSpec } from "../domain/planner.js";
+import { validateFirmwareTask } from "../domain/run-config.js";
 import type { TasksApi } from "./api.js";
 import type { InventoryStore, RackLockStore, RunStore, TaskStore } from "./ports.js";
 import type {

@@ -41,7 +41,6 @@ import {
   Violations,
 } from "../../src/adapters/grpc/convert.js";
 import type { TargetView } from "../../src/app/api.js";
-import { validateCreateRun } from "../../src/domain/run-config.js";
 import { FlowError, ValidationError } from "../../src/domain/errors.js";
 import {
   COMPONENT_TYPES,
@@ -57,6 +56,7 @@ import {
   TASK_STATUSES,
   type Task,
 } from "../../src/domain/model.js";
+import { validateCreateRun } from "../../src/domain/run-config.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 import { ImportInventoryRequest } from "../../src/gen/flowadmin/v1/admin.js";
 

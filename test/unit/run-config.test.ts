@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import type { FieldViolation } from "../../src/domain/errors.js";
+import type { ComponentType, CreateRunInput, TargetSpecInput } from "../../src/domain/model.js";
 import {
   DEFAULT_CONFLICT_RETRY,
   type FirmwareTemplateInput,
@@ -6,8 +8,6 @@ import {
   validateCreateRun,
   validateFirmwareTask,
 } from "../../src/domain/run-config.js";
-import type { FieldViolation } from "../../src/domain/errors.js";
-import type { ComponentType, CreateRunInput, TargetSpecInput } from "../../src/domain/model.js";
 
 const RUN_A = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
 const RUN_B = "6ba7b810-9dad-11d1-80b4-00c04fd430c8";

@@ -25,8 +25,19 @@
  */
 
 import type { BuildInfo, TargetView } from "../../app/api.js";
-import { validateFirmwareTask } from "../../domain/run-config.js";
 import { type FieldViolation, InvalidArgumentError, ValidationError } from "../../domain/errors.js";
+import {
+  type ListRunsQueryInput,
+  type ListTargetsQueryInput,
+  type PageInput,
+  requireRunId,
+  runOperationKind,
+  type Validated,
+  validateListRunsQuery,
+  validateListTargetsQuery,
+  validateListTasksQuery,
+  validatePage,
+} from "../../domain/list-queries.js";
 import {
   assertNever,
   type ComponentFilter,
@@ -65,18 +76,7 @@ import {
   type Task,
   type TaskStatus,
 } from "../../domain/model.js";
-import {
-  type ListRunsQueryInput,
-  type ListTargetsQueryInput,
-  type PageInput,
-  requireRunId,
-  runOperationKind,
-  type Validated,
-  validateListRunsQuery,
-  validateListTargetsQuery,
-  validateListTasksQuery,
-  validatePage,
-} from "../../domain/list-queries.js";
+import { validateFirmwareTask } from "../../domain/run-config.js";
 import { isNilUuid, normalizeUuid } from "../../domain/uuid.js";
 import * as pb from "../../gen/flow/v1/flow.js";
 import type * as admin from "../../gen/flowadmin/v1/admin.js";
