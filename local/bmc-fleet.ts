@@ -41,7 +41,7 @@ import {
   parseBmcTopic,
   type ResultEvent,
   type UpdateCommand,
-} from "../src/adapters/iot/bmc-protocol.js";
+} from "../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { type BmcBehaviour, behaviourFor, defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
 

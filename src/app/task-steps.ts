@@ -29,6 +29,7 @@
  * goes into the command. No step returns them, so they never appear in execution history or logs.
  */
 import { createHash } from "node:crypto";
+import type { BmcCommandPublisher } from "../adapters/iot/publisher.js";
 import {
   type BmcError,
   type BmcEvent,
@@ -37,8 +38,7 @@ import {
   type FirmwareImageRef,
   type UpdateCommand,
   updateRequestId,
-} from "../adapters/iot/bmc-protocol.js";
-import type { BmcCommandPublisher } from "../adapters/iot/publisher.js";
+} from "../domain/bmc-protocol.js";
 import {
   type ComponentType,
   type FirmwareAuthentication,

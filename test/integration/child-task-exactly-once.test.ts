@@ -4,13 +4,6 @@
  * every component receives each update command exactly once per task (counted by the simulator).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  bmcEvtTopic,
-  decodeBmcEvent,
-  encodeBmcMessage,
-  parseBmcTopic,
-  updateRequestId,
-} from "../../src/adapters/iot/bmc-protocol.js";
 import { DynamoTaskSecretStore } from "../../src/adapters/stepfunctions/dynamo-task-records.js";
 import type { TaskExecutor } from "../../src/app/task-ports.js";
 import { targetIdempotencyKey } from "../../src/app/task-ports.js";
@@ -22,6 +15,13 @@ import {
   type WaveState,
 } from "../../src/app/task-steps.js";
 import { createTaskService, taskIdForKey } from "../../src/app/tasks.js";
+import {
+  bmcEvtTopic,
+  decodeBmcEvent,
+  encodeBmcMessage,
+  parseBmcTopic,
+  updateRequestId,
+} from "../../src/domain/bmc-protocol.js";
 import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";

@@ -11,7 +11,7 @@ import {
   parseBmcTopic,
   type UpdateCommand,
   updateRequestId,
-} from "../../src/adapters/iot/bmc-protocol.js";
+} from "../../src/domain/bmc-protocol.js";
 
 const COMPONENT = "0b9a3c1e-5d2f-8a41-9c3e-7f1a2b3c4d5e";
 

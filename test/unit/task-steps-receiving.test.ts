@@ -3,7 +3,6 @@
  * and execution endings as Step Functions reports them (reconcileExecutionEnd).
  */
 import { describe, expect, it } from "vitest";
-import type { BmcEvent } from "../../src/adapters/iot/bmc-protocol.js";
 import type { RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
 import {
   type BmcRequestStore,
@@ -13,6 +12,7 @@ import {
   recordBmcReport,
   serializeReport,
 } from "../../src/app/task-steps.js";
+import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
 import type { Task } from "../../src/domain/model.js";
 
 function requestsSpy() {

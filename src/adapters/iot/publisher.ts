@@ -8,7 +8,7 @@
  * to know whether an earlier attempt got through.
  */
 import { IoTDataPlaneClient, PublishCommand } from "@aws-sdk/client-iot-data-plane";
-import { type BmcCommand, bmcCmdTopic, encodeBmcMessage } from "./bmc-protocol.js";
+import { type BmcCommand, bmcCmdTopic, encodeBmcMessage } from "../../domain/bmc-protocol.js";
 
 /** The port the child task's steps depend on. Implementations must be safe to call twice. */
 export interface BmcCommandPublisher {

@@ -8,7 +8,7 @@
  */
 import type { Cipher } from "../../app/ports.js";
 import type { BmcAuthSealer } from "../../app/task-steps.js";
-import type { EncryptedAuth } from "../iot/bmc-protocol.js";
+import type { EncryptedAuth } from "../../domain/bmc-protocol.js";
 
 export class CipherBmcAuthSealer implements BmcAuthSealer {
   constructor(

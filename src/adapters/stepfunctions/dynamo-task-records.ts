@@ -32,8 +32,8 @@ import {
   requestKey,
   type TaskSecretStore,
 } from "../../app/task-steps.js";
+import type { BmcEvent } from "../../domain/bmc-protocol.js";
 import type { FirmwareAuthentication } from "../../domain/model.js";
-import type { BmcEvent } from "../iot/bmc-protocol.js";
 
 type Item = Record<string, unknown>;
 

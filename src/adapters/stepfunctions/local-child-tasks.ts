@@ -27,8 +27,8 @@ import {
   type TaskSteps,
 } from "../../app/task-steps.js";
 import { createTaskService } from "../../app/tasks.js";
+import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../../domain/bmc-protocol.js";
 import type { TableNames } from "../dynamodb/schema.js";
-import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../iot/bmc-protocol.js";
 import { type BmcCommandPublisher, IotPublisher } from "../iot/publisher.js";
 import { CipherBmcAuthSealer } from "./bmc-auth.js";
 import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
