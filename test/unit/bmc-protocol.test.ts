@@ -147,6 +147,14 @@ describe("bmc protocol: logging never shows the auth blob", () => {
     });
   });
 
+  it("describeBmcMessage shows messages without auth exactly as encoded", () => {
+    const { auth: _auth, ...plain } = update;
+    expect(describeBmcMessage(plain)).toBe(encodeBmcMessage(plain));
+    expect(describeBmcMessage({ v: 1, type: "ack", requestId: "r" })).toBe(
+      '{"v":1,"type":"ack","requestId":"r"}',
+    );
+  });
+
   it("a malformed payload's error does not echo the payload", () => {
     const decoded = decodeBmcCommand('{"v":1,"auth":{"ciphertext":"TOPSECRET"');
     expect(decoded).toEqual({
@@ -303,6 +311,33 @@ describe("bmc protocol: decode errors", () => {
     const decoded = decodeBmcCommand(big);
     expect(decoded.ok).toBe(false);
     if (!decoded.ok) expect(decoded.problems[0]?.code).toBe("INVALID_VALUE");
+  });
+
+  it("counts the limit in UTF-8 bytes, for text and for bytes alike", () => {
+    // 60,000 × "é" is 60,000 characters but 120,000 bytes: with the rest, over the limit by bytes only.
+    const text = `{"v":1,"type":"query","requestId":"${"é".repeat(60_000)}${"x".repeat(12_000)}"}`;
+    const size = new TextEncoder().encode(text).byteLength;
+    expect(text.length).toBeLessThan(128 * 1024);
+    for (const payload of [text, new TextEncoder().encode(text)]) {
+      const decoded = decodeBmcCommand(payload);
+      expect(decoded.ok ? "decoded" : decoded).toEqual({
+        ok: false,
+        problems: [
+          { code: "INVALID_VALUE", path: "(root)", rule: `must be at most 131072 bytes (got ${size})` },
+        ],
+        message: `(root): must be at most 131072 bytes (got ${size})`,
+      });
+    }
+  });
+
+  it("keeps a byte-order mark in decoded bytes, so a BOM-prefixed payload is not JSON", () => {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(encodeBmcMessage(update))]);
+    const decoded = decodeBmcCommand(bytes);
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok)
+      expect(decoded.problems).toEqual([
+        { code: "MALFORMED_JSON", path: "(root)", rule: "is not valid JSON" },
+      ]);
   });
 
   it("never throws, whatever bytes arrive", () => {
