@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DynamoTaskSecretStore } from "../../src/adapters/stepfunctions/dynamo-task-records.js";
+import { createTaskService, taskIdForKey } from "../../src/app/child-task/task-service.js";
 import type { TaskExecutor } from "../../src/app/task-ports.js";
 import { targetIdempotencyKey } from "../../src/app/task-ports.js";
 import {
@@ -14,7 +15,6 @@ import {
   serializeReport,
   type WaveState,
 } from "../../src/app/task-steps.js";
-import { createTaskService, taskIdForKey } from "../../src/app/tasks.js";
 import {
   bmcEvtTopic,
   decodeBmcEvent,

@@ -4,6 +4,7 @@
  * (with in-memory stores typed from the ports).
  */
 import { describe, expect, it } from "vitest";
+import { taskIdForKey } from "../../src/app/child-task/task-service.js";
 import type { RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
 import {
   type ChildTaskSettings,
@@ -18,7 +19,6 @@ import {
   secretFor,
   serializeReport,
 } from "../../src/app/task-steps.js";
-import { taskIdForKey } from "../../src/app/tasks.js";
 import type { Task } from "../../src/domain/model.js";
 import { isUuid } from "../../src/domain/uuid.js";
 

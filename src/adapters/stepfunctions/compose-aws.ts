@@ -15,6 +15,7 @@ import { randomUUID } from "node:crypto";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SFNClient } from "@aws-sdk/client-sfn";
+import { createTaskService, type TaskService } from "../../app/child-task/task-service.js";
 import { emfMetrics, jsonLogger } from "../../app/observability.js";
 import type { Cipher } from "../../app/ports.js";
 import {
@@ -23,7 +24,6 @@ import {
   type OutcomeDeps,
   type TaskSteps,
 } from "../../app/task-steps.js";
-import { createTaskService, type TaskService } from "../../app/tasks.js";
 import { ENV, optionalEnv, requireEnv } from "../../config.js";
 import { awsClientConfig, createDynamoDbClient } from "../aws-config.js";
 import { createDynamoStores, type DynamoStores, LocalAesGcmCipher, tableNames } from "../dynamodb/index.js";

@@ -16,6 +16,7 @@ import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { connectAsync } from "mqtt";
 import type { TasksApi } from "../../app/api.js";
+import { createTaskService } from "../../app/child-task/task-service.js";
 import type { Cipher, InventoryStore, RackLockStore, RunStore, TaskStore } from "../../app/ports.js";
 import type { ChildTaskSubmitter, RunWaker } from "../../app/task-ports.js";
 import {
@@ -26,7 +27,6 @@ import {
   recordBmcReport,
   type TaskSteps,
 } from "../../app/task-steps.js";
-import { createTaskService } from "../../app/tasks.js";
 import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../../domain/bmc-protocol.js";
 import type { TableNames } from "../dynamodb/schema.js";
 import { type BmcCommandPublisher, IotPublisher } from "../iot/publisher.js";

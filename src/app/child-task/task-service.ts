@@ -24,20 +24,20 @@ import {
   InvalidArgumentError,
   NotFoundError,
   ValidationError,
-} from "../domain/errors.js";
-import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../domain/model.js";
-import { TERMINAL_TASK_STATUSES } from "../domain/model.js";
-import { mergeRows, resolveTargetSpec } from "../domain/planner.js";
-import { validateFirmwareTask } from "../domain/run-config.js";
-import type { TasksApi } from "./api.js";
-import type { InventoryStore, RackLockStore, RunStore, TaskStore } from "./ports.js";
+} from "../../domain/errors.js";
+import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../../domain/model.js";
+import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
+import { mergeRows, resolveTargetSpec } from "../../domain/planner.js";
+import { validateFirmwareTask } from "../../domain/run-config.js";
+import type { TasksApi } from "../api.js";
+import type { InventoryStore, RackLockStore, RunStore, TaskStore } from "../ports.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
   RunWaker,
   SubmitOutcome,
   TaskExecutor,
-} from "./task-ports.js";
+} from "../task-ports.js";
 import {
   initialReport,
   type OutcomeStatus,
@@ -45,7 +45,7 @@ import {
   recordTaskOutcome,
   serializeReport,
   type TaskSecretStore,
-} from "./task-steps.js";
+} from "../task-steps.js";
 
 export const UPGRADE_FIRMWARE_OPERATION = "UpgradeFirmware";
 
