@@ -8,7 +8,8 @@
  *     and the rack lock released, by the same recordTaskOutcome the last state uses.
  */
 import { composeChildTasks } from "../src/adapters/stepfunctions/compose-aws.js";
-import { type ExecutionEnding, reconcileExecutionEnd, recordBmcReport } from "../src/app/task-steps.js";
+import { type ExecutionEnding, reconcileExecutionEnd } from "../src/app/child-task/outcome.js";
+import { recordBmcReport } from "../src/app/child-task/receiving.js";
 
 const child = composeChildTasks(process.env, "bmc-result");
 

@@ -5,16 +5,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DynamoTaskSecretStore } from "../../src/adapters/stepfunctions/dynamo-task-records.js";
+import type { StepEvent, WaveState } from "../../src/app/child-task/settings.js";
 import { createTaskService, taskIdForKey } from "../../src/app/child-task/task-service.js";
-import type { TaskExecutor } from "../../src/app/task-ports.js";
-import { targetIdempotencyKey } from "../../src/app/task-ports.js";
-import {
-  initialReport,
-  parseReport,
-  type StepEvent,
-  serializeReport,
-  type WaveState,
-} from "../../src/app/task-steps.js";
+import type { TaskExecutor } from "../../src/app/ports.js";
+import { targetIdempotencyKey } from "../../src/app/ports.js";
 import {
   bmcEvtTopic,
   decodeBmcEvent,
@@ -24,6 +18,7 @@ import {
 } from "../../src/domain/bmc-protocol.js";
 import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
+import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
 import { FAST_SETTINGS, type Harness, rack, startHarness, waitForTask } from "./child-task-harness.js";
 

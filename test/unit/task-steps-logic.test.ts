@@ -4,22 +4,19 @@
  * (with in-memory stores typed from the ports).
  */
 import { describe, expect, it } from "vitest";
+import { recordTaskOutcome } from "../../src/app/child-task/outcome.js";
+import { type ChildTaskSettings, DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
 import { taskIdForKey } from "../../src/app/child-task/task-service.js";
 import type { RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
-import {
-  type ChildTaskSettings,
-  causeText,
-  completionMessage,
-  DEFAULT_CHILD_TASK_SETTINGS,
-  initialReport,
-  nextWaitSeconds,
-  parseReport,
-  queryRequestId,
-  recordTaskOutcome,
-  secretFor,
-  serializeReport,
-} from "../../src/app/task-steps.js";
+import { nextWaitSeconds, queryRequestId, secretFor } from "../../src/domain/component-verdict.js";
 import type { Task } from "../../src/domain/model.js";
+import { causeText } from "../../src/domain/step-errors.js";
+import {
+  completionMessage,
+  initialReport,
+  parseReport,
+  serializeReport,
+} from "../../src/domain/task-report.js";
 import { isUuid } from "../../src/domain/uuid.js";
 
 const settings: ChildTaskSettings = { ...DEFAULT_CHILD_TASK_SETTINGS, pollSeconds: 10, maxPollSeconds: 60 };

@@ -3,17 +3,12 @@
  * and execution endings as Step Functions reports them (reconcileExecutionEnd).
  */
 import { describe, expect, it } from "vitest";
-import type { RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
-import {
-  type BmcRequestStore,
-  type ExecutionEnding,
-  initialReport,
-  reconcileExecutionEnd,
-  recordBmcReport,
-  serializeReport,
-} from "../../src/app/task-steps.js";
+import { type ExecutionEnding, reconcileExecutionEnd } from "../../src/app/child-task/outcome.js";
+import { recordBmcReport } from "../../src/app/child-task/receiving.js";
+import type { BmcRequestStore, RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
 import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
 import type { Task } from "../../src/domain/model.js";
+import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 
 function requestsSpy() {
   const seen: { componentId: string; event: BmcEvent; now: number }[] = [];

@@ -15,15 +15,11 @@ import { randomUUID } from "node:crypto";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SFNClient } from "@aws-sdk/client-sfn";
+import type { OutcomeDeps } from "../../app/child-task/outcome.js";
+import { createTaskSteps, type TaskSteps } from "../../app/child-task/steps.js";
 import { createTaskService, type TaskService } from "../../app/child-task/task-service.js";
 import { emfMetrics, jsonLogger } from "../../app/observability.js";
-import type { Cipher } from "../../app/ports.js";
-import {
-  type BmcAuthSealer,
-  createTaskSteps,
-  type OutcomeDeps,
-  type TaskSteps,
-} from "../../app/task-steps.js";
+import type { BmcAuthSealer, Cipher } from "../../app/ports.js";
 import { ENV, optionalEnv, requireEnv } from "../../config.js";
 import { awsClientConfig, createDynamoDbClient } from "../aws-config.js";
 import { createDynamoStores, type DynamoStores, LocalAesGcmCipher, tableNames } from "../dynamodb/index.js";

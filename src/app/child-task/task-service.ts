@@ -29,23 +29,22 @@ import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../.
 import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { mergeRows, resolveTargetSpec } from "../../domain/planner.js";
 import { validateFirmwareTask } from "../../domain/run-config.js";
+import { rackConflictMessage } from "../../domain/step-errors.js";
+import { initialReport, type OutcomeStatus, serializeReport } from "../../domain/task-report.js";
 import type { TasksApi } from "../api.js";
-import type { InventoryStore, RackLockStore, RunStore, TaskStore } from "../ports.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
+  InventoryStore,
+  RackLockStore,
+  RunStore,
   RunWaker,
   SubmitOutcome,
   TaskExecutor,
-} from "../task-ports.js";
-import {
-  initialReport,
-  type OutcomeStatus,
-  rackConflictMessage,
-  recordTaskOutcome,
-  serializeReport,
-  type TaskSecretStore,
-} from "../task-steps.js";
+  TaskSecretStore,
+  TaskStore,
+} from "../ports.js";
+import { recordTaskOutcome } from "./outcome.js";
 
 export const UPGRADE_FIRMWARE_OPERATION = "UpgradeFirmware";
 
