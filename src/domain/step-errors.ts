@@ -37,12 +37,15 @@ export function rackConflictMessage(rackId: string): string {
 
 export const componentLabel = (id: string, type: ComponentType): string => `component ${id} (${type})`;
 
+/** A caught error as Step Functions hands it to the next state (a Catch's ResultPath). */
+export type CaughtError = { Error?: string; Cause?: unknown };
+
 /**
  * The text of a caught error as Step Functions hands it to the next state: `{Error, Cause}`, where
  * Cause is, in AWS, the Lambda's JSON error document (`{"errorType","errorMessage","trace"}`) and,
  * in aws-local-stepfunctions, the message itself. `States.*` errors carry a plain Cause.
  */
-export function causeText(error: { Error?: string; Cause?: unknown } | undefined): string {
+export function causeText(error: CaughtError | undefined): string {
   if (error === undefined) return "unknown error";
   const cause = error.Cause;
   let text = "";

@@ -103,13 +103,14 @@ export function serializeReport(report: TaskReport): string {
   return JSON.stringify(report);
 }
 
-export type OutcomeStatus = "COMPLETED" | "FAILED" | "TERMINATED";
+/** How a task ends (a target's OutcomeStatus also has SKIPPED, which no task ends with). */
+export type TaskOutcomeStatus = "COMPLETED" | "FAILED" | "TERMINATED";
 
 /**
  * The report of a task that ended with `status`: components in flight become TERMINATED (a stop)
  * or FAILED, never-started ones NOT_ATTEMPTED. An unreadable report is kept as it is.
  */
-export function finishReport(text: string, status: OutcomeStatus, now: number): string {
+export function finishReport(text: string, status: TaskOutcomeStatus, now: number): string {
   let report: TaskReport;
   try {
     report = parseReport(text);

@@ -29,3 +29,14 @@ export interface TaskStepsDeps {
   waker?: RunWaker;
   log?: (line: string) => void;
 }
+
+/** The deps as every step sees them: the optional parts filled with their defaults. */
+export type StepDeps = TaskStepsDeps & Required<Pick<TaskStepsDeps, "imageFor" | "log">>;
+
+export function withDefaults(deps: TaskStepsDeps): StepDeps {
+  return {
+    ...deps,
+    imageFor: deps.imageFor ?? ((type, version) => ({ uri: `firmware://${type}/${version}` })),
+    log: deps.log ?? (() => {}),
+  };
+}

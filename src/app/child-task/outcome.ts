@@ -1,15 +1,23 @@
 /**
- * Task updates and the one outcome recorder: every ending of a child task (its last state, a stopped
- * or timed-out execution, CancelTask) goes through recordTaskOutcome.
+ * The task item and how a child task ends: reads, the guarded update every step writes through, and
+ * the one outcome recorder that every ending takes (the last state, RecordSuccess/RecordFailure; a
+ * stopped, failed or timed-out execution, reconciled; CancelTask, through the task service).
  */
 import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
-import { finishReport, type OutcomeStatus } from "../../domain/task-report.js";
+import { completionMessage, finishReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import type { Metrics } from "../observability.js";
 import type { RunStore } from "../ports.js";
-import type { TaskStepsDeps } from "./deps.js";
+import type { StepDeps, TaskStepsDeps } from "./deps.js";
+import type { StepEventOf } from "./settings.js";
 
 export const isTerminalTask = (t: Task): boolean => TERMINAL_TASK_STATUSES.has(t.status);
+
+export async function loadTask(deps: Pick<TaskStepsDeps, "tasks">, taskId: string): Promise<Task> {
+  const [task] = await deps.tasks.getTasks([taskId]);
+  if (task === undefined) throw new StepError("TaskNotFound", `task ${taskId} not found`);
+  return task;
+}
 
 /**
  * Read-modify-write of one task under optimistic concurrency (saveTask pins updatedAt). `mutate`
@@ -36,16 +44,7 @@ export async function updateTask(
   throw new Error(`task ${taskId}: too many concurrent updates`);
 }
 
-/**
- * Ends a task. THE one path every ending takes: the last state (RecordSuccess/RecordFailure), the
- * stop of an execution (local abort path, the AWS execution-status rule) and CancelTask.
- *   1. the task: status, message, finishedAt, and the report's unfinished components
- *      (UPDATING → TERMINATED or FAILED, PENDING → NOT_ATTEMPTED); a task already terminal keeps
- *      its first outcome (the first recorder wins, later ones only finish steps 2 and 3);
- *   2. a run child's target: RunStore.recordOutcome with the task's final status (exactly once);
- *   3. the rack lock, released if this task holds it.
- * Every step is idempotent, so a retried or repeated call finishes what a crashed one started.
- */
+/** What ending a task needs: the task, its target's run, the rack lock, and who to tell. */
 export type OutcomeDeps = Pick<TaskStepsDeps, "tasks" | "locks" | "clock" | "waker"> & {
   runs: Pick<RunStore, "recordOutcome">;
   /** Targets by outcome and BMC failures, counted once per recorded target transition. */
@@ -59,10 +58,20 @@ const OUTCOME_METRIC = {
   SKIPPED: undefined,
 } as const;
 
+/**
+ * Ends a task. THE one path every ending takes: the last state (RecordSuccess/RecordFailure), the
+ * stop of an execution (local abort path, the AWS execution-status rule) and CancelTask.
+ *   1. the task: status, message, finishedAt, and the report's unfinished components
+ *      (UPDATING → TERMINATED or FAILED, PENDING → NOT_ATTEMPTED); a task already terminal keeps
+ *      its first outcome (the first recorder wins, later ones only finish steps 2 and 3);
+ *   2. a run child's target: RunStore.recordOutcome with the task's final status (exactly once);
+ *   3. the rack lock, released if this task holds it.
+ * Every step is idempotent, so a retried or repeated call finishes what a crashed one started.
+ */
 export async function recordTaskOutcome(
   deps: OutcomeDeps,
   taskId: string,
-  outcome: { status: OutcomeStatus; message: string },
+  outcome: { status: TaskOutcomeStatus; message: string },
 ): Promise<Task> {
   const { task } = await updateTask(deps, taskId, (t, now) => {
     t.status = outcome.status;
@@ -77,14 +86,14 @@ export async function recordTaskOutcome(
     const result = await deps.runs.recordOutcome(
       task.runId,
       task.targetId,
-      task.status as OutcomeStatus,
+      task.status as TaskOutcomeStatus,
       task.message,
       deps.clock(),
     );
     recorded = result === "recorded";
     if (recorded) {
       // Emitted after the transition is persisted, and only by the call that recorded it.
-      const metric = OUTCOME_METRIC[task.status as OutcomeStatus];
+      const metric = OUTCOME_METRIC[task.status as TaskOutcomeStatus];
       if (metric && deps.metrics) {
         deps.metrics.add(metric, 1);
         if (task.status === "FAILED") deps.metrics.add("BmcFailures", 1);
@@ -96,6 +105,25 @@ export async function recordTaskOutcome(
   // After the lock is free: the slot this target held refills now, not at the stream's pace.
   if (recorded && task.runId !== undefined) await deps.waker?.wake(task.runId);
   return task;
+}
+
+/** RecordSuccess / RecordFailure: the last state records the outcome (a caught error → FAILED). */
+export async function recordOutcome(
+  deps: StepDeps,
+  e: StepEventOf<"recordOutcome">,
+): Promise<{ status: string }> {
+  let status: TaskOutcomeStatus = "COMPLETED";
+  let message: string;
+  if (e.error !== undefined) {
+    status = "FAILED";
+    message = causeText(e.error);
+  } else {
+    const task = await loadTask(deps, e.taskId);
+    message = completionMessage(task);
+  }
+  const task = await recordTaskOutcome(deps, e.taskId, { status, message });
+  deps.log(`task ${task.id}: ${task.status}: ${task.message}`);
+  return { status: task.status };
 }
 
 /** The end of an execution as Step Functions reports it (EventBridge detail, or the local runner). */

@@ -5,6 +5,7 @@
  */
 import type { ComponentResult } from "../../domain/component-verdict.js";
 import type { ComponentType } from "../../domain/model.js";
+import type { CaughtError } from "../../domain/step-errors.js";
 
 // ---------------------------------------------------------------------------------------------
 // Execution input and settings
@@ -64,9 +65,10 @@ export type StepEvent =
       cursor: WaveCursor;
       wave: WaveState;
     })
-  | { step: "recordOutcome"; taskId: string; error?: { Error?: string; Cause?: unknown } };
+  | { step: "recordOutcome"; taskId: string; error?: CaughtError };
 
 export type StepName = StepEvent["step"];
+export type StepEventOf<S extends StepName> = Extract<StepEvent, { step: S }>;
 
 export type AcquireLockResult =
   | { status: "acquired" }

@@ -30,7 +30,7 @@ import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { mergeRows, resolveTargetSpec } from "../../domain/planner.js";
 import { validateFirmwareTask } from "../../domain/run-config.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
-import { initialReport, type OutcomeStatus, serializeReport } from "../../domain/task-report.js";
+import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import type { TasksApi } from "../api.js";
 import type {
   ChildTaskRequest,
@@ -142,7 +142,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     }
   }
 
-  async function end(task: Task, status: OutcomeStatus, message: string): Promise<Task> {
+  async function end(task: Task, status: TaskOutcomeStatus, message: string): Promise<Task> {
     return recordTaskOutcome(deps, task.id, { status, message });
   }
 
