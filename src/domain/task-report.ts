@@ -129,7 +129,7 @@ export function finishReport(text: string, status: TaskOutcomeStatus, now: numbe
 }
 
 /** `"upgraded 18 components to 2.0.0 (3 already at 2.0.0)"`. */
-export function completionMessage(task: Task): string {
+export function completionMessage(task: Pick<Task, "report">): string {
   try {
     const report = parseReport(task.report);
     const done = report.components.filter((c) => c.status === "COMPLETED").length;
