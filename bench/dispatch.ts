@@ -35,6 +35,7 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
 import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
+import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
@@ -223,7 +224,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
       ? await startStreamPoller({
           client: env.client,
           tableNames: [env.names.runs, env.names.targets],
-          handler: createStreamEvaluator({ dispatcher }).handle,
+          handler: streamBatchHandler(createStreamEvaluator({ dispatcher })),
         })
       : undefined;
   env.stores.meter.configure({ reportedFigures: "ignore" });
