@@ -182,7 +182,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
     ends.push(performance.now());
     const outcome = await stores.runs.recordOutcome(...args);
     recorded.push(performance.now());
-    // What recordTaskOutcome does after a recorded outcome (src/app/task-steps.ts).
+    // What recordTaskOutcome does after a recorded outcome (src/app/child-task/outcome.ts).
     if (mode === "direct" && outcome === "recorded") await waker.wake(args[0]);
     return outcome;
   };
