@@ -22,14 +22,15 @@
  * exercising something else. Polling per WAVE rather than per component keeps the billed state
  * transitions ~6× lower for a 39-BMC rack (bench/rollout.ts prints the figures).
  *
- * Errors thrown by the steps carry stable `name`s (STEP_ERROR_NAMES, src/domain/step-errors.ts): Step Functions matches Retry and Catch
- * on them, and RecordFailure turns them into the task's message. Every message names the component
- * and the cause, e.g.
+ * Errors thrown by the steps carry stable `name`s (STEP_ERROR_NAMES, src/domain/step-errors.ts):
+ * Step Functions matches Retry and Catch on them, and RecordFailure turns them into the task's
+ * message. Every message names the component and the cause, e.g.
  *   `component 7a00…0102 (COMPUTE): BMC reported FLASH_FAILED: flashing 2.0.0 failed; still on 1.0.0`
  *
- * Secrets: the firmware credentials are read by SendWave (run secrets, or the task's own encrypted secret
- * for a plain UpgradeFirmware), sealed for the one BMC by `BmcAuthSealer`, and only the sealed blob
- * goes into the command. No step returns them, so they never appear in execution history or logs.
+ * Secrets: SendWave reads the firmware credentials (run secrets, or the task's own encrypted
+ * secret for a plain UpgradeFirmware), `BmcAuthSealer` seals each for its one BMC, and only the
+ * sealed blob goes into the command. No step returns them, so they never appear in execution
+ * history or logs.
  */
 import { type StepDeps, type TaskStepsDeps, withDefaults } from "./deps.js";
 import { acquireLock } from "./lock.js";
