@@ -65,22 +65,22 @@ describe("recordBmcReport", () => {
   });
 });
 
-describe("reconcileExecutionEnd", () => {
-  const base: Task = {
-    id: "t1",
-    operation: "UpgradeFirmware",
-    rackId: "r1",
-    componentIds: ["c"],
-    description: "",
-    executorType: "STEP_FUNCTIONS",
-    executionId: "arn",
-    status: "RUNNING",
-    message: "",
-    createdAt: 1,
-    updatedAt: 2,
-    report: serializeReport(initialReport([{ id: "c", type: "COMPUTE" }], "2.0.0", false)),
-  };
+const base: Task = {
+  id: "t1",
+  operation: "UpgradeFirmware",
+  rackId: "r1",
+  componentIds: ["c"],
+  description: "",
+  executorType: "STEP_FUNCTIONS",
+  executionId: "arn",
+  status: "RUNNING",
+  message: "",
+  createdAt: 1,
+  updatedAt: 2,
+  report: serializeReport(initialReport([{ id: "c", type: "COMPUTE" }], "2.0.0", false)),
+};
 
+describe("reconcileExecutionEnd", () => {
   async function end(ending: Omit<ExecutionEnding, "taskId">, task: Task = base) {
     let stored = structuredClone(task);
     const released: string[] = [];
@@ -141,23 +141,8 @@ describe("reconcileExecutionEnd", () => {
 });
 
 describe("the bmc-result receiver", () => {
-  const task: Task = {
-    id: "t1",
-    operation: "UpgradeFirmware",
-    rackId: "r1",
-    componentIds: ["c"],
-    description: "",
-    executorType: "STEP_FUNCTIONS",
-    executionId: "arn",
-    status: "RUNNING",
-    message: "",
-    createdAt: 1,
-    updatedAt: 2,
-    report: serializeReport(initialReport([{ id: "c", type: "COMPUTE" }], "2.0.0", false)),
-  };
-
   function receiver() {
-    let stored = structuredClone(task);
+    let stored = structuredClone(base);
     const tasks: Pick<TaskStore, "getTasks" | "saveTask"> = {
       getTasks: async (ids) => (ids.includes(stored.id) ? [structuredClone(stored)] : []),
       saveTask: async (t) => {

@@ -17,19 +17,9 @@ describe("StepError", () => {
     expect(error.message).toBe("component c (COMPUTE): hung");
   });
 
-  it("the names are the ones the ASL's Retry and Catch list", () => {
-    expect(STEP_ERROR_NAMES).toEqual([
-      "RackLockHeld",
-      "QueueTimeout",
-      "BmcUnreachable",
-      "BmcTimeout",
-      "BmcUpdateFailed",
-      "VersionMismatch",
-      "ComponentsFailed",
-      "TaskNotFound",
-      "TaskEnded",
-      "TaskMisconfigured",
-    ]);
+  it("RecordFailure keeps a step error's message as it is; any other error gets its name in front", () => {
+    for (const name of STEP_ERROR_NAMES) expect(causeText({ Error: name, Cause: "why" })).toBe("why");
+    expect(causeText({ Error: "BmcPublishError", Cause: "why" })).toBe("BmcPublishError: why");
   });
 });
 
