@@ -35,6 +35,7 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
 import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
+import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
@@ -181,7 +182,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
     ends.push(performance.now());
     const outcome = await stores.runs.recordOutcome(...args);
     recorded.push(performance.now());
-    // What recordTaskOutcome does after a recorded outcome (src/app/task-steps.ts).
+    // What recordTaskOutcome does after a recorded outcome (src/app/child-task/outcome.ts).
     if (mode === "direct" && outcome === "recorded") await waker.wake(args[0]);
     return outcome;
   };
@@ -223,7 +224,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
       ? await startStreamPoller({
           client: env.client,
           tableNames: [env.names.runs, env.names.targets],
-          handler: createStreamEvaluator({ dispatcher }).handle,
+          handler: streamBatchHandler(createStreamEvaluator({ dispatcher })),
         })
       : undefined;
   env.stores.meter.configure({ reportedFigures: "ignore" });

@@ -27,15 +27,12 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
 import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
+import { type ChildTaskSettings, DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
 import { createRunService } from "../src/app/runs.js";
-import {
-  type ChildTaskSettings,
-  DEFAULT_CHILD_TASK_SETTINGS,
-  UPGRADE_GROUP_ORDER,
-} from "../src/app/task-steps.js";
 import type { ComponentType, CreateRunInput, InventoryRack } from "../src/domain/model.js";
+import { UPGRADE_GROUP_ORDER } from "../src/domain/task-report.js";
 
 const { values: args } = parseArgs({
   options: {

@@ -3,13 +3,11 @@
  * a batch touches in a way that may need a decision, one dispatch pass (gates, phase boundary,
  * completion, and refilling the freed slot).
  */
-import type { DynamoDBBatchResponse, DynamoDBStreamEvent } from "aws-lambda";
+import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { jsonLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import { composeDispatch } from "../src/service/compose-dispatch.js";
 
 const { dispatcher } = composeDispatch(process.env, { service: "stream-evaluator" });
-const evaluator = createStreamEvaluator({ dispatcher, logger: jsonLogger });
 
-export const handler = (event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse> =>
-  evaluator.handle(event);
+export const handler = streamBatchHandler(createStreamEvaluator({ dispatcher, logger: jsonLogger }));

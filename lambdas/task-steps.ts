@@ -5,7 +5,7 @@
  * state machine's Retry and Catch match.
  */
 import { composeChildTasks } from "../src/adapters/stepfunctions/compose-aws.js";
-import type { StepEvent } from "../src/app/task-steps.js";
+import type { StepEvent } from "../src/app/child-task/settings.js";
 
 const steps = composeChildTasks(process.env).steps();
 

@@ -1,6 +1,6 @@
 /**
  * The simulated BMC fleet: one simulated BMC per inventory component, speaking the BMC protocol
- * (src/adapters/iot/bmc-protocol.ts, the same codec as the production path) over the local MQTT
+ * (src/domain/bmc-protocol.ts, the same codec as the production path) over the local MQTT
  * broker. Behaviour per component comes from the fleet file (local/fleet-file.ts).
  *
  * One connection for the whole fleet. Thousands of components as thousands of MQTT connections
@@ -41,7 +41,7 @@ import {
   parseBmcTopic,
   type ResultEvent,
   type UpdateCommand,
-} from "../src/adapters/iot/bmc-protocol.js";
+} from "../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { type BmcBehaviour, behaviourFor, defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
 

@@ -22,6 +22,7 @@ import {
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
 import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
+import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
 import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
 import { createControls } from "../src/app/controls.js";
@@ -140,7 +141,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       client,
       // Targets: a finished target frees a slot; runs: a new, resumed or advanced run starts at once.
       tableNames: [names.runs, names.targets],
-      handler: evaluator.handle,
+      handler: streamBatchHandler(evaluator),
       // Only a plain moto_server (the serialized launcher could not start) orphans iterators.
       reacquireAfterEmptyRead: moto !== undefined && !moto.serialized,
       log,

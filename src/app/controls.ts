@@ -19,8 +19,7 @@ import { type RunEffect, type RunEvent, reduceRun } from "../domain/run-machine.
 import type { OperationRunsApi } from "./api.js";
 import type { Dispatcher } from "./dispatcher.js";
 import { errorText, type Logger, pickLogger } from "./observability.js";
-import type { RunStore } from "./ports.js";
-import type { ChildTaskSubmitter } from "./task-ports.js";
+import type { ChildTaskSubmitter, RunStore } from "./ports.js";
 
 export interface ControlsDeps {
   runs: RunStore;

@@ -42,7 +42,7 @@ import { claimStatusMessage, freeSlots, type RunEffect, reduceRun } from "../dom
 import { CLAIM_LEASE_MS, isReady, readyInOrder } from "../domain/target-machine.js";
 import { errorText, type Logger, type Metrics, noopMetrics, pickLogger } from "./observability.js";
 import type { RunStore } from "./ports.js";
-import { type ChildTaskSubmitter, type RunWaker, targetIdempotencyKey } from "./task-ports.js";
+import { type ChildTaskSubmitter, type RunWaker, targetIdempotencyKey } from "./ports.js";
 
 // ---------------------------------------------------------------------------------------------
 // The dispatcher

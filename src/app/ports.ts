@@ -11,9 +11,13 @@
  * Outcomes that callers branch on are returned as named values ('claimed' | 'slots-full' | …);
  * only unexpected failures throw.
  */
+import type { BmcCommand, BmcEvent, EncryptedAuth } from "../domain/bmc-protocol.js";
+import type { BmcRequestRecord, NewBmcRequest } from "../domain/component-verdict.js";
 import type {
+  ComponentsForType,
   ComponentType,
   FirmwareAuthentication,
+  FirmwareTemplate,
   InventoryRack,
   OutcomeStatus,
   Page,
@@ -267,6 +271,115 @@ export interface RackLockStore {
   /** Releases only if `owner` holds it; releasing a lock we do not hold is 'not-held' (idempotent). */
   release(rackId: string, owner: string): Promise<ReleaseOutcome>;
   get(rackId: string): Promise<{ owner: string; expiresAt: number } | undefined>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child tasks: submission and execution
+//
+// The dispatcher claims a target and hands it to a `ChildTaskSubmitter`; the task service
+// (src/app/child-task/task-service.ts) implements it by taking the rack lock, creating the task
+// under its idempotency key and starting a `TaskExecutor` execution (Step Functions in AWS and
+// locally via aws-local-stepfunctions).
+//
+// When a child task ends, the task path records the outcome on the task AND on the run's target
+// (RunStore.recordOutcome: counters move exactly once), releases the rack lock, and the DynamoDB
+// stream of that target transition wakes the dispatcher for the run, which refills the slot.
+
+/** `operation-run-target:<targetId>`: a retried submission finds the task instead of making a second. */
+export const targetIdempotencyKey = (targetId: string): string => `operation-run-target:${targetId}`;
+
+export interface ChildTaskRequest {
+  idempotencyKey: string;
+  runId: string;
+  targetId: string;
+  rackId: string;
+  componentsByType: ComponentsForType[];
+  /** The run's frozen upgrade template; its targetSpec is ignored (the target is the rack). */
+  template: FirmwareTemplate;
+}
+
+export type SubmitOutcome =
+  /** The task exists (now or from an earlier attempt) and its execution was started. */
+  | { kind: "submitted"; taskId: string }
+  /** The rack is busy with another task (conflict strategy REJECT): block and back off. */
+  | { kind: "conflict"; message: string }
+  /** Any other submission error: the target fails with this text. */
+  | { kind: "rejected"; message: string };
+
+export interface ChildTaskSubmitter {
+  /**
+   * Idempotent per `idempotencyKey`: a retry (after a crash, a lost response or a lease expiry)
+   * returns the same task id and never starts a second execution, so a rack is never flashed twice.
+   */
+  submit(request: ChildTaskRequest, now: number): Promise<SubmitOutcome>;
+  /**
+   * Best effort: stops the task's execution. When it stops, the task path records TERMINATED on the
+   * task and its target. Stopping an already finished task is a no-op.
+   */
+  cancel(taskId: string, reason: string): Promise<void>;
+}
+
+/** Runs one child task. Implementations: Step Functions (AWS), aws-local-stepfunctions (local). */
+export interface TaskExecutor {
+  /** Idempotent: the execution name is the task id, so a repeat start returns the same execution. */
+  start(task: Task): Promise<{ executionId: string }>;
+  /** Idempotent: stopping a stopped or finished execution is a no-op. */
+  stop(executionId: string, cause: string): Promise<void>;
+}
+
+/**
+ * Wakes the dispatcher for one run (a slot freed, a phase may be complete, a gate may trip), called
+ * by whoever just recorded a target's outcome. Best effort and never throws: the targets stream
+ * wakes the run too, a little later, and the tick after that. Resolves once the wake-up is handed
+ * on (an asynchronous Lambda invocation accepted; locally, a pass queued), not when the pass ends.
+ */
+export interface RunWaker {
+  wake(runId: string): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child-task steps: BMC requests and commands, credentials, firmware versions
+
+/**
+ * Where BMC reports land (written by lambdas/bmc-result.ts from the IoT rule) and where the steps
+ * read them. Reports are kept per (componentId, requestId): a report published on another
+ * component's topic never reaches this component's record.
+ */
+export interface BmcRequestStore {
+  /** Creates the record if absent; returns the stored one (a retried step keeps its first deadline). */
+  open(request: NewBmcRequest): Promise<BmcRequestRecord>;
+  markPublished(componentId: string, requestId: string, now: number): Promise<void>;
+  /**
+   * Stores one report. Idempotent and order-proof: only for a record that exists (unknown request
+   * ids are 'ignored'), progress only upwards, and only the FIRST result or status is kept, so a
+   * duplicate or late message changes nothing.
+   */
+  recordEvent(componentId: string, event: BmcEvent, now: number): Promise<"recorded" | "ignored">;
+  /** Strongly consistent; missing records are absent from the map. Key: `${componentId}#${requestId}`. */
+  get(keys: readonly { componentId: string; requestId: string }[]): Promise<Map<string, BmcRequestRecord>>;
+}
+
+export const requestKey = (componentId: string, requestId: string): string => `${componentId}#${requestId}`;
+
+/** Firmware credentials of a plain UpgradeFirmware task (run children use RunStore.getRunSecrets). */
+export interface TaskSecretStore {
+  put(taskId: string, authentication: FirmwareAuthentication): Promise<void>;
+  get(taskId: string): Promise<FirmwareAuthentication | undefined>;
+}
+
+/** Encrypts one credential for one BMC; only that BMC can open it. */
+export interface BmcAuthSealer {
+  seal(secret: string, componentId: string, requestId: string): Promise<EncryptedAuth>;
+}
+
+/** Records verified firmware versions on the inventory's components. Idempotent. */
+export interface FirmwareVersionRecorder {
+  record(rackId: string, versions: readonly { componentId: string; version: string }[]): Promise<void>;
+}
+
+/** The port the child task's steps depend on. Implementations must be safe to call twice. */
+export interface BmcCommandPublisher {
+  publish(componentId: string, command: BmcCommand): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 /**
- * The DynamoDB stream consumer (Lambda event source mapping in AWS, local/stream-poller.ts locally):
+ * The stream consumer's decision (Lambda event source mapping in AWS, local/stream-poller.ts
+ * locally; src/adapters/dynamodb/stream-records.ts decodes the raw records into `StreamChange`s):
  * the gate, phase and completion evaluator, and the wake-up that refills a freed slot.
  *
  * Counters are NOT moved here: each target transition moves its run's counters in the same
@@ -9,22 +10,35 @@
  * and split batches: processing a run twice, late, or in any order is one more pass with nothing
  * to change.
  *
- * Which records wake a run (both tables are keyed by `runId`):
+ * Which changes wake a run:
  * - a target moving from a non-terminal to a terminal status (a slot freed, an outcome counted: a
  *   gate may trip, a phase may be complete, the run may be finished);
  * - a target moving CLAIMED → BLOCKED (a rack conflict freed a slot);
- * - a run item inserted (a new run starts at once instead of at the next tick), or one whose status
+ * - a run inserted (a new run starts at once instead of at the next tick), or one whose status
  *   changed into PENDING or RUNNING (resume, advance).
  * Everything else (claims, submissions, the dispatcher's own message updates) is ignored, so the
  * dispatcher's writes do not wake it in a loop.
  */
-import type { AttributeValue, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
 import { TERMINAL_TARGET_STATUSES } from "../domain/model.js";
 import { type Dispatcher, forEachLimited } from "./dispatcher.js";
 import { errorText, type Logger, pickLogger } from "./observability.js";
 
 const TERMINAL: ReadonlySet<string> = TERMINAL_TARGET_STATUSES;
 const ACTIVE_RUN = new Set(["PENDING", "RUNNING"]);
+
+/**
+ * One stored change of a run or target item, as the stream reports it: which item (its run), how
+ * it changed, its status before and after (absent when that image has none), and the record's
+ * sequence number, by which a failed record is reported back for redelivery.
+ */
+export interface StreamChange {
+  kind: "run" | "target";
+  runId: string;
+  eventName: "INSERT" | "MODIFY" | "REMOVE";
+  oldStatus?: string;
+  newStatus?: string;
+  sequenceNumber?: string;
+}
 
 export interface StreamEvaluatorDeps {
   /** A dispatch pass for the run: `process` if given (e.g. a wake-up of the dispatcher Lambda), else `dispatcher.dispatchRun`. */
@@ -37,7 +51,11 @@ export interface StreamEvaluatorDeps {
 }
 
 export interface StreamEvaluator {
-  handle(event: DynamoDBStreamEvent): Promise<DynamoDBBatchResponse>;
+  /**
+   * One pass per run the batch wakes, however many of its changes the batch holds. Returns the
+   * sequence numbers of every change of a run whose pass failed (and only those), for redelivery.
+   */
+  handle(changes: readonly StreamChange[]): Promise<{ failedSequenceNumbers: string[] }>;
 }
 
 export function createStreamEvaluator(deps: StreamEvaluatorDeps): StreamEvaluator {
@@ -47,13 +65,13 @@ export function createStreamEvaluator(deps: StreamEvaluatorDeps): StreamEvaluato
     deps.process ?? (dispatcher === undefined ? undefined : (runId: string) => dispatcher.dispatchRun(runId));
   if (process === undefined) throw new TypeError("createStreamEvaluator needs `process` or `dispatcher`");
   return {
-    async handle(event) {
-      const byRun = new Map<string, DynamoDBRecord[]>();
-      for (const record of event.Records) {
-        const runId = runToWake(record);
+    async handle(changes) {
+      const byRun = new Map<string, StreamChange[]>();
+      for (const change of changes) {
+        const runId = runToWake(change);
         if (runId === undefined) continue;
         const list = byRun.get(runId) ?? [];
-        list.push(record);
+        list.push(change);
         byRun.set(runId, list);
       }
       const failed: string[] = [];
@@ -65,41 +83,31 @@ export function createStreamEvaluator(deps: StreamEvaluatorDeps): StreamEvaluato
             runId,
             error: errorText(error),
           });
-          for (const record of byRun.get(runId) ?? []) {
-            const id = record.dynamodb?.SequenceNumber;
-            if (id !== undefined) failed.push(id);
+          for (const change of byRun.get(runId) ?? []) {
+            if (change.sequenceNumber !== undefined) failed.push(change.sequenceNumber);
           }
         }
       });
-      return { batchItemFailures: failed.map((itemIdentifier) => ({ itemIdentifier })) };
+      return { failedSequenceNumbers: failed };
     },
   };
 }
 
-/** The run a record should wake, or undefined. Exported for the unit tests. */
-export function runToWake(record: DynamoDBRecord): string | undefined {
-  const data = record.dynamodb;
-  const runId = str(data?.Keys?.runId);
-  if (data === undefined || runId === undefined) return undefined;
-  const isTarget = data.Keys?.targetId !== undefined;
-  const oldStatus = str(data.OldImage?.status);
-  const newStatus = str(data.NewImage?.status);
-  if (isTarget) {
-    if (record.eventName !== "MODIFY" || newStatus === undefined) return undefined;
+/** The run a change should wake, or undefined. Exported for the unit tests. */
+export function runToWake(change: StreamChange): string | undefined {
+  const { runId, eventName, oldStatus, newStatus } = change;
+  if (change.kind === "target") {
+    if (eventName !== "MODIFY" || newStatus === undefined) return undefined;
     const ended = TERMINAL.has(newStatus) && (oldStatus === undefined || !TERMINAL.has(oldStatus));
     const blocked = newStatus === "BLOCKED" && oldStatus === "CLAIMED";
     return ended || blocked ? runId : undefined;
   }
-  if (record.eventName === "INSERT") {
+  if (eventName === "INSERT") {
     // moto emits a key-only INSERT before the full one for an UpdateItem that creates an item.
     return newStatus !== undefined && ACTIVE_RUN.has(newStatus) ? runId : undefined;
   }
-  if (record.eventName === "MODIFY" && newStatus !== undefined && newStatus !== oldStatus) {
+  if (eventName === "MODIFY" && newStatus !== undefined && newStatus !== oldStatus) {
     return ACTIVE_RUN.has(newStatus) ? runId : undefined;
   }
   return undefined;
-}
-
-function str(value: AttributeValue | undefined): string | undefined {
-  return value?.S;
 }

@@ -11,6 +11,7 @@ import { generateDemoFleet } from "../../local/demo-fleet.js";
 import type { FleetConfig } from "../../local/fleet-file.js";
 import { type IotShim, startIotShim } from "../../local/iot-shim.js";
 import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
+import { BmcPublishError, IotPublisher } from "../../src/adapters/iot/publisher.js";
 import {
   BMC_EVT_TOPIC_FILTER,
   type BmcEvent,
@@ -19,8 +20,7 @@ import {
   decodeBmcEvent,
   parseBmcTopic,
   type UpdateCommand,
-} from "../../src/adapters/iot/bmc-protocol.js";
-import { BmcPublishError, IotPublisher } from "../../src/adapters/iot/publisher.js";
+} from "../../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 
 const RACK = "7a000000-0000-4000-8000-000000000001";

@@ -4,10 +4,10 @@
  * TERMINATED, record its run target once and release the rack lock.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { targetIdempotencyKey } from "../../src/app/task-ports.js";
-import { parseReport } from "../../src/app/task-steps.js";
+import { targetIdempotencyKey } from "../../src/app/ports.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
+import { parseReport } from "../../src/domain/task-report.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
 import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
 

@@ -4,26 +4,21 @@
  * every component receives each update command exactly once per task (counted by the simulator).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DynamoTaskSecretStore } from "../../src/adapters/stepfunctions/dynamo-task-records.js";
+import type { StepEvent, WaveState } from "../../src/app/child-task/settings.js";
+import { createTaskService, taskIdForKey } from "../../src/app/child-task/task-service.js";
+import type { TaskExecutor } from "../../src/app/ports.js";
+import { targetIdempotencyKey } from "../../src/app/ports.js";
 import {
   bmcEvtTopic,
   decodeBmcEvent,
   encodeBmcMessage,
   parseBmcTopic,
   updateRequestId,
-} from "../../src/adapters/iot/bmc-protocol.js";
-import { DynamoTaskSecretStore } from "../../src/adapters/stepfunctions/dynamo-task-records.js";
-import type { TaskExecutor } from "../../src/app/task-ports.js";
-import { targetIdempotencyKey } from "../../src/app/task-ports.js";
-import {
-  initialReport,
-  parseReport,
-  type StepEvent,
-  serializeReport,
-  type WaveState,
-} from "../../src/app/task-steps.js";
-import { createTaskService, taskIdForKey } from "../../src/app/tasks.js";
+} from "../../src/domain/bmc-protocol.js";
 import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
+import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
 import { FAST_SETTINGS, type Harness, rack, startHarness, waitForTask } from "./child-task-harness.js";
 

@@ -20,8 +20,8 @@ import {
   createLocalChildTasks,
   type LocalChildTasks,
 } from "../../src/adapters/stepfunctions/local-child-tasks.js";
-import type { RunWaker } from "../../src/app/task-ports.js";
-import type { ChildTaskSettings } from "../../src/app/task-steps.js";
+import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
+import type { RunWaker } from "../../src/app/ports.js";
 import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freshTables, testClient } from "../support/moto.js";
 

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FleetConfig } from "../../local/fleet-file.js";
-import { parseReport } from "../../src/app/task-steps.js";
 import type { InventoryRack } from "../../src/domain/model.js";
+import { parseReport } from "../../src/domain/task-report.js";
 import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
 
 const P = "c1000000";

@@ -11,6 +11,7 @@ import type { DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type StreamPoller, startStreamPoller } from "../../local/stream-poller.js";
 import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import { streamBatchHandler } from "../../src/adapters/dynamodb/stream-records.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import { createStreamEvaluator } from "../../src/app/stream-evaluator.js";
 import type { Run } from "../../src/domain/model.js";
@@ -58,22 +59,24 @@ describe("stream evaluator: redelivery", () => {
     });
     const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: Date.now });
     let processed = 0;
-    const evaluator = createStreamEvaluator({
-      process: async (runId) => {
-        processed++;
-        return dispatcher.dispatchRun(runId);
-      },
-    });
+    const handle = streamBatchHandler(
+      createStreamEvaluator({
+        process: async (runId) => {
+          processed++;
+          return dispatcher.dispatchRun(runId);
+        },
+      }),
+    );
 
     const history: DynamoDBRecord[] = [];
     let previous: DynamoDBRecord[] = [];
     const mangle = async (event: DynamoDBStreamEvent) => {
       history.push(...event.Records);
       const records = event.Records;
-      await evaluator.handle({ Records: records }); // as delivered
-      await evaluator.handle({ Records: [...records].reverse() }); // duplicated, reordered
-      for (const r of records) await evaluator.handle({ Records: [r] }); // split
-      if (previous.length > 0) await evaluator.handle({ Records: previous }); // the batch before, replayed
+      await handle({ Records: records }); // as delivered
+      await handle({ Records: [...records].reverse() }); // duplicated, reordered
+      for (const r of records) await handle({ Records: [r] }); // split
+      if (previous.length > 0) await handle({ Records: previous }); // the batch before, replayed
       previous = records;
       return { batchItemFailures: [] };
     };
@@ -127,7 +130,7 @@ describe("stream evaluator: redelivery", () => {
       const all = shuffle(history);
       while (all.length > 0) {
         const batch = all.splice(0, 1 + Math.floor(Math.random() * 7));
-        const response = await evaluator.handle({ Records: batch });
+        const response = await handle({ Records: batch });
         expect(response.batchItemFailures).toEqual([]);
       }
     }

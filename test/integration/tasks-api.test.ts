@@ -5,9 +5,9 @@
  */
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeBmcCommand, type UpdateCommand } from "../../src/adapters/iot/bmc-protocol.js";
-import { parseReport } from "../../src/app/task-steps.js";
+import { decodeBmcCommand, type UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../../src/domain/model.js";
+import { parseReport } from "../../src/domain/task-report.js";
 import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
 
 const P = "ab000000";

@@ -9,8 +9,7 @@
  * actually started per key: must be 1 for every key, or a rack was flashed twice), `running` now and
  * `maxRunning` (hardware concurrency ever observed), `cancels`.
  */
-import type { RunStore } from "../../src/app/ports.js";
-import type { ChildTaskRequest, ChildTaskSubmitter, SubmitOutcome } from "../../src/app/task-ports.js";
+import type { ChildTaskRequest, ChildTaskSubmitter, RunStore, SubmitOutcome } from "../../src/app/ports.js";
 
 export type RackBehaviour =
   | { kind: "complete"; afterMs: number }

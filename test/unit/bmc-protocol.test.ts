@@ -11,7 +11,7 @@ import {
   parseBmcTopic,
   type UpdateCommand,
   updateRequestId,
-} from "../../src/adapters/iot/bmc-protocol.js";
+} from "../../src/domain/bmc-protocol.js";
 
 const COMPONENT = "0b9a3c1e-5d2f-8a41-9c3e-7f1a2b3c4d5e";
 
@@ -145,6 +145,14 @@ describe("bmc protocol: logging never shows the auth blob", () => {
       requestId: "req-1",
       auth: { keyId: "alias/flow-bmc", ciphertext: "[redacted]" },
     });
+  });
+
+  it("describeBmcMessage shows messages without auth exactly as encoded", () => {
+    const { auth: _auth, ...plain } = update;
+    expect(describeBmcMessage(plain)).toBe(encodeBmcMessage(plain));
+    expect(describeBmcMessage({ v: 1, type: "ack", requestId: "r" })).toBe(
+      '{"v":1,"type":"ack","requestId":"r"}',
+    );
   });
 
   it("a malformed payload's error does not echo the payload", () => {
@@ -303,6 +311,33 @@ describe("bmc protocol: decode errors", () => {
     const decoded = decodeBmcCommand(big);
     expect(decoded.ok).toBe(false);
     if (!decoded.ok) expect(decoded.problems[0]?.code).toBe("INVALID_VALUE");
+  });
+
+  it("counts the limit in UTF-8 bytes, for text and for bytes alike", () => {
+    // 60,000 × "é" is 60,000 characters but 120,000 bytes: with the rest, over the limit by bytes only.
+    const text = `{"v":1,"type":"query","requestId":"${"é".repeat(60_000)}${"x".repeat(12_000)}"}`;
+    const size = new TextEncoder().encode(text).byteLength;
+    expect(text.length).toBeLessThan(128 * 1024);
+    for (const payload of [text, new TextEncoder().encode(text)]) {
+      const decoded = decodeBmcCommand(payload);
+      expect(decoded.ok ? "decoded" : decoded).toEqual({
+        ok: false,
+        problems: [
+          { code: "INVALID_VALUE", path: "(root)", rule: `must be at most 131072 bytes (got ${size})` },
+        ],
+        message: `(root): must be at most 131072 bytes (got ${size})`,
+      });
+    }
+  });
+
+  it("keeps a byte-order mark in decoded bytes, so a BOM-prefixed payload is not JSON", () => {
+    const bytes = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode(encodeBmcMessage(update))]);
+    const decoded = decodeBmcCommand(bytes);
+    expect(decoded.ok).toBe(false);
+    if (!decoded.ok)
+      expect(decoded.problems).toEqual([
+        { code: "MALFORMED_JSON", path: "(root)", rule: "is not valid JSON" },
+      ]);
   });
 
   it("never throws, whatever bytes arrive", () => {

@@ -16,7 +16,7 @@ import {
   TASK_STEPS_PLACEHOLDER,
   taskStateNames,
 } from "../../src/adapters/stepfunctions/asl.js";
-import type { StepName } from "../../src/app/task-steps.js";
+import type { StepName } from "../../src/app/child-task/settings.js";
 
 const require = createRequire(import.meta.url);
 const validate = require("asl-validator") as (

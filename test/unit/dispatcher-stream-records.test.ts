@@ -1,6 +1,15 @@
+/**
+ * The stream path: raw DynamoDB stream records decoded into StreamChanges (the adapter), which
+ * changes wake which run, and batches: one pass per run, failures reported by sequence number.
+ */
 import type { DynamoDBRecord } from "aws-lambda";
 import { describe, expect, it } from "vitest";
-import { createStreamEvaluator, runToWake } from "../../src/app/stream-evaluator.js";
+import {
+  decodeStreamEvent,
+  decodeStreamRecord,
+  streamBatchHandler,
+} from "../../src/adapters/dynamodb/stream-records.js";
+import { createStreamEvaluator, runToWake, type StreamChange } from "../../src/app/stream-evaluator.js";
 
 type Image = Record<string, { S: string }>;
 
@@ -26,6 +35,11 @@ function record(
 }
 
 const T = { runId: "r1", targetId: "t1" };
+/** The whole path a record takes: decoded by the adapter, then judged by the evaluator. */
+const wake = (rec: DynamoDBRecord): string | undefined => {
+  const change = decodeStreamRecord(rec);
+  return change === undefined ? undefined : runToWake(change);
+};
 const R = { runId: "r1" };
 
 describe("stream evaluator: which records wake a run", () => {
@@ -57,20 +71,69 @@ describe("stream evaluator: which records wake a run", () => {
   ];
   for (const [name, rec, expected] of cases) {
     it(`${name} → ${expected ?? "ignored"}`, () => {
-      expect(runToWake(rec)).toBe(expected);
+      expect(wake(rec)).toBe(expected);
     });
   }
 
   it("a record without keys is ignored", () => {
-    expect(runToWake({ eventName: "MODIFY" })).toBeUndefined();
+    expect(wake({ eventName: "MODIFY" })).toBeUndefined();
+  });
+});
+
+describe("stream records: decoding", () => {
+  it("a target record → its run, the statuses before and after, the sequence number", () => {
+    expect(decodeStreamRecord(record("MODIFY", T, "SUBMITTED", "COMPLETED", "100"))).toEqual({
+      kind: "target",
+      runId: "r1",
+      eventName: "MODIFY",
+      oldStatus: "SUBMITTED",
+      newStatus: "COMPLETED",
+      sequenceNumber: "100",
+    });
+  });
+
+  it("a run record; images without a status leave the statuses out", () => {
+    expect(decodeStreamRecord(record("INSERT", R, undefined, undefined, "7"))).toEqual({
+      kind: "run",
+      runId: "r1",
+      eventName: "INSERT",
+      sequenceNumber: "7",
+    });
+    expect(decodeStreamRecord({ eventName: "MODIFY", dynamodb: { Keys: { runId: { S: "r2" } } } })).toEqual({
+      kind: "run",
+      runId: "r2",
+      eventName: "MODIFY",
+    });
+  });
+
+  it("records without a run key or an event name are dropped", () => {
+    expect(decodeStreamRecord({ eventName: "MODIFY" })).toBeUndefined();
+    expect(
+      decodeStreamRecord({ eventName: "MODIFY", dynamodb: { Keys: { other: { S: "x" } } } }),
+    ).toBeUndefined();
+    expect(decodeStreamRecord({ dynamodb: { Keys: { runId: { S: "r1" } } } })).toBeUndefined();
+    expect(
+      decodeStreamEvent({ Records: [{ eventName: "MODIFY" }, record("MODIFY", R, "PAUSED", "RUNNING")] }),
+    ).toEqual([
+      {
+        kind: "run",
+        runId: "r1",
+        eventName: "MODIFY",
+        oldStatus: "PAUSED",
+        newStatus: "RUNNING",
+        sequenceNumber: "100",
+      },
+    ]);
   });
 });
 
 describe("stream evaluator: batches", () => {
   it("processes each run once per batch however many of its records the batch holds", async () => {
     const seen: string[] = [];
-    const evaluator = createStreamEvaluator({ process: async (runId) => void seen.push(runId) });
-    const result = await evaluator.handle({
+    const handle = streamBatchHandler(
+      createStreamEvaluator({ process: async (runId) => void seen.push(runId) }),
+    );
+    const result = await handle({
       Records: [
         record("MODIFY", { runId: "a", targetId: "1" }, "SUBMITTED", "COMPLETED", "1"),
         record("MODIFY", { runId: "b", targetId: "2" }, "SUBMITTED", "FAILED", "2"),
@@ -83,12 +146,14 @@ describe("stream evaluator: batches", () => {
   });
 
   it("reports every record of a run whose pass failed, and only those", async () => {
-    const evaluator = createStreamEvaluator({
-      process: async (runId) => {
-        if (runId === "bad") throw new Error("ProvisionedThroughputExceededException");
-      },
-    });
-    const result = await evaluator.handle({
+    const handle = streamBatchHandler(
+      createStreamEvaluator({
+        process: async (runId) => {
+          if (runId === "bad") throw new Error("ProvisionedThroughputExceededException");
+        },
+      }),
+    );
+    const result = await handle({
       Records: [
         record("MODIFY", { runId: "bad", targetId: "1" }, "SUBMITTED", "COMPLETED", "11"),
         record("MODIFY", { runId: "ok", targetId: "2" }, "SUBMITTED", "COMPLETED", "12"),
@@ -96,6 +161,19 @@ describe("stream evaluator: batches", () => {
       ],
     });
     expect(result.batchItemFailures).toEqual([{ itemIdentifier: "11" }, { itemIdentifier: "13" }]);
+  });
+
+  it("a failed change without a sequence number is not reported (nothing to name it by)", async () => {
+    const evaluator = createStreamEvaluator({
+      process: async () => {
+        throw new Error("boom");
+      },
+    });
+    const changes: StreamChange[] = [
+      { kind: "target", runId: "r", eventName: "MODIFY", oldStatus: "SUBMITTED", newStatus: "FAILED" },
+      { kind: "run", runId: "r", eventName: "INSERT", newStatus: "PENDING", sequenceNumber: "5" },
+    ];
+    expect(await evaluator.handle(changes)).toEqual({ failedSequenceNumbers: ["5"] });
   });
 
   it("needs something to process with", () => {

@@ -8,12 +8,8 @@
  * to know whether an earlier attempt got through.
  */
 import { IoTDataPlaneClient, PublishCommand } from "@aws-sdk/client-iot-data-plane";
-import { type BmcCommand, bmcCmdTopic, encodeBmcMessage } from "./bmc-protocol.js";
-
-/** The port the child task's steps depend on. Implementations must be safe to call twice. */
-export interface BmcCommandPublisher {
-  publish(componentId: string, command: BmcCommand): Promise<void>;
-}
+import type { BmcCommandPublisher } from "../../app/ports.js";
+import { type BmcCommand, bmcCmdTopic, encodeBmcMessage } from "../../domain/bmc-protocol.js";
 
 export interface IotPublisherOptions {
   /** A ready client; when given, `endpoint` and `region` are ignored. */

@@ -12,7 +12,7 @@
  */
 import { InvokeCommand, type LambdaClient } from "@aws-sdk/client-lambda";
 import { errorText, type Logger } from "../../app/observability.js";
-import type { RunWaker } from "../../app/task-ports.js";
+import type { RunWaker } from "../../app/ports.js";
 
 export class LambdaRunWaker implements RunWaker {
   constructor(

@@ -6,9 +6,8 @@
  * the BMC-side half is a KMS grant per thing (or a per-device key); locally the simulated fleet
  * never opens it, it only proves the plaintext never travels.
  */
-import type { Cipher } from "../../app/ports.js";
-import type { BmcAuthSealer } from "../../app/task-steps.js";
-import type { EncryptedAuth } from "../iot/bmc-protocol.js";
+import type { BmcAuthSealer, Cipher } from "../../app/ports.js";
+import type { EncryptedAuth } from "../../domain/bmc-protocol.js";
 
 export class CipherBmcAuthSealer implements BmcAuthSealer {
   constructor(

@@ -15,15 +15,12 @@ import { randomUUID } from "node:crypto";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SFNClient } from "@aws-sdk/client-sfn";
+import type { OutcomeDeps } from "../../app/child-task/outcome.js";
+import { type BmcResultReceiver, createBmcResultReceiver } from "../../app/child-task/receiving.js";
+import { createTaskSteps, type TaskSteps } from "../../app/child-task/steps.js";
+import { createTaskService, type TaskService } from "../../app/child-task/task-service.js";
 import { emfMetrics, jsonLogger } from "../../app/observability.js";
-import type { Cipher } from "../../app/ports.js";
-import {
-  type BmcAuthSealer,
-  createTaskSteps,
-  type OutcomeDeps,
-  type TaskSteps,
-} from "../../app/task-steps.js";
-import { createTaskService, type TaskService } from "../../app/tasks.js";
+import type { BmcAuthSealer, Cipher } from "../../app/ports.js";
 import { ENV, optionalEnv, requireEnv } from "../../config.js";
 import { awsClientConfig, createDynamoDbClient } from "../aws-config.js";
 import { createDynamoStores, type DynamoStores, LocalAesGcmCipher, tableNames } from "../dynamodb/index.js";
@@ -43,6 +40,8 @@ export interface AwsChildTasks {
   outcomeDeps: OutcomeDeps;
   /** The step handlers (task-steps Lambda). Publishing needs FLOW_IOT_DATA_ENDPOINT. */
   steps(): TaskSteps;
+  /** BMC reports and execution endings (bmc-result Lambda). */
+  receiver(): BmcResultReceiver;
   /** Submitter + TasksApi on Step Functions. Needs FLOW_CHILD_TASK_STATE_MACHINE_ARN. */
   service(): TaskService;
 }
@@ -75,6 +74,7 @@ export function composeChildTasks(env: Env = process.env, emitter = "task-steps"
   };
   let steps: TaskSteps | undefined;
   let service: TaskService | undefined;
+  let receiver: BmcResultReceiver | undefined;
   return {
     stores,
     requests,
@@ -101,6 +101,15 @@ export function composeChildTasks(env: Env = process.env, emitter = "task-steps"
         log: (line) => console.log(line),
       });
       return steps;
+    },
+    receiver() {
+      receiver ??= createBmcResultReceiver({
+        requests,
+        outcome: outcomeDeps,
+        clock: Date.now,
+        log: (line) => console.log(line),
+      });
+      return receiver;
     },
     service() {
       const sfn = new SFNClient(awsClientConfig());

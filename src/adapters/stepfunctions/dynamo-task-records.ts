@@ -25,15 +25,10 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { Cipher } from "../../app/ports.js";
-import {
-  type BmcRequestRecord,
-  type BmcRequestStore,
-  type NewBmcRequest,
-  requestKey,
-  type TaskSecretStore,
-} from "../../app/task-steps.js";
+import { type BmcRequestStore, requestKey, type TaskSecretStore } from "../../app/ports.js";
+import type { BmcEvent } from "../../domain/bmc-protocol.js";
+import type { BmcRequestRecord, NewBmcRequest } from "../../domain/component-verdict.js";
 import type { FirmwareAuthentication } from "../../domain/model.js";
-import type { BmcEvent } from "../iot/bmc-protocol.js";
 
 type Item = Record<string, unknown>;
 

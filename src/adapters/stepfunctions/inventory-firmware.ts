@@ -8,8 +8,7 @@
  * (79 items for a 39-BMC rack) — per wave, that was most of a rollout's write capacity.
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import type { InventoryStore } from "../../app/ports.js";
-import type { FirmwareVersionRecorder } from "../../app/task-steps.js";
+import type { FirmwareVersionRecorder, InventoryStore } from "../../app/ports.js";
 import type { InventoryComponent } from "../../domain/model.js";
 import { rackPk } from "../dynamodb/items.js";
 

@@ -16,20 +16,25 @@ import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { connectAsync } from "mqtt";
 import type { TasksApi } from "../../app/api.js";
-import type { Cipher, InventoryStore, RackLockStore, RunStore, TaskStore } from "../../app/ports.js";
-import type { ChildTaskSubmitter, RunWaker } from "../../app/task-ports.js";
-import {
-  type BmcAuthSealer,
-  type ChildTaskSettings,
-  createTaskSteps,
-  reconcileExecutionEnd,
-  recordBmcReport,
-  type TaskSteps,
-} from "../../app/task-steps.js";
-import { createTaskService } from "../../app/tasks.js";
+import { reconcileExecutionEnd } from "../../app/child-task/outcome.js";
+import { recordBmcReport } from "../../app/child-task/receiving.js";
+import type { ChildTaskSettings } from "../../app/child-task/settings.js";
+import { createTaskSteps, type TaskSteps } from "../../app/child-task/steps.js";
+import { createTaskService } from "../../app/child-task/task-service.js";
+import type {
+  BmcAuthSealer,
+  BmcCommandPublisher,
+  ChildTaskSubmitter,
+  Cipher,
+  InventoryStore,
+  RackLockStore,
+  RunStore,
+  RunWaker,
+  TaskStore,
+} from "../../app/ports.js";
+import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../../domain/bmc-protocol.js";
 import type { TableNames } from "../dynamodb/schema.js";
-import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../iot/bmc-protocol.js";
-import { type BmcCommandPublisher, IotPublisher } from "../iot/publisher.js";
+import { IotPublisher } from "../iot/publisher.js";
 import { CipherBmcAuthSealer } from "./bmc-auth.js";
 import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
 import { DynamoFirmwareRecorder, UpsertFirmwareRecorder } from "./inventory-firmware.js";

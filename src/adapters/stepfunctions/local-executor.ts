@@ -15,8 +15,10 @@
  * Needs Promise.withResolvers (Node 22): import local/polyfills.ts before this module runs on Node 20.
  */
 import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine } from "aws-local-stepfunctions";
-import type { ChildTaskSettings, ExecutionEnding, StepEvent, TaskSteps } from "../../app/task-steps.js";
-import { DEFAULT_CHILD_TASK_SETTINGS } from "../../app/task-steps.js";
+import type { ExecutionEnding } from "../../app/child-task/outcome.js";
+import type { ChildTaskSettings, StepEvent } from "../../app/child-task/settings.js";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../../app/child-task/settings.js";
+import type { TaskSteps } from "../../app/child-task/steps.js";
 import type { Task } from "../../domain/model.js";
 import { type AslMachine, loadChildTaskDefinition, taskStateNames, waitStateNames } from "./asl.js";
 import { childTaskInput, executionArnFor, type NamedTaskExecutor } from "./sfn-executor.js";

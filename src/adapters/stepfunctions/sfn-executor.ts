@@ -8,9 +8,9 @@
  * Standard executions keep their names for 90 days after they close, longer than any retry.
  */
 import { type SFNClient, StartExecutionCommand, StopExecutionCommand } from "@aws-sdk/client-sfn";
-import type { TaskExecutor } from "../../app/task-ports.js";
-import type { ChildTaskInput, ChildTaskSettings } from "../../app/task-steps.js";
-import { DEFAULT_CHILD_TASK_SETTINGS } from "../../app/task-steps.js";
+import type { ChildTaskInput, ChildTaskSettings } from "../../app/child-task/settings.js";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../../app/child-task/settings.js";
+import type { TaskExecutor } from "../../app/ports.js";
 import type { Task } from "../../domain/model.js";
 
 /** A TaskExecutor that knows an execution's id before starting it (so it is stored with the task). */

@@ -245,8 +245,13 @@ export function decodeBmcMessage(payload: Uint8Array | string): DecodeResult<Bmc
 
 const MAX_PAYLOAD_BYTES = 128 * 1024; // AWS IoT Core's own message size limit
 
+// Web-standard codecs, not Buffer: the domain uses nothing from Node but node:crypto. `ignoreBOM`
+// keeps a byte-order mark in the text (as Buffer did), so a BOM-prefixed payload stays invalid JSON.
+const utf8Encoder = new TextEncoder();
+const utf8Decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
 function decode(payload: Uint8Array | string, allowed: readonly string[]): DecodeResult<BmcMessage> {
-  const size = typeof payload === "string" ? Buffer.byteLength(payload, "utf8") : payload.byteLength;
+  const size = typeof payload === "string" ? utf8Encoder.encode(payload).byteLength : payload.byteLength;
   if (size > MAX_PAYLOAD_BYTES) {
     return failure([
       {
@@ -256,7 +261,7 @@ function decode(payload: Uint8Array | string, allowed: readonly string[]): Decod
       },
     ]);
   }
-  const text = typeof payload === "string" ? payload : Buffer.from(payload).toString("utf8");
+  const text = typeof payload === "string" ? payload : utf8Decoder.decode(payload);
   let raw: unknown;
   try {
     raw = JSON.parse(text);

@@ -24,28 +24,27 @@ import {
   InvalidArgumentError,
   NotFoundError,
   ValidationError,
-} from "../domain/errors.js";
-import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../domain/model.js";
-import { TERMINAL_TASK_STATUSES } from "../domain/model.js";
-import { mergeRows, resolveTargetSpec } from "../domain/planner.js";
-import { validateFirmwareTask } from "../domain/run-config.js";
-import type { TasksApi } from "./api.js";
-import type { InventoryStore, RackLockStore, RunStore, TaskStore } from "./ports.js";
+} from "../../domain/errors.js";
+import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../../domain/model.js";
+import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
+import { mergeRows, resolveTargetSpec } from "../../domain/planner.js";
+import { validateFirmwareTask } from "../../domain/run-config.js";
+import { rackConflictMessage } from "../../domain/step-errors.js";
+import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
+import type { TasksApi } from "../api.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
+  InventoryStore,
+  RackLockStore,
+  RunStore,
   RunWaker,
   SubmitOutcome,
   TaskExecutor,
-} from "./task-ports.js";
-import {
-  initialReport,
-  type OutcomeStatus,
-  rackConflictMessage,
-  recordTaskOutcome,
-  serializeReport,
-  type TaskSecretStore,
-} from "./task-steps.js";
+  TaskSecretStore,
+  TaskStore,
+} from "../ports.js";
+import { recordTaskOutcome } from "./outcome.js";
 
 export const UPGRADE_FIRMWARE_OPERATION = "UpgradeFirmware";
 
@@ -143,7 +142,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     }
   }
 
-  async function end(task: Task, status: OutcomeStatus, message: string): Promise<Task> {
+  async function end(task: Task, status: TaskOutcomeStatus, message: string): Promise<Task> {
     return recordTaskOutcome(deps, task.id, { status, message });
   }
 

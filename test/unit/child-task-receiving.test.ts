@@ -3,17 +3,12 @@
  * and execution endings as Step Functions reports them (reconcileExecutionEnd).
  */
 import { describe, expect, it } from "vitest";
-import type { BmcEvent } from "../../src/adapters/iot/bmc-protocol.js";
-import type { RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
-import {
-  type BmcRequestStore,
-  type ExecutionEnding,
-  initialReport,
-  reconcileExecutionEnd,
-  recordBmcReport,
-  serializeReport,
-} from "../../src/app/task-steps.js";
+import { type ExecutionEnding, reconcileExecutionEnd } from "../../src/app/child-task/outcome.js";
+import { createBmcResultReceiver, recordBmcReport } from "../../src/app/child-task/receiving.js";
+import type { BmcRequestStore, RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
+import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
 import type { Task } from "../../src/domain/model.js";
+import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 
 function requestsSpy() {
   const seen: { componentId: string; event: BmcEvent; now: number }[] = [];
@@ -70,22 +65,22 @@ describe("recordBmcReport", () => {
   });
 });
 
-describe("reconcileExecutionEnd", () => {
-  const base: Task = {
-    id: "t1",
-    operation: "UpgradeFirmware",
-    rackId: "r1",
-    componentIds: ["c"],
-    description: "",
-    executorType: "STEP_FUNCTIONS",
-    executionId: "arn",
-    status: "RUNNING",
-    message: "",
-    createdAt: 1,
-    updatedAt: 2,
-    report: serializeReport(initialReport([{ id: "c", type: "COMPUTE" }], "2.0.0", false)),
-  };
+const base: Task = {
+  id: "t1",
+  operation: "UpgradeFirmware",
+  rackId: "r1",
+  componentIds: ["c"],
+  description: "",
+  executorType: "STEP_FUNCTIONS",
+  executionId: "arn",
+  status: "RUNNING",
+  message: "",
+  createdAt: 1,
+  updatedAt: 2,
+  report: serializeReport(initialReport([{ id: "c", type: "COMPUTE" }], "2.0.0", false)),
+};
 
+describe("reconcileExecutionEnd", () => {
   async function end(ending: Omit<ExecutionEnding, "taskId">, task: Task = base) {
     let stored = structuredClone(task);
     const released: string[] = [];
@@ -142,5 +137,59 @@ describe("reconcileExecutionEnd", () => {
       });
       expect(released).toEqual(["r1:t1"]);
     }
+  });
+});
+
+describe("the bmc-result receiver", () => {
+  function receiver() {
+    let stored = structuredClone(base);
+    const tasks: Pick<TaskStore, "getTasks" | "saveTask"> = {
+      getTasks: async (ids) => (ids.includes(stored.id) ? [structuredClone(stored)] : []),
+      saveTask: async (t) => {
+        stored = structuredClone(t);
+        return "saved";
+      },
+    };
+    const locks: Pick<RackLockStore, "release"> = { release: async () => "released" };
+    const runs: Pick<RunStore, "recordOutcome"> = { recordOutcome: async () => "recorded" };
+    const { store, seen } = requestsSpy();
+    const lines: string[] = [];
+    const r = createBmcResultReceiver({
+      requests: store,
+      outcome: { tasks: tasks as TaskStore, locks: locks as RackLockStore, runs, clock: () => 10 },
+      clock: () => 42,
+      log: (line) => lines.push(line),
+    });
+    return { r, seen, lines };
+  }
+
+  it("an execution ending is reconciled with its task: the task id and the status after", async () => {
+    const { r } = receiver();
+    expect(
+      await r.receive({ kind: "execution-ending", ending: { taskId: "t1", status: "ABORTED", cause: "op" } }),
+    ).toEqual({ taskId: "t1", status: "TERMINATED" });
+    expect(
+      await r.receive({ kind: "execution-ending", ending: { taskId: "nope", status: "FAILED" } }),
+    ).toEqual({ taskId: "nope", status: "unknown task" });
+  });
+
+  it("a report is stored at the receiver's clock; other status changes and invalid events change nothing", async () => {
+    const { r, seen, lines } = receiver();
+    expect(
+      await r.receive({
+        kind: "bmc-report",
+        message: { v: 1, type: "ack", requestId: "upd-1", componentId: "C" },
+      }),
+    ).toEqual({ outcome: "recorded" });
+    expect(seen).toEqual([{ componentId: "c", event: { v: 1, type: "ack", requestId: "upd-1" }, now: 42 }]);
+    expect(await r.receive({ kind: "bmc-report", message: { v: 1, type: "ack", requestId: "r" } })).toEqual({
+      outcome: "invalid",
+    });
+    expect(lines).toEqual([
+      "bmc-result: report without componentId (the IoT rule adds topic(3) AS componentId)",
+    ]);
+    expect(await r.receive({ kind: "execution-status", status: "RUNNING" })).toEqual({ ignored: "RUNNING" });
+    expect(await r.receive({ kind: "invalid" })).toEqual({ outcome: "invalid" });
+    expect(seen).toHaveLength(1);
   });
 });

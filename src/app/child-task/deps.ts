@@ -1,0 +1,42 @@
+/** What the child-task steps are given: the stores and ports (src/app/ports.ts), a clock, a log. */
+import type { FirmwareImageRef } from "../../domain/bmc-protocol.js";
+import type { ComponentType } from "../../domain/model.js";
+import type {
+  BmcAuthSealer,
+  BmcCommandPublisher,
+  BmcRequestStore,
+  FirmwareVersionRecorder,
+  RackLockStore,
+  RunStore,
+  RunWaker,
+  TaskSecretStore,
+  TaskStore,
+} from "../ports.js";
+
+export interface TaskStepsDeps {
+  tasks: TaskStore;
+  runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
+  locks: RackLockStore;
+  requests: BmcRequestStore;
+  secrets: TaskSecretStore;
+  sealer: BmcAuthSealer;
+  publisher: BmcCommandPublisher;
+  firmware: FirmwareVersionRecorder;
+  clock: () => number;
+  /** Where a BMC fetches an image. Default `firmware://<TYPE>/<version>`. */
+  imageFor?: (type: ComponentType, version: string) => FirmwareImageRef;
+  /** Told when a run child's outcome is recorded, so the dispatcher refills the slot at once. */
+  waker?: RunWaker;
+  log?: (line: string) => void;
+}
+
+/** The deps as every step sees them: the optional parts filled with their defaults. */
+export type StepDeps = TaskStepsDeps & Required<Pick<TaskStepsDeps, "imageFor" | "log">>;
+
+export function withDefaults(deps: TaskStepsDeps): StepDeps {
+  return {
+    ...deps,
+    imageFor: deps.imageFor ?? ((type, version) => ({ uri: `firmware://${type}/${version}` })),
+    log: deps.log ?? (() => {}),
+  };
+}

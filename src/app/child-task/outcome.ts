@@ -1,0 +1,174 @@
+/**
+ * The task item and how a child task ends: reads, the guarded update every step writes through, and
+ * the one outcome recorder that every ending takes (the last state, RecordSuccess/RecordFailure; a
+ * stopped, failed or timed-out execution, reconciled; CancelTask, through the task service).
+ */
+import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/model.js";
+import { causeText, StepError } from "../../domain/step-errors.js";
+import { completionMessage, finishReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
+import type { Metrics } from "../observability.js";
+import type { RunStore } from "../ports.js";
+import type { StepDeps, TaskStepsDeps } from "./deps.js";
+import type { StepEventOf } from "./settings.js";
+
+export const isTerminalTask = (t: Task): boolean => TERMINAL_TASK_STATUSES.has(t.status);
+
+export async function loadTask(deps: Pick<TaskStepsDeps, "tasks">, taskId: string): Promise<Task> {
+  const [task] = await deps.tasks.getTasks([taskId]);
+  if (task === undefined) throw new StepError("TaskNotFound", `task ${taskId} not found`);
+  return task;
+}
+
+/**
+ * Read-modify-write of one task under optimistic concurrency (saveTask pins updatedAt). `mutate`
+ * returns the new task or undefined to write nothing; a terminal task is never changed. Returns the
+ * task as stored afterwards.
+ */
+export async function updateTask(
+  deps: Pick<TaskStepsDeps, "tasks" | "clock">,
+  taskId: string,
+  mutate: (task: Task, now: number) => Task | undefined,
+): Promise<{ task: Task; changed: boolean }> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const [task] = await deps.tasks.getTasks([taskId]);
+    if (task === undefined) throw new StepError("TaskNotFound", `task ${taskId} not found`);
+    if (isTerminalTask(task)) return { task, changed: false };
+    const now = deps.clock();
+    const next = mutate(structuredClone(task), now);
+    if (next === undefined) return { task, changed: false };
+    next.updatedAt = Math.max(now, task.updatedAt + 1);
+    const saved = await deps.tasks.saveTask(next, task.updatedAt);
+    if (saved === "saved") return { task: next, changed: true };
+    if (saved === "not-found") throw new StepError("TaskNotFound", `task ${taskId} not found`);
+  }
+  throw new Error(`task ${taskId}: too many concurrent updates`);
+}
+
+/** What ending a task needs: the task, its target's run, the rack lock, and who to tell. */
+export type OutcomeDeps = Pick<TaskStepsDeps, "tasks" | "locks" | "clock" | "waker"> & {
+  runs: Pick<RunStore, "recordOutcome">;
+  /** Targets by outcome and BMC failures, counted once per recorded target transition. */
+  metrics?: Metrics;
+};
+
+const OUTCOME_METRIC = {
+  COMPLETED: "TargetsCompleted",
+  FAILED: "TargetsFailed",
+  TERMINATED: "TargetsTerminated",
+  SKIPPED: undefined,
+} as const;
+
+/**
+ * Ends a task. THE one path every ending takes: the last state (RecordSuccess/RecordFailure), the
+ * stop of an execution (local abort path, the AWS execution-status rule) and CancelTask.
+ *   1. the task: status, message, finishedAt, and the report's unfinished components
+ *      (UPDATING → TERMINATED or FAILED, PENDING → NOT_ATTEMPTED); a task already terminal keeps
+ *      its first outcome (the first recorder wins, later ones only finish steps 2 and 3);
+ *   2. a run child's target: RunStore.recordOutcome with the task's final status (exactly once);
+ *   3. the rack lock, released if this task holds it.
+ * Every step is idempotent, so a retried or repeated call finishes what a crashed one started.
+ */
+export async function recordTaskOutcome(
+  deps: OutcomeDeps,
+  taskId: string,
+  outcome: { status: TaskOutcomeStatus; message: string },
+): Promise<Task> {
+  const { task } = await updateTask(deps, taskId, (t, now) => {
+    t.status = outcome.status;
+    t.message = outcome.message;
+    t.finishedAt = now;
+    t.startedAt ??= now;
+    t.report = finishReport(t.report, outcome.status, now);
+    return t;
+  });
+  let recorded = false;
+  if (task.runId !== undefined && task.targetId !== undefined && isTerminalTask(task)) {
+    const result = await deps.runs.recordOutcome(
+      task.runId,
+      task.targetId,
+      task.status as TaskOutcomeStatus,
+      task.message,
+      deps.clock(),
+    );
+    recorded = result === "recorded";
+    if (recorded) {
+      // Emitted after the transition is persisted, and only by the call that recorded it.
+      const metric = OUTCOME_METRIC[task.status as TaskOutcomeStatus];
+      if (metric && deps.metrics) {
+        deps.metrics.add(metric, 1);
+        if (task.status === "FAILED") deps.metrics.add("BmcFailures", 1);
+        deps.metrics.flush();
+      }
+    }
+  }
+  await deps.locks.release(task.rackId, task.id);
+  // After the lock is free: the slot this target held refills now, not at the stream's pace.
+  if (recorded && task.runId !== undefined) await deps.waker?.wake(task.runId);
+  return task;
+}
+
+/** RecordSuccess / RecordFailure: the last state records the outcome (a caught error → FAILED). */
+export async function recordOutcome(
+  deps: StepDeps,
+  e: StepEventOf<"recordOutcome">,
+): Promise<{ status: string }> {
+  let status: TaskOutcomeStatus = "COMPLETED";
+  let message: string;
+  if (e.error !== undefined) {
+    status = "FAILED";
+    message = causeText(e.error);
+  } else {
+    const task = await loadTask(deps, e.taskId);
+    message = completionMessage(task);
+  }
+  const task = await recordTaskOutcome(deps, e.taskId, { status, message });
+  deps.log(`task ${task.id}: ${task.status}: ${task.message}`);
+  return { status: task.status };
+}
+
+/** The end of an execution as Step Functions reports it (EventBridge detail, or the local runner). */
+export interface ExecutionEnding {
+  /** The execution name: the task id. */
+  taskId: string;
+  status: "SUCCEEDED" | "FAILED" | "TIMED_OUT" | "ABORTED";
+  error?: string;
+  cause?: string;
+}
+
+/**
+ * Makes sure a finished execution left its task finished. Normally the last state already recorded
+ * the outcome and this changes nothing (recordTaskOutcome keeps the first outcome). It matters when
+ * the machine could not record: stopped (ABORTED → TERMINATED), timed out (→ FAILED: a rack that
+ * took too long is a failure for the gates, not an operator's stop), or failed inside
+ * RecordFailure itself (→ FAILED with the execution's error).
+ */
+export async function reconcileExecutionEnd(
+  deps: OutcomeDeps,
+  ending: ExecutionEnding,
+): Promise<Task | undefined> {
+  const [task] = await deps.tasks.getTasks([ending.taskId]);
+  if (task === undefined) return undefined;
+  switch (ending.status) {
+    case "ABORTED":
+      return recordTaskOutcome(deps, task.id, {
+        status: "TERMINATED",
+        message: ending.cause ? `task execution stopped: ${ending.cause}` : "task execution stopped",
+      });
+    case "TIMED_OUT":
+      return recordTaskOutcome(deps, task.id, { status: "FAILED", message: "task execution timed out" });
+    case "FAILED":
+      return recordTaskOutcome(deps, task.id, {
+        status: "FAILED",
+        message: `task execution failed: ${causeText({ Error: ending.error ?? "Error", Cause: ending.cause })}`,
+      });
+    case "SUCCEEDED":
+      // The machine only succeeds through RecordSuccess or AlreadyFinished; both leave the task
+      // terminal. Anything else would be a bug: record it rather than leave the rack locked.
+      if (TERMINAL_TASK_STATUSES.has(task.status))
+        return recordTaskOutcome(deps, task.id, { status: "COMPLETED", message: task.message });
+      return recordTaskOutcome(deps, task.id, {
+        status: "FAILED",
+        message: "task execution ended without recording an outcome",
+      });
+  }
+}

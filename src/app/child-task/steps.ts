@@ -1,0 +1,69 @@
+/**
+ * The child task's steps: what every Task state of state-machines/child-task.asl.json does. One
+ * Lambda (lambdas/task-steps.ts) serves them all through `handle`, which picks the step by
+ * `event.step`; locally the local executor binds every Task state to the same `handle`
+ * (src/adapters/stepfunctions/local-executor.ts). The steps live by concept: lock.ts (AcquireLock),
+ * preflight.ts (SendQueries, CheckPreflight), waves.ts (SendWave, CheckWave, FinishWave),
+ * outcome.ts (RecordSuccess, RecordFailure); the BMC reports arrive through receiving.ts.
+ *
+ * The state machine, in short (state-machines/README.md has the picture and the reasons):
+ *
+ *   AcquireLock ─(queued: Wait, again)─► SendQueries ─► Wait ◄─► CheckPreflight
+ *     └─► for each component-type group in UPGRADE_GROUP_ORDER, for each wave of ≤ maxParallel
+ *         of its components:  SendWave ─► Wait ◄─► CheckWave ─► FinishWave
+ *     └─► RecordSuccess | (any failure, caught) RecordFailure
+ *
+ * How the execution waits for a BMC: polling. SendWave writes one request record per component
+ * and publishes its command; the IoT rule hands the BMCs' reports to lambdas/bmc-result.ts, which
+ * stores them on those records (first result wins, so duplicate and late messages change nothing);
+ * CheckWave reads the wave's records after a Wait whose length backs off (pollSeconds · 2^polls,
+ * capped at maxPollSeconds and at the deadline). aws-local-stepfunctions has no task tokens, and the
+ * local stack must run the very same states, so a callback design would leave the local runner
+ * exercising something else. Polling per WAVE rather than per component keeps the billed state
+ * transitions ~6× lower for a 39-BMC rack (bench/rollout.ts prints the figures).
+ *
+ * Errors thrown by the steps carry stable `name`s (STEP_ERROR_NAMES, src/domain/step-errors.ts):
+ * Step Functions matches Retry and Catch on them, and RecordFailure turns them into the task's
+ * message. Every message names the component and the cause, e.g.
+ *   `component 7a00…0102 (COMPUTE): BMC reported FLASH_FAILED: flashing 2.0.0 failed; still on 1.0.0`
+ *
+ * Secrets: SendWave reads the firmware credentials (run secrets, or the task's own encrypted
+ * secret for a plain UpgradeFirmware), `BmcAuthSealer` seals each for its one BMC, and only the
+ * sealed blob goes into the command. No step returns them, so they never appear in execution
+ * history or logs.
+ */
+import { type StepDeps, type TaskStepsDeps, withDefaults } from "./deps.js";
+import { acquireLock } from "./lock.js";
+import { recordOutcome } from "./outcome.js";
+import { checkQueries, sendQueries } from "./preflight.js";
+import type { StepEvent, StepEventOf, StepName } from "./settings.js";
+import { checkWave, finishWave, sendWave } from "./waves.js";
+
+export interface TaskSteps {
+  handle(event: StepEvent): Promise<unknown>;
+}
+
+/** Every step the ASL names (its Parameters' `step`), and the function that serves it. */
+const STEPS: { [S in StepName]: (deps: StepDeps, event: StepEventOf<S>) => Promise<unknown> } = {
+  acquireLock,
+  sendQueries,
+  checkQueries,
+  sendWave,
+  checkWave,
+  finishWave,
+  recordOutcome,
+};
+
+export function createTaskSteps(deps: TaskStepsDeps): TaskSteps {
+  const resolved = withDefaults(deps);
+  return {
+    async handle(event: StepEvent): Promise<unknown> {
+      const step: unknown = (event as { step?: unknown }).step;
+      if (typeof step !== "string" || !Object.hasOwn(STEPS, step)) {
+        throw new Error(`unknown step ${JSON.stringify(step)}`);
+      }
+      const run = STEPS[step as StepName] as (deps: StepDeps, event: StepEvent) => Promise<unknown>;
+      return run(resolved, event);
+    },
+  };
+}

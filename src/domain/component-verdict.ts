@@ -1,0 +1,133 @@
+/**
+ * One BMC request as the child task tracks it (its record, its derived id), and the pure rules the
+ * steps apply to it: a component's verdict from its record, how long to wait before the next poll,
+ * which credential a BMC gets.
+ */
+import { createHash } from "node:crypto";
+import type { BmcError } from "./bmc-protocol.js";
+import type { ComponentType, FirmwareAuthentication } from "./model.js";
+import { type CaughtError, componentLabel, type StepErrorName } from "./step-errors.js";
+
+/** One command's request record: what SendUpdate/SendQueries wrote and what the BMC reported. */
+export interface BmcRequestRecord {
+  componentId: string;
+  requestId: string;
+  taskId: string;
+  kind: "update" | "query";
+  sentAt: number;
+  deadline: number;
+  publishedAt?: number;
+  ackedAt?: number;
+  /** Highest progress percent reported. */
+  progress?: number;
+  /** An update's result (the first one stored; later ones are ignored). */
+  result?: { ok: true; version: string } | { ok: false; version: string; error: BmcError };
+  /** A query's answer. */
+  status?: { version: string };
+}
+
+export type NewBmcRequest = Pick<
+  BmcRequestRecord,
+  "componentId" | "requestId" | "taskId" | "kind" | "sentAt" | "deadline"
+>;
+
+export interface ComponentResult {
+  componentId: string;
+  ok: boolean;
+  version?: string;
+  error?: CaughtError;
+}
+
+/** Preflight query ids: like update ids, derived, so a retried step re-asks with the same id. */
+export function queryRequestId(taskId: string, componentId: string): string {
+  const digest = createHash("sha256").update(`flow-bmc-query:${taskId}:${componentId}`, "utf8").digest("hex");
+  return `qry-${digest.slice(0, 32)}`;
+}
+
+/** pollSeconds · 2^polls, capped by maxPollSeconds and by what is left until the deadline; ≥ 1. */
+export function nextWaitSeconds(
+  settings: { pollSeconds: number; maxPollSeconds: number },
+  polls: number,
+  deadline: number,
+  now: number,
+): number {
+  const backoff = Math.min(settings.maxPollSeconds, settings.pollSeconds * 2 ** Math.min(polls, 30));
+  const remaining = Math.ceil((deadline - now) / 1000);
+  return Math.max(1, Math.min(backoff, remaining));
+}
+
+/** Which credential a component's BMC gets: the shared one, or its type's own. */
+export function secretFor(auth: FirmwareAuthentication | undefined, type: ComponentType): string | undefined {
+  if (auth === undefined) return undefined;
+  if (auth.kind === "shared") return auth.secret;
+  switch (type) {
+    case "COMPUTE":
+      return auth.compute;
+    case "NVSWITCH":
+      return auth.nvswitch;
+    case "POWERSHELF":
+      return auth.powershelf;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * One component's verdict from its update record, or "pending" while it may still report. A result
+ * decides at once; without one, the component is pending until its deadline (the record's, else
+ * the wave's) and then fails with what the record shows of the BMC:
+ *   never acked → BmcUnreachable; acked, no progress → BmcTimeout (hung);
+ *   some progress → BmcTimeout (disconnected).
+ * e.g. a result `{ ok: true, version: "1.9.0" }` for target 2.0.0 → VersionMismatch,
+ *   `component c-1 (COMPUTE): BMC reported success but runs 1.9.0, expected 2.0.0`.
+ */
+export function verdict(
+  componentId: string,
+  type: ComponentType,
+  record: BmcRequestRecord | undefined,
+  targetVersion: string,
+  settings: { updateTimeoutSeconds: number },
+  deadline: number,
+  now: number,
+): ComponentResult | "pending" {
+  const label = componentLabel(componentId, type);
+  const fail = (name: StepErrorName, message: string): ComponentResult => ({
+    componentId,
+    ok: false,
+    error: { Error: name, Cause: `${label}: ${message}` },
+  });
+  const result = record?.result;
+  if (result !== undefined) {
+    if (!result.ok) {
+      return fail(
+        "BmcUpdateFailed",
+        `BMC reported ${result.error.code}: ${result.error.message} (running ${result.version})`,
+      );
+    }
+    if (result.version !== targetVersion) {
+      return fail(
+        "VersionMismatch",
+        `BMC reported success but runs ${result.version}, expected ${targetVersion}`,
+      );
+    }
+    return { componentId, ok: true, version: result.version };
+  }
+  if (now < (record?.deadline ?? deadline)) return "pending";
+  const seconds = settings.updateTimeoutSeconds;
+  if (record?.ackedAt === undefined) {
+    return fail(
+      "BmcUnreachable",
+      `BMC never acknowledged the update command within ${seconds} s (unreachable)`,
+    );
+  }
+  if (record.progress === undefined) {
+    return fail(
+      "BmcTimeout",
+      `BMC acknowledged the update but reported no progress and no result within ${seconds} s (hung)`,
+    );
+  }
+  return fail(
+    "BmcTimeout",
+    `BMC reported ${record.progress}% progress, then fell silent: no result within ${seconds} s (disconnected)`,
+  );
+}

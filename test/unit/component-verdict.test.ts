@@ -1,0 +1,135 @@
+/**
+ * The pure rules the child task applies to a BMC request: a component's verdict from its record,
+ * the poll backoff, which credential a BMC gets, and the derived query ids.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  type BmcRequestRecord,
+  type ComponentResult,
+  nextWaitSeconds,
+  queryRequestId,
+  secretFor,
+  verdict,
+} from "../../src/domain/component-verdict.js";
+
+const settings = { pollSeconds: 10, maxPollSeconds: 60, updateTimeoutSeconds: 1800 };
+
+describe("nextWaitSeconds", () => {
+  it.each([
+    [0, 1_000_000, 10],
+    [1, 1_000_000, 20],
+    [2, 1_000_000, 40],
+    [3, 1_000_000, 60],
+    [40, 1_000_000, 60],
+    [3, 15_500, 16],
+    [0, 200, 1],
+    [0, -5_000, 1],
+  ])("after %i polls with %i ms left: %i s", (polls, left, expected) => {
+    expect(nextWaitSeconds(settings, polls, 1_000 + left, 1_000)).toBe(expected);
+  });
+});
+
+describe("secretFor", () => {
+  it("shared credentials go to every BMC, per-component ones to their type only", () => {
+    expect(secretFor({ kind: "shared", secret: "s" }, "CDU")).toBe("s");
+    const per = { kind: "perComponent" as const, compute: "c", nvswitch: "n", powershelf: "p" };
+    expect(
+      ["COMPUTE", "NVSWITCH", "POWERSHELF", "TORSWITCH", "UMS", "CDU"].map((t) => secretFor(per, t as never)),
+    ).toEqual(["c", "n", "p", undefined, undefined, undefined]);
+    expect(secretFor(undefined, "COMPUTE")).toBeUndefined();
+  });
+});
+
+describe("queryRequestId", () => {
+  it("is derived from the task and component, so a retried step re-asks with the same id", () => {
+    expect(queryRequestId("t", "c")).toMatch(/^qry-[0-9a-f]{32}$/);
+    expect(queryRequestId("t", "c")).not.toBe(queryRequestId("t", "d"));
+    expect(queryRequestId("t", "c")).toBe(queryRequestId("t", "c"));
+  });
+});
+
+describe("verdict: one component from its update record", () => {
+  const record = (extra: Partial<BmcRequestRecord> = {}): BmcRequestRecord => ({
+    componentId: "c-1",
+    requestId: "upd-1",
+    taskId: "t-1",
+    kind: "update",
+    sentAt: 0,
+    deadline: 10_000,
+    ...extra,
+  });
+  const judge = (r: BmcRequestRecord | undefined, now: number, waveDeadline = 10_000) =>
+    verdict("c-1", "COMPUTE", r, "2.0.0", settings, waveDeadline, now);
+  const failed = (name: string, message: string): ComponentResult => ({
+    componentId: "c-1",
+    ok: false,
+    error: { Error: name, Cause: `component c-1 (COMPUTE): ${message}` },
+  });
+
+  const cases: [string, BmcRequestRecord | undefined, number, ComponentResult | "pending"][] = [
+    [
+      "a success at the target version",
+      record({ result: { ok: true, version: "2.0.0" } }),
+      5,
+      { componentId: "c-1", ok: true, version: "2.0.0" },
+    ],
+    [
+      "a reported failure, before the deadline",
+      record({
+        result: { ok: false, version: "1.0.0", error: { code: "FLASH_FAILED", message: "bad block" } },
+      }),
+      5,
+      failed("BmcUpdateFailed", "BMC reported FLASH_FAILED: bad block (running 1.0.0)"),
+    ],
+    [
+      "a success at another version",
+      record({ result: { ok: true, version: "1.9.0" } }),
+      5,
+      failed("VersionMismatch", "BMC reported success but runs 1.9.0, expected 2.0.0"),
+    ],
+    ["no result before the record's deadline", record({ ackedAt: 1 }), 9_999, "pending"],
+    [
+      "never acknowledged, at the deadline",
+      record(),
+      10_000,
+      failed("BmcUnreachable", "BMC never acknowledged the update command within 1800 s (unreachable)"),
+    ],
+    [
+      "acknowledged, no progress, past the deadline",
+      record({ ackedAt: 1 }),
+      20_000,
+      failed(
+        "BmcTimeout",
+        "BMC acknowledged the update but reported no progress and no result within 1800 s (hung)",
+      ),
+    ],
+    [
+      "some progress, then silence past the deadline",
+      record({ ackedAt: 1, progress: 40 }),
+      20_000,
+      failed(
+        "BmcTimeout",
+        "BMC reported 40% progress, then fell silent: no result within 1800 s (disconnected)",
+      ),
+    ],
+  ];
+  it.each(cases)("%s", (_name, r, now, expected) => {
+    expect(judge(r, now)).toEqual(expected);
+  });
+
+  it("a result decides even after the deadline", () => {
+    expect(judge(record({ result: { ok: true, version: "2.0.0" } }), 99_999)).toMatchObject({ ok: true });
+  });
+
+  it("the record's own deadline wins over the wave's (a retried step keeps the first one)", () => {
+    expect(judge(record({ deadline: 30_000 }), 20_000, 10_000)).toBe("pending");
+    expect(judge(record({ deadline: 5_000 }), 6_000, 10_000)).toMatchObject({ ok: false });
+  });
+
+  it("without a record the wave's deadline applies, then the BMC counts as unreachable", () => {
+    expect(judge(undefined, 9_999)).toBe("pending");
+    expect(judge(undefined, 10_000)).toEqual(
+      failed("BmcUnreachable", "BMC never acknowledged the update command within 1800 s (unreachable)"),
+    );
+  });
+});
