@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { type Controls, createControls } from "../../src/app/controls.js";
 import { createDispatcher, type Dispatcher } from "../../src/app/dispatcher.js";
+import type { DispatchMetricName, Metrics } from "../../src/app/observability.js";
 import type { Run, RunConfig, SafetyGate, Target } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import {
@@ -42,6 +43,8 @@ interface Setup {
   submitter: FakeSubmitter;
   dispatcher: Dispatcher;
   controls: Controls;
+  /** What the dispatcher's passes added to each metric, summed (the EMF line's figures). */
+  metrics: Map<DispatchMetricName, number>;
   /** Waits for fake tasks that end on their own, then settles their outcome writes. */
   settle: () => Promise<void>;
   get: () => Promise<Run>;
@@ -76,7 +79,17 @@ async function setup(options: {
       options.behaviour?.(rackIndex.get(rackId) ?? -1) ?? { kind: "complete", afterMs: 1 },
     ...(options.cancelDelayMs === undefined ? {} : { cancelDelayMs: options.cancelDelayMs }),
   });
-  const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: clock.read });
+  const metrics = new Map<DispatchMetricName, number>();
+  const recording: Metrics = {
+    add: (name, value) => metrics.set(name, (metrics.get(name) ?? 0) + value),
+    flush: () => {},
+  };
+  const dispatcher = createDispatcher({
+    runs: stores.runs,
+    submitter,
+    clock: clock.read,
+    metrics: recording,
+  });
   const controls = createControls({
     runs: stores.runs,
     submitter,
@@ -91,6 +104,7 @@ async function setup(options: {
     submitter,
     dispatcher,
     controls,
+    metrics,
     settle: async () => {
       await waitMs(20);
       await submitter.settle();
@@ -139,6 +153,9 @@ describe("dispatcher: claims and quota", () => {
       `operation-run-target:${s.targets[0]!.id}`,
       `operation-run-target:${s.targets[1]!.id}`,
     ]);
+    expect(s.metrics.get("TargetsDispatched")).toBe(2);
+    expect(s.metrics.get("RackConflicts")).toBe(0);
+    expect(s.metrics.has("DispatchLatencyMs")).toBe(true);
   });
 
   it("with every slot taken the run says 'waiting for active targets quota'; a finished target frees one", async () => {
@@ -244,6 +261,7 @@ describe("dispatcher: safety gates and final statuses", () => {
     expect(run).toMatchObject({ status: "PAUSED", reason: "SAFETY_GATE", statusMessage: message });
     expect(await s.target(0)).toMatchObject({ status: "FAILED", message: "bmc timeout" });
     expect((await s.target(1)).status).toBe("PENDING");
+    expect(s.metrics.get("GateTrips")).toBe(1);
 
     const resumed = await s.controls.resume(s.run.id);
     expect(resumed).toMatchObject({
@@ -253,6 +271,8 @@ describe("dispatcher: safety gates and final statuses", () => {
     });
     expect(await s.get()).toMatchObject({ status: "PAUSED", reason: "SAFETY_GATE", statusMessage: message });
     expect((await s.target(1)).status).toBe("PENDING");
+    // The resume's own pass tripped it again: each trip that paused the run counts once.
+    expect(s.metrics.get("GateTrips")).toBe(2);
   });
 
   it("a failure-rate gate over the cumulative run uses the reference's message", async () => {
@@ -407,6 +427,8 @@ describe("dispatcher: rack conflicts", () => {
     const t0 = s.clock.now;
     const first = await s.dispatcher.dispatchRun(s.run.id);
     expect(first).toMatchObject({ submitted: 1, blocked: 1 });
+    expect(s.metrics.get("RackConflicts")).toBe(1);
+    expect(s.metrics.get("TargetsDispatched")).toBe(1);
     expect(await s.target(0)).toMatchObject({
       status: "BLOCKED",
       message: conflictMessage(s.targets[0]!.rackId),

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { FLOW_METRICS } from "../../infra/constructs/observability.js";
 import { startTicker } from "../../local/ticker.js";
-import { forEachLimited } from "../../src/app/dispatcher.js";
+import { createDispatcher, forEachLimited } from "../../src/app/dispatcher.js";
 import { emfMetrics, lineLogger } from "../../src/app/observability.js";
+import type { RunStore } from "../../src/app/ports.js";
+import type { ChildTaskSubmitter } from "../../src/app/task-ports.js";
 
 describe("dispatcher metrics: EMF lines", () => {
   it("one flush writes one EMF line summing what was added, with units; an empty flush writes nothing", () => {
@@ -36,6 +39,94 @@ describe("dispatcher metrics: EMF lines", () => {
       DispatchLatencyMs: 42,
     });
     metrics.flush();
+    expect(lines).toHaveLength(1);
+  });
+});
+
+/** A RunStore whose every method fails the test unless `methods` gives it. */
+function runStoreWith(methods: Partial<RunStore>): RunStore {
+  const unexpected = (name: string) => () => Promise.reject(new Error(`RunStore.${name} was not expected`));
+  return {
+    createRun: unexpected("createRun"),
+    getRun: unexpected("getRun"),
+    getRunSecrets: unexpected("getRunSecrets"),
+    listRuns: unexpected("listRuns"),
+    listTargets: unexpected("listTargets"),
+    getTarget: unexpected("getTarget"),
+    listActiveRunIds: unexpected("listActiveRunIds"),
+    saveRun: unexpected("saveRun"),
+    listQueuedTargets: unexpected("listQueuedTargets"),
+    claimTarget: unexpected("claimTarget"),
+    claimTargets: unexpected("claimTargets"),
+    recordSubmitted: unexpected("recordSubmitted"),
+    recordBlocked: unexpected("recordBlocked"),
+    recordOutcome: unexpected("recordOutcome"),
+    terminateTargets: unexpected("terminateTargets"),
+    restartConflictClock: unexpected("restartConflictClock"),
+    ...methods,
+  };
+}
+
+const noSubmissions: ChildTaskSubmitter = {
+  submit: () => Promise.reject(new Error("submit was not expected")),
+  cancel: () => Promise.reject(new Error("cancel was not expected")),
+};
+
+describe("dispatcher tick: TickOverrunMs, the metric the TickOverrun alarm watches", () => {
+  /** A dispatcher over two active runs whose passes take 4 s each on the test clock. */
+  function twoSlowRuns() {
+    let now = 1_000_000;
+    const lines: Record<string, unknown>[] = [];
+    const metrics = emfMetrics({
+      service: "dispatcher",
+      clock: () => 42,
+      write: (l) => lines.push(JSON.parse(l)),
+    });
+    const runs = runStoreWith({
+      listActiveRunIds: async () => {
+        now += 100;
+        return ["run-a", "run-b"];
+      },
+      // run-a is gone by the time its pass reads it; reading run-b fails: both cost 4 s.
+      getRun: async (runId) => {
+        now += 4_000;
+        if (runId === "run-b") throw new Error("ProvisionedThroughputExceededException");
+        return undefined;
+      },
+    });
+    const dispatcher = createDispatcher({ runs, submitter: noSubmissions, clock: () => now, metrics });
+    return { dispatcher, lines };
+  }
+
+  it("a tick emits the whole pass over every active run, failed passes included, in its own EMF line", async () => {
+    const { dispatcher, lines } = twoSlowRuns();
+    expect(await dispatcher.tick()).toEqual({ runs: 2, failed: 1, submitted: 0 });
+    // One line per run's pass (its latency), then the tick's.
+    expect(lines.map((l) => Object.keys(l).filter((k) => k !== "_aws" && k !== "Service"))).toEqual([
+      ["DispatchLatencyMs"],
+      ["DispatchLatencyMs"],
+      ["TickOverrunMs"],
+    ]);
+    expect(lines.at(-1)).toEqual({
+      _aws: {
+        Timestamp: 42,
+        CloudWatchMetrics: [
+          {
+            Namespace: "Flow",
+            Dimensions: [["Service"]],
+            Metrics: [{ Name: FLOW_METRICS.tickOverrunMs, Unit: "Milliseconds" }],
+          },
+        ],
+      },
+      Service: "dispatcher",
+      TickOverrunMs: 8_100,
+    });
+  });
+
+  it("a wake-up pass for one run (dispatchRun) is not a tick and emits no TickOverrunMs", async () => {
+    const { dispatcher, lines } = twoSlowRuns();
+    expect((await dispatcher.dispatchRun("run-a")).decision).toBe("not-found");
+    expect(lines.flatMap((l) => Object.keys(l))).not.toContain("TickOverrunMs");
     expect(lines).toHaveLength(1);
   });
 });

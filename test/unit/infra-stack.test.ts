@@ -12,6 +12,7 @@ import {
 } from "../../infra/constructs/child-task.js";
 import { FLOW_METRIC_SERVICES, FLOW_METRICS } from "../../infra/constructs/observability.js";
 import { TABLES } from "../../src/adapters/dynamodb/schema.js";
+import { FLOW_METRIC_NAMES } from "../../src/app/observability.js";
 import { ENV } from "../../src/config.js";
 import { type BuiltStack, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
 
@@ -441,10 +442,12 @@ describe("infra IoT: BMC reports in, BMC policy", () => {
 });
 
 describe("infra observability: dashboard and alarms", () => {
-  it("the dashboard graphs every Flow metric from namespace Flow", () => {
+  it("the dashboard graphs exactly the Flow metrics the runtime emits (src/app/observability.ts)", () => {
     const [, dashboard] = only(dev.template, "AWS::CloudWatch::Dashboard");
     const body = joined(dashboard.Properties.DashboardBody);
-    for (const name of Object.values(FLOW_METRICS)) expect(body).toContain(`"Flow","${name}"`);
+    const graphed = new Set([...body.matchAll(/"Flow","(\w+)"/g)].map((m) => m[1]));
+    expect([...graphed].sort()).toEqual([...FLOW_METRIC_NAMES].sort());
+    expect(Object.values(FLOW_METRICS).sort()).toEqual([...FLOW_METRIC_NAMES].sort());
     for (const name of [
       "IteratorAge",
       "ApproximateNumberOfMessagesVisible",
@@ -512,6 +515,38 @@ describe("infra observability: dashboard and alarms", () => {
       stats.map((q) => `FILL(${q.Id}, 0)`).join(" + "),
     );
     expect(gate.Threshold).toBe(1);
+  });
+
+  it("TickOverrun: the Maximum of TickOverrunMs over the services, ≥ one tick interval in ms, 3 minutes running", () => {
+    for (const [built, intervalSeconds] of [
+      [dev, 10],
+      [prod, PROD_CONTEXT.tickIntervalSeconds],
+    ] as const) {
+      const alarm = resources(built.template, "AWS::CloudWatch::Alarm")
+        .map(([, a]) => a.Properties)
+        .find((a) => watched(a) === "TickOverrunMs")!;
+      const queries = alarm.Metrics as {
+        Id: string;
+        Expression?: string;
+        MetricStat?: { Metric: { Namespace: string; Dimensions: unknown[] }; Stat: string; Period: number };
+      }[];
+      const stats = queries.filter((q) => q.MetricStat);
+      // The dispatcher Lambda emits it (Service "dispatcher", src/app/dispatcher.ts tick()).
+      expect(stats.map((q) => q.MetricStat!.Metric.Dimensions)).toContainEqual([
+        { Name: "Service", Value: "dispatcher" },
+      ]);
+      expect(stats.every((q) => q.MetricStat!.Metric.Namespace === "Flow")).toBe(true);
+      expect(stats.every((q) => q.MetricStat!.Stat === "Maximum" && q.MetricStat!.Period === 60)).toBe(true);
+      expect(queries.find((q) => q.Expression)!.Expression).toBe(
+        `MAX([${stats.map((q) => `FILL(${q.Id}, 0)`).join(", ")}])`,
+      );
+      expect(alarm).toMatchObject({
+        Threshold: intervalSeconds * 1000,
+        ComparisonOperator: "GreaterThanOrEqualToThreshold",
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 3,
+      });
+    }
   });
 
   it("with alarmEmail: an encrypted SNS topic, subscribed, on every alarm", () => {
