@@ -165,29 +165,44 @@ describe("dispatcher helpers", () => {
   });
 });
 
+/** Polls `probe` every few ms until it holds; fails naming `what` after 5 s. */
+async function until(what: string, probe: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 describe("local ticker", () => {
   it("never overlaps passes: a tick during a running pass is skipped and logged", async () => {
     const log: string[] = [];
     let running = 0;
     let peak = 0;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const ticker = startTicker({
       intervalMs: 10,
       log: (l) => log.push(l),
       tick: async () => {
         running++;
         peak = Math.max(peak, running);
-        await new Promise((r) => setTimeout(r, 45));
+        // The first pass runs until the test releases it; later ones end at once.
+        await held;
         running--;
       },
     });
-    await new Promise((r) => setTimeout(r, 120));
+    await until("two ticks skipped behind the held pass", () => ticker.stats.skipped >= 2);
+    expect(ticker.stats.ticks).toBe(1);
+    expect(
+      log.filter((l) => /^ticker: previous pass still running after \d+ ms; tick skipped$/.test(l)),
+    ).toHaveLength(ticker.stats.skipped);
+    release();
+    await until("a second pass", () => ticker.stats.ticks >= 2);
     await ticker.stop();
     expect(peak).toBe(1);
-    expect(ticker.stats.ticks).toBeGreaterThanOrEqual(2);
-    expect(ticker.stats.skipped).toBeGreaterThan(0);
-    expect(log.some((l) => /^ticker: previous pass still running after \d+ ms; tick skipped$/.test(l))).toBe(
-      true,
-    );
   });
 
   it("a failing pass is logged and the ticker keeps going", async () => {
@@ -201,7 +216,7 @@ describe("local ticker", () => {
         throw new Error("moto is down");
       },
     });
-    await new Promise((r) => setTimeout(r, 55));
+    await until("a second pass after the failed one", () => calls >= 2);
     await ticker.stop();
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(ticker.stats.failed).toBe(calls);
