@@ -492,29 +492,32 @@ describe("infra observability: dashboard and alarms", () => {
     expect(alarms.every((a) => a.AlarmActions === undefined)).toBe(true);
   });
 
-  it("Flow metrics are summed over every emitting Service (FILL to 0), e.g. the gate-trip alarm", () => {
-    const gate = resources(dev.template, "AWS::CloudWatch::Alarm")
+  /** The alarm on Flow metric `name`: its properties, its expression and the per-service queries. */
+  const flowAlarm = (built: BuiltStack, name: string) => {
+    const alarm = resources(built.template, "AWS::CloudWatch::Alarm")
       .map(([, a]) => a.Properties)
-      .find((a) => watched(a) === "GateTrips")!;
-    const queries = gate.Metrics as {
+      .find((a) => watched(a) === name)!;
+    const queries = alarm.Metrics as {
       Id: string;
       Expression?: string;
       MetricStat?: {
         Metric: { Namespace: string; Dimensions: { Name: string; Value: string }[] };
         Stat: string;
+        Period: number;
       };
     }[];
-    const stats = queries.filter((q) => q.MetricStat);
-    expect(stats.map((q) => q.MetricStat!.Metric.Dimensions)).toEqual(
+    const stats = queries.filter((q) => q.MetricStat).map((q) => ({ id: q.Id, ...q.MetricStat! }));
+    return { alarm, expression: queries.find((q) => q.Expression)!.Expression, stats };
+  };
+
+  it("Flow metrics are summed over every emitting Service (FILL to 0), e.g. the gate-trip alarm", () => {
+    const { alarm, expression, stats } = flowAlarm(dev, "GateTrips");
+    expect(stats.map((q) => q.Metric.Dimensions)).toEqual(
       FLOW_METRIC_SERVICES.map((service) => [{ Name: "Service", Value: service }]),
     );
-    expect(
-      stats.every((q) => q.MetricStat!.Metric.Namespace === "Flow" && q.MetricStat!.Stat === "Sum"),
-    ).toBe(true);
-    expect(queries.find((q) => q.Expression)!.Expression).toBe(
-      stats.map((q) => `FILL(${q.Id}, 0)`).join(" + "),
-    );
-    expect(gate.Threshold).toBe(1);
+    expect(stats.every((q) => q.Metric.Namespace === "Flow" && q.Stat === "Sum")).toBe(true);
+    expect(expression).toBe(stats.map((q) => `FILL(${q.id}, 0)`).join(" + "));
+    expect(alarm.Threshold).toBe(1);
   });
 
   it("TickOverrun: the Maximum of TickOverrunMs over the services, ≥ one tick interval in ms, 3 minutes running", () => {
@@ -522,24 +525,14 @@ describe("infra observability: dashboard and alarms", () => {
       [dev, 10],
       [prod, PROD_CONTEXT.tickIntervalSeconds],
     ] as const) {
-      const alarm = resources(built.template, "AWS::CloudWatch::Alarm")
-        .map(([, a]) => a.Properties)
-        .find((a) => watched(a) === "TickOverrunMs")!;
-      const queries = alarm.Metrics as {
-        Id: string;
-        Expression?: string;
-        MetricStat?: { Metric: { Namespace: string; Dimensions: unknown[] }; Stat: string; Period: number };
-      }[];
-      const stats = queries.filter((q) => q.MetricStat);
+      const { alarm, expression, stats } = flowAlarm(built, "TickOverrunMs");
       // The dispatcher Lambda emits it (Service "dispatcher", src/app/dispatcher.ts tick()).
-      expect(stats.map((q) => q.MetricStat!.Metric.Dimensions)).toContainEqual([
+      expect(stats.map((q) => q.Metric.Dimensions)).toContainEqual([
         { Name: "Service", Value: "dispatcher" },
       ]);
-      expect(stats.every((q) => q.MetricStat!.Metric.Namespace === "Flow")).toBe(true);
-      expect(stats.every((q) => q.MetricStat!.Stat === "Maximum" && q.MetricStat!.Period === 60)).toBe(true);
-      expect(queries.find((q) => q.Expression)!.Expression).toBe(
-        `MAX([${stats.map((q) => `FILL(${q.Id}, 0)`).join(", ")}])`,
-      );
+      expect(stats.every((q) => q.Metric.Namespace === "Flow")).toBe(true);
+      expect(stats.every((q) => q.Stat === "Maximum" && q.Period === 60)).toBe(true);
+      expect(expression).toBe(`MAX([${stats.map((q) => `FILL(${q.id}, 0)`).join(", ")}])`);
       expect(alarm).toMatchObject({
         Threshold: intervalSeconds * 1000,
         ComparisonOperator: "GreaterThanOrEqualToThreshold",
