@@ -36,7 +36,8 @@ export const FLOW_METRICS = {
 
 /**
  * The `Service` dimension values the runtime emits with (the `service` each composition root gives
- * `emfMetrics`, src/app/observability.ts): the Lambda entry names, and `grpc` for the front. A metric emitted under any other value is not shown.
+ * `emfMetrics`, src/app/observability.ts): the Lambda entry names, and `grpc` for the front. A
+ * metric emitted under any other value is not shown.
  */
 export const FLOW_METRIC_SERVICES = [
   "dispatcher",
