@@ -5,14 +5,11 @@
 import { type App, Validations } from "aws-cdk-lib";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { readDeployConfig } from "./config.js";
-import { FlowStack, type FlowStackProps } from "./stacks/flow-stack.js";
+import { FlowStack } from "./stacks/flow-stack.js";
 
-export type FlowAppOverrides = Pick<FlowStackProps, "lambdaEntryDir" | "childTaskDefinitionPath">;
-
-export function buildFlowApp(app: App, overrides: FlowAppOverrides = {}): FlowStack {
+export function buildFlowApp(app: App): FlowStack {
   const config = readDeployConfig((key) => app.node.tryGetContext(key));
   const stack = new FlowStack(app, `Flow-${config.stage}`, {
-    ...overrides,
     config,
     env: { account: config.account, region: config.region },
     description: `Flow operation runs (${config.stage}): gRPC front, DynamoDB, dispatcher, child tasks, IoT, dashboard`,

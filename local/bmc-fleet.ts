@@ -82,6 +82,14 @@ export interface FleetStats {
   updatesByRequest: Record<string, number>;
   /** Flashes started, per taskId. */
   flashesByTask: Record<string, number>;
+  /**
+   * Commands the fleet is done with, per requestId: answered, ignored (unknown or silent BMC), hung
+   * after its ack or dropped half-way. Once a command is counted here the fleet publishes nothing
+   * more for it, so a test can assert what did NOT come without waiting for a while; and since the
+   * fleet reads its one subscription in order, a probe command counted here also proves that every
+   * command sent before it on the same topic has arrived.
+   */
+  doneByRequest: Record<string, number>;
 }
 
 export interface BmcFleet {
@@ -130,6 +138,7 @@ function emptyStats(components: number): FleetStats {
     flashesByComponent: {},
     updatesByRequest: {},
     flashesByTask: {},
+    doneByRequest: {},
   };
 }
 
@@ -198,10 +207,12 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     }
   };
 
-  const track = (work: Promise<void>): void => {
-    const p = work.catch((err: unknown) => {
-      if (!abort.signal.aborted) log(`bmc-fleet: ${(err as Error).message}`);
-    });
+  const track = (requestId: string, work: Promise<void>): void => {
+    const p = work
+      .catch((err: unknown) => {
+        if (!abort.signal.aborted) log(`bmc-fleet: ${(err as Error).message}`);
+      })
+      .finally(() => bump(stats.doneByRequest, requestId));
     running.add(p);
     void p.finally(() => running.delete(p));
   };
@@ -227,17 +238,22 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     const bmc = bmcs.get(where.componentId.toLowerCase());
     if (!bmc) {
       stats.ignored.unknownComponent += 1;
+      bump(stats.doneByRequest, command.requestId);
       return;
     }
     if (bmc.offline) {
       stats.ignored.offline += 1;
+      bump(stats.doneByRequest, command.requestId);
       return;
     }
     if (command.type === "query") {
-      track(send(bmc.id, { v: 1, type: "status", requestId: command.requestId, version: bmc.version }));
+      track(
+        command.requestId,
+        send(bmc.id, { v: 1, type: "status", requestId: command.requestId, version: bmc.version }),
+      );
       return;
     }
-    track(handleUpdate(bmc, command));
+    track(command.requestId, handleUpdate(bmc, command));
   }
 
   async function handleUpdate(bmc: SimBmc, command: UpdateCommand): Promise<void> {

@@ -24,7 +24,10 @@ import {
 import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
-import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
+import {
+  createLocalChildTasks,
+  type LocalChildTasks,
+} from "../src/adapters/stepfunctions/local-child-tasks.js";
 import { createControls } from "../src/app/controls.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { lineLogger } from "../src/app/observability.js";
@@ -70,6 +73,13 @@ export interface LocalStack {
   tables: TableNames;
   stores: DynamoStores;
   fleet: BmcFleet;
+  /**
+   * The parts whose progress tests wait on instead of sleeping: `childTasks.idle()` (every
+   * execution ended and its outcome recorded, which queues the run's wake-up pass) and
+   * `dispatcher.dispatchRun` (queued behind any pass of the run still running or queued).
+   */
+  childTasks: LocalChildTasks;
+  dispatcher: Dispatcher;
   stop(): Promise<void>;
 }
 
@@ -200,6 +210,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       tables: names,
       stores,
       fleet,
+      childTasks,
+      dispatcher,
       stop: stopAll,
     };
   } catch (error) {

@@ -73,8 +73,6 @@ export interface ChildTaskStateMachineProps {
   readonly taskSteps: lambda.IFunction;
   /** Explicit, so execution ARNs (`…:execution:<name>:<target id>`) can be granted by name. */
   readonly stateMachineName: string;
-  /** Defaults to the project's file; tests point it at a fixture. */
-  readonly definitionPath?: string;
   readonly retainLogs: boolean;
   /** Execution input/output in the logs: on outside production (it holds rack and component ids). */
   readonly includeExecutionData: boolean;
@@ -88,7 +86,7 @@ export class ChildTaskStateMachine extends Construct {
   constructor(scope: Construct, id: string, props: ChildTaskStateMachineProps) {
     super(scope, id);
     this.stateMachineName = props.stateMachineName;
-    const definition = readChildTaskAsl(props.definitionPath);
+    const definition = readChildTaskAsl();
     this.logGroup = new logs.LogGroup(this, "Logs", {
       retention: logs.RetentionDays.ONE_MONTH,
       removalPolicy: props.retainLogs ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,

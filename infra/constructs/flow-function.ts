@@ -19,10 +19,8 @@ import { PROJECT_ROOT } from "../config.js";
 import { acknowledge } from "../nag.js";
 
 export interface FlowFunctionProps {
-  /** File name under `entryDir`, e.g. `dispatcher.ts`. The module must export `handler`. */
+  /** File name under `<root>/lambdas`, e.g. `dispatcher.ts`. The module must export `handler`. */
   readonly entryFile: string;
-  /** Directory of the entry files; `<root>/lambdas` unless a test points it at fixtures. */
-  readonly entryDir?: string;
   readonly description: string;
   readonly timeout: Duration;
   readonly memorySize?: number;
@@ -39,7 +37,7 @@ export class FlowFunction extends Construct {
 
   constructor(scope: Construct, id: string, props: FlowFunctionProps) {
     super(scope, id);
-    const entry = join(props.entryDir ?? join(PROJECT_ROOT, "lambdas"), props.entryFile);
+    const entry = join(PROJECT_ROOT, "lambdas", props.entryFile);
     if (!existsSync(entry)) {
       throw new Error(
         `Lambda entry ${entry} does not exist (FlowFunction ${id}); it must export \`handler\``,

@@ -18,7 +18,10 @@ import { Construct } from "constructs";
 
 export const FLOW_METRIC_NAMESPACE = "Flow";
 
-/** The EMF metric names the runtime emits (documented in docs/deploy.md). */
+/**
+ * The EMF metric names the runtime emits: the same list as FLOW_METRIC_NAMES in
+ * src/app/observability.ts (a test keeps them equal; docs/deploy.md says who emits each).
+ */
 export const FLOW_METRICS = {
   targetsDispatched: "TargetsDispatched",
   targetsCompleted: "TargetsCompleted",
@@ -32,8 +35,9 @@ export const FLOW_METRICS = {
 } as const;
 
 /**
- * The `Service` dimension values the runtime emits with (src/app/dispatcher.ts `emfMetrics`): the
- * Lambda entry names, and `grpc` for the front. A metric emitted under any other value is not shown.
+ * The `Service` dimension values the runtime emits with (the `service` each composition root gives
+ * `emfMetrics`, src/app/observability.ts): the Lambda entry names, and `grpc` for the front. A
+ * metric emitted under any other value is not shown.
  */
 export const FLOW_METRIC_SERVICES = [
   "dispatcher",
@@ -55,7 +59,10 @@ export interface ObservabilityProps {
   readonly childTask: sfn.IStateMachine;
   readonly ticker: sfn.IStateMachine;
   readonly alarmTopic?: sns.ITopic;
-  /** The tick interval; a pass that starts this late is an overrun worth an alarm. */
+  /**
+   * The tick interval. The dispatcher's TickOverrunMs is how late a full pass makes the next one
+   * (the ticker waits the interval after each pass); a whole interval late is worth an alarm.
+   */
   readonly tickIntervalSeconds: number;
 }
 

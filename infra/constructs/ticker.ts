@@ -7,7 +7,9 @@
  *
  * Overlap is harmless by design: a slow pass can still run when the next minute's first starts,
  * and the dispatcher's claims are conditional writes (architecture.md, "Concurrency must hold under
- * concurrent dispatchers"). The dispatcher itself measures how late a tick ran (`TickOverrunMs`).
+ * concurrent dispatchers"). The Wait comes after each pass, so a pass of D ms starts every later pass
+ * of the minute D ms late: the dispatcher's `tick()` emits D as `TickOverrunMs`, and the TickOverrun
+ * alarm (observability.ts) fires when it reaches one interval.
  *
  * A failed pass does not end the minute: the error is caught and the loop goes on, so one bad
  * invocation costs one tick, not six; the dispatcher's Errors metric and alarm report it.

@@ -67,10 +67,6 @@ export const PLACEHOLDER_CERTIFICATE_ID = "00000000-0000-0000-0000-000000000000"
 
 export interface FlowStackProps extends StackProps {
   readonly config: FlowDeployConfig;
-  /** Lambda entry directory (default `<root>/lambdas`); tests may point it at fixtures. */
-  readonly lambdaEntryDir?: string;
-  /** child-task ASL (default `<root>/state-machines/child-task.asl.json`); tests use a fixture. */
-  readonly childTaskDefinitionPath?: string;
 }
 
 export class FlowStack extends Stack {
@@ -118,7 +114,7 @@ export class FlowStack extends Stack {
       [ENV.version]: config.version,
       [ENV.gitCommit]: config.gitCommit,
     };
-    const fnDefaults = { entryDir: props.lambdaEntryDir, retainLogs: prod };
+    const fnDefaults = { retainLogs: prod };
     // Whoever records a run child's outcome (task-steps, bmc-result) wakes the dispatcher for the
     // run with an asynchronous invocation, so a freed slot refills without waiting for the stream.
     // By a physical name and an ARN built from it, not by reference: the dispatcher's role refers
@@ -146,7 +142,6 @@ export class FlowStack extends Stack {
     this.childTask = new ChildTaskStateMachine(this, "ChildTask", {
       taskSteps: this.taskSteps.fn,
       stateMachineName: `${namePrefix}-child-task`,
-      definitionPath: props.childTaskDefinitionPath,
       retainLogs: prod,
       includeExecutionData: !prod,
     });

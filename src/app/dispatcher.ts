@@ -386,6 +386,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   }
 
   async function tick(): Promise<TickResult> {
+    const started = clock();
     const ids = await runs.listActiveRunIds();
     const total: TickResult = { runs: ids.length, failed: 0, submitted: 0 };
     await forEachLimited(ids, tickParallelism, async (runId) => {
@@ -397,6 +398,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         logger.error("dispatch pass failed", { runId, error: errorText(error) });
       }
     });
+    // The ticker waits its interval AFTER each pass (infra/constructs/ticker.ts), so the next pass
+    // starts as late against its tick as this whole pass took: the TickOverrun alarm fires when
+    // that reaches one interval. Wake-ups (dispatchRun alone) are not ticks and emit none.
+    metrics.add("TickOverrunMs", Math.max(0, clock() - started));
+    metrics.flush();
     return total;
   }
 

@@ -45,16 +45,25 @@ export const jsonLogger: Logger = {
   error: (message, fields) => console.error(JSON.stringify({ level: "error", message, ...fields })),
 };
 
-/** The product's EMF metric names (namespace `Flow`, dimension `Service`); the dashboard reads these. */
-export type DispatchMetricName =
-  | "TargetsDispatched"
-  | "RackConflicts"
-  | "GateTrips"
-  | "DispatchLatencyMs"
-  | "TargetsCompleted"
-  | "TargetsFailed"
-  | "TargetsTerminated"
-  | "BmcFailures";
+/**
+ * The product's EMF metric names (namespace `Flow`, dimension `Service`): exactly the names the
+ * dashboard and alarms read (infra/constructs/observability.ts FLOW_METRICS; a test keeps the two
+ * equal), each with an emitter: the dispatcher (TargetsDispatched, RackConflicts, GateTrips,
+ * DispatchLatencyMs, TickOverrunMs) and the task outcome recorder in task-steps (the rest).
+ */
+export const FLOW_METRIC_NAMES = [
+  "TargetsDispatched",
+  "RackConflicts",
+  "GateTrips",
+  "DispatchLatencyMs",
+  "TickOverrunMs",
+  "TargetsCompleted",
+  "TargetsFailed",
+  "TargetsTerminated",
+  "BmcFailures",
+] as const;
+
+export type DispatchMetricName = (typeof FLOW_METRIC_NAMES)[number];
 
 export interface Metrics {
   add(name: DispatchMetricName, value: number): void;

@@ -5,11 +5,22 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { targetIdempotencyKey } from "../../src/app/ports.js";
+import { updateRequestId } from "../../src/domain/bmc-protocol.js";
+import { queryRequestId } from "../../src/domain/component-verdict.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
-import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
+import {
+  fleetCaughtUp,
+  type Harness,
+  id,
+  rack,
+  startHarness,
+  until,
+  upgradeRequest,
+  waitForTask,
+} from "./child-task-harness.js";
 
 const P = "ca000000";
 const racks: InventoryRack[] = [1, 2, 3, 4].map((n) => rack(P, n, [{ type: "COMPUTE", count: 2 }]));
@@ -44,9 +55,19 @@ describe("child task: cancel", () => {
       "TERMINATED",
     ]);
     expect(await h.stores.locks.get(id(P, 1, 0))).toBeUndefined();
-    const commands = h.fleet.stats().commands;
-    await new Promise((r) => setTimeout(r, 300));
-    expect(h.fleet.stats().commands).toBe(commands);
+    // Nothing of the task runs any more: its execution ended with the cancel, and a step that was
+    // in flight has returned. So once the fleet has caught up, it holds all the task will ever
+    // send: one preflight query and one update per component, nothing after them.
+    expect(h.child.executor.stats().running).toBe(0);
+    await until("the stopped task's last step to return", () => h.child.executor.stats().stepsRunning === 0);
+    const components = racks[0]!.components.map((c) => c.id);
+    await fleetCaughtUp(h, components);
+    const fleet = h.fleet.stats();
+    for (const c of components) {
+      expect(fleet.doneByRequest[queryRequestId(taskId, c)], c).toBe(1);
+      expect(fleet.updatesByRequest[updateRequestId(taskId, c)], c).toBe(1);
+      expect(fleet.updatesByComponent[c], c).toBe(1);
+    }
     expect((await h.child.tasksApi.getTasks([taskId]))[0]?.status).toBe("TERMINATED");
     // Cancelling again returns the task unchanged.
     expect(await h.child.tasksApi.cancelTask(taskId)).toEqual((await h.child.tasksApi.getTasks([taskId]))[0]);

@@ -20,7 +20,15 @@ import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/mo
 import { freezeComponents } from "../../src/domain/planner.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
-import { FAST_SETTINGS, type Harness, rack, startHarness, waitForTask } from "./child-task-harness.js";
+import {
+  FAST_SETTINGS,
+  fleetCaughtUp,
+  type Harness,
+  rack,
+  startHarness,
+  until,
+  waitForTask,
+} from "./child-task-harness.js";
 
 const P = "e1000000";
 const SHAPE = [
@@ -32,6 +40,7 @@ const racks: InventoryRack[] = [1, 2, 3].map((n) => rack(P, n, SHAPE));
 const woken: string[] = [];
 
 let h: Harness;
+/** First results whose duplicate and late report have both been handled by the IoT rule stand-in. */
 let lateReports = 0;
 beforeAll(async () => {
   h = await startHarness({
@@ -41,7 +50,8 @@ beforeAll(async () => {
     waker: { wake: async (runId) => void woken.push(runId) },
   });
   // Every first result a BMC publishes is followed by a duplicate and by a LATE contradicting
-  // result for the same request (as if a confused BMC or a redelivery raced it).
+  // result for the same request (as if a confused BMC or a redelivery raced it). broker.publish
+  // resolves once every subscriber, the rule stand-in included, has handled the message.
   const seen = new Set<string>();
   await h.broker.subscribe("flow/bmc/+/evt", async (topic, payload) => {
     const decoded = decodeBmcEvent(payload);
@@ -51,7 +61,6 @@ beforeAll(async () => {
     seen.add(decoded.value.requestId);
     await h.broker.publish(topic, payload);
     await new Promise((r) => setTimeout(r, 30));
-    lateReports += 1;
     await h.broker.publish(
       bmcEvtTopic(where.componentId),
       encodeBmcMessage({
@@ -63,6 +72,7 @@ beforeAll(async () => {
         error: { code: "LATE", message: "a late contradicting report" },
       }),
     );
+    lateReports += 1;
   });
 });
 afterAll(async () => {
@@ -201,7 +211,7 @@ describe("child task: exactly one update command per component per task", () => 
     const secondSend = (await h.child.steps.handle(wave)) as WaveState;
     expect(secondSend.deadline).toBe(firstSend.deadline);
     expect(firstSend.componentIds).toEqual(groups[0]!.componentIds);
-    await new Promise((r) => setTimeout(r, 300));
+    await fleetCaughtUp(h, groups[0]!.componentIds);
     for (const componentId of groups[0]!.componentIds) {
       expect(h.fleet.stats().updatesByRequest[updateRequestId(manual.id, componentId)]).toBe(1);
     }
@@ -218,6 +228,7 @@ describe("child task: exactly one update command per component per task", () => 
       expect(stats.flashesByTask[taskIds[i]!]).toBe(r.components.length);
     }
     // The duplicate and late reports arrived and changed nothing.
+    await until("the duplicate and late reports", () => lateReports >= 15 + 3);
     expect(lateReports).toBe(15 + 3); // 15 task components + the hand-driven wave of 3
     expect(h.child.reportStats().ignored).toBeGreaterThanOrEqual(30);
     for (const t of done) {

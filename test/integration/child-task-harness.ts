@@ -4,6 +4,7 @@
  * running the real ASL with aws-local-stepfunctions. Timeouts are fractions of a second and every
  * Wait is overridden to a few milliseconds, so a hung BMC costs ~0.6 s, not 30 minutes.
  */
+import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { inject } from "vitest";
 import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
@@ -22,6 +23,7 @@ import {
 } from "../../src/adapters/stepfunctions/local-child-tasks.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { RunWaker } from "../../src/app/ports.js";
+import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
 import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freshTables, testClient } from "../support/moto.js";
 
@@ -132,6 +134,33 @@ export async function waitForTask(
       throw new Error(`task ${taskId} did not get there in time: ${JSON.stringify(task)}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** Polls `probe` until it holds, or fails after `timeoutMs` naming `what`. */
+export async function until(what: string, probe: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * Resolves once the fleet has received every command published to these components before the
+ * call: a probe query goes to each the same way (into the broker, to the fleet's one subscription,
+ * in order per topic) and the fleet counts it when done (FleetStats.doneByRequest).
+ */
+export async function fleetCaughtUp(h: Harness, componentIds: readonly string[]): Promise<void> {
+  const probes = await Promise.all(
+    componentIds.map(async (componentId) => {
+      const requestId = `probe-${randomUUID()}`;
+      await h.broker.publish(bmcCmdTopic(componentId), encodeBmcMessage({ v: 1, type: "query", requestId }));
+      return requestId;
+    }),
+  );
+  await until("the fleet to answer the probes", () =>
+    probes.every((p) => (h.fleet.stats().doneByRequest[p] ?? 0) > 0),
+  );
 }
 
 export function upgradeRequest(rackIds: string[], extra: Record<string, unknown> = {}) {

@@ -1,6 +1,6 @@
 /**
  * Races: several dispatchers (4 and 6) pass over the same run at once against moto, with random
- * delays injected before and after every storage call. Checked at every observed instant: targets
+ * delays injected before and after every storage call (seeded: a failure prints the seed to replay). Checked at every observed instant: targets
  * CLAIMED + SUBMITTED (one query of the run's partition: a snapshot on serialized moto), the run's
  * inFlight, and the child tasks running on the (fake) hardware never exceed max_concurrent_targets.
  * At the end: every target submitted (started) exactly once, none lost, counters exact.
@@ -14,6 +14,7 @@ import type { RunStore } from "../../src/app/ports.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, waitMs } from "../support/fake-submitter.js";
 import { freshTables, testClient } from "../support/moto.js";
+import { type SeededRandom, testRandom } from "../support/seeded-random.js";
 
 let client: DynamoDBClient;
 let names: TableNames;
@@ -31,8 +32,8 @@ afterAll(async () => {
 });
 
 /** Every RunStore method, with a random 0..maxMs pause before and after the real call. */
-function withRandomDelays(runs: RunStore, maxMs: number): RunStore {
-  const jitter = () => waitMs(Math.floor(Math.random() * maxMs));
+function withRandomDelays(runs: RunStore, maxMs: number, random: SeededRandom): RunStore {
+  const jitter = () => waitMs(random.int(maxMs));
   return new Proxy(runs, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver);
@@ -54,14 +55,15 @@ async function race(options: {
   max: number;
   seq: number;
 }) {
+  const random = testRandom();
   const id = uuid(options.seq, "a0000000");
   const { run, targets } = runWithTargets(id, { phaseSizes: options.phases, maxConcurrent: options.max });
   run.config.autoAdvance = true;
   await stores.runs.createRun(run, targets);
   const submitter = new FakeSubmitter({
-    runs: withRandomDelays(stores.runs, 8),
+    runs: withRandomDelays(stores.runs, 8, random),
     clock: Date.now,
-    behaviour: () => ({ kind: "complete", afterMs: 400 + Math.floor(Math.random() * 400) }),
+    behaviour: () => ({ kind: "complete", afterMs: 400 + random.int(400) }),
   });
 
   let observations = 0;
@@ -92,14 +94,14 @@ async function race(options: {
   const deadline = Date.now() + 45_000;
   const workers = Array.from({ length: options.dispatchers }, async () => {
     const dispatcher = createDispatcher({
-      runs: withRandomDelays(stores.runs, 10),
+      runs: withRandomDelays(stores.runs, 10, random),
       submitter,
       clock: Date.now,
     });
     for (;;) {
       const result = await dispatcher.dispatchRun(id);
       if (result.decision === "finished" || result.decision === "inactive" || Date.now() > deadline) return;
-      await waitMs(Math.floor(Math.random() * 15));
+      await waitMs(random.int(15));
     }
   });
   await Promise.all(workers);

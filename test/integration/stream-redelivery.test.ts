@@ -3,7 +3,7 @@
  * redelivery as the Lambda event source mapping can produce it: every batch delivered twice, split
  * into single records, reordered, and the previous batch replayed. The run is driven ONLY by the
  * stream (its INSERT starts it; each finished target wakes it). Then the whole history is replayed
- * again in random order and random splits: counters, terminal states and the run item are exact and
+ * again in random order and random splits (seeded: a failure prints the seed to replay): counters, terminal states and the run item are exact and
  * unchanged, and no target got a second child task.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -18,6 +18,7 @@ import type { Run } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { eventually, FakeSubmitter } from "../support/fake-submitter.js";
 import { freshTables, testClient } from "../support/moto.js";
+import { testRandom } from "../support/seeded-random.js";
 
 let client: DynamoDBClient;
 let names: TableNames;
@@ -34,17 +35,9 @@ afterAll(async () => {
   client.destroy();
 });
 
-function shuffle<T>(items: T[]): T[] {
-  const out = [...items];
-  for (let i = out.length - 1; i > 0; i--) {
-    const j = Math.floor(Math.random() * (i + 1));
-    [out[i], out[j]] = [out[j] as T, out[i] as T];
-  }
-  return out;
-}
-
 describe("stream evaluator: redelivery", () => {
   it("duplicated, split, reordered and replayed batches leave counters and terminal states exact", async () => {
+    const random = testRandom();
     const id = uuid(1, "e0000000");
     const { run, targets } = runWithTargets(id, { phaseSizes: [3, 3], maxConcurrent: 2 });
     run.config.autoAdvance = true;
@@ -127,9 +120,9 @@ describe("stream evaluator: redelivery", () => {
     )?.targets;
     // The whole history again, shuffled, in random splits, twice.
     for (let round = 0; round < 2; round++) {
-      const all = shuffle(history);
+      const all = random.shuffle(history);
       while (all.length > 0) {
-        const batch = all.splice(0, 1 + Math.floor(Math.random() * 7));
+        const batch = all.splice(0, 1 + random.int(7));
         const response = await handle({ Records: batch });
         expect(response.batchItemFailures).toEqual([]);
       }

@@ -8,7 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeBmcCommand, type UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { parseReport } from "../../src/domain/task-report.js";
-import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
+import {
+  type Harness,
+  id,
+  rack,
+  startHarness,
+  until,
+  upgradeRequest,
+  waitForTask,
+} from "./child-task-harness.js";
 
 const P = "ab000000";
 const racks: InventoryRack[] = [1, 2, 3, 4, 5, 6].map((n) =>
@@ -65,6 +73,11 @@ describe("UpgradeFirmware", () => {
   });
 
   it("QUEUE: the task WAITS while the rack is busy, then runs once it is free", async () => {
+    // This task's execution is the only one, so every AcquireLock counted from here is its own.
+    await h.child.idle();
+    const steps = (name: string) => h.child.executor.stats().byStep[name] ?? 0;
+    const polled = steps("acquireLock");
+    const preflights = steps("sendQueries");
     await h.stores.locks.acquire(id(P, 3, 0), "someone-else", 60_000, Date.now());
     const { taskIds } = await h.child.tasksApi.upgradeFirmware(
       upgradeRequest([id(P, 3, 0)], { queueOptions: { conflictStrategy: "QUEUE", queueTimeoutSeconds: 30 } }),
@@ -72,7 +85,9 @@ describe("UpgradeFirmware", () => {
     const waiting = await waitForTask(h, taskIds[0]!, (t) => t.status === "WAITING");
     expect(waiting.message).toBe(`waiting for rack ${id(P, 3, 0)} to be free`);
     expect(waiting.queueExpiresAt).toBe(waiting.createdAt + 30_000);
-    await new Promise((r) => setTimeout(r, 300));
+    // A third AcquireLock means the first two found the rack held and sent the task back to wait.
+    await until("three lock polls", () => steps("acquireLock") >= polled + 3);
+    expect(steps("sendQueries")).toBe(preflights);
     expect((await h.child.tasksApi.getTasks(taskIds))[0]?.status).toBe("WAITING");
     await h.stores.locks.release(id(P, 3, 0), "someone-else");
     const done = await waitForTask(h, taskIds[0]!);

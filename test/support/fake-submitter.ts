@@ -34,8 +34,8 @@ export interface FakeSubmitterOptions {
   clock: () => number;
   /** Per rack id; default: complete after 5 ms. */
   behaviour?: (rackId: string) => RackBehaviour;
-  /** cancel() takes this long (to exercise the cancel budget). */
-  cancelDelayMs?: number;
+  /** cancel() waits for this before it stops the task (a child task slow to confirm: the cancel budget). */
+  cancelWaitsFor?: Promise<unknown>;
   /** cancel() throws for these task ids. */
   cancelFailsFor?: (taskId: string) => boolean;
 }
@@ -97,7 +97,7 @@ export class FakeSubmitter implements ChildTaskSubmitter {
 
   async cancel(taskId: string, reason: string): Promise<void> {
     this.cancels.push(taskId);
-    if (this.options.cancelDelayMs !== undefined) await sleep(this.options.cancelDelayMs);
+    if (this.options.cancelWaitsFor !== undefined) await this.options.cancelWaitsFor;
     if (this.options.cancelFailsFor?.(taskId)) throw new Error(`cannot stop task ${taskId}`);
     const task = this.tasks.get(taskId);
     if (task === undefined || task.status !== "RUNNING") return;
@@ -148,10 +148,6 @@ export class FakeSubmitter implements ChildTaskSubmitter {
     void recording.finally(() => this.pending.delete(recording)).catch(() => undefined);
     return recording;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -123,6 +123,7 @@ describe("recordTaskOutcome", () => {
       ["p", "COMPLETED"],
       ["c", "TERMINATED"],
     ]);
+    expect(f.metrics).toEqual(["TargetsTerminated=1"]);
     const again = await recordTaskOutcome(f.deps, task.id, { status: "FAILED", message: "late failure" });
     expect(again).toEqual(ended);
     expect(f.outcomes).toEqual([

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { FLOW_METRICS } from "../../infra/constructs/observability.js";
 import { startTicker } from "../../local/ticker.js";
-import { forEachLimited } from "../../src/app/dispatcher.js";
+import { createDispatcher, forEachLimited } from "../../src/app/dispatcher.js";
 import { emfMetrics, lineLogger } from "../../src/app/observability.js";
+import type { ChildTaskSubmitter, RunStore } from "../../src/app/ports.js";
 
 describe("dispatcher metrics: EMF lines", () => {
   it("one flush writes one EMF line summing what was added, with units; an empty flush writes nothing", () => {
@@ -40,6 +42,94 @@ describe("dispatcher metrics: EMF lines", () => {
   });
 });
 
+/** A RunStore whose every method fails the test unless `methods` gives it. */
+function runStoreWith(methods: Partial<RunStore>): RunStore {
+  const unexpected = (name: string) => () => Promise.reject(new Error(`RunStore.${name} was not expected`));
+  return {
+    createRun: unexpected("createRun"),
+    getRun: unexpected("getRun"),
+    getRunSecrets: unexpected("getRunSecrets"),
+    listRuns: unexpected("listRuns"),
+    listTargets: unexpected("listTargets"),
+    getTarget: unexpected("getTarget"),
+    listActiveRunIds: unexpected("listActiveRunIds"),
+    saveRun: unexpected("saveRun"),
+    listQueuedTargets: unexpected("listQueuedTargets"),
+    claimTarget: unexpected("claimTarget"),
+    claimTargets: unexpected("claimTargets"),
+    recordSubmitted: unexpected("recordSubmitted"),
+    recordBlocked: unexpected("recordBlocked"),
+    recordOutcome: unexpected("recordOutcome"),
+    terminateTargets: unexpected("terminateTargets"),
+    restartConflictClock: unexpected("restartConflictClock"),
+    ...methods,
+  };
+}
+
+const noSubmissions: ChildTaskSubmitter = {
+  submit: () => Promise.reject(new Error("submit was not expected")),
+  cancel: () => Promise.reject(new Error("cancel was not expected")),
+};
+
+describe("dispatcher tick: TickOverrunMs, the metric the TickOverrun alarm watches", () => {
+  /** A dispatcher over two active runs whose passes take 4 s each on the test clock. */
+  function twoSlowRuns() {
+    let now = 1_000_000;
+    const lines: Record<string, unknown>[] = [];
+    const metrics = emfMetrics({
+      service: "dispatcher",
+      clock: () => 42,
+      write: (l) => lines.push(JSON.parse(l)),
+    });
+    const runs = runStoreWith({
+      listActiveRunIds: async () => {
+        now += 100;
+        return ["run-a", "run-b"];
+      },
+      // run-a is gone by the time its pass reads it; reading run-b fails: both cost 4 s.
+      getRun: async (runId) => {
+        now += 4_000;
+        if (runId === "run-b") throw new Error("ProvisionedThroughputExceededException");
+        return undefined;
+      },
+    });
+    const dispatcher = createDispatcher({ runs, submitter: noSubmissions, clock: () => now, metrics });
+    return { dispatcher, lines };
+  }
+
+  it("a tick emits the whole pass over every active run, failed passes included, in its own EMF line", async () => {
+    const { dispatcher, lines } = twoSlowRuns();
+    expect(await dispatcher.tick()).toEqual({ runs: 2, failed: 1, submitted: 0 });
+    // One line per run's pass (its latency), then the tick's.
+    expect(lines.map((l) => Object.keys(l).filter((k) => k !== "_aws" && k !== "Service"))).toEqual([
+      ["DispatchLatencyMs"],
+      ["DispatchLatencyMs"],
+      ["TickOverrunMs"],
+    ]);
+    expect(lines.at(-1)).toEqual({
+      _aws: {
+        Timestamp: 42,
+        CloudWatchMetrics: [
+          {
+            Namespace: "Flow",
+            Dimensions: [["Service"]],
+            Metrics: [{ Name: FLOW_METRICS.tickOverrunMs, Unit: "Milliseconds" }],
+          },
+        ],
+      },
+      Service: "dispatcher",
+      TickOverrunMs: 8_100,
+    });
+  });
+
+  it("a wake-up pass for one run (dispatchRun) is not a tick and emits no TickOverrunMs", async () => {
+    const { dispatcher, lines } = twoSlowRuns();
+    expect((await dispatcher.dispatchRun("run-a")).decision).toBe("not-found");
+    expect(lines.flatMap((l) => Object.keys(l))).not.toContain("TickOverrunMs");
+    expect(lines).toHaveLength(1);
+  });
+});
+
 describe("dispatcher helpers", () => {
   it("forEachLimited never runs more than the limit at once and still visits every item", async () => {
     let active = 0;
@@ -74,29 +164,44 @@ describe("dispatcher helpers", () => {
   });
 });
 
+/** Polls `probe` every few ms until it holds; fails naming `what` after 5 s. */
+async function until(what: string, probe: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 describe("local ticker", () => {
   it("never overlaps passes: a tick during a running pass is skipped and logged", async () => {
     const log: string[] = [];
     let running = 0;
     let peak = 0;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
     const ticker = startTicker({
       intervalMs: 10,
       log: (l) => log.push(l),
       tick: async () => {
         running++;
         peak = Math.max(peak, running);
-        await new Promise((r) => setTimeout(r, 45));
+        // The first pass runs until the test releases it; later ones end at once.
+        await held;
         running--;
       },
     });
-    await new Promise((r) => setTimeout(r, 120));
+    await until("two ticks skipped behind the held pass", () => ticker.stats.skipped >= 2);
+    expect(ticker.stats.ticks).toBe(1);
+    expect(
+      log.filter((l) => /^ticker: previous pass still running after \d+ ms; tick skipped$/.test(l)),
+    ).toHaveLength(ticker.stats.skipped);
+    release();
+    await until("a second pass", () => ticker.stats.ticks >= 2);
     await ticker.stop();
     expect(peak).toBe(1);
-    expect(ticker.stats.ticks).toBeGreaterThanOrEqual(2);
-    expect(ticker.stats.skipped).toBeGreaterThan(0);
-    expect(log.some((l) => /^ticker: previous pass still running after \d+ ms; tick skipped$/.test(l))).toBe(
-      true,
-    );
   });
 
   it("a failing pass is logged and the ticker keeps going", async () => {
@@ -110,7 +215,7 @@ describe("local ticker", () => {
         throw new Error("moto is down");
       },
     });
-    await new Promise((r) => setTimeout(r, 55));
+    await until("a second pass after the failed one", () => calls >= 2);
     await ticker.stop();
     expect(calls).toBeGreaterThanOrEqual(2);
     expect(ticker.stats.failed).toBe(calls);

@@ -2,8 +2,7 @@
  * The synthesized template of the CDK app (bundling skipped, a registry image instead of the
  * Docker build): every resource of the deployment with its key properties.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { readFileSync } from "node:fs";
 import { Match, type Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
@@ -13,8 +12,9 @@ import {
 } from "../../infra/constructs/child-task.js";
 import { FLOW_METRIC_SERVICES, FLOW_METRICS } from "../../infra/constructs/observability.js";
 import { TABLES } from "../../src/adapters/dynamodb/schema.js";
+import { FLOW_METRIC_NAMES } from "../../src/app/observability.js";
 import { ENV } from "../../src/config.js";
-import { type BuiltStack, FIXTURES, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
+import { type BuiltStack, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
 
@@ -303,23 +303,9 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     return JSON.parse(machine.Properties.DefinitionString as string);
   };
 
-  it(
-    "the deployed child-task definition is the fixture ASL, placeholder and all",
-    () => {
-      const fixture = join(FIXTURES, "state-machines", "child-task.asl.json");
-      const built = sharedStack({}, { childTaskDefinitionPath: fixture });
-      expect(deployedDefinition(built)).toEqual(JSON.parse(readFileSync(fixture, "utf8")));
-    },
-    BUILD_TIMEOUT,
-  );
-
-  it.runIf(existsSync(CHILD_TASK_ASL_PATH))(
-    "the deployed child-task definition is state-machines/child-task.asl.json",
-    () => {
-      // buildStack uses the real file whenever it exists, so `dev` was built from it.
-      expect(deployedDefinition(dev)).toEqual(JSON.parse(readFileSync(CHILD_TASK_ASL_PATH, "utf8")));
-    },
-  );
+  it("the deployed child-task definition is state-machines/child-task.asl.json, placeholder and all", () => {
+    expect(deployedDefinition(dev)).toEqual(JSON.parse(readFileSync(CHILD_TASK_ASL_PATH, "utf8")));
+  });
 
   it("the child task's role may invoke task-steps (and its versions) only", () => {
     const policies = resources(dev.template, "AWS::IAM::Policy").filter(([id]) =>
@@ -456,10 +442,12 @@ describe("infra IoT: BMC reports in, BMC policy", () => {
 });
 
 describe("infra observability: dashboard and alarms", () => {
-  it("the dashboard graphs every Flow metric from namespace Flow", () => {
+  it("the dashboard graphs exactly the Flow metrics the runtime emits (src/app/observability.ts)", () => {
     const [, dashboard] = only(dev.template, "AWS::CloudWatch::Dashboard");
     const body = joined(dashboard.Properties.DashboardBody);
-    for (const name of Object.values(FLOW_METRICS)) expect(body).toContain(`"Flow","${name}"`);
+    const graphed = new Set([...body.matchAll(/"Flow","(\w+)"/g)].map((m) => m[1]));
+    expect([...graphed].sort()).toEqual([...FLOW_METRIC_NAMES].sort());
+    expect(Object.values(FLOW_METRICS).sort()).toEqual([...FLOW_METRIC_NAMES].sort());
     for (const name of [
       "IteratorAge",
       "ApproximateNumberOfMessagesVisible",
@@ -504,29 +492,54 @@ describe("infra observability: dashboard and alarms", () => {
     expect(alarms.every((a) => a.AlarmActions === undefined)).toBe(true);
   });
 
-  it("Flow metrics are summed over every emitting Service (FILL to 0), e.g. the gate-trip alarm", () => {
-    const gate = resources(dev.template, "AWS::CloudWatch::Alarm")
+  /** The alarm on Flow metric `name`: its properties, its expression and the per-service queries. */
+  const flowAlarm = (built: BuiltStack, name: string) => {
+    const alarm = resources(built.template, "AWS::CloudWatch::Alarm")
       .map(([, a]) => a.Properties)
-      .find((a) => watched(a) === "GateTrips")!;
-    const queries = gate.Metrics as {
+      .find((a) => watched(a) === name)!;
+    const queries = alarm.Metrics as {
       Id: string;
       Expression?: string;
       MetricStat?: {
         Metric: { Namespace: string; Dimensions: { Name: string; Value: string }[] };
         Stat: string;
+        Period: number;
       };
     }[];
-    const stats = queries.filter((q) => q.MetricStat);
-    expect(stats.map((q) => q.MetricStat!.Metric.Dimensions)).toEqual(
+    const stats = queries.filter((q) => q.MetricStat).map((q) => ({ id: q.Id, ...q.MetricStat! }));
+    return { alarm, expression: queries.find((q) => q.Expression)!.Expression, stats };
+  };
+
+  it("Flow metrics are summed over every emitting Service (FILL to 0), e.g. the gate-trip alarm", () => {
+    const { alarm, expression, stats } = flowAlarm(dev, "GateTrips");
+    expect(stats.map((q) => q.Metric.Dimensions)).toEqual(
       FLOW_METRIC_SERVICES.map((service) => [{ Name: "Service", Value: service }]),
     );
-    expect(
-      stats.every((q) => q.MetricStat!.Metric.Namespace === "Flow" && q.MetricStat!.Stat === "Sum"),
-    ).toBe(true);
-    expect(queries.find((q) => q.Expression)!.Expression).toBe(
-      stats.map((q) => `FILL(${q.Id}, 0)`).join(" + "),
-    );
-    expect(gate.Threshold).toBe(1);
+    expect(stats.every((q) => q.Metric.Namespace === "Flow" && q.Stat === "Sum")).toBe(true);
+    expect(expression).toBe(stats.map((q) => `FILL(${q.id}, 0)`).join(" + "));
+    expect(alarm.Threshold).toBe(1);
+  });
+
+  it("TickOverrun: the Maximum of TickOverrunMs over the services, ≥ one tick interval in ms, 3 minutes running", () => {
+    for (const [built, intervalSeconds] of [
+      [dev, 10],
+      [prod, PROD_CONTEXT.tickIntervalSeconds],
+    ] as const) {
+      const { alarm, expression, stats } = flowAlarm(built, "TickOverrunMs");
+      // The dispatcher Lambda emits it (Service "dispatcher", src/app/dispatcher.ts tick()).
+      expect(stats.map((q) => q.Metric.Dimensions)).toContainEqual([
+        { Name: "Service", Value: "dispatcher" },
+      ]);
+      expect(stats.every((q) => q.Metric.Namespace === "Flow")).toBe(true);
+      expect(stats.every((q) => q.Stat === "Maximum" && q.Period === 60)).toBe(true);
+      expect(expression).toBe(`MAX([${stats.map((q) => `FILL(${q.id}, 0)`).join(", ")}])`);
+      expect(alarm).toMatchObject({
+        Threshold: intervalSeconds * 1000,
+        ComparisonOperator: "GreaterThanOrEqualToThreshold",
+        EvaluationPeriods: 3,
+        DatapointsToAlarm: 3,
+      });
+    }
   });
 
   it("with alarmEmail: an encrypted SNS topic, subscribed, on every alarm", () => {

@@ -49,7 +49,13 @@ export interface LocalExecutorStats {
   /** Task state invocations (what would be Lambda invocations), retries included. */
   taskInvocations: number;
   byStep: Record<string, number>;
+  /** Executions not yet ended. */
   running: number;
+  /**
+   * Step handlers still running. An abort ends the execution at once, but a handler already called
+   * runs to its end (as a Lambda would): until this is 0, a stopped task's step may still act.
+   */
+  stepsRunning: number;
 }
 
 interface LocalExecution {
@@ -73,6 +79,7 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
     byStep: {} as Record<string, number>,
   };
   private shuttingDown = false;
+  private stepsRunning = 0;
 
   constructor(private readonly options: LocalExecutorOptions) {
     this.definition = structuredClone(options.definition ?? loadChildTaskDefinition());
@@ -85,9 +92,14 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
       const step = (input as StepEvent).step;
       this.counters.taskInvocations += 1;
       this.counters.byStep[step] = (this.counters.byStep[step] ?? 0) + 1;
-      // A handler's return value must be plain JSON, as a Lambda's would be after serialization.
-      const out = await options.steps.handle(input as StepEvent);
-      return (out === undefined ? null : JSON.parse(JSON.stringify(out))) as never;
+      this.stepsRunning += 1;
+      try {
+        // A handler's return value must be plain JSON, as a Lambda's would be after serialization.
+        const out = await options.steps.handle(input as StepEvent);
+        return (out === undefined ? null : JSON.parse(JSON.stringify(out))) as never;
+      } finally {
+        this.stepsRunning -= 1;
+      }
     };
     this.handlers = Object.fromEntries(taskStateNames(this.definition).map((name) => [name, handle]));
   }
@@ -181,7 +193,7 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
 
   stats(): LocalExecutorStats {
     const running = [...this.executions.values()].filter((e) => !e.ended).length;
-    return { ...structuredClone(this.counters), running };
+    return { ...structuredClone(this.counters), running, stepsRunning: this.stepsRunning };
   }
 
   resetStats(): void {
