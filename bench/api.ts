@@ -24,7 +24,6 @@
  */
 import { parseArgs } from "node:util";
 import * as grpc from "@grpc/grpc-js";
-import type { DynamoCapacityTotals } from "../src/adapters/dynamodb/db.js";
 import { createFlowClient } from "../src/adapters/grpc/client.js";
 import {
   type CreateOperationRunRequest,
@@ -33,6 +32,7 @@ import {
   OperationRunTargetStatus,
 } from "../src/gen/flow/v1/flow.js";
 import { startBenchStack } from "./lib/api-stack.js";
+import type { DynamoCapacityTotals } from "./lib/capacity-meter.js";
 import { describeMachine, machineFacts } from "./lib/machine.js";
 import { elapsedMs, type Summary, summarize } from "./lib/stats.js";
 import { fixed, printTable } from "./lib/table.js";

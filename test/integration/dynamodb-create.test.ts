@@ -6,7 +6,8 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { DynamoCapacityMeter, documentClient } from "../../src/adapters/dynamodb/db.js";
+import { DynamoCapacityMeter } from "../../bench/lib/capacity-meter.js";
+import { documentClient } from "../../src/adapters/dynamodb/db.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
 import { DynamoRunStore } from "../../src/adapters/dynamodb/run-store.js";
 import type { Run, Target } from "../../src/domain/model.js";

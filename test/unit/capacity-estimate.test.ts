@@ -15,8 +15,8 @@ import {
   toAttributeMap,
   valueSize,
   writeUnitsFor,
-} from "../../src/adapters/dynamodb/capacity-estimate.js";
-import { DynamoCapacityMeter } from "../../src/adapters/dynamodb/db.js";
+} from "../../bench/lib/capacity-estimate.js";
+import { DynamoCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { TABLES } from "../../src/adapters/dynamodb/schema.js";
 
 describe("numberSize: ⌈significant digits / 2⌉ + 1 bytes, +1 when negative", () => {

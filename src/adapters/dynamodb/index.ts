@@ -1,8 +1,9 @@
 /** Builds every DynamoDB-backed store on one client and one capacity meter. */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DynamoCapacityMeter } from "../../../bench/lib/capacity-meter.js";
 import type { Cipher } from "../../app/ports.js";
-import { DynamoCapacityMeter, documentClient } from "./db.js";
+import { documentClient } from "./db.js";
 import { DynamoInventoryStore } from "./inventory-store.js";
 import { DynamoRackLockStore } from "./lock-store.js";
 import { DynamoRunStore, type RunStoreOptions } from "./run-store.js";
@@ -35,7 +36,7 @@ export function createDynamoStores(
   };
 }
 
+export { DynamoCapacityMeter } from "../../../bench/lib/capacity-meter.js";
 export { LocalAesGcmCipher } from "./cipher.js";
-export { DynamoCapacityMeter } from "./db.js";
 export * from "./schema.js";
 export { createTables, deleteTables } from "./tables.js";

@@ -55,7 +55,7 @@
  *   - Failures other than a failed condition or a cancelled transaction (validation, throttling,
  *     network) count nothing.
  */
-import type { IndexDefinition, TableDefinition } from "./schema.js";
+import type { IndexDefinition, TableDefinition } from "../../src/adapters/dynamodb/schema.js";
 
 /** One DynamoDB attribute value in the wire form (`{ S: "x" }`, `{ N: "12" }`, …). */
 export type AttributeValue =
