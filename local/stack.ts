@@ -59,6 +59,11 @@ export interface LocalStackOptions {
   childTaskWaitMs?: number;
   /** How often the data dir snapshot is written (default 5 s). */
   snapshotMs?: number;
+  /**
+   * Called with the DynamoDB client before the stores are built on it and the inventory is loaded
+   * (the API benchmark installs its capacity meter there).
+   */
+  onDynamoDbClient?: (client: DynamoDBClient) => void;
   log?: (line: string) => void;
 }
 
@@ -94,9 +99,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let restored = 0;
     if (options.dataDir && created) restored = await restoreSnapshot(client, names, options.dataDir);
     const cipher = new LocalAesGcmCipher(await secretsKey(options.dataDir));
+    options.onDynamoDbClient?.(client);
     const stores = createDynamoStores(client, names, { cipher });
-    // moto answers ConsumedCapacity with fixed placeholders: estimate every call from its items.
-    if (moto) stores.meter.configure({ reportedFigures: "ignore" });
 
     // An explicit inventory always loads; the demo fleet only when nothing was restored.
     if (options.inventory) await stores.inventory.upsertRacks(options.inventory);

@@ -1,8 +1,13 @@
 /**
  * The DynamoDB capacity meter of the benchmarks: what every call consumed, as DynamoDB reported
- * it or as capacity-estimate.ts works it out.
+ * it or as capacity-estimate.ts works it out. The product never meters: its clients send no
+ * ReturnConsumedCapacity. A benchmark installs the meter on the client it builds the stores on:
+ *
+ *   const meter = installCapacityMeter(client, { reportedFigures: "ignore" });
+ *   const stores = createDynamoStores(client, tables);
+ *   meter.reset(); …measured calls…; const totals = meter.snapshot();
  */
-import type { ConsumedCapacity } from "@aws-sdk/client-dynamodb";
+import type { ConsumedCapacity, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { TABLES } from "../../src/adapters/dynamodb/schema.js";
 import {
   type AttributeMap,
@@ -16,42 +21,6 @@ import {
   type ValueForm,
 } from "./capacity-estimate.js";
 
-export interface CapacityTotals {
-  calls: number;
-  /** Sum of ConsumedCapacity.CapacityUnits over every call (table + indexes). */
-  capacityUnits: number;
-  readCapacityUnits: number;
-  writeCapacityUnits: number;
-  byOperation: Record<string, { calls: number; capacityUnits: number }>;
-  byTable: Record<string, number>;
-  /**
-   * Calls whose answer carried no ConsumedCapacity. Against AWS this stays 0; moto reports
-   * capacity for single-item reads only (not for writes or transactions), so a figure measured
-   * locally is a lower bound unless this is 0.
-   */
-  unreportedCalls: number;
-}
-
-/** Records the ConsumedCapacity of every DynamoDB call, for cost-per-rack figures. */
-export interface CapacityMeter {
-  snapshot(): CapacityTotals;
-  reset(): void;
-}
-
-/** Commands that accept ReturnConsumedCapacity; the meter asks every one of them for INDEXES. */
-export const METERED = new Set([
-  "GetItemCommand",
-  "PutItemCommand",
-  "UpdateItemCommand",
-  "DeleteItemCommand",
-  "QueryCommand",
-  "ScanCommand",
-  "BatchGetItemCommand",
-  "BatchWriteItemCommand",
-  "TransactWriteItemsCommand",
-  "TransactGetItemsCommand",
-]);
-
 /** Calls and units of one source of figures: DynamoDB's answers, or the estimator. */
 export interface CapacitySourceTotals {
   calls: number;
@@ -62,17 +31,28 @@ export interface CapacitySourceTotals {
 }
 
 /**
- * The meter's totals: `capacityUnits` and the other CapacityTotals fields add DynamoDB's figure
- * where the answer carried one and the estimate (capacity-estimate.ts) where it did not.
- * `reported` and `estimated` split them by source; each is absent until a call of its source is
- * counted (so an empty meter is exactly the empty CapacityTotals).
+ * The meter's totals: `capacityUnits` and the other unit fields add DynamoDB's figure where the
+ * answer carried one and the estimate (capacity-estimate.ts) where it did not. `reported` and
+ * `estimated` split them by source; each is absent until a call of its source is counted.
  *
  *   moto, default     GetItem/Query/PutItem… reported (moto's placeholders), UpdateItem and
  *                     transactions estimated
  *   moto, "ignore"    everything estimated (what the API benchmark prints)
  *   AWS               everything reported, except failed conditional writes (no figure in the error)
  */
-export interface DynamoCapacityTotals extends CapacityTotals {
+export interface CapacityTotals {
+  calls: number;
+  /** Sum of ConsumedCapacity.CapacityUnits over every call (table + indexes). */
+  capacityUnits: number;
+  readCapacityUnits: number;
+  writeCapacityUnits: number;
+  byOperation: Record<string, { calls: number; capacityUnits: number }>;
+  byTable: Record<string, number>;
+  /**
+   * Calls whose answer carried no ConsumedCapacity. Against AWS this stays 0; moto reports
+   * capacity for single-item reads only (not for writes or transactions).
+   */
+  unreportedCalls: number;
   reported?: CapacitySourceTotals;
   estimated?: CapacitySourceTotals;
 }
@@ -98,71 +78,55 @@ export interface MeteredCall {
 }
 
 /**
- * For the estimator: the last version of up to 2,000 items (whole items, for "before" sizes), and
- * the sizes of up to 50,000 distinct items per table (numbers only, for the average size of items
- * a Query/Scan filter dropped: an item read a thousand times counts once).
+ * Meters `client`: every metered call asks for ReturnConsumedCapacity INDEXES and its answer is
+ * recorded on the meter returned. The middleware sits on the client's stack, which the document
+ * client shares, so document-client commands and raw commands alike are counted, including calls
+ * that fail a condition (they consume too). Install it before the stores load anything, so the
+ * meter has seen the items later calls read (the estimator sizes from what it has seen).
  */
-class RememberedItems implements ItemMemory {
-  private readonly items = new Map<string, AttributeMap | null>();
-  private readonly sizes = new Map<string, { total: number; byKey: Map<string, number> }>();
-
-  constructor(
-    private readonly capacity = 2_000,
-    private readonly sizedPerTable = 50_000,
-  ) {}
-
-  get(table: string, key: string): AttributeMap | null | undefined {
-    const k = `${table}\u0000${key}`;
-    const item = this.items.get(k);
-    if (item !== undefined) {
-      this.items.delete(k);
-      this.items.set(k, item);
-    }
-    return item;
-  }
-
-  averageSize(table: string): number | undefined {
-    const s = this.sizes.get(table);
-    return s === undefined || s.byKey.size === 0 ? undefined : s.total / s.byKey.size;
-  }
-
-  remember(seen: ItemSeen): void {
-    const k = `${seen.table}\u0000${seen.key}`;
-    this.items.delete(k);
-    if (seen.item === undefined) return;
-    this.items.set(k, seen.item);
-    if (this.items.size > this.capacity) this.items.delete(this.items.keys().next().value!);
-
-    const s = this.sizes.get(seen.table) ?? { total: 0, byKey: new Map<string, number>() };
-    this.sizes.set(seen.table, s);
-    const old = s.byKey.get(seen.key);
-    if (old !== undefined) {
-      s.total -= old;
-      s.byKey.delete(seen.key);
-    }
-    if (seen.item !== null && (old !== undefined || s.byKey.size < this.sizedPerTable)) {
-      const size = itemSize(seen.item);
-      s.total += size;
-      s.byKey.set(seen.key, size);
-    }
-  }
+export function installCapacityMeter(
+  client: DynamoDBClient,
+  options: CapacityMeterOptions = {},
+): CapacityMeter {
+  const meter = new CapacityMeter(options);
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const name = context.commandName ?? "unknown";
+      if (!METERED.has(name)) return next(args);
+      const input = args.input as Record<string, unknown> & { ReturnConsumedCapacity?: string };
+      input.ReturnConsumedCapacity ??= "INDEXES";
+      const operation = name.replace(/Command$/, "");
+      try {
+        const result = await next(args);
+        const output = result.output as unknown as Record<string, unknown> & {
+          ConsumedCapacity?: ConsumedCapacity[];
+        };
+        meter.record(operation, output.ConsumedCapacity, {
+          input,
+          output,
+          form: valueForm(context, input),
+        });
+        return result;
+      } catch (error) {
+        const errorName = (error as { name?: string } | undefined)?.name ?? "Error";
+        meter.record(operation, undefined, { input, errorName, form: valueForm(context, input) });
+        throw error;
+      }
+    },
+    { step: "initialize", name: "flowCapacityMeter", override: true },
+  );
+  return meter;
 }
 
-export class DynamoCapacityMeter implements CapacityMeter {
-  private totals: DynamoCapacityTotals = emptyTotals();
-  private tables: TableShapeLookup;
-  private reportedFigures: "prefer" | "ignore";
+export class CapacityMeter {
+  private totals: CapacityTotals = emptyTotals();
+  private readonly tables: TableShapeLookup;
+  private readonly reportedFigures: "prefer" | "ignore";
   private readonly memory = new RememberedItems();
 
   constructor(options: CapacityMeterOptions = {}) {
     this.tables = options.tables ?? productTableShapes(TABLES);
     this.reportedFigures = options.reportedFigures ?? "prefer";
-  }
-
-  /** Changes the options of a meter already wired into a client (e.g. the local stack's). */
-  configure(options: CapacityMeterOptions): void {
-    if (options.tables) this.tables = options.tables;
-    if (options.reportedFigures) this.reportedFigures = options.reportedFigures;
   }
 
   /**
@@ -222,7 +186,7 @@ export class DynamoCapacityMeter implements CapacityMeter {
     }
   }
 
-  snapshot(): DynamoCapacityTotals {
+  snapshot(): CapacityTotals {
     return structuredClone(this.totals);
   }
 
@@ -246,7 +210,7 @@ function emptySource(): CapacitySourceTotals {
   return { calls: 0, capacityUnits: 0, readCapacityUnits: 0, writeCapacityUnits: 0, byOperation: {} };
 }
 
-function emptyTotals(): DynamoCapacityTotals {
+function emptyTotals(): CapacityTotals {
   return {
     calls: 0,
     capacityUnits: 0,
@@ -259,11 +223,76 @@ function emptyTotals(): DynamoCapacityTotals {
 }
 
 /**
+ * For the estimator: the last version of up to 2,000 items (whole items, for "before" sizes), and
+ * the sizes of up to 50,000 distinct items per table (numbers only, for the average size of items
+ * a Query/Scan filter dropped: an item read a thousand times counts once).
+ */
+class RememberedItems implements ItemMemory {
+  private readonly items = new Map<string, AttributeMap | null>();
+  private readonly sizes = new Map<string, { total: number; byKey: Map<string, number> }>();
+
+  constructor(
+    private readonly capacity = 2_000,
+    private readonly sizedPerTable = 50_000,
+  ) {}
+
+  get(table: string, key: string): AttributeMap | null | undefined {
+    const k = `${table}\u0000${key}`;
+    const item = this.items.get(k);
+    if (item !== undefined) {
+      this.items.delete(k);
+      this.items.set(k, item);
+    }
+    return item;
+  }
+
+  averageSize(table: string): number | undefined {
+    const s = this.sizes.get(table);
+    return s === undefined || s.byKey.size === 0 ? undefined : s.total / s.byKey.size;
+  }
+
+  remember(seen: ItemSeen): void {
+    const k = `${seen.table}\u0000${seen.key}`;
+    this.items.delete(k);
+    if (seen.item === undefined) return;
+    this.items.set(k, seen.item);
+    if (this.items.size > this.capacity) this.items.delete(this.items.keys().next().value!);
+
+    const s = this.sizes.get(seen.table) ?? { total: 0, byKey: new Map<string, number>() };
+    this.sizes.set(seen.table, s);
+    const old = s.byKey.get(seen.key);
+    if (old !== undefined) {
+      s.total -= old;
+      s.byKey.delete(seen.key);
+    }
+    if (seen.item !== null && (old !== undefined || s.byKey.size < this.sizedPerTable)) {
+      const size = itemSize(seen.item);
+      s.total += size;
+      s.byKey.set(seen.key, size);
+    }
+  }
+}
+
+/** Commands that accept ReturnConsumedCapacity; the meter asks every one of them for INDEXES. */
+const METERED = new Set([
+  "GetItemCommand",
+  "PutItemCommand",
+  "UpdateItemCommand",
+  "DeleteItemCommand",
+  "QueryCommand",
+  "ScanCommand",
+  "BatchGetItemCommand",
+  "BatchWriteItemCommand",
+  "TransactWriteItemsCommand",
+  "TransactGetItemsCommand",
+]);
+
+/**
  * Whether the call's items are plain JS values (a document-client command: lib-dynamodb marks the
  * context with the DDB_MAPPER feature when it marshals) or AttributeValues (a raw command). When
  * the mark is missing (another SDK version), the request's key or item decides.
  */
-export function valueForm(context: unknown, input: Record<string, unknown>): ValueForm {
+function valueForm(context: unknown, input: Record<string, unknown>): ValueForm {
   const features = (context as { __aws_sdk_context?: { features?: Record<string, unknown> } })
     .__aws_sdk_context?.features;
   if (features?.DDB_MAPPER !== undefined) return "native";

@@ -6,7 +6,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { DynamoCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { documentClient } from "../../src/adapters/dynamodb/db.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
 import { DynamoRunStore } from "../../src/adapters/dynamodb/run-store.js";
@@ -24,7 +23,7 @@ const DAY_MS = 24 * 3600 * 1000;
 beforeAll(async () => {
   client = testClient(inject("awsEndpoint"));
   ({ names, drop } = await freshTables(client, "create"));
-  doc = documentClient(client, new DynamoCapacityMeter());
+  doc = documentClient(client);
 });
 afterAll(async () => {
   await drop();

@@ -1,53 +1,16 @@
 /**
- * The DynamoDB plumbing every store shares: the document client, capacity metering, transaction
- * conflict retries and the translation of condition failures into named outcomes.
+ * The DynamoDB plumbing every store shares: the document client, transaction conflict retries and
+ * the translation of condition failures into named outcomes.
  */
-import {
-  type ConsumedCapacity,
-  type DynamoDBClient,
-  TransactionCanceledException,
-} from "@aws-sdk/client-dynamodb";
+import { type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
   DynamoDBDocumentClient,
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
-import { type DynamoCapacityMeter, METERED, valueForm } from "../../../bench/lib/capacity-meter.js";
 
-/**
- * Wraps a low-level client: every metered call asks for ReturnConsumedCapacity INDEXES and its
- * answer is recorded on `meter`. The middleware sits on the client, so document-client commands
- * and raw commands alike are counted, including calls that fail a condition (they consume too).
- */
-export function documentClient(client: DynamoDBClient, meter?: DynamoCapacityMeter): DynamoDBDocumentClient {
-  if (meter !== undefined) {
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const name = context.commandName ?? "unknown";
-        if (!METERED.has(name)) return next(args);
-        const input = args.input as Record<string, unknown> & { ReturnConsumedCapacity?: string };
-        input.ReturnConsumedCapacity ??= "INDEXES";
-        const operation = name.replace(/Command$/, "");
-        try {
-          const result = await next(args);
-          const output = result.output as unknown as Record<string, unknown> & {
-            ConsumedCapacity?: ConsumedCapacity[];
-          };
-          meter.record(operation, output.ConsumedCapacity, {
-            input,
-            output,
-            form: valueForm(context, input),
-          });
-          return result;
-        } catch (error) {
-          const errorName = (error as { name?: string } | undefined)?.name ?? "Error";
-          meter.record(operation, undefined, { input, errorName, form: valueForm(context, input) });
-          throw error;
-        }
-      },
-      { step: "initialize", name: "flowCapacityMeter", override: true },
-    );
-  }
+/** The document client every store sends through; it shares `client`'s middleware stack. */
+export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {
   return DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
     unmarshallOptions: { wrapNumbers: false },

@@ -1,7 +1,6 @@
-/** Builds every DynamoDB-backed store on one client and one capacity meter. */
+/** Builds every DynamoDB-backed store on one client. */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { DynamoCapacityMeter } from "../../../bench/lib/capacity-meter.js";
 import type { Cipher } from "../../app/ports.js";
 import { documentClient } from "./db.js";
 import { DynamoInventoryStore } from "./inventory-store.js";
@@ -12,7 +11,6 @@ import { DynamoTaskStore } from "./task-store.js";
 
 export interface DynamoStores {
   doc: DynamoDBDocumentClient;
-  meter: DynamoCapacityMeter;
   runs: DynamoRunStore;
   tasks: DynamoTaskStore;
   inventory: DynamoInventoryStore;
@@ -24,11 +22,9 @@ export function createDynamoStores(
   tables: TableNames,
   options: { cipher?: Cipher } & Omit<RunStoreOptions, "cipher"> = {},
 ): DynamoStores {
-  const meter = new DynamoCapacityMeter();
-  const doc = documentClient(client, meter);
+  const doc = documentClient(client);
   return {
     doc,
-    meter,
     runs: new DynamoRunStore(doc, tables, options),
     tasks: new DynamoTaskStore(doc, tables),
     inventory: new DynamoInventoryStore(doc, tables),
@@ -36,7 +32,6 @@ export function createDynamoStores(
   };
 }
 
-export { DynamoCapacityMeter } from "../../../bench/lib/capacity-meter.js";
 export { LocalAesGcmCipher } from "./cipher.js";
 export * from "./schema.js";
 export { createTables, deleteTables } from "./tables.js";
