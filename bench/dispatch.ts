@@ -23,6 +23,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { DEMO_RACK_SHAPE, seededUuid } from "../local/demo-fleet.js";
+import { type LocalMoto, startLocalMoto } from "../local/moto.js";
 import { startStreamPoller } from "../local/stream-poller.js";
 import { startTicker } from "../local/ticker.js";
 import { awsClientConfig } from "../src/adapters/aws-config.js";
@@ -34,7 +35,6 @@ import {
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
 import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
-import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";

@@ -15,8 +15,10 @@ import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { startBmcFleet } from "../local/bmc-fleet.js";
+import { createLocalChildTasks } from "../local/child-tasks.js";
 import { generateDemoFleet } from "../local/demo-fleet.js";
 import { startIotShim } from "../local/iot-shim.js";
+import { startLocalMoto } from "../local/moto.js";
 import { startMqttBroker } from "../local/mqtt-broker.js";
 import { awsClientConfig } from "../src/adapters/aws-config.js";
 import {
@@ -25,8 +27,6 @@ import {
   LocalAesGcmCipher,
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
-import { startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
-import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
 import { createRunService } from "../src/app/runs.js";

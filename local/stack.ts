@@ -21,9 +21,7 @@ import {
   type TableNames,
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
-import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
-import { createLocalChildTasks } from "../src/adapters/stepfunctions/local-child-tasks.js";
 import { createControls } from "../src/app/controls.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { lineLogger } from "../src/app/observability.js";
@@ -32,9 +30,11 @@ import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { composeFlowApi } from "../src/service/flow-api.js";
 import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
+import { createLocalChildTasks } from "./child-tasks.js";
 import { generateDemoFleet } from "./demo-fleet.js";
 import { defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
 import { startIotShim } from "./iot-shim.js";
+import { type LocalMoto, startLocalMoto } from "./moto.js";
 import { startMqttBroker } from "./mqtt-broker.js";
 import { restoreSnapshot, saveSnapshot } from "./snapshot.js";
 import { startStreamPoller } from "./stream-poller.js";

@@ -14,6 +14,7 @@
 import { randomUUID } from "node:crypto";
 import "../../local/polyfills.js";
 import { generateDemoFleet } from "../../local/demo-fleet.js";
+import { startLocalMoto } from "../../local/moto.js";
 import { startLocalStack } from "../../local/stack.js";
 import { createDynamoDbClient } from "../../src/adapters/aws-config.js";
 import {
@@ -23,7 +24,6 @@ import {
   type TableNames,
   tableNames,
 } from "../../src/adapters/dynamodb/index.js";
-import { startLocalMoto } from "../../src/adapters/dynamodb/local-moto.js";
 import { startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { lineLogger } from "../../src/app/observability.js";
 import { createRunService } from "../../src/app/runs.js";

@@ -7,6 +7,7 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { inject } from "vitest";
 import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
+import { createLocalChildTasks, type LocalChildTasks } from "../../local/child-tasks.js";
 import type { FleetConfig } from "../../local/fleet-file.js";
 import { type IotShim, startIotShim } from "../../local/iot-shim.js";
 import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
@@ -16,10 +17,6 @@ import {
   LocalAesGcmCipher,
   type TableNames,
 } from "../../src/adapters/dynamodb/index.js";
-import {
-  createLocalChildTasks,
-  type LocalChildTasks,
-} from "../../src/adapters/stepfunctions/local-child-tasks.js";
 import type { RunWaker } from "../../src/app/task-ports.js";
 import type { ChildTaskSettings } from "../../src/app/task-steps.js";
 import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";

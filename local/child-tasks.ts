@@ -15,9 +15,21 @@ import { randomUUID } from "node:crypto";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { connectAsync } from "mqtt";
-import type { TasksApi } from "../../app/api.js";
-import type { Cipher, InventoryStore, RackLockStore, RunStore, TaskStore } from "../../app/ports.js";
-import type { ChildTaskSubmitter, RunWaker } from "../../app/task-ports.js";
+import type { TableNames } from "../src/adapters/dynamodb/schema.js";
+import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../src/adapters/iot/bmc-protocol.js";
+import { type BmcCommandPublisher, IotPublisher } from "../src/adapters/iot/publisher.js";
+import { CipherBmcAuthSealer } from "../src/adapters/stepfunctions/bmc-auth.js";
+import {
+  DynamoBmcRequestStore,
+  DynamoTaskSecretStore,
+} from "../src/adapters/stepfunctions/dynamo-task-records.js";
+import {
+  DynamoFirmwareRecorder,
+  UpsertFirmwareRecorder,
+} from "../src/adapters/stepfunctions/inventory-firmware.js";
+import type { TasksApi } from "../src/app/api.js";
+import type { Cipher, InventoryStore, RackLockStore, RunStore, TaskStore } from "../src/app/ports.js";
+import type { ChildTaskSubmitter, RunWaker } from "../src/app/task-ports.js";
 import {
   type BmcAuthSealer,
   type ChildTaskSettings,
@@ -25,15 +37,9 @@ import {
   reconcileExecutionEnd,
   recordBmcReport,
   type TaskSteps,
-} from "../../app/task-steps.js";
-import { createTaskService } from "../../app/tasks.js";
-import type { TableNames } from "../dynamodb/schema.js";
-import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../iot/bmc-protocol.js";
-import { type BmcCommandPublisher, IotPublisher } from "../iot/publisher.js";
-import { CipherBmcAuthSealer } from "./bmc-auth.js";
-import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
-import { DynamoFirmwareRecorder, UpsertFirmwareRecorder } from "./inventory-firmware.js";
-import { LocalStepFunctionsExecutor } from "./local-executor.js";
+} from "../src/app/task-steps.js";
+import { createTaskService } from "../src/app/tasks.js";
+import { LocalStepFunctionsExecutor } from "./step-functions.js";
 
 export interface LocalChildTasksOptions {
   stores: {
