@@ -39,9 +39,9 @@ import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { Run, Target } from "../src/domain/model.js";
-import { runWithTargets } from "../test/support/dynamodb-fixtures.js";
-import { FakeSubmitter } from "../test/support/fake-submitter.js";
 import { type CapacityMeter, type CapacityMeterOptions, installCapacityMeter } from "./lib/capacity-meter.js";
+import { FakeSubmitter } from "./lib/fake-submitter.js";
+import { runWithTargets } from "./lib/run-builders.js";
 import { median } from "./lib/stats.js";
 
 interface Options {
