@@ -20,7 +20,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { isNilUuid, isUuid } from "../src/domain/uuid.js";
-import { Checker, type FileProblem, LocalFileError, parseJson } from "./inventory-file.js";
+import { Checker, type FileProblem, LocalFileError, parseJson, unreadable } from "./inventory-file.js";
 
 export const BMC_OUTCOMES = ["succeed", "fail", "hang", "disconnect", "wrong-version"] as const;
 export type BmcOutcome = (typeof BMC_OUTCOMES)[number];
@@ -67,12 +67,9 @@ export function behaviourFor(config: FleetConfig, rackId: string, componentId: s
 }
 
 export async function loadFleetFile(path: string): Promise<FleetConfig> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new FleetFileError(path, [{ path: "(root)", rule: `cannot be read (${(err as Error).message})` }]);
-  }
+  const text = await readFile(path, "utf8").catch((error: unknown) => {
+    throw new FleetFileError(path, [unreadable(error)]);
+  });
   return parseFleet(text, path);
 }
 

@@ -14,7 +14,6 @@
  * - one NVLink domain id always carries the same name, and one name the same id;
  * - unknown fields are refused, so a typo (`firmwareVerison`) fails loudly instead of vanishing.
  */
-import { readFile } from "node:fs/promises";
 import {
   COMPONENT_TYPES,
   type ComponentType,
@@ -54,18 +53,6 @@ function formatProblems(file: string, problems: readonly FileProblem[]): string 
   if (problems.length > MAX_LISTED)
     lines.push(`${file}: … and ${problems.length - MAX_LISTED} more problems`);
   return lines.join("\n");
-}
-
-export async function loadInventoryFile(path: string): Promise<InventoryRack[]> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new InventoryFileError(path, [
-      { path: "(root)", rule: `cannot be read (${(err as Error).message})` },
-    ]);
-  }
-  return parseInventory(text, path);
 }
 
 /** Parses the file's text; `file` is only used in messages. Throws InventoryFileError. */
@@ -203,6 +190,11 @@ function checkUniqueness(c: Checker, racks: readonly InventoryRack[]): void {
 
 // ---------------------------------------------------------------------------------------------
 // Shared by the fleet file.
+
+/** The problem of a file that could not be read at all (`error`: what reading it threw). */
+export function unreadable(error: unknown): FileProblem {
+  return { path: "(root)", rule: `cannot be read (${(error as Error).message})` };
+}
 
 export function parseJson(text: string): { ok: true; value: unknown } | { ok: false; problem: FileProblem } {
   try {
