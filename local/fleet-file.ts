@@ -19,8 +19,14 @@
  * Ids are UUIDs in any case (stored lowercase); unknown fields are refused so a typo fails loudly.
  */
 import { readFile } from "node:fs/promises";
+import {
+  Checker,
+  type FileProblem,
+  LocalFileError,
+  parseJson,
+  unreadable,
+} from "../src/domain/inventory-document.js";
 import { isNilUuid, isUuid } from "../src/domain/uuid.js";
-import { Checker, type FileProblem, LocalFileError, parseJson, unreadable } from "./inventory-file.js";
 
 export const BMC_OUTCOMES = ["succeed", "fail", "hang", "disconnect", "wrong-version"] as const;
 export type BmcOutcome = (typeof BMC_OUTCOMES)[number];

@@ -5,10 +5,10 @@
  */
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { InventoryFileError, parseInventory, unreadable } from "../src/domain/inventory-document.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { parseDuration } from "./duration-flag.js";
 import { loadFleetFile } from "./fleet-file.js";
-import { InventoryFileError, parseInventory, unreadable } from "./inventory-file.js";
 import { startLocalStack } from "./stack.js";
 
 const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] [--tick DURATION]

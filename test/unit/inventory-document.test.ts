@@ -4,7 +4,7 @@ import {
   parseInventory,
   serializeInventory,
   unreadable,
-} from "../../local/inventory-file.js";
+} from "../../src/domain/inventory-document.js";
 
 const RACK_A = "4f6f1a9e-0000-4000-8000-000000000001";
 const RACK_B = "4f6f1a9e-0000-4000-8000-000000000002";

@@ -14,13 +14,8 @@
  * - one NVLink domain id always carries the same name, and one name the same id;
  * - unknown fields are refused, so a typo (`firmwareVerison`) fails loudly instead of vanishing.
  */
-import {
-  COMPONENT_TYPES,
-  type ComponentType,
-  type InventoryComponent,
-  type InventoryRack,
-} from "../src/domain/model.js";
-import { isNilUuid, isUuid } from "../src/domain/uuid.js";
+import { COMPONENT_TYPES, type ComponentType, type InventoryComponent, type InventoryRack } from "./model.js";
+import { isNilUuid, isUuid } from "./uuid.js";
 
 export interface FileProblem {
   /** JSON path: `racks[3].components[0].type`; `(root)` for the whole document. */
