@@ -4,7 +4,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError } from "commander";
-import { InventoryFileError, parseInventory, unreadable } from "../src/domain/inventory-document.js";
+import { unreadable } from "../src/domain/input-file.js";
+import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";

@@ -25,7 +25,7 @@ import {
   LocalFileError,
   parseJson,
   unreadable,
-} from "../src/domain/inventory-document.js";
+} from "../src/domain/input-file.js";
 import { isNilUuid, isUuid } from "../src/domain/uuid.js";
 
 export const BMC_OUTCOMES = ["succeed", "fail", "hang", "disconnect", "wrong-version"] as const;

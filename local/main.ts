@@ -5,7 +5,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
-import { InventoryFileError, parseInventory, unreadable } from "../src/domain/inventory-document.js";
+import { unreadable } from "../src/domain/input-file.js";
+import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { parseDuration } from "./duration-flag.js";
 import { loadFleetFile } from "./fleet-file.js";

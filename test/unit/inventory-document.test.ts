@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { unreadable } from "../../src/domain/input-file.js";
 import {
   InventoryFileError,
   parseInventory,
   serializeInventory,
-  unreadable,
 } from "../../src/domain/inventory-document.js";
 
 const RACK_A = "4f6f1a9e-0000-4000-8000-000000000001";
