@@ -22,7 +22,7 @@ import { readFile } from "node:fs/promises";
 import {
   Checker,
   type FileProblem,
-  LocalFileError,
+  InputFileError,
   parseJson,
   unreadable,
 } from "../src/domain/input-file.js";
@@ -55,7 +55,7 @@ export function defaultFleetConfig(): FleetConfig {
 /** An update longer than a day is a typo, not a simulation. */
 export const MAX_UPDATE_MS = 86_400_000;
 
-export class FleetFileError extends LocalFileError {
+export class FleetFileError extends InputFileError {
   constructor(file: string, problems: readonly FileProblem[]) {
     super(file, problems);
     this.name = "FleetFileError";

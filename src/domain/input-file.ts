@@ -11,14 +11,14 @@ export interface FileProblem {
   rule: string;
 }
 
-/** A local-stack input file that cannot be used. Stable `name`s: InventoryFileError, FleetFileError. */
-export class LocalFileError extends Error {
+/** An input file that cannot be used. Stable `name`s of its kinds: InventoryFileError, FleetFileError. */
+export class InputFileError extends Error {
   constructor(
     readonly file: string,
     readonly problems: readonly FileProblem[],
   ) {
     super(formatProblems(file, problems));
-    this.name = "LocalFileError";
+    this.name = "InputFileError";
   }
 }
 

@@ -1,7 +1,8 @@
 /**
- * The inventory file (`--inventory FILE`, format in /work/shared/spec/local-stack.md and the
- * README): parse, validate, normalize. A malformed file stops the start with every problem listed,
- * each naming the file, the JSON path and the rule:
+ * The inventory file (`npm start -- --inventory FILE`, `flowctl inventory import -f FILE`; format
+ * in /work/shared/spec/local-stack.md and the README): parse, validate, normalize. Its callers read
+ * the file. A malformed file is refused with every problem listed, each naming the file, the JSON
+ * path and the rule:
  *
  *   inventory.json: racks[3].components[0].type: must be one of COMPUTE, NVSWITCH, POWERSHELF,
  *   TORSWITCH, UMS, CDU (got "GPU")
@@ -14,10 +15,10 @@
  * - one NVLink domain id always carries the same name, and one name the same id;
  * - unknown fields are refused, so a typo (`firmwareVerison`) fails loudly instead of vanishing.
  */
-import { Checker, type FileProblem, LocalFileError, parseJson } from "./input-file.js";
+import { Checker, type FileProblem, InputFileError, parseJson } from "./input-file.js";
 import type { InventoryComponent, InventoryRack } from "./model.js";
 
-export class InventoryFileError extends LocalFileError {
+export class InventoryFileError extends InputFileError {
   constructor(file: string, problems: readonly FileProblem[]) {
     super(file, problems);
     this.name = "InventoryFileError";

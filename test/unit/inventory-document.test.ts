@@ -89,6 +89,7 @@ describe("inventory file: errors name the file, the JSON path and the rule", () 
     ["a JSON array", [], "inventory.json: (root): must be an object (got array)"],
     ["no racks", {}, "inventory.json: racks: missing required field"],
     ["racks an object", { racks: {} }, "inventory.json: racks: must be an array (got object)"],
+    ["racks null", { racks: null }, "inventory.json: racks: must be an array (got null)"],
     [
       "unknown top-level field",
       { racks: [], rack: [] },
@@ -145,6 +146,16 @@ describe("inventory file: errors name the file, the JSON path and the rule", () 
       "components missing",
       { racks: [rack({ components: undefined })] },
       "inventory.json: racks[0].components: missing required field",
+    ],
+    [
+      "component not an object",
+      { racks: [rack({ components: ["SN-123"] })] },
+      "inventory.json: racks[0].components[0]: must be an object (got string)",
+    ],
+    [
+      "component type missing",
+      { racks: [rack({ components: [{ id: COMP_1 }] })] },
+      "inventory.json: racks[0].components[0].type: missing required field",
     ],
     [
       "component type unknown",
