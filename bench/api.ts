@@ -33,7 +33,7 @@ import {
   OperationRunTargetStatus,
 } from "../src/gen/flow/v1/flow.js";
 import { startBenchStack } from "./lib/api-stack.js";
-import type { CapacityTotals } from "./lib/capacity-meter.js";
+import { type CapacityTotals, emptyCapacityTotals } from "./lib/capacity-meter.js";
 import { describeMachine, machineFacts } from "./lib/machine.js";
 import { elapsedMs, type Summary, summarize } from "./lib/stats.js";
 import { fixed, printTable } from "./lib/table.js";
@@ -362,7 +362,7 @@ async function interleaved(
     }
   }
   const samples = ways.map(() => [] as number[]);
-  const meters = ways.map(() => emptyMeter());
+  const meters = ways.map(() => emptyCapacityTotals());
   const t = process.hrtime.bigint();
   let n = 0;
   for (; n < sampling.max && (n < sampling.min || elapsedMs(t) < sampling.budgetMs); n++) {
@@ -386,18 +386,6 @@ function perCall(label: string, samples: number[], meter: CapacityTotals, n: num
     wcu: meter.writeCapacityUnits / n,
     units: meter.capacityUnits / n,
     meter,
-  };
-}
-
-function emptyMeter(): CapacityTotals {
-  return {
-    calls: 0,
-    capacityUnits: 0,
-    readCapacityUnits: 0,
-    writeCapacityUnits: 0,
-    byOperation: {},
-    byTable: {},
-    unreportedCalls: 0,
   };
 }
 

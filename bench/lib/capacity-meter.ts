@@ -119,7 +119,7 @@ export function installCapacityMeter(
 }
 
 export class CapacityMeter {
-  private totals: CapacityTotals = emptyTotals();
+  private totals: CapacityTotals = emptyCapacityTotals();
   private readonly tables: TableShapeLookup;
   private readonly reportedFigures: "prefer" | "ignore";
   private readonly memory = new RememberedItems();
@@ -191,7 +191,7 @@ export class CapacityMeter {
   }
 
   reset(): void {
-    this.totals = emptyTotals();
+    this.totals = emptyCapacityTotals();
   }
 }
 
@@ -210,7 +210,8 @@ function emptySource(): CapacitySourceTotals {
   return { calls: 0, capacityUnits: 0, readCapacityUnits: 0, writeCapacityUnits: 0, byOperation: {} };
 }
 
-function emptyTotals(): CapacityTotals {
+/** The totals of a meter that has counted nothing. */
+export function emptyCapacityTotals(): CapacityTotals {
   return {
     calls: 0,
     capacityUnits: 0,
