@@ -14,9 +14,10 @@
  *     store      the targets read straight from the store (RunStore.listTargets) and counted,
  *                without gRPC or inventory lookups: the floor of the reference's way
  *
- * Capacity units are the meter's (stores.meter), reset around each measured batch, and ESTIMATED
- * (src/adapters/dynamodb/capacity-estimate.ts): moto reports placeholders (GetItem 0.5, Query 1
- * whatever it reads) or nothing (writes, transactions), so the meter ignores its figures here.
+ * Capacity units are the meter's (bench/lib/capacity-meter.ts, on the stack's client), reset
+ * around each measured batch, and ESTIMATED (bench/lib/capacity-estimate.ts): moto reports
+ * placeholders (GetItem 0.5, Query 1 whatever it reads) or nothing (writes, transactions), so the
+ * meter ignores its figures here.
  *
  *   npx tsx bench/api.ts            ~2 minutes
  *   npx tsx bench/api.ts --quick    < 45 s, fewer samples
@@ -24,7 +25,6 @@
  */
 import { parseArgs } from "node:util";
 import * as grpc from "@grpc/grpc-js";
-import type { DynamoCapacityTotals } from "../src/adapters/dynamodb/db.js";
 import { createFlowClient } from "../src/adapters/grpc/client.js";
 import {
   type CreateOperationRunRequest,
@@ -33,6 +33,7 @@ import {
   OperationRunTargetStatus,
 } from "../src/gen/flow/v1/flow.js";
 import { startBenchStack } from "./lib/api-stack.js";
+import { type CapacityTotals, emptyCapacityTotals } from "./lib/capacity-meter.js";
 import { describeMachine, machineFacts } from "./lib/machine.js";
 import { elapsedMs, type Summary, summarize } from "./lib/stats.js";
 import { fixed, printTable } from "./lib/table.js";
@@ -91,7 +92,7 @@ interface Measured {
   rcu: number;
   wcu: number;
   units: number;
-  meter: DynamoCapacityTotals;
+  meter: CapacityTotals;
 }
 
 const facts = machineFacts();
@@ -324,7 +325,7 @@ try {
 async function measure(label: string, sampling: Sampling, call: () => Promise<void>): Promise<Measured> {
   for (let i = 0; i < N.warmup; i++) await call();
   const samples: number[] = [];
-  stack.stores.meter.reset();
+  stack.meter.reset();
   const t = process.hrtime.bigint();
   while (
     samples.length < sampling.max &&
@@ -334,7 +335,7 @@ async function measure(label: string, sampling: Sampling, call: () => Promise<vo
     await call();
     samples.push(elapsedMs(t0));
   }
-  const meter = stack.stores.meter.snapshot();
+  const meter = stack.meter.snapshot();
   progress(`${label}: median ${summarize(samples).median.toFixed(1)} ms (n ${samples.length})`);
   return perCall(label, samples, meter, samples.length);
 }
@@ -361,22 +362,22 @@ async function interleaved(
     }
   }
   const samples = ways.map(() => [] as number[]);
-  const meters = ways.map(() => emptyMeter());
+  const meters = ways.map(() => emptyCapacityTotals());
   const t = process.hrtime.bigint();
   let n = 0;
   for (; n < sampling.max && (n < sampling.min || elapsedMs(t) < sampling.budgetMs); n++) {
     for (const [w, [, call]] of ways.entries()) {
-      stack.stores.meter.reset();
+      stack.meter.reset();
       const t0 = process.hrtime.bigint();
       await call();
       samples[w]!.push(elapsedMs(t0));
-      addMeter(meters[w]!, stack.stores.meter.snapshot());
+      addMeter(meters[w]!, stack.meter.snapshot());
     }
   }
   return ways.map(([label], w) => perCall(label, samples[w]!, meters[w]!, n));
 }
 
-function perCall(label: string, samples: number[], meter: DynamoCapacityTotals, n: number): Measured {
+function perCall(label: string, samples: number[], meter: CapacityTotals, n: number): Measured {
   return {
     label,
     latency: summarize(samples),
@@ -388,19 +389,7 @@ function perCall(label: string, samples: number[], meter: DynamoCapacityTotals, 
   };
 }
 
-function emptyMeter(): DynamoCapacityTotals {
-  return {
-    calls: 0,
-    capacityUnits: 0,
-    readCapacityUnits: 0,
-    writeCapacityUnits: 0,
-    byOperation: {},
-    byTable: {},
-    unreportedCalls: 0,
-  };
-}
-
-function addMeter(into: DynamoCapacityTotals, add: DynamoCapacityTotals): void {
+function addMeter(into: CapacityTotals, add: CapacityTotals): void {
   into.calls += add.calls;
   into.capacityUnits += add.capacityUnits;
   into.readCapacityUnits += add.readCapacityUnits;
@@ -416,14 +405,14 @@ function addMeter(into: DynamoCapacityTotals, add: DynamoCapacityTotals): void {
     into.byTable[table] = (into.byTable[table] ?? 0) + units;
 }
 
-function byOperation(meter: DynamoCapacityTotals, n: number): string {
+function byOperation(meter: CapacityTotals, n: number): string {
   return Object.entries(meter.byOperation)
     .sort(([, a], [, b]) => b.capacityUnits - a.capacityUnits)
     .map(([op, v]) => `${op} ${fixed(v.calls / n, 1)} calls ${fixed(v.capacityUnits / n, 1)} units`)
     .join(", ");
 }
 
-function byTable(meter: DynamoCapacityTotals, n: number): string {
+function byTable(meter: CapacityTotals, n: number): string {
   const prefix = stack.tables.runs.replace(/Runs$/, "");
   return Object.entries(meter.byTable)
     .sort(([, a], [, b]) => b - a)

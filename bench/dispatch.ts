@@ -12,7 +12,7 @@
  *    benchmark does not poll the store while measuring (on serialized moto every extra request
  *    queues with the measured ones).
  * 2. Scale: one dispatcher pass (`tick()`) over A active runs, then the same after F finished runs
- *    are added: DynamoDB calls and capacity per pass (the storage adapter's CapacityMeter), wall
+ *    are added: DynamoDB calls and capacity per pass (bench/lib/capacity-meter.ts), wall
  *    time. The finished runs must not change the figures (the active-runs index is sparse).
  *
  *   npx tsx bench/dispatch.ts                 defaults: N=100 C=10 T=2000 K=10000, A=1000 F=10000
@@ -23,6 +23,7 @@
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { DEMO_RACK_SHAPE, seededUuid } from "../local/demo-fleet.js";
+import { type LocalMoto, startLocalMoto } from "../local/moto.js";
 import { startStreamPoller } from "../local/stream-poller.js";
 import { startTicker } from "../local/ticker.js";
 import { awsClientConfig } from "../src/adapters/aws-config.js";
@@ -34,14 +35,14 @@ import {
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
 import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
-import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { Run, Target } from "../src/domain/model.js";
-import { runWithTargets } from "../test/support/dynamodb-fixtures.js";
-import { FakeSubmitter } from "../test/support/fake-submitter.js";
+import { type CapacityMeter, type CapacityMeterOptions, installCapacityMeter } from "./lib/capacity-meter.js";
+import { FakeSubmitter } from "./lib/fake-submitter.js";
+import { runWithTargets } from "./lib/run-builders.js";
 import { median } from "./lib/stats.js";
 
 interface Options {
@@ -100,10 +101,15 @@ function parseArgs(argv: string[]): Options {
 /**
  * Each part on its own store: a fresh moto_server, or, when AWS_ENDPOINT_URL names a running
  * endpoint (LocalStack on a machine with a container engine), fresh tables there, deleted after.
+ * The meter counts every call of the stores from the start.
  */
-async function environment(label: string): Promise<{
+async function environment(
+  label: string,
+  meterOptions: CapacityMeterOptions = {},
+): Promise<{
   client: DynamoDBClient;
   stores: DynamoStores;
+  meter: CapacityMeter;
   names: ReturnType<typeof tableNames>;
   stop(): Promise<void>;
 }> {
@@ -121,9 +127,11 @@ async function environment(label: string): Promise<{
   );
   const names = tableNames(`bench-${label}-${external === undefined ? "" : `${Date.now()}-`}`);
   await createTables(client, names);
+  const meter = installCapacityMeter(client, meterOptions);
   return {
     client,
     stores: createDynamoStores(client, names),
+    meter,
     names,
     async stop() {
       if (moto === undefined) await deleteTables(client, names);
@@ -165,7 +173,8 @@ interface MakespanResult {
 type WakeMode = "tick" | "stream" | "direct";
 
 async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
-  const env = await environment(mode);
+  // Every call estimated from its items: moto's own figures are placeholders.
+  const env = await environment(mode, { reportedFigures: "ignore" });
   const { stores } = env;
   const id = uuidFor({ tick: "b1000000", stream: "b2000000", direct: "b3000000" }[mode], 1);
   const { run, targets } = runWithTargets(id, { phaseSizes: [o.targets], maxConcurrent: o.concurrency });
@@ -227,15 +236,14 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
           handler: streamBatchHandler(createStreamEvaluator({ dispatcher })),
         })
       : undefined;
-  env.stores.meter.configure({ reportedFigures: "ignore" });
-  env.stores.meter.reset();
+  env.meter.reset();
   const started = Date.now();
   await stores.runs.createRun({ ...run, createdAt: started, updatedAt: started }, targets);
   const ticker = startTicker({ intervalMs: o.tickMs, tick: () => dispatcher.tick(), immediate: true });
   const limitMs = 20 * Math.ceil(o.targets / o.concurrency) * Math.max(o.tickMs, o.taskMs);
   await Promise.race([done, sleep(limitMs)]);
   const final: Run | undefined = await stores.runs.getRun(id);
-  const meter = env.stores.meter.snapshot();
+  const meter = env.meter.snapshot();
   const calls = Object.fromEntries(Object.entries(meter.byOperation).map(([op, v]) => [op, v.calls]));
   // The run's own finishedAt is the end of the makespan.
   const ms = (final?.finishedAt ?? Date.now()) - started;
@@ -361,11 +369,11 @@ async function scalePass(env: Awaited<ReturnType<typeof environment>>, label: st
     behaviour: () => ({ kind: "hang" }),
   });
   const dispatcher = createDispatcher({ runs: env.stores.runs, submitter, clock: Date.now });
-  env.stores.meter.reset();
+  env.meter.reset();
   const started = performance.now();
   const result = await dispatcher.tick();
   const wallMs = performance.now() - started;
-  const meter = env.stores.meter.snapshot();
+  const meter = env.meter.snapshot();
   if (result.failed > 0 || submitter.starts.size > 0)
     throw new Error(`${label}: the steady-state pass changed something`);
   return { label, runs: result.runs, wallMs, meter };

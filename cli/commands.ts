@@ -2,8 +2,11 @@
  * The commands: `run …`, `task …`, `inventory …`. Each parses its flags, makes one or a few calls,
  * and returns a Result (data for json/yaml, a table for people) or an exit code.
  */
+import { readFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError } from "commander";
-import { InventoryFileError, loadInventoryFile } from "../local/inventory-file.js";
+import { unreadable } from "../src/domain/input-file.js";
+import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
+import type { InventoryRack } from "../src/domain/model.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
 import { formatElapsed, parseDurationNs } from "./durations.js";
@@ -562,9 +565,12 @@ export function registerInventoryCommands(program: Command, act: Act): void {
     .requiredOption("-f, --file <path>", "inventory JSON file")
     .action(
       act(async (ctx, o: { file: string }) => {
-        let racks: Awaited<ReturnType<typeof loadInventoryFile>>;
+        let racks: InventoryRack[];
         try {
-          racks = await loadInventoryFile(o.file);
+          const text = await readFile(o.file, "utf8").catch((error: unknown) => {
+            throw new InventoryFileError(o.file, [unreadable(error)]);
+          });
+          racks = parseInventory(text, o.file);
         } catch (err) {
           if (err instanceof InventoryFileError) {
             throw new UsageError(`${o.file} is not a valid inventory file:\n${err.message}`);
@@ -620,9 +626,7 @@ function countByType(components: readonly admin.InventoryComponent[]): string {
   return [...counts].map(([t, n]) => `${t}×${n}`).join(" ");
 }
 
-type FileRack = Awaited<ReturnType<typeof loadInventoryFile>>[number];
-
-function inventoryRackToProto(r: FileRack): admin.InventoryRack {
+function inventoryRackToProto(r: InventoryRack): admin.InventoryRack {
   return {
     id: { id: r.id },
     name: r.name,

@@ -19,8 +19,14 @@
  * Ids are UUIDs in any case (stored lowercase); unknown fields are refused so a typo fails loudly.
  */
 import { readFile } from "node:fs/promises";
+import {
+  Checker,
+  type FileProblem,
+  InputFileError,
+  parseJson,
+  unreadable,
+} from "../src/domain/input-file.js";
 import { isNilUuid, isUuid } from "../src/domain/uuid.js";
-import { Checker, type FileProblem, LocalFileError, parseJson } from "./inventory-file.js";
 
 export const BMC_OUTCOMES = ["succeed", "fail", "hang", "disconnect", "wrong-version"] as const;
 export type BmcOutcome = (typeof BMC_OUTCOMES)[number];
@@ -49,7 +55,7 @@ export function defaultFleetConfig(): FleetConfig {
 /** An update longer than a day is a typo, not a simulation. */
 export const MAX_UPDATE_MS = 86_400_000;
 
-export class FleetFileError extends LocalFileError {
+export class FleetFileError extends InputFileError {
   constructor(file: string, problems: readonly FileProblem[]) {
     super(file, problems);
     this.name = "FleetFileError";
@@ -67,12 +73,9 @@ export function behaviourFor(config: FleetConfig, rackId: string, componentId: s
 }
 
 export async function loadFleetFile(path: string): Promise<FleetConfig> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new FleetFileError(path, [{ path: "(root)", rule: `cannot be read (${(err as Error).message})` }]);
-  }
+  const text = await readFile(path, "utf8").catch((error: unknown) => {
+    throw new FleetFileError(path, [unreadable(error)]);
+  });
   return parseFleet(text, path);
 }
 

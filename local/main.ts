@@ -3,10 +3,13 @@
  * environment variables beside them). Prints `listening on 127.0.0.1:<port>` when ready; stops
  * cleanly on SIGINT or SIGTERM, ending every process it started.
  */
+import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { unreadable } from "../src/domain/input-file.js";
+import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
+import type { InventoryRack } from "../src/domain/model.js";
 import { parseDuration } from "./duration-flag.js";
 import { loadFleetFile } from "./fleet-file.js";
-import { loadInventoryFile } from "./inventory-file.js";
 import { startLocalStack } from "./stack.js";
 
 const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] [--tick DURATION]
@@ -81,6 +84,13 @@ async function main(): Promise<void> {
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+async function loadInventoryFile(path: string): Promise<InventoryRack[]> {
+  const text = await readFile(path, "utf8").catch((error: unknown) => {
+    throw new InventoryFileError(path, [unreadable(error)]);
+  });
+  return parseInventory(text, path);
 }
 
 main().catch((error: unknown) => {

@@ -21,13 +21,8 @@ import {
   type TableNames,
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
-import { type LocalMoto, startLocalMoto } from "../src/adapters/dynamodb/local-moto.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
-import {
-  createLocalChildTasks,
-  type LocalChildTasks,
-} from "../src/adapters/stepfunctions/local-child-tasks.js";
 import { createControls } from "../src/app/controls.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { lineLogger } from "../src/app/observability.js";
@@ -36,9 +31,11 @@ import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { composeFlowApi } from "../src/service/flow-api.js";
 import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
+import { createLocalChildTasks, type LocalChildTasks } from "./child-tasks.js";
 import { generateDemoFleet } from "./demo-fleet.js";
 import { defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
 import { startIotShim } from "./iot-shim.js";
+import { type LocalMoto, startLocalMoto } from "./moto.js";
 import { startMqttBroker } from "./mqtt-broker.js";
 import { restoreSnapshot, saveSnapshot } from "./snapshot.js";
 import { startStreamPoller } from "./stream-poller.js";
@@ -63,6 +60,11 @@ export interface LocalStackOptions {
   childTaskWaitMs?: number;
   /** How often the data dir snapshot is written (default 5 s). */
   snapshotMs?: number;
+  /**
+   * Called with the DynamoDB client before the stores are built on it and the inventory is loaded
+   * (the API benchmark installs its capacity meter there).
+   */
+  onDynamoDbClient?: (client: DynamoDBClient) => void;
   log?: (line: string) => void;
 }
 
@@ -105,9 +107,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let restored = 0;
     if (options.dataDir && created) restored = await restoreSnapshot(client, names, options.dataDir);
     const cipher = new LocalAesGcmCipher(await secretsKey(options.dataDir));
+    options.onDynamoDbClient?.(client);
     const stores = createDynamoStores(client, names, { cipher });
-    // moto answers ConsumedCapacity with fixed placeholders: estimate every call from its items.
-    if (moto) stores.meter.configure({ reportedFigures: "ignore" });
 
     // An explicit inventory always loads; the demo fleet only when nothing was restored.
     if (options.inventory) await stores.inventory.upsertRacks(options.inventory);

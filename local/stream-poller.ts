@@ -22,7 +22,7 @@
  * last sequence number it read (at start with LATEST it fast-forwards through the shard to learn
  * it), so with the option it takes a fresh AFTER_SEQUENCE_NUMBER iterator after every empty
  * GetRecords; nothing is skipped or delivered twice by that. The project's moto launcher
- * (src/adapters/dynamodb/local-moto.ts) replaces that transaction, so it needs no re-take.
+ * (local/moto.ts) replaces that transaction, so it needs no re-take.
  */
 import { DescribeTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";

@@ -1,6 +1,6 @@
 /**
  * The product's gRPC API on its real adapters, in-process, for API benchmarks: moto (serialized,
- * as the local stack runs it), the DynamoDB stores with their capacity meter, the run queries and
+ * as the local stack runs it), the DynamoDB stores with a capacity meter, the run service and
  * the gRPC server, exactly as local/stack.ts composes them, WITHOUT the parts that act on their
  * own: dispatcher, stream poller, ticker, child tasks, MQTT broker and BMC fleet.
  *
@@ -14,6 +14,7 @@
 import { randomUUID } from "node:crypto";
 import "../../local/polyfills.js";
 import { generateDemoFleet } from "../../local/demo-fleet.js";
+import { startLocalMoto } from "../../local/moto.js";
 import { startLocalStack } from "../../local/stack.js";
 import { createDynamoDbClient } from "../../src/adapters/aws-config.js";
 import {
@@ -23,12 +24,12 @@ import {
   type TableNames,
   tableNames,
 } from "../../src/adapters/dynamodb/index.js";
-import { startLocalMoto } from "../../src/adapters/dynamodb/local-moto.js";
 import { startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { lineLogger } from "../../src/app/observability.js";
 import { createRunService } from "../../src/app/runs.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { composeFlowApi } from "../../src/service/flow-api.js";
+import { type CapacityMeter, installCapacityMeter } from "./capacity-meter.js";
 
 export interface BenchStackOptions {
   /** Racks of the generated demo fleet (local/demo-fleet.ts) loaded into the inventory. */
@@ -42,12 +43,11 @@ export interface BenchStack {
   /** `127.0.0.1:<port>`, plaintext. */
   address: string;
   stores: DynamoStores;
+  /** Every DynamoDB call of the stack, estimated: moto's own figures are placeholders. */
+  meter: CapacityMeter;
   tables: TableNames;
   inventory: InventoryRack[];
-  /**
-   * Whether moto serializes requests (it does unless the serialized launcher could not start).
-   * The meter (stores.meter) estimates every call: moto's own figures are placeholders.
-   */
+  /** Whether moto serializes requests (it does unless the serialized launcher could not start). */
   serialized: boolean | undefined;
   stop(): Promise<void>;
 }
@@ -56,11 +56,20 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
   const log = options.log ?? (() => {});
   const inventory = generateDemoFleet({ racks: options.racks });
   if (options.full) {
-    const stack = await startLocalStack({ port: 0, tickMs: 1_000_000_000, inventory, log });
-    stack.stores.meter.configure({ reportedFigures: "ignore" });
+    let meter: CapacityMeter | undefined;
+    const stack = await startLocalStack({
+      port: 0,
+      tickMs: 1_000_000_000,
+      inventory,
+      log,
+      onDynamoDbClient: (client) => {
+        meter = installCapacityMeter(client, { reportedFigures: "ignore" });
+      },
+    });
     return {
       address: stack.endpoint,
       stores: stack.stores,
+      meter: meter!,
       tables: stack.tables,
       inventory,
       serialized: undefined,
@@ -73,10 +82,10 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     const client = createDynamoDbClient({ endpoint: moto.endpoint });
     const tables = tableNames(`bench-${randomUUID().slice(0, 8)}-`);
     await createTables(client, tables);
-    const stores = createDynamoStores(client, tables);
     // moto's capacity figures are placeholders: size every call, starting with the inventory load,
     // so the meter knows the inventory's item sizes before anything scans it.
-    stores.meter.configure({ reportedFigures: "ignore" });
+    const meter = installCapacityMeter(client, { reportedFigures: "ignore" });
+    const stores = createDynamoStores(client, tables);
     await stores.inventory.upsertRacks(inventory);
     const api = composeFlowApi({
       runs: createRunService({
@@ -92,6 +101,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     return {
       address: `127.0.0.1:${server.port}`,
       stores,
+      meter,
       tables,
       inventory,
       serialized: moto.serialized,

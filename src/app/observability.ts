@@ -49,7 +49,7 @@ export const jsonLogger: Logger = {
  * The product's EMF metric names (namespace `Flow`, dimension `Service`): exactly the names the
  * dashboard and alarms read (infra/constructs/observability.ts FLOW_METRICS; a test keeps the two
  * equal), each with an emitter: the dispatcher (TargetsDispatched, RackConflicts, GateTrips,
- * DispatchLatencyMs, TickOverrunMs) and the task outcome recorder in task-steps (the rest).
+ * DispatchLatencyMs, TickOverrunMs) and the task outcome recorder in src/app/child-task/outcome.ts (the rest).
  */
 export const FLOW_METRIC_NAMES = [
   "TargetsDispatched",

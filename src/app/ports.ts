@@ -383,33 +383,11 @@ export interface BmcCommandPublisher {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Secrets and metering
+// Secrets
 
 /** Authenticated encryption of small secrets; `context` is bound in (AAD), e.g. the run id. */
 export interface Cipher {
   encrypt(plaintext: Uint8Array, context: string): Promise<Uint8Array>;
   /** Throws if the ciphertext or its context was tampered with. */
   decrypt(ciphertext: Uint8Array, context: string): Promise<Uint8Array>;
-}
-
-export interface CapacityTotals {
-  calls: number;
-  /** Sum of ConsumedCapacity.CapacityUnits over every call (table + indexes). */
-  capacityUnits: number;
-  readCapacityUnits: number;
-  writeCapacityUnits: number;
-  byOperation: Record<string, { calls: number; capacityUnits: number }>;
-  byTable: Record<string, number>;
-  /**
-   * Calls whose answer carried no ConsumedCapacity. Against AWS this stays 0; moto reports
-   * capacity for single-item reads only (not for writes or transactions), so a figure measured
-   * locally is a lower bound unless this is 0.
-   */
-  unreportedCalls: number;
-}
-
-/** Records the ConsumedCapacity of every DynamoDB call, for cost-per-rack figures. */
-export interface CapacityMeter {
-  snapshot(): CapacityTotals;
-  reset(): void;
 }

@@ -562,4 +562,13 @@ describe("flowctl inventory", () => {
       `${file}: racks[0].components[0].type: must be one of COMPUTE, NVSWITCH, POWERSHELF, TORSWITCH, UMS, CDU (got "GPU")`,
     );
   });
+
+  it("a missing inventory file: exit 1 naming the file", async () => {
+    const file = join(dir, "absent-inventory.json");
+    const r = await flowctl(["inventory", "import", "-f", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${file} is not a valid inventory file:\n${file}: (root): cannot be read (ENOENT`,
+    );
+  });
 });

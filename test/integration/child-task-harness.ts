@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { inject } from "vitest";
 import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
+import { createLocalChildTasks, type LocalChildTasks } from "../../local/child-tasks.js";
 import type { FleetConfig } from "../../local/fleet-file.js";
 import { type IotShim, startIotShim } from "../../local/iot-shim.js";
 import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
@@ -17,10 +18,6 @@ import {
   LocalAesGcmCipher,
   type TableNames,
 } from "../../src/adapters/dynamodb/index.js";
-import {
-  createLocalChildTasks,
-  type LocalChildTasks,
-} from "../../src/adapters/stepfunctions/local-child-tasks.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { RunWaker } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";

@@ -6,7 +6,8 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
-import { DynamoCapacityMeter, documentClient } from "../../src/adapters/dynamodb/db.js";
+import { sweepOrphans } from "../../local/orphan-sweep.js";
+import { documentClient } from "../../src/adapters/dynamodb/db.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
 import { DynamoRunStore } from "../../src/adapters/dynamodb/run-store.js";
 import type { Run, Target } from "../../src/domain/model.js";
@@ -23,7 +24,7 @@ const DAY_MS = 24 * 3600 * 1000;
 beforeAll(async () => {
   client = testClient(inject("awsEndpoint"));
   ({ names, drop } = await freshTables(client, "create"));
-  doc = documentClient(client, new DynamoCapacityMeter());
+  doc = documentClient(client);
 });
 afterAll(async () => {
   await drop();
@@ -96,7 +97,10 @@ describe("createRun: commit marker with transactions of 4 items, 10 targets", ()
         await failing.createRun(run, targets);
         await expectComplete(reader, run, targets); // getRun's read-repair finishes the seal
         expect((await rawTargets(run.id)).filter((i) => i.expiresAt !== undefined)).toEqual([]);
-        expect(await reader.sweepOrphans(run.createdAt + 2 * DAY_MS)).toEqual({ deleted: 0, sealed: 0 });
+        expect(await sweepOrphans({ doc, runs: reader }, names, run.createdAt + 2 * DAY_MS)).toEqual({
+          deleted: 0,
+          sealed: 0,
+        });
         expect((await rawTargets(run.id)).length).toBe(10);
         return;
       }
@@ -107,8 +111,10 @@ describe("createRun: commit marker with transactions of 4 items, 10 targets", ()
       expect(orphans.length).toBe(Math.min(7, 3 * (k - 1)));
       for (const o of orphans) expect(o.expiresAt).toBe(Math.floor(run.createdAt / 1000) + 24 * 3600);
       // Before the TTL: nothing is swept (a create in progress is never disturbed).
-      expect(await reader.sweepOrphans(run.createdAt + DAY_MS - 1000)).toMatchObject({ deleted: 0 });
-      const swept = await reader.sweepOrphans(run.createdAt + DAY_MS + 1000);
+      expect(await sweepOrphans({ doc, runs: reader }, names, run.createdAt + DAY_MS - 1000)).toMatchObject({
+        deleted: 0,
+      });
+      const swept = await sweepOrphans({ doc, runs: reader }, names, run.createdAt + DAY_MS + 1000);
       expect(swept.deleted).toBeGreaterThanOrEqual(orphans.length);
       expect(await rawTargets(run.id)).toEqual([]);
       await expectInvisible(reader, run, targets);

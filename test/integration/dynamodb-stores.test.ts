@@ -1,5 +1,6 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
 import type { InventoryRack, Task } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
@@ -212,14 +213,48 @@ describe("rack lock store", () => {
   });
 });
 
-describe("capacity meter", () => {
-  it("records every call with ReturnConsumedCapacity, by operation; reset empties it", async () => {
-    stores.meter.reset();
-    const { run, targets } = runWithTargets(uuid(1, "ca000000"), { phaseSizes: [2] });
-    await stores.runs.createRun(run, targets);
-    await stores.runs.getRun(run.id);
-    await stores.runs.claimTarget(targets[0]!, 30_000, run.createdAt + 1);
-    const snap = stores.meter.snapshot();
+describe("capacity metering", () => {
+  /** A client of its own on the test endpoint, with every request body it sends recorded. */
+  function recordingClient(): { client: DynamoDBClient; bodies: string[] } {
+    const own = testClient(inject("awsEndpoint"));
+    const bodies: string[] = [];
+    own.middlewareStack.add(
+      (next) => async (args) => {
+        bodies.push(String((args.request as { body?: unknown }).body));
+        return next(args);
+      },
+      { step: "finalizeRequest", name: "recordBody" },
+    );
+    return { client: own, bodies };
+  }
+
+  async function createGetClaim(on: DynamoStores, n: number): Promise<void> {
+    const { run, targets } = runWithTargets(uuid(n, "ca000000"), { phaseSizes: [2] });
+    await on.runs.createRun(run, targets);
+    await on.runs.getRun(run.id);
+    await on.runs.claimTarget(targets[0]!, 30_000, run.createdAt + 1);
+  }
+
+  it("the product's stores ask for no ConsumedCapacity; a metered client asks for INDEXES", async () => {
+    const plain = recordingClient();
+    await createGetClaim(createDynamoStores(plain.client, names), 1);
+    expect(plain.bodies).toHaveLength(3);
+    expect(plain.bodies.filter((b) => b.includes("ReturnConsumedCapacity"))).toEqual([]);
+    plain.client.destroy();
+
+    const metered = recordingClient();
+    installCapacityMeter(metered.client);
+    await createGetClaim(createDynamoStores(metered.client, names), 2);
+    expect(metered.bodies).toHaveLength(3);
+    for (const body of metered.bodies) expect(body).toContain('"ReturnConsumedCapacity":"INDEXES"');
+    metered.client.destroy();
+  });
+
+  it("the meter records every call, by operation; reset empties it", async () => {
+    const own = testClient(inject("awsEndpoint"));
+    const meter = installCapacityMeter(own);
+    await createGetClaim(createDynamoStores(own, names), 3);
+    const snap = meter.snapshot();
     expect(snap.calls).toBe(3); // create (1 transaction: 2 targets + run), get, claim (1 transaction)
     expect(Object.keys(snap.byOperation).sort()).toEqual(["GetItem", "TransactWriteItems"]);
     expect(snap.byOperation.TransactWriteItems?.calls).toBe(2);
@@ -227,8 +262,8 @@ describe("capacity meter", () => {
     // the two transactions as unreported.
     expect(snap.byOperation.GetItem).toEqual({ calls: 1, capacityUnits: 0.5 });
     expect(snap.unreportedCalls).toBe(2);
-    stores.meter.reset();
-    expect(stores.meter.snapshot()).toEqual({
+    meter.reset();
+    expect(meter.snapshot()).toEqual({
       calls: 0,
       capacityUnits: 0,
       readCapacityUnits: 0,
@@ -237,5 +272,6 @@ describe("capacity meter", () => {
       byTable: {},
       unreportedCalls: 0,
     });
+    own.destroy();
   });
 });

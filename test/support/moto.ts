@@ -3,8 +3,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { freePort, type LocalMoto, startLocalMoto } from "../../local/moto.js";
 import { awsClientConfig } from "../../src/adapters/aws-config.js";
-import { freePort, type LocalMoto, startLocalMoto } from "../../src/adapters/dynamodb/local-moto.js";
 import { type TableNames, tableNames } from "../../src/adapters/dynamodb/schema.js";
 import { createTables, deleteTables } from "../../src/adapters/dynamodb/tables.js";
 
@@ -13,7 +13,7 @@ export const TEST_REGION = "us-east-1";
 
 export type MotoServer = LocalMoto;
 
-/** moto on a free loopback port with serialized requests (see src/adapters/dynamodb/local-moto.ts). */
+/** moto on a free loopback port with serialized requests (see local/moto.ts). */
 export function startMoto(options: { timeoutMs?: number; serialized?: boolean } = {}): Promise<MotoServer> {
   return startLocalMoto(options);
 }

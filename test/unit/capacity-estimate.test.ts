@@ -15,8 +15,8 @@ import {
   toAttributeMap,
   valueSize,
   writeUnitsFor,
-} from "../../src/adapters/dynamodb/capacity-estimate.js";
-import { DynamoCapacityMeter } from "../../src/adapters/dynamodb/db.js";
+} from "../../bench/lib/capacity-estimate.js";
+import { CapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { TABLES } from "../../src/adapters/dynamodb/schema.js";
 
 describe("numberSize: ⌈significant digits / 2⌉ + 1 bytes, +1 when negative", () => {
@@ -541,7 +541,7 @@ describe("productTableShapes: the schema's tables by name", () => {
   });
 });
 
-describe("DynamoCapacityMeter: reported vs estimated units", () => {
+describe("CapacityMeter: reported vs estimated units", () => {
   const getCall = (item: Record<string, unknown>) => ({
     input: { TableName: "flow-Runs", Key: { runId: "r1" }, ConsistentRead: true },
     output: { Item: item },
@@ -550,7 +550,7 @@ describe("DynamoCapacityMeter: reported vs estimated units", () => {
   const big = { runId: "r1", blob: "x".repeat(5000) }; // 5 + 2 + 4 + 5000 = 5,011 bytes
 
   it("prefers the answer's figure and estimates the calls without one", () => {
-    const meter = new DynamoCapacityMeter();
+    const meter = new CapacityMeter();
     meter.record("GetItem", { TableName: "flow-Runs", CapacityUnits: 0.5 }, getCall(big));
     meter.record("PutItem", undefined, {
       input: { TableName: "flow-Tasks", Item: { id: "idem:k", taskId: "t1" } },
@@ -579,7 +579,7 @@ describe("DynamoCapacityMeter: reported vs estimated units", () => {
   });
 
   it("with reportedFigures 'ignore' (moto), estimates every call: a 5 KB consistent read is 2, not 0.5", () => {
-    const meter = new DynamoCapacityMeter({ reportedFigures: "ignore" });
+    const meter = new CapacityMeter({ reportedFigures: "ignore" });
     meter.record("GetItem", { TableName: "flow-Runs", CapacityUnits: 0.5 }, getCall(big));
     const snap = meter.snapshot();
     expect(snap.capacityUnits).toBe(2);
@@ -590,7 +590,7 @@ describe("DynamoCapacityMeter: reported vs estimated units", () => {
   });
 
   it("remembers an item it read, and sizes a later update of it on the whole item", () => {
-    const meter = new DynamoCapacityMeter({ reportedFigures: "ignore" });
+    const meter = new CapacityMeter({ reportedFigures: "ignore" });
     meter.record("GetItem", undefined, getCall(big));
     meter.reset();
     meter.record("UpdateItem", undefined, {
@@ -608,7 +608,7 @@ describe("DynamoCapacityMeter: reported vs estimated units", () => {
   });
 
   it("sizes items a filter dropped at the average of DISTINCT items seen: a re-read item counts once", () => {
-    const meter = new DynamoCapacityMeter({ reportedFigures: "ignore" });
+    const meter = new CapacityMeter({ reportedFigures: "ignore" });
     for (let i = 0; i < 5; i++) meter.record("GetItem", undefined, getCall(big)); // 5,011 bytes, one item
     meter.record("BatchWriteItem", undefined, {
       input: {
@@ -631,7 +631,7 @@ describe("DynamoCapacityMeter: reported vs estimated units", () => {
   });
 
   it("without the call, an unreported call counts 0 units (the old behaviour); reset empties everything", () => {
-    const meter = new DynamoCapacityMeter();
+    const meter = new CapacityMeter();
     meter.record("TransactWriteItems", undefined);
     expect(meter.snapshot().capacityUnits).toBe(0);
     expect(meter.snapshot().unreportedCalls).toBe(1);

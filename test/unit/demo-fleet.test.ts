@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { generateDemoFleet, rowLabel, seededUuid } from "../../local/demo-fleet.js";
-import { parseInventory, serializeInventory } from "../../local/inventory-file.js";
+import { parseInventory, serializeInventory } from "../../src/domain/inventory-document.js";
 import { isUuid } from "../../src/domain/uuid.js";
 
 const fleet = generateDemoFleet();

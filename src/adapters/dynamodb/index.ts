@@ -1,8 +1,8 @@
-/** Builds every DynamoDB-backed store on one client and one capacity meter. */
+/** Builds every DynamoDB-backed store on one client. */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Cipher } from "../../app/ports.js";
-import { DynamoCapacityMeter, documentClient } from "./db.js";
+import { documentClient } from "./db.js";
 import { DynamoInventoryStore } from "./inventory-store.js";
 import { DynamoRackLockStore } from "./lock-store.js";
 import { DynamoRunStore, type RunStoreOptions } from "./run-store.js";
@@ -11,7 +11,6 @@ import { DynamoTaskStore } from "./task-store.js";
 
 export interface DynamoStores {
   doc: DynamoDBDocumentClient;
-  meter: DynamoCapacityMeter;
   runs: DynamoRunStore;
   tasks: DynamoTaskStore;
   inventory: DynamoInventoryStore;
@@ -23,11 +22,9 @@ export function createDynamoStores(
   tables: TableNames,
   options: { cipher?: Cipher } & Omit<RunStoreOptions, "cipher"> = {},
 ): DynamoStores {
-  const meter = new DynamoCapacityMeter();
-  const doc = documentClient(client, meter);
+  const doc = documentClient(client);
   return {
     doc,
-    meter,
     runs: new DynamoRunStore(doc, tables, options),
     tasks: new DynamoTaskStore(doc, tables),
     inventory: new DynamoInventoryStore(doc, tables),
@@ -36,6 +33,5 @@ export function createDynamoStores(
 }
 
 export { LocalAesGcmCipher } from "./cipher.js";
-export { DynamoCapacityMeter } from "./db.js";
 export * from "./schema.js";
 export { createTables, deleteTables } from "./tables.js";

@@ -14,20 +14,18 @@
  *
  * Readers reach targets only through a committed run (listTargets reads the run first; getTarget
  * checks the run for a target that still carries a TTL), so before t1 nothing is visible, and a
- * crash before t1 leaves only invisible orphans that TTL deletes (or `sweepOrphans`, locally: moto
- * does not expire items). A crash between t1 and t2 leaves a complete, visible run whose seal is
- * finished by the next getRun (read-repair) or sweepOrphans, long before the TTL (24 h by default).
+ * crash before t1 leaves only invisible orphans that TTL deletes (or local/orphan-sweep.ts, locally:
+ * moto does not expire items). A crash between t1 and t2 leaves a complete, visible run whose seal
+ * is finished by the next getRun (read-repair), long before the TTL (24 h by default).
  * Runs of up to 99 targets commit in ONE transaction and never carry a TTL at all.
  */
 import {
   BatchGetCommand,
   type BatchGetCommandOutput,
-  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   QueryCommand,
   type QueryCommandInput,
-  ScanCommand,
   type TransactWriteCommandInput,
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
@@ -717,60 +715,6 @@ export class DynamoRunStore implements RunStore {
       if ((await this.recordOutcome(runId, targetId, "TERMINATED", message, now)) === "recorded") moved++;
     }
     return moved;
-  }
-
-  /**
-   * Local stand-in for DynamoDB TTL (moto never expires items): deletes pre-commit targets whose
-   * TTL has passed and whose run never committed; seals those whose run did. Returns the counts.
-   */
-  async sweepOrphans(now: number): Promise<{ deleted: number; sealed: number }> {
-    const nowSeconds = Math.floor(now / 1000);
-    const expired: Item[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.doc.send(
-        new ScanCommand({
-          TableName: this.tables.targets,
-          FilterExpression: "expiresAt <= :now",
-          ExpressionAttributeValues: { ":now": nowSeconds },
-          ProjectionExpression: "runId, targetId",
-          ExclusiveStartKey: startKey,
-        }),
-      );
-      expired.push(...(out.Items ?? []));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey !== undefined);
-    const byRun = new Map<string, string[]>();
-    for (const item of expired) {
-      const list = byRun.get(item.runId as string) ?? [];
-      list.push(item.targetId as string);
-      byRun.set(item.runId as string, list);
-    }
-    let deleted = 0;
-    let sealed = 0;
-    for (const [runId, targetIds] of byRun) {
-      if ((await this.getRunItem(runId)) !== undefined) {
-        await this.seal(runId, targetIds);
-        sealed += targetIds.length;
-        continue;
-      }
-      for (const targetId of targetIds) {
-        try {
-          // Conditional: never delete a target whose TTL was removed meanwhile (sealed).
-          await this.doc.send(
-            new DeleteCommand({
-              TableName: this.tables.targets,
-              Key: { runId, targetId },
-              ConditionExpression: "attribute_exists(expiresAt)",
-            }),
-          );
-          deleted++;
-        } catch (error) {
-          if (!isConditionFailed(error)) throw error;
-        }
-      }
-    }
-    return { deleted, sealed };
   }
 
   /** Every page of `input`, or only the first `limit` items (asked for with Limit, no more read). */

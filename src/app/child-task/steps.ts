@@ -2,7 +2,7 @@
  * The child task's steps: what every Task state of state-machines/child-task.asl.json does. One
  * Lambda (lambdas/task-steps.ts) serves them all through `handle`, which picks the step by
  * `event.step`; locally the local executor binds every Task state to the same `handle`
- * (src/adapters/stepfunctions/local-executor.ts). The steps live by concept: lock.ts (AcquireLock),
+ * (local/step-functions.ts). The steps live by concept: lock.ts (AcquireLock),
  * preflight.ts (SendQueries, CheckPreflight), waves.ts (SendWave, CheckWave, FinishWave),
  * outcome.ts (RecordSuccess, RecordFailure); the BMC reports arrive through receiving.ts.
  *

@@ -1,7 +1,8 @@
 /**
- * The inventory file (`--inventory FILE`, format in /work/shared/spec/local-stack.md and the
- * README): parse, validate, normalize. A malformed file stops the start with every problem listed,
- * each naming the file, the JSON path and the rule:
+ * The inventory file (`npm start -- --inventory FILE`, `flowctl inventory import -f FILE`; format
+ * in /work/shared/spec/local-stack.md and the README): parse, validate, normalize. Its callers read
+ * the file. A malformed file is refused with every problem listed, each naming the file, the JSON
+ * path and the rule:
  *
  *   inventory.json: racks[3].components[0].type: must be one of COMPUTE, NVSWITCH, POWERSHELF,
  *   TORSWITCH, UMS, CDU (got "GPU")
@@ -14,58 +15,14 @@
  * - one NVLink domain id always carries the same name, and one name the same id;
  * - unknown fields are refused, so a typo (`firmwareVerison`) fails loudly instead of vanishing.
  */
-import { readFile } from "node:fs/promises";
-import {
-  COMPONENT_TYPES,
-  type ComponentType,
-  type InventoryComponent,
-  type InventoryRack,
-} from "../src/domain/model.js";
-import { isNilUuid, isUuid } from "../src/domain/uuid.js";
+import { Checker, type FileProblem, InputFileError, parseJson } from "./input-file.js";
+import type { InventoryComponent, InventoryRack } from "./model.js";
 
-export interface FileProblem {
-  /** JSON path: `racks[3].components[0].type`; `(root)` for the whole document. */
-  path: string;
-  rule: string;
-}
-
-/** A local-stack input file that cannot be used. Stable `name`s: InventoryFileError, FleetFileError. */
-export class LocalFileError extends Error {
-  constructor(
-    readonly file: string,
-    readonly problems: readonly FileProblem[],
-  ) {
-    super(formatProblems(file, problems));
-    this.name = "LocalFileError";
-  }
-}
-
-export class InventoryFileError extends LocalFileError {
+export class InventoryFileError extends InputFileError {
   constructor(file: string, problems: readonly FileProblem[]) {
     super(file, problems);
     this.name = "InventoryFileError";
   }
-}
-
-const MAX_LISTED = 20;
-
-function formatProblems(file: string, problems: readonly FileProblem[]): string {
-  const lines = problems.slice(0, MAX_LISTED).map((p) => `${file}: ${p.path}: ${p.rule}`);
-  if (problems.length > MAX_LISTED)
-    lines.push(`${file}: … and ${problems.length - MAX_LISTED} more problems`);
-  return lines.join("\n");
-}
-
-export async function loadInventoryFile(path: string): Promise<InventoryRack[]> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw new InventoryFileError(path, [
-      { path: "(root)", rule: `cannot be read (${(err as Error).message})` },
-    ]);
-  }
-  return parseInventory(text, path);
 }
 
 /** Parses the file's text; `file` is only used in messages. Throws InventoryFileError. */
@@ -199,107 +156,4 @@ function checkUniqueness(c: Checker, racks: readonly InventoryRack[]): void {
       }
     });
   });
-}
-
-// ---------------------------------------------------------------------------------------------
-// Shared by the fleet file.
-
-export function parseJson(text: string): { ok: true; value: unknown } | { ok: false; problem: FileProblem } {
-  try {
-    return { ok: true, value: JSON.parse(text) };
-  } catch (err) {
-    return { ok: false, problem: { path: "(root)", rule: `is not valid JSON (${(err as Error).message})` } };
-  }
-}
-
-function kindOf(x: unknown): string {
-  if (x === null) return "null";
-  if (Array.isArray(x)) return "array";
-  return typeof x;
-}
-
-/** Reads values, recording a `path: rule` problem for each one that breaks a rule. */
-export class Checker {
-  readonly problems: FileProblem[] = [];
-
-  problem(path: string, rule: string): void {
-    this.problems.push({ path, rule });
-  }
-
-  private wrong(path: string, want: string, got: unknown): undefined {
-    this.problem(path, got === undefined ? "missing required field" : `must be ${want} (got ${kindOf(got)})`);
-    return undefined;
-  }
-
-  /** An object whose keys are all in `allowed` (or any keys when `allowed` is undefined). */
-  object(value: unknown, path: string, allowed?: readonly string[]): Record<string, unknown> | undefined {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) {
-      return this.wrong(path, "an object", value);
-    }
-    const o = value as Record<string, unknown>;
-    if (allowed) {
-      for (const key of Object.keys(o)) {
-        if (!allowed.includes(key)) {
-          const where = path === "(root)" ? key : `${path}.${key}`;
-          this.problem(where, `unknown field (allowed: ${allowed.join(", ")})`);
-        }
-      }
-    }
-    return o;
-  }
-
-  array(value: unknown, path: string): unknown[] | undefined {
-    return Array.isArray(value) ? value : this.wrong(path, "an array", value);
-  }
-
-  /** A non-empty string with no leading or trailing whitespace. */
-  text(value: unknown, path: string): string | undefined {
-    if (typeof value !== "string") return this.wrong(path, "a string", value);
-    if (value.trim() === "") {
-      this.problem(path, "must not be empty");
-      return undefined;
-    }
-    if (value.trim() !== value) {
-      this.problem(path, `must not start or end with whitespace (got ${JSON.stringify(value)})`);
-      return undefined;
-    }
-    return value;
-  }
-
-  /** A UUID in any case, returned lowercase; the nil UUID is refused. */
-  uuid(value: unknown, path: string): string | undefined {
-    if (typeof value !== "string") return this.wrong(path, "a UUID string", value);
-    if (!isUuid(value)) {
-      this.problem(
-        path,
-        `must be a UUID like 4f6f1a9e-0000-4000-8000-000000000001 (got ${JSON.stringify(value)})`,
-      );
-      return undefined;
-    }
-    if (isNilUuid(value)) {
-      this.problem(path, "must not be the nil UUID");
-      return undefined;
-    }
-    return value.toLowerCase();
-  }
-
-  nonNegativeInteger(value: unknown, path: string): number | undefined {
-    if (typeof value !== "number") return this.wrong(path, "a number", value);
-    if (!Number.isSafeInteger(value) || value < 0) {
-      this.problem(path, `must be a non-negative integer (got ${value})`);
-      return undefined;
-    }
-    return value;
-  }
-
-  componentType(value: unknown, path: string): ComponentType | undefined {
-    return this.oneOf(value, path, COMPONENT_TYPES);
-  }
-
-  oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[]): T | undefined {
-    if (typeof value === "string" && (allowed as readonly string[]).includes(value)) return value as T;
-    if (value === undefined) return this.wrong(path, "", value);
-    this.problem(path, `must be one of ${allowed.join(", ")} (got ${JSON.stringify(value)})`);
-    return undefined;
-  }
 }

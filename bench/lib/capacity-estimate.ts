@@ -1,9 +1,9 @@
 /**
  * What DynamoDB would charge for one call, worked out from what the client sees: the request,
- * the answer, and the items this process has already seen. The capacity meter (db.ts) uses it
- * when the answer carries no ConsumedCapacity (moto: writes, transactions, and it answers fixed
- * placeholders for the rest), so cost-per-rack figures measured locally are estimates, not lower
- * bounds of unknown size.
+ * the answer, and the items this process has already seen. The benchmarks' capacity meter
+ * (capacity-meter.ts) uses it when the answer carries no ConsumedCapacity (moto: writes,
+ * transactions, and it answers fixed placeholders for the rest), so cost-per-rack figures
+ * measured locally are estimates, not lower bounds of unknown size.
  *
  * The rules (DynamoDB developer guide, "Item sizes and formats", "Read and write operations",
  * "Transactions", "Global secondary indexes"):
@@ -55,7 +55,7 @@
  *   - Failures other than a failed condition or a cancelled transaction (validation, throttling,
  *     network) count nothing.
  */
-import type { IndexDefinition, TableDefinition } from "./schema.js";
+import type { IndexDefinition, TableDefinition } from "../../src/adapters/dynamodb/schema.js";
 
 /** One DynamoDB attribute value in the wire form (`{ S: "x" }`, `{ N: "12" }`, …). */
 export type AttributeValue =

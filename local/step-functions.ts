@@ -15,13 +15,22 @@
  * Needs Promise.withResolvers (Node 22): import local/polyfills.ts before this module runs on Node 20.
  */
 import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine } from "aws-local-stepfunctions";
-import type { ExecutionEnding } from "../../app/child-task/outcome.js";
-import type { ChildTaskSettings, StepEvent } from "../../app/child-task/settings.js";
-import { DEFAULT_CHILD_TASK_SETTINGS } from "../../app/child-task/settings.js";
-import type { TaskSteps } from "../../app/child-task/steps.js";
-import type { Task } from "../../domain/model.js";
-import { type AslMachine, loadChildTaskDefinition, taskStateNames, waitStateNames } from "./asl.js";
-import { childTaskInput, executionArnFor, type NamedTaskExecutor } from "./sfn-executor.js";
+import {
+  type AslMachine,
+  loadChildTaskDefinition,
+  taskStateNames,
+  waitStateNames,
+} from "../src/adapters/stepfunctions/asl.js";
+import {
+  childTaskInput,
+  executionArnFor,
+  type NamedTaskExecutor,
+} from "../src/adapters/stepfunctions/sfn-executor.js";
+import type { ExecutionEnding } from "../src/app/child-task/outcome.js";
+import type { ChildTaskSettings, StepEvent } from "../src/app/child-task/settings.js";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
+import type { TaskSteps } from "../src/app/child-task/steps.js";
+import type { Task } from "../src/domain/model.js";
 
 export const LOCAL_CHILD_TASK_STATE_MACHINE_ARN =
   "arn:aws:states:us-east-1:000000000000:stateMachine:flow-child-task";

@@ -15,12 +15,23 @@ import { randomUUID } from "node:crypto";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { connectAsync } from "mqtt";
-import type { TasksApi } from "../../app/api.js";
-import { reconcileExecutionEnd } from "../../app/child-task/outcome.js";
-import { recordBmcReport } from "../../app/child-task/receiving.js";
-import type { ChildTaskSettings } from "../../app/child-task/settings.js";
-import { createTaskSteps, type TaskSteps } from "../../app/child-task/steps.js";
-import { createTaskService } from "../../app/child-task/task-service.js";
+import type { TableNames } from "../src/adapters/dynamodb/schema.js";
+import { IotPublisher } from "../src/adapters/iot/publisher.js";
+import { CipherBmcAuthSealer } from "../src/adapters/stepfunctions/bmc-auth.js";
+import {
+  DynamoBmcRequestStore,
+  DynamoTaskSecretStore,
+} from "../src/adapters/stepfunctions/dynamo-task-records.js";
+import {
+  DynamoFirmwareRecorder,
+  UpsertFirmwareRecorder,
+} from "../src/adapters/stepfunctions/inventory-firmware.js";
+import type { TasksApi } from "../src/app/api.js";
+import { reconcileExecutionEnd } from "../src/app/child-task/outcome.js";
+import { recordBmcReport } from "../src/app/child-task/receiving.js";
+import type { ChildTaskSettings } from "../src/app/child-task/settings.js";
+import { createTaskSteps, type TaskSteps } from "../src/app/child-task/steps.js";
+import { createTaskService } from "../src/app/child-task/task-service.js";
 import type {
   BmcAuthSealer,
   BmcCommandPublisher,
@@ -31,14 +42,9 @@ import type {
   RunStore,
   RunWaker,
   TaskStore,
-} from "../../app/ports.js";
-import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../../domain/bmc-protocol.js";
-import type { TableNames } from "../dynamodb/schema.js";
-import { IotPublisher } from "../iot/publisher.js";
-import { CipherBmcAuthSealer } from "./bmc-auth.js";
-import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
-import { DynamoFirmwareRecorder, UpsertFirmwareRecorder } from "./inventory-firmware.js";
-import { LocalStepFunctionsExecutor } from "./local-executor.js";
+} from "../src/app/ports.js";
+import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../src/domain/bmc-protocol.js";
+import { LocalStepFunctionsExecutor } from "./step-functions.js";
 
 export interface LocalChildTasksOptions {
   stores: {

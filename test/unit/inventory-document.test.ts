@@ -1,13 +1,10 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { unreadable } from "../../src/domain/input-file.js";
 import {
   InventoryFileError,
-  loadInventoryFile,
   parseInventory,
   serializeInventory,
-} from "../../local/inventory-file.js";
+} from "../../src/domain/inventory-document.js";
 
 const RACK_A = "4f6f1a9e-0000-4000-8000-000000000001";
 const RACK_B = "4f6f1a9e-0000-4000-8000-000000000002";
@@ -92,6 +89,7 @@ describe("inventory file: errors name the file, the JSON path and the rule", () 
     ["a JSON array", [], "inventory.json: (root): must be an object (got array)"],
     ["no racks", {}, "inventory.json: racks: missing required field"],
     ["racks an object", { racks: {} }, "inventory.json: racks: must be an array (got object)"],
+    ["racks null", { racks: null }, "inventory.json: racks: must be an array (got null)"],
     [
       "unknown top-level field",
       { racks: [], rack: [] },
@@ -148,6 +146,16 @@ describe("inventory file: errors name the file, the JSON path and the rule", () 
       "components missing",
       { racks: [rack({ components: undefined })] },
       "inventory.json: racks[0].components: missing required field",
+    ],
+    [
+      "component not an object",
+      { racks: [rack({ components: ["SN-123"] })] },
+      "inventory.json: racks[0].components[0]: must be an object (got string)",
+    ],
+    [
+      "component type missing",
+      { racks: [rack({ components: [{ id: COMP_1 }] })] },
+      "inventory.json: racks[0].components[0].type: missing required field",
     ],
     [
       "component type unknown",
@@ -287,23 +295,13 @@ describe("inventory file: errors name the file, the JSON path and the rule", () 
   });
 });
 
-describe("inventory file: loading from disk", () => {
-  it("loads a file and names it in errors", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "inv-"));
-    try {
-      const good = join(dir, "good.json");
-      await writeFile(good, JSON.stringify({ racks: [rack()] }));
-      expect(await loadInventoryFile(good)).toHaveLength(1);
-      const bad = join(dir, "bad.json");
-      await writeFile(bad, JSON.stringify({ racks: [rack({ components: [{ id: COMP_1, type: "GPU" }] })] }));
-      await expect(loadInventoryFile(bad)).rejects.toThrow(
-        `${bad}: racks[0].components[0].type: must be one of`,
-      );
-      await expect(loadInventoryFile(join(dir, "missing.json"))).rejects.toThrow(
-        `${join(dir, "missing.json")}: (root): cannot be read (ENOENT`,
-      );
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+describe("inventory file: a file that cannot be read", () => {
+  it("is one problem at the root, with what reading it threw", () => {
+    const error = new InventoryFileError("/no/such.json", [
+      unreadable(new Error("ENOENT: no such file or directory, open '/no/such.json'")),
+    ]);
+    expect(error.message).toBe(
+      "/no/such.json: (root): cannot be read (ENOENT: no such file or directory, open '/no/such.json')",
+    );
   });
 });

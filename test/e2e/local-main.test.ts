@@ -1,0 +1,47 @@
+/**
+ * `npm start` (local/main.ts) refuses an inventory file it cannot use before it starts anything:
+ * exit 1, the file, the JSON path and the rule on stderr.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const dir = mkdtempSync(join(tmpdir(), "local-main-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function start(args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "local/main.ts", ...args], {
+      cwd: ROOT,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (d: Buffer) => {
+      stderr += d.toString();
+    });
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stderr }));
+  });
+}
+
+describe("npm start --inventory", () => {
+  it("a missing file: exit 1 naming the file", async () => {
+    const file = join(dir, "absent.json");
+    const r = await start(["--inventory", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`flow local stack: ${file}: (root): cannot be read (ENOENT`);
+  });
+
+  it("an invalid file: exit 1 with the JSON path and rule", async () => {
+    const file = join(dir, "bad.json");
+    writeFileSync(file, JSON.stringify({ racks: [{ id: "x", name: "r", components: [] }] }));
+    const r = await start(["--inventory", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `flow local stack: ${file}: racks[0].id: must be a UUID like 4f6f1a9e-0000-4000-8000-000000000001 (got "x")`,
+    );
+  });
+});
