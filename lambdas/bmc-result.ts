@@ -6,7 +6,7 @@
  * src/adapters/lambda/bmc-result-event.ts; handling: src/app/child-task/receiving.ts.
  */
 import { parseBmcResultEvent } from "../src/adapters/lambda/bmc-result-event.js";
-import { composeChildTasks } from "../src/adapters/stepfunctions/compose-aws.js";
+import { composeChildTasks } from "../src/service/compose-aws.js";
 
 const receiver = composeChildTasks(process.env, "bmc-result").receiver();
 

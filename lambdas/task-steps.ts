@@ -4,8 +4,9 @@
  * StepError's `name` (RackLockHeld, BmcTimeout, …) is the Lambda's errorType, which is what the
  * state machine's Retry and Catch match.
  */
-import { composeChildTasks } from "../src/adapters/stepfunctions/compose-aws.js";
+
 import type { StepEvent } from "../src/app/child-task/settings.js";
+import { composeChildTasks } from "../src/service/compose-aws.js";
 
 const steps = composeChildTasks(process.env).steps();
 

@@ -10,7 +10,7 @@
  *
  * Permissions are granted here, by name, per principal: what each one's code is known to call
  * (the composition roots: src/service/compose-dispatch.ts, src/service/grpc-main.ts,
- * src/adapters/stepfunctions/compose-aws.ts, and lambdas/*.ts).
+ * src/service/compose-aws.ts, and lambdas/*.ts).
  *
  * | principal        | tables                                           | other                                                    |
  * |------------------|--------------------------------------------------|----------------------------------------------------------|
@@ -48,7 +48,7 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import * as cr from "aws-cdk-lib/custom-resources";
 import type { Construct } from "constructs";
-import { ENV } from "../../src/config.js";
+import { ENV } from "../../src/service/config.js";
 import { type FlowDeployConfig, isProd, PROJECT_ROOT } from "../config.js";
 import { BmcIot } from "../constructs/bmc-iot.js";
 import { ChildTaskStateMachine } from "../constructs/child-task.js";

@@ -7,10 +7,10 @@
  * (optional, any AWS-compatible endpoint).
  */
 import type { DynamoStores } from "../adapters/dynamodb/index.js";
-import { composeChildTasks } from "../adapters/stepfunctions/compose-aws.js";
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
 import { emfMetrics, jsonLogger } from "../app/observability.js";
 import type { ChildTaskSubmitter } from "../app/ports.js";
+import { composeChildTasks } from "./compose-aws.js";
 
 export interface DispatchComposition {
   stores: DynamoStores;

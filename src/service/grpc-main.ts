@@ -5,11 +5,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { startGrpcServer } from "../adapters/grpc/server.js";
-import { composeChildTasks } from "../adapters/stepfunctions/compose-aws.js";
 import { createControls } from "../app/controls.js";
 import { jsonLogger } from "../app/observability.js";
 import { createRunService } from "../app/runs.js";
-import { ENV, optionalEnv } from "../config.js";
+import { composeChildTasks } from "./compose-aws.js";
+import { ENV, optionalEnv } from "./config.js";
 import { composeFlowApi } from "./flow-api.js";
 
 const env = process.env;

@@ -13,7 +13,7 @@ import {
 import { FLOW_METRIC_SERVICES, FLOW_METRICS } from "../../infra/constructs/observability.js";
 import { TABLES } from "../../src/adapters/dynamodb/schema.js";
 import { FLOW_METRIC_NAMES } from "../../src/app/observability.js";
-import { ENV } from "../../src/config.js";
+import { ENV } from "../../src/service/config.js";
 import { type BuiltStack, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };

@@ -2,8 +2,8 @@ import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { LambdaRunWaker } from "../../src/adapters/lambda/lambda-waker.js";
-import { composeChildTasks } from "../../src/adapters/stepfunctions/compose-aws.js";
 import type { Logger } from "../../src/app/observability.js";
+import { composeChildTasks } from "../../src/service/compose-aws.js";
 
 const RUN = "11111111-1111-4111-8111-111111111111";
 

@@ -15,22 +15,30 @@ import { randomUUID } from "node:crypto";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SFNClient } from "@aws-sdk/client-sfn";
-import type { OutcomeDeps } from "../../app/child-task/outcome.js";
-import { type BmcResultReceiver, createBmcResultReceiver } from "../../app/child-task/receiving.js";
-import { createTaskSteps, type TaskSteps } from "../../app/child-task/steps.js";
-import { createTaskService, type TaskService } from "../../app/child-task/task-service.js";
-import { emfMetrics, jsonLogger } from "../../app/observability.js";
-import type { BmcAuthSealer, Cipher } from "../../app/ports.js";
-import { ENV, optionalEnv, requireEnv } from "../../config.js";
-import { awsClientConfig, createDynamoDbClient } from "../aws-config.js";
-import { createDynamoStores, type DynamoStores, LocalAesGcmCipher, tableNames } from "../dynamodb/index.js";
-import { IotPublisher } from "../iot/publisher.js";
-import { KmsEnvelopeCipher } from "../kms/kms-cipher.js";
-import { LambdaRunWaker } from "../lambda/lambda-waker.js";
-import { CipherBmcAuthSealer } from "./bmc-auth.js";
-import { DynamoBmcRequestStore, DynamoTaskSecretStore } from "./dynamo-task-records.js";
-import { DynamoFirmwareRecorder } from "./inventory-firmware.js";
-import { StepFunctionsTaskExecutor } from "./sfn-executor.js";
+import { awsClientConfig, createDynamoDbClient } from "../adapters/aws-config.js";
+import {
+  createDynamoStores,
+  type DynamoStores,
+  LocalAesGcmCipher,
+  tableNames,
+} from "../adapters/dynamodb/index.js";
+import { IotPublisher } from "../adapters/iot/publisher.js";
+import { KmsEnvelopeCipher } from "../adapters/kms/kms-cipher.js";
+import { LambdaRunWaker } from "../adapters/lambda/lambda-waker.js";
+import { CipherBmcAuthSealer } from "../adapters/stepfunctions/bmc-auth.js";
+import {
+  DynamoBmcRequestStore,
+  DynamoTaskSecretStore,
+} from "../adapters/stepfunctions/dynamo-task-records.js";
+import { DynamoFirmwareRecorder } from "../adapters/stepfunctions/inventory-firmware.js";
+import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executor.js";
+import type { OutcomeDeps } from "../app/child-task/outcome.js";
+import { type BmcResultReceiver, createBmcResultReceiver } from "../app/child-task/receiving.js";
+import { createTaskSteps, type TaskSteps } from "../app/child-task/steps.js";
+import { createTaskService, type TaskService } from "../app/child-task/task-service.js";
+import { emfMetrics, jsonLogger } from "../app/observability.js";
+import type { BmcAuthSealer, Cipher } from "../app/ports.js";
+import { ENV, optionalEnv, requireEnv } from "./config.js";
 
 type Env = Record<string, string | undefined>;
 
