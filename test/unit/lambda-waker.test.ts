@@ -3,7 +3,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { LambdaRunWaker } from "../../src/adapters/lambda/lambda-waker.js";
 import type { Logger } from "../../src/app/observability.js";
-import { composeChildTasks } from "../../src/service/compose-aws.js";
+import { awsChildTasks } from "../../src/service/aws.js";
 
 const RUN = "11111111-1111-4111-8111-111111111111";
 
@@ -47,11 +47,11 @@ describe("LambdaRunWaker", () => {
   });
 });
 
-describe("composeChildTasks: the waker comes from FLOW_DISPATCHER_FUNCTION_NAME", () => {
-  const base = { FLOW_TABLE_PREFIX: "Flow-test-", AWS_REGION: "us-east-1" };
+describe("awsChildTasks: the waker comes from FLOW_DISPATCHER_FUNCTION_NAME", () => {
+  const base = { tablePrefix: "Flow-test-" };
   it("set → outcomes wake the dispatcher Lambda; unset → no waker (the stream alone wakes runs)", () => {
-    const withName = composeChildTasks({ ...base, FLOW_DISPATCHER_FUNCTION_NAME: "Flow-test-dispatcher" });
-    expect(withName.outcomeDeps.waker).toBeInstanceOf(LambdaRunWaker);
-    expect(composeChildTasks(base).outcomeDeps.waker).toBeUndefined();
+    const named = awsChildTasks({ ...base, dispatcherFunctionName: "Flow-test-dispatcher" }, "bmc-result");
+    expect(named.parts.outcome.waker).toBeInstanceOf(LambdaRunWaker);
+    expect(awsChildTasks(base, "bmc-result").parts.outcome.waker).toBeUndefined();
   });
 });
