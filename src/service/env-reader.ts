@@ -5,8 +5,8 @@
  * function environments can be checked against it (test/unit/infra-env.test.ts).
  *
  *   readDispatchConfig({ FLOW_TABLE_PREFIX: "", AWS_ENDPOINT_URL: "moto" })
- *   → ConfigError: FLOW_TABLE_PREFIX: is required; FLOW_CHILD_TASK_STATE_MACHINE_ARN: is required;
- *     AWS_ENDPOINT_URL: must be an http:// or https:// URL (got "moto")
+ *   → ConfigError: FLOW_TABLE_PREFIX: is required; AWS_ENDPOINT_URL: must be an http:// or
+ *     https:// URL (got "moto"); FLOW_CHILD_TASK_STATE_MACHINE_ARN: is required
  *
  * Rules of reading, the same for every deployable:
  * - A variable set to blanks is unset (what `FLOW_X=` in a shell means), so its default applies.

@@ -3,7 +3,6 @@ import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { LambdaRunWaker } from "../../src/adapters/lambda/lambda-waker.js";
 import type { Logger } from "../../src/app/observability.js";
-import { awsChildTasks } from "../../src/service/aws.js";
 
 const RUN = "11111111-1111-4111-8111-111111111111";
 
@@ -44,14 +43,5 @@ describe("LambdaRunWaker", () => {
         { runId: RUN, functionName: "fn", error: "TooManyRequestsException: Rate exceeded" },
       ],
     ]);
-  });
-});
-
-describe("awsChildTasks: the waker comes from FLOW_DISPATCHER_FUNCTION_NAME", () => {
-  const base = { tablePrefix: "Flow-test-" };
-  it("set → outcomes wake the dispatcher Lambda; unset → no waker (the stream alone wakes runs)", () => {
-    const named = awsChildTasks({ ...base, dispatcherFunctionName: "Flow-test-dispatcher" }, "bmc-result");
-    expect(named.parts.outcome.waker).toBeInstanceOf(LambdaRunWaker);
-    expect(awsChildTasks(base, "bmc-result").parts.outcome.waker).toBeUndefined();
   });
 });
