@@ -28,6 +28,7 @@ import type { DispatchConfig, SecretsConfig, StoresConfig } from "./config.js";
 /** The EMF `Service` dimension of each deployable (infra/constructs/observability.ts FLOW_METRIC_SERVICES). */
 export type Emitter = "dispatcher" | "stream-evaluator" | "task-steps" | "bmc-result" | "grpc";
 
+/** The line sink of the AWS roots: stdout, which Lambda and ECS ship to CloudWatch Logs. */
 export const log = (line: string): void => console.log(line);
 
 export function awsOptions(config: StoresConfig): AwsOptions {
