@@ -9,7 +9,12 @@
 # what `npm ci` and esbuild do on the development machine.
 #
 #   docker build --platform linux/arm64 -t flow-grpc .
-#   docker run --rm -p 50051:50051 -e FLOW_TABLE_PREFIX=Flow-dev- flow-grpc
+#   docker run --rm -p 50051:50051 -e FLOW_TABLE_PREFIX=Flow-dev- \
+#     -e FLOW_CHILD_TASK_STATE_MACHINE_ARN=arn:aws:states:<region>:<account>:stateMachine:Flow-dev-child-task \
+#     -e FLOW_HOST=0.0.0.0 -e FLOW_PLAINTEXT_BEHIND_LB=true flow-grpc
+#
+# The configuration is read once at start (src/service/config.ts, readGrpcFrontConfig); a missing
+# or invalid variable stops the container at once with every problem named.
 
 ARG NODE_VERSION=22
 

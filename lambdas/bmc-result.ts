@@ -3,12 +3,12 @@
  * IoT rule, stored on their request records (idempotent: duplicates and late reports change
  * nothing); and child-task execution endings from EventBridge, recorded on the task, its run target
  * and the rack lock by the same recordTaskOutcome the last state uses. Parsing:
- * src/adapters/lambda/bmc-result-event.ts; handling: src/app/child-task/receiving.ts.
+ * src/adapters/lambda/bmc-result-event.ts; handling: src/app/child-task/receiving.ts; wiring:
+ * src/service/lambdas/bmc-result.ts.
  */
-import { parseBmcResultEvent } from "../src/adapters/lambda/bmc-result-event.js";
-import { composeChildTasks } from "../src/adapters/stepfunctions/compose-aws.js";
+import { bmcResultFromEnvironment, parseBmcResultEvent } from "../src/service/lambdas/bmc-result.js";
 
-const receiver = composeChildTasks(process.env, "bmc-result").receiver();
+const receiver = bmcResultFromEnvironment();
 
 export const handler = async (event: unknown): Promise<unknown> =>
   receiver.receive(parseBmcResultEvent(event));

@@ -1,10 +1,10 @@
 /**
  * Dispatcher Lambda. `{}` (the ticker's schedule) → one pass over every active run;
- * `{ runId }` (a wake-up) → one pass for that run.
+ * `{ runId }` (a wake-up) → one pass for that run. Wiring: src/service/lambdas/dispatcher.ts.
  */
-import { composeDispatch } from "../src/service/compose-dispatch.js";
+import { dispatcherFromEnvironment } from "../src/service/lambdas/dispatcher.js";
 
-const { dispatcher } = composeDispatch(process.env, { service: "dispatcher" });
+const dispatcher = dispatcherFromEnvironment();
 
 export const handler = async (event: { runId?: string } | null | undefined) => {
   const runId = event?.runId;

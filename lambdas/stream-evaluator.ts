@@ -1,13 +1,8 @@
 /**
  * Stream evaluator Lambda on the Runs and Targets streams (ReportBatchItemFailures): for every run
  * a batch touches in a way that may need a decision, one dispatch pass (gates, phase boundary,
- * completion, and refilling the freed slot).
+ * completion, and refilling the freed slot). Wiring: src/service/lambdas/stream-evaluator.ts.
  */
-import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
-import { jsonLogger } from "../src/app/observability.js";
-import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
-import { composeDispatch } from "../src/service/compose-dispatch.js";
+import { streamEvaluatorFromEnvironment } from "../src/service/lambdas/stream-evaluator.js";
 
-const { dispatcher } = composeDispatch(process.env, { service: "stream-evaluator" });
-
-export const handler = streamBatchHandler(createStreamEvaluator({ dispatcher, logger: jsonLogger }));
+export const handler = streamEvaluatorFromEnvironment();

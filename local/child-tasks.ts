@@ -1,7 +1,8 @@
 /**
  * Wiring of the child-task machinery on the local stand-ins, for local/main.ts, the tests and the
- * benchmark. What runs is the production code: the step handlers, the IoT publisher (pointed at the
- * IoT shim), the DynamoDB stores (on moto) and the same ASL (aws-local-stepfunctions). The two
+ * benchmark, through the AWS roots' own assembly (src/service/child-tasks.ts). What runs is the
+ * production code: the step handlers, the IoT publisher (pointed at the IoT shim), the DynamoDB
+ * stores (on moto) and the same ASL (aws-local-stepfunctions). The two
  * things AWS would do for us are played here:
  *   - the IoT rule `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` → bmc-result: a broker
  *     subscription handing each report to recordBmcReport, exactly as lambdas/bmc-result.ts does;
@@ -17,11 +18,6 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { connectAsync } from "mqtt";
 import type { TableNames } from "../src/adapters/dynamodb/schema.js";
 import { IotPublisher } from "../src/adapters/iot/publisher.js";
-import { CipherBmcAuthSealer } from "../src/adapters/stepfunctions/bmc-auth.js";
-import {
-  DynamoBmcRequestStore,
-  DynamoTaskSecretStore,
-} from "../src/adapters/stepfunctions/dynamo-task-records.js";
 import {
   DynamoFirmwareRecorder,
   UpsertFirmwareRecorder,
@@ -30,10 +26,8 @@ import type { TasksApi } from "../src/app/api.js";
 import { reconcileExecutionEnd } from "../src/app/child-task/outcome.js";
 import { recordBmcReport } from "../src/app/child-task/receiving.js";
 import type { ChildTaskSettings } from "../src/app/child-task/settings.js";
-import { createTaskSteps, type TaskSteps } from "../src/app/child-task/steps.js";
-import { createTaskService } from "../src/app/child-task/task-service.js";
+import type { TaskSteps } from "../src/app/child-task/steps.js";
 import type {
-  BmcAuthSealer,
   BmcCommandPublisher,
   ChildTaskSubmitter,
   Cipher,
@@ -44,6 +38,7 @@ import type {
   TaskStore,
 } from "../src/app/ports.js";
 import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../src/domain/bmc-protocol.js";
+import { childTaskParts, childTaskService, childTaskSteps } from "../src/service/child-tasks.js";
 import { LocalStepFunctionsExecutor } from "./step-functions.js";
 
 export interface LocalChildTasksOptions {
@@ -115,35 +110,24 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   if (tasksTable === undefined) throw new Error("createLocalChildTasks needs `tables` (or `tasksTable`)");
   const log = options.log ?? (() => {});
   const clock = options.clock ?? Date.now;
-  const requests = new DynamoBmcRequestStore(stores.doc, tasksTable);
-  const secrets = new DynamoTaskSecretStore(stores.doc, tasksTable, options.cipher);
-  const sealer: BmcAuthSealer = options.cipher
-    ? new CipherBmcAuthSealer(options.cipher, "local-aes-256-gcm")
-    : {
-        seal: async () => {
-          throw new Error("firmware credentials need a cipher; none is configured");
-        },
-      };
+  // The same assembly as the AWS roots (src/service/child-tasks.ts); only the executor and the
+  // publisher's client are local.
+  const parts = childTaskParts({
+    doc: stores.doc,
+    tasksTable,
+    stores,
+    ...(options.cipher ? { cipher: { cipher: options.cipher, keyId: "local-aes-256-gcm" } } : {}),
+    clock,
+    ...(options.waker ? { waker: options.waker } : {}),
+  });
   const iot = new IoTDataPlaneClient({
     endpoint: options.iotEndpoint,
     region: "us-east-1",
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
     maxAttempts: 3,
   });
-  const publisher = options.publisher ?? new IotPublisher({ client: iot });
-  const outcomeDeps = {
-    tasks: stores.tasks,
-    runs: stores.runs,
-    locks: stores.locks,
-    clock,
-    ...(options.waker ? { waker: options.waker } : {}),
-  };
-  const steps = createTaskSteps({
-    ...outcomeDeps,
-    requests,
-    secrets,
-    sealer,
-    publisher,
+  const steps = childTaskSteps(parts, {
+    publisher: options.publisher ?? new IotPublisher({ client: iot }),
     firmware: options.tables
       ? new DynamoFirmwareRecorder(stores.doc, options.tables.inventory)
       : new UpsertFirmwareRecorder(stores.inventory),
@@ -151,7 +135,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   });
   const executor = new LocalStepFunctionsExecutor({
     steps,
-    onEnded: (ending) => reconcileExecutionEnd(outcomeDeps, ending),
+    onEnded: (ending) => reconcileExecutionEnd(parts.outcome, ending),
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.waitOverrideMs !== undefined ? { waitOverrideMs: options.waitOverrideMs } : {}),
     ...(options.retryIntervalOverrideMs !== undefined
@@ -162,10 +146,8 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
       : {}),
     log,
   });
-  const service = createTaskService({
-    ...outcomeDeps,
+  const service = childTaskService(parts, {
     inventory: stores.inventory,
-    secrets,
     executor,
     newId: options.newId ?? randomUUID,
     ...(options.defaultTargetVersion !== undefined
@@ -189,7 +171,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
       return;
     }
     const outcome = await recordBmcReport(
-      requests,
+      parts.requests,
       { ...message, componentId: where.componentId },
       clock(),
       log,

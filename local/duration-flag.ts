@@ -7,37 +7,29 @@
  * (`1.5ms`), zero, negatives and compound forms (`1m30s`: write `90s`).
  */
 
-export class DurationFlagError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "DurationFlagError";
-  }
-}
-
 const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
 const PATTERN = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/;
 
 /**
- * Milliseconds, or a DurationFlagError naming the flag:
- * `--tick: "10" is not a duration: write a number and a unit (ms, s, m, h), e.g. 200ms, 2s, 10s, 1m`.
+ * Milliseconds, or what is wrong with the text, for the local stack's configuration reader
+ * (local/config.ts puts the flag's or the variable's name in front):
+ * `"10" is not a duration: write a number and a unit (ms, s, m, h), e.g. 200ms, 2s, 10s, 1m`.
  */
-export function parseDuration(text: string, flag = "duration"): number {
+export function checkDuration(text: string): { value: number } | { problem: string } {
+  const quoted = JSON.stringify(text);
   const match = PATTERN.exec(text.trim());
   if (match === null) {
-    throw new DurationFlagError(
-      `${flag}: ${JSON.stringify(text)} is not a duration: write a number and a unit (ms, s, m, h), e.g. 200ms, 2s, 10s, 1m`,
-    );
+    return {
+      problem: `${quoted} is not a duration: write a number and a unit (ms, s, m, h), e.g. 200ms, 2s, 10s, 1m`,
+    };
   }
   const ms = Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
   // 0.1s is 100.00000000000001 in binary floating point: round to a microsecond first.
   const rounded = Math.round(ms * 1000) / 1000;
-  if (!Number.isInteger(rounded)) {
-    throw new DurationFlagError(`${flag}: ${JSON.stringify(text)} is not a whole number of milliseconds`);
-  }
-  if (rounded <= 0) throw new DurationFlagError(`${flag}: ${JSON.stringify(text)} must be greater than zero`);
-  if (!Number.isSafeInteger(rounded))
-    throw new DurationFlagError(`${flag}: ${JSON.stringify(text)} is too large`);
-  return rounded;
+  if (!Number.isInteger(rounded)) return { problem: `${quoted} is not a whole number of milliseconds` };
+  if (rounded <= 0) return { problem: `${quoted} must be greater than zero` };
+  if (!Number.isSafeInteger(rounded)) return { problem: `${quoted} is too large` };
+  return { value: rounded };
 }
 
 /** The shortest exact text for `ms`, for messages and `--help`: 10000 → "10s", 1500 → "1500ms". */

@@ -1,14 +1,15 @@
 /**
  * `npm start`: the local stack, with the options of shared/spec/local-stack.md (flags, or the
- * environment variables beside them). Prints `listening on 127.0.0.1:<port>` when ready; stops
- * cleanly on SIGINT or SIGTERM, ending every process it started.
+ * environment variables beside them, read and validated once by local/config.ts). Prints
+ * `listening on 127.0.0.1:<port>` when ready; stops cleanly on SIGINT or SIGTERM, ending every
+ * process it started.
  */
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { unreadable } from "../src/domain/input-file.js";
 import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
 import type { InventoryRack } from "../src/domain/model.js";
-import { parseDuration } from "./duration-flag.js";
+import { readLocalStackConfig } from "./config.js";
 import { loadFleetFile } from "./fleet-file.js";
 import { startLocalStack } from "./stack.js";
 
@@ -38,34 +39,22 @@ async function main(): Promise<void> {
     },
     strict: true,
   });
-  if (values.help) {
+  const { help, ...flags } = values;
+  if (help) {
     console.log(USAGE);
     return;
   }
-  const env = process.env;
-  const portText = values.port ?? env.FLOW_PORT ?? "50051";
-  const port = Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    throw new Error(`--port: must be an integer from 0 to 65535 (got ${JSON.stringify(portText)})`);
-  }
-  const inventoryFile = values.inventory ?? env.FLOW_INVENTORY;
-  const fleetFile = values.fleet ?? env.FLOW_FLEET;
-  const tickMs = parseDuration(values.tick ?? env.FLOW_TICK ?? "10s", "--tick");
-  const dataDir = values["data-dir"] ?? env.FLOW_DATA_DIR;
-  const awsEndpoint = values["aws-endpoint"] ?? env.AWS_ENDPOINT_URL;
-  const childTaskWaitMs = parseDuration(
-    values["child-task-wait"] ?? env.FLOW_CHILD_TASK_WAIT ?? "500ms",
-    "--child-task-wait",
-  );
-
+  const config = readLocalStackConfig(process.env, flags);
   const stack = await startLocalStack({
-    port,
-    tickMs,
-    childTaskWaitMs,
-    ...(inventoryFile ? { inventory: await loadInventoryFile(inventoryFile) } : {}),
-    ...(fleetFile ? { fleet: await loadFleetFile(fleetFile) } : {}),
-    ...(dataDir ? { dataDir } : {}),
-    ...(awsEndpoint ? { awsEndpoint } : {}),
+    port: config.port,
+    tickMs: config.tickMs,
+    childTaskWaitMs: config.childTaskWaitMs,
+    buildInfo: config.buildInfo,
+    ...(config.inventoryFile ? { inventory: await loadInventoryFile(config.inventoryFile) } : {}),
+    ...(config.fleetFile ? { fleet: await loadFleetFile(config.fleetFile) } : {}),
+    ...(config.dataDir ? { dataDir: config.dataDir } : {}),
+    ...(config.awsEndpoint ? { awsEndpoint: config.awsEndpoint } : {}),
+    ...(config.secretsKeyHex ? { secretsKey: Buffer.from(config.secretsKeyHex, "hex") } : {}),
   });
   console.log(`flow local stack: listening on 127.0.0.1:${stack.port} (DynamoDB at ${stack.awsEndpoint})`);
 

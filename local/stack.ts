@@ -23,13 +23,12 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
-import { createControls } from "../src/app/controls.js";
+import type { BuildInfo } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { lineLogger } from "../src/app/observability.js";
-import { createRunService } from "../src/app/runs.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { InventoryRack } from "../src/domain/model.js";
-import { composeFlowApi } from "../src/service/flow-api.js";
+import { assembleFlowApi } from "../src/service/flow-api.js";
 import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
 import { createLocalChildTasks, type LocalChildTasks } from "./child-tasks.js";
 import { generateDemoFleet } from "./demo-fleet.js";
@@ -58,6 +57,13 @@ export interface LocalStackOptions {
    * (the AWS poll interval suits real BMCs; the simulated ones answer in ~0.5 s). Default 500 ms.
    */
   childTaskWaitMs?: number;
+  /**
+   * The AES-256-GCM key of firmware credentials (32 bytes). Absent: the data dir's `secrets.key`
+   * (written on first use), else a fresh key per process.
+   */
+  secretsKey?: Uint8Array;
+  /** What the Version RPC reports (default version `0.1.0-local`). */
+  buildInfo?: BuildInfo;
   /** How often the data dir snapshot is written (default 5 s). */
   snapshotMs?: number;
   /**
@@ -106,7 +112,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
     let restored = 0;
     if (options.dataDir && created) restored = await restoreSnapshot(client, names, options.dataDir);
-    const cipher = new LocalAesGcmCipher(await secretsKey(options.dataDir));
+    const cipher = new LocalAesGcmCipher(options.secretsKey ?? (await secretsKey(options.dataDir)));
     options.onDynamoDbClient?.(client);
     const stores = createDynamoStores(client, names, { cipher });
 
@@ -161,24 +167,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const ticker = startTicker({ intervalMs: options.tickMs, tick: () => dispatcher.tick(), log });
     stops.push(async () => ticker.stop());
 
-    const controls = createControls({
-      runs: stores.runs,
-      submitter: childTasks.submitter,
-      dispatcher,
+    // The same API as the gRPC front on Fargate (src/service/grpc-front.ts), on the local task
+    // service; resume and advance run their pass at once instead of waiting for the stream.
+    const api = assembleFlowApi({
+      stores,
+      tasks: { submitter: childTasks.submitter, api: childTasks.tasksApi },
       clock,
-      log,
-    });
-    const api = composeFlowApi({
-      runs: createRunService({ runs: stores.runs, inventory: stores.inventory, clock, newId: randomUUID }),
-      controls,
-      tasks: childTasks.tasksApi,
-      inventory: stores.inventory,
+      newId: randomUUID,
+      logger: lineLogger(log),
+      dispatcher,
       onRacksImported: (more) => fleet.addRacks(more),
-      buildInfo: {
-        version: process.env.FLOW_VERSION ?? "0.1.0-local",
-        buildTime: "",
-        gitCommit: process.env.FLOW_GIT_COMMIT ?? "",
-      },
+      buildInfo: options.buildInfo ?? { version: "0.1.0-local", buildTime: "", gitCommit: "" },
     });
 
     const server = await startGrpcServer({
@@ -233,10 +232,8 @@ async function ensureTables(client: DynamoDBClient, names: TableNames): Promise<
   return true;
 }
 
-/** The AES key for firmware credentials: from the environment, the data dir, or fresh per process. */
+/** The AES key for firmware credentials when none is given: the data dir's, or fresh per process. */
 async function secretsKey(dataDir: string | undefined): Promise<Uint8Array> {
-  const fromEnv = process.env.FLOW_LOCAL_SECRETS_KEY;
-  if (fromEnv) return Buffer.from(fromEnv, "hex");
   if (!dataDir) return randomBytes(32);
   const file = join(dataDir, "secrets.key");
   try {

@@ -9,8 +9,9 @@
  *   CloudWatch: dashboard + alarms (+ SNS)
  *
  * Permissions are granted here, by name, per principal: what each one's code is known to call
- * (the composition roots: src/service/compose-dispatch.ts, src/service/grpc-main.ts,
- * src/adapters/stepfunctions/compose-aws.ts, and lambdas/*.ts).
+ * (the composition roots: src/service/grpc-front.ts and src/service/lambdas/*.ts, on the building
+ * blocks of src/service/aws.ts; each reads the environment set here through its reader in
+ * src/service/config.ts, and test/unit/infra-env.test.ts keeps the two in step).
  *
  * | principal        | tables                                           | other                                                    |
  * |------------------|--------------------------------------------------|----------------------------------------------------------|
@@ -48,7 +49,7 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import * as cr from "aws-cdk-lib/custom-resources";
 import type { Construct } from "constructs";
-import { ENV } from "../../src/config.js";
+import { ENV } from "../../src/service/config.js";
 import { type FlowDeployConfig, isProd, PROJECT_ROOT } from "../config.js";
 import { BmcIot } from "../constructs/bmc-iot.js";
 import { ChildTaskStateMachine } from "../constructs/child-task.js";
@@ -147,8 +148,8 @@ export class FlowStack extends Stack {
     });
     const childTaskArn = this.childTask.stateMachine.stateMachineArn;
 
-    // Both build the Step Functions task service (composeDispatch → composeChildTasks(env).service()),
-    // which reads the machine's ARN at cold start. Neither touches credentials: run children read
+    // Both build the Step Functions task service (awsDispatcher in src/service/aws.ts), which needs
+    // the machine's ARN at cold start. Neither touches credentials: run children read
     // theirs in task-steps, so no secrets key id (and no grant) here.
     const dispatchEnvironment = { ...build, [ENV.childTaskStateMachineArn]: childTaskArn };
     this.dispatcher = new FlowFunction(this, "Dispatcher", {

@@ -1,11 +1,17 @@
 /**
- * Composes the FlowApi the gRPC adapter serves from its parts. A part that is not configured
- * answers FailedPrecondition, as the reference does ("operation run manager is not configured"):
- * a front deployed without its task machinery still serves reads and says clearly what is missing.
+ * The FlowApi the gRPC adapter serves, from its parts: `assembleFlowApi` builds the run service
+ * and the controls on the stores and the task service, the same way for the gRPC front on Fargate
+ * (src/service/grpc-front.ts) and the local stack (local/stack.ts); `composeFlowApi` puts parts
+ * together, so a benchmark can serve some of them. A part that is not configured answers
+ * FailedPrecondition, as the reference does ("operation run manager is not configured"): a front
+ * deployed without its task machinery still serves reads and says clearly what is missing.
  */
-
 import type { BuildInfo, FlowApi, OperationRunsApi, TasksApi } from "../app/api.js";
-import type { InventoryStore } from "../app/ports.js";
+import { createControls } from "../app/controls.js";
+import type { Dispatcher } from "../app/dispatcher.js";
+import type { Logger } from "../app/observability.js";
+import type { ChildTaskSubmitter, InventoryStore, RunStore } from "../app/ports.js";
+import { createRunService } from "../app/runs.js";
 import { FailedPreconditionError } from "../domain/errors.js";
 import type { InventoryRack } from "../domain/model.js";
 
@@ -25,6 +31,39 @@ export interface FlowApiParts {
 export const RUN_MANAGER_MISSING = "operation run manager is not configured";
 export const TASK_MANAGER_MISSING = "task manager is not configured";
 export const INVENTORY_MISSING = "inventory is not configured";
+
+export interface FlowApiAssembly {
+  stores: { runs: RunStore; inventory: InventoryStore };
+  tasks: { submitter: ChildTaskSubmitter; api: TasksApi };
+  clock: () => number;
+  newId: () => string;
+  logger: Logger;
+  /**
+   * Runs a pass at once after resume and advance (the local stack). Absent on AWS: the runs
+   * table's stream wakes the dispatcher for them.
+   */
+  dispatcher?: Pick<Dispatcher, "dispatchRun">;
+  onRacksImported?: (racks: InventoryRack[]) => void;
+  buildInfo: BuildInfo;
+}
+
+export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
+  const { stores, tasks, clock, logger } = parts;
+  return composeFlowApi({
+    runs: createRunService({ runs: stores.runs, inventory: stores.inventory, clock, newId: parts.newId }),
+    controls: createControls({
+      runs: stores.runs,
+      submitter: tasks.submitter,
+      clock,
+      logger,
+      ...(parts.dispatcher === undefined ? {} : { dispatcher: parts.dispatcher }),
+    }),
+    tasks: tasks.api,
+    inventory: stores.inventory,
+    ...(parts.onRacksImported === undefined ? {} : { onRacksImported: parts.onRacksImported }),
+    buildInfo: parts.buildInfo,
+  });
+}
 
 export function composeFlowApi(parts: FlowApiParts): FlowApi {
   const runs = () => parts.runs ?? missing(RUN_MANAGER_MISSING);

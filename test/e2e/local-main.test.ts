@@ -1,6 +1,7 @@
 /**
- * `npm start` (local/main.ts) refuses an inventory file it cannot use before it starts anything:
- * exit 1, the file, the JSON path and the rule on stderr.
+ * `npm start` (local/main.ts) refuses a configuration or an inventory file it cannot use before it
+ * starts anything: exit 1, and on stderr every flag or variable at fault with its rule, or the
+ * file, the JSON path and the rule.
  */
 import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -12,10 +13,11 @@ const ROOT = join(import.meta.dirname, "..", "..");
 const dir = mkdtempSync(join(tmpdir(), "local-main-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function start(args: string[]): Promise<{ code: number; stderr: string }> {
+function start(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", "tsx", "local/main.ts", ...args], {
       cwd: ROOT,
+      env: { ...process.env, ...env },
       stdio: ["ignore", "ignore", "pipe"],
     });
     let stderr = "";
@@ -43,5 +45,18 @@ describe("npm start --inventory", () => {
     expect(r.stderr).toContain(
       `flow local stack: ${file}: racks[0].id: must be a UUID like 4f6f1a9e-0000-4000-8000-000000000001 (got "x")`,
     );
+  });
+});
+
+describe("npm start: flags and variables", () => {
+  it("every invalid one at once, by the flag or the variable it came from: exit 1, then the usage", async () => {
+    const r = await start(["--port", "abc"], { FLOW_TICK: "10", FLOW_CHILD_TASK_WAIT: "0s" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      'flow local stack: --port: must be an integer from 0 to 65535 (got "abc"); ' +
+        'FLOW_TICK: "10" is not a duration: write a number and a unit (ms, s, m, h), e.g. 200ms, 2s, 10s, 1m; ' +
+        'FLOW_CHILD_TASK_WAIT: "0s" must be greater than zero\n',
+    );
+    expect(r.stderr).toContain("usage: npm start --");
   });
 });

@@ -13,7 +13,7 @@ import {
 import { FLOW_METRIC_SERVICES, FLOW_METRICS } from "../../infra/constructs/observability.js";
 import { TABLES } from "../../src/adapters/dynamodb/schema.js";
 import { FLOW_METRIC_NAMES } from "../../src/app/observability.js";
-import { ENV } from "../../src/config.js";
+import { ENV } from "../../src/service/config.js";
 import { type BuiltStack, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
@@ -158,15 +158,15 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
       ).Variables;
     const build = [ENV.tablePrefix, ENV.version, ENV.gitCommit, "NODE_OPTIONS"];
     const names = (prefix: string) => Object.keys(envOf(prefix)).sort();
-    // composeDispatch → composeChildTasks(env).service(): the machine's ARN, no credentials.
+    // awsDispatcher (src/service/aws.ts): the machine's ARN, no credentials.
     expect(names("Dispatcher")).toEqual([...build, ENV.childTaskStateMachineArn].sort());
     expect(names("StreamEvaluator")).toEqual([...build, ENV.childTaskStateMachineArn].sort());
-    // composeChildTasks(env).steps(): IoT endpoint and the secrets key; both record run children's
+    // composeTaskStepsLambda: IoT endpoint and the secrets key; both record run children's
     // outcomes and then wake the dispatcher for the run by its name.
     expect(names("TaskSteps")).toEqual(
       [...build, ENV.iotDataEndpoint, ENV.secretsKmsKeyId, ENV.dispatcherFunctionName].sort(),
     );
-    // composeChildTasks(env) stores only: reports and execution ends need the tables alone.
+    // composeBmcResultLambda, stores only: reports and execution ends need the tables alone.
     expect(names("BmcResult")).toEqual([...build, ENV.dispatcherFunctionName].sort());
     // The name the wakers invoke is the dispatcher's own physical name.
     const dispatcherName = flowFunctions(prod.template).find(([id]) => id.startsWith("Dispatcher"))![1]

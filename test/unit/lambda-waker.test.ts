@@ -2,7 +2,6 @@ import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
 import { LambdaRunWaker } from "../../src/adapters/lambda/lambda-waker.js";
-import { composeChildTasks } from "../../src/adapters/stepfunctions/compose-aws.js";
 import type { Logger } from "../../src/app/observability.js";
 
 const RUN = "11111111-1111-4111-8111-111111111111";
@@ -44,14 +43,5 @@ describe("LambdaRunWaker", () => {
         { runId: RUN, functionName: "fn", error: "TooManyRequestsException: Rate exceeded" },
       ],
     ]);
-  });
-});
-
-describe("composeChildTasks: the waker comes from FLOW_DISPATCHER_FUNCTION_NAME", () => {
-  const base = { FLOW_TABLE_PREFIX: "Flow-test-", AWS_REGION: "us-east-1" };
-  it("set → outcomes wake the dispatcher Lambda; unset → no waker (the stream alone wakes runs)", () => {
-    const withName = composeChildTasks({ ...base, FLOW_DISPATCHER_FUNCTION_NAME: "Flow-test-dispatcher" });
-    expect(withName.outcomeDeps.waker).toBeInstanceOf(LambdaRunWaker);
-    expect(composeChildTasks(base).outcomeDeps.waker).toBeUndefined();
   });
 });

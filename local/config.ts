@@ -1,0 +1,72 @@
+/**
+ * The local stack's configuration (`npm start`, local/main.ts): every option of
+ * shared/spec/local-stack.md as a flag or the environment variable beside it, the flag winning,
+ * read once and validated with the deployables' rules (src/service/env-reader.ts). A problem names
+ * the flag when the value came from it and the variable otherwise, and every problem is reported
+ * at once:
+ *
+ *   --port abc, FLOW_TICK=10 →
+ *   --port: must be an integer from 0 to 65535 (got "abc"); FLOW_TICK: "10" is not a duration: …
+ *
+ * `LOCAL_ENV` lists every variable the local stack reads; the ones it shares with the deployables
+ * are taken from their list (src/service/config.ts ENV), so the two cannot drift.
+ */
+import type { BuildInfo } from "../src/app/api.js";
+import { ENV } from "../src/service/config.js";
+import {
+  configReader,
+  hexKey,
+  httpUrl,
+  optional,
+  port,
+  text,
+  withDefault,
+  withFlag,
+} from "../src/service/env-reader.js";
+import { checkDuration } from "./duration-flag.js";
+
+export const LOCAL_ENV = {
+  port: ENV.port,
+  inventory: "FLOW_INVENTORY",
+  fleet: "FLOW_FLEET",
+  tick: "FLOW_TICK",
+  dataDir: "FLOW_DATA_DIR",
+  awsEndpoint: ENV.awsEndpoint,
+  childTaskWait: "FLOW_CHILD_TASK_WAIT",
+  /** The AES key of firmware credentials; absent: the data dir's `secrets.key`, else a fresh one. */
+  secretsKeyHex: ENV.localSecretsKeyHex,
+  version: ENV.version,
+  gitCommit: ENV.gitCommit,
+} as const;
+
+export interface LocalStackConfig {
+  port: number;
+  inventoryFile?: string;
+  fleetFile?: string;
+  tickMs: number;
+  dataDir?: string;
+  /** An AWS-compatible endpoint already running; absent: spawn moto. */
+  awsEndpoint?: string;
+  childTaskWaitMs: number;
+  secretsKeyHex?: string;
+  buildInfo: BuildInfo;
+}
+
+export const readLocalStackConfig = configReader(
+  {
+    port: withFlag("port", withDefault(LOCAL_ENV.port, port, 50_051)),
+    inventoryFile: withFlag("inventory", optional(LOCAL_ENV.inventory, text)),
+    fleetFile: withFlag("fleet", optional(LOCAL_ENV.fleet, text)),
+    tickMs: withFlag("tick", withDefault(LOCAL_ENV.tick, checkDuration, 10_000)),
+    dataDir: withFlag("data-dir", optional(LOCAL_ENV.dataDir, text)),
+    awsEndpoint: withFlag("aws-endpoint", optional(LOCAL_ENV.awsEndpoint, httpUrl)),
+    childTaskWaitMs: withFlag("child-task-wait", withDefault(LOCAL_ENV.childTaskWait, checkDuration, 500)),
+    secretsKeyHex: optional(LOCAL_ENV.secretsKeyHex, hexKey(32)),
+    version: withDefault(LOCAL_ENV.version, text, "0.1.0-local"),
+    gitCommit: withDefault(LOCAL_ENV.gitCommit, text, ""),
+  },
+  ({ version, gitCommit, ...options }): LocalStackConfig => ({
+    ...options,
+    buildInfo: { version, gitCommit, buildTime: "" },
+  }),
+);

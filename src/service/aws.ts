@@ -1,0 +1,115 @@
+/**
+ * Building blocks of the AWS composition roots (src/service/grpc-front.ts, src/service/lambdas/):
+ * the DynamoDB stores from the configuration, the cipher, the dispatcher wake-up, the Step
+ * Functions executor, and the child-task parts on them. Each builds its clients when called (the
+ * roots call them once, at start) and does no I/O until a client is used.
+ */
+import { randomUUID } from "node:crypto";
+import { KMSClient } from "@aws-sdk/client-kms";
+import { LambdaClient } from "@aws-sdk/client-lambda";
+import { SFNClient } from "@aws-sdk/client-sfn";
+import { type AwsOptions, awsClientConfig, createDynamoDbClient } from "../adapters/aws-config.js";
+import {
+  createDynamoStores,
+  type DynamoStores,
+  LocalAesGcmCipher,
+  type TableNames,
+  tableNames,
+} from "../adapters/dynamodb/index.js";
+import { KmsEnvelopeCipher } from "../adapters/kms/kms-cipher.js";
+import { LambdaRunWaker } from "../adapters/lambda/lambda-waker.js";
+import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executor.js";
+import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
+import { emfMetrics, jsonLogger } from "../app/observability.js";
+import type { Cipher, RunWaker } from "../app/ports.js";
+import { type ChildTaskParts, childTaskParts, childTaskService } from "./child-tasks.js";
+import type { DispatchConfig, SecretsConfig, StoresConfig } from "./config.js";
+
+/** The EMF `Service` dimension of each deployable (infra/constructs/observability.ts FLOW_METRIC_SERVICES). */
+export type Emitter = "dispatcher" | "stream-evaluator" | "task-steps" | "bmc-result" | "grpc";
+
+/** The line sink of the AWS roots: stdout, which Lambda and ECS ship to CloudWatch Logs. */
+export const log = (line: string): void => console.log(line);
+
+export function awsOptions(config: StoresConfig): AwsOptions {
+  return config.awsEndpoint === undefined ? {} : { endpoint: config.awsEndpoint };
+}
+
+/** KMS envelope encryption under the deployment's key; a local AES key only off AWS. */
+export function awsCipher(
+  secrets: SecretsConfig,
+  aws: AwsOptions,
+): { cipher: Cipher; keyId: string } | undefined {
+  if (secrets === undefined) return undefined;
+  if (secrets.kind === "kms") {
+    return {
+      cipher: new KmsEnvelopeCipher(new KMSClient(awsClientConfig(aws)), secrets.keyId),
+      keyId: secrets.keyId,
+    };
+  }
+  return { cipher: new LocalAesGcmCipher(Buffer.from(secrets.keyHex, "hex")), keyId: secrets.kind };
+}
+
+/** Outcomes wake the dispatcher Lambda for their run when it is named; else the stream alone does. */
+export function lambdaWaker(functionName: string | undefined, aws: AwsOptions): RunWaker | undefined {
+  return functionName === undefined
+    ? undefined
+    : new LambdaRunWaker(new LambdaClient(awsClientConfig(aws)), functionName, jsonLogger);
+}
+
+export function stepFunctionsExecutor(stateMachineArn: string, aws: AwsOptions): StepFunctionsTaskExecutor {
+  return new StepFunctionsTaskExecutor(new SFNClient(awsClientConfig(aws)), stateMachineArn);
+}
+
+export interface AwsChildTasks {
+  names: TableNames;
+  stores: DynamoStores;
+  parts: ChildTaskParts;
+}
+
+/** The stores and the child-task parts on them, with the cipher and the waker the configuration names. */
+export function awsChildTasks(
+  config: StoresConfig & { secrets?: SecretsConfig; dispatcherFunctionName?: string },
+  emitter: Emitter,
+): AwsChildTasks {
+  const aws = awsOptions(config);
+  const names = tableNames(config.tablePrefix);
+  const cipher = awsCipher(config.secrets, aws);
+  const stores = createDynamoStores(
+    createDynamoDbClient(aws),
+    names,
+    cipher ? { cipher: cipher.cipher } : {},
+  );
+  const waker = lambdaWaker(config.dispatcherFunctionName, aws);
+  const parts = childTaskParts({
+    doc: stores.doc,
+    tasksTable: names.tasks,
+    stores,
+    ...(cipher === undefined ? {} : { cipher }),
+    clock: Date.now,
+    ...(waker === undefined ? {} : { waker }),
+    metrics: emfMetrics({ service: emitter }),
+  });
+  return { names, stores, parts };
+}
+
+/** The dispatch pass of the dispatcher and stream-evaluator Lambdas: one execution per claimed target. */
+export function awsDispatcher(
+  config: DispatchConfig,
+  emitter: "dispatcher" | "stream-evaluator",
+): Dispatcher {
+  const { stores, parts } = awsChildTasks(config, emitter);
+  const tasks = childTaskService(parts, {
+    inventory: stores.inventory,
+    executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config)),
+    newId: randomUUID,
+    log,
+  });
+  return createDispatcher({
+    runs: stores.runs,
+    submitter: tasks.submitter,
+    clock: Date.now,
+    logger: jsonLogger,
+    metrics: emfMetrics({ service: emitter }),
+  });
+}

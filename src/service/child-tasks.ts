@@ -1,0 +1,114 @@
+/**
+ * The child-task machinery from its parts, assembled the same way on AWS (the task-steps,
+ * bmc-result, dispatcher and stream-evaluator Lambdas, the gRPC front) and on the local stack
+ * (local/child-tasks.ts): the BMC request and task secret records in the Tasks table, the sealer
+ * of BMC credentials, the outcome recorder's deps, and from them the step handlers, the task
+ * service and the bmc-result receiver. What differs between the two is passed in: the executor
+ * (Step Functions, or local/step-functions.ts running the same ASL), the publisher's client (IoT
+ * Core, or the local IoT shim), the waker (the dispatcher Lambda, or a pass in-process), metrics.
+ */
+import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { CipherBmcAuthSealer } from "../adapters/stepfunctions/bmc-auth.js";
+import {
+  DynamoBmcRequestStore,
+  DynamoTaskSecretStore,
+} from "../adapters/stepfunctions/dynamo-task-records.js";
+import type { OutcomeDeps } from "../app/child-task/outcome.js";
+import { type BmcResultReceiver, createBmcResultReceiver } from "../app/child-task/receiving.js";
+import { createTaskSteps, type TaskSteps } from "../app/child-task/steps.js";
+import { createTaskService, type TaskService, type TaskServiceDeps } from "../app/child-task/task-service.js";
+import type { Metrics } from "../app/observability.js";
+import type {
+  BmcAuthSealer,
+  BmcCommandPublisher,
+  Cipher,
+  FirmwareVersionRecorder,
+  InventoryStore,
+  RackLockStore,
+  RunStore,
+  RunWaker,
+  TaskStore,
+} from "../app/ports.js";
+
+export interface ChildTaskPartsDeps {
+  doc: DynamoDBDocumentClient;
+  /** Request records and task secrets live in the Tasks table. */
+  tasksTable: string;
+  stores: { tasks: TaskStore; runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">; locks: RackLockStore };
+  /**
+   * Seals credentials at rest and for the BMC; `keyId` is what a BMC command names as its key.
+   * Absent: a task with credentials is refused.
+   */
+  cipher?: { cipher: Cipher; keyId: string };
+  clock: () => number;
+  waker?: RunWaker;
+  metrics?: Metrics;
+}
+
+export interface ChildTaskParts {
+  runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
+  requests: DynamoBmcRequestStore;
+  secrets: DynamoTaskSecretStore;
+  sealer: BmcAuthSealer;
+  /** What recording an outcome needs: the step `recordOutcome`, cancels and execution endings alike. */
+  outcome: OutcomeDeps;
+}
+
+const noCipher: BmcAuthSealer = {
+  seal: async () => {
+    throw new Error("firmware credentials need a cipher; none is configured");
+  },
+};
+
+export function childTaskParts(deps: ChildTaskPartsDeps): ChildTaskParts {
+  const { stores } = deps;
+  return {
+    runs: stores.runs,
+    requests: new DynamoBmcRequestStore(deps.doc, deps.tasksTable),
+    secrets: new DynamoTaskSecretStore(deps.doc, deps.tasksTable, deps.cipher?.cipher),
+    sealer: deps.cipher ? new CipherBmcAuthSealer(deps.cipher.cipher, deps.cipher.keyId) : noCipher,
+    outcome: {
+      tasks: stores.tasks,
+      runs: stores.runs,
+      locks: stores.locks,
+      clock: deps.clock,
+      ...(deps.waker === undefined ? {} : { waker: deps.waker }),
+      ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
+    },
+  };
+}
+
+/** Every Task state of the child-task state machine. */
+export function childTaskSteps(
+  parts: ChildTaskParts,
+  deps: { publisher: BmcCommandPublisher; firmware: FirmwareVersionRecorder; log: (line: string) => void },
+): TaskSteps {
+  return createTaskSteps({
+    ...parts.outcome,
+    runs: parts.runs,
+    requests: parts.requests,
+    secrets: parts.secrets,
+    sealer: parts.sealer,
+    ...deps,
+  });
+}
+
+/** The dispatcher's submitter and the TasksApi, starting and stopping executions on `executor`. */
+export function childTaskService(
+  parts: ChildTaskParts,
+  deps: Pick<TaskServiceDeps, "executor" | "newId" | "defaultTargetVersion" | "log"> & {
+    inventory: Pick<InventoryStore, "loadAll">;
+  },
+): TaskService {
+  return createTaskService({ ...parts.outcome, secrets: parts.secrets, ...deps });
+}
+
+/** BMC reports onto their request records; execution endings onto the task, target and lock. */
+export function bmcResultReceiver(parts: ChildTaskParts, log: (line: string) => void): BmcResultReceiver {
+  return createBmcResultReceiver({
+    requests: parts.requests,
+    outcome: parts.outcome,
+    clock: parts.outcome.clock,
+    log,
+  });
+}

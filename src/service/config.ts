@@ -1,0 +1,245 @@
+/**
+ * The configuration of every deployable, read once at start from the environment by its
+ * composition root, validated, frozen (src/service/env-reader.ts); every error names the variable
+ * and the rule, all problems at once:
+ *
+ *   FLOW_TABLE_PREFIX: is required; FLOW_PORT: must be an integer from 0 to 65535 (got "abc")
+ *
+ * `ENV` is the one list of names: the CDK app sets function and task environments from it
+ * (infra/stacks/flow-stack.ts), the readers below read from it, and the local stack's reader
+ * (local/config.ts) reuses the names it shares. test/unit/infra-env.test.ts checks that every
+ * variable the stack sets on a deployable is one its reader reads, and that every variable a
+ * reader requires is set.
+ */
+import { TABLES } from "../adapters/dynamodb/schema.js";
+import type { BuildInfo } from "../app/api.js";
+import {
+  boolean,
+  configReader,
+  hexKey,
+  httpUrl,
+  matching,
+  optional,
+  port,
+  type Report,
+  required,
+  text,
+  withDefault,
+} from "./env-reader.js";
+
+export const ENV = {
+  /** DynamoDB table-name prefix; table names are `${prefix}${logicalName}` (see adapters/dynamodb/schema.ts). */
+  tablePrefix: "FLOW_TABLE_PREFIX",
+  /** ARN of the child-task state machine (Step Functions Standard). */
+  childTaskStateMachineArn: "FLOW_CHILD_TASK_STATE_MACHINE_ARN",
+  /** Name of the dispatcher Lambda, invoked asynchronously to wake a run when a slot frees. */
+  dispatcherFunctionName: "FLOW_DISPATCHER_FUNCTION_NAME",
+  /** The account's IoT data-plane endpoint (https://xxxx-ats.iot.<region>.amazonaws.com). */
+  iotDataEndpoint: "FLOW_IOT_DATA_ENDPOINT",
+  /** KMS key used to encrypt firmware credentials at rest (a data key per value). */
+  secretsKmsKeyId: "FLOW_SECRETS_KMS_KEY_ID",
+  /** Off AWS only: a 32-byte hex key for AES-256-GCM instead of KMS. */
+  localSecretsKeyHex: "FLOW_LOCAL_SECRETS_KEY",
+  /** gRPC listen port (the local stack also takes --port). */
+  port: "FLOW_PORT",
+  /** gRPC listen address; the container listens on 0.0.0.0 (default 127.0.0.1). */
+  host: "FLOW_HOST",
+  /**
+   * `true` lets the server speak plaintext on a non-loopback address: only behind a load balancer
+   * that terminates TLS and reaches the task inside the VPC (the Fargate front).
+   */
+  plaintextBehindLoadBalancer: "FLOW_PLAINTEXT_BEHIND_LB",
+  /** Where the .proto files live, for server reflection (the container ships them in /app/proto). */
+  protoDir: "FLOW_PROTO_DIR",
+  /** Any AWS-compatible endpoint (moto, LocalStack); unset in AWS. */
+  awsEndpoint: "AWS_ENDPOINT_URL",
+  /** TLS for the gRPC server: PEM file paths; a client CA switches on mutual TLS. */
+  tlsCert: "FLOW_TLS_CERT",
+  tlsKey: "FLOW_TLS_KEY",
+  tlsClientCa: "FLOW_TLS_CLIENT_CA",
+  /** Build facts reported by the Version RPC. */
+  version: "FLOW_VERSION",
+  gitCommit: "FLOW_GIT_COMMIT",
+  buildTime: "FLOW_BUILD_TIME",
+} as const;
+
+export type EnvName = (typeof ENV)[keyof typeof ENV];
+
+/**
+ * Set on every deployable so that its configuration shows which build it runs. Only the front
+ * reads them (the Version RPC); the Lambdas carry them for the operator and read them not.
+ */
+export const BUILD_FACTS: readonly EnvName[] = [ENV.version, ENV.gitCommit];
+
+// ---- rules of the product's own values
+
+/** DynamoDB allows 3–255 characters of [A-Za-z0-9_.-] in a table name; the prefix leaves room for the longest logical name. */
+const MAX_PREFIX = 255 - Math.max(...TABLES.map((t) => t.logicalName.length));
+const tablePrefix = matching(
+  new RegExp(`^[A-Za-z0-9_.-]{1,${MAX_PREFIX}}$`),
+  `at most ${MAX_PREFIX} letters, digits, "_", "-" or "."`,
+);
+const stateMachineArn = matching(
+  /^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/,
+  "a state machine ARN (arn:aws:states:<region>:<account>:stateMachine:<name>)",
+);
+const functionName = matching(
+  /^([A-Za-z0-9_-]{1,64}|arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_$-]+)?)$/,
+  "a Lambda function name or ARN",
+);
+const localSecretsKey = hexKey(32);
+
+// ---- settings shared by the readers
+
+const STORES = {
+  tablePrefix: required(ENV.tablePrefix, tablePrefix),
+  awsEndpoint: optional(ENV.awsEndpoint, httpUrl),
+};
+const SECRETS = {
+  secretsKmsKeyId: optional(ENV.secretsKmsKeyId, text),
+  localSecretsKeyHex: optional(ENV.localSecretsKeyHex, localSecretsKey),
+};
+
+/** Where the tables are; `awsEndpoint` absent in AWS (the SDK's regional endpoints). */
+export interface StoresConfig {
+  tablePrefix: string;
+  awsEndpoint?: string;
+}
+
+/**
+ * How firmware credentials are sealed: KMS envelope encryption in AWS; off AWS (LocalStack, moto)
+ * a local AES-256-GCM key. KMS wins when both are set. Absent: a task with credentials is refused.
+ */
+export type SecretsConfig =
+  | { kind: "kms"; keyId: string }
+  | { kind: "local-aes-256-gcm"; keyHex: string }
+  | undefined;
+
+function secrets(values: { secretsKmsKeyId: string | undefined; localSecretsKeyHex: string | undefined }) {
+  if (values.secretsKmsKeyId !== undefined) return { kind: "kms", keyId: values.secretsKmsKeyId } as const;
+  if (values.localSecretsKeyHex !== undefined) {
+    return { kind: "local-aes-256-gcm", keyHex: values.localSecretsKeyHex } as const;
+  }
+  return undefined;
+}
+
+function stores(values: { tablePrefix: string; awsEndpoint: string | undefined }): StoresConfig {
+  return {
+    tablePrefix: values.tablePrefix,
+    ...(values.awsEndpoint === undefined ? {} : { awsEndpoint: values.awsEndpoint }),
+  };
+}
+
+// ---- one reader per deployable
+
+export interface DispatchConfig extends StoresConfig {
+  /** The child-task submitter starts one execution of it per claimed target. */
+  childTaskStateMachineArn: string;
+}
+
+/** The dispatcher and stream-evaluator Lambdas: the same dispatch pass, woken two ways. */
+export const readDispatchConfig = configReader(
+  { ...STORES, childTaskStateMachineArn: required(ENV.childTaskStateMachineArn, stateMachineArn) },
+  (v): DispatchConfig => ({ ...stores(v), childTaskStateMachineArn: v.childTaskStateMachineArn }),
+);
+
+export interface TaskStepsConfig extends StoresConfig {
+  /** Where BMC commands are published. */
+  iotDataEndpoint: string;
+  secrets: SecretsConfig;
+  /** Recording a run child's outcome wakes the dispatcher Lambda for the run; absent: the stream alone does. */
+  dispatcherFunctionName?: string;
+}
+
+export const readTaskStepsConfig = configReader(
+  {
+    ...STORES,
+    iotDataEndpoint: required(ENV.iotDataEndpoint, httpUrl),
+    ...SECRETS,
+    dispatcherFunctionName: optional(ENV.dispatcherFunctionName, functionName),
+  },
+  (v): TaskStepsConfig => ({
+    ...stores(v),
+    iotDataEndpoint: v.iotDataEndpoint,
+    secrets: secrets(v),
+    ...(v.dispatcherFunctionName === undefined ? {} : { dispatcherFunctionName: v.dispatcherFunctionName }),
+  }),
+);
+
+export interface BmcResultConfig extends StoresConfig {
+  dispatcherFunctionName?: string;
+}
+
+/** BMC reports and execution endings need the tables alone (and, optionally, the wake-up). */
+export const readBmcResultConfig = configReader(
+  { ...STORES, dispatcherFunctionName: optional(ENV.dispatcherFunctionName, functionName) },
+  (v): BmcResultConfig => ({
+    ...stores(v),
+    ...(v.dispatcherFunctionName === undefined ? {} : { dispatcherFunctionName: v.dispatcherFunctionName }),
+  }),
+);
+
+export interface GrpcFrontConfig extends StoresConfig {
+  /** The TasksApi and the run controls start and stop child-task executions. */
+  childTaskStateMachineArn: string;
+  secrets: SecretsConfig;
+  host: string;
+  port: number;
+  /** PEM files; both or neither, and a client CA only with them (mutual TLS). */
+  tls?: { certFile: string; keyFile: string; clientCaFile?: string };
+  plaintextBehindLoadBalancer: boolean;
+  protoDir?: string;
+  build: BuildInfo;
+}
+
+export const readGrpcFrontConfig = configReader(
+  {
+    ...STORES,
+    childTaskStateMachineArn: required(ENV.childTaskStateMachineArn, stateMachineArn),
+    ...SECRETS,
+    host: withDefault(ENV.host, text, "127.0.0.1"),
+    port: withDefault(ENV.port, port, 50_051),
+    tlsCert: optional(ENV.tlsCert, text),
+    tlsKey: optional(ENV.tlsKey, text),
+    tlsClientCa: optional(ENV.tlsClientCa, text),
+    plaintextBehindLoadBalancer: withDefault(ENV.plaintextBehindLoadBalancer, boolean, false),
+    protoDir: optional(ENV.protoDir, text),
+    version: withDefault(ENV.version, text, "0.0.0"),
+    gitCommit: withDefault(ENV.gitCommit, text, ""),
+    buildTime: withDefault(ENV.buildTime, text, ""),
+  },
+  (v, report): GrpcFrontConfig => {
+    const tls = tlsFiles(v, report);
+    return {
+      ...stores(v),
+      childTaskStateMachineArn: v.childTaskStateMachineArn,
+      secrets: secrets(v),
+      host: v.host,
+      port: v.port,
+      ...(tls === undefined ? {} : { tls }),
+      plaintextBehindLoadBalancer: v.plaintextBehindLoadBalancer,
+      ...(v.protoDir === undefined ? {} : { protoDir: v.protoDir }),
+      build: { version: v.version, gitCommit: v.gitCommit, buildTime: v.buildTime },
+    };
+  },
+);
+
+/** A certificate without its key (or the reverse) would otherwise fall back to plaintext. */
+function tlsFiles(
+  v: { tlsCert: string | undefined; tlsKey: string | undefined; tlsClientCa: string | undefined },
+  report: Report,
+): GrpcFrontConfig["tls"] {
+  if (v.tlsCert !== undefined && v.tlsKey === undefined)
+    report(ENV.tlsKey, `is required with ${ENV.tlsCert}`);
+  if (v.tlsKey !== undefined && v.tlsCert === undefined)
+    report(ENV.tlsCert, `is required with ${ENV.tlsKey}`);
+  if (v.tlsClientCa !== undefined && (v.tlsCert === undefined || v.tlsKey === undefined)) {
+    report(ENV.tlsClientCa, `needs ${ENV.tlsCert} and ${ENV.tlsKey} (mutual TLS is TLS first)`);
+  }
+  if (v.tlsCert === undefined || v.tlsKey === undefined) return undefined;
+  return {
+    certFile: v.tlsCert,
+    keyFile: v.tlsKey,
+    ...(v.tlsClientCa === undefined ? {} : { clientCaFile: v.tlsClientCa }),
+  };
+}

@@ -1,0 +1,100 @@
+/**
+ * The CDK app and the composition roots agree on the environment: every variable the stack sets
+ * on a deployable is one its root's reader reads (src/service/config.ts), every variable a reader
+ * requires is set, and what the stack sets passes the reader's rules (tokens replaced by values
+ * of the shape CloudFormation resolves them to).
+ */
+import type { Template } from "aws-cdk-lib/assertions";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  BUILD_FACTS,
+  ENV,
+  readBmcResultConfig,
+  readDispatchConfig,
+  readGrpcFrontConfig,
+  readTaskStepsConfig,
+} from "../../src/service/config.js";
+import type { ConfigReader } from "../../src/service/env-reader.js";
+import { type BuiltStack, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
+
+type Resource = { Type: string; Properties: Record<string, unknown> };
+
+/** Set by the Lambda construct for the runtime, not for a root. */
+const RUNTIME = ["NODE_OPTIONS"];
+
+/** What CloudFormation resolves the stack's tokens to, by variable. */
+const RESOLVED: Record<string, string> = {
+  [ENV.childTaskStateMachineArn]: "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-prod-child-task",
+  [ENV.secretsKmsKeyId]: "arn:aws:kms:eu-west-1:123456789012:key/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0",
+};
+
+const resolve = (name: string, value: unknown): string => {
+  if (typeof value === "string") return value;
+  const resolved = RESOLVED[name];
+  if (resolved === undefined)
+    throw new Error(`${name} is a token (${JSON.stringify(value)}): add a stand-in`);
+  return resolved;
+};
+
+let prod: BuiltStack;
+beforeAll(() => {
+  prod = sharedStack(PROD_CONTEXT);
+}, 60_000);
+
+function lambdaEnvironment(template: Template, prefix: string): Record<string, unknown> {
+  const found = Object.entries(
+    template.findResources("AWS::Lambda::Function") as Record<string, Resource>,
+  ).find(([id]) => id.startsWith(`${prefix}Function`));
+  expect(found, prefix).toBeDefined();
+  return (found![1].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+}
+
+function frontEnvironment(template: Template): Record<string, unknown> {
+  const [task] = Object.values(
+    template.findResources("AWS::ECS::TaskDefinition") as Record<string, Resource>,
+  );
+  const [container] = task!.Properties.ContainerDefinitions as {
+    Environment: { Name: string; Value: unknown }[];
+  }[];
+  return Object.fromEntries(container!.Environment.map((e) => [e.Name, e.Value]));
+}
+
+const deployables: [
+  string,
+  (t: Template) => Record<string, unknown>,
+  ConfigReader<object>,
+  readonly string[],
+][] = [
+  ["dispatcher", (t) => lambdaEnvironment(t, "Dispatcher"), readDispatchConfig, BUILD_FACTS],
+  ["stream-evaluator", (t) => lambdaEnvironment(t, "StreamEvaluator"), readDispatchConfig, BUILD_FACTS],
+  ["task-steps", (t) => lambdaEnvironment(t, "TaskSteps"), readTaskStepsConfig, BUILD_FACTS],
+  ["bmc-result", (t) => lambdaEnvironment(t, "BmcResult"), readBmcResultConfig, BUILD_FACTS],
+  ["gRPC front", frontEnvironment, readGrpcFrontConfig, []],
+];
+
+describe("infra environment: what the stack sets is what each root reads", () => {
+  it.each(deployables)("%s: every variable set is read by its reader", (_, environment, reader, carried) => {
+    const set = Object.keys(environment(prod.template)).filter((n) => !RUNTIME.includes(n));
+    const unread = set.filter((n) => !reader.names.includes(n) && !carried.includes(n));
+    expect(unread).toEqual([]);
+  });
+
+  it.each(deployables)("%s: every variable its reader requires is set", (_, environment, reader) => {
+    const set = Object.keys(environment(prod.template));
+    expect(reader.required.filter((n) => !set.includes(n))).toEqual([]);
+  });
+
+  it.each(deployables)("%s: the values set pass the reader's rules", (_, environment, reader) => {
+    const env = Object.fromEntries(
+      Object.entries(environment(prod.template)).map(([name, value]) => [name, resolve(name, value)]),
+    );
+    expect(() => reader(env)).not.toThrow();
+  });
+
+  it("the build facts are set on every deployable, and the front reads them (the Version RPC)", () => {
+    for (const [, environment] of deployables) {
+      expect(Object.keys(environment(prod.template))).toEqual(expect.arrayContaining([...BUILD_FACTS]));
+    }
+    expect(readGrpcFrontConfig.names).toEqual(expect.arrayContaining([...BUILD_FACTS]));
+  });
+});

@@ -1,0 +1,153 @@
+/**
+ * The local stack's configuration reader (local/config.ts): the flag wins over its variable, a
+ * problem names the flag or the variable it came from, every problem at once, the documented
+ * defaults, and every FLOW_* variable the local stack reads.
+ */
+import { describe, expect, it } from "vitest";
+import { LOCAL_ENV, readLocalStackConfig } from "../../local/config.js";
+import { ConfigError } from "../../src/service/env-reader.js";
+
+type Source = Record<string, string | undefined>;
+/** Flags first, as on the command line: `npm start -- --port 0` beside `FLOW_PORT=…`. */
+const read = (flags: Source, env: Source) => readLocalStackConfig(env, flags);
+
+function problems(read: () => unknown): readonly string[] {
+  try {
+    read();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error("the reading succeeded");
+}
+
+const NOT_A_DURATION = "is not a duration: write a number and a unit (ms, s, m, h), e.g. 200ms, 2s, 10s, 1m";
+
+describe("local config: defaults (README, shared/spec/local-stack.md)", () => {
+  it("nothing given: port 50051, tick 10s, child-task wait 500ms, version 0.1.0-local, spawn moto", () => {
+    expect(read({}, {})).toEqual({
+      port: 50_051,
+      tickMs: 10_000,
+      childTaskWaitMs: 500,
+      buildInfo: { version: "0.1.0-local", gitCommit: "", buildTime: "" },
+    });
+  });
+});
+
+describe("local config: flags and variables", () => {
+  const env = {
+    FLOW_PORT: "6000",
+    FLOW_INVENTORY: "env-inventory.json",
+    FLOW_FLEET: "env-fleet.json",
+    FLOW_TICK: "2s",
+    FLOW_DATA_DIR: "/var/env",
+    AWS_ENDPOINT_URL: "http://127.0.0.1:4566",
+    FLOW_CHILD_TASK_WAIT: "1s",
+    FLOW_LOCAL_SECRETS_KEY: "ab".repeat(32),
+    FLOW_VERSION: "1.2.3",
+    FLOW_GIT_COMMIT: "abc1234",
+  };
+
+  it("every variable is read", () => {
+    expect(read({}, env)).toEqual({
+      port: 6000,
+      inventoryFile: "env-inventory.json",
+      fleetFile: "env-fleet.json",
+      tickMs: 2000,
+      dataDir: "/var/env",
+      awsEndpoint: "http://127.0.0.1:4566",
+      childTaskWaitMs: 1000,
+      secretsKeyHex: "ab".repeat(32),
+      buildInfo: { version: "1.2.3", gitCommit: "abc1234", buildTime: "" },
+    });
+  });
+
+  it("a flag wins over its variable", () => {
+    const flags = {
+      port: "0",
+      inventory: "flag-inventory.json",
+      fleet: "flag-fleet.json",
+      tick: "200ms",
+      "data-dir": "/var/flag",
+      "aws-endpoint": "http://127.0.0.1:5000",
+      "child-task-wait": "100ms",
+    };
+    expect(read(flags, env)).toMatchObject({
+      port: 0,
+      inventoryFile: "flag-inventory.json",
+      fleetFile: "flag-fleet.json",
+      tickMs: 200,
+      dataDir: "/var/flag",
+      awsEndpoint: "http://127.0.0.1:5000",
+      childTaskWaitMs: 100,
+    });
+  });
+
+  it("a problem names the flag when the value came from it, the variable otherwise", () => {
+    expect(problems(() => read({ port: "abc" }, {}))).toEqual([
+      '--port: must be an integer from 0 to 65535 (got "abc")',
+    ]);
+    expect(problems(() => read({}, { FLOW_PORT: "abc" }))).toEqual([
+      'FLOW_PORT: must be an integer from 0 to 65535 (got "abc")',
+    ]);
+    expect(problems(() => read({ tick: "10" }, {}))).toEqual([`--tick: "10" ${NOT_A_DURATION}`]);
+    expect(problems(() => read({}, { FLOW_TICK: "10" }))).toEqual([`FLOW_TICK: "10" ${NOT_A_DURATION}`]);
+    expect(problems(() => read({ "child-task-wait": "0s" }, {}))).toEqual([
+      '--child-task-wait: "0s" must be greater than zero',
+    ]);
+    expect(problems(() => read({}, { FLOW_CHILD_TASK_WAIT: "1.5ms" }))).toEqual([
+      'FLOW_CHILD_TASK_WAIT: "1.5ms" is not a whole number of milliseconds',
+    ]);
+    expect(problems(() => read({ "aws-endpoint": "localhost:4566" }, {}))).toEqual([
+      '--aws-endpoint: must be an http:// or https:// URL (got "localhost:4566")',
+    ]);
+    expect(problems(() => read({}, { FLOW_LOCAL_SECRETS_KEY: "secret" }))).toEqual([
+      "FLOW_LOCAL_SECRETS_KEY: must be 64 hexadecimal digits",
+    ]);
+  });
+
+  it("a valid flag hides an invalid variable (the variable is not read)", () => {
+    expect(read({ port: "7000" }, { FLOW_PORT: "abc" }).port).toBe(7000);
+  });
+
+  it("a flag given empty is refused; a variable set empty is unset", () => {
+    expect(problems(() => read({ port: "", inventory: "", "data-dir": "" }, {}))).toEqual([
+      '--port: must be an integer from 0 to 65535 (got "")',
+      "--inventory: must not be empty",
+      "--data-dir: must not be empty",
+    ]);
+    expect(read({}, { FLOW_PORT: "", FLOW_INVENTORY: "", FLOW_TICK: " " })).toMatchObject({
+      port: 50_051,
+      tickMs: 10_000,
+    });
+    expect(read({}, { FLOW_INVENTORY: "" }).inventoryFile).toBeUndefined();
+  });
+
+  it("every problem at once, joined with '; '", () => {
+    let error: unknown;
+    try {
+      read({ port: "abc", tick: "10" }, { FLOW_CHILD_TASK_WAIT: "-1s", AWS_ENDPOINT_URL: "moto" });
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as Error).message).toBe(
+      [
+        '--port: must be an integer from 0 to 65535 (got "abc")',
+        `--tick: "10" ${NOT_A_DURATION}`,
+        'AWS_ENDPOINT_URL: must be an http:// or https:// URL (got "moto")',
+        `FLOW_CHILD_TASK_WAIT: "-1s" ${NOT_A_DURATION}`,
+      ].join("; "),
+    );
+  });
+
+  it("the configuration is frozen", () => {
+    const config = read({}, {});
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.buildInfo)).toBe(true);
+  });
+
+  it("reads every variable of LOCAL_ENV, and only those", () => {
+    expect([...readLocalStackConfig.names].sort()).toEqual(Object.values(LOCAL_ENV).sort());
+    expect(readLocalStackConfig.required).toEqual([]);
+  });
+});

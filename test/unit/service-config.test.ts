@@ -1,0 +1,313 @@
+/**
+ * The deployables' configuration readers (src/service/config.ts on src/service/env-reader.ts):
+ * every rule with its exact message, every problem at once, defaults, blank = unset, frozen.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  ENV,
+  readBmcResultConfig,
+  readDispatchConfig,
+  readGrpcFrontConfig,
+  readTaskStepsConfig,
+} from "../../src/service/config.js";
+import { ConfigError } from "../../src/service/env-reader.js";
+
+const ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-prod-child-task";
+const KEY_HEX = "0123456789abcdef".repeat(4);
+const front = { FLOW_TABLE_PREFIX: "Flow-prod-", FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN };
+const steps = {
+  FLOW_TABLE_PREFIX: "Flow-prod-",
+  FLOW_IOT_DATA_ENDPOINT: "https://abc-ats.iot.eu-west-1.amazonaws.com",
+};
+
+/** The problems of a reading that must fail. */
+function problems(read: () => unknown): readonly string[] {
+  try {
+    read();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).name).toBe("ConfigError");
+    expect((error as ConfigError).message).toBe((error as ConfigError).problems.join("; "));
+    return (error as ConfigError).problems;
+  }
+  throw new Error("the reading succeeded");
+}
+
+describe("service config: the gRPC front", () => {
+  it("the minimum: defaults for everything else", () => {
+    expect(readGrpcFrontConfig(front)).toEqual({
+      tablePrefix: "Flow-prod-",
+      childTaskStateMachineArn: ARN,
+      secrets: undefined,
+      host: "127.0.0.1",
+      port: 50_051,
+      plaintextBehindLoadBalancer: false,
+      build: { version: "0.0.0", gitCommit: "", buildTime: "" },
+    });
+  });
+
+  it("what the Fargate task is given", () => {
+    const config = readGrpcFrontConfig({
+      ...front,
+      FLOW_SECRETS_KMS_KEY_ID: "arn:aws:kms:eu-west-1:123456789012:key/k",
+      FLOW_PORT: "50051",
+      FLOW_HOST: "0.0.0.0",
+      FLOW_PLAINTEXT_BEHIND_LB: "true",
+      FLOW_PROTO_DIR: "/app/proto",
+      FLOW_VERSION: "1.4.0",
+      FLOW_GIT_COMMIT: "abc1234",
+      FLOW_BUILD_TIME: "2025-01-01T00:00:00Z",
+    });
+    expect(config).toMatchObject({
+      secrets: { kind: "kms", keyId: "arn:aws:kms:eu-west-1:123456789012:key/k" },
+      host: "0.0.0.0",
+      port: 50_051,
+      plaintextBehindLoadBalancer: true,
+      protoDir: "/app/proto",
+      build: { version: "1.4.0", gitCommit: "abc1234", buildTime: "2025-01-01T00:00:00Z" },
+    });
+  });
+
+  it("TLS: both files give TLS, a client CA with them mutual TLS", () => {
+    expect(readGrpcFrontConfig({ ...front, FLOW_TLS_CERT: "c.pem", FLOW_TLS_KEY: "k.pem" }).tls).toEqual({
+      certFile: "c.pem",
+      keyFile: "k.pem",
+    });
+    expect(
+      readGrpcFrontConfig({
+        ...front,
+        FLOW_TLS_CERT: "c.pem",
+        FLOW_TLS_KEY: "k.pem",
+        FLOW_TLS_CLIENT_CA: "ca.pem",
+      }).tls,
+    ).toEqual({ certFile: "c.pem", keyFile: "k.pem", clientCaFile: "ca.pem" });
+  });
+
+  it.each([
+    [{ FLOW_TLS_CERT: "c.pem" }, ["FLOW_TLS_KEY: is required with FLOW_TLS_CERT"]],
+    [{ FLOW_TLS_KEY: "k.pem" }, ["FLOW_TLS_CERT: is required with FLOW_TLS_KEY"]],
+    [
+      { FLOW_TLS_CLIENT_CA: "ca.pem" },
+      ["FLOW_TLS_CLIENT_CA: needs FLOW_TLS_CERT and FLOW_TLS_KEY (mutual TLS is TLS first)"],
+    ],
+    [
+      { FLOW_TLS_CERT: "c.pem", FLOW_TLS_CLIENT_CA: "ca.pem" },
+      [
+        "FLOW_TLS_KEY: is required with FLOW_TLS_CERT",
+        "FLOW_TLS_CLIENT_CA: needs FLOW_TLS_CERT and FLOW_TLS_KEY (mutual TLS is TLS first)",
+      ],
+    ],
+  ])("TLS half-configured %j is refused, not served in plaintext", (tls, expected) => {
+    expect(problems(() => readGrpcFrontConfig({ ...front, ...tls }))).toEqual(expected);
+  });
+
+  it.each([
+    ["FLOW_PORT", "abc", 'FLOW_PORT: must be an integer from 0 to 65535 (got "abc")'],
+    ["FLOW_PORT", "65536", 'FLOW_PORT: must be an integer from 0 to 65535 (got "65536")'],
+    ["FLOW_PORT", "-1", 'FLOW_PORT: must be an integer from 0 to 65535 (got "-1")'],
+    ["FLOW_PORT", "1e3", 'FLOW_PORT: must be an integer from 0 to 65535 (got "1e3")'],
+    ["FLOW_PORT", "50051.5", 'FLOW_PORT: must be an integer from 0 to 65535 (got "50051.5")'],
+    ["FLOW_PLAINTEXT_BEHIND_LB", "yes", 'FLOW_PLAINTEXT_BEHIND_LB: must be "true" or "false" (got "yes")'],
+    [
+      "FLOW_TABLE_PREFIX",
+      "Flow prod",
+      'FLOW_TABLE_PREFIX: must be at most 246 letters, digits, "_", "-" or "." (got "Flow prod")',
+    ],
+    [
+      "FLOW_TABLE_PREFIX",
+      "x".repeat(247),
+      `FLOW_TABLE_PREFIX: must be at most 246 letters, digits, "_", "-" or "." (got "${"x".repeat(247)}")`,
+    ],
+    [
+      "FLOW_CHILD_TASK_STATE_MACHINE_ARN",
+      "child-task",
+      'FLOW_CHILD_TASK_STATE_MACHINE_ARN: must be a state machine ARN (arn:aws:states:<region>:<account>:stateMachine:<name>) (got "child-task")',
+    ],
+    [
+      "AWS_ENDPOINT_URL",
+      "localhost:5000",
+      'AWS_ENDPOINT_URL: must be an http:// or https:// URL (got "localhost:5000")',
+    ],
+    ["AWS_ENDPOINT_URL", "ftp://x", 'AWS_ENDPOINT_URL: must be an http:// or https:// URL (got "ftp://x")'],
+    ["FLOW_LOCAL_SECRETS_KEY", "abc", "FLOW_LOCAL_SECRETS_KEY: must be 64 hexadecimal digits"],
+    ["FLOW_LOCAL_SECRETS_KEY", `${KEY_HEX}00`, "FLOW_LOCAL_SECRETS_KEY: must be 64 hexadecimal digits"],
+    [
+      "FLOW_LOCAL_SECRETS_KEY",
+      `${KEY_HEX.slice(1)}g`,
+      "FLOW_LOCAL_SECRETS_KEY: must be 64 hexadecimal digits",
+    ],
+  ])("%s=%s → %s", (name, value, message) => {
+    expect(problems(() => readGrpcFrontConfig({ ...front, [name]: value }))).toEqual([message]);
+  });
+
+  it("accepts the edges of each rule", () => {
+    expect(readGrpcFrontConfig({ ...front, FLOW_PORT: "0" }).port).toBe(0);
+    expect(readGrpcFrontConfig({ ...front, FLOW_PORT: "65535" }).port).toBe(65_535);
+    expect(
+      readGrpcFrontConfig({ ...front, FLOW_PLAINTEXT_BEHIND_LB: "false" }).plaintextBehindLoadBalancer,
+    ).toBe(false);
+    expect(readGrpcFrontConfig({ ...front, FLOW_TABLE_PREFIX: "x".repeat(246) }).tablePrefix).toHaveLength(
+      246,
+    );
+    expect(readGrpcFrontConfig({ ...front, AWS_ENDPOINT_URL: "http://127.0.0.1:5000" }).awsEndpoint).toBe(
+      "http://127.0.0.1:5000",
+    );
+    const govCloud = "arn:aws-us-gov:states:us-gov-west-1:123456789012:stateMachine:Flow_x-1";
+    expect(
+      readGrpcFrontConfig({ ...front, FLOW_CHILD_TASK_STATE_MACHINE_ARN: govCloud }).childTaskStateMachineArn,
+    ).toBe(govCloud);
+  });
+
+  it("a secret is never echoed in a message", () => {
+    const secret = `${KEY_HEX.slice(2)}zz`;
+    expect(
+      problems(() => readGrpcFrontConfig({ ...front, FLOW_LOCAL_SECRETS_KEY: secret })).join(),
+    ).not.toContain(secret);
+  });
+
+  it("every problem at once, in declaration order, cross-setting ones last", () => {
+    expect(
+      problems(() =>
+        readGrpcFrontConfig({
+          FLOW_PORT: "abc",
+          FLOW_TLS_CERT: "c.pem",
+          AWS_ENDPOINT_URL: "moto",
+        }),
+      ),
+    ).toEqual([
+      "FLOW_TABLE_PREFIX: is required",
+      'AWS_ENDPOINT_URL: must be an http:// or https:// URL (got "moto")',
+      "FLOW_CHILD_TASK_STATE_MACHINE_ARN: is required",
+      'FLOW_PORT: must be an integer from 0 to 65535 (got "abc")',
+      "FLOW_TLS_KEY: is required with FLOW_TLS_CERT",
+    ]);
+  });
+
+  it("a blank variable is unset: a required one is missing, an optional one takes its default", () => {
+    expect(problems(() => readGrpcFrontConfig({ ...front, FLOW_TABLE_PREFIX: "  " }))).toEqual([
+      "FLOW_TABLE_PREFIX: is required",
+    ]);
+    expect(readGrpcFrontConfig({ ...front, FLOW_PORT: "", FLOW_HOST: " " })).toMatchObject({
+      port: 50_051,
+      host: "127.0.0.1",
+    });
+  });
+
+  it("values are trimmed", () => {
+    expect(
+      readGrpcFrontConfig({ ...front, FLOW_PORT: " 8080 ", FLOW_TABLE_PREFIX: "Flow-dev- " }),
+    ).toMatchObject({
+      port: 8080,
+      tablePrefix: "Flow-dev-",
+    });
+  });
+
+  it("the configuration is frozen, nested parts too", () => {
+    const config = readGrpcFrontConfig({ ...front, FLOW_TLS_CERT: "c.pem", FLOW_TLS_KEY: "k.pem" });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(Object.isFrozen(config.build)).toBe(true);
+    expect(Object.isFrozen(config.tls)).toBe(true);
+    expect(() => {
+      (config as { port: number }).port = 1;
+    }).toThrow(TypeError);
+  });
+
+  it("reads exactly its names and requires the tables and the state machine", () => {
+    expect([...readGrpcFrontConfig.names].sort()).toEqual(
+      [
+        ENV.tablePrefix,
+        ENV.awsEndpoint,
+        ENV.childTaskStateMachineArn,
+        ENV.secretsKmsKeyId,
+        ENV.localSecretsKeyHex,
+        ENV.host,
+        ENV.port,
+        ENV.tlsCert,
+        ENV.tlsKey,
+        ENV.tlsClientCa,
+        ENV.plaintextBehindLoadBalancer,
+        ENV.protoDir,
+        ENV.version,
+        ENV.gitCommit,
+        ENV.buildTime,
+      ].sort(),
+    );
+    expect(readGrpcFrontConfig.required).toEqual([ENV.tablePrefix, ENV.childTaskStateMachineArn]);
+  });
+});
+
+describe("service config: the secrets cipher", () => {
+  it("KMS in AWS; a local AES key off AWS; KMS wins when both are set; neither: none", () => {
+    expect(readTaskStepsConfig({ ...steps, FLOW_SECRETS_KMS_KEY_ID: "alias/flow" }).secrets).toEqual({
+      kind: "kms",
+      keyId: "alias/flow",
+    });
+    expect(readTaskStepsConfig({ ...steps, FLOW_LOCAL_SECRETS_KEY: KEY_HEX }).secrets).toEqual({
+      kind: "local-aes-256-gcm",
+      keyHex: KEY_HEX,
+    });
+    expect(
+      readTaskStepsConfig({
+        ...steps,
+        FLOW_SECRETS_KMS_KEY_ID: "alias/flow",
+        FLOW_LOCAL_SECRETS_KEY: KEY_HEX,
+      }).secrets,
+    ).toEqual({ kind: "kms", keyId: "alias/flow" });
+    expect(readTaskStepsConfig(steps).secrets).toBeUndefined();
+  });
+});
+
+describe("service config: the Lambdas", () => {
+  it("dispatcher and stream-evaluator: the tables and the state machine", () => {
+    expect(readDispatchConfig(front)).toEqual({ tablePrefix: "Flow-prod-", childTaskStateMachineArn: ARN });
+    expect(problems(() => readDispatchConfig({}))).toEqual([
+      "FLOW_TABLE_PREFIX: is required",
+      "FLOW_CHILD_TASK_STATE_MACHINE_ARN: is required",
+    ]);
+    expect(readDispatchConfig.names).toEqual([
+      ENV.tablePrefix,
+      ENV.awsEndpoint,
+      ENV.childTaskStateMachineArn,
+    ]);
+  });
+
+  it("task-steps: the IoT endpoint is required and a URL; the dispatcher's name optional", () => {
+    expect(readTaskStepsConfig({ ...steps, FLOW_DISPATCHER_FUNCTION_NAME: "Flow-prod-dispatcher" })).toEqual({
+      tablePrefix: "Flow-prod-",
+      iotDataEndpoint: "https://abc-ats.iot.eu-west-1.amazonaws.com",
+      secrets: undefined,
+      dispatcherFunctionName: "Flow-prod-dispatcher",
+    });
+    expect(problems(() => readTaskStepsConfig({ FLOW_TABLE_PREFIX: "p-" }))).toEqual([
+      "FLOW_IOT_DATA_ENDPOINT: is required",
+    ]);
+    expect(
+      problems(() =>
+        readTaskStepsConfig({ ...steps, FLOW_IOT_DATA_ENDPOINT: "abc-ats.iot.eu-west-1.amazonaws.com" }),
+      ),
+    ).toEqual([
+      'FLOW_IOT_DATA_ENDPOINT: must be an http:// or https:// URL (got "abc-ats.iot.eu-west-1.amazonaws.com")',
+    ]);
+    expect(readTaskStepsConfig.required).toEqual([ENV.tablePrefix, ENV.iotDataEndpoint]);
+  });
+
+  it.each([
+    ["Flow-prod-dispatcher", true],
+    ["arn:aws:lambda:eu-west-1:123456789012:function:Flow-prod-dispatcher", true],
+    ["arn:aws:lambda:eu-west-1:123456789012:function:Flow-prod-dispatcher:live", true],
+    ["Flow prod dispatcher", false],
+    ["x".repeat(65), false],
+  ])("bmc-result: FLOW_DISPATCHER_FUNCTION_NAME=%s accepted: %s", (name, accepted) => {
+    const read = () => readBmcResultConfig({ FLOW_TABLE_PREFIX: "p-", FLOW_DISPATCHER_FUNCTION_NAME: name });
+    if (accepted) expect(read().dispatcherFunctionName).toBe(name);
+    else
+      expect(problems(read)).toEqual([
+        `FLOW_DISPATCHER_FUNCTION_NAME: must be a Lambda function name or ARN (got ${JSON.stringify(name)})`,
+      ]);
+  });
+
+  it("bmc-result: the tables alone are required", () => {
+    expect(readBmcResultConfig({ FLOW_TABLE_PREFIX: "p-" })).toEqual({ tablePrefix: "p-" });
+    expect(readBmcResultConfig.required).toEqual([ENV.tablePrefix]);
+  });
+});

@@ -1,0 +1,181 @@
+/**
+ * Every composition root builds from a valid configuration without I/O: the AWS SDK clients are
+ * mocked, and no command reaches any of them while a root is built (clients only send when used).
+ * The `*FromEnvironment` functions the entries call read process.env once and fail at start with
+ * every problem named.
+ */
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
+import { KMSClient } from "@aws-sdk/client-kms";
+import { LambdaClient } from "@aws-sdk/client-lambda";
+import { SFNClient } from "@aws-sdk/client-sfn";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { mockClient } from "aws-sdk-client-mock";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { KmsEnvelopeCipher } from "../../src/adapters/kms/kms-cipher.js";
+import { LambdaRunWaker } from "../../src/adapters/lambda/lambda-waker.js";
+import { awsChildTasks } from "../../src/service/aws.js";
+import {
+  readBmcResultConfig,
+  readDispatchConfig,
+  readGrpcFrontConfig,
+  readTaskStepsConfig,
+} from "../../src/service/config.js";
+import { ConfigError } from "../../src/service/env-reader.js";
+import { composeGrpcFront } from "../../src/service/grpc-front.js";
+import { bmcResultFromEnvironment, composeBmcResultLambda } from "../../src/service/lambdas/bmc-result.js";
+import { composeDispatcherLambda, dispatcherFromEnvironment } from "../../src/service/lambdas/dispatcher.js";
+import { composeStreamEvaluatorLambda } from "../../src/service/lambdas/stream-evaluator.js";
+import { composeTaskStepsLambda, taskStepsFromEnvironment } from "../../src/service/lambdas/task-steps.js";
+
+const ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-test-child-task";
+const base = { FLOW_TABLE_PREFIX: "Flow-test-", AWS_REGION: "eu-west-1" };
+
+const mocks = [
+  mockClient(DynamoDBClient),
+  mockClient(DynamoDBDocumentClient),
+  mockClient(SFNClient),
+  mockClient(KMSClient),
+  mockClient(LambdaClient),
+  mockClient(IoTDataPlaneClient),
+];
+/** Every command any client was asked to send, by client. */
+const sent = () => mocks.flatMap((mock) => mock.calls() as unknown[]);
+
+beforeEach(() => {
+  for (const mock of mocks) mock.reset();
+});
+afterEach(() => {
+  vi.unstubAllEnvs();
+});
+
+describe("composition roots: built from a valid configuration without I/O", () => {
+  it("the gRPC front: the API, and the server options from the configuration", () => {
+    const config = readGrpcFrontConfig({
+      ...base,
+      FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
+      FLOW_SECRETS_KMS_KEY_ID: "alias/flow",
+      FLOW_HOST: "0.0.0.0",
+      FLOW_PLAINTEXT_BEHIND_LB: "true",
+      FLOW_PROTO_DIR: "/app/proto",
+      FLOW_VERSION: "1.4.0",
+      FLOW_GIT_COMMIT: "abc1234",
+    });
+    const front = composeGrpcFront(config);
+    expect(front.api.version()).toEqual({ version: "1.4.0", gitCommit: "abc1234", buildTime: "" });
+    expect(front.server).toMatchObject({
+      api: front.api,
+      host: "0.0.0.0",
+      port: 50_051,
+      allowInsecureNonLoopback: true,
+      protoDir: "/app/proto",
+      drainMs: 5_000,
+    });
+    expect(front.server.tls).toBeUndefined();
+    expect(sent()).toEqual([]);
+  });
+
+  it("the gRPC front with TLS hands both files (and the client CA) to the server", () => {
+    const config = readGrpcFrontConfig({
+      ...base,
+      FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
+      FLOW_TLS_CERT: "c.pem",
+      FLOW_TLS_KEY: "k.pem",
+      FLOW_TLS_CLIENT_CA: "ca.pem",
+    });
+    expect(composeGrpcFront(config).server.tls).toEqual({
+      certFile: "c.pem",
+      keyFile: "k.pem",
+      clientCaFile: "ca.pem",
+    });
+  });
+
+  it("the dispatcher and the stream evaluator", async () => {
+    const config = readDispatchConfig({ ...base, FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN });
+    const dispatcher = composeDispatcherLambda(config);
+    expect(typeof dispatcher.tick).toBe("function");
+    const handler = composeStreamEvaluatorLambda(config);
+    expect(sent()).toEqual([]);
+    // An empty batch decides nothing and reads nothing.
+    expect(await handler({ Records: [] })).toEqual({ batchItemFailures: [] });
+    expect(sent()).toEqual([]);
+  });
+
+  it("task-steps", () => {
+    const steps = composeTaskStepsLambda(
+      readTaskStepsConfig({
+        ...base,
+        FLOW_IOT_DATA_ENDPOINT: "https://abc-ats.iot.eu-west-1.amazonaws.com",
+        FLOW_SECRETS_KMS_KEY_ID: "alias/flow",
+        FLOW_DISPATCHER_FUNCTION_NAME: "Flow-test-dispatcher",
+      }),
+    );
+    expect(typeof steps.handle).toBe("function");
+    expect(sent()).toEqual([]);
+  });
+
+  it("bmc-result", async () => {
+    const receiver = composeBmcResultLambda(readBmcResultConfig(base));
+    expect(await receiver.receive({ kind: "invalid" })).toEqual({ outcome: "invalid" });
+    expect(sent()).toEqual([]);
+  });
+});
+
+describe("awsChildTasks: the parts the configuration names", () => {
+  it("a KMS key → KMS envelope encryption, sealing for the BMC under the key's id", async () => {
+    const { parts } = awsChildTasks(
+      { tablePrefix: "p-", secrets: { kind: "kms", keyId: "alias/flow" } },
+      "task-steps",
+    );
+    expect((parts.secrets as unknown as { cipher: unknown }).cipher).toBeInstanceOf(KmsEnvelopeCipher);
+    expect(sent()).toEqual([]);
+  });
+
+  it("a local AES key off AWS: the sealer names it local-aes-256-gcm", async () => {
+    const { parts } = awsChildTasks(
+      { tablePrefix: "p-", secrets: { kind: "local-aes-256-gcm", keyHex: "ab".repeat(32) } },
+      "task-steps",
+    );
+    expect((await parts.sealer.seal("pw", "c1", "r1")).keyId).toBe("local-aes-256-gcm");
+  });
+
+  it("no cipher: sealing credentials is refused with the reason", async () => {
+    const { parts } = awsChildTasks({ tablePrefix: "p-" }, "task-steps");
+    await expect(parts.sealer.seal("pw", "c1", "r1")).rejects.toThrow(
+      "firmware credentials need a cipher; none is configured",
+    );
+  });
+
+  it("a dispatcher name → outcomes wake the dispatcher Lambda; none → no waker", () => {
+    const named = awsChildTasks(
+      { tablePrefix: "p-", dispatcherFunctionName: "Flow-test-dispatcher" },
+      "bmc-result",
+    );
+    expect(named.parts.outcome.waker).toBeInstanceOf(LambdaRunWaker);
+    expect(awsChildTasks({ tablePrefix: "p-" }, "bmc-result").parts.outcome.waker).toBeUndefined();
+  });
+
+  it("the tables are named from the prefix", () => {
+    expect(awsChildTasks({ tablePrefix: "Flow-prod-" }, "grpc").names.runs).toBe("Flow-prod-Runs");
+  });
+});
+
+describe("composition roots: the environment, read once at start", () => {
+  it("a valid environment builds the Lambda", () => {
+    vi.stubEnv("FLOW_TABLE_PREFIX", "Flow-test-");
+    vi.stubEnv("FLOW_CHILD_TASK_STATE_MACHINE_ARN", ARN);
+    expect(typeof dispatcherFromEnvironment().dispatchRun).toBe("function");
+    expect(typeof bmcResultFromEnvironment().receive).toBe("function");
+  });
+
+  it("an invalid one fails at start with every problem", () => {
+    vi.stubEnv("FLOW_TABLE_PREFIX", "");
+    vi.stubEnv("FLOW_IOT_DATA_ENDPOINT", "iot");
+    expect(() => taskStepsFromEnvironment()).toThrow(
+      new ConfigError([
+        "FLOW_TABLE_PREFIX: is required",
+        'FLOW_IOT_DATA_ENDPOINT: must be an http:// or https:// URL (got "iot")',
+      ]),
+    );
+  });
+});
