@@ -358,10 +358,12 @@ describe("matchesName", () => {
     expect(matchesName(name, query)).toBe(expected);
   });
 
-  it("stays fast on patterns that make backtracking regexes explode", () => {
-    const started = performance.now();
+  // A backtracking matcher takes time exponential in the `%` count here and never ends within the
+  // test timeout; the single-backtrack scan is O(name × pattern). No clock is read: the timeout is
+  // the guard, so the machine's load cannot make this fail.
+  it("answers patterns that make backtracking regexes explode (5,000 chars, 30 wildcards)", () => {
     expect(matchesName("a".repeat(5000), like(false, `${"%a".repeat(30)}%b`))).toBe(false);
-    expect(performance.now() - started).toBeLessThan(1000);
+    expect(matchesName(`${"a".repeat(5000)}b`, like(false, `${"%a".repeat(30)}%b`))).toBe(true);
   });
 });
 
