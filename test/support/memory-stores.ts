@@ -6,12 +6,13 @@
  * fakes (test/unit/memory-stores.test.ts) and DynamoDB on moto (test/integration/store-contracts
  * .test.ts): a behaviour asserted there holds for both.
  *
- * Every method does its whole work between two awaits, so each call is one atomic step, like one
+ * Every method does its whole work after its last await, so each call is one atomic step, like one
  * conditional write or one transaction. Values go in and come out as copies: a caller that mutates
  * what it read changes nothing stored.
  *
  * `calls` counts the port calls made on a store (a call a store makes on itself is not counted),
- * so a test can say "nothing was written" or "one batch claim, no single claims".
+ * so a test can say "nothing was written" or "one batch claim, no single claims". On the run
+ * store, `interleave` slips another writer in between a caller's read and its write.
  */
 import {
   ACTIVE_TASK_STATUSES,
@@ -111,13 +112,42 @@ export class MemoryRunStore implements RunStore {
   /** runId → targetId → target. */
   private readonly targets = new Map<string, Map<string, Target>>();
 
+  /** Rivals waiting for the next call of a method; see `interleave`. */
+  private readonly rivals = new Map<keyof RunStore, (() => unknown)[]>();
+  private inRival = false;
+
   /** Port calls that write (createRun, saveRun, claims, transitions), counted since the last reset. */
   writes(): number {
     return this.calls.total(RUN_WRITES);
   }
 
+  /**
+   * Runs `rival` (another dispatcher's claim, an operator's pause…) once, right before the next
+   * call of `method` does its work: what a concurrent process does between a caller's read and its
+   * write. Several queue up in order, one per call; the rival's own calls on this store count in
+   * `calls` but never trigger another rival.
+   */
+  interleave(method: keyof RunStore, rival: () => unknown): void {
+    const queued = this.rivals.get(method) ?? [];
+    queued.push(rival);
+    this.rivals.set(method, queued);
+  }
+
+  private async enter(method: keyof RunStore): Promise<void> {
+    this.calls.add(method);
+    if (this.inRival) return;
+    const rival = this.rivals.get(method)?.shift();
+    if (rival === undefined) return;
+    this.inRival = true;
+    try {
+      await rival();
+    } finally {
+      this.inRival = false;
+    }
+  }
+
   async createRun(run: Run, targets: Target[]): Promise<void> {
-    this.calls.add("createRun");
+    await this.enter("createRun");
     const taken = targets.some((t) => this.targets.get(t.runId)?.has(t.id));
     if (this.runs.has(run.id) || taken || new Set(targets.map((t) => t.id)).size !== targets.length) {
       throw new FlowError("ALREADY_EXISTS", `operation run ${run.id} already exists`);
@@ -131,13 +161,13 @@ export class MemoryRunStore implements RunStore {
   }
 
   async getRun(runId: string): Promise<Run | undefined> {
-    this.calls.add("getRun");
+    await this.enter("getRun");
     const run = this.runs.get(runId);
     return run === undefined ? undefined : copy(run);
   }
 
   async getRunSecrets(runId: string): Promise<FirmwareAuthentication | undefined> {
-    this.calls.add("getRunSecrets");
+    await this.enter("getRunSecrets");
     const secrets = this.secrets.get(runId);
     return secrets === undefined ? undefined : copy(secrets);
   }
@@ -146,7 +176,7 @@ export class MemoryRunStore implements RunStore {
     matches: (run: RunListEntry) => boolean,
     page: Page,
   ): Promise<{ runs: Run[]; total: number }> {
-    this.calls.add("listRuns");
+    await this.enter("listRuns");
     const matching = [...this.runs.values()].sort(newestFirst).filter((run) =>
       matches({
         id: run.id,
@@ -164,7 +194,7 @@ export class MemoryRunStore implements RunStore {
     runId: string,
     options: ListTargetsOptions,
   ): Promise<{ targets: Target[]; total: number } | undefined> {
-    this.calls.add("listTargets");
+    await this.enter("listTargets");
     if (!options.knownCommitted && !this.runs.has(runId)) return undefined;
     const all = [...(this.targets.get(runId)?.values() ?? [])]
       .filter(
@@ -178,13 +208,13 @@ export class MemoryRunStore implements RunStore {
   }
 
   async getTarget(runId: string, targetId: string): Promise<Target | undefined> {
-    this.calls.add("getTarget");
+    await this.enter("getTarget");
     const target = this.targets.get(runId)?.get(targetId);
     return target === undefined ? undefined : copy(target);
   }
 
   async listActiveRunIds(): Promise<string[]> {
-    this.calls.add("listActiveRunIds");
+    await this.enter("listActiveRunIds");
     return [...this.runs.values()]
       .filter(isActiveRun)
       .sort(byId)
@@ -192,7 +222,7 @@ export class MemoryRunStore implements RunStore {
   }
 
   async saveRun(run: Run, expectedUpdatedAt: number): Promise<SaveRunOutcome> {
-    this.calls.add("saveRun");
+    await this.enter("saveRun");
     // The port's rule for callers; breaking it would let two writers both pass the same check.
     if (run.updatedAt === expectedUpdatedAt) {
       throw new RangeError(`saveRun: updatedAt must differ from expectedUpdatedAt (${expectedUpdatedAt})`);
@@ -218,7 +248,7 @@ export class MemoryRunStore implements RunStore {
     phaseIndex: number,
     pendingLimit: number,
   ): Promise<{ held: Target[]; pending: Target[] }> {
-    this.calls.add("listQueuedTargets");
+    await this.enter("listQueuedTargets");
     const phase = [...(this.targets.get(runId)?.values() ?? [])]
       .filter((t) => t.phaseIndex === phaseIndex)
       .sort(inOrder);
@@ -229,7 +259,7 @@ export class MemoryRunStore implements RunStore {
   }
 
   async claimTarget(expected: Target, leaseMs: number, now: number): Promise<ClaimOutcome> {
-    this.calls.add("claimTarget");
+    await this.enter("claimTarget");
     const target = this.claimable(expected, now);
     if (target === undefined) return "lost-race";
     const run = this.runs.get(expected.runId);
@@ -243,7 +273,7 @@ export class MemoryRunStore implements RunStore {
   }
 
   async claimTargets(expected: Target[], leaseMs: number, now: number): Promise<BatchClaimResult> {
-    this.calls.add("claimTargets");
+    await this.enter("claimTargets");
     const nothing = (outcome: ClaimOutcome): BatchClaimResult => ({ outcome, claimed: [] });
     const first = expected[0];
     if (first === undefined) return { outcome: "claimed", claimed: [] };
@@ -282,7 +312,7 @@ export class MemoryRunStore implements RunStore {
     now: number,
     message = "submitted",
   ): Promise<TransitionOutcome> {
-    this.calls.add("recordSubmitted");
+    await this.enter("recordSubmitted");
     const target = this.targets.get(runId)?.get(targetId);
     if (target === undefined) return "not-found";
     if (target.status === "SUBMITTED" && target.taskId === taskId) return "already-recorded";
@@ -301,7 +331,7 @@ export class MemoryRunStore implements RunStore {
     blocked: BlockedUpdate,
     now: number,
   ): Promise<TransitionOutcome> {
-    this.calls.add("recordBlocked");
+    await this.enter("recordBlocked");
     const target = this.targets.get(runId)?.get(targetId);
     if (target === undefined) return "not-found";
     const run = this.runs.get(runId);
@@ -324,18 +354,18 @@ export class MemoryRunStore implements RunStore {
     message: string,
     now: number,
   ): Promise<TransitionOutcome> {
-    this.calls.add("recordOutcome");
+    await this.enter("recordOutcome");
     return this.outcome(runId, targetId, status, message, now);
   }
 
   async terminateTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number> {
-    this.calls.add("terminateTargets");
+    await this.enter("terminateTargets");
     return targetIds.filter((id) => this.outcome(runId, id, "TERMINATED", message, now) === "recorded")
       .length;
   }
 
   async restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome> {
-    this.calls.add("restartConflictClock");
+    await this.enter("restartConflictClock");
     const target = this.targets.get(runId)?.get(targetId);
     if (target === undefined) return "not-found";
     if (target.status !== "BLOCKED") return "lost-race";
