@@ -402,6 +402,20 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         });
         expect((await run(r)).inFlight).toBe(1);
       });
+      it("8 concurrent claimers, max 3: exactly 3 claims commit and inFlight is 3", async () => {
+        const { run: r, targets } = await created({ phaseSizes: [6], maxConcurrent: 3 });
+        const claimer = async () => {
+          for (const t of (await runs.listQueuedTargets(r.id, 0, 6)).pending) {
+            const outcome = await runs.claimTarget(t, LEASE, T);
+            if (outcome === "claimed" || outcome === "slots-full") return outcome;
+          }
+          return "none";
+        };
+        const outcomes = await Promise.all(Array.from({ length: 8 }, claimer));
+        expect(outcomes.filter((o) => o === "claimed")).toHaveLength(3);
+        expect((await statuses(targets)).filter((s) => s === "CLAIMED")).toHaveLength(3);
+        expect((await run(r)).inFlight).toBe(3);
+      });
     });
 
     describe("claimTargets: a batch in one transaction", () => {
