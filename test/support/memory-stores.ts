@@ -2,9 +2,9 @@
  * In-memory fakes of the storage ports (src/app/ports.ts) for use-case tables that run in
  * milliseconds. Each one `implements` its port with no cast, so a port change breaks it at compile
  * time, and each follows the DynamoDB adapter's observable behaviour, down to what a transition
- * keeps and what it clears. The contract suites in test/support/contracts/ run against both the
- * fakes (test/unit/memory-stores.test.ts) and DynamoDB on moto (test/integration/store-contracts
- * .test.ts): a behaviour asserted there holds for both.
+ * keeps and what it clears. The contract suites in test/support/contracts/ run against both: the
+ * fakes in test/unit/memory-stores.test.ts, DynamoDB on moto in
+ * test/integration/store-contracts.test.ts. A behaviour asserted there holds for both.
  *
  * Every method does its whole work after its last await, so each call is one atomic step, like one
  * conditional write or one transaction. Values go in and come out as copies: a caller that mutates
