@@ -40,13 +40,15 @@ interface State {
   endpoint: string;
   /** The moto deploy:local started (absent when AWS_ENDPOINT_URL named the endpoint). */
   pid?: number;
+  /** The -c values given (kept for the next deploy:local), and the whole context deployed with. */
+  given: Record<string, string>;
   context: Record<string, string>;
 }
 
 class UsageError extends Error {}
 
 /** `-c key=value` / `--context key=value`, nothing else. */
-export function parseContextArgs(args: readonly string[]): Record<string, string> {
+function parseContextArgs(args: readonly string[]): Record<string, string> {
   const context: Record<string, string> = {};
   for (let i = 0; i < args.length; i += 1) {
     const arg = args[i]!;
@@ -97,8 +99,15 @@ async function deploy(given: Record<string, string>): Promise<void> {
       `deploy:local: started moto (pid ${pid}) on ${endpoint.url}; npm run destroy:local stops it`,
     );
   }
-  const context = await rehearsalContext(endpoint.url, { ...previous?.context, ...given });
-  const state: State = { endpoint: endpoint.url, context, ...(pid === undefined ? {} : { pid }) };
+  // The rest of the context is prepared again: a certificate of an earlier moto is not in this one.
+  const kept = { ...previous?.given, ...given };
+  const context = await rehearsalContext(endpoint.url, kept);
+  const state: State = {
+    endpoint: endpoint.url,
+    given: kept,
+    context,
+    ...(pid === undefined ? {} : { pid }),
+  };
   // Written before the deploy, so destroy:local can clean up after a failed one too.
   writeFileSync(STATE_FILE, `${JSON.stringify(state, null, 2)}\n`);
   const run = { endpoint, context, outdir: OUTDIR, echo };
