@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
-// Four projects: unit and property are pure and fast; integration and e2e start moto_server
-// (test/support/global-setup.ts) unless AWS_ENDPOINT_URL names a running endpoint.
+// Five projects: unit and property are pure and fast; integration and e2e start moto_server
+// (test/support/global-setup.ts) unless AWS_ENDPOINT_URL names a running endpoint; deploy
+// rehearses `cdk deploy` against a local endpoint (test/deploy/).
 export default defineConfig({
   test: {
     coverage: {
@@ -42,6 +43,16 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 60_000,
           fileParallelism: false,
+        },
+      },
+      {
+        // The deploy rehearsal (deploy/rehearsal.ts): starts its own endpoint, as account
+        // 000000000000, unless AWS_ENDPOINT_URL names one; bundling and two CLI runs take a while.
+        test: {
+          name: "deploy",
+          include: ["test/deploy/**/*.test.ts"],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
         },
       },
     ],

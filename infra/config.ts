@@ -35,6 +35,12 @@ export interface FlowDeployConfig {
   readonly containerImage?: string;
   /** The account's IoT data endpoint; looked up by a custom resource at deploy time when absent. */
   readonly iotDataEndpoint?: string;
+  /**
+   * Lambda-backed custom resources (the IoT endpoint look-up, the new VPC's default-security-group
+   * lock-down). `false` leaves every one out, for an endpoint that cannot invoke a Lambda while it
+   * deploys (moto without Docker: `npm run deploy:local`); it then needs `iotDataEndpoint`.
+   */
+  readonly customResources: boolean;
   /** Alarm notifications: an e-mail address subscribed to a new topic, or an existing topic. */
   readonly alarmEmail?: string;
   readonly alarmTopicArn?: string;
@@ -64,6 +70,15 @@ function optionalString(read: ContextReader, key: string): string | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   if (typeof value !== "string") throw new DeployConfigError(`context ${key} must be a string`);
   return value.trim() || undefined;
+}
+
+function flag(read: ContextReader, key: string, fallback: boolean): boolean {
+  const value = read(key);
+  if (value === undefined || value === null || value === "") return fallback;
+  // `-c key=false` arrives as the string "false", cdk.json as a JSON boolean.
+  if (value === true || value === "true") return true;
+  if (value === false || value === "false") return false;
+  throw new DeployConfigError(`context ${key} must be true or false, got ${String(value)}`);
 }
 
 function integer(read: ContextReader, key: string, fallback: number, min: number, max: number): number {
@@ -109,6 +124,13 @@ export function readDeployConfig(read: ContextReader): FlowDeployConfig {
       "context vpcId needs context account and region (the VPC is looked up there)",
     );
   }
+  const iotDataEndpoint = optionalString(read, "iotDataEndpoint");
+  const customResources = flag(read, "customResources", true);
+  if (!customResources && !iotDataEndpoint) {
+    throw new DeployConfigError(
+      "context customResources=false needs context iotDataEndpoint (without it a custom resource looks the endpoint up)",
+    );
+  }
   const serviceMinTasks = integer(read, "serviceMinTasks", stage === "prod" ? 2 : 1, 1, 100);
   const serviceMaxTasks = integer(read, "serviceMaxTasks", stage === "prod" ? 6 : 2, 1, 100);
   if (serviceMaxTasks < serviceMinTasks) {
@@ -124,7 +146,8 @@ export function readDeployConfig(read: ContextReader): FlowDeployConfig {
     certificateArn,
     clientCidr: optionalString(read, "clientCidr"),
     containerImage: optionalString(read, "containerImage"),
-    iotDataEndpoint: optionalString(read, "iotDataEndpoint"),
+    iotDataEndpoint,
+    customResources,
     alarmEmail: optionalString(read, "alarmEmail"),
     alarmTopicArn: optionalString(read, "alarmTopicArn"),
     tickIntervalSeconds: integer(read, "tickIntervalSeconds", 10, 1, 60),

@@ -20,12 +20,15 @@
  * still fails (a malformed update expression) is undone from copies of the touched items only.
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { openSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 
 export interface LocalMoto {
   endpoint: string;
   /** True when requests are serialized (transactions behave like DynamoDB's). */
   serialized: boolean;
+  /** The server's process id (what a later process stops a detached server by). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -142,40 +145,63 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startLocalMoto(
-  options: { python?: string; timeoutMs?: number; serialized?: boolean } = {},
-): Promise<LocalMoto> {
+export interface LocalMotoOptions {
+  python?: string;
+  timeoutMs?: number;
+  serialized?: boolean;
+  /** Added to this process's environment, e.g. `{ MOTO_ACCOUNT_ID: "000000000000" }`. */
+  env?: Record<string, string>;
+  /**
+   * Outlive this process (deploy/local.ts: `deploy:local` leaves the endpoint up for
+   * `destroy:local`): moto's output is appended to this file instead of a pipe, which would break
+   * when this process exits, and it is stopped later by its `pid`.
+   */
+  detachedLog?: string;
+}
+
+export async function startLocalMoto(options: LocalMotoOptions = {}): Promise<LocalMoto> {
   if (options.serialized !== false) {
     try {
       return await launch(
         options.python ?? process.env.MOTO_PYTHON ?? "python3",
         (port) => ["-c", SERIALIZED_LAUNCHER, "127.0.0.1", String(port)],
         true,
-        options.timeoutMs,
+        options,
       );
     } catch {
       // fall through to the stock server
     }
   }
-  return launch("moto_server", (port) => ["-H", "127.0.0.1", "-p", String(port)], false, options.timeoutMs);
+  return launch("moto_server", (port) => ["-H", "127.0.0.1", "-p", String(port)], false, options);
 }
 
 async function launch(
   command: string,
   args: (port: number) => string[],
   serialized: boolean,
-  timeoutMs = 20_000,
+  options: LocalMotoOptions,
 ): Promise<LocalMoto> {
+  const timeoutMs = options.timeoutMs ?? 20_000;
   const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(command, args(port), { stdio: ["ignore", "ignore", "pipe"] });
+  const env = { ...process.env, ...options.env };
+  const log = options.detachedLog;
+  const child: ChildProcess =
+    log === undefined
+      ? spawn(command, args(port), { stdio: ["ignore", "ignore", "pipe"], env })
+      : spawn(command, args(port), {
+          stdio: ["ignore", openSync(log, "a"), openSync(log, "a")],
+          env,
+          detached: true,
+        });
   let stderr = "";
   child.stderr?.on("data", (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
   });
+  const output = () => (log === undefined ? stderr : readFileSync(log, "utf8").slice(-4000));
   let exited: string | undefined;
   child.on("exit", (code, signal) => {
-    exited = `${command} exited (code ${code}, signal ${signal}): ${stderr}`;
+    exited = `${command} exited (code ${code}, signal ${signal}): ${output()}`;
   });
   child.on("error", (error) => {
     exited = `${command} failed to start: ${error.message}`;
@@ -190,14 +216,17 @@ async function launch(
     } catch {
       if (Date.now() > deadline) {
         child.kill("SIGKILL");
-        throw new Error(`${command} did not answer on ${endpoint} within ${timeoutMs} ms: ${stderr}`);
+        throw new Error(`${command} did not answer on ${endpoint} within ${timeoutMs} ms: ${output()}`);
       }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+  // Detached: nothing of this process keeps it waiting for moto (no pipe, no handle).
+  if (log !== undefined) child.unref();
   return {
     endpoint,
     serialized,
+    pid: child.pid ?? 0,
     stop: () =>
       new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();

@@ -32,6 +32,8 @@ export class BmcIot extends Construct {
   readonly topicRule: iot.CfnTopicRule;
   readonly bmcPolicy: iot.CfnPolicy;
   readonly thingType: iot.CfnThingType;
+  readonly policyName: string;
+  readonly thingTypeName: string;
 
   constructor(scope: Construct, id: string, props: BmcIotProps) {
     super(scope, id);
@@ -56,8 +58,9 @@ export class BmcIot extends Construct {
     });
     errorLogs.grantWrite(errorRole);
 
+    const ruleName = `${safe}_bmc_events`;
     this.topicRule = new iot.CfnTopicRule(this, "BmcEvents", {
-      ruleName: `${safe}_bmc_events`,
+      ruleName,
       topicRulePayload: {
         description: "BMC reports (progress and results) to the bmc-result Lambda",
         awsIotSqlVersion: "2016-03-23",
@@ -69,12 +72,16 @@ export class BmcIot extends Construct {
     });
     props.bmcResult.addPermission("InvokeFromIotRule", {
       principal: new iam.ServicePrincipal("iot.amazonaws.com"),
-      sourceArn: this.topicRule.attrArn,
+      // Built from the rule's name, not `attrArn`: the same ARN, and the permission does not need
+      // the rule to exist first (an emulator without IoT rules can still create it).
+      sourceArn: iotArn(`rule/${ruleName}`),
       sourceAccount: Stack.of(this).account,
     });
 
+    this.thingTypeName = `${safe}_bmc`;
+    this.policyName = `${safe}_bmc`;
     this.thingType = new iot.CfnThingType(this, "BmcThingType", {
-      thingTypeName: `${safe}_bmc`,
+      thingTypeName: this.thingTypeName,
       thingTypeProperties: {
         thingTypeDescription: "A component BMC driven by Flow; thing name = component id",
         searchableAttributes: ["rackId", "componentType"],
@@ -82,7 +89,7 @@ export class BmcIot extends Construct {
     });
 
     this.bmcPolicy = new iot.CfnPolicy(this, "BmcPolicy", {
-      policyName: `${safe}_bmc`,
+      policyName: this.policyName,
       policyDocument: {
         Version: "2012-10-17",
         Statement: [

@@ -275,7 +275,9 @@ export class FlowStack extends Stack {
     });
 
     // ---- the gRPC front
-    const vpc = config.vpcId ? ec2.Vpc.fromLookup(this, "Vpc", { vpcId: config.vpcId }) : this.newVpc(prod);
+    const vpc = config.vpcId
+      ? ec2.Vpc.fromLookup(this, "Vpc", { vpcId: config.vpcId })
+      : this.newVpc(prod, config.customResources);
     const image = config.containerImage
       ? ecs.ContainerImage.fromRegistry(config.containerImage)
       : ecs.ContainerImage.fromAsset(PROJECT_ROOT, {
@@ -338,17 +340,20 @@ export class FlowStack extends Stack {
     });
     new CfnOutput(this, "TablePrefix", { value: tablePrefix });
     new CfnOutput(this, "ChildTaskStateMachineArn", { value: childTaskArn });
-    new CfnOutput(this, "BmcIotPolicyName", { value: this.iot.bmcPolicy.ref });
-    new CfnOutput(this, "BmcThingTypeName", { value: this.iot.thingType.ref });
+    // The names the construct gave them (what Ref returns in AWS; moto's Ref returns no name).
+    new CfnOutput(this, "BmcIotPolicyName", { value: this.iot.policyName });
+    new CfnOutput(this, "BmcThingTypeName", { value: this.iot.thingTypeName });
     new CfnOutput(this, "IotDataEndpoint", { value: iotDataEndpoint });
     new CfnOutput(this, "DashboardName", { value: namePrefix });
 
     this.acknowledgeCustomResourceProvider();
   }
 
-  private newVpc(prod: boolean): ec2.Vpc {
+  private newVpc(prod: boolean, customResources: boolean): ec2.Vpc {
     const vpc = new ec2.Vpc(this, "Vpc", {
       maxAzs: 2,
+      // A Lambda-backed custom resource (the feature flag in cdk.json turns it on).
+      restrictDefaultSecurityGroup: customResources,
       natGateways: prod ? 2 : 1,
       subnetConfiguration: [
         { name: "public", subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },

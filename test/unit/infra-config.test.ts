@@ -45,8 +45,23 @@ describe("infra config: context → deploy config", () => {
       "context serviceMaxTasks (3) must be at least serviceMinTasks (4)",
     ],
     [{ alarmEmail: 42 }, "context alarmEmail must be a string"],
+    [{ customResources: "no" }, "context customResources must be true or false, got no"],
+    [
+      { customResources: false },
+      "context customResources=false needs context iotDataEndpoint (without it a custom resource looks the endpoint up)",
+    ],
   ])("rejects %o", (values, message) => {
     expect(() => readDeployConfig(ctx(values))).toThrowError(message);
+  });
+
+  it("customResources: true unless false is given, as a JSON boolean or the string -c passes", () => {
+    expect(readDeployConfig(ctx({})).customResources).toBe(true);
+    expect(readDeployConfig(ctx({ customResources: "true" })).customResources).toBe(true);
+    for (const off of [false, "false"]) {
+      expect(readDeployConfig(ctx({ customResources: off, iotDataEndpoint: "x" })).customResources).toBe(
+        false,
+      );
+    }
   });
 
   it("without the CLI, the app gets cdk.json's context and ./cdk.out; under the CLI, nothing", () => {

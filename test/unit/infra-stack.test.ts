@@ -406,18 +406,22 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
 
 describe("infra IoT: BMC reports in, BMC policy", () => {
   it("topic rule flow/bmc/+/evt → bmc-result, which IoT may invoke from that rule only", () => {
-    const [ruleId, rule] = only(dev.template, "AWS::IoT::TopicRule");
+    const [, rule] = only(dev.template, "AWS::IoT::TopicRule");
     const payload = rule.Properties.TopicRulePayload as {
       Sql: string;
       Actions: { Lambda: { FunctionArn: unknown } }[];
     };
     expect(payload.Sql).toBe("SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'");
     expect(joined(payload.Actions[0]!.Lambda.FunctionArn)).toMatch(/^<BmcResultFunction\w+\.Arn>$/);
-    dev.template.hasResourceProperties("AWS::Lambda::Permission", {
-      Action: "lambda:InvokeFunction",
-      Principal: "iot.amazonaws.com",
-      SourceArn: { "Fn::GetAtt": [ruleId, "Arn"] },
-    });
+    const [, permission] = resources(dev.template, "AWS::Lambda::Permission").find(
+      ([, p]) => p.Properties.Principal === "iot.amazonaws.com",
+    )!;
+    expect(permission.Properties.Action).toBe("lambda:InvokeFunction");
+    // The rule's ARN from its name: the same string its Arn attribute resolves to.
+    expect(rule.Properties.RuleName).toBe("Flow_dev_bmc_events");
+    expect(joined(permission.Properties.SourceArn)).toBe(
+      "arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:rule/Flow_dev_bmc_events",
+    );
   });
 
   it("a BMC connects as its own thing and uses only its own two topics", () => {
@@ -552,5 +556,34 @@ describe("infra observability: dashboard and alarms", () => {
     for (const [, alarm] of resources(prod.template, "AWS::CloudWatch::Alarm")) {
       expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
     }
+  });
+});
+
+describe("infra customResources=false: nothing that needs a Lambda invoked while deploying", () => {
+  // cdk.json turns the VPC's default-security-group lock-down on (a custom resource); so do these.
+  const flagged = { "@aws-cdk/aws-ec2:restrictDefaultSecurityGroup": true };
+  const customTypes = (template: Template): string[] =>
+    Object.values(template.toJSON().Resources as Record<string, Resource>)
+      .map((r) => r.Type)
+      .filter((type) => type.startsWith("Custom::") || type === "AWS::CloudFormation::CustomResource");
+
+  it("by default: the IoT endpoint look-up and the default-security-group lock-down are custom resources", () => {
+    expect(customTypes(sharedStack(flagged).template).sort()).toEqual([
+      "Custom::AWS",
+      "Custom::VpcRestrictDefaultSG",
+    ]);
+  });
+
+  it("customResources=false (as -c gives it) with the IoT endpoint: no custom resource, only the four Lambdas", () => {
+    const { template } = sharedStack({
+      ...flagged,
+      customResources: "false",
+      iotDataEndpoint: "abc-ats.iot.us-east-1.amazonaws.com",
+    });
+    expect(customTypes(template)).toEqual([]);
+    expect(resources(template, "AWS::Lambda::Function")).toHaveLength(4);
+    expect(template.toJSON().Outputs.IotDataEndpoint.Value).toBe(
+      "https://abc-ats.iot.us-east-1.amazonaws.com",
+    );
   });
 });

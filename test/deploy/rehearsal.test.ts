@@ -1,0 +1,407 @@
+/**
+ * The deploy rehearsal as a test: the CDK app bootstrapped, deployed with the real CDK CLI to a
+ * local endpoint (a moto spawned for it, or AWS_ENDPOINT_URL), the deployed resources read back
+ * through the services' own APIs and held against what the code expects, then destroyed. The same
+ * functions as `npm run deploy:local` (deploy/rehearsal.ts); its report (outputs, what was
+ * deployed, what the endpoint did not create) is printed.
+ *
+ * Expected values come from the code, not from the template: the tables from schema.ts, each
+ * function's environment from its composition root's reader (src/service/config.ts), the state
+ * machine from state-machines/child-task.asl.json. The template is only used to find resources.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { GetTemplateCommand } from "@aws-sdk/client-cloudformation";
+import {
+  DescribeTableCommand,
+  DescribeTimeToLiveCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  type TableDescription,
+} from "@aws-sdk/client-dynamodb";
+import {
+  GetRoleCommand,
+  GetRolePolicyCommand,
+  IAMClient,
+  ListAttachedRolePoliciesCommand,
+  ListRolePoliciesCommand,
+} from "@aws-sdk/client-iam";
+import { KMSClient, ListKeysCommand } from "@aws-sdk/client-kms";
+import {
+  GetFunctionConfigurationCommand,
+  LambdaClient,
+  ListEventSourceMappingsCommand,
+  ListFunctionsCommand,
+} from "@aws-sdk/client-lambda";
+import { DescribeStateMachineCommand, ListStateMachinesCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  bootstrapIfNeeded,
+  cloudFormation,
+  type Deployment,
+  deployStack,
+  describeDeployment,
+  destroyStack,
+  formatReport,
+  openEndpoint,
+  REHEARSAL_ACCOUNT,
+  REHEARSAL_REGION,
+  type RehearsalRun,
+  rehearsalContext,
+  stackExists,
+  stackNameOf,
+} from "../../deploy/rehearsal.js";
+import { readChildTaskAsl, TASK_STEPS_PLACEHOLDER } from "../../infra/constructs/child-task.js";
+import { type KeyAttribute, TABLES, type TableDefinition } from "../../src/adapters/dynamodb/schema.js";
+import {
+  BUILD_FACTS,
+  ENV,
+  readBmcResultConfig,
+  readDispatchConfig,
+  readTaskStepsConfig,
+} from "../../src/service/config.js";
+import type { ConfigReader } from "../../src/service/env-reader.js";
+
+const STAGE = "rehearsal";
+const PREFIX = `Flow-${STAGE}-`;
+const ARN = `${REHEARSAL_REGION}:${REHEARSAL_ACCOUNT}`;
+
+let run: RehearsalRun;
+let deployment: Deployment;
+/** The template as the endpoint holds it (GetTemplate). */
+let deployedTemplate: { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
+let clients: { ddb: DynamoDBClient; lambda: LambdaClient; sfn: SFNClient; iam: IAMClient; kms: KMSClient };
+
+beforeAll(async () => {
+  const endpoint = await openEndpoint();
+  const outdir = mkdtempSync(join(tmpdir(), "flow-rehearsal-"));
+  run = { endpoint, outdir, context: await rehearsalContext(endpoint.url, { stage: STAGE }) };
+  const config = {
+    endpoint: endpoint.url,
+    region: REHEARSAL_REGION,
+    credentials: { accessKeyId: "rehearsal", secretAccessKey: "rehearsal" },
+  };
+  clients = {
+    ddb: new DynamoDBClient(config),
+    lambda: new LambdaClient(config),
+    sfn: new SFNClient(config),
+    iam: new IAMClient(config),
+    kms: new KMSClient(config),
+  };
+  await bootstrapIfNeeded(run);
+  await deployStack(run);
+  deployment = await describeDeployment(endpoint.url, outdir, stackNameOf(run.context));
+  const { TemplateBody } = await cloudFormation(endpoint.url).send(
+    new GetTemplateCommand({ StackName: stackNameOf(run.context) }),
+  );
+  deployedTemplate = JSON.parse(TemplateBody ?? "{}");
+  console.log(formatReport(deployment, endpoint));
+}, 600_000);
+
+afterAll(async () => {
+  await run?.endpoint.spawned?.stop();
+  if (run) rmSync(run.outdir, { recursive: true, force: true });
+});
+
+/** The endpoint's id of the one deployed resource of `type` whose logical id starts with `prefix`. */
+function physical(type: string, prefix: string): string {
+  const found = deployment.deployed.filter((r) => r.type === type && r.logicalId.startsWith(prefix));
+  expect(
+    found.map((r) => r.logicalId),
+    `${type} ${prefix}*`,
+  ).toHaveLength(1);
+  return found[0]!.physicalId;
+}
+
+describe("deploy rehearsal: the stack and what the endpoint created", () => {
+  it("the stack is created, and nothing the product runs on was skipped", () => {
+    expect(deployment.status).toBe("CREATE_COMPLETE");
+    const runsOn = [
+      "AWS::DynamoDB::Table",
+      "AWS::Lambda::Function",
+      "AWS::Lambda::EventSourceMapping",
+      "AWS::Lambda::Permission",
+      "AWS::StepFunctions::StateMachine",
+      "AWS::IAM::Role",
+      "AWS::IAM::Policy",
+      "AWS::KMS::Key",
+      "AWS::SQS::Queue",
+      "AWS::Events::Rule",
+      "AWS::Logs::LogGroup",
+    ];
+    expect(deployment.skipped.filter((r) => runsOn.includes(r.type))).toEqual([]);
+    expect(deployment.deployed.filter((r) => r.type === "AWS::Lambda::Function")).toHaveLength(4);
+  });
+
+  it("outputs: the names the runtime and the operator use", () => {
+    expect(deployment.outputs).toEqual({
+      GrpcEndpoint: expect.stringMatching(/^\S+:443$/),
+      TablePrefix: PREFIX,
+      ChildTaskStateMachineArn: `arn:aws:states:${ARN}:stateMachine:${PREFIX}child-task`,
+      BmcIotPolicyName: `Flow_${STAGE}_bmc`,
+      BmcThingTypeName: `Flow_${STAGE}_bmc`,
+      IotDataEndpoint: `https://${run.context.iotDataEndpoint}`,
+      DashboardName: `Flow-${STAGE}`,
+    });
+  });
+});
+
+const keySchema = (pk: KeyAttribute, sk?: KeyAttribute) => [
+  { AttributeName: pk.name, KeyType: "HASH" },
+  ...(sk === undefined ? [] : [{ AttributeName: sk.name, KeyType: "RANGE" }]),
+];
+const projection = (p: TableDefinition["globalSecondaryIndexes"][number]["projection"]) =>
+  p.type === "INCLUDE"
+    ? { ProjectionType: "INCLUDE", NonKeyAttributes: p.attributes }
+    : { ProjectionType: p.type };
+const byName = <T extends { IndexName?: string }>(list: T[] | undefined) =>
+  [...(list ?? [])].sort((a, b) => (a.IndexName ?? "").localeCompare(b.IndexName ?? ""));
+
+describe("deploy rehearsal: tables as src/adapters/dynamodb/schema.ts defines them", () => {
+  it.each(TABLES.map((def) => [def.logicalName, def] as const))(
+    "%s: keys, indexes, stream and TTL",
+    async (_, def) => {
+      const name = `${PREFIX}${def.logicalName}`;
+      const { Table } = await clients.ddb.send(new DescribeTableCommand({ TableName: name }));
+      const table = Table as TableDescription;
+      expect(table.KeySchema).toEqual(keySchema(def.partitionKey, def.sortKey));
+      expect(
+        byName(table.GlobalSecondaryIndexes).map((g) => ({
+          IndexName: g.IndexName,
+          KeySchema: g.KeySchema,
+          Projection: g.Projection,
+        })),
+      ).toEqual(
+        byName(
+          def.globalSecondaryIndexes.map((g) => ({
+            IndexName: g.name,
+            KeySchema: keySchema(g.partitionKey, g.sortKey),
+            Projection: projection(g.projection),
+          })),
+        ),
+      );
+      expect(
+        byName(table.LocalSecondaryIndexes).map((l) => ({
+          IndexName: l.IndexName,
+          KeySchema: l.KeySchema,
+          Projection: l.Projection,
+        })),
+      ).toEqual(
+        byName(
+          def.localSecondaryIndexes.map((l) => ({
+            IndexName: l.name,
+            KeySchema: keySchema(def.partitionKey, l.sortKey),
+            Projection: projection(l.projection),
+          })),
+        ),
+      );
+      if (def.stream === undefined) expect(table.StreamSpecification?.StreamEnabled ?? false).toBe(false);
+      else expect(table.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: def.stream });
+      const ttl = await clients.ddb.send(new DescribeTimeToLiveCommand({ TableName: name }));
+      if (run.endpoint.moto) {
+        // moto 5.2's CloudFormation does not apply TimeToLiveSpecification (its tables always say
+        // DISABLED): there, what the endpoint was given to deploy is checked instead.
+        const given = Object.values(deployedTemplate.Resources).find(
+          (r) => r.Type === "AWS::DynamoDB::Table" && r.Properties?.TableName === name,
+        );
+        expect(given?.Properties?.TimeToLiveSpecification).toEqual(
+          def.ttlAttribute === undefined ? undefined : { AttributeName: def.ttlAttribute, Enabled: true },
+        );
+      } else if (def.ttlAttribute === undefined) {
+        expect(ttl.TimeToLiveDescription?.TimeToLiveStatus).not.toBe("ENABLED");
+      } else {
+        expect(ttl.TimeToLiveDescription).toMatchObject({
+          AttributeName: def.ttlAttribute,
+          TimeToLiveStatus: "ENABLED",
+        });
+      }
+    },
+  );
+});
+
+/** Set by the Lambda construct for the runtime (source maps), read by no root. */
+const RUNTIME = ["NODE_OPTIONS"];
+
+const functions: [string, ConfigReader<object>][] = [
+  ["Dispatcher", readDispatchConfig],
+  ["StreamEvaluator", readDispatchConfig],
+  ["TaskSteps", readTaskStepsConfig],
+  ["BmcResult", readBmcResultConfig],
+];
+
+describe("deploy rehearsal: functions as their composition roots read them", () => {
+  it.each(functions)(
+    "%s: handler, runtime, its own role, an environment its reader accepts",
+    async (id, reader) => {
+      const config = await clients.lambda.send(
+        new GetFunctionConfigurationCommand({
+          FunctionName: physical("AWS::Lambda::Function", `${id}Function`),
+        }),
+      );
+      expect(config.Handler).toBe("index.handler");
+      expect(config.Runtime).toBe("nodejs22.x");
+
+      const { Role } = await clients.iam.send(
+        new GetRoleCommand({ RoleName: physical("AWS::IAM::Role", `${id}Role`) }),
+      );
+      expect(config.Role).toBe(Role?.Arn);
+      const trust = JSON.parse(decodeURIComponent(Role?.AssumeRolePolicyDocument ?? "{}"));
+      expect(trust.Statement.map((s: { Principal: unknown }) => s.Principal)).toEqual([
+        { Service: "lambda.amazonaws.com" },
+      ]);
+
+      const env = config.Environment?.Variables ?? {};
+      const unread = Object.keys(env).filter(
+        (n) =>
+          !reader.names.includes(n) &&
+          !(BUILD_FACTS as readonly string[]).includes(n) &&
+          !RUNTIME.includes(n),
+      );
+      expect(unread).toEqual([]);
+      expect(() => reader(env)).not.toThrow();
+      // Every reference CloudFormation resolved names something the endpoint has.
+      expect(env[ENV.tablePrefix]).toBe(PREFIX);
+      if (ENV.childTaskStateMachineArn in env) {
+        expect(env[ENV.childTaskStateMachineArn]).toBe(deployment.outputs.ChildTaskStateMachineArn);
+      }
+      if (ENV.secretsKmsKeyId in env) {
+        // ListKeys, not DescribeKey: moto 5.2 fails DescribeKey on a key CloudFormation created.
+        const { Keys } = await clients.kms.send(new ListKeysCommand({}));
+        const key = Keys?.find((k) => k.KeyArn === env[ENV.secretsKmsKeyId]);
+        expect(key?.KeyId).toBe(physical("AWS::KMS::Key", "SecretsKey"));
+      }
+      if (ENV.dispatcherFunctionName in env) {
+        expect(env[ENV.dispatcherFunctionName]).toBe(physical("AWS::Lambda::Function", "DispatcherFunction"));
+      }
+      if (ENV.iotDataEndpoint in env)
+        expect(env[ENV.iotDataEndpoint]).toBe(deployment.outputs.IotDataEndpoint);
+    },
+  );
+});
+
+describe("deploy rehearsal: the child task and the streams", () => {
+  it("the child-task definition is state-machines/child-task.asl.json with task-steps' ARN substituted", async () => {
+    const taskStepsArn = `arn:aws:lambda:${ARN}:function:${physical("AWS::Lambda::Function", "TaskStepsFunction")}`;
+    const machine = await clients.sfn.send(
+      new DescribeStateMachineCommand({ stateMachineArn: deployment.outputs.ChildTaskStateMachineArn }),
+    );
+    const substitute = (text: string) => text.split(`\${${TASK_STEPS_PLACEHOLDER}}`).join(taskStepsArn);
+    // moto stores DefinitionString without applying DefinitionSubstitutions (AWS applies them);
+    // substituting the deployed text as well makes the check the same on both: the file, and
+    // nothing but the placeholder changed. The binding itself is in test/unit/infra-stack.test.ts.
+    expect(JSON.parse(substitute(machine.definition ?? ""))).toEqual(
+      JSON.parse(substitute(readChildTaskAsl())),
+    );
+    const { Role } = await clients.iam.send(
+      new GetRoleCommand({ RoleName: physical("AWS::IAM::Role", "ChildTaskStateMachineRole") }),
+    );
+    expect(machine.roleArn).toBe(Role?.Arn);
+  });
+
+  it("stream-evaluator consumes the Runs and Targets streams with the settings flow-stack.ts gives", async () => {
+    const streamArn = async (name: string) =>
+      (await clients.ddb.send(new DescribeTableCommand({ TableName: `${PREFIX}${name}` }))).Table
+        ?.LatestStreamArn;
+    const dlqUrl = physical("AWS::SQS::Queue", "StreamDlq");
+    const dlqArn = `arn:aws:sqs:${ARN}:${dlqUrl.split("/").pop()}`;
+    const { EventSourceMappings } = await clients.lambda.send(
+      new ListEventSourceMappingsCommand({
+        FunctionName: physical("AWS::Lambda::Function", "StreamEvaluatorFunction"),
+      }),
+    );
+    const mappings = EventSourceMappings ?? [];
+    expect(mappings.map((m) => m.EventSourceArn).sort()).toEqual(
+      [await streamArn("Runs"), await streamArn("Targets")].sort(),
+    );
+    for (const m of mappings) {
+      expect(m).toMatchObject({
+        StartingPosition: "TRIM_HORIZON",
+        BatchSize: 100,
+        BisectBatchOnFunctionError: true,
+        MaximumRetryAttempts: 5,
+        MaximumRecordAgeInSeconds: 86_400,
+        FunctionResponseTypes: ["ReportBatchItemFailures"],
+        DestinationConfig: { OnFailure: { Destination: dlqArn } },
+      });
+    }
+  });
+});
+
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource?: unknown;
+}
+
+const parseDocument = (text: string): { Statement: Statement[] } => {
+  const document = JSON.parse(text.trimStart().startsWith("{") ? text : decodeURIComponent(text));
+  return { Statement: [document.Statement].flat() };
+};
+
+describe("deploy rehearsal: IAM as deployed", () => {
+  it("every role of the stack has its statements, and no statement a wildcard action", async () => {
+    const roles = deployment.deployed.filter((r) => r.type === "AWS::IAM::Role").map((r) => r.physicalId);
+    const statements: { role: string; statement: Statement }[] = [];
+    for (const role of roles) {
+      const { PolicyNames } = await clients.iam.send(new ListRolePoliciesCommand({ RoleName: role }));
+      for (const policyName of PolicyNames ?? []) {
+        const { PolicyDocument } = await clients.iam.send(
+          new GetRolePolicyCommand({ RoleName: role, PolicyName: policyName }),
+        );
+        for (const statement of parseDocument(PolicyDocument ?? "{}").Statement)
+          statements.push({ role, statement });
+      }
+      const { AttachedPolicies } = await clients.iam.send(
+        new ListAttachedRolePoliciesCommand({ RoleName: role }),
+      );
+      // Every permission is granted by name in the stack (flow-function.ts): no managed policy.
+      expect(AttachedPolicies ?? [], role).toEqual([]);
+    }
+    const withoutStatements = roles.filter((role) => !statements.some((s) => s.role === role));
+    expect(withoutStatements).toEqual([]);
+    const wildcards = statements.flatMap(({ role, statement }) =>
+      [statement.Action]
+        .flat()
+        .filter((a) => a.includes("*"))
+        .map((a) => `${role}: ${a}`),
+    );
+    expect(wildcards).toEqual([]);
+
+    // The references in the policies resolved to this deployment's names, e.g. the dispatcher's.
+    const dispatcherRole = physical("AWS::IAM::Role", "DispatcherRole");
+    expect(
+      statements.filter(
+        ({ role, statement }) =>
+          role === dispatcherRole && [statement.Action].flat().includes("states:StartExecution"),
+      ),
+    ).toEqual([
+      {
+        role: dispatcherRole,
+        statement: expect.objectContaining({ Resource: deployment.outputs.ChildTaskStateMachineArn }),
+      },
+    ]);
+  });
+});
+
+describe("deploy rehearsal: destroy", () => {
+  it("cdk destroy deletes the stack and the tables, functions and state machines it had", async () => {
+    const destroyed = await destroyStack(run);
+    if (destroyed.incomplete !== undefined)
+      console.log(`destroy: the endpoint left behind: ${destroyed.incomplete}`);
+    expect(await stackExists(run.endpoint.url, stackNameOf(run.context))).toBe(false);
+    const ids = (type: string) => deployment.deployed.filter((r) => r.type === type).map((r) => r.physicalId);
+    const tables = (await clients.ddb.send(new ListTablesCommand({}))).TableNames ?? [];
+    expect(tables.filter((t) => ids("AWS::DynamoDB::Table").includes(t))).toEqual([]);
+    const fns = (await clients.lambda.send(new ListFunctionsCommand({}))).Functions ?? [];
+    expect(
+      fns.map((f) => f.FunctionName).filter((n) => ids("AWS::Lambda::Function").includes(n ?? "")),
+    ).toEqual([]);
+    const machines = (await clients.sfn.send(new ListStateMachinesCommand({}))).stateMachines ?? [];
+    expect(
+      machines
+        .map((m) => m.stateMachineArn)
+        .filter((a) => ids("AWS::StepFunctions::StateMachine").includes(a ?? "")),
+    ).toEqual([]);
+  }, 300_000);
+});

@@ -1,0 +1,100 @@
+/**
+ * The deploy rehearsal's pure parts and the commands' argument handling; the deploy itself is
+ * test/deploy/rehearsal.test.ts.
+ */
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { cdkEnvironment, type Deployment, formatReport, stackNameOf } from "../../deploy/rehearsal.js";
+import { PROJECT_ROOT } from "../../infra/config.js";
+
+describe("deploy rehearsal: the CLI's environment", () => {
+  it("the local endpoint, dummy credentials, no profile or session, the template URL on localhost", () => {
+    const env = cdkEnvironment("http://127.0.0.1:4599", {
+      AWS_PROFILE: "prod",
+      AWS_SESSION_TOKEN: "t",
+      AWS_ACCESS_KEY_ID: "AKIAREAL",
+      PATH: "/bin",
+    });
+    expect(env).toMatchObject({
+      AWS_ENDPOINT_URL: "http://127.0.0.1:4599",
+      AWS_ENDPOINT_URL_S3_FOR_CLOUDFORMATION: "http://localhost:4599",
+      AWS_ACCESS_KEY_ID: "rehearsal",
+      AWS_REGION: "us-east-1",
+      CDK_DISABLE_VERSION_CHECK: "1",
+      PATH: "/bin",
+    });
+    expect(env.AWS_PROFILE).toBeUndefined();
+    expect(env.AWS_SESSION_TOKEN).toBeUndefined();
+  });
+
+  it("the stack is Flow-<stage>, dev by default", () => {
+    expect(stackNameOf({})).toBe("Flow-dev");
+    expect(stackNameOf({ stage: "qa" })).toBe("Flow-qa");
+  });
+});
+
+describe("deploy rehearsal: the report", () => {
+  const deployment: Deployment = {
+    stackName: "Flow-dev",
+    status: "CREATE_COMPLETE",
+    outputs: { TablePrefix: "Flow-dev-" },
+    deployed: [
+      { logicalId: "RunsTable", type: "AWS::DynamoDB::Table", physicalId: "Flow-dev-Runs" },
+      { logicalId: "TargetsTable", type: "AWS::DynamoDB::Table", physicalId: "Flow-dev-Targets" },
+    ],
+    skipped: [
+      { logicalId: "GateTripped", type: "AWS::CloudWatch::Alarm" },
+      { logicalId: "EveryMinute", type: "AWS::Scheduler::Schedule" },
+      { logicalId: "DlqNotEmpty", type: "AWS::CloudWatch::Alarm" },
+    ],
+  };
+
+  it("outputs, deployed kinds with counts, and every skipped resource by kind", () => {
+    expect(formatReport(deployment, { url: "http://127.0.0.1:1", moto: true }).split("\n")).toEqual([
+      "Flow-dev: CREATE_COMPLETE on http://127.0.0.1:1 (moto)",
+      "Outputs:",
+      "  TablePrefix = Flow-dev-",
+      "Deployed: 2 resources of 1 kinds",
+      "  AWS::DynamoDB::Table     × 2",
+      "Not created by this endpoint (3 resources of 2 kinds), so not rehearsed:",
+      "  AWS::CloudWatch::Alarm   × 2  GateTripped, DlqNotEmpty",
+      "  AWS::Scheduler::Schedule × 1  EveryMinute",
+    ]);
+  });
+
+  it("says so when the endpoint created everything", () => {
+    const report = formatReport(
+      { ...deployment, skipped: [] },
+      { url: "http://localhost:4566", moto: false },
+    );
+    expect(report.split("\n").at(-1)).toBe("Not created by this endpoint: none");
+    expect(report.split("\n")[0]).toBe("Flow-dev: CREATE_COMPLETE on http://localhost:4566");
+  });
+});
+
+describe("deploy:local / destroy:local: arguments", () => {
+  const local = (...args: string[]) =>
+    spawnSync(
+      join(PROJECT_ROOT, "node_modules", ".bin", "tsx"),
+      [join(PROJECT_ROOT, "deploy", "local.ts"), ...args],
+      {
+        encoding: "utf8",
+        env: { ...process.env, AWS_ENDPOINT_URL: "" },
+      },
+    );
+
+  it.each([
+    [["frobnicate"], "unknown command frobnicate"],
+    [["deploy", "--force"], "unknown argument --force"],
+    [["destroy", "-c", "stage"], "-c needs key=value"],
+    [["deploy", "-c"], "-c needs key=value"],
+  ])("%j → exit 2: %s, and the usage", (args, message) => {
+    const result = local(...args);
+    expect(result.status).toBe(2);
+    expect(result.stderr.split("\n").slice(0, 2)).toEqual([
+      message,
+      "usage: tsx deploy/local.ts deploy|destroy [-c key=value …]  (npm run deploy:local / destroy:local)",
+    ]);
+  });
+});
