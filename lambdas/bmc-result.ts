@@ -6,9 +6,16 @@
  * src/adapters/lambda/bmc-result-event.ts; handling: src/app/child-task/receiving.ts; wiring:
  * src/service/lambdas/bmc-result.ts.
  */
-import { bmcResultFromEnvironment, parseBmcResultEvent } from "../src/service/lambdas/bmc-result.js";
+import type { Context } from "aws-lambda";
+import {
+  bmcResultFromEnvironment,
+  bmcResultKeys,
+  parseBmcResultEvent,
+} from "../src/service/lambdas/bmc-result.js";
 
-const receiver = bmcResultFromEnvironment();
+const { receiver, invoke } = bmcResultFromEnvironment();
 
-export const handler = async (event: unknown): Promise<unknown> =>
-  receiver.receive(parseBmcResultEvent(event));
+export const handler = async (event: unknown, context: Context): Promise<unknown> => {
+  const input = parseBmcResultEvent(event);
+  return invoke(context, bmcResultKeys(input), () => receiver.receive(input));
+};

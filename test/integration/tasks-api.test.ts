@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeBmcCommand, type UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { parseReport } from "../../src/domain/task-report.js";
+import { CREDENTIAL_CANARY } from "../support/credential-canary.js";
 import {
   type Harness,
   id,
@@ -25,7 +26,7 @@ const racks: InventoryRack[] = [1, 2, 3, 4, 5, 6].map((n) =>
     { type: "POWERSHELF", count: 1 },
   ]),
 );
-const SECRET = "hunter2-bmc-password";
+const SECRET = CREDENTIAL_CANARY;
 
 let h: Harness;
 const commands: UpdateCommand[] = [];

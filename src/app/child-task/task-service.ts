@@ -32,6 +32,7 @@ import { validateFirmwareTask } from "../../domain/run-config.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import type { TasksApi } from "../api.js";
+import { errorText, type Logger, silentLogger, taskKeys } from "../observability.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
@@ -65,7 +66,8 @@ export interface TaskServiceDeps {
   /** Used when a request names no target_version; absent → such a request is refused. */
   defaultTargetVersion?: string;
   submitLockTtlMs?: number;
-  log?: (line: string) => void;
+  /** Gets the task's ending ("task cancelled", …) through recordTaskOutcome, and failed stops. */
+  logger?: Logger;
 }
 
 export interface TaskService {
@@ -90,7 +92,7 @@ const isTerminal = (t: Task): boolean => TERMINAL_TASK_STATUSES.has(t.status);
 
 export function createTaskService(deps: TaskServiceDeps): TaskService {
   const { tasks, locks, executor, clock } = deps;
-  const log = deps.log ?? (() => {});
+  const logger = deps.logger ?? silentLogger;
   const lockTtl = deps.submitLockTtlMs ?? DEFAULT_SUBMIT_LOCK_TTL_MS;
 
   function newTask(args: {
@@ -160,7 +162,11 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       try {
         await executor.stop(executionId, message);
       } catch (error) {
-        log(`tasks: stopping ${executionId} failed: ${(error as Error).message}`);
+        logger.warn("stopping the task's execution failed", {
+          ...taskKeys(task),
+          executionId,
+          error: errorText(error),
+        });
       }
     }
     return ended;
