@@ -569,7 +569,7 @@ function tasksTable(tasks: readonly pb.Task[]): string {
     ["ID", "RACK", "STATUS", "EXECUTOR", "CREATED", "FINISHED", "MESSAGE"],
     tasks.map((t) => [
       short(t.id?.id),
-      short(t.rackId?.id),
+      t.rackExternalId || short(t.rackId?.id),
       taskStatuses.name(t.status),
       t.executorType === 0 ? "" : executorTypes.name(t.executorType),
       time(t.createdAt),

@@ -101,7 +101,7 @@ export function childTaskSteps(
 export function childTaskService(
   parts: ChildTaskParts,
   deps: Pick<TaskServiceDeps, "executor" | "newId" | "defaultTargetVersion"> & {
-    inventory: Pick<InventoryStore, "loadAll">;
+    inventory: Pick<InventoryStore, "loadAll" | "getRacksByIds">;
   },
 ): TaskService {
   return createTaskService({ ...parts.outcome, secrets: parts.secrets, ...deps });

@@ -294,7 +294,10 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       tasks,
       runs,
       locks,
-      inventory: { loadAll: async () => structuredClone(racks) },
+      inventory: {
+        loadAll: async () => structuredClone(racks),
+        getRacksByIds: async (ids) => structuredClone(racks.filter((r) => ids.includes(r.id))),
+      },
       secrets,
       executor,
       clock: Date.now,
