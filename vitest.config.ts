@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config";
 // (test/support/global-setup.ts) unless AWS_ENDPOINT_URL names a running endpoint.
 export default defineConfig({
   test: {
+    // The second reporter adds a line under the coverage summary naming what it measures.
+    reporters: ["default", "./test/support/coverage-scope-reporter.ts"],
     coverage: {
       provider: "v8",
       include: ["src/domain/**/*.ts"],
