@@ -315,6 +315,33 @@ describe("the task path's lines: the run and task ids, never a credential", () =
     return { service, executor, tasks, sealed, hung, settled };
   }
 
+  /** The dispatcher's submission of the run child of rack `n` (its run's credentials apply). */
+  async function submitRunChild(
+    service: ReturnType<typeof deployment>["service"],
+    n: number,
+  ): Promise<string> {
+    const outcome = await service.submitter.submit(
+      {
+        idempotencyKey: `operation-run-target:target-${n}`,
+        runId: RUN_ID,
+        targetId: `target-${n}`,
+        rackId: rack(n).id,
+        rackExternalId: rack(n).externalId,
+        componentsByType: [{ type: "COMPUTE", componentIds: components(n).map((c) => c.id) }],
+        template: {
+          targetVersion: "2.0.0",
+          description: "run child",
+          subTargets: [],
+          overrideReadinessCheck: false,
+          overrideVersionCheck: false,
+        },
+      },
+      Date.now(),
+    );
+    if (outcome.kind !== "submitted") throw new Error(`rack ${n}: ${outcome.kind}: ${outcome.message}`);
+    return outcome.taskId;
+  }
+
   it("a plain task and a run child with credentials, and a cancelled one", async () => {
     const d = deployment();
     // One execution at a time: a Lambda container serves one invocation at a time, and the
@@ -330,57 +357,23 @@ describe("the task path's lines: the run and task ids, never a credential", () =
     });
     const plainTask = taskIds[0]!;
     await d.settled();
-    const child = await d.service.submitter.submit(
-      {
-        idempotencyKey: "operation-run-target:target-2",
-        runId: RUN_ID,
-        targetId: "target-2",
-        rackId: racks[1]!.id,
-        componentsByType: [{ type: "COMPUTE", componentIds: components(2).map((c) => c.id) }],
-        template: {
-          targetVersion: "2.0.0",
-          description: "run child",
-          subTargets: [],
-          overrideReadinessCheck: false,
-          overrideVersionCheck: false,
-        },
-      },
-      Date.now(),
-    );
-    expect(child.kind).toBe("submitted");
-    const childTask = (child as { taskId: string }).taskId;
+    const childTask = await submitRunChild(d.service, 2);
     await d.settled();
-    const cancelled = await d.service.submitter.submit(
-      {
-        idempotencyKey: "operation-run-target:target-3",
-        runId: RUN_ID,
-        targetId: "target-3",
-        rackId: HUNG_RACK.id,
-        componentsByType: [{ type: "COMPUTE", componentIds: components(3).map((c) => c.id) }],
-        template: {
-          targetVersion: "2.0.0",
-          description: "run child",
-          subTargets: [],
-          overrideReadinessCheck: false,
-          overrideVersionCheck: false,
-        },
-      },
-      Date.now(),
-    );
-    const cancelledTask = (cancelled as { taskId: string }).taskId;
+    const cancelledTask = await submitRunChild(d.service, 3);
     await d.hung;
     await d.service.api.cancelTask(cancelledTask);
     await d.settled();
     expect(
       d.tasks
         .all()
-        .map((t) => [t.id, t.status])
+        .map((t) => [t.id, t.status, t.rackExternalId])
         .sort(),
     ).toEqual(
       [
-        [plainTask, "COMPLETED"],
-        [childTask, "COMPLETED"],
-        [cancelledTask, "TERMINATED"],
+        // The plain task's rack external id comes from the inventory, a run child's from its target.
+        [plainTask, "COMPLETED", "EXT-1"],
+        [childTask, "COMPLETED", "EXT-2"],
+        [cancelledTask, "TERMINATED", "EXT-3"],
       ].sort(),
     );
 
