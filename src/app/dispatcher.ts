@@ -174,7 +174,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
             runId,
             status: current.status,
             reason: current.reason,
-            message: current.statusMessage,
+            statusMessage: current.statusMessage,
           });
         }
       }

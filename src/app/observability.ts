@@ -5,6 +5,11 @@
  * interfaces only; the composition roots (src/service/) build one implementation per deployable.
  */
 
+/**
+ * `fields` are the entry's own keys beside its level, message and time; name them after what they
+ * hold (`statusMessage`, `taskMessage`), never `level`, `message`, `service` or `timestamp`, which
+ * the line already has.
+ */
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;

@@ -193,7 +193,7 @@ describe("CancelOperationRun", () => {
       ).toEqual([
         expect.stringMatching(
           new RegExp(
-            `^info task cancelled taskId=${t.taskId?.id} runId=${id} rackId=${t.rackId?.id} status=TERMINATED message=\\S`,
+            `^info task cancelled taskId=${t.taskId?.id} runId=${id} rackId=${t.rackId?.id} status=TERMINATED taskMessage=\\S`,
           ),
         ),
       ]);

@@ -76,6 +76,15 @@ describe("Powertools logger and metrics (every deployable; the Fargate front as 
       expect.objectContaining({ level: "WARN", service: "grpc", runId: "r-1" }),
       expect.objectContaining({ level: "ERROR", message: "dispatch pass failed", service: "grpc" }),
     ]);
+    // A field named like one of the line's own keys is kept under another name, not dropped.
+    logger.info("gRPC call failed", { message: "deadline", level: 3 });
+    expect(logLines().at(-1)).toMatchObject({
+      level: "INFO",
+      message: "gRPC call failed",
+      field_message: "deadline",
+      field_level: 3,
+    });
+    expect(output.lines()).toHaveLength(4);
   });
 
   it("metrics: one EMF line per flush, namespace Flow, the one dimension Service, each name with its unit", () => {
@@ -377,8 +386,10 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       ].sort(),
     );
 
-    // Every line is JSON, and none holds the credential or a sealed copy of it.
+    // Every line is JSON, with every field it was given (none dropped as a reserved key), and none
+    // holds the credential or a sealed copy of it.
     const lines = output.lines();
+    expect(lines.filter((l) => l.includes("reserved key"))).toEqual([]);
     expect(lines.length).toBeGreaterThan(0);
     expect(output.json()).toHaveLength(lines.length);
     // Two BMCs per task, each with its own sealed copy.
@@ -403,7 +414,12 @@ describe("the task path's lines: the run and task ids, never a credential", () =
     }
     for (const taskId of [plainTask, childTask]) {
       expect(about("task finished", taskId)).toEqual([
-        expect.objectContaining({ ...keys(taskId), service: "task-steps", status: "COMPLETED" }),
+        expect.objectContaining({
+          ...keys(taskId),
+          service: "task-steps",
+          status: "COMPLETED",
+          taskMessage: expect.stringMatching(/\S/),
+        }),
       ]);
     }
     // The operator's cancel is the front's line; the stopped execution that follows adds none.
@@ -412,7 +428,7 @@ describe("the task path's lines: the run and task ids, never a credential", () =
         ...keys(cancelledTask),
         service: "grpc",
         status: "TERMINATED",
-        message: "task cancelled",
+        taskMessage: "task cancelled",
         rackId: HUNG_RACK.id,
       }),
     ]);

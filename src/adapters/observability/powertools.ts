@@ -36,8 +36,17 @@ export function flowPowertoolsMetrics(
   return metrics;
 }
 
+/**
+ * Powertools drops a field named like one of its own keys (level, message, sampling_rate, service,
+ * timestamp) and logs a warning instead; such a field is kept here as `field_<key>`.
+ */
+const RESERVED = new Set(["level", "message", "sampling_rate", "service", "timestamp"]);
+
 export function powertoolsLogger(logger: PowertoolsLogger): Logger {
-  const extra = (fields: Record<string, unknown> | undefined) => (fields === undefined ? [] : [fields]);
+  const extra = (fields: Record<string, unknown> | undefined) =>
+    fields === undefined
+      ? []
+      : [Object.fromEntries(Object.entries(fields).map(([k, v]) => [RESERVED.has(k) ? `field_${k}` : k, v]))];
   return {
     info: (message, fields) => logger.info(message, ...extra(fields)),
     warn: (message, fields) => logger.warn(message, ...extra(fields)),

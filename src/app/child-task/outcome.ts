@@ -84,7 +84,7 @@ export async function recordTaskOutcome(
     return t;
   });
   if (changed) {
-    const fields = { ...taskKeys(task), rackId: task.rackId, status: task.status, message: task.message };
+    const fields = { ...taskKeys(task), rackId: task.rackId, status: task.status, taskMessage: task.message };
     if (task.status === "TERMINATED") deps.logger?.info("task cancelled", fields);
     else if (task.status === "FAILED") deps.logger?.warn("task finished", fields);
     else deps.logger?.info("task finished", fields);
