@@ -5,6 +5,8 @@ import { defineConfig } from "vitest/config";
 // rehearses `cdk deploy` against a local endpoint (test/deploy/).
 export default defineConfig({
   test: {
+    // The second reporter adds a line under the coverage summary naming what it measures.
+    reporters: ["default", "./test/support/coverage-scope-reporter.ts"],
     coverage: {
       provider: "v8",
       include: ["src/domain/**/*.ts"],

@@ -3,7 +3,7 @@
  * and returns a Result (data for json/yaml, a table for people) or an exit code.
  */
 import { readFile } from "node:fs/promises";
-import { type Command, InvalidArgumentError } from "commander";
+import { type Command, InvalidArgumentError, Option } from "commander";
 import { unreadable } from "../src/domain/input-file.js";
 import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
 import type { InventoryRack } from "../src/domain/model.js";
@@ -15,6 +15,7 @@ import {
   componentTypes,
   executorTypes,
   operationTypes,
+  PHASE_FLAGS,
   PHASE_SCOPE_FLAGS,
   runReasons,
   runStatuses,
@@ -25,6 +26,7 @@ import { fields, indent, table, time, yamlText } from "./output.js";
 import type { Action } from "./program.js";
 import { loadRunFile } from "./run-file/load.js";
 import { runFileFromConfig } from "./run-file/to-file.js";
+import { phaseNotes } from "./target-phases.js";
 import { watchRun } from "./watch.js";
 import { statusText } from "./watch-view.js";
 
@@ -95,6 +97,24 @@ function pageFooter(shown: number, offset: number, total: number, noun: string):
   if (total === 0) return `no ${noun}`;
   if (shown === 0) return `no ${noun} at offset ${offset} (${total} in all)`;
   return `${offset + 1}-${offset + shown} of ${total} ${noun}${offset + shown < total ? " (more with --offset)" : ""}`;
+}
+
+/** `--phase` (default all-visible), or the older `--phase-scope`; both at once is a mistake. */
+function phaseScopeOf(o: { phase?: string; phaseScope?: string }): pb.OperationRunTargetPhaseScope {
+  if (o.phase !== undefined && o.phaseScope !== undefined) {
+    throw new UsageError(
+      "--phase and --phase-scope: give one (--phase-scope is the older spelling of --phase)",
+    );
+  }
+  const [flag, names, value] =
+    o.phaseScope === undefined
+      ? (["--phase", PHASE_FLAGS, o.phase ?? "all-visible"] as const)
+      : (["--phase-scope", PHASE_SCOPE_FLAGS, o.phaseScope] as const);
+  const scope = names.parse(value);
+  if (scope === undefined) {
+    throw new UsageError(`${flag}: expected one of ${names.names.join(", ")} (got ${JSON.stringify(value)})`);
+  }
+  return scope;
 }
 
 function short(id: string | undefined): string {
@@ -221,13 +241,12 @@ export function registerRunCommands(program: Command, act: Act): void {
 
   run
     .command("targets")
-    .description("list a run's rack targets in phase-then-sequence order")
-    .argument("<id>", "run ID")
-    .option(
-      "--phase-scope <scope>",
-      `which phases: ${PHASE_SCOPE_FLAGS.names.join(", ")} (future phases are never listed)`,
-      "current",
+    .description(
+      "list a run's rack targets in phase-then-sequence order: the current and completed phases (future phases are never listed; the footer says how many targets they hold)",
     )
+    .argument("<id>", "run ID")
+    .option("--phase <which>", `which phases: ${PHASE_FLAGS.names.join(", ")} (default all-visible)`)
+    .addOption(new Option("--phase-scope <scope>", "the older spelling of --phase").hideHelp())
     .option(
       "--status <status>",
       `only targets in this status: ${targetStatuses.names.map((n) => n.toLowerCase()).join(", ")}`,
@@ -239,14 +258,9 @@ export function registerRunCommands(program: Command, act: Act): void {
         async (
           ctx,
           id: string,
-          o: { phaseScope: string; status?: string; limit?: number; offset?: number },
+          o: { phase?: string; phaseScope?: string; status?: string; limit?: number; offset?: number },
         ) => {
-          const phaseScope = PHASE_SCOPE_FLAGS.parse(o.phaseScope);
-          if (phaseScope === undefined) {
-            throw new UsageError(
-              `--phase-scope: expected one of ${PHASE_SCOPE_FLAGS.names.join(", ")} (got ${JSON.stringify(o.phaseScope)})`,
-            );
-          }
+          const phaseScope = phaseScopeOf(o);
           let status = pb.OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_UNKNOWN;
           if (o.status !== undefined) {
             const parsed = targetStatuses.parse(o.status);
@@ -257,27 +271,39 @@ export function registerRunCommands(program: Command, act: Act): void {
             }
             status = parsed;
           }
-          const resp = await ctx.conn().flow.listOperationRunTargets({
-            operationRunId: { id: uuidArg("run ID", id) },
-            status,
-            phaseScope,
-            pagination: pagination(o),
-          });
+          const runId = uuidArg("run ID", id);
+          // The run's phase sizes say what the listing leaves out; only people read that.
+          const [resp, run] = await Promise.all([
+            ctx.conn().flow.listOperationRunTargets({
+              operationRunId: { id: runId },
+              status,
+              phaseScope,
+              pagination: pagination(o),
+            }),
+            ctx.format === "table"
+              ? ctx.conn().flow.getOperationRun({ id: { id: runId }, includeStats: false })
+              : undefined,
+          ]);
+          const summary = run?.operationRun?.summary;
           ctx.print({
             data: pb.ListOperationRunTargetsResponse.toJSON(resp),
             table: () =>
-              `${table(
-                ["PHASE", "SEQ", "RACK", "STATUS", "COMPONENTS", "TASK", "MESSAGE"],
-                resp.targets.map((t) => [
-                  String(t.phaseIndex + 1),
-                  String(t.sequenceIndex),
-                  t.rackExternalId || short(t.rackId?.id),
-                  targetStatuses.name(t.status),
-                  componentsText(t.componentsByType),
-                  short(t.taskId?.id),
-                  t.message,
-                ]),
-              )}\n${pageFooter(resp.targets.length, o.offset ?? 0, resp.total, "targets")}`,
+              [
+                table(
+                  ["PHASE", "SEQ", "RACK", "STATUS", "COMPONENTS", "TASK", "MESSAGE"],
+                  resp.targets.map((t) => [
+                    String(t.phaseIndex + 1),
+                    String(t.sequenceIndex),
+                    t.rackExternalId || short(t.rackId?.id),
+                    targetStatuses.name(t.status),
+                    componentsText(t.componentsByType),
+                    short(t.taskId?.id),
+                    t.message,
+                  ]),
+                ),
+                pageFooter(resp.targets.length, o.offset ?? 0, resp.total, "targets"),
+                ...(summary === undefined ? [] : phaseNotes(summary, phaseScope)),
+              ].join("\n"),
           });
           return EXIT.OK;
         },
@@ -543,7 +569,7 @@ function tasksTable(tasks: readonly pb.Task[]): string {
     ["ID", "RACK", "STATUS", "EXECUTOR", "CREATED", "FINISHED", "MESSAGE"],
     tasks.map((t) => [
       short(t.id?.id),
-      short(t.rackId?.id),
+      t.rackExternalId || short(t.rackId?.id),
       taskStatuses.name(t.status),
       t.executorType === 0 ? "" : executorTypes.name(t.executorType),
       time(t.createdAt),

@@ -64,8 +64,26 @@ export interface ErrorContext {
 }
 
 /**
+ * Where to look up what the service did not find, by the kind its message names (the messages of
+ * src/app/runs.ts, src/app/child-task/task-service.ts and the planner's target resolution).
+ */
+export function notFoundHint(details: string): string {
+  if (/operation run not found/.test(details))
+    return "check the run ID: `flowctl run list` shows existing runs";
+  if (/^task not found/.test(details)) return "check the task ID: `flowctl task list` shows existing tasks";
+  if (/\bcomponent .*not found/.test(details)) {
+    return "check the component: `flowctl inventory list -o yaml` shows each rack's components with their IDs and external IDs";
+  }
+  if (/\b(rack|nvl domain) .*not found/.test(details)) {
+    return "check the rack: `flowctl inventory list` shows each rack's ID, name, external ID and NVL domain";
+  }
+  return "check the ID: `flowctl run list`, `flowctl task list` and `flowctl inventory list` show existing ones";
+}
+
+/**
  * The lines to print for a service error. An INVALID_ARGUMENT lists each `field: rule` on its own
- * line (the service joins them with `; `); UNAVAILABLE says how to start the local stack.
+ * line (the service joins them with `; `); NOT_FOUND says which list shows what was not found;
+ * UNAVAILABLE says how to start the local stack.
  */
 export function describeServiceError(err: ServiceError, ctx: ErrorContext): string[] {
   const name = statusName(err.code);
@@ -80,10 +98,7 @@ export function describeServiceError(err: ServiceError, ctx: ErrorContext): stri
       return [`error: the service rejected the request (${name}):`, ...problems.map((p) => `  ${p}`)];
     }
     case GrpcStatus.NOT_FOUND:
-      return [
-        `error: ${details} (${name})`,
-        "  check the ID: `flowctl run list` and `flowctl task list` show existing ones",
-      ];
+      return [`error: ${details} (${name})`, `  ${notFoundHint(details)}`];
     case GrpcStatus.FAILED_PRECONDITION:
       return [
         `error: ${details} (${name})`,

@@ -137,7 +137,26 @@ export const queueStrategyNames = nameTable<pb.ConflictStrategy>(
   (text) => text.toLowerCase(),
 );
 
-/** `--phase-scope` values, exactly as written: `current`, `completed`, `current-and-completed`. */
+/**
+ * `run targets --phase` values, exactly as written: `current`, `completed`, `all-visible` (the
+ * current and the completed phases; future phases are never listed).
+ */
+export const PHASE_FLAGS = nameTable<pb.OperationRunTargetPhaseScope>(
+  [
+    ["current", pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_PHASE],
+    ["completed", pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_COMPLETED_PHASES],
+    [
+      "all-visible",
+      pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
+    ],
+  ],
+  (text) => text,
+);
+
+/**
+ * `--phase-scope` values, exactly as written: `current`, `completed`, `current-and-completed`. The
+ * older spelling of `--phase`, still read (hidden from the help) so that scripts keep working.
+ */
 export const PHASE_SCOPE_FLAGS = nameTable<pb.OperationRunTargetPhaseScope>(
   [
     ["current", pb.OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_PHASE],

@@ -368,7 +368,7 @@ export function finalLine(m: WatchModel): string {
     m.reason === R.OPERATION_RUN_STATUS_REASON_PHASE_GATE
       ? `flowctl run advance ${m.runId}`
       : m.reason === R.OPERATION_RUN_STATUS_REASON_SAFETY_GATE
-        ? `flowctl run targets ${m.runId} --phase-scope current-and-completed --status failed, then flowctl run resume ${m.runId} or flowctl run cancel ${m.runId}`
+        ? `flowctl run targets ${m.runId} --status failed, then flowctl run resume ${m.runId} or flowctl run cancel ${m.runId}`
         : `flowctl run resume ${m.runId}`;
   return `${head}${msg}; next: ${next}`;
 }

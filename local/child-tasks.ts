@@ -27,6 +27,7 @@ import { reconcileExecutionEnd } from "../src/app/child-task/outcome.js";
 import { recordBmcReport } from "../src/app/child-task/receiving.js";
 import type { ChildTaskSettings } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
+import { type Logger, lineLogger } from "../src/app/observability.js";
 import type {
   BmcCommandPublisher,
   ChildTaskSubmitter,
@@ -82,7 +83,10 @@ export interface LocalChildTasksOptions {
   newId?: () => string;
   /** Replaces the IoT publisher (tests that drop or duplicate commands). */
   publisher?: BmcCommandPublisher;
+  /** The local stand-ins' lines (executor, IoT rule), and the product parts' unless `logger` is given. */
   log?: (line: string) => void;
+  /** The product parts' logger (steps, task service, receiver, outcome recorder); default: lines on `log`. */
+  logger?: Logger;
 }
 
 export interface LocalChildTasks {
@@ -109,6 +113,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   const tasksTable = options.tables?.tasks ?? options.tasksTable;
   if (tasksTable === undefined) throw new Error("createLocalChildTasks needs `tables` (or `tasksTable`)");
   const log = options.log ?? (() => {});
+  const logger = options.logger ?? lineLogger(log);
   const clock = options.clock ?? Date.now;
   // The same assembly as the AWS roots (src/service/child-tasks.ts); only the executor and the
   // publisher's client are local.
@@ -119,6 +124,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     ...(options.cipher ? { cipher: { cipher: options.cipher, keyId: "local-aes-256-gcm" } } : {}),
     clock,
     ...(options.waker ? { waker: options.waker } : {}),
+    logger,
   });
   const iot = new IoTDataPlaneClient({
     endpoint: options.iotEndpoint,
@@ -131,7 +137,6 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     firmware: options.tables
       ? new DynamoFirmwareRecorder(stores.doc, options.tables.inventory)
       : new UpsertFirmwareRecorder(stores.inventory),
-    log,
   });
   const executor = new LocalStepFunctionsExecutor({
     steps,
@@ -153,7 +158,6 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     ...(options.defaultTargetVersion !== undefined
       ? { defaultTargetVersion: options.defaultTargetVersion }
       : {}),
-    log,
   });
 
   const counts = { received: 0, recorded: 0, ignored: 0, invalid: 0 };
@@ -174,7 +178,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
       parts.requests,
       { ...message, componentId: where.componentId },
       clock(),
-      log,
+      logger,
     );
     counts[outcome] += 1;
   };

@@ -2,8 +2,10 @@
  * The local stand-in for the EventBridge schedule + 10-second loop: calls `tick()` every
  * `intervalMs`, never two at once. A tick that comes while the previous pass is still running is
  * skipped and logged as an overrun (dispatch passes are safe to overlap, but overlapping ticks would
- * only pile up work when the store is slow).
+ * only pile up work when the store is slow). A slow pass skips every tick until it ends: the first
+ * skip is logged, the rest are counted into one line when the pass ends (foldRepeats).
  */
+import { foldRepeats } from "../src/app/observability.js";
 
 export interface TickerOptions {
   intervalMs: number;
@@ -29,6 +31,7 @@ export function startTicker(options: TickerOptions): Ticker {
   let running: Promise<void> | undefined;
   let startedAt = 0;
   let stopped = false;
+  const skips = foldRepeats(log, now);
 
   const runNow = (): Promise<void> => {
     if (running !== undefined) return running;
@@ -45,6 +48,7 @@ export function startTicker(options: TickerOptions): Ticker {
       )
       .finally(() => {
         running = undefined;
+        skips.cleared();
       });
     return running;
   };
@@ -53,7 +57,7 @@ export function startTicker(options: TickerOptions): Ticker {
     if (stopped) return;
     if (running !== undefined) {
       stats.skipped += 1;
-      log(`ticker: previous pass still running after ${now() - startedAt} ms; tick skipped`);
+      skips.occurred(`ticker: previous pass still running after ${now() - startedAt} ms; tick skipped`);
       return;
     }
     void runNow();

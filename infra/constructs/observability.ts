@@ -15,11 +15,11 @@ import type * as sns from "aws-cdk-lib/aws-sns";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import type * as sfn from "aws-cdk-lib/aws-stepfunctions";
 import { Construct } from "constructs";
-
-export const FLOW_METRIC_NAMESPACE = "Flow";
+// The namespace the runtime's Powertools metrics are written under: one definition, beside the names.
+import { FLOW_METRIC_NAMESPACE } from "../../src/app/observability.js";
 
 /**
- * The EMF metric names the runtime emits: the same list as FLOW_METRIC_NAMES in
+ * The metric names the runtime emits (Powertools Metrics, EMF): the same list as FLOW_METRIC_NAMES in
  * src/app/observability.ts (a test keeps them equal; docs/deploy.md says who emits each).
  */
 export const FLOW_METRICS = {
@@ -36,8 +36,8 @@ export const FLOW_METRICS = {
 
 /**
  * The `Service` dimension values the runtime emits with (the `service` each composition root gives
- * `emfMetrics`, src/app/observability.ts): the Lambda entry names, and `grpc` for the front. A
- * metric emitted under any other value is not shown.
+ * its Powertools metrics, src/service/aws.ts `Emitter`): the Lambda entry names, and `grpc` for
+ * the front. A metric emitted under any other value is not shown.
  */
 export const FLOW_METRIC_SERVICES = [
   "dispatcher",

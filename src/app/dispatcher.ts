@@ -174,7 +174,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
             runId,
             status: current.status,
             reason: current.reason,
-            message: current.statusMessage,
+            statusMessage: current.statusMessage,
           });
         }
       }
@@ -310,6 +310,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         runId: run.id,
         targetId: target.id,
         rackId: target.rackId,
+        ...(target.rackExternalId ? { rackExternalId: target.rackExternalId } : {}),
         componentsByType: target.componentsByType,
         template: run.config.operation.firmware,
       },

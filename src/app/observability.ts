@@ -1,9 +1,15 @@
 /**
- * Logging and metrics for every service of the product: a small Logger (JSON lines on AWS, a line
- * sink locally, silence in tests) and CloudWatch Embedded Metric Format metrics under the names
- * the dashboard reads.
+ * Logging and metrics as every service of the product sees them: a small Logger (Powertools JSON
+ * lines on AWS, src/adapters/observability/; a line sink locally; silence in tests) and a Metrics
+ * sink under the names, namespace and dimension the dashboard reads. src/app depends on these
+ * interfaces only; the composition roots (src/service/) build one implementation per deployable.
  */
 
+/**
+ * `fields` are the entry's own keys beside its level, message and time; name them after what they
+ * hold (`statusMessage`, `taskMessage`), never `level`, `message`, `service` or `timestamp`, which
+ * the line already has.
+ */
 export interface Logger {
   info(message: string, fields?: Record<string, unknown>): void;
   warn(message: string, fields?: Record<string, unknown>): void;
@@ -18,6 +24,7 @@ export const silentLogger: Logger = { info() {}, warn() {}, error() {} };
 export function lineLogger(log: (line: string) => void): Logger {
   const line = (level: string, message: string, fields?: Record<string, unknown>) => {
     const rest = Object.entries(fields ?? {})
+      .filter(([, v]) => v !== undefined)
       .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`)
       .join(" ");
     log(`${level} ${message}${rest === "" ? "" : ` ${rest}`}`);
@@ -38,15 +45,68 @@ export function pickLogger(options: {
   return options.log === undefined ? silentLogger : lineLogger(options.log);
 }
 
-/** One JSON line per entry on stdout/stderr (what CloudWatch Logs indexes best). */
-export const jsonLogger: Logger = {
-  info: (message, fields) => console.log(JSON.stringify({ level: "info", message, ...fields })),
-  warn: (message, fields) => console.warn(JSON.stringify({ level: "warn", message, ...fields })),
-  error: (message, fields) => console.error(JSON.stringify({ level: "error", message, ...fields })),
-};
+/**
+ * The keys that tie a log line (and, on AWS, an X-Ray trace) to what an operator asks about: the
+ * run and the task. A Lambda invocation appends the ones its event names to every line it writes
+ * (src/adapters/observability/lambda.ts); lines about one task carry them as fields (`taskKeys`).
+ */
+export interface CorrelationKeys {
+  runId?: string;
+  taskId?: string;
+}
+
+/** `{ taskId, runId }` of a task (no runId for a plain UpgradeFirmware task). */
+export function taskKeys(task: { id: string; runId?: string | undefined }): CorrelationKeys {
+  return task.runId === undefined ? { taskId: task.id } : { taskId: task.id, runId: task.runId };
+}
 
 /**
- * The product's EMF metric names (namespace `Flow`, dimension `Service`): exactly the names the
+ * A warning that can repeat many times in a row (a tick skipped while a slow pass runs, a poll
+ * that keeps failing) as one line per streak: the first occurrence is logged at once, the repeats
+ * only counted, and when the condition clears one line says how often it repeated and for how
+ * long. A streak of one logs its one line only.
+ *
+ *   const skipped = foldRepeats(log, Date.now);
+ *   skipped.occurred("ticker: previous pass still running after 1200 ms; tick skipped");  // logged
+ *   skipped.occurred("…");  skipped.occurred("…");                                     // counted
+ *   skipped.cleared();  // "ticker: previous pass still running …: repeated 2 more times over 400 ms"
+ */
+export interface RepeatFold {
+  /** One more occurrence; `line` is logged only when it starts a streak. */
+  occurred(line: string): void;
+  /** The condition is over: closes the streak (one summary line if it repeated), a no-op otherwise. */
+  cleared(): void;
+}
+
+export function foldRepeats(log: (line: string) => void, now: () => number): RepeatFold {
+  let streak: { first: string; startedAt: number; repeats: number } | undefined;
+  return {
+    occurred(line) {
+      if (streak === undefined) {
+        streak = { first: line, startedAt: now(), repeats: 0 };
+        log(line);
+      } else {
+        streak.repeats += 1;
+      }
+    },
+    cleared() {
+      if (streak === undefined) return;
+      const { first, startedAt, repeats } = streak;
+      streak = undefined;
+      if (repeats > 0) {
+        log(
+          `${first}: repeated ${repeats} more time${repeats === 1 ? "" : "s"} over ${now() - startedAt} ms`,
+        );
+      }
+    },
+  };
+}
+
+/** The CloudWatch namespace of every product metric (infra/constructs/observability.ts reads it). */
+export const FLOW_METRIC_NAMESPACE = "Flow";
+
+/**
+ * The product's metric names (namespace `Flow`, one dimension `Service`): exactly the names the
  * dashboard and alarms read (infra/constructs/observability.ts FLOW_METRICS; a test keeps the two
  * equal), each with an emitter: the dispatcher (TargetsDispatched, RackConflicts, GateTrips,
  * DispatchLatencyMs, TickOverrunMs) and the task outcome recorder in src/app/child-task/outcome.ts (the rest).
@@ -65,6 +125,11 @@ export const FLOW_METRIC_NAMES = [
 
 export type DispatchMetricName = (typeof FLOW_METRIC_NAMES)[number];
 
+/** The unit each metric is emitted with: the `…Ms` ones are durations, the rest counts. */
+export function metricUnit(name: DispatchMetricName): "Milliseconds" | "Count" {
+  return name.endsWith("Ms") ? "Milliseconds" : "Count";
+}
+
 export interface Metrics {
   add(name: DispatchMetricName, value: number): void;
   /** Writes what was added since the last flush (EMF: one log line); a no-op when nothing was. */
@@ -72,48 +137,6 @@ export interface Metrics {
 }
 
 export const noopMetrics: Metrics = { add() {}, flush() {} };
-
-/**
- * CloudWatch Embedded Metric Format: one JSON log line per flush, which CloudWatch turns into
- * metrics without any API call. Example line:
- *   {"_aws":{"Timestamp":1700000000000,"CloudWatchMetrics":[{"Namespace":"Flow","Dimensions":[["Service"]],
- *    "Metrics":[{"Name":"TargetsDispatched","Unit":"Count"}]}]},"Service":"dispatcher","TargetsDispatched":4}
- */
-export function emfMetrics(options: {
-  namespace?: string;
-  service: string;
-  clock?: () => number;
-  write?: (line: string) => void;
-}): Metrics {
-  const write = options.write ?? ((line: string) => console.log(line));
-  const clock = options.clock ?? Date.now;
-  let values = new Map<DispatchMetricName, number>();
-  return {
-    add(name, value) {
-      values.set(name, (values.get(name) ?? 0) + value);
-    },
-    flush() {
-      if (values.size === 0) return;
-      const names = [...values.keys()];
-      const line: Record<string, unknown> = {
-        _aws: {
-          Timestamp: clock(),
-          CloudWatchMetrics: [
-            {
-              Namespace: options.namespace ?? "Flow",
-              Dimensions: [["Service"]],
-              Metrics: names.map((Name) => ({ Name, Unit: Name.endsWith("Ms") ? "Milliseconds" : "Count" })),
-            },
-          ],
-        },
-        Service: options.service,
-      };
-      for (const [name, value] of values) line[name] = value;
-      values = new Map();
-      write(JSON.stringify(line));
-    },
-  };
-}
 
 export function errorText(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);

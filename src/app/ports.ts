@@ -293,6 +293,8 @@ export interface ChildTaskRequest {
   runId: string;
   targetId: string;
   rackId: string;
+  /** The target's frozen rack external id, frozen on the task too. */
+  rackExternalId?: string;
   componentsByType: ComponentsForType[];
   /** The run's frozen upgrade template; its targetSpec is ignored (the target is the rack). */
   template: FirmwareTemplate;

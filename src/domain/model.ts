@@ -329,6 +329,12 @@ export interface Task {
   /** "UpgradeFirmware". */
   operation: string;
   rackId: string;
+  /**
+   * The rack's external id, frozen when the task is made (from the run's target or the inventory),
+   * so listings show it without reading the inventory; "" if the rack had none then. Absent only on
+   * tasks made before it was frozen (the task service looks those up in the inventory).
+   */
+  rackExternalId?: string;
   componentIds: string[];
   description: string;
   executorType: "STEP_FUNCTIONS";

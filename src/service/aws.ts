@@ -2,7 +2,9 @@
  * Building blocks of the AWS composition roots (src/service/grpc-front.ts, src/service/lambdas/):
  * the DynamoDB stores from the configuration, the cipher, the dispatcher wake-up, the Step
  * Functions executor, and the child-task parts on them. Each builds its clients when called (the
- * roots call them once, at start) and does no I/O until a client is used.
+ * roots call them once, at start) and does no I/O until a client is used. Every one takes the
+ * root's one observability (`RootObservability`): its logger and metrics, and in a Lambda the
+ * tracer's `capture`, which every SDK client built here goes through.
  */
 import { randomUUID } from "node:crypto";
 import { KMSClient } from "@aws-sdk/client-kms";
@@ -20,16 +22,29 @@ import { KmsEnvelopeCipher } from "../adapters/kms/kms-cipher.js";
 import { LambdaRunWaker } from "../adapters/lambda/lambda-waker.js";
 import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executor.js";
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
-import { emfMetrics, jsonLogger } from "../app/observability.js";
+import type { Logger, Metrics } from "../app/observability.js";
 import type { Cipher, RunWaker } from "../app/ports.js";
 import { type ChildTaskParts, childTaskParts, childTaskService } from "./child-tasks.js";
 import type { DispatchConfig, SecretsConfig, StoresConfig } from "./config.js";
 
-/** The EMF `Service` dimension of each deployable (infra/constructs/observability.ts FLOW_METRIC_SERVICES). */
+/**
+ * The `Service` of each deployable: its logger's `service` and its metrics' `Service` dimension
+ * (infra/constructs/observability.ts FLOW_METRIC_SERVICES).
+ */
 export type Emitter = "dispatcher" | "stream-evaluator" | "task-steps" | "bmc-result" | "grpc";
 
-/** The line sink of the AWS roots: stdout, which Lambda and ECS ship to CloudWatch Logs. */
-export const log = (line: string): void => console.log(line);
+/**
+ * What a root observes with, built once per deployable (src/adapters/observability/): Powertools'
+ * logger and metrics, writing to stdout, which Lambda and ECS ship to CloudWatch Logs; `capture`
+ * traces an SDK client's calls (the Lambdas' X-Ray tracer), absent where nothing traces.
+ */
+export interface RootObservability {
+  logger: Logger;
+  metrics: Metrics;
+  capture?: <C>(client: C) => C;
+}
+
+const captured = <C>(obs: RootObservability, client: C): C => (obs.capture ? obs.capture(client) : client);
 
 export function awsOptions(config: StoresConfig): AwsOptions {
   return config.awsEndpoint === undefined ? {} : { endpoint: config.awsEndpoint };
@@ -39,11 +54,12 @@ export function awsOptions(config: StoresConfig): AwsOptions {
 export function awsCipher(
   secrets: SecretsConfig,
   aws: AwsOptions,
+  obs: RootObservability,
 ): { cipher: Cipher; keyId: string } | undefined {
   if (secrets === undefined) return undefined;
   if (secrets.kind === "kms") {
     return {
-      cipher: new KmsEnvelopeCipher(new KMSClient(awsClientConfig(aws)), secrets.keyId),
+      cipher: new KmsEnvelopeCipher(captured(obs, new KMSClient(awsClientConfig(aws))), secrets.keyId),
       keyId: secrets.keyId,
     };
   }
@@ -51,14 +67,22 @@ export function awsCipher(
 }
 
 /** Outcomes wake the dispatcher Lambda for their run when it is named; else the stream alone does. */
-export function lambdaWaker(functionName: string | undefined, aws: AwsOptions): RunWaker | undefined {
+export function lambdaWaker(
+  functionName: string | undefined,
+  aws: AwsOptions,
+  obs: RootObservability,
+): RunWaker | undefined {
   return functionName === undefined
     ? undefined
-    : new LambdaRunWaker(new LambdaClient(awsClientConfig(aws)), functionName, jsonLogger);
+    : new LambdaRunWaker(captured(obs, new LambdaClient(awsClientConfig(aws))), functionName, obs.logger);
 }
 
-export function stepFunctionsExecutor(stateMachineArn: string, aws: AwsOptions): StepFunctionsTaskExecutor {
-  return new StepFunctionsTaskExecutor(new SFNClient(awsClientConfig(aws)), stateMachineArn);
+export function stepFunctionsExecutor(
+  stateMachineArn: string,
+  aws: AwsOptions,
+  obs: RootObservability,
+): StepFunctionsTaskExecutor {
+  return new StepFunctionsTaskExecutor(captured(obs, new SFNClient(awsClientConfig(aws))), stateMachineArn);
 }
 
 export interface AwsChildTasks {
@@ -70,17 +94,18 @@ export interface AwsChildTasks {
 /** The stores and the child-task parts on them, with the cipher and the waker the configuration names. */
 export function awsChildTasks(
   config: StoresConfig & { secrets?: SecretsConfig; dispatcherFunctionName?: string },
-  emitter: Emitter,
+  obs: RootObservability,
 ): AwsChildTasks {
   const aws = awsOptions(config);
   const names = tableNames(config.tablePrefix);
-  const cipher = awsCipher(config.secrets, aws);
+  const cipher = awsCipher(config.secrets, aws, obs);
+  // The document client shares the captured client's middleware, so its calls are traced too.
   const stores = createDynamoStores(
-    createDynamoDbClient(aws),
+    captured(obs, createDynamoDbClient(aws)),
     names,
     cipher ? { cipher: cipher.cipher } : {},
   );
-  const waker = lambdaWaker(config.dispatcherFunctionName, aws);
+  const waker = lambdaWaker(config.dispatcherFunctionName, aws, obs);
   const parts = childTaskParts({
     doc: stores.doc,
     tasksTable: names.tasks,
@@ -88,28 +113,25 @@ export function awsChildTasks(
     ...(cipher === undefined ? {} : { cipher }),
     clock: Date.now,
     ...(waker === undefined ? {} : { waker }),
-    metrics: emfMetrics({ service: emitter }),
+    metrics: obs.metrics,
+    logger: obs.logger,
   });
   return { names, stores, parts };
 }
 
 /** The dispatch pass of the dispatcher and stream-evaluator Lambdas: one execution per claimed target. */
-export function awsDispatcher(
-  config: DispatchConfig,
-  emitter: "dispatcher" | "stream-evaluator",
-): Dispatcher {
-  const { stores, parts } = awsChildTasks(config, emitter);
+export function awsDispatcher(config: DispatchConfig, obs: RootObservability): Dispatcher {
+  const { stores, parts } = awsChildTasks(config, obs);
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
-    executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config)),
+    executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config), obs),
     newId: randomUUID,
-    log,
   });
   return createDispatcher({
     runs: stores.runs,
     submitter: tasks.submitter,
     clock: Date.now,
-    logger: jsonLogger,
-    metrics: emfMetrics({ service: emitter }),
+    logger: obs.logger,
+    metrics: obs.metrics,
   });
 }

@@ -5,7 +5,8 @@
  * of BMC credentials, the outcome recorder's deps, and from them the step handlers, the task
  * service and the bmc-result receiver. What differs between the two is passed in: the executor
  * (Step Functions, or local/step-functions.ts running the same ASL), the publisher's client (IoT
- * Core, or the local IoT shim), the waker (the dispatcher Lambda, or a pass in-process), metrics.
+ * Core, or the local IoT shim), the waker (the dispatcher Lambda, or a pass in-process), the logger
+ * and metrics (Powertools on AWS, lines or nothing locally).
  */
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { CipherBmcAuthSealer } from "../adapters/stepfunctions/bmc-auth.js";
@@ -17,7 +18,7 @@ import type { OutcomeDeps } from "../app/child-task/outcome.js";
 import { type BmcResultReceiver, createBmcResultReceiver } from "../app/child-task/receiving.js";
 import { createTaskSteps, type TaskSteps } from "../app/child-task/steps.js";
 import { createTaskService, type TaskService, type TaskServiceDeps } from "../app/child-task/task-service.js";
-import type { Metrics } from "../app/observability.js";
+import type { Logger, Metrics } from "../app/observability.js";
 import type {
   BmcAuthSealer,
   BmcCommandPublisher,
@@ -43,6 +44,8 @@ export interface ChildTaskPartsDeps {
   clock: () => number;
   waker?: RunWaker;
   metrics?: Metrics;
+  /** Every part logs through it: the steps, the task service, the receiver, the outcome recorder. */
+  logger?: Logger;
 }
 
 export interface ChildTaskParts {
@@ -74,6 +77,7 @@ export function childTaskParts(deps: ChildTaskPartsDeps): ChildTaskParts {
       clock: deps.clock,
       ...(deps.waker === undefined ? {} : { waker: deps.waker }),
       ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
+      ...(deps.logger === undefined ? {} : { logger: deps.logger }),
     },
   };
 }
@@ -81,7 +85,7 @@ export function childTaskParts(deps: ChildTaskPartsDeps): ChildTaskParts {
 /** Every Task state of the child-task state machine. */
 export function childTaskSteps(
   parts: ChildTaskParts,
-  deps: { publisher: BmcCommandPublisher; firmware: FirmwareVersionRecorder; log: (line: string) => void },
+  deps: { publisher: BmcCommandPublisher; firmware: FirmwareVersionRecorder },
 ): TaskSteps {
   return createTaskSteps({
     ...parts.outcome,
@@ -96,19 +100,19 @@ export function childTaskSteps(
 /** The dispatcher's submitter and the TasksApi, starting and stopping executions on `executor`. */
 export function childTaskService(
   parts: ChildTaskParts,
-  deps: Pick<TaskServiceDeps, "executor" | "newId" | "defaultTargetVersion" | "log"> & {
-    inventory: Pick<InventoryStore, "loadAll">;
+  deps: Pick<TaskServiceDeps, "executor" | "newId" | "defaultTargetVersion"> & {
+    inventory: Pick<InventoryStore, "loadAll" | "getRacksByIds">;
   },
 ): TaskService {
   return createTaskService({ ...parts.outcome, secrets: parts.secrets, ...deps });
 }
 
 /** BMC reports onto their request records; execution endings onto the task, target and lock. */
-export function bmcResultReceiver(parts: ChildTaskParts, log: (line: string) => void): BmcResultReceiver {
+export function bmcResultReceiver(parts: ChildTaskParts): BmcResultReceiver {
   return createBmcResultReceiver({
     requests: parts.requests,
     outcome: parts.outcome,
     clock: parts.outcome.clock,
-    log,
+    ...(parts.outcome.logger === undefined ? {} : { logger: parts.outcome.logger }),
   });
 }

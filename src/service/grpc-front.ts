@@ -1,13 +1,18 @@
 /**
  * Composition root of the gRPC front on ECS Fargate (the process is src/service/grpc-main.ts):
  * from its configuration, the stores, the Step Functions task service and the run use cases, as
- * the FlowApi and the options its server starts with. Builds clients, binds nothing.
+ * the FlowApi and the options its server starts with, all logging and counting through the
+ * front's one Powertools logger and metrics (service `grpc`). Builds clients, binds nothing. No
+ * tracer: X-Ray on Fargate needs a daemon sidecar and a segment per call, which the front has not.
  */
 import { randomUUID } from "node:crypto";
 import type { GrpcServerOptions } from "../adapters/grpc/server.js";
+import {
+  type PowertoolsObservability,
+  powertoolsObservability,
+} from "../adapters/observability/powertools.js";
 import type { FlowApi } from "../app/api.js";
-import { jsonLogger } from "../app/observability.js";
-import { awsChildTasks, awsOptions, log, stepFunctionsExecutor } from "./aws.js";
+import { awsChildTasks, awsOptions, stepFunctionsExecutor } from "./aws.js";
 import { childTaskService } from "./child-tasks.js";
 import type { GrpcFrontConfig } from "./config.js";
 import { assembleFlowApi } from "./flow-api.js";
@@ -17,20 +22,22 @@ export interface GrpcFront {
   server: GrpcServerOptions;
 }
 
-export function composeGrpcFront(config: GrpcFrontConfig): GrpcFront {
-  const { stores, parts } = awsChildTasks(config, "grpc");
+export function composeGrpcFront(
+  config: GrpcFrontConfig,
+  obs: PowertoolsObservability = powertoolsObservability("grpc"),
+): GrpcFront {
+  const { stores, parts } = awsChildTasks(config, obs);
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
-    executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config)),
+    executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config), obs),
     newId: randomUUID,
-    log,
   });
   const api = assembleFlowApi({
     stores,
     tasks,
     clock: Date.now,
     newId: randomUUID,
-    logger: jsonLogger,
+    logger: obs.logger,
     buildInfo: config.build,
   });
   return {
@@ -41,7 +48,7 @@ export function composeGrpcFront(config: GrpcFrontConfig): GrpcFront {
       port: config.port,
       ...(config.tls === undefined ? {} : { tls: config.tls }),
       allowInsecureNonLoopback: config.plaintextBehindLoadBalancer,
-      logger: jsonLogger,
+      logger: obs.logger,
       ...(config.protoDir === undefined ? {} : { protoDir: config.protoDir }),
       // The ALB polls health every few seconds: give it time to see NOT_SERVING before we refuse calls.
       drainMs: 5_000,

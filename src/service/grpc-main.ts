@@ -5,17 +5,21 @@
  * first). A configuration problem stops it at once, naming every variable at fault.
  */
 import { startGrpcServer } from "../adapters/grpc/server.js";
-import { jsonLogger } from "../app/observability.js";
+import { powertoolsObservability } from "../adapters/observability/powertools.js";
 import { readGrpcFrontConfig } from "./config.js";
 import { composeGrpcFront } from "./grpc-front.js";
 
+// The front's one logger and metrics, built before the configuration is read so that a
+// configuration problem is logged like everything else.
+const obs = powertoolsObservability("grpc");
+
 async function main(): Promise<void> {
-  const front = composeGrpcFront(readGrpcFrontConfig(process.env));
+  const front = composeGrpcFront(readGrpcFrontConfig(process.env), obs);
   const server = await startGrpcServer(front.server);
-  jsonLogger.info("flow gRPC front listening", { host: front.server.host, port: server.port });
+  obs.logger.info("flow gRPC front listening", { host: front.server.host, port: server.port });
 
   const stop = (signal: string) => {
-    jsonLogger.info("stopping", { signal });
+    obs.logger.info("stopping", { signal });
     server.shutdown(20_000).then(
       () => process.exit(0),
       () => process.exit(1),
@@ -26,6 +30,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  jsonLogger.error("flow gRPC front failed to start", { error: (error as Error).message });
+  obs.logger.error("flow gRPC front failed to start", { error: (error as Error).message });
   process.exit(1);
 });

@@ -184,6 +184,20 @@ describe("CancelOperationRun", () => {
       "every target TERMINATED",
     );
     expect(targets).toHaveLength(3);
+    // The stack's log has one line per task the cancel stopped, naming the task, its run and rack.
+    const stopped = targets.filter((t) => t.taskId?.id);
+    expect(stopped.length).toBeGreaterThan(0);
+    for (const t of stopped) {
+      expect(
+        s.logs.filter((l) => l.includes(`taskId=${t.taskId?.id}`) && / task (cancelled|finished) /.test(l)),
+      ).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^info task cancelled taskId=${t.taskId?.id} runId=${id} rackId=${t.rackId?.id} status=TERMINATED taskMessage=\\S`,
+          ),
+        ),
+      ]);
+    }
     const run = await getRun(s.flow, id, true);
     expect(run.stats?.cumulativePhaseStats?.outcomeCounts).toEqual({
       completed: 0,

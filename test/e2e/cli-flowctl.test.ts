@@ -321,6 +321,28 @@ describe("flowctl run watch", () => {
         `run ${id} COMPLETED after \\d+s: 6 completed, 0 failed, 0 terminated — operation run completed\\r?\\n`,
       ),
     );
+
+    // The finished run's targets: both phases by default, each rack by its external id.
+    const targets = await flowctl(["run", "targets", id]);
+    expect(targets.stderr).toBe("");
+    expect(targets.code).toBe(0);
+    const rows = targets.stdout.trimEnd().split("\n");
+    expect(rows.at(-1)).toBe("1-6 of 6 targets");
+    const cells = rows.slice(1, -1).map((r) => r.split(/\s+/));
+    expect(cells.map((c) => c[0])).toEqual(["1", "1", "1", "2", "2", "2"]);
+    for (const c of cells) {
+      expect(c[2]).toMatch(/^EXT-A(05|06|07|08|09|10)$/);
+      expect(c[3]).toBe("COMPLETED");
+    }
+    // One phase at a time, the footer says what the listing left out.
+    const current = await flowctl(["run", "targets", id, "--phase", "current"]);
+    expect(current.code).toBe(0);
+    expect(current.stdout.trimEnd().split("\n").slice(-2)).toEqual([
+      "1-3 of 3 targets",
+      "completed phase 1 holds 3 targets: --phase all-visible lists them",
+    ]);
+    const json = await flowctl(["run", "targets", id, "-o", "json"]);
+    expect((JSON.parse(json.stdout) as { total: number }).total).toBe(6);
   });
 
   it("without a terminal: plain lines, and exit 2 when the run ends FAILED", async () => {
@@ -364,8 +386,15 @@ describe("flowctl run watch", () => {
     expect(r.stdout).toMatch(/failureCount ≥ 1 \(current phase\): 1\/1 failed +\S*TRIPPED/);
     expect(r.stdout).toContain(`run ${id} PAUSED (SAFETY_GATE)`);
     expect(r.stdout).toContain(
-      `next: flowctl run targets ${id} --phase-scope current-and-completed --status failed`,
+      `next: flowctl run targets ${id} --status failed, then flowctl run resume ${id}`,
     );
+
+    const next = await flowctl(["run", "targets", id, "--status", "failed"]);
+    expect(next.code).toBe(0);
+    expect(next.stdout).toContain(ext(FAILING_RACK));
+    expect(next.stdout).toContain("1-1 of 1 targets");
+
+    // The older spelling of --phase still works.
 
     const failed = await flowctl([
       "run",
@@ -397,6 +426,14 @@ describe("flowctl run watch", () => {
     expect(first.stdout).toContain(`PAUSED (PHASE_GATE)`);
     expect(first.stdout).toContain(`next: flowctl run advance ${id}`);
 
+    // Paused at the gate: phase 2 is frozen but not listed, and the footer says so.
+    const gated = await flowctl(["run", "targets", id]);
+    expect(gated.code).toBe(0);
+    expect(gated.stdout.trimEnd().split("\n").slice(-2)).toEqual([
+      "1-1 of 1 targets",
+      "phase 2 has not opened yet: its 1 target is listed once it opens",
+    ]);
+
     const wrongPhase = await flowctl(["run", "advance", id, "--expect", "3"]);
     expect(wrongPhase.code).toBe(19);
     expect(wrongPhase.stderr).toContain("(FAILED_PRECONDITION)");
@@ -413,6 +450,9 @@ describe("flowctl run watch", () => {
     const tasks = await flowctl(["task", "list", "--rack", rackId(15)]);
     expect(tasks.code).toBe(0);
     expect(tasks.stdout).toContain("COMPLETED");
+    // The rack by its external id, as run targets shows it.
+    expect(tasks.stdout.split("\n")[1]).toMatch(new RegExp(`^\\S+ +${ext(15)} +COMPLETED `));
+    expect(tasks.stdout).not.toContain(rackId(15));
     const taskId = UUID.exec(tasks.stdout.split("\n")[1] ?? "")?.[0];
     const task = await flowctl(["task", "get", taskId!, "-o", "yaml"]);
     expect(task.code).toBe(0);
@@ -478,11 +518,30 @@ operation: { upgradeFirmware: {} }
     );
   });
 
-  it("an unknown run: exit 15 (NOT_FOUND) with a hint", async () => {
-    const r = await flowctl(["run", "get", "0a6f1a9e-0000-4000-8000-00000000beef"]);
-    expect(r.code).toBe(15);
-    expect(r.stderr).toContain("(NOT_FOUND)");
-    expect(r.stderr).toContain("check the ID: `flowctl run list`");
+  it("an unknown run, task or rack: exit 15 (NOT_FOUND) and the list that shows what exists", async () => {
+    const missing = "0a6f1a9e-0000-4000-8000-00000000beef";
+    const run = await flowctl(["run", "get", missing]);
+    expect(run.code).toBe(15);
+    expect(run.stderr).toBe(
+      `error: operation run not found: ${missing} (NOT_FOUND)\n  check the run ID: \`flowctl run list\` shows existing runs\n`,
+    );
+    const task = await flowctl(["task", "cancel", missing]);
+    expect(task.code).toBe(15);
+    expect(task.stderr).toBe(
+      `error: task not found: ${missing} (NOT_FOUND)\n  check the task ID: \`flowctl task list\` shows existing tasks\n`,
+    );
+    const rack = await flowctl([
+      "run",
+      "create",
+      "-f",
+      racksRun("cli-no-rack", [99], "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]"),
+      "--dry-run",
+    ]);
+    expect(rack.code).toBe(15);
+    expect(rack.stderr).toBe(
+      "error: rack target 0: rack with external id EXT-A99 is not found (NOT_FOUND)\n" +
+        "  check the rack: `flowctl inventory list` shows each rack's ID, name, external ID and NVL domain\n",
+    );
   });
 
   it("a control the run's state does not allow: exit 19 (FAILED_PRECONDITION)", async () => {
@@ -508,10 +567,28 @@ operation: { upgradeFirmware: {} }
     expect(badId.stderr).toBe(
       'error: run ID: expected a UUID such as 4f6f1a9e-0000-4000-8000-000000000001 (got "run-7")\n',
     );
+    const badPhase = await flowctl(["run", "targets", rackId(1), "--phase", "future"]);
+    expect(badPhase.code).toBe(1);
+    expect(badPhase.stderr).toBe(
+      'error: --phase: expected one of current, completed, all-visible (got "future")\n',
+    );
     const badScope = await flowctl(["run", "targets", rackId(1), "--phase-scope", "future"]);
     expect(badScope.code).toBe(1);
     expect(badScope.stderr).toContain(
       "--phase-scope: expected one of current, completed, current-and-completed",
+    );
+    const both = await flowctl([
+      "run",
+      "targets",
+      rackId(1),
+      "--phase",
+      "current",
+      "--phase-scope",
+      "current",
+    ]);
+    expect(both.code).toBe(1);
+    expect(both.stderr).toBe(
+      "error: --phase and --phase-scope: give one (--phase-scope is the older spelling of --phase)\n",
     );
     const badEndpoint = await flowctl(["run", "list", "--endpoint", "localhost"]);
     expect(badEndpoint.code).toBe(1);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { decodeBmcCommand, type UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { parseReport } from "../../src/domain/task-report.js";
+import { CREDENTIAL_CANARY } from "../support/credential-canary.js";
 import {
   type Harness,
   id,
@@ -25,7 +26,7 @@ const racks: InventoryRack[] = [1, 2, 3, 4, 5, 6].map((n) =>
     { type: "POWERSHELF", count: 1 },
   ]),
 );
-const SECRET = "hunter2-bmc-password";
+const SECRET = CREDENTIAL_CANARY;
 
 let h: Harness;
 const commands: UpdateCommand[] = [];
@@ -229,5 +230,35 @@ describe("GetTasksByIDs and ListTasks", () => {
       page: { offset: 0, limit: 100 },
     });
     expect(active.total).toBe(0);
+  });
+});
+
+describe("a task's rack external id", () => {
+  it("is frozen from the inventory when the task is made, and looked up for a task made before it was", async () => {
+    const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, 3, 0)]));
+    await waitForTask(h, taskIds[0]!);
+    const [stored] = await h.stores.tasks.getTasks([taskIds[0]!]);
+    expect(stored?.rackExternalId).toBe("EXT-ab-3");
+    const [got] = await h.child.tasksApi.getTasks([taskIds[0]!]);
+    expect(got?.rackExternalId).toBe("EXT-ab-3");
+
+    // A task item written before external ids were frozen on tasks has none of its own.
+    const { rackExternalId: _frozen, ...before } = stored!;
+    const legacy = { ...before, id: "ab000000-0000-4000-8000-00000000aaaa" };
+    delete legacy.idempotencyKey;
+    await h.stores.tasks.createTask(legacy);
+    expect((await h.stores.tasks.getTasks([legacy.id]))[0]).not.toHaveProperty("rackExternalId");
+    const listed = await h.child.tasksApi.listTasks({
+      rackId: id(P, 3, 0),
+      activeOnly: false,
+      withReport: false,
+      page: { offset: 0, limit: 10 },
+    });
+    expect(listed.tasks.map((t) => [t.id, t.rackExternalId])).toEqual(
+      expect.arrayContaining([
+        [taskIds[0], "EXT-ab-3"],
+        [legacy.id, "EXT-ab-3"],
+      ]),
+    );
   });
 });

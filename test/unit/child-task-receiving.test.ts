@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { type ExecutionEnding, reconcileExecutionEnd } from "../../src/app/child-task/outcome.js";
 import { createBmcResultReceiver, recordBmcReport } from "../../src/app/child-task/receiving.js";
+import { lineLogger } from "../../src/app/observability.js";
 import type { BmcRequestStore, RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
 import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
 import type { Task } from "../../src/domain/model.js";
@@ -43,7 +44,7 @@ describe("recordBmcReport", () => {
   it("drops what it cannot trust, logging field paths and rules only", async () => {
     const { store, seen } = requestsSpy();
     const lines: string[] = [];
-    const log = (l: string) => lines.push(l);
+    const log = lineLogger((l) => lines.push(l));
     expect(await recordBmcReport(store, { v: 1, type: "ack", requestId: "r" }, 1, log)).toBe("invalid");
     expect(
       await recordBmcReport(store, { v: 2, type: "ack", requestId: "r", componentId: "c" }, 1, log),
@@ -58,10 +59,11 @@ describe("recordBmcReport", () => {
     ).toBe("invalid");
     expect(seen).toEqual([]);
     expect(lines).toEqual([
-      "bmc-result: report without componentId (the IoT rule adds topic(3) AS componentId)",
-      "bmc-result: undecodable report from c: v: unsupported protocol version 2 (this codec speaks 1)",
-      'bmc-result: undecodable report from c: type: must be one of ack, progress, result, status (got "update")',
+      "warn bmc report dropped: no componentId (the IoT rule adds topic(3) AS componentId)",
+      "warn bmc report dropped: undecodable componentId=c problem=v: unsupported protocol version 2 (this codec speaks 1)",
+      'warn bmc report dropped: undecodable componentId=c problem=type: must be one of ack, progress, result, status (got "update")',
     ]);
+    expect(lines.join("\n")).not.toContain("SECRET");
   });
 });
 
@@ -158,7 +160,7 @@ describe("the bmc-result receiver", () => {
       requests: store,
       outcome: { tasks: tasks as TaskStore, locks: locks as RackLockStore, runs, clock: () => 10 },
       clock: () => 42,
-      log: (line) => lines.push(line),
+      logger: lineLogger((line) => lines.push(line)),
     });
     return { r, seen, lines };
   }
@@ -186,7 +188,7 @@ describe("the bmc-result receiver", () => {
       outcome: "invalid",
     });
     expect(lines).toEqual([
-      "bmc-result: report without componentId (the IoT rule adds topic(3) AS componentId)",
+      "warn bmc report dropped: no componentId (the IoT rule adds topic(3) AS componentId)",
     ]);
     expect(await r.receive({ kind: "execution-status", status: "RUNNING" })).toEqual({ ignored: "RUNNING" });
     expect(await r.receive({ kind: "invalid" })).toEqual({ outcome: "invalid" });

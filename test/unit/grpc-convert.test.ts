@@ -863,6 +863,7 @@ describe("grpc convert: domain → responses", () => {
       id: A,
       operation: "UpgradeFirmware",
       rackId: B,
+      rackExternalId: "EXT-7",
       componentIds: [C],
       description: "fw",
       executorType: "STEP_FUNCTIONS",
@@ -879,6 +880,7 @@ describe("grpc convert: domain → responses", () => {
       id: { id: A },
       operation: "UpgradeFirmware",
       rackId: { id: B },
+      rackExternalId: "EXT-7",
       componentUuids: [{ id: C }],
       description: "fw",
       executorType: pb.TaskExecutorType.TASK_EXECUTOR_TYPE_STEP_FUNCTIONS,
@@ -893,6 +895,8 @@ describe("grpc convert: domain → responses", () => {
       startedAt: new Date(15),
       report: "{}",
     });
+    // A task made before external ids were frozen, on a rack the inventory no longer names: empty.
+    expect(taskToProto({ ...task, rackExternalId: undefined }).rackExternalId).toBe("");
   });
 });
 

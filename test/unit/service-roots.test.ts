@@ -14,6 +14,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { KmsEnvelopeCipher } from "../../src/adapters/kms/kms-cipher.js";
 import { LambdaRunWaker } from "../../src/adapters/lambda/lambda-waker.js";
+import { noopMetrics, silentLogger } from "../../src/app/observability.js";
 import { awsChildTasks } from "../../src/service/aws.js";
 import {
   readBmcResultConfig,
@@ -28,6 +29,8 @@ import { composeDispatcherLambda, dispatcherFromEnvironment } from "../../src/se
 import { composeStreamEvaluatorLambda } from "../../src/service/lambdas/stream-evaluator.js";
 import { composeTaskStepsLambda, taskStepsFromEnvironment } from "../../src/service/lambdas/task-steps.js";
 
+/** What a root observes with, silent: these tests look at the parts, not at their lines. */
+const quiet = { logger: silentLogger, metrics: noopMetrics };
 const ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-test-child-task";
 const base = { FLOW_TABLE_PREFIX: "Flow-test-", AWS_REGION: "eu-west-1" };
 
@@ -92,17 +95,17 @@ describe("composition roots: built from a valid configuration without I/O", () =
 
   it("the dispatcher and the stream evaluator", async () => {
     const config = readDispatchConfig({ ...base, FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN });
-    const dispatcher = composeDispatcherLambda(config);
+    const { dispatcher } = composeDispatcherLambda(config);
     expect(typeof dispatcher.tick).toBe("function");
-    const handler = composeStreamEvaluatorLambda(config);
+    const { handle } = composeStreamEvaluatorLambda(config);
     expect(sent()).toEqual([]);
     // An empty batch decides nothing and reads nothing.
-    expect(await handler({ Records: [] })).toEqual({ batchItemFailures: [] });
+    expect(await handle({ Records: [] })).toEqual({ batchItemFailures: [] });
     expect(sent()).toEqual([]);
   });
 
   it("task-steps", () => {
-    const steps = composeTaskStepsLambda(
+    const { steps } = composeTaskStepsLambda(
       readTaskStepsConfig({
         ...base,
         FLOW_IOT_DATA_ENDPOINT: "https://abc-ats.iot.eu-west-1.amazonaws.com",
@@ -115,7 +118,7 @@ describe("composition roots: built from a valid configuration without I/O", () =
   });
 
   it("bmc-result", async () => {
-    const receiver = composeBmcResultLambda(readBmcResultConfig(base));
+    const { receiver } = composeBmcResultLambda(readBmcResultConfig(base));
     expect(await receiver.receive({ kind: "invalid" })).toEqual({ outcome: "invalid" });
     expect(sent()).toEqual([]);
   });
@@ -125,7 +128,7 @@ describe("awsChildTasks: the parts the configuration names", () => {
   it("a KMS key → KMS envelope encryption, sealing for the BMC under the key's id", async () => {
     const { parts } = awsChildTasks(
       { tablePrefix: "p-", secrets: { kind: "kms", keyId: "alias/flow" } },
-      "task-steps",
+      quiet,
     );
     expect((parts.secrets as unknown as { cipher: unknown }).cipher).toBeInstanceOf(KmsEnvelopeCipher);
     expect(sent()).toEqual([]);
@@ -134,29 +137,26 @@ describe("awsChildTasks: the parts the configuration names", () => {
   it("a local AES key off AWS: the sealer names it local-aes-256-gcm", async () => {
     const { parts } = awsChildTasks(
       { tablePrefix: "p-", secrets: { kind: "local-aes-256-gcm", keyHex: "ab".repeat(32) } },
-      "task-steps",
+      quiet,
     );
     expect((await parts.sealer.seal("pw", "c1", "r1")).keyId).toBe("local-aes-256-gcm");
   });
 
   it("no cipher: sealing credentials is refused with the reason", async () => {
-    const { parts } = awsChildTasks({ tablePrefix: "p-" }, "task-steps");
+    const { parts } = awsChildTasks({ tablePrefix: "p-" }, quiet);
     await expect(parts.sealer.seal("pw", "c1", "r1")).rejects.toThrow(
       "firmware credentials need a cipher; none is configured",
     );
   });
 
   it("a dispatcher name → outcomes wake the dispatcher Lambda; none → no waker", () => {
-    const named = awsChildTasks(
-      { tablePrefix: "p-", dispatcherFunctionName: "Flow-test-dispatcher" },
-      "bmc-result",
-    );
+    const named = awsChildTasks({ tablePrefix: "p-", dispatcherFunctionName: "Flow-test-dispatcher" }, quiet);
     expect(named.parts.outcome.waker).toBeInstanceOf(LambdaRunWaker);
-    expect(awsChildTasks({ tablePrefix: "p-" }, "bmc-result").parts.outcome.waker).toBeUndefined();
+    expect(awsChildTasks({ tablePrefix: "p-" }, quiet).parts.outcome.waker).toBeUndefined();
   });
 
   it("the tables are named from the prefix", () => {
-    expect(awsChildTasks({ tablePrefix: "Flow-prod-" }, "grpc").names.runs).toBe("Flow-prod-Runs");
+    expect(awsChildTasks({ tablePrefix: "Flow-prod-" }, quiet).names.runs).toBe("Flow-prod-Runs");
   });
 });
 
@@ -164,8 +164,8 @@ describe("composition roots: the environment, read once at start", () => {
   it("a valid environment builds the Lambda", () => {
     vi.stubEnv("FLOW_TABLE_PREFIX", "Flow-test-");
     vi.stubEnv("FLOW_CHILD_TASK_STATE_MACHINE_ARN", ARN);
-    expect(typeof dispatcherFromEnvironment().dispatchRun).toBe("function");
-    expect(typeof bmcResultFromEnvironment().receive).toBe("function");
+    expect(typeof dispatcherFromEnvironment().dispatcher.dispatchRun).toBe("function");
+    expect(typeof bmcResultFromEnvironment().receiver.receive).toBe("function");
   });
 
   it("an invalid one fails at start with every problem", () => {

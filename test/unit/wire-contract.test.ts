@@ -314,11 +314,13 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
     expect(compare(contract, registry)).toEqual([]);
   });
 
-  it("project extensions present: OperationRunSummary.current_phase_index = 100, STEP_FUNCTIONS = 100", () => {
+  it("project extensions present: OperationRunSummary.current_phase_index = 100, STEP_FUNCTIONS = 100, Task.rack_external_id = 130", () => {
     const summary = registry.getMessage("v1.OperationRunSummary")!;
     expect(summary.fields.find((f) => f.name === "current_phase_index")?.number).toBe(100);
     const executor = registry.getEnum("v1.TaskExecutorType")!;
     expect(executor.values.find((v) => v.name === "TASK_EXECUTOR_TYPE_STEP_FUNCTIONS")?.number).toBe(100);
+    const task = registry.getMessage("v1.Task")!;
+    expect(task.fields.find((f) => f.name === "rack_external_id")).toMatchObject({ number: 130 });
   });
 
   it("detects a renumbered field, a retyped field, a relabelled field and a missing RPC", () => {

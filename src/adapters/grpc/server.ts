@@ -187,7 +187,7 @@ export function unaryHandler<Req, Res>(
         (err: unknown) => {
           const error = toGrpcError(err, { method: name, logger: deps.logger });
           if (err instanceof FlowError && (err.code === "UNAVAILABLE" || err.code === "INTERNAL")) {
-            deps.logger.warn("gRPC call failed", { method: name, code: err.code, message: err.message });
+            deps.logger.warn("gRPC call failed", { method: name, code: err.code, details: err.message });
           }
           answer(error);
         },

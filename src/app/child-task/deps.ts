@@ -1,6 +1,7 @@
-/** What the child-task steps are given: the stores and ports (src/app/ports.ts), a clock, a log. */
+/** What the child-task steps are given: the stores and ports (src/app/ports.ts), a clock, a logger. */
 import type { FirmwareImageRef } from "../../domain/bmc-protocol.js";
 import type { ComponentType } from "../../domain/model.js";
+import { type Logger, silentLogger } from "../observability.js";
 import type {
   BmcAuthSealer,
   BmcCommandPublisher,
@@ -27,16 +28,17 @@ export interface TaskStepsDeps {
   imageFor?: (type: ComponentType, version: string) => FirmwareImageRef;
   /** Told when a run child's outcome is recorded, so the dispatcher refills the slot at once. */
   waker?: RunWaker;
-  log?: (line: string) => void;
+  /** One line per event that matters: a task started, done with its preflight, finished or cancelled. */
+  logger?: Logger;
 }
 
 /** The deps as every step sees them: the optional parts filled with their defaults. */
-export type StepDeps = TaskStepsDeps & Required<Pick<TaskStepsDeps, "imageFor" | "log">>;
+export type StepDeps = TaskStepsDeps & Required<Pick<TaskStepsDeps, "imageFor" | "logger">>;
 
 export function withDefaults(deps: TaskStepsDeps): StepDeps {
   return {
     ...deps,
     imageFor: deps.imageFor ?? ((type, version) => ({ uri: `firmware://${type}/${version}` })),
-    log: deps.log ?? (() => {}),
+    logger: deps.logger ?? silentLogger,
   };
 }

@@ -6,6 +6,7 @@
 
 import type { Task } from "../../domain/model.js";
 import { rackConflictMessage, StepError } from "../../domain/step-errors.js";
+import { taskKeys } from "../observability.js";
 import type { StepDeps } from "./deps.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
 import type { AcquireLockResult, ChildTaskSettings, StepEventOf } from "./settings.js";
@@ -49,13 +50,15 @@ export async function acquireLock(deps: StepDeps, e: StepEventOf<"acquireLock">)
     }
     throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
   }
-  await updateTask(deps, task.id, (t, at) => {
+  const { changed } = await updateTask(deps, task.id, (t, at) => {
     if (t.status === "RUNNING") return undefined;
     t.status = "RUNNING";
     t.startedAt ??= at;
     t.message = "";
     return t;
   });
+  // Once per task: a retried AcquireLock finds it RUNNING and changes nothing.
+  if (changed) deps.logger.info("task started", { ...taskKeys(task), rackId: task.rackId });
   return { status: "acquired" };
 }
 

@@ -6,7 +6,7 @@
 import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
 import { completionMessage, finishReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
-import type { Metrics } from "../observability.js";
+import { type Metrics, taskKeys } from "../observability.js";
 import type { RunStore } from "../ports.js";
 import type { StepDeps, TaskStepsDeps } from "./deps.js";
 import type { StepEventOf } from "./settings.js";
@@ -45,7 +45,7 @@ export async function updateTask(
 }
 
 /** What ending a task needs: the task, its target's run, the rack lock, and who to tell. */
-export type OutcomeDeps = Pick<TaskStepsDeps, "tasks" | "locks" | "clock" | "waker"> & {
+export type OutcomeDeps = Pick<TaskStepsDeps, "tasks" | "locks" | "clock" | "waker" | "logger"> & {
   runs: Pick<RunStore, "recordOutcome">;
   /** Targets by outcome and BMC failures, counted once per recorded target transition. */
   metrics?: Metrics;
@@ -67,13 +67,15 @@ const OUTCOME_METRIC = {
  *   2. a run child's target: RunStore.recordOutcome with the task's final status (exactly once);
  *   3. the rack lock, released if this task holds it.
  * Every step is idempotent, so a retried or repeated call finishes what a crashed one started.
+ * The call that ends the task (1) logs it, once: "task cancelled" for TERMINATED (an operator's
+ * cancel, a run's cancel, a stopped execution), else "task finished" (a warning when FAILED).
  */
 export async function recordTaskOutcome(
   deps: OutcomeDeps,
   taskId: string,
   outcome: { status: TaskOutcomeStatus; message: string },
 ): Promise<Task> {
-  const { task } = await updateTask(deps, taskId, (t, now) => {
+  const { task, changed } = await updateTask(deps, taskId, (t, now) => {
     t.status = outcome.status;
     t.message = outcome.message;
     t.finishedAt = now;
@@ -81,6 +83,12 @@ export async function recordTaskOutcome(
     t.report = finishReport(t.report, outcome.status, now);
     return t;
   });
+  if (changed) {
+    const fields = { ...taskKeys(task), rackId: task.rackId, status: task.status, taskMessage: task.message };
+    if (task.status === "TERMINATED") deps.logger?.info("task cancelled", fields);
+    else if (task.status === "FAILED") deps.logger?.warn("task finished", fields);
+    else deps.logger?.info("task finished", fields);
+  }
   let recorded = false;
   if (task.runId !== undefined && task.targetId !== undefined && isTerminalTask(task)) {
     const result = await deps.runs.recordOutcome(
@@ -122,7 +130,6 @@ export async function recordOutcome(
     message = completionMessage(task);
   }
   const task = await recordTaskOutcome(deps, e.taskId, { status, message });
-  deps.log(`task ${task.id}: ${task.status}: ${task.message}`);
   return { status: task.status };
 }
 

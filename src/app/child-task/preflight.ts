@@ -13,6 +13,7 @@ import {
   type TaskReport,
   UPGRADE_GROUP_ORDER,
 } from "../../domain/task-report.js";
+import { taskKeys } from "../observability.js";
 import { requestKey } from "../ports.js";
 import type { StepDeps } from "./deps.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
@@ -121,9 +122,12 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
           .map((c) => c.id);
         return componentIds.length === 0 ? [] : [{ type, componentIds }];
       });
-  deps.log(
-    `task ${task.id}: preflight done, ${groups.reduce((n, g) => n + g.componentIds.length, 0)} to update, ${final.components.filter((c) => c.status === "SKIPPED").length} already at ${final.targetVersion}`,
-  );
+  deps.logger.info("task preflight done", {
+    ...taskKeys(task),
+    toUpdate: groups.reduce((n, g) => n + g.componentIds.length, 0),
+    alreadyAtTarget: final.components.filter((c) => c.status === "SKIPPED").length,
+    targetVersion: final.targetVersion,
+  });
   return {
     done: true,
     deadline: e.preflight.deadline,

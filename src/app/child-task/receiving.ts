@@ -5,6 +5,7 @@
  * Step Functions reports them, reconciled with their tasks (outcome.ts).
  */
 import { decodeBmcEvent } from "../../domain/bmc-protocol.js";
+import { type Logger, silentLogger } from "../observability.js";
 import type { BmcRequestStore } from "../ports.js";
 import { type ExecutionEnding, type OutcomeDeps, reconcileExecutionEnd } from "./outcome.js";
 
@@ -17,16 +18,16 @@ export async function recordBmcReport(
   requests: BmcRequestStore,
   message: Record<string, unknown>,
   now: number,
-  log: (line: string) => void = () => {},
+  logger: Logger = silentLogger,
 ): Promise<"recorded" | "ignored" | "invalid"> {
   const { componentId, ...payload } = message;
   if (typeof componentId !== "string" || componentId === "") {
-    log("bmc-result: report without componentId (the IoT rule adds topic(3) AS componentId)");
+    logger.warn("bmc report dropped: no componentId (the IoT rule adds topic(3) AS componentId)");
     return "invalid";
   }
   const decoded = decodeBmcEvent(JSON.stringify(payload));
   if (!decoded.ok) {
-    log(`bmc-result: undecodable report from ${componentId}: ${decoded.message}`);
+    logger.warn("bmc report dropped: undecodable", { componentId, problem: decoded.message });
     return "invalid";
   }
   return requests.recordEvent(componentId.toLowerCase(), decoded.value, now);
@@ -47,7 +48,7 @@ export interface BmcResultReceiverDeps {
   requests: BmcRequestStore;
   outcome: OutcomeDeps;
   clock: () => number;
-  log?: (line: string) => void;
+  logger?: Logger;
 }
 
 export interface BmcResultReceiver {
@@ -69,7 +70,7 @@ export function createBmcResultReceiver(deps: BmcResultReceiverDeps): BmcResultR
         case "execution-status":
           return { ignored: input.status };
         case "bmc-report":
-          return { outcome: await recordBmcReport(deps.requests, input.message, deps.clock(), deps.log) };
+          return { outcome: await recordBmcReport(deps.requests, input.message, deps.clock(), deps.logger) };
         case "invalid":
           return { outcome: "invalid" };
       }

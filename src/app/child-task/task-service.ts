@@ -32,6 +32,7 @@ import { validateFirmwareTask } from "../../domain/run-config.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import type { TasksApi } from "../api.js";
+import { errorText, type Logger, silentLogger, taskKeys } from "../observability.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
@@ -55,7 +56,8 @@ export interface TaskServiceDeps {
   tasks: TaskStore;
   runs: Pick<RunStore, "recordOutcome">;
   locks: RackLockStore;
-  inventory: Pick<InventoryStore, "loadAll">;
+  /** Reads the racks an UpgradeFirmware names, and the external ids of tasks made before they were frozen. */
+  inventory: Pick<InventoryStore, "loadAll" | "getRacksByIds">;
   secrets: TaskSecretStore;
   /** With `executionIdFor`, the execution id is stored with the task before it starts. */
   executor: TaskExecutor & { executionIdFor?: (taskId: string) => string };
@@ -65,7 +67,8 @@ export interface TaskServiceDeps {
   /** Used when a request names no target_version; absent → such a request is refused. */
   defaultTargetVersion?: string;
   submitLockTtlMs?: number;
-  log?: (line: string) => void;
+  /** Gets the task's ending ("task cancelled", …) through recordTaskOutcome, and failed stops. */
+  logger?: Logger;
 }
 
 export interface TaskService {
@@ -90,12 +93,13 @@ const isTerminal = (t: Task): boolean => TERMINAL_TASK_STATUSES.has(t.status);
 
 export function createTaskService(deps: TaskServiceDeps): TaskService {
   const { tasks, locks, executor, clock } = deps;
-  const log = deps.log ?? (() => {});
+  const logger = deps.logger ?? silentLogger;
   const lockTtl = deps.submitLockTtlMs ?? DEFAULT_SUBMIT_LOCK_TTL_MS;
 
   function newTask(args: {
     id: string;
     rackId: string;
+    rackExternalId: string | undefined;
     components: { id: string; type: ComponentType }[];
     template: FirmwareTemplate;
     targetVersion: string;
@@ -122,6 +126,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       updatedAt: args.now,
       report: serializeReport(report),
     };
+    task.rackExternalId = args.rackExternalId ?? "";
     if (args.queueExpiresAt !== undefined) task.queueExpiresAt = args.queueExpiresAt;
     if (args.template.ruleId !== undefined) task.appliedRuleId = args.template.ruleId;
     if (args.idempotencyKey !== undefined) task.idempotencyKey = args.idempotencyKey;
@@ -142,6 +147,17 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     }
   }
 
+  /** Tasks made before external ids were frozen on them: the inventory is asked about their racks only. */
+  async function withRackExternalIds(list: Task[]): Promise<Task[]> {
+    const missing = [...new Set(list.filter((t) => t.rackExternalId === undefined).map((t) => t.rackId))];
+    if (missing.length === 0) return list;
+    const racks = new Map((await deps.inventory.getRacksByIds(missing)).map((r) => [r.id, r.externalId]));
+    return list.map((t) => {
+      const externalId = t.rackExternalId ?? racks.get(t.rackId);
+      return externalId ? { ...t, rackExternalId: externalId } : t;
+    });
+  }
+
   async function end(task: Task, status: TaskOutcomeStatus, message: string): Promise<Task> {
     return recordTaskOutcome(deps, task.id, { status, message });
   }
@@ -160,7 +176,11 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       try {
         await executor.stop(executionId, message);
       } catch (error) {
-        log(`tasks: stopping ${executionId} failed: ${(error as Error).message}`);
+        logger.warn("stopping the task's execution failed", {
+          ...taskKeys(task),
+          executionId,
+          error: errorText(error),
+        });
       }
     }
     return ended;
@@ -197,6 +217,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         newTask({
           id: taskId,
           rackId: request.rackId,
+          rackExternalId: request.rackExternalId,
           components,
           template: request.template,
           targetVersion,
@@ -239,9 +260,9 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       const spec = template.targetSpec;
       if (spec === undefined)
         throw new ValidationError([{ field: "target_spec", rule: "target_spec is required" }]);
-      const rows = mergeRows(resolveTargetSpec(spec, await deps.inventory.loadAll())).filter(
-        (r) => r.components.length > 0,
-      );
+      const inventory = await deps.inventory.loadAll();
+      const externalIds = new Map(inventory.map((r) => [r.id, r.externalId]));
+      const rows = mergeRows(resolveTargetSpec(spec, inventory)).filter((r) => r.components.length > 0);
       if (rows.length === 0) throw new InvalidArgumentError("upgrade firmware request matches no components");
 
       const queue = template.queueOptions?.conflictStrategy === "QUEUE";
@@ -269,6 +290,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         const task = newTask({
           id: d.id,
           rackId: d.row.rackId,
+          rackExternalId: externalIds.get(d.row.rackId),
           components: d.row.components.map((c) => ({ id: c.id, type: c.type })),
           template,
           targetVersion,
@@ -284,7 +306,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     },
 
     async getTasks(ids: string[]): Promise<Task[]> {
-      return tasks.getTasks(ids.map((id) => id.toLowerCase()));
+      return withRackExternalIds(await tasks.getTasks(ids.map((id) => id.toLowerCase())));
     },
 
     async listTasks(query: ListTasksQuery): Promise<{ tasks: Task[]; total: number }> {
@@ -294,9 +316,11 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       if (query.rackId !== undefined) options.rackId = query.rackId;
       if (query.componentId !== undefined) options.componentId = query.componentId;
       const out = await tasks.listTasks(options);
-      return query.withReport
-        ? out
-        : { tasks: out.tasks.map((t) => ({ ...t, report: "" })), total: out.total };
+      const listed = await withRackExternalIds(out.tasks);
+      return {
+        tasks: query.withReport ? listed : listed.map((t) => ({ ...t, report: "" })),
+        total: out.total,
+      };
     },
 
     async cancelTask(id: string): Promise<Task> {

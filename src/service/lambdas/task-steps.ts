@@ -1,29 +1,41 @@
 /**
  * Composition root of the task-steps Lambda (lambdas/task-steps.ts): every Task state of the
  * child-task state machine, publishing BMC commands through IoT Core, sealing credentials with
- * the deployment's KMS key, waking the dispatcher when a run child's outcome is recorded.
+ * the deployment's KMS key, waking the dispatcher when a run child's outcome is recorded; observed
+ * by the function's Powertools logger, metrics and tracer.
  */
+import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import { awsClientConfig } from "../../adapters/aws-config.js";
 import { IotPublisher } from "../../adapters/iot/publisher.js";
+import { type LambdaObservability, lambdaObservability } from "../../adapters/observability/lambda.js";
 import { DynamoFirmwareRecorder } from "../../adapters/stepfunctions/inventory-firmware.js";
 import type { TaskSteps } from "../../app/child-task/steps.js";
-import { awsChildTasks, awsOptions, log } from "../aws.js";
+import { awsChildTasks, awsOptions } from "../aws.js";
 import { childTaskSteps } from "../child-tasks.js";
 import { readTaskStepsConfig, type TaskStepsConfig } from "../config.js";
 
 export type { StepEvent } from "../../app/child-task/settings.js";
 
-export function composeTaskStepsLambda(config: TaskStepsConfig): TaskSteps {
-  const { names, stores, parts } = awsChildTasks(config, "task-steps");
-  return childTaskSteps(parts, {
-    publisher: new IotPublisher({
-      endpoint: config.iotDataEndpoint,
-      region: awsClientConfig(awsOptions(config)).region,
-    }),
-    firmware: new DynamoFirmwareRecorder(stores.doc, names.inventory),
-    log,
-  });
+export interface TaskStepsLambda {
+  steps: TaskSteps;
+  invoke: LambdaObservability["invoke"];
 }
 
-export const taskStepsFromEnvironment = (): TaskSteps =>
+export function composeTaskStepsLambda(
+  config: TaskStepsConfig,
+  obs: LambdaObservability = lambdaObservability("task-steps"),
+): TaskStepsLambda {
+  const { names, stores, parts } = awsChildTasks(config, obs);
+  const iot = new IoTDataPlaneClient({
+    endpoint: config.iotDataEndpoint,
+    region: awsClientConfig(awsOptions(config)).region,
+  });
+  const steps = childTaskSteps(parts, {
+    publisher: new IotPublisher({ client: obs.capture(iot) }),
+    firmware: new DynamoFirmwareRecorder(stores.doc, names.inventory),
+  });
+  return { steps, invoke: obs.invoke };
+}
+
+export const taskStepsFromEnvironment = (): TaskStepsLambda =>
   composeTaskStepsLambda(readTaskStepsConfig(process.env));

@@ -80,6 +80,7 @@ export function taskToProto(task: Task): pb.Task {
     id: uuidToProto(task.id),
     operation: task.operation,
     rackId: uuidToProto(task.rackId),
+    rackExternalId: task.rackExternalId ?? "",
     componentUuids: task.componentIds.map(uuidToProto),
     description: task.description,
     executorType: executorTypeToProto(task.executorType),

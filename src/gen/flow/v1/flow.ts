@@ -1011,6 +1011,11 @@ export interface Task {
   updatedAt: Date | undefined;
   startedAt?: Date | undefined;
   report: string;
+  /**
+   * ---- Project extension (issue 16, operator polish; numbers from 130):
+   * the rack's external id, frozen when the task was made; empty if the rack had none.
+   */
+  rackExternalId: string;
 }
 
 export interface VersionRequest {
@@ -8260,6 +8265,7 @@ function createBaseTask(): Task {
     updatedAt: undefined,
     startedAt: undefined,
     report: "",
+    rackExternalId: "",
   };
 }
 
@@ -8312,6 +8318,9 @@ export const Task: MessageFns<Task> = {
     }
     if (message.report !== "") {
       writer.uint32(130).string(message.report);
+    }
+    if (message.rackExternalId !== "") {
+      writer.uint32(1042).string(message.rackExternalId);
     }
     return writer;
   },
@@ -8457,6 +8466,14 @@ export const Task: MessageFns<Task> = {
             message.report = reader.string();
             continue;
           }
+          case 130: {
+            if (tag !== 1042) {
+              break;
+            }
+
+            message.rackExternalId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8527,6 +8544,11 @@ export const Task: MessageFns<Task> = {
         ? fromJsonTimestamp(object.started_at)
         : undefined,
       report: isSet(object.report) ? globalThis.String(object.report) : "",
+      rackExternalId: isSet(object.rackExternalId)
+        ? globalThis.String(object.rackExternalId)
+        : isSet(object.rack_external_id)
+        ? globalThis.String(object.rack_external_id)
+        : "",
     };
   },
 
@@ -8580,6 +8602,9 @@ export const Task: MessageFns<Task> = {
     if (message.report !== "") {
       obj.report = message.report;
     }
+    if (message.rackExternalId !== "") {
+      obj.rackExternalId = message.rackExternalId;
+    }
     return obj;
   },
 
@@ -8608,6 +8633,7 @@ export const Task: MessageFns<Task> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.startedAt = object.startedAt ?? undefined;
     message.report = object.report ?? "";
+    message.rackExternalId = object.rackExternalId ?? "";
     return message;
   },
 };
