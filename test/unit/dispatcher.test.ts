@@ -676,7 +676,7 @@ describe("dispatcher: metrics", () => {
       ["DispatchLatencyMs", 0],
     ]);
     expect(gated.logs).toContain(
-      `info operation run state changed runId=${RUN} status=PAUSED reason=SAFETY_GATE message=failure_count safety gate tripped for current_phase: 1/2 targets failed (threshold 1)`,
+      `info operation run state changed runId=${RUN} status=PAUSED reason=SAFETY_GATE statusMessage=failure_count safety gate tripped for current_phase: 1/2 targets failed (threshold 1)`,
     );
   });
 });
