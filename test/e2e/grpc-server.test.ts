@@ -193,7 +193,12 @@ class FakeFlowApi implements FlowApi {
 
   async planRun(input: CreateRunInput) {
     this.record("planRun", input);
-    return { config: CONFIG, plan: PLAN, rackExternalIds: new Map([[RACK_ID, "rack-ext-1"]]) };
+    return {
+      config: CONFIG,
+      plan: PLAN,
+      rackExternalIds: new Map([[RACK_ID, "rack-ext-1"]]),
+      nextWindowOpenings: [],
+    };
   }
 
   async getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }> {

@@ -224,7 +224,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
 
   const api: TasksApi = {
     async upgradeFirmware(request: FirmwareTemplate): Promise<{ taskIds: string[] }> {
-      const validated = validateFirmwareTask(request);
+      const validated = validateFirmwareTask(request, clock());
       if (!validated.ok) throw new ValidationError(validated.violations);
       const template = validated.template;
       const targetVersion = template.targetVersion ?? deps.defaultTargetVersion;
