@@ -350,7 +350,7 @@ describe("dispatcher: safety gates and final statuses", () => {
 });
 
 describe("controls: cancel and pause", () => {
-  it("cancel ends CANCELLED, stops running child tasks and marks every open current-phase target TERMINATED", async () => {
+  it("cancel ends CANCELLED: running child tasks are stopped (TERMINATED), targets that never got one are SKIPPED", async () => {
     const s = await setup({ phaseSizes: [4, 2], maxConcurrent: 2, behaviour: () => ({ kind: "hang" }) });
     await s.dispatcher.dispatchRun(s.run.id);
     expect((await s.get()).inFlight).toBe(2);
@@ -371,15 +371,15 @@ describe("controls: cancel and pause", () => {
     }
     for (const i of [2, 3]) {
       expect(await s.target(i)).toMatchObject({
-        status: "TERMINATED",
-        message: "operation run cancelled: window closed",
+        status: "SKIPPED",
+        message: "not started: operation run cancelled",
       });
     }
     // Future phases are not touched (stats never count them).
     expect((await s.target(4)).status).toBe("PENDING");
     const run = await s.get();
     expect(run).toMatchObject({ status: "CANCELLED", inFlight: 0 });
-    expect(run.counters[0]).toEqual({ completed: 0, failed: 0, terminated: 4, skipped: 0 });
+    expect(run.counters[0]).toEqual({ completed: 0, failed: 0, terminated: 2, skipped: 2 });
     // A cancelled run is not dispatched again, and cancelling it again changes nothing.
     expect((await s.dispatcher.dispatchRun(s.run.id)).decision).toBe("inactive");
     expect(await s.controls.cancel(s.run.id, "again")).toEqual(run);

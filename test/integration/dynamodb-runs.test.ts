@@ -321,14 +321,14 @@ describe("run store: claims, transitions and counters", () => {
     expect(ids((await stores.runs.listQueuedTargets(run.id, 1, 5)).pending)).toEqual([t6.id, targets[7]!.id]);
 
     // t0 claimed then submitted (leaves the queue), t1 claimed (held), t2 claimed then blocked
-    // (held), t3 claimed then completed (leaves), t4 terminated while PENDING (leaves).
+    // (held), t3 claimed then completed (leaves), t4 skipped while PENDING (leaves).
     expect(await stores.runs.claimTargets([t0, t1, t2], 30_000, now)).toMatchObject({ outcome: "claimed" });
     expect(await stores.runs.recordSubmitted(run.id, t0.id, uuid(60, "99999999"), now + 1)).toBe("recorded");
     const blocked = { message: "rack busy", retryAt: now + 5000, conflictAttempts: 1, firstBlockedAt: now };
     expect(await stores.runs.recordBlocked(run.id, t2.id, blocked, now + 1)).toBe("recorded");
     expect(await stores.runs.claimTarget(t3, 30_000, now + 2)).toBe("claimed");
     expect(await stores.runs.recordOutcome(run.id, t3.id, "COMPLETED", "done", now + 3)).toBe("recorded");
-    expect(await stores.runs.terminateTargets(run.id, [t4.id], "cancelled", now + 4)).toBe(1);
+    expect(await stores.runs.skipTargets(run.id, [t4.id], "cancelled", now + 4)).toBe(1);
 
     const queue = await stores.runs.listQueuedTargets(run.id, 0, 10);
     expect(queue.held.map((t) => [t.id, t.status])).toEqual([
@@ -405,20 +405,24 @@ describe("run store: claims, transitions and counters", () => {
     expect(await stores.runs.recordOutcome(run.id, uuid(3, "deadbeef"), "FAILED", "", now)).toBe("not-found");
   });
 
-  it("terminateTargets moves each non-terminal target once and leaves inFlight alone for PENDING ones", async () => {
+  it("skipTargets moves each non-terminal target once to SKIPPED, freeing a claimed one's slot", async () => {
     const { run, targets } = runWithTargets(uuid(7, "50000000"), { phaseSizes: [3] });
     await stores.runs.createRun(run, targets);
     await stores.runs.claimTarget(targets[0]!, 30_000, now);
     await stores.runs.recordOutcome(run.id, targets[1]!.id, "COMPLETED", "", now);
-    const moved = await stores.runs.terminateTargets(
+    const moved = await stores.runs.skipTargets(
       run.id,
       targets.map((t) => t.id),
-      "operation run cancelled",
+      "not started: operation run cancelled",
       now + 1,
     );
     expect(moved).toBe(2);
     const after = await stores.runs.getRun(run.id);
     expect(after?.inFlight).toBe(0);
-    expect(after?.counters[0]).toEqual({ completed: 1, failed: 0, terminated: 2, skipped: 0 });
+    expect(after?.counters[0]).toEqual({ completed: 1, failed: 0, terminated: 0, skipped: 2 });
+    expect(await stores.runs.getTarget(run.id, targets[2]!.id)).toMatchObject({
+      status: "SKIPPED",
+      message: "not started: operation run cancelled",
+    });
   });
 });
