@@ -245,3 +245,66 @@ describe("a recurring window of a few seconds every minute", () => {
     );
   });
 });
+
+describe("create-time rules over gRPC: InvalidArgument naming the field, nothing written", () => {
+  const H = 3_600_000;
+
+  it.each([
+    [
+      "an end_time already past",
+      { firmware: { endTime: new Date(Date.now() - H) } },
+      "configuration.operation.upgrade_firmware.end_time: maintenance window already closed",
+    ],
+    [
+      "an end_time not after start_time",
+      { firmware: { startTime: new Date(Date.now() + 2 * H), endTime: new Date(Date.now() + H) } },
+      "configuration.operation.upgrade_firmware.end_time: end_time must be after start_time",
+    ],
+    [
+      "a cron out of range and a window without a duration",
+      { maintenanceWindows: [{ cron: "0 24 * * *", duration: undefined }] },
+      "configuration.options.maintenance_windows[0].cron: hour: 24 is out of range 0-23; configuration.options.maintenance_windows[0].duration: duration is required",
+    ],
+    [
+      "a window longer than a week",
+      { maintenanceWindows: [{ cron: "0 2 * * *", duration: { seconds: 8 * 24 * 3600, nanos: 0 } }] },
+      "configuration.options.maintenance_windows[0].duration: duration must be at most 168h0m0s (got 192h0m0s)",
+    ],
+  ] as const)("CreateOperationRun with %s", async (_what, spec, details) => {
+    const before = await s.countItems();
+    const request = runRequest({ rackIds: EARLY.ids, ...spec } as Parameters<typeof runRequest>[0]);
+    expect(await failure(s.flow.createOperationRun(request))).toEqual({ code: "INVALID_ARGUMENT", details });
+    expect(await failure(s.flow.planOperationRun(request))).toEqual({ code: "INVALID_ARGUMENT", details });
+    expect(await s.countItems()).toEqual(before);
+  });
+
+  it("UpgradeFirmware: the same rules, paths relative to the request", async () => {
+    const request = runRequest({
+      rackIds: [EARLY.ids[0]!],
+      firmware: { endTime: new Date(Date.now() - 1000) },
+    });
+    const firmware = request.configuration?.operation?.operation?.value;
+    expect(await failure(s.flow.upgradeFirmware(firmware!))).toEqual({
+      code: "INVALID_ARGUMENT",
+      details: "end_time: maintenance window already closed",
+    });
+  });
+
+  it("PlanOperationRun shows the next window openings, and the effective configuration keeps the windows", async () => {
+    const plan = await s.flow.planOperationRun(
+      runRequest({
+        rackIds: EARLY.ids,
+        maintenanceWindows: [{ cron: "0 2 * * *", duration: { seconds: 7200, nanos: 0 } }],
+      }),
+    );
+    expect(plan.nextWindowOpenings).toHaveLength(5);
+    for (const t of plan.nextWindowOpenings) expect(t.toISOString()).toMatch(/T02:00:00\.000Z$/);
+    const days = plan.nextWindowOpenings.map((t) => t.getTime());
+    expect(days.slice(1).map((d, i) => d - days[i]!)).toEqual([
+      86_400_000, 86_400_000, 86_400_000, 86_400_000,
+    ]);
+    expect(plan.configuration?.options?.maintenanceWindows).toEqual([
+      { cron: "0 2 * * *", duration: { seconds: 7200, nanos: 0 } },
+    ]);
+  });
+});
