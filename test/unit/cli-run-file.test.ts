@@ -572,14 +572,16 @@ operation:
 });
 
 describe("run file: the examples in examples/", () => {
-  it.each(["examples/canary.yaml", "examples/quickstart.yaml", "examples/explicit-racks.json"])(
-    "%s parses",
-    (file) => {
-      const req = parseRunFile(readFileSync(file, "utf8"), file);
-      expect(req.name).not.toBe("");
-      expect(req.configuration?.options?.safetyPolicy?.gates.length).toBeGreaterThan(0);
-    },
-  );
+  it.each([
+    "examples/canary.yaml",
+    "examples/quickstart.yaml",
+    "examples/explicit-racks.json",
+    "examples/nightly-window.yaml",
+  ])("%s parses", (file) => {
+    const req = parseRunFile(readFileSync(file, "utf8"), file);
+    expect(req.name).not.toBe("");
+    expect(req.configuration?.options?.safetyPolicy?.gates.length).toBeGreaterThan(0);
+  });
 });
 
 describe("durations", () => {
