@@ -43,7 +43,7 @@ import { conflictRetryDelayMs, findConflictTimeout } from "../domain/backoff.js"
 import type { Run, Target } from "../domain/model.js";
 import { isTerminalRun } from "../domain/model.js";
 import { claimStatusMessage, freeSlots, type RunEffect, reduceRun } from "../domain/run-machine.js";
-import { CLAIM_LEASE_MS, isReady, readyInOrder } from "../domain/target-machine.js";
+import { CLAIM_LEASE_MS, isActive, isReady, readyInOrder } from "../domain/target-machine.js";
 import { errorText, type Logger, type Metrics, noopMetrics, pickLogger } from "./observability.js";
 import type { RunStore } from "./ports.js";
 import { type ChildTaskSubmitter, type RunWaker, targetIdempotencyKey } from "./ports.js";
@@ -159,9 +159,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const blocked = queue.held.filter((t) => t.status === "BLOCKED");
       const readyNow = readyInOrder(queue, now);
       const conflictTimeout = findConflictTimeout(run, blocked, now);
+      const expiredClaims = queue.held.filter((t) => t.status === "CLAIMED" && !isActive(t, now)).length;
       const reduced = reduceRun(
         run,
-        conflictTimeout === undefined ? { type: "evaluate" } : { type: "evaluate", conflictTimeout },
+        {
+          type: "evaluate",
+          ...(conflictTimeout === undefined ? {} : { conflictTimeout }),
+          ...(expiredClaims === 0 ? {} : { expiredClaims }),
+        },
         now,
       );
       // evaluate never refuses a PENDING or RUNNING run; a refusal here would be corrupted data.

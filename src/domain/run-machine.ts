@@ -69,8 +69,13 @@ export type RunEvent =
   | { type: "advance"; expectedPhaseIndex?: number }
   /** The operator's reason; trimmed, and appended to the message when non-empty. */
   | { type: "cancel"; reason: string }
-  /** `conflictTimeout`: the dispatcher found a timed-out target (see `findConflictTimeout`). */
-  | { type: "evaluate"; conflictTimeout?: ConflictTimeout };
+  /**
+   * `conflictTimeout`: the dispatcher found a timed-out target (see `findConflictTimeout`).
+   * `expiredClaims`: current-phase targets still CLAIMED with their lease run out (a pass died
+   * between claim and submission). They count in `inFlight`, but after end_time nothing may
+   * re-claim them, so they must not hold a closed window's run in "waiting for targets in flight".
+   */
+  | { type: "evaluate"; conflictTimeout?: ConflictTimeout; expiredClaims?: number };
 
 export type RunEffect =
   /**
@@ -123,7 +128,7 @@ export function reduceRun(run: Run, event: RunEvent, now: number): RunResult {
     case "cancel":
       return cancel(run, event.reason, now);
     case "evaluate":
-      return evaluate(run, event.conflictTimeout, now);
+      return evaluate(run, event.conflictTimeout, event.expiredClaims ?? 0, now);
     default:
       return assertNever(event);
   }
@@ -144,11 +149,11 @@ function pause(run: Run, now: number): RunResult {
 }
 
 /**
- * PAUSED (any reason but PHASE_GATE and MAINTENANCE_WINDOW) → RUNNING "operation run resumed", or straight to the final
- * state when every target already has an outcome (outcomes keep arriving while paused). Safety
- * gates are not checked here: the next dispatch pass does, and may pause the run again.
- * Resuming from CONFLICT_RETRY_TIMEOUT also restarts the conflict clocks, or the still-blocked
- * target would time out again on the very next pass.
+ * PAUSED (any reason but PHASE_GATE and MAINTENANCE_WINDOW) → RUNNING "operation run resumed", or
+ * straight to the final state when every target already has an outcome (outcomes keep arriving
+ * while paused). Safety gates are not checked here: the next dispatch pass does, and may pause the
+ * run again. Resuming from CONFLICT_RETRY_TIMEOUT also restarts the conflict clocks, or the
+ * still-blocked target would time out again on the very next pass.
  */
 function resume(run: Run, now: number): RunResult {
   if (run.status !== "PAUSED") return invalid(`${run.id} is not paused`);
@@ -210,7 +215,12 @@ function cancel(run: Run, reason: string, now: number): RunResult {
 }
 
 /** One dispatch pass; the decision order is in the module comment. */
-function evaluate(run: Run, conflictTimeout: ConflictTimeout | undefined, now: number): RunResult {
+function evaluate(
+  run: Run,
+  conflictTimeout: ConflictTimeout | undefined,
+  expiredClaims: number,
+  now: number,
+): RunResult {
   const status = run.status;
   switch (status) {
     case "PENDING":
@@ -245,10 +255,9 @@ function evaluate(run: Run, conflictTimeout: ConflictTimeout | undefined, now: n
 
   const window = windowState(scheduleOf(run.config), now);
   if (window.kind === "closed") {
-    if (run.inFlight > 0) {
-      return keep(run, status, windowClosedWaitingMessage(window.closedAt, run.inFlight), now);
-    }
-    const message = windowClosedMessage(window.closedAt, notStarted(run));
+    const flashing = Math.max(0, run.inFlight - expiredClaims);
+    if (flashing > 0) return keep(run, status, windowClosedWaitingMessage(window.closedAt, flashing), now);
+    const message = windowClosedMessage(window.closedAt, notStarted(run, flashing));
     return written(paused(run, "MAINTENANCE_WINDOW", message), now);
   }
 
@@ -291,11 +300,11 @@ function keep(run: Run, status: "PENDING" | "RUNNING", message: string, now: num
   return written({ ...run, status, reason: "NONE", statusMessage: message }, now);
 }
 
-/** Targets with no outcome and not in flight: the ones a closed window leaves unstarted. */
-function notStarted(run: Run): number {
+/** Targets with no outcome and not being flashed: the ones a closed window leaves unstarted. */
+function notStarted(run: Run, flashing: number): number {
   let ended = 0;
   for (let i = 0; i < run.phaseSizes.length; i++) ended += phaseTerminalCount(run, i);
-  return Math.max(0, totalTargets(run) - ended - run.inFlight);
+  return Math.max(0, totalTargets(run) - ended - flashing);
 }
 
 const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;

@@ -302,4 +302,29 @@ describe("end_time while racks are in flight", () => {
       skipped: 3,
     });
   });
+
+  it("a claim left behind by a dead pass does not hold the run after end_time: it pauses, and Cancel skips the claim too", async () => {
+    const END = T0 + 10 * MIN;
+    const { run, targets } = await windowedRun({ phaseSizes: [2], maxConcurrent: 2, endTime: END });
+    // A pass claimed the first target a second before the end and died before submitting it.
+    expect(await stores.runs.claimTarget(targets[0]!, 30_000, END - 1_000)).toBe("claimed");
+    const clock = new TestClock(END + 60_000);
+    const submitter = new FakeSubmitter({ runs: stores.runs, clock: clock.read });
+    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: clock.read });
+    expect(await dispatcher.dispatchRun(run.id)).toMatchObject({ decision: "paused", submitted: 0 });
+    expect(await stores.runs.getRun(run.id)).toMatchObject({
+      status: "PAUSED",
+      reason: "MAINTENANCE_WINDOW",
+      inFlight: 1,
+      statusMessage: "maintenance window closed at 2027-01-15T08:10:00Z: 2 targets not started",
+    });
+    expect(submitter.starts.size).toBe(0);
+    const controls = createControls({ runs: stores.runs, submitter, clock: clock.read });
+    await controls.cancel(run.id, "");
+    expect((await targetsOf(run.id)).map((t) => [t.status, t.message])).toEqual([
+      ["SKIPPED", "not started: maintenance window closed"],
+      ["SKIPPED", "not started: maintenance window closed"],
+    ]);
+    expect((await stores.runs.getRun(run.id))?.inFlight).toBe(0);
+  });
 });

@@ -670,6 +670,24 @@ describe("run machine: maintenance windows", () => {
     );
   });
 
+  it("after end_time a claim whose lease ran out (its pass died) never holds the run: it pauses, the claim not started", () => {
+    const stuck = windowed({ endTime: END }, { inFlight: 2, counters: [{ completed: 1 }] });
+    const oneFlashing = ok(reduceRun(stuck, { type: "evaluate", expiredClaims: 1 }, END));
+    expect(oneFlashing.run.statusMessage).toBe(
+      "maintenance window closed at 2026-11-20T12:00:00Z: waiting for 1 target in flight",
+    );
+    const none = ok(reduceRun(stuck, { type: "evaluate", expiredClaims: 2 }, END));
+    expect(none.run).toMatchObject({
+      status: "PAUSED",
+      reason: "MAINTENANCE_WINDOW",
+      statusMessage: "maintenance window closed at 2026-11-20T12:00:00Z: 7 targets not started",
+    });
+    // Before the close an expired claim is simply re-claimed: it changes nothing here.
+    expect(ok(reduceRun(stuck, { type: "evaluate", expiredClaims: 2 }, END - 1)).effects).toEqual([
+      { type: "claim", phaseIndex: 0, slots: 0, until: END },
+    ]);
+  });
+
   it("after end_time: a run whose targets all ended finishes as usual, and a tripped gate pauses first", () => {
     const done = windowed({ endTime: END }, { counters: [{ completed: 4 }, { completed: 4 }] });
     expect(evaluate(done, END + H).run).toMatchObject({
