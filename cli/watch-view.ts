@@ -361,10 +361,12 @@ export function renderPlainLine(m: WatchModel, now: Date): string {
 /** What the watch ends with, and what to do next. */
 export function finalLine(m: WatchModel): string {
   const totals = m.phases.reduce(
-    (t, p) => ({ c: t.c + p.completed, f: t.f + p.failed, x: t.x + p.terminated }),
-    { c: 0, f: 0, x: 0 },
+    (t, p) => ({ c: t.c + p.completed, f: t.f + p.failed, x: t.x + p.terminated, s: t.s + p.skipped }),
+    { c: 0, f: 0, x: 0, s: 0 },
   );
-  const counts = `${totals.c} completed, ${totals.f} failed, ${totals.x} terminated`;
+  // Skipped racks (a cancel's never-started ones) only when there are any.
+  const skipped = totals.s > 0 ? `, ${totals.s} skipped` : "";
+  const counts = `${totals.c} completed, ${totals.f} failed, ${totals.x} terminated${skipped}`;
   const head = `run ${m.runId} ${statusText(m)} after ${formatElapsed(m.elapsedMs)}: ${counts}`;
   const msg = m.message === "" ? "" : ` — ${m.message}`;
   if (m.status !== pb.OperationRunStatus.OPERATION_RUN_STATUS_PAUSED) return `${head}${msg}`;

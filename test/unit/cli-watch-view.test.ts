@@ -384,4 +384,20 @@ describe("watch and run get: the maintenance window", () => {
     );
     expect(exitCodeFor(St.OPERATION_RUN_STATUS_PAUSED)).toBe(3);
   });
+
+  it("a cancel's skipped racks appear in the last line, apart from the terminated ones", () => {
+    const cancelled = buildModel({
+      run: run({ status: St.OPERATION_RUN_STATUS_CANCELLED, message: "operation run cancelled", total: 1 }),
+      targets: [
+        target(0, T.OPERATION_RUN_TARGET_STATUS_TERMINATED),
+        target(0, T.OPERATION_RUN_TARGET_STATUS_SKIPPED),
+        target(0, T.OPERATION_RUN_TARGET_STATUS_SKIPPED),
+      ],
+      plannedSizes: undefined,
+      now: new Date("2026-11-20T08:00:05Z"),
+    });
+    expect(finalLine(cancelled)).toBe(
+      `run ${RUN_ID} CANCELLED after 5s: 0 completed, 0 failed, 1 terminated, 2 skipped — operation run cancelled`,
+    );
+  });
 });
