@@ -119,6 +119,7 @@ try {
       // No target spec: the default scope, every rack of the inventory (100 candidates).
       selector: { selector: { $case: "percentage", value: { percentage: 100, seed: `bench-${seq}` } } },
       options: {
+        maintenanceWindows: [],
         maxConcurrentTargets: 10,
         safetyPolicy: {
           gates: [

@@ -29,6 +29,7 @@ import { runFileFromConfig } from "./run-file/to-file.js";
 import { phaseNotes } from "./target-phases.js";
 import { watchRun } from "./watch.js";
 import { statusText } from "./watch-view.js";
+import { windowText } from "./window.js";
 
 type Act = <A extends unknown[]>(fn: Action<A>) => (...args: unknown[]) => Promise<void>;
 
@@ -135,6 +136,9 @@ export function registerRunCommands(program: Command, act: Act): void {
     .action(
       act(async (ctx, o: { file: string; dryRun?: boolean }) => {
         const request = await loadRunFile(o.file);
+        if (request.configuration?.operation?.operation?.value.queueOptions !== undefined) {
+          ctx.io.stderr.write(`warning: ${o.file}: ${QUEUE_IGNORED}\n`);
+        }
         if (o.dryRun === true) {
           const plan = await ctx.conn().flow.planOperationRun(request);
           ctx.print({
@@ -432,6 +436,7 @@ function runDetail(r: pb.OperationRun): string {
       ],
       ["Status", statusText({ status: s?.state?.status ?? 0, reason: s?.state?.reason ?? 0 })],
       ["Message", s?.statusMessage ?? ""],
+      ...windowField(r.configuration),
       ["Phase", `${(s?.currentPhaseIndex ?? 0) + 1} of ${s?.totalPhases ?? 1}`],
       ["Created", time(s?.createdAt)],
       ["Started", time(s?.startedAt)],
@@ -470,6 +475,16 @@ function runDetail(r: pb.OperationRun): string {
   return parts.join("\n");
 }
 
+/** The run file's `queue` inside a run: accepted on the wire, and ignored by design. */
+export const QUEUE_IGNORED =
+  "operation.upgradeFirmware.queue is ignored in a run: its child tasks always use the reject strategy (a busy rack blocks its target, retried per options.conflictRetry)";
+
+/** `Window  open: closes at …` for a run with a maintenance window; nothing otherwise. */
+function windowField(config: pb.OperationRunConfiguration | undefined): [string, string][] {
+  const text = windowText(config, new Date());
+  return text === undefined ? [] : [["Window", text]];
+}
+
 function planTable(request: pb.CreateOperationRunRequest, plan: pb.PlanOperationRunResponse): string {
   const byPhase = new Map<number, pb.OperationRunTarget[]>();
   for (const t of plan.targets) byPhase.set(t.phaseIndex, [...(byPhase.get(t.phaseIndex) ?? []), t]);
@@ -494,6 +509,15 @@ function planTable(request: pb.CreateOperationRunRequest, plan: pb.PlanOperation
         ),
       ),
     );
+  }
+  const window = windowText(plan.configuration, new Date());
+  if (window !== undefined) {
+    lines.push("", `maintenance window: ${window}`);
+    if (plan.nextWindowOpenings.length > 0) {
+      lines.push(
+        `next openings: ${plan.nextWindowOpenings.map((t) => t.toISOString().replace(".000Z", "Z")).join(", ")}`,
+      );
+    }
   }
   lines.push(
     "",

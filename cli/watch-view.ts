@@ -20,6 +20,7 @@ import * as pb from "../src/gen/flow/v1/flow.js";
 import { formatElapsed } from "./durations.js";
 import { EXIT } from "./errors.js";
 import { runReasons, runStatuses, TERMINAL_RUN_STATUSES } from "./names.js";
+import { windowText } from "./window.js";
 
 export interface PhaseView {
   /** Zero-based; printed one-based. */
@@ -50,6 +51,8 @@ export interface WatchModel {
   status: pb.OperationRunStatus;
   reason: pb.OperationRunStatusReason;
   message: string;
+  /** The maintenance window at the watcher's clock (cli/window.ts); undefined when the run has none. */
+  window: string | undefined;
   currentPhase: number;
   totalPhases: number;
   phases: PhaseView[];
@@ -143,6 +146,7 @@ export function buildModel(input: ModelInput): WatchModel {
     status,
     reason: summary?.state?.reason ?? pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_UNKNOWN,
     message: summary?.statusMessage ?? "",
+    window: windowText(input.run.configuration, input.now),
     currentPhase,
     totalPhases,
     phases,
@@ -308,6 +312,7 @@ export function renderFrame(m: WatchModel, o: DrawOptions): string[] {
     `status   ${paint(statusText(m), tint, o.color)}  ·  phase ${m.currentPhase + 1}/${m.totalPhases}  ·  ${m.finished}/${m.planned}${m.plannedKnown ? "" : "+"} targets finished  ·  ${timing(m)}`,
   ];
   if (m.message !== "") lines.push(`message  ${m.message}`);
+  if (m.window !== undefined) lines.push(`window   ${m.window}`);
   for (const p of m.phases) {
     const label = `phase ${p.index + 1}`.padEnd(8);
     const size =
@@ -349,17 +354,19 @@ export function renderPlainLine(m: WatchModel, now: Date): string {
   return (
     `${now.toISOString().slice(11, 19)} ${statusText(m)} phase ${m.currentPhase + 1}/${m.totalPhases} | ${phases} | ` +
     `${totals.failed} failed, ${totals.terminated} terminated, ${totals.inFlight} in flight, ${totals.pending} pending | ` +
-    `gates ${tripped === 0 ? "ok" : `${tripped} tripped`} | ${timing(m)}`
+    `gates ${tripped === 0 ? "ok" : `${tripped} tripped`} | ${m.window === undefined ? "" : `window ${m.window} | `}${timing(m)}`
   );
 }
 
 /** What the watch ends with, and what to do next. */
 export function finalLine(m: WatchModel): string {
   const totals = m.phases.reduce(
-    (t, p) => ({ c: t.c + p.completed, f: t.f + p.failed, x: t.x + p.terminated }),
-    { c: 0, f: 0, x: 0 },
+    (t, p) => ({ c: t.c + p.completed, f: t.f + p.failed, x: t.x + p.terminated, s: t.s + p.skipped }),
+    { c: 0, f: 0, x: 0, s: 0 },
   );
-  const counts = `${totals.c} completed, ${totals.f} failed, ${totals.x} terminated`;
+  // Skipped racks (a cancel's never-started ones) only when there are any.
+  const skipped = totals.s > 0 ? `, ${totals.s} skipped` : "";
+  const counts = `${totals.c} completed, ${totals.f} failed, ${totals.x} terminated${skipped}`;
   const head = `run ${m.runId} ${statusText(m)} after ${formatElapsed(m.elapsedMs)}: ${counts}`;
   const msg = m.message === "" ? "" : ` — ${m.message}`;
   if (m.status !== pb.OperationRunStatus.OPERATION_RUN_STATUS_PAUSED) return `${head}${msg}`;
@@ -369,7 +376,9 @@ export function finalLine(m: WatchModel): string {
       ? `flowctl run advance ${m.runId}`
       : m.reason === R.OPERATION_RUN_STATUS_REASON_SAFETY_GATE
         ? `flowctl run targets ${m.runId} --status failed, then flowctl run resume ${m.runId} or flowctl run cancel ${m.runId}`
-        : `flowctl run resume ${m.runId}`;
+        : m.reason === R.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW
+          ? `flowctl run cancel ${m.runId} (its window closed: resume is refused; create a new run with a later window)`
+          : `flowctl run resume ${m.runId}`;
   return `${head}${msg}; next: ${next}`;
 }
 

@@ -15,6 +15,7 @@
  *     autoAdvance: false
  *     ordering: { random: { seed: x } }    # default random with a generated seed
  *     conflictRetry: { retryTimeout: 1h, initialRetryDelay: 30s, maxRetryDelay: 5m }
+ *     maintenanceWindows: [{ cron: "0 2 * * *", duration: 2h }]   # claim only inside one (UTC)
  *   operation:
  *     upgradeFirmware:                     # required: the only operation there is
  *       targetVersion: 7.2.0
@@ -37,6 +38,7 @@ import { nsToDuration } from "../durations.js";
 import { gateScopeNames, orderingStrategies } from "../names.js";
 import { readFirmware, readTypes } from "./firmware.js";
 import { describe, join, type Obj, type Reader } from "./reader.js";
+import { readMaintenanceWindows } from "./windows.js";
 
 const TOP_KEYS = ["name", "description", "selector", "options", "operation"] as const;
 
@@ -87,6 +89,7 @@ const OPTION_KEYS = [
   "autoAdvance",
   "ordering",
   "conflictRetry",
+  "maintenanceWindows",
 ] as const;
 
 function readOptions(r: Reader, value: unknown, path: string): pb.OperationRunOptions | undefined {
@@ -124,6 +127,10 @@ function readOptions(r: Reader, value: unknown, path: string): pb.OperationRunOp
     orderingPolicy:
       obj.ordering === undefined ? undefined : readOrdering(r, obj.ordering, join(path, "ordering")),
     phasePolicy,
+    maintenanceWindows:
+      obj.maintenanceWindows === undefined
+        ? []
+        : readMaintenanceWindows(r, obj.maintenanceWindows, join(path, "maintenanceWindows")),
   };
 }
 

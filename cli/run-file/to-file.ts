@@ -3,6 +3,7 @@
 import type * as pb from "../../src/gen/flow/v1/flow.js";
 import { durationToNs, formatDuration } from "../durations.js";
 import { componentTypes, gateScopeNames, orderingStrategies, queueStrategyNames } from "../names.js";
+import { maintenanceWindowsToFile } from "./windows.js";
 
 /**
  * A configuration in run-file form: what `run get` and `run create --dry-run` print, and what
@@ -46,6 +47,8 @@ export function runFileFromConfig(
         maxRetryDelay: durationText(retry.value.maxRetryDelay),
       });
     }
+    if (o.maintenanceWindows.length > 0)
+      options.maintenanceWindows = maintenanceWindowsToFile(o.maintenanceWindows);
     doc.options = options;
   }
   const op = config?.operation;

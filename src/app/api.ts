@@ -5,7 +5,6 @@
  */
 import type {
   CreateRunInput,
-  FirmwareTemplate,
   InventoryRack,
   ListRunsQuery,
   ListTargetsQuery,
@@ -17,6 +16,7 @@ import type {
   Target,
   Task,
 } from "../domain/model.js";
+import type { FirmwareTemplateInput } from "../domain/run-config.js";
 
 export interface TargetView extends Target {
   rackExternalId: string;
@@ -32,9 +32,13 @@ export interface OperationRunsApi {
   /** Validates, plans and freezes a run with its targets, atomically. Returns the new run id. */
   createRun(input: CreateRunInput): Promise<{ id: string }>;
   /** Exactly what createRun would freeze, written nowhere (flowctl --dry-run). */
-  planRun(
-    input: CreateRunInput,
-  ): Promise<{ config: RunConfig; plan: Plan; rackExternalIds: Map<string, string> }>;
+  planRun(input: CreateRunInput): Promise<{
+    config: RunConfig;
+    plan: Plan;
+    rackExternalIds: Map<string, string>;
+    /** When its maintenance window next opens, from now (`nextOpenings`, up to 5). */
+    nextWindowOpenings: number[];
+  }>;
   getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }>;
   listRuns(query: ListRunsQuery): Promise<{ runs: Run[]; total: number }>;
   listTargets(query: ListTargetsQuery): Promise<{ targets: TargetView[]; total: number }>;
@@ -46,8 +50,8 @@ export interface OperationRunsApi {
 }
 
 export interface TasksApi {
-  /** One task per rack of the (required) explicit target spec. */
-  upgradeFirmware(request: FirmwareTemplate): Promise<{ taskIds: string[] }>;
+  /** One task per rack of the (required) explicit target spec; validates the request (InvalidArgument). */
+  upgradeFirmware(request: FirmwareTemplateInput): Promise<{ taskIds: string[] }>;
   getTasks(ids: string[]): Promise<Task[]>;
   listTasks(query: ListTasksQuery): Promise<{ tasks: Task[]; total: number }>;
   cancelTask(id: string): Promise<Task>;

@@ -10,8 +10,10 @@
  *   t0… submitter.cancel(taskId) for every non-terminal target with a task, all at once, within ONE
  *       shared 5 s budget; failures and the budget running out are logged, never returned. Each
  *       stopped task records TERMINATED on its target when it stops.
- *   t0… terminateTargets(PENDING, BLOCKED, CLAIMED without a task): they never got a task, so
- *       nothing else would ever end them ("Cancel records what it stopped").
+ *   t0… skipTargets(PENDING, BLOCKED, CLAIMED without a task): they never got a task, so nothing
+ *       else would ever end them, and they end SKIPPED, not TERMINATED, so an operator can tell the
+ *       racks whose flash was interrupted from the untouched ones. The message is the reducer's
+ *       (`not started: operation run cancelled`, or `not started: maintenance window closed`).
  */
 import { NotFoundError } from "../domain/errors.js";
 import { isTerminalTarget, type Run, type Target } from "../domain/model.js";
@@ -104,7 +106,7 @@ export function createControls(deps: ControlsDeps): Controls {
     for (const target of blocked) await runs.restartConflictClock(run.id, target.id, now);
   }
 
-  async function cancelChildTasks(run: Run, phaseIndex: number): Promise<void> {
+  async function cancelChildTasks(run: Run, phaseIndex: number, skipMessage: string): Promise<void> {
     const listed = await runs.listTargets(run.id, {
       phaseFrom: phaseIndex,
       phaseTo: phaseIndex,
@@ -132,17 +134,15 @@ export function createControls(deps: ControlsDeps): Controls {
     const budget = new Promise<"timeout">((resolve) => {
       timer = setTimeout(() => resolve("timeout"), deps.cancelBudgetMs ?? CANCEL_BUDGET_MS);
     });
-    const terminating = runs
-      .terminateTargets(run.id, withoutTask, reason, clock())
-      .catch((error: unknown) => {
-        // The run is cancelled; a target left PENDING only makes its stats lag. Logged, not returned.
-        logger.error("could not mark unsubmitted targets of a cancelled run TERMINATED", {
-          runId: run.id,
-          error: errorText(error),
-        });
-        return 0;
+    const skipping = runs.skipTargets(run.id, withoutTask, skipMessage, clock()).catch((error: unknown) => {
+      // The run is cancelled; a target left PENDING only makes its stats lag. Logged, not returned.
+      logger.error("could not mark unsubmitted targets of a cancelled run SKIPPED", {
+        runId: run.id,
+        error: errorText(error),
       });
-    const [stopped] = await Promise.all([Promise.race([stopping, budget]), terminating]);
+      return 0;
+    });
+    const [stopped] = await Promise.all([Promise.race([stopping, budget]), skipping]);
     clearTimeout(timer);
     if (stopped === "timeout") {
       logger.warn("cancel budget ran out before every child task confirmed it stopped", {
@@ -156,7 +156,7 @@ export function createControls(deps: ControlsDeps): Controls {
     for (const effect of effects) {
       switch (effect.type) {
         case "cancelChildTasks":
-          await cancelChildTasks(run, effect.phaseIndex);
+          await cancelChildTasks(run, effect.phaseIndex, effect.skipMessage);
           break;
         case "restartConflictClocks":
           await restartConflictClocks(run, effect.phaseIndex);

@@ -14,7 +14,11 @@
  *   pass  claimTarget(T@100)  ── ONE transaction ──────────────────────────────────────────────
  *           T: PENDING@100 → CLAIMED, lease now+30 s           (fails → 'lost-race': skip T)
  *           R: status ∈ {PENDING,RUNNING} ∧ inFlight < 3 → +1  (fails → 'slots-full' / 'run-not-active')
+ *              ∧ now < R's end_time                            (fails → 'window-closed': stop)
  *         ─────────────────────────────────────────────────────────────────────────────────────
+ *         `now` is read from the clock right before each claim is sent, and a claim in a recurring
+ *         window also carries the window's close (`until`): a pass that read the run while its
+ *         window was open cannot claim after the window closed.
  *         (a pass makes this claim for ALL its ready targets up to the free slots at once with
  *          claimTargets: one Update per target + R: inFlight += k; all or nothing; on 'lost-race'
  *          or 'slots-full' it claims them one by one as above)
@@ -39,7 +43,7 @@ import { conflictRetryDelayMs, findConflictTimeout } from "../domain/backoff.js"
 import type { Run, Target } from "../domain/model.js";
 import { isTerminalRun } from "../domain/model.js";
 import { claimStatusMessage, freeSlots, type RunEffect, reduceRun } from "../domain/run-machine.js";
-import { CLAIM_LEASE_MS, isReady, readyInOrder } from "../domain/target-machine.js";
+import { CLAIM_LEASE_MS, isActive, isReady, readyInOrder } from "../domain/target-machine.js";
 import { errorText, type Logger, type Metrics, noopMetrics, pickLogger } from "./observability.js";
 import type { RunStore } from "./ports.js";
 import { type ChildTaskSubmitter, type RunWaker, targetIdempotencyKey } from "./ports.js";
@@ -155,9 +159,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const blocked = queue.held.filter((t) => t.status === "BLOCKED");
       const readyNow = readyInOrder(queue, now);
       const conflictTimeout = findConflictTimeout(run, blocked, now);
+      const expiredClaims = queue.held.filter((t) => t.status === "CLAIMED" && !isActive(t, now)).length;
       const reduced = reduceRun(
         run,
-        conflictTimeout === undefined ? { type: "evaluate" } : { type: "evaluate", conflictTimeout },
+        {
+          type: "evaluate",
+          ...(conflictTimeout === undefined ? {} : { conflictTimeout }),
+          ...(expiredClaims === 0 ? {} : { expiredClaims }),
+        },
         now,
       );
       // evaluate never refuses a PENDING or RUNNING run; a refusal here would be corrupted data.
@@ -201,7 +210,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
    */
   async function claimAndSubmit(
     run: Run,
-    claim: { phaseIndex: number; slots: number },
+    claim: { phaseIndex: number; slots: number; until?: number },
     blockedAtStart: Target[],
     readAlready: { now: number; targets: Target[] } | undefined,
   ): Promise<Pick<PassResult, "submitted" | "blocked" | "failed">> {
@@ -258,7 +267,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       batch.push(target);
     }
     try {
-      const batched = batch.length === 0 ? undefined : await runs.claimTargets(batch, leaseMs, now);
+      const batched =
+        batch.length === 0 ? undefined : await runs.claimTargets(batch, leaseMs, clock(), claim.until);
       if (batched?.outcome === "claimed") {
         for (const target of batched.claimed) submitSoon(target);
         if (batch.length === MAX_BATCH_CLAIM) {
@@ -269,7 +279,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
             slotsForBatch,
           );
         }
-      } else if (batched !== undefined && batched.outcome !== "run-not-active") {
+      } else if (
+        batched !== undefined &&
+        batched.outcome !== "run-not-active" &&
+        batched.outcome !== "window-closed"
+      ) {
         await claimOneByOne(ready, claim.slots);
       }
     } finally {
@@ -281,13 +295,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       for (const target of targets) {
         const needsSlot = target.status !== "CLAIMED";
         if (needsSlot && slotsLeft <= 0) continue;
-        const outcome = await runs.claimTarget(target, leaseMs, now);
+        const at = clock();
+        const outcome = await runs.claimTarget(target, leaseMs, at, claim.until);
         if (outcome === "claimed") {
           if (needsSlot) slotsLeft--;
-          submitSoon({ ...target, status: "CLAIMED", leaseExpiresAt: now + leaseMs, updatedAt: now });
+          submitSoon({ ...target, status: "CLAIMED", leaseExpiresAt: at + leaseMs, updatedAt: at });
         } else if (outcome === "slots-full") {
           slotsLeft = 0;
-        } else if (outcome === "run-not-active") {
+        } else if (outcome === "run-not-active" || outcome === "window-closed") {
           break;
         }
         // 'lost-race': another pass took or moved it; nothing to do.
@@ -347,16 +362,17 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   /**
    * recordSubmitted lost: the task already ended and recorded its outcome (fine), or a cancel
-   * terminated the still-CLAIMED target while we were submitting. In the second case the task we
-   * just started belongs to a cancelled run: stop it.
+   * skipped the still-CLAIMED target while we were submitting. In the second case the task we just
+   * started belongs to a cancelled run: stop it.
    */
   async function afterLostSubmit(runId: string, targetId: string, taskId: string): Promise<void> {
     const target = await runs.getTarget(runId, targetId);
-    if (target?.status === "TERMINATED" && target.taskId === undefined) {
+    const endedWithoutTask = target?.status === "SKIPPED" || target?.status === "TERMINATED";
+    if (endedWithoutTask && target?.taskId === undefined) {
       await submitter
-        .cancel(taskId, "operation run target was terminated before its task was recorded")
+        .cancel(taskId, "operation run target was skipped before its task was recorded")
         .catch((error: unknown) =>
-          logger.warn("could not stop a task started for a terminated target", {
+          logger.warn("could not stop a task started for a skipped target", {
             runId,
             targetId,
             taskId,

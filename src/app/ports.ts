@@ -56,7 +56,7 @@ export interface ListTargetsOptions {
 }
 
 export type SaveRunOutcome = "saved" | "stale" | "not-found";
-export type ClaimOutcome = "claimed" | "slots-full" | "lost-race" | "run-not-active";
+export type ClaimOutcome = "claimed" | "slots-full" | "lost-race" | "run-not-active" | "window-closed";
 export interface BatchClaimResult {
   outcome: ClaimOutcome;
   /** The targets as claimed (CLAIMED, lease and updatedAt set); empty unless 'claimed'. */
@@ -133,19 +133,23 @@ export interface RunStore {
   /**
    * ONE transaction:
    *   target: status, updatedAt == the `expected` target's (still ready) → CLAIMED, lease now+leaseMs
-   *   run:    status ∈ {PENDING, RUNNING}; if the target was not already CLAIMED:
-   *           inFlight < maxConcurrentTargets, inFlight += 1
+   *   run:    status ∈ {PENDING, RUNNING}; now < the run's end_time (if it has one); if the target
+   *           was not already CLAIMED: inFlight < maxConcurrentTargets, inFlight += 1
    * An expired CLAIMED target already holds its in-flight slot, so re-claiming it takes none.
    * 'lost-race': the target changed since it was read (someone else claimed or moved it).
    * 'slots-full': inFlight reached the limit. 'run-not-active': the run is paused or terminal.
+   * 'window-closed': `now` is not before the run's end_time, or not before `until` (the close of
+   * the maintenance window the caller found open; then nothing is sent at all). Callers take `now`
+   * right before the call: the time the claim is judged by is the claim's own, not a read's.
    * Under N concurrent claimers the number of CLAIMED+SUBMITTED targets never exceeds the limit.
    */
-  claimTarget(expected: Target, leaseMs: number, now: number): Promise<ClaimOutcome>;
+  claimTarget(expected: Target, leaseMs: number, now: number, until?: number): Promise<ClaimOutcome>;
 
   /**
    * claimTarget for several targets of ONE run in ONE transaction, all or nothing:
    *   each target: the same condition as claimTarget → CLAIMED, lease now+leaseMs
-   *   run:         status ∈ {PENDING, RUNNING}; inFlight + k <= maxConcurrentTargets, inFlight += k
+   *   run:         status ∈ {PENDING, RUNNING}; now < end_time; inFlight + k <= maxConcurrentTargets,
+   *                inFlight += k (and 'window-closed' as for claimTarget)
    * where k counts the targets that were not already CLAIMED (expired claims keep their slot).
    * Example: max 5, inFlight 2, batch [A PENDING, B BLOCKED (retry due), C CLAIMED (lease over)]
    * → k = 2, inFlight 4, all three CLAIMED; with inFlight 4 instead → 'slots-full', none claimed.
@@ -154,7 +158,7 @@ export interface RunStore {
    * claim one by one), 'slots-full', 'run-not-active'. An empty batch is 'claimed' with nothing.
    * At most 98 distinct targets (99 transaction items); more, or targets of two runs, throw.
    */
-  claimTargets(expected: Target[], leaseMs: number, now: number): Promise<BatchClaimResult>;
+  claimTargets(expected: Target[], leaseMs: number, now: number, until?: number): Promise<BatchClaimResult>;
 
   /**
    * CLAIMED → SUBMITTED with the child task id and `message` (default "submitted", which also
@@ -195,10 +199,10 @@ export interface RunStore {
   ): Promise<TransitionOutcome>;
 
   /**
-   * recordOutcome(TERMINATED) for each listed target (cancel). Each target moves exactly once;
-   * returns how many moved now.
+   * recordOutcome(SKIPPED) for each listed target: a cancel's targets that never got a child task.
+   * Each target moves exactly once; returns how many moved now.
    */
-  terminateTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number>;
+  skipTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number>;
 
   /**
    * A BLOCKED target stays BLOCKED with `firstBlockedAt = now` (resume after

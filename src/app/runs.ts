@@ -7,6 +7,7 @@
 
 import { FailedPreconditionError, NotFoundError, ValidationError } from "../domain/errors.js";
 import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
+import { nextOpenings, scheduleOf } from "../domain/maintenance-window.js";
 import type {
   CreateRunInput,
   InventoryRack,
@@ -35,6 +36,9 @@ export interface RunsDeps {
 /** The reference's text for an unknown run on detail and lifecycle calls (NotFound). */
 export const runNotFound = (id: string): NotFoundError => new NotFoundError(`operation run not found: ${id}`);
 
+/** How many upcoming window openings PlanOperationRun shows. */
+const NEXT_OPENINGS = 5;
+
 /** Every excluded run's targets, all phases; an excluded run that does not exist is NotFound. */
 const EXCLUDED_TARGETS_PAGE = { offset: 0, limit: 1000 };
 
@@ -48,7 +52,7 @@ export function createRunService(deps: RunsDeps) {
     plan: Plan;
     racks: InventoryRack[];
   }> {
-    const validated = validateCreateRun(input, newId);
+    const validated = validateCreateRun(input, newId, clock());
     if (!validated.ok) throw new ValidationError(validated.violations);
     const { config } = validated;
     const [racks, excludedTargets] = await Promise.all([
@@ -129,7 +133,13 @@ export function createRunService(deps: RunsDeps) {
       }
       // The effective configuration is what a create would store; credentials never leave.
       const { authentication: _secret, ...firmware } = config.operation.firmware;
-      return { config: { ...config, operation: { ...config.operation, firmware } }, plan, rackExternalIds };
+      const nextWindowOpenings = nextOpenings(scheduleOf(config), clock(), NEXT_OPENINGS);
+      return {
+        config: { ...config, operation: { ...config.operation, firmware } },
+        plan,
+        rackExternalIds,
+        nextWindowOpenings,
+      };
     },
 
     async getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }> {

@@ -44,6 +44,8 @@ export const RUN_REASONS = [
   "PHASE_GATE",
   "SAFETY_GATE",
   "CONFLICT_RETRY_TIMEOUT",
+  /** (ours) The run's end_time passed with targets never started (OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW = 100). */
+  "MAINTENANCE_WINDOW",
 ] as const;
 export type RunReason = (typeof RUN_REASONS)[number];
 
@@ -159,6 +161,15 @@ export interface ConflictRetryPolicy {
   maxRetryDelayMs: number;
 }
 
+/**
+ * (ours) A recurring maintenance window: opens at each match of a 5-field UTC cron and stays open
+ * `durationMs` (src/domain/maintenance-window.ts has the grammar and the arithmetic).
+ */
+export interface MaintenanceWindow {
+  cron: string;
+  durationMs: number;
+}
+
 export interface RunConfig {
   selector: { kind: "percentage"; percentage: number; seed: string };
   maxConcurrentTargets: number;
@@ -169,6 +180,11 @@ export interface RunConfig {
   autoAdvance: boolean;
   operation: { kind: "upgradeFirmware"; firmware: FirmwareTemplate };
   targetScope: { excludeOperationRunIds: string[]; defaultScopeComponentFilter?: ComponentFilter };
+  /**
+   * Recurring windows: targets are claimed only inside one (the template's start and end times
+   * still bound the run). Absent = none, as in every run stored before windows existed.
+   */
+  maintenanceWindows?: MaintenanceWindow[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -199,6 +215,8 @@ export interface CreateRunInput {
         | { kind: "physicalLocation"; strategy: Scoped<"ROW_BY_ROW" | "ONE_PER_ROW_ROUND_ROBIN"> }
         | { kind: "unset" };
       phasePolicy?: { plan?: PhasePlan; advancePolicy?: { autoAdvance: boolean } };
+      /** A window's duration is absent when the message left it unset. */
+      maintenanceWindows?: { cron: string; durationMs?: number }[];
     };
     operation?: {
       upgradeFirmware?: Omit<FirmwareTemplate, "targetSpec"> & { targetSpec?: TargetSpecInput };
@@ -343,6 +361,13 @@ export interface Task {
   status: TaskStatus;
   message: string;
   queueExpiresAt?: number;
+  /**
+   * A plain task's maintenance window (its request's start_time and end_time): WAITING until
+   * `startTime`; FAILED if not started by `endTime`. Run children carry neither: the run's window
+   * bounds the claim, and a child claimed in time runs to its end.
+   */
+  startTime?: number;
+  endTime?: number;
   createdAt: number;
   updatedAt: number;
   startedAt?: number;

@@ -19,8 +19,12 @@
  * Seeds are drawn from the injected `newSeed` only once the whole request is valid, selector seed
  * first and ordering seed second, so a rejected request consumes no randomness and tests can script
  * the generator.
+ *
+ * `now` is the request's time, for the rules about what is already past (an end_time before it);
+ * the domain has no clock. The schedule rules are in maintenance-window.ts (`checkSchedule`).
  */
 import type { FieldViolation } from "./errors.js";
+import { checkSchedule } from "./maintenance-window.js";
 import {
   COMPONENT_TYPES,
   type ComponentFilter,
@@ -143,9 +147,14 @@ function protoComponentType(t: string): string {
  * - conflict retry 1 h / 30 s / 5 min, each missing duration on its own (an explicit zero is not
  *   missing: it is rejected);
  * - phase policy absent, or present without a plan → one equal phase; `auto_advance` → false;
- * - a component filter with no branch set → no filter.
+ * - a component filter with no branch set → no filter;
+ * - no maintenance windows → the field is left out (no recurring windows).
  */
-export function validateCreateRun(input: CreateRunInput, newSeed: () => string): CreateRunValidation {
+export function validateCreateRun(
+  input: CreateRunInput,
+  newSeed: () => string,
+  now: number,
+): CreateRunValidation {
   const v = new Violations();
   const name = input.name.trim();
   if (name === "") v.add("name", "name is required");
@@ -159,12 +168,24 @@ export function validateCreateRun(input: CreateRunInput, newSeed: () => string):
   const operation = checkOperation(cfg.operation, v);
   const selector = checkSelector(cfg.selector, v);
   const options = checkOptions(cfg.options, v);
+  const firmware = cfg.operation?.upgradeFirmware;
+  const windows = cfg.options?.maintenanceWindows ?? [];
+  v.list.push(
+    ...checkSchedule({ startTime: firmware?.startTime, endTime: firmware?.endTime, windows }, now, {
+      endTime: `${FIRMWARE}.end_time`,
+      windows: `${OPTIONS}.maintenance_windows`,
+    }),
+  );
   if (selector === undefined || options === undefined || operation === undefined || v.list.length > 0) {
     return { ok: false, violations: v.list };
   }
 
   const selectorSeed = selector.seed === "" ? newSeed() : selector.seed;
   const orderingSeed = options.orderingSeed === "" ? newSeed() : options.orderingSeed;
+  const maintenanceWindows = windows.map((w) => ({
+    cron: w.cron.trim(),
+    durationMs: w.durationMs as number,
+  }));
   return {
     ok: true,
     name,
@@ -179,6 +200,7 @@ export function validateCreateRun(input: CreateRunInput, newSeed: () => string):
       autoAdvance: options.autoAdvance,
       operation: { kind: "upgradeFirmware", firmware: operation.firmware },
       targetScope: operation.targetScope,
+      ...(maintenanceWindows.length > 0 ? { maintenanceWindows } : {}),
     },
   };
 }
@@ -186,12 +208,17 @@ export function validateCreateRun(input: CreateRunInput, newSeed: () => string):
 /**
  * Validates a plain UpgradeFirmware task request. Unlike inside a run, where an absent spec means
  * "the default scope", here `target_spec` says exactly which racks to flash, so it is required.
- * Field paths are relative to the request: `target_spec`, `target_spec.racks.targets[0].id`.
+ * Field paths are relative to the request: `target_spec`, `target_spec.racks.targets[0].id`. Its
+ * start_time and end_time follow the run's rules (end after start, not already past at `now`).
  */
-export function validateFirmwareTask(request: FirmwareTemplateInput): FirmwareTaskValidation {
+export function validateFirmwareTask(request: FirmwareTemplateInput, now: number): FirmwareTaskValidation {
   const v = new Violations();
   if (request.targetSpec === undefined) v.add("target_spec", "target_spec is required");
   const template = checkFirmwareTemplate(request, "", v);
+  const { startTime, endTime } = request;
+  v.list.push(
+    ...checkSchedule({ startTime, endTime, windows: [] }, now, { endTime: "end_time", windows: "" }),
+  );
   if (v.list.length > 0) return { ok: false, violations: v.list };
   return { ok: true, template };
 }

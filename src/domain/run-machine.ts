@@ -23,19 +23,44 @@
  *        TERMINATED, COMPLETED_WITH_FAILURES if at least one was, else COMPLETED;
  *     2. a current-phase target timed out on rack conflicts → PAUSED / CONFLICT_RETRY_TIMEOUT;
  *     3. a safety gate tripped (first in configured order) → PAUSED / SAFETY_GATE;
- *     4. the current phase is complete and is not the last → auto-advance (then claim in the new
- *        phase), or PAUSED / PHASE_GATE "waiting for phase advance";
- *     5. claim work: RUNNING (startedAt on the first time), effect `claim`.
+ *     4. (ours) the maintenance window closed for good (end_time passed): no claim; with targets in
+ *        flight the run waits for them ("maintenance window closed at T: waiting for 2 targets in
+ *        flight"), then PAUSED / MAINTENANCE_WINDOW "maintenance window closed at T: 3 targets not
+ *        started";
+ *     5. the current phase is complete and is not the last → auto-advance (then claim in the new
+ *        phase, if the window is open), or PAUSED / PHASE_GATE "waiting for phase advance";
+ *     6. (ours) not inside the window: before start_time, or a run that never started outside its
+ *        recurring windows → PENDING "waiting for maintenance window: opens at T"; a started run
+ *        outside its windows → RUNNING "outside maintenance window: next opens at T"; no claim;
+ *     7. claim work: RUNNING (startedAt on the first time), effect `claim`, bounded by the
+ *        window's close.
  *   Before step 1, a current phase with no planned targets (corrupted plan) fails the run with the
  *   reference's "operation run phase N has no targets; persisted phase plan is invalid".
  *   Paused and terminal runs are not dispatched: unchanged, no effects.
+ *
+ * Where the window sits, and why: finishing comes first (a run whose every target ended before or
+ * after end_time is done, window or not); the conflict timeout and the safety gates come before the
+ * window because targets still in flight after end_time keep reporting, and a tripped gate is the
+ * more urgent news for the operator. A closed window (4) comes before the phase boundary: advancing
+ * into a phase that can never be claimed, or pausing at a PHASE_GATE whose Advance could start
+ * nothing, would only mislead. Waiting for an opening (6) comes after the phase boundary, so a run
+ * between two nightly windows still pauses at its phase gate at once and the operator can advance
+ * it before the next window opens instead of losing that window to the gate.
  */
 
 import { type ConflictTimeout, conflictTimeoutMessage } from "./backoff.js";
 import { FailedPreconditionError } from "./errors.js";
 import { evaluateGates } from "./gates.js";
+import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
 import { assertNever, isTerminalRun, type Run, type RunReason, type RunStatus } from "./model.js";
-import { allTargetsTerminal, isPhaseComplete, outcomesThrough, phaseSize, totalTargets } from "./stats.js";
+import {
+  allTargetsTerminal,
+  isPhaseComplete,
+  outcomesThrough,
+  phaseSize,
+  phaseTerminalCount,
+  totalTargets,
+} from "./stats.js";
 
 export type RunEvent =
   | { type: "pause" }
@@ -44,23 +69,30 @@ export type RunEvent =
   | { type: "advance"; expectedPhaseIndex?: number }
   /** The operator's reason; trimmed, and appended to the message when non-empty. */
   | { type: "cancel"; reason: string }
-  /** `conflictTimeout`: the dispatcher found a timed-out target (see `findConflictTimeout`). */
-  | { type: "evaluate"; conflictTimeout?: ConflictTimeout };
+  /**
+   * `conflictTimeout`: the dispatcher found a timed-out target (see `findConflictTimeout`).
+   * `expiredClaims`: current-phase targets still CLAIMED with their lease run out (a pass died
+   * between claim and submission). They count in `inFlight`, but after end_time nothing may
+   * re-claim them, so they must not hold a closed window's run in "waiting for targets in flight".
+   */
+  | { type: "evaluate"; conflictTimeout?: ConflictTimeout; expiredClaims?: number };
 
 export type RunEffect =
   /**
    * Claim ready targets of `phaseIndex` in phase-then-sequence order: up to `slots` targets that
    * need a new slot (PENDING, BLOCKED whose retry time has come), plus any CLAIMED target whose
    * lease expired, which is re-claimed in place because it still holds its slot (see
-   * `counterDelta`). `slots` may be 0 when every slot is taken.
+   * `counterDelta`). `slots` may be 0 when every slot is taken. `until`: the maintenance window's
+   * close (its current window or end_time); a claim whose time is not before it must not commit.
    */
-  | { type: "claim"; phaseIndex: number; slots: number }
+  | { type: "claim"; phaseIndex: number; slots: number; until?: number }
   /**
    * Best effort, after the cancel is durable, within one shared 5 s budget: cancel every
    * non-terminal child task of the phase. The targets they stop end TERMINATED through the target
-   * `outcome` event, so stats stay truthful after a cancel.
+   * `outcome` event, so stats stay truthful after a cancel; targets that never got a child task
+   * (PENDING, BLOCKED, CLAIMED without one) end SKIPPED with `skipMessage`.
    */
-  | { type: "cancelChildTasks"; phaseIndex: number }
+  | { type: "cancelChildTasks"; phaseIndex: number; skipMessage: string }
   /** Restart the conflict clock of the phase's BLOCKED targets (target event `restartConflictClock`). */
   | { type: "restartConflictClocks"; phaseIndex: number };
 
@@ -79,6 +111,9 @@ export const MSG_NO_TARGETS = "operation run has no targets";
 export const MSG_WAITING_FOR_PHASE_ADVANCE = "waiting for phase advance";
 export const MSG_AUTO_ADVANCED = "advanced to next phase";
 export const MSG_WAITING_FOR_QUOTA = "waiting for active targets quota";
+/** (ours) The SKIPPED targets of a cancel: never started because of the cancel, or of the window. */
+export const MSG_NOT_STARTED_CANCELLED = "not started: operation run cancelled";
+export const MSG_NOT_STARTED_WINDOW_CLOSED = "not started: maintenance window closed";
 /** The prefix of every invalid-lifecycle-transition message (the reference's wrapped sentinel error). */
 export const INVALID_STATE_PREFIX = "operation run is not in a valid state for the requested operation";
 
@@ -93,7 +128,7 @@ export function reduceRun(run: Run, event: RunEvent, now: number): RunResult {
     case "cancel":
       return cancel(run, event.reason, now);
     case "evaluate":
-      return evaluate(run, event.conflictTimeout, now);
+      return evaluate(run, event.conflictTimeout, event.expiredClaims ?? 0, now);
     default:
       return assertNever(event);
   }
@@ -114,16 +149,22 @@ function pause(run: Run, now: number): RunResult {
 }
 
 /**
- * PAUSED (any reason but PHASE_GATE) → RUNNING "operation run resumed", or straight to the final
- * state when every target already has an outcome (outcomes keep arriving while paused). Safety
- * gates are not checked here: the next dispatch pass does, and may pause the run again.
- * Resuming from CONFLICT_RETRY_TIMEOUT also restarts the conflict clocks, or the still-blocked
- * target would time out again on the very next pass.
+ * PAUSED (any reason but PHASE_GATE and MAINTENANCE_WINDOW) → RUNNING "operation run resumed", or
+ * straight to the final state when every target already has an outcome (outcomes keep arriving
+ * while paused). Safety gates are not checked here: the next dispatch pass does, and may pause the
+ * run again. Resuming from CONFLICT_RETRY_TIMEOUT also restarts the conflict clocks, or the
+ * still-blocked target would time out again on the very next pass.
  */
 function resume(run: Run, now: number): RunResult {
   if (run.status !== "PAUSED") return invalid(`${run.id} is not paused`);
   if (run.reason === "PHASE_GATE") {
     return invalid(`${run.id} is paused at a phase gate; use AdvanceOperationRunPhase`);
+  }
+  if (run.reason === "MAINTENANCE_WINDOW") {
+    // Nothing can be claimed after end_time, so a resumed run would only pause again.
+    const end = scheduleOf(run.config).endTime;
+    const at = end === undefined ? "" : ` at ${formatRfc3339(end)}`;
+    return invalid(`${run.id} cannot resume: maintenance window closed${at}; cancel it or create a new run`);
   }
   if (allTargetsTerminal(run)) return written(finished(run, now), now);
   const effects: RunEffect[] =
@@ -157,18 +198,29 @@ function advance(run: Run, expectedPhaseIndex: number | undefined, now: number):
 /**
  * Non-terminal → CANCELLED, "operation run cancelled" or "operation run cancelled: <trimmed
  * reason>", then (after the write) cancel the current phase's child tasks. Terminal → unchanged.
+ * Its targets that never got a child task end SKIPPED "not started: operation run cancelled", or
+ * "not started: maintenance window closed" when the window had closed for good (the run paused
+ * with MAINTENANCE_WINDOW, or was waiting for its last flashes after end_time).
  */
 function cancel(run: Run, reason: string, now: number): RunResult {
   if (isTerminalRun(run.status)) return unchanged(run);
   const trimmed = reason.trim();
   const message = trimmed === "" ? MSG_CANCELLED : `${MSG_CANCELLED}: ${trimmed}`;
+  const windowClosed =
+    run.reason === "MAINTENANCE_WINDOW" || windowState(scheduleOf(run.config), now).kind === "closed";
+  const skipMessage = windowClosed ? MSG_NOT_STARTED_WINDOW_CLOSED : MSG_NOT_STARTED_CANCELLED;
   return written(terminal(run, "CANCELLED", message, now), now, [
-    { type: "cancelChildTasks", phaseIndex: run.currentPhaseIndex },
+    { type: "cancelChildTasks", phaseIndex: run.currentPhaseIndex, skipMessage },
   ]);
 }
 
 /** One dispatch pass; the decision order is in the module comment. */
-function evaluate(run: Run, conflictTimeout: ConflictTimeout | undefined, now: number): RunResult {
+function evaluate(
+  run: Run,
+  conflictTimeout: ConflictTimeout | undefined,
+  expiredClaims: number,
+  now: number,
+): RunResult {
   const status = run.status;
   switch (status) {
     case "PENDING":
@@ -201,23 +253,91 @@ function evaluate(run: Run, conflictTimeout: ConflictTimeout | undefined, now: n
   const verdict = evaluateGates(run);
   if (verdict.tripped) return written(paused(run, "SAFETY_GATE", verdict.message), now);
 
+  const window = windowState(scheduleOf(run.config), now);
+  if (window.kind === "closed") {
+    const flashing = Math.max(0, run.inFlight - expiredClaims);
+    if (flashing > 0) return keep(run, status, windowClosedWaitingMessage(window.closedAt, flashing), now);
+    const message = windowClosedMessage(window.closedAt, notStarted(run, flashing));
+    return written(paused(run, "MAINTENANCE_WINDOW", message), now);
+  }
+
   if (isPhaseComplete(run, current) && current + 1 < run.phaseSizes.length) {
     if (!run.config.autoAdvance) {
       return written(paused(run, "PHASE_GATE", MSG_WAITING_FOR_PHASE_ADVANCE), now);
     }
-    // The new phase has no outcomes, no blocked targets and is not complete, so steps 2-4 cannot
-    // fire for it; claim in it right away instead of waiting for the next tick.
+    // The new phase has no outcomes, no blocked targets and is not complete, so steps 2-5 cannot
+    // fire for it; claim in it right away (window permitting) instead of waiting for the next tick.
     const advanced = start({ ...run, currentPhaseIndex: current + 1 }, MSG_AUTO_ADVANCED, now);
-    return written(advanced, now, [claimEffect(advanced)]);
+    if (window.kind !== "open") {
+      return written({ ...advanced, statusMessage: waitingMessage(window, window.kind === "outside") }, now);
+    }
+    return written(advanced, now, [claimEffect(advanced, window.closesAt)]);
   }
 
+  if (window.kind === "before" || window.kind === "outside") {
+    // Nothing started yet: the run is still PENDING. A started run stays RUNNING between windows.
+    const started = run.status === "RUNNING" && window.kind === "outside";
+    return keep(run, started ? "RUNNING" : "PENDING", waitingMessage(window, started), now);
+  }
+
+  // A window that has just opened clears its own waiting message; the claim pass then says what it did.
+  const shown = isWindowMessage(run.statusMessage) ? "" : run.statusMessage;
   const slots = freeSlots(run);
-  const message = slots > 0 ? run.statusMessage : MSG_WAITING_FOR_QUOTA;
+  const message = slots > 0 ? shown : MSG_WAITING_FOR_QUOTA;
   if (run.status === "RUNNING" && message === run.statusMessage) {
-    return { ok: true, run, effects: [claimEffect(run)], write: false };
+    return { ok: true, run, effects: [claimEffect(run, window.closesAt)], write: false };
   }
   const running = start(run, message, now);
-  return written(running, now, [claimEffect(running)]);
+  return written(running, now, [claimEffect(running, window.closesAt)]);
+}
+
+/**
+ * Holds a PENDING or RUNNING run in `status` with `message` and no claim: no write when both are
+ * already so (a pass every tick while waiting for a window writes nothing).
+ */
+function keep(run: Run, status: "PENDING" | "RUNNING", message: string, now: number): RunResult {
+  if (run.status === status && run.statusMessage === message) return unchanged(run);
+  return written({ ...run, status, reason: "NONE", statusMessage: message }, now);
+}
+
+/** Targets with no outcome and not being flashed: the ones a closed window leaves unstarted. */
+function notStarted(run: Run, flashing: number): number {
+  let ended = 0;
+  for (let i = 0; i < run.phaseSizes.length; i++) ended += phaseTerminalCount(run, i);
+  return Math.max(0, totalTargets(run) - ended - flashing);
+}
+
+const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;
+
+/** "maintenance window closed at 2026-11-20T12:00:00Z: 3 targets not started" (the pause). */
+export function windowClosedMessage(closedAt: number, notStartedCount: number): string {
+  return `maintenance window closed at ${formatRfc3339(closedAt)}: ${plural(notStartedCount, "target")} not started`;
+}
+
+/** "maintenance window closed at 2026-11-20T12:00:00Z: waiting for 2 targets in flight". */
+export function windowClosedWaitingMessage(closedAt: number, inFlight: number): string {
+  return `maintenance window closed at ${formatRfc3339(closedAt)}: waiting for ${plural(inFlight, "target")} in flight`;
+}
+
+/**
+ * The message of a run held outside its window. Not started yet: "waiting for maintenance window:
+ * opens at T"; started: "outside maintenance window: next opens at T". With no opening left before
+ * end_time: "…: no window opens before end_time" (the run then waits for end_time and pauses).
+ */
+export function waitingMessage(window: { opensAt?: number }, started: boolean): string {
+  const [prefix, opens] = started
+    ? [MSG_OUTSIDE_WINDOW, "next opens at"]
+    : [MSG_WAITING_FOR_WINDOW, "opens at"];
+  if (window.opensAt === undefined) return `${prefix}: no window opens before end_time`;
+  return `${prefix}: ${opens} ${formatRfc3339(window.opensAt)}`;
+}
+
+export const MSG_WAITING_FOR_WINDOW = "waiting for maintenance window";
+export const MSG_OUTSIDE_WINDOW = "outside maintenance window";
+
+/** Whether a status message is one of the window's own (waitingMessage's). */
+function isWindowMessage(message: string): boolean {
+  return message.startsWith(`${MSG_WAITING_FOR_WINDOW}:`) || message.startsWith(`${MSG_OUTSIDE_WINDOW}:`);
 }
 
 /** `max_concurrent_targets` minus targets claimed or submitted, never below 0. */
@@ -225,8 +345,9 @@ export function freeSlots(run: Run): number {
   return Math.max(0, run.config.maxConcurrentTargets - run.inFlight);
 }
 
-function claimEffect(run: Run): RunEffect {
-  return { type: "claim", phaseIndex: run.currentPhaseIndex, slots: freeSlots(run) };
+function claimEffect(run: Run, until: number | undefined): RunEffect {
+  const claim: RunEffect = { type: "claim", phaseIndex: run.currentPhaseIndex, slots: freeSlots(run) };
+  return until === undefined ? claim : { ...claim, until };
 }
 
 /**

@@ -17,6 +17,8 @@ export const STEP_ERROR_NAMES = [
   /** The task ended (was cancelled) while the execution was still running. */
   "TaskEnded",
   "TaskMisconfigured",
+  /** A plain task not started by its request's end_time. */
+  "MaintenanceWindowClosed",
 ] as const;
 export type StepErrorName = (typeof STEP_ERROR_NAMES)[number];
 

@@ -11,7 +11,8 @@
  *      │                 │  │ └─claim (lease expired: another dispatcher may take it over)
  *      │                 │  └──submitFailed──► FAILED
  *      │                 └──conflict──► BLOCKED ──claim (retryAt <= now)──► CLAIMED
- *      └─ PENDING, BLOCKED and CLAIMED may also end TERMINATED when a cancel stops them.
+ *      └─ PENDING, BLOCKED and CLAIMED (without a task yet) end SKIPPED when a cancel stops them:
+ *         they never started, unlike a target whose child task the cancel stopped (TERMINATED).
  *
  * Counters: `counterDelta(from, to)` says which outcome counter and how the run's in-flight count
  * move for a transition; the storage layer applies it in the same conditional write as the
@@ -45,8 +46,8 @@ export type TargetEvent =
   | { type: "conflict" }
   /** Submission failed for any reason other than a rack conflict; the text becomes the message. */
   | { type: "submitFailed"; message: string }
-  /** The child task ended, or a cancel stopped the target before it had one. */
-  | { type: "outcome"; status: "COMPLETED" | "FAILED" | "TERMINATED"; message: string }
+  /** The child task ended (COMPLETED, FAILED, TERMINATED), or a cancel skipped a target that had none (SKIPPED). */
+  | { type: "outcome"; status: "COMPLETED" | "FAILED" | "TERMINATED" | "SKIPPED"; message: string }
   /**
    * Restart the conflict timeout clock of a BLOCKED target (firstBlockedAt := now) without losing
    * its attempt count. For resuming a run paused with CONFLICT_RETRY_TIMEOUT: without it the
@@ -174,24 +175,28 @@ export function reduceTarget(
 /**
  * Outcomes normally arrive on SUBMITTED targets. Two other paths are legitimate:
  * - CLAIMED: the child task was started and finished before the dispatcher recorded SUBMITTED
- *   (Step Functions can be that fast); any outcome is accepted, and the late `submitted` is rejected.
- * - PENDING / BLOCKED: a cancel stops a target that never got a task; only TERMINATED fits.
- * A repeat of the outcome a target already has is a no-op; a different one is rejected.
+ *   (Step Functions can be that fast), or a cancel skips a claim that has no task yet; any outcome
+ *   is accepted, and the late `submitted` is rejected.
+ * - PENDING / BLOCKED: a cancel skips a target that never got a task; only SKIPPED fits.
+ * A SUBMITTED target has a task, so it is never SKIPPED. A repeat of the outcome a target already
+ * has is a no-op; a different one is rejected.
  */
 function applyOutcome(
   target: Target,
-  status: "COMPLETED" | "FAILED" | "TERMINATED",
+  status: "COMPLETED" | "FAILED" | "TERMINATED" | "SKIPPED",
   message: string,
   now: number,
 ): TargetResult {
   const from = target.status;
   switch (from) {
     case "SUBMITTED":
+      if (status === "SKIPPED") return reject(target, "be skipped: it has a task");
+      return changed(ended(target, status, message, now));
     case "CLAIMED":
       return changed(ended(target, status, message, now));
     case "PENDING":
     case "BLOCKED":
-      if (status !== "TERMINATED") return reject(target, `end ${status} without a task`);
+      if (status !== "SKIPPED") return reject(target, `end ${status} without a task`);
       return changed(ended(target, status, message, now));
     case "COMPLETED":
     case "FAILED":
@@ -270,8 +275,8 @@ export interface CounterDelta {
  * without needing a free slot (see the `claim` effect in run-machine.ts).
  *
  * Examples: PENDING→CLAIMED {inFlight +1}; BLOCKED→CLAIMED {+1}; CLAIMED→CLAIMED {0};
- * CLAIMED→BLOCKED {-1}; SUBMITTED→FAILED {outcome "failed", -1}; PENDING→TERMINATED
- * {outcome "terminated", 0}; COMPLETED→COMPLETED (duplicate) {0}.
+ * CLAIMED→BLOCKED {-1}; SUBMITTED→FAILED {outcome "failed", -1}; PENDING→SKIPPED
+ * {outcome "skipped", 0}; CLAIMED→SKIPPED {outcome "skipped", -1}; COMPLETED→COMPLETED (duplicate) {0}.
  */
 export function counterDelta(from: TargetStatus, to: TargetStatus): CounterDelta {
   const inFlight = ((IN_FLIGHT.has(to) ? 1 : 0) - (IN_FLIGHT.has(from) ? 1 : 0)) as -1 | 0 | 1;

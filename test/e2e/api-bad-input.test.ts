@@ -446,6 +446,9 @@ const firmware = fc
     authenticationData: maybe(
       fc.constantFrom("s3cret-prop", "").map((value) => ({ value: { $case: "shared" as const, value } })),
     ),
+    // An hour ago, or a day or two ahead: end_time already past, or not after start_time.
+    startTime: maybe(fc.constantFrom(-3_600_000, 86_400_000).map((ms) => new Date(Date.now() + ms))),
+    endTime: maybe(fc.constantFrom(-3_600_000, 2 * 86_400_000).map((ms) => new Date(Date.now() + ms))),
   })
   .map((fw) => ({
     ...fw,
@@ -464,8 +467,14 @@ const componentFilter = fc.oneof(
     .array(componentTarget, { maxLength: 2 })
     .map((targets) => ({ filter: { $case: "components" as const, value: { targets } } })),
 );
+/** Maintenance windows: valid, malformed and never-firing crons, with or without a duration. */
+const maintenanceWindow = fc.record({
+  cron: fc.constantFrom("0 2 * * *", "*/5 * * * MON-FRI", "61 * * * *", "0 0 30 2 *", "", "x y"),
+  duration: maybe(duration),
+});
 const options = fc.record({
   maxConcurrentTargets: int(-2, 5),
+  maintenanceWindows: fc.array(maintenanceWindow, { maxLength: 2 }),
   safetyPolicy: maybe(fc.record({ gates: fc.array(gate, { maxLength: 3 }) })),
   conflictPolicy: maybe(
     fc.record({

@@ -170,18 +170,43 @@ describe("CancelOperationRun", () => {
     expect(stateOf(await cancel(id)).status).toBe(S.OPERATION_RUN_STATUS_CANCELLED);
   });
 
-  it("records what it stopped: every current-phase target ends TERMINATED and the stats say so", async () => {
+  it("tells racks apart: the one in flight ends TERMINATED, the two never started end SKIPPED, stats to match", async () => {
+    const T = OperationRunTargetStatus;
     const id = runs.toStop;
-    await eventually(
+    // One slot: one rack flashing (its BMCs hang), two waiting for the slot.
+    const before = await eventually(
       () => listTargets(s.flow, id),
-      (ts) => ts.some((t) => t.status === OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_SUBMITTED),
+      (ts) => ts.some((t) => t.status === T.OPERATION_RUN_TARGET_STATUS_SUBMITTED),
       "one target to be SUBMITTED",
     );
+    const inFlight = before.find((t) => t.status === T.OPERATION_RUN_TARGET_STATUS_SUBMITTED)!;
     await cancel(id);
     const targets = await eventually(
       () => listTargets(s.flow, id),
-      (ts) => ts.every((t) => t.status === OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_TERMINATED),
-      "every target TERMINATED",
+      (ts) =>
+        ts.every(
+          (t) =>
+            t.status === T.OPERATION_RUN_TARGET_STATUS_TERMINATED ||
+            t.status === T.OPERATION_RUN_TARGET_STATUS_SKIPPED,
+        ),
+      "every target TERMINATED or SKIPPED",
+    );
+    expect(
+      targets.map((t) => ({ status: T[t.status], hasTask: t.taskId !== undefined, message: t.message })),
+    ).toEqual(
+      targets.map((t) =>
+        t.id?.id === inFlight.id?.id
+          ? {
+              status: "OPERATION_RUN_TARGET_STATUS_TERMINATED",
+              hasTask: true,
+              message: "operation run cancelled",
+            }
+          : {
+              status: "OPERATION_RUN_TARGET_STATUS_SKIPPED",
+              hasTask: false,
+              message: "not started: operation run cancelled",
+            },
+      ),
     );
     expect(targets).toHaveLength(3);
     // The stack's log has one line per task the cancel stopped, naming the task, its run and rack.
@@ -202,8 +227,8 @@ describe("CancelOperationRun", () => {
     expect(run.stats?.cumulativePhaseStats?.outcomeCounts).toEqual({
       completed: 0,
       failed: 0,
-      terminated: 3,
-      skipped: 0,
+      terminated: 1,
+      skipped: 2,
     });
     expect(stateOf(run).status).toBe(S.OPERATION_RUN_STATUS_CANCELLED);
   });

@@ -294,6 +294,65 @@ operation:
   });
 });
 
+describe("flowctl and maintenance windows", () => {
+  it("the run file's start time and windows: dry run, create, get (Window), a queue warning, cancel → SKIPPED", async () => {
+    // Tomorrow 12:00 UTC, with a window at 02:00-03:00 daily: it opens the day after at 02:00.
+    const start = new Date();
+    start.setUTCDate(start.getUTCDate() + 1);
+    start.setUTCHours(12, 0, 0, 0);
+    const opens = new Date(start.getTime() + 14 * 3_600_000).toISOString().replace(".000Z", "Z");
+    const file = runFile(`name: cli-window
+selector: { percentage: 100 }
+options:
+  maxConcurrentTargets: 1
+  gates: [{ failureCount: 1 }]
+  maintenanceWindows: [{ cron: "0 2 * * *", duration: 1h }]
+operation:
+  upgradeFirmware:
+    targetVersion: 2.0.0
+    queue: { strategy: queue, timeout: 10m }
+    startTime: ${start.toISOString()}
+    targets: { racks: [{ externalId: ${ext(6)} }] }
+`);
+    const warning =
+      "operation.upgradeFirmware.queue is ignored in a run: its child tasks always use the reject strategy (a busy rack blocks its target, retried per options.conflictRetry)";
+    const dry = await flowctl(["run", "create", "-f", file, "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expect(dry.stderr).toBe(`warning: ${file}: ${warning}\n`);
+    expect(dry.stdout).toContain(`maintenance window: not open yet: opens at ${opens}`);
+    expect(dry.stdout).toMatch(new RegExp(`^next openings: ${opens}, \\S+T02:00:00Z, `, "m"));
+    expect(dry.stdout).toContain("- cron: 0 2 * * *");
+
+    const created = await flowctl(["run", "create", "-f", file, "-o", "json"]);
+    expect(created.code).toBe(0);
+    expect(created.stderr).toBe(`warning: ${file}: ${warning}\n`);
+    const id = (JSON.parse(created.stdout) as { id: { id: string } }).id.id;
+    // The first dispatch pass (a 200 ms tick) says why the run waits.
+    let get: Result;
+    const deadline = Date.now() + 20_000;
+    do {
+      get = await flowctl(["run", "get", id]);
+      expect(get.code).toBe(0);
+    } while (!get.stdout.includes("waiting for maintenance window") && Date.now() < deadline);
+    expect(get.stdout).toMatch(/^Status:\s+PENDING$/m);
+    expect(get.stdout).toMatch(
+      new RegExp(`^Message:\\s+waiting for maintenance window: opens at ${opens}$`, "m"),
+    );
+    expect(get.stdout).toMatch(new RegExp(`^Window:\\s+not open yet: opens at ${opens}$`, "m"));
+
+    const cancel = await flowctl(["run", "cancel", id]);
+    expect(cancel.code).toBe(0);
+    const targets = await flowctl(["run", "targets", id, "-o", "json"]);
+    const listed = JSON.parse(targets.stdout) as { targets: { status: string; message: string }[] };
+    expect(listed.targets).toEqual([
+      expect.objectContaining({
+        status: "OPERATION_RUN_TARGET_STATUS_SKIPPED",
+        message: "not started: operation run cancelled",
+      }),
+    ]);
+  });
+});
+
 describe("flowctl run watch", () => {
   it("in a terminal: redraws bars in place and ends with COMPLETED, exit 0", async () => {
     const id = await createRun(

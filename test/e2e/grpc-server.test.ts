@@ -36,7 +36,6 @@ import {
 } from "../../src/domain/errors.js";
 import type {
   CreateRunInput,
-  FirmwareTemplate,
   InventoryRack,
   ListRunsQuery,
   ListTargetsQuery,
@@ -47,6 +46,7 @@ import type {
   RunStats,
   Task,
 } from "../../src/domain/model.js";
+import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/run-config.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -193,7 +193,12 @@ class FakeFlowApi implements FlowApi {
 
   async planRun(input: CreateRunInput) {
     this.record("planRun", input);
-    return { config: CONFIG, plan: PLAN, rackExternalIds: new Map([[RACK_ID, "rack-ext-1"]]) };
+    return {
+      config: CONFIG,
+      plan: PLAN,
+      rackExternalIds: new Map([[RACK_ID, "rack-ext-1"]]),
+      nextWindowOpenings: [],
+    };
   }
 
   async getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }> {
@@ -246,8 +251,11 @@ class FakeFlowApi implements FlowApi {
     };
   }
 
-  async upgradeFirmware(request: FirmwareTemplate) {
-    this.record("upgradeFirmware", request);
+  /** Validates as the task service does (the adapter only decodes), then records the template. */
+  async upgradeFirmware(request: FirmwareTemplateInput) {
+    const validated = validateFirmwareTask(request, Date.now());
+    if (!validated.ok) throw new ValidationError(validated.violations);
+    this.record("upgradeFirmware", validated.template);
     return { taskIds: [TASK_ID] };
   }
 

@@ -51,6 +51,8 @@ export async function startHarness(options: {
   fleet: FleetConfig;
   settings?: Partial<ChildTaskSettings>;
   waker?: RunWaker;
+  /** The task service's and the steps' clock (default Date.now). */
+  clock?: () => number;
 }): Promise<Harness> {
   const client = testClient(inject("awsEndpoint"));
   const { names, drop } = await freshTables(client, options.label);
@@ -71,6 +73,7 @@ export async function startHarness(options: {
     retryIntervalOverrideMs: 5,
     defaultTargetVersion: "2.0.0",
     ...(options.waker ? { waker: options.waker } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   });
   return {
     client,

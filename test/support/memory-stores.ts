@@ -98,11 +98,18 @@ const RUN_WRITES = [
   "recordSubmitted",
   "recordBlocked",
   "recordOutcome",
-  "terminateTargets",
+  "skipTargets",
   "restartConflictClock",
 ] as const satisfies readonly (keyof RunStore)[];
 
 const isActiveRun = (run: Run): boolean => run.status === "PENDING" || run.status === "RUNNING";
+/** The run half of a claim's condition after it failed, in the adapter's order (whyRunRefused). */
+const windowClosed = (run: Run, now: number): boolean => {
+  const end = run.config.operation.firmware.endTime;
+  return end !== undefined && end <= now;
+};
+const refusal = (run: Run, now: number): ClaimOutcome =>
+  !isActiveRun(run) ? "run-not-active" : windowClosed(run, now) ? "window-closed" : "slots-full";
 
 export class MemoryRunStore implements RunStore {
   readonly calls = new CallCounter<keyof RunStore>();
@@ -258,12 +265,14 @@ export class MemoryRunStore implements RunStore {
     return { held: held.map(copy), pending: pending.map(copy) };
   }
 
-  async claimTarget(expected: Target, leaseMs: number, now: number): Promise<ClaimOutcome> {
+  async claimTarget(expected: Target, leaseMs: number, now: number, until?: number): Promise<ClaimOutcome> {
     await this.enter("claimTarget");
+    if (until !== undefined && now >= until) return "window-closed";
     const target = this.claimable(expected, now);
     if (target === undefined) return "lost-race";
     const run = this.runs.get(expected.runId);
     if (run === undefined || !isActiveRun(run)) return "run-not-active";
+    if (windowClosed(run, now)) return "window-closed";
     if (expected.status !== "CLAIMED") {
       if (run.inFlight >= run.config.maxConcurrentTargets) return "slots-full";
       run.inFlight += 1;
@@ -272,7 +281,12 @@ export class MemoryRunStore implements RunStore {
     return "claimed";
   }
 
-  async claimTargets(expected: Target[], leaseMs: number, now: number): Promise<BatchClaimResult> {
+  async claimTargets(
+    expected: Target[],
+    leaseMs: number,
+    now: number,
+    until?: number,
+  ): Promise<BatchClaimResult> {
     await this.enter("claimTargets");
     const nothing = (outcome: ClaimOutcome): BatchClaimResult => ({ outcome, claimed: [] });
     const first = expected[0];
@@ -286,6 +300,7 @@ export class MemoryRunStore implements RunStore {
     if (new Set(expected.map((t) => t.id)).size !== expected.length) {
       throw new RangeError("claimTargets: a target appears twice");
     }
+    if (until !== undefined && now >= until) return nothing("window-closed");
     // The adapter's order of checks: statuses that are never ready, then (when slots are needed)
     // the run and its limit as read, then the transaction's conditions.
     if (expected.some((t) => !["PENDING", "BLOCKED", "CLAIMED"].includes(t.status)))
@@ -294,11 +309,12 @@ export class MemoryRunStore implements RunStore {
     const k = expected.filter((t) => t.status !== "CLAIMED").length;
     if (k > 0 && run === undefined) return nothing("run-not-active");
     if (run !== undefined && k > run.config.maxConcurrentTargets) {
-      return nothing(isActiveRun(run) ? "slots-full" : "run-not-active");
+      return nothing(refusal(run, now));
     }
     const targets = expected.map((t) => this.claimable(t, now));
     if (targets.some((t) => t === undefined)) return nothing("lost-race");
     if (run === undefined || !isActiveRun(run)) return nothing("run-not-active");
+    if (windowClosed(run, now)) return nothing("window-closed");
     if (run.inFlight + k > run.config.maxConcurrentTargets) return nothing("slots-full");
     run.inFlight += k;
     const claimed = targets.filter((t) => t !== undefined).map((t) => copy(this.claim(t, leaseMs, now)));
@@ -358,10 +374,9 @@ export class MemoryRunStore implements RunStore {
     return this.outcome(runId, targetId, status, message, now);
   }
 
-  async terminateTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number> {
-    await this.enter("terminateTargets");
-    return targetIds.filter((id) => this.outcome(runId, id, "TERMINATED", message, now) === "recorded")
-      .length;
+  async skipTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number> {
+    await this.enter("skipTargets");
+    return targetIds.filter((id) => this.outcome(runId, id, "SKIPPED", message, now) === "recorded").length;
   }
 
   async restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome> {

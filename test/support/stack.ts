@@ -32,6 +32,7 @@ import {
 import {
   type ComponentType,
   type CreateOperationRunRequest,
+  type MaintenanceWindow,
   type OperationRun,
   type OperationRunConflictPolicy,
   type OperationRunPhasePolicy,
@@ -360,6 +361,7 @@ export interface RunSpec {
   conflictPolicy?: OperationRunConflictPolicy;
   targetScope?: OperationRunTargetScope;
   firmware?: Partial<UpgradeFirmwareRequest>;
+  maintenanceWindows?: MaintenanceWindow[];
 }
 
 /**
@@ -397,6 +399,7 @@ export function runRequest(spec: RunSpec = {}): CreateOperationRunRequest {
             ? undefined
             : { ordering: { $case: "random", value: { seed: spec.orderingSeed } } },
         phasePolicy: spec.phasePolicy,
+        maintenanceWindows: spec.maintenanceWindows ?? [],
       },
       operation: {
         operation: { $case: "upgradeFirmware", value: firmware },

@@ -341,7 +341,7 @@ describe("run file: every problem at once, by key path", () => {
         withOptions("  maxConcurrentTargets: 1\n  maxConcurentTargets: 2\n  gates: [{ failureCount: 1 }]"),
       ),
     ).toEqual([
-      "options.maxConcurentTargets: unknown key (expected one of maxConcurrentTargets, gates, phases, autoAdvance, ordering, conflictRetry)",
+      "options.maxConcurentTargets: unknown key (expected one of maxConcurrentTargets, gates, phases, autoAdvance, ordering, conflictRetry, maintenanceWindows)",
     ]);
   });
 
@@ -446,6 +446,42 @@ describe("run file: every problem at once, by key path", () => {
     ).toEqual(["operation.upgradeFirmware.targets.racks: must not be empty"]);
   });
 
+  it("maintenanceWindows: each needs a cron the service can parse and a positive duration", () => {
+    expect(
+      problems(
+        withOptions(
+          '  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]\n  maintenanceWindows:\n    - { cron: "0 25 * *", duration: 0s }\n    - { duration: 1h }\n    - { cron: "0 2 * * *" }\n    - { cron: "0 2 * * *", duration: 1h, tz: UTC }',
+        ),
+      ),
+    ).toEqual([
+      "options.maintenanceWindows[0].cron: must have 5 fields (minute hour day-of-month month day-of-week), got 4",
+      'options.maintenanceWindows[0].duration: must be longer than zero (got "0s")',
+      'options.maintenanceWindows[1].cron: is required, e.g. "0 2 * * *" (02:00 UTC daily)',
+      "options.maintenanceWindows[2].duration: is required, e.g. 2h",
+      "options.maintenanceWindows[3].tz: unknown key (expected one of cron, duration)",
+    ]);
+    expect(
+      problems(
+        withOptions(
+          '  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]\n  maintenanceWindows: [{ cron: "61 2 * * FOO", duration: 1h }]',
+        ),
+      ),
+    ).toEqual([
+      "options.maintenanceWindows[0].cron: minute: 61 is out of range 0-59",
+      'options.maintenanceWindows[0].cron: day-of-week: "FOO" is not a number or a name such as MON',
+    ]);
+    const req = parseRunFile(
+      withOptions(
+        '  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]\n  maintenanceWindows: [{ cron: "*/10 * * * *", duration: 5s }]',
+      ),
+      "run.yaml",
+    );
+    expect(req.configuration?.options?.maintenanceWindows).toEqual([
+      { cron: "*/10 * * * *", duration: { seconds: 5, nanos: 0 } },
+    ]);
+    expect(parseRunFile(MINIMAL, "run.yaml").configuration?.options?.maintenanceWindows).toEqual([]);
+  });
+
   it("the error message names the file on every line", () => {
     try {
       parseRunFile("name: x\nselector: 5\noptions: {}\noperation: {}", "plans/run.yaml");
@@ -483,10 +519,13 @@ options:
   autoAdvance: false
   ordering: { random: { seed: s2 } }
   conflictRetry: { retryTimeout: 1h, initialRetryDelay: 30s, maxRetryDelay: 5m }
+  maintenanceWindows: [{ cron: "0 2 * * MON-FRI", duration: 2h30m }]
 operation:
   upgradeFirmware:
     targetVersion: 7.2.0
     targets: { racks: [{ externalId: EXT-1, componentTypes: [COMPUTE] }, rack-b] }
+    startTime: 2026-11-20T08:00:00Z
+    endTime: 2026-11-27T08:00:00Z
   excludeRuns: [0a6f1a9e-0000-4000-8000-000000000001]
 `;
     const req = parseRunFile(text, "f");
@@ -494,6 +533,7 @@ operation:
     expect(parseRunFile(JSON.stringify(doc), "f")).toEqual(req);
     expect(doc.options).toMatchObject({
       conflictRetry: { retryTimeout: "1h", initialRetryDelay: "30s", maxRetryDelay: "5m" },
+      maintenanceWindows: [{ cron: "0 2 * * MON-FRI", duration: "2h30m" }],
     });
   });
   it("queue strategies and gate scopes are written by name; UNSPECIFIED is left out, UNKNOWN is currentPhase", () => {
@@ -532,14 +572,16 @@ operation:
 });
 
 describe("run file: the examples in examples/", () => {
-  it.each(["examples/canary.yaml", "examples/quickstart.yaml", "examples/explicit-racks.json"])(
-    "%s parses",
-    (file) => {
-      const req = parseRunFile(readFileSync(file, "utf8"), file);
-      expect(req.name).not.toBe("");
-      expect(req.configuration?.options?.safetyPolicy?.gates.length).toBeGreaterThan(0);
-    },
-  );
+  it.each([
+    "examples/canary.yaml",
+    "examples/quickstart.yaml",
+    "examples/explicit-racks.json",
+    "examples/nightly-window.yaml",
+  ])("%s parses", (file) => {
+    const req = parseRunFile(readFileSync(file, "utf8"), file);
+    expect(req.name).not.toBe("");
+    expect(req.configuration?.options?.safetyPolicy?.gates.length).toBeGreaterThan(0);
+  });
 });
 
 describe("durations", () => {

@@ -14,6 +14,7 @@ import {
   renderFrame,
   renderPlainLine,
 } from "../../cli/watch-view.js";
+import { windowText } from "../../cli/window.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 
 const RUN_ID = "9a6f1a9e-0000-4000-8000-000000000001";
@@ -318,5 +319,85 @@ describe("names and filters", () => {
     [999, "0s"],
   ])("elapsed %i ms → %s", (ms, text) => {
     expect(formatElapsed(ms)).toBe(text);
+  });
+});
+
+describe("watch and run get: the maintenance window", () => {
+  const windowed = (
+    fw: { startTime?: Date; endTime?: Date },
+    windows: { cron: string; duration: { seconds: number; nanos: number } }[] = [],
+  ) =>
+    pb.OperationRunConfiguration.fromPartial({
+      options: { maxConcurrentTargets: 1, maintenanceWindows: windows },
+      operation: { operation: { $case: "upgradeFirmware", value: fw } },
+    });
+  const at = (iso: string) => new Date(iso);
+  const START = at("2026-11-20T08:00:00Z");
+  const END = at("2026-11-20T12:00:00Z");
+  const NINE = [{ cron: "0 9 * * *", duration: { seconds: 3600, nanos: 0 } }];
+
+  it.each([
+    [windowed({}), "2026-11-20T07:00:00Z", undefined],
+    [windowed({ startTime: START }), "2026-11-20T07:00:00Z", "not open yet: opens at 2026-11-20T08:00:00Z"],
+    [windowed({ startTime: START }), "2026-11-20T08:00:00Z", "open"],
+    [windowed({ endTime: END }), "2026-11-20T09:00:00Z", "open: closes at 2026-11-20T12:00:00Z"],
+    [windowed({ endTime: END }, NINE), "2026-11-20T09:30:00Z", "open: closes at 2026-11-20T10:00:00Z"],
+    [windowed({}, NINE), "2026-11-20T10:00:00Z", "closed now: next opens at 2026-11-21T09:00:00Z"],
+    [windowed({ endTime: END }, NINE), "2026-11-20T10:00:00Z", "closed now: no window opens before end_time"],
+    [
+      windowed({ startTime: at("2026-11-20T10:30:00Z"), endTime: END }, NINE),
+      "2026-11-20T07:00:00Z",
+      "not open yet: no window opens before end_time",
+    ],
+    [windowed({ endTime: END }), "2026-11-20T12:00:00Z", "closed for good at 2026-11-20T12:00:00Z"],
+  ] as const)("%# at %s → %s", (config, now, text) => {
+    expect(windowText(config, at(now))).toBe(text);
+  });
+
+  it("the frame and the plain line show the window; a window-closed pause says what to run next", () => {
+    const paused = buildModel({
+      run: pb.OperationRun.fromPartial({
+        ...run({
+          status: St.OPERATION_RUN_STATUS_PAUSED,
+          reason: Re.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW,
+          message: "maintenance window closed at 2026-11-20T12:00:00Z: 1 target not started",
+          total: 1,
+        }),
+        configuration: windowed({ endTime: END }),
+      }),
+      targets: [
+        target(0, T.OPERATION_RUN_TARGET_STATUS_COMPLETED),
+        target(0, T.OPERATION_RUN_TARGET_STATUS_PENDING),
+      ],
+      plannedSizes: undefined,
+      now: at("2026-11-20T12:00:05Z"),
+    });
+    expect(paused.window).toBe("closed for good at 2026-11-20T12:00:00Z");
+    expect(renderFrame(paused, { color: false, columns: 200 })).toContain(
+      "window   closed for good at 2026-11-20T12:00:00Z",
+    );
+    expect(renderPlainLine(paused, at("2026-11-20T12:00:05Z"))).toContain(
+      "| window closed for good at 2026-11-20T12:00:00Z | elapsed",
+    );
+    expect(finalLine(paused)).toBe(
+      `run ${RUN_ID} PAUSED (MAINTENANCE_WINDOW) after 4h00m05s: 1 completed, 0 failed, 0 terminated — maintenance window closed at 2026-11-20T12:00:00Z: 1 target not started; next: flowctl run cancel ${RUN_ID} (its window closed: resume is refused; create a new run with a later window)`,
+    );
+    expect(exitCodeFor(St.OPERATION_RUN_STATUS_PAUSED)).toBe(3);
+  });
+
+  it("a cancel's skipped racks appear in the last line, apart from the terminated ones", () => {
+    const cancelled = buildModel({
+      run: run({ status: St.OPERATION_RUN_STATUS_CANCELLED, message: "operation run cancelled", total: 1 }),
+      targets: [
+        target(0, T.OPERATION_RUN_TARGET_STATUS_TERMINATED),
+        target(0, T.OPERATION_RUN_TARGET_STATUS_SKIPPED),
+        target(0, T.OPERATION_RUN_TARGET_STATUS_SKIPPED),
+      ],
+      plannedSizes: undefined,
+      now: new Date("2026-11-20T08:00:05Z"),
+    });
+    expect(finalLine(cancelled)).toBe(
+      `run ${RUN_ID} CANCELLED after 5s: 0 completed, 0 failed, 1 terminated, 2 skipped — operation run cancelled`,
+    );
   });
 });

@@ -346,7 +346,7 @@ describe("controls: cancel", () => {
     expect(w.submitter.cancels).toEqual([]);
   });
 
-  it("after the commit: stops the current phase's child tasks and ends TERMINATED the targets that never got one; other phases untouched", async () => {
+  it("after the commit: stops the current phase's child tasks and ends SKIPPED the targets that never got one; other phases untouched", async () => {
     const w = await world({
       phases: [["SUBMITTED", "CLAIMED", "PENDING", "BLOCKED", "COMPLETED", "SUBMITTED"], ["PENDING"]],
     });
@@ -358,8 +358,8 @@ describe("controls: cancel", () => {
     ]);
     for (const i of [1, 2, 3]) {
       expect(await w.target(i)).toMatchObject({
-        status: "TERMINATED",
-        message: reason,
+        status: "SKIPPED",
+        message: "not started: operation run cancelled",
         updatedAt: w.clock.now,
       });
     }
@@ -369,11 +369,11 @@ describe("controls: cancel", () => {
     expect((await w.target(6)).status).toBe("PENDING");
     const run = await w.stored();
     expect(run.counters).toEqual([
-      { completed: 1, failed: 0, terminated: 3, skipped: 0 },
+      { completed: 1, failed: 0, terminated: 0, skipped: 3 },
       { completed: 0, failed: 0, terminated: 0, skipped: 0 },
     ]);
     expect(run.inFlight).toBe(2);
-    expect(w.runs.calls.of("terminateTargets")).toBe(1);
+    expect(w.runs.calls.of("skipTargets")).toBe(1);
   });
 
   it("a stop that never confirms: cancel returns when the 5 s budget runs out, and logs it", async () => {
@@ -435,18 +435,18 @@ describe("controls: cancel", () => {
     expect(returned).toBe(true);
   });
 
-  it("a stop that fails and a terminate that fails are logged; the cancel stands", async () => {
+  it("a stop that fails and a skip that fails are logged; the cancel stands", async () => {
     const w = await world({ phases: [["SUBMITTED", "PENDING"]] });
     w.submitter.onCancel = async (taskId) => {
       throw new Error(`cannot stop ${taskId}`);
     };
-    w.runs.interleave("terminateTargets", () => {
+    w.runs.interleave("skipTargets", () => {
       throw new Error("throttled");
     });
     const taskId = taskIdFor(w.targets[0]!.id);
     expect((await w.controls.cancel(RUN, "")).status).toBe("CANCELLED");
     expect(w.logs.sort()).toEqual([
-      `error could not mark unsubmitted targets of a cancelled run TERMINATED runId=${RUN} error=Error: throttled`,
+      `error could not mark unsubmitted targets of a cancelled run SKIPPED runId=${RUN} error=Error: throttled`,
       `warn could not stop a child task of a cancelled run runId=${RUN} targetId=${w.targets[0]!.id} taskId=${taskId} error=Error: cannot stop ${taskId}`,
     ]);
     expect((await w.stored()).status).toBe("CANCELLED");
@@ -498,7 +498,7 @@ describe("controls: 'stale' writes are read again and decided again", () => {
     w.runs.interleave("saveRun", rivalWrite(w.runs, { statusMessage: "submitted 1 operation run target" }));
     await w.controls.cancel(RUN, "");
     expect(w.submitter.cancels).toHaveLength(1);
-    expect(w.runs.calls.of("terminateTargets")).toBe(1);
+    expect(w.runs.calls.of("skipTargets")).toBe(1);
   });
 
   it.each([

@@ -25,7 +25,7 @@ function runStoreWith(methods: Partial<RunStore>): RunStore {
     recordSubmitted: unexpected("recordSubmitted"),
     recordBlocked: unexpected("recordBlocked"),
     recordOutcome: unexpected("recordOutcome"),
-    terminateTargets: unexpected("terminateTargets"),
+    skipTargets: unexpected("skipTargets"),
     restartConflictClock: unexpected("restartConflictClock"),
     ...methods,
   };

@@ -481,7 +481,7 @@ describe("dispatcher: submission outcomes", () => {
     expect((await w.target(0)).status).toBe("SUBMITTED");
   });
 
-  it("recordSubmitted lost to a cancel that terminated the CLAIMED target: the task just started is stopped", async () => {
+  it("recordSubmitted lost to a cancel that skipped the CLAIMED target: the task just started is stopped", async () => {
     const w = await world({ phases: [["PENDING"]] });
     w.submitter.answer = async (r) => {
       await w.controls.cancel(RUN, "window closed");
@@ -490,10 +490,10 @@ describe("dispatcher: submission outcomes", () => {
     expect(await w.pass()).toEqual(passResult("claimed", { status: "RUNNING", submitted: 1 }));
     const t = w.targets[0]!;
     expect(w.submitter.cancels).toEqual([
-      { taskId: taskIdFor(t.id), reason: "operation run target was terminated before its task was recorded" },
+      { taskId: taskIdFor(t.id), reason: "operation run target was skipped before its task was recorded" },
     ]);
     const target = await w.target(0);
-    expect(target).toMatchObject({ status: "TERMINATED", message: "operation run cancelled: window closed" });
+    expect(target).toMatchObject({ status: "SKIPPED", message: "not started: operation run cancelled" });
     expect(target.taskId).toBeUndefined();
     expect(await w.stored()).toMatchObject({
       status: "CANCELLED",

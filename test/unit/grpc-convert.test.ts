@@ -587,6 +587,7 @@ const CONFIG: RunConfig = {
     },
   },
   targetScope: { excludeOperationRunIds: [C] },
+  maintenanceWindows: [{ cron: "0 2 * * MON-FRI", durationMs: 7_200_500 }],
 };
 
 const RUN: Run = {
@@ -628,6 +629,12 @@ describe("grpc convert: domain → responses", () => {
     });
     expect(fw?.startTime).toEqual(new Date(1_000));
     expect(fw?.ruleId).toEqual({ id: B });
+    expect(proto.options?.maintenanceWindows).toEqual([
+      { cron: "0 2 * * MON-FRI", duration: { seconds: 7200, nanos: 500_000_000 } },
+    ]);
+    expect(
+      runConfigToProto({ ...CONFIG, maintenanceWindows: undefined }).options?.maintenanceWindows,
+    ).toEqual([]);
     const bytes = Buffer.from(pb.OperationRun.encode(runToProto(RUN)).finish());
     expect(bytes.includes("hunter2")).toBe(false);
     expect(bytes.includes("sel-seed")).toBe(true);
@@ -638,7 +645,7 @@ describe("grpc convert: domain → responses", () => {
       name: "n",
       configuration: runConfigToProto(CONFIG),
     });
-    const result = validateCreateRun(createRunInputFromProto(request), () => "unused");
+    const result = validateCreateRun(createRunInputFromProto(request), () => "unused", 0);
     const { authentication: _, ...firmware } = CONFIG.operation.firmware;
     expect(result).toEqual({
       ok: true,
@@ -646,6 +653,29 @@ describe("grpc convert: domain → responses", () => {
       description: "",
       config: { ...CONFIG, operation: { kind: "upgradeFirmware", firmware } },
     });
+  });
+
+  it("maintenance windows decode as sent (a missing duration too) for the validator; bad ones name their path", () => {
+    const options = (maintenanceWindows: pb.MaintenanceWindow[]) =>
+      createRunInputFromProto(
+        pb.CreateOperationRunRequest.fromPartial({
+          name: "n",
+          configuration: { options: { maintenanceWindows } },
+        }),
+      ).configuration?.options?.maintenanceWindows;
+    expect(options([])).toBeUndefined();
+    expect(
+      options([
+        { cron: "0 2 * * *", duration: { seconds: 60, nanos: 0 } },
+        { cron: "x", duration: undefined },
+      ]),
+    ).toEqual([{ cron: "0 2 * * *", durationMs: 60_000 }, { cron: "x" }]);
+    expect(thrown(() => options([{ cron: "0 2 * * *", duration: { seconds: 1, nanos: -1 } }])).message).toBe(
+      "configuration.options.maintenance_windows[0].duration: must be a valid duration: nanos out of range or of the wrong sign (got -1)",
+    );
+    expect(thrown(() => options([{ cron: "*".repeat(257), duration: undefined }])).message).toMatch(
+      /^configuration\.options\.maintenance_windows\[0\]\.cron: must be at most 256 characters/,
+    );
   });
 
   it("plan phase kinds, per-component filters and every target spec kind encode", () => {
@@ -834,7 +864,9 @@ describe("grpc convert: domain → responses", () => {
         ],
       },
       rackExternalIds: new Map([[A, "ext-a"]]),
+      nextWindowOpenings: [Date.parse("2026-11-21T02:00:00Z")],
     });
+    expect(response.nextWindowOpenings).toEqual([new Date("2026-11-21T02:00:00Z")]);
     expect(response.candidateCount).toBe(12);
     expect(response.totalPhases).toBe(2);
     expect(response.targets).toEqual([
@@ -1063,10 +1095,8 @@ describe("grpc convert: ids, queries and pages", () => {
 });
 
 describe("grpc convert: UpgradeFirmware and inventory", () => {
-  it("a plain UpgradeFirmware request is decoded and validated (target spec required)", () => {
-    expect(thrown(() => firmwareTemplateFromProto(pb.UpgradeFirmwareRequest.fromPartial({}))).message).toBe(
-      "target_spec: target_spec is required",
-    );
+  it("a plain UpgradeFirmware request is decoded; the task service validates it (run-config tests)", () => {
+    expect(firmwareTemplateFromProto(pb.UpgradeFirmwareRequest.fromPartial({})).targetSpec).toBeUndefined();
     const template = firmwareTemplateFromProto(
       pb.UpgradeFirmwareRequest.fromPartial({
         targetSpec: {
@@ -1078,8 +1108,9 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
         targetVersion: "3.0",
       }),
     );
+    // Ids are passed as sent: validateFirmwareTask lowercases them.
     expect(template).toEqual({
-      targetSpec: { kind: "racks", racks: [{ ref: { by: "id", id: A }, componentTypes: [] }] },
+      targetSpec: { kind: "racks", racks: [{ ref: { by: "id", id: A.toUpperCase() }, componentTypes: [] }] },
       targetVersion: "3.0",
       description: "",
       subTargets: [],
@@ -1087,14 +1118,20 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
       overrideVersionCheck: false,
     });
     expect(
+      firmwareTemplateFromProto(
+        pb.UpgradeFirmwareRequest.fromPartial({
+          targetSpec: { targets: { $case: "racks", value: { targets: [{}] } } },
+        }),
+      ).targetSpec,
+    ).toEqual({ kind: "racks", racks: [{ ref: { by: "unset" }, componentTypes: [] }] });
+    // Decoding errors are still the converter's: an enum number the proto does not define.
+    expect(
       thrown(() =>
         firmwareTemplateFromProto(
-          pb.UpgradeFirmwareRequest.fromPartial({
-            targetSpec: { targets: { $case: "racks", value: { targets: [{}] } } },
-          }),
+          pb.UpgradeFirmwareRequest.fromPartial({ queueOptions: { conflictStrategy: 42 as never } }),
         ),
       ).message,
-    ).toBe("target_spec.racks.targets[0]: rack target must have either id, external_id, or name set");
+    ).toBe("queue_options.conflict_strategy: unknown enum value 42");
   });
 
   const RACK: InventoryRack = {

@@ -15,6 +15,8 @@ const RACK = "a1b2c3d4-0000-4000-8000-000000000001";
 const COMPONENT = "c0c0c0c0-0000-4000-8000-000000000002";
 const DOMAIN = "d0d0d0d0-0000-4000-8000-000000000003";
 const NIL = "00000000-0000-0000-0000-000000000000";
+/** The request's time (2020-09-13): the firmware times below lie after it. */
+const NOW = 1_600_000_000_000;
 
 const F = "configuration.operation.upgrade_firmware";
 const SPEC = `${F}.target_spec`;
@@ -75,13 +77,13 @@ function seeds(...values: string[]) {
 }
 
 function validated(input: CreateRunInput, newSeed: () => string = seeds("seed-1", "seed-2")) {
-  const result = validateCreateRun(input, newSeed);
+  const result = validateCreateRun(input, newSeed, NOW);
   if (!result.ok) throw new Error(`unexpected violations: ${JSON.stringify(result.violations)}`);
   return result;
 }
 
 function violationsOf(input: CreateRunInput): FieldViolation[] {
-  const result = validateCreateRun(input, seeds("seed-1", "seed-2"));
+  const result = validateCreateRun(input, seeds("seed-1", "seed-2"), NOW);
   if (result.ok) throw new Error("expected violations, got a valid config");
   return result.violations;
 }
@@ -802,7 +804,7 @@ describe("validateCreateRun: every violation at once", () => {
     scope(input).excludeOperationRunIds = ["x"];
     fw(input).targetSpec = rack({ by: "id", id: "bad" });
     const newSeed = seeds();
-    const result = validateCreateRun(input, newSeed);
+    const result = validateCreateRun(input, newSeed, NOW);
     expect(newSeed.calls).toBe(0);
     expect(result).toEqual({
       ok: false,
@@ -869,7 +871,7 @@ describe("validateFirmwareTask: a plain UpgradeFirmware request", () => {
   };
 
   it("requires target_spec, which inside a run would mean the default scope", () => {
-    expect(validateFirmwareTask(firmware())).toEqual({
+    expect(validateFirmwareTask(firmware(), NOW)).toEqual({
       ok: false,
       violations: [{ field: "target_spec", rule: "target_spec is required" }],
     });
@@ -882,7 +884,7 @@ describe("validateFirmwareTask: a plain UpgradeFirmware request", () => {
       authentication: { kind: "shared" as const, secret: "s3" },
       targetSpec: spec,
     };
-    expect(validateFirmwareTask(request)).toEqual({
+    expect(validateFirmwareTask(request, NOW)).toEqual({
       ok: true,
       template: { ...request, targetSpec: { kind: "components", components: [{ by: "id", id: COMPONENT }] } },
     });
@@ -890,11 +892,14 @@ describe("validateFirmwareTask: a plain UpgradeFirmware request", () => {
 
   it("reports spec and rule_id problems with paths relative to the request", () => {
     expect(
-      validateFirmwareTask({
-        ...firmware(),
-        ruleId: "r",
-        targetSpec: rack({ by: "unset" }, ["UNKNOWN"]),
-      }),
+      validateFirmwareTask(
+        {
+          ...firmware(),
+          ruleId: "r",
+          targetSpec: rack({ by: "unset" }, ["UNKNOWN"]),
+        },
+        NOW,
+      ),
     ).toEqual({
       ok: false,
       violations: [
@@ -912,11 +917,70 @@ describe("validateFirmwareTask: a plain UpgradeFirmware request", () => {
   });
 
   it("rejects an explicit spec with no kind set", () => {
-    expect(validateFirmwareTask({ ...firmware(), targetSpec: { kind: "unset" } })).toEqual({
+    expect(validateFirmwareTask({ ...firmware(), targetSpec: { kind: "unset" } }, NOW)).toEqual({
       ok: false,
       violations: [
         { field: "target_spec", rule: "target_spec must have one of racks, nvl_domains, or components set" },
       ],
     });
+  });
+});
+
+describe("validateCreateRun and validateFirmwareTask: maintenance windows and times", () => {
+  const HOUR = 3_600_000;
+  const WINDOWS = `${OPTS}.maintenance_windows`;
+
+  it("stores the windows (cron trimmed) in the effective config; none → the field is left out", () => {
+    const input = base();
+    opts(input).maintenanceWindows = [
+      { cron: " 0 2 * * MON-FRI ", durationMs: 2 * HOUR },
+      { cron: "*/30 * * * *", durationMs: 60_000 },
+    ];
+    expect(validated(input).config.maintenanceWindows).toEqual([
+      { cron: "0 2 * * MON-FRI", durationMs: 2 * HOUR },
+      { cron: "*/30 * * * *", durationMs: 60_000 },
+    ]);
+    const none = base();
+    opts(none).maintenanceWindows = [];
+    expect("maintenanceWindows" in validated(none).config).toBe(false);
+  });
+
+  it("an end_time already past is refused: …end_time: maintenance window already closed", () => {
+    const input = base();
+    fw(input).endTime = NOW;
+    expect(violationsOf(input)).toEqual([
+      { field: `${F}.end_time`, rule: "maintenance window already closed" },
+    ]);
+  });
+
+  it("end_time must be after start_time; window problems name the window and its part", () => {
+    const input = base();
+    fw(input).startTime = NOW + 2 * HOUR;
+    fw(input).endTime = NOW + HOUR;
+    opts(input).maintenanceWindows = [{ cron: "0 2 * *", durationMs: 0 }, { cron: "0 3 * * *" }];
+    expect(violationsOf(input)).toEqual([
+      { field: `${F}.end_time`, rule: "end_time must be after start_time" },
+      {
+        field: `${WINDOWS}[0].cron`,
+        rule: "must have 5 fields (minute hour day-of-month month day-of-week), got 4",
+      },
+      { field: `${WINDOWS}[0].duration`, rule: "duration must be greater than 0" },
+      { field: `${WINDOWS}[1].duration`, rule: "duration is required" },
+    ]);
+  });
+
+  it("a plain UpgradeFirmware task: the same time rules, paths relative to the request", () => {
+    const request = { ...firmware(), targetSpec: rack({ by: "name", name: "r1" }) };
+    expect(validateFirmwareTask({ ...request, endTime: NOW - 1 }, NOW)).toEqual({
+      ok: false,
+      violations: [{ field: "end_time", rule: "maintenance window already closed" }],
+    });
+    expect(validateFirmwareTask({ ...request, startTime: NOW + HOUR, endTime: NOW + HOUR }, NOW)).toEqual({
+      ok: false,
+      violations: [{ field: "end_time", rule: "end_time must be after start_time" }],
+    });
+    expect(validateFirmwareTask({ ...request, startTime: NOW + HOUR, endTime: NOW + 2 * HOUR }, NOW).ok).toBe(
+      true,
+    );
   });
 });

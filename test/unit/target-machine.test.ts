@@ -219,8 +219,18 @@ describe("target machine: outcome", () => {
     },
   );
 
-  it.each(["COMPLETED", "FAILED", "TERMINATED"] as const)(
-    "CLAIMED → %s (the child finished before SUBMITTED was recorded)",
+  it("SUBMITTED → SKIPPED is rejected: a target with a task was started", () => {
+    expect(
+      rejection(target({ status: "SUBMITTED", taskId: "task-1" }), {
+        type: "outcome",
+        status: "SKIPPED",
+        message: "m",
+      }).message,
+    ).toBe(`target ${ID} cannot be skipped: it has a task from status SUBMITTED`);
+  });
+
+  it.each(["COMPLETED", "FAILED", "TERMINATED", "SKIPPED"] as const)(
+    "CLAIMED → %s (the child finished before SUBMITTED was recorded, or a cancel skipped the claim)",
     (status) => {
       const t = apply(target({ status: "CLAIMED", leaseExpiresAt: now + 5 }), {
         type: "outcome",
@@ -233,14 +243,14 @@ describe("target machine: outcome", () => {
   );
 
   it.each(["PENDING", "BLOCKED"] as const)(
-    "%s → TERMINATED when a cancel stops it before it had a task",
+    "%s → SKIPPED when a cancel stops it before it had a task",
     (status) => {
       const t = apply(target({ status, retryAt: now + 5 }), {
         type: "outcome",
-        status: "TERMINATED",
-        message: "cancelled",
+        status: "SKIPPED",
+        message: "not started: operation run cancelled",
       });
-      expect(t).toMatchObject({ status: "TERMINATED", message: "cancelled" });
+      expect(t).toMatchObject({ status: "SKIPPED", message: "not started: operation run cancelled" });
       expect("retryAt" in t).toBe(false);
     },
   );
@@ -248,8 +258,10 @@ describe("target machine: outcome", () => {
   it.each([
     ["PENDING", "COMPLETED"],
     ["PENDING", "FAILED"],
+    ["PENDING", "TERMINATED"],
     ["BLOCKED", "COMPLETED"],
     ["BLOCKED", "FAILED"],
+    ["BLOCKED", "TERMINATED"],
   ] as const)("%s → %s is rejected: only a cancel ends a target without a task", (from, to) => {
     expect(rejection(target({ status: from }), { type: "outcome", status: to, message: "m" }).message).toBe(
       `target ${ID} cannot end ${to} without a task from status ${from}`,
@@ -361,9 +373,9 @@ describe("target machine: counterDelta", () => {
     ["SUBMITTED", "COMPLETED", { outcome: "completed", inFlight: -1 }],
     ["SUBMITTED", "FAILED", { outcome: "failed", inFlight: -1 }],
     ["SUBMITTED", "TERMINATED", { outcome: "terminated", inFlight: -1 }],
-    ["PENDING", "TERMINATED", { outcome: "terminated", inFlight: 0 }],
-    ["BLOCKED", "TERMINATED", { outcome: "terminated", inFlight: 0 }],
     ["PENDING", "SKIPPED", { outcome: "skipped", inFlight: 0 }],
+    ["BLOCKED", "SKIPPED", { outcome: "skipped", inFlight: 0 }],
+    ["CLAIMED", "SKIPPED", { outcome: "skipped", inFlight: -1 }],
     ["BLOCKED", "BLOCKED", { inFlight: 0 }],
     ["COMPLETED", "COMPLETED", { inFlight: 0 }], // a duplicate outcome moves nothing
   ] as const)("%s → %s moves %o", (from, to, delta) => {

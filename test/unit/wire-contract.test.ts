@@ -323,6 +323,27 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
     expect(task.fields.find((f) => f.name === "rack_external_id")).toMatchObject({ number: 130 });
   });
 
+  it("maintenance-window extensions: reason MAINTENANCE_WINDOW = 100, maintenance_windows = 100, next_window_openings = 100", () => {
+    const reason = registry.getEnum("v1.OperationRunStatusReason")!;
+    expect(
+      reason.values.find((v) => v.name === "OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW")?.number,
+    ).toBe(100);
+    const options = registry.getMessage("v1.OperationRunOptions")!;
+    const windows = options.fields.find((f) => f.name === "maintenance_windows");
+    expect([windows?.number, windows?.fieldKind, windows?.message?.typeName]).toEqual([
+      100,
+      "list",
+      "v1.MaintenanceWindow",
+    ]);
+    const window = registry.getMessage("v1.MaintenanceWindow")!;
+    expect(window.fields.map((f) => [f.number, f.name])).toEqual([
+      [1, "cron"],
+      [2, "duration"],
+    ]);
+    const plan = registry.getMessage("v1.PlanOperationRunResponse")!;
+    expect(plan.fields.find((f) => f.name === "next_window_openings")?.number).toBe(100);
+  });
+
   it("detects a renumbered field, a retyped field, a relabelled field and a missing RPC", () => {
     const tampered = parseContract(
       CONTRACT_TEXT.replace(

@@ -53,6 +53,8 @@ export function runToItem(run: Run): Item {
     phaseSizes: run.phaseSizes,
     currentPhaseIndex: run.currentPhaseIndex,
     maxConcurrent: run.config.maxConcurrentTargets,
+    // The claim condition's hard end (run-store.ts RUN_CLAIMABLE); frozen like the configuration.
+    windowEndsAt: run.config.operation.firmware.endTime,
     inFlight: run.inFlight,
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,

@@ -81,8 +81,19 @@ export interface RunStoreOptions {
 const SECRETS_VERSION = 1;
 /** claimTargets: one transaction holds the batch's targets plus the run item (100 items at most). */
 const MAX_BATCH_CLAIM = 98;
-const RUN_ACTIVE = "#s IN (:pending, :running)";
-const RUN_ACTIVE_VALUES = { ":pending": "PENDING", ":running": "RUNNING" };
+/**
+ * The run half of every claim: the run is active and its maintenance window has not closed. The
+ * hard end (end_time, frozen at create) is on the run item as `windowEndsAt`; runs without one (and
+ * runs stored before windows existed) have no such attribute and no bound.
+ *
+ *   run R, windowEndsAt 12:00:00.000
+ *   pass A reads R at 11:59:59.990 (open), claims with :now = 11:59:59.995   → committed
+ *   pass B reads R at 11:59:59.990 (open), claims with :now = 12:00:00.002   → condition fails,
+ *        nothing written, 'window-closed': the time judged is the claim's, not the read's
+ */
+const RUN_CLAIMABLE =
+  "#s IN (:pending, :running) AND (attribute_not_exists(windowEndsAt) OR windowEndsAt > :now)";
+const claimableValues = (now: number) => ({ ":pending": "PENDING", ":running": "RUNNING", ":now": now });
 
 /**
  * The target half of a claim: still in the state the caller read (status and updatedAt) and still
@@ -438,7 +449,8 @@ export class DynamoRunStore implements RunStore {
    *   B: [T: PENDING@100 → CLAIMED] fails (T is CLAIMED now)        cancelled → 'lost-race'
    *   C (other target U): [U → CLAIMED] + [run: inFlight 3 < 3] fails   cancelled → 'slots-full'
    */
-  async claimTarget(expected: Target, leaseMs: number, now: number): Promise<ClaimOutcome> {
+  async claimTarget(expected: Target, leaseMs: number, now: number, until?: number): Promise<ClaimOutcome> {
+    if (until !== undefined && now >= until) return "window-closed";
     const targetItem = claimUpdate(this.tables.targets, expected, leaseMs, now);
     if (targetItem === undefined) return "lost-race";
     const reclaim = expected.status === "CLAIMED";
@@ -447,9 +459,9 @@ export class DynamoRunStore implements RunStore {
           ConditionCheck: {
             TableName: this.tables.runs,
             Key: { runId: expected.runId },
-            ConditionExpression: RUN_ACTIVE,
+            ConditionExpression: RUN_CLAIMABLE,
             ExpressionAttributeNames: { "#s": "status" },
-            ExpressionAttributeValues: RUN_ACTIVE_VALUES,
+            ExpressionAttributeValues: claimableValues(now),
           },
         }
       : {
@@ -457,15 +469,15 @@ export class DynamoRunStore implements RunStore {
             TableName: this.tables.runs,
             Key: { runId: expected.runId },
             UpdateExpression: "SET inFlight = inFlight + :one",
-            ConditionExpression: `${RUN_ACTIVE} AND inFlight < maxConcurrent`,
+            ConditionExpression: `${RUN_CLAIMABLE} AND inFlight < maxConcurrent`,
             ExpressionAttributeNames: { "#s": "status" },
-            ExpressionAttributeValues: { ...RUN_ACTIVE_VALUES, ":one": 1 },
+            ExpressionAttributeValues: { ...claimableValues(now), ":one": 1 },
           },
         };
     const codes = await transactWrite(this.doc, { TransactItems: [targetItem, runItem] });
     if (codes === undefined) return "claimed";
     if (codes[0] === "ConditionalCheckFailed") return "lost-race";
-    return this.slotsFullOrInactive(expected.runId);
+    return this.whyRunRefused(expected.runId, now);
   }
 
   /**
@@ -478,7 +490,12 @@ export class DynamoRunStore implements RunStore {
    *   a pass that read B before A's batch committed: B's condition fails        → 'lost-race'
    *   max 5, inFlight 4, k = 2: the run's condition fails, run RUNNING          → 'slots-full'
    */
-  async claimTargets(expected: Target[], leaseMs: number, now: number): Promise<BatchClaimResult> {
+  async claimTargets(
+    expected: Target[],
+    leaseMs: number,
+    now: number,
+    until?: number,
+  ): Promise<BatchClaimResult> {
     const first = expected[0];
     if (first === undefined) return { outcome: "claimed", claimed: [] };
     const runId = first.runId;
@@ -490,8 +507,9 @@ export class DynamoRunStore implements RunStore {
     if (new Set(expected.map((t) => t.id)).size !== expected.length) {
       throw new RangeError("claimTargets: a target appears twice");
     }
-    const targetItems = expected.map((t) => claimUpdate(this.tables.targets, t, leaseMs, now));
     const nothing = (outcome: ClaimOutcome): BatchClaimResult => ({ outcome, claimed: [] });
+    if (until !== undefined && now >= until) return nothing("window-closed");
+    const targetItems = expected.map((t) => claimUpdate(this.tables.targets, t, leaseMs, now));
     if (targetItems.some((item) => item === undefined)) return nothing("lost-race");
     const k = expected.filter((t) => t.status !== "CLAIMED").length;
     let runItem: NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
@@ -500,23 +518,23 @@ export class DynamoRunStore implements RunStore {
         ConditionCheck: {
           TableName: this.tables.runs,
           Key: { runId },
-          ConditionExpression: RUN_ACTIVE,
+          ConditionExpression: RUN_CLAIMABLE,
           ExpressionAttributeNames: { "#s": "status" },
-          ExpressionAttributeValues: RUN_ACTIVE_VALUES,
+          ExpressionAttributeValues: claimableValues(now),
         },
       };
     } else {
       const max = await this.maxConcurrentOf(runId);
       if (max === undefined) return nothing("run-not-active");
-      if (k > max) return nothing(await this.slotsFullOrInactive(runId));
+      if (k > max) return nothing(await this.whyRunRefused(runId, now));
       runItem = {
         Update: {
           TableName: this.tables.runs,
           Key: { runId },
           UpdateExpression: "SET inFlight = inFlight + :k",
-          ConditionExpression: `${RUN_ACTIVE} AND maxConcurrent = :max AND inFlight <= :limit`,
+          ConditionExpression: `${RUN_CLAIMABLE} AND maxConcurrent = :max AND inFlight <= :limit`,
           ExpressionAttributeNames: { "#s": "status" },
-          ExpressionAttributeValues: { ...RUN_ACTIVE_VALUES, ":k": k, ":max": max, ":limit": max - k },
+          ExpressionAttributeValues: { ...claimableValues(now), ":k": k, ":max": max, ":limit": max - k },
         },
       };
     }
@@ -534,15 +552,17 @@ export class DynamoRunStore implements RunStore {
       };
     }
     if (codes.slice(0, expected.length).includes("ConditionalCheckFailed")) return nothing("lost-race");
-    return nothing(await this.slotsFullOrInactive(runId));
+    return nothing(await this.whyRunRefused(runId, now));
   }
 
-  /** After the run's claim condition failed: still active means the slots were full. */
-  private async slotsFullOrInactive(runId: string): Promise<"slots-full" | "run-not-active"> {
+  /** After the run's claim condition failed: not active, past its end_time, or else out of slots. */
+  private async whyRunRefused(
+    runId: string,
+    now: number,
+  ): Promise<"slots-full" | "run-not-active" | "window-closed"> {
     const run = await this.getRunItem(runId);
-    return run !== undefined && isActiveRunStatus(run.status as Run["status"])
-      ? "slots-full"
-      : "run-not-active";
+    if (run === undefined || !isActiveRunStatus(run.status as Run["status"])) return "run-not-active";
+    return typeof run.windowEndsAt === "number" && run.windowEndsAt <= now ? "window-closed" : "slots-full";
   }
 
   /** max_concurrent_targets never changes after create, so one read per run and process will do. */
@@ -709,10 +729,10 @@ export class DynamoRunStore implements RunStore {
     }
   }
 
-  async terminateTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number> {
+  async skipTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number> {
     let moved = 0;
     for (const targetId of targetIds) {
-      if ((await this.recordOutcome(runId, targetId, "TERMINATED", message, now)) === "recorded") moved++;
+      if ((await this.recordOutcome(runId, targetId, "SKIPPED", message, now)) === "recorded") moved++;
     }
     return moved;
   }

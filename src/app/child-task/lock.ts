@@ -2,6 +2,10 @@
  * The rack lock as a child task holds it: AcquireLock takes it at the start (a QUEUE task waits
  * here while the rack is busy, until its queue timeout), and SendWave re-asserts it before each
  * wave. The ttl covers the coming stretch only, so a crashed execution's lock frees itself.
+ *
+ * AcquireLock is also where a plain task's maintenance window is kept: before its start_time it
+ * waits (WAITING, the same Wait loop as a queued task), and once its end_time has passed without it
+ * having started it fails with MaintenanceWindowClosed. A task that has started runs to its end.
  */
 
 import type { Task } from "../../domain/model.js";
@@ -27,10 +31,23 @@ export function lockTtlMs(settings: ChildTaskSettings, components: number): numb
   );
 }
 
+/** The longest single Wait before a task's start_time: it checks again (and cancels show) hourly. */
+const MAX_START_WAIT_SECONDS = 3600;
+
+export const MSG_WINDOW_CLOSED_BEFORE_START = "maintenance window closed before the task started";
+
 export async function acquireLock(deps: StepDeps, e: StepEventOf<"acquireLock">): Promise<AcquireLockResult> {
   const task = await loadTask(deps, e.taskId);
   if (isTerminalTask(task)) return { status: "finished" };
   const now = deps.clock();
+  const started = task.status === "RUNNING";
+  if (!started && task.endTime !== undefined && now >= task.endTime) {
+    throw new StepError("MaintenanceWindowClosed", MSG_WINDOW_CLOSED_BEFORE_START);
+  }
+  if (!started && task.startTime !== undefined && now < task.startTime) {
+    const left = Math.ceil((task.startTime - now) / 1000);
+    return { status: "waiting", waitSeconds: Math.max(1, Math.min(MAX_START_WAIT_SECONDS, left)) };
+  }
   const outcome = await deps.locks.acquire(
     task.rackId,
     task.id,

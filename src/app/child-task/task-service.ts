@@ -17,8 +17,18 @@
  *
  * Secrets: `authentication` of a plain task is sealed into the task's secret item before the task
  * exists, read only by the SendUpdate step, and never part of a Task, a log line or a response.
+ *
+ * Maintenance windows: a plain task carries its request's start_time and end_time. With start_time
+ * ahead it is created WAITING ("waiting for maintenance window: opens at T") and takes no rack lock
+ * at submission (whether the rack is busy now says nothing about T); its execution waits in
+ * AcquireLock until start_time (lock.ts) and fails with `maintenance window closed before the task
+ * started` if it has not started by end_time; a QUEUE task's queue timeout counts from start_time.
+ * Because the task waits inside its execution, whose timeout bounds the wait, start_time may lie at
+ * most MAX_START_DELAY_MS ahead. Run children carry neither time: the run's window bounds the
+ * claim, and a child claimed in time runs to its end.
  */
 import { createHash } from "node:crypto";
+import { formatGoDuration } from "../../domain/duration.js";
 import {
   FailedPreconditionError,
   InvalidArgumentError,
@@ -28,7 +38,8 @@ import {
 import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../../domain/model.js";
 import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { mergeRows, resolveTargetSpec } from "../../domain/planner.js";
-import { validateFirmwareTask } from "../../domain/run-config.js";
+import { type FirmwareTemplateInput, validateFirmwareTask } from "../../domain/run-config.js";
+import { waitingMessage } from "../../domain/run-machine.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import type { TasksApi } from "../api.js";
@@ -51,6 +62,13 @@ export const UPGRADE_FIRMWARE_OPERATION = "UpgradeFirmware";
 
 /** From submission until the execution re-asserts it (AcquireLock, then each group). */
 export const DEFAULT_SUBMIT_LOCK_TTL_MS = 15 * 60_000;
+
+/**
+ * How far ahead a plain task's start_time may lie. The task waits for it inside its child-task
+ * execution, and the deployed state machine stops an execution after 6 h (infra/constructs/
+ * child-task.ts): 5 h of waiting leaves an hour for the flash itself.
+ */
+export const MAX_START_DELAY_MS = 5 * 3_600_000;
 
 export interface TaskServiceDeps {
   tasks: TaskStore;
@@ -106,6 +124,9 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     now: number;
     status: "PENDING" | "WAITING";
     queueExpiresAt?: number;
+    /** A plain task's window (run children have none). */
+    startTime?: number;
+    endTime?: number;
     idempotencyKey?: string;
     runId?: string;
     targetId?: string;
@@ -121,13 +142,20 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       executorType: "STEP_FUNCTIONS",
       executionId: executor.executionIdFor?.(args.id) ?? "",
       status: args.status,
-      message: args.status === "WAITING" ? `waiting for rack ${args.rackId} to be free` : "",
+      message:
+        args.status !== "WAITING"
+          ? ""
+          : args.startTime !== undefined && args.startTime > args.now
+            ? waitingMessage({ opensAt: args.startTime }, false)
+            : `waiting for rack ${args.rackId} to be free`,
       createdAt: args.now,
       updatedAt: args.now,
       report: serializeReport(report),
     };
     task.rackExternalId = args.rackExternalId ?? "";
     if (args.queueExpiresAt !== undefined) task.queueExpiresAt = args.queueExpiresAt;
+    if (args.startTime !== undefined) task.startTime = args.startTime;
+    if (args.endTime !== undefined) task.endTime = args.endTime;
     if (args.template.ruleId !== undefined) task.appliedRuleId = args.template.ruleId;
     if (args.idempotencyKey !== undefined) task.idempotencyKey = args.idempotencyKey;
     if (args.runId !== undefined) task.runId = args.runId;
@@ -244,10 +272,21 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
   // The API
 
   const api: TasksApi = {
-    async upgradeFirmware(request: FirmwareTemplate): Promise<{ taskIds: string[] }> {
-      const validated = validateFirmwareTask(request);
+    async upgradeFirmware(request: FirmwareTemplateInput): Promise<{ taskIds: string[] }> {
+      const now = clock();
+      const validated = validateFirmwareTask(request, now);
       if (!validated.ok) throw new ValidationError(validated.violations);
       const template = validated.template;
+      const { startTime, endTime } = template;
+      if (startTime !== undefined && startTime > now + MAX_START_DELAY_MS) {
+        throw new ValidationError([
+          {
+            field: "start_time",
+            rule: `must be at most ${formatGoDuration(MAX_START_DELAY_MS)} from now: a task waits for its start inside its child-task execution, whose timeout bounds the wait`,
+          },
+        ]);
+      }
+      const waitsForStart = startTime !== undefined && startTime > now;
       const targetVersion = template.targetVersion ?? deps.defaultTargetVersion;
       if (targetVersion === undefined || targetVersion === "") {
         throw new ValidationError([
@@ -266,10 +305,9 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       if (rows.length === 0) throw new InvalidArgumentError("upgrade firmware request matches no components");
 
       const queue = template.queueOptions?.conflictStrategy === "QUEUE";
-      const now = clock();
       const drafts = rows.map((row) => ({ id: deps.newId(), row }));
 
-      if (!queue) {
+      if (!queue && !waitsForStart) {
         // REJECT (and UNSPECIFIED): all racks or none. Locks first, so a busy rack fails the
         // request before any task exists.
         const taken: { rackId: string; owner: string }[] = [];
@@ -281,8 +319,10 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
           taken.push({ rackId: d.row.rackId, owner: d.id });
         }
       }
+      // The queue timeout counts from when the task may start.
       const queueExpiresAt = queue
-        ? now + Math.max(0, template.queueOptions?.queueTimeoutSeconds ?? 0) * 1000
+        ? Math.max(now, startTime ?? now) +
+          Math.max(0, template.queueOptions?.queueTimeoutSeconds ?? 0) * 1000
         : undefined;
       const taskIds: string[] = [];
       for (const d of drafts) {
@@ -295,8 +335,10 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
           template,
           targetVersion,
           now,
-          status: queue ? "WAITING" : "PENDING",
+          status: queue || waitsForStart ? "WAITING" : "PENDING",
           ...(queueExpiresAt !== undefined ? { queueExpiresAt } : {}),
+          ...(startTime !== undefined ? { startTime } : {}),
+          ...(endTime !== undefined ? { endTime } : {}),
         });
         await tasks.createTask(task);
         await startExecution(task);

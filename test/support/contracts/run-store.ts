@@ -299,7 +299,7 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         const blocked = { message: "rack busy", retryAt: T + 5000, conflictAttempts: 1, firstBlockedAt: T };
         expect(await runs.recordBlocked(r.id, t2.id, blocked, T + 1)).toBe("recorded");
         expect(await runs.recordOutcome(r.id, t3.id, "COMPLETED", "done", T + 2)).toBe("recorded");
-        expect(await runs.terminateTargets(r.id, [t4.id], "cancelled", T + 3)).toBe(1);
+        expect(await runs.skipTargets(r.id, [t4.id], "cancelled", T + 3)).toBe(1);
 
         const queue = await runs.listQueuedTargets(r.id, 0, 10);
         expect(queue.held.map((t) => [t.id, t.status])).toEqual([
@@ -308,6 +308,48 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         ]);
         expect(ids(queue.pending)).toEqual([t5.id]);
         expect(queue.held).toEqual([await target(t1), await target(t2)]);
+      });
+    });
+
+    describe("claims and the maintenance window's hard end (end_time)", () => {
+      /** A run whose template ends at `end`: the store keeps it and judges every claim by it. */
+      async function windowed(end: number, phaseSizes = [3]): Promise<{ run: Run; targets: Target[] }> {
+        const made = runWithTargets(uuid(++seq, "c0ffee00"), { phaseSizes });
+        const firmware = { ...made.run.config.operation.firmware, endTime: end };
+        const r = {
+          ...made.run,
+          config: { ...made.run.config, operation: { kind: "upgradeFirmware" as const, firmware } },
+        };
+        await runs.createRun(r, made.targets);
+        return { run: r, targets: made.targets };
+      }
+
+      it("a claim 1 ms before end_time commits; one at end_time is 'window-closed' and nothing moves", async () => {
+        const { run: r, targets } = await windowed(T + 1000);
+        expect(await runs.claimTarget(targets[0]!, LEASE, T + 999)).toBe("claimed");
+        expect(await runs.claimTarget(targets[1]!, LEASE, T + 1000)).toBe("window-closed");
+        expect((await runs.claimTargets([targets[1]!, targets[2]!], LEASE, T + 1000)).outcome).toBe(
+          "window-closed",
+        );
+        expect(await statuses(targets)).toEqual(["CLAIMED", "PENDING", "PENDING"]);
+        expect((await run(r)).inFlight).toBe(1);
+      });
+
+      it("`until` (a recurring window's close) refuses a claim at or after it, whatever the run holds", async () => {
+        const { run: r, targets } = await created();
+        expect(await runs.claimTarget(targets[0]!, LEASE, T, T)).toBe("window-closed");
+        expect(await runs.claimTargets(targets.slice(0, 2), LEASE, T, T - 1)).toEqual({
+          outcome: "window-closed",
+          claimed: [],
+        });
+        expect(await runs.claimTarget(targets[0]!, LEASE, T, T + 1)).toBe("claimed");
+        expect((await run(r)).inFlight).toBe(1);
+      });
+
+      it("a paused run past its end_time is 'run-not-active' (the status is judged first)", async () => {
+        const { run: r, targets } = await windowed(T);
+        expect(await save(r, { status: "PAUSED", reason: "OPERATOR_PAUSED" })).toBe("saved");
+        expect(await runs.claimTarget(targets[0]!, LEASE, T + 5)).toBe("run-not-active");
       });
     });
 
@@ -625,7 +667,7 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         });
       });
 
-      it("terminateTargets moves each open target once, returns how many moved, and frees only the slots held", async () => {
+      it("skipTargets moves each open target once to SKIPPED, returns how many moved, and frees only the slots held", async () => {
         const { run: r, targets } = await created({ phaseSizes: [4] });
         const [a, b, c, d] = targets as [Target, Target, Target, Target];
         expect((await runs.claimTargets([a, b, d], LEASE, T)).outcome).toBe("claimed");
@@ -633,23 +675,28 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         const blocked = { message: "busy", retryAt: T + 9000, conflictAttempts: 2, firstBlockedAt: T - 1 };
         expect(await runs.recordBlocked(r.id, d.id, blocked, T)).toBe("recorded");
         expect(
-          await runs.terminateTargets(r.id, [a.id, b.id, c.id, d.id], "operation run cancelled", T + 1),
+          await runs.skipTargets(
+            r.id,
+            [a.id, b.id, c.id, d.id],
+            "not started: operation run cancelled",
+            T + 1,
+          ),
         ).toBe(3);
-        expect(await runs.terminateTargets(r.id, [a.id, c.id], "again", T + 2)).toBe(0);
-        expect(await statuses(targets)).toEqual(["TERMINATED", "COMPLETED", "TERMINATED", "TERMINATED"]);
-        expect((await target(c)).message).toBe("operation run cancelled");
+        expect(await runs.skipTargets(r.id, [a.id, c.id], "again", T + 2)).toBe(0);
+        expect(await statuses(targets)).toEqual(["SKIPPED", "COMPLETED", "SKIPPED", "SKIPPED"]);
+        expect((await target(c)).message).toBe("not started: operation run cancelled");
         // An outcome clears the retry time; the conflict history stays.
         expect(await target(d)).toEqual({
           ...d,
-          status: "TERMINATED",
-          message: "operation run cancelled",
+          status: "SKIPPED",
+          message: "not started: operation run cancelled",
           conflictAttempts: 2,
           firstBlockedAt: T - 1,
           updatedAt: T + 1,
         });
         const after = await run(r);
         expect(after.inFlight).toBe(0);
-        expect(after.counters[0]).toEqual({ ...ZERO, completed: 1, terminated: 3 });
+        expect(after.counters[0]).toEqual({ ...ZERO, completed: 1, skipped: 3 });
       });
 
       it("restartConflictClock: a BLOCKED target's firstBlockedAt becomes now, attempts and retry kept; otherwise 'lost-race'", async () => {

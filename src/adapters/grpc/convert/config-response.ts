@@ -44,6 +44,10 @@ export function runConfigToProto(config: RunConfig): pb.OperationRunConfiguratio
       },
       orderingPolicy: { ordering: { $case: "random", value: { seed: config.ordering.seed } } },
       phasePolicy: { plan: phasePlanToProto(phasePlan), advancePolicy: { autoAdvance: config.autoAdvance } },
+      maintenanceWindows: (config.maintenanceWindows ?? []).map((w) => ({
+        cron: w.cron,
+        duration: msToDuration(w.durationMs),
+      })),
     },
     operation: {
       operation: { $case: "upgradeFirmware", value: firmwareTemplateToProto(config.operation.firmware) },

@@ -133,6 +133,7 @@ export const { fromProto: runReasonFromProto, toProto: runReasonToProto } = enum
     PHASE_GATE: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_PHASE_GATE,
     SAFETY_GATE: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_SAFETY_GATE,
     CONFLICT_RETRY_TIMEOUT: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT,
+    MAINTENANCE_WINDOW: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW,
   },
   "UNKNOWN",
 );

@@ -3,19 +3,17 @@
  * as the operation of a run (`configuration.operation.upgrade_firmware`).
  */
 
-import { ValidationError } from "../../../domain/errors.js";
 import {
   assertNever,
   type ComponentRef,
   type ComponentType,
   type FirmwareAuthentication,
-  type FirmwareTemplate,
   type NvlDomainRef,
   type RackRef,
   type Scoped,
   type TargetSpecInput,
 } from "../../../domain/model.js";
-import { validateFirmwareTask } from "../../../domain/run-config.js";
+import type { FirmwareTemplateInput } from "../../../domain/run-config.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
 import { componentTypeFromProto, conflictStrategyFromProto } from "./enums.js";
 import { LIMITS } from "./limits.js";
@@ -72,14 +70,12 @@ export function componentRefsFromProto(
   return refs;
 }
 
-type FirmwareInput = Omit<FirmwareTemplate, "targetSpec"> & { targetSpec?: TargetSpecInput };
-
 /** `prefix` is the path of the UpgradeFirmwareRequest: "" for the RPC, `configuration.operation.upgrade_firmware` in a run. */
 export function firmwareFromProto(
   fw: pb.UpgradeFirmwareRequest,
   prefix: string,
   v: Violations,
-): FirmwareInput {
+): FirmwareTemplateInput {
   v.maxLength(at(prefix, "description"), fw.description, LIMITS.description);
   v.maxEntries(at(prefix, "sub_targets"), fw.subTargets, LIMITS.subTargets);
   const q = fw.queueOptions;
@@ -190,10 +186,10 @@ function rackRefFromProto(id: pb.RackTarget["identifier"]): RackRef | { by: "uns
   }
 }
 
-/** A plain UpgradeFirmware request, decoded and validated (its target spec is required here). */
-export function firmwareTemplateFromProto(req: pb.UpgradeFirmwareRequest): FirmwareTemplate {
-  const input = decoding((v) => firmwareFromProto(req, "", v));
-  const result = validateFirmwareTask(input);
-  if (!result.ok) throw new ValidationError(result.violations);
-  return result.template;
+/**
+ * A plain UpgradeFirmware request, decoded. The task service validates it (`validateFirmwareTask`:
+ * the target spec is required here, and its end_time is judged against the service's clock).
+ */
+export function firmwareTemplateFromProto(req: pb.UpgradeFirmwareRequest): FirmwareTemplateInput {
+  return decoding((v) => firmwareFromProto(req, "", v));
 }

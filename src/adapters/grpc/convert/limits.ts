@@ -12,6 +12,8 @@ export const LIMITS = {
   description: 4096,
   /** Characters: selector and ordering seeds (a generated seed is a 36-character UUID). */
   seed: 256,
+  /** Characters of a maintenance window's cron: five short fields. */
+  cron: 256,
   /** Safety gates per run; gates OR together, so more than a handful is a mistake. */
   gates: 32,
   /** Phases per run, for every plan kind (equal phase_count included). */

@@ -73,6 +73,23 @@ function optionsFromProto(o: pb.OperationRunOptions, v: Violations): OptionsInpu
           autoAdvance: o.phasePolicy.advancePolicy.autoAdvance,
         },
       }),
+    maintenanceWindows:
+      o.maintenanceWindows.length === 0 ? undefined : maintenanceWindowsFromProto(o.maintenanceWindows, v),
+  });
+}
+
+/** Passed as sent (a missing duration too): the validator reports every rule with its path. */
+function maintenanceWindowsFromProto(
+  windows: pb.MaintenanceWindow[],
+  v: Violations,
+): OptionsInput["maintenanceWindows"] {
+  const field = `${OPTIONS}.maintenance_windows`;
+  return windows.map((w, i) => {
+    v.maxLength(`${field}[${i}].cron`, w.cron, LIMITS.cron);
+    return compact({
+      cron: w.cron,
+      durationMs: w.duration && durationToMs(w.duration, `${field}[${i}].duration`, v),
+    });
   });
 }
 

@@ -94,6 +94,7 @@ export function planToProto(result: {
   config: RunConfig;
   plan: Plan;
   rackExternalIds: ReadonlyMap<string, string>;
+  nextWindowOpenings: readonly number[];
 }): pb.PlanOperationRunResponse {
   return {
     configuration: runConfigToProto(result.config),
@@ -113,6 +114,7 @@ export function planToProto(result: {
       updatedAt: undefined,
       rackExternalId: result.rackExternalIds.get(t.rackId) ?? "",
     })),
+    nextWindowOpenings: result.nextWindowOpenings.map((t) => msToDate(t)),
   };
 }
 

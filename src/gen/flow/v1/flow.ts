@@ -323,6 +323,11 @@ export enum OperationRunStatusReason {
   OPERATION_RUN_STATUS_REASON_PHASE_GATE = 3,
   OPERATION_RUN_STATUS_REASON_SAFETY_GATE = 4,
   OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT = 5,
+  /**
+   * OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW - Project extension: the run's end_time passed with targets not started ("maintenance window
+   * closed at <end_time>: N targets not started"); Resume is refused, Cancel skips them.
+   */
+  OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW = 100,
   UNRECOGNIZED = -1,
 }
 
@@ -346,6 +351,9 @@ export function operationRunStatusReasonFromJSON(object: any): OperationRunStatu
     case 5:
     case "OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT":
       return OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT;
+    case 100:
+    case "OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW":
+      return OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -367,6 +375,8 @@ export function operationRunStatusReasonToJSON(object: OperationRunStatusReason)
       return "OPERATION_RUN_STATUS_REASON_SAFETY_GATE";
     case OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT:
       return "OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT";
+    case OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW:
+      return "OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW";
     case OperationRunStatusReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -627,10 +637,24 @@ export interface NVLDomainTarget {
 
 export interface UpgradeFirmwareRequest {
   targetSpec: OperationTargetSpec | undefined;
-  targetVersion?: string | undefined;
+  targetVersion?:
+    | string
+    | undefined;
+  /**
+   * The maintenance window (a run's template, or a plain task): nothing starts before start_time,
+   * and nothing starts at or after end_time (work already running finishes). end_time must be after
+   * start_time and not already past. A run waits PENDING before start_time and pauses with
+   * OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW once end_time has passed with racks not started;
+   * a plain task is WAITING until start_time and FAILED if not started by end_time.
+   */
   startTime?: Date | undefined;
   endTime?: Date | undefined;
   description: string;
+  /**
+   * Plain UpgradeFirmware tasks only. Inside a run's template it is ignored by design: a run's
+   * child tasks always use CONFLICT_STRATEGY_REJECT (a busy rack blocks its target, which the run
+   * retries with its conflict_policy backoff), as the reference does.
+   */
   queueOptions?: QueueOptions | undefined;
   ruleId?: UUID | undefined;
   subTargets: string[];
@@ -747,7 +771,29 @@ export interface OperationRunOptions {
   safetyPolicy: OperationRunSafetyPolicy | undefined;
   conflictPolicy: OperationRunConflictPolicy | undefined;
   orderingPolicy: OperationRunOrderingPolicy | undefined;
-  phasePolicy: OperationRunPhasePolicy | undefined;
+  phasePolicy:
+    | OperationRunPhasePolicy
+    | undefined;
+  /**
+   * Project extension (maintenance windows): with windows set, targets are claimed only inside
+   * one; outside one a started run stays RUNNING ("outside maintenance window: next opens at …")
+   * and continues by itself when the next window opens. The template's start_time and end_time
+   * still bound the whole run. At most 16.
+   */
+  maintenanceWindows: MaintenanceWindow[];
+}
+
+/**
+ * Project extension: a recurring maintenance window. It opens at each match of `cron` and stays
+ * open for `duration` (more than 0, at most 168h). `cron` has 5 fields in UTC, "minute hour
+ * day-of-month month day-of-week", each `*`, a value, a range `a-b`, a list `a,b`, with an optional
+ * step `/n`; months JAN-DEC and days SUN-SAT by name too (0 and 7 are Sunday). When both
+ * day-of-month and day-of-week are restricted, a day matching either one matches (Vixie cron).
+ * Example: {cron: "0 2 * * MON-FRI", duration: 7200s} = 02:00-04:00 UTC on weekdays.
+ */
+export interface MaintenanceWindow {
+  cron: string;
+  duration: Duration | undefined;
 }
 
 export interface OperationRunSafetyPolicy {
@@ -959,6 +1005,12 @@ export interface PlanOperationRunResponse {
   totalPhases: number;
   /** In phase-then-sequence order; id, operation_run_id, task_id and timestamps are unset. */
   targets: OperationRunTarget[];
+  /**
+   * Maintenance windows: the next (up to 5) instants, from now until end_time, at which the run's
+   * window opens: start_time when it lies ahead and work may start then, and each opening of a
+   * maintenance window at which no other window is open already. Empty: nothing to wait for.
+   */
+  nextWindowOpenings: Date[];
 }
 
 export interface SubmitTaskResponse {
@@ -4547,6 +4599,7 @@ function createBaseOperationRunOptions(): OperationRunOptions {
     conflictPolicy: undefined,
     orderingPolicy: undefined,
     phasePolicy: undefined,
+    maintenanceWindows: [],
   };
 }
 
@@ -4566,6 +4619,9 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
     }
     if (message.phasePolicy !== undefined) {
       OperationRunPhasePolicy.encode(message.phasePolicy, writer.uint32(42).fork()).join();
+    }
+    for (const v of message.maintenanceWindows) {
+      MaintenanceWindow.encode(v!, writer.uint32(802).fork()).join();
     }
     return writer;
   },
@@ -4623,6 +4679,14 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
             message.phasePolicy = OperationRunPhasePolicy.decode(reader, reader.uint32());
             continue;
           }
+          case 100: {
+            if (tag !== 802) {
+              break;
+            }
+
+            message.maintenanceWindows.push(MaintenanceWindow.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4662,6 +4726,11 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
         : isSet(object.phase_policy)
         ? OperationRunPhasePolicy.fromJSON(object.phase_policy)
         : undefined,
+      maintenanceWindows: globalThis.Array.isArray(object?.maintenanceWindows)
+        ? object.maintenanceWindows.map((e: any) => MaintenanceWindow.fromJSON(e))
+        : globalThis.Array.isArray(object?.maintenance_windows)
+        ? object.maintenance_windows.map((e: any) => MaintenanceWindow.fromJSON(e))
+        : [],
     };
   },
 
@@ -4681,6 +4750,9 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
     }
     if (message.phasePolicy !== undefined) {
       obj.phasePolicy = OperationRunPhasePolicy.toJSON(message.phasePolicy);
+    }
+    if (message.maintenanceWindows?.length) {
+      obj.maintenanceWindows = message.maintenanceWindows.map((e) => MaintenanceWindow.toJSON(e));
     }
     return obj;
   },
@@ -4702,6 +4774,94 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
       : undefined;
     message.phasePolicy = (object.phasePolicy !== undefined && object.phasePolicy !== null)
       ? OperationRunPhasePolicy.fromPartial(object.phasePolicy)
+      : undefined;
+    message.maintenanceWindows = object.maintenanceWindows?.map((e) => MaintenanceWindow.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseMaintenanceWindow(): MaintenanceWindow {
+  return { cron: "", duration: undefined };
+}
+
+export const MaintenanceWindow: MessageFns<MaintenanceWindow> = {
+  encode(message: MaintenanceWindow, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.cron !== "") {
+      writer.uint32(10).string(message.cron);
+    }
+    if (message.duration !== undefined) {
+      Duration.encode(message.duration, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): MaintenanceWindow {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseMaintenanceWindow();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.cron = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.duration = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): MaintenanceWindow {
+    return {
+      cron: isSet(object.cron) ? globalThis.String(object.cron) : "",
+      duration: isSet(object.duration) ? Duration.fromJSON(object.duration) : undefined,
+    };
+  },
+
+  toJSON(message: MaintenanceWindow): unknown {
+    const obj: any = {};
+    if (message.cron !== "") {
+      obj.cron = message.cron;
+    }
+    if (message.duration !== undefined) {
+      obj.duration = Duration.toJSON(message.duration);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<MaintenanceWindow>): MaintenanceWindow {
+    return MaintenanceWindow.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<MaintenanceWindow>): MaintenanceWindow {
+    const message = createBaseMaintenanceWindow();
+    message.cron = object.cron ?? "";
+    message.duration = (object.duration !== undefined && object.duration !== null)
+      ? Duration.fromPartial(object.duration)
       : undefined;
     return message;
   },
@@ -7524,7 +7684,7 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
 };
 
 function createBasePlanOperationRunResponse(): PlanOperationRunResponse {
-  return { configuration: undefined, candidateCount: 0, totalPhases: 0, targets: [] };
+  return { configuration: undefined, candidateCount: 0, totalPhases: 0, targets: [], nextWindowOpenings: [] };
 }
 
 export const PlanOperationRunResponse: MessageFns<PlanOperationRunResponse> = {
@@ -7540,6 +7700,9 @@ export const PlanOperationRunResponse: MessageFns<PlanOperationRunResponse> = {
     }
     for (const v of message.targets) {
       OperationRunTarget.encode(v!, writer.uint32(34).fork()).join();
+    }
+    for (const v of message.nextWindowOpenings) {
+      Timestamp.encode(toTimestamp(v!), writer.uint32(802).fork()).join();
     }
     return writer;
   },
@@ -7589,6 +7752,14 @@ export const PlanOperationRunResponse: MessageFns<PlanOperationRunResponse> = {
             message.targets.push(OperationRunTarget.decode(reader, reader.uint32()));
             continue;
           }
+          case 100: {
+            if (tag !== 802) {
+              break;
+            }
+
+            message.nextWindowOpenings.push(fromTimestamp(Timestamp.decode(reader, reader.uint32())));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7617,6 +7788,11 @@ export const PlanOperationRunResponse: MessageFns<PlanOperationRunResponse> = {
       targets: globalThis.Array.isArray(object?.targets)
         ? object.targets.map((e: any) => OperationRunTarget.fromJSON(e))
         : [],
+      nextWindowOpenings: globalThis.Array.isArray(object?.nextWindowOpenings)
+        ? object.nextWindowOpenings.map((e: any) => fromJsonTimestamp(e))
+        : globalThis.Array.isArray(object?.next_window_openings)
+        ? object.next_window_openings.map((e: any) => fromJsonTimestamp(e))
+        : [],
     };
   },
 
@@ -7634,6 +7810,9 @@ export const PlanOperationRunResponse: MessageFns<PlanOperationRunResponse> = {
     if (message.targets?.length) {
       obj.targets = message.targets.map((e) => OperationRunTarget.toJSON(e));
     }
+    if (message.nextWindowOpenings?.length) {
+      obj.nextWindowOpenings = message.nextWindowOpenings.map((e) => e.toISOString());
+    }
     return obj;
   },
 
@@ -7648,6 +7827,7 @@ export const PlanOperationRunResponse: MessageFns<PlanOperationRunResponse> = {
     message.candidateCount = object.candidateCount ?? 0;
     message.totalPhases = object.totalPhases ?? 0;
     message.targets = object.targets?.map((e) => OperationRunTarget.fromPartial(e)) || [];
+    message.nextWindowOpenings = object.nextWindowOpenings?.map((e) => e) || [];
     return message;
   },
 };
