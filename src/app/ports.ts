@@ -242,18 +242,43 @@ export const ACTIVE_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["PENDING",
 // ---------------------------------------------------------------------------------------------
 // Inventory
 
+/**
+ * A rack as planning the default scope reads it: id, name, external id and its components' ids and
+ * types, nothing else (no location, firmware versions or component external ids). It is an
+ * InventoryRack with those optional fields absent, so the planner takes it as it is.
+ */
+export interface ScopeRack {
+  id: string;
+  name: string;
+  externalId?: string;
+  components: { id: string; type: ComponentType }[];
+}
+
+/**
+ * Every lookup reads by key or index: cost grows with what is asked for, never with the fleet.
+ * Only `loadAll` (ListRacks) reads the whole table.
+ */
 export interface InventoryStore {
   /** Creates or replaces each rack (with its component lookups). Idempotent. */
   upsertRacks(racks: InventoryRack[]): Promise<void>;
-  /** Every rack, sorted by id (the default scope; the planner orders with its own seed). */
+  /** Every rack, sorted by id: a Scan of the whole table, for ListRacks only. */
   loadAll(): Promise<InventoryRack[]>;
+  /** In the order asked; unknown ids skipped. */
   getRacksByIds(ids: string[]): Promise<InventoryRack[]>;
+  /** Every rack of each name (two racks may share one), each name's racks by id. */
   getRacksByNames(names: string[]): Promise<InventoryRack[]>;
   getRacksByExternalIds(externalIds: string[]): Promise<InventoryRack[]>;
   getRacksByNvlDomain(ref: { by: "id"; id: string } | { by: "name"; name: string }): Promise<InventoryRack[]>;
   /** componentId → the rack that holds it. */
   getRacksByComponentIds(componentIds: string[]): Promise<Map<string, InventoryRack>>;
-  getRackByComponentExternalId(type: ComponentType, externalId: string): Promise<InventoryRack | undefined>;
+  /** Every rack holding a component of `type` with this external id, by id (two: ambiguous). */
+  getRacksByComponentExternalId(type: ComponentType, externalId: string): Promise<InventoryRack[]>;
+  /**
+   * The default scope's candidates: racks in id order for which `qualifies` holds, at most `limit`
+   * of them; reading stops once `limit` qualified. Reads a narrow index (about 40 bytes a
+   * component), never the rack items, so a plan over a large fleet reads about `limit` racks.
+   */
+  listScopeRacks(qualifies: (rack: ScopeRack) => boolean, limit: number): Promise<ScopeRack[]>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,18 +1,17 @@
 /**
- * Create and read use cases for operation runs: validate with the pure core, plan against a
- * snapshot of inventory, freeze the run and its targets atomically, and answer queries with the
- * spec's ordering, scoping and status codes. Manual controls live in controls.ts (they meet the
- * dispatcher); this file never changes a run after it is created.
+ * Create and read use cases for operation runs: validate with the pure core, plan against the
+ * racks the plan can draw from (read by key, plan-inventory.ts), freeze the run and its targets
+ * atomically, and answer queries with the spec's ordering, scoping and status codes. Manual
+ * controls live in controls.ts (they meet the dispatcher); this file never changes a run after it
+ * is created.
  */
 
 import { FailedPreconditionError, NotFoundError, ValidationError } from "../domain/errors.js";
 import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import type {
   CreateRunInput,
-  InventoryRack,
   ListRunsQuery,
   ListTargetsQuery,
-  Plan,
   Run,
   RunConfig,
   RunStats,
@@ -22,11 +21,12 @@ import { type ExcludedTarget, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
 import { computeStats } from "../domain/stats.js";
 import type { TargetView } from "./api.js";
-import type { InventoryStore, RunListEntry, RunStore } from "./ports.js";
+import { type PlanInventory, racksForPlan } from "./plan-inventory.js";
+import type { RunListEntry, RunStore } from "./ports.js";
 
 export interface RunsDeps {
   runs: RunStore;
-  inventory: InventoryStore;
+  inventory: PlanInventory;
   clock: () => number;
   /** A fresh random UUID (run ids, target ids and generated seeds, as the reference does). */
   newId: () => string;
@@ -41,18 +41,12 @@ const EXCLUDED_TARGETS_PAGE = { offset: 0, limit: 1000 };
 export function createRunService(deps: RunsDeps) {
   const { runs, inventory, clock, newId } = deps;
 
-  async function validateAndPlan(input: CreateRunInput): Promise<{
-    name: string;
-    description: string;
-    config: RunConfig;
-    plan: Plan;
-    racks: InventoryRack[];
-  }> {
+  async function validateAndPlan(input: CreateRunInput) {
     const validated = validateCreateRun(input, newId);
     if (!validated.ok) throw new ValidationError(validated.violations);
     const { config } = validated;
     const [racks, excludedTargets] = await Promise.all([
-      inventory.loadAll(),
+      racksForPlan(inventory, config),
       loadExcludedTargets(config.targetScope.excludeOperationRunIds),
     ]);
     const plan = planRun({ config, inventory: racks, excludedTargets });

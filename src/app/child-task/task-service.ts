@@ -32,10 +32,10 @@ import { validateFirmwareTask } from "../../domain/run-config.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import type { TasksApi } from "../api.js";
+import { type PlanInventory, racksForTargetSpec } from "../plan-inventory.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
-  InventoryStore,
   RackLockStore,
   RunStore,
   RunWaker,
@@ -55,7 +55,7 @@ export interface TaskServiceDeps {
   tasks: TaskStore;
   runs: Pick<RunStore, "recordOutcome">;
   locks: RackLockStore;
-  inventory: Pick<InventoryStore, "loadAll">;
+  inventory: PlanInventory;
   secrets: TaskSecretStore;
   /** With `executionIdFor`, the execution id is stored with the task before it starts. */
   executor: TaskExecutor & { executionIdFor?: (taskId: string) => string };
@@ -239,9 +239,8 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       const spec = template.targetSpec;
       if (spec === undefined)
         throw new ValidationError([{ field: "target_spec", rule: "target_spec is required" }]);
-      const rows = mergeRows(resolveTargetSpec(spec, await deps.inventory.loadAll())).filter(
-        (r) => r.components.length > 0,
-      );
+      const racks = await racksForTargetSpec(deps.inventory, spec);
+      const rows = mergeRows(resolveTargetSpec(spec, racks)).filter((r) => r.components.length > 0);
       if (rows.length === 0) throw new InvalidArgumentError("upgrade firmware request matches no components");
 
       const queue = template.queueOptions?.conflictStrategy === "QUEUE";
