@@ -115,6 +115,7 @@ try {
   const createRequest = (): CreateOperationRunRequest => ({
     name: `bench-api-${seq++}`,
     description: "API benchmark",
+    clientRequestId: "",
     configuration: {
       // No target spec: the default scope, every rack of the inventory (100 candidates).
       selector: { selector: { $case: "percentage", value: { percentage: 100, seed: `bench-${seq}` } } },

@@ -28,12 +28,30 @@ export interface BuildInfo {
   gitCommit: string;
 }
 
+/** How a create is called, beside what it creates. */
+export interface CreateRunOptions {
+  /**
+   * The client's idempotency key (client_request_id): a retry of the same request with it gets the
+   * first run's id; another request with it is InvalidArgument. Absent: every call creates a run.
+   */
+  clientRequestId?: string;
+  /**
+   * True once nobody can receive the answer any more (the call's deadline passed, or the client
+   * cancelled it): the run is then not committed. Asked before writing and right before the commit.
+   */
+  abandoned?: () => boolean;
+}
+
 export interface OperationRunsApi {
   /** Validates, plans and freezes a run with its targets, atomically. Returns the new run id. */
-  createRun(input: CreateRunInput): Promise<{ id: string }>;
-  /** Exactly what createRun would freeze, written nowhere (flowctl --dry-run). */
+  createRun(input: CreateRunInput, options?: CreateRunOptions): Promise<{ id: string }>;
+  /**
+   * Exactly what createRun would freeze, written nowhere (flowctl --dry-run). A client request id
+   * that createRun would refuse as reused is refused here too.
+   */
   planRun(
     input: CreateRunInput,
+    options?: Pick<CreateRunOptions, "clientRequestId">,
   ): Promise<{ config: RunConfig; plan: Plan; rackExternalIds: Map<string, string> }>;
   getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }>;
   listRuns(query: ListRunsQuery): Promise<{ runs: Run[]; total: number }>;

@@ -71,6 +71,37 @@ export interface BlockedUpdate {
   firstBlockedAt: number;
 }
 
+/** A client request id as remembered with the run it created (idempotent create). */
+export interface ClientRequest {
+  /** CreateOperationRunRequest.client_request_id. */
+  id: string;
+  /** requestFingerprint of the request that created the run (src/domain/client-request.ts). */
+  fingerprint: string;
+  /** Epoch ms after which the id is forgotten (a later create with it makes a new run). */
+  expiresAt: number;
+}
+
+export interface ClientRequestRecord extends Omit<ClientRequest, "id"> {
+  runId: string;
+}
+
+export interface CreateRunOptions {
+  /** Committed with the run, in the commit transaction: the id then names this run until it expires. */
+  clientRequest?: ClientRequest;
+  /**
+   * Asked right before the commit; false abandons the create: nothing becomes visible (targets
+   * written ahead are invisible orphans that expire as after a crash). The caller's deadline.
+   */
+  mayCommit?: () => boolean;
+}
+
+export type CreateRunOutcome =
+  | { outcome: "created" }
+  /** `mayCommit` said no: nothing was committed. */
+  | { outcome: "abandoned" }
+  /** Another create committed with the same client request id (not expired) first: nothing was. */
+  | { outcome: "request-id-taken" };
+
 export interface RunStore {
   /**
    * Freezes a run with its targets. All-or-nothing to every reader: until the run item is written
@@ -78,9 +109,13 @@ export interface RunStore {
    * leaves only invisible orphans that expire by TTL. Throws `AlreadyExistsError`-like failure
    * (FlowError ALREADY_EXISTS) if the run id exists. `run.config.operation.firmware.authentication`
    * is stored encrypted and stripped from the stored configuration (see getRunSecrets).
-   * Not idempotent by itself: callers generate a fresh run id per request.
+   * Not idempotent by itself: callers generate a fresh run id per request, and pass the client's
+   * request id, if any, as `clientRequest` so that a retry finds the run (getClientRequest).
    */
-  createRun(run: Run, targets: Target[]): Promise<void>;
+  createRun(run: Run, targets: Target[], options?: CreateRunOptions): Promise<CreateRunOutcome>;
+
+  /** The run a client request id created, unless unknown or expired at `now` (epoch ms). */
+  getClientRequest(id: string, now: number): Promise<ClientRequestRecord | undefined>;
 
   /** A committed run, its configuration WITHOUT authentication data; undefined if absent. */
   getRun(runId: string): Promise<Run | undefined>;

@@ -4,9 +4,30 @@
  * atomically, and answer queries with the spec's ordering, scoping and status codes. Manual
  * controls live in controls.ts (they meet the dispatcher); this file never changes a run after it
  * is created.
+ *
+ * Create, step by step:
+ *   1. a client request id, if sent, is looked up first: known → the first run's id (same request)
+ *      or InvalidArgument (another request), before anything is validated or planned;
+ *   2. validate, read the racks, plan;
+ *   3. the caller gone (deadline passed, call cancelled) → nothing is written;
+ *   4. freeze: the store asks once more right before its commit, and commits the request id with
+ *      the run; losing the id to a concurrent create of the same request answers that run's id.
  */
 
-import { FailedPreconditionError, NotFoundError, ValidationError } from "../domain/errors.js";
+import {
+  CLIENT_REQUEST_TTL_MS,
+  checkClientRequestId,
+  clientRequestReused,
+  requestFingerprint,
+  sameCredentials,
+} from "../domain/client-request.js";
+import {
+  DeadlineExceededError,
+  FailedPreconditionError,
+  FlowError,
+  NotFoundError,
+  ValidationError,
+} from "../domain/errors.js";
 import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import type {
   CreateRunInput,
@@ -20,9 +41,9 @@ import type {
 import { type ExcludedTarget, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
 import { computeStats } from "../domain/stats.js";
-import type { TargetView } from "./api.js";
+import type { CreateRunOptions, TargetView } from "./api.js";
 import { type PlanInventory, racksForPlan } from "./plan-inventory.js";
-import type { RunListEntry, RunStore } from "./ports.js";
+import type { ClientRequestRecord, RunListEntry, RunStore } from "./ports.js";
 
 export interface RunsDeps {
   runs: RunStore;
@@ -53,6 +74,31 @@ export function createRunService(deps: RunsDeps) {
     return { name: validated.name, description: validated.description, config, plan, racks };
   }
 
+  /** The request's id checked, and what it is remembered for; undefined when the request sent none. */
+  async function rememberedRequest(input: CreateRunInput, clientRequestId: string | undefined) {
+    if (clientRequestId === undefined) return undefined;
+    const violation = checkClientRequestId(clientRequestId);
+    if (violation !== undefined) throw new ValidationError([violation]);
+    const fingerprint = requestFingerprint(input);
+    const record = await runs.getClientRequest(clientRequestId, clock());
+    return { id: clientRequestId, fingerprint, record };
+  }
+
+  /** The first run's id for a retry of the same request; InvalidArgument for another request. */
+  async function sameRequestRun(
+    input: CreateRunInput,
+    fingerprint: string,
+    record: ClientRequestRecord,
+  ): Promise<string> {
+    const credentials = input.configuration?.operation?.upgradeFirmware?.authentication;
+    const same =
+      record.fingerprint === fingerprint &&
+      // The fingerprint holds the credentials' shape only; their values are compared here.
+      (credentials === undefined || sameCredentials(credentials, await runs.getRunSecrets(record.runId)));
+    if (!same) throw new ValidationError([clientRequestReused]);
+    return record.runId;
+  }
+
   async function loadExcludedTargets(runIds: string[]): Promise<ExcludedTarget[]> {
     const pages = await Promise.all(
       runIds.map(async (runId) => {
@@ -77,8 +123,14 @@ export function createRunService(deps: RunsDeps) {
   }
 
   return {
-    async createRun(input: CreateRunInput): Promise<{ id: string }> {
+    async createRun(input: CreateRunInput, options: CreateRunOptions = {}): Promise<{ id: string }> {
+      const request = await rememberedRequest(input, options.clientRequestId);
+      if (request?.record !== undefined) {
+        return { id: await sameRequestRun(input, request.fingerprint, request.record) };
+      }
+      const gone = options.abandoned ?? (() => false);
       const { name, description, config, plan, racks } = await validateAndPlan(input);
+      if (gone()) throw abandoned();
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
       const now = clock();
       const run: Run = {
@@ -110,11 +162,36 @@ export function createRunService(deps: RunsDeps) {
         updatedAt: now,
         conflictAttempts: 0,
       }));
-      await runs.createRun(run, targets);
-      return { id: run.id };
+      const created = await runs.createRun(run, targets, {
+        mayCommit: () => !gone(),
+        ...(request === undefined
+          ? {}
+          : {
+              clientRequest: {
+                id: request.id,
+                fingerprint: request.fingerprint,
+                expiresAt: now + CLIENT_REQUEST_TTL_MS,
+              },
+            }),
+      });
+      switch (created.outcome) {
+        case "created":
+          return { id: run.id };
+        case "abandoned":
+          throw abandoned();
+        case "request-id-taken": {
+          // A create with the same id committed while this one planned: the retry's answer.
+          const record = request && (await runs.getClientRequest(request.id, clock()));
+          if (request === undefined || record === undefined) throw requestIdRace();
+          return { id: await sameRequestRun(input, request.fingerprint, record) };
+        }
+      }
     },
 
-    async planRun(input: CreateRunInput) {
+    async planRun(input: CreateRunInput, options: Pick<CreateRunOptions, "clientRequestId"> = {}) {
+      // A dry run answers what the create would about its id: a reused one is refused here too.
+      const request = await rememberedRequest(input, options.clientRequestId);
+      if (request?.record !== undefined) await sameRequestRun(input, request.fingerprint, request.record);
       const { config, plan, racks } = await validateAndPlan(input);
       const planned = new Set(plan.targets.map((t) => t.rackId));
       const rackExternalIds = new Map<string, string>();
@@ -166,6 +243,13 @@ export function createRunService(deps: RunsDeps) {
 }
 
 export type RunService = ReturnType<typeof createRunService>;
+
+const abandoned = () =>
+  new DeadlineExceededError("the call's deadline passed before the run was committed; nothing was created");
+
+/** The id's record expired between the commit that lost to it and the read: retrying is safe. */
+const requestIdRace = () =>
+  new FlowError("UNAVAILABLE", "client_request_id changed hands while the run was created; retry the call");
 
 /** ListOperationRuns' filters, applied to the narrow list-index entry (no configuration needed). */
 function matchesEntry(entry: RunListEntry, query: ListRunsQuery): boolean {

@@ -360,6 +360,8 @@ export interface RunSpec {
   conflictPolicy?: OperationRunConflictPolicy;
   targetScope?: OperationRunTargetScope;
   firmware?: Partial<UpgradeFirmwareRequest>;
+  /** Absent: none (every create makes a run). */
+  clientRequestId?: string;
 }
 
 /**
@@ -403,6 +405,7 @@ export function runRequest(spec: RunSpec = {}): CreateOperationRunRequest {
         targetScope: spec.targetScope,
       },
     },
+    clientRequestId: spec.clientRequestId ?? "",
   };
 }
 

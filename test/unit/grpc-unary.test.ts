@@ -4,6 +4,7 @@
  */
 import { type ServerUnaryCall, type sendUnaryData, status } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
+import type { CallContext } from "../../src/adapters/grpc/handlers.js";
 import { type GrpcLogger, unaryHandler } from "../../src/adapters/grpc/server.js";
 import { NotFoundError } from "../../src/domain/errors.js";
 import { FlowService, GetOperationRunRequest, GetOperationRunResponse } from "../../src/gen/flow/v1/flow.js";
@@ -192,5 +193,30 @@ describe("grpc unary wrapper", () => {
     release();
     await settle();
     expect(answers).toEqual([]);
+  });
+
+  it("the handler sees the deadline, and `abandoned` once the deadline passes or the client cancels", async () => {
+    let now = NOW;
+    const contexts: CallContext[] = [];
+    const handler = unaryHandler(
+      FlowService.getOperationRun,
+      async (_req, call) => {
+        contexts.push(call);
+        return { operationRun: undefined };
+      },
+      { logger: silent, now: () => now },
+    );
+    const timed = fakeCall(requestBytes, NOW + 1_000);
+    handler(timed.asCall, timed.callback);
+    const cancelled = fakeCall(requestBytes);
+    handler(cancelled.asCall, cancelled.callback);
+    await settle();
+    const [withDeadline, without] = contexts as [CallContext, CallContext];
+    expect(withDeadline.deadline).toBe(NOW + 1_000);
+    expect(without.deadline).toBe(Number.POSITIVE_INFINITY);
+    expect([withDeadline.abandoned(), without.abandoned()]).toEqual([false, false]);
+    now = NOW + 1_000;
+    cancelled.call.cancelled = true;
+    expect([withDeadline.abandoned(), without.abandoned()]).toEqual([true, true]);
   });
 });

@@ -7,7 +7,9 @@
  *      passed (a request that sat in a queue is not worth starting);
  *   2. decodes the request bytes itself, so garbage is InvalidArgument (grpc-js would answer a
  *      failing deserializer with Internal);
- *   3. calls the handler, encodes the answer, and maps any error through status.ts;
+ *   3. calls the handler with the call's deadline and a way to ask whether anyone still waits for
+ *      the answer (a create does not commit for nobody), encodes the answer, and maps any error
+ *      through status.ts;
  *   4. calls back exactly once, and not at all once the call is cancelled (the client went away, or
  *      grpc-js already answered DEADLINE_EXCEEDED on its own timer).
  *
@@ -28,7 +30,13 @@ import type { Logger } from "../../app/observability.js";
 import { FlowError } from "../../domain/errors.js";
 import { FlowService } from "../../gen/flow/v1/flow.js";
 import { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
-import { adminHandlers, flowHandlers, type Handlers, type MethodDefinition } from "./handlers.js";
+import {
+  adminHandlers,
+  type CallContext,
+  flowHandlers,
+  type Handlers,
+  type MethodDefinition,
+} from "./handlers.js";
 import { type GrpcError, toGrpcError } from "./status.js";
 import { type ServerTlsFiles, serverCredentials } from "./tls.js";
 
@@ -139,7 +147,7 @@ function deadlineMs(deadline: grpc.Deadline): number {
  */
 export function unaryHandler<Req, Res>(
   method: MethodDefinition<Req, Res>,
-  handle: (request: Req) => Promise<Res>,
+  handle: (request: Req, call: CallContext) => Promise<Res>,
   deps: UnaryDeps,
 ): grpc.handleUnaryCall<Buffer, Buffer> {
   const name = method.path;
@@ -156,7 +164,8 @@ export function unaryHandler<Req, Res>(
       else callback(null, response);
     };
 
-    if (deadlineMs(call.getDeadline()) <= deps.now()) {
+    const deadline = deadlineMs(call.getDeadline());
+    if (deadline <= deps.now()) {
       answer({
         code: grpc.status.DEADLINE_EXCEEDED,
         details: "deadline exceeded before the call was handled",
@@ -179,8 +188,12 @@ export function unaryHandler<Req, Res>(
       return;
     }
 
+    const context: CallContext = {
+      deadline,
+      abandoned: () => call.cancelled || deps.now() >= deadline,
+    };
     Promise.resolve()
-      .then(() => handle(request))
+      .then(() => handle(request, context))
       .then((response) => method.responseSerialize(response))
       .then(
         (bytes) => answer(null, bytes),
@@ -218,7 +231,7 @@ function addService<S extends Record<string, { path: string }>>(
       responseSerialize: identity,
       responseDeserialize: identity,
     };
-    const handle = handlers[key] as (request: unknown) => Promise<unknown>;
+    const handle = handlers[key] as (request: unknown, call: CallContext) => Promise<unknown>;
     implementation[key] = unaryHandler(method, handle, deps);
   }
   server.addService(definition, implementation);
