@@ -11,8 +11,9 @@
  * `LOCAL_ENV` lists every variable the local stack reads; the ones it shares with the deployables
  * are taken from their list (src/service/config.ts ENV), so the two cannot drift.
  */
+import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import type { BuildInfo } from "../src/app/api.js";
-import { ENV } from "../src/service/config.js";
+import { ADMISSION, admissionLimits, ENV } from "../src/service/config.js";
 import {
   configReader,
   hexKey,
@@ -37,6 +38,8 @@ export const LOCAL_ENV = {
   secretsKeyHex: ENV.localSecretsKeyHex,
   version: ENV.version,
   gitCommit: ENV.gitCommit,
+  maxInFlightCalls: ENV.maxInFlightCalls,
+  maxConcurrentCreates: ENV.maxConcurrentCreates,
 } as const;
 
 export interface LocalStackConfig {
@@ -50,6 +53,8 @@ export interface LocalStackConfig {
   childTaskWaitMs: number;
   secretsKeyHex?: string;
   buildInfo: BuildInfo;
+  /** The gRPC server's admission limits, as on Fargate (FLOW_MAX_IN_FLIGHT_CALLS, FLOW_MAX_CONCURRENT_CREATES). */
+  admission: AdmissionLimits;
 }
 
 export const readLocalStackConfig = configReader(
@@ -64,9 +69,11 @@ export const readLocalStackConfig = configReader(
     secretsKeyHex: optional(LOCAL_ENV.secretsKeyHex, hexKey(32)),
     version: withDefault(LOCAL_ENV.version, text, "0.1.0-local"),
     gitCommit: withDefault(LOCAL_ENV.gitCommit, text, ""),
+    ...ADMISSION,
   },
-  ({ version, gitCommit, ...options }): LocalStackConfig => ({
+  ({ version, gitCommit, maxInFlightCalls, maxConcurrentCreates, ...options }, report): LocalStackConfig => ({
     ...options,
     buildInfo: { version, gitCommit, buildTime: "" },
+    admission: admissionLimits({ maxInFlightCalls, maxConcurrentCreates }, report),
   }),
 );

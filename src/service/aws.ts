@@ -76,7 +76,8 @@ export function awsChildTasks(
   const names = tableNames(config.tablePrefix);
   const cipher = awsCipher(config.secrets, aws);
   const stores = createDynamoStores(
-    createDynamoDbClient(aws),
+    // The front's calls have a client waiting on a deadline; the Lambdas' have none.
+    createDynamoDbClient({ ...aws, profile: emitter === "grpc" ? "front" : "worker" }),
     names,
     cipher ? { cipher: cipher.cipher } : {},
   );

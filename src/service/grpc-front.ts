@@ -43,6 +43,7 @@ export function composeGrpcFront(config: GrpcFrontConfig): GrpcFront {
       allowInsecureNonLoopback: config.plaintextBehindLoadBalancer,
       logger: jsonLogger,
       ...(config.protoDir === undefined ? {} : { protoDir: config.protoDir }),
+      admission: config.admission,
       // The ALB polls health every few seconds: give it time to see NOT_SERVING before we refuse calls.
       drainMs: 5_000,
     },

@@ -736,6 +736,40 @@ describe("grpc server e2e: every RPC over the socket", () => {
 
 // ---------------------------------------------------------------------------------------------
 
+describe("grpc server e2e: overload is shed over a real socket", () => {
+  it("calls beyond the in-flight limit are RESOURCE_EXHAUSTED at once; a freed slot admits again", async () => {
+    const api = new FakeFlowApi();
+    const logger = recordingLogger();
+    const server = await startGrpcServer({
+      api,
+      host: "127.0.0.1",
+      port: 0,
+      logger,
+      protoDir: false,
+      admission: { maxInFlightCalls: 2, maxConcurrentCreates: 1 },
+    });
+    const flow = createFlowClient(`127.0.0.1:${server.port}`, clientCredentials());
+    const slow = () => flow.getOperationRun({ id: { id: SLOW_RUN_ID }, includeStats: false }, soon(10_000));
+    const parked = [slow(), slow()];
+    while (api.calls.filter((c) => c.method === "getRun").length < 2)
+      await new Promise((r) => setTimeout(r, 5));
+
+    const refused = await failure(flow.version({}, soon()));
+    expect({ code: refused.code, details: refused.details }).toEqual({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      details:
+        "server busy: 2 calls in progress, the most it admits at once; the call was not started and may be retried with backoff",
+    });
+    api.release();
+    await Promise.all(parked);
+    expect(await flow.version({}, soon())).toEqual(BUILD);
+    flow.close();
+    await server.shutdown(1000);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
 describe("grpc server e2e: fuzzed CreateOperationRun requests", () => {
   /** Always accepts: any status other than OK comes from the adapter. */
   class AcceptingApi extends FakeFlowApi {

@@ -5,12 +5,14 @@
  * Every RPC goes through `unaryHandler`, the one wrapper that:
  *   1. answers DEADLINE_EXCEEDED without calling the application when the deadline has already
  *      passed (a request that sat in a queue is not worth starting);
- *   2. decodes the request bytes itself, so garbage is InvalidArgument (grpc-js would answer a
+ *   2. admits the call or sheds it: RESOURCE_EXHAUSTED at once when the calls in progress, or the
+ *      calls that plan runs, are at their limit (admission.ts);
+ *   3. decodes the request bytes itself, so garbage is InvalidArgument (grpc-js would answer a
  *      failing deserializer with Internal);
- *   3. calls the handler with the call's deadline and a way to ask whether anyone still waits for
+ *   4. calls the handler with the call's deadline and a way to ask whether anyone still waits for
  *      the answer (a create does not commit for nobody), encodes the answer, and maps any error
  *      through status.ts;
- *   4. calls back exactly once, and not at all once the call is cancelled (the client went away, or
+ *   5. calls back exactly once, and not at all once the call is cancelled (the client went away, or
  *      grpc-js already answered DEADLINE_EXCEEDED on its own timer).
  *
  * Shutdown: health goes NOT_SERVING first (load balancers stop routing), then, after an optional
@@ -30,6 +32,12 @@ import type { Logger } from "../../app/observability.js";
 import { FlowError } from "../../domain/errors.js";
 import { FlowService } from "../../gen/flow/v1/flow.js";
 import { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
+import {
+  type Admission,
+  type AdmissionLimits,
+  createAdmission,
+  DEFAULT_ADMISSION_LIMITS,
+} from "./admission.js";
 import {
   adminHandlers,
   type CallContext,
@@ -69,7 +77,16 @@ export interface GrpcServerOptions {
   protoDir?: string | false;
   /** Clock for the deadline check; tests inject one. */
   now?: () => number;
+  /** How much work is admitted at once (default DEFAULT_ADMISSION_LIMITS); the rest is shed. */
+  admission?: AdmissionLimits;
 }
+
+/** The calls that plan runs against the inventory: admitted under the lower, creates limit. */
+export const PLANNING_METHODS: ReadonlySet<string> = new Set([
+  FlowService.createOperationRun.path,
+  FlowService.planOperationRun.path,
+  FlowService.upgradeFirmware.path,
+]);
 
 export interface RunningGrpcServer {
   /** The bound port (the real one when 0 was asked for). */
@@ -85,7 +102,11 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const server = new grpc.Server({
     "grpc.max_receive_message_length": options.maxReceiveMessageBytes ?? DEFAULT_MAX_RECEIVE_MESSAGE_BYTES,
   });
-  const deps: UnaryDeps = { logger, now: options.now ?? Date.now };
+  const deps: UnaryDeps = {
+    logger,
+    now: options.now ?? Date.now,
+    admission: createAdmission(options.admission ?? DEFAULT_ADMISSION_LIMITS, logger),
+  };
   addService(server, FlowService, flowHandlers(api), deps);
   addService(server, FlowInventoryAdminService, adminHandlers(api), deps);
 
@@ -132,6 +153,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
 export interface UnaryDeps {
   logger: GrpcLogger;
   now: () => number;
+  /** Absent: every call is admitted (unit tests of the wrapper's other rules). */
+  admission?: Admission;
 }
 
 const identity = (b: Buffer): Buffer => b;
@@ -151,6 +174,7 @@ export function unaryHandler<Req, Res>(
   deps: UnaryDeps,
 ): grpc.handleUnaryCall<Buffer, Buffer> {
   const name = method.path;
+  const plansRuns = PLANNING_METHODS.has(name);
   return (call, callback) => {
     let answered = false;
     const answer = (error: GrpcError | null, response?: Buffer): void => {
@@ -179,10 +203,17 @@ export function unaryHandler<Req, Res>(
       return;
     }
 
+    const slot = deps.admission?.admit(name, plansRuns) ?? { admitted: true, release: () => {} };
+    if (!slot.admitted) {
+      answer(slot.refusal);
+      return;
+    }
+
     let request: Req;
     try {
       request = method.requestDeserialize(call.request);
     } catch (err) {
+      slot.release();
       const why = err instanceof Error ? err.message : String(err);
       answer({ code: grpc.status.INVALID_ARGUMENT, details: `malformed request: ${why}` });
       return;
@@ -194,6 +225,7 @@ export function unaryHandler<Req, Res>(
     };
     Promise.resolve()
       .then(() => handle(request, context))
+      .finally(slot.release)
       .then((response) => method.responseSerialize(response))
       .then(
         (bytes) => answer(null, bytes),
