@@ -1,6 +1,7 @@
 /**
- * The one unary wrapper, driven with a fake grpc-js call: deadlines, admission, decode failures,
- * error mapping, and the "callback exactly once, never after cancellation" rule.
+ * The one unary wrapper, driven with a fake grpc-js call: deadlines, admission, decode failures
+ * (strict UTF-8, control characters), error mapping, and the "callback exactly once, never after
+ * cancellation" rule.
  */
 import { type ServerUnaryCall, type sendUnaryData, status } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
@@ -331,5 +332,120 @@ describe("grpc unary wrapper: admission (overload is shed, not absorbed)", () =>
     now = NOW + 1_000;
     cancelled.call.cancelled = true;
     expect([withDeadline.abandoned(), without.abandoned()]).toEqual([true, true]);
+  });
+});
+
+describe("grpc unary wrapper: request text (strict UTF-8, no control characters)", () => {
+  /** `bytes` with every occurrence of the UTF-8 of `marker` replaced by `replacement` (same length). */
+  function patched(bytes: Uint8Array, marker: string, replacement: number[]): Uint8Array {
+    const needle = Buffer.from(marker, "utf8");
+    expect(replacement).toHaveLength(needle.length);
+    const out = Buffer.from(bytes);
+    let at = out.indexOf(needle);
+    expect(at).toBeGreaterThanOrEqual(0);
+    while (at >= 0) {
+      out.set(replacement, at);
+      at = out.indexOf(needle, at + 1);
+    }
+    return out;
+  }
+
+  const request = (name: string, rackName: string, seed = "s", secret = "pw") =>
+    CreateOperationRunRequest.encode(
+      CreateOperationRunRequest.fromPartial({
+        name,
+        configuration: {
+          selector: { selector: { $case: "percentage", value: { percentage: 10, seed } } },
+          operation: {
+            operation: {
+              $case: "upgradeFirmware",
+              value: {
+                targetSpec: {
+                  targets: {
+                    $case: "racks",
+                    value: {
+                      targets: [
+                        { identifier: { $case: "name", value: "fine" }, componentTypes: [] },
+                        { identifier: { $case: "name", value: rackName }, componentTypes: [] },
+                      ],
+                    },
+                  },
+                },
+                authenticationData: { value: { $case: "shared", value: secret } },
+              },
+            },
+          },
+        },
+      }),
+    ).finish();
+
+  async function answerTo(bytes: Uint8Array) {
+    let calls = 0;
+    const handler = unaryHandler(
+      FlowService.createOperationRun,
+      async () => {
+        calls++;
+        return { id: { id: RUN_ID } };
+      },
+      { logger: silent, now: () => NOW },
+    );
+    const { asCall, callback, answers } = fakeCall(bytes);
+    handler(asCall, callback);
+    await settle();
+    return { calls, answers };
+  }
+
+  it("malformed UTF-8 in any string field → INVALID_ARGUMENT naming each field, handler not called", async () => {
+    const bytes = patched(request("n@@e", "r@@k"), "@@", [0xc3, 0x28]);
+    expect(await answerTo(bytes)).toEqual({
+      calls: 0,
+      answers: [
+        {
+          error: {
+            code: status.INVALID_ARGUMENT,
+            details:
+              "name: must be valid UTF-8; configuration.operation.upgrade_firmware.target_spec.racks.targets[1].name: must be valid UTF-8",
+          },
+          value: undefined,
+        },
+      ],
+    });
+  });
+
+  it("a truncated multi-byte character and a lone continuation byte are malformed too", async () => {
+    for (const bad of [
+      [0xe2, 0x82],
+      [0x80, 0x80],
+    ]) {
+      const { answers } = await answerTo(patched(request("ok", "r##k"), "##", bad));
+      expect(answers[0]?.error).toEqual({
+        code: status.INVALID_ARGUMENT,
+        details:
+          "configuration.operation.upgrade_firmware.target_spec.racks.targets[1].name: must be valid UTF-8",
+      });
+    }
+  });
+
+  it("control characters (C0 but tab, DEL, C1) → INVALID_ARGUMENT with the field and the character", async () => {
+    const { calls, answers } = await answerTo(request("\x1b[2Jrun", "rack\u009b", "seed\u007f"));
+    expect(calls).toBe(0);
+    expect(answers[0]?.error).toEqual({
+      code: status.INVALID_ARGUMENT,
+      details:
+        "name: must not contain control characters (U+001B at character 0); configuration.selector.percentage.seed: must not contain control characters (U+007F at character 4); configuration.operation.upgrade_firmware.target_spec.racks.targets[1].name: must not contain control characters (U+009B at character 4)",
+    });
+  });
+
+  it("valid UTF-8, tabs, and credentials with control characters pass to the handler", async () => {
+    expect(await answerTo(request("über\trun ✓", "räck", "s", "\x1b\u0000"))).toMatchObject({ calls: 1 });
+  });
+
+  it("credentials must be UTF-8 like any string field (the field is named, never the value)", async () => {
+    const { calls, answers } = await answerTo(patched(request("ok", "rack"), "pw", [0xff, 0xfe]));
+    expect(calls).toBe(0);
+    expect(answers[0]?.error).toEqual({
+      code: status.INVALID_ARGUMENT,
+      details: "configuration.operation.upgrade_firmware.authentication_data.shared: must be valid UTF-8",
+    });
   });
 });

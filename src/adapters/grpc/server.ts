@@ -8,7 +8,8 @@
  *   2. admits the call or sheds it: RESOURCE_EXHAUSTED at once when the calls in progress, or the
  *      calls that plan runs, are at their limit (admission.ts);
  *   3. decodes the request bytes itself, so garbage is InvalidArgument (grpc-js would answer a
- *      failing deserializer with Internal);
+ *      failing deserializer with Internal), with strict UTF-8 and no control characters in any
+ *      string field (request-text.ts);
  *   4. calls the handler with the call's deadline and a way to ask whether anyone still waits for
  *      the answer (a create does not commit for nobody), encodes the answer, and maps any error
  *      through status.ts;
@@ -45,6 +46,7 @@ import {
   type Handlers,
   type MethodDefinition,
 } from "./handlers.js";
+import { decodeRequest } from "./request-text.js";
 import { type GrpcError, toGrpcError } from "./status.js";
 import { type ServerTlsFiles, serverCredentials } from "./tls.js";
 
@@ -211,9 +213,13 @@ export function unaryHandler<Req, Res>(
 
     let request: Req;
     try {
-      request = method.requestDeserialize(call.request);
+      request = decodeRequest(method, call.request);
     } catch (err) {
       slot.release();
+      if (err instanceof FlowError) {
+        answer(toGrpcError(err, { method: name, logger: deps.logger }));
+        return;
+      }
       const why = err instanceof Error ? err.message : String(err);
       answer({ code: grpc.status.INVALID_ARGUMENT, details: `malformed request: ${why}` });
       return;
