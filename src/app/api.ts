@@ -40,6 +40,11 @@ export interface CreateRunOptions {
    * cancelled it): the run is then not committed. Asked before writing and right before the commit.
    */
   abandoned?: () => boolean;
+  /**
+   * The call's deadline, epoch ms (absent: none). A create with too little of it left to commit
+   * (src/app/commit-reserve.ts) answers UNAVAILABLE rather than commit after the caller gave up.
+   */
+  deadline?: number;
 }
 
 export interface OperationRunsApi {

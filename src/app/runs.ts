@@ -8,10 +8,12 @@
  * Create, step by step:
  *   1. a client request id, if sent, is looked up first: known → the first run's id (same request)
  *      or InvalidArgument (another request), before anything is validated or planned;
- *   2. validate, read the racks, plan;
- *   3. the caller gone (deadline passed, call cancelled) → nothing is written;
- *   4. freeze: the store asks once more right before its commit, and commits the request id with
- *      the run; losing the id to a concurrent create of the same request answers that run's id.
+ *   2. too little of the deadline left to commit (commit-reserve.ts) → UNAVAILABLE, not started;
+ *   3. validate, read the racks, plan;
+ *   4. the caller gone (deadline passed, call cancelled) → nothing is written;
+ *   5. freeze: the store asks once more right before its commit (gone → DEADLINE_EXCEEDED, too late
+ *      → UNAVAILABLE, nothing committed either way), and commits the request id with the run;
+ *      losing the id to a concurrent create of the same request answers that run's id.
  */
 
 import {
@@ -42,6 +44,7 @@ import { type ExcludedTarget, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
 import { computeStats } from "../domain/stats.js";
 import type { CreateRunOptions, TargetView } from "./api.js";
+import { type CommitReserve, createCommitReserve } from "./commit-reserve.js";
 import { type PlanInventory, racksForPlan } from "./plan-inventory.js";
 import type { ClientRequestRecord, RunListEntry, RunStore } from "./ports.js";
 
@@ -51,6 +54,8 @@ export interface RunsDeps {
   clock: () => number;
   /** A fresh random UUID (run ids, target ids and generated seeds, as the reference does). */
   newId: () => string;
+  /** How much of its deadline a create needs left to commit (default: one that learns, per service). */
+  commitReserve?: CommitReserve;
 }
 
 /** The reference's text for an unknown run on detail and lifecycle calls (NotFound). */
@@ -61,6 +66,7 @@ const EXCLUDED_TARGETS_PAGE = { offset: 0, limit: 1000 };
 
 export function createRunService(deps: RunsDeps) {
   const { runs, inventory, clock, newId } = deps;
+  const reserve = deps.commitReserve ?? createCommitReserve();
 
   async function validateAndPlan(input: CreateRunInput) {
     const validated = validateCreateRun(input, newId);
@@ -129,6 +135,8 @@ export function createRunService(deps: RunsDeps) {
         return { id: await sameRequestRun(input, request.fingerprint, request.record) };
       }
       const gone = options.abandoned ?? (() => false);
+      const late = () => (options.deadline ?? Number.POSITIVE_INFINITY) - clock() < reserve.reserveMs();
+      if (late()) throw tooLate(reserve.reserveMs(), false);
       const { name, description, config, plan, racks } = await validateAndPlan(input);
       if (gone()) throw abandoned();
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
@@ -162,8 +170,9 @@ export function createRunService(deps: RunsDeps) {
         updatedAt: now,
         conflictAttempts: 0,
       }));
+      const freezing = clock();
       const created = await runs.createRun(run, targets, {
-        mayCommit: () => !gone(),
+        mayCommit: () => !gone() && !late(),
         ...(request === undefined
           ? {}
           : {
@@ -176,9 +185,10 @@ export function createRunService(deps: RunsDeps) {
       });
       switch (created.outcome) {
         case "created":
+          reserve.observe(clock() - freezing);
           return { id: run.id };
         case "abandoned":
-          throw abandoned();
+          throw gone() ? abandoned() : tooLate(reserve.reserveMs(), true);
         case "request-id-taken": {
           // A create with the same id committed while this one planned: the retry's answer.
           const record = request && (await runs.getClientRequest(request.id, clock()));
@@ -246,6 +256,13 @@ export type RunService = ReturnType<typeof createRunService>;
 
 const abandoned = () =>
   new DeadlineExceededError("the call's deadline passed before the run was committed; nothing was created");
+
+/** Retryable, and answered while the client still listens: better than a commit past the deadline. */
+const tooLate = (reserveMs: number, planned: boolean) =>
+  new FlowError(
+    "UNAVAILABLE",
+    `too little of the call's deadline is left to ${planned ? "commit" : "create"} the run (creates need ${Math.ceil(reserveMs)} ms now); nothing was created, retry`,
+  );
 
 /** The id's record expired between the commit that lost to it and the read: retrying is safe. */
 const requestIdRace = () =>

@@ -5,6 +5,7 @@
  * that is gone). The DynamoDB side of the same rules: test/integration/dynamodb-create.test.ts.
  */
 import { describe, expect, it } from "vitest";
+import { createCommitReserve, MIN_COMMIT_RESERVE_MS } from "../../src/app/commit-reserve.js";
 import type {
   ClientRequestRecord,
   CreateRunOptions,
@@ -245,9 +246,73 @@ describe("create: a caller that is gone gets nothing written", () => {
     await expect(s.api.createRun(input(), { clientRequestId: "req-d", abandoned })).rejects.toMatchObject({
       code: "DEADLINE_EXCEEDED",
     });
-    expect(checks).toBe(2);
+    // After planning (still there), by the store before its commit (gone), and to say why.
+    expect(checks).toBe(3);
     expect(s.created.size).toBe(0);
     const retried = await s.api.createRun(input(), { clientRequestId: "req-d" });
     expect(s.created.has(retried.id)).toBe(true);
   });
 });
+
+describe("create: too little of the deadline left to commit → UNAVAILABLE, nothing written", () => {
+  it("under the reserve at the start: not started", async () => {
+    const s = service();
+    await expect(s.api.createRun(input(), { deadline: NOW + 249 })).rejects.toMatchObject({
+      code: "UNAVAILABLE",
+      message:
+        "too little of the call's deadline is left to create the run (creates need 250 ms now); nothing was created, retry",
+    });
+    expect(s.calls).toEqual([]);
+  });
+
+  it("enough at the start, too little by the commit: the store abandons, UNAVAILABLE", async () => {
+    let now = NOW;
+    const fake = runStore();
+    const api = createRunService({
+      runs: fake.store,
+      inventory: memoryInventory(fleet(10)),
+      // Planning takes 800 ms of the 1 s deadline.
+      clock: () => now,
+      newId: randomish(),
+      commitReserve: { reserveMs: () => 250, observe: () => {} },
+    });
+    const planning = memoryInventory(fleet(10));
+    const slowInventory = {
+      ...planning,
+      getRacksByIds: async (ids: string[]) => {
+        now += 800;
+        return planning.getRacksByIds(ids);
+      },
+    };
+    const slow = createRunService({
+      runs: fake.store,
+      inventory: slowInventory,
+      clock: () => now,
+      newId: randomish(),
+      commitReserve: { reserveMs: () => 250, observe: () => {} },
+    });
+    await expect(slow.createRun(input(), { deadline: NOW + 1_000 })).rejects.toMatchObject({
+      code: "UNAVAILABLE",
+      message:
+        "too little of the call's deadline is left to commit the run (creates need 250 ms now); nothing was created, retry",
+    });
+    expect(fake.created.size).toBe(0);
+    expect(await api.createRun(input(), { deadline: now + 1_000 })).toMatchObject({ id: expect.any(String) });
+  });
+
+  it("the reserve follows the store: 1.5 × the slowest of the last 20 freezes, at least 250 ms", () => {
+    const reserve = createCommitReserve();
+    expect(reserve.reserveMs()).toBe(MIN_COMMIT_RESERVE_MS);
+    reserve.observe(40);
+    expect(reserve.reserveMs()).toBe(250);
+    reserve.observe(2_000);
+    expect(reserve.reserveMs()).toBe(3_000);
+    for (let i = 0; i < 20; i++) reserve.observe(100);
+    expect(reserve.reserveMs()).toBe(250);
+  });
+});
+
+function randomish() {
+  let n = 0;
+  return () => `00000000-0000-4000-a000-${String(++n).padStart(12, "0")}`;
+}

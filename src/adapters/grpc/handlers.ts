@@ -67,6 +67,7 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
       const { id } = await api.createRun(createRunInputFromProto(req), {
         ...clientRequestIdFromProto(req),
         abandoned: call.abandoned,
+        ...(Number.isFinite(call.deadline) ? { deadline: call.deadline } : {}),
       });
       return { id: { id } };
     },
