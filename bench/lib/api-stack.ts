@@ -24,6 +24,7 @@ import {
   type TableNames,
   tableNames,
 } from "../../src/adapters/dynamodb/index.js";
+import type { AdmissionLimits } from "../../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { lineLogger } from "../../src/app/observability.js";
 import { createRunService } from "../../src/app/runs.js";
@@ -36,6 +37,8 @@ export interface BenchStackOptions {
   racks: number;
   /** The full local stack (dispatcher, stream poller, child tasks, BMC fleet) instead. */
   full?: boolean;
+  /** The gRPC server's admission limits (default: the product's). */
+  admission?: AdmissionLimits;
   log?: (line: string) => void;
 }
 
@@ -62,6 +65,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       tickMs: 1_000_000_000,
       inventory,
       log,
+      ...(options.admission === undefined ? {} : { admission: options.admission }),
       onDynamoDbClient: (client) => {
         meter = installCapacityMeter(client, { reportedFigures: "ignore" });
       },
@@ -79,7 +83,8 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
 
   const moto = await startLocalMoto();
   try {
-    const client = createDynamoDbClient({ endpoint: moto.endpoint });
+    // The gRPC front's client configuration (socket pool, timeouts, retries), as on Fargate.
+    const client = createDynamoDbClient({ endpoint: moto.endpoint, profile: "front" });
     const tables = tableNames(`bench-${randomUUID().slice(0, 8)}-`);
     await createTables(client, tables);
     // moto's capacity figures are placeholders: size every call, starting with the inventory load,
@@ -97,7 +102,13 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       inventory: stores.inventory,
       buildInfo: { version: "bench", buildTime: "", gitCommit: "" },
     });
-    const server = await startGrpcServer({ api, host: "127.0.0.1", port: 0, logger: lineLogger(log) });
+    const server = await startGrpcServer({
+      api,
+      host: "127.0.0.1",
+      port: 0,
+      logger: lineLogger(log),
+      ...(options.admission === undefined ? {} : { admission: options.admission }),
+    });
     return {
       address: `127.0.0.1:${server.port}`,
       stores,
