@@ -34,7 +34,6 @@ import * as grpc from "@grpc/grpc-js";
 import { createFlowClient } from "../src/adapters/grpc/client.js";
 import {
   type CreateOperationRunRequest,
-  OperationRunSafetyGateScope,
   OperationRunTargetPhaseScope,
   OperationRunTargetStatus,
 } from "../src/gen/flow/v1/flow.js";
@@ -42,6 +41,7 @@ import { startBenchStack } from "./lib/api-stack.js";
 import { type CapacityTotals, emptyCapacityTotals } from "./lib/capacity-meter.js";
 import { measureCreateScaling, type ScalingRow } from "./lib/create-scaling.js";
 import { describeMachine, machineFacts } from "./lib/machine.js";
+import { benchCreateRequest } from "./lib/run-builders.js";
 import { elapsedMs, type Summary, summarize } from "./lib/stats.js";
 import { fixed, printTable } from "./lib/table.js";
 
@@ -131,49 +131,9 @@ try {
     progress(`stack up in ${(stackMs / 1000).toFixed(1)} s (${RACKS} racks); measuring…`);
     const results: Measured[] = [];
     let seq = 0;
-    const createRequest = (): CreateOperationRunRequest => ({
-      name: `bench-api-${seq++}`,
-      description: "API benchmark",
-      clientRequestId: "",
-      configuration: {
-        // No target spec: the default scope, every rack of the inventory (100 candidates).
-        selector: { selector: { $case: "percentage", value: { percentage: 100, seed: `bench-${seq}` } } },
-        options: {
-          maxConcurrentTargets: 10,
-          safetyPolicy: {
-            gates: [
-              {
-                gate: {
-                  $case: "failureCount",
-                  value: {
-                    scope: OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN,
-                    failureThresholdCount: 5,
-                  },
-                },
-              },
-            ],
-          },
-          conflictPolicy: undefined,
-          orderingPolicy: undefined,
-          phasePolicy: undefined,
-        },
-        operation: {
-          operation: {
-            $case: "upgradeFirmware",
-            value: {
-              targetSpec: undefined,
-              targetVersion: "9.9.9",
-              description: "bench",
-              subTargets: [],
-              overrideReadinessCheck: false,
-              authenticationData: undefined,
-              overrideVersionCheck: false,
-            },
-          },
-          targetScope: undefined,
-        },
-      },
-    });
+    // No target spec: the default scope, every rack of the inventory (100 candidates).
+    const createRequest = (): CreateOperationRunRequest =>
+      benchCreateRequest({ name: `bench-api-${seq++}`, seed: `bench-${seq}` });
     const create = async () => {
       const { id } = await flow.createOperationRun(createRequest(), deadline());
       if (!id?.id) throw new Error("CreateOperationRun returned no id");

@@ -34,8 +34,9 @@ import { parseArgs } from "node:util";
 import * as grpc from "@grpc/grpc-js";
 import { generateDemoFleet } from "../local/demo-fleet.js";
 import { createFlowClient, type FlowClient } from "../src/adapters/grpc/client.js";
-import { type CreateOperationRunRequest, OperationRunSafetyGateScope } from "../src/gen/flow/v1/flow.js";
+import type { CreateOperationRunRequest } from "../src/gen/flow/v1/flow.js";
 import { describeMachine, machineFacts } from "./lib/machine.js";
+import { benchCreateRequest } from "./lib/run-builders.js";
 import { elapsedMs, summarize } from "./lib/stats.js";
 import { fixed, printTable } from "./lib/table.js";
 
@@ -156,58 +157,8 @@ const fleet = generateDemoFleet({ racks: RACKS });
 /** 10 racks of the fleet, chosen by the seeded generator, by id. */
 function createRequest(name: string, clientRequestId: string): CreateOperationRunRequest {
   const start = Math.floor(random() * (RACKS - 10));
-  return {
-    name,
-    description: "load benchmark",
-    clientRequestId,
-    configuration: {
-      selector: { selector: { $case: "percentage", value: { percentage: 100, seed: "load" } } },
-      options: {
-        maxConcurrentTargets: 5,
-        safetyPolicy: {
-          gates: [
-            {
-              gate: {
-                $case: "failureCount",
-                value: {
-                  scope: OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN,
-                  failureThresholdCount: 3,
-                },
-              },
-            },
-          ],
-        },
-        conflictPolicy: undefined,
-        orderingPolicy: undefined,
-        phasePolicy: undefined,
-      },
-      operation: {
-        operation: {
-          $case: "upgradeFirmware",
-          value: {
-            targetSpec: {
-              targets: {
-                $case: "racks",
-                value: {
-                  targets: fleet.slice(start, start + 10).map((r) => ({
-                    identifier: { $case: "id" as const, value: { id: r.id } },
-                    componentTypes: [],
-                  })),
-                },
-              },
-            },
-            targetVersion: "9.9.9",
-            description: "load",
-            subTargets: [],
-            overrideReadinessCheck: false,
-            authenticationData: undefined,
-            overrideVersionCheck: false,
-          },
-        },
-        targetScope: undefined,
-      },
-    },
-  };
+  const rackIds = fleet.slice(start, start + 10).map((r) => r.id);
+  return benchCreateRequest({ name, seed: "load", rackIds, clientRequestId });
 }
 
 /** One create, retried with its id while the server sheds; the run id it was finally answered, if any. */

@@ -16,6 +16,7 @@ import {
   type TargetSpec,
 } from "../../src/domain/model.js";
 import { CANDIDATE_TARGET_LIMIT, planRun } from "../../src/domain/planner.js";
+import { runConfig } from "../support/domain-fixtures.js";
 import { memoryInventory } from "../support/memory-inventory.js";
 
 /** Small pools so that values repeat across racks. */
@@ -125,29 +126,19 @@ const filterArb = (inventory: InventoryRack[]): fc.Arbitrary<ComponentFilter | u
 };
 
 function configOf(targetSpec: TargetSpec | undefined, filter: ComponentFilter | undefined): RunConfig {
-  return {
+  const { firmware } = runConfig().operation;
+  return runConfig({
     selector: { kind: "percentage", percentage: 60, seed: "sel" },
-    maxConcurrentTargets: 1,
-    safetyGates: [{ kind: "failureCount", scope: "CURRENT_PHASE", thresholdCount: 1 }],
-    conflictRetry: { retryTimeoutMs: 1, initialRetryDelayMs: 1, maxRetryDelayMs: 1 },
-    ordering: { kind: "random", seed: "ord" },
     phasePlan: { kind: "equal", phaseCount: 2 },
-    autoAdvance: false,
     operation: {
       kind: "upgradeFirmware",
-      firmware: {
-        description: "",
-        subTargets: [],
-        overrideReadinessCheck: false,
-        overrideVersionCheck: false,
-        ...(targetSpec === undefined ? {} : { targetSpec }),
-      },
+      firmware: { ...firmware, ...(targetSpec === undefined ? {} : { targetSpec }) },
     },
     targetScope: {
       excludeOperationRunIds: [],
       ...(filter === undefined ? {} : { defaultScopeComponentFilter: filter }),
     },
-  };
+  });
 }
 
 /** The plan, or the error's name and message. */

@@ -8,11 +8,11 @@
  */
 
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { BatchWriteCommand, QueryCommand, type QueryCommandInput, ScanCommand } from "@aws-sdk/lib-dynamodb";
+import { BatchWriteCommand, QueryCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { mapConcurrently } from "../../app/concurrency.js";
 import type { InventoryStore, ScopeRack } from "../../app/ports.js";
 import type { ComponentType, InventoryRack } from "../../domain/model.js";
-import { chunk } from "./db.js";
+import { chunk, queryAll } from "./db.js";
 import {
   componentExternalRef,
   componentPk,
@@ -127,7 +127,7 @@ export class DynamoInventoryStore implements InventoryStore {
   }
 
   async getRacksByComponentExternalId(type: ComponentType, externalId: string): Promise<InventoryRack[]> {
-    const pointers = await this.queryAll({
+    const pointers = await queryAll(this.doc, {
       TableName: this.tables.inventory,
       IndexName: INDEX.componentsByExternalRef,
       KeyConditionExpression: "componentExtRef = :ref",
@@ -164,10 +164,10 @@ export class DynamoInventoryStore implements InventoryStore {
     return racks;
   }
 
-  /** One Query per value (in parallel); results in the order of `values`, each value's racks by id. */
+  /** One Query per value (up to QUERY_CONCURRENCY at once); results in the order of `values`, each value's racks by id. */
   private async queryEach(index: string, attribute: string, values: string[]): Promise<InventoryRack[]> {
     const results = await mapConcurrently([...new Set(values)], QUERY_CONCURRENCY, async (value) => {
-      const items = await this.queryAll({
+      const items = await queryAll(this.doc, {
         TableName: this.tables.inventory,
         IndexName: index,
         KeyConditionExpression: "#a = :v",
@@ -177,17 +177,5 @@ export class DynamoInventoryStore implements InventoryStore {
       return items.map(itemToRack).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     });
     return results.flat();
-  }
-
-  /** Every page of one query. */
-  private async queryAll(input: Omit<QueryCommandInput, "ExclusiveStartKey">): Promise<Item[]> {
-    const items: Item[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.doc.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-      items.push(...(out.Items ?? []));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey !== undefined);
-    return items;
   }
 }
