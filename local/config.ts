@@ -13,7 +13,7 @@
  */
 import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import type { BuildInfo } from "../src/app/api.js";
-import { ADMISSION, admissionLimits, ENV } from "../src/service/config.js";
+import { admissionLimits, admissionSettings, ENV } from "../src/service/config.js";
 import {
   configReader,
   hexKey,
@@ -42,6 +42,14 @@ export const LOCAL_ENV = {
   maxConcurrentCreates: ENV.maxConcurrentCreates,
 } as const;
 
+/**
+ * Lower than the front's (64 calls, 8 creates): the local store is one moto process serving one
+ * request at a time, some 15 to 150 a second depending on the machine. By Little's law 64 calls in
+ * flight there wait seconds each, and on a busy 2-core machine some outlived a 10 s deadline in the
+ * load benchmark; 16 keep the wait near a second and refuse the rest at once (RESOURCE_EXHAUSTED).
+ */
+export const LOCAL_ADMISSION_LIMITS = { maxInFlightCalls: 16, maxConcurrentCreates: 4 } as const;
+
 export interface LocalStackConfig {
   port: number;
   inventoryFile?: string;
@@ -53,7 +61,7 @@ export interface LocalStackConfig {
   childTaskWaitMs: number;
   secretsKeyHex?: string;
   buildInfo: BuildInfo;
-  /** The gRPC server's admission limits, as on Fargate (FLOW_MAX_IN_FLIGHT_CALLS, FLOW_MAX_CONCURRENT_CREATES). */
+  /** The gRPC server's admission limits (FLOW_MAX_IN_FLIGHT_CALLS, FLOW_MAX_CONCURRENT_CREATES). */
   admission: AdmissionLimits;
 }
 
@@ -69,7 +77,7 @@ export const readLocalStackConfig = configReader(
     secretsKeyHex: optional(LOCAL_ENV.secretsKeyHex, hexKey(32)),
     version: withDefault(LOCAL_ENV.version, text, "0.1.0-local"),
     gitCommit: withDefault(LOCAL_ENV.gitCommit, text, ""),
-    ...ADMISSION,
+    ...admissionSettings(LOCAL_ADMISSION_LIMITS),
   },
   ({ version, gitCommit, maxInFlightCalls, maxConcurrentCreates, ...options }, report): LocalStackConfig => ({
     ...options,

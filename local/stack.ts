@@ -65,7 +65,7 @@ export interface LocalStackOptions {
   secretsKey?: Uint8Array;
   /** What the Version RPC reports (default version `0.1.0-local`). */
   buildInfo?: BuildInfo;
-  /** The gRPC server's admission limits (default: the front's, DEFAULT_ADMISSION_LIMITS). */
+  /** The gRPC server's admission limits (default: the front's; `npm start` passes the local stack's). */
   admission?: AdmissionLimits;
   /** How often the data dir snapshot is written (default 5 s). */
   snapshotMs?: number;

@@ -30,7 +30,7 @@ import { lineLogger } from "../../src/app/observability.js";
 import { createRunService } from "../../src/app/runs.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { composeFlowApi } from "../../src/service/flow-api.js";
-import { type CapacityMeter, installCapacityMeter } from "./capacity-meter.js";
+import { CapacityMeter, installCapacityMeter } from "./capacity-meter.js";
 
 export interface BenchStackOptions {
   /** Racks of the generated demo fleet (local/demo-fleet.ts) loaded into the inventory. */
@@ -39,6 +39,11 @@ export interface BenchStackOptions {
   full?: boolean;
   /** The gRPC server's admission limits (default: the product's). */
   admission?: AdmissionLimits;
+  /**
+   * false: no capacity meter on the client (the load benchmark: the meter remembers up to 2,000
+   * items, memory the product would not hold); `meter` then counts nothing. Default true.
+   */
+  metered?: boolean;
   log?: (line: string) => void;
 }
 
@@ -89,7 +94,10 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
     await createTables(client, tables);
     // moto's capacity figures are placeholders: size every call, starting with the inventory load,
     // so the meter knows the inventory's item sizes before anything scans it.
-    const meter = installCapacityMeter(client, { reportedFigures: "ignore" });
+    const meter =
+      options.metered === false
+        ? new CapacityMeter()
+        : installCapacityMeter(client, { reportedFigures: "ignore" });
     const stores = createDynamoStores(client, tables);
     await stores.inventory.upsertRacks(inventory);
     const api = composeFlowApi({

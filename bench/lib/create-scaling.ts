@@ -59,12 +59,15 @@ export interface ScalingRow {
 
 export interface ScalingOptions {
   sizes: readonly number[];
-  /** Samples of each `after` row (time allowing); `before` rows take one. */
+  /** Samples of each `after` row: at least 2, at most `samples`, while 20 s last; `before` rows take one. */
   samples: number;
   /** Larger fleets' `before` rows are scaled, not run (see the module comment). */
   maxScanRacks: number;
   progress: (line: string) => void;
 }
+
+/** Time per `after` row, past its first two samples (moto's index Queries walk the whole table). */
+const ROW_BUDGET_MS = 20_000;
 
 export async function measureCreateScaling(options: ScalingOptions): Promise<ScalingRow[]> {
   const moto = await startLocalMoto();
@@ -105,11 +108,15 @@ export async function measureCreateScaling(options: ScalingOptions): Promise<Sca
             rows.push(scaledFrom(rows, size, request, options.maxScanRacks));
             continue;
           }
-          const n = scanned ? 1 : options.samples;
+          const max = scanned ? 1 : options.samples;
           const samples: number[] = [];
           let outcome: ScalingRow["outcome"] = "created";
           meter.reset();
-          for (let i = 0; i < n; i++) {
+          const row = process.hrtime.bigint();
+          while (
+            samples.length < max &&
+            (samples.length < Math.min(2, max) || elapsedMs(row) < ROW_BUDGET_MS)
+          ) {
             const t = process.hrtime.bigint();
             try {
               await ways[way].createRun(requests[request]);
@@ -119,6 +126,7 @@ export async function measureCreateScaling(options: ScalingOptions): Promise<Sca
             }
             samples.push(elapsedMs(t));
           }
+          const n = samples.length;
           const totals = meter.snapshot();
           const scan = totals.byOperation.Scan ?? { calls: 0, capacityUnits: 0 };
           rows.push({

@@ -206,19 +206,17 @@ export interface GrpcFrontConfig extends StoresConfig {
   build: BuildInfo;
 }
 
-/** The admission settings, shared by the front's reader and the local stack's. */
-export const ADMISSION = {
-  maxInFlightCalls: withDefault(
-    ENV.maxInFlightCalls,
-    admissionLimit,
-    DEFAULT_ADMISSION_LIMITS.maxInFlightCalls,
-  ),
-  maxConcurrentCreates: withDefault(
-    ENV.maxConcurrentCreates,
-    admissionLimit,
-    DEFAULT_ADMISSION_LIMITS.maxConcurrentCreates,
-  ),
-};
+/** The admission settings, with the front's defaults or another deployment's (the local stack's). */
+export function admissionSettings(defaults: AdmissionLimits) {
+  return {
+    maxInFlightCalls: withDefault(ENV.maxInFlightCalls, admissionLimit, defaults.maxInFlightCalls),
+    maxConcurrentCreates: withDefault(
+      ENV.maxConcurrentCreates,
+      admissionLimit,
+      defaults.maxConcurrentCreates,
+    ),
+  };
+}
 
 /** Creates are calls too: a creates limit above the calls limit could never be reached. */
 export function admissionLimits(
@@ -243,7 +241,7 @@ export const readGrpcFrontConfig = configReader(
     tlsClientCa: optional(ENV.tlsClientCa, text),
     plaintextBehindLoadBalancer: withDefault(ENV.plaintextBehindLoadBalancer, boolean, false),
     protoDir: optional(ENV.protoDir, text),
-    ...ADMISSION,
+    ...admissionSettings(DEFAULT_ADMISSION_LIMITS),
     version: withDefault(ENV.version, text, "0.0.0"),
     gitCommit: withDefault(ENV.gitCommit, text, ""),
     buildTime: withDefault(ENV.buildTime, text, ""),

@@ -30,7 +30,7 @@ describe("local config: defaults (README, shared/spec/local-stack.md)", () => {
       tickMs: 10_000,
       childTaskWaitMs: 500,
       buildInfo: { version: "0.1.0-local", gitCommit: "", buildTime: "" },
-      admission: { maxInFlightCalls: 64, maxConcurrentCreates: 8 },
+      admission: { maxInFlightCalls: 16, maxConcurrentCreates: 4 },
     });
   });
 });
