@@ -14,27 +14,34 @@
  *     store      the targets read straight from the store (RunStore.listTargets) and counted,
  *                without gRPC or inventory lookups: the floor of the reference's way
  *
+ * Then CreateOperationRun against the size of the fleet (bench/lib/create-scaling.ts): 100,
+ * 1,000 and 5,000 racks in inventory, a 10-rack explicit spec and the default scope, before
+ * (one Scan of the inventory) and after (racks by key), in the same run.
+ *
  * Capacity units are the meter's (bench/lib/capacity-meter.ts, on the stack's client), reset
  * around each measured batch, and ESTIMATED (bench/lib/capacity-estimate.ts): moto reports
  * placeholders (GetItem 0.5, Query 1 whatever it reads) or nothing (writes, transactions), so the
  * meter ignores its figures here.
  *
- *   npx tsx bench/api.ts            ~2 minutes
- *   npx tsx bench/api.ts --quick    < 45 s, fewer samples
+ *   npx tsx bench/api.ts            ~8 minutes (loading 5,000 racks into moto takes two)
+ *   npx tsx bench/api.ts --quick    ~3 minutes, fewer samples, fleets of 100 and 1,000
  *   --full-stack                    the whole local stack instead (dispatch runs in the background)
+ *   --fleet-sizes 100,1000          the fleets of the scaling rows
+ *   --scaling-only                  only the scaling rows
  */
 import { parseArgs } from "node:util";
 import * as grpc from "@grpc/grpc-js";
 import { createFlowClient } from "../src/adapters/grpc/client.js";
 import {
   type CreateOperationRunRequest,
-  OperationRunSafetyGateScope,
   OperationRunTargetPhaseScope,
   OperationRunTargetStatus,
 } from "../src/gen/flow/v1/flow.js";
 import { startBenchStack } from "./lib/api-stack.js";
 import { type CapacityTotals, emptyCapacityTotals } from "./lib/capacity-meter.js";
+import { measureCreateScaling, type ScalingRow } from "./lib/create-scaling.js";
 import { describeMachine, machineFacts } from "./lib/machine.js";
+import { benchCreateRequest } from "./lib/run-builders.js";
 import { elapsedMs, type Summary, summarize } from "./lib/stats.js";
 import { fixed, printTable } from "./lib/table.js";
 
@@ -42,8 +49,19 @@ const { values: args } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     "full-stack": { type: "boolean", default: false },
+    "fleet-sizes": { type: "string" },
+    "scaling-only": { type: "boolean", default: false },
   },
 });
+
+const FLEET_SIZES = (args["fleet-sizes"] ?? (args.quick ? "100,1000" : "100,1000,5000"))
+  .split(",")
+  .map((s) => Number(s.trim()));
+if (FLEET_SIZES.some((n) => !Number.isInteger(n) || n < 10)) {
+  throw new Error(
+    `--fleet-sizes: whole numbers of at least 10, comma-separated (got ${args["fleet-sizes"]})`,
+  );
+}
 
 const RACKS = 100;
 const PAGE = 100;
@@ -109,213 +127,184 @@ const flow = createFlowClient(stack.address, grpc.credentials.createInsecure());
 const deadline = () => ({ deadline: Date.now() + DEADLINE_MS });
 
 try {
-  progress(`stack up in ${(stackMs / 1000).toFixed(1)} s (${RACKS} racks); measuring…`);
-  const results: Measured[] = [];
-  let seq = 0;
-  const createRequest = (): CreateOperationRunRequest => ({
-    name: `bench-api-${seq++}`,
-    description: "API benchmark",
-    configuration: {
-      // No target spec: the default scope, every rack of the inventory (100 candidates).
-      selector: { selector: { $case: "percentage", value: { percentage: 100, seed: `bench-${seq}` } } },
-      options: {
-        maintenanceWindows: [],
-        maxConcurrentTargets: 10,
-        safetyPolicy: {
-          gates: [
-            {
-              gate: {
-                $case: "failureCount",
-                value: {
-                  scope: OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN,
-                  failureThresholdCount: 5,
-                },
-              },
-            },
-          ],
-        },
-        conflictPolicy: undefined,
-        orderingPolicy: undefined,
-        phasePolicy: undefined,
-      },
-      operation: {
-        operation: {
-          $case: "upgradeFirmware",
-          value: {
-            targetSpec: undefined,
-            targetVersion: "9.9.9",
-            description: "bench",
-            subTargets: [],
-            overrideReadinessCheck: false,
-            authenticationData: undefined,
-            overrideVersionCheck: false,
+  if (!args["scaling-only"]) {
+    progress(`stack up in ${(stackMs / 1000).toFixed(1)} s (${RACKS} racks); measuring…`);
+    const results: Measured[] = [];
+    let seq = 0;
+    // No target spec: the default scope, every rack of the inventory (100 candidates).
+    const createRequest = (): CreateOperationRunRequest =>
+      benchCreateRequest({ name: `bench-api-${seq++}`, seed: `bench-${seq}` });
+    const create = async () => {
+      const { id } = await flow.createOperationRun(createRequest(), deadline());
+      if (!id?.id) throw new Error("CreateOperationRun returned no id");
+      return id.id;
+    };
+
+    // --- CreateOperationRun
+    const runIds: string[] = [];
+    results.push(
+      await measure("CreateOperationRun (100 racks, 100 %)", N.create, async () => {
+        runIds.push(await create());
+      }),
+    );
+    const runId = runIds[0]!;
+
+    // --- GetOperationRun with stats
+    results.push(
+      await measure("GetOperationRun include_stats", N.get, async () => {
+        const { operationRun } = await flow.getOperationRun(
+          { id: { id: runId }, includeStats: true },
+          deadline(),
+        );
+        if (operationRun?.stats?.cumulativePhaseStats?.selectedTargets !== RACKS) {
+          throw new Error(`expected ${RACKS} selected targets in the stats`);
+        }
+      }),
+    );
+
+    // --- ListOperationRunTargets, a page of 100
+    results.push(
+      await measure(`ListOperationRunTargets (page of ${PAGE})`, N.list, async () => {
+        const { targets } = await flow.listOperationRunTargets(
+          {
+            operationRunId: { id: runId },
+            status: OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_UNKNOWN,
+            pagination: { offset: 0, limit: PAGE },
+            phaseScope:
+              OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
           },
-        },
-        targetScope: undefined,
-      },
-    },
-  });
-  const create = async () => {
-    const { id } = await flow.createOperationRun(createRequest(), deadline());
-    if (!id?.id) throw new Error("CreateOperationRun returned no id");
-    return id.id;
-  };
+          deadline(),
+        );
+        if (targets.length !== RACKS) throw new Error(`expected ${RACKS} targets, got ${targets.length}`);
+      }),
+    );
 
-  // --- CreateOperationRun
-  const runIds: string[] = [];
-  results.push(
-    await measure("CreateOperationRun (100 racks, 100 %)", N.create, async () => {
-      runIds.push(await create());
-    }),
-  );
-  const runId = runIds[0]!;
-
-  // --- GetOperationRun with stats
-  results.push(
-    await measure("GetOperationRun include_stats", N.get, async () => {
+    // --- Stats: counters vs every target row, interleaved so both see the same machine load
+    progress("stats by counters vs by targets, interleaved…");
+    const byCounters = async () => {
       const { operationRun } = await flow.getOperationRun(
         { id: { id: runId }, includeStats: true },
         deadline(),
       );
-      if (operationRun?.stats?.cumulativePhaseStats?.selectedTargets !== RACKS) {
-        throw new Error(`expected ${RACKS} selected targets in the stats`);
+      const c = operationRun?.stats?.cumulativePhaseStats;
+      return { selected: c?.selectedTargets ?? -1, terminal: terminalOf(c?.outcomeCounts) };
+    };
+    const byTargets = async () => {
+      const { operationRun } = await flow.getOperationRun(
+        { id: { id: runId }, includeStats: false },
+        deadline(),
+      );
+      if (operationRun === undefined) throw new Error("run not found");
+      let selected = 0;
+      let terminal = 0;
+      for (let offset = 0; ; offset += PAGE) {
+        const page = await flow.listOperationRunTargets(
+          {
+            operationRunId: { id: runId },
+            status: OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_UNKNOWN,
+            pagination: { offset, limit: PAGE },
+            phaseScope:
+              OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
+          },
+          deadline(),
+        );
+        selected += page.targets.length;
+        terminal += page.targets.filter((t) => TERMINAL.has(t.status)).length;
+        if (page.targets.length < PAGE || offset + PAGE >= page.total) break;
       }
-    }),
-  );
-
-  // --- ListOperationRunTargets, a page of 100
-  results.push(
-    await measure(`ListOperationRunTargets (page of ${PAGE})`, N.list, async () => {
-      const { targets } = await flow.listOperationRunTargets(
-        {
-          operationRunId: { id: runId },
-          status: OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_UNKNOWN,
-          pagination: { offset: 0, limit: PAGE },
-          phaseScope:
-            OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
-        },
-        deadline(),
+      return { selected, terminal };
+    };
+    const byStore = async () => {
+      const run = await stack.stores.runs.getRun(runId);
+      if (run === undefined) throw new Error("run not found");
+      const page = await stack.stores.runs.listTargets(runId, {
+        phaseFrom: 0,
+        phaseTo: run.currentPhaseIndex,
+        page: { offset: 0, limit: 10_000 },
+      });
+      const targets = page?.targets ?? [];
+      const terminal = targets.filter((t) =>
+        ["COMPLETED", "FAILED", "TERMINATED", "SKIPPED"].includes(t.status),
       );
-      if (targets.length !== RACKS) throw new Error(`expected ${RACKS} targets, got ${targets.length}`);
-    }),
-  );
-
-  // --- Stats: counters vs every target row, interleaved so both see the same machine load
-  progress("stats by counters vs by targets, interleaved…");
-  const byCounters = async () => {
-    const { operationRun } = await flow.getOperationRun(
-      { id: { id: runId }, includeStats: true },
-      deadline(),
-    );
-    const c = operationRun?.stats?.cumulativePhaseStats;
-    return { selected: c?.selectedTargets ?? -1, terminal: terminalOf(c?.outcomeCounts) };
-  };
-  const byTargets = async () => {
-    const { operationRun } = await flow.getOperationRun(
-      { id: { id: runId }, includeStats: false },
-      deadline(),
-    );
-    if (operationRun === undefined) throw new Error("run not found");
-    let selected = 0;
-    let terminal = 0;
-    for (let offset = 0; ; offset += PAGE) {
-      const page = await flow.listOperationRunTargets(
-        {
-          operationRunId: { id: runId },
-          status: OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_UNKNOWN,
-          pagination: { offset, limit: PAGE },
-          phaseScope:
-            OperationRunTargetPhaseScope.OPERATION_RUN_TARGET_PHASE_SCOPE_CURRENT_AND_COMPLETED_PHASES,
-        },
-        deadline(),
-      );
-      selected += page.targets.length;
-      terminal += page.targets.filter((t) => TERMINAL.has(t.status)).length;
-      if (page.targets.length < PAGE || offset + PAGE >= page.total) break;
-    }
-    return { selected, terminal };
-  };
-  const byStore = async () => {
-    const run = await stack.stores.runs.getRun(runId);
-    if (run === undefined) throw new Error("run not found");
-    const page = await stack.stores.runs.listTargets(runId, {
-      phaseFrom: 0,
-      phaseTo: run.currentPhaseIndex,
-      page: { offset: 0, limit: 10_000 },
-    });
-    const targets = page?.targets ?? [];
-    const terminal = targets.filter((t) =>
-      ["COMPLETED", "FAILED", "TERMINATED", "SKIPPED"].includes(t.status),
-    );
-    return { selected: targets.length, terminal: terminal.length };
-  };
-  const compared = await interleaved(
-    [
-      ["stats by counters (GetOperationRun include_stats)", byCounters],
-      ["stats by targets (Get + List pages, counted)", byTargets],
-      ["stats by targets, store-level (no gRPC)", byStore],
-    ],
-    N.compare,
-  );
-  results.push(...compared);
-
-  // --- Report
-  const totalS = elapsedMs(started) / 1000;
-  console.log("");
-  console.log(`API benchmark${args.quick ? " (--quick)" : ""}, ${new Date().toISOString()}`);
-  for (const line of describeMachine(facts)) console.log(line);
-  console.log(
-    `stack     ${args["full-stack"] ? "full local stack (dispatch active!)" : "API on real adapters, no dispatcher"}; moto ${stack.serialized === false ? "NOT serialized" : "serialized"}; ${RACKS} racks (demo fleet: 39 components each); started in ${(stackMs / 1000).toFixed(1)} s`,
-  );
-  console.log(
-    "capacity  estimated from request/answer sizes (capacity-estimate.ts); moto's own figures are ignored",
-  );
-  console.log("");
-  printTable(
-    ["call", "n", "median ms", "p99 ms", "DDB calls", "RCU", "WCU", "units", "$ per 1M calls"],
-    results.map((r) => [
-      r.label,
-      String(r.latency.n),
-      fixed(r.latency.median, 2),
-      fixed(r.latency.p99, 2),
-      fixed(r.calls, 1),
-      fixed(r.rcu, 1),
-      fixed(r.wcu, 1),
-      fixed(r.units, 1),
-      fixed(r.rcu * PRICE_PER_MILLION.read + r.wcu * PRICE_PER_MILLION.write, 2),
-    ]),
-  );
-  console.log("(DDB calls, RCU, WCU, units: per API call; $: DynamoDB on-demand list price only)");
-
-  const created = results[0]!;
-  console.log("");
-  console.log(
-    `CreateOperationRun per rack targeted: ${fixed(created.units / RACKS, 2)} units (${fixed(created.rcu / RACKS, 2)} RCU + ${fixed(created.wcu / RACKS, 2)} WCU)`,
-  );
-  console.log(`  by operation: ${byOperation(created.meter, created.latency.n)}`);
-  console.log(`  by table:     ${byTable(created.meter, created.latency.n)}`);
-
-  const [counters, targets, store] = compared as [Measured, Measured, Measured];
-  console.log("");
-  printTable(
-    ["stats: reading every target vs counters", "latency (median)", "capacity units"],
-    [
+      return { selected: targets.length, terminal: terminal.length };
+    };
+    const compared = await interleaved(
       [
-        "via the API (Get + List pages) / counters",
-        `${fixed(targets.latency.median / counters.latency.median, 1)}×`,
-        `${fixed(targets.units / counters.units, 1)}×`,
+        ["stats by counters (GetOperationRun include_stats)", byCounters],
+        ["stats by targets (Get + List pages, counted)", byTargets],
+        ["stats by targets, store-level (no gRPC)", byStore],
       ],
+      N.compare,
+    );
+    results.push(...compared);
+
+    // --- Report
+    console.log("");
+    console.log(`API benchmark${args.quick ? " (--quick)" : ""}, ${new Date().toISOString()}`);
+    for (const line of describeMachine(facts)) console.log(line);
+    console.log(
+      `stack     ${args["full-stack"] ? "full local stack (dispatch active!)" : "API on real adapters, no dispatcher"}; moto ${stack.serialized === false ? "NOT serialized" : "serialized"}; ${RACKS} racks (demo fleet: 39 components each); started in ${(stackMs / 1000).toFixed(1)} s`,
+    );
+    console.log(
+      "capacity  estimated from request/answer sizes (capacity-estimate.ts); moto's own figures are ignored",
+    );
+    console.log("");
+    printTable(
+      ["call", "n", "median ms", "p99 ms", "DDB calls", "RCU", "WCU", "units", "$ per 1M calls"],
+      results.map((r) => [
+        r.label,
+        String(r.latency.n),
+        fixed(r.latency.median, 2),
+        fixed(r.latency.p99, 2),
+        fixed(r.calls, 1),
+        fixed(r.rcu, 1),
+        fixed(r.wcu, 1),
+        fixed(r.units, 1),
+        fixed(r.rcu * PRICE_PER_MILLION.read + r.wcu * PRICE_PER_MILLION.write, 2),
+      ]),
+    );
+    console.log("(DDB calls, RCU, WCU, units: per API call; $: DynamoDB on-demand list price only)");
+
+    const created = results[0]!;
+    console.log("");
+    console.log(
+      `CreateOperationRun per rack targeted: ${fixed(created.units / RACKS, 2)} units (${fixed(created.rcu / RACKS, 2)} RCU + ${fixed(created.wcu / RACKS, 2)} WCU)`,
+    );
+    console.log(`  by operation: ${byOperation(created.meter, created.latency.n)}`);
+    console.log(`  by table:     ${byTable(created.meter, created.latency.n)}`);
+
+    const [counters, targets, store] = compared as [Measured, Measured, Measured];
+    console.log("");
+    printTable(
+      ["stats: reading every target vs counters", "latency (median)", "capacity units"],
       [
-        "store-level read / counters",
-        `${fixed(store.latency.median / counters.latency.median, 1)}×`,
-        `${fixed(store.units / counters.units, 1)}×`,
+        [
+          "via the API (Get + List pages) / counters",
+          `${fixed(targets.latency.median / counters.latency.median, 1)}×`,
+          `${fixed(targets.units / counters.units, 1)}×`,
+        ],
+        [
+          "store-level read / counters",
+          `${fixed(store.latency.median / counters.latency.median, 1)}×`,
+          `${fixed(store.units / counters.units, 1)}×`,
+        ],
       ],
-    ],
-  );
-  console.log(
-    `(counters: ${fixed(counters.units, 1)} units per call whatever the run's size; reading the targets grows with them: ${fixed(targets.units, 1)} units for ${RACKS})`,
-  );
-  console.log(`\nwall ${totalS.toFixed(1)} s`);
+    );
+    console.log(
+      `(counters: ${fixed(counters.units, 1)} units per call whatever the run's size; reading the targets grows with them: ${fixed(targets.units, 1)} units for ${RACKS})`,
+    );
+  }
+
+  // --- CreateOperationRun against the size of the fleet: before and after, in this run
+  progress(`CreateOperationRun against fleets of ${FLEET_SIZES.join(", ")} racks (own moto)…`);
+  const scaling = await measureCreateScaling({
+    sizes: FLEET_SIZES,
+    samples: args.quick ? 3 : 10,
+    maxScanRacks: 1_000,
+    progress,
+  });
+  printScaling(scaling);
+  console.log(`\nwall ${(elapsedMs(started) / 1000).toFixed(1)} s`);
 } finally {
   flow.close();
   await stack.stop();
@@ -425,4 +414,38 @@ function terminalOf(
   counts: { completed: number; failed: number; terminated: number; skipped: number } | undefined,
 ) {
   return counts === undefined ? -1 : counts.completed + counts.failed + counts.terminated + counts.skipped;
+}
+
+function printScaling(rows: readonly ScalingRow[]): void {
+  console.log("");
+  console.log(
+    "CreateOperationRun against the fleet: the create use case on the real stores (no gRPC), per create",
+  );
+  printTable(
+    ["racks", "request", "way", "n", "median ms", "DDB calls", "RCU", "WCU", "of which Scan", "outcome"],
+    rows.map((r) => [
+      String(r.racks),
+      r.request,
+      r.way,
+      r.n === 0 ? "-" : String(r.n),
+      fixed(r.medianMs, 0),
+      fixed(r.calls, 1),
+      fixed(r.rcu, 1),
+      fixed(r.wcu, 1),
+      r.scanCalls === 0 ? "" : `${fixed(r.scanCalls, 0)} pages, ${fixed(r.scanRcu, 0)} RCU`,
+      r.outcome === "not run" ? "not run: Scan scaled from 1,000 racks" : r.outcome,
+    ]),
+  );
+  const read = (request: string, way: string, racks: number) =>
+    rows.find((r) => r.request === request && r.way === way && r.racks === racks)?.rcu ?? Number.NaN;
+  const [smallest, largest] = [Math.min(...FLEET_SIZES), Math.max(...FLEET_SIZES)];
+  for (const request of ["10 racks by id", "default scope"]) {
+    const growth = (way: string) => fixed(read(request, way, largest) / read(request, way, smallest), 1);
+    console.log(
+      `${request}: RCU at ${largest} racks / at ${smallest}: after ${growth("after (by key)")}×, before ${growth("before (Scan)")}×`,
+    );
+  }
+  console.log(
+    "(units estimated from item sizes, as above; moto's latency is moto's, see docs/benchmarks.md)",
+  );
 }

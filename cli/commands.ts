@@ -3,14 +3,16 @@
  * and returns a Result (data for json/yaml, a table for people) or an exit code.
  */
 import { readFile } from "node:fs/promises";
+import { status as GrpcStatus } from "@grpc/grpc-js";
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { checkClientRequestId } from "../src/domain/client-request.js";
 import { unreadable } from "../src/domain/input-file.js";
 import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
 import { formatElapsed, parseDurationNs } from "./durations.js";
-import { EXIT, UsageError } from "./errors.js";
+import { EXIT, isServiceError, UsageError } from "./errors.js";
 import {
   componentTypes,
   executorTypes,
@@ -24,6 +26,7 @@ import {
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
 import type { Action } from "./program.js";
+import { withRetries } from "./retry.js";
 import { loadRunFile } from "./run-file/load.js";
 import { runFileFromConfig } from "./run-file/to-file.js";
 import { phaseNotes } from "./target-phases.js";
@@ -73,6 +76,19 @@ function expectedPhase(value: string): number {
     throw new InvalidArgumentError("phase 1 is the first phase, never the next one: expected 2 or more");
   return n - 1;
 }
+
+/** The service's rule (src/domain/client-request.ts), checked before anything is sent. */
+function requestIdArg(value: string): string {
+  const violation = checkClientRequestId(value);
+  if (violation !== undefined) throw new InvalidArgumentError(violation.rule);
+  return value;
+}
+
+/** Failures after which a create may or may not have happened. */
+const OUTCOME_UNKNOWN: ReadonlySet<GrpcStatus> = new Set([
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.UNAVAILABLE,
+]);
 
 function collect(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
@@ -133,8 +149,13 @@ export function registerRunCommands(program: Command, act: Act): void {
     .description("create a run from a run file (YAML or JSON; see docs/cli.md for the schema)")
     .requiredOption("-f, --file <path>", "run file")
     .option("--dry-run", "print the plan the service would freeze (phases and their racks); create nothing")
+    .option(
+      "--request-id <id>",
+      "the create's client request id (default: a new UUID each time); the id an earlier invocation printed finds its run instead of creating another",
+      requestIdArg,
+    )
     .action(
-      act(async (ctx, o: { file: string; dryRun?: boolean }) => {
+      act(async (ctx, o: { file: string; dryRun?: boolean; requestId?: string }) => {
         const request = await loadRunFile(o.file);
         if (request.configuration?.operation?.operation?.value.queueOptions !== undefined) {
           ctx.io.stderr.write(`warning: ${o.file}: ${QUEUE_IGNORED}\n`);
@@ -147,7 +168,20 @@ export function registerRunCommands(program: Command, act: Act): void {
           });
           return EXIT.OK;
         }
-        const { id } = await ctx.conn().flow.createOperationRun(request);
+        // One id per invocation, the same on every retry: a create that happened but whose answer
+        // was lost is found again instead of repeated.
+        const clientRequestId = o.requestId ?? ctx.newRequestId();
+        const { id } = await withRetries(
+          () => ctx.conn().flow.createOperationRun({ ...request, clientRequestId }),
+          ctx.retryPolicy,
+        ).catch((err: unknown) => {
+          if (isServiceError(err) && OUTCOME_UNKNOWN.has(err.code)) {
+            throw Object.assign(err, {
+              outcomeHint: `the run may have been created: \`flowctl run create -f ${o.file} --request-id ${clientRequestId}\` answers its id if so, and creates it if not`,
+            });
+          }
+          throw err;
+        });
         ctx.print({
           data: pb.CreateOperationRunResponse.toJSON({ id }),
           table: () => `created run ${id?.id}\nwatch it: flowctl run watch ${id?.id}`,

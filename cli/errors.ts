@@ -7,7 +7,7 @@
  *   3        `run watch`: the run is PAUSED (safety gate, phase gate, operator, conflict timeout)
  *   10 + N   the service answered with gRPC status N: 13 INVALID_ARGUMENT, 15 NOT_FOUND,
  *            19 FAILED_PRECONDITION, 23 INTERNAL, 24 UNAVAILABLE (not reachable), 14 DEADLINE_EXCEEDED,
- *            16 UNAUTHENTICATED... (the table in docs/cli.md lists them all)
+ *            18 RESOURCE_EXHAUSTED (busy), 16 UNAUTHENTICATED... (the table in docs/cli.md lists them all)
  *   130      interrupted (Ctrl-C)
  */
 import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
@@ -118,6 +118,11 @@ export function describeServiceError(err: ServiceError, ctx: ErrorContext): stri
         "  is it running? Start the local stack with `npm start` (it listens on 127.0.0.1:50051),",
         "  or point flowctl at the service with --endpoint HOST:PORT or FLOW_ENDPOINT;",
         "  if the service speaks TLS, add --tls (and --ca FILE for a private CA)",
+      ];
+    case GrpcStatus.RESOURCE_EXHAUSTED:
+      return [
+        `error: ${details} (${name})`,
+        "  the service is busy and did not start the call; try again in a moment",
       ];
     case GrpcStatus.DEADLINE_EXCEEDED:
       return [

@@ -1,8 +1,14 @@
 /**
  * What commands print: human-readable tables by default, or the service's messages as JSON or YAML
  * (`--output json|yaml`: proto3 JSON field names, enum names, RFC 3339 timestamps) for scripts.
+ *
+ * Nothing the service sends reaches the terminal raw: a run named "\x1b[2J" would clear the screen
+ * of whoever lists runs. `terminalSafe` shows every control character (src/domain/text.ts: C0 but
+ * tab, DEL, C1) as an escape instead; `table` and `fields` apply it to every cell, `render` to
+ * everything a command prints, and the error and watch printers to the service's text they show.
  */
 import { Document, isScalar, isSeq, stringify, visit } from "yaml";
+import { CONTROL_CHARACTERS } from "../src/domain/text.js";
 
 export const OUTPUT_FORMATS = ["table", "json", "yaml"] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -20,14 +26,41 @@ export interface Result {
 export function render(result: Result, format: OutputFormat): string {
   switch (format) {
     case "json":
-      return `${JSON.stringify(result.data, null, 2)}\n`;
+      return unicodeEscaped(`${JSON.stringify(result.data, null, 2)}\n`);
     case "yaml":
-      return stringify(result.data, { lineWidth: 0 });
+      return unicodeEscaped(stringify(result.data, { lineWidth: 0 }));
     case "table": {
-      const text = result.table();
+      const text = terminalSafe(result.table(), "keep-newlines");
       return text.endsWith("\n") || text === "" ? text : `${text}\n`;
     }
   }
+}
+
+const NAMED_ESCAPES: Record<string, string> = { "\n": "\\n", "\r": "\\r" };
+
+/**
+ * `text` with every control character shown as an escape: `\x1b`, `\x9b`, `\n`. With
+ * "keep-newlines", line breaks stay line breaks (for text flowctl laid out itself):
+ *
+ *   terminalSafe("a\x1b[2Jb\nc")                   → "a\\x1b[2Jb\\nc"
+ *   terminalSafe("a\x1b[2Jb\nc", "keep-newlines")  → "a\\x1b[2Jb" + newline + "c"
+ */
+export function terminalSafe(
+  text: string,
+  newlines: "escape-newlines" | "keep-newlines" = "escape-newlines",
+): string {
+  return text.replace(CONTROL_CHARACTERS, (c) => {
+    if (c === "\n" && newlines === "keep-newlines") return c;
+    return NAMED_ESCAPES[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+  });
+}
+
+/**
+ * JSON and YAML escape C0 controls themselves but pass DEL and C1 through; both only occur inside
+ * (double-quoted) strings there, where `\u009b` is the same character, escaped.
+ */
+function unicodeEscaped(text: string): string {
+  return text.replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /**
@@ -38,20 +71,21 @@ export function render(result: Result, format: OutputFormat): string {
  *   1   a
  */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const safe = rows.map((r) => r.map((cell) => terminalSafe(cell)));
+  const widths = headers.map((h, i) => Math.max(h.length, ...safe.map((r) => (r[i] ?? "").length)));
   const line = (cells: readonly string[]) =>
     cells
       .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!)))
       .join("  ")
       .trimEnd();
-  return [line(headers), ...rows.map(line)].join("\n");
+  return [line(headers), ...safe.map(line)].join("\n");
 }
 
 /** `Name:     value` lines, the labels aligned; pairs with an empty value are left out. */
 export function fields(pairs: readonly (readonly [string, string])[]): string {
   const shown = pairs.filter(([, v]) => v !== "");
   const width = Math.max(...shown.map(([k]) => k.length)) + 1;
-  return shown.map(([k, v]) => `${`${k}:`.padEnd(width)} ${v}`).join("\n");
+  return shown.map(([k, v]) => `${`${k}:`.padEnd(width)} ${terminalSafe(v)}`).join("\n");
 }
 
 /** `2026-11-20 08:00:03Z`: UTC to the second, short enough for a table. */

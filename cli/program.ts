@@ -5,6 +5,7 @@
  * `runCli(argv, io)` parses, runs and returns the exit code (see errors.ts for the table); it never
  * calls process.exit, so it can be driven from tests and from the bin shim alike.
  */
+import { randomUUID } from "node:crypto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { Command, CommanderError, Option } from "commander";
 import { type Connection, connect, type TlsOptions } from "./client.js";
@@ -18,7 +19,15 @@ import {
   isServiceError,
   UsageError,
 } from "./errors.js";
-import { OUTPUT_FORMATS, type OutputFormat, type Result, render, type Writer } from "./output.js";
+import {
+  OUTPUT_FORMATS,
+  type OutputFormat,
+  type Result,
+  render,
+  terminalSafe,
+  type Writer,
+} from "./output.js";
+import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { RunFileError } from "./run-file/load.js";
 
 export const DEFAULT_ENDPOINT = "127.0.0.1:50051";
@@ -29,6 +38,12 @@ export interface Io {
   env: Readonly<Record<string, string | undefined>>;
   /** Resolves on Ctrl-C; only `run watch` waits for it. */
   interrupted: Promise<void>;
+  /** Retry jitter, a float in [0, 1) (default Math.random; tests pass a seeded one). */
+  random?: () => number;
+  /** Waits between retries (default a timer; tests record them instead). */
+  sleep?: (ms: number) => Promise<void>;
+  /** A fresh client request id per create (default a random UUID). */
+  newRequestId?: () => string;
 }
 
 /** What an action gets: the connection (opened on first use), the output format and the terminal. */
@@ -38,6 +53,9 @@ export interface Context {
   io: Io;
   color: boolean;
   print(result: Result): void;
+  /** How calls that are safe to repeat retry RESOURCE_EXHAUSTED and UNAVAILABLE (retry.ts). */
+  retryPolicy: RetryPolicy;
+  newRequestId(): string;
 }
 
 interface GlobalOptions {
@@ -120,6 +138,16 @@ Docs: docs/cli.md`,
         print(result) {
           io.stdout.write(render(result, format));
         },
+        retryPolicy: {
+          ...DEFAULT_RETRY,
+          random: io.random ?? Math.random,
+          sleep: io.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+          onRetry: ({ attempt, attempts, delayMs, status }) =>
+            io.stderr.write(
+              `flowctl: the service answered ${status}; retrying in ${(delayMs / 1000).toFixed(1)} s (attempt ${attempt + 1} of ${attempts})\n`,
+            ),
+        },
+        newRequestId: io.newRequestId ?? randomUUID,
       };
       // Commander passes (args..., options, command): the action takes the positional arguments and
       // the command's own options.
@@ -174,7 +202,10 @@ function report(err: unknown, io: Io, endpoint: string, tls: boolean): number {
     const lines = describeServiceError(err, { endpoint, method, tls });
     const hint = (err as { hint?: string }).hint;
     if (hint !== undefined && err.code !== GrpcStatus.UNAVAILABLE) lines.push(`  ${hint}`);
-    io.stderr.write(`${lines.join("\n")}\n`);
+    const outcomeHint = (err as { outcomeHint?: string }).outcomeHint;
+    if (outcomeHint !== undefined) lines.push(`  ${outcomeHint}`);
+    // The details are the service's text.
+    io.stderr.write(`${terminalSafe(lines.join("\n"), "keep-newlines")}\n`);
     return exitCodeForStatus(err.code);
   }
   io.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);

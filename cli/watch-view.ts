@@ -20,6 +20,7 @@ import * as pb from "../src/gen/flow/v1/flow.js";
 import { formatElapsed } from "./durations.js";
 import { EXIT } from "./errors.js";
 import { runReasons, runStatuses, TERMINAL_RUN_STATUSES } from "./names.js";
+import { terminalSafe } from "./output.js";
 import { windowText } from "./window.js";
 
 export interface PhaseView {
@@ -140,12 +141,13 @@ export function buildModel(input: ModelInput): WatchModel {
       ? Math.round(((planned - finished) * elapsedMs) / finished)
       : undefined;
 
+  // The service's text, drawn among the view's own escape sequences: neutralised here, once.
   return {
-    runId: summary?.id?.id ?? "",
-    name: summary?.name ?? "",
+    runId: terminalSafe(summary?.id?.id ?? ""),
+    name: terminalSafe(summary?.name ?? ""),
     status,
     reason: summary?.state?.reason ?? pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_UNKNOWN,
-    message: summary?.statusMessage ?? "",
+    message: terminalSafe(summary?.statusMessage ?? ""),
     window: windowText(input.run.configuration, input.now),
     currentPhase,
     totalPhases,

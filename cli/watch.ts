@@ -158,6 +158,7 @@ async function reproducePlan(conn: Connection, run: pb.OperationRun): Promise<nu
       name: summary.name,
       description: summary.description,
       configuration: run.configuration,
+      clientRequestId: "",
     });
     if (plan.totalPhases !== summary.totalPhases) return undefined;
     const sizes = new Array<number>(plan.totalPhases).fill(0);

@@ -28,6 +28,7 @@ import { recordBmcReport } from "../src/app/child-task/receiving.js";
 import type { ChildTaskSettings } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
 import { type Logger, lineLogger } from "../src/app/observability.js";
+import type { PlanInventory } from "../src/app/plan-inventory.js";
 import type {
   BmcCommandPublisher,
   ChildTaskSubmitter,
@@ -48,7 +49,7 @@ export interface LocalChildTasksOptions {
     tasks: TaskStore;
     runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
     locks: RackLockStore;
-    inventory: Pick<InventoryStore, "loadAll" | "getRacksByIds" | "upsertRacks">;
+    inventory: PlanInventory & Pick<InventoryStore, "upsertRacks">;
   };
   /**
    * Table names: request records and task secrets live in Tasks; verified versions are written

@@ -11,8 +11,9 @@
  * `LOCAL_ENV` lists every variable the local stack reads; the ones it shares with the deployables
  * are taken from their list (src/service/config.ts ENV), so the two cannot drift.
  */
+import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import type { BuildInfo } from "../src/app/api.js";
-import { ENV } from "../src/service/config.js";
+import { admissionLimits, admissionSettings, ENV } from "../src/service/config.js";
 import {
   configReader,
   hexKey,
@@ -37,7 +38,17 @@ export const LOCAL_ENV = {
   secretsKeyHex: ENV.localSecretsKeyHex,
   version: ENV.version,
   gitCommit: ENV.gitCommit,
+  maxInFlightCalls: ENV.maxInFlightCalls,
+  maxConcurrentCreates: ENV.maxConcurrentCreates,
 } as const;
+
+/**
+ * Lower than the front's (64 calls, 8 creates): the local store is one moto process serving one
+ * request at a time, some 15 to 150 a second depending on the machine. By Little's law 64 calls in
+ * flight there wait seconds each, and on a busy 2-core machine some outlived a 10 s deadline in the
+ * load benchmark; 16 keep the wait near a second and refuse the rest at once (RESOURCE_EXHAUSTED).
+ */
+export const LOCAL_ADMISSION_LIMITS = { maxInFlightCalls: 16, maxConcurrentCreates: 4 } as const;
 
 export interface LocalStackConfig {
   port: number;
@@ -50,6 +61,8 @@ export interface LocalStackConfig {
   childTaskWaitMs: number;
   secretsKeyHex?: string;
   buildInfo: BuildInfo;
+  /** The gRPC server's admission limits (FLOW_MAX_IN_FLIGHT_CALLS, FLOW_MAX_CONCURRENT_CREATES). */
+  admission: AdmissionLimits;
 }
 
 export const readLocalStackConfig = configReader(
@@ -64,9 +77,11 @@ export const readLocalStackConfig = configReader(
     secretsKeyHex: optional(LOCAL_ENV.secretsKeyHex, hexKey(32)),
     version: withDefault(LOCAL_ENV.version, text, "0.1.0-local"),
     gitCommit: withDefault(LOCAL_ENV.gitCommit, text, ""),
+    ...admissionSettings(LOCAL_ADMISSION_LIMITS),
   },
-  ({ version, gitCommit, ...options }): LocalStackConfig => ({
+  ({ version, gitCommit, maxInFlightCalls, maxConcurrentCreates, ...options }, report): LocalStackConfig => ({
     ...options,
     buildInfo: { version, gitCommit, buildTime: "" },
+    admission: admissionLimits({ maxInFlightCalls, maxConcurrentCreates }, report),
   }),
 );

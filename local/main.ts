@@ -50,6 +50,7 @@ async function main(): Promise<void> {
     tickMs: config.tickMs,
     childTaskWaitMs: config.childTaskWaitMs,
     buildInfo: config.buildInfo,
+    admission: config.admission,
     ...(config.inventoryFile ? { inventory: await loadInventoryFile(config.inventoryFile) } : {}),
     ...(config.fleetFile ? { fleet: await loadFleetFile(config.fleetFile) } : {}),
     ...(config.dataDir ? { dataDir: config.dataDir } : {}),

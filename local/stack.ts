@@ -22,6 +22,7 @@ import {
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
+import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
 import type { BuildInfo } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
@@ -64,11 +65,13 @@ export interface LocalStackOptions {
   secretsKey?: Uint8Array;
   /** What the Version RPC reports (default version `0.1.0-local`). */
   buildInfo?: BuildInfo;
+  /** The gRPC server's admission limits (default: the front's; `npm start` passes the local stack's). */
+  admission?: AdmissionLimits;
   /** How often the data dir snapshot is written (default 5 s). */
   snapshotMs?: number;
   /**
-   * Called with the DynamoDB client before the stores are built on it and the inventory is loaded
-   * (the API benchmark installs its capacity meter there).
+   * Called with each DynamoDB client (the workers', then the gRPC API's) before the stores are built
+   * on it and the inventory is loaded (the API benchmark installs its capacity meter there).
    */
   onDynamoDbClient?: (client: DynamoDBClient) => void;
   log?: (line: string) => void;
@@ -113,8 +116,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let restored = 0;
     if (options.dataDir && created) restored = await restoreSnapshot(client, names, options.dataDir);
     const cipher = new LocalAesGcmCipher(options.secretsKey ?? (await secretsKey(options.dataDir)));
+    // The gRPC API's own client, configured as on Fargate (aws-config.ts: the front profile).
+    const frontClient = createDynamoDbClient({ endpoint: awsEndpoint, profile: "front" });
+    stops.push(async () => frontClient.destroy());
     options.onDynamoDbClient?.(client);
+    options.onDynamoDbClient?.(frontClient);
     const stores = createDynamoStores(client, names, { cipher });
+    const frontStores = createDynamoStores(frontClient, names, { cipher });
 
     // An explicit inventory always loads; the demo fleet only when nothing was restored.
     if (options.inventory) await stores.inventory.upsertRacks(options.inventory);
@@ -170,7 +178,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The same API as the gRPC front on Fargate (src/service/grpc-front.ts), on the local task
     // service; resume and advance run their pass at once instead of waiting for the stream.
     const api = assembleFlowApi({
-      stores,
+      stores: frontStores,
       tasks: { submitter: childTasks.submitter, api: childTasks.tasksApi },
       clock,
       newId: randomUUID,
@@ -185,6 +193,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       host: "127.0.0.1",
       port: options.port,
       logger: lineLogger(log),
+      ...(options.admission === undefined ? {} : { admission: options.admission }),
     });
     stops.push(() => server.shutdown(5_000));
 

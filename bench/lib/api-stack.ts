@@ -24,18 +24,26 @@ import {
   type TableNames,
   tableNames,
 } from "../../src/adapters/dynamodb/index.js";
+import type { AdmissionLimits } from "../../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { lineLogger } from "../../src/app/observability.js";
 import { createRunService } from "../../src/app/runs.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { composeFlowApi } from "../../src/service/flow-api.js";
-import { type CapacityMeter, installCapacityMeter } from "./capacity-meter.js";
+import { CapacityMeter, installCapacityMeter } from "./capacity-meter.js";
 
 export interface BenchStackOptions {
   /** Racks of the generated demo fleet (local/demo-fleet.ts) loaded into the inventory. */
   racks: number;
   /** The full local stack (dispatcher, stream poller, child tasks, BMC fleet) instead. */
   full?: boolean;
+  /** The gRPC server's admission limits (default: the product's). */
+  admission?: AdmissionLimits;
+  /**
+   * false: no capacity meter on the client (the load benchmark: the meter remembers up to 2,000
+   * items, memory the product would not hold); `meter` then counts nothing. Default true.
+   */
+  metered?: boolean;
   log?: (line: string) => void;
 }
 
@@ -62,6 +70,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       tickMs: 1_000_000_000,
       inventory,
       log,
+      ...(options.admission === undefined ? {} : { admission: options.admission }),
       onDynamoDbClient: (client) => {
         meter = installCapacityMeter(client, { reportedFigures: "ignore" });
       },
@@ -79,12 +88,16 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
 
   const moto = await startLocalMoto();
   try {
-    const client = createDynamoDbClient({ endpoint: moto.endpoint });
+    // The gRPC front's client configuration (socket pool, timeouts, retries), as on Fargate.
+    const client = createDynamoDbClient({ endpoint: moto.endpoint, profile: "front" });
     const tables = tableNames(`bench-${randomUUID().slice(0, 8)}-`);
     await createTables(client, tables);
     // moto's capacity figures are placeholders: size every call, starting with the inventory load,
     // so the meter knows the inventory's item sizes before anything scans it.
-    const meter = installCapacityMeter(client, { reportedFigures: "ignore" });
+    const meter =
+      options.metered === false
+        ? new CapacityMeter()
+        : installCapacityMeter(client, { reportedFigures: "ignore" });
     const stores = createDynamoStores(client, tables);
     await stores.inventory.upsertRacks(inventory);
     const api = composeFlowApi({
@@ -97,7 +110,13 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       inventory: stores.inventory,
       buildInfo: { version: "bench", buildTime: "", gitCommit: "" },
     });
-    const server = await startGrpcServer({ api, host: "127.0.0.1", port: 0, logger: lineLogger(log) });
+    const server = await startGrpcServer({
+      api,
+      host: "127.0.0.1",
+      port: 0,
+      logger: lineLogger(log),
+      ...(options.admission === undefined ? {} : { admission: options.admission }),
+    });
     return {
       address: `127.0.0.1:${server.port}`,
       stores,

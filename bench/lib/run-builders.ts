@@ -1,5 +1,6 @@
 /** Builders of runs and targets (plain values, deterministic ids), for benchmarks and storage tests. */
 import type { Run, RunConfig, Target } from "../../src/domain/model.js";
+import { type CreateOperationRunRequest, OperationRunSafetyGateScope } from "../../src/gen/flow/v1/flow.js";
 
 export function uuid(n: number, prefix = "00000000"): string {
   return `${prefix}-0000-4000-8000-${String(n).padStart(12, "0")}`;
@@ -78,4 +79,72 @@ export function runWithTargets(
     }
   });
   return { run, targets };
+}
+
+/**
+ * A CreateOperationRun request of the benchmarks: 100 % of `rackIds` (absent: the default scope,
+ * every rack), one failure-count gate, version 9.9.9, no client request id unless given.
+ */
+export function benchCreateRequest(options: {
+  name: string;
+  seed: string;
+  rackIds?: readonly string[];
+  clientRequestId?: string;
+}): CreateOperationRunRequest {
+  return {
+    name: options.name,
+    description: "benchmark",
+    clientRequestId: options.clientRequestId ?? "",
+    configuration: {
+      selector: { selector: { $case: "percentage", value: { percentage: 100, seed: options.seed } } },
+      options: {
+        maintenanceWindows: [],
+        maxConcurrentTargets: 10,
+        safetyPolicy: {
+          gates: [
+            {
+              gate: {
+                $case: "failureCount",
+                value: {
+                  scope: OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN,
+                  failureThresholdCount: 5,
+                },
+              },
+            },
+          ],
+        },
+        conflictPolicy: undefined,
+        orderingPolicy: undefined,
+        phasePolicy: undefined,
+      },
+      operation: {
+        operation: {
+          $case: "upgradeFirmware",
+          value: {
+            targetSpec:
+              options.rackIds === undefined
+                ? undefined
+                : {
+                    targets: {
+                      $case: "racks",
+                      value: {
+                        targets: options.rackIds.map((id) => ({
+                          identifier: { $case: "id" as const, value: { id } },
+                          componentTypes: [],
+                        })),
+                      },
+                    },
+                  },
+            targetVersion: "9.9.9",
+            description: "bench",
+            subTargets: [],
+            overrideReadinessCheck: false,
+            authenticationData: undefined,
+            overrideVersionCheck: false,
+          },
+        },
+        targetScope: undefined,
+      },
+    },
+  };
 }

@@ -55,6 +55,8 @@ export function readRequest(r: Reader, root: unknown): pb.CreateOperationRunRequ
     name: name?.trim() ?? "",
     description,
     configuration: { selector, options, operation },
+    // Not part of the run file: `flowctl run create` sets one per invocation.
+    clientRequestId: "",
   };
 }
 

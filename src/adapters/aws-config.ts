@@ -12,6 +12,27 @@
  * seven retries, roughly 0.1 s … 20 s of backoff before the error surfaces. Transaction conflicts
  * (TransactionCanceledException with a TransactionConflict reason) are NOT retried by the SDK; the
  * DynamoDB adapter retries those itself (src/adapters/dynamodb/db.ts).
+ *
+ * DynamoDB clients come in two profiles, because their callers wait differently:
+ *
+ *   worker  the Lambdas, the local dispatcher and child tasks: nobody waits on a call, every write
+ *           is idempotent, one event is handled at a time. The retries above, the SDK's socket
+ *           pool (50, more than a dispatch pass uses) and its timeouts.
+ *   front   the gRPC front: a client waits, with a deadline, and admission control
+ *           (src/adapters/grpc/admission.ts) is the one queue. So:
+ *           - `standard` retries, 3 attempts: exponential backoff with full jitter, under a retry
+ *             quota; at most a few hundred ms of backoff, so a throttled or failing store shows
+ *             within the call's deadline instead of behind it. Adaptive mode would instead hold
+ *             admitted calls in its client-side rate limiter: a queue the admission limits cannot
+ *             see. A failed call is the client's to retry (flowctl does, with backoff).
+ *           - 256 sockets, kept alive: more than the admitted work uses at once (64 calls; a
+ *             create's lookups run at most 8 at a time per kind of reference), so no request
+ *             waits for a socket; the SDK's default 50 queued 150 requests behind 50 sockets in
+ *             the trial.
+ *           - connect within 2 s (a regional endpoint answers in milliseconds; longer is a dead
+ *             endpoint or network), answer within 15 s, else the attempt fails and is retried:
+ *             a stuck socket releases its call's admission slot instead of holding it for the
+ *             SDK's default 300 s.
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 
@@ -55,11 +76,43 @@ export function awsClientConfig(
   return config;
 }
 
-export function createDynamoDbClient(
+export type DynamoDbProfile = "front" | "worker";
+
+export const FRONT_DYNAMODB = {
+  maxAttempts: 3,
+  retryMode: "standard",
+  maxSockets: 256,
+  connectionTimeoutMs: 2_000,
+  requestTimeoutMs: 15_000,
+} as const;
+
+/** The client configuration of a profile (see the file comment). */
+export function dynamoDbClientConfig(
+  profile: DynamoDbProfile,
   options: AwsOptions = {},
+  env: NodeJS.ProcessEnv = process.env,
+): DynamoDBClientConfig {
+  if (profile === "worker") return awsClientConfig(options, env);
+  const agent = { keepAlive: true, maxSockets: FRONT_DYNAMODB.maxSockets };
+  return {
+    ...awsClientConfig({ maxAttempts: FRONT_DYNAMODB.maxAttempts, ...options }, env),
+    retryMode: FRONT_DYNAMODB.retryMode,
+    requestHandler: {
+      connectionTimeout: FRONT_DYNAMODB.connectionTimeoutMs,
+      requestTimeout: FRONT_DYNAMODB.requestTimeoutMs,
+      throwOnRequestTimeout: true,
+      httpAgent: agent,
+      httpsAgent: agent,
+    },
+  };
+}
+
+export function createDynamoDbClient(
+  options: AwsOptions & { profile?: DynamoDbProfile } = {},
   extra: Partial<DynamoDBClientConfig> = {},
 ): DynamoDBClient {
-  return new DynamoDBClient({ ...awsClientConfig(options), ...extra });
+  const { profile = "worker", ...aws } = options;
+  return new DynamoDBClient({ ...dynamoDbClientConfig(profile, aws), ...extra });
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -28,11 +28,36 @@ export interface BuildInfo {
   gitCommit: string;
 }
 
+/** How a create is called, beside what it creates. */
+export interface CreateRunOptions {
+  /**
+   * The client's idempotency key (client_request_id): a retry of the same request with it gets the
+   * first run's id; another request with it is InvalidArgument. Absent: every call creates a run.
+   */
+  clientRequestId?: string;
+  /**
+   * True once nobody can receive the answer any more (the call's deadline passed, or the client
+   * cancelled it): the run is then not committed. Asked before writing and right before the commit.
+   */
+  abandoned?: () => boolean;
+  /**
+   * The call's deadline, epoch ms (absent: none). A create with too little of it left to commit
+   * (src/app/commit-reserve.ts) answers UNAVAILABLE rather than commit after the caller gave up.
+   */
+  deadline?: number;
+}
+
 export interface OperationRunsApi {
   /** Validates, plans and freezes a run with its targets, atomically. Returns the new run id. */
-  createRun(input: CreateRunInput): Promise<{ id: string }>;
-  /** Exactly what createRun would freeze, written nowhere (flowctl --dry-run). */
-  planRun(input: CreateRunInput): Promise<{
+  createRun(input: CreateRunInput, options?: CreateRunOptions): Promise<{ id: string }>;
+  /**
+   * Exactly what createRun would freeze, written nowhere (flowctl --dry-run). A client request id
+   * that createRun would refuse as reused is refused here too.
+   */
+  planRun(
+    input: CreateRunInput,
+    options?: Pick<CreateRunOptions, "clientRequestId">,
+  ): Promise<{
     config: RunConfig;
     plan: Plan;
     rackExternalIds: Map<string, string>;

@@ -71,6 +71,37 @@ export interface BlockedUpdate {
   firstBlockedAt: number;
 }
 
+/** A client request id as remembered with the run it created (idempotent create). */
+export interface ClientRequest {
+  /** CreateOperationRunRequest.client_request_id. */
+  id: string;
+  /** requestFingerprint of the request that created the run (src/domain/client-request.ts). */
+  fingerprint: string;
+  /** Epoch ms after which the id is forgotten (a later create with it makes a new run). */
+  expiresAt: number;
+}
+
+export interface ClientRequestRecord extends Omit<ClientRequest, "id"> {
+  runId: string;
+}
+
+export interface CreateRunOptions {
+  /** Committed with the run, in the commit transaction: the id then names this run until it expires. */
+  clientRequest?: ClientRequest;
+  /**
+   * Asked right before the commit; false abandons the create: nothing becomes visible (targets
+   * written ahead are invisible orphans that expire as after a crash). The caller's deadline.
+   */
+  mayCommit?: () => boolean;
+}
+
+export type CreateRunOutcome =
+  | { outcome: "created" }
+  /** `mayCommit` said no: nothing was committed. */
+  | { outcome: "abandoned" }
+  /** Another create committed with the same client request id (not expired) first: nothing was. */
+  | { outcome: "request-id-taken" };
+
 export interface RunStore {
   /**
    * Freezes a run with its targets. All-or-nothing to every reader: until the run item is written
@@ -78,9 +109,13 @@ export interface RunStore {
    * leaves only invisible orphans that expire by TTL. Throws `AlreadyExistsError`-like failure
    * (FlowError ALREADY_EXISTS) if the run id exists. `run.config.operation.firmware.authentication`
    * is stored encrypted and stripped from the stored configuration (see getRunSecrets).
-   * Not idempotent by itself: callers generate a fresh run id per request.
+   * Not idempotent by itself: callers generate a fresh run id per request, and pass the client's
+   * request id, if any, as `clientRequest` so that a retry finds the run (getClientRequest).
    */
-  createRun(run: Run, targets: Target[]): Promise<void>;
+  createRun(run: Run, targets: Target[], options?: CreateRunOptions): Promise<CreateRunOutcome>;
+
+  /** The run a client request id created, unless unknown or expired at `now` (epoch ms). */
+  getClientRequest(id: string, now: number): Promise<ClientRequestRecord | undefined>;
 
   /** A committed run, its configuration WITHOUT authentication data; undefined if absent. */
   getRun(runId: string): Promise<Run | undefined>;
@@ -246,18 +281,43 @@ export const ACTIVE_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["PENDING",
 // ---------------------------------------------------------------------------------------------
 // Inventory
 
+/**
+ * A rack as planning the default scope reads it: id, name, external id and its components' ids and
+ * types, nothing else (no location, firmware versions or component external ids). It is an
+ * InventoryRack with those optional fields absent, so the planner takes it as it is.
+ */
+export interface ScopeRack {
+  id: string;
+  name: string;
+  externalId?: string;
+  components: { id: string; type: ComponentType }[];
+}
+
+/**
+ * Every lookup reads by key or index: cost grows with what is asked for, never with the fleet.
+ * Only `loadAll` (ListRacks) reads the whole table.
+ */
 export interface InventoryStore {
   /** Creates or replaces each rack (with its component lookups). Idempotent. */
   upsertRacks(racks: InventoryRack[]): Promise<void>;
-  /** Every rack, sorted by id (the default scope; the planner orders with its own seed). */
+  /** Every rack, sorted by id: a Scan of the whole table, for ListRacks only. */
   loadAll(): Promise<InventoryRack[]>;
+  /** In the order asked; unknown ids skipped. */
   getRacksByIds(ids: string[]): Promise<InventoryRack[]>;
+  /** Every rack of each name (two racks may share one), each name's racks by id. */
   getRacksByNames(names: string[]): Promise<InventoryRack[]>;
   getRacksByExternalIds(externalIds: string[]): Promise<InventoryRack[]>;
   getRacksByNvlDomain(ref: { by: "id"; id: string } | { by: "name"; name: string }): Promise<InventoryRack[]>;
   /** componentId → the rack that holds it. */
   getRacksByComponentIds(componentIds: string[]): Promise<Map<string, InventoryRack>>;
-  getRackByComponentExternalId(type: ComponentType, externalId: string): Promise<InventoryRack | undefined>;
+  /** Every rack holding a component of `type` with this external id, by id (two: ambiguous). */
+  getRacksByComponentExternalId(type: ComponentType, externalId: string): Promise<InventoryRack[]>;
+  /**
+   * The default scope's candidates: racks in id order for which `qualifies` holds, at most `limit`
+   * of them; reading stops once `limit` qualified. Reads a narrow index (about 40 bytes a
+   * component), never the rack items, so a plan over a large fleet reads about `limit` racks.
+   */
+  listScopeRacks(qualifies: (rack: ScopeRack) => boolean, limit: number): Promise<ScopeRack[]>;
 }
 
 // ---------------------------------------------------------------------------------------------

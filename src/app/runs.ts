@@ -1,19 +1,41 @@
 /**
- * Create and read use cases for operation runs: validate with the pure core, plan against a
- * snapshot of inventory, freeze the run and its targets atomically, and answer queries with the
- * spec's ordering, scoping and status codes. Manual controls live in controls.ts (they meet the
- * dispatcher); this file never changes a run after it is created.
+ * Create and read use cases for operation runs: validate with the pure core, plan against the
+ * racks the plan can draw from (read by key, plan-inventory.ts), freeze the run and its targets
+ * atomically, and answer queries with the spec's ordering, scoping and status codes. Manual
+ * controls live in controls.ts (they meet the dispatcher); this file never changes a run after it
+ * is created.
+ *
+ * Create, step by step:
+ *   1. a client request id, if sent, is looked up first: known → the first run's id (same request)
+ *      or InvalidArgument (another request), before anything is validated or planned;
+ *   2. too little of the deadline left to commit (commit-reserve.ts) → UNAVAILABLE, not started;
+ *   3. validate, read the racks, plan;
+ *   4. the caller gone (deadline passed, call cancelled) → nothing is written;
+ *   5. freeze: the store asks once more right before its commit (gone → DEADLINE_EXCEEDED, too late
+ *      → UNAVAILABLE, nothing committed either way), and commits the request id with the run;
+ *      losing the id to a concurrent create of the same request answers that run's id.
  */
 
-import { FailedPreconditionError, NotFoundError, ValidationError } from "../domain/errors.js";
+import {
+  CLIENT_REQUEST_TTL_MS,
+  checkClientRequestId,
+  clientRequestReused,
+  requestFingerprint,
+  sameCredentials,
+} from "../domain/client-request.js";
+import {
+  DeadlineExceededError,
+  FailedPreconditionError,
+  FlowError,
+  NotFoundError,
+  ValidationError,
+} from "../domain/errors.js";
 import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import { nextOpenings, scheduleOf } from "../domain/maintenance-window.js";
 import type {
   CreateRunInput,
-  InventoryRack,
   ListRunsQuery,
   ListTargetsQuery,
-  Plan,
   Run,
   RunConfig,
   RunStats,
@@ -22,15 +44,19 @@ import type {
 import { type ExcludedTarget, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
 import { computeStats } from "../domain/stats.js";
-import type { TargetView } from "./api.js";
-import type { InventoryStore, RunListEntry, RunStore } from "./ports.js";
+import type { CreateRunOptions, TargetView } from "./api.js";
+import { type CommitReserve, createCommitReserve } from "./commit-reserve.js";
+import { type PlanInventory, racksForPlan } from "./plan-inventory.js";
+import type { ClientRequestRecord, RunListEntry, RunStore } from "./ports.js";
 
 export interface RunsDeps {
   runs: RunStore;
-  inventory: InventoryStore;
+  inventory: PlanInventory;
   clock: () => number;
   /** A fresh random UUID (run ids, target ids and generated seeds, as the reference does). */
   newId: () => string;
+  /** How much of its deadline a create needs left to commit (default: one that learns, per service). */
+  commitReserve?: CommitReserve;
 }
 
 /** The reference's text for an unknown run on detail and lifecycle calls (NotFound). */
@@ -44,23 +70,43 @@ const EXCLUDED_TARGETS_PAGE = { offset: 0, limit: 1000 };
 
 export function createRunService(deps: RunsDeps) {
   const { runs, inventory, clock, newId } = deps;
+  const reserve = deps.commitReserve ?? createCommitReserve();
 
-  async function validateAndPlan(input: CreateRunInput): Promise<{
-    name: string;
-    description: string;
-    config: RunConfig;
-    plan: Plan;
-    racks: InventoryRack[];
-  }> {
+  async function validateAndPlan(input: CreateRunInput) {
     const validated = validateCreateRun(input, newId, clock());
     if (!validated.ok) throw new ValidationError(validated.violations);
     const { config } = validated;
     const [racks, excludedTargets] = await Promise.all([
-      inventory.loadAll(),
+      racksForPlan(inventory, config),
       loadExcludedTargets(config.targetScope.excludeOperationRunIds),
     ]);
     const plan = planRun({ config, inventory: racks, excludedTargets });
     return { name: validated.name, description: validated.description, config, plan, racks };
+  }
+
+  /** The request's id checked, and what it is remembered for; undefined when the request sent none. */
+  async function rememberedRequest(input: CreateRunInput, clientRequestId: string | undefined) {
+    if (clientRequestId === undefined) return undefined;
+    const violation = checkClientRequestId(clientRequestId);
+    if (violation !== undefined) throw new ValidationError([violation]);
+    const fingerprint = requestFingerprint(input);
+    const record = await runs.getClientRequest(clientRequestId, clock());
+    return { id: clientRequestId, fingerprint, record };
+  }
+
+  /** The first run's id for a retry of the same request; InvalidArgument for another request. */
+  async function sameRequestRun(
+    input: CreateRunInput,
+    fingerprint: string,
+    record: ClientRequestRecord,
+  ): Promise<string> {
+    const credentials = input.configuration?.operation?.upgradeFirmware?.authentication;
+    const same =
+      record.fingerprint === fingerprint &&
+      // The fingerprint holds the credentials' shape only; their values are compared here.
+      (credentials === undefined || sameCredentials(credentials, await runs.getRunSecrets(record.runId)));
+    if (!same) throw new ValidationError([clientRequestReused]);
+    return record.runId;
   }
 
   async function loadExcludedTargets(runIds: string[]): Promise<ExcludedTarget[]> {
@@ -87,8 +133,16 @@ export function createRunService(deps: RunsDeps) {
   }
 
   return {
-    async createRun(input: CreateRunInput): Promise<{ id: string }> {
+    async createRun(input: CreateRunInput, options: CreateRunOptions = {}): Promise<{ id: string }> {
+      const request = await rememberedRequest(input, options.clientRequestId);
+      if (request?.record !== undefined) {
+        return { id: await sameRequestRun(input, request.fingerprint, request.record) };
+      }
+      const gone = options.abandoned ?? (() => false);
+      const late = () => (options.deadline ?? Number.POSITIVE_INFINITY) - clock() < reserve.reserveMs();
+      if (late()) throw tooLate(reserve.reserveMs(), false);
       const { name, description, config, plan, racks } = await validateAndPlan(input);
+      if (gone()) throw abandoned();
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
       const now = clock();
       const run: Run = {
@@ -120,11 +174,38 @@ export function createRunService(deps: RunsDeps) {
         updatedAt: now,
         conflictAttempts: 0,
       }));
-      await runs.createRun(run, targets);
-      return { id: run.id };
+      const freezing = clock();
+      const created = await runs.createRun(run, targets, {
+        mayCommit: () => !gone() && !late(),
+        ...(request === undefined
+          ? {}
+          : {
+              clientRequest: {
+                id: request.id,
+                fingerprint: request.fingerprint,
+                expiresAt: now + CLIENT_REQUEST_TTL_MS,
+              },
+            }),
+      });
+      switch (created.outcome) {
+        case "created":
+          reserve.observe(clock() - freezing);
+          return { id: run.id };
+        case "abandoned":
+          throw gone() ? abandoned() : tooLate(reserve.reserveMs(), true);
+        case "request-id-taken": {
+          // A create with the same id committed while this one planned: the retry's answer.
+          const record = request && (await runs.getClientRequest(request.id, clock()));
+          if (request === undefined || record === undefined) throw requestIdRace();
+          return { id: await sameRequestRun(input, request.fingerprint, record) };
+        }
+      }
     },
 
-    async planRun(input: CreateRunInput) {
+    async planRun(input: CreateRunInput, options: Pick<CreateRunOptions, "clientRequestId"> = {}) {
+      // A dry run answers what the create would about its id: a reused one is refused here too.
+      const request = await rememberedRequest(input, options.clientRequestId);
+      if (request?.record !== undefined) await sameRequestRun(input, request.fingerprint, request.record);
       const { config, plan, racks } = await validateAndPlan(input);
       const planned = new Set(plan.targets.map((t) => t.rackId));
       const rackExternalIds = new Map<string, string>();
@@ -182,6 +263,20 @@ export function createRunService(deps: RunsDeps) {
 }
 
 export type RunService = ReturnType<typeof createRunService>;
+
+const abandoned = () =>
+  new DeadlineExceededError("the call's deadline passed before the run was committed; nothing was created");
+
+/** Retryable, and answered while the client still listens: better than a commit past the deadline. */
+const tooLate = (reserveMs: number, planned: boolean) =>
+  new FlowError(
+    "UNAVAILABLE",
+    `too little of the call's deadline is left to ${planned ? "commit" : "create"} the run (creates need ${Math.ceil(reserveMs)} ms now); nothing was created, retry`,
+  );
+
+/** The id's record expired between the commit that lost to it and the read: retrying is safe. */
+const requestIdRace = () =>
+  new FlowError("UNAVAILABLE", "client_request_id changed hands while the run was created; retry the call");
 
 /** ListOperationRuns' filters, applied to the narrow list-index entry (no configuration needed). */
 function matchesEntry(entry: RunListEntry, query: ListRunsQuery): boolean {

@@ -11,6 +11,7 @@ export const ERROR_CODES = [
   "ALREADY_EXISTS",
   "CANDIDATE_LIMIT",
   "UNAVAILABLE",
+  "DEADLINE_EXCEEDED",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -67,6 +68,17 @@ export class CandidateLimitError extends FlowError {
   constructor(readonly limit: number) {
     super("CANDIDATE_LIMIT", `operation run candidate scope exceeds target limit ${limit}`);
     this.name = "CandidateLimitError";
+  }
+}
+
+/**
+ * The caller's deadline passed (or it went away) before the work was committed, so nothing was:
+ * a create checks right before its commit and abandons the run rather than write one nobody hears of.
+ */
+export class DeadlineExceededError extends FlowError {
+  constructor(message: string) {
+    super("DEADLINE_EXCEEDED", message);
+    this.name = "DeadlineExceededError";
   }
 }
 

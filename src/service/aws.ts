@@ -95,13 +95,15 @@ export interface AwsChildTasks {
 export function awsChildTasks(
   config: StoresConfig & { secrets?: SecretsConfig; dispatcherFunctionName?: string },
   obs: RootObservability,
+  /** The front's calls have a client waiting on a deadline; the Lambdas' have none. */
+  dynamoProfile: "front" | "worker" = "worker",
 ): AwsChildTasks {
   const aws = awsOptions(config);
   const names = tableNames(config.tablePrefix);
   const cipher = awsCipher(config.secrets, aws, obs);
   // The document client shares the captured client's middleware, so its calls are traced too.
   const stores = createDynamoStores(
-    captured(obs, createDynamoDbClient(aws)),
+    captured(obs, createDynamoDbClient({ ...aws, profile: dynamoProfile })),
     names,
     cipher ? { cipher: cipher.cipher } : {},
   );

@@ -19,12 +19,12 @@ import { type BmcResultReceiver, createBmcResultReceiver } from "../app/child-ta
 import { createTaskSteps, type TaskSteps } from "../app/child-task/steps.js";
 import { createTaskService, type TaskService, type TaskServiceDeps } from "../app/child-task/task-service.js";
 import type { Logger, Metrics } from "../app/observability.js";
+import type { PlanInventory } from "../app/plan-inventory.js";
 import type {
   BmcAuthSealer,
   BmcCommandPublisher,
   Cipher,
   FirmwareVersionRecorder,
-  InventoryStore,
   RackLockStore,
   RunStore,
   RunWaker,
@@ -101,7 +101,7 @@ export function childTaskSteps(
 export function childTaskService(
   parts: ChildTaskParts,
   deps: Pick<TaskServiceDeps, "executor" | "newId" | "defaultTargetVersion"> & {
-    inventory: Pick<InventoryStore, "loadAll" | "getRacksByIds">;
+    inventory: PlanInventory;
   },
 ): TaskService {
   return createTaskService({ ...parts.outcome, secrets: parts.secrets, ...deps });

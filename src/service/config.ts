@@ -11,13 +11,17 @@
  * variable the stack sets on a deployable is one its reader reads, and that every variable a
  * reader requires is set.
  */
+
 import { TABLES } from "../adapters/dynamodb/schema.js";
+import type { AdmissionLimits } from "../adapters/grpc/admission.js";
+import { DEFAULT_ADMISSION_LIMITS } from "../adapters/grpc/admission.js";
 import type { BuildInfo } from "../app/api.js";
 import {
   boolean,
   configReader,
   hexKey,
   httpUrl,
+  integerFrom,
   matching,
   optional,
   port,
@@ -57,6 +61,13 @@ export const ENV = {
   tlsCert: "FLOW_TLS_CERT",
   tlsKey: "FLOW_TLS_KEY",
   tlsClientCa: "FLOW_TLS_CLIENT_CA",
+  /**
+   * Admission control of the gRPC front (src/adapters/grpc/admission.ts): calls in progress at
+   * once, every method; and calls that plan runs (CreateOperationRun, PlanOperationRun,
+   * UpgradeFirmware) in progress at once. More is answered RESOURCE_EXHAUSTED, not queued.
+   */
+  maxInFlightCalls: "FLOW_MAX_IN_FLIGHT_CALLS",
+  maxConcurrentCreates: "FLOW_MAX_CONCURRENT_CREATES",
   /** Build facts reported by the Version RPC. */
   version: "FLOW_VERSION",
   gitCommit: "FLOW_GIT_COMMIT",
@@ -88,6 +99,7 @@ const functionName = matching(
   "a Lambda function name or ARN",
 );
 const localSecretsKey = hexKey(32);
+const admissionLimit = integerFrom(1, 100_000);
 
 // ---- settings shared by the readers
 
@@ -189,7 +201,32 @@ export interface GrpcFrontConfig extends StoresConfig {
   tls?: { certFile: string; keyFile: string; clientCaFile?: string };
   plaintextBehindLoadBalancer: boolean;
   protoDir?: string;
+  /** What the server admits at once; the rest is shed with RESOURCE_EXHAUSTED. */
+  admission: AdmissionLimits;
   build: BuildInfo;
+}
+
+/** The admission settings, with the front's defaults or another deployment's (the local stack's). */
+export function admissionSettings(defaults: AdmissionLimits) {
+  return {
+    maxInFlightCalls: withDefault(ENV.maxInFlightCalls, admissionLimit, defaults.maxInFlightCalls),
+    maxConcurrentCreates: withDefault(
+      ENV.maxConcurrentCreates,
+      admissionLimit,
+      defaults.maxConcurrentCreates,
+    ),
+  };
+}
+
+/** Creates are calls too: a creates limit above the calls limit could never be reached. */
+export function admissionLimits(
+  v: { maxInFlightCalls: number; maxConcurrentCreates: number },
+  report: Report,
+): AdmissionLimits {
+  if (v.maxConcurrentCreates > v.maxInFlightCalls) {
+    report(ENV.maxConcurrentCreates, `must be at most ${ENV.maxInFlightCalls} (${v.maxInFlightCalls})`);
+  }
+  return { maxInFlightCalls: v.maxInFlightCalls, maxConcurrentCreates: v.maxConcurrentCreates };
 }
 
 export const readGrpcFrontConfig = configReader(
@@ -204,6 +241,7 @@ export const readGrpcFrontConfig = configReader(
     tlsClientCa: optional(ENV.tlsClientCa, text),
     plaintextBehindLoadBalancer: withDefault(ENV.plaintextBehindLoadBalancer, boolean, false),
     protoDir: optional(ENV.protoDir, text),
+    ...admissionSettings(DEFAULT_ADMISSION_LIMITS),
     version: withDefault(ENV.version, text, "0.0.0"),
     gitCommit: withDefault(ENV.gitCommit, text, ""),
     buildTime: withDefault(ENV.buildTime, text, ""),
@@ -219,6 +257,7 @@ export const readGrpcFrontConfig = configReader(
       ...(tls === undefined ? {} : { tls }),
       plaintextBehindLoadBalancer: v.plaintextBehindLoadBalancer,
       ...(v.protoDir === undefined ? {} : { protoDir: v.protoDir }),
+      admission: admissionLimits(v, report),
       build: { version: v.version, gitCommit: v.gitCommit, buildTime: v.buildTime },
     };
   },

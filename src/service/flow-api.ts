@@ -71,8 +71,8 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
   const tasks = () => parts.tasks ?? missing(TASK_MANAGER_MISSING);
   const inventory = () => parts.inventory ?? missing(INVENTORY_MISSING);
   return {
-    createRun: async (input) => runs().createRun(input),
-    planRun: async (input) => runs().planRun(input),
+    createRun: async (input, options) => runs().createRun(input, options),
+    planRun: async (input, options) => runs().planRun(input, options),
     getRun: async (id, includeStats) => runs().getRun(id, includeStats),
     listRuns: async (query) => runs().listRuns(query),
     listTargets: async (query) => runs().listTargets(query),

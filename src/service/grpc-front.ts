@@ -26,7 +26,7 @@ export function composeGrpcFront(
   config: GrpcFrontConfig,
   obs: PowertoolsObservability = powertoolsObservability("grpc"),
 ): GrpcFront {
-  const { stores, parts } = awsChildTasks(config, obs);
+  const { stores, parts } = awsChildTasks(config, obs, "front");
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
     executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config), obs),
@@ -50,6 +50,7 @@ export function composeGrpcFront(
       allowInsecureNonLoopback: config.plaintextBehindLoadBalancer,
       logger: obs.logger,
       ...(config.protoDir === undefined ? {} : { protoDir: config.protoDir }),
+      admission: config.admission,
       // The ALB polls health every few seconds: give it time to see NOT_SERVING before we refuse calls.
       drainMs: 5_000,
     },

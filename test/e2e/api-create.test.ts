@@ -1172,3 +1172,45 @@ describe("firmware credentials go in and never come out", () => {
     expect(JSON.stringify(plan)).not.toContain(secret);
   });
 });
+
+describe("CreateOperationRun client_request_id (extension 100): a retry finds its run", () => {
+  const request = (clientRequestId: string, name = "idempotent") =>
+    runRequest({ name, rackIds: SPARE.ids.slice(0, 2), clientRequestId, seed: "" });
+
+  it("the same id and request answers the first run's id, and creates nothing more", async () => {
+    const id = await createRun(s.flow, request("e2e-req-1"));
+    const before = await written();
+    expect(await createRun(s.flow, request("e2e-req-1"))).toBe(id);
+    expect(await written()).toEqual(before);
+  });
+
+  it("five concurrent creates with one id: one run, every caller told its id", async () => {
+    const before = await runsTotal();
+    const ids = await Promise.all(Array.from({ length: 5 }, () => createRun(s.flow, request("e2e-req-2"))));
+    expect(new Set(ids).size).toBe(1);
+    expect(await runsTotal()).toBe(before + 1);
+  });
+
+  it("the same id with another request is INVALID_ARGUMENT naming the field; so is a malformed id", async () => {
+    await createRun(s.flow, request("e2e-req-3"));
+    await expectRejected(
+      request("e2e-req-3", "another-name"),
+      "INVALID_ARGUMENT",
+      "client_request_id: was used for a different request; a retry must resend the same request",
+    );
+    await expectRejected(
+      request("not an id"),
+      "INVALID_ARGUMENT",
+      "client_request_id: must be 1 to 64 printable ASCII characters without spaces, e.g. a UUID (got 9 characters)",
+    );
+  });
+
+  it("PlanOperationRun refuses a reused id like create, and plans otherwise", async () => {
+    await createRun(s.flow, request("e2e-req-4"));
+    expect(await failure(s.flow.planOperationRun(request("e2e-req-4", "other")))).toEqual({
+      code: "INVALID_ARGUMENT",
+      details: "client_request_id: was used for a different request; a retry must resend the same request",
+    });
+    expect((await s.flow.planOperationRun(request("e2e-req-4"))).targets).toHaveLength(2);
+  });
+});

@@ -25,6 +25,7 @@ import {
   type FlowClient,
 } from "../../src/adapters/grpc/client.js";
 import { createRunInputFromProto } from "../../src/adapters/grpc/convert/run-request.js";
+import { decodeRequest } from "../../src/adapters/grpc/request-text.js";
 import { type GrpcLogger, type RunningGrpcServer, startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { clientCredentials } from "../../src/adapters/grpc/tls.js";
 import type { BuildInfo, FlowApi, TargetView } from "../../src/app/api.js";
@@ -744,6 +745,62 @@ describe("grpc server e2e: every RPC over the socket", () => {
 
 // ---------------------------------------------------------------------------------------------
 
+describe("grpc server e2e: overload is shed over a real socket", () => {
+  it("calls beyond the in-flight limit are RESOURCE_EXHAUSTED at once; a freed slot admits again", async () => {
+    const api = new FakeFlowApi();
+    const logger = recordingLogger();
+    const server = await startGrpcServer({
+      api,
+      host: "127.0.0.1",
+      port: 0,
+      logger,
+      protoDir: false,
+      admission: { maxInFlightCalls: 2, maxConcurrentCreates: 1 },
+    });
+    const flow = createFlowClient(`127.0.0.1:${server.port}`, clientCredentials());
+    const slow = () => flow.getOperationRun({ id: { id: SLOW_RUN_ID }, includeStats: false }, soon(10_000));
+    const parked = [slow(), slow()];
+    while (api.calls.filter((c) => c.method === "getRun").length < 2)
+      await new Promise((r) => setTimeout(r, 5));
+
+    const refused = await failure(flow.version({}, soon()));
+    expect({ code: refused.code, details: refused.details }).toEqual({
+      code: grpc.status.RESOURCE_EXHAUSTED,
+      details:
+        "server busy: 2 calls in progress, the most it admits at once; the call was not started and may be retried with backoff",
+    });
+    api.release();
+    await Promise.all(parked);
+    expect(await flow.version({}, soon())).toEqual(BUILD);
+    flow.close();
+    await server.shutdown(1000);
+  });
+
+  it("a create naming a run with a terminal escape is INVALID_ARGUMENT before the application sees it", async () => {
+    const api = new FakeFlowApi();
+    const server = await startGrpcServer({
+      api,
+      host: "127.0.0.1",
+      port: 0,
+      logger: recordingLogger(),
+      protoDir: false,
+    });
+    const flow = createFlowClient(`127.0.0.1:${server.port}`, clientCredentials());
+    const error = await failure(
+      flow.createOperationRun(pb.CreateOperationRunRequest.fromPartial({ name: "\x1b[2Jrollout" }), soon()),
+    );
+    expect({ code: error.code, details: error.details }).toEqual({
+      code: grpc.status.INVALID_ARGUMENT,
+      details: "name: must not contain control characters (U+001B at character 0)",
+    });
+    expect(api.calls).toEqual([]);
+    flow.close();
+    await server.shutdown(1000);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
 describe("grpc server e2e: fuzzed CreateOperationRun requests", () => {
   /** Always accepts: any status other than OK comes from the adapter. */
   class AcceptingApi extends FakeFlowApi {
@@ -779,8 +836,10 @@ describe("grpc server e2e: fuzzed CreateOperationRun requests", () => {
   function expected(bytes: Uint8Array): { code: number; details: string; input?: CreateRunInput } {
     let request: pb.CreateOperationRunRequest;
     try {
-      request = pb.CreateOperationRunRequest.decode(bytes);
+      // The adapter's own decoder: strict UTF-8, no control characters in string fields.
+      request = decodeRequest(pb.FlowService.createOperationRun, bytes);
     } catch (err) {
+      if (err instanceof ValidationError) return { code: grpc.status.INVALID_ARGUMENT, details: err.message };
       return { code: grpc.status.INVALID_ARGUMENT, details: `malformed request: ${(err as Error).message}` };
     }
     try {

@@ -122,7 +122,14 @@ describe("whole runs on DynamoDB", () => {
     });
     await s.submitter.settle();
     expect(s.submitter.cancels).toHaveLength(2);
-    expect(await s.statuses()).toEqual(["TERMINATED", "TERMINATED", "SKIPPED", "SKIPPED", "PENDING", "PENDING"]);
+    expect(await s.statuses()).toEqual([
+      "TERMINATED",
+      "TERMINATED",
+      "SKIPPED",
+      "SKIPPED",
+      "PENDING",
+      "PENDING",
+    ]);
     const run = await s.get();
     expect(run).toMatchObject({ status: "CANCELLED", inFlight: 0 });
     expect(run.counters[0]).toEqual({ completed: 0, failed: 0, terminated: 2, skipped: 2 });

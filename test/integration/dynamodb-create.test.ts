@@ -152,3 +152,70 @@ describe("createRun: DynamoDB's real limits", () => {
     await expectComplete(store, run, targets);
   });
 });
+
+describe("createRun: the client request id commits with the run; the deadline can still stop it", () => {
+  const maxTransactionItems = 4;
+  const request = (id: string, expiresAt: number) => ({ id, fingerprint: `fp-${id}`, expiresAt });
+
+  it("the id is written in the commit transaction (one target fewer there) and names the run until it expires", async () => {
+    const { run, targets } = runWithTargets(uuid(1, "c2000000"), { phaseSizes: [4, 6] });
+    const probe = failingAt(0);
+    const store = new DynamoRunStore(probe.doc, names, { maxTransactionItems });
+    const expiresAt = run.createdAt + DAY_MS;
+    expect(await store.createRun(run, targets, { clientRequest: request("req-1", expiresAt) })).toEqual({
+      outcome: "created",
+    });
+    // [check, t0..t2] ×2, [check, t6, t7], commit [run, request, t8, t9], seal t0..t7, seal the run.
+    expect(probe.calls()).toBe(4 + 8 + 1);
+    await expectComplete(store, run, targets);
+    expect(await store.getClientRequest("req-1", run.createdAt)).toEqual({
+      runId: run.id,
+      fingerprint: "fp-req-1",
+      expiresAt,
+    });
+    expect(await store.getClientRequest("req-1", expiresAt)).toBeUndefined();
+    expect(await store.getClientRequest("req-unknown", run.createdAt)).toBeUndefined();
+  });
+
+  it("a second create with a live id commits nothing and says so; once expired the id is taken anew", async () => {
+    const store = new DynamoRunStore(doc, names, { maxTransactionItems });
+    const first = runWithTargets(uuid(2, "c2000000"), { phaseSizes: [2] });
+    const second = runWithTargets(uuid(3, "c2000000"), { phaseSizes: [2] });
+    const expiresAt = first.run.createdAt + 60_000;
+    await store.createRun(first.run, first.targets, { clientRequest: request("req-2", expiresAt) });
+    expect(
+      await store.createRun(second.run, second.targets, { clientRequest: request("req-2", expiresAt) }),
+    ).toEqual({ outcome: "request-id-taken" });
+    await expectInvisible(store, second.run, second.targets);
+    expect((await store.getClientRequest("req-2", first.run.createdAt))?.runId).toBe(first.run.id);
+
+    const later = runWithTargets(uuid(4, "c2000000"), { phaseSizes: [2] });
+    const laterRun = { ...later.run, createdAt: expiresAt, updatedAt: expiresAt };
+    expect(
+      await store.createRun(laterRun, later.targets, { clientRequest: request("req-2", expiresAt + 60_000) }),
+    ).toEqual({ outcome: "created" });
+    expect((await store.getClientRequest("req-2", expiresAt))?.runId).toBe(later.run.id);
+  });
+
+  it("mayCommit false right before the commit: nothing visible, the id not taken, the orphans expire", async () => {
+    const { run, targets } = runWithTargets(uuid(5, "c2000000"), { phaseSizes: [4, 6] });
+    const store = new DynamoRunStore(doc, names, { maxTransactionItems });
+    let asked = 0;
+    const outcome = await store.createRun(run, targets, {
+      clientRequest: request("req-5", run.createdAt + DAY_MS),
+      mayCommit: () => {
+        asked++;
+        return false;
+      },
+    });
+    expect(outcome).toEqual({ outcome: "abandoned" });
+    expect(asked).toBe(1);
+    await expectInvisible(store, run, targets);
+    expect(await store.getClientRequest("req-5", run.createdAt)).toBeUndefined();
+    const orphans = await rawTargets(run.id);
+    expect(orphans).toHaveLength(8);
+    for (const o of orphans) expect(o.expiresAt).toBe(Math.floor(run.createdAt / 1000) + 24 * 3600);
+    await sweepOrphans({ doc, runs: store }, names, run.createdAt + DAY_MS + 1000);
+    expect(await rawTargets(run.id)).toEqual([]);
+  });
+});

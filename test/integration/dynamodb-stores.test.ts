@@ -164,8 +164,52 @@ describe("inventory store", () => {
       [uuid(11, "c0c00000"), "rack-a"],
       [uuid(22, "c0c00000"), "rack-b"],
     ]);
-    expect((await stores.inventory.getRackByComponentExternalId("COMPUTE", "SN-21"))?.name).toBe("rack-b");
-    expect(await stores.inventory.getRackByComponentExternalId("NVSWITCH", "SN-21")).toBeUndefined();
+    expect(
+      (await stores.inventory.getRacksByComponentExternalId("COMPUTE", "SN-21")).map((r) => r.name),
+    ).toEqual(["rack-b"]);
+    expect(await stores.inventory.getRacksByComponentExternalId("NVSWITCH", "SN-21")).toEqual([]);
+  });
+
+  it("a (type, external id) two components share finds both racks; a moved component only its new one", async () => {
+    const twin: InventoryRack = {
+      id: uuid(4, "1ac00000"),
+      name: "rack-d",
+      components: [{ id: uuid(41, "c0c00000"), type: "COMPUTE", externalId: "SN-21" }],
+    };
+    await stores.inventory.upsertRacks([twin]);
+    expect(
+      (await stores.inventory.getRacksByComponentExternalId("COMPUTE", "SN-21")).map((r) => r.name),
+    ).toEqual(["rack-b", "rack-d"]);
+    // rack-d re-imported with its component renumbered: its old pointer stays, but no longer matches.
+    await stores.inventory.upsertRacks([
+      { ...twin, components: [{ id: uuid(42, "c0c00000"), type: "COMPUTE", externalId: "SN-42" }] },
+    ]);
+    expect(
+      (await stores.inventory.getRacksByComponentExternalId("COMPUTE", "SN-21")).map((r) => r.name),
+    ).toEqual(["rack-b"]);
+    await stores.inventory.upsertRacks([{ ...twin, components: [] }]);
+  });
+
+  it("the scope index: racks in id order with their component ids by type, read until `limit` qualify", async () => {
+    const all = await stores.inventory.listScopeRacks(() => true, 100);
+    expect(all.map((r) => r.name)).toEqual(["rack-a", "rack-b", "rack-c", "rack-d"]);
+    expect(all[1]).toEqual({
+      id: racks[0]!.id,
+      name: "rack-b",
+      externalId: "EXT-B",
+      components: [
+        { id: uuid(21, "c0c00000"), type: "COMPUTE" },
+        { id: uuid(22, "c0c00000"), type: "NVSWITCH" },
+      ],
+    });
+    const seen: string[] = [];
+    const withNvSwitch = await stores.inventory.listScopeRacks((rack) => {
+      seen.push(rack.name);
+      return rack.components.some((c) => c.type === "NVSWITCH");
+    }, 1);
+    expect(withNvSwitch.map((r) => r.name)).toEqual(["rack-b"]);
+    // Stopped at the first qualifying rack: rack-c and rack-d were never looked at.
+    expect(seen).toEqual(["rack-a", "rack-b"]);
   });
 
   it("a re-import moving a component to another rack answers with the new rack", async () => {

@@ -20,6 +20,9 @@ import {
   type BatchClaimResult,
   type BlockedUpdate,
   type ClaimOutcome,
+  type ClientRequestRecord,
+  type CreateRunOptions,
+  type CreateRunOutcome,
   type CreateTaskOutcome,
   type InventoryStore,
   type ListTargetsOptions,
@@ -30,6 +33,7 @@ import {
   type RunStore,
   type SaveRunOutcome,
   type SaveTaskOutcome,
+  type ScopeRack,
   type TaskStore,
   type TransitionOutcome,
 } from "../../src/app/ports.js";
@@ -116,6 +120,7 @@ export class MemoryRunStore implements RunStore {
   /** Runs as stored: the configuration without credentials (those are in `secrets`). */
   private readonly runs = new Map<string, Run>();
   private readonly secrets = new Map<string, FirmwareAuthentication>();
+  private readonly clientRequests = new Map<string, ClientRequestRecord>();
   /** runId → targetId → target. */
   private readonly targets = new Map<string, Map<string, Target>>();
 
@@ -153,11 +158,25 @@ export class MemoryRunStore implements RunStore {
     }
   }
 
-  async createRun(run: Run, targets: Target[]): Promise<void> {
+  async createRun(run: Run, targets: Target[], options: CreateRunOptions = {}): Promise<CreateRunOutcome> {
     await this.enter("createRun");
     const taken = targets.some((t) => this.targets.get(t.runId)?.has(t.id));
     if (this.runs.has(run.id) || taken || new Set(targets.map((t) => t.id)).size !== targets.length) {
       throw new FlowError("ALREADY_EXISTS", `operation run ${run.id} already exists`);
+    }
+    // The adapter's last moment to give up is before its commit; targets it wrote ahead are
+    // invisible orphans, which here are simply never written.
+    if (options.mayCommit?.() === false) return { outcome: "abandoned" };
+    const request = options.clientRequest;
+    if (request !== undefined) {
+      // The commit's condition: the id is free, or its earlier use has expired (judged at createdAt).
+      const held = this.clientRequests.get(request.id);
+      if (held !== undefined && held.expiresAt > run.createdAt) return { outcome: "request-id-taken" };
+      this.clientRequests.set(request.id, {
+        runId: run.id,
+        fingerprint: request.fingerprint,
+        expiresAt: request.expiresAt,
+      });
     }
     const { authentication, ...firmware } = run.config.operation.firmware;
     const stored = copy(run);
@@ -165,6 +184,13 @@ export class MemoryRunStore implements RunStore {
     this.runs.set(run.id, stored);
     if (authentication !== undefined) this.secrets.set(run.id, copy(authentication));
     for (const target of targets) this.partition(target.runId).set(target.id, copy(target));
+    return { outcome: "created" };
+  }
+
+  async getClientRequest(id: string, now: number): Promise<ClientRequestRecord | undefined> {
+    await this.enter("getClientRequest");
+    const held = this.clientRequests.get(id);
+    return held === undefined || held.expiresAt <= now ? undefined : { ...held };
   }
 
   async getRun(runId: string): Promise<Run | undefined> {
@@ -572,16 +598,28 @@ export class MemoryInventoryStore implements InventoryStore {
     return result;
   }
 
-  async getRackByComponentExternalId(
-    type: ComponentType,
-    externalId: string,
-  ): Promise<InventoryRack | undefined> {
-    this.calls.add("getRackByComponentExternalId");
-    const rackId = this.externalComponentRack.get(`${type}#${externalId}`);
-    const rack = rackId === undefined ? undefined : this.racks.get(rackId);
-    return rack?.components.some((c) => c.type === type && c.externalId === externalId)
-      ? copy(rack)
-      : undefined;
+  async getRacksByComponentExternalId(type: ComponentType, externalId: string): Promise<InventoryRack[]> {
+    this.calls.add("getRacksByComponentExternalId");
+    return [...this.racks.values()]
+      .filter((rack) => rack.components.some((c) => c.type === type && c.externalId === externalId))
+      .sort(byId)
+      .map(copy);
+  }
+
+  async listScopeRacks(qualifies: (rack: ScopeRack) => boolean, limit: number): Promise<ScopeRack[]> {
+    this.calls.add("listScopeRacks");
+    const scope: ScopeRack[] = [];
+    for (const rack of [...this.racks.values()].sort(byId)) {
+      if (scope.length >= limit) break;
+      const narrow: ScopeRack = {
+        id: rack.id,
+        name: rack.name,
+        components: rack.components.map((c) => ({ id: c.id, type: c.type })),
+      };
+      if (rack.externalId !== undefined) narrow.externalId = rack.externalId;
+      if (qualifies(narrow)) scope.push(narrow);
+    }
+    return scope;
   }
 
   private put(racks: InventoryRack[]): void {

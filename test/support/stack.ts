@@ -362,6 +362,8 @@ export interface RunSpec {
   targetScope?: OperationRunTargetScope;
   firmware?: Partial<UpgradeFirmwareRequest>;
   maintenanceWindows?: MaintenanceWindow[];
+  /** Absent: none (every create makes a run). */
+  clientRequestId?: string;
 }
 
 /**
@@ -406,6 +408,7 @@ export function runRequest(spec: RunSpec = {}): CreateOperationRunRequest {
         targetScope: spec.targetScope,
       },
     },
+    clientRequestId: spec.clientRequestId ?? "",
   };
 }
 

@@ -12,6 +12,7 @@ function runStoreWith(methods: Partial<RunStore>): RunStore {
   const unexpected = (name: string) => () => Promise.reject(new Error(`RunStore.${name} was not expected`));
   return {
     createRun: unexpected("createRun"),
+    getClientRequest: unexpected("getClientRequest"),
     getRun: unexpected("getRun"),
     getRunSecrets: unexpected("getRunSecrets"),
     listRuns: unexpected("listRuns"),

@@ -4,7 +4,11 @@ import { DescribeTableCommand, DynamoDBClient, TransactionCanceledException } fr
 import { DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { awsClientConfig } from "../../src/adapters/aws-config.js";
+import {
+  awsClientConfig,
+  createDynamoDbClient,
+  dynamoDbClientConfig,
+} from "../../src/adapters/aws-config.js";
 import { transactWrite } from "../../src/adapters/dynamodb/db.js";
 
 describe("aws-config: one place for region, endpoint and retries", () => {
@@ -34,6 +38,32 @@ describe("aws-config: one place for region, endpoint and retries", () => {
       region: "us-east-1",
       maxAttempts: 2,
       retryMode: "adaptive",
+    });
+  });
+});
+
+describe("aws-config: DynamoDB profiles", () => {
+  it("worker: the shared configuration, the SDK's own socket pool and timeouts", () => {
+    expect(dynamoDbClientConfig("worker", { endpoint: "http://127.0.0.1:1" }, {})).toEqual(
+      awsClientConfig({ endpoint: "http://127.0.0.1:1" }, {}),
+    );
+  });
+
+  it("front: standard retries, 3 attempts, 256 kept-alive sockets, 2 s to connect, 15 s to answer", () => {
+    const agent = { keepAlive: true, maxSockets: 256 };
+    expect(dynamoDbClientConfig("front", { endpoint: "http://127.0.0.1:1" }, {})).toEqual({
+      region: "us-east-1",
+      endpoint: "http://127.0.0.1:1",
+      maxAttempts: 3,
+      retryMode: "standard",
+      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      requestHandler: {
+        connectionTimeout: 2_000,
+        requestTimeout: 15_000,
+        throwOnRequestTimeout: true,
+        httpAgent: agent,
+        httpsAgent: agent,
+      },
     });
   });
 });
@@ -95,6 +125,20 @@ describe("SDK retries: a throttled DynamoDB call is retried with backoff", () =>
     const out = await client(4).send(new DescribeTableCommand({ TableName: "t" }));
     expect(out.Table?.TableName).toBe("t");
     expect(requests).toBe(2);
+  });
+
+  it("the front profile's client gives up after its 3 attempts", async () => {
+    throttleFor = 100;
+    errorType = "ThrottlingException";
+    const front = createDynamoDbClient({
+      endpoint,
+      profile: "front",
+      credentials: { accessKeyId: "a", secretAccessKey: "b" },
+    });
+    const error = await front.send(new DescribeTableCommand({ TableName: "t" })).catch((e: unknown) => e);
+    expect(error).toMatchObject({ name: "ThrottlingException", $metadata: { attempts: 3 } });
+    expect(requests).toBe(3);
+    front.destroy();
   });
 
   it("throttled on every attempt → after maxAttempts the typed error surfaces with its name", async () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   CandidateLimitError,
+  DeadlineExceededError,
   FailedPreconditionError,
   formatViolation,
   InvalidArgumentError,
@@ -29,6 +30,7 @@ describe("errors: names, codes and messages", () => {
     [new InvalidArgumentError("x"), "InvalidArgumentError", "INVALID_ARGUMENT", "x"],
     [new NotFoundError("y"), "NotFoundError", "NOT_FOUND", "y"],
     [new FailedPreconditionError("z"), "FailedPreconditionError", "FAILED_PRECONDITION", "z"],
+    [new DeadlineExceededError("late"), "DeadlineExceededError", "DEADLINE_EXCEEDED", "late"],
     [
       new CandidateLimitError(100),
       "CandidateLimitError",

@@ -28,6 +28,7 @@ describe("grpc status: FlowError codes → gRPC statuses", () => {
     ["ALREADY_EXISTS", status.ALREADY_EXISTS],
     ["CANDIDATE_LIMIT", status.INTERNAL],
     ["UNAVAILABLE", status.UNAVAILABLE],
+    ["DEADLINE_EXCEEDED", status.DEADLINE_EXCEEDED],
     ["INTERNAL", status.INTERNAL],
   ];
 

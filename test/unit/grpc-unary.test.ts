@@ -1,12 +1,20 @@
 /**
- * The one unary wrapper, driven with a fake grpc-js call: deadlines, decode failures, error
- * mapping, and the "callback exactly once, never after cancellation" rule.
+ * The one unary wrapper, driven with a fake grpc-js call: deadlines, admission, decode failures
+ * (strict UTF-8, control characters), error mapping, and the "callback exactly once, never after
+ * cancellation" rule.
  */
 import { type ServerUnaryCall, type sendUnaryData, status } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
+import { createAdmission } from "../../src/adapters/grpc/admission.js";
+import type { CallContext } from "../../src/adapters/grpc/handlers.js";
 import { type GrpcLogger, unaryHandler } from "../../src/adapters/grpc/server.js";
 import { NotFoundError } from "../../src/domain/errors.js";
-import { FlowService, GetOperationRunRequest, GetOperationRunResponse } from "../../src/gen/flow/v1/flow.js";
+import {
+  CreateOperationRunRequest,
+  FlowService,
+  GetOperationRunRequest,
+  GetOperationRunResponse,
+} from "../../src/gen/flow/v1/flow.js";
 
 const NOW = 1_800_000_000_000;
 const RUN_ID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
@@ -192,5 +200,252 @@ describe("grpc unary wrapper", () => {
     release();
     await settle();
     expect(answers).toEqual([]);
+  });
+});
+
+describe("grpc unary wrapper: admission (overload is shed, not absorbed)", () => {
+  const createBytes = CreateOperationRunRequest.encode(
+    CreateOperationRunRequest.fromPartial({ name: "r", clientRequestId: "" }),
+  ).finish();
+
+  /** A handler whose calls stay in progress until released, in order. */
+  function parked<Res>(response: Res) {
+    const waiting: (() => void)[] = [];
+    return {
+      handle: () => new Promise<Res>((resolve) => waiting.push(() => resolve(response))),
+      releaseOne: () => waiting.shift()?.(),
+      get parked() {
+        return waiting.length;
+      },
+    };
+  }
+
+  it("at the creates limit a create is RESOURCE_EXHAUSTED at once while reads still pass; at the calls limit everything is; a finished call frees its slot", async () => {
+    const logged: string[] = [];
+    const logger: GrpcLogger = {
+      info: (m, f) => logged.push(`info ${m} ${JSON.stringify(f)}`),
+      warn: (m) => logged.push(`warn ${m}`),
+      error: () => {},
+    };
+    const admission = createAdmission({ maxInFlightCalls: 3, maxConcurrentCreates: 1 }, logger);
+    const deps = { logger, now: () => NOW, admission };
+    const creates = parked({ id: { id: RUN_ID } });
+    const reads = parked({ operationRun: undefined });
+    const create = unaryHandler(FlowService.createOperationRun, creates.handle, deps);
+    const get = unaryHandler(FlowService.getOperationRun, reads.handle, deps);
+
+    const first = fakeCall(createBytes);
+    create(first.asCall, first.callback);
+    const second = fakeCall(createBytes);
+    create(second.asCall, second.callback);
+    await settle();
+    expect(creates.parked).toBe(1);
+    expect(second.answers).toEqual([
+      {
+        error: {
+          code: status.RESOURCE_EXHAUSTED,
+          details:
+            "server busy: 1 calls that create or plan runs in progress, the most it admits at once; the call was not started and may be retried with backoff",
+        },
+        value: undefined,
+      },
+    ]);
+
+    const readCalls = [fakeCall(requestBytes), fakeCall(requestBytes), fakeCall(requestBytes)];
+    for (const c of readCalls) get(c.asCall, c.callback);
+    await settle();
+    expect(reads.parked).toBe(2);
+    expect(readCalls[2]?.answers).toEqual([
+      {
+        error: {
+          code: status.RESOURCE_EXHAUSTED,
+          details:
+            "server busy: 3 calls in progress, the most it admits at once; the call was not started and may be retried with backoff",
+        },
+        value: undefined,
+      },
+    ]);
+    expect(admission.inProgress()).toEqual({ calls: 3, creates: 1 });
+
+    // The create finishes: its slot is free for the next create.
+    creates.releaseOne();
+    reads.releaseOne();
+    reads.releaseOne();
+    await settle();
+    expect(first.answers[0]?.error).toBeNull();
+    expect(admission.inProgress()).toEqual({ calls: 0, creates: 0 });
+    const third = fakeCall(createBytes);
+    create(third.asCall, third.callback);
+    await settle();
+    expect(creates.parked).toBe(1);
+    creates.releaseOne();
+    await settle();
+    expect(third.answers[0]?.error).toBeNull();
+    // One line when shedding starts, one when calls are admitted again: not one per refused call.
+    expect(logged).toEqual([
+      "warn gRPC admission: busy, refusing calls until load drops",
+      'info gRPC admission: admitting again {"refused":2}',
+    ]);
+  });
+
+  it("a call whose handler fails, or whose request is refused at decode, frees its slot too", async () => {
+    const admission = createAdmission({ maxInFlightCalls: 1, maxConcurrentCreates: 1 }, silent);
+    const deps = { logger: silent, now: () => NOW, admission };
+    const failing = unaryHandler(
+      FlowService.getOperationRun,
+      async () => {
+        throw new NotFoundError("nope");
+      },
+      deps,
+    );
+    const a = fakeCall(requestBytes);
+    failing(a.asCall, a.callback);
+    await settle();
+    const b = fakeCall(Uint8Array.from([0x0f]));
+    failing(b.asCall, b.callback);
+    await settle();
+    expect(a.answers[0]?.error?.code).toBe(status.NOT_FOUND);
+    expect(b.answers[0]?.error?.code).toBe(status.INVALID_ARGUMENT);
+    expect(admission.inProgress()).toEqual({ calls: 0, creates: 0 });
+  });
+
+  it("the handler sees the deadline, and `abandoned` once the deadline passes or the client cancels", async () => {
+    let now = NOW;
+    const contexts: CallContext[] = [];
+    const handler = unaryHandler(
+      FlowService.getOperationRun,
+      async (_req, call) => {
+        contexts.push(call);
+        return { operationRun: undefined };
+      },
+      { logger: silent, now: () => now },
+    );
+    const timed = fakeCall(requestBytes, NOW + 1_000);
+    handler(timed.asCall, timed.callback);
+    const cancelled = fakeCall(requestBytes);
+    handler(cancelled.asCall, cancelled.callback);
+    await settle();
+    const [withDeadline, without] = contexts as [CallContext, CallContext];
+    expect(withDeadline.deadline).toBe(NOW + 1_000);
+    expect(without.deadline).toBe(Number.POSITIVE_INFINITY);
+    expect([withDeadline.abandoned(), without.abandoned()]).toEqual([false, false]);
+    now = NOW + 1_000;
+    cancelled.call.cancelled = true;
+    expect([withDeadline.abandoned(), without.abandoned()]).toEqual([true, true]);
+  });
+});
+
+describe("grpc unary wrapper: request text (strict UTF-8, no control characters)", () => {
+  /** `bytes` with every occurrence of the UTF-8 of `marker` replaced by `replacement` (same length). */
+  function patched(bytes: Uint8Array, marker: string, replacement: number[]): Uint8Array {
+    const needle = Buffer.from(marker, "utf8");
+    expect(replacement).toHaveLength(needle.length);
+    const out = Buffer.from(bytes);
+    let at = out.indexOf(needle);
+    expect(at).toBeGreaterThanOrEqual(0);
+    while (at >= 0) {
+      out.set(replacement, at);
+      at = out.indexOf(needle, at + 1);
+    }
+    return out;
+  }
+
+  const request = (name: string, rackName: string, seed = "s", secret = "pw") =>
+    CreateOperationRunRequest.encode(
+      CreateOperationRunRequest.fromPartial({
+        name,
+        configuration: {
+          selector: { selector: { $case: "percentage", value: { percentage: 10, seed } } },
+          operation: {
+            operation: {
+              $case: "upgradeFirmware",
+              value: {
+                targetSpec: {
+                  targets: {
+                    $case: "racks",
+                    value: {
+                      targets: [
+                        { identifier: { $case: "name", value: "fine" }, componentTypes: [] },
+                        { identifier: { $case: "name", value: rackName }, componentTypes: [] },
+                      ],
+                    },
+                  },
+                },
+                authenticationData: { value: { $case: "shared", value: secret } },
+              },
+            },
+          },
+        },
+      }),
+    ).finish();
+
+  async function answerTo(bytes: Uint8Array) {
+    let calls = 0;
+    const handler = unaryHandler(
+      FlowService.createOperationRun,
+      async () => {
+        calls++;
+        return { id: { id: RUN_ID } };
+      },
+      { logger: silent, now: () => NOW },
+    );
+    const { asCall, callback, answers } = fakeCall(bytes);
+    handler(asCall, callback);
+    await settle();
+    return { calls, answers };
+  }
+
+  it("malformed UTF-8 in any string field → INVALID_ARGUMENT naming each field, handler not called", async () => {
+    const bytes = patched(request("n@@e", "r@@k"), "@@", [0xc3, 0x28]);
+    expect(await answerTo(bytes)).toEqual({
+      calls: 0,
+      answers: [
+        {
+          error: {
+            code: status.INVALID_ARGUMENT,
+            details:
+              "name: must be valid UTF-8; configuration.operation.upgrade_firmware.target_spec.racks.targets[1].name: must be valid UTF-8",
+          },
+          value: undefined,
+        },
+      ],
+    });
+  });
+
+  it("a truncated multi-byte character and a lone continuation byte are malformed too", async () => {
+    for (const bad of [
+      [0xe2, 0x82],
+      [0x80, 0x80],
+    ]) {
+      const { answers } = await answerTo(patched(request("ok", "r##k"), "##", bad));
+      expect(answers[0]?.error).toEqual({
+        code: status.INVALID_ARGUMENT,
+        details:
+          "configuration.operation.upgrade_firmware.target_spec.racks.targets[1].name: must be valid UTF-8",
+      });
+    }
+  });
+
+  it("control characters (C0 but tab, DEL, C1) → INVALID_ARGUMENT with the field and the character", async () => {
+    const { calls, answers } = await answerTo(request("\x1b[2Jrun", "rack\u009b", "seed\u007f"));
+    expect(calls).toBe(0);
+    expect(answers[0]?.error).toEqual({
+      code: status.INVALID_ARGUMENT,
+      details:
+        "name: must not contain control characters (U+001B at character 0); configuration.selector.percentage.seed: must not contain control characters (U+007F at character 4); configuration.operation.upgrade_firmware.target_spec.racks.targets[1].name: must not contain control characters (U+009B at character 4)",
+    });
+  });
+
+  it("valid UTF-8, tabs, and credentials with control characters pass to the handler", async () => {
+    expect(await answerTo(request("über\trun ✓", "räck", "s", "\x1b\u0000"))).toMatchObject({ calls: 1 });
+  });
+
+  it("credentials must be UTF-8 like any string field (the field is named, never the value)", async () => {
+    const { calls, answers } = await answerTo(patched(request("ok", "rack"), "pw", [0xff, 0xfe]));
+    expect(calls).toBe(0);
+    expect(answers[0]?.error).toEqual({
+      code: status.INVALID_ARGUMENT,
+      details: "configuration.operation.upgrade_firmware.authentication_data.shared: must be valid UTF-8",
+    });
   });
 });

@@ -30,6 +30,7 @@ describe("local config: defaults (README, shared/spec/local-stack.md)", () => {
       tickMs: 10_000,
       childTaskWaitMs: 500,
       buildInfo: { version: "0.1.0-local", gitCommit: "", buildTime: "" },
+      admission: { maxInFlightCalls: 16, maxConcurrentCreates: 4 },
     });
   });
 });
@@ -45,6 +46,8 @@ describe("local config: flags and variables", () => {
     FLOW_CHILD_TASK_WAIT: "1s",
     FLOW_LOCAL_SECRETS_KEY: "ab".repeat(32),
     FLOW_VERSION: "1.2.3",
+    FLOW_MAX_IN_FLIGHT_CALLS: "32",
+    FLOW_MAX_CONCURRENT_CREATES: "4",
     FLOW_GIT_COMMIT: "abc1234",
   };
 
@@ -59,6 +62,7 @@ describe("local config: flags and variables", () => {
       childTaskWaitMs: 1000,
       secretsKeyHex: "ab".repeat(32),
       buildInfo: { version: "1.2.3", gitCommit: "abc1234", buildTime: "" },
+      admission: { maxInFlightCalls: 32, maxConcurrentCreates: 4 },
     });
   });
 

@@ -29,6 +29,7 @@ import {
   memorySecretStore,
   memoryTaskStore,
 } from "../support/memory-child-task.js";
+import { MemoryInventoryStore } from "../support/memory-stores.js";
 
 let output: CapturedOutput;
 beforeEach(() => {
@@ -303,10 +304,7 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       tasks,
       runs,
       locks,
-      inventory: {
-        loadAll: async () => structuredClone(racks),
-        getRacksByIds: async (ids) => structuredClone(racks.filter((r) => ids.includes(r.id))),
-      },
+      inventory: new MemoryInventoryStore(racks),
       secrets,
       executor,
       clock: Date.now,

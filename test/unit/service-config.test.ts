@@ -42,8 +42,29 @@ describe("service config: the gRPC front", () => {
       host: "127.0.0.1",
       port: 50_051,
       plaintextBehindLoadBalancer: false,
+      admission: { maxInFlightCalls: 64, maxConcurrentCreates: 8 },
       build: { version: "0.0.0", gitCommit: "", buildTime: "" },
     });
+  });
+
+  it("admission limits: read, whole and positive, and creates at most the calls in flight", () => {
+    expect(
+      readGrpcFrontConfig({ ...front, FLOW_MAX_IN_FLIGHT_CALLS: "200", FLOW_MAX_CONCURRENT_CREATES: "20" })
+        .admission,
+    ).toEqual({ maxInFlightCalls: 200, maxConcurrentCreates: 20 });
+    expect(
+      problems(() =>
+        readGrpcFrontConfig({ ...front, FLOW_MAX_IN_FLIGHT_CALLS: "0", FLOW_MAX_CONCURRENT_CREATES: "2.5" }),
+      ),
+    ).toEqual([
+      'FLOW_MAX_IN_FLIGHT_CALLS: must be an integer from 1 to 100000 (got "0")',
+      'FLOW_MAX_CONCURRENT_CREATES: must be an integer from 1 to 100000 (got "2.5")',
+    ]);
+    expect(
+      problems(() =>
+        readGrpcFrontConfig({ ...front, FLOW_MAX_IN_FLIGHT_CALLS: "4", FLOW_MAX_CONCURRENT_CREATES: "5" }),
+      ),
+    ).toEqual(["FLOW_MAX_CONCURRENT_CREATES: must be at most FLOW_MAX_IN_FLIGHT_CALLS (4)"]);
   });
 
   it("what the Fargate task is given", () => {
@@ -227,6 +248,8 @@ describe("service config: the gRPC front", () => {
         ENV.tlsClientCa,
         ENV.plaintextBehindLoadBalancer,
         ENV.protoDir,
+        ENV.maxInFlightCalls,
+        ENV.maxConcurrentCreates,
         ENV.version,
         ENV.gitCommit,
         ENV.buildTime,

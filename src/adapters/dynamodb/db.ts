@@ -5,6 +5,8 @@
 import { type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
   DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
@@ -84,4 +86,19 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
+}
+
+/** Every page of one Query, in order. */
+export async function queryAll(
+  doc: DynamoDBDocumentClient,
+  input: Omit<QueryCommandInput, "ExclusiveStartKey">,
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const out = await doc.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+    items.push(...(out.Items ?? []));
+    startKey = out.LastEvaluatedKey;
+  } while (startKey !== undefined);
+  return items;
 }

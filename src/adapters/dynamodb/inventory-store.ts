@@ -1,18 +1,35 @@
 /**
  * InventoryStore on DynamoDB. A rack item (pk "rack#<id>") holds the whole rack with its
- * components; pointer items map a component id ("component#<id>") or a component's (type,
- * external id) ("componentExt#<TYPE>#<externalId>") to its rack. Pointers are checked against the
- * rack on read, so a pointer left behind by a re-import that moved a component is harmless.
+ * components, plus what the indexes need: name, external id, NVLink domain, and the component ids
+ * by type for the narrow default-scope index. A pointer item per component ("component#<id>")
+ * names its rack and, for a component with an external id, carries its (type, external id) for the
+ * index that finds components by reference. Pointers are checked against the rack on read, so a
+ * pointer left behind by a re-import that moved a component is harmless.
  */
 
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchWriteCommand, QueryCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
-import type { InventoryStore } from "../../app/ports.js";
+import { mapConcurrently } from "../../app/concurrency.js";
+import type { InventoryStore, ScopeRack } from "../../app/ports.js";
 import type { ComponentType, InventoryRack } from "../../domain/model.js";
-import { chunk } from "./db.js";
-import { componentExternalPk, componentPk, type Item, itemToRack, rackPk, rackToItem } from "./items.js";
+import { chunk, queryAll } from "./db.js";
+import {
+  componentExternalRef,
+  componentPk,
+  type Item,
+  itemToRack,
+  itemToScopeRack,
+  rackPk,
+  rackToItem,
+} from "./items.js";
 import { batchGetAll } from "./run-store.js";
-import { INDEX, type TableNames } from "./schema.js";
+import { INDEX, LIST_PARTITION, type TableNames } from "./schema.js";
+
+/**
+ * Queries one lookup runs at once: a spec may name up to 1,000 racks by name, and one call must not
+ * take the whole socket pool from the calls beside it.
+ */
+const QUERY_CONCURRENCY = 8;
 
 export class DynamoInventoryStore implements InventoryStore {
   constructor(
@@ -25,15 +42,13 @@ export class DynamoInventoryStore implements InventoryStore {
     for (const rack of racks) {
       items.push(rackToItem(rack));
       for (const c of rack.components) {
-        items.push({ pk: componentPk(c.id), kind: "component", rackId: rack.id });
-        if (c.externalId !== undefined) {
-          items.push({
-            pk: componentExternalPk(c.type, c.externalId),
-            kind: "component",
-            rackId: rack.id,
-            componentId: c.id,
-          });
-        }
+        items.push({
+          pk: componentPk(c.id),
+          kind: "component",
+          rackId: rack.id,
+          componentExtRef:
+            c.externalId === undefined ? undefined : componentExternalRef(c.type, c.externalId),
+        });
       }
     }
     // BatchWriteItem: 25 items a call (DynamoDB's limit; moto accepts more, AWS does not).
@@ -103,49 +118,64 @@ export class DynamoInventoryStore implements InventoryStore {
       [...new Set(componentIds)].map((id) => ({ pk: componentPk(id) })),
     );
     const racks = await this.getRacksByIds([...new Set(pointers.map((p) => p.rackId as string))]);
+    const wanted = new Set(componentIds);
     const result = new Map<string, InventoryRack>();
     for (const rack of racks) {
-      for (const c of rack.components) if (componentIds.includes(c.id)) result.set(c.id, rack);
+      for (const c of rack.components) if (wanted.has(c.id)) result.set(c.id, rack);
     }
     return result;
   }
 
-  async getRackByComponentExternalId(
-    type: ComponentType,
-    externalId: string,
-  ): Promise<InventoryRack | undefined> {
-    const pointers = await batchGetAll(this.doc, this.tables.inventory, [
-      { pk: componentExternalPk(type, externalId) },
-    ]);
-    const pointer = pointers[0];
-    if (pointer === undefined) return undefined;
-    const [rack] = await this.getRacksByIds([pointer.rackId as string]);
-    return rack?.components.some((c) => c.type === type && c.externalId === externalId) ? rack : undefined;
+  async getRacksByComponentExternalId(type: ComponentType, externalId: string): Promise<InventoryRack[]> {
+    const pointers = await queryAll(this.doc, {
+      TableName: this.tables.inventory,
+      IndexName: INDEX.componentsByExternalRef,
+      KeyConditionExpression: "componentExtRef = :ref",
+      ExpressionAttributeValues: { ":ref": componentExternalRef(type, externalId) },
+    });
+    const racks = await this.getRacksByIds([...new Set(pointers.map((p) => p.rackId as string))].sort());
+    return racks.filter((rack) =>
+      rack.components.some((c) => c.type === type && c.externalId === externalId),
+    );
   }
 
-  /** One Query per value (in parallel); results in the order of `values`, each value's racks by id. */
+  async listScopeRacks(qualifies: (rack: ScopeRack) => boolean, limit: number): Promise<ScopeRack[]> {
+    const racks: ScopeRack[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      // Pages of `limit`: with every rack qualifying (no component filter) one page is the answer.
+      const out = await this.doc.send(
+        new QueryCommand({
+          TableName: this.tables.inventory,
+          IndexName: INDEX.racksInScope,
+          KeyConditionExpression: "scopePk = :racks",
+          ExpressionAttributeValues: { ":racks": LIST_PARTITION.racks },
+          Limit: limit,
+          ExclusiveStartKey: startKey,
+        }),
+      );
+      for (const item of out.Items ?? []) {
+        const rack = itemToScopeRack(item);
+        if (qualifies(rack)) racks.push(rack);
+        if (racks.length === limit) return racks;
+      }
+      startKey = out.LastEvaluatedKey;
+    } while (startKey !== undefined);
+    return racks;
+  }
+
+  /** One Query per value (up to QUERY_CONCURRENCY at once); results in the order of `values`, each value's racks by id. */
   private async queryEach(index: string, attribute: string, values: string[]): Promise<InventoryRack[]> {
-    const results = await Promise.all(
-      [...new Set(values)].map(async (value) => {
-        const racks: InventoryRack[] = [];
-        let startKey: Record<string, unknown> | undefined;
-        do {
-          const out = await this.doc.send(
-            new QueryCommand({
-              TableName: this.tables.inventory,
-              IndexName: index,
-              KeyConditionExpression: "#a = :v",
-              ExpressionAttributeNames: { "#a": attribute },
-              ExpressionAttributeValues: { ":v": value },
-              ExclusiveStartKey: startKey,
-            }),
-          );
-          racks.push(...(out.Items ?? []).map(itemToRack));
-          startKey = out.LastEvaluatedKey;
-        } while (startKey !== undefined);
-        return racks.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      }),
-    );
+    const results = await mapConcurrently([...new Set(values)], QUERY_CONCURRENCY, async (value) => {
+      const items = await queryAll(this.doc, {
+        TableName: this.tables.inventory,
+        IndexName: index,
+        KeyConditionExpression: "#a = :v",
+        ExpressionAttributeNames: { "#a": attribute },
+        ExpressionAttributeValues: { ":v": value },
+      });
+      return items.map(itemToRack).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    });
     return results.flat();
   }
 }

@@ -2,8 +2,10 @@
  * Items ↔ domain values, both ways, in one place. Attribute names here and the key layout in
  * schema.ts are the whole storage format (docs/data-model.md describes it).
  */
+import type { ScopeRack } from "../../app/ports.js";
 import type {
   ComponentsForType,
+  ComponentType,
   InventoryRack,
   OutcomeCounts,
   OutcomeStatus,
@@ -164,10 +166,17 @@ export function itemToTask(item: Item): Task {
 
 export const rackPk = (id: string): string => `rack#${id}`;
 export const componentPk = (id: string): string => `component#${id}`;
-export const componentExternalPk = (type: string, externalId: string): string =>
-  `componentExt#${type}#${externalId}`;
+/** The `componentExtRef` of a component pointer: its (type, external id), the reference specs use. */
+export const componentExternalRef = (type: ComponentType, externalId: string): string =>
+  `${type}#${externalId}`;
 
 export function rackToItem(rack: InventoryRack): Item {
+  const componentIdsByType: Partial<Record<ComponentType, string[]>> = {};
+  for (const c of rack.components) {
+    const ids = componentIdsByType[c.type] ?? [];
+    ids.push(c.id);
+    componentIdsByType[c.type] = ids;
+  }
   return {
     pk: rackPk(rack.id),
     kind: "rack",
@@ -176,11 +185,27 @@ export function rackToItem(rack: InventoryRack): Item {
     rackExternalId: rack.externalId,
     nvlDomainId: rack.nvlDomain?.id,
     nvlDomainName: rack.nvlDomain?.name,
+    scopePk: LIST_PARTITION.racks,
+    componentIdsByType,
   };
 }
 
 export function itemToRack(item: Item): InventoryRack {
   return item.rack as InventoryRack;
+}
+
+/** A `byScope` index entry → the rack as the default scope plans it (components grouped by type). */
+export function itemToScopeRack(item: Item): ScopeRack {
+  const byType = (item.componentIdsByType ?? {}) as Partial<Record<ComponentType, string[]>>;
+  const rack: ScopeRack = {
+    id: (item.pk as string).slice(rackPk("").length),
+    name: item.rackName as string,
+    components: Object.entries(byType).flatMap(([type, ids]) =>
+      (ids ?? []).map((id) => ({ id, type: type as ComponentType })),
+    ),
+  };
+  if (item.rackExternalId !== undefined) rack.externalId = item.rackExternalId as string;
+  return rack;
 }
 
 function num(value: unknown): number {

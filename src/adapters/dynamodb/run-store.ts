@@ -8,8 +8,10 @@
  *   t0  pre-commit chunks: [ConditionCheck run absent, Put target …] — each target carries
  *       `expiresAt` (TTL, epoch s) = the orphan deadline. Only the FIRST targets go here: as many as
  *       do not fit the final transaction (for 100 targets and 100-item transactions: just 1).
- *   t1  COMMIT: one transaction [Put run (condition: absent), Put the remaining targets (no TTL)].
- *       The run item lists the pre-commit target ids in `unsealed`.
+ *   t1  COMMIT: one transaction [Put run (condition: absent), Put the client request id if the
+ *       caller sent one (condition: absent or expired), Put the remaining targets (no TTL)]. The run
+ *       item lists the pre-commit target ids in `unsealed`. Right before it, `mayCommit` (the
+ *       caller's deadline) may still abandon the create: only t0's invisible orphans remain.
  *   t2  seal: REMOVE expiresAt from each pre-commit target, then REMOVE `unsealed` from the run.
  *
  * Readers reach targets only through a committed run (listTargets reads the run first; getTarget
@@ -34,6 +36,10 @@ import type {
   BlockedUpdate,
   Cipher,
   ClaimOutcome,
+  ClientRequest,
+  ClientRequestRecord,
+  CreateRunOptions,
+  CreateRunOutcome,
   ListTargetsOptions,
   RunListEntry,
   RunStore,
@@ -79,6 +85,8 @@ export interface RunStoreOptions {
 }
 
 const SECRETS_VERSION = 1;
+/** The Tasks-table key of a client request id (beside the `idem:` items of task idempotency). */
+const clientRequestKey = (id: string): string => `runRequest:${id}`;
 /** claimTargets: one transaction holds the batch's targets plus the run item (100 items at most). */
 const MAX_BATCH_CLAIM = 98;
 /**
@@ -143,13 +151,15 @@ export class DynamoRunStore implements RunStore {
     if (this.maxItems < 2 || this.maxItems > 100) throw new RangeError("maxTransactionItems must be 2..100");
   }
 
-  async createRun(run: Run, targets: Target[]): Promise<void> {
+  async createRun(run: Run, targets: Target[], options: CreateRunOptions = {}): Promise<CreateRunOutcome> {
     const runItem = runToItem(run);
     const auth = run.config.operation.firmware.authentication;
     if (auth !== undefined) runItem.secrets = await this.encryptSecrets(run.id, auth);
+    const request = options.clientRequest;
 
-    // The commit transaction holds the run and as many targets as fit; the rest go first.
-    const inCommit = Math.min(targets.length, this.maxItems - 1);
+    // The commit transaction holds the run, the client request if any, and as many targets as
+    // fit; the rest go first.
+    const inCommit = Math.min(targets.length, this.maxItems - (request === undefined ? 1 : 2));
     const early = targets.slice(0, targets.length - inCommit);
     const late = targets.slice(targets.length - inCommit);
     const expiresAt = Math.floor(run.createdAt / 1000) + this.pendingTtlSeconds;
@@ -177,6 +187,8 @@ export class DynamoRunStore implements RunStore {
       if (codes !== undefined) throw alreadyExists(run.id, codes);
     }
 
+    // The last moment to give up: past it the run exists whether or not anyone hears of it.
+    if (options.mayCommit?.() === false) return { outcome: "abandoned" };
     if (early.length > 0) runItem.unsealed = early.map((t) => t.id);
     const codes = await transactWrite(this.doc, {
       TransactItems: [
@@ -187,6 +199,7 @@ export class DynamoRunStore implements RunStore {
             ConditionExpression: "attribute_not_exists(runId)",
           },
         },
+        ...(request === undefined ? [] : [this.clientRequestPut(request, run.id, run.createdAt)]),
         ...late.map((t) => ({
           Put: {
             TableName: this.tables.targets,
@@ -196,7 +209,16 @@ export class DynamoRunStore implements RunStore {
         })),
       ],
     });
-    if (codes !== undefined) throw alreadyExists(run.id, codes);
+    if (codes !== undefined) {
+      if (
+        request !== undefined &&
+        codes[0] !== "ConditionalCheckFailed" &&
+        codes[1] === "ConditionalCheckFailed"
+      ) {
+        return { outcome: "request-id-taken" };
+      }
+      throw alreadyExists(run.id, codes);
+    }
 
     if (early.length > 0) {
       // Committed: from here the run is complete to readers. A failed seal is finished later by
@@ -207,6 +229,48 @@ export class DynamoRunStore implements RunStore {
         early.map((t) => t.id),
       ).catch(() => undefined);
     }
+    return { outcome: "created" };
+  }
+
+  /**
+   * The client request item, in the Tasks table beside the task idempotency items: it has the TTL
+   * attribute, and no stream consumer (an item in Runs or Targets would wake the dispatcher for a
+   * run id that is none). Taken if absent or expired: DynamoDB's TTL deletes late, so the
+   * condition, not the deletion, decides when an id is forgotten.
+   */
+  private clientRequestPut(request: ClientRequest, runId: string, now: number) {
+    return {
+      Put: {
+        TableName: this.tables.tasks,
+        Item: {
+          id: clientRequestKey(request.id),
+          runId,
+          fingerprint: request.fingerprint,
+          createdAt: now,
+          expiresAt: request.expiresAt,
+          ttl: Math.ceil(request.expiresAt / 1000),
+        },
+        ConditionExpression: "attribute_not_exists(id) OR expiresAt <= :now",
+        ExpressionAttributeValues: { ":now": now },
+      },
+    };
+  }
+
+  async getClientRequest(id: string, now: number): Promise<ClientRequestRecord | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tables.tasks,
+        Key: { id: clientRequestKey(id) },
+        ConsistentRead: true,
+      }),
+    );
+    const item = out.Item;
+    if (item === undefined || Number(item.expiresAt) <= now) return undefined;
+    return {
+      runId: item.runId as string,
+      fingerprint: item.fingerprint as string,
+      expiresAt: Number(item.expiresAt),
+    };
   }
 
   /** Removes the orphan TTL from pre-commit targets of a committed run. Idempotent. */

@@ -8,12 +8,12 @@
  */
 
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, PutCommand, QueryCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import { GetCommand, PutCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
 import type { CreateTaskOutcome, ListTasksOptions, SaveTaskOutcome, TaskStore } from "../../app/ports.js";
 import { FlowError } from "../../domain/errors.js";
 import type { Task } from "../../domain/model.js";
-import { isConditionFailed, transactWrite } from "./db.js";
-import { type Item, itemToTask, taskToItem } from "./items.js";
+import { isConditionFailed, queryAll, transactWrite } from "./db.js";
+import { itemToTask, taskToItem } from "./items.js";
 import { batchGetAll } from "./run-store.js";
 import { INDEX, LIST_PARTITION, type TableNames } from "./schema.js";
 
@@ -119,14 +119,7 @@ export class DynamoTaskStore implements TaskStore {
     if (filters.length > 0) input.FilterExpression = filters.join(" AND ");
     if (Object.keys(names).length > 0) input.ExpressionAttributeNames = names;
     input.ExpressionAttributeValues = values;
-    const items: Item[] = [];
-    let startKey: Record<string, unknown> | undefined;
-    do {
-      const out = await this.doc.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
-      items.push(...(out.Items ?? []));
-      startKey = out.LastEvaluatedKey;
-    } while (startKey !== undefined);
-    const tasks = items.map(itemToTask);
+    const tasks = (await queryAll(this.doc, input)).map(itemToTask);
     return {
       tasks: tasks.slice(options.page.offset, options.page.offset + options.page.limit),
       total: tasks.length,

@@ -17,7 +17,12 @@ import {
   listTasksQueryFromProto,
   pageFromListRacks,
 } from "./convert/list-queries.js";
-import { cancelRequestFromProto, createRunInputFromProto, runIdFromProto } from "./convert/run-request.js";
+import {
+  cancelRequestFromProto,
+  clientRequestIdFromProto,
+  createRunInputFromProto,
+  runIdFromProto,
+} from "./convert/run-request.js";
 import {
   buildInfoToProto,
   planToProto,
@@ -43,16 +48,31 @@ export interface MethodDefinition<Req, Res> {
 export type RequestOf<M> = M extends MethodDefinition<infer Req, unknown> ? Req : never;
 export type ResponseOf<M> = M extends { responseSerialize(value: infer Res): Buffer } ? Res : never;
 
+/** What a handler knows of its call besides the request. */
+export interface CallContext {
+  /** Epoch ms; Infinity when the client set none. */
+  deadline: number;
+  /** True once nobody waits for the answer: the deadline passed or the client cancelled. */
+  abandoned(): boolean;
+}
+
 /** One async function per RPC of a generated service definition. */
-export type Handlers<S> = { [K in keyof S]: (request: RequestOf<S[K]>) => Promise<ResponseOf<S[K]>> };
+export type Handlers<S> = {
+  [K in keyof S]: (request: RequestOf<S[K]>, call: CallContext) => Promise<ResponseOf<S[K]>>;
+};
 
 export function flowHandlers(api: FlowApi): Handlers<FlowService> {
   return {
-    createOperationRun: async (req) => {
-      const { id } = await api.createRun(createRunInputFromProto(req));
+    createOperationRun: async (req, call) => {
+      const { id } = await api.createRun(createRunInputFromProto(req), {
+        ...clientRequestIdFromProto(req),
+        abandoned: call.abandoned,
+        ...(Number.isFinite(call.deadline) ? { deadline: call.deadline } : {}),
+      });
       return { id: { id } };
     },
-    planOperationRun: async (req) => planToProto(await api.planRun(createRunInputFromProto(req))),
+    planOperationRun: async (req) =>
+      planToProto(await api.planRun(createRunInputFromProto(req), clientRequestIdFromProto(req))),
     getOperationRun: async (req) => {
       const id = runIdFromProto(req.id);
       const { run, stats } = await api.getRun(id, req.includeStats);

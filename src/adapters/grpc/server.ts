@@ -5,10 +5,15 @@
  * Every RPC goes through `unaryHandler`, the one wrapper that:
  *   1. answers DEADLINE_EXCEEDED without calling the application when the deadline has already
  *      passed (a request that sat in a queue is not worth starting);
- *   2. decodes the request bytes itself, so garbage is InvalidArgument (grpc-js would answer a
- *      failing deserializer with Internal);
- *   3. calls the handler, encodes the answer, and maps any error through status.ts;
- *   4. calls back exactly once, and not at all once the call is cancelled (the client went away, or
+ *   2. admits the call or sheds it: RESOURCE_EXHAUSTED at once when the calls in progress, or the
+ *      calls that plan runs, are at their limit (admission.ts);
+ *   3. decodes the request bytes itself, so garbage is InvalidArgument (grpc-js would answer a
+ *      failing deserializer with Internal), with strict UTF-8 and no control characters in any
+ *      string field (request-text.ts);
+ *   4. calls the handler with the call's deadline and a way to ask whether anyone still waits for
+ *      the answer (a create does not commit for nobody), encodes the answer, and maps any error
+ *      through status.ts;
+ *   5. calls back exactly once, and not at all once the call is cancelled (the client went away, or
  *      grpc-js already answered DEADLINE_EXCEEDED on its own timer).
  *
  * Shutdown: health goes NOT_SERVING first (load balancers stop routing), then, after an optional
@@ -28,7 +33,20 @@ import type { Logger } from "../../app/observability.js";
 import { FlowError } from "../../domain/errors.js";
 import { FlowService } from "../../gen/flow/v1/flow.js";
 import { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
-import { adminHandlers, flowHandlers, type Handlers, type MethodDefinition } from "./handlers.js";
+import {
+  type Admission,
+  type AdmissionLimits,
+  createAdmission,
+  DEFAULT_ADMISSION_LIMITS,
+} from "./admission.js";
+import {
+  adminHandlers,
+  type CallContext,
+  flowHandlers,
+  type Handlers,
+  type MethodDefinition,
+} from "./handlers.js";
+import { decodeRequest } from "./request-text.js";
 import { type GrpcError, toGrpcError } from "./status.js";
 import { type ServerTlsFiles, serverCredentials } from "./tls.js";
 
@@ -61,7 +79,16 @@ export interface GrpcServerOptions {
   protoDir?: string | false;
   /** Clock for the deadline check; tests inject one. */
   now?: () => number;
+  /** How much work is admitted at once (default DEFAULT_ADMISSION_LIMITS); the rest is shed. */
+  admission?: AdmissionLimits;
 }
+
+/** The calls that plan runs against the inventory: admitted under the lower, creates limit. */
+export const PLANNING_METHODS: ReadonlySet<string> = new Set([
+  FlowService.createOperationRun.path,
+  FlowService.planOperationRun.path,
+  FlowService.upgradeFirmware.path,
+]);
 
 export interface RunningGrpcServer {
   /** The bound port (the real one when 0 was asked for). */
@@ -77,7 +104,11 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const server = new grpc.Server({
     "grpc.max_receive_message_length": options.maxReceiveMessageBytes ?? DEFAULT_MAX_RECEIVE_MESSAGE_BYTES,
   });
-  const deps: UnaryDeps = { logger, now: options.now ?? Date.now };
+  const deps: UnaryDeps = {
+    logger,
+    now: options.now ?? Date.now,
+    admission: createAdmission(options.admission ?? DEFAULT_ADMISSION_LIMITS, logger),
+  };
   addService(server, FlowService, flowHandlers(api), deps);
   addService(server, FlowInventoryAdminService, adminHandlers(api), deps);
 
@@ -124,6 +155,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
 export interface UnaryDeps {
   logger: GrpcLogger;
   now: () => number;
+  /** Absent: every call is admitted (unit tests of the wrapper's other rules). */
+  admission?: Admission;
 }
 
 const identity = (b: Buffer): Buffer => b;
@@ -139,10 +172,11 @@ function deadlineMs(deadline: grpc.Deadline): number {
  */
 export function unaryHandler<Req, Res>(
   method: MethodDefinition<Req, Res>,
-  handle: (request: Req) => Promise<Res>,
+  handle: (request: Req, call: CallContext) => Promise<Res>,
   deps: UnaryDeps,
 ): grpc.handleUnaryCall<Buffer, Buffer> {
   const name = method.path;
+  const plansRuns = PLANNING_METHODS.has(name);
   return (call, callback) => {
     let answered = false;
     const answer = (error: GrpcError | null, response?: Buffer): void => {
@@ -156,7 +190,8 @@ export function unaryHandler<Req, Res>(
       else callback(null, response);
     };
 
-    if (deadlineMs(call.getDeadline()) <= deps.now()) {
+    const deadline = deadlineMs(call.getDeadline());
+    if (deadline <= deps.now()) {
       answer({
         code: grpc.status.DEADLINE_EXCEEDED,
         details: "deadline exceeded before the call was handled",
@@ -170,17 +205,33 @@ export function unaryHandler<Req, Res>(
       return;
     }
 
+    const slot = deps.admission?.admit(name, plansRuns) ?? { admitted: true, release: () => {} };
+    if (!slot.admitted) {
+      answer(slot.refusal);
+      return;
+    }
+
     let request: Req;
     try {
-      request = method.requestDeserialize(call.request);
+      request = decodeRequest(method, call.request);
     } catch (err) {
+      slot.release();
+      if (err instanceof FlowError) {
+        answer(toGrpcError(err, { method: name, logger: deps.logger }));
+        return;
+      }
       const why = err instanceof Error ? err.message : String(err);
       answer({ code: grpc.status.INVALID_ARGUMENT, details: `malformed request: ${why}` });
       return;
     }
 
+    const context: CallContext = {
+      deadline,
+      abandoned: () => call.cancelled || deps.now() >= deadline,
+    };
     Promise.resolve()
-      .then(() => handle(request))
+      .then(() => handle(request, context))
+      .finally(slot.release)
       .then((response) => method.responseSerialize(response))
       .then(
         (bytes) => answer(null, bytes),
@@ -218,7 +269,7 @@ function addService<S extends Record<string, { path: string }>>(
       responseSerialize: identity,
       responseDeserialize: identity,
     };
-    const handle = handlers[key] as (request: unknown) => Promise<unknown>;
+    const handle = handlers[key] as (request: unknown, call: CallContext) => Promise<unknown>;
     implementation[key] = unaryHandler(method, handle, deps);
   }
   server.addService(definition, implementation);

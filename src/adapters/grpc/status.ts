@@ -30,6 +30,8 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
       return GrpcStatus.INTERNAL;
     case "UNAVAILABLE":
       return GrpcStatus.UNAVAILABLE;
+    case "DEADLINE_EXCEEDED":
+      return GrpcStatus.DEADLINE_EXCEEDED;
     case "INTERNAL":
       return GrpcStatus.INTERNAL;
     default:

@@ -44,10 +44,10 @@ import { rackConflictMessage } from "../../domain/step-errors.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import type { TasksApi } from "../api.js";
 import { errorText, type Logger, silentLogger, taskKeys } from "../observability.js";
+import { type PlanInventory, racksForTargetSpec } from "../plan-inventory.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
-  InventoryStore,
   RackLockStore,
   RunStore,
   RunWaker,
@@ -74,8 +74,7 @@ export interface TaskServiceDeps {
   tasks: TaskStore;
   runs: Pick<RunStore, "recordOutcome">;
   locks: RackLockStore;
-  /** Reads the racks an UpgradeFirmware names, and the external ids of tasks made before they were frozen. */
-  inventory: Pick<InventoryStore, "loadAll" | "getRacksByIds">;
+  inventory: PlanInventory;
   secrets: TaskSecretStore;
   /** With `executionIdFor`, the execution id is stored with the task before it starts. */
   executor: TaskExecutor & { executionIdFor?: (taskId: string) => string };
@@ -299,9 +298,9 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       const spec = template.targetSpec;
       if (spec === undefined)
         throw new ValidationError([{ field: "target_spec", rule: "target_spec is required" }]);
-      const inventory = await deps.inventory.loadAll();
-      const externalIds = new Map(inventory.map((r) => [r.id, r.externalId]));
-      const rows = mergeRows(resolveTargetSpec(spec, inventory)).filter((r) => r.components.length > 0);
+      const racks = await racksForTargetSpec(deps.inventory, spec);
+      const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
+      const rows = mergeRows(resolveTargetSpec(spec, racks)).filter((r) => r.components.length > 0);
       if (rows.length === 0) throw new InvalidArgumentError("upgrade firmware request matches no components");
 
       const queue = template.queueOptions?.conflictStrategy === "QUEUE";

@@ -4,8 +4,8 @@
  * order and for holding them, since a shared store may hold other racks.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import type { InventoryStore } from "../../../src/app/ports.js";
-import type { InventoryRack } from "../../../src/domain/model.js";
+import type { InventoryStore, ScopeRack } from "../../../src/app/ports.js";
+import type { ComponentType, InventoryRack } from "../../../src/domain/model.js";
 import { uuid } from "../dynamodb-fixtures.js";
 
 const rack = (n: number) => uuid(n, "1ac00000");
@@ -77,16 +77,43 @@ export function describeInventoryStoreContract(
         [component(11), A.name],
         [component(22), B.name],
       ]);
-      expect((await inventory.getRackByComponentExternalId("COMPUTE", "CONTRACT-SN-21"))?.name).toBe(B.name);
-      expect(await inventory.getRackByComponentExternalId("NVSWITCH", "CONTRACT-SN-21")).toBeUndefined();
-      expect(await inventory.getRackByComponentExternalId("COMPUTE", "CONTRACT-SN-99")).toBeUndefined();
+      const names = async (type: ComponentType, externalId: string) =>
+        (await inventory.getRacksByComponentExternalId(type, externalId)).map((r) => r.name);
+      expect(await names("COMPUTE", "CONTRACT-SN-21")).toEqual([B.name]);
+      expect(await names("NVSWITCH", "CONTRACT-SN-21")).toEqual([]);
+      expect(await names("COMPUTE", "CONTRACT-SN-99")).toEqual([]);
+    });
+
+    it("listScopeRacks: racks in id order with ids, name, external id and component ids by type only; stops at the limit", async () => {
+      const ours = (rack: ScopeRack) => RACKS.some((r) => r.id === rack.id);
+      const all = await inventory.listScopeRacks(ours, 10);
+      expect(all.map((r) => r.id)).toEqual([A.id, B.id, C.id]);
+      const narrow = (rack: InventoryRack) => ({
+        id: rack.id,
+        name: rack.name,
+        ...(rack.externalId === undefined ? {} : { externalId: rack.externalId }),
+        components: rack.components
+          .map((c) => ({ id: c.id, type: c.type }))
+          .sort((x, y) => (x.id < y.id ? -1 : 1)),
+      });
+      const sorted = (rack: ScopeRack) => ({
+        ...rack,
+        components: [...rack.components].sort((x, y) => (x.id < y.id ? -1 : 1)),
+      });
+      expect(all.map(sorted)).toEqual([A, B, C].map(narrow));
+      expect((await inventory.listScopeRacks(ours, 2)).map((r) => r.id)).toEqual([A.id, B.id]);
+      const withCompute = (rack: ScopeRack) =>
+        ours(rack) && rack.components.some((c) => c.type === "COMPUTE");
+      expect((await inventory.listScopeRacks(withCompute, 1)).length).toBe(1);
     });
 
     it("a re-import that moves a component answers with its new rack, by id and by external id", async () => {
       const moved: InventoryRack = { ...C, components: A.components };
       await inventory.upsertRacks([moved, { ...A, components: [] }]);
       expect((await inventory.getRacksByComponentIds([component(11)])).get(component(11))?.name).toBe(C.name);
-      expect((await inventory.getRackByComponentExternalId("COMPUTE", "CONTRACT-SN-11"))?.name).toBe(C.name);
+      expect(
+        (await inventory.getRacksByComponentExternalId("COMPUTE", "CONTRACT-SN-11")).map((r) => r.name),
+      ).toEqual([C.name]);
       await inventory.upsertRacks(RACKS);
     });
   });

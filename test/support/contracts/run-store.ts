@@ -48,6 +48,59 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
       return runs.saveRun({ ...current, ...changes, updatedAt: current.updatedAt + 1 }, current.updatedAt);
     };
 
+    describe("createRun with a client request id, and mayCommit", () => {
+      const request = (id: string, expiresAt: number) => ({ id, fingerprint: `fp-${id}`, expiresAt });
+      const fresh = () => runWithTargets(uuid(++seq, "c0ffee00"), { phaseSizes: [2] });
+
+      it("the id is committed with the run: getClientRequest answers its run until it expires", async () => {
+        const made = fresh();
+        const id = `contract-req-${seq}`;
+        const expiresAt = made.run.createdAt + 60_000;
+        expect(
+          await runs.createRun(made.run, made.targets, { clientRequest: request(id, expiresAt) }),
+        ).toEqual({
+          outcome: "created",
+        });
+        expect(await runs.getClientRequest(id, made.run.createdAt)).toEqual({
+          runId: made.run.id,
+          fingerprint: `fp-${id}`,
+          expiresAt,
+        });
+        expect(await runs.getClientRequest(id, expiresAt)).toBeUndefined();
+        expect(await runs.getClientRequest(`${id}-unknown`, made.run.createdAt)).toBeUndefined();
+      });
+
+      it("a second create with a live id is 'request-id-taken' and invisible; after expiry the id is free", async () => {
+        const first = fresh();
+        const id = `contract-req-${seq}`;
+        const expiresAt = first.run.createdAt + 1000;
+        await runs.createRun(first.run, first.targets, { clientRequest: request(id, expiresAt) });
+        const second = fresh();
+        expect(
+          await runs.createRun(second.run, second.targets, { clientRequest: request(id, expiresAt + 5) }),
+        ).toEqual({ outcome: "request-id-taken" });
+        expect(await runs.getRun(second.run.id)).toBeUndefined();
+        expect((await runs.getClientRequest(id, first.run.createdAt))?.runId).toBe(first.run.id);
+
+        const later = runWithTargets(uuid(++seq, "c0ffee00"), { phaseSizes: [1], createdAt: expiresAt });
+        expect(
+          await runs.createRun(later.run, later.targets, { clientRequest: request(id, expiresAt + 60_000) }),
+        ).toEqual({ outcome: "created" });
+        expect((await runs.getClientRequest(id, expiresAt))?.runId).toBe(later.run.id);
+      });
+
+      it("mayCommit false: 'abandoned', no run and no target visible", async () => {
+        const made = fresh();
+        expect(await runs.createRun(made.run, made.targets, { mayCommit: () => false })).toEqual({
+          outcome: "abandoned",
+        });
+        expect(await runs.getRun(made.run.id)).toBeUndefined();
+        expect(
+          await runs.listTargets(made.run.id, { phaseFrom: 0, phaseTo: 0, page: { offset: 0, limit: 10 } }),
+        ).toBeUndefined();
+      });
+    });
+
     describe("createRun and the reads", () => {
       it("a created run and its targets read back field for field", async () => {
         const made = runWithTargets(uuid(++seq, "c0ffee00"), { phaseSizes: [2, 3] });

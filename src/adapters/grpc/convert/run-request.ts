@@ -30,6 +30,11 @@ export function cancelRequestFromProto(req: pb.CancelOperationRunRequest): { id:
   return { id, reason };
 }
 
+/** `client_request_id` as the use case takes it: "" (proto3's default) is none. */
+export function clientRequestIdFromProto(req: pb.CreateOperationRunRequest): { clientRequestId?: string } {
+  return req.clientRequestId === "" ? {} : { clientRequestId: req.clientRequestId };
+}
+
 export function createRunInputFromProto(req: pb.CreateOperationRunRequest): CreateRunInput {
   return decoding((v) => {
     v.maxLength("name", req.name, LIMITS.name);

@@ -684,7 +684,19 @@ export interface QueueOptions {
 export interface CreateOperationRunRequest {
   name: string;
   description: string;
-  configuration: OperationRunConfiguration | undefined;
+  configuration:
+    | OperationRunConfiguration
+    | undefined;
+  /**
+   * ---- Project extension (issue 14): idempotent create.
+   * Names the run this request means to create: 1 to 64 printable ASCII characters without spaces
+   * (a UUID per intended run, say). A retry with the same id and the same request answers the
+   * first run's id, even if the first answer was lost; the same id with a different request is
+   * INVALID_ARGUMENT naming this field. Remembered for 24 hours after the create. Empty: no
+   * idempotency, every call creates a run. PlanOperationRun refuses a reused id the same way and
+   * otherwise ignores it (a plan writes nothing).
+   */
+  clientRequestId: string;
 }
 
 export interface CreateOperationRunResponse {
@@ -3091,7 +3103,7 @@ export const QueueOptions: MessageFns<QueueOptions> = {
 };
 
 function createBaseCreateOperationRunRequest(): CreateOperationRunRequest {
-  return { name: "", description: "", configuration: undefined };
+  return { name: "", description: "", configuration: undefined, clientRequestId: "" };
 }
 
 export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = {
@@ -3104,6 +3116,9 @@ export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = 
     }
     if (message.configuration !== undefined) {
       OperationRunConfiguration.encode(message.configuration, writer.uint32(26).fork()).join();
+    }
+    if (message.clientRequestId !== "") {
+      writer.uint32(802).string(message.clientRequestId);
     }
     return writer;
   },
@@ -3145,6 +3160,14 @@ export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = 
             message.configuration = OperationRunConfiguration.decode(reader, reader.uint32());
             continue;
           }
+          case 100: {
+            if (tag !== 802) {
+              break;
+            }
+
+            message.clientRequestId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3162,6 +3185,11 @@ export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = 
       name: isSet(object.name) ? globalThis.String(object.name) : "",
       description: isSet(object.description) ? globalThis.String(object.description) : "",
       configuration: isSet(object.configuration) ? OperationRunConfiguration.fromJSON(object.configuration) : undefined,
+      clientRequestId: isSet(object.clientRequestId)
+        ? globalThis.String(object.clientRequestId)
+        : isSet(object.client_request_id)
+        ? globalThis.String(object.client_request_id)
+        : "",
     };
   },
 
@@ -3176,6 +3204,9 @@ export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = 
     if (message.configuration !== undefined) {
       obj.configuration = OperationRunConfiguration.toJSON(message.configuration);
     }
+    if (message.clientRequestId !== "") {
+      obj.clientRequestId = message.clientRequestId;
+    }
     return obj;
   },
 
@@ -3189,6 +3220,7 @@ export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = 
     message.configuration = (object.configuration !== undefined && object.configuration !== null)
       ? OperationRunConfiguration.fromPartial(object.configuration)
       : undefined;
+    message.clientRequestId = object.clientRequestId ?? "";
     return message;
   },
 };

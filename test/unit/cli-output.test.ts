@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { fields, render, table, terminalSafe } from "../../cli/output.js";
+
+describe("cli output: the service's text never reaches the terminal raw", () => {
+  it("terminalSafe shows control characters as escapes, tabs and printable text as they are", () => {
+    expect(terminalSafe("a\x1b[2Jb\u009bc\u007fd\ne\rf\tg ✓")).toBe("a\\x1b[2Jb\\x9bc\\x7fd\\ne\\rf\tg ✓");
+    expect(terminalSafe("a\nb\x00", "keep-newlines")).toBe("a\nb\\x00");
+  });
+
+  it("table and fields escape every cell, newlines included, and align on what is printed", () => {
+    expect(
+      table(
+        ["ID", "NAME"],
+        [
+          ["1", "\x1b[2J"],
+          ["22", "x"],
+        ],
+      ),
+    ).toBe("ID  NAME\n1   \\x1b[2J\n22  x");
+    expect(fields([["Name", "a\nb"]])).toBe("Name: a\\nb");
+  });
+
+  it("render: tables keep their own line breaks; JSON and YAML escape DEL and C1 as \\u00XX", () => {
+    expect(render({ data: {}, table: () => "one\ntwo\x07" }, "table")).toBe("one\ntwo\\x07\n");
+    expect(render({ data: { n: "a\u009bb\u007f\x1b" }, table: () => "" }, "json")).toBe(
+      '{\n  "n": "a\\u009bb\\u007f\\u001b"\n}\n',
+    );
+    expect(JSON.parse(render({ data: { n: "a\u009bb" }, table: () => "" }, "json"))).toEqual({
+      n: "a\u009bb",
+    });
+    expect(render({ data: { n: "a\u009bb\x1b" }, table: () => "" }, "yaml")).toBe('n: "a\\u009bb\\e"\n');
+  });
+});
