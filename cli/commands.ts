@@ -5,7 +5,7 @@
 import { readFile } from "node:fs/promises";
 import { type Command, InvalidArgumentError } from "commander";
 import { unreadable } from "../src/domain/input-file.js";
-import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
+import { InventoryFileError, parseInventoryDocument } from "../src/domain/inventory-document.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
@@ -22,6 +22,7 @@ import {
   taskStatuses,
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
+import { baselineToProto, registerInventoryPolicyCommands } from "./policy.js";
 import type { Action } from "./program.js";
 import { loadRunFile } from "./run-file/load.js";
 import { runFileFromConfig } from "./run-file/to-file.js";
@@ -452,18 +453,23 @@ function planTable(request: pb.CreateOperationRunRequest, plan: pb.PlanOperation
     `${plan.candidateCount} candidate racks, ${plan.targets.length} selected, ${plan.totalPhases} phase${plan.totalPhases === 1 ? "" : "s"}`,
     "",
   ];
+  // Without target_version, each component's version comes from the baselines, frozen per target.
+  const versioned = plan.targets.some((t) => t.targetVersions.length > 0);
   for (let i = 0; i < plan.totalPhases; i++) {
     const targets = byPhase.get(i) ?? [];
     lines.push(`phase ${i + 1} (${targets.length} rack${targets.length === 1 ? "" : "s"}):`);
     lines.push(
       indent(
         table(
-          ["SEQ", "RACK", "RACK ID", "COMPONENTS"],
+          ["SEQ", "RACK", "RACK ID", "COMPONENTS", ...(versioned ? ["VERSIONS"] : [])],
           targets.map((t) => [
             String(t.sequenceIndex),
             t.rackExternalId || "-",
             short(t.rackId?.id),
             componentsText(t.componentsByType),
+            ...(versioned
+              ? [t.targetVersions.map((v) => `${v.version}×${v.componentIds.length}`).join(" ")]
+              : []),
           ]),
         ),
       ),
@@ -565,23 +571,27 @@ export function registerInventoryCommands(program: Command, act: Act): void {
     .requiredOption("-f, --file <path>", "inventory JSON file")
     .action(
       act(async (ctx, o: { file: string }) => {
-        let racks: InventoryRack[];
+        let document: ReturnType<typeof parseInventoryDocument>;
         try {
           const text = await readFile(o.file, "utf8").catch((error: unknown) => {
             throw new InventoryFileError(o.file, [unreadable(error)]);
           });
-          racks = parseInventory(text, o.file);
+          document = parseInventoryDocument(text, o.file);
         } catch (err) {
           if (err instanceof InventoryFileError) {
             throw new UsageError(`${o.file} is not a valid inventory file:\n${err.message}`);
           }
           throw err;
         }
-        const resp = await ctx.conn().admin.importInventory({ racks: racks.map(inventoryRackToProto) });
+        const resp = await ctx.conn().admin.importInventory({
+          racks: document.racks.map(inventoryRackToProto),
+          baselines: document.baselines.map(baselineToProto),
+        });
+        const baselines = resp.baselinesWritten > 0 ? ` and ${resp.baselinesWritten} firmware baselines` : "";
         ctx.print({
           data: admin.ImportInventoryResponse.toJSON(resp),
           table: () =>
-            `imported ${resp.racksWritten} racks and ${resp.componentsWritten} components from ${o.file}`,
+            `imported ${resp.racksWritten} racks and ${resp.componentsWritten} components${baselines} from ${o.file}`,
         });
         return EXIT.OK;
       }),
@@ -615,6 +625,8 @@ export function registerInventoryCommands(program: Command, act: Act): void {
         return EXIT.OK;
       }),
     );
+
+  registerInventoryPolicyCommands(inventory, act);
 }
 
 function countByType(components: readonly admin.InventoryComponent[]): string {
@@ -639,6 +651,8 @@ function inventoryRackToProto(r: InventoryRack): admin.InventoryRack {
       type: componentTypes.parse(c.type) ?? pb.ComponentType.COMPONENT_TYPE_UNKNOWN,
       externalId: c.externalId ?? "",
       firmwareVersion: c.firmwareVersion ?? "",
+      model: c.model ?? "",
+      vendor: c.vendor ?? "",
     })),
   };
 }

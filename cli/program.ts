@@ -19,6 +19,7 @@ import {
   UsageError,
 } from "./errors.js";
 import { OUTPUT_FORMATS, type OutputFormat, type Result, render, type Writer } from "./output.js";
+import { registerPolicyCommands } from "./policy.js";
 import { RunFileError } from "./run-file/load.js";
 
 export const DEFAULT_ENDPOINT = "127.0.0.1:50051";
@@ -130,6 +131,7 @@ Docs: docs/cli.md`,
   registerRunCommands(program, act);
   registerTaskCommands(program, act);
   registerInventoryCommands(program, act);
+  registerPolicyCommands(program, act);
   program
     .command("version")
     .description("print the service's build information (a quick connectivity check)")

@@ -37,6 +37,7 @@ import type {
   BmcCommandPublisher,
   ChildTaskSubmitter,
   Cipher,
+  FirmwarePolicyStore,
   InventoryStore,
   RackLockStore,
   RunStore,
@@ -53,6 +54,8 @@ export interface LocalChildTasksOptions {
     runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
     locks: RackLockStore;
     inventory: Pick<InventoryStore, "loadAll" | "getRacksByIds" | "upsertRacks">;
+    /** Firmware baselines, for an UpgradeFirmware without target_version; absent = none. */
+    policy?: Pick<FirmwarePolicyStore, "listBaselines">;
   };
   /**
    * Table names: request records and task secrets live in Tasks; verified versions are written
@@ -81,7 +84,6 @@ export interface LocalChildTasksOptions {
   waitOverrideMs?: number;
   retryIntervalOverrideMs?: number;
   executionTimeoutSeconds?: number;
-  defaultTargetVersion?: string;
   waker?: RunWaker;
   clock?: () => number;
   newId?: () => string;
@@ -168,9 +170,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     secrets,
     executor,
     newId: options.newId ?? randomUUID,
-    ...(options.defaultTargetVersion !== undefined
-      ? { defaultTargetVersion: options.defaultTargetVersion }
-      : {}),
+    ...(stores.policy ? { policy: stores.policy } : {}),
     log,
   });
 

@@ -6,8 +6,11 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { unreadable } from "../src/domain/input-file.js";
-import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
-import type { InventoryRack } from "../src/domain/model.js";
+import {
+  type InventoryDocument,
+  InventoryFileError,
+  parseInventoryDocument,
+} from "../src/domain/inventory-document.js";
 import { parseDuration } from "./duration-flag.js";
 import { loadFleetFile } from "./fleet-file.js";
 import { startLocalStack } from "./stack.js";
@@ -58,11 +61,12 @@ async function main(): Promise<void> {
     "--child-task-wait",
   );
 
+  const document = inventoryFile ? await loadInventoryFile(inventoryFile) : undefined;
   const stack = await startLocalStack({
     port,
     tickMs,
     childTaskWaitMs,
-    ...(inventoryFile ? { inventory: await loadInventoryFile(inventoryFile) } : {}),
+    ...(document ? { inventory: document.racks, baselines: document.baselines } : {}),
     ...(fleetFile ? { fleet: await loadFleetFile(fleetFile) } : {}),
     ...(dataDir ? { dataDir } : {}),
     ...(awsEndpoint ? { awsEndpoint } : {}),
@@ -86,11 +90,11 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => stop("SIGTERM"));
 }
 
-async function loadInventoryFile(path: string): Promise<InventoryRack[]> {
+async function loadInventoryFile(path: string): Promise<InventoryDocument> {
   const text = await readFile(path, "utf8").catch((error: unknown) => {
     throw new InventoryFileError(path, [unreadable(error)]);
   });
-  return parseInventory(text, path);
+  return parseInventoryDocument(text, path);
 }
 
 main().catch((error: unknown) => {

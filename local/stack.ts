@@ -25,9 +25,11 @@ import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
 import { createControls } from "../src/app/controls.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
+import { createPolicyService } from "../src/app/firmware-policy.js";
 import { lineLogger } from "../src/app/observability.js";
 import { createRunService } from "../src/app/runs.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
+import type { FirmwareBaseline } from "../src/domain/firmware-baselines.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { composeFlowApi } from "../src/service/flow-api.js";
 import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
@@ -46,6 +48,8 @@ export interface LocalStackOptions {
   port: number;
   /** Racks to load at start; absent: the demo fleet (unless a data dir restored an inventory). */
   inventory?: InventoryRack[];
+  /** Firmware baselines to set at start (the inventory file's `baselines`). */
+  baselines?: FirmwareBaseline[];
   fleet?: FleetConfig;
   tickMs: number;
   dataDir?: string;
@@ -113,6 +117,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // An explicit inventory always loads; the demo fleet only when nothing was restored.
     if (options.inventory) await stores.inventory.upsertRacks(options.inventory);
     else if (restored === 0) await stores.inventory.upsertRacks(generateDemoFleet());
+    if (options.baselines) await stores.policy.putBaselines(options.baselines);
     const racks = await stores.inventory.loadAll();
 
     const broker = await startMqttBroker();
@@ -169,10 +174,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       log,
     });
     const api = composeFlowApi({
-      runs: createRunService({ runs: stores.runs, inventory: stores.inventory, clock, newId: randomUUID }),
+      runs: createRunService({
+        runs: stores.runs,
+        inventory: stores.inventory,
+        policy: stores.policy,
+        clock,
+        newId: randomUUID,
+      }),
       controls,
       tasks: childTasks.tasksApi,
       inventory: stores.inventory,
+      policy: createPolicyService({ policy: stores.policy }),
       onRacksImported: (more) => fleet.addRacks(more),
       buildInfo: {
         version: process.env.FLOW_VERSION ?? "0.1.0-local",

@@ -3,6 +3,7 @@
  * validate their input with the pure core and throw `FlowError`s (src/domain/errors.ts); the gRPC
  * adapter maps those to status codes in one place (src/adapters/grpc/status.ts).
  */
+import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type {
   CreateRunInput,
   FirmwareTemplate,
@@ -16,6 +17,7 @@ import type {
   RunStats,
   Target,
   Task,
+  VersionGroup,
 } from "../domain/model.js";
 
 export interface TargetView extends Target {
@@ -32,9 +34,13 @@ export interface OperationRunsApi {
   /** Validates, plans and freezes a run with its targets, atomically. Returns the new run id. */
   createRun(input: CreateRunInput): Promise<{ id: string }>;
   /** Exactly what createRun would freeze, written nowhere (flowctl --dry-run). */
-  planRun(
-    input: CreateRunInput,
-  ): Promise<{ config: RunConfig; plan: Plan; rackExternalIds: Map<string, string> }>;
+  planRun(input: CreateRunInput): Promise<{
+    config: RunConfig;
+    plan: Plan;
+    rackExternalIds: Map<string, string>;
+    /** Rack id → the versions its components would be frozen with (runs without target_version). */
+    versions?: Map<string, VersionGroup[]>;
+  }>;
   getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }>;
   listRuns(query: ListRunsQuery): Promise<{ runs: Run[]; total: number }>;
   listTargets(query: ListTargetsQuery): Promise<{ targets: TargetView[]; total: number }>;
@@ -54,10 +60,23 @@ export interface TasksApi {
 }
 
 export interface InventoryApi {
-  importInventory(racks: InventoryRack[]): Promise<{ racks: number; components: number }>;
+  /** Racks are upserted, then baselines (the inventory file carries both). */
+  importInventory(
+    racks: InventoryRack[],
+    baselines?: FirmwareBaseline[],
+  ): Promise<{ racks: number; components: number; baselines: number }>;
   listRacks(offset: number, limit: number): Promise<{ racks: InventoryRack[]; total: number }>;
 }
 
-export interface FlowApi extends OperationRunsApi, TasksApi, InventoryApi {
+/** The admin service's firmware policy (src/app/firmware-policy.ts). */
+export interface PolicyApi {
+  /** Adds or replaces each baseline (by type, model, vendor); returns the whole list after. */
+  setBaselines(baselines: FirmwareBaseline[]): Promise<FirmwareBaseline[]>;
+  listBaselines(): Promise<FirmwareBaseline[]>;
+  /** The removed baseline; NotFound when none has `key`. */
+  deleteBaseline(key: BaselineKey): Promise<FirmwareBaseline>;
+}
+
+export interface FlowApi extends OperationRunsApi, TasksApi, InventoryApi, PolicyApi {
   version(): BuildInfo;
 }

@@ -311,6 +311,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         targetId: target.id,
         rackId: target.rackId,
         componentsByType: target.componentsByType,
+        ...(target.versions ? { versions: target.versions } : {}),
         template: run.config.operation.firmware,
       },
       now,

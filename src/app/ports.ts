@@ -13,6 +13,7 @@
  */
 import type { BmcCommand, BmcEvent, EncryptedAuth } from "../domain/bmc-protocol.js";
 import type { BmcRequestRecord, NewBmcRequest } from "../domain/component-verdict.js";
+import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type {
   ComponentsForType,
   ComponentType,
@@ -26,6 +27,7 @@ import type {
   TargetStatus,
   Task,
   TaskStatus,
+  VersionGroup,
 } from "../domain/model.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -257,6 +259,24 @@ export interface InventoryStore {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Firmware policy: baselines (src/domain/firmware-baselines.ts)
+
+export interface FirmwarePolicyStore {
+  /**
+   * Every baseline, in sortBaselines order: ONE strongly consistent read, whatever the count
+   * (the create path calls it once per run without target_version).
+   */
+  listBaselines(): Promise<FirmwareBaseline[]>;
+  /**
+   * Adds each baseline, or replaces the one with the same key (type, model, vendor), all in one
+   * conditional write (an edit racing another is re-read and re-applied, never lost). Idempotent.
+   */
+  putBaselines(baselines: readonly FirmwareBaseline[]): Promise<void>;
+  /** Removes the baseline of `key` and returns it; undefined if there was none (conditional like putBaselines). */
+  deleteBaseline(key: BaselineKey): Promise<FirmwareBaseline | undefined>;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Rack locks
 
 export type AcquireOutcome = "acquired" | "held";
@@ -294,6 +314,8 @@ export interface ChildTaskRequest {
   targetId: string;
   rackId: string;
   componentsByType: ComponentsForType[];
+  /** Each component's version, frozen at create from the baselines (Target.versions). */
+  versions?: VersionGroup[];
   /** The run's frozen upgrade template; its targetSpec is ignored (the target is the rack). */
   template: FirmwareTemplate;
 }

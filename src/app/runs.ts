@@ -17,16 +17,20 @@ import type {
   RunConfig,
   RunStats,
   Target,
+  VersionGroup,
 } from "../domain/model.js";
 import { type ExcludedTarget, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
 import { computeStats } from "../domain/stats.js";
 import type { TargetView } from "./api.js";
-import type { InventoryStore, RunListEntry, RunStore } from "./ports.js";
+import { freezeVersions } from "./firmware-policy.js";
+import type { FirmwarePolicyStore, InventoryStore, RunListEntry, RunStore } from "./ports.js";
 
 export interface RunsDeps {
   runs: RunStore;
   inventory: InventoryStore;
+  /** Firmware baselines, for runs without target_version; absent reads as none. */
+  policy?: Pick<FirmwarePolicyStore, "listBaselines">;
   clock: () => number;
   /** A fresh random UUID (run ids, target ids and generated seeds, as the reference does). */
   newId: () => string;
@@ -38,6 +42,8 @@ export const runNotFound = (id: string): NotFoundError => new NotFoundError(`ope
 /** Every excluded run's targets, all phases; an excluded run that does not exist is NotFound. */
 const EXCLUDED_TARGETS_PAGE = { offset: 0, limit: 1000 };
 
+const FIRMWARE = "configuration.operation.upgrade_firmware";
+
 export function createRunService(deps: RunsDeps) {
   const { runs, inventory, clock, newId } = deps;
 
@@ -47,6 +53,7 @@ export function createRunService(deps: RunsDeps) {
     config: RunConfig;
     plan: Plan;
     racks: InventoryRack[];
+    versions: Map<string, VersionGroup[]> | undefined;
   }> {
     const validated = validateCreateRun(input, newId);
     if (!validated.ok) throw new ValidationError(validated.violations);
@@ -56,7 +63,15 @@ export function createRunService(deps: RunsDeps) {
       loadExcludedTargets(config.targetScope.excludeOperationRunIds),
     ]);
     const plan = planRun({ config, inventory: racks, excludedTargets });
-    return { name: validated.name, description: validated.description, config, plan, racks };
+    const { firmware } = config.operation;
+    const versions = await freezeVersions(
+      deps.policy,
+      firmware,
+      plan.targets,
+      racks,
+      `${FIRMWARE}.target_version`,
+    );
+    return { name: validated.name, description: validated.description, config, plan, racks, versions };
   }
 
   async function loadExcludedTargets(runIds: string[]): Promise<ExcludedTarget[]> {
@@ -84,7 +99,7 @@ export function createRunService(deps: RunsDeps) {
 
   return {
     async createRun(input: CreateRunInput): Promise<{ id: string }> {
-      const { name, description, config, plan, racks } = await validateAndPlan(input);
+      const { name, description, config, plan, racks, versions } = await validateAndPlan(input);
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
       const now = clock();
       const run: Run = {
@@ -112,6 +127,7 @@ export function createRunService(deps: RunsDeps) {
         message: "",
         componentsByType: t.componentsByType,
         ...(externalIds.get(t.rackId) ? { rackExternalId: externalIds.get(t.rackId) } : {}),
+        ...(versions ? { versions: versions.get(t.rackId) ?? [] } : {}),
         createdAt: now,
         updatedAt: now,
         conflictAttempts: 0,
@@ -121,7 +137,7 @@ export function createRunService(deps: RunsDeps) {
     },
 
     async planRun(input: CreateRunInput) {
-      const { config, plan, racks } = await validateAndPlan(input);
+      const { config, plan, racks, versions } = await validateAndPlan(input);
       const planned = new Set(plan.targets.map((t) => t.rackId));
       const rackExternalIds = new Map<string, string>();
       for (const rack of racks) {
@@ -129,7 +145,12 @@ export function createRunService(deps: RunsDeps) {
       }
       // The effective configuration is what a create would store; credentials never leave.
       const { authentication: _secret, ...firmware } = config.operation.firmware;
-      return { config: { ...config, operation: { ...config.operation, firmware } }, plan, rackExternalIds };
+      return {
+        config: { ...config, operation: { ...config.operation, firmware } },
+        plan,
+        rackExternalIds,
+        ...(versions ? { versions } : {}),
+      };
     },
 
     async getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }> {

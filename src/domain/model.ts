@@ -85,6 +85,9 @@ export interface InventoryComponent {
   type: ComponentType;
   externalId?: string;
   firmwareVersion?: string;
+  /** Narrow which firmware baseline applies (src/domain/firmware-baselines.ts); matched exactly. */
+  model?: string;
+  vendor?: string;
 }
 
 export interface InventoryRack {
@@ -229,6 +232,12 @@ export interface ComponentsForType {
   componentIds: string[];
 }
 
+/** Components to be upgraded to one firmware version, resolved from the baselines and frozen. */
+export interface VersionGroup {
+  version: string;
+  componentIds: string[];
+}
+
 export interface PlannedTarget {
   rackId: string;
   sequenceIndex: number;
@@ -289,6 +298,12 @@ export interface Target {
    * Absent when the rack had none; listing then asks inventory, and fails if it still has none.
    */
   rackExternalId?: string;
+  /**
+   * Each component's firmware version, resolved from the firmware baselines at create and frozen
+   * with the plan (a later baseline edit does not re-plan). Absent when the run names one
+   * `target_version` for every component.
+   */
+  versions?: VersionGroup[];
   createdAt: number;
   updatedAt: number;
   /** While CLAIMED: when the claim lease runs out and another dispatcher may take it. */

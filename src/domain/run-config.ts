@@ -237,6 +237,13 @@ function checkFirmwareTemplate(
 ): FirmwareTemplate {
   const { targetSpec: specInput, ...rest } = input;
   const template: FirmwareTemplate = rest;
+  // (ours) Absent means "from the firmware baselines" (frozen at create); "" means nothing at all.
+  if (input.targetVersion?.trim() === "") {
+    v.add(
+      `${prefix}target_version`,
+      "must not be empty: omit it to take each component's version from the firmware baselines",
+    );
+  }
   if (input.ruleId !== undefined) {
     // The reference: "invalid upgrade_firmware.rule_id: must be a valid non-zero UUID".
     template.ruleId =

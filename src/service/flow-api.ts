@@ -4,9 +4,10 @@
  * a front deployed without its task machinery still serves reads and says clearly what is missing.
  */
 
-import type { BuildInfo, FlowApi, OperationRunsApi, TasksApi } from "../app/api.js";
+import type { BuildInfo, FlowApi, OperationRunsApi, PolicyApi, TasksApi } from "../app/api.js";
 import type { InventoryStore } from "../app/ports.js";
 import { FailedPreconditionError } from "../domain/errors.js";
+import type { FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { InventoryRack } from "../domain/model.js";
 
 export type RunControls = Pick<OperationRunsApi, "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun">;
@@ -17,6 +18,8 @@ export interface FlowApiParts {
   controls?: RunControls;
   tasks?: TasksApi;
   inventory?: InventoryStore;
+  /** Firmware baselines (src/app/firmware-policy.ts). */
+  policy?: PolicyApi;
   /** Told of every imported rack after it is stored (the local stack adds simulated BMCs). */
   onRacksImported?: (racks: InventoryRack[]) => void;
   buildInfo: BuildInfo;
@@ -25,12 +28,14 @@ export interface FlowApiParts {
 export const RUN_MANAGER_MISSING = "operation run manager is not configured";
 export const TASK_MANAGER_MISSING = "task manager is not configured";
 export const INVENTORY_MISSING = "inventory is not configured";
+export const POLICY_MISSING = "firmware policy is not configured";
 
 export function composeFlowApi(parts: FlowApiParts): FlowApi {
   const runs = () => parts.runs ?? missing(RUN_MANAGER_MISSING);
   const controls = () => parts.controls ?? missing(RUN_MANAGER_MISSING);
   const tasks = () => parts.tasks ?? missing(TASK_MANAGER_MISSING);
   const inventory = () => parts.inventory ?? missing(INVENTORY_MISSING);
+  const policy = () => parts.policy ?? missing(POLICY_MISSING);
   return {
     createRun: async (input) => runs().createRun(input),
     planRun: async (input) => runs().planRun(input),
@@ -49,15 +54,23 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     getTasks: async (ids) => tasks().getTasks(ids),
     listTasks: async (query) => tasks().listTasks(query),
     cancelTask: async (id) => tasks().cancelTask(id),
-    importInventory: async (racks: InventoryRack[]) => {
+    importInventory: async (racks: InventoryRack[], baselines: FirmwareBaseline[] = []) => {
       await inventory().upsertRacks(racks);
       parts.onRacksImported?.(racks);
-      return { racks: racks.length, components: racks.reduce((n, r) => n + r.components.length, 0) };
+      if (baselines.length > 0) await policy().setBaselines(baselines);
+      return {
+        racks: racks.length,
+        components: racks.reduce((n, r) => n + r.components.length, 0),
+        baselines: baselines.length,
+      };
     },
     listRacks: async (offset, limit) => {
       const all = await inventory().loadAll();
       return { racks: all.slice(offset, offset + limit), total: all.length };
     },
+    setBaselines: async (baselines) => policy().setBaselines(baselines),
+    listBaselines: async () => policy().listBaselines(),
+    deleteBaseline: async (key) => policy().deleteBaseline(key),
     version: () => parts.buildInfo,
   };
 }

@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { startGrpcServer } from "../adapters/grpc/server.js";
 import { composeChildTasks } from "../adapters/stepfunctions/compose-aws.js";
 import { createControls } from "../app/controls.js";
+import { createPolicyService } from "../app/firmware-policy.js";
 import { jsonLogger } from "../app/observability.js";
 import { createRunService } from "../app/runs.js";
 import { ENV, optionalEnv } from "../config.js";
@@ -27,11 +28,18 @@ async function main(): Promise<void> {
   const tasks = child.service();
   const clock = () => Date.now();
   const api = composeFlowApi({
-    runs: createRunService({ runs: stores.runs, inventory: stores.inventory, clock, newId: randomUUID }),
+    runs: createRunService({
+      runs: stores.runs,
+      inventory: stores.inventory,
+      policy: stores.policy,
+      clock,
+      newId: randomUUID,
+    }),
     // No dispatch pass here: the runs table's stream wakes the dispatcher after resume and advance.
     controls: createControls({ runs: stores.runs, submitter: tasks.submitter, clock, logger: jsonLogger }),
     tasks: tasks.api,
     inventory: stores.inventory,
+    policy: createPolicyService({ policy: stores.policy }),
     buildInfo: {
       version: optionalEnv(env, ENV.version) ?? "0.0.0",
       buildTime: optionalEnv(env, ENV.buildTime) ?? "",

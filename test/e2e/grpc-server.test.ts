@@ -34,6 +34,7 @@ import {
   NotFoundError,
   ValidationError,
 } from "../../src/domain/errors.js";
+import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
 import type {
   CreateRunInput,
   FirmwareTemplate,
@@ -142,6 +143,8 @@ const TASK: Task = {
   updatedAt: 1_800_000_000_900,
   report: '{"version":1,"components":[]}',
 };
+
+const BASELINE: FirmwareBaseline = { componentType: "NVSWITCH", version: "2.0" };
 
 const RACK: InventoryRack = {
   id: RACK_ID,
@@ -267,9 +270,29 @@ class FakeFlowApi implements FlowApi {
     return { ...TASK, status: "TERMINATED", finishedAt: 1_800_000_002_000 };
   }
 
-  async importInventory(racks: InventoryRack[]) {
-    this.record("importInventory", racks);
-    return { racks: racks.length, components: racks.reduce((n, r) => n + r.components.length, 0) };
+  async importInventory(racks: InventoryRack[], baselines: FirmwareBaseline[] = []) {
+    this.record("importInventory", racks, baselines);
+    return {
+      racks: racks.length,
+      components: racks.reduce((n, r) => n + r.components.length, 0),
+      baselines: baselines.length,
+    };
+  }
+
+  async setBaselines(baselines: FirmwareBaseline[]) {
+    this.record("setBaselines", baselines);
+    return baselines;
+  }
+
+  async listBaselines() {
+    this.record("listBaselines");
+    return [BASELINE];
+  }
+
+  async deleteBaseline(key: BaselineKey) {
+    this.record("deleteBaseline", key);
+    if (key.componentType !== BASELINE.componentType) throw new NotFoundError("no firmware baseline for UMS");
+    return BASELINE;
   }
 
   async listRacks(offset: number, limit: number) {
@@ -611,15 +634,26 @@ describe("grpc server e2e: every RPC over the socket", () => {
             nvlDomainId: undefined,
             nvlDomainName: "",
             location: { datacenter: "dc1", row: "A", position: 3 },
-            components: [{ id: { id: COMPONENT_ID }, type: 1, externalId: "", firmwareVersion: "1.0" }],
+            components: [
+              {
+                id: { id: COMPONENT_ID },
+                type: 1,
+                externalId: "",
+                firmwareVersion: "1.0",
+                model: "",
+                vendor: "",
+              },
+            ],
           },
         ],
+        baselines: [{ componentType: 2, model: "", vendor: "", version: "2.0" }],
       },
       soon(),
     );
-    expect(imported).toEqual({ racksWritten: 1, componentsWritten: 1 });
+    expect(imported).toEqual({ racksWritten: 1, componentsWritten: 1, baselinesWritten: 1 });
     expect(last("importInventory")).toEqual([
       [{ ...RACK, location: { datacenter: "dc1", row: "A", position: 3 } }],
+      [{ componentType: "NVSWITCH", version: "2.0" }],
     ]);
 
     const listed = await admin.listRacks({ pagination: { offset: 0, limit: 5 } }, soon());

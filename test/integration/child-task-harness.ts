@@ -69,7 +69,6 @@ export async function startHarness(options: {
     settings: { ...FAST_SETTINGS, ...options.settings },
     waitOverrideMs: 40,
     retryIntervalOverrideMs: 5,
-    defaultTargetVersion: "2.0.0",
     ...(options.waker ? { waker: options.waker } : {}),
   });
   return {

@@ -797,6 +797,7 @@ describe("grpc convert: domain → responses", () => {
       updatedAt: 2000,
       conflictAttempts: 0,
       rackExternalId: "rack-ext-1",
+      versions: [{ version: "2.1", componentIds: [A, B] }],
     };
     expect(targetToProto(target)).toEqual({
       id: { id: C },
@@ -813,8 +814,10 @@ describe("grpc convert: domain → responses", () => {
       createdAt: new Date(1000),
       updatedAt: new Date(2000),
       rackExternalId: "rack-ext-1",
+      targetVersions: [{ version: "2.1", componentIds: [{ id: A }, { id: B }] }],
     });
     expect(targetToProto({ ...target, taskId: undefined }).taskId).toBeUndefined();
+    expect(targetToProto({ ...target, versions: undefined }).targetVersions).toEqual([]);
   });
 
   it("a plan encodes its targets as PENDING with no ids, task or timestamps", () => {
@@ -834,6 +837,7 @@ describe("grpc convert: domain → responses", () => {
         ],
       },
       rackExternalIds: new Map([[A, "ext-a"]]),
+      versions: new Map([[A, [{ version: "3.0", componentIds: [B] }]]]),
     });
     expect(response.candidateCount).toBe(12);
     expect(response.totalPhases).toBe(2);
@@ -853,8 +857,9 @@ describe("grpc convert: domain → responses", () => {
         createdAt: undefined,
         updatedAt: undefined,
         rackExternalId: "ext-a",
+        targetVersions: [{ version: "3.0", componentIds: [{ id: B }] }],
       },
-      expect.objectContaining({ rackId: { id: C }, rackExternalId: "" }),
+      expect.objectContaining({ rackId: { id: C }, rackExternalId: "", targetVersions: [] }),
     ]);
   });
 
@@ -1100,18 +1105,27 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
     nvlDomain: { id: B, name: "nvl-1" },
     location: { datacenter: "dc1", row: "R7", position: 4 },
     components: [
-      { id: C, type: "COMPUTE", externalId: "node-1", firmwareVersion: "1.0" },
+      {
+        id: C,
+        type: "COMPUTE",
+        externalId: "node-1",
+        firmwareVersion: "1.0",
+        model: "GB200",
+        vendor: "Acme",
+      },
       { id: B, type: "POWERSHELF" },
     ],
   };
 
   it("inventory racks survive domain → proto → domain", () => {
     const request = ImportInventoryRequest.decode(
-      ImportInventoryRequest.encode({ racks: [inventoryRackToProto(RACK)] }).finish(),
+      ImportInventoryRequest.encode({ racks: [inventoryRackToProto(RACK)], baselines: [] }).finish(),
     );
     expect(inventoryRacksFromProto(request)).toStrictEqual([RACK]);
     const bare: InventoryRack = { id: B, name: "bare", components: [] };
-    expect(inventoryRacksFromProto({ racks: [inventoryRackToProto(bare)] })).toStrictEqual([bare]);
+    expect(inventoryRacksFromProto({ racks: [inventoryRackToProto(bare)], baselines: [] })).toStrictEqual([
+      bare,
+    ]);
   });
 
   it("inventory rows need ids, names and known component types", () => {
@@ -1126,11 +1140,12 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
             nvlDomainName: "",
             location: undefined,
             components: [
-              { id: { id: A }, type: 0, externalId: "", firmwareVersion: "" },
-              { id: { id: "c" }, type: odd(12), externalId: "", firmwareVersion: "" },
+              { id: { id: A }, type: 0, externalId: "", firmwareVersion: "", model: "", vendor: "" },
+              { id: { id: "c" }, type: odd(12), externalId: "", firmwareVersion: "", model: "", vendor: "" },
             ],
           },
         ],
+        baselines: [],
       }),
     );
     expect(err.message.split("; ")).toEqual([

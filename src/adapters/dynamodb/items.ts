@@ -11,6 +11,7 @@ import type {
   RunConfig,
   Target,
   Task,
+  VersionGroup,
 } from "../../domain/model.js";
 import { createdKey, LIST_PARTITION, orderKey, queueClassOf, queueKey } from "./schema.js";
 
@@ -112,6 +113,7 @@ export function targetToItem(target: Target): Item {
     taskId: target.taskId,
     componentsByType: target.componentsByType,
     rackExternalId: target.rackExternalId,
+    versions: target.versions,
     createdAt: target.createdAt,
     updatedAt: target.updatedAt,
     leaseExpiresAt: target.leaseExpiresAt,
@@ -137,6 +139,7 @@ export function itemToTarget(item: Item): Target {
   };
   if (item.taskId !== undefined) target.taskId = item.taskId as string;
   if (item.rackExternalId !== undefined) target.rackExternalId = item.rackExternalId as string;
+  if (item.versions !== undefined) target.versions = item.versions as VersionGroup[];
   if (item.leaseExpiresAt !== undefined) target.leaseExpiresAt = num(item.leaseExpiresAt);
   if (item.firstBlockedAt !== undefined) target.firstBlockedAt = num(item.firstBlockedAt);
   if (item.retryAt !== undefined) target.retryAt = num(item.retryAt);

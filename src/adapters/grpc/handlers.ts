@@ -7,7 +7,7 @@
  * compile error here until it is served.
  */
 
-import type { FlowApi, InventoryApi } from "../../app/api.js";
+import type { FlowApi, InventoryApi, PolicyApi } from "../../app/api.js";
 import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
 import { firmwareTemplateFromProto } from "./convert/firmware-request.js";
@@ -17,6 +17,7 @@ import {
   listTasksQueryFromProto,
   pageFromListRacks,
 } from "./convert/list-queries.js";
+import { baselineKeyFromProto, baselinesFromProto, baselineToProto } from "./convert/policy.js";
 import { cancelRequestFromProto, createRunInputFromProto, runIdFromProto } from "./convert/run-request.js";
 import {
   buildInfoToProto,
@@ -92,12 +93,28 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
   };
 }
 
-export function adminHandlers(api: InventoryApi): Handlers<FlowInventoryAdminService> {
+export function adminHandlers(api: InventoryApi & PolicyApi): Handlers<FlowInventoryAdminService> {
   return {
     importInventory: async (req) => {
-      const { racks, components } = await api.importInventory(inventoryRacksFromProto(req));
-      return { racksWritten: racks, componentsWritten: components };
+      const written = await api.importInventory(
+        inventoryRacksFromProto(req),
+        baselinesFromProto(req.baselines, "baselines"),
+      );
+      return {
+        racksWritten: written.racks,
+        componentsWritten: written.components,
+        baselinesWritten: written.baselines,
+      };
     },
+    setFirmwareBaselines: async (req) => ({
+      baselines: (await api.setBaselines(baselinesFromProto(req.baselines, "baselines"))).map(
+        baselineToProto,
+      ),
+    }),
+    listFirmwareBaselines: async () => ({ baselines: (await api.listBaselines()).map(baselineToProto) }),
+    deleteFirmwareBaseline: async (req) => ({
+      baseline: baselineToProto(await api.deleteBaseline(baselineKeyFromProto(req))),
+    }),
     listRacks: async (req) => {
       const page = pageFromListRacks(req);
       const { racks, total } = await api.listRacks(page.offset, page.limit);

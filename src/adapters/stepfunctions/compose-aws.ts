@@ -116,6 +116,7 @@ export function composeChildTasks(env: Env = process.env, emitter = "task-steps"
       service ??= createTaskService({
         ...outcomeDeps,
         inventory: stores.inventory,
+        policy: stores.policy,
         secrets,
         executor: new StepFunctionsTaskExecutor(sfn, requireEnv(env, ENV.childTaskStateMachineArn)),
         newId: randomUUID,

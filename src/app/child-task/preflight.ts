@@ -1,7 +1,7 @@
 /**
  * The preflight: SendQueries asks every component's BMC for its running version, CheckQueries
  * polls the answers (Wait ◄─► CheckPreflight) until all are in or the preflight times out, then
- * records each version in the report, skips components already at the target (unless
+ * records each version in the report, skips components already at their target (unless
  * override_version_check), and returns the upgrade groups in UPGRADE_GROUP_ORDER.
  */
 import { nextWaitSeconds, queryRequestId } from "../../domain/component-verdict.js";
@@ -11,6 +11,7 @@ import {
   parseReport,
   serializeReport,
   type TaskReport,
+  targetOf,
   UPGRADE_GROUP_ORDER,
 } from "../../domain/task-report.js";
 import { requestKey } from "../ports.js";
@@ -105,7 +106,7 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
       const version = records.get(requestKey(c.id, queryRequestId(task.id, c.id)))?.status?.version;
       if (version === undefined) continue;
       c.versionBefore = version;
-      if (version === r.targetVersion && !r.overrideVersionCheck && c.status === "PENDING") {
+      if (version === targetOf(r, c) && !r.overrideVersionCheck && c.status === "PENDING") {
         c.status = "SKIPPED";
       }
     }
@@ -122,7 +123,7 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
         return componentIds.length === 0 ? [] : [{ type, componentIds }];
       });
   deps.log(
-    `task ${task.id}: preflight done, ${groups.reduce((n, g) => n + g.componentIds.length, 0)} to update, ${final.components.filter((c) => c.status === "SKIPPED").length} already at ${final.targetVersion}`,
+    `task ${task.id}: preflight done, ${groups.reduce((n, g) => n + g.componentIds.length, 0)} to update, ${final.components.filter((c) => c.status === "SKIPPED").length} already at ${final.targetVersion ?? "their version"}`,
   );
   return {
     done: true,

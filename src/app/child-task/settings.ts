@@ -101,6 +101,7 @@ export interface PreflightResult extends PollState {
 export interface WaveState extends PollState {
   type: ComponentType;
   componentIds: string[];
-  targetVersion: string;
+  /** Component id → the version it is being upgraded to. */
+  versions: Record<string, string>;
   results?: ComponentResult[];
 }

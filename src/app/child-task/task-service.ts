@@ -25,6 +25,7 @@ import {
   NotFoundError,
   ValidationError,
 } from "../../domain/errors.js";
+import { resolveVersions, uncoveredRule, versionOf } from "../../domain/firmware-baselines.js";
 import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../../domain/model.js";
 import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { mergeRows, resolveTargetSpec } from "../../domain/planner.js";
@@ -35,6 +36,7 @@ import type { TasksApi } from "../api.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
+  FirmwarePolicyStore,
   InventoryStore,
   RackLockStore,
   RunStore,
@@ -62,8 +64,8 @@ export interface TaskServiceDeps {
   clock: () => number;
   newId: () => string;
   waker?: RunWaker;
-  /** Used when a request names no target_version; absent → such a request is refused. */
-  defaultTargetVersion?: string;
+  /** The firmware baselines an UpgradeFirmware without target_version resolves against; absent = none. */
+  policy?: Pick<FirmwarePolicyStore, "listBaselines">;
   submitLockTtlMs?: number;
   log?: (line: string) => void;
 }
@@ -96,9 +98,9 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
   function newTask(args: {
     id: string;
     rackId: string;
-    components: { id: string; type: ComponentType }[];
+    /** `targetVersion`: the component's own (baselines); the template's applies to the rest. */
+    components: { id: string; type: ComponentType; targetVersion?: string }[];
     template: FirmwareTemplate;
-    targetVersion: string;
     now: number;
     status: "PENDING" | "WAITING";
     queueExpiresAt?: number;
@@ -106,7 +108,11 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     runId?: string;
     targetId?: string;
   }): Task {
-    const report = initialReport(args.components, args.targetVersion, args.template.overrideVersionCheck);
+    const report = initialReport(
+      args.components,
+      args.template.targetVersion,
+      args.template.overrideVersionCheck,
+    );
     const task: Task = {
       id: args.id,
       operation: UPGRADE_FIRMWARE_OPERATION,
@@ -176,18 +182,23 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         if (!isTerminal(existing)) await startExecution(existing);
         return { kind: "submitted", taskId: existing.id };
       }
-      const targetVersion = request.template.targetVersion ?? deps.defaultTargetVersion;
-      if (targetVersion === undefined || targetVersion === "") {
-        return {
-          kind: "rejected",
-          message: "target_version is required: this deployment has no default firmware version",
-        };
-      }
+      // The run froze either one target_version or each component's version (from the baselines).
+      const frozen = versionOf(request.versions ?? []);
       const components = request.componentsByType.flatMap((g) =>
-        g.componentIds.map((id) => ({ id, type: g.type })),
+        g.componentIds.map((id) => {
+          const targetVersion = frozen.get(id);
+          return targetVersion === undefined ? { id, type: g.type } : { id, type: g.type, targetVersion };
+        }),
       );
       if (components.length === 0)
         return { kind: "rejected", message: `rack ${request.rackId} has no components to upgrade` };
+      const unversioned = components.find((c) => c.targetVersion === undefined);
+      if (request.template.targetVersion === undefined && unversioned !== undefined) {
+        return {
+          kind: "rejected",
+          message: `target_version is not set and the run froze no firmware version for component ${unversioned.id} (${unversioned.type})`,
+        };
+      }
 
       const taskId = taskIdForKey(request.idempotencyKey);
       if ((await locks.acquire(request.rackId, taskId, lockTtl, now)) === "held") {
@@ -199,7 +210,6 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
           rackId: request.rackId,
           components,
           template: request.template,
-          targetVersion,
           now,
           status: "PENDING",
           idempotencyKey: request.idempotencyKey,
@@ -227,15 +237,6 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       const validated = validateFirmwareTask(request);
       if (!validated.ok) throw new ValidationError(validated.violations);
       const template = validated.template;
-      const targetVersion = template.targetVersion ?? deps.defaultTargetVersion;
-      if (targetVersion === undefined || targetVersion === "") {
-        throw new ValidationError([
-          {
-            field: "target_version",
-            rule: "target_version is required: this deployment has no default firmware version",
-          },
-        ]);
-      }
       const spec = template.targetSpec;
       if (spec === undefined)
         throw new ValidationError([{ field: "target_spec", rule: "target_spec is required" }]);
@@ -243,6 +244,20 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         (r) => r.components.length > 0,
       );
       if (rows.length === 0) throw new InvalidArgumentError("upgrade firmware request matches no components");
+      // Without target_version each component takes its baseline's version, resolved now.
+      const baselines =
+        template.targetVersion === undefined ? ((await deps.policy?.listBaselines()) ?? []) : undefined;
+      const versions = new Map<string, string>();
+      if (baselines !== undefined) {
+        const resolved = resolveVersions(
+          rows.flatMap((r) => r.components),
+          baselines,
+        );
+        if (resolved.uncovered.length > 0) {
+          throw new ValidationError([{ field: "target_version", rule: uncoveredRule(resolved.uncovered) }]);
+        }
+        for (const [id, version] of versionOf(resolved.versions)) versions.set(id, version);
+      }
 
       const queue = template.queueOptions?.conflictStrategy === "QUEUE";
       const now = clock();
@@ -269,9 +284,13 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         const task = newTask({
           id: d.id,
           rackId: d.row.rackId,
-          components: d.row.components.map((c) => ({ id: c.id, type: c.type })),
+          components: d.row.components.map((c) => {
+            const targetVersion = versions.get(c.id);
+            return targetVersion === undefined
+              ? { id: c.id, type: c.type }
+              : { id: c.id, type: c.type, targetVersion };
+          }),
           template,
-          targetVersion,
           now,
           status: queue ? "WAITING" : "PENDING",
           ...(queueExpiresAt !== undefined ? { queueExpiresAt } : {}),

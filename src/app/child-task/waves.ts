@@ -9,7 +9,7 @@ import { type UpdateCommand, updateRequestId } from "../../domain/bmc-protocol.j
 import { type ComponentResult, nextWaitSeconds, secretFor, verdict } from "../../domain/component-verdict.js";
 import type { FirmwareAuthentication } from "../../domain/model.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
-import { parseReport, serializeReport } from "../../domain/task-report.js";
+import { parseReport, serializeReport, targetOf } from "../../domain/task-report.js";
 import { requestKey } from "../ports.js";
 import type { StepDeps } from "./deps.js";
 import { reassertLock } from "./lock.js";
@@ -58,7 +58,10 @@ export async function sendWave(deps: StepDeps, e: StepEventOf<"sendWave">): Prom
   if (isTerminalTask(task))
     throw new StepError("TaskEnded", `task ${task.id} already ended (${task.status})`);
   await reassertLock(deps, task, e.settings, wave.componentIds.length, now);
-  const { targetVersion } = parseReport(task.report);
+  const report = parseReport(task.report);
+  const versions: Record<string, string> = {};
+  for (const c of report.components)
+    if (wave.componentIds.includes(c.id)) versions[c.id] = targetOf(report, c);
   const records = await Promise.all(
     wave.componentIds.map((componentId) =>
       requests.open({
@@ -76,6 +79,7 @@ export async function sendWave(deps: StepDeps, e: StepEventOf<"sendWave">): Prom
     const auth = await credentialsFor(deps, task.id, task.runId);
     await Promise.all(
       unpublished.map(async (record) => {
+        const targetVersion = versions[record.componentId] ?? "";
         const command: UpdateCommand = {
           v: 1,
           type: "update",
@@ -97,7 +101,7 @@ export async function sendWave(deps: StepDeps, e: StepEventOf<"sendWave">): Prom
   const deadline = Math.max(...records.map((r) => r.deadline));
   return {
     ...wave,
-    targetVersion,
+    versions,
     done: false,
     deadline,
     polls: 0,
@@ -120,7 +124,7 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
       componentId,
       wave.type,
       records.get(requestKey(componentId, updateRequestId(e.taskId, componentId))),
-      wave.targetVersion,
+      wave.versions[componentId] ?? "",
       e.settings,
       wave.deadline,
       now,

@@ -56,6 +56,8 @@ export function inventoryRacksFromProto(req: admin.ImportInventoryRequest): Inve
             type: type === undefined || type === "UNKNOWN" ? "COMPUTE" : type,
             externalId: c.externalId === "" ? undefined : c.externalId,
             firmwareVersion: c.firmwareVersion === "" ? undefined : c.firmwareVersion,
+            model: c.model === "" ? undefined : c.model,
+            vendor: c.vendor === "" ? undefined : c.vendor,
           });
         }),
       };
@@ -109,6 +111,8 @@ export function inventoryRackToProto(rack: InventoryRack): admin.InventoryRack {
       type: componentTypeToProto(c.type),
       externalId: c.externalId ?? "",
       firmwareVersion: c.firmwareVersion ?? "",
+      model: c.model ?? "",
+      vendor: c.vendor ?? "",
     })),
   };
 }

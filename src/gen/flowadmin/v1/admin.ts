@@ -30,6 +30,9 @@ export interface InventoryComponent {
   type: ComponentType;
   externalId: string;
   firmwareVersion: string;
+  /** Firmware policy: narrow which baseline applies ("" = none recorded). */
+  model: string;
+  vendor: string;
 }
 
 export interface InventoryRack {
@@ -44,11 +47,14 @@ export interface InventoryRack {
 
 export interface ImportInventoryRequest {
   racks: InventoryRack[];
+  /** Firmware policy: set after the racks, as SetFirmwareBaselines would. */
+  baselines: FirmwareBaseline[];
 }
 
 export interface ImportInventoryResponse {
   racksWritten: number;
   componentsWritten: number;
+  baselinesWritten: number;
 }
 
 export interface ListRacksRequest {
@@ -58,6 +64,40 @@ export interface ListRacksRequest {
 export interface ListRacksResponse {
   racks: InventoryRack[];
   total: number;
+}
+
+/**
+ * The desired firmware version of a component type, optionally only for one model and/or vendor
+ * ("" = any). The most specific baseline that matches a component wins: model + vendor, then
+ * model, then vendor, then the type alone.
+ */
+export interface FirmwareBaseline {
+  componentType: ComponentType;
+  model: string;
+  vendor: string;
+  version: string;
+}
+
+export interface SetFirmwareBaselinesRequest {
+  baselines: FirmwareBaseline[];
+}
+
+export interface ListFirmwareBaselinesRequest {
+}
+
+export interface ListFirmwareBaselinesResponse {
+  baselines: FirmwareBaseline[];
+}
+
+export interface DeleteFirmwareBaselineRequest {
+  componentType: ComponentType;
+  model: string;
+  vendor: string;
+}
+
+export interface DeleteFirmwareBaselineResponse {
+  /** The baseline that was removed. */
+  baseline: FirmwareBaseline | undefined;
 }
 
 function createBaseInventoryLocation(): InventoryLocation {
@@ -162,7 +202,7 @@ export const InventoryLocation: MessageFns<InventoryLocation> = {
 };
 
 function createBaseInventoryComponent(): InventoryComponent {
-  return { id: undefined, type: 0, externalId: "", firmwareVersion: "" };
+  return { id: undefined, type: 0, externalId: "", firmwareVersion: "", model: "", vendor: "" };
 }
 
 export const InventoryComponent: MessageFns<InventoryComponent> = {
@@ -178,6 +218,12 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
     }
     if (message.firmwareVersion !== "") {
       writer.uint32(34).string(message.firmwareVersion);
+    }
+    if (message.model !== "") {
+      writer.uint32(42).string(message.model);
+    }
+    if (message.vendor !== "") {
+      writer.uint32(50).string(message.vendor);
     }
     return writer;
   },
@@ -227,6 +273,22 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
             message.firmwareVersion = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.vendor = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -253,6 +315,8 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
         : isSet(object.firmware_version)
         ? globalThis.String(object.firmware_version)
         : "",
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      vendor: isSet(object.vendor) ? globalThis.String(object.vendor) : "",
     };
   },
 
@@ -270,6 +334,12 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
     if (message.firmwareVersion !== "") {
       obj.firmwareVersion = message.firmwareVersion;
     }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.vendor !== "") {
+      obj.vendor = message.vendor;
+    }
     return obj;
   },
 
@@ -282,6 +352,8 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
     message.type = object.type ?? 0;
     message.externalId = object.externalId ?? "";
     message.firmwareVersion = object.firmwareVersion ?? "";
+    message.model = object.model ?? "";
+    message.vendor = object.vendor ?? "";
     return message;
   },
 };
@@ -478,13 +550,16 @@ export const InventoryRack: MessageFns<InventoryRack> = {
 };
 
 function createBaseImportInventoryRequest(): ImportInventoryRequest {
-  return { racks: [] };
+  return { racks: [], baselines: [] };
 }
 
 export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
   encode(message: ImportInventoryRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.racks) {
       InventoryRack.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.baselines) {
+      FirmwareBaseline.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -510,6 +585,14 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
             message.racks.push(InventoryRack.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.baselines.push(FirmwareBaseline.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -525,6 +608,9 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
   fromJSON(object: any): ImportInventoryRequest {
     return {
       racks: globalThis.Array.isArray(object?.racks) ? object.racks.map((e: any) => InventoryRack.fromJSON(e)) : [],
+      baselines: globalThis.Array.isArray(object?.baselines)
+        ? object.baselines.map((e: any) => FirmwareBaseline.fromJSON(e))
+        : [],
     };
   },
 
@@ -532,6 +618,9 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
     const obj: any = {};
     if (message.racks?.length) {
       obj.racks = message.racks.map((e) => InventoryRack.toJSON(e));
+    }
+    if (message.baselines?.length) {
+      obj.baselines = message.baselines.map((e) => FirmwareBaseline.toJSON(e));
     }
     return obj;
   },
@@ -542,12 +631,13 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
   fromPartial(object: DeepPartial<ImportInventoryRequest>): ImportInventoryRequest {
     const message = createBaseImportInventoryRequest();
     message.racks = object.racks?.map((e) => InventoryRack.fromPartial(e)) || [];
+    message.baselines = object.baselines?.map((e) => FirmwareBaseline.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBaseImportInventoryResponse(): ImportInventoryResponse {
-  return { racksWritten: 0, componentsWritten: 0 };
+  return { racksWritten: 0, componentsWritten: 0, baselinesWritten: 0 };
 }
 
 export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
@@ -557,6 +647,9 @@ export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
     }
     if (message.componentsWritten !== 0) {
       writer.uint32(16).int32(message.componentsWritten);
+    }
+    if (message.baselinesWritten !== 0) {
+      writer.uint32(24).int32(message.baselinesWritten);
     }
     return writer;
   },
@@ -590,6 +683,14 @@ export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
             message.componentsWritten = reader.int32();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.baselinesWritten = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -614,6 +715,11 @@ export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
         : isSet(object.components_written)
         ? globalThis.Number(object.components_written)
         : 0,
+      baselinesWritten: isSet(object.baselinesWritten)
+        ? globalThis.Number(object.baselinesWritten)
+        : isSet(object.baselines_written)
+        ? globalThis.Number(object.baselines_written)
+        : 0,
     };
   },
 
@@ -625,6 +731,9 @@ export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
     if (message.componentsWritten !== 0) {
       obj.componentsWritten = Math.round(message.componentsWritten);
     }
+    if (message.baselinesWritten !== 0) {
+      obj.baselinesWritten = Math.round(message.baselinesWritten);
+    }
     return obj;
   },
 
@@ -635,6 +744,7 @@ export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
     const message = createBaseImportInventoryResponse();
     message.racksWritten = object.racksWritten ?? 0;
     message.componentsWritten = object.componentsWritten ?? 0;
+    message.baselinesWritten = object.baselinesWritten ?? 0;
     return message;
   },
 };
@@ -793,6 +903,495 @@ export const ListRacksResponse: MessageFns<ListRacksResponse> = {
   },
 };
 
+function createBaseFirmwareBaseline(): FirmwareBaseline {
+  return { componentType: 0, model: "", vendor: "", version: "" };
+}
+
+export const FirmwareBaseline: MessageFns<FirmwareBaseline> = {
+  encode(message: FirmwareBaseline, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentType !== 0) {
+      writer.uint32(8).int32(message.componentType);
+    }
+    if (message.model !== "") {
+      writer.uint32(18).string(message.model);
+    }
+    if (message.vendor !== "") {
+      writer.uint32(26).string(message.vendor);
+    }
+    if (message.version !== "") {
+      writer.uint32(34).string(message.version);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FirmwareBaseline {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFirmwareBaseline();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.componentType = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.vendor = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FirmwareBaseline {
+    return {
+      componentType: isSet(object.componentType)
+        ? componentTypeFromJSON(object.componentType)
+        : isSet(object.component_type)
+        ? componentTypeFromJSON(object.component_type)
+        : 0,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      vendor: isSet(object.vendor) ? globalThis.String(object.vendor) : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+    };
+  },
+
+  toJSON(message: FirmwareBaseline): unknown {
+    const obj: any = {};
+    if (message.componentType !== 0) {
+      obj.componentType = componentTypeToJSON(message.componentType);
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.vendor !== "") {
+      obj.vendor = message.vendor;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FirmwareBaseline>): FirmwareBaseline {
+    return FirmwareBaseline.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FirmwareBaseline>): FirmwareBaseline {
+    const message = createBaseFirmwareBaseline();
+    message.componentType = object.componentType ?? 0;
+    message.model = object.model ?? "";
+    message.vendor = object.vendor ?? "";
+    message.version = object.version ?? "";
+    return message;
+  },
+};
+
+function createBaseSetFirmwareBaselinesRequest(): SetFirmwareBaselinesRequest {
+  return { baselines: [] };
+}
+
+export const SetFirmwareBaselinesRequest: MessageFns<SetFirmwareBaselinesRequest> = {
+  encode(message: SetFirmwareBaselinesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.baselines) {
+      FirmwareBaseline.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetFirmwareBaselinesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetFirmwareBaselinesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.baselines.push(FirmwareBaseline.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetFirmwareBaselinesRequest {
+    return {
+      baselines: globalThis.Array.isArray(object?.baselines)
+        ? object.baselines.map((e: any) => FirmwareBaseline.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SetFirmwareBaselinesRequest): unknown {
+    const obj: any = {};
+    if (message.baselines?.length) {
+      obj.baselines = message.baselines.map((e) => FirmwareBaseline.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetFirmwareBaselinesRequest>): SetFirmwareBaselinesRequest {
+    return SetFirmwareBaselinesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetFirmwareBaselinesRequest>): SetFirmwareBaselinesRequest {
+    const message = createBaseSetFirmwareBaselinesRequest();
+    message.baselines = object.baselines?.map((e) => FirmwareBaseline.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseListFirmwareBaselinesRequest(): ListFirmwareBaselinesRequest {
+  return {};
+}
+
+export const ListFirmwareBaselinesRequest: MessageFns<ListFirmwareBaselinesRequest> = {
+  encode(_: ListFirmwareBaselinesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFirmwareBaselinesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFirmwareBaselinesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListFirmwareBaselinesRequest {
+    return {};
+  },
+
+  toJSON(_: ListFirmwareBaselinesRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFirmwareBaselinesRequest>): ListFirmwareBaselinesRequest {
+    return ListFirmwareBaselinesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListFirmwareBaselinesRequest>): ListFirmwareBaselinesRequest {
+    const message = createBaseListFirmwareBaselinesRequest();
+    return message;
+  },
+};
+
+function createBaseListFirmwareBaselinesResponse(): ListFirmwareBaselinesResponse {
+  return { baselines: [] };
+}
+
+export const ListFirmwareBaselinesResponse: MessageFns<ListFirmwareBaselinesResponse> = {
+  encode(message: ListFirmwareBaselinesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.baselines) {
+      FirmwareBaseline.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFirmwareBaselinesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFirmwareBaselinesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.baselines.push(FirmwareBaseline.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFirmwareBaselinesResponse {
+    return {
+      baselines: globalThis.Array.isArray(object?.baselines)
+        ? object.baselines.map((e: any) => FirmwareBaseline.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListFirmwareBaselinesResponse): unknown {
+    const obj: any = {};
+    if (message.baselines?.length) {
+      obj.baselines = message.baselines.map((e) => FirmwareBaseline.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFirmwareBaselinesResponse>): ListFirmwareBaselinesResponse {
+    return ListFirmwareBaselinesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFirmwareBaselinesResponse>): ListFirmwareBaselinesResponse {
+    const message = createBaseListFirmwareBaselinesResponse();
+    message.baselines = object.baselines?.map((e) => FirmwareBaseline.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDeleteFirmwareBaselineRequest(): DeleteFirmwareBaselineRequest {
+  return { componentType: 0, model: "", vendor: "" };
+}
+
+export const DeleteFirmwareBaselineRequest: MessageFns<DeleteFirmwareBaselineRequest> = {
+  encode(message: DeleteFirmwareBaselineRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentType !== 0) {
+      writer.uint32(8).int32(message.componentType);
+    }
+    if (message.model !== "") {
+      writer.uint32(18).string(message.model);
+    }
+    if (message.vendor !== "") {
+      writer.uint32(26).string(message.vendor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFirmwareBaselineRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFirmwareBaselineRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.componentType = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.vendor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteFirmwareBaselineRequest {
+    return {
+      componentType: isSet(object.componentType)
+        ? componentTypeFromJSON(object.componentType)
+        : isSet(object.component_type)
+        ? componentTypeFromJSON(object.component_type)
+        : 0,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      vendor: isSet(object.vendor) ? globalThis.String(object.vendor) : "",
+    };
+  },
+
+  toJSON(message: DeleteFirmwareBaselineRequest): unknown {
+    const obj: any = {};
+    if (message.componentType !== 0) {
+      obj.componentType = componentTypeToJSON(message.componentType);
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.vendor !== "") {
+      obj.vendor = message.vendor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFirmwareBaselineRequest>): DeleteFirmwareBaselineRequest {
+    return DeleteFirmwareBaselineRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteFirmwareBaselineRequest>): DeleteFirmwareBaselineRequest {
+    const message = createBaseDeleteFirmwareBaselineRequest();
+    message.componentType = object.componentType ?? 0;
+    message.model = object.model ?? "";
+    message.vendor = object.vendor ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteFirmwareBaselineResponse(): DeleteFirmwareBaselineResponse {
+  return { baseline: undefined };
+}
+
+export const DeleteFirmwareBaselineResponse: MessageFns<DeleteFirmwareBaselineResponse> = {
+  encode(message: DeleteFirmwareBaselineResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.baseline !== undefined) {
+      FirmwareBaseline.encode(message.baseline, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFirmwareBaselineResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFirmwareBaselineResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.baseline = FirmwareBaseline.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteFirmwareBaselineResponse {
+    return { baseline: isSet(object.baseline) ? FirmwareBaseline.fromJSON(object.baseline) : undefined };
+  },
+
+  toJSON(message: DeleteFirmwareBaselineResponse): unknown {
+    const obj: any = {};
+    if (message.baseline !== undefined) {
+      obj.baseline = FirmwareBaseline.toJSON(message.baseline);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFirmwareBaselineResponse>): DeleteFirmwareBaselineResponse {
+    return DeleteFirmwareBaselineResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteFirmwareBaselineResponse>): DeleteFirmwareBaselineResponse {
+    const message = createBaseDeleteFirmwareBaselineResponse();
+    message.baseline = (object.baseline !== undefined && object.baseline !== null)
+      ? FirmwareBaseline.fromPartial(object.baseline)
+      : undefined;
+    return message;
+  },
+};
+
 export type FlowInventoryAdminService = typeof FlowInventoryAdminService;
 export const FlowInventoryAdminService = {
   /** Upserts racks (and their components) into the inventory; racks not named are left alone. */
@@ -816,12 +1415,59 @@ export const FlowInventoryAdminService = {
     responseSerialize: (value: ListRacksResponse): Buffer => Buffer.from(ListRacksResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListRacksResponse => ListRacksResponse.decode(value),
   },
+  /**
+   * Adds each baseline, or replaces the one with the same (component_type, model, vendor); returns
+   * every baseline after the change.
+   */
+  setFirmwareBaselines: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/SetFirmwareBaselines" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetFirmwareBaselinesRequest): Buffer =>
+      Buffer.from(SetFirmwareBaselinesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetFirmwareBaselinesRequest => SetFirmwareBaselinesRequest.decode(value),
+    responseSerialize: (value: ListFirmwareBaselinesResponse): Buffer =>
+      Buffer.from(ListFirmwareBaselinesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListFirmwareBaselinesResponse => ListFirmwareBaselinesResponse.decode(value),
+  },
+  listFirmwareBaselines: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/ListFirmwareBaselines" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListFirmwareBaselinesRequest): Buffer =>
+      Buffer.from(ListFirmwareBaselinesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListFirmwareBaselinesRequest => ListFirmwareBaselinesRequest.decode(value),
+    responseSerialize: (value: ListFirmwareBaselinesResponse): Buffer =>
+      Buffer.from(ListFirmwareBaselinesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListFirmwareBaselinesResponse => ListFirmwareBaselinesResponse.decode(value),
+  },
+  /** NotFound when no baseline has that key. */
+  deleteFirmwareBaseline: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/DeleteFirmwareBaseline" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteFirmwareBaselineRequest): Buffer =>
+      Buffer.from(DeleteFirmwareBaselineRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteFirmwareBaselineRequest => DeleteFirmwareBaselineRequest.decode(value),
+    responseSerialize: (value: DeleteFirmwareBaselineResponse): Buffer =>
+      Buffer.from(DeleteFirmwareBaselineResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteFirmwareBaselineResponse =>
+      DeleteFirmwareBaselineResponse.decode(value),
+  },
 } as const;
 
 export interface FlowInventoryAdminServer extends UntypedServiceImplementation {
   /** Upserts racks (and their components) into the inventory; racks not named are left alone. */
   importInventory: handleUnaryCall<ImportInventoryRequest, ImportInventoryResponse>;
   listRacks: handleUnaryCall<ListRacksRequest, ListRacksResponse>;
+  /**
+   * Adds each baseline, or replaces the one with the same (component_type, model, vendor); returns
+   * every baseline after the change.
+   */
+  setFirmwareBaselines: handleUnaryCall<SetFirmwareBaselinesRequest, ListFirmwareBaselinesResponse>;
+  listFirmwareBaselines: handleUnaryCall<ListFirmwareBaselinesRequest, ListFirmwareBaselinesResponse>;
+  /** NotFound when no baseline has that key. */
+  deleteFirmwareBaseline: handleUnaryCall<DeleteFirmwareBaselineRequest, DeleteFirmwareBaselineResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

@@ -1,0 +1,225 @@
+/**
+ * The firmware policy commands (docs/cli.md, docs/firmware-policy.md): `baseline …`, and
+ * `inventory drift`, which reads the racks and the baselines and resolves them with the same
+ * domain functions the service uses at create (src/domain/firmware-baselines.ts).
+ */
+import type { Command } from "commander";
+import {
+  type DriftEntry,
+  type FirmwareBaseline,
+  firmwareDrift,
+  sortBaselines,
+} from "../src/domain/firmware-baselines.js";
+import type { ComponentType, InventoryComponent, InventoryRack } from "../src/domain/model.js";
+import * as pb from "../src/gen/flow/v1/flow.js";
+import * as admin from "../src/gen/flowadmin/v1/admin.js";
+import { EXIT, UsageError } from "./errors.js";
+import { componentTypes } from "./names.js";
+import { table } from "./output.js";
+import type { Action, Context } from "./program.js";
+
+type Act = <A extends unknown[]>(fn: Action<A>) => (...args: unknown[]) => Promise<void>;
+
+function componentTypeArg(value: string): pb.ComponentType {
+  const type = componentTypes.parse(value);
+  if (type === undefined) {
+    throw new UsageError(
+      `component type: expected one of ${componentTypes.names.join(", ")} (got ${JSON.stringify(value)})`,
+    );
+  }
+  return type;
+}
+
+export function baselineToProto(b: FirmwareBaseline): admin.FirmwareBaseline {
+  return {
+    componentType: componentTypes.parse(b.componentType) ?? pb.ComponentType.COMPONENT_TYPE_UNKNOWN,
+    model: b.model ?? "",
+    vendor: b.vendor ?? "",
+    version: b.version,
+  };
+}
+
+function baselineFromProto(b: admin.FirmwareBaseline): FirmwareBaseline {
+  const baseline: FirmwareBaseline = {
+    componentType: componentTypes.name(b.componentType) as ComponentType,
+    version: b.version,
+  };
+  if (b.model !== "") baseline.model = b.model;
+  if (b.vendor !== "") baseline.vendor = b.vendor;
+  return baseline;
+}
+
+function baselinesTable(baselines: readonly admin.FirmwareBaseline[]): string {
+  if (baselines.length === 0) return "no firmware baselines";
+  return table(
+    ["TYPE", "MODEL", "VENDOR", "VERSION"],
+    baselines.map((b) => [componentTypes.name(b.componentType), b.model || "*", b.vendor || "*", b.version]),
+  );
+}
+
+export function registerPolicyCommands(program: Command, act: Act): void {
+  const baseline = program
+    .command("baseline")
+    .description("firmware baselines: the version each component type (model, vendor) should run");
+
+  baseline
+    .command("set")
+    .description("add a baseline, or replace the one of the same type, model and vendor")
+    .argument("<type>", "component type (COMPUTE, NVSWITCH, POWERSHELF, TORSWITCH, UMS, CDU)")
+    .argument("<version>", "the firmware version")
+    .option("--model <model>", "only for components of this model")
+    .option("--vendor <vendor>", "only for components of this vendor")
+    .action(
+      act(async (ctx, type: string, version: string, o: { model?: string; vendor?: string }) => {
+        const resp = await ctx.conn().admin.setFirmwareBaselines({
+          baselines: [
+            { componentType: componentTypeArg(type), model: o.model ?? "", vendor: o.vendor ?? "", version },
+          ],
+        });
+        ctx.print({
+          data: admin.ListFirmwareBaselinesResponse.toJSON(resp),
+          table: () => baselinesTable(resp.baselines),
+        });
+        return EXIT.OK;
+      }),
+    );
+
+  baseline
+    .command("list")
+    .description("list the firmware baselines")
+    .action(
+      act(async (ctx) => {
+        const resp = await ctx.conn().admin.listFirmwareBaselines({});
+        ctx.print({
+          data: admin.ListFirmwareBaselinesResponse.toJSON(resp),
+          table: () => baselinesTable(resp.baselines),
+        });
+        return EXIT.OK;
+      }),
+    );
+
+  baseline
+    .command("delete")
+    .description("remove the baseline of this type (and model, vendor)")
+    .argument("<type>", "component type")
+    .option("--model <model>", "the baseline's model")
+    .option("--vendor <vendor>", "the baseline's vendor")
+    .action(
+      act(async (ctx, type: string, o: { model?: string; vendor?: string }) => {
+        const resp = await ctx.conn().admin.deleteFirmwareBaseline({
+          componentType: componentTypeArg(type),
+          model: o.model ?? "",
+          vendor: o.vendor ?? "",
+        });
+        ctx.print({
+          data: admin.DeleteFirmwareBaselineResponse.toJSON(resp),
+          table: () => `deleted\n${baselinesTable(resp.baseline ? [resp.baseline] : [])}`,
+        });
+        return EXIT.OK;
+      }),
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// inventory drift
+
+function componentFromProto(c: admin.InventoryComponent): InventoryComponent {
+  const component: InventoryComponent = {
+    id: c.id?.id ?? "",
+    type: componentTypes.name(c.type) as ComponentType,
+  };
+  if (c.firmwareVersion !== "") component.firmwareVersion = c.firmwareVersion;
+  if (c.model !== "") component.model = c.model;
+  if (c.vendor !== "") component.vendor = c.vendor;
+  return component;
+}
+
+/** Every rack, page by page (ListRacks caps a page at 1000). */
+async function allRacks(ctx: Context): Promise<InventoryRack[]> {
+  const racks: InventoryRack[] = [];
+  for (let offset = 0; ; ) {
+    const page = await ctx.conn().admin.listRacks({ pagination: { offset, limit: 1000 } });
+    for (const r of page.racks) {
+      racks.push({ id: r.id?.id ?? "", name: r.name, components: r.components.map(componentFromProto) });
+    }
+    offset += page.racks.length;
+    if (page.racks.length === 0 || offset >= page.total) return racks;
+  }
+}
+
+/** One row per (rack, type): how many components are off their baseline, from what to what. */
+function driftTable(drifted: readonly DriftEntry[]): string {
+  const rows = new Map<string, { rack: string; type: string; entries: DriftEntry[] }>();
+  for (const d of drifted) {
+    const key = `${d.rackId}/${d.type}`;
+    const row = rows.get(key) ?? { rack: d.rackName, type: d.type, entries: [] };
+    row.entries.push(d);
+    rows.set(key, row);
+  }
+  return table(
+    ["RACK", "TYPE", "NOT AT BASELINE", "CURRENT → BASELINE"],
+    [...rows.values()].map((r) => {
+      const moves = new Map<string, number>();
+      for (const e of r.entries) {
+        const move = `${e.current ?? "unknown"} → ${e.desired}`;
+        moves.set(move, (moves.get(move) ?? 0) + 1);
+      }
+      return [
+        r.rack,
+        r.type,
+        String(r.entries.length),
+        [...moves].map(([m, n]) => (n === 1 ? m : `${m} (×${n})`)).join(", "),
+      ];
+    }),
+  );
+}
+
+export function registerInventoryPolicyCommands(inventory: Command, act: Act): void {
+  inventory
+    .command("drift")
+    .description("components not at their firmware baseline, per rack and type")
+    .option("--components", "one line per component instead of per rack and type")
+    .action(
+      act(async (ctx, o: { components?: boolean }) => {
+        const [racks, listed] = await Promise.all([
+          allRacks(ctx),
+          ctx.conn().admin.listFirmwareBaselines({}),
+        ]);
+        const baselines = sortBaselines(listed.baselines.map(baselineFromProto));
+        const drift = firmwareDrift(racks, baselines);
+        const uncoveredTypes = [...new Set(drift.uncovered.map((u) => u.type))];
+        ctx.print({
+          data: drift,
+          table: () => {
+            const lines: string[] = [];
+            if (drift.drifted.length === 0) lines.push("every component with a baseline is at it");
+            else if (o.components === true) {
+              lines.push(
+                table(
+                  ["RACK", "TYPE", "COMPONENT", "MODEL", "VENDOR", "CURRENT", "BASELINE"],
+                  drift.drifted.map((d) => [
+                    d.rackName,
+                    d.type,
+                    d.componentId,
+                    d.model ?? "",
+                    d.vendor ?? "",
+                    d.current ?? "unknown",
+                    d.desired ?? "",
+                  ]),
+                ),
+              );
+            } else lines.push(driftTable(drift.drifted));
+            lines.push(
+              "",
+              `${drift.drifted.length} components not at baseline, ${drift.atBaseline} at baseline` +
+                (drift.uncovered.length > 0
+                  ? `, ${drift.uncovered.length} without a baseline (${uncoveredTypes.join(", ")})`
+                  : ""),
+            );
+            return lines.join("\n");
+          },
+        });
+        return EXIT.OK;
+      }),
+    );
+}

@@ -1,0 +1,103 @@
+/**
+ * flowctl's firmware policy commands against the real local stack over gRPC (the CLI's own
+ * `runCli`, in process: the same code the bin shim runs, without a child process per command).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../cli/program.js";
+import { FAST_SUCCESS, rackGroup } from "../support/fixtures-inventory.js";
+import { startTestStack, type TestStack } from "../support/stack.js";
+
+const RACKS = rackGroup(80, { name: "cli", count: 2, types: ["COMPUTE", "NVSWITCH"] });
+RACKS.racks[1]!.components[0]!.model = "GB200";
+
+let s: TestStack;
+let dir: string;
+
+beforeAll(async () => {
+  s = await startTestStack({ label: "cli-policy", groups: [RACKS], defaults: FAST_SUCCESS });
+  dir = mkdtempSync(join(tmpdir(), "flowctl-policy-"));
+});
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await s?.stop();
+});
+
+async function flowctl(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(argv, {
+    stdout: { write: (t: string) => out.push(t) },
+    stderr: { write: (t: string) => err.push(t) },
+    env: { FLOW_ENDPOINT: s.address, NO_COLOR: "1" },
+    interrupted: new Promise(() => {}),
+  });
+  return { code, stdout: out.join(""), stderr: err.join("") };
+}
+
+describe("flowctl baseline and inventory drift", () => {
+  it("baseline set / list / delete", async () => {
+    expect(await flowctl("baseline", "set", "compute", "2.0.0")).toMatchObject({ code: 0 });
+    const set = await flowctl("baseline", "set", "COMPUTE", "2.1.0", "--model", "GB200");
+    expect(set.stdout).toBe(
+      [
+        "TYPE     MODEL  VENDOR  VERSION",
+        "COMPUTE  *      *       2.0.0",
+        "COMPUTE  GB200  *       2.1.0",
+        "",
+      ].join("\n"),
+    );
+    const listed = await flowctl("baseline", "list", "-o", "json");
+    expect(JSON.parse(listed.stdout)).toEqual({
+      baselines: [
+        { componentType: "COMPONENT_TYPE_COMPUTE", version: "2.0.0" },
+        { componentType: "COMPONENT_TYPE_COMPUTE", model: "GB200", version: "2.1.0" },
+      ],
+    });
+    const bad = await flowctl("baseline", "set", "gpu", "1");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      'component type: expected one of COMPUTE, NVSWITCH, POWERSHELF, TORSWITCH, UMS, CDU (got "gpu")',
+    );
+    const missing = await flowctl("baseline", "delete", "cdu");
+    expect(missing.code).toBe(15);
+    expect(missing.stderr).toContain("no firmware baseline for CDU");
+  });
+
+  it("inventory drift: per rack and type, and per component; what no baseline covers is counted", async () => {
+    const drift = await flowctl("inventory", "drift");
+    expect(drift.code).toBe(0);
+    expect(drift.stdout).toBe(
+      [
+        "RACK   TYPE     NOT AT BASELINE  CURRENT → BASELINE",
+        "cli-0  COMPUTE  1                1.0.0 → 2.0.0",
+        "cli-1  COMPUTE  1                1.0.0 → 2.1.0",
+        "",
+        "2 components not at baseline, 0 at baseline, 2 without a baseline (NVSWITCH)",
+        "",
+      ].join("\n"),
+    );
+    const perComponent = await flowctl("inventory", "drift", "--components");
+    expect(perComponent.stdout.split("\n")[0]).toBe(
+      "RACK   TYPE     COMPONENT                             MODEL  VENDOR  CURRENT  BASELINE",
+    );
+    expect(perComponent.stdout).toContain(
+      `cli-1  COMPUTE  ${RACKS.racks[1]!.components[0]!.id}  GB200          1.0.0    2.1.0`,
+    );
+  });
+
+  it("inventory import takes the file's baselines too", async () => {
+    const file = join(dir, "inventory.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ racks: [], baselines: [{ componentType: "NVSWITCH", version: "1.0.0" }] }),
+    );
+    const imported = await flowctl("inventory", "import", "-f", file);
+    expect(imported.stdout).toBe(`imported 0 racks and 0 components and 1 firmware baselines from ${file}\n`);
+    const drift = await flowctl("inventory", "drift");
+    expect(drift.stdout).toContain("2 components not at baseline, 2 at baseline\n");
+    expect((await flowctl("baseline", "delete", "nvswitch")).code).toBe(0);
+  });
+});

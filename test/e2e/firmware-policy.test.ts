@@ -1,0 +1,205 @@
+/**
+ * Firmware policy end to end (issue 13, "Prove it"): a real gRPC client against the local stack
+ * (moto, the dispatcher, the child-task ASL on aws-local-stepfunctions, the MQTT broker and the
+ * simulated BMC fleet).
+ *
+ * Baselines: a run with no target_version upgrades every component to its most specific baseline,
+ * skips those already there, and keeps the versions it froze when a baseline changes afterwards;
+ * the same run with a type no baseline covers is InvalidArgument and writes nothing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ComponentType, OperationRunStatus, OperationRunTargetStatus } from "../../src/gen/flow/v1/flow.js";
+import type { FirmwareBaseline as PbBaseline } from "../../src/gen/flowadmin/v1/admin.js";
+import { FAST_SUCCESS, rackGroup } from "../support/fixtures-inventory.js";
+import {
+  createRun,
+  failure,
+  listTargets,
+  racksSpec,
+  runRequest,
+  startTestStack,
+  stateOf,
+  type TestStack,
+  targetReport,
+  waitForTerminal,
+} from "../support/stack.js";
+
+/** POWERSHELF already at 1.0.0 (its baseline), NVSWITCH and COMPUTE to upgrade; rack 0's COMPUTE is a GB200. */
+const BASE = rackGroup(70, { name: "base", count: 3, types: ["POWERSHELF", "NVSWITCH", "COMPUTE"] });
+BASE.racks[0]!.components[2]!.model = "GB200";
+/** A CDU no baseline covers. */
+const CDU = rackGroup(71, { name: "cdu", count: 1, types: ["CDU", "COMPUTE"] });
+
+const T = OperationRunTargetStatus;
+const baseline = (componentType: ComponentType, version: string, model = ""): PbBaseline => ({
+  componentType,
+  model,
+  vendor: "",
+  version,
+});
+const noVersion = { targetVersion: undefined };
+
+let s: TestStack;
+
+beforeAll(async () => {
+  s = await startTestStack({ label: "policy", groups: [BASE, CDU], defaults: FAST_SUCCESS, tickMs: 150 });
+  await s.admin.setFirmwareBaselines({
+    baselines: [
+      baseline(ComponentType.COMPONENT_TYPE_POWERSHELF, "1.0.0"),
+      baseline(ComponentType.COMPONENT_TYPE_NVSWITCH, "2.0.0"),
+      baseline(ComponentType.COMPONENT_TYPE_COMPUTE, "3.0.0"),
+      baseline(ComponentType.COMPONENT_TYPE_COMPUTE, "3.1.0", "GB200"),
+    ],
+  });
+});
+afterAll(() => s?.stop());
+
+async function listedTotal(): Promise<number> {
+  return (await s.flow.listOperationRuns({ filter: undefined, pagination: { offset: 0, limit: 1 } })).total;
+}
+
+describe("firmware baselines", () => {
+  it("the admin service lists what was set, most specific last within a type", async () => {
+    const { baselines } = await s.admin.listFirmwareBaselines({});
+    expect(baselines.map((b) => [ComponentType[b.componentType], b.model, b.version])).toEqual([
+      ["COMPONENT_TYPE_COMPUTE", "", "3.0.0"],
+      ["COMPONENT_TYPE_COMPUTE", "GB200", "3.1.0"],
+      ["COMPONENT_TYPE_NVSWITCH", "", "2.0.0"],
+      ["COMPONENT_TYPE_POWERSHELF", "", "1.0.0"],
+    ]);
+  });
+
+  it("a run without target_version upgrades each component to its baseline, skips those at it, and keeps what it froze", async () => {
+    const request = runRequest({ rackIds: BASE.ids, firmware: noVersion });
+    const plan = await s.flow.planOperationRun(request);
+    const rack0 = plan.targets.find((t) => t.rackId?.id === BASE.ids[0]);
+    const [ps, nvs, gb200] = BASE.racks[0]!.components.map((c) => c.id);
+    expect(rack0?.targetVersions).toEqual([
+      { version: "1.0.0", componentIds: [{ id: ps }] },
+      { version: "2.0.0", componentIds: [{ id: nvs }] },
+      { version: "3.1.0", componentIds: [{ id: gb200 }] },
+    ]);
+
+    const id = await createRun(s.flow, request);
+    // Frozen: a baseline edit after create does not re-plan the run.
+    await s.admin.setFirmwareBaselines({
+      baselines: [baseline(ComponentType.COMPONENT_TYPE_NVSWITCH, "9.9.9")],
+    });
+    const run = await waitForTerminal(s.flow, id);
+    expect(stateOf(run).status, await targetReport(s.flow, id)).toBe(
+      OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED,
+    );
+    const targets = await listTargets(s.flow, id);
+    expect(targets.map((t) => t.status)).toEqual([
+      T.OPERATION_RUN_TARGET_STATUS_COMPLETED,
+      T.OPERATION_RUN_TARGET_STATUS_COMPLETED,
+      T.OPERATION_RUN_TARGET_STATUS_COMPLETED,
+    ]);
+    expect(targets.find((t) => t.rackId?.id === BASE.ids[0])?.targetVersions).toEqual(rack0?.targetVersions);
+
+    const { racks } = await s.admin.listRacks({ pagination: { offset: 0, limit: 100 } });
+    const versions = racks
+      .filter((r) => BASE.ids.includes(r.id?.id ?? ""))
+      .flatMap((r) => r.components.map((c) => `${r.name}/${ComponentType[c.type]}=${c.firmwareVersion}`))
+      .sort();
+    expect(versions).toEqual([
+      "base-0/COMPONENT_TYPE_COMPUTE=3.1.0",
+      "base-0/COMPONENT_TYPE_NVSWITCH=2.0.0",
+      "base-0/COMPONENT_TYPE_POWERSHELF=1.0.0",
+      "base-1/COMPONENT_TYPE_COMPUTE=3.0.0",
+      "base-1/COMPONENT_TYPE_NVSWITCH=2.0.0",
+      "base-1/COMPONENT_TYPE_POWERSHELF=1.0.0",
+      "base-2/COMPONENT_TYPE_COMPUTE=3.0.0",
+      "base-2/COMPONENT_TYPE_NVSWITCH=2.0.0",
+      "base-2/COMPONENT_TYPE_POWERSHELF=1.0.0",
+    ]);
+    expect(s.local.fleet.versionOf(nvs ?? "")).toBe("2.0.0");
+    // Each task's report: POWERSHELF skipped (already at its baseline), the others upgraded to theirs.
+    const { tasks } = await s.flow.getTasksByIDs({ taskIds: targets.map((t) => t.taskId!) });
+    const report = JSON.parse(tasks.find((t) => t.rackId?.id === BASE.ids[0])!.report);
+    expect(report.v).toBe(2);
+    expect(report.targetVersion).toBeUndefined();
+    expect(
+      report.components.map((c: { type: string; status: string; targetVersion?: string }) => [
+        c.type,
+        c.status,
+        c.targetVersion,
+      ]),
+    ).toEqual([
+      ["POWERSHELF", "SKIPPED", "1.0.0"],
+      ["NVSWITCH", "COMPLETED", "2.0.0"],
+      ["COMPUTE", "COMPLETED", "3.1.0"],
+    ]);
+    expect(tasks.map((t) => t.message).sort()).toEqual([
+      "upgraded 2 components to 2.0.0, 3.0.0 (1 already at their version)",
+      "upgraded 2 components to 2.0.0, 3.0.0 (1 already at their version)",
+      "upgraded 2 components to 2.0.0, 3.1.0 (1 already at their version)",
+    ]);
+  });
+
+  it("a type no baseline covers is InvalidArgument naming it, and nothing is written", async () => {
+    const before = { total: await listedTotal(), items: await s.countItems() };
+    const err = await failure(
+      s.flow.createOperationRun(runRequest({ rackIds: CDU.ids, firmware: noVersion })),
+    );
+    expect(err).toEqual({
+      code: "INVALID_ARGUMENT",
+      details:
+        "configuration.operation.upgrade_firmware.target_version: target_version is not set and no firmware baseline covers CDU",
+    });
+    expect(
+      await failure(s.flow.planOperationRun(runRequest({ rackIds: CDU.ids, firmware: noVersion }))),
+    ).toEqual(err);
+    expect({ total: await listedTotal(), items: await s.countItems() }).toEqual(before);
+    // The same racks with a target_version need no baseline.
+    expect(
+      (await s.flow.planOperationRun(runRequest({ rackIds: CDU.ids }))).targets[0]?.targetVersions,
+    ).toEqual([]);
+  });
+
+  it("UpgradeFirmware without target_version resolves the baselines too, and names what they miss", async () => {
+    const err = await failure(
+      s.flow.upgradeFirmware({
+        ...runRequestFirmware(),
+        targetSpec: racksSpec(CDU.ids),
+      }),
+    );
+    expect(err).toEqual({
+      code: "INVALID_ARGUMENT",
+      details: "target_version: target_version is not set and no firmware baseline covers CDU",
+    });
+  });
+
+  it("DeleteFirmwareBaseline removes exactly one key; an unknown key is NotFound", async () => {
+    const { baseline: removed } = await s.admin.deleteFirmwareBaseline({
+      componentType: ComponentType.COMPONENT_TYPE_COMPUTE,
+      model: "GB200",
+      vendor: "",
+    });
+    expect(removed).toEqual(baseline(ComponentType.COMPONENT_TYPE_COMPUTE, "3.1.0", "GB200"));
+    expect(
+      await failure(
+        s.admin.deleteFirmwareBaseline({
+          componentType: ComponentType.COMPONENT_TYPE_COMPUTE,
+          model: "GB200",
+          vendor: "",
+        }),
+      ),
+    ).toEqual({ code: "NOT_FOUND", details: 'no firmware baseline for COMPUTE model "GB200"' });
+    expect(
+      await failure(
+        s.admin.setFirmwareBaselines({ baselines: [baseline(ComponentType.COMPONENT_TYPE_UNKNOWN, "")] }),
+      ),
+    ).toEqual({
+      code: "INVALID_ARGUMENT",
+      details:
+        "baselines[0].component_type: must be a known component type (got UNKNOWN); baselines[0].version: must not be empty",
+    });
+  });
+});
+
+function runRequestFirmware() {
+  const op = runRequest({ firmware: noVersion }).configuration?.operation?.operation;
+  if (op?.$case !== "upgradeFirmware") throw new Error("runRequest builds an upgrade_firmware operation");
+  return op.value;
+}

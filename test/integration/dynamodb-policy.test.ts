@@ -1,0 +1,71 @@
+/**
+ * The firmware policy store against moto: baselines are one item in the Inventory table, every
+ * edit conditional on the revision it read, so concurrent edits all land; racks never see it.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import type { FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
+import { uuid } from "../support/dynamodb-fixtures.js";
+import { freshTables, testClient } from "../support/moto.js";
+
+let client: DynamoDBClient;
+let names: TableNames;
+let drop: () => Promise<void>;
+let stores: DynamoStores;
+
+beforeAll(async () => {
+  client = testClient(inject("awsEndpoint"));
+  ({ names, drop } = await freshTables(client, "policy"));
+  stores = createDynamoStores(client, names);
+});
+afterAll(async () => {
+  await drop();
+  client.destroy();
+});
+
+const COMPUTE: FirmwareBaseline = { componentType: "COMPUTE", version: "2.0.0" };
+const GB200: FirmwareBaseline = { componentType: "COMPUTE", model: "GB200", version: "2.1.0" };
+
+describe("firmware policy store: baselines", () => {
+  it("starts empty; put adds or replaces by key, list returns them sorted, delete returns the removed one", async () => {
+    expect(await stores.policy.listBaselines()).toEqual([]);
+    expect(await stores.policy.deleteBaseline({ componentType: "CDU" })).toBeUndefined();
+    await stores.policy.putBaselines([GB200, { componentType: "NVSWITCH", version: "4.0" }]);
+    await stores.policy.putBaselines([COMPUTE, { ...GB200, version: "2.2.0" }]);
+    await stores.policy.putBaselines([]);
+    expect(await stores.policy.listBaselines()).toEqual([
+      COMPUTE,
+      { ...GB200, version: "2.2.0" },
+      { componentType: "NVSWITCH", version: "4.0" },
+    ]);
+    expect(await stores.policy.deleteBaseline({ componentType: "COMPUTE", model: "GB200" })).toEqual({
+      ...GB200,
+      version: "2.2.0",
+    });
+    expect(await stores.policy.deleteBaseline({ componentType: "COMPUTE", model: "GB200" })).toBeUndefined();
+    expect(await stores.policy.listBaselines()).toEqual([
+      COMPUTE,
+      { componentType: "NVSWITCH", version: "4.0" },
+    ]);
+  });
+
+  it("concurrent edits are all kept (each is re-read and re-applied when another won the revision)", async () => {
+    const edits = Array.from(
+      { length: 8 },
+      (_, i): FirmwareBaseline => ({
+        componentType: "CDU",
+        vendor: `vendor-${i}`,
+        version: `1.${i}`,
+      }),
+    );
+    await Promise.all(edits.map((b) => stores.policy.putBaselines([b])));
+    const cdu = (await stores.policy.listBaselines()).filter((b) => b.componentType === "CDU");
+    expect(cdu.map((b) => b.vendor).sort()).toEqual(edits.map((b) => b.vendor).sort());
+  });
+
+  it("lives in the Inventory table without showing up as a rack", async () => {
+    await stores.inventory.upsertRacks([{ id: uuid(1, "aaaaaaaa"), name: "r1", components: [] }]);
+    expect((await stores.inventory.loadAll()).map((r) => r.name)).toEqual(["r1"]);
+  });
+});
