@@ -24,6 +24,9 @@
  *     hang           nothing more, ever; stays busy (queries are still answered)
  *     disconnect     progress up to half-way, then silence: every later command is ignored until
  *                    `revive(id)`
+ * An update with `subTargets` (protocol v2) flashes only those parts: its result lists them (v2),
+ * and the stats count them (`flashesBySubTarget`); one without flashes the whole component
+ * (`wholeFlashes`). A result is sent in the version of its command, so v1 commands get v1 answers.
  * A `query` is answered with `status` carrying the current version (silence when disconnected).
  * Commands for ids not in the inventory are ignored, as a non-existent IoT thing would.
  *
@@ -82,6 +85,10 @@ export interface FleetStats {
   updatesByRequest: Record<string, number>;
   /** Flashes started, per taskId. */
   flashesByTask: Record<string, number>;
+  /** Flashes of whole components (updates without sub-targets). */
+  wholeFlashes: number;
+  /** Flashes started, per sub-target flashed (an update with [bmc, bios] counts once for each). */
+  flashesBySubTarget: Record<string, number>;
   /**
    * Commands the fleet is done with, per requestId: answered, ignored (unknown or silent BMC), hung
    * after its ack or dropped half-way. Once a command is counted here the fleet publishes nothing
@@ -138,6 +145,8 @@ function emptyStats(components: number): FleetStats {
     flashesByComponent: {},
     updatesByRequest: {},
     flashesByTask: {},
+    wholeFlashes: 0,
+    flashesBySubTarget: {},
     doneByRequest: {},
   };
 }
@@ -282,6 +291,8 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     stats.flashes += 1;
     bump(stats.flashesByComponent, bmc.id);
     bump(stats.flashesByTask, command.taskId);
+    if (command.subTargets === undefined) stats.wholeFlashes += 1;
+    for (const part of command.subTargets ?? []) bump(stats.flashesBySubTarget, part);
     await send(bmc.id, { v: 1, type: "ack", requestId });
 
     if (behaviour.outcome === "hang") {
@@ -327,6 +338,8 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       const version = !wrong ? target : previous !== target ? previous : `${target}-mismatch`;
       result = { v: 1, type: "result", requestId, ok: true, version };
     }
+    // What was flashed: exactly the parts asked for (encoded as v2, like the command).
+    if (command.subTargets !== undefined) result.subTargets = [...command.subTargets];
     if (result.version !== previous) {
       bmc.version = result.version;
       try {

@@ -20,8 +20,10 @@ export interface BmcRequestRecord {
   ackedAt?: number;
   /** Highest progress percent reported. */
   progress?: number;
-  /** An update's result (the first one stored; later ones are ignored). */
-  result?: { ok: true; version: string } | { ok: false; version: string; error: BmcError };
+  /** An update's result (the first one stored; later ones are ignored). `subTargets`: v2's flashed parts. */
+  result?: ({ ok: true; version: string } | { ok: false; version: string; error: BmcError }) & {
+    subTargets?: string[];
+  };
   /** A query's answer. */
   status?: { version: string };
 }
@@ -56,6 +58,10 @@ export function nextWaitSeconds(
   return Math.max(1, Math.min(backoff, remaining));
 }
 
+function sameParts(flashed: readonly string[] | undefined, asked: readonly string[]): boolean {
+  return flashed !== undefined && flashed.length === asked.length && asked.every((p) => flashed.includes(p));
+}
+
 /** Which credential a component's BMC gets: the shared one, or its type's own. */
 export function secretFor(auth: FirmwareAuthentication | undefined, type: ComponentType): string | undefined {
   if (auth === undefined) return undefined;
@@ -80,6 +86,8 @@ export function secretFor(auth: FirmwareAuthentication | undefined, type: Compon
  *   some progress → BmcTimeout (disconnected).
  * e.g. a result `{ ok: true, version: "1.9.0" }` for target 2.0.0 → VersionMismatch,
  *   `component c-1 (COMPUTE): BMC reported success but runs 1.9.0, expected 2.0.0`.
+ * With `subTargets` (protocol v2) a success must confirm exactly those parts: a BMC that flashed
+ * others, or did not say (a v1 BMC that ignored them), fails the component with BmcUpdateFailed.
  */
 export function verdict(
   componentId: string,
@@ -89,6 +97,7 @@ export function verdict(
   settings: { updateTimeoutSeconds: number },
   deadline: number,
   now: number,
+  subTargets?: readonly string[],
 ): ComponentResult | "pending" {
   const label = componentLabel(componentId, type);
   const fail = (name: StepErrorName, message: string): ComponentResult => ({
@@ -110,14 +119,24 @@ export function verdict(
         `BMC reported success but runs ${result.version}, expected ${targetVersion}`,
       );
     }
+    if (subTargets !== undefined && !sameParts(result.subTargets, subTargets)) {
+      const flashed =
+        result.subTargets === undefined
+          ? "did not say which parts it flashed"
+          : `flashed ${result.subTargets.join(", ")}`;
+      return fail("BmcUpdateFailed", `BMC ${flashed}, asked for sub-targets ${subTargets.join(", ")}`);
+    }
     return { componentId, ok: true, version: result.version };
   }
   if (now < (record?.deadline ?? deadline)) return "pending";
   const seconds = settings.updateTimeoutSeconds;
   if (record?.ackedAt === undefined) {
+    // A BMC that speaks only protocol v1 refuses a command with sub-targets (v2) and stays silent.
+    const hint =
+      subTargets === undefined ? "" : "; sub-targets need BMC protocol v2, which a v1-only BMC ignores";
     return fail(
       "BmcUnreachable",
-      `BMC never acknowledged the update command within ${seconds} s (unreachable)`,
+      `BMC never acknowledged the update command within ${seconds} s (unreachable${hint})`,
     );
   }
   if (record.progress === undefined) {

@@ -41,6 +41,7 @@ import {
   type TargetSpec,
   type TargetSpecInput,
 } from "./model.js";
+import { checkSubTargets } from "./sub-targets.js";
 import { isNilUuid, isUuid, uuidError } from "./uuid.js";
 
 /** An UpgradeFirmware request as decoded, before validation (its target spec may be absent or unset). */
@@ -249,6 +250,8 @@ function checkFirmwareTemplate(
     template.ruleId =
       v.nonNilUuid(`${prefix}rule_id`, input.ruleId, "must be a valid non-zero UUID") ?? input.ruleId;
   }
+  // (ours) Names each component type has (src/domain/sub-targets.ts), lowercased.
+  template.subTargets = checkSubTargets(input.subTargets, `${prefix}sub_targets`, (x) => v.list.push(x));
   const spec = specInput && checkTargetSpec(specInput, `${prefix}target_spec`, v);
   if (spec !== undefined) template.targetSpec = spec;
   return template;

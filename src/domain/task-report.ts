@@ -57,6 +57,8 @@ export interface ComponentReport {
   status: ComponentProgress;
   /** This component's own target (resolved from the firmware baselines); absent: the report's. */
   targetVersion?: string;
+  /** The parts to flash (the request's sub_targets this type has); absent: the whole component. */
+  subTargets?: string[];
   /** What the BMC answered to the preflight query. */
   versionBefore?: string;
   /** What the BMC reported in its result. */
@@ -96,7 +98,7 @@ export function targetOf(
  * own `targetVersion` (from the baselines) is kept; `targetVersion` is the request's, if any.
  */
 export function initialReport(
-  components: readonly { id: string; type: ComponentType; targetVersion?: string }[],
+  components: readonly { id: string; type: ComponentType; targetVersion?: string; subTargets?: string[] }[],
   targetVersion: string | undefined,
   overrideVersionCheck: boolean,
 ): TaskReport {
@@ -112,6 +114,7 @@ export function initialReport(
       const entry: ComponentReport = { id: c.id, type: c.type, status: "PENDING" };
       if (c.targetVersion !== undefined && c.targetVersion !== targetVersion)
         entry.targetVersion = c.targetVersion;
+      if (c.subTargets !== undefined && c.subTargets.length > 0) entry.subTargets = [...c.subTargets];
       return entry;
     }),
   };

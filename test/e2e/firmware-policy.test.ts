@@ -6,6 +6,9 @@
  * Baselines: a run with no target_version upgrades every component to its most specific baseline,
  * skips those already there, and keeps the versions it froze when a baseline changes afterwards;
  * the same run with a type no baseline covers is InvalidArgument and writes nothing.
+ *
+ * Sub-targets: reach the simulated BMC (protocol v2) and nothing else is flashed, counted by the
+ * simulator; the task report lists them per component; an unknown name lists the allowed ones.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComponentType, OperationRunStatus, OperationRunTargetStatus } from "../../src/gen/flow/v1/flow.js";
@@ -29,6 +32,7 @@ const BASE = rackGroup(70, { name: "base", count: 3, types: ["POWERSHELF", "NVSW
 BASE.racks[0]!.components[2]!.model = "GB200";
 /** A CDU no baseline covers. */
 const CDU = rackGroup(71, { name: "cdu", count: 1, types: ["CDU", "COMPUTE"] });
+const SUB = rackGroup(72, { name: "sub", count: 2, types: ["COMPUTE", "NVSWITCH", "POWERSHELF"] });
 
 const T = OperationRunTargetStatus;
 const baseline = (componentType: ComponentType, version: string, model = ""): PbBaseline => ({
@@ -42,7 +46,12 @@ const noVersion = { targetVersion: undefined };
 let s: TestStack;
 
 beforeAll(async () => {
-  s = await startTestStack({ label: "policy", groups: [BASE, CDU], defaults: FAST_SUCCESS, tickMs: 150 });
+  s = await startTestStack({
+    label: "policy",
+    groups: [BASE, CDU, SUB],
+    defaults: FAST_SUCCESS,
+    tickMs: 150,
+  });
   await s.admin.setFirmwareBaselines({
     baselines: [
       baseline(ComponentType.COMPONENT_TYPE_POWERSHELF, "1.0.0"),
@@ -203,3 +212,57 @@ function runRequestFirmware() {
   if (op?.$case !== "upgradeFirmware") throw new Error("runRequest builds an upgrade_firmware operation");
   return op.value;
 }
+
+describe("sub-targets", () => {
+  it("reach the simulated BMC and nothing else is flashed; the report lists them per component", async () => {
+    s.local.fleet.resetStats();
+    const id = await createRun(
+      s.flow,
+      runRequest({ rackIds: SUB.ids, firmware: { targetVersion: "5.0", subTargets: ["BIOS", "psu"] } }),
+    );
+    const run = await waitForTerminal(s.flow, id);
+    expect(stateOf(run).status, await targetReport(s.flow, id)).toBe(
+      OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED,
+    );
+    const targets = await listTargets(s.flow, id);
+    // NVSWITCH has neither bios nor psu: not planned, so never commanded.
+    expect(targets.map((t) => t.componentsByType?.groups.map((g) => ComponentType[g.type]))).toEqual([
+      ["COMPONENT_TYPE_COMPUTE", "COMPONENT_TYPE_POWERSHELF"],
+      ["COMPONENT_TYPE_COMPUTE", "COMPONENT_TYPE_POWERSHELF"],
+    ]);
+    const stats = s.local.fleet.stats();
+    expect({
+      whole: stats.wholeFlashes,
+      bySubTarget: stats.flashesBySubTarget,
+      flashes: stats.flashes,
+    }).toEqual({
+      whole: 0,
+      bySubTarget: { bios: 2, psu: 2 },
+      flashes: 4,
+    });
+    const switches = SUB.racks.map((r) => r.components[1]!.id);
+    expect(switches.map((c) => stats.updatesByComponent[c] ?? 0)).toEqual([0, 0]);
+    const { tasks } = await s.flow.getTasksByIDs({ taskIds: targets.map((t) => t.taskId!) });
+    const report = JSON.parse(tasks[0]!.report);
+    expect(
+      report.components.map((c: { type: string; subTargets?: string[] }) => [c.type, c.subTargets]),
+    ).toEqual([
+      ["POWERSHELF", ["psu"]],
+      ["COMPUTE", ["bios"]],
+    ]);
+  });
+
+  it("an unknown sub-target is InvalidArgument listing the allowed ones", async () => {
+    expect(
+      await failure(
+        s.flow.createOperationRun(
+          runRequest({ rackIds: SUB.ids, firmware: { subTargets: ["bmc", "gpuu"] } }),
+        ),
+      ),
+    ).toEqual({
+      code: "INVALID_ARGUMENT",
+      details:
+        'configuration.operation.upgrade_firmware.sub_targets[1]: unknown sub-target "gpuu"; allowed: COMPUTE: bmc, bios, cpld, gpu, nic; NVSWITCH: bmc, nvos, cpld; POWERSHELF: pmc, psu; TORSWITCH: nos, cpld; UMS: nos; CDU: controller',
+    });
+  });
+});

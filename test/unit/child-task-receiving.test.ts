@@ -46,7 +46,7 @@ describe("recordBmcReport", () => {
     const log = (l: string) => lines.push(l);
     expect(await recordBmcReport(store, { v: 1, type: "ack", requestId: "r" }, 1, log)).toBe("invalid");
     expect(
-      await recordBmcReport(store, { v: 2, type: "ack", requestId: "r", componentId: "c" }, 1, log),
+      await recordBmcReport(store, { v: 3, type: "ack", requestId: "r", componentId: "c" }, 1, log),
     ).toBe("invalid");
     expect(
       await recordBmcReport(
@@ -59,7 +59,7 @@ describe("recordBmcReport", () => {
     expect(seen).toEqual([]);
     expect(lines).toEqual([
       "bmc-result: report without componentId (the IoT rule adds topic(3) AS componentId)",
-      "bmc-result: undecodable report from c: v: unsupported protocol version 2 (this codec speaks 1)",
+      "bmc-result: undecodable report from c: v: unsupported protocol version 3 (this codec speaks 1 and 2)",
       'bmc-result: undecodable report from c: type: must be one of ack, progress, result, status (got "update")',
     ]);
   });

@@ -130,6 +130,19 @@ describe("task report", () => {
     );
   });
 
+  it("components keep their sub-targets; none (or an empty list) means the whole component", () => {
+    const report = initialReport(
+      [
+        { id: "a", type: "COMPUTE", subTargets: ["bios"] },
+        { id: "b", type: "COMPUTE", subTargets: [] },
+        { id: "c", type: "COMPUTE" },
+      ],
+      "2.0.0",
+      false,
+    );
+    expect(report.components.map((c) => c.subTargets)).toEqual([["bios"], undefined, undefined]);
+  });
+
   it("a v1 report (a task created before v2) still reads: its components take the report's target", () => {
     const v1 =
       '{"v":1,"targetVersion":"2.0.0","overrideVersionCheck":false,"groupOrder":["COMPUTE"],"components":[{"id":"a","type":"COMPUTE","status":"PENDING"}]}';

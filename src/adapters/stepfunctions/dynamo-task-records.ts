@@ -139,13 +139,17 @@ export class DynamoBmcRequestStore implements BmcRequestStore {
           ConditionExpression: "attribute_exists(id) AND attribute_not_exists(#r) AND #k = :update",
           names: { "#r": "result", "#acked": "ackedAt", "#k": "reqKind" },
           values: {
-            ":r": event.ok
-              ? { ok: true, version: event.version }
-              : {
-                  ok: false,
-                  version: event.version,
-                  error: { code: event.error.code, message: event.error.message },
-                },
+            ":r": {
+              ...(event.ok
+                ? { ok: true, version: event.version }
+                : {
+                    ok: false,
+                    version: event.version,
+                    error: { code: event.error.code, message: event.error.message },
+                  }),
+              // Protocol v2: the parts the BMC says it flashed (the verdict compares them).
+              ...(event.subTargets === undefined ? {} : { subTargets: event.subTargets }),
+            },
             ":now": now,
             ":update": "update",
           },

@@ -103,5 +103,7 @@ export interface WaveState extends PollState {
   componentIds: string[];
   /** Component id → the version it is being upgraded to. */
   versions: Record<string, string>;
+  /** Component id → the parts it is flashed with (sub_targets); absent: whole components. */
+  subTargets?: Record<string, string[]>;
   results?: ComponentResult[];
 }

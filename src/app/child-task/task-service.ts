@@ -28,9 +28,10 @@ import {
 import { resolveVersions, uncoveredRule, versionOf } from "../../domain/firmware-baselines.js";
 import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../../domain/model.js";
 import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
-import { mergeRows, resolveTargetSpec } from "../../domain/planner.js";
+import { mergeRows, narrowRows, resolveTargetSpec } from "../../domain/planner.js";
 import { validateFirmwareTask } from "../../domain/run-config.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
+import { flashedBy, subTargetsOf } from "../../domain/sub-targets.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import type { TasksApi } from "../api.js";
 import type {
@@ -108,8 +109,10 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     runId?: string;
     targetId?: string;
   }): Task {
+    // Each component's parts: the requested sub-targets its type has (none requested: all of it).
+    const { subTargets } = args.template;
     const report = initialReport(
-      args.components,
+      args.components.map((c) => ({ ...c, subTargets: subTargetsOf(c.type, subTargets) })),
       args.template.targetVersion,
       args.template.overrideVersionCheck,
     );
@@ -240,8 +243,9 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       const spec = template.targetSpec;
       if (spec === undefined)
         throw new ValidationError([{ field: "target_spec", rule: "target_spec is required" }]);
-      const rows = mergeRows(resolveTargetSpec(spec, await deps.inventory.loadAll())).filter(
-        (r) => r.components.length > 0,
+      const rows = narrowRows(
+        mergeRows(resolveTargetSpec(spec, await deps.inventory.loadAll())),
+        flashedBy(template.subTargets),
       );
       if (rows.length === 0) throw new InvalidArgumentError("upgrade firmware request matches no components");
       // Without target_version each component takes its baseline's version, resolved now.

@@ -60,8 +60,12 @@ export async function sendWave(deps: StepDeps, e: StepEventOf<"sendWave">): Prom
   await reassertLock(deps, task, e.settings, wave.componentIds.length, now);
   const report = parseReport(task.report);
   const versions: Record<string, string> = {};
-  for (const c of report.components)
-    if (wave.componentIds.includes(c.id)) versions[c.id] = targetOf(report, c);
+  const subTargets: Record<string, string[]> = {};
+  for (const c of report.components) {
+    if (!wave.componentIds.includes(c.id)) continue;
+    versions[c.id] = targetOf(report, c);
+    if (c.subTargets !== undefined) subTargets[c.id] = c.subTargets;
+  }
   const records = await Promise.all(
     wave.componentIds.map((componentId) =>
       requests.open({
@@ -89,6 +93,8 @@ export async function sendWave(deps: StepDeps, e: StepEventOf<"sendWave">): Prom
           image: deps.imageFor(wave.type, targetVersion),
           issuedAt: now,
         };
+        const parts = subTargets[record.componentId];
+        if (parts !== undefined) command.subTargets = parts;
         const secret = secretFor(auth, wave.type);
         if (secret !== undefined)
           command.auth = await deps.sealer.seal(secret, record.componentId, record.requestId);
@@ -102,6 +108,7 @@ export async function sendWave(deps: StepDeps, e: StepEventOf<"sendWave">): Prom
   return {
     ...wave,
     versions,
+    ...(Object.keys(subTargets).length > 0 ? { subTargets } : {}),
     done: false,
     deadline,
     polls: 0,
@@ -128,6 +135,7 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
       e.settings,
       wave.deadline,
       now,
+      wave.subTargets?.[componentId],
     ),
   );
   if (verdicts.some((v) => v === "pending")) {
