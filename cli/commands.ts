@@ -22,7 +22,7 @@ import {
   taskStatuses,
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
-import { baselineToProto, registerInventoryPolicyCommands } from "./policy.js";
+import { baselineToProto, isNotReady, readinessToProto, registerInventoryPolicyCommands } from "./policy.js";
 import type { Action } from "./program.js";
 import { loadRunFile } from "./run-file/load.js";
 import { runFileFromConfig } from "./run-file/to-file.js";
@@ -609,7 +609,7 @@ export function registerInventoryCommands(program: Command, act: Act): void {
           data: admin.ListRacksResponse.toJSON(resp),
           table: () =>
             `${table(
-              ["ID", "NAME", "EXTERNAL ID", "NVL DOMAIN", "LOCATION", "COMPONENTS"],
+              ["ID", "NAME", "EXTERNAL ID", "NVL DOMAIN", "LOCATION", "COMPONENTS", "NOT READY"],
               resp.racks.map((r) => [
                 short(r.id?.id),
                 r.name,
@@ -619,6 +619,7 @@ export function registerInventoryCommands(program: Command, act: Act): void {
                   ? ""
                   : `${r.location.datacenter}/${r.location.row}/${r.location.position}`,
                 countByType(r.components),
+                String(r.components.filter((c) => isNotReady(c.readiness)).length || ""),
               ]),
             )}\n${pageFooter(resp.racks.length, o.offset ?? 0, resp.total, "racks")}`,
         });
@@ -653,6 +654,7 @@ function inventoryRackToProto(r: InventoryRack): admin.InventoryRack {
       firmwareVersion: c.firmwareVersion ?? "",
       model: c.model ?? "",
       vendor: c.vendor ?? "",
+      readiness: readinessToProto(c.readiness),
     })),
   };
 }

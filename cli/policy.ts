@@ -10,7 +10,12 @@ import {
   firmwareDrift,
   sortBaselines,
 } from "../src/domain/firmware-baselines.js";
-import type { ComponentType, InventoryComponent, InventoryRack } from "../src/domain/model.js";
+import type {
+  ComponentReadiness,
+  ComponentType,
+  InventoryComponent,
+  InventoryRack,
+} from "../src/domain/model.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
 import { EXIT, UsageError } from "./errors.js";
@@ -174,7 +179,58 @@ function driftTable(drifted: readonly DriftEntry[]): string {
   );
 }
 
+const READINESS_ARGS: Record<string, admin.ReadinessState> = {
+  READY: admin.ReadinessState.READINESS_STATE_READY,
+  NOT_READY: admin.ReadinessState.READINESS_STATE_NOT_READY,
+  MAINTENANCE: admin.ReadinessState.READINESS_STATE_MAINTENANCE,
+};
+
+export function readinessToProto(r: ComponentReadiness | undefined): admin.ComponentReadiness | undefined {
+  return r === undefined ? undefined : { state: READINESS_ARGS[r.state]!, reason: r.reason };
+}
+
+export function isNotReady(r: admin.ComponentReadiness | undefined): boolean {
+  return (
+    r !== undefined &&
+    r.state !== admin.ReadinessState.READINESS_STATE_READY &&
+    r.state !== admin.ReadinessState.READINESS_STATE_UNKNOWN
+  );
+}
+
+function readinessText(r: admin.ComponentReadiness | undefined): string {
+  if (!isNotReady(r)) return "READY";
+  const state = admin.readinessStateToJSON(r!.state).replace("READINESS_STATE_", "");
+  return `${state}: ${r!.reason}`;
+}
+
 export function registerInventoryPolicyCommands(inventory: Command, act: Act): void {
+  inventory
+    .command("readiness")
+    .description("set a component's readiness: ready, not-ready or maintenance (with a reason)")
+    .argument("<component-id>", "component UUID")
+    .argument("<state>", "ready, not-ready or maintenance")
+    .option("--reason <text>", "why (required for not-ready and maintenance)")
+    .action(
+      act(async (ctx, componentId: string, stateArg: string, o: { reason?: string }) => {
+        const state = READINESS_ARGS[stateArg.trim().toUpperCase().replace(/-/g, "_")];
+        if (state === undefined) {
+          throw new UsageError(
+            `state: expected ready, not-ready or maintenance (got ${JSON.stringify(stateArg)})`,
+          );
+        }
+        const component = await ctx.conn().admin.setComponentReadiness({
+          componentId: { id: componentId.trim().toLowerCase() },
+          readiness: { state, reason: o.reason ?? "" },
+        });
+        ctx.print({
+          data: admin.InventoryComponent.toJSON(component),
+          table: () =>
+            `component ${component.id?.id} (${componentTypes.name(component.type)}): ${readinessText(component.readiness)}`,
+        });
+        return EXIT.OK;
+      }),
+    );
+
   inventory
     .command("drift")
     .description("components not at their firmware baseline, per rack and type")

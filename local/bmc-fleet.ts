@@ -27,7 +27,8 @@
  * An update with `subTargets` (protocol v2) flashes only those parts: its result lists them (v2),
  * and the stats count them (`flashesBySubTarget`); one without flashes the whole component
  * (`wholeFlashes`). A result is sent in the version of its command, so v1 commands get v1 answers.
- * A `query` is answered with `status` carrying the current version (silence when disconnected).
+ * A `query` is answered with `status` carrying the current version (silence when disconnected);
+ * a `not-ready` BMC adds `ready: false` and NOT_READY_REASON, and otherwise flashes like `succeed`.
  * Commands for ids not in the inventory are ignored, as a non-existent IoT thing would.
  *
  * On every update that changes the version the fleet awaits `onFirmwareChanged(id, version)`
@@ -43,6 +44,7 @@ import {
   encodeBmcMessage,
   parseBmcTopic,
   type ResultEvent,
+  type StatusEvent,
   type UpdateCommand,
 } from "../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../src/domain/model.js";
@@ -129,6 +131,9 @@ interface SimBmc {
 }
 
 const DEFAULT_PROGRESS = [25, 50, 75] as const;
+
+/** What a `not-ready` BMC says about itself in its preflight answer. */
+export const NOT_READY_REASON = "simulated: the host is not ready for a flash";
 
 function emptyStats(components: number): FleetStats {
   return {
@@ -256,10 +261,17 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       return;
     }
     if (command.type === "query") {
-      track(
-        command.requestId,
-        send(bmc.id, { v: 1, type: "status", requestId: command.requestId, version: bmc.version }),
-      );
+      const status: StatusEvent = {
+        v: 1,
+        type: "status",
+        requestId: command.requestId,
+        version: bmc.version,
+      };
+      if (behaviourFor(config, bmc.rackId, bmc.id).outcome === "not-ready") {
+        status.ready = false;
+        status.reason = NOT_READY_REASON;
+      }
+      track(command.requestId, send(bmc.id, status));
       return;
     }
     track(command.requestId, handleUpdate(bmc, command));

@@ -15,6 +15,7 @@ import { randomUUID } from "node:crypto";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { connectAsync } from "mqtt";
+import { DynamoReadinessStore } from "../src/adapters/dynamodb/readiness-store.js";
 import type { TableNames } from "../src/adapters/dynamodb/schema.js";
 import { IotPublisher } from "../src/adapters/iot/publisher.js";
 import { CipherBmcAuthSealer } from "../src/adapters/stepfunctions/bmc-auth.js";
@@ -149,6 +150,17 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     firmware: options.tables
       ? new DynamoFirmwareRecorder(stores.doc, options.tables.inventory)
       : new UpsertFirmwareRecorder(stores.inventory),
+    readiness: options.tables
+      ? new DynamoReadinessStore(stores.doc, options.tables)
+      : {
+          // Without the table names: the rack read through InventoryStore.
+          notReady: async (rackId) => {
+            const [rack] = await stores.inventory.getRacksByIds([rackId]);
+            return new Map(
+              rack?.components.flatMap((c) => (c.readiness ? [[c.id, c.readiness] as const] : [])),
+            );
+          },
+        },
     log,
   });
   const executor = new LocalStepFunctionsExecutor({

@@ -17,6 +17,7 @@ import { startLocalStack } from "./stack.js";
 
 const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] [--tick DURATION]
                        [--data-dir DIR] [--aws-endpoint URL] [--child-task-wait DURATION]
+                       [--readiness-timeout DURATION]
   --port N             gRPC port on 127.0.0.1 (env FLOW_PORT, default 50051; 0 = any free port)
   --inventory FILE     rack inventory JSON (env FLOW_INVENTORY; default: a demo fleet of 120 racks)
   --fleet FILE         simulated BMC behaviour JSON (env FLOW_FLEET; default: every update succeeds)
@@ -25,7 +26,10 @@ const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] 
   --aws-endpoint URL   use a running AWS-compatible endpoint (env AWS_ENDPOINT_URL; default: spawn moto)
   --child-task-wait DURATION
                        how long each Wait state of the child task lasts locally
-                       (env FLOW_CHILD_TASK_WAIT, default 500ms; AWS uses the state machine's own)`;
+                       (env FLOW_CHILD_TASK_WAIT, default 500ms; AWS uses the state machine's own)
+  --readiness-timeout DURATION
+                       how long a child task waits for components that are not ready before it
+                       fails the target (env FLOW_READINESS_TIMEOUT, default 10m)`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -37,6 +41,7 @@ async function main(): Promise<void> {
       "data-dir": { type: "string" },
       "aws-endpoint": { type: "string" },
       "child-task-wait": { type: "string" },
+      "readiness-timeout": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -61,11 +66,16 @@ async function main(): Promise<void> {
     "--child-task-wait",
   );
 
+  const readinessTimeoutMs = parseDuration(
+    values["readiness-timeout"] ?? env.FLOW_READINESS_TIMEOUT ?? "10m",
+    "--readiness-timeout",
+  );
   const document = inventoryFile ? await loadInventoryFile(inventoryFile) : undefined;
   const stack = await startLocalStack({
     port,
     tickMs,
     childTaskWaitMs,
+    readinessTimeoutMs,
     ...(document ? { inventory: document.racks, baselines: document.baselines } : {}),
     ...(fleetFile ? { fleet: await loadFleetFile(fleetFile) } : {}),
     ...(dataDir ? { dataDir } : {}),

@@ -62,6 +62,11 @@ export interface LocalStackOptions {
    * (the AWS poll interval suits real BMCs; the simulated ones answer in ~0.5 s). Default 500 ms.
    */
   childTaskWaitMs?: number;
+  /**
+   * How long a child task's preflight waits for components that are not ready before it fails the
+   * target (default 10 min; whole seconds, rounded up).
+   */
+  readinessTimeoutMs?: number;
   /** How often the data dir snapshot is written (default 5 s). */
   snapshotMs?: number;
   /**
@@ -139,6 +144,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       iotEndpoint: shim.endpoint,
       cipher,
       waitOverrideMs: options.childTaskWaitMs ?? 500,
+      ...(options.readinessTimeoutMs === undefined
+        ? {}
+        : { settings: { readinessTimeoutSeconds: Math.ceil(options.readinessTimeoutMs / 1000) } }),
       clock,
       // A recorded outcome queues a pass for its run at once (the Lambda waker's stand-in).
       waker: inProcessWaker(() => dispatcher, lineLogger(log)),
@@ -184,7 +192,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       controls,
       tasks: childTasks.tasksApi,
       inventory: stores.inventory,
-      policy: createPolicyService({ policy: stores.policy }),
+      policy: createPolicyService({ policy: stores.policy, readiness: stores.readiness }),
       onRacksImported: (more) => fleet.addRacks(more),
       buildInfo: {
         version: process.env.FLOW_VERSION ?? "0.1.0-local",

@@ -5,8 +5,10 @@
  */
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type {
+  ComponentReadiness,
   CreateRunInput,
   FirmwareTemplate,
+  InventoryComponent,
   InventoryRack,
   ListRunsQuery,
   ListTargetsQuery,
@@ -75,6 +77,8 @@ export interface PolicyApi {
   listBaselines(): Promise<FirmwareBaseline[]>;
   /** The removed baseline; NotFound when none has `key`. */
   deleteBaseline(key: BaselineKey): Promise<FirmwareBaseline>;
+  /** Sets (undefined: clears to READY) a component's readiness; NotFound for an unknown component. */
+  setReadiness(componentId: string, readiness: ComponentReadiness | undefined): Promise<InventoryComponent>;
 }
 
 export interface FlowApi extends OperationRunsApi, TasksApi, InventoryApi, PolicyApi {

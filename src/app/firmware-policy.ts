@@ -1,5 +1,6 @@
 /**
- * Firmware policy use cases: the admin service's baselines (set, list, delete), and what the
+ * Firmware policy use cases: the admin service's baselines (set, list, delete) and component
+ * readiness, and what the
  * create paths (runs.ts, the task service's UpgradeFirmware) ask of them: the per-component
  * versions to freeze with a plan when the request names no target_version.
  */
@@ -11,17 +12,32 @@ import {
   planVersions,
   uncoveredRule,
 } from "../domain/firmware-baselines.js";
-import type { FirmwareTemplate, InventoryRack, PlannedTarget, VersionGroup } from "../domain/model.js";
+import type {
+  ComponentReadiness,
+  FirmwareTemplate,
+  InventoryRack,
+  PlannedTarget,
+  VersionGroup,
+} from "../domain/model.js";
 import type { PolicyApi } from "./api.js";
-import type { FirmwarePolicyStore } from "./ports.js";
+import type { FirmwarePolicyStore, ReadinessStore } from "./ports.js";
 
 export interface PolicyDeps {
   policy: FirmwarePolicyStore;
+  readiness: Pick<ReadinessStore, "setReadiness">;
+  log?: (line: string) => void;
 }
 
 export function createPolicyService(deps: PolicyDeps): PolicyApi {
   const { policy } = deps;
   return {
+    async setReadiness(componentId: string, readiness: ComponentReadiness | undefined) {
+      const set = await deps.readiness.setReadiness(componentId, readiness);
+      if (set === undefined) throw new NotFoundError(`component ${componentId} not found`);
+      const state = readiness === undefined ? "READY" : `${readiness.state} (${readiness.reason})`;
+      deps.log?.(`readiness: component ${componentId} of rack ${set.rackId} is ${state}`);
+      return set.component;
+    },
     async setBaselines(baselines: FirmwareBaseline[]): Promise<FirmwareBaseline[]> {
       await policy.putBaselines(baselines);
       return policy.listBaselines();

@@ -15,10 +15,12 @@ import type { BmcCommand, BmcEvent, EncryptedAuth } from "../domain/bmc-protocol
 import type { BmcRequestRecord, NewBmcRequest } from "../domain/component-verdict.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type {
+  ComponentReadiness,
   ComponentsForType,
   ComponentType,
   FirmwareAuthentication,
   FirmwareTemplate,
+  InventoryComponent,
   InventoryRack,
   OutcomeStatus,
   Page,
@@ -274,6 +276,24 @@ export interface FirmwarePolicyStore {
   putBaselines(baselines: readonly FirmwareBaseline[]): Promise<void>;
   /** Removes the baseline of `key` and returns it; undefined if there was none (conditional like putBaselines). */
   deleteBaseline(key: BaselineKey): Promise<FirmwareBaseline | undefined>;
+}
+
+/**
+ * Component readiness as the inventory holds it (on the component, inside its rack's item).
+ * Absent readiness is READY.
+ */
+export interface ReadinessStore {
+  /**
+   * Sets (or, undefined, clears to READY) one component's readiness in place: one conditional
+   * update of its rack, pinned on the component still being where it was read (an import in
+   * between moves it: read again). Idempotent. Undefined if no rack holds the component.
+   */
+  setReadiness(
+    componentId: string,
+    readiness: ComponentReadiness | undefined,
+  ): Promise<{ rackId: string; component: InventoryComponent } | undefined>;
+  /** The components of one rack that are not READY (one strongly consistent read of the rack). */
+  notReady(rackId: string): Promise<Map<string, ComponentReadiness>>;
 }
 
 // ---------------------------------------------------------------------------------------------

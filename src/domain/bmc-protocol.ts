@@ -142,6 +142,12 @@ export interface StatusEvent {
   type: "status";
   requestId: string;
   version: string;
+  /**
+   * Optional (v1 and v2): `false` when the BMC reports its component not ready to be flashed (a
+   * status block, its host down), with `reason`. Absent: ready. Old tasks ignore it.
+   */
+  ready?: boolean;
+  reason?: string;
 }
 
 export type BmcEvent = AckEvent | ProgressEvent | ResultEvent | StatusEvent;
@@ -185,8 +191,12 @@ function canonical(m: BmcMessage): Record<string, unknown> {
       return head;
     case "progress":
       return { ...head, percent: m.percent };
-    case "status":
-      return { ...head, version: m.version };
+    case "status": {
+      const out: Record<string, unknown> = { ...head, version: m.version };
+      if (m.ready !== undefined) out.ready = m.ready;
+      if (m.reason !== undefined) out.reason = m.reason;
+      return out;
+    }
     case "result": {
       const out: Record<string, unknown> = m.ok
         ? { ...head, ok: true, version: m.version }
@@ -372,7 +382,13 @@ function readBody(r: Reader, type: string, requestId: string): BmcMessage | unde
     }
     case "status": {
       const version = r.string("version");
-      return version === undefined ? undefined : { v, type, requestId, version };
+      const ready = r.raw.ready === undefined ? undefined : r.boolean("ready");
+      const reason = r.raw.reason === undefined ? undefined : r.string("reason", r.raw, true);
+      if (version === undefined) return undefined;
+      const status: StatusEvent = { v, type, requestId, version };
+      if (ready !== undefined) status.ready = ready;
+      if (reason !== undefined) status.reason = reason;
+      return status;
     }
     default: {
       // "result": the only type left that `allowed` lets through.

@@ -24,8 +24,8 @@ export interface BmcRequestRecord {
   result?: ({ ok: true; version: string } | { ok: false; version: string; error: BmcError }) & {
     subTargets?: string[];
   };
-  /** A query's answer. */
-  status?: { version: string };
+  /** A query's answer; `ready: false` (with `reason`) when the BMC says it is not ready. */
+  status?: { version: string; ready?: boolean; reason?: string };
 }
 
 export type NewBmcRequest = Pick<
@@ -40,9 +40,13 @@ export interface ComponentResult {
   error?: CaughtError;
 }
 
-/** Preflight query ids: like update ids, derived, so a retried step re-asks with the same id. */
-export function queryRequestId(taskId: string, componentId: string): string {
-  const digest = createHash("sha256").update(`flow-bmc-query:${taskId}:${componentId}`, "utf8").digest("hex");
+/**
+ * Preflight query ids: like update ids, derived, so a retried step re-asks with the same id.
+ * `attempt` > 0 asks again (a BMC that said it was not ready, re-asked while the task waits).
+ */
+export function queryRequestId(taskId: string, componentId: string, attempt = 0): string {
+  const seed = `flow-bmc-query:${taskId}:${componentId}${attempt === 0 ? "" : `:${attempt}`}`;
+  const digest = createHash("sha256").update(seed, "utf8").digest("hex");
   return `qry-${digest.slice(0, 32)}`;
 }
 

@@ -15,11 +15,19 @@
  * - one NVLink domain id always carries the same name, and one name the same id;
  * - unknown fields are refused, so a typo (`firmwareVerison`) fails loudly instead of vanishing;
  * - firmware baselines (optional `baselines`, src/domain/firmware-baselines.ts): one per
- *   (componentType, model, vendor).
+ *   (componentType, model, vendor);
+ * - a component's optional `readiness` (src/domain/readiness.ts): NOT_READY and MAINTENANCE need
+ *   a reason; READY is the default and is stored as no readiness.
  */
 import { type FirmwareBaseline, validateBaselines } from "./firmware-baselines.js";
 import { Checker, type FileProblem, InputFileError, parseJson } from "./input-file.js";
-import type { InventoryComponent, InventoryRack } from "./model.js";
+import {
+  type ComponentReadiness,
+  type InventoryComponent,
+  type InventoryRack,
+  READINESS_STATES,
+} from "./model.js";
+import { checkReadiness } from "./readiness.js";
 
 /** What an inventory file holds: racks and, optionally, firmware baselines. */
 export interface InventoryDocument {
@@ -75,7 +83,7 @@ export function validateInventory(
 }
 
 const RACK_FIELDS = ["id", "name", "externalId", "nvlDomain", "location", "components"];
-const COMPONENT_FIELDS = ["id", "type", "externalId", "firmwareVersion", "model", "vendor"];
+const COMPONENT_FIELDS = ["id", "type", "externalId", "firmwareVersion", "model", "vendor", "readiness"];
 const BASELINE_FIELDS = ["componentType", "model", "vendor", "version"];
 
 /** `baselines[i]`: the Checker reads the shape, the domain's rules the rest (duplicates, lengths). */
@@ -148,13 +156,27 @@ function readComponent(c: Checker, raw: unknown, at: string): InventoryComponent
     o.firmwareVersion === undefined ? undefined : c.text(o.firmwareVersion, `${at}.firmwareVersion`);
   const model = o.model === undefined ? undefined : c.text(o.model, `${at}.model`);
   const vendor = o.vendor === undefined ? undefined : c.text(o.vendor, `${at}.vendor`);
+  const readiness = o.readiness === undefined ? undefined : readReadiness(c, o.readiness, `${at}.readiness`);
   if (id === undefined || type === undefined) return undefined;
   const component: InventoryComponent = { id, type };
   if (externalId !== undefined) component.externalId = externalId;
   if (firmwareVersion !== undefined) component.firmwareVersion = firmwareVersion;
   if (model !== undefined) component.model = model;
   if (vendor !== undefined) component.vendor = vendor;
+  if (readiness !== undefined) component.readiness = readiness;
   return component;
+}
+
+/** `{ "state": "MAINTENANCE", "reason": "…" }`; READY is the default and is kept as no readiness. */
+function readReadiness(c: Checker, raw: unknown, at: string): ComponentReadiness | undefined {
+  const o = c.object(raw, at, ["state", "reason"]);
+  const state = o && c.oneOf(o.state, `${at}.state`, READINESS_STATES);
+  const reason = o?.reason === undefined ? "" : c.text(o.reason, `${at}.reason`);
+  if (state === undefined || reason === undefined) return undefined;
+  const checked = checkReadiness(state, reason, at);
+  if (checked.ok) return checked.readiness;
+  for (const v of checked.violations) c.problem(v.field, v.rule);
+  return undefined;
 }
 
 /** Runs only on an otherwise valid file, so every index below matches the input. */

@@ -80,6 +80,15 @@ export type OperationType = (typeof OPERATION_TYPES)[number];
 // ---------------------------------------------------------------------------------------------
 // Inventory
 
+/** READY is the default and is stored as no readiness at all (src/domain/readiness.ts). */
+export const READINESS_STATES = ["READY", "NOT_READY", "MAINTENANCE"] as const;
+export type ReadinessState = (typeof READINESS_STATES)[number];
+export interface ComponentReadiness {
+  state: Exclude<ReadinessState, "READY">;
+  /** Why, in the operator's words: it ends up in the failed target's message. */
+  reason: string;
+}
+
 export interface InventoryComponent {
   id: string;
   type: ComponentType;
@@ -88,6 +97,8 @@ export interface InventoryComponent {
   /** Narrow which firmware baseline applies (src/domain/firmware-baselines.ts); matched exactly. */
   model?: string;
   vendor?: string;
+  /** Absent: READY. A component not ready is not flashed (unless override_readiness_check). */
+  readiness?: ComponentReadiness;
 }
 
 export interface InventoryRack {

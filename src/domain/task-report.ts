@@ -81,8 +81,12 @@ export interface TaskReport {
   /** The request's target_version, when it named one for every component. */
   targetVersion?: string;
   overrideVersionCheck: boolean;
+  /** The request's override_readiness_check (absent in reports written before readiness). */
+  overrideReadinessCheck?: boolean;
   groupOrder: ComponentType[];
   components: ComponentReport[];
+  /** What the operator should know the task did anyway, e.g. flashing components not ready. */
+  warnings?: string[];
 }
 
 /** What a component is to be upgraded to: its own target, else the report's ("" if neither). */
@@ -101,6 +105,7 @@ export function initialReport(
   components: readonly { id: string; type: ComponentType; targetVersion?: string; subTargets?: string[] }[],
   targetVersion: string | undefined,
   overrideVersionCheck: boolean,
+  overrideReadinessCheck = false,
 ): TaskReport {
   const rank = (t: ComponentType) => UPGRADE_GROUP_ORDER.indexOf(t);
   const sorted = [...components].sort(
@@ -109,6 +114,7 @@ export function initialReport(
   const report: TaskReport = {
     v: TASK_REPORT_VERSION,
     overrideVersionCheck,
+    overrideReadinessCheck,
     groupOrder: [...UPGRADE_GROUP_ORDER],
     components: sorted.map((c) => {
       const entry: ComponentReport = { id: c.id, type: c.type, status: "PENDING" };

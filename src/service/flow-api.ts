@@ -71,6 +71,7 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     setBaselines: async (baselines) => policy().setBaselines(baselines),
     listBaselines: async () => policy().listBaselines(),
     deleteBaseline: async (key) => policy().deleteBaseline(key),
+    setReadiness: async (componentId, readiness) => policy().setReadiness(componentId, readiness),
     version: () => parts.buildInfo,
   };
 }

@@ -101,3 +101,27 @@ describe("flowctl baseline and inventory drift", () => {
     expect((await flowctl("baseline", "delete", "nvswitch")).code).toBe(0);
   });
 });
+
+describe("flowctl inventory readiness", () => {
+  it("sets, shows and clears a component's readiness; a bad state is a usage error", async () => {
+    const component = RACKS.racks[0]!.components[0]!.id;
+    const set = await flowctl("inventory", "readiness", component, "maintenance", "--reason", "PSU swap");
+    expect(set).toEqual({
+      code: 0,
+      stdout: `component ${component} (COMPUTE): MAINTENANCE: PSU swap\n`,
+      stderr: "",
+    });
+    const listed = await flowctl("inventory", "list");
+    expect(listed.stdout.split("\n")[0]).toContain("NOT READY");
+    expect(listed.stdout.split("\n")[1]).toMatch(/ 1$/);
+    const noReason = await flowctl("inventory", "readiness", component, "not-ready");
+    expect(noReason.code).toBe(13);
+    expect(noReason.stderr).toContain("readiness.reason: a NOT_READY component needs a reason");
+    const bad = await flowctl("inventory", "readiness", component, "broken");
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('state: expected ready, not-ready or maintenance (got "broken")');
+    expect((await flowctl("inventory", "readiness", component, "ready")).stdout).toBe(
+      `component ${component} (COMPUTE): READY\n`,
+    );
+  });
+});

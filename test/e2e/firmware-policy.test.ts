@@ -9,13 +9,21 @@
  *
  * Sub-targets: reach the simulated BMC (protocol v2) and nothing else is flashed, counted by the
  * simulator; the task report lists them per component; an unknown name lists the allowed ones.
+ *
+ * Readiness: a component whose BMC answers the preflight as not ready (fleet outcome `not-ready`),
+ * or that inventory holds in MAINTENANCE, fails its target with `component <id> (<TYPE>) not
+ * ready: <reason>` once the readiness timeout (4 s in this suite) passes, and passes with
+ * override_readiness_check (a warning naming it in the report); a component made ready while the
+ * task waits is flashed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NOT_READY_REASON } from "../../local/bmc-fleet.js";
 import { ComponentType, OperationRunStatus, OperationRunTargetStatus } from "../../src/gen/flow/v1/flow.js";
-import type { FirmwareBaseline as PbBaseline } from "../../src/gen/flowadmin/v1/admin.js";
+import { type FirmwareBaseline as PbBaseline, ReadinessState } from "../../src/gen/flowadmin/v1/admin.js";
 import { FAST_SUCCESS, rackGroup } from "../support/fixtures-inventory.js";
 import {
   createRun,
+  eventually,
   failure,
   listTargets,
   racksSpec,
@@ -33,6 +41,16 @@ BASE.racks[0]!.components[2]!.model = "GB200";
 /** A CDU no baseline covers. */
 const CDU = rackGroup(71, { name: "cdu", count: 1, types: ["CDU", "COMPUTE"] });
 const SUB = rackGroup(72, { name: "sub", count: 2, types: ["COMPUTE", "NVSWITCH", "POWERSHELF"] });
+/** BMCs that answer the preflight as not ready (and still flash when commanded). */
+const NOT_READY = rackGroup(73, {
+  name: "not-ready",
+  count: 2,
+  types: ["COMPUTE"],
+  behaviour: { outcome: "not-ready", updateMs: 50 },
+});
+/** Racks whose components inventory holds in maintenance. */
+const MAINT = rackGroup(74, { name: "maint", count: 2, types: ["COMPUTE"] });
+const READINESS_TIMEOUT_MS = 4_000;
 
 const T = OperationRunTargetStatus;
 const baseline = (componentType: ComponentType, version: string, model = ""): PbBaseline => ({
@@ -48,9 +66,10 @@ let s: TestStack;
 beforeAll(async () => {
   s = await startTestStack({
     label: "policy",
-    groups: [BASE, CDU, SUB],
+    groups: [BASE, CDU, SUB, NOT_READY, MAINT],
     defaults: FAST_SUCCESS,
     tickMs: 150,
+    readinessTimeoutMs: READINESS_TIMEOUT_MS,
   });
   await s.admin.setFirmwareBaselines({
     baselines: [
@@ -264,5 +283,102 @@ describe("sub-targets", () => {
       details:
         'configuration.operation.upgrade_firmware.sub_targets[1]: unknown sub-target "gpuu"; allowed: COMPUTE: bmc, bios, cpld, gpu, nic; NVSWITCH: bmc, nvos, cpld; POWERSHELF: pmc, psu; TORSWITCH: nos, cpld; UMS: nos; CDU: controller',
     });
+  });
+});
+
+describe("readiness", () => {
+  const taskOf = async (runId: string) => {
+    const [target] = await listTargets(s.flow, runId);
+    const { tasks } = await s.flow.getTasksByIDs({ taskIds: [target!.taskId!] });
+    return { target: target!, task: tasks[0]! };
+  };
+  const MAINTENANCE = { state: ReadinessState.READINESS_STATE_MAINTENANCE, reason: "swapping a PSU" };
+
+  it("a BMC that answers not ready fails its target with the component, its type and the reason", async () => {
+    const [component] = NOT_READY.racks[0]!.components;
+    const id = await createRun(s.flow, runRequest({ rackIds: [NOT_READY.ids[0]!] }));
+    const run = await waitForTerminal(s.flow, id);
+    expect(stateOf(run).status).toBe(OperationRunStatus.OPERATION_RUN_STATUS_FAILED);
+    const { target, task } = await taskOf(id);
+    const message = `component ${component!.id} (COMPUTE) not ready: BMC reports not ready: ${NOT_READY_REASON}`;
+    expect([target.status, target.message]).toEqual([T.OPERATION_RUN_TARGET_STATUS_FAILED, message]);
+    expect(task.message).toBe(message);
+    expect(JSON.parse(task.report).components[0].status).toBe("NOT_ATTEMPTED");
+    expect(s.local.fleet.stats().flashesByComponent[component!.id]).toBeUndefined();
+  });
+
+  it("override_readiness_check flashes it, with a warning naming it in the report and the log", async () => {
+    const [component] = NOT_READY.racks[1]!.components;
+    const id = await createRun(
+      s.flow,
+      runRequest({ rackIds: [NOT_READY.ids[1]!], firmware: { overrideReadinessCheck: true } }),
+    );
+    const run = await waitForTerminal(s.flow, id);
+    expect(stateOf(run).status, await targetReport(s.flow, id)).toBe(
+      OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED,
+    );
+    const { task } = await taskOf(id);
+    const warning = `override_readiness_check: flashing components that are not ready: component ${component!.id} (COMPUTE): BMC reports not ready: ${NOT_READY_REASON}`;
+    const report = JSON.parse(task.report);
+    expect(report.warnings).toEqual([warning]);
+    expect(report.overrideReadinessCheck).toBe(true);
+    expect(s.logs).toContain(`task ${task.id!.id}: ${warning}`);
+    expect(s.local.fleet.versionOf(component!.id)).toBe("2.0.0");
+  });
+
+  it("inventory MAINTENANCE (set through the admin service) blocks too; the component made ready while the task waits is flashed", async () => {
+    const [blocked] = MAINT.racks[0]!.components;
+    const set = await s.admin.setComponentReadiness({
+      componentId: { id: blocked!.id },
+      readiness: MAINTENANCE,
+    });
+    expect(set.readiness).toEqual(MAINTENANCE);
+    const failed = await createRun(s.flow, runRequest({ rackIds: [MAINT.ids[0]!] }));
+    await waitForTerminal(s.flow, failed);
+    expect((await taskOf(failed)).target.message).toBe(
+      `component ${blocked!.id} (COMPUTE) not ready: in maintenance: swapping a PSU`,
+    );
+
+    const [waiting] = MAINT.racks[1]!.components;
+    await s.admin.setComponentReadiness({ componentId: { id: waiting!.id }, readiness: MAINTENANCE });
+    const passes = await createRun(s.flow, runRequest({ rackIds: [MAINT.ids[1]!] }));
+    const taskId = await eventually(
+      async () => (await listTargets(s.flow, passes))[0]?.taskId?.id,
+      (id) => id !== undefined,
+      "the run's task",
+    );
+    // The preflight says when it starts waiting; only then is the component made ready.
+    await eventually(
+      async () => s.logs.some((l) => l.startsWith(`task ${taskId}: waiting up to 4 s`)),
+      (seen) => seen,
+      "the preflight to wait for the component",
+    );
+    const ready = await s.admin.setComponentReadiness({
+      componentId: { id: waiting!.id },
+      readiness: { state: ReadinessState.READINESS_STATE_READY, reason: "" },
+    });
+    expect(ready.readiness).toBeUndefined();
+    const run = await waitForTerminal(s.flow, passes);
+    expect(stateOf(run).status, await targetReport(s.flow, passes)).toBe(
+      OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED,
+    );
+  });
+
+  it("readiness needs a reason, and a known component", async () => {
+    expect(
+      await failure(
+        s.admin.setComponentReadiness({
+          componentId: { id: MAINT.racks[0]!.components[0]!.id },
+          readiness: { state: ReadinessState.READINESS_STATE_NOT_READY, reason: " " },
+        }),
+      ),
+    ).toEqual({
+      code: "INVALID_ARGUMENT",
+      details: "readiness.reason: a NOT_READY component needs a reason",
+    });
+    const unknown = "00000074-ffff-4000-9000-000000000000";
+    expect(
+      await failure(s.admin.setComponentReadiness({ componentId: { id: unknown }, readiness: MAINTENANCE })),
+    ).toEqual({ code: "NOT_FOUND", details: `component ${unknown} not found` });
   });
 });

@@ -36,6 +36,7 @@ import {
 } from "../../src/domain/errors.js";
 import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
 import type {
+  ComponentReadiness,
   CreateRunInput,
   FirmwareTemplate,
   InventoryRack,
@@ -287,6 +288,11 @@ class FakeFlowApi implements FlowApi {
   async listBaselines() {
     this.record("listBaselines");
     return [BASELINE];
+  }
+
+  async setReadiness(componentId: string, readiness: ComponentReadiness | undefined) {
+    this.record("setReadiness", componentId, readiness);
+    return { id: componentId, type: "COMPUTE" as const, ...(readiness ? { readiness } : {}) };
   }
 
   async deleteBaseline(key: BaselineKey) {
@@ -642,6 +648,7 @@ describe("grpc server e2e: every RPC over the socket", () => {
                 firmwareVersion: "1.0",
                 model: "",
                 vendor: "",
+                readiness: undefined,
               },
             ],
           },

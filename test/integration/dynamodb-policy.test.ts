@@ -1,6 +1,7 @@
 /**
- * The firmware policy store against moto: baselines are one item in the Inventory table, every
+ * The firmware policy stores against moto: baselines are one item in the Inventory table, every
  * edit conditional on the revision it read, so concurrent edits all land; racks never see it.
+ * Readiness is set in place on the component inside its rack's item, next to firmware versions.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -67,5 +68,59 @@ describe("firmware policy store: baselines", () => {
   it("lives in the Inventory table without showing up as a rack", async () => {
     await stores.inventory.upsertRacks([{ id: uuid(1, "aaaaaaaa"), name: "r1", components: [] }]);
     expect((await stores.inventory.loadAll()).map((r) => r.name)).toEqual(["r1"]);
+  });
+});
+
+describe("readiness store", () => {
+  const rackId = uuid(2, "aaaaaaaa");
+  const [a, b] = [uuid(21, "cccccccc"), uuid(22, "cccccccc")];
+
+  it("sets and clears one component's readiness in place; the rack's notReady lists what is not READY", async () => {
+    await stores.inventory.upsertRacks([
+      {
+        id: rackId,
+        name: "r2",
+        components: [
+          { id: a, type: "COMPUTE", firmwareVersion: "1.0" },
+          { id: b, type: "CDU" },
+        ],
+      },
+    ]);
+    expect(await stores.readiness.notReady(rackId)).toEqual(new Map());
+    const set = await stores.readiness.setReadiness(a, { state: "MAINTENANCE", reason: "PSU swap" });
+    expect(set).toEqual({
+      rackId,
+      component: {
+        id: a,
+        type: "COMPUTE",
+        firmwareVersion: "1.0",
+        readiness: { state: "MAINTENANCE", reason: "PSU swap" },
+      },
+    });
+    expect(await stores.readiness.notReady(rackId)).toEqual(
+      new Map([[a, { state: "MAINTENANCE", reason: "PSU swap" }]]),
+    );
+    // The rest of the component, and of the rack, is untouched; a firmware version recorded meanwhile stays.
+    const [rack] = await stores.inventory.getRacksByIds([rackId]);
+    expect(rack?.components[1]).toEqual({ id: b, type: "CDU" });
+    expect((await stores.readiness.setReadiness(a, undefined))?.component).toEqual({
+      id: a,
+      type: "COMPUTE",
+      firmwareVersion: "1.0",
+    });
+    expect(await stores.readiness.notReady(rackId)).toEqual(new Map());
+    expect(await stores.readiness.setReadiness(uuid(99, "cccccccc"), undefined)).toBeUndefined();
+  });
+
+  it("follows a component that a re-import moved to another rack; a stale pointer finds nothing", async () => {
+    const other = uuid(3, "aaaaaaaa");
+    await stores.inventory.upsertRacks([
+      { id: rackId, name: "r2", components: [{ id: b, type: "CDU" }] },
+      { id: other, name: "r3", components: [{ id: a, type: "COMPUTE" }] },
+    ]);
+    expect((await stores.readiness.setReadiness(a, { state: "NOT_READY", reason: "burn-in" }))?.rackId).toBe(
+      other,
+    );
+    expect(await stores.readiness.notReady(rackId)).toEqual(new Map());
   });
 });

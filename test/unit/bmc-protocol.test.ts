@@ -166,6 +166,34 @@ describe("bmc protocol: logging never shows the auth blob", () => {
   });
 });
 
+describe("bmc protocol: a status may say the BMC is not ready (an optional field, v1 and v2)", () => {
+  it("round-trips ready and reason, and leaves them out when absent", () => {
+    const status = {
+      v: 1 as const,
+      type: "status" as const,
+      requestId: "q",
+      version: "1.0",
+      ready: false,
+      reason: "host down",
+    };
+    expect(encodeBmcMessage(status)).toBe(
+      '{"v":1,"type":"status","requestId":"q","version":"1.0","ready":false,"reason":"host down"}',
+    );
+    expect(decodeBmcEvent(encodeBmcMessage(status))).toEqual({ ok: true, value: status });
+    expect(decodeBmcEvent('{"v":1,"type":"status","requestId":"q","version":"1.0"}')).toEqual({
+      ok: true,
+      value: { v: 1, type: "status", requestId: "q", version: "1.0" },
+    });
+  });
+
+  it("refuses a ready that is not a boolean and a reason that is not a string, with the version missing too", () => {
+    const decoded = decodeBmcEvent('{"v":1,"type":"status","requestId":"q","ready":"no","reason":5}');
+    expect(decoded.ok ? "decoded" : decoded.message).toBe(
+      "version: missing required field; ready: must be a boolean (got string); reason: must be a string (got number)",
+    );
+  });
+});
+
 describe("bmc protocol v2: sub-targets", () => {
   const update: UpdateCommand = {
     v: 1,

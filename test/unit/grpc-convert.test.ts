@@ -1113,7 +1113,7 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
         model: "GB200",
         vendor: "Acme",
       },
-      { id: B, type: "POWERSHELF" },
+      { id: B, type: "POWERSHELF", readiness: { state: "MAINTENANCE", reason: "PSU swap" } },
     ],
   };
 
@@ -1140,8 +1140,24 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
             nvlDomainName: "",
             location: undefined,
             components: [
-              { id: { id: A }, type: 0, externalId: "", firmwareVersion: "", model: "", vendor: "" },
-              { id: { id: "c" }, type: odd(12), externalId: "", firmwareVersion: "", model: "", vendor: "" },
+              {
+                id: { id: A },
+                type: 0,
+                externalId: "",
+                firmwareVersion: "",
+                model: "",
+                vendor: "",
+                readiness: undefined,
+              },
+              {
+                id: { id: "c" },
+                type: odd(12),
+                externalId: "",
+                firmwareVersion: "",
+                model: "",
+                vendor: "",
+                readiness: { state: 2, reason: "" },
+              },
             ],
           },
         ],
@@ -1154,6 +1170,7 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
       "racks[0].components[0].type: must be a known component type (got COMPONENT_TYPE_UNKNOWN)",
       "racks[0].components[1].type: unknown enum value 12",
       'racks[0].components[1].id: must be a UUID (got "c")',
+      "racks[0].components[1].readiness.reason: a NOT_READY component needs a reason",
       'racks[0].nvl_domain_id: must be a UUID (got "d")',
     ]);
   });

@@ -100,6 +100,24 @@ describe("inventory file: firmware policy (model, vendor, baselines)", () => {
     expect(parseInventoryDocument(serializeInventory(parsed.racks, parsed.baselines), "f.json")).toEqual(
       parsed,
     );
+    // Readiness: READY is the default and is stored as nothing; the others keep their reason.
+    const ready = parseInventoryDocument(
+      JSON.stringify({
+        racks: [
+          rack({
+            components: [
+              { id: COMP_1, type: "CDU", readiness: { state: "READY" } },
+              { id: COMP_2, type: "CDU", readiness: { state: "NOT_READY", reason: "burn-in" } },
+            ],
+          }),
+        ],
+      }),
+      "f.json",
+    );
+    expect(ready.racks[0]!.components).toEqual([
+      { id: COMP_1, type: "CDU" },
+      { id: COMP_2, type: "CDU", readiness: { state: "NOT_READY", reason: "burn-in" } },
+    ]);
     // A file without baselines is the old format, unchanged.
     expect(parseInventoryDocument(JSON.stringify({ racks: [] }), "f.json").baselines).toEqual([]);
     expect(serializeInventory([])).toBe('{\n  "racks": []\n}\n');
@@ -146,6 +164,27 @@ describe("inventory file: firmware policy (model, vendor, baselines)", () => {
       "a baseline version too long (the domain's rule, the file's path)",
       { racks: [], baselines: [{ componentType: "CDU", version: "v".repeat(129) }] },
       "inventory.json: baselines[0].version: must be at most 128 characters (got 129)",
+    ],
+    [
+      "a readiness without a reason, and one of an unknown state",
+      {
+        racks: [
+          rack({
+            components: [
+              { id: COMP_1, type: "CDU", readiness: { state: "MAINTENANCE" } },
+              { id: COMP_2, type: "CDU", readiness: { state: "BROKEN", reason: "x" } },
+            ],
+          }),
+        ],
+      },
+      'inventory.json: racks[0].components[0].readiness.reason: a MAINTENANCE component needs a reason\ninventory.json: racks[0].components[1].readiness.state: must be one of READY, NOT_READY, MAINTENANCE (got "BROKEN")',
+    ],
+    [
+      "a readiness field typo",
+      {
+        racks: [rack({ components: [{ id: COMP_1, type: "CDU", readiness: { state: "READY", why: "x" } }] })],
+      },
+      "inventory.json: racks[0].components[0].readiness.why: unknown field (allowed: state, reason)",
     ],
     [
       "an empty component model",
@@ -251,7 +290,7 @@ describe("inventory file: errors name the file, the JSON path and the rule", () 
     [
       "component field typo",
       { racks: [rack({ components: [{ id: COMP_1, type: "UMS", firmwareVerison: "1" }] })] },
-      "inventory.json: racks[0].components[0].firmwareVerison: unknown field (allowed: id, type, externalId, firmwareVersion, model, vendor)",
+      "inventory.json: racks[0].components[0].firmwareVerison: unknown field (allowed: id, type, externalId, firmwareVersion, model, vendor, readiness)",
     ],
     [
       "firmwareVersion empty",

@@ -6,6 +6,7 @@ import { documentClient } from "./db.js";
 import { DynamoInventoryStore } from "./inventory-store.js";
 import { DynamoRackLockStore } from "./lock-store.js";
 import { DynamoFirmwarePolicyStore } from "./policy-store.js";
+import { DynamoReadinessStore } from "./readiness-store.js";
 import { DynamoRunStore, type RunStoreOptions } from "./run-store.js";
 import type { TableNames } from "./schema.js";
 import { DynamoTaskStore } from "./task-store.js";
@@ -17,6 +18,7 @@ export interface DynamoStores {
   inventory: DynamoInventoryStore;
   locks: DynamoRackLockStore;
   policy: DynamoFirmwarePolicyStore;
+  readiness: DynamoReadinessStore;
 }
 
 export function createDynamoStores(
@@ -32,6 +34,7 @@ export function createDynamoStores(
     inventory: new DynamoInventoryStore(doc, tables),
     locks: new DynamoRackLockStore(doc, tables),
     policy: new DynamoFirmwarePolicyStore(doc, tables),
+    readiness: new DynamoReadinessStore(doc, tables),
   };
 }
 

@@ -17,7 +17,12 @@ import {
   listTasksQueryFromProto,
   pageFromListRacks,
 } from "./convert/list-queries.js";
-import { baselineKeyFromProto, baselinesFromProto, baselineToProto } from "./convert/policy.js";
+import {
+  baselineKeyFromProto,
+  baselinesFromProto,
+  baselineToProto,
+  setReadinessFromProto,
+} from "./convert/policy.js";
 import { cancelRequestFromProto, createRunInputFromProto, runIdFromProto } from "./convert/run-request.js";
 import {
   buildInfoToProto,
@@ -27,6 +32,7 @@ import {
   targetToProto,
 } from "./convert/run-response.js";
 import {
+  inventoryComponentToProto,
   inventoryRacksFromProto,
   inventoryRackToProto,
   taskIdFromProto,
@@ -115,6 +121,10 @@ export function adminHandlers(api: InventoryApi & PolicyApi): Handlers<FlowInven
     deleteFirmwareBaseline: async (req) => ({
       baseline: baselineToProto(await api.deleteBaseline(baselineKeyFromProto(req))),
     }),
+    setComponentReadiness: async (req) => {
+      const { componentId, readiness } = setReadinessFromProto(req);
+      return inventoryComponentToProto(await api.setReadiness(componentId, readiness));
+    },
     listRacks: async (req) => {
       const page = pageFromListRacks(req);
       const { racks, total } = await api.listRacks(page.offset, page.limit);

@@ -98,6 +98,7 @@ export function composeChildTasks(env: Env = process.env, emitter = "task-steps"
           region: awsClientConfig().region,
         }),
         firmware: new DynamoFirmwareRecorder(stores.doc, names.inventory),
+        readiness: stores.readiness,
         log: (line) => console.log(line),
       });
       return steps;

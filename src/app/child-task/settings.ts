@@ -23,6 +23,11 @@ export interface ChildTaskSettings {
   preflightTimeoutSeconds: number;
   /** How often a queued (QUEUE strategy) task retries the rack lock. */
   queuePollSeconds: number;
+  /**
+   * How long the preflight waits for components that are not ready (inventory or BMC) before it
+   * fails the target; override_readiness_check skips the wait.
+   */
+  readinessTimeoutSeconds: number;
 }
 
 export const DEFAULT_CHILD_TASK_SETTINGS: Readonly<ChildTaskSettings> = {
@@ -32,6 +37,7 @@ export const DEFAULT_CHILD_TASK_SETTINGS: Readonly<ChildTaskSettings> = {
   updateTimeoutSeconds: 1800,
   preflightTimeoutSeconds: 60,
   queuePollSeconds: 30,
+  readinessTimeoutSeconds: 600,
 };
 
 /** The execution input. Everything else (components, version, run) is read from the task item. */
@@ -55,7 +61,7 @@ type Base = { taskId: string; settings: ChildTaskSettings };
 export type StepEvent =
   | (Base & { step: "acquireLock"; rackId: string })
   | (Base & { step: "sendQueries" })
-  | (Base & { step: "checkQueries"; preflight: PollState })
+  | (Base & { step: "checkQueries"; preflight: PreflightState })
   | (Base & { step: "sendWave"; rackId: string; groups: UpgradeGroup[]; cursor: WaveCursor })
   | (Base & { step: "checkWave"; wave: WaveState })
   | (Base & {
@@ -91,7 +97,17 @@ export interface WaveCursor {
   more: boolean;
 }
 
-export interface PreflightResult extends PollState {
+/** The preflight's poll state, and while it waits for components to be ready, where that stands. */
+export interface PreflightState extends PollState {
+  /** Set when a component to flash was first seen not ready: the wait ends here. */
+  readyDeadline?: number;
+  /** The attempt the BMCs in `requery` were asked again with (queryRequestId's attempt). */
+  attempt?: number;
+  /** Components whose BMC said it was not ready, asked again at `attempt`: id → what it said. */
+  requery?: Record<string, string>;
+}
+
+export interface PreflightResult extends PreflightState {
   /** When done: the groups to upgrade, in order, without skipped components and empty groups. */
   groups?: UpgradeGroup[];
   cursor?: WaveCursor;

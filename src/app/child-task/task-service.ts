@@ -115,6 +115,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       args.components.map((c) => ({ ...c, subTargets: subTargetsOf(c.type, subTargets) })),
       args.template.targetVersion,
       args.template.overrideVersionCheck,
+      args.template.overrideReadinessCheck,
     );
     const task: Task = {
       id: args.id,

@@ -17,6 +17,7 @@ import {
   type GateScope,
   type OperationType,
   type PhaseScope,
+  type ReadinessState,
   type RunReason,
   type RunStatus,
   type TargetStatus,
@@ -24,6 +25,7 @@ import {
   type TaskStatus,
 } from "../../../domain/model.js";
 import * as pb from "../../../gen/flow/v1/flow.js";
+import * as admin from "../../../gen/flowadmin/v1/admin.js";
 import type { Violations } from "./violations.js";
 
 interface EnumMapping<D extends string, P extends number, Z extends string> {
@@ -194,3 +196,17 @@ export const { toProto: taskStatusToProto } = enumMapping<TaskStatus, pb.TaskSta
 export const { toProto: executorTypeToProto } = enumMapping<Task["executorType"], pb.TaskExecutorType>({
   STEP_FUNCTIONS: pb.TaskExecutorType.TASK_EXECUTOR_TYPE_STEP_FUNCTIONS,
 });
+
+/** The admin service's readiness; UNKNOWN (and omission) means READY, the default. */
+export const { fromProto: readinessStateFromProto, toProto: readinessStateToProto } = enumMapping<
+  ReadinessState,
+  admin.ReadinessState,
+  "READY"
+>(
+  {
+    READY: admin.ReadinessState.READINESS_STATE_READY,
+    NOT_READY: admin.ReadinessState.READINESS_STATE_NOT_READY,
+    MAINTENANCE: admin.ReadinessState.READINESS_STATE_MAINTENANCE,
+  },
+  "READY",
+);

@@ -1,4 +1,4 @@
-/** The admin service's firmware policy (baselines) both ways; the rules are the domain's. */
+/** The admin service's firmware policy (baselines, readiness) both ways; the rules are the domain's. */
 
 import {
   type BaselineInput,
@@ -6,8 +6,15 @@ import {
   type FirmwareBaseline,
   validateBaselines,
 } from "../../../domain/firmware-baselines.js";
+import type { ComponentReadiness } from "../../../domain/model.js";
+import { checkReadiness } from "../../../domain/readiness.js";
 import type * as admin from "../../../gen/flowadmin/v1/admin.js";
-import { componentTypeFromProto, componentTypeToProto } from "./enums.js";
+import {
+  componentTypeFromProto,
+  componentTypeToProto,
+  readinessStateFromProto,
+  readinessStateToProto,
+} from "./enums.js";
 import { decoding, type Violations, validated } from "./violations.js";
 
 function baselineInputsFromProto(
@@ -52,4 +59,33 @@ export function baselineKeyFromProto(req: admin.DeleteFirmwareBaselineRequest): 
     if (req.vendor !== "") key.vendor = req.vendor;
     return key;
   });
+}
+
+/** Absent or READY → undefined (ready); NOT_READY and MAINTENANCE need a reason (the domain's rule). */
+export function readinessFromProto(
+  r: admin.ComponentReadiness | undefined,
+  field: string,
+  v: Violations,
+): ComponentReadiness | undefined {
+  if (r === undefined) return undefined;
+  const state = readinessStateFromProto(r.state, `${field}.state`, v);
+  if (state === undefined) return undefined;
+  const checked = checkReadiness(state, r.reason, field);
+  if (checked.ok) return checked.readiness;
+  for (const violation of checked.violations) v.add(violation.field, violation.rule);
+  return undefined;
+}
+
+export function readinessToProto(r: ComponentReadiness | undefined): admin.ComponentReadiness | undefined {
+  return r === undefined ? undefined : { state: readinessStateToProto(r.state), reason: r.reason };
+}
+
+export function setReadinessFromProto(req: admin.SetComponentReadinessRequest): {
+  componentId: string;
+  readiness: ComponentReadiness | undefined;
+} {
+  return decoding((v) => ({
+    componentId: v.uuid("component_id", req.componentId?.id ?? "") ?? "",
+    readiness: readinessFromProto(req.readiness, "readiness", v),
+  }));
 }

@@ -19,6 +19,51 @@ export const protobufFileName = "flowadmin/v1/admin.proto";
  * collide with the published Flow service.
  */
 
+export enum ReadinessState {
+  READINESS_STATE_UNKNOWN = 0,
+  READINESS_STATE_READY = 1,
+  READINESS_STATE_NOT_READY = 2,
+  READINESS_STATE_MAINTENANCE = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function readinessStateFromJSON(object: any): ReadinessState {
+  switch (object) {
+    case 0:
+    case "READINESS_STATE_UNKNOWN":
+      return ReadinessState.READINESS_STATE_UNKNOWN;
+    case 1:
+    case "READINESS_STATE_READY":
+      return ReadinessState.READINESS_STATE_READY;
+    case 2:
+    case "READINESS_STATE_NOT_READY":
+      return ReadinessState.READINESS_STATE_NOT_READY;
+    case 3:
+    case "READINESS_STATE_MAINTENANCE":
+      return ReadinessState.READINESS_STATE_MAINTENANCE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ReadinessState.UNRECOGNIZED;
+  }
+}
+
+export function readinessStateToJSON(object: ReadinessState): string {
+  switch (object) {
+    case ReadinessState.READINESS_STATE_UNKNOWN:
+      return "READINESS_STATE_UNKNOWN";
+    case ReadinessState.READINESS_STATE_READY:
+      return "READINESS_STATE_READY";
+    case ReadinessState.READINESS_STATE_NOT_READY:
+      return "READINESS_STATE_NOT_READY";
+    case ReadinessState.READINESS_STATE_MAINTENANCE:
+      return "READINESS_STATE_MAINTENANCE";
+    case ReadinessState.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export interface InventoryLocation {
   datacenter: string;
   row: string;
@@ -33,6 +78,8 @@ export interface InventoryComponent {
   /** Firmware policy: narrow which baseline applies ("" = none recorded). */
   model: string;
   vendor: string;
+  /** Firmware policy: absent (or READY) = ready to be flashed. */
+  readiness: ComponentReadiness | undefined;
 }
 
 export interface InventoryRack {
@@ -98,6 +145,21 @@ export interface DeleteFirmwareBaselineRequest {
 export interface DeleteFirmwareBaselineResponse {
   /** The baseline that was removed. */
   baseline: FirmwareBaseline | undefined;
+}
+
+/**
+ * Whether a component may be flashed. NOT_READY and MAINTENANCE need a reason; a firmware task
+ * does not flash such a component (it waits up to the readiness timeout, then fails its target)
+ * unless the request sets override_readiness_check.
+ */
+export interface ComponentReadiness {
+  state: ReadinessState;
+  reason: string;
+}
+
+export interface SetComponentReadinessRequest {
+  componentId: UUID | undefined;
+  readiness: ComponentReadiness | undefined;
 }
 
 function createBaseInventoryLocation(): InventoryLocation {
@@ -202,7 +264,7 @@ export const InventoryLocation: MessageFns<InventoryLocation> = {
 };
 
 function createBaseInventoryComponent(): InventoryComponent {
-  return { id: undefined, type: 0, externalId: "", firmwareVersion: "", model: "", vendor: "" };
+  return { id: undefined, type: 0, externalId: "", firmwareVersion: "", model: "", vendor: "", readiness: undefined };
 }
 
 export const InventoryComponent: MessageFns<InventoryComponent> = {
@@ -224,6 +286,9 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
     }
     if (message.vendor !== "") {
       writer.uint32(50).string(message.vendor);
+    }
+    if (message.readiness !== undefined) {
+      ComponentReadiness.encode(message.readiness, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -289,6 +354,14 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
             message.vendor = reader.string();
             continue;
           }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.readiness = ComponentReadiness.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -317,6 +390,7 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
         : "",
       model: isSet(object.model) ? globalThis.String(object.model) : "",
       vendor: isSet(object.vendor) ? globalThis.String(object.vendor) : "",
+      readiness: isSet(object.readiness) ? ComponentReadiness.fromJSON(object.readiness) : undefined,
     };
   },
 
@@ -340,6 +414,9 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
     if (message.vendor !== "") {
       obj.vendor = message.vendor;
     }
+    if (message.readiness !== undefined) {
+      obj.readiness = ComponentReadiness.toJSON(message.readiness);
+    }
     return obj;
   },
 
@@ -354,6 +431,9 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
     message.firmwareVersion = object.firmwareVersion ?? "";
     message.model = object.model ?? "";
     message.vendor = object.vendor ?? "";
+    message.readiness = (object.readiness !== undefined && object.readiness !== null)
+      ? ComponentReadiness.fromPartial(object.readiness)
+      : undefined;
     return message;
   },
 };
@@ -1392,6 +1472,184 @@ export const DeleteFirmwareBaselineResponse: MessageFns<DeleteFirmwareBaselineRe
   },
 };
 
+function createBaseComponentReadiness(): ComponentReadiness {
+  return { state: 0, reason: "" };
+}
+
+export const ComponentReadiness: MessageFns<ComponentReadiness> = {
+  encode(message: ComponentReadiness, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.state !== 0) {
+      writer.uint32(8).int32(message.state);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ComponentReadiness {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseComponentReadiness();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ComponentReadiness {
+    return {
+      state: isSet(object.state) ? readinessStateFromJSON(object.state) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ComponentReadiness): unknown {
+    const obj: any = {};
+    if (message.state !== 0) {
+      obj.state = readinessStateToJSON(message.state);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ComponentReadiness>): ComponentReadiness {
+    return ComponentReadiness.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ComponentReadiness>): ComponentReadiness {
+    const message = createBaseComponentReadiness();
+    message.state = object.state ?? 0;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseSetComponentReadinessRequest(): SetComponentReadinessRequest {
+  return { componentId: undefined, readiness: undefined };
+}
+
+export const SetComponentReadinessRequest: MessageFns<SetComponentReadinessRequest> = {
+  encode(message: SetComponentReadinessRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentId !== undefined) {
+      UUID.encode(message.componentId, writer.uint32(10).fork()).join();
+    }
+    if (message.readiness !== undefined) {
+      ComponentReadiness.encode(message.readiness, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetComponentReadinessRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetComponentReadinessRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.componentId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.readiness = ComponentReadiness.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetComponentReadinessRequest {
+    return {
+      componentId: isSet(object.componentId)
+        ? UUID.fromJSON(object.componentId)
+        : isSet(object.component_id)
+        ? UUID.fromJSON(object.component_id)
+        : undefined,
+      readiness: isSet(object.readiness) ? ComponentReadiness.fromJSON(object.readiness) : undefined,
+    };
+  },
+
+  toJSON(message: SetComponentReadinessRequest): unknown {
+    const obj: any = {};
+    if (message.componentId !== undefined) {
+      obj.componentId = UUID.toJSON(message.componentId);
+    }
+    if (message.readiness !== undefined) {
+      obj.readiness = ComponentReadiness.toJSON(message.readiness);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetComponentReadinessRequest>): SetComponentReadinessRequest {
+    return SetComponentReadinessRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetComponentReadinessRequest>): SetComponentReadinessRequest {
+    const message = createBaseSetComponentReadinessRequest();
+    message.componentId = (object.componentId !== undefined && object.componentId !== null)
+      ? UUID.fromPartial(object.componentId)
+      : undefined;
+    message.readiness = (object.readiness !== undefined && object.readiness !== null)
+      ? ComponentReadiness.fromPartial(object.readiness)
+      : undefined;
+    return message;
+  },
+};
+
 export type FlowInventoryAdminService = typeof FlowInventoryAdminService;
 export const FlowInventoryAdminService = {
   /** Upserts racks (and their components) into the inventory; racks not named are left alone. */
@@ -1454,6 +1712,20 @@ export const FlowInventoryAdminService = {
     responseDeserialize: (value: Buffer): DeleteFirmwareBaselineResponse =>
       DeleteFirmwareBaselineResponse.decode(value),
   },
+  /**
+   * Sets one component's readiness (READY clears it); returns the component. NotFound for an
+   * unknown component.
+   */
+  setComponentReadiness: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/SetComponentReadiness" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetComponentReadinessRequest): Buffer =>
+      Buffer.from(SetComponentReadinessRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetComponentReadinessRequest => SetComponentReadinessRequest.decode(value),
+    responseSerialize: (value: InventoryComponent): Buffer => Buffer.from(InventoryComponent.encode(value).finish()),
+    responseDeserialize: (value: Buffer): InventoryComponent => InventoryComponent.decode(value),
+  },
 } as const;
 
 export interface FlowInventoryAdminServer extends UntypedServiceImplementation {
@@ -1468,6 +1740,11 @@ export interface FlowInventoryAdminServer extends UntypedServiceImplementation {
   listFirmwareBaselines: handleUnaryCall<ListFirmwareBaselinesRequest, ListFirmwareBaselinesResponse>;
   /** NotFound when no baseline has that key. */
   deleteFirmwareBaseline: handleUnaryCall<DeleteFirmwareBaselineRequest, DeleteFirmwareBaselineResponse>;
+  /**
+   * Sets one component's readiness (READY clears it); returns the component. NotFound for an
+   * unknown component.
+   */
+  setComponentReadiness: handleUnaryCall<SetComponentReadinessRequest, InventoryComponent>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
