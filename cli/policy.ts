@@ -1,6 +1,6 @@
 /**
- * The firmware policy commands (docs/cli.md, docs/firmware-policy.md): `baseline …`, and
- * `inventory drift`, which reads the racks and the baselines and resolves them with the same
+ * The firmware policy commands (docs/cli.md, docs/firmware-policy.md): `rule …`, `baseline …`,
+ * `inventory readiness`, and `inventory drift`, which reads the racks and the baselines and resolves them with the same
  * domain functions the service uses at create (src/domain/firmware-baselines.ts).
  */
 import type { Command } from "commander";
@@ -22,6 +22,7 @@ import { EXIT, UsageError } from "./errors.js";
 import { componentTypes } from "./names.js";
 import { table } from "./output.js";
 import type { Action, Context } from "./program.js";
+import { loadRuleFile } from "./rule-file.js";
 
 type Act = <A extends unknown[]>(fn: Action<A>) => (...args: unknown[]) => Promise<void>;
 
@@ -62,7 +63,118 @@ function baselinesTable(baselines: readonly admin.FirmwareBaseline[]): string {
   );
 }
 
+function secondsText(s: number): string {
+  if (s === 0) return "default";
+  return s % 60 === 0 ? `${s / 60}m` : `${s}s`;
+}
+
+function stepText(step: admin.RuleStep): string {
+  const action = admin
+    .ruleActionToJSON(step.action)
+    .replace("RULE_ACTION_", "")
+    .toLowerCase()
+    .replace(/_/g, "-");
+  if (step.action === admin.RuleAction.RULE_ACTION_SLEEP) return `sleep ${secondsText(step.sleepSeconds)}`;
+  const timeout = step.timeoutSeconds > 0 ? ` (timeout ${secondsText(step.timeoutSeconds)})` : "";
+  const retry = step.retry
+    ? ` (retry ×${step.retry.maxRetries}, ${secondsText(step.retry.intervalSeconds)} ×${step.retry.backoffRate})`
+    : "";
+  return `${action}${timeout}${retry}`;
+}
+
+function ruleText(rule: admin.OperationRule): string {
+  const head = `rule ${rule.id?.id} v${rule.version}${rule.builtIn ? " (built in)" : ""}: ${rule.name}`;
+  const lines = [head];
+  if (rule.description !== "") lines.push(`  ${rule.description}`);
+  if (rule.readinessTimeoutSeconds > 0)
+    lines.push(`  readiness timeout ${secondsText(rule.readinessTimeoutSeconds)}`);
+  lines.push(
+    table(
+      ["STAGE", "TYPES", "MAX PARALLEL", "STEPS"],
+      rule.stages.map((s, i) => [
+        `${i + 1} ${s.name}`.trim(),
+        s.componentTypes.map((t) => componentTypes.name(t)).join(" "),
+        s.maxParallel === 0 ? "default" : String(s.maxParallel),
+        s.steps.map(stepText).join(" → "),
+      ]),
+    ),
+  );
+  return lines.join("\n");
+}
+
 export function registerPolicyCommands(program: Command, act: Act): void {
+  const rule = program
+    .command("rule")
+    .description("operation rules: the step plan a firmware task runs on a rack");
+
+  rule
+    .command("create")
+    .description(
+      "create a rule from a rule file, or with --id a new version of one (docs/cli.md has the format)",
+    )
+    .requiredOption("-f, --file <path>", "rule file (YAML or JSON)")
+    .option("--id <id>", "the rule's id: writes its next version (or its first)")
+    .option("--expect-version <n>", "refuse unless the rule is at this version now (0: it must not exist)")
+    .action(
+      act(async (ctx, o: { file: string; id?: string; expectVersion?: string }) => {
+        const fields = await loadRuleFile(o.file);
+        const expected = o.expectVersion === undefined ? undefined : Number(o.expectVersion);
+        if (expected !== undefined && (!Number.isInteger(expected) || expected < 0)) {
+          throw new UsageError(
+            `--expect-version: expected a whole number, 0 or more (got ${JSON.stringify(o.expectVersion)})`,
+          );
+        }
+        const created = await ctx.conn().admin.createOperationRule({
+          ...fields,
+          id: o.id === undefined ? undefined : { id: o.id.trim().toLowerCase() },
+          expectedVersion: expected,
+        });
+        ctx.print({ data: admin.OperationRule.toJSON(created), table: () => ruleText(created) });
+        return EXIT.OK;
+      }),
+    );
+
+  rule
+    .command("get")
+    .description("show a rule (its latest version, or --version N)")
+    .argument("<id>", "rule id")
+    .option("--version <n>", "that version")
+    .action(
+      act(async (ctx, id: string, o: { version?: string }) => {
+        const got = await ctx.conn().admin.getOperationRule({
+          id: { id: id.trim().toLowerCase() },
+          version: o.version === undefined ? undefined : Number(o.version),
+        });
+        ctx.print({ data: admin.OperationRule.toJSON(got), table: () => ruleText(got) });
+        return EXIT.OK;
+      }),
+    );
+
+  rule
+    .command("list")
+    .description("the built-in default rule, then the stored rules (latest versions)")
+    .action(
+      act(async (ctx) => {
+        const resp = await ctx.conn().admin.listOperationRules({ pagination: { offset: 0, limit: 1000 } });
+        ctx.print({
+          data: admin.ListOperationRulesResponse.toJSON(resp),
+          table: () =>
+            table(
+              ["ID", "VERSION", "NAME", "STAGES"],
+              resp.rules.map((r) => [
+                r.id?.id ?? "",
+                String(r.version),
+                r.builtIn ? `${r.name} (built in)` : r.name,
+                r.stages
+                  .map((s) => s.componentTypes.map((t) => componentTypes.name(t)).join("+"))
+                  .join(" → "),
+              ]),
+            ),
+        });
+        return EXIT.OK;
+      }),
+    );
+
   const baseline = program
     .command("baseline")
     .description("firmware baselines: the version each component type (model, vendor) should run");

@@ -81,6 +81,11 @@ export interface FleetStats {
   outcomes: { succeeded: number; failed: number; wrongVersion: number; hung: number; disconnected: number };
   /** Update commands received, per component id. */
   updatesByComponent: Record<string, number>;
+  /**
+   * When each component's first update command arrived (epoch ms, the fleet's clock): the order a
+   * task flashed its components in, as the BMCs saw it.
+   */
+  firstUpdateAtByComponent: Record<string, number>;
   /** Flashes started, per component id. */
   flashesByComponent: Record<string, number>;
   /** Update commands received, per requestId. */
@@ -147,6 +152,7 @@ function emptyStats(components: number): FleetStats {
     ignored: { offline: 0, unknownComponent: 0, malformed: 0 },
     outcomes: { succeeded: 0, failed: 0, wrongVersion: 0, hung: 0, disconnected: 0 },
     updatesByComponent: {},
+    firstUpdateAtByComponent: {},
     flashesByComponent: {},
     updatesByRequest: {},
     flashesByTask: {},
@@ -245,6 +251,7 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     if (command.type === "update") {
       stats.updateCommands += 1;
       bump(stats.updatesByComponent, where.componentId);
+      stats.firstUpdateAtByComponent[where.componentId] ??= Date.now();
       bump(stats.updatesByRequest, command.requestId);
     } else {
       stats.queryCommands += 1;

@@ -55,8 +55,8 @@ export interface LocalChildTasksOptions {
     runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
     locks: RackLockStore;
     inventory: Pick<InventoryStore, "loadAll" | "getRacksByIds" | "upsertRacks">;
-    /** Firmware baselines, for an UpgradeFirmware without target_version; absent = none. */
-    policy?: Pick<FirmwarePolicyStore, "listBaselines">;
+    /** Baselines and rules, for an UpgradeFirmware without target_version or with rule_id; absent = none. */
+    policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
   };
   /**
    * Table names: request records and task secrets live in Tasks; verified versions are written

@@ -192,7 +192,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       controls,
       tasks: childTasks.tasksApi,
       inventory: stores.inventory,
-      policy: createPolicyService({ policy: stores.policy, readiness: stores.readiness }),
+      policy: createPolicyService({
+        policy: stores.policy,
+        readiness: stores.readiness,
+        clock,
+        newId: randomUUID,
+      }),
       onRacksImported: (more) => fleet.addRacks(more),
       buildInfo: {
         version: process.env.FLOW_VERSION ?? "0.1.0-local",

@@ -13,6 +13,7 @@ import type {
   ListRunsQuery,
   ListTargetsQuery,
   ListTasksQuery,
+  Page,
   Plan,
   Run,
   RunConfig,
@@ -21,6 +22,7 @@ import type {
   Task,
   VersionGroup,
 } from "../domain/model.js";
+import type { OperationRule, RuleDefinition } from "../domain/operation-rules.js";
 
 export interface TargetView extends Target {
   rackExternalId: string;
@@ -79,6 +81,15 @@ export interface PolicyApi {
   deleteBaseline(key: BaselineKey): Promise<FirmwareBaseline>;
   /** Sets (undefined: clears to READY) a component's readiness; NotFound for an unknown component. */
   setReadiness(componentId: string, readiness: ComponentReadiness | undefined): Promise<InventoryComponent>;
+  /** A new rule, or (with `id`) the next version of one; FailedPrecondition on `expectedVersion` or the default. */
+  createRule(
+    definition: RuleDefinition,
+    options?: { id?: string; expectedVersion?: number },
+  ): Promise<OperationRule>;
+  /** The latest version, or `version`; NotFound `rule <id> not found`. The built-in default included. */
+  getRule(id: string, version?: number): Promise<OperationRule>;
+  /** The built-in default first, then the stored rules' latest versions by name. */
+  listRules(page: Page): Promise<{ rules: OperationRule[]; total: number }>;
 }
 
 export interface FlowApi extends OperationRunsApi, TasksApi, InventoryApi, PolicyApi {

@@ -312,6 +312,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         rackId: target.rackId,
         componentsByType: target.componentsByType,
         ...(target.versions ? { versions: target.versions } : {}),
+        ...(run.rule ? { rule: run.rule } : {}),
         template: run.config.operation.firmware,
       },
       now,

@@ -31,6 +31,7 @@ import type {
   TaskStatus,
   VersionGroup,
 } from "../domain/model.js";
+import type { OperationRule } from "../domain/operation-rules.js";
 
 // ---------------------------------------------------------------------------------------------
 // Runs and targets
@@ -261,7 +262,8 @@ export interface InventoryStore {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Firmware policy: baselines (src/domain/firmware-baselines.ts)
+// Firmware policy: baselines (src/domain/firmware-baselines.ts), operation rules
+// (src/domain/operation-rules.ts), component readiness
 
 export interface FirmwarePolicyStore {
   /**
@@ -276,6 +278,18 @@ export interface FirmwarePolicyStore {
   putBaselines(baselines: readonly FirmwareBaseline[]): Promise<void>;
   /** Removes the baseline of `key` and returns it; undefined if there was none (conditional like putBaselines). */
   deleteBaseline(key: BaselineKey): Promise<FirmwareBaseline | undefined>;
+
+  /** The rule's latest version, or that `version`; undefined if there is none. One GetItem. */
+  getRule(id: string, version?: number): Promise<OperationRule | undefined>;
+  /**
+   * Writes `rule` as a new version, never over one: ONE transaction of the version's own item
+   * (absent), the rule's head (its version must be rule.version − 1, or absent for version 1)
+   * and the list index. 'conflict': that version exists already (a concurrent write); nothing
+   * was written.
+   */
+  putRuleVersion(rule: OperationRule): Promise<"written" | "conflict">;
+  /** The latest version of every stored rule, by name then id; total before paging. */
+  listRules(page: Page): Promise<{ rules: OperationRule[]; total: number }>;
 }
 
 /**
@@ -336,6 +350,8 @@ export interface ChildTaskRequest {
   componentsByType: ComponentsForType[];
   /** Each component's version, frozen at create from the baselines (Target.versions). */
   versions?: VersionGroup[];
+  /** The run's frozen rule (Run.rule); absent: the built-in default. */
+  rule?: OperationRule;
   /** The run's frozen upgrade template; its targetSpec is ignored (the target is the rack). */
   template: FirmwareTemplate;
 }

@@ -6,6 +6,7 @@
  */
 
 import { FailedPreconditionError, NotFoundError, ValidationError } from "../domain/errors.js";
+import { plannedRows } from "../domain/firmware-baselines.js";
 import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import type {
   CreateRunInput,
@@ -19,18 +20,19 @@ import type {
   Target,
   VersionGroup,
 } from "../domain/model.js";
+import type { OperationRule } from "../domain/operation-rules.js";
 import { type ExcludedTarget, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
 import { computeStats } from "../domain/stats.js";
 import type { TargetView } from "./api.js";
-import { freezeVersions } from "./firmware-policy.js";
+import { freezePolicy } from "./firmware-policy.js";
 import type { FirmwarePolicyStore, InventoryStore, RunListEntry, RunStore } from "./ports.js";
 
 export interface RunsDeps {
   runs: RunStore;
   inventory: InventoryStore;
-  /** Firmware baselines, for runs without target_version; absent reads as none. */
-  policy?: Pick<FirmwarePolicyStore, "listBaselines">;
+  /** Firmware baselines (runs without target_version) and rules (rule_id); absent reads as none. */
+  policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
   clock: () => number;
   /** A fresh random UUID (run ids, target ids and generated seeds, as the reference does). */
   newId: () => string;
@@ -53,7 +55,8 @@ export function createRunService(deps: RunsDeps) {
     config: RunConfig;
     plan: Plan;
     racks: InventoryRack[];
-    versions: Map<string, VersionGroup[]> | undefined;
+    versions?: Map<string, VersionGroup[]>;
+    rule?: OperationRule;
   }> {
     const validated = validateCreateRun(input, newId);
     if (!validated.ok) throw new ValidationError(validated.violations);
@@ -63,15 +66,9 @@ export function createRunService(deps: RunsDeps) {
       loadExcludedTargets(config.targetScope.excludeOperationRunIds),
     ]);
     const plan = planRun({ config, inventory: racks, excludedTargets });
-    const { firmware } = config.operation;
-    const versions = await freezeVersions(
-      deps.policy,
-      firmware,
-      plan.targets,
-      racks,
-      `${FIRMWARE}.target_version`,
-    );
-    return { name: validated.name, description: validated.description, config, plan, racks, versions };
+    const rows = plannedRows(plan.targets, racks);
+    const policy = await freezePolicy(deps.policy, config.operation.firmware, rows, `${FIRMWARE}.`);
+    return { name: validated.name, description: validated.description, config, plan, racks, ...policy };
   }
 
   async function loadExcludedTargets(runIds: string[]): Promise<ExcludedTarget[]> {
@@ -99,7 +96,7 @@ export function createRunService(deps: RunsDeps) {
 
   return {
     async createRun(input: CreateRunInput): Promise<{ id: string }> {
-      const { name, description, config, plan, racks, versions } = await validateAndPlan(input);
+      const { name, description, config, plan, racks, versions, rule } = await validateAndPlan(input);
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
       const now = clock();
       const run: Run = {
@@ -114,6 +111,7 @@ export function createRunService(deps: RunsDeps) {
         currentPhaseIndex: 0,
         counters: plan.phaseSizes.map(() => ({ completed: 0, failed: 0, terminated: 0, skipped: 0 })),
         inFlight: 0,
+        ...(rule ? { rule } : {}),
         createdAt: now,
         updatedAt: now,
       };

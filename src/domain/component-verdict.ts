@@ -50,6 +50,56 @@ export function queryRequestId(taskId: string, componentId: string, attempt = 0)
   return `qry-${digest.slice(0, 32)}`;
 }
 
+/**
+ * The query id of a rule's verify step (VERIFY_VERSION, VERIFY_REACHABILITY): derived from the
+ * task, the component, where in the rule (stage, step) and the attempt, so a retried Lambda re-asks
+ * with the same id and a retry of the step (attempt + 1) asks anew.
+ */
+export function stepQueryRequestId(
+  taskId: string,
+  componentId: string,
+  stage: number,
+  step: number,
+  attempt: number,
+): string {
+  const seed = `flow-bmc-verify:${taskId}:${componentId}:${stage}:${step}:${attempt}`;
+  return `qry-${createHash("sha256").update(seed, "utf8").digest("hex").slice(0, 32)}`;
+}
+
+/**
+ * A verify step's verdict on one component from its query record, or "pending" while it may still
+ * answer. VERIFY_REACHABILITY: any answer passes. VERIFY_VERSION (`expected` set): the answer must
+ * be the component's target version.
+ *   no answer past the deadline → BmcUnreachable `component c-1 (COMPUTE): verify-reachability: BMC
+ *     did not answer within 60 s (unreachable)`
+ *   answer 1.9.0, expected 2.0.0 → VersionMismatch `component c-1 (COMPUTE): verify-version: BMC
+ *     runs 1.9.0, expected 2.0.0`
+ */
+export function queryVerdict(
+  componentId: string,
+  type: ComponentType,
+  record: BmcRequestRecord | undefined,
+  check: { step: "verify-version" | "verify-reachability"; expected?: string; timeoutSeconds: number },
+  deadline: number,
+  now: number,
+): ComponentResult | "pending" {
+  const label = `${componentLabel(componentId, type)}: ${check.step}`;
+  const fail = (name: StepErrorName, message: string): ComponentResult => ({
+    componentId,
+    ok: false,
+    error: { Error: name, Cause: `${label}: ${message}` },
+  });
+  const answer = record?.status;
+  if (answer !== undefined) {
+    if (check.expected !== undefined && answer.version !== check.expected) {
+      return fail("VersionMismatch", `BMC runs ${answer.version}, expected ${check.expected}`);
+    }
+    return { componentId, ok: true, version: answer.version };
+  }
+  if (now < (record?.deadline ?? deadline)) return "pending";
+  return fail("BmcUnreachable", `BMC did not answer within ${check.timeoutSeconds} s (unreachable)`);
+}
+
 /** pollSeconds · 2^polls, capped by maxPollSeconds and by what is left until the deadline; ≥ 1. */
 export function nextWaitSeconds(
   settings: { pollSeconds: number; maxPollSeconds: number },

@@ -119,24 +119,39 @@ export function uncoveredRule(types: readonly ComponentType[]): string {
   return `target_version is not set and no firmware baseline covers ${types.join(", ")}`;
 }
 
+/** A rack and the components a plan or a task upgrades on it. */
+export interface PlannedRow {
+  rackId: string;
+  components: Pick<InventoryComponent, "id" | "type" | "model" | "vendor">[];
+}
+
 /**
- * The frozen versions of a plan: each planned target's components resolved against `racks` (the
- * inventory the plan was made from), and the types no baseline covers across the whole plan.
+ * A plan's targets as rows of inventory components (model and vendor from `racks`, the inventory
+ * the plan was made from; an id no rack has keeps just its type).
  */
-export function planVersions(
+export function plannedRows(
   targets: readonly Pick<PlannedTarget, "rackId" | "componentsByType">[],
   racks: readonly InventoryRack[],
+): PlannedRow[] {
+  const components = new Map(racks.flatMap((r) => r.components.map((c) => [c.id, c] as const)));
+  return targets.map((t) => ({
+    rackId: t.rackId,
+    components: t.componentsByType.flatMap((g) =>
+      g.componentIds.map((id) => components.get(id) ?? { id, type: g.type }),
+    ),
+  }));
+}
+
+/** Each row's versions (rack id → groups), and the types no baseline covers across all rows. */
+export function rowVersions(
+  rows: readonly PlannedRow[],
   baselines: readonly FirmwareBaseline[],
 ): { versions: Map<string, VersionGroup[]>; uncovered: ComponentType[] } {
-  const components = new Map(racks.flatMap((r) => r.components.map((c) => [c.id, c] as const)));
   const versions = new Map<string, VersionGroup[]>();
   const uncovered = new Set<ComponentType>();
-  for (const target of targets) {
-    const planned = target.componentsByType.flatMap((g) =>
-      g.componentIds.map((id) => components.get(id) ?? { id, type: g.type }),
-    );
-    const resolved = resolveVersions(planned, baselines);
-    versions.set(target.rackId, resolved.versions);
+  for (const row of rows) {
+    const resolved = resolveVersions(row.components, baselines);
+    versions.set(row.rackId, resolved.versions);
     for (const t of resolved.uncovered) uncovered.add(t);
   }
   return { versions, uncovered: COMPONENT_TYPES.filter((t) => uncovered.has(t)) };

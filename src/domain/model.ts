@@ -9,6 +9,8 @@
  *   `configuration.options.safety_policy.gates[0].failure_rate.failure_threshold_percent`.
  */
 
+import type { OperationRule } from "./operation-rules.js";
+
 export function assertNever(value: never): never {
   throw new Error(`unreachable: ${JSON.stringify(value)}`);
 }
@@ -287,6 +289,11 @@ export interface Run {
   counters: OutcomeCounts[];
   /** Targets CLAIMED or SUBMITTED now; kept <= config.maxConcurrentTargets by conditional writes. */
   inFlight: number;
+  /**
+   * The operation rule `rule_id` pinned, frozen at create (a later version does not change the
+   * run). Absent: the built-in DEFAULT_RULE (src/domain/operation-rules.ts).
+   */
+  rule?: OperationRule;
   createdAt: number;
   updatedAt: number;
   startedAt?: number;
@@ -367,7 +374,10 @@ export interface Task {
   updatedAt: number;
   startedAt?: number;
   finishedAt?: number;
+  /** The rule the task runs: the pinned rule's id, else DEFAULT_RULE_ID. */
   appliedRuleId?: string;
+  /** The pinned rule as frozen (absent: the built-in default); not on the wire. */
+  rule?: OperationRule;
   /** Versioned JSON document with per-component progress (see the README's BMC protocol section). */
   report: string;
   /** `operation-run-target:<targetId>` for run children; a retried submission finds this task. */

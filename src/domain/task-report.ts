@@ -83,6 +83,9 @@ export interface TaskReport {
   overrideVersionCheck: boolean;
   /** The request's override_readiness_check (absent in reports written before readiness). */
   overrideReadinessCheck?: boolean;
+  /** The operation rule the task runs (src/domain/operation-rules.ts). */
+  rule?: { id: string; version: number; name: string };
+  /** The order component types are upgraded in: the rule's stages, flattened. */
   groupOrder: ComponentType[];
   components: ComponentReport[];
   /** What the operator should know the task did anyway, e.g. flashing components not ready. */
@@ -98,16 +101,20 @@ export function targetOf(
 }
 
 /**
- * The first report of a task: every component PENDING, in upgrade order, then by id. A component's
- * own `targetVersion` (from the baselines) is kept; `targetVersion` is the request's, if any.
+ * The first report of a task: every component PENDING, in upgrade order (the rule's, else
+ * UPGRADE_GROUP_ORDER), then by id. A component's own `targetVersion` (from the baselines) is
+ * kept; `targetVersion` is the request's, if any.
  */
 export function initialReport(
   components: readonly { id: string; type: ComponentType; targetVersion?: string; subTargets?: string[] }[],
   targetVersion: string | undefined,
   overrideVersionCheck: boolean,
   overrideReadinessCheck = false,
+  rule?: { id: string; version: number; name: string; order: readonly ComponentType[] },
 ): TaskReport {
-  const rank = (t: ComponentType) => UPGRADE_GROUP_ORDER.indexOf(t);
+  const order = rule?.order ?? UPGRADE_GROUP_ORDER;
+  // Types the order does not name sort last (a rule covers every planned type; this is a guard).
+  const rank = (t: ComponentType) => (order.includes(t) ? order.indexOf(t) : order.length);
   const sorted = [...components].sort(
     (a, b) => rank(a.type) - rank(b.type) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
@@ -115,7 +122,8 @@ export function initialReport(
     v: TASK_REPORT_VERSION,
     overrideVersionCheck,
     overrideReadinessCheck,
-    groupOrder: [...UPGRADE_GROUP_ORDER],
+    ...(rule ? { rule: { id: rule.id, version: rule.version, name: rule.name } } : {}),
+    groupOrder: [...order],
     components: sorted.map((c) => {
       const entry: ComponentReport = { id: c.id, type: c.type, status: "PENDING" };
       if (c.targetVersion !== undefined && c.targetVersion !== targetVersion)

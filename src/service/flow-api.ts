@@ -72,6 +72,9 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     listBaselines: async () => policy().listBaselines(),
     deleteBaseline: async (key) => policy().deleteBaseline(key),
     setReadiness: async (componentId, readiness) => policy().setReadiness(componentId, readiness),
+    createRule: async (definition, options) => policy().createRule(definition, options),
+    getRule: async (id, version) => policy().getRule(id, version),
+    listRules: async (page) => policy().listRules(page),
     version: () => parts.buildInfo,
   };
 }

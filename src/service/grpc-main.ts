@@ -39,7 +39,12 @@ async function main(): Promise<void> {
     controls: createControls({ runs: stores.runs, submitter: tasks.submitter, clock, logger: jsonLogger }),
     tasks: tasks.api,
     inventory: stores.inventory,
-    policy: createPolicyService({ policy: stores.policy, readiness: stores.readiness }),
+    policy: createPolicyService({
+      policy: stores.policy,
+      readiness: stores.readiness,
+      clock,
+      newId: randomUUID,
+    }),
     buildInfo: {
       version: optionalEnv(env, ENV.version) ?? "0.0.0",
       buildTime: optionalEnv(env, ENV.buildTime) ?? "",

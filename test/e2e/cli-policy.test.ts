@@ -125,3 +125,86 @@ describe("flowctl inventory readiness", () => {
     );
   });
 });
+
+describe("flowctl rule", () => {
+  it("create from a rule file, a new version with --id, get and list", async () => {
+    const file = join(dir, "rule.yaml");
+    writeFileSync(
+      file,
+      [
+        "name: compute-first",
+        "readinessTimeout: 2m",
+        "stages:",
+        "  - name: compute",
+        "    componentTypes: [compute]",
+        "    maxParallel: 9",
+        "    steps:",
+        "      - action: verify-reachability",
+        "      - { action: update-firmware, timeout: 20m, retry: { maxRetries: 2, interval: 30s, backoffRate: 2 } }",
+        "      - action: sleep",
+        "        duration: 1m",
+        "  - name: switches",
+        "    componentTypes: [NVSWITCH]",
+        "    steps: [{ action: update-firmware }]",
+      ].join("\n"),
+    );
+    const created = await flowctl("rule", "create", "-f", file, "-o", "json");
+    expect(created.code).toBe(0);
+    const rule = JSON.parse(created.stdout);
+    expect([rule.version, rule.name, rule.readinessTimeoutSeconds]).toEqual([1, "compute-first", 120]);
+    const v2 = await flowctl("rule", "create", "-f", file, "--id", rule.id.id, "--expect-version", "1");
+    expect(v2.stdout.split("\n")).toEqual([
+      `rule ${rule.id.id} v2: compute-first`,
+      "  readiness timeout 2m",
+      "STAGE       TYPES     MAX PARALLEL  STEPS",
+      "1 compute   COMPUTE   9             verify-reachability → update-firmware (timeout 20m) (retry ×2, 30s ×2) → sleep 1m",
+      "2 switches  NVSWITCH  default       update-firmware",
+      "",
+    ]);
+    expect((await flowctl("rule", "get", rule.id.id, "--version", "1")).stdout).toContain(
+      `rule ${rule.id.id} v1`,
+    );
+    const listed = await flowctl("rule", "list");
+    expect(
+      listed.stdout
+        .split("\n")
+        .slice(1, 3)
+        .map((l) => l.replace(/\s+/g, " ")),
+    ).toEqual([
+      "00000000-0000-4000-8000-000000000001 1 default (built in) POWERSHELF → NVSWITCH → COMPUTE → CDU → UMS → TORSWITCH",
+      `${rule.id.id} 2 compute-first COMPUTE → NVSWITCH`,
+    ]);
+  });
+
+  it("a rule file's mistakes are reported with their key paths; the service's rules come back all at once", async () => {
+    const file = join(dir, "bad-rule.yaml");
+    writeFileSync(
+      file,
+      "name: bad\nstages:\n  - componentTypes: [GPU]\n    steps: [{ action: flash, timeout: 1.5s }]\n    extra: 1\n",
+    );
+    const local = await flowctl("rule", "create", "-f", file);
+    expect(local.code).toBe(1);
+    expect(local.stderr).toBe(
+      [
+        `error: ${file} is not a valid rule file:`,
+        `${file}: stages[0].extra: unknown key (expected one of name, componentTypes, maxParallel, steps)`,
+        `${file}: stages[0].componentTypes[0]: must be one of COMPUTE, NVSWITCH, POWERSHELF, TORSWITCH, UMS, CDU (got "GPU")`,
+        `${file}: stages[0].steps[0].action: must be one of update-firmware, verify-version, verify-reachability, sleep (got "flash")`,
+        `${file}: stages[0].steps[0].timeout: must be whole seconds (got "1.5s")`,
+        "",
+      ].join("\n"),
+    );
+    writeFileSync(
+      file,
+      "name: bad\nstages:\n  - componentTypes: [CDU]\n    maxParallel: -1\n    steps: []\n",
+    );
+    const remote = await flowctl("rule", "create", "-f", file);
+    expect(remote.code).toBe(13);
+    expect(remote.stderr).toContain(
+      "stages[0].max_parallel: must be 0 (the deployment's default) or more (got -1)",
+    );
+    expect(remote.stderr).toContain(
+      "stages[0].steps: a stage needs exactly one UPDATE_FIRMWARE step (got 0)",
+    );
+  });
+});

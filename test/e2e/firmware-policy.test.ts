@@ -15,11 +15,21 @@
  * ready: <reason>` once the readiness timeout (4 s in this suite) passes, and passes with
  * override_readiness_check (a warning naming it in the report); a component made ready while the
  * task waits is flashed.
+ *
+ * Operation rules: a rule with two stages in the reverse of the default order runs in that order
+ * (the simulator's command timestamps) and appears as applied_rule_id (the default rule's id when
+ * none is pinned); the run keeps the version it was created with; an unknown rule_id is
+ * InvalidArgument `rule <id> not found` and writes nothing; a rule's violations come all at once.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NOT_READY_REASON } from "../../local/bmc-fleet.js";
+import { DEFAULT_RULE_ID } from "../../src/domain/operation-rules.js";
 import { ComponentType, OperationRunStatus, OperationRunTargetStatus } from "../../src/gen/flow/v1/flow.js";
-import { type FirmwareBaseline as PbBaseline, ReadinessState } from "../../src/gen/flowadmin/v1/admin.js";
+import {
+  type FirmwareBaseline as PbBaseline,
+  ReadinessState,
+  RuleAction,
+} from "../../src/gen/flowadmin/v1/admin.js";
 import { FAST_SUCCESS, rackGroup } from "../support/fixtures-inventory.js";
 import {
   createRun,
@@ -44,13 +54,15 @@ const SUB = rackGroup(72, { name: "sub", count: 2, types: ["COMPUTE", "NVSWITCH"
 /** BMCs that answer the preflight as not ready (and still flash when commanded). */
 const NOT_READY = rackGroup(73, {
   name: "not-ready",
-  count: 2,
+  count: 3,
   types: ["COMPUTE"],
   behaviour: { outcome: "not-ready", updateMs: 50 },
 });
 /** Racks whose components inventory holds in maintenance. */
 const MAINT = rackGroup(74, { name: "maint", count: 2, types: ["COMPUTE"] });
 const READINESS_TIMEOUT_MS = 4_000;
+/** NVSWITCH then COMPUTE by default; a rule here runs COMPUTE first. */
+const RULED = rackGroup(75, { name: "ruled", count: 3, types: ["NVSWITCH", "COMPUTE"] });
 
 const T = OperationRunTargetStatus;
 const baseline = (componentType: ComponentType, version: string, model = ""): PbBaseline => ({
@@ -66,7 +78,7 @@ let s: TestStack;
 beforeAll(async () => {
   s = await startTestStack({
     label: "policy",
-    groups: [BASE, CDU, SUB, NOT_READY, MAINT],
+    groups: [BASE, CDU, SUB, NOT_READY, MAINT, RULED],
     defaults: FAST_SUCCESS,
     tickMs: 150,
     readinessTimeoutMs: READINESS_TIMEOUT_MS,
@@ -380,5 +392,188 @@ describe("readiness", () => {
     expect(
       await failure(s.admin.setComponentReadiness({ componentId: { id: unknown }, readiness: MAINTENANCE })),
     ).toEqual({ code: "NOT_FOUND", details: `component ${unknown} not found` });
+  });
+});
+
+describe("operation rules", () => {
+  const A = ComponentType;
+  const update = {
+    action: RuleAction.RULE_ACTION_UPDATE_FIRMWARE,
+    timeoutSeconds: 0,
+    retry: undefined,
+    sleepSeconds: 0,
+  };
+  const stage = (name: string, ...componentTypes: ComponentType[]) => ({
+    name,
+    componentTypes,
+    maxParallel: 0,
+    steps: [update],
+  });
+  const computeFirst = {
+    id: undefined,
+    expectedVersion: undefined,
+    name: "compute-first",
+    description: "the reverse of the default order",
+    stages: [stage("compute", A.COMPONENT_TYPE_COMPUTE), stage("switches", A.COMPONENT_TYPE_NVSWITCH)],
+    readinessTimeoutSeconds: 0,
+  };
+  /** The rack's components by type, and when each one's first update reached its simulated BMC. */
+  const commandTimes = (rack: number) => {
+    const times = s.local.fleet.stats().firstUpdateAtByComponent;
+    const [nvswitch, compute] = RULED.racks[rack]!.components.map((c) => times[c.id] ?? Number.NaN);
+    return { nvswitch: nvswitch!, compute: compute! };
+  };
+  let ruleId = "";
+
+  it("a stored rule runs its stages in its order and is the task's applied_rule_id; no rule_id runs the default", async () => {
+    const created = await s.admin.createOperationRule(computeFirst);
+    ruleId = created.id?.id ?? "";
+    expect([created.version, created.name, created.builtIn]).toEqual([1, "compute-first", false]);
+
+    const id = await createRun(
+      s.flow,
+      runRequest({ rackIds: [RULED.ids[0]!], firmware: { ruleId: { id: ruleId } } }),
+    );
+    const plain = await createRun(s.flow, runRequest({ rackIds: [RULED.ids[1]!] }));
+    for (const run of [id, plain]) {
+      expect(stateOf(await waitForTerminal(s.flow, run)).status, await targetReport(s.flow, run)).toBe(
+        OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED,
+      );
+    }
+    const ruled = commandTimes(0);
+    const byDefault = commandTimes(1);
+    expect(ruled.compute, JSON.stringify(ruled)).toBeLessThan(ruled.nvswitch);
+    expect(byDefault.nvswitch, JSON.stringify(byDefault)).toBeLessThan(byDefault.compute);
+
+    const [ruledTarget] = await listTargets(s.flow, id);
+    const [plainTarget] = await listTargets(s.flow, plain);
+    const { tasks } = await s.flow.getTasksByIDs({ taskIds: [ruledTarget!.taskId!, plainTarget!.taskId!] });
+    expect(tasks.map((t) => t.appliedRuleId?.id)).toEqual([ruleId, DEFAULT_RULE_ID]);
+    const report = JSON.parse(tasks[0]!.report);
+    expect([report.rule, report.groupOrder]).toEqual([
+      { id: ruleId, version: 1, name: "compute-first" },
+      ["COMPUTE", "NVSWITCH"],
+    ]);
+  });
+
+  it("a run keeps the rule version it was created with; a new version replaces it for later runs", async () => {
+    const id = await createRun(
+      s.flow,
+      runRequest({ rackIds: [RULED.ids[2]!], firmware: { ruleId: { id: ruleId } } }),
+    );
+    const v2 = await s.admin.createOperationRule({
+      ...computeFirst,
+      id: { id: ruleId },
+      expectedVersion: 1,
+      stages: [stage("switches", A.COMPONENT_TYPE_NVSWITCH), stage("compute", A.COMPONENT_TYPE_COMPUTE)],
+    });
+    expect(v2.version).toBe(2);
+    await waitForTerminal(s.flow, id);
+    const times = commandTimes(2);
+    expect(times.compute, JSON.stringify(times)).toBeLessThan(times.nvswitch);
+    const [target] = await listTargets(s.flow, id);
+    const { tasks } = await s.flow.getTasksByIDs({ taskIds: [target!.taskId!] });
+    expect(JSON.parse(tasks[0]!.report).rule.version).toBe(1);
+
+    // Version 1 is still there, unchanged; the latest is 2; a stale expected version is refused.
+    expect(
+      (await s.admin.getOperationRule({ id: { id: ruleId }, version: 1 })).stages.map((x) => x.name),
+    ).toEqual(["compute", "switches"]);
+    expect((await s.admin.getOperationRule({ id: { id: ruleId }, version: undefined })).version).toBe(2);
+    expect(
+      await failure(s.admin.createOperationRule({ ...computeFirst, id: { id: ruleId }, expectedVersion: 1 })),
+    ).toEqual({
+      code: "FAILED_PRECONDITION",
+      details: `rule ${ruleId} is at version 2, not the expected 1`,
+    });
+    const { rules, total } = await s.admin.listOperationRules({ pagination: undefined });
+    expect(rules.map((r) => [r.id?.id, r.version, r.builtIn])).toEqual([
+      [DEFAULT_RULE_ID, 1, true],
+      [ruleId, 2, false],
+    ]);
+    expect(total).toBe(2);
+  });
+
+  it("an unknown rule_id, or a rule without a stage for a planned type, is InvalidArgument and writes nothing", async () => {
+    const before = { total: await listedTotal(), items: await s.countItems() };
+    const unknown = "0badc0de-0000-4000-8000-000000000013";
+    expect(
+      await failure(
+        s.flow.createOperationRun(runRequest({ rackIds: RULED.ids, firmware: { ruleId: { id: unknown } } })),
+      ),
+    ).toEqual({
+      code: "INVALID_ARGUMENT",
+      details: `configuration.operation.upgrade_firmware.rule_id: rule ${unknown} not found`,
+    });
+    const switchesOnly = await s.admin.createOperationRule({
+      ...computeFirst,
+      name: "switches only",
+      stages: [stage("switches", A.COMPONENT_TYPE_NVSWITCH)],
+    });
+    expect(
+      await failure(
+        s.flow.createOperationRun(
+          runRequest({ rackIds: CDU.ids, firmware: { ruleId: switchesOnly.id, targetVersion: undefined } }),
+        ),
+      ),
+    ).toEqual({
+      code: "INVALID_ARGUMENT",
+      details: `configuration.operation.upgrade_firmware.target_version: target_version is not set and no firmware baseline covers CDU; configuration.operation.upgrade_firmware.rule_id: rule ${switchesOnly.id?.id} (version 1) has no stage for COMPUTE, CDU`,
+    });
+    expect({ total: await listedTotal(), items: await s.countItems() }).toEqual(before);
+    expect(await failure(s.admin.getOperationRule({ id: { id: unknown }, version: undefined }))).toEqual({
+      code: "NOT_FOUND",
+      details: `rule ${unknown} not found`,
+    });
+  });
+
+  it("a rule's violations come all at once, each with its path", async () => {
+    expect(
+      await failure(
+        s.admin.createOperationRule({
+          ...computeFirst,
+          name: "",
+          stages: [
+            { ...stage("a", A.COMPONENT_TYPE_COMPUTE), maxParallel: -1 },
+            {
+              ...stage("b", A.COMPONENT_TYPE_COMPUTE),
+              steps: [{ ...update, retry: { maxRetries: 1, intervalSeconds: 1, backoffRate: 0.5 } }],
+            },
+          ],
+        }),
+      ),
+    ).toEqual({
+      code: "INVALID_ARGUMENT",
+      details:
+        "name: a rule needs a name; stages[0].max_parallel: must be 0 (the deployment's default) or more (got -1); stages[1].component_types[0]: COMPUTE is already in stages[0]; stages[1].steps[0].retry.backoff_rate: must be 1 or more (got 0.5)",
+    });
+    expect(await failure(s.admin.createOperationRule({ ...computeFirst, stages: [] }))).toEqual({
+      code: "INVALID_ARGUMENT",
+      details: "stages: a rule needs at least one stage",
+    });
+    expect(
+      await failure(s.admin.createOperationRule({ ...computeFirst, id: { id: DEFAULT_RULE_ID } })),
+    ).toEqual({
+      code: "FAILED_PRECONDITION",
+      details: `rule ${DEFAULT_RULE_ID} is the built-in default rule and cannot change`,
+    });
+  });
+
+  it("a rule's readiness timeout replaces the deployment's", async () => {
+    const quick = await s.admin.createOperationRule({
+      ...computeFirst,
+      name: "impatient",
+      stages: [stage("compute", A.COMPONENT_TYPE_COMPUTE)],
+      readinessTimeoutSeconds: 1,
+    });
+    const id = await createRun(
+      s.flow,
+      runRequest({ rackIds: [NOT_READY.ids[2]!], firmware: { ruleId: quick.id } }),
+    );
+    expect(stateOf(await waitForTerminal(s.flow, id)).status).toBe(
+      OperationRunStatus.OPERATION_RUN_STATUS_FAILED,
+    );
+    const [target] = await listTargets(s.flow, id);
+    expect(s.logs.some((l) => l.startsWith(`task ${target!.taskId!.id}: waiting up to 1 s`))).toBe(true);
   });
 });

@@ -43,12 +43,14 @@ import type {
   ListRunsQuery,
   ListTargetsQuery,
   ListTasksQuery,
+  Page,
   Plan,
   Run,
   RunConfig,
   RunStats,
   Task,
 } from "../../src/domain/model.js";
+import { DEFAULT_RULE, DEFAULT_RULE_ID, type RuleDefinition } from "../../src/domain/operation-rules.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -146,6 +148,7 @@ const TASK: Task = {
 };
 
 const BASELINE: FirmwareBaseline = { componentType: "NVSWITCH", version: "2.0" };
+const RULE_ID = "aaaaaaaa-0000-4000-8000-0000000000e1";
 
 const RACK: InventoryRack = {
   id: RACK_ID,
@@ -293,6 +296,27 @@ class FakeFlowApi implements FlowApi {
   async setReadiness(componentId: string, readiness: ComponentReadiness | undefined) {
     this.record("setReadiness", componentId, readiness);
     return { id: componentId, type: "COMPUTE" as const, ...(readiness ? { readiness } : {}) };
+  }
+
+  async createRule(definition: RuleDefinition, options: { id?: string; expectedVersion?: number } = {}) {
+    this.record("createRule", definition, options);
+    return {
+      ...definition,
+      id: options.id ?? RULE_ID,
+      version: (options.expectedVersion ?? 0) + 1,
+      createdAt: 1,
+    };
+  }
+
+  async getRule(id: string, version?: number) {
+    this.record("getRule", id, version);
+    if (id !== DEFAULT_RULE_ID) throw new NotFoundError(`rule ${id} not found`);
+    return { ...DEFAULT_RULE };
+  }
+
+  async listRules(page: Page) {
+    this.record("listRules", page);
+    return { rules: [{ ...DEFAULT_RULE }], total: 1 };
   }
 
   async deleteBaseline(key: BaselineKey) {

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import { inject } from "vitest";
 import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
 import { createLocalChildTasks, type LocalChildTasks } from "../../local/child-tasks.js";
@@ -18,8 +19,9 @@ import {
   LocalAesGcmCipher,
   type TableNames,
 } from "../../src/adapters/dynamodb/index.js";
+import { IotPublisher } from "../../src/adapters/iot/publisher.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
-import type { RunWaker } from "../../src/app/ports.js";
+import type { BmcCommandPublisher, RunWaker } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
 import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freshTables, testClient } from "../support/moto.js";
@@ -51,6 +53,8 @@ export async function startHarness(options: {
   fleet: FleetConfig;
   settings?: Partial<ChildTaskSettings>;
   waker?: RunWaker;
+  /** Wraps the real IoT publisher (tests that act on a command before it reaches the fleet). */
+  wrapPublisher?: (publisher: BmcCommandPublisher) => BmcCommandPublisher;
 }): Promise<Harness> {
   const client = testClient(inject("awsEndpoint"));
   const { names, drop } = await freshTables(client, options.label);
@@ -70,6 +74,19 @@ export async function startHarness(options: {
     waitOverrideMs: 40,
     retryIntervalOverrideMs: 5,
     ...(options.waker ? { waker: options.waker } : {}),
+    ...(options.wrapPublisher
+      ? {
+          publisher: options.wrapPublisher(
+            new IotPublisher({
+              client: new IoTDataPlaneClient({
+                endpoint: shim.endpoint,
+                region: "us-east-1",
+                credentials: { accessKeyId: "local", secretAccessKey: "local" },
+              }),
+            }),
+          ),
+        }
+      : {}),
   });
   return {
     client,

@@ -7,6 +7,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
 import type { FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
+import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
@@ -122,5 +123,56 @@ describe("readiness store", () => {
       other,
     );
     expect(await stores.readiness.notReady(rackId)).toEqual(new Map());
+  });
+});
+
+describe("firmware policy store: operation rules", () => {
+  const rule = (id: string, version: number, name: string): OperationRule => ({
+    id,
+    version,
+    name,
+    description: "",
+    stages: [
+      {
+        name: "all",
+        componentTypes: ["COMPUTE"],
+        maxParallel: 0,
+        steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 }],
+      },
+    ],
+    readinessTimeoutSeconds: 0,
+    createdAt: version,
+  });
+  const [a, b] = [uuid(1, "eeeeeeee"), uuid(2, "eeeeeeee")];
+
+  it("versions are written once, in order; the head is the latest; every version stays readable", async () => {
+    expect(await stores.policy.listRules({ offset: 0, limit: 10 })).toEqual({ rules: [], total: 0 });
+    expect(await stores.policy.putRuleVersion(rule(a, 1, "zeta"))).toBe("written");
+    expect(await stores.policy.putRuleVersion(rule(a, 1, "zeta again"))).toBe("conflict");
+    expect(await stores.policy.putRuleVersion(rule(a, 3, "skips 2"))).toBe("conflict");
+    expect(await stores.policy.putRuleVersion(rule(a, 2, "zeta 2"))).toBe("written");
+    expect(await stores.policy.putRuleVersion(rule(b, 1, "alpha"))).toBe("written");
+    expect(await stores.policy.getRule(a)).toEqual(rule(a, 2, "zeta 2"));
+    expect(await stores.policy.getRule(a, 1)).toEqual(rule(a, 1, "zeta"));
+    expect(await stores.policy.getRule(a, 7)).toBeUndefined();
+    expect(await stores.policy.getRule(uuid(3, "eeeeeeee"))).toBeUndefined();
+    // Latest versions by name; paged after sorting.
+    expect(await stores.policy.listRules({ offset: 0, limit: 10 })).toEqual({
+      rules: [rule(b, 1, "alpha"), rule(a, 2, "zeta 2")],
+      total: 2,
+    });
+    expect(await stores.policy.listRules({ offset: 1, limit: 1 })).toEqual({
+      rules: [rule(a, 2, "zeta 2")],
+      total: 2,
+    });
+  });
+
+  it("two writers of the same next version: exactly one wins", async () => {
+    const id = uuid(4, "eeeeeeee");
+    const outcomes = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => stores.policy.putRuleVersion(rule(id, 1, `writer ${i}`))),
+    );
+    expect(outcomes.filter((o) => o === "written")).toHaveLength(1);
+    expect((await stores.policy.getRule(id))?.version).toBe(1);
   });
 });

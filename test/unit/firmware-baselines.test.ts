@@ -6,10 +6,11 @@ import {
   firmwareDrift,
   MAX_BASELINE_TEXT,
   MAX_BASELINES,
-  planVersions,
+  plannedRows,
   removeBaseline,
   resolveBaseline,
   resolveVersions,
+  rowVersions,
   sortBaselines,
   uncoveredRule,
   upsertBaselines,
@@ -112,7 +113,7 @@ describe("firmware baselines: resolving components and plans", () => {
         ],
       },
     ];
-    const { versions, uncovered } = planVersions(
+    const rows = plannedRows(
       [
         {
           rackId: "r1",
@@ -124,8 +125,8 @@ describe("firmware baselines: resolving components and plans", () => {
         { rackId: "r2", componentsByType: [{ type: "CDU", componentIds: ["gone"] }] },
       ],
       racks,
-      [TYPE_ONLY, BY_MODEL, SWITCH],
     );
+    const { versions, uncovered } = rowVersions(rows, [TYPE_ONLY, BY_MODEL, SWITCH]);
     expect(versions.get("r1")).toEqual([
       { version: "2.1.0", componentIds: ["a"] },
       { version: "4.0", componentIds: ["b"] },

@@ -143,6 +143,23 @@ describe("task report", () => {
     expect(report.components.map((c) => c.subTargets)).toEqual([["bios"], undefined, undefined]);
   });
 
+  it("a rule's order sorts the components and is the report's groupOrder; types it does not name go last", () => {
+    const report = initialReport(
+      [
+        { id: "p", type: "POWERSHELF" },
+        { id: "n", type: "NVSWITCH" },
+        { id: "c", type: "COMPUTE" },
+      ],
+      "2.0.0",
+      false,
+      false,
+      { id: "r", version: 3, name: "compute first", order: ["COMPUTE", "NVSWITCH"] },
+    );
+    expect(report.components.map((c) => c.id)).toEqual(["c", "n", "p"]);
+    expect(report.groupOrder).toEqual(["COMPUTE", "NVSWITCH"]);
+    expect(report.rule).toEqual({ id: "r", version: 3, name: "compute first" });
+  });
+
   it("a v1 report (a task created before v2) still reads: its components take the report's target", () => {
     const v1 =
       '{"v":1,"targetVersion":"2.0.0","overrideVersionCheck":false,"groupOrder":["COMPUTE"],"components":[{"id":"a","type":"COMPUTE","status":"PENDING"}]}';

@@ -2,6 +2,7 @@
  * Items ↔ domain values, both ways, in one place. Attribute names here and the key layout in
  * schema.ts are the whole storage format (docs/data-model.md describes it).
  */
+
 import type {
   ComponentsForType,
   InventoryRack,
@@ -13,6 +14,7 @@ import type {
   Task,
   VersionGroup,
 } from "../../domain/model.js";
+import type { OperationRule } from "../../domain/operation-rules.js";
 import { createdKey, LIST_PARTITION, orderKey, queueClassOf, queueKey } from "./schema.js";
 
 export type Item = Record<string, unknown>;
@@ -48,6 +50,8 @@ export function runToItem(run: Run): Item {
     description: run.description,
     operationKind: run.config.operation.kind,
     configJson: JSON.stringify(publicConfig(run.config)),
+    // The pinned operation rule as frozen at create; absent for the built-in default.
+    ruleJson: run.rule === undefined ? undefined : JSON.stringify(run.rule),
     status: run.status,
     reason: run.reason,
     statusMessage: run.statusMessage,
@@ -93,6 +97,7 @@ export function itemToRun(item: Item): Run {
     createdAt: num(item.createdAt),
     updatedAt: num(item.updatedAt),
   };
+  if (item.ruleJson !== undefined) run.rule = JSON.parse(item.ruleJson as string) as OperationRule;
   if (item.startedAt !== undefined) run.startedAt = num(item.startedAt);
   if (item.finishedAt !== undefined) run.finishedAt = num(item.finishedAt);
   return run;

@@ -23,6 +23,7 @@ import {
   baselineToProto,
   setReadinessFromProto,
 } from "./convert/policy.js";
+import { createRuleFromProto, ruleIdFromProto, ruleToProto } from "./convert/rules.js";
 import { cancelRequestFromProto, createRunInputFromProto, runIdFromProto } from "./convert/run-request.js";
 import {
   buildInfoToProto,
@@ -121,6 +122,23 @@ export function adminHandlers(api: InventoryApi & PolicyApi): Handlers<FlowInven
     deleteFirmwareBaseline: async (req) => ({
       baseline: baselineToProto(await api.deleteBaseline(baselineKeyFromProto(req))),
     }),
+    createOperationRule: async (req) => {
+      const { definition, id, expectedVersion } = createRuleFromProto(req);
+      return ruleToProto(
+        await api.createRule(definition, {
+          ...(id === undefined ? {} : { id }),
+          ...(expectedVersion === undefined ? {} : { expectedVersion }),
+        }),
+      );
+    },
+    getOperationRule: async (req) => {
+      const { id, version } = ruleIdFromProto(req);
+      return ruleToProto(await api.getRule(id, version));
+    },
+    listOperationRules: async (req) => {
+      const { rules, total } = await api.listRules(pageFromListRacks(req));
+      return { rules: rules.map(ruleToProto), total };
+    },
     setComponentReadiness: async (req) => {
       const { componentId, readiness } = setReadinessFromProto(req);
       return inventoryComponentToProto(await api.setReadiness(componentId, readiness));

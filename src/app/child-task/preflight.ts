@@ -3,18 +3,21 @@
  * polls the answers (Wait ◄─► CheckPreflight) until all are in or the preflight times out, then
  * requires every component it is about to flash to be ready, records each version in the report,
  * skips components already at their target (unless override_version_check), and returns the
- * upgrade groups in UPGRADE_GROUP_ORDER.
+ * upgrade groups: the task's rule's stages (src/domain/operation-rules.ts; the built-in default is
+ * one stage per type in UPGRADE_GROUP_ORDER), each with its components still to flash.
  *
  * Readiness (src/domain/readiness.ts): a component to flash is ready when the inventory says so
  * (READY, the default) and its BMC's answer did not say `ready: false`. While some are not, the
  * loop goes on (Wait ◄─► CheckPreflight): the inventory is read again each round and each BMC that
  * said it was not ready is asked again (a new query attempt), until the readiness timeout; then
- * the target fails with ComponentNotReady, `component <id> (<TYPE>) not ready: <reason>`. With
+ * the target fails with ComponentNotReady, `component <id> (<TYPE>) not ready: <reason>`. The
+ * timeout is the rule's readinessTimeoutSeconds, else the deployment's. With
  * override_readiness_check nothing waits: a warning naming those components goes to the log and
  * the task report, and they are flashed.
  */
 import { nextWaitSeconds, queryRequestId } from "../../domain/component-verdict.js";
 import type { Task } from "../../domain/model.js";
+import { DEFAULT_RULE } from "../../domain/operation-rules.js";
 import {
   type NotReady,
   notReadyMessage,
@@ -22,13 +25,7 @@ import {
   readinessOverrideWarning,
 } from "../../domain/readiness.js";
 import { componentLabel, StepError } from "../../domain/step-errors.js";
-import {
-  parseReport,
-  serializeReport,
-  type TaskReport,
-  targetOf,
-  UPGRADE_GROUP_ORDER,
-} from "../../domain/task-report.js";
+import { parseReport, serializeReport, type TaskReport, targetOf } from "../../domain/task-report.js";
 import { requestKey } from "../ports.js";
 import type { StepDeps } from "./deps.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
@@ -97,6 +94,7 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   const p = e.preflight;
   const task = await loadTask(deps, e.taskId);
   const report = reportOf(task);
+  const rule = task.rule ?? DEFAULT_RULE;
   // Components asked again while the task waits for them to be ready: their latest attempt counts.
   const requery: Record<string, string> = p.requery ?? {};
   const requestIdOf = (id: string) => queryRequestId(task.id, id, id in requery ? (p.attempt ?? 0) : 0);
@@ -134,11 +132,12 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
     return reason === undefined ? [] : [{ id: c.id, type: c.type, reason }];
   });
   if (notReady.length > 0 && report.overrideReadinessCheck !== true) {
-    const readyDeadline = p.readyDeadline ?? now + e.settings.readinessTimeoutSeconds * 1000;
+    const timeout = rule.readinessTimeoutSeconds || e.settings.readinessTimeoutSeconds;
+    const readyDeadline = p.readyDeadline ?? now + timeout * 1000;
     if (now >= readyDeadline) throw new StepError("ComponentNotReady", notReadyMessage(notReady));
     if (p.readyDeadline === undefined) {
       deps.log(
-        `task ${task.id}: waiting up to ${e.settings.readinessTimeoutSeconds} s for components to be ready: ${notReadyMessage(notReady)}`,
+        `task ${task.id}: waiting up to ${timeout} s for components to be ready: ${notReadyMessage(notReady)}`,
       );
     }
     const again: Record<string, string> = {};
@@ -182,13 +181,16 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
     task,
   );
   const final = parseReport(updated.report);
+  // The rule's stages, each with its components still to flash (stage types in order, then by id).
   const groups: UpgradeGroup[] = isTerminalTask(updated)
     ? []
-    : UPGRADE_GROUP_ORDER.flatMap((type) => {
-        const componentIds = final.components
-          .filter((c) => c.type === type && c.status === "PENDING")
-          .map((c) => c.id);
-        return componentIds.length === 0 ? [] : [{ type, componentIds }];
+    : rule.stages.flatMap((stage, index) => {
+        const componentIds = stage.componentTypes.flatMap((type) =>
+          final.components.filter((c) => c.type === type && c.status === "PENDING").map((c) => c.id),
+        );
+        if (componentIds.length === 0) return [];
+        const maxParallel = Math.max(1, Math.floor(stage.maxParallel || e.settings.maxParallel));
+        return [{ stage: index, name: stage.name, componentIds, maxParallel, steps: stage.steps }];
       });
   deps.log(
     `task ${task.id}: preflight done, ${groups.reduce((n, g) => n + g.componentIds.length, 0)} to update, ${final.components.filter((c) => c.status === "SKIPPED").length} already at ${final.targetVersion ?? "their version"}`,
@@ -199,6 +201,6 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
     polls: p.polls,
     waitSeconds: 1,
     groups,
-    cursor: { group: 0, wave: 0, more: groups.length > 0 },
+    cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: groups.length > 0, retry: false, waitSeconds: 0 },
   };
 }

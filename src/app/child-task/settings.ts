@@ -5,6 +5,7 @@
  */
 import type { ComponentResult } from "../../domain/component-verdict.js";
 import type { ComponentType } from "../../domain/model.js";
+import type { RuleAction, RuleStep } from "../../domain/operation-rules.js";
 import type { CaughtError } from "../../domain/step-errors.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -12,7 +13,7 @@ import type { CaughtError } from "../../domain/step-errors.js";
 
 /** Tunables carried in the execution input, so tests and the local stack can shorten them. */
 export interface ChildTaskSettings {
-  /** Components of one group flashed at once (the inner Map's MaxConcurrencyPath). */
+  /** Components of one stage flashed at once when the rule's stage says 0 (the default rule does). */
   maxParallel: number;
   /** The first Wait after a command; later Waits double up to maxPollSeconds. */
   pollSeconds: number;
@@ -82,19 +83,34 @@ export type AcquireLockResult =
   /** The task is already terminal (cancelled before it started): nothing to do. */
   | { status: "finished" };
 
+/** One stage of the task's rule (src/domain/operation-rules.ts), resolved against its components. */
 export interface UpgradeGroup {
-  type: ComponentType;
+  /** The stage's index in the rule, and its name, for messages. */
+  stage: number;
+  name: string;
+  /** The stage's components still to flash, in the stage's type order, then by id. */
   componentIds: string[];
+  /** Components per wave: the stage's maxParallel, or the deployment's when it says 0. */
+  maxParallel: number;
+  steps: RuleStep[];
 }
 
 /**
- * Where the upgrade loop is. A group is flashed in waves of at most `settings.maxParallel`
- * components: wave w of group g is `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`.
+ * Where the upgrade loop is: group g (a stage), wave w of it, step s of that wave. A group is run
+ * in waves of at most `maxParallel` components, wave w being
+ * `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`, each wave through every step.
+ * `retry`: step s of wave w failed for the components in `only` and is retried (attempt n) after
+ * a Wait of `waitSeconds`; the state machine's MoreWaves? Choice reads it first.
  */
 export interface WaveCursor {
   group: number;
   wave: number;
+  step: number;
+  attempt: number;
   more: boolean;
+  retry: boolean;
+  waitSeconds: number;
+  only?: string[];
 }
 
 /** The preflight's poll state, and while it waits for components to be ready, where that stands. */
@@ -113,10 +129,18 @@ export interface PreflightResult extends PreflightState {
   cursor?: WaveCursor;
 }
 
-/** One wave in flight: its components, and once done, each one's verdict. */
+/** One step of one wave in flight: its components, and once done, each one's verdict. */
 export interface WaveState extends PollState {
-  type: ComponentType;
+  /** Where in the rule: the stage's index and the step's (a verify step's query ids name both). */
+  stage: number;
+  step: number;
+  action: RuleAction;
+  /** 0 for the first try; n for the n-th retry (a new request id: a BMC flashes again). */
+  attempt: number;
+  /** The step's timeout in seconds (its own, or the deployment's), for deadlines and messages. */
+  timeoutSeconds: number;
   componentIds: string[];
+  types: Record<string, ComponentType>;
   /** Component id → the version it is being upgraded to. */
   versions: Record<string, string>;
   /** Component id → the parts it is flashed with (sub_targets); absent: whole components. */

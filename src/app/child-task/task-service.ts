@@ -25,15 +25,17 @@ import {
   NotFoundError,
   ValidationError,
 } from "../../domain/errors.js";
-import { resolveVersions, uncoveredRule, versionOf } from "../../domain/firmware-baselines.js";
+import { versionOf } from "../../domain/firmware-baselines.js";
 import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../../domain/model.js";
 import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
+import { DEFAULT_RULE, type OperationRule, ruleTypeOrder } from "../../domain/operation-rules.js";
 import { mergeRows, narrowRows, resolveTargetSpec } from "../../domain/planner.js";
 import { validateFirmwareTask } from "../../domain/run-config.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
 import { flashedBy, subTargetsOf } from "../../domain/sub-targets.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import type { TasksApi } from "../api.js";
+import { freezePolicy } from "../firmware-policy.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
@@ -65,8 +67,8 @@ export interface TaskServiceDeps {
   clock: () => number;
   newId: () => string;
   waker?: RunWaker;
-  /** The firmware baselines an UpgradeFirmware without target_version resolves against; absent = none. */
-  policy?: Pick<FirmwarePolicyStore, "listBaselines">;
+  /** Baselines (UpgradeFirmware without target_version) and rules (rule_id); absent = none. */
+  policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
   submitLockTtlMs?: number;
   log?: (line: string) => void;
 }
@@ -102,6 +104,8 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     /** `targetVersion`: the component's own (baselines); the template's applies to the rest. */
     components: { id: string; type: ComponentType; targetVersion?: string }[];
     template: FirmwareTemplate;
+    /** The pinned rule as frozen; absent: DEFAULT_RULE. */
+    rule?: OperationRule;
     now: number;
     status: "PENDING" | "WAITING";
     queueExpiresAt?: number;
@@ -111,11 +115,13 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
   }): Task {
     // Each component's parts: the requested sub-targets its type has (none requested: all of it).
     const { subTargets } = args.template;
+    const rule = args.rule ?? DEFAULT_RULE;
     const report = initialReport(
       args.components.map((c) => ({ ...c, subTargets: subTargetsOf(c.type, subTargets) })),
       args.template.targetVersion,
       args.template.overrideVersionCheck,
       args.template.overrideReadinessCheck,
+      { id: rule.id, version: rule.version, name: rule.name, order: ruleTypeOrder(rule) },
     );
     const task: Task = {
       id: args.id,
@@ -133,7 +139,10 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       report: serializeReport(report),
     };
     if (args.queueExpiresAt !== undefined) task.queueExpiresAt = args.queueExpiresAt;
-    if (args.template.ruleId !== undefined) task.appliedRuleId = args.template.ruleId;
+    // The rule that runs: the pinned one as frozen, else the built-in default (a run created before
+    // rules were acted on has a rule_id but no frozen rule: it runs, and says, the default).
+    task.appliedRuleId = rule.id;
+    if (args.rule !== undefined) task.rule = args.rule;
     if (args.idempotencyKey !== undefined) task.idempotencyKey = args.idempotencyKey;
     if (args.runId !== undefined) task.runId = args.runId;
     if (args.targetId !== undefined) task.targetId = args.targetId;
@@ -214,6 +223,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
           rackId: request.rackId,
           components,
           template: request.template,
+          ...(request.rule ? { rule: request.rule } : {}),
           now,
           status: "PENDING",
           idempotencyKey: request.idempotencyKey,
@@ -249,20 +259,9 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         flashedBy(template.subTargets),
       );
       if (rows.length === 0) throw new InvalidArgumentError("upgrade firmware request matches no components");
-      // Without target_version each component takes its baseline's version, resolved now.
-      const baselines =
-        template.targetVersion === undefined ? ((await deps.policy?.listBaselines()) ?? []) : undefined;
-      const versions = new Map<string, string>();
-      if (baselines !== undefined) {
-        const resolved = resolveVersions(
-          rows.flatMap((r) => r.components),
-          baselines,
-        );
-        if (resolved.uncovered.length > 0) {
-          throw new ValidationError([{ field: "target_version", rule: uncoveredRule(resolved.uncovered) }]);
-        }
-        for (const [id, version] of versionOf(resolved.versions)) versions.set(id, version);
-      }
+      // Without target_version each component takes its baseline's version; rule_id pins a rule.
+      const policy = await freezePolicy(deps.policy, template, rows, "");
+      const versions = versionOf([...(policy.versions?.values() ?? [])].flat());
 
       const queue = template.queueOptions?.conflictStrategy === "QUEUE";
       const now = clock();
@@ -296,6 +295,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
               : { id: c.id, type: c.type, targetVersion };
           }),
           template,
+          ...(policy.rule ? { rule: policy.rule } : {}),
           now,
           status: queue ? "WAITING" : "PENDING",
           ...(queueExpiresAt !== undefined ? { queueExpiresAt } : {}),

@@ -24,6 +24,7 @@ import {
   type Task,
   type TaskStatus,
 } from "../../../domain/model.js";
+import type { RuleAction } from "../../../domain/operation-rules.js";
 import * as pb from "../../../gen/flow/v1/flow.js";
 import * as admin from "../../../gen/flowadmin/v1/admin.js";
 import type { Violations } from "./violations.js";
@@ -209,4 +210,19 @@ export const { fromProto: readinessStateFromProto, toProto: readinessStateToProt
     MAINTENANCE: admin.ReadinessState.READINESS_STATE_MAINTENANCE,
   },
   "READY",
+);
+
+/** Rule step actions; UNKNOWN is handed to the rule validator, which names the allowed ones. */
+export const { fromProto: ruleActionFromProto, toProto: ruleActionToProto } = enumMapping<
+  RuleAction,
+  admin.RuleAction,
+  "UNKNOWN"
+>(
+  {
+    UPDATE_FIRMWARE: admin.RuleAction.RULE_ACTION_UPDATE_FIRMWARE,
+    VERIFY_VERSION: admin.RuleAction.RULE_ACTION_VERIFY_VERSION,
+    VERIFY_REACHABILITY: admin.RuleAction.RULE_ACTION_VERIFY_REACHABILITY,
+    SLEEP: admin.RuleAction.RULE_ACTION_SLEEP,
+  },
+  "UNKNOWN",
 );
