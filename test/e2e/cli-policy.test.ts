@@ -176,6 +176,17 @@ describe("flowctl rule", () => {
     ]);
   });
 
+  it("the example rule file is a valid rule", async () => {
+    const example = join(import.meta.dirname, "..", "..", "examples", "rule-compute-first.yaml");
+    const created = await flowctl("rule", "create", "-f", example, "-o", "json");
+    expect(created.code, created.stderr).toBe(0);
+    expect(JSON.parse(created.stdout).stages.map((x: { name: string }) => x.name)).toEqual([
+      "compute",
+      "switches",
+      "the rest",
+    ]);
+  });
+
   it("a rule file's mistakes are reported with their key paths; the service's rules come back all at once", async () => {
     const file = join(dir, "bad-rule.yaml");
     writeFileSync(
@@ -206,5 +217,37 @@ describe("flowctl rule", () => {
     expect(remote.stderr).toContain(
       "stages[0].steps: a stage needs exactly one UPDATE_FIRMWARE step (got 0)",
     );
+  });
+});
+
+describe("flowctl run create --dry-run without targetVersion", () => {
+  it("shows the versions each rack's components would be frozen with", async () => {
+    expect((await flowctl("baseline", "set", "nvswitch", "4.0")).code).toBe(0);
+    const file = join(dir, "run.yaml");
+    writeFileSync(
+      file,
+      [
+        "name: by-baseline",
+        "selector: { percentage: 100, seed: s }",
+        "options: { maxConcurrentTargets: 1, gates: [{ failureCount: 1 }], ordering: { random: { seed: o } } }",
+        "operation:",
+        "  upgradeFirmware:",
+        `    targets: { racks: [${RACKS.racks.map((r) => r.name).join(", ")}] }`,
+      ].join("\n"),
+    );
+    const dry = await flowctl("run", "create", "-f", file, "--dry-run");
+    expect(dry.code, dry.stderr).toBe(0);
+    const rows = dry.stdout.split("\n").filter((l) => l.includes("EXT-cli-"));
+    expect(
+      rows
+        .map((l) =>
+          l
+            .trim()
+            .split(/\s{2,}/)
+            .at(-1),
+        )
+        .sort(),
+    ).toEqual(["2.0.0×1 4.0×1", "2.1.0×1 4.0×1"]);
+    expect(dry.stdout).toContain("VERSIONS");
   });
 });
