@@ -147,3 +147,56 @@ export interface WaveState extends PollState {
   subTargets?: Record<string, string[]>;
   results?: ComponentResult[];
 }
+
+// ---------------------------------------------------------------------------------------------
+// State of executions that started before operation rules
+
+const UPDATE_STEP: RuleStep = { action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 };
+
+/**
+ * A Standard execution keeps the definition it started with, so across a deploy an execution that
+ * began before operation rules calls these steps with the state it already holds: groups
+ * `{type, componentIds}`, a cursor `{group, wave, more}`, a wave `{type, componentIds,
+ * targetVersion}` (or `versions`). Read as the default rule's: one update step per group, the
+ * deployment's maxParallel, no retry. Current state passes through unchanged.
+ */
+export function currentGroups(groups: readonly UpgradeGroup[], settings: ChildTaskSettings): UpgradeGroup[] {
+  return groups.map((g, i) => {
+    if (g.steps !== undefined) return g;
+    const type = (g as { type?: ComponentType }).type;
+    return {
+      stage: i,
+      name: type?.toLowerCase() ?? "",
+      componentIds: g.componentIds,
+      maxParallel: Math.max(1, Math.floor(settings.maxParallel)),
+      steps: [UPDATE_STEP],
+    };
+  });
+}
+
+export function currentCursor(cursor: WaveCursor): WaveCursor {
+  const c: Partial<WaveCursor> = cursor;
+  return {
+    ...cursor,
+    step: c.step ?? 0,
+    attempt: c.attempt ?? 0,
+    retry: c.retry ?? false,
+    waitSeconds: c.waitSeconds ?? 0,
+  };
+}
+
+export function currentWave(wave: WaveState, settings: ChildTaskSettings): WaveState {
+  if (wave.action !== undefined) return wave;
+  const old = wave as WaveState & { type?: ComponentType; targetVersion?: string };
+  const each = <T>(value: T) => Object.fromEntries(wave.componentIds.map((id) => [id, value]));
+  return {
+    ...wave,
+    stage: 0,
+    step: 0,
+    action: "UPDATE_FIRMWARE",
+    attempt: 0,
+    timeoutSeconds: settings.updateTimeoutSeconds,
+    types: wave.types ?? (each(old.type) as Record<string, ComponentType>),
+    versions: wave.versions ?? each(old.targetVersion ?? ""),
+  };
+}

@@ -34,7 +34,16 @@ import { requestKey } from "../ports.js";
 import type { StepDeps } from "./deps.js";
 import { reassertLock } from "./lock.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
-import type { ChildTaskSettings, StepEventOf, UpgradeGroup, WaveCursor, WaveState } from "./settings.js";
+import {
+  type ChildTaskSettings,
+  currentCursor,
+  currentGroups,
+  currentWave,
+  type StepEventOf,
+  type UpgradeGroup,
+  type WaveCursor,
+  type WaveState,
+} from "./settings.js";
 
 /** The cursor's group, step and wave components (only those retried, on a retry). */
 function waveOf(
@@ -89,8 +98,13 @@ function waveFacts(task: Task, componentIds: readonly string[]) {
  * command, at most once: a retried Lambda finds the record published and sends nothing. A verify
  * step does the same with queries and writes nothing to the task; SLEEP only sets the Wait.
  */
-export async function sendWave(deps: StepDeps, e: StepEventOf<"sendWave">): Promise<WaveState> {
+export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): Promise<WaveState> {
   const { requests, clock } = deps;
+  const e = {
+    ...event,
+    groups: currentGroups(event.groups, event.settings),
+    cursor: currentCursor(event.cursor),
+  };
   const { group, step, componentIds } = waveOf(e.groups, e.cursor);
   const attempt = e.cursor.attempt;
   const timeoutSeconds = timeoutOf(step, e.settings);
@@ -203,7 +217,7 @@ export async function sendWave(deps: StepDeps, e: StepEventOf<"sendWave">): Prom
 
 /** Reads the wave's records: done once every component has a verdict (answer, result or timeout). */
 export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WaveState> {
-  const { wave } = e;
+  const wave = currentWave(e.wave, e.settings);
   const now = deps.clock();
   if (wave.action === "SLEEP") {
     if (now < wave.deadline) {
@@ -269,8 +283,10 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
  * back to PENDING); failures without → FAILED in the report and ComponentsFailed (nothing after
  * runs). Else the cursor of the next step, wave or stage.
  */
-export async function finishWave(deps: StepDeps, e: StepEventOf<"finishWave">): Promise<WaveCursor> {
-  const { wave, cursor } = e;
+export async function finishWave(deps: StepDeps, event: StepEventOf<"finishWave">): Promise<WaveCursor> {
+  const e = { ...event, groups: currentGroups(event.groups, event.settings) };
+  const cursor = currentCursor(event.cursor);
+  const wave = currentWave(event.wave, event.settings);
   const results = wave.results ?? [];
   const byId = new Map(results.map((r) => [r.componentId, r]));
   const failed = results.filter((r) => !r.ok);
