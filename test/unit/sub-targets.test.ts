@@ -15,6 +15,7 @@ import {
   SUB_TARGETS,
   subTargetsOf,
 } from "../../src/domain/sub-targets.js";
+import { runConfig } from "../support/domain-fixtures.js";
 
 const ALLOWED =
   "COMPUTE: bmc, bios, cpld, gpu, nic; NVSWITCH: bmc, nvos, cpld; POWERSHELF: pmc, psu; TORSWITCH: nos, cpld; UMS: nos; CDU: controller";
@@ -94,20 +95,13 @@ describe("sub-targets: a plan keeps only the components that have a requested pa
       components: [{ id: "p2", type: "POWERSHELF" }],
     },
   ];
-  const config = (subTargets: string[]): RunConfig => ({
-    selector: { kind: "percentage", percentage: 100, seed: "s" },
-    maxConcurrentTargets: 1,
-    safetyGates: [{ kind: "failureCount", scope: "CURRENT_PHASE", thresholdCount: 1 }],
-    conflictRetry: { retryTimeoutMs: 1, initialRetryDelayMs: 1, maxRetryDelayMs: 1 },
-    ordering: { kind: "random", seed: "o" },
-    phasePlan: { kind: "equal", phaseCount: 1 },
-    autoAdvance: false,
-    operation: {
-      kind: "upgradeFirmware",
-      firmware: { description: "", subTargets, overrideReadinessCheck: false, overrideVersionCheck: false },
-    },
-    targetScope: { excludeOperationRunIds: [] },
-  });
+  const config = (subTargets: string[]): RunConfig =>
+    runConfig({
+      operation: {
+        kind: "upgradeFirmware",
+        firmware: { description: "", subTargets, overrideReadinessCheck: false, overrideVersionCheck: false },
+      },
+    });
 
   it("[bios]: only COMPUTE; a rack with none drops out", () => {
     const plan = planRun({ config: config(["bios"]), inventory: racks, excludedTargets: [] });
