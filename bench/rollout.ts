@@ -4,7 +4,8 @@
  * shim, the simulated demo fleet (GB200-shaped racks of 39 BMCs), the real dispatcher and the real
  * child-task ASL on aws-local-stepfunctions. Stops by itself and prints:
  *   - per rack upgraded: state transitions, Lambda invocations (task-steps Task states + bmc-result
- *     reports), IoT messages, DynamoDB capacity units, and what they cost at list prices;
+ *     reports), IoT messages, DynamoDB requests and capacity units, and what they cost at list
+ *     prices (the run pins no rule_id: the built-in default rule, today's fixed order);
  *   - the same figures modelled for production timing (10-minute flashes, the default polling);
  *   - wall time of the rollout and of a rack against their ideals.
  *
@@ -284,6 +285,10 @@ async function main(): Promise<void> {
       .map(([k, v]) => `${k} ${(v / n).toFixed(1)}`)
       .join(", ")}; bmc-result ${perRack.bmcResult.toFixed(1)})`,
     `  IoT messages             ${perRack.iot.toFixed(1)}  (commands ${(commandsPublished / n).toFixed(1)}, BMC reports ${(evtMessages / n).toFixed(1)})`,
+    `  DynamoDB requests        ${(meter.calls / n).toFixed(1)}  (${Object.entries(meter.byOperation)
+      .sort((a, b) => b[1].calls - a[1].calls)
+      .map(([k, v]) => `${k} ${(v.calls / n).toFixed(1)}`)
+      .join(", ")})`,
     `  DynamoDB capacity units  ${perRack.cu.toFixed(1)}  (${perRack.wcu.toFixed(1)} WRU, ${perRack.rcu.toFixed(1)} RRU; dispatcher and run bookkeeping included)`,
     `  cost at list prices      ${usd(total)}  = Step Functions ${usd(cost.sfn)} + Lambda ${usd(cost.lambda)} + IoT ${usd(cost.iot)} + DynamoDB ${usd(cost.ddb)}`,
     "",

@@ -7,7 +7,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { checkClientRequestId } from "../src/domain/client-request.js";
 import { unreadable } from "../src/domain/input-file.js";
-import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
+import { InventoryFileError, parseInventoryDocument } from "../src/domain/inventory-document.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
@@ -25,6 +25,7 @@ import {
   taskStatuses,
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
+import { baselineToProto, isNotReady, readinessToProto, registerInventoryPolicyCommands } from "./policy.js";
 import type { Action } from "./program.js";
 import { withRetries } from "./retry.js";
 import { loadRunFile } from "./run-file/load.js";
@@ -527,18 +528,23 @@ function planTable(request: pb.CreateOperationRunRequest, plan: pb.PlanOperation
     `${plan.candidateCount} candidate racks, ${plan.targets.length} selected, ${plan.totalPhases} phase${plan.totalPhases === 1 ? "" : "s"}`,
     "",
   ];
+  // Without target_version, each component's version comes from the baselines, frozen per target.
+  const versioned = plan.targets.some((t) => t.targetVersions.length > 0);
   for (let i = 0; i < plan.totalPhases; i++) {
     const targets = byPhase.get(i) ?? [];
     lines.push(`phase ${i + 1} (${targets.length} rack${targets.length === 1 ? "" : "s"}):`);
     lines.push(
       indent(
         table(
-          ["SEQ", "RACK", "RACK ID", "COMPONENTS"],
+          ["SEQ", "RACK", "RACK ID", "COMPONENTS", ...(versioned ? ["VERSIONS"] : [])],
           targets.map((t) => [
             String(t.sequenceIndex),
             t.rackExternalId || "-",
             short(t.rackId?.id),
             componentsText(t.componentsByType),
+            ...(versioned
+              ? [t.targetVersions.map((v) => `${v.version}×${v.componentIds.length}`).join(" ")]
+              : []),
           ]),
         ),
       ),
@@ -649,23 +655,27 @@ export function registerInventoryCommands(program: Command, act: Act): void {
     .requiredOption("-f, --file <path>", "inventory JSON file")
     .action(
       act(async (ctx, o: { file: string }) => {
-        let racks: InventoryRack[];
+        let document: ReturnType<typeof parseInventoryDocument>;
         try {
           const text = await readFile(o.file, "utf8").catch((error: unknown) => {
             throw new InventoryFileError(o.file, [unreadable(error)]);
           });
-          racks = parseInventory(text, o.file);
+          document = parseInventoryDocument(text, o.file);
         } catch (err) {
           if (err instanceof InventoryFileError) {
             throw new UsageError(`${o.file} is not a valid inventory file:\n${err.message}`);
           }
           throw err;
         }
-        const resp = await ctx.conn().admin.importInventory({ racks: racks.map(inventoryRackToProto) });
+        const resp = await ctx.conn().admin.importInventory({
+          racks: document.racks.map(inventoryRackToProto),
+          baselines: document.baselines.map(baselineToProto),
+        });
+        const baselines = resp.baselinesWritten > 0 ? ` and ${resp.baselinesWritten} firmware baselines` : "";
         ctx.print({
           data: admin.ImportInventoryResponse.toJSON(resp),
           table: () =>
-            `imported ${resp.racksWritten} racks and ${resp.componentsWritten} components from ${o.file}`,
+            `imported ${resp.racksWritten} racks and ${resp.componentsWritten} components${baselines} from ${o.file}`,
         });
         return EXIT.OK;
       }),
@@ -683,7 +693,7 @@ export function registerInventoryCommands(program: Command, act: Act): void {
           data: admin.ListRacksResponse.toJSON(resp),
           table: () =>
             `${table(
-              ["ID", "NAME", "EXTERNAL ID", "NVL DOMAIN", "LOCATION", "COMPONENTS"],
+              ["ID", "NAME", "EXTERNAL ID", "NVL DOMAIN", "LOCATION", "COMPONENTS", "NOT READY"],
               resp.racks.map((r) => [
                 short(r.id?.id),
                 r.name,
@@ -693,12 +703,15 @@ export function registerInventoryCommands(program: Command, act: Act): void {
                   ? ""
                   : `${r.location.datacenter}/${r.location.row}/${r.location.position}`,
                 countByType(r.components),
+                String(r.components.filter((c) => isNotReady(c.readiness)).length || ""),
               ]),
             )}\n${pageFooter(resp.racks.length, o.offset ?? 0, resp.total, "racks")}`,
         });
         return EXIT.OK;
       }),
     );
+
+  registerInventoryPolicyCommands(inventory, act);
 }
 
 function countByType(components: readonly admin.InventoryComponent[]): string {
@@ -723,6 +736,9 @@ function inventoryRackToProto(r: InventoryRack): admin.InventoryRack {
       type: componentTypes.parse(c.type) ?? pb.ComponentType.COMPONENT_TYPE_UNKNOWN,
       externalId: c.externalId ?? "",
       firmwareVersion: c.firmwareVersion ?? "",
+      model: c.model ?? "",
+      vendor: c.vendor ?? "",
+      readiness: readinessToProto(c.readiness),
     })),
   };
 }

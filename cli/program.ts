@@ -27,6 +27,7 @@ import {
   terminalSafe,
   type Writer,
 } from "./output.js";
+import { registerPolicyCommands } from "./policy.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { RunFileError } from "./run-file/load.js";
 
@@ -158,6 +159,7 @@ Docs: docs/cli.md`,
   registerRunCommands(program, act);
   registerTaskCommands(program, act);
   registerInventoryCommands(program, act);
+  registerPolicyCommands(program, act);
   program
     .command("version")
     .description("print the service's build information (a quick connectivity check)")

@@ -24,7 +24,11 @@
  *     hang           nothing more, ever; stays busy (queries are still answered)
  *     disconnect     progress up to half-way, then silence: every later command is ignored until
  *                    `revive(id)`
- * A `query` is answered with `status` carrying the current version (silence when disconnected).
+ * An update with `subTargets` (protocol v2) flashes only those parts: its result lists them (v2),
+ * and the stats count them (`flashesBySubTarget`); one without flashes the whole component
+ * (`wholeFlashes`). A result is sent in the version of its command, so v1 commands get v1 answers.
+ * A `query` is answered with `status` carrying the current version (silence when disconnected);
+ * a `not-ready` BMC adds `ready: false` and NOT_READY_REASON, and otherwise flashes like `succeed`.
  * Commands for ids not in the inventory are ignored, as a non-existent IoT thing would.
  *
  * On every update that changes the version the fleet awaits `onFirmwareChanged(id, version)`
@@ -40,6 +44,7 @@ import {
   encodeBmcMessage,
   parseBmcTopic,
   type ResultEvent,
+  type StatusEvent,
   type UpdateCommand,
 } from "../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../src/domain/model.js";
@@ -76,12 +81,21 @@ export interface FleetStats {
   outcomes: { succeeded: number; failed: number; wrongVersion: number; hung: number; disconnected: number };
   /** Update commands received, per component id. */
   updatesByComponent: Record<string, number>;
+  /**
+   * When each component's first update command arrived (epoch ms, the fleet's clock): the order a
+   * task flashed its components in, as the BMCs saw it.
+   */
+  firstUpdateAtByComponent: Record<string, number>;
   /** Flashes started, per component id. */
   flashesByComponent: Record<string, number>;
   /** Update commands received, per requestId. */
   updatesByRequest: Record<string, number>;
   /** Flashes started, per taskId. */
   flashesByTask: Record<string, number>;
+  /** Flashes of whole components (updates without sub-targets). */
+  wholeFlashes: number;
+  /** Flashes started, per sub-target flashed (an update with [bmc, bios] counts once for each). */
+  flashesBySubTarget: Record<string, number>;
   /**
    * Commands the fleet is done with, per requestId: answered, ignored (unknown or silent BMC), hung
    * after its ack or dropped half-way. Once a command is counted here the fleet publishes nothing
@@ -123,6 +137,9 @@ interface SimBmc {
 
 const DEFAULT_PROGRESS = [25, 50, 75] as const;
 
+/** What a `not-ready` BMC says about itself in its preflight answer. */
+export const NOT_READY_REASON = "simulated: the host is not ready for a flash";
+
 function emptyStats(components: number): FleetStats {
   return {
     components,
@@ -135,9 +152,12 @@ function emptyStats(components: number): FleetStats {
     ignored: { offline: 0, unknownComponent: 0, malformed: 0 },
     outcomes: { succeeded: 0, failed: 0, wrongVersion: 0, hung: 0, disconnected: 0 },
     updatesByComponent: {},
+    firstUpdateAtByComponent: {},
     flashesByComponent: {},
     updatesByRequest: {},
     flashesByTask: {},
+    wholeFlashes: 0,
+    flashesBySubTarget: {},
     doneByRequest: {},
   };
 }
@@ -231,6 +251,7 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     if (command.type === "update") {
       stats.updateCommands += 1;
       bump(stats.updatesByComponent, where.componentId);
+      stats.firstUpdateAtByComponent[where.componentId] ??= Date.now();
       bump(stats.updatesByRequest, command.requestId);
     } else {
       stats.queryCommands += 1;
@@ -247,10 +268,17 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       return;
     }
     if (command.type === "query") {
-      track(
-        command.requestId,
-        send(bmc.id, { v: 1, type: "status", requestId: command.requestId, version: bmc.version }),
-      );
+      const status: StatusEvent = {
+        v: 1,
+        type: "status",
+        requestId: command.requestId,
+        version: bmc.version,
+      };
+      if (behaviourFor(config, bmc.rackId, bmc.id).outcome === "not-ready") {
+        status.ready = false;
+        status.reason = NOT_READY_REASON;
+      }
+      track(command.requestId, send(bmc.id, status));
       return;
     }
     track(command.requestId, handleUpdate(bmc, command));
@@ -282,6 +310,8 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     stats.flashes += 1;
     bump(stats.flashesByComponent, bmc.id);
     bump(stats.flashesByTask, command.taskId);
+    if (command.subTargets === undefined) stats.wholeFlashes += 1;
+    for (const part of command.subTargets ?? []) bump(stats.flashesBySubTarget, part);
     await send(bmc.id, { v: 1, type: "ack", requestId });
 
     if (behaviour.outcome === "hang") {
@@ -327,6 +357,8 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       const version = !wrong ? target : previous !== target ? previous : `${target}-mismatch`;
       result = { v: 1, type: "result", requestId, ok: true, version };
     }
+    // What was flashed: exactly the parts asked for (encoded as v2, like the command).
+    if (command.subTargets !== undefined) result.subTargets = [...command.subTargets];
     if (result.version !== previous) {
       bmc.version = result.version;
       try {

@@ -16,6 +16,7 @@ import { randomUUID } from "node:crypto";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { connectAsync } from "mqtt";
+import { DynamoReadinessStore } from "../src/adapters/dynamodb/readiness-store.js";
 import type { TableNames } from "../src/adapters/dynamodb/schema.js";
 import { IotPublisher } from "../src/adapters/iot/publisher.js";
 import {
@@ -33,6 +34,7 @@ import type {
   BmcCommandPublisher,
   ChildTaskSubmitter,
   Cipher,
+  FirmwarePolicyStore,
   InventoryStore,
   RackLockStore,
   RunStore,
@@ -50,6 +52,8 @@ export interface LocalChildTasksOptions {
     runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
     locks: RackLockStore;
     inventory: PlanInventory & Pick<InventoryStore, "upsertRacks">;
+    /** Baselines and rules, for an UpgradeFirmware without target_version or with rule_id; absent = none. */
+    policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
   };
   /**
    * Table names: request records and task secrets live in Tasks; verified versions are written
@@ -78,7 +82,6 @@ export interface LocalChildTasksOptions {
   waitOverrideMs?: number;
   retryIntervalOverrideMs?: number;
   executionTimeoutSeconds?: number;
-  defaultTargetVersion?: string;
   waker?: RunWaker;
   clock?: () => number;
   newId?: () => string;
@@ -138,6 +141,17 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     firmware: options.tables
       ? new DynamoFirmwareRecorder(stores.doc, options.tables.inventory)
       : new UpsertFirmwareRecorder(stores.inventory),
+    readiness: options.tables
+      ? new DynamoReadinessStore(stores.doc, options.tables)
+      : {
+          // Without the table names: the rack read through InventoryStore.
+          notReady: async (rackId) => {
+            const [rack] = await stores.inventory.getRacksByIds([rackId]);
+            return new Map(
+              rack?.components.flatMap((c) => (c.readiness ? [[c.id, c.readiness] as const] : [])),
+            );
+          },
+        },
   });
   const executor = new LocalStepFunctionsExecutor({
     steps,
@@ -156,9 +170,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     inventory: stores.inventory,
     executor,
     newId: options.newId ?? randomUUID,
-    ...(options.defaultTargetVersion !== undefined
-      ? { defaultTargetVersion: options.defaultTargetVersion }
-      : {}),
+    ...(stores.policy ? { policy: stores.policy } : {}),
   });
 
   const counts = { received: 0, recorded: 0, ignored: 0, invalid: 0 };

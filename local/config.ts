@@ -34,6 +34,8 @@ export const LOCAL_ENV = {
   dataDir: "FLOW_DATA_DIR",
   awsEndpoint: ENV.awsEndpoint,
   childTaskWait: "FLOW_CHILD_TASK_WAIT",
+  /** How long a child task's preflight waits for components that are not ready. */
+  readinessTimeout: "FLOW_READINESS_TIMEOUT",
   /** The AES key of firmware credentials; absent: the data dir's `secrets.key`, else a fresh one. */
   secretsKeyHex: ENV.localSecretsKeyHex,
   version: ENV.version,
@@ -59,6 +61,7 @@ export interface LocalStackConfig {
   /** An AWS-compatible endpoint already running; absent: spawn moto. */
   awsEndpoint?: string;
   childTaskWaitMs: number;
+  readinessTimeoutMs: number;
   secretsKeyHex?: string;
   buildInfo: BuildInfo;
   /** The gRPC server's admission limits (FLOW_MAX_IN_FLIGHT_CALLS, FLOW_MAX_CONCURRENT_CREATES). */
@@ -74,6 +77,10 @@ export const readLocalStackConfig = configReader(
     dataDir: withFlag("data-dir", optional(LOCAL_ENV.dataDir, text)),
     awsEndpoint: withFlag("aws-endpoint", optional(LOCAL_ENV.awsEndpoint, httpUrl)),
     childTaskWaitMs: withFlag("child-task-wait", withDefault(LOCAL_ENV.childTaskWait, checkDuration, 500)),
+    readinessTimeoutMs: withFlag(
+      "readiness-timeout",
+      withDefault(LOCAL_ENV.readinessTimeout, checkDuration, 600_000),
+    ),
     secretsKeyHex: optional(LOCAL_ENV.secretsKeyHex, hexKey(32)),
     version: withDefault(LOCAL_ENV.version, text, "0.1.0-local"),
     gitCommit: withDefault(LOCAL_ENV.gitCommit, text, ""),

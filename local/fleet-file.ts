@@ -14,7 +14,8 @@
  *
  * Outcomes: `succeed`; `fail` (reports a failed update); `hang` (acks, never reports);
  * `disconnect` (drops off mid-update and stays silent); `wrong-version` (reports success with a
- * version other than the one asked for).
+ * version other than the one asked for); `not-ready` (answers the preflight query as not ready,
+ * and still flashes when commanded, as with override_readiness_check).
  *
  * Ids are UUIDs in any case (stored lowercase); unknown fields are refused so a typo fails loudly.
  */
@@ -28,7 +29,7 @@ import {
 } from "../src/domain/input-file.js";
 import { isNilUuid, isUuid } from "../src/domain/uuid.js";
 
-export const BMC_OUTCOMES = ["succeed", "fail", "hang", "disconnect", "wrong-version"] as const;
+export const BMC_OUTCOMES = ["succeed", "fail", "hang", "disconnect", "wrong-version", "not-ready"] as const;
 export type BmcOutcome = (typeof BMC_OUTCOMES)[number];
 
 export interface BmcBehaviour {

@@ -7,14 +7,18 @@
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
 import { unreadable } from "../src/domain/input-file.js";
-import { InventoryFileError, parseInventory } from "../src/domain/inventory-document.js";
-import type { InventoryRack } from "../src/domain/model.js";
+import {
+  type InventoryDocument,
+  InventoryFileError,
+  parseInventoryDocument,
+} from "../src/domain/inventory-document.js";
 import { readLocalStackConfig } from "./config.js";
 import { loadFleetFile } from "./fleet-file.js";
 import { startLocalStack } from "./stack.js";
 
 const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] [--tick DURATION]
                        [--data-dir DIR] [--aws-endpoint URL] [--child-task-wait DURATION]
+                       [--readiness-timeout DURATION]
   --port N             gRPC port on 127.0.0.1 (env FLOW_PORT, default 50051; 0 = any free port)
   --inventory FILE     rack inventory JSON (env FLOW_INVENTORY; default: a demo fleet of 120 racks)
   --fleet FILE         simulated BMC behaviour JSON (env FLOW_FLEET; default: every update succeeds)
@@ -23,7 +27,10 @@ const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] 
   --aws-endpoint URL   use a running AWS-compatible endpoint (env AWS_ENDPOINT_URL; default: spawn moto)
   --child-task-wait DURATION
                        how long each Wait state of the child task lasts locally
-                       (env FLOW_CHILD_TASK_WAIT, default 500ms; AWS uses the state machine's own)`;
+                       (env FLOW_CHILD_TASK_WAIT, default 500ms; AWS uses the state machine's own)
+  --readiness-timeout DURATION
+                       how long a child task waits for components that are not ready before it
+                       fails the target (env FLOW_READINESS_TIMEOUT, default 10m)`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -35,6 +42,7 @@ async function main(): Promise<void> {
       "data-dir": { type: "string" },
       "aws-endpoint": { type: "string" },
       "child-task-wait": { type: "string" },
+      "readiness-timeout": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -45,13 +53,15 @@ async function main(): Promise<void> {
     return;
   }
   const config = readLocalStackConfig(process.env, flags);
+  const document = config.inventoryFile ? await loadInventoryFile(config.inventoryFile) : undefined;
   const stack = await startLocalStack({
     port: config.port,
     tickMs: config.tickMs,
     childTaskWaitMs: config.childTaskWaitMs,
     buildInfo: config.buildInfo,
     admission: config.admission,
-    ...(config.inventoryFile ? { inventory: await loadInventoryFile(config.inventoryFile) } : {}),
+    readinessTimeoutMs: config.readinessTimeoutMs,
+    ...(document ? { inventory: document.racks, baselines: document.baselines } : {}),
     ...(config.fleetFile ? { fleet: await loadFleetFile(config.fleetFile) } : {}),
     ...(config.dataDir ? { dataDir: config.dataDir } : {}),
     ...(config.awsEndpoint ? { awsEndpoint: config.awsEndpoint } : {}),
@@ -76,11 +86,11 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => stop("SIGTERM"));
 }
 
-async function loadInventoryFile(path: string): Promise<InventoryRack[]> {
+async function loadInventoryFile(path: string): Promise<InventoryDocument> {
   const text = await readFile(path, "utf8").catch((error: unknown) => {
     throw new InventoryFileError(path, [unreadable(error)]);
   });
-  return parseInventory(text, path);
+  return parseInventoryDocument(text, path);
 }
 
 main().catch((error: unknown) => {

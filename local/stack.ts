@@ -28,6 +28,7 @@ import type { BuildInfo } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { lineLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
+import type { FirmwareBaseline } from "../src/domain/firmware-baselines.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { assembleFlowApi } from "../src/service/flow-api.js";
 import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
@@ -46,6 +47,8 @@ export interface LocalStackOptions {
   port: number;
   /** Racks to load at start; absent: the demo fleet (unless a data dir restored an inventory). */
   inventory?: InventoryRack[];
+  /** Firmware baselines to set at start (the inventory file's `baselines`). */
+  baselines?: FirmwareBaseline[];
   fleet?: FleetConfig;
   tickMs: number;
   dataDir?: string;
@@ -67,6 +70,11 @@ export interface LocalStackOptions {
   buildInfo?: BuildInfo;
   /** The gRPC server's admission limits (default: the front's; `npm start` passes the local stack's). */
   admission?: AdmissionLimits;
+  /**
+   * How long a child task's preflight waits for components that are not ready before it fails the
+   * target (default 10 min; whole seconds, rounded up).
+   */
+  readinessTimeoutMs?: number;
   /** How often the data dir snapshot is written (default 5 s). */
   snapshotMs?: number;
   /**
@@ -127,6 +135,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // An explicit inventory always loads; the demo fleet only when nothing was restored.
     if (options.inventory) await stores.inventory.upsertRacks(options.inventory);
     else if (restored === 0) await stores.inventory.upsertRacks(generateDemoFleet());
+    if (options.baselines) await stores.policy.putBaselines(options.baselines);
     const racks = await stores.inventory.loadAll();
 
     const broker = await startMqttBroker();
@@ -148,6 +157,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       iotEndpoint: shim.endpoint,
       cipher,
       waitOverrideMs: options.childTaskWaitMs ?? 500,
+      ...(options.readinessTimeoutMs === undefined
+        ? {}
+        : { settings: { readinessTimeoutSeconds: Math.ceil(options.readinessTimeoutMs / 1000) } }),
       clock,
       // A recorded outcome queues a pass for its run at once (the Lambda waker's stand-in).
       waker: inProcessWaker(() => dispatcher, lineLogger(log)),

@@ -3,19 +3,25 @@
  * validate their input with the pure core and throw `FlowError`s (src/domain/errors.ts); the gRPC
  * adapter maps those to status codes in one place (src/adapters/grpc/status.ts).
  */
+import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type {
+  ComponentReadiness,
   CreateRunInput,
+  InventoryComponent,
   InventoryRack,
   ListRunsQuery,
   ListTargetsQuery,
   ListTasksQuery,
+  Page,
   Plan,
   Run,
   RunConfig,
   RunStats,
   Target,
   Task,
+  VersionGroup,
 } from "../domain/model.js";
+import type { OperationRule, RuleDefinition } from "../domain/operation-rules.js";
 import type { FirmwareTemplateInput } from "../domain/run-config.js";
 
 export interface TargetView extends Target {
@@ -63,6 +69,8 @@ export interface OperationRunsApi {
     rackExternalIds: Map<string, string>;
     /** When its maintenance window next opens, from now (`nextOpenings`, up to 5). */
     nextWindowOpenings: number[];
+    /** Rack id → the versions its components would be frozen with (runs without target_version). */
+    versions?: Map<string, VersionGroup[]>;
   }>;
   getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }>;
   listRuns(query: ListRunsQuery): Promise<{ runs: Run[]; total: number }>;
@@ -83,10 +91,34 @@ export interface TasksApi {
 }
 
 export interface InventoryApi {
-  importInventory(racks: InventoryRack[]): Promise<{ racks: number; components: number }>;
+  /** Racks are upserted, then baselines (the inventory file carries both). */
+  importInventory(
+    racks: InventoryRack[],
+    baselines?: FirmwareBaseline[],
+  ): Promise<{ racks: number; components: number; baselines: number }>;
   listRacks(offset: number, limit: number): Promise<{ racks: InventoryRack[]; total: number }>;
 }
 
-export interface FlowApi extends OperationRunsApi, TasksApi, InventoryApi {
+/** The admin service's firmware policy (src/app/firmware-policy.ts). */
+export interface PolicyApi {
+  /** Adds or replaces each baseline (by type, model, vendor); returns the whole list after. */
+  setBaselines(baselines: FirmwareBaseline[]): Promise<FirmwareBaseline[]>;
+  listBaselines(): Promise<FirmwareBaseline[]>;
+  /** The removed baseline; NotFound when none has `key`. */
+  deleteBaseline(key: BaselineKey): Promise<FirmwareBaseline>;
+  /** Sets (undefined: clears to READY) a component's readiness; NotFound for an unknown component. */
+  setReadiness(componentId: string, readiness: ComponentReadiness | undefined): Promise<InventoryComponent>;
+  /** A new rule, or (with `id`) the next version of one; FailedPrecondition on `expectedVersion` or the default. */
+  createRule(
+    definition: RuleDefinition,
+    options?: { id?: string; expectedVersion?: number },
+  ): Promise<OperationRule>;
+  /** The latest version, or `version`; NotFound `rule <id> not found`. The built-in default included. */
+  getRule(id: string, version?: number): Promise<OperationRule>;
+  /** The built-in default first, then the stored rules' latest versions by name. */
+  listRules(page: Page): Promise<{ rules: OperationRule[]; total: number }>;
+}
+
+export interface FlowApi extends OperationRunsApi, TasksApi, InventoryApi, PolicyApi {
   version(): BuildInfo;
 }

@@ -327,6 +327,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         rackId: target.rackId,
         ...(target.rackExternalId ? { rackExternalId: target.rackExternalId } : {}),
         componentsByType: target.componentsByType,
+        ...(target.versions ? { versions: target.versions } : {}),
+        ...(run.rule ? { rule: run.rule } : {}),
         template: run.config.operation.firmware,
       },
       now,

@@ -13,11 +13,14 @@
  */
 import type { BmcCommand, BmcEvent, EncryptedAuth } from "../domain/bmc-protocol.js";
 import type { BmcRequestRecord, NewBmcRequest } from "../domain/component-verdict.js";
+import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type {
+  ComponentReadiness,
   ComponentsForType,
   ComponentType,
   FirmwareAuthentication,
   FirmwareTemplate,
+  InventoryComponent,
   InventoryRack,
   OutcomeStatus,
   Page,
@@ -26,7 +29,9 @@ import type {
   TargetStatus,
   Task,
   TaskStatus,
+  VersionGroup,
 } from "../domain/model.js";
+import type { OperationRule } from "../domain/operation-rules.js";
 
 // ---------------------------------------------------------------------------------------------
 // Runs and targets
@@ -321,6 +326,55 @@ export interface InventoryStore {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Firmware policy: baselines (src/domain/firmware-baselines.ts), operation rules
+// (src/domain/operation-rules.ts), component readiness
+
+export interface FirmwarePolicyStore {
+  /**
+   * Every baseline, in sortBaselines order: ONE strongly consistent read, whatever the count
+   * (the create path calls it once per run without target_version).
+   */
+  listBaselines(): Promise<FirmwareBaseline[]>;
+  /**
+   * Adds each baseline, or replaces the one with the same key (type, model, vendor), all in one
+   * conditional write (an edit racing another is re-read and re-applied, never lost). Idempotent.
+   */
+  putBaselines(baselines: readonly FirmwareBaseline[]): Promise<void>;
+  /** Removes the baseline of `key` and returns it; undefined if there was none (conditional like putBaselines). */
+  deleteBaseline(key: BaselineKey): Promise<FirmwareBaseline | undefined>;
+
+  /** The rule's latest version, or that `version`; undefined if there is none. One GetItem. */
+  getRule(id: string, version?: number): Promise<OperationRule | undefined>;
+  /**
+   * Writes `rule` as a new version, never over one: ONE transaction of the version's own item
+   * (absent), the rule's head (its version must be rule.version − 1, or absent for version 1)
+   * and the list index. 'conflict': that version exists already (a concurrent write); nothing
+   * was written.
+   */
+  putRuleVersion(rule: OperationRule): Promise<"written" | "conflict">;
+  /** The latest version of every stored rule, by name then id; total before paging. */
+  listRules(page: Page): Promise<{ rules: OperationRule[]; total: number }>;
+}
+
+/**
+ * Component readiness as the inventory holds it (on the component, inside its rack's item).
+ * Absent readiness is READY.
+ */
+export interface ReadinessStore {
+  /**
+   * Sets (or, undefined, clears to READY) one component's readiness in place: one conditional
+   * update of its rack, pinned on the component still being where it was read (an import in
+   * between moves it: read again). Idempotent. Undefined if no rack holds the component.
+   */
+  setReadiness(
+    componentId: string,
+    readiness: ComponentReadiness | undefined,
+  ): Promise<{ rackId: string; component: InventoryComponent } | undefined>;
+  /** The components of one rack that are not READY (one strongly consistent read of the rack). */
+  notReady(rackId: string): Promise<Map<string, ComponentReadiness>>;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Rack locks
 
 export type AcquireOutcome = "acquired" | "held";
@@ -360,6 +414,10 @@ export interface ChildTaskRequest {
   /** The target's frozen rack external id, frozen on the task too. */
   rackExternalId?: string;
   componentsByType: ComponentsForType[];
+  /** Each component's version, frozen at create from the baselines (Target.versions). */
+  versions?: VersionGroup[];
+  /** The run's frozen rule (Run.rule); absent: the built-in default. */
+  rule?: OperationRule;
   /** The run's frozen upgrade template; its targetSpec is ignored (the target is the rack). */
   template: FirmwareTemplate;
 }

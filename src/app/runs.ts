@@ -30,6 +30,7 @@ import {
   NotFoundError,
   ValidationError,
 } from "../domain/errors.js";
+import { plannedRows } from "../domain/firmware-baselines.js";
 import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import { nextOpenings, scheduleOf } from "../domain/maintenance-window.js";
 import type {
@@ -46,12 +47,15 @@ import { validateCreateRun } from "../domain/run-config.js";
 import { computeStats } from "../domain/stats.js";
 import type { CreateRunOptions, TargetView } from "./api.js";
 import { type CommitReserve, createCommitReserve } from "./commit-reserve.js";
+import { freezePolicy } from "./firmware-policy.js";
 import { type PlanInventory, racksForPlan } from "./plan-inventory.js";
-import type { ClientRequestRecord, RunListEntry, RunStore } from "./ports.js";
+import type { ClientRequestRecord, FirmwarePolicyStore, RunListEntry, RunStore } from "./ports.js";
 
 export interface RunsDeps {
   runs: RunStore;
   inventory: PlanInventory;
+  /** Firmware baselines (runs without target_version) and rules (rule_id); absent reads as none. */
+  policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
   clock: () => number;
   /** A fresh random UUID (run ids, target ids and generated seeds, as the reference does). */
   newId: () => string;
@@ -68,6 +72,8 @@ const NEXT_OPENINGS = 5;
 /** Every excluded run's targets, all phases; an excluded run that does not exist is NotFound. */
 const EXCLUDED_TARGETS_PAGE = { offset: 0, limit: 1000 };
 
+const FIRMWARE = "configuration.operation.upgrade_firmware";
+
 export function createRunService(deps: RunsDeps) {
   const { runs, inventory, clock, newId } = deps;
   const reserve = deps.commitReserve ?? createCommitReserve();
@@ -81,7 +87,17 @@ export function createRunService(deps: RunsDeps) {
       loadExcludedTargets(config.targetScope.excludeOperationRunIds),
     ]);
     const plan = planRun({ config, inventory: racks, excludedTargets });
-    return { name: validated.name, description: validated.description, config, plan, racks };
+    // Baselines match on model and vendor, which the default scope's narrow index does not carry:
+    // then the planned racks (at most 100) are read whole, and only then.
+    const needsWhole =
+      config.operation.firmware.targetVersion === undefined &&
+      config.operation.firmware.targetSpec === undefined;
+    const whole = needsWhole
+      ? await inventory.getRacksByIds([...new Set(plan.targets.map((t) => t.rackId))])
+      : racks;
+    const rows = plannedRows(plan.targets, whole);
+    const policy = await freezePolicy(deps.policy, config.operation.firmware, rows, `${FIRMWARE}.`);
+    return { name: validated.name, description: validated.description, config, plan, racks, ...policy };
   }
 
   /** The request's id checked, and what it is remembered for; undefined when the request sent none. */
@@ -141,7 +157,7 @@ export function createRunService(deps: RunsDeps) {
       const gone = options.abandoned ?? (() => false);
       const late = () => (options.deadline ?? Number.POSITIVE_INFINITY) - clock() < reserve.reserveMs();
       if (late()) throw tooLate(reserve.reserveMs(), false);
-      const { name, description, config, plan, racks } = await validateAndPlan(input);
+      const { name, description, config, plan, racks, versions, rule } = await validateAndPlan(input);
       if (gone()) throw abandoned();
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
       const now = clock();
@@ -157,6 +173,7 @@ export function createRunService(deps: RunsDeps) {
         currentPhaseIndex: 0,
         counters: plan.phaseSizes.map(() => ({ completed: 0, failed: 0, terminated: 0, skipped: 0 })),
         inFlight: 0,
+        ...(rule ? { rule } : {}),
         createdAt: now,
         updatedAt: now,
       };
@@ -170,6 +187,7 @@ export function createRunService(deps: RunsDeps) {
         message: "",
         componentsByType: t.componentsByType,
         ...(externalIds.get(t.rackId) ? { rackExternalId: externalIds.get(t.rackId) } : {}),
+        ...(versions ? { versions: versions.get(t.rackId) ?? [] } : {}),
         createdAt: now,
         updatedAt: now,
         conflictAttempts: 0,
@@ -206,7 +224,7 @@ export function createRunService(deps: RunsDeps) {
       // A dry run answers what the create would about its id: a reused one is refused here too.
       const request = await rememberedRequest(input, options.clientRequestId);
       if (request?.record !== undefined) await sameRequestRun(input, request.fingerprint, request.record);
-      const { config, plan, racks } = await validateAndPlan(input);
+      const { config, plan, racks, versions } = await validateAndPlan(input);
       const planned = new Set(plan.targets.map((t) => t.rackId));
       const rackExternalIds = new Map<string, string>();
       for (const rack of racks) {
@@ -220,6 +238,7 @@ export function createRunService(deps: RunsDeps) {
         plan,
         rackExternalIds,
         nextWindowOpenings,
+        ...(versions ? { versions } : {}),
       };
     },
 

@@ -8,19 +8,29 @@
  *   flow/bmc/{componentId}/cmd   child task → BMC: `update`, `query`
  *   flow/bmc/{componentId}/evt   BMC → child task: `ack`, `progress`, `result`, `status`
  *
- * Every message is one JSON object with `"v": 1` and a `type`. Every event carries the `requestId`
- * of the command it answers, which is how the waiting execution finds its reports.
+ * Every message is one JSON object with a version `v` and a `type`. Every event carries the
+ * `requestId` of the command it answers, which is how the waiting execution finds its reports.
  *
  * Versioning: a decoder rejects any `v` it does not speak (`UNSUPPORTED_VERSION`), and ignores
- * fields it does not know, so optional fields can be added inside v1; removing, renaming or
+ * fields it does not know, so optional fields can be added inside a version; removing, renaming or
  * changing the meaning of a field is a new `v`.
+ *   v1  everything below without `subTargets`.
+ *   v2  `update` and `result` may carry `subTargets`: flash only these parts of the component, and
+ *       (result) these are the parts flashed. A new version, not an optional v1 field, because a
+ *       v1 BMC that ignored it would flash the whole component. The encoder writes v2 only for a
+ *       message that has `subTargets`, so every other message is byte for byte what it was in v1
+ *       and v1 BMCs keep working; a v1-only BMC refuses a v2 command (UNSUPPORTED_VERSION) and
+ *       answers nothing, so the task sees it as unreachable, never as flashed.
  *
  * Decoding never throws on input from the network: it returns `{ ok: false, problems }` naming the
  * field path and the rule, e.g. `auth.ciphertext: missing required field`.
  */
 import { createHash } from "node:crypto";
 
-export const BMC_PROTOCOL_VERSION = 1 as const;
+/** The newest version this codec speaks; it decodes every version in BMC_PROTOCOL_VERSIONS. */
+export const BMC_PROTOCOL_VERSION = 2 as const;
+export const BMC_PROTOCOL_VERSIONS = [1, 2] as const;
+export type BmcProtocolVersion = (typeof BMC_PROTOCOL_VERSIONS)[number];
 
 export const BMC_TOPIC_ROOT = "flow/bmc";
 /** What the simulated fleet subscribes to (and what a debug tap can watch). */
@@ -69,12 +79,14 @@ export interface EncryptedAuth {
 }
 
 export interface UpdateCommand {
-  v: 1;
+  v: BmcProtocolVersion;
   type: "update";
   /** Idempotency key: a BMC that already handled it re-sends its result instead of flashing again. */
   requestId: string;
   taskId: string;
   targetVersion: string;
+  /** (v2) Flash only these parts (src/domain/sub-targets.ts); absent: the whole component. */
+  subTargets?: string[];
   image: FirmwareImageRef;
   auth?: EncryptedAuth;
   /** Epoch milliseconds. */
@@ -83,7 +95,7 @@ export interface UpdateCommand {
 
 /** Preflight: the BMC answers with a `status` event carrying its current version. */
 export interface QueryCommand {
-  v: 1;
+  v: BmcProtocolVersion;
   type: "query";
   requestId: string;
 }
@@ -92,13 +104,13 @@ export type BmcCommand = UpdateCommand | QueryCommand;
 
 /** The BMC accepted an `update` and will report on it. */
 export interface AckEvent {
-  v: 1;
+  v: BmcProtocolVersion;
   type: "ack";
   requestId: string;
 }
 
 export interface ProgressEvent {
-  v: 1;
+  v: BmcProtocolVersion;
   type: "progress";
   requestId: string;
   /** Integer 0..100. */
@@ -116,16 +128,26 @@ export interface BmcError {
  * unchanged version on failure. A success whose `version` differs from the target is a version
  * mismatch, for the caller to judge; the protocol only carries it.
  */
-export type ResultEvent =
-  | { v: 1; type: "result"; requestId: string; ok: true; version: string }
-  | { v: 1; type: "result"; requestId: string; ok: false; version: string; error: BmcError };
+export type ResultEvent = (
+  | { v: BmcProtocolVersion; type: "result"; requestId: string; ok: true; version: string }
+  | { v: BmcProtocolVersion; type: "result"; requestId: string; ok: false; version: string; error: BmcError }
+) & {
+  /** (v2) The parts the update flashed, when its command named sub-targets. */
+  subTargets?: string[];
+};
 
 /** The answer to a `query`. */
 export interface StatusEvent {
-  v: 1;
+  v: BmcProtocolVersion;
   type: "status";
   requestId: string;
   version: string;
+  /**
+   * Optional (v1 and v2): `false` when the BMC reports its component not ready to be flashed (a
+   * status block, its host down), with `reason`. Absent: ready. Old tasks ignore it.
+   */
+  ready?: boolean;
+  reason?: string;
 }
 
 export type BmcEvent = AckEvent | ProgressEvent | ResultEvent | StatusEvent;
@@ -142,8 +164,13 @@ export function encodeBmcMessage(message: BmcMessage): string {
   return JSON.stringify(canonical(message));
 }
 
+/** The version a message is sent as: 2 exactly when it carries v2's `subTargets`. */
+export function versionFor(m: BmcMessage): BmcProtocolVersion {
+  return (m.type === "update" || m.type === "result") && m.subTargets !== undefined ? 2 : 1;
+}
+
 function canonical(m: BmcMessage): Record<string, unknown> {
-  const head = { v: BMC_PROTOCOL_VERSION, type: m.type, requestId: m.requestId };
+  const head = { v: versionFor(m), type: m.type, requestId: m.requestId };
   switch (m.type) {
     case "update": {
       const image: Record<string, unknown> = { uri: m.image.uri };
@@ -152,8 +179,9 @@ function canonical(m: BmcMessage): Record<string, unknown> {
         ...head,
         taskId: m.taskId,
         targetVersion: m.targetVersion,
-        image,
       };
+      if (m.subTargets !== undefined) out.subTargets = [...m.subTargets];
+      out.image = image;
       if (m.auth !== undefined) out.auth = { keyId: m.auth.keyId, ciphertext: m.auth.ciphertext };
       out.issuedAt = m.issuedAt;
       return out;
@@ -163,12 +191,19 @@ function canonical(m: BmcMessage): Record<string, unknown> {
       return head;
     case "progress":
       return { ...head, percent: m.percent };
-    case "status":
-      return { ...head, version: m.version };
-    case "result":
-      return m.ok
+    case "status": {
+      const out: Record<string, unknown> = { ...head, version: m.version };
+      if (m.ready !== undefined) out.ready = m.ready;
+      if (m.reason !== undefined) out.reason = m.reason;
+      return out;
+    }
+    case "result": {
+      const out: Record<string, unknown> = m.ok
         ? { ...head, ok: true, version: m.version }
         : { ...head, ok: false, version: m.version, error: { code: m.error.code, message: m.error.message } };
+      if (m.subTargets !== undefined) out.subTargets = [...m.subTargets];
+      return out;
+    }
   }
 }
 
@@ -276,16 +311,17 @@ function decode(payload: Uint8Array | string, allowed: readonly string[]): Decod
   }
   // The version decides how to read everything else, so it is checked alone and first.
   if (!("v" in raw)) return failure([{ code: "MISSING_FIELD", path: "v", rule: "missing required field" }]);
-  if (raw.v !== BMC_PROTOCOL_VERSION) {
+  if (!(BMC_PROTOCOL_VERSIONS as readonly unknown[]).includes(raw.v)) {
+    const spoken = BMC_PROTOCOL_VERSIONS.join(" and ");
     const rule =
       typeof raw.v === "number"
-        ? `unsupported protocol version ${raw.v} (this codec speaks ${BMC_PROTOCOL_VERSION})`
-        : `must be the number ${BMC_PROTOCOL_VERSION} (got ${kindOf(raw.v)})`;
+        ? `unsupported protocol version ${raw.v} (this codec speaks ${spoken})`
+        : `must be the number ${spoken.replace(" and ", " or ")} (got ${kindOf(raw.v)})`;
     return failure([
       { code: typeof raw.v === "number" ? "UNSUPPORTED_VERSION" : "WRONG_TYPE", path: "v", rule },
     ]);
   }
-  const r = new Reader(raw);
+  const r = new Reader(raw, raw.v as BmcProtocolVersion);
   const type = r.string("type");
   if (type === undefined) return failure(r.problems);
   if (!allowed.includes(type)) {
@@ -303,7 +339,9 @@ function decode(payload: Uint8Array | string, allowed: readonly string[]): Decod
 }
 
 function readBody(r: Reader, type: string, requestId: string): BmcMessage | undefined {
-  const v = BMC_PROTOCOL_VERSION;
+  const v = r.version;
+  // v1 never had subTargets: a v1 message that carries the field is read without it (unknown).
+  const subTargets = v === 2 ? r.optionalStringList("subTargets") : undefined;
   switch (type) {
     case "update": {
       const taskId = r.string("taskId");
@@ -330,6 +368,7 @@ function readBody(r: Reader, type: string, requestId: string): BmcMessage | unde
         return undefined;
       }
       const msg: UpdateCommand = { v, type, requestId, taskId, targetVersion, image: { uri }, issuedAt };
+      if (subTargets !== undefined) msg.subTargets = subTargets;
       if (sha256 !== undefined) msg.image.sha256 = sha256;
       if (keyId !== undefined && ciphertext !== undefined) msg.auth = { keyId, ciphertext };
       return msg;
@@ -343,22 +382,29 @@ function readBody(r: Reader, type: string, requestId: string): BmcMessage | unde
     }
     case "status": {
       const version = r.string("version");
-      return version === undefined ? undefined : { v, type, requestId, version };
+      const ready = r.raw.ready === undefined ? undefined : r.boolean("ready");
+      const reason = r.raw.reason === undefined ? undefined : r.string("reason", r.raw, true);
+      if (version === undefined) return undefined;
+      const status: StatusEvent = { v, type, requestId, version };
+      if (ready !== undefined) status.ready = ready;
+      if (reason !== undefined) status.reason = reason;
+      return status;
     }
     default: {
       // "result": the only type left that `allowed` lets through.
       const ok = r.boolean("ok");
       const version = r.string("version");
+      const parts = subTargets === undefined ? {} : { subTargets };
       if (ok === true) {
         if (r.raw.error !== undefined) r.problem("INVALID_VALUE", "error", "must be absent when ok is true");
-        return version === undefined ? undefined : { v, type: "result", requestId, ok, version };
+        return version === undefined ? undefined : { v, type: "result", requestId, ok, version, ...parts };
       }
       const error = ok === false ? r.object("error") : undefined;
       const code = error && r.string("error.code", error);
       const text = error && r.string("error.message", error, true);
       if (ok === undefined || version === undefined || code === undefined || text === undefined)
         return undefined;
-      return { v, type: "result", requestId, ok, version, error: { code, message: text } };
+      return { v, type: "result", requestId, ok, version, error: { code, message: text }, ...parts };
     }
   }
 }
@@ -380,7 +426,10 @@ function kindOf(x: unknown): string {
 /** Reads fields off a parsed object, recording a problem for each one that is missing or wrong. */
 class Reader {
   readonly problems: DecodeProblem[] = [];
-  constructor(readonly raw: Record<string, unknown>) {}
+  constructor(
+    readonly raw: Record<string, unknown>,
+    readonly version: BmcProtocolVersion,
+  ) {}
 
   problem(code: DecodeProblemCode, path: string, rule: string): void {
     this.problems.push({ code, path, rule });
@@ -443,5 +492,25 @@ class Reader {
 
   optionalObject(path: string): Record<string, unknown> | undefined {
     return this.raw[path] === undefined ? undefined : this.object(path);
+  }
+
+  /** Absent, or a non-empty list of distinct non-empty strings. */
+  optionalStringList(path: string): string[] | undefined {
+    const value = this.raw[path];
+    if (value === undefined) return undefined;
+    if (!Array.isArray(value)) return this.wrongType(path, "an array of strings", value);
+    if (value.length === 0) {
+      this.problem("INVALID_VALUE", path, "must not be empty (omit it for the whole component)");
+      return undefined;
+    }
+    const out: string[] = [];
+    value.forEach((item, i) => {
+      const at = `${path}[${i}]`;
+      if (typeof item !== "string") this.wrongType(at, "a string", item);
+      else if (item === "") this.problem("INVALID_VALUE", at, "must not be empty");
+      else if (out.includes(item)) this.problem("INVALID_VALUE", at, `duplicate ${JSON.stringify(item)}`);
+      else out.push(item);
+    });
+    return out.length === value.length ? out : undefined;
   }
 }

@@ -20,10 +20,12 @@ export interface BmcRequestRecord {
   ackedAt?: number;
   /** Highest progress percent reported. */
   progress?: number;
-  /** An update's result (the first one stored; later ones are ignored). */
-  result?: { ok: true; version: string } | { ok: false; version: string; error: BmcError };
-  /** A query's answer. */
-  status?: { version: string };
+  /** An update's result (the first one stored; later ones are ignored). `subTargets`: v2's flashed parts. */
+  result?: ({ ok: true; version: string } | { ok: false; version: string; error: BmcError }) & {
+    subTargets?: string[];
+  };
+  /** A query's answer; `ready: false` (with `reason`) when the BMC says it is not ready. */
+  status?: { version: string; ready?: boolean; reason?: string };
 }
 
 export type NewBmcRequest = Pick<
@@ -38,10 +40,64 @@ export interface ComponentResult {
   error?: CaughtError;
 }
 
-/** Preflight query ids: like update ids, derived, so a retried step re-asks with the same id. */
-export function queryRequestId(taskId: string, componentId: string): string {
-  const digest = createHash("sha256").update(`flow-bmc-query:${taskId}:${componentId}`, "utf8").digest("hex");
+/**
+ * Preflight query ids: like update ids, derived, so a retried step re-asks with the same id.
+ * `attempt` > 0 asks again (a BMC that said it was not ready, re-asked while the task waits).
+ */
+export function queryRequestId(taskId: string, componentId: string, attempt = 0): string {
+  const seed = `flow-bmc-query:${taskId}:${componentId}${attempt === 0 ? "" : `:${attempt}`}`;
+  const digest = createHash("sha256").update(seed, "utf8").digest("hex");
   return `qry-${digest.slice(0, 32)}`;
+}
+
+/**
+ * The query id of a rule's verify step (VERIFY_VERSION, VERIFY_REACHABILITY): derived from the
+ * task, the component, where in the rule (stage, step) and the attempt, so a retried Lambda re-asks
+ * with the same id and a retry of the step (attempt + 1) asks anew.
+ */
+export function stepQueryRequestId(
+  taskId: string,
+  componentId: string,
+  stage: number,
+  step: number,
+  attempt: number,
+): string {
+  const seed = `flow-bmc-verify:${taskId}:${componentId}:${stage}:${step}:${attempt}`;
+  return `qry-${createHash("sha256").update(seed, "utf8").digest("hex").slice(0, 32)}`;
+}
+
+/**
+ * A verify step's verdict on one component from its query record, or "pending" while it may still
+ * answer. VERIFY_REACHABILITY: any answer passes. VERIFY_VERSION (`expected` set): the answer must
+ * be the component's target version.
+ *   no answer past the deadline → BmcUnreachable `component c-1 (COMPUTE): verify-reachability: BMC
+ *     did not answer within 60 s (unreachable)`
+ *   answer 1.9.0, expected 2.0.0 → VersionMismatch `component c-1 (COMPUTE): verify-version: BMC
+ *     runs 1.9.0, expected 2.0.0`
+ */
+export function queryVerdict(
+  componentId: string,
+  type: ComponentType,
+  record: BmcRequestRecord | undefined,
+  check: { step: "verify-version" | "verify-reachability"; expected?: string; timeoutSeconds: number },
+  deadline: number,
+  now: number,
+): ComponentResult | "pending" {
+  const label = `${componentLabel(componentId, type)}: ${check.step}`;
+  const fail = (name: StepErrorName, message: string): ComponentResult => ({
+    componentId,
+    ok: false,
+    error: { Error: name, Cause: `${label}: ${message}` },
+  });
+  const answer = record?.status;
+  if (answer !== undefined) {
+    if (check.expected !== undefined && answer.version !== check.expected) {
+      return fail("VersionMismatch", `BMC runs ${answer.version}, expected ${check.expected}`);
+    }
+    return { componentId, ok: true, version: answer.version };
+  }
+  if (now < (record?.deadline ?? deadline)) return "pending";
+  return fail("BmcUnreachable", `BMC did not answer within ${check.timeoutSeconds} s (unreachable)`);
 }
 
 /** pollSeconds · 2^polls, capped by maxPollSeconds and by what is left until the deadline; ≥ 1. */
@@ -54,6 +110,10 @@ export function nextWaitSeconds(
   const backoff = Math.min(settings.maxPollSeconds, settings.pollSeconds * 2 ** Math.min(polls, 30));
   const remaining = Math.ceil((deadline - now) / 1000);
   return Math.max(1, Math.min(backoff, remaining));
+}
+
+function sameParts(flashed: readonly string[] | undefined, asked: readonly string[]): boolean {
+  return flashed !== undefined && flashed.length === asked.length && asked.every((p) => flashed.includes(p));
 }
 
 /** Which credential a component's BMC gets: the shared one, or its type's own. */
@@ -80,6 +140,8 @@ export function secretFor(auth: FirmwareAuthentication | undefined, type: Compon
  *   some progress → BmcTimeout (disconnected).
  * e.g. a result `{ ok: true, version: "1.9.0" }` for target 2.0.0 → VersionMismatch,
  *   `component c-1 (COMPUTE): BMC reported success but runs 1.9.0, expected 2.0.0`.
+ * With `subTargets` (protocol v2) a success must confirm exactly those parts: a BMC that flashed
+ * others, or did not say (a v1 BMC that ignored them), fails the component with BmcUpdateFailed.
  */
 export function verdict(
   componentId: string,
@@ -89,6 +151,7 @@ export function verdict(
   settings: { updateTimeoutSeconds: number },
   deadline: number,
   now: number,
+  subTargets?: readonly string[],
 ): ComponentResult | "pending" {
   const label = componentLabel(componentId, type);
   const fail = (name: StepErrorName, message: string): ComponentResult => ({
@@ -110,14 +173,24 @@ export function verdict(
         `BMC reported success but runs ${result.version}, expected ${targetVersion}`,
       );
     }
+    if (subTargets !== undefined && !sameParts(result.subTargets, subTargets)) {
+      const flashed =
+        result.subTargets === undefined
+          ? "did not say which parts it flashed"
+          : `flashed ${result.subTargets.join(", ")}`;
+      return fail("BmcUpdateFailed", `BMC ${flashed}, asked for sub-targets ${subTargets.join(", ")}`);
+    }
     return { componentId, ok: true, version: result.version };
   }
   if (now < (record?.deadline ?? deadline)) return "pending";
   const seconds = settings.updateTimeoutSeconds;
   if (record?.ackedAt === undefined) {
+    // A BMC that speaks only protocol v1 refuses a command with sub-targets (v2) and stays silent.
+    const hint =
+      subTargets === undefined ? "" : "; sub-targets need BMC protocol v2, which a v1-only BMC ignores";
     return fail(
       "BmcUnreachable",
-      `BMC never acknowledged the update command within ${seconds} s (unreachable)`,
+      `BMC never acknowledged the update command within ${seconds} s (unreachable${hint})`,
     );
   }
   if (record.progress === undefined) {

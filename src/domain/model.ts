@@ -9,6 +9,8 @@
  *   `configuration.options.safety_policy.gates[0].failure_rate.failure_threshold_percent`.
  */
 
+import type { OperationRule } from "./operation-rules.js";
+
 export function assertNever(value: never): never {
   throw new Error(`unreachable: ${JSON.stringify(value)}`);
 }
@@ -82,11 +84,25 @@ export type OperationType = (typeof OPERATION_TYPES)[number];
 // ---------------------------------------------------------------------------------------------
 // Inventory
 
+/** READY is the default and is stored as no readiness at all (src/domain/readiness.ts). */
+export const READINESS_STATES = ["READY", "NOT_READY", "MAINTENANCE"] as const;
+export type ReadinessState = (typeof READINESS_STATES)[number];
+export interface ComponentReadiness {
+  state: Exclude<ReadinessState, "READY">;
+  /** Why, in the operator's words: it ends up in the failed target's message. */
+  reason: string;
+}
+
 export interface InventoryComponent {
   id: string;
   type: ComponentType;
   externalId?: string;
   firmwareVersion?: string;
+  /** Narrow which firmware baseline applies (src/domain/firmware-baselines.ts); matched exactly. */
+  model?: string;
+  vendor?: string;
+  /** Absent: READY. A component not ready is not flashed (unless override_readiness_check). */
+  readiness?: ComponentReadiness;
 }
 
 export interface InventoryRack {
@@ -247,6 +263,12 @@ export interface ComponentsForType {
   componentIds: string[];
 }
 
+/** Components to be upgraded to one firmware version, resolved from the baselines and frozen. */
+export interface VersionGroup {
+  version: string;
+  componentIds: string[];
+}
+
 export interface PlannedTarget {
   rackId: string;
   sequenceIndex: number;
@@ -285,6 +307,11 @@ export interface Run {
   counters: OutcomeCounts[];
   /** Targets CLAIMED or SUBMITTED now; kept <= config.maxConcurrentTargets by conditional writes. */
   inFlight: number;
+  /**
+   * The operation rule `rule_id` pinned, frozen at create (a later version does not change the
+   * run). Absent: the built-in DEFAULT_RULE (src/domain/operation-rules.ts).
+   */
+  rule?: OperationRule;
   createdAt: number;
   updatedAt: number;
   startedAt?: number;
@@ -307,6 +334,12 @@ export interface Target {
    * Absent when the rack had none; listing then asks inventory, and fails if it still has none.
    */
   rackExternalId?: string;
+  /**
+   * Each component's firmware version, resolved from the firmware baselines at create and frozen
+   * with the plan (a later baseline edit does not re-plan). Absent when the run names one
+   * `target_version` for every component.
+   */
+  versions?: VersionGroup[];
   createdAt: number;
   updatedAt: number;
   /** While CLAIMED: when the claim lease runs out and another dispatcher may take it. */
@@ -372,7 +405,10 @@ export interface Task {
   updatedAt: number;
   startedAt?: number;
   finishedAt?: number;
+  /** The rule the task runs: the pinned rule's id, else DEFAULT_RULE_ID. */
   appliedRuleId?: string;
+  /** The pinned rule as frozen (absent: the built-in default); not on the wire. */
+  rule?: OperationRule;
   /** Versioned JSON document with per-component progress (see the README's BMC protocol section). */
   report: string;
   /** `operation-run-target:<targetId>` for run children; a retried submission finds this task. */

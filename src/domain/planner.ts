@@ -6,6 +6,8 @@
  *   1. Base scope      explicit target spec resolved against inventory, or every rack filtered by
  *                      the default-scope component filter; racks with no matching component drop
  *                      out. One row per rack entry, per NVLink-domain rack, per component entry.
+ *                      With sub_targets, only components whose type has one of them stay
+ *                      (src/domain/sub-targets.ts), like a type filter.
  *   2. Limit           more than 100 rows → CandidateLimitError, before anything else is done.
  *   3. Merge           rows of the same rack become one (first occurrence keeps its place,
  *                      component ids de-duplicated). Nothing left → "no planned targets".
@@ -62,6 +64,7 @@ import type {
   TargetSpec,
 } from "./model.js";
 import { allocatePhases, ceilDiv } from "./phases.js";
+import { flashedBy } from "./sub-targets.js";
 
 /** Rows allowed in the base scope, and in the targets loaded from the excluded runs. */
 export const CANDIDATE_TARGET_LIMIT = 100;
@@ -103,10 +106,13 @@ export interface ScopeRow {
 }
 
 export function planRun({ config, inventory, excludedTargets }: PlanRunArgs): Plan {
-  const targetSpec = config.operation.firmware.targetSpec;
-  const base = targetSpec
-    ? resolveTargetSpec(targetSpec, inventory)
-    : resolveDefaultScope(inventory, config.targetScope.defaultScopeComponentFilter);
+  const { targetSpec, subTargets } = config.operation.firmware;
+  const base = narrowRows(
+    targetSpec
+      ? resolveTargetSpec(targetSpec, inventory)
+      : resolveDefaultScope(inventory, config.targetScope.defaultScopeComponentFilter),
+    flashedBy(subTargets),
+  );
   if (base.length > CANDIDATE_TARGET_LIMIT) throw new CandidateLimitError(CANDIDATE_TARGET_LIMIT);
 
   const merged = mergeRows(base);
@@ -191,6 +197,14 @@ function typeFilter(types: readonly ComponentType[]): Predicate {
   if (types.length === 0) return () => true;
   const wanted = new Set(types);
   return (component) => wanted.has(component.type);
+}
+
+/** Rows with only the components `keep` accepts; rows left empty drop out. */
+export function narrowRows(rows: readonly ScopeRow[], keep: Predicate): ScopeRow[] {
+  return rows.flatMap((row) => {
+    const components = row.components.filter(keep);
+    return components.length === 0 ? [] : [{ rackId: row.rackId, components }];
+  });
 }
 
 function rowsOf(racks: readonly InventoryRack[], keep: Predicate): ScopeRow[] {

@@ -45,6 +45,7 @@ import {
   type TargetSpec,
   type TargetSpecInput,
 } from "./model.js";
+import { checkSubTargets } from "./sub-targets.js";
 import { isNilUuid, isUuid, uuidError } from "./uuid.js";
 
 /** An UpgradeFirmware request as decoded, before validation (its target spec may be absent or unset). */
@@ -264,11 +265,20 @@ function checkFirmwareTemplate(
 ): FirmwareTemplate {
   const { targetSpec: specInput, ...rest } = input;
   const template: FirmwareTemplate = rest;
+  // (ours) Absent means "from the firmware baselines" (frozen at create); "" means nothing at all.
+  if (input.targetVersion?.trim() === "") {
+    v.add(
+      `${prefix}target_version`,
+      "must not be empty: omit it to take each component's version from the firmware baselines",
+    );
+  }
   if (input.ruleId !== undefined) {
     // The reference: "invalid upgrade_firmware.rule_id: must be a valid non-zero UUID".
     template.ruleId =
       v.nonNilUuid(`${prefix}rule_id`, input.ruleId, "must be a valid non-zero UUID") ?? input.ruleId;
   }
+  // (ours) Names each component type has (src/domain/sub-targets.ts), lowercased.
+  template.subTargets = checkSubTargets(input.subTargets, `${prefix}sub_targets`, (x) => v.list.push(x));
   const spec = specInput && checkTargetSpec(specInput, `${prefix}target_spec`, v);
   if (spec !== undefined) template.targetSpec = spec;
   return template;

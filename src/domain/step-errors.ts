@@ -13,6 +13,8 @@ export const STEP_ERROR_NAMES = [
   "BmcUpdateFailed",
   "VersionMismatch",
   "ComponentsFailed",
+  /** The preflight: a component to flash stayed not ready until the readiness timeout. */
+  "ComponentNotReady",
   "TaskNotFound",
   /** The task ended (was cancelled) while the execution was still running. */
   "TaskEnded",

@@ -30,11 +30,18 @@ export const UPGRADE_GROUP_ORDER: readonly ComponentType[] = [
 // ---------------------------------------------------------------------------------------------
 // The task report (Task.report): a versioned JSON document
 
-export const TASK_REPORT_VERSION = 1 as const;
+/**
+ * 2: a component's target version may be its own (`components[].targetVersion`, from the firmware
+ * baselines) and the report's `targetVersion` is then absent, so a v1 reader that took the
+ * report's version for every component would be wrong: hence the bump. v1 reports (tasks created
+ * before) are still read: every v1 component's target is the report's targetVersion.
+ */
+export const TASK_REPORT_VERSION = 2 as const;
+const READABLE_VERSIONS: readonly number[] = [1, TASK_REPORT_VERSION];
 
 export type ComponentProgress =
   | "PENDING"
-  /** Already at the target version (preflight), and override_version_check was not set. */
+  /** Already at its target version (preflight), and override_version_check was not set. */
   | "SKIPPED"
   | "UPDATING"
   | "COMPLETED"
@@ -48,6 +55,10 @@ export interface ComponentReport {
   id: string;
   type: ComponentType;
   status: ComponentProgress;
+  /** This component's own target (resolved from the firmware baselines); absent: the report's. */
+  targetVersion?: string;
+  /** The parts to flash (the request's sub_targets this type has); absent: the whole component. */
+  subTargets?: string[];
   /** What the BMC answered to the preflight query. */
   versionBefore?: string;
   /** What the BMC reported in its result. */
@@ -61,42 +72,76 @@ export interface ComponentReport {
 }
 
 /**
- * `{"v":1,"targetVersion":"2.0.0","overrideVersionCheck":false,"groupOrder":[…],"components":[
+ * `{"v":2,"targetVersion":"2.0.0","overrideVersionCheck":false,"groupOrder":[…],"components":[
  *    {"id":"…","type":"POWERSHELF","status":"COMPLETED","versionBefore":"1.0.0","versionAfter":"2.0.0",…}]}`
  * Readers must ignore fields they do not know; a breaking change bumps `v`.
  */
 export interface TaskReport {
   v: typeof TASK_REPORT_VERSION;
-  targetVersion: string;
+  /** The request's target_version, when it named one for every component. */
+  targetVersion?: string;
   overrideVersionCheck: boolean;
+  /** The request's override_readiness_check (absent in reports written before readiness). */
+  overrideReadinessCheck?: boolean;
+  /** The operation rule the task runs (src/domain/operation-rules.ts). */
+  rule?: { id: string; version: number; name: string };
+  /** The order component types are upgraded in: the rule's stages, flattened. */
   groupOrder: ComponentType[];
   components: ComponentReport[];
+  /** What the operator should know the task did anyway, e.g. flashing components not ready. */
+  warnings?: string[];
 }
 
-/** The first report of a task: every component PENDING, in upgrade order, then by id. */
+/** What a component is to be upgraded to: its own target, else the report's ("" if neither). */
+export function targetOf(
+  report: Pick<TaskReport, "targetVersion">,
+  c: Pick<ComponentReport, "targetVersion">,
+): string {
+  return c.targetVersion ?? report.targetVersion ?? "";
+}
+
+/**
+ * The first report of a task: every component PENDING, in upgrade order (the rule's, else
+ * UPGRADE_GROUP_ORDER), then by id. A component's own `targetVersion` (from the baselines) is
+ * kept; `targetVersion` is the request's, if any.
+ */
 export function initialReport(
-  components: readonly { id: string; type: ComponentType }[],
-  targetVersion: string,
+  components: readonly { id: string; type: ComponentType; targetVersion?: string; subTargets?: string[] }[],
+  targetVersion: string | undefined,
   overrideVersionCheck: boolean,
+  overrideReadinessCheck = false,
+  rule?: { id: string; version: number; name: string; order: readonly ComponentType[] },
 ): TaskReport {
-  const rank = (t: ComponentType) => UPGRADE_GROUP_ORDER.indexOf(t);
+  const order = rule?.order ?? UPGRADE_GROUP_ORDER;
+  // Types the order does not name sort last (a rule covers every planned type; this is a guard).
+  const rank = (t: ComponentType) => (order.includes(t) ? order.indexOf(t) : order.length);
   const sorted = [...components].sort(
     (a, b) => rank(a.type) - rank(b.type) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
-  return {
+  const report: TaskReport = {
     v: TASK_REPORT_VERSION,
-    targetVersion,
     overrideVersionCheck,
-    groupOrder: [...UPGRADE_GROUP_ORDER],
-    components: sorted.map((c) => ({ id: c.id, type: c.type, status: "PENDING" })),
+    overrideReadinessCheck,
+    ...(rule ? { rule: { id: rule.id, version: rule.version, name: rule.name } } : {}),
+    groupOrder: [...order],
+    components: sorted.map((c) => {
+      const entry: ComponentReport = { id: c.id, type: c.type, status: "PENDING" };
+      if (c.targetVersion !== undefined && c.targetVersion !== targetVersion)
+        entry.targetVersion = c.targetVersion;
+      if (c.subTargets !== undefined && c.subTargets.length > 0) entry.subTargets = [...c.subTargets];
+      return entry;
+    }),
   };
+  if (targetVersion !== undefined) report.targetVersion = targetVersion;
+  return report;
 }
 
 export function parseReport(text: string): TaskReport {
-  const parsed = JSON.parse(text) as TaskReport;
-  if (parsed.v !== TASK_REPORT_VERSION)
+  const parsed = JSON.parse(text) as Omit<TaskReport, "v"> & { v: unknown };
+  if (!READABLE_VERSIONS.includes(parsed.v as number))
     throw new Error(`task report version ${String(parsed.v)} is not supported`);
-  return parsed;
+  // A v1 report is a v2 report whose components all take the report's targetVersion.
+  return { ...parsed, v: TASK_REPORT_VERSION };
 }
 
 export function serializeReport(report: TaskReport): string {
@@ -128,15 +173,21 @@ export function finishReport(text: string, status: TaskOutcomeStatus, now: numbe
   return serializeReport(report);
 }
 
-/** `"upgraded 18 components to 2.0.0 (3 already at 2.0.0)"`. */
+/**
+ * `"upgraded 18 components to 2.0.0 (3 already at 2.0.0)"`; with versions from the baselines,
+ * `"upgraded 18 components to 2.0.0, 2.1.0 (3 already at their version)"`.
+ */
 export function completionMessage(task: Pick<Task, "report">): string {
   try {
     const report = parseReport(task.report);
-    const done = report.components.filter((c) => c.status === "COMPLETED").length;
+    const done = report.components.filter((c) => c.status === "COMPLETED");
     const skipped = report.components.filter((c) => c.status === "SKIPPED").length;
-    if (done === 0) return `all ${skipped} components already at ${report.targetVersion}`;
-    const tail = skipped > 0 ? ` (${skipped} already at ${report.targetVersion})` : "";
-    return `upgraded ${done} component${done === 1 ? "" : "s"} to ${report.targetVersion}${tail}`;
+    const targets = [...new Set(report.components.map((c) => targetOf(report, c)))].sort();
+    const at = targets.length === 1 ? targets[0] : "their version";
+    if (done.length === 0) return `all ${skipped} components already at ${at}`;
+    const to = [...new Set(done.map((c) => targetOf(report, c)))].sort().join(", ");
+    const tail = skipped > 0 ? ` (${skipped} already at ${at})` : "";
+    return `upgraded ${done.length} component${done.length === 1 ? "" : "s"} to ${to}${tail}`;
   } catch {
     return "completed";
   }

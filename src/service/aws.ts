@@ -126,6 +126,7 @@ export function awsDispatcher(config: DispatchConfig, obs: RootObservability): D
   const { stores, parts } = awsChildTasks(config, obs);
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
+    policy: stores.policy,
     executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config), obs),
     newId: randomUUID,
   });

@@ -26,6 +26,7 @@ import type {
   Cipher,
   FirmwareVersionRecorder,
   RackLockStore,
+  ReadinessStore,
   RunStore,
   RunWaker,
   TaskStore,
@@ -85,7 +86,11 @@ export function childTaskParts(deps: ChildTaskPartsDeps): ChildTaskParts {
 /** Every Task state of the child-task state machine. */
 export function childTaskSteps(
   parts: ChildTaskParts,
-  deps: { publisher: BmcCommandPublisher; firmware: FirmwareVersionRecorder },
+  deps: {
+    publisher: BmcCommandPublisher;
+    firmware: FirmwareVersionRecorder;
+    readiness: Pick<ReadinessStore, "notReady">;
+  },
 ): TaskSteps {
   return createTaskSteps({
     ...parts.outcome,
@@ -100,7 +105,7 @@ export function childTaskSteps(
 /** The dispatcher's submitter and the TasksApi, starting and stopping executions on `executor`. */
 export function childTaskService(
   parts: ChildTaskParts,
-  deps: Pick<TaskServiceDeps, "executor" | "newId" | "defaultTargetVersion"> & {
+  deps: Pick<TaskServiceDeps, "executor" | "newId" | "policy"> & {
     inventory: PlanInventory;
   },
 ): TaskService {

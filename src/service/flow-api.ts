@@ -6,13 +6,21 @@
  * FailedPrecondition, as the reference does ("operation run manager is not configured"): a front
  * deployed without its task machinery still serves reads and says clearly what is missing.
  */
-import type { BuildInfo, FlowApi, OperationRunsApi, TasksApi } from "../app/api.js";
+import type { BuildInfo, FlowApi, OperationRunsApi, PolicyApi, TasksApi } from "../app/api.js";
 import { createControls } from "../app/controls.js";
 import type { Dispatcher } from "../app/dispatcher.js";
+import { createPolicyService } from "../app/firmware-policy.js";
 import type { Logger } from "../app/observability.js";
-import type { ChildTaskSubmitter, InventoryStore, RunStore } from "../app/ports.js";
+import type {
+  ChildTaskSubmitter,
+  FirmwarePolicyStore,
+  InventoryStore,
+  ReadinessStore,
+  RunStore,
+} from "../app/ports.js";
 import { createRunService } from "../app/runs.js";
 import { FailedPreconditionError } from "../domain/errors.js";
+import type { FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { InventoryRack } from "../domain/model.js";
 
 export type RunControls = Pick<OperationRunsApi, "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun">;
@@ -23,6 +31,8 @@ export interface FlowApiParts {
   controls?: RunControls;
   tasks?: TasksApi;
   inventory?: InventoryStore;
+  /** Firmware baselines (src/app/firmware-policy.ts). */
+  policy?: PolicyApi;
   /** Told of every imported rack after it is stored (the local stack adds simulated BMCs). */
   onRacksImported?: (racks: InventoryRack[]) => void;
   buildInfo: BuildInfo;
@@ -31,9 +41,15 @@ export interface FlowApiParts {
 export const RUN_MANAGER_MISSING = "operation run manager is not configured";
 export const TASK_MANAGER_MISSING = "task manager is not configured";
 export const INVENTORY_MISSING = "inventory is not configured";
+export const POLICY_MISSING = "firmware policy is not configured";
 
 export interface FlowApiAssembly {
-  stores: { runs: RunStore; inventory: InventoryStore };
+  stores: {
+    runs: RunStore;
+    inventory: InventoryStore;
+    policy: FirmwarePolicyStore;
+    readiness: ReadinessStore;
+  };
   tasks: { submitter: ChildTaskSubmitter; api: TasksApi };
   clock: () => number;
   newId: () => string;
@@ -50,7 +66,13 @@ export interface FlowApiAssembly {
 export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
   const { stores, tasks, clock, logger } = parts;
   return composeFlowApi({
-    runs: createRunService({ runs: stores.runs, inventory: stores.inventory, clock, newId: parts.newId }),
+    runs: createRunService({
+      runs: stores.runs,
+      inventory: stores.inventory,
+      policy: stores.policy,
+      clock,
+      newId: parts.newId,
+    }),
     controls: createControls({
       runs: stores.runs,
       submitter: tasks.submitter,
@@ -60,6 +82,13 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
     }),
     tasks: tasks.api,
     inventory: stores.inventory,
+    policy: createPolicyService({
+      policy: stores.policy,
+      readiness: stores.readiness,
+      clock,
+      newId: parts.newId,
+      log: (line) => logger.info(line),
+    }),
     ...(parts.onRacksImported === undefined ? {} : { onRacksImported: parts.onRacksImported }),
     buildInfo: parts.buildInfo,
   });
@@ -70,6 +99,7 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
   const controls = () => parts.controls ?? missing(RUN_MANAGER_MISSING);
   const tasks = () => parts.tasks ?? missing(TASK_MANAGER_MISSING);
   const inventory = () => parts.inventory ?? missing(INVENTORY_MISSING);
+  const policy = () => parts.policy ?? missing(POLICY_MISSING);
   return {
     createRun: async (input, options) => runs().createRun(input, options),
     planRun: async (input, options) => runs().planRun(input, options),
@@ -88,15 +118,27 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     getTasks: async (ids) => tasks().getTasks(ids),
     listTasks: async (query) => tasks().listTasks(query),
     cancelTask: async (id) => tasks().cancelTask(id),
-    importInventory: async (racks: InventoryRack[]) => {
+    importInventory: async (racks: InventoryRack[], baselines: FirmwareBaseline[] = []) => {
       await inventory().upsertRacks(racks);
       parts.onRacksImported?.(racks);
-      return { racks: racks.length, components: racks.reduce((n, r) => n + r.components.length, 0) };
+      if (baselines.length > 0) await policy().setBaselines(baselines);
+      return {
+        racks: racks.length,
+        components: racks.reduce((n, r) => n + r.components.length, 0),
+        baselines: baselines.length,
+      };
     },
     listRacks: async (offset, limit) => {
       const all = await inventory().loadAll();
       return { racks: all.slice(offset, offset + limit), total: all.length };
     },
+    setBaselines: async (baselines) => policy().setBaselines(baselines),
+    listBaselines: async () => policy().listBaselines(),
+    deleteBaseline: async (key) => policy().deleteBaseline(key),
+    setReadiness: async (componentId, readiness) => policy().setReadiness(componentId, readiness),
+    createRule: async (definition, options) => policy().createRule(definition, options),
+    getRule: async (id, version) => policy().getRule(id, version),
+    listRules: async (page) => policy().listRules(page),
     version: () => parts.buildInfo,
   };
 }

@@ -29,6 +29,7 @@ export function composeGrpcFront(
   const { stores, parts } = awsChildTasks(config, obs, "front");
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
+    policy: stores.policy,
     executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config), obs),
     newId: randomUUID,
   });

@@ -285,12 +285,31 @@ operation:
         name: "cli-json",
         selector: { percentage: 100 },
         options: { maxConcurrentTargets: 1, gates: [{ failureRate: "50%" }] },
-        operation: { upgradeFirmware: { targets: { racks: [{ name: rackName(5) }] } } },
+        operation: {
+          upgradeFirmware: { targetVersion: "2.0.0", targets: { racks: [{ name: rackName(5) }] } },
+        },
       }),
     );
     const r = await flowctl(["run", "create", "-f", file, "--dry-run"]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain("EXT-A05");
+  });
+
+  it("an operation without targetVersion needs a firmware baseline for every planned type", async () => {
+    const file = writeFile(
+      "no-version.json",
+      JSON.stringify({
+        name: "cli-no-version",
+        selector: { percentage: 100 },
+        options: { maxConcurrentTargets: 1, gates: [{ failureCount: 1 }] },
+        operation: { upgradeFirmware: { targets: { racks: [{ name: rackName(5) }] } } },
+      }),
+    );
+    const r = await flowctl(["run", "create", "-f", file, "--dry-run"]);
+    expect(r.code).toBe(13);
+    expect(r.stderr).toContain(
+      "configuration.operation.upgrade_firmware.target_version: target_version is not set and no firmware baseline covers COMPUTE, NVSWITCH",
+    );
   });
 });
 

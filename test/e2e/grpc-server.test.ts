@@ -35,18 +35,22 @@ import {
   NotFoundError,
   ValidationError,
 } from "../../src/domain/errors.js";
+import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
 import type {
+  ComponentReadiness,
   CreateRunInput,
   InventoryRack,
   ListRunsQuery,
   ListTargetsQuery,
   ListTasksQuery,
+  Page,
   Plan,
   Run,
   RunConfig,
   RunStats,
   Task,
 } from "../../src/domain/model.js";
+import { DEFAULT_RULE, DEFAULT_RULE_ID, type RuleDefinition } from "../../src/domain/operation-rules.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/run-config.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 
@@ -143,6 +147,9 @@ const TASK: Task = {
   updatedAt: 1_800_000_000_900,
   report: '{"version":1,"components":[]}',
 };
+
+const BASELINE: FirmwareBaseline = { componentType: "NVSWITCH", version: "2.0" };
+const RULE_ID = "aaaaaaaa-0000-4000-8000-0000000000e1";
 
 const RACK: InventoryRack = {
   id: RACK_ID,
@@ -276,9 +283,55 @@ class FakeFlowApi implements FlowApi {
     return { ...TASK, status: "TERMINATED", finishedAt: 1_800_000_002_000 };
   }
 
-  async importInventory(racks: InventoryRack[]) {
-    this.record("importInventory", racks);
-    return { racks: racks.length, components: racks.reduce((n, r) => n + r.components.length, 0) };
+  async importInventory(racks: InventoryRack[], baselines: FirmwareBaseline[] = []) {
+    this.record("importInventory", racks, baselines);
+    return {
+      racks: racks.length,
+      components: racks.reduce((n, r) => n + r.components.length, 0),
+      baselines: baselines.length,
+    };
+  }
+
+  async setBaselines(baselines: FirmwareBaseline[]) {
+    this.record("setBaselines", baselines);
+    return baselines;
+  }
+
+  async listBaselines() {
+    this.record("listBaselines");
+    return [BASELINE];
+  }
+
+  async setReadiness(componentId: string, readiness: ComponentReadiness | undefined) {
+    this.record("setReadiness", componentId, readiness);
+    return { id: componentId, type: "COMPUTE" as const, ...(readiness ? { readiness } : {}) };
+  }
+
+  async createRule(definition: RuleDefinition, options: { id?: string; expectedVersion?: number } = {}) {
+    this.record("createRule", definition, options);
+    return {
+      ...definition,
+      id: options.id ?? RULE_ID,
+      version: (options.expectedVersion ?? 0) + 1,
+      createdAt: 1,
+    };
+  }
+
+  async getRule(id: string, version?: number) {
+    this.record("getRule", id, version);
+    if (id !== DEFAULT_RULE_ID) throw new NotFoundError(`rule ${id} not found`);
+    return { ...DEFAULT_RULE };
+  }
+
+  async listRules(page: Page) {
+    this.record("listRules", page);
+    return { rules: [{ ...DEFAULT_RULE }], total: 1 };
+  }
+
+  async deleteBaseline(key: BaselineKey) {
+    this.record("deleteBaseline", key);
+    if (key.componentType !== BASELINE.componentType) throw new NotFoundError("no firmware baseline for UMS");
+    return BASELINE;
   }
 
   async listRacks(offset: number, limit: number) {
@@ -620,15 +673,27 @@ describe("grpc server e2e: every RPC over the socket", () => {
             nvlDomainId: undefined,
             nvlDomainName: "",
             location: { datacenter: "dc1", row: "A", position: 3 },
-            components: [{ id: { id: COMPONENT_ID }, type: 1, externalId: "", firmwareVersion: "1.0" }],
+            components: [
+              {
+                id: { id: COMPONENT_ID },
+                type: 1,
+                externalId: "",
+                firmwareVersion: "1.0",
+                model: "",
+                vendor: "",
+                readiness: undefined,
+              },
+            ],
           },
         ],
+        baselines: [{ componentType: 2, model: "", vendor: "", version: "2.0" }],
       },
       soon(),
     );
-    expect(imported).toEqual({ racksWritten: 1, componentsWritten: 1 });
+    expect(imported).toEqual({ racksWritten: 1, componentsWritten: 1, baselinesWritten: 1 });
     expect(last("importInventory")).toEqual([
       [{ ...RACK, location: { datacenter: "dc1", row: "A", position: 3 } }],
+      [{ componentType: "NVSWITCH", version: "2.0" }],
     ]);
 
     const listed = await admin.listRacks({ pagination: { offset: 0, limit: 5 } }, soon());

@@ -397,7 +397,7 @@ describe("bmc fleet: idempotency on requestId", () => {
       new PublishCommand({
         topic: bmcCmdTopic(C.succeed),
         qos: 1,
-        payload: Buffer.from('{"v":2,"type":"query","requestId":"x"}'),
+        payload: Buffer.from('{"v":3,"type":"query","requestId":"x"}'),
       }),
     );
     const stranger = "7a000000-0000-4000-8000-00000000ffff";
@@ -411,9 +411,9 @@ describe("bmc fleet: idempotency on requestId", () => {
     const after = fleet.stats();
     expect(after.ignored.malformed - before.ignored.malformed).toBe(2);
     expect(after.ignored.unknownComponent - before.ignored.unknownComponent).toBe(1);
-    expect(logs.some((l) => l.includes("v: unsupported protocol version 2 (this codec speaks 1)"))).toBe(
-      true,
-    );
+    expect(
+      logs.some((l) => l.includes("v: unsupported protocol version 3 (this codec speaks 1 and 2)")),
+    ).toBe(true);
     // The auth blob of any update never reaches a log line.
     expect(logs.join("\n")).not.toContain("c2VjcmV0");
   });

@@ -195,8 +195,11 @@ describe("child task: exactly one update command per component per task", () => 
     expect((await h.stores.tasks.createTask(manual)).created).toBe(true);
     const groups = [
       {
-        type: "COMPUTE" as const,
+        stage: 2,
+        name: "compute",
         componentIds: racks[0]!.components.filter((c) => c.type === "COMPUTE").map((c) => c.id),
+        maxParallel: FAST_SETTINGS.maxParallel ?? 4,
+        steps: [{ action: "UPDATE_FIRMWARE" as const, timeoutSeconds: 0, sleepSeconds: 0 }],
       },
     ];
     const wave: StepEvent = {
@@ -205,7 +208,7 @@ describe("child task: exactly one update command per component per task", () => 
       rackId: manual.rackId,
       settings: { ...(FAST_SETTINGS as Required<typeof FAST_SETTINGS>) },
       groups,
-      cursor: { group: 0, wave: 0, more: true },
+      cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
     };
     const firstSend = (await h.child.steps.handle(wave)) as WaveState;
     const secondSend = (await h.child.steps.handle(wave)) as WaveState;

@@ -6,6 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import { inject } from "vitest";
 import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
 import { createLocalChildTasks, type LocalChildTasks } from "../../local/child-tasks.js";
@@ -18,8 +19,9 @@ import {
   LocalAesGcmCipher,
   type TableNames,
 } from "../../src/adapters/dynamodb/index.js";
+import { IotPublisher } from "../../src/adapters/iot/publisher.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
-import type { RunWaker } from "../../src/app/ports.js";
+import type { BmcCommandPublisher, RunWaker } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
 import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freshTables, testClient } from "../support/moto.js";
@@ -53,6 +55,8 @@ export async function startHarness(options: {
   waker?: RunWaker;
   /** The task service's and the steps' clock (default Date.now). */
   clock?: () => number;
+  /** Wraps the real IoT publisher (tests that act on a command before it reaches the fleet). */
+  wrapPublisher?: (publisher: BmcCommandPublisher) => BmcCommandPublisher;
 }): Promise<Harness> {
   const client = testClient(inject("awsEndpoint"));
   const { names, drop } = await freshTables(client, options.label);
@@ -71,9 +75,21 @@ export async function startHarness(options: {
     settings: { ...FAST_SETTINGS, ...options.settings },
     waitOverrideMs: 40,
     retryIntervalOverrideMs: 5,
-    defaultTargetVersion: "2.0.0",
     ...(options.waker ? { waker: options.waker } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.wrapPublisher
+      ? {
+          publisher: options.wrapPublisher(
+            new IotPublisher({
+              client: new IoTDataPlaneClient({
+                endpoint: shim.endpoint,
+                region: "us-east-1",
+                credentials: { accessKeyId: "local", secretAccessKey: "local" },
+              }),
+            }),
+          ),
+        }
+      : {}),
   });
   return {
     client,

@@ -92,6 +92,8 @@ export interface TestStackOptions {
   defaults?: BmcBehaviour;
   /** Dispatcher tick. Default 150 ms: runs progress quickly once their BMCs answer. */
   tickMs?: number;
+  /** How long a child task waits for components that are not ready (default: the stack's, 10 min). */
+  readinessTimeoutMs?: number;
 }
 
 export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
@@ -107,6 +109,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
       logs.push(line);
     },
     childTaskWaitMs: CHILD_TASK_WAIT_MS,
+    ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
   };
   const local = await startLocalStack(stackOptions);
   const address = `127.0.0.1:${local.port}`;

@@ -11,6 +11,7 @@ import {
   parseBmcTopic,
   type UpdateCommand,
   updateRequestId,
+  versionFor,
 } from "../../src/domain/bmc-protocol.js";
 
 const COMPONENT = "0b9a3c1e-5d2f-8a41-9c3e-7f1a2b3c4d5e";
@@ -165,6 +166,100 @@ describe("bmc protocol: logging never shows the auth blob", () => {
   });
 });
 
+describe("bmc protocol: a status may say the BMC is not ready (an optional field, v1 and v2)", () => {
+  it("round-trips ready and reason, and leaves them out when absent", () => {
+    const status = {
+      v: 1 as const,
+      type: "status" as const,
+      requestId: "q",
+      version: "1.0",
+      ready: false,
+      reason: "host down",
+    };
+    expect(encodeBmcMessage(status)).toBe(
+      '{"v":1,"type":"status","requestId":"q","version":"1.0","ready":false,"reason":"host down"}',
+    );
+    expect(decodeBmcEvent(encodeBmcMessage(status))).toEqual({ ok: true, value: status });
+    expect(decodeBmcEvent('{"v":1,"type":"status","requestId":"q","version":"1.0"}')).toEqual({
+      ok: true,
+      value: { v: 1, type: "status", requestId: "q", version: "1.0" },
+    });
+  });
+
+  it("refuses a ready that is not a boolean and a reason that is not a string, with the version missing too", () => {
+    const decoded = decodeBmcEvent('{"v":1,"type":"status","requestId":"q","ready":"no","reason":5}');
+    expect(decoded.ok ? "decoded" : decoded.message).toBe(
+      "version: missing required field; ready: must be a boolean (got string); reason: must be a string (got number)",
+    );
+  });
+});
+
+describe("bmc protocol v2: sub-targets", () => {
+  const update: UpdateCommand = {
+    v: 1,
+    type: "update",
+    requestId: "r",
+    taskId: "t",
+    targetVersion: "2",
+    image: { uri: "u" },
+    issuedAt: 5,
+  };
+
+  it("a message is sent as v2 exactly when it carries subTargets; everything else stays byte for byte v1", () => {
+    expect(versionFor(update)).toBe(1);
+    expect(encodeBmcMessage({ ...update, subTargets: ["bmc", "bios"] })).toBe(
+      '{"v":2,"type":"update","requestId":"r","taskId":"t","targetVersion":"2","subTargets":["bmc","bios"],"image":{"uri":"u"},"issuedAt":5}',
+    );
+    expect(
+      encodeBmcMessage({ v: 2, type: "result", requestId: "r", ok: true, version: "2", subTargets: ["bmc"] }),
+    ).toBe('{"v":2,"type":"result","requestId":"r","ok":true,"version":"2","subTargets":["bmc"]}');
+    expect(encodeBmcMessage({ v: 2, type: "query", requestId: "q" })).toBe(
+      '{"v":1,"type":"query","requestId":"q"}',
+    );
+  });
+
+  it("v2 round-trips sub-targets on update and result (failed results too)", () => {
+    const command = { ...update, subTargets: ["nvos"] };
+    expect(decodeBmcCommand(encodeBmcMessage(command))).toEqual({ ok: true, value: { ...command, v: 2 } });
+    const failed = {
+      v: 2 as const,
+      type: "result" as const,
+      requestId: "r",
+      ok: false as const,
+      version: "1",
+      error: { code: "FLASH_FAILED", message: "no" },
+      subTargets: ["psu"],
+    };
+    expect(decodeBmcEvent(encodeBmcMessage(failed))).toEqual({ ok: true, value: failed });
+    expect(decodeBmcEvent('{"v":2,"type":"ack","requestId":"r"}')).toEqual({
+      ok: true,
+      value: { v: 2, type: "ack", requestId: "r" },
+    });
+  });
+
+  it("a v1 message's subTargets is an unknown field: ignored, never read as a narrowing", () => {
+    expect(
+      decodeBmcCommand(
+        '{"v":1,"type":"update","requestId":"r","taskId":"t","targetVersion":"2","subTargets":["bmc"],"image":{"uri":"u"},"issuedAt":5}',
+      ),
+    ).toEqual({ ok: true, value: update });
+  });
+
+  const bad: [string, string, string][] = [
+    ["not a list", '"bmc"', "subTargets: must be an array of strings (got string)"],
+    ["an empty list", "[]", "subTargets: must not be empty (omit it for the whole component)"],
+    ["a number in the list", '["bmc",7]', "subTargets[1]: must be a string (got number)"],
+    ["an empty name", '[""]', "subTargets[0]: must not be empty"],
+    ["a repeat", '["bmc","bmc"]', 'subTargets[1]: duplicate "bmc"'],
+  ];
+  it.each(bad)("v2 subTargets %s is refused", (_, list, message) => {
+    const decoded = decodeBmcCommand(
+      `{"v":2,"type":"update","requestId":"r","taskId":"t","targetVersion":"2","subTargets":${list},"image":{"uri":"u"},"issuedAt":5}`,
+    );
+    expect(decoded.ok ? "decoded" : decoded.message).toBe(message);
+  });
+});
+
 describe("bmc protocol: decode errors", () => {
   const cases: [string, string | Uint8Array, string][] = [
     ["not JSON", "{nope", "(root): is not valid JSON"],
@@ -173,19 +268,19 @@ describe("bmc protocol: decode errors", () => {
     ["a string", '"hello"', "(root): must be a JSON object (got string)"],
     ["no version", '{"type":"query","requestId":"r"}', "v: missing required field"],
     [
-      "version 2",
-      '{"v":2,"type":"query","requestId":"r"}',
-      "v: unsupported protocol version 2 (this codec speaks 1)",
+      "version 3",
+      '{"v":3,"type":"query","requestId":"r"}',
+      "v: unsupported protocol version 3 (this codec speaks 1 and 2)",
     ],
     [
       "version 0",
       '{"v":0,"type":"query","requestId":"r"}',
-      "v: unsupported protocol version 0 (this codec speaks 1)",
+      "v: unsupported protocol version 0 (this codec speaks 1 and 2)",
     ],
     [
       "version as a string",
       '{"v":"1","type":"query","requestId":"r"}',
-      "v: must be the number 1 (got string)",
+      "v: must be the number 1 or 2 (got string)",
     ],
     ["no type", '{"v":1,"requestId":"r"}', "type: missing required field"],
     ["type not a string", '{"v":1,"type":7,"requestId":"r"}', "type: must be a string (got number)"],

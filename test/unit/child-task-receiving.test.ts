@@ -47,7 +47,7 @@ describe("recordBmcReport", () => {
     const log = lineLogger((l) => lines.push(l));
     expect(await recordBmcReport(store, { v: 1, type: "ack", requestId: "r" }, 1, log)).toBe("invalid");
     expect(
-      await recordBmcReport(store, { v: 2, type: "ack", requestId: "r", componentId: "c" }, 1, log),
+      await recordBmcReport(store, { v: 3, type: "ack", requestId: "r", componentId: "c" }, 1, log),
     ).toBe("invalid");
     expect(
       await recordBmcReport(
@@ -60,7 +60,7 @@ describe("recordBmcReport", () => {
     expect(seen).toEqual([]);
     expect(lines).toEqual([
       "warn bmc report dropped: no componentId (the IoT rule adds topic(3) AS componentId)",
-      "warn bmc report dropped: undecodable componentId=c problem=v: unsupported protocol version 2 (this codec speaks 1)",
+      "warn bmc report dropped: undecodable componentId=c problem=v: unsupported protocol version 3 (this codec speaks 1 and 2)",
       'warn bmc report dropped: undecodable componentId=c problem=type: must be one of ack, progress, result, status (got "update")',
     ]);
     expect(lines.join("\n")).not.toContain("SECRET");

@@ -45,6 +45,9 @@ describe("queryRequestId", () => {
     expect(queryRequestId("t", "c")).toMatch(/^qry-[0-9a-f]{32}$/);
     expect(queryRequestId("t", "c")).not.toBe(queryRequestId("t", "d"));
     expect(queryRequestId("t", "c")).toBe(queryRequestId("t", "c"));
+    // Asking again (a BMC that said it was not ready) is a new request; attempt 0 is the first.
+    expect(queryRequestId("t", "c", 0)).toBe(queryRequestId("t", "c"));
+    expect(queryRequestId("t", "c", 1)).not.toBe(queryRequestId("t", "c"));
   });
 });
 

@@ -60,7 +60,7 @@ describe("fleet file: parsing", () => {
   });
 
   it("accepts every outcome", () => {
-    for (const outcome of ["succeed", "fail", "hang", "disconnect", "wrong-version"]) {
+    for (const outcome of ["succeed", "fail", "hang", "disconnect", "wrong-version", "not-ready"]) {
       expect(parseFleet(JSON.stringify({ defaults: { outcome } }), "f").defaults.outcome).toBe(outcome);
     }
   });
@@ -110,7 +110,7 @@ describe("fleet file: the most specific entry wins, field by field", () => {
 });
 
 describe("fleet file: errors name the file, the JSON path and the rule", () => {
-  const outcomes = "succeed, fail, hang, disconnect, wrong-version";
+  const outcomes = "succeed, fail, hang, disconnect, wrong-version, not-ready";
   it.each([
     ["not JSON", "{", "fleet.json: (root): is not valid JSON ("],
     ["an array", [], "fleet.json: (root): must be an object (got array)"],

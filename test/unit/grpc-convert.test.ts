@@ -827,6 +827,7 @@ describe("grpc convert: domain → responses", () => {
       updatedAt: 2000,
       conflictAttempts: 0,
       rackExternalId: "rack-ext-1",
+      versions: [{ version: "2.1", componentIds: [A, B] }],
     };
     expect(targetToProto(target)).toEqual({
       id: { id: C },
@@ -843,8 +844,10 @@ describe("grpc convert: domain → responses", () => {
       createdAt: new Date(1000),
       updatedAt: new Date(2000),
       rackExternalId: "rack-ext-1",
+      targetVersions: [{ version: "2.1", componentIds: [{ id: A }, { id: B }] }],
     });
     expect(targetToProto({ ...target, taskId: undefined }).taskId).toBeUndefined();
+    expect(targetToProto({ ...target, versions: undefined }).targetVersions).toEqual([]);
   });
 
   it("a plan encodes its targets as PENDING with no ids, task or timestamps", () => {
@@ -865,6 +868,7 @@ describe("grpc convert: domain → responses", () => {
       },
       rackExternalIds: new Map([[A, "ext-a"]]),
       nextWindowOpenings: [Date.parse("2026-11-21T02:00:00Z")],
+      versions: new Map([[A, [{ version: "3.0", componentIds: [B] }]]]),
     });
     expect(response.nextWindowOpenings).toEqual([new Date("2026-11-21T02:00:00Z")]);
     expect(response.candidateCount).toBe(12);
@@ -885,8 +889,9 @@ describe("grpc convert: domain → responses", () => {
         createdAt: undefined,
         updatedAt: undefined,
         rackExternalId: "ext-a",
+        targetVersions: [{ version: "3.0", componentIds: [{ id: B }] }],
       },
-      expect.objectContaining({ rackId: { id: C }, rackExternalId: "" }),
+      expect.objectContaining({ rackId: { id: C }, rackExternalId: "", targetVersions: [] }),
     ]);
   });
 
@@ -1141,18 +1146,27 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
     nvlDomain: { id: B, name: "nvl-1" },
     location: { datacenter: "dc1", row: "R7", position: 4 },
     components: [
-      { id: C, type: "COMPUTE", externalId: "node-1", firmwareVersion: "1.0" },
-      { id: B, type: "POWERSHELF" },
+      {
+        id: C,
+        type: "COMPUTE",
+        externalId: "node-1",
+        firmwareVersion: "1.0",
+        model: "GB200",
+        vendor: "Acme",
+      },
+      { id: B, type: "POWERSHELF", readiness: { state: "MAINTENANCE", reason: "PSU swap" } },
     ],
   };
 
   it("inventory racks survive domain → proto → domain", () => {
     const request = ImportInventoryRequest.decode(
-      ImportInventoryRequest.encode({ racks: [inventoryRackToProto(RACK)] }).finish(),
+      ImportInventoryRequest.encode({ racks: [inventoryRackToProto(RACK)], baselines: [] }).finish(),
     );
     expect(inventoryRacksFromProto(request)).toStrictEqual([RACK]);
     const bare: InventoryRack = { id: B, name: "bare", components: [] };
-    expect(inventoryRacksFromProto({ racks: [inventoryRackToProto(bare)] })).toStrictEqual([bare]);
+    expect(inventoryRacksFromProto({ racks: [inventoryRackToProto(bare)], baselines: [] })).toStrictEqual([
+      bare,
+    ]);
   });
 
   it("inventory rows need ids, names and known component types", () => {
@@ -1167,11 +1181,28 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
             nvlDomainName: "",
             location: undefined,
             components: [
-              { id: { id: A }, type: 0, externalId: "", firmwareVersion: "" },
-              { id: { id: "c" }, type: odd(12), externalId: "", firmwareVersion: "" },
+              {
+                id: { id: A },
+                type: 0,
+                externalId: "",
+                firmwareVersion: "",
+                model: "",
+                vendor: "",
+                readiness: undefined,
+              },
+              {
+                id: { id: "c" },
+                type: odd(12),
+                externalId: "",
+                firmwareVersion: "",
+                model: "",
+                vendor: "",
+                readiness: { state: 2, reason: "" },
+              },
             ],
           },
         ],
+        baselines: [],
       }),
     );
     expect(err.message.split("; ")).toEqual([
@@ -1180,6 +1211,7 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
       "racks[0].components[0].type: must be a known component type (got COMPONENT_TYPE_UNKNOWN)",
       "racks[0].components[1].type: unknown enum value 12",
       'racks[0].components[1].id: must be a UUID (got "c")',
+      "racks[0].components[1].readiness.reason: a NOT_READY component needs a reason",
       'racks[0].nvl_domain_id: must be a UUID (got "d")',
     ]);
   });

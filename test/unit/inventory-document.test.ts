@@ -3,6 +3,7 @@ import { unreadable } from "../../src/domain/input-file.js";
 import {
   InventoryFileError,
   parseInventory,
+  parseInventoryDocument,
   serializeInventory,
 } from "../../src/domain/inventory-document.js";
 
@@ -82,6 +83,120 @@ describe("inventory file: valid input", () => {
   });
 });
 
+describe("inventory file: firmware policy (model, vendor, baselines)", () => {
+  it("components may carry a model and a vendor; the file may carry baselines, and both round-trip", () => {
+    const doc = {
+      racks: [rack({ components: [{ id: COMP_1, type: "COMPUTE", model: "GB200", vendor: "Acme" }] })],
+      baselines: [
+        { componentType: "COMPUTE", version: "2.0.0" },
+        { componentType: "COMPUTE", model: "GB200", vendor: "Acme", version: "2.1.0" },
+      ],
+    };
+    const parsed = parseInventoryDocument(JSON.stringify(doc), "f.json");
+    expect(parsed.racks[0]!.components).toEqual([
+      { id: COMP_1, type: "COMPUTE", model: "GB200", vendor: "Acme" },
+    ]);
+    expect(parsed.baselines).toEqual(doc.baselines);
+    expect(parseInventoryDocument(serializeInventory(parsed.racks, parsed.baselines), "f.json")).toEqual(
+      parsed,
+    );
+    // Readiness: READY is the default and is stored as nothing; the others keep their reason.
+    const ready = parseInventoryDocument(
+      JSON.stringify({
+        racks: [
+          rack({
+            components: [
+              { id: COMP_1, type: "CDU", readiness: { state: "READY" } },
+              { id: COMP_2, type: "CDU", readiness: { state: "NOT_READY", reason: "burn-in" } },
+            ],
+          }),
+        ],
+      }),
+      "f.json",
+    );
+    expect(ready.racks[0]!.components).toEqual([
+      { id: COMP_1, type: "CDU" },
+      { id: COMP_2, type: "CDU", readiness: { state: "NOT_READY", reason: "burn-in" } },
+    ]);
+    // A file without baselines is the old format, unchanged.
+    expect(parseInventoryDocument(JSON.stringify({ racks: [] }), "f.json").baselines).toEqual([]);
+    expect(serializeInventory([])).toBe('{\n  "racks": []\n}\n');
+  });
+
+  const cases: [string, unknown, string][] = [
+    [
+      "baselines not a list",
+      { racks: [], baselines: {} },
+      "inventory.json: baselines: must be an array (got object)",
+    ],
+    [
+      "a baseline not an object",
+      { racks: [], baselines: [1] },
+      "inventory.json: baselines[0]: must be an object (got number)",
+    ],
+    [
+      "a baseline's unknown type and missing version",
+      { racks: [], baselines: [{ componentType: "GPU" }] },
+      `inventory.json: baselines[0].componentType: must be one of COMPUTE, NVSWITCH, POWERSHELF, TORSWITCH, UMS, CDU (got "GPU")\ninventory.json: baselines[0].version: missing required field`,
+    ],
+    [
+      "a baseline's empty model and vendor",
+      { racks: [], baselines: [{ componentType: "CDU", model: "", vendor: " v", version: "1" }] },
+      'inventory.json: baselines[0].model: must not be empty\ninventory.json: baselines[0].vendor: must not start or end with whitespace (got " v")',
+    ],
+    [
+      "two baselines of one key",
+      {
+        racks: [],
+        baselines: [
+          { componentType: "CDU", version: "1" },
+          { componentType: "CDU", version: "2" },
+        ],
+      },
+      "inventory.json: baselines[1]: duplicate baseline for CDU (first at baselines[0])",
+    ],
+    [
+      "an unknown baseline field",
+      { racks: [], baselines: [{ componentType: "CDU", version: "1", type: "CDU" }] },
+      "inventory.json: baselines[0].type: unknown field (allowed: componentType, model, vendor, version)",
+    ],
+    [
+      "a baseline version too long (the domain's rule, the file's path)",
+      { racks: [], baselines: [{ componentType: "CDU", version: "v".repeat(129) }] },
+      "inventory.json: baselines[0].version: must be at most 128 characters (got 129)",
+    ],
+    [
+      "a readiness without a reason, and one of an unknown state",
+      {
+        racks: [
+          rack({
+            components: [
+              { id: COMP_1, type: "CDU", readiness: { state: "MAINTENANCE" } },
+              { id: COMP_2, type: "CDU", readiness: { state: "BROKEN", reason: "x" } },
+            ],
+          }),
+        ],
+      },
+      'inventory.json: racks[0].components[0].readiness.reason: a MAINTENANCE component needs a reason\ninventory.json: racks[0].components[1].readiness.state: must be one of READY, NOT_READY, MAINTENANCE (got "BROKEN")',
+    ],
+    [
+      "a readiness field typo",
+      {
+        racks: [rack({ components: [{ id: COMP_1, type: "CDU", readiness: { state: "READY", why: "x" } }] })],
+      },
+      "inventory.json: racks[0].components[0].readiness.why: unknown field (allowed: state, reason)",
+    ],
+    [
+      "an empty component model",
+      { racks: [rack({ components: [{ id: COMP_1, type: "CDU", model: "" }] })] },
+      "inventory.json: racks[0].components[0].model: must not be empty",
+    ],
+  ];
+  it.each(cases)("%s", (_, doc, message) => {
+    expect(errorOf(doc)).toBe(message);
+  });
+});
+
 describe("inventory file: errors name the file, the JSON path and the rule", () => {
   const typeList = "COMPUTE, NVSWITCH, POWERSHELF, TORSWITCH, UMS, CDU";
   const cases: [string, unknown, string][] = [
@@ -93,7 +208,7 @@ describe("inventory file: errors name the file, the JSON path and the rule", () 
     [
       "unknown top-level field",
       { racks: [], rack: [] },
-      "inventory.json: rack: unknown field (allowed: racks)",
+      "inventory.json: rack: unknown field (allowed: racks, baselines)",
     ],
     ["rack not an object", { racks: [5] }, "inventory.json: racks[0]: must be an object (got number)"],
     [
@@ -175,7 +290,7 @@ describe("inventory file: errors name the file, the JSON path and the rule", () 
     [
       "component field typo",
       { racks: [rack({ components: [{ id: COMP_1, type: "UMS", firmwareVerison: "1" }] })] },
-      "inventory.json: racks[0].components[0].firmwareVerison: unknown field (allowed: id, type, externalId, firmwareVersion)",
+      "inventory.json: racks[0].components[0].firmwareVerison: unknown field (allowed: id, type, externalId, firmwareVersion, model, vendor, readiness)",
     ],
     [
       "firmwareVersion empty",

@@ -24,11 +24,12 @@ function problems(read: () => unknown): readonly string[] {
 const NOT_A_DURATION = "is not a duration: write a number and a unit (ms, s, m, h), e.g. 200ms, 2s, 10s, 1m";
 
 describe("local config: defaults (README, shared/spec/local-stack.md)", () => {
-  it("nothing given: port 50051, tick 10s, child-task wait 500ms, version 0.1.0-local, spawn moto", () => {
+  it("nothing given: port 50051, tick 10s, child-task wait 500ms, readiness timeout 10m, version 0.1.0-local, spawn moto", () => {
     expect(read({}, {})).toEqual({
       port: 50_051,
       tickMs: 10_000,
       childTaskWaitMs: 500,
+      readinessTimeoutMs: 600_000,
       buildInfo: { version: "0.1.0-local", gitCommit: "", buildTime: "" },
       admission: { maxInFlightCalls: 16, maxConcurrentCreates: 4 },
     });
@@ -44,6 +45,7 @@ describe("local config: flags and variables", () => {
     FLOW_DATA_DIR: "/var/env",
     AWS_ENDPOINT_URL: "http://127.0.0.1:4566",
     FLOW_CHILD_TASK_WAIT: "1s",
+    FLOW_READINESS_TIMEOUT: "30s",
     FLOW_LOCAL_SECRETS_KEY: "ab".repeat(32),
     FLOW_VERSION: "1.2.3",
     FLOW_MAX_IN_FLIGHT_CALLS: "32",
@@ -60,6 +62,7 @@ describe("local config: flags and variables", () => {
       dataDir: "/var/env",
       awsEndpoint: "http://127.0.0.1:4566",
       childTaskWaitMs: 1000,
+      readinessTimeoutMs: 30_000,
       secretsKeyHex: "ab".repeat(32),
       buildInfo: { version: "1.2.3", gitCommit: "abc1234", buildTime: "" },
       admission: { maxInFlightCalls: 32, maxConcurrentCreates: 4 },

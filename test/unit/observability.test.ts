@@ -284,6 +284,7 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       sealer,
       publisher,
       firmware: { record: async () => {} },
+      readiness: { notReady: async () => new Map() },
       clock: Date.now,
       logger: taskSteps.logger,
     });

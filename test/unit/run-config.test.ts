@@ -547,6 +547,20 @@ const cases: Case[] = [
     },
     [["configuration.operation", "operation is required"]],
   ],
+  ...["", "  "].map(
+    (version): Case => [
+      `target_version ${JSON.stringify(version)}`,
+      (i) => {
+        fw(i).targetVersion = version;
+      },
+      [
+        [
+          `${F}.target_version`,
+          "must not be empty: omit it to take each component's version from the firmware baselines",
+        ],
+      ],
+    ],
+  ),
   ...["not-a-uuid", NIL].map(
     (ruleId): Case => [
       `rule_id ${ruleId}`,

@@ -6,6 +6,7 @@ import {
   initialReport,
   parseReport,
   serializeReport,
+  targetOf,
 } from "../../src/domain/task-report.js";
 
 describe("task report", () => {
@@ -25,7 +26,7 @@ describe("task report", () => {
     );
     expect(report.components.map((c) => c.id)).toEqual(["p", "n", "a", "b", "d", "u", "t"]);
     expect(parseReport(serializeReport(report))).toEqual(report);
-    expect(() => parseReport('{"v":2}')).toThrow("task report version 2 is not supported");
+    expect(() => parseReport('{"v":3}')).toThrow("task report version 3 is not supported");
   });
 
   it("a component listed twice stays listed twice (the sort is stable on equal ids)", () => {
@@ -86,6 +87,85 @@ describe("task report", () => {
     const finished = parseReport(finishReport(started(), status, 9));
     expect(finished.components.map((c) => c.status)).toEqual(expected);
     expect(finished.components.map((c) => c.finishedAt)).toEqual([undefined, 9, undefined]);
+  });
+
+  it("components may have their own target version (baselines); the report's applies to the rest", () => {
+    const report = initialReport(
+      [
+        { id: "a", type: "COMPUTE", targetVersion: "2.1.0" },
+        { id: "b", type: "COMPUTE", targetVersion: "2.0.0" },
+        { id: "c", type: "NVSWITCH" },
+      ],
+      "2.0.0",
+      false,
+    );
+    // Equal to the report's: not repeated on the component.
+    expect(report.components.map((c) => [c.id, c.targetVersion, targetOf(report, c)])).toEqual([
+      ["c", undefined, "2.0.0"],
+      ["a", "2.1.0", "2.1.0"],
+      ["b", undefined, "2.0.0"],
+    ]);
+    const fromBaselines = initialReport(
+      [
+        { id: "a", type: "COMPUTE", targetVersion: "2.1.0" },
+        { id: "b", type: "COMPUTE", targetVersion: "2.0.0" },
+      ],
+      undefined,
+      false,
+    );
+    expect(fromBaselines.targetVersion).toBeUndefined();
+    expect(targetOf(fromBaselines, { targetVersion: undefined })).toBe("");
+    fromBaselines.components[0]!.status = "COMPLETED";
+    fromBaselines.components[1]!.status = "COMPLETED";
+    expect(completionMessage({ report: serializeReport(fromBaselines) })).toBe(
+      "upgraded 2 components to 2.0.0, 2.1.0",
+    );
+    fromBaselines.components[1]!.status = "SKIPPED";
+    expect(completionMessage({ report: serializeReport(fromBaselines) })).toBe(
+      "upgraded 1 component to 2.1.0 (1 already at their version)",
+    );
+    fromBaselines.components[0]!.status = "SKIPPED";
+    expect(completionMessage({ report: serializeReport(fromBaselines) })).toBe(
+      "all 2 components already at their version",
+    );
+  });
+
+  it("components keep their sub-targets; none (or an empty list) means the whole component", () => {
+    const report = initialReport(
+      [
+        { id: "a", type: "COMPUTE", subTargets: ["bios"] },
+        { id: "b", type: "COMPUTE", subTargets: [] },
+        { id: "c", type: "COMPUTE" },
+      ],
+      "2.0.0",
+      false,
+    );
+    expect(report.components.map((c) => c.subTargets)).toEqual([["bios"], undefined, undefined]);
+  });
+
+  it("a rule's order sorts the components and is the report's groupOrder; types it does not name go last", () => {
+    const report = initialReport(
+      [
+        { id: "p", type: "POWERSHELF" },
+        { id: "n", type: "NVSWITCH" },
+        { id: "c", type: "COMPUTE" },
+      ],
+      "2.0.0",
+      false,
+      false,
+      { id: "r", version: 3, name: "compute first", order: ["COMPUTE", "NVSWITCH"] },
+    );
+    expect(report.components.map((c) => c.id)).toEqual(["c", "n", "p"]);
+    expect(report.groupOrder).toEqual(["COMPUTE", "NVSWITCH"]);
+    expect(report.rule).toEqual({ id: "r", version: 3, name: "compute first" });
+  });
+
+  it("a v1 report (a task created before v2) still reads: its components take the report's target", () => {
+    const v1 =
+      '{"v":1,"targetVersion":"2.0.0","overrideVersionCheck":false,"groupOrder":["COMPUTE"],"components":[{"id":"a","type":"COMPUTE","status":"PENDING"}]}';
+    const report = parseReport(v1);
+    expect(report.v).toBe(2);
+    expect(targetOf(report, report.components[0]!)).toBe("2.0.0");
   });
 
   it("an unreadable report is kept as it is", () => {

@@ -5,6 +5,8 @@ import type { Cipher } from "../../app/ports.js";
 import { documentClient } from "./db.js";
 import { DynamoInventoryStore } from "./inventory-store.js";
 import { DynamoRackLockStore } from "./lock-store.js";
+import { DynamoFirmwarePolicyStore } from "./policy-store.js";
+import { DynamoReadinessStore } from "./readiness-store.js";
 import { DynamoRunStore, type RunStoreOptions } from "./run-store.js";
 import type { TableNames } from "./schema.js";
 import { DynamoTaskStore } from "./task-store.js";
@@ -15,6 +17,8 @@ export interface DynamoStores {
   tasks: DynamoTaskStore;
   inventory: DynamoInventoryStore;
   locks: DynamoRackLockStore;
+  policy: DynamoFirmwarePolicyStore;
+  readiness: DynamoReadinessStore;
 }
 
 export function createDynamoStores(
@@ -29,6 +33,8 @@ export function createDynamoStores(
     tasks: new DynamoTaskStore(doc, tables),
     inventory: new DynamoInventoryStore(doc, tables),
     locks: new DynamoRackLockStore(doc, tables),
+    policy: new DynamoFirmwarePolicyStore(doc, tables),
+    readiness: new DynamoReadinessStore(doc, tables),
   };
 }
 

@@ -13,7 +13,9 @@ import type {
   RunConfig,
   Target,
   Task,
+  VersionGroup,
 } from "../../domain/model.js";
+import type { OperationRule } from "../../domain/operation-rules.js";
 import { createdKey, LIST_PARTITION, orderKey, queueClassOf, queueKey } from "./schema.js";
 
 export type Item = Record<string, unknown>;
@@ -49,6 +51,8 @@ export function runToItem(run: Run): Item {
     description: run.description,
     operationKind: run.config.operation.kind,
     configJson: JSON.stringify(publicConfig(run.config)),
+    // The pinned operation rule as frozen at create; absent for the built-in default.
+    ruleJson: run.rule === undefined ? undefined : JSON.stringify(run.rule),
     status: run.status,
     reason: run.reason,
     statusMessage: run.statusMessage,
@@ -96,6 +100,7 @@ export function itemToRun(item: Item): Run {
     createdAt: num(item.createdAt),
     updatedAt: num(item.updatedAt),
   };
+  if (item.ruleJson !== undefined) run.rule = JSON.parse(item.ruleJson as string) as OperationRule;
   if (item.startedAt !== undefined) run.startedAt = num(item.startedAt);
   if (item.finishedAt !== undefined) run.finishedAt = num(item.finishedAt);
   return run;
@@ -116,6 +121,7 @@ export function targetToItem(target: Target): Item {
     taskId: target.taskId,
     componentsByType: target.componentsByType,
     rackExternalId: target.rackExternalId,
+    versions: target.versions,
     createdAt: target.createdAt,
     updatedAt: target.updatedAt,
     leaseExpiresAt: target.leaseExpiresAt,
@@ -141,6 +147,7 @@ export function itemToTarget(item: Item): Target {
   };
   if (item.taskId !== undefined) target.taskId = item.taskId as string;
   if (item.rackExternalId !== undefined) target.rackExternalId = item.rackExternalId as string;
+  if (item.versions !== undefined) target.versions = item.versions as VersionGroup[];
   if (item.leaseExpiresAt !== undefined) target.leaseExpiresAt = num(item.leaseExpiresAt);
   if (item.firstBlockedAt !== undefined) target.firstBlockedAt = num(item.firstBlockedAt);
   if (item.retryAt !== undefined) target.retryAt = num(item.retryAt);

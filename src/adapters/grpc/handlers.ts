@@ -7,7 +7,7 @@
  * compile error here until it is served.
  */
 
-import type { FlowApi, InventoryApi } from "../../app/api.js";
+import type { FlowApi, InventoryApi, PolicyApi } from "../../app/api.js";
 import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
 import { firmwareTemplateFromProto } from "./convert/firmware-request.js";
@@ -17,6 +17,13 @@ import {
   listTasksQueryFromProto,
   pageFromListRacks,
 } from "./convert/list-queries.js";
+import {
+  baselineKeyFromProto,
+  baselinesFromProto,
+  baselineToProto,
+  setReadinessFromProto,
+} from "./convert/policy.js";
+import { createRuleFromProto, ruleIdFromProto, ruleToProto } from "./convert/rules.js";
 import {
   cancelRequestFromProto,
   clientRequestIdFromProto,
@@ -31,6 +38,7 @@ import {
   targetToProto,
 } from "./convert/run-response.js";
 import {
+  inventoryComponentToProto,
   inventoryRacksFromProto,
   inventoryRackToProto,
   taskIdFromProto,
@@ -112,11 +120,48 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
   };
 }
 
-export function adminHandlers(api: InventoryApi): Handlers<FlowInventoryAdminService> {
+export function adminHandlers(api: InventoryApi & PolicyApi): Handlers<FlowInventoryAdminService> {
   return {
     importInventory: async (req) => {
-      const { racks, components } = await api.importInventory(inventoryRacksFromProto(req));
-      return { racksWritten: racks, componentsWritten: components };
+      const written = await api.importInventory(
+        inventoryRacksFromProto(req),
+        baselinesFromProto(req.baselines, "baselines"),
+      );
+      return {
+        racksWritten: written.racks,
+        componentsWritten: written.components,
+        baselinesWritten: written.baselines,
+      };
+    },
+    setFirmwareBaselines: async (req) => ({
+      baselines: (await api.setBaselines(baselinesFromProto(req.baselines, "baselines"))).map(
+        baselineToProto,
+      ),
+    }),
+    listFirmwareBaselines: async () => ({ baselines: (await api.listBaselines()).map(baselineToProto) }),
+    deleteFirmwareBaseline: async (req) => ({
+      baseline: baselineToProto(await api.deleteBaseline(baselineKeyFromProto(req))),
+    }),
+    createOperationRule: async (req) => {
+      const { definition, id, expectedVersion } = createRuleFromProto(req);
+      return ruleToProto(
+        await api.createRule(definition, {
+          ...(id === undefined ? {} : { id }),
+          ...(expectedVersion === undefined ? {} : { expectedVersion }),
+        }),
+      );
+    },
+    getOperationRule: async (req) => {
+      const { id, version } = ruleIdFromProto(req);
+      return ruleToProto(await api.getRule(id, version));
+    },
+    listOperationRules: async (req) => {
+      const { rules, total } = await api.listRules(pageFromListRacks(req));
+      return { rules: rules.map(ruleToProto), total };
+    },
+    setComponentReadiness: async (req) => {
+      const { componentId, readiness } = setReadinessFromProto(req);
+      return inventoryComponentToProto(await api.setReadiness(componentId, readiness));
     },
     listRacks: async (req) => {
       const page = pageFromListRacks(req);

@@ -55,7 +55,7 @@ function itemToRecord(item: Item): BmcRequestRecord {
   if (item.ackedAt !== undefined) record.ackedAt = Number(item.ackedAt);
   if (item.progress !== undefined) record.progress = Number(item.progress);
   if (item.result !== undefined) record.result = item.result as BmcRequestRecord["result"];
-  if (item.answer !== undefined) record.status = item.answer as { version: string };
+  if (item.answer !== undefined) record.status = item.answer as BmcRequestRecord["status"];
   return record;
 }
 
@@ -139,13 +139,17 @@ export class DynamoBmcRequestStore implements BmcRequestStore {
           ConditionExpression: "attribute_exists(id) AND attribute_not_exists(#r) AND #k = :update",
           names: { "#r": "result", "#acked": "ackedAt", "#k": "reqKind" },
           values: {
-            ":r": event.ok
-              ? { ok: true, version: event.version }
-              : {
-                  ok: false,
-                  version: event.version,
-                  error: { code: event.error.code, message: event.error.message },
-                },
+            ":r": {
+              ...(event.ok
+                ? { ok: true, version: event.version }
+                : {
+                    ok: false,
+                    version: event.version,
+                    error: { code: event.error.code, message: event.error.message },
+                  }),
+              // Protocol v2: the parts the BMC says it flashed (the verdict compares them).
+              ...(event.subTargets === undefined ? {} : { subTargets: event.subTargets }),
+            },
             ":now": now,
             ":update": "update",
           },
@@ -156,7 +160,15 @@ export class DynamoBmcRequestStore implements BmcRequestStore {
           UpdateExpression: "SET #a = :a, answeredAt = :now",
           ConditionExpression: "attribute_exists(id) AND attribute_not_exists(#a) AND #k = :query",
           names: { "#a": "answer", "#k": "reqKind" },
-          values: { ":a": { version: event.version }, ":now": now, ":query": "query" },
+          values: {
+            ":a": {
+              version: event.version,
+              ...(event.ready === undefined ? {} : { ready: event.ready }),
+              ...(event.reason === undefined ? {} : { reason: event.reason }),
+            },
+            ":now": now,
+            ":query": "query",
+          },
         };
         break;
     }

@@ -8,6 +8,7 @@ import type {
   BmcRequestStore,
   FirmwareVersionRecorder,
   RackLockStore,
+  ReadinessStore,
   RunStore,
   RunWaker,
   TaskSecretStore,
@@ -23,6 +24,8 @@ export interface TaskStepsDeps {
   sealer: BmcAuthSealer;
   publisher: BmcCommandPublisher;
   firmware: FirmwareVersionRecorder;
+  /** The inventory's readiness, checked by the preflight before anything is flashed. */
+  readiness: Pick<ReadinessStore, "notReady">;
   clock: () => number;
   /** Where a BMC fetches an image. Default `firmware://<TYPE>/<version>`. */
   imageFor?: (type: ComponentType, version: string) => FirmwareImageRef;

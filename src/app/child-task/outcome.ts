@@ -22,15 +22,17 @@ export async function loadTask(deps: Pick<TaskStepsDeps, "tasks">, taskId: strin
 /**
  * Read-modify-write of one task under optimistic concurrency (saveTask pins updatedAt). `mutate`
  * returns the new task or undefined to write nothing; a terminal task is never changed. Returns the
- * task as stored afterwards.
+ * task as stored afterwards. `read`: the task as the caller just read it, used for the first
+ * attempt instead of reading it again (a stale copy only costs a retry: the save is pinned).
  */
 export async function updateTask(
   deps: Pick<TaskStepsDeps, "tasks" | "clock">,
   taskId: string,
   mutate: (task: Task, now: number) => Task | undefined,
+  read?: Task,
 ): Promise<{ task: Task; changed: boolean }> {
   for (let attempt = 0; attempt < 20; attempt++) {
-    const [task] = await deps.tasks.getTasks([taskId]);
+    const [task] = attempt === 0 && read !== undefined ? [read] : await deps.tasks.getTasks([taskId]);
     if (task === undefined) throw new StepError("TaskNotFound", `task ${taskId} not found`);
     if (isTerminalTask(task)) return { task, changed: false };
     const now = deps.clock();

@@ -1,18 +1,31 @@
 /**
  * The preflight: SendQueries asks every component's BMC for its running version, CheckQueries
  * polls the answers (Wait ◄─► CheckPreflight) until all are in or the preflight times out, then
- * records each version in the report, skips components already at the target (unless
- * override_version_check), and returns the upgrade groups in UPGRADE_GROUP_ORDER.
+ * requires every component it is about to flash to be ready, records each version in the report,
+ * skips components already at their target (unless override_version_check), and returns the
+ * upgrade groups: the task's rule's stages (src/domain/operation-rules.ts; the built-in default is
+ * one stage per type in UPGRADE_GROUP_ORDER), each with its components still to flash.
+ *
+ * Readiness (src/domain/readiness.ts): a component to flash is ready when the inventory says so
+ * (READY, the default) and its BMC's answer did not say `ready: false`. While some are not, the
+ * loop goes on (Wait ◄─► CheckPreflight): the inventory is read again each round and each BMC that
+ * said it was not ready is asked again (a new query attempt), until the readiness timeout; then
+ * the target fails with ComponentNotReady, `component <id> (<TYPE>) not ready: <reason>`. The
+ * timeout is the rule's readinessTimeoutSeconds, else the deployment's. With
+ * override_readiness_check nothing waits: a warning naming those components goes to the log and
+ * the task report, and they are flashed.
  */
 import { nextWaitSeconds, queryRequestId } from "../../domain/component-verdict.js";
 import type { Task } from "../../domain/model.js";
-import { componentLabel, StepError } from "../../domain/step-errors.js";
+import { DEFAULT_RULE } from "../../domain/operation-rules.js";
 import {
-  parseReport,
-  serializeReport,
-  type TaskReport,
-  UPGRADE_GROUP_ORDER,
-} from "../../domain/task-report.js";
+  type NotReady,
+  notReadyMessage,
+  notReadyReason,
+  readinessOverrideWarning,
+} from "../../domain/readiness.js";
+import { componentLabel, StepError } from "../../domain/step-errors.js";
+import { parseReport, serializeReport, type TaskReport, targetOf } from "../../domain/task-report.js";
 import { taskKeys } from "../observability.js";
 import { requestKey } from "../ports.js";
 import type { StepDeps } from "./deps.js";
@@ -30,17 +43,26 @@ function reportOf(task: Task): TaskReport {
   }
 }
 
-export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">): Promise<PollState> {
+/**
+ * Opens a query record per component (attempt `attempt`) and publishes each query once: a retried
+ * step finds the record published and sends nothing. Returns the earliest deadline the records
+ * carry (a retry keeps the first one).
+ */
+async function ask(
+  deps: StepDeps,
+  taskId: string,
+  componentIds: readonly string[],
+  attempt: number,
+  deadline: number,
+): Promise<number> {
   const { requests, clock } = deps;
-  const task = await loadTask(deps, e.taskId);
   const now = clock();
-  const deadline = now + e.settings.preflightTimeoutSeconds * 1000;
   const opened = await Promise.all(
-    task.componentIds.map((componentId) =>
+    componentIds.map((componentId) =>
       requests.open({
         componentId,
-        requestId: queryRequestId(task.id, componentId),
-        taskId: task.id,
+        requestId: queryRequestId(taskId, componentId, attempt),
+        taskId,
         kind: "query",
         sentAt: now,
         deadline,
@@ -50,45 +72,43 @@ export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">)
   await Promise.all(
     opened.map(async (record) => {
       if (record.publishedAt !== undefined) return;
-      await deps.publisher.publish(record.componentId, {
-        v: 1,
-        type: "query",
-        requestId: record.requestId,
-      });
+      await deps.publisher.publish(record.componentId, { v: 1, type: "query", requestId: record.requestId });
       await requests.markPublished(record.componentId, record.requestId, clock());
     }),
   );
-  // A retried step keeps the first deadline: the records carry it.
-  const first = opened.reduce((min, r) => Math.min(min, r.deadline), deadline);
+  return opened.reduce((min, r) => Math.min(min, r.deadline), deadline);
+}
+
+export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">): Promise<PollState> {
+  const task = await loadTask(deps, e.taskId);
+  const deadline = deps.clock() + e.settings.preflightTimeoutSeconds * 1000;
+  const first = await ask(deps, task.id, task.componentIds, 0, deadline);
   return {
     done: false,
     deadline: first,
     polls: 0,
-    waitSeconds: nextWaitSeconds(e.settings, 0, first, clock()),
+    waitSeconds: nextWaitSeconds(e.settings, 0, first, deps.clock()),
   };
 }
 
 export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries">): Promise<PreflightResult> {
+  const p = e.preflight;
   const task = await loadTask(deps, e.taskId);
   const report = reportOf(task);
-  const keys = report.components.map((c) => ({
-    componentId: c.id,
-    requestId: queryRequestId(task.id, c.id),
-  }));
-  const records = await deps.requests.get(keys);
-  const now = deps.clock();
-  const missing = report.components.filter(
-    (c) => records.get(requestKey(c.id, queryRequestId(task.id, c.id)))?.status === undefined,
+  const rule = task.rule ?? DEFAULT_RULE;
+  // Components asked again while the task waits for them to be ready: their latest attempt counts.
+  const requery: Record<string, string> = p.requery ?? {};
+  const requestIdOf = (id: string) => queryRequestId(task.id, id, id in requery ? (p.attempt ?? 0) : 0);
+  const records = await deps.requests.get(
+    report.components.map((c) => ({ componentId: c.id, requestId: requestIdOf(c.id) })),
   );
+  const answer = (id: string) => records.get(requestKey(id, requestIdOf(id)))?.status;
+  const now = deps.clock();
+  const missing = report.components.filter((c) => answer(c.id) === undefined && !(c.id in requery));
   if (missing.length > 0) {
-    if (now < e.preflight.deadline) {
-      const polls = e.preflight.polls + 1;
-      return {
-        done: false,
-        deadline: e.preflight.deadline,
-        polls,
-        waitSeconds: nextWaitSeconds(e.settings, polls, e.preflight.deadline, now),
-      };
+    if (now < p.deadline) {
+      const polls = p.polls + 1;
+      return { ...p, done: false, polls, waitSeconds: nextWaitSeconds(e.settings, polls, p.deadline, now) };
     }
     const shown = missing
       .slice(0, 3)
@@ -100,40 +120,93 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
       `preflight: ${shown}${more} did not answer the version query within ${e.settings.preflightTimeoutSeconds} s (BMC unreachable)`,
     );
   }
-  const { task: updated } = await updateTask(deps, task.id, (t) => {
-    const r = parseReport(t.report);
-    for (const c of r.components) {
-      const version = records.get(requestKey(c.id, queryRequestId(task.id, c.id)))?.status?.version;
-      if (version === undefined) continue;
-      c.versionBefore = version;
-      if (version === r.targetVersion && !r.overrideVersionCheck && c.status === "PENDING") {
-        c.status = "SKIPPED";
-      }
-    }
-    t.report = serializeReport(r);
-    return t;
+
+  // Readiness of what is about to be flashed: components not already at their version.
+  const atVersion = (c: TaskReport["components"][number]) =>
+    answer(c.id)?.version === targetOf(report, c) && !report.overrideVersionCheck;
+  const inventory = await deps.readiness.notReady(task.rackId);
+  const notReady: NotReady[] = report.components.flatMap((c) => {
+    if (c.status !== "PENDING" || atVersion(c)) return [];
+    // A BMC asked again that has not answered yet is still as it last said.
+    const bmc = answer(c.id) ?? { ready: false, reason: requery[c.id] ?? "" };
+    const reason = notReadyReason(inventory.get(c.id), bmc);
+    return reason === undefined ? [] : [{ id: c.id, type: c.type, reason }];
   });
+  if (notReady.length > 0 && report.overrideReadinessCheck !== true) {
+    const timeout = rule.readinessTimeoutSeconds || e.settings.readinessTimeoutSeconds;
+    const readyDeadline = p.readyDeadline ?? now + timeout * 1000;
+    if (now >= readyDeadline) throw new StepError("ComponentNotReady", notReadyMessage(notReady));
+    if (p.readyDeadline === undefined) {
+      deps.logger.info("task waiting for components to be ready", {
+        ...taskKeys(task),
+        timeoutSeconds: timeout,
+        notReady: notReadyMessage(notReady),
+      });
+    }
+    const again: Record<string, string> = {};
+    for (const c of notReady) {
+      const said = answer(c.id) ?? (c.id in requery ? { ready: false, reason: requery[c.id] } : undefined);
+      if (said?.ready === false) again[c.id] = said.reason ?? "";
+    }
+    const attempt = (p.attempt ?? 0) + 1;
+    await ask(deps, task.id, Object.keys(again), attempt, readyDeadline);
+    const polls = p.polls + 1;
+    return {
+      ...p,
+      done: false,
+      polls,
+      waitSeconds: nextWaitSeconds(e.settings, polls, readyDeadline, now),
+      readyDeadline,
+      attempt,
+      requery: again,
+    };
+  }
+  const warning = notReady.length > 0 ? readinessOverrideWarning(notReady) : undefined;
+  if (warning !== undefined) deps.logger.warn("readiness check overridden", { ...taskKeys(task), warning });
+
+  const { task: updated } = await updateTask(
+    deps,
+    task.id,
+    (t) => {
+      const r = parseReport(t.report);
+      for (const c of r.components) {
+        const version = answer(c.id)?.version;
+        if (version === undefined) continue;
+        c.versionBefore = version;
+        if (version === targetOf(r, c) && !r.overrideVersionCheck && c.status === "PENDING") {
+          c.status = "SKIPPED";
+        }
+      }
+      if (warning !== undefined) r.warnings = [...(r.warnings ?? []), warning];
+      t.report = serializeReport(r);
+      return t;
+    },
+    task,
+  );
   const final = parseReport(updated.report);
+  // The rule's stages, each with its components still to flash (stage types in order, then by id).
   const groups: UpgradeGroup[] = isTerminalTask(updated)
     ? []
-    : UPGRADE_GROUP_ORDER.flatMap((type) => {
-        const componentIds = final.components
-          .filter((c) => c.type === type && c.status === "PENDING")
-          .map((c) => c.id);
-        return componentIds.length === 0 ? [] : [{ type, componentIds }];
+    : rule.stages.flatMap((stage, index) => {
+        const componentIds = stage.componentTypes.flatMap((type) =>
+          final.components.filter((c) => c.type === type && c.status === "PENDING").map((c) => c.id),
+        );
+        if (componentIds.length === 0) return [];
+        const maxParallel = Math.max(1, Math.floor(stage.maxParallel || e.settings.maxParallel));
+        return [{ stage: index, name: stage.name, componentIds, maxParallel, steps: stage.steps }];
       });
   deps.logger.info("task preflight done", {
     ...taskKeys(task),
     toUpdate: groups.reduce((n, g) => n + g.componentIds.length, 0),
     alreadyAtTarget: final.components.filter((c) => c.status === "SKIPPED").length,
-    targetVersion: final.targetVersion,
+    targetVersion: final.targetVersion ?? "their version",
   });
   return {
     done: true,
-    deadline: e.preflight.deadline,
-    polls: e.preflight.polls,
+    deadline: p.deadline,
+    polls: p.polls,
     waitSeconds: 1,
     groups,
-    cursor: { group: 0, wave: 0, more: groups.length > 0 },
+    cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: groups.length > 0, retry: false, waitSeconds: 0 },
   };
 }

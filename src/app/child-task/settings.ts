@@ -5,6 +5,7 @@
  */
 import type { ComponentResult } from "../../domain/component-verdict.js";
 import type { ComponentType } from "../../domain/model.js";
+import type { RuleAction, RuleStep } from "../../domain/operation-rules.js";
 import type { CaughtError } from "../../domain/step-errors.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -12,7 +13,7 @@ import type { CaughtError } from "../../domain/step-errors.js";
 
 /** Tunables carried in the execution input, so tests and the local stack can shorten them. */
 export interface ChildTaskSettings {
-  /** Components of one group flashed at once (the inner Map's MaxConcurrencyPath). */
+  /** Components of one stage flashed at once when the rule's stage says 0 (the default rule does). */
   maxParallel: number;
   /** The first Wait after a command; later Waits double up to maxPollSeconds. */
   pollSeconds: number;
@@ -23,6 +24,11 @@ export interface ChildTaskSettings {
   preflightTimeoutSeconds: number;
   /** How often a queued (QUEUE strategy) task retries the rack lock. */
   queuePollSeconds: number;
+  /**
+   * How long the preflight waits for components that are not ready (inventory or BMC) before it
+   * fails the target; override_readiness_check skips the wait.
+   */
+  readinessTimeoutSeconds: number;
 }
 
 export const DEFAULT_CHILD_TASK_SETTINGS: Readonly<ChildTaskSettings> = {
@@ -32,6 +38,7 @@ export const DEFAULT_CHILD_TASK_SETTINGS: Readonly<ChildTaskSettings> = {
   updateTimeoutSeconds: 1800,
   preflightTimeoutSeconds: 60,
   queuePollSeconds: 30,
+  readinessTimeoutSeconds: 600,
 };
 
 /** The execution input. Everything else (components, version, run) is read from the task item. */
@@ -55,7 +62,7 @@ type Base = { taskId: string; settings: ChildTaskSettings };
 export type StepEvent =
   | (Base & { step: "acquireLock"; rackId: string })
   | (Base & { step: "sendQueries" })
-  | (Base & { step: "checkQueries"; preflight: PollState })
+  | (Base & { step: "checkQueries"; preflight: PreflightState })
   | (Base & { step: "sendWave"; rackId: string; groups: UpgradeGroup[]; cursor: WaveCursor })
   | (Base & { step: "checkWave"; wave: WaveState })
   | (Base & {
@@ -76,31 +83,120 @@ export type AcquireLockResult =
   /** The task is already terminal (cancelled before it started): nothing to do. */
   | { status: "finished" };
 
+/** One stage of the task's rule (src/domain/operation-rules.ts), resolved against its components. */
 export interface UpgradeGroup {
-  type: ComponentType;
+  /** The stage's index in the rule, and its name, for messages. */
+  stage: number;
+  name: string;
+  /** The stage's components still to flash, in the stage's type order, then by id. */
   componentIds: string[];
+  /** Components per wave: the stage's maxParallel, or the deployment's when it says 0. */
+  maxParallel: number;
+  steps: RuleStep[];
 }
 
 /**
- * Where the upgrade loop is. A group is flashed in waves of at most `settings.maxParallel`
- * components: wave w of group g is `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`.
+ * Where the upgrade loop is: group g (a stage), wave w of it, step s of that wave. A group is run
+ * in waves of at most `maxParallel` components, wave w being
+ * `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`, each wave through every step.
+ * `retry`: step s of wave w failed for the components in `only` and is retried (attempt n) after
+ * a Wait of `waitSeconds`; the state machine's MoreWaves? Choice reads it first.
  */
 export interface WaveCursor {
   group: number;
   wave: number;
+  step: number;
+  attempt: number;
   more: boolean;
+  retry: boolean;
+  waitSeconds: number;
+  only?: string[];
 }
 
-export interface PreflightResult extends PollState {
+/** The preflight's poll state, and while it waits for components to be ready, where that stands. */
+export interface PreflightState extends PollState {
+  /** Set when a component to flash was first seen not ready: the wait ends here. */
+  readyDeadline?: number;
+  /** The attempt the BMCs in `requery` were asked again with (queryRequestId's attempt). */
+  attempt?: number;
+  /** Components whose BMC said it was not ready, asked again at `attempt`: id → what it said. */
+  requery?: Record<string, string>;
+}
+
+export interface PreflightResult extends PreflightState {
   /** When done: the groups to upgrade, in order, without skipped components and empty groups. */
   groups?: UpgradeGroup[];
   cursor?: WaveCursor;
 }
 
-/** One wave in flight: its components, and once done, each one's verdict. */
+/** One step of one wave in flight: its components, and once done, each one's verdict. */
 export interface WaveState extends PollState {
-  type: ComponentType;
+  /** Where in the rule: the stage's index and the step's (a verify step's query ids name both). */
+  stage: number;
+  step: number;
+  action: RuleAction;
+  /** 0 for the first try; n for the n-th retry (a new request id: a BMC flashes again). */
+  attempt: number;
+  /** The step's timeout in seconds (its own, or the deployment's), for deadlines and messages. */
+  timeoutSeconds: number;
   componentIds: string[];
-  targetVersion: string;
+  types: Record<string, ComponentType>;
+  /** Component id → the version it is being upgraded to. */
+  versions: Record<string, string>;
+  /** Component id → the parts it is flashed with (sub_targets); absent: whole components. */
+  subTargets?: Record<string, string[]>;
   results?: ComponentResult[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// State of executions that started before operation rules
+
+const UPDATE_STEP: RuleStep = { action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 };
+
+/**
+ * A Standard execution keeps the definition it started with, so across a deploy an execution that
+ * began before operation rules calls these steps with the state it already holds: groups
+ * `{type, componentIds}`, a cursor `{group, wave, more}`, a wave `{type, componentIds,
+ * targetVersion}` (or `versions`). Read as the default rule's: one update step per group, the
+ * deployment's maxParallel, no retry. Current state passes through unchanged.
+ */
+export function currentGroups(groups: readonly UpgradeGroup[], settings: ChildTaskSettings): UpgradeGroup[] {
+  return groups.map((g, i) => {
+    if (g.steps !== undefined) return g;
+    const type = (g as { type?: ComponentType }).type;
+    return {
+      stage: i,
+      name: type?.toLowerCase() ?? "",
+      componentIds: g.componentIds,
+      maxParallel: Math.max(1, Math.floor(settings.maxParallel)),
+      steps: [UPDATE_STEP],
+    };
+  });
+}
+
+export function currentCursor(cursor: WaveCursor): WaveCursor {
+  const c: Partial<WaveCursor> = cursor;
+  return {
+    ...cursor,
+    step: c.step ?? 0,
+    attempt: c.attempt ?? 0,
+    retry: c.retry ?? false,
+    waitSeconds: c.waitSeconds ?? 0,
+  };
+}
+
+export function currentWave(wave: WaveState, settings: ChildTaskSettings): WaveState {
+  if (wave.action !== undefined) return wave;
+  const old = wave as WaveState & { type?: ComponentType; targetVersion?: string };
+  const each = <T>(value: T) => Object.fromEntries(wave.componentIds.map((id) => [id, value]));
+  return {
+    ...wave,
+    stage: 0,
+    step: 0,
+    action: "UPDATE_FIRMWARE",
+    attempt: 0,
+    timeoutSeconds: settings.updateTimeoutSeconds,
+    types: wave.types ?? (each(old.type) as Record<string, ComponentType>),
+    versions: wave.versions ?? each(old.targetVersion ?? ""),
+  };
 }

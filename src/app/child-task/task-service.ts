@@ -35,19 +35,24 @@ import {
   NotFoundError,
   ValidationError,
 } from "../../domain/errors.js";
+import { versionOf } from "../../domain/firmware-baselines.js";
 import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../../domain/model.js";
 import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
-import { mergeRows, resolveTargetSpec } from "../../domain/planner.js";
+import { DEFAULT_RULE, type OperationRule, ruleTypeOrder } from "../../domain/operation-rules.js";
+import { mergeRows, narrowRows, resolveTargetSpec } from "../../domain/planner.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../domain/run-config.js";
 import { waitingMessage } from "../../domain/run-machine.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
+import { flashedBy, subTargetsOf } from "../../domain/sub-targets.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import type { TasksApi } from "../api.js";
+import { freezePolicy } from "../firmware-policy.js";
 import { errorText, type Logger, silentLogger, taskKeys } from "../observability.js";
 import { type PlanInventory, racksForTargetSpec } from "../plan-inventory.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
+  FirmwarePolicyStore,
   RackLockStore,
   RunStore,
   RunWaker,
@@ -81,8 +86,8 @@ export interface TaskServiceDeps {
   clock: () => number;
   newId: () => string;
   waker?: RunWaker;
-  /** Used when a request names no target_version; absent → such a request is refused. */
-  defaultTargetVersion?: string;
+  /** Baselines (UpgradeFirmware without target_version) and rules (rule_id); absent = none. */
+  policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
   submitLockTtlMs?: number;
   /** Gets the task's ending ("task cancelled", …) through recordTaskOutcome, and failed stops. */
   logger?: Logger;
@@ -117,9 +122,11 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     id: string;
     rackId: string;
     rackExternalId: string | undefined;
-    components: { id: string; type: ComponentType }[];
+    /** `targetVersion`: the component's own (baselines); the template's applies to the rest. */
+    components: { id: string; type: ComponentType; targetVersion?: string }[];
     template: FirmwareTemplate;
-    targetVersion: string;
+    /** The pinned rule as frozen; absent: DEFAULT_RULE. */
+    rule?: OperationRule;
     now: number;
     status: "PENDING" | "WAITING";
     queueExpiresAt?: number;
@@ -130,7 +137,16 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     runId?: string;
     targetId?: string;
   }): Task {
-    const report = initialReport(args.components, args.targetVersion, args.template.overrideVersionCheck);
+    // Each component's parts: the requested sub-targets its type has (none requested: all of it).
+    const { subTargets } = args.template;
+    const rule = args.rule ?? DEFAULT_RULE;
+    const report = initialReport(
+      args.components.map((c) => ({ ...c, subTargets: subTargetsOf(c.type, subTargets) })),
+      args.template.targetVersion,
+      args.template.overrideVersionCheck,
+      args.template.overrideReadinessCheck,
+      { id: rule.id, version: rule.version, name: rule.name, order: ruleTypeOrder(rule) },
+    );
     const task: Task = {
       id: args.id,
       operation: UPGRADE_FIRMWARE_OPERATION,
@@ -155,7 +171,10 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     if (args.queueExpiresAt !== undefined) task.queueExpiresAt = args.queueExpiresAt;
     if (args.startTime !== undefined) task.startTime = args.startTime;
     if (args.endTime !== undefined) task.endTime = args.endTime;
-    if (args.template.ruleId !== undefined) task.appliedRuleId = args.template.ruleId;
+    // The rule that runs: the pinned one as frozen, else the built-in default (a run created before
+    // rules were acted on has a rule_id but no frozen rule: it runs, and says, the default).
+    task.appliedRuleId = rule.id;
+    if (args.rule !== undefined) task.rule = args.rule;
     if (args.idempotencyKey !== undefined) task.idempotencyKey = args.idempotencyKey;
     if (args.runId !== undefined) task.runId = args.runId;
     if (args.targetId !== undefined) task.targetId = args.targetId;
@@ -223,18 +242,23 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         if (!isTerminal(existing)) await startExecution(existing);
         return { kind: "submitted", taskId: existing.id };
       }
-      const targetVersion = request.template.targetVersion ?? deps.defaultTargetVersion;
-      if (targetVersion === undefined || targetVersion === "") {
-        return {
-          kind: "rejected",
-          message: "target_version is required: this deployment has no default firmware version",
-        };
-      }
+      // The run froze either one target_version or each component's version (from the baselines).
+      const frozen = versionOf(request.versions ?? []);
       const components = request.componentsByType.flatMap((g) =>
-        g.componentIds.map((id) => ({ id, type: g.type })),
+        g.componentIds.map((id) => {
+          const targetVersion = frozen.get(id);
+          return targetVersion === undefined ? { id, type: g.type } : { id, type: g.type, targetVersion };
+        }),
       );
       if (components.length === 0)
         return { kind: "rejected", message: `rack ${request.rackId} has no components to upgrade` };
+      const unversioned = components.find((c) => c.targetVersion === undefined);
+      if (request.template.targetVersion === undefined && unversioned !== undefined) {
+        return {
+          kind: "rejected",
+          message: `target_version is not set and the run froze no firmware version for component ${unversioned.id} (${unversioned.type})`,
+        };
+      }
 
       const taskId = taskIdForKey(request.idempotencyKey);
       if ((await locks.acquire(request.rackId, taskId, lockTtl, now)) === "held") {
@@ -247,7 +271,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
           rackExternalId: request.rackExternalId,
           components,
           template: request.template,
-          targetVersion,
+          ...(request.rule ? { rule: request.rule } : {}),
           now,
           status: "PENDING",
           idempotencyKey: request.idempotencyKey,
@@ -286,22 +310,16 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         ]);
       }
       const waitsForStart = startTime !== undefined && startTime > now;
-      const targetVersion = template.targetVersion ?? deps.defaultTargetVersion;
-      if (targetVersion === undefined || targetVersion === "") {
-        throw new ValidationError([
-          {
-            field: "target_version",
-            rule: "target_version is required: this deployment has no default firmware version",
-          },
-        ]);
-      }
       const spec = template.targetSpec;
       if (spec === undefined)
         throw new ValidationError([{ field: "target_spec", rule: "target_spec is required" }]);
       const racks = await racksForTargetSpec(deps.inventory, spec);
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
-      const rows = mergeRows(resolveTargetSpec(spec, racks)).filter((r) => r.components.length > 0);
+      const rows = narrowRows(mergeRows(resolveTargetSpec(spec, racks)), flashedBy(template.subTargets));
       if (rows.length === 0) throw new InvalidArgumentError("upgrade firmware request matches no components");
+      // Without target_version each component takes its baseline's version; rule_id pins a rule.
+      const policy = await freezePolicy(deps.policy, template, rows, "");
+      const versions = versionOf([...(policy.versions?.values() ?? [])].flat());
 
       const queue = template.queueOptions?.conflictStrategy === "QUEUE";
       const drafts = rows.map((row) => ({ id: deps.newId(), row }));
@@ -330,9 +348,14 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
           id: d.id,
           rackId: d.row.rackId,
           rackExternalId: externalIds.get(d.row.rackId),
-          components: d.row.components.map((c) => ({ id: c.id, type: c.type })),
+          components: d.row.components.map((c) => {
+            const targetVersion = versions.get(c.id);
+            return targetVersion === undefined
+              ? { id: c.id, type: c.type }
+              : { id: c.id, type: c.type, targetVersion };
+          }),
           template,
-          targetVersion,
+          ...(policy.rule ? { rule: policy.rule } : {}),
           now,
           status: queue || waitsForStart ? "WAITING" : "PENDING",
           ...(queueExpiresAt !== undefined ? { queueExpiresAt } : {}),

@@ -1,29 +1,72 @@
 /**
- * The upgrade loop: for each group (preflight's order), for each wave of ≤ maxParallel of its
- * components, SendWave ─► Wait ◄─► CheckWave ─► FinishWave. Wave w of group g is
+ * The upgrade loop: for each group (a stage of the task's rule, in the rule's order), for each
+ * wave of ≤ maxParallel of its components, for each step of the stage:
+ * SendWave ─► Wait ◄─► CheckWave ─► FinishWave. Wave w of group g is
  * `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`; the cursor FinishWave returns
- * names the next one. A failed component stops the task after its wave (ComponentsFailed), so no
- * later group runs against a predecessor at the wrong level.
+ * names the next (group, wave, step), or the same step again for the components that failed when
+ * the step has retries left (after a Wait of the retry's backoff). A failure left after its retries
+ * stops the task (ComponentsFailed), so no later wave or stage runs against a predecessor at the
+ * wrong level.
+ *
+ * Steps (src/domain/operation-rules.ts):
+ *   UPDATE_FIRMWARE      one update command per component (request id per attempt), verdict from
+ *                        its result (src/domain/component-verdict.ts `verdict`)
+ *   VERIFY_VERSION       one query per component; its answer must be the component's target
+ *   VERIFY_REACHABILITY  one query per component; it must answer
+ *   SLEEP                no command: the Wait lasts the sleep, CheckWave passes once it is over
+ * The built-in default rule has the update step alone, so its waves do exactly what they did
+ * before rules existed: the same commands, reads, writes and state transitions.
  */
 import { type UpdateCommand, updateRequestId } from "../../domain/bmc-protocol.js";
-import { type ComponentResult, nextWaitSeconds, secretFor, verdict } from "../../domain/component-verdict.js";
-import type { FirmwareAuthentication } from "../../domain/model.js";
+import {
+  type ComponentResult,
+  nextWaitSeconds,
+  queryVerdict,
+  secretFor,
+  stepQueryRequestId,
+  verdict,
+} from "../../domain/component-verdict.js";
+import type { ComponentType, FirmwareAuthentication, Task } from "../../domain/model.js";
+import { type RuleStep, retryWaitSeconds } from "../../domain/operation-rules.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
-import { parseReport, serializeReport } from "../../domain/task-report.js";
+import { parseReport, serializeReport, targetOf } from "../../domain/task-report.js";
 import { requestKey } from "../ports.js";
 import type { StepDeps } from "./deps.js";
 import { reassertLock } from "./lock.js";
-import { isTerminalTask, updateTask } from "./outcome.js";
-import type { ChildTaskSettings, StepEventOf, UpgradeGroup, WaveCursor, WaveState } from "./settings.js";
+import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
+import {
+  type ChildTaskSettings,
+  currentCursor,
+  currentGroups,
+  currentWave,
+  type StepEventOf,
+  type UpgradeGroup,
+  type WaveCursor,
+  type WaveState,
+} from "./settings.js";
 
-function waveOf(groups: UpgradeGroup[], cursor: WaveCursor, settings: ChildTaskSettings): UpgradeGroup {
+/** The cursor's group, step and wave components (only those retried, on a retry). */
+function waveOf(
+  groups: UpgradeGroup[],
+  cursor: WaveCursor,
+): { group: UpgradeGroup; step: RuleStep; componentIds: string[] } {
   const group = groups[cursor.group];
-  const size = Math.max(1, Math.floor(settings.maxParallel));
-  const componentIds = group?.componentIds.slice(cursor.wave * size, (cursor.wave + 1) * size) ?? [];
-  if (group === undefined || componentIds.length === 0) {
-    throw new Error(`no wave ${cursor.wave} in group ${cursor.group} of ${groups.length}`);
+  const size = Math.max(1, Math.floor(group?.maxParallel ?? 1));
+  const wave = group?.componentIds.slice(cursor.wave * size, (cursor.wave + 1) * size) ?? [];
+  const componentIds = cursor.only === undefined ? wave : wave.filter((id) => cursor.only?.includes(id));
+  const step = group?.steps[cursor.step];
+  if (group === undefined || step === undefined || componentIds.length === 0) {
+    throw new Error(
+      `no step ${cursor.step} of wave ${cursor.wave} in group ${cursor.group} of ${groups.length}`,
+    );
   }
-  return { type: group.type, componentIds };
+  return { group, step, componentIds };
+}
+
+function timeoutOf(step: RuleStep, settings: ChildTaskSettings): number {
+  if (step.action === "SLEEP") return step.sleepSeconds;
+  if (step.timeoutSeconds > 0) return step.timeoutSeconds;
+  return step.action === "UPDATE_FIRMWARE" ? settings.updateTimeoutSeconds : settings.preflightTimeoutSeconds;
 }
 
 async function credentialsFor(
@@ -34,58 +77,127 @@ async function credentialsFor(
   return runId ? deps.runs.getRunSecrets(runId) : deps.secrets.get(taskId);
 }
 
+/** What the wave's components are, and what they are upgraded to, as the task report says. */
+function waveFacts(task: Task, componentIds: readonly string[]) {
+  const report = parseReport(task.report);
+  const types: Record<string, ComponentType> = {};
+  const versions: Record<string, string> = {};
+  const subTargets: Record<string, string[]> = {};
+  for (const c of report.components) {
+    if (!componentIds.includes(c.id)) continue;
+    types[c.id] = c.type;
+    versions[c.id] = targetOf(report, c);
+    if (c.subTargets !== undefined) subTargets[c.id] = c.subTargets;
+  }
+  return { types, versions, subTargets };
+}
+
 /**
- * Starts one wave: re-asserts (extends) the rack lock, marks the components UPDATING, and for
- * each one writes its request record and publishes its update command, at most once: a retried
- * step finds the record published and sends nothing.
+ * Starts one step of one wave. UPDATE_FIRMWARE re-asserts (extends) the rack lock, marks the
+ * components UPDATING, and for each one writes its request record and publishes its update
+ * command, at most once: a retried Lambda finds the record published and sends nothing. A verify
+ * step does the same with queries and writes nothing to the task; SLEEP only sets the Wait.
  */
-export async function sendWave(deps: StepDeps, e: StepEventOf<"sendWave">): Promise<WaveState> {
+export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): Promise<WaveState> {
   const { requests, clock } = deps;
-  const wave = waveOf(e.groups, e.cursor, e.settings);
+  const e = {
+    ...event,
+    groups: currentGroups(event.groups, event.settings),
+    cursor: currentCursor(event.cursor),
+  };
+  const { group, step, componentIds } = waveOf(e.groups, e.cursor);
+  const attempt = e.cursor.attempt;
+  const timeoutSeconds = timeoutOf(step, e.settings);
   const now = clock();
-  const { task } = await updateTask(deps, e.taskId, (t, at) => {
-    const r = parseReport(t.report);
-    for (const c of r.components) {
-      if (wave.componentIds.includes(c.id) && c.status === "PENDING") {
-        c.status = "UPDATING";
-        c.startedAt = at;
-        c.requestId = updateRequestId(t.id, c.id);
-      }
-    }
-    t.report = serializeReport(r);
-    return t;
-  });
+  const task =
+    step.action === "UPDATE_FIRMWARE"
+      ? (
+          await updateTask(deps, e.taskId, (t, at) => {
+            const r = parseReport(t.report);
+            for (const c of r.components) {
+              if (componentIds.includes(c.id) && c.status === "PENDING") {
+                c.status = "UPDATING";
+                c.startedAt = at;
+                c.requestId = updateRequestId(t.id, c.id, attempt);
+              }
+            }
+            t.report = serializeReport(r);
+            return t;
+          })
+        ).task
+      : await loadTask(deps, e.taskId);
   if (isTerminalTask(task))
     throw new StepError("TaskEnded", `task ${task.id} already ended (${task.status})`);
-  await reassertLock(deps, task, e.settings, wave.componentIds.length, now);
-  const { targetVersion } = parseReport(task.report);
+  // The lock covers this step at its worst, whatever its own timeout.
+  const lockSettings = {
+    ...e.settings,
+    updateTimeoutSeconds: Math.max(e.settings.updateTimeoutSeconds, timeoutSeconds),
+  };
+  await reassertLock(deps, task, lockSettings, componentIds.length, now);
+  const { types, versions, subTargets } = waveFacts(task, componentIds);
+  const base = {
+    stage: group.stage,
+    step: e.cursor.step,
+    action: step.action,
+    attempt,
+    timeoutSeconds,
+    componentIds,
+    types,
+    versions,
+    polls: 0,
+    done: false,
+  };
+
+  if (step.action === "SLEEP") {
+    const deadline = now + timeoutSeconds * 1000;
+    return { ...base, deadline, waitSeconds: Math.max(1, timeoutSeconds) };
+  }
+  const requestIdOf = (componentId: string) =>
+    step.action === "UPDATE_FIRMWARE"
+      ? updateRequestId(task.id, componentId, attempt)
+      : stepQueryRequestId(task.id, componentId, group.stage, e.cursor.step, attempt);
   const records = await Promise.all(
-    wave.componentIds.map((componentId) =>
+    componentIds.map((componentId) =>
       requests.open({
         componentId,
-        requestId: updateRequestId(task.id, componentId),
+        requestId: requestIdOf(componentId),
         taskId: task.id,
-        kind: "update",
+        kind: step.action === "UPDATE_FIRMWARE" ? "update" : "query",
         sentAt: now,
-        deadline: now + e.settings.updateTimeoutSeconds * 1000,
+        deadline: now + timeoutSeconds * 1000,
       }),
     ),
   );
   const unpublished = records.filter((r) => r.publishedAt === undefined);
-  if (unpublished.length > 0) {
+  if (unpublished.length > 0 && step.action !== "UPDATE_FIRMWARE") {
+    await Promise.all(
+      unpublished.map(async (record) => {
+        await deps.publisher.publish(record.componentId, {
+          v: 1,
+          type: "query",
+          requestId: record.requestId,
+        });
+        await requests.markPublished(record.componentId, record.requestId, clock());
+      }),
+    );
+  } else if (unpublished.length > 0) {
     const auth = await credentialsFor(deps, task.id, task.runId);
     await Promise.all(
       unpublished.map(async (record) => {
+        const type = types[record.componentId] as ComponentType;
+        const targetVersion = versions[record.componentId] ?? "";
         const command: UpdateCommand = {
           v: 1,
           type: "update",
           requestId: record.requestId,
           taskId: task.id,
           targetVersion,
-          image: deps.imageFor(wave.type, targetVersion),
+          image: deps.imageFor(type, targetVersion),
           issuedAt: now,
         };
-        const secret = secretFor(auth, wave.type);
+        const parts = subTargets[record.componentId];
+        if (parts !== undefined) command.subTargets = parts;
+        const secret = secretFor(auth, type);
         if (secret !== undefined)
           command.auth = await deps.sealer.seal(secret, record.componentId, record.requestId);
         await deps.publisher.publish(record.componentId, command);
@@ -93,39 +205,66 @@ export async function sendWave(deps: StepDeps, e: StepEventOf<"sendWave">): Prom
       }),
     );
   }
-  // A retried step keeps the first deadlines: the records carry them.
+  // A retried Lambda keeps the first deadlines: the records carry them.
   const deadline = Math.max(...records.map((r) => r.deadline));
   return {
-    ...wave,
-    targetVersion,
-    done: false,
+    ...base,
+    ...(Object.keys(subTargets).length > 0 ? { subTargets } : {}),
     deadline,
-    polls: 0,
     waitSeconds: nextWaitSeconds(e.settings, 0, deadline, clock()),
   };
 }
 
-/** Reads the wave's records: done once every component has a verdict (result or timeout). */
+/** Reads the wave's records: done once every component has a verdict (answer, result or timeout). */
 export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WaveState> {
-  const { wave } = e;
-  const records = await deps.requests.get(
-    wave.componentIds.map((componentId) => ({
-      componentId,
-      requestId: updateRequestId(e.taskId, componentId),
-    })),
-  );
+  const wave = currentWave(e.wave, e.settings);
   const now = deps.clock();
-  const verdicts = wave.componentIds.map((componentId) =>
-    verdict(
-      componentId,
-      wave.type,
-      records.get(requestKey(componentId, updateRequestId(e.taskId, componentId))),
-      wave.targetVersion,
-      e.settings,
-      wave.deadline,
-      now,
-    ),
+  if (wave.action === "SLEEP") {
+    if (now < wave.deadline) {
+      return {
+        ...wave,
+        polls: wave.polls + 1,
+        waitSeconds: Math.max(1, Math.ceil((wave.deadline - now) / 1000)),
+      };
+    }
+    return {
+      ...wave,
+      done: true,
+      results: wave.componentIds.map((componentId) => ({ componentId, ok: true })),
+    };
+  }
+  const requestIdOf = (componentId: string) =>
+    wave.action === "UPDATE_FIRMWARE"
+      ? updateRequestId(e.taskId, componentId, wave.attempt)
+      : stepQueryRequestId(e.taskId, componentId, wave.stage, wave.step, wave.attempt);
+  const records = await deps.requests.get(
+    wave.componentIds.map((componentId) => ({ componentId, requestId: requestIdOf(componentId) })),
   );
+  const verdicts = wave.componentIds.map((componentId) => {
+    const record = records.get(requestKey(componentId, requestIdOf(componentId)));
+    const type = wave.types[componentId] as ComponentType;
+    if (wave.action === "UPDATE_FIRMWARE") {
+      return verdict(
+        componentId,
+        type,
+        record,
+        wave.versions[componentId] ?? "",
+        { updateTimeoutSeconds: wave.timeoutSeconds },
+        wave.deadline,
+        now,
+        wave.subTargets?.[componentId],
+      );
+    }
+    const check =
+      wave.action === "VERIFY_VERSION"
+        ? {
+            step: "verify-version" as const,
+            expected: wave.versions[componentId] ?? "",
+            timeoutSeconds: wave.timeoutSeconds,
+          }
+        : { step: "verify-reachability" as const, timeoutSeconds: wave.timeoutSeconds };
+    return queryVerdict(componentId, type, record, check, wave.deadline, now);
+  });
   if (verdicts.some((v) => v === "pending")) {
     const polls = wave.polls + 1;
     return {
@@ -139,13 +278,22 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
 }
 
 /**
- * Records the wave: verified versions on inventory, every component's outcome in the report.
- * Any failed component → ComponentsFailed (so nothing after it runs); else the next cursor.
+ * Records the step: for an update, verified versions on inventory and every component's outcome
+ * in the report. Failures with retries left → the same step again for those components (they go
+ * back to PENDING); failures without → FAILED in the report and ComponentsFailed (nothing after
+ * runs). Else the cursor of the next step, wave or stage.
  */
-export async function finishWave(deps: StepDeps, e: StepEventOf<"finishWave">): Promise<WaveCursor> {
-  const results = e.wave.results ?? [];
+export async function finishWave(deps: StepDeps, event: StepEventOf<"finishWave">): Promise<WaveCursor> {
+  const e = { ...event, groups: currentGroups(event.groups, event.settings) };
+  const cursor = currentCursor(event.cursor);
+  const wave = currentWave(event.wave, event.settings);
+  const results = wave.results ?? [];
   const byId = new Map(results.map((r) => [r.componentId, r]));
-  const verified = results.filter((r) => r.ok && r.version !== undefined);
+  const failed = results.filter((r) => !r.ok);
+  const step = e.groups[cursor.group]?.steps[cursor.step];
+  const retry = step?.retry !== undefined && failed.length > 0 && cursor.attempt < step.retry.maxRetries;
+  const verified =
+    wave.action === "UPDATE_FIRMWARE" ? results.filter((r) => r.ok && r.version !== undefined) : [];
   // Inventory first: a verified version is a fact about the hardware whatever happens to the task.
   if (verified.length > 0) {
     await deps.firmware.record(
@@ -153,35 +301,74 @@ export async function finishWave(deps: StepDeps, e: StepEventOf<"finishWave">): 
       verified.map((r) => ({ componentId: r.componentId, version: r.version as string })),
     );
   }
-  await updateTask(deps, e.taskId, (t, now) => {
-    const r = parseReport(t.report);
-    for (const c of r.components) {
-      const result = byId.get(c.id);
-      if (result === undefined) continue;
-      c.finishedAt = now;
-      if (result.ok) {
-        c.status = "COMPLETED";
-        if (result.version !== undefined) c.versionAfter = result.version;
-        delete c.error;
-      } else {
-        c.status = "FAILED";
+  // The report changes for an update, and for a verify that fails for good; a sleep, a passed
+  // verify and a failure about to be retried by a verify step write nothing.
+  if (wave.action === "UPDATE_FIRMWARE" || (failed.length > 0 && !retry)) {
+    await updateTask(deps, e.taskId, (t, now) => {
+      const r = parseReport(t.report);
+      for (const c of r.components) {
+        const result = byId.get(c.id);
+        if (result === undefined) continue;
+        if (result.ok) {
+          if (wave.action !== "UPDATE_FIRMWARE") continue;
+          c.finishedAt = now;
+          c.status = "COMPLETED";
+          if (result.version !== undefined) c.versionAfter = result.version;
+          delete c.error;
+          continue;
+        }
         c.error = { name: result.error?.Error ?? "Error", message: causeText(result.error) };
+        if (retry) {
+          // Flashed again by the retry: back to PENDING, the last error kept until then.
+          c.status = "PENDING";
+        } else {
+          c.status = "FAILED";
+          c.finishedAt = now;
+        }
       }
-    }
-    t.report = serializeReport(r);
-    return t;
-  });
-  const failures = results.filter((r) => !r.ok).map((r) => causeText(r.error));
-  if (failures.length > 0) {
-    const more =
-      failures.length > 1 ? `; ${failures.length - 1} more ${e.wave.type} component(s) failed` : "";
+      t.report = serializeReport(r);
+      return t;
+    });
+  }
+  if (retry && step?.retry !== undefined) {
+    const attempt = cursor.attempt + 1;
+    deps.logger.warn("task step failed; retrying", {
+      taskId: e.taskId,
+      action: step.action,
+      failed: failed.length,
+      attempt,
+      maxRetries: step.retry.maxRetries,
+    });
+    return {
+      ...cursor,
+      attempt,
+      more: true,
+      retry: true,
+      waitSeconds: retryWaitSeconds(step.retry, attempt),
+      only: failed.map((f) => f.componentId),
+    };
+  }
+  if (failed.length > 0) {
+    const failures = failed.map((r) => causeText(r.error));
+    const kinds = [...new Set(failed.map((r) => wave.types[r.componentId]))];
+    const kind = kinds.length === 1 ? `${kinds[0]} ` : "";
+    const more = failures.length > 1 ? `; ${failures.length - 1} more ${kind}component(s) failed` : "";
     throw new StepError("ComponentsFailed", `${failures[0]}${more}`);
   }
-  const size = Math.max(1, Math.floor(e.settings.maxParallel));
-  const groupSize = e.groups[e.cursor.group]?.componentIds.length ?? 0;
+  return nextCursor(e.groups, cursor);
+}
+
+/** The next step of the wave, else the next wave's first step, else the next group's. */
+export function nextCursor(groups: readonly UpgradeGroup[], cursor: WaveCursor): WaveCursor {
+  const group = groups[cursor.group];
+  const size = Math.max(1, Math.floor(group?.maxParallel ?? 1));
+  const steps = group?.steps.length ?? 0;
+  const groupSize = group?.componentIds.length ?? 0;
   const next =
-    (e.cursor.wave + 1) * size < groupSize
-      ? { group: e.cursor.group, wave: e.cursor.wave + 1 }
-      : { group: e.cursor.group + 1, wave: 0 };
-  return { ...next, more: next.group < e.groups.length };
+    cursor.step + 1 < steps
+      ? { group: cursor.group, wave: cursor.wave, step: cursor.step + 1 }
+      : (cursor.wave + 1) * size < groupSize
+        ? { group: cursor.group, wave: cursor.wave + 1, step: 0 }
+        : { group: cursor.group + 1, wave: 0, step: 0 };
+  return { ...next, attempt: 0, more: next.group < groups.length, retry: false, waitSeconds: 0 };
 }

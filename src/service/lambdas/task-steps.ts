@@ -33,6 +33,7 @@ export function composeTaskStepsLambda(
   const steps = childTaskSteps(parts, {
     publisher: new IotPublisher({ client: obs.capture(iot) }),
     firmware: new DynamoFirmwareRecorder(stores.doc, names.inventory),
+    readiness: stores.readiness,
   });
   return { steps, invoke: obs.invoke };
 }

@@ -17,13 +17,16 @@ import {
   type GateScope,
   type OperationType,
   type PhaseScope,
+  type ReadinessState,
   type RunReason,
   type RunStatus,
   type TargetStatus,
   type Task,
   type TaskStatus,
 } from "../../../domain/model.js";
+import type { RuleAction } from "../../../domain/operation-rules.js";
 import * as pb from "../../../gen/flow/v1/flow.js";
+import * as admin from "../../../gen/flowadmin/v1/admin.js";
 import type { Violations } from "./violations.js";
 
 interface EnumMapping<D extends string, P extends number, Z extends string> {
@@ -195,3 +198,32 @@ export const { toProto: taskStatusToProto } = enumMapping<TaskStatus, pb.TaskSta
 export const { toProto: executorTypeToProto } = enumMapping<Task["executorType"], pb.TaskExecutorType>({
   STEP_FUNCTIONS: pb.TaskExecutorType.TASK_EXECUTOR_TYPE_STEP_FUNCTIONS,
 });
+
+/** The admin service's readiness; UNKNOWN (and omission) means READY, the default. */
+export const { fromProto: readinessStateFromProto, toProto: readinessStateToProto } = enumMapping<
+  ReadinessState,
+  admin.ReadinessState,
+  "READY"
+>(
+  {
+    READY: admin.ReadinessState.READINESS_STATE_READY,
+    NOT_READY: admin.ReadinessState.READINESS_STATE_NOT_READY,
+    MAINTENANCE: admin.ReadinessState.READINESS_STATE_MAINTENANCE,
+  },
+  "READY",
+);
+
+/** Rule step actions; UNKNOWN is handed to the rule validator, which names the allowed ones. */
+export const { fromProto: ruleActionFromProto, toProto: ruleActionToProto } = enumMapping<
+  RuleAction,
+  admin.RuleAction,
+  "UNKNOWN"
+>(
+  {
+    UPDATE_FIRMWARE: admin.RuleAction.RULE_ACTION_UPDATE_FIRMWARE,
+    VERIFY_VERSION: admin.RuleAction.RULE_ACTION_VERIFY_VERSION,
+    VERIFY_REACHABILITY: admin.RuleAction.RULE_ACTION_VERIFY_REACHABILITY,
+    SLEEP: admin.RuleAction.RULE_ACTION_SLEEP,
+  },
+  "UNKNOWN",
+);

@@ -10,6 +10,7 @@ import type {
   Run,
   RunConfig,
   RunStats,
+  VersionGroup,
 } from "../../../domain/model.js";
 import * as pb from "../../../gen/flow/v1/flow.js";
 import { runConfigToProto } from "./config-response.js";
@@ -72,6 +73,10 @@ function componentsByTypeToProto(groups: ComponentsForType[]): pb.ComponentsByTy
   };
 }
 
+function versionsToProto(groups: readonly VersionGroup[] | undefined): pb.ComponentVersions[] {
+  return (groups ?? []).map((g) => ({ version: g.version, componentIds: g.componentIds.map(uuidToProto) }));
+}
+
 export function targetToProto(t: TargetView): pb.OperationRunTarget {
   return {
     id: uuidToProto(t.id),
@@ -86,6 +91,7 @@ export function targetToProto(t: TargetView): pb.OperationRunTarget {
     createdAt: msToDate(t.createdAt),
     updatedAt: msToDate(t.updatedAt),
     rackExternalId: t.rackExternalId,
+    targetVersions: versionsToProto(t.versions),
   };
 }
 
@@ -95,6 +101,7 @@ export function planToProto(result: {
   plan: Plan;
   rackExternalIds: ReadonlyMap<string, string>;
   nextWindowOpenings: readonly number[];
+  versions?: ReadonlyMap<string, VersionGroup[]>;
 }): pb.PlanOperationRunResponse {
   return {
     configuration: runConfigToProto(result.config),
@@ -113,6 +120,7 @@ export function planToProto(result: {
       createdAt: undefined,
       updatedAt: undefined,
       rackExternalId: result.rackExternalIds.get(t.rackId) ?? "",
+      targetVersions: versionsToProto(result.versions?.get(t.rackId)),
     })),
     nextWindowOpenings: result.nextWindowOpenings.map((t) => msToDate(t)),
   };

@@ -1,7 +1,7 @@
 /** The task API's ids and tasks, and the inventory admin service's racks, both ways. */
 
 import { InvalidArgumentError } from "../../../domain/errors.js";
-import type { InventoryRack, Task } from "../../../domain/model.js";
+import type { InventoryComponent, InventoryRack, Task } from "../../../domain/model.js";
 import { isNilUuid, normalizeUuid } from "../../../domain/uuid.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
 import type * as admin from "../../../gen/flowadmin/v1/admin.js";
@@ -12,6 +12,7 @@ import {
   taskStatusToProto,
 } from "./enums.js";
 import { LIMITS } from "./limits.js";
+import { readinessFromProto, readinessToProto } from "./policy.js";
 import { compact, decoding } from "./violations.js";
 import { msToDate, uuidToProto } from "./well-known.js";
 
@@ -56,6 +57,9 @@ export function inventoryRacksFromProto(req: admin.ImportInventoryRequest): Inve
             type: type === undefined || type === "UNKNOWN" ? "COMPUTE" : type,
             externalId: c.externalId === "" ? undefined : c.externalId,
             firmwareVersion: c.firmwareVersion === "" ? undefined : c.firmwareVersion,
+            model: c.model === "" ? undefined : c.model,
+            vendor: c.vendor === "" ? undefined : c.vendor,
+            readiness: readinessFromProto(c.readiness, `${cf}.readiness`, v),
           });
         }),
       };
@@ -97,6 +101,18 @@ export function taskToProto(task: Task): pb.Task {
   };
 }
 
+export function inventoryComponentToProto(c: InventoryComponent): admin.InventoryComponent {
+  return {
+    id: uuidToProto(c.id),
+    type: componentTypeToProto(c.type),
+    externalId: c.externalId ?? "",
+    firmwareVersion: c.firmwareVersion ?? "",
+    model: c.model ?? "",
+    vendor: c.vendor ?? "",
+    readiness: readinessToProto(c.readiness),
+  };
+}
+
 export function inventoryRackToProto(rack: InventoryRack): admin.InventoryRack {
   return {
     id: uuidToProto(rack.id),
@@ -105,11 +121,6 @@ export function inventoryRackToProto(rack: InventoryRack): admin.InventoryRack {
     nvlDomainId: rack.nvlDomain && uuidToProto(rack.nvlDomain.id),
     nvlDomainName: rack.nvlDomain?.name ?? "",
     location: rack.location && { ...rack.location },
-    components: rack.components.map((c) => ({
-      id: uuidToProto(c.id),
-      type: componentTypeToProto(c.type),
-      externalId: c.externalId ?? "",
-      firmwareVersion: c.firmwareVersion ?? "",
-    })),
+    components: rack.components.map(inventoryComponentToProto),
   };
 }

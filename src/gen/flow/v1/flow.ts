@@ -1007,6 +1007,18 @@ export interface OperationRunTarget {
   createdAt: Date | undefined;
   updatedAt: Date | undefined;
   rackExternalId: string;
+  /**
+   * Project extension (firmware policy, issue 13): each component's firmware version, resolved
+   * from the firmware baselines at create and frozen with the plan; empty when the run names one
+   * target_version for every component.
+   */
+  targetVersions: ComponentVersions[];
+}
+
+/** Project extension (firmware policy, issue 13): components upgraded to one firmware version. */
+export interface ComponentVersions {
+  version: string;
+  componentIds: UUID[];
 }
 
 /** Project extension: the plan CreateOperationRun would freeze (PlanOperationRun). */
@@ -7427,6 +7439,7 @@ function createBaseOperationRunTarget(): OperationRunTarget {
     createdAt: undefined,
     updatedAt: undefined,
     rackExternalId: "",
+    targetVersions: [],
   };
 }
 
@@ -7467,6 +7480,9 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     }
     if (message.rackExternalId !== "") {
       writer.uint32(98).string(message.rackExternalId);
+    }
+    for (const v of message.targetVersions) {
+      ComponentVersions.encode(v!, writer.uint32(882).fork()).join();
     }
     return writer;
   },
@@ -7580,6 +7596,14 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
             message.rackExternalId = reader.string();
             continue;
           }
+          case 110: {
+            if (tag !== 882) {
+              break;
+            }
+
+            message.targetVersions.push(ComponentVersions.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7642,6 +7666,11 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
         : isSet(object.rack_external_id)
         ? globalThis.String(object.rack_external_id)
         : "",
+      targetVersions: globalThis.Array.isArray(object?.targetVersions)
+        ? object.targetVersions.map((e: any) => ComponentVersions.fromJSON(e))
+        : globalThis.Array.isArray(object?.target_versions)
+        ? object.target_versions.map((e: any) => ComponentVersions.fromJSON(e))
+        : [],
     };
   },
 
@@ -7683,6 +7712,9 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     if (message.rackExternalId !== "") {
       obj.rackExternalId = message.rackExternalId;
     }
+    if (message.targetVersions?.length) {
+      obj.targetVersions = message.targetVersions.map((e) => ComponentVersions.toJSON(e));
+    }
     return obj;
   },
 
@@ -7711,6 +7743,96 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     message.createdAt = object.createdAt ?? undefined;
     message.updatedAt = object.updatedAt ?? undefined;
     message.rackExternalId = object.rackExternalId ?? "";
+    message.targetVersions = object.targetVersions?.map((e) => ComponentVersions.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseComponentVersions(): ComponentVersions {
+  return { version: "", componentIds: [] };
+}
+
+export const ComponentVersions: MessageFns<ComponentVersions> = {
+  encode(message: ComponentVersions, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.version !== "") {
+      writer.uint32(10).string(message.version);
+    }
+    for (const v of message.componentIds) {
+      UUID.encode(v!, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ComponentVersions {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseComponentVersions();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.componentIds.push(UUID.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ComponentVersions {
+    return {
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      componentIds: globalThis.Array.isArray(object?.componentIds)
+        ? object.componentIds.map((e: any) => UUID.fromJSON(e))
+        : globalThis.Array.isArray(object?.component_ids)
+        ? object.component_ids.map((e: any) => UUID.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ComponentVersions): unknown {
+    const obj: any = {};
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.componentIds?.length) {
+      obj.componentIds = message.componentIds.map((e) => UUID.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ComponentVersions>): ComponentVersions {
+    return ComponentVersions.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ComponentVersions>): ComponentVersions {
+    const message = createBaseComponentVersions();
+    message.version = object.version ?? "";
+    message.componentIds = object.componentIds?.map((e) => UUID.fromPartial(e)) || [];
     return message;
   },
 };

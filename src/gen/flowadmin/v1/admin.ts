@@ -8,6 +8,7 @@
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
 import type { handleUnaryCall, UntypedServiceImplementation } from "@grpc/grpc-js";
 import { ComponentType, componentTypeFromJSON, componentTypeToJSON, Pagination, UUID } from "../../flow/v1/flow.js";
+import { Timestamp } from "../../google/protobuf/timestamp.js";
 
 export const protobufPackage = "flowadmin.v1";
 
@@ -18,6 +19,106 @@ export const protobufFileName = "flowadmin/v1/admin.proto";
  * feed inventory from their own source of truth. A package of this project's own, so it can never
  * collide with the published Flow service.
  */
+
+export enum ReadinessState {
+  READINESS_STATE_UNKNOWN = 0,
+  READINESS_STATE_READY = 1,
+  READINESS_STATE_NOT_READY = 2,
+  READINESS_STATE_MAINTENANCE = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function readinessStateFromJSON(object: any): ReadinessState {
+  switch (object) {
+    case 0:
+    case "READINESS_STATE_UNKNOWN":
+      return ReadinessState.READINESS_STATE_UNKNOWN;
+    case 1:
+    case "READINESS_STATE_READY":
+      return ReadinessState.READINESS_STATE_READY;
+    case 2:
+    case "READINESS_STATE_NOT_READY":
+      return ReadinessState.READINESS_STATE_NOT_READY;
+    case 3:
+    case "READINESS_STATE_MAINTENANCE":
+      return ReadinessState.READINESS_STATE_MAINTENANCE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return ReadinessState.UNRECOGNIZED;
+  }
+}
+
+export function readinessStateToJSON(object: ReadinessState): string {
+  switch (object) {
+    case ReadinessState.READINESS_STATE_UNKNOWN:
+      return "READINESS_STATE_UNKNOWN";
+    case ReadinessState.READINESS_STATE_READY:
+      return "READINESS_STATE_READY";
+    case ReadinessState.READINESS_STATE_NOT_READY:
+      return "READINESS_STATE_NOT_READY";
+    case ReadinessState.READINESS_STATE_MAINTENANCE:
+      return "READINESS_STATE_MAINTENANCE";
+    case ReadinessState.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum RuleAction {
+  RULE_ACTION_UNKNOWN = 0,
+  /** RULE_ACTION_UPDATE_FIRMWARE - The firmware update itself: exactly one per stage. */
+  RULE_ACTION_UPDATE_FIRMWARE = 1,
+  /** RULE_ACTION_VERIFY_VERSION - Ask each BMC its version: it must be the component's target. */
+  RULE_ACTION_VERIFY_VERSION = 2,
+  /** RULE_ACTION_VERIFY_REACHABILITY - Ask each BMC: it must answer. */
+  RULE_ACTION_VERIFY_REACHABILITY = 3,
+  /** RULE_ACTION_SLEEP - Wait sleep_seconds. */
+  RULE_ACTION_SLEEP = 4,
+  UNRECOGNIZED = -1,
+}
+
+export function ruleActionFromJSON(object: any): RuleAction {
+  switch (object) {
+    case 0:
+    case "RULE_ACTION_UNKNOWN":
+      return RuleAction.RULE_ACTION_UNKNOWN;
+    case 1:
+    case "RULE_ACTION_UPDATE_FIRMWARE":
+      return RuleAction.RULE_ACTION_UPDATE_FIRMWARE;
+    case 2:
+    case "RULE_ACTION_VERIFY_VERSION":
+      return RuleAction.RULE_ACTION_VERIFY_VERSION;
+    case 3:
+    case "RULE_ACTION_VERIFY_REACHABILITY":
+      return RuleAction.RULE_ACTION_VERIFY_REACHABILITY;
+    case 4:
+    case "RULE_ACTION_SLEEP":
+      return RuleAction.RULE_ACTION_SLEEP;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return RuleAction.UNRECOGNIZED;
+  }
+}
+
+export function ruleActionToJSON(object: RuleAction): string {
+  switch (object) {
+    case RuleAction.RULE_ACTION_UNKNOWN:
+      return "RULE_ACTION_UNKNOWN";
+    case RuleAction.RULE_ACTION_UPDATE_FIRMWARE:
+      return "RULE_ACTION_UPDATE_FIRMWARE";
+    case RuleAction.RULE_ACTION_VERIFY_VERSION:
+      return "RULE_ACTION_VERIFY_VERSION";
+    case RuleAction.RULE_ACTION_VERIFY_REACHABILITY:
+      return "RULE_ACTION_VERIFY_REACHABILITY";
+    case RuleAction.RULE_ACTION_SLEEP:
+      return "RULE_ACTION_SLEEP";
+    case RuleAction.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
 
 export interface InventoryLocation {
   datacenter: string;
@@ -30,6 +131,11 @@ export interface InventoryComponent {
   type: ComponentType;
   externalId: string;
   firmwareVersion: string;
+  /** Firmware policy: narrow which baseline applies ("" = none recorded). */
+  model: string;
+  vendor: string;
+  /** Firmware policy: absent (or READY) = ready to be flashed. */
+  readiness: ComponentReadiness | undefined;
 }
 
 export interface InventoryRack {
@@ -44,11 +150,14 @@ export interface InventoryRack {
 
 export interface ImportInventoryRequest {
   racks: InventoryRack[];
+  /** Firmware policy: set after the racks, as SetFirmwareBaselines would. */
+  baselines: FirmwareBaseline[];
 }
 
 export interface ImportInventoryResponse {
   racksWritten: number;
   componentsWritten: number;
+  baselinesWritten: number;
 }
 
 export interface ListRacksRequest {
@@ -57,6 +166,129 @@ export interface ListRacksRequest {
 
 export interface ListRacksResponse {
   racks: InventoryRack[];
+  total: number;
+}
+
+/**
+ * The desired firmware version of a component type, optionally only for one model and/or vendor
+ * ("" = any). The most specific baseline that matches a component wins: model + vendor, then
+ * model, then vendor, then the type alone.
+ */
+export interface FirmwareBaseline {
+  componentType: ComponentType;
+  model: string;
+  vendor: string;
+  version: string;
+}
+
+export interface SetFirmwareBaselinesRequest {
+  baselines: FirmwareBaseline[];
+}
+
+export interface ListFirmwareBaselinesRequest {
+}
+
+export interface ListFirmwareBaselinesResponse {
+  baselines: FirmwareBaseline[];
+}
+
+export interface DeleteFirmwareBaselineRequest {
+  componentType: ComponentType;
+  model: string;
+  vendor: string;
+}
+
+export interface DeleteFirmwareBaselineResponse {
+  /** The baseline that was removed. */
+  baseline: FirmwareBaseline | undefined;
+}
+
+/**
+ * Whether a component may be flashed. NOT_READY and MAINTENANCE need a reason; a firmware task
+ * does not flash such a component (it waits up to the readiness timeout, then fails its target)
+ * unless the request sets override_readiness_check.
+ */
+export interface ComponentReadiness {
+  state: ReadinessState;
+  reason: string;
+}
+
+export interface SetComponentReadinessRequest {
+  componentId: UUID | undefined;
+  readiness: ComponentReadiness | undefined;
+}
+
+/**
+ * A failed step runs again for the components that failed, max_retries times, waiting
+ * interval_seconds * backoff_rate^n before retry n+1 (backoff_rate >= 1).
+ */
+export interface RuleRetry {
+  maxRetries: number;
+  intervalSeconds: number;
+  backoffRate: number;
+}
+
+export interface RuleStep {
+  action: RuleAction;
+  /** 0 = the deployment's (the update timeout, or the preflight timeout for a verify). */
+  timeoutSeconds: number;
+  retry:
+    | RuleRetry
+    | undefined;
+  /** SLEEP only. */
+  sleepSeconds: number;
+}
+
+/**
+ * Stages run one after another; a stage's components go through its steps in waves of at most
+ * max_parallel (0 = the deployment's), wave by wave. A component type is in one stage at most.
+ */
+export interface RuleStage {
+  name: string;
+  componentTypes: ComponentType[];
+  maxParallel: number;
+  steps: RuleStep[];
+}
+
+export interface OperationRule {
+  id: UUID | undefined;
+  version: number;
+  name: string;
+  description: string;
+  stages: RuleStage[];
+  /** 0 = the deployment's readiness timeout. */
+  readinessTimeoutSeconds: number;
+  createdAt:
+    | Date
+    | undefined;
+  /** The built-in default rule (what a run without rule_id runs). */
+  builtIn: boolean;
+}
+
+export interface CreateOperationRuleRequest {
+  /** Absent: a new rule with a generated id. Set: that rule's next version (or its first). */
+  id?:
+    | UUID
+    | undefined;
+  /** Refuse unless the rule is at this version now (0: it must not exist yet). */
+  expectedVersion?: number | undefined;
+  name: string;
+  description: string;
+  stages: RuleStage[];
+  readinessTimeoutSeconds: number;
+}
+
+export interface GetOperationRuleRequest {
+  id: UUID | undefined;
+  version?: number | undefined;
+}
+
+export interface ListOperationRulesRequest {
+  pagination?: Pagination | undefined;
+}
+
+export interface ListOperationRulesResponse {
+  rules: OperationRule[];
   total: number;
 }
 
@@ -162,7 +394,7 @@ export const InventoryLocation: MessageFns<InventoryLocation> = {
 };
 
 function createBaseInventoryComponent(): InventoryComponent {
-  return { id: undefined, type: 0, externalId: "", firmwareVersion: "" };
+  return { id: undefined, type: 0, externalId: "", firmwareVersion: "", model: "", vendor: "", readiness: undefined };
 }
 
 export const InventoryComponent: MessageFns<InventoryComponent> = {
@@ -178,6 +410,15 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
     }
     if (message.firmwareVersion !== "") {
       writer.uint32(34).string(message.firmwareVersion);
+    }
+    if (message.model !== "") {
+      writer.uint32(42).string(message.model);
+    }
+    if (message.vendor !== "") {
+      writer.uint32(50).string(message.vendor);
+    }
+    if (message.readiness !== undefined) {
+      ComponentReadiness.encode(message.readiness, writer.uint32(58).fork()).join();
     }
     return writer;
   },
@@ -227,6 +468,30 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
             message.firmwareVersion = reader.string();
             continue;
           }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.vendor = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.readiness = ComponentReadiness.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -253,6 +518,9 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
         : isSet(object.firmware_version)
         ? globalThis.String(object.firmware_version)
         : "",
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      vendor: isSet(object.vendor) ? globalThis.String(object.vendor) : "",
+      readiness: isSet(object.readiness) ? ComponentReadiness.fromJSON(object.readiness) : undefined,
     };
   },
 
@@ -270,6 +538,15 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
     if (message.firmwareVersion !== "") {
       obj.firmwareVersion = message.firmwareVersion;
     }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.vendor !== "") {
+      obj.vendor = message.vendor;
+    }
+    if (message.readiness !== undefined) {
+      obj.readiness = ComponentReadiness.toJSON(message.readiness);
+    }
     return obj;
   },
 
@@ -282,6 +559,11 @@ export const InventoryComponent: MessageFns<InventoryComponent> = {
     message.type = object.type ?? 0;
     message.externalId = object.externalId ?? "";
     message.firmwareVersion = object.firmwareVersion ?? "";
+    message.model = object.model ?? "";
+    message.vendor = object.vendor ?? "";
+    message.readiness = (object.readiness !== undefined && object.readiness !== null)
+      ? ComponentReadiness.fromPartial(object.readiness)
+      : undefined;
     return message;
   },
 };
@@ -478,13 +760,16 @@ export const InventoryRack: MessageFns<InventoryRack> = {
 };
 
 function createBaseImportInventoryRequest(): ImportInventoryRequest {
-  return { racks: [] };
+  return { racks: [], baselines: [] };
 }
 
 export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
   encode(message: ImportInventoryRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
     for (const v of message.racks) {
       InventoryRack.encode(v!, writer.uint32(10).fork()).join();
+    }
+    for (const v of message.baselines) {
+      FirmwareBaseline.encode(v!, writer.uint32(18).fork()).join();
     }
     return writer;
   },
@@ -510,6 +795,14 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
             message.racks.push(InventoryRack.decode(reader, reader.uint32()));
             continue;
           }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.baselines.push(FirmwareBaseline.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -525,6 +818,9 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
   fromJSON(object: any): ImportInventoryRequest {
     return {
       racks: globalThis.Array.isArray(object?.racks) ? object.racks.map((e: any) => InventoryRack.fromJSON(e)) : [],
+      baselines: globalThis.Array.isArray(object?.baselines)
+        ? object.baselines.map((e: any) => FirmwareBaseline.fromJSON(e))
+        : [],
     };
   },
 
@@ -532,6 +828,9 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
     const obj: any = {};
     if (message.racks?.length) {
       obj.racks = message.racks.map((e) => InventoryRack.toJSON(e));
+    }
+    if (message.baselines?.length) {
+      obj.baselines = message.baselines.map((e) => FirmwareBaseline.toJSON(e));
     }
     return obj;
   },
@@ -542,12 +841,13 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
   fromPartial(object: DeepPartial<ImportInventoryRequest>): ImportInventoryRequest {
     const message = createBaseImportInventoryRequest();
     message.racks = object.racks?.map((e) => InventoryRack.fromPartial(e)) || [];
+    message.baselines = object.baselines?.map((e) => FirmwareBaseline.fromPartial(e)) || [];
     return message;
   },
 };
 
 function createBaseImportInventoryResponse(): ImportInventoryResponse {
-  return { racksWritten: 0, componentsWritten: 0 };
+  return { racksWritten: 0, componentsWritten: 0, baselinesWritten: 0 };
 }
 
 export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
@@ -557,6 +857,9 @@ export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
     }
     if (message.componentsWritten !== 0) {
       writer.uint32(16).int32(message.componentsWritten);
+    }
+    if (message.baselinesWritten !== 0) {
+      writer.uint32(24).int32(message.baselinesWritten);
     }
     return writer;
   },
@@ -590,6 +893,14 @@ export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
             message.componentsWritten = reader.int32();
             continue;
           }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.baselinesWritten = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -614,6 +925,11 @@ export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
         : isSet(object.components_written)
         ? globalThis.Number(object.components_written)
         : 0,
+      baselinesWritten: isSet(object.baselinesWritten)
+        ? globalThis.Number(object.baselinesWritten)
+        : isSet(object.baselines_written)
+        ? globalThis.Number(object.baselines_written)
+        : 0,
     };
   },
 
@@ -625,6 +941,9 @@ export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
     if (message.componentsWritten !== 0) {
       obj.componentsWritten = Math.round(message.componentsWritten);
     }
+    if (message.baselinesWritten !== 0) {
+      obj.baselinesWritten = Math.round(message.baselinesWritten);
+    }
     return obj;
   },
 
@@ -635,6 +954,7 @@ export const ImportInventoryResponse: MessageFns<ImportInventoryResponse> = {
     const message = createBaseImportInventoryResponse();
     message.racksWritten = object.racksWritten ?? 0;
     message.componentsWritten = object.componentsWritten ?? 0;
+    message.baselinesWritten = object.baselinesWritten ?? 0;
     return message;
   },
 };
@@ -793,6 +1113,1657 @@ export const ListRacksResponse: MessageFns<ListRacksResponse> = {
   },
 };
 
+function createBaseFirmwareBaseline(): FirmwareBaseline {
+  return { componentType: 0, model: "", vendor: "", version: "" };
+}
+
+export const FirmwareBaseline: MessageFns<FirmwareBaseline> = {
+  encode(message: FirmwareBaseline, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentType !== 0) {
+      writer.uint32(8).int32(message.componentType);
+    }
+    if (message.model !== "") {
+      writer.uint32(18).string(message.model);
+    }
+    if (message.vendor !== "") {
+      writer.uint32(26).string(message.vendor);
+    }
+    if (message.version !== "") {
+      writer.uint32(34).string(message.version);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FirmwareBaseline {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFirmwareBaseline();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.componentType = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.vendor = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FirmwareBaseline {
+    return {
+      componentType: isSet(object.componentType)
+        ? componentTypeFromJSON(object.componentType)
+        : isSet(object.component_type)
+        ? componentTypeFromJSON(object.component_type)
+        : 0,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      vendor: isSet(object.vendor) ? globalThis.String(object.vendor) : "",
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+    };
+  },
+
+  toJSON(message: FirmwareBaseline): unknown {
+    const obj: any = {};
+    if (message.componentType !== 0) {
+      obj.componentType = componentTypeToJSON(message.componentType);
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.vendor !== "") {
+      obj.vendor = message.vendor;
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FirmwareBaseline>): FirmwareBaseline {
+    return FirmwareBaseline.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FirmwareBaseline>): FirmwareBaseline {
+    const message = createBaseFirmwareBaseline();
+    message.componentType = object.componentType ?? 0;
+    message.model = object.model ?? "";
+    message.vendor = object.vendor ?? "";
+    message.version = object.version ?? "";
+    return message;
+  },
+};
+
+function createBaseSetFirmwareBaselinesRequest(): SetFirmwareBaselinesRequest {
+  return { baselines: [] };
+}
+
+export const SetFirmwareBaselinesRequest: MessageFns<SetFirmwareBaselinesRequest> = {
+  encode(message: SetFirmwareBaselinesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.baselines) {
+      FirmwareBaseline.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetFirmwareBaselinesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetFirmwareBaselinesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.baselines.push(FirmwareBaseline.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetFirmwareBaselinesRequest {
+    return {
+      baselines: globalThis.Array.isArray(object?.baselines)
+        ? object.baselines.map((e: any) => FirmwareBaseline.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: SetFirmwareBaselinesRequest): unknown {
+    const obj: any = {};
+    if (message.baselines?.length) {
+      obj.baselines = message.baselines.map((e) => FirmwareBaseline.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetFirmwareBaselinesRequest>): SetFirmwareBaselinesRequest {
+    return SetFirmwareBaselinesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetFirmwareBaselinesRequest>): SetFirmwareBaselinesRequest {
+    const message = createBaseSetFirmwareBaselinesRequest();
+    message.baselines = object.baselines?.map((e) => FirmwareBaseline.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseListFirmwareBaselinesRequest(): ListFirmwareBaselinesRequest {
+  return {};
+}
+
+export const ListFirmwareBaselinesRequest: MessageFns<ListFirmwareBaselinesRequest> = {
+  encode(_: ListFirmwareBaselinesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFirmwareBaselinesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFirmwareBaselinesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): ListFirmwareBaselinesRequest {
+    return {};
+  },
+
+  toJSON(_: ListFirmwareBaselinesRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFirmwareBaselinesRequest>): ListFirmwareBaselinesRequest {
+    return ListFirmwareBaselinesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<ListFirmwareBaselinesRequest>): ListFirmwareBaselinesRequest {
+    const message = createBaseListFirmwareBaselinesRequest();
+    return message;
+  },
+};
+
+function createBaseListFirmwareBaselinesResponse(): ListFirmwareBaselinesResponse {
+  return { baselines: [] };
+}
+
+export const ListFirmwareBaselinesResponse: MessageFns<ListFirmwareBaselinesResponse> = {
+  encode(message: ListFirmwareBaselinesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.baselines) {
+      FirmwareBaseline.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFirmwareBaselinesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFirmwareBaselinesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.baselines.push(FirmwareBaseline.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFirmwareBaselinesResponse {
+    return {
+      baselines: globalThis.Array.isArray(object?.baselines)
+        ? object.baselines.map((e: any) => FirmwareBaseline.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ListFirmwareBaselinesResponse): unknown {
+    const obj: any = {};
+    if (message.baselines?.length) {
+      obj.baselines = message.baselines.map((e) => FirmwareBaseline.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFirmwareBaselinesResponse>): ListFirmwareBaselinesResponse {
+    return ListFirmwareBaselinesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFirmwareBaselinesResponse>): ListFirmwareBaselinesResponse {
+    const message = createBaseListFirmwareBaselinesResponse();
+    message.baselines = object.baselines?.map((e) => FirmwareBaseline.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseDeleteFirmwareBaselineRequest(): DeleteFirmwareBaselineRequest {
+  return { componentType: 0, model: "", vendor: "" };
+}
+
+export const DeleteFirmwareBaselineRequest: MessageFns<DeleteFirmwareBaselineRequest> = {
+  encode(message: DeleteFirmwareBaselineRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentType !== 0) {
+      writer.uint32(8).int32(message.componentType);
+    }
+    if (message.model !== "") {
+      writer.uint32(18).string(message.model);
+    }
+    if (message.vendor !== "") {
+      writer.uint32(26).string(message.vendor);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFirmwareBaselineRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFirmwareBaselineRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.componentType = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.model = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.vendor = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteFirmwareBaselineRequest {
+    return {
+      componentType: isSet(object.componentType)
+        ? componentTypeFromJSON(object.componentType)
+        : isSet(object.component_type)
+        ? componentTypeFromJSON(object.component_type)
+        : 0,
+      model: isSet(object.model) ? globalThis.String(object.model) : "",
+      vendor: isSet(object.vendor) ? globalThis.String(object.vendor) : "",
+    };
+  },
+
+  toJSON(message: DeleteFirmwareBaselineRequest): unknown {
+    const obj: any = {};
+    if (message.componentType !== 0) {
+      obj.componentType = componentTypeToJSON(message.componentType);
+    }
+    if (message.model !== "") {
+      obj.model = message.model;
+    }
+    if (message.vendor !== "") {
+      obj.vendor = message.vendor;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFirmwareBaselineRequest>): DeleteFirmwareBaselineRequest {
+    return DeleteFirmwareBaselineRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteFirmwareBaselineRequest>): DeleteFirmwareBaselineRequest {
+    const message = createBaseDeleteFirmwareBaselineRequest();
+    message.componentType = object.componentType ?? 0;
+    message.model = object.model ?? "";
+    message.vendor = object.vendor ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteFirmwareBaselineResponse(): DeleteFirmwareBaselineResponse {
+  return { baseline: undefined };
+}
+
+export const DeleteFirmwareBaselineResponse: MessageFns<DeleteFirmwareBaselineResponse> = {
+  encode(message: DeleteFirmwareBaselineResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.baseline !== undefined) {
+      FirmwareBaseline.encode(message.baseline, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFirmwareBaselineResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFirmwareBaselineResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.baseline = FirmwareBaseline.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteFirmwareBaselineResponse {
+    return { baseline: isSet(object.baseline) ? FirmwareBaseline.fromJSON(object.baseline) : undefined };
+  },
+
+  toJSON(message: DeleteFirmwareBaselineResponse): unknown {
+    const obj: any = {};
+    if (message.baseline !== undefined) {
+      obj.baseline = FirmwareBaseline.toJSON(message.baseline);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFirmwareBaselineResponse>): DeleteFirmwareBaselineResponse {
+    return DeleteFirmwareBaselineResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteFirmwareBaselineResponse>): DeleteFirmwareBaselineResponse {
+    const message = createBaseDeleteFirmwareBaselineResponse();
+    message.baseline = (object.baseline !== undefined && object.baseline !== null)
+      ? FirmwareBaseline.fromPartial(object.baseline)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseComponentReadiness(): ComponentReadiness {
+  return { state: 0, reason: "" };
+}
+
+export const ComponentReadiness: MessageFns<ComponentReadiness> = {
+  encode(message: ComponentReadiness, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.state !== 0) {
+      writer.uint32(8).int32(message.state);
+    }
+    if (message.reason !== "") {
+      writer.uint32(18).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ComponentReadiness {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseComponentReadiness();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.state = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ComponentReadiness {
+    return {
+      state: isSet(object.state) ? readinessStateFromJSON(object.state) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ComponentReadiness): unknown {
+    const obj: any = {};
+    if (message.state !== 0) {
+      obj.state = readinessStateToJSON(message.state);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ComponentReadiness>): ComponentReadiness {
+    return ComponentReadiness.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ComponentReadiness>): ComponentReadiness {
+    const message = createBaseComponentReadiness();
+    message.state = object.state ?? 0;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseSetComponentReadinessRequest(): SetComponentReadinessRequest {
+  return { componentId: undefined, readiness: undefined };
+}
+
+export const SetComponentReadinessRequest: MessageFns<SetComponentReadinessRequest> = {
+  encode(message: SetComponentReadinessRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentId !== undefined) {
+      UUID.encode(message.componentId, writer.uint32(10).fork()).join();
+    }
+    if (message.readiness !== undefined) {
+      ComponentReadiness.encode(message.readiness, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): SetComponentReadinessRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseSetComponentReadinessRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.componentId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.readiness = ComponentReadiness.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): SetComponentReadinessRequest {
+    return {
+      componentId: isSet(object.componentId)
+        ? UUID.fromJSON(object.componentId)
+        : isSet(object.component_id)
+        ? UUID.fromJSON(object.component_id)
+        : undefined,
+      readiness: isSet(object.readiness) ? ComponentReadiness.fromJSON(object.readiness) : undefined,
+    };
+  },
+
+  toJSON(message: SetComponentReadinessRequest): unknown {
+    const obj: any = {};
+    if (message.componentId !== undefined) {
+      obj.componentId = UUID.toJSON(message.componentId);
+    }
+    if (message.readiness !== undefined) {
+      obj.readiness = ComponentReadiness.toJSON(message.readiness);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<SetComponentReadinessRequest>): SetComponentReadinessRequest {
+    return SetComponentReadinessRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<SetComponentReadinessRequest>): SetComponentReadinessRequest {
+    const message = createBaseSetComponentReadinessRequest();
+    message.componentId = (object.componentId !== undefined && object.componentId !== null)
+      ? UUID.fromPartial(object.componentId)
+      : undefined;
+    message.readiness = (object.readiness !== undefined && object.readiness !== null)
+      ? ComponentReadiness.fromPartial(object.readiness)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseRuleRetry(): RuleRetry {
+  return { maxRetries: 0, intervalSeconds: 0, backoffRate: 0 };
+}
+
+export const RuleRetry: MessageFns<RuleRetry> = {
+  encode(message: RuleRetry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.maxRetries !== 0) {
+      writer.uint32(8).int32(message.maxRetries);
+    }
+    if (message.intervalSeconds !== 0) {
+      writer.uint32(16).int32(message.intervalSeconds);
+    }
+    if (message.backoffRate !== 0) {
+      writer.uint32(25).double(message.backoffRate);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RuleRetry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRuleRetry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.maxRetries = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.intervalSeconds = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 25) {
+              break;
+            }
+
+            message.backoffRate = reader.double();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RuleRetry {
+    return {
+      maxRetries: isSet(object.maxRetries)
+        ? globalThis.Number(object.maxRetries)
+        : isSet(object.max_retries)
+        ? globalThis.Number(object.max_retries)
+        : 0,
+      intervalSeconds: isSet(object.intervalSeconds)
+        ? globalThis.Number(object.intervalSeconds)
+        : isSet(object.interval_seconds)
+        ? globalThis.Number(object.interval_seconds)
+        : 0,
+      backoffRate: isSet(object.backoffRate)
+        ? globalThis.Number(object.backoffRate)
+        : isSet(object.backoff_rate)
+        ? globalThis.Number(object.backoff_rate)
+        : 0,
+    };
+  },
+
+  toJSON(message: RuleRetry): unknown {
+    const obj: any = {};
+    if (message.maxRetries !== 0) {
+      obj.maxRetries = Math.round(message.maxRetries);
+    }
+    if (message.intervalSeconds !== 0) {
+      obj.intervalSeconds = Math.round(message.intervalSeconds);
+    }
+    if (message.backoffRate !== 0) {
+      obj.backoffRate = floatToJson(message.backoffRate);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RuleRetry>): RuleRetry {
+    return RuleRetry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RuleRetry>): RuleRetry {
+    const message = createBaseRuleRetry();
+    message.maxRetries = object.maxRetries ?? 0;
+    message.intervalSeconds = object.intervalSeconds ?? 0;
+    message.backoffRate = object.backoffRate ?? 0;
+    return message;
+  },
+};
+
+function createBaseRuleStep(): RuleStep {
+  return { action: 0, timeoutSeconds: 0, retry: undefined, sleepSeconds: 0 };
+}
+
+export const RuleStep: MessageFns<RuleStep> = {
+  encode(message: RuleStep, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.action !== 0) {
+      writer.uint32(8).int32(message.action);
+    }
+    if (message.timeoutSeconds !== 0) {
+      writer.uint32(16).int32(message.timeoutSeconds);
+    }
+    if (message.retry !== undefined) {
+      RuleRetry.encode(message.retry, writer.uint32(26).fork()).join();
+    }
+    if (message.sleepSeconds !== 0) {
+      writer.uint32(32).int32(message.sleepSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RuleStep {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRuleStep();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.action = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.timeoutSeconds = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.retry = RuleRetry.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.sleepSeconds = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RuleStep {
+    return {
+      action: isSet(object.action) ? ruleActionFromJSON(object.action) : 0,
+      timeoutSeconds: isSet(object.timeoutSeconds)
+        ? globalThis.Number(object.timeoutSeconds)
+        : isSet(object.timeout_seconds)
+        ? globalThis.Number(object.timeout_seconds)
+        : 0,
+      retry: isSet(object.retry) ? RuleRetry.fromJSON(object.retry) : undefined,
+      sleepSeconds: isSet(object.sleepSeconds)
+        ? globalThis.Number(object.sleepSeconds)
+        : isSet(object.sleep_seconds)
+        ? globalThis.Number(object.sleep_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: RuleStep): unknown {
+    const obj: any = {};
+    if (message.action !== 0) {
+      obj.action = ruleActionToJSON(message.action);
+    }
+    if (message.timeoutSeconds !== 0) {
+      obj.timeoutSeconds = Math.round(message.timeoutSeconds);
+    }
+    if (message.retry !== undefined) {
+      obj.retry = RuleRetry.toJSON(message.retry);
+    }
+    if (message.sleepSeconds !== 0) {
+      obj.sleepSeconds = Math.round(message.sleepSeconds);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RuleStep>): RuleStep {
+    return RuleStep.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RuleStep>): RuleStep {
+    const message = createBaseRuleStep();
+    message.action = object.action ?? 0;
+    message.timeoutSeconds = object.timeoutSeconds ?? 0;
+    message.retry = (object.retry !== undefined && object.retry !== null)
+      ? RuleRetry.fromPartial(object.retry)
+      : undefined;
+    message.sleepSeconds = object.sleepSeconds ?? 0;
+    return message;
+  },
+};
+
+function createBaseRuleStage(): RuleStage {
+  return { name: "", componentTypes: [], maxParallel: 0, steps: [] };
+}
+
+export const RuleStage: MessageFns<RuleStage> = {
+  encode(message: RuleStage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.componentTypes.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.componentTypes) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    if (message.maxParallel !== 0) {
+      writer.uint32(24).int32(message.maxParallel);
+    }
+    for (const v of message.steps) {
+      RuleStep.encode(v!, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): RuleStage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseRuleStage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.componentTypes.push(reader.int32() as any);
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.componentTypes.push(reader.int32() as any);
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.maxParallel = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.steps.push(RuleStep.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): RuleStage {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      componentTypes: globalThis.Array.isArray(object?.componentTypes)
+        ? object.componentTypes.map((e: any) => componentTypeFromJSON(e))
+        : globalThis.Array.isArray(object?.component_types)
+        ? object.component_types.map((e: any) => componentTypeFromJSON(e))
+        : [],
+      maxParallel: isSet(object.maxParallel)
+        ? globalThis.Number(object.maxParallel)
+        : isSet(object.max_parallel)
+        ? globalThis.Number(object.max_parallel)
+        : 0,
+      steps: globalThis.Array.isArray(object?.steps) ? object.steps.map((e: any) => RuleStep.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: RuleStage): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.componentTypes?.length) {
+      obj.componentTypes = message.componentTypes.map((e) => componentTypeToJSON(e));
+    }
+    if (message.maxParallel !== 0) {
+      obj.maxParallel = Math.round(message.maxParallel);
+    }
+    if (message.steps?.length) {
+      obj.steps = message.steps.map((e) => RuleStep.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<RuleStage>): RuleStage {
+    return RuleStage.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<RuleStage>): RuleStage {
+    const message = createBaseRuleStage();
+    message.name = object.name ?? "";
+    message.componentTypes = object.componentTypes?.map((e) => e) || [];
+    message.maxParallel = object.maxParallel ?? 0;
+    message.steps = object.steps?.map((e) => RuleStep.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseOperationRule(): OperationRule {
+  return {
+    id: undefined,
+    version: 0,
+    name: "",
+    description: "",
+    stages: [],
+    readinessTimeoutSeconds: 0,
+    createdAt: undefined,
+    builtIn: false,
+  };
+}
+
+export const OperationRule: MessageFns<OperationRule> = {
+  encode(message: OperationRule, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== undefined) {
+      UUID.encode(message.id, writer.uint32(10).fork()).join();
+    }
+    if (message.version !== 0) {
+      writer.uint32(16).int32(message.version);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(34).string(message.description);
+    }
+    for (const v of message.stages) {
+      RuleStage.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.readinessTimeoutSeconds !== 0) {
+      writer.uint32(48).int32(message.readinessTimeoutSeconds);
+    }
+    if (message.createdAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.createdAt), writer.uint32(58).fork()).join();
+    }
+    if (message.builtIn !== false) {
+      writer.uint32(64).bool(message.builtIn);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRule {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRule();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.stages.push(RuleStage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.readinessTimeoutSeconds = reader.int32();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.createdAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.builtIn = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRule {
+    return {
+      id: isSet(object.id) ? UUID.fromJSON(object.id) : undefined,
+      version: isSet(object.version) ? globalThis.Number(object.version) : 0,
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      stages: globalThis.Array.isArray(object?.stages) ? object.stages.map((e: any) => RuleStage.fromJSON(e)) : [],
+      readinessTimeoutSeconds: isSet(object.readinessTimeoutSeconds)
+        ? globalThis.Number(object.readinessTimeoutSeconds)
+        : isSet(object.readiness_timeout_seconds)
+        ? globalThis.Number(object.readiness_timeout_seconds)
+        : 0,
+      createdAt: isSet(object.createdAt)
+        ? fromJsonTimestamp(object.createdAt)
+        : isSet(object.created_at)
+        ? fromJsonTimestamp(object.created_at)
+        : undefined,
+      builtIn: isSet(object.builtIn)
+        ? globalThis.Boolean(object.builtIn)
+        : isSet(object.built_in)
+        ? globalThis.Boolean(object.built_in)
+        : false,
+    };
+  },
+
+  toJSON(message: OperationRule): unknown {
+    const obj: any = {};
+    if (message.id !== undefined) {
+      obj.id = UUID.toJSON(message.id);
+    }
+    if (message.version !== 0) {
+      obj.version = Math.round(message.version);
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.stages?.length) {
+      obj.stages = message.stages.map((e) => RuleStage.toJSON(e));
+    }
+    if (message.readinessTimeoutSeconds !== 0) {
+      obj.readinessTimeoutSeconds = Math.round(message.readinessTimeoutSeconds);
+    }
+    if (message.createdAt !== undefined) {
+      obj.createdAt = message.createdAt.toISOString();
+    }
+    if (message.builtIn !== false) {
+      obj.builtIn = message.builtIn;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRule>): OperationRule {
+    return OperationRule.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRule>): OperationRule {
+    const message = createBaseOperationRule();
+    message.id = (object.id !== undefined && object.id !== null) ? UUID.fromPartial(object.id) : undefined;
+    message.version = object.version ?? 0;
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.stages = object.stages?.map((e) => RuleStage.fromPartial(e)) || [];
+    message.readinessTimeoutSeconds = object.readinessTimeoutSeconds ?? 0;
+    message.createdAt = object.createdAt ?? undefined;
+    message.builtIn = object.builtIn ?? false;
+    return message;
+  },
+};
+
+function createBaseCreateOperationRuleRequest(): CreateOperationRuleRequest {
+  return {
+    id: undefined,
+    expectedVersion: undefined,
+    name: "",
+    description: "",
+    stages: [],
+    readinessTimeoutSeconds: 0,
+  };
+}
+
+export const CreateOperationRuleRequest: MessageFns<CreateOperationRuleRequest> = {
+  encode(message: CreateOperationRuleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== undefined) {
+      UUID.encode(message.id, writer.uint32(10).fork()).join();
+    }
+    if (message.expectedVersion !== undefined) {
+      writer.uint32(16).int32(message.expectedVersion);
+    }
+    if (message.name !== "") {
+      writer.uint32(26).string(message.name);
+    }
+    if (message.description !== "") {
+      writer.uint32(34).string(message.description);
+    }
+    for (const v of message.stages) {
+      RuleStage.encode(v!, writer.uint32(42).fork()).join();
+    }
+    if (message.readinessTimeoutSeconds !== 0) {
+      writer.uint32(48).int32(message.readinessTimeoutSeconds);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CreateOperationRuleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCreateOperationRuleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.expectedVersion = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.description = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.stages.push(RuleStage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.readinessTimeoutSeconds = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CreateOperationRuleRequest {
+    return {
+      id: isSet(object.id) ? UUID.fromJSON(object.id) : undefined,
+      expectedVersion: isSet(object.expectedVersion)
+        ? globalThis.Number(object.expectedVersion)
+        : isSet(object.expected_version)
+        ? globalThis.Number(object.expected_version)
+        : undefined,
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      description: isSet(object.description) ? globalThis.String(object.description) : "",
+      stages: globalThis.Array.isArray(object?.stages) ? object.stages.map((e: any) => RuleStage.fromJSON(e)) : [],
+      readinessTimeoutSeconds: isSet(object.readinessTimeoutSeconds)
+        ? globalThis.Number(object.readinessTimeoutSeconds)
+        : isSet(object.readiness_timeout_seconds)
+        ? globalThis.Number(object.readiness_timeout_seconds)
+        : 0,
+    };
+  },
+
+  toJSON(message: CreateOperationRuleRequest): unknown {
+    const obj: any = {};
+    if (message.id !== undefined) {
+      obj.id = UUID.toJSON(message.id);
+    }
+    if (message.expectedVersion !== undefined) {
+      obj.expectedVersion = Math.round(message.expectedVersion);
+    }
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.description !== "") {
+      obj.description = message.description;
+    }
+    if (message.stages?.length) {
+      obj.stages = message.stages.map((e) => RuleStage.toJSON(e));
+    }
+    if (message.readinessTimeoutSeconds !== 0) {
+      obj.readinessTimeoutSeconds = Math.round(message.readinessTimeoutSeconds);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CreateOperationRuleRequest>): CreateOperationRuleRequest {
+    return CreateOperationRuleRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CreateOperationRuleRequest>): CreateOperationRuleRequest {
+    const message = createBaseCreateOperationRuleRequest();
+    message.id = (object.id !== undefined && object.id !== null) ? UUID.fromPartial(object.id) : undefined;
+    message.expectedVersion = object.expectedVersion ?? undefined;
+    message.name = object.name ?? "";
+    message.description = object.description ?? "";
+    message.stages = object.stages?.map((e) => RuleStage.fromPartial(e)) || [];
+    message.readinessTimeoutSeconds = object.readinessTimeoutSeconds ?? 0;
+    return message;
+  },
+};
+
+function createBaseGetOperationRuleRequest(): GetOperationRuleRequest {
+  return { id: undefined, version: undefined };
+}
+
+export const GetOperationRuleRequest: MessageFns<GetOperationRuleRequest> = {
+  encode(message: GetOperationRuleRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== undefined) {
+      UUID.encode(message.id, writer.uint32(10).fork()).join();
+    }
+    if (message.version !== undefined) {
+      writer.uint32(16).int32(message.version);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): GetOperationRuleRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseGetOperationRuleRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.version = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): GetOperationRuleRequest {
+    return {
+      id: isSet(object.id) ? UUID.fromJSON(object.id) : undefined,
+      version: isSet(object.version) ? globalThis.Number(object.version) : undefined,
+    };
+  },
+
+  toJSON(message: GetOperationRuleRequest): unknown {
+    const obj: any = {};
+    if (message.id !== undefined) {
+      obj.id = UUID.toJSON(message.id);
+    }
+    if (message.version !== undefined) {
+      obj.version = Math.round(message.version);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<GetOperationRuleRequest>): GetOperationRuleRequest {
+    return GetOperationRuleRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<GetOperationRuleRequest>): GetOperationRuleRequest {
+    const message = createBaseGetOperationRuleRequest();
+    message.id = (object.id !== undefined && object.id !== null) ? UUID.fromPartial(object.id) : undefined;
+    message.version = object.version ?? undefined;
+    return message;
+  },
+};
+
+function createBaseListOperationRulesRequest(): ListOperationRulesRequest {
+  return { pagination: undefined };
+}
+
+export const ListOperationRulesRequest: MessageFns<ListOperationRulesRequest> = {
+  encode(message: ListOperationRulesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.pagination !== undefined) {
+      Pagination.encode(message.pagination, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListOperationRulesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListOperationRulesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.pagination = Pagination.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListOperationRulesRequest {
+    return { pagination: isSet(object.pagination) ? Pagination.fromJSON(object.pagination) : undefined };
+  },
+
+  toJSON(message: ListOperationRulesRequest): unknown {
+    const obj: any = {};
+    if (message.pagination !== undefined) {
+      obj.pagination = Pagination.toJSON(message.pagination);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListOperationRulesRequest>): ListOperationRulesRequest {
+    return ListOperationRulesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListOperationRulesRequest>): ListOperationRulesRequest {
+    const message = createBaseListOperationRulesRequest();
+    message.pagination = (object.pagination !== undefined && object.pagination !== null)
+      ? Pagination.fromPartial(object.pagination)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListOperationRulesResponse(): ListOperationRulesResponse {
+  return { rules: [], total: 0 };
+}
+
+export const ListOperationRulesResponse: MessageFns<ListOperationRulesResponse> = {
+  encode(message: ListOperationRulesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.rules) {
+      OperationRule.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.total !== 0) {
+      writer.uint32(16).int32(message.total);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListOperationRulesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListOperationRulesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.rules.push(OperationRule.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.total = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListOperationRulesResponse {
+    return {
+      rules: globalThis.Array.isArray(object?.rules) ? object.rules.map((e: any) => OperationRule.fromJSON(e)) : [],
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+    };
+  },
+
+  toJSON(message: ListOperationRulesResponse): unknown {
+    const obj: any = {};
+    if (message.rules?.length) {
+      obj.rules = message.rules.map((e) => OperationRule.toJSON(e));
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListOperationRulesResponse>): ListOperationRulesResponse {
+    return ListOperationRulesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListOperationRulesResponse>): ListOperationRulesResponse {
+    const message = createBaseListOperationRulesResponse();
+    message.rules = object.rules?.map((e) => OperationRule.fromPartial(e)) || [];
+    message.total = object.total ?? 0;
+    return message;
+  },
+};
+
 export type FlowInventoryAdminService = typeof FlowInventoryAdminService;
 export const FlowInventoryAdminService = {
   /** Upserts racks (and their components) into the inventory; racks not named are left alone. */
@@ -816,12 +2787,132 @@ export const FlowInventoryAdminService = {
     responseSerialize: (value: ListRacksResponse): Buffer => Buffer.from(ListRacksResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListRacksResponse => ListRacksResponse.decode(value),
   },
+  /**
+   * Adds each baseline, or replaces the one with the same (component_type, model, vendor); returns
+   * every baseline after the change.
+   */
+  setFirmwareBaselines: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/SetFirmwareBaselines" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetFirmwareBaselinesRequest): Buffer =>
+      Buffer.from(SetFirmwareBaselinesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetFirmwareBaselinesRequest => SetFirmwareBaselinesRequest.decode(value),
+    responseSerialize: (value: ListFirmwareBaselinesResponse): Buffer =>
+      Buffer.from(ListFirmwareBaselinesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListFirmwareBaselinesResponse => ListFirmwareBaselinesResponse.decode(value),
+  },
+  listFirmwareBaselines: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/ListFirmwareBaselines" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListFirmwareBaselinesRequest): Buffer =>
+      Buffer.from(ListFirmwareBaselinesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListFirmwareBaselinesRequest => ListFirmwareBaselinesRequest.decode(value),
+    responseSerialize: (value: ListFirmwareBaselinesResponse): Buffer =>
+      Buffer.from(ListFirmwareBaselinesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListFirmwareBaselinesResponse => ListFirmwareBaselinesResponse.decode(value),
+  },
+  /** NotFound when no baseline has that key. */
+  deleteFirmwareBaseline: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/DeleteFirmwareBaseline" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteFirmwareBaselineRequest): Buffer =>
+      Buffer.from(DeleteFirmwareBaselineRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteFirmwareBaselineRequest => DeleteFirmwareBaselineRequest.decode(value),
+    responseSerialize: (value: DeleteFirmwareBaselineResponse): Buffer =>
+      Buffer.from(DeleteFirmwareBaselineResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteFirmwareBaselineResponse =>
+      DeleteFirmwareBaselineResponse.decode(value),
+  },
+  /**
+   * Sets one component's readiness (READY clears it); returns the component. NotFound for an
+   * unknown component.
+   */
+  setComponentReadiness: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/SetComponentReadiness" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: SetComponentReadinessRequest): Buffer =>
+      Buffer.from(SetComponentReadinessRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): SetComponentReadinessRequest => SetComponentReadinessRequest.decode(value),
+    responseSerialize: (value: InventoryComponent): Buffer => Buffer.from(InventoryComponent.encode(value).finish()),
+    responseDeserialize: (value: Buffer): InventoryComponent => InventoryComponent.decode(value),
+  },
+  /**
+   * Operation rules: a new rule (no id, or an id not stored yet) is version 1; the id of a stored
+   * rule writes its next version (versions never change; runs keep the version they froze).
+   * FailedPrecondition for the built-in default rule's id, or when expected_version is not the
+   * rule's version now. Every rule violation is InvalidArgument, all at once.
+   */
+  createOperationRule: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/CreateOperationRule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CreateOperationRuleRequest): Buffer =>
+      Buffer.from(CreateOperationRuleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CreateOperationRuleRequest => CreateOperationRuleRequest.decode(value),
+    responseSerialize: (value: OperationRule): Buffer => Buffer.from(OperationRule.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OperationRule => OperationRule.decode(value),
+  },
+  /** The latest version, or the one asked for; NotFound `rule <id> not found`. */
+  getOperationRule: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/GetOperationRule" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: GetOperationRuleRequest): Buffer =>
+      Buffer.from(GetOperationRuleRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): GetOperationRuleRequest => GetOperationRuleRequest.decode(value),
+    responseSerialize: (value: OperationRule): Buffer => Buffer.from(OperationRule.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OperationRule => OperationRule.decode(value),
+  },
+  /** The built-in default rule first, then each stored rule's latest version by name. */
+  listOperationRules: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/ListOperationRules" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListOperationRulesRequest): Buffer =>
+      Buffer.from(ListOperationRulesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListOperationRulesRequest => ListOperationRulesRequest.decode(value),
+    responseSerialize: (value: ListOperationRulesResponse): Buffer =>
+      Buffer.from(ListOperationRulesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListOperationRulesResponse => ListOperationRulesResponse.decode(value),
+  },
 } as const;
 
 export interface FlowInventoryAdminServer extends UntypedServiceImplementation {
   /** Upserts racks (and their components) into the inventory; racks not named are left alone. */
   importInventory: handleUnaryCall<ImportInventoryRequest, ImportInventoryResponse>;
   listRacks: handleUnaryCall<ListRacksRequest, ListRacksResponse>;
+  /**
+   * Adds each baseline, or replaces the one with the same (component_type, model, vendor); returns
+   * every baseline after the change.
+   */
+  setFirmwareBaselines: handleUnaryCall<SetFirmwareBaselinesRequest, ListFirmwareBaselinesResponse>;
+  listFirmwareBaselines: handleUnaryCall<ListFirmwareBaselinesRequest, ListFirmwareBaselinesResponse>;
+  /** NotFound when no baseline has that key. */
+  deleteFirmwareBaseline: handleUnaryCall<DeleteFirmwareBaselineRequest, DeleteFirmwareBaselineResponse>;
+  /**
+   * Sets one component's readiness (READY clears it); returns the component. NotFound for an
+   * unknown component.
+   */
+  setComponentReadiness: handleUnaryCall<SetComponentReadinessRequest, InventoryComponent>;
+  /**
+   * Operation rules: a new rule (no id, or an id not stored yet) is version 1; the id of a stored
+   * rule writes its next version (versions never change; runs keep the version they froze).
+   * FailedPrecondition for the built-in default rule's id, or when expected_version is not the
+   * rule's version now. Every rule violation is InvalidArgument, all at once.
+   */
+  createOperationRule: handleUnaryCall<CreateOperationRuleRequest, OperationRule>;
+  /** The latest version, or the one asked for; NotFound `rule <id> not found`. */
+  getOperationRule: handleUnaryCall<GetOperationRuleRequest, OperationRule>;
+  /** The built-in default rule first, then each stored rule's latest version by name. */
+  listOperationRules: handleUnaryCall<ListOperationRulesRequest, ListOperationRulesResponse>;
+}
+
+function floatToJson(value: number | null | undefined): number | string | null | undefined {
+  return typeof value === "number" && !globalThis.Number.isFinite(value) ? globalThis.String(value) : value;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
@@ -832,6 +2923,28 @@ export type DeepPartial<T> = T extends Builtin ? T
   : T extends { $case: string; value: unknown } ? { $case: T["$case"]; value?: DeepPartial<T["value"]> }
   : T extends {} ? { [K in keyof T]?: DeepPartial<T[K]> }
   : Partial<T>;
+
+function toTimestamp(date: Date): Timestamp {
+  const seconds = Math.trunc(date.getTime() / 1_000);
+  const nanos = (date.getTime() % 1_000) * 1_000_000;
+  return { seconds, nanos };
+}
+
+function fromTimestamp(t: Timestamp): Date {
+  let millis = (t.seconds || 0) * 1_000;
+  millis += (t.nanos || 0) / 1_000_000;
+  return new globalThis.Date(millis);
+}
+
+function fromJsonTimestamp(o: any): Date {
+  if (o instanceof globalThis.Date) {
+    return o;
+  } else if (typeof o === "string") {
+    return new globalThis.Date(o);
+  } else {
+    return fromTimestamp(Timestamp.fromJSON(o));
+  }
+}
 
 function isSet(value: any): boolean {
   return value !== null && value !== undefined;
