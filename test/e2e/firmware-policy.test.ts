@@ -334,7 +334,13 @@ describe("readiness", () => {
     const report = JSON.parse(task.report);
     expect(report.warnings).toEqual([warning]);
     expect(report.overrideReadinessCheck).toBe(true);
-    expect(s.logs).toContain(`task ${task.id!.id}: ${warning}`);
+    expect(
+      s.logs.some(
+        (l) =>
+          l.startsWith(`warn readiness check overridden taskId=${task.id!.id}`) &&
+          l.endsWith(` warning=${warning}`),
+      ),
+    ).toBe(true);
     expect(s.local.fleet.versionOf(component!.id)).toBe("2.0.0");
   });
 
@@ -361,7 +367,12 @@ describe("readiness", () => {
     );
     // The preflight says when it starts waiting; only then is the component made ready.
     await eventually(
-      async () => s.logs.some((l) => l.startsWith(`task ${taskId}: waiting up to 4 s`)),
+      async () =>
+        s.logs.some(
+          (l) =>
+            l.startsWith(`info task waiting for components to be ready taskId=${taskId}`) &&
+            l.includes(" timeoutSeconds=4 "),
+        ),
       (seen) => seen,
       "the preflight to wait for the component",
     );
@@ -574,6 +585,12 @@ describe("operation rules", () => {
       OperationRunStatus.OPERATION_RUN_STATUS_FAILED,
     );
     const [target] = await listTargets(s.flow, id);
-    expect(s.logs.some((l) => l.startsWith(`task ${target!.taskId!.id}: waiting up to 1 s`))).toBe(true);
+    expect(
+      s.logs.some(
+        (l) =>
+          l.startsWith(`info task waiting for components to be ready taskId=${target!.taskId!.id}`) &&
+          l.includes(" timeoutSeconds=1 "),
+      ),
+    ).toBe(true);
   });
 });
