@@ -1,37 +1,57 @@
 /**
- * Spawns moto (the local stand-in for DynamoDB and Streams) on a free loopback port, for the local
- * stack and the test suites.
+ * Spawns moto (the local stand-in for DynamoDB and Streams) on a loopback port, for the local
+ * stack and the test suites, through the launcher local/moto-launcher.py (its docstring has the
+ * details):
+ *   - one request at a time, because moto 5's TransactWriteItems is not isolated (real DynamoDB
+ *     transactions are serializable), and a TransactWriteItems that copies no table;
+ *   - with `dataDir`, durable: every write moto acknowledges is in a write-ahead log on disk before
+ *     its answer leaves, snapshots are one moment across tables, and a start restores both.
+ * Throughput is moto's single-request speed, which is all a laptop needs. `MOTO_PYTHON` names the
+ * interpreter that has moto (default python3); if the launcher cannot start, plain `moto_server`
+ * is used and `serialized` is false (never with `dataDir`: that needs the launcher).
  *
- * Why not plain `moto_server`: it serves requests on many threads, and moto 5's TransactWriteItems
- * is not isolated. Each transaction deep-copies the tables it touches at its start and, when
- * cancelled, restores those copies: a concurrent transaction that committed in between is silently
- * erased. Under 16 concurrent claimers that let 4 claims through a limit of 3. Real DynamoDB
- * transactions are serializable, so the launcher below runs moto's own WSGI app with ONE lock
- * around each request (connections stay threaded). Throughput is moto's single-request speed,
- * which is all a laptop needs. `MOTO_PYTHON` names the interpreter that has moto (default python3);
- * if it cannot start, plain `moto_server` is used and `serialized` is false.
- *
- * The launcher also replaces moto's TransactWriteItems with one that needs no table copy. moto
- * deep-copies every table a transaction touches before it starts (O(table size): 177 ms per claim
- * once a table holds a few thousand items) and, on cancellation, swaps the copies in, which leaves
- * open stream readers on a dead table. Under the lock no other request runs, so the replacement
- * checks every condition against the state before the transaction (as DynamoDB does), cancels
- * with moto's own per-item reasons if any fails, and only then applies the writes; a write that
- * still fails (a malformed update expression) is undone from copies of the touched items only.
+ * moto runs in its own process group, so a Ctrl-C in the terminal reaches the stack only, which
+ * stops its writers first and moto last (the final snapshot). It watches its stdin, which this
+ * process holds open: if this process dies, even by SIGKILL, moto exits at once.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 
+export interface LocalMotoOptions {
+  python?: string;
+  timeoutMs?: number;
+  serialized?: boolean;
+  /** Keep the tables in this directory (write-ahead log and snapshots): see the module comment. */
+  dataDir?: string;
+  /** Logged writes between two snapshots (default 5000; tests make it small). */
+  compactEvery?: number;
+  /** The loopback port; default a free one. */
+  port?: number;
+  /**
+   * Called once when moto exits although `stop()` was not called, with what happened
+   * (`signal SIGKILL`, `code 1: <its last stderr line>`).
+   */
+  onUnexpectedExit?: (why: string) => void;
+  /** The launcher's own lines (what a start restored). */
+  log?: (line: string) => void;
+}
+
 export interface LocalMoto {
   endpoint: string;
+  port: number;
   /** True when requests are serialized (transactions behave like DynamoDB's). */
   serialized: boolean;
+  /** The directory the tables are kept in, when durable. */
+  dataDir?: string;
+  /** moto's process id (tests kill it). */
+  pid(): number | undefined;
+  /** After an unexpected exit: moto again, on the same port, restored from `dataDir`. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
-/** The launcher (see the module comment): moto's WSGI app behind one lock. */
-const SERIALIZED_LAUNCHER = fileURLToPath(new URL("./moto-launcher.py", import.meta.url));
+const LAUNCHER = fileURLToPath(new URL("./moto-launcher.py", import.meta.url));
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -46,40 +66,92 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startLocalMoto(
-  options: { python?: string; timeoutMs?: number; serialized?: boolean } = {},
-): Promise<LocalMoto> {
-  if (options.serialized !== false) {
+export async function startLocalMoto(options: LocalMotoOptions = {}): Promise<LocalMoto> {
+  const port = options.port ?? (await freePort());
+  if (options.serialized !== false || options.dataDir !== undefined) {
+    const python = options.python ?? process.env.MOTO_PYTHON ?? "python3";
+    const args = [LAUNCHER, "127.0.0.1", String(port)];
+    if (options.dataDir !== undefined) args.push(options.dataDir, String(options.compactEvery ?? 5000));
     try {
-      return await launch(
-        options.python ?? process.env.MOTO_PYTHON ?? "python3",
-        (port) => [SERIALIZED_LAUNCHER, "127.0.0.1", String(port)],
-        true,
-        options.timeoutMs,
-      );
-    } catch {
-      // fall through to the stock server
+      return await supervise(python, args, port, true, options);
+    } catch (error) {
+      // Durability needs the launcher: no silent fallback to a moto that forgets.
+      if (options.dataDir !== undefined) throw error;
     }
   }
-  return launch("moto_server", (port) => ["-H", "127.0.0.1", "-p", String(port)], false, options.timeoutMs);
+  return supervise("moto_server", ["-H", "127.0.0.1", "-p", String(port)], port, false, options);
 }
+
+async function supervise(
+  command: string,
+  args: string[],
+  port: number,
+  serialized: boolean,
+  options: LocalMotoOptions,
+): Promise<LocalMoto> {
+  const endpoint = `http://127.0.0.1:${port}`;
+  let child = await launch(command, args, endpoint, options);
+  let stopping = false;
+  const watch = (c: ChildProcess) => {
+    c.once("exit", (code, signal) => {
+      if (stopping || c !== child) return;
+      const last = stderrTail.get(c)?.trim().split("\n").pop() ?? "";
+      options.onUnexpectedExit?.(
+        signal !== null ? `signal ${signal}` : `code ${code}${last ? `: ${last}` : ""}`,
+      );
+    });
+  };
+  watch(child);
+  return {
+    endpoint,
+    port,
+    serialized,
+    ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
+    pid: () => child.pid,
+    async restart() {
+      if (child.exitCode === null && child.signalCode === null) return;
+      child = await launch(command, args, endpoint, options);
+      watch(child);
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        stopping = true;
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+        // The final snapshot of a large data dir takes a while; a plain moto stops at once.
+        setTimeout(() => child.kill("SIGKILL"), options.dataDir === undefined ? 3000 : 60_000).unref();
+      }),
+  };
+}
+
+const stderrTail = new WeakMap<ChildProcess, string>();
 
 async function launch(
   command: string,
-  args: (port: number) => string[],
-  serialized: boolean,
-  timeoutMs = 20_000,
-): Promise<LocalMoto> {
-  const port = await freePort();
-  const endpoint = `http://127.0.0.1:${port}`;
-  const child: ChildProcess = spawn(command, args(port), { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
+  args: string[],
+  endpoint: string,
+  options: LocalMotoOptions,
+): Promise<ChildProcess> {
+  // A restore replays the log before moto listens: give it time.
+  const timeoutMs = options.timeoutMs ?? (options.dataDir === undefined ? 20_000 : 120_000);
+  const child: ChildProcess = spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], detached: true });
+  stderrTail.set(child, "");
   child.stderr?.on("data", (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
+    stderrTail.set(child, ((stderrTail.get(child) ?? "") + d.toString()).slice(-4000));
   });
+  let pending = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    pending += d.toString();
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) if (line.trim() !== "") options.log?.(line);
+  });
+  // Our end of its stdin stays open for as long as we live (see the module comment).
+  child.stdin?.on("error", () => {});
   let exited: string | undefined;
   child.on("exit", (code, signal) => {
-    exited = `${command} exited (code ${code}, signal ${signal}): ${stderr}`;
+    exited = `${command} exited (code ${code}, signal ${signal}): ${stderrTail.get(child)}`;
   });
   child.on("error", (error) => {
     exited = `${command} failed to start: ${error.message}`;
@@ -90,24 +162,15 @@ async function launch(
     try {
       const res = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1000) });
       await res.arrayBuffer();
-      break;
+      return child;
     } catch {
       if (Date.now() > deadline) {
         child.kill("SIGKILL");
-        throw new Error(`${command} did not answer on ${endpoint} within ${timeoutMs} ms: ${stderr}`);
+        throw new Error(
+          `${command} did not answer on ${endpoint} within ${timeoutMs} ms: ${stderrTail.get(child)}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  return {
-    endpoint,
-    serialized,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-        setTimeout(() => child.kill("SIGKILL"), 3000).unref();
-      }),
-  };
 }
