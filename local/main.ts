@@ -1,8 +1,8 @@
 /**
  * `npm start`: the local stack, with the options of shared/spec/local-stack.md (flags, or the
- * environment variables beside them, read and validated once by local/config.ts). Prints
- * `listening on 127.0.0.1:<port>` when ready; stops cleanly on SIGINT or SIGTERM, ending every
- * process it started.
+ * environment variables beside them, read and validated once by local/config.ts), served by
+ * local/process.ts: prints `listening on 127.0.0.1:<port>` when ready; stops cleanly on SIGINT or
+ * SIGTERM, ending every process it started.
  */
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
@@ -11,7 +11,7 @@ import { InventoryFileError, parseInventory } from "../src/domain/inventory-docu
 import type { InventoryRack } from "../src/domain/model.js";
 import { readLocalStackConfig } from "./config.js";
 import { loadFleetFile } from "./fleet-file.js";
-import { startLocalStack } from "./stack.js";
+import { serveLocalStack } from "./process.js";
 
 const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] [--tick DURATION]
                        [--data-dir DIR] [--aws-endpoint URL] [--child-task-wait DURATION]
@@ -45,7 +45,7 @@ async function main(): Promise<void> {
     return;
   }
   const config = readLocalStackConfig(process.env, flags);
-  const stack = await startLocalStack({
+  await serveLocalStack({
     port: config.port,
     tickMs: config.tickMs,
     childTaskWaitMs: config.childTaskWaitMs,
@@ -56,23 +56,6 @@ async function main(): Promise<void> {
     ...(config.awsEndpoint ? { awsEndpoint: config.awsEndpoint } : {}),
     ...(config.secretsKeyHex ? { secretsKey: Buffer.from(config.secretsKeyHex, "hex") } : {}),
   });
-  console.log(`flow local stack: listening on 127.0.0.1:${stack.port} (DynamoDB at ${stack.awsEndpoint})`);
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`flow local stack: ${signal}, stopping`);
-    stack.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error(`flow local stack: shutdown failed: ${(error as Error).message}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGINT", () => stop("SIGINT"));
-  process.on("SIGTERM", () => stop("SIGTERM"));
 }
 
 async function loadInventoryFile(path: string): Promise<InventoryRack[]> {

@@ -30,13 +30,12 @@ import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { assembleFlowApi } from "../src/service/flow-api.js";
 import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
-import { createLocalChildTasks, type LocalChildTasks } from "./child-tasks.js";
+import { createLocalChildTasks, type LocalChildTasks, type LocalChildTasksOptions } from "./child-tasks.js";
 import { generateDemoFleet } from "./demo-fleet.js";
 import { defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
-import { startIotShim } from "./iot-shim.js";
+import { type IotShim, startIotShim } from "./iot-shim.js";
 import { type LocalMoto, startLocalMoto } from "./moto.js";
-import { startMqttBroker } from "./mqtt-broker.js";
-import { restoreSnapshot, saveSnapshot } from "./snapshot.js";
+import { connectMqttPublisher, startMqttBroker } from "./mqtt-broker.js";
 import { startStreamPoller } from "./stream-poller.js";
 import { startTicker } from "./ticker.js";
 
@@ -47,6 +46,11 @@ export interface LocalStackOptions {
   inventory?: InventoryRack[];
   fleet?: FleetConfig;
   tickMs: number;
+  /**
+   * Keeps state across restarts: the spawned moto's tables (`<dataDir>/dynamodb`: a write-ahead log
+   * and snapshots, see local/moto-launcher.py) and the credentials key. With `awsEndpoint` the
+   * tables are that endpoint's to keep.
+   */
   dataDir?: string;
   /** An AWS-compatible endpoint that is already running; absent: spawn moto. */
   awsEndpoint?: string;
@@ -62,16 +66,28 @@ export interface LocalStackOptions {
    * (written on first use), else a fresh key per process.
    */
   secretsKey?: Uint8Array;
+  /**
+   * IoT Core and the BMCs outside this process, at this MQTT broker (`mqtt://…`): commands are
+   * published to it and reports taken from it, and neither the local broker nor the simulated
+   * fleet starts (`fleet` is absent). The restart tests keep broker and fleet in the test process,
+   * as hardware outlives a control plane that restarts.
+   */
+  bmcBroker?: string;
+  /** The dispatcher's claim lease (default the reference's 30 s); the restart tests shorten it. */
+  claimLeaseMs?: number;
   /** What the Version RPC reports (default version `0.1.0-local`). */
   buildInfo?: BuildInfo;
-  /** How often the data dir snapshot is written (default 5 s). */
-  snapshotMs?: number;
   /**
    * Called with the DynamoDB client before the stores are built on it and the inventory is loaded
    * (the API benchmark installs its capacity meter there).
    */
   onDynamoDbClient?: (client: DynamoDBClient) => void;
   log?: (line: string) => void;
+  /**
+   * Called once the stack has stopped itself for good (its moto died and there is no data
+   * directory to restart it from), after saying why in one log line. Default: nothing more.
+   */
+  onFatal?: (reason: string) => void;
 }
 
 export interface LocalStack {
@@ -80,7 +96,8 @@ export interface LocalStack {
   awsEndpoint: string;
   tables: TableNames;
   stores: DynamoStores;
-  fleet: BmcFleet;
+  /** The simulated BMCs; absent with `bmcBroker`. */
+  fleet?: BmcFleet;
   /**
    * The parts whose progress tests wait on instead of sleeping: `childTasks.idle()` (every
    * execution ended and its outcome recorded, which queues the run's wake-up pass) and
@@ -102,41 +119,55 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   try {
     let moto: LocalMoto | undefined;
     if (!options.awsEndpoint) {
-      moto = await startLocalMoto();
+      moto = await startLocalMoto({
+        ...(options.dataDir ? { dataDir: join(options.dataDir, "dynamodb") } : {}),
+        log,
+      });
       stops.push(() => moto!.stop());
     }
     const awsEndpoint = options.awsEndpoint ?? moto!.endpoint;
     const client = createDynamoDbClient({ endpoint: awsEndpoint });
     const names = tableNames(options.tablePrefix ?? "flow-");
+    // False when the tables were there already: restored from the data dir, or a shared endpoint's.
     const created = await ensureTables(client, names);
-
-    let restored = 0;
-    if (options.dataDir && created) restored = await restoreSnapshot(client, names, options.dataDir);
     const cipher = new LocalAesGcmCipher(options.secretsKey ?? (await secretsKey(options.dataDir)));
     options.onDynamoDbClient?.(client);
     const stores = createDynamoStores(client, names, { cipher });
 
-    // An explicit inventory always loads; the demo fleet only when nothing was restored.
+    // An explicit inventory always loads; the demo fleet only into tables made just now.
     if (options.inventory) await stores.inventory.upsertRacks(options.inventory);
-    else if (restored === 0) await stores.inventory.upsertRacks(generateDemoFleet());
+    else if (created) await stores.inventory.upsertRacks(generateDemoFleet());
     const racks = await stores.inventory.loadAll();
 
-    const broker = await startMqttBroker();
-    stops.push(() => broker.stop());
-    const shim = await startIotShim(broker);
-    stops.push(() => shim.stop());
-    const fleet = await startBmcFleet({
-      brokerUrl: broker.url,
-      racks,
-      config: options.fleet ?? defaultFleetConfig(),
-    });
-    stops.push(() => fleet.stop());
+    let fleet: BmcFleet | undefined;
+    let shim: IotShim;
+    let rule: Pick<LocalChildTasksOptions, "broker" | "brokerUrl">;
+    if (options.bmcBroker === undefined) {
+      const broker = await startMqttBroker();
+      stops.push(() => broker.stop());
+      shim = await startIotShim(broker);
+      stops.push(() => shim.stop());
+      const started = await startBmcFleet({
+        brokerUrl: broker.url,
+        racks,
+        config: options.fleet ?? defaultFleetConfig(),
+      });
+      fleet = started;
+      stops.push(() => started.stop());
+      rule = { broker };
+    } else {
+      const publisher = await connectMqttPublisher(options.bmcBroker);
+      stops.push(() => publisher.stop());
+      shim = await startIotShim(publisher);
+      stops.push(() => shim.stop());
+      rule = { brokerUrl: options.bmcBroker };
+    }
 
     const clock = () => Date.now();
     const childTasks = await createLocalChildTasks({
       stores,
       tables: names,
-      broker,
+      ...rule,
       iotEndpoint: shim.endpoint,
       cipher,
       waitOverrideMs: options.childTaskWaitMs ?? 500,
@@ -151,8 +182,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       runs: stores.runs,
       submitter: childTasks.submitter,
       clock,
+      ...(options.claimLeaseMs === undefined ? {} : { leaseMs: options.claimLeaseMs }),
       log,
     });
+    if (!created) {
+      // Tables from before (the data dir, or an endpoint that keeps them): the child tasks that
+      // were running lost their executions with the last process. Before any pass runs.
+      const resumed = await childTasks.resume();
+      if (resumed.redriven + resumed.ended + resumed.recorded > 0) {
+        log(
+          `resumed ${resumed.redriven} child task(s) from the store (${resumed.resent} command(s) to send again); ${resumed.ended} ended; ${resumed.recorded} outcome(s) recorded late`,
+        );
+      }
+    }
     const evaluator = createStreamEvaluator({ dispatcher, log });
     const poller = await startStreamPoller({
       client,
@@ -164,7 +206,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       log,
     });
     stops.push(() => poller.stop());
-    const ticker = startTicker({ intervalMs: options.tickMs, tick: () => dispatcher.tick(), log });
+    // After a restart, a pass at once: the stream starts at its end, so what changed while no
+    // poller read it (a finished target, a run to start) is found by this pass, not the next tick.
+    const ticker = startTicker({
+      intervalMs: options.tickMs,
+      tick: () => dispatcher.tick(),
+      log,
+      immediate: !created,
+    });
     stops.push(async () => ticker.stop());
 
     // The same API as the gRPC front on Fargate (src/service/grpc-front.ts), on the local task
@@ -176,7 +225,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       newId: randomUUID,
       logger: lineLogger(log),
       dispatcher,
-      onRacksImported: (more) => fleet.addRacks(more),
+      onRacksImported: (more) => fleet?.addRacks(more),
       buildInfo: options.buildInfo ?? { version: "0.1.0-local", buildTime: "", gitCommit: "" },
     });
 
@@ -187,21 +236,6 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       logger: lineLogger(log),
     });
     stops.push(() => server.shutdown(5_000));
-
-    if (options.dataDir) {
-      const dir = options.dataDir;
-      const timer = setInterval(() => {
-        saveSnapshot(client, names, dir).catch((error: unknown) =>
-          log(`snapshot failed: ${(error as Error).message}`),
-        );
-      }, options.snapshotMs ?? 5_000);
-      timer.unref();
-      // Registered last so it runs first at shutdown, while the tables are still there.
-      stops.push(async () => {
-        clearInterval(timer);
-        await saveSnapshot(client, names, dir);
-      });
-    }
 
     return {
       port: server.port,

@@ -89,6 +89,7 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
   };
   private shuttingDown = false;
   private stepsRunning = 0;
+  private readonly handlersRunning = new Set<Promise<unknown>>();
 
   constructor(private readonly options: LocalExecutorOptions) {
     this.definition = structuredClone(options.definition ?? loadChildTaskDefinition());
@@ -102,12 +103,15 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
       this.counters.taskInvocations += 1;
       this.counters.byStep[step] = (this.counters.byStep[step] ?? 0) + 1;
       this.stepsRunning += 1;
+      const running = options.steps.handle(input as StepEvent);
+      this.handlersRunning.add(running);
       try {
         // A handler's return value must be plain JSON, as a Lambda's would be after serialization.
-        const out = await options.steps.handle(input as StepEvent);
+        const out = await running;
         return (out === undefined ? null : JSON.parse(JSON.stringify(out))) as never;
       } finally {
         this.stepsRunning -= 1;
+        this.handlersRunning.delete(running);
       }
     };
     this.handlers = Object.fromEntries(taskStateNames(this.definition).map((name) => [name, handle]));
@@ -211,13 +215,23 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
 
   /**
    * Process shutdown: aborts what is running WITHOUT recording anything (a stopping laptop is not
-   * an operator's cancel; the tasks stay RUNNING and their locks expire by TTL, as in AWS when a
-   * region goes away). Use stop() to cancel.
+   * an operator's cancel; the tasks stay RUNNING, and a restart on the same store re-drives them,
+   * see local/child-tasks.ts `resume`). Use stop() to cancel. Step handlers already called run to
+   * their end first (as a Lambda invocation would), up to `graceMs`, so a stop does not cut one
+   * between its writes while the store is still there.
    */
-  async shutdown(): Promise<void> {
+  async shutdown(graceMs = 10_000): Promise<void> {
     this.shuttingDown = true;
     const pending = [...this.executions.values()].filter((e) => !e.ended);
     for (const e of pending) e.abort();
     await Promise.allSettled(pending.map((e) => e.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.handlersRunning]),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 }

@@ -22,6 +22,7 @@ function requestsSpy() {
       return "recorded";
     },
     get: async () => new Map(),
+    reopen: async () => "reopened",
   };
   return { store, seen };
 }

@@ -178,6 +178,34 @@ export class DynamoBmcRequestStore implements BmcRequestStore {
     }
   }
 
+  async reopen(
+    componentId: string,
+    requestId: string,
+    window: { sentAt: number; deadline: number },
+  ): Promise<"reopened" | "answered"> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tasksTable,
+          Key: { id: requestPk(componentId, requestId) },
+          UpdateExpression: "REMOVE publishedAt SET sentAt = :sent, deadline = :deadline, #ttl = :ttl",
+          ConditionExpression:
+            "attribute_exists(id) AND attribute_not_exists(#r) AND attribute_not_exists(#a)",
+          ExpressionAttributeNames: { "#r": "result", "#a": "answer", "#ttl": "ttl" },
+          ExpressionAttributeValues: {
+            ":sent": window.sentAt,
+            ":deadline": window.deadline,
+            ":ttl": Math.ceil(window.deadline / 1000) + REQUEST_RETENTION_SECONDS,
+          },
+        }),
+      );
+      return "reopened";
+    } catch (error) {
+      if (isConditionFailed(error)) return "answered";
+      throw error;
+    }
+  }
+
   async get(
     keys: readonly { componentId: string; requestId: string }[],
   ): Promise<Map<string, BmcRequestRecord>> {
