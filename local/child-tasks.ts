@@ -40,6 +40,7 @@ import type {
 } from "../src/app/ports.js";
 import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../src/domain/bmc-protocol.js";
 import { childTaskParts, childTaskService, childTaskSteps } from "../src/service/child-tasks.js";
+import { retryWhileUnavailable } from "./retry-unavailable.js";
 import { LocalStepFunctionsExecutor } from "./step-functions.js";
 
 export interface LocalChildTasksOptions {
@@ -176,12 +177,9 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
       counts.invalid += 1;
       return;
     }
-    const outcome = await recordBmcReport(
-      parts.requests,
-      { ...message, componentId: where.componentId },
-      clock(),
-      log,
-    );
+    // A report that meets a dead store waits for it, as the IoT rule's Lambda action is retried.
+    const report = { ...message, componentId: where.componentId };
+    const outcome = await retryWhileUnavailable(() => recordBmcReport(parts.requests, report, clock(), log));
     counts[outcome] += 1;
   };
   const unsubscribe = await subscribeRule(options, onReport, log);

@@ -21,11 +21,13 @@ import {
   type TableNames,
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
+import { storeProbe } from "../src/adapters/dynamodb/store-probe.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
 import type { BuildInfo } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { lineLogger } from "../src/app/observability.js";
+import { createStoreHealth, failFastWhileUnreachable } from "../src/app/store-health.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { assembleFlowApi } from "../src/service/flow-api.js";
@@ -96,6 +98,8 @@ export interface LocalStack {
   awsEndpoint: string;
   tables: TableNames;
   stores: DynamoStores;
+  /** The moto this stack spawned (absent with `awsEndpoint`): tests kill it. */
+  moto?: LocalMoto;
   /** The simulated BMCs; absent with `bmcBroker`. */
   fleet?: BmcFleet;
   /**
@@ -111,16 +115,68 @@ export interface LocalStack {
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const log = options.log ?? ((line: string) => console.log(line));
   const stops: (() => Promise<void>)[] = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) {
-      await stop().catch((error: unknown) => log(`shutdown: ${(error as Error).message}`));
-    }
+  let stopping: Promise<void> | undefined;
+  // Once, whoever asks first (a signal, a test, a moto that died for good).
+  const stopAll = () => {
+    stopping ??= (async () => {
+      for (const stop of stops.reverse()) {
+        await stop().catch((error: unknown) => log(`shutdown: ${(error as Error).message}`));
+      }
+    })();
+    return stopping;
   };
   try {
     let moto: LocalMoto | undefined;
+    // The store-health monitor's, once it exists: a moto that exited is a store known to be down.
+    let storeDown = (_reason: string): void => {};
     if (!options.awsEndpoint) {
+      const motoDir = options.dataDir ? join(options.dataDir, "dynamodb") : undefined;
+      let restartedAt = Number.NEGATIVE_INFINITY;
+      const fatal = (reason: string) => {
+        log(reason);
+        // The store is gone: stop what stops within a few seconds, and do not wait on calls that
+        // would only run out their retries against it.
+        let timer: NodeJS.Timeout | undefined;
+        void Promise.race([
+          stopAll(),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, 5_000);
+          }),
+        ]).then(() => {
+          clearTimeout(timer);
+          options.onFatal?.(reason);
+        });
+      };
+      // A moto that dies under a running stack: with a data dir, everything it acknowledged is on
+      // disk, so it comes back (on the same port) and the stack rides the outage like any store
+      // outage (NOT_SERVING, UNAVAILABLE, back-offs); without one, its tables are gone, and going
+      // on with empty tables would be worse than stopping.
+      const onUnexpectedExit = (why: string) => {
+        if (stopping !== undefined) return;
+        if (motoDir === undefined) {
+          fatal(
+            `moto (DynamoDB) exited unexpectedly (${why}); its tables were in memory only (no --data-dir), so the local stack stops`,
+          );
+          return;
+        }
+        if (Date.now() - restartedAt < 60_000) {
+          fatal(
+            `moto (DynamoDB) exited again (${why}) within a minute of its restart; the local stack stops`,
+          );
+          return;
+        }
+        restartedAt = Date.now();
+        log(`moto (DynamoDB) exited unexpectedly (${why}); restarting it from ${motoDir}`);
+        storeDown(`moto exited (${why})`);
+        moto!
+          .restart()
+          .catch((error: unknown) =>
+            fatal(`moto (DynamoDB) could not be restarted from ${motoDir}: ${(error as Error).message}`),
+          );
+      };
       moto = await startLocalMoto({
-        ...(options.dataDir ? { dataDir: join(options.dataDir, "dynamodb") } : {}),
+        ...(motoDir ? { dataDir: motoDir } : {}),
+        onUnexpectedExit,
         log,
       });
       stops.push(() => moto!.stop());
@@ -132,7 +188,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const created = await ensureTables(client, names);
     const cipher = new LocalAesGcmCipher(options.secretsKey ?? (await secretsKey(options.dataDir)));
     options.onDynamoDbClient?.(client);
-    const stores = createDynamoStores(client, names, { cipher });
+    // NOT_SERVING while the store cannot be reached (src/app/store-health.ts); the stores tell it
+    // of every call that failed so.
+    const storeHealth = createStoreHealth({
+      probe: storeProbe({ endpoint: awsEndpoint }, names.runs),
+      logger: lineLogger(log),
+    });
+    const stores = createDynamoStores(client, names, { cipher, onUnavailable: () => storeHealth.suspect() });
+    storeHealth.start();
+    storeDown = (reason) => storeHealth.down(reason);
+    stops.push(() => storeHealth.stop());
 
     // An explicit inventory always loads; the demo fleet only into tables made just now.
     if (options.inventory) await stores.inventory.upsertRacks(options.inventory);
@@ -196,6 +261,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       }
     }
     const evaluator = createStreamEvaluator({ dispatcher, log });
+    let tickNow = async (): Promise<void> => {};
     const poller = await startStreamPoller({
       client,
       // Targets: a finished target frees a slot; runs: a new, resumed or advanced run starts at once.
@@ -203,6 +269,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       handler: streamBatchHandler(evaluator),
       // Only a plain moto_server (the serialized launcher could not start) orphans iterators.
       reacquireAfterEmptyRead: moto !== undefined && !moto.serialized,
+      // A restored store: what changed before its new stream existed is found by a pass now.
+      onStreamReplaced: () => void tickNow(),
       log,
     });
     stops.push(() => poller.stop());
@@ -214,26 +282,31 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       log,
       immediate: !created,
     });
+    tickNow = () => ticker.runNow();
     stops.push(async () => ticker.stop());
 
     // The same API as the gRPC front on Fargate (src/service/grpc-front.ts), on the local task
     // service; resume and advance run their pass at once instead of waiting for the stream.
-    const api = assembleFlowApi({
-      stores,
-      tasks: { submitter: childTasks.submitter, api: childTasks.tasksApi },
-      clock,
-      newId: randomUUID,
-      logger: lineLogger(log),
-      dispatcher,
-      onRacksImported: (more) => fleet?.addRacks(more),
-      buildInfo: options.buildInfo ?? { version: "0.1.0-local", buildTime: "", gitCommit: "" },
-    });
+    const api = failFastWhileUnreachable(
+      assembleFlowApi({
+        stores,
+        tasks: { submitter: childTasks.submitter, api: childTasks.tasksApi },
+        clock,
+        newId: randomUUID,
+        logger: lineLogger(log),
+        dispatcher,
+        onRacksImported: (more) => fleet?.addRacks(more),
+        buildInfo: options.buildInfo ?? { version: "0.1.0-local", buildTime: "", gitCommit: "" },
+      }),
+      storeHealth,
+    );
 
     const server = await startGrpcServer({
       api,
       host: "127.0.0.1",
       port: options.port,
       logger: lineLogger(log),
+      storeHealth,
     });
     stops.push(() => server.shutdown(5_000));
 
@@ -243,6 +316,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       awsEndpoint,
       tables: names,
       stores,
+      ...(moto === undefined ? {} : { moto }),
       fleet,
       childTasks,
       dispatcher,

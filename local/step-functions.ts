@@ -31,6 +31,7 @@ import type { ChildTaskSettings, StepEvent } from "../src/app/child-task/setting
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
 import type { Task } from "../src/domain/model.js";
+import { retryWhileUnavailable } from "./retry-unavailable.js";
 
 export const LOCAL_CHILD_TASK_STATE_MACHINE_ARN =
   "arn:aws:states:us-east-1:000000000000:stateMachine:flow-child-task";
@@ -178,7 +179,8 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
     execution.ended = true;
     if (this.shuttingDown) return;
     try {
-      await this.options.onEnded(ending);
+      // Like the execution-status rule's Lambda, retried while the store is down.
+      await retryWhileUnavailable(() => this.options.onEnded(ending));
     } catch (error) {
       this.log(
         `local-executor: recording the end of ${taskId} (${ending.status}) failed: ${(error as Error).message}`,

@@ -22,6 +22,7 @@ import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executo
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
 import { emfMetrics, jsonLogger } from "../app/observability.js";
 import type { Cipher, RunWaker } from "../app/ports.js";
+import type { StoreUnavailableError } from "../domain/errors.js";
 import { type ChildTaskParts, childTaskParts, childTaskService } from "./child-tasks.js";
 import type { DispatchConfig, SecretsConfig, StoresConfig } from "./config.js";
 
@@ -71,15 +72,16 @@ export interface AwsChildTasks {
 export function awsChildTasks(
   config: StoresConfig & { secrets?: SecretsConfig; dispatcherFunctionName?: string },
   emitter: Emitter,
+  /** Told of every store call that failed because the store is unavailable (the store-health monitor). */
+  onUnavailable?: (error: StoreUnavailableError) => void,
 ): AwsChildTasks {
   const aws = awsOptions(config);
   const names = tableNames(config.tablePrefix);
   const cipher = awsCipher(config.secrets, aws);
-  const stores = createDynamoStores(
-    createDynamoDbClient(aws),
-    names,
-    cipher ? { cipher: cipher.cipher } : {},
-  );
+  const stores = createDynamoStores(createDynamoDbClient(aws), names, {
+    ...(cipher ? { cipher: cipher.cipher } : {}),
+    ...(onUnavailable === undefined ? {} : { onUnavailable }),
+  });
   const waker = lambdaWaker(config.dispatcherFunctionName, aws);
   const parts = childTaskParts({
     doc: stores.doc,

@@ -12,10 +12,12 @@ import { composeGrpcFront } from "./grpc-front.js";
 async function main(): Promise<void> {
   const front = composeGrpcFront(readGrpcFrontConfig(process.env));
   const server = await startGrpcServer(front.server);
+  front.storeHealth.start();
   jsonLogger.info("flow gRPC front listening", { host: front.server.host, port: server.port });
 
   const stop = (signal: string) => {
     jsonLogger.info("stopping", { signal });
+    void front.storeHealth.stop();
     server.shutdown(20_000).then(
       () => process.exit(0),
       () => process.exit(1),

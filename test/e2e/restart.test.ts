@@ -60,7 +60,11 @@ beforeAll(async () => {
   await broker.subscribe("flow/bmc/+/evt", (_topic, payload) => onBmcEvent?.(payload.toString("utf8")));
 });
 
+/** Every life started, so a failing test leaves no stack running. */
+const lives: ChildProcess[] = [];
+
 afterAll(async () => {
+  for (const child of lives) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   await broker?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -88,6 +92,7 @@ async function startLife(dataDir: string, env: Record<string, string>): Promise<
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
+  lives.push(child);
   const output: string[] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.once("exit", (code, signal) => resolve({ code, signal })),
