@@ -19,7 +19,8 @@ const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] 
   --inventory FILE     rack inventory JSON (env FLOW_INVENTORY; default: a demo fleet of 120 racks)
   --fleet FILE         simulated BMC behaviour JSON (env FLOW_FLEET; default: every update succeeds)
   --tick DURATION      dispatcher tick, e.g. 200ms, 2s, 10s (env FLOW_TICK, default 10s)
-  --data-dir DIR       keep state across restarts (env FLOW_DATA_DIR)
+  --data-dir DIR       keep state across restarts and kills; a restart resumes every run
+                       (env FLOW_DATA_DIR)
   --aws-endpoint URL   use a running AWS-compatible endpoint (env AWS_ENDPOINT_URL; default: spawn moto)
   --child-task-wait DURATION
                        how long each Wait state of the child task lasts locally

@@ -5,7 +5,8 @@
  *
  * Like Step Functions, an execution is named by its task id and a name runs at most once per
  * executor: start(T) again returns the same execution, running or finished. Executions live in this
- * process only (a restarted local stack forgets them; their tasks' locks expire by TTL).
+ * process only: a local stack restarted on the same store re-drives their tasks (local/child-tasks.ts
+ * `resume`, src/app/child-task/redrive.ts).
  *
  * Endings: when an execution ends, `onEnded` gets what the AWS execution-status rule would
  * deliver (SUCCEEDED / FAILED / TIMED_OUT / ABORTED), which the wiring points at

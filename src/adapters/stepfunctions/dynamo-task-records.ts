@@ -16,6 +16,8 @@
  * Idempotence (a duplicate or late BMC message changes nothing): every report is a conditional
  * update of an EXISTING record (SendUpdate/SendQueries create it before publishing, so unknown
  * request ids are refused); progress only moves up; the first result (or query answer) is final.
+ * `reopen` (a re-driven task, src/app/child-task/redrive.ts) forgets only that a record without
+ * its answer was published, so its command goes out again under the same request id.
  */
 import {
   BatchGetCommand,
