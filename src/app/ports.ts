@@ -481,9 +481,27 @@ export interface BmcRequestStore {
   recordEvent(componentId: string, event: BmcEvent, now: number): Promise<"recorded" | "ignored">;
   /** Strongly consistent; missing records are absent from the map. Key: `${componentId}#${requestId}`. */
   get(keys: readonly { componentId: string; requestId: string }[]): Promise<Map<string, BmcRequestRecord>>;
+  /**
+   * A command to send again (a re-driven task, src/domain/redrive.ts): unless the record has its
+   * answer ('answered'), forgets that it was published, so the next send step publishes it under
+   * the same request id, and gives it the new `window`.
+   */
+  reopen(
+    componentId: string,
+    requestId: string,
+    window: { sentAt: number; deadline: number },
+  ): Promise<"reopened" | "answered">;
 }
 
 export const requestKey = (componentId: string, requestId: string): string => `${componentId}#${requestId}`;
+
+/**
+ * A cheap question to the data store that says whether it can be reached: resolves when it
+ * answered (whatever it answered), rejects when it could not be reached or kept throttling.
+ */
+export interface StoreProbe {
+  probe(): Promise<void>;
+}
 
 /** Firmware credentials of a plain UpgradeFirmware task (run children use RunStore.getRunSecrets). */
 export interface TaskSecretStore {

@@ -16,6 +16,9 @@
  *   5. calls back exactly once, and not at all once the call is cancelled (the client went away, or
  *      grpc-js already answered DEADLINE_EXCEEDED on its own timer).
  *
+ * Health: SERVING, NOT_SERVING while `storeHealth` says the data store is unreachable (so a load
+ * balancer or a probe sees a dead store, src/app/store-health.ts), SERVING again when it is back.
+ *
  * Shutdown: health goes NOT_SERVING first (load balancers stop routing), then, after an optional
  * drain pause, the server stops accepting calls and lets in-flight ones finish for `graceMs`; what
  * is still running then is cancelled.
@@ -81,6 +84,8 @@ export interface GrpcServerOptions {
   now?: () => number;
   /** How much work is admitted at once (default DEFAULT_ADMISSION_LIMITS); the rest is shed. */
   admission?: AdmissionLimits;
+  /** The data store's reachability (src/app/store-health.ts); absent: always SERVING until shutdown. */
+  storeHealth?: { readonly reachable: boolean; onChange(listener: (reachable: boolean) => void): void };
 }
 
 /** The calls that plan runs against the inventory: admitted under the lower, creates limit. */
@@ -112,8 +117,14 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   addService(server, FlowService, flowHandlers(api), deps);
   addService(server, FlowInventoryAdminService, adminHandlers(api), deps);
 
-  const health = new HealthImplementation(Object.fromEntries(HEALTH_SERVICES.map((s) => [s, "SERVING"])));
+  const serving = () => (options.storeHealth?.reachable === false ? "NOT_SERVING" : "SERVING");
+  const health = new HealthImplementation(Object.fromEntries(HEALTH_SERVICES.map((s) => [s, serving()])));
   health.addToServer(server);
+  let closing: Promise<void> | undefined;
+  options.storeHealth?.onChange(() => {
+    // Once shutting down, NOT_SERVING for good.
+    if (closing === undefined) for (const s of HEALTH_SERVICES) health.setStatus(s, serving());
+  });
   const protoDir = options.protoDir ?? defaultProtoDir();
   if (protoDir !== false) new ReflectionService(loadForReflection(protoDir)).addToServer(server);
 
@@ -125,7 +136,6 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     mutualTls: options.tls?.clientCaFile !== undefined,
   });
 
-  let closing: Promise<void> | undefined;
   const shutdown = (graceMs: number): Promise<void> => {
     closing ??= (async () => {
       for (const s of HEALTH_SERVICES) health.setStatus(s, "NOT_SERVING");
