@@ -44,7 +44,6 @@ import json
 import logging
 import os
 import signal
-import stat
 import sys
 import threading
 import time
@@ -461,9 +460,9 @@ if __name__ == "__main__":
     if len(sys.argv) > 3:
         durable = Durable(sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 5000)
         durable.restore()
-    # Only a pipe from the parent is watched: a detached launcher (deploy:local) has no parent to
-    # outlive and reads /dev/null, whose EOF would end it at once.
-    if stat.S_ISFIFO(os.fstat(0).st_mode):
+    # A detached launcher (deploy:local, FLOW_MOTO_DETACHED=1) outlives its parent on purpose, and
+    # its stdin is /dev/null, whose EOF would end it at once.
+    if os.environ.get("FLOW_MOTO_DETACHED") != "1":
         threading.Thread(target=watch_parent, daemon=True).start()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

@@ -145,8 +145,8 @@ async function launch(
 ): Promise<ChildProcess> {
   // A restore replays the log before moto listens: give it time.
   const timeoutMs = options.timeoutMs ?? (options.dataDir === undefined ? 20_000 : 120_000);
-  const env = { ...process.env, ...options.env };
   const file = options.detachedLog;
+  const env = { ...process.env, ...options.env, ...(file === undefined ? {} : { FLOW_MOTO_DETACHED: "1" }) };
   const child: ChildProcess =
     file === undefined
       ? spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], detached: true, env })
