@@ -27,6 +27,7 @@ import type {
   Task,
   TaskStatus,
 } from "../domain/model.js";
+import type { RunHistoryEvent } from "../domain/run-history.js";
 
 // ---------------------------------------------------------------------------------------------
 // Runs and targets
@@ -79,8 +80,10 @@ export interface RunStore {
    * (FlowError ALREADY_EXISTS) if the run id exists. `run.config.operation.firmware.authentication`
    * is stored encrypted and stripped from the stored configuration (see getRunSecrets).
    * Not idempotent by itself: callers generate a fresh run id per request.
+   * `events` (the run's CREATED event) are written in the commit, so they exist exactly when the
+   * run does; each must be of this run and at its `updatedAt` (else RangeError).
    */
-  createRun(run: Run, targets: Target[]): Promise<void>;
+  createRun(run: Run, targets: Target[], events?: readonly RunHistoryEvent[]): Promise<void>;
 
   /** A committed run, its configuration WITHOUT authentication data; undefined if absent. */
   getRun(runId: string): Promise<Run | undefined>;
@@ -115,8 +118,31 @@ export interface RunStore {
    * 'stale' and nothing is written. Never touches `inFlight` or the outcome counters: those move
    * only with target transitions, so a saveRun cannot lose a concurrent count.
    * `run.updatedAt` must differ from `expectedUpdatedAt` (use max(now, expected + 1)).
+   *
+   * With `events` (the history events this change records, src/domain/run-history.ts), ONE
+   * transaction: the run write as above, and each event put under (run, at, seq) only if that key
+   * is new. Both or neither: 'stale' or 'not-found' writes no event, and an event key already taken
+   * writes nothing and is 'stale'. So a retried control, a duplicated stream record or two racing
+   * passes record a change exactly once. Each event must be of this run and at the new
+   * `run.updatedAt` (else RangeError: the version is what makes its key unique).
+   *
+   *   A, B read the run at version 100; both decide "phase 1 opened"
+   *   A: saveRun(v105, expected 100, [PHASE_OPENED@105]) → saved: the run and the event
+   *   B: saveRun(v106, expected 100, [PHASE_OPENED@106]) → stale: no run write, no event
    */
-  saveRun(run: Run, expectedUpdatedAt: number): Promise<SaveRunOutcome>;
+  saveRun(run: Run, expectedUpdatedAt: number, events?: readonly RunHistoryEvent[]): Promise<SaveRunOutcome>;
+
+  /**
+   * A committed run's history, oldest first (by `at`, then `seq`), paged; `total` counts before
+   * paging. Strongly consistent: a control's event is there once the control returned. Unknown or
+   * uncommitted run → undefined (the caller answers NotFound); `knownCommitted` as for listTargets.
+   * One Query page holds well over a thousand events (a run records a few per phase and per pause).
+   */
+  listRunEvents(
+    runId: string,
+    page: Page,
+    options?: { knownCommitted?: boolean },
+  ): Promise<{ events: RunHistoryEvent[]; total: number } | undefined>;
 
   /**
    * One phase's claim queue, strongly consistent, each list in sequence order: every HELD target
