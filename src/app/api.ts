@@ -3,12 +3,14 @@
  * validate their input with the pure core and throw `FlowError`s (src/domain/errors.ts); the gRPC
  * adapter maps those to status codes in one place (src/adapters/grpc/status.ts).
  */
+import type { Actor } from "../domain/actor.js";
 import type {
   CreateRunInput,
   InventoryRack,
   ListRunsQuery,
   ListTargetsQuery,
   ListTasksQuery,
+  Page,
   Plan,
   Run,
   RunConfig,
@@ -17,6 +19,7 @@ import type {
   Task,
 } from "../domain/model.js";
 import type { FirmwareTemplateInput } from "../domain/run-config.js";
+import type { RunHistoryEvent } from "../domain/run-history.js";
 
 export interface TargetView extends Target {
   rackExternalId: string;
@@ -28,9 +31,14 @@ export interface BuildInfo {
   gitCommit: string;
 }
 
+/**
+ * `actor` on create and the controls: who asked, as the gRPC adapter found out (a verified
+ * certificate's subject, or a declared name); the run history records it. Absent (an internal
+ * caller such as a benchmark): the events have no actor.
+ */
 export interface OperationRunsApi {
-  /** Validates, plans and freezes a run with its targets, atomically. Returns the new run id. */
-  createRun(input: CreateRunInput): Promise<{ id: string }>;
+  /** Validates, plans and freezes a run with its targets and its CREATED event, atomically. Returns the new run id. */
+  createRun(input: CreateRunInput, actor?: Actor): Promise<{ id: string }>;
   /** Exactly what createRun would freeze, written nowhere (flowctl --dry-run). */
   planRun(input: CreateRunInput): Promise<{
     config: RunConfig;
@@ -42,11 +50,13 @@ export interface OperationRunsApi {
   getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }>;
   listRuns(query: ListRunsQuery): Promise<{ runs: Run[]; total: number }>;
   listTargets(query: ListTargetsQuery): Promise<{ targets: TargetView[]; total: number }>;
-  pauseRun(id: string): Promise<Run>;
-  resumeRun(id: string): Promise<Run>;
+  /** (ours) The run's history, oldest first, paged; NotFound for an unknown run. */
+  listRunEvents(query: { runId: string; page: Page }): Promise<{ events: RunHistoryEvent[]; total: number }>;
+  pauseRun(id: string, actor?: Actor): Promise<Run>;
+  resumeRun(id: string, actor?: Actor): Promise<Run>;
   /** `expectedPhaseIndex` 0 or absent skips the check. */
-  advancePhase(id: string, expectedPhaseIndex: number | undefined): Promise<Run>;
-  cancelRun(id: string, reason: string): Promise<Run>;
+  advancePhase(id: string, expectedPhaseIndex: number | undefined, actor?: Actor): Promise<Run>;
+  cancelRun(id: string, reason: string, actor?: Actor): Promise<Run>;
 }
 
 export interface TasksApi {

@@ -1,10 +1,11 @@
 /**
  * Create and read use cases for operation runs: validate with the pure core, plan against a
  * snapshot of inventory, freeze the run and its targets atomically, and answer queries with the
- * spec's ordering, scoping and status codes. Manual controls live in controls.ts (they meet the
- * dispatcher); this file never changes a run after it is created.
+ * spec's ordering, scoping and status codes, the run's history included. Manual controls live in
+ * controls.ts (they meet the dispatcher); this file never changes a run after it is created.
  */
 
+import type { Actor } from "../domain/actor.js";
 import { FailedPreconditionError, NotFoundError, ValidationError } from "../domain/errors.js";
 import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import { nextOpenings, scheduleOf } from "../domain/maintenance-window.js";
@@ -13,6 +14,7 @@ import type {
   InventoryRack,
   ListRunsQuery,
   ListTargetsQuery,
+  Page,
   Plan,
   Run,
   RunConfig,
@@ -21,6 +23,7 @@ import type {
 } from "../domain/model.js";
 import { type ExcludedTarget, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
+import { createdEvent, type RunHistoryEvent } from "../domain/run-history.js";
 import { computeStats } from "../domain/stats.js";
 import type { TargetView } from "./api.js";
 import type { InventoryStore, RunListEntry, RunStore } from "./ports.js";
@@ -87,7 +90,7 @@ export function createRunService(deps: RunsDeps) {
   }
 
   return {
-    async createRun(input: CreateRunInput): Promise<{ id: string }> {
+    async createRun(input: CreateRunInput, actor?: Actor): Promise<{ id: string }> {
       const { name, description, config, plan, racks } = await validateAndPlan(input);
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
       const now = clock();
@@ -120,7 +123,7 @@ export function createRunService(deps: RunsDeps) {
         updatedAt: now,
         conflictAttempts: 0,
       }));
-      await runs.createRun(run, targets);
+      await runs.createRun(run, targets, [createdEvent(run, actor)]);
       return { id: run.id };
     },
 
@@ -175,6 +178,16 @@ export function createRunService(deps: RunsDeps) {
         return { ...t, rackExternalId: externalId };
       });
       return { targets, total: page.total };
+    },
+
+    async listRunEvents(query: {
+      runId: string;
+      page: Page;
+    }): Promise<{ events: RunHistoryEvent[]; total: number }> {
+      const run = await requireRun(query.runId);
+      const page = await runs.listRunEvents(run.id, query.page, { knownCommitted: true });
+      if (!page) throw runNotFound(run.id);
+      return page;
     },
 
     requireRun,

@@ -8,15 +8,18 @@
  */
 
 import type { FlowApi, InventoryApi } from "../../app/api.js";
+import type { Actor } from "../../domain/actor.js";
 import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
 import { firmwareTemplateFromProto } from "./convert/firmware-request.js";
 import {
+  listRunEventsQueryFromProto,
   listRunsQueryFromProto,
   listTargetsQueryFromProto,
   listTasksQueryFromProto,
   pageFromListRacks,
 } from "./convert/list-queries.js";
+import { runEventToProto } from "./convert/run-events.js";
 import { cancelRequestFromProto, createRunInputFromProto, runIdFromProto } from "./convert/run-request.js";
 import {
   buildInfoToProto,
@@ -43,13 +46,23 @@ export interface MethodDefinition<Req, Res> {
 export type RequestOf<M> = M extends MethodDefinition<infer Req, unknown> ? Req : never;
 export type ResponseOf<M> = M extends { responseSerialize(value: infer Res): Buffer } ? Res : never;
 
+/**
+ * What a handler may ask about its call: `actor()`, the caller (caller-identity.ts), found only
+ * when asked, by the RPCs whose changes the run history records (create and the controls).
+ */
+export interface CallContext {
+  actor(): Actor;
+}
+
 /** One async function per RPC of a generated service definition. */
-export type Handlers<S> = { [K in keyof S]: (request: RequestOf<S[K]>) => Promise<ResponseOf<S[K]>> };
+export type Handlers<S> = {
+  [K in keyof S]: (request: RequestOf<S[K]>, call: CallContext) => Promise<ResponseOf<S[K]>>;
+};
 
 export function flowHandlers(api: FlowApi): Handlers<FlowService> {
   return {
-    createOperationRun: async (req) => {
-      const { id } = await api.createRun(createRunInputFromProto(req));
+    createOperationRun: async (req, call) => {
+      const { id } = await api.createRun(createRunInputFromProto(req), call.actor());
       return { id: { id } };
     },
     planOperationRun: async (req) => planToProto(await api.planRun(createRunInputFromProto(req))),
@@ -67,13 +80,19 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
       const { targets, total } = await api.listTargets(listTargetsQueryFromProto(req));
       return { targets: targets.map(targetToProto), total };
     },
-    pauseOperationRun: async (req) => runToProto(await api.pauseRun(runIdFromProto(req.id))),
-    resumeOperationRun: async (req) => runToProto(await api.resumeRun(runIdFromProto(req.id))),
-    advanceOperationRunPhase: async (req) =>
-      runToProto(await api.advancePhase(runIdFromProto(req.id), req.expectedPhaseIndex)),
-    cancelOperationRun: async (req) => {
+    listOperationRunEvents: async (req) => {
+      const { events, total } = await api.listRunEvents(listRunEventsQueryFromProto(req));
+      return { events: events.map(runEventToProto), total };
+    },
+    pauseOperationRun: async (req, call) =>
+      runToProto(await api.pauseRun(runIdFromProto(req.id), call.actor())),
+    resumeOperationRun: async (req, call) =>
+      runToProto(await api.resumeRun(runIdFromProto(req.id), call.actor())),
+    advanceOperationRunPhase: async (req, call) =>
+      runToProto(await api.advancePhase(runIdFromProto(req.id), req.expectedPhaseIndex, call.actor())),
+    cancelOperationRun: async (req, call) => {
       const { id, reason } = cancelRequestFromProto(req);
-      return runToProto(await api.cancelRun(id, reason));
+      return runToProto(await api.cancelRun(id, reason, call.actor()));
     },
     upgradeFirmware: async (req) => {
       const { taskIds } = await api.upgradeFirmware(firmwareTemplateFromProto(req));

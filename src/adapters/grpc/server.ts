@@ -28,7 +28,14 @@ import type { Logger } from "../../app/observability.js";
 import { FlowError } from "../../domain/errors.js";
 import { FlowService } from "../../gen/flow/v1/flow.js";
 import { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
-import { adminHandlers, flowHandlers, type Handlers, type MethodDefinition } from "./handlers.js";
+import { type CallerIdentityOptions, callerIdentity } from "./caller-identity.js";
+import {
+  adminHandlers,
+  type CallContext,
+  flowHandlers,
+  type Handlers,
+  type MethodDefinition,
+} from "./handlers.js";
 import { type GrpcError, toGrpcError } from "./status.js";
 import { type ServerTlsFiles, serverCredentials } from "./tls.js";
 
@@ -61,6 +68,11 @@ export interface GrpcServerOptions {
   protoDir?: string | false;
   /** Clock for the deadline check; tests inject one. */
   now?: () => number;
+  /**
+   * Read the caller from the client certificate the load balancer forwards (ALB mTLS verify
+   * mode); only for a front reachable through that load balancer alone (caller-identity.ts).
+   */
+  trustLoadBalancerClientCert?: boolean;
 }
 
 export interface RunningGrpcServer {
@@ -77,7 +89,11 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const server = new grpc.Server({
     "grpc.max_receive_message_length": options.maxReceiveMessageBytes ?? DEFAULT_MAX_RECEIVE_MESSAGE_BYTES,
   });
-  const deps: UnaryDeps = { logger, now: options.now ?? Date.now };
+  const deps: UnaryDeps = {
+    logger,
+    now: options.now ?? Date.now,
+    identity: { trustLoadBalancerClientCert: options.trustLoadBalancerClientCert === true },
+  };
   addService(server, FlowService, flowHandlers(api), deps);
   addService(server, FlowInventoryAdminService, adminHandlers(api), deps);
 
@@ -124,6 +140,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
 export interface UnaryDeps {
   logger: GrpcLogger;
   now: () => number;
+  /** How the caller is identified (caller-identity.ts); the handlers that record one ask for it. */
+  identity?: CallerIdentityOptions;
 }
 
 const identity = (b: Buffer): Buffer => b;
@@ -139,7 +157,7 @@ function deadlineMs(deadline: grpc.Deadline): number {
  */
 export function unaryHandler<Req, Res>(
   method: MethodDefinition<Req, Res>,
-  handle: (request: Req) => Promise<Res>,
+  handle: (request: Req, context: CallContext) => Promise<Res>,
   deps: UnaryDeps,
 ): grpc.handleUnaryCall<Buffer, Buffer> {
   const name = method.path;
@@ -180,7 +198,7 @@ export function unaryHandler<Req, Res>(
     }
 
     Promise.resolve()
-      .then(() => handle(request))
+      .then(() => handle(request, { actor: () => callerIdentity(call, deps.identity) }))
       .then((response) => method.responseSerialize(response))
       .then(
         (bytes) => answer(null, bytes),
@@ -218,7 +236,7 @@ function addService<S extends Record<string, { path: string }>>(
       responseSerialize: identity,
       responseDeserialize: identity,
     };
-    const handle = handlers[key] as (request: unknown) => Promise<unknown>;
+    const handle = handlers[key] as (request: unknown, context: CallContext) => Promise<unknown>;
     implementation[key] = unaryHandler(method, handle, deps);
   }
   server.addService(definition, implementation);
