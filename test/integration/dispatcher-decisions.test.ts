@@ -111,7 +111,7 @@ describe("whole runs on DynamoDB", () => {
     expect(s.submitter.starts.size).toBe(4);
   });
 
-  it("cancel: the running child tasks stop and every open current-phase target ends TERMINATED, counted once, the next phase untouched", async () => {
+  it("cancel: the running child tasks stop and end TERMINATED, the never-started current-phase targets SKIPPED, each counted once, the next phase untouched", async () => {
     const s = await setup({ phaseSizes: [4, 2], maxConcurrent: 2, autoAdvance: true });
     await s.dispatcher.dispatchRun(s.id);
     expect((await s.get()).inFlight).toBe(2);
@@ -125,14 +125,14 @@ describe("whole runs on DynamoDB", () => {
     expect(await s.statuses()).toEqual([
       "TERMINATED",
       "TERMINATED",
-      "TERMINATED",
-      "TERMINATED",
+      "SKIPPED",
+      "SKIPPED",
       "PENDING",
       "PENDING",
     ]);
     const run = await s.get();
     expect(run).toMatchObject({ status: "CANCELLED", inFlight: 0 });
-    expect(run.counters[0]).toEqual({ completed: 0, failed: 0, terminated: 4, skipped: 0 });
+    expect(run.counters[0]).toEqual({ completed: 0, failed: 0, terminated: 2, skipped: 2 });
     expect((await s.dispatcher.dispatchRun(s.id)).decision).toBe("inactive");
     expect(await s.controls.cancel(s.id, "again")).toEqual(run);
   });
