@@ -239,6 +239,23 @@ export interface RunStore {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Run events out
+
+/**
+ * Where the run history is published for other systems: EventBridge (in AWS, and locally on
+ * moto). At-least-once: the publisher reads the RunEvents stream, which delivers each event at
+ * least once, and an event whose publication failed is published again, so a consumer may see one
+ * twice and dedupes on its id (`runEventId`). Order is not guaranteed across retries.
+ */
+export interface RunEventBus {
+  /**
+   * Publishes each event once per call; resolves with the indexes of the ones the bus refused
+   * (to publish again later). Throws when the bus could not be reached: none may have arrived.
+   */
+  publish(events: readonly RunHistoryEvent[]): Promise<{ rejected: number[] }>;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Tasks
 
 export type CreateTaskOutcome = { created: true; task: Task } | { created: false; task: Task };

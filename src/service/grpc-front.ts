@@ -48,6 +48,7 @@ export function composeGrpcFront(
       port: config.port,
       ...(config.tls === undefined ? {} : { tls: config.tls }),
       allowInsecureNonLoopback: config.plaintextBehindLoadBalancer,
+      trustLoadBalancerClientCert: config.trustLoadBalancerClientCert,
       logger: obs.logger,
       ...(config.protoDir === undefined ? {} : { protoDir: config.protoDir }),
       // The ALB polls health every few seconds: give it time to see NOT_SERVING before we refuse calls.
