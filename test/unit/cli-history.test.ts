@@ -53,7 +53,9 @@ describe("flowctl history: who did it", () => {
   });
 
   it("every kind has a name; a newer service's unknown kind says its number", () => {
-    for (const kind of Object.values(K).filter((v): v is pb.OperationRunEventKind => typeof v === "number" && v > 0)) {
+    for (const kind of Object.values(K).filter(
+      (v): v is pb.OperationRunEventKind => typeof v === "number" && v > 0,
+    )) {
       expect(kindName(kind)).not.toMatch(/^kind /);
     }
     expect(kindName(42 as pb.OperationRunEventKind)).toBe("kind 42");
