@@ -92,6 +92,8 @@ export interface TestStackOptions {
   defaults?: BmcBehaviour;
   /** Dispatcher tick. Default 150 ms: runs progress quickly once their BMCs answer. */
   tickMs?: number;
+  /** The EventBridge bus (on moto) the stack publishes run events to; default the default bus. */
+  eventBusName?: string;
 }
 
 export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
@@ -107,6 +109,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
       logs.push(line);
     },
     childTaskWaitMs: CHILD_TASK_WAIT_MS,
+    ...(options.eventBusName === undefined ? {} : { eventBusName: options.eventBusName }),
   };
   const local = await startLocalStack(stackOptions);
   const address = `127.0.0.1:${local.port}`;
