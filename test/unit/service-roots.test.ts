@@ -79,9 +79,17 @@ describe("composition roots: built from a valid configuration without I/O", () =
       host: "0.0.0.0",
       port: 50_051,
       allowInsecureNonLoopback: true,
+      trustLoadBalancerClientCert: false,
       protoDir: "/app/proto",
       drainMs: 5_000,
     });
+    const trusting = readGrpcFrontConfig({
+      ...base,
+      FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
+      FLOW_PLAINTEXT_BEHIND_LB: "true",
+      FLOW_TRUST_LB_CLIENT_CERT: "true",
+    });
+    expect(composeGrpcFront(trusting).server.trustLoadBalancerClientCert).toBe(true);
     expect(front.server.tls).toBeUndefined();
     expect(sent()).toEqual([]);
   });
