@@ -127,24 +127,26 @@ describe("infra data: tables from schema.ts", () => {
 describe("infra compute: Lambdas, stream, ticker, child task", () => {
   const flowFunctions = (template: Template) =>
     resources(template, "AWS::Lambda::Function").filter(([id]) =>
-      /^(Dispatcher|StreamEvaluator|TaskSteps|BmcResult)Function/.test(id),
+      /^(Dispatcher|StreamEvaluator|TaskSteps|BmcResult|EventPublisher)Function/.test(id),
     );
 
-  it("four functions: Node.js 22 on ARM64, handler `handler`, X-Ray active, source maps on", () => {
+  it("five functions: Node.js 22 on ARM64, handler `handler`, X-Ray active, source maps on", () => {
     const fns = flowFunctions(dev.template);
     expect(fns.map(([id]) => id.replace(/Function.*/, "")).sort()).toEqual([
       "BmcResult",
       "Dispatcher",
+      "EventPublisher",
       "StreamEvaluator",
       "TaskSteps",
     ]);
-    for (const [, fn] of fns) {
+    for (const [id, fn] of fns) {
       expect(fn.Properties.Runtime).toBe("nodejs22.x");
       expect(fn.Properties.Architectures).toEqual(["arm64"]);
       expect(fn.Properties.Handler).toBe("index.handler");
       expect(fn.Properties.TracingConfig).toEqual({ Mode: "Active" });
       const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
-      expect(env[ENV.tablePrefix]).toBe("Flow-dev-");
+      // The event publisher reads no table: the stream records it is handed are the events.
+      expect(env[ENV.tablePrefix], id).toBe(id.startsWith("EventPublisher") ? undefined : "Flow-dev-");
       expect(env.NODE_OPTIONS).toBe("--enable-source-maps");
     }
   });
@@ -168,6 +170,11 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     );
     // composeBmcResultLambda, stores only: reports and execution ends need the tables alone.
     expect(names("BmcResult")).toEqual([...build, ENV.dispatcherFunctionName].sort());
+    // composeEventPublisherLambda: the bus alone (no table, no prefix).
+    expect(names("EventPublisher")).toEqual(
+      [ENV.version, ENV.gitCommit, "NODE_OPTIONS", ENV.eventBusName].sort(),
+    );
+    expect(envOf("EventPublisher")[ENV.eventBusName]).toBe("flow-rollouts");
     // The name the wakers invoke is the dispatcher's own physical name.
     const dispatcherName = flowFunctions(prod.template).find(([id]) => id.startsWith("Dispatcher"))![1]
       .Properties.FunctionName;
