@@ -3,7 +3,8 @@
  * replaced by a local stand-in that speaks its wire protocol (see docs and architecture.md):
  * moto for DynamoDB and its streams, aws-local-stepfunctions for the child-task state machine, an
  * aedes MQTT broker plus an IoT data-plane shim for IoT Core, a simulated BMC fleet, an in-process
- * ticker for EventBridge, and a stream poller for the Lambda event source mapping.
+ * ticker for EventBridge Scheduler, stream pollers for the Lambda event source mappings, and
+ * moto's EventBridge for the run events.
  *
  * `startLocalStack` is what `npm start` runs (local/main.ts) and what the e2e tests start.
  */
@@ -11,8 +12,9 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DescribeTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import "./polyfills.js";
-import { createDynamoDbClient } from "../src/adapters/aws-config.js";
+import { awsClientConfig, createDynamoDbClient } from "../src/adapters/aws-config.js";
 import {
   createDynamoStores,
   createTables,
@@ -21,13 +23,16 @@ import {
   type TableNames,
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
+import { runEventsBatchHandler } from "../src/adapters/dynamodb/run-event-records.js";
 import { storeProbe } from "../src/adapters/dynamodb/store-probe.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
+import { EventBridgeRunEventBus } from "../src/adapters/eventbridge/run-event-bus.js";
 import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
-import type { BuildInfo } from "../src/app/api.js";
+import type { BuildInfo, FlowApi } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { lineLogger } from "../src/app/observability.js";
+import { createRunEventRelay } from "../src/app/run-event-relay.js";
 import { createStoreHealth, failFastWhileUnreachable } from "../src/app/store-health.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { FirmwareBaseline } from "../src/domain/firmware-baselines.js";
@@ -86,6 +91,11 @@ export interface LocalStackOptions {
   /** The gRPC server's admission limits (default: the front's; `npm start` passes the local stack's). */
   admission?: AdmissionLimits;
   /**
+   * The EventBridge bus the run events are published to, on the same endpoint (moto serves
+   * EventBridge): default `default`, the account's default bus. Tests give each stack its own.
+   */
+  eventBusName?: string;
+  /**
    * How long a child task's preflight waits for components that are not ready before it fails the
    * target (default 10 min; whole seconds, rounded up).
    */
@@ -120,6 +130,8 @@ export interface LocalStack {
    */
   childTasks: LocalChildTasks;
   dispatcher: Dispatcher;
+  /** The FlowApi the gRPC server serves (a test may serve it again, e.g. over mutual TLS). */
+  api: FlowApi;
   stop(): Promise<void>;
 }
 
@@ -295,6 +307,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       log,
     });
     stops.push(() => poller.stop());
+    // The run history, out: the RunEvents stream → EventBridge, as the event-publisher Lambda does.
+    const bus = new EventBridgeRunEventBus(
+      new EventBridgeClient(awsClientConfig({ endpoint: awsEndpoint })),
+      options.eventBusName ?? "default",
+    );
+    const eventPoller = await startStreamPoller({
+      client,
+      tableNames: [names.runEvents],
+      handler: runEventsBatchHandler(createRunEventRelay({ bus, log })),
+      reacquireAfterEmptyRead: moto !== undefined && !moto.serialized,
+      log,
+    });
+    stops.push(() => eventPoller.stop());
     // After a restart, a pass at once: the stream starts at its end, so what changed while no
     // poller read it (a finished target, a run to start) is found by this pass, not the next tick.
     const ticker = startTicker({
@@ -342,6 +367,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       fleet,
       childTasks,
       dispatcher,
+      api,
       stop: stopAll,
     };
   } catch (error) {

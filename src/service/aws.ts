@@ -32,7 +32,13 @@ import type { DispatchConfig, SecretsConfig, StoresConfig } from "./config.js";
  * The `Service` of each deployable: its logger's `service` and its metrics' `Service` dimension
  * (infra/constructs/observability.ts FLOW_METRIC_SERVICES).
  */
-export type Emitter = "dispatcher" | "stream-evaluator" | "task-steps" | "bmc-result" | "grpc";
+export type Emitter =
+  | "dispatcher"
+  | "stream-evaluator"
+  | "task-steps"
+  | "bmc-result"
+  | "event-publisher"
+  | "grpc";
 
 /**
  * What a root observes with, built once per deployable (src/adapters/observability/): Powertools'
@@ -47,7 +53,7 @@ export interface RootObservability {
 
 const captured = <C>(obs: RootObservability, client: C): C => (obs.capture ? obs.capture(client) : client);
 
-export function awsOptions(config: StoresConfig): AwsOptions {
+export function awsOptions(config: Pick<StoresConfig, "awsEndpoint">): AwsOptions {
   return config.awsEndpoint === undefined ? {} : { endpoint: config.awsEndpoint };
 }
 

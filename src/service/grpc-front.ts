@@ -64,6 +64,7 @@ export function composeGrpcFront(
       port: config.port,
       ...(config.tls === undefined ? {} : { tls: config.tls }),
       allowInsecureNonLoopback: config.plaintextBehindLoadBalancer,
+      trustLoadBalancerClientCert: config.trustLoadBalancerClientCert,
       logger: obs.logger,
       ...(config.protoDir === undefined ? {} : { protoDir: config.protoDir }),
       admission: config.admission,

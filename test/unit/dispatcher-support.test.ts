@@ -20,6 +20,7 @@ function runStoreWith(methods: Partial<RunStore>): RunStore {
     getTarget: unexpected("getTarget"),
     listActiveRunIds: unexpected("listActiveRunIds"),
     saveRun: unexpected("saveRun"),
+    listRunEvents: unexpected("listRunEvents"),
     listQueuedTargets: unexpected("listQueuedTargets"),
     claimTarget: unexpected("claimTarget"),
     claimTargets: unexpected("claimTargets"),

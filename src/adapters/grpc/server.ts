@@ -42,6 +42,7 @@ import {
   createAdmission,
   DEFAULT_ADMISSION_LIMITS,
 } from "./admission.js";
+import { type CallerIdentityOptions, callerIdentity } from "./caller-identity.js";
 import {
   adminHandlers,
   type CallContext,
@@ -86,6 +87,11 @@ export interface GrpcServerOptions {
   admission?: AdmissionLimits;
   /** The data store's reachability (src/app/store-health.ts); absent: always SERVING until shutdown. */
   storeHealth?: { readonly reachable: boolean; onChange(listener: (reachable: boolean) => void): void };
+  /**
+   * Read the caller from the client certificate the load balancer forwards (ALB mTLS verify
+   * mode); only for a front reachable through that load balancer alone (caller-identity.ts).
+   */
+  trustLoadBalancerClientCert?: boolean;
 }
 
 /** The calls that plan runs against the inventory: admitted under the lower, creates limit. */
@@ -113,6 +119,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     logger,
     now: options.now ?? Date.now,
     admission: createAdmission(options.admission ?? DEFAULT_ADMISSION_LIMITS, logger),
+    identity: { trustLoadBalancerClientCert: options.trustLoadBalancerClientCert === true },
   };
   addService(server, FlowService, flowHandlers(api), deps);
   addService(server, FlowInventoryAdminService, adminHandlers(api), deps);
@@ -167,6 +174,8 @@ export interface UnaryDeps {
   now: () => number;
   /** Absent: every call is admitted (unit tests of the wrapper's other rules). */
   admission?: Admission;
+  /** How the caller is identified (caller-identity.ts); the handlers that record one ask for it. */
+  identity?: CallerIdentityOptions;
 }
 
 const identity = (b: Buffer): Buffer => b;
@@ -238,6 +247,7 @@ export function unaryHandler<Req, Res>(
     const context: CallContext = {
       deadline,
       abandoned: () => call.cancelled || deps.now() >= deadline,
+      actor: () => callerIdentity(call, deps.identity),
     };
     Promise.resolve()
       .then(() => handle(request, context))
