@@ -5,6 +5,7 @@
  */
 import type { Actor } from "../domain/actor.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
+import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
 import type {
   ComponentReadiness,
   CreateRunInput,
@@ -23,7 +24,6 @@ import type {
   VersionGroup,
 } from "../domain/model.js";
 import type { OperationRule, RuleDefinition } from "../domain/operation-rules.js";
-import type { FirmwareTemplateInput } from "../domain/run-config.js";
 import type { RunHistoryEvent } from "../domain/run-history.js";
 
 export interface TargetView extends Target {

@@ -35,6 +35,7 @@ import {
   ValidationError,
 } from "../../src/domain/errors.js";
 import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
+import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/firmware-template.js";
 import type {
   ComponentReadiness,
   CreateRunInput,
@@ -50,7 +51,6 @@ import type {
   Task,
 } from "../../src/domain/model.js";
 import { DEFAULT_RULE, DEFAULT_RULE_ID, type RuleDefinition } from "../../src/domain/operation-rules.js";
-import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/run-config.js";
 import type { RunHistoryEvent } from "../../src/domain/run-history.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 import { makeCertificates } from "../support/certificates.js";
