@@ -7,10 +7,13 @@
  *    tick plus stream wake-ups (the local stream poller against moto), and tick plus stream plus
  *    the direct wake-up the outcome recorder sends (as deployed), each with its ratio to tick only,
  *    the refill lag per freed slot split at the outcome's commit, and the DynamoDB calls and
- *    estimated capacity per target. Targets carry a demo-fleet rack's 39 components, so item sizes
- *    are a real rollout's. The run's end is told by the pass that finishes it: the
- *    benchmark does not poll the store while measuring (on serialized moto every extra request
- *    queues with the measured ones).
+ *    estimated capacity per target. The child tasks are the product's (bench/lib/product-submitter.ts:
+ *    the real task service submits, the real last state records the outcome), only the flash is a
+ *    timer; with the direct wake-up it also prints the refill path: the sequential store round
+ *    trips from a task's end to the next StartExecution, traced through the async context.
+ *    Targets carry a demo-fleet rack's 39 components, so item sizes are a real rollout's. The run's
+ *    end is told by the pass that finishes it: the benchmark does not poll the store while
+ *    measuring (on serialized moto every extra request queues with the measured ones).
  * 2. Scale: one dispatcher pass (`tick()`) over A active runs, then the same after F finished runs
  *    are added: DynamoDB calls and capacity per pass (bench/lib/capacity-meter.ts), wall
  *    time. The finished runs must not change the figures (the active-runs index is sparse).
@@ -42,8 +45,10 @@ import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { Run, Target } from "../src/domain/model.js";
 import { type CapacityMeter, type CapacityMeterOptions, installCapacityMeter } from "./lib/capacity-meter.js";
 import { FakeSubmitter } from "./lib/fake-submitter.js";
+import { productSubmitter } from "./lib/product-submitter.js";
 import { runWithTargets } from "./lib/run-builders.js";
 import { median } from "./lib/stats.js";
+import { currentScope, roundTrips, tableOf } from "./lib/work-scope.js";
 
 interface Options {
   targets: number;
@@ -158,6 +163,8 @@ interface MakespanResult {
   passes: number[];
   /** Per freed slot: the task's end → its outcome committed → the next submit (see refillLag). */
   lag: { recording: number[]; refill: number[]; total: number[] };
+  /** Per refill (a task's end whose wake-up led to a submission): its sequential round trips. */
+  refills: { op: string; table: string }[][][];
   /** DynamoDB calls during the run, by operation (the stream poller's are not on this client). */
   calls: Record<string, number>;
   /** Capacity the product's calls used, estimated by DynamoDB's sizing rules (moto reports none). */
@@ -186,29 +193,45 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
   const recorded: number[] = [];
   const submits: number[] = [];
   const runs = Object.create(stores.runs) as typeof stores.runs;
-  const waker = inProcessWaker(() => dispatcher, silentLogger);
   runs.recordOutcome = async (...args) => {
-    ends.push(performance.now());
     const outcome = await stores.runs.recordOutcome(...args);
     recorded.push(performance.now());
-    // What recordTaskOutcome does after a recorded outcome (src/app/child-task/outcome.ts).
-    if (mode === "direct" && outcome === "recorded") await waker.wake(args[0]);
     return outcome;
   };
-  const submitter = new FakeSubmitter({
+  // Each refill chain's DynamoDB calls, timed, for its sequential round trips.
+  env.client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const scope = currentScope();
+      const start = performance.now();
+      try {
+        return await next(args);
+      } finally {
+        scope?.chain?.calls.push({
+          op: (context.commandName ?? "?").replace(/Command$/, ""),
+          table: tableOf(args.input as Record<string, unknown>),
+          start,
+          end: performance.now(),
+          ...(scope.submission === undefined ? {} : { submission: scope.submission }),
+        });
+      }
+    },
+    { step: "initialize", name: "benchRefillChains" },
+  );
+  // The product's child-task path (task service, last state, wake-up), the flash a timer.
+  const product = productSubmitter({
+    tasks: stores.tasks,
     runs,
+    locks: stores.locks,
+    taskMs: o.taskMs,
     clock: Date.now,
-    behaviour: () => ({ kind: "complete", afterMs: o.taskMs }),
+    ...(mode === "direct" ? { waker: inProcessWaker(() => dispatcher, silentLogger) } : {}),
+    onTaskEnd: () => ends.push(performance.now()),
+    onStart: () => submits.push(performance.now()),
   });
-  const submit = submitter.submit.bind(submitter);
-  submitter.submit = (request, now) => {
-    submits.push(performance.now());
-    return submit(request, now);
-  };
   const passes: number[] = [];
   let finished: (() => void) | undefined;
   const done = new Promise<void>((resolve) => (finished = resolve));
-  const inner = createDispatcher({ runs: stores.runs, submitter, clock: Date.now });
+  const inner = createDispatcher({ runs: stores.runs, submitter: product.submitter, clock: Date.now });
   const dispatcher = {
     ...inner,
     dispatchRun: async (runId: string) => {
@@ -249,14 +272,15 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
   const ms = (final?.finishedAt ?? Date.now()) - started;
   await ticker.stop();
   await poller?.stop();
-  await submitter.settle();
-  if (submitter.duplicateStarts().length > 0) throw new Error("a target was started twice");
+  await product.settle();
+  if (product.duplicateStarts().length > 0) throw new Error("a target was started twice");
   await env.stop();
   return {
     ms,
     status: final?.status ?? "missing",
     passes,
     lag: refillLag(o, ends, recorded, submits),
+    refills: product.chains.filter((c) => c.submittedAt !== undefined).map(roundTrips),
     calls,
     rcu: meter.readCapacityUnits,
     wcu: meter.writeCapacityUnits,
@@ -288,6 +312,33 @@ function refillLag(o: Options, ends: number[], recorded: number[], submits: numb
     lag.total.push(submitted - (e[k] as number));
   }
   return lag;
+}
+
+/**
+ * The refill path: sequential store round trips from a task's end (its last state starting to
+ * record the outcome) to the StartExecution of the target that takes the freed slot, over the
+ * refills whose chain led to a submission; with the most common sequence, round by round
+ * (parallel calls joined with " ∥ ").
+ */
+function describeRefills(refills: { op: string; table: string }[][][]): string {
+  const counts = refills.map((r) => r.length);
+  const byCount = new Map<number, number>();
+  for (const c of counts) byCount.set(c, (byCount.get(c) ?? 0) + 1);
+  const sequences = new Map<string, number>();
+  for (const r of refills) {
+    const text = r.map((round) => round.map((c) => `${c.op} ${c.table}`).join(" ∥ ")).join(" → ");
+    sequences.set(text, (sequences.get(text) ?? 0) + 1);
+  }
+  const [common, times] = [...sequences.entries()].sort((a, b) => b[1] - a[1])[0] ?? ["", 0];
+  return [
+    `      refill path: ${median(counts)} sequential store round trips (median of ${refills.length} refills; ${[
+      ...byCount.entries(),
+    ]
+      .sort((a, b) => a[0] - b[0])
+      .map(([c, n]) => `${c}: ${n}`)
+      .join(", ")}) + StartExecution`,
+    `      most common (${times}×): ${common} → StartExecution`,
+  ].join("\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -415,6 +466,7 @@ async function main(): Promise<void> {
       console.log(
         `      refill lag per freed slot, medians: ${med(lag.total)} ms = task end → outcome committed ${med(lag.recording)} + → next submit ${med(lag.refill)}`,
       );
+      if (r.refills.length > 0) console.log(describeRefills(r.refills));
     }
     const calls = (c: Record<string, number>) =>
       Object.entries(c)

@@ -45,7 +45,7 @@ import type {
 import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../src/domain/bmc-protocol.js";
 import { childTaskParts, childTaskService, childTaskSteps } from "../src/service/child-tasks.js";
 import { retryWhileUnavailable } from "./retry-unavailable.js";
-import { LocalStepFunctionsExecutor } from "./step-functions.js";
+import { type LocalExecutorOptions, LocalStepFunctionsExecutor } from "./step-functions.js";
 
 export interface LocalChildTasksOptions {
   stores: {
@@ -93,6 +93,10 @@ export interface LocalChildTasksOptions {
   log?: (line: string) => void;
   /** The product parts' logger (steps, task service, receiver, outcome recorder); default: lines on `log`. */
   logger?: Logger;
+  /** Benchmarks: wrap each step call and each report's handling, and see each state entered. */
+  hooks?: Pick<LocalExecutorOptions, "aroundStep" | "onStateEntered"> & {
+    aroundReports?: (run: () => Promise<void>) => Promise<void>;
+  };
 }
 
 export interface LocalChildTasks {
@@ -171,6 +175,8 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     ...(options.executionTimeoutSeconds !== undefined
       ? { executionTimeoutSeconds: options.executionTimeoutSeconds }
       : {}),
+    ...(options.hooks?.aroundStep ? { aroundStep: options.hooks.aroundStep } : {}),
+    ...(options.hooks?.onStateEntered ? { onStateEntered: options.hooks.onStateEntered } : {}),
     log,
   });
   const service = childTaskService(parts, {
@@ -201,7 +207,12 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     );
     counts[outcome] += 1;
   };
-  const unsubscribe = await subscribeRule(options, onReport, log);
+  const around = options.hooks?.aroundReports;
+  const unsubscribe = await subscribeRule(
+    options,
+    around ? (topic, payload) => around(() => onReport(topic, payload)) : onReport,
+    log,
+  );
 
   let stopping: Promise<void> | undefined;
   return {

@@ -50,6 +50,13 @@ export interface LocalExecutorOptions {
   executionTimeoutSeconds?: number;
   definition?: AslMachine;
   log?: (line: string) => void;
+  /**
+   * Wraps every step handler call (benchmarks: a scope that files the step's DynamoDB calls under
+   * it). Must call `run` once and return what it returns.
+   */
+  aroundStep?: (event: StepEvent, run: () => Promise<unknown>) => Promise<unknown>;
+  /** Told of every state an execution enters, with the state's input (benchmarks' per-step counts). */
+  onStateEntered?: (taskId: string, state: { name: string; input: unknown }) => void;
 }
 
 /** What the benchmark and tests read: the figures AWS would bill. */
@@ -105,7 +112,8 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
       this.counters.taskInvocations += 1;
       this.counters.byStep[step] = (this.counters.byStep[step] ?? 0) + 1;
       this.stepsRunning += 1;
-      const running = options.steps.handle(input as StepEvent);
+      const call = () => options.steps.handle(input as StepEvent);
+      const running = options.aroundStep ? options.aroundStep(input as StepEvent, call) : call();
       this.handlersRunning.add(running);
       try {
         // A handler's return value must be plain JSON, as a Lambda's would be after serialization.
@@ -150,8 +158,11 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
     const execution: LocalExecution = { abort: run.abort, done: Promise.resolve(), ended: false };
     this.executions.set(task.id, execution);
     void (async () => {
-      for await (const event of run.eventLogs)
-        if (event.type === "StateEntered") this.counters.stateTransitions += 1;
+      for await (const event of run.eventLogs) {
+        if (event.type !== "StateEntered") continue;
+        this.counters.stateTransitions += 1;
+        this.options.onStateEntered?.(task.id, { name: event.state.name, input: event.state.input });
+      }
     })().catch(() => {});
     execution.done = run.result.then(
       () => this.ended(task.id, execution, { taskId: task.id, status: "SUCCEEDED" }),

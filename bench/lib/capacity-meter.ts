@@ -55,6 +55,23 @@ export interface CapacityTotals {
   unreportedCalls: number;
   reported?: CapacitySourceTotals;
   estimated?: CapacitySourceTotals;
+  /**
+   * What "prefer" would have counted: DynamoDB's (or moto's) figure where the answer carried one,
+   * else the estimate. With "ignore" this is the figure the rollout benchmark quoted before it
+   * estimated every call; with "prefer" it equals `capacityUnits`.
+   */
+  preferReported: { capacityUnits: number; readCapacityUnits: number; writeCapacityUnits: number };
+  /** Calls and units by the tag `tagOf` gave each call (absent without `tagOf`). */
+  byTag: Record<string, TagTotals>;
+}
+
+/** One tag's share: its calls and units, by operation. */
+export interface TagTotals {
+  calls: number;
+  capacityUnits: number;
+  readCapacityUnits: number;
+  writeCapacityUnits: number;
+  byOperation: Record<string, { calls: number; capacityUnits: number }>;
 }
 
 export interface CapacityMeterOptions {
@@ -67,6 +84,11 @@ export interface CapacityMeterOptions {
    * with "ignore".
    */
   reportedFigures?: "prefer" | "ignore";
+  /**
+   * Names the part of the work a call belongs to (e.g. from an AsyncLocalStorage scope the caller
+   * set, plus the call's table); asked in the caller's async context when the call is recorded.
+   */
+  tagOf?: (operation: string, input: Record<string, unknown>) => string | undefined;
 }
 
 /** What the middleware saw of one call, for the estimate. */
@@ -123,10 +145,12 @@ export class CapacityMeter {
   private readonly tables: TableShapeLookup;
   private readonly reportedFigures: "prefer" | "ignore";
   private readonly memory = new RememberedItems();
+  private readonly tagOf: CapacityMeterOptions["tagOf"];
 
   constructor(options: CapacityMeterOptions = {}) {
     this.tables = options.tables ?? productTableShapes(TABLES);
     this.reportedFigures = options.reportedFigures ?? "prefer";
+    this.tagOf = options.tagOf;
   }
 
   /**
@@ -174,6 +198,31 @@ export class CapacityMeter {
     this.totals.readCapacityUnits += read;
     this.totals.writeCapacityUnits += write;
     addOperation(this.totals.byOperation, operation, units);
+    // What "prefer" counts: the answer's figure where there is one, else the estimate.
+    const preferred =
+      list.length > 0
+        ? list.reduce(
+            (sum, c) => ({
+              u: sum.u + (c.CapacityUnits ?? 0),
+              r: sum.r + (c.ReadCapacityUnits ?? 0),
+              w: sum.w + (c.WriteCapacityUnits ?? 0),
+            }),
+            { u: 0, r: 0, w: 0 },
+          )
+        : { u: units, r: read, w: write };
+    this.totals.preferReported.capacityUnits += preferred.u;
+    this.totals.preferReported.readCapacityUnits += preferred.r;
+    this.totals.preferReported.writeCapacityUnits += preferred.w;
+    const tag = this.tagOf && call !== undefined ? this.tagOf(operation, call.input) : undefined;
+    if (tag !== undefined) {
+      const t = this.totals.byTag[tag] ?? emptyTag();
+      this.totals.byTag[tag] = t;
+      t.calls += 1;
+      t.capacityUnits += units;
+      t.readCapacityUnits += read;
+      t.writeCapacityUnits += write;
+      addOperation(t.byOperation, operation, units);
+    }
     if (useReported || estimate !== undefined) {
       const source = useReported ? "reported" : "estimated";
       const s = this.totals[source] ?? emptySource();
@@ -206,6 +255,10 @@ function addOperation(
   byOperation[operation] = op;
 }
 
+function emptyTag(): TagTotals {
+  return { calls: 0, capacityUnits: 0, readCapacityUnits: 0, writeCapacityUnits: 0, byOperation: {} };
+}
+
 function emptySource(): CapacitySourceTotals {
   return { calls: 0, capacityUnits: 0, readCapacityUnits: 0, writeCapacityUnits: 0, byOperation: {} };
 }
@@ -220,6 +273,8 @@ export function emptyCapacityTotals(): CapacityTotals {
     byOperation: {},
     byTable: {},
     unreportedCalls: 0,
+    preferReported: { capacityUnits: 0, readCapacityUnits: 0, writeCapacityUnits: 0 },
+    byTag: {},
   };
 }
 

@@ -1,0 +1,146 @@
+/**
+ * The rows of the rollout benchmark's per-step table, and which row each piece of work belongs to:
+ * a child-task step (by its event), a state the execution entered (by its name and input), or a
+ * DynamoDB call (by the scope it was made in and its table). Knows the state and step names of
+ * the child-task definition (state-machines/child-task.asl.json) and of the one before issue 17,
+ * so the same benchmark file measures both ("before" and "after" in one sitting).
+ */
+import { tableOf } from "./work-scope.js";
+
+export const PART = {
+  create: "create (the run)",
+  claim: "claim",
+  submit: "submit",
+  lock: "lock",
+  preflight: "preflight",
+  reports: "BMC reports",
+  outcome: "outcome",
+  bookkeeping: "run bookkeeping",
+} as const;
+
+/** Table order: the fixed rows around the waves, which come in the order first seen. */
+export function orderParts(parts: Iterable<string>): string[] {
+  const fixedBefore: string[] = [PART.create, PART.claim, PART.submit, PART.lock, PART.preflight];
+  const fixedAfter: string[] = [PART.reports, PART.outcome, PART.bookkeeping];
+  const all = [...new Set(parts)];
+  const waves = all.filter((p) => p.startsWith("wave ")).sort(waveOrder);
+  const others = all.filter(
+    (p) => !p.startsWith("wave ") && !fixedBefore.includes(p) && !fixedAfter.includes(p),
+  );
+  return [
+    ...fixedBefore.filter((p) => all.includes(p)),
+    ...waves,
+    ...fixedAfter.filter((p) => all.includes(p)),
+    ...others,
+  ];
+}
+
+function waveOrder(a: string, b: string): number {
+  const n = (s: string) => (s.match(/^wave (\d+)(?:\.(\d+))?/) ?? []).slice(1).map(Number);
+  const [a1 = 0, a2 = 0] = n(a);
+  const [b1 = 0, b2 = 0] = n(b);
+  return a1 - b1 || a2 - b2 || a.localeCompare(b);
+}
+
+interface GroupLike {
+  stage?: number;
+  name?: string;
+  type?: string;
+}
+
+/** "wave 3 (compute)" for group g (0-based) of the plan, wave w (0-based) when a group has several. */
+export function waveLabel(groups: readonly GroupLike[] | undefined, group: number, wave = 0): string {
+  const g = groups?.[group];
+  const name = g?.name ?? g?.type?.toLowerCase() ?? "?";
+  return `wave ${group + 1}${wave > 0 ? `.${wave + 1}` : ""} (${name})`;
+}
+
+type Obj = Record<string, unknown>;
+const obj = (v: unknown): Obj => (typeof v === "object" && v !== null ? (v as Obj) : {});
+
+/** The group index of a wave state (its stage, looked up in the plan's groups). */
+function groupOfWave(groups: readonly GroupLike[] | undefined, wave: Obj): number {
+  const stage = wave.stage as number | undefined;
+  const i = groups?.findIndex((g, index) => (g.stage ?? index) === stage) ?? -1;
+  return i >= 0 ? i : Number(stage ?? 0);
+}
+
+/** Remembers each task's plan (its groups) from the events that carry it, for steps that do not. */
+export class PartLabeller {
+  private readonly groupsByTask = new Map<string, GroupLike[]>();
+
+  /** The part of a child-task step call. */
+  ofStep(event: Obj): string {
+    const taskId = String(event.taskId ?? "");
+    const groups = (event.groups as GroupLike[] | undefined) ?? this.groupsByTask.get(taskId);
+    if (event.groups !== undefined) this.groupsByTask.set(taskId, event.groups as GroupLike[]);
+    switch (event.step) {
+      case "acquireLock":
+        return PART.lock;
+      case "sendQueries":
+      case "checkQueries":
+        return PART.preflight;
+      case "sendWave":
+      case "finishWave": {
+        const c = obj(event.cursor);
+        return waveLabel(groups, Number(c.group ?? 0), Number(c.wave ?? 0));
+      }
+      case "checkWave":
+        return waveLabel(groups, groupOfWave(groups, obj(event.wave)));
+      case "recordOutcome":
+        return PART.outcome;
+      default:
+        return String(event.step);
+    }
+  }
+
+  /** The part of a state the execution entered (for its transition). */
+  ofState(taskId: string, name: string, input: unknown): string {
+    const state = obj(input);
+    const plan = obj(state.plan);
+    const groups = (plan.groups as GroupLike[] | undefined) ?? this.groupsByTask.get(taskId);
+    if (plan.groups !== undefined) this.groupsByTask.set(taskId, plan.groups as GroupLike[]);
+    switch (name) {
+      case "AcquireLock":
+      case "LockAcquired?":
+      case "WaitForLock":
+      case "AlreadyFinished":
+        return PART.lock;
+      case "SendQueries":
+      case "WaitForPreflight":
+      case "CheckPreflight":
+      case "PreflightDone?":
+        return PART.preflight;
+      case "WaitForWave":
+      case "CheckWave":
+      case "WaveDone?":
+        return waveLabel(groups, groupOfWave(groups, obj(state.wave)));
+      case "MoreWaves?":
+      case "WaitBeforeRetry":
+      case "SendWave":
+      case "FinishWave": {
+        const c = obj(plan.cursor);
+        if (name === "MoreWaves?" && c.more !== true) return PART.outcome;
+        return waveLabel(groups, Number(c.group ?? 0), Number(c.wave ?? 0));
+      }
+      default:
+        return PART.outcome;
+    }
+  }
+}
+
+/**
+ * The row a DynamoDB call is filed under: the rack lock's table is always "lock"; in a dispatcher
+ * pass, the claim queue and the claim transactions are "claim" and the rest (the run's reads and
+ * status, recordSubmitted, the active-runs index) "run bookkeeping"; anywhere else, the scope's.
+ */
+export function partOfCall(scope: string | undefined, operation: string, input: Obj): string {
+  const table = tableOf(input);
+  // A transaction that writes the lock with other tables belongs to its scope (submit's lock + task).
+  if (table === "RackLocks") return PART.lock;
+  const part = scope ?? PART.bookkeeping;
+  if (part !== "dispatch") return part;
+  if (operation === "Query" && table === "Targets") return PART.claim;
+  if (operation === "TransactWriteItems" && table === "Runs+Targets") return PART.claim;
+  return PART.bookkeeping;
+}
