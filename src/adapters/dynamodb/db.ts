@@ -5,6 +5,8 @@
  */
 import { type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
+  BatchGetCommand,
+  type BatchGetCommandOutput,
   DynamoDBDocumentClient,
   QueryCommand,
   type QueryCommandInput,
@@ -165,17 +167,46 @@ export function chunk<T>(items: readonly T[], size: number): T[][] {
   return out;
 }
 
-/** Every page of one Query, in order. */
+/** Every page of one Query, in order; or only the first `limit` items (asked for with Limit, no more read). */
 export async function queryAll(
   doc: DynamoDBDocumentClient,
-  input: Omit<QueryCommandInput, "ExclusiveStartKey">,
+  input: Omit<QueryCommandInput, "ExclusiveStartKey" | "Limit">,
+  limit?: number,
 ): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const out = await doc.send(new QueryCommand({ ...input, ExclusiveStartKey: startKey }));
+    const left = limit === undefined ? undefined : limit - items.length;
+    const out = await doc.send(
+      new QueryCommand({
+        ...input,
+        ExclusiveStartKey: startKey,
+        ...(left === undefined ? {} : { Limit: left }),
+      }),
+    );
     items.push(...(out.Items ?? []));
     startKey = out.LastEvaluatedKey;
-  } while (startKey !== undefined);
+  } while (startKey !== undefined && (limit === undefined || items.length < limit));
+  return items;
+}
+
+/** BatchGetItem in chunks of 100, following UnprocessedKeys until none are left. */
+export async function batchGetAll(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  keys: Record<string, unknown>[],
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for (const part of chunk(keys, 100)) {
+    let pending: Record<string, unknown>[] | undefined = part;
+    for (let round = 0; pending !== undefined && pending.length > 0; round++) {
+      if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
+      const out: BatchGetCommandOutput = await doc.send(
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }),
+      );
+      items.push(...(out.Responses?.[table] ?? []));
+      pending = out.UnprocessedKeys?.[table]?.Keys;
+    }
+  }
   return items;
 }

@@ -12,7 +12,7 @@ import { BatchWriteCommand, QueryCommand, ScanCommand } from "@aws-sdk/lib-dynam
 import { mapConcurrently } from "../../app/concurrency.js";
 import type { InventoryStore, ScopeRack } from "../../app/ports.js";
 import type { ComponentType, InventoryRack } from "../../domain/model.js";
-import { chunk, queryAll } from "./db.js";
+import { batchGetAll, chunk, queryAll } from "./db.js";
 import {
   componentExternalRef,
   componentPk,
@@ -22,7 +22,6 @@ import {
   rackPk,
   rackToItem,
 } from "./items.js";
-import { batchGetAll } from "./run-store.js";
 import { INDEX, LIST_PARTITION, type TableNames } from "./schema.js";
 
 /**

@@ -36,8 +36,7 @@ import {
 } from "../../domain/firmware-baselines.js";
 import type { Page } from "../../domain/model.js";
 import type { OperationRule } from "../../domain/operation-rules.js";
-import { isConditionFailed, transactWrite } from "./db.js";
-import { batchGetAll } from "./run-store.js";
+import { batchGetAll, isConditionFailed, transactWrite } from "./db.js";
 import type { TableNames } from "./schema.js";
 
 export const BASELINES_PK = "policy#baselines";

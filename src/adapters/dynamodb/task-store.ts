@@ -12,9 +12,8 @@ import { GetCommand, PutCommand, type QueryCommandInput } from "@aws-sdk/lib-dyn
 import type { CreateTaskOutcome, ListTasksOptions, SaveTaskOutcome, TaskStore } from "../../app/ports.js";
 import { FlowError } from "../../domain/errors.js";
 import type { Task } from "../../domain/model.js";
-import { isConditionFailed, queryAll, transactWrite } from "./db.js";
+import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
 import { itemToTask, taskToItem } from "./items.js";
-import { batchGetAll } from "./run-store.js";
 import { INDEX, LIST_PARTITION, type TableNames } from "./schema.js";
 
 const idemPk = (key: string): string => `idem:${key}`;

@@ -1,0 +1,358 @@
+/**
+ * A target's moves on DynamoDB (DynamoRunStore's dispatch half): claims, singly and in batches,
+ * against the run's in-flight counter and maintenance window, then submitted, blocked, outcome
+ * and skip, each with the run counter it moves in the same transaction.
+ */
+import {
+  type DynamoDBDocumentClient,
+  type TransactWriteCommandInput,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
+import type { BatchClaimResult, BlockedUpdate, ClaimOutcome, TransitionOutcome } from "../../app/ports.js";
+import { isTerminalTarget, type OutcomeStatus, type Run, type Target } from "../../domain/model.js";
+import { isConditionFailed, transactWrite } from "./db.js";
+import { counterAttribute, isActiveRunStatus } from "./items.js";
+import type { RunItemReader } from "./run-item-reader.js";
+import { queueKey, type TableNames } from "./schema.js";
+
+/** claimTargets: one transaction holds the batch's targets plus the run item (100 items at most). */
+const MAX_BATCH_CLAIM = 98;
+/**
+ * The run half of every claim: the run is active and its maintenance window has not closed. The
+ * hard end (end_time, frozen at create) is on the run item as `windowEndsAt`; runs without one (and
+ * runs stored before windows existed) have no such attribute and no bound.
+ *
+ *   run R, windowEndsAt 12:00:00.000
+ *   pass A reads R at 11:59:59.990 (open), claims with :now = 11:59:59.995   → committed
+ *   pass B reads R at 11:59:59.990 (open), claims with :now = 12:00:00.002   → condition fails,
+ *        nothing written, 'window-closed': the time judged is the claim's, not the read's
+ */
+const RUN_CLAIMABLE =
+  "#s IN (:pending, :running) AND (attribute_not_exists(windowEndsAt) OR windowEndsAt > :now)";
+const claimableValues = (now: number) => ({ ":pending": "PENDING", ":running": "RUNNING", ":now": now });
+
+/**
+ * The target half of a claim: still in the state the caller read (status and updatedAt) and still
+ * ready (a BLOCKED target's retry is due, a CLAIMED target's lease is over) → CLAIMED with a fresh
+ * lease. undefined for a status that is never ready (the caller's 'lost-race').
+ */
+function claimUpdate(table: string, expected: Target, leaseMs: number, now: number) {
+  const readiness: Record<string, string | undefined> = {
+    PENDING: "",
+    BLOCKED: " AND retryAt <= :now",
+    CLAIMED: " AND leaseExpiresAt <= :now",
+  };
+  const extra = readiness[expected.status];
+  if (extra === undefined) return undefined;
+  return {
+    Update: {
+      TableName: table,
+      Key: { runId: expected.runId, targetId: expected.id },
+      UpdateExpression: "SET #s = :claimed, leaseExpiresAt = :lease, updatedAt = :now, queueKey = :queue",
+      ConditionExpression: `#s = :expected AND updatedAt = :expectedUpdated${extra}`,
+      ExpressionAttributeNames: { "#s": "status" },
+      ExpressionAttributeValues: {
+        ":claimed": "CLAIMED",
+        ":lease": now + leaseMs,
+        ":now": now,
+        ":expected": expected.status,
+        ":expectedUpdated": expected.updatedAt,
+        ":queue": queueKey(expected.phaseIndex, expected.sequenceIndex, "held"),
+      },
+    },
+  };
+}
+
+export class DynamoTargetTransitions {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tables: TableNames,
+    private readonly reader: RunItemReader,
+  ) {}
+
+  /**
+   *   dispatcher A reads target T (PENDING, updatedAt 100); dispatcher B reads T too
+   *   A: [T: PENDING@100 → CLAIMED] + [run: inFlight 2 < 3 → 3]   committed → 'claimed'
+   *   B: [T: PENDING@100 → CLAIMED] fails (T is CLAIMED now)        cancelled → 'lost-race'
+   *   C (other target U): [U → CLAIMED] + [run: inFlight 3 < 3] fails   cancelled → 'slots-full'
+   */
+  async claimTarget(expected: Target, leaseMs: number, now: number, until?: number): Promise<ClaimOutcome> {
+    if (until !== undefined && now >= until) return "window-closed";
+    const targetItem = claimUpdate(this.tables.targets, expected, leaseMs, now);
+    if (targetItem === undefined) return "lost-race";
+    const reclaim = expected.status === "CLAIMED";
+    const runItem = reclaim
+      ? {
+          ConditionCheck: {
+            TableName: this.tables.runs,
+            Key: { runId: expected.runId },
+            ConditionExpression: RUN_CLAIMABLE,
+            ExpressionAttributeNames: { "#s": "status" },
+            ExpressionAttributeValues: claimableValues(now),
+          },
+        }
+      : {
+          Update: {
+            TableName: this.tables.runs,
+            Key: { runId: expected.runId },
+            UpdateExpression: "SET inFlight = inFlight + :one",
+            ConditionExpression: `${RUN_CLAIMABLE} AND inFlight < maxConcurrent`,
+            ExpressionAttributeNames: { "#s": "status" },
+            ExpressionAttributeValues: { ...claimableValues(now), ":one": 1 },
+          },
+        };
+    const codes = await transactWrite(this.doc, { TransactItems: [targetItem, runItem] });
+    if (codes === undefined) return "claimed";
+    if (codes[0] === "ConditionalCheckFailed") return "lost-race";
+    return this.whyRunRefused(expected.runId, now);
+  }
+
+  /**
+   * Several claims, one transaction: [Update T1, …, Update Tn, Update run]. DynamoDB conditions
+   * cannot add, so `inFlight + k <= max` is written `maxConcurrent = :max AND inFlight <= :max−k`
+   * with the run's limit (frozen at create, cached from the run's reads; pinned in the condition).
+   *
+   *   max 5, inFlight 2: [A PENDING@100, B PENDING@100, C CLAIMED@90 lease over] → k = 2,
+   *   run condition inFlight <= 3 holds → all three CLAIMED, inFlight 4          → 'claimed'
+   *   a pass that read B before A's batch committed: B's condition fails        → 'lost-race'
+   *   max 5, inFlight 4, k = 2: the run's condition fails, run RUNNING          → 'slots-full'
+   */
+  async claimTargets(
+    expected: Target[],
+    leaseMs: number,
+    now: number,
+    until?: number,
+  ): Promise<BatchClaimResult> {
+    const first = expected[0];
+    if (first === undefined) return { outcome: "claimed", claimed: [] };
+    const runId = first.runId;
+    if (expected.length > MAX_BATCH_CLAIM) {
+      throw new RangeError(`claimTargets takes at most ${MAX_BATCH_CLAIM} targets, got ${expected.length}`);
+    }
+    if (expected.some((t) => t.runId !== runId))
+      throw new RangeError("claimTargets: targets of one run only");
+    if (new Set(expected.map((t) => t.id)).size !== expected.length) {
+      throw new RangeError("claimTargets: a target appears twice");
+    }
+    const nothing = (outcome: ClaimOutcome): BatchClaimResult => ({ outcome, claimed: [] });
+    if (until !== undefined && now >= until) return nothing("window-closed");
+    const targetItems = expected.map((t) => claimUpdate(this.tables.targets, t, leaseMs, now));
+    if (targetItems.some((item) => item === undefined)) return nothing("lost-race");
+    const k = expected.filter((t) => t.status !== "CLAIMED").length;
+    let runItem: NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
+    if (k === 0) {
+      runItem = {
+        ConditionCheck: {
+          TableName: this.tables.runs,
+          Key: { runId },
+          ConditionExpression: RUN_CLAIMABLE,
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: claimableValues(now),
+        },
+      };
+    } else {
+      const max = await this.reader.maxConcurrentOf(runId);
+      if (max === undefined) return nothing("run-not-active");
+      if (k > max) return nothing(await this.whyRunRefused(runId, now));
+      runItem = {
+        Update: {
+          TableName: this.tables.runs,
+          Key: { runId },
+          UpdateExpression: "SET inFlight = inFlight + :k",
+          ConditionExpression: `${RUN_CLAIMABLE} AND maxConcurrent = :max AND inFlight <= :limit`,
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: { ...claimableValues(now), ":k": k, ":max": max, ":limit": max - k },
+        },
+      };
+    }
+    const items = targetItems.filter((item) => item !== undefined);
+    const codes = await transactWrite(this.doc, { TransactItems: [...items, runItem] });
+    if (codes === undefined) {
+      return {
+        outcome: "claimed",
+        claimed: expected.map((t) => ({
+          ...t,
+          status: "CLAIMED",
+          leaseExpiresAt: now + leaseMs,
+          updatedAt: now,
+        })),
+      };
+    }
+    if (codes.slice(0, expected.length).includes("ConditionalCheckFailed")) return nothing("lost-race");
+    return nothing(await this.whyRunRefused(runId, now));
+  }
+
+  /** After the run's claim condition failed: not active, past its end_time, or else out of slots. */
+  private async whyRunRefused(
+    runId: string,
+    now: number,
+  ): Promise<"slots-full" | "run-not-active" | "window-closed"> {
+    const run = await this.reader.getRunItem(runId);
+    if (run === undefined || !isActiveRunStatus(run.status as Run["status"])) return "run-not-active";
+    return typeof run.windowEndsAt === "number" && run.windowEndsAt <= now ? "window-closed" : "slots-full";
+  }
+
+  async recordSubmitted(
+    runId: string,
+    targetId: string,
+    taskId: string,
+    now: number,
+    message = "submitted",
+  ): Promise<TransitionOutcome> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tables.targets,
+          Key: { runId, targetId },
+          UpdateExpression:
+            "SET #s = :submitted, taskId = :task, message = :msg, updatedAt = :now REMOVE leaseExpiresAt, queueKey",
+          ConditionExpression: "#s = :claimed",
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: {
+            ":submitted": "SUBMITTED",
+            ":claimed": "CLAIMED",
+            ":task": taskId,
+            ":msg": message,
+            ":now": now,
+          },
+        }),
+      );
+      return "recorded";
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      const current = await this.reader.getTarget(runId, targetId);
+      if (current === undefined) return "not-found";
+      return current.status === "SUBMITTED" && current.taskId === taskId ? "already-recorded" : "lost-race";
+    }
+  }
+
+  async recordBlocked(
+    runId: string,
+    targetId: string,
+    blocked: BlockedUpdate,
+    now: number,
+  ): Promise<TransitionOutcome> {
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tables.targets,
+            Key: { runId, targetId },
+            // CLAIMED and BLOCKED share the held queue class: queueKey stays as the claim set it.
+            UpdateExpression:
+              "SET #s = :blocked, message = :msg, retryAt = :retry, conflictAttempts = :attempts, firstBlockedAt = :first, updatedAt = :now REMOVE leaseExpiresAt",
+            ConditionExpression: "#s = :claimed",
+            ExpressionAttributeNames: { "#s": "status" },
+            ExpressionAttributeValues: {
+              ":blocked": "BLOCKED",
+              ":claimed": "CLAIMED",
+              ":msg": blocked.message,
+              ":retry": blocked.retryAt,
+              ":attempts": blocked.conflictAttempts,
+              ":first": blocked.firstBlockedAt,
+              ":now": now,
+            },
+          },
+        },
+        {
+          Update: {
+            TableName: this.tables.runs,
+            Key: { runId },
+            UpdateExpression: "SET inFlight = inFlight - :one",
+            ConditionExpression: "attribute_exists(runId)",
+            ExpressionAttributeValues: { ":one": 1 },
+          },
+        },
+      ],
+    });
+    if (codes === undefined) return "recorded";
+    return (await this.reader.getTarget(runId, targetId)) === undefined ? "not-found" : "lost-race";
+  }
+
+  /**
+   *   child task ends: target T SUBMITTED@300 (phase 1), run inFlight 3, c1_completed 4
+   *   recordOutcome(T, COMPLETED): [T: SUBMITTED@300 → COMPLETED] + [run: c1_completed 5, inFlight 2]
+   *   stream redelivers, task retried: T is COMPLETED → 'already-recorded', nothing written
+   *   a concurrent writer moved T first (condition on SUBMITTED@300 fails): re-read, decide again
+   */
+  async recordOutcome(
+    runId: string,
+    targetId: string,
+    status: OutcomeStatus,
+    message: string,
+    now: number,
+  ): Promise<TransitionOutcome> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const current = await this.reader.getTarget(runId, targetId);
+      if (current === undefined) return "not-found";
+      if (isTerminalTarget(current.status)) return "already-recorded";
+      const wasInFlight = current.status === "CLAIMED" || current.status === "SUBMITTED";
+      const codes = await transactWrite(this.doc, {
+        TransactItems: [
+          {
+            Update: {
+              TableName: this.tables.targets,
+              Key: { runId, targetId },
+              UpdateExpression:
+                "SET #s = :status, message = :msg, updatedAt = :now REMOVE leaseExpiresAt, retryAt, queueKey",
+              ConditionExpression: "#s = :prior AND updatedAt = :priorUpdated",
+              ExpressionAttributeNames: { "#s": "status" },
+              ExpressionAttributeValues: {
+                ":status": status,
+                ":msg": message,
+                ":now": now,
+                ":prior": current.status,
+                ":priorUpdated": current.updatedAt,
+              },
+            },
+          },
+          {
+            Update: {
+              TableName: this.tables.runs,
+              Key: { runId },
+              UpdateExpression: wasInFlight ? "ADD #c :one, inFlight :minus" : "ADD #c :one",
+              ConditionExpression: "attribute_exists(runId)",
+              ExpressionAttributeNames: { "#c": counterAttribute(current.phaseIndex, status) },
+              ExpressionAttributeValues: wasInFlight ? { ":one": 1, ":minus": -1 } : { ":one": 1 },
+            },
+          },
+        ],
+      });
+      if (codes === undefined) return "recorded";
+      if (codes[1] === "ConditionalCheckFailed") return "not-found";
+    }
+    return "lost-race";
+  }
+
+  /**
+   * BLOCKED → BLOCKED with firstBlockedAt := now (attempts and retryAt kept), for resuming a run
+   * paused with CONFLICT_RETRY_TIMEOUT (controls' `restartConflictClocks`; not on the RunStore port
+   * yet, see src/app/controls.ts ConflictClockStore). Not BLOCKED any more → 'lost-race'.
+   */
+  async restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tables.targets,
+          Key: { runId, targetId },
+          UpdateExpression: "SET firstBlockedAt = :now, updatedAt = :now",
+          ConditionExpression: "#s = :blocked",
+          ExpressionAttributeNames: { "#s": "status" },
+          ExpressionAttributeValues: { ":now": now, ":blocked": "BLOCKED" },
+        }),
+      );
+      return "recorded";
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      return (await this.reader.getTarget(runId, targetId)) === undefined ? "not-found" : "lost-race";
+    }
+  }
+
+  async skipTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number> {
+    let moved = 0;
+    for (const targetId of targetIds) {
+      if ((await this.recordOutcome(runId, targetId, "SKIPPED", message, now)) === "recorded") moved++;
+    }
+    return moved;
+  }
+}
