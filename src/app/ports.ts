@@ -12,6 +12,13 @@
  * only unexpected failures throw.
  */
 import type { BmcCommand, BmcEvent, EncryptedAuth } from "../domain/bmc-protocol.js";
+import type {
+  CommandEntry,
+  CommandFamily,
+  CommandSend,
+  CommandSet,
+  EntryWrite,
+} from "../domain/command-sets.js";
 import type { BmcRequestRecord, NewBmcRequest } from "../domain/component-verdict.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type {
@@ -484,6 +491,46 @@ export interface BmcRequestStore {
 }
 
 export const requestKey = (componentId: string, requestId: string): string => `${componentId}#${requestId}`;
+
+/**
+ * A child task's BMC commands as command sets (src/domain/command-sets.ts): one record per task and
+ * family (updates, preflight queries, verify queries), one entry per command, one send per batch
+ * published together. Executions started before command sets use BmcRequestStore instead.
+ */
+export interface CommandSetStore {
+  /**
+   * Adds `entries` and the send `send` to the task's `family` record, creating it if absent. What
+   * is already there stays as it is: an existing entry keeps what it holds, an existing send its
+   * first deadline and publication (a retried step learns it published), existing warnings theirs.
+   * Returns the send as stored. One write.
+   */
+  open(
+    taskId: string,
+    family: CommandFamily,
+    entries: Record<string, CommandEntry>,
+    send: { key: string; value: CommandSend },
+    extra?: { warnings?: string[] },
+  ): Promise<CommandSend>;
+  /** Marks a send published (idempotent: the first time stays). */
+  markPublished(taskId: string, family: CommandFamily, sendKey: string, now: number): Promise<void>;
+  /** Strongly consistent; records that do not exist are absent. Key: commandSetKey(taskId, family). */
+  get(keys: readonly { taskId: string; family: CommandFamily }[]): Promise<Map<string, CommandSet>>;
+  /**
+   * Stores BMC reports' changes (`writes`, by entry key) on one record, in ONE conditional write:
+   * every entry must exist, a result or an answer only where none is stored (the first wins),
+   * progress only upwards and only before a result, a lone acknowledgement only where none is
+   * stored; results only on updates, answers only on queries. All or nothing: 'refused' writes
+   * nothing and returns the record as it is (absent: no such record), from which the caller works
+   * out what still changes something and writes that. 'written' returns the record after.
+   */
+  record(
+    taskId: string,
+    family: CommandFamily,
+    writes: Record<string, EntryWrite>,
+  ): Promise<{ outcome: "written"; set: CommandSet } | { outcome: "refused"; set?: CommandSet }>;
+}
+
+export const commandSetKey = (taskId: string, family: CommandFamily): string => `${taskId}#${family}`;
 
 /** Firmware credentials of a plain UpgradeFirmware task (run children use RunStore.getRunSecrets). */
 export interface TaskSecretStore {

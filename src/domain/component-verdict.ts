@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { BmcError } from "./bmc-protocol.js";
+import { commandRequestId, queryAddress, verifyAddress } from "./command-sets.js";
 import type { ComponentType, FirmwareAuthentication } from "./model.js";
 import { type CaughtError, componentLabel, type StepErrorName } from "./step-errors.js";
 
@@ -43,19 +44,36 @@ export interface ComponentResult {
 /**
  * Preflight query ids: like update ids, derived, so a retried step re-asks with the same id.
  * `attempt` > 0 asks again (a BMC that said it was not ready, re-asked while the task waits).
+ * The id names the task's query record and the component's entry (command-sets.ts).
  */
 export function queryRequestId(taskId: string, componentId: string, attempt = 0): string {
+  return commandRequestId(queryAddress(taskId, attempt), componentId);
+}
+
+/** The query id of a rule's verify step, in the task's verify record (command-sets.ts). */
+export function stepQueryRequestId(
+  taskId: string,
+  componentId: string,
+  stage: number,
+  step: number,
+  attempt: number,
+): string {
+  return commandRequestId(verifyAddress(taskId, stage, step, attempt), componentId);
+}
+
+/** Preflight query ids of tasks made before command sets (one request record per command). */
+export function legacyQueryRequestId(taskId: string, componentId: string, attempt = 0): string {
   const seed = `flow-bmc-query:${taskId}:${componentId}${attempt === 0 ? "" : `:${attempt}`}`;
   const digest = createHash("sha256").update(seed, "utf8").digest("hex");
   return `qry-${digest.slice(0, 32)}`;
 }
 
 /**
- * The query id of a rule's verify step (VERIFY_VERSION, VERIFY_REACHABILITY): derived from the
- * task, the component, where in the rule (stage, step) and the attempt, so a retried Lambda re-asks
- * with the same id and a retry of the step (attempt + 1) asks anew.
+ * The verify-step query ids of tasks made before command sets: derived from the task, the
+ * component, where in the rule (stage, step) and the attempt, so a retried Lambda re-asks with the
+ * same id and a retry of the step (attempt + 1) asks anew.
  */
-export function stepQueryRequestId(
+export function legacyStepQueryRequestId(
   taskId: string,
   componentId: string,
   stage: number,
@@ -110,6 +128,41 @@ export function nextWaitSeconds(
   const backoff = Math.min(settings.maxPollSeconds, settings.pollSeconds * 2 ** Math.min(polls, 30));
   const remaining = Math.ceil((deadline - now) / 1000);
   return Math.max(1, Math.min(backoff, remaining));
+}
+
+/** One command of a wave still without a verdict, as far as the check can tell where it is. */
+export interface PendingCommand {
+  sentAt: number;
+  /** The last progress percent stored, and when the BMC reported it. */
+  progress?: number;
+  progressAt?: number;
+}
+
+/**
+ * When to look at a wave again (epoch ms). The backoff as ever (pollSeconds · 2^polls, capped at
+ * maxPollSeconds), but never before the wave can be done: a wave is done when its slowest command
+ * is, and a command that reported p % of its flash t ms after it was sent should end near
+ * sentAt + t · 100 / p. So once a pending command has reported progress, the check waits until
+ * the latest such estimate plus one base poll interval (for the result to reach the record),
+ * instead of polling a 10-minute flash a dozen times; an estimate already past falls back to the
+ * backoff. Never past the deadline (then the check decides the timeouts).
+ *   sent at 0, 25 % reported at 150 s, poll 10 s: check at 600 + 10 = 610 s.
+ */
+export function nextCheckAt(
+  settings: { pollSeconds: number; maxPollSeconds: number },
+  polls: number,
+  deadline: number,
+  now: number,
+  pending: readonly PendingCommand[] = [],
+): number {
+  const backoff = Math.min(settings.maxPollSeconds, settings.pollSeconds * 2 ** Math.min(polls, 30));
+  let at = now + backoff * 1000;
+  for (const c of pending) {
+    if (c.progress === undefined || c.progressAt === undefined || c.progress <= 0) continue;
+    const eta = c.sentAt + ((c.progressAt - c.sentAt) * 100) / c.progress;
+    at = Math.max(at, eta + settings.pollSeconds * 1000);
+  }
+  return Math.max(now, Math.min(at, deadline));
 }
 
 function sameParts(flashed: readonly string[] | undefined, asked: readonly string[]): boolean {

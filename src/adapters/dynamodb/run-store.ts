@@ -825,11 +825,12 @@ export class DynamoRunStore implements RunStore {
   }
 }
 
-/** BatchGetItem in chunks of 100, following UnprocessedKeys until none are left. */
+/** BatchGetItem in chunks of 100, following UnprocessedKeys until none are left; `consistent`: strongly. */
 export async function batchGetAll(
   doc: DynamoDBDocumentClient,
   table: string,
   keys: Record<string, unknown>[],
+  options: { consistent?: boolean } = {},
 ): Promise<Item[]> {
   const items: Item[] = [];
   for (const part of chunk(keys, 100)) {
@@ -837,7 +838,11 @@ export async function batchGetAll(
     for (let round = 0; pending !== undefined && pending.length > 0; round++) {
       if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
       const out: BatchGetCommandOutput = await doc.send(
-        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }),
+        new BatchGetCommand({
+          RequestItems: {
+            [table]: { Keys: pending, ...(options.consistent ? { ConsistentRead: true } : {}) },
+          },
+        }),
       );
       items.push(...(out.Responses?.[table] ?? []));
       pending = out.UnprocessedKeys?.[table]?.Keys;
