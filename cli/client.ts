@@ -44,6 +44,28 @@ export interface ConnectOptions {
   tls?: TlsOptions;
   /** Deadline of each call. */
   timeoutMs: number;
+  /**
+   * Sent as `x-flow-actor` on every call: who the run history records for a change, marked
+   * unauthenticated (a client certificate, when there is one, is what authenticates).
+   */
+  actor?: string;
+}
+
+/** The metadata key the service reads a declared caller name from (src/adapters/grpc/caller-identity.ts). */
+export const ACTOR_METADATA_KEY = "x-flow-actor";
+
+/** The longest declared name the service takes. */
+const MAX_ACTOR = 128;
+
+/**
+ * The OS user as a header value: printable ASCII is sent as it is; anything else percent-encoded
+ * (`zoë` → `zo%C3%AB`), so that a name HTTP/2 cannot carry still identifies its user. Empty, or
+ * longer than the service takes even so: undefined (nothing sent, the change is anonymous).
+ */
+export function actorHeaderValue(user: string | undefined): string | undefined {
+  const trimmed = (user ?? "").trim();
+  const value = /^[\x20-\x7e]*$/.test(trimmed) ? trimmed : encodeURIComponent(trimmed);
+  return value === "" || value.length > MAX_ACTOR ? undefined : value;
 }
 
 export interface Connection {
@@ -64,10 +86,11 @@ export function connect(options: ConnectOptions): Connection {
   );
   const flowClient = new FlowCtor(options.endpoint, creds, channelOptions);
   const adminClient = new AdminCtor(options.endpoint, creds, channelOptions);
+  const call = { timeoutMs: options.timeoutMs, actor: options.actor };
   return {
     endpoint: options.endpoint,
-    flow: promisify(flowClient, FlowService, options.timeoutMs),
-    admin: promisify(adminClient, FlowInventoryAdminService, options.timeoutMs),
+    flow: promisify(flowClient, FlowService, call),
+    admin: promisify(adminClient, FlowInventoryAdminService, call),
     close() {
       flowClient.close();
       adminClient.close();
@@ -83,15 +106,25 @@ type UnaryMethod = (
   cb: UnaryCallback,
 ) => void;
 
-function promisify<D extends object>(client: object, definition: D, timeoutMs: number): PromiseClient<D> {
+function promisify<D extends object>(
+  client: object,
+  definition: D,
+  options: { timeoutMs: number; actor: string | undefined },
+): PromiseClient<D> {
   const out: Record<string, (request: unknown) => Promise<unknown>> = {};
+  const metadata = () => {
+    const m = new Metadata();
+    if (options.actor !== undefined) m.set(ACTOR_METADATA_KEY, options.actor);
+    return m;
+  };
   for (const [name, spec] of Object.entries(definition) as [string, { path: string }][]) {
     const method = (client as Record<string, UnaryMethod>)[name]!.bind(client);
     // `/v1.Flow/PlanOperationRun` → `PlanOperationRun`, for messages that name the failed call.
     const rpc = spec.path.slice(spec.path.lastIndexOf("/") + 1);
+    const timeoutMs = options.timeoutMs;
     out[name] = (request) =>
       new Promise((resolve, reject) => {
-        method(request, new Metadata(), { deadline: new Date(Date.now() + timeoutMs) }, (err, response) => {
+        method(request, metadata(), { deadline: new Date(Date.now() + timeoutMs) }, (err, response) => {
           if (err !== null) reject(Object.assign(err, { rpc }));
           else resolve(response);
         });

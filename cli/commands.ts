@@ -13,6 +13,7 @@ import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
 import { formatElapsed, parseDurationNs } from "./durations.js";
 import { EXIT, isServiceError, UsageError } from "./errors.js";
+import { historyTable, listEventsFrom } from "./history.js";
 import {
   componentTypes,
   executorTypes,
@@ -347,6 +348,34 @@ export function registerRunCommands(program: Command, act: Act): void {
           return EXIT.OK;
         },
       ),
+    );
+
+  run
+    .command("history")
+    .description(
+      "show a run's history as a timeline, oldest first: every change of its state, when, and who asked (the certificate's subject, or the OS user flowctl sends, marked unauthenticated)",
+    )
+    .argument("<id>", "run ID")
+    .option("--limit <n>", "at most this many events (default: all)", positiveInt)
+    .option("--offset <n>", "skip this many events", nonNegativeInt)
+    .action(
+      act(async (ctx, id: string, o: { limit?: number; offset?: number }) => {
+        const runId = uuidArg("run ID", id);
+        const offset = o.offset ?? 0;
+        const resp =
+          o.limit === undefined
+            ? await listEventsFrom(ctx.conn(), runId, offset)
+            : await ctx.conn().flow.listOperationRunEvents({
+                operationRunId: { id: runId },
+                pagination: { offset, limit: o.limit },
+              });
+        ctx.print({
+          data: pb.ListOperationRunEventsResponse.toJSON(resp),
+          table: () =>
+            `${historyTable(resp.events)}\n${pageFooter(resp.events.length, offset, resp.total, "events")}`,
+        });
+        return EXIT.OK;
+      }),
     );
 
   run

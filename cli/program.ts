@@ -6,9 +6,10 @@
  * calls process.exit, so it can be driven from tests and from the bin shim alike.
  */
 import { randomUUID } from "node:crypto";
+import { userInfo } from "node:os";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { Command, CommanderError, Option } from "commander";
-import { type Connection, connect, type TlsOptions } from "./client.js";
+import { actorHeaderValue, type Connection, connect, type TlsOptions } from "./client.js";
 import { registerInventoryCommands, registerRunCommands, registerTaskCommands } from "./commands.js";
 import { parseDurationNs } from "./durations.js";
 import {
@@ -130,7 +131,12 @@ Docs: docs/cli.md`,
       const format = g.output as OutputFormat;
       const ctx: Context = {
         conn() {
-          connection ??= connect({ endpoint, tls, timeoutMs: Number(timeoutNs / 1_000_000n) });
+          connection ??= connect({
+            endpoint,
+            tls,
+            timeoutMs: Number(timeoutNs / 1_000_000n),
+            ...withActor(actorHeaderValue(osUser(io.env))),
+          });
           return connection;
         },
         format,
@@ -213,6 +219,21 @@ function report(err: unknown, io: Io, endpoint: string, tls: boolean): number {
   io.stderr.write(`error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   return EXIT.GRPC_BASE + 2; // as gRPC UNKNOWN: something failed that flowctl did not expect
 }
+
+/**
+ * Who runs flowctl, as the OS knows it (the run history records it, unauthenticated); the
+ * environment's USER / USERNAME / LOGNAME where the OS cannot say (a container without a passwd
+ * entry for its uid).
+ */
+function osUser(env: Io["env"]): string | undefined {
+  try {
+    return userInfo().username;
+  } catch {
+    return env.USER ?? env.USERNAME ?? env.LOGNAME;
+  }
+}
+
+const withActor = (actor: string | undefined) => (actor === undefined ? {} : { actor });
 
 /** `host:port`, `[::1]:50051`; a scheme is tolerated (`grpc://`, `dns:///`) only if grpc-js knows it. */
 function checkEndpoint(endpoint: string): string {

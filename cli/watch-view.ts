@@ -15,10 +15,14 @@
  * The estimate of time left is throughput so far extrapolated: with 12 of 40 targets finished 60 s
  * after the run started, the 28 left take about 28 × 60 / 12 = 140 s. It is shown once one target
  * has finished, and it cannot know how long an operator takes to advance a phase gate.
+ *
+ * Under the bars, the run's last few history events (cli/history.ts), newest last, so the frame
+ * says what happened and who did it: "10:04:12 gate tripped (phase 2): failure_count …".
  */
 import * as pb from "../src/gen/flow/v1/flow.js";
 import { formatElapsed } from "./durations.js";
 import { EXIT } from "./errors.js";
+import { eventLine } from "./history.js";
 import { runReasons, runStatuses, TERMINAL_RUN_STATUSES } from "./names.js";
 import { terminalSafe } from "./output.js";
 import { windowText } from "./window.js";
@@ -66,7 +70,12 @@ export interface WatchModel {
   planned: number;
   /** False when a future phase's size is unknown, so `planned` and the estimate cover fewer phases. */
   plannedKnown: boolean;
+  /** The last RECENT_EVENTS history events as lines, oldest first. */
+  recentEvents: string[];
 }
+
+/** How many of the run's latest events the frame shows. */
+export const RECENT_EVENTS = 5;
 
 export interface ModelInput {
   run: pb.OperationRun;
@@ -75,6 +84,8 @@ export interface ModelInput {
   /** Targets per phase from the plan, when known. */
   plannedSizes: readonly number[] | undefined;
   now: Date;
+  /** The run's history so far, oldest first (absent: a service without ListOperationRunEvents). */
+  events?: readonly pb.OperationRunEvent[];
 }
 
 const S = pb.OperationRunTargetStatus;
@@ -158,6 +169,7 @@ export function buildModel(input: ModelInput): WatchModel {
     finished,
     planned,
     plannedKnown,
+    recentEvents: (input.events ?? []).slice(-RECENT_EVENTS).map(eventLine),
   };
 }
 
@@ -327,6 +339,9 @@ export function renderFrame(m: WatchModel, o: DrawOptions): string[] {
   m.gates.forEach((g, i) => {
     const verdict = g.tripped ? paint("TRIPPED", ANSI.red, o.color) : paint("ok", ANSI.green, o.color);
     lines.push(`${i === 0 ? "gates   " : "        "} ${g.label}: ${g.value}  ${verdict}`);
+  });
+  m.recentEvents.forEach((line, i) => {
+    lines.push(`${i === 0 ? "events  " : "        "} ${line}`);
   });
   lines.push(
     paint(

@@ -10,6 +10,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import type { Connection } from "./client.js";
 import { EXIT, isServiceError } from "./errors.js";
+import { eventLine, listEventsFrom } from "./history.js";
 import type { Writer } from "./output.js";
 import {
   buildModel,
@@ -47,6 +48,9 @@ export async function watchRun(conn: Connection, o: WatchOptions): Promise<numbe
   let planTried = false;
   let failures = 0;
   let stop = false;
+  /** The run's history as read so far (each poll asks for what came after); undefined: not served. */
+  let events: pb.OperationRunEvent[] | undefined = [];
+  let printedEvents = 0;
   void o.interrupted.then(() => {
     stop = true;
   });
@@ -58,6 +62,9 @@ export async function watchRun(conn: Connection, o: WatchOptions): Promise<numbe
       o.out.write(`${up}${lines.map((l) => `${ESC}2K${l}\n`).join("")}${ESC}J`);
       drawn = lines.length;
     } else {
+      // Each history event once, as it is first seen, above the state line it led to.
+      for (const e of (events ?? []).slice(printedEvents)) o.out.write(`event ${eventLine(e)}\n`);
+      printedEvents = events?.length ?? 0;
       // A line when something other than the clock changed, and every 30 s as a sign of life.
       const now = new Date();
       const line = renderPlainLine(m, now);
@@ -89,13 +96,14 @@ export async function watchRun(conn: Connection, o: WatchOptions): Promise<numbe
           plannedSizes = await reproducePlan(conn, run);
         }
         const targets = await listVisibleTargets(conn, o.runId);
+        events = await moreEvents(conn, o.runId, events);
         if (
           plannedSizes !== undefined &&
           !planMatches(plannedSizes, targets, run.summary?.currentPhaseIndex ?? 0)
         ) {
           plannedSizes = undefined;
         }
-        model = buildModel({ run, targets, plannedSizes, now: new Date() });
+        model = buildModel({ run, targets, plannedSizes, now: new Date(), ...(events ? { events } : {}) });
         failures = 0;
       } catch (err) {
         if (
@@ -126,6 +134,25 @@ export async function watchRun(conn: Connection, o: WatchOptions): Promise<numbe
 function interrupted(o: WatchOptions): number {
   o.out.write(`interrupted: the run goes on; watch again with flowctl run watch ${o.runId}\n`);
   return EXIT.INTERRUPTED;
+}
+
+/**
+ * The events after the `known` ones appended to them; undefined once the service has answered
+ * UNIMPLEMENTED (one older than the history: the watch goes on without it).
+ */
+async function moreEvents(
+  conn: Connection,
+  runId: string,
+  known: pb.OperationRunEvent[] | undefined,
+): Promise<pb.OperationRunEvent[] | undefined> {
+  if (known === undefined) return undefined;
+  try {
+    const { events } = await listEventsFrom(conn, runId, known.length);
+    return events.length === 0 ? known : [...known, ...events];
+  } catch (err) {
+    if (isServiceError(err) && err.code === GrpcStatus.UNIMPLEMENTED) return undefined;
+    throw err;
+  }
 }
 
 /** Every target of the phases up to the current one (future phases are never listed). */

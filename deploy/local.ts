@@ -94,7 +94,7 @@ async function deploy(given: Record<string, string>): Promise<void> {
     console.error(`deploy:local: reusing moto (pid ${pid}) on ${endpoint.url}`);
   } else {
     endpoint = await openEndpoint({ env: {}, detachedLog: join(STATE_DIR, "moto.log") });
-    pid = endpoint.spawned?.pid;
+    pid = endpoint.spawned?.pid();
     console.error(
       `deploy:local: started moto (pid ${pid}) on ${endpoint.url}; npm run destroy:local stops it`,
     );

@@ -44,6 +44,19 @@ export interface FlowDeployConfig {
   /** Alarm notifications: an e-mail address subscribed to a new topic, or an existing topic. */
   readonly alarmEmail?: string;
   readonly alarmTopicArn?: string;
+  /**
+   * The EventBridge bus the run history is published to (a name in this account and region, or a
+   * bus ARN); default `default`, the account's default bus. The publisher may put events on it
+   * and on no other.
+   */
+  readonly eventBusName: string;
+  /**
+   * An ELBv2 trust store (its ARN): the load balancer's listener then requires and verifies client
+   * certificates (mutual TLS, verify mode) and forwards the verified one, which the front records
+   * as the caller of run changes. Absent: no client certificates; callers are the names clients
+   * declare, recorded as unauthenticated.
+   */
+  readonly mtlsTrustStoreArn?: string;
   /** Dispatcher tick inside the once-a-minute ticker; must divide into a minute sensibly (1–60 s). */
   readonly tickIntervalSeconds: number;
   readonly serviceMinTasks: number;
@@ -138,6 +151,25 @@ export function readDeployConfig(read: ContextReader): FlowDeployConfig {
       `context serviceMaxTasks (${serviceMaxTasks}) must be at least serviceMinTasks (${serviceMinTasks})`,
     );
   }
+  const eventBusName = optionalString(read, "eventBusName") ?? "default";
+  if (
+    !/^([A-Za-z0-9._\-/]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\d{12}:event-bus\/[A-Za-z0-9._\-/]{1,256})$/.test(
+      eventBusName,
+    )
+  ) {
+    throw new DeployConfigError(
+      `context eventBusName must be an EventBridge bus name or ARN, got ${eventBusName}`,
+    );
+  }
+  const mtlsTrustStoreArn = optionalString(read, "mtlsTrustStoreArn");
+  if (
+    mtlsTrustStoreArn &&
+    !/^arn:aws[a-z-]*:elasticloadbalancing:[a-z0-9-]+:\d{12}:truststore\/.+$/.test(mtlsTrustStoreArn)
+  ) {
+    throw new DeployConfigError(
+      `context mtlsTrustStoreArn must be an ELBv2 trust store ARN (arn:aws:elasticloadbalancing:<region>:<account>:truststore/<name>/<id>), got ${mtlsTrustStoreArn}`,
+    );
+  }
   return {
     stage,
     account,
@@ -150,6 +182,8 @@ export function readDeployConfig(read: ContextReader): FlowDeployConfig {
     customResources,
     alarmEmail: optionalString(read, "alarmEmail"),
     alarmTopicArn: optionalString(read, "alarmTopicArn"),
+    eventBusName,
+    mtlsTrustStoreArn,
     tickIntervalSeconds: integer(read, "tickIntervalSeconds", 10, 1, 60),
     serviceMinTasks,
     serviceMaxTasks,

@@ -26,6 +26,7 @@ import {
 import type { TasksApi } from "../src/app/api.js";
 import { reconcileExecutionEnd } from "../src/app/child-task/outcome.js";
 import { recordBmcReport } from "../src/app/child-task/receiving.js";
+import { finishLostOutcomes, prepareRedrive } from "../src/app/child-task/redrive.js";
 import type { ChildTaskSettings } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
 import { type Logger, lineLogger } from "../src/app/observability.js";
@@ -43,13 +44,14 @@ import type {
 } from "../src/app/ports.js";
 import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../src/domain/bmc-protocol.js";
 import { childTaskParts, childTaskService, childTaskSteps } from "../src/service/child-tasks.js";
+import { retryWhileUnavailable } from "./retry-unavailable.js";
 import { type LocalExecutorOptions, LocalStepFunctionsExecutor } from "./step-functions.js";
 
 export interface LocalChildTasksOptions {
   stores: {
     doc: DynamoDBDocumentClient;
     tasks: TaskStore;
-    runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
+    runs: Pick<RunStore, "getRunSecrets" | "recordOutcome" | "listActiveRunIds" | "getRun" | "listTargets">;
     locks: RackLockStore;
     inventory: PlanInventory & Pick<InventoryStore, "upsertRacks">;
     /** Baselines and rules, for an UpgradeFirmware without target_version or with rule_id; absent = none. */
@@ -107,11 +109,16 @@ export interface LocalChildTasks {
   /** Resolves when every execution started so far has ended and been recorded. */
   idle(): Promise<void>;
   /**
-   * After a restart of the local stack: starts an execution again for every active task (local
-   * executions live in memory only). Safe because every step is idempotent: the lock is the task's
-   * own, published commands are not re-sent, stored results are read back. Returns how many.
+   * After a restart of the local stack: re-drives every active task (local executions live in
+   * memory only), i.e. prepares it (src/app/child-task/redrive.ts: UPDATING components back to
+   * PENDING, commands without an answer to be sent again under their request ids, a task whose
+   * components already failed ended) and starts its execution again from the top. Safe because
+   * every step is idempotent: the lock is the task's own, a command with its answer is not sent
+   * again, stored results are read back, and a BMC answers a request id it knows from memory.
+   * Then records the outcome of every task that ended without its target being told
+   * (`recorded`).
    */
-  resume(): Promise<number>;
+  resume(): Promise<{ redriven: number; ended: number; resent: number; recorded: number }>;
   /** Unsubscribes the rule and aborts running executions WITHOUT recording them (process exit). */
   stop(): Promise<void>;
 }
@@ -193,11 +200,10 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
       counts.invalid += 1;
       return;
     }
-    const outcome = await recordBmcReport(
-      parts.requests,
-      { ...message, componentId: where.componentId },
-      clock(),
-      logger,
+    // A report that meets a dead store waits for it, as the IoT rule's Lambda action is retried.
+    const report = { ...message, componentId: where.componentId };
+    const outcome = await retryWhileUnavailable(() =>
+      recordBmcReport(parts.requests, report, clock(), logger),
     );
     counts[outcome] += 1;
   };
@@ -221,8 +227,19 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
         activeOnly: true,
         page: { offset: 0, limit: 100_000 },
       });
-      for (const task of tasks) await executor.start(task);
-      return tasks.length;
+      const counts = { redriven: 0, ended: 0, resent: 0, recorded: 0 };
+      for (const task of tasks) {
+        const prepared = await prepareRedrive({ ...parts.outcome, requests: parts.requests }, task);
+        counts.resent += prepared.resent;
+        if (prepared.status === "ended") {
+          counts.ended += 1;
+          continue;
+        }
+        await executor.start(task);
+        counts.redriven += 1;
+      }
+      counts.recorded = await finishLostOutcomes({ ...parts.outcome, runs: stores.runs });
+      return counts;
     },
     stop() {
       stopping ??= (async () => {

@@ -1,8 +1,8 @@
 /**
  * `npm start`: the local stack, with the options of shared/spec/local-stack.md (flags, or the
- * environment variables beside them, read and validated once by local/config.ts). Prints
- * `listening on 127.0.0.1:<port>` when ready; stops cleanly on SIGINT or SIGTERM, ending every
- * process it started.
+ * environment variables beside them, read and validated once by local/config.ts), served by
+ * local/process.ts: prints `listening on 127.0.0.1:<port>` when ready; stops cleanly on SIGINT or
+ * SIGTERM, ending every process it started.
  */
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
@@ -14,7 +14,7 @@ import {
 } from "../src/domain/inventory-document.js";
 import { readLocalStackConfig } from "./config.js";
 import { loadFleetFile } from "./fleet-file.js";
-import { startLocalStack } from "./stack.js";
+import { serveLocalStack } from "./process.js";
 
 const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] [--tick DURATION]
                        [--data-dir DIR] [--aws-endpoint URL] [--child-task-wait DURATION]
@@ -23,7 +23,8 @@ const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] 
   --inventory FILE     rack inventory JSON (env FLOW_INVENTORY; default: a demo fleet of 120 racks)
   --fleet FILE         simulated BMC behaviour JSON (env FLOW_FLEET; default: every update succeeds)
   --tick DURATION      dispatcher tick, e.g. 200ms, 2s, 10s (env FLOW_TICK, default 10s)
-  --data-dir DIR       keep state across restarts (env FLOW_DATA_DIR)
+  --data-dir DIR       keep state across restarts and kills; a restart resumes every run
+                       (env FLOW_DATA_DIR)
   --aws-endpoint URL   use a running AWS-compatible endpoint (env AWS_ENDPOINT_URL; default: spawn moto)
   --child-task-wait DURATION
                        how long each Wait state of the child task lasts locally
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
   }
   const config = readLocalStackConfig(process.env, flags);
   const document = config.inventoryFile ? await loadInventoryFile(config.inventoryFile) : undefined;
-  const stack = await startLocalStack({
+  await serveLocalStack({
     port: config.port,
     tickMs: config.tickMs,
     childTaskWaitMs: config.childTaskWaitMs,
@@ -67,23 +68,6 @@ async function main(): Promise<void> {
     ...(config.awsEndpoint ? { awsEndpoint: config.awsEndpoint } : {}),
     ...(config.secretsKeyHex ? { secretsKey: Buffer.from(config.secretsKeyHex, "hex") } : {}),
   });
-  console.log(`flow local stack: listening on 127.0.0.1:${stack.port} (DynamoDB at ${stack.awsEndpoint})`);
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`flow local stack: ${signal}, stopping`);
-    stack.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        console.error(`flow local stack: shutdown failed: ${(error as Error).message}`);
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGINT", () => stop("SIGINT"));
-  process.on("SIGTERM", () => stop("SIGTERM"));
 }
 
 async function loadInventoryFile(path: string): Promise<InventoryDocument> {

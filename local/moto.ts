@@ -1,136 +1,67 @@
 /**
- * Spawns moto (the local stand-in for DynamoDB and Streams) on a free loopback port, for the local
- * stack and the test suites.
+ * Spawns moto (the local stand-in for DynamoDB and Streams) on a loopback port, for the local
+ * stack and the test suites, through the launcher local/moto-launcher.py (its docstring has the
+ * details):
+ *   - one request at a time, because moto 5's TransactWriteItems is not isolated (real DynamoDB
+ *     transactions are serializable), and a TransactWriteItems that copies no table;
+ *   - with `dataDir`, durable: every write moto acknowledges is in a write-ahead log on disk before
+ *     its answer leaves, snapshots are one moment across tables, and a start restores both.
+ * Throughput is moto's single-request speed, which is all a laptop needs. `MOTO_PYTHON` names the
+ * interpreter that has moto (default python3); if the launcher cannot start, plain `moto_server`
+ * is used and `serialized` is false (never with `dataDir`: that needs the launcher).
  *
- * Why not plain `moto_server`: it serves requests on many threads, and moto 5's TransactWriteItems
- * is not isolated. Each transaction deep-copies the tables it touches at its start and, when
- * cancelled, restores those copies: a concurrent transaction that committed in between is silently
- * erased. Under 16 concurrent claimers that let 4 claims through a limit of 3. Real DynamoDB
- * transactions are serializable, so the launcher below runs moto's own WSGI app with ONE lock
- * around each request (connections stay threaded). Throughput is moto's single-request speed,
- * which is all a laptop needs. `MOTO_PYTHON` names the interpreter that has moto (default python3);
- * if it cannot start, plain `moto_server` is used and `serialized` is false.
- *
- * The launcher also replaces moto's TransactWriteItems with one that needs no table copy. moto
- * deep-copies every table a transaction touches before it starts (O(table size): 177 ms per claim
- * once a table holds a few thousand items) and, on cancellation, swaps the copies in, which leaves
- * open stream readers on a dead table. Under the lock no other request runs, so the replacement
- * checks every condition against the state before the transaction (as DynamoDB does), cancels
- * with moto's own per-item reasons if any fails, and only then applies the writes; a write that
- * still fails (a malformed update expression) is undone from copies of the touched items only.
+ * moto runs in its own process group, so a Ctrl-C in the terminal reaches the stack only, which
+ * stops its writers first and moto last (the final snapshot). It watches its stdin, which this
+ * process holds open: if this process dies, even by SIGKILL, moto exits at once.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { openSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+
+export interface LocalMotoOptions {
+  python?: string;
+  timeoutMs?: number;
+  serialized?: boolean;
+  /** Keep the tables in this directory (write-ahead log and snapshots): see the module comment. */
+  dataDir?: string;
+  /** Logged writes between two snapshots (default 5000; tests make it small). */
+  compactEvery?: number;
+  /** The loopback port; default a free one. */
+  port?: number;
+  /**
+   * Called once when moto exits although `stop()` was not called, with what happened
+   * (`signal SIGKILL`, `code 1: <its last stderr line>`).
+   */
+  onUnexpectedExit?: (why: string) => void;
+  /** The launcher's own lines (what a start restored). */
+  log?: (line: string) => void;
+  /** Added to this process's environment, e.g. `{ MOTO_ACCOUNT_ID: "000000000000" }`. */
+  env?: Record<string, string>;
+  /**
+   * Outlive this process (deploy/local.ts: `deploy:local` leaves the endpoint up for
+   * `destroy:local`): moto's output is appended to this file instead of a pipe, which would break
+   * when this process exits, its stdin is not this process's (so it does not exit with it), and it
+   * is stopped later by its pid.
+   */
+  detachedLog?: string;
+}
 
 export interface LocalMoto {
   endpoint: string;
+  port: number;
   /** True when requests are serialized (transactions behave like DynamoDB's). */
   serialized: boolean;
-  /** The server's process id (what a later process stops a detached server by). */
-  pid: number;
+  /** The directory the tables are kept in, when durable. */
+  dataDir?: string;
+  /** moto's process id (tests kill it). */
+  pid(): number | undefined;
+  /** After an unexpected exit: moto again, on the same port, restored from `dataDir`. */
+  restart(): Promise<void>;
   stop(): Promise<void>;
 }
 
-const SERIALIZED_LAUNCHER = `
-import signal, sys, threading
-from werkzeug.serving import run_simple
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-
-import copy
-from moto.dynamodb.comparisons import get_filter_expression
-from moto.dynamodb.exceptions import (
-    ConditionalCheckFailed, MockValidationException, MultipleTransactionsException,
-    TooManyTransactionsException, TransactionCanceledException, TransactWriteSingleOpException,
-)
-from moto.dynamodb.models import DynamoDBBackend
-
-def transact_write_items(self, transact_items):
-    if len(transact_items) > 100:
-        raise TooManyTransactionsException()
-    seen, ops, errors = set(), [], []
-    for entry in transact_items:
-        if len(entry) > 1:
-            raise TransactWriteSingleOpException
-        op_type, op = next(iter(entry.items()))
-        old = None
-        try:
-            if op_type not in ("ConditionCheck", "Put", "Delete", "Update"):
-                raise ValueError("Unsupported transaction operation")
-            table_name = op["TableName"]
-            if op_type == "Put":
-                table = self.get_table(table_name)
-                attrs = op["Item"]
-                key = {table.hash_key_attr: attrs[table.hash_key_attr]}
-                if table.range_key_attr is not None:
-                    key[table.range_key_attr] = attrs[table.range_key_attr]
-            else:
-                key = op["Key"]
-            ident = (str(table_name), str(dict(sorted(key.items()))))
-            if ident in seen:
-                raise MultipleTransactionsException()
-            seen.add(ident)
-            current = self.get_item(table_name, key)
-            condition = op.get("ConditionExpression")
-            if condition is not None:
-                check = get_filter_expression(
-                    condition, op.get("ExpressionAttributeNames"), op.get("ExpressionAttributeValues"))
-                if not check.expr(current):
-                    if op.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and current:
-                        old = current.to_json()["Attributes"]
-                    raise ConditionalCheckFailed(item=old)
-            ops.append((op_type, op, table_name, key, copy.deepcopy(current)))
-            errors.append((None, None, None))
-        except (MultipleTransactionsException, MockValidationException):
-            raise
-        except ConditionalCheckFailed as e:
-            errors.append(("ConditionalCheckFailed", str(e.message), old))
-        except Exception as e:
-            errors.append((type(e).__name__, str(e), old))
-    if any(code is not None for code, _, _ in errors):
-        raise TransactionCanceledException(errors)
-    applied = []
-    try:
-        for op_type, op, table_name, key, before in ops:
-            names, values = op.get("ExpressionAttributeNames"), op.get("ExpressionAttributeValues")
-            if op_type == "Put":
-                self.put_item(table_name, op["Item"], expression_attribute_names=names,
-                              expression_attribute_values=values)
-            elif op_type == "Delete":
-                self.delete_item(table_name, key, expression_attribute_names=names,
-                                 expression_attribute_values=values)
-            elif op_type == "Update":
-                self.update_item(table_name, key, update_expression=op["UpdateExpression"],
-                                 expression_attribute_names=names, expression_attribute_values=values)
-            applied.append((table_name, key, before))
-    except Exception:
-        for table_name, key, before in reversed(applied):
-            if before is None:
-                self.delete_item(table_name, key)
-            else:
-                self.put_item(table_name, before.to_json()["Attributes"])
-        raise
-
-DynamoDBBackend.transact_write_items = transact_write_items
-
-app = DomainDispatcherApplication(create_backend_app)
-lock = threading.Lock()
-
-def serialized(environ, start_response):
-    with lock:
-        body = app(environ, start_response)
-        try:
-            chunks = [bytes(c) for c in body]
-        finally:
-            close = getattr(body, "close", None)
-            if close is not None:
-                close()
-    return chunks
-
-signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-signal.signal(signal.SIGINT, lambda *_: sys.exit(0))
-run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True)
-`;
+const LAUNCHER = fileURLToPath(new URL("./moto-launcher.py", import.meta.url));
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -145,60 +76,99 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export interface LocalMotoOptions {
-  python?: string;
-  timeoutMs?: number;
-  serialized?: boolean;
-  /** Added to this process's environment, e.g. `{ MOTO_ACCOUNT_ID: "000000000000" }`. */
-  env?: Record<string, string>;
-  /**
-   * Outlive this process (deploy/local.ts: `deploy:local` leaves the endpoint up for
-   * `destroy:local`): moto's output is appended to this file instead of a pipe, which would break
-   * when this process exits, and it is stopped later by its `pid`.
-   */
-  detachedLog?: string;
-}
-
 export async function startLocalMoto(options: LocalMotoOptions = {}): Promise<LocalMoto> {
-  if (options.serialized !== false) {
+  const port = options.port ?? (await freePort());
+  if (options.serialized !== false || options.dataDir !== undefined) {
+    const python = options.python ?? process.env.MOTO_PYTHON ?? "python3";
+    const args = [LAUNCHER, "127.0.0.1", String(port)];
+    if (options.dataDir !== undefined) args.push(options.dataDir, String(options.compactEvery ?? 5000));
     try {
-      return await launch(
-        options.python ?? process.env.MOTO_PYTHON ?? "python3",
-        (port) => ["-c", SERIALIZED_LAUNCHER, "127.0.0.1", String(port)],
-        true,
-        options,
-      );
-    } catch {
-      // fall through to the stock server
+      return await supervise(python, args, port, true, options);
+    } catch (error) {
+      // Durability needs the launcher: no silent fallback to a moto that forgets.
+      if (options.dataDir !== undefined) throw error;
     }
   }
-  return launch("moto_server", (port) => ["-H", "127.0.0.1", "-p", String(port)], false, options);
+  return supervise("moto_server", ["-H", "127.0.0.1", "-p", String(port)], port, false, options);
 }
 
-async function launch(
+async function supervise(
   command: string,
-  args: (port: number) => string[],
+  args: string[],
+  port: number,
   serialized: boolean,
   options: LocalMotoOptions,
 ): Promise<LocalMoto> {
-  const timeoutMs = options.timeoutMs ?? 20_000;
-  const port = await freePort();
   const endpoint = `http://127.0.0.1:${port}`;
-  const env = { ...process.env, ...options.env };
-  const log = options.detachedLog;
+  let child = await launch(command, args, endpoint, options);
+  let stopping = false;
+  const watch = (c: ChildProcess) => {
+    c.once("exit", (code, signal) => {
+      if (stopping || c !== child) return;
+      const last = stderrTail.get(c)?.trim().split("\n").pop() ?? "";
+      options.onUnexpectedExit?.(
+        signal !== null ? `signal ${signal}` : `code ${code}${last ? `: ${last}` : ""}`,
+      );
+    });
+  };
+  watch(child);
+  return {
+    endpoint,
+    port,
+    serialized,
+    ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
+    pid: () => child.pid,
+    async restart() {
+      if (child.exitCode === null && child.signalCode === null) return;
+      child = await launch(command, args, endpoint, options);
+      watch(child);
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        stopping = true;
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+        // The final snapshot of a large data dir takes a while; a plain moto stops at once.
+        setTimeout(() => child.kill("SIGKILL"), options.dataDir === undefined ? 3000 : 60_000).unref();
+      }),
+  };
+}
+
+const stderrTail = new WeakMap<ChildProcess, string>();
+
+async function launch(
+  command: string,
+  args: string[],
+  endpoint: string,
+  options: LocalMotoOptions,
+): Promise<ChildProcess> {
+  // A restore replays the log before moto listens: give it time.
+  const timeoutMs = options.timeoutMs ?? (options.dataDir === undefined ? 20_000 : 120_000);
+  const file = options.detachedLog;
+  const env = { ...process.env, ...options.env, ...(file === undefined ? {} : { FLOW_MOTO_DETACHED: "1" }) };
   const child: ChildProcess =
-    log === undefined
-      ? spawn(command, args(port), { stdio: ["ignore", "ignore", "pipe"], env })
-      : spawn(command, args(port), {
-          stdio: ["ignore", openSync(log, "a"), openSync(log, "a")],
-          env,
+    file === undefined
+      ? spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], detached: true, env })
+      : spawn(command, args, {
+          stdio: ["ignore", openSync(file, "a"), openSync(file, "a")],
           detached: true,
+          env,
         });
-  let stderr = "";
+  stderrTail.set(child, "");
   child.stderr?.on("data", (d: Buffer) => {
-    stderr = (stderr + d.toString()).slice(-4000);
+    stderrTail.set(child, ((stderrTail.get(child) ?? "") + d.toString()).slice(-4000));
   });
-  const output = () => (log === undefined ? stderr : readFileSync(log, "utf8").slice(-4000));
+  let pending = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    pending += d.toString();
+    const lines = pending.split("\n");
+    pending = lines.pop() ?? "";
+    for (const line of lines) if (line.trim() !== "") options.log?.(line);
+  });
+  // Our end of its stdin stays open for as long as we live (see the module comment).
+  child.stdin?.on("error", () => {});
+  const output = () => (file === undefined ? stderrTail.get(child) : readFileSync(file, "utf8").slice(-4000));
   let exited: string | undefined;
   child.on("exit", (code, signal) => {
     exited = `${command} exited (code ${code}, signal ${signal}): ${output()}`;
@@ -212,7 +182,9 @@ async function launch(
     try {
       const res = await fetch(`${endpoint}/moto-api/`, { signal: AbortSignal.timeout(1000) });
       await res.arrayBuffer();
-      break;
+      // Detached: nothing of this process keeps it waiting for moto (no pipe, no handle).
+      if (file !== undefined) child.unref();
+      return child;
     } catch {
       if (Date.now() > deadline) {
         child.kill("SIGKILL");
@@ -221,18 +193,4 @@ async function launch(
       await new Promise((r) => setTimeout(r, 100));
     }
   }
-  // Detached: nothing of this process keeps it waiting for moto (no pipe, no handle).
-  if (log !== undefined) child.unref();
-  return {
-    endpoint,
-    serialized,
-    pid: child.pid ?? 0,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-        setTimeout(() => child.kill("SIGKILL"), 3000).unref();
-      }),
-  };
 }

@@ -6,8 +6,10 @@
  * through `publish` / `subscribe`, which is how the IoT shim injects commands and how the local
  * stack plays the part of the IoT rule on `flow/bmc/+/evt`.
  */
+import { randomUUID } from "node:crypto";
 import { type AddressInfo, createServer, type Server, type Socket } from "node:net";
 import { Aedes, type AedesPublishPacket } from "aedes";
+import { connectAsync } from "mqtt";
 
 export interface LocalMqttBroker {
   /** `mqtt://127.0.0.1:<port>` */
@@ -103,5 +105,27 @@ export async function startMqttBroker(options: MqttBrokerOptions = {}): Promise<
       return () => new Promise<void>((resolve) => broker.unsubscribe(filter, deliver, resolve));
     },
     stop,
+  };
+}
+
+/**
+ * `publish` into a broker that runs elsewhere, over one MQTT 3.1.1 connection: the IoT shim's
+ * broker when the BMCs and their broker are outside this process (LocalStackOptions.bmcBroker).
+ */
+export async function connectMqttPublisher(url: string): Promise<Pick<LocalMqttBroker, "publish" | "stop">> {
+  const client = await connectAsync(url, {
+    protocolVersion: 4, // aedes 1.2.0 refuses MQTT 5
+    clientId: `flow-iot-shim-${process.pid}-${randomUUID().slice(0, 8)}`,
+    clean: true,
+    reconnectPeriod: 1000,
+  });
+  return {
+    async publish(topic, payload, opts = {}) {
+      await client.publishAsync(topic, typeof payload === "string" ? payload : Buffer.from(payload), {
+        qos: opts.qos ?? 1,
+        retain: opts.retain ?? false,
+      });
+    },
+    stop: () => client.endAsync(true),
   };
 }

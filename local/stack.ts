@@ -3,7 +3,8 @@
  * replaced by a local stand-in that speaks its wire protocol (see docs and architecture.md):
  * moto for DynamoDB and its streams, aws-local-stepfunctions for the child-task state machine, an
  * aedes MQTT broker plus an IoT data-plane shim for IoT Core, a simulated BMC fleet, an in-process
- * ticker for EventBridge, and a stream poller for the Lambda event source mapping.
+ * ticker for EventBridge Scheduler, stream pollers for the Lambda event source mappings, and
+ * moto's EventBridge for the run events.
  *
  * `startLocalStack` is what `npm start` runs (local/main.ts) and what the e2e tests start.
  */
@@ -11,8 +12,9 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DescribeTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
 import "./polyfills.js";
-import { createDynamoDbClient } from "../src/adapters/aws-config.js";
+import { awsClientConfig, createDynamoDbClient } from "../src/adapters/aws-config.js";
 import {
   createDynamoStores,
   createTables,
@@ -21,24 +23,28 @@ import {
   type TableNames,
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
+import { runEventsBatchHandler } from "../src/adapters/dynamodb/run-event-records.js";
+import { storeProbe } from "../src/adapters/dynamodb/store-probe.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
+import { EventBridgeRunEventBus } from "../src/adapters/eventbridge/run-event-bus.js";
 import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
-import type { BuildInfo } from "../src/app/api.js";
+import type { BuildInfo, FlowApi } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { lineLogger } from "../src/app/observability.js";
+import { createRunEventRelay } from "../src/app/run-event-relay.js";
+import { createStoreHealth, failFastWhileUnreachable } from "../src/app/store-health.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import type { FirmwareBaseline } from "../src/domain/firmware-baselines.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { assembleFlowApi } from "../src/service/flow-api.js";
 import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
-import { createLocalChildTasks, type LocalChildTasks } from "./child-tasks.js";
+import { createLocalChildTasks, type LocalChildTasks, type LocalChildTasksOptions } from "./child-tasks.js";
 import { generateDemoFleet } from "./demo-fleet.js";
 import { defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
-import { startIotShim } from "./iot-shim.js";
+import { type IotShim, startIotShim } from "./iot-shim.js";
 import { type LocalMoto, startLocalMoto } from "./moto.js";
-import { startMqttBroker } from "./mqtt-broker.js";
-import { restoreSnapshot, saveSnapshot } from "./snapshot.js";
+import { connectMqttPublisher, startMqttBroker } from "./mqtt-broker.js";
 import { startStreamPoller } from "./stream-poller.js";
 import { startTicker } from "./ticker.js";
 
@@ -51,6 +57,11 @@ export interface LocalStackOptions {
   baselines?: FirmwareBaseline[];
   fleet?: FleetConfig;
   tickMs: number;
+  /**
+   * Keeps state across restarts: the spawned moto's tables (`<dataDir>/dynamodb`: a write-ahead log
+   * and snapshots, see local/moto-launcher.py) and the credentials key. With `awsEndpoint` the
+   * tables are that endpoint's to keep.
+   */
   dataDir?: string;
   /** An AWS-compatible endpoint that is already running; absent: spawn moto. */
   awsEndpoint?: string;
@@ -66,23 +77,40 @@ export interface LocalStackOptions {
    * (written on first use), else a fresh key per process.
    */
   secretsKey?: Uint8Array;
+  /**
+   * IoT Core and the BMCs outside this process, at this MQTT broker (`mqtt://…`): commands are
+   * published to it and reports taken from it, and neither the local broker nor the simulated
+   * fleet starts (`fleet` is absent). The restart tests keep broker and fleet in the test process,
+   * as hardware outlives a control plane that restarts.
+   */
+  bmcBroker?: string;
+  /** The dispatcher's claim lease (default the reference's 30 s); the restart tests shorten it. */
+  claimLeaseMs?: number;
   /** What the Version RPC reports (default version `0.1.0-local`). */
   buildInfo?: BuildInfo;
   /** The gRPC server's admission limits (default: the front's; `npm start` passes the local stack's). */
   admission?: AdmissionLimits;
   /**
+   * The EventBridge bus the run events are published to, on the same endpoint (moto serves
+   * EventBridge): default `default`, the account's default bus. Tests give each stack its own.
+   */
+  eventBusName?: string;
+  /**
    * How long a child task's preflight waits for components that are not ready before it fails the
    * target (default 10 min; whole seconds, rounded up).
    */
   readinessTimeoutMs?: number;
-  /** How often the data dir snapshot is written (default 5 s). */
-  snapshotMs?: number;
   /**
    * Called with each DynamoDB client (the workers', then the gRPC API's) before the stores are built
    * on it and the inventory is loaded (the API benchmark installs its capacity meter there).
    */
   onDynamoDbClient?: (client: DynamoDBClient) => void;
   log?: (line: string) => void;
+  /**
+   * Called once the stack has stopped itself for good (its moto died and there is no data
+   * directory to restart it from), after saying why in one log line. Default: nothing more.
+   */
+  onFatal?: (reason: string) => void;
 }
 
 export interface LocalStack {
@@ -91,7 +119,10 @@ export interface LocalStack {
   awsEndpoint: string;
   tables: TableNames;
   stores: DynamoStores;
-  fleet: BmcFleet;
+  /** The moto this stack spawned (absent with `awsEndpoint`): tests kill it. */
+  moto?: LocalMoto;
+  /** The simulated BMCs; absent with `bmcBroker`. */
+  fleet?: BmcFleet;
   /**
    * The parts whose progress tests wait on instead of sleeping: `childTasks.idle()` (every
    * execution ended and its outcome recorded, which queues the run's wake-up pass) and
@@ -99,61 +130,139 @@ export interface LocalStack {
    */
   childTasks: LocalChildTasks;
   dispatcher: Dispatcher;
+  /** The FlowApi the gRPC server serves (a test may serve it again, e.g. over mutual TLS). */
+  api: FlowApi;
   stop(): Promise<void>;
 }
 
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const log = options.log ?? ((line: string) => console.log(line));
   const stops: (() => Promise<void>)[] = [];
-  const stopAll = async () => {
-    for (const stop of stops.reverse()) {
-      await stop().catch((error: unknown) => log(`shutdown: ${(error as Error).message}`));
-    }
+  let stopping: Promise<void> | undefined;
+  // Once, whoever asks first (a signal, a test, a moto that died for good).
+  const stopAll = () => {
+    stopping ??= (async () => {
+      for (const stop of stops.reverse()) {
+        await stop().catch((error: unknown) => log(`shutdown: ${(error as Error).message}`));
+      }
+    })();
+    return stopping;
   };
   try {
     let moto: LocalMoto | undefined;
+    // The store-health monitor's, once it exists: a moto that exited is a store known to be down.
+    let storeDown = (_reason: string): void => {};
     if (!options.awsEndpoint) {
-      moto = await startLocalMoto();
+      const motoDir = options.dataDir ? join(options.dataDir, "dynamodb") : undefined;
+      let restartedAt = Number.NEGATIVE_INFINITY;
+      const fatal = (reason: string) => {
+        log(reason);
+        // The store is gone: stop what stops within a few seconds, and do not wait on calls that
+        // would only run out their retries against it.
+        let timer: NodeJS.Timeout | undefined;
+        void Promise.race([
+          stopAll(),
+          new Promise<void>((resolve) => {
+            timer = setTimeout(resolve, 5_000);
+          }),
+        ]).then(() => {
+          clearTimeout(timer);
+          options.onFatal?.(reason);
+        });
+      };
+      // A moto that dies under a running stack: with a data dir, everything it acknowledged is on
+      // disk, so it comes back (on the same port) and the stack rides the outage like any store
+      // outage (NOT_SERVING, UNAVAILABLE, back-offs); without one, its tables are gone, and going
+      // on with empty tables would be worse than stopping.
+      const onUnexpectedExit = (why: string) => {
+        if (stopping !== undefined) return;
+        if (motoDir === undefined) {
+          fatal(
+            `moto (DynamoDB) exited unexpectedly (${why}); its tables were in memory only (no --data-dir), so the local stack stops`,
+          );
+          return;
+        }
+        if (Date.now() - restartedAt < 60_000) {
+          fatal(
+            `moto (DynamoDB) exited again (${why}) within a minute of its restart; the local stack stops`,
+          );
+          return;
+        }
+        restartedAt = Date.now();
+        log(`moto (DynamoDB) exited unexpectedly (${why}); restarting it from ${motoDir}`);
+        storeDown(`moto exited (${why})`);
+        moto!
+          .restart()
+          .catch((error: unknown) =>
+            fatal(`moto (DynamoDB) could not be restarted from ${motoDir}: ${(error as Error).message}`),
+          );
+      };
+      moto = await startLocalMoto({
+        ...(motoDir ? { dataDir: motoDir } : {}),
+        onUnexpectedExit,
+        log,
+      });
       stops.push(() => moto!.stop());
     }
     const awsEndpoint = options.awsEndpoint ?? moto!.endpoint;
     const client = createDynamoDbClient({ endpoint: awsEndpoint });
     const names = tableNames(options.tablePrefix ?? "flow-");
+    // False when the tables were there already: restored from the data dir, or a shared endpoint's.
     const created = await ensureTables(client, names);
-
-    let restored = 0;
-    if (options.dataDir && created) restored = await restoreSnapshot(client, names, options.dataDir);
     const cipher = new LocalAesGcmCipher(options.secretsKey ?? (await secretsKey(options.dataDir)));
     // The gRPC API's own client, configured as on Fargate (aws-config.ts: the front profile).
     const frontClient = createDynamoDbClient({ endpoint: awsEndpoint, profile: "front" });
     stops.push(async () => frontClient.destroy());
     options.onDynamoDbClient?.(client);
     options.onDynamoDbClient?.(frontClient);
-    const stores = createDynamoStores(client, names, { cipher });
-    const frontStores = createDynamoStores(frontClient, names, { cipher });
+    // NOT_SERVING while the store cannot be reached (src/app/store-health.ts); the stores tell it
+    // of every call that failed so.
+    const storeHealth = createStoreHealth({
+      probe: storeProbe({ endpoint: awsEndpoint }, names.runs),
+      logger: lineLogger(log),
+    });
+    const suspect = () => storeHealth.suspect();
+    const stores = createDynamoStores(client, names, { cipher, onUnavailable: suspect });
+    const frontStores = createDynamoStores(frontClient, names, { cipher, onUnavailable: suspect });
+    storeHealth.start();
+    storeDown = (reason) => storeHealth.down(reason);
+    stops.push(() => storeHealth.stop());
 
-    // An explicit inventory always loads; the demo fleet only when nothing was restored.
+    // An explicit inventory always loads; the demo fleet only into tables made just now.
     if (options.inventory) await stores.inventory.upsertRacks(options.inventory);
-    else if (restored === 0) await stores.inventory.upsertRacks(generateDemoFleet());
+    else if (created) await stores.inventory.upsertRacks(generateDemoFleet());
     if (options.baselines) await stores.policy.putBaselines(options.baselines);
     const racks = await stores.inventory.loadAll();
 
-    const broker = await startMqttBroker();
-    stops.push(() => broker.stop());
-    const shim = await startIotShim(broker);
-    stops.push(() => shim.stop());
-    const fleet = await startBmcFleet({
-      brokerUrl: broker.url,
-      racks,
-      config: options.fleet ?? defaultFleetConfig(),
-    });
-    stops.push(() => fleet.stop());
+    let fleet: BmcFleet | undefined;
+    let shim: IotShim;
+    let rule: Pick<LocalChildTasksOptions, "broker" | "brokerUrl">;
+    if (options.bmcBroker === undefined) {
+      const broker = await startMqttBroker();
+      stops.push(() => broker.stop());
+      shim = await startIotShim(broker);
+      stops.push(() => shim.stop());
+      const started = await startBmcFleet({
+        brokerUrl: broker.url,
+        racks,
+        config: options.fleet ?? defaultFleetConfig(),
+      });
+      fleet = started;
+      stops.push(() => started.stop());
+      rule = { broker };
+    } else {
+      const publisher = await connectMqttPublisher(options.bmcBroker);
+      stops.push(() => publisher.stop());
+      shim = await startIotShim(publisher);
+      stops.push(() => shim.stop());
+      rule = { brokerUrl: options.bmcBroker };
+    }
 
     const clock = () => Date.now();
     const childTasks = await createLocalChildTasks({
       stores,
       tables: names,
-      broker,
+      ...rule,
       iotEndpoint: shim.endpoint,
       cipher,
       waitOverrideMs: options.childTaskWaitMs ?? 500,
@@ -171,9 +280,21 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       runs: stores.runs,
       submitter: childTasks.submitter,
       clock,
+      ...(options.claimLeaseMs === undefined ? {} : { leaseMs: options.claimLeaseMs }),
       log,
     });
+    if (!created) {
+      // Tables from before (the data dir, or an endpoint that keeps them): the child tasks that
+      // were running lost their executions with the last process. Before any pass runs.
+      const resumed = await childTasks.resume();
+      if (resumed.redriven + resumed.ended + resumed.recorded > 0) {
+        log(
+          `resumed ${resumed.redriven} child task(s) from the store (${resumed.resent} command(s) to send again); ${resumed.ended} ended; ${resumed.recorded} outcome(s) recorded late`,
+        );
+      }
+    }
     const evaluator = createStreamEvaluator({ dispatcher, log });
+    let tickNow = async (): Promise<void> => {};
     const poller = await startStreamPoller({
       client,
       // Targets: a finished target frees a slot; runs: a new, resumed or advanced run starts at once.
@@ -181,24 +302,50 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       handler: streamBatchHandler(evaluator),
       // Only a plain moto_server (the serialized launcher could not start) orphans iterators.
       reacquireAfterEmptyRead: moto !== undefined && !moto.serialized,
+      // A restored store: what changed before its new stream existed is found by a pass now.
+      onStreamReplaced: () => void tickNow(),
       log,
     });
     stops.push(() => poller.stop());
-    const ticker = startTicker({ intervalMs: options.tickMs, tick: () => dispatcher.tick(), log });
+    // The run history, out: the RunEvents stream → EventBridge, as the event-publisher Lambda does.
+    const bus = new EventBridgeRunEventBus(
+      new EventBridgeClient(awsClientConfig({ endpoint: awsEndpoint })),
+      options.eventBusName ?? "default",
+    );
+    const eventPoller = await startStreamPoller({
+      client,
+      tableNames: [names.runEvents],
+      handler: runEventsBatchHandler(createRunEventRelay({ bus, log })),
+      reacquireAfterEmptyRead: moto !== undefined && !moto.serialized,
+      log,
+    });
+    stops.push(() => eventPoller.stop());
+    // After a restart, a pass at once: the stream starts at its end, so what changed while no
+    // poller read it (a finished target, a run to start) is found by this pass, not the next tick.
+    const ticker = startTicker({
+      intervalMs: options.tickMs,
+      tick: () => dispatcher.tick(),
+      log,
+      immediate: !created,
+    });
+    tickNow = () => ticker.runNow();
     stops.push(async () => ticker.stop());
 
     // The same API as the gRPC front on Fargate (src/service/grpc-front.ts), on the local task
     // service; resume and advance run their pass at once instead of waiting for the stream.
-    const api = assembleFlowApi({
-      stores: frontStores,
-      tasks: { submitter: childTasks.submitter, api: childTasks.tasksApi },
-      clock,
-      newId: randomUUID,
-      logger: lineLogger(log),
-      dispatcher,
-      onRacksImported: (more) => fleet.addRacks(more),
-      buildInfo: options.buildInfo ?? { version: "0.1.0-local", buildTime: "", gitCommit: "" },
-    });
+    const api = failFastWhileUnreachable(
+      assembleFlowApi({
+        stores: frontStores,
+        tasks: { submitter: childTasks.submitter, api: childTasks.tasksApi },
+        clock,
+        newId: randomUUID,
+        logger: lineLogger(log),
+        dispatcher,
+        onRacksImported: (more) => fleet?.addRacks(more),
+        buildInfo: options.buildInfo ?? { version: "0.1.0-local", buildTime: "", gitCommit: "" },
+      }),
+      storeHealth,
+    );
 
     const server = await startGrpcServer({
       api,
@@ -206,23 +353,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       port: options.port,
       logger: lineLogger(log),
       ...(options.admission === undefined ? {} : { admission: options.admission }),
+      storeHealth,
     });
     stops.push(() => server.shutdown(5_000));
-
-    if (options.dataDir) {
-      const dir = options.dataDir;
-      const timer = setInterval(() => {
-        saveSnapshot(client, names, dir).catch((error: unknown) =>
-          log(`snapshot failed: ${(error as Error).message}`),
-        );
-      }, options.snapshotMs ?? 5_000);
-      timer.unref();
-      // Registered last so it runs first at shutdown, while the tables are still there.
-      stops.push(async () => {
-        clearInterval(timer);
-        await saveSnapshot(client, names, dir);
-      });
-    }
 
     return {
       port: server.port,
@@ -230,9 +363,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       awsEndpoint,
       tables: names,
       stores,
+      ...(moto === undefined ? {} : { moto }),
       fleet,
       childTasks,
       dispatcher,
+      api,
       stop: stopAll,
     };
   } catch (error) {

@@ -5,7 +5,8 @@
  *
  * Like Step Functions, an execution is named by its task id and a name runs at most once per
  * executor: start(T) again returns the same execution, running or finished. Executions live in this
- * process only (a restarted local stack forgets them; their tasks' locks expire by TTL).
+ * process only: a local stack restarted on the same store re-drives their tasks (local/child-tasks.ts
+ * `resume`, src/app/child-task/redrive.ts).
  *
  * Endings: when an execution ends, `onEnded` gets what the AWS execution-status rule would
  * deliver (SUCCEEDED / FAILED / TIMED_OUT / ABORTED), which the wiring points at
@@ -31,6 +32,7 @@ import type { ChildTaskSettings, StepEvent } from "../src/app/child-task/setting
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
 import type { Task } from "../src/domain/model.js";
+import { retryWhileUnavailable } from "./retry-unavailable.js";
 
 export const LOCAL_CHILD_TASK_STATE_MACHINE_ARN =
   "arn:aws:states:us-east-1:000000000000:stateMachine:flow-child-task";
@@ -96,6 +98,7 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
   };
   private shuttingDown = false;
   private stepsRunning = 0;
+  private readonly handlersRunning = new Set<Promise<unknown>>();
 
   constructor(private readonly options: LocalExecutorOptions) {
     this.definition = structuredClone(options.definition ?? loadChildTaskDefinition());
@@ -109,13 +112,16 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
       this.counters.taskInvocations += 1;
       this.counters.byStep[step] = (this.counters.byStep[step] ?? 0) + 1;
       this.stepsRunning += 1;
+      const call = () => options.steps.handle(input as StepEvent);
+      const running = options.aroundStep ? options.aroundStep(input as StepEvent, call) : call();
+      this.handlersRunning.add(running);
       try {
         // A handler's return value must be plain JSON, as a Lambda's would be after serialization.
-        const call = () => options.steps.handle(input as StepEvent);
-        const out = await (options.aroundStep ? options.aroundStep(input as StepEvent, call) : call());
+        const out = await running;
         return (out === undefined ? null : JSON.parse(JSON.stringify(out))) as never;
       } finally {
         this.stepsRunning -= 1;
+        this.handlersRunning.delete(running);
       }
     };
     this.handlers = Object.fromEntries(taskStateNames(this.definition).map((name) => [name, handle]));
@@ -185,7 +191,8 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
     execution.ended = true;
     if (this.shuttingDown) return;
     try {
-      await this.options.onEnded(ending);
+      // Like the execution-status rule's Lambda, retried while the store is down.
+      await retryWhileUnavailable(() => this.options.onEnded(ending));
     } catch (error) {
       this.log(
         `local-executor: recording the end of ${taskId} (${ending.status}) failed: ${(error as Error).message}`,
@@ -222,13 +229,23 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
 
   /**
    * Process shutdown: aborts what is running WITHOUT recording anything (a stopping laptop is not
-   * an operator's cancel; the tasks stay RUNNING and their locks expire by TTL, as in AWS when a
-   * region goes away). Use stop() to cancel.
+   * an operator's cancel; the tasks stay RUNNING, and a restart on the same store re-drives them,
+   * see local/child-tasks.ts `resume`). Use stop() to cancel. Step handlers already called run to
+   * their end first (as a Lambda invocation would), up to `graceMs`, so a stop does not cut one
+   * between its writes while the store is still there.
    */
-  async shutdown(): Promise<void> {
+  async shutdown(graceMs = 10_000): Promise<void> {
     this.shuttingDown = true;
     const pending = [...this.executions.values()].filter((e) => !e.ended);
     for (const e of pending) e.abort();
     await Promise.allSettled(pending.map((e) => e.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.handlersRunning]),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, graceMs);
+      }),
+    ]);
+    clearTimeout(timer);
   }
 }

@@ -11,6 +11,11 @@
  * whose NextShardIterator is null is finished; its children are found by re-describing the stream
  * and read from TRIM_HORIZON, so nothing written after the rollover is skipped.
  *
+ * A store that cannot be read (down, or restarted) is one state, not a stream of errors: one log
+ * line when reading starts failing, backoff up to 5 s between attempts, one line when it reads
+ * again; and a table whose stream was replaced meanwhile (a restored store) is followed onto its
+ * new stream (`onStreamReplaced`).
+ *
  * Local only: the DynamoDB Streams API is called as plain JSON over HTTP (X-Amz-Target
  * DynamoDBStreams_20120810.*) because the project does not depend on
  * @aws-sdk/client-dynamodb-streams; moto does not check request signatures.
@@ -47,6 +52,12 @@ export interface StreamPollerOptions {
    * more request on the stand-in, ten a second per table.
    */
   reacquireAfterEmptyRead?: boolean;
+  /**
+   * A table's stream was replaced (the store was restored: new ARN, new sequence numbers); the
+   * poller reads the new one from its start, and whatever changed before it existed needs a pass
+   * (the stack runs one).
+   */
+  onStreamReplaced?: (table: string) => void;
   log?: (line: string) => void;
 }
 
@@ -105,17 +116,19 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   };
 
   let stopped = false;
+  const latestStreamArn = async (table: string): Promise<string> => {
+    const described = await options.client.send(new DescribeTableCommand({ TableName: table }));
+    const streamArn = described.Table?.LatestStreamArn;
+    if (streamArn === undefined) throw new Error(`table ${table} has no stream`);
+    return streamArn;
+  };
   const loops = await Promise.all(
-    tables.map(async (table) => {
-      const described = await options.client.send(new DescribeTableCommand({ TableName: table }));
-      const streamArn = described.Table?.LatestStreamArn;
-      if (streamArn === undefined) throw new Error(`table ${table} has no stream`);
-      return pollStream(streamArn);
-    }),
+    tables.map(async (table) => pollStream(table, await latestStreamArn(table))),
   );
 
-  async function pollStream(streamArn: string): Promise<() => Promise<void>> {
-    const shards = new Map<string, ShardState>();
+  async function pollStream(table: string, firstArn: string): Promise<() => Promise<void>> {
+    let streamArn = firstArn;
+    let shards = new Map<string, ShardState>();
     const discover = async (initial: boolean) => {
       let start: string | undefined;
       do {
@@ -190,10 +203,46 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       }
     };
 
+    // Unreadable (the store is down, or came back with a new stream): one line when it starts,
+    // one when it ends, backoff in between, never a line per attempt.
+    let failures = 0;
+    // A restored store gives the table a new stream (new ARN, sequence numbers from the start),
+    // while an iterator taken on the old ARN may still read (moto finds the table by name): so
+    // after any failure the ARN is checked again. The project's moto launcher starts a restored
+    // table's stream empty, so reading the new one from its start (discover, not initial:
+    // TRIM_HORIZON) delivers exactly what was written since; `onStreamReplaced` asks for a pass
+    // too, for any other endpoint.
+    const followReplacedStream = async () => {
+      const arn = await latestStreamArn(table).catch(() => undefined);
+      if (arn === undefined || arn === streamArn) return;
+      streamArn = arn;
+      shards = new Map();
+      await discover(false).catch(() => undefined);
+      log(`stream poller: ${table}: the store has a new stream (restored); reading it from its start`);
+      options.onStreamReplaced?.(table);
+    };
+    const failed = async (what: string, error: unknown) => {
+      failures += 1;
+      if (failures === 1) {
+        log(
+          `stream poller: ${table}: ${what} failed (${error instanceof Error ? error.message : String(error)}); backing off until it answers`,
+        );
+      }
+      await sleep(Math.min(MAX_BACKOFF_MS, intervalMs * 2 ** Math.min(failures, 10)));
+      if (!stopped) await followReplacedStream();
+    };
+    const recovered = async () => {
+      if (failures === 0) return;
+      await followReplacedStream();
+      log(`stream poller: ${table}: stream readable again after ${failures} failed attempt(s)`);
+      failures = 0;
+    };
+
     let sinceDescribe = 0;
     const loop = (async () => {
       while (!stopped) {
         let idle = true;
+        let failedNow = false;
         for (const shard of shards.values()) {
           if (shard.finished || shard.iterator === undefined || stopped) continue;
           try {
@@ -221,22 +270,27 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
               shard.iterator = await reacquire(streamArn, shard);
             } else shard.iterator = out.NextShardIterator;
           } catch (error) {
-            log(
-              `stream poller: GetRecords failed on ${shard.shardId}: ${error instanceof Error ? error.message : String(error)}`,
-            );
-            shard.iterator = await reacquire(streamArn, shard).catch(() => shard.iterator);
+            failedNow = true;
+            await failed(`GetRecords on ${shard.shardId}`, error);
+            if (shards.get(shard.shardId) === shard) {
+              shard.iterator = await reacquire(streamArn, shard).catch(() => shard.iterator);
+            }
+            break;
           }
         }
         sinceDescribe += intervalMs;
-        if (sinceDescribe >= 1000 && !stopped) {
+        if (sinceDescribe >= 1000 && !stopped && !failedNow) {
           sinceDescribe = 0;
-          await discover(false).catch((error: unknown) =>
-            log(
-              `stream poller: DescribeStream failed: ${error instanceof Error ? error.message : String(error)}`,
-            ),
+          await discover(false).then(
+            () => undefined,
+            async (error: unknown) => {
+              failedNow = true;
+              await failed("DescribeStream", error);
+            },
           );
         }
-        if (idle && !stopped) await sleep(intervalMs);
+        if (!failedNow) await recovered();
+        if (idle && !stopped && !failedNow) await sleep(intervalMs);
       }
     })();
     return () => loop;
@@ -291,6 +345,9 @@ async function clientEndpoint(client: DynamoDBClient): Promise<string> {
   const e = await provider();
   return `${e.protocol}//${e.hostname}${e.port === undefined ? "" : `:${e.port}`}${e.path}`;
 }
+
+/** The longest pause between two attempts on an unreadable stream. */
+const MAX_BACKOFF_MS = 5_000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

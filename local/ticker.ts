@@ -4,6 +4,10 @@
  * skipped and logged as an overrun (dispatch passes are safe to overlap, but overlapping ticks would
  * only pile up work when the store is slow). A slow pass skips every tick until it ends: the first
  * skip is logged, the rest are counted into one line when the pass ends (foldRepeats).
+ *
+ * A pass that fails (the store is down) starts a failing streak: one log line, then ticks back
+ * off (the interval doubling per failed pass, up to `maxBackoffMs`), and one line when a pass
+ * succeeds again. Not a line per tick.
  */
 import { foldRepeats } from "../src/app/observability.js";
 
@@ -14,6 +18,8 @@ export interface TickerOptions {
   /** Also tick once right away (default false). */
   immediate?: boolean;
   now?: () => number;
+  /** The longest pause between passes while they fail (default 30 s). */
+  maxBackoffMs?: number;
 }
 
 export interface Ticker {
@@ -21,13 +27,17 @@ export interface Ticker {
   runNow(): Promise<void>;
   /** Stops the interval and waits for a running pass to finish. */
   stop(): Promise<void>;
-  readonly stats: { ticks: number; skipped: number; failed: number };
+  /** `backedOff`: ticks left out while passes were failing. */
+  readonly stats: { ticks: number; skipped: number; failed: number; backedOff: number };
 }
 
 export function startTicker(options: TickerOptions): Ticker {
   const log = options.log ?? (() => {});
   const now = options.now ?? Date.now;
-  const stats = { ticks: 0, skipped: 0, failed: 0 };
+  const stats = { ticks: 0, skipped: 0, failed: 0, backedOff: 0 };
+  const maxBackoffMs = options.maxBackoffMs ?? 30_000;
+  let failing = 0;
+  let notBefore = 0;
   let running: Promise<void> | undefined;
   let startedAt = 0;
   let stopped = false;
@@ -40,10 +50,21 @@ export function startTicker(options: TickerOptions): Ticker {
     running = options
       .tick()
       .then(
-        () => undefined,
+        () => {
+          if (failing > 0) log(`ticker: dispatch passes succeed again after ${failing} failed pass(es)`);
+          failing = 0;
+          notBefore = 0;
+        },
         (error: unknown) => {
           stats.failed += 1;
-          log(`ticker: dispatch pass failed: ${error instanceof Error ? error.message : String(error)}`);
+          failing += 1;
+          const backoff = Math.min(maxBackoffMs, options.intervalMs * 2 ** Math.min(failing, 20));
+          notBefore = now() + backoff;
+          if (failing === 1) {
+            log(
+              `ticker: dispatch pass failed: ${error instanceof Error ? error.message : String(error)}; backing off (up to ${maxBackoffMs} ms between passes) until one succeeds`,
+            );
+          }
         },
       )
       .finally(() => {
@@ -55,6 +76,10 @@ export function startTicker(options: TickerOptions): Ticker {
 
   const timer = setInterval(() => {
     if (stopped) return;
+    if (failing > 0 && now() < notBefore) {
+      stats.backedOff += 1;
+      return;
+    }
     if (running !== undefined) {
       stats.skipped += 1;
       skips.occurred(`ticker: previous pass still running after ${now() - startedAt} ms; tick skipped`);

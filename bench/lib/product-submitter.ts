@@ -64,6 +64,7 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
     locks: options.locks,
     requests: {
       open: unused("open BMC requests"),
+      reopen: unused("re-ask BMCs"),
       markPublished: unused("publish"),
       recordEvent: unused("receive reports"),
       get: unused("read BMC requests"),

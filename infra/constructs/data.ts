@@ -123,7 +123,7 @@ export class FlowData extends Construct {
         encryption: dynamodb.TableEncryption.CUSTOMER_MANAGED,
         encryptionKey: this.key,
         pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-        stream: def.stream === "NEW_AND_OLD_IMAGES" ? dynamodb.StreamViewType.NEW_AND_OLD_IMAGES : undefined,
+        stream: def.stream === undefined ? undefined : dynamodb.StreamViewType[def.stream],
         timeToLiveAttribute: def.ttlAttribute,
         deletionProtection: props.protect,
         removalPolicy,

@@ -7,7 +7,9 @@
  *
  * The target group has protocol version GRPC, so the ALB keeps HTTP/2 to the targets and checks
  * them with the gRPC health service (`/grpc.health.v1.Health/Check`, healthy = gRPC status 0).
- * TLS ends at the load balancer; the hop to the task stays in private subnets.
+ * TLS ends at the load balancer; the hop to the task stays in private subnets. With a trust store
+ * the listener does mutual TLS in verify mode: only clients with a certificate the store's CAs
+ * signed get through, and the task learns who they are from the certificate the ALB forwards.
  */
 import { Duration, RemovalPolicy, Token } from "aws-cdk-lib";
 import * as ec2 from "aws-cdk-lib/aws-ec2";
@@ -31,6 +33,12 @@ export interface GrpcFrontProps {
   readonly minTasks: number;
   readonly maxTasks: number;
   readonly retain: boolean;
+  /**
+   * An ELBv2 trust store: the listener requires client certificates it signed and verifies them
+   * (mutual TLS, verify mode), and forwards the verified leaf to the task
+   * (`X-Amzn-Mtls-Clientcert-Leaf`), which records its subject as the caller of run changes.
+   */
+  readonly trustStoreArn?: string;
 }
 
 export class GrpcFront extends Construct {
@@ -150,6 +158,14 @@ export class GrpcFront extends Construct {
       sslPolicy: elbv2.SslPolicy.RECOMMENDED_TLS,
       open: false,
       defaultTargetGroups: [this.targetGroup],
+      ...(props.trustStoreArn === undefined
+        ? {}
+        : {
+            mutualAuthentication: {
+              mutualAuthenticationMode: elbv2.MutualAuthenticationMode.VERIFY,
+              trustStore: elbv2.TrustStore.fromTrustStoreArn(this, "TrustStore", props.trustStoreArn),
+            },
+          }),
     });
     this.loadBalancer.connections.allowTo(serviceSg, ec2.Port.tcp(GRPC_PORT), "ALB to gRPC tasks");
 

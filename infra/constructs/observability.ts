@@ -44,6 +44,7 @@ export const FLOW_METRIC_SERVICES = [
   "stream-evaluator",
   "task-steps",
   "bmc-result",
+  "event-publisher",
   "grpc",
 ] as const;
 
@@ -53,6 +54,7 @@ export interface ObservabilityProps {
   readonly streamEvaluator: lambda.IFunction;
   readonly taskSteps: lambda.IFunction;
   readonly bmcResult: lambda.IFunction;
+  readonly eventPublisher: lambda.IFunction;
   readonly streamDlq: sqs.IQueue;
   /** Execution ends and BMC reports bmc-result could not take (EventBridge DLQ, async on-failure). */
   readonly bmcResultDlq: sqs.IQueue;
@@ -208,6 +210,7 @@ export class Observability extends Construct {
           props.streamEvaluator.metricErrors({ ...oneMinute, label: "stream-evaluator" }),
           props.taskSteps.metricErrors({ ...oneMinute, label: "task-steps" }),
           props.bmcResult.metricErrors({ ...oneMinute, label: "bmc-result" }),
+          props.eventPublisher.metricErrors({ ...oneMinute, label: "event-publisher" }),
         ],
         right: [bmcResultDlqDepth.with({ label: "bmc-result DLQ depth" })],
         width: 12,

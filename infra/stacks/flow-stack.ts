@@ -6,6 +6,7 @@
  *   Scheduler (1 min) ─► ticker (Express, 6 × 10 s) ─► dispatcher ─► child task ─► task-steps ─► IoT cmd
  *   task-steps, bmc-result: a run child's outcome recorded ─► dispatcher {runId} (async wake-up)
  *   IoT rule flow/bmc/+/evt ─► bmc-result ◄─ EventBridge: child task ABORTED | TIMED_OUT | FAILED
+ *   RunEvents stream ─► event-publisher ─► EventBridge bus (run history, source flow.operation-runs)
  *   CloudWatch: dashboard + alarms (+ SNS)
  *
  * Permissions are granted here, by name, per principal: what each one's code is known to call
@@ -16,16 +17,19 @@
  * | principal        | tables                                           | other                                                    |
  * |------------------|--------------------------------------------------|----------------------------------------------------------|
  * | front (Fargate)  | read/write all (inventory import writes)         | child task: start, stop; secrets key: GenerateDataKey for run:* / task:* |
- * | dispatcher       | read/write Runs, Targets, Tasks, RackLocks       | child task: start, stop                                  |
- * | stream-evaluator | read/write Runs, Targets, Tasks, RackLocks       | child task: start, stop; Runs + Targets streams; DLQ send |
+ * | dispatcher       | read/write Runs, Targets, RunEvents, Tasks, RackLocks | child task: start, stop                             |
+ * | stream-evaluator | read/write Runs, Targets, RunEvents, Tasks, RackLocks | child task: start, stop; Runs + Targets streams; DLQ send |
  * | task-steps       | read/write Runs, Targets, Tasks, RackLocks; Inventory: GetItem + UpdateItem | iot:Publish on flow/bmc/<id>/cmd; secrets key: Decrypt run:* / task:*, GenerateDataKey bmc:*; invoke the dispatcher (wake-up) |
  * | bmc-result       | read/write Runs, Targets, Tasks, RackLocks       | DLQ send (async invoke failures); invoke the dispatcher (wake-up) |
+ * | event-publisher  | none (the RunEvents stream record is the event)  | RunEvents stream; events:PutEvents on the one configured bus; DLQ send |
  *
  * "read/write" is DynamoDB data-plane access (GetItem … TransactWriteItems) on the table and its
  * indexes, never table management. The secrets-key grants are conditioned on the KMS encryption
  * context (`kms:EncryptionContext:context`), so each principal handles only its own kind of blob:
  * `run:<runId>` / `task:<taskId>` (credentials at rest) and `bmc:<componentId>:<requestId>` (one
- * credential re-sealed for one BMC command). No statement anywhere has a `*` action.
+ * credential re-sealed for one BMC command). RunEvents is written only with the run changes it
+ * records (front: create and the controls; dispatcher and stream-evaluator: their passes); task-steps
+ * and bmc-result move targets and counters only. No statement anywhere has a `*` action.
  */
 import {
   Annotations,
@@ -76,6 +80,7 @@ export class FlowStack extends Stack {
   readonly streamEvaluator: FlowFunction;
   readonly taskSteps: FlowFunction;
   readonly bmcResult: FlowFunction;
+  readonly eventPublisher: FlowFunction;
   readonly childTask: ChildTaskStateMachine;
   readonly ticker: Ticker;
   readonly front: GrpcFront;
@@ -178,11 +183,25 @@ export class FlowStack extends Stack {
       environment: { ...build, ...wakesDispatcher },
     });
 
+    this.eventPublisher = new FlowFunction(this, "EventPublisher", {
+      ...fnDefaults,
+      entryFile: "event-publisher.ts",
+      description: "RunEvents stream: every run history event to EventBridge (source flow.operation-runs)",
+      timeout: Duration.seconds(30),
+      // No table prefix: it reads no table, only the stream records it is handed.
+      environment: {
+        [ENV.version]: config.version,
+        [ENV.gitCommit]: config.gitCommit,
+        [ENV.eventBusName]: config.eventBusName,
+      },
+    });
+
     // ---- grants (see the table at the top)
     const t = (name: Parameters<FlowData["table"]>[0]) => this.data.table(name);
     const operational = [t("Runs"), t("Targets"), t("Tasks"), t("RackLocks")];
     for (const fn of [this.dispatcher, this.streamEvaluator]) {
-      this.data.grantData(fn.role, { readWrite: operational });
+      // A pass's run write carries the history events it records (RunEvents, same transaction).
+      this.data.grantData(fn.role, { readWrite: [...operational, t("RunEvents")] });
       this.grantChildTaskExecutions(fn.role);
     }
     // recordBmcReport writes bmc# records (Tasks); reconcileExecutionEnd ends the task, its run
@@ -237,6 +256,33 @@ export class FlowStack extends Stack {
         }),
       );
     }
+
+    // ---- the run history out: RunEvents stream → event-publisher → the one bus it may write to.
+    // At least once (src/app/run-event-relay.ts): records whose events the bus refused are retried
+    // from the lowest failed one; after the retries, or a day, the DLQ gets their metadata.
+    this.eventPublisher.fn.addEventSource(
+      new eventSources.DynamoEventSource(t("RunEvents"), {
+        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
+        batchSize: 100,
+        bisectBatchOnError: true,
+        retryAttempts: 10,
+        maxRecordAge: Duration.days(1),
+        reportBatchItemFailures: true,
+        onFailure: new eventSources.SqsDlq(this.streamDlq),
+      }),
+    );
+    this.eventPublisher.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: "PublishRunEvents",
+        actions: ["events:PutEvents"],
+        resources: [this.eventBusArn(config.eventBusName)],
+      }),
+    );
+    acknowledge(
+      this.eventPublisher.role,
+      "Resource * is required by the services: dynamodb:ListStreams (stream event source) and X-Ray have no resource-level permissions.",
+      "AwsSolutions-IAM5[Resource::*]",
+    );
 
     // ---- execution ends the machine could not record → bmc-result
     // What bmc-result could not take lands here: EventBridge deliveries that failed for a day, and
@@ -303,10 +349,14 @@ export class FlowStack extends Stack {
         [ENV.plaintextBehindLoadBalancer]: "true",
         // Server reflection reads the .proto files the image ships (Dockerfile: WORKDIR /app, COPY proto).
         [ENV.protoDir]: "/app/proto",
+        // With a trust store the listener verifies client certificates and forwards the verified
+        // one; only then may the task read it as the caller (it is reachable through the ALB alone).
+        ...(config.mtlsTrustStoreArn === undefined ? {} : { [ENV.trustLoadBalancerClientCert]: "true" }),
       },
       minTasks: config.serviceMinTasks,
       maxTasks: config.serviceMaxTasks,
       retain: prod,
+      ...(config.mtlsTrustStoreArn === undefined ? {} : { trustStoreArn: config.mtlsTrustStoreArn }),
     });
     const taskRole = this.front.taskDefinition.taskRole as iam.Role;
     // Runs (create, controls), tasks (UpgradeFirmware, CancelTask), inventory import: all tables.
@@ -326,6 +376,7 @@ export class FlowStack extends Stack {
       streamEvaluator: this.streamEvaluator.fn,
       taskSteps: this.taskSteps.fn,
       bmcResult: this.bmcResult.fn,
+      eventPublisher: this.eventPublisher.fn,
       streamDlq: this.streamDlq,
       bmcResultDlq: this.bmcResultDlq,
       childTask: this.childTask.stateMachine,
@@ -347,6 +398,17 @@ export class FlowStack extends Stack {
     new CfnOutput(this, "DashboardName", { value: namePrefix });
 
     this.acknowledgeCustomResourceProvider();
+  }
+
+  /** `default` → this account's default bus in this region; an ARN stays as given. */
+  private eventBusArn(nameOrArn: string): string {
+    if (nameOrArn.startsWith("arn:")) return nameOrArn;
+    return Stack.of(this).formatArn({
+      service: "events",
+      resource: "event-bus",
+      resourceName: nameOrArn,
+      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
+    });
   }
 
   private newVpc(prod: boolean, customResources: boolean): ec2.Vpc {

@@ -3,7 +3,9 @@
  * validate their input with the pure core and throw `FlowError`s (src/domain/errors.ts); the gRPC
  * adapter maps those to status codes in one place (src/adapters/grpc/status.ts).
  */
+import type { Actor } from "../domain/actor.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
+import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
 import type {
   ComponentReadiness,
   CreateRunInput,
@@ -22,7 +24,7 @@ import type {
   VersionGroup,
 } from "../domain/model.js";
 import type { OperationRule, RuleDefinition } from "../domain/operation-rules.js";
-import type { FirmwareTemplateInput } from "../domain/run-config.js";
+import type { RunHistoryEvent } from "../domain/run-history.js";
 
 export interface TargetView extends Target {
   rackExternalId: string;
@@ -51,10 +53,17 @@ export interface CreateRunOptions {
    * (src/app/commit-reserve.ts) answers UNAVAILABLE rather than commit after the caller gave up.
    */
   deadline?: number;
+  /**
+   * Who asked, as the gRPC adapter found out (a verified certificate's subject, or a declared
+   * name); the run history records it. Absent (an internal caller such as a benchmark): the
+   * CREATED event has no actor.
+   */
+  actor?: Actor;
 }
 
+/** `actor` on the controls: who asked, as for create (CreateRunOptions.actor). */
 export interface OperationRunsApi {
-  /** Validates, plans and freezes a run with its targets, atomically. Returns the new run id. */
+  /** Validates, plans and freezes a run with its targets and its CREATED event, atomically. Returns the new run id. */
   createRun(input: CreateRunInput, options?: CreateRunOptions): Promise<{ id: string }>;
   /**
    * Exactly what createRun would freeze, written nowhere (flowctl --dry-run). A client request id
@@ -75,11 +84,13 @@ export interface OperationRunsApi {
   getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }>;
   listRuns(query: ListRunsQuery): Promise<{ runs: Run[]; total: number }>;
   listTargets(query: ListTargetsQuery): Promise<{ targets: TargetView[]; total: number }>;
-  pauseRun(id: string): Promise<Run>;
-  resumeRun(id: string): Promise<Run>;
+  /** (ours) The run's history, oldest first, paged; NotFound for an unknown run. */
+  listRunEvents(query: { runId: string; page: Page }): Promise<{ events: RunHistoryEvent[]; total: number }>;
+  pauseRun(id: string, actor?: Actor): Promise<Run>;
+  resumeRun(id: string, actor?: Actor): Promise<Run>;
   /** `expectedPhaseIndex` 0 or absent skips the check. */
-  advancePhase(id: string, expectedPhaseIndex: number | undefined): Promise<Run>;
-  cancelRun(id: string, reason: string): Promise<Run>;
+  advancePhase(id: string, expectedPhaseIndex: number | undefined, actor?: Actor): Promise<Run>;
+  cancelRun(id: string, reason: string, actor?: Actor): Promise<Run>;
 }
 
 export interface TasksApi {

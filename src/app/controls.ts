@@ -1,8 +1,9 @@
 /**
  * Manual controls (PauseOperationRun, ResumeOperationRun, AdvanceOperationRunPhase,
  * CancelOperationRun): read the run, apply the run reducer, commit with an optimistic write on the
- * version read (re-read and decide again when another writer got there first), THEN act on the
- * effects. Each returns the run as committed, without stats.
+ * version read (re-read and decide again when another writer got there first), together with the
+ * history events the change records and the caller who asked (src/domain/run-history.ts), THEN act
+ * on the effects. Each returns the run as committed, without stats.
  *
  * Cancel, as a timeline:
  *   t0  saveRun(CANCELLED)                       committed first: nothing new is claimed from now
@@ -15,8 +16,10 @@
  *       racks whose flash was interrupted from the untouched ones. The message is the reducer's
  *       (`not started: operation run cancelled`, or `not started: maintenance window closed`).
  */
+import type { Actor } from "../domain/actor.js";
 import { NotFoundError } from "../domain/errors.js";
 import { isTerminalTarget, type Run, type Target } from "../domain/model.js";
+import { historyEvents } from "../domain/run-history.js";
 import { type RunEffect, type RunEvent, reduceRun } from "../domain/run-machine.js";
 import type { OperationRunsApi } from "./api.js";
 import type { Dispatcher } from "./dispatcher.js";
@@ -42,11 +45,11 @@ export interface ControlsDeps {
 /** The OperationRunsApi control methods (what the gRPC adapter calls), plus short aliases. */
 export interface Controls
   extends Pick<OperationRunsApi, "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun"> {
-  pause(id: string): Promise<Run>;
-  resume(id: string): Promise<Run>;
+  pause(id: string, actor?: Actor): Promise<Run>;
+  resume(id: string, actor?: Actor): Promise<Run>;
   /** `expectedPhaseIndex` 0 or absent skips the check. */
-  advance(id: string, expectedPhaseIndex?: number): Promise<Run>;
-  cancel(id: string, reason: string): Promise<Run>;
+  advance(id: string, expectedPhaseIndex?: number, actor?: Actor): Promise<Run>;
+  cancel(id: string, reason: string, actor?: Actor): Promise<Run>;
 }
 
 const MAX_STALE_RETRIES = 10;
@@ -61,7 +64,16 @@ export function createControls(deps: ControlsDeps): Controls {
     deps.dispatch ??
     (dispatcher === undefined ? undefined : (runId: string) => dispatcher.dispatchRun(runId));
 
-  async function apply(id: string, event: RunEvent): Promise<{ run: Run; effects: RunEffect[] }> {
+  /**
+   * The control's change and the history events it records (who did it, and what followed from
+   * it) in one conditional write: a retry after a lost answer finds the change made and records
+   * nothing more (pausing a paused run writes nothing).
+   */
+  async function apply(
+    id: string,
+    event: RunEvent,
+    actor: Actor | undefined,
+  ): Promise<{ run: Run; effects: RunEffect[] }> {
     for (let attempt = 0; ; attempt++) {
       const run = await runs.getRun(id);
       if (run === undefined) throw new NotFoundError(`operation run not found: ${id}`);
@@ -70,7 +82,7 @@ export function createControls(deps: ControlsDeps): Controls {
       if (!result.ok) throw result.error;
       if (!result.write) return { run: result.run, effects: result.effects };
       const next = { ...result.run, updatedAt: Math.max(now, run.updatedAt + 1) };
-      const saved = await runs.saveRun(next, run.updatedAt);
+      const saved = await runs.saveRun(next, run.updatedAt, historyEvents(run, next, event, now, actor));
       if (saved === "saved") return { run: next, effects: result.effects };
       if (saved === "not-found") throw new NotFoundError(`operation run not found: ${id}`);
       // 'stale': a dispatcher or another control wrote first; decide again on what is there now.
@@ -168,24 +180,24 @@ export function createControls(deps: ControlsDeps): Controls {
     }
   }
 
-  async function pause(id: string): Promise<Run> {
-    return (await apply(id, { type: "pause" })).run;
+  async function pause(id: string, actor?: Actor): Promise<Run> {
+    return (await apply(id, { type: "pause" }, actor)).run;
   }
-  async function resume(id: string): Promise<Run> {
-    const { run, effects } = await apply(id, { type: "resume" });
+  async function resume(id: string, actor?: Actor): Promise<Run> {
+    const { run, effects } = await apply(id, { type: "resume" }, actor);
     await afterCommit(run, effects);
     if (run.status === "RUNNING") await wake(id);
     return run;
   }
-  async function advance(id: string, expectedPhaseIndex?: number): Promise<Run> {
+  async function advance(id: string, expectedPhaseIndex?: number, actor?: Actor): Promise<Run> {
     const event: RunEvent =
       expectedPhaseIndex === undefined ? { type: "advance" } : { type: "advance", expectedPhaseIndex };
-    const { run } = await apply(id, event);
+    const { run } = await apply(id, event, actor);
     if (run.status === "RUNNING") await wake(id);
     return run;
   }
-  async function cancel(id: string, reason: string): Promise<Run> {
-    const { run, effects } = await apply(id, { type: "cancel", reason });
+  async function cancel(id: string, reason: string, actor?: Actor): Promise<Run> {
+    const { run, effects } = await apply(id, { type: "cancel", reason }, actor);
     await afterCommit(run, effects);
     return run;
   }

@@ -42,7 +42,14 @@
 import { conflictRetryDelayMs, findConflictTimeout } from "../domain/backoff.js";
 import type { Run, Target } from "../domain/model.js";
 import { isTerminalRun } from "../domain/model.js";
-import { claimStatusMessage, freeSlots, type RunEffect, reduceRun } from "../domain/run-machine.js";
+import { historyEvents } from "../domain/run-history.js";
+import {
+  claimStatusMessage,
+  freeSlots,
+  type RunEffect,
+  type RunEvent,
+  reduceRun,
+} from "../domain/run-machine.js";
 import { CLAIM_LEASE_MS, isActive, isReady, readyInOrder } from "../domain/target-machine.js";
 import { errorText, type Logger, type Metrics, noopMetrics, pickLogger } from "./observability.js";
 import type { RunStore } from "./ports.js";
@@ -160,21 +167,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const readyNow = readyInOrder(queue, now);
       const conflictTimeout = findConflictTimeout(run, blocked, now);
       const expiredClaims = queue.held.filter((t) => t.status === "CLAIMED" && !isActive(t, now)).length;
-      const reduced = reduceRun(
-        run,
-        {
-          type: "evaluate",
-          ...(conflictTimeout === undefined ? {} : { conflictTimeout }),
-          ...(expiredClaims === 0 ? {} : { expiredClaims }),
-        },
-        now,
-      );
+      const event: RunEvent = {
+        type: "evaluate",
+        ...(conflictTimeout === undefined ? {} : { conflictTimeout }),
+        ...(expiredClaims === 0 ? {} : { expiredClaims }),
+      };
+      const reduced = reduceRun(run, event, now);
       // evaluate never refuses a PENDING or RUNNING run; a refusal here would be corrupted data.
       if (!reduced.ok) throw reduced.error;
       let current = reduced.run;
       if (reduced.write) {
         current = { ...current, updatedAt: Math.max(now, run.updatedAt + 1) };
-        const saved = await runs.saveRun(current, run.updatedAt);
+        // The history events ride with the write: of passes racing on one version, only the one
+        // whose write commits records "phase opened" (or whatever it decided).
+        const saved = await runs.saveRun(current, run.updatedAt, historyEvents(run, current, event, now));
         if (saved === "not-found") return { ...result, decision: "not-found" };
         if (saved === "stale") continue;
         if (current.reason === "SAFETY_GATE") metrics.add("GateTrips", 1);

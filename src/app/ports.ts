@@ -39,6 +39,7 @@ import type {
   VersionGroup,
 } from "../domain/model.js";
 import type { OperationRule } from "../domain/operation-rules.js";
+import type { RunHistoryEvent } from "../domain/run-history.js";
 
 // ---------------------------------------------------------------------------------------------
 // Runs and targets
@@ -100,6 +101,8 @@ export interface ClientRequestRecord extends Omit<ClientRequest, "id"> {
 export interface CreateRunOptions {
   /** Committed with the run, in the commit transaction: the id then names this run until it expires. */
   clientRequest?: ClientRequest;
+  /** The run's history events (its CREATED event), committed with it. */
+  events?: readonly RunHistoryEvent[];
   /**
    * Asked right before the commit; false abandons the create: nothing becomes visible (targets
    * written ahead are invisible orphans that expire as after a crash). The caller's deadline.
@@ -123,6 +126,8 @@ export interface RunStore {
    * is stored encrypted and stripped from the stored configuration (see getRunSecrets).
    * Not idempotent by itself: callers generate a fresh run id per request, and pass the client's
    * request id, if any, as `clientRequest` so that a retry finds the run (getClientRequest).
+   * `events` (the run's CREATED event) are written in the commit, so they exist exactly when the
+   * run does; each must be of this run and at its `updatedAt` (else RangeError).
    */
   createRun(run: Run, targets: Target[], options?: CreateRunOptions): Promise<CreateRunOutcome>;
 
@@ -162,8 +167,31 @@ export interface RunStore {
    * 'stale' and nothing is written. Never touches `inFlight` or the outcome counters: those move
    * only with target transitions, so a saveRun cannot lose a concurrent count.
    * `run.updatedAt` must differ from `expectedUpdatedAt` (use max(now, expected + 1)).
+   *
+   * With `events` (the history events this change records, src/domain/run-history.ts), ONE
+   * transaction: the run write as above, and each event put under (run, at, seq) only if that key
+   * is new. Both or neither: 'stale' or 'not-found' writes no event, and an event key already taken
+   * writes nothing and is 'stale'. So a retried control, a duplicated stream record or two racing
+   * passes record a change exactly once. Each event must be of this run and at the new
+   * `run.updatedAt` (else RangeError: the version is what makes its key unique).
+   *
+   *   A, B read the run at version 100; both decide "phase 1 opened"
+   *   A: saveRun(v105, expected 100, [PHASE_OPENED@105]) → saved: the run and the event
+   *   B: saveRun(v106, expected 100, [PHASE_OPENED@106]) → stale: no run write, no event
    */
-  saveRun(run: Run, expectedUpdatedAt: number): Promise<SaveRunOutcome>;
+  saveRun(run: Run, expectedUpdatedAt: number, events?: readonly RunHistoryEvent[]): Promise<SaveRunOutcome>;
+
+  /**
+   * A committed run's history, oldest first (by `at`, then `seq`), paged; `total` counts before
+   * paging. Strongly consistent: a control's event is there once the control returned. Unknown or
+   * uncommitted run → undefined (the caller answers NotFound); `knownCommitted` as for listTargets.
+   * One Query page holds well over a thousand events (a run records a few per phase and per pause).
+   */
+  listRunEvents(
+    runId: string,
+    page: Page,
+    options?: { knownCommitted?: boolean },
+  ): Promise<{ events: RunHistoryEvent[]; total: number } | undefined>;
 
   /**
    * One phase's claim queue, strongly consistent, each list in sequence order: every HELD target
@@ -257,6 +285,23 @@ export interface RunStore {
    * a repeat only moves the clock again.
    */
   restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Run events out
+
+/**
+ * Where the run history is published for other systems: EventBridge (in AWS, and locally on
+ * moto). At-least-once: the publisher reads the RunEvents stream, which delivers each event at
+ * least once, and an event whose publication failed is published again, so a consumer may see one
+ * twice and dedupes on its id (`runEventId`). Order is not guaranteed across retries.
+ */
+export interface RunEventBus {
+  /**
+   * Publishes each event once per call; resolves with the indexes of the ones the bus refused
+   * (to publish again later). Throws when the bus could not be reached: none may have arrived.
+   */
+  publish(events: readonly RunHistoryEvent[]): Promise<{ rejected: number[] }>;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -488,9 +533,27 @@ export interface BmcRequestStore {
   recordEvent(componentId: string, event: BmcEvent, now: number): Promise<"recorded" | "ignored">;
   /** Strongly consistent; missing records are absent from the map. Key: `${componentId}#${requestId}`. */
   get(keys: readonly { componentId: string; requestId: string }[]): Promise<Map<string, BmcRequestRecord>>;
+  /**
+   * A command to send again (a re-driven task, src/domain/redrive.ts): unless the record has its
+   * answer ('answered'), forgets that it was published, so the next send step publishes it under
+   * the same request id, and gives it the new `window`.
+   */
+  reopen(
+    componentId: string,
+    requestId: string,
+    window: { sentAt: number; deadline: number },
+  ): Promise<"reopened" | "answered">;
 }
 
 export const requestKey = (componentId: string, requestId: string): string => `${componentId}#${requestId}`;
+
+/**
+ * A cheap question to the data store that says whether it can be reached: resolves when it
+ * answered (whatever it answered), rejects when it could not be reached or kept throttling.
+ */
+export interface StoreProbe {
+  probe(): Promise<void>;
+}
 
 /**
  * A child task's BMC commands as command sets (src/domain/command-sets.ts): one record per task and

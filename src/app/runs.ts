@@ -1,8 +1,8 @@
 /**
  * Create and read use cases for operation runs: validate with the pure core, plan against the
  * racks the plan can draw from (read by key, plan-inventory.ts), freeze the run and its targets
- * atomically, and answer queries with the spec's ordering, scoping and status codes. Manual
- * controls live in controls.ts (they meet the dispatcher); this file never changes a run after it
+ * atomically (with the run's CREATED history event), and answer queries with the spec's ordering,
+ * scoping and status codes, the run's history included. Manual controls live in controls.ts (they meet the dispatcher); this file never changes a run after it
  * is created.
  *
  * Create, step by step:
@@ -37,6 +37,7 @@ import type {
   CreateRunInput,
   ListRunsQuery,
   ListTargetsQuery,
+  Page,
   Run,
   RunConfig,
   RunStats,
@@ -44,6 +45,7 @@ import type {
 } from "../domain/model.js";
 import { type ExcludedTarget, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
+import { createdEvent, type RunHistoryEvent } from "../domain/run-history.js";
 import { computeStats } from "../domain/stats.js";
 import type { CreateRunOptions, TargetView } from "./api.js";
 import { type CommitReserve, createCommitReserve } from "./commit-reserve.js";
@@ -194,6 +196,7 @@ export function createRunService(deps: RunsDeps) {
       }));
       const freezing = clock();
       const created = await runs.createRun(run, targets, {
+        events: [createdEvent(run, options.actor)],
         mayCommit: () => !gone() && !late(),
         ...(request === undefined
           ? {}
@@ -275,6 +278,16 @@ export function createRunService(deps: RunsDeps) {
         return { ...t, rackExternalId: externalId };
       });
       return { targets, total: page.total };
+    },
+
+    async listRunEvents(query: {
+      runId: string;
+      page: Page;
+    }): Promise<{ events: RunHistoryEvent[]; total: number }> {
+      const run = await requireRun(query.runId);
+      const page = await runs.listRunEvents(run.id, query.page, { knownCommitted: true });
+      if (!page) throw runNotFound(run.id);
+      return page;
     },
 
     requireRun,

@@ -85,3 +85,25 @@ export class DeadlineExceededError extends FlowError {
 export function formatViolation(v: FieldViolation): string {
   return v.field ? `${v.field}: ${v.rule}` : v.rule;
 }
+
+/**
+ * The data store cannot be reached, or keeps throttling after the client's own retries: raised at
+ * the store adapter's boundary (src/adapters/dynamodb/db.ts), answered UNAVAILABLE (retryable),
+ * never INTERNAL. The message is fixed (no endpoint, table or SDK text reaches a client); the
+ * adapter's error is the `cause`, for logs.
+ */
+export class StoreUnavailableError extends FlowError {
+  constructor(
+    readonly reason: "unreachable" | "throttled",
+    options?: { cause?: unknown },
+  ) {
+    super(
+      "UNAVAILABLE",
+      reason === "unreachable"
+        ? "the data store is unreachable; retry later"
+        : "the data store is throttling requests; retry later",
+    );
+    this.name = "StoreUnavailableError";
+    if (options?.cause !== undefined) this.cause = options.cause;
+  }
+}

@@ -1,5 +1,6 @@
 /**
- * Create-time validation of an operation run's configuration, and of a plain UpgradeFirmware task.
+ * Create-time validation of an operation run's configuration (its operation template, and a plain
+ * UpgradeFirmware task, in firmware-template.ts).
  *
  * `validateCreateRun` turns the decoded request into the *effective* configuration: every default
  * filled in and every generated seed stored, so that reading the run back shows exactly what the
@@ -24,39 +25,25 @@
  * the domain has no clock. The schedule rules are in maintenance-window.ts (`checkSchedule`).
  */
 import type { FieldViolation } from "./errors.js";
+import { checkFirmwareTemplate } from "./firmware-template.js";
 import { checkSchedule } from "./maintenance-window.js";
-import {
-  COMPONENT_TYPES,
-  type ComponentFilter,
-  type ComponentFilterInput,
-  type ComponentRef,
-  type ComponentType,
-  type ConflictRetryPolicy,
-  type CreateRunInput,
-  type FirmwareTemplate,
-  type GateScope,
-  type NvlDomainRef,
-  type PhasePlan,
-  type RackRef,
-  type RunConfig,
-  type SafetyGate,
-  type SafetyGateInput,
-  type Scoped,
-  type TargetSpec,
-  type TargetSpecInput,
+import type {
+  ComponentFilter,
+  ComponentFilterInput,
+  ConflictRetryPolicy,
+  CreateRunInput,
+  FirmwareTemplate,
+  GateScope,
+  PhasePlan,
+  RunConfig,
+  SafetyGate,
+  SafetyGateInput,
+  Scoped,
 } from "./model.js";
-import { checkSubTargets } from "./sub-targets.js";
-import { isNilUuid, isUuid, uuidError } from "./uuid.js";
-
-/** An UpgradeFirmware request as decoded, before validation (its target spec may be absent or unset). */
-export type FirmwareTemplateInput = Omit<FirmwareTemplate, "targetSpec"> & { targetSpec?: TargetSpecInput };
+import { Violations } from "./violations.js";
 
 export type CreateRunValidation =
   | { ok: true; name: string; description: string; config: RunConfig }
-  | { ok: false; violations: FieldViolation[] };
-
-export type FirmwareTaskValidation =
-  | { ok: true; template: FirmwareTemplate }
   | { ok: false; violations: FieldViolation[] };
 
 /** Applied field by field: a request that sends only `retry_timeout` keeps the other two defaults. */
@@ -79,62 +66,6 @@ const OPERATION = `${CONFIG}.operation`;
 const FIRMWARE = `${OPERATION}.upgrade_firmware`;
 const SCOPE = `${OPERATION}.target_scope`;
 const FILTER = `${SCOPE}.default_scope_component_filter`;
-
-/** Collects violations; every check reports and carries on rather than returning early. */
-class Violations {
-  readonly list: FieldViolation[] = [];
-
-  add(field: string, rule: string): void {
-    this.list.push({ field, rule });
-  }
-
-  /** (ours) The wire's int32 always is whole, but the CLI and tests build inputs by hand. */
-  wholeNumber(field: string, value: number): boolean {
-    if (Number.isInteger(value)) return true;
-    this.add(field, `must be a whole number (got ${value})`);
-    return false;
-  }
-
-  /** `rule` is reported when `value` is a whole number outside min..max. */
-  between(field: string, value: number, min: number, max: number, rule: string): void {
-    if (this.wholeNumber(field, value) && (value < min || value > max)) this.add(field, rule);
-  }
-
-  /** `rule` is reported when `value` is a whole number <= 0. */
-  positive(field: string, value: number, rule: string): void {
-    if (this.wholeNumber(field, value) && value <= 0) this.add(field, rule);
-  }
-
-  /** A non-nil UUID, lowercased; otherwise reports `rule` and returns undefined. */
-  nonNilUuid(field: string, value: string, rule: string): string | undefined {
-    if (isUuid(value) && !isNilUuid(value)) return value.toLowerCase();
-    this.add(field, rule);
-    return undefined;
-  }
-
-  /** Keeps the known types; reports `rule(index, type)` for UNKNOWN (and anything else unknown). */
-  componentTypes(
-    field: string,
-    types: readonly Scoped<ComponentType>[],
-    rule: (i: number, t: string) => string,
-  ): ComponentType[] {
-    const known: ComponentType[] = [];
-    types.forEach((t, i) => {
-      if (isComponentType(t)) known.push(t);
-      else this.add(`${field}[${i}]`, rule(i, t));
-    });
-    return known;
-  }
-}
-
-function isComponentType(t: string): t is ComponentType {
-  return (COMPONENT_TYPES as readonly string[]).includes(t);
-}
-
-/** How Go's `%v` prints the proto enum value in the reference's messages. */
-function protoComponentType(t: string): string {
-  return `COMPONENT_TYPE_${t}`;
-}
 
 // ---------------------------------------------------------------------------------------------
 
@@ -206,24 +137,6 @@ export function validateCreateRun(
   };
 }
 
-/**
- * Validates a plain UpgradeFirmware task request. Unlike inside a run, where an absent spec means
- * "the default scope", here `target_spec` says exactly which racks to flash, so it is required.
- * Field paths are relative to the request: `target_spec`, `target_spec.racks.targets[0].id`. Its
- * start_time and end_time follow the run's rules (end after start, not already past at `now`).
- */
-export function validateFirmwareTask(request: FirmwareTemplateInput, now: number): FirmwareTaskValidation {
-  const v = new Violations();
-  if (request.targetSpec === undefined) v.add("target_spec", "target_spec is required");
-  const template = checkFirmwareTemplate(request, "", v);
-  const { startTime, endTime } = request;
-  v.list.push(
-    ...checkSchedule({ startTime, endTime, windows: [] }, now, { endTime: "end_time", windows: "" }),
-  );
-  if (v.list.length > 0) return { ok: false, violations: v.list };
-  return { ok: true, template };
-}
-
 // ---------------------------------------------------------------------------------------------
 // Operation and target scope (checked first, as the reference does)
 
@@ -252,36 +165,6 @@ function checkOperation(input: OperationInput, v: Violations): CheckedOperation 
         ? { excludeOperationRunIds }
         : { excludeOperationRunIds, defaultScopeComponentFilter: filter },
   };
-}
-
-/**
- * The template with ids lowercased; every other field is carried unchanged (credentials included:
- * the store encrypts them). `prefix` is the template's own path, "" for a plain task request.
- */
-function checkFirmwareTemplate(
-  input: FirmwareTemplateInput,
-  prefix: string,
-  v: Violations,
-): FirmwareTemplate {
-  const { targetSpec: specInput, ...rest } = input;
-  const template: FirmwareTemplate = rest;
-  // (ours) Absent means "from the firmware baselines" (frozen at create); "" means nothing at all.
-  if (input.targetVersion?.trim() === "") {
-    v.add(
-      `${prefix}target_version`,
-      "must not be empty: omit it to take each component's version from the firmware baselines",
-    );
-  }
-  if (input.ruleId !== undefined) {
-    // The reference: "invalid upgrade_firmware.rule_id: must be a valid non-zero UUID".
-    template.ruleId =
-      v.nonNilUuid(`${prefix}rule_id`, input.ruleId, "must be a valid non-zero UUID") ?? input.ruleId;
-  }
-  // (ours) Names each component type has (src/domain/sub-targets.ts), lowercased.
-  template.subTargets = checkSubTargets(input.subTargets, `${prefix}sub_targets`, (x) => v.list.push(x));
-  const spec = specInput && checkTargetSpec(specInput, `${prefix}target_spec`, v);
-  if (spec !== undefined) template.targetSpec = spec;
-  return template;
 }
 
 /** Undefined means "no filter": absent, or a filter message with neither branch set. */
@@ -315,93 +198,6 @@ function checkComponentFilter(
     if (id !== undefined) componentIds.push(id);
   });
   return { kind: "components", componentIds };
-}
-
-/**
- * An explicit target spec with ids lowercased. An explicit spec must name at least one target:
- * `{ racks: { targets: [] } }` is a mistake, not "the default scope". Undefined when no kind is set.
- * Ids only need to parse: a nil id is left for the inventory lookup to not find, as in the reference.
- */
-function checkTargetSpec(spec: TargetSpecInput, path: string, v: Violations): TargetSpec | undefined {
-  switch (spec.kind) {
-    case "unset":
-      v.add(path, "target_spec must have one of racks, nvl_domains, or components set");
-      return undefined;
-    case "racks": {
-      const at = `${path}.racks.targets`;
-      if (spec.racks.length === 0) v.add(at, "racks.targets must have at least one entry");
-      const racks = spec.racks.map((target, i) => ({
-        ref: checkRackRef(target.ref, `${at}[${i}]`, v),
-        componentTypes: v.componentTypes(
-          `${at}[${i}].component_types`,
-          target.componentTypes,
-          (_, t) => `unknown component type ${protoComponentType(t)} in rack target filter`,
-        ),
-      }));
-      return { kind: "racks", racks };
-    }
-    case "components": {
-      const at = `${path}.components.targets`;
-      if (spec.components.length === 0) v.add(at, "components.targets must have at least one entry");
-      return {
-        kind: "components",
-        components: spec.components.map((c, i) => checkComponentRef(c, `${at}[${i}]`, v)),
-      };
-    }
-    case "nvlDomains": {
-      const at = `${path}.nvl_domains.targets`;
-      if (spec.domains.length === 0) v.add(at, "nvl_domains.targets must have at least one entry");
-      const domains = spec.domains.map((d, i) => ({
-        ref: checkNvlDomainRef(d.ref, `${at}[${i}]`, v),
-        componentTypes: v.componentTypes(
-          `${at}[${i}].component_types`,
-          d.componentTypes,
-          (_, t) => `unknown component type ${protoComponentType(t)} in NVLink domain target filter`,
-        ),
-      }));
-      return { kind: "nvlDomains", domains };
-    }
-  }
-}
-
-/** Parses like the reference: `invalid rack uuid "r1": invalid UUID length: 2`. */
-function parsedId(id: string, at: string, what: string, v: Violations): string {
-  const error = uuidError(id);
-  if (error === undefined) return id.toLowerCase();
-  v.add(at, `invalid ${what} ${JSON.stringify(id)}: ${error}`);
-  return id;
-}
-
-function checkRackRef(ref: RackRef | { by: "unset" }, at: string, v: Violations): RackRef {
-  switch (ref.by) {
-    case "unset":
-      v.add(at, "rack target must have either id, external_id, or name set");
-      return { by: "id", id: "" };
-    case "id":
-      if (ref.id === "") {
-        v.add(`${at}.id`, "rack target id must not be empty");
-        return ref;
-      }
-      return { by: "id", id: parsedId(ref.id, `${at}.id`, "rack uuid", v) };
-    case "name":
-      if (ref.name === "") v.add(`${at}.name`, "rack target name must not be empty");
-      return ref;
-    case "externalId":
-      if (ref.externalId === "") v.add(`${at}.external_id`, "rack target external_id must not be empty");
-      return ref;
-  }
-}
-
-function checkComponentRef(ref: ComponentRef, at: string, v: Violations): ComponentRef {
-  if (ref.by === "id") return { by: "id", id: parsedId(ref.id, `${at}.id`, "component uuid", v) };
-  if (ref.externalId === "") v.add(`${at}.external.id`, "external component id must not be empty");
-  return ref;
-}
-
-function checkNvlDomainRef(ref: NvlDomainRef, at: string, v: Violations): NvlDomainRef {
-  if (ref.by === "id") return { by: "id", id: parsedId(ref.id, `${at}.id`, "NVLink domain id", v) };
-  if (ref.name === "") v.add(`${at}.name`, "NVLink domain target name must not be empty");
-  return ref;
 }
 
 // ---------------------------------------------------------------------------------------------

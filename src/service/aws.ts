@@ -24,6 +24,7 @@ import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executo
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
 import type { Logger, Metrics } from "../app/observability.js";
 import type { Cipher, RunWaker } from "../app/ports.js";
+import type { StoreUnavailableError } from "../domain/errors.js";
 import { type ChildTaskParts, childTaskParts, childTaskService } from "./child-tasks.js";
 import type { DispatchConfig, SecretsConfig, StoresConfig } from "./config.js";
 
@@ -31,7 +32,13 @@ import type { DispatchConfig, SecretsConfig, StoresConfig } from "./config.js";
  * The `Service` of each deployable: its logger's `service` and its metrics' `Service` dimension
  * (infra/constructs/observability.ts FLOW_METRIC_SERVICES).
  */
-export type Emitter = "dispatcher" | "stream-evaluator" | "task-steps" | "bmc-result" | "grpc";
+export type Emitter =
+  | "dispatcher"
+  | "stream-evaluator"
+  | "task-steps"
+  | "bmc-result"
+  | "event-publisher"
+  | "grpc";
 
 /**
  * What a root observes with, built once per deployable (src/adapters/observability/): Powertools'
@@ -46,7 +53,7 @@ export interface RootObservability {
 
 const captured = <C>(obs: RootObservability, client: C): C => (obs.capture ? obs.capture(client) : client);
 
-export function awsOptions(config: StoresConfig): AwsOptions {
+export function awsOptions(config: Pick<StoresConfig, "awsEndpoint">): AwsOptions {
   return config.awsEndpoint === undefined ? {} : { endpoint: config.awsEndpoint };
 }
 
@@ -97,6 +104,8 @@ export function awsChildTasks(
   obs: RootObservability,
   /** The front's calls have a client waiting on a deadline; the Lambdas' have none. */
   dynamoProfile: "front" | "worker" = "worker",
+  /** Told of every store call that failed because the store is unavailable (the store-health monitor). */
+  onUnavailable?: (error: StoreUnavailableError) => void,
 ): AwsChildTasks {
   const aws = awsOptions(config);
   const names = tableNames(config.tablePrefix);
@@ -105,7 +114,10 @@ export function awsChildTasks(
   const stores = createDynamoStores(
     captured(obs, createDynamoDbClient({ ...aws, profile: dynamoProfile })),
     names,
-    cipher ? { cipher: cipher.cipher } : {},
+    {
+      ...(cipher ? { cipher: cipher.cipher } : {}),
+      ...(onUnavailable === undefined ? {} : { onUnavailable }),
+    },
   );
   const waker = lambdaWaker(config.dispatcherFunctionName, aws, obs);
   const parts = childTaskParts({

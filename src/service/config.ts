@@ -68,6 +68,14 @@ export const ENV = {
    */
   maxInFlightCalls: "FLOW_MAX_IN_FLIGHT_CALLS",
   maxConcurrentCreates: "FLOW_MAX_CONCURRENT_CREATES",
+  /**
+   * `true`: the caller of a run change may be the client certificate the load balancer forwards
+   * (ALB mTLS verify mode). Only with FLOW_PLAINTEXT_BEHIND_LB: the front must be reachable
+   * through that load balancer alone (src/adapters/grpc/caller-identity.ts).
+   */
+  trustLoadBalancerClientCert: "FLOW_TRUST_LB_CLIENT_CERT",
+  /** The EventBridge bus run events are published to (name or ARN); default: the account's `default`. */
+  eventBusName: "FLOW_EVENT_BUS_NAME",
   /** Build facts reported by the Version RPC. */
   version: "FLOW_VERSION",
   gitCommit: "FLOW_GIT_COMMIT",
@@ -191,6 +199,30 @@ export const readBmcResultConfig = configReader(
   }),
 );
 
+/** An EventBridge bus name (1-256 of [A-Za-z0-9._-/]) or a bus ARN. */
+const eventBusName = matching(
+  /^([A-Za-z0-9._\-/]{1,256}|arn:aws[a-z-]*:events:[a-z0-9-]+:\d{12}:event-bus\/[A-Za-z0-9._\-/]{1,256})$/,
+  "an EventBridge bus name or ARN",
+);
+
+export interface EventPublisherConfig {
+  /** Absent in AWS; locally the endpoint that serves EventBridge (moto). */
+  awsEndpoint?: string;
+  eventBusName: string;
+}
+
+/** The event publisher reads the RunEvents stream (its event, not a table) and writes to one bus. */
+export const readEventPublisherConfig = configReader(
+  {
+    awsEndpoint: optional(ENV.awsEndpoint, httpUrl),
+    eventBusName: withDefault(ENV.eventBusName, eventBusName, "default"),
+  },
+  (v): EventPublisherConfig => ({
+    ...(v.awsEndpoint === undefined ? {} : { awsEndpoint: v.awsEndpoint }),
+    eventBusName: v.eventBusName,
+  }),
+);
+
 export interface GrpcFrontConfig extends StoresConfig {
   /** The TasksApi and the run controls start and stop child-task executions. */
   childTaskStateMachineArn: string;
@@ -200,6 +232,8 @@ export interface GrpcFrontConfig extends StoresConfig {
   /** PEM files; both or neither, and a client CA only with them (mutual TLS). */
   tls?: { certFile: string; keyFile: string; clientCaFile?: string };
   plaintextBehindLoadBalancer: boolean;
+  /** Read the caller from the certificate the load balancer forwards (needs plaintextBehindLoadBalancer). */
+  trustLoadBalancerClientCert: boolean;
   protoDir?: string;
   /** What the server admits at once; the rest is shed with RESOURCE_EXHAUSTED. */
   admission: AdmissionLimits;
@@ -240,6 +274,7 @@ export const readGrpcFrontConfig = configReader(
     tlsKey: optional(ENV.tlsKey, text),
     tlsClientCa: optional(ENV.tlsClientCa, text),
     plaintextBehindLoadBalancer: withDefault(ENV.plaintextBehindLoadBalancer, boolean, false),
+    trustLoadBalancerClientCert: withDefault(ENV.trustLoadBalancerClientCert, boolean, false),
     protoDir: optional(ENV.protoDir, text),
     ...admissionSettings(DEFAULT_ADMISSION_LIMITS),
     version: withDefault(ENV.version, text, "0.0.0"),
@@ -248,6 +283,13 @@ export const readGrpcFrontConfig = configReader(
   },
   (v, report): GrpcFrontConfig => {
     const tls = tlsFiles(v, report);
+    if (v.trustLoadBalancerClientCert && !v.plaintextBehindLoadBalancer) {
+      // A front reachable directly could be sent the header by anyone.
+      report(
+        ENV.trustLoadBalancerClientCert,
+        `needs ${ENV.plaintextBehindLoadBalancer}=true (the front behind the load balancer, reachable only through it)`,
+      );
+    }
     return {
       ...stores(v),
       childTaskStateMachineArn: v.childTaskStateMachineArn,
@@ -256,6 +298,7 @@ export const readGrpcFrontConfig = configReader(
       port: v.port,
       ...(tls === undefined ? {} : { tls }),
       plaintextBehindLoadBalancer: v.plaintextBehindLoadBalancer,
+      trustLoadBalancerClientCert: v.trustLoadBalancerClientCert,
       ...(v.protoDir === undefined ? {} : { protoDir: v.protoDir }),
       admission: admissionLimits(v, report),
       build: { version: v.version, gitCommit: v.gitCommit, buildTime: v.buildTime },

@@ -106,13 +106,14 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     getRun: async (id, includeStats) => runs().getRun(id, includeStats),
     listRuns: async (query) => runs().listRuns(query),
     listTargets: async (query) => runs().listTargets(query),
-    pauseRun: async (id) => controls().pauseRun(id),
-    resumeRun: async (id) => controls().resumeRun(id),
-    advancePhase: async (id, expected) => controls().advancePhase(id, expected),
-    cancelRun: async (id, reason) => {
+    listRunEvents: async (query) => runs().listRunEvents(query),
+    pauseRun: async (id, actor) => controls().pauseRun(id, actor),
+    resumeRun: async (id, actor) => controls().resumeRun(id, actor),
+    advancePhase: async (id, expected, actor) => controls().advancePhase(id, expected, actor),
+    cancelRun: async (id, reason, actor) => {
       // The reference checks for the task manager first: cancel must be able to stop children.
       tasks();
-      return controls().cancelRun(id, reason);
+      return controls().cancelRun(id, reason, actor);
     },
     upgradeFirmware: async (request) => tasks().upgradeFirmware(request),
     getTasks: async (ids) => tasks().getTasks(ids),

@@ -1,17 +1,22 @@
 /**
  * Composition root of the gRPC front on ECS Fargate (the process is src/service/grpc-main.ts):
  * from its configuration, the stores, the Step Functions task service and the run use cases, as
- * the FlowApi and the options its server starts with, all logging and counting through the
- * front's one Powertools logger and metrics (service `grpc`). Builds clients, binds nothing. No
+ * the FlowApi and the options its server starts with, and the store-health monitor behind its
+ * health service (NOT_SERVING while DynamoDB cannot be reached; calls answered UNAVAILABLE at once
+ * meanwhile), all logging and counting through the front's one Powertools logger and metrics
+ * (service `grpc`). Builds clients, binds nothing, starts nothing: grpc-main starts the monitor. No
  * tracer: X-Ray on Fargate needs a daemon sidecar and a segment per call, which the front has not.
  */
 import { randomUUID } from "node:crypto";
+import { tableNames } from "../adapters/dynamodb/schema.js";
+import { storeProbe } from "../adapters/dynamodb/store-probe.js";
 import type { GrpcServerOptions } from "../adapters/grpc/server.js";
 import {
   type PowertoolsObservability,
   powertoolsObservability,
 } from "../adapters/observability/powertools.js";
 import type { FlowApi } from "../app/api.js";
+import { createStoreHealth, failFastWhileUnreachable, type StoreHealth } from "../app/store-health.js";
 import { awsChildTasks, awsOptions, stepFunctionsExecutor } from "./aws.js";
 import { childTaskService } from "./child-tasks.js";
 import type { GrpcFrontConfig } from "./config.js";
@@ -20,40 +25,52 @@ import { assembleFlowApi } from "./flow-api.js";
 export interface GrpcFront {
   api: FlowApi;
   server: GrpcServerOptions;
+  storeHealth: StoreHealth;
 }
 
 export function composeGrpcFront(
   config: GrpcFrontConfig,
   obs: PowertoolsObservability = powertoolsObservability("grpc"),
 ): GrpcFront {
-  const { stores, parts } = awsChildTasks(config, obs, "front");
+  // The probe runs on a single-attempt client of its own (src/adapters/dynamodb/store-probe.ts).
+  const storeHealth = createStoreHealth({
+    probe: storeProbe(awsOptions(config), tableNames(config.tablePrefix).runs),
+    logger: obs.logger,
+  });
+  const { stores, parts } = awsChildTasks(config, obs, "front", () => storeHealth.suspect());
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
     policy: stores.policy,
     executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config), obs),
     newId: randomUUID,
   });
-  const api = assembleFlowApi({
-    stores,
-    tasks,
-    clock: Date.now,
-    newId: randomUUID,
-    logger: obs.logger,
-    buildInfo: config.build,
-  });
+  const api = failFastWhileUnreachable(
+    assembleFlowApi({
+      stores,
+      tasks,
+      clock: Date.now,
+      newId: randomUUID,
+      logger: obs.logger,
+      buildInfo: config.build,
+    }),
+    storeHealth,
+  );
   return {
     api,
+    storeHealth,
     server: {
       api,
       host: config.host,
       port: config.port,
       ...(config.tls === undefined ? {} : { tls: config.tls }),
       allowInsecureNonLoopback: config.plaintextBehindLoadBalancer,
+      trustLoadBalancerClientCert: config.trustLoadBalancerClientCert,
       logger: obs.logger,
       ...(config.protoDir === undefined ? {} : { protoDir: config.protoDir }),
       admission: config.admission,
       // The ALB polls health every few seconds: give it time to see NOT_SERVING before we refuse calls.
       drainMs: 5_000,
+      storeHealth,
     },
   };
 }

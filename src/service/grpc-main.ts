@@ -16,10 +16,12 @@ const obs = powertoolsObservability("grpc");
 async function main(): Promise<void> {
   const front = composeGrpcFront(readGrpcFrontConfig(process.env), obs);
   const server = await startGrpcServer(front.server);
+  front.storeHealth.start();
   obs.logger.info("flow gRPC front listening", { host: front.server.host, port: server.port });
 
   const stop = (signal: string) => {
     obs.logger.info("stopping", { signal });
+    void front.storeHealth.stop();
     server.shutdown(20_000).then(
       () => process.exit(0),
       () => process.exit(1),

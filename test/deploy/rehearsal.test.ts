@@ -59,6 +59,7 @@ import {
   ENV,
   readBmcResultConfig,
   readDispatchConfig,
+  readEventPublisherConfig,
   readTaskStepsConfig,
 } from "../../src/service/config.js";
 import type { ConfigReader } from "../../src/service/env-reader.js";
@@ -131,7 +132,7 @@ describe("deploy rehearsal: the stack and what the endpoint created", () => {
       "AWS::Logs::LogGroup",
     ];
     expect(deployment.skipped.filter((r) => runsOn.includes(r.type))).toEqual([]);
-    expect(deployment.deployed.filter((r) => r.type === "AWS::Lambda::Function")).toHaveLength(4);
+    expect(deployment.deployed.filter((r) => r.type === "AWS::Lambda::Function")).toHaveLength(5);
   });
 
   it("outputs: the names the runtime and the operator use", () => {
@@ -228,6 +229,7 @@ const functions: [string, ConfigReader<object>][] = [
   ["StreamEvaluator", readDispatchConfig],
   ["TaskSteps", readTaskStepsConfig],
   ["BmcResult", readBmcResultConfig],
+  ["EventPublisher", readEventPublisherConfig],
 ];
 
 describe("deploy rehearsal: functions as their composition roots read them", () => {
@@ -260,8 +262,12 @@ describe("deploy rehearsal: functions as their composition roots read them", () 
       );
       expect(unread).toEqual([]);
       expect(() => reader(env)).not.toThrow();
-      // Every reference CloudFormation resolved names something the endpoint has.
-      expect(env[ENV.tablePrefix]).toBe(PREFIX);
+      // Every reference CloudFormation resolved names something the endpoint has. The event
+      // publisher reads no table (its stream records are the events): no prefix, its bus.
+      if (id === "EventPublisher") {
+        expect(env).not.toHaveProperty(ENV.tablePrefix);
+        expect(env[ENV.eventBusName]).toBe("default");
+      } else expect(env[ENV.tablePrefix]).toBe(PREFIX);
       if (ENV.childTaskStateMachineArn in env) {
         expect(env[ENV.childTaskStateMachineArn]).toBe(deployment.outputs.ChildTaskStateMachineArn);
       }
@@ -325,6 +331,29 @@ describe("deploy rehearsal: the child task and the streams", () => {
         DestinationConfig: { OnFailure: { Destination: dlqArn } },
       });
     }
+  });
+
+  it("event-publisher consumes the RunEvents stream (NEW_IMAGE) with the settings flow-stack.ts gives", async () => {
+    const table = (await clients.ddb.send(new DescribeTableCommand({ TableName: `${PREFIX}RunEvents` })))
+      .Table;
+    expect(table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: "NEW_IMAGE" });
+    const dlqUrl = physical("AWS::SQS::Queue", "StreamDlq");
+    const { EventSourceMappings } = await clients.lambda.send(
+      new ListEventSourceMappingsCommand({
+        FunctionName: physical("AWS::Lambda::Function", "EventPublisherFunction"),
+      }),
+    );
+    expect(EventSourceMappings).toHaveLength(1);
+    expect(EventSourceMappings?.[0]).toMatchObject({
+      EventSourceArn: table?.LatestStreamArn,
+      StartingPosition: "TRIM_HORIZON",
+      BatchSize: 100,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10,
+      MaximumRecordAgeInSeconds: 86_400,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      DestinationConfig: { OnFailure: { Destination: `arn:aws:sqs:${ARN}:${dlqUrl.split("/").pop()}` } },
+    });
   });
 });
 

@@ -153,7 +153,7 @@ describe("firmware baselines", () => {
       "base-2/COMPONENT_TYPE_NVSWITCH=2.0.0",
       "base-2/COMPONENT_TYPE_POWERSHELF=1.0.0",
     ]);
-    expect(s.local.fleet.versionOf(nvs ?? "")).toBe("2.0.0");
+    expect(s.local.fleet!.versionOf(nvs ?? "")).toBe("2.0.0");
     // Each task's report: POWERSHELF skipped (already at its baseline), the others upgraded to theirs.
     const { tasks } = await s.flow.getTasksByIDs({ taskIds: targets.map((t) => t.taskId!) });
     const report = JSON.parse(tasks.find((t) => t.rackId?.id === BASE.ids[0])!.report);
@@ -246,7 +246,7 @@ function runRequestFirmware() {
 
 describe("sub-targets", () => {
   it("reach the simulated BMC and nothing else is flashed; the report lists them per component", async () => {
-    s.local.fleet.resetStats();
+    s.local.fleet!.resetStats();
     const id = await createRun(
       s.flow,
       runRequest({ rackIds: SUB.ids, firmware: { targetVersion: "5.0", subTargets: ["BIOS", "psu"] } }),
@@ -261,7 +261,7 @@ describe("sub-targets", () => {
       ["COMPONENT_TYPE_COMPUTE", "COMPONENT_TYPE_POWERSHELF"],
       ["COMPONENT_TYPE_COMPUTE", "COMPONENT_TYPE_POWERSHELF"],
     ]);
-    const stats = s.local.fleet.stats();
+    const stats = s.local.fleet!.stats();
     expect({
       whole: stats.wholeFlashes,
       bySubTarget: stats.flashesBySubTarget,
@@ -316,7 +316,7 @@ describe("readiness", () => {
     expect([target.status, target.message]).toEqual([T.OPERATION_RUN_TARGET_STATUS_FAILED, message]);
     expect(task.message).toBe(message);
     expect(JSON.parse(task.report).components[0].status).toBe("NOT_ATTEMPTED");
-    expect(s.local.fleet.stats().flashesByComponent[component!.id]).toBeUndefined();
+    expect(s.local.fleet!.stats().flashesByComponent[component!.id]).toBeUndefined();
   });
 
   it("override_readiness_check flashes it, with a warning naming it in the report and the log", async () => {
@@ -341,7 +341,7 @@ describe("readiness", () => {
           l.endsWith(` warning=${warning}`),
       ),
     ).toBe(true);
-    expect(s.local.fleet.versionOf(component!.id)).toBe("2.0.0");
+    expect(s.local.fleet!.versionOf(component!.id)).toBe("2.0.0");
   });
 
   it("inventory MAINTENANCE (set through the admin service) blocks too; the component made ready while the task waits is flashed", async () => {
@@ -430,7 +430,7 @@ describe("operation rules", () => {
   };
   /** The rack's components by type, and when each one's first update reached its simulated BMC. */
   const commandTimes = (rack: number) => {
-    const times = s.local.fleet.stats().firstUpdateAtByComponent;
+    const times = s.local.fleet!.stats().firstUpdateAtByComponent;
     const [nvswitch, compute] = RULED.racks[rack]!.components.map((c) => times[c.id] ?? Number.NaN);
     return { nvswitch: nvswitch!, compute: compute! };
   };

@@ -1,15 +1,13 @@
 /**
  * The gRPC server over a real socket (127.0.0.1:0) with a fake application behind it: every RPC
  * through the typed client, status codes and messages, deadlines, health, reflection, TLS and mutual
- * TLS with certificates made here by openssl, graceful and forced shutdown, and fuzzed requests.
+ * TLS with certificates made by openssl (test/support/certificates.ts), graceful and forced
+ * shutdown, and fuzzed requests.
  *
  * The fake implements `FlowApi` itself, so a change to the application surface breaks this file at
  * compile time instead of letting the fake drift.
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fromBinary } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
@@ -28,7 +26,8 @@ import { createRunInputFromProto } from "../../src/adapters/grpc/convert/run-req
 import { decodeRequest } from "../../src/adapters/grpc/request-text.js";
 import { type GrpcLogger, type RunningGrpcServer, startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { clientCredentials } from "../../src/adapters/grpc/tls.js";
-import type { BuildInfo, FlowApi, TargetView } from "../../src/app/api.js";
+import type { BuildInfo, CreateRunOptions, FlowApi, TargetView } from "../../src/app/api.js";
+import type { Actor } from "../../src/domain/actor.js";
 import {
   CandidateLimitError,
   FailedPreconditionError,
@@ -36,6 +35,7 @@ import {
   ValidationError,
 } from "../../src/domain/errors.js";
 import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
+import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/firmware-template.js";
 import type {
   ComponentReadiness,
   CreateRunInput,
@@ -51,8 +51,9 @@ import type {
   Task,
 } from "../../src/domain/model.js";
 import { DEFAULT_RULE, DEFAULT_RULE_ID, type RuleDefinition } from "../../src/domain/operation-rules.js";
-import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/run-config.js";
+import type { RunHistoryEvent } from "../../src/domain/run-history.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
+import { makeCertificates } from "../support/certificates.js";
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -166,6 +167,67 @@ const PLAN: Plan = {
 
 const BUILD: BuildInfo = { version: "1.2.3", buildTime: "2026-11-29T00:00:00Z", gitCommit: "abc123" };
 
+const OPS: Actor = {
+  name: "ops",
+  source: "CLIENT_CERTIFICATE",
+  authenticated: true,
+  subjectAltNames: ["DNS:ops.example.com"],
+  declaredName: "alice",
+};
+
+/** One event of RUN per detail shape, as the application returns them. */
+const EVENTS: RunHistoryEvent[] = [
+  {
+    runId: RUN_ID,
+    at: 1_800_000_000_000,
+    seq: 0,
+    kind: "CREATED",
+    runName: "canary",
+    status: "PENDING",
+    reason: "NONE",
+    message: "operation run created: 3 targets in 1 phase",
+    phaseIndex: 0,
+    totalPhases: 1,
+    stats: STATS,
+    actor: OPS,
+    detail: { type: "plan", targets: 3, phaseSizes: [3], selectionSeed: "sel", orderingSeed: "ord" },
+  },
+  {
+    runId: RUN_ID,
+    at: 1_800_000_001_000,
+    seq: 1,
+    kind: "GATE_TRIPPED",
+    runName: "canary",
+    status: "PAUSED",
+    reason: "SAFETY_GATE",
+    message: "failure_count safety gate tripped for current_phase: 1/3 targets failed (threshold 1)",
+    phaseIndex: 0,
+    totalPhases: 1,
+    stats: STATS,
+    detail: {
+      type: "gate",
+      gateIndex: 0,
+      gate: { kind: "failureCount", scope: "CURRENT_PHASE", thresholdCount: 1 },
+      failed: 1,
+      selected: 3,
+    },
+  },
+  {
+    runId: RUN_ID,
+    at: 1_800_000_002_000,
+    seq: 0,
+    kind: "WINDOW_CLOSED",
+    runName: "canary",
+    status: "RUNNING",
+    reason: "NONE",
+    message: "maintenance window closed: next opens at 2027-01-15T08:00:00Z",
+    phaseIndex: 0,
+    totalPhases: 1,
+    stats: STATS,
+    detail: { type: "window", opensAt: 1_800_000_100_000 },
+  },
+];
+
 /**
  * The application as the server sees it. Scripted by id and name: SLOW_RUN_ID waits until released,
  * TERMINAL_RUN_ID refuses controls, names "crash" and "too-wide" fail the way a store and the planner
@@ -173,6 +235,8 @@ const BUILD: BuildInfo = { version: "1.2.3", buildTime: "2026-11-29T00:00:00Z", 
  */
 class FakeFlowApi implements FlowApi {
   readonly calls: { method: string; args: unknown[] }[] = [];
+  /** The caller each recording call was given (create and the controls). */
+  readonly actors: { method: string; actor: Actor | undefined }[] = [];
   private releaseSlow: (() => void)[] = [];
 
   /** Lets every call waiting on SLOW_RUN_ID finish. */
@@ -190,8 +254,9 @@ class FakeFlowApi implements FlowApi {
     throw new NotFoundError(`operation run ${id} not found`);
   }
 
-  async createRun(input: CreateRunInput): Promise<{ id: string }> {
+  async createRun(input: CreateRunInput, options?: CreateRunOptions): Promise<{ id: string }> {
     this.record("createRun", input);
+    this.actors.push({ method: "createRun", actor: options?.actor });
     if (input.name === "crash")
       throw new Error("ProvisionedThroughputExceeded on table flow-runs (internal detail)");
     if (input.name === "too-wide") throw new CandidateLimitError(100);
@@ -227,8 +292,15 @@ class FakeFlowApi implements FlowApi {
     return { targets: [TARGET], total: 1 };
   }
 
-  async pauseRun(id: string): Promise<Run> {
+  async listRunEvents(query: { runId: string; page: { offset: number; limit: number } }) {
+    this.record("listRunEvents", query);
+    this.run(query.runId);
+    return { events: EVENTS, total: 9 };
+  }
+
+  async pauseRun(id: string, actor?: Actor): Promise<Run> {
     this.record("pauseRun", id);
+    this.actors.push({ method: "pauseRun", actor });
     const run = this.run(id);
     if (run.status === "COMPLETED")
       throw new FailedPreconditionError("cannot pause a COMPLETED operation run");
@@ -240,18 +312,21 @@ class FakeFlowApi implements FlowApi {
     };
   }
 
-  async resumeRun(id: string): Promise<Run> {
+  async resumeRun(id: string, actor?: Actor): Promise<Run> {
     this.record("resumeRun", id);
+    this.actors.push({ method: "resumeRun", actor });
     return { ...this.run(id), statusMessage: "operation run resumed" };
   }
 
-  async advancePhase(id: string, expectedPhaseIndex: number | undefined): Promise<Run> {
+  async advancePhase(id: string, expectedPhaseIndex: number | undefined, actor?: Actor): Promise<Run> {
     this.record("advancePhase", id, expectedPhaseIndex);
+    this.actors.push({ method: "advancePhase", actor });
     return { ...this.run(id), statusMessage: "advanced to phase 1" };
   }
 
-  async cancelRun(id: string, reason: string): Promise<Run> {
+  async cancelRun(id: string, reason: string, actor?: Actor): Promise<Run> {
     this.record("cancelRun", id, reason);
+    this.actors.push({ method: "cancelRun", actor });
     return {
       ...this.run(id),
       status: "CANCELLED",
@@ -803,7 +878,8 @@ describe("grpc server e2e: every RPC over the socket", () => {
     const flowFile = descriptors.find((d) => d.package === "v1");
     expect(flowFile?.messageType.some((m) => m.name === "CreateOperationRunRequest")).toBe(true);
     expect(flowFile?.service.map((s) => s.name)).toEqual(["Flow"]);
-    expect(flowFile?.service[0]?.method.length).toBe(14);
+    expect(flowFile?.service[0]?.method.length).toBe(15);
+    expect(flowFile?.service[0]?.method.map((m) => m.name)).toContain("ListOperationRunEvents");
     reflection.close();
   });
 });
@@ -1044,65 +1120,264 @@ describe("grpc server e2e: fuzzed CreateOperationRun requests", () => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe("grpc server e2e: TLS and mutual TLS", () => {
-  const dir = mkdtempSync(join(tmpdir(), "grpc-e2e-tls-"));
-  const file = (name: string) => join(dir, name);
-  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-  const servers: RunningGrpcServer[] = [];
+describe("grpc server e2e: ListOperationRunEvents and the caller of create and the controls", () => {
+  const api = new FakeFlowApi();
+  let server: RunningGrpcServer;
+  let flow: FlowClient;
+  let trusting: RunningGrpcServer;
+  let behindLb: FlowClient;
+  const certs = makeCertificates({
+    clients: { lb: { subject: "/O=Flow/CN=deployer", san: "DNS:deployer.example.com,URI:spiffe://flow/ci" } },
+  });
 
-  /** A CA, a server certificate for 127.0.0.1/localhost and a client certificate, all P-256. */
-  beforeAll(() => {
-    const key = (name: string) =>
-      openssl("ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", file(name));
-    key("ca.key");
-    openssl(
-      "req",
-      "-x509",
-      "-new",
-      "-key",
-      file("ca.key"),
-      "-subj",
-      "/CN=flow-test-ca",
-      "-days",
-      "1",
-      "-out",
-      file("ca.crt"),
-    );
-    for (const [name, cn, ext] of [
-      ["server", "localhost", "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n"],
-      ["client", "flowctl", "extendedKeyUsage=clientAuth\n"],
-    ] as const) {
-      key(`${name}.key`);
-      openssl("req", "-new", "-key", file(`${name}.key`), "-subj", `/CN=${cn}`, "-out", file(`${name}.csr`));
-      writeFileSync(file(`${name}.ext`), ext);
-      openssl(
-        "x509",
-        "-req",
-        "-in",
-        file(`${name}.csr`),
-        "-CA",
-        file("ca.crt"),
-        "-CAkey",
-        file("ca.key"),
-        "-CAcreateserial",
-        "-days",
-        "1",
-        "-extfile",
-        file(`${name}.ext`),
-        "-out",
-        file(`${name}.crt`),
-      );
-    }
+  beforeAll(async () => {
+    server = await startGrpcServer({
+      api,
+      host: "127.0.0.1",
+      port: 0,
+      logger: recordingLogger(),
+      protoDir: false,
+    });
+    flow = createFlowClient(`127.0.0.1:${server.port}`, clientCredentials());
+    trusting = await startGrpcServer({
+      api,
+      host: "127.0.0.1",
+      port: 0,
+      logger: recordingLogger(),
+      protoDir: false,
+      trustLoadBalancerClientCert: true,
+    });
+    behindLb = createFlowClient(`127.0.0.1:${trusting.port}`, clientCredentials());
   });
 
   afterAll(async () => {
-    await Promise.all(servers.map((s) => s.shutdown(500)));
-    rmSync(dir, { recursive: true, force: true });
+    flow.close();
+    behindLb.close();
+    certs.remove();
+    await Promise.all([server.shutdown(1000), trusting.shutdown(1000)]);
   });
 
-  async function serve(clientCaFile?: string): Promise<string> {
+  const withMetadata = (entries: [string, string][]) => {
+    const metadata = new grpc.Metadata();
+    for (const [key, value] of entries) metadata.add(key, value);
+    return { ...soon(), metadata };
+  };
+  const lastActor = () => api.actors.at(-1);
+  /** The leaf as ALB verify mode forwards it: URL-encoded PEM, with +=/ left as they are. */
+  const forwarded = (pem: string) =>
+    encodeURIComponent(pem).replace(/%2B/g, "+").replace(/%3D/g, "=").replace(/%2F/g, "/");
+
+  it("ListOperationRunEvents: the run id and page are decoded; every event comes back with its id, kind, state, stats, actor and detail", async () => {
+    const response = await flow.listOperationRunEvents(
+      { operationRunId: { id: RUN_ID }, pagination: { offset: 1, limit: 2 } },
+      soon(),
+    );
+    expect(api.calls.at(-1)).toEqual({
+      method: "listRunEvents",
+      args: [{ runId: RUN_ID, page: { offset: 1, limit: 2 } }],
+    });
+    expect(response.total).toBe(9);
+    expect(response.events.map((e) => [e.id, e.kind, e.detail?.$case])).toEqual([
+      [`${RUN_ID}/001800000000000.00`, pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CREATED, "plan"],
+      [
+        `${RUN_ID}/001800000001000.01`,
+        pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_GATE_TRIPPED,
+        "gate",
+      ],
+      [
+        `${RUN_ID}/001800000002000.00`,
+        pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED,
+        "window",
+      ],
+    ]);
+    expect(response.events[0]).toMatchObject({
+      operationRunId: { id: RUN_ID },
+      time: new Date(1_800_000_000_000),
+      state: {
+        status: pb.OperationRunStatus.OPERATION_RUN_STATUS_PENDING,
+        reason: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_NONE,
+      },
+      message: "operation run created: 3 targets in 1 phase",
+      totalPhases: 1,
+      stats: { currentPhaseStats: { selectedTargets: 3, outcomeCounts: { completed: 1 } } },
+      actor: {
+        name: "ops",
+        source: pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_CLIENT_CERTIFICATE,
+        authenticated: true,
+        subjectAltNames: ["DNS:ops.example.com"],
+        declaredName: "alice",
+      },
+      detail: {
+        $case: "plan",
+        value: { targets: 3, phaseSizes: [3], selectionSeed: "sel", orderingSeed: "ord" },
+      },
+    });
+    expect(response.events[1]?.actor).toBeUndefined();
+    expect(response.events[1]?.detail).toEqual({
+      $case: "gate",
+      value: {
+        gateIndex: 0,
+        gate: {
+          gate: {
+            $case: "failureCount",
+            value: {
+              scope: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE,
+              failureThresholdCount: 1,
+            },
+          },
+        },
+        failed: 1,
+        selected: 3,
+      },
+    });
+    expect(response.events[2]?.detail).toEqual({
+      $case: "window",
+      value: { opensAt: new Date(1_800_000_100_000), closesAt: undefined, closedAt: undefined },
+    });
+  });
+
+  it("ListOperationRunEvents: a malformed run id → INVALID_ARGUMENT; an unknown run → NOT_FOUND; a negative offset names the field", async () => {
+    expect(
+      await failure(
+        flow.listOperationRunEvents({ operationRunId: { id: "nope" }, pagination: undefined }, soon()),
+      ),
+    ).toEqual({
+      code: grpc.status.INVALID_ARGUMENT,
+      details: (await failure(flow.pauseOperationRun({ id: { id: "nope" } }, soon()))).details,
+    });
+    expect(
+      (
+        await failure(
+          flow.listOperationRunEvents({ operationRunId: { id: NEW_RUN_ID }, pagination: undefined }, soon()),
+        )
+      ).code,
+    ).toBe(grpc.status.NOT_FOUND);
+    expect(
+      await failure(
+        flow.listOperationRunEvents(
+          { operationRunId: { id: RUN_ID }, pagination: { offset: -1, limit: 0 } },
+          soon(),
+        ),
+      ),
+    ).toEqual({
+      code: grpc.status.INVALID_ARGUMENT,
+      details: "pagination.offset: offset must not be negative",
+    });
+  });
+
+  it("no certificate, no name: every control and create records an ANONYMOUS caller", async () => {
+    await flow.pauseOperationRun({ id: { id: RUN_ID } }, soon());
+    expect(lastActor()).toEqual({
+      method: "pauseRun",
+      actor: { name: "", source: "ANONYMOUS", authenticated: false, subjectAltNames: [] },
+    });
+  });
+
+  it("x-flow-actor: the declared name, unauthenticated, on create and on every control", async () => {
+    const alice = { name: "alice", source: "DECLARED", authenticated: false, subjectAltNames: [] };
+    await flow.createOperationRun(
+      pb.CreateOperationRunRequest.fromPartial({ name: "canary" }),
+      withMetadata([["x-flow-actor", "alice"]]),
+    );
+    await flow.resumeOperationRun({ id: { id: RUN_ID } }, withMetadata([["x-flow-actor", "alice"]]));
+    await flow.advanceOperationRunPhase({ id: { id: RUN_ID } }, withMetadata([["x-flow-actor", "alice"]]));
+    await flow.cancelOperationRun(
+      { id: { id: RUN_ID }, reason: "" },
+      withMetadata([["x-flow-actor", "alice"]]),
+    );
+    expect(api.actors.slice(-4)).toEqual(
+      ["createRun", "resumeRun", "advancePhase", "cancelRun"].map((method) => ({ method, actor: alice })),
+    );
+  });
+
+  it("x-flow-actor longer than 128 characters → INVALID_ARGUMENT naming it; the application is not called", async () => {
+    const before = api.calls.length;
+    expect(
+      await failure(
+        flow.pauseOperationRun({ id: { id: RUN_ID } }, withMetadata([["x-flow-actor", "a".repeat(129)]])),
+      ),
+    ).toEqual({
+      code: grpc.status.INVALID_ARGUMENT,
+      details: "metadata x-flow-actor: must be at most 128 printable ASCII characters (got 129 characters)",
+    });
+    expect(api.calls.length).toBe(before);
+  });
+
+  it("reads never ask who is calling: a malformed x-flow-actor does not fail GetOperationRun", async () => {
+    const { operationRun } = await flow.getOperationRun(
+      { id: { id: RUN_ID }, includeStats: false },
+      withMetadata([["x-flow-actor", "a".repeat(200)]]),
+    );
+    expect(operationRun?.summary?.id?.id).toBe(RUN_ID);
+  });
+
+  it("the load balancer's certificate header is ignored unless the front is configured to trust it", async () => {
+    const header = forwarded(certs.pem("lb.crt"));
+    await flow.pauseOperationRun(
+      { id: { id: RUN_ID } },
+      withMetadata([
+        ["x-amzn-mtls-clientcert-leaf", header],
+        ["x-flow-actor", "mallory"],
+      ]),
+    );
+    expect(lastActor()?.actor).toEqual({
+      name: "mallory",
+      source: "DECLARED",
+      authenticated: false,
+      subjectAltNames: [],
+    });
+  });
+
+  it("behind the load balancer (trusted): its forwarded certificate is the caller, CN and SANs; the declared name rides along", async () => {
+    await behindLb.pauseOperationRun(
+      { id: { id: RUN_ID } },
+      withMetadata([
+        ["x-amzn-mtls-clientcert-leaf", forwarded(certs.pem("lb.crt"))],
+        ["x-flow-actor", "alice"],
+      ]),
+    );
+    expect(lastActor()?.actor).toEqual({
+      name: "deployer",
+      source: "LOAD_BALANCER_CERTIFICATE",
+      authenticated: true,
+      subjectAltNames: ["DNS:deployer.example.com", "URI:spiffe://flow/ci"],
+      declaredName: "alice",
+    });
+    // Without the header (not via the load balancer's mTLS listener): the declared name, unauthenticated.
+    await behindLb.pauseOperationRun({ id: { id: RUN_ID } }, withMetadata([["x-flow-actor", "alice"]]));
+    expect(lastActor()?.actor).toMatchObject({ name: "alice", source: "DECLARED", authenticated: false });
+    expect(
+      await failure(
+        behindLb.pauseOperationRun(
+          { id: { id: RUN_ID } },
+          withMetadata([["x-amzn-mtls-clientcert-leaf", "garbage"]]),
+        ),
+      ),
+    ).toEqual({
+      code: grpc.status.INVALID_ARGUMENT,
+      details: "metadata x-amzn-mtls-clientcert-leaf: must be a URL-encoded PEM certificate",
+    });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+
+describe("grpc server e2e: TLS and mutual TLS", () => {
+  const servers: RunningGrpcServer[] = [];
+  /** A CA, a server certificate for 127.0.0.1/localhost and a client certificate, all P-256. */
+  const certs = makeCertificates({
+    clients: { client: { cn: "flowctl", san: "DNS:ops.example.com,URI:spiffe://flow/ops" } },
+  });
+  const file = certs.file;
+
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.shutdown(500)));
+    certs.remove();
+  });
+
+  async function serve(clientCaFile?: string, api = new FakeFlowApi()): Promise<string> {
     const server = await startGrpcServer({
-      api: new FakeFlowApi(),
+      api,
       host: "127.0.0.1",
       port: 0,
       logger: recordingLogger(),
@@ -1140,6 +1415,57 @@ describe("grpc server e2e: TLS and mutual TLS", () => {
     );
     expect(await identified.version({}, soon())).toEqual(BUILD);
     identified.close();
+  });
+
+  it("mutual TLS: the verified client certificate is the caller (CN, SANs), whatever name it also declares", async () => {
+    const api = new FakeFlowApi();
+    const address = await serve(file("ca.crt"), api);
+    const identified = createFlowClient(
+      address,
+      clientCredentials({
+        caFile: file("ca.crt"),
+        certFile: file("client.crt"),
+        keyFile: file("client.key"),
+      }),
+    );
+    const metadata = new grpc.Metadata();
+    metadata.set("x-flow-actor", "alice");
+    await identified.cancelOperationRun({ id: { id: RUN_ID }, reason: "x" }, { ...soon(), metadata });
+    await identified.pauseOperationRun({ id: { id: RUN_ID } }, soon());
+    identified.close();
+    const certificate = {
+      name: "flowctl",
+      source: "CLIENT_CERTIFICATE",
+      authenticated: true,
+      subjectAltNames: ["DNS:ops.example.com", "URI:spiffe://flow/ops"],
+    };
+    expect(api.actors).toEqual([
+      { method: "cancelRun", actor: { ...certificate, declaredName: "alice" } },
+      { method: "pauseRun", actor: certificate },
+    ]);
+  });
+
+  it("TLS without a client CA: no certificate is asked for; the declared name is the caller", async () => {
+    const api = new FakeFlowApi();
+    const address = await serve(undefined, api);
+    const client = createFlowClient(
+      address,
+      clientCredentials({
+        caFile: file("ca.crt"),
+        certFile: file("client.crt"),
+        keyFile: file("client.key"),
+      }),
+    );
+    const metadata = new grpc.Metadata();
+    metadata.set("x-flow-actor", "alice");
+    await client.pauseOperationRun({ id: { id: RUN_ID } }, { ...soon(), metadata });
+    client.close();
+    expect(api.actors).toEqual([
+      {
+        method: "pauseRun",
+        actor: { name: "alice", source: "DECLARED", authenticated: false, subjectAltNames: [] },
+      },
+    ]);
   });
 
   it("a missing key file fails at start, naming the setting and the file", async () => {

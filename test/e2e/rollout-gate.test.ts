@@ -84,7 +84,7 @@ beforeAll(async () => {
     ),
   );
   // Only now does the fleet learn which racks fail; no update has been sent yet.
-  s.local.fleet.setConfig(fleetOf([{ ...RACKS, ids: [...failing], behaviour: FAST_FAILURE }], FAST_SUCCESS));
+  s.local.fleet!.setConfig(fleetOf([{ ...RACKS, ids: [...failing], behaviour: FAST_FAILURE }], FAST_SUCCESS));
 
   runId = await createRun(s.flow, runRequest(SPEC));
   paused = await waitForStatus(s.flow, runId, [OperationRunStatus.OPERATION_RUN_STATUS_PAUSED], 100_000);

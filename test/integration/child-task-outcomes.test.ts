@@ -51,7 +51,11 @@ afterAll(async () => {
 async function runOn(n: number) {
   const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, n, 0)]));
   expect(taskIds).toHaveLength(1);
-  return waitForTask(h, taskIds[0]!);
+  const task = await waitForTask(h, taskIds[0]!);
+  // The task is terminal as soon as its outcome is written; the rack lock is released just after,
+  // by the same last step: wait for the execution to have ended before reading the lock.
+  await h.child.idle();
+  return task;
 }
 
 describe("child task: outcomes on the simulated fleet", () => {

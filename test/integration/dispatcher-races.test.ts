@@ -3,7 +3,8 @@
  * delays injected before and after every storage call (seeded: a failure prints the seed to replay). Checked at every observed instant: targets
  * CLAIMED + SUBMITTED (one query of the run's partition: a snapshot on serialized moto), the run's
  * inFlight, and the child tasks running on the (fake) hardware never exceed max_concurrent_targets.
- * At the end: every target submitted (started) exactly once, none lost, counters exact.
+ * At the end: every target submitted (started) exactly once, none lost, counters exact, and the
+ * run's history holds each decision once: one "phase opened" per phase however many passes made it.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
@@ -131,6 +132,13 @@ describe("dispatcher races", () => {
       { completed: 8, failed: 0, terminated: 0, skipped: 0 },
       { completed: 8, failed: 0, terminated: 0, skipped: 0 },
     ]);
+    const history = await stores.runs.listRunEvents(r.id, { offset: 0, limit: 100 });
+    expect(history?.events.map((e) => [e.kind, e.phaseIndex, e.status])).toEqual([
+      ["STARTED", 0, "RUNNING"],
+      ["PHASE_OPENED", 0, "RUNNING"],
+      ["PHASE_OPENED", 1, "RUNNING"],
+      ["FINISHED", 1, "COMPLETED"],
+    ]);
   });
 
   it("6 dispatchers, 10 targets, limit 1: strictly one at a time", async () => {
@@ -141,5 +149,7 @@ describe("dispatcher races", () => {
     expect(r.submitter.duplicateStarts()).toEqual([]);
     expect(r.submitter.starts.size).toBe(10);
     expect((await stores.runs.getRun(r.id))?.status).toBe("COMPLETED");
+    const history = await stores.runs.listRunEvents(r.id, { offset: 0, limit: 100 });
+    expect(history?.events.map((e) => e.kind)).toEqual(["STARTED", "PHASE_OPENED", "FINISHED"]);
   });
 });

@@ -114,6 +114,16 @@ export function memoryRequestStore(): BmcRequestStore {
           return "recorded";
       }
     },
+    // As the adapter's condition has it: no record, or one with its answer, is 'answered'.
+    async reopen(componentId, requestId, window) {
+      const record = records.get(requestKey(componentId, requestId));
+      if (record === undefined || record.result !== undefined || record.status !== undefined)
+        return "answered";
+      delete record.publishedAt;
+      record.sentAt = window.sentAt;
+      record.deadline = window.deadline;
+      return "reopened";
+    },
     async get(keys) {
       const found = new Map<string, BmcRequestRecord>();
       for (const { componentId, requestId } of keys) {

@@ -50,6 +50,7 @@ import {
   type Target,
   type Task,
 } from "../../src/domain/model.js";
+import type { RunHistoryEvent } from "../../src/domain/run-history.js";
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -115,6 +116,21 @@ const windowClosed = (run: Run, now: number): boolean => {
 const refusal = (run: Run, now: number): ClaimOutcome =>
   !isActiveRun(run) ? "run-not-active" : windowClosed(run, now) ? "window-closed" : "slots-full";
 
+/** The adapter's eventKey: the run version in 15 digits and the position in 2, so strings sort in order. */
+const historyKey = (e: RunHistoryEvent): string =>
+  `${String(e.at).padStart(15, "0")}#${String(e.seq).padStart(2, "0")}`;
+
+/** As the adapter: a run write's events belong to that run and that version. */
+function checkEvents(run: Run, events: readonly RunHistoryEvent[]): void {
+  for (const event of events) {
+    if (event.runId !== run.id || event.at !== run.updatedAt) {
+      throw new RangeError(
+        `history event ${event.kind} of run ${event.runId} at ${event.at} does not belong to the write of run ${run.id} at ${run.updatedAt}`,
+      );
+    }
+  }
+}
+
 export class MemoryRunStore implements RunStore {
   readonly calls = new CallCounter<keyof RunStore>();
   /** Runs as stored: the configuration without credentials (those are in `secrets`). */
@@ -123,6 +139,8 @@ export class MemoryRunStore implements RunStore {
   private readonly clientRequests = new Map<string, ClientRequestRecord>();
   /** runId → targetId → target. */
   private readonly targets = new Map<string, Map<string, Target>>();
+  /** runId → its history, oldest first; `<at>#<seq>` keys each event as the adapter's eventKey does. */
+  private readonly events = new Map<string, Map<string, RunHistoryEvent>>();
 
   /** Rivals waiting for the next call of a method; see `interleave`. */
   private readonly rivals = new Map<keyof RunStore, (() => unknown)[]>();
@@ -160,6 +178,8 @@ export class MemoryRunStore implements RunStore {
 
   async createRun(run: Run, targets: Target[], options: CreateRunOptions = {}): Promise<CreateRunOutcome> {
     await this.enter("createRun");
+    const events = options.events ?? [];
+    checkEvents(run, events);
     const taken = targets.some((t) => this.targets.get(t.runId)?.has(t.id));
     if (this.runs.has(run.id) || taken || new Set(targets.map((t) => t.id)).size !== targets.length) {
       throw new FlowError("ALREADY_EXISTS", `operation run ${run.id} already exists`);
@@ -184,6 +204,7 @@ export class MemoryRunStore implements RunStore {
     this.runs.set(run.id, stored);
     if (authentication !== undefined) this.secrets.set(run.id, copy(authentication));
     for (const target of targets) this.partition(target.runId).set(target.id, copy(target));
+    this.append(run.id, events);
     return { outcome: "created" };
   }
 
@@ -254,15 +275,23 @@ export class MemoryRunStore implements RunStore {
       .map((run) => run.id);
   }
 
-  async saveRun(run: Run, expectedUpdatedAt: number): Promise<SaveRunOutcome> {
+  async saveRun(
+    run: Run,
+    expectedUpdatedAt: number,
+    events: readonly RunHistoryEvent[] = [],
+  ): Promise<SaveRunOutcome> {
     await this.enter("saveRun");
     // The port's rule for callers; breaking it would let two writers both pass the same check.
     if (run.updatedAt === expectedUpdatedAt) {
       throw new RangeError(`saveRun: updatedAt must differ from expectedUpdatedAt (${expectedUpdatedAt})`);
     }
+    checkEvents(run, events);
     const stored = this.runs.get(run.id);
     if (stored === undefined) return "not-found";
     if (stored.updatedAt !== expectedUpdatedAt) return "stale";
+    const history = this.events.get(run.id);
+    if (events.some((e) => history?.has(historyKey(e)))) return "stale";
+    this.append(run.id, events);
     stored.status = run.status;
     stored.reason = run.reason;
     stored.statusMessage = run.statusMessage;
@@ -274,6 +303,19 @@ export class MemoryRunStore implements RunStore {
       else stored[field] = value;
     }
     return "saved";
+  }
+
+  async listRunEvents(
+    runId: string,
+    page: Page,
+    options: { knownCommitted?: boolean } = {},
+  ): Promise<{ events: RunHistoryEvent[]; total: number } | undefined> {
+    await this.enter("listRunEvents");
+    if (!options.knownCommitted && !this.runs.has(runId)) return undefined;
+    const all = [...(this.events.get(runId)?.entries() ?? [])]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, event]) => event);
+    return { events: pageOf(all, page).map(copy), total: all.length };
   }
 
   async listQueuedTargets(
@@ -413,6 +455,13 @@ export class MemoryRunStore implements RunStore {
     target.firstBlockedAt = now;
     target.updatedAt = now;
     return "recorded";
+  }
+
+  private append(runId: string, events: readonly RunHistoryEvent[]): void {
+    if (events.length === 0) return;
+    const history = this.events.get(runId) ?? new Map<string, RunHistoryEvent>();
+    for (const event of events) history.set(historyKey(event), copy(event));
+    this.events.set(runId, history);
   }
 
   private partition(runId: string): Map<string, Target> {

@@ -94,6 +94,8 @@ export interface TestStackOptions {
   tickMs?: number;
   /** How long a child task waits for components that are not ready (default: the stack's, 10 min). */
   readinessTimeoutMs?: number;
+  /** The EventBridge bus (on moto) the stack publishes run events to; default the default bus. */
+  eventBusName?: string;
 }
 
 export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
@@ -110,6 +112,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     },
     childTaskWaitMs: CHILD_TASK_WAIT_MS,
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
+    ...(options.eventBusName === undefined ? {} : { eventBusName: options.eventBusName }),
   };
   const local = await startLocalStack(stackOptions);
   const address = `127.0.0.1:${local.port}`;

@@ -97,6 +97,21 @@ describe("child-task ASL", () => {
     expect(raw.States.RecordFailure?.Next).toBe("TaskFailed");
   });
 
+  it("every Task state but the recorders (which retry anything) rides out a store outage: StoreUnavailableError is retried first, with backoff", () => {
+    const record = new Set(["RecordSuccess", "RecordFailure"]);
+    for (const [name] of tasks) {
+      if (record.has(name)) continue;
+      expect((raw.States[name]!.Retry as unknown[])[0], name).toEqual({
+        ErrorEquals: ["StoreUnavailableError"],
+        IntervalSeconds: 1,
+        MaxAttempts: 10,
+        BackoffRate: 2,
+        MaxDelaySeconds: 30,
+        JitterStrategy: "FULL",
+      });
+    }
+  });
+
   it("every path to an end passes a recorder, except the no-op for a task that was already finished", () => {
     // Walk the top-level graph: from StartAt, every terminal state is reached only via RecordSuccess/RecordFailure.
     const next = (s: AslState): string[] => {

@@ -23,6 +23,7 @@ function requestsSpy() {
       return "recorded";
     },
     get: async () => new Map(),
+    reopen: async () => "reopened",
   };
   return { store, seen };
 }

@@ -20,6 +20,7 @@ function runStoreWith(methods: Partial<RunStore>): RunStore {
     getTarget: unexpected("getTarget"),
     listActiveRunIds: unexpected("listActiveRunIds"),
     saveRun: unexpected("saveRun"),
+    listRunEvents: unexpected("listRunEvents"),
     listQueuedTargets: unexpected("listQueuedTargets"),
     claimTarget: unexpected("claimTarget"),
     claimTargets: unexpected("claimTargets"),
@@ -179,21 +180,34 @@ describe("local ticker", () => {
     expect(peak).toBe(1);
   });
 
-  it("a failing pass is logged and the ticker keeps going", async () => {
+  it("failing passes: one line when they start failing, ticks back off, one line when a pass succeeds again", async () => {
     const log: string[] = [];
     let calls = 0;
+    // The ticker's clock, moved by the test: while it stands still, a backoff never ends.
+    let clock = 0;
     const ticker = startTicker({
-      intervalMs: 10,
+      intervalMs: 5,
+      maxBackoffMs: 40,
+      now: () => clock,
       log: (l) => log.push(l),
       tick: async () => {
         calls++;
-        throw new Error("moto is down");
+        if (calls <= 2) throw new Error("moto is down");
       },
     });
-    await until("a second pass after the failed one", () => calls >= 2);
+    for (const failures of [1, 2]) {
+      await until(`failed pass ${failures}`, () => ticker.stats.failed === failures);
+      const backedOff = ticker.stats.backedOff;
+      await until("ticks left out while backing off", () => ticker.stats.backedOff >= backedOff + 2);
+      expect(calls).toBe(failures);
+      clock += 1_000;
+    }
+    await until("a pass that succeeds", () => log.length >= 2);
     await ticker.stop();
-    expect(calls).toBeGreaterThanOrEqual(2);
-    expect(ticker.stats.failed).toBe(calls);
-    expect(log[0]).toBe("ticker: dispatch pass failed: moto is down");
+    expect(calls).toBe(3);
+    expect(log).toEqual([
+      "ticker: dispatch pass failed: moto is down; backing off (up to 40 ms between passes) until one succeeds",
+      "ticker: dispatch passes succeed again after 2 failed pass(es)",
+    ]);
   });
 });

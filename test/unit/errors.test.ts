@@ -6,6 +6,7 @@ import {
   formatViolation,
   InvalidArgumentError,
   NotFoundError,
+  StoreUnavailableError,
   ValidationError,
 } from "../../src/domain/errors.js";
 
@@ -37,7 +38,25 @@ describe("errors: names, codes and messages", () => {
       "CANDIDATE_LIMIT",
       "operation run candidate scope exceeds target limit 100",
     ],
+    [
+      new StoreUnavailableError("unreachable"),
+      "StoreUnavailableError",
+      "UNAVAILABLE",
+      "the data store is unreachable; retry later",
+    ],
+    [
+      new StoreUnavailableError("throttled"),
+      "StoreUnavailableError",
+      "UNAVAILABLE",
+      "the data store is throttling requests; retry later",
+    ],
   ])("%s has a stable name and code", (error, name, code, message) => {
     expect(error).toMatchObject({ name, code, message });
+  });
+
+  it("a StoreUnavailableError keeps what the adapter saw as its cause, for logs only", () => {
+    const seen = new Error("connect ECONNREFUSED 127.0.0.1:5000");
+    expect(new StoreUnavailableError("unreachable", { cause: seen }).cause).toBe(seen);
+    expect(new StoreUnavailableError("unreachable").cause).toBeUndefined();
   });
 });

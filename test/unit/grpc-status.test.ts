@@ -9,6 +9,7 @@ import {
   FlowError,
   InvalidArgumentError,
   NotFoundError,
+  StoreUnavailableError,
   ValidationError,
 } from "../../src/domain/errors.js";
 
@@ -64,6 +65,17 @@ describe("grpc status: FlowError codes → gRPC statuses", () => {
       "operation run is terminal",
     ],
     [new CandidateLimitError(100), status.INTERNAL, "operation run candidate scope exceeds target limit 100"],
+    // The store adapter's typed error: retryable, and nothing of the SDK's text reaches the client.
+    [
+      new StoreUnavailableError("unreachable", { cause: new Error("connect ECONNREFUSED 127.0.0.1:5000") }),
+      status.UNAVAILABLE,
+      "the data store is unreachable; retry later",
+    ],
+    [
+      new StoreUnavailableError("throttled"),
+      status.UNAVAILABLE,
+      "the data store is throttling requests; retry later",
+    ],
   ])("%s → its status and its exact message", (err, code, details) => {
     expect(toGrpcError(err, { method: "m", logger: recordingLogger() })).toEqual({ code, details });
   });

@@ -50,8 +50,22 @@ describe("infra config: context → deploy config", () => {
       { customResources: false },
       "context customResources=false needs context iotDataEndpoint (without it a custom resource looks the endpoint up)",
     ],
+    [{ eventBusName: "my bus" }, "context eventBusName must be an EventBridge bus name or ARN, got my bus"],
+    [
+      { mtlsTrustStoreArn: "flow-clients" },
+      "context mtlsTrustStoreArn must be an ELBv2 trust store ARN (arn:aws:elasticloadbalancing:<region>:<account>:truststore/<name>/<id>), got flow-clients",
+    ],
   ])("rejects %o", (values, message) => {
     expect(() => readDeployConfig(ctx(values))).toThrowError(message);
+  });
+
+  it("the run events go to the default bus unless a bus is named; mutual TLS at the load balancer only with a trust store", () => {
+    expect(readDeployConfig(ctx({})).eventBusName).toBe("default");
+    expect(readDeployConfig(ctx({})).mtlsTrustStoreArn).toBeUndefined();
+    const arn = "arn:aws:events:eu-west-1:123456789012:event-bus/ops";
+    expect(readDeployConfig(ctx({ eventBusName: arn })).eventBusName).toBe(arn);
+    const store = "arn:aws:elasticloadbalancing:eu-west-1:123456789012:truststore/flow/0123456789abcdef";
+    expect(readDeployConfig(ctx({ mtlsTrustStoreArn: store })).mtlsTrustStoreArn).toBe(store);
   });
 
   it("customResources: true unless false is given, as a JSON boolean or the string -c passes", () => {

@@ -11,6 +11,7 @@ import {
   ENV,
   readBmcResultConfig,
   readDispatchConfig,
+  readEventPublisherConfig,
   readGrpcFrontConfig,
   readTaskStepsConfig,
 } from "../../src/service/config.js";
@@ -69,6 +70,7 @@ const deployables: [
   ["stream-evaluator", (t) => lambdaEnvironment(t, "StreamEvaluator"), readDispatchConfig, BUILD_FACTS],
   ["task-steps", (t) => lambdaEnvironment(t, "TaskSteps"), readTaskStepsConfig, BUILD_FACTS],
   ["bmc-result", (t) => lambdaEnvironment(t, "BmcResult"), readBmcResultConfig, BUILD_FACTS],
+  ["event-publisher", (t) => lambdaEnvironment(t, "EventPublisher"), readEventPublisherConfig, BUILD_FACTS],
   ["gRPC front", frontEnvironment, readGrpcFrontConfig, []],
 ];
 
@@ -96,5 +98,28 @@ describe("infra environment: what the stack sets is what each root reads", () =>
       expect(Object.keys(environment(prod.template))).toEqual(expect.arrayContaining([...BUILD_FACTS]));
     }
     expect(readGrpcFrontConfig.names).toEqual(expect.arrayContaining([...BUILD_FACTS]));
+  });
+});
+
+describe("infra environment: the caller from the load balancer's certificate", () => {
+  it("with a trust store (prod context) the listener verifies client certificates and the front trusts what it forwards; without, neither", () => {
+    const listener = (template: Template) =>
+      Object.values(
+        template.findResources("AWS::ElasticLoadBalancingV2::Listener") as Record<string, Resource>,
+      )[0]!.Properties.MutualAuthentication;
+    expect(listener(prod.template)).toEqual({
+      Mode: "verify",
+      TrustStoreArn:
+        "arn:aws:elasticloadbalancing:eu-west-1:123456789012:truststore/flow-clients/0123456789abcdef",
+    });
+    expect(frontEnvironment(prod.template)[ENV.trustLoadBalancerClientCert]).toBe("true");
+    const dev = sharedStack();
+    expect(listener(dev.template)).toBeUndefined();
+    expect(frontEnvironment(dev.template)).not.toHaveProperty(ENV.trustLoadBalancerClientCert);
+  });
+
+  it("the event publisher is told its bus: the configured one in prod, the default bus otherwise", () => {
+    expect(lambdaEnvironment(prod.template, "EventPublisher")[ENV.eventBusName]).toBe("flow-rollouts");
+    expect(lambdaEnvironment(sharedStack().template, "EventPublisher")[ENV.eventBusName]).toBe("default");
   });
 });

@@ -157,6 +157,7 @@ const ROLES = {
   streamEvaluator: "StreamEvaluatorRole",
   taskSteps: "TaskStepsRole",
   bmcResult: "BmcResultRole",
+  eventPublisher: "EventPublisherRole",
 } as const;
 
 const OPERATIONAL = ["Runs", "Targets", "Tasks", "RackLocks"];
@@ -171,16 +172,17 @@ const tablesWith = (grants: string[], action: string): string[] =>
 describe("infra least privilege: grants by principal (what the composition roots call)", () => {
   const grants = (role: keyof typeof ROLES) => grantsOf(shapes.dev().template, ROLES[role]);
 
-  it("dispatcher, stream-evaluator and bmc-result read and write Runs, Targets, Tasks, RackLocks, never Inventory", () => {
+  it("dispatcher and stream-evaluator read and write Runs, Targets, RunEvents (a pass's history), Tasks, RackLocks; bmc-result the same but RunEvents; never Inventory", () => {
     for (const role of ["dispatcher", "streamEvaluator", "bmcResult"] as const) {
       const g = grants(role);
+      const expected = role === "bmcResult" ? OPERATIONAL : [...OPERATIONAL, "RunEvents"];
       for (const action of [
         "dynamodb:GetItem",
         "dynamodb:Query",
         "dynamodb:PutItem",
         "dynamodb:UpdateItem",
       ]) {
-        expect(tablesWith(g, action).sort(), `${role} ${action}`).toEqual([...OPERATIONAL].sort());
+        expect(tablesWith(g, action).sort(), `${role} ${action}`).toEqual([...expected].sort());
       }
       expect(
         g.filter((line) => line.includes("table:Inventory")),
@@ -211,7 +213,7 @@ describe("infra least privilege: grants by principal (what the composition roots
   it("the front reads and writes every table (runs, tasks, inventory import)", () => {
     const g = grants("front");
     expect(tablesWith(g, "dynamodb:PutItem").sort()).toEqual(
-      ["Inventory", "RackLocks", "Runs", "Targets", "Tasks"].sort(),
+      ["Inventory", "RackLocks", "RunEvents", "Runs", "Targets", "Tasks"].sort(),
     );
     expect(tablesWith(g, "dynamodb:BatchWriteItem")).toContain("Inventory");
   });
@@ -277,6 +279,44 @@ describe("infra least privilege: grants by principal (what the composition roots
       .map((line) => line.replace("dynamodb:GetRecords on ", ""));
     expect(streams).toEqual(["stream:Runs", "stream:Targets"]);
     expect(grants("bmcResult")).toContain("sqs:SendMessage on BmcResultDlq");
+  });
+
+  it("the event publisher: the RunEvents stream, events:PutEvents on the one configured bus (default bus unless configured), its DLQ; no table", () => {
+    const g = grants("eventPublisher");
+    expect(
+      g.filter((line) => line.startsWith("dynamodb:") && !line.startsWith("dynamodb:ListStreams")),
+    ).toEqual([
+      "dynamodb:DescribeStream on stream:RunEvents",
+      "dynamodb:GetRecords on stream:RunEvents",
+      "dynamodb:GetShardIterator on stream:RunEvents",
+    ]);
+    expect(g.filter((line) => line.startsWith("events:"))).toEqual([
+      "events:PutEvents on arn:<AWS::Partition>:events:us-east-1:000000000000:event-bus/default",
+    ]);
+    expect(g.filter((line) => line.includes("table:"))).toEqual([]);
+    // Nobody else may put events anywhere, in any shape; prod names its own bus and gets that one.
+    for (const role of Object.keys(ROLES).filter((r) => r !== "eventPublisher") as (keyof typeof ROLES)[]) {
+      expect(
+        grants(role).filter((line) => line.startsWith("events:")),
+        role,
+      ).toEqual([]);
+    }
+    const putEvents = iamStatements(shapes.prod().template).filter(({ statement }) =>
+      list(statement.Action).some((a) => a.startsWith("events:")),
+    );
+    expect(
+      putEvents.map(({ owner, statement }) => [
+        owner.replace(/[0-9A-F]{8}$/, ""),
+        statement.Action,
+        joined(statement.Resource),
+      ]),
+    ).toEqual([
+      [
+        "EventPublisherRoleDefaultPolicy",
+        "events:PutEvents",
+        "arn:<AWS::Partition>:events:eu-west-1:123456789012:event-bus/flow-rollouts",
+      ],
+    ]);
   });
 
   it("no principal gets DynamoDB table management", () => {

@@ -87,13 +87,13 @@ describe("infra data: tables from schema.ts", () => {
     }
   });
 
-  it("streams (NEW_AND_OLD_IMAGES) and TTL attributes exactly where the schema asks", () => {
+  it("streams (NEW_AND_OLD_IMAGES; RunEvents NEW_IMAGE) and TTL attributes exactly where the schema asks", () => {
     for (const def of TABLES) {
       const [, table] = resources(dev.template, "AWS::DynamoDB::Table").find(
         ([, t]) => t.Properties.TableName === `Flow-dev-${def.logicalName}`,
       )!;
       expect(table.Properties.StreamSpecification, def.logicalName).toEqual(
-        def.stream ? { StreamViewType: "NEW_AND_OLD_IMAGES" } : undefined,
+        def.stream ? { StreamViewType: def.stream } : undefined,
       );
       expect(table.Properties.TimeToLiveSpecification, def.logicalName).toEqual(
         def.ttlAttribute ? { AttributeName: def.ttlAttribute, Enabled: true } : undefined,
@@ -127,24 +127,26 @@ describe("infra data: tables from schema.ts", () => {
 describe("infra compute: Lambdas, stream, ticker, child task", () => {
   const flowFunctions = (template: Template) =>
     resources(template, "AWS::Lambda::Function").filter(([id]) =>
-      /^(Dispatcher|StreamEvaluator|TaskSteps|BmcResult)Function/.test(id),
+      /^(Dispatcher|StreamEvaluator|TaskSteps|BmcResult|EventPublisher)Function/.test(id),
     );
 
-  it("four functions: Node.js 22 on ARM64, handler `handler`, X-Ray active, source maps on", () => {
+  it("five functions: Node.js 22 on ARM64, handler `handler`, X-Ray active, source maps on", () => {
     const fns = flowFunctions(dev.template);
     expect(fns.map(([id]) => id.replace(/Function.*/, "")).sort()).toEqual([
       "BmcResult",
       "Dispatcher",
+      "EventPublisher",
       "StreamEvaluator",
       "TaskSteps",
     ]);
-    for (const [, fn] of fns) {
+    for (const [id, fn] of fns) {
       expect(fn.Properties.Runtime).toBe("nodejs22.x");
       expect(fn.Properties.Architectures).toEqual(["arm64"]);
       expect(fn.Properties.Handler).toBe("index.handler");
       expect(fn.Properties.TracingConfig).toEqual({ Mode: "Active" });
       const env = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
-      expect(env[ENV.tablePrefix]).toBe("Flow-dev-");
+      // The event publisher reads no table: the stream records it is handed are the events.
+      expect(env[ENV.tablePrefix], id).toBe(id.startsWith("EventPublisher") ? undefined : "Flow-dev-");
       expect(env.NODE_OPTIONS).toBe("--enable-source-maps");
     }
   });
@@ -168,6 +170,11 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     );
     // composeBmcResultLambda, stores only: reports and execution ends need the tables alone.
     expect(names("BmcResult")).toEqual([...build, ENV.dispatcherFunctionName].sort());
+    // composeEventPublisherLambda: the bus alone (no table, no prefix).
+    expect(names("EventPublisher")).toEqual(
+      [ENV.version, ENV.gitCommit, "NODE_OPTIONS", ENV.eventBusName].sort(),
+    );
+    expect(envOf("EventPublisher")[ENV.eventBusName]).toBe("flow-rollouts");
     // The name the wakers invoke is the dispatcher's own physical name.
     const dispatcherName = flowFunctions(prod.template).find(([id]) => id.startsWith("Dispatcher"))![1]
       .Properties.FunctionName;
@@ -188,7 +195,9 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
 
   it("the evaluator consumes the Runs and Targets streams only: batch 100, bisect, 5 retries, max age, DLQ, batch item failures", () => {
     const [dlqId] = resources(dev.template, "AWS::SQS::Queue").find(([id]) => id.startsWith("StreamDlq"))!;
-    const mappings = resources(dev.template, "AWS::Lambda::EventSourceMapping");
+    const mappings = resources(dev.template, "AWS::Lambda::EventSourceMapping").filter(([, m]) =>
+      (m.Properties.FunctionName as { Ref: string }).Ref.startsWith("StreamEvaluatorFunction"),
+    );
     expect(mappings.map(([, m]) => m.Properties.EventSourceArn)).toEqual([
       { "Fn::GetAtt": [tableId(dev.template, "Runs"), "StreamArn"] },
       { "Fn::GetAtt": [tableId(dev.template, "Targets"), "StreamArn"] },
@@ -205,6 +214,26 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
       });
       expect((mapping.Properties.FunctionName as { Ref: string }).Ref).toMatch(/^StreamEvaluatorFunction/);
     }
+  });
+
+  it("the event publisher consumes the RunEvents stream only: batch 100, bisect, 10 retries, max age, the stream DLQ, batch item failures", () => {
+    const [dlqId] = resources(dev.template, "AWS::SQS::Queue").find(([id]) => id.startsWith("StreamDlq"))!;
+    const mappings = resources(dev.template, "AWS::Lambda::EventSourceMapping").filter(([, m]) =>
+      (m.Properties.FunctionName as { Ref: string }).Ref.startsWith("EventPublisherFunction"),
+    );
+    expect(mappings).toHaveLength(1);
+    expect(mappings[0]![1].Properties).toMatchObject({
+      EventSourceArn: { "Fn::GetAtt": [tableId(dev.template, "RunEvents"), "StreamArn"] },
+      BatchSize: 100,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10,
+      MaximumRecordAgeInSeconds: 86400,
+      StartingPosition: "TRIM_HORIZON",
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+      DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [dlqId, "Arn"] } } },
+    });
+    const all = resources(dev.template, "AWS::Lambda::EventSourceMapping");
+    expect(all).toHaveLength(3);
   });
 
   it("EventBridge: this child-task machine's ABORTED, TIMED_OUT, FAILED executions → bmc-result, undeliverable ones → its DLQ", () => {
@@ -372,14 +401,17 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
         ENV.port,
         ENV.host,
         ENV.plaintextBehindLoadBalancer,
+        ENV.trustLoadBalancerClientCert,
         ENV.protoDir,
       ].sort(),
     );
-    // Listens on every interface in plaintext, behind the ALB; reflection reads the image's protos.
+    // Listens on every interface in plaintext, behind the ALB; reflection reads the image's protos;
+    // prod's context has a trust store, so the front reads the ALB's verified client certificate.
     expect(env).toMatchObject({
       [ENV.port]: "50051",
       [ENV.host]: "0.0.0.0",
       [ENV.plaintextBehindLoadBalancer]: "true",
+      [ENV.trustLoadBalancerClientCert]: "true",
       [ENV.protoDir]: "/app/proto",
       [ENV.tablePrefix]: "Flow-prod-",
     });
@@ -574,14 +606,14 @@ describe("infra customResources=false: nothing that needs a Lambda invoked while
     ]);
   });
 
-  it("customResources=false (as -c gives it) with the IoT endpoint: no custom resource, only the four Lambdas", () => {
+  it("customResources=false (as -c gives it) with the IoT endpoint: no custom resource, only the five Lambdas", () => {
     const { template } = sharedStack({
       ...flagged,
       customResources: "false",
       iotDataEndpoint: "abc-ats.iot.us-east-1.amazonaws.com",
     });
     expect(customTypes(template)).toEqual([]);
-    expect(resources(template, "AWS::Lambda::Function")).toHaveLength(4);
+    expect(resources(template, "AWS::Lambda::Function")).toHaveLength(5);
     expect(template.toJSON().Outputs.IotDataEndpoint.Value).toBe(
       "https://abc-ats.iot.us-east-1.amazonaws.com",
     );

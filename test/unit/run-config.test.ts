@@ -1,12 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { FieldViolation } from "../../src/domain/errors.js";
+import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/firmware-template.js";
 import type { ComponentType, CreateRunInput, TargetSpecInput } from "../../src/domain/model.js";
 import {
   DEFAULT_CONFLICT_RETRY,
-  type FirmwareTemplateInput,
   PHYSICAL_LOCATION_UNSUPPORTED,
   validateCreateRun,
-  validateFirmwareTask,
 } from "../../src/domain/run-config.js";
 
 const RUN_A = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";

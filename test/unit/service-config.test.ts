@@ -7,6 +7,7 @@ import {
   ENV,
   readBmcResultConfig,
   readDispatchConfig,
+  readEventPublisherConfig,
   readGrpcFrontConfig,
   readTaskStepsConfig,
 } from "../../src/service/config.js";
@@ -43,6 +44,7 @@ describe("service config: the gRPC front", () => {
       port: 50_051,
       plaintextBehindLoadBalancer: false,
       admission: { maxInFlightCalls: 64, maxConcurrentCreates: 8 },
+      trustLoadBalancerClientCert: false,
       build: { version: "0.0.0", gitCommit: "", buildTime: "" },
     });
   });
@@ -65,6 +67,19 @@ describe("service config: the gRPC front", () => {
         readGrpcFrontConfig({ ...front, FLOW_MAX_IN_FLIGHT_CALLS: "4", FLOW_MAX_CONCURRENT_CREATES: "5" }),
       ),
     ).toEqual(["FLOW_MAX_CONCURRENT_CREATES: must be at most FLOW_MAX_IN_FLIGHT_CALLS (4)"]);
+  });
+
+  it("the load balancer's client certificate is trusted only behind the load balancer", () => {
+    const behind = { ...front, FLOW_PLAINTEXT_BEHIND_LB: "true", FLOW_HOST: "0.0.0.0" };
+    expect(
+      readGrpcFrontConfig({ ...behind, FLOW_TRUST_LB_CLIENT_CERT: "true" }).trustLoadBalancerClientCert,
+    ).toBe(true);
+    expect(problems(() => readGrpcFrontConfig({ ...front, FLOW_TRUST_LB_CLIENT_CERT: "true" }))).toEqual([
+      "FLOW_TRUST_LB_CLIENT_CERT: needs FLOW_PLAINTEXT_BEHIND_LB=true (the front behind the load balancer, reachable only through it)",
+    ]);
+    expect(problems(() => readGrpcFrontConfig({ ...behind, FLOW_TRUST_LB_CLIENT_CERT: "on" }))).toEqual([
+      'FLOW_TRUST_LB_CLIENT_CERT: must be "true" or "false" (got "on")',
+    ]);
   });
 
   it("what the Fargate task is given", () => {
@@ -247,6 +262,7 @@ describe("service config: the gRPC front", () => {
         ENV.tlsKey,
         ENV.tlsClientCa,
         ENV.plaintextBehindLoadBalancer,
+        ENV.trustLoadBalancerClientCert,
         ENV.protoDir,
         ENV.maxInFlightCalls,
         ENV.maxConcurrentCreates,
@@ -327,6 +343,23 @@ describe("service config: the Lambdas", () => {
       expect(problems(read)).toEqual([
         `FLOW_DISPATCHER_FUNCTION_NAME: must be a Lambda function name or ARN (got ${JSON.stringify(name)})`,
       ]);
+  });
+
+  it("event-publisher: the bus (default: the account's default bus), a name or an ARN; nothing required", () => {
+    expect(readEventPublisherConfig({})).toEqual({ eventBusName: "default" });
+    expect(
+      readEventPublisherConfig({
+        FLOW_EVENT_BUS_NAME: "flow-rollouts",
+        AWS_ENDPOINT_URL: "http://127.0.0.1:5000",
+      }),
+    ).toEqual({ eventBusName: "flow-rollouts", awsEndpoint: "http://127.0.0.1:5000" });
+    const arn = "arn:aws:events:eu-west-1:123456789012:event-bus/ops";
+    expect(readEventPublisherConfig({ FLOW_EVENT_BUS_NAME: arn }).eventBusName).toBe(arn);
+    expect(problems(() => readEventPublisherConfig({ FLOW_EVENT_BUS_NAME: "my bus" }))).toEqual([
+      'FLOW_EVENT_BUS_NAME: must be an EventBridge bus name or ARN (got "my bus")',
+    ]);
+    expect(readEventPublisherConfig.names).toEqual([ENV.awsEndpoint, ENV.eventBusName]);
+    expect(readEventPublisherConfig.required).toEqual([]);
   });
 
   it("bmc-result: the tables alone are required", () => {

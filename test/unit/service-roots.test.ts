@@ -5,6 +5,7 @@
  * every problem named.
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
@@ -19,6 +20,7 @@ import { awsChildTasks } from "../../src/service/aws.js";
 import {
   readBmcResultConfig,
   readDispatchConfig,
+  readEventPublisherConfig,
   readGrpcFrontConfig,
   readTaskStepsConfig,
 } from "../../src/service/config.js";
@@ -26,6 +28,10 @@ import { ConfigError } from "../../src/service/env-reader.js";
 import { composeGrpcFront } from "../../src/service/grpc-front.js";
 import { bmcResultFromEnvironment, composeBmcResultLambda } from "../../src/service/lambdas/bmc-result.js";
 import { composeDispatcherLambda, dispatcherFromEnvironment } from "../../src/service/lambdas/dispatcher.js";
+import {
+  composeEventPublisherLambda,
+  eventPublisherFromEnvironment,
+} from "../../src/service/lambdas/event-publisher.js";
 import { composeStreamEvaluatorLambda } from "../../src/service/lambdas/stream-evaluator.js";
 import { composeTaskStepsLambda, taskStepsFromEnvironment } from "../../src/service/lambdas/task-steps.js";
 
@@ -34,6 +40,7 @@ const quiet = { logger: silentLogger, metrics: noopMetrics };
 const ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-test-child-task";
 const base = { FLOW_TABLE_PREFIX: "Flow-test-", AWS_REGION: "eu-west-1" };
 
+const eventBridge = mockClient(EventBridgeClient);
 const mocks = [
   mockClient(DynamoDBClient),
   mockClient(DynamoDBDocumentClient),
@@ -41,6 +48,7 @@ const mocks = [
   mockClient(KMSClient),
   mockClient(LambdaClient),
   mockClient(IoTDataPlaneClient),
+  eventBridge,
 ];
 /** Every command any client was asked to send, by client. */
 const sent = () => mocks.flatMap((mock) => mock.calls() as unknown[]);
@@ -71,9 +79,17 @@ describe("composition roots: built from a valid configuration without I/O", () =
       host: "0.0.0.0",
       port: 50_051,
       allowInsecureNonLoopback: true,
+      trustLoadBalancerClientCert: false,
       protoDir: "/app/proto",
       drainMs: 5_000,
     });
+    const trusting = readGrpcFrontConfig({
+      ...base,
+      FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
+      FLOW_PLAINTEXT_BEHIND_LB: "true",
+      FLOW_TRUST_LB_CLIENT_CERT: "true",
+    });
+    expect(composeGrpcFront(trusting).server.trustLoadBalancerClientCert).toBe(true);
     expect(front.server.tls).toBeUndefined();
     expect(sent()).toEqual([]);
   });
@@ -115,6 +131,58 @@ describe("composition roots: built from a valid configuration without I/O", () =
     );
     expect(typeof steps.handle).toBe("function");
     expect(sent()).toEqual([]);
+  });
+
+  it("the event publisher: a batch's INSERTed events go to the configured bus, nothing else is read", async () => {
+    const { handle } = composeEventPublisherLambda(
+      readEventPublisherConfig({ FLOW_EVENT_BUS_NAME: "flow-rollouts" }),
+    );
+    expect(sent()).toEqual([]);
+    expect(await handle({ Records: [] })).toEqual({ batchItemFailures: [] });
+    expect(sent()).toEqual([]);
+    eventBridge.on(PutEventsCommand).resolves({ FailedEntryCount: 0, Entries: [{ EventId: "e-1" }] });
+    const image = {
+      runId: { S: "r1" },
+      eventKey: { S: "001700000000000#00" },
+      at: { N: "1700000000000" },
+      seq: { N: "0" },
+      kind: { S: "STARTED" },
+      runName: { S: "canary" },
+      status: { S: "RUNNING" },
+      reason: { S: "NONE" },
+      message: { S: "operation run started" },
+      phaseIndex: { N: "0" },
+      totalPhases: { N: "1" },
+      stats: {
+        M: Object.fromEntries(
+          ["current", "cumulative"].map((scope) => [
+            scope,
+            {
+              M: {
+                phaseIndex: { N: "0" },
+                selectedTargets: { N: "1" },
+                outcomes: {
+                  M: {
+                    completed: { N: "0" },
+                    failed: { N: "0" },
+                    terminated: { N: "0" },
+                    skipped: { N: "0" },
+                  },
+                },
+              },
+            },
+          ]),
+        ),
+      },
+    };
+    const out = await handle({
+      Records: [{ eventName: "INSERT", dynamodb: { NewImage: image, SequenceNumber: "7" } }],
+    });
+    expect(out).toEqual({ batchItemFailures: [] });
+    const entries = eventBridge.commandCalls(PutEventsCommand).map((c) => c.args[0].input.Entries);
+    expect(entries).toEqual([
+      [expect.objectContaining({ EventBusName: "flow-rollouts", Source: "flow.operation-runs" })],
+    ]);
   });
 
   it("bmc-result", async () => {
@@ -166,6 +234,7 @@ describe("composition roots: the environment, read once at start", () => {
     vi.stubEnv("FLOW_CHILD_TASK_STATE_MACHINE_ARN", ARN);
     expect(typeof dispatcherFromEnvironment().dispatcher.dispatchRun).toBe("function");
     expect(typeof bmcResultFromEnvironment().receiver.receive).toBe("function");
+    expect(typeof eventPublisherFromEnvironment().handle).toBe("function");
   });
 
   it("an invalid one fails at start with every problem", () => {

@@ -34,10 +34,13 @@ import {
   ComponentType,
   ConflictStrategy,
   CreateOperationRunRequest,
+  ListOperationRunEventsResponse,
   ListOperationRunsRequest,
   ListOperationRunTargetsRequest,
   ListTasksRequest,
   OperationRun,
+  OperationRunActorSource,
+  OperationRunEventKind,
   OperationRunPhysicalLocationOrdering_Strategy,
   OperationRunSafetyGateScope,
   OperationRunStatus,
@@ -342,6 +345,47 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
     ]);
     const plan = registry.getMessage("v1.PlanOperationRunResponse")!;
     expect(plan.fields.find((f) => f.name === "next_window_openings")?.number).toBe(100);
+  });
+
+  it("run-history extension: ListOperationRunEvents in v1.Flow, its messages new (nothing published changes)", () => {
+    const service = registry.getService("v1.Flow")!;
+    const rpc = service.methods.find((m) => m.name === "ListOperationRunEvents");
+    expect([rpc?.methodKind, rpc?.input.typeName, rpc?.output.typeName]).toEqual([
+      "unary",
+      "v1.ListOperationRunEventsRequest",
+      "v1.ListOperationRunEventsResponse",
+    ]);
+    const contract = parseContract(CONTRACT_TEXT);
+    for (const name of [
+      "ListOperationRunEventsRequest",
+      "ListOperationRunEventsResponse",
+      "OperationRunEvent",
+      "OperationRunActor",
+    ]) {
+      expect(contract.messages.has(name), name).toBe(false);
+    }
+    const event = registry.getMessage("v1.OperationRunEvent")!;
+    expect(event.fields.map((f) => [f.number, f.name])).toEqual([
+      [1, "id"],
+      [2, "operation_run_id"],
+      [3, "kind"],
+      [4, "time"],
+      [5, "state"],
+      [6, "message"],
+      [7, "phase_index"],
+      [8, "total_phases"],
+      [9, "stats"],
+      [10, "actor"],
+      [11, "plan"],
+      [12, "gate"],
+      [13, "advance"],
+      [14, "cancel"],
+      [15, "conflict"],
+      [16, "window"],
+    ]);
+    expect(registry.getEnum("v1.OperationRunEventKind")?.values.map((v) => v.number)).toEqual(
+      Array.from({ length: 15 }, (_, i) => i),
+    );
   });
 
   it("detects a renumbered field, a retyped field, a relabelled field and a missing RPC", () => {
@@ -670,6 +714,55 @@ const SAMPLES: { type: string; codec: Codec; message: unknown }[] = [
       candidateCount: 12,
       totalPhases: 2,
       targets: [{ rackId: UUID_A, sequenceIndex: 0, phaseIndex: 0, rackExternalId: "e" }],
+    }),
+  },
+  {
+    type: "v1.ListOperationRunEventsResponse",
+    codec: ListOperationRunEventsResponse as never,
+    message: ListOperationRunEventsResponse.fromPartial({
+      total: 3,
+      events: [
+        {
+          id: "r/001800000000000.00",
+          operationRunId: UUID_A,
+          kind: OperationRunEventKind.OPERATION_RUN_EVENT_KIND_GATE_TRIPPED,
+          time: AT,
+          state: {
+            status: OperationRunStatus.OPERATION_RUN_STATUS_PAUSED,
+            reason: OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_SAFETY_GATE,
+          },
+          message: "failure_count safety gate tripped",
+          phaseIndex: 1,
+          totalPhases: 3,
+          stats: { currentPhaseStats: { phaseIndex: 1, selectedTargets: 2, outcomeCounts: { failed: 1 } } },
+          actor: {
+            name: "ops",
+            source: OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_CLIENT_CERTIFICATE,
+            authenticated: true,
+            subjectAltNames: ["DNS:ops"],
+            declaredName: "alice",
+          },
+          detail: {
+            $case: "gate",
+            value: {
+              gateIndex: 0,
+              gate: { gate: { $case: "failureCount", value: { scope: 1, failureThresholdCount: 1 } } },
+              failed: 1,
+              selected: 2,
+            },
+          },
+        },
+        {
+          id: "r/001800000000001.00",
+          kind: OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED,
+          detail: { $case: "window", value: { opensAt: AT } },
+        },
+        {
+          id: "r/001800000000002.00",
+          kind: OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CONFLICT_TIMEOUT,
+          detail: { $case: "conflict", value: { targetId: UUID_B, blockedFor: { seconds: 3600, nanos: 0 } } },
+        },
+      ],
     }),
   },
   {

@@ -1,6 +1,7 @@
 /**
- * The DynamoDB plumbing every store shares: the document client, transaction conflict retries and
- * the translation of condition failures into named outcomes.
+ * The DynamoDB plumbing every store shares: the document client, transaction conflict retries,
+ * the translation of condition failures into named outcomes, and the boundary where a store that
+ * cannot be reached becomes a StoreUnavailableError.
  */
 import { type DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import {
@@ -10,6 +11,82 @@ import {
   TransactWriteCommand,
   type TransactWriteCommandInput,
 } from "@aws-sdk/lib-dynamodb";
+import { StoreUnavailableError } from "../../domain/errors.js";
+
+/** Socket-level failures: nothing answered (Node's codes, and undici's behind "fetch failed"). */
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+]);
+/** DynamoDB's answers for "too much, slow down", still there after the client's own retries. */
+const THROTTLING = new Set([
+  "ProvisionedThroughputExceededException",
+  "ThrottlingException",
+  "RequestLimitExceeded",
+  "TooManyRequestsException",
+]);
+/** DynamoDB's documented transient server errors (not any 500: an endpoint's bug stays INTERNAL). */
+const SERVER_TRANSIENT = new Set(["InternalServerError", "ServiceUnavailable"]);
+
+/**
+ * Why a failed DynamoDB call means the store is unavailable, or undefined when it is an answer
+ * (a condition failure, a validation error) or a bug. Examples: `connect ECONNREFUSED` →
+ * unreachable; the SDK's TimeoutError → unreachable; ThrottlingException → throttled.
+ */
+export function unavailability(error: unknown): StoreUnavailableError["reason"] | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  const e = error as {
+    name?: unknown;
+    code?: unknown;
+    cause?: { code?: unknown };
+    $metadata?: { httpStatusCode?: number };
+  };
+  if (typeof e.name === "string" && THROTTLING.has(e.name)) return "throttled";
+  if (e.$metadata?.httpStatusCode === 429) return "throttled";
+  const code =
+    typeof e.code === "string" ? e.code : typeof e.cause?.code === "string" ? e.cause.code : undefined;
+  if (code !== undefined && NETWORK_CODES.has(code)) return "unreachable";
+  if (e.name === "TimeoutError" || e.name === "RequestTimeout") return "unreachable";
+  if (typeof e.name === "string" && SERVER_TRANSIENT.has(e.name)) return "unreachable";
+  if (e.$metadata?.httpStatusCode === 503) return "unreachable";
+  return undefined;
+}
+
+/**
+ * Every call on `client` (and on document clients built from it) that fails because the store is
+ * unavailable, after the SDK's retries, fails with a StoreUnavailableError instead (its cause the
+ * SDK's error), and `observe` hears of it (the store-health monitor probes at once). Installing it
+ * again on the same client replaces the first.
+ */
+export function raiseStoreUnavailable(
+  client: DynamoDBClient,
+  observe?: (error: StoreUnavailableError) => void,
+): void {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        const reason = unavailability(error);
+        if (reason === undefined) throw error;
+        const unavailable = new StoreUnavailableError(reason, { cause: error });
+        observe?.(unavailable);
+        throw unavailable;
+      }
+    },
+    // initialize: outside the retry middleware, so only what survives the retries is translated.
+    { step: "initialize", name: "flowStoreUnavailable", override: true },
+  );
+}
 
 /** The document client every store sends through; it shares `client`'s middleware stack. */
 export function documentClient(client: DynamoDBClient): DynamoDBDocumentClient {

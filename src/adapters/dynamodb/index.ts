@@ -2,7 +2,8 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Cipher } from "../../app/ports.js";
-import { documentClient } from "./db.js";
+import type { StoreUnavailableError } from "../../domain/errors.js";
+import { documentClient, raiseStoreUnavailable } from "./db.js";
 import { DynamoInventoryStore } from "./inventory-store.js";
 import { DynamoRackLockStore } from "./lock-store.js";
 import { DynamoFirmwarePolicyStore } from "./policy-store.js";
@@ -24,8 +25,14 @@ export interface DynamoStores {
 export function createDynamoStores(
   client: DynamoDBClient,
   tables: TableNames,
-  options: { cipher?: Cipher } & Omit<RunStoreOptions, "cipher"> = {},
+  options: {
+    cipher?: Cipher;
+    /** Told of every call that failed because the store is unavailable (see raiseStoreUnavailable). */
+    onUnavailable?: (error: StoreUnavailableError) => void;
+  } & Omit<RunStoreOptions, "cipher"> = {},
 ): DynamoStores {
+  // Every store's calls: an unreachable or throttling store is a typed, retryable error.
+  raiseStoreUnavailable(client, options.onUnavailable);
   const doc = documentClient(client);
   return {
     doc,

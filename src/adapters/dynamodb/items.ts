@@ -3,6 +3,7 @@
  * schema.ts are the whole storage format (docs/data-model.md describes it).
  */
 import type { ScopeRack } from "../../app/ports.js";
+import type { Actor } from "../../domain/actor.js";
 import type {
   ComponentsForType,
   ComponentType,
@@ -16,7 +17,8 @@ import type {
   VersionGroup,
 } from "../../domain/model.js";
 import type { OperationRule } from "../../domain/operation-rules.js";
-import { createdKey, LIST_PARTITION, orderKey, queueClassOf, queueKey } from "./schema.js";
+import type { RunEventDetail, RunHistoryEvent } from "../../domain/run-history.js";
+import { createdKey, eventKey, LIST_PARTITION, orderKey, queueClassOf, queueKey } from "./schema.js";
 
 export type Item = Record<string, unknown>;
 
@@ -152,6 +154,49 @@ export function itemToTarget(item: Item): Target {
   if (item.firstBlockedAt !== undefined) target.firstBlockedAt = num(item.firstBlockedAt);
   if (item.retryAt !== undefined) target.retryAt = num(item.retryAt);
   return target;
+}
+
+/**
+ * A history event as stored: the key (run, eventKey) and the event's fields as they are, nested
+ * values as maps. The RunEvents stream carries this image to the publisher, which reads it back
+ * with `itemToRunEvent`.
+ */
+export function runEventToItem(event: RunHistoryEvent): Item {
+  return {
+    runId: event.runId,
+    eventKey: eventKey(event.at, event.seq),
+    at: event.at,
+    seq: event.seq,
+    kind: event.kind,
+    runName: event.runName,
+    status: event.status,
+    reason: event.reason,
+    message: event.message,
+    phaseIndex: event.phaseIndex,
+    totalPhases: event.totalPhases,
+    stats: event.stats,
+    actor: event.actor,
+    detail: event.detail,
+  };
+}
+
+export function itemToRunEvent(item: Item): RunHistoryEvent {
+  const event: RunHistoryEvent = {
+    runId: item.runId as string,
+    at: num(item.at),
+    seq: num(item.seq),
+    kind: item.kind as RunHistoryEvent["kind"],
+    runName: item.runName as string,
+    status: item.status as RunHistoryEvent["status"],
+    reason: item.reason as RunHistoryEvent["reason"],
+    message: (item.message as string | undefined) ?? "",
+    phaseIndex: num(item.phaseIndex),
+    totalPhases: num(item.totalPhases),
+    stats: item.stats as RunHistoryEvent["stats"],
+  };
+  if (item.actor !== undefined) event.actor = item.actor as Actor;
+  if (item.detail !== undefined) event.detail = item.detail as RunEventDetail;
+  return event;
 }
 
 const ACTIVE_TASK = new Set(["PENDING", "RUNNING", "WAITING"]);

@@ -19,7 +19,13 @@
  * crash before t1 leaves only invisible orphans that TTL deletes (or local/orphan-sweep.ts, locally:
  * moto does not expire items). A crash between t1 and t2 leaves a complete, visible run whose seal
  * is finished by the next getRun (read-repair), long before the TTL (24 h by default).
- * Runs of up to 99 targets commit in ONE transaction and never carry a TTL at all.
+ * Runs of up to 99 targets commit in ONE transaction and never carry a TTL at all (98 when the
+ * commit also holds the run's CREATED event, as every run the API creates does).
+ *
+ * ## History events ride with the run write they record
+ * The run's history (RunEvents table) is written only inside the transaction that changes the run:
+ * the commit above, or saveRun's [Update run on its version, Put event (key must be new) …]. An
+ * event therefore exists exactly when its change does, and never twice.
  */
 import {
   BatchGetCommand,
@@ -55,13 +61,16 @@ import {
   type Run,
   type Target,
 } from "../../domain/model.js";
+import type { RunHistoryEvent } from "../../domain/run-history.js";
 import { chunk, isConditionFailed, transactWrite } from "./db.js";
 import {
   counterAttribute,
   type Item,
   isActiveRunStatus,
   itemToRun,
+  itemToRunEvent,
   itemToTarget,
+  runEventToItem,
   runToItem,
   targetToItem,
 } from "./items.js";
@@ -152,14 +161,19 @@ export class DynamoRunStore implements RunStore {
   }
 
   async createRun(run: Run, targets: Target[], options: CreateRunOptions = {}): Promise<CreateRunOutcome> {
+    const events = options.events ?? [];
+    checkEvents(run, events);
     const runItem = runToItem(run);
     const auth = run.config.operation.firmware.authentication;
     if (auth !== undefined) runItem.secrets = await this.encryptSecrets(run.id, auth);
     const request = options.clientRequest;
 
-    // The commit transaction holds the run, the client request if any, and as many targets as
-    // fit; the rest go first.
-    const inCommit = Math.min(targets.length, this.maxItems - (request === undefined ? 1 : 2));
+    // The commit transaction holds the run, the client request if any, the run's events and as many
+    // targets as fit; the rest go first.
+    const inCommit = Math.max(
+      0,
+      Math.min(targets.length, this.maxItems - (request === undefined ? 1 : 2) - events.length),
+    );
     const early = targets.slice(0, targets.length - inCommit);
     const late = targets.slice(targets.length - inCommit);
     const expiresAt = Math.floor(run.createdAt / 1000) + this.pendingTtlSeconds;
@@ -199,7 +213,9 @@ export class DynamoRunStore implements RunStore {
             ConditionExpression: "attribute_not_exists(runId)",
           },
         },
+        // The client request stays item 1: its failed condition is what 'request-id-taken' reads.
         ...(request === undefined ? [] : [this.clientRequestPut(request, run.id, run.createdAt)]),
+        ...this.eventPuts(events),
         ...late.map((t) => ({
           Put: {
             TableName: this.tables.targets,
@@ -437,7 +453,12 @@ export class DynamoRunStore implements RunStore {
    *   A: saveRun(…, updatedAt 105, expected 100) → saved
    *   B: saveRun(…, updatedAt 106, expected 100) → stale (nothing written; B re-reads and decides again)
    */
-  async saveRun(run: Run, expectedUpdatedAt: number): Promise<SaveRunOutcome> {
+  async saveRun(
+    run: Run,
+    expectedUpdatedAt: number,
+    events: readonly RunHistoryEvent[] = [],
+  ): Promise<SaveRunOutcome> {
+    checkEvents(run, events);
     const set = [
       "#status = :status",
       "reason = :reason",
@@ -466,22 +487,61 @@ export class DynamoRunStore implements RunStore {
       set.push("activePk = :active");
       values[":active"] = LIST_PARTITION.activeRuns;
     } else remove.push("activePk");
+    const update = {
+      TableName: this.tables.runs,
+      Key: { runId: run.id },
+      UpdateExpression: `SET ${set.join(", ")}${remove.length > 0 ? ` REMOVE ${remove.join(", ")}` : ""}`,
+      ConditionExpression: "attribute_exists(runId) AND updatedAt = :expected",
+      ExpressionAttributeNames: { "#status": "status" },
+      ExpressionAttributeValues: values,
+    };
+    if (events.length > 0) {
+      //   [Update run: updatedAt = expected] + [Put event (run, at, seq): key absent] …
+      //   the run moved since it was read → item 0 fails → 'stale', no event written
+      //   an event key already taken → that Put fails → nothing written → 'stale'
+      const codes = await transactWrite(this.doc, {
+        TransactItems: [{ Update: update }, ...this.eventPuts(events)],
+      });
+      if (codes === undefined) return "saved";
+      if (codes[0] !== "ConditionalCheckFailed") return "stale";
+      return (await this.getRunItem(run.id)) === undefined ? "not-found" : "stale";
+    }
     try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tables.runs,
-          Key: { runId: run.id },
-          UpdateExpression: `SET ${set.join(", ")}${remove.length > 0 ? ` REMOVE ${remove.join(", ")}` : ""}`,
-          ConditionExpression: "attribute_exists(runId) AND updatedAt = :expected",
-          ExpressionAttributeNames: { "#status": "status" },
-          ExpressionAttributeValues: values,
-        }),
-      );
+      await this.doc.send(new UpdateCommand(update));
       return "saved";
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
       return (await this.getRunItem(run.id)) === undefined ? "not-found" : "stale";
     }
+  }
+
+  async listRunEvents(
+    runId: string,
+    page: Page,
+    options: { knownCommitted?: boolean } = {},
+  ): Promise<{ events: RunHistoryEvent[]; total: number } | undefined> {
+    if (!options.knownCommitted && (await this.getRunItem(runId)) === undefined) return undefined;
+    const all = await this.queryAll({
+      TableName: this.tables.runEvents,
+      KeyConditionExpression: "runId = :r",
+      ExpressionAttributeValues: { ":r": runId },
+      ConsistentRead: true,
+    });
+    return {
+      events: all.slice(page.offset, page.offset + page.limit).map(itemToRunEvent),
+      total: all.length,
+    };
+  }
+
+  /** The Puts of a run write's history events, each only under a key nobody has written. */
+  private eventPuts(events: readonly RunHistoryEvent[]) {
+    return events.map((event) => ({
+      Put: {
+        TableName: this.tables.runEvents,
+        Item: runEventToItem(event),
+        ConditionExpression: "attribute_not_exists(eventKey)",
+      },
+    }));
   }
 
   async listQueuedTargets(
@@ -849,6 +909,17 @@ export async function batchGetAll(
     }
   }
   return items;
+}
+
+/** A run write's events belong to that run and that version: the version is what keys them. */
+function checkEvents(run: Run, events: readonly RunHistoryEvent[]): void {
+  for (const event of events) {
+    if (event.runId !== run.id || event.at !== run.updatedAt) {
+      throw new RangeError(
+        `history event ${event.kind} of run ${event.runId} at ${event.at} does not belong to the write of run ${run.id} at ${run.updatedAt}`,
+      );
+    }
+  }
 }
 
 function alreadyExists(runId: string, codes: string[]): FlowError {

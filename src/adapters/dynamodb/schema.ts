@@ -3,10 +3,12 @@
  * the CDK app (infra/), so the two cannot drift. docs/data-model.md puts every access pattern next
  * to the key or index that serves it.
  *
- * Five tables, one per aggregate, because each has a different lifecycle and hot path: runs (few,
- * hot items: the in-flight counter), targets (≤ 100 per run, under the run's partition), tasks
- * (one per rack operation, ever growing), inventory (bulk-loaded, read mostly), rack locks
- * (short-lived, TTL). Transactions span tables freely, so nothing is lost by splitting them.
+ * Six tables, one per aggregate, because each has a different lifecycle and hot path: runs (few,
+ * hot items: the in-flight counter), targets (≤ 100 per run, under the run's partition), run
+ * events (the run's history: insert-only, under the run's partition, its stream published to
+ * EventBridge), tasks (one per rack operation, ever growing), inventory (bulk-loaded, read
+ * mostly), rack locks (short-lived, TTL). Transactions span tables freely, so nothing is lost by
+ * splitting them: a run change and the history events it records commit in one.
  *
  * Sort keys that carry numbers are zero-padded strings so that string order is numeric order:
  * `createdKey` = 15-digit epoch ms + "#" + id (newest first = descending, ties by id descending);
@@ -15,6 +17,8 @@
  * to a task only; class 0 = held (BLOCKED or CLAIMED), class 1 = PENDING. One key range per class
  * and phase, each in sequence order, so a pass reads every held target and only the first k
  * PENDING ones (Limit k).
+ * `eventKey` = 15-digit run version (the run's updatedAt the change wrote) + "#" + 2-digit position
+ * within that write: the history in the order it happened, ascending.
  */
 
 export type AttributeType = "S" | "N";
@@ -38,13 +42,13 @@ export interface IndexDefinition {
 
 export interface TableDefinition {
   /** The logical name: CDK construct id, local table name suffix (`<prefix><logicalName>`). */
-  logicalName: "Runs" | "Targets" | "Tasks" | "Inventory" | "RackLocks";
+  logicalName: "Runs" | "Targets" | "RunEvents" | "Tasks" | "Inventory" | "RackLocks";
   partitionKey: KeyAttribute;
   sortKey?: KeyAttribute;
   globalSecondaryIndexes: IndexDefinition[];
   /** Local secondary indexes share the table's partition key; only the sort key differs. */
   localSecondaryIndexes: (Omit<IndexDefinition, "partitionKey" | "sortKey"> & { sortKey: KeyAttribute })[];
-  stream: "NEW_AND_OLD_IMAGES" | undefined;
+  stream: "NEW_AND_OLD_IMAGES" | "NEW_IMAGE" | undefined;
   /** Epoch SECONDS; DynamoDB deletes the item some time after it passes. */
   ttlAttribute: string | undefined;
 }
@@ -128,6 +132,20 @@ export const TARGETS_TABLE: TableDefinition = {
   stream: "NEW_AND_OLD_IMAGES",
   // Set only on targets written before their run's commit; removed when the run is sealed.
   ttlAttribute: "expiresAt",
+};
+
+export const RUN_EVENTS_TABLE: TableDefinition = {
+  logicalName: "RunEvents",
+  partitionKey: S("runId"),
+  sortKey: S("eventKey"),
+  // The one read is the history of a run, oldest first: a Query on the key alone.
+  globalSecondaryIndexes: [],
+  localSecondaryIndexes: [],
+  // Events are only ever inserted, so the new image is the whole record; the publisher reads it
+  // (src/adapters/dynamodb/run-event-records.ts) and sends each event to EventBridge.
+  stream: "NEW_IMAGE",
+  // A run's history lives as long as the run (runs never expire).
+  ttlAttribute: undefined,
 };
 
 export const TASKS_TABLE: TableDefinition = {
@@ -240,6 +258,7 @@ export const RACK_LOCKS_TABLE: TableDefinition = {
 export const TABLES: readonly TableDefinition[] = [
   RUNS_TABLE,
   TARGETS_TABLE,
+  RUN_EVENTS_TABLE,
   TASKS_TABLE,
   INVENTORY_TABLE,
   RACK_LOCKS_TABLE,
@@ -248,6 +267,7 @@ export const TABLES: readonly TableDefinition[] = [
 export interface TableNames {
   runs: string;
   targets: string;
+  runEvents: string;
   tasks: string;
   inventory: string;
   rackLocks: string;
@@ -258,6 +278,7 @@ export function tableNames(prefix: string): TableNames {
   return {
     runs: `${prefix}Runs`,
     targets: `${prefix}Targets`,
+    runEvents: `${prefix}RunEvents`,
     tasks: `${prefix}Tasks`,
     inventory: `${prefix}Inventory`,
     rackLocks: `${prefix}RackLocks`,
@@ -270,6 +291,8 @@ export function tableNameOf(names: TableNames, def: TableDefinition): string {
       return names.runs;
     case "Targets":
       return names.targets;
+    case "RunEvents":
+      return names.runEvents;
     case "Tasks":
       return names.tasks;
     case "Inventory":
@@ -310,6 +333,11 @@ export function queueKeyRange(phaseIndex: number, cls: QueueClass): [string, str
 export function queueClassOf(status: string): QueueClass | undefined {
   if (status === "PENDING") return "pending";
   return status === "BLOCKED" || status === "CLAIMED" ? "held" : undefined;
+}
+
+/** "001800000001000#01": the second event written with run version 1800000001000. */
+export function eventKey(at: number, seq: number): string {
+  return `${String(at).padStart(15, "0")}#${String(seq).padStart(2, "0")}`;
 }
 
 /** The inclusive orderKey range of phases `from..to`. */

@@ -8,10 +8,12 @@
  */
 
 import type { FlowApi, InventoryApi, PolicyApi } from "../../app/api.js";
+import type { Actor } from "../../domain/actor.js";
 import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
 import { firmwareTemplateFromProto } from "./convert/firmware-request.js";
 import {
+  listRunEventsQueryFromProto,
   listRunsQueryFromProto,
   listTargetsQueryFromProto,
   listTasksQueryFromProto,
@@ -24,6 +26,7 @@ import {
   setReadinessFromProto,
 } from "./convert/policy.js";
 import { createRuleFromProto, ruleIdFromProto, ruleToProto } from "./convert/rules.js";
+import { runEventToProto } from "./convert/run-events.js";
 import {
   cancelRequestFromProto,
   clientRequestIdFromProto,
@@ -62,6 +65,8 @@ export interface CallContext {
   deadline: number;
   /** True once nobody waits for the answer: the deadline passed or the client cancelled. */
   abandoned(): boolean;
+  /** The caller (caller-identity.ts), found only when asked, by the RPCs whose changes the run history records (create and the controls). */
+  actor(): Actor;
 }
 
 /** One async function per RPC of a generated service definition. */
@@ -76,6 +81,7 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
         ...clientRequestIdFromProto(req),
         abandoned: call.abandoned,
         ...(Number.isFinite(call.deadline) ? { deadline: call.deadline } : {}),
+        actor: call.actor(),
       });
       return { id: { id } };
     },
@@ -95,13 +101,19 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
       const { targets, total } = await api.listTargets(listTargetsQueryFromProto(req));
       return { targets: targets.map(targetToProto), total };
     },
-    pauseOperationRun: async (req) => runToProto(await api.pauseRun(runIdFromProto(req.id))),
-    resumeOperationRun: async (req) => runToProto(await api.resumeRun(runIdFromProto(req.id))),
-    advanceOperationRunPhase: async (req) =>
-      runToProto(await api.advancePhase(runIdFromProto(req.id), req.expectedPhaseIndex)),
-    cancelOperationRun: async (req) => {
+    listOperationRunEvents: async (req) => {
+      const { events, total } = await api.listRunEvents(listRunEventsQueryFromProto(req));
+      return { events: events.map(runEventToProto), total };
+    },
+    pauseOperationRun: async (req, call) =>
+      runToProto(await api.pauseRun(runIdFromProto(req.id), call.actor())),
+    resumeOperationRun: async (req, call) =>
+      runToProto(await api.resumeRun(runIdFromProto(req.id), call.actor())),
+    advanceOperationRunPhase: async (req, call) =>
+      runToProto(await api.advancePhase(runIdFromProto(req.id), req.expectedPhaseIndex, call.actor())),
+    cancelOperationRun: async (req, call) => {
       const { id, reason } = cancelRequestFromProto(req);
-      return runToProto(await api.cancelRun(id, reason));
+      return runToProto(await api.cancelRun(id, reason, call.actor()));
     },
     upgradeFirmware: async (req) => {
       const { taskIds } = await api.upgradeFirmware(firmwareTemplateFromProto(req));

@@ -16,6 +16,9 @@
  *   5. calls back exactly once, and not at all once the call is cancelled (the client went away, or
  *      grpc-js already answered DEADLINE_EXCEEDED on its own timer).
  *
+ * Health: SERVING, NOT_SERVING while `storeHealth` says the data store is unreachable (so a load
+ * balancer or a probe sees a dead store, src/app/store-health.ts), SERVING again when it is back.
+ *
  * Shutdown: health goes NOT_SERVING first (load balancers stop routing), then, after an optional
  * drain pause, the server stops accepting calls and lets in-flight ones finish for `graceMs`; what
  * is still running then is cancelled.
@@ -39,6 +42,7 @@ import {
   createAdmission,
   DEFAULT_ADMISSION_LIMITS,
 } from "./admission.js";
+import { type CallerIdentityOptions, callerIdentity } from "./caller-identity.js";
 import {
   adminHandlers,
   type CallContext,
@@ -81,6 +85,13 @@ export interface GrpcServerOptions {
   now?: () => number;
   /** How much work is admitted at once (default DEFAULT_ADMISSION_LIMITS); the rest is shed. */
   admission?: AdmissionLimits;
+  /** The data store's reachability (src/app/store-health.ts); absent: always SERVING until shutdown. */
+  storeHealth?: { readonly reachable: boolean; onChange(listener: (reachable: boolean) => void): void };
+  /**
+   * Read the caller from the client certificate the load balancer forwards (ALB mTLS verify
+   * mode); only for a front reachable through that load balancer alone (caller-identity.ts).
+   */
+  trustLoadBalancerClientCert?: boolean;
 }
 
 /** The calls that plan runs against the inventory: admitted under the lower, creates limit. */
@@ -108,12 +119,19 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     logger,
     now: options.now ?? Date.now,
     admission: createAdmission(options.admission ?? DEFAULT_ADMISSION_LIMITS, logger),
+    identity: { trustLoadBalancerClientCert: options.trustLoadBalancerClientCert === true },
   };
   addService(server, FlowService, flowHandlers(api), deps);
   addService(server, FlowInventoryAdminService, adminHandlers(api), deps);
 
-  const health = new HealthImplementation(Object.fromEntries(HEALTH_SERVICES.map((s) => [s, "SERVING"])));
+  const serving = () => (options.storeHealth?.reachable === false ? "NOT_SERVING" : "SERVING");
+  const health = new HealthImplementation(Object.fromEntries(HEALTH_SERVICES.map((s) => [s, serving()])));
   health.addToServer(server);
+  let closing: Promise<void> | undefined;
+  options.storeHealth?.onChange(() => {
+    // Once shutting down, NOT_SERVING for good.
+    if (closing === undefined) for (const s of HEALTH_SERVICES) health.setStatus(s, serving());
+  });
   const protoDir = options.protoDir ?? defaultProtoDir();
   if (protoDir !== false) new ReflectionService(loadForReflection(protoDir)).addToServer(server);
 
@@ -125,7 +143,6 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     mutualTls: options.tls?.clientCaFile !== undefined,
   });
 
-  let closing: Promise<void> | undefined;
   const shutdown = (graceMs: number): Promise<void> => {
     closing ??= (async () => {
       for (const s of HEALTH_SERVICES) health.setStatus(s, "NOT_SERVING");
@@ -157,6 +174,8 @@ export interface UnaryDeps {
   now: () => number;
   /** Absent: every call is admitted (unit tests of the wrapper's other rules). */
   admission?: Admission;
+  /** How the caller is identified (caller-identity.ts); the handlers that record one ask for it. */
+  identity?: CallerIdentityOptions;
 }
 
 const identity = (b: Buffer): Buffer => b;
@@ -228,6 +247,7 @@ export function unaryHandler<Req, Res>(
     const context: CallContext = {
       deadline,
       abandoned: () => call.cancelled || deps.now() >= deadline,
+      actor: () => callerIdentity(call, deps.identity),
     };
     Promise.resolve()
       .then(() => handle(request, context))

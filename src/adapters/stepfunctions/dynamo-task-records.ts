@@ -16,6 +16,8 @@
  * Idempotence (a duplicate or late BMC message changes nothing): every report is a conditional
  * update of an EXISTING record (SendUpdate/SendQueries create it before publishing, so unknown
  * request ids are refused); progress only moves up; the first result (or query answer) is final.
+ * `reopen` (a re-driven task, src/app/child-task/redrive.ts) forgets only that a record without
+ * its answer was published, so its command goes out again under the same request id.
  */
 import {
   BatchGetCommand,
@@ -186,6 +188,34 @@ export class DynamoBmcRequestStore implements BmcRequestStore {
       return "recorded";
     } catch (error) {
       if (isConditionFailed(error)) return "ignored";
+      throw error;
+    }
+  }
+
+  async reopen(
+    componentId: string,
+    requestId: string,
+    window: { sentAt: number; deadline: number },
+  ): Promise<"reopened" | "answered"> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tasksTable,
+          Key: { id: requestPk(componentId, requestId) },
+          UpdateExpression: "REMOVE publishedAt SET sentAt = :sent, deadline = :deadline, #ttl = :ttl",
+          ConditionExpression:
+            "attribute_exists(id) AND attribute_not_exists(#r) AND attribute_not_exists(#a)",
+          ExpressionAttributeNames: { "#r": "result", "#a": "answer", "#ttl": "ttl" },
+          ExpressionAttributeValues: {
+            ":sent": window.sentAt,
+            ":deadline": window.deadline,
+            ":ttl": Math.ceil(window.deadline / 1000) + REQUEST_RETENTION_SECONDS,
+          },
+        }),
+      );
+      return "reopened";
+    } catch (error) {
+      if (isConditionFailed(error)) return "answered";
       throw error;
     }
   }

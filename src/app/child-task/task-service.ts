@@ -36,11 +36,11 @@ import {
   ValidationError,
 } from "../../domain/errors.js";
 import { versionOf } from "../../domain/firmware-baselines.js";
+import { type FirmwareTemplateInput, validateFirmwareTask } from "../../domain/firmware-template.js";
 import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../../domain/model.js";
 import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { DEFAULT_RULE, type OperationRule, ruleTypeOrder } from "../../domain/operation-rules.js";
 import { mergeRows, narrowRows, resolveTargetSpec } from "../../domain/planner.js";
-import { type FirmwareTemplateInput, validateFirmwareTask } from "../../domain/run-config.js";
 import { waitingMessage } from "../../domain/run-machine.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
 import { flashedBy, subTargetsOf } from "../../domain/sub-targets.js";

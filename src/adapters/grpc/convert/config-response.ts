@@ -61,7 +61,7 @@ export function runConfigToProto(config: RunConfig): pb.OperationRunConfiguratio
   };
 }
 
-function gateToProto(gate: SafetyGate): pb.OperationRunSafetyGate {
+export function gateToProto(gate: SafetyGate): pb.OperationRunSafetyGate {
   switch (gate.kind) {
     case "failureRate":
       return {

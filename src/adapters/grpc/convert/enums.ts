@@ -10,6 +10,7 @@
  * mapping's `zero`: UNKNOWN, for the domain's validators to judge, or a default.
  */
 
+import type { ActorSource } from "../../../domain/actor.js";
 import {
   assertNever,
   type ComponentType,
@@ -25,6 +26,7 @@ import {
   type TaskStatus,
 } from "../../../domain/model.js";
 import type { RuleAction } from "../../../domain/operation-rules.js";
+import type { RunEventKind } from "../../../domain/run-history.js";
 import * as pb from "../../../gen/flow/v1/flow.js";
 import * as admin from "../../../gen/flowadmin/v1/admin.js";
 import type { Violations } from "./violations.js";
@@ -227,3 +229,26 @@ export const { fromProto: ruleActionFromProto, toProto: ruleActionToProto } = en
   },
   "UNKNOWN",
 );
+export const { toProto: runEventKindToProto } = enumMapping<RunEventKind, pb.OperationRunEventKind>({
+  CREATED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CREATED,
+  STARTED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_STARTED,
+  PHASE_OPENED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_PHASE_OPENED,
+  PHASE_GATE_REACHED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_PHASE_GATE_REACHED,
+  GATE_TRIPPED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_GATE_TRIPPED,
+  PAUSED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_PAUSED,
+  RESUMED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_RESUMED,
+  ADVANCED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ADVANCED,
+  CANCELLED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CANCELLED,
+  CONFLICT_TIMEOUT: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CONFLICT_TIMEOUT,
+  WINDOW_OPENED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_OPENED,
+  WINDOW_CLOSED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED,
+  WINDOW_PAUSED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED,
+  FINISHED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED,
+});
+
+export const { toProto: actorSourceToProto } = enumMapping<ActorSource, pb.OperationRunActorSource>({
+  CLIENT_CERTIFICATE: pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_CLIENT_CERTIFICATE,
+  LOAD_BALANCER_CERTIFICATE: pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_LOAD_BALANCER_CERTIFICATE,
+  DECLARED: pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_DECLARED,
+  ANONYMOUS: pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_ANONYMOUS,
+});

@@ -3,6 +3,7 @@
  * as the operation of a run (`configuration.operation.upgrade_firmware`).
  */
 
+import type { FirmwareTemplateInput } from "../../../domain/firmware-template.js";
 import {
   assertNever,
   type ComponentRef,
@@ -13,7 +14,6 @@ import {
   type Scoped,
   type TargetSpecInput,
 } from "../../../domain/model.js";
-import type { FirmwareTemplateInput } from "../../../domain/run-config.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
 import { componentTypeFromProto, conflictStrategyFromProto } from "./enums.js";
 import { LIMITS } from "./limits.js";

@@ -1,4 +1,7 @@
-/** ListOperationRuns, ListOperationRunTargets, ListTasks and ListRacks requests → validated queries. */
+/**
+ * ListOperationRuns, ListOperationRunTargets, ListOperationRunEvents, ListTasks and ListRacks
+ * requests → validated queries.
+ */
 
 import {
   type ListRunsQueryInput,
@@ -71,6 +74,15 @@ export function listTargetsQueryFromProto(req: pb.ListOperationRunTargetsRequest
       }),
   );
   return validated(validateListTargetsQuery(input));
+}
+
+/** ListOperationRunEvents: the run id first (as for targets), then the page with its defaults. */
+export function listRunEventsQueryFromProto(req: pb.ListOperationRunEventsRequest): {
+  runId: string;
+  page: Page;
+} {
+  const runId = runIdFromProto(req.operationRunId);
+  return { runId, page: validated(validatePage(pageInput(req.pagination))) };
 }
 
 export function listTasksQueryFromProto(req: pb.ListTasksRequest): ListTasksQuery {

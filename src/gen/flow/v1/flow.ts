@@ -561,6 +561,182 @@ export function taskStatusToJSON(object: TaskStatus): string {
   }
 }
 
+export enum OperationRunEventKind {
+  OPERATION_RUN_EVENT_KIND_UNKNOWN = 0,
+  /** OPERATION_RUN_EVENT_KIND_CREATED - The run was created; `plan` has its targets, phases and seeds. */
+  OPERATION_RUN_EVENT_KIND_CREATED = 1,
+  /** OPERATION_RUN_EVENT_KIND_STARTED - PENDING → RUNNING: the first claim (once). */
+  OPERATION_RUN_EVENT_KIND_STARTED = 2,
+  /** OPERATION_RUN_EVENT_KIND_PHASE_OPENED - A phase opened: the first phase when the run started, a later one on advance or auto-advance. */
+  OPERATION_RUN_EVENT_KIND_PHASE_OPENED = 3,
+  /** OPERATION_RUN_EVENT_KIND_PHASE_GATE_REACHED - PAUSED / PHASE_GATE: the phase is complete and waits for AdvanceOperationRunPhase. */
+  OPERATION_RUN_EVENT_KIND_PHASE_GATE_REACHED = 4,
+  /** OPERATION_RUN_EVENT_KIND_GATE_TRIPPED - PAUSED / SAFETY_GATE: `gate` is the verdict (which gate, scope, threshold, counts). */
+  OPERATION_RUN_EVENT_KIND_GATE_TRIPPED = 5,
+  OPERATION_RUN_EVENT_KIND_PAUSED = 6,
+  OPERATION_RUN_EVENT_KIND_RESUMED = 7,
+  OPERATION_RUN_EVENT_KIND_ADVANCED = 8,
+  OPERATION_RUN_EVENT_KIND_CANCELLED = 9,
+  /** OPERATION_RUN_EVENT_KIND_CONFLICT_TIMEOUT - PAUSED / CONFLICT_RETRY_TIMEOUT: `conflict` names the target. */
+  OPERATION_RUN_EVENT_KIND_CONFLICT_TIMEOUT = 10,
+  /** OPERATION_RUN_EVENT_KIND_WINDOW_OPENED - A run waiting for its maintenance window is claiming again. */
+  OPERATION_RUN_EVENT_KIND_WINDOW_OPENED = 11,
+  /** OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED - A claiming run is outside its recurring windows, or end_time passed. */
+  OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED = 12,
+  /** OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED - PAUSED / MAINTENANCE_WINDOW: end_time passed with targets not started. */
+  OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED = 13,
+  /** OPERATION_RUN_EVENT_KIND_FINISHED - COMPLETED, COMPLETED_WITH_FAILURES or FAILED: `stats` has the final counts. */
+  OPERATION_RUN_EVENT_KIND_FINISHED = 14,
+  UNRECOGNIZED = -1,
+}
+
+export function operationRunEventKindFromJSON(object: any): OperationRunEventKind {
+  switch (object) {
+    case 0:
+    case "OPERATION_RUN_EVENT_KIND_UNKNOWN":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_UNKNOWN;
+    case 1:
+    case "OPERATION_RUN_EVENT_KIND_CREATED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CREATED;
+    case 2:
+    case "OPERATION_RUN_EVENT_KIND_STARTED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_STARTED;
+    case 3:
+    case "OPERATION_RUN_EVENT_KIND_PHASE_OPENED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_PHASE_OPENED;
+    case 4:
+    case "OPERATION_RUN_EVENT_KIND_PHASE_GATE_REACHED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_PHASE_GATE_REACHED;
+    case 5:
+    case "OPERATION_RUN_EVENT_KIND_GATE_TRIPPED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_GATE_TRIPPED;
+    case 6:
+    case "OPERATION_RUN_EVENT_KIND_PAUSED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_PAUSED;
+    case 7:
+    case "OPERATION_RUN_EVENT_KIND_RESUMED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_RESUMED;
+    case 8:
+    case "OPERATION_RUN_EVENT_KIND_ADVANCED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ADVANCED;
+    case 9:
+    case "OPERATION_RUN_EVENT_KIND_CANCELLED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CANCELLED;
+    case 10:
+    case "OPERATION_RUN_EVENT_KIND_CONFLICT_TIMEOUT":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CONFLICT_TIMEOUT;
+    case 11:
+    case "OPERATION_RUN_EVENT_KIND_WINDOW_OPENED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_OPENED;
+    case 12:
+    case "OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED;
+    case 13:
+    case "OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED;
+    case 14:
+    case "OPERATION_RUN_EVENT_KIND_FINISHED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return OperationRunEventKind.UNRECOGNIZED;
+  }
+}
+
+export function operationRunEventKindToJSON(object: OperationRunEventKind): string {
+  switch (object) {
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_UNKNOWN:
+      return "OPERATION_RUN_EVENT_KIND_UNKNOWN";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CREATED:
+      return "OPERATION_RUN_EVENT_KIND_CREATED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_STARTED:
+      return "OPERATION_RUN_EVENT_KIND_STARTED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_PHASE_OPENED:
+      return "OPERATION_RUN_EVENT_KIND_PHASE_OPENED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_PHASE_GATE_REACHED:
+      return "OPERATION_RUN_EVENT_KIND_PHASE_GATE_REACHED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_GATE_TRIPPED:
+      return "OPERATION_RUN_EVENT_KIND_GATE_TRIPPED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_PAUSED:
+      return "OPERATION_RUN_EVENT_KIND_PAUSED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_RESUMED:
+      return "OPERATION_RUN_EVENT_KIND_RESUMED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ADVANCED:
+      return "OPERATION_RUN_EVENT_KIND_ADVANCED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CANCELLED:
+      return "OPERATION_RUN_EVENT_KIND_CANCELLED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_CONFLICT_TIMEOUT:
+      return "OPERATION_RUN_EVENT_KIND_CONFLICT_TIMEOUT";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_OPENED:
+      return "OPERATION_RUN_EVENT_KIND_WINDOW_OPENED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED:
+      return "OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED:
+      return "OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED:
+      return "OPERATION_RUN_EVENT_KIND_FINISHED";
+    case OperationRunEventKind.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
+export enum OperationRunActorSource {
+  OPERATION_RUN_ACTOR_SOURCE_UNKNOWN = 0,
+  /** OPERATION_RUN_ACTOR_SOURCE_CLIENT_CERTIFICATE - The client certificate the gRPC server verified (mutual TLS). */
+  OPERATION_RUN_ACTOR_SOURCE_CLIENT_CERTIFICATE = 1,
+  /** OPERATION_RUN_ACTOR_SOURCE_LOAD_BALANCER_CERTIFICATE - The client certificate the load balancer verified (ALB mutual TLS, verify mode) and forwarded. */
+  OPERATION_RUN_ACTOR_SOURCE_LOAD_BALANCER_CERTIFICATE = 2,
+  /** OPERATION_RUN_ACTOR_SOURCE_DECLARED - A name from request metadata, unverified. */
+  OPERATION_RUN_ACTOR_SOURCE_DECLARED = 3,
+  /** OPERATION_RUN_ACTOR_SOURCE_ANONYMOUS - No certificate and no declared name. */
+  OPERATION_RUN_ACTOR_SOURCE_ANONYMOUS = 4,
+  UNRECOGNIZED = -1,
+}
+
+export function operationRunActorSourceFromJSON(object: any): OperationRunActorSource {
+  switch (object) {
+    case 0:
+    case "OPERATION_RUN_ACTOR_SOURCE_UNKNOWN":
+      return OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_UNKNOWN;
+    case 1:
+    case "OPERATION_RUN_ACTOR_SOURCE_CLIENT_CERTIFICATE":
+      return OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_CLIENT_CERTIFICATE;
+    case 2:
+    case "OPERATION_RUN_ACTOR_SOURCE_LOAD_BALANCER_CERTIFICATE":
+      return OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_LOAD_BALANCER_CERTIFICATE;
+    case 3:
+    case "OPERATION_RUN_ACTOR_SOURCE_DECLARED":
+      return OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_DECLARED;
+    case 4:
+    case "OPERATION_RUN_ACTOR_SOURCE_ANONYMOUS":
+      return OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_ANONYMOUS;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return OperationRunActorSource.UNRECOGNIZED;
+  }
+}
+
+export function operationRunActorSourceToJSON(object: OperationRunActorSource): string {
+  switch (object) {
+    case OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_UNKNOWN:
+      return "OPERATION_RUN_ACTOR_SOURCE_UNKNOWN";
+    case OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_CLIENT_CERTIFICATE:
+      return "OPERATION_RUN_ACTOR_SOURCE_CLIENT_CERTIFICATE";
+    case OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_LOAD_BALANCER_CERTIFICATE:
+      return "OPERATION_RUN_ACTOR_SOURCE_LOAD_BALANCER_CERTIFICATE";
+    case OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_DECLARED:
+      return "OPERATION_RUN_ACTOR_SOURCE_DECLARED";
+    case OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_ANONYMOUS:
+      return "OPERATION_RUN_ACTOR_SOURCE_ANONYMOUS";
+    case OperationRunActorSource.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export interface UUID {
   id: string;
 }
@@ -1101,6 +1277,141 @@ export interface BuildInfo {
   version: string;
   buildTime: string;
   gitCommit: string;
+}
+
+export interface ListOperationRunEventsRequest {
+  operationRunId:
+    | UUID
+    | undefined;
+  /** Default offset 0, limit 100 (at most 1000), as for the other lists. */
+  pagination: Pagination | undefined;
+}
+
+export interface ListOperationRunEventsResponse {
+  /** Oldest first. */
+  events: OperationRunEvent[];
+  /** The run's events before paging. */
+  total: number;
+}
+
+export interface OperationRunEvent {
+  /**
+   * Stable and unique: "<run id>/<run version, 15 digits>.<position in that write, 2 digits>". The
+   * EventBridge event of this history event carries it as detail.eventId; consumers dedupe on it.
+   */
+  id: string;
+  operationRunId: UUID | undefined;
+  kind: OperationRunEventKind;
+  /** When the change was written. */
+  time:
+    | Date
+    | undefined;
+  /** The run's state, phase and stats right after the change. */
+  state:
+    | OperationRunState
+    | undefined;
+  /**
+   * What happened, in words: the run's new status message for a pause, a resume or the end, else
+   * the event's own ("phase 1 opened: 5 targets", "operation run created: 15 targets in 3 phases").
+   */
+  message: string;
+  phaseIndex: number;
+  totalPhases: number;
+  stats:
+    | OperationRunStats
+    | undefined;
+  /**
+   * Who asked: set on CREATED, PAUSED, RESUMED, ADVANCED and CANCELLED; unset on the service's own
+   * changes (the dispatcher's: started, phases, gates, windows, finished).
+   */
+  actor: OperationRunActor | undefined;
+  detail:
+    | //
+    /** CREATED */
+    { $case: "plan"; value: OperationRunPlanSummary }
+    | //
+    /** GATE_TRIPPED */
+    { $case: "gate"; value: OperationRunGateVerdict }
+    | //
+    /** ADVANCED */
+    { $case: "advance"; value: OperationRunAdvance }
+    | //
+    /** CANCELLED */
+    { $case: "cancel"; value: OperationRunCancel }
+    | //
+    /** CONFLICT_TIMEOUT */
+    { $case: "conflict"; value: OperationRunConflictTimeout }
+    | //
+    /** WINDOW_OPENED, WINDOW_CLOSED, WINDOW_PAUSED */
+    { $case: "window"; value: OperationRunWindowChange }
+    | undefined;
+}
+
+/**
+ * The caller of an operator action. Never an authentication secret: a verified certificate's
+ * subject, or a name the caller declared (request metadata `x-flow-actor`; flowctl sends the OS
+ * user), the latter marked unauthenticated.
+ */
+export interface OperationRunActor {
+  /** The certificate subject's CN (else its first SAN's value), or the declared name; "" if none. */
+  name: string;
+  source: OperationRunActorSource;
+  /** True only for a verified certificate (CLIENT_CERTIFICATE, LOAD_BALANCER_CERTIFICATE). */
+  authenticated: boolean;
+  /** The certificate's subject alternative names, "DNS:…", "URI:…", "email:…". */
+  subjectAltNames: string[];
+  /** With a certificate: the name the caller also declared, unverified ("" if none). */
+  declaredName: string;
+}
+
+export interface OperationRunPlanSummary {
+  targets: number;
+  phaseSizes: number[];
+  selectionSeed: string;
+  orderingSeed: string;
+}
+
+export interface OperationRunGateVerdict {
+  /** Index into options.safety_policy.gates. */
+  gateIndex: number;
+  /** The gate as configured: its kind, scope and threshold. */
+  gate:
+    | OperationRunSafetyGate
+    | undefined;
+  /** Failed and planned targets in the gate's scope when it tripped. */
+  failed: number;
+  selected: number;
+}
+
+export interface OperationRunAdvance {
+  fromPhaseIndex: number;
+  /** Equal to from_phase_index when every target already had an outcome and the run finished. */
+  toPhaseIndex: number;
+  /** The request's expected_phase_index; 0 when it asked for no check. */
+  expectedPhaseIndex: number;
+}
+
+export interface OperationRunCancel {
+  /** The request's reason, trimmed; "" when none was given. */
+  reason: string;
+}
+
+export interface OperationRunConflictTimeout {
+  targetId: UUID | undefined;
+  blockedFor: Duration | undefined;
+}
+
+export interface OperationRunWindowChange {
+  /** WINDOW_OPENED: when the window closes again (unset: never). */
+  closesAt:
+    | Date
+    | undefined;
+  /** WINDOW_CLOSED between recurring windows: when the next opens (unset: none before end_time). */
+  opensAt:
+    | Date
+    | undefined;
+  /** WINDOW_CLOSED for good, WINDOW_PAUSED: end_time. */
+  closedAt: Date | undefined;
 }
 
 function createBaseUUID(): UUID {
@@ -9133,6 +9444,1360 @@ export const BuildInfo: MessageFns<BuildInfo> = {
   },
 };
 
+function createBaseListOperationRunEventsRequest(): ListOperationRunEventsRequest {
+  return { operationRunId: undefined, pagination: undefined };
+}
+
+export const ListOperationRunEventsRequest: MessageFns<ListOperationRunEventsRequest> = {
+  encode(message: ListOperationRunEventsRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.operationRunId !== undefined) {
+      UUID.encode(message.operationRunId, writer.uint32(10).fork()).join();
+    }
+    if (message.pagination !== undefined) {
+      Pagination.encode(message.pagination, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListOperationRunEventsRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListOperationRunEventsRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.operationRunId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pagination = Pagination.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListOperationRunEventsRequest {
+    return {
+      operationRunId: isSet(object.operationRunId)
+        ? UUID.fromJSON(object.operationRunId)
+        : isSet(object.operation_run_id)
+        ? UUID.fromJSON(object.operation_run_id)
+        : undefined,
+      pagination: isSet(object.pagination) ? Pagination.fromJSON(object.pagination) : undefined,
+    };
+  },
+
+  toJSON(message: ListOperationRunEventsRequest): unknown {
+    const obj: any = {};
+    if (message.operationRunId !== undefined) {
+      obj.operationRunId = UUID.toJSON(message.operationRunId);
+    }
+    if (message.pagination !== undefined) {
+      obj.pagination = Pagination.toJSON(message.pagination);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListOperationRunEventsRequest>): ListOperationRunEventsRequest {
+    return ListOperationRunEventsRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListOperationRunEventsRequest>): ListOperationRunEventsRequest {
+    const message = createBaseListOperationRunEventsRequest();
+    message.operationRunId = (object.operationRunId !== undefined && object.operationRunId !== null)
+      ? UUID.fromPartial(object.operationRunId)
+      : undefined;
+    message.pagination = (object.pagination !== undefined && object.pagination !== null)
+      ? Pagination.fromPartial(object.pagination)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListOperationRunEventsResponse(): ListOperationRunEventsResponse {
+  return { events: [], total: 0 };
+}
+
+export const ListOperationRunEventsResponse: MessageFns<ListOperationRunEventsResponse> = {
+  encode(message: ListOperationRunEventsResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.events) {
+      OperationRunEvent.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.total !== 0) {
+      writer.uint32(16).int32(message.total);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListOperationRunEventsResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListOperationRunEventsResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.events.push(OperationRunEvent.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.total = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListOperationRunEventsResponse {
+    return {
+      events: globalThis.Array.isArray(object?.events)
+        ? object.events.map((e: any) => OperationRunEvent.fromJSON(e))
+        : [],
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+    };
+  },
+
+  toJSON(message: ListOperationRunEventsResponse): unknown {
+    const obj: any = {};
+    if (message.events?.length) {
+      obj.events = message.events.map((e) => OperationRunEvent.toJSON(e));
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListOperationRunEventsResponse>): ListOperationRunEventsResponse {
+    return ListOperationRunEventsResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListOperationRunEventsResponse>): ListOperationRunEventsResponse {
+    const message = createBaseListOperationRunEventsResponse();
+    message.events = object.events?.map((e) => OperationRunEvent.fromPartial(e)) || [];
+    message.total = object.total ?? 0;
+    return message;
+  },
+};
+
+function createBaseOperationRunEvent(): OperationRunEvent {
+  return {
+    id: "",
+    operationRunId: undefined,
+    kind: 0,
+    time: undefined,
+    state: undefined,
+    message: "",
+    phaseIndex: 0,
+    totalPhases: 0,
+    stats: undefined,
+    actor: undefined,
+    detail: undefined,
+  };
+}
+
+export const OperationRunEvent: MessageFns<OperationRunEvent> = {
+  encode(message: OperationRunEvent, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== "") {
+      writer.uint32(10).string(message.id);
+    }
+    if (message.operationRunId !== undefined) {
+      UUID.encode(message.operationRunId, writer.uint32(18).fork()).join();
+    }
+    if (message.kind !== 0) {
+      writer.uint32(24).int32(message.kind);
+    }
+    if (message.time !== undefined) {
+      Timestamp.encode(toTimestamp(message.time), writer.uint32(34).fork()).join();
+    }
+    if (message.state !== undefined) {
+      OperationRunState.encode(message.state, writer.uint32(42).fork()).join();
+    }
+    if (message.message !== "") {
+      writer.uint32(50).string(message.message);
+    }
+    if (message.phaseIndex !== 0) {
+      writer.uint32(56).int32(message.phaseIndex);
+    }
+    if (message.totalPhases !== 0) {
+      writer.uint32(64).int32(message.totalPhases);
+    }
+    if (message.stats !== undefined) {
+      OperationRunStats.encode(message.stats, writer.uint32(74).fork()).join();
+    }
+    if (message.actor !== undefined) {
+      OperationRunActor.encode(message.actor, writer.uint32(82).fork()).join();
+    }
+    switch (message.detail?.$case) {
+      case "plan":
+        OperationRunPlanSummary.encode(message.detail.value, writer.uint32(90).fork()).join();
+        break;
+      case "gate":
+        OperationRunGateVerdict.encode(message.detail.value, writer.uint32(98).fork()).join();
+        break;
+      case "advance":
+        OperationRunAdvance.encode(message.detail.value, writer.uint32(106).fork()).join();
+        break;
+      case "cancel":
+        OperationRunCancel.encode(message.detail.value, writer.uint32(114).fork()).join();
+        break;
+      case "conflict":
+        OperationRunConflictTimeout.encode(message.detail.value, writer.uint32(122).fork()).join();
+        break;
+      case "window":
+        OperationRunWindowChange.encode(message.detail.value, writer.uint32(130).fork()).join();
+        break;
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunEvent {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunEvent();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.operationRunId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.kind = reader.int32() as any;
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.time = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.state = OperationRunState.decode(reader, reader.uint32());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.message = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 56) {
+              break;
+            }
+
+            message.phaseIndex = reader.int32();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.totalPhases = reader.int32();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.stats = OperationRunStats.decode(reader, reader.uint32());
+            continue;
+          }
+          case 10: {
+            if (tag !== 82) {
+              break;
+            }
+
+            message.actor = OperationRunActor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 11: {
+            if (tag !== 90) {
+              break;
+            }
+
+            message.detail = { $case: "plan", value: OperationRunPlanSummary.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 12: {
+            if (tag !== 98) {
+              break;
+            }
+
+            message.detail = { $case: "gate", value: OperationRunGateVerdict.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 13: {
+            if (tag !== 106) {
+              break;
+            }
+
+            message.detail = { $case: "advance", value: OperationRunAdvance.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 14: {
+            if (tag !== 114) {
+              break;
+            }
+
+            message.detail = { $case: "cancel", value: OperationRunCancel.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 15: {
+            if (tag !== 122) {
+              break;
+            }
+
+            message.detail = { $case: "conflict", value: OperationRunConflictTimeout.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 16: {
+            if (tag !== 130) {
+              break;
+            }
+
+            message.detail = { $case: "window", value: OperationRunWindowChange.decode(reader, reader.uint32()) };
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunEvent {
+    return {
+      id: isSet(object.id) ? globalThis.String(object.id) : "",
+      operationRunId: isSet(object.operationRunId)
+        ? UUID.fromJSON(object.operationRunId)
+        : isSet(object.operation_run_id)
+        ? UUID.fromJSON(object.operation_run_id)
+        : undefined,
+      kind: isSet(object.kind) ? operationRunEventKindFromJSON(object.kind) : 0,
+      time: isSet(object.time) ? fromJsonTimestamp(object.time) : undefined,
+      state: isSet(object.state) ? OperationRunState.fromJSON(object.state) : undefined,
+      message: isSet(object.message) ? globalThis.String(object.message) : "",
+      phaseIndex: isSet(object.phaseIndex)
+        ? globalThis.Number(object.phaseIndex)
+        : isSet(object.phase_index)
+        ? globalThis.Number(object.phase_index)
+        : 0,
+      totalPhases: isSet(object.totalPhases)
+        ? globalThis.Number(object.totalPhases)
+        : isSet(object.total_phases)
+        ? globalThis.Number(object.total_phases)
+        : 0,
+      stats: isSet(object.stats) ? OperationRunStats.fromJSON(object.stats) : undefined,
+      actor: isSet(object.actor) ? OperationRunActor.fromJSON(object.actor) : undefined,
+      detail: isSet(object.plan)
+        ? { $case: "plan", value: OperationRunPlanSummary.fromJSON(object.plan) }
+        : isSet(object.gate)
+        ? { $case: "gate", value: OperationRunGateVerdict.fromJSON(object.gate) }
+        : isSet(object.advance)
+        ? { $case: "advance", value: OperationRunAdvance.fromJSON(object.advance) }
+        : isSet(object.cancel)
+        ? { $case: "cancel", value: OperationRunCancel.fromJSON(object.cancel) }
+        : isSet(object.conflict)
+        ? { $case: "conflict", value: OperationRunConflictTimeout.fromJSON(object.conflict) }
+        : isSet(object.window)
+        ? { $case: "window", value: OperationRunWindowChange.fromJSON(object.window) }
+        : undefined,
+    };
+  },
+
+  toJSON(message: OperationRunEvent): unknown {
+    const obj: any = {};
+    if (message.id !== "") {
+      obj.id = message.id;
+    }
+    if (message.operationRunId !== undefined) {
+      obj.operationRunId = UUID.toJSON(message.operationRunId);
+    }
+    if (message.kind !== 0) {
+      obj.kind = operationRunEventKindToJSON(message.kind);
+    }
+    if (message.time !== undefined) {
+      obj.time = message.time.toISOString();
+    }
+    if (message.state !== undefined) {
+      obj.state = OperationRunState.toJSON(message.state);
+    }
+    if (message.message !== "") {
+      obj.message = message.message;
+    }
+    if (message.phaseIndex !== 0) {
+      obj.phaseIndex = Math.round(message.phaseIndex);
+    }
+    if (message.totalPhases !== 0) {
+      obj.totalPhases = Math.round(message.totalPhases);
+    }
+    if (message.stats !== undefined) {
+      obj.stats = OperationRunStats.toJSON(message.stats);
+    }
+    if (message.actor !== undefined) {
+      obj.actor = OperationRunActor.toJSON(message.actor);
+    }
+    if (message.detail?.$case === "plan") {
+      obj.plan = OperationRunPlanSummary.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "gate") {
+      obj.gate = OperationRunGateVerdict.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "advance") {
+      obj.advance = OperationRunAdvance.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "cancel") {
+      obj.cancel = OperationRunCancel.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "conflict") {
+      obj.conflict = OperationRunConflictTimeout.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "window") {
+      obj.window = OperationRunWindowChange.toJSON(message.detail.value);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunEvent>): OperationRunEvent {
+    return OperationRunEvent.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunEvent>): OperationRunEvent {
+    const message = createBaseOperationRunEvent();
+    message.id = object.id ?? "";
+    message.operationRunId = (object.operationRunId !== undefined && object.operationRunId !== null)
+      ? UUID.fromPartial(object.operationRunId)
+      : undefined;
+    message.kind = object.kind ?? 0;
+    message.time = object.time ?? undefined;
+    message.state = (object.state !== undefined && object.state !== null)
+      ? OperationRunState.fromPartial(object.state)
+      : undefined;
+    message.message = object.message ?? "";
+    message.phaseIndex = object.phaseIndex ?? 0;
+    message.totalPhases = object.totalPhases ?? 0;
+    message.stats = (object.stats !== undefined && object.stats !== null)
+      ? OperationRunStats.fromPartial(object.stats)
+      : undefined;
+    message.actor = (object.actor !== undefined && object.actor !== null)
+      ? OperationRunActor.fromPartial(object.actor)
+      : undefined;
+    switch (object.detail?.$case) {
+      case "plan": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "plan", value: OperationRunPlanSummary.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+      case "gate": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "gate", value: OperationRunGateVerdict.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+      case "advance": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "advance", value: OperationRunAdvance.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+      case "cancel": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "cancel", value: OperationRunCancel.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+      case "conflict": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "conflict", value: OperationRunConflictTimeout.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+      case "window": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "window", value: OperationRunWindowChange.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+    }
+    return message;
+  },
+};
+
+function createBaseOperationRunActor(): OperationRunActor {
+  return { name: "", source: 0, authenticated: false, subjectAltNames: [], declaredName: "" };
+}
+
+export const OperationRunActor: MessageFns<OperationRunActor> = {
+  encode(message: OperationRunActor, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.name !== "") {
+      writer.uint32(10).string(message.name);
+    }
+    if (message.source !== 0) {
+      writer.uint32(16).int32(message.source);
+    }
+    if (message.authenticated !== false) {
+      writer.uint32(24).bool(message.authenticated);
+    }
+    for (const v of message.subjectAltNames) {
+      writer.uint32(34).string(v!);
+    }
+    if (message.declaredName !== "") {
+      writer.uint32(42).string(message.declaredName);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunActor {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunActor();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.name = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.source = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.authenticated = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.subjectAltNames.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.declaredName = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunActor {
+    return {
+      name: isSet(object.name) ? globalThis.String(object.name) : "",
+      source: isSet(object.source) ? operationRunActorSourceFromJSON(object.source) : 0,
+      authenticated: isSet(object.authenticated) ? globalThis.Boolean(object.authenticated) : false,
+      subjectAltNames: globalThis.Array.isArray(object?.subjectAltNames)
+        ? object.subjectAltNames.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.subject_alt_names)
+        ? object.subject_alt_names.map((e: any) => globalThis.String(e))
+        : [],
+      declaredName: isSet(object.declaredName)
+        ? globalThis.String(object.declaredName)
+        : isSet(object.declared_name)
+        ? globalThis.String(object.declared_name)
+        : "",
+    };
+  },
+
+  toJSON(message: OperationRunActor): unknown {
+    const obj: any = {};
+    if (message.name !== "") {
+      obj.name = message.name;
+    }
+    if (message.source !== 0) {
+      obj.source = operationRunActorSourceToJSON(message.source);
+    }
+    if (message.authenticated !== false) {
+      obj.authenticated = message.authenticated;
+    }
+    if (message.subjectAltNames?.length) {
+      obj.subjectAltNames = message.subjectAltNames;
+    }
+    if (message.declaredName !== "") {
+      obj.declaredName = message.declaredName;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunActor>): OperationRunActor {
+    return OperationRunActor.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunActor>): OperationRunActor {
+    const message = createBaseOperationRunActor();
+    message.name = object.name ?? "";
+    message.source = object.source ?? 0;
+    message.authenticated = object.authenticated ?? false;
+    message.subjectAltNames = object.subjectAltNames?.map((e) => e) || [];
+    message.declaredName = object.declaredName ?? "";
+    return message;
+  },
+};
+
+function createBaseOperationRunPlanSummary(): OperationRunPlanSummary {
+  return { targets: 0, phaseSizes: [], selectionSeed: "", orderingSeed: "" };
+}
+
+export const OperationRunPlanSummary: MessageFns<OperationRunPlanSummary> = {
+  encode(message: OperationRunPlanSummary, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.targets !== 0) {
+      writer.uint32(8).int32(message.targets);
+    }
+    if (message.phaseSizes.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.phaseSizes) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    if (message.selectionSeed !== "") {
+      writer.uint32(26).string(message.selectionSeed);
+    }
+    if (message.orderingSeed !== "") {
+      writer.uint32(34).string(message.orderingSeed);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunPlanSummary {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunPlanSummary();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.targets = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.phaseSizes.push(reader.int32());
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.phaseSizes.push(reader.int32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.selectionSeed = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.orderingSeed = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunPlanSummary {
+    return {
+      targets: isSet(object.targets) ? globalThis.Number(object.targets) : 0,
+      phaseSizes: globalThis.Array.isArray(object?.phaseSizes)
+        ? object.phaseSizes.map((e: any) => globalThis.Number(e))
+        : globalThis.Array.isArray(object?.phase_sizes)
+        ? object.phase_sizes.map((e: any) => globalThis.Number(e))
+        : [],
+      selectionSeed: isSet(object.selectionSeed)
+        ? globalThis.String(object.selectionSeed)
+        : isSet(object.selection_seed)
+        ? globalThis.String(object.selection_seed)
+        : "",
+      orderingSeed: isSet(object.orderingSeed)
+        ? globalThis.String(object.orderingSeed)
+        : isSet(object.ordering_seed)
+        ? globalThis.String(object.ordering_seed)
+        : "",
+    };
+  },
+
+  toJSON(message: OperationRunPlanSummary): unknown {
+    const obj: any = {};
+    if (message.targets !== 0) {
+      obj.targets = Math.round(message.targets);
+    }
+    if (message.phaseSizes?.length) {
+      obj.phaseSizes = message.phaseSizes.map((e) => Math.round(e));
+    }
+    if (message.selectionSeed !== "") {
+      obj.selectionSeed = message.selectionSeed;
+    }
+    if (message.orderingSeed !== "") {
+      obj.orderingSeed = message.orderingSeed;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunPlanSummary>): OperationRunPlanSummary {
+    return OperationRunPlanSummary.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunPlanSummary>): OperationRunPlanSummary {
+    const message = createBaseOperationRunPlanSummary();
+    message.targets = object.targets ?? 0;
+    message.phaseSizes = object.phaseSizes?.map((e) => e) || [];
+    message.selectionSeed = object.selectionSeed ?? "";
+    message.orderingSeed = object.orderingSeed ?? "";
+    return message;
+  },
+};
+
+function createBaseOperationRunGateVerdict(): OperationRunGateVerdict {
+  return { gateIndex: 0, gate: undefined, failed: 0, selected: 0 };
+}
+
+export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
+  encode(message: OperationRunGateVerdict, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.gateIndex !== 0) {
+      writer.uint32(8).int32(message.gateIndex);
+    }
+    if (message.gate !== undefined) {
+      OperationRunSafetyGate.encode(message.gate, writer.uint32(18).fork()).join();
+    }
+    if (message.failed !== 0) {
+      writer.uint32(24).int32(message.failed);
+    }
+    if (message.selected !== 0) {
+      writer.uint32(32).int32(message.selected);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunGateVerdict {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunGateVerdict();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.gateIndex = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.gate = OperationRunSafetyGate.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.failed = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.selected = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunGateVerdict {
+    return {
+      gateIndex: isSet(object.gateIndex)
+        ? globalThis.Number(object.gateIndex)
+        : isSet(object.gate_index)
+        ? globalThis.Number(object.gate_index)
+        : 0,
+      gate: isSet(object.gate) ? OperationRunSafetyGate.fromJSON(object.gate) : undefined,
+      failed: isSet(object.failed) ? globalThis.Number(object.failed) : 0,
+      selected: isSet(object.selected) ? globalThis.Number(object.selected) : 0,
+    };
+  },
+
+  toJSON(message: OperationRunGateVerdict): unknown {
+    const obj: any = {};
+    if (message.gateIndex !== 0) {
+      obj.gateIndex = Math.round(message.gateIndex);
+    }
+    if (message.gate !== undefined) {
+      obj.gate = OperationRunSafetyGate.toJSON(message.gate);
+    }
+    if (message.failed !== 0) {
+      obj.failed = Math.round(message.failed);
+    }
+    if (message.selected !== 0) {
+      obj.selected = Math.round(message.selected);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunGateVerdict>): OperationRunGateVerdict {
+    return OperationRunGateVerdict.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunGateVerdict>): OperationRunGateVerdict {
+    const message = createBaseOperationRunGateVerdict();
+    message.gateIndex = object.gateIndex ?? 0;
+    message.gate = (object.gate !== undefined && object.gate !== null)
+      ? OperationRunSafetyGate.fromPartial(object.gate)
+      : undefined;
+    message.failed = object.failed ?? 0;
+    message.selected = object.selected ?? 0;
+    return message;
+  },
+};
+
+function createBaseOperationRunAdvance(): OperationRunAdvance {
+  return { fromPhaseIndex: 0, toPhaseIndex: 0, expectedPhaseIndex: 0 };
+}
+
+export const OperationRunAdvance: MessageFns<OperationRunAdvance> = {
+  encode(message: OperationRunAdvance, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.fromPhaseIndex !== 0) {
+      writer.uint32(8).int32(message.fromPhaseIndex);
+    }
+    if (message.toPhaseIndex !== 0) {
+      writer.uint32(16).int32(message.toPhaseIndex);
+    }
+    if (message.expectedPhaseIndex !== 0) {
+      writer.uint32(24).int32(message.expectedPhaseIndex);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunAdvance {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunAdvance();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.fromPhaseIndex = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.toPhaseIndex = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.expectedPhaseIndex = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunAdvance {
+    return {
+      fromPhaseIndex: isSet(object.fromPhaseIndex)
+        ? globalThis.Number(object.fromPhaseIndex)
+        : isSet(object.from_phase_index)
+        ? globalThis.Number(object.from_phase_index)
+        : 0,
+      toPhaseIndex: isSet(object.toPhaseIndex)
+        ? globalThis.Number(object.toPhaseIndex)
+        : isSet(object.to_phase_index)
+        ? globalThis.Number(object.to_phase_index)
+        : 0,
+      expectedPhaseIndex: isSet(object.expectedPhaseIndex)
+        ? globalThis.Number(object.expectedPhaseIndex)
+        : isSet(object.expected_phase_index)
+        ? globalThis.Number(object.expected_phase_index)
+        : 0,
+    };
+  },
+
+  toJSON(message: OperationRunAdvance): unknown {
+    const obj: any = {};
+    if (message.fromPhaseIndex !== 0) {
+      obj.fromPhaseIndex = Math.round(message.fromPhaseIndex);
+    }
+    if (message.toPhaseIndex !== 0) {
+      obj.toPhaseIndex = Math.round(message.toPhaseIndex);
+    }
+    if (message.expectedPhaseIndex !== 0) {
+      obj.expectedPhaseIndex = Math.round(message.expectedPhaseIndex);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunAdvance>): OperationRunAdvance {
+    return OperationRunAdvance.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunAdvance>): OperationRunAdvance {
+    const message = createBaseOperationRunAdvance();
+    message.fromPhaseIndex = object.fromPhaseIndex ?? 0;
+    message.toPhaseIndex = object.toPhaseIndex ?? 0;
+    message.expectedPhaseIndex = object.expectedPhaseIndex ?? 0;
+    return message;
+  },
+};
+
+function createBaseOperationRunCancel(): OperationRunCancel {
+  return { reason: "" };
+}
+
+export const OperationRunCancel: MessageFns<OperationRunCancel> = {
+  encode(message: OperationRunCancel, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.reason !== "") {
+      writer.uint32(10).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunCancel {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunCancel();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunCancel {
+    return { reason: isSet(object.reason) ? globalThis.String(object.reason) : "" };
+  },
+
+  toJSON(message: OperationRunCancel): unknown {
+    const obj: any = {};
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunCancel>): OperationRunCancel {
+    return OperationRunCancel.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunCancel>): OperationRunCancel {
+    const message = createBaseOperationRunCancel();
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseOperationRunConflictTimeout(): OperationRunConflictTimeout {
+  return { targetId: undefined, blockedFor: undefined };
+}
+
+export const OperationRunConflictTimeout: MessageFns<OperationRunConflictTimeout> = {
+  encode(message: OperationRunConflictTimeout, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.targetId !== undefined) {
+      UUID.encode(message.targetId, writer.uint32(10).fork()).join();
+    }
+    if (message.blockedFor !== undefined) {
+      Duration.encode(message.blockedFor, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunConflictTimeout {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunConflictTimeout();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.targetId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.blockedFor = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunConflictTimeout {
+    return {
+      targetId: isSet(object.targetId)
+        ? UUID.fromJSON(object.targetId)
+        : isSet(object.target_id)
+        ? UUID.fromJSON(object.target_id)
+        : undefined,
+      blockedFor: isSet(object.blockedFor)
+        ? Duration.fromJSON(object.blockedFor)
+        : isSet(object.blocked_for)
+        ? Duration.fromJSON(object.blocked_for)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OperationRunConflictTimeout): unknown {
+    const obj: any = {};
+    if (message.targetId !== undefined) {
+      obj.targetId = UUID.toJSON(message.targetId);
+    }
+    if (message.blockedFor !== undefined) {
+      obj.blockedFor = Duration.toJSON(message.blockedFor);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunConflictTimeout>): OperationRunConflictTimeout {
+    return OperationRunConflictTimeout.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunConflictTimeout>): OperationRunConflictTimeout {
+    const message = createBaseOperationRunConflictTimeout();
+    message.targetId = (object.targetId !== undefined && object.targetId !== null)
+      ? UUID.fromPartial(object.targetId)
+      : undefined;
+    message.blockedFor = (object.blockedFor !== undefined && object.blockedFor !== null)
+      ? Duration.fromPartial(object.blockedFor)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOperationRunWindowChange(): OperationRunWindowChange {
+  return { closesAt: undefined, opensAt: undefined, closedAt: undefined };
+}
+
+export const OperationRunWindowChange: MessageFns<OperationRunWindowChange> = {
+  encode(message: OperationRunWindowChange, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.closesAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.closesAt), writer.uint32(10).fork()).join();
+    }
+    if (message.opensAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.opensAt), writer.uint32(18).fork()).join();
+    }
+    if (message.closedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.closedAt), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunWindowChange {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunWindowChange();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.closesAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.opensAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.closedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunWindowChange {
+    return {
+      closesAt: isSet(object.closesAt)
+        ? fromJsonTimestamp(object.closesAt)
+        : isSet(object.closes_at)
+        ? fromJsonTimestamp(object.closes_at)
+        : undefined,
+      opensAt: isSet(object.opensAt)
+        ? fromJsonTimestamp(object.opensAt)
+        : isSet(object.opens_at)
+        ? fromJsonTimestamp(object.opens_at)
+        : undefined,
+      closedAt: isSet(object.closedAt)
+        ? fromJsonTimestamp(object.closedAt)
+        : isSet(object.closed_at)
+        ? fromJsonTimestamp(object.closed_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OperationRunWindowChange): unknown {
+    const obj: any = {};
+    if (message.closesAt !== undefined) {
+      obj.closesAt = message.closesAt.toISOString();
+    }
+    if (message.opensAt !== undefined) {
+      obj.opensAt = message.opensAt.toISOString();
+    }
+    if (message.closedAt !== undefined) {
+      obj.closedAt = message.closedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunWindowChange>): OperationRunWindowChange {
+    return OperationRunWindowChange.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunWindowChange>): OperationRunWindowChange {
+    const message = createBaseOperationRunWindowChange();
+    message.closesAt = object.closesAt ?? undefined;
+    message.opensAt = object.opensAt ?? undefined;
+    message.closedAt = object.closedAt ?? undefined;
+    return message;
+  },
+};
+
 export type FlowService = typeof FlowService;
 export const FlowService = {
   createOperationRun: {
@@ -9283,6 +10948,25 @@ export const FlowService = {
       Buffer.from(PlanOperationRunResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): PlanOperationRunResponse => PlanOperationRunResponse.decode(value),
   },
+  /**
+   * Project extension (run history, issue 15): the run's history, oldest first (newest last),
+   * paged like the other lists. Every change of the run's state is one event, recorded in the same
+   * write as the change itself: what happened, when, the run's state and stats after it, and for
+   * the operator's actions (create, pause, resume, advance, cancel) who asked. NotFound for an
+   * unknown run, as GetOperationRun.
+   */
+  listOperationRunEvents: {
+    path: "/v1.Flow/ListOperationRunEvents" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListOperationRunEventsRequest): Buffer =>
+      Buffer.from(ListOperationRunEventsRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListOperationRunEventsRequest => ListOperationRunEventsRequest.decode(value),
+    responseSerialize: (value: ListOperationRunEventsResponse): Buffer =>
+      Buffer.from(ListOperationRunEventsResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListOperationRunEventsResponse =>
+      ListOperationRunEventsResponse.decode(value),
+  },
 } as const;
 
 export interface FlowServer extends UntypedServiceImplementation {
@@ -9304,6 +10988,14 @@ export interface FlowServer extends UntypedServiceImplementation {
    * the plan it would freeze, without writing anything (flowctl run create --dry-run).
    */
   planOperationRun: handleUnaryCall<CreateOperationRunRequest, PlanOperationRunResponse>;
+  /**
+   * Project extension (run history, issue 15): the run's history, oldest first (newest last),
+   * paged like the other lists. Every change of the run's state is one event, recorded in the same
+   * write as the change itself: what happened, when, the run's state and stats after it, and for
+   * the operator's actions (create, pause, resume, advance, cancel) who asked. NotFound for an
+   * unknown run, as GetOperationRun.
+   */
+  listOperationRunEvents: handleUnaryCall<ListOperationRunEventsRequest, ListOperationRunEventsResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

@@ -1,0 +1,469 @@
+"""
+moto for the local stack and the test suites (local/moto.ts spawns it):
+
+    python3 moto-launcher.py HOST PORT [DATA_DIR [COMPACT_EVERY]]
+
+1. Serialized. Plain `moto_server` serves requests on many threads, and moto 5's TransactWriteItems
+   is not isolated: each transaction deep-copies the tables it touches at its start and, when
+   cancelled, restores those copies, silently erasing a concurrent transaction that committed in
+   between (under 16 concurrent claimers that let 4 claims through a limit of 3). Real DynamoDB
+   transactions are serializable, so this runs moto's own WSGI app with ONE lock around each
+   request (connections stay threaded).
+
+2. A copy-free TransactWriteItems. moto deep-copies every table a transaction touches before it
+   starts (O(table size): 177 ms per claim once a table holds a few thousand items) and, on
+   cancellation, swaps the copies in, which leaves open stream readers on a dead table. Under the
+   lock no other request runs, so the replacement checks every condition against the state before
+   the transaction (as DynamoDB does), cancels with moto's own per-item reasons if any fails, and
+   only then applies the writes; a write that still fails (a malformed update expression) is
+   undone from copies of the touched items only.
+
+3. Durable, with DATA_DIR (the local stack's --data-dir): a write moto acknowledged survives a
+   SIGKILL of anything. Every DynamoDB request that is not a read and that succeeded is appended,
+   as it arrived, to a write-ahead log (DATA_DIR/wal-<generation>.jsonl) while the lock is held,
+   and no answer leaves this process (a read's included: it may show such a write) before the log
+   is on disk up to the last write that request could see. The fsync is a group commit outside the
+   lock: one fdatasync covers every request that waits meanwhile, so the lock is held for a
+   write(2) only. Failed requests (a condition that did not hold, a cancelled transaction) are not
+   logged, so a replay never has to fail them again.
+   A snapshot (DATA_DIR/snapshot-<generation>.json: every table's creating requests and its items)
+   is taken under the lock, so it is one moment across tables, every COMPACT_EVERY logged
+   requests (never two at once, its I/O outside the lock) and at SIGTERM, after the stack stopped
+   every writer. At start the newest snapshot is loaded and every log from its generation on is
+   replayed in order through the same app, then compacted into a new snapshot. Each step
+   leaves a restorable directory: a snapshot is written beside its predecessor and renamed into
+   place, and the logs it covers are deleted only after that. A torn last line (a crash mid-write)
+   was never acknowledged and is dropped. DATA_DIR/LOCK (flock) keeps a second launcher out while
+   one runs; a launcher whose parent dies (stdin closes) exits at once.
+   Streams are not persisted: a restored table's stream starts empty, with a new stream ARN.
+"""
+import copy
+import fcntl
+import io
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+
+from werkzeug.serving import run_simple
+from werkzeug.test import EnvironBuilder
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+from moto.dynamodb.comparisons import get_filter_expression
+from moto.dynamodb.exceptions import (
+    ConditionalCheckFailed, MockValidationException, MultipleTransactionsException,
+    TooManyTransactionsException, TransactionCanceledException, TransactWriteSingleOpException,
+)
+from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
+
+def transact_write_items(self, transact_items):
+    if len(transact_items) > 100:
+        raise TooManyTransactionsException()
+    seen, ops, errors = set(), [], []
+    for entry in transact_items:
+        if len(entry) > 1:
+            raise TransactWriteSingleOpException
+        op_type, op = next(iter(entry.items()))
+        old = None
+        try:
+            if op_type not in ("ConditionCheck", "Put", "Delete", "Update"):
+                raise ValueError("Unsupported transaction operation")
+            table_name = op["TableName"]
+            if op_type == "Put":
+                table = self.get_table(table_name)
+                attrs = op["Item"]
+                key = {table.hash_key_attr: attrs[table.hash_key_attr]}
+                if table.range_key_attr is not None:
+                    key[table.range_key_attr] = attrs[table.range_key_attr]
+            else:
+                key = op["Key"]
+            ident = (str(table_name), str(dict(sorted(key.items()))))
+            if ident in seen:
+                raise MultipleTransactionsException()
+            seen.add(ident)
+            current = self.get_item(table_name, key)
+            condition = op.get("ConditionExpression")
+            if condition is not None:
+                check = get_filter_expression(
+                    condition, op.get("ExpressionAttributeNames"), op.get("ExpressionAttributeValues"))
+                if not check.expr(current):
+                    if op.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and current:
+                        old = current.to_json()["Attributes"]
+                    raise ConditionalCheckFailed(item=old)
+            ops.append((op_type, op, table_name, key, copy.deepcopy(current)))
+            errors.append((None, None, None))
+        except (MultipleTransactionsException, MockValidationException):
+            raise
+        except ConditionalCheckFailed as e:
+            errors.append(("ConditionalCheckFailed", str(e.message), old))
+        except Exception as e:
+            errors.append((type(e).__name__, str(e), old))
+    if any(code is not None for code, _, _ in errors):
+        raise TransactionCanceledException(errors)
+    applied = []
+    try:
+        for op_type, op, table_name, key, before in ops:
+            names, values = op.get("ExpressionAttributeNames"), op.get("ExpressionAttributeValues")
+            if op_type == "Put":
+                self.put_item(table_name, op["Item"], expression_attribute_names=names,
+                              expression_attribute_values=values)
+            elif op_type == "Delete":
+                self.delete_item(table_name, key, expression_attribute_names=names,
+                                 expression_attribute_values=values)
+            elif op_type == "Update":
+                self.update_item(table_name, key, update_expression=op["UpdateExpression"],
+                                 expression_attribute_names=names, expression_attribute_values=values)
+            applied.append((table_name, key, before))
+    except Exception:
+        for table_name, key, before in reversed(applied):
+            if before is None:
+                self.delete_item(table_name, key)
+            else:
+                self.put_item(table_name, before.to_json()["Attributes"])
+        raise
+
+DynamoDBBackend.transact_write_items = transact_write_items
+
+
+app = DomainDispatcherApplication(create_backend_app)
+lock = threading.Lock()
+
+# Targets that only read: everything else under DynamoDB_20120810 that succeeds is logged (a new
+# mutating operation is logged by default; a logged read would replay harmlessly).
+READS = frozenset(
+    "DynamoDB_20120810." + op
+    for op in (
+        "GetItem BatchGetItem Query Scan TransactGetItems DescribeTable ListTables DescribeTimeToLive "
+        "DescribeContinuousBackups ListTagsOfResource DescribeEndpoints DescribeLimits ListBackups "
+        "DescribeBackup ListGlobalTables DescribeGlobalTable DescribeKinesisStreamingDestination "
+        "DescribeContributorInsights DescribeTableReplicaAutoScaling ListExports DescribeExport "
+        "ListImports DescribeImport GetResourcePolicy"
+    ).split()
+)
+# Logged requests whose effect a snapshot's items already hold; the others (tables, TTL, tags)
+# are carried into every snapshot as they were sent.
+ITEM_WRITES = frozenset(
+    "DynamoDB_20120810." + op
+    for op in "PutItem UpdateItem DeleteItem BatchWriteItem TransactWriteItems ExecuteStatement "
+    "BatchExecuteStatement ExecuteTransaction".split()
+)
+# Request headers a replay needs: moto picks the service, account and region from them.
+SKIPPED_HEADERS = frozenset(("CONTENT_LENGTH", "HTTP_CONNECTION", "HTTP_ACCEPT_ENCODING"))
+
+
+def call_app(environ):
+    """Runs one request through moto; returns (status line, headers, body chunks)."""
+    response = []
+
+    def start_response(line, headers, exc_info=None):
+        response[:] = [line, headers]
+
+    body = app(environ, start_response)
+    try:
+        chunks = [bytes(c) for c in body]
+    finally:
+        close = getattr(body, "close", None)
+        if close is not None:
+            close()
+    return response[0], response[1], chunks
+
+
+def replay(entry):
+    environ = EnvironBuilder(
+        path=entry["path"], method="POST", headers=entry["headers"], data=entry["body"].encode("utf-8")
+    ).get_environ()
+    line, _, _ = call_app(environ)
+    return line.startswith("200")
+
+
+class Durable:
+    def __init__(self, directory, compact_every):
+        self.dir = directory
+        self.compact_every = compact_every
+        os.makedirs(directory, exist_ok=True)
+        self._lock_dir()
+        self.cond = threading.Condition()
+        self.written = 0  # log entries written (the lsn of the last one)
+        self.durable = 0  # entries known to be on disk
+        self.syncing = False
+        self.since_snapshot = 0
+        self.compacting = False
+        self.ddl = []
+        self.generation = 0
+        self.fd = None
+
+    def _lock_dir(self):
+        self.lock_file = open(os.path.join(self.dir, "LOCK"), "a+")
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                fcntl.flock(self.lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    self.lock_file.seek(0)
+                    owner = self.lock_file.read().strip() or "unknown"
+                    sys.exit(f"flow-moto: {self.dir} is in use by another moto (pid {owner})")
+                time.sleep(0.1)
+        self.lock_file.truncate(0)
+        self.lock_file.write(str(os.getpid()))
+        self.lock_file.flush()
+
+    def _generations(self, prefix, suffix):
+        found = []
+        for name in os.listdir(self.dir):
+            if name.startswith(prefix) and name.endswith(suffix):
+                middle = name[len(prefix) : -len(suffix)]
+                if middle.isdigit():
+                    found.append(int(middle))
+        return sorted(found)
+
+    def _path(self, kind, generation):
+        suffix = "json" if kind == "snapshot" else "jsonl"
+        return os.path.join(self.dir, f"{kind}-{generation:08d}.{suffix}")
+
+    # -- start ------------------------------------------------------------------------------
+
+    def restore(self):
+        began = time.monotonic()
+        snapshots = self._generations("snapshot-", ".json")
+        base = snapshots[-1] if snapshots else 0
+        items = 0
+        if snapshots:
+            with open(self._path("snapshot", base), encoding="utf-8") as f:
+                snapshot = json.load(f)
+            self.ddl = snapshot["ddl"]
+            for entry in self.ddl:
+                replay(entry)
+            for table in snapshot["tables"]:
+                backend = dynamodb_backends[table["account"]][table["region"]]
+                for attrs in table["items"]:
+                    backend.put_item(table["name"], attrs, overwrite=True)
+                    items += 1
+        writes = 0
+        logs = [g for g in self._generations("wal-", ".jsonl") if g >= base]
+        for generation in logs:
+            with open(self._path("wal", generation), "rb") as f:
+                lines = f.read().split(b"\n")
+            for number, raw in enumerate(lines):
+                if not raw:
+                    continue
+                try:
+                    entry = json.loads(raw)
+                except ValueError:
+                    # Only a torn last line (never acknowledged) can be cut short.
+                    if number != len(lines) - 1 or generation != logs[-1]:
+                        sys.exit(f"flow-moto: {self._path('wal', generation)} line {number + 1} is corrupt")
+                    break
+                if not replay(entry):
+                    print(f"flow-moto: replaying {entry['headers'].get('X-Amz-Target')} failed", file=sys.stderr)
+                if entry["headers"].get("X-Amz-Target") not in ITEM_WRITES:
+                    self.ddl.append(entry)
+                writes += 1
+        # A restored table's stream starts empty (its ARN is new): old records would only be
+        # sequence numbers of another life.
+        for _, backend in all_backends():
+            for table in backend.tables.values():
+                if table.stream_shard is not None:
+                    table.stream_shard.items = []
+        self.generation = max([base, *logs]) + 1 if (snapshots or logs) else 1
+        self.fd = os.open(self._path("wal", self.generation), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        if snapshots or logs:
+            # Everything restored is one consistent state and no writer runs yet: compact it now,
+            # so the next start replays nothing twice and the logs are gone.
+            self._snapshot(self._capture(), self.generation)
+            self._remove_before(self.generation)
+        print(
+            f"flow-moto: restored {items} items and replayed {writes} logged writes from {self.dir} "
+            f"in {int((time.monotonic() - began) * 1000)} ms",
+            flush=True,
+        )
+
+    # -- the log ----------------------------------------------------------------------------
+
+    def record(self, environ, body):
+        """Under the request lock: appends one succeeded request; returns its lsn."""
+        headers = {}
+        for key, value in environ.items():
+            if key in SKIPPED_HEADERS:
+                continue
+            if key.startswith("HTTP_"):
+                headers["-".join(part.capitalize() for part in key[5:].split("_"))] = value
+            elif key == "CONTENT_TYPE":
+                headers["Content-Type"] = value
+        headers["X-Amz-Target"] = environ.get("HTTP_X_AMZ_TARGET", "")
+        entry = {"path": environ.get("PATH_INFO") or "/", "headers": headers, "body": body.decode("utf-8")}
+        os.write(self.fd, (json.dumps(entry, separators=(",", ":")) + "\n").encode("utf-8"))
+        if headers["X-Amz-Target"] not in ITEM_WRITES:
+            self.ddl.append(entry)
+        self.since_snapshot += 1
+        with self.cond:
+            self.written += 1
+            return self.written
+
+    def lsn(self):
+        with self.cond:
+            return self.written
+
+    def wait(self, lsn):
+        """Outside the request lock: returns once entries up to `lsn` are on disk (group commit)."""
+        with self.cond:
+            while self.durable < lsn:
+                if self.syncing:
+                    self.cond.wait()
+                    continue
+                self.syncing = True
+                target, fd = self.written, self.fd
+                self.cond.release()
+                try:
+                    os.fdatasync(fd)
+                finally:
+                    self.cond.acquire()
+                    self.syncing = False
+                    self.durable = max(self.durable, target)
+                    self.cond.notify_all()
+
+    def due(self):
+        return self.since_snapshot >= self.compact_every and not self.compacting
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def _capture(self):
+        tables = []
+        for (account, region), backend in all_backends():
+            for name, table in backend.tables.items():
+                tables.append(
+                    {
+                        "account": account,
+                        "region": region,
+                        "name": name,
+                        "items": [item.to_json()["Attributes"] for item in table.all_items()],
+                    }
+                )
+        return {"version": 1, "ddl": list(self.ddl), "tables": tables}
+
+    def _rotate(self):
+        """Under the request lock: the next writes go to a new log. Returns its generation."""
+        with self.cond:
+            while self.syncing:
+                self.cond.wait()
+            os.fdatasync(self.fd)
+            os.close(self.fd)
+            self.durable = self.written
+            self.generation += 1
+            self.fd = os.open(self._path("wal", self.generation), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        self.since_snapshot = 0
+        return self.generation
+
+    def _snapshot(self, state, generation):
+        """Writes snapshot-<generation>: the state at the start of wal-<generation>."""
+        path = self._path("snapshot", generation)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(state, f, separators=(",", ":"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.rename(tmp, path)
+        dir_fd = os.open(self.dir, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+    def _remove_before(self, generation):
+        for kind, suffix in (("snapshot", ".json"), ("wal", ".jsonl")):
+            for g in self._generations(kind + "-", suffix):
+                if g < generation:
+                    os.remove(self._path(kind, g))
+
+    def compact_final(self):
+        """At SIGTERM, under the request lock: everything is in the snapshot, no log is left."""
+        state = self._capture()
+        generation = self._rotate()
+        self._snapshot(state, generation)
+        self._remove_before(generation)
+
+    def compact(self):
+        """Called with the request lock held; releases it for the file I/O and takes it back."""
+        self.compacting = True
+        try:
+            state = self._capture()
+            generation = self._rotate()
+            lock.release()
+            try:
+                self._snapshot(state, generation)
+                self._remove_before(generation)
+            finally:
+                lock.acquire()
+        finally:
+            self.compacting = False
+
+
+def all_backends():
+    for account, regions in list(dynamodb_backends.items()):
+        for region, backend in list(regions.items()):
+            yield (account, region), backend
+
+
+durable = None
+
+
+def serialized(environ, start_response):
+    body = b""
+    if durable is not None:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length > 0 else b""
+        environ["wsgi.input"] = io.BytesIO(body)
+    with lock:
+        line, headers, chunks = call_app(environ)
+        if durable is not None:
+            target = environ.get("HTTP_X_AMZ_TARGET", "")
+            if line.startswith("200") and target.startswith("DynamoDB_20120810.") and target not in READS:
+                lsn = durable.record(environ, body)
+            else:
+                lsn = durable.lsn()
+            if durable.due():
+                durable.compact()
+    if durable is not None:
+        durable.wait(lsn)
+    start_response(line, headers)
+    return chunks
+
+
+def watch_parent():
+    """The parent (the stack) keeps our stdin open; EOF means it died: go too, at once."""
+    try:
+        while sys.stdin.buffer.read(4096):
+            pass
+    except Exception:
+        pass
+    os._exit(0)
+
+
+def stop(*_):
+    # SIGTERM comes from the stack after it stopped every writer: the final snapshot. The lock
+    # waits for a request still running.
+    if durable is not None:
+        with lock:
+            while durable.compacting:  # a compaction doing its I/O outside the lock: let it end
+                lock.release()
+                time.sleep(0.05)
+                lock.acquire()
+            durable.compact_final()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    if len(sys.argv) > 3:
+        durable = Durable(sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 5000)
+        durable.restore()
+    # A detached launcher (deploy:local, FLOW_MOTO_DETACHED=1) outlives its parent on purpose, and
+    # its stdin is /dev/null, whose EOF would end it at once.
+    if os.environ.get("FLOW_MOTO_DETACHED") != "1":
+        threading.Thread(target=watch_parent, daemon=True).start()
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True)

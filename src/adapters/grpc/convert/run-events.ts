@@ -1,0 +1,88 @@
+/** The run history (src/domain/run-history.ts) → OperationRunEvent, for ListOperationRunEvents. */
+
+import type { Actor } from "../../../domain/actor.js";
+import { assertNever } from "../../../domain/model.js";
+import { type RunEventDetail, type RunHistoryEvent, runEventId } from "../../../domain/run-history.js";
+import type * as pb from "../../../gen/flow/v1/flow.js";
+import { gateToProto } from "./config-response.js";
+import { actorSourceToProto, runEventKindToProto, runReasonToProto, runStatusToProto } from "./enums.js";
+import { runStatsToProto } from "./run-response.js";
+import { msToDate, msToDuration, uuidToProto } from "./well-known.js";
+
+export function runEventToProto(event: RunHistoryEvent): pb.OperationRunEvent {
+  return {
+    id: runEventId(event),
+    operationRunId: uuidToProto(event.runId),
+    kind: runEventKindToProto(event.kind),
+    time: msToDate(event.at),
+    state: { status: runStatusToProto(event.status), reason: runReasonToProto(event.reason) },
+    message: event.message,
+    phaseIndex: event.phaseIndex,
+    totalPhases: event.totalPhases,
+    stats: runStatsToProto(event.stats),
+    actor: event.actor === undefined ? undefined : actorToProto(event.actor),
+    detail: event.detail === undefined ? undefined : detailToProto(event.detail),
+  };
+}
+
+function actorToProto(actor: Actor): pb.OperationRunActor {
+  return {
+    name: actor.name,
+    source: actorSourceToProto(actor.source),
+    authenticated: actor.authenticated,
+    subjectAltNames: [...actor.subjectAltNames],
+    declaredName: actor.declaredName ?? "",
+  };
+}
+
+function detailToProto(detail: RunEventDetail): NonNullable<pb.OperationRunEvent["detail"]> {
+  switch (detail.type) {
+    case "plan":
+      return {
+        $case: "plan",
+        value: {
+          targets: detail.targets,
+          phaseSizes: [...detail.phaseSizes],
+          selectionSeed: detail.selectionSeed,
+          orderingSeed: detail.orderingSeed,
+        },
+      };
+    case "gate":
+      return {
+        $case: "gate",
+        value: {
+          gateIndex: detail.gateIndex,
+          gate: gateToProto(detail.gate),
+          failed: detail.failed,
+          selected: detail.selected,
+        },
+      };
+    case "advance":
+      return {
+        $case: "advance",
+        value: {
+          fromPhaseIndex: detail.fromPhaseIndex,
+          toPhaseIndex: detail.toPhaseIndex,
+          expectedPhaseIndex: detail.expectedPhaseIndex ?? 0,
+        },
+      };
+    case "cancel":
+      return { $case: "cancel", value: { reason: detail.reason } };
+    case "conflict":
+      return {
+        $case: "conflict",
+        value: { targetId: uuidToProto(detail.targetId), blockedFor: msToDuration(detail.blockedForMs) },
+      };
+    case "window":
+      return {
+        $case: "window",
+        value: {
+          closesAt: msToDate(detail.closesAt),
+          opensAt: msToDate(detail.opensAt),
+          closedAt: msToDate(detail.closedAt),
+        },
+      };
+    default:
+      return assertNever(detail);
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * A local stack on a data directory survives being killed, by SIGTERM and by SIGKILL, at every
+ * point of a 10-rack run: right after CreateOperationRun was answered, right after a target was
+ * CLAIMED, right after one was SUBMITTED, mid-flash, after a BMC finished flashing but before the
+ * stack stored its result, and right after an outcome was recorded. After each kill the stack is
+ * started again on the same directory; the last life runs the rollout to its end, and then:
+ *   - the run exists and is COMPLETED, with stats equal to its targets, every target COMPLETED;
+ *   - every component was flashed exactly once: each re-sent command carried its first request
+ *     id, and the BMC answered it from memory, even where the kill lost the stored result.
+ *
+ * The stack runs as a child process (test/support/stack-process.ts, served like `npm start`);
+ * the MQTT broker and the simulated BMCs live here, in the test process, as hardware outlives a
+ * control plane that restarts, so the flash counts span every life of the stack. The store-side
+ * kill points are the child's own kill switch (right after the store acknowledged the write);
+ * the BMC-side ones are taken here, on the broker and in the fleet, where they happen.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
+import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
+import { createFlowClient, type FlowClient } from "../../src/adapters/grpc/client.js";
+import { OperationRunStatus, OperationRunTargetStatus } from "../../src/gen/flow/v1/flow.js";
+import { rackGroup } from "../support/fixtures-inventory.js";
+import {
+  countGate,
+  createRun,
+  getRun,
+  listTargets,
+  runRequest,
+  stateOf,
+  targetReport,
+  waitForTerminal,
+} from "../support/stack.js";
+
+const ROOT = join(import.meta.dirname, "..", "..");
+const RACKS = rackGroup(40, {
+  name: "restart",
+  count: 10,
+  types: ["POWERSHELF", "NVSWITCH", "COMPUTE", "COMPUTE"],
+});
+const COMPONENTS = RACKS.racks.flatMap((r) => r.components.map((c) => c.id));
+const dir = mkdtempSync(join(tmpdir(), "restart-"));
+const inventoryFile = join(dir, "inventory.json");
+writeFileSync(inventoryFile, JSON.stringify({ racks: RACKS.racks }));
+
+let broker: LocalMqttBroker;
+/** Each run gets BMCs of its own, all on 1.0.0. */
+let fleet: BmcFleet;
+/** Called by the fleet after a flash, before the BMC reports it (see the "flashed" kill point). */
+let onFlashed: (() => void) | undefined;
+/** Called for every BMC event on the broker (see the "mid-flash" kill point). */
+let onBmcEvent: ((payload: string) => void) | undefined;
+
+beforeAll(async () => {
+  broker = await startMqttBroker();
+  await broker.subscribe("flow/bmc/+/evt", (_topic, payload) => onBmcEvent?.(payload.toString("utf8")));
+});
+
+/** Every life started, so a failing test leaves no stack running. */
+const lives: ChildProcess[] = [];
+
+afterAll(async () => {
+  for (const child of lives) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  await broker?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Life {
+  child: ChildProcess;
+  flow: FlowClient;
+  /** Everything the child printed, for the message of a failing assertion. */
+  output: string[];
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+async function startLife(dataDir: string, env: Record<string, string>): Promise<Life> {
+  const child = spawn(process.execPath, ["--import", "tsx", "test/support/stack-process.ts"], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      FLOW_PORT: "0",
+      FLOW_DATA_DIR: dataDir,
+      FLOW_TICK: "200ms",
+      FLOW_CHILD_TASK_WAIT: "100ms",
+      FLOW_TEST_BMC_BROKER: broker.url,
+      FLOW_TEST_LEASE_MS: "2000",
+      ...env,
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  lives.push(child);
+  const output: string[] = [];
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => resolve({ code, signal })),
+  );
+  const port = await new Promise<number>((resolve, reject) => {
+    let pending = "";
+    child.stdout?.on("data", (d: Buffer) => {
+      pending += d.toString();
+      const lines = pending.split("\n");
+      pending = lines.pop() ?? "";
+      for (const line of lines) {
+        output.push(line);
+        const m = /listening on 127\.0\.0\.1:(\d+)/.exec(line);
+        if (m) resolve(Number(m[1]));
+      }
+    });
+    child.stderr?.on("data", (d: Buffer) => output.push(d.toString()));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`the stack exited (${code ?? signal}) before listening:\n${output.join("\n")}`)),
+    );
+  });
+  const flow = createFlowClient(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  return { child, flow, output, exited };
+}
+
+/** Waits for the life to end by its kill; a run that finishes first means the point never came. */
+async function died(life: Life, runId: string, point: string): Promise<void> {
+  let ended = false;
+  const finished = (async () => {
+    while (!ended) {
+      const run = await getRun(life.flow, runId).catch(() => undefined);
+      if (run !== undefined && stateOf(run).status === OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED)
+        throw new Error(`the run finished before the kill point "${point}":\n${life.output.join("\n")}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  try {
+    await Promise.race([life.exited, finished]);
+  } finally {
+    ended = true;
+    life.flow.close();
+  }
+}
+
+function expectEndedBy(
+  signal: NodeJS.Signals,
+  ending: { code: number | null; signal: NodeJS.Signals | null },
+) {
+  // SIGTERM is a clean stop (exit 0); SIGKILL gives the process no say.
+  expect(ending).toEqual(
+    signal === "SIGTERM" ? { code: 0, signal: null } : { code: null, signal: "SIGKILL" },
+  );
+}
+
+describe.each(["SIGKILL", "SIGTERM"] as const)(
+  "a 10-rack run, the stack killed by %s at every point",
+  (signal) => {
+    it("finishes with every target COMPLETED and every component flashed once", async () => {
+      const dataDir = mkdtempSync(join(dir, `${signal}-`));
+      fleet = await startBmcFleet({
+        brokerUrl: broker.url,
+        racks: RACKS.racks,
+        config: { defaults: { outcome: "succeed", updateMs: 400 }, racks: {}, components: {} },
+        onFirmwareChanged: () => onFlashed?.(),
+      });
+
+      // 1. Right after CreateOperationRun was answered.
+      let life = await startLife(dataDir, { FLOW_INVENTORY: inventoryFile });
+      const runId = await createRun(
+        life.flow,
+        runRequest({ rackIds: RACKS.ids, maxConcurrent: 3, gates: [countGate(10)] }),
+      );
+      life.child.kill(signal);
+      expectEndedBy(signal, await life.exited);
+      life.flow.close();
+
+      // 2–3, 6. Right after the store acknowledged a claim, a submission, an outcome.
+      for (const write of ["claim", "submitted"]) {
+        life = await startLife(dataDir, { FLOW_TEST_KILL: `${write}:1:${signal}` });
+        // The run survived every kill so far (the first: its create was answered 0 ms before).
+        expect((await getRun(life.flow, runId)).summary?.id?.id).toBe(runId);
+        await died(life, runId, write);
+        expectEndedBy(signal, await life.exited);
+      }
+
+      // 4. Mid-flash: a BMC reported progress.
+      life = await startLife(dataDir, {});
+      onBmcEvent = (payload) => {
+        if (payload.includes('"type":"progress"')) life.child.kill(signal);
+      };
+      await died(life, runId, "mid-flash");
+      onBmcEvent = undefined;
+      expectEndedBy(signal, await life.exited);
+
+      // 5. A BMC finished flashing, and the stack dies before it stores the result (SIGKILL: it is
+      //    never stored by this life; SIGTERM: stored or not, depending on how far the stop got).
+      life = await startLife(dataDir, {});
+      onFlashed = () => {
+        life.child.kill(signal);
+        onFlashed = undefined;
+      };
+      await died(life, runId, "flashed");
+      expectEndedBy(signal, await life.exited);
+
+      life = await startLife(dataDir, { FLOW_TEST_KILL: `outcome:1:${signal}` });
+      await died(life, runId, "outcome");
+      expectEndedBy(signal, await life.exited);
+
+      // The last life runs the rollout to its end.
+      life = await startLife(dataDir, {});
+      try {
+        const last = life;
+        const run = await waitForTerminal(life.flow, runId, 90_000).catch(async (error: Error) => {
+          const targets = await targetReport(last.flow, runId);
+          throw new Error(`${error.message.slice(0, 200)}\n${targets}\n${last.output.join("\n")}`);
+        });
+        const why = `${life.output.join("\n")}`;
+        expect(stateOf(run).status, why).toBe(OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED);
+        expect(run.stats?.cumulativePhaseStats).toEqual({
+          phaseIndex: 0,
+          selectedTargets: 10,
+          outcomeCounts: { completed: 10, failed: 0, terminated: 0, skipped: 0 },
+        });
+        const targets = await listTargets(life.flow, runId);
+        expect(targets.map((t) => OperationRunTargetStatus[t.status])).toEqual(
+          Array(10).fill("OPERATION_RUN_TARGET_STATUS_COMPLETED"),
+        );
+        const flashes = fleet.stats().flashesByComponent;
+        expect(Object.fromEntries(COMPONENTS.map((id) => [id, flashes[id]]))).toEqual(
+          Object.fromEntries(COMPONENTS.map((id) => [id, 1])),
+        );
+        expect(Object.keys(flashes).sort()).toEqual([...COMPONENTS].sort());
+      } finally {
+        life.flow.close();
+        life.child.kill("SIGTERM");
+        expect(await life.exited).toEqual({ code: 0, signal: null });
+        await fleet.stop();
+      }
+    }, 600_000);
+  },
+);

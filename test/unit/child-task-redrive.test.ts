@@ -1,0 +1,256 @@
+/**
+ * Re-driving a task whose execution was lost, on in-memory stores typed from the ports: what
+ * prepareRedrive writes to the task and its request records, and how finishLostOutcomes records a
+ * target whose task ended unrecorded.
+ */
+import { describe, expect, it } from "vitest";
+import { finishLostOutcomes, prepareRedrive, type RedriveDeps } from "../../src/app/child-task/redrive.js";
+import { taskIdForKey } from "../../src/app/child-task/task-service.js";
+import {
+  type BmcRequestStore,
+  type RackLockStore,
+  type RunStore,
+  requestKey,
+  type TaskStore,
+  targetIdempotencyKey,
+} from "../../src/app/ports.js";
+import { type BmcRequestRecord, queryRequestId } from "../../src/domain/component-verdict.js";
+import type { Target, Task } from "../../src/domain/model.js";
+import {
+  initialReport,
+  parseReport,
+  serializeReport,
+  type TaskReport,
+} from "../../src/domain/task-report.js";
+
+function memoryTasks(initial: Task[]) {
+  const tasks = new Map(initial.map((t) => [t.id, structuredClone(t)]));
+  const store: Pick<TaskStore, "getTasks" | "saveTask"> = {
+    getTasks: async (ids) => ids.flatMap((id) => (tasks.has(id) ? [structuredClone(tasks.get(id)!)] : [])),
+    saveTask: async (task, expected) => {
+      const current = tasks.get(task.id);
+      if (current === undefined) return "not-found";
+      if (current.updatedAt !== expected) return "stale";
+      tasks.set(task.id, structuredClone(task));
+      return "saved";
+    },
+  };
+  return { tasks, store };
+}
+
+function memoryRequests(initial: BmcRequestRecord[]) {
+  const records = new Map(initial.map((r) => [requestKey(r.componentId, r.requestId), { ...r }]));
+  const store: BmcRequestStore = {
+    open: async () => {
+      throw new Error("not used");
+    },
+    markPublished: async () => {},
+    recordEvent: async () => "ignored",
+    get: async (keys) =>
+      new Map(
+        keys.flatMap((k) => {
+          const r = records.get(requestKey(k.componentId, k.requestId));
+          return r === undefined ? [] : [[requestKey(k.componentId, k.requestId), { ...r }] as const];
+        }),
+      ),
+    reopen: async (componentId, requestId, window) => {
+      const r = records.get(requestKey(componentId, requestId))!;
+      if (r.result !== undefined || r.status !== undefined) return "answered";
+      delete r.publishedAt;
+      Object.assign(r, window);
+      return "reopened";
+    },
+  };
+  return { records, store };
+}
+
+function task(report: TaskReport, overrides: Partial<Task> = {}): Task {
+  return {
+    id: "t-1",
+    operation: "UpgradeFirmware",
+    rackId: "r-1",
+    componentIds: report.components.map((c) => c.id),
+    description: "",
+    executorType: "STEP_FUNCTIONS",
+    executionId: "",
+    status: "RUNNING",
+    message: "",
+    createdAt: 1,
+    updatedAt: 10,
+    report: serializeReport(report),
+    runId: "run-1",
+    targetId: "tg-1",
+    ...overrides,
+  };
+}
+
+function deps(tasks: Task[], records: BmcRequestRecord[]) {
+  const t = memoryTasks(tasks);
+  const r = memoryRequests(records);
+  const outcomes: { targetId: string; status: string; message: string }[] = [];
+  const released: string[] = [];
+  const d: RedriveDeps = {
+    tasks: t.store as TaskStore,
+    requests: r.store,
+    runs: {
+      recordOutcome: async (_runId, targetId, status, message) => {
+        outcomes.push({ targetId, status, message });
+        return "recorded";
+      },
+    },
+    locks: {
+      release: async (_rack: string, owner: string) => {
+        released.push(owner);
+        return "released";
+      },
+    } as unknown as RackLockStore,
+    clock: () => 100_000,
+  };
+  return { d, t, r, outcomes, released };
+}
+
+const record = (over: Partial<BmcRequestRecord>): BmcRequestRecord => ({
+  componentId: "c1",
+  requestId: "r",
+  taskId: "t-1",
+  kind: "update",
+  sentAt: 1_000,
+  deadline: 61_000,
+  publishedAt: 1_001,
+  ...over,
+});
+
+describe("prepareRedrive", () => {
+  it("UPDATING back to PENDING; commands without their answer are sent again with a fresh window; answered ones are left", async () => {
+    const report = initialReport(
+      [
+        { id: "c1", type: "COMPUTE" },
+        { id: "c2", type: "COMPUTE" },
+      ],
+      "2.0.0",
+      false,
+    );
+    report.components[0]!.status = "UPDATING";
+    report.components[0]!.requestId = "upd-c1";
+    report.components[1]!.status = "UPDATING";
+    report.components[1]!.requestId = "upd-c2";
+    const { d, t, r } = deps(
+      [task(report)],
+      [
+        record({
+          componentId: "c1",
+          requestId: queryRequestId("t-1", "c1"),
+          kind: "query",
+          status: { version: "1.0.0" },
+        }),
+        record({
+          componentId: "c2",
+          requestId: queryRequestId("t-1", "c2"),
+          kind: "query",
+          status: { version: "1.0.0" },
+        }),
+        record({ componentId: "c1", requestId: "upd-c1", result: { ok: true, version: "2.0.0" } }),
+        record({ componentId: "c2", requestId: "upd-c2", ackedAt: 1_002 }),
+      ],
+    );
+    expect(await prepareRedrive(d, task(report))).toEqual({ status: "redrive", reopened: 2, resent: 1 });
+    const stored = parseReport(t.tasks.get("t-1")!.report);
+    expect(stored.components.map((c) => [c.status, c.requestId])).toEqual([
+      ["PENDING", "upd-c1"],
+      ["PENDING", "upd-c2"],
+    ]);
+    expect(r.records.get(requestKey("c2", "upd-c2"))).toEqual({
+      componentId: "c2",
+      requestId: "upd-c2",
+      taskId: "t-1",
+      kind: "update",
+      sentAt: 100_000,
+      deadline: 160_000,
+      ackedAt: 1_002,
+    });
+    expect(r.records.get(requestKey("c1", "upd-c1"))?.publishedAt).toBe(1_001);
+  });
+
+  it("a task whose components already failed ends FAILED with FinishWave's message, target and lock included", async () => {
+    const report = initialReport([{ id: "c1", type: "COMPUTE" }], "2.0.0", false);
+    report.components[0]!.status = "FAILED";
+    report.components[0]!.error = {
+      name: "BmcUpdateFailed",
+      message: "component c1 (COMPUTE): BMC reported FLASH_FAILED",
+    };
+    const { d, t, outcomes, released } = deps([task(report)], []);
+    expect(await prepareRedrive(d, task(report))).toEqual({ status: "ended", reopened: 0, resent: 0 });
+    expect(t.tasks.get("t-1")).toMatchObject({
+      status: "FAILED",
+      message: "component c1 (COMPUTE): BMC reported FLASH_FAILED",
+    });
+    expect(outcomes).toEqual([
+      { targetId: "tg-1", status: "FAILED", message: "component c1 (COMPUTE): BMC reported FLASH_FAILED" },
+    ]);
+    expect(released).toEqual(["t-1"]);
+  });
+
+  it("a terminal task, or one with an unreadable report, is left to itself", async () => {
+    const report = initialReport([{ id: "c1", type: "COMPUTE" }], "2.0.0", false);
+    const done = deps([task(report, { status: "COMPLETED" })], []);
+    expect(await prepareRedrive(done.d, task(report, { status: "COMPLETED" }))).toEqual({
+      status: "ended",
+      reopened: 0,
+      resent: 0,
+    });
+    const garbled = task(report, { report: "{not json" });
+    const g = deps([garbled], []);
+    expect(await prepareRedrive(g.d, garbled)).toEqual({ status: "redrive", reopened: 0, resent: 0 });
+    expect(g.t.tasks.get("t-1")?.report).toBe("{not json");
+  });
+});
+
+describe("finishLostOutcomes", () => {
+  it("records, from its task, the outcome of a CLAIMED or SUBMITTED target whose task has ended; running tasks are left alone", async () => {
+    const report = serializeReport(initialReport([{ id: "c1", type: "COMPUTE" }], "2.0.0", false));
+    const claimedTaskId = taskIdForKey(targetIdempotencyKey("tg-claimed"));
+    const { d, outcomes } = deps(
+      [
+        task(initialReport([], "2.0.0", false), {
+          id: "t-done",
+          status: "COMPLETED",
+          message: "upgraded 1 component to 2.0.0",
+          report,
+          targetId: "tg-submitted",
+        }),
+        task(initialReport([], "2.0.0", false), {
+          id: claimedTaskId,
+          status: "FAILED",
+          message: "preflight failed",
+          report,
+          targetId: "tg-claimed",
+        }),
+        task(initialReport([], "2.0.0", false), {
+          id: "t-running",
+          status: "RUNNING",
+          report,
+          targetId: "tg-running",
+        }),
+      ],
+      [],
+    );
+    const targets: Partial<Target>[] = [
+      { id: "tg-submitted", status: "SUBMITTED", taskId: "t-done" },
+      { id: "tg-claimed", status: "CLAIMED" },
+      { id: "tg-running", status: "SUBMITTED", taskId: "t-running" },
+    ];
+    const runs: Pick<RunStore, "listActiveRunIds" | "getRun" | "listTargets"> = {
+      listActiveRunIds: async () => ["run-1", "run-gone"],
+      getRun: async (id) => (id === "run-1" ? ({ id, currentPhaseIndex: 0 } as never) : undefined),
+      listTargets: async (_runId, options) => {
+        const matching = targets.filter((t) => t.status === options.status) as Target[];
+        return { targets: matching, total: matching.length };
+      },
+    };
+    expect(await finishLostOutcomes({ ...d, runs: { ...d.runs, ...runs } })).toBe(2);
+    expect(outcomes).toEqual([
+      { targetId: "tg-claimed", status: "FAILED", message: "preflight failed" },
+      { targetId: "tg-submitted", status: "COMPLETED", message: "upgraded 1 component to 2.0.0" },
+    ]);
+  });
+});
