@@ -25,7 +25,6 @@
  * Decoding never throws on input from the network: it returns `{ ok: false, problems }` naming the
  * field path and the rule, e.g. `auth.ciphertext: missing required field`.
  */
-import { createHash } from "node:crypto";
 import { commandRequestId, updateAddress } from "./command-sets.js";
 
 /** The newest version this codec speaks; it decodes every version in BMC_PROTOCOL_VERSIONS. */
@@ -230,17 +229,6 @@ export function describeBmcMessage(message: BmcMessage): string {
  */
 export function updateRequestId(taskId: string, componentId: string, attempt = 0): string {
   return commandRequestId(updateAddress(taskId, attempt), componentId);
-}
-
-/**
- * The update ids of tasks made before command sets (one request record per command), which their
- * executions still use: `"upd-"` + the first 32 hex digits of sha256("flow-bmc-update:t-1:c-1:0").
- */
-export function legacyUpdateRequestId(taskId: string, componentId: string, attempt = 0): string {
-  const digest = createHash("sha256")
-    .update(`flow-bmc-update:${taskId}:${componentId}:${attempt}`, "utf8")
-    .digest("hex");
-  return `upd-${digest.slice(0, 32)}`;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -7,9 +7,9 @@
  *   v   the queries of a rule's verify steps
  *
  * A record holds one ENTRY per command (component and attempt), keyed by a hash the receiver can
- * recompute, and one SEND per batch of commands published together (a wave, the preflight): when
- * it went out and its deadline. A wave's check is one read of one record, a wave's commands one
- * write, and a batch of BMC reports for the same task one write of the entries it changes.
+ * recompute, with the command's window (sent, deadline, published) and what its BMC reported. A
+ * wave's check is one read of one record, a wave's commands one write (and one more once they are
+ * published), and a batch of BMC reports for the same task one write of the entries it changes.
  *
  * Request ids name the record and the entry, so a report finds its record without a lookup:
  *
@@ -22,9 +22,9 @@
  * only (the IoT policy), and a request id copied from another component's command does not hash to
  * the reporting component's entry (`isReportFor`).
  *
- * Tasks made before command sets carry request ids of the older form (`upd-`/`qry-` + 32 hex
- * digits, one record per command: src/app/child-task/legacy/); `parseCommandRequestId` returns
- * undefined for them and the receiver stores their reports as it did.
+ * Request ids of the older form (`upd-`/`qry-` + 32 hex digits, one request record per command,
+ * before command sets) do not parse (`parseCommandRequestId` → undefined): their reports are
+ * ignored (state-machines/README.md, "Executions across a deploy").
  */
 import { createHash } from "node:crypto";
 import type { BmcEvent } from "./bmc-protocol.js";
@@ -105,12 +105,18 @@ export function isReportFor(parsed: CommandAddress & { entry: string }, componen
 // ---------------------------------------------------------------------------------------------
 // The record
 
-/** One command in its set: which send it went out in, and what its BMC reported. */
+/**
+ * One command in its set: when it went out, its deadline, and what its BMC reported. The window
+ * is the command's own (not its wave's), so a re-driven task that regroups its components never
+ * finds a command under another wave's deadline.
+ */
 export interface CommandEntry {
   /** The component it was sent to. */
   componentId: string;
-  /** Its send (a key of CommandSet.sends). */
-  send: string;
+  sentAt: number;
+  deadline: number;
+  /** Set once the command was published: a retried step does not publish it again. */
+  publishedAt?: number;
   ackedAt?: number;
   /** The last progress percent stored, and when it was reported. */
   progress?: number;
@@ -122,29 +128,21 @@ export interface CommandEntry {
   status?: BmcRequestRecord["status"];
 }
 
-/** A batch of commands published together: a wave of a step, or the preflight's queries. */
-export interface CommandSend {
-  sentAt: number;
-  deadline: number;
-  /** The step's timeout in seconds (the deadline's reason, for messages). */
-  timeoutSeconds: number;
-  /** Set once every command of the send was published: a retried step then publishes nothing. */
-  publishedAt?: number;
-}
-
 export interface CommandSet {
   taskId: string;
   family: CommandFamily;
   /** By entry key. */
   entries: Record<string, CommandEntry>;
-  /** By send key (the caller's: e.g. "0.2.0" for attempt 0, group 2, wave 0). */
-  sends: Record<string, CommandSend>;
-  /** The update set only: what the task did anyway (readiness overridden), for its report. */
-  warnings?: string[];
 }
 
-/** A send key: where in the task a batch of commands went out. */
-export const sendKey = (...parts: (number | string)[]): string => parts.join(".");
+/** A new command's entry: its key in the set and what is stored before it is published. */
+export function newEntry(
+  address: CommandAddress,
+  componentId: string,
+  window: { sentAt: number; deadline: number },
+): [string, CommandEntry] {
+  return [entryKey(address, componentId), { componentId, sentAt: window.sentAt, deadline: window.deadline }];
+}
 
 /**
  * One command of a set as the verdict functions read a request record (component-verdict.ts);
@@ -156,17 +154,16 @@ export function commandRecord(
   componentId: string,
 ): BmcRequestRecord | undefined {
   const entry = set?.entries[entryKey(address, componentId)];
-  const send = entry === undefined ? undefined : set?.sends[entry.send];
-  if (entry === undefined || send === undefined) return undefined;
+  if (entry === undefined) return undefined;
   const record: BmcRequestRecord = {
     componentId,
     requestId: commandRequestId(address, componentId),
     taskId: address.taskId,
     kind: kindOfFamily(address.family),
-    sentAt: send.sentAt,
-    deadline: send.deadline,
+    sentAt: entry.sentAt,
+    deadline: entry.deadline,
   };
-  if (send.publishedAt !== undefined) record.publishedAt = send.publishedAt;
+  if (entry.publishedAt !== undefined) record.publishedAt = entry.publishedAt;
   if (entry.ackedAt !== undefined) record.ackedAt = entry.ackedAt;
   if (entry.progress !== undefined) record.progress = entry.progress;
   if (entry.result !== undefined) record.result = entry.result;
@@ -186,18 +183,18 @@ export const PROGRESS_WRITE_INTERVAL_MS = 5_000;
 
 /** What a batch of reports says about one command: the first result and answer, the highest progress. */
 export interface FoldedReports {
-  /** When its first report (of any kind) arrived: a report implies the BMC acknowledged. */
-  firstAt: number;
+  /** When its first ack, progress or result arrived: any of them says the BMC took an update. */
+  ackedAt?: number;
   result?: { value: NonNullable<BmcRequestRecord["result"]>; at: number };
   status?: NonNullable<BmcRequestRecord["status"]>;
   progress?: { percent: number; at: number };
 }
 
 /** Folds one command's reports of a batch, in arrival order. */
-export function foldReports(reports: readonly { event: BmcEvent; at: number }[]): FoldedReports | undefined {
-  let folded: FoldedReports | undefined;
+export function foldReports(reports: readonly { event: BmcEvent; at: number }[]): FoldedReports {
+  const folded: FoldedReports = {};
   for (const { event, at } of reports) {
-    folded ??= { firstAt: at };
+    if (event.type !== "status") folded.ackedAt ??= at;
     switch (event.type) {
       case "ack":
         break;
@@ -265,7 +262,7 @@ export interface EntryWrite {
  *   - an update's acknowledgement: if none is stored (any report is one);
  *   - progress (update sets, before a result): the first one, then only a higher one at least
  *     PROGRESS_WRITE_INTERVAL_MS after the last stored, so a chatty BMC costs a write every few
- *     seconds at most. A write that goes out anyway carries the highest progress too.
+ *     seconds at most.
  * Reports of the wrong kind (a result for a query) change nothing. Undefined: nothing to write.
  *   known { acked, progress 25 at 1000 }, progress 50 at 3000  → nothing (within the interval)
  *   known { acked, progress 25 at 1000 }, result ok at 3000    → { result } (progress is moot)
@@ -288,24 +285,7 @@ export function entryWrite(
       (p.percent > stored && p.at - (known?.progressAt ?? 0) >= PROGRESS_WRITE_INTERVAL_MS);
     if (due) write.progress = p;
   }
-  // Any report on an update is its acknowledgement (queries are acknowledged by their answer).
-  if (update && known?.acked !== true) write.ackedAt = folded.firstAt;
+  // An ack, progress or result is an update's acknowledgement (queries are answered, not acked).
+  if (update && folded.ackedAt !== undefined && known?.acked !== true) write.ackedAt = folded.ackedAt;
   return Object.keys(write).length === 0 ? undefined : write;
-}
-
-/** `known` after `write` was stored. */
-export function knownAfter(known: KnownEntry | undefined, write: EntryWrite): KnownEntry {
-  const next: KnownEntry = {
-    acked: known?.acked === true || write.ackedAt !== undefined,
-    result: known?.result === true || write.result !== undefined,
-    status: known?.status === true || write.status !== undefined,
-  };
-  const progress =
-    write.progress ??
-    (known?.progress === undefined ? undefined : { percent: known.progress, at: known.progressAt ?? 0 });
-  if (progress !== undefined) {
-    next.progress = progress.percent;
-    next.progressAt = progress.at;
-  }
-  return next;
 }

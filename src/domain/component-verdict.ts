@@ -3,7 +3,6 @@
  * steps apply to it: a component's verdict from its record, how long to wait before the next poll,
  * which credential a BMC gets.
  */
-import { createHash } from "node:crypto";
 import type { BmcError } from "./bmc-protocol.js";
 import { commandRequestId, queryAddress, verifyAddress } from "./command-sets.js";
 import type { ComponentType, FirmwareAuthentication } from "./model.js";
@@ -28,11 +27,6 @@ export interface BmcRequestRecord {
   /** A query's answer; `ready: false` (with `reason`) when the BMC says it is not ready. */
   status?: { version: string; ready?: boolean; reason?: string };
 }
-
-export type NewBmcRequest = Pick<
-  BmcRequestRecord,
-  "componentId" | "requestId" | "taskId" | "kind" | "sentAt" | "deadline"
->;
 
 export interface ComponentResult {
   componentId: string;
@@ -59,29 +53,6 @@ export function stepQueryRequestId(
   attempt: number,
 ): string {
   return commandRequestId(verifyAddress(taskId, stage, step, attempt), componentId);
-}
-
-/** Preflight query ids of tasks made before command sets (one request record per command). */
-export function legacyQueryRequestId(taskId: string, componentId: string, attempt = 0): string {
-  const seed = `flow-bmc-query:${taskId}:${componentId}${attempt === 0 ? "" : `:${attempt}`}`;
-  const digest = createHash("sha256").update(seed, "utf8").digest("hex");
-  return `qry-${digest.slice(0, 32)}`;
-}
-
-/**
- * The verify-step query ids of tasks made before command sets: derived from the task, the
- * component, where in the rule (stage, step) and the attempt, so a retried Lambda re-asks with the
- * same id and a retry of the step (attempt + 1) asks anew.
- */
-export function legacyStepQueryRequestId(
-  taskId: string,
-  componentId: string,
-  stage: number,
-  step: number,
-  attempt: number,
-): string {
-  const seed = `flow-bmc-verify:${taskId}:${componentId}:${stage}:${step}:${attempt}`;
-  return `qry-${createHash("sha256").update(seed, "utf8").digest("hex").slice(0, 32)}`;
 }
 
 /**
@@ -128,41 +99,6 @@ export function nextWaitSeconds(
   const backoff = Math.min(settings.maxPollSeconds, settings.pollSeconds * 2 ** Math.min(polls, 30));
   const remaining = Math.ceil((deadline - now) / 1000);
   return Math.max(1, Math.min(backoff, remaining));
-}
-
-/** One command of a wave still without a verdict, as far as the check can tell where it is. */
-export interface PendingCommand {
-  sentAt: number;
-  /** The last progress percent stored, and when the BMC reported it. */
-  progress?: number;
-  progressAt?: number;
-}
-
-/**
- * When to look at a wave again (epoch ms). The backoff as ever (pollSeconds · 2^polls, capped at
- * maxPollSeconds), but never before the wave can be done: a wave is done when its slowest command
- * is, and a command that reported p % of its flash t ms after it was sent should end near
- * sentAt + t · 100 / p. So once a pending command has reported progress, the check waits until
- * the latest such estimate plus one base poll interval (for the result to reach the record),
- * instead of polling a 10-minute flash a dozen times; an estimate already past falls back to the
- * backoff. Never past the deadline (then the check decides the timeouts).
- *   sent at 0, 25 % reported at 150 s, poll 10 s: check at 600 + 10 = 610 s.
- */
-export function nextCheckAt(
-  settings: { pollSeconds: number; maxPollSeconds: number },
-  polls: number,
-  deadline: number,
-  now: number,
-  pending: readonly PendingCommand[] = [],
-): number {
-  const backoff = Math.min(settings.maxPollSeconds, settings.pollSeconds * 2 ** Math.min(polls, 30));
-  let at = now + backoff * 1000;
-  for (const c of pending) {
-    if (c.progress === undefined || c.progressAt === undefined || c.progress <= 0) continue;
-    const eta = c.sentAt + ((c.progressAt - c.sentAt) * 100) / c.progress;
-    at = Math.max(at, eta + settings.pollSeconds * 1000);
-  }
-  return Math.max(now, Math.min(at, deadline));
 }
 
 function sameParts(flashed: readonly string[] | undefined, asked: readonly string[]): boolean {

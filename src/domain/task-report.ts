@@ -64,8 +64,6 @@ export interface ComponentReport {
   /** What the BMC reported in its result. */
   versionAfter?: string;
   requestId?: string;
-  /** While UPDATING: the last progress percent its BMC reported (stored at most every few seconds). */
-  progress?: number;
   /** Epoch ms. */
   startedAt?: number;
   finishedAt?: number;
