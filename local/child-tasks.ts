@@ -8,7 +8,8 @@
  *     bmc-result in batches: a broker subscription that collects reports for `reportBatchMs` (the
  *     event source mapping's batching window) and hands each batch to the receiver's recorder,
  *     as lambdas/bmc-result.ts does with an SQS batch (one invocation per batch);
- *   - the EventBridge rule on execution status → bmc-result: the local executor's `onEnded`.
+ *   - the EventBridge rule on execution status (ABORTED, TIMED_OUT, FAILED) → bmc-result: the
+ *     local executor's `onEnded`, SUCCEEDED left out as the rule leaves it out.
  *
  *   const child = await createLocalChildTasks({ stores, tables: names, broker,
  *                                                iotEndpoint: shim.endpoint, cipher });
@@ -174,7 +175,11 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   });
   const executor = new LocalStepFunctionsExecutor({
     steps,
-    onEnded: (ending) => reconcileExecutionEnd(parts.outcome, ending),
+    // The execution-status rule matches ABORTED, TIMED_OUT and FAILED only (infra/constructs/
+    // child-task.ts): a SUCCEEDED execution recorded its outcome in its last state.
+    onEnded: async (ending) => {
+      if (ending.status !== "SUCCEEDED") await reconcileExecutionEnd(parts.outcome, ending);
+    },
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.waitOverrideMs !== undefined ? { waitOverrideMs: options.waitOverrideMs } : {}),
     ...(options.retryIntervalOverrideMs !== undefined
