@@ -885,12 +885,11 @@ export class DynamoRunStore implements RunStore {
   }
 }
 
-/** BatchGetItem in chunks of 100, following UnprocessedKeys until none are left; `consistent`: strongly. */
+/** BatchGetItem in chunks of 100, following UnprocessedKeys until none are left. */
 export async function batchGetAll(
   doc: DynamoDBDocumentClient,
   table: string,
   keys: Record<string, unknown>[],
-  options: { consistent?: boolean } = {},
 ): Promise<Item[]> {
   const items: Item[] = [];
   for (const part of chunk(keys, 100)) {
@@ -898,11 +897,7 @@ export async function batchGetAll(
     for (let round = 0; pending !== undefined && pending.length > 0; round++) {
       if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
       const out: BatchGetCommandOutput = await doc.send(
-        new BatchGetCommand({
-          RequestItems: {
-            [table]: { Keys: pending, ...(options.consistent ? { ConsistentRead: true } : {}) },
-          },
-        }),
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }),
       );
       items.push(...(out.Responses?.[table] ?? []));
       pending = out.UnprocessedKeys?.[table]?.Keys;
