@@ -4,9 +4,12 @@
  * production code: the step handlers, the IoT publisher (pointed at the IoT shim), the DynamoDB
  * stores (on moto) and the same ASL (aws-local-stepfunctions). The two
  * things AWS would do for us are played here:
- *   - the IoT rule `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` → bmc-result: a broker
- *     subscription handing each report to recordBmcReport, exactly as lambdas/bmc-result.ts does;
- *   - the EventBridge rule on execution status → bmc-result: the local executor's `onEnded`.
+ *   - the IoT rule `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` → the reports queue →
+ *     bmc-result in batches: a broker subscription that collects reports for `reportBatchMs` (the
+ *     event source mapping's batching window) and hands each batch to the receiver's recorder,
+ *     as lambdas/bmc-result.ts does with an SQS batch (one invocation per batch);
+ *   - the EventBridge rule on execution status (ABORTED, TIMED_OUT, FAILED) → bmc-result: the
+ *     local executor's `onEnded`, SUCCEEDED left out as the rule leaves it out.
  *
  *   const child = await createLocalChildTasks({ stores, tables: names, broker,
  *                                                iotEndpoint: shim.endpoint, cipher });
@@ -25,7 +28,7 @@ import {
 } from "../src/adapters/stepfunctions/inventory-firmware.js";
 import type { TasksApi } from "../src/app/api.js";
 import { reconcileExecutionEnd } from "../src/app/child-task/outcome.js";
-import { recordBmcReport } from "../src/app/child-task/receiving.js";
+import { type BmcReportMessage, createReportRecorder } from "../src/app/child-task/receiving.js";
 import { finishLostOutcomes, prepareRedrive } from "../src/app/child-task/redrive.js";
 import type { ChildTaskSettings } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
@@ -58,7 +61,7 @@ export interface LocalChildTasksOptions {
     policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
   };
   /**
-   * Table names: request records and task secrets live in Tasks; verified versions are written
+   * Table names: command sets and task secrets live in Tasks; verified versions are written
    * in place on the Inventory rack item. `tasksTable` alone also works (versions are then written
    * through InventoryStore.upsertRacks, which rewrites the whole rack: slower, more capacity).
    */
@@ -80,6 +83,12 @@ export interface LocalChildTasksOptions {
   /** Seals credentials at rest and for the BMC; without one, tasks with credentials are refused. */
   cipher?: Cipher;
   settings?: Partial<ChildTaskSettings>;
+  /**
+   * The reports queue's batching window (ms): reports are handed to the receiver in batches
+   * collected over this long (AWS: the event source mapping's MaximumBatchingWindowInSeconds, 1 s).
+   * Default 250; 0 hands each report over on its own.
+   */
+  reportBatchMs?: number;
   /** Overrides every Wait state's duration (ms): quick demos and tests. */
   waitOverrideMs?: number;
   retryIntervalOverrideMs?: number;
@@ -93,7 +102,7 @@ export interface LocalChildTasksOptions {
   log?: (line: string) => void;
   /** The product parts' logger (steps, task service, receiver, outcome recorder); default: lines on `log`. */
   logger?: Logger;
-  /** Benchmarks: wrap each step call and each report's handling, and see each state entered. */
+  /** Benchmarks: wrap each step call and each batch of reports' handling, and see each state entered. */
   hooks?: Pick<LocalExecutorOptions, "aroundStep" | "onStateEntered"> & {
     aroundReports?: (run: () => Promise<void>) => Promise<void>;
   };
@@ -166,7 +175,11 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   });
   const executor = new LocalStepFunctionsExecutor({
     steps,
-    onEnded: (ending) => reconcileExecutionEnd(parts.outcome, ending),
+    // The execution-status rule matches ABORTED, TIMED_OUT and FAILED only (infra/constructs/
+    // child-task.ts): a SUCCEEDED execution recorded its outcome in its last state.
+    onEnded: async (ending) => {
+      if (ending.status !== "SUCCEEDED") await reconcileExecutionEnd(parts.outcome, ending);
+    },
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.waitOverrideMs !== undefined ? { waitOverrideMs: options.waitOverrideMs } : {}),
     ...(options.retryIntervalOverrideMs !== undefined
@@ -187,6 +200,34 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   });
 
   const counts = { received: 0, recorded: 0, ignored: 0, invalid: 0 };
+  const recorder = createReportRecorder(parts.commands, logger);
+  // One batch as the Lambda gets it; what could not be stored (a dead store) is delivered again,
+  // as SQS redelivers a batch's failed items.
+  const deliver = async (batch: BmcReportMessage[]): Promise<void> => {
+    let pending = batch;
+    await retryWhileUnavailable(async () => {
+      const outcomes = await recorder.record(pending.map((message) => ({ message, at: clock() })));
+      const failed: { message: BmcReportMessage; error: unknown }[] = [];
+      outcomes.forEach((outcome, i) => {
+        const message = pending[i] as BmcReportMessage;
+        if (typeof outcome === "object") failed.push({ message, error: outcome.error });
+        else counts[outcome] += 1;
+      });
+      pending = failed.map((f) => f.message);
+      if (failed[0] !== undefined) throw failed[0].error;
+    });
+  };
+  const around = options.hooks?.aroundReports;
+  const handleBatch = (batch: BmcReportMessage[]) => (around ? around(() => deliver(batch)) : deliver(batch));
+  const windowMs = options.reportBatchMs ?? 250;
+  let buffer: BmcReportMessage[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const flush = (): Promise<void> => {
+    timer = undefined;
+    const batch = buffer;
+    buffer = [];
+    return batch.length === 0 ? Promise.resolve() : handleBatch(batch);
+  };
   const onReport = async (topic: string, payload: Buffer): Promise<void> => {
     counts.received += 1;
     const where = parseBmcTopic(topic);
@@ -200,19 +241,15 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
       counts.invalid += 1;
       return;
     }
-    // A report that meets a dead store waits for it, as the IoT rule's Lambda action is retried.
-    const report = { ...message, componentId: where.componentId };
-    const outcome = await retryWhileUnavailable(() =>
-      recordBmcReport(parts.requests, report, clock(), logger),
-    );
-    counts[outcome] += 1;
+    buffer.push({ ...message, componentId: where.componentId });
+    if (windowMs <= 0) return flush();
+    timer ??= setTimeout(() => {
+      flush().catch((error: unknown) => {
+        log(`bmc-result (local rule): storing a batch of reports failed: ${(error as Error).message}`);
+      });
+    }, windowMs);
   };
-  const around = options.hooks?.aroundReports;
-  const unsubscribe = await subscribeRule(
-    options,
-    around ? (topic, payload) => around(() => onReport(topic, payload)) : onReport,
-    log,
-  );
+  const unsubscribe = await subscribeRule(options, onReport, log);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -229,7 +266,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
       });
       const counts = { redriven: 0, ended: 0, resent: 0, recorded: 0 };
       for (const task of tasks) {
-        const prepared = await prepareRedrive({ ...parts.outcome, requests: parts.requests }, task);
+        const prepared = await prepareRedrive({ ...parts.outcome, commands: parts.commands }, task);
         counts.resent += prepared.resent;
         if (prepared.status === "ended") {
           counts.ended += 1;
@@ -244,6 +281,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     stop() {
       stopping ??= (async () => {
         await unsubscribe();
+        clearTimeout(timer);
         await executor.shutdown();
         iot.destroy();
       })();

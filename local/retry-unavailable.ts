@@ -1,7 +1,7 @@
 /**
  * What AWS does for an event whose handler failed because the store was down, played locally:
- * Lambda retries an asynchronous invocation (the IoT rule's bmc-result action, the EventBridge
- * execution-status rule) instead of dropping the event. `fn` is called again, with backoff
+ * Lambda retries an asynchronous invocation (the EventBridge execution-status rule), and SQS
+ * delivers a batch's failed reports again, instead of dropping them. `fn` is called again, with backoff
  * (250 ms doubling up to 5 s), for as long as it fails with StoreUnavailableError, up to
  * `maxMs` (default 6 minutes, about Lambda's two retries); any other error, or the last one,
  * is thrown.

@@ -62,12 +62,12 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
     tasks: options.tasks,
     runs: options.runs,
     locks: options.locks,
-    requests: {
-      open: unused("open BMC requests"),
+    commands: {
+      open: unused("open BMC commands"),
       reopen: unused("re-ask BMCs"),
       markPublished: unused("publish"),
-      recordEvent: unused("receive reports"),
-      get: unused("read BMC requests"),
+      record: unused("receive reports"),
+      get: unused("read BMC commands"),
     },
     secrets: { put: unused("store secrets"), get: unused("read secrets") },
     sealer: { seal: unused("seal credentials") },

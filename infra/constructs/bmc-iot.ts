@@ -2,8 +2,10 @@
  * AWS IoT Core for the BMC protocol: one IoT thing per component BMC, named by the component id,
  * so `flow/bmc/{componentId}/cmd` and `/evt` are the thing's own topics.
  *
- * - The topic rule `flow/bmc/+/evt` hands every report to the bmc-result Lambda, with the component
- *   id from the topic (`topic(3)`) added to the payload. Failed deliveries go to an error log group.
+ * - The topic rule `flow/bmc/+/evt` puts every report, with the component id from the topic
+ *   (`topic(3)`) added to the payload, on the reports queue, from which the bmc-result Lambda takes
+ *   them in batches (one invocation per batch, not per report: docs/bmc-protocol.md). Failed
+ *   deliveries go to an error log group.
  * - The policy lets a BMC connect only as its own thing name (with a certificate attached to that
  *   thing) and publish/subscribe only on its own two topics. Policy variables are resolved by IoT at
  *   connect time; CloudFormation passes `${iot:Connection.Thing.ThingName}` through untouched.
@@ -12,8 +14,8 @@
 import { Aws, RemovalPolicy, Stack } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as iot from "aws-cdk-lib/aws-iot";
-import type * as lambda from "aws-cdk-lib/aws-lambda";
 import * as logs from "aws-cdk-lib/aws-logs";
+import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 
 export const BMC_EVT_TOPIC_FILTER = "flow/bmc/+/evt";
@@ -22,7 +24,8 @@ export const BMC_EVT_TOPIC_FILTER = "flow/bmc/+/evt";
 const THING = "${iot:Connection.Thing.ThingName}";
 
 export interface BmcIotProps {
-  readonly bmcResult: lambda.IFunction;
+  /** Where the rule puts every report (bmc-result consumes it in batches). */
+  readonly reports: sqs.IQueue;
   /** Prefix for the IoT names (policy, rule, thing type), e.g. `Flow-prod`. */
   readonly namePrefix: string;
   readonly retainLogs: boolean;
@@ -57,25 +60,25 @@ export class BmcIot extends Construct {
       description: "IoT rule error action: write failed BMC report deliveries to one log group",
     });
     errorLogs.grantWrite(errorRole);
+    const sendRole = new iam.Role(this, "RuleSendRole", {
+      assumedBy: new iam.ServicePrincipal("iot.amazonaws.com", {
+        conditions: { StringEquals: { "aws:SourceAccount": Stack.of(this).account } },
+      }),
+      description: "IoT rule action: put BMC reports on the reports queue",
+    });
+    props.reports.grantSendMessages(sendRole);
 
     const ruleName = `${safe}_bmc_events`;
     this.topicRule = new iot.CfnTopicRule(this, "BmcEvents", {
       ruleName,
       topicRulePayload: {
-        description: "BMC reports (progress and results) to the bmc-result Lambda",
+        description: "BMC reports (progress and results) to the reports queue, read by the bmc-result Lambda",
         awsIotSqlVersion: "2016-03-23",
         sql: `SELECT *, topic(3) AS componentId FROM '${BMC_EVT_TOPIC_FILTER}'`,
         ruleDisabled: false,
-        actions: [{ lambda: { functionArn: props.bmcResult.functionArn } }],
+        actions: [{ sqs: { queueUrl: props.reports.queueUrl, roleArn: sendRole.roleArn, useBase64: false } }],
         errorAction: { cloudwatchLogs: { logGroupName: errorLogs.logGroupName, roleArn: errorRole.roleArn } },
       },
-    });
-    props.bmcResult.addPermission("InvokeFromIotRule", {
-      principal: new iam.ServicePrincipal("iot.amazonaws.com"),
-      // Built from the rule's name, not `attrArn`: the same ARN, and the permission does not need
-      // the rule to exist first (an emulator without IoT rules can still create it).
-      sourceArn: iotArn(`rule/${ruleName}`),
-      sourceAccount: Stack.of(this).account,
     });
 
     this.thingTypeName = `${safe}_bmc`;

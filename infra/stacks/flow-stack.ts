@@ -5,7 +5,8 @@
  *   Runs, Targets streams ─► stream-evaluator (dispatch pass per woken run) ─► child task (Standard)
  *   Scheduler (1 min) ─► ticker (Express, 6 × 10 s) ─► dispatcher ─► child task ─► task-steps ─► IoT cmd
  *   task-steps, bmc-result: a run child's outcome recorded ─► dispatcher {runId} (async wake-up)
- *   IoT rule flow/bmc/+/evt ─► bmc-result ◄─ EventBridge: child task ABORTED | TIMED_OUT | FAILED
+ *   IoT rule flow/bmc/+/evt ─► reports queue (SQS) ─► bmc-result, in batches
+ *                              bmc-result ◄─ EventBridge: child task ABORTED | TIMED_OUT | FAILED
  *   RunEvents stream ─► event-publisher ─► EventBridge bus (run history, source flow.operation-runs)
  *   CloudWatch: dashboard + alarms (+ SNS)
  *
@@ -20,7 +21,7 @@
  * | dispatcher       | read/write Runs, Targets, RunEvents, Tasks, RackLocks | child task: start, stop                             |
  * | stream-evaluator | read/write Runs, Targets, RunEvents, Tasks, RackLocks | child task: start, stop; Runs + Targets streams; DLQ send |
  * | task-steps       | read/write Runs, Targets, Tasks, RackLocks; Inventory: GetItem + UpdateItem | iot:Publish on flow/bmc/<id>/cmd; secrets key: Decrypt run:* / task:*, GenerateDataKey bmc:*; invoke the dispatcher (wake-up) |
- * | bmc-result       | read/write Runs, Targets, Tasks, RackLocks       | DLQ send (async invoke failures); invoke the dispatcher (wake-up) |
+ * | bmc-result       | read/write Runs, Targets, Tasks, RackLocks       | reports queue: receive, delete; DLQ send (async invoke failures); invoke the dispatcher (wake-up) |
  * | event-publisher  | none (the RunEvents stream record is the event)  | RunEvents stream; events:PutEvents on the one configured bus; DLQ send |
  *
  * "read/write" is DynamoDB data-plane access (GetItem … TransactWriteItems) on the table and its
@@ -88,6 +89,8 @@ export class FlowStack extends Stack {
   readonly observability: Observability;
   readonly streamDlq: sqs.Queue;
   readonly bmcResultDlq: sqs.Queue;
+  /** BMC reports from the IoT rule, consumed by bmc-result in batches. */
+  readonly bmcReports: sqs.Queue;
   readonly secretsKey: kms.Key;
 
   constructor(scope: Construct, id: string, props: FlowStackProps) {
@@ -178,7 +181,7 @@ export class FlowStack extends Stack {
       ...fnDefaults,
       entryFile: "bmc-result.ts",
       description:
-        "BMC reports from flow/bmc/+/evt onto their request records; child-task executions that ended unrecorded",
+        "BMC reports (flow/bmc/+/evt, in batches from the reports queue) onto their command sets; child-task executions that ended unrecorded",
       timeout: Duration.seconds(15),
       environment: { ...build, ...wakesDispatcher },
     });
@@ -204,7 +207,7 @@ export class FlowStack extends Stack {
       this.data.grantData(fn.role, { readWrite: [...operational, t("RunEvents")] });
       this.grantChildTaskExecutions(fn.role);
     }
-    // recordBmcReport writes bmc# records (Tasks); reconcileExecutionEnd ends the task, its run
+    // The report recorder writes cmds# command sets (Tasks); reconcileExecutionEnd ends the task, its run
     // target (Runs, Targets) and releases the rack lock.
     this.data.grantData(this.bmcResult.role, { readWrite: operational });
     this.data.grantData(this.taskSteps.role, { readWrite: operational, updateInPlace: [t("Inventory")] });
@@ -300,6 +303,27 @@ export class FlowStack extends Stack {
     });
     this.childTask.routeUnrecordedEnds(this.bmcResult.fn, this.bmcResultDlq);
 
+    // ---- BMC reports: IoT rule → this queue → bmc-result, in batches
+    // One invocation per batch (up to 1,000 reports gathered for at most 1 s) and one conditional
+    // write per command set a batch touches (src/app/child-task/receiving.ts), instead of one
+    // invocation and one write per report. Reports the receiver could not store are handed back
+    // (batch item failures) and delivered again; after 5 receives they go to the bmc-result DLQ.
+    // Visibility: 6× the function's timeout, as Lambda asks of an SQS source.
+    this.bmcReports = new sqs.Queue(this, "BmcReports", {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      visibilityTimeout: Duration.seconds(90),
+      retentionPeriod: Duration.days(1),
+      deadLetterQueue: { queue: this.bmcResultDlq, maxReceiveCount: 5 },
+    });
+    this.bmcResult.fn.addEventSource(
+      new eventSources.SqsEventSource(this.bmcReports, {
+        batchSize: 1000,
+        maxBatchingWindow: Duration.seconds(1),
+        reportBatchItemFailures: true,
+      }),
+    );
+
     acknowledge(
       this.streamEvaluator.role,
       "Resource * is required by the services: dynamodb:ListStreams (stream event source) and X-Ray have no resource-level permissions.",
@@ -308,7 +332,7 @@ export class FlowStack extends Stack {
     for (const dlq of [this.streamDlq, this.bmcResultDlq]) {
       acknowledge(
         dlq,
-        "This queue IS a dead-letter destination (stream mappings; bmc-result's EventBridge target and async failures); a DLQ for the DLQ adds nothing. Its depth alarms.",
+        "This queue IS a dead-letter destination (stream mappings; bmc-result's EventBridge target, async failures and the reports queue); a DLQ for the DLQ adds nothing. Its depth alarms.",
         "AwsSolutions-SQS3",
       );
     }
@@ -367,7 +391,7 @@ export class FlowStack extends Stack {
     this.grantSecretsKey(taskRole, "SealStoredCredentials", ["kms:GenerateDataKey"], ["run:*", "task:*"]);
 
     // ---- IoT
-    this.iot = new BmcIot(this, "Iot", { bmcResult: this.bmcResult.fn, namePrefix, retainLogs: prod });
+    this.iot = new BmcIot(this, "Iot", { reports: this.bmcReports, namePrefix, retainLogs: prod });
 
     // ---- observability
     this.observability = new Observability(this, "Observability", {

@@ -11,8 +11,8 @@
  * Outcomes that callers branch on are returned as named values ('claimed' | 'slots-full' | …);
  * only unexpected failures throw.
  */
-import type { BmcCommand, BmcEvent, EncryptedAuth } from "../domain/bmc-protocol.js";
-import type { BmcRequestRecord, NewBmcRequest } from "../domain/component-verdict.js";
+import type { BmcCommand, EncryptedAuth } from "../domain/bmc-protocol.js";
+import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../domain/command-sets.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type {
   ComponentReadiness,
@@ -510,42 +510,56 @@ export interface RunWaker {
 // Child-task steps: BMC requests and commands, credentials, firmware versions
 
 /**
- * Where BMC reports land (written by lambdas/bmc-result.ts from the IoT rule) and where the steps
- * read them. Reports are kept per (componentId, requestId): a report published on another
- * component's topic never reaches this component's record.
- */
-export interface BmcRequestStore {
-  /** Creates the record if absent; returns the stored one (a retried step keeps its first deadline). */
-  open(request: NewBmcRequest): Promise<BmcRequestRecord>;
-  markPublished(componentId: string, requestId: string, now: number): Promise<void>;
-  /**
-   * Stores one report. Idempotent and order-proof: only for a record that exists (unknown request
-   * ids are 'ignored'), progress only upwards, and only the FIRST result or status is kept, so a
-   * duplicate or late message changes nothing.
-   */
-  recordEvent(componentId: string, event: BmcEvent, now: number): Promise<"recorded" | "ignored">;
-  /** Strongly consistent; missing records are absent from the map. Key: `${componentId}#${requestId}`. */
-  get(keys: readonly { componentId: string; requestId: string }[]): Promise<Map<string, BmcRequestRecord>>;
-  /**
-   * A command to send again (a re-driven task, src/domain/redrive.ts): unless the record has its
-   * answer ('answered'), forgets that it was published, so the next send step publishes it under
-   * the same request id, and gives it the new `window`.
-   */
-  reopen(
-    componentId: string,
-    requestId: string,
-    window: { sentAt: number; deadline: number },
-  ): Promise<"reopened" | "answered">;
-}
-
-export const requestKey = (componentId: string, requestId: string): string => `${componentId}#${requestId}`;
-
-/**
  * A cheap question to the data store that says whether it can be reached: resolves when it
  * answered (whatever it answered), rejects when it could not be reached or kept throttling.
  */
 export interface StoreProbe {
   probe(): Promise<void>;
+}
+
+/**
+ * A child task's BMC commands as command sets (src/domain/command-sets.ts): one record per task and
+ * family (updates, preflight queries, verify queries), one entry per command. Every report for
+ * one of a task's commands lands on its entry, found from the request id alone.
+ */
+export interface CommandSetStore {
+  /**
+   * Adds `entries` to the task's `family` record, creating it if absent; an entry already there
+   * keeps what it holds (its first window and publication: a retried step learns it published).
+   * Returns the record as stored. One write.
+   */
+  open(taskId: string, family: CommandFamily, entries: Record<string, CommandEntry>): Promise<CommandSet>;
+  /** Marks these entries published (the first time stays). One write. */
+  markPublished(
+    taskId: string,
+    family: CommandFamily,
+    entryKeys: readonly string[],
+    now: number,
+  ): Promise<void>;
+  /** Strongly consistent; undefined: no such record. */
+  get(taskId: string, family: CommandFamily): Promise<CommandSet | undefined>;
+  /**
+   * Re-driven tasks: these entries (by key) get their new window and are no longer marked
+   * published, so the next send step publishes them again under the same request ids. One write.
+   */
+  reopen(
+    taskId: string,
+    family: CommandFamily,
+    windows: Record<string, { sentAt: number; deadline: number }>,
+  ): Promise<void>;
+  /**
+   * Stores BMC reports' changes (`writes`, by entry key) on one record, in ONE conditional write:
+   * every entry must exist, a result or an answer only where none is stored (the first wins),
+   * progress only upwards and only before a result, a lone acknowledgement only where none is
+   * stored. All or nothing: 'refused' writes nothing and returns the record as it is (absent: no
+   * such record), from which the caller works out what still changes something and writes that.
+   * 'written' returns the record after.
+   */
+  record(
+    taskId: string,
+    family: CommandFamily,
+    writes: Record<string, EntryWrite>,
+  ): Promise<{ outcome: "written"; set: CommandSet } | { outcome: "refused"; set?: CommandSet }>;
 }
 
 /** Firmware credentials of a plain UpgradeFirmware task (run children use RunStore.getRunSecrets). */

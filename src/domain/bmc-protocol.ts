@@ -25,7 +25,7 @@
  * Decoding never throws on input from the network: it returns `{ ok: false, problems }` naming the
  * field path and the rule, e.g. `auth.ciphertext: missing required field`.
  */
-import { createHash } from "node:crypto";
+import { commandRequestId, updateAddress } from "./command-sets.js";
 
 /** The newest version this codec speaks; it decodes every version in BMC_PROTOCOL_VERSIONS. */
 export const BMC_PROTOCOL_VERSION = 2 as const;
@@ -222,16 +222,13 @@ export function describeBmcMessage(message: BmcMessage): string {
 /**
  * A request id derived from the task and component, so a retried step of the same task re-sends
  * the same id and the BMC answers from memory instead of flashing twice. A new attempt that must
- * flash again (an operator retry) passes a new `attempt`.
+ * flash again (a rule's retry) passes a new `attempt`. The id names the task's update record and
+ * the component's entry in it (command-sets.ts), so a report finds where it belongs:
  *
- * `updateRequestId("t-1", "c-1")` → `"upd-"` + the first 32 hex digits of
- * sha256("flow-bmc-update:t-1:c-1:0").
+ * `updateRequestId("7a5c…0001", "c-1")` → `"upd-7a5c…0001.u0.<12 hex digits>"`.
  */
 export function updateRequestId(taskId: string, componentId: string, attempt = 0): string {
-  const digest = createHash("sha256")
-    .update(`flow-bmc-update:${taskId}:${componentId}:${attempt}`, "utf8")
-    .digest("hex");
-  return `upd-${digest.slice(0, 32)}`;
+  return commandRequestId(updateAddress(taskId, attempt), componentId);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
  * steps apply to it: a component's verdict from its record, how long to wait before the next poll,
  * which credential a BMC gets.
  */
-import { createHash } from "node:crypto";
 import type { BmcError } from "./bmc-protocol.js";
+import { commandRequestId, queryAddress, verifyAddress } from "./command-sets.js";
 import type { ComponentType, FirmwareAuthentication } from "./model.js";
 import { type CaughtError, componentLabel, type StepErrorName } from "./step-errors.js";
 
@@ -28,11 +28,6 @@ export interface BmcRequestRecord {
   status?: { version: string; ready?: boolean; reason?: string };
 }
 
-export type NewBmcRequest = Pick<
-  BmcRequestRecord,
-  "componentId" | "requestId" | "taskId" | "kind" | "sentAt" | "deadline"
->;
-
 export interface ComponentResult {
   componentId: string;
   ok: boolean;
@@ -43,18 +38,13 @@ export interface ComponentResult {
 /**
  * Preflight query ids: like update ids, derived, so a retried step re-asks with the same id.
  * `attempt` > 0 asks again (a BMC that said it was not ready, re-asked while the task waits).
+ * The id names the task's query record and the component's entry (command-sets.ts).
  */
 export function queryRequestId(taskId: string, componentId: string, attempt = 0): string {
-  const seed = `flow-bmc-query:${taskId}:${componentId}${attempt === 0 ? "" : `:${attempt}`}`;
-  const digest = createHash("sha256").update(seed, "utf8").digest("hex");
-  return `qry-${digest.slice(0, 32)}`;
+  return commandRequestId(queryAddress(taskId, attempt), componentId);
 }
 
-/**
- * The query id of a rule's verify step (VERIFY_VERSION, VERIFY_REACHABILITY): derived from the
- * task, the component, where in the rule (stage, step) and the attempt, so a retried Lambda re-asks
- * with the same id and a retry of the step (attempt + 1) asks anew.
- */
+/** The query id of a rule's verify step, in the task's verify record (command-sets.ts). */
 export function stepQueryRequestId(
   taskId: string,
   componentId: string,
@@ -62,8 +52,7 @@ export function stepQueryRequestId(
   step: number,
   attempt: number,
 ): string {
-  const seed = `flow-bmc-verify:${taskId}:${componentId}:${stage}:${step}:${attempt}`;
-  return `qry-${createHash("sha256").update(seed, "utf8").digest("hex").slice(0, 32)}`;
+  return commandRequestId(verifyAddress(taskId, stage, step, attempt), componentId);
 }
 
 /**

@@ -8,8 +8,8 @@
  *     would have (the verdict was recorded; flashing on would defeat the group order);
  *   - components it left UPDATING go back to PENDING, so the preflight hands them to a wave again,
  *     whose records already hold whatever the BMC reported (its result decides at once);
- *   - a request record without its answer (an update without a result, a query without a status)
- *     is sent again, because the lost stack's broker may have dropped the command or the answer;
+ *   - a command without its answer (an update without a result, a query without a status) is
+ *     sent again, because the lost stack's broker may have dropped the command or the answer;
  *     its clock restarts, since the stack was down, not the BMC.
  */
 import type { BmcRequestRecord } from "./component-verdict.js";
@@ -41,11 +41,14 @@ export function planRedrive(report: TaskReport): RedrivePlan {
 }
 
 /** A record whose command must be sent again: it has no answer yet. */
-export function awaitsAnswer(record: BmcRequestRecord): boolean {
+export function awaitsAnswer(record: Pick<BmcRequestRecord, "kind" | "result" | "status">): boolean {
   return record.kind === "update" ? record.result === undefined : record.status === undefined;
 }
 
 /** The clock of a command sent again at `now`: as long as its first one, from now. */
-export function resentWindow(record: BmcRequestRecord, now: number): { sentAt: number; deadline: number } {
+export function resentWindow(
+  record: Pick<BmcRequestRecord, "sentAt" | "deadline">,
+  now: number,
+): { sentAt: number; deadline: number } {
   return { sentAt: now, deadline: now + Math.max(0, record.deadline - record.sentAt) };
 }

@@ -10,10 +10,8 @@
  */
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { CipherBmcAuthSealer } from "../adapters/stepfunctions/bmc-auth.js";
-import {
-  DynamoBmcRequestStore,
-  DynamoTaskSecretStore,
-} from "../adapters/stepfunctions/dynamo-task-records.js";
+import { DynamoCommandSetStore } from "../adapters/stepfunctions/dynamo-command-sets.js";
+import { DynamoTaskSecretStore } from "../adapters/stepfunctions/dynamo-task-records.js";
 import type { OutcomeDeps } from "../app/child-task/outcome.js";
 import { type BmcResultReceiver, createBmcResultReceiver } from "../app/child-task/receiving.js";
 import { createTaskSteps, type TaskSteps } from "../app/child-task/steps.js";
@@ -51,7 +49,7 @@ export interface ChildTaskPartsDeps {
 
 export interface ChildTaskParts {
   runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
-  requests: DynamoBmcRequestStore;
+  commands: DynamoCommandSetStore;
   secrets: DynamoTaskSecretStore;
   sealer: BmcAuthSealer;
   /** What recording an outcome needs: the step `recordOutcome`, cancels and execution endings alike. */
@@ -68,7 +66,7 @@ export function childTaskParts(deps: ChildTaskPartsDeps): ChildTaskParts {
   const { stores } = deps;
   return {
     runs: stores.runs,
-    requests: new DynamoBmcRequestStore(deps.doc, deps.tasksTable),
+    commands: new DynamoCommandSetStore(deps.doc, deps.tasksTable),
     secrets: new DynamoTaskSecretStore(deps.doc, deps.tasksTable, deps.cipher?.cipher),
     sealer: deps.cipher ? new CipherBmcAuthSealer(deps.cipher.cipher, deps.cipher.keyId) : noCipher,
     outcome: {
@@ -95,7 +93,7 @@ export function childTaskSteps(
   return createTaskSteps({
     ...parts.outcome,
     runs: parts.runs,
-    requests: parts.requests,
+    commands: parts.commands,
     secrets: parts.secrets,
     sealer: parts.sealer,
     ...deps,
@@ -112,10 +110,10 @@ export function childTaskService(
   return createTaskService({ ...parts.outcome, secrets: parts.secrets, ...deps });
 }
 
-/** BMC reports onto their request records; execution endings onto the task, target and lock. */
+/** BMC reports onto their command sets; execution endings onto the task, target and lock. */
 export function bmcResultReceiver(parts: ChildTaskParts): BmcResultReceiver {
   return createBmcResultReceiver({
-    requests: parts.requests,
+    commands: parts.commands,
     outcome: parts.outcome,
     clock: parts.outcome.clock,
     ...(parts.outcome.logger === undefined ? {} : { logger: parts.outcome.logger }),

@@ -355,6 +355,22 @@ describe("deploy rehearsal: the child task and the streams", () => {
       DestinationConfig: { OnFailure: { Destination: `arn:aws:sqs:${ARN}:${dlqUrl.split("/").pop()}` } },
     });
   });
+
+  it("bmc-result takes the BMC reports from their queue in batches (1,000, 1 s window, batch item failures)", async () => {
+    const queueUrl = physical("AWS::SQS::Queue", "BmcReports");
+    const { EventSourceMappings } = await clients.lambda.send(
+      new ListEventSourceMappingsCommand({
+        FunctionName: physical("AWS::Lambda::Function", "BmcResultFunction"),
+      }),
+    );
+    expect(EventSourceMappings).toHaveLength(1);
+    expect(EventSourceMappings?.[0]).toMatchObject({
+      EventSourceArn: `arn:aws:sqs:${ARN}:${queueUrl.split("/").pop()}`,
+      BatchSize: 1000,
+      MaximumBatchingWindowInSeconds: 1,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+    });
+  });
 });
 
 interface Statement {

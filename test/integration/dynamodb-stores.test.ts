@@ -315,6 +315,8 @@ describe("capacity metering", () => {
       byOperation: {},
       byTable: {},
       unreportedCalls: 0,
+      preferReported: { capacityUnits: 0, readCapacityUnits: 0, writeCapacityUnits: 0 },
+      byTag: {},
     });
     own.destroy();
   });

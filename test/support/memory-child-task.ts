@@ -4,9 +4,9 @@
  * (optimistic saves, idempotency keys, first result wins) and nothing more; the DynamoDB adapters'
  * own tests (test/integration) prove the real ones.
  */
-import type { BmcRequestStore, RackLockStore, TaskSecretStore, TaskStore } from "../../src/app/ports.js";
-import { ACTIVE_TASK_STATUSES, requestKey } from "../../src/app/ports.js";
-import type { BmcRequestRecord } from "../../src/domain/component-verdict.js";
+import type { CommandSetStore, RackLockStore, TaskSecretStore, TaskStore } from "../../src/app/ports.js";
+import { ACTIVE_TASK_STATUSES } from "../../src/app/ports.js";
+import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../../src/domain/command-sets.js";
 import type { FirmwareAuthentication, Task } from "../../src/domain/model.js";
 
 export function memoryTaskStore(): TaskStore & { all(): Task[] } {
@@ -72,67 +72,84 @@ export function memoryLockStore(): RackLockStore {
   };
 }
 
-/** Reports land only on records that exist; progress only rises; the first result or answer stays. */
-export function memoryRequestStore(): BmcRequestStore {
-  const records = new Map<string, BmcRequestRecord>();
-  return {
-    async open(request) {
-      const key = requestKey(request.componentId, request.requestId);
-      const existing = records.get(key);
-      if (existing !== undefined) return structuredClone(existing);
-      records.set(key, { ...request });
-      return { ...request };
+/**
+ * Command sets as the adapter keeps them: an entry already there keeps what it holds; a batch of
+ * report writes is all or nothing under the same rules (every entry exists, the first result or
+ * answer wins, progress only rises and only before a result, a lone ack only once).
+ */
+export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
+  const sets = new Map<string, CommandSet>();
+  const keyOf = (taskId: string, family: CommandFamily) => `${taskId}#${family}`;
+  const store = {
+    writes: 0,
+    async open(taskId: string, family: CommandFamily, entries: Record<string, CommandEntry>) {
+      store.writes += 1;
+      const set = sets.get(keyOf(taskId, family)) ?? { taskId, family, entries: {} };
+      for (const [key, entry] of Object.entries(entries)) set.entries[key] ??= structuredClone(entry);
+      sets.set(keyOf(taskId, family), set);
+      return structuredClone(set);
     },
-    async markPublished(componentId, requestId, now) {
-      const record = records.get(requestKey(componentId, requestId));
-      if (record === undefined) throw new Error(`no request record ${componentId}#${requestId}`);
-      record.publishedAt ??= now;
-    },
-    async recordEvent(componentId, event, now) {
-      const record = records.get(requestKey(componentId, event.requestId));
-      if (record === undefined) return "ignored";
-      switch (event.type) {
-        case "ack":
-          if (record.ackedAt !== undefined) return "ignored";
-          record.ackedAt = now;
-          return "recorded";
-        case "progress":
-          if (record.result !== undefined || (record.progress ?? -1) >= event.percent) return "ignored";
-          record.progress = event.percent;
-          record.ackedAt ??= now;
-          return "recorded";
-        case "result":
-          if (record.result !== undefined || record.kind !== "update") return "ignored";
-          record.result = event.ok
-            ? { ok: true, version: event.version }
-            : { ok: false, version: event.version, error: { ...event.error } };
-          record.ackedAt ??= now;
-          return "recorded";
-        case "status":
-          if (record.status !== undefined || record.kind !== "query") return "ignored";
-          record.status = { version: event.version };
-          return "recorded";
+    async markPublished(taskId: string, family: CommandFamily, keys: readonly string[], now: number) {
+      if (keys.length === 0) return;
+      store.writes += 1;
+      const set = sets.get(keyOf(taskId, family));
+      for (const key of keys) {
+        const entry = set?.entries[key];
+        if (entry === undefined) throw new Error(`no command ${taskId}#${family}#${key}`);
+        entry.publishedAt ??= now;
       }
     },
-    // As the adapter's condition has it: no record, or one with its answer, is 'answered'.
-    async reopen(componentId, requestId, window) {
-      const record = records.get(requestKey(componentId, requestId));
-      if (record === undefined || record.result !== undefined || record.status !== undefined)
-        return "answered";
-      delete record.publishedAt;
-      record.sentAt = window.sentAt;
-      record.deadline = window.deadline;
-      return "reopened";
+    async get(taskId: string, family: CommandFamily) {
+      const set = sets.get(keyOf(taskId, family));
+      return set === undefined ? undefined : structuredClone(set);
     },
-    async get(keys) {
-      const found = new Map<string, BmcRequestRecord>();
-      for (const { componentId, requestId } of keys) {
-        const record = records.get(requestKey(componentId, requestId));
-        if (record !== undefined) found.set(requestKey(componentId, requestId), structuredClone(record));
+    async reopen(
+      taskId: string,
+      family: CommandFamily,
+      windows: Record<string, { sentAt: number; deadline: number }>,
+    ) {
+      if (Object.keys(windows).length === 0) return;
+      store.writes += 1;
+      for (const [key, window] of Object.entries(windows)) {
+        const entry = sets.get(keyOf(taskId, family))?.entries[key];
+        if (entry === undefined) throw new Error(`no command ${taskId}#${family}#${key}`);
+        delete entry.publishedAt;
+        entry.sentAt = window.sentAt;
+        entry.deadline = window.deadline;
       }
-      return found;
+    },
+    async record(taskId: string, family: CommandFamily, writes: Record<string, EntryWrite>) {
+      store.writes += 1;
+      const set = sets.get(keyOf(taskId, family));
+      if (set === undefined) return { outcome: "refused" as const };
+      const allowed = Object.entries(writes).every(([key, w]) => {
+        const e = set.entries[key];
+        if (e === undefined) return false;
+        if (w.result !== undefined && e.result !== undefined) return false;
+        if (w.status !== undefined && e.status !== undefined) return false;
+        if (w.progress !== undefined && (e.result !== undefined || (e.progress ?? -1) >= w.progress.percent))
+          return false;
+        const lone = w.result === undefined && w.status === undefined && w.progress === undefined;
+        return !(lone && w.ackedAt !== undefined && e.ackedAt !== undefined);
+      });
+      if (!allowed) return { outcome: "refused" as const, set: structuredClone(set) };
+      for (const [key, w] of Object.entries(writes)) {
+        const e = set.entries[key] as CommandEntry;
+        if (w.result !== undefined) {
+          e.result = structuredClone(w.result.value);
+          e.resultAt = w.result.at;
+        }
+        if (w.status !== undefined) e.status = structuredClone(w.status);
+        if (w.progress !== undefined) {
+          e.progress = w.progress.percent;
+          e.progressAt = w.progress.at;
+        }
+        if (w.ackedAt !== undefined) e.ackedAt ??= w.ackedAt;
+      }
+      return { outcome: "written" as const, set: structuredClone(set) };
     },
   };
+  return store;
 }
 
 export function memorySecretStore(): TaskSecretStore {

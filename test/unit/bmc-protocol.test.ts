@@ -445,7 +445,8 @@ describe("bmc protocol: decode errors", () => {
 describe("bmc protocol: request ids", () => {
   it("updateRequestId is stable for a task and component, and changes with the attempt", () => {
     const a = updateRequestId("task-1", COMPONENT);
-    expect(a).toMatch(/^upd-[0-9a-f]{32}$/);
+    // It names the task's update set, attempt 0, and the component's entry (command-sets.ts).
+    expect(a).toMatch(/^upd-task-1\.u0\.[0-9a-f]{12}$/);
     expect(updateRequestId("task-1", COMPONENT)).toBe(a);
     expect(updateRequestId("task-1", COMPONENT, 1)).not.toBe(a);
     expect(updateRequestId("task-2", COMPONENT)).not.toBe(a);

@@ -644,6 +644,8 @@ describe("CapacityMeter: reported vs estimated units", () => {
       byOperation: {},
       byTable: {},
       unreportedCalls: 0,
+      preferReported: { capacityUnits: 0, readCapacityUnits: 0, writeCapacityUnits: 0 },
+      byTag: {},
     });
   });
 });

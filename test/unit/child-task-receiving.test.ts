@@ -1,70 +1,217 @@
 /**
- * The receiving half of the child task: BMC reports as the IoT rule delivers them (recordBmcReport)
- * and execution endings as Step Functions reports them (reconcileExecutionEnd).
+ * The receiving half of the child task: BMC reports in the batches the queue delivers
+ * (createReportRecorder, on the in-memory command set store typed from the port) and execution
+ * endings as Step Functions reports them (reconcileExecutionEnd).
  */
 import { describe, expect, it } from "vitest";
 import { type ExecutionEnding, reconcileExecutionEnd } from "../../src/app/child-task/outcome.js";
-import { createBmcResultReceiver, recordBmcReport } from "../../src/app/child-task/receiving.js";
+import { createBmcResultReceiver, createReportRecorder } from "../../src/app/child-task/receiving.js";
 import { lineLogger } from "../../src/app/observability.js";
-import type { BmcRequestStore, RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
-import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
+import type { CommandSetStore, RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
+import {
+  commandRequestId,
+  entryKey,
+  newEntry,
+  PROGRESS_WRITE_INTERVAL_MS,
+  queryAddress,
+  updateAddress,
+} from "../../src/domain/command-sets.js";
 import type { Task } from "../../src/domain/model.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
+import { memoryCommandSetStore } from "../support/memory-child-task.js";
 
-function requestsSpy() {
-  const seen: { componentId: string; event: BmcEvent; now: number }[] = [];
-  const store: BmcRequestStore = {
-    open: async () => {
-      throw new Error("not used");
-    },
-    markPublished: async () => {},
-    recordEvent: async (componentId, event, now) => {
-      seen.push({ componentId, event, now });
-      return "recorded";
-    },
-    get: async () => new Map(),
-    reopen: async () => "reopened",
-  };
-  return { store, seen };
+const TASK = "7a5c0000-0000-4000-8000-000000000001";
+const U = updateAddress(TASK, 0);
+const Q = queryAddress(TASK, 0);
+
+/** A command set store holding update commands for c1 and c2 and a query for c1, all published. */
+async function sentCommands() {
+  const store = memoryCommandSetStore();
+  const window = { sentAt: 0, deadline: 600_000 };
+  await store.open(TASK, "u", Object.fromEntries([newEntry(U, "c1", window), newEntry(U, "c2", window)]));
+  await store.open(TASK, "q", Object.fromEntries([newEntry(Q, "c1", window)]));
+  store.writes = 0;
+  const entry = async (address: typeof U, componentId: string) =>
+    (await store.get(TASK, address.family))?.entries[entryKey(address, componentId)];
+  return { store, entry };
 }
 
-describe("recordBmcReport", () => {
-  it("stores a decoded report under the rule's componentId (lowercased), ignoring the extra field", async () => {
-    const { store, seen } = requestsSpy();
-    const outcome = await recordBmcReport(
+const report = (componentId: string, address: typeof U, event: Record<string, unknown>) => ({
+  v: 1,
+  requestId: commandRequestId(address, componentId),
+  componentId,
+  ...event,
+});
+
+describe("the report recorder: a batch of reports onto the command sets", () => {
+  it("one write per command set per batch: a wave's reports folded, the first result and the highest progress stored", async () => {
+    const { store, entry } = await sentCommands();
+    const recorder = createReportRecorder(store);
+    const outcomes = await recorder.record([
+      { message: report("c1", U, { type: "ack" }), at: 10 },
+      { message: report("c1", U, { type: "progress", percent: 40 }), at: 11 },
+      { message: report("c2", U, { type: "ack" }), at: 12 },
+      { message: report("c1", U, { type: "result", ok: true, version: "2.0.0" }), at: 13 },
+      {
+        message: report("c1", U, {
+          type: "result",
+          ok: false,
+          version: "1.0.0",
+          error: { code: "FLASH_FAILED", message: "no" },
+        }),
+        at: 14,
+      },
+      { message: report("c1", Q, { type: "status", version: "1.0.0" }), at: 15 },
+    ]);
+    // The progress (moot once the result is in) and the second result changed nothing.
+    expect(outcomes).toEqual(["recorded", "ignored", "recorded", "recorded", "ignored", "recorded"]);
+    expect(store.writes).toBe(2); // the update set and the query set, once each
+    expect(await entry(U, "c1")).toMatchObject({
+      ackedAt: 10,
+      result: { ok: true, version: "2.0.0" },
+      resultAt: 13,
+    });
+    expect((await entry(U, "c1"))?.progress).toBeUndefined(); // moot once the result is in
+    expect(await entry(U, "c2")).toMatchObject({ ackedAt: 12 });
+    expect((await entry(Q, "c1"))?.status).toEqual({ version: "1.0.0" });
+  });
+
+  it("progress is coalesced: the first is written, then at most one every PROGRESS_WRITE_INTERVAL_MS; a lower or equal one never", async () => {
+    const { store, entry } = await sentCommands();
+    const recorder = createReportRecorder(store);
+    const progress = (percent: number, at: number) =>
+      recorder.record([{ message: report("c1", U, { type: "progress", percent }), at }]);
+    expect(await progress(10, 1_000)).toEqual(["recorded"]);
+    expect(await progress(30, 1_000 + PROGRESS_WRITE_INTERVAL_MS - 1)).toEqual(["ignored"]);
+    expect(store.writes).toBe(1);
+    expect(await progress(50, 1_000 + PROGRESS_WRITE_INTERVAL_MS)).toEqual(["recorded"]);
+    expect(await progress(50, 1_000 + 3 * PROGRESS_WRITE_INTERVAL_MS)).toEqual(["ignored"]);
+    expect(await progress(20, 1_000 + 4 * PROGRESS_WRITE_INTERVAL_MS)).toEqual(["ignored"]);
+    expect(store.writes).toBe(2);
+    expect(await entry(U, "c1")).toMatchObject({
+      progress: 50,
+      progressAt: 1_000 + PROGRESS_WRITE_INTERVAL_MS,
+      ackedAt: 1_000,
+    });
+  });
+
+  it("redelivered and out-of-order reports change nothing: the first result wins, a late progress is dropped, duplicates are not written", async () => {
+    const { store, entry } = await sentCommands();
+    const recorder = createReportRecorder(store);
+    const ok = report("c1", U, { type: "result", ok: true, version: "2.0.0" });
+    expect(await recorder.record([{ message: ok, at: 5 }])).toEqual(["recorded"]);
+    const failed = report("c1", U, {
+      type: "result",
+      ok: false,
+      version: "1.0.0",
+      error: { code: "FLASH_FAILED", message: "no" },
+    });
+    expect(
+      await recorder.record([
+        { message: ok, at: 6 },
+        { message: failed, at: 7 },
+        { message: report("c1", U, { type: "progress", percent: 90 }), at: 8 },
+        { message: report("c1", U, { type: "ack" }), at: 9 },
+      ]),
+    ).toEqual(["ignored", "ignored", "ignored", "ignored"]);
+    expect(store.writes).toBe(1);
+    expect(await entry(U, "c1")).toMatchObject({
+      result: { ok: true, version: "2.0.0" },
+      resultAt: 5,
+      ackedAt: 5,
+    });
+  });
+
+  it("a receiver that did not write them (another Lambda container) learns what is stored from the refused write", async () => {
+    const { store, entry } = await sentCommands();
+    const ok = report("c1", U, { type: "result", ok: true, version: "2.0.0" });
+    expect(await createReportRecorder(store).record([{ message: ok, at: 5 }])).toEqual(["recorded"]);
+    const cold = createReportRecorder(store);
+    // The duplicate result and c2's new ack in one batch: refused once (c1 has its result), then c2 alone.
+    expect(
+      await cold.record([
+        { message: ok, at: 6 },
+        { message: report("c2", U, { type: "ack" }), at: 7 },
+      ]),
+    ).toEqual(["ignored", "recorded"]);
+    expect(store.writes).toBe(3);
+    expect(await entry(U, "c1")).toMatchObject({ resultAt: 5 });
+    expect(await entry(U, "c2")).toMatchObject({ ackedAt: 7 });
+  });
+
+  it("refuses a report on another component's command (the entry is the component's), and one for commands nobody sent", async () => {
+    const { store, entry } = await sentCommands();
+    const lines: string[] = [];
+    const recorder = createReportRecorder(
       store,
-      { v: 1, type: "progress", requestId: "upd-1", percent: 50, componentId: "ABC-1" },
-      7,
+      lineLogger((l) => lines.push(l)),
     );
-    expect(outcome).toBe("recorded");
-    expect(seen).toEqual([
-      { componentId: "abc-1", event: { v: 1, type: "progress", requestId: "upd-1", percent: 50 }, now: 7 },
+    // c2's BMC copies c1's request id: it does not hash to c2's entry.
+    const stolen = { ...report("c1", U, { type: "result", ok: true, version: "2.0.0" }), componentId: "c2" };
+    const other = updateAddress("7a5c0000-0000-4000-8000-000000000002", 0);
+    expect(
+      await recorder.record([
+        { message: stolen, at: 1 },
+        { message: report("c1", other, { type: "ack" }), at: 2 },
+        { message: report("c1", U, { type: "status", version: "2.0.0" }), at: 3 },
+        {
+          message: {
+            v: 1,
+            type: "ack",
+            requestId: "upd-0123456789abcdef0123456789abcdef",
+            componentId: "c1",
+          },
+          at: 4,
+        },
+      ]),
+    ).toEqual(["ignored", "ignored", "ignored", "ignored"]);
+    expect((await entry(U, "c1"))?.result).toBeUndefined();
+    expect((await entry(U, "c2"))?.result).toBeUndefined();
+    expect(lines).toEqual([
+      `warn bmc report refused: the request id names another component's command componentId=c2 taskId=${TASK}`,
     ]);
   });
 
   it("drops what it cannot trust, logging field paths and rules only", async () => {
-    const { store, seen } = requestsSpy();
+    const { store } = await sentCommands();
     const lines: string[] = [];
-    const log = lineLogger((l) => lines.push(l));
-    expect(await recordBmcReport(store, { v: 1, type: "ack", requestId: "r" }, 1, log)).toBe("invalid");
+    const recorder = createReportRecorder(
+      store,
+      lineLogger((l) => lines.push(l)),
+    );
     expect(
-      await recordBmcReport(store, { v: 3, type: "ack", requestId: "r", componentId: "c" }, 1, log),
-    ).toBe("invalid");
-    expect(
-      await recordBmcReport(
-        store,
-        { v: 1, type: "update", requestId: "r", componentId: "c", auth: { ciphertext: "SECRET" } },
-        1,
-        log,
-      ),
-    ).toBe("invalid");
-    expect(seen).toEqual([]);
+      await recorder.record([
+        { message: { v: 1, type: "ack", requestId: "r" }, at: 1 },
+        { message: { v: 3, type: "ack", requestId: "r", componentId: "c" }, at: 1 },
+        {
+          message: { v: 1, type: "update", requestId: "r", componentId: "c", auth: { ciphertext: "SECRET" } },
+          at: 1,
+        },
+      ]),
+    ).toEqual(["invalid", "invalid", "invalid"]);
+    expect(store.writes).toBe(0);
     expect(lines).toEqual([
       "warn bmc report dropped: no componentId (the IoT rule adds topic(3) AS componentId)",
       "warn bmc report dropped: undecodable componentId=c problem=v: unsupported protocol version 3 (this codec speaks 1 and 2)",
       'warn bmc report dropped: undecodable componentId=c problem=type: must be one of ack, progress, result, status (got "update")',
     ]);
     expect(lines.join("\n")).not.toContain("SECRET");
+  });
+
+  it("a store that fails gives the set's reports back as errors (the queue delivers them again); others are stored", async () => {
+    const { store } = await sentCommands();
+    const failing: CommandSetStore = {
+      ...store,
+      record: async (taskId, family, writes) => {
+        if (family === "u") throw new Error("store down");
+        return store.record(taskId, family, writes);
+      },
+    };
+    const outcomes = await createReportRecorder(failing).record([
+      { message: report("c1", U, { type: "ack" }), at: 1 },
+      { message: report("c1", Q, { type: "status", version: "1.0.0" }), at: 2 },
+    ]);
+    expect(outcomes).toEqual([{ error: new Error("store down") }, "recorded"]);
   });
 });
 
@@ -144,7 +291,7 @@ describe("reconcileExecutionEnd", () => {
 });
 
 describe("the bmc-result receiver", () => {
-  function receiver() {
+  async function receiver() {
     let stored = structuredClone(base);
     const tasks: Pick<TaskStore, "getTasks" | "saveTask"> = {
       getTasks: async (ids) => (ids.includes(stored.id) ? [structuredClone(stored)] : []),
@@ -155,19 +302,19 @@ describe("the bmc-result receiver", () => {
     };
     const locks: Pick<RackLockStore, "release"> = { release: async () => "released" };
     const runs: Pick<RunStore, "recordOutcome"> = { recordOutcome: async () => "recorded" };
-    const { store, seen } = requestsSpy();
+    const { store, entry } = await sentCommands();
     const lines: string[] = [];
     const r = createBmcResultReceiver({
-      requests: store,
+      commands: store,
       outcome: { tasks: tasks as TaskStore, locks: locks as RackLockStore, runs, clock: () => 10 },
       clock: () => 42,
       logger: lineLogger((line) => lines.push(line)),
     });
-    return { r, seen, lines };
+    return { r, store, entry, lines };
   }
 
   it("an execution ending is reconciled with its task: the task id and the status after", async () => {
-    const { r } = receiver();
+    const { r } = await receiver();
     expect(
       await r.receive({ kind: "execution-ending", ending: { taskId: "t1", status: "ABORTED", cause: "op" } }),
     ).toEqual({ taskId: "t1", status: "TERMINATED" });
@@ -177,14 +324,11 @@ describe("the bmc-result receiver", () => {
   });
 
   it("a report is stored at the receiver's clock; other status changes and invalid events change nothing", async () => {
-    const { r, seen, lines } = receiver();
-    expect(
-      await r.receive({
-        kind: "bmc-report",
-        message: { v: 1, type: "ack", requestId: "upd-1", componentId: "C" },
-      }),
-    ).toEqual({ outcome: "recorded" });
-    expect(seen).toEqual([{ componentId: "c", event: { v: 1, type: "ack", requestId: "upd-1" }, now: 42 }]);
+    const { r, store, entry, lines } = await receiver();
+    expect(await r.receive({ kind: "bmc-report", message: report("c1", U, { type: "ack" }) })).toEqual({
+      outcome: "recorded",
+    });
+    expect((await entry(U, "c1"))?.ackedAt).toBe(42);
     expect(await r.receive({ kind: "bmc-report", message: { v: 1, type: "ack", requestId: "r" } })).toEqual({
       outcome: "invalid",
     });
@@ -193,6 +337,41 @@ describe("the bmc-result receiver", () => {
     ]);
     expect(await r.receive({ kind: "execution-status", status: "RUNNING" })).toEqual({ ignored: "RUNNING" });
     expect(await r.receive({ kind: "invalid" })).toEqual({ outcome: "invalid" });
-    expect(seen).toHaveLength(1);
+    expect(store.writes).toBe(1);
+  });
+
+  it("a queue batch: one write for the set, unreadable bodies dropped, failed reports named for redelivery", async () => {
+    const { r, store, entry } = await receiver();
+    expect(
+      await r.receive({
+        kind: "bmc-reports",
+        reports: [
+          { id: "m1", message: report("c1", U, { type: "ack" }) },
+          { id: "m2" },
+          { id: "m3", message: report("c2", U, { type: "result", ok: true, version: "2.0.0" }) },
+        ],
+      }),
+    ).toEqual({ batchItemFailures: [] });
+    expect(store.writes).toBe(1);
+    expect(await entry(U, "c2")).toMatchObject({ ackedAt: 42, resultAt: 42 });
+    store.record = async () => {
+      throw new Error("store down");
+    };
+    expect(
+      await r.receive({
+        kind: "bmc-reports",
+        reports: [
+          { id: "m4", message: report("c1", U, { type: "result", ok: true, version: "2.0.0" }) },
+          // c2 is known acknowledged: nothing to write, so nothing to fail.
+          { id: "m5", message: report("c2", U, { type: "ack" }) },
+        ],
+      }),
+    ).toEqual({ batchItemFailures: [{ itemIdentifier: "m4" }] });
+    await expect(
+      r.receive({
+        kind: "bmc-report",
+        message: report("c1", U, { type: "result", ok: true, version: "2.0.0" }),
+      }),
+    ).rejects.toThrow("store down");
   });
 });

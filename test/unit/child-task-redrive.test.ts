@@ -1,20 +1,18 @@
 /**
  * Re-driving a task whose execution was lost, on in-memory stores typed from the ports: what
- * prepareRedrive writes to the task and its request records, and how finishLostOutcomes records a
+ * prepareRedrive writes to the task and its command sets, and how finishLostOutcomes records a
  * target whose task ended unrecorded.
  */
 import { describe, expect, it } from "vitest";
 import { finishLostOutcomes, prepareRedrive, type RedriveDeps } from "../../src/app/child-task/redrive.js";
 import { taskIdForKey } from "../../src/app/child-task/task-service.js";
 import {
-  type BmcRequestStore,
   type RackLockStore,
   type RunStore,
-  requestKey,
   type TaskStore,
   targetIdempotencyKey,
 } from "../../src/app/ports.js";
-import { type BmcRequestRecord, queryRequestId } from "../../src/domain/component-verdict.js";
+import { type CommandEntry, entryKey, queryAddress, updateAddress } from "../../src/domain/command-sets.js";
 import type { Target, Task } from "../../src/domain/model.js";
 import {
   initialReport,
@@ -22,6 +20,7 @@ import {
   serializeReport,
   type TaskReport,
 } from "../../src/domain/task-report.js";
+import { memoryCommandSetStore } from "../support/memory-child-task.js";
 
 function memoryTasks(initial: Task[]) {
   const tasks = new Map(initial.map((t) => [t.id, structuredClone(t)]));
@@ -36,32 +35,6 @@ function memoryTasks(initial: Task[]) {
     },
   };
   return { tasks, store };
-}
-
-function memoryRequests(initial: BmcRequestRecord[]) {
-  const records = new Map(initial.map((r) => [requestKey(r.componentId, r.requestId), { ...r }]));
-  const store: BmcRequestStore = {
-    open: async () => {
-      throw new Error("not used");
-    },
-    markPublished: async () => {},
-    recordEvent: async () => "ignored",
-    get: async (keys) =>
-      new Map(
-        keys.flatMap((k) => {
-          const r = records.get(requestKey(k.componentId, k.requestId));
-          return r === undefined ? [] : [[requestKey(k.componentId, k.requestId), { ...r }] as const];
-        }),
-      ),
-    reopen: async (componentId, requestId, window) => {
-      const r = records.get(requestKey(componentId, requestId))!;
-      if (r.result !== undefined || r.status !== undefined) return "answered";
-      delete r.publishedAt;
-      Object.assign(r, window);
-      return "reopened";
-    },
-  };
-  return { records, store };
 }
 
 function task(report: TaskReport, overrides: Partial<Task> = {}): Task {
@@ -84,14 +57,34 @@ function task(report: TaskReport, overrides: Partial<Task> = {}): Task {
   };
 }
 
-function deps(tasks: Task[], records: BmcRequestRecord[]) {
+/** Commands of task t-1 already sent: family → component → what its entry holds besides its window. */
+type Sent = { q?: Record<string, Partial<CommandEntry>>; u?: Record<string, Partial<CommandEntry>> };
+
+async function deps(tasks: Task[], sent: Sent = {}) {
   const t = memoryTasks(tasks);
-  const r = memoryRequests(records);
+  const r = memoryCommandSetStore();
+  for (const [family, address] of [
+    ["q", queryAddress("t-1", 0)],
+    ["u", updateAddress("t-1", 0)],
+  ] as const) {
+    const entries = Object.entries(sent[family] ?? {});
+    if (entries.length === 0) continue;
+    await r.open(
+      "t-1",
+      family,
+      Object.fromEntries(
+        entries.map(([componentId, over]) => [
+          entryKey(address, componentId),
+          { componentId, sentAt: 1_000, deadline: 61_000, publishedAt: 1_001, ...over },
+        ]),
+      ),
+    );
+  }
   const outcomes: { targetId: string; status: string; message: string }[] = [];
   const released: string[] = [];
   const d: RedriveDeps = {
     tasks: t.store as TaskStore,
-    requests: r.store,
+    commands: r,
     runs: {
       recordOutcome: async (_runId, targetId, status, message) => {
         outcomes.push({ targetId, status, message });
@@ -109,17 +102,6 @@ function deps(tasks: Task[], records: BmcRequestRecord[]) {
   return { d, t, r, outcomes, released };
 }
 
-const record = (over: Partial<BmcRequestRecord>): BmcRequestRecord => ({
-  componentId: "c1",
-  requestId: "r",
-  taskId: "t-1",
-  kind: "update",
-  sentAt: 1_000,
-  deadline: 61_000,
-  publishedAt: 1_001,
-  ...over,
-});
-
 describe("prepareRedrive", () => {
   it("UPDATING back to PENDING; commands without their answer are sent again with a fresh window; answered ones are left", async () => {
     const report = initialReport(
@@ -134,41 +116,27 @@ describe("prepareRedrive", () => {
     report.components[0]!.requestId = "upd-c1";
     report.components[1]!.status = "UPDATING";
     report.components[1]!.requestId = "upd-c2";
-    const { d, t, r } = deps(
-      [task(report)],
-      [
-        record({
-          componentId: "c1",
-          requestId: queryRequestId("t-1", "c1"),
-          kind: "query",
-          status: { version: "1.0.0" },
-        }),
-        record({
-          componentId: "c2",
-          requestId: queryRequestId("t-1", "c2"),
-          kind: "query",
-          status: { version: "1.0.0" },
-        }),
-        record({ componentId: "c1", requestId: "upd-c1", result: { ok: true, version: "2.0.0" } }),
-        record({ componentId: "c2", requestId: "upd-c2", ackedAt: 1_002 }),
-      ],
-    );
+    const { d, t, r } = await deps([task(report)], {
+      q: { c1: { status: { version: "1.0.0" } }, c2: { status: { version: "1.0.0" } } },
+      u: { c1: { result: { ok: true, version: "2.0.0" } }, c2: { ackedAt: 1_002 } },
+    });
     expect(await prepareRedrive(d, task(report))).toEqual({ status: "redrive", reopened: 2, resent: 1 });
     const stored = parseReport(t.tasks.get("t-1")!.report);
     expect(stored.components.map((c) => [c.status, c.requestId])).toEqual([
       ["PENDING", "upd-c1"],
       ["PENDING", "upd-c2"],
     ]);
-    expect(r.records.get(requestKey("c2", "upd-c2"))).toEqual({
+    const updates = await r.get("t-1", "u");
+    expect(updates?.entries[entryKey(updateAddress("t-1", 0), "c2")]).toEqual({
       componentId: "c2",
-      requestId: "upd-c2",
-      taskId: "t-1",
-      kind: "update",
       sentAt: 100_000,
       deadline: 160_000,
       ackedAt: 1_002,
     });
-    expect(r.records.get(requestKey("c1", "upd-c1"))?.publishedAt).toBe(1_001);
+    expect(updates?.entries[entryKey(updateAddress("t-1", 0), "c1")]?.publishedAt).toBe(1_001);
+    // The answered queries are not sent again.
+    const queries = await r.get("t-1", "q");
+    expect(queries?.entries[entryKey(queryAddress("t-1", 0), "c1")]?.publishedAt).toBe(1_001);
   });
 
   it("a task whose components already failed ends FAILED with FinishWave's message, target and lock included", async () => {
@@ -178,7 +146,7 @@ describe("prepareRedrive", () => {
       name: "BmcUpdateFailed",
       message: "component c1 (COMPUTE): BMC reported FLASH_FAILED",
     };
-    const { d, t, outcomes, released } = deps([task(report)], []);
+    const { d, t, outcomes, released } = await deps([task(report)]);
     expect(await prepareRedrive(d, task(report))).toEqual({ status: "ended", reopened: 0, resent: 0 });
     expect(t.tasks.get("t-1")).toMatchObject({
       status: "FAILED",
@@ -192,14 +160,14 @@ describe("prepareRedrive", () => {
 
   it("a terminal task, or one with an unreadable report, is left to itself", async () => {
     const report = initialReport([{ id: "c1", type: "COMPUTE" }], "2.0.0", false);
-    const done = deps([task(report, { status: "COMPLETED" })], []);
+    const done = await deps([task(report, { status: "COMPLETED" })]);
     expect(await prepareRedrive(done.d, task(report, { status: "COMPLETED" }))).toEqual({
       status: "ended",
       reopened: 0,
       resent: 0,
     });
     const garbled = task(report, { report: "{not json" });
-    const g = deps([garbled], []);
+    const g = await deps([garbled]);
     expect(await prepareRedrive(g.d, garbled)).toEqual({ status: "redrive", reopened: 0, resent: 0 });
     expect(g.t.tasks.get("t-1")?.report).toBe("{not json");
   });
@@ -209,31 +177,28 @@ describe("finishLostOutcomes", () => {
   it("records, from its task, the outcome of a CLAIMED or SUBMITTED target whose task has ended; running tasks are left alone", async () => {
     const report = serializeReport(initialReport([{ id: "c1", type: "COMPUTE" }], "2.0.0", false));
     const claimedTaskId = taskIdForKey(targetIdempotencyKey("tg-claimed"));
-    const { d, outcomes } = deps(
-      [
-        task(initialReport([], "2.0.0", false), {
-          id: "t-done",
-          status: "COMPLETED",
-          message: "upgraded 1 component to 2.0.0",
-          report,
-          targetId: "tg-submitted",
-        }),
-        task(initialReport([], "2.0.0", false), {
-          id: claimedTaskId,
-          status: "FAILED",
-          message: "preflight failed",
-          report,
-          targetId: "tg-claimed",
-        }),
-        task(initialReport([], "2.0.0", false), {
-          id: "t-running",
-          status: "RUNNING",
-          report,
-          targetId: "tg-running",
-        }),
-      ],
-      [],
-    );
+    const { d, outcomes } = await deps([
+      task(initialReport([], "2.0.0", false), {
+        id: "t-done",
+        status: "COMPLETED",
+        message: "upgraded 1 component to 2.0.0",
+        report,
+        targetId: "tg-submitted",
+      }),
+      task(initialReport([], "2.0.0", false), {
+        id: claimedTaskId,
+        status: "FAILED",
+        message: "preflight failed",
+        report,
+        targetId: "tg-claimed",
+      }),
+      task(initialReport([], "2.0.0", false), {
+        id: "t-running",
+        status: "RUNNING",
+        report,
+        targetId: "tg-running",
+      }),
+    ]);
     const targets: Partial<Target>[] = [
       { id: "tg-submitted", status: "SUBMITTED", taskId: "t-done" },
       { id: "tg-claimed", status: "CLAIMED" },

@@ -42,7 +42,7 @@ describe("secretFor", () => {
 
 describe("queryRequestId", () => {
   it("is derived from the task and component, so a retried step re-asks with the same id", () => {
-    expect(queryRequestId("t", "c")).toMatch(/^qry-[0-9a-f]{32}$/);
+    expect(queryRequestId("t", "c")).toMatch(/^qry-t\.q0\.[0-9a-f]{12}$/);
     expect(queryRequestId("t", "c")).not.toBe(queryRequestId("t", "d"));
     expect(queryRequestId("t", "c")).toBe(queryRequestId("t", "c"));
     // Asking again (a BMC that said it was not ready) is a new request; attempt 0 is the first.

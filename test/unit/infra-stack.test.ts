@@ -101,7 +101,7 @@ describe("infra data: tables from schema.ts", () => {
     }
   });
 
-  it("TTL: Tasks on `ttl` (the child task's bmc# request records), RackLocks on `ttl`, Targets on `expiresAt`", () => {
+  it("TTL: Tasks on `ttl` (the child task's cmds# command sets), RackLocks on `ttl`, Targets on `expiresAt`", () => {
     const ttlOf = (name: string) =>
       resources(dev.template, "AWS::DynamoDB::Table").find(([id]) => id === tableId(dev.template, name))![1]
         .Properties.TimeToLiveSpecification;
@@ -233,7 +233,7 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
       DestinationConfig: { OnFailure: { Destination: { "Fn::GetAtt": [dlqId, "Arn"] } } },
     });
     const all = resources(dev.template, "AWS::Lambda::EventSourceMapping");
-    expect(all).toHaveLength(3);
+    expect(all).toHaveLength(4); // + bmc-result on the reports queue
   });
 
   it("EventBridge: this child-task machine's ABORTED, TIMED_OUT, FAILED executions → bmc-result, undeliverable ones → its DLQ", () => {
@@ -437,23 +437,44 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
 });
 
 describe("infra IoT: BMC reports in, BMC policy", () => {
-  it("topic rule flow/bmc/+/evt → bmc-result, which IoT may invoke from that rule only", () => {
+  it("topic rule flow/bmc/+/evt → the reports queue (its own send role), which bmc-result reads in batches", () => {
     const [, rule] = only(dev.template, "AWS::IoT::TopicRule");
     const payload = rule.Properties.TopicRulePayload as {
       Sql: string;
-      Actions: { Lambda: { FunctionArn: unknown } }[];
+      Actions: { Sqs: { QueueUrl: unknown; RoleArn: unknown; UseBase64: boolean } }[];
     };
     expect(payload.Sql).toBe("SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'");
-    expect(joined(payload.Actions[0]!.Lambda.FunctionArn)).toMatch(/^<BmcResultFunction\w+\.Arn>$/);
-    const [, permission] = resources(dev.template, "AWS::Lambda::Permission").find(
-      ([, p]) => p.Properties.Principal === "iot.amazonaws.com",
-    )!;
-    expect(permission.Properties.Action).toBe("lambda:InvokeFunction");
-    // The rule's ARN from its name: the same string its Arn attribute resolves to.
     expect(rule.Properties.RuleName).toBe("Flow_dev_bmc_events");
-    expect(joined(permission.Properties.SourceArn)).toBe(
-      "arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:rule/Flow_dev_bmc_events",
+    const [queueId, queue] = resources(dev.template, "AWS::SQS::Queue").find(([id]) =>
+      id.startsWith("BmcReports"),
+    )!;
+    const [dlqId] = resources(dev.template, "AWS::SQS::Queue").find(([id]) => id.startsWith("BmcResultDlq"))!;
+    expect(payload.Actions).toHaveLength(1);
+    expect(payload.Actions[0]!.Sqs.QueueUrl).toEqual({ Ref: queueId });
+    expect(payload.Actions[0]!.Sqs.UseBase64).toBe(false);
+    expect(joined(payload.Actions[0]!.Sqs.RoleArn)).toMatch(/^<IotRuleSendRole\w+\.Arn>$/);
+    expect(queue.Properties).toMatchObject({
+      SqsManagedSseEnabled: true,
+      VisibilityTimeout: 90,
+      MessageRetentionPeriod: 86400,
+      RedrivePolicy: { deadLetterTargetArn: { "Fn::GetAtt": [dlqId, "Arn"] }, maxReceiveCount: 5 },
+    });
+    // IoT no longer invokes the function: the queue's event source mapping does.
+    expect(
+      resources(dev.template, "AWS::Lambda::Permission").filter(
+        ([, p]) => p.Properties.Principal === "iot.amazonaws.com",
+      ),
+    ).toEqual([]);
+    const mappings = resources(dev.template, "AWS::Lambda::EventSourceMapping").filter(([, m]) =>
+      (m.Properties.FunctionName as { Ref: string }).Ref.startsWith("BmcResultFunction"),
     );
+    expect(mappings).toHaveLength(1);
+    expect(mappings[0]![1].Properties).toMatchObject({
+      EventSourceArn: { "Fn::GetAtt": [queueId, "Arn"] },
+      BatchSize: 1000,
+      MaximumBatchingWindowInSeconds: 1,
+      FunctionResponseTypes: ["ReportBatchItemFailures"],
+    });
   });
 
   it("a BMC connects as its own thing and uses only its own two topics", () => {

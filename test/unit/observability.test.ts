@@ -24,8 +24,8 @@ import type { InventoryRack } from "../../src/domain/model.js";
 import { type CapturedOutput, captureOutput } from "../support/captured-output.js";
 import { CREDENTIAL_CANARY } from "../support/credential-canary.js";
 import {
+  memoryCommandSetStore,
   memoryLockStore,
-  memoryRequestStore,
   memorySecretStore,
   memoryTaskStore,
 } from "../support/memory-child-task.js";
@@ -221,7 +221,7 @@ describe("the task path's lines: the run and task ids, never a credential", () =
 
     const tasks = memoryTaskStore();
     const locks = memoryLockStore();
-    const requestStore = memoryRequestStore();
+    const requestStore = memoryCommandSetStore();
     const secrets = memorySecretStore();
     const runs: Pick<RunStore, "getRunSecrets" | "recordOutcome"> = {
       getRunSecrets: async (runId) =>
@@ -232,7 +232,7 @@ describe("the task path's lines: the run and task ids, never a credential", () =
     const sealer = new CipherBmcAuthSealer(cipher, "local-aes-256-gcm");
 
     const receiver = createBmcResultReceiver({
-      requests: requestStore,
+      commands: requestStore,
       outcome: { tasks, runs, locks, clock: Date.now, logger: bmcResult.logger },
       clock: Date.now,
       logger: bmcResult.logger,
@@ -279,7 +279,7 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       tasks,
       runs,
       locks,
-      requests: requestStore,
+      commands: requestStore,
       secrets,
       sealer,
       publisher,

@@ -277,7 +277,7 @@ describe("verify steps: the verdict on a BMC's answer", () => {
 
   it("query ids differ per stage, step and attempt, and repeat for the same ones", () => {
     const id = stepQueryRequestId("t", "c", 1, 2, 0);
-    expect(id).toMatch(/^qry-[0-9a-f]{32}$/);
+    expect(id).toMatch(/^qry-t\.v1\.2\.0\.[0-9a-f]{12}$/);
     expect(stepQueryRequestId("t", "c", 1, 2, 0)).toBe(id);
     expect(
       new Set([

@@ -180,8 +180,8 @@ export const TASKS_TABLE: TableDefinition = {
   ],
   localSecondaryIndexes: [],
   stream: "NEW_AND_OLD_IMAGES",
-  // The child task's `bmc#<componentId>#<requestId>` records carry `ttl` (epoch seconds: the
-  // request's deadline plus a retention, dynamo-task-records.ts); tasks themselves never expire.
+  // The child task's `cmds#<taskId>#<family>` command sets carry `ttl` (epoch seconds: their
+  // latest deadline plus a retention, dynamo-command-sets.ts); tasks themselves never expire.
   ttlAttribute: "ttl",
 };
 

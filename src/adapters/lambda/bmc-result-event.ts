@@ -4,8 +4,11 @@
  *     `{ "detail-type": "Step Functions Execution Status Change",
  *        detail: { name: <task id>, status: "ABORTED", error: null, cause: "…" } }`
  *     → an execution ending (SUCCEEDED, FAILED, TIMED_OUT, ABORTED), or a status to ignore;
- *   - the IoT rule `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'`: any other object is a
- *     BMC report, decoded by the receiver (src/app/child-task/receiving.ts).
+ *   - the reports queue (IoT rule `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` → SQS →
+ *     event source mapping): `{ Records: [{ eventSource: "aws:sqs", messageId, body }] }`, each body
+ *     one report as JSON → a batch of reports (a body that is not a JSON object: no message, dropped);
+ *   - any other object is one BMC report straight from the rule, decoded by the receiver
+ *     (src/app/child-task/receiving.ts).
  */
 import type { ExecutionEnding } from "../../app/child-task/outcome.js";
 import type { BmcResultInput } from "../../app/child-task/receiving.js";
@@ -31,7 +34,39 @@ function isExecutionStatus(event: unknown): event is ExecutionStatusEvent {
   );
 }
 
+interface SqsEvent {
+  Records: { eventSource: "aws:sqs"; messageId: string; body: string }[];
+}
+
+function isSqsBatch(event: unknown): event is SqsEvent {
+  const records = (event as { Records?: unknown } | null)?.Records;
+  return (
+    Array.isArray(records) &&
+    records.every((r) => (r as { eventSource?: unknown } | null)?.eventSource === "aws:sqs")
+  );
+}
+
+function reportOf(body: string): Record<string, unknown> | undefined {
+  try {
+    const parsed: unknown = JSON.parse(body);
+    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
+      ? (parsed as Record<string, unknown>)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function parseBmcResultEvent(event: unknown): BmcResultInput {
+  if (isSqsBatch(event)) {
+    return {
+      kind: "bmc-reports",
+      reports: event.Records.map((r) => {
+        const message = reportOf(r.body);
+        return message === undefined ? { id: r.messageId } : { id: r.messageId, message };
+      }),
+    };
+  }
   if (isExecutionStatus(event)) {
     const { name, status, error, cause } = event.detail;
     if (!ENDINGS.has(status)) return { kind: "execution-status", status };

@@ -5,7 +5,7 @@ import { type Logger, silentLogger } from "../observability.js";
 import type {
   BmcAuthSealer,
   BmcCommandPublisher,
-  BmcRequestStore,
+  CommandSetStore,
   FirmwareVersionRecorder,
   RackLockStore,
   ReadinessStore,
@@ -19,7 +19,8 @@ export interface TaskStepsDeps {
   tasks: TaskStore;
   runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
   locks: RackLockStore;
-  requests: BmcRequestStore;
+  /** The task's BMC commands and what the BMCs reported (one record per task and family). */
+  commands: CommandSetStore;
   secrets: TaskSecretStore;
   sealer: BmcAuthSealer;
   publisher: BmcCommandPublisher;

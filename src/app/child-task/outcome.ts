@@ -71,20 +71,27 @@ const OUTCOME_METRIC = {
  * Every step is idempotent, so a retried or repeated call finishes what a crashed one started.
  * The call that ends the task (1) logs it, once: "task cancelled" for TERMINATED (an operator's
  * cancel, a run's cancel, a stopped execution), else "task finished" (a warning when FAILED).
+ * `read`: the task as the caller just read it (no second read; a stale copy only costs a retry).
  */
 export async function recordTaskOutcome(
   deps: OutcomeDeps,
   taskId: string,
   outcome: { status: TaskOutcomeStatus; message: string },
+  read?: Task,
 ): Promise<Task> {
-  const { task, changed } = await updateTask(deps, taskId, (t, now) => {
-    t.status = outcome.status;
-    t.message = outcome.message;
-    t.finishedAt = now;
-    t.startedAt ??= now;
-    t.report = finishReport(t.report, outcome.status, now);
-    return t;
-  });
+  const { task, changed } = await updateTask(
+    deps,
+    taskId,
+    (t, now) => {
+      t.status = outcome.status;
+      t.message = outcome.message;
+      t.finishedAt = now;
+      t.startedAt ??= now;
+      t.report = finishReport(t.report, outcome.status, now);
+      return t;
+    },
+    read,
+  );
   if (changed) {
     const fields = { ...taskKeys(task), rackId: task.rackId, status: task.status, taskMessage: task.message };
     if (task.status === "TERMINATED") deps.logger?.info("task cancelled", fields);
@@ -124,14 +131,15 @@ export async function recordOutcome(
 ): Promise<{ status: string }> {
   let status: TaskOutcomeStatus = "COMPLETED";
   let message: string;
+  let read: Task | undefined;
   if (e.error !== undefined) {
     status = "FAILED";
     message = causeText(e.error);
   } else {
-    const task = await loadTask(deps, e.taskId);
-    message = completionMessage(task);
+    read = await loadTask(deps, e.taskId);
+    message = completionMessage(read);
   }
-  const task = await recordTaskOutcome(deps, e.taskId, { status, message });
+  const task = await recordTaskOutcome(deps, e.taskId, { status, message }, read);
   return { status: task.status };
 }
 
@@ -159,25 +167,42 @@ export async function reconcileExecutionEnd(
   if (task === undefined) return undefined;
   switch (ending.status) {
     case "ABORTED":
-      return recordTaskOutcome(deps, task.id, {
-        status: "TERMINATED",
-        message: ending.cause ? `task execution stopped: ${ending.cause}` : "task execution stopped",
-      });
+      return recordTaskOutcome(
+        deps,
+        task.id,
+        {
+          status: "TERMINATED",
+          message: ending.cause ? `task execution stopped: ${ending.cause}` : "task execution stopped",
+        },
+        task,
+      );
     case "TIMED_OUT":
-      return recordTaskOutcome(deps, task.id, { status: "FAILED", message: "task execution timed out" });
+      return recordTaskOutcome(
+        deps,
+        task.id,
+        { status: "FAILED", message: "task execution timed out" },
+        task,
+      );
     case "FAILED":
-      return recordTaskOutcome(deps, task.id, {
-        status: "FAILED",
-        message: `task execution failed: ${causeText({ Error: ending.error ?? "Error", Cause: ending.cause })}`,
-      });
+      return recordTaskOutcome(
+        deps,
+        task.id,
+        {
+          status: "FAILED",
+          message: `task execution failed: ${causeText({ Error: ending.error ?? "Error", Cause: ending.cause })}`,
+        },
+        task,
+      );
     case "SUCCEEDED":
       // The machine only succeeds through RecordSuccess or AlreadyFinished; both leave the task
       // terminal. Anything else would be a bug: record it rather than leave the rack locked.
       if (TERMINAL_TASK_STATUSES.has(task.status))
-        return recordTaskOutcome(deps, task.id, { status: "COMPLETED", message: task.message });
-      return recordTaskOutcome(deps, task.id, {
-        status: "FAILED",
-        message: "task execution ended without recording an outcome",
-      });
+        return recordTaskOutcome(deps, task.id, { status: "COMPLETED", message: task.message }, task);
+      return recordTaskOutcome(
+        deps,
+        task.id,
+        { status: "FAILED", message: "task execution ended without recording an outcome" },
+        task,
+      );
   }
 }

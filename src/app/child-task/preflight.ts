@@ -15,7 +15,8 @@
  * override_readiness_check nothing waits: a warning naming those components goes to the log and
  * the task report, and they are flashed.
  */
-import { nextWaitSeconds, queryRequestId } from "../../domain/component-verdict.js";
+import { commandRecord, entryKey, queryAddress } from "../../domain/command-sets.js";
+import { nextWaitSeconds } from "../../domain/component-verdict.js";
 import type { Task } from "../../domain/model.js";
 import { DEFAULT_RULE } from "../../domain/operation-rules.js";
 import {
@@ -27,7 +28,7 @@ import {
 import { componentLabel, StepError } from "../../domain/step-errors.js";
 import { parseReport, serializeReport, type TaskReport, targetOf } from "../../domain/task-report.js";
 import { taskKeys } from "../observability.js";
-import { requestKey } from "../ports.js";
+import { sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
 import type { PollState, PreflightResult, StepEventOf, UpgradeGroup } from "./settings.js";
@@ -44,9 +45,9 @@ function reportOf(task: Task): TaskReport {
 }
 
 /**
- * Opens a query record per component (attempt `attempt`) and publishes each query once: a retried
- * step finds the record published and sends nothing. Returns the earliest deadline the records
- * carry (a retry keeps the first one).
+ * Asks these components again (attempt `attempt`) through the task's query set: one write for the
+ * entries, each query published once (commands.ts). Returns the earliest deadline the entries
+ * carry (a retried step keeps the first one).
  */
 async function ask(
   deps: StepDeps,
@@ -55,28 +56,19 @@ async function ask(
   attempt: number,
   deadline: number,
 ): Promise<number> {
-  const { requests, clock } = deps;
-  const now = clock();
-  const opened = await Promise.all(
-    componentIds.map((componentId) =>
-      requests.open({
-        componentId,
-        requestId: queryRequestId(taskId, componentId, attempt),
-        taskId,
-        kind: "query",
-        sentAt: now,
-        deadline,
-      }),
-    ),
+  const address = queryAddress(taskId, attempt);
+  const set = await sendCommands(
+    deps,
+    taskId,
+    "q",
+    componentIds.map((componentId) => ({ componentId, address })),
+    { sentAt: deps.clock(), deadline },
+    (componentId, requestId) => deps.publisher.publish(componentId, { v: 1, type: "query", requestId }),
   );
-  await Promise.all(
-    opened.map(async (record) => {
-      if (record.publishedAt !== undefined) return;
-      await deps.publisher.publish(record.componentId, { v: 1, type: "query", requestId: record.requestId });
-      await requests.markPublished(record.componentId, record.requestId, clock());
-    }),
+  return componentIds.reduce(
+    (min, id) => Math.min(min, set.entries[entryKey(address, id)]?.deadline ?? deadline),
+    deadline,
   );
-  return opened.reduce((min, r) => Math.min(min, r.deadline), deadline);
 }
 
 export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">): Promise<PollState> {
@@ -98,11 +90,9 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   const rule = task.rule ?? DEFAULT_RULE;
   // Components asked again while the task waits for them to be ready: their latest attempt counts.
   const requery: Record<string, string> = p.requery ?? {};
-  const requestIdOf = (id: string) => queryRequestId(task.id, id, id in requery ? (p.attempt ?? 0) : 0);
-  const records = await deps.requests.get(
-    report.components.map((c) => ({ componentId: c.id, requestId: requestIdOf(c.id) })),
-  );
-  const answer = (id: string) => records.get(requestKey(id, requestIdOf(id)))?.status;
+  const set = await deps.commands.get(task.id, "q");
+  const answer = (id: string) =>
+    commandRecord(set, queryAddress(task.id, id in requery ? (p.attempt ?? 0) : 0), id)?.status;
   const now = deps.clock();
   const missing = report.components.filter((c) => answer(c.id) === undefined && !(c.id in requery));
   if (missing.length > 0) {

@@ -1,36 +1,206 @@
 /**
  * The receiving half of the child task, behind lambdas/bmc-result.ts (its events parsed by
- * src/adapters/lambda/bmc-result-event.ts): BMC reports, as the IoT rule hands them over, stored
- * on their request records where the waiting execution polls them; and the ends of executions, as
- * Step Functions reports them, reconciled with their tasks (outcome.ts).
+ * src/adapters/lambda/bmc-result-event.ts): BMC reports, in the batches the queue hands over,
+ * stored on their task's command sets (src/domain/command-sets.ts) where the waiting execution
+ * reads them; and the ends of executions, as Step Functions reports them, reconciled with their
+ * tasks (outcome.ts).
+ *
+ * A batch costs one conditional write per command set it touches (a rack's wave: one), not one per
+ * report: the reports of each command are folded (the first result or answer, the highest
+ * progress) and only what changes the stored entry is written (`entryWrite`): a terminal result
+ * once, progress at most every PROGRESS_WRITE_INTERVAL_MS, nothing for a duplicate. What is stored
+ * is known from this receiver's own writes (it lives as long as its Lambda container); when it does
+ * not know, the store's conditions decide, and a refused write teaches it what is stored.
  */
+
+import type { BmcEvent } from "../../domain/bmc-protocol.js";
 import { decodeBmcEvent } from "../../domain/bmc-protocol.js";
+import {
+  type CommandFamily,
+  type EntryWrite,
+  entryWrite,
+  foldReports,
+  isReportFor,
+  type KnownEntry,
+  knownOf,
+  parseCommandRequestId,
+} from "../../domain/command-sets.js";
 import { type Logger, silentLogger } from "../observability.js";
-import type { BmcRequestStore } from "../ports.js";
+import type { CommandSetStore } from "../ports.js";
 import { type ExecutionEnding, type OutcomeDeps, reconcileExecutionEnd } from "./outcome.js";
 
-/**
- * Stores one BMC report as the IoT rule delivers it: the message's own fields plus `componentId`
- * (the rule's `topic(3)`). Undecodable messages are dropped with a log line that names fields and
- * rules only (never values: an update's auth blob must not reach a log even when echoed back).
- */
-export async function recordBmcReport(
-  requests: BmcRequestStore,
-  message: Record<string, unknown>,
-  now: number,
+/** What became of one report: stored, changing nothing (or not ours), or not a report. */
+export type ReportOutcome = "recorded" | "ignored" | "invalid";
+
+/** One BMC report as the IoT rule delivers it: the message's own fields plus `componentId` (topic(3)). */
+export type BmcReportMessage = Record<string, unknown>;
+
+/** Command sets whose stored state this receiver remembers (least recently used dropped first). */
+const REMEMBERED_SETS = 2_000;
+/** A batch whose writes keep being refused by concurrent writers is given back (redelivered). */
+const MAX_WRITE_ROUNDS = 4;
+
+interface Pending {
+  taskId: string;
+  family: CommandFamily;
+  /** By entry key: the indexes of its reports in the batch, and the reports. */
+  entries: Map<string, { indexes: number[]; reports: { event: BmcEvent; at: number }[] }>;
+}
+
+export interface ReportRecorder {
+  /**
+   * Stores a batch of reports (received at `at`, in arrival order). Returns each one's outcome in
+   * order, or the error that kept it from being stored (a store outage: deliver it again).
+   */
+  record(
+    reports: readonly { message: BmcReportMessage; at: number }[],
+  ): Promise<(ReportOutcome | { error: unknown })[]>;
+}
+
+export function createReportRecorder(
+  commands: CommandSetStore,
   logger: Logger = silentLogger,
-): Promise<"recorded" | "ignored" | "invalid"> {
+): ReportRecorder {
+  const remembered = new Map<string, Map<string, KnownEntry>>();
+  const knownIn = (taskId: string, family: CommandFamily): Map<string, KnownEntry> => {
+    const key = `${taskId}#${family}`;
+    const found = remembered.get(key) ?? new Map<string, KnownEntry>();
+    remembered.delete(key);
+    remembered.set(key, found);
+    if (remembered.size > REMEMBERED_SETS) remembered.delete(remembered.keys().next().value as string);
+    return found;
+  };
+
+  async function writeSet(pending: Pending, outcomes: (ReportOutcome | { error: unknown } | undefined)[]) {
+    const { taskId, family } = pending;
+    const known = knownIn(taskId, family);
+    const settle = (entry: string, outcome: ReportOutcome) => {
+      for (const i of pending.entries.get(entry)?.indexes ?? []) outcomes[i] = outcome;
+      pending.entries.delete(entry);
+    };
+    for (let round = 0; round < MAX_WRITE_ROUNDS; round++) {
+      const writes: Record<string, EntryWrite> = {};
+      for (const [entry, { reports }] of pending.entries) {
+        const write = entryWrite(family, foldReports(reports), known.get(entry));
+        if (write === undefined) settle(entry, "ignored");
+        else writes[entry] = write;
+      }
+      if (pending.entries.size === 0) return;
+      const out = await commands.record(taskId, family, writes);
+      if (out.set === undefined) {
+        // No such command set: reports for commands nobody sent.
+        for (const entry of [...pending.entries.keys()]) settle(entry, "ignored");
+        return;
+      }
+      for (const [entry, stored] of Object.entries(out.set.entries)) known.set(entry, knownOf(stored));
+      if (out.outcome === "written") {
+        for (const [entry, write] of Object.entries(writes)) {
+          const { indexes, reports } = pending.entries.get(entry) ?? { indexes: [], reports: [] };
+          const used = contributing(reports, write);
+          indexes.forEach((i, n) => {
+            outcomes[i] = used.has(n) ? "recorded" : "ignored";
+          });
+          pending.entries.delete(entry);
+        }
+        return;
+      }
+      // Refused: what is stored now decides what is left to write; entries it lacks are not ours.
+      for (const entry of [...pending.entries.keys()])
+        if (!(entry in out.set.entries)) settle(entry, "ignored");
+    }
+    throw new Error(
+      `command set ${taskId}#${family}: writes kept being refused; the reports go back to the queue`,
+    );
+  }
+
+  return {
+    async record(reports) {
+      // Unset until decided; what is left unset at the end changed nothing.
+      const outcomes: (ReportOutcome | { error: unknown } | undefined)[] = reports.map(() => undefined);
+      const sets = new Map<string, Pending>();
+      reports.forEach(({ message, at }, index) => {
+        const decoded = decodeReport(message, logger);
+        if (decoded === undefined) {
+          outcomes[index] = "invalid";
+          return;
+        }
+        const { componentId, event } = decoded;
+        const address = parseCommandRequestId(event.requestId);
+        if (address === undefined) return; // not a request id this task machinery ever sent
+        if (!isReportFor(address, componentId)) {
+          // A BMC publishes on its own topic only: another component's request id is refused.
+          logger.warn("bmc report refused: the request id names another component's command", {
+            componentId,
+            taskId: address.taskId,
+          });
+          return;
+        }
+        const key = `${address.taskId}#${address.family}`;
+        const pending = sets.get(key) ?? {
+          taskId: address.taskId,
+          family: address.family,
+          entries: new Map(),
+        };
+        sets.set(key, pending);
+        const entry = pending.entries.get(address.entry) ?? { indexes: [], reports: [] };
+        pending.entries.set(address.entry, entry);
+        entry.indexes.push(index);
+        entry.reports.push({ event, at });
+      });
+      await Promise.all(
+        [...sets.values()].map(async (pending) => {
+          const indexes = [...pending.entries.values()].flatMap((e) => e.indexes);
+          try {
+            await writeSet(pending, outcomes);
+          } catch (error) {
+            for (const i of indexes) outcomes[i] ??= { error };
+          }
+        }),
+      );
+      return outcomes.map((outcome) => outcome ?? "ignored");
+    },
+  };
+}
+
+/**
+ * Which of one command's reports (by position) the write carries: the first ack-like report (its
+ * acknowledgement), the first result, the first answer, the first report of the highest progress.
+ * The others (duplicates, late or lower ones) changed nothing.
+ */
+function contributing(reports: readonly { event: BmcEvent; at: number }[], write: EntryWrite): Set<number> {
+  const used = new Set<number>();
+  const first = (match: (event: BmcEvent) => boolean) => {
+    const n = reports.findIndex((r) => match(r.event));
+    if (n >= 0) used.add(n);
+  };
+  if (write.ackedAt !== undefined) first((e) => e.type !== "status");
+  if (write.result !== undefined) first((e) => e.type === "result");
+  if (write.status !== undefined) first((e) => e.type === "status");
+  const progress = write.progress;
+  if (progress !== undefined) first((e) => e.type === "progress" && e.percent === progress.percent);
+  return used;
+}
+
+/**
+ * A report's component (the rule's `topic(3)`, lowercased) and decoded event. Undecodable messages
+ * are dropped with a log line that names fields and rules only (never values: an update's auth
+ * blob must not reach a log even when echoed back).
+ */
+function decodeReport(
+  message: BmcReportMessage,
+  logger: Logger,
+): { componentId: string; event: BmcEvent } | undefined {
   const { componentId, ...payload } = message;
   if (typeof componentId !== "string" || componentId === "") {
     logger.warn("bmc report dropped: no componentId (the IoT rule adds topic(3) AS componentId)");
-    return "invalid";
+    return undefined;
   }
   const decoded = decodeBmcEvent(JSON.stringify(payload));
   if (!decoded.ok) {
     logger.warn("bmc report dropped: undecodable", { componentId, problem: decoded.message });
-    return "invalid";
+    return undefined;
   }
-  return requests.recordEvent(componentId.toLowerCase(), decoded.value, now);
+  return { componentId: componentId.toLowerCase(), event: decoded.value };
 }
 
 /** One event of the bmc-result Lambda, parsed. */
@@ -39,13 +209,15 @@ export type BmcResultInput =
   | { kind: "execution-ending"; ending: ExecutionEnding }
   /** A status change that is not an ending (e.g. RUNNING): nothing to do. */
   | { kind: "execution-status"; status: string }
-  /** One BMC report from the IoT rule: the message's fields plus `componentId`. */
-  | { kind: "bmc-report"; message: Record<string, unknown> }
+  /** One BMC report straight from the IoT rule: the message's fields plus `componentId`. */
+  | { kind: "bmc-report"; message: BmcReportMessage }
+  /** A batch of reports from the queue (SQS event source): `id` names each for a redelivery; no message: unreadable. */
+  | { kind: "bmc-reports"; reports: { id: string; message?: BmcReportMessage }[] }
   /** Neither: not even an object. */
   | { kind: "invalid" };
 
 export interface BmcResultReceiverDeps {
-  requests: BmcRequestStore;
+  commands: CommandSetStore;
   outcome: OutcomeDeps;
   clock: () => number;
   logger?: Logger;
@@ -54,12 +226,14 @@ export interface BmcResultReceiverDeps {
 export interface BmcResultReceiver {
   /**
    * `{ taskId, status }` for an ending (the task's status after it, or "unknown task"),
-   * `{ ignored: status }` for another status change, `{ outcome }` for a report.
+   * `{ ignored: status }` for another status change, `{ outcome }` for a report, and for a batch
+   * `{ batchItemFailures }` (the SQS partial-batch response: those reports are delivered again).
    */
   receive(input: BmcResultInput): Promise<unknown>;
 }
 
 export function createBmcResultReceiver(deps: BmcResultReceiverDeps): BmcResultReceiver {
+  const recorder = createReportRecorder(deps.commands, deps.logger);
   return {
     async receive(input) {
       switch (input.kind) {
@@ -69,8 +243,23 @@ export function createBmcResultReceiver(deps: BmcResultReceiverDeps): BmcResultR
         }
         case "execution-status":
           return { ignored: input.status };
-        case "bmc-report":
-          return { outcome: await recordBmcReport(deps.requests, input.message, deps.clock(), deps.logger) };
+        case "bmc-report": {
+          const [outcome] = await recorder.record([{ message: input.message, at: deps.clock() }]);
+          if (typeof outcome === "object") throw outcome.error;
+          return { outcome };
+        }
+        case "bmc-reports": {
+          const at = deps.clock();
+          const readable = input.reports.filter((r) => r.message !== undefined);
+          const outcomes = await recorder.record(
+            readable.map((r) => ({ message: r.message as BmcReportMessage, at })),
+          );
+          return {
+            batchItemFailures: readable.flatMap((r, i) =>
+              typeof outcomes[i] === "object" ? [{ itemIdentifier: r.id }] : [],
+            ),
+          };
+        }
         case "invalid":
           return { outcome: "invalid" };
       }

@@ -1,6 +1,6 @@
 /**
  * Re-driving a child task whose execution was lost (src/domain/redrive.ts says when and why):
- * prepares the task and its request records so that a new execution of the same state machine,
+ * prepares the task and its command sets so that a new execution of the same state machine,
  * started from the top under the same task id, finishes what the lost one started and repeats
  * nothing a BMC already did. The local stack calls it for every active task when it starts on a
  * data directory (local/child-tasks.ts `resume`).
@@ -9,15 +9,15 @@
  *                                                 'ended'   → nothing to start
  *   await finishLostOutcomes(deps)                targets whose task ended unrecorded
  */
-import { type BmcRequestRecord, queryRequestId } from "../../domain/component-verdict.js";
+import { type CommandFamily, kindOfFamily } from "../../domain/command-sets.js";
 import type { Target, Task } from "../../domain/model.js";
 import { awaitsAnswer, planRedrive, resentWindow } from "../../domain/redrive.js";
 import { parseReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
-import { type BmcRequestStore, type RunStore, targetIdempotencyKey } from "../ports.js";
+import { type CommandSetStore, type RunStore, targetIdempotencyKey } from "../ports.js";
 import { isTerminalTask, type OutcomeDeps, recordTaskOutcome, updateTask } from "./outcome.js";
 import { taskIdForKey } from "./task-service.js";
 
-export type RedriveDeps = OutcomeDeps & { requests: BmcRequestStore };
+export type RedriveDeps = OutcomeDeps & { commands: CommandSetStore };
 
 export interface RedriveResult {
   /** 'ended': the task was or is now terminal, and needs no execution. */
@@ -55,26 +55,24 @@ export async function prepareRedrive(deps: RedriveDeps, task: Task): Promise<Red
   }
   if (isTerminalTask(current)) return { status: "ended", reopened: 0, resent: 0 };
 
-  let components: { id: string; requestId?: string }[] = [];
+  let components: { id: string }[] = [];
   try {
     components = parseReport(current.report).components;
   } catch {
     // As above: nothing was sent for a task without a readable report.
   }
-  const keys = components.flatMap((c) => [
-    { componentId: c.id, requestId: queryRequestId(current.id, c.id) },
-    ...(c.requestId === undefined ? [] : [{ componentId: c.id, requestId: c.requestId }]),
-  ]);
-  const records = keys.length === 0 ? new Map<string, BmcRequestRecord>() : await deps.requests.get(keys);
   const now = deps.clock();
   let resent = 0;
-  for (const record of records.values()) {
-    if (!awaitsAnswer(record)) continue;
-    if (
-      (await deps.requests.reopen(record.componentId, record.requestId, resentWindow(record, now))) ===
-      "reopened"
-    )
-      resent += 1;
+  // Nothing was sent for a task without a readable report (and so no command set exists).
+  const families: CommandFamily[] = components.length === 0 ? [] : ["q", "u", "v"];
+  for (const family of families) {
+    const set = await deps.commands.get(current.id, family);
+    const windows: Record<string, { sentAt: number; deadline: number }> = {};
+    for (const [key, entry] of Object.entries(set?.entries ?? {})) {
+      if (awaitsAnswer({ kind: kindOfFamily(family), ...entry })) windows[key] = resentWindow(entry, now);
+    }
+    await deps.commands.reopen(current.id, family, windows);
+    resent += Object.keys(windows).length;
   }
   return { status: "redrive", reopened, resent };
 }

@@ -13,10 +13,11 @@
  *         of its components:  SendWave ─► Wait ◄─► CheckWave ─► FinishWave
  *     └─► RecordSuccess | (any failure, caught) RecordFailure
  *
- * How the execution waits for a BMC: polling. SendWave writes one request record per component
- * and publishes its command; the IoT rule hands the BMCs' reports to lambdas/bmc-result.ts, which
- * stores them on those records (first result wins, so duplicate and late messages change nothing);
- * CheckWave reads the wave's records after a Wait whose length backs off (pollSeconds · 2^polls,
+ * How the execution waits for a BMC: polling. SendWave writes the wave's commands into the task's
+ * command set (one write, src/domain/command-sets.ts) and publishes them; the IoT rule queues the
+ * BMCs' reports for lambdas/bmc-result.ts, which stores each batch on the command sets (first
+ * result wins, so duplicate and late messages change nothing); CheckWave reads the set, one read,
+ * after a Wait whose length backs off (pollSeconds · 2^polls,
  * capped at maxPollSeconds and at the deadline). aws-local-stepfunctions has no task tokens, and the
  * local stack must run the very same states, so a callback design would leave the local runner
  * exercising something else. Polling per WAVE rather than per component keeps the billed state

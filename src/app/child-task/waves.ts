@@ -18,19 +18,19 @@
  * before rules existed: the same commands, reads, writes and state transitions.
  */
 import { type UpdateCommand, updateRequestId } from "../../domain/bmc-protocol.js";
+import { commandRecord, entryKey, updateAddress, verifyAddress } from "../../domain/command-sets.js";
 import {
   type ComponentResult,
   nextWaitSeconds,
   queryVerdict,
   secretFor,
-  stepQueryRequestId,
   verdict,
 } from "../../domain/component-verdict.js";
 import type { ComponentType, FirmwareAuthentication, Task } from "../../domain/model.js";
 import { type RuleStep, retryWaitSeconds } from "../../domain/operation-rules.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
 import { parseReport, serializeReport, targetOf } from "../../domain/task-report.js";
-import { requestKey } from "../ports.js";
+import { sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
 import { reassertLock } from "./lock.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
@@ -94,12 +94,13 @@ function waveFacts(task: Task, componentIds: readonly string[]) {
 
 /**
  * Starts one step of one wave. UPDATE_FIRMWARE re-asserts (extends) the rack lock, marks the
- * components UPDATING, and for each one writes its request record and publishes its update
- * command, at most once: a retried Lambda finds the record published and sends nothing. A verify
- * step does the same with queries and writes nothing to the task; SLEEP only sets the Wait.
+ * components UPDATING, writes the wave's commands into the task's update set (one write) and
+ * publishes each update command at most once: a retried Lambda finds them published and sends
+ * nothing (commands.ts). A verify step does the same with queries in the verify set and writes
+ * nothing to the task; SLEEP only sets the Wait.
  */
 export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): Promise<WaveState> {
-  const { requests, clock } = deps;
+  const { clock } = deps;
   const e = {
     ...event,
     groups: currentGroups(event.groups, event.settings),
@@ -152,61 +153,46 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
     const deadline = now + timeoutSeconds * 1000;
     return { ...base, deadline, waitSeconds: Math.max(1, timeoutSeconds) };
   }
-  const requestIdOf = (componentId: string) =>
-    step.action === "UPDATE_FIRMWARE"
-      ? updateRequestId(task.id, componentId, attempt)
-      : stepQueryRequestId(task.id, componentId, group.stage, e.cursor.step, attempt);
-  const records = await Promise.all(
-    componentIds.map((componentId) =>
-      requests.open({
-        componentId,
-        requestId: requestIdOf(componentId),
+  const update = step.action === "UPDATE_FIRMWARE";
+  const address = update
+    ? updateAddress(task.id, attempt)
+    : verifyAddress(task.id, group.stage, e.cursor.step, attempt);
+  // Credentials are read only when an update is about to go out.
+  let auth: Promise<FirmwareAuthentication | undefined> | undefined;
+  const set = await sendCommands(
+    deps,
+    task.id,
+    update ? "u" : "v",
+    componentIds.map((componentId) => ({ componentId, address })),
+    { sentAt: now, deadline: now + timeoutSeconds * 1000 },
+    async (componentId, requestId) => {
+      if (!update) {
+        await deps.publisher.publish(componentId, { v: 1, type: "query", requestId });
+        return;
+      }
+      auth ??= credentialsFor(deps, task.id, task.runId);
+      const type = types[componentId] as ComponentType;
+      const targetVersion = versions[componentId] ?? "";
+      const command: UpdateCommand = {
+        v: 1,
+        type: "update",
+        requestId,
         taskId: task.id,
-        kind: step.action === "UPDATE_FIRMWARE" ? "update" : "query",
-        sentAt: now,
-        deadline: now + timeoutSeconds * 1000,
-      }),
-    ),
+        targetVersion,
+        image: deps.imageFor(type, targetVersion),
+        issuedAt: now,
+      };
+      const parts = subTargets[componentId];
+      if (parts !== undefined) command.subTargets = parts;
+      const secret = secretFor(await auth, type);
+      if (secret !== undefined) command.auth = await deps.sealer.seal(secret, componentId, requestId);
+      await deps.publisher.publish(componentId, command);
+    },
   );
-  const unpublished = records.filter((r) => r.publishedAt === undefined);
-  if (unpublished.length > 0 && step.action !== "UPDATE_FIRMWARE") {
-    await Promise.all(
-      unpublished.map(async (record) => {
-        await deps.publisher.publish(record.componentId, {
-          v: 1,
-          type: "query",
-          requestId: record.requestId,
-        });
-        await requests.markPublished(record.componentId, record.requestId, clock());
-      }),
-    );
-  } else if (unpublished.length > 0) {
-    const auth = await credentialsFor(deps, task.id, task.runId);
-    await Promise.all(
-      unpublished.map(async (record) => {
-        const type = types[record.componentId] as ComponentType;
-        const targetVersion = versions[record.componentId] ?? "";
-        const command: UpdateCommand = {
-          v: 1,
-          type: "update",
-          requestId: record.requestId,
-          taskId: task.id,
-          targetVersion,
-          image: deps.imageFor(type, targetVersion),
-          issuedAt: now,
-        };
-        const parts = subTargets[record.componentId];
-        if (parts !== undefined) command.subTargets = parts;
-        const secret = secretFor(auth, type);
-        if (secret !== undefined)
-          command.auth = await deps.sealer.seal(secret, record.componentId, record.requestId);
-        await deps.publisher.publish(record.componentId, command);
-        await requests.markPublished(record.componentId, record.requestId, clock());
-      }),
-    );
-  }
-  // A retried Lambda keeps the first deadlines: the records carry them.
-  const deadline = Math.max(...records.map((r) => r.deadline));
+  // A retried Lambda keeps the first deadlines: the entries carry them.
+  const deadline = Math.max(
+    ...componentIds.map((id) => set.entries[entryKey(address, id)]?.deadline ?? now + timeoutSeconds * 1000),
+  );
   return {
     ...base,
     ...(Object.keys(subTargets).length > 0 ? { subTargets } : {}),
@@ -215,7 +201,7 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   };
 }
 
-/** Reads the wave's records: done once every component has a verdict (answer, result or timeout). */
+/** Reads the wave's commands (one read): done once every component has a verdict (answer, result or timeout). */
 export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WaveState> {
   const wave = currentWave(e.wave, e.settings);
   const now = deps.clock();
@@ -233,15 +219,14 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
       results: wave.componentIds.map((componentId) => ({ componentId, ok: true })),
     };
   }
-  const requestIdOf = (componentId: string) =>
-    wave.action === "UPDATE_FIRMWARE"
-      ? updateRequestId(e.taskId, componentId, wave.attempt)
-      : stepQueryRequestId(e.taskId, componentId, wave.stage, wave.step, wave.attempt);
-  const records = await deps.requests.get(
-    wave.componentIds.map((componentId) => ({ componentId, requestId: requestIdOf(componentId) })),
-  );
+  const update = wave.action === "UPDATE_FIRMWARE";
+  const address = update
+    ? updateAddress(e.taskId, wave.attempt)
+    : verifyAddress(e.taskId, wave.stage, wave.step, wave.attempt);
+  // One read of the wave's results: the task's update (or verify) set.
+  const set = await deps.commands.get(e.taskId, update ? "u" : "v");
   const verdicts = wave.componentIds.map((componentId) => {
-    const record = records.get(requestKey(componentId, requestIdOf(componentId)));
+    const record = commandRecord(set, address, componentId);
     const type = wave.types[componentId] as ComponentType;
     if (wave.action === "UPDATE_FIRMWARE") {
       return verdict(

@@ -1,0 +1,300 @@
+/**
+ * CommandSetStore on DynamoDB: a child task's command sets (src/domain/command-sets.ts) in the
+ * Tasks table, beside the task items, one item per task and family, no index attribute (no task
+ * listing sees them):
+ *
+ *   cmds#<taskId>#<family>   { taskId, family, ttl,
+ *                              e_<entry>: { c: componentId, s: sentAt, d: deadline, pb?: publishedAt,
+ *                                           a?: ackedAt, p?: progress, pt?: progressAt,
+ *                                           r?: result, rt?: resultAt, q?: answer } }
+ *
+ * Entries are top-level attributes, so adding one needs no parent map, and one UpdateItem sets
+ * any number of them. A batch of BMC reports is one UpdateItem whose condition carries each
+ * entry's rule (first result wins, progress only upwards, …); when it fails, the record is read
+ * back and the caller writes what still changes something, so a duplicate or late report is never
+ * written twice. Expressions are chunked to stay under DynamoDB's 4 KB per expression.
+ *
+ * Items live a week past their last deadline (TTL, epoch seconds), for post-mortems.
+ *
+ * Keyed by the task and the family, not by component: the receiver finds the record from the
+ * request id alone, and the entry key (a hash over the component id) ties each command to the one
+ * component whose topic may report on it (src/domain/command-sets.ts `isReportFor`).
+ */
+import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import type { CommandSetStore } from "../../app/ports.js";
+import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../../domain/command-sets.js";
+
+type Item = Record<string, unknown>;
+
+const setPk = (taskId: string, family: CommandFamily): string => `cmds#${taskId}#${family}`;
+const RETENTION_SECONDS = 7 * 24 * 3600;
+/** DynamoDB's limit is 4 KB per expression string; chunks stay well under it. */
+const MAX_EXPRESSION = 3_500;
+
+function isConditionFailed(error: unknown): boolean {
+  return (error as { name?: string } | null)?.name === "ConditionalCheckFailedException";
+}
+
+function entryToItem(e: CommandEntry): Item {
+  const item: Item = { c: e.componentId, s: e.sentAt, d: e.deadline };
+  if (e.publishedAt !== undefined) item.pb = e.publishedAt;
+  if (e.ackedAt !== undefined) item.a = e.ackedAt;
+  if (e.progress !== undefined) item.p = e.progress;
+  if (e.progressAt !== undefined) item.pt = e.progressAt;
+  if (e.result !== undefined) item.r = e.result;
+  if (e.resultAt !== undefined) item.rt = e.resultAt;
+  if (e.status !== undefined) item.q = e.status;
+  return item;
+}
+
+function itemToEntry(i: Item): CommandEntry {
+  const e: CommandEntry = { componentId: i.c as string, sentAt: Number(i.s), deadline: Number(i.d) };
+  if (i.pb !== undefined) e.publishedAt = Number(i.pb);
+  if (i.a !== undefined) e.ackedAt = Number(i.a);
+  if (i.p !== undefined) e.progress = Number(i.p);
+  if (i.pt !== undefined) e.progressAt = Number(i.pt);
+  if (i.r !== undefined) e.result = i.r as CommandEntry["result"];
+  if (i.rt !== undefined) e.resultAt = Number(i.rt);
+  if (i.q !== undefined) e.status = i.q as CommandEntry["status"];
+  return e;
+}
+
+function itemToSet(item: Item): CommandSet {
+  const set: CommandSet = {
+    taskId: item.taskId as string,
+    family: item.family as CommandFamily,
+    entries: {},
+  };
+  for (const [name, value] of Object.entries(item)) {
+    if (name.startsWith("e_")) set.entries[name.slice(2)] = itemToEntry(value as Item);
+  }
+  return set;
+}
+
+/** One update's expression parts, built up clause by clause. */
+class Expression {
+  readonly sets: string[] = [];
+  readonly removes: string[] = [];
+  readonly conditions: string[] = [];
+  readonly names: Record<string, string> = {};
+  readonly values: Record<string, unknown> = {};
+  private n = 0;
+
+  name(attribute: string): string {
+    const existing = Object.entries(this.names).find(([, v]) => v === attribute)?.[0];
+    if (existing !== undefined) return existing;
+    const placeholder = `#n${this.n++}`;
+    this.names[placeholder] = attribute;
+    return placeholder;
+  }
+
+  value(v: unknown): string {
+    const placeholder = `:v${this.n++}`;
+    this.values[placeholder] = v;
+    return placeholder;
+  }
+
+  size(): number {
+    return Math.max(
+      this.sets.join(", ").length + this.removes.join(", ").length,
+      this.conditions.join(" AND ").length,
+    );
+  }
+
+  update(): string {
+    return [
+      this.sets.length > 0 ? `SET ${this.sets.join(", ")}` : "",
+      this.removes.length > 0 ? `REMOVE ${this.removes.join(", ")}` : "",
+    ]
+      .filter((part) => part !== "")
+      .join(" ");
+  }
+}
+
+/** Splits clauses over as few expressions as fit; `begin` seeds each new one. */
+function chunked<T>(
+  items: readonly T[],
+  begin: (x: Expression) => void,
+  add: (x: Expression, item: T) => void,
+) {
+  const chunks: Expression[] = [];
+  const start = () => {
+    const x = new Expression();
+    begin(x);
+    chunks.push(x);
+    return x;
+  };
+  let x = start();
+  for (const item of items) {
+    if (x.size() > MAX_EXPRESSION) x = start();
+    add(x, item);
+  }
+  return chunks;
+}
+
+export class DynamoCommandSetStore implements CommandSetStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tasksTable: string,
+  ) {}
+
+  private send(taskId: string, family: CommandFamily, x: Expression, returnAll: boolean) {
+    return this.doc.send(
+      new UpdateCommand({
+        TableName: this.tasksTable,
+        Key: { id: setPk(taskId, family) },
+        UpdateExpression: x.update(),
+        ...(x.conditions.length > 0 ? { ConditionExpression: x.conditions.join(" AND ") } : {}),
+        ExpressionAttributeNames: x.names,
+        ...(Object.keys(x.values).length > 0 ? { ExpressionAttributeValues: x.values } : {}),
+        ReturnValues: returnAll ? "ALL_NEW" : "NONE",
+      }),
+    );
+  }
+
+  async open(
+    taskId: string,
+    family: CommandFamily,
+    entries: Record<string, CommandEntry>,
+  ): Promise<CommandSet> {
+    const latest = Math.max(0, ...Object.values(entries).map((e) => e.deadline));
+    const chunks = chunked(
+      Object.entries(entries),
+      (x) => {
+        for (const [attribute, value] of [
+          ["taskId", taskId],
+          ["family", family],
+        ] as const) {
+          const a = x.name(attribute);
+          x.sets.push(`${a} = if_not_exists(${a}, ${x.value(value)})`);
+        }
+        // A week past the latest deadline: later commands have later deadlines.
+        x.sets.push(`${x.name("ttl")} = ${x.value(Math.ceil(latest / 1000) + RETENTION_SECONDS)}`);
+      },
+      (x, [key, entry]) => {
+        const a = x.name(`e_${key}`);
+        // An entry already there keeps what it holds: its first window, publication and reports.
+        x.sets.push(`${a} = if_not_exists(${a}, ${x.value(entryToItem(entry))})`);
+      },
+    );
+    let stored: Item | undefined;
+    for (const [i, chunk] of chunks.entries()) {
+      stored = (await this.send(taskId, family, chunk, i === chunks.length - 1)).Attributes;
+    }
+    return itemToSet(stored ?? { taskId, family });
+  }
+
+  async markPublished(
+    taskId: string,
+    family: CommandFamily,
+    keys: readonly string[],
+    now: number,
+  ): Promise<void> {
+    if (keys.length === 0) return;
+    const chunks = chunked(
+      keys,
+      () => {},
+      (x, key) => {
+        const e = x.name(`e_${key}`);
+        const pb = `${e}.${x.name("pb")}`;
+        x.sets.push(`${pb} = if_not_exists(${pb}, ${x.value(now)})`);
+        x.conditions.push(`attribute_exists(${e})`);
+      },
+    );
+    for (const chunk of chunks) await this.send(taskId, family, chunk, false);
+  }
+
+  async get(taskId: string, family: CommandFamily): Promise<CommandSet | undefined> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tasksTable,
+        Key: { id: setPk(taskId, family) },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item === undefined ? undefined : itemToSet(out.Item);
+  }
+
+  async reopen(
+    taskId: string,
+    family: CommandFamily,
+    windows: Record<string, { sentAt: number; deadline: number }>,
+  ): Promise<void> {
+    const keys = Object.entries(windows);
+    if (keys.length === 0) return;
+    const latest = Math.max(...keys.map(([, w]) => w.deadline));
+    const chunks = chunked(
+      keys,
+      (x) => {
+        x.sets.push(`${x.name("ttl")} = ${x.value(Math.ceil(latest / 1000) + RETENTION_SECONDS)}`);
+      },
+      (x, [key, window]) => {
+        const e = x.name(`e_${key}`);
+        x.removes.push(`${e}.${x.name("pb")}`);
+        x.sets.push(
+          `${e}.${x.name("s")} = ${x.value(window.sentAt)}`,
+          `${e}.${x.name("d")} = ${x.value(window.deadline)}`,
+        );
+        x.conditions.push(`attribute_exists(${e})`);
+      },
+    );
+    for (const chunk of chunks) await this.send(taskId, family, chunk, false);
+  }
+
+  async record(
+    taskId: string,
+    family: CommandFamily,
+    writes: Record<string, EntryWrite>,
+  ): Promise<{ outcome: "written"; set: CommandSet } | { outcome: "refused"; set?: CommandSet }> {
+    const chunks = chunked(
+      Object.entries(writes),
+      (x) => {
+        x.conditions.push(`${x.name("family")} = ${x.value(family)}`);
+      },
+      (x, [key, w]) => {
+        const e = x.name(`e_${key}`);
+        const field = (f: string) => `${e}.${x.name(f)}`;
+        x.conditions.push(`attribute_exists(${e})`);
+        if (w.result !== undefined) {
+          x.sets.push(
+            `${field("r")} = ${x.value(w.result.value)}`,
+            `${field("rt")} = ${x.value(w.result.at)}`,
+          );
+          x.conditions.push(`attribute_not_exists(${field("r")})`);
+        }
+        if (w.status !== undefined) {
+          x.sets.push(`${field("q")} = ${x.value(w.status)}`);
+          x.conditions.push(`attribute_not_exists(${field("q")})`);
+        }
+        if (w.progress !== undefined) {
+          const p = x.value(w.progress.percent);
+          x.sets.push(`${field("p")} = ${p}`, `${field("pt")} = ${x.value(w.progress.at)}`);
+          x.conditions.push(
+            `attribute_not_exists(${field("r")}) AND (attribute_not_exists(${field("p")}) OR ${field("p")} < ${p})`,
+          );
+        }
+        if (w.ackedAt !== undefined) {
+          const a = field("a");
+          x.sets.push(`${a} = if_not_exists(${a}, ${x.value(w.ackedAt)})`);
+          // A lone acknowledgement that changes nothing is refused, not written again.
+          if (w.result === undefined && w.status === undefined && w.progress === undefined)
+            x.conditions.push(`attribute_not_exists(${a})`);
+        }
+      },
+    );
+    let after: Item | undefined;
+    for (const chunk of chunks) {
+      if (chunk.sets.length === 0) continue;
+      try {
+        after = (await this.send(taskId, family, chunk, true)).Attributes;
+      } catch (error) {
+        if (!isConditionFailed(error)) throw error;
+        // A duplicate or late report the writer did not know about: what is stored decides.
+        const stored = await this.get(taskId, family);
+        return stored === undefined ? { outcome: "refused" } : { outcome: "refused", set: stored };
+      }
+    }
+    if (after === undefined) return { outcome: "refused" };
+    return { outcome: "written", set: itemToSet(after) };
+  }
+}

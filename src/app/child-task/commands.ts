@@ -1,0 +1,62 @@
+/**
+ * Sending a batch of BMC commands (a wave's step, the preflight's queries) through the task's
+ * command set (src/domain/command-sets.ts): the batch's entries in ONE write, each command
+ * published at most once, and the published ones marked in ONE more write. A retried step finds
+ * its entries published and sends nothing; a step that failed half-way publishes the rest again
+ * under the same request ids, which the BMC deduplicates (docs/bmc-protocol.md, Idempotency).
+ */
+import {
+  type CommandAddress,
+  type CommandFamily,
+  type CommandSet,
+  commandRequestId,
+  entryKey,
+  newEntry,
+} from "../../domain/command-sets.js";
+import type { StepDeps } from "./deps.js";
+
+export interface CommandToSend {
+  componentId: string;
+  address: CommandAddress;
+}
+
+/**
+ * Opens the batch's entries (`window` for those not there yet) and publishes those not yet
+ * published nor answered with `publish(componentId, requestId)`. Returns the set as stored.
+ */
+export async function sendCommands(
+  deps: Pick<StepDeps, "commands" | "clock">,
+  taskId: string,
+  family: CommandFamily,
+  commands: readonly CommandToSend[],
+  window: { sentAt: number; deadline: number },
+  publish: (componentId: string, requestId: string) => Promise<void>,
+): Promise<CommandSet> {
+  const set = await deps.commands.open(
+    taskId,
+    family,
+    Object.fromEntries(commands.map((c) => newEntry(c.address, c.componentId, window))),
+  );
+  const due = commands.filter((c) => {
+    const entry = set.entries[entryKey(c.address, c.componentId)];
+    return (
+      entry !== undefined &&
+      entry.publishedAt === undefined &&
+      entry.result === undefined &&
+      entry.status === undefined
+    );
+  });
+  const sent = await Promise.allSettled(
+    due.map((c) => publish(c.componentId, commandRequestId(c.address, c.componentId))),
+  );
+  const published = due.filter((_, i) => sent[i]?.status === "fulfilled");
+  await deps.commands.markPublished(
+    taskId,
+    family,
+    published.map((c) => entryKey(c.address, c.componentId)),
+    deps.clock(),
+  );
+  const failed = sent.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed !== undefined) throw failed.reason;
+  return set;
+}

@@ -1,0 +1,291 @@
+/**
+ * Command sets: the BMC commands of one child task, and what the BMCs reported on them, kept as
+ * ONE record per task and family instead of one per command:
+ *
+ *   u   the update commands (every wave, every attempt of a rule's retry)
+ *   q   the preflight queries (and the re-asks while the task waits for readiness)
+ *   v   the queries of a rule's verify steps
+ *
+ * A record holds one ENTRY per command (component and attempt), keyed by a hash the receiver can
+ * recompute, with the command's window (sent, deadline, published) and what its BMC reported. A
+ * wave's check is one read of one record, a wave's commands one write (and one more once they are
+ * published), and a batch of BMC reports for the same task one write of the entries it changes.
+ *
+ * Request ids name the record and the entry, so a report finds its record without a lookup:
+ *
+ *   upd-<taskId>.u<attempt>.<entry>                 an update (rule retry `attempt`, 0 first)
+ *   qry-<taskId>.q<attempt>.<entry>                 a preflight query (re-ask `attempt`)
+ *   qry-<taskId>.v<stage>.<step>.<attempt>.<entry>  a verify step's query
+ *
+ * `<entry>` is 12 hex digits of sha256 over the task, family, qualifier and the COMPONENT id, so a
+ * report counts only for the component whose topic it came on: a BMC can publish on its own topic
+ * only (the IoT policy), and a request id copied from another component's command does not hash to
+ * the reporting component's entry (`isReportFor`).
+ *
+ * Request ids of the older form (`upd-`/`qry-` + 32 hex digits, one request record per command,
+ * before command sets) do not parse (`parseCommandRequestId` → undefined): their reports are
+ * ignored (state-machines/README.md, "Executions across a deploy").
+ */
+import { createHash } from "node:crypto";
+import type { BmcEvent } from "./bmc-protocol.js";
+import type { BmcRequestRecord } from "./component-verdict.js";
+
+export type CommandFamily = "u" | "q" | "v";
+export type CommandKind = "update" | "query";
+
+export const kindOfFamily = (family: CommandFamily): CommandKind => (family === "u" ? "update" : "query");
+
+/** Where a command sits: its task, family and qualifier (`0`, `1`, … or `stage.step.attempt`). */
+export interface CommandAddress {
+  taskId: string;
+  family: CommandFamily;
+  qualifier: string;
+}
+
+export const updateAddress = (taskId: string, attempt: number): CommandAddress => ({
+  taskId,
+  family: "u",
+  qualifier: String(attempt),
+});
+export const queryAddress = (taskId: string, attempt: number): CommandAddress => ({
+  taskId,
+  family: "q",
+  qualifier: String(attempt),
+});
+export const verifyAddress = (
+  taskId: string,
+  stage: number,
+  step: number,
+  attempt: number,
+): CommandAddress => ({
+  taskId,
+  family: "v",
+  qualifier: `${stage}.${step}.${attempt}`,
+});
+
+/** The entry of `componentId` in its set: 12 hex digits of sha256("flow-bmc:<task>:<family><qualifier>:<component>"). */
+export function entryKey(address: CommandAddress, componentId: string): string {
+  return createHash("sha256")
+    .update(`flow-bmc:${address.taskId}:${address.family}${address.qualifier}:${componentId}`, "utf8")
+    .digest("hex")
+    .slice(0, 12);
+}
+
+/** The request id of the command `address` sends to `componentId`. */
+export function commandRequestId(address: CommandAddress, componentId: string): string {
+  const prefix = address.family === "u" ? "upd" : "qry";
+  return `${prefix}-${address.taskId}.${address.family}${address.qualifier}.${entryKey(address, componentId)}`;
+}
+
+const REQUEST_ID = /^(upd|qry)-([0-9a-f-]{36})\.([uqv])(\d+|\d+\.\d+\.\d+)\.([0-9a-f]{12})$/;
+
+/** A request id of this form → its address and entry; any other string (older tasks' ids) → undefined. */
+export function parseCommandRequestId(requestId: string): (CommandAddress & { entry: string }) | undefined {
+  const m = REQUEST_ID.exec(requestId);
+  if (m === null) return undefined;
+  const [, prefix, taskId, family, qualifier, entry] = m as unknown as [
+    string,
+    string,
+    string,
+    CommandFamily,
+    string,
+    string,
+  ];
+  // The prefix and the family must agree (an update's id never names a query set).
+  if ((prefix === "upd") !== (family === "u")) return undefined;
+  if (family === "v" ? !qualifier.includes(".") : qualifier.includes(".")) return undefined;
+  return { taskId, family, qualifier, entry };
+}
+
+/** Whether a report with this (parsed) request id, arriving on `componentId`'s topic, is that component's. */
+export function isReportFor(parsed: CommandAddress & { entry: string }, componentId: string): boolean {
+  return entryKey(parsed, componentId) === parsed.entry;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The record
+
+/**
+ * One command in its set: when it went out, its deadline, and what its BMC reported. The window
+ * is the command's own (not its wave's), so a re-driven task that regroups its components never
+ * finds a command under another wave's deadline.
+ */
+export interface CommandEntry {
+  /** The component it was sent to. */
+  componentId: string;
+  sentAt: number;
+  deadline: number;
+  /** Set once the command was published: a retried step does not publish it again. */
+  publishedAt?: number;
+  ackedAt?: number;
+  /** The last progress percent stored, and when it was reported. */
+  progress?: number;
+  progressAt?: number;
+  /** An update's result (the first one; later ones are ignored) and when it arrived. */
+  result?: BmcRequestRecord["result"];
+  resultAt?: number;
+  /** A query's answer (the first one). */
+  status?: BmcRequestRecord["status"];
+}
+
+export interface CommandSet {
+  taskId: string;
+  family: CommandFamily;
+  /** By entry key. */
+  entries: Record<string, CommandEntry>;
+}
+
+/** A new command's entry: its key in the set and what is stored before it is published. */
+export function newEntry(
+  address: CommandAddress,
+  componentId: string,
+  window: { sentAt: number; deadline: number },
+): [string, CommandEntry] {
+  return [entryKey(address, componentId), { componentId, sentAt: window.sentAt, deadline: window.deadline }];
+}
+
+/**
+ * One command of a set as the verdict functions read a request record (component-verdict.ts);
+ * undefined while the command has not been sent.
+ */
+export function commandRecord(
+  set: CommandSet | undefined,
+  address: CommandAddress,
+  componentId: string,
+): BmcRequestRecord | undefined {
+  const entry = set?.entries[entryKey(address, componentId)];
+  if (entry === undefined) return undefined;
+  const record: BmcRequestRecord = {
+    componentId,
+    requestId: commandRequestId(address, componentId),
+    taskId: address.taskId,
+    kind: kindOfFamily(address.family),
+    sentAt: entry.sentAt,
+    deadline: entry.deadline,
+  };
+  if (entry.publishedAt !== undefined) record.publishedAt = entry.publishedAt;
+  if (entry.ackedAt !== undefined) record.ackedAt = entry.ackedAt;
+  if (entry.progress !== undefined) record.progress = entry.progress;
+  if (entry.result !== undefined) record.result = entry.result;
+  if (entry.status !== undefined) record.status = entry.status;
+  return record;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reports → writes (the receiver's coalescing)
+
+/**
+ * At most one progress write per command every this many ms: a BMC may report progress as often as
+ * it likes, and only its first progress and then one every few seconds reach the record (and with
+ * it Task.report). The result, an answer and the first report of any kind are written at once.
+ */
+export const PROGRESS_WRITE_INTERVAL_MS = 5_000;
+
+/** What a batch of reports says about one command: the first result and answer, the highest progress. */
+export interface FoldedReports {
+  /** When its first ack, progress or result arrived: any of them says the BMC took an update. */
+  ackedAt?: number;
+  result?: { value: NonNullable<BmcRequestRecord["result"]>; at: number };
+  status?: NonNullable<BmcRequestRecord["status"]>;
+  progress?: { percent: number; at: number };
+}
+
+/** Folds one command's reports of a batch, in arrival order. */
+export function foldReports(reports: readonly { event: BmcEvent; at: number }[]): FoldedReports {
+  const folded: FoldedReports = {};
+  for (const { event, at } of reports) {
+    if (event.type !== "status") folded.ackedAt ??= at;
+    switch (event.type) {
+      case "ack":
+        break;
+      case "progress":
+        if (folded.progress === undefined || event.percent > folded.progress.percent)
+          folded.progress = { percent: event.percent, at };
+        break;
+      case "result":
+        folded.result ??= {
+          value: {
+            ...(event.ok
+              ? { ok: true as const, version: event.version }
+              : {
+                  ok: false as const,
+                  version: event.version,
+                  error: { code: event.error.code, message: event.error.message },
+                }),
+            // Protocol v2: the parts the BMC says it flashed (the verdict compares them).
+            ...(event.subTargets === undefined ? {} : { subTargets: event.subTargets }),
+          },
+          at,
+        };
+        break;
+      case "status":
+        folded.status ??= {
+          version: event.version,
+          ...(event.ready === undefined ? {} : { ready: event.ready }),
+          ...(event.reason === undefined ? {} : { reason: event.reason }),
+        };
+        break;
+    }
+  }
+  return folded;
+}
+
+/** What is stored of a command, as far as the writer knows (its own writes, or the stored record). */
+export interface KnownEntry {
+  acked: boolean;
+  progress?: number;
+  progressAt?: number;
+  result: boolean;
+  status: boolean;
+}
+
+export const knownOf = (entry: CommandEntry): KnownEntry => ({
+  acked: entry.ackedAt !== undefined,
+  ...(entry.progress === undefined ? {} : { progress: entry.progress }),
+  ...(entry.progressAt === undefined ? {} : { progressAt: entry.progressAt }),
+  result: entry.result !== undefined,
+  status: entry.status !== undefined,
+});
+
+/** The fields of one entry a write sets; absent: nothing to write for it. */
+export interface EntryWrite {
+  ackedAt?: number;
+  progress?: { percent: number; at: number };
+  result?: { value: NonNullable<BmcRequestRecord["result"]>; at: number };
+  status?: NonNullable<BmcRequestRecord["status"]>;
+}
+
+/**
+ * What to write for one command, given its folded reports and what is known to be stored
+ * (undefined: nothing known, so everything is written, under the store's conditions):
+ *   - a result (update sets only) or an answer (query sets only): if none is stored; first wins;
+ *   - an update's acknowledgement: if none is stored (any report is one);
+ *   - progress (update sets, before a result): the first one, then only a higher one at least
+ *     PROGRESS_WRITE_INTERVAL_MS after the last stored, so a chatty BMC costs a write every few
+ *     seconds at most.
+ * Reports of the wrong kind (a result for a query) change nothing. Undefined: nothing to write.
+ *   known { acked, progress 25 at 1000 }, progress 50 at 3000  → nothing (within the interval)
+ *   known { acked, progress 25 at 1000 }, result ok at 3000    → { result } (progress is moot)
+ */
+export function entryWrite(
+  family: CommandFamily,
+  folded: FoldedReports,
+  known: KnownEntry | undefined,
+): EntryWrite | undefined {
+  const write: EntryWrite = {};
+  const update = family === "u";
+  if (update && folded.result !== undefined && known?.result !== true) write.result = folded.result;
+  if (!update && folded.status !== undefined && known?.status !== true) write.status = folded.status;
+  const resulted = known?.result === true || write.result !== undefined;
+  if (update && !resulted && folded.progress !== undefined) {
+    const p = folded.progress;
+    const stored = known?.progress;
+    const due =
+      stored === undefined ||
+      (p.percent > stored && p.at - (known?.progressAt ?? 0) >= PROGRESS_WRITE_INTERVAL_MS);
+    if (due) write.progress = p;
+  }
+  // An ack, progress or result is an update's acknowledgement (queries are answered, not acked).
+  if (update && folded.ackedAt !== undefined && known?.acked !== true) write.ackedAt = folded.ackedAt;
+  return Object.keys(write).length === 0 ? undefined : write;
+}

@@ -1,0 +1,169 @@
+/**
+ * The command-set store on DynamoDB (moto): what the port promises, proven on the real adapter.
+ * An entry keeps its first window; a batch of report writes is one conditional UpdateItem, all or
+ * nothing, and a refused one returns what is stored; expressions too long for one request are
+ * split; reopen gives entries a new window and forgets their publication.
+ */
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
+import type { TableNames } from "../../src/adapters/dynamodb/index.js";
+import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
+import { entryKey, newEntry, updateAddress } from "../../src/domain/command-sets.js";
+import { uuid } from "../support/dynamodb-fixtures.js";
+import { freshTables, testClient } from "../support/moto.js";
+
+let client: DynamoDBClient;
+let names: TableNames;
+let drop: () => Promise<void>;
+let store: DynamoCommandSetStore;
+
+beforeAll(async () => {
+  client = testClient(inject("awsEndpoint"));
+  ({ names, drop } = await freshTables(client, "cmdsets"));
+  store = new DynamoCommandSetStore(DynamoDBDocumentClient.from(client), names.tasks);
+});
+afterAll(async () => {
+  await drop();
+  client.destroy();
+});
+
+const ok = { value: { ok: true as const, version: "2.0.0" }, at: 50 };
+
+describe("DynamoCommandSetStore", () => {
+  it("open: one write; an entry already there keeps its window and publication (a retried step)", async () => {
+    const taskId = uuid(1, "7a5c0000");
+    const a = updateAddress(taskId, 0);
+    const first = await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 100 })]),
+    );
+    expect(first.entries[entryKey(a, "c1")]).toEqual({ componentId: "c1", sentAt: 1, deadline: 100 });
+    await store.markPublished(taskId, "u", [entryKey(a, "c1")], 2);
+    const again = await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([
+        newEntry(a, "c1", { sentAt: 9, deadline: 900 }),
+        newEntry(a, "c2", { sentAt: 9, deadline: 900 }),
+      ]),
+    );
+    expect(again).toEqual({
+      taskId,
+      family: "u",
+      entries: {
+        [entryKey(a, "c1")]: { componentId: "c1", sentAt: 1, deadline: 100, publishedAt: 2 },
+        [entryKey(a, "c2")]: { componentId: "c2", sentAt: 9, deadline: 900 },
+      },
+    });
+    expect(await store.get(taskId, "q")).toBeUndefined();
+  });
+
+  it("record: all or nothing; a refused write returns the stored set, and the rest can then be written", async () => {
+    const taskId = uuid(2, "7a5c0000");
+    const a = updateAddress(taskId, 0);
+    const [k1, k2] = [entryKey(a, "c1"), entryKey(a, "c2")];
+    await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([
+        newEntry(a, "c1", { sentAt: 1, deadline: 100 }),
+        newEntry(a, "c2", { sentAt: 1, deadline: 100 }),
+      ]),
+    );
+    const written = await store.record(taskId, "u", {
+      [k1]: { result: ok, ackedAt: 50 },
+      [k2]: { progress: { percent: 30, at: 40 }, ackedAt: 40 },
+    });
+    expect(written.outcome).toBe("written");
+    expect(written.set?.entries[k1]).toMatchObject({
+      result: { ok: true, version: "2.0.0" },
+      resultAt: 50,
+      ackedAt: 50,
+    });
+    expect(written.set?.entries[k2]).toMatchObject({ progress: 30, progressAt: 40, ackedAt: 40 });
+    // A second result for c1 (first wins) with a real change for c2: refused as a whole.
+    const refused = await store.record(taskId, "u", {
+      [k1]: { result: { value: { ok: true, version: "9.9.9" }, at: 60 } },
+      [k2]: { progress: { percent: 60, at: 61 } },
+    });
+    expect(refused.outcome).toBe("refused");
+    expect(refused.set?.entries[k1]?.result).toEqual({ ok: true, version: "2.0.0" });
+    expect(refused.set?.entries[k2]?.progress).toBe(30);
+    // Progress only upwards; a lone ack only once; an entry that does not exist is refused.
+    expect((await store.record(taskId, "u", { [k2]: { progress: { percent: 20, at: 62 } } })).outcome).toBe(
+      "refused",
+    );
+    expect((await store.record(taskId, "u", { [k2]: { ackedAt: 63 } })).outcome).toBe("refused");
+    expect((await store.record(taskId, "u", { nope: { ackedAt: 63 } })).outcome).toBe("refused");
+    expect(
+      (await store.record(taskId, "u", { [k2]: { progress: { percent: 60, at: 61 } } })).set?.entries[k2],
+    ).toMatchObject({
+      progress: 60,
+      progressAt: 61,
+    });
+    // No such set: refused without one.
+    expect(await store.record(uuid(99, "7a5c0000"), "u", { [k1]: { ackedAt: 1 } })).toEqual({
+      outcome: "refused",
+    });
+  });
+
+  it("answers on a query set; reopen gives a new window and forgets the publication", async () => {
+    const taskId = uuid(3, "7a5c0000");
+    const a = updateAddress(taskId, 0);
+    const k = entryKey(a, "c1");
+    await store.open(taskId, "q", Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 100 })]));
+    await store.markPublished(taskId, "q", [k], 2);
+    await store.reopen(taskId, "q", { [k]: { sentAt: 500, deadline: 599 } });
+    expect((await store.get(taskId, "q"))?.entries[k]).toEqual({
+      componentId: "c1",
+      sentAt: 500,
+      deadline: 599,
+    });
+    expect(
+      (
+        await store.record(taskId, "q", {
+          [k]: { status: { version: "1.0.0", ready: false, reason: "host down" } },
+        })
+      ).outcome,
+    ).toBe("written");
+    expect((await store.record(taskId, "q", { [k]: { status: { version: "2.0.0" } } })).outcome).toBe(
+      "refused",
+    );
+    expect((await store.get(taskId, "q"))?.entries[k]?.status).toEqual({
+      version: "1.0.0",
+      ready: false,
+      reason: "host down",
+    });
+  });
+
+  it("a set too large for one expression is written in several, each under DynamoDB's limits", async () => {
+    const taskId = uuid(4, "7a5c0000");
+    const a = updateAddress(taskId, 0);
+    const ids = Array.from({ length: 150 }, (_, i) => uuid(i + 1, "cccccccc"));
+    const own = testClient(inject("awsEndpoint"));
+    const meter = installCapacityMeter(own);
+    const big = new DynamoCommandSetStore(DynamoDBDocumentClient.from(own), names.tasks);
+    const set = await big.open(
+      taskId,
+      "u",
+      Object.fromEntries(ids.map((id) => newEntry(a, id, { sentAt: 1, deadline: 100 }))),
+    );
+    expect(Object.keys(set.entries)).toHaveLength(150);
+    const opened = meter.snapshot().calls;
+    expect(opened).toBeGreaterThan(1);
+    await big.markPublished(taskId, "u", Object.keys(set.entries), 2);
+    const written = await big.record(
+      taskId,
+      "u",
+      Object.fromEntries(Object.keys(set.entries).map((k) => [k, { result: ok, ackedAt: 50 }])),
+    );
+    expect(written.outcome).toBe("written");
+    expect(
+      Object.values(written.set?.entries ?? {}).every((e) => e.publishedAt === 2 && e.resultAt === 50),
+    ).toBe(true);
+    own.destroy();
+  });
+});

@@ -1,0 +1,245 @@
+/**
+ * Command sets (src/domain/command-sets.ts): request ids that name their record and entry, the
+ * entry as a request record for the verdicts, and the receiver's rules for what a batch of reports
+ * writes (first result or answer wins, progress coalesced, nothing for what is already stored).
+ */
+import { describe, expect, it } from "vitest";
+import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
+import {
+  type CommandSet,
+  commandRecord,
+  commandRequestId,
+  entryKey,
+  entryWrite,
+  foldReports,
+  isReportFor,
+  kindOfFamily,
+  knownOf,
+  newEntry,
+  PROGRESS_WRITE_INTERVAL_MS,
+  parseCommandRequestId,
+  queryAddress,
+  updateAddress,
+  verifyAddress,
+} from "../../src/domain/command-sets.js";
+
+const TASK = "7a5c0000-0000-4000-8000-000000000001";
+const C = "c0ffee00-0000-4000-8000-000000000001";
+
+describe("request ids", () => {
+  it("name the task, the family and qualifier, and the component's entry; parse back to them", () => {
+    const cases = [
+      [updateAddress(TASK, 0), /^upd-7a5c.*\.u0\.[0-9a-f]{12}$/],
+      [queryAddress(TASK, 2), /^qry-7a5c.*\.q2\.[0-9a-f]{12}$/],
+      [verifyAddress(TASK, 1, 3, 0), /^qry-7a5c.*\.v1\.3\.0\.[0-9a-f]{12}$/],
+    ] as const;
+    for (const [address, form] of cases) {
+      const id = commandRequestId(address, C);
+      expect(id).toMatch(form);
+      expect(parseCommandRequestId(id)).toEqual({ ...address, entry: entryKey(address, C) });
+    }
+  });
+
+  it("differ per component, attempt and place, and repeat for the same ones", () => {
+    const ids = new Set([
+      commandRequestId(updateAddress(TASK, 0), C),
+      commandRequestId(updateAddress(TASK, 0), "other"),
+      commandRequestId(updateAddress(TASK, 1), C),
+      commandRequestId(queryAddress(TASK, 0), C),
+      commandRequestId(verifyAddress(TASK, 0, 1, 0), C),
+    ]);
+    expect(ids.size).toBe(5);
+    expect(commandRequestId(updateAddress(TASK, 0), C)).toBe(commandRequestId(updateAddress(TASK, 0), C));
+  });
+
+  it.each([
+    ["an older task's id", "upd-0123456789abcdef0123456789abcdef"],
+    ["an update prefix on a query set", `upd-${TASK}.q0.0123456789ab`],
+    ["a query prefix on the update set", `qry-${TASK}.u0.0123456789ab`],
+    ["a verify set without stage and step", `qry-${TASK}.v0.0123456789ab`],
+    ["a preflight set with a stage", `qry-${TASK}.q0.1.2.0123456789ab`],
+    ["anything else", "r"],
+  ])("%s is not one of ours", (_what, id) => {
+    expect(parseCommandRequestId(id)).toBeUndefined();
+  });
+
+  it("a report counts only for the component its entry was made for", () => {
+    const parsed = parseCommandRequestId(commandRequestId(updateAddress(TASK, 0), C));
+    expect(parsed && isReportFor(parsed, C)).toBe(true);
+    expect(parsed && isReportFor(parsed, "c0ffee00-0000-4000-8000-000000000002")).toBe(false);
+  });
+});
+
+describe("commandRecord: an entry as the verdicts read it", () => {
+  const address = updateAddress(TASK, 0);
+  const [key, entry] = newEntry(address, C, { sentAt: 10, deadline: 610 });
+  const set = (extra = {}): CommandSet => ({
+    taskId: TASK,
+    family: "u",
+    entries: { [key]: { ...entry, ...extra } },
+  });
+
+  it("not sent (no set, or no entry): undefined", () => {
+    expect(commandRecord(undefined, address, C)).toBeUndefined();
+    expect(commandRecord(set(), address, "other")).toBeUndefined();
+  });
+
+  it("a fresh command: its window; then everything its BMC reported", () => {
+    expect(commandRecord(set(), address, C)).toEqual({
+      componentId: C,
+      requestId: commandRequestId(address, C),
+      taskId: TASK,
+      kind: "update",
+      sentAt: 10,
+      deadline: 610,
+    });
+    const full = commandRecord(
+      set({
+        publishedAt: 11,
+        ackedAt: 12,
+        progress: 50,
+        progressAt: 13,
+        result: { ok: true, version: "2.0.0" },
+        resultAt: 14,
+        status: { version: "1.0.0" },
+      }),
+      address,
+      C,
+    );
+    expect(full).toMatchObject({
+      publishedAt: 11,
+      ackedAt: 12,
+      progress: 50,
+      result: { ok: true, version: "2.0.0" },
+      status: { version: "1.0.0" },
+    });
+    expect(commandRecord({ ...set(), family: "q" }, queryAddress(TASK, 0), C)).toBeUndefined();
+  });
+});
+
+const at = (event: BmcEvent, t: number) => ({ event, at: t });
+const ack = (t: number) => at({ v: 1, type: "ack", requestId: "r" }, t);
+const progress = (percent: number, t: number) => at({ v: 1, type: "progress", requestId: "r", percent }, t);
+const ok = (t: number, version = "2.0.0") =>
+  at({ v: 1, type: "result", requestId: "r", ok: true, version }, t);
+
+describe("foldReports", () => {
+  it("the first ack-like report, the highest progress, the first result and the first answer", () => {
+    expect(
+      foldReports([
+        at({ v: 1, type: "status", requestId: "r", version: "1.0.0" }, 1),
+        ack(2),
+        progress(40, 3),
+        progress(20, 4),
+        at(
+          {
+            v: 1,
+            type: "result",
+            requestId: "r",
+            ok: false,
+            version: "1.0.0",
+            error: { code: "FLASH_FAILED", message: "no" },
+          },
+          5,
+        ),
+        ok(6),
+        at({ v: 2, type: "result", requestId: "r", ok: true, version: "2.0.0", subTargets: ["bios"] }, 7),
+        at({ v: 1, type: "status", requestId: "r", version: "1.5.0", ready: false, reason: "host down" }, 8),
+      ]),
+    ).toEqual({
+      ackedAt: 2,
+      progress: { percent: 40, at: 3 },
+      result: {
+        value: { ok: false, version: "1.0.0", error: { code: "FLASH_FAILED", message: "no" } },
+        at: 5,
+      },
+      status: { version: "1.0.0" },
+    });
+    expect(
+      foldReports([
+        at({ v: 2, type: "result", requestId: "r", ok: true, version: "2.0.0", subTargets: ["bios"] }, 1),
+        at({ v: 1, type: "status", requestId: "r", version: "1.5.0", ready: false, reason: "host down" }, 2),
+      ]),
+    ).toEqual({
+      ackedAt: 1,
+      result: { value: { ok: true, version: "2.0.0", subTargets: ["bios"] }, at: 1 },
+      status: { version: "1.5.0", ready: false, reason: "host down" },
+    });
+  });
+});
+
+describe("entryWrite: what a batch writes for one command", () => {
+  const known = (over = {}) => ({ acked: true, result: false, status: false, ...over });
+
+  it("nothing known: everything, under the store's conditions", () => {
+    expect(entryWrite("u", foldReports([ack(1), progress(30, 2)]), undefined)).toEqual({
+      ackedAt: 1,
+      progress: { percent: 30, at: 2 },
+    });
+    expect(entryWrite("u", foldReports([ok(3)]), undefined)).toEqual({
+      ackedAt: 3,
+      result: { value: { ok: true, version: "2.0.0" }, at: 3 },
+    });
+  });
+
+  it("a result is written once; progress is moot with it", () => {
+    expect(entryWrite("u", foldReports([progress(90, 1), ok(2)]), known())).toEqual({
+      result: { value: { ok: true, version: "2.0.0" }, at: 2 },
+    });
+    expect(entryWrite("u", foldReports([ok(2), progress(95, 3)]), known({ result: true }))).toBeUndefined();
+  });
+
+  it("progress: higher and at least PROGRESS_WRITE_INTERVAL_MS after the stored one, else nothing", () => {
+    const stored = known({ progress: 25, progressAt: 1_000 });
+    const later = 1_000 + PROGRESS_WRITE_INTERVAL_MS;
+    expect(entryWrite("u", foldReports([progress(50, later - 1)]), stored)).toBeUndefined();
+    expect(entryWrite("u", foldReports([progress(25, later)]), stored)).toBeUndefined();
+    expect(entryWrite("u", foldReports([progress(50, later)]), stored)).toEqual({
+      progress: { percent: 50, at: later },
+    });
+    // A stored progress without its time (written before times were kept) counts from 0.
+    expect(entryWrite("u", foldReports([progress(50, later)]), known({ progress: 25 }))).toEqual({
+      progress: { percent: 50, at: later },
+    });
+  });
+
+  it("queries: the first answer only; an update's reports on a query, or an answer on an update, change nothing", () => {
+    const answer = at({ v: 1, type: "status", requestId: "r", version: "1.0.0" }, 1);
+    expect(entryWrite("q", foldReports([answer]), undefined)).toEqual({ status: { version: "1.0.0" } });
+    expect(entryWrite("v", foldReports([answer]), known({ status: true }))).toBeUndefined();
+    expect(entryWrite("q", foldReports([ack(1), progress(10, 2), ok(3)]), undefined)).toBeUndefined();
+    expect(entryWrite("u", foldReports([answer]), known())).toBeUndefined();
+    expect(entryWrite("u", foldReports([answer]), undefined)).toBeUndefined();
+  });
+
+  it("a duplicate ack is not written", () => {
+    expect(entryWrite("u", foldReports([ack(5)]), known())).toBeUndefined();
+  });
+});
+
+describe("kindOfFamily", () => {
+  it("updates are the u set; preflight and verify queries the q and v sets", () => {
+    expect(["u", "q", "v"].map((f) => kindOfFamily(f as "u" | "q" | "v"))).toEqual([
+      "update",
+      "query",
+      "query",
+    ]);
+  });
+});
+
+describe("knownOf", () => {
+  it("what an entry says is stored", () => {
+    const [, fresh] = newEntry(updateAddress(TASK, 0), C, { sentAt: 1, deadline: 2 });
+    expect(knownOf(fresh)).toEqual({ acked: false, result: false, status: false });
+    expect(
+      knownOf({
+        ...fresh,
+        ackedAt: 3,
+        progress: 40,
+        progressAt: 4,
+        result: { ok: true, version: "2.0.0" },
+        status: { version: "1.0.0" },
+      }),
+    ).toEqual({ acked: true, progress: 40, progressAt: 4, result: true, status: true });
+  });
+});
