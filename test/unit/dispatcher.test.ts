@@ -307,10 +307,12 @@ describe("dispatcher: free slots and the batch claim", () => {
     expect(w.runs.writes()).toBe(0);
   });
 
-  it("an expired claim is re-claimed in place with every slot taken, and submitted again under its key", async () => {
+  it("an expired claim is re-claimed in place with every slot taken, and submitted again under its key (not as a first attempt: its task may exist)", async () => {
     const w = await world({ phases: [["CLAIMED", "PENDING"]], maxConcurrent: 1 }, { at: CLAIM_LEASE_MS });
     expect(await w.pass()).toEqual(passResult("claimed", { status: "RUNNING", submitted: 1 }));
-    expect(w.submitter.submits.map((r) => r.idempotencyKey)).toEqual([key(w.targets[0]!)]);
+    expect(w.submitter.submits.map((r) => [r.idempotencyKey, r.firstAttempt])).toEqual([
+      [key(w.targets[0]!), undefined],
+    ]);
     expect(await w.statuses()).toEqual(["SUBMITTED", "PENDING"]);
     expect((await w.stored()).inFlight).toBe(1);
   });
@@ -395,7 +397,7 @@ describe("dispatcher: free slots and the batch claim", () => {
 });
 
 describe("dispatcher: submission outcomes", () => {
-  it("submitted: the request carries the key, the rack, its components and the frozen template; the target is SUBMITTED", async () => {
+  it("submitted: the request carries the key, the target's phase, first attempt (it was PENDING), the rack, its components and the frozen template; the target is SUBMITTED", async () => {
     const w = await world({ phases: [["PENDING"]] });
     await w.pass();
     const t = w.targets[0]!;
@@ -405,6 +407,8 @@ describe("dispatcher: submission outcomes", () => {
         idempotencyKey: key(t),
         runId: RUN,
         targetId: t.id,
+        phaseIndex: 0,
+        firstAttempt: true,
         rackId: t.rackId,
         componentsByType: t.componentsByType,
         template: run.config.operation.firmware,
@@ -476,7 +480,10 @@ describe("dispatcher: submission outcomes", () => {
     expect(w.submitter.submits).toHaveLength(1);
     w.clock.now = claimedAt + CLAIM_LEASE_MS;
     expect(await w.pass()).toEqual(passResult("claimed", { status: "RUNNING", submitted: 1 }));
-    expect(w.submitter.submits.map((r) => r.idempotencyKey)).toEqual([key(t), key(t)]);
+    expect(w.submitter.submits.map((r) => [r.idempotencyKey, r.firstAttempt])).toEqual([
+      [key(t), true],
+      [key(t), undefined],
+    ]);
     expect(await w.stored()).toMatchObject({ inFlight: 1 });
     expect((await w.target(0)).status).toBe("SUBMITTED");
   });

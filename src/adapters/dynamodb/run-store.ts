@@ -297,8 +297,9 @@ export class DynamoRunStore implements RunStore {
     status: OutcomeStatus,
     message: string,
     now: number,
+    phaseIndex?: number,
   ): Promise<TransitionOutcome> {
-    return this.transitions.recordOutcome(runId, targetId, status, message, now);
+    return this.transitions.recordOutcome(runId, targetId, status, message, now, phaseIndex);
   }
 
   /** Not on the RunStore port yet: controls' ConflictClockStore (src/app/controls.ts). */

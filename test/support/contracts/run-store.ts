@@ -708,6 +708,46 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         expect(await runs.recordOutcome(r.id, uuid(10, "dead0000"), "FAILED", "", T)).toBe("not-found");
       });
 
+      it("recordOutcome with the target's phase (a child task's outcome): the same effects, exactly once; a target not in flight, or a wrong phase, is handled as without it", async () => {
+        const { run: r, targets } = await created({ phaseSizes: [2, 3] });
+        const [p0, p1, a, b, c] = targets as [Target, Target, Target, Target, Target];
+        expect((await runs.claimTargets([a, b], LEASE, T)).outcome).toBe("claimed");
+        expect(await runs.recordSubmitted(r.id, b.id, "task-b", T)).toBe("recorded");
+        expect(await runs.recordOutcome(r.id, a.id, "FAILED", "flash failed", T + 1, 1)).toBe("recorded");
+        const repeats = await Promise.all(
+          Array.from({ length: 10 }, () => runs.recordOutcome(r.id, b.id, "COMPLETED", "done", T + 2, 1)),
+        );
+        expect(repeats.filter((o) => o === "recorded")).toHaveLength(1);
+        expect(repeats.filter((o) => o === "already-recorded")).toHaveLength(9);
+        expect(await runs.recordOutcome(r.id, a.id, "COMPLETED", "late", T + 3, 1)).toBe("already-recorded");
+        // PENDING (not in flight): its counter moves, inFlight does not.
+        expect(await runs.recordOutcome(r.id, c.id, "SKIPPED", "not started", T + 4, 1)).toBe("recorded");
+        // In flight, but told the wrong phase: counted in its own.
+        expect(await runs.claimTarget(p0, LEASE, T + 5)).toBe("claimed");
+        expect(await runs.recordOutcome(r.id, p0.id, "TERMINATED", "stopped", T + 6, 1)).toBe("recorded");
+        expect(await runs.recordOutcome(r.id, uuid(11, "dead0000"), "FAILED", "", T, 0)).toBe("not-found");
+        expect(await target(b)).toEqual({
+          ...b,
+          status: "COMPLETED",
+          message: "done",
+          taskId: "task-b",
+          updatedAt: T + 2,
+        });
+        expect(await target(c)).toEqual({
+          ...c,
+          status: "SKIPPED",
+          message: "not started",
+          updatedAt: T + 4,
+        });
+        expect((await target(p1)).status).toBe("PENDING");
+        const after = await run(r);
+        expect(after.inFlight).toBe(0);
+        expect(after.counters).toEqual([
+          { ...ZERO, terminated: 1 },
+          { completed: 1, failed: 1, terminated: 0, skipped: 1 },
+        ]);
+      });
+
       it("recordOutcome counts on a paused run too (outcomes keep arriving while it is paused)", async () => {
         const { run: r, targets } = await created({ phaseSizes: [2] });
         expect(await runs.claimTarget(targets[0]!, LEASE, T)).toBe("claimed");
