@@ -338,17 +338,18 @@ export interface TaskStore {
   /** Whole-task replace if the stored updatedAt equals `expectedUpdatedAt`. */
   saveTask(task: Task, expectedUpdatedAt: number): Promise<SaveTaskOutcome>;
   /**
-   * A run child's ending in ONE transaction, both or neither: saveTask(task, expectedUpdatedAt)
-   * and RunStore.recordOutcome of its target, when that target is still in flight (CLAIMED or
-   * SUBMITTED) in `outcome.phaseIndex`. 'not-in-flight': it is not (or its run is gone), nothing
-   * written; the caller saves the task and records the outcome in turn, as without this method.
-   * Optional: a store without it leaves the two writes to the caller.
+   * A run child's ending in ONE transaction, all or nothing: saveTask(task, expectedUpdatedAt),
+   * RunStore.recordOutcome of its target, when that target is still in flight (CLAIMED or
+   * SUBMITTED) in `outcome.phaseIndex`, and RackLockStore.release(task.rackId, task.id).
+   * 'separately': the target is not in flight (or its run is gone), or another task holds the
+   * rack's lock; nothing written, the caller makes the three writes in turn, as without this
+   * method. Optional: a store without it leaves them to the caller.
    */
   saveTaskWithOutcome?(
     task: Task,
     expectedUpdatedAt: number,
     outcome: RunChildOutcome,
-  ): Promise<SaveTaskOutcome | "not-in-flight">;
+  ): Promise<SaveTaskOutcome | "separately">;
 }
 
 /** A run child's target outcome, as the task store writes it with the task's ending. */

@@ -112,7 +112,7 @@ describe("task store", () => {
     expect(await stores.locks.get(rack)).toEqual({ owner: winner.id, expiresAt: 60_000 });
   });
 
-  it("saveTaskWithOutcome: the task's ending, its target's outcome and the run's counters in one write; a moved task or a target not in flight writes nothing", async () => {
+  it("saveTaskWithOutcome: the task's ending, its target's outcome, the run's counters and the lock's release in one write; a moved task, a target not in flight or another task's lock writes nothing", async () => {
     const { run, targets } = runWithTargets(uuid(21, "ca000000"), { phaseSizes: [1, 2] });
     await stores.runs.createRun(run, targets);
     const [, a, b] = targets as [Target, Target, Target];
@@ -138,7 +138,15 @@ describe("task store", () => {
     // A stale version: nothing written, the target still SUBMITTED.
     expect(await stores.tasks.saveTaskWithOutcome(done, running.updatedAt - 1, outcome)).toBe("stale");
     expect((await stores.runs.getTarget(run.id, a.id))?.status).toBe("SUBMITTED");
+    // The rack's lock another task's: nothing written, the lock left alone.
+    const rack = running.rackId;
+    expect(await stores.locks.acquire(rack, "task-other", 60_000, at)).toBe("acquired");
+    expect(await stores.tasks.saveTaskWithOutcome(done, running.updatedAt, outcome)).toBe("separately");
+    expect((await stores.runs.getTarget(run.id, a.id))?.status).toBe("SUBMITTED");
+    expect(await stores.locks.release(rack, "task-other")).toBe("released");
+    expect(await stores.locks.acquire(rack, running.id, 60_000, at)).toBe("acquired");
     expect(await stores.tasks.saveTaskWithOutcome(done, running.updatedAt, outcome)).toBe("saved");
+    expect(await stores.locks.get(rack)).toBeUndefined();
     expect(await stores.tasks.getTasks([running.id])).toEqual([done]);
     expect(await stores.runs.getTarget(run.id, a.id)).toMatchObject({
       status: "COMPLETED",
@@ -154,7 +162,7 @@ describe("task store", () => {
     });
     // Once more (a redelivered ending): the target is no longer in flight, nothing is written.
     const again = { ...done, updatedAt: done.updatedAt + 1 };
-    expect(await stores.tasks.saveTaskWithOutcome(again, done.updatedAt, outcome)).toBe("not-in-flight");
+    expect(await stores.tasks.saveTaskWithOutcome(again, done.updatedAt, outcome)).toBe("separately");
     expect(await stores.tasks.getTasks([running.id])).toEqual([done]);
     // A wrong phase is not in flight either; an unknown task is not found.
     const other = task(152, { runId: run.id, targetId: b.id, targetPhaseIndex: 0, status: "RUNNING" });
@@ -165,7 +173,7 @@ describe("task store", () => {
         targetId: b.id,
         phaseIndex: 0,
       }),
-    ).toBe("not-in-flight");
+    ).toBe("separately");
     expect(
       await stores.tasks.saveTaskWithOutcome(task(153, { updatedAt: 2 }), 1, { ...outcome, targetId: b.id }),
     ).toBe("not-found");

@@ -1,6 +1,7 @@
 /**
  * A run child's ending on DynamoDB (moto), as the outcome recorder writes it: the task, its
- * target and the run's counters in ONE transaction (TaskStore.saveTaskWithOutcome). Racing
+ * target, the run's counters and the rack lock's release in ONE transaction
+ * (TaskStore.saveTaskWithOutcome). Racing
  * recorders (the last state, a cancel, an execution-status reconcile) must leave the task and its
  * target with the same outcome, counted once; a target the recorder cannot write with the task
  * (not in flight) takes the two writes in turn, as before.
@@ -44,7 +45,8 @@ async function runChild(n: number, targetStatus: "SUBMITTED" | "CLAIMED") {
   const task: Task = {
     id: taskId,
     operation: "UpgradeFirmware",
-    rackId: target.rackId,
+    // A rack of its own per case: the lock cases leave locks behind.
+    rackId: uuid(n, "aaaa0e00"),
     componentIds: [],
     description: "fw",
     executorType: "STEP_FUNCTIONS",
@@ -121,6 +123,27 @@ describe("a run child's ending", () => {
       counters: [ZERO, { ...ZERO, skipped: 1 }],
     });
     expect(woken).toEqual([]);
+  });
+
+  it("the rack's lock already another task's (this one's expired): the task and target end, the other's lock stays", async () => {
+    const { run, target, task, at } = await runChild(4, "SUBMITTED");
+    expect(await stores.locks.acquire(task.rackId, "task-next", 60_000, at + 60_000)).toBe("acquired");
+    const woken: string[] = [];
+    expect(
+      await recordTaskOutcome(deps(at, woken), task.id, { status: "COMPLETED", message: "done" }),
+    ).toMatchObject({
+      status: "COMPLETED",
+    });
+    expect(await stores.runs.getTarget(run.id, target.id)).toMatchObject({
+      status: "COMPLETED",
+      message: "done",
+    });
+    expect(await stores.runs.getRun(run.id)).toMatchObject({
+      inFlight: 0,
+      counters: [ZERO, { ...ZERO, completed: 1 }],
+    });
+    expect((await stores.locks.get(task.rackId))?.owner).toBe("task-next");
+    expect(woken).toEqual([run.id]);
   });
 
   it("a task frozen before its target's phase was (no targetPhaseIndex): the two writes in turn, the same result", async () => {

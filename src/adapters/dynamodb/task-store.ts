@@ -164,25 +164,36 @@ export class DynamoTaskStore implements TaskStore {
   }
 
   /**
-   *   task T RUNNING@500 ends COMPLETED; its target SUBMITTED in phase 1
-   *   [Put T COMPLETED if updatedAt = 500] + [target → COMPLETED if in flight in phase 1] + [run: c1_completed +1, inFlight −1]
+   *   task T RUNNING@500 ends COMPLETED; its target SUBMITTED in phase 1; T holds rack R's lock
+   *   [Put T COMPLETED if updatedAt = 500] + [target → COMPLETED if in flight in phase 1]
+   *     + [run: c1_completed +1, inFlight −1] + [Delete lock R unless another task holds it]
    *   T moved since 500 (a progress report, a cancel): cancelled → 'stale' (the caller re-reads T)
-   *   the target is not in flight (already ended, never claimed): cancelled → 'not-in-flight'
+   *   the target is not in flight (already ended, never claimed), or R is another task's now:
+   *     cancelled → 'separately'
    */
   async saveTaskWithOutcome(
     task: Task,
     expectedUpdatedAt: number,
     outcome: RunChildOutcome,
-  ): Promise<SaveTaskOutcome | "not-in-flight"> {
+  ): Promise<SaveTaskOutcome | "separately"> {
     const codes = await transactWrite(this.doc, {
       TransactItems: [
         { Put: this.taskSave(task, expectedUpdatedAt) },
         ...outcomeItems(this.tables, outcome, inFlightPrior(outcome.phaseIndex)),
+        {
+          Delete: {
+            TableName: this.tables.rackLocks,
+            Key: { rackId: task.rackId },
+            ConditionExpression: "attribute_not_exists(rackId) OR #o = :owner",
+            ExpressionAttributeNames: { "#o": "owner" },
+            ExpressionAttributeValues: { ":owner": task.id },
+          },
+        },
       ],
     });
     if (codes === undefined) return "saved";
     if (codes[0] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
-    return "not-in-flight";
+    return "separately";
   }
 
   private taskSave(task: Task, expectedUpdatedAt: number): PutCommandInput {

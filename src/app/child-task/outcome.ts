@@ -80,8 +80,9 @@ export async function recordTaskOutcome(
   outcome: { status: TaskOutcomeStatus; message: string },
   read?: Task,
 ): Promise<Task> {
-  // A run child still in flight ends with its target in ONE write where the store can (1 and 2
-  // together); otherwise, or when the target is not in flight, in turn as below.
+  // A run child still in flight ends with its target and its lock in ONE write where the store
+  // can (1, 2 and 3 together); otherwise (the target not in flight, the lock another task's) in
+  // turn as below.
   let recordedWithTask = false;
   const { saveTaskWithOutcome } = deps.tasks;
   const save = async (next: Task, expectedUpdatedAt: number): Promise<SaveTaskOutcome> => {
@@ -99,7 +100,7 @@ export async function recordTaskOutcome(
         message: next.message,
         now: deps.clock(),
       });
-      if (saved !== "not-in-flight") {
+      if (saved !== "separately") {
         recordedWithTask = saved === "saved";
         return saved;
       }
@@ -152,7 +153,7 @@ export async function recordTaskOutcome(
   // (a run holds one target per rack) and so do not wait for this lock.
   const runId = recorded ? task.runId : undefined;
   await Promise.all([
-    deps.locks.release(task.rackId, task.id),
+    recordedWithTask ? undefined : deps.locks.release(task.rackId, task.id),
     runId === undefined ? undefined : deps.waker?.wake(runId),
   ]);
   return task;
