@@ -167,6 +167,8 @@ interface MakespanResult {
   refills: { op: string; table: string }[][][];
   /** DynamoDB calls during the run, by operation (the stream poller's are not on this client). */
   calls: Record<string, number>;
+  /** Time within the makespan with at least one of those calls in flight (moto serves one at a time). */
+  busyMs: number;
   /** Capacity the product's calls used, estimated by DynamoDB's sizing rules (moto reports none). */
   rcu: number;
   wcu: number;
@@ -206,7 +208,9 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
     if (saved === "saved") recorded.push(performance.now());
     return saved;
   };
-  // Each refill chain's DynamoDB calls, timed, for its sequential round trips.
+  // Each refill chain's DynamoDB calls, timed, for its sequential round trips; and every call's
+  // interval, for the time the store spent with at least one of the product's requests in flight.
+  const intervals: [number, number][] = [];
   env.client.middlewareStack.add(
     (next, context) => async (args) => {
       const scope = currentScope();
@@ -214,6 +218,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
       try {
         return await next(args);
       } finally {
+        intervals.push([start, performance.now()]);
         scope?.chain?.calls.push({
           op: (context.commandName ?? "?").replace(/Command$/, ""),
           table: tableOf(args.input as Record<string, unknown>),
@@ -268,6 +273,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
         })
       : undefined;
   env.meter.reset();
+  const startedAt = performance.now();
   const started = Date.now();
   await stores.runs.createRun({ ...run, createdAt: started, updatedAt: started }, targets);
   const ticker = startTicker({ intervalMs: o.tickMs, tick: () => dispatcher.tick(), immediate: true });
@@ -278,6 +284,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
   const calls = Object.fromEntries(Object.entries(meter.byOperation).map(([op, v]) => [op, v.calls]));
   // The run's own finishedAt is the end of the makespan.
   const ms = (final?.finishedAt ?? Date.now()) - started;
+  const busyMs = busyWithin(intervals, startedAt, startedAt + ms);
   await ticker.stop();
   await poller?.stop();
   await product.settle();
@@ -290,9 +297,23 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
     lag: refillLag(o, ends, recorded, submits),
     refills: product.chains.filter((c) => c.submittedAt !== undefined).map(roundTrips),
     calls,
+    busyMs,
     rcu: meter.readCapacityUnits,
     wcu: meter.writeCapacityUnits,
   };
+}
+
+/** The length of the union of `intervals` clipped to [from, to]. */
+function busyWithin(intervals: [number, number][], from: number, to: number): number {
+  let busy = 0;
+  let reached = from;
+  for (const [start, end] of [...intervals].sort((a, b) => a[0] - b[0])) {
+    const s = Math.max(start, reached);
+    const e = Math.min(end, to);
+    if (e > s) busy += e - s;
+    reached = Math.max(reached, e);
+  }
+  return busy;
 }
 
 /** A demo-fleet rack's components (DEMO_RACK_SHAPE: 39 in six groups), ids derived from the rack. */
@@ -486,8 +507,9 @@ async function main(): Promise<void> {
       ["stream", stream],
       ["stream + direct", direct],
     ] as const) {
+      const total = Object.values(r.calls).reduce((a, b) => a + b, 0);
       console.log(
-        `   DynamoDB during the run, ${label}: ${calls(r.calls)}; estimated ${(r.rcu / o.targets).toFixed(2)} RCU + ${(r.wcu / o.targets).toFixed(2)} WCU per target`,
+        `   DynamoDB during the run, ${label}: ${calls(r.calls)} (${(total / o.targets).toFixed(2)} per target); estimated ${(r.rcu / o.targets).toFixed(2)} RCU + ${(r.wcu / o.targets).toFixed(2)} WCU per target; a request in flight ${(r.busyMs / 1000).toFixed(1)} s of ${(r.ms / 1000).toFixed(1)} s (${((100 * r.busyMs) / r.ms).toFixed(0)} %)`,
       );
     }
   }

@@ -362,6 +362,22 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         expect(ids(queue.pending)).toEqual([t5.id]);
         expect(queue.held).toEqual([await target(t1), await target(t2)]);
       });
+
+      it("more held targets than the last read saw, and fewer: still every held one and exactly the first N PENDING", async () => {
+        const { run: r, targets } = await created({ phaseSizes: [9], maxConcurrent: 9 });
+        expect(ids((await runs.listQueuedTargets(r.id, 0, 2)).pending)).toEqual(ids(targets.slice(0, 2)));
+        expect((await runs.claimTargets(targets.slice(0, 6), LEASE, T)).outcome).toBe("claimed");
+        const grown = await runs.listQueuedTargets(r.id, 0, 2);
+        expect(ids(grown.held)).toEqual(ids(targets.slice(0, 6)));
+        expect(ids(grown.pending)).toEqual(ids(targets.slice(6, 8)));
+        for (const t of targets.slice(0, 5))
+          expect(await runs.recordSubmitted(r.id, t.id, `task-${t.id}`, T + 1)).toBe("recorded");
+        const shrunk = await runs.listQueuedTargets(r.id, 0, 1);
+        expect(ids(shrunk.held)).toEqual([targets[5]!.id]);
+        expect(ids(shrunk.pending)).toEqual([targets[6]!.id]);
+        expect(ids((await runs.listQueuedTargets(r.id, 0, 0)).held)).toEqual([targets[5]!.id]);
+        expect(ids((await runs.listQueuedTargets(r.id, 0, 50)).pending)).toEqual(ids(targets.slice(6)));
+      });
     });
 
     describe("claims and the maintenance window's hard end (end_time)", () => {
