@@ -169,6 +169,9 @@ interface MakespanResult {
   calls: Record<string, number>;
   /** Time within the makespan with at least one of those calls in flight (moto serves one at a time). */
   busyMs: number;
+  /** The makespan's ends: start → the first StartExecution (the create and the first pass), the last task's end → the run finished. */
+  firstStartMs: number;
+  tailMs: number;
   /** Capacity the product's calls used, estimated by DynamoDB's sizing rules (moto reports none). */
   rcu: number;
   wcu: number;
@@ -285,6 +288,8 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
   // The run's own finishedAt is the end of the makespan.
   const ms = (final?.finishedAt ?? Date.now()) - started;
   const busyMs = busyWithin(intervals, startedAt, startedAt + ms);
+  const firstStartMs = Math.min(...submits) - startedAt;
+  const tailMs = startedAt + ms - Math.max(...ends);
   await ticker.stop();
   await poller?.stop();
   await product.settle();
@@ -298,6 +303,8 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
     refills: product.chains.filter((c) => c.submittedAt !== undefined).map(roundTrips),
     calls,
     busyMs,
+    firstStartMs,
+    tailMs,
     rcu: meter.readCapacityUnits,
     wcu: meter.writeCapacityUnits,
   };
@@ -490,6 +497,9 @@ async function main(): Promise<void> {
         `   ${`${label}:`.padEnd(34)} ${r.ms} ms (${r.status}), efficiency ${efficiency(r).toFixed(3)}, ${(efficiency(r) / efficiency(tickOnly)).toFixed(2)}× tick only`,
       );
       if (r === tickOnly) continue;
+      console.log(
+        `      start → first StartExecution ${r.firstStartMs.toFixed(0)} ms (the create and the first pass); last task end → run finished ${r.tailMs.toFixed(0)} ms`,
+      );
       console.log(`      ${describe(r.passes)}`);
       const { lag } = r;
       console.log(
