@@ -396,6 +396,67 @@ describe("dispatcher: free slots and the batch claim", () => {
   });
 });
 
+describe("dispatcher: a wake-up's reads", () => {
+  /** The order of the pass's reads: a read's start, its end, and the queue asked for (phase, PENDING limit). */
+  function traceReads(w: Awaited<ReturnType<typeof world>>): string[] {
+    const reads: string[] = [];
+    const getRun = w.runs.getRun.bind(w.runs);
+    const listQueued = w.runs.listQueuedTargets.bind(w.runs);
+    w.runs.getRun = async (id) => {
+      reads.push("run…");
+      const run = await getRun(id);
+      reads.push("…run");
+      return run;
+    };
+    w.runs.listQueuedTargets = async (id, phase, limit) => {
+      reads.push(`queue(phase ${phase}, ${limit} pending)`);
+      return listQueued(id, phase, limit);
+    };
+    return reads;
+  }
+
+  it("a wake-up's pass of a run seen before reads its queue beside the run (phase and limit as last seen); the first pass and a tick's read in turn, for the free slots", async () => {
+    const w = await world({ phases: [["SUBMITTED", "PENDING", "PENDING", "PENDING"]], maxConcurrent: 3 });
+    const reads = traceReads(w);
+    await w.pass();
+    expect(reads).toEqual(["run…", "…run", "queue(phase 0, 2 pending)"]);
+    await w.runs.recordOutcome(RUN, w.targets[0]!.id, "COMPLETED", "done", w.clock.now);
+    reads.length = 0;
+    expect(await w.pass()).toEqual(passResult("claimed", { status: "RUNNING", submitted: 1 }));
+    expect(reads).toEqual(["run…", "queue(phase 0, 3 pending)", "…run"]);
+    await w.runs.recordOutcome(RUN, w.targets[1]!.id, "COMPLETED", "done", w.clock.now);
+    reads.length = 0;
+    await w.dispatcher.tick();
+    expect(reads).toEqual(["run…", "…run", "queue(phase 0, 1 pending)"]);
+    expect(await w.statuses()).toEqual(["COMPLETED", "COMPLETED", "SUBMITTED", "SUBMITTED"]);
+    expect((await w.stored()).inFlight).toBe(2);
+  });
+
+  it("a run that moved to another phase since it was seen: the queue guessed is dropped, the new phase's read and claimed", async () => {
+    const w = await world({
+      phases: [
+        ["SUBMITTED", "PENDING"],
+        ["PENDING", "PENDING"],
+      ],
+      maxConcurrent: 2,
+    });
+    const reads = traceReads(w);
+    await w.pass();
+    expect(await w.statuses()).toEqual(["SUBMITTED", "SUBMITTED", "PENDING", "PENDING"]);
+    // Another process ended phase 0 and opened phase 1.
+    for (const t of w.targets.slice(0, 2))
+      await w.runs.recordOutcome(RUN, t.id, "COMPLETED", "done", w.clock.now);
+    const run = await w.stored();
+    expect(
+      await w.runs.saveRun({ ...run, currentPhaseIndex: 1, updatedAt: run.updatedAt + 1 }, run.updatedAt),
+    ).toBe("saved");
+    reads.length = 0;
+    expect(await w.pass()).toEqual(passResult("claimed", { status: "RUNNING", submitted: 2 }));
+    expect(reads).toEqual(["run…", "queue(phase 0, 2 pending)", "…run", "queue(phase 1, 2 pending)"]);
+    expect(w.submitter.submittedTargets().slice(-2)).toEqual([w.targets[2]!.id, w.targets[3]!.id]);
+  });
+});
+
 describe("dispatcher: submission outcomes", () => {
   it("submitted: the request carries the key, the target's phase, first attempt (it was PENDING), the rack, its components and the frozen template; the target is SUBMITTED", async () => {
     const w = await world({ phases: [["PENDING"]] });
