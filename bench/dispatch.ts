@@ -6,8 +6,10 @@
  *    ideal = ⌈N/C⌉·T; efficiency = ideal / measured, one after the other, for tick-only dispatch,
  *    tick plus stream wake-ups (the local stream poller against moto), and tick plus stream plus
  *    the direct wake-up the outcome recorder sends (as deployed), each with its ratio to tick only,
- *    the refill lag per freed slot split at the outcome's commit, and the DynamoDB calls and
- *    estimated capacity per target. The child tasks are the product's (bench/lib/product-submitter.ts:
+ *    the refill lag per freed slot split at the outcome's commit, the makespan's two ends (start →
+ *    the first StartExecution; the last task's end → the run finished), and the DynamoDB calls and
+ *    estimated capacity per target with the time at least one of them was in flight (moto serves
+ *    one at a time, so that is how busy the product kept it; the stream poller's reads come on top). The child tasks are the product's (bench/lib/product-submitter.ts:
  *    the real task service submits, the real last state records the outcome), only the flash is a
  *    timer; with the direct wake-up it also prints the refill path: the sequential store round
  *    trips from a task's end to the next StartExecution, traced through the async context.
@@ -167,6 +169,13 @@ interface MakespanResult {
   refills: { op: string; table: string }[][][];
   /** DynamoDB calls during the run, by operation (the stream poller's are not on this client). */
   calls: Record<string, number>;
+  /** Time within the makespan with at least one of those calls in flight (moto serves one at a time). */
+  busyMs: number;
+  /** The makespan's ends: start → the first StartExecution (the create and the first pass), the last task's end → the run finished. */
+  firstStartMs: number;
+  tailMs: number;
+  /** Of firstStartMs, the create's (its 100 targets, a rack's 39 components each). */
+  createMs: number;
   /** Capacity the product's calls used, estimated by DynamoDB's sizing rules (moto reports none). */
   rcu: number;
   wcu: number;
@@ -192,13 +201,23 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
   const ends: number[] = [];
   const recorded: number[] = [];
   const submits: number[] = [];
+  // An outcome is committed by the task store's ending of a run child (the task, its target and
+  // the run's counters in one transaction) or, when that cannot write it, by recordOutcome.
   const runs = Object.create(stores.runs) as typeof stores.runs;
   runs.recordOutcome = async (...args) => {
     const outcome = await stores.runs.recordOutcome(...args);
-    recorded.push(performance.now());
+    if (outcome === "recorded") recorded.push(performance.now());
     return outcome;
   };
-  // Each refill chain's DynamoDB calls, timed, for its sequential round trips.
+  const tasks = Object.create(stores.tasks) as typeof stores.tasks;
+  tasks.saveTaskWithOutcome = async (...args) => {
+    const saved = await stores.tasks.saveTaskWithOutcome(...args);
+    if (saved === "saved") recorded.push(performance.now());
+    return saved;
+  };
+  // Each refill chain's DynamoDB calls, timed, for its sequential round trips; and every call's
+  // interval, for the time the store spent with at least one of the product's requests in flight.
+  const intervals: [number, number][] = [];
   env.client.middlewareStack.add(
     (next, context) => async (args) => {
       const scope = currentScope();
@@ -206,6 +225,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
       try {
         return await next(args);
       } finally {
+        intervals.push([start, performance.now()]);
         scope?.chain?.calls.push({
           op: (context.commandName ?? "?").replace(/Command$/, ""),
           table: tableOf(args.input as Record<string, unknown>),
@@ -219,7 +239,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
   );
   // The product's child-task path (task service, last state, wake-up), the flash a timer.
   const product = productSubmitter({
-    tasks: stores.tasks,
+    tasks,
     runs,
     locks: stores.locks,
     taskMs: o.taskMs,
@@ -260,8 +280,10 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
         })
       : undefined;
   env.meter.reset();
+  const startedAt = performance.now();
   const started = Date.now();
   await stores.runs.createRun({ ...run, createdAt: started, updatedAt: started }, targets);
+  const createMs = performance.now() - startedAt;
   const ticker = startTicker({ intervalMs: o.tickMs, tick: () => dispatcher.tick(), immediate: true });
   const limitMs = 20 * Math.ceil(o.targets / o.concurrency) * Math.max(o.tickMs, o.taskMs);
   await Promise.race([done, sleep(limitMs)]);
@@ -270,6 +292,9 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
   const calls = Object.fromEntries(Object.entries(meter.byOperation).map(([op, v]) => [op, v.calls]));
   // The run's own finishedAt is the end of the makespan.
   const ms = (final?.finishedAt ?? Date.now()) - started;
+  const busyMs = busyWithin(intervals, startedAt, startedAt + ms);
+  const firstStartMs = Math.min(...submits) - startedAt;
+  const tailMs = startedAt + ms - Math.max(...ends);
   await ticker.stop();
   await poller?.stop();
   await product.settle();
@@ -282,9 +307,26 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
     lag: refillLag(o, ends, recorded, submits),
     refills: product.chains.filter((c) => c.submittedAt !== undefined).map(roundTrips),
     calls,
+    busyMs,
+    firstStartMs,
+    tailMs,
+    createMs,
     rcu: meter.readCapacityUnits,
     wcu: meter.writeCapacityUnits,
   };
+}
+
+/** The length of the union of `intervals` clipped to [from, to]. */
+function busyWithin(intervals: [number, number][], from: number, to: number): number {
+  let busy = 0;
+  let reached = from;
+  for (const [start, end] of [...intervals].sort((a, b) => a[0] - b[0])) {
+    const s = Math.max(start, reached);
+    const e = Math.min(end, to);
+    if (e > s) busy += e - s;
+    reached = Math.max(reached, e);
+  }
+  return busy;
 }
 
 /** A demo-fleet rack's components (DEMO_RACK_SHAPE: 39 in six groups), ids derived from the rack. */
@@ -461,6 +503,9 @@ async function main(): Promise<void> {
         `   ${`${label}:`.padEnd(34)} ${r.ms} ms (${r.status}), efficiency ${efficiency(r).toFixed(3)}, ${(efficiency(r) / efficiency(tickOnly)).toFixed(2)}× tick only`,
       );
       if (r === tickOnly) continue;
+      console.log(
+        `      start → first StartExecution ${r.firstStartMs.toFixed(0)} ms (the create ${r.createMs.toFixed(0)}, then the first pass); last task end → run finished ${r.tailMs.toFixed(0)} ms`,
+      );
       console.log(`      ${describe(r.passes)}`);
       const { lag } = r;
       console.log(
@@ -478,8 +523,9 @@ async function main(): Promise<void> {
       ["stream", stream],
       ["stream + direct", direct],
     ] as const) {
+      const total = Object.values(r.calls).reduce((a, b) => a + b, 0);
       console.log(
-        `   DynamoDB during the run, ${label}: ${calls(r.calls)}; estimated ${(r.rcu / o.targets).toFixed(2)} RCU + ${(r.wcu / o.targets).toFixed(2)} WCU per target`,
+        `   DynamoDB during the run, ${label}: ${calls(r.calls)} (${(total / o.targets).toFixed(2)} per target); estimated ${(r.rcu / o.targets).toFixed(2)} RCU + ${(r.wcu / o.targets).toFixed(2)} WCU per target; a request in flight ${(r.busyMs / 1000).toFixed(1)} s of ${(r.ms / 1000).toFixed(1)} s (${((100 * r.busyMs) / r.ms).toFixed(0)} %)`,
       );
     }
   }

@@ -105,6 +105,8 @@ export interface Dispatcher {
 const MAX_STALE_RETRIES = 5;
 /** Targets per claimTargets call: one transaction holds at most 100 items, the run item included. */
 const MAX_BATCH_CLAIM = 98;
+/** Runs whose phase a dispatcher remembers (readRunAndQueue); past it, it forgets them all. */
+const SEEN_RUNS_LIMIT = 10_000;
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { runs, submitter, clock } = deps;
@@ -120,15 +122,21 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
    * and a burst of wake-ups thus cost two passes, not one each racing for the same targets.
    * Different processes (Lambdas) still overlap, which the conditional writes make safe.
    */
-  const queue = new Map<string, { queued?: Promise<PassResult>; last: Promise<unknown> }>();
+  const queue = new Map<string, { queued?: Promise<PassResult>; last: Promise<unknown>; woken?: boolean }>();
   const settle = () => undefined;
+  /** Per active run this process dispatched: its phase and limit as last read (readRunAndQueue). */
+  const seenRuns = new Map<string, { phaseIndex: number; maxConcurrent: number }>();
 
-  function dispatchRun(runId: string): Promise<PassResult> {
+  /** `woken`: not a tick's pass (a wake-up, a control): a slot has likely just freed. */
+  function queuePass(runId: string, woken: boolean): Promise<PassResult> {
     const slot = queue.get(runId) ?? { last: Promise.resolve() };
+    if (woken) slot.woken = true;
     if (slot.queued !== undefined) return slot.queued;
     const next: Promise<PassResult> = slot.last.then(settle, settle).then(() => {
+      const speculate = slot.woken === true;
       slot.queued = undefined;
-      return timedPass(runId);
+      slot.woken = undefined;
+      return timedPass(runId, speculate);
     });
     slot.queued = next;
     const last: Promise<unknown> = next.then(settle, settle).then(() => {
@@ -139,30 +147,28 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     return next;
   }
 
-  async function timedPass(runId: string): Promise<PassResult> {
+  const dispatchRun = (runId: string): Promise<PassResult> => queuePass(runId, true);
+
+  async function timedPass(runId: string, speculate: boolean): Promise<PassResult> {
     const started = clock();
     try {
-      return await pass(runId);
+      return await pass(runId, speculate);
     } finally {
       metrics.add("DispatchLatencyMs", Math.max(0, clock() - started));
       metrics.flush();
     }
   }
 
-  async function pass(runId: string): Promise<PassResult> {
+  async function pass(runId: string, speculate: boolean): Promise<PassResult> {
     const result: PassResult = { runId, decision: "contended", submitted: 0, blocked: 0, failed: 0 };
     for (let attempt = 0; attempt <= MAX_STALE_RETRIES; attempt++) {
-      const run = await runs.getRun(runId);
+      const { run, queue } = await readRunAndQueue(runId, speculate);
       if (run === undefined) return { ...result, decision: "not-found" };
       if (run.status !== "PENDING" && run.status !== "RUNNING") {
         return { ...result, decision: "inactive", status: run.status };
       }
       const now = clock();
-      // ONE read of the current phase's claim queue gives both its BLOCKED targets (only they can
-      // time out, and the reference looks nowhere else) and, speculatively, its ready ones up to
-      // the free slots: most passes end in a claim.
       const phase = run.currentPhaseIndex;
-      const queue = await runs.listQueuedTargets(runId, phase, freeSlots(run));
       const blocked = queue.held.filter((t) => t.status === "BLOCKED");
       const readyNow = readyInOrder(queue, now);
       const conflictTimeout = findConflictTimeout(run, blocked, now);
@@ -208,6 +214,43 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   }
 
   /**
+   * The run and ONE read of its current phase's claim queue, which gives both the phase's BLOCKED
+   * targets (only they can time out, and the reference looks nowhere else) and, speculatively, its
+   * ready ones up to the free slots: most passes end in a claim.
+   *
+   * In a pass that is not a tick's (a wake-up: a slot has likely just freed) both reads go out
+   * together when this process has seen the run before: the queue of the phase it was in then,
+   * with up to max_concurrent_targets PENDING targets (the free slots can be no more; the pass
+   * claims only as many as the run it reads has free). A run that moved to another phase since
+   * has its queue read again, after the run. So a refill costs one round trip before its claim
+   * instead of two, for a few more PENDING items read; what is claimed is decided on the run as
+   * read, exactly as before. A tick's pass reads in turn, so a run with no free slot costs it
+   * two reads and no PENDING query.
+   */
+  async function readRunAndQueue(
+    runId: string,
+    speculate: boolean,
+  ): Promise<{ run: Run | undefined; queue: { held: Target[]; pending: Target[] } }> {
+    const seen = speculate ? seenRuns.get(runId) : undefined;
+    const [run, guessed] = await Promise.all([
+      runs.getRun(runId),
+      seen === undefined ? undefined : runs.listQueuedTargets(runId, seen.phaseIndex, seen.maxConcurrent),
+    ]);
+    const empty = { held: [], pending: [] };
+    if (run === undefined || (run.status !== "PENDING" && run.status !== "RUNNING")) {
+      seenRuns.delete(runId);
+      return { run, queue: empty };
+    }
+    if (seenRuns.size >= SEEN_RUNS_LIMIT) seenRuns.clear();
+    seenRuns.set(runId, {
+      phaseIndex: run.currentPhaseIndex,
+      maxConcurrent: run.config.maxConcurrentTargets,
+    });
+    if (guessed !== undefined && seen?.phaseIndex === run.currentPhaseIndex) return { run, queue: guessed };
+    return { run, queue: await runs.listQueuedTargets(runId, run.currentPhaseIndex, freeSlots(run)) };
+  }
+
+  /**
    * Claims ready targets of the phase in phase-then-sequence order and submits each. Targets that
    * need a new slot are claimed up to the free slots as read; expired CLAIMED targets already hold
    * theirs and are re-claimed whatever the count. The batch is one claimTargets transaction; on a
@@ -226,6 +269,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       readAlready?.targets ??
       readyInOrder(await runs.listQueuedTargets(run.id, phaseIndex, claim.slots), now);
     const counts = { submitted: 0, blocked: 0, failed: 0 };
+    // PENDING as read, so never claimed before: no task can exist under their keys yet.
+    const neverClaimed = new Set(ready.filter((t) => t.status === "PENDING").map((t) => t.id));
     // Each claimed target is submitted at once (at most `submitParallelism` at a time) while the
     // loop goes on claiming, so the first child task starts after one claim, not after all of them.
     const submissions: Promise<void>[] = [];
@@ -237,7 +282,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           while (active >= submitParallelism) await new Promise<void>((resolve) => waiting.push(resolve));
           active++;
           try {
-            counts[await submitOne(run, target)] += 1;
+            counts[await submitOne(run, target, neverClaimed.has(target.id))] += 1;
           } catch (error) {
             // The target stays CLAIMED; when its lease runs out a later pass re-claims it and
             // submits again under the same idempotency key.
@@ -323,13 +368,19 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     return counts;
   }
 
-  async function submitOne(run: Run, target: Target): Promise<"submitted" | "blocked" | "failed"> {
+  async function submitOne(
+    run: Run,
+    target: Target,
+    firstAttempt: boolean,
+  ): Promise<"submitted" | "blocked" | "failed"> {
     const now = clock();
     const outcome = await submitter.submit(
       {
         idempotencyKey: targetIdempotencyKey(target.id),
         runId: run.id,
         targetId: target.id,
+        phaseIndex: target.phaseIndex,
+        ...(firstAttempt ? { firstAttempt } : {}),
         rackId: target.rackId,
         ...(target.rackExternalId ? { rackExternalId: target.rackExternalId } : {}),
         componentsByType: target.componentsByType,
@@ -416,7 +467,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const total: TickResult = { runs: ids.length, failed: 0, submitted: 0 };
     await forEachLimited(ids, tickParallelism, async (runId) => {
       try {
-        const r = await dispatchRun(runId);
+        const r = await queuePass(runId, false);
         total.submitted += r.submitted;
       } catch (error) {
         total.failed += 1;

@@ -257,6 +257,10 @@ export interface RunStore {
    * and, only if the target was CLAIMED or SUBMITTED, inFlight -= 1. Exactly once: a repeat (the
    * target is already terminal) is a no-op returning 'already-recorded', so stream redelivery and
    * retried child tasks cannot double-count. Works whatever the run's status (paused runs too).
+   * `phaseIndex`: the target's phase, when the caller knows it (a child task's outcome): the
+   * store may then write a target still in flight without reading it first, under a condition
+   * that it is CLAIMED or SUBMITTED in that phase; a target in any other state is read and
+   * handled as without it.
    */
   recordOutcome(
     runId: string,
@@ -264,6 +268,7 @@ export interface RunStore {
     status: OutcomeStatus,
     message: string,
     now: number,
+    phaseIndex?: number,
   ): Promise<TransitionOutcome>;
 
   /**
@@ -317,6 +322,14 @@ export interface TaskStore {
    * transaction, so there is never a key without its task).
    */
   createTask(task: Task): Promise<CreateTaskOutcome>;
+  /**
+   * createTask and the rack's lock for the task (as RackLockStore.acquire(task.rackId, task.id,
+   * lockTtlMs, now)) in ONE transaction, both or neither: a submission's lock and task in one
+   * round trip instead of two. Another owner's live lock → 'held', nothing written; a task already
+   * under the key → as createTask (created: false), the lock not taken. Optional: a store without
+   * it leaves the task service taking the lock, then creating the task.
+   */
+  createTaskWithLock?(task: Task, lockTtlMs: number, now: number): Promise<CreateTaskOutcome | "held">;
   /** In the order asked, unknown ids skipped. */
   getTasks(ids: string[]): Promise<Task[]>;
   getTaskByIdempotencyKey(key: string): Promise<Task | undefined>;
@@ -324,6 +337,29 @@ export interface TaskStore {
   listTasks(options: ListTasksOptions): Promise<{ tasks: Task[]; total: number }>;
   /** Whole-task replace if the stored updatedAt equals `expectedUpdatedAt`. */
   saveTask(task: Task, expectedUpdatedAt: number): Promise<SaveTaskOutcome>;
+  /**
+   * A run child's ending in ONE transaction, all or nothing: saveTask(task, expectedUpdatedAt),
+   * RunStore.recordOutcome of its target, when that target is still in flight (CLAIMED or
+   * SUBMITTED) in `outcome.phaseIndex`, and RackLockStore.release(task.rackId, task.id).
+   * 'separately': the target is not in flight (or its run is gone), or another task holds the
+   * rack's lock; nothing written, the caller makes the three writes in turn, as without this
+   * method. Optional: a store without it leaves them to the caller.
+   */
+  saveTaskWithOutcome?(
+    task: Task,
+    expectedUpdatedAt: number,
+    outcome: RunChildOutcome,
+  ): Promise<SaveTaskOutcome | "separately">;
+}
+
+/** A run child's target outcome, as the task store writes it with the task's ending. */
+export interface RunChildOutcome {
+  runId: string;
+  targetId: string;
+  phaseIndex: number;
+  status: OutcomeStatus;
+  message: string;
+  now: number;
 }
 
 export const ACTIVE_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["PENDING", "RUNNING", "WAITING"]);
@@ -455,6 +491,14 @@ export interface ChildTaskRequest {
   idempotencyKey: string;
   runId: string;
   targetId: string;
+  /** The target's phase, frozen on the task (Task.targetPhaseIndex). */
+  phaseIndex?: number;
+  /**
+   * The target was PENDING when this submission's claim took it, so it was never submitted
+   * before and no task can exist under the key: the service skips its idempotency lookup
+   * (creating the task under the key still refuses a second one).
+   */
+  firstAttempt?: boolean;
   rackId: string;
   /** The target's frozen rack external id, frozen on the task too. */
   rackExternalId?: string;

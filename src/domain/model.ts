@@ -415,6 +415,8 @@ export interface Task {
   idempotencyKey?: string;
   runId?: string;
   targetId?: string;
+  /** A run child's target phase, frozen at submission: its outcome moves that phase's counters. */
+  targetPhaseIndex?: number;
 }
 
 // ---------------------------------------------------------------------------------------------

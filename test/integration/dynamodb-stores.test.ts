@@ -2,7 +2,7 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
-import type { InventoryRack, Task } from "../../src/domain/model.js";
+import type { InventoryRack, Target, Task } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
@@ -62,6 +62,122 @@ describe("task store", () => {
     const loser = winner.id === first.id ? second : first;
     expect(await stores.tasks.getTasks([loser.id])).toEqual([]);
     expect(await stores.tasks.getTaskByIdempotencyKey("nope")).toBeUndefined();
+  });
+
+  it("createTaskWithLock: the task and its rack's lock together; a held rack writes neither; a task under the key answers, the lock not taken", async () => {
+    const rack = uuid(13, "bbbbbbbb");
+    const key = "operation-run-target:t-lock";
+    const mine = task(131, { rackId: rack, idempotencyKey: key });
+    expect(await stores.tasks.createTaskWithLock(mine, 60_000, 5_000)).toEqual({ created: true, task: mine });
+    expect(await stores.locks.get(rack)).toEqual({ owner: mine.id, expiresAt: 65_000 });
+    // The same key again (a retry), now with the lock expired and taken by another task.
+    expect(await stores.locks.acquire(rack, "task-other", 60_000, 70_000)).toBe("acquired");
+    expect(
+      await stores.tasks.createTaskWithLock(task(132, { rackId: rack, idempotencyKey: key }), 60_000, 71_000),
+    ).toEqual({
+      created: false,
+      task: mine,
+    });
+    expect(await stores.locks.get(rack)).toEqual({ owner: "task-other", expiresAt: 130_000 });
+    // Another key on the held rack: 'held', and no task, no key item.
+    const blocked = task(133, { rackId: rack, idempotencyKey: "operation-run-target:t-other" });
+    expect(await stores.tasks.createTaskWithLock(blocked, 60_000, 72_000)).toBe("held");
+    expect(await stores.tasks.getTasks([blocked.id])).toEqual([]);
+    expect(await stores.tasks.getTaskByIdempotencyKey("operation-run-target:t-other")).toBeUndefined();
+    // Without a key: held → 'held'; free (expired) → created with the lock.
+    expect(await stores.tasks.createTaskWithLock(task(134, { rackId: rack }), 60_000, 72_000)).toBe("held");
+    const plain = task(135, { rackId: rack });
+    expect(await stores.tasks.createTaskWithLock(plain, 60_000, 130_000)).toEqual({
+      created: true,
+      task: plain,
+    });
+    expect((await stores.locks.get(rack))?.owner).toBe(plain.id);
+  });
+
+  it("8 concurrent createTaskWithLock for one rack under different keys: one task, its lock; the others 'held'", async () => {
+    const rack = uuid(14, "bbbbbbbb");
+    const outcomes = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        stores.tasks.createTaskWithLock(
+          task(140 + i, { rackId: rack, idempotencyKey: `operation-run-target:t-race-${i}` }),
+          60_000,
+          0,
+        ),
+      ),
+    );
+    const created = outcomes.filter((o) => o !== "held" && o.created);
+    expect(created).toHaveLength(1);
+    expect(outcomes.filter((o) => o === "held")).toHaveLength(7);
+    const winner = (created[0] as { task: Task }).task;
+    expect(await stores.locks.get(rack)).toEqual({ owner: winner.id, expiresAt: 60_000 });
+  });
+
+  it("saveTaskWithOutcome: the task's ending, its target's outcome, the run's counters and the lock's release in one write; a moved task, a target not in flight or another task's lock writes nothing", async () => {
+    const { run, targets } = runWithTargets(uuid(21, "ca000000"), { phaseSizes: [1, 2] });
+    await stores.runs.createRun(run, targets);
+    const [, a, b] = targets as [Target, Target, Target];
+    const at = run.createdAt + 1;
+    expect((await stores.runs.claimTargets([a, b], 30_000, at)).outcome).toBe("claimed");
+    expect(await stores.runs.recordSubmitted(run.id, a.id, uuid(151, "7a5c0000"), at)).toBe("recorded");
+    const running = task(151, { runId: run.id, targetId: a.id, targetPhaseIndex: 1, status: "RUNNING" });
+    await stores.tasks.createTask(running);
+    const done = {
+      ...running,
+      status: "COMPLETED" as const,
+      message: "upgraded",
+      updatedAt: running.updatedAt + 5,
+    };
+    const outcome = {
+      runId: run.id,
+      targetId: a.id,
+      phaseIndex: 1,
+      status: "COMPLETED" as const,
+      message: "upgraded",
+      now: at + 5,
+    };
+    // A stale version: nothing written, the target still SUBMITTED.
+    expect(await stores.tasks.saveTaskWithOutcome(done, running.updatedAt - 1, outcome)).toBe("stale");
+    expect((await stores.runs.getTarget(run.id, a.id))?.status).toBe("SUBMITTED");
+    // The rack's lock another task's: nothing written, the lock left alone.
+    const rack = running.rackId;
+    expect(await stores.locks.acquire(rack, "task-other", 60_000, at)).toBe("acquired");
+    expect(await stores.tasks.saveTaskWithOutcome(done, running.updatedAt, outcome)).toBe("separately");
+    expect((await stores.runs.getTarget(run.id, a.id))?.status).toBe("SUBMITTED");
+    expect(await stores.locks.release(rack, "task-other")).toBe("released");
+    expect(await stores.locks.acquire(rack, running.id, 60_000, at)).toBe("acquired");
+    expect(await stores.tasks.saveTaskWithOutcome(done, running.updatedAt, outcome)).toBe("saved");
+    expect(await stores.locks.get(rack)).toBeUndefined();
+    expect(await stores.tasks.getTasks([running.id])).toEqual([done]);
+    expect(await stores.runs.getTarget(run.id, a.id)).toMatchObject({
+      status: "COMPLETED",
+      message: "upgraded",
+      updatedAt: at + 5,
+    });
+    expect(await stores.runs.getRun(run.id)).toMatchObject({
+      inFlight: 1,
+      counters: [
+        { completed: 0, failed: 0, terminated: 0, skipped: 0 },
+        { completed: 1, failed: 0, terminated: 0, skipped: 0 },
+      ],
+    });
+    // Once more (a redelivered ending): the target is no longer in flight, nothing is written.
+    const again = { ...done, updatedAt: done.updatedAt + 1 };
+    expect(await stores.tasks.saveTaskWithOutcome(again, done.updatedAt, outcome)).toBe("separately");
+    expect(await stores.tasks.getTasks([running.id])).toEqual([done]);
+    // A wrong phase is not in flight either; an unknown task is not found.
+    const other = task(152, { runId: run.id, targetId: b.id, targetPhaseIndex: 0, status: "RUNNING" });
+    await stores.tasks.createTask(other);
+    expect(
+      await stores.tasks.saveTaskWithOutcome({ ...other, updatedAt: other.updatedAt + 1 }, other.updatedAt, {
+        ...outcome,
+        targetId: b.id,
+        phaseIndex: 0,
+      }),
+    ).toBe("separately");
+    expect(
+      await stores.tasks.saveTaskWithOutcome(task(153, { updatedAt: 2 }), 1, { ...outcome, targetId: b.id }),
+    ).toBe("not-found");
+    expect((await stores.runs.getRun(run.id))?.inFlight).toBe(1);
   });
 
   it("listTasks: by rack newest first, active only, by component, and paging with total", async () => {

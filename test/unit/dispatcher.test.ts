@@ -307,10 +307,12 @@ describe("dispatcher: free slots and the batch claim", () => {
     expect(w.runs.writes()).toBe(0);
   });
 
-  it("an expired claim is re-claimed in place with every slot taken, and submitted again under its key", async () => {
+  it("an expired claim is re-claimed in place with every slot taken, and submitted again under its key (not as a first attempt: its task may exist)", async () => {
     const w = await world({ phases: [["CLAIMED", "PENDING"]], maxConcurrent: 1 }, { at: CLAIM_LEASE_MS });
     expect(await w.pass()).toEqual(passResult("claimed", { status: "RUNNING", submitted: 1 }));
-    expect(w.submitter.submits.map((r) => r.idempotencyKey)).toEqual([key(w.targets[0]!)]);
+    expect(w.submitter.submits.map((r) => [r.idempotencyKey, r.firstAttempt])).toEqual([
+      [key(w.targets[0]!), undefined],
+    ]);
     expect(await w.statuses()).toEqual(["SUBMITTED", "PENDING"]);
     expect((await w.stored()).inFlight).toBe(1);
   });
@@ -394,8 +396,69 @@ describe("dispatcher: free slots and the batch claim", () => {
   });
 });
 
+describe("dispatcher: a wake-up's reads", () => {
+  /** The order of the pass's reads: a read's start, its end, and the queue asked for (phase, PENDING limit). */
+  function traceReads(w: Awaited<ReturnType<typeof world>>): string[] {
+    const reads: string[] = [];
+    const getRun = w.runs.getRun.bind(w.runs);
+    const listQueued = w.runs.listQueuedTargets.bind(w.runs);
+    w.runs.getRun = async (id) => {
+      reads.push("run…");
+      const run = await getRun(id);
+      reads.push("…run");
+      return run;
+    };
+    w.runs.listQueuedTargets = async (id, phase, limit) => {
+      reads.push(`queue(phase ${phase}, ${limit} pending)`);
+      return listQueued(id, phase, limit);
+    };
+    return reads;
+  }
+
+  it("a wake-up's pass of a run seen before reads its queue beside the run (phase and limit as last seen); the first pass and a tick's read in turn, for the free slots", async () => {
+    const w = await world({ phases: [["SUBMITTED", "PENDING", "PENDING", "PENDING"]], maxConcurrent: 3 });
+    const reads = traceReads(w);
+    await w.pass();
+    expect(reads).toEqual(["run…", "…run", "queue(phase 0, 2 pending)"]);
+    await w.runs.recordOutcome(RUN, w.targets[0]!.id, "COMPLETED", "done", w.clock.now);
+    reads.length = 0;
+    expect(await w.pass()).toEqual(passResult("claimed", { status: "RUNNING", submitted: 1 }));
+    expect(reads).toEqual(["run…", "queue(phase 0, 3 pending)", "…run"]);
+    await w.runs.recordOutcome(RUN, w.targets[1]!.id, "COMPLETED", "done", w.clock.now);
+    reads.length = 0;
+    await w.dispatcher.tick();
+    expect(reads).toEqual(["run…", "…run", "queue(phase 0, 1 pending)"]);
+    expect(await w.statuses()).toEqual(["COMPLETED", "COMPLETED", "SUBMITTED", "SUBMITTED"]);
+    expect((await w.stored()).inFlight).toBe(2);
+  });
+
+  it("a run that moved to another phase since it was seen: the queue guessed is dropped, the new phase's read and claimed", async () => {
+    const w = await world({
+      phases: [
+        ["SUBMITTED", "PENDING"],
+        ["PENDING", "PENDING"],
+      ],
+      maxConcurrent: 2,
+    });
+    const reads = traceReads(w);
+    await w.pass();
+    expect(await w.statuses()).toEqual(["SUBMITTED", "SUBMITTED", "PENDING", "PENDING"]);
+    // Another process ended phase 0 and opened phase 1.
+    for (const t of w.targets.slice(0, 2))
+      await w.runs.recordOutcome(RUN, t.id, "COMPLETED", "done", w.clock.now);
+    const run = await w.stored();
+    expect(
+      await w.runs.saveRun({ ...run, currentPhaseIndex: 1, updatedAt: run.updatedAt + 1 }, run.updatedAt),
+    ).toBe("saved");
+    reads.length = 0;
+    expect(await w.pass()).toEqual(passResult("claimed", { status: "RUNNING", submitted: 2 }));
+    expect(reads).toEqual(["run…", "queue(phase 0, 2 pending)", "…run", "queue(phase 1, 2 pending)"]);
+    expect(w.submitter.submittedTargets().slice(-2)).toEqual([w.targets[2]!.id, w.targets[3]!.id]);
+  });
+});
+
 describe("dispatcher: submission outcomes", () => {
-  it("submitted: the request carries the key, the rack, its components and the frozen template; the target is SUBMITTED", async () => {
+  it("submitted: the request carries the key, the target's phase, first attempt (it was PENDING), the rack, its components and the frozen template; the target is SUBMITTED", async () => {
     const w = await world({ phases: [["PENDING"]] });
     await w.pass();
     const t = w.targets[0]!;
@@ -405,6 +468,8 @@ describe("dispatcher: submission outcomes", () => {
         idempotencyKey: key(t),
         runId: RUN,
         targetId: t.id,
+        phaseIndex: 0,
+        firstAttempt: true,
         rackId: t.rackId,
         componentsByType: t.componentsByType,
         template: run.config.operation.firmware,
@@ -476,7 +541,10 @@ describe("dispatcher: submission outcomes", () => {
     expect(w.submitter.submits).toHaveLength(1);
     w.clock.now = claimedAt + CLAIM_LEASE_MS;
     expect(await w.pass()).toEqual(passResult("claimed", { status: "RUNNING", submitted: 1 }));
-    expect(w.submitter.submits.map((r) => r.idempotencyKey)).toEqual([key(t), key(t)]);
+    expect(w.submitter.submits.map((r) => [r.idempotencyKey, r.firstAttempt])).toEqual([
+      [key(t), true],
+      [key(t), undefined],
+    ]);
     expect(await w.stored()).toMatchObject({ inFlight: 1 });
     expect((await w.target(0)).status).toBe("SUBMITTED");
   });

@@ -8,11 +8,29 @@
  *   task A: release(R, A)              → not-held (B holds it; nothing deleted)
  */
 
-import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import type { DynamoDBDocumentClient, PutCommandInput } from "@aws-sdk/lib-dynamodb";
 import { DeleteCommand, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { AcquireOutcome, RackLockStore, ReleaseOutcome } from "../../app/ports.js";
 import { isConditionFailed } from "./db.js";
 import type { TableNames } from "./schema.js";
+
+/** The conditional Put that takes a rack's lock (also inside the task store's create-with-lock). */
+export function lockPut(
+  tables: Pick<TableNames, "rackLocks">,
+  rackId: string,
+  owner: string,
+  ttlMs: number,
+  now: number,
+): PutCommandInput {
+  const expiresAt = now + ttlMs;
+  return {
+    TableName: tables.rackLocks,
+    Item: { rackId, owner, expiresAt, acquiredAt: now, ttl: Math.ceil(expiresAt / 1000) + 3600 },
+    ConditionExpression: "attribute_not_exists(rackId) OR expiresAt <= :now OR #o = :owner",
+    ExpressionAttributeNames: { "#o": "owner" },
+    ExpressionAttributeValues: { ":now": now, ":owner": owner },
+  };
+}
 
 export class DynamoRackLockStore implements RackLockStore {
   constructor(
@@ -21,17 +39,8 @@ export class DynamoRackLockStore implements RackLockStore {
   ) {}
 
   async acquire(rackId: string, owner: string, ttlMs: number, now: number): Promise<AcquireOutcome> {
-    const expiresAt = now + ttlMs;
     try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tables.rackLocks,
-          Item: { rackId, owner, expiresAt, acquiredAt: now, ttl: Math.ceil(expiresAt / 1000) + 3600 },
-          ConditionExpression: "attribute_not_exists(rackId) OR expiresAt <= :now OR #o = :owner",
-          ExpressionAttributeNames: { "#o": "owner" },
-          ExpressionAttributeValues: { ":now": now, ":owner": owner },
-        }),
-      );
+      await this.doc.send(new PutCommand(lockPut(this.tables, rackId, owner, ttlMs, now)));
       return "acquired";
     } catch (error) {
       if (isConditionFailed(error)) return "held";

@@ -9,7 +9,12 @@
  * the create's commit (run-create.ts), or saveRun's [Update run on its version, Put event (key must be new) …]. An
  * event therefore exists exactly when its change does, and never twice.
  */
-import { type DynamoDBDocumentClient, type QueryCommandInput, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  type DynamoDBDocumentClient,
+  QueryCommand,
+  type QueryCommandInput,
+  UpdateCommand,
+} from "@aws-sdk/lib-dynamodb";
 import type {
   BatchClaimResult,
   BlockedUpdate,
@@ -29,14 +34,7 @@ import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js
 import { type Item, isActiveRunStatus, itemToRun, itemToRunEvent, itemToTarget } from "./items.js";
 import { checkEvents, DynamoRunCreation, eventPuts, type RunStoreOptions } from "./run-create.js";
 import { RunItemReader } from "./run-item-reader.js";
-import {
-  INDEX,
-  LIST_PARTITION,
-  phaseKeyRange,
-  type QueueClass,
-  queueKeyRange,
-  type TableNames,
-} from "./schema.js";
+import { INDEX, LIST_PARTITION, phaseKeyRange, queueKeyRange, type TableNames } from "./schema.js";
 import { DynamoTargetTransitions } from "./target-transitions.js";
 
 export type { RunStoreOptions } from "./run-create.js";
@@ -45,6 +43,8 @@ export class DynamoRunStore implements RunStore {
   private readonly reader: RunItemReader;
   private readonly creation: DynamoRunCreation;
   private readonly transitions: DynamoTargetTransitions;
+  /** Held targets per run and phase as last read: the claim queue's Query asks for that many more. */
+  private readonly heldByPhase = new Map<string, number>();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -246,22 +246,35 @@ export class DynamoRunStore implements RunStore {
     phaseIndex: number,
     pendingLimit: number,
   ): Promise<{ held: Target[]; pending: Target[] }> {
-    const query = (cls: QueueClass, limit?: number): Promise<Item[]> => {
-      const [from, to] = queueKeyRange(phaseIndex, cls);
-      const input: QueryCommandInput = {
-        TableName: this.tables.targets,
-        IndexName: INDEX.targetsQueued,
-        ConsistentRead: true,
-        KeyConditionExpression: "runId = :r AND queueKey BETWEEN :from AND :to",
-        ExpressionAttributeValues: { ":r": runId, ":from": from, ":to": to },
-      };
-      return queryAll(this.doc, input, limit);
+    // ONE Query over the phase's queue: held keys sort before PENDING ones, so it returns every
+    // held target, then PENDING ones. Its Limit is the PENDING wanted plus the held count this
+    // store last saw for the phase; more held than that costs another page, never a wrong answer.
+    const [from, heldTo] = queueKeyRange(phaseIndex, "held");
+    const [, to] = pendingLimit > 0 ? queueKeyRange(phaseIndex, "pending") : [from, heldTo];
+    const input: QueryCommandInput = {
+      TableName: this.tables.targets,
+      IndexName: INDEX.targetsQueued,
+      ConsistentRead: true,
+      KeyConditionExpression: "runId = :r AND queueKey BETWEEN :from AND :to",
+      ExpressionAttributeValues: { ":r": runId, ":from": from, ":to": to },
     };
-    const [held, pending] = await Promise.all([
-      query("held"),
-      pendingLimit > 0 ? query("pending", pendingLimit) : Promise.resolve([]),
-    ]);
-    return { held: held.map(itemToTarget), pending: pending.map(itemToTarget) };
+    if (pendingLimit <= 0) return { held: (await queryAll(this.doc, input)).map(itemToTarget), pending: [] };
+    const phaseKey = `${runId}#${phaseIndex}`;
+    const heldGuess = this.heldByPhase.get(phaseKey) ?? 0;
+    const held: Item[] = [];
+    const pending: Item[] = [];
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const limit = pendingLimit - pending.length + Math.max(0, heldGuess - held.length);
+      const out = await this.doc.send(
+        new QueryCommand({ ...input, Limit: Math.max(1, limit), ExclusiveStartKey: startKey }),
+      );
+      for (const item of out.Items ?? []) (String(item.queueKey) <= heldTo ? held : pending).push(item);
+      startKey = out.LastEvaluatedKey;
+    } while (startKey !== undefined && pending.length < pendingLimit);
+    if (this.heldByPhase.size >= 10_000) this.heldByPhase.clear();
+    this.heldByPhase.set(phaseKey, held.length);
+    return { held: held.map(itemToTarget), pending: pending.slice(0, pendingLimit).map(itemToTarget) };
   }
 
   claimTarget(expected: Target, leaseMs: number, now: number, until?: number): Promise<ClaimOutcome> {
@@ -297,8 +310,9 @@ export class DynamoRunStore implements RunStore {
     status: OutcomeStatus,
     message: string,
     now: number,
+    phaseIndex?: number,
   ): Promise<TransitionOutcome> {
-    return this.transitions.recordOutcome(runId, targetId, status, message, now);
+    return this.transitions.recordOutcome(runId, targetId, status, message, now, phaseIndex);
   }
 
   /** Not on the RunStore port yet: controls' ConflictClockStore (src/app/controls.ts). */

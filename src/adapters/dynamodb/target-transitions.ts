@@ -274,6 +274,12 @@ export class DynamoTargetTransitions {
    *   recordOutcome(T, COMPLETED): [T: SUBMITTED@300 → COMPLETED] + [run: c1_completed 5, inFlight 2]
    *   stream redelivers, task retried: T is COMPLETED → 'already-recorded', nothing written
    *   a concurrent writer moved T first (condition on SUBMITTED@300 fails): re-read, decide again
+   *
+   * With the target's phase known (a child task's outcome), the first attempt reads nothing: the
+   * write is conditioned on T being CLAIMED or SUBMITTED in that phase, both in flight, so the
+   * counters move as they would after a read (+1 to the phase's counter, inFlight −1) and
+   * exactly once (a terminal T fails the condition). Any other T (absent, terminal, never
+   * claimed) fails it too and is read and handled as above.
    */
   async recordOutcome(
     runId: string,
@@ -281,47 +287,40 @@ export class DynamoTargetTransitions {
     status: OutcomeStatus,
     message: string,
     now: number,
+    phaseIndex?: number,
   ): Promise<TransitionOutcome> {
+    if (phaseIndex !== undefined) {
+      const codes = await this.writeOutcome(runId, targetId, status, message, now, inFlightPrior(phaseIndex));
+      if (codes === undefined) return "recorded";
+      if (codes[1] === "ConditionalCheckFailed") return "not-found";
+    }
     for (let attempt = 0; attempt < 10; attempt++) {
       const current = await this.reader.getTarget(runId, targetId);
       if (current === undefined) return "not-found";
       if (isTerminalTarget(current.status)) return "already-recorded";
-      const wasInFlight = current.status === "CLAIMED" || current.status === "SUBMITTED";
-      const codes = await transactWrite(this.doc, {
-        TransactItems: [
-          {
-            Update: {
-              TableName: this.tables.targets,
-              Key: { runId, targetId },
-              UpdateExpression:
-                "SET #s = :status, message = :msg, updatedAt = :now REMOVE leaseExpiresAt, retryAt, queueKey",
-              ConditionExpression: "#s = :prior AND updatedAt = :priorUpdated",
-              ExpressionAttributeNames: { "#s": "status" },
-              ExpressionAttributeValues: {
-                ":status": status,
-                ":msg": message,
-                ":now": now,
-                ":prior": current.status,
-                ":priorUpdated": current.updatedAt,
-              },
-            },
-          },
-          {
-            Update: {
-              TableName: this.tables.runs,
-              Key: { runId },
-              UpdateExpression: wasInFlight ? "ADD #c :one, inFlight :minus" : "ADD #c :one",
-              ConditionExpression: "attribute_exists(runId)",
-              ExpressionAttributeNames: { "#c": counterAttribute(current.phaseIndex, status) },
-              ExpressionAttributeValues: wasInFlight ? { ":one": 1, ":minus": -1 } : { ":one": 1 },
-            },
-          },
-        ],
+      const codes = await this.writeOutcome(runId, targetId, status, message, now, {
+        phaseIndex: current.phaseIndex,
+        wasInFlight: current.status === "CLAIMED" || current.status === "SUBMITTED",
+        condition: "#s = :prior AND updatedAt = :priorUpdated",
+        values: { ":prior": current.status, ":priorUpdated": current.updatedAt },
       });
       if (codes === undefined) return "recorded";
       if (codes[1] === "ConditionalCheckFailed") return "not-found";
     }
     return "lost-race";
+  }
+
+  private writeOutcome(
+    runId: string,
+    targetId: string,
+    status: OutcomeStatus,
+    message: string,
+    now: number,
+    prior: OutcomePrior,
+  ): ReturnType<typeof transactWrite> {
+    return transactWrite(this.doc, {
+      TransactItems: outcomeItems(this.tables, { runId, targetId, status, message, now }, prior),
+    });
   }
 
   /**
@@ -355,4 +354,59 @@ export class DynamoTargetTransitions {
     }
     return moved;
   }
+}
+
+/** What an outcome's write is conditioned on: the target as read, or "in flight in this phase". */
+export interface OutcomePrior {
+  phaseIndex: number;
+  wasInFlight: boolean;
+  condition: string;
+  values: Record<string, unknown>;
+}
+
+/** A target still in flight in `phaseIndex`, unread (a child task's outcome). */
+export function inFlightPrior(phaseIndex: number): OutcomePrior {
+  return {
+    phaseIndex,
+    wasInFlight: true,
+    condition: "#s IN (:claimed, :submitted) AND phaseIndex = :phase",
+    values: { ":claimed": "CLAIMED", ":submitted": "SUBMITTED", ":phase": phaseIndex },
+  };
+}
+
+/**
+ * [target → status under `prior.condition`] + [run: the phase's counter +1, inFlight −1 if it was
+ * in flight]: the two items of every outcome's transaction (also the task store's ending of a run
+ * child, which puts the task before them).
+ */
+export function outcomeItems(
+  tables: Pick<TableNames, "targets" | "runs">,
+  outcome: { runId: string; targetId: string; status: OutcomeStatus; message: string; now: number },
+  prior: OutcomePrior,
+): NonNullable<TransactWriteCommandInput["TransactItems"]> {
+  const { runId, targetId, status, message, now } = outcome;
+  const { wasInFlight } = prior;
+  return [
+    {
+      Update: {
+        TableName: tables.targets,
+        Key: { runId, targetId },
+        UpdateExpression:
+          "SET #s = :status, message = :msg, updatedAt = :now REMOVE leaseExpiresAt, retryAt, queueKey",
+        ConditionExpression: prior.condition,
+        ExpressionAttributeNames: { "#s": "status" },
+        ExpressionAttributeValues: { ":status": status, ":msg": message, ":now": now, ...prior.values },
+      },
+    },
+    {
+      Update: {
+        TableName: tables.runs,
+        Key: { runId },
+        UpdateExpression: wasInFlight ? "ADD #c :one, inFlight :minus" : "ADD #c :one",
+        ConditionExpression: "attribute_exists(runId)",
+        ExpressionAttributeNames: { "#c": counterAttribute(prior.phaseIndex, status) },
+        ExpressionAttributeValues: wasInFlight ? { ":one": 1, ":minus": -1 } : { ":one": 1 },
+      },
+    },
+  ];
 }

@@ -8,13 +8,21 @@
  */
 
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, PutCommand, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
-import type { CreateTaskOutcome, ListTasksOptions, SaveTaskOutcome, TaskStore } from "../../app/ports.js";
+import { GetCommand, PutCommand, type PutCommandInput, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import type {
+  CreateTaskOutcome,
+  ListTasksOptions,
+  RunChildOutcome,
+  SaveTaskOutcome,
+  TaskStore,
+} from "../../app/ports.js";
 import { FlowError } from "../../domain/errors.js";
 import type { Task } from "../../domain/model.js";
 import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
 import { itemToTask, taskToItem } from "./items.js";
+import { lockPut } from "./lock-store.js";
 import { INDEX, LIST_PARTITION, type TableNames } from "./schema.js";
+import { inFlightPrior, outcomeItems } from "./target-transitions.js";
 
 const idemPk = (key: string): string => `idem:${key}`;
 
@@ -25,6 +33,21 @@ export class DynamoTaskStore implements TaskStore {
   ) {}
 
   async createTask(task: Task): Promise<CreateTaskOutcome> {
+    return (await this.create(task)) as CreateTaskOutcome;
+  }
+
+  /**
+   *   submission of T1 for rack R: [Put lock R → T1, Put idem:K → T1, Put T1]  committed → created T1
+   *   R held by T9 (live):         lock's condition fails, nothing written         → 'held'
+   *   K already names T1:          idem's condition fails → read idem:K → T1        → created: false
+   */
+  createTaskWithLock(task: Task, lockTtlMs: number, now: number): Promise<CreateTaskOutcome | "held"> {
+    return this.create(task, { Put: lockPut(this.tables, task.rackId, task.id, lockTtlMs, now) });
+  }
+
+  /** The task (and its key item) under absence conditions, after `first` (the lock) if given. */
+  private async create(task: Task, first?: { Put: PutCommandInput }): Promise<CreateTaskOutcome | "held"> {
+    const lead = first === undefined ? [] : [first];
     const put = {
       Put: {
         TableName: this.tables.tasks,
@@ -33,13 +56,15 @@ export class DynamoTaskStore implements TaskStore {
       },
     };
     if (task.idempotencyKey === undefined) {
-      const codes = await transactWrite(this.doc, { TransactItems: [put] });
-      if (codes !== undefined) throw new FlowError("ALREADY_EXISTS", `task ${task.id} already exists`);
-      return { created: true, task };
+      const codes = await transactWrite(this.doc, { TransactItems: [...lead, put] });
+      if (codes === undefined) return { created: true, task };
+      if (codes[lead.length] !== "ConditionalCheckFailed" && first !== undefined) return "held";
+      throw new FlowError("ALREADY_EXISTS", `task ${task.id} already exists`);
     }
     const key = task.idempotencyKey;
     const codes = await transactWrite(this.doc, {
       TransactItems: [
+        ...lead,
         {
           Put: {
             TableName: this.tables.tasks,
@@ -51,6 +76,9 @@ export class DynamoTaskStore implements TaskStore {
       ],
     });
     if (codes === undefined) return { created: true, task };
+    // A task under the key answers first, whoever holds the lock (it was not taken).
+    const taken = codes.slice(lead.length).includes("ConditionalCheckFailed");
+    if (!taken && first !== undefined) return "held";
     const existing = await this.getTaskByIdempotencyKey(key);
     if (existing === undefined) throw new FlowError("ALREADY_EXISTS", `task ${task.id} already exists`);
     return { created: false, task: existing };
@@ -127,21 +155,60 @@ export class DynamoTaskStore implements TaskStore {
 
   async saveTask(task: Task, expectedUpdatedAt: number): Promise<SaveTaskOutcome> {
     try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tables.tasks,
-          Item: taskToItem(task),
-          ConditionExpression: "attribute_exists(id) AND updatedAt = :expected",
-          ExpressionAttributeValues: { ":expected": expectedUpdatedAt },
-        }),
-      );
+      await this.doc.send(new PutCommand(this.taskSave(task, expectedUpdatedAt)));
       return "saved";
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
-      const out = await this.doc.send(
-        new GetCommand({ TableName: this.tables.tasks, Key: { id: task.id }, ConsistentRead: true }),
-      );
-      return out.Item === undefined ? "not-found" : "stale";
+      return this.whySaveFailed(task.id);
     }
+  }
+
+  /**
+   *   task T RUNNING@500 ends COMPLETED; its target SUBMITTED in phase 1; T holds rack R's lock
+   *   [Put T COMPLETED if updatedAt = 500] + [target → COMPLETED if in flight in phase 1]
+   *     + [run: c1_completed +1, inFlight −1] + [Delete lock R unless another task holds it]
+   *   T moved since 500 (a progress report, a cancel): cancelled → 'stale' (the caller re-reads T)
+   *   the target is not in flight (already ended, never claimed), or R is another task's now:
+   *     cancelled → 'separately'
+   */
+  async saveTaskWithOutcome(
+    task: Task,
+    expectedUpdatedAt: number,
+    outcome: RunChildOutcome,
+  ): Promise<SaveTaskOutcome | "separately"> {
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        { Put: this.taskSave(task, expectedUpdatedAt) },
+        ...outcomeItems(this.tables, outcome, inFlightPrior(outcome.phaseIndex)),
+        {
+          Delete: {
+            TableName: this.tables.rackLocks,
+            Key: { rackId: task.rackId },
+            ConditionExpression: "attribute_not_exists(rackId) OR #o = :owner",
+            ExpressionAttributeNames: { "#o": "owner" },
+            ExpressionAttributeValues: { ":owner": task.id },
+          },
+        },
+      ],
+    });
+    if (codes === undefined) return "saved";
+    if (codes[0] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
+    return "separately";
+  }
+
+  private taskSave(task: Task, expectedUpdatedAt: number): PutCommandInput {
+    return {
+      TableName: this.tables.tasks,
+      Item: taskToItem(task),
+      ConditionExpression: "attribute_exists(id) AND updatedAt = :expected",
+      ExpressionAttributeValues: { ":expected": expectedUpdatedAt },
+    };
+  }
+
+  private async whySaveFailed(taskId: string): Promise<"stale" | "not-found"> {
+    const out = await this.doc.send(
+      new GetCommand({ TableName: this.tables.tasks, Key: { id: taskId }, ConsistentRead: true }),
+    );
+    return out.Item === undefined ? "not-found" : "stale";
   }
 }

@@ -7,7 +7,7 @@ import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
 import { completionMessage, finishReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import { type Metrics, taskKeys } from "../observability.js";
-import type { RunStore } from "../ports.js";
+import type { RunStore, SaveTaskOutcome } from "../ports.js";
 import type { StepDeps, TaskStepsDeps } from "./deps.js";
 import type { StepEventOf } from "./settings.js";
 
@@ -30,6 +30,8 @@ export async function updateTask(
   taskId: string,
   mutate: (task: Task, now: number) => Task | undefined,
   read?: Task,
+  save: (next: Task, expectedUpdatedAt: number) => Promise<SaveTaskOutcome> = (next, expected) =>
+    deps.tasks.saveTask(next, expected),
 ): Promise<{ task: Task; changed: boolean }> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const [task] = attempt === 0 && read !== undefined ? [read] : await deps.tasks.getTasks([taskId]);
@@ -39,7 +41,7 @@ export async function updateTask(
     const next = mutate(structuredClone(task), now);
     if (next === undefined) return { task, changed: false };
     next.updatedAt = Math.max(now, task.updatedAt + 1);
-    const saved = await deps.tasks.saveTask(next, task.updatedAt);
+    const saved = await save(next, task.updatedAt);
     if (saved === "saved") return { task: next, changed: true };
     if (saved === "not-found") throw new StepError("TaskNotFound", `task ${taskId} not found`);
   }
@@ -79,6 +81,33 @@ export async function recordTaskOutcome(
   outcome: { status: TaskOutcomeStatus; message: string },
   read?: Task,
 ): Promise<Task> {
+  // A run child still in flight ends with its target and its lock in ONE write where the store
+  // can (1, 2 and 3 together); otherwise (the target not in flight, the lock another task's) in
+  // turn as below.
+  let recordedWithTask = false;
+  const { saveTaskWithOutcome } = deps.tasks;
+  const save = async (next: Task, expectedUpdatedAt: number): Promise<SaveTaskOutcome> => {
+    if (
+      saveTaskWithOutcome !== undefined &&
+      next.runId !== undefined &&
+      next.targetId !== undefined &&
+      next.targetPhaseIndex !== undefined
+    ) {
+      const saved = await saveTaskWithOutcome.call(deps.tasks, next, expectedUpdatedAt, {
+        runId: next.runId,
+        targetId: next.targetId,
+        phaseIndex: next.targetPhaseIndex,
+        status: outcome.status,
+        message: next.message,
+        now: deps.clock(),
+      });
+      if (saved !== "separately") {
+        recordedWithTask = saved === "saved";
+        return saved;
+      }
+    }
+    return deps.tasks.saveTask(next, expectedUpdatedAt);
+  };
   const { task, changed } = await updateTask(
     deps,
     taskId,
@@ -91,6 +120,7 @@ export async function recordTaskOutcome(
       return t;
     },
     read,
+    save,
   );
   if (changed) {
     const fields = { ...taskKeys(task), rackId: task.rackId, status: task.status, taskMessage: task.message };
@@ -98,29 +128,35 @@ export async function recordTaskOutcome(
     else if (task.status === "FAILED") deps.logger?.warn("task finished", fields);
     else deps.logger?.info("task finished", fields);
   }
-  let recorded = false;
-  if (task.runId !== undefined && task.targetId !== undefined && isTerminalTask(task)) {
+  let recorded = recordedWithTask;
+  if (!recorded && task.runId !== undefined && task.targetId !== undefined && isTerminalTask(task)) {
     const result = await deps.runs.recordOutcome(
       task.runId,
       task.targetId,
       task.status as TaskOutcomeStatus,
       task.message,
       deps.clock(),
+      task.targetPhaseIndex,
     );
     recorded = result === "recorded";
-    if (recorded) {
-      // Emitted after the transition is persisted, and only by the call that recorded it.
-      const metric = OUTCOME_METRIC[task.status as TaskOutcomeStatus];
-      if (metric && deps.metrics) {
-        deps.metrics.add(metric, 1);
-        if (task.status === "FAILED") deps.metrics.add("BmcFailures", 1);
-        deps.metrics.flush();
-      }
+  }
+  if (recorded) {
+    // Emitted after the transition is persisted, and only by the call that recorded it.
+    const metric = OUTCOME_METRIC[task.status as TaskOutcomeStatus];
+    if (metric && deps.metrics) {
+      deps.metrics.add(metric, 1);
+      if (task.status === "FAILED") deps.metrics.add("BmcFailures", 1);
+      deps.metrics.flush();
     }
   }
-  await deps.locks.release(task.rackId, task.id);
-  // After the lock is free: the slot this target held refills now, not at the stream's pace.
-  if (recorded && task.runId !== undefined) await deps.waker?.wake(task.runId);
+  // The slot this target held refills now, not at the stream's pace: the wake-up goes out beside
+  // the lock's release, not after it, because the targets that take the slot are other racks
+  // (a run holds one target per rack) and so do not wait for this lock.
+  const runId = recorded ? task.runId : undefined;
+  await Promise.all([
+    recordedWithTask ? undefined : deps.locks.release(task.rackId, task.id),
+    runId === undefined ? undefined : deps.waker?.wake(runId),
+  ]);
   return task;
 }
 
@@ -139,6 +175,7 @@ export async function recordOutcome(
     read = await loadTask(deps, e.taskId);
     message = completionMessage(read);
   }
+  // The task as just read is the first attempt's: a refill does not wait for a second read of it.
   const task = await recordTaskOutcome(deps, e.taskId, { status, message }, read);
   return { status: task.status };
 }

@@ -52,6 +52,7 @@ import { type PlanInventory, racksForTargetSpec } from "../plan-inventory.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
+  CreateTaskOutcome,
   FirmwarePolicyStore,
   RackLockStore,
   RunStore,
@@ -136,6 +137,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     idempotencyKey?: string;
     runId?: string;
     targetId?: string;
+    targetPhaseIndex?: number;
   }): Task {
     // Each component's parts: the requested sub-targets its type has (none requested: all of it).
     const { subTargets } = args.template;
@@ -178,6 +180,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     if (args.idempotencyKey !== undefined) task.idempotencyKey = args.idempotencyKey;
     if (args.runId !== undefined) task.runId = args.runId;
     if (args.targetId !== undefined) task.targetId = args.targetId;
+    if (args.targetPhaseIndex !== undefined) task.targetPhaseIndex = args.targetPhaseIndex;
     return task;
   }
 
@@ -237,7 +240,12 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
 
   const submitter: ChildTaskSubmitter = {
     async submit(request: ChildTaskRequest, now: number): Promise<SubmitOutcome> {
-      const existing = await tasks.getTaskByIdempotencyKey(request.idempotencyKey);
+      // A first attempt has no task to find (see ChildTaskRequest.firstAttempt): one round trip
+      // less before the execution starts.
+      const existing =
+        request.firstAttempt === true
+          ? undefined
+          : await tasks.getTaskByIdempotencyKey(request.idempotencyKey);
       if (existing !== undefined) {
         if (!isTerminal(existing)) await startExecution(existing);
         return { kind: "submitted", taskId: existing.id };
@@ -261,25 +269,36 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       }
 
       const taskId = taskIdForKey(request.idempotencyKey);
-      if ((await locks.acquire(request.rackId, taskId, lockTtl, now)) === "held") {
-        return { kind: "conflict", message: rackConflictMessage(request.rackId) };
+      const task = newTask({
+        id: taskId,
+        rackId: request.rackId,
+        rackExternalId: request.rackExternalId,
+        components,
+        template: request.template,
+        ...(request.rule ? { rule: request.rule } : {}),
+        now,
+        status: "PENDING",
+        idempotencyKey: request.idempotencyKey,
+        runId: request.runId,
+        targetId: request.targetId,
+        ...(request.phaseIndex === undefined ? {} : { targetPhaseIndex: request.phaseIndex }),
+      });
+      let created: CreateTaskOutcome;
+      if (tasks.createTaskWithLock !== undefined) {
+        // The lock and the task in one transaction; a task already under the key took no lock.
+        const made = await tasks.createTaskWithLock(task, lockTtl, now);
+        if (made === "held") return { kind: "conflict", message: rackConflictMessage(request.rackId) };
+        created = made;
+      } else {
+        if ((await locks.acquire(request.rackId, taskId, lockTtl, now)) === "held") {
+          return { kind: "conflict", message: rackConflictMessage(request.rackId) };
+        }
+        created = await tasks.createTask(task);
+        // Another attempt's task (whatever its id, the lock just taken is not its own), or ours
+        // already finished: the lock taken for it is released.
+        if (!created.created && (created.task.id !== taskId || isTerminal(created.task)))
+          await locks.release(request.rackId, taskId);
       }
-      const created = await tasks.createTask(
-        newTask({
-          id: taskId,
-          rackId: request.rackId,
-          rackExternalId: request.rackExternalId,
-          components,
-          template: request.template,
-          ...(request.rule ? { rule: request.rule } : {}),
-          now,
-          status: "PENDING",
-          idempotencyKey: request.idempotencyKey,
-          runId: request.runId,
-          targetId: request.targetId,
-        }),
-      );
-      if (!created.created && created.task.id !== taskId) await locks.release(request.rackId, taskId);
       if (!isTerminal(created.task)) await startExecution(created.task);
       return { kind: "submitted", taskId: created.task.id };
     },

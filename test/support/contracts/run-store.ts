@@ -362,6 +362,22 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         expect(ids(queue.pending)).toEqual([t5.id]);
         expect(queue.held).toEqual([await target(t1), await target(t2)]);
       });
+
+      it("more held targets than the last read saw, and fewer: still every held one and exactly the first N PENDING", async () => {
+        const { run: r, targets } = await created({ phaseSizes: [9], maxConcurrent: 9 });
+        expect(ids((await runs.listQueuedTargets(r.id, 0, 2)).pending)).toEqual(ids(targets.slice(0, 2)));
+        expect((await runs.claimTargets(targets.slice(0, 6), LEASE, T)).outcome).toBe("claimed");
+        const grown = await runs.listQueuedTargets(r.id, 0, 2);
+        expect(ids(grown.held)).toEqual(ids(targets.slice(0, 6)));
+        expect(ids(grown.pending)).toEqual(ids(targets.slice(6, 8)));
+        for (const t of targets.slice(0, 5))
+          expect(await runs.recordSubmitted(r.id, t.id, `task-${t.id}`, T + 1)).toBe("recorded");
+        const shrunk = await runs.listQueuedTargets(r.id, 0, 1);
+        expect(ids(shrunk.held)).toEqual([targets[5]!.id]);
+        expect(ids(shrunk.pending)).toEqual([targets[6]!.id]);
+        expect(ids((await runs.listQueuedTargets(r.id, 0, 0)).held)).toEqual([targets[5]!.id]);
+        expect(ids((await runs.listQueuedTargets(r.id, 0, 50)).pending)).toEqual(ids(targets.slice(6)));
+      });
     });
 
     describe("claims and the maintenance window's hard end (end_time)", () => {
@@ -706,6 +722,46 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         expect(after.counters[0]).toEqual(ZERO);
         expect(after.counters[1]!.failed + after.counters[1]!.terminated).toBe(1);
         expect(await runs.recordOutcome(r.id, uuid(10, "dead0000"), "FAILED", "", T)).toBe("not-found");
+      });
+
+      it("recordOutcome with the target's phase (a child task's outcome): the same effects, exactly once; a target not in flight, or a wrong phase, is handled as without it", async () => {
+        const { run: r, targets } = await created({ phaseSizes: [2, 3] });
+        const [p0, p1, a, b, c] = targets as [Target, Target, Target, Target, Target];
+        expect((await runs.claimTargets([a, b], LEASE, T)).outcome).toBe("claimed");
+        expect(await runs.recordSubmitted(r.id, b.id, "task-b", T)).toBe("recorded");
+        expect(await runs.recordOutcome(r.id, a.id, "FAILED", "flash failed", T + 1, 1)).toBe("recorded");
+        const repeats = await Promise.all(
+          Array.from({ length: 10 }, () => runs.recordOutcome(r.id, b.id, "COMPLETED", "done", T + 2, 1)),
+        );
+        expect(repeats.filter((o) => o === "recorded")).toHaveLength(1);
+        expect(repeats.filter((o) => o === "already-recorded")).toHaveLength(9);
+        expect(await runs.recordOutcome(r.id, a.id, "COMPLETED", "late", T + 3, 1)).toBe("already-recorded");
+        // PENDING (not in flight): its counter moves, inFlight does not.
+        expect(await runs.recordOutcome(r.id, c.id, "SKIPPED", "not started", T + 4, 1)).toBe("recorded");
+        // In flight, but told the wrong phase: counted in its own.
+        expect(await runs.claimTarget(p0, LEASE, T + 5)).toBe("claimed");
+        expect(await runs.recordOutcome(r.id, p0.id, "TERMINATED", "stopped", T + 6, 1)).toBe("recorded");
+        expect(await runs.recordOutcome(r.id, uuid(11, "dead0000"), "FAILED", "", T, 0)).toBe("not-found");
+        expect(await target(b)).toEqual({
+          ...b,
+          status: "COMPLETED",
+          message: "done",
+          taskId: "task-b",
+          updatedAt: T + 2,
+        });
+        expect(await target(c)).toEqual({
+          ...c,
+          status: "SKIPPED",
+          message: "not started",
+          updatedAt: T + 4,
+        });
+        expect((await target(p1)).status).toBe("PENDING");
+        const after = await run(r);
+        expect(after.inFlight).toBe(0);
+        expect(after.counters).toEqual([
+          { ...ZERO, terminated: 1 },
+          { completed: 1, failed: 1, terminated: 0, skipped: 1 },
+        ]);
       });
 
       it("recordOutcome counts on a paused run too (outcomes keep arriving while it is paused)", async () => {
