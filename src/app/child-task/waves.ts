@@ -32,7 +32,7 @@ import { causeText, StepError } from "../../domain/step-errors.js";
 import { parseReport, serializeReport, targetOf } from "../../domain/task-report.js";
 import { sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
-import { reassertLock } from "./lock.js";
+import { renewLockIfNeeded } from "./lock.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
 import {
   type ChildTaskSettings,
@@ -93,7 +93,8 @@ function waveFacts(task: Task, componentIds: readonly string[]) {
 }
 
 /**
- * Starts one step of one wave. UPDATE_FIRMWARE re-asserts (extends) the rack lock, marks the
+ * Starts one step of one wave. Every step renews the rack lock if it could outlast the lease
+ * (lock.ts: normally AcquireLock's covers the whole task, and nothing is written). UPDATE_FIRMWARE marks the
  * components UPDATING, writes the wave's commands into the task's update set (one write) and
  * publishes each update command at most once: a retried Lambda finds them published and sends
  * nothing (commands.ts). A verify step does the same with queries in the verify set and writes
@@ -129,12 +130,7 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
       : await loadTask(deps, e.taskId);
   if (isTerminalTask(task))
     throw new StepError("TaskEnded", `task ${task.id} already ended (${task.status})`);
-  // The lock covers this step at its worst, whatever its own timeout.
-  const lockSettings = {
-    ...e.settings,
-    updateTimeoutSeconds: Math.max(e.settings.updateTimeoutSeconds, timeoutSeconds),
-  };
-  await reassertLock(deps, task, lockSettings, componentIds.length, now);
+  await renewLockIfNeeded(deps, task, e.settings, { components: componentIds.length, timeoutSeconds }, now);
   const { types, versions, subTargets } = waveFacts(task, componentIds);
   const base = {
     stage: group.stage,
