@@ -21,7 +21,9 @@ import { type UpdateCommand, updateRequestId } from "../../domain/bmc-protocol.j
 import { commandRecord, entryKey, updateAddress, verifyAddress } from "../../domain/command-sets.js";
 import {
   type ComponentResult,
+  nextCheckWaitSeconds,
   nextWaitSeconds,
+  type PendingCommand,
   queryVerdict,
   secretFor,
   verdict,
@@ -197,7 +199,11 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   };
 }
 
-/** Reads the wave's commands (one read): done once every component has a verdict (answer, result or timeout). */
+/**
+ * Reads the wave's commands (one read): done once every component has a verdict (answer, result or
+ * timeout). Else the next check after the backoff, or later when the pending updates' progress
+ * says the wave cannot be done before then (nextCheckWaitSeconds), never past the deadline.
+ */
 export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WaveState> {
   const wave = currentWave(e.wave, e.settings);
   const now = deps.clock();
@@ -248,11 +254,17 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   });
   if (verdicts.some((v) => v === "pending")) {
     const polls = wave.polls + 1;
+    // Where the pending updates are: their progress says when the wave can be done at the earliest.
+    const pending: PendingCommand[] = [];
+    wave.componentIds.forEach((componentId, i) => {
+      const entry = set?.entries[entryKey(address, componentId)];
+      if (verdicts[i] === "pending" && entry !== undefined) pending.push(entry);
+    });
     return {
       ...wave,
       done: false,
       polls,
-      waitSeconds: nextWaitSeconds(e.settings, polls, wave.deadline, now),
+      waitSeconds: nextCheckWaitSeconds(e.settings, polls, wave.deadline, now, pending),
     };
   }
   return { ...wave, done: true, results: verdicts as ComponentResult[] };
