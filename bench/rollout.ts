@@ -171,6 +171,9 @@ interface Figures {
     model: {
       checksPerWave: number;
       transitions: number;
+      /** The same wave polled by the backoff alone (no progress estimate): its checks and transitions. */
+      backoffChecksPerWave: number;
+      backoffTransitions: number;
       taskSteps: number;
       rru: number;
       total: number;
@@ -431,9 +434,12 @@ async function once(): Promise<Figures> {
           .reduce((sum, [, v]) => sum + v.rcu, 0) / checks
       : 0;
   const extraChecks = Math.max(0, prod.checksPerWave - perRack.checksPerWave) * waves;
+  const backoffExtraChecks = Math.max(0, prod.backoffChecksPerWave - perRack.checksPerWave) * waves;
   const model = {
     checksPerWave: prod.checksPerWave,
     transitions: perRack.transitions + extraChecks * prod.transitionsPerCheck,
+    backoffChecksPerWave: prod.backoffChecksPerWave,
+    backoffTransitions: perRack.transitions + backoffExtraChecks * prod.transitionsPerCheck,
     taskSteps: perRack.taskSteps + extraChecks,
     rru: perRack.rcu + extraChecks * checkRcu,
     total: 0,
@@ -600,7 +606,7 @@ function report(f: Figures, runs: number): string {
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(" + ")}`,
     "",
-    `Per rack, modelled for production timing (10-min flashes, the default poll schedule: ${nf(f.cost.model.checksPerWave)} checks per wave instead of ${nf(pr.checksPerWave)}, ${pr.waves} waves per rack)`,
+    `Per rack, modelled for production timing (10-min flashes, the default poll schedule with the checks timed by the reported progress: ${nf(f.cost.model.checksPerWave)} checks per wave instead of ${nf(pr.checksPerWave)}, ${pr.waves} waves per rack; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)} checks per wave, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
     `  state transitions ${nf(f.cost.model.transitions, 0)} (measured here: ${nf(pr.transitions, 0)}), task-steps invocations ${nf(f.cost.model.taskSteps, 0)}, RRU ${nf(f.cost.model.rru, 0)} → ${usd(f.cost.model.total)} per rack, ${usd(f.cost.model.total * 1000)} per 1,000 racks`,
     "",
     "Prices: us-east-1 list prices (checked 2026-11): Step Functions Standard $0.025/1k transitions; Lambda $0.20/1M requests + $0.0000166667/GB-s (256 MB × 60 ms assumed);",

@@ -101,6 +101,42 @@ export function nextWaitSeconds(
   return Math.max(1, Math.min(backoff, remaining));
 }
 
+/** A command of a wave still without a verdict, as far as its entry tells where it is. */
+export interface PendingCommand {
+  sentAt: number;
+  /** The last progress percent stored, and when it was reported. */
+  progress?: number;
+  progressAt?: number;
+}
+
+/**
+ * Seconds until the wave's next check: the backoff (`nextWaitSeconds`), but never before the wave
+ * can be done. A wave is done when its slowest command is, and a command that reported p % of its
+ * flash t ms after it was sent ends near sentAt + t · 100 / p; so once a pending command has
+ * reported progress, the check waits until the latest such estimate plus one base poll interval
+ * (for the result to reach its record), instead of polling a 10-minute flash a dozen times. An
+ * estimate already behind the backoff changes nothing; none goes past the deadline (the check
+ * there decides the timeouts).
+ *   poll 10 s, sent at 0, 25 % reported at 152 s, checked at 190 s: 608 + 10 − 190 → 428 s.
+ */
+export function nextCheckWaitSeconds(
+  settings: { pollSeconds: number; maxPollSeconds: number },
+  polls: number,
+  deadline: number,
+  now: number,
+  pending: readonly PendingCommand[],
+): number {
+  const backoff = nextWaitSeconds(settings, polls, deadline, now);
+  let done = Number.NEGATIVE_INFINITY;
+  for (const c of pending) {
+    if (c.progress === undefined || c.progressAt === undefined || c.progress <= 0) continue;
+    done = Math.max(done, c.sentAt + ((c.progressAt - c.sentAt) * 100) / c.progress);
+  }
+  const untilDone = Math.ceil((done + settings.pollSeconds * 1000 - now) / 1000);
+  const remaining = Math.ceil((deadline - now) / 1000);
+  return Math.max(backoff, Math.min(untilDone, remaining));
+}
+
 function sameParts(flashed: readonly string[] | undefined, asked: readonly string[]): boolean {
   return flashed !== undefined && flashed.length === asked.length && asked.every((p) => flashed.includes(p));
 }

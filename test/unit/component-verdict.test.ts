@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import {
   type BmcRequestRecord,
   type ComponentResult,
+  nextCheckWaitSeconds,
   nextWaitSeconds,
   queryRequestId,
   secretFor,
@@ -26,6 +27,44 @@ describe("nextWaitSeconds", () => {
     [0, -5_000, 1],
   ])("after %i polls with %i ms left: %i s", (polls, left, expected) => {
     expect(nextWaitSeconds(settings, polls, 1_000 + left, 1_000)).toBe(expected);
+  });
+});
+
+describe("nextCheckWaitSeconds: the next check timed by the reported progress", () => {
+  // A wave sent at 0 with its deadline at 1800 s; checked at 190 s after four polls (backoff 60 s).
+  const check = (pending: Parameters<typeof nextCheckWaitSeconds>[4], now = 190_000, deadline = 1_800_000) =>
+    nextCheckWaitSeconds(settings, 4, deadline, now, pending);
+
+  it("without progress: the backoff, as nextWaitSeconds", () => {
+    expect(check([])).toBe(60);
+    expect(check([{ sentAt: 0 }])).toBe(60);
+    expect(check([{ sentAt: 0, progress: 25 }])).toBe(60);
+    expect(check([{ sentAt: 0, progressAt: 152_000 }])).toBe(60);
+    expect(check([{ sentAt: 0, progress: 0, progressAt: 152_000 }])).toBe(60);
+  });
+
+  it("25 % after 152 s: done near 608 s, so the check waits until 608 + 10 s", () => {
+    expect(check([{ sentAt: 0, progress: 25, progressAt: 152_000 }])).toBe(428);
+  });
+
+  it("the slowest pending command decides", () => {
+    expect(
+      check([
+        { sentAt: 0, progress: 75, progressAt: 452_000 },
+        { sentAt: 0, progress: 25, progressAt: 160_000 },
+        { sentAt: 0 },
+      ]),
+    ).toBe(Math.ceil(640 + 10 - 190));
+  });
+
+  it("an estimate the backoff already passes changes nothing", () => {
+    expect(check([{ sentAt: 0, progress: 90, progressAt: 180_000 }])).toBe(60);
+  });
+
+  it("never past the deadline", () => {
+    expect(check([{ sentAt: 0, progress: 25, progressAt: 152_000 }], 190_000, 400_000)).toBe(210);
+    // Nor past the backoff's own cap at the deadline (≥ 1 s).
+    expect(check([{ sentAt: 0, progress: 25, progressAt: 152_000 }], 190_000, 190_200)).toBe(1);
   });
 });
 

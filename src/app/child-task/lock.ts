@@ -1,7 +1,9 @@
 /**
- * The rack lock as a child task holds it: AcquireLock takes it at the start (a QUEUE task waits
- * here while the rack is busy, until its queue timeout), and SendWave re-asserts it before each
- * wave. The ttl covers the coming stretch only, so a crashed execution's lock frees itself.
+ * The rack lock as a child task holds it: AcquireLock takes it once, at the start (a QUEUE task
+ * waits here while the rack is busy, until its queue timeout), for the whole task at its worst
+ * (`lockTtlMs` of all its components); SendWave renews it only when the step it starts could
+ * outlast that lease (a task slowed by retries, verify steps or sleeps past the estimate). The ttl
+ * is bounded, so a crashed execution's lock frees itself.
  *
  * AcquireLock is also where a plain task's maintenance window is kept: before its start_time it
  * waits (WAITING, the same Wait loop as a queued task), and once its end_time has passed without it
@@ -79,15 +81,42 @@ export async function acquireLock(deps: StepDeps, e: StepEventOf<"acquireLock">)
   return { status: "acquired" };
 }
 
-/** Re-asserts (extends) the task's lock for a wave of `components`; held by another → RackLockHeld. */
-export async function reassertLock(
+/**
+ * What AcquireLock's grant is known to cover, with no read of the lock: until
+ * startedAt + lockTtlMs(all components), less the few ms between the take and the task's
+ * RUNNING write (startedAt). Every take since keeps the lock at least that long: a retried or
+ * re-driven AcquireLock takes the same ttl later, and a renewal (below) only when it ends later
+ * still. Undefined (never started, or a task from before this rule): not known, renew.
+ */
+const GRANT_SLACK_MS = 60_000;
+
+export function knownLeaseEnd(task: Task, settings: ChildTaskSettings): number | undefined {
+  if (task.startedAt === undefined) return undefined;
+  return task.startedAt + lockTtlMs(settings, task.componentIds.length) - GRANT_SLACK_MS;
+}
+
+/**
+ * Before a step of `components` that may take `stepTimeoutSeconds`: renews (extends) the task's
+ * lock, for that step at its worst, only when the step could outlast the lease it is known to
+ * hold; held by another → RackLockHeld. Returns whether it renewed (one conditional write).
+ */
+export async function renewLockIfNeeded(
   deps: StepDeps,
   task: Task,
   settings: ChildTaskSettings,
-  components: number,
+  step: { components: number; timeoutSeconds: number },
   now: number,
-): Promise<void> {
-  if ((await deps.locks.acquire(task.rackId, task.id, lockTtlMs(settings, components), now)) === "held") {
+): Promise<boolean> {
+  // The lock covers this step at its worst, whatever its own timeout.
+  const stepSettings = {
+    ...settings,
+    updateTimeoutSeconds: Math.max(settings.updateTimeoutSeconds, step.timeoutSeconds),
+  };
+  const ttl = lockTtlMs(stepSettings, step.components);
+  const leaseEnd = knownLeaseEnd(task, settings);
+  if (leaseEnd !== undefined && now + ttl <= leaseEnd) return false;
+  if ((await deps.locks.acquire(task.rackId, task.id, ttl, now)) === "held") {
     throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
   }
+  return true;
 }

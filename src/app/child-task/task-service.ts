@@ -66,7 +66,7 @@ import { recordTaskOutcome } from "./outcome.js";
 
 export const UPGRADE_FIRMWARE_OPERATION = "UpgradeFirmware";
 
-/** From submission until the execution re-asserts it (AcquireLock, then each group). */
+/** From submission until the execution takes it for the whole task (AcquireLock). */
 export const DEFAULT_SUBMIT_LOCK_TTL_MS = 15 * 60_000;
 
 /**

@@ -21,7 +21,9 @@ import { type UpdateCommand, updateRequestId } from "../../domain/bmc-protocol.j
 import { commandRecord, entryKey, updateAddress, verifyAddress } from "../../domain/command-sets.js";
 import {
   type ComponentResult,
+  nextCheckWaitSeconds,
   nextWaitSeconds,
+  type PendingCommand,
   queryVerdict,
   secretFor,
   verdict,
@@ -32,7 +34,7 @@ import { causeText, StepError } from "../../domain/step-errors.js";
 import { parseReport, serializeReport, targetOf } from "../../domain/task-report.js";
 import { sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
-import { reassertLock } from "./lock.js";
+import { renewLockIfNeeded } from "./lock.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
 import {
   type ChildTaskSettings,
@@ -93,7 +95,8 @@ function waveFacts(task: Task, componentIds: readonly string[]) {
 }
 
 /**
- * Starts one step of one wave. UPDATE_FIRMWARE re-asserts (extends) the rack lock, marks the
+ * Starts one step of one wave. Every step renews the rack lock if it could outlast the lease
+ * (lock.ts: normally AcquireLock's covers the whole task, and nothing is written). UPDATE_FIRMWARE marks the
  * components UPDATING, writes the wave's commands into the task's update set (one write) and
  * publishes each update command at most once: a retried Lambda finds them published and sends
  * nothing (commands.ts). A verify step does the same with queries in the verify set and writes
@@ -129,12 +132,7 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
       : await loadTask(deps, e.taskId);
   if (isTerminalTask(task))
     throw new StepError("TaskEnded", `task ${task.id} already ended (${task.status})`);
-  // The lock covers this step at its worst, whatever its own timeout.
-  const lockSettings = {
-    ...e.settings,
-    updateTimeoutSeconds: Math.max(e.settings.updateTimeoutSeconds, timeoutSeconds),
-  };
-  await reassertLock(deps, task, lockSettings, componentIds.length, now);
+  await renewLockIfNeeded(deps, task, e.settings, { components: componentIds.length, timeoutSeconds }, now);
   const { types, versions, subTargets } = waveFacts(task, componentIds);
   const base = {
     stage: group.stage,
@@ -201,7 +199,11 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   };
 }
 
-/** Reads the wave's commands (one read): done once every component has a verdict (answer, result or timeout). */
+/**
+ * Reads the wave's commands (one read): done once every component has a verdict (answer, result or
+ * timeout). Else the next check after the backoff, or later when the pending updates' progress
+ * says the wave cannot be done before then (nextCheckWaitSeconds), never past the deadline.
+ */
 export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WaveState> {
   const wave = currentWave(e.wave, e.settings);
   const now = deps.clock();
@@ -252,11 +254,17 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   });
   if (verdicts.some((v) => v === "pending")) {
     const polls = wave.polls + 1;
+    // Where the pending updates are: their progress says when the wave can be done at the earliest.
+    const pending: PendingCommand[] = [];
+    wave.componentIds.forEach((componentId, i) => {
+      const entry = set?.entries[entryKey(address, componentId)];
+      if (verdicts[i] === "pending" && entry !== undefined) pending.push(entry);
+    });
     return {
       ...wave,
       done: false,
       polls,
-      waitSeconds: nextWaitSeconds(e.settings, polls, wave.deadline, now),
+      waitSeconds: nextCheckWaitSeconds(e.settings, polls, wave.deadline, now, pending),
     };
   }
   return { ...wave, done: true, results: verdicts as ComponentResult[] };

@@ -1,0 +1,106 @@
+/**
+ * The rack lock taken once per task: a wave's step renews it only when the step could outlast the
+ * lease AcquireLock granted (src/app/child-task/lock.ts), on an in-memory lock store that counts
+ * its takes.
+ */
+import { describe, expect, it } from "vitest";
+import type { StepDeps } from "../../src/app/child-task/deps.js";
+import { knownLeaseEnd, lockTtlMs, renewLockIfNeeded } from "../../src/app/child-task/lock.js";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
+import type { Task } from "../../src/domain/model.js";
+import { rackConflictMessage } from "../../src/domain/step-errors.js";
+import { memoryLockStore } from "../support/memory-child-task.js";
+
+const settings = { ...DEFAULT_CHILD_TASK_SETTINGS };
+const STARTED = 1_000_000;
+const components = Array.from({ length: 39 }, (_, i) => `c-${i}`);
+// The whole task (39 components, 8 at a time): (5 × 1800 + 60 + 60 + 300) s.
+const WHOLE = lockTtlMs(settings, 39);
+// One wave of 8 at the default update timeout: (1800 + 60 + 60 + 300) s.
+const WAVE = lockTtlMs(settings, 8);
+
+function task(overrides: Partial<Task> = {}): Task {
+  return {
+    id: "t-1",
+    operation: "UpgradeFirmware",
+    rackId: "r-1",
+    componentIds: components,
+    description: "",
+    executorType: "STEP_FUNCTIONS",
+    executionId: "",
+    status: "RUNNING",
+    message: "",
+    createdAt: 1,
+    updatedAt: STARTED,
+    startedAt: STARTED,
+    report: "",
+    ...overrides,
+  };
+}
+
+async function harness() {
+  const inner = memoryLockStore();
+  const takes: { owner: string; ttlMs: number; now: number }[] = [];
+  const locks = {
+    ...inner,
+    acquire: async (rackId: string, owner: string, ttlMs: number, now: number) => {
+      takes.push({ owner, ttlMs, now });
+      return inner.acquire(rackId, owner, ttlMs, now);
+    },
+  };
+  // AcquireLock's take, at the task's start.
+  await inner.acquire("r-1", "t-1", WHOLE, STARTED);
+  return { deps: { locks } as unknown as StepDeps, takes, locks: inner };
+}
+
+const wave = { components: 8, timeoutSeconds: settings.updateTimeoutSeconds };
+
+describe("renewLockIfNeeded: the rack lock once per task", () => {
+  it("the lease known from the task: startedAt + the whole task's ttl, less the grant's slack", () => {
+    expect(WHOLE).toBe(9_420_000);
+    expect(knownLeaseEnd(task(), settings)).toBe(STARTED + 9_420_000 - 60_000);
+    expect(knownLeaseEnd(task({ startedAt: undefined }), settings)).toBeUndefined();
+  });
+
+  it("a wave the lease covers takes nothing: six waves of a rack, no request", async () => {
+    const h = await harness();
+    for (let w = 0; w < 6; w++) {
+      expect(await renewLockIfNeeded(h.deps, task(), settings, wave, STARTED + w * 60_000)).toBe(false);
+    }
+    expect(h.takes).toEqual([]);
+    expect(await h.locks.get("r-1")).toEqual({ owner: "t-1", expiresAt: STARTED + WHOLE });
+  });
+
+  it("a wave that could outlast the lease renews it for that wave at its worst", async () => {
+    const h = await harness();
+    // The last start the lease covers, then one ms later.
+    const last = STARTED + WHOLE - 60_000 - WAVE;
+    expect(await renewLockIfNeeded(h.deps, task(), settings, wave, last)).toBe(false);
+    expect(await renewLockIfNeeded(h.deps, task(), settings, wave, last + 1)).toBe(true);
+    expect(h.takes).toEqual([{ owner: "t-1", ttlMs: WAVE, now: last + 1 }]);
+    expect(await h.locks.get("r-1")).toEqual({ owner: "t-1", expiresAt: last + 1 + WAVE });
+  });
+
+  it("a step with a longer timeout than the update's is covered at its own worst", async () => {
+    const h = await harness();
+    const long = { components: 8, timeoutSeconds: 9_000 };
+    expect(await renewLockIfNeeded(h.deps, task(), settings, long, STARTED)).toBe(true);
+    expect(h.takes).toEqual([{ owner: "t-1", ttlMs: (9_000 + 420) * 1000, now: STARTED }]);
+  });
+
+  it("a task with no startedAt (its lease unknown) renews", async () => {
+    const h = await harness();
+    expect(await renewLockIfNeeded(h.deps, task({ startedAt: undefined }), settings, wave, STARTED)).toBe(
+      true,
+    );
+    expect(h.takes).toHaveLength(1);
+  });
+
+  it("a renewal that finds another task holding the rack fails with RackLockHeld", async () => {
+    const h = await harness();
+    const late = STARTED + WHOLE + 1;
+    await h.locks.acquire("r-1", "t-other", WAVE, late);
+    const err = await renewLockIfNeeded(h.deps, task(), settings, wave, late).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "RackLockHeld", message: rackConflictMessage("r-1") });
+  });
+});
