@@ -1,0 +1,176 @@
+/** Child tasks: submission and execution, the steps' BMC commands, credentials and versions. The contract rules for every port: src/app/ports.ts. */
+import type { BmcCommand, EncryptedAuth } from "../../domain/bmc-protocol.js";
+import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../../domain/command-sets.js";
+import type {
+  ComponentsForType,
+  FirmwareAuthentication,
+  FirmwareTemplate,
+  Task,
+  VersionGroup,
+} from "../../domain/model.js";
+import type { OperationRule } from "../../domain/operation-rules.js";
+
+// ---------------------------------------------------------------------------------------------
+// Child tasks: submission and execution
+//
+// The dispatcher claims a target and hands it to a `ChildTaskSubmitter`; the task service
+// (src/app/child-task/task-service.ts) implements it by taking the rack lock, creating the task
+// under its idempotency key and starting a `TaskExecutor` execution (Step Functions in AWS and
+// locally via aws-local-stepfunctions).
+//
+// When a child task ends, the task path records the outcome on the task AND on the run's target
+// (RunStore.recordOutcome: counters move exactly once), releases the rack lock, and the DynamoDB
+// stream of that target transition wakes the dispatcher for the run, which refills the slot.
+
+/** `operation-run-target:<targetId>`: a retried submission finds the task instead of making a second. */
+export const targetIdempotencyKey = (targetId: string): string => `operation-run-target:${targetId}`;
+
+export interface ChildTaskRequest {
+  idempotencyKey: string;
+  runId: string;
+  targetId: string;
+  /** The target's phase, frozen on the task (Task.targetPhaseIndex). */
+  phaseIndex?: number;
+  /**
+   * The target was PENDING when this submission's claim took it, so it was never submitted
+   * before and no task can exist under the key: the service skips its idempotency lookup
+   * (creating the task under the key still refuses a second one).
+   */
+  firstAttempt?: boolean;
+  rackId: string;
+  /** The target's frozen rack external id, frozen on the task too. */
+  rackExternalId?: string;
+  componentsByType: ComponentsForType[];
+  /** Each component's version, frozen at create from the baselines (Target.versions). */
+  versions?: VersionGroup[];
+  /** The run's frozen rule (Run.rule); absent: the built-in default. */
+  rule?: OperationRule;
+  /** The run's frozen upgrade template; its targetSpec is ignored (the target is the rack). */
+  template: FirmwareTemplate;
+}
+
+export type SubmitOutcome =
+  /** The task exists (now or from an earlier attempt) and its execution was started. */
+  | { kind: "submitted"; taskId: string }
+  /** The rack is busy with another task (conflict strategy REJECT): block and back off. */
+  | { kind: "conflict"; message: string }
+  /** Any other submission error: the target fails with this text. */
+  | { kind: "rejected"; message: string };
+
+export interface ChildTaskSubmitter {
+  /**
+   * Idempotent per `idempotencyKey`: a retry (after a crash, a lost response or a lease expiry)
+   * returns the same task id and never starts a second execution, so a rack is never flashed twice.
+   */
+  submit(request: ChildTaskRequest, now: number): Promise<SubmitOutcome>;
+  /**
+   * Best effort: stops the task's execution. When it stops, the task path records TERMINATED on the
+   * task and its target. Stopping an already finished task is a no-op.
+   */
+  cancel(taskId: string, reason: string): Promise<void>;
+}
+
+/** Runs one child task. Implementations: Step Functions (AWS), aws-local-stepfunctions (local). */
+export interface TaskExecutor {
+  /** Idempotent: the execution name is the task id, so a repeat start returns the same execution. */
+  start(task: Task): Promise<{ executionId: string }>;
+  /** Idempotent: stopping a stopped or finished execution is a no-op. */
+  stop(executionId: string, cause: string): Promise<void>;
+}
+
+/**
+ * Wakes the dispatcher for one run (a slot freed, a phase may be complete, a gate may trip), called
+ * by whoever just recorded a target's outcome. Best effort and never throws: the targets stream
+ * wakes the run too, a little later, and the tick after that. Resolves once the wake-up is handed
+ * on (an asynchronous Lambda invocation accepted; locally, a pass queued), not when the pass ends.
+ */
+export interface RunWaker {
+  wake(runId: string): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Child-task steps: BMC requests and commands, credentials, firmware versions
+
+/**
+ * A cheap question to the data store that says whether it can be reached: resolves when it
+ * answered (whatever it answered), rejects when it could not be reached or kept throttling.
+ */
+export interface StoreProbe {
+  probe(): Promise<void>;
+}
+
+/**
+ * A child task's BMC commands as command sets (src/domain/command-sets.ts): one record per task and
+ * family (updates, preflight queries, verify queries), one entry per command. Every report for
+ * one of a task's commands lands on its entry, found from the request id alone.
+ */
+export interface CommandSetStore {
+  /**
+   * Adds `entries` to the task's `family` record, creating it if absent; an entry already there
+   * keeps what it holds (its first window and publication: a retried step learns it published).
+   * Returns the record as stored. One write.
+   */
+  open(taskId: string, family: CommandFamily, entries: Record<string, CommandEntry>): Promise<CommandSet>;
+  /** Marks these entries published (the first time stays). One write. */
+  markPublished(
+    taskId: string,
+    family: CommandFamily,
+    entryKeys: readonly string[],
+    now: number,
+  ): Promise<void>;
+  /** Strongly consistent; undefined: no such record. */
+  get(taskId: string, family: CommandFamily): Promise<CommandSet | undefined>;
+  /**
+   * Re-driven tasks: these entries (by key) get their new window and are no longer marked
+   * published, so the next send step publishes them again under the same request ids. One write.
+   */
+  reopen(
+    taskId: string,
+    family: CommandFamily,
+    windows: Record<string, { sentAt: number; deadline: number }>,
+  ): Promise<void>;
+  /**
+   * Stores BMC reports' changes (`writes`, by entry key) on one record, in ONE conditional write:
+   * every entry must exist, a result or an answer only where none is stored (the first wins),
+   * progress only upwards and only before a result, a lone acknowledgement only where none is
+   * stored. All or nothing: 'refused' writes nothing and returns the record as it is (absent: no
+   * such record), from which the caller works out what still changes something and writes that.
+   * 'written' returns the record after.
+   */
+  record(
+    taskId: string,
+    family: CommandFamily,
+    writes: Record<string, EntryWrite>,
+  ): Promise<{ outcome: "written"; set: CommandSet } | { outcome: "refused"; set?: CommandSet }>;
+}
+
+/** Firmware credentials of a plain UpgradeFirmware task (run children use RunStore.getRunSecrets). */
+export interface TaskSecretStore {
+  put(taskId: string, authentication: FirmwareAuthentication): Promise<void>;
+  get(taskId: string): Promise<FirmwareAuthentication | undefined>;
+}
+
+/** Encrypts one credential for one BMC; only that BMC can open it. */
+export interface BmcAuthSealer {
+  seal(secret: string, componentId: string, requestId: string): Promise<EncryptedAuth>;
+}
+
+/** Records verified firmware versions on the inventory's components. Idempotent. */
+export interface FirmwareVersionRecorder {
+  record(rackId: string, versions: readonly { componentId: string; version: string }[]): Promise<void>;
+}
+
+/** The port the child task's steps depend on. Implementations must be safe to call twice. */
+export interface BmcCommandPublisher {
+  publish(componentId: string, command: BmcCommand): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Secrets
+
+/** Authenticated encryption of small secrets; `context` is bound in (AAD), e.g. the run id. */
+export interface Cipher {
+  encrypt(plaintext: Uint8Array, context: string): Promise<Uint8Array>;
+  /** Throws if the ciphertext or its context was tampered with. */
+  decrypt(ciphertext: Uint8Array, context: string): Promise<Uint8Array>;
+}

@@ -1,0 +1,186 @@
+/**
+ * Ports of tasks, the inventory, firmware policy (baselines, rules, readiness) and rack locks.
+ * The rules every port follows are in src/app/ports.ts, which re-exports them all.
+ */
+import type { BaselineKey, FirmwareBaseline } from "../../domain/firmware-baselines.js";
+import type {
+  ComponentReadiness,
+  ComponentType,
+  InventoryComponent,
+  InventoryRack,
+  OutcomeStatus,
+  Page,
+  Task,
+  TaskStatus,
+} from "../../domain/model.js";
+import type { OperationRule } from "../../domain/operation-rules.js";
+
+// ---------------------------------------------------------------------------------------------
+// Tasks
+
+export type CreateTaskOutcome = { created: true; task: Task } | { created: false; task: Task };
+export type SaveTaskOutcome = "saved" | "stale" | "not-found";
+
+export interface ListTasksOptions {
+  rackId?: string;
+  componentId?: string;
+  activeOnly: boolean;
+  page: Page;
+}
+
+export interface TaskStore {
+  /**
+   * Creates the task. With `task.idempotencyKey`, at most one task ever exists per key: a repeat
+   * returns the EXISTING task with created: false (the key and the task are written in one
+   * transaction, so there is never a key without its task).
+   */
+  createTask(task: Task): Promise<CreateTaskOutcome>;
+  /**
+   * createTask and the rack's lock for the task (as RackLockStore.acquire(task.rackId, task.id,
+   * lockTtlMs, now)) in ONE transaction, both or neither: a submission's lock and task in one
+   * round trip instead of two. Another owner's live lock → 'held', nothing written; a task already
+   * under the key → as createTask (created: false), the lock not taken. Optional: a store without
+   * it leaves the task service taking the lock, then creating the task.
+   */
+  createTaskWithLock?(task: Task, lockTtlMs: number, now: number): Promise<CreateTaskOutcome | "held">;
+  /** In the order asked, unknown ids skipped. */
+  getTasks(ids: string[]): Promise<Task[]>;
+  getTaskByIdempotencyKey(key: string): Promise<Task | undefined>;
+  /** Newest first (createdAt desc, ties by id desc); total before paging. */
+  listTasks(options: ListTasksOptions): Promise<{ tasks: Task[]; total: number }>;
+  /** Whole-task replace if the stored updatedAt equals `expectedUpdatedAt`. */
+  saveTask(task: Task, expectedUpdatedAt: number): Promise<SaveTaskOutcome>;
+  /**
+   * A run child's ending in ONE transaction, all or nothing: saveTask(task, expectedUpdatedAt),
+   * RunStore.recordOutcome of its target, when that target is still in flight (CLAIMED or
+   * SUBMITTED) in `outcome.phaseIndex`, and RackLockStore.release(task.rackId, task.id).
+   * 'separately': the target is not in flight (or its run is gone), or another task holds the
+   * rack's lock; nothing written, the caller makes the three writes in turn, as without this
+   * method. Optional: a store without it leaves them to the caller.
+   */
+  saveTaskWithOutcome?(
+    task: Task,
+    expectedUpdatedAt: number,
+    outcome: RunChildOutcome,
+  ): Promise<SaveTaskOutcome | "separately">;
+}
+
+/** A run child's target outcome, as the task store writes it with the task's ending. */
+export interface RunChildOutcome {
+  runId: string;
+  targetId: string;
+  phaseIndex: number;
+  status: OutcomeStatus;
+  message: string;
+  now: number;
+}
+
+export const ACTIVE_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["PENDING", "RUNNING", "WAITING"]);
+
+// ---------------------------------------------------------------------------------------------
+// Inventory
+
+/**
+ * A rack as planning the default scope reads it: id, name, external id and its components' ids and
+ * types, nothing else (no location, firmware versions or component external ids). It is an
+ * InventoryRack with those optional fields absent, so the planner takes it as it is.
+ */
+export interface ScopeRack {
+  id: string;
+  name: string;
+  externalId?: string;
+  components: { id: string; type: ComponentType }[];
+}
+
+/**
+ * Every lookup reads by key or index: cost grows with what is asked for, never with the fleet.
+ * Only `loadAll` (ListRacks) reads the whole table.
+ */
+export interface InventoryStore {
+  /** Creates or replaces each rack (with its component lookups). Idempotent. */
+  upsertRacks(racks: InventoryRack[]): Promise<void>;
+  /** Every rack, sorted by id: a Scan of the whole table, for ListRacks only. */
+  loadAll(): Promise<InventoryRack[]>;
+  /** In the order asked; unknown ids skipped. */
+  getRacksByIds(ids: string[]): Promise<InventoryRack[]>;
+  /** Every rack of each name (two racks may share one), each name's racks by id. */
+  getRacksByNames(names: string[]): Promise<InventoryRack[]>;
+  getRacksByExternalIds(externalIds: string[]): Promise<InventoryRack[]>;
+  getRacksByNvlDomain(ref: { by: "id"; id: string } | { by: "name"; name: string }): Promise<InventoryRack[]>;
+  /** componentId → the rack that holds it. */
+  getRacksByComponentIds(componentIds: string[]): Promise<Map<string, InventoryRack>>;
+  /** Every rack holding a component of `type` with this external id, by id (two: ambiguous). */
+  getRacksByComponentExternalId(type: ComponentType, externalId: string): Promise<InventoryRack[]>;
+  /**
+   * The default scope's candidates: racks in id order for which `qualifies` holds, at most `limit`
+   * of them; reading stops once `limit` qualified. Reads a narrow index (about 40 bytes a
+   * component), never the rack items, so a plan over a large fleet reads about `limit` racks.
+   */
+  listScopeRacks(qualifies: (rack: ScopeRack) => boolean, limit: number): Promise<ScopeRack[]>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Firmware policy: baselines (src/domain/firmware-baselines.ts), operation rules
+// (src/domain/operation-rules.ts), component readiness
+
+export interface FirmwarePolicyStore {
+  /**
+   * Every baseline, in sortBaselines order: ONE strongly consistent read, whatever the count
+   * (the create path calls it once per run without target_version).
+   */
+  listBaselines(): Promise<FirmwareBaseline[]>;
+  /**
+   * Adds each baseline, or replaces the one with the same key (type, model, vendor), all in one
+   * conditional write (an edit racing another is re-read and re-applied, never lost). Idempotent.
+   */
+  putBaselines(baselines: readonly FirmwareBaseline[]): Promise<void>;
+  /** Removes the baseline of `key` and returns it; undefined if there was none (conditional like putBaselines). */
+  deleteBaseline(key: BaselineKey): Promise<FirmwareBaseline | undefined>;
+
+  /** The rule's latest version, or that `version`; undefined if there is none. One GetItem. */
+  getRule(id: string, version?: number): Promise<OperationRule | undefined>;
+  /**
+   * Writes `rule` as a new version, never over one: ONE transaction of the version's own item
+   * (absent), the rule's head (its version must be rule.version − 1, or absent for version 1)
+   * and the list index. 'conflict': that version exists already (a concurrent write); nothing
+   * was written.
+   */
+  putRuleVersion(rule: OperationRule): Promise<"written" | "conflict">;
+  /** The latest version of every stored rule, by name then id; total before paging. */
+  listRules(page: Page): Promise<{ rules: OperationRule[]; total: number }>;
+}
+
+/**
+ * Component readiness as the inventory holds it (on the component, inside its rack's item).
+ * Absent readiness is READY.
+ */
+export interface ReadinessStore {
+  /**
+   * Sets (or, undefined, clears to READY) one component's readiness in place: one conditional
+   * update of its rack, pinned on the component still being where it was read (an import in
+   * between moves it: read again). Idempotent. Undefined if no rack holds the component.
+   */
+  setReadiness(
+    componentId: string,
+    readiness: ComponentReadiness | undefined,
+  ): Promise<{ rackId: string; component: InventoryComponent } | undefined>;
+  /** The components of one rack that are not READY (one strongly consistent read of the rack). */
+  notReady(rackId: string): Promise<Map<string, ComponentReadiness>>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rack locks
+
+export type AcquireOutcome = "acquired" | "held";
+export type ReleaseOutcome = "released" | "not-held";
+
+export interface RackLockStore {
+  /**
+   * Takes the rack's lock for `owner` until now+ttlMs, if it is free, expired, or already ours
+   * (re-acquiring extends it: idempotent). Held by another owner → 'held'.
+   */
+  acquire(rackId: string, owner: string, ttlMs: number, now: number): Promise<AcquireOutcome>;
+  /** Releases only if `owner` holds it; releasing a lock we do not hold is 'not-held' (idempotent). */
+  release(rackId: string, owner: string): Promise<ReleaseOutcome>;
+  get(rackId: string): Promise<{ owner: string; expiresAt: number } | undefined>;
+}
