@@ -32,7 +32,7 @@ import type {
 
 export interface ChildTaskPartsDeps {
   doc: DynamoDBDocumentClient;
-  /** Request records and task secrets live in the Tasks table. */
+  /** Command sets (the BMC commands and their reports) and task secrets live in the Tasks table. */
   tasksTable: string;
   stores: { tasks: TaskStore; runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">; locks: RackLockStore };
   /**
