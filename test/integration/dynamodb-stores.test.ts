@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
 import type { InventoryRack, Target, Task } from "../../src/domain/model.js";
+import { task } from "../support/contracts/task-store.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
@@ -21,24 +22,6 @@ afterAll(async () => {
   await drop();
   client.destroy();
 });
-
-function task(n: number, overrides: Partial<Task> = {}): Task {
-  return {
-    id: uuid(n, "7a5c0000"),
-    operation: "UpgradeFirmware",
-    rackId: uuid(1, "aaaaaaaa"),
-    componentIds: [uuid(n, "cccccccc")],
-    description: "fw",
-    executorType: "STEP_FUNCTIONS",
-    executionId: `arn:aws:states:us-east-1:000000000000:execution:child:${n}`,
-    status: "PENDING",
-    message: "",
-    createdAt: 1_000 + n,
-    updatedAt: 1_000 + n,
-    report: "{}",
-    ...overrides,
-  };
-}
 
 describe("task store", () => {
   it("round trip: getTasks returns tasks in the order asked, unknown ids skipped", async () => {

@@ -10,7 +10,8 @@ import { uuid } from "../dynamodb-fixtures.js";
 
 const ALL = { offset: 0, limit: 100 };
 
-function task(n: number, overrides: Partial<Task> = {}): Task {
+/** Task n of the contract cases (and of the DynamoDB store tests): its own id, component and execution. */
+export function task(n: number, overrides: Partial<Task> = {}): Task {
   return {
     id: uuid(n, "7a5c0000"),
     operation: "UpgradeFirmware",
