@@ -41,6 +41,7 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
+import { DynamoCommandSetStore } from "../src/adapters/stepfunctions/dynamo-command-sets.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
@@ -240,6 +241,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
   // The product's child-task path (task service, last state, wake-up), the flash a timer.
   const product = productSubmitter({
     tasks,
+    commands: new DynamoCommandSetStore(stores.doc, env.names.tasks),
     runs,
     locks: stores.locks,
     taskMs: o.taskMs,

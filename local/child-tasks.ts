@@ -145,6 +145,9 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     doc: stores.doc,
     tasksTable,
     stores,
+    firmware: options.tables
+      ? new DynamoFirmwareRecorder(stores.doc, options.tables.inventory)
+      : new UpsertFirmwareRecorder(stores.inventory),
     ...(options.cipher ? { cipher: { cipher: options.cipher, keyId: "local-aes-256-gcm" } } : {}),
     clock,
     ...(options.waker ? { waker: options.waker } : {}),
@@ -158,9 +161,6 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   });
   const steps = childTaskSteps(parts, {
     publisher: options.publisher ?? new IotPublisher({ client: iot }),
-    firmware: options.tables
-      ? new DynamoFirmwareRecorder(stores.doc, options.tables.inventory)
-      : new UpsertFirmwareRecorder(stores.inventory),
     readiness: options.tables
       ? new DynamoReadinessStore(stores.doc, options.tables)
       : {

@@ -16,6 +16,7 @@ import { createTaskSteps, type TaskSteps } from "../../src/app/child-task/steps.
 import { createTaskService } from "../../src/app/child-task/task-service.js";
 import type {
   ChildTaskSubmitter,
+  CommandSetStore,
   RackLockStore,
   RunStore,
   RunWaker,
@@ -27,6 +28,8 @@ import { currentScope, inScope, type RefillChain } from "./work-scope.js";
 
 export interface ProductSubmitterOptions {
   tasks: TaskStore;
+  /** The tasks' command sets: the last state reads the update set beside the task (none exists here). */
+  commands: CommandSetStore;
   runs: RunStore;
   locks: RackLockStore;
   taskMs: number;
@@ -67,7 +70,7 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
       reopen: unused("re-ask BMCs"),
       markPublished: unused("publish"),
       record: unused("receive reports"),
-      get: unused("read BMC commands"),
+      get: (taskId, family) => options.commands.get(taskId, family),
     },
     secrets: { put: unused("store secrets"), get: unused("read secrets") },
     sealer: { seal: unused("seal credentials") },
@@ -112,6 +115,8 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
       getRacksByIds: async (): Promise<InventoryRack[]> => [],
     } as never,
     secrets: { put: unused("store secrets"), get: unused("read secrets") },
+    commands: options.commands,
+    firmware: { record: unused("record firmware") },
     executor,
     clock: options.clock,
     newId: unused("make random ids"),

@@ -167,6 +167,7 @@ export function commandRecord(
   if (entry.ackedAt !== undefined) record.ackedAt = entry.ackedAt;
   if (entry.progress !== undefined) record.progress = entry.progress;
   if (entry.result !== undefined) record.result = entry.result;
+  if (entry.resultAt !== undefined) record.resultAt = entry.resultAt;
   if (entry.status !== undefined) record.status = entry.status;
   return record;
 }

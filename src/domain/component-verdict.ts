@@ -24,6 +24,8 @@ export interface BmcRequestRecord {
   result?: ({ ok: true; version: string } | { ok: false; version: string; error: BmcError }) & {
     subTargets?: string[];
   };
+  /** When the result was stored: one after the deadline came too late and does not count. */
+  resultAt?: number;
   /** A query's answer; `ready: false` (with `reason`) when the BMC says it is not ready. */
   status?: { version: string; ready?: boolean; reason?: string };
 }
@@ -159,8 +161,9 @@ export function secretFor(auth: FirmwareAuthentication | undefined, type: Compon
 
 /**
  * One component's verdict from its update record, or "pending" while it may still report. A result
- * decides at once; without one, the component is pending until its deadline (the record's, else
- * the wave's) and then fails with what the record shows of the BMC:
+ * stored by the deadline decides at once (a later one came too late and counts for nothing);
+ * without one, the component is pending until its deadline (the record's, else the wave's) and
+ * then fails with what the record shows of the BMC:
  *   never acked → BmcUnreachable; acked, no progress → BmcTimeout (hung);
  *   some progress → BmcTimeout (disconnected).
  * e.g. a result `{ ok: true, version: "1.9.0" }` for target 2.0.0 → VersionMismatch,
@@ -184,7 +187,10 @@ export function verdict(
     ok: false,
     error: { Error: name, Cause: `${label}: ${message}` },
   });
-  const result = record?.result;
+  // A result counts if it was stored by the deadline: the check at the deadline and every later
+  // reader of the record (the live report, the task's end: src/domain/live-report.ts) then agree.
+  const deadlineAt = record?.deadline ?? deadline;
+  const result = (record?.resultAt ?? Number.NEGATIVE_INFINITY) <= deadlineAt ? record?.result : undefined;
   if (result !== undefined) {
     if (!result.ok) {
       return fail(
@@ -207,7 +213,7 @@ export function verdict(
     }
     return { componentId, ok: true, version: result.version };
   }
-  if (now < (record?.deadline ?? deadline)) return "pending";
+  if (now < deadlineAt) return "pending";
   const seconds = settings.updateTimeoutSeconds;
   if (record?.ackedAt === undefined) {
     // A BMC that speaks only protocol v1 refuses a command with sub-targets (v2) and stays silent.

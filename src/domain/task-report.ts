@@ -64,6 +64,8 @@ export interface ComponentReport {
   /** What the BMC reported in its result. */
   versionAfter?: string;
   requestId?: string;
+  /** While UPDATING: the last progress percent its BMC reported (stored every few seconds at most). */
+  progress?: number;
   /** Epoch ms. */
   startedAt?: number;
   finishedAt?: number;

@@ -20,6 +20,7 @@ import {
 } from "../adapters/dynamodb/index.js";
 import { KmsEnvelopeCipher } from "../adapters/kms/kms-cipher.js";
 import { LambdaRunWaker } from "../adapters/lambda/lambda-waker.js";
+import { DynamoFirmwareRecorder } from "../adapters/stepfunctions/inventory-firmware.js";
 import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executor.js";
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
 import type { Logger, Metrics } from "../app/observability.js";
@@ -124,6 +125,7 @@ export function awsChildTasks(
     doc: stores.doc,
     tasksTable: names.tasks,
     stores,
+    firmware: new DynamoFirmwareRecorder(stores.doc, names.inventory),
     ...(cipher === undefined ? {} : { cipher }),
     clock: Date.now,
     ...(waker === undefined ? {} : { waker }),

@@ -14,6 +14,7 @@ import { DynamoCommandSetStore } from "../adapters/stepfunctions/dynamo-command-
 import { DynamoTaskSecretStore } from "../adapters/stepfunctions/dynamo-task-records.js";
 import type { OutcomeDeps } from "../app/child-task/outcome.js";
 import { type BmcResultReceiver, createBmcResultReceiver } from "../app/child-task/receiving.js";
+import { cachedRunSecrets } from "../app/child-task/run-secrets-cache.js";
 import { createTaskSteps, type TaskSteps } from "../app/child-task/steps.js";
 import { createTaskService, type TaskService, type TaskServiceDeps } from "../app/child-task/task-service.js";
 import type { Logger, Metrics } from "../app/observability.js";
@@ -40,6 +41,8 @@ export interface ChildTaskPartsDeps {
    * Absent: a task with credentials is refused.
    */
   cipher?: { cipher: Cipher; keyId: string };
+  /** Where a task's verified versions go on inventory (at its end: every ending records them). */
+  firmware: FirmwareVersionRecorder;
   clock: () => number;
   waker?: RunWaker;
   metrics?: Metrics;
@@ -64,15 +67,22 @@ const noCipher: BmcAuthSealer = {
 
 export function childTaskParts(deps: ChildTaskPartsDeps): ChildTaskParts {
   const { stores } = deps;
+  const commands = new DynamoCommandSetStore(deps.doc, deps.tasksTable);
   return {
-    runs: stores.runs,
-    commands: new DynamoCommandSetStore(deps.doc, deps.tasksTable),
+    // The steps read a run's credentials at every update wave: kept a few minutes per process.
+    runs: {
+      ...cachedRunSecrets(stores.runs, deps.clock),
+      recordOutcome: (...args) => stores.runs.recordOutcome(...args),
+    },
+    commands,
     secrets: new DynamoTaskSecretStore(deps.doc, deps.tasksTable, deps.cipher?.cipher),
     sealer: deps.cipher ? new CipherBmcAuthSealer(deps.cipher.cipher, deps.cipher.keyId) : noCipher,
     outcome: {
       tasks: stores.tasks,
       runs: stores.runs,
       locks: stores.locks,
+      commands,
+      firmware: deps.firmware,
       clock: deps.clock,
       ...(deps.waker === undefined ? {} : { waker: deps.waker }),
       ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
@@ -86,7 +96,6 @@ export function childTaskSteps(
   parts: ChildTaskParts,
   deps: {
     publisher: BmcCommandPublisher;
-    firmware: FirmwareVersionRecorder;
     readiness: Pick<ReadinessStore, "notReady">;
   },
 ): TaskSteps {

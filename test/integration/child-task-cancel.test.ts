@@ -39,8 +39,9 @@ afterAll(async () => {
   await h?.close();
 });
 
+// As GetTask shows a running task: its report live from its update set, progress included.
 const updating = (t: { report: string }) =>
-  parseReport(t.report).components.some((c) => c.status === "UPDATING");
+  parseReport(t.report).components.some((c) => c.status === "UPDATING" && (c.progress ?? 0) > 0);
 
 describe("child task: cancel", () => {
   it("CancelTask stops the running execution: TERMINATED, components in flight TERMINATED, lock released, no more commands", async () => {

@@ -4,7 +4,9 @@
  * every component receives each update command exactly once per task (counted by the simulator).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
 import { DynamoTaskSecretStore } from "../../src/adapters/stepfunctions/dynamo-task-records.js";
+import { DynamoFirmwareRecorder } from "../../src/adapters/stepfunctions/inventory-firmware.js";
 import type { StepEvent, WaveState } from "../../src/app/child-task/settings.js";
 import { createTaskService, taskIdForKey } from "../../src/app/child-task/task-service.js";
 import type { TaskExecutor } from "../../src/app/ports.js";
@@ -137,6 +139,8 @@ describe("child task: exactly one update command per component per task", () => 
       locks: h.stores.locks,
       inventory: h.stores.inventory,
       secrets: new DynamoTaskSecretStore(h.stores.doc, h.names.tasks, h.cipher),
+      commands: new DynamoCommandSetStore(h.stores.doc, h.names.tasks),
+      firmware: new DynamoFirmwareRecorder(h.stores.doc, h.names.inventory),
       executor: crashing,
       clock: Date.now,
       newId: () => {

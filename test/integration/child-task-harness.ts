@@ -136,6 +136,7 @@ export function rack(
   };
 }
 
+/** Polls the task as GetTask shows it (a running task's report live from its update set) until `done`. */
 export async function waitForTask(
   h: Harness,
   taskId: string,
@@ -144,7 +145,7 @@ export async function waitForTask(
 ): Promise<Task> {
   const until = Date.now() + timeoutMs;
   for (;;) {
-    const [task] = await h.stores.tasks.getTasks([taskId]);
+    const [task] = await h.child.tasksApi.getTasks([taskId]);
     if (task !== undefined && done(task)) return task;
     if (Date.now() > until)
       throw new Error(`task ${taskId} did not get there in time: ${JSON.stringify(task)}`);

@@ -64,7 +64,16 @@ describe("the refill path under wake-ups", () => {
     // on each ends after a random few milliseconds.
     let openGate: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (openGate = resolve));
-    const outcome = { tasks: stores.tasks, runs: stores.runs, locks: stores.locks, clock: Date.now, waker };
+    const outcome = {
+      tasks: stores.tasks,
+      runs: stores.runs,
+      locks: stores.locks,
+      // These tasks flash nothing: no update set, no versions.
+      commands: { get: async () => undefined },
+      firmware: { record: async () => {} },
+      clock: Date.now,
+      waker,
+    };
     const executor: TaskExecutor = {
       async start(task: Task) {
         starts.set(task.id, (starts.get(task.id) ?? 0) + 1);

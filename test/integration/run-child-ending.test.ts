@@ -67,7 +67,16 @@ async function runChild(n: number, targetStatus: "SUBMITTED" | "CLAIMED") {
 
 function deps(at: number, woken: string[]) {
   const waker: RunWaker = { wake: async (runId) => void woken.push(runId) };
-  return { tasks: stores.tasks, runs: stores.runs, locks: stores.locks, clock: () => at + 10, waker };
+  return {
+    tasks: stores.tasks,
+    runs: stores.runs,
+    locks: stores.locks,
+    // These tasks flash nothing: no update set, no versions.
+    commands: { get: async () => undefined },
+    firmware: { record: async () => {} },
+    clock: () => at + 10,
+    waker,
+  };
 }
 
 describe("a run child's ending", () => {

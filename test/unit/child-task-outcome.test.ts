@@ -6,9 +6,16 @@
 import { describe, expect, it } from "vitest";
 import { recordTaskOutcome } from "../../src/app/child-task/outcome.js";
 import { taskIdForKey } from "../../src/app/child-task/task-service.js";
+import { lineLogger } from "../../src/app/observability.js";
 import type { RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
+import { type CommandSet, entryKey, updateAddress } from "../../src/domain/command-sets.js";
 import type { Task } from "../../src/domain/model.js";
-import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
+import {
+  completionMessage,
+  initialReport,
+  parseReport,
+  serializeReport,
+} from "../../src/domain/task-report.js";
 import { isUuid } from "../../src/domain/uuid.js";
 
 describe("task ids", () => {
@@ -56,6 +63,8 @@ describe("recordTaskOutcome", () => {
       tasks: tasks as TaskStore,
       runs,
       locks: locks as RackLockStore,
+      commands: { get: async () => undefined },
+      firmware: { record: async () => {} },
       clock: () => 5_000,
       waker: { wake: async (r: string) => void woken.push(r) },
       metrics: { add: (name: string, value: number) => metrics.push(`${name}=${value}`), flush: () => {} },
@@ -132,6 +141,76 @@ describe("recordTaskOutcome", () => {
     ]);
     expect(f.released).toEqual(["rack-1:task-1", "rack-1:task-1"]);
     expect(f.woken).toEqual(["run-1"]);
+  });
+
+  it("folds the update set in: what the BMCs reported becomes the report, the message counts it, inventory gets the versions once", async () => {
+    const f = fakes(task);
+    const set: CommandSet = { taskId: task.id, family: "u", entries: {} };
+    set.entries[entryKey(updateAddress(task.id, 0), "c")] = {
+      componentId: "c",
+      sentAt: 2_000,
+      deadline: 62_000,
+      ackedAt: 2_100,
+      result: { ok: true, version: "2.0.0" },
+      resultAt: 4_000,
+    };
+    const recorded: string[] = [];
+    const deps = {
+      ...f.deps,
+      commands: {
+        get: async (id: string, family: string) => (id === task.id && family === "u" ? set : undefined),
+      },
+      firmware: {
+        record: async (rackId: string, versions: readonly { componentId: string; version: string }[]) =>
+          void recorded.push(`${rackId}: ${versions.map((v) => `${v.componentId}@${v.version}`).join(",")}`),
+      },
+    };
+    const ended = await recordTaskOutcome(deps, task.id, {
+      status: "COMPLETED",
+      message: (t) => completionMessage(t),
+    });
+    expect(ended.message).toBe("upgraded 2 components to 2.0.0");
+    expect(parseReport(ended.report).components.find((c) => c.id === "c")).toMatchObject({
+      status: "COMPLETED",
+      versionAfter: "2.0.0",
+      startedAt: 2_000,
+      finishedAt: 4_000,
+    });
+    // p was COMPLETED in the stored report already: only c is new to inventory. Once, not again.
+    expect(recorded).toEqual(["rack-1: c@2.0.0"]);
+    await recordTaskOutcome(deps, task.id, { status: "COMPLETED", message: "again" });
+    expect(recorded).toHaveLength(1);
+  });
+
+  it("inventory that cannot be written is logged and does not keep the task from ending", async () => {
+    const f = fakes(task);
+    const set: CommandSet = { taskId: task.id, family: "u", entries: {} };
+    set.entries[entryKey(updateAddress(task.id, 0), "c")] = {
+      componentId: "c",
+      sentAt: 2_000,
+      deadline: 62_000,
+      result: { ok: true, version: "2.0.0" },
+      resultAt: 4_000,
+    };
+    const lines: string[] = [];
+    const ended = await recordTaskOutcome(
+      {
+        ...f.deps,
+        commands: { get: async () => set },
+        firmware: {
+          record: async () => {
+            throw new Error("inventory table gone");
+          },
+        },
+        logger: lineLogger((line) => lines.push(line)),
+      },
+      task.id,
+      { status: "COMPLETED", message: "done" },
+    );
+    expect(ended.status).toBe("COMPLETED");
+    expect(f.released).toEqual(["rack-1:task-1"]);
+    expect(lines.join("\n")).toContain("could not record verified firmware versions on inventory");
+    expect(lines.join("\n")).toContain("inventory table gone");
   });
 
   it("a FAILED outcome marks components in flight FAILED and never-started ones NOT_ATTEMPTED", async () => {

@@ -249,7 +249,14 @@ describe("reconcileExecutionEnd", () => {
     };
     const runs: Pick<RunStore, "recordOutcome"> = { recordOutcome: async () => "recorded" };
     const result = await reconcileExecutionEnd(
-      { tasks: tasks as TaskStore, locks: locks as RackLockStore, runs, clock: () => 10 },
+      {
+        tasks: tasks as TaskStore,
+        locks: locks as RackLockStore,
+        runs,
+        commands: { get: async () => undefined },
+        firmware: { record: async () => {} },
+        clock: () => 10,
+      },
       { taskId: "t1", ...ending },
     );
     return { result, released };
@@ -306,7 +313,14 @@ describe("the bmc-result receiver", () => {
     const lines: string[] = [];
     const r = createBmcResultReceiver({
       commands: store,
-      outcome: { tasks: tasks as TaskStore, locks: locks as RackLockStore, runs, clock: () => 10 },
+      outcome: {
+        tasks: tasks as TaskStore,
+        locks: locks as RackLockStore,
+        runs,
+        commands: { get: async () => undefined },
+        firmware: { record: async () => {} },
+        clock: () => 10,
+      },
       clock: () => 42,
       logger: lineLogger((line) => lines.push(line)),
     });

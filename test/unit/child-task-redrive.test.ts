@@ -97,6 +97,7 @@ async function deps(tasks: Task[], sent: Sent = {}) {
         return "released";
       },
     } as unknown as RackLockStore,
+    firmware: { record: async () => {} },
     clock: () => 100_000,
   };
   return { d, t, r, outcomes, released };

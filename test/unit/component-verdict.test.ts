@@ -159,8 +159,26 @@ describe("verdict: one component from its update record", () => {
     expect(judge(r, now)).toEqual(expected);
   });
 
-  it("a result decides even after the deadline", () => {
+  it("a result stored by the deadline decides whenever it is judged", () => {
     expect(judge(record({ result: { ok: true, version: "2.0.0" } }), 99_999)).toMatchObject({ ok: true });
+    expect(judge(record({ result: { ok: true, version: "2.0.0" }, resultAt: 10_000 }), 99_999)).toMatchObject(
+      { ok: true },
+    );
+  });
+
+  it("a result stored after the deadline came too late: the timeout stands, before and after it arrived", () => {
+    const late = record({
+      ackedAt: 1,
+      progress: 90,
+      result: { ok: true, version: "2.0.0" },
+      resultAt: 10_001,
+    });
+    const timedOut = failed(
+      "BmcTimeout",
+      "BMC reported 90% progress, then fell silent: no result within 1800 s (disconnected)",
+    );
+    expect(judge(late, 10_001)).toEqual(timedOut);
+    expect(judge(late, 99_999)).toEqual(timedOut);
   });
 
   it("the record's own deadline wins over the wave's (a retried step keeps the first one)", () => {

@@ -233,7 +233,15 @@ describe("the task path's lines: the run and task ids, never a credential", () =
 
     const receiver = createBmcResultReceiver({
       commands: requestStore,
-      outcome: { tasks, runs, locks, clock: Date.now, logger: bmcResult.logger },
+      outcome: {
+        tasks,
+        runs,
+        locks,
+        commands: requestStore,
+        firmware: { record: async () => {} },
+        clock: Date.now,
+        logger: bmcResult.logger,
+      },
       clock: Date.now,
       logger: bmcResult.logger,
     });
@@ -307,6 +315,8 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       locks,
       inventory: new MemoryInventoryStore(racks),
       secrets,
+      commands: requestStore,
+      firmware: { record: async () => {} },
       executor,
       clock: Date.now,
       newId: randomUUID,

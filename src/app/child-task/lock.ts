@@ -69,13 +69,18 @@ export async function acquireLock(deps: StepDeps, e: StepEventOf<"acquireLock">)
     }
     throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
   }
-  const { changed } = await updateTask(deps, task.id, (t, at) => {
-    if (t.status === "RUNNING") return undefined;
-    t.status = "RUNNING";
-    t.startedAt ??= at;
-    t.message = "";
-    return t;
-  });
+  const { changed } = await updateTask(
+    deps,
+    task.id,
+    (t, at) => {
+      if (t.status === "RUNNING") return undefined;
+      t.status = "RUNNING";
+      t.startedAt ??= at;
+      t.message = "";
+      return t;
+    },
+    task,
+  );
   // Once per task: a retried AcquireLock finds it RUNNING and changes nothing.
   if (changed) deps.logger.info("task started", { ...taskKeys(task), rackId: task.rackId });
   return { status: "acquired" };

@@ -3,11 +3,21 @@
  * the one outcome recorder that every ending takes (the last state, RecordSuccess/RecordFailure; a
  * stopped, failed or timed-out execution, reconciled; CancelTask, through the task service).
  */
+
+import type { CommandSet } from "../../domain/command-sets.js";
+import { foldUpdates, newlyVerified, updateRetriesOf } from "../../domain/live-report.js";
 import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
-import { completionMessage, finishReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
-import { type Metrics, taskKeys } from "../observability.js";
-import type { RunStore, SaveTaskOutcome } from "../ports.js";
+import {
+  completionMessage,
+  finishReport,
+  parseReport,
+  serializeReport,
+  type TaskOutcomeStatus,
+  type TaskReport,
+} from "../../domain/task-report.js";
+import { errorText, type Metrics, taskKeys } from "../observability.js";
+import type { CommandSetStore, RunStore, SaveTaskOutcome } from "../ports.js";
 import type { StepDeps, TaskStepsDeps } from "./deps.js";
 import type { StepEventOf } from "./settings.js";
 
@@ -48,8 +58,59 @@ export async function updateTask(
   throw new Error(`task ${taskId}: too many concurrent updates`);
 }
 
-/** What ending a task needs: the task, its target's run, the rack lock, and who to tell. */
-export type OutcomeDeps = Pick<TaskStepsDeps, "tasks" | "locks" | "clock" | "waker" | "logger"> & {
+/** `task` with `updates` folded into its report at `now` (src/domain/live-report.ts); an ended task as it is. */
+function folded(task: Task, updates: CommandSet | undefined, now: number): Task {
+  if (updates === undefined || isTerminalTask(task)) return task;
+  let report: TaskReport;
+  try {
+    report = parseReport(task.report);
+  } catch {
+    return task;
+  }
+  const live = foldUpdates(report, task.id, updates, now, updateRetriesOf(task.rule));
+  return { ...task, report: serializeReport(live) };
+}
+
+/**
+ * The task with its report as its update set says it stands: for a task still running, one more
+ * read; an ended task's report is final and is returned as it is.
+ */
+export async function withLiveReport(
+  deps: Pick<TaskStepsDeps, "clock"> & { commands: Pick<CommandSetStore, "get"> },
+  task: Task,
+): Promise<Task> {
+  if (isTerminalTask(task)) return task;
+  return folded(task, await deps.commands.get(task.id, "u"), deps.clock());
+}
+
+/** Records on inventory the versions `live` verified that `stored` did not have; logs a failure. */
+async function recordVerified(deps: OutcomeDeps, stored: Task, live: Task): Promise<void> {
+  if (live === stored) return;
+  let versions: { componentId: string; version: string }[];
+  try {
+    versions = newlyVerified(parseReport(stored.report), parseReport(live.report));
+  } catch {
+    return;
+  }
+  if (versions.length === 0) return;
+  try {
+    await deps.firmware.record(stored.rackId, versions);
+  } catch (error) {
+    deps.logger?.error("could not record verified firmware versions on inventory", {
+      ...taskKeys(stored),
+      rackId: stored.rackId,
+      components: versions.length,
+      error: errorText(error),
+    });
+  }
+}
+
+/** What ending a task needs: the task, its update set, its target's run, the rack lock, inventory, and who to tell. */
+export type OutcomeDeps = Pick<
+  TaskStepsDeps,
+  "tasks" | "locks" | "clock" | "waker" | "logger" | "firmware"
+> & {
+  commands: Pick<CommandSetStore, "get">;
   runs: Pick<RunStore, "recordOutcome">;
   /** Targets by outcome and BMC failures, counted once per recorded target transition. */
   metrics?: Metrics;
@@ -65,9 +126,13 @@ const OUTCOME_METRIC = {
 /**
  * Ends a task. THE one path every ending takes: the last state (RecordSuccess/RecordFailure), the
  * stop of an execution (local abort path, the AWS execution-status rule) and CancelTask.
- *   1. the task: status, message, finishedAt, and the report's unfinished components
- *      (UPDATING → TERMINATED or FAILED, PENDING → NOT_ATTEMPTED); a task already terminal keeps
- *      its first outcome (the first recorder wins, later ones only finish steps 2 and 3);
+ *   0. the update set folded into the report (live-report.ts), read beside the task, and the
+ *      versions it verified recorded on inventory (a fact about the hardware however the task
+ *      ends; best effort: a failure is logged and does not keep the task from ending);
+ *   1. the task: status, message (a function of the folded task, for a completion message),
+ *      finishedAt, and the report's unfinished components (UPDATING → TERMINATED or FAILED,
+ *      PENDING → NOT_ATTEMPTED); a task already terminal keeps its first outcome (the first
+ *      recorder wins, later ones only finish steps 2 and 3);
  *   2. a run child's target: RunStore.recordOutcome with the task's final status (exactly once);
  *   3. the rack lock, released if this task holds it.
  * Every step is idempotent, so a retried or repeated call finishes what a crashed one started.
@@ -78,9 +143,14 @@ const OUTCOME_METRIC = {
 export async function recordTaskOutcome(
   deps: OutcomeDeps,
   taskId: string,
-  outcome: { status: TaskOutcomeStatus; message: string },
+  outcome: { status: TaskOutcomeStatus; message: string | ((task: Task) => string) },
   read?: Task,
 ): Promise<Task> {
+  const [first, updates] = await Promise.all([
+    read ?? loadTask(deps, taskId),
+    read !== undefined && isTerminalTask(read) ? undefined : deps.commands.get(taskId, "u"),
+  ]);
+  await recordVerified(deps, first, folded(first, updates, deps.clock()));
   // A run child still in flight ends with its target and its lock in ONE write where the store
   // can (1, 2 and 3 together); otherwise (the target not in flight, the lock another task's) in
   // turn as below.
@@ -112,14 +182,15 @@ export async function recordTaskOutcome(
     deps,
     taskId,
     (t, now) => {
+      const live = folded(t, updates, now);
       t.status = outcome.status;
-      t.message = outcome.message;
+      t.message = typeof outcome.message === "function" ? outcome.message(live) : outcome.message;
       t.finishedAt = now;
       t.startedAt ??= now;
-      t.report = finishReport(t.report, outcome.status, now);
+      t.report = finishReport(live.report, outcome.status, now);
       return t;
     },
-    read,
+    first,
     save,
   );
   if (changed) {
@@ -165,18 +236,12 @@ export async function recordOutcome(
   deps: StepDeps,
   e: StepEventOf<"recordOutcome">,
 ): Promise<{ status: string }> {
-  let status: TaskOutcomeStatus = "COMPLETED";
-  let message: string;
-  let read: Task | undefined;
-  if (e.error !== undefined) {
-    status = "FAILED";
-    message = causeText(e.error);
-  } else {
-    read = await loadTask(deps, e.taskId);
-    message = completionMessage(read);
-  }
-  // The task as just read is the first attempt's: a refill does not wait for a second read of it.
-  const task = await recordTaskOutcome(deps, e.taskId, { status, message }, read);
+  // Success: the completion message counts what the task did, from its report as folded at its end.
+  const outcome =
+    e.error === undefined
+      ? { status: "COMPLETED" as const, message: completionMessage }
+      : { status: "FAILED" as const, message: causeText(e.error) };
+  const task = await recordTaskOutcome(deps, e.taskId, outcome);
   return { status: task.status };
 }
 

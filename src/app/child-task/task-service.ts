@@ -52,8 +52,10 @@ import { type PlanInventory, racksForTargetSpec } from "../plan-inventory.js";
 import type {
   ChildTaskRequest,
   ChildTaskSubmitter,
+  CommandSetStore,
   CreateTaskOutcome,
   FirmwarePolicyStore,
+  FirmwareVersionRecorder,
   RackLockStore,
   RunStore,
   RunWaker,
@@ -62,7 +64,7 @@ import type {
   TaskSecretStore,
   TaskStore,
 } from "../ports.js";
-import { recordTaskOutcome } from "./outcome.js";
+import { recordTaskOutcome, withLiveReport } from "./outcome.js";
 
 export const UPGRADE_FIRMWARE_OPERATION = "UpgradeFirmware";
 
@@ -82,6 +84,10 @@ export interface TaskServiceDeps {
   locks: RackLockStore;
   inventory: PlanInventory;
   secrets: TaskSecretStore;
+  /** The tasks' update sets: a running task's report is read with them (src/domain/live-report.ts). */
+  commands: Pick<CommandSetStore, "get">;
+  /** Where an ending task's verified versions go (recordTaskOutcome). */
+  firmware: FirmwareVersionRecorder;
   /** With `executionIdFor`, the execution id is stored with the task before it starts. */
   executor: TaskExecutor & { executionIdFor?: (taskId: string) => string };
   clock: () => number;
@@ -197,6 +203,11 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
   }
 
   /** Tasks made before external ids were frozen on them: the inventory is asked about their racks only. */
+  /** Tasks as readers see them: a running task's report as its update set says it stands. */
+  async function live(list: Task[]): Promise<Task[]> {
+    return Promise.all(list.map((t) => withLiveReport(deps, t)));
+  }
+
   async function withRackExternalIds(list: Task[]): Promise<Task[]> {
     const missing = [...new Set(list.filter((t) => t.rackExternalId === undefined).map((t) => t.rackId))];
     if (missing.length === 0) return list;
@@ -389,7 +400,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     },
 
     async getTasks(ids: string[]): Promise<Task[]> {
-      return withRackExternalIds(await tasks.getTasks(ids.map((id) => id.toLowerCase())));
+      return withRackExternalIds(await live(await tasks.getTasks(ids.map((id) => id.toLowerCase()))));
     },
 
     async listTasks(query: ListTasksQuery): Promise<{ tasks: Task[]; total: number }> {
@@ -399,9 +410,12 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       if (query.rackId !== undefined) options.rackId = query.rackId;
       if (query.componentId !== undefined) options.componentId = query.componentId;
       const out = await tasks.listTasks(options);
-      const listed = await withRackExternalIds(out.tasks);
+      if (!query.withReport) {
+        const listed = await withRackExternalIds(out.tasks);
+        return { tasks: listed.map((t) => ({ ...t, report: "" })), total: out.total };
+      }
       return {
-        tasks: query.withReport ? listed : listed.map((t) => ({ ...t, report: "" })),
+        tasks: await withRackExternalIds(await live(out.tasks)),
         total: out.total,
       };
     },

@@ -17,7 +17,7 @@
  * The built-in default rule has the update step alone, so its waves do exactly what they did
  * before rules existed: the same commands, reads, writes and state transitions.
  */
-import { type UpdateCommand, updateRequestId } from "../../domain/bmc-protocol.js";
+import type { UpdateCommand } from "../../domain/bmc-protocol.js";
 import { commandRecord, entryKey, updateAddress, verifyAddress } from "../../domain/command-sets.js";
 import {
   type ComponentResult,
@@ -96,11 +96,12 @@ function waveFacts(task: Task, componentIds: readonly string[]) {
 
 /**
  * Starts one step of one wave. Every step renews the rack lock if it could outlast the lease
- * (lock.ts: normally AcquireLock's covers the whole task, and nothing is written). UPDATE_FIRMWARE marks the
- * components UPDATING, writes the wave's commands into the task's update set (one write) and
- * publishes each update command at most once: a retried Lambda finds them published and sends
- * nothing (commands.ts). A verify step does the same with queries in the verify set and writes
- * nothing to the task; SLEEP only sets the Wait.
+ * (lock.ts: normally AcquireLock's covers the whole task, and nothing is written). UPDATE_FIRMWARE
+ * reads the task (ended? what to flash), writes the wave's commands into the task's update set
+ * (one write: from then on the components show UPDATING in Task.report) and publishes each update
+ * command at most once: a retried Lambda finds them published and sends nothing (commands.ts). A
+ * verify step does the same with queries in the verify set; SLEEP only sets the Wait. No step
+ * writes the task item.
  */
 export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): Promise<WaveState> {
   const { clock } = deps;
@@ -113,23 +114,9 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   const attempt = e.cursor.attempt;
   const timeoutSeconds = timeoutOf(step, e.settings);
   const now = clock();
-  const task =
-    step.action === "UPDATE_FIRMWARE"
-      ? (
-          await updateTask(deps, e.taskId, (t, at) => {
-            const r = parseReport(t.report);
-            for (const c of r.components) {
-              if (componentIds.includes(c.id) && c.status === "PENDING") {
-                c.status = "UPDATING";
-                c.startedAt = at;
-                c.requestId = updateRequestId(t.id, c.id, attempt);
-              }
-            }
-            t.report = serializeReport(r);
-            return t;
-          })
-        ).task
-      : await loadTask(deps, e.taskId);
+  // The task is read, not written: the components' UPDATING state is their entries in the update
+  // set written below (src/domain/live-report.ts folds them into Task.report).
+  const task = await loadTask(deps, e.taskId);
   if (isTerminalTask(task))
     throw new StepError("TaskEnded", `task ${task.id} already ended (${task.status})`);
   await renewLockIfNeeded(deps, task, e.settings, { components: componentIds.length, timeoutSeconds }, now);
@@ -271,10 +258,10 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
 }
 
 /**
- * Records the step: for an update, verified versions on inventory and every component's outcome
- * in the report. Failures with retries left → the same step again for those components (they go
- * back to PENDING); failures without → FAILED in the report and ComponentsFailed (nothing after
- * runs). Else the cursor of the next step, wave or stage.
+ * Ends the step. Failures with retries left → the same step again for those components;
+ * failures without → ComponentsFailed (nothing after runs; a verify step's failures are written
+ * to the report, an update's are in its entries already). Else the cursor of the next step, wave
+ * or stage.
  */
 export async function finishWave(deps: StepDeps, event: StepEventOf<"finishWave">): Promise<WaveCursor> {
   const e = { ...event, groups: currentGroups(event.groups, event.settings) };
@@ -285,39 +272,19 @@ export async function finishWave(deps: StepDeps, event: StepEventOf<"finishWave"
   const failed = results.filter((r) => !r.ok);
   const step = e.groups[cursor.group]?.steps[cursor.step];
   const retry = step?.retry !== undefined && failed.length > 0 && cursor.attempt < step.retry.maxRetries;
-  const verified =
-    wave.action === "UPDATE_FIRMWARE" ? results.filter((r) => r.ok && r.version !== undefined) : [];
-  // Inventory first: a verified version is a fact about the hardware whatever happens to the task.
-  if (verified.length > 0) {
-    await deps.firmware.record(
-      e.rackId,
-      verified.map((r) => ({ componentId: r.componentId, version: r.version as string })),
-    );
-  }
-  // The report changes for an update, and for a verify that fails for good; a sleep, a passed
-  // verify and a failure about to be retried by a verify step write nothing.
-  if (wave.action === "UPDATE_FIRMWARE" || (failed.length > 0 && !retry)) {
+  // An update's outcome is its entries in the update set, which Task.report folds in (live, and
+  // for good with the verified versions on inventory at the task's end: outcome.ts), so an update
+  // step writes nothing here. A verify step that fails for good marks its components FAILED in
+  // the report; a sleep, a passed verify and a failure about to be retried write nothing.
+  if (wave.action !== "UPDATE_FIRMWARE" && failed.length > 0 && !retry) {
     await updateTask(deps, e.taskId, (t, now) => {
       const r = parseReport(t.report);
       for (const c of r.components) {
         const result = byId.get(c.id);
-        if (result === undefined) continue;
-        if (result.ok) {
-          if (wave.action !== "UPDATE_FIRMWARE") continue;
-          c.finishedAt = now;
-          c.status = "COMPLETED";
-          if (result.version !== undefined) c.versionAfter = result.version;
-          delete c.error;
-          continue;
-        }
+        if (result === undefined || result.ok) continue;
         c.error = { name: result.error?.Error ?? "Error", message: causeText(result.error) };
-        if (retry) {
-          // Flashed again by the retry: back to PENDING, the last error kept until then.
-          c.status = "PENDING";
-        } else {
-          c.status = "FAILED";
-          c.finishedAt = now;
-        }
+        c.status = "FAILED";
+        c.finishedAt = now;
       }
       t.report = serializeReport(r);
       return t;

@@ -8,7 +8,6 @@ import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import { awsClientConfig } from "../../adapters/aws-config.js";
 import { IotPublisher } from "../../adapters/iot/publisher.js";
 import { type LambdaObservability, lambdaObservability } from "../../adapters/observability/lambda.js";
-import { DynamoFirmwareRecorder } from "../../adapters/stepfunctions/inventory-firmware.js";
 import type { TaskSteps } from "../../app/child-task/steps.js";
 import { awsChildTasks, awsOptions } from "../aws.js";
 import { childTaskSteps } from "../child-tasks.js";
@@ -25,14 +24,13 @@ export function composeTaskStepsLambda(
   config: TaskStepsConfig,
   obs: LambdaObservability = lambdaObservability("task-steps"),
 ): TaskStepsLambda {
-  const { names, stores, parts } = awsChildTasks(config, obs);
+  const { stores, parts } = awsChildTasks(config, obs);
   const iot = new IoTDataPlaneClient({
     endpoint: config.iotDataEndpoint,
     region: awsClientConfig(awsOptions(config)).region,
   });
   const steps = childTaskSteps(parts, {
     publisher: new IotPublisher({ client: obs.capture(iot) }),
-    firmware: new DynamoFirmwareRecorder(stores.doc, names.inventory),
     readiness: stores.readiness,
   });
   return { steps, invoke: obs.invoke };
