@@ -114,7 +114,8 @@ export class PartLabeller {
       case "WaitForWave":
       case "CheckWave":
       case "WaveDone?":
-        return waveLabel(groups, groupOfWave(groups, obj(state.wave)));
+        // The wave in flight is the plan's (`$.plan.wave`; `$.wave` in the definition before).
+        return waveLabel(groups, groupOfWave(groups, obj(plan.wave ?? state.wave)));
       case "MoreWaves?":
       case "WaitBeforeRetry":
       case "SendWave":

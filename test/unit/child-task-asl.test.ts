@@ -36,7 +36,6 @@ const STEPS: StepName[] = [
   "checkQueries",
   "sendWave",
   "checkWave",
-  "finishWave",
   "recordOutcome",
 ];
 
@@ -48,7 +47,7 @@ describe("child-task ASL", () => {
   });
 
   it("every Task state calls the task-steps placeholder, with a `step` the handler knows", () => {
-    expect(tasks.length).toBe(8);
+    expect(tasks.length).toBe(7);
     for (const [name, state] of tasks) {
       expect(state.Resource, name).toBe(TASK_STEPS_PLACEHOLDER);
       expect(STEPS, name).toContain(state.Parameters?.step);
@@ -57,7 +56,22 @@ describe("child-task ASL", () => {
     expect(new Set(tasks.map(([, s]) => s.Parameters?.step))).toEqual(new Set(STEPS));
     expect(taskStateNames(machine).sort()).toEqual(tasks.map(([n]) => n).sort());
     expect(JSON.stringify(machine)).not.toContain(TASK_STEPS_PLACEHOLDER);
-    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(8);
+    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(7);
+  });
+
+  it("ends a wave inside CheckWave: no FinishWave state, the plan (groups, cursor, wave) in and out of $.plan", () => {
+    const s = raw.States;
+    expect(s.FinishWave).toBeUndefined();
+    expect(s.CheckWave?.Parameters).toMatchObject({
+      "groups.$": "$.plan.groups",
+      "cursor.$": "$.plan.cursor",
+      "wave.$": "$.plan.wave",
+    });
+    expect(s.CheckWave?.ResultPath).toBe("$.plan");
+    expect(s.SendWave?.ResultPath).toBe("$.plan.wave");
+    expect((s["WaveDone?"] as unknown as { Choices: { Next: string }[] }).Choices[0]?.Next).toBe(
+      "MoreWaves?",
+    );
   });
 
   it("uses only what both Step Functions and aws-local-stepfunctions run: JSONPath, no task tokens, heartbeats, variables or distributed maps", () => {

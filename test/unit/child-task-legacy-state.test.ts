@@ -3,6 +3,7 @@
  * deploy: the steps read that state as the default rule's, and pass today's through unchanged.
  */
 import { describe, expect, it } from "vitest";
+import type { StepDeps } from "../../src/app/child-task/deps.js";
 import {
   currentCursor,
   currentGroups,
@@ -12,7 +13,7 @@ import {
   type WaveCursor,
   type WaveState,
 } from "../../src/app/child-task/settings.js";
-import { nextCursor } from "../../src/app/child-task/waves.js";
+import { checkWave, nextCursor } from "../../src/app/child-task/waves.js";
 
 const settings = { ...DEFAULT_CHILD_TASK_SETTINGS, maxParallel: 2 };
 
@@ -75,5 +76,64 @@ describe("child-task state from before operation rules", () => {
     expect(currentWave(versioned, settings).versions).toEqual({ a: "2.1", b: "2.2" });
     const current = currentWave(old, settings);
     expect(currentWave(current, settings)).toBe(current);
+  });
+
+  it("CheckWave ends a done wave in the same call and returns the plan; from the definition before (no plan), the wave alone", async () => {
+    const groups: UpgradeGroup[] = [
+      {
+        stage: 0,
+        name: "soak",
+        componentIds: ["a"],
+        maxParallel: 1,
+        steps: [{ action: "SLEEP", timeoutSeconds: 0, sleepSeconds: 5 }],
+      },
+      {
+        stage: 1,
+        name: "compute",
+        componentIds: ["b"],
+        maxParallel: 1,
+        steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 }],
+      },
+    ];
+    const cursor: WaveCursor = {
+      group: 0,
+      wave: 0,
+      step: 0,
+      attempt: 0,
+      more: true,
+      retry: false,
+      waitSeconds: 0,
+    };
+    const wave: WaveState = {
+      stage: 0,
+      step: 0,
+      action: "SLEEP",
+      attempt: 0,
+      timeoutSeconds: 5,
+      componentIds: ["a"],
+      types: { a: "COMPUTE" },
+      versions: {},
+      done: false,
+      deadline: 5_000,
+      polls: 0,
+      waitSeconds: 5,
+    };
+    // A sleep's check reads and writes nothing: the clock is all it needs.
+    const at = (now: number) => ({ clock: () => now }) as unknown as StepDeps;
+    const base = { step: "checkWave" as const, taskId: "t", settings };
+    const plan = { ...base, rackId: "r", groups, cursor, wave };
+    expect(await checkWave(at(1_000), plan)).toEqual({
+      groups,
+      cursor,
+      wave: { ...wave, polls: 1, waitSeconds: 4 },
+    });
+    const done = await checkWave(at(5_000), plan);
+    expect(done).toMatchObject({
+      groups,
+      cursor: { group: 1, wave: 0, step: 0, more: true },
+      wave: { done: true },
+    });
+    expect(await checkWave(at(5_000), { ...base, wave })).toMatchObject({ done: true, stage: 0 });
+    expect(await checkWave(at(5_000), { ...base, wave })).not.toHaveProperty("cursor");
   });
 });

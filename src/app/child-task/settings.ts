@@ -64,7 +64,18 @@ export type StepEvent =
   | (Base & { step: "sendQueries" })
   | (Base & { step: "checkQueries"; preflight: PreflightState })
   | (Base & { step: "sendWave"; rackId: string; groups: UpgradeGroup[]; cursor: WaveCursor })
-  | (Base & { step: "checkWave"; wave: WaveState })
+  /**
+   * With the plan (rackId, groups, cursor), as the definition sends it: a done wave is finished in
+   * the same call and the plan comes back (WavePlan). Without it (an execution of the definition
+   * before, whose FinishWave state follows): the wave alone.
+   */
+  | (Base & {
+      step: "checkWave";
+      wave: WaveState;
+      rackId?: string;
+      groups?: UpgradeGroup[];
+      cursor?: WaveCursor;
+    })
   | (Base & {
       step: "finishWave";
       rackId: string;
@@ -127,6 +138,13 @@ export interface PreflightResult extends PreflightState {
   /** When done: the groups to upgrade, in order, without skipped components and empty groups. */
   groups?: UpgradeGroup[];
   cursor?: WaveCursor;
+}
+
+/** The upgrade loop's state between its states (`$.plan`): the groups, the cursor, the wave in flight. */
+export interface WavePlan {
+  groups: UpgradeGroup[];
+  cursor: WaveCursor;
+  wave: WaveState;
 }
 
 /** One step of one wave in flight: its components, and once done, each one's verdict. */

@@ -3,14 +3,15 @@
  * Lambda (lambdas/task-steps.ts) serves them all through `handle`, which picks the step by
  * `event.step`; locally the local executor binds every Task state to the same `handle`
  * (local/step-functions.ts). The steps live by concept: lock.ts (AcquireLock),
- * preflight.ts (SendQueries, CheckPreflight), waves.ts (SendWave, CheckWave, FinishWave),
+ * preflight.ts (SendQueries, CheckPreflight), waves.ts (SendWave, CheckWave; finishWave, which
+ * CheckWave calls once a wave is done, is still a step for executions of the definition before),
  * outcome.ts (RecordSuccess, RecordFailure); the BMC reports arrive through receiving.ts.
  *
  * The state machine, in short (state-machines/README.md has the picture and the reasons):
  *
  *   AcquireLock ─(queued: Wait, again)─► SendQueries ─► Wait ◄─► CheckPreflight
  *     └─► for each component-type group in UPGRADE_GROUP_ORDER, for each wave of ≤ maxParallel
- *         of its components:  SendWave ─► Wait ◄─► CheckWave ─► FinishWave
+ *         of its components:  SendWave ─► Wait ◄─► CheckWave (ends the wave once done)
  *     └─► RecordSuccess | (any failure, caught) RecordFailure
  *
  * How the execution waits for a BMC: polling. SendWave writes the wave's commands into the task's

@@ -1,8 +1,9 @@
 /**
  * The upgrade loop: for each group (a stage of the task's rule, in the rule's order), for each
  * wave of ≤ maxParallel of its components, for each step of the stage:
- * SendWave ─► Wait ◄─► CheckWave ─► FinishWave. Wave w of group g is
- * `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`; the cursor FinishWave returns
+ * SendWave ─► Wait ◄─► CheckWave, which ends the wave (finishWave) in the same call once every
+ * component has its verdict. Wave w of group g is
+ * `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`; the cursor finishWave returns
  * names the next (group, wave, step), or the same step again for the components that failed when
  * the step has retries left (after a Wait of the retry's backoff). A failure left after its retries
  * stops the task (ComponentsFailed), so no later wave or stage runs against a predecessor at the
@@ -44,6 +45,7 @@ import {
   type StepEventOf,
   type UpgradeGroup,
   type WaveCursor,
+  type WavePlan,
   type WaveState,
 } from "./settings.js";
 
@@ -188,10 +190,33 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
 
 /**
  * Reads the wave's commands (one read): done once every component has a verdict (answer, result or
- * timeout). Else the next check after the backoff, or later when the pending updates' progress
- * says the wave cannot be done before then (nextCheckWaitSeconds), never past the deadline.
+ * timeout), and then finished at once (finishWave: the next cursor, or ComponentsFailed), so the
+ * plan comes back with the wave and its next cursor. Else the next check after the backoff, or
+ * later when the pending updates' progress says the wave cannot be done before then
+ * (nextCheckWaitSeconds), never past the deadline. An event without the plan (an execution of the
+ * definition before, which has a FinishWave state) gets the wave alone.
  */
-export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WaveState> {
+export async function checkWave(
+  deps: StepDeps,
+  e: StepEventOf<"checkWave">,
+): Promise<WavePlan | WaveState> {
+  const wave = await judgeWave(deps, e);
+  if (e.groups === undefined || e.cursor === undefined || e.rackId === undefined) return wave;
+  if (!wave.done) return { groups: e.groups, cursor: e.cursor, wave };
+  // Done: the wave ends here, not in a state of its own (a retried call ends it again: the same).
+  const cursor = await finishWave(deps, {
+    step: "finishWave",
+    taskId: e.taskId,
+    settings: e.settings,
+    rackId: e.rackId,
+    groups: e.groups,
+    cursor: e.cursor,
+    wave,
+  });
+  return { groups: e.groups, cursor, wave };
+}
+
+async function judgeWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WaveState> {
   const wave = currentWave(e.wave, e.settings);
   const now = deps.clock();
   if (wave.action === "SLEEP") {
@@ -258,7 +283,8 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
 }
 
 /**
- * Ends the step. Failures with retries left → the same step again for those components;
+ * Ends the step (from checkWave; the FinishWave state of executions of the definition before calls
+ * it directly). Failures with retries left → the same step again for those components;
  * failures without → ComponentsFailed (nothing after runs; a verify step's failures are written
  * to the report, an update's are in its entries already). Else the cursor of the next step, wave
  * or stage.
