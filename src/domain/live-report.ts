@@ -21,7 +21,7 @@ import {
 import { verdict } from "./component-verdict.js";
 import type { ComponentType } from "./model.js";
 import { DEFAULT_RULE, type RuleDefinition } from "./operation-rules.js";
-import { causeText } from "./step-errors.js";
+import { type CaughtError, causeText } from "./step-errors.js";
 import { type TaskReport, targetOf } from "./task-report.js";
 
 /** How many retries a component's update step has under `rule` (its type's stage's first update step). */
@@ -92,21 +92,25 @@ export function foldUpdates(
       delete c.finishedAt;
       continue;
     }
+    // Its result's time, or the deadline it passed without one (a late result does not count).
+    const finishedAt = Math.min(entry.resultAt ?? entry.deadline, entry.deadline);
     if (judged.ok) {
       c.status = "COMPLETED";
-      c.finishedAt = entry.resultAt ?? now;
-      if (judged.version !== undefined) c.versionAfter = judged.version;
+      c.finishedAt = finishedAt;
+      // An update's pass always carries the version its BMC reported.
+      c.versionAfter = judged.version as string;
       delete c.error;
       continue;
     }
-    c.error = { name: judged.error?.Error ?? "Error", message: causeText(judged.error) };
+    // …and its failure always the error that names the component and the cause.
+    const error = judged.error as CaughtError;
+    c.error = { name: error.Error as string, message: causeText(error) };
     if (attempt < retriesOf(c.type)) {
       c.status = "PENDING";
       delete c.finishedAt;
     } else {
       c.status = "FAILED";
-      // Its result's time, or the deadline it passed without one (a late result does not count).
-      c.finishedAt = Math.min(entry.resultAt ?? entry.deadline, entry.deadline);
+      c.finishedAt = finishedAt;
     }
   }
   return next;

@@ -135,6 +135,13 @@ describe("foldUpdates", () => {
       error: { name: "BmcTimeout" },
       finishedAt: 61_000,
     });
+    // Without any result: failed at its deadline, as the check judged it.
+    const silent = updates([{ id: "c1", entry: { ackedAt: 1_100 } }]);
+    expect(byId(foldUpdates(stored(), TASK, silent, 70_000)).c1).toMatchObject({
+      status: "FAILED",
+      error: { name: "BmcTimeout" },
+      finishedAt: 61_000,
+    });
     // Before the deadline the same entry, without its late result, is still in flight.
     const early = updates([{ id: "c1", entry: { ackedAt: 1_100, progress: 90, progressAt: 50_000 } }]);
     expect(byId(foldUpdates(stored(), TASK, early, 60_000)).c1).toMatchObject({
