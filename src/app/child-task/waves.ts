@@ -196,10 +196,7 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
  * (nextCheckWaitSeconds), never past the deadline. An event without the plan (an execution of the
  * definition before, which has a FinishWave state) gets the wave alone.
  */
-export async function checkWave(
-  deps: StepDeps,
-  e: StepEventOf<"checkWave">,
-): Promise<WavePlan | WaveState> {
+export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WavePlan | WaveState> {
   const wave = await judgeWave(deps, e);
   if (e.groups === undefined || e.cursor === undefined || e.rackId === undefined) return wave;
   if (!wave.done) return { groups: e.groups, cursor: e.cursor, wave };
