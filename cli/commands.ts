@@ -9,6 +9,7 @@ import { checkClientRequestId } from "../src/domain/client-request.js";
 import { unreadable } from "../src/domain/input-file.js";
 import { InventoryFileError, parseInventoryDocument } from "../src/domain/inventory-document.js";
 import type { InventoryRack } from "../src/domain/model.js";
+import { parseReport, reportProgress } from "../src/domain/task-report.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
 import { formatElapsed, parseDurationNs } from "./durations.js";
@@ -611,7 +612,10 @@ export function registerTaskCommands(program: Command, act: Act): void {
         const resp = await ctx
           .conn()
           .flow.getTasksByIDs({ taskIds: ids.map((id) => ({ id: uuidArg("task ID", id) })) });
-        ctx.print({ data: pb.GetTasksByIDsResponse.toJSON(resp), table: () => tasksTable(resp.tasks) });
+        ctx.print({
+          data: pb.GetTasksByIDsResponse.toJSON(resp),
+          table: () => tasksTable(resp.tasks, { progress: true }),
+        });
         return EXIT.OK;
       }),
     );
@@ -657,19 +661,37 @@ export function registerTaskCommands(program: Command, act: Act): void {
     );
 }
 
-function tasksTable(tasks: readonly pb.Task[]): string {
+/** `task get` adds PROGRESS from each task's report (live while it runs); `task list` has no reports. */
+function tasksTable(tasks: readonly pb.Task[], options: { progress?: boolean } = {}): string {
+  const progress = options.progress === true;
   return table(
-    ["ID", "RACK", "STATUS", "EXECUTOR", "CREATED", "FINISHED", "MESSAGE"],
+    ["ID", "RACK", "STATUS", ...(progress ? ["PROGRESS"] : []), "EXECUTOR", "CREATED", "FINISHED", "MESSAGE"],
     tasks.map((t) => [
       short(t.id?.id),
       t.rackExternalId || short(t.rackId?.id),
       taskStatuses.name(t.status),
+      ...(progress ? [progressText(t.report)] : []),
       t.executorType === 0 ? "" : executorTypes.name(t.executorType),
       time(t.createdAt),
       time(t.finishedAt),
       t.message,
     ]),
   );
+}
+
+/** `18/39 done, 8 updating (40%), 1 failed` from a task's report; "" when it has none readable. */
+export function progressText(reportText: string): string {
+  let p: ReturnType<typeof reportProgress>;
+  try {
+    p = reportProgress(parseReport(reportText));
+  } catch {
+    return "";
+  }
+  const parts = [`${p.done}/${p.total} done`];
+  if (p.updating > 0)
+    parts.push(`${p.updating} updating${p.meanProgress === undefined ? "" : ` (${p.meanProgress}%)`}`);
+  if (p.failed > 0) parts.push(`${p.failed} failed`);
+  return parts.join(", ");
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -150,6 +150,32 @@ export function serializeReport(report: TaskReport): string {
   return JSON.stringify(report);
 }
 
+/**
+ * Where a task stands by its report: its components done (COMPLETED or SKIPPED), updating (with
+ * the mean of the progress their BMCs reported, when any did) and failed.
+ */
+export function reportProgress(report: TaskReport): {
+  total: number;
+  done: number;
+  updating: number;
+  failed: number;
+  meanProgress?: number;
+} {
+  const count = (...statuses: ComponentProgress[]) =>
+    report.components.filter((c) => statuses.includes(c.status)).length;
+  const reported = report.components.flatMap((c) =>
+    c.status === "UPDATING" && c.progress !== undefined ? [c.progress] : [],
+  );
+  const summary = {
+    total: report.components.length,
+    done: count("COMPLETED", "SKIPPED"),
+    updating: count("UPDATING"),
+    failed: count("FAILED"),
+  };
+  if (reported.length === 0) return summary;
+  return { ...summary, meanProgress: Math.round(reported.reduce((a, b) => a + b, 0) / reported.length) };
+}
+
 /** How a task ends (a target's OutcomeStatus also has SKIPPED, which no task ends with). */
 export type TaskOutcomeStatus = "COMPLETED" | "FAILED" | "TERMINATED";
 

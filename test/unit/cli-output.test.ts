@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { progressText } from "../../cli/commands.js";
 import { fields, render, table, terminalSafe } from "../../cli/output.js";
+import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 
 describe("cli output: the service's text never reaches the terminal raw", () => {
   it("terminalSafe shows control characters as escapes, tabs and printable text as they are", () => {
@@ -29,5 +31,25 @@ describe("cli output: the service's text never reaches the terminal raw", () => 
       n: "a\u009bb",
     });
     expect(render({ data: { n: "a\u009bb\x1b" }, table: () => "" }, "yaml")).toBe('n: "a\\u009bb\\e"\n');
+  });
+});
+
+describe("cli task progress: what `flowctl task get` shows of a task's report", () => {
+  it("done, updating with the mean progress, failed; nothing for a task without a readable report", () => {
+    const report = initialReport(
+      ["a", "b", "c", "d"].map((id) => ({ id, type: "COMPUTE" as const })),
+      "2.0.0",
+      false,
+    );
+    expect(progressText(serializeReport(report))).toBe("0/4 done");
+    report.components[0]!.status = "COMPLETED";
+    report.components[1]!.status = "UPDATING";
+    report.components[1]!.progress = 40;
+    report.components[2]!.status = "UPDATING";
+    report.components[3]!.status = "FAILED";
+    expect(progressText(serializeReport(report))).toBe("1/4 done, 2 updating (40%), 1 failed");
+    delete report.components[1]!.progress;
+    expect(progressText(serializeReport(report))).toBe("1/4 done, 2 updating, 1 failed");
+    expect(progressText("")).toBe("");
   });
 });

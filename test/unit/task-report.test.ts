@@ -5,6 +5,7 @@ import {
   finishReport,
   initialReport,
   parseReport,
+  reportProgress,
   serializeReport,
   targetOf,
 } from "../../src/domain/task-report.js";
@@ -170,5 +171,25 @@ describe("task report", () => {
 
   it("an unreadable report is kept as it is", () => {
     expect(finishReport("garbage", "FAILED", 9)).toBe("garbage");
+  });
+
+  it("reportProgress: done (COMPLETED, SKIPPED), updating with the mean reported progress, failed", () => {
+    const report = initialReport(
+      ["a", "b", "c", "d", "e", "f"].map((id) => ({ id, type: "COMPUTE" as const })),
+      "2.0.0",
+      false,
+    );
+    expect(reportProgress(report)).toEqual({ total: 6, done: 0, updating: 0, failed: 0 });
+    const [a, b, c, d, e] = report.components;
+    a!.status = "COMPLETED";
+    b!.status = "SKIPPED";
+    c!.status = "UPDATING";
+    c!.progress = 25;
+    d!.status = "UPDATING";
+    d!.progress = 50;
+    e!.status = "FAILED";
+    expect(reportProgress(report)).toEqual({ total: 6, done: 2, updating: 2, failed: 1, meanProgress: 38 });
+    delete c!.progress;
+    expect(reportProgress(report).meanProgress).toBe(50);
   });
 });
