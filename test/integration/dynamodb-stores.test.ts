@@ -1,4 +1,5 @@
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
@@ -30,6 +31,32 @@ describe("task store", () => {
     expect(await stores.tasks.createTask(a)).toEqual({ created: true, task: a });
     expect(await stores.tasks.createTask(b)).toEqual({ created: true, task: b });
     expect(await stores.tasks.getTasks([b.id, uuid(999), a.id])).toEqual([b, a]);
+  });
+
+  it("the report is stored deflated (reportZ), a tenth of its JSON; an item written before, with report as text, is read as it is", async () => {
+    const components = Array.from({ length: 39 }, (_, i) => ({
+      id: uuid(i, "c0c0c0c0"),
+      type: "COMPUTE",
+      status: "COMPLETED",
+      versionBefore: "1.0.0",
+      versionAfter: "2.0.0",
+      requestId: `upd-${uuid(i, "7a5c0000")}.u0.0123456789ab`,
+      startedAt: 1_764_400_000_000 + i,
+      finishedAt: 1_764_400_610_000 + i,
+    }));
+    const report = JSON.stringify({ v: 2, targetVersion: "2.0.0", components });
+    const t = task(3, { report });
+    await stores.tasks.createTask(t);
+    const raw = await stores.doc.send(new GetCommand({ TableName: names.tasks, Key: { id: t.id } }));
+    expect(raw.Item?.report).toBeUndefined();
+    const stored = raw.Item?.reportZ as Uint8Array;
+    expect(stored.length).toBeLessThan(report.length / 5);
+    expect(await stores.tasks.getTasks([t.id])).toEqual([t]);
+    // As items were written before: the report as text.
+    const { reportZ: _z, ...before } = raw.Item as Record<string, unknown>;
+    const old = { ...before, id: uuid(4, "7a5c0000"), report: '{"v":1}' };
+    await stores.doc.send(new PutCommand({ TableName: names.tasks, Item: old }));
+    expect(await stores.tasks.getTasks([old.id])).toEqual([{ ...t, id: old.id, report: '{"v":1}' }]);
   });
 
   it("the same idempotency key twice → one task; the repeat returns the first task", async () => {
