@@ -37,6 +37,7 @@ moto for the local stack and the test suites (local/moto.ts spawns it):
    one runs; a launcher whose parent dies (stdin closes) exits at once.
    Streams are not persisted: a restored table's stream starts empty, with a new stream ARN.
 """
+import base64
 import copy
 import fcntl
 import io
@@ -331,6 +332,17 @@ class Durable:
     # -- snapshots --------------------------------------------------------------------------
 
     def _capture(self):
+        def wire(value):
+            # moto may hold a binary attribute decoded (bytes, e.g. a task's deflated report);
+            # JSON and put_item take it as the wire does: base64 text.
+            if isinstance(value, bytes):
+                return base64.b64encode(value).decode("ascii")
+            if isinstance(value, dict):
+                return {k: wire(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [wire(v) for v in value]
+            return value
+
         tables = []
         for (account, region), backend in all_backends():
             for name, table in backend.tables.items():
@@ -339,7 +351,7 @@ class Durable:
                         "account": account,
                         "region": region,
                         "name": name,
-                        "items": [item.to_json()["Attributes"] for item in table.all_items()],
+                        "items": [wire(item.to_json()["Attributes"]) for item in table.all_items()],
                     }
                 )
         return {"version": 1, "ddl": list(self.ddl), "tables": tables}
