@@ -71,6 +71,7 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
       markPublished: unused("publish"),
       record: unused("receive reports"),
       get: (taskId, family) => options.commands.get(taskId, family),
+      getMany: unused("list BMC commands"),
     },
     secrets: { put: unused("store secrets"), get: unused("read secrets") },
     sealer: { seal: unused("seal credentials") },

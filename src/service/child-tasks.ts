@@ -116,7 +116,12 @@ export function childTaskService(
     inventory: PlanInventory;
   },
 ): TaskService {
-  return createTaskService({ ...parts.outcome, secrets: parts.secrets, ...deps });
+  return createTaskService({
+    ...parts.outcome,
+    commands: parts.commands,
+    secrets: parts.secrets,
+    ...deps,
+  });
 }
 
 /** BMC reports onto their command sets; execution endings onto the task, target and lock. */

@@ -48,6 +48,16 @@ describe("child task: cancel", () => {
     const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, 1, 0)]));
     const taskId = taskIds[0]!;
     await waitForTask(h, taskId, updating);
+    // A listing shows it live too (the update sets of running tasks read in one batch).
+    const listed = await h.child.tasksApi.listTasks({
+      activeOnly: true,
+      withReport: true,
+      page: { offset: 0, limit: 100 },
+    });
+    const running = listed.tasks.find((t) => t.id === taskId);
+    expect(
+      running !== undefined && parseReport(running.report).components.some((c) => c.status === "UPDATING"),
+    ).toBe(true);
     const cancelled = await h.child.tasksApi.cancelTask(taskId.toUpperCase());
     expect(cancelled).toMatchObject({ id: taskId, status: "TERMINATED", message: "task cancelled" });
     expect(cancelled.finishedAt).toBeGreaterThan(0);

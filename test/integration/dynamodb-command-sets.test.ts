@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
 import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
-import { entryKey, newEntry, updateAddress } from "../../src/domain/command-sets.js";
+import { entryKey, newEntry, queryAddress, updateAddress } from "../../src/domain/command-sets.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
@@ -32,6 +32,26 @@ afterAll(async () => {
 const ok = { value: { ok: true as const, version: "2.0.0" }, at: 50 };
 
 describe("DynamoCommandSetStore", () => {
+  it("getMany: the family's sets of the tasks that have one, by task id, in one batch", async () => {
+    const [t1, t2, t3] = [uuid(71, "7a5c0000"), uuid(72, "7a5c0000"), uuid(73, "7a5c0000")];
+    for (const t of [t1, t2]) {
+      await store.open(
+        t,
+        "u",
+        Object.fromEntries([newEntry(updateAddress(t, 0), "c1", { sentAt: 1, deadline: 9 })]),
+      );
+    }
+    await store.open(
+      t3,
+      "q",
+      Object.fromEntries([newEntry(queryAddress(t3, 0), "c1", { sentAt: 1, deadline: 9 })]),
+    );
+    const sets = await store.getMany([t1, t2, t3, t1], "u");
+    expect([...sets.keys()].sort()).toEqual([t1, t2].sort());
+    expect(sets.get(t2)).toEqual(await store.get(t2, "u"));
+    expect((await store.getMany([], "u")).size).toBe(0);
+  });
+
   it("open: one write; an entry already there keeps its window and publication (a retried step)", async () => {
     const taskId = uuid(1, "7a5c0000");
     const a = updateAddress(taskId, 0);

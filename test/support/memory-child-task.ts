@@ -103,6 +103,14 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       const set = sets.get(keyOf(taskId, family));
       return set === undefined ? undefined : structuredClone(set);
     },
+    async getMany(taskIds: readonly string[], family: CommandFamily) {
+      const found = new Map<string, CommandSet>();
+      for (const taskId of taskIds) {
+        const set = sets.get(keyOf(taskId, family));
+        if (set !== undefined) found.set(taskId, structuredClone(set));
+      }
+      return found;
+    },
     async reopen(
       taskId: string,
       family: CommandFamily,

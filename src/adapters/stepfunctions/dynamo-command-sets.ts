@@ -23,6 +23,7 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { CommandSetStore } from "../../app/ports.js";
 import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../../domain/command-sets.js";
+import { batchGetAll } from "../dynamodb/db.js";
 
 type Item = Record<string, unknown>;
 
@@ -213,6 +214,12 @@ export class DynamoCommandSetStore implements CommandSetStore {
       }),
     );
     return out.Item === undefined ? undefined : itemToSet(out.Item);
+  }
+
+  async getMany(taskIds: readonly string[], family: CommandFamily): Promise<Map<string, CommandSet>> {
+    const keys = [...new Set(taskIds)].map((taskId) => ({ id: setPk(taskId, family) }));
+    const items = keys.length === 0 ? [] : await batchGetAll(this.doc, this.tasksTable, keys);
+    return new Map(items.map((item) => itemToSet(item)).map((set) => [set.taskId, set]));
   }
 
   async reopen(

@@ -59,7 +59,7 @@ export async function updateTask(
 }
 
 /** `task` with `updates` folded into its report at `now` (src/domain/live-report.ts); an ended task as it is. */
-function folded(task: Task, updates: CommandSet | undefined, now: number): Task {
+export function foldedTask(task: Task, updates: CommandSet | undefined, now: number): Task {
   if (updates === undefined || isTerminalTask(task)) return task;
   let report: TaskReport;
   try {
@@ -80,7 +80,7 @@ export async function withLiveReport(
   task: Task,
 ): Promise<Task> {
   if (isTerminalTask(task)) return task;
-  return folded(task, await deps.commands.get(task.id, "u"), deps.clock());
+  return foldedTask(task, await deps.commands.get(task.id, "u"), deps.clock());
 }
 
 /** Records on inventory the versions `live` verified that `stored` did not have; logs a failure. */
@@ -150,7 +150,7 @@ export async function recordTaskOutcome(
     read ?? loadTask(deps, taskId),
     read !== undefined && isTerminalTask(read) ? undefined : deps.commands.get(taskId, "u"),
   ]);
-  await recordVerified(deps, first, folded(first, updates, deps.clock()));
+  await recordVerified(deps, first, foldedTask(first, updates, deps.clock()));
   // A run child still in flight ends with its target and its lock in ONE write where the store
   // can (1, 2 and 3 together); otherwise (the target not in flight, the lock another task's) in
   // turn as below.
@@ -182,7 +182,7 @@ export async function recordTaskOutcome(
     deps,
     taskId,
     (t, now) => {
-      const live = folded(t, updates, now);
+      const live = foldedTask(t, updates, now);
       t.status = outcome.status;
       t.message = typeof outcome.message === "function" ? outcome.message(live) : outcome.message;
       t.finishedAt = now;

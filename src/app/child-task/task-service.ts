@@ -64,7 +64,7 @@ import type {
   TaskSecretStore,
   TaskStore,
 } from "../ports.js";
-import { recordTaskOutcome, withLiveReport } from "./outcome.js";
+import { foldedTask, recordTaskOutcome, withLiveReport } from "./outcome.js";
 
 export const UPGRADE_FIRMWARE_OPERATION = "UpgradeFirmware";
 
@@ -85,7 +85,7 @@ export interface TaskServiceDeps {
   inventory: PlanInventory;
   secrets: TaskSecretStore;
   /** The tasks' update sets: a running task's report is read with them (src/domain/live-report.ts). */
-  commands: Pick<CommandSetStore, "get">;
+  commands: Pick<CommandSetStore, "get" | "getMany">;
   /** Where an ending task's verified versions go (recordTaskOutcome). */
   firmware: FirmwareVersionRecorder;
   /** With `executionIdFor`, the execution id is stored with the task before it starts. */
@@ -203,9 +203,16 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
   }
 
   /** Tasks made before external ids were frozen on them: the inventory is asked about their racks only. */
-  /** Tasks as readers see them: a running task's report as its update set says it stands. */
+  /**
+   * Tasks as readers see them: a running task's report as its update set says it stands. One
+   * task: its set read strongly consistent; a listing: all running tasks' sets in one batch.
+   */
   async function live(list: Task[]): Promise<Task[]> {
-    return Promise.all(list.map((t) => withLiveReport(deps, t)));
+    if (list.length <= 1) return Promise.all(list.map((t) => withLiveReport(deps, t)));
+    const running = list.filter((t) => !isTerminal(t)).map((t) => t.id);
+    const sets = running.length === 0 ? new Map() : await deps.commands.getMany(running, "u");
+    const now = clock();
+    return list.map((t) => foldedTask(t, sets.get(t.id), now));
   }
 
   async function withRackExternalIds(list: Task[]): Promise<Task[]> {

@@ -121,6 +121,11 @@ export interface CommandSetStore {
   /** Strongly consistent; undefined: no such record. */
   get(taskId: string, family: CommandFamily): Promise<CommandSet | undefined>;
   /**
+   * The `family` records of many tasks, by task id (those without one left out), for listings:
+   * eventually consistent, one request per 100 tasks.
+   */
+  getMany(taskIds: readonly string[], family: CommandFamily): Promise<Map<string, CommandSet>>;
+  /**
    * Re-driven tasks: these entries (by key) get their new window and are no longer marked
    * published, so the next send step publishes them again under the same request ids. One write.
    */
