@@ -202,7 +202,6 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     }
   }
 
-  /** Tasks made before external ids were frozen on them: the inventory is asked about their racks only. */
   /**
    * Tasks as readers see them: a running task's report as its update set says it stands. One
    * task: its set read strongly consistent; a listing: all running tasks' sets in one batch.
@@ -215,6 +214,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
     return list.map((t) => foldedTask(t, sets.get(t.id), now));
   }
 
+  /** Tasks made before external ids were frozen on them: the inventory is asked about their racks only. */
   async function withRackExternalIds(list: Task[]): Promise<Task[]> {
     const missing = [...new Set(list.filter((t) => t.rackExternalId === undefined).map((t) => t.rackId))];
     if (missing.length === 0) return list;

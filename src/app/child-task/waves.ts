@@ -15,8 +15,8 @@
  *   VERIFY_VERSION       one query per component; its answer must be the component's target
  *   VERIFY_REACHABILITY  one query per component; it must answer
  *   SLEEP                no command: the Wait lasts the sleep, CheckWave passes once it is over
- * The built-in default rule has the update step alone, so its waves do exactly what they did
- * before rules existed: the same commands, reads, writes and state transitions.
+ * The built-in default rule has the update step alone, so its waves send exactly the commands
+ * they sent before rules existed.
  */
 import type { UpdateCommand } from "../../domain/bmc-protocol.js";
 import { commandRecord, entryKey, updateAddress, verifyAddress } from "../../domain/command-sets.js";
