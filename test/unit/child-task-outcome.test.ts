@@ -143,17 +143,25 @@ describe("recordTaskOutcome", () => {
     expect(f.woken).toEqual(["run-1"]);
   });
 
+  /** The task's update set: component c's update sent at 2 s, its success stored at 4 s. */
+  const completedUpdate = (): CommandSet => ({
+    taskId: task.id,
+    family: "u",
+    entries: {
+      [entryKey(updateAddress(task.id, 0), "c")]: {
+        componentId: "c",
+        sentAt: 2_000,
+        deadline: 62_000,
+        ackedAt: 2_100,
+        result: { ok: true, version: "2.0.0" },
+        resultAt: 4_000,
+      },
+    },
+  });
+
   it("folds the update set in: what the BMCs reported becomes the report, the message counts it, inventory gets the versions once", async () => {
     const f = fakes(task);
-    const set: CommandSet = { taskId: task.id, family: "u", entries: {} };
-    set.entries[entryKey(updateAddress(task.id, 0), "c")] = {
-      componentId: "c",
-      sentAt: 2_000,
-      deadline: 62_000,
-      ackedAt: 2_100,
-      result: { ok: true, version: "2.0.0" },
-      resultAt: 4_000,
-    };
+    const set = completedUpdate();
     const recorded: string[] = [];
     const deps = {
       ...f.deps,
@@ -184,14 +192,7 @@ describe("recordTaskOutcome", () => {
 
   it("inventory that cannot be written is logged and does not keep the task from ending", async () => {
     const f = fakes(task);
-    const set: CommandSet = { taskId: task.id, family: "u", entries: {} };
-    set.entries[entryKey(updateAddress(task.id, 0), "c")] = {
-      componentId: "c",
-      sentAt: 2_000,
-      deadline: 62_000,
-      result: { ok: true, version: "2.0.0" },
-      resultAt: 4_000,
-    };
+    const set = completedUpdate();
     const lines: string[] = [];
     const ended = await recordTaskOutcome(
       {
