@@ -6,31 +6,24 @@
  * At the end: every target submitted (started) exactly once, none lost, counters exact, and the
  * run's history holds each decision once: one "phase opened" per phase however many passes made it.
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import type { RunStore } from "../../src/app/ports.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, waitMs } from "../support/fake-submitter.js";
-import { freshTables, testClient } from "../support/moto.js";
+import { freshStores } from "../support/moto.js";
 import { type SeededRandom, testRandom } from "../support/seeded-random.js";
 
-let client: DynamoDBClient;
 let names: TableNames;
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
-  ({ names, drop } = await freshTables(client, "race"));
-  stores = createDynamoStores(client, names);
+  ({ names, stores, drop } = await freshStores(inject("awsEndpoint"), "race"));
 });
-afterAll(async () => {
-  await drop();
-  client.destroy();
-});
+afterAll(() => drop());
 
 /** Every RunStore method, with a random 0..maxMs pause before and after the real call. */
 function withRandomDelays(runs: RunStore, maxMs: number, random: SeededRandom): RunStore {

@@ -8,34 +8,27 @@
  * Every clock here is injected (TestClock, or a clock that moves on each read); nothing sleeps to
  * let time pass.
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import { createControls } from "../../src/app/controls.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import type { ClaimOutcome, RunStore } from "../../src/app/ports.js";
 import type { Run, Target } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, TestClock, waitMs } from "../support/fake-submitter.js";
-import { freshTables, testClient } from "../support/moto.js";
+import { freshStores } from "../support/moto.js";
 import { type SeededRandom, testRandom } from "../support/seeded-random.js";
 
-let client: DynamoDBClient;
 let names: TableNames;
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 let seq = 0;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
-  ({ names, drop } = await freshTables(client, "windows"));
-  stores = createDynamoStores(client, names);
+  ({ names, stores, drop } = await freshStores(inject("awsEndpoint"), "windows"));
 });
-afterAll(async () => {
-  await drop();
-  client.destroy();
-});
+afterAll(() => drop());
 
 const T0 = 1_800_000_000_000;
 const MIN = 60_000;

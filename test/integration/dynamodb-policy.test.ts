@@ -3,28 +3,20 @@
  * edit conditional on the revision it read, so concurrent edits all land; racks never see it.
  * Readiness is set in place on the component inside its rack's item, next to firmware versions.
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import type { DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import type { FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
 import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
-import { freshTables, testClient } from "../support/moto.js";
+import { freshStores } from "../support/moto.js";
 
-let client: DynamoDBClient;
-let names: TableNames;
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
-  ({ names, drop } = await freshTables(client, "policy"));
-  stores = createDynamoStores(client, names);
+  ({ stores, drop } = await freshStores(inject("awsEndpoint"), "policy"));
 });
-afterAll(async () => {
-  await drop();
-  client.destroy();
-});
+afterAll(() => drop());
 
 const COMPUTE: FirmwareBaseline = { componentType: "COMPUTE", version: "2.0.0" };
 const GB200: FirmwareBaseline = { componentType: "COMPUTE", model: "GB200", version: "2.1.0" };

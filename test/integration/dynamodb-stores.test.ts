@@ -6,23 +6,17 @@ import { createDynamoStores, type DynamoStores, type TableNames } from "../../sr
 import type { InventoryRack, Target, Task } from "../../src/domain/model.js";
 import { task } from "../support/contracts/task-store.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
-import { freshTables, testClient } from "../support/moto.js";
+import { freshStores, testClient } from "../support/moto.js";
 
-let client: DynamoDBClient;
 let names: TableNames;
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 const page = { offset: 0, limit: 100 };
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
-  ({ names, drop } = await freshTables(client, "stores"));
-  stores = createDynamoStores(client, names);
+  ({ names, stores, drop } = await freshStores(inject("awsEndpoint"), "stores"));
 });
-afterAll(async () => {
-  await drop();
-  client.destroy();
-});
+afterAll(() => drop());
 
 describe("task store", () => {
   it("round trip: getTasks returns tasks in the order asked, unknown ids skipped", async () => {

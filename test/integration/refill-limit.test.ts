@@ -5,32 +5,24 @@
  * exceeded (counted where it matters: child tasks running at once), it is reached, and every
  * target is started once and counted once.
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
+import type { DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { recordTaskOutcome } from "../../src/app/child-task/outcome.js";
 import { createTaskService } from "../../src/app/child-task/task-service.js";
 import { createDispatcher, type Dispatcher } from "../../src/app/dispatcher.js";
 import type { RunWaker, TaskExecutor } from "../../src/app/ports.js";
 import type { Task } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
-import { freshTables, testClient } from "../support/moto.js";
+import { freshStores } from "../support/moto.js";
 import { testRandom } from "../support/seeded-random.js";
 
-let client: DynamoDBClient;
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
-  let names: Parameters<typeof createDynamoStores>[1];
-  ({ names, drop } = await freshTables(client, "refill"));
-  stores = createDynamoStores(client, names);
+  ({ stores, drop } = await freshStores(inject("awsEndpoint"), "refill"));
 });
-afterAll(async () => {
-  await drop();
-  client.destroy();
-});
+afterAll(() => drop());
 
 const unused = () => {
   throw new Error("not used by this test");

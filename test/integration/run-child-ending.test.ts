@@ -6,30 +6,22 @@
  * target with the same outcome, counted once; a target the recorder cannot write with the task
  * (not in flight) takes the two writes in turn, as before.
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
+import type { DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { recordTaskOutcome } from "../../src/app/child-task/outcome.js";
 import type { RunWaker } from "../../src/app/ports.js";
 import type { Target, Task } from "../../src/domain/model.js";
 import type { TaskOutcomeStatus } from "../../src/domain/task-report.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
-import { freshTables, testClient } from "../support/moto.js";
+import { freshStores } from "../support/moto.js";
 
-let client: DynamoDBClient;
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
-  let names: Parameters<typeof createDynamoStores>[1];
-  ({ names, drop } = await freshTables(client, "ending"));
-  stores = createDynamoStores(client, names);
+  ({ stores, drop } = await freshStores(inject("awsEndpoint"), "ending"));
 });
-afterAll(async () => {
-  await drop();
-  client.destroy();
-});
+afterAll(() => drop());
 
 const ZERO = { completed: 0, failed: 0, terminated: 0, skipped: 0 };
 

@@ -10,14 +10,14 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type StreamPoller, startStreamPoller } from "../../local/stream-poller.js";
-import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import { streamBatchHandler } from "../../src/adapters/dynamodb/stream-records.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import { createStreamEvaluator } from "../../src/app/stream-evaluator.js";
 import type { Run } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { eventually, FakeSubmitter } from "../support/fake-submitter.js";
-import { freshTables, testClient } from "../support/moto.js";
+import { freshStores } from "../support/moto.js";
 import { testRandom } from "../support/seeded-random.js";
 
 let client: DynamoDBClient;
@@ -26,14 +26,9 @@ let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
-  ({ names, drop } = await freshTables(client, "stream"));
-  stores = createDynamoStores(client, names);
+  ({ client, names, stores, drop } = await freshStores(inject("awsEndpoint"), "stream"));
 });
-afterAll(async () => {
-  await drop();
-  client.destroy();
-});
+afterAll(() => drop());
 
 describe("stream evaluator: redelivery", () => {
   it("duplicated, split, reordered and replayed batches leave counters and terminal states exact", async () => {

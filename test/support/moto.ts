@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { freePort, type LocalMoto, startLocalMoto } from "../../local/moto.js";
 import { awsClientConfig } from "../../src/adapters/aws-config.js";
+import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { type TableNames, tableNames } from "../../src/adapters/dynamodb/schema.js";
 import { createTables, deleteTables } from "../../src/adapters/dynamodb/tables.js";
 
@@ -35,4 +36,27 @@ export async function freshTables(
   const names = tableNames(`${label}-${randomUUID().slice(0, 8)}-`);
   await createTables(client, names);
   return { names, drop: () => deleteTables(client, names) };
+}
+
+/**
+ * A suite's own client, tables and stores on the test endpoint:
+ *   beforeAll(async () => ({ client, names, stores, drop } = await freshStores(inject("awsEndpoint"), "x")));
+ *   afterAll(() => drop());
+ * `drop()` deletes the tables and destroys the client.
+ */
+export async function freshStores(
+  endpoint: string,
+  label: string,
+): Promise<{ client: DynamoDBClient; names: TableNames; stores: DynamoStores; drop: () => Promise<void> }> {
+  const client = testClient(endpoint);
+  const { names, drop } = await freshTables(client, label);
+  return {
+    client,
+    names,
+    stores: createDynamoStores(client, names),
+    drop: async () => {
+      await drop();
+      client.destroy();
+    },
+  };
 }
