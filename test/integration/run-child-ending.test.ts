@@ -25,6 +25,21 @@ afterAll(() => drop());
 
 const ZERO = { completed: 0, failed: 0, terminated: 0, skipped: 0 };
 
+/** Ends `task` COMPLETED: its target COMPLETED with the message, phase 1 counted once, the slot freed. */
+async function completesOnce(run: { id: string }, target: Target, task: Task, at: number, woken: string[]) {
+  expect(
+    await recordTaskOutcome(deps(at, woken), task.id, { status: "COMPLETED", message: "done" }),
+  ).toMatchObject({ status: "COMPLETED" });
+  expect(await stores.runs.getTarget(run.id, target.id)).toMatchObject({
+    status: "COMPLETED",
+    message: "done",
+  });
+  expect(await stores.runs.getRun(run.id)).toMatchObject({
+    inFlight: 0,
+    counters: [ZERO, { ...ZERO, completed: 1 }],
+  });
+}
+
 async function runChild(n: number, targetStatus: "SUBMITTED" | "CLAIMED") {
   const { run, targets } = runWithTargets(uuid(n, "e0000000"), { phaseSizes: [1, 1] });
   await stores.runs.createRun(run, targets);
@@ -130,19 +145,7 @@ describe("a run child's ending", () => {
     const { run, target, task, at } = await runChild(4, "SUBMITTED");
     expect(await stores.locks.acquire(task.rackId, "task-next", 60_000, at + 60_000)).toBe("acquired");
     const woken: string[] = [];
-    expect(
-      await recordTaskOutcome(deps(at, woken), task.id, { status: "COMPLETED", message: "done" }),
-    ).toMatchObject({
-      status: "COMPLETED",
-    });
-    expect(await stores.runs.getTarget(run.id, target.id)).toMatchObject({
-      status: "COMPLETED",
-      message: "done",
-    });
-    expect(await stores.runs.getRun(run.id)).toMatchObject({
-      inFlight: 0,
-      counters: [ZERO, { ...ZERO, completed: 1 }],
-    });
+    await completesOnce(run, target, task, at, woken);
     expect((await stores.locks.get(task.rackId))?.owner).toBe("task-next");
     expect(woken).toEqual([run.id]);
   });
@@ -153,19 +156,7 @@ describe("a run child's ending", () => {
     const [current] = await stores.tasks.getTasks([task.id]);
     expect(await stores.tasks.saveTask({ ...legacy, updatedAt: at + 1 }, current!.updatedAt)).toBe("saved");
     const woken: string[] = [];
-    expect(
-      await recordTaskOutcome(deps(at, woken), task.id, { status: "COMPLETED", message: "done" }),
-    ).toMatchObject({
-      status: "COMPLETED",
-    });
-    expect(await stores.runs.getTarget(run.id, target.id)).toMatchObject({
-      status: "COMPLETED",
-      message: "done",
-    });
-    expect(await stores.runs.getRun(run.id)).toMatchObject({
-      inFlight: 0,
-      counters: [ZERO, { ...ZERO, completed: 1 }],
-    });
+    await completesOnce(run, target, task, at, woken);
     expect(woken).toEqual([run.id]);
   });
 });

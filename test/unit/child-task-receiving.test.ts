@@ -4,7 +4,11 @@
  * endings as Step Functions reports them (reconcileExecutionEnd).
  */
 import { describe, expect, it } from "vitest";
-import { type ExecutionEnding, reconcileExecutionEnd } from "../../src/app/child-task/outcome.js";
+import {
+  type ExecutionEnding,
+  type OutcomeDeps,
+  reconcileExecutionEnd,
+} from "../../src/app/child-task/outcome.js";
 import { createBmcResultReceiver, createReportRecorder } from "../../src/app/child-task/receiving.js";
 import { lineLogger } from "../../src/app/observability.js";
 import type { CommandSetStore, RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
@@ -247,18 +251,7 @@ describe("reconcileExecutionEnd", () => {
         return "released";
       },
     };
-    const runs: Pick<RunStore, "recordOutcome"> = { recordOutcome: async () => "recorded" };
-    const result = await reconcileExecutionEnd(
-      {
-        tasks: tasks as TaskStore,
-        locks: locks as RackLockStore,
-        runs,
-        commands: { get: async () => undefined },
-        firmware: { record: async () => {} },
-        clock: () => 10,
-      },
-      { taskId: "t1", ...ending },
-    );
+    const result = await reconcileExecutionEnd(outcomeDeps(tasks, locks), { taskId: "t1", ...ending });
     return { result, released };
   }
 
@@ -297,6 +290,22 @@ describe("reconcileExecutionEnd", () => {
   });
 });
 
+/** Ending tasks on these fakes: every target recorded, no update set to fold, inventory not written. */
+function outcomeDeps(
+  tasks: Pick<TaskStore, "getTasks" | "saveTask">,
+  locks: Pick<RackLockStore, "release">,
+): OutcomeDeps {
+  const runs: Pick<RunStore, "recordOutcome"> = { recordOutcome: async () => "recorded" };
+  return {
+    tasks: tasks as TaskStore,
+    locks: locks as RackLockStore,
+    runs,
+    commands: { get: async () => undefined },
+    firmware: { record: async () => {} },
+    clock: () => 10,
+  };
+}
+
 describe("the bmc-result receiver", () => {
   async function receiver() {
     let stored = structuredClone(base);
@@ -308,19 +317,11 @@ describe("the bmc-result receiver", () => {
       },
     };
     const locks: Pick<RackLockStore, "release"> = { release: async () => "released" };
-    const runs: Pick<RunStore, "recordOutcome"> = { recordOutcome: async () => "recorded" };
     const { store, entry } = await sentCommands();
     const lines: string[] = [];
     const r = createBmcResultReceiver({
       commands: store,
-      outcome: {
-        tasks: tasks as TaskStore,
-        locks: locks as RackLockStore,
-        runs,
-        commands: { get: async () => undefined },
-        firmware: { record: async () => {} },
-        clock: () => 10,
-      },
+      outcome: outcomeDeps(tasks, locks),
       clock: () => 42,
       logger: lineLogger((line) => lines.push(line)),
     });
