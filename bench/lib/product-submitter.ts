@@ -69,6 +69,7 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
       open: unused("open BMC commands"),
       reopen: unused("re-ask BMCs"),
       markPublished: unused("publish"),
+      close: unused("close command sets"),
       record: unused("receive reports"),
       get: (taskId, family) => options.commands.get(taskId, family),
       getMany: unused("list BMC commands"),

@@ -35,6 +35,12 @@ export type CommandKind = "update" | "query";
 
 export const kindOfFamily = (family: CommandFamily): CommandKind => (family === "u" ? "update" : "query");
 
+/**
+ * The families a task's end from outside its execution closes: the update and the verify steps
+ * send without reading the task. The preflight's queries read it first and need no close.
+ */
+export const CLOSABLE_FAMILIES: readonly CommandFamily[] = ["u", "v"];
+
 /** Where a command sits: its task, family and qualifier (`0`, `1`, … or `stage.step.attempt`). */
 export interface CommandAddress {
   taskId: string;
@@ -133,6 +139,11 @@ export interface CommandSet {
   family: CommandFamily;
   /** By entry key. */
   entries: Record<string, CommandEntry>;
+  /**
+   * Set when the task was ended from outside its execution (a cancel, a stopped execution): the
+   * set takes no new command, so a step still in flight sends nothing (commands.ts).
+   */
+  closedAt?: number;
 }
 
 /** A new command's entry: its key in the set and what is stored before it is published. */

@@ -2,7 +2,8 @@
  * The command-set store on DynamoDB (moto): what the port promises, proven on the real adapter.
  * An entry keeps its first window; a batch of report writes is one conditional UpdateItem, all or
  * nothing, and a refused one returns what is stored; expressions too long for one request are
- * split; reopen gives entries a new window and forgets their publication.
+ * split; reopen gives entries a new window and forgets their publication; a closed set takes no
+ * new entry.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
@@ -10,7 +11,13 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
 import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
-import { entryKey, newEntry, queryAddress, updateAddress } from "../../src/domain/command-sets.js";
+import {
+  entryKey,
+  newEntry,
+  queryAddress,
+  updateAddress,
+  verifyAddress,
+} from "../../src/domain/command-sets.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
@@ -79,6 +86,45 @@ describe("DynamoCommandSetStore", () => {
       },
     });
     expect(await store.get(taskId, "q")).toBeUndefined();
+  });
+
+  it("close: the update and verify sets take no new entry (open returns them as they are); reports still land", async () => {
+    const taskId = uuid(5, "7a5c0000");
+    const a = updateAddress(taskId, 0);
+    const key = entryKey(a, "c1");
+    await store.open(taskId, "u", Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 100 })]));
+    await store.close(taskId, 40);
+    await store.close(taskId, 41);
+    const before = await store.get(taskId, "u");
+    expect(before?.closedAt).toBe(40);
+    const refused = await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([newEntry(updateAddress(taskId, 1), "c1", { sentAt: 50, deadline: 900 })]),
+    );
+    expect(refused).toEqual(before);
+    expect(Object.keys(refused.entries)).toEqual([key]);
+    // The verify set had none: closed all the same, as a set of this task and family.
+    const v = verifyAddress(taskId, 0, 1, 0);
+    const verify = await store.open(
+      taskId,
+      "v",
+      Object.fromEntries([newEntry(v, "c1", { sentAt: 50, deadline: 900 })]),
+    );
+    expect(verify).toEqual({ taskId, family: "v", entries: {}, closedAt: 40 });
+    // What a BMC reports on a command already out is still stored.
+    const written = await store.record(taskId, "u", { [key]: { result: ok } });
+    expect(written.outcome).toBe("written");
+    expect(written.outcome === "written" && written.set.entries[key]?.resultAt).toBe(50);
+    // Another task's sets are not closed.
+    const other = uuid(6, "7a5c0000");
+    const open = await store.open(
+      other,
+      "u",
+      Object.fromEntries([newEntry(updateAddress(other, 0), "c1", { sentAt: 1, deadline: 9 })]),
+    );
+    expect(open.closedAt).toBeUndefined();
+    expect(Object.keys(open.entries)).toHaveLength(1);
   });
 
   it("record: all or nothing; a refused write returns the stored set, and the rest can then be written", async () => {

@@ -6,7 +6,13 @@
  */
 import type { CommandSetStore, RackLockStore, TaskSecretStore, TaskStore } from "../../src/app/ports.js";
 import { ACTIVE_TASK_STATUSES } from "../../src/app/ports.js";
-import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../../src/domain/command-sets.js";
+import {
+  CLOSABLE_FAMILIES,
+  type CommandEntry,
+  type CommandFamily,
+  type CommandSet,
+  type EntryWrite,
+} from "../../src/domain/command-sets.js";
 import type { FirmwareAuthentication, Task } from "../../src/domain/model.js";
 
 export function memoryTaskStore(): TaskStore & { all(): Task[] } {
@@ -85,9 +91,18 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
     async open(taskId: string, family: CommandFamily, entries: Record<string, CommandEntry>) {
       store.writes += 1;
       const set = sets.get(keyOf(taskId, family)) ?? { taskId, family, entries: {} };
+      if (set.closedAt !== undefined) return structuredClone(set);
       for (const [key, entry] of Object.entries(entries)) set.entries[key] ??= structuredClone(entry);
       sets.set(keyOf(taskId, family), set);
       return structuredClone(set);
+    },
+    async close(taskId: string, now: number) {
+      for (const family of CLOSABLE_FAMILIES) {
+        store.writes += 1;
+        const set = sets.get(keyOf(taskId, family)) ?? { taskId, family, entries: {} };
+        set.closedAt ??= now;
+        sets.set(keyOf(taskId, family), set);
+      }
     },
     async markPublished(taskId: string, family: CommandFamily, keys: readonly string[], now: number) {
       if (keys.length === 0) return;

@@ -54,6 +54,8 @@ async function harness() {
 }
 
 const wave = { components: 8, timeoutSeconds: settings.updateTimeoutSeconds };
+/** The holder as the plan carries it: the task's known lease (undefined: not known). */
+const holder = (t: Task) => ({ taskId: t.id, rackId: t.rackId, leaseEnd: knownLeaseEnd(t, settings) });
 
 describe("renewLockIfNeeded: the rack lock once per task", () => {
   it("the lease known from the task: startedAt + the whole task's ttl, less the grant's slack", () => {
@@ -65,7 +67,9 @@ describe("renewLockIfNeeded: the rack lock once per task", () => {
   it("a wave the lease covers takes nothing: six waves of a rack, no request", async () => {
     const h = await harness();
     for (let w = 0; w < 6; w++) {
-      expect(await renewLockIfNeeded(h.deps, task(), settings, wave, STARTED + w * 60_000)).toBe(false);
+      expect(await renewLockIfNeeded(h.deps, holder(task()), settings, wave, STARTED + w * 60_000)).toBe(
+        false,
+      );
     }
     expect(h.takes).toEqual([]);
     expect(await h.locks.get("r-1")).toEqual({ owner: "t-1", expiresAt: STARTED + WHOLE });
@@ -75,8 +79,8 @@ describe("renewLockIfNeeded: the rack lock once per task", () => {
     const h = await harness();
     // The last start the lease covers, then one ms later.
     const last = STARTED + WHOLE - 60_000 - WAVE;
-    expect(await renewLockIfNeeded(h.deps, task(), settings, wave, last)).toBe(false);
-    expect(await renewLockIfNeeded(h.deps, task(), settings, wave, last + 1)).toBe(true);
+    expect(await renewLockIfNeeded(h.deps, holder(task()), settings, wave, last)).toBe(false);
+    expect(await renewLockIfNeeded(h.deps, holder(task()), settings, wave, last + 1)).toBe(true);
     expect(h.takes).toEqual([{ owner: "t-1", ttlMs: WAVE, now: last + 1 }]);
     expect(await h.locks.get("r-1")).toEqual({ owner: "t-1", expiresAt: last + 1 + WAVE });
   });
@@ -84,15 +88,15 @@ describe("renewLockIfNeeded: the rack lock once per task", () => {
   it("a step with a longer timeout than the update's is covered at its own worst", async () => {
     const h = await harness();
     const long = { components: 8, timeoutSeconds: 9_000 };
-    expect(await renewLockIfNeeded(h.deps, task(), settings, long, STARTED)).toBe(true);
+    expect(await renewLockIfNeeded(h.deps, holder(task()), settings, long, STARTED)).toBe(true);
     expect(h.takes).toEqual([{ owner: "t-1", ttlMs: (9_000 + 420) * 1000, now: STARTED }]);
   });
 
   it("a task with no startedAt (its lease unknown) renews", async () => {
     const h = await harness();
-    expect(await renewLockIfNeeded(h.deps, task({ startedAt: undefined }), settings, wave, STARTED)).toBe(
-      true,
-    );
+    expect(
+      await renewLockIfNeeded(h.deps, holder(task({ startedAt: undefined })), settings, wave, STARTED),
+    ).toBe(true);
     expect(h.takes).toHaveLength(1);
   });
 
@@ -100,7 +104,9 @@ describe("renewLockIfNeeded: the rack lock once per task", () => {
     const h = await harness();
     const late = STARTED + WHOLE + 1;
     await h.locks.acquire("r-1", "t-other", WAVE, late);
-    const err = await renewLockIfNeeded(h.deps, task(), settings, wave, late).catch((e: unknown) => e);
+    const err = await renewLockIfNeeded(h.deps, holder(task()), settings, wave, late).catch(
+      (e: unknown) => e,
+    );
     expect(err).toMatchObject({ name: "RackLockHeld", message: rackConflictMessage("r-1") });
   });
 });

@@ -59,17 +59,22 @@ describe("recordTaskOutcome", () => {
     };
     const woken: string[] = [];
     const metrics: string[] = [];
+    // Each close, with the task's status when it came (it must come before the ending).
+    const closed: string[] = [];
     const deps = {
       tasks: tasks as TaskStore,
       runs,
       locks: locks as RackLockStore,
-      commands: { get: async () => undefined },
+      commands: {
+        get: async () => undefined,
+        close: async (id: string) => void closed.push(`${id} while ${stored.get(id)?.status}`),
+      },
       firmware: { record: async () => {} },
       clock: () => 5_000,
       waker: { wake: async (r: string) => void woken.push(r) },
       metrics: { add: (name: string, value: number) => metrics.push(`${name}=${value}`), flush: () => {} },
     };
-    return { deps, stored, outcomes, released, woken, metrics };
+    return { deps, stored, outcomes, released, woken, metrics, closed };
   }
 
   const report = initialReport(
@@ -143,6 +148,21 @@ describe("recordTaskOutcome", () => {
     expect(f.woken).toEqual(["run-1"]);
   });
 
+  it("an ending from outside the execution closes the task's command sets first; the last state's does not", async () => {
+    const cancelled = fakes(task);
+    await recordTaskOutcome(cancelled.deps, task.id, { status: "TERMINATED", message: "task cancelled" });
+    expect(cancelled.closed).toEqual(["task-1 while RUNNING"]);
+    // Given the task as read, already ended: nothing to close.
+    const ended = cancelled.stored.get(task.id) as Task;
+    await recordTaskOutcome(cancelled.deps, task.id, { status: "FAILED", message: "late" }, ended);
+    expect(cancelled.closed).toHaveLength(1);
+
+    const last = fakes(task);
+    await recordTaskOutcome(last.deps, task.id, { status: "COMPLETED", message: "done", fromOutside: false });
+    expect(last.closed).toEqual([]);
+    expect(last.stored.get(task.id)?.status).toBe("COMPLETED");
+  });
+
   /** The task's update set: component c's update sent at 2 s, its success stored at 4 s. */
   const completedUpdate = (): CommandSet => ({
     taskId: task.id,
@@ -167,6 +187,7 @@ describe("recordTaskOutcome", () => {
       ...f.deps,
       commands: {
         get: async (id: string, family: string) => (id === task.id && family === "u" ? set : undefined),
+        close: async () => {},
       },
       firmware: {
         record: async (rackId: string, versions: readonly { componentId: string; version: string }[]) =>
@@ -197,7 +218,7 @@ describe("recordTaskOutcome", () => {
     const ended = await recordTaskOutcome(
       {
         ...f.deps,
-        commands: { get: async () => set },
+        commands: { get: async () => set, close: async () => {} },
         firmware: {
           record: async () => {
             throw new Error("inventory table gone");

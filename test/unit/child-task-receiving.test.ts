@@ -300,7 +300,7 @@ function outcomeDeps(
     tasks: tasks as TaskStore,
     locks: locks as RackLockStore,
     runs,
-    commands: { get: async () => undefined },
+    commands: { get: async () => undefined, close: async () => {} },
     firmware: { record: async () => {} },
     clock: () => 10,
   };

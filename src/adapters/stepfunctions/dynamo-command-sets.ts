@@ -3,7 +3,7 @@
  * Tasks table, beside the task items, one item per task and family, no index attribute (no task
  * listing sees them):
  *
- *   cmds#<taskId>#<family>   { taskId, family, ttl,
+ *   cmds#<taskId>#<family>   { taskId, family, ttl, closedAt?,
  *                              e_<entry>: { c: componentId, s: sentAt, d: deadline, pb?: publishedAt,
  *                                           a?: ackedAt, p?: progress, pt?: progressAt,
  *                                           r?: result, rt?: resultAt, q?: answer } }
@@ -14,6 +14,10 @@
  * back and the caller writes what still changes something, so a duplicate or late report is never
  * written twice. Expressions are chunked to stay under DynamoDB's 4 KB per expression.
  *
+ * A closed set (`close`: the task was ended from outside its execution) takes no new entry: `open`
+ * is conditional on `closedAt` being absent, so a step still in flight when its task was cancelled
+ * publishes nothing, with no read of the task.
+ *
  * Items live a week past their last deadline (TTL, epoch seconds), for post-mortems.
  *
  * Keyed by the task and the family, not by component: the receiver finds the record from the
@@ -22,7 +26,13 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { CommandSetStore } from "../../app/ports.js";
-import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../../domain/command-sets.js";
+import {
+  CLOSABLE_FAMILIES,
+  type CommandEntry,
+  type CommandFamily,
+  type CommandSet,
+  type EntryWrite,
+} from "../../domain/command-sets.js";
 import { batchGetAll } from "../dynamodb/db.js";
 
 type Item = Record<string, unknown>;
@@ -66,6 +76,7 @@ function itemToSet(item: Item): CommandSet {
     family: item.family as CommandFamily,
     entries: {},
   };
+  if (item.closedAt !== undefined) set.closedAt = Number(item.closedAt);
   for (const [name, value] of Object.entries(item)) {
     if (name.startsWith("e_")) set.entries[name.slice(2)] = itemToEntry(value as Item);
   }
@@ -153,6 +164,26 @@ export class DynamoCommandSetStore implements CommandSetStore {
     );
   }
 
+  /** What a write that may create the set sets: its task and family (first stays), and `ttl`. */
+  private static identity(
+    x: Expression,
+    taskId: string,
+    family: CommandFamily,
+    ttl: { latest: number; keep: boolean },
+  ): void {
+    const seconds = x.value(Math.ceil(ttl.latest / 1000) + RETENTION_SECONDS);
+    const attributes: [string, string][] = [
+      ["taskId", x.value(taskId)],
+      ["family", x.value(family)],
+    ];
+    for (const [attribute, value] of attributes) {
+      const a = x.name(attribute);
+      x.sets.push(`${a} = if_not_exists(${a}, ${value})`);
+    }
+    const t = x.name("ttl");
+    x.sets.push(ttl.keep ? `${t} = if_not_exists(${t}, ${seconds})` : `${t} = ${seconds}`);
+  }
+
   async open(
     taskId: string,
     family: CommandFamily,
@@ -162,15 +193,9 @@ export class DynamoCommandSetStore implements CommandSetStore {
     const chunks = chunked(
       Object.entries(entries),
       (x) => {
-        for (const [attribute, value] of [
-          ["taskId", taskId],
-          ["family", family],
-        ] as const) {
-          const a = x.name(attribute);
-          x.sets.push(`${a} = if_not_exists(${a}, ${x.value(value)})`);
-        }
         // A week past the latest deadline: later commands have later deadlines.
-        x.sets.push(`${x.name("ttl")} = ${x.value(Math.ceil(latest / 1000) + RETENTION_SECONDS)}`);
+        DynamoCommandSetStore.identity(x, taskId, family, { latest, keep: false });
+        x.conditions.push(`attribute_not_exists(${x.name("closedAt")})`);
       },
       (x, [key, entry]) => {
         const a = x.name(`e_${key}`);
@@ -180,9 +205,29 @@ export class DynamoCommandSetStore implements CommandSetStore {
     );
     let stored: Item | undefined;
     for (const [i, chunk] of chunks.entries()) {
-      stored = (await this.send(taskId, family, chunk, i === chunks.length - 1)).Attributes;
+      try {
+        stored = (await this.send(taskId, family, chunk, i === chunks.length - 1)).Attributes;
+      } catch (error) {
+        if (!isConditionFailed(error)) throw error;
+        // Closed: the set as it is, read back (the only refusal there is; its path is rare).
+        const set = await this.get(taskId, family);
+        if (set?.closedAt === undefined) throw error;
+        return set;
+      }
     }
     return itemToSet(stored ?? { taskId, family });
+  }
+
+  async close(taskId: string, now: number): Promise<void> {
+    await Promise.all(
+      CLOSABLE_FAMILIES.map((family) => {
+        const x = new Expression();
+        DynamoCommandSetStore.identity(x, taskId, family, { latest: now, keep: true });
+        const closed = x.name("closedAt");
+        x.sets.push(`${closed} = if_not_exists(${closed}, ${x.value(now)})`);
+        return this.send(taskId, family, x, false);
+      }),
+    );
   }
 
   async markPublished(

@@ -4,6 +4,8 @@
  * published at most once, and the published ones marked in ONE more write. A retried step finds
  * its entries published and sends nothing; a step that failed half-way publishes the rest again
  * under the same request ids, which the BMC deduplicates (docs/bmc-protocol.md, Idempotency).
+ * A closed set (its task was ended from outside its execution) takes nothing: TaskEnded, and
+ * nothing is published.
  */
 import {
   type CommandAddress,
@@ -13,6 +15,7 @@ import {
   entryKey,
   newEntry,
 } from "../../domain/command-sets.js";
+import { StepError } from "../../domain/step-errors.js";
 import type { StepDeps } from "./deps.js";
 
 export interface CommandToSend {
@@ -23,6 +26,7 @@ export interface CommandToSend {
 /**
  * Opens the batch's entries (`window` for those not there yet) and publishes those not yet
  * published nor answered with `publish(componentId, requestId)`. Returns the set as stored.
+ * Throws TaskEnded, having published nothing, when the set is closed.
  */
 export async function sendCommands(
   deps: Pick<StepDeps, "commands" | "clock">,
@@ -37,6 +41,7 @@ export async function sendCommands(
     family,
     Object.fromEntries(commands.map((c) => newEntry(c.address, c.componentId, window))),
   );
+  if (set.closedAt !== undefined) throw new StepError("TaskEnded", `task ${taskId} already ended`);
   const due = commands.filter((c) => {
     const entry = set.entries[entryKey(c.address, c.componentId)];
     return (

@@ -103,11 +103,12 @@ export function knownLeaseEnd(task: Task, settings: ChildTaskSettings): number |
 /**
  * Before a step of `components` that may take `stepTimeoutSeconds`: renews (extends) the task's
  * lock, for that step at its worst, only when the step could outlast the lease it is known to
- * hold; held by another → RackLockHeld. Returns whether it renewed (one conditional write).
+ * hold (`leaseEnd`: knownLeaseEnd, frozen in the plan); held by another → RackLockHeld. Returns
+ * whether it renewed (one conditional write).
  */
 export async function renewLockIfNeeded(
   deps: StepDeps,
-  task: Task,
+  holder: { taskId: string; rackId: string; leaseEnd: number | undefined },
   settings: ChildTaskSettings,
   step: { components: number; timeoutSeconds: number },
   now: number,
@@ -118,10 +119,10 @@ export async function renewLockIfNeeded(
     updateTimeoutSeconds: Math.max(settings.updateTimeoutSeconds, step.timeoutSeconds),
   };
   const ttl = lockTtlMs(stepSettings, step.components);
-  const leaseEnd = knownLeaseEnd(task, settings);
+  const { leaseEnd } = holder;
   if (leaseEnd !== undefined && now + ttl <= leaseEnd) return false;
-  if ((await deps.locks.acquire(task.rackId, task.id, ttl, now)) === "held") {
-    throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
+  if ((await deps.locks.acquire(holder.rackId, holder.taskId, ttl, now)) === "held") {
+    throw new StepError("RackLockHeld", rackConflictMessage(holder.rackId));
   }
   return true;
 }

@@ -110,7 +110,7 @@ export type OutcomeDeps = Pick<
   TaskStepsDeps,
   "tasks" | "locks" | "clock" | "waker" | "logger" | "firmware"
 > & {
-  commands: Pick<CommandSetStore, "get">;
+  commands: Pick<CommandSetStore, "get" | "close">;
   runs: Pick<RunStore, "recordOutcome">;
   /** Targets by outcome and BMC failures, counted once per recorded target transition. */
   metrics?: Metrics;
@@ -126,6 +126,9 @@ const OUTCOME_METRIC = {
 /**
  * Ends a task. THE one path every ending takes: the last state (RecordSuccess/RecordFailure), the
  * stop of an execution (local abort path, the AWS execution-status rule) and CancelTask.
+ *   −. an ending from outside the execution (`fromOutside`: every caller but the last state) first
+ *      closes the task's update and verify sets, so a wave step still in flight sends nothing
+ *      (commands.ts; the steps do not read the task) and none is sent once the lock is released;
  *   0. the update set folded into the report (live-report.ts), read beside the task, and the
  *      versions it verified recorded on inventory (a fact about the hardware however the task
  *      ends; best effort: a failure is logged and does not keep the task from ending);
@@ -143,9 +146,18 @@ const OUTCOME_METRIC = {
 export async function recordTaskOutcome(
   deps: OutcomeDeps,
   taskId: string,
-  outcome: { status: TaskOutcomeStatus; message: string | ((task: Task) => string) },
+  outcome: {
+    status: TaskOutcomeStatus;
+    message: string | ((task: Task) => string);
+    /** False only from the execution's own last state, after which no step runs. */
+    fromOutside?: boolean;
+  },
   read?: Task,
 ): Promise<Task> {
+  const fromOutside = outcome.fromOutside ?? true;
+  // Closed before the update set is read: nothing can be added to it after the read.
+  if (fromOutside && !(read !== undefined && isTerminalTask(read)))
+    await deps.commands.close(taskId, deps.clock());
   const [first, updates] = await Promise.all([
     read ?? loadTask(deps, taskId),
     read !== undefined && isTerminalTask(read) ? undefined : deps.commands.get(taskId, "u"),
@@ -239,8 +251,8 @@ export async function recordOutcome(
   // Success: the completion message counts what the task did, from its report as folded at its end.
   const outcome =
     e.error === undefined
-      ? { status: "COMPLETED" as const, message: completionMessage }
-      : { status: "FAILED" as const, message: causeText(e.error) };
+      ? { status: "COMPLETED" as const, message: completionMessage, fromOutside: false }
+      : { status: "FAILED" as const, message: causeText(e.error), fromOutside: false };
   const task = await recordTaskOutcome(deps, e.taskId, outcome);
   return { status: task.status };
 }

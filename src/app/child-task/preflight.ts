@@ -4,7 +4,9 @@
  * requires every component it is about to flash to be ready, records each version in the report,
  * skips components already at their target (unless override_version_check), and returns the
  * upgrade groups: the task's rule's stages (src/domain/operation-rules.ts; the built-in default is
- * one stage per type in UPGRADE_GROUP_ORDER), each with its components still to flash.
+ * one stage per type in UPGRADE_GROUP_ORDER), each with its components still to flash and what
+ * its waves need of the task (`facts`: types, target versions, sub-targets, run, lock lease), so
+ * no wave reads the task again.
  *
  * Readiness (src/domain/readiness.ts): a component to flash is ready when the inventory says so
  * (READY, the default) and its BMC's answer did not say `ready: false`. While some are not, the
@@ -32,6 +34,7 @@ import { sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
 import type { PollState, PreflightResult, StepEventOf, UpgradeGroup } from "./settings.js";
+import { groupFacts } from "./waves.js";
 
 function reportOf(task: Task): TaskReport {
   try {
@@ -183,7 +186,8 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
         );
         if (componentIds.length === 0) return [];
         const maxParallel = Math.max(1, Math.floor(stage.maxParallel || e.settings.maxParallel));
-        return [{ stage: index, name: stage.name, componentIds, maxParallel, steps: stage.steps }];
+        const facts = groupFacts(updated, final, componentIds, e.settings);
+        return [{ stage: index, name: stage.name, componentIds, maxParallel, steps: stage.steps, facts }];
       });
   deps.logger.info("task preflight done", {
     ...taskKeys(task),

@@ -104,6 +104,23 @@ export interface UpgradeGroup {
   /** Components per wave: the stage's maxParallel, or the deployment's when it says 0. */
   maxParallel: number;
   steps: RuleStep[];
+  /**
+   * What SendWave needs of the task, frozen by the preflight so that no wave reads it. Absent in
+   * groups an execution made before (then SendWave reads the task).
+   */
+  facts?: GroupFacts;
+}
+
+/** The task as the preflight left it, for the waves of one group. */
+export interface GroupFacts {
+  /** Component id → its type, the version it is upgraded to, the parts it is flashed with. */
+  types: Record<string, ComponentType>;
+  versions: Record<string, string>;
+  subTargets?: Record<string, string[]>;
+  /** The run whose credentials the updates carry; absent: the task's own. */
+  runId?: string;
+  /** Until when the rack lock is known held (lock.ts `knownLeaseEnd`); absent: not known. */
+  leaseEnd?: number;
 }
 
 /**

@@ -85,7 +85,7 @@ export interface TaskServiceDeps {
   inventory: PlanInventory;
   secrets: TaskSecretStore;
   /** The tasks' update sets: a running task's report is read with them (src/domain/live-report.ts). */
-  commands: Pick<CommandSetStore, "get" | "getMany">;
+  commands: Pick<CommandSetStore, "get" | "getMany" | "close">;
   /** Where an ending task's verified versions go (recordTaskOutcome). */
   firmware: FirmwareVersionRecorder;
   /** With `executionIdFor`, the execution id is stored with the task before it starts. */

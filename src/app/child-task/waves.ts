@@ -32,16 +32,17 @@ import {
 import type { ComponentType, FirmwareAuthentication, Task } from "../../domain/model.js";
 import { type RuleStep, retryWaitSeconds } from "../../domain/operation-rules.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
-import { parseReport, serializeReport, targetOf } from "../../domain/task-report.js";
+import { parseReport, serializeReport, type TaskReport, targetOf } from "../../domain/task-report.js";
 import { sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
-import { renewLockIfNeeded } from "./lock.js";
+import { knownLeaseEnd, renewLockIfNeeded } from "./lock.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
 import {
   type ChildTaskSettings,
   currentCursor,
   currentGroups,
   currentWave,
+  type GroupFacts,
   type StepEventOf,
   type UpgradeGroup,
   type WaveCursor,
@@ -81,29 +82,53 @@ async function credentialsFor(
   return runId ? deps.runs.getRunSecrets(runId) : deps.secrets.get(taskId);
 }
 
-/** What the wave's components are, and what they are upgraded to, as the task report says. */
-function waveFacts(task: Task, componentIds: readonly string[]) {
-  const report = parseReport(task.report);
-  const types: Record<string, ComponentType> = {};
-  const versions: Record<string, string> = {};
+/**
+ * What the waves of these components need of the task (the preflight freezes it into each group):
+ * what each component is and is upgraded to as its report says, the run, and the lock's known lease.
+ */
+export function groupFacts(
+  task: Task,
+  report: TaskReport,
+  componentIds: readonly string[],
+  settings: ChildTaskSettings,
+): GroupFacts {
+  const ids = new Set(componentIds);
+  const facts: GroupFacts = { types: {}, versions: {} };
   const subTargets: Record<string, string[]> = {};
   for (const c of report.components) {
-    if (!componentIds.includes(c.id)) continue;
-    types[c.id] = c.type;
-    versions[c.id] = targetOf(report, c);
+    if (!ids.has(c.id)) continue;
+    facts.types[c.id] = c.type;
+    facts.versions[c.id] = targetOf(report, c);
     if (c.subTargets !== undefined) subTargets[c.id] = c.subTargets;
   }
-  return { types, versions, subTargets };
+  if (Object.keys(subTargets).length > 0) facts.subTargets = subTargets;
+  if (task.runId !== undefined) facts.runId = task.runId;
+  const leaseEnd = knownLeaseEnd(task, settings);
+  if (leaseEnd !== undefined) facts.leaseEnd = leaseEnd;
+  return facts;
 }
 
 /**
- * Starts one step of one wave. Every step renews the rack lock if it could outlast the lease
- * (lock.ts: normally AcquireLock's covers the whole task, and nothing is written). UPDATE_FIRMWARE
- * reads the task (ended? what to flash), writes the wave's commands into the task's update set
- * (one write: from then on the components show UPDATING in Task.report) and publishes each update
- * command at most once: a retried Lambda finds them published and sends nothing (commands.ts). A
- * verify step does the same with queries in the verify set; SLEEP only sets the Wait. No step
- * writes the task item.
+ * The group's facts; a group made before they were frozen in the plan: read from the task, which
+ * must not have ended (a closed update set says so for groups that carry their facts).
+ */
+async function factsOf(deps: StepDeps, taskId: string, group: UpgradeGroup, settings: ChildTaskSettings) {
+  if (group.facts !== undefined) return group.facts;
+  const task = await loadTask(deps, taskId);
+  if (isTerminalTask(task))
+    throw new StepError("TaskEnded", `task ${task.id} already ended (${task.status})`);
+  return groupFacts(task, parseReport(task.report), group.componentIds, settings);
+}
+
+/**
+ * Starts one step of one wave, from the plan alone: what to flash is in its group's facts (frozen
+ * by the preflight), so no step reads or writes the task item. Every step renews the rack lock if
+ * it could outlast the lease (lock.ts: normally AcquireLock's covers the whole task, and nothing is
+ * written). UPDATE_FIRMWARE writes the wave's commands into the task's update set (one write: from
+ * then on the components show UPDATING in Task.report) and publishes each update command at most
+ * once: a retried Lambda finds them published and sends nothing (commands.ts); a task ended from
+ * outside meanwhile closed the set, so nothing is sent (TaskEnded). A verify step does the same with
+ * queries in the verify set; SLEEP only sets the Wait.
  */
 export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): Promise<WaveState> {
   const { clock } = deps;
@@ -116,13 +141,22 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   const attempt = e.cursor.attempt;
   const timeoutSeconds = timeoutOf(step, e.settings);
   const now = clock();
-  // The task is read, not written: the components' UPDATING state is their entries in the update
-  // set written below (src/domain/live-report.ts folds them into Task.report).
-  const task = await loadTask(deps, e.taskId);
-  if (isTerminalTask(task))
-    throw new StepError("TaskEnded", `task ${task.id} already ended (${task.status})`);
-  await renewLockIfNeeded(deps, task, e.settings, { components: componentIds.length, timeoutSeconds }, now);
-  const { types, versions, subTargets } = waveFacts(task, componentIds);
+  const facts = await factsOf(deps, e.taskId, group, e.settings);
+  await renewLockIfNeeded(
+    deps,
+    { taskId: e.taskId, rackId: e.rackId, leaseEnd: facts.leaseEnd },
+    e.settings,
+    { components: componentIds.length, timeoutSeconds },
+    now,
+  );
+  const pick = <T>(all: Record<string, T> | undefined) => {
+    const picked: Record<string, T> = {};
+    for (const id of componentIds) if (all?.[id] !== undefined) picked[id] = all[id];
+    return picked;
+  };
+  const types = pick(facts.types);
+  const versions = pick(facts.versions);
+  const subTargets = pick(facts.subTargets);
   const base = {
     stage: group.stage,
     step: e.cursor.step,
@@ -142,13 +176,13 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   }
   const update = step.action === "UPDATE_FIRMWARE";
   const address = update
-    ? updateAddress(task.id, attempt)
-    : verifyAddress(task.id, group.stage, e.cursor.step, attempt);
+    ? updateAddress(e.taskId, attempt)
+    : verifyAddress(e.taskId, group.stage, e.cursor.step, attempt);
   // Credentials are read only when an update is about to go out.
   let auth: Promise<FirmwareAuthentication | undefined> | undefined;
   const set = await sendCommands(
     deps,
-    task.id,
+    e.taskId,
     update ? "u" : "v",
     componentIds.map((componentId) => ({ componentId, address })),
     { sentAt: now, deadline: now + timeoutSeconds * 1000 },
@@ -157,14 +191,14 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
         await deps.publisher.publish(componentId, { v: 1, type: "query", requestId });
         return;
       }
-      auth ??= credentialsFor(deps, task.id, task.runId);
+      auth ??= credentialsFor(deps, e.taskId, facts.runId);
       const type = types[componentId] as ComponentType;
       const targetVersion = versions[componentId] ?? "";
       const command: UpdateCommand = {
         v: 1,
         type: "update",
         requestId,
-        taskId: task.id,
+        taskId: e.taskId,
         targetVersion,
         image: deps.imageFor(type, targetVersion),
         issuedAt: now,

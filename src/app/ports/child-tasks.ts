@@ -108,9 +108,16 @@ export interface CommandSetStore {
   /**
    * Adds `entries` to the task's `family` record, creating it if absent; an entry already there
    * keeps what it holds (its first window and publication: a retried step learns it published).
-   * Returns the record as stored. One write.
+   * A closed record (`close`) takes none: it is returned as it is, with its `closedAt`. Returns
+   * the record as stored. One write.
    */
   open(taskId: string, family: CommandFamily, entries: Record<string, CommandEntry>): Promise<CommandSet>;
+  /**
+   * Closes the task's update and verify records (creating them if absent): no `open` adds a
+   * command to them again; reports on the commands already there are still stored. The first
+   * close stays. Two writes, at once.
+   */
+  close(taskId: string, now: number): Promise<void>;
   /** Marks these entries published (the first time stays). One write. */
   markPublished(
     taskId: string,
