@@ -101,10 +101,12 @@ export class PartLabeller {
     const groups = (plan.groups as GroupLike[] | undefined) ?? this.groupsByTask.get(taskId);
     if (plan.groups !== undefined) this.groupsByTask.set(taskId, plan.groups as GroupLike[]);
     switch (name) {
+      case "AlreadyFinished":
+        // After the last wave's check recorded the task (`ended`), or a task ended before it ran.
+        return plan.ended !== undefined ? PART.outcome : PART.lock;
       case "AcquireLock":
       case "LockAcquired?":
       case "WaitForLock":
-      case "AlreadyFinished":
         return PART.lock;
       case "SendQueries":
       case "WaitForPreflight":
@@ -133,12 +135,18 @@ export class PartLabeller {
 /**
  * The row a DynamoDB call is filed under: the rack lock's table is always "lock"; in a dispatcher
  * pass, the claim queue and the claim transactions are "claim" and the rest (the run's reads and
- * status, recordSubmitted, the active-runs index) "run bookkeeping"; anywhere else, the scope's.
+ * status, recordSubmitted, the active-runs index) "run bookkeeping"; in AcquireLock, the
+ * preflight's query set is "preflight" (it sends the queries); in a wave's check, the inventory's
+ * verified versions and the ending transaction are "outcome" (the last wave's check records the
+ * task's outcome itself); anywhere else, the scope's.
  */
 export function partOfCall(scope: string | undefined, operation: string, input: Obj): string {
   const table = tableOf(input);
   // A transaction that writes the lock with other tables belongs to its scope (submit's lock + task).
   if (table === "RackLocks") return PART.lock;
+  if (scope?.startsWith("wave ") && (table === "Inventory" || operation === "TransactWriteItems"))
+    return PART.outcome;
+  if (scope === PART.lock && /^cmds#.*#q$/.test(String(obj(input.Key).id ?? ""))) return PART.preflight;
   const part = scope ?? PART.bookkeeping;
   if (part !== "dispatch") return part;
   if (operation === "Query" && table === "Targets") return PART.claim;

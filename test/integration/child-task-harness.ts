@@ -7,6 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { inject } from "vitest";
 import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
 import { createLocalChildTasks, type LocalChildTasks } from "../../local/child-tasks.js";
@@ -20,6 +21,7 @@ import {
   type TableNames,
 } from "../../src/adapters/dynamodb/index.js";
 import { IotPublisher } from "../../src/adapters/iot/publisher.js";
+import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher, RunWaker } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
@@ -154,6 +156,11 @@ export async function waitForTask(
 }
 
 /** Polls `probe` until it holds, or fails after `timeoutMs` naming `what`. */
+/** The task's preflight queries as stored (undefined: none was ever sent). */
+export function queriesOf(h: Harness, taskId: string) {
+  return new DynamoCommandSetStore(DynamoDBDocumentClient.from(h.client), h.names.tasks).get(taskId, "q");
+}
+
 export async function until(what: string, probe: () => boolean, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!probe()) {

@@ -10,6 +10,7 @@ import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
+import { DynamoTaskStore } from "../../src/adapters/dynamodb/task-store.js";
 import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
 import {
   entryKey,
@@ -18,6 +19,7 @@ import {
   updateAddress,
   verifyAddress,
 } from "../../src/domain/command-sets.js";
+import type { Task } from "../../src/domain/model.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
@@ -125,6 +127,47 @@ describe("DynamoCommandSetStore", () => {
     );
     expect(open.closedAt).toBeUndefined();
     expect(Object.keys(open.entries)).toHaveLength(1);
+  });
+
+  it("getWithTask: the task and its sets of the families asked for, in one strongly consistent BatchGetItem", async () => {
+    const taskId = uuid(7, "7a5c0000");
+    const doc = DynamoDBDocumentClient.from(client);
+    const task: Task = {
+      id: taskId,
+      operation: "UpgradeFirmware",
+      rackId: "r-1",
+      componentIds: ["c1"],
+      description: "",
+      executorType: "STEP_FUNCTIONS",
+      executionId: "",
+      status: "RUNNING",
+      message: "",
+      createdAt: 1,
+      updatedAt: 2,
+      report: '{"components":[]}',
+    };
+    await new DynamoTaskStore(doc, names).createTask(task);
+    const a = updateAddress(taskId, 0);
+    await store.open(taskId, "u", Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 9 })]));
+    const own = testClient(inject("awsEndpoint"));
+    const sent: unknown[] = [];
+    own.middlewareStack.add(
+      (next) => async (args) => {
+        sent.push(args.input);
+        return next(args);
+      },
+      { step: "initialize" },
+    );
+    const read = await new DynamoCommandSetStore(DynamoDBDocumentClient.from(own), names.tasks).getWithTask(
+      taskId,
+      ["u", "v"],
+    );
+    expect(read.task).toEqual(task);
+    expect(read.sets).toEqual({ u: await store.get(taskId, "u") });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatchObject({ RequestItems: { [names.tasks]: { ConsistentRead: true } } });
+    own.destroy();
+    expect(await store.getWithTask(uuid(8, "7a5c0000"), ["u"])).toEqual({ task: undefined, sets: {} });
   });
 
   it("record: all or nothing; a refused write returns the stored set, and the rest can then be written", async () => {

@@ -30,14 +30,9 @@ const ARN = "arn:aws:lambda:eu-west-1:123456789012:function:flow-task-steps";
 const machine = loadChildTaskDefinition(ARN);
 const states = allStates(raw);
 const tasks = states.filter(([, s]) => s.Type === "Task");
-const STEPS: StepName[] = [
-  "acquireLock",
-  "sendQueries",
-  "checkQueries",
-  "sendWave",
-  "checkWave",
-  "recordOutcome",
-];
+// sendQueries and finishWave serve executions of earlier definitions only: AcquireLock sends the
+// preflight's queries, CheckWave ends its wave.
+const STEPS: StepName[] = ["acquireLock", "checkQueries", "sendWave", "checkWave", "recordOutcome"];
 
 describe("child-task ASL", () => {
   it("is valid ASL once the placeholder is substituted, ARNs and paths checked", () => {
@@ -47,7 +42,7 @@ describe("child-task ASL", () => {
   });
 
   it("every Task state calls the task-steps placeholder, with a `step` the handler knows", () => {
-    expect(tasks.length).toBe(7);
+    expect(tasks.length).toBe(6);
     for (const [name, state] of tasks) {
       expect(state.Resource, name).toBe(TASK_STEPS_PLACEHOLDER);
       expect(STEPS, name).toContain(state.Parameters?.step);
@@ -56,7 +51,7 @@ describe("child-task ASL", () => {
     expect(new Set(tasks.map(([, s]) => s.Parameters?.step))).toEqual(new Set(STEPS));
     expect(taskStateNames(machine).sort()).toEqual(tasks.map(([n]) => n).sort());
     expect(JSON.stringify(machine)).not.toContain(TASK_STEPS_PLACEHOLDER);
-    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(7);
+    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(6);
   });
 
   it("ends a wave inside CheckWave: no FinishWave state, the plan (groups, cursor, wave) in and out of $.plan", () => {
@@ -69,9 +64,23 @@ describe("child-task ASL", () => {
     });
     expect(s.CheckWave?.ResultPath).toBe("$.plan");
     expect(s.SendWave?.ResultPath).toBe("$.plan.wave");
-    expect((s["WaveDone?"] as unknown as { Choices: { Next: string }[] }).Choices[0]?.Next).toBe(
-      "MoreWaves?",
-    );
+    // A task the last check ended goes to AlreadyFinished; a done wave straight to MoreWaves?.
+    expect((s["WaveDone?"] as unknown as { Choices: unknown[] }).Choices).toEqual([
+      { Variable: "$.plan.ended", IsPresent: true, Next: "AlreadyFinished" },
+      { Variable: "$.plan.wave.done", BooleanEquals: true, Next: "MoreWaves?" },
+    ]);
+  });
+
+  it("AcquireLock sends the preflight's queries: its result is the poll state in $.plan, and no SendQueries state follows", () => {
+    const s = raw.States;
+    expect(s.SendQueries).toBeUndefined();
+    expect(s.AcquireLock?.ResultPath).toBe("$.plan");
+    expect((s["LockAcquired?"] as unknown as { Choices: unknown[] }).Choices).toEqual([
+      { Variable: "$.plan.status", StringEquals: "acquired", Next: "WaitForPreflight" },
+      { Variable: "$.plan.status", StringEquals: "waiting", Next: "WaitForLock" },
+    ]);
+    expect(s.WaitForLock?.SecondsPath).toBe("$.plan.waitSeconds");
+    expect(s.CheckPreflight?.Parameters).toMatchObject({ "preflight.$": "$.plan" });
   });
 
   it("uses only what both Step Functions and aws-local-stepfunctions run: JSONPath, no task tokens, heartbeats, variables or distributed maps", () => {
@@ -126,7 +135,7 @@ describe("child-task ASL", () => {
     }
   });
 
-  it("every path to an end passes a recorder, except the no-op for a task that was already finished", () => {
+  it("every path to an end passes a recorder, except the no-op for a task that was already finished and the last check's own record", () => {
     // Walk the top-level graph: from StartAt, every terminal state is reached only via RecordSuccess/RecordFailure.
     const next = (s: AslState): string[] => {
       const out: string[] = [];
@@ -149,7 +158,10 @@ describe("child-task ASL", () => {
     for (const path of ends) {
       const last = path[path.length - 1];
       if (last === "AlreadyFinished") {
-        expect(path).toEqual(["AcquireLock", "LockAcquired?", "AlreadyFinished"]);
+        // Finished before it started, or recorded by the last wave's check (`$.plan.ended`).
+        const tail = path.slice(-4).join(" → ");
+        if (path.length === 3) expect(path).toEqual(["AcquireLock", "LockAcquired?", "AlreadyFinished"]);
+        else expect(tail).toBe("WaitForWave → CheckWave → WaveDone? → AlreadyFinished");
         continue;
       }
       expect(

@@ -1,6 +1,8 @@
 /**
  * An execution that started before operation rules keeps its definition and its state across a
  * deploy: the steps read that state as the default rule's, and pass today's through unchanged.
+ * One that started before AcquireLock sent the preflight's queries still runs its SendQueries state,
+ * which then sends nothing again.
  */
 import { describe, expect, it } from "vitest";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
@@ -13,7 +15,11 @@ import {
   type WaveCursor,
   type WaveState,
 } from "../../src/app/child-task/settings.js";
+import { createTaskSteps } from "../../src/app/child-task/steps.js";
 import { checkWave, nextCursor } from "../../src/app/child-task/waves.js";
+import type { BmcCommand } from "../../src/domain/bmc-protocol.js";
+import { initialReport, serializeReport } from "../../src/domain/task-report.js";
+import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
 
 const settings = { ...DEFAULT_CHILD_TASK_SETTINGS, maxParallel: 2 };
 
@@ -135,5 +141,54 @@ describe("child-task state from before operation rules", () => {
     });
     expect(await checkWave(at(5_000), { ...base, wave })).toMatchObject({ done: true, stage: 0 });
     expect(await checkWave(at(5_000), { ...base, wave })).not.toHaveProperty("cursor");
+  });
+
+  it("AcquireLock sends the preflight's queries; the SendQueries of the definition before then sends nothing again", async () => {
+    const tasks = memoryTaskStore();
+    const published: { componentId: string; command: BmcCommand }[] = [];
+    const report = initialReport(
+      [
+        { id: "a", type: "COMPUTE" },
+        { id: "b", type: "NVSWITCH" },
+      ],
+      "2.0.0",
+      false,
+    );
+    await tasks.createTask({
+      id: "t",
+      operation: "UpgradeFirmware",
+      rackId: "r",
+      componentIds: ["a", "b"],
+      description: "",
+      executorType: "STEP_FUNCTIONS",
+      executionId: "",
+      status: "PENDING",
+      message: "",
+      createdAt: 1,
+      updatedAt: 1,
+      report: serializeReport(report),
+    });
+    const steps = createTaskSteps({
+      tasks,
+      commands: memoryCommandSetStore(),
+      locks: memoryLockStore(),
+      publisher: {
+        publish: async (componentId: string, command: BmcCommand) =>
+          void published.push({ componentId, command }),
+      },
+      clock: () => 10_000,
+    } as unknown as Parameters<typeof createTaskSteps>[0]);
+    const base = { taskId: "t", settings };
+    const locked = await steps.handle({ ...base, step: "acquireLock", rackId: "r" });
+    expect(locked).toMatchObject({ status: "acquired", done: false, polls: 0, deadline: 70_000 });
+    expect(published.map((p) => [p.componentId, p.command.type])).toEqual([
+      ["a", "query"],
+      ["b", "query"],
+    ]);
+    expect((await tasks.getTasks(["t"]))[0]?.status).toBe("RUNNING");
+    // The definition before: its SendQueries state, after AcquireLock.
+    const poll = await steps.handle({ ...base, step: "sendQueries" });
+    expect(poll).toMatchObject({ done: false, deadline: 70_000 });
+    expect(published).toHaveLength(2);
   });
 });

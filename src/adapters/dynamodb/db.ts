@@ -195,14 +195,16 @@ export async function batchGetAll(
   doc: DynamoDBDocumentClient,
   table: string,
   keys: Record<string, unknown>[],
+  options: { consistent?: boolean } = {},
 ): Promise<Record<string, unknown>[]> {
+  const consistent = options.consistent === true ? { ConsistentRead: true } : {};
   const items: Record<string, unknown>[] = [];
   for (const part of chunk(keys, 100)) {
     let pending: Record<string, unknown>[] | undefined = part;
     for (let round = 0; pending !== undefined && pending.length > 0; round++) {
       if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
       const out: BatchGetCommandOutput = await doc.send(
-        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }),
+        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...consistent } } }),
       );
       items.push(...(out.Responses?.[table] ?? []));
       pending = out.UnprocessedKeys?.[table]?.Keys;

@@ -18,6 +18,9 @@
  * is conditional on `closedAt` being absent, so a step still in flight when its task was cancelled
  * publishes nothing, with no read of the task.
  *
+ * A step that needs the task too reads it with its sets in one BatchGetItem (`getWithTask`: they
+ * share the table).
+ *
  * Items live a week past their last deadline (TTL, epoch seconds), for post-mortems.
  *
  * Keyed by the task and the family, not by component: the receiver finds the record from the
@@ -33,7 +36,9 @@ import {
   type CommandSet,
   type EntryWrite,
 } from "../../domain/command-sets.js";
+import type { Task } from "../../domain/model.js";
 import { batchGetAll } from "../dynamodb/db.js";
+import { itemToTask } from "../dynamodb/items.js";
 
 type Item = Record<string, unknown>;
 
@@ -259,6 +264,24 @@ export class DynamoCommandSetStore implements CommandSetStore {
       }),
     );
     return out.Item === undefined ? undefined : itemToSet(out.Item);
+  }
+
+  async getWithTask(
+    taskId: string,
+    families: readonly CommandFamily[],
+  ): Promise<{ task: Task | undefined; sets: Partial<Record<CommandFamily, CommandSet>> }> {
+    const keys = [{ id: taskId }, ...[...new Set(families)].map((family) => ({ id: setPk(taskId, family) }))];
+    const items = await batchGetAll(this.doc, this.tasksTable, keys, { consistent: true });
+    let task: Task | undefined;
+    const sets: Partial<Record<CommandFamily, CommandSet>> = {};
+    for (const item of items) {
+      if (item.id === taskId) task = itemToTask(item);
+      else {
+        const set = itemToSet(item);
+        sets[set.family] = set;
+      }
+    }
+    return { task, sets };
   }
 
   async getMany(taskIds: readonly string[], family: CommandFamily): Promise<Map<string, CommandSet>> {

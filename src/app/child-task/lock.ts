@@ -38,9 +38,17 @@ const MAX_START_WAIT_SECONDS = 3600;
 
 export const MSG_WINDOW_CLOSED_BEFORE_START = "maintenance window closed before the task started";
 
-export async function acquireLock(deps: StepDeps, e: StepEventOf<"acquireLock">): Promise<AcquireLockResult> {
+/**
+ * AcquireLock's work (preflight.ts `acquireLockAndAsk` is the step), with the task as it stands
+ * after it: RUNNING once the lock is taken.
+ */
+export async function takeLock(
+  deps: StepDeps,
+  e: StepEventOf<"acquireLock">,
+): Promise<{ result: AcquireLockResult; task: Task }> {
   const task = await loadTask(deps, e.taskId);
-  if (isTerminalTask(task)) return { status: "finished" };
+  const as = (result: AcquireLockResult) => ({ result, task });
+  if (isTerminalTask(task)) return as({ status: "finished" });
   const now = deps.clock();
   const started = task.status === "RUNNING";
   if (!started && task.endTime !== undefined && now >= task.endTime) {
@@ -48,7 +56,7 @@ export async function acquireLock(deps: StepDeps, e: StepEventOf<"acquireLock">)
   }
   if (!started && task.startTime !== undefined && now < task.startTime) {
     const left = Math.ceil((task.startTime - now) / 1000);
-    return { status: "waiting", waitSeconds: Math.max(1, Math.min(MAX_START_WAIT_SECONDS, left)) };
+    return as({ status: "waiting", waitSeconds: Math.max(1, Math.min(MAX_START_WAIT_SECONDS, left)) });
   }
   const outcome = await deps.locks.acquire(
     task.rackId,
@@ -59,7 +67,10 @@ export async function acquireLock(deps: StepDeps, e: StepEventOf<"acquireLock">)
   if (outcome === "held") {
     if (task.queueExpiresAt !== undefined && now < task.queueExpiresAt) {
       const left = Math.ceil((task.queueExpiresAt - now) / 1000);
-      return { status: "waiting", waitSeconds: Math.max(1, Math.min(e.settings.queuePollSeconds, left)) };
+      return as({
+        status: "waiting",
+        waitSeconds: Math.max(1, Math.min(e.settings.queuePollSeconds, left)),
+      });
     }
     if (task.queueExpiresAt !== undefined) {
       throw new StepError(
@@ -69,7 +80,7 @@ export async function acquireLock(deps: StepDeps, e: StepEventOf<"acquireLock">)
     }
     throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
   }
-  const { changed } = await updateTask(
+  const { task: running, changed } = await updateTask(
     deps,
     task.id,
     (t, at) => {
@@ -83,7 +94,7 @@ export async function acquireLock(deps: StepDeps, e: StepEventOf<"acquireLock">)
   );
   // Once per task: a retried AcquireLock finds it RUNNING and changes nothing.
   if (changed) deps.logger.info("task started", { ...taskKeys(task), rackId: task.rackId });
-  return { status: "acquired" };
+  return { result: { status: "acquired" }, task: running };
 }
 
 /**

@@ -4,7 +4,7 @@
  * stopped, failed or timed-out execution, reconciled; CancelTask, through the task service).
  */
 
-import type { CommandSet } from "../../domain/command-sets.js";
+import type { CommandFamily, CommandSet } from "../../domain/command-sets.js";
 import { foldUpdates, newlyVerified, updateRetriesOf } from "../../domain/live-report.js";
 import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
@@ -27,6 +27,32 @@ export async function loadTask(deps: Pick<TaskStepsDeps, "tasks">, taskId: strin
   const [task] = await deps.tasks.getTasks([taskId]);
   if (task === undefined) throw new StepError("TaskNotFound", `task ${taskId} not found`);
   return task;
+}
+
+/**
+ * The task and its command sets of these families, in one request where the store can
+ * (CommandSetStore.getWithTask), else two at once.
+ */
+export async function loadTaskWith(
+  deps: Pick<TaskStepsDeps, "tasks"> & { commands: Pick<CommandSetStore, "get" | "getWithTask"> },
+  taskId: string,
+  families: readonly CommandFamily[],
+): Promise<{ task: Task; sets: Partial<Record<CommandFamily, CommandSet>> }> {
+  const { commands } = deps;
+  const read =
+    commands.getWithTask !== undefined
+      ? await commands.getWithTask(taskId, families)
+      : await Promise.all([
+          deps.tasks.getTasks([taskId]),
+          Promise.all(families.map((f) => commands.get(taskId, f))),
+        ]).then(([[task], found]) => ({
+          task,
+          sets: Object.fromEntries(
+            found.flatMap((set) => (set === undefined ? [] : [[set.family, set]])),
+          ) as Partial<Record<CommandFamily, CommandSet>>,
+        }));
+  if (read.task === undefined) throw new StepError("TaskNotFound", `task ${taskId} not found`);
+  return { task: read.task, sets: read.sets };
 }
 
 /**
@@ -110,7 +136,7 @@ export type OutcomeDeps = Pick<
   TaskStepsDeps,
   "tasks" | "locks" | "clock" | "waker" | "logger" | "firmware"
 > & {
-  commands: Pick<CommandSetStore, "get" | "close">;
+  commands: Pick<CommandSetStore, "get" | "close" | "getWithTask">;
   runs: Pick<RunStore, "recordOutcome">;
   /** Targets by outcome and BMC failures, counted once per recorded target transition. */
   metrics?: Metrics;
@@ -141,7 +167,9 @@ const OUTCOME_METRIC = {
  * Every step is idempotent, so a retried or repeated call finishes what a crashed one started.
  * The call that ends the task (1) logs it, once: "task cancelled" for TERMINATED (an operator's
  * cancel, a run's cancel, a stopped execution), else "task finished" (a warning when FAILED).
- * `read`: the task as the caller just read it (no second read; a stale copy only costs a retry).
+ * `read`: the task as the caller just read it (no second read; a stale copy only costs a retry),
+ * and `readUpdates` its update set read with it (the last wave's check); else both are read here,
+ * in one request.
  */
 export async function recordTaskOutcome(
   deps: OutcomeDeps,
@@ -153,15 +181,24 @@ export async function recordTaskOutcome(
     fromOutside?: boolean;
   },
   read?: Task,
+  readUpdates?: { set: CommandSet | undefined },
 ): Promise<Task> {
   const fromOutside = outcome.fromOutside ?? true;
   // Closed before the update set is read: nothing can be added to it after the read.
   if (fromOutside && !(read !== undefined && isTerminalTask(read)))
     await deps.commands.close(taskId, deps.clock());
-  const [first, updates] = await Promise.all([
-    read ?? loadTask(deps, taskId),
-    read !== undefined && isTerminalTask(read) ? undefined : deps.commands.get(taskId, "u"),
-  ]);
+  const { task: first, updates } =
+    read === undefined
+      ? await loadTaskWith(deps, taskId, ["u"]).then((r) => ({ task: r.task, updates: r.sets.u }))
+      : {
+          task: read,
+          updates:
+            readUpdates !== undefined
+              ? readUpdates.set
+              : isTerminalTask(read)
+                ? undefined
+                : await deps.commands.get(taskId, "u"),
+        };
   await recordVerified(deps, first, foldedTask(first, updates, deps.clock()));
   // A run child still in flight ends with its target and its lock in ONE write where the store
   // can (1, 2 and 3 together); otherwise (the target not in flight, the lock another task's) in

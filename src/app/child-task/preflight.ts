@@ -1,5 +1,6 @@
 /**
- * The preflight: SendQueries asks every component's BMC for its running version, CheckQueries
+ * The preflight: AcquireLock, once it has the lock, asks every component's BMC for its running
+ * version (`acquireLockAndAsk`; SendQueries did, in the definition before), CheckQueries
  * polls the answers (Wait ◄─► CheckPreflight) until all are in or the preflight times out, then
  * requires every component it is about to flash to be ready, records each version in the report,
  * skips components already at their target (unless override_version_check), and returns the
@@ -32,8 +33,16 @@ import { parseReport, serializeReport, type TaskReport, targetOf } from "../../d
 import { taskKeys } from "../observability.js";
 import { sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
-import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
-import type { PollState, PreflightResult, StepEventOf, UpgradeGroup } from "./settings.js";
+import { takeLock } from "./lock.js";
+import { isTerminalTask, loadTask, loadTaskWith, updateTask } from "./outcome.js";
+import type {
+  AcquireLockResult,
+  ChildTaskSettings,
+  PollState,
+  PreflightResult,
+  StepEventOf,
+  UpgradeGroup,
+} from "./settings.js";
 import { groupFacts } from "./waves.js";
 
 function reportOf(task: Task): TaskReport {
@@ -74,26 +83,49 @@ async function ask(
   );
 }
 
-export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">): Promise<PollState> {
-  const task = await loadTask(deps, e.taskId);
-  const deadline = deps.clock() + e.settings.preflightTimeoutSeconds * 1000;
+/** The preflight's first step: every component asked for its version (attempt 0). */
+async function startPreflight(deps: StepDeps, task: Task, settings: ChildTaskSettings): Promise<PollState> {
+  const deadline = deps.clock() + settings.preflightTimeoutSeconds * 1000;
   const first = await ask(deps, task.id, task.componentIds, 0, deadline);
   return {
     done: false,
     deadline: first,
     polls: 0,
-    waitSeconds: nextWaitSeconds(e.settings, 0, first, deps.clock()),
+    waitSeconds: nextWaitSeconds(settings, 0, first, deps.clock()),
   };
+}
+
+/**
+ * AcquireLock (lock.ts), and once the lock is taken the preflight's queries in the same
+ * invocation, with the task it already read: its result is the preflight's poll state (the
+ * definition's WaitForPreflight follows). Executions of the definition before, which have a
+ * SendQueries state of their own, find the queries already published there and send nothing again.
+ */
+export async function acquireLockAndAsk(
+  deps: StepDeps,
+  e: StepEventOf<"acquireLock">,
+): Promise<AcquireLockResult> {
+  const { result, task } = await takeLock(deps, e);
+  if (result.status !== "acquired") return result;
+  return { ...result, ...(await startPreflight(deps, task, e.settings)) };
+}
+
+/** SendQueries, for executions of the definition before AcquireLock asked the BMCs itself. */
+export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">): Promise<PollState> {
+  return startPreflight(deps, await loadTask(deps, e.taskId), e.settings);
 }
 
 export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries">): Promise<PreflightResult> {
   const p = e.preflight;
-  const task = await loadTask(deps, e.taskId);
+  // The task and its answers: one read.
+  const {
+    task,
+    sets: { q: set },
+  } = await loadTaskWith(deps, e.taskId, ["q"]);
   const report = reportOf(task);
   const rule = task.rule ?? DEFAULT_RULE;
   // Components asked again while the task waits for them to be ready: their latest attempt counts.
   const requery: Record<string, string> = p.requery ?? {};
-  const set = await deps.commands.get(task.id, "q");
   const answer = (id: string) =>
     commandRecord(set, queryAddress(task.id, id in requery ? (p.attempt ?? 0) : 0), id)?.status;
   const now = deps.clock();

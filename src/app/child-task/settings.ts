@@ -4,7 +4,7 @@
  * the handler) with the results the states pass on.
  */
 import type { ComponentResult } from "../../domain/component-verdict.js";
-import type { ComponentType } from "../../domain/model.js";
+import type { ComponentType, TaskStatus } from "../../domain/model.js";
 import type { RuleAction, RuleStep } from "../../domain/operation-rules.js";
 import type { CaughtError } from "../../domain/step-errors.js";
 
@@ -89,7 +89,11 @@ export type StepName = StepEvent["step"];
 export type StepEventOf<S extends StepName> = Extract<StepEvent, { step: S }>;
 
 export type AcquireLockResult =
-  | { status: "acquired" }
+  /**
+   * With the preflight's poll state once its queries went out (preflight.ts `acquireLockAndAsk`:
+   * the definition's WaitForPreflight reads it from `$.plan`).
+   */
+  | ({ status: "acquired" } & Partial<PollState>)
   | { status: "waiting"; waitSeconds: number }
   /** The task is already terminal (cancelled before it started): nothing to do. */
   | { status: "finished" };
@@ -162,6 +166,11 @@ export interface WavePlan {
   groups: UpgradeGroup[];
   cursor: WaveCursor;
   wave: WaveState;
+  /**
+   * Set by the last wave's check once the task has ended (its outcome recorded there, or found
+   * cancelled): the state machine goes to AlreadyFinished, not RecordSuccess.
+   */
+  ended?: TaskStatus;
 }
 
 /** One step of one wave in flight: its components, and once done, each one's verdict. */

@@ -2,17 +2,18 @@
  * The child task's steps: what every Task state of state-machines/child-task.asl.json does. One
  * Lambda (lambdas/task-steps.ts) serves them all through `handle`, which picks the step by
  * `event.step`; locally the local executor binds every Task state to the same `handle`
- * (local/step-functions.ts). The steps live by concept: lock.ts (AcquireLock),
- * preflight.ts (SendQueries, CheckPreflight), waves.ts (SendWave, CheckWave; finishWave, which
- * CheckWave calls once a wave is done, is still a step for executions of the definition before),
- * outcome.ts (RecordSuccess, RecordFailure); the BMC reports arrive through receiving.ts.
+ * (local/step-functions.ts). The steps live by concept: lock.ts (AcquireLock's lock),
+ * preflight.ts (AcquireLock's queries, CheckPreflight; sendQueries is still a step for executions
+ * of the definition before), waves.ts (SendWave, CheckWave; finishWave, which CheckWave calls once
+ * a wave is done, likewise), outcome.ts (RecordSuccess, RecordFailure, and the last wave's
+ * CheckWave records through it too); the BMC reports arrive through receiving.ts.
  *
  * The state machine, in short (state-machines/README.md has the picture and the reasons):
  *
- *   AcquireLock ─(queued: Wait, again)─► SendQueries ─► Wait ◄─► CheckPreflight
- *     └─► for each component-type group in UPGRADE_GROUP_ORDER, for each wave of ≤ maxParallel
- *         of its components:  SendWave ─► Wait ◄─► CheckWave (ends the wave once done)
- *     └─► RecordSuccess | (any failure, caught) RecordFailure
+ *   AcquireLock (then the preflight's queries) ─(queued: Wait, again)─► Wait ◄─► CheckPreflight
+ *     └─► for each stage of the task's rule, for each wave of ≤ maxParallel of its components:
+ *         SendWave ─► Wait ◄─► CheckWave (ends the wave once done; the last one, the task)
+ *     └─► (any failure, caught) RecordFailure
  *
  * How the execution waits for a BMC: polling. SendWave writes the wave's commands into the task's
  * command set (one write, src/domain/command-sets.ts) and publishes them; the IoT rule queues the
@@ -35,9 +36,8 @@
  * history or logs.
  */
 import { type StepDeps, type TaskStepsDeps, withDefaults } from "./deps.js";
-import { acquireLock } from "./lock.js";
 import { recordOutcome } from "./outcome.js";
-import { checkQueries, sendQueries } from "./preflight.js";
+import { acquireLockAndAsk, checkQueries, sendQueries } from "./preflight.js";
 import type { StepEvent, StepEventOf, StepName } from "./settings.js";
 import { checkWave, finishWave, sendWave } from "./waves.js";
 
@@ -47,7 +47,7 @@ export interface TaskSteps {
 
 /** Every step the ASL names (its Parameters' `step`), and the function that serves it. */
 const STEPS: { [S in StepName]: (deps: StepDeps, event: StepEventOf<S>) => Promise<unknown> } = {
-  acquireLock,
+  acquireLock: acquireLockAndAsk,
   sendQueries,
   checkQueries,
   sendWave,

@@ -19,7 +19,14 @@
  * they sent before rules existed.
  */
 import type { UpdateCommand } from "../../domain/bmc-protocol.js";
-import { commandRecord, entryKey, updateAddress, verifyAddress } from "../../domain/command-sets.js";
+import {
+  type CommandFamily,
+  type CommandSet,
+  commandRecord,
+  entryKey,
+  updateAddress,
+  verifyAddress,
+} from "../../domain/command-sets.js";
 import {
   type ComponentResult,
   nextCheckWaitSeconds,
@@ -30,13 +37,19 @@ import {
   verdict,
 } from "../../domain/component-verdict.js";
 import type { ComponentType, FirmwareAuthentication, Task } from "../../domain/model.js";
-import { type RuleStep, retryWaitSeconds } from "../../domain/operation-rules.js";
+import { type RuleAction, type RuleStep, retryWaitSeconds } from "../../domain/operation-rules.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
-import { parseReport, serializeReport, type TaskReport, targetOf } from "../../domain/task-report.js";
+import {
+  completionMessage,
+  parseReport,
+  serializeReport,
+  type TaskReport,
+  targetOf,
+} from "../../domain/task-report.js";
 import { sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
 import { knownLeaseEnd, renewLockIfNeeded } from "./lock.js";
-import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
+import { isTerminalTask, loadTask, loadTaskWith, recordTaskOutcome, updateTask } from "./outcome.js";
 import {
   type ChildTaskSettings,
   currentCursor,
@@ -222,34 +235,76 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   };
 }
 
+/** The command family a step's commands are in; none for a sleep. */
+const familyOf = (action: RuleAction): CommandFamily | undefined =>
+  action === "UPDATE_FIRMWARE" ? "u" : action === "SLEEP" ? undefined : "v";
+
 /**
  * Reads the wave's commands (one read): done once every component has a verdict (answer, result or
  * timeout), and then finished at once (finishWave: the next cursor, or ComponentsFailed), so the
  * plan comes back with the wave and its next cursor. Else the next check after the backoff, or
  * later when the pending updates' progress says the wave cannot be done before then
- * (nextCheckWaitSeconds), never past the deadline. An event without the plan (an execution of the
- * definition before, which has a FinishWave state) gets the wave alone.
+ * (nextCheckWaitSeconds), never past the deadline.
+ *
+ * The last step of the last wave reads the task with its sets (the same one request) and, once the
+ * wave passes, records the task COMPLETED there and then (`ended` in the plan: the state machine
+ * skips its RecordSuccess state), so the slot it frees refills one round trip and one state sooner;
+ * a task found ended (cancelled) stops the wave as it is. An event without the plan (an execution
+ * of the definition before, which has a FinishWave state) gets the wave alone.
  */
 export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WavePlan | WaveState> {
-  const wave = await judgeWave(deps, e);
-  if (e.groups === undefined || e.cursor === undefined || e.rackId === undefined) return wave;
-  if (!wave.done) return { groups: e.groups, cursor: e.cursor, wave };
+  const wave = currentWave(e.wave, e.settings);
+  const family = familyOf(wave.action);
+  const plan =
+    e.groups === undefined || e.cursor === undefined || e.rackId === undefined
+      ? undefined
+      : { groups: e.groups, cursor: e.cursor, rackId: e.rackId };
+  const last =
+    plan !== undefined &&
+    !nextCursor(currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)).more;
+  // One read: the wave's set, and on the last step the task and its update set with it.
+  const read = last
+    ? await loadTaskWith(deps, e.taskId, family === undefined || family === "u" ? ["u"] : [family, "u"])
+    : undefined;
+  if (read !== undefined && isTerminalTask(read.task) && plan !== undefined) {
+    return { groups: plan.groups, cursor: plan.cursor, wave, ended: read.task.status };
+  }
+  const set =
+    family === undefined
+      ? undefined
+      : read !== undefined
+        ? read.sets[family]
+        : await deps.commands.get(e.taskId, family);
+  const judged = judgeWave(e, wave, set, deps.clock());
+  if (plan === undefined) return judged;
+  if (!judged.done) return { groups: plan.groups, cursor: plan.cursor, wave: judged };
   // Done: the wave ends here, not in a state of its own (a retried call ends it again: the same).
   const cursor = await finishWave(deps, {
     step: "finishWave",
     taskId: e.taskId,
     settings: e.settings,
-    rackId: e.rackId,
-    groups: e.groups,
-    cursor: e.cursor,
-    wave,
+    rackId: plan.rackId,
+    groups: plan.groups,
+    cursor: plan.cursor,
+    wave: judged,
   });
-  return { groups: e.groups, cursor, wave };
+  if (read === undefined || cursor.more || cursor.retry) return { groups: plan.groups, cursor, wave: judged };
+  const ended = await recordTaskOutcome(
+    deps,
+    e.taskId,
+    { status: "COMPLETED", message: completionMessage, fromOutside: false },
+    read.task,
+    { set: read.sets.u },
+  );
+  return { groups: plan.groups, cursor, wave: judged, ended: ended.status };
 }
 
-async function judgeWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WaveState> {
-  const wave = currentWave(e.wave, e.settings);
-  const now = deps.clock();
+function judgeWave(
+  e: StepEventOf<"checkWave">,
+  wave: WaveState,
+  set: CommandSet | undefined,
+  now: number,
+): WaveState {
   if (wave.action === "SLEEP") {
     if (now < wave.deadline) {
       return {
@@ -268,8 +323,6 @@ async function judgeWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<W
   const address = update
     ? updateAddress(e.taskId, wave.attempt)
     : verifyAddress(e.taskId, wave.stage, wave.step, wave.attempt);
-  // One read of the wave's results: the task's update (or verify) set.
-  const set = await deps.commands.get(e.taskId, update ? "u" : "v");
   const verdicts = wave.componentIds.map((componentId) => {
     const record = commandRecord(set, address, componentId);
     const type = wave.types[componentId] as ComponentType;

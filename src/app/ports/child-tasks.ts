@@ -128,6 +128,15 @@ export interface CommandSetStore {
   /** Strongly consistent; undefined: no such record. */
   get(taskId: string, family: CommandFamily): Promise<CommandSet | undefined>;
   /**
+   * The task item and its records of these families in ONE strongly consistent request, where the
+   * store keeps them together (DynamoDB: one BatchGetItem on the Tasks table). Absent: the caller
+   * reads them apart (outcome.ts `loadTaskWith`).
+   */
+  getWithTask?(
+    taskId: string,
+    families: readonly CommandFamily[],
+  ): Promise<{ task: Task | undefined; sets: Partial<Record<CommandFamily, CommandSet>> }>;
+  /**
    * The `family` records of many tasks, by task id (those without one left out), for listings:
    * eventually consistent, one request per 100 tasks.
    */

@@ -1,0 +1,300 @@
+/**
+ * The wave steps (src/app/child-task/waves.ts) on in-memory stores typed from the ports.
+ * SendWave from the plan alone: the preflight freezes what the waves need into each group
+ * (`groupFacts`), so a wave reads no task; a task ended from outside closes its command sets, so a
+ * wave still in flight sends nothing; a group made before the facts existed reads the task as
+ * before. CheckWave: the last step of the last wave reads the task with its sets in one request and
+ * records the task's outcome itself; every other check reads the wave's set alone.
+ */
+import { describe, expect, it } from "vitest";
+import type { StepDeps } from "../../src/app/child-task/deps.js";
+import { knownLeaseEnd } from "../../src/app/child-task/lock.js";
+import {
+  DEFAULT_CHILD_TASK_SETTINGS,
+  type StepEventOf,
+  type UpgradeGroup,
+} from "../../src/app/child-task/settings.js";
+import { checkWave, groupFacts, sendWave } from "../../src/app/child-task/waves.js";
+import { silentLogger } from "../../src/app/observability.js";
+import type { BmcCommand, UpdateCommand } from "../../src/domain/bmc-protocol.js";
+import type { CommandFamily, CommandSet } from "../../src/domain/command-sets.js";
+import { entryKey, updateAddress } from "../../src/domain/command-sets.js";
+import type { Task } from "../../src/domain/model.js";
+import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
+import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
+
+const settings = { ...DEFAULT_CHILD_TASK_SETTINGS, maxParallel: 2 };
+const report = initialReport(
+  [
+    { id: "c1", type: "COMPUTE", targetVersion: "2.1.0" },
+    { id: "c2", type: "COMPUTE", subTargets: ["bios"] },
+    { id: "p1", type: "POWERSHELF" },
+  ],
+  "2.0.0",
+  false,
+);
+const task: Task = {
+  id: "t-1",
+  operation: "UpgradeFirmware",
+  rackId: "r-1",
+  componentIds: ["c1", "c2", "p1"],
+  description: "",
+  executorType: "STEP_FUNCTIONS",
+  executionId: "",
+  status: "RUNNING",
+  message: "",
+  createdAt: 1,
+  updatedAt: 1_000,
+  startedAt: 1_000,
+  report: serializeReport(report),
+  runId: "run-1",
+};
+
+function harness(stored: Task = task) {
+  const inner = memoryTaskStore();
+  let reads = 0;
+  const tasks = {
+    ...inner,
+    getTasks: async (ids: string[]) => {
+      reads += 1;
+      return inner.getTasks(ids);
+    },
+  };
+  const published: { componentId: string; command: BmcCommand }[] = [];
+  const memory = memoryCommandSetStore();
+  // The store's one-request read of a task with its sets, counted (each `get` too).
+  const calls: string[] = [];
+  const commands = {
+    ...memory,
+    get: async (taskId: string, family: CommandFamily) => {
+      calls.push(`get ${family}`);
+      return memory.get(taskId, family);
+    },
+    getWithTask: async (taskId: string, families: readonly CommandFamily[]) => {
+      calls.push(`getWithTask ${families.join(",")}`);
+      const [found] = await inner.getTasks([taskId]);
+      const sets: Partial<Record<CommandFamily, CommandSet>> = {};
+      for (const f of families) {
+        const set = await memory.get(taskId, f);
+        if (set !== undefined) sets[f] = set;
+      }
+      return { task: found, sets };
+    },
+  };
+  const outcomes: string[] = [];
+  const deps = {
+    tasks,
+    commands,
+    locks: memoryLockStore(),
+    firmware: { record: async () => {} },
+    runs: {
+      getRunSecrets: async (runId: string) =>
+        runId === "run-1" ? { kind: "shared" as const, secret: "s3cret" } : undefined,
+      recordOutcome: async (runId: string, targetId: string, status: string) => {
+        outcomes.push(`${runId}/${targetId} ${status}`);
+        return "recorded";
+      },
+    },
+    secrets: { get: async () => undefined },
+    sealer: { seal: async (secret: string) => ({ sealed: `sealed:${secret}` }) },
+    publisher: {
+      publish: async (componentId: string, command: BmcCommand) =>
+        void published.push({ componentId, command }),
+    },
+    clock: () => 5_000,
+    imageFor: (type: string, version: string) => ({ uri: `firmware://${type}/${version}` }),
+    logger: silentLogger,
+  } as unknown as StepDeps;
+  return {
+    deps,
+    commands,
+    calls,
+    outcomes,
+    published,
+    reads: () => reads,
+    stored: async () => (await inner.getTasks([task.id]))[0],
+    create: () => inner.createTask(stored),
+  };
+}
+
+const group = (facts: UpgradeGroup["facts"]): UpgradeGroup => ({
+  stage: 0,
+  name: "compute",
+  componentIds: ["c1", "c2"],
+  maxParallel: 2,
+  steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 }],
+  ...(facts === undefined ? {} : { facts }),
+});
+
+const event = (g: UpgradeGroup): StepEventOf<"sendWave"> => ({
+  step: "sendWave",
+  taskId: task.id,
+  rackId: task.rackId,
+  settings,
+  groups: [g],
+  cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
+});
+
+describe("SendWave from the plan", () => {
+  it("groupFacts: each component's type, target and sub-targets as the report says, the run and the lock's known lease", () => {
+    expect(groupFacts(task, parseReport(task.report), ["c1", "c2"], settings)).toEqual({
+      types: { c1: "COMPUTE", c2: "COMPUTE" },
+      versions: { c1: "2.1.0", c2: "2.0.0" },
+      subTargets: { c2: ["bios"] },
+      runId: "run-1",
+      leaseEnd: knownLeaseEnd(task, settings),
+    });
+    const plain = { ...task, startedAt: undefined, runId: undefined };
+    expect(groupFacts(plain, parseReport(task.report), ["p1"], settings)).toEqual({
+      types: { p1: "POWERSHELF" },
+      versions: { p1: "2.0.0" },
+    });
+  });
+
+  it("with the group's facts it reads no task: each component gets its frozen version and sub-targets, sealed with the run's credentials", async () => {
+    const h = harness();
+    const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
+    // The task item is not even there: nothing reads it.
+    const wave = await sendWave(h.deps, event(group(facts)));
+    expect(h.reads()).toBe(0);
+    expect(wave).toMatchObject({ componentIds: ["c1", "c2"], versions: { c1: "2.1.0", c2: "2.0.0" } });
+    const sent = h.published.map(({ componentId, command }) => {
+      const u = command as UpdateCommand;
+      return [componentId, u.targetVersion, u.subTargets, u.auth];
+    });
+    expect(sent).toEqual([
+      ["c1", "2.1.0", undefined, { sealed: "sealed:s3cret" }],
+      ["c2", "2.0.0", ["bios"], { sealed: "sealed:s3cret" }],
+    ]);
+  });
+
+  it("a task ended from outside (its command sets closed) makes a wave still in flight send nothing: TaskEnded", async () => {
+    const h = harness();
+    const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
+    await h.commands.close(task.id, 4_000);
+    const err = await sendWave(h.deps, event(group(facts))).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "TaskEnded", message: "task t-1 already ended" });
+    expect(h.published).toEqual([]);
+    expect((await h.commands.get(task.id, "u"))?.entries).toEqual({});
+  });
+
+  it("a group from before the facts reads the task: what it says is sent, and an ended task sends nothing", async () => {
+    const h = harness();
+    await h.create();
+    await sendWave(h.deps, event(group(undefined)));
+    expect(h.reads()).toBe(1);
+    expect(h.published.map((p) => (p.command as UpdateCommand).targetVersion)).toEqual(["2.1.0", "2.0.0"]);
+
+    const ended = harness({ ...task, status: "TERMINATED" });
+    await ended.create();
+    const err = await sendWave(ended.deps, event(group(undefined))).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "TaskEnded", message: "task t-1 already ended (TERMINATED)" });
+    expect(ended.published).toEqual([]);
+  });
+});
+
+describe("CheckWave", () => {
+  const one = (componentIds: string[]): UpgradeGroup => ({
+    stage: 0,
+    name: "compute",
+    componentIds,
+    maxParallel: 1,
+    steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 }],
+  });
+  /** The check of wave `w` of a group of c1 then c2 (one at a time), both already sent. */
+  async function checkOf(h: ReturnType<typeof harness>, w: number, ok = true) {
+    const id = w === 0 ? "c1" : "c2";
+    const address = updateAddress(task.id, 0);
+    await h.commands.open(task.id, "u", {
+      [entryKey(address, id)]: { componentId: id, sentAt: 4_000, deadline: 9_000 },
+    });
+    await h.commands.record(task.id, "u", {
+      [entryKey(address, id)]: {
+        result: {
+          // c2 is flashed with its sub-target (the report says so): its result names it.
+          value: ok
+            ? w === 0
+              ? { ok: true as const, version: "2.1.0" }
+              : { ok: true as const, version: "2.0.0", subTargets: ["bios"] }
+            : {
+                ok: false as const,
+                version: "1.0.0",
+                error: { code: "FLASH_FAILED", message: "flash failed" },
+              },
+          at: 4_500,
+        },
+        ackedAt: 4_100,
+      },
+    });
+    h.calls.length = 0;
+    return checkWave(h.deps, {
+      step: "checkWave",
+      taskId: task.id,
+      rackId: task.rackId,
+      settings,
+      groups: [one(["c1", "c2"])],
+      cursor: { group: 0, wave: w, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
+      wave: {
+        stage: 0,
+        step: 0,
+        action: "UPDATE_FIRMWARE",
+        attempt: 0,
+        timeoutSeconds: 60,
+        componentIds: [id],
+        types: { [id]: "COMPUTE" },
+        versions: { [id]: w === 0 ? "2.1.0" : "2.0.0" },
+        ...(w === 0 ? {} : { subTargets: { c2: ["bios"] } }),
+        deadline: 9_000,
+        polls: 0,
+        waitSeconds: 1,
+        done: false,
+        pending: 0,
+      } as never,
+    });
+  }
+
+  it("a wave before the last reads its set alone and records nothing", async () => {
+    const h = harness();
+    await h.create();
+    const plan = await checkOf(h, 0);
+    expect(h.calls).toEqual(["get u"]);
+    expect(plan).toMatchObject({ cursor: { wave: 1, more: true } });
+    expect("ended" in plan).toBe(false);
+    expect((await h.stored())?.status).toBe("RUNNING");
+  });
+
+  it("the last wave's check reads the task with its update set in one request and records the task COMPLETED itself", async () => {
+    const h = harness();
+    await h.create();
+    await checkOf(h, 0);
+    const plan = await checkOf(h, 1);
+    expect(h.calls).toEqual(["getWithTask u"]);
+    expect(plan).toMatchObject({ ended: "COMPLETED", cursor: { more: false } });
+    const ended = await h.stored();
+    expect(ended).toMatchObject({ status: "COMPLETED", message: "upgraded 2 components to 2.0.0, 2.1.0" });
+    const byId = parseReport(ended?.report ?? "").components.sort((a, b) => a.id.localeCompare(b.id));
+    expect(byId.map((c) => [c.id, c.status, c.versionAfter])).toEqual([
+      ["c1", "COMPLETED", "2.1.0"],
+      ["c2", "COMPLETED", "2.0.0"],
+      ["p1", "NOT_ATTEMPTED", undefined],
+    ]);
+  });
+
+  it("the last wave failing ends nothing there: ComponentsFailed, for the state machine's RecordFailure", async () => {
+    const h = harness();
+    await h.create();
+    await checkOf(h, 0);
+    const err = await checkOf(h, 1, false).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "ComponentsFailed" });
+    expect((await h.stored())?.status).toBe("RUNNING");
+  });
+
+  it("a task found cancelled at the last check stops the wave as it is, recording nothing", async () => {
+    const h = harness({ ...task, status: "TERMINATED", message: "task cancelled" });
+    await h.create();
+    const plan = await checkOf(h, 1);
+    expect(plan).toMatchObject({ ended: "TERMINATED" });
+    expect(h.outcomes).toEqual([]);
+    expect((await h.stored())?.message).toBe("task cancelled");
+  });
+});
