@@ -359,10 +359,12 @@ function refillLag(o: Options, ends: number[], recorded: number[], submits: numb
 }
 
 /**
- * The refill path: sequential store round trips from a task's end (its last state starting to
- * record the outcome) to the StartExecution of the target that takes the freed slot, over the
- * refills whose chain led to a submission; with the most common sequence, round by round
- * (parallel calls joined with " ∥ ").
+ * The refill path: sequential store round trips from a task's end (its last state, the last wave's
+ * check, starting: its read of the results is the first round trip, and the one that finds the task
+ * done) to the StartExecution of the target that takes the freed slot, over the refills whose chain
+ * led to a submission; with the most common sequence, round by round (parallel calls joined with
+ * " ∥ "). Until 2026-12-01 the last state was RecordSuccess, after the check, and the chain
+ * started there: the check's read was not counted.
  */
 function describeRefills(refills: { op: string; table: string }[][][]): string {
   const counts = refills.map((r) => r.length);
@@ -380,7 +382,7 @@ function describeRefills(refills: { op: string; table: string }[][][]): string {
     ]
       .sort((a, b) => a[0] - b[0])
       .map(([c, n]) => `${c}: ${n}`)
-      .join(", ")}) + StartExecution`,
+      .join(", ")}) + StartExecution; ${median(counts) - 1} after the check's read of the results (how it was counted before 2026-12-01, from RecordSuccess)`,
     `      most common (${times}×): ${common} → StartExecution`,
   ].join("\n");
 }

@@ -190,8 +190,11 @@ describe("recordTaskOutcome", () => {
         close: async () => {},
       },
       firmware: {
+        // With the task's status as stored when inventory is written: after its end, not before.
         record: async (rackId: string, versions: readonly { componentId: string; version: string }[]) =>
-          void recorded.push(`${rackId}: ${versions.map((v) => `${v.componentId}@${v.version}`).join(",")}`),
+          void recorded.push(
+            `${rackId}: ${versions.map((v) => `${v.componentId}@${v.version}`).join(",")} (task ${f.stored.get(task.id)?.status})`,
+          ),
       },
     };
     const ended = await recordTaskOutcome(deps, task.id, {
@@ -205,10 +208,15 @@ describe("recordTaskOutcome", () => {
       startedAt: 2_000,
       finishedAt: 4_000,
     });
-    // p was COMPLETED in the stored report already: only c is new to inventory. Once, not again.
-    expect(recorded).toEqual(["rack-1: c@2.0.0"]);
+    // p was COMPLETED in the stored report already: only c is new to inventory. Once, not again
+    // from outside (the execution-status path after an ending).
+    expect(recorded).toEqual(["rack-1: c@2.0.0 (task COMPLETED)"]);
     await recordTaskOutcome(deps, task.id, { status: "COMPLETED", message: "again" });
     expect(recorded).toHaveLength(1);
+    // The execution's own step finding the task ended (a retry after a crash between the end and
+    // the inventory write): every verified version again; the recorder writes what is missing.
+    await recordTaskOutcome(deps, task.id, { status: "COMPLETED", message: "retried", fromOutside: false });
+    expect(recorded).toEqual(["rack-1: c@2.0.0 (task COMPLETED)", "rack-1: c@2.0.0 (task COMPLETED)"]);
   });
 
   it("inventory that cannot be written is logged and does not keep the task from ending", async () => {

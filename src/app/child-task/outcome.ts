@@ -109,22 +109,29 @@ export async function withLiveReport(
   return foldedTask(task, await deps.commands.get(task.id, "u"), deps.clock());
 }
 
-/** Records on inventory the versions `live` verified that `stored` did not have; logs a failure. */
-async function recordVerified(deps: OutcomeDeps, stored: Task, live: Task): Promise<void> {
-  if (live === stored) return;
+/**
+ * Records on inventory the versions the ended task's report verified that `before` (its report as
+ * stored before the end; undefined: a repeat, every verified one: the recorder writes only what
+ * differs) did not have; logs a failure.
+ */
+async function recordVerified(deps: OutcomeDeps, ended: Task, before: Task | undefined): Promise<void> {
   let versions: { componentId: string; version: string }[];
   try {
-    versions = newlyVerified(parseReport(stored.report), parseReport(live.report));
+    const final = parseReport(ended.report);
+    versions = newlyVerified(
+      before === undefined ? { ...final, components: [] } : parseReport(before.report),
+      final,
+    );
   } catch {
     return;
   }
   if (versions.length === 0) return;
   try {
-    await deps.firmware.record(stored.rackId, versions);
+    await deps.firmware.record(ended.rackId, versions);
   } catch (error) {
     deps.logger?.error("could not record verified firmware versions on inventory", {
-      ...taskKeys(stored),
-      rackId: stored.rackId,
+      ...taskKeys(ended),
+      rackId: ended.rackId,
       components: versions.length,
       error: errorText(error),
     });
@@ -155,15 +162,18 @@ const OUTCOME_METRIC = {
  *   −. an ending from outside the execution (`fromOutside`: every caller but the last state) first
  *      closes the task's update and verify sets, so a wave step still in flight sends nothing
  *      (commands.ts; the steps do not read the task) and none is sent once the lock is released;
- *   0. the update set folded into the report (live-report.ts), read beside the task, and the
- *      versions it verified recorded on inventory (a fact about the hardware however the task
- *      ends; best effort: a failure is logged and does not keep the task from ending);
+ *   0. the update set folded into the report (live-report.ts), read with the task;
  *   1. the task: status, message (a function of the folded task, for a completion message),
  *      finishedAt, and the report's unfinished components (UPDATING → TERMINATED or FAILED,
  *      PENDING → NOT_ATTEMPTED); a task already terminal keeps its first outcome (the first
- *      recorder wins, later ones only finish steps 2 and 3);
+ *      recorder wins, later ones only finish steps 2 to 4);
  *   2. a run child's target: RunStore.recordOutcome with the task's final status (exactly once);
- *   3. the rack lock, released if this task holds it.
+ *   3. the rack lock, released if this task holds it, beside the run's wake-up;
+ *   4. beside them, the versions the task verified, on inventory (a fact about the hardware
+ *      however the task ends; best effort: a failure is logged and keeps nothing from ending).
+ *      After the end, not before it, so the freed slot does not wait for it: the call that ended
+ *      the task writes them, and so does the execution's own step finding it ended (a retry of a
+ *      call that crashed in between: the recorder writes only what inventory lacks).
  * Every step is idempotent, so a retried or repeated call finishes what a crashed one started.
  * The call that ends the task (1) logs it, once: "task cancelled" for TERMINATED (an operator's
  * cancel, a run's cancel, a stopped execution), else "task finished" (a warning when FAILED).
@@ -199,7 +209,6 @@ export async function recordTaskOutcome(
                 ? undefined
                 : await deps.commands.get(taskId, "u"),
         };
-  await recordVerified(deps, first, foldedTask(first, updates, deps.clock()));
   // A run child still in flight ends with its target and its lock in ONE write where the store
   // can (1, 2 and 3 together); otherwise (the target not in flight, the lock another task's) in
   // turn as below.
@@ -276,6 +285,11 @@ export async function recordTaskOutcome(
   await Promise.all([
     recordedWithTask ? undefined : deps.locks.release(task.rackId, task.id),
     runId === undefined ? undefined : deps.waker?.wake(runId),
+    changed
+      ? recordVerified(deps, task, first)
+      : fromOutside
+        ? undefined
+        : recordVerified(deps, task, undefined),
   ]);
   return task;
 }

@@ -266,8 +266,12 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   const read = last
     ? await loadTaskWith(deps, e.taskId, family === undefined || family === "u" ? ["u"] : [family, "u"])
     : undefined;
+  const success = { status: "COMPLETED" as const, message: completionMessage, fromOutside: false };
   if (read !== undefined && isTerminalTask(read.task) && plan !== undefined) {
-    return { groups: plan.groups, cursor: plan.cursor, wave, ended: read.task.status };
+    // Ended already (cancelled, or this check retried after its own record): what is left of the
+    // ending is finished (recordTaskOutcome keeps the first outcome), and the loop stops.
+    const ended = await recordTaskOutcome(deps, e.taskId, success, read.task, { set: read.sets.u });
+    return { groups: plan.groups, cursor: plan.cursor, wave, ended: ended.status };
   }
   const set =
     family === undefined
@@ -289,13 +293,7 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
     wave: judged,
   });
   if (read === undefined || cursor.more || cursor.retry) return { groups: plan.groups, cursor, wave: judged };
-  const ended = await recordTaskOutcome(
-    deps,
-    e.taskId,
-    { status: "COMPLETED", message: completionMessage, fromOutside: false },
-    read.task,
-    { set: read.sets.u },
-  );
+  const ended = await recordTaskOutcome(deps, e.taskId, success, read.task, { set: read.sets.u });
   return { groups: plan.groups, cursor, wave: judged, ended: ended.status };
 }
 
