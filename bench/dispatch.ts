@@ -382,7 +382,9 @@ function describeRefills(refills: { op: string; table: string }[][][]): string {
     ]
       .sort((a, b) => a[0] - b[0])
       .map(([c, n]) => `${c}: ${n}`)
-      .join(", ")}) + StartExecution; ${median(counts) - 1} after the check's read of the results (how it was counted before 2026-12-01, from RecordSuccess)`,
+      .join(
+        ", ",
+      )}) + StartExecution; ${median(counts) - 1} after the check's read of the results (how it was counted before 2026-12-01, from RecordSuccess)`,
     `      most common (${times}×): ${common} → StartExecution`,
   ].join("\n");
 }

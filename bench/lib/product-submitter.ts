@@ -136,7 +136,7 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
     const key = entryKey(updateAddress(task.id, 0), component.id);
     const now = options.clock();
     const deadline = now + 3_600_000;
-    await commands.open(task.id, "u", { [key]: { componentId: component.id, sentAt: now, deadline } });
+    await commands.open(task.id, "u", { [key]: { sentAt: now, deadline } });
     await commands.record(task.id, "u", {
       [key]: { result: { value: { ok: true, version }, at: now }, ackedAt: now },
     });

@@ -117,8 +117,9 @@ export function isReportFor(parsed: CommandAddress & { entry: string }, componen
  * finds a command under another wave's deadline.
  */
 export interface CommandEntry {
-  /** The component it was sent to. */
-  componentId: string;
+  // No component id: the entry's key is the component's (a hash over its id, `entryKey`), and
+  // every reader looks an entry up by the component it asks about. Entries written before
+  // 2026-12-01 still carry one (`c`), read past.
   sentAt: number;
   deadline: number;
   /** Set once the command was published: a retried step does not publish it again. */
@@ -152,7 +153,7 @@ export function newEntry(
   componentId: string,
   window: { sentAt: number; deadline: number },
 ): [string, CommandEntry] {
-  return [entryKey(address, componentId), { componentId, sentAt: window.sentAt, deadline: window.deadline }];
+  return [entryKey(address, componentId), { sentAt: window.sentAt, deadline: window.deadline }];
 }
 
 /**

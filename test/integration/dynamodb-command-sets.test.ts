@@ -6,7 +6,7 @@
  * new entry.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
@@ -69,7 +69,7 @@ describe("DynamoCommandSetStore", () => {
       "u",
       Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 100 })]),
     );
-    expect(first.entries[entryKey(a, "c1")]).toEqual({ componentId: "c1", sentAt: 1, deadline: 100 });
+    expect(first.entries[entryKey(a, "c1")]).toEqual({ sentAt: 1, deadline: 100 });
     await store.markPublished(taskId, "u", [entryKey(a, "c1")], 2);
     const again = await store.open(
       taskId,
@@ -83,8 +83,8 @@ describe("DynamoCommandSetStore", () => {
       taskId,
       family: "u",
       entries: {
-        [entryKey(a, "c1")]: { componentId: "c1", sentAt: 1, deadline: 100, publishedAt: 2 },
-        [entryKey(a, "c2")]: { componentId: "c2", sentAt: 9, deadline: 900 },
+        [entryKey(a, "c1")]: { sentAt: 1, deadline: 100, publishedAt: 2 },
+        [entryKey(a, "c2")]: { sentAt: 9, deadline: 900 },
       },
     });
     expect(await store.get(taskId, "q")).toBeUndefined();
@@ -170,6 +170,33 @@ describe("DynamoCommandSetStore", () => {
     expect(await store.getWithTask(uuid(8, "7a5c0000"), ["u"])).toEqual({ task: undefined, sets: {} });
   });
 
+  it("an entry stores no component id (its key is the component's); one written before with `c` reads the same", async () => {
+    const taskId = uuid(9, "7a5c0000");
+    const a = updateAddress(taskId, 0);
+    const key = entryKey(a, "c1");
+    await store.open(taskId, "u", Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 100 })]));
+    const doc = DynamoDBDocumentClient.from(client);
+    const stored = await doc.send(
+      new GetCommand({ TableName: names.tasks, Key: { id: `cmds#${taskId}#u` } }),
+    );
+    expect(stored.Item?.[`e_${key}`]).toEqual({ s: 1, d: 100 });
+    // As entries were written before 2026-12-01.
+    await doc.send(
+      new UpdateCommand({
+        TableName: names.tasks,
+        Key: { id: `cmds#${taskId}#u` },
+        UpdateExpression: "SET #e = :e",
+        ExpressionAttributeNames: { "#e": `e_${key}` },
+        ExpressionAttributeValues: { ":e": { c: "c1", s: 1, d: 100, pb: 2 } },
+      }),
+    );
+    expect((await store.get(taskId, "u"))?.entries[key]).toEqual({
+      sentAt: 1,
+      deadline: 100,
+      publishedAt: 2,
+    });
+  });
+
   it("record: all or nothing; a refused write returns the stored set, and the rest can then be written", async () => {
     const taskId = uuid(2, "7a5c0000");
     const a = updateAddress(taskId, 0);
@@ -227,7 +254,6 @@ describe("DynamoCommandSetStore", () => {
     await store.markPublished(taskId, "q", [k], 2);
     await store.reopen(taskId, "q", { [k]: { sentAt: 500, deadline: 599 } });
     expect((await store.get(taskId, "q"))?.entries[k]).toEqual({
-      componentId: "c1",
       sentAt: 500,
       deadline: 599,
     });

@@ -169,7 +169,6 @@ describe("recordTaskOutcome", () => {
     family: "u",
     entries: {
       [entryKey(updateAddress(task.id, 0), "c")]: {
-        componentId: "c",
         sentAt: 2_000,
         deadline: 62_000,
         ackedAt: 2_100,

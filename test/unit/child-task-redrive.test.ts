@@ -75,7 +75,7 @@ async function deps(tasks: Task[], sent: Sent = {}) {
       Object.fromEntries(
         entries.map(([componentId, over]) => [
           entryKey(address, componentId),
-          { componentId, sentAt: 1_000, deadline: 61_000, publishedAt: 1_001, ...over },
+          { sentAt: 1_000, deadline: 61_000, publishedAt: 1_001, ...over },
         ]),
       ),
     );
@@ -129,7 +129,6 @@ describe("prepareRedrive", () => {
     ]);
     const updates = await r.get("t-1", "u");
     expect(updates?.entries[entryKey(updateAddress("t-1", 0), "c2")]).toEqual({
-      componentId: "c2",
       sentAt: 100_000,
       deadline: 160_000,
       ackedAt: 1_002,

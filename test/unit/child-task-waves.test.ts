@@ -206,7 +206,7 @@ describe("CheckWave", () => {
     const id = w === 0 ? "c1" : "c2";
     const address = updateAddress(task.id, 0);
     await h.commands.open(task.id, "u", {
-      [entryKey(address, id)]: { componentId: id, sentAt: 4_000, deadline: 9_000 },
+      [entryKey(address, id)]: { sentAt: 4_000, deadline: 9_000 },
     });
     await h.commands.record(task.id, "u", {
       [entryKey(address, id)]: {

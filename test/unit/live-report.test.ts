@@ -34,7 +34,6 @@ function updates(entries: { id: string; attempt?: number; entry: Partial<Command
   const set: CommandSet = { taskId: TASK, family: "u", entries: {} };
   for (const { id, attempt = 0, entry } of entries) {
     set.entries[entryKey(updateAddress(TASK, attempt), id)] = {
-      componentId: id,
       sentAt: 1_000,
       deadline: 61_000,
       ...entry,

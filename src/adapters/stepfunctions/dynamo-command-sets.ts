@@ -4,9 +4,14 @@
  * listing sees them):
  *
  *   cmds#<taskId>#<family>   { taskId, family, ttl, closedAt?,
- *                              e_<entry>: { c: componentId, s: sentAt, d: deadline, pb?: publishedAt,
+ *                              e_<entry>: { s: sentAt, d: deadline, pb?: publishedAt,
  *                                           a?: ackedAt, p?: progress, pt?: progressAt,
  *                                           r?: result, rt?: resultAt, q?: answer } }
+ *
+ * An entry names no component: its key is the component's (a hash over the task, the command and
+ * the component id), which is how every reader finds it, so the id would be ~40 of its ~115
+ * bytes, paid by every write of the item (each rewrites all of it). Entries written before
+ * 2026-12-01 carry it as `c`, which is read past.
  *
  * Entries are top-level attributes, so adding one needs no parent map, and one UpdateItem sets
  * any number of them. A batch of BMC reports is one UpdateItem whose condition carries each
@@ -52,7 +57,7 @@ function isConditionFailed(error: unknown): boolean {
 }
 
 function entryToItem(e: CommandEntry): Item {
-  const item: Item = { c: e.componentId, s: e.sentAt, d: e.deadline };
+  const item: Item = { s: e.sentAt, d: e.deadline };
   if (e.publishedAt !== undefined) item.pb = e.publishedAt;
   if (e.ackedAt !== undefined) item.a = e.ackedAt;
   if (e.progress !== undefined) item.p = e.progress;
@@ -64,7 +69,7 @@ function entryToItem(e: CommandEntry): Item {
 }
 
 function itemToEntry(i: Item): CommandEntry {
-  const e: CommandEntry = { componentId: i.c as string, sentAt: Number(i.s), deadline: Number(i.d) };
+  const e: CommandEntry = { sentAt: Number(i.s), deadline: Number(i.d) };
   if (i.pb !== undefined) e.publishedAt = Number(i.pb);
   if (i.a !== undefined) e.ackedAt = Number(i.a);
   if (i.p !== undefined) e.progress = Number(i.p);
