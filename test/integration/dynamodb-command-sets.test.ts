@@ -19,7 +19,7 @@ import {
   updateAddress,
   verifyAddress,
 } from "../../src/domain/command-sets.js";
-import type { Task } from "../../src/domain/model.js";
+import { runningTask } from "../support/domain-fixtures.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
@@ -132,20 +132,7 @@ describe("DynamoCommandSetStore", () => {
   it("getWithTask: the task and its sets of the families asked for, in one strongly consistent BatchGetItem", async () => {
     const taskId = uuid(7, "7a5c0000");
     const doc = DynamoDBDocumentClient.from(client);
-    const task: Task = {
-      id: taskId,
-      operation: "UpgradeFirmware",
-      rackId: "r-1",
-      componentIds: ["c1"],
-      description: "",
-      executorType: "STEP_FUNCTIONS",
-      executionId: "",
-      status: "RUNNING",
-      message: "",
-      createdAt: 1,
-      updatedAt: 2,
-      report: '{"components":[]}',
-    };
+    const task = runningTask({ id: taskId, componentIds: ["c1"], updatedAt: 2, report: '{"components":[]}' });
     await new DynamoTaskStore(doc, names).createTask(task);
     const a = updateAddress(taskId, 0);
     await store.open(taskId, "u", Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 9 })]));

@@ -1,5 +1,26 @@
-/** A plain effective configuration for the pure-core unit tests; each test overrides what it checks. */
-import type { RunConfig } from "../../src/domain/model.js";
+/**
+ * Plain values for the unit tests, each test overriding what it checks: an effective run
+ * configuration, and a running child task (`t-1` on rack `r-1`, no components, empty report).
+ */
+import type { RunConfig, Task } from "../../src/domain/model.js";
+
+export function runningTask(overrides: Partial<Task> = {}): Task {
+  return {
+    id: "t-1",
+    operation: "UpgradeFirmware",
+    rackId: "r-1",
+    componentIds: [],
+    description: "",
+    executorType: "STEP_FUNCTIONS",
+    executionId: "",
+    status: "RUNNING",
+    message: "",
+    createdAt: 1,
+    updatedAt: 1,
+    report: "",
+    ...overrides,
+  };
+}
 
 export function runConfig(overrides: Partial<RunConfig> = {}): RunConfig {
   return {

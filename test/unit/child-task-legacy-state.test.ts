@@ -19,6 +19,7 @@ import { createTaskSteps } from "../../src/app/child-task/steps.js";
 import { checkWave, nextCursor } from "../../src/app/child-task/waves.js";
 import type { BmcCommand } from "../../src/domain/bmc-protocol.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
+import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
 
 const settings = { ...DEFAULT_CHILD_TASK_SETTINGS, maxParallel: 2 };
@@ -154,20 +155,15 @@ describe("child-task state from before operation rules", () => {
       "2.0.0",
       false,
     );
-    await tasks.createTask({
-      id: "t",
-      operation: "UpgradeFirmware",
-      rackId: "r",
-      componentIds: ["a", "b"],
-      description: "",
-      executorType: "STEP_FUNCTIONS",
-      executionId: "",
-      status: "PENDING",
-      message: "",
-      createdAt: 1,
-      updatedAt: 1,
-      report: serializeReport(report),
-    });
+    await tasks.createTask(
+      runningTask({
+        id: "t",
+        rackId: "r",
+        componentIds: ["a", "b"],
+        status: "PENDING",
+        report: serializeReport(report),
+      }),
+    );
     const steps = createTaskSteps({
       tasks,
       commands: memoryCommandSetStore(),

@@ -9,6 +9,7 @@ import { knownLeaseEnd, lockTtlMs, renewLockIfNeeded } from "../../src/app/child
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
 import type { Task } from "../../src/domain/model.js";
 import { rackConflictMessage } from "../../src/domain/step-errors.js";
+import { runningTask } from "../support/domain-fixtures.js";
 import { memoryLockStore } from "../support/memory-child-task.js";
 
 const settings = { ...DEFAULT_CHILD_TASK_SETTINGS };
@@ -19,24 +20,8 @@ const WHOLE = lockTtlMs(settings, 39);
 // One wave of 8 at the default update timeout: (1800 + 60 + 60 + 300) s.
 const WAVE = lockTtlMs(settings, 8);
 
-function task(overrides: Partial<Task> = {}): Task {
-  return {
-    id: "t-1",
-    operation: "UpgradeFirmware",
-    rackId: "r-1",
-    componentIds: components,
-    description: "",
-    executorType: "STEP_FUNCTIONS",
-    executionId: "",
-    status: "RUNNING",
-    message: "",
-    createdAt: 1,
-    updatedAt: STARTED,
-    startedAt: STARTED,
-    report: "",
-    ...overrides,
-  };
-}
+const task = (overrides: Partial<Task> = {}): Task =>
+  runningTask({ componentIds: components, updatedAt: STARTED, startedAt: STARTED, ...overrides });
 
 async function harness() {
   const inner = memoryLockStore();

@@ -20,6 +20,7 @@ import {
   serializeReport,
   type TaskReport,
 } from "../../src/domain/task-report.js";
+import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore } from "../support/memory-child-task.js";
 
 function memoryTasks(initial: Task[]) {
@@ -38,23 +39,14 @@ function memoryTasks(initial: Task[]) {
 }
 
 function task(report: TaskReport, overrides: Partial<Task> = {}): Task {
-  return {
-    id: "t-1",
-    operation: "UpgradeFirmware",
-    rackId: "r-1",
+  return runningTask({
     componentIds: report.components.map((c) => c.id),
-    description: "",
-    executorType: "STEP_FUNCTIONS",
-    executionId: "",
-    status: "RUNNING",
-    message: "",
-    createdAt: 1,
     updatedAt: 10,
     report: serializeReport(report),
     runId: "run-1",
     targetId: "tg-1",
     ...overrides,
-  };
+  });
 }
 
 /** Commands of task t-1 already sent: family → component → what its entry holds besides its window. */

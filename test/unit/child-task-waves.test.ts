@@ -21,6 +21,7 @@ import type { CommandFamily, CommandSet } from "../../src/domain/command-sets.js
 import { entryKey, updateAddress } from "../../src/domain/command-sets.js";
 import type { Task } from "../../src/domain/model.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
+import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
 
 const settings = { ...DEFAULT_CHILD_TASK_SETTINGS, maxParallel: 2 };
@@ -33,22 +34,13 @@ const report = initialReport(
   "2.0.0",
   false,
 );
-const task: Task = {
-  id: "t-1",
-  operation: "UpgradeFirmware",
-  rackId: "r-1",
+const task: Task = runningTask({
   componentIds: ["c1", "c2", "p1"],
-  description: "",
-  executorType: "STEP_FUNCTIONS",
-  executionId: "",
-  status: "RUNNING",
-  message: "",
-  createdAt: 1,
   updatedAt: 1_000,
   startedAt: 1_000,
   report: serializeReport(report),
   runId: "run-1",
-};
+});
 
 function harness(stored: Task = task) {
   const inner = memoryTaskStore();
