@@ -3,15 +3,21 @@
  * execution stopped underneath (AWS StopExecution / the local abort path) all end the task
  * TERMINATED, record its run target once and release the rack lock.
  */
+
+import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
 import { targetIdempotencyKey } from "../../src/app/ports.js";
 import { updateRequestId } from "../../src/domain/bmc-protocol.js";
+import { entryKey, updateAddress } from "../../src/domain/command-sets.js";
 import { queryRequestId } from "../../src/domain/component-verdict.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
 import {
+  FAST_SETTINGS,
   fleetCaughtUp,
   type Harness,
   id,
@@ -80,6 +86,40 @@ describe("child task: cancel", () => {
       expect(fleet.updatesByComponent[c], c).toBe(1);
     }
     expect((await h.child.tasksApi.getTasks([taskId]))[0]?.status).toBe("TERMINATED");
+    // A wave step still in flight when the cancel landed (its Lambda running on after it), here a
+    // retry of the wave (new request ids: a BMC would flash again), sends nothing: the cancel
+    // closed the task's command sets, and the step reads no task.
+    const late = await h.child.steps
+      .handle({
+        step: "sendWave",
+        taskId,
+        rackId: id(P, 1, 0),
+        settings: { ...DEFAULT_CHILD_TASK_SETTINGS, ...FAST_SETTINGS },
+        groups: [
+          {
+            stage: 0,
+            name: "compute",
+            componentIds: components,
+            maxParallel: 2,
+            steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 }],
+            facts: {
+              types: Object.fromEntries(components.map((c) => [c, "COMPUTE" as const])),
+              versions: Object.fromEntries(components.map((c) => [c, "2.0.0"])),
+            },
+          },
+        ],
+        cursor: { group: 0, wave: 0, step: 0, attempt: 1, more: true, retry: true, waitSeconds: 0 },
+      })
+      .catch((e: unknown) => e);
+    expect(late).toMatchObject({ name: "TaskEnded", message: `task ${taskId} already ended` });
+    const updates = await new DynamoCommandSetStore(DynamoDBDocumentClient.from(h.client), h.names.tasks).get(
+      taskId,
+      "u",
+    );
+    expect(updates?.closedAt).toBeGreaterThan(0);
+    expect(Object.keys(updates?.entries ?? {}).sort()).toEqual(
+      components.map((c) => entryKey(updateAddress(taskId, 0), c)).sort(),
+    );
     // Cancelling again returns the task unchanged.
     expect(await h.child.tasksApi.cancelTask(taskId)).toEqual((await h.child.tasksApi.getTasks([taskId]))[0]);
   });
