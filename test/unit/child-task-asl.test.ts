@@ -120,6 +120,18 @@ describe("child-task ASL", () => {
     expect(raw.States.RecordFailure?.Next).toBe("TaskFailed");
   });
 
+  it("every state that publishes to BMCs retries BmcPublishError: AcquireLock (the preflight's queries), CheckPreflight (its re-asks), SendWave", () => {
+    for (const name of ["AcquireLock", "CheckPreflight", "SendWave"]) {
+      expect((raw.States[name]!.Retry as unknown[])[1], name).toEqual({
+        ErrorEquals: ["BmcPublishError"],
+        IntervalSeconds: 2,
+        MaxAttempts: 4,
+        BackoffRate: 2,
+        JitterStrategy: "FULL",
+      });
+    }
+  });
+
   it("every Task state but the recorders (which retry anything) rides out a store outage: StoreUnavailableError is retried first, with backoff", () => {
     const record = new Set(["RecordSuccess", "RecordFailure"]);
     for (const [name] of tasks) {
