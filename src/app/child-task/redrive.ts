@@ -109,10 +109,13 @@ export async function finishLostOutcomes(deps: LostOutcomeDeps): Promise<number>
     const taskIds = inFlight.map((t) => t.taskId ?? taskIdForKey(targetIdempotencyKey(t.id)));
     for (const task of await deps.tasks.getTasks(taskIds)) {
       if (!isTerminalTask(task)) continue;
-      await recordTaskOutcome(deps, task.id, {
-        status: task.status as TaskOutcomeStatus,
-        message: task.message,
-      });
+      // Given as read: an ended task, whose command sets need no closing.
+      await recordTaskOutcome(
+        deps,
+        task.id,
+        { status: task.status as TaskOutcomeStatus, message: task.message },
+        task,
+      );
       finished += 1;
     }
   }
