@@ -1,3 +1,5 @@
+import { createHash } from "node:crypto";
+import { deflateRawSync } from "node:zlib";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -27,9 +29,14 @@ describe("task store", () => {
     expect(await stores.tasks.getTasks([b.id, uuid(999), a.id])).toEqual([b, a]);
   });
 
-  it("the report is stored deflated (reportZ), a tenth of its JSON; an item written before, with report as text, is read as it is", async () => {
+  it("a task item stored compact: the report deflated with the component ids as its dictionary, the ids 16 bytes each; items written before read as they are", async () => {
+    // Ids as random as real ones (the fixture's patterned ones deflate well without help).
+    const hashed = (i: number) => {
+      const h = createHash("sha256").update(`component ${i}`).digest("hex");
+      return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+    };
     const components = Array.from({ length: 39 }, (_, i) => ({
-      id: uuid(i, "c0c0c0c0"),
+      id: hashed(i),
       type: "COMPUTE",
       status: "COMPLETED",
       versionBefore: "1.0.0",
@@ -39,18 +46,40 @@ describe("task store", () => {
       finishedAt: 1_764_400_610_000 + i,
     }));
     const report = JSON.stringify({ v: 2, targetVersion: "2.0.0", components });
-    const t = task(3, { report });
+    const t = task(3, { report, componentIds: components.map((c) => c.id) });
     await stores.tasks.createTask(t);
     const raw = await stores.doc.send(new GetCommand({ TableName: names.tasks, Key: { id: t.id } }));
-    expect(raw.Item?.report).toBeUndefined();
-    const stored = raw.Item?.reportZ as Uint8Array;
-    expect(stored.length).toBeLessThan(report.length / 5);
+    const item = raw.Item as Record<string, unknown>;
+    expect([item.report, item.reportZ, item.componentIds]).toEqual([undefined, undefined, undefined]);
+    // Deflated with the ids as the dictionary: well under what plain deflate makes of it.
+    expect((item.reportZd as Uint8Array).length).toBeLessThan(deflateRawSync(report).length * 0.75);
+    expect((item.componentIdsB as Uint8Array).length).toBe(39 * 16);
     expect(await stores.tasks.getTasks([t.id])).toEqual([t]);
-    // As items were written before: the report as text.
-    const { reportZ: _z, ...before } = raw.Item as Record<string, unknown>;
-    const old = { ...before, id: uuid(4, "7a5c0000"), report: '{"v":1}' };
-    await stores.doc.send(new PutCommand({ TableName: names.tasks, Item: old }));
-    expect(await stores.tasks.getTasks([old.id])).toEqual([{ ...t, id: old.id, report: '{"v":1}' }]);
+    // A component filter still finds it (on the ids as read).
+    const listed = await stores.tasks.listTasks({
+      rackId: t.rackId,
+      componentId: components[7]!.id,
+      activeOnly: false,
+      page,
+    });
+    expect(listed.tasks.map((x) => x.id)).toEqual([t.id]);
+    // As items were written before: the ids as a list, and the report as text or plain deflate.
+    const { reportZd: _d, componentIdsB: _b, ...bare } = item;
+    const before = { ...bare, componentIds: t.componentIds };
+    for (const [n, stored] of [
+      [4, { report: '{"v":1}' }],
+      [5, { reportZ: deflateRawSync('{"v":1}') }],
+    ] as const) {
+      const old = { ...before, ...stored, id: uuid(n, "7a5c0000") };
+      await stores.doc.send(new PutCommand({ TableName: names.tasks, Item: old }));
+      expect(await stores.tasks.getTasks([old.id])).toEqual([{ ...t, id: old.id, report: '{"v":1}' }]);
+    }
+    // Ids that are not all UUIDs stay a list (read as they are).
+    const odd = task(6, { componentIds: ["tray-1", uuid(6, "cccccccc")] });
+    await stores.tasks.createTask(odd);
+    const oddItem = await stores.doc.send(new GetCommand({ TableName: names.tasks, Key: { id: odd.id } }));
+    expect(oddItem.Item?.componentIds).toEqual(["tray-1", uuid(6, "cccccccc")]);
+    expect(await stores.tasks.getTasks([odd.id])).toEqual([odd]);
   });
 
   it("the same idempotency key twice → one task; the repeat returns the first task", async () => {
