@@ -197,18 +197,7 @@ export async function recordTaskOutcome(
   // Closed before the update set is read: nothing can be added to it after the read.
   if (fromOutside && !(read !== undefined && isTerminalTask(read)))
     await deps.commands.close(taskId, deps.clock());
-  const { task: first, updates } =
-    read === undefined
-      ? await loadTaskWith(deps, taskId, ["u"]).then((r) => ({ task: r.task, updates: r.sets.u }))
-      : {
-          task: read,
-          updates:
-            readUpdates !== undefined
-              ? readUpdates.set
-              : isTerminalTask(read)
-                ? undefined
-                : await deps.commands.get(taskId, "u"),
-        };
+  const { task: first, updates } = await readForOutcome(deps, taskId, read, readUpdates);
   // A run child still in flight ends with its target and its lock in ONE write where the store
   // can (1, 2 and 3 together); otherwise (the target not in flight, the lock another task's) in
   // turn as below.
@@ -285,13 +274,25 @@ export async function recordTaskOutcome(
   await Promise.all([
     recordedWithTask ? undefined : deps.locks.release(task.rackId, task.id),
     runId === undefined ? undefined : deps.waker?.wake(runId),
-    changed
-      ? recordVerified(deps, task, first)
-      : fromOutside
-        ? undefined
-        : recordVerified(deps, task, undefined),
+    changed || !fromOutside ? recordVerified(deps, task, changed ? first : undefined) : undefined,
   ]);
   return task;
+}
+
+/** The task and its update set as an ending needs them: as the caller read them, else in one request (an ended task's set is not needed). */
+async function readForOutcome(
+  deps: OutcomeDeps,
+  taskId: string,
+  read: Task | undefined,
+  readUpdates: { set: CommandSet | undefined } | undefined,
+): Promise<{ task: Task; updates: CommandSet | undefined }> {
+  if (read === undefined) {
+    const { task, sets } = await loadTaskWith(deps, taskId, ["u"]);
+    return { task, updates: sets.u };
+  }
+  if (readUpdates !== undefined) return { task: read, updates: readUpdates.set };
+  if (isTerminalTask(read)) return { task: read, updates: undefined };
+  return { task: read, updates: await deps.commands.get(taskId, "u") };
 }
 
 /** RecordSuccess / RecordFailure: the last state records the outcome (a caught error → FAILED). */
