@@ -27,7 +27,7 @@
  * beside it.
  *
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
- *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE]
+ *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
  */
 import "../local/polyfills.js";
 import { randomUUID } from "node:crypto";
@@ -71,10 +71,13 @@ const { values: args } = parseArgs({
     "update-ms": { type: "string", default: "300" },
     "wait-ms": { type: "string", default: "100" },
     "tick-ms": { type: "string", default: "10000" },
+    "report-batch-ms": { type: "string", default: "250" },
     // --quick: 10 racks, 5 at a time (about half a minute), for `npm run bench`.
     quick: { type: "boolean", default: false },
     repeat: { type: "string", default: "1" },
     json: { type: "string" },
+    // --timeline: the median rack's states, each with the time it was entered.
+    timeline: { type: "boolean", default: false },
   },
 });
 const RACKS = args.quick ? 10 : Number(args.racks);
@@ -237,6 +240,8 @@ async function once(): Promise<Figures> {
     into[part] = (into[part] ?? 0) + n;
   };
   let reportInvocations = 0;
+  /** --timeline: each task's states as entered, [ms, name]. */
+  const timelines = new Map<string, [number, string][]>();
 
   // One wave per group: every group of a GB200 rack (at most 18 trays) flashes at once.
   const settings: Partial<ChildTaskSettings> = {
@@ -255,6 +260,7 @@ async function once(): Promise<Figures> {
     cipher,
     settings,
     waitOverrideMs: WAIT_MS,
+    reportBatchMs: Number(args["report-batch-ms"]),
     waker: inProcessWaker(() => dispatcher, silentLogger),
     log,
     hooks: {
@@ -263,8 +269,11 @@ async function once(): Promise<Figures> {
         add(lambdaByPart, part);
         return inScope({ part }, run);
       },
-      onStateEntered: (taskId, state) =>
-        add(transitionsByPart, labeller.ofState(taskId, state.name, state.input)),
+      onStateEntered: (taskId, state) => {
+        add(transitionsByPart, labeller.ofState(taskId, state.name, state.input));
+        if (args.timeline)
+          timelines.set(taskId, [...(timelines.get(taskId) ?? []), [Date.now(), state.name]]);
+      },
       aroundReports: (run) => {
         reportInvocations += 1;
         add(lambdaByPart, PART.reports);
@@ -380,6 +389,7 @@ async function once(): Promise<Figures> {
   const durations = tasks
     .map((t) => (t.finishedAt ?? 0) - (t.startedAt ?? t.createdAt))
     .sort((a, b) => a - b);
+  if (args.timeline) printTimeline(tasks, timelines);
   const upgraded = tasks.filter((t) => t.status === "COMPLETED").length;
   const n = Math.max(1, upgraded);
 
@@ -642,6 +652,28 @@ function report(f: Figures, runs: number): string {
     "Aims (issue 17), against the figures it started from",
     formatTable(["figure", "aim", "issue 17 found", "now", ""], aims),
   ].join("\n");
+}
+
+/** The median rack's states from its submission: when each was entered, and how long until the next. */
+function printTimeline(
+  tasks: readonly { id: string; createdAt: number; finishedAt?: number }[],
+  timelines: Map<string, [number, string][]>,
+): void {
+  const byDuration = [...tasks].sort(
+    (a, b) => (a.finishedAt ?? 0) - a.createdAt - ((b.finishedAt ?? 0) - b.createdAt),
+  );
+  const task = byDuration[Math.floor(byDuration.length / 2)];
+  const states = task === undefined ? undefined : timelines.get(task.id);
+  if (task === undefined || states === undefined) return;
+  const lines = [`Timeline of the median rack (task ${task.id}), ms from its submission:`];
+  const ends = [...states.slice(1).map(([t]) => t), task.finishedAt ?? Date.now()];
+  states.forEach(([t, name], i) => {
+    lines.push(
+      `  ${String(t - task.createdAt).padStart(6)}  ${name.padEnd(28)} ${String((ends[i] ?? t) - t).padStart(5)} ms`,
+    );
+  });
+  lines.push(`  ${String((task.finishedAt ?? Date.now()) - task.createdAt).padStart(6)}  (task finished)`);
+  console.log(`${lines.join("\n")}\n`);
 }
 
 async function main(): Promise<void> {
