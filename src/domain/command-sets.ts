@@ -260,6 +260,24 @@ export const knownOf = (entry: CommandEntry): KnownEntry => ({
   status: entry.status !== undefined,
 });
 
+/**
+ * What is known of an entry once `write` was stored on it (its conditions held, so the write's own
+ * fields are what is stored now): a result, an answer or an acknowledgement written is stored; the
+ * progress written is the stored progress. What the write did not touch stays as known before.
+ */
+export function knownAfter(known: KnownEntry | undefined, write: EntryWrite): KnownEntry {
+  const progress =
+    write.progress ??
+    (known?.progress === undefined ? undefined : { percent: known.progress, at: known.progressAt });
+  return {
+    acked: known?.acked === true || write.ackedAt !== undefined,
+    ...(progress === undefined ? {} : { progress: progress.percent }),
+    ...(progress?.at === undefined ? {} : { progressAt: progress.at }),
+    result: known?.result === true || write.result !== undefined,
+    status: known?.status === true || write.status !== undefined,
+  };
+}
+
 /** The fields of one entry a write sets; absent: nothing to write for it. */
 export interface EntryWrite {
   ackedAt?: number;

@@ -117,7 +117,7 @@ describe("DynamoCommandSetStore", () => {
     // What a BMC reports on a command already out is still stored.
     const written = await store.record(taskId, "u", { [key]: { result: ok } });
     expect(written.outcome).toBe("written");
-    expect(written.outcome === "written" && written.set.entries[key]?.resultAt).toBe(50);
+    expect((await store.get(taskId, "u"))?.entries[key]?.resultAt).toBe(50);
     // Another task's sets are not closed.
     const other = uuid(6, "7a5c0000");
     const open = await store.open(
@@ -200,19 +200,21 @@ describe("DynamoCommandSetStore", () => {
       [k1]: { result: ok, ackedAt: 50 },
       [k2]: { progress: { percent: 30, at: 40 }, ackedAt: 40 },
     });
-    expect(written.outcome).toBe("written");
-    expect(written.set?.entries[k1]).toMatchObject({
+    // Written: the reply carries no item (the caller knows what it wrote); the store holds it.
+    expect(written).toEqual({ outcome: "written" });
+    const after = await store.get(taskId, "u");
+    expect(after?.entries[k1]).toMatchObject({
       result: { ok: true, version: "2.0.0" },
       resultAt: 50,
       ackedAt: 50,
     });
-    expect(written.set?.entries[k2]).toMatchObject({ progress: 30, progressAt: 40, ackedAt: 40 });
+    expect(after?.entries[k2]).toMatchObject({ progress: 30, progressAt: 40, ackedAt: 40 });
     // A second result for c1 (first wins) with a real change for c2: refused as a whole.
     const refused = await store.record(taskId, "u", {
       [k1]: { result: { value: { ok: true, version: "9.9.9" }, at: 60 } },
       [k2]: { progress: { percent: 60, at: 61 } },
     });
-    expect(refused.outcome).toBe("refused");
+    if (refused.outcome !== "refused") throw new Error("a second result was written");
     expect(refused.set?.entries[k1]?.result).toEqual({ ok: true, version: "2.0.0" });
     expect(refused.set?.entries[k2]?.progress).toBe(30);
     // Progress only upwards; a lone ack only once; an entry that does not exist is refused.
@@ -221,9 +223,10 @@ describe("DynamoCommandSetStore", () => {
     );
     expect((await store.record(taskId, "u", { [k2]: { ackedAt: 63 } })).outcome).toBe("refused");
     expect((await store.record(taskId, "u", { nope: { ackedAt: 63 } })).outcome).toBe("refused");
-    expect(
-      (await store.record(taskId, "u", { [k2]: { progress: { percent: 60, at: 61 } } })).set?.entries[k2],
-    ).toMatchObject({
+    expect((await store.record(taskId, "u", { [k2]: { progress: { percent: 60, at: 61 } } })).outcome).toBe(
+      "written",
+    );
+    expect((await store.get(taskId, "u"))?.entries[k2]).toMatchObject({
       progress: 60,
       progressAt: 61,
     });
@@ -284,7 +287,9 @@ describe("DynamoCommandSetStore", () => {
     );
     expect(written.outcome).toBe("written");
     expect(
-      Object.values(written.set?.entries ?? {}).every((e) => e.publishedAt === 2 && e.resultAt === 50),
+      Object.values((await big.get(taskId, "u"))?.entries ?? {}).every(
+        (e) => e.publishedAt === 2 && e.resultAt === 50,
+      ),
     ).toBe(true);
     own.destroy();
   });

@@ -169,7 +169,7 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
         }
         if (w.ackedAt !== undefined) e.ackedAt ??= w.ackedAt;
       }
-      return { outcome: "written" as const, set: structuredClone(set) };
+      return { outcome: "written" as const };
     },
   };
   return store;

@@ -14,6 +14,7 @@ import {
   foldReports,
   isReportFor,
   kindOfFamily,
+  knownAfter,
   knownOf,
   newEntry,
   PROGRESS_WRITE_INTERVAL_MS,
@@ -241,5 +242,43 @@ describe("knownOf", () => {
         status: { version: "1.0.0" },
       }),
     ).toEqual({ acked: true, progress: 40, progressAt: 4, result: true, status: true });
+  });
+});
+
+describe("knownAfter: what a stored write teaches", () => {
+  const ok = { value: { ok: true as const, version: "2.0.0" }, at: 9 };
+  it("nothing known before: the write's own fields, and nothing stored where its conditions held", () => {
+    expect(knownAfter(undefined, { progress: { percent: 30, at: 5 }, ackedAt: 5 })).toEqual({
+      acked: true,
+      progress: 30,
+      progressAt: 5,
+      result: false,
+      status: false,
+    });
+    expect(knownAfter(undefined, { result: ok, ackedAt: 9 })).toEqual({
+      acked: true,
+      result: true,
+      status: false,
+    });
+    expect(knownAfter(undefined, { status: { version: "1.0.0" } })).toEqual({
+      acked: false,
+      result: false,
+      status: true,
+    });
+  });
+  it("known before: kept where the write did not touch it, replaced where it did", () => {
+    const before = { acked: true, progress: 30, progressAt: 5, result: false, status: false };
+    expect(knownAfter(before, { result: ok })).toEqual({ ...before, result: true });
+    expect(knownAfter(before, { progress: { percent: 60, at: 8 } })).toEqual({
+      ...before,
+      progress: 60,
+      progressAt: 8,
+    });
+  });
+  it("what entryWrite writes next follows from it: a duplicate of what was written writes nothing", () => {
+    const folded = foldReports([at({ v: 1, type: "result", requestId: "r", ok: true, version: "2.0.0" }, 9)]);
+    const write = entryWrite("u", folded, undefined);
+    expect(write).toBeDefined();
+    expect(entryWrite("u", folded, knownAfter(undefined, write ?? {}))).toBeUndefined();
   });
 });

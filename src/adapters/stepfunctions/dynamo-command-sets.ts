@@ -325,7 +325,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-  ): Promise<{ outcome: "written"; set: CommandSet } | { outcome: "refused"; set?: CommandSet }> {
+  ): Promise<{ outcome: "written" } | { outcome: "refused"; set?: CommandSet }> {
     const chunks = chunked(
       Object.entries(writes),
       (x) => {
@@ -362,11 +362,12 @@ export class DynamoCommandSetStore implements CommandSetStore {
         }
       },
     );
-    let after: Item | undefined;
+    let wrote = false;
     for (const chunk of chunks) {
       if (chunk.sets.length === 0) continue;
       try {
-        after = (await this.send(taskId, family, chunk, true)).Attributes;
+        await this.send(taskId, family, chunk, false);
+        wrote = true;
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
         // A duplicate or late report the writer did not know about: what is stored decides.
@@ -374,7 +375,6 @@ export class DynamoCommandSetStore implements CommandSetStore {
         return stored === undefined ? { outcome: "refused" } : { outcome: "refused", set: stored };
       }
     }
-    if (after === undefined) return { outcome: "refused" };
-    return { outcome: "written", set: itemToSet(after) };
+    return wrote ? { outcome: "written" } : { outcome: "refused" };
   }
 }

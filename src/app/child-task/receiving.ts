@@ -22,6 +22,7 @@ import {
   foldReports,
   isReportFor,
   type KnownEntry,
+  knownAfter,
   knownOf,
   parseCommandRequestId,
 } from "../../domain/command-sets.js";
@@ -87,14 +88,9 @@ export function createReportRecorder(
       }
       if (pending.entries.size === 0) return;
       const out = await commands.record(taskId, family, writes);
-      if (out.set === undefined) {
-        // No such command set: reports for commands nobody sent.
-        for (const entry of [...pending.entries.keys()]) settle(entry, "ignored");
-        return;
-      }
-      for (const [entry, stored] of Object.entries(out.set.entries)) known.set(entry, knownOf(stored));
       if (out.outcome === "written") {
         for (const [entry, write] of Object.entries(writes)) {
+          known.set(entry, knownAfter(known.get(entry), write));
           const { indexes, reports } = pending.entries.get(entry) ?? { indexes: [], reports: [] };
           const used = contributing(reports, write);
           indexes.forEach((i, n) => {
@@ -104,6 +100,12 @@ export function createReportRecorder(
         }
         return;
       }
+      if (out.set === undefined) {
+        // No such command set: reports for commands nobody sent.
+        for (const entry of [...pending.entries.keys()]) settle(entry, "ignored");
+        return;
+      }
+      for (const [entry, stored] of Object.entries(out.set.entries)) known.set(entry, knownOf(stored));
       // Refused: what is stored now decides what is left to write; entries it lacks are not ours.
       for (const entry of [...pending.entries.keys()])
         if (!(entry in out.set.entries)) settle(entry, "ignored");

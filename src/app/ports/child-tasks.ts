@@ -156,13 +156,14 @@ export interface CommandSetStore {
    * progress only upwards and only before a result, a lone acknowledgement only where none is
    * stored. All or nothing: 'refused' writes nothing and returns the record as it is (absent: no
    * such record), from which the caller works out what still changes something and writes that.
-   * 'written' returns the record after.
+   * 'written' returns nothing more: the caller knows what it wrote (the record after would be the
+   * whole item sent back on every batch, ~3 KB for a rack's update set).
    */
   record(
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-  ): Promise<{ outcome: "written"; set: CommandSet } | { outcome: "refused"; set?: CommandSet }>;
+  ): Promise<{ outcome: "written" } | { outcome: "refused"; set?: CommandSet }>;
 }
 
 /** Firmware credentials of a plain UpgradeFirmware task (run children use RunStore.getRunSecrets). */
