@@ -91,6 +91,8 @@ export interface LocalChildTasksOptions {
   reportBatchMs?: number;
   /** Overrides every Wait state's duration (ms): quick demos and tests. */
   waitOverrideMs?: number;
+  /** How long a wave waits for its wake-up before its check (ms); default `waitOverrideMs`. */
+  awaitTimeoutOverrideMs?: number;
   retryIntervalOverrideMs?: number;
   executionTimeoutSeconds?: number;
   waker?: RunWaker;
@@ -151,6 +153,8 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     ...(options.cipher ? { cipher: { cipher: options.cipher, keyId: "local-aes-256-gcm" } } : {}),
     clock,
     ...(options.waker ? { waker: options.waker } : {}),
+    // The executor below is the local Step Functions: its wake is the local SendTaskSuccess.
+    waveWaker: { wake: (token) => executor.wake(token) },
     logger,
   });
   const iot = new IoTDataPlaneClient({
@@ -182,6 +186,9 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     },
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.waitOverrideMs !== undefined ? { waitOverrideMs: options.waitOverrideMs } : {}),
+    ...(options.awaitTimeoutOverrideMs !== undefined
+      ? { awaitTimeoutOverrideMs: options.awaitTimeoutOverrideMs }
+      : {}),
     ...(options.retryIntervalOverrideMs !== undefined
       ? { retryIntervalOverrideMs: options.retryIntervalOverrideMs }
       : {}),
@@ -200,7 +207,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   });
 
   const counts = { received: 0, recorded: 0, ignored: 0, invalid: 0 };
-  const recorder = createReportRecorder(parts.commands, logger);
+  const recorder = createReportRecorder(parts.commands, logger, parts.waveWaker);
   // One batch as the Lambda gets it; what could not be stored (a dead store) is delivered again,
   // as SQS redelivers a batch's failed items.
   const deliver = async (batch: BmcReportMessage[]): Promise<void> => {

@@ -13,11 +13,21 @@
  * reconcileExecutionEnd: a stopped execution's task ends TERMINATED and its rack lock is released
  * by the very function the last state uses.
  *
+ * Callbacks: aws-local-stepfunctions has no `.waitForTaskToken`, so a Task state of that pattern
+ * (AwaitWave) is bound to a handler that mints the task token itself (`local-token:<task>:<n>`),
+ * calls the step with it in the Payload, as Lambda gets it, and then waits until `wake(token)`
+ * (this executor is the local WaveWaker) or its timeout: `awaitTimeoutOverrideMs`, else the
+ * Wait override, else the wave's `awaitSeconds`; a timeout is the States.Timeout error the
+ * state's Catch expects. The handler keeps that timeout itself because aws-local-stepfunctions
+ * reads TimeoutSecondsPath from the state's input after Parameters, where Step Functions reads it
+ * from the state's input: the local copy of such a state gets a day's TimeoutSeconds instead.
+ *
  * Needs Promise.withResolvers (Node 22): import local/polyfills.ts before this module runs on Node 20.
  */
 import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine } from "aws-local-stepfunctions";
 import {
   type AslMachine,
+  callbackStateNames,
   loadChildTaskDefinition,
   taskStateNames,
   waitStateNames,
@@ -31,6 +41,7 @@ import type { ExecutionEnding } from "../src/app/child-task/outcome.js";
 import type { ChildTaskSettings, StepEvent } from "../src/app/child-task/settings.js";
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
+import type { WaveWaker } from "../src/app/ports.js";
 import type { Task } from "../src/domain/model.js";
 import { retryWhileUnavailable } from "./retry-unavailable.js";
 
@@ -44,6 +55,11 @@ export interface LocalExecutorOptions {
   settings?: Partial<ChildTaskSettings>;
   /** Every Wait state pauses this many ms instead of its seconds (tests, demos). */
   waitOverrideMs?: number;
+  /**
+   * A callback state (AwaitWave) not woken within this many ms times out into its check. Default:
+   * `waitOverrideMs` (a test's waits stay as short as its polls); unset too: the state's own timeout.
+   */
+  awaitTimeoutOverrideMs?: number;
   /** Every Retry pauses this many ms instead of its interval (tests). */
   retryIntervalOverrideMs?: number;
   /** Top-level TimeoutSeconds for the local run (the CDK app sets 6 h on the deployed machine). */
@@ -83,7 +99,12 @@ interface LocalExecution {
   ended: boolean;
 }
 
-export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
+/** The state machine's Catch matches errors by name, as Step Functions' own States.Timeout. */
+class LocalStatesTimeout extends Error {
+  override name = "States.Timeout";
+}
+
+export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker {
   private readonly machine: StateMachine;
   private readonly definition: AslMachine;
   private readonly settings: ChildTaskSettings;
@@ -98,12 +119,21 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
   };
   private shuttingDown = false;
   private stepsRunning = 0;
+  /** Callback states waiting for their token, by token. */
+  private readonly waiting = new Map<string, () => void>();
+  private tokens = 0;
   private readonly handlersRunning = new Set<Promise<unknown>>();
 
   constructor(private readonly options: LocalExecutorOptions) {
     this.definition = structuredClone(options.definition ?? loadChildTaskDefinition());
     if (options.executionTimeoutSeconds !== undefined)
       this.definition.TimeoutSeconds = options.executionTimeoutSeconds;
+    for (const name of callbackStateNames(this.definition)) {
+      const state = this.definition.States[name];
+      if (state === undefined) continue; // callback states are top-level in this definition
+      delete state.TimeoutSecondsPath;
+      state.TimeoutSeconds = 86_400;
+    }
     this.machine = new StateMachine(this.definition as never);
     this.settings = { ...DEFAULT_CHILD_TASK_SETTINGS, ...options.settings };
     this.log = options.log ?? (() => {});
@@ -124,7 +154,41 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
         this.handlersRunning.delete(running);
       }
     };
-    this.handlers = Object.fromEntries(taskStateNames(this.definition).map((name) => [name, handle]));
+    // A callback state: the step gets the token in its Payload; the state ends with wake(token).
+    const callback = async (input: unknown): Promise<never> => {
+      const payload = (input as { Payload: StepEvent & { taskId: string } }).Payload;
+      this.tokens += 1;
+      const token = `local-token:${payload.taskId}:${this.tokens}`;
+      const woken = new Promise<void>((resolve) => this.waiting.set(token, resolve));
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await handle({ ...payload, token });
+        const wave = (payload as { wave?: { awaitSeconds?: number } }).wave;
+        const timeoutMs =
+          options.awaitTimeoutOverrideMs ?? options.waitOverrideMs ?? (wave?.awaitSeconds ?? 60) * 1000;
+        await Promise.race([
+          woken,
+          new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new LocalStatesTimeout("States.Timeout")), timeoutMs);
+          }),
+        ]);
+        return { woken: true } as never;
+      } finally {
+        clearTimeout(timer);
+        this.waiting.delete(token);
+      }
+    };
+    const callbacks = new Set(callbackStateNames(this.definition));
+    this.handlers = Object.fromEntries(
+      taskStateNames(this.definition).map((name) => [name, callbacks.has(name) ? callback : handle]),
+    );
+  }
+
+  /** The local SendTaskSuccess: the callback state waiting on `token` goes on; an unknown one is no error. */
+  async wake(token: string): Promise<void> {
+    const resolve = this.waiting.get(token);
+    this.waiting.delete(token);
+    resolve?.();
   }
 
   executionIdFor(taskId: string): string {
@@ -152,7 +216,8 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor {
         ...(waits ? { waitTimeOverrides: waits } : {}),
         ...(retries ? { retryIntervalOverrides: retries } : {}),
       },
-      context: { Execution: { Id: executionId, Name: task.id } },
+      // Task.Token: what `$$.Task.Token` reads; the callback handler mints the real one.
+      context: { Execution: { Id: executionId, Name: task.id }, Task: { Token: "local-token" } },
     });
     this.counters.started += 1;
     const execution: LocalExecution = { abort: run.abort, done: Promise.resolve(), ended: false };

@@ -76,6 +76,7 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
       reopen: unused("re-ask BMCs"),
       markPublished: unused("publish"),
       close: unused("close command sets"),
+      awaitAnswers: unused("wait for BMC answers"),
       record: unused("receive reports"),
       get: (taskId, family) => commands.get(taskId, family),
       ...(commands.getWithTask === undefined ? {} : { getWithTask: commands.getWithTask.bind(commands) }),

@@ -145,6 +145,29 @@ export interface CommandSet {
    * set takes no new command, so a step still in flight sends nothing (commands.ts).
    */
   closedAt?: number;
+  /**
+   * The execution waiting for these entries (a wave's commands), by its Step Functions task token:
+   * whoever stores the last of their results or answers wakes it (`wakeDue`), so the wave is
+   * judged when its results are in, not at its next poll. The latest wait replaces the one before.
+   */
+  wake?: { token: string; keys: string[] };
+}
+
+/** An entry's command has its terminal report: an update its result, a query its answer. */
+export const isAnswered = (family: CommandFamily, entry: CommandEntry | undefined): boolean =>
+  family === "u" ? entry?.result !== undefined : entry?.status !== undefined;
+
+/**
+ * The token to wake the waiting execution with, when every entry it waits for is answered (a
+ * closed set too: its task was ended, and the execution's check finds that out); else undefined.
+ *   wake { keys [a, b] }, a answered, b not → undefined; both → the token.
+ */
+export function wakeDue(set: CommandSet | undefined): string | undefined {
+  const wake = set?.wake;
+  if (set === undefined || wake === undefined) return undefined;
+  const due =
+    set.closedAt !== undefined || wake.keys.every((key) => isAnswered(set.family, set.entries[key]));
+  return due ? wake.token : undefined;
 }
 
 /** A new command's entry: its key in the set and what is stored before it is published. */

@@ -139,6 +139,27 @@ export function nextCheckWaitSeconds(
   return Math.max(backoff, Math.min(untilDone, remaining));
 }
 
+/** A wave's wait for its wake-up lasts at least this many of the longest polls (it only guards a lost one). */
+export const AWAIT_SAFETY_NET_POLLS = 5;
+
+/**
+ * Seconds a wave waits in AwaitWave before its check runs with or without a wake-up. The receiver
+ * wakes it when the wave's last result is stored, so this is only the net under a lost wake-up:
+ * the check's own wait (`waitSeconds`), but at least AWAIT_SAFETY_NET_POLLS × maxPollSeconds, and
+ * never past the deadline (the check there decides the timeouts).
+ *   poll 10 s, max 60 s, deadline in 1,800 s, check's wait 20 s → 300 s; deadline in 45 s → 45 s.
+ */
+export function awaitSeconds(
+  settings: { maxPollSeconds: number },
+  waitSeconds: number,
+  deadline: number,
+  now: number,
+): number {
+  const remaining = Math.ceil((deadline - now) / 1000);
+  const net = Math.max(waitSeconds, settings.maxPollSeconds * AWAIT_SAFETY_NET_POLLS);
+  return Math.max(1, Math.min(net, remaining));
+}
+
 function sameParts(flashed: readonly string[] | undefined, asked: readonly string[]): boolean {
   return flashed !== undefined && flashed.length === asked.length && asked.every((p) => flashed.includes(p));
 }

@@ -22,6 +22,7 @@ import { KmsEnvelopeCipher } from "../adapters/kms/kms-cipher.js";
 import { LambdaRunWaker } from "../adapters/lambda/lambda-waker.js";
 import { DynamoFirmwareRecorder } from "../adapters/stepfunctions/inventory-firmware.js";
 import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executor.js";
+import { StepFunctionsWaveWaker } from "../adapters/stepfunctions/sfn-wave-waker.js";
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
 import type { Logger, Metrics } from "../app/observability.js";
 import type { Cipher, RunWaker } from "../app/ports.js";
@@ -121,6 +122,8 @@ export function awsChildTasks(
     },
   );
   const waker = lambdaWaker(config.dispatcherFunctionName, aws, obs);
+  // Used by the task-steps and bmc-result Lambdas (their roles may SendTaskSuccess on the machine).
+  const waveWaker = new StepFunctionsWaveWaker(captured(obs, new SFNClient(awsClientConfig(aws))));
   const parts = childTaskParts({
     doc: stores.doc,
     tasksTable: names.tasks,
@@ -129,6 +132,7 @@ export function awsChildTasks(
     ...(cipher === undefined ? {} : { cipher }),
     clock: Date.now,
     ...(waker === undefined ? {} : { waker }),
+    waveWaker,
     metrics: obs.metrics,
     logger: obs.logger,
   });

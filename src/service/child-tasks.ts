@@ -29,6 +29,7 @@ import type {
   RunStore,
   RunWaker,
   TaskStore,
+  WaveWaker,
 } from "../app/ports.js";
 
 export interface ChildTaskPartsDeps {
@@ -45,6 +46,8 @@ export interface ChildTaskPartsDeps {
   firmware: FirmwareVersionRecorder;
   clock: () => number;
   waker?: RunWaker;
+  /** Wakes executions waiting for their wave (AwaitWave): the steps and the receiver use it. */
+  waveWaker?: WaveWaker;
   metrics?: Metrics;
   /** Every part logs through it: the steps, the task service, the receiver, the outcome recorder. */
   logger?: Logger;
@@ -57,6 +60,7 @@ export interface ChildTaskParts {
   sealer: BmcAuthSealer;
   /** What recording an outcome needs: the step `recordOutcome`, cancels and execution endings alike. */
   outcome: OutcomeDeps;
+  waveWaker?: WaveWaker;
 }
 
 const noCipher: BmcAuthSealer = {
@@ -88,6 +92,7 @@ export function childTaskParts(deps: ChildTaskPartsDeps): ChildTaskParts {
       ...(deps.metrics === undefined ? {} : { metrics: deps.metrics }),
       ...(deps.logger === undefined ? {} : { logger: deps.logger }),
     },
+    ...(deps.waveWaker === undefined ? {} : { waveWaker: deps.waveWaker }),
   };
 }
 
@@ -105,6 +110,7 @@ export function childTaskSteps(
     commands: parts.commands,
     secrets: parts.secrets,
     sealer: parts.sealer,
+    ...(parts.waveWaker === undefined ? {} : { waveWaker: parts.waveWaker }),
     ...deps,
   });
 }
@@ -131,5 +137,6 @@ export function bmcResultReceiver(parts: ChildTaskParts): BmcResultReceiver {
     outcome: parts.outcome,
     clock: parts.outcome.clock,
     ...(parts.outcome.logger === undefined ? {} : { logger: parts.outcome.logger }),
+    ...(parts.waveWaker === undefined ? {} : { waveWaker: parts.waveWaker }),
   });
 }

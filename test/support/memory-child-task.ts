@@ -141,7 +141,23 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
         entry.deadline = window.deadline;
       }
     },
-    async record(taskId: string, family: CommandFamily, writes: Record<string, EntryWrite>) {
+    async awaitAnswers(
+      taskId: string,
+      family: CommandFamily,
+      wake: { token: string; keys: readonly string[] },
+    ) {
+      store.writes += 1;
+      const set = sets.get(keyOf(taskId, family));
+      if (set === undefined) return undefined;
+      set.wake = { token: wake.token, keys: [...wake.keys] };
+      return structuredClone(set);
+    },
+    async record(
+      taskId: string,
+      family: CommandFamily,
+      writes: Record<string, EntryWrite>,
+      options: { returnSet?: boolean } = {},
+    ) {
       store.writes += 1;
       const set = sets.get(keyOf(taskId, family));
       if (set === undefined) return { outcome: "refused" as const };
@@ -169,7 +185,9 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
         }
         if (w.ackedAt !== undefined) e.ackedAt ??= w.ackedAt;
       }
-      return { outcome: "written" as const };
+      return options.returnSet === true
+        ? { outcome: "written" as const, set: structuredClone(set) }
+        : { outcome: "written" as const };
     },
   };
   return store;

@@ -12,6 +12,7 @@ import {
   type AslState,
   allStates,
   CHILD_TASK_ASL_PATH,
+  callbackStateNames,
   loadChildTaskDefinition,
   TASK_STEPS_PLACEHOLDER,
   taskStateNames,
@@ -32,7 +33,15 @@ const states = allStates(raw);
 const tasks = states.filter(([, s]) => s.Type === "Task");
 // sendQueries and finishWave serve executions of earlier definitions only: AcquireLock sends the
 // preflight's queries, CheckWave ends its wave.
-const STEPS: StepName[] = ["acquireLock", "checkQueries", "sendWave", "checkWave", "recordOutcome"];
+const STEPS: StepName[] = [
+  "acquireLock",
+  "checkQueries",
+  "sendWave",
+  "awaitWave",
+  "checkWave",
+  "recordOutcome",
+];
+const CALLBACK = "arn:aws:states:::lambda:invoke.waitForTaskToken";
 
 describe("child-task ASL", () => {
   it("is valid ASL once the placeholder is substituted, ARNs and paths checked", () => {
@@ -42,16 +51,49 @@ describe("child-task ASL", () => {
   });
 
   it("every Task state calls the task-steps placeholder, with a `step` the handler knows", () => {
-    expect(tasks.length).toBe(6);
+    expect(tasks.length).toBe(7);
+    // The callback state invokes the function through the Lambda integration: its payload is the event.
+    const eventOf = (state: AslState) =>
+      state.Resource === CALLBACK ? (state.Parameters?.Payload as Record<string, unknown>) : state.Parameters;
     for (const [name, state] of tasks) {
-      expect(state.Resource, name).toBe(TASK_STEPS_PLACEHOLDER);
-      expect(STEPS, name).toContain(state.Parameters?.step);
+      if (state.Resource === CALLBACK)
+        expect(state.Parameters?.FunctionName, name).toBe(TASK_STEPS_PLACEHOLDER);
+      else expect(state.Resource, name).toBe(TASK_STEPS_PLACEHOLDER);
+      expect(STEPS, name).toContain(eventOf(state)?.step);
     }
     // …and each step is used by at least one state.
-    expect(new Set(tasks.map(([, s]) => s.Parameters?.step))).toEqual(new Set(STEPS));
+    expect(new Set(tasks.map(([, s]) => eventOf(s)?.step))).toEqual(new Set(STEPS));
     expect(taskStateNames(machine).sort()).toEqual(tasks.map(([n]) => n).sort());
     expect(JSON.stringify(machine)).not.toContain(TASK_STEPS_PLACEHOLDER);
-    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(6);
+    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(7);
+  });
+
+  it("a wave waits for its results in AwaitWave (a task token the receiver sends back), its check after the wake-up or the timeout", () => {
+    const s = raw.States;
+    expect(callbackStateNames(raw)).toEqual(["AwaitWave"]);
+    const wait = s.AwaitWave as AslState;
+    expect(wait.Resource).toBe(CALLBACK);
+    expect(wait.Parameters?.Payload).toEqual({
+      step: "awaitWave",
+      "taskId.$": "$.taskId",
+      "token.$": "$$.Task.Token",
+      "wave.$": "$.plan.wave",
+    });
+    expect(wait.TimeoutSecondsPath).toBe("$.plan.wave.awaitSeconds");
+    // The wait's outcome is no data: the plan goes on as it was, to the check either way.
+    expect(wait.ResultPath).toBeNull();
+    expect(wait.Next).toBe("CheckWave");
+    // Its timeout is the expected way to the check, never retried; a token it could not store
+    // falls back to the poll's Wait.
+    expect(wait.Catch).toEqual([
+      { ErrorEquals: ["States.Timeout"], ResultPath: null, Next: "CheckWave" },
+      { ErrorEquals: ["States.ALL"], ResultPath: null, Next: "WaitForWave" },
+    ]);
+    for (const r of wait.Retry as { ErrorEquals: string[] }[])
+      expect(r.ErrorEquals).not.toContain("States.Timeout");
+    expect(s.SendWave?.Next).toBe("AwaitWave");
+    expect((s["WaveDone?"] as { Default?: string }).Default).toBe("AwaitWave");
+    expect(s.WaitForWave).toMatchObject({ SecondsPath: "$.plan.wave.waitSeconds", Next: "CheckWave" });
   });
 
   it("ends a wave inside CheckWave: no FinishWave state, the plan (groups, cursor, wave) in and out of $.plan", () => {
@@ -83,7 +125,9 @@ describe("child-task ASL", () => {
     expect(s.CheckPreflight?.Parameters).toMatchObject({ "preflight.$": "$.plan" });
   });
 
-  it("uses only what both Step Functions and aws-local-stepfunctions run: JSONPath, no task tokens, heartbeats, variables or distributed maps", () => {
+  it("uses only what both Step Functions and the local runner run: JSONPath, one task token (local/step-functions.ts serves it), no heartbeats, variables or distributed maps", () => {
+    expect(text.split("waitForTaskToken").length - 1).toBe(1);
+    expect(text.split("$$.Task.Token").length - 1).toBe(1);
     for (const forbidden of [
       "QueryLanguage",
       "JSONata",
@@ -91,8 +135,6 @@ describe("child-task ASL", () => {
       '"Arguments"',
       '"Output"',
       "HeartbeatSeconds",
-      "waitForTaskToken",
-      "$$.Task.Token",
       "DISTRIBUTED",
       "ItemReader",
       "ItemBatcher",
@@ -107,7 +149,8 @@ describe("child-task ASL", () => {
   it("every Task state but the recorders catches everything into RecordFailure", () => {
     const record = new Set(["RecordSuccess", "RecordFailure"]);
     for (const [name, state] of tasks) {
-      if (record.has(name)) continue;
+      // AwaitWave's Catch leads to the check or the poll (above), whose own Catch records.
+      if (record.has(name) || name === "AwaitWave") continue;
       expect(state.Catch, name).toEqual([
         { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: "RecordFailure" },
       ]);
@@ -173,7 +216,11 @@ describe("child-task ASL", () => {
         // Finished before it started, or recorded by the last wave's check (`$.plan.ended`).
         const tail = path.slice(-4).join(" → ");
         if (path.length === 3) expect(path).toEqual(["AcquireLock", "LockAcquired?", "AlreadyFinished"]);
-        else expect(tail).toBe("WaitForWave → CheckWave → WaveDone? → AlreadyFinished");
+        else
+          expect([
+            "AwaitWave → CheckWave → WaveDone? → AlreadyFinished",
+            "WaitForWave → CheckWave → WaveDone? → AlreadyFinished",
+          ]).toContain(tail);
         continue;
       }
       expect(

@@ -132,7 +132,8 @@ describe("child-task state from before operation rules", () => {
     expect(await checkWave(at(1_000), plan)).toEqual({
       groups,
       cursor,
-      wave: { ...wave, polls: 1, waitSeconds: 4 },
+      // The sleep's wait for a wake-up (there is none for a sleep) lasts what is left of it.
+      wave: { ...wave, polls: 1, waitSeconds: 4, awaitSeconds: 4 },
     });
     const done = await checkWave(at(5_000), plan);
     expect(done).toMatchObject({

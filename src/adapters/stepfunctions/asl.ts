@@ -61,6 +61,16 @@ export function taskStateNames(machine: AslMachine): string[] {
     .map(([name]) => name);
 }
 
+/**
+ * Names of every Task state of the callback pattern (`….waitForTaskToken`): it ends when its task
+ * token is sent back (SendTaskSuccess), not when its Lambda returns.
+ */
+export function callbackStateNames(machine: AslMachine): string[] {
+  return allStates(machine)
+    .filter(([, s]) => s.Type === "Task" && (s.Resource ?? "").endsWith(".waitForTaskToken"))
+    .map(([name]) => name);
+}
+
 /** Names of every Wait state. */
 export function waitStateNames(machine: AslMachine): string[] {
   return allStates(machine)

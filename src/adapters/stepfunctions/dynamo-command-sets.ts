@@ -3,7 +3,7 @@
  * Tasks table, beside the task items, one item per task and family, no index attribute (no task
  * listing sees them):
  *
- *   cmds#<taskId>#<family>   { taskId, family, ttl, closedAt?,
+ *   cmds#<taskId>#<family>   { taskId, family, ttl, closedAt?, w?: { t: token, k: [entry] },
  *                              e_<entry>: { s: sentAt, d: deadline, pb?: publishedAt,
  *                                           a?: ackedAt, p?: progress, pt?: progressAt,
  *                                           r?: result, rt?: resultAt, q?: answer } }
@@ -25,6 +25,10 @@
  *
  * A step that needs the task too reads it with its sets in one BatchGetItem (`getWithTask`: they
  * share the table).
+ *
+ * `w` is the execution waiting for a wave's entries (`awaitAnswers`: its task token and the entry
+ * keys): a batch of reports that stores results asks for the item back (`returnSet`), and the
+ * receiver wakes the execution when they are all in (src/domain/command-sets.ts `wakeDue`).
  *
  * Items live a week past their last deadline (TTL, epoch seconds), for post-mortems.
  *
@@ -87,6 +91,9 @@ function itemToSet(item: Item): CommandSet {
     entries: {},
   };
   if (item.closedAt !== undefined) set.closedAt = Number(item.closedAt);
+  const wake = item.w as { t?: unknown; k?: unknown } | undefined;
+  if (typeof wake?.t === "string" && Array.isArray(wake.k))
+    set.wake = { token: wake.t, keys: wake.k.map(String) };
   for (const [name, value] of Object.entries(item)) {
     if (name.startsWith("e_")) set.entries[name.slice(2)] = itemToEntry(value as Item);
   }
@@ -260,6 +267,22 @@ export class DynamoCommandSetStore implements CommandSetStore {
     for (const chunk of chunks) await this.send(taskId, family, chunk, false);
   }
 
+  async awaitAnswers(
+    taskId: string,
+    family: CommandFamily,
+    wake: { token: string; keys: readonly string[] },
+  ): Promise<CommandSet | undefined> {
+    const x = new Expression();
+    x.sets.push(`${x.name("w")} = ${x.value({ t: wake.token, k: [...wake.keys] })}`);
+    x.conditions.push(`${x.name("family")} = ${x.value(family)}`);
+    try {
+      return itemToSet((await this.send(taskId, family, x, true)).Attributes ?? { taskId, family });
+    } catch (error) {
+      if (isConditionFailed(error)) return undefined;
+      throw error;
+    }
+  }
+
   async get(taskId: string, family: CommandFamily): Promise<CommandSet | undefined> {
     const out = await this.doc.send(
       new GetCommand({
@@ -325,7 +348,8 @@ export class DynamoCommandSetStore implements CommandSetStore {
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-  ): Promise<{ outcome: "written" } | { outcome: "refused"; set?: CommandSet }> {
+    options: { returnSet?: boolean } = {},
+  ): Promise<{ outcome: "written"; set?: CommandSet } | { outcome: "refused"; set?: CommandSet }> {
     const chunks = chunked(
       Object.entries(writes),
       (x) => {
@@ -363,10 +387,11 @@ export class DynamoCommandSetStore implements CommandSetStore {
       },
     );
     let wrote = false;
+    let after: Item | undefined;
     for (const chunk of chunks) {
       if (chunk.sets.length === 0) continue;
       try {
-        await this.send(taskId, family, chunk, false);
+        after = (await this.send(taskId, family, chunk, options.returnSet === true)).Attributes;
         wrote = true;
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
@@ -375,6 +400,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
         return stored === undefined ? { outcome: "refused" } : { outcome: "refused", set: stored };
       }
     }
-    return wrote ? { outcome: "written" } : { outcome: "refused" };
+    if (!wrote) return { outcome: "refused" };
+    return after === undefined ? { outcome: "written" } : { outcome: "written", set: itemToSet(after) };
   }
 }

@@ -13,6 +13,7 @@ import type {
   RunWaker,
   TaskSecretStore,
   TaskStore,
+  WaveWaker,
 } from "../ports.js";
 
 export interface TaskStepsDeps {
@@ -32,6 +33,8 @@ export interface TaskStepsDeps {
   imageFor?: (type: ComponentType, version: string) => FirmwareImageRef;
   /** Told when a run child's outcome is recorded, so the dispatcher refills the slot at once. */
   waker?: RunWaker;
+  /** Wakes an execution waiting for its wave (AwaitWave); absent: the wait's timeout ends it. */
+  waveWaker?: WaveWaker;
   /** One line per event that matters: a task started, done with its preflight, finished or cancelled. */
   logger?: Logger;
 }

@@ -11,12 +11,19 @@
  * once, progress at most every PROGRESS_WRITE_INTERVAL_MS, nothing for a duplicate. What is stored
  * is known from this receiver's own writes (it lives as long as its Lambda container); when it does
  * not know, the store's conditions decide, and a refused write teaches it what is stored.
+ *
+ * A batch that stores results (or answers) reads the set back in the same write and, when an
+ * execution waits for these entries (AwaitWave stored its task token: waves.ts `awaitWave`) and
+ * they are all in now, wakes it (`WaveWaker`), so the wave is judged at once rather than at its
+ * next poll. A wake-up that may not have been delivered fails the set's reports, which the queue
+ * delivers again: their write is then refused, the set read back, and the wake-up sent again.
  */
 
 import type { BmcEvent } from "../../domain/bmc-protocol.js";
 import { decodeBmcEvent } from "../../domain/bmc-protocol.js";
 import {
   type CommandFamily,
+  type CommandSet,
   type EntryWrite,
   entryWrite,
   foldReports,
@@ -25,9 +32,10 @@ import {
   knownAfter,
   knownOf,
   parseCommandRequestId,
+  wakeDue,
 } from "../../domain/command-sets.js";
 import { type Logger, silentLogger } from "../observability.js";
-import type { CommandSetStore } from "../ports.js";
+import type { CommandSetStore, WaveWaker } from "../ports.js";
 import { type ExecutionEnding, type OutcomeDeps, reconcileExecutionEnd } from "./outcome.js";
 
 /** What became of one report: stored, changing nothing (or not ours), or not a report. */
@@ -61,7 +69,17 @@ export interface ReportRecorder {
 export function createReportRecorder(
   commands: CommandSetStore,
   logger: Logger = silentLogger,
+  waveWaker?: WaveWaker,
 ): ReportRecorder {
+  // Tokens this receiver woke: a later batch of the same wave does not wake it again.
+  const woken = new Set<string>();
+  const wakeIfDue = async (set: CommandSet | undefined) => {
+    const token = waveWaker === undefined ? undefined : wakeDue(set);
+    if (token === undefined || woken.has(token)) return;
+    await waveWaker?.wake(token);
+    woken.add(token);
+    if (woken.size > REMEMBERED_SETS) woken.delete(woken.values().next().value as string);
+  };
   const remembered = new Map<string, Map<string, KnownEntry>>();
   const knownIn = (taskId: string, family: CommandFamily): Map<string, KnownEntry> => {
     const key = `${taskId}#${family}`;
@@ -87,7 +105,11 @@ export function createReportRecorder(
         else writes[entry] = write;
       }
       if (pending.entries.size === 0) return;
-      const out = await commands.record(taskId, family, writes);
+      const answers = Object.values(writes).some((w) => w.result !== undefined || w.status !== undefined);
+      const out = await commands.record(taskId, family, writes, {
+        returnSet: answers && waveWaker !== undefined,
+      });
+      await wakeIfDue(out.set);
       if (out.outcome === "written") {
         for (const [entry, write] of Object.entries(writes)) {
           known.set(entry, knownAfter(known.get(entry), write));
@@ -223,6 +245,8 @@ export interface BmcResultReceiverDeps {
   outcome: OutcomeDeps;
   clock: () => number;
   logger?: Logger;
+  /** Wakes executions whose wave is complete (AwaitWave); absent: their wait's timeout does. */
+  waveWaker?: WaveWaker;
 }
 
 export interface BmcResultReceiver {
@@ -235,7 +259,7 @@ export interface BmcResultReceiver {
 }
 
 export function createBmcResultReceiver(deps: BmcResultReceiverDeps): BmcResultReceiver {
-  const recorder = createReportRecorder(deps.commands, deps.logger);
+  const recorder = createReportRecorder(deps.commands, deps.logger, deps.waveWaker);
   return {
     async receive(input) {
       switch (input.kind) {

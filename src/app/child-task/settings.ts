@@ -83,6 +83,12 @@ export type StepEvent =
       cursor: WaveCursor;
       wave: WaveState;
     })
+  /**
+   * AwaitWave (a `.waitForTaskToken` Task): stores the execution's task token on the wave's command
+   * set, where the receiver finds it, and wakes the execution at once when the results are already
+   * in. Its return value is not the state's: the state ends with the wake-up or its timeout.
+   */
+  | { step: "awaitWave"; taskId: string; token: string; wave: WaveState }
   | { step: "recordOutcome"; taskId: string; error?: CaughtError };
 
 export type StepName = StepEvent["step"];
@@ -190,6 +196,12 @@ export interface WaveState extends PollState {
   /** Component id → the parts it is flashed with (sub_targets); absent: whole components. */
   subTargets?: Record<string, string[]>;
   results?: ComponentResult[];
+  /**
+   * AwaitWave's timeout (TimeoutSecondsPath): how long it waits for the wake-up before the check
+   * runs anyway (src/domain/component-verdict.ts `awaitSeconds`). Absent in waves of executions of
+   * the definition before, which wait in WaitForWave for `waitSeconds`.
+   */
+  awaitSeconds?: number;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -39,7 +39,7 @@ import { type StepDeps, type TaskStepsDeps, withDefaults } from "./deps.js";
 import { recordOutcome } from "./outcome.js";
 import { acquireLockAndAsk, checkQueries, sendQueries } from "./preflight.js";
 import type { StepEvent, StepEventOf, StepName } from "./settings.js";
-import { checkWave, finishWave, sendWave } from "./waves.js";
+import { awaitWave, checkWave, finishWave, sendWave } from "./waves.js";
 
 export interface TaskSteps {
   handle(event: StepEvent): Promise<unknown>;
@@ -51,6 +51,7 @@ const STEPS: { [S in StepName]: (deps: StepDeps, event: StepEventOf<S>) => Promi
   sendQueries,
   checkQueries,
   sendWave,
+  awaitWave,
   checkWave,
   finishWave,
   recordOutcome,

@@ -26,8 +26,10 @@ import {
   entryKey,
   updateAddress,
   verifyAddress,
+  wakeDue,
 } from "../../domain/command-sets.js";
 import {
+  awaitSeconds,
   type ComponentResult,
   nextCheckWaitSeconds,
   nextWaitSeconds,
@@ -185,7 +187,7 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
 
   if (step.action === "SLEEP") {
     const deadline = now + timeoutSeconds * 1000;
-    return { ...base, deadline, waitSeconds: Math.max(1, timeoutSeconds) };
+    return awaiting(e.settings, { ...base, deadline, waitSeconds: Math.max(1, timeoutSeconds) }, now);
   }
   const update = step.action === "UPDATE_FIRMWARE";
   const address = update
@@ -227,12 +229,49 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   const deadline = Math.max(
     ...componentIds.map((id) => set.entries[entryKey(address, id)]?.deadline ?? now + timeoutSeconds * 1000),
   );
-  return {
-    ...base,
-    ...(Object.keys(subTargets).length > 0 ? { subTargets } : {}),
-    deadline,
-    waitSeconds: nextWaitSeconds(e.settings, 0, deadline, clock()),
-  };
+  const sent = clock();
+  return awaiting(
+    e.settings,
+    {
+      ...base,
+      ...(Object.keys(subTargets).length > 0 ? { subTargets } : {}),
+      deadline,
+      waitSeconds: nextWaitSeconds(e.settings, 0, deadline, sent),
+    },
+    sent,
+  );
+}
+
+/** The wave with its AwaitWave timeout (`awaitSeconds`), from its wait and deadline. */
+function awaiting(settings: ChildTaskSettings, wave: WaveState, now: number): WaveState {
+  return { ...wave, awaitSeconds: awaitSeconds(settings, wave.waitSeconds, wave.deadline, now) };
+}
+
+/** Where a wave's commands are: their family's address for this step and attempt. */
+function waveAddress(taskId: string, wave: WaveState) {
+  return wave.action === "UPDATE_FIRMWARE"
+    ? updateAddress(taskId, wave.attempt)
+    : verifyAddress(taskId, wave.stage, wave.step, wave.attempt);
+}
+
+/**
+ * AwaitWave: the execution waits (a `.waitForTaskToken` Task) until its wave's results are in.
+ * Its token goes on the wave's command set with the entries it waits for (one write, which reads
+ * back what is stored): the receiver wakes the execution when it stores the last of them
+ * (receiving.ts). Results that came before this write (a fast BMC) are seen here, and the step
+ * wakes the execution itself; so does a closed set (the task was ended: the check finds out). A
+ * sleep has no commands: its wait's timeout is the sleep. Without a waker nothing wakes it early:
+ * the wait's timeout (`awaitSeconds`) runs the check, as WaitForWave did.
+ */
+export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Promise<{ woken: boolean }> {
+  const family = familyOf(e.wave.action);
+  if (family === undefined || deps.waveWaker === undefined) return { woken: false };
+  const address = waveAddress(e.taskId, e.wave);
+  const keys = e.wave.componentIds.map((componentId) => entryKey(address, componentId));
+  const set = await deps.commands.awaitAnswers(e.taskId, family, { token: e.token, keys });
+  if (set !== undefined && wakeDue(set) === undefined) return { woken: false };
+  await deps.waveWaker.wake(e.token);
+  return { woken: true };
 }
 
 /** The command family a step's commands are in; none for a sleep. */
@@ -305,11 +344,11 @@ function judgeWave(
 ): WaveState {
   if (wave.action === "SLEEP") {
     if (now < wave.deadline) {
-      return {
-        ...wave,
-        polls: wave.polls + 1,
-        waitSeconds: Math.max(1, Math.ceil((wave.deadline - now) / 1000)),
-      };
+      return awaiting(
+        e.settings,
+        { ...wave, polls: wave.polls + 1, waitSeconds: Math.max(1, Math.ceil((wave.deadline - now) / 1000)) },
+        now,
+      );
     }
     return {
       ...wave,
@@ -317,10 +356,7 @@ function judgeWave(
       results: wave.componentIds.map((componentId) => ({ componentId, ok: true })),
     };
   }
-  const update = wave.action === "UPDATE_FIRMWARE";
-  const address = update
-    ? updateAddress(e.taskId, wave.attempt)
-    : verifyAddress(e.taskId, wave.stage, wave.step, wave.attempt);
+  const address = waveAddress(e.taskId, wave);
   const verdicts = wave.componentIds.map((componentId) => {
     const record = commandRecord(set, address, componentId);
     const type = wave.types[componentId] as ComponentType;
@@ -354,12 +390,16 @@ function judgeWave(
       const entry = set?.entries[entryKey(address, componentId)];
       if (verdicts[i] === "pending" && entry !== undefined) pending.push(entry);
     });
-    return {
-      ...wave,
-      done: false,
-      polls,
-      waitSeconds: nextCheckWaitSeconds(e.settings, polls, wave.deadline, now, pending),
-    };
+    return awaiting(
+      e.settings,
+      {
+        ...wave,
+        done: false,
+        polls,
+        waitSeconds: nextCheckWaitSeconds(e.settings, polls, wave.deadline, now, pending),
+      },
+      now,
+    );
   }
   return { ...wave, done: true, results: verdicts as ComponentResult[] };
 }

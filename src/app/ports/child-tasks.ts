@@ -125,6 +125,16 @@ export interface CommandSetStore {
     entryKeys: readonly string[],
     now: number,
   ): Promise<void>;
+  /**
+   * Stores that the execution holding `wake.token` waits for the entries `wake.keys` (replacing a
+   * wait stored before) and returns the record as it is then, so the caller sees results that came
+   * first. Undefined: no such record. One write.
+   */
+  awaitAnswers(
+    taskId: string,
+    family: CommandFamily,
+    wake: { token: string; keys: readonly string[] },
+  ): Promise<CommandSet | undefined>;
   /** Strongly consistent; undefined: no such record. */
   get(taskId: string, family: CommandFamily): Promise<CommandSet | undefined>;
   /**
@@ -156,14 +166,27 @@ export interface CommandSetStore {
    * progress only upwards and only before a result, a lone acknowledgement only where none is
    * stored. All or nothing: 'refused' writes nothing and returns the record as it is (absent: no
    * such record), from which the caller works out what still changes something and writes that.
-   * 'written' returns nothing more: the caller knows what it wrote (the record after would be the
-   * whole item sent back on every batch, ~3 KB for a rack's update set).
+   * 'written' returns the record after only with `returnSet` (a batch that stores results or
+   * answers: is a waiting execution's wave complete?); otherwise the caller knows what it wrote
+   * (the record after would be the whole item sent back on every batch, ~3 KB for a rack's update
+   * set).
    */
   record(
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-  ): Promise<{ outcome: "written" } | { outcome: "refused"; set?: CommandSet }>;
+    options?: { returnSet?: boolean },
+  ): Promise<{ outcome: "written"; set?: CommandSet } | { outcome: "refused"; set?: CommandSet }>;
+}
+
+/**
+ * Wakes an execution waiting in its AwaitWave state (Step Functions SendTaskSuccess with the task
+ * token the wait stored). A token the execution no longer waits on (it timed out into its check,
+ * or was woken already, or ended) is no error: nothing happens. Throws only when the wake-up may
+ * not have been delivered (the service unreachable): the caller tries again.
+ */
+export interface WaveWaker {
+  wake(token: string): Promise<void>;
 }
 
 /** Firmware credentials of a plain UpgradeFirmware task (run children use RunStore.getRunSecrets). */

@@ -1,0 +1,28 @@
+/**
+ * The WaveWaker on AWS Step Functions: SendTaskSuccess with the task token an AwaitWave state
+ * handed its Lambda (state-machines/child-task.asl.json), so the execution goes on to its check.
+ * A token whose wait is over (it timed out into the check, was woken already, or its execution
+ * ended) answers TaskTimedOut or TaskDoesNotExist, and a token that is not one InvalidToken:
+ * nothing to wake, no error. Anything else (throttling, the service unreachable) is thrown: the
+ * caller wakes it again.
+ */
+import { SendTaskSuccessCommand, type SFNClient } from "@aws-sdk/client-sfn";
+import type { WaveWaker } from "../../app/ports.js";
+
+/** The AwaitWave state's output (its ResultPath discards it). */
+export const WOKEN_OUTPUT = JSON.stringify({ woken: true });
+
+const NOTHING_TO_WAKE = new Set(["TaskTimedOut", "TaskDoesNotExist", "InvalidToken"]);
+
+export class StepFunctionsWaveWaker implements WaveWaker {
+  constructor(private readonly client: SFNClient) {}
+
+  async wake(token: string): Promise<void> {
+    try {
+      await this.client.send(new SendTaskSuccessCommand({ taskToken: token, output: WOKEN_OUTPUT }));
+    } catch (error) {
+      if (NOTHING_TO_WAKE.has((error as { name?: string } | null)?.name ?? "")) return;
+      throw error;
+    }
+  }
+}
