@@ -163,6 +163,31 @@ export class ChildTaskStateMachine extends Construct {
     });
   }
 
+  /**
+   * `arn:…:states:<region>:<account>:stateMachine:<name>`, by name: no reference to the machine,
+   * whose definition names the task-steps Lambda, so that Lambda's role can be granted on it.
+   */
+  stateMachineArnByName(): string {
+    return Stack.of(this).formatArn({
+      service: "states",
+      resource: "stateMachine",
+      resourceName: this.stateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
+  }
+
+  /**
+   * Grants `states:SendTaskSuccess` on this machine: waking an execution that waits for its wave's
+   * results (AwaitWave's task token), which the task-steps and bmc-result Lambdas do.
+   */
+  grantWaveWakeUps(grantee: iam.IGrantable): void {
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ["states:SendTaskSuccess"],
+      resourceArns: [this.stateMachineArnByName()],
+    });
+  }
+
   /** Grants execution-level actions (`states:StopExecution`, `states:DescribeExecution`) by name. */
   grantExecutionActions(grantee: iam.IGrantable & IConstruct, ...actions: string[]): void {
     iam.Grant.addToPrincipal({ grantee, actions, resourceArns: [this.executionsArn()] });

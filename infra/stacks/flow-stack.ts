@@ -219,6 +219,8 @@ export class FlowStack extends Stack {
           resources: [dispatcherArn],
         }),
       );
+      // A wave's last result wakes its execution (AwaitWave): the receiver, or the step itself.
+      this.childTask.grantWaveWakeUps(fn.role);
     }
     this.grantSecretsKey(this.taskSteps.role, "OpenStoredCredentials", ["kms:Decrypt"], ["run:*", "task:*"]);
     this.grantSecretsKey(this.taskSteps.role, "SealBmcCredentials", ["kms:GenerateDataKey"], ["bmc:*"]);

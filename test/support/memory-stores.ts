@@ -289,6 +289,8 @@ export class MemoryRunStore implements RunStore {
     const stored = this.runs.get(run.id);
     if (stored === undefined) return "not-found";
     if (stored.updatedAt !== expectedUpdatedAt) return "stale";
+    if (run.status === "PAUSED" && run.reason === "MAINTENANCE_WINDOW" && stored.inFlight !== run.inFlight)
+      return "stale";
     const history = this.events.get(run.id);
     if (events.some((e) => history?.has(historyKey(e)))) return "stale";
     this.append(run.id, events);

@@ -218,7 +218,7 @@ describe("infra least privilege: grants by principal (what the composition roots
     expect(tablesWith(g, "dynamodb:BatchWriteItem")).toContain("Inventory");
   });
 
-  it("front, dispatcher and stream-evaluator start child tasks and stop their executions; nobody else touches Step Functions", () => {
+  it("front, dispatcher and stream-evaluator start child tasks and stop their executions; task-steps and bmc-result only wake waiting ones", () => {
     const executions = "arn:<AWS::Partition>:states:us-east-1:000000000000:execution:Flow-dev-child-task:*";
     for (const role of ["front", "dispatcher", "streamEvaluator"] as const) {
       expect(
@@ -226,11 +226,13 @@ describe("infra least privilege: grants by principal (what the composition roots
         role,
       ).toEqual(["states:StartExecution on ChildTaskStateMachine", `states:StopExecution on ${executions}`]);
     }
+    // SendTaskSuccess: an AwaitWave's task token, sent back when the wave's results are in.
+    const machine = "arn:<AWS::Partition>:states:us-east-1:000000000000:stateMachine:Flow-dev-child-task";
     for (const role of ["taskSteps", "bmcResult"] as const) {
       expect(
         grants(role).filter((line) => line.startsWith("states:")),
         role,
-      ).toEqual([]);
+      ).toEqual([`states:SendTaskSuccess on ${machine}`]);
     }
   });
 

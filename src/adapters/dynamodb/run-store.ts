@@ -160,6 +160,11 @@ export class DynamoRunStore implements RunStore {
    *   reader A: getRun → updatedAt 100        reader B: getRun → updatedAt 100
    *   A: saveRun(…, updatedAt 105, expected 100) → saved
    *   B: saveRun(…, updatedAt 106, expected 100) → stale (nothing written; B re-reads and decides again)
+   * A pause at a window's close also pins the in-flight count it was decided on (claims and
+   * outcomes move it without touching updatedAt): it pauses only with nothing flashing, and its
+   * "N targets not started" counts no claim that committed after the read.
+   *   pass reads inFlight 0 (window closed) │ a claim decided before the close commits: inFlight 1
+   *   saveRun(PAUSED, expected 100, inFlight 0) → stale → re-read: 1 flashing, the run waits for it
    */
   async saveRun(
     run: Run,
@@ -191,6 +196,8 @@ export class DynamoRunStore implements RunStore {
         values[`:${field}`] = value;
       }
     }
+    const pinsInFlight = run.status === "PAUSED" && run.reason === "MAINTENANCE_WINDOW";
+    if (pinsInFlight) values[":inFlight"] = run.inFlight;
     if (isActiveRunStatus(run.status)) {
       set.push("activePk = :active");
       values[":active"] = LIST_PARTITION.activeRuns;
@@ -199,7 +206,7 @@ export class DynamoRunStore implements RunStore {
       TableName: this.tables.runs,
       Key: { runId: run.id },
       UpdateExpression: `SET ${set.join(", ")}${remove.length > 0 ? ` REMOVE ${remove.join(", ")}` : ""}`,
-      ConditionExpression: "attribute_exists(runId) AND updatedAt = :expected",
+      ConditionExpression: `attribute_exists(runId) AND updatedAt = :expected${pinsInFlight ? " AND inFlight = :inFlight" : ""}`,
       ExpressionAttributeNames: { "#status": "status" },
       ExpressionAttributeValues: values,
     };

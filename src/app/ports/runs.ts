@@ -136,7 +136,10 @@ export interface RunStore {
    * Writes the run's control fields (status, reason, statusMessage, currentPhaseIndex, startedAt,
    * finishedAt, updatedAt) if the stored `updatedAt` still equals `expectedUpdatedAt`; otherwise
    * 'stale' and nothing is written. Never touches `inFlight` or the outcome counters: those move
-   * only with target transitions, so a saveRun cannot lose a concurrent count.
+   * only with target transitions, so a saveRun cannot lose a concurrent count. A pause for a
+   * closed maintenance window (PAUSED, MAINTENANCE_WINDOW) is also 'stale' unless the stored
+   * `inFlight` is still `run.inFlight`: it was decided on what was flashing, and a claim committed
+   * since then (decided before the close) would start a target its message counts as not started.
    * `run.updatedAt` must differ from `expectedUpdatedAt` (use max(now, expected + 1)).
    *
    * With `events` (the history events this change records, src/domain/run-history.ts), ONE

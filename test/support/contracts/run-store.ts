@@ -297,6 +297,31 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         });
       });
 
+      it("a pause at a window's close is 'stale' once a claim moved inFlight since its read; another save is not", async () => {
+        const { run: r, targets } = await created({ phaseSizes: [2] });
+        // A pass read the run with nothing flashing and decides to pause; a claim decided before
+        // the close commits in between.
+        expect(await runs.claimTarget(targets[0]!, LEASE, T)).toBe("claimed");
+        const pause: Run = {
+          ...r,
+          status: "PAUSED",
+          reason: "MAINTENANCE_WINDOW",
+          statusMessage: "maintenance window closed at 2023-11-14T22:15:00Z: 2 targets not started",
+          updatedAt: r.updatedAt + 1,
+        };
+        expect(await runs.saveRun(pause, r.updatedAt)).toBe("stale");
+        expect((await run(r))?.status).toBe(r.status);
+        // Decided again on what is there now (1 flashing), the pause is written.
+        expect(
+          await runs.saveRun({ ...pause, inFlight: 1, statusMessage: "…1 not started" }, r.updatedAt),
+        ).toBe("saved");
+        // Other writes never pin inFlight (a gate's pause, a message): counters stay theirs.
+        const { run: g, targets: gt } = await created({ phaseSizes: [2] });
+        expect(await runs.claimTarget(gt[0]!, LEASE, T)).toBe("claimed");
+        const gate: Run = { ...g, status: "PAUSED", reason: "SAFETY_GATE", updatedAt: g.updatedAt + 1 };
+        expect(await runs.saveRun(gate, g.updatedAt)).toBe("saved");
+      });
+
       it("startedAt and finishedAt left out of a save are removed", async () => {
         const { run: r } = await created();
         expect(await save(r, { status: "COMPLETED", startedAt: T, finishedAt: T + 1 })).toBe("saved");
