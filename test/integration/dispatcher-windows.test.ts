@@ -186,13 +186,8 @@ describe("race: several dispatchers claiming while the window closes", () => {
       clock,
       behaviour: () => ({ kind: "complete", afterMs: 1 + random.int(5) }),
     });
-    // Leases that outlive the race: the shared clock moves 1-4 ms on every read, so a race of some
-    // thousand reads runs a 30 s lease out while its dispatcher is still submitting, and the pause
-    // counts that claim as not started (a dead pass's, as it must) before the target starts. That
-    // edge is the lease's, not the close's (src/domain/run-machine.ts `expiredClaims`).
-    const leaseMs = 24 * 3600_000;
     const workers = Array.from({ length: 6 }, async () => {
-      const dispatcher = createDispatcher({ runs: instrumented(stores.runs), submitter, clock, leaseMs });
+      const dispatcher = createDispatcher({ runs: instrumented(stores.runs), submitter, clock });
       for (let pass = 0; pass < 1000; pass++) {
         const { decision } = await dispatcher.dispatchRun(run.id);
         if (decision !== "claimed" && decision !== "contended") return;
@@ -202,7 +197,7 @@ describe("race: several dispatchers claiming while the window closes", () => {
     await submitter.settle();
     // The last outcomes may land after every worker's last pass; in the product each wakes the
     // run (stream, direct wake-up). One more pass stands for that wake-up.
-    await createDispatcher({ runs: stores.runs, submitter, clock, leaseMs }).dispatchRun(run.id);
+    await createDispatcher({ runs: stores.runs, submitter, clock }).dispatchRun(run.id);
     return { END, run, targets, claims, submitter };
   }
 
