@@ -191,9 +191,12 @@ interface Figures {
       /** The same wave polled by the backoff alone (no progress estimate): its checks and transitions. */
       backoffChecksPerWave: number;
       backoffTransitions: number;
+      /** The same schedule in Wait states, no wake-up (round 4). */
+      pollChecksPerWave: number;
       taskSteps: number;
       rru: number;
-      /** DynamoDB requests per rack: the measured ones and one read per extra check. */
+      wru: number;
+      /** DynamoDB requests per rack: the measured ones and, per extra check, its read and its AwaitWave's write. */
       requests: number;
       total: number;
     };
@@ -461,9 +464,10 @@ async function once(): Promise<Figures> {
   };
   const measured = Object.values(breakdown).reduce((a, b) => a + b, 0);
 
-  // Production timing: every wave a 10-minute flash; the product's own poll schedule decides how
-  // many checks that takes (bench/lib/production-model.ts). Each extra check costs what a check
-  // costs here: its state transitions, one task-steps invocation, its reads.
+  // Production timing: every wave a 10-minute flash; the product's own schedule decides how many
+  // checks that takes (bench/lib/production-model.ts). Each extra check costs what a check costs
+  // here: its state transitions, its task-steps invocation and read, and the AwaitWave before it
+  // (an invocation and its write of the set, measured as a wave's average write).
   const prod = modelProductionWave(DEFAULT_CHILD_TASK_SETTINGS);
   const wavePart = (p: string) => p.startsWith("wave ");
   const checkRcu =
@@ -480,6 +484,14 @@ async function once(): Promise<Figures> {
           .reduce((sum, [, v]) => sum + (v.byOperation.GetItem ?? 0) + (v.byOperation.BatchGetItem ?? 0), 0) /
         checks
       : 0;
+  const awaitsPerCheck = checks > 0 ? (exec.byStep.awaitWave ?? 0) / n / checks : 0;
+  const waveWrites = Object.entries(parts)
+    .filter(([p]) => wavePart(p))
+    .reduce((sum, [, v]) => ({ wcu: sum.wcu + v.wcu, n: sum.n + (v.byOperation.UpdateItem ?? 0) }), {
+      wcu: 0,
+      n: 0,
+    });
+  const awaitWru = waveWrites.n > 0 ? waveWrites.wcu / waveWrites.n : 0;
   const extraChecks = Math.max(0, prod.checksPerWave - perRack.checksPerWave) * waves;
   const backoffExtraChecks = Math.max(0, prod.backoffChecksPerWave - perRack.checksPerWave) * waves;
   const model = {
@@ -487,16 +499,18 @@ async function once(): Promise<Figures> {
     transitions: perRack.transitions + extraChecks * prod.transitionsPerCheck,
     backoffChecksPerWave: prod.backoffChecksPerWave,
     backoffTransitions: perRack.transitions + backoffExtraChecks * prod.transitionsPerCheck,
-    taskSteps: perRack.taskSteps + extraChecks,
+    pollChecksPerWave: prod.pollChecksPerWave,
+    taskSteps: perRack.taskSteps + extraChecks * (1 + awaitsPerCheck),
     rru: perRack.rcu + extraChecks * checkRcu,
-    requests: perRack.requests + extraChecks * checkReads,
+    wru: perRack.wcu + extraChecks * awaitsPerCheck * awaitWru,
+    requests: perRack.requests + extraChecks * (checkReads + awaitsPerCheck),
     total: 0,
   };
   model.total =
     model.transitions * PRICE.transition +
     (model.taskSteps + perRack.bmcResult) * LAMBDA_PRICE +
     iotCost +
-    perRack.wcu * PRICE.wru +
+    model.wru * PRICE.wru +
     model.rru * PRICE.rru;
 
   const p = (q: number) => durations[Math.min(durations.length - 1, Math.floor(q * durations.length))] ?? 0;
@@ -654,8 +668,8 @@ function report(f: Figures, runs: number): string {
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(" + ")}`,
     "",
-    `Per rack, modelled for production timing (10-min flashes, the default poll schedule with the checks timed by the reported progress: ${nf(f.cost.model.checksPerWave)} checks per wave instead of ${nf(pr.checksPerWave)}, ${pr.waves} waves per rack; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)} checks per wave, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
-    `  state transitions ${nf(f.cost.model.transitions, 0)} (measured here: ${nf(pr.transitions, 0)}), task-steps invocations ${nf(f.cost.model.taskSteps, 0)}, DynamoDB requests ${nf(f.cost.model.requests, 0)} (measured here: ${nf(pr.requests, 0)}), RRU ${nf(f.cost.model.rru, 0)} → ${usd(f.cost.model.total)} per rack, ${usd(f.cost.model.total * 1000)} per 1,000 racks`,
+    `Per rack, modelled for production timing (10-min flashes, each wait woken by the wave's last result or timed out into a check on the default poll schedule, timed by the reported progress: ${nf(f.cost.model.checksPerWave)} checks per wave instead of ${nf(pr.checksPerWave)}, ${pr.waves} waves per rack; the same polls without the wake-up: ${nf(f.cost.model.pollChecksPerWave)} checks per wave; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)}, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
+    `  state transitions ${nf(f.cost.model.transitions, 0)} (measured here: ${nf(pr.transitions, 0)}), task-steps invocations ${nf(f.cost.model.taskSteps, 0)}, DynamoDB requests ${nf(f.cost.model.requests, 0)} (measured here: ${nf(pr.requests, 0)}), WRU ${nf(f.cost.model.wru, 0)}, RRU ${nf(f.cost.model.rru, 0)} → ${usd(f.cost.model.total)} per rack, ${usd(f.cost.model.total * 1000)} per 1,000 racks`,
     "",
     "Prices: us-east-1 list prices (checked 2026-11): Step Functions Standard $0.025/1k transitions; Lambda $0.20/1M requests + $0.0000166667/GB-s (256 MB × 60 ms assumed);",
     "        IoT Core $1.00/1M messages + rules $0.15/1M triggered + $0.15/1M actions; SQS $0.40/1M requests; DynamoDB on-demand $0.625/1M WRU, $0.125/1M RRU.",

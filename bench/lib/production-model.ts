@@ -2,12 +2,17 @@
  * Production timing for the rollout benchmark's cost model: one wave whose components all flash
  * for FLASH_SECONDS (10 minutes), reporting as the simulated BMCs do (ack at once, progress at
  * 25/50/75 % of the flash, then the result), each report reaching the wave's record
- * REPORT_LATENCY_SECONDS later. The product's own check schedule (src/domain/component-verdict.ts
- * `nextCheckWaitSeconds`: the backoff, or later when the stored progress says the wave cannot be
- * done before) is run against that timeline, so the model counts the checks the deployed code
- * would make; the backoff alone (`nextWaitSeconds`, what round 1 did) is counted beside it.
+ * REPORT_LATENCY_SECONDS later. The product's own schedule (src/domain/component-verdict.ts) is
+ * run against that timeline, so the model counts the checks the deployed code would make: each
+ * wait is an AwaitWave that the wave's last result wakes (REPORT_LATENCY_SECONDS after the flash,
+ * plus the reports queue's batching window) or that times out after `awaitSeconds` (the check's
+ * wait, at least five of the longest polls) into a check; the check's wait is
+ * `nextCheckWaitSeconds` (the backoff, or later when the stored progress says the wave cannot be
+ * done before). Counted beside it: the same schedule in Wait states with no wake-up (round 4) and
+ * the backoff alone (`nextWaitSeconds`, round 1).
  */
 import {
+  awaitSeconds,
   nextCheckWaitSeconds,
   nextWaitSeconds,
   type PendingCommand,
@@ -15,14 +20,21 @@ import {
 
 export const FLASH_SECONDS = 600;
 export const REPORT_LATENCY_SECONDS = 2;
+/** The reports queue's batching window (infra/stacks/flow-stack.ts): the wake-up waits for it. */
+export const BATCHING_WINDOW_SECONDS = 1;
 export const PROGRESS_PERCENTS = [25, 50, 75] as const;
 
 export interface ProductionWave {
-  /** Checks until the one that finds every result, as the product schedules them. */
+  /**
+   * Checks until the one that finds every result, as the product schedules them: each after an
+   * AwaitWave (woken by the last result, or timed out), so as many AwaitWave invocations.
+   */
   checksPerWave: number;
+  /** The same poll schedule with Wait states and no wake-up (round 4). */
+  pollChecksPerWave: number;
   /** The same with the backoff alone (no progress estimate). */
   backoffChecksPerWave: number;
-  /** Each check is a Wait, the check's Task state and the Choice after it. */
+  /** Each check is an AwaitWave (or a Wait), the check's Task state and the Choice after it. */
   transitionsPerCheck: number;
 }
 
@@ -56,5 +68,22 @@ export function modelProductionWave(settings: {
     }
     return checks;
   };
-  return { checksPerWave: count(true), backoffChecksPerWave: count(false), transitionsPerCheck: 3 };
+  // With the wake-up: each wait ends at its timeout or when the last result is stored, if sooner.
+  const woken = (FLASH_SECONDS + REPORT_LATENCY_SECONDS + BATCHING_WINDOW_SECONDS) * 1000;
+  const awaited = (): number => {
+    let now = 0;
+    let wait = nextWaitSeconds(settings, 0, deadline, 0);
+    for (let checks = 1; ; checks++) {
+      const end = now + awaitSeconds(settings, wait, deadline, now) * 1000;
+      if (end >= woken || end >= deadline) return checks;
+      now = end;
+      wait = nextCheckWaitSeconds(settings, checks, deadline, now, [storedAt(now)]);
+    }
+  };
+  return {
+    checksPerWave: awaited(),
+    pollChecksPerWave: count(true),
+    backoffChecksPerWave: count(false),
+    transitionsPerCheck: 3,
+  };
 }

@@ -85,6 +85,7 @@ export class PartLabeller {
         const c = obj(event.cursor);
         return waveLabel(groups, Number(c.group ?? 0), Number(c.wave ?? 0));
       }
+      case "awaitWave":
       case "checkWave":
         return waveLabel(groups, groupOfWave(groups, obj(event.wave)));
       case "recordOutcome":
@@ -113,6 +114,7 @@ export class PartLabeller {
       case "CheckPreflight":
       case "PreflightDone?":
         return PART.preflight;
+      case "AwaitWave":
       case "WaitForWave":
       case "CheckWave":
       case "WaveDone?":
