@@ -83,6 +83,8 @@ export interface LocalExecutorStats {
   /** Task state invocations (what would be Lambda invocations), retries included. */
   taskInvocations: number;
   byStep: Record<string, number>;
+  /** Callback states (AwaitWave) ended by a wake-up, and by their timeout. */
+  callbacks: { woken: number; timedOut: number };
   /** Executions not yet ended. */
   running: number;
   /**
@@ -116,6 +118,7 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
     stateTransitions: 0,
     taskInvocations: 0,
     byStep: {} as Record<string, number>,
+    callbacks: { woken: 0, timedOut: 0 },
   };
   private shuttingDown = false;
   private stepsRunning = 0;
@@ -169,9 +172,13 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
         await Promise.race([
           woken,
           new Promise<never>((_, reject) => {
-            timer = setTimeout(() => reject(new LocalStatesTimeout("States.Timeout")), timeoutMs);
+            timer = setTimeout(() => {
+              this.counters.callbacks.timedOut += 1;
+              reject(new LocalStatesTimeout("States.Timeout"));
+            }, timeoutMs);
           }),
         ]);
+        this.counters.callbacks.woken += 1;
         return { woken: true } as never;
       } finally {
         clearTimeout(timer);
@@ -289,7 +296,13 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
   }
 
   resetStats(): void {
-    this.counters = { started: 0, stateTransitions: 0, taskInvocations: 0, byStep: {} };
+    this.counters = {
+      started: 0,
+      stateTransitions: 0,
+      taskInvocations: 0,
+      byStep: {},
+      callbacks: { woken: 0, timedOut: 0 },
+    };
   }
 
   /**

@@ -59,6 +59,8 @@ export async function startHarness(options: {
   clock?: () => number;
   /** Wraps the real IoT publisher (tests that act on a command before it reaches the fleet). */
   wrapPublisher?: (publisher: BmcCommandPublisher) => BmcCommandPublisher;
+  /** How long a wave waits for its wake-up before its check (default: the Waits' 40 ms). */
+  awaitTimeoutOverrideMs?: number;
 }): Promise<Harness> {
   const client = testClient(inject("awsEndpoint"));
   const { names, drop } = await freshTables(client, options.label);
@@ -77,6 +79,9 @@ export async function startHarness(options: {
     settings: { ...FAST_SETTINGS, ...options.settings },
     waitOverrideMs: 40,
     retryIntervalOverrideMs: 5,
+    ...(options.awaitTimeoutOverrideMs !== undefined
+      ? { awaitTimeoutOverrideMs: options.awaitTimeoutOverrideMs }
+      : {}),
     ...(options.waker ? { waker: options.waker } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.wrapPublisher

@@ -41,6 +41,44 @@ afterAll(async () => {
 const ok = { value: { ok: true as const, version: "2.0.0" }, at: 50 };
 
 describe("DynamoCommandSetStore", () => {
+  it("awaitAnswers stores the waiting execution's token and entries and reads the set back; a batch of results asks for the set after (returnSet)", async () => {
+    const taskId = uuid(81, "7a5c0000");
+    const a = updateAddress(taskId, 0);
+    const [k1, k2] = [entryKey(a, "c1"), entryKey(a, "c2")];
+    // No set yet: nothing to wait on.
+    expect(await store.awaitAnswers(taskId, "u", { token: "tk-0", keys: [k1] })).toBeUndefined();
+    expect(await store.get(taskId, "u")).toBeUndefined();
+    await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([
+        newEntry(a, "c1", { sentAt: 1, deadline: 100 }),
+        newEntry(a, "c2", { sentAt: 1, deadline: 100 }),
+      ]),
+    );
+    await store.record(taskId, "u", { [k1]: { result: ok, ackedAt: 50 } });
+    const waiting = await store.awaitAnswers(taskId, "u", { token: "tk-1", keys: [k1, k2] });
+    expect(waiting?.wake).toEqual({ token: "tk-1", keys: [k1, k2] });
+    // It sees what came before it: c1's result.
+    expect(waiting?.entries[k1]?.resultAt).toBe(50);
+    // The last result, written asking for the set: it comes back with the wait on it.
+    const written = await store.record(
+      taskId,
+      "u",
+      { [k2]: { result: ok, ackedAt: 51 } },
+      { returnSet: true },
+    );
+    expect(written.outcome).toBe("written");
+    expect(written.set?.wake?.token).toBe("tk-1");
+    expect(written.set?.entries[k2]?.resultAt).toBe(50);
+    // A later wait replaces it; the entries stay as they are.
+    expect((await store.awaitAnswers(taskId, "u", { token: "tk-2", keys: [k2] }))?.wake).toEqual({
+      token: "tk-2",
+      keys: [k2],
+    });
+    expect(Object.keys((await store.get(taskId, "u"))?.entries ?? {}).sort()).toEqual([k1, k2].sort());
+  });
+
   it("getMany: the family's sets of the tasks that have one, by task id, in one batch", async () => {
     const [t1, t2, t3] = [uuid(71, "7a5c0000"), uuid(72, "7a5c0000"), uuid(73, "7a5c0000")];
     for (const t of [t1, t2]) {

@@ -47,6 +47,77 @@ const report = (componentId: string, address: typeof U, event: Record<string, un
   ...event,
 });
 
+/** A WaveWaker that records its wake-ups; `failing` wake-ups throw (the service unreachable). */
+function recordingWaker(failing = 0) {
+  const woken: string[] = [];
+  let fail = failing;
+  return {
+    woken,
+    wake: async (token: string) => {
+      if (fail > 0) {
+        fail -= 1;
+        throw new Error("Step Functions unreachable");
+      }
+      woken.push(token);
+    },
+  };
+}
+
+const done = (componentId: string) => report(componentId, U, { type: "result", ok: true, version: "2.0.0" });
+
+describe("the report recorder wakes a waiting wave (AwaitWave) once its results are in", () => {
+  it("the batch that stores the last awaited result wakes the execution, once; earlier ones do not", async () => {
+    const { store } = await sentCommands();
+    await store.awaitAnswers(TASK, "u", { token: "tk-1", keys: [entryKey(U, "c1"), entryKey(U, "c2")] });
+    const waker = recordingWaker();
+    const recorder = createReportRecorder(store, undefined, waker);
+    // Progress and c1's result: c2 is still out.
+    expect(
+      await recorder.record([{ message: report("c2", U, { type: "progress", percent: 50 }), at: 5 }]),
+    ).toEqual(["recorded"]);
+    expect(await recorder.record([{ message: done("c1"), at: 6 }])).toEqual(["recorded"]);
+    expect(waker.woken).toEqual([]);
+    expect(await recorder.record([{ message: done("c2"), at: 7 }])).toEqual(["recorded"]);
+    expect(waker.woken).toEqual(["tk-1"]);
+    // A duplicate of the last result (redelivered) changes nothing and wakes nothing again.
+    expect(await recorder.record([{ message: done("c2"), at: 8 }])).toEqual(["ignored"]);
+    expect(waker.woken).toEqual(["tk-1"]);
+  });
+
+  it("a wake-up that may not have gone out fails the batch's reports; redelivered, their write is refused and the wake-up sent", async () => {
+    const { store } = await sentCommands();
+    await store.awaitAnswers(TASK, "u", { token: "tk-2", keys: [entryKey(U, "c1")] });
+    const waker = recordingWaker(1);
+    const recorder = createReportRecorder(store, undefined, waker);
+    const [first] = await recorder.record([{ message: done("c1"), at: 6 }]);
+    expect(first).toMatchObject({ error: expect.any(Error) });
+    expect(waker.woken).toEqual([]);
+    // The result itself was stored; the queue delivers the report again, to another container.
+    expect((await store.get(TASK, "u"))?.entries[entryKey(U, "c1")]?.resultAt).toBe(6);
+    const other = createReportRecorder(store, undefined, waker);
+    expect(await other.record([{ message: done("c1"), at: 9 }])).toEqual(["ignored"]);
+    expect(waker.woken).toEqual(["tk-2"]);
+  });
+
+  it("no waiting execution, or reports that store no result: nothing is woken", async () => {
+    const { store } = await sentCommands();
+    const waker = recordingWaker();
+    const recorder = createReportRecorder(store, undefined, waker);
+    await recorder.record([
+      { message: done("c1"), at: 6 },
+      { message: done("c2"), at: 6 },
+    ]);
+    expect(waker.woken).toEqual([]);
+    const { store: waiting } = await sentCommands();
+    await waiting.awaitAnswers(TASK, "u", { token: "tk-3", keys: [entryKey(U, "c1")] });
+    await createReportRecorder(waiting, undefined, waker).record([
+      { message: report("c1", U, { type: "ack" }), at: 5 },
+      { message: report("c1", U, { type: "progress", percent: 90 }), at: 6 },
+    ]);
+    expect(waker.woken).toEqual([]);
+  });
+});
+
 describe("the report recorder: a batch of reports onto the command sets", () => {
   it("one write per command set per batch: a wave's reports folded, the first result and the highest progress stored", async () => {
     const { store, entry } = await sentCommands();

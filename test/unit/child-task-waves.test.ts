@@ -13,8 +13,9 @@ import {
   DEFAULT_CHILD_TASK_SETTINGS,
   type StepEventOf,
   type UpgradeGroup,
+  type WaveState,
 } from "../../src/app/child-task/settings.js";
-import { checkWave, groupFacts, sendWave } from "../../src/app/child-task/waves.js";
+import { awaitWave, checkWave, groupFacts, sendWave } from "../../src/app/child-task/waves.js";
 import { silentLogger } from "../../src/app/observability.js";
 import type { BmcCommand, UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { CommandFamily, CommandSet } from "../../src/domain/command-sets.js";
@@ -286,5 +287,86 @@ describe("CheckWave", () => {
     expect(plan).toMatchObject({ ended: "TERMINATED", cursor: { wave: 1 }, wave: { done: false } });
     // …and the task is as the cancel left it.
     expect(await h.stored()).toEqual(cancelled);
+  });
+});
+
+describe("AwaitWave: the wave waits for its results, woken when they are in", () => {
+  const address = updateAddress(task.id, 0);
+  const keys = [entryKey(address, "c1"), entryKey(address, "c2")];
+  const waveOf = (action: "UPDATE_FIRMWARE" | "SLEEP" = "UPDATE_FIRMWARE"): WaveState => ({
+    stage: 0,
+    step: 0,
+    action,
+    attempt: 0,
+    timeoutSeconds: 60,
+    componentIds: ["c1", "c2"],
+    types: { c1: "COMPUTE", c2: "COMPUTE" },
+    versions: { c1: "2.1.0", c2: "2.0.0" },
+    deadline: 65_000,
+    polls: 0,
+    waitSeconds: 10,
+    done: false,
+  });
+  function withWaker(h: ReturnType<typeof harness>) {
+    const woken: string[] = [];
+    const deps = { ...h.deps, waveWaker: { wake: async (token: string) => void woken.push(token) } };
+    const call = (token: string, action?: "SLEEP") =>
+      awaitWave(deps, { step: "awaitWave", taskId: task.id, token, wave: { ...waveOf(action) } });
+    return { woken, call };
+  }
+  async function sent(h: ReturnType<typeof harness>) {
+    await h.commands.open(task.id, "u", {
+      [keys[0] as string]: { sentAt: 4_000, deadline: 65_000 },
+      [keys[1] as string]: { sentAt: 4_000, deadline: 65_000 },
+    });
+  }
+  const result = { value: { ok: true as const, version: "2.1.0" }, at: 4_500 };
+
+  it("stores its token and the wave's entries on the set, and waits: nothing is woken yet", async () => {
+    const h = harness();
+    await sent(h);
+    const { woken, call } = withWaker(h);
+    expect(await call("tk-a")).toEqual({ woken: false });
+    expect(woken).toEqual([]);
+    expect((await h.commands.get(task.id, "u"))?.wake).toEqual({ token: "tk-a", keys });
+    // A later wait (after a check that found the wave pending) replaces it.
+    expect(await call("tk-b")).toEqual({ woken: false });
+    expect((await h.commands.get(task.id, "u"))?.wake?.token).toBe("tk-b");
+  });
+
+  it("results already in (a fast BMC, before the token was stored): it wakes the execution itself", async () => {
+    const h = harness();
+    await sent(h);
+    await h.commands.record(task.id, "u", { [keys[0] as string]: { result } });
+    await h.commands.record(task.id, "u", { [keys[1] as string]: { result } });
+    const { woken, call } = withWaker(h);
+    expect(await call("tk-c")).toEqual({ woken: true });
+    expect(woken).toEqual(["tk-c"]);
+  });
+
+  it("a closed set (the task was ended from outside) wakes at once: the check finds the task ended", async () => {
+    const h = harness();
+    await sent(h);
+    await h.commands.close(task.id, 6_000);
+    const { woken, call } = withWaker(h);
+    expect(await call("tk-d")).toEqual({ woken: true });
+    expect(woken).toEqual(["tk-d"]);
+  });
+
+  it("a sleep waits out its timeout: no set is written, nothing woken; without a waker nothing is written either", async () => {
+    const h = harness();
+    await sent(h);
+    const { woken, call } = withWaker(h);
+    expect(await call("tk-e", "SLEEP")).toEqual({ woken: false });
+    expect(woken).toEqual([]);
+    expect((await h.commands.get(task.id, "u"))?.wake).toBeUndefined();
+    const bare = await awaitWave(h.deps, {
+      step: "awaitWave",
+      taskId: task.id,
+      token: "tk-f",
+      wave: { ...waveOf() },
+    });
+    expect(bare).toEqual({ woken: false });
+    expect((await h.commands.get(task.id, "u"))?.wake).toBeUndefined();
   });
 });

@@ -12,6 +12,7 @@ import {
   entryKey,
   entryWrite,
   foldReports,
+  isAnswered,
   isReportFor,
   kindOfFamily,
   knownAfter,
@@ -22,6 +23,7 @@ import {
   queryAddress,
   updateAddress,
   verifyAddress,
+  wakeDue,
 } from "../../src/domain/command-sets.js";
 
 const TASK = "7a5c0000-0000-4000-8000-000000000001";
@@ -280,5 +282,35 @@ describe("knownAfter: what a stored write teaches", () => {
     const write = entryWrite("u", folded, undefined);
     expect(write).toBeDefined();
     expect(entryWrite("u", folded, knownAfter(undefined, write ?? {}))).toBeUndefined();
+  });
+});
+
+describe("wakeDue: when the execution waiting for a wave is woken", () => {
+  const [ka, a] = newEntry(updateAddress(TASK, 0), C, { sentAt: 1, deadline: 9 });
+  const [kb, b] = newEntry(updateAddress(TASK, 0), "c0ffee00-0000-4000-8000-000000000002", {
+    sentAt: 1,
+    deadline: 9,
+  });
+  const result = { ok: true as const, version: "2.0.0" };
+  const set = (entries: Record<string, typeof a>, extra: Partial<CommandSet> = {}): CommandSet => ({
+    taskId: TASK,
+    family: "u",
+    entries,
+    wake: { token: "tk", keys: [ka, kb] },
+    ...extra,
+  });
+  it("every awaited entry answered → the token; one still out, or no wait stored → nothing", () => {
+    expect(wakeDue(set({ [ka]: { ...a, result }, [kb]: { ...b, result } }))).toBe("tk");
+    expect(wakeDue(set({ [ka]: { ...a, result }, [kb]: { ...b, progress: 90 } }))).toBeUndefined();
+    expect(wakeDue(set({ [ka]: { ...a, result } }))).toBeUndefined();
+    expect(wakeDue({ taskId: TASK, family: "u", entries: { [ka]: { ...a, result } } })).toBeUndefined();
+    expect(wakeDue(undefined)).toBeUndefined();
+  });
+  it("a closed set wakes whatever is out (the task was ended); a query set is answered by its status", () => {
+    expect(wakeDue(set({ [ka]: a, [kb]: b }, { closedAt: 5 }))).toBe("tk");
+    expect(isAnswered("v", { ...a, status: { version: "2.0.0" } })).toBe(true);
+    expect(isAnswered("v", { ...a, result })).toBe(false);
+    expect(isAnswered("u", { ...a, result })).toBe(true);
+    expect(isAnswered("u", undefined)).toBe(false);
   });
 });

@@ -4,6 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  AWAIT_SAFETY_NET_POLLS,
+  awaitSeconds,
   type BmcRequestRecord,
   type ComponentResult,
   nextCheckWaitSeconds,
@@ -27,6 +29,19 @@ describe("nextWaitSeconds", () => {
     [0, -5_000, 1],
   ])("after %i polls with %i ms left: %i s", (polls, left, expected) => {
     expect(nextWaitSeconds(settings, polls, 1_000 + left, 1_000)).toBe(expected);
+  });
+});
+
+describe("awaitSeconds: how long a wave waits for its wake-up before its check", () => {
+  const settings = { maxPollSeconds: 60 };
+  it("the check's own wait, at least five of the longest polls, never past the deadline", () => {
+    expect(AWAIT_SAFETY_NET_POLLS).toBe(5);
+    expect(awaitSeconds(settings, 20, 1_800_000, 0)).toBe(300);
+    expect(awaitSeconds(settings, 428, 1_800_000, 190_000)).toBe(428);
+    expect(awaitSeconds(settings, 20, 45_000, 0)).toBe(45);
+    // At or past the deadline: one second, and the check there decides the timeouts.
+    expect(awaitSeconds(settings, 20, 45_000, 45_000)).toBe(1);
+    expect(awaitSeconds(settings, 20, 45_000, 46_500)).toBe(1);
   });
 });
 

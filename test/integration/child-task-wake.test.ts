@@ -1,0 +1,43 @@
+/**
+ * A wave ends when its results are in, not at a poll: AwaitWave's task token on the wave's command
+ * set, sent back by the receiver when it stores the wave's last result (or by the step, when they
+ * were in before it). Here every wait's timeout is ten minutes, far past the test's own timeout, so
+ * the task completes only if each wave was woken; the executor counts how each wait ended.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FleetConfig } from "../../local/fleet-file.js";
+import { parseReport } from "../../src/domain/task-report.js";
+import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
+
+const P = "c3000000";
+const SHAPE = [
+  { type: "POWERSHELF" as const, count: 1 },
+  { type: "NVSWITCH" as const, count: 2 },
+  { type: "COMPUTE" as const, count: 3 },
+];
+const racks = [rack(P, 1, SHAPE)];
+const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ label: "ctw", racks, fleet, awaitTimeoutOverrideMs: 600_000 });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe("child task: waves woken by their results", () => {
+  it("every wave's wait ends with its wake-up, none with its timeout; one check per wave", async () => {
+    h.child.executor.resetStats();
+    const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, 1, 0)]));
+    const task = await waitForTask(h, taskIds[0]!);
+    await h.child.idle();
+    expect(task.status).toBe("COMPLETED");
+    expect(parseReport(task.report).components.every((c) => c.status === "COMPLETED")).toBe(true);
+    const stats = h.child.executor.stats();
+    // Three groups (POWERSHELF, NVSWITCH, COMPUTE), one wave each at maxParallel 4.
+    expect(stats.callbacks).toEqual({ woken: 3, timedOut: 0 });
+    expect(stats.byStep.awaitWave).toBe(3);
+    expect(stats.byStep.checkWave).toBe(3);
+  });
+});
