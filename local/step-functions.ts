@@ -176,6 +176,8 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
               this.counters.callbacks.timedOut += 1;
               reject(new LocalStatesTimeout("States.Timeout"));
             }, timeoutMs);
+            // An aborted execution's wait must not hold the process open until it times out.
+            timer.unref();
           }),
         ]);
         this.counters.callbacks.woken += 1;

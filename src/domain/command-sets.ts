@@ -158,16 +158,15 @@ export const isAnswered = (family: CommandFamily, entry: CommandEntry | undefine
   family === "u" ? entry?.result !== undefined : entry?.status !== undefined;
 
 /**
- * The token to wake the waiting execution with, when every entry it waits for is answered (a
- * closed set too: its task was ended, and the execution's check finds that out); else undefined.
+ * The token to wake the waiting execution with, when every entry it waits for is answered; else
+ * undefined. A closed set (its task ended from outside) wakes nothing early: the execution is being
+ * stopped, and a check woken while the wave is still pending would only wait again, at once.
  *   wake { keys [a, b] }, a answered, b not → undefined; both → the token.
  */
 export function wakeDue(set: CommandSet | undefined): string | undefined {
   const wake = set?.wake;
   if (set === undefined || wake === undefined) return undefined;
-  const due =
-    set.closedAt !== undefined || wake.keys.every((key) => isAnswered(set.family, set.entries[key]));
-  return due ? wake.token : undefined;
+  return wake.keys.every((key) => isAnswered(set.family, set.entries[key])) ? wake.token : undefined;
 }
 
 /** A new command's entry: its key in the set and what is stored before it is published. */

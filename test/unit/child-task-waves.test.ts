@@ -344,13 +344,13 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
     expect(woken).toEqual(["tk-c"]);
   });
 
-  it("a closed set (the task was ended from outside) wakes at once: the check finds the task ended", async () => {
+  it("a closed set (the task ended from outside) wakes nothing: its execution is being stopped, and a check would only wait again", async () => {
     const h = harness();
     await sent(h);
     await h.commands.close(task.id, 6_000);
     const { woken, call } = withWaker(h);
-    expect(await call("tk-d")).toEqual({ woken: true });
-    expect(woken).toEqual(["tk-d"]);
+    expect(await call("tk-d")).toEqual({ woken: false });
+    expect(woken).toEqual([]);
   });
 
   it("a sleep waits out its timeout: no set is written, nothing woken; without a waker nothing is written either", async () => {

@@ -306,8 +306,9 @@ describe("wakeDue: when the execution waiting for a wave is woken", () => {
     expect(wakeDue({ taskId: TASK, family: "u", entries: { [ka]: { ...a, result } } })).toBeUndefined();
     expect(wakeDue(undefined)).toBeUndefined();
   });
-  it("a closed set wakes whatever is out (the task was ended); a query set is answered by its status", () => {
-    expect(wakeDue(set({ [ka]: a, [kb]: b }, { closedAt: 5 }))).toBe("tk");
+  it("a closed set wakes nothing early (its execution is being stopped); a query set is answered by its status", () => {
+    expect(wakeDue(set({ [ka]: a, [kb]: b }, { closedAt: 5 }))).toBeUndefined();
+    expect(wakeDue(set({ [ka]: { ...a, result }, [kb]: { ...b, result } }, { closedAt: 5 }))).toBe("tk");
     expect(isAnswered("v", { ...a, status: { version: "2.0.0" } })).toBe(true);
     expect(isAnswered("v", { ...a, result })).toBe(false);
     expect(isAnswered("u", { ...a, result })).toBe(true);

@@ -1,8 +1,9 @@
 /**
  * The upgrade loop: for each group (a stage of the task's rule, in the rule's order), for each
  * wave of ≤ maxParallel of its components, for each step of the stage:
- * SendWave ─► Wait ◄─► CheckWave, which ends the wave (finishWave) in the same call once every
- * component has its verdict. Wave w of group g is
+ * SendWave ─► AwaitWave ◄─► CheckWave, which ends the wave (finishWave) in the same call once every
+ * component has its verdict; AwaitWave waits for the wave's results, woken by the receiver when
+ * the last is stored (or by its timeout, the poll's net). Wave w of group g is
  * `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`; the cursor finishWave returns
  * names the next (group, wave, step), or the same step again for the components that failed when
  * the step has retries left (after a Wait of the retry's backoff). A failure left after its retries
@@ -14,7 +15,7 @@
  *                        its result (src/domain/component-verdict.ts `verdict`)
  *   VERIFY_VERSION       one query per component; its answer must be the component's target
  *   VERIFY_REACHABILITY  one query per component; it must answer
- *   SLEEP                no command: the Wait lasts the sleep, CheckWave passes once it is over
+ *   SLEEP                no command: the wait lasts the sleep, CheckWave passes once it is over
  * The built-in default rule has the update step alone, so its waves send exactly the commands
  * they sent before rules existed.
  */
@@ -259,7 +260,8 @@ function waveAddress(taskId: string, wave: WaveState) {
  * Its token goes on the wave's command set with the entries it waits for (one write, which reads
  * back what is stored): the receiver wakes the execution when it stores the last of them
  * (receiving.ts). Results that came before this write (a fast BMC) are seen here, and the step
- * wakes the execution itself; so does a closed set (the task was ended: the check finds out). A
+ * wakes the execution itself. A closed set (its task ended from outside) wakes nothing early: the
+ * execution is being stopped, and a check woken while the wave is pending would wait again at once. A
  * sleep has no commands: its wait's timeout is the sleep. Without a waker nothing wakes it early:
  * the wait's timeout (`awaitSeconds`) runs the check, as WaitForWave did.
  */
