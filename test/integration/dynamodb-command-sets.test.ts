@@ -40,6 +40,19 @@ afterAll(async () => {
 
 const ok = { value: { ok: true as const, version: "2.0.0" }, at: 50 };
 
+/** The task's update set with c1's and c2's first update, sent at 1, deadline 100. */
+const openTwo = (taskId: string) => {
+  const a = updateAddress(taskId, 0);
+  return store.open(
+    taskId,
+    "u",
+    Object.fromEntries([
+      newEntry(a, "c1", { sentAt: 1, deadline: 100 }),
+      newEntry(a, "c2", { sentAt: 1, deadline: 100 }),
+    ]),
+  );
+};
+
 describe("DynamoCommandSetStore", () => {
   it("awaitAnswers stores the waiting execution's token and entries and reads the set back; a batch of results asks for the set after (returnSet)", async () => {
     const taskId = uuid(81, "7a5c0000");
@@ -48,14 +61,7 @@ describe("DynamoCommandSetStore", () => {
     // No set yet: nothing to wait on.
     expect(await store.awaitAnswers(taskId, "u", { token: "tk-0", keys: [k1] })).toBeUndefined();
     expect(await store.get(taskId, "u")).toBeUndefined();
-    await store.open(
-      taskId,
-      "u",
-      Object.fromEntries([
-        newEntry(a, "c1", { sentAt: 1, deadline: 100 }),
-        newEntry(a, "c2", { sentAt: 1, deadline: 100 }),
-      ]),
-    );
+    await openTwo(taskId);
     await store.record(taskId, "u", { [k1]: { result: ok, ackedAt: 50 } });
     const waiting = await store.awaitAnswers(taskId, "u", { token: "tk-1", keys: [k1, k2] });
     expect(waiting?.wake).toEqual({ token: "tk-1", keys: [k1, k2] });
@@ -226,14 +232,7 @@ describe("DynamoCommandSetStore", () => {
     const taskId = uuid(2, "7a5c0000");
     const a = updateAddress(taskId, 0);
     const [k1, k2] = [entryKey(a, "c1"), entryKey(a, "c2")];
-    await store.open(
-      taskId,
-      "u",
-      Object.fromEntries([
-        newEntry(a, "c1", { sentAt: 1, deadline: 100 }),
-        newEntry(a, "c2", { sentAt: 1, deadline: 100 }),
-      ]),
-    );
+    await openTwo(taskId);
     const written = await store.record(taskId, "u", {
       [k1]: { result: ok, ackedAt: 50 },
       [k2]: { progress: { percent: 30, at: 40 }, ackedAt: 40 },
