@@ -35,6 +35,7 @@ import { lineLogger } from "../src/app/observability.js";
 import { createRunEventRelay } from "../src/app/run-event-relay.js";
 import { createStoreHealth, failFastWhileUnreachable } from "../src/app/store-health.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
+import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
 import type { FirmwareBaseline } from "../src/domain/firmware-baselines.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { assembleFlowApi } from "../src/service/flow-api.js";
@@ -266,6 +267,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       iotEndpoint: shim.endpoint,
       cipher,
       waitOverrideMs: options.childTaskWaitMs ?? 500,
+      // A wave's wait for its wake-up is the product's safety net of AWAIT_SAFETY_NET_POLLS polls,
+      // each one Wait here (the deployed waits are 10-60 s, each played as one override).
+      awaitTimeoutOverrideMs: AWAIT_SAFETY_NET_POLLS * (options.childTaskWaitMs ?? 500),
       ...(options.readinessTimeoutMs === undefined
         ? {}
         : { settings: { readinessTimeoutSeconds: Math.ceil(options.readinessTimeoutMs / 1000) } }),
