@@ -360,6 +360,10 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
     expect(await call("tk-e", "SLEEP")).toEqual({ woken: false });
     expect(woken).toEqual([]);
     expect((await h.commands.get(task.id, "u"))?.wake).toBeUndefined();
+    // No set at all (nothing sent for this wave): nothing to wake for either.
+    const unsent = withWaker(harness());
+    expect(await unsent.call("tk-g")).toEqual({ woken: false });
+    expect(unsent.woken).toEqual([]);
     const bare = await awaitWave(h.deps, {
       step: "awaitWave",
       taskId: task.id,

@@ -271,7 +271,8 @@ export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Pr
   const address = waveAddress(e.taskId, e.wave);
   const keys = e.wave.componentIds.map((componentId) => entryKey(address, componentId));
   const set = await deps.commands.awaitAnswers(e.taskId, family, { token: e.token, keys });
-  if (set !== undefined && wakeDue(set) === undefined) return { woken: false };
+  // No set (nothing was sent) wakes nothing either: its check would find the wave as it is.
+  if (wakeDue(set) === undefined) return { woken: false };
   await deps.waveWaker.wake(e.token);
   return { woken: true };
 }
