@@ -27,7 +27,9 @@
 import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine } from "aws-local-stepfunctions";
 import {
   type AslMachine,
+  allStates,
   callbackStateNames,
+  isCallbackState,
   loadChildTaskDefinition,
   taskStateNames,
   waitStateNames,
@@ -101,6 +103,14 @@ interface LocalExecution {
   ended: boolean;
 }
 
+const freshCounters = () => ({
+  started: 0,
+  stateTransitions: 0,
+  taskInvocations: 0,
+  byStep: {} as Record<string, number>,
+  callbacks: { woken: 0, timedOut: 0 },
+});
+
 /** The state machine's Catch matches errors by name, as Step Functions' own States.Timeout. */
 class LocalStatesTimeout extends Error {
   override name = "States.Timeout";
@@ -113,13 +123,7 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
   private readonly executions = new Map<string, LocalExecution>();
   private readonly handlers: Record<string, (input: unknown) => Promise<never>>;
   private readonly log: (line: string) => void;
-  private counters = {
-    started: 0,
-    stateTransitions: 0,
-    taskInvocations: 0,
-    byStep: {} as Record<string, number>,
-    callbacks: { woken: 0, timedOut: 0 },
-  };
+  private counters = freshCounters();
   private shuttingDown = false;
   private stepsRunning = 0;
   /** Callback states waiting for their token, by token. */
@@ -131,9 +135,8 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
     this.definition = structuredClone(options.definition ?? loadChildTaskDefinition());
     if (options.executionTimeoutSeconds !== undefined)
       this.definition.TimeoutSeconds = options.executionTimeoutSeconds;
-    for (const name of callbackStateNames(this.definition)) {
-      const state = this.definition.States[name];
-      if (state === undefined) continue; // callback states are top-level in this definition
+    for (const [, state] of allStates(this.definition)) {
+      if (!isCallbackState(state)) continue;
       delete state.TimeoutSecondsPath;
       state.TimeoutSeconds = 86_400;
     }
@@ -298,13 +301,7 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
   }
 
   resetStats(): void {
-    this.counters = {
-      started: 0,
-      stateTransitions: 0,
-      taskInvocations: 0,
-      byStep: {},
-      callbacks: { woken: 0, timedOut: 0 },
-    };
+    this.counters = freshCounters();
   }
 
   /**

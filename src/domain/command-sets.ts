@@ -288,13 +288,14 @@ export const knownOf = (entry: CommandEntry): KnownEntry => ({
  * progress written is the stored progress. What the write did not touch stays as known before.
  */
 export function knownAfter(known: KnownEntry | undefined, write: EntryWrite): KnownEntry {
-  const progress =
-    write.progress ??
-    (known?.progress === undefined ? undefined : { percent: known.progress, at: known.progressAt });
+  const { progress, progressAt } =
+    write.progress === undefined
+      ? (known ?? {})
+      : { progress: write.progress.percent, progressAt: write.progress.at };
   return {
     acked: known?.acked === true || write.ackedAt !== undefined,
-    ...(progress === undefined ? {} : { progress: progress.percent }),
-    ...(progress?.at === undefined ? {} : { progressAt: progress.at }),
+    ...(progress === undefined ? {} : { progress }),
+    ...(progressAt === undefined ? {} : { progressAt }),
     result: known?.result === true || write.result !== undefined,
     status: known?.status === true || write.status !== undefined,
   };

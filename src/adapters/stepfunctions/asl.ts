@@ -67,9 +67,12 @@ export function taskStateNames(machine: AslMachine): string[] {
  */
 export function callbackStateNames(machine: AslMachine): string[] {
   return allStates(machine)
-    .filter(([, s]) => s.Type === "Task" && (s.Resource ?? "").endsWith(".waitForTaskToken"))
+    .filter(([, s]) => isCallbackState(s))
     .map(([name]) => name);
 }
+
+export const isCallbackState = (s: AslState): boolean =>
+  s.Type === "Task" && (s.Resource ?? "").endsWith(".waitForTaskToken");
 
 /** Names of every Wait state. */
 export function waitStateNames(machine: AslMachine): string[] {

@@ -74,9 +74,10 @@ export function createReportRecorder(
   // Tokens this receiver woke: a later batch of the same wave does not wake it again.
   const woken = new Set<string>();
   const wakeIfDue = async (set: CommandSet | undefined) => {
-    const token = waveWaker === undefined ? undefined : wakeDue(set);
+    if (waveWaker === undefined) return;
+    const token = wakeDue(set);
     if (token === undefined || woken.has(token)) return;
-    await waveWaker?.wake(token);
+    await waveWaker.wake(token);
     woken.add(token);
     if (woken.size > REMEMBERED_SETS) woken.delete(woken.values().next().value as string);
   };
