@@ -13,9 +13,19 @@
  *
  * Request ids name the record and the entry, so a report finds its record without a lookup:
  *
- *   upd-<taskId>.u<attempt>.<entry>                 an update (rule retry `attempt`, 0 first)
+ *   upd-<taskId>.u<attempt>p<part>.<entry>          an update (rule retry `attempt`, 0 first) in
+ *                                                   the update set's part `part` (its stage)
+ *   upd-<taskId>.u<attempt>.<entry>                 an update in the update set's first record
+ *                                                   (every update sent before parts, 2026-12-02)
  *   qry-<taskId>.q<attempt>.<entry>                 a preflight query (re-ask `attempt`)
  *   qry-<taskId>.v<stage>.<step>.<attempt>.<entry>  a verify step's query
+ *
+ * The update set is kept in PARTS, one record per stage of the task's rule (`cmds#<task>#u.<stage>`)
+ * beside the first record (`cmds#<task>#u`), which closes the whole set and holds what was sent
+ * before parts: every write of a record rewrites all of it, and a rack's 39 results in one record
+ * made each of its ~30 writes ~4 KB (5 write units); a stage's part is a few hundred bytes. The
+ * part is where an entry is stored, not what it is: the entry key does not hash it, so a command
+ * keeps its key wherever it lives, and an entry lives in one record only (commands.ts).
  *
  * `<entry>` is 12 hex digits of sha256 over the task, family, qualifier and the COMPONENT id, so a
  * report counts only for the component whose topic it came on: a BMC can publish on its own topic
@@ -29,6 +39,7 @@
 import { createHash } from "node:crypto";
 import type { BmcEvent } from "./bmc-protocol.js";
 import type { BmcRequestRecord } from "./component-verdict.js";
+import { DEFAULT_RULE, type RuleDefinition } from "./operation-rules.js";
 
 export type CommandFamily = "u" | "q" | "v";
 export type CommandKind = "update" | "query";
@@ -46,13 +57,45 @@ export interface CommandAddress {
   taskId: string;
   family: CommandFamily;
   qualifier: string;
+  /** The update set's part the command is stored in (its stage); absent: the set's first record. */
+  part?: number;
 }
 
-export const updateAddress = (taskId: string, attempt: number): CommandAddress => ({
+export const updateAddress = (taskId: string, attempt: number, part?: number): CommandAddress => ({
   taskId,
   family: "u",
   qualifier: String(attempt),
+  ...(part === undefined ? {} : { part }),
 });
+
+/**
+ * The parts a task's update set may have: one per stage of its rule (absent: the default rule's).
+ * Readers of the whole set read these with its first record (`mergeParts`).
+ */
+export const updateParts = (rule: Pick<RuleDefinition, "stages"> = DEFAULT_RULE): number[] =>
+  rule.stages.map((_, i) => i);
+
+/**
+ * The whole update set from its first record and its parts (each as read; absent ones left out):
+ * every entry, each from the one record that holds it, with the part it is stored in; the first
+ * record's close. Undefined when none exists.
+ */
+export function mergeParts(
+  first: CommandSet | undefined,
+  parts: readonly (CommandSet | undefined)[],
+): CommandSet | undefined {
+  const found = parts.filter((p): p is CommandSet => p !== undefined);
+  const base = first ?? found[0];
+  if (base === undefined) return undefined;
+  const merged: CommandSet = { taskId: base.taskId, family: "u", entries: { ...first?.entries } };
+  if (first?.closedAt !== undefined) merged.closedAt = first.closedAt;
+  for (const set of found) {
+    for (const [key, entry] of Object.entries(set.entries)) {
+      merged.entries[key] ??= set.part === undefined ? entry : { ...entry, part: set.part };
+    }
+  }
+  return merged;
+}
 export const queryAddress = (taskId: string, attempt: number): CommandAddress => ({
   taskId,
   family: "q",
@@ -69,7 +112,10 @@ export const verifyAddress = (
   qualifier: `${stage}.${step}.${attempt}`,
 });
 
-/** The entry of `componentId` in its set: 12 hex digits of sha256("flow-bmc:<task>:<family><qualifier>:<component>"). */
+/**
+ * The entry of `componentId` in its set: 12 hex digits of sha256("flow-bmc:<task>:<family><qualifier>:<component>")
+ * (not the part: where an entry is stored is not what it is).
+ */
 export function entryKey(address: CommandAddress, componentId: string): string {
   return createHash("sha256")
     .update(`flow-bmc:${address.taskId}:${address.family}${address.qualifier}:${componentId}`, "utf8")
@@ -80,27 +126,31 @@ export function entryKey(address: CommandAddress, componentId: string): string {
 /** The request id of the command `address` sends to `componentId`. */
 export function commandRequestId(address: CommandAddress, componentId: string): string {
   const prefix = address.family === "u" ? "upd" : "qry";
-  return `${prefix}-${address.taskId}.${address.family}${address.qualifier}.${entryKey(address, componentId)}`;
+  const part = address.part === undefined ? "" : `p${address.part}`;
+  return `${prefix}-${address.taskId}.${address.family}${address.qualifier}${part}.${entryKey(address, componentId)}`;
 }
 
-const REQUEST_ID = /^(upd|qry)-([0-9a-f-]{36})\.([uqv])(\d+|\d+\.\d+\.\d+)\.([0-9a-f]{12})$/;
+const REQUEST_ID = /^(upd|qry)-([0-9a-f-]{36})\.([uqv])(\d+|\d+\.\d+\.\d+)(?:p(\d{1,3}))?\.([0-9a-f]{12})$/;
 
 /** A request id of this form → its address and entry; any other string (older tasks' ids) → undefined. */
 export function parseCommandRequestId(requestId: string): (CommandAddress & { entry: string }) | undefined {
   const m = REQUEST_ID.exec(requestId);
   if (m === null) return undefined;
-  const [, prefix, taskId, family, qualifier, entry] = m as unknown as [
+  const [, prefix, taskId, family, qualifier, part, entry] = m as unknown as [
     string,
     string,
     string,
     CommandFamily,
     string,
+    string | undefined,
     string,
   ];
   // The prefix and the family must agree (an update's id never names a query set).
   if ((prefix === "upd") !== (family === "u")) return undefined;
   if (family === "v" ? !qualifier.includes(".") : qualifier.includes(".")) return undefined;
-  return { taskId, family, qualifier, entry };
+  // Only the update set has parts.
+  if (part !== undefined && family !== "u") return undefined;
+  return { taskId, family, qualifier, ...(part === undefined ? {} : { part: Number(part) }), entry };
 }
 
 /** Whether a report with this (parsed) request id, arriving on `componentId`'s topic, is that component's. */
@@ -133,6 +183,8 @@ export interface CommandEntry {
   resultAt?: number;
   /** A query's answer (the first one). */
   status?: BmcRequestRecord["status"];
+  /** The update set's part it is stored in, on entries of a merged set (`mergeParts`); never stored. */
+  part?: number;
 }
 
 export interface CommandSet {
@@ -151,6 +203,8 @@ export interface CommandSet {
    * judged when its results are in, not at its next poll. The latest wait replaces the one before.
    */
   wake?: { token: string; keys: string[] };
+  /** The update set's part this record is; absent: the set's first record (or a merged set). */
+  part?: number;
 }
 
 /** An entry's command has its terminal report: an update its result, a query its answer. */

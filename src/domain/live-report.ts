@@ -70,7 +70,7 @@ export function foldUpdates(
     const latest = latestUpdate(updates, taskId, c.id);
     if (latest === undefined) continue;
     const { attempt, entry } = latest;
-    const address = updateAddress(taskId, attempt);
+    const address = updateAddress(taskId, attempt, entry.part);
     const record = commandRecord(updates, address, c.id);
     c.requestId = commandRequestId(address, c.id);
     const timeoutSeconds = Math.round((entry.deadline - entry.sentAt) / 1000);

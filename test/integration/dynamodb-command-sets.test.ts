@@ -139,8 +139,8 @@ describe("DynamoCommandSetStore", () => {
     const a = updateAddress(taskId, 0);
     const key = entryKey(a, "c1");
     await store.open(taskId, "u", Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 100 })]));
-    await store.close(taskId, 40);
-    await store.close(taskId, 41);
+    await store.close(taskId, 40, []);
+    await store.close(taskId, 41, []);
     const before = await store.get(taskId, "u");
     expect(before?.closedAt).toBe(40);
     const refused = await store.open(

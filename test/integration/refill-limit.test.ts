@@ -61,7 +61,12 @@ describe("the refill path under wake-ups", () => {
       runs: stores.runs,
       locks: stores.locks,
       // These tasks flash nothing: no update set, no versions.
-      commands: { get: async () => undefined, getMany: async () => new Map(), close: async () => {} },
+      commands: {
+        get: async () => undefined,
+        getUpdates: async () => undefined,
+        getMany: async () => new Map(),
+        close: async () => {},
+      },
       firmware: { record: async () => {} },
       clock: Date.now,
       waker,

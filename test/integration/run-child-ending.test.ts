@@ -79,7 +79,7 @@ function deps(at: number, woken: string[]) {
     runs: stores.runs,
     locks: stores.locks,
     // These tasks flash nothing: no update set, no versions.
-    commands: { get: async () => undefined, close: async () => {} },
+    commands: { get: async () => undefined, getUpdates: async () => undefined, close: async () => {} },
     firmware: { record: async () => {} },
     clock: () => at + 10,
     waker,

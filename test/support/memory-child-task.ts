@@ -12,6 +12,7 @@ import {
   type CommandFamily,
   type CommandSet,
   type EntryWrite,
+  mergeParts,
 } from "../../src/domain/command-sets.js";
 import type { FirmwareAuthentication, Task } from "../../src/domain/model.js";
 
@@ -85,43 +86,73 @@ export function memoryLockStore(): RackLockStore {
  */
 export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
   const sets = new Map<string, CommandSet>();
-  const keyOf = (taskId: string, family: CommandFamily) => `${taskId}#${family}`;
+  const keyOf = (taskId: string, family: CommandFamily, part?: number) =>
+    part === undefined ? `${taskId}#${family}` : `${taskId}#${family}.${part}`;
+  const created = (taskId: string, family: CommandFamily, part?: number): CommandSet =>
+    sets.get(keyOf(taskId, family, part)) ?? {
+      taskId,
+      family,
+      entries: {},
+      ...(part === undefined ? {} : { part }),
+    };
+  const merged = (taskId: string, family: CommandFamily, parts: readonly number[]) => {
+    const first = sets.get(keyOf(taskId, family));
+    if (family !== "u") return first;
+    return mergeParts(
+      first,
+      parts.map((part) => sets.get(keyOf(taskId, family, part))),
+    );
+  };
   const store = {
     writes: 0,
-    async open(taskId: string, family: CommandFamily, entries: Record<string, CommandEntry>) {
+    async open(taskId: string, family: CommandFamily, entries: Record<string, CommandEntry>, part?: number) {
       store.writes += 1;
-      const set = sets.get(keyOf(taskId, family)) ?? { taskId, family, entries: {} };
+      const set = created(taskId, family, part);
       if (set.closedAt !== undefined) return structuredClone(set);
       for (const [key, entry] of Object.entries(entries)) set.entries[key] ??= structuredClone(entry);
-      sets.set(keyOf(taskId, family), set);
+      sets.set(keyOf(taskId, family, part), set);
       return structuredClone(set);
     },
-    async close(taskId: string, now: number) {
-      for (const family of CLOSABLE_FAMILIES) {
+    async close(taskId: string, now: number, parts: readonly number[]) {
+      const records: [CommandFamily, number | undefined][] = [
+        ...CLOSABLE_FAMILIES.map((family): [CommandFamily, undefined] => [family, undefined]),
+        ...parts.map((part): [CommandFamily, number] => ["u", part]),
+      ];
+      for (const [family, part] of records) {
         store.writes += 1;
-        const set = sets.get(keyOf(taskId, family)) ?? { taskId, family, entries: {} };
+        const set = created(taskId, family, part);
         set.closedAt ??= now;
-        sets.set(keyOf(taskId, family), set);
+        sets.set(keyOf(taskId, family, part), set);
       }
     },
-    async markPublished(taskId: string, family: CommandFamily, keys: readonly string[], now: number) {
+    async markPublished(
+      taskId: string,
+      family: CommandFamily,
+      keys: readonly string[],
+      now: number,
+      part?: number,
+    ) {
       if (keys.length === 0) return;
       store.writes += 1;
-      const set = sets.get(keyOf(taskId, family));
+      const set = sets.get(keyOf(taskId, family, part));
       for (const key of keys) {
         const entry = set?.entries[key];
         if (entry === undefined) throw new Error(`no command ${taskId}#${family}#${key}`);
         entry.publishedAt ??= now;
       }
     },
-    async get(taskId: string, family: CommandFamily) {
-      const set = sets.get(keyOf(taskId, family));
+    async get(taskId: string, family: CommandFamily, part?: number) {
+      const set = sets.get(keyOf(taskId, family, part));
       return set === undefined ? undefined : structuredClone(set);
     },
-    async getMany(taskIds: readonly string[], family: CommandFamily) {
+    async getUpdates(taskId: string, parts: readonly number[]) {
+      const set = merged(taskId, "u", parts);
+      return set === undefined ? undefined : structuredClone(set);
+    },
+    async getMany(taskIds: readonly string[], family: CommandFamily, parts: readonly number[] = []) {
       const found = new Map<string, CommandSet>();
       for (const taskId of taskIds) {
-        const set = sets.get(keyOf(taskId, family));
+        const set = merged(taskId, family, parts);
         if (set !== undefined) found.set(taskId, structuredClone(set));
       }
       return found;
@@ -130,11 +161,12 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       taskId: string,
       family: CommandFamily,
       windows: Record<string, { sentAt: number; deadline: number }>,
+      part?: number,
     ) {
       if (Object.keys(windows).length === 0) return;
       store.writes += 1;
       for (const [key, window] of Object.entries(windows)) {
-        const entry = sets.get(keyOf(taskId, family))?.entries[key];
+        const entry = sets.get(keyOf(taskId, family, part))?.entries[key];
         if (entry === undefined) throw new Error(`no command ${taskId}#${family}#${key}`);
         delete entry.publishedAt;
         entry.sentAt = window.sentAt;
@@ -145,9 +177,10 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       taskId: string,
       family: CommandFamily,
       wake: { token: string; keys: readonly string[] },
+      part?: number,
     ) {
       store.writes += 1;
-      const set = sets.get(keyOf(taskId, family));
+      const set = sets.get(keyOf(taskId, family, part));
       if (set === undefined) return undefined;
       set.wake = { token: wake.token, keys: [...wake.keys] };
       return structuredClone(set);
@@ -156,10 +189,10 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       taskId: string,
       family: CommandFamily,
       writes: Record<string, EntryWrite>,
-      options: { returnSet?: boolean } = {},
+      options: { returnSet?: boolean; part?: number } = {},
     ) {
       store.writes += 1;
-      const set = sets.get(keyOf(taskId, family));
+      const set = sets.get(keyOf(taskId, family, options.part));
       if (set === undefined) return { outcome: "refused" as const };
       const allowed = Object.entries(writes).every(([key, w]) => {
         const e = set.entries[key];

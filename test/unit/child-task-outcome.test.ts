@@ -67,6 +67,7 @@ describe("recordTaskOutcome", () => {
       locks: locks as RackLockStore,
       commands: {
         get: async () => undefined,
+        getUpdates: async () => undefined,
         close: async (id: string) => void closed.push(`${id} while ${stored.get(id)?.status}`),
       },
       firmware: { record: async () => {} },
@@ -185,7 +186,8 @@ describe("recordTaskOutcome", () => {
     const deps = {
       ...f.deps,
       commands: {
-        get: async (id: string, family: string) => (id === task.id && family === "u" ? set : undefined),
+        get: async () => undefined,
+        getUpdates: async (id: string) => (id === task.id ? set : undefined),
         close: async () => {},
       },
       firmware: {
@@ -225,7 +227,7 @@ describe("recordTaskOutcome", () => {
     const ended = await recordTaskOutcome(
       {
         ...f.deps,
-        commands: { get: async () => set, close: async () => {} },
+        commands: { get: async () => undefined, getUpdates: async () => set, close: async () => {} },
         firmware: {
           record: async () => {
             throw new Error("inventory table gone");

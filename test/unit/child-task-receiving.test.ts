@@ -371,7 +371,7 @@ function outcomeDeps(
     tasks: tasks as TaskStore,
     locks: locks as RackLockStore,
     runs,
-    commands: { get: async () => undefined, close: async () => {} },
+    commands: { get: async () => undefined, getUpdates: async () => undefined, close: async () => {} },
     firmware: { record: async () => {} },
     clock: () => 10,
   };

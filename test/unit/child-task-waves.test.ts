@@ -160,7 +160,7 @@ describe("SendWave from the plan", () => {
   it("a task ended from outside (its command sets closed) makes a wave still in flight send nothing: TaskEnded", async () => {
     const h = harness();
     const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
-    await h.commands.close(task.id, 4_000);
+    await h.commands.close(task.id, 4_000, []);
     const err = await sendWave(h.deps, event(group(facts))).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: "TaskEnded", message: "task t-1 already ended" });
     expect(h.published).toEqual([]);
@@ -347,7 +347,7 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
   it("a closed set (the task ended from outside) wakes nothing: its execution is being stopped, and a check would only wait again", async () => {
     const h = harness();
     await sent(h);
-    await h.commands.close(task.id, 6_000);
+    await h.commands.close(task.id, 6_000, []);
     const { woken, call } = withWaker(h);
     expect(await call("tk-d")).toEqual({ woken: false });
     expect(woken).toEqual([]);

@@ -7,6 +7,8 @@
  *                              e_<entry>: { s: sentAt, d: deadline, pb?: publishedAt,
  *                                           a?: ackedAt, p?: progress, pt?: progressAt,
  *                                           r?: result, rt?: resultAt, q?: answer } }
+ *   cmds#<taskId>#u.<part>   the same, with `part`: one part of the update set (a stage's
+ *                              commands), so a write rewrites a stage's entries, not the rack's
  *
  * An entry names no component: its key is the component's (a hash over the task, the command and
  * the component id), which is how every reader finds it, so the id would be ~40 of its ~115
@@ -44,6 +46,7 @@ import {
   type CommandFamily,
   type CommandSet,
   type EntryWrite,
+  mergeParts,
 } from "../../domain/command-sets.js";
 import type { Task } from "../../domain/model.js";
 import { batchGetAll } from "../dynamodb/db.js";
@@ -51,7 +54,8 @@ import { itemToTask } from "../dynamodb/items.js";
 
 type Item = Record<string, unknown>;
 
-const setPk = (taskId: string, family: CommandFamily): string => `cmds#${taskId}#${family}`;
+const setPk = (taskId: string, family: CommandFamily, part?: number): string =>
+  part === undefined ? `cmds#${taskId}#${family}` : `cmds#${taskId}#${family}.${part}`;
 const RETENTION_SECONDS = 7 * 24 * 3600;
 /** DynamoDB's limit is 4 KB per expression string; chunks stay well under it. */
 const MAX_EXPRESSION = 3_500;
@@ -90,6 +94,7 @@ function itemToSet(item: Item): CommandSet {
     family: item.family as CommandFamily,
     entries: {},
   };
+  if (item.part !== undefined) set.part = Number(item.part);
   if (item.closedAt !== undefined) set.closedAt = Number(item.closedAt);
   const wake = item.w as { t?: unknown; k?: unknown } | undefined;
   if (typeof wake?.t === "string" && Array.isArray(wake.k))
@@ -167,11 +172,17 @@ export class DynamoCommandSetStore implements CommandSetStore {
     private readonly tasksTable: string,
   ) {}
 
-  private send(taskId: string, family: CommandFamily, x: Expression, returnAll: boolean) {
+  private send(
+    taskId: string,
+    family: CommandFamily,
+    x: Expression,
+    returnAll: boolean,
+    part: number | undefined,
+  ) {
     return this.doc.send(
       new UpdateCommand({
         TableName: this.tasksTable,
-        Key: { id: setPk(taskId, family) },
+        Key: { id: setPk(taskId, family, part) },
         UpdateExpression: x.update(),
         ...(x.conditions.length > 0 ? { ConditionExpression: x.conditions.join(" AND ") } : {}),
         ExpressionAttributeNames: x.names,
@@ -181,11 +192,12 @@ export class DynamoCommandSetStore implements CommandSetStore {
     );
   }
 
-  /** What a write that may create the set sets: its task and family (first stays), and `ttl`. */
+  /** What a write that may create the set sets: its task, family and part (first stays), and `ttl`. */
   private static identity(
     x: Expression,
     taskId: string,
     family: CommandFamily,
+    part: number | undefined,
     ttl: { latest: number; keep: boolean },
   ): void {
     const seconds = x.value(Math.ceil(ttl.latest / 1000) + RETENTION_SECONDS);
@@ -193,6 +205,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
       ["taskId", x.value(taskId)],
       ["family", x.value(family)],
     ];
+    if (part !== undefined) attributes.push(["part", x.value(part)]);
     for (const [attribute, value] of attributes) {
       const a = x.name(attribute);
       x.sets.push(`${a} = if_not_exists(${a}, ${value})`);
@@ -205,13 +218,14 @@ export class DynamoCommandSetStore implements CommandSetStore {
     taskId: string,
     family: CommandFamily,
     entries: Record<string, CommandEntry>,
+    part?: number,
   ): Promise<CommandSet> {
     const latest = Math.max(0, ...Object.values(entries).map((e) => e.deadline));
     const chunks = chunked(
       Object.entries(entries),
       (x) => {
         // A week past the latest deadline: later commands have later deadlines.
-        DynamoCommandSetStore.identity(x, taskId, family, { latest, keep: false });
+        DynamoCommandSetStore.identity(x, taskId, family, part, { latest, keep: false });
         x.conditions.push(`attribute_not_exists(${x.name("closedAt")})`);
       },
       (x, [key, entry]) => {
@@ -223,26 +237,30 @@ export class DynamoCommandSetStore implements CommandSetStore {
     let stored: Item | undefined;
     for (const [i, chunk] of chunks.entries()) {
       try {
-        stored = (await this.send(taskId, family, chunk, i === chunks.length - 1)).Attributes;
+        stored = (await this.send(taskId, family, chunk, i === chunks.length - 1, part)).Attributes;
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
         // Closed: the set as it is, read back (the only refusal there is; its path is rare).
-        const set = await this.get(taskId, family);
+        const set = await this.get(taskId, family, part);
         if (set?.closedAt === undefined) throw error;
         return set;
       }
     }
-    return itemToSet(stored ?? { taskId, family });
+    return itemToSet(stored ?? { taskId, family, ...(part === undefined ? {} : { part }) });
   }
 
-  async close(taskId: string, now: number): Promise<void> {
+  async close(taskId: string, now: number, parts: readonly number[]): Promise<void> {
+    const records: [CommandFamily, number | undefined][] = [
+      ...CLOSABLE_FAMILIES.map((family): [CommandFamily, undefined] => [family, undefined]),
+      ...parts.map((part): [CommandFamily, number] => ["u", part]),
+    ];
     await Promise.all(
-      CLOSABLE_FAMILIES.map((family) => {
+      records.map(([family, part]) => {
         const x = new Expression();
-        DynamoCommandSetStore.identity(x, taskId, family, { latest: now, keep: true });
+        DynamoCommandSetStore.identity(x, taskId, family, part, { latest: now, keep: true });
         const closed = x.name("closedAt");
         x.sets.push(`${closed} = if_not_exists(${closed}, ${x.value(now)})`);
-        return this.send(taskId, family, x, false);
+        return this.send(taskId, family, x, false, part);
       }),
     );
   }
@@ -252,6 +270,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     family: CommandFamily,
     keys: readonly string[],
     now: number,
+    part?: number,
   ): Promise<void> {
     if (keys.length === 0) return;
     const chunks = chunked(
@@ -264,64 +283,110 @@ export class DynamoCommandSetStore implements CommandSetStore {
         x.conditions.push(`attribute_exists(${e})`);
       },
     );
-    for (const chunk of chunks) await this.send(taskId, family, chunk, false);
+    for (const chunk of chunks) await this.send(taskId, family, chunk, false, part);
   }
 
   async awaitAnswers(
     taskId: string,
     family: CommandFamily,
     wake: { token: string; keys: readonly string[] },
+    part?: number,
   ): Promise<CommandSet | undefined> {
     const x = new Expression();
     x.sets.push(`${x.name("w")} = ${x.value({ t: wake.token, k: [...wake.keys] })}`);
     x.conditions.push(`${x.name("family")} = ${x.value(family)}`);
     try {
-      return itemToSet((await this.send(taskId, family, x, true)).Attributes ?? { taskId, family });
+      const out = await this.send(taskId, family, x, true, part);
+      return itemToSet(out.Attributes ?? { taskId, family });
     } catch (error) {
       if (isConditionFailed(error)) return undefined;
       throw error;
     }
   }
 
-  async get(taskId: string, family: CommandFamily): Promise<CommandSet | undefined> {
+  async get(taskId: string, family: CommandFamily, part?: number): Promise<CommandSet | undefined> {
     const out = await this.doc.send(
       new GetCommand({
         TableName: this.tasksTable,
-        Key: { id: setPk(taskId, family) },
+        Key: { id: setPk(taskId, family, part) },
         ConsistentRead: true,
       }),
     );
     return out.Item === undefined ? undefined : itemToSet(out.Item);
   }
 
+  async getUpdates(taskId: string, parts: readonly number[]): Promise<CommandSet | undefined> {
+    return (await this.getWithTask(taskId, ["u"], parts, false)).sets.u;
+  }
+
+  /** Keys of a task's records of these families, the update set's parts included. */
+  private static keysOf(taskId: string, families: readonly CommandFamily[], parts: readonly number[]) {
+    const unique = [...new Set(families)];
+    return [
+      ...unique.map((family) => ({ id: setPk(taskId, family) })),
+      ...(unique.includes("u") ? [...new Set(parts)].map((part) => ({ id: setPk(taskId, "u", part) })) : []),
+    ];
+  }
+
+  /** Records read by keysOf → the sets by task and family, the update set's parts merged in. */
+  private static setsOf(items: Item[]): Map<string, Partial<Record<CommandFamily, CommandSet>>> {
+    const byTask = new Map<
+      string,
+      { sets: Partial<Record<CommandFamily, CommandSet>>; parts: CommandSet[] }
+    >();
+    for (const item of items) {
+      const set = itemToSet(item);
+      const found = byTask.get(set.taskId) ?? { sets: {}, parts: [] };
+      if (set.part === undefined) found.sets[set.family] = set;
+      else found.parts.push(set);
+      byTask.set(set.taskId, found);
+    }
+    return new Map(
+      [...byTask].map(([taskId, { sets, parts }]) => {
+        const updates = parts.length === 0 ? sets.u : mergeParts(sets.u, parts);
+        return [taskId, updates === undefined ? sets : { ...sets, u: updates }];
+      }),
+    );
+  }
+
   async getWithTask(
     taskId: string,
     families: readonly CommandFamily[],
+    parts: readonly number[] = [],
+    withTask = true,
   ): Promise<{ task: Task | undefined; sets: Partial<Record<CommandFamily, CommandSet>> }> {
-    const keys = [{ id: taskId }, ...[...new Set(families)].map((family) => ({ id: setPk(taskId, family) }))];
+    const keys = [
+      ...(withTask ? [{ id: taskId }] : []),
+      ...DynamoCommandSetStore.keysOf(taskId, families, parts),
+    ];
     const items = await batchGetAll(this.doc, this.tasksTable, keys, { consistent: true });
-    let task: Task | undefined;
-    const sets: Partial<Record<CommandFamily, CommandSet>> = {};
-    for (const item of items) {
-      if (item.id === taskId) task = itemToTask(item);
-      else {
-        const set = itemToSet(item);
-        sets[set.family] = set;
-      }
-    }
-    return { task, sets };
+    const taskItem = items.find((item) => item.id === taskId);
+    const sets = DynamoCommandSetStore.setsOf(items.filter((item) => item !== taskItem));
+    return { task: taskItem === undefined ? undefined : itemToTask(taskItem), sets: sets.get(taskId) ?? {} };
   }
 
-  async getMany(taskIds: readonly string[], family: CommandFamily): Promise<Map<string, CommandSet>> {
-    const keys = [...new Set(taskIds)].map((taskId) => ({ id: setPk(taskId, family) }));
+  async getMany(
+    taskIds: readonly string[],
+    family: CommandFamily,
+    parts: readonly number[] = [],
+  ): Promise<Map<string, CommandSet>> {
+    const keys = [...new Set(taskIds)].flatMap((taskId) =>
+      DynamoCommandSetStore.keysOf(taskId, [family], parts),
+    );
     const items = keys.length === 0 ? [] : await batchGetAll(this.doc, this.tasksTable, keys);
-    return new Map(items.map((item) => itemToSet(item)).map((set) => [set.taskId, set]));
+    const found = new Map<string, CommandSet>();
+    for (const [taskId, sets] of DynamoCommandSetStore.setsOf(items)) {
+      const set = sets[family];
+      if (set !== undefined) found.set(taskId, set);
+    }
+    return found;
   }
 
   async reopen(
     taskId: string,
     family: CommandFamily,
     windows: Record<string, { sentAt: number; deadline: number }>,
+    part?: number,
   ): Promise<void> {
     const keys = Object.entries(windows);
     if (keys.length === 0) return;
@@ -341,14 +406,14 @@ export class DynamoCommandSetStore implements CommandSetStore {
         x.conditions.push(`attribute_exists(${e})`);
       },
     );
-    for (const chunk of chunks) await this.send(taskId, family, chunk, false);
+    for (const chunk of chunks) await this.send(taskId, family, chunk, false, part);
   }
 
   async record(
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-    options: { returnSet?: boolean } = {},
+    options: { returnSet?: boolean; part?: number } = {},
   ): Promise<{ outcome: "written"; set?: CommandSet } | { outcome: "refused"; set?: CommandSet }> {
     const chunks = chunked(
       Object.entries(writes),
@@ -391,12 +456,12 @@ export class DynamoCommandSetStore implements CommandSetStore {
     for (const chunk of chunks) {
       if (chunk.sets.length === 0) continue;
       try {
-        after = (await this.send(taskId, family, chunk, options.returnSet === true)).Attributes;
+        after = (await this.send(taskId, family, chunk, options.returnSet === true, options.part)).Attributes;
         wrote = true;
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
         // A duplicate or late report the writer did not know about: what is stored decides.
-        const stored = await this.get(taskId, family);
+        const stored = await this.get(taskId, family, options.part);
         return stored === undefined ? { outcome: "refused" } : { outcome: "refused", set: stored };
       }
     }

@@ -26,7 +26,8 @@ export interface CommandToSend {
 /**
  * Opens the batch's entries (`window` for those not there yet) and publishes those not yet
  * published nor answered with `publish(componentId, requestId)`. Returns the set as stored.
- * Throws TaskEnded, having published nothing, when the set is closed.
+ * Throws TaskEnded, having published nothing, when the set is closed. The batch's commands are
+ * in one record: their addresses' part of the update set (or none).
  */
 export async function sendCommands(
   deps: Pick<StepDeps, "commands" | "clock">,
@@ -36,10 +37,12 @@ export async function sendCommands(
   window: { sentAt: number; deadline: number },
   publish: (componentId: string, requestId: string) => Promise<void>,
 ): Promise<CommandSet> {
+  const part = commands[0]?.address.part;
   const set = await deps.commands.open(
     taskId,
     family,
     Object.fromEntries(commands.map((c) => newEntry(c.address, c.componentId, window))),
+    part,
   );
   if (set.closedAt !== undefined) throw new StepError("TaskEnded", `task ${taskId} already ended`);
   const due = commands.filter((c) => {
@@ -60,6 +63,7 @@ export async function sendCommands(
     family,
     published.map((c) => entryKey(c.address, c.componentId)),
     deps.clock(),
+    part,
   );
   const failed = sent.find((s): s is PromiseRejectedResult => s.status === "rejected");
   if (failed !== undefined) throw failed.reason;

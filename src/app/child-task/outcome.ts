@@ -4,7 +4,7 @@
  * stopped, failed or timed-out execution, reconciled; CancelTask, through the task service).
  */
 
-import type { CommandFamily, CommandSet } from "../../domain/command-sets.js";
+import { type CommandFamily, type CommandSet, updateParts } from "../../domain/command-sets.js";
 import { foldUpdates, newlyVerified, updateRetriesOf } from "../../domain/live-report.js";
 import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
@@ -30,21 +30,28 @@ export async function loadTask(deps: Pick<TaskStepsDeps, "tasks">, taskId: strin
 }
 
 /**
- * The task and its command sets of these families, in one request where the store can
- * (CommandSetStore.getWithTask), else two at once.
+ * The task and its command sets of these families (the update set with these `parts` merged in),
+ * in one request where the store can (CommandSetStore.getWithTask), else two at once.
  */
 export async function loadTaskWith(
-  deps: Pick<TaskStepsDeps, "tasks"> & { commands: Pick<CommandSetStore, "get" | "getWithTask"> },
+  deps: Pick<TaskStepsDeps, "tasks"> & {
+    commands: Pick<CommandSetStore, "get" | "getUpdates" | "getWithTask">;
+  },
   taskId: string,
   families: readonly CommandFamily[],
+  parts: readonly number[] = [],
 ): Promise<{ task: Task; sets: Partial<Record<CommandFamily, CommandSet>> }> {
   const { commands } = deps;
   const read =
     commands.getWithTask !== undefined
-      ? await commands.getWithTask(taskId, families)
+      ? await commands.getWithTask(taskId, families, parts)
       : await Promise.all([
           deps.tasks.getTasks([taskId]),
-          Promise.all(families.map((f) => commands.get(taskId, f))),
+          Promise.all(
+            families.map((f) =>
+              f === "u" && parts.length > 0 ? commands.getUpdates(taskId, parts) : commands.get(taskId, f),
+            ),
+          ),
         ]).then(([[task], found]) => ({
           task,
           sets: Object.fromEntries(
@@ -102,11 +109,11 @@ export function foldedTask(task: Task, updates: CommandSet | undefined, now: num
  * read; an ended task's report is final and is returned as it is.
  */
 export async function withLiveReport(
-  deps: Pick<TaskStepsDeps, "clock"> & { commands: Pick<CommandSetStore, "get"> },
+  deps: Pick<TaskStepsDeps, "clock"> & { commands: Pick<CommandSetStore, "getUpdates"> },
   task: Task,
 ): Promise<Task> {
   if (isTerminalTask(task)) return task;
-  return foldedTask(task, await deps.commands.get(task.id, "u"), deps.clock());
+  return foldedTask(task, await deps.commands.getUpdates(task.id, updateParts(task.rule)), deps.clock());
 }
 
 /**
@@ -143,7 +150,7 @@ export type OutcomeDeps = Pick<
   TaskStepsDeps,
   "tasks" | "locks" | "clock" | "waker" | "logger" | "firmware"
 > & {
-  commands: Pick<CommandSetStore, "get" | "close" | "getWithTask">;
+  commands: Pick<CommandSetStore, "get" | "getUpdates" | "close" | "getWithTask">;
   runs: Pick<RunStore, "recordOutcome">;
   /** Targets by outcome and BMC failures, counted once per recorded target transition. */
   metrics?: Metrics;
@@ -194,10 +201,14 @@ export async function recordTaskOutcome(
   readUpdates?: { set: CommandSet | undefined },
 ): Promise<Task> {
   const fromOutside = outcome.fromOutside ?? true;
-  // Closed before the update set is read: nothing can be added to it after the read.
-  if (fromOutside && !(read !== undefined && isTerminalTask(read)))
-    await deps.commands.close(taskId, deps.clock());
-  const { task: first, updates } = await readForOutcome(deps, taskId, read, readUpdates);
+  // Closed before the update set is read: nothing can be added to it after the read. The task's
+  // rule says which parts the set may have.
+  let known = read;
+  if (fromOutside && !(known !== undefined && isTerminalTask(known))) {
+    known ??= await loadTask(deps, taskId);
+    if (!isTerminalTask(known)) await deps.commands.close(taskId, deps.clock(), updateParts(known.rule));
+  }
+  const { task: first, updates } = await readForOutcome(deps, taskId, known, readUpdates);
   // A run child still in flight ends with its target and its lock in ONE write where the store
   // can (1, 2 and 3 together); otherwise (the target not in flight, the lock another task's) in
   // turn as below.
@@ -279,20 +290,20 @@ export async function recordTaskOutcome(
   return task;
 }
 
-/** The task and its update set as an ending needs them: as the caller read them, else in one request (an ended task's set is not needed). */
+/**
+ * The task and its whole update set as an ending needs them: as the caller read them, else the
+ * task, then the set's records its rule says it may have (an ended task's set is not needed).
+ */
 async function readForOutcome(
   deps: OutcomeDeps,
   taskId: string,
   read: Task | undefined,
   readUpdates: { set: CommandSet | undefined } | undefined,
 ): Promise<{ task: Task; updates: CommandSet | undefined }> {
-  if (read === undefined) {
-    const { task, sets } = await loadTaskWith(deps, taskId, ["u"]);
-    return { task, updates: sets.u };
-  }
-  if (readUpdates !== undefined) return { task: read, updates: readUpdates.set };
-  if (isTerminalTask(read)) return { task: read, updates: undefined };
-  return { task: read, updates: await deps.commands.get(taskId, "u") };
+  const task = read ?? (await loadTask(deps, taskId));
+  if (read !== undefined && readUpdates !== undefined) return { task, updates: readUpdates.set };
+  if (isTerminalTask(task)) return { task, updates: undefined };
+  return { task, updates: await deps.commands.getUpdates(taskId, updateParts(task.rule)) };
 }
 
 /** RecordSuccess / RecordFailure: the last state records the outcome (a caught error → FAILED). */

@@ -117,11 +117,11 @@ export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">)
 
 export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries">): Promise<PreflightResult> {
   const p = e.preflight;
-  // The task and its answers: one read.
+  // The task, its answers and its update set's first record: one read.
   const {
     task,
-    sets: { q: set },
-  } = await loadTaskWith(deps, e.taskId, ["q"]);
+    sets: { q: set, u: updatesBefore },
+  } = await loadTaskWith(deps, e.taskId, ["q", "u"]);
   const report = reportOf(task);
   const rule = task.rule ?? DEFAULT_RULE;
   // Components asked again while the task waits for them to be ready: their latest attempt counts.
@@ -209,6 +209,10 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
     task,
   );
   const final = parseReport(updated.report);
+  // Each stage's updates go in its part of the update set, unless updates were sent before parts
+  // (an execution re-driven across the deploy): they stay in the set's first record, so every
+  // update keeps its entry and its request id (a BMC that has it flashes nothing again).
+  const parted = Object.keys(updatesBefore?.entries ?? {}).length === 0;
   // The rule's stages, each with its components still to flash (stage types in order, then by id).
   const groups: UpgradeGroup[] = isTerminalTask(updated)
     ? []
@@ -219,7 +223,15 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
         if (componentIds.length === 0) return [];
         const maxParallel = Math.max(1, Math.floor(stage.maxParallel || e.settings.maxParallel));
         const facts = groupFacts(updated, final, componentIds, e.settings);
-        return [{ stage: index, name: stage.name, componentIds, maxParallel, steps: stage.steps, facts }];
+        const group: UpgradeGroup = {
+          stage: index,
+          name: stage.name,
+          componentIds,
+          maxParallel,
+          steps: stage.steps,
+          facts,
+        };
+        return [parted ? { ...group, part: index } : group];
       });
   deps.logger.info("task preflight done", {
     ...taskKeys(task),

@@ -52,6 +52,8 @@ const MAX_WRITE_ROUNDS = 4;
 interface Pending {
   taskId: string;
   family: CommandFamily;
+  /** The update set's part the reports' commands are stored in (from their request ids). */
+  part?: number;
   /** By entry key: the indexes of its reports in the batch, and the reports. */
   entries: Map<string, { indexes: number[]; reports: { event: BmcEvent; at: number }[] }>;
 }
@@ -82,8 +84,7 @@ export function createReportRecorder(
     if (woken.size > REMEMBERED_SETS) woken.delete(woken.values().next().value as string);
   };
   const remembered = new Map<string, Map<string, KnownEntry>>();
-  const knownIn = (taskId: string, family: CommandFamily): Map<string, KnownEntry> => {
-    const key = `${taskId}#${family}`;
+  const knownIn = (key: string): Map<string, KnownEntry> => {
     const found = remembered.get(key) ?? new Map<string, KnownEntry>();
     remembered.delete(key);
     remembered.set(key, found);
@@ -92,8 +93,9 @@ export function createReportRecorder(
   };
 
   async function writeSet(pending: Pending, outcomes: (ReportOutcome | { error: unknown } | undefined)[]) {
-    const { taskId, family } = pending;
-    const known = knownIn(taskId, family);
+    const { taskId, family, part } = pending;
+    const record = recordKey(taskId, family, part);
+    const known = knownIn(record);
     const settle = (entry: string, outcome: ReportOutcome) => {
       for (const i of pending.entries.get(entry)?.indexes ?? []) outcomes[i] = outcome;
       pending.entries.delete(entry);
@@ -109,6 +111,7 @@ export function createReportRecorder(
       const answers = Object.values(writes).some((w) => w.result !== undefined || w.status !== undefined);
       const out = await commands.record(taskId, family, writes, {
         returnSet: answers && waveWaker !== undefined,
+        ...(part === undefined ? {} : { part }),
       });
       await wakeIfDue(out.set);
       if (out.outcome === "written") {
@@ -133,9 +136,7 @@ export function createReportRecorder(
       for (const entry of [...pending.entries.keys()])
         if (!(entry in out.set.entries)) settle(entry, "ignored");
     }
-    throw new Error(
-      `command set ${taskId}#${family}: writes kept being refused; the reports go back to the queue`,
-    );
+    throw new Error(`command set ${record}: writes kept being refused; the reports go back to the queue`);
   }
 
   return {
@@ -160,10 +161,11 @@ export function createReportRecorder(
           });
           return;
         }
-        const key = `${address.taskId}#${address.family}`;
+        const key = recordKey(address.taskId, address.family, address.part);
         const pending = sets.get(key) ?? {
           taskId: address.taskId,
           family: address.family,
+          ...(address.part === undefined ? {} : { part: address.part }),
           entries: new Map(),
         };
         sets.set(key, pending);
@@ -186,6 +188,10 @@ export function createReportRecorder(
     },
   };
 }
+
+/** One record of a task's command sets: its family's, or a part of its update set. */
+const recordKey = (taskId: string, family: CommandFamily, part: number | undefined): string =>
+  part === undefined ? `${taskId}#${family}` : `${taskId}#${family}.${part}`;
 
 /**
  * Which of one command's reports (by position) the write carries: the first ack-like report (its

@@ -9,7 +9,7 @@
  *                                                 'ended'   → nothing to start
  *   await finishLostOutcomes(deps)                targets whose task ended unrecorded
  */
-import { type CommandFamily, kindOfFamily } from "../../domain/command-sets.js";
+import { type CommandFamily, kindOfFamily, updateParts } from "../../domain/command-sets.js";
 import type { Target, Task } from "../../domain/model.js";
 import { awaitsAnswer, planRedrive, resentWindow } from "../../domain/redrive.js";
 import { parseReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
@@ -66,13 +66,22 @@ export async function prepareRedrive(deps: RedriveDeps, task: Task): Promise<Red
   // Nothing was sent for a task without a readable report (and so no command set exists).
   const families: CommandFamily[] = components.length === 0 ? [] : ["q", "u", "v"];
   for (const family of families) {
-    const set = await deps.commands.get(current.id, family);
-    const windows: Record<string, { sentAt: number; deadline: number }> = {};
+    const set =
+      family === "u"
+        ? await deps.commands.getUpdates(current.id, updateParts(current.rule))
+        : await deps.commands.get(current.id, family);
+    // By the record that holds them: the update set's first record (undefined) or a part.
+    const windows = new Map<number | undefined, Record<string, { sentAt: number; deadline: number }>>();
     for (const [key, entry] of Object.entries(set?.entries ?? {})) {
-      if (awaitsAnswer({ kind: kindOfFamily(family), ...entry })) windows[key] = resentWindow(entry, now);
+      if (!awaitsAnswer({ kind: kindOfFamily(family), ...entry })) continue;
+      const record = windows.get(entry.part) ?? {};
+      record[key] = resentWindow(entry, now);
+      windows.set(entry.part, record);
     }
-    await deps.commands.reopen(current.id, family, windows);
-    resent += Object.keys(windows).length;
+    for (const [part, record] of windows) {
+      await deps.commands.reopen(current.id, family, record, part);
+      resent += Object.keys(record).length;
+    }
   }
   return { status: "redrive", reopened, resent };
 }

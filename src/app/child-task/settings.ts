@@ -119,6 +119,12 @@ export interface UpgradeGroup {
    * groups an execution made before (then SendWave reads the task).
    */
   facts?: GroupFacts;
+  /**
+   * The part of the task's update set its updates are stored in (src/domain/command-sets.ts): the
+   * stage's index. Absent in groups made before parts, and for a task whose updates were sent
+   * before them (the set's first record holds them): its updates stay there.
+   */
+  part?: number;
 }
 
 /** The task as the preflight left it, for the waves of one group. */
@@ -189,6 +195,8 @@ export interface WaveState extends PollState {
   attempt: number;
   /** The step's timeout in seconds (its own, or the deployment's), for deadlines and messages. */
   timeoutSeconds: number;
+  /** An update step's part of the update set (its group's `part`); absent: the set's first record. */
+  part?: number;
   componentIds: string[];
   types: Record<string, ComponentType>;
   /** Component id → the version it is being upgraded to. */

@@ -28,6 +28,7 @@
  * claim, and a child claimed in time runs to its end.
  */
 import { createHash } from "node:crypto";
+import { updateParts } from "../../domain/command-sets.js";
 import { formatGoDuration } from "../../domain/duration.js";
 import {
   FailedPreconditionError,
@@ -85,7 +86,7 @@ export interface TaskServiceDeps {
   inventory: PlanInventory;
   secrets: TaskSecretStore;
   /** The tasks' update sets: a running task's report is read with them (src/domain/live-report.ts). */
-  commands: Pick<CommandSetStore, "get" | "getMany" | "close">;
+  commands: Pick<CommandSetStore, "get" | "getUpdates" | "getMany" | "close">;
   /** Where an ending task's verified versions go (recordTaskOutcome). */
   firmware: FirmwareVersionRecorder;
   /** With `executionIdFor`, the execution id is stored with the task before it starts. */
@@ -208,8 +209,17 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
    */
   async function live(list: Task[]): Promise<Task[]> {
     if (list.length <= 1) return Promise.all(list.map((t) => withLiveReport(deps, t)));
-    const running = list.filter((t) => !isTerminal(t)).map((t) => t.id);
-    const sets = running.length === 0 ? new Map() : await deps.commands.getMany(running, "u");
+    const running = list.filter((t) => !isTerminal(t));
+    // Every part any of them may have (the parts a task lacks cost nothing to ask for).
+    const parts = [...new Set(running.flatMap((t) => updateParts(t.rule)))];
+    const sets =
+      running.length === 0
+        ? new Map()
+        : await deps.commands.getMany(
+            running.map((t) => t.id),
+            "u",
+            parts,
+          );
     const now = clock();
     return list.map((t) => foldedTask(t, sets.get(t.id), now));
   }

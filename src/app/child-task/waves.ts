@@ -173,12 +173,14 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   const types = pick(facts.types);
   const versions = pick(facts.versions);
   const subTargets = pick(facts.subTargets);
+  const update = step.action === "UPDATE_FIRMWARE";
   const base = {
     stage: group.stage,
     step: e.cursor.step,
     action: step.action,
     attempt,
     timeoutSeconds,
+    ...(update && group.part !== undefined ? { part: group.part } : {}),
     componentIds,
     types,
     versions,
@@ -190,9 +192,8 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
     const deadline = now + timeoutSeconds * 1000;
     return awaiting(e.settings, { ...base, deadline, waitSeconds: Math.max(1, timeoutSeconds) }, now);
   }
-  const update = step.action === "UPDATE_FIRMWARE";
   const address = update
-    ? updateAddress(e.taskId, attempt)
+    ? updateAddress(e.taskId, attempt, group.part)
     : verifyAddress(e.taskId, group.stage, e.cursor.step, attempt);
   // Credentials are read only when an update is about to go out.
   let auth: Promise<FirmwareAuthentication | undefined> | undefined;
@@ -248,12 +249,16 @@ function awaiting(settings: ChildTaskSettings, wave: WaveState, now: number): Wa
   return { ...wave, awaitSeconds: awaitSeconds(settings, wave.waitSeconds, wave.deadline, now) };
 }
 
-/** Where a wave's commands are: their family's address for this step and attempt. */
+/** Where a wave's commands are: their family's address for this step and attempt (and part). */
 function waveAddress(taskId: string, wave: WaveState) {
   return wave.action === "UPDATE_FIRMWARE"
-    ? updateAddress(taskId, wave.attempt)
+    ? updateAddress(taskId, wave.attempt, wave.part)
     : verifyAddress(taskId, wave.stage, wave.step, wave.attempt);
 }
+
+/** The update set's parts a plan's waves store their updates in. */
+const planParts = (groups: readonly UpgradeGroup[]): number[] =>
+  groups.flatMap((g) => (g.part === undefined ? [] : [g.part]));
 
 /**
  * AwaitWave: the execution waits (a `.waitForTaskToken` Task) until its wave's results are in.
@@ -270,7 +275,7 @@ export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Pr
   if (family === undefined || deps.waveWaker === undefined) return { woken: false };
   const address = waveAddress(e.taskId, e.wave);
   const keys = e.wave.componentIds.map((componentId) => entryKey(address, componentId));
-  const set = await deps.commands.awaitAnswers(e.taskId, family, { token: e.token, keys });
+  const set = await deps.commands.awaitAnswers(e.taskId, family, { token: e.token, keys }, e.wave.part);
   // No set (nothing was sent) wakes nothing either: its check would find the wave as it is.
   if (wakeDue(set) === undefined) return { woken: false };
   await deps.waveWaker.wake(e.token);
@@ -304,9 +309,14 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   const last =
     plan !== undefined &&
     !nextCursor(currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)).more;
-  // One read: the wave's set, and on the last step the task and its update set with it.
+  // One read: the wave's set, and on the last step the task and its whole update set with it.
   const read = last
-    ? await loadTaskWith(deps, e.taskId, family === undefined || family === "u" ? ["u"] : [family, "u"])
+    ? await loadTaskWith(
+        deps,
+        e.taskId,
+        family === undefined || family === "u" ? ["u"] : [family, "u"],
+        planParts(currentGroups(plan.groups, e.settings)),
+      )
     : undefined;
   const success = { status: "COMPLETED" as const, message: completionMessage, fromOutside: false };
   if (read !== undefined && isTerminalTask(read.task) && plan !== undefined) {
@@ -320,7 +330,7 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
       ? undefined
       : read !== undefined
         ? read.sets[family]
-        : await deps.commands.get(e.taskId, family);
+        : await deps.commands.get(e.taskId, family, wave.part);
   const judged = judgeWave(e, wave, set, deps.clock());
   if (plan === undefined) return judged;
   if (!judged.done) return { groups: plan.groups, cursor: plan.cursor, wave: judged };

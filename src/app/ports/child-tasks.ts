@@ -110,20 +110,29 @@ export interface CommandSetStore {
    * keeps what it holds (its first window and publication: a retried step learns it published).
    * A closed record (`close`) takes none: it is returned as it is, with its `closedAt`. Returns
    * the record as stored. One write.
+   *
+   * With `part` (the update set only): the entries go in that part of the set, closed by `close`
+   * like the set's first record.
    */
-  open(taskId: string, family: CommandFamily, entries: Record<string, CommandEntry>): Promise<CommandSet>;
+  open(
+    taskId: string,
+    family: CommandFamily,
+    entries: Record<string, CommandEntry>,
+    part?: number,
+  ): Promise<CommandSet>;
   /**
-   * Closes the task's update and verify records (creating them if absent): no `open` adds a
-   * command to them again; reports on the commands already there are still stored. The first
-   * close stays. Two writes, at once.
+   * Closes the task's update and verify records and these parts of its update set (creating them
+   * if absent): no `open` adds a command to them again; reports on the commands already there are
+   * still stored. The first close stays. One write each, at once.
    */
-  close(taskId: string, now: number): Promise<void>;
-  /** Marks these entries published (the first time stays). One write. */
+  close(taskId: string, now: number, parts: readonly number[]): Promise<void>;
+  /** Marks these entries of the record (`part`: that part of the update set) published (the first time stays). One write. */
   markPublished(
     taskId: string,
     family: CommandFamily,
     entryKeys: readonly string[],
     now: number,
+    part?: number,
   ): Promise<void>;
   /**
    * Stores that the execution holding `wake.token` waits for the entries `wake.keys` (replacing a
@@ -134,23 +143,34 @@ export interface CommandSetStore {
     taskId: string,
     family: CommandFamily,
     wake: { token: string; keys: readonly string[] },
+    part?: number,
   ): Promise<CommandSet | undefined>;
-  /** Strongly consistent; undefined: no such record. */
-  get(taskId: string, family: CommandFamily): Promise<CommandSet | undefined>;
+  /** One record (`part`: that part of the update set), strongly consistent; undefined: no such record. */
+  get(taskId: string, family: CommandFamily, part?: number): Promise<CommandSet | undefined>;
+  /**
+   * The whole update set: its first record and these parts, merged (src/domain/command-sets.ts
+   * `mergeParts`), in ONE strongly consistent request; undefined: none of them exists.
+   */
+  getUpdates(taskId: string, parts: readonly number[]): Promise<CommandSet | undefined>;
   /**
    * The task item and its records of these families in ONE strongly consistent request, where the
-   * store keeps them together (DynamoDB: one BatchGetItem on the Tasks table). Absent: the caller
-   * reads them apart (outcome.ts `loadTaskWith`).
+   * store keeps them together (DynamoDB: one BatchGetItem on the Tasks table); the update set
+   * with these `parts` merged in. Absent: the caller reads them apart (outcome.ts `loadTaskWith`).
    */
   getWithTask?(
     taskId: string,
     families: readonly CommandFamily[],
+    parts?: readonly number[],
   ): Promise<{ task: Task | undefined; sets: Partial<Record<CommandFamily, CommandSet>> }>;
   /**
    * The `family` records of many tasks, by task id (those without one left out), for listings:
-   * eventually consistent, one request per 100 tasks.
+   * eventually consistent, one request per 100 records; the update set with these `parts` merged in.
    */
-  getMany(taskIds: readonly string[], family: CommandFamily): Promise<Map<string, CommandSet>>;
+  getMany(
+    taskIds: readonly string[],
+    family: CommandFamily,
+    parts?: readonly number[],
+  ): Promise<Map<string, CommandSet>>;
   /**
    * Re-driven tasks: these entries (by key) get their new window and are no longer marked
    * published, so the next send step publishes them again under the same request ids. One write.
@@ -159,6 +179,7 @@ export interface CommandSetStore {
     taskId: string,
     family: CommandFamily,
     windows: Record<string, { sentAt: number; deadline: number }>,
+    part?: number,
   ): Promise<void>;
   /**
    * Stores BMC reports' changes (`writes`, by entry key) on one record, in ONE conditional write:
@@ -175,7 +196,7 @@ export interface CommandSetStore {
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-    options?: { returnSet?: boolean },
+    options?: { returnSet?: boolean; part?: number },
   ): Promise<{ outcome: "written"; set?: CommandSet } | { outcome: "refused"; set?: CommandSet }>;
 }
 
