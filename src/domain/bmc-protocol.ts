@@ -222,13 +222,14 @@ export function describeBmcMessage(message: BmcMessage): string {
 /**
  * A request id derived from the task and component, so a retried step of the same task re-sends
  * the same id and the BMC answers from memory instead of flashing twice. A new attempt that must
- * flash again (a rule's retry) passes a new `attempt`. The id names the task's update record and
- * the component's entry in it (command-sets.ts), so a report finds where it belongs:
+ * flash again (a rule's retry) passes a new `attempt`. The id names the task's update record (the
+ * update set's `part`: the component's stage) and the component's entry in it (command-sets.ts),
+ * so a report finds where it belongs:
  *
- * `updateRequestId("7a5c…0001", "c-1")` → `"upd-7a5c…0001.u0.<12 hex digits>"`.
+ * `updateRequestId("7a5c…0001", "c-1", 0, 2)` → `"upd-7a5c…0001.u0p2.<12 hex digits>"`.
  */
-export function updateRequestId(taskId: string, componentId: string, attempt = 0): string {
-  return commandRequestId(updateAddress(taskId, attempt), componentId);
+export function updateRequestId(taskId: string, componentId: string, attempt = 0, part?: number): string {
+  return commandRequestId(updateAddress(taskId, attempt, part), componentId);
 }
 
 // ---------------------------------------------------------------------------------------------

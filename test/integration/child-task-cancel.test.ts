@@ -10,7 +10,7 @@ import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-c
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
 import { targetIdempotencyKey } from "../../src/app/ports.js";
 import { updateRequestId } from "../../src/domain/bmc-protocol.js";
-import { entryKey, updateAddress } from "../../src/domain/command-sets.js";
+import { entryKey, updateAddress, updatePartOf, updateParts } from "../../src/domain/command-sets.js";
 import { queryRequestId } from "../../src/domain/component-verdict.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
@@ -80,9 +80,10 @@ describe("child task: cancel", () => {
     const components = racks[0]!.components.map((c) => c.id);
     await fleetCaughtUp(h, components);
     const fleet = h.fleet.stats();
-    for (const c of components) {
+    for (const { id: c, type } of racks[0]!.components) {
       expect(fleet.doneByRequest[queryRequestId(taskId, c)], c).toBe(1);
-      expect(fleet.updatesByRequest[updateRequestId(taskId, c)], c).toBe(1);
+      // Each stage's updates in its part of the update set (the request id names it).
+      expect(fleet.updatesByRequest[updateRequestId(taskId, c, 0, updatePartOf(type))], c).toBe(1);
       expect(fleet.updatesByComponent[c], c).toBe(1);
     }
     expect((await h.child.tasksApi.getTasks([taskId]))[0]?.status).toBe("TERMINATED");
@@ -112,10 +113,10 @@ describe("child task: cancel", () => {
       })
       .catch((e: unknown) => e);
     expect(late).toMatchObject({ name: "TaskEnded", message: `task ${taskId} already ended` });
-    const updates = await new DynamoCommandSetStore(DynamoDBDocumentClient.from(h.client), h.names.tasks).get(
-      taskId,
-      "u",
-    );
+    const updates = await new DynamoCommandSetStore(
+      DynamoDBDocumentClient.from(h.client),
+      h.names.tasks,
+    ).getUpdates(taskId, updateParts());
     expect(updates?.closedAt).toBeGreaterThan(0);
     expect(Object.keys(updates?.entries ?? {}).sort()).toEqual(
       components.map((c) => entryKey(updateAddress(taskId, 0), c)).sort(),

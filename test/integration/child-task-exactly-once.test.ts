@@ -18,6 +18,7 @@ import {
   parseBmcTopic,
   updateRequestId,
 } from "../../src/domain/bmc-protocol.js";
+import { updatePartOf } from "../../src/domain/command-sets.js";
 import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
@@ -230,7 +231,9 @@ describe("child task: exactly one update command per component per task", () => 
         // Rack 1's COMPUTE trays also got the hand-driven task's command (once each).
         const extra = i === 0 && component.type === "COMPUTE" ? 1 : 0;
         expect(stats.updatesByComponent[component.id], `component ${component.id}`).toBe(1 + extra);
-        expect(stats.updatesByRequest[updateRequestId(taskIds[i]!, component.id)]).toBe(1);
+        expect(
+          stats.updatesByRequest[updateRequestId(taskIds[i]!, component.id, 0, updatePartOf(component.type))],
+        ).toBe(1);
       }
       expect(stats.flashesByTask[taskIds[i]!]).toBe(r.components.length);
     }

@@ -71,7 +71,7 @@ beforeAll(async () => {
       async publish(componentId: string, command: BmcCommand) {
         if (command.type === "update") {
           updates.push({ componentId, requestId: command.requestId });
-          if (componentId === flaky && command.requestId === updateRequestId(command.taskId, flaky, 1)) {
+          if (componentId === flaky && command.requestId === updateRequestId(command.taskId, flaky, 1, 0)) {
             h.fleet.setConfig({
               defaults: { outcome: "succeed", updateMs: 40 },
               racks: {},
@@ -130,14 +130,14 @@ describe("child task: an operation rule's stages, waves and steps", () => {
     expect(task.status).toBe("COMPLETED");
     expect(h.fleet.stats().flashesByComponent[flaky]).toBe(2);
     expect(updates.filter((u) => u.componentId === flaky).map((u) => u.requestId)).toEqual([
-      updateRequestId(task.id, flaky, 0),
-      updateRequestId(task.id, flaky, 1),
+      updateRequestId(task.id, flaky, 0, 0),
+      updateRequestId(task.id, flaky, 1, 0),
     ]);
     const report = parseReport(task.report);
     const tray = report.components.find((c) => c.id === flaky);
     expect([tray?.status, tray?.requestId, tray?.error]).toEqual([
       "COMPLETED",
-      updateRequestId(task.id, flaky, 1),
+      updateRequestId(task.id, flaky, 1, 0),
       undefined,
     ]);
     // The others flashed once.

@@ -201,6 +201,108 @@ describe("DynamoCommandSetStore", () => {
     expect(await store.getWithTask(uuid(8, "7a5c0000"), ["u"])).toEqual({ task: undefined, sets: {} });
   });
 
+  it("parts: a stage's entries in a record of their own; reports, waits and reads there; the whole set merged; closed with the set", async () => {
+    const taskId = uuid(91, "7a5c0000");
+    const doc = DynamoDBDocumentClient.from(client);
+    const task = runningTask({
+      id: taskId,
+      componentIds: ["c1", "c2", "c3"],
+      updatedAt: 2,
+      report: '{"components":[]}',
+    });
+    await new DynamoTaskStore(doc, names).createTask(task);
+    const first = updateAddress(taskId, 0);
+    const [p1, p3] = [updateAddress(taskId, 0, 1), updateAddress(taskId, 0, 3)];
+    // c1 sent before parts (the first record), c2 into part 1, c3 into part 3.
+    await store.open(taskId, "u", Object.fromEntries([newEntry(first, "c1", { sentAt: 1, deadline: 90 })]));
+    const opened = await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([newEntry(p1, "c2", { sentAt: 2, deadline: 90 })]),
+      1,
+    );
+    expect(opened).toEqual({
+      taskId,
+      family: "u",
+      part: 1,
+      entries: { [entryKey(p1, "c2")]: { sentAt: 2, deadline: 90 } },
+    });
+    await store.open(taskId, "u", Object.fromEntries([newEntry(p3, "c3", { sentAt: 3, deadline: 90 })]), 3);
+    const item = await doc.send(
+      new GetCommand({ TableName: names.tasks, Key: { id: `cmds#${taskId}#u.3` } }),
+    );
+    expect(item.Item).toMatchObject({ taskId, family: "u", part: 3 });
+
+    // Publication, the wait and a report land on the part, not on the first record.
+    await store.markPublished(taskId, "u", [entryKey(p3, "c3")], 4, 3);
+    const waiting = await store.awaitAnswers(taskId, "u", { token: "tk", keys: [entryKey(p3, "c3")] }, 3);
+    expect(waiting?.wake).toEqual({ token: "tk", keys: [entryKey(p3, "c3")] });
+    const written = await store.record(
+      taskId,
+      "u",
+      { [entryKey(p3, "c3")]: { result: ok } },
+      { returnSet: true, part: 3 },
+    );
+    expect(written.set?.entries[entryKey(p3, "c3")]).toMatchObject({
+      publishedAt: 4,
+      result: ok.value,
+      resultAt: 50,
+    });
+    // An entry is found only in the record that holds it: the same report on another part is refused.
+    expect(
+      (await store.record(taskId, "u", { [entryKey(p1, "c3")]: { result: ok } }, { part: 1 })).outcome,
+    ).toBe("refused");
+    expect((await store.get(taskId, "u"))?.entries).toEqual({
+      [entryKey(first, "c1")]: { sentAt: 1, deadline: 90 },
+    });
+
+    // The whole set: each entry with the part it is stored in; one strongly consistent read.
+    const whole = {
+      taskId,
+      family: "u",
+      entries: {
+        [entryKey(first, "c1")]: { sentAt: 1, deadline: 90 },
+        [entryKey(p1, "c2")]: { sentAt: 2, deadline: 90, part: 1 },
+        [entryKey(p3, "c3")]: {
+          sentAt: 3,
+          deadline: 90,
+          publishedAt: 4,
+          result: ok.value,
+          resultAt: 50,
+          part: 3,
+        },
+      },
+    };
+    expect(await store.getUpdates(taskId, [0, 1, 2, 3, 4, 5])).toEqual(whole);
+    expect((await store.getWithTask(taskId, ["u"], [1, 3])).sets.u).toEqual(whole);
+    expect((await store.getMany([taskId], "u", [1, 3])).get(taskId)).toEqual(whole);
+
+    // Closed with the set: no part takes a command again, created or not; reports still land.
+    await store.close(taskId, 60, [0, 1, 2, 3, 4, 5]);
+    const late = await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([newEntry(p3, "c9", { sentAt: 61, deadline: 90 })]),
+      3,
+    );
+    expect(late.closedAt).toBe(60);
+    expect(late.entries[entryKey(p3, "c9")]).toBeUndefined();
+    expect(
+      (
+        await store.open(
+          taskId,
+          "u",
+          Object.fromEntries([newEntry(updateAddress(taskId, 0, 5), "c9", { sentAt: 61, deadline: 90 })]),
+          5,
+        )
+      ).closedAt,
+    ).toBe(60);
+    expect(
+      (await store.record(taskId, "u", { [entryKey(p1, "c2")]: { result: ok } }, { part: 1 })).outcome,
+    ).toBe("written");
+    expect((await store.getUpdates(taskId, [0, 1, 2, 3, 4, 5]))?.closedAt).toBe(60);
+  });
+
   it("an entry stores no component id (its key is the component's); one written before with `c` reads the same", async () => {
     const taskId = uuid(9, "7a5c0000");
     const a = updateAddress(taskId, 0);

@@ -10,6 +10,7 @@ import { lineLogger } from "../../src/app/observability.js";
 import type { RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
 import { type CommandSet, entryKey, updateAddress } from "../../src/domain/command-sets.js";
 import type { Task } from "../../src/domain/model.js";
+import { DEFAULT_RULE } from "../../src/domain/operation-rules.js";
 import {
   completionMessage,
   initialReport,
@@ -68,7 +69,8 @@ describe("recordTaskOutcome", () => {
       commands: {
         get: async () => undefined,
         getUpdates: async () => undefined,
-        close: async (id: string) => void closed.push(`${id} while ${stored.get(id)?.status}`),
+        close: async (id: string, _now: number, parts: readonly number[]) =>
+          void closed.push(`${id} while ${stored.get(id)?.status}, parts ${parts.join(",")}`),
       },
       firmware: { record: async () => {} },
       clock: () => 5_000,
@@ -152,11 +154,19 @@ describe("recordTaskOutcome", () => {
   it("an ending from outside the execution closes the task's command sets first; the last state's does not", async () => {
     const cancelled = fakes(task);
     await recordTaskOutcome(cancelled.deps, task.id, { status: "TERMINATED", message: "task cancelled" });
-    expect(cancelled.closed).toEqual(["task-1 while RUNNING"]);
+    // …with every part of its update set its rule may have (the default rule's six).
+    expect(cancelled.closed).toEqual(["task-1 while RUNNING, parts 0,1,2,3,4,5"]);
     // Given the task as read, already ended: nothing to close.
     const ended = cancelled.stored.get(task.id) as Task;
     await recordTaskOutcome(cancelled.deps, task.id, { status: "FAILED", message: "late" }, ended);
     expect(cancelled.closed).toHaveLength(1);
+
+    const ruled = fakes({
+      ...task,
+      rule: { ...DEFAULT_RULE, stages: DEFAULT_RULE.stages.slice(0, 2) } as never,
+    });
+    await recordTaskOutcome(ruled.deps, task.id, { status: "TERMINATED", message: "task cancelled" });
+    expect(ruled.closed).toEqual(["task-1 while RUNNING, parts 0,1"]);
 
     const last = fakes(task);
     await recordTaskOutcome(last.deps, task.id, { status: "COMPLETED", message: "done", fromOutside: false });

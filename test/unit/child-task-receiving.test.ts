@@ -84,6 +84,46 @@ describe("the report recorder wakes a waiting wave (AwaitWave) once its results 
     expect(waker.woken).toEqual(["tk-1"]);
   });
 
+  it("reports on a part of the update set land there (their request ids name it), apart from the first record's, and wake its wait", async () => {
+    const { store } = await sentCommands();
+    const P = updateAddress(TASK, 0, 2);
+    const window = { sentAt: 0, deadline: 600_000 };
+    await store.open(
+      TASK,
+      "u",
+      Object.fromEntries([newEntry(P, "c3", window), newEntry(P, "c4", window)]),
+      2,
+    );
+    await store.awaitAnswers(TASK, "u", { token: "tk-p", keys: [entryKey(P, "c3"), entryKey(P, "c4")] }, 2);
+    store.writes = 0;
+    const waker = recordingWaker();
+    const recorder = createReportRecorder(store, undefined, waker);
+    const result = { type: "result", ok: true, version: "2.0.0" };
+    // One batch: results for both parted commands and c1's (the first record): one write per record.
+    expect(
+      await recorder.record([
+        { message: report("c3", P, result), at: 5 },
+        { message: report("c4", P, result), at: 5 },
+        { message: done("c1"), at: 5 },
+      ]),
+    ).toEqual(["recorded", "recorded", "recorded"]);
+    expect(store.writes).toBe(2);
+    expect(waker.woken).toEqual(["tk-p"]);
+    expect((await store.get(TASK, "u", 2))?.entries[entryKey(P, "c3")]?.result).toEqual({
+      ok: true,
+      version: "2.0.0",
+    });
+    expect((await store.get(TASK, "u"))?.entries[entryKey(U, "c1")]?.result).toEqual({
+      ok: true,
+      version: "2.0.0",
+    });
+    // The same command's report naming another part (or none) finds no entry there: not ours.
+    expect(
+      await recorder.record([{ message: report("c3", updateAddress(TASK, 0, 3), result), at: 6 }]),
+    ).toEqual(["ignored"]);
+    expect(await recorder.record([{ message: report("c3", U, result), at: 6 }])).toEqual(["ignored"]);
+  });
+
   it("a wake-up that may not have gone out fails the batch's reports; redelivered, their write is refused and the wake-up sent", async () => {
     const { store } = await sentCommands();
     await store.awaitAnswers(TASK, "u", { token: "tk-2", keys: [entryKey(U, "c1")] });

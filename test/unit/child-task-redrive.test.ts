@@ -131,6 +131,35 @@ describe("prepareRedrive", () => {
     expect(queries?.entries[entryKey(queryAddress("t-1", 0), "c1")]?.publishedAt).toBe(1_001);
   });
 
+  it("commands in a part of the update set are sent again there, those of the first record there", async () => {
+    const report = initialReport(
+      [
+        { id: "c1", type: "COMPUTE" },
+        { id: "c2", type: "POWERSHELF" },
+      ],
+      "2.0.0",
+      false,
+    );
+    const { d, r } = await deps([task(report)], { u: { c1: { ackedAt: 1_002 } } });
+    const P = updateAddress("t-1", 0, 0);
+    await r.open(
+      "t-1",
+      "u",
+      { [entryKey(P, "c2")]: { sentAt: 1_000, deadline: 61_000, publishedAt: 1_001 } },
+      0,
+    );
+    expect(await prepareRedrive(d, task(report))).toEqual({ status: "redrive", reopened: 0, resent: 2 });
+    expect((await r.get("t-1", "u", 0))?.entries[entryKey(P, "c2")]).toEqual({
+      sentAt: 100_000,
+      deadline: 160_000,
+    });
+    expect((await r.get("t-1", "u"))?.entries[entryKey(updateAddress("t-1", 0), "c1")]).toEqual({
+      sentAt: 100_000,
+      deadline: 160_000,
+      ackedAt: 1_002,
+    });
+  });
+
   it("a task whose components already failed ends FAILED with FinishWave's message, target and lock included", async () => {
     const report = initialReport([{ id: "c1", type: "COMPUTE" }], "2.0.0", false);
     report.components[0]!.status = "FAILED";

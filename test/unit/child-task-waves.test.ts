@@ -19,7 +19,7 @@ import { awaitWave, checkWave, groupFacts, sendWave } from "../../src/app/child-
 import { silentLogger } from "../../src/app/observability.js";
 import type { BmcCommand, UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { CommandFamily, CommandSet } from "../../src/domain/command-sets.js";
-import { entryKey, updateAddress } from "../../src/domain/command-sets.js";
+import { commandRequestId, entryKey, updateAddress } from "../../src/domain/command-sets.js";
 import type { Task } from "../../src/domain/model.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
@@ -59,16 +59,20 @@ function harness(stored: Task = task) {
   const calls: string[] = [];
   const commands = {
     ...memory,
-    get: async (taskId: string, family: CommandFamily) => {
-      calls.push(`get ${family}`);
-      return memory.get(taskId, family);
+    get: async (taskId: string, family: CommandFamily, part?: number) => {
+      calls.push(part === undefined ? `get ${family}` : `get ${family}.${part}`);
+      return memory.get(taskId, family, part);
     },
-    getWithTask: async (taskId: string, families: readonly CommandFamily[]) => {
-      calls.push(`getWithTask ${families.join(",")}`);
+    getWithTask: async (
+      taskId: string,
+      families: readonly CommandFamily[],
+      parts: readonly number[] = [],
+    ) => {
+      calls.push(`getWithTask ${families.join(",")}${parts.length > 0 ? ` parts ${parts.join(",")}` : ""}`);
       const [found] = await inner.getTasks([taskId]);
       const sets: Partial<Record<CommandFamily, CommandSet>> = {};
       for (const f of families) {
-        const set = await memory.get(taskId, f);
+        const set = f === "u" ? await memory.getUpdates(taskId, parts) : await memory.get(taskId, f);
         if (set !== undefined) sets[f] = set;
       }
       return { task: found, sets };
@@ -372,5 +376,83 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
     });
     expect(bare).toEqual({ woken: false });
     expect((await h.commands.get(task.id, "u"))?.wake).toBeUndefined();
+  });
+});
+
+describe("the update set in parts", () => {
+  it("a group with a part: its wave's commands, wait and check in that part (the request ids name it); the last check reads the task with every part", async () => {
+    const h = harness();
+    await h.create();
+    const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
+    const g: UpgradeGroup = { ...group(facts), stage: 2, part: 2 };
+    const wave = await sendWave(h.deps, event(g));
+    expect(wave.part).toBe(2);
+    const address = updateAddress(task.id, 0, 2);
+    const keys = ["c1", "c2"].map((id) => entryKey(address, id));
+    expect(Object.keys((await h.commands.get(task.id, "u", 2))?.entries ?? {}).sort()).toEqual(
+      [...keys].sort(),
+    );
+    expect(await h.commands.get(task.id, "u")).toBeUndefined();
+    expect(h.published.map((p) => p.command.requestId)).toEqual(
+      ["c1", "c2"].map((id) => commandRequestId(address, id)),
+    );
+    expect(h.published[0]?.command.requestId).toMatch(/\.u0p2\.[0-9a-f]{12}$/);
+
+    const woken: string[] = [];
+    const waiting = { ...h.deps, waveWaker: { wake: async (token: string) => void woken.push(token) } };
+    expect(await awaitWave(waiting, { step: "awaitWave", taskId: task.id, token: "tk-p", wave })).toEqual({
+      woken: false,
+    });
+    expect((await h.commands.get(task.id, "u", 2))?.wake).toEqual({ token: "tk-p", keys });
+
+    const versions = { c1: "2.1.0", c2: "2.0.0" } as const;
+    for (const [i, id] of (["c1", "c2"] as const).entries()) {
+      const value =
+        id === "c2"
+          ? { ok: true as const, version: versions[id], subTargets: ["bios"] }
+          : { ok: true as const, version: versions[id] };
+      const out = await h.commands.record(
+        task.id,
+        "u",
+        { [keys[i] as string]: { result: { value, at: 5_000 }, ackedAt: 4_900 } },
+        { part: 2 },
+      );
+      expect(out.outcome).toBe("written");
+    }
+    h.calls.length = 0;
+    const plan = await checkWave(h.deps, {
+      step: "checkWave",
+      taskId: task.id,
+      rackId: task.rackId,
+      settings,
+      groups: [g],
+      cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
+      wave,
+    });
+    expect(h.calls).toEqual(["getWithTask u parts 2"]);
+    expect(plan).toMatchObject({ ended: "COMPLETED" });
+    const ended = parseReport((await h.stored())?.report ?? "").components.filter((c) => c.id !== "p1");
+    expect(ended.map((c) => [c.id, c.status, c.requestId])).toEqual(
+      ["c1", "c2"].map((id) => [id, "COMPLETED", commandRequestId(address, id)]),
+    );
+  });
+
+  it("a wave before the last checks its part alone", async () => {
+    const h = harness();
+    const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
+    const g: UpgradeGroup = { ...group(facts), stage: 1, part: 1, maxParallel: 1 };
+    const wave = await sendWave(h.deps, event(g));
+    h.calls.length = 0;
+    const plan = await checkWave(h.deps, {
+      step: "checkWave",
+      taskId: task.id,
+      rackId: task.rackId,
+      settings,
+      groups: [g],
+      cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
+      wave,
+    });
+    expect(h.calls).toEqual(["get u.1"]);
+    expect(plan).toMatchObject({ wave: { done: false, part: 1 } });
   });
 });

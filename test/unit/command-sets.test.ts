@@ -17,11 +17,13 @@ import {
   kindOfFamily,
   knownAfter,
   knownOf,
+  mergeParts,
   newEntry,
   PROGRESS_WRITE_INTERVAL_MS,
   parseCommandRequestId,
   queryAddress,
   updateAddress,
+  updateParts,
   verifyAddress,
   wakeDue,
 } from "../../src/domain/command-sets.js";
@@ -33,6 +35,7 @@ describe("request ids", () => {
   it("name the task, the family and qualifier, and the component's entry; parse back to them", () => {
     const cases = [
       [updateAddress(TASK, 0), /^upd-7a5c.*\.u0\.[0-9a-f]{12}$/],
+      [updateAddress(TASK, 1, 3), /^upd-7a5c.*\.u1p3\.[0-9a-f]{12}$/],
       [queryAddress(TASK, 2), /^qry-7a5c.*\.q2\.[0-9a-f]{12}$/],
       [verifyAddress(TASK, 1, 3, 0), /^qry-7a5c.*\.v1\.3\.0\.[0-9a-f]{12}$/],
     ] as const;
@@ -55,12 +58,25 @@ describe("request ids", () => {
     expect(commandRequestId(updateAddress(TASK, 0), C)).toBe(commandRequestId(updateAddress(TASK, 0), C));
   });
 
+  it("the part is where an entry is stored, not what it is: the same entry key in any part, another request id", () => {
+    expect(entryKey(updateAddress(TASK, 0, 4), C)).toBe(entryKey(updateAddress(TASK, 0), C));
+    expect(commandRequestId(updateAddress(TASK, 0, 4), C)).not.toBe(
+      commandRequestId(updateAddress(TASK, 0), C),
+    );
+    const parsed = parseCommandRequestId(commandRequestId(updateAddress(TASK, 0, 4), C));
+    expect(parsed?.part).toBe(4);
+    expect(parsed && isReportFor(parsed, C)).toBe(true);
+  });
+
   it.each([
     ["an older task's id", "upd-0123456789abcdef0123456789abcdef"],
     ["an update prefix on a query set", `upd-${TASK}.q0.0123456789ab`],
     ["a query prefix on the update set", `qry-${TASK}.u0.0123456789ab`],
     ["a verify set without stage and step", `qry-${TASK}.v0.0123456789ab`],
     ["a preflight set with a stage", `qry-${TASK}.q0.1.2.0123456789ab`],
+    ["a preflight query in a part", `qry-${TASK}.q0p1.0123456789ab`],
+    ["a verify query in a part", `qry-${TASK}.v0.1.2p1.0123456789ab`],
+    ["a part of four digits", `upd-${TASK}.u0p1000.0123456789ab`],
     ["anything else", "r"],
   ])("%s is not one of ours", (_what, id) => {
     expect(parseCommandRequestId(id)).toBeUndefined();
@@ -313,5 +329,43 @@ describe("wakeDue: when the execution waiting for a wave is woken", () => {
     expect(isAnswered("v", { ...a, result })).toBe(false);
     expect(isAnswered("u", { ...a, result })).toBe(true);
     expect(isAnswered("u", undefined)).toBe(false);
+  });
+});
+
+describe("the update set in parts", () => {
+  const entry = (sentAt: number) => ({ sentAt, deadline: sentAt + 100 });
+  it("updateParts: one part per stage of the task's rule (the default rule's six without one)", () => {
+    expect(updateParts()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(updateParts({ stages: [{} as never, {} as never] })).toEqual([0, 1]);
+  });
+
+  it("mergeParts: every entry from the record that holds it, with its part; the first record's close", () => {
+    const first: CommandSet = { taskId: TASK, family: "u", entries: { a: entry(1) }, closedAt: 9 };
+    const p0: CommandSet = {
+      taskId: TASK,
+      family: "u",
+      part: 0,
+      entries: { b: entry(2) },
+      wake: { token: "t", keys: ["b"] },
+    };
+    const p2: CommandSet = { taskId: TASK, family: "u", part: 2, entries: { c: entry(3), d: entry(4) } };
+    expect(mergeParts(first, [p0, undefined, p2])).toEqual({
+      taskId: TASK,
+      family: "u",
+      closedAt: 9,
+      entries: {
+        a: entry(1),
+        b: { ...entry(2), part: 0 },
+        c: { ...entry(3), part: 2 },
+        d: { ...entry(4), part: 2 },
+      },
+    });
+    // Parts alone (a task sent only into parts; its first record closed by nobody yet).
+    expect(mergeParts(undefined, [p2])).toEqual({
+      taskId: TASK,
+      family: "u",
+      entries: { c: { ...entry(3), part: 2 }, d: { ...entry(4), part: 2 } },
+    });
+    expect(mergeParts(undefined, [undefined])).toBeUndefined();
   });
 });
