@@ -154,7 +154,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     clock,
     ...(options.waker ? { waker: options.waker } : {}),
     // The executor below is the local Step Functions: its wake is the local SendTaskSuccess.
-    waveWaker: { wake: (token) => executor.wake(token) },
+    waveWaker: { wake: (token, answers) => executor.wake(token, answers) },
     logger,
   });
   const iot = new IoTDataPlaneClient({

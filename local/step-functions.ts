@@ -44,6 +44,7 @@ import type { ChildTaskSettings, StepEvent } from "../src/app/child-task/setting
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
 import type { WaveWaker } from "../src/app/ports.js";
+import type { CommandSet } from "../src/domain/command-sets.js";
 import type { Task } from "../src/domain/model.js";
 import { retryWhileUnavailable } from "./retry-unavailable.js";
 
@@ -127,7 +128,7 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
   private shuttingDown = false;
   private stepsRunning = 0;
   /** Callback states waiting for their token, by token. */
-  private readonly waiting = new Map<string, () => void>();
+  private readonly waiting = new Map<string, (output: unknown) => void>();
   private tokens = 0;
   private readonly handlersRunning = new Set<Promise<unknown>>();
 
@@ -165,14 +166,14 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
       const payload = (input as { Payload: StepEvent & { taskId: string } }).Payload;
       this.tokens += 1;
       const token = `local-token:${payload.taskId}:${this.tokens}`;
-      const woken = new Promise<void>((resolve) => this.waiting.set(token, resolve));
+      const woken = new Promise<unknown>((resolve) => this.waiting.set(token, resolve));
       let timer: NodeJS.Timeout | undefined;
       try {
         await handle({ ...payload, token });
         const wave = (payload as { wave?: { awaitSeconds?: number } }).wave;
         const timeoutMs =
           options.awaitTimeoutOverrideMs ?? options.waitOverrideMs ?? (wave?.awaitSeconds ?? 60) * 1000;
-        await Promise.race([
+        const output = await Promise.race([
           woken,
           new Promise<never>((_, reject) => {
             timer = setTimeout(() => {
@@ -184,7 +185,8 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
           }),
         ]);
         this.counters.callbacks.woken += 1;
-        return { woken: true } as never;
+        // The wake-up's output is the state's result, as SendTaskSuccess's is.
+        return output as never;
       } finally {
         clearTimeout(timer);
         this.waiting.delete(token);
@@ -197,10 +199,11 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
   }
 
   /** The local SendTaskSuccess: the callback state waiting on `token` goes on; an unknown one is no error. */
-  async wake(token: string): Promise<void> {
+  async wake(token: string, answers: CommandSet): Promise<void> {
     const resolve = this.waiting.get(token);
     this.waiting.delete(token);
-    resolve?.();
+    // Through JSON, as SendTaskSuccess's output is: the state gets a copy, not the waker's object.
+    resolve?.(JSON.parse(JSON.stringify(answers)));
   }
 
   executionIdFor(taskId: string): string {

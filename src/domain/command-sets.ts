@@ -233,6 +233,25 @@ export function wakeDue(set: CommandSet | undefined): string | undefined {
   return wake.keys.every((key) => isAnswered(set.family, set.entries[key])) ? wake.token : undefined;
 }
 
+/**
+ * What a woken wait hands its check (AwaitWave's result, in the wake-up itself): the entries it
+ * waited for, as stored when the last of them was answered, so the check judges the wave without
+ * reading the set again. Answers are first-wins, so nothing a later write stores changes them.
+ */
+export function awaitedAnswers(set: CommandSet): CommandSet {
+  const entries: Record<string, CommandEntry> = {};
+  for (const key of set.wake?.keys ?? []) {
+    const entry = set.entries[key];
+    if (entry !== undefined) entries[key] = entry;
+  }
+  return {
+    taskId: set.taskId,
+    family: set.family,
+    ...(set.part === undefined ? {} : { part: set.part }),
+    entries,
+  };
+}
+
 /** A new command's entry: its key in the set and what is stored before it is published. */
 export function newEntry(
   address: CommandAddress,

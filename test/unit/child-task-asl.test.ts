@@ -80,8 +80,9 @@ describe("child-task ASL", () => {
       "wave.$": "$.plan.wave",
     });
     expect(wait.TimeoutSecondsPath).toBe("$.plan.wave.awaitSeconds");
-    // The wait's outcome is no data: the plan goes on as it was, to the check either way.
-    expect(wait.ResultPath).toBeNull();
+    // A wake-up's output (the answers waited for) goes on the wave, for the check; a timeout's
+    // nothing: the plan goes on as it was, to the check either way.
+    expect(wait.ResultPath).toBe("$.plan.wave.answers");
     expect(wait.Next).toBe("CheckWave");
     // Its timeout is the expected way to the check, never retried; a token it could not store
     // falls back to the poll's Wait.

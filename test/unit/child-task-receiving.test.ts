@@ -13,6 +13,7 @@ import { createBmcResultReceiver, createReportRecorder } from "../../src/app/chi
 import { lineLogger } from "../../src/app/observability.js";
 import type { CommandSetStore, RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
 import {
+  type CommandSet,
   commandRequestId,
   entryKey,
   newEntry,
@@ -50,15 +51,18 @@ const report = (componentId: string, address: typeof U, event: Record<string, un
 /** A WaveWaker that records its wake-ups; `failing` wake-ups throw (the service unreachable). */
 function recordingWaker(failing = 0) {
   const woken: string[] = [];
+  const answers: CommandSet[] = [];
   let fail = failing;
   return {
     woken,
-    wake: async (token: string) => {
+    answers,
+    wake: async (token: string, with_: CommandSet) => {
       if (fail > 0) {
         fail -= 1;
         throw new Error("Step Functions unreachable");
       }
       woken.push(token);
+      answers.push(with_);
     },
   };
 }
@@ -109,6 +113,20 @@ describe("the report recorder wakes a waiting wave (AwaitWave) once its results 
     ).toEqual(["recorded", "recorded", "recorded"]);
     expect(store.writes).toBe(2);
     expect(waker.woken).toEqual(["tk-p"]);
+    // …with the answers it waited for, as stored (the check reads nothing more).
+    expect(waker.answers).toEqual([
+      {
+        taskId: TASK,
+        family: "u",
+        part: 2,
+        entries: Object.fromEntries(
+          ["c3", "c4"].map((id) => [
+            entryKey(P, id),
+            { ...window, ackedAt: 5, result: { ok: true, version: "2.0.0" }, resultAt: 5 },
+          ]),
+        ),
+      },
+    ]);
     expect((await store.get(TASK, "u", 2))?.entries[entryKey(P, "c3")]?.result).toEqual({
       ok: true,
       version: "2.0.0",

@@ -19,7 +19,7 @@ import { awaitWave, checkWave, groupFacts, sendWave } from "../../src/app/child-
 import { silentLogger } from "../../src/app/observability.js";
 import type { BmcCommand, UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { CommandFamily, CommandSet } from "../../src/domain/command-sets.js";
-import { commandRequestId, entryKey, updateAddress } from "../../src/domain/command-sets.js";
+import { commandRequestId, entryKey, mergeParts, updateAddress } from "../../src/domain/command-sets.js";
 import type { Task } from "../../src/domain/model.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
@@ -68,12 +68,19 @@ function harness(stored: Task = task) {
       families: readonly CommandFamily[],
       parts: readonly number[] = [],
     ) => {
-      calls.push(`getWithTask ${families.join(",")}${parts.length > 0 ? ` parts ${parts.join(",")}` : ""}`);
+      calls.push(`getWithTask ${[...families, ...parts.map((p) => `u.${p}`)].join(",")}`.trim());
       const [found] = await inner.getTasks([taskId]);
       const sets: Partial<Record<CommandFamily, CommandSet>> = {};
       for (const f of families) {
-        const set = f === "u" ? await memory.getUpdates(taskId, parts) : await memory.get(taskId, f);
+        const set = await memory.get(taskId, f);
         if (set !== undefined) sets[f] = set;
+      }
+      if (parts.length > 0) {
+        const merged = mergeParts(
+          sets.u,
+          await Promise.all(parts.map((part) => memory.get(taskId, "u", part))),
+        );
+        if (merged !== undefined) sets.u = merged;
       }
       return { task: found, sets };
     },
@@ -429,7 +436,8 @@ describe("the update set in parts", () => {
       cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
       wave,
     });
-    expect(h.calls).toEqual(["getWithTask u parts 2"]);
+    // The task and every part (no first record: every group's updates are in parts).
+    expect(h.calls).toEqual(["getWithTask u.2"]);
     expect(plan).toMatchObject({ ended: "COMPLETED" });
     const ended = parseReport((await h.stored())?.report ?? "").components.filter((c) => c.id !== "p1");
     expect(ended.map((c) => [c.id, c.status, c.requestId])).toEqual(
@@ -454,5 +462,108 @@ describe("the update set in parts", () => {
     });
     expect(h.calls).toEqual(["get u.1"]);
     expect(plan).toMatchObject({ wave: { done: false, part: 1 } });
+  });
+
+  it("a check woken with the answers it waited for reads nothing; answers of another wave, or incomplete, are read past", async () => {
+    const h = harness();
+    const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
+    const g: UpgradeGroup = { ...group(facts), stage: 1, part: 1 };
+    const wave = await sendWave(h.deps, event(g));
+    const address = updateAddress(task.id, 0, 1);
+    const keys = ["c1", "c2"].map((id) => entryKey(address, id));
+    const woken: { token: string; answers: CommandSet }[] = [];
+    const waiting = {
+      ...h.deps,
+      waveWaker: { wake: async (token: string, answers: CommandSet) => void woken.push({ token, answers }) },
+    };
+    await awaitWave(waiting, { step: "awaitWave", taskId: task.id, token: "tk-w", wave });
+    const results: Record<string, { ok: true; version: string; subTargets?: string[] }> = {
+      c1: { ok: true, version: "2.1.0" },
+      c2: { ok: true, version: "2.0.0", subTargets: ["bios"] },
+    };
+    for (const [i, id] of ["c1", "c2"].entries()) {
+      await h.commands.record(
+        task.id,
+        "u",
+        { [keys[i] as string]: { result: { value: results[id] as never, at: 5_000 } } },
+        { part: 1 },
+      );
+    }
+    // The wait is woken by its own step here (the results were in first): with what it waited for.
+    await awaitWave(waiting, { step: "awaitWave", taskId: task.id, token: "tk-w2", wave });
+    const answers = woken[0]?.answers as CommandSet;
+    expect(woken.map((w) => w.token)).toEqual(["tk-w2"]);
+    expect(Object.keys(answers.entries).sort()).toEqual([...keys].sort());
+    expect(answers).toMatchObject({ taskId: task.id, family: "u", part: 1 });
+    // Two groups: this is not the last wave, so only the wave's set is needed.
+    const check = (w: WaveState) =>
+      checkWave(h.deps, {
+        step: "checkWave",
+        taskId: task.id,
+        rackId: task.rackId,
+        settings,
+        groups: [g, { ...g, stage: 2, part: 2, componentIds: ["p1"] }],
+        cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
+        wave: w,
+      });
+    h.calls.length = 0;
+    const plan = (await check({ ...wave, answers })) as { wave: WaveState; cursor: { group: number } };
+    expect(h.calls).toEqual([]);
+    expect(plan.wave.done).toBe(true);
+    expect(plan.cursor.group).toBe(1);
+    expect("answers" in plan.wave).toBe(false);
+    // Another part's, or missing one of the wave's entries: the check reads the set.
+    for (const other of [
+      { ...answers, part: 2 },
+      { ...answers, entries: { [keys[0] as string]: answers.entries[keys[0] as string] } },
+    ] as CommandSet[]) {
+      h.calls.length = 0;
+      expect(((await check({ ...wave, answers: other })) as { wave: WaveState }).wave.done).toBe(true);
+      expect(h.calls).toEqual(["get u.1"]);
+    }
+  });
+
+  it("the last wave woken with its answers reads the task and the other parts only, and ends the task from them", async () => {
+    const h = harness();
+    await h.create();
+    const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
+    const g: UpgradeGroup = { ...group(facts), stage: 2, part: 2 };
+    const wave = await sendWave(h.deps, event(g));
+    const address = updateAddress(task.id, 0, 2);
+    const value = {
+      c1: { ok: true as const, version: "2.1.0" },
+      c2: { ok: true as const, version: "2.0.0", subTargets: ["bios"] },
+    };
+    for (const id of ["c1", "c2"] as const) {
+      await h.commands.record(
+        task.id,
+        "u",
+        { [entryKey(address, id)]: { result: { value: value[id], at: 5_000 } } },
+        { part: 2 },
+      );
+    }
+    const woken: CommandSet[] = [];
+    const waiting = {
+      ...h.deps,
+      waveWaker: { wake: async (_t: string, answers: CommandSet) => void woken.push(answers) },
+    };
+    await awaitWave(waiting, { step: "awaitWave", taskId: task.id, token: "tk-l", wave });
+    h.calls.length = 0;
+    const plan = await checkWave(h.deps, {
+      step: "checkWave",
+      taskId: task.id,
+      rackId: task.rackId,
+      settings,
+      groups: [g],
+      cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
+      wave: { ...wave, answers: woken[0] as CommandSet },
+    });
+    expect(h.calls).toEqual(["getWithTask"]);
+    expect(plan).toMatchObject({ ended: "COMPLETED" });
+    const ended = parseReport((await h.stored())?.report ?? "").components.filter((c) => c.id !== "p1");
+    expect(ended.map((c) => [c.id, c.status, c.versionAfter])).toEqual([
+      ["c1", "COMPLETED", "2.1.0"],
+      ["c2", "COMPLETED", "2.0.0"],
+    ]);
   });
 });

@@ -7,7 +7,18 @@
 import { SendTaskSuccessCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
-import { StepFunctionsWaveWaker, WOKEN_OUTPUT } from "../../src/adapters/stepfunctions/sfn-wave-waker.js";
+import { StepFunctionsWaveWaker } from "../../src/adapters/stepfunctions/sfn-wave-waker.js";
+import type { CommandSet } from "../../src/domain/command-sets.js";
+
+/** What the wait waited for, as the receiver found it stored. */
+const answers: CommandSet = {
+  taskId: "7a5c0000-0000-4000-8000-000000000001",
+  family: "u",
+  part: 2,
+  entries: {
+    "0123456789ab": { sentAt: 1, deadline: 9, result: { ok: true, version: "2.0.0" }, resultAt: 5 },
+  },
+};
 
 const named = (name: string) => Object.assign(new Error(name), { name });
 
@@ -16,26 +27,24 @@ describe("StepFunctionsWaveWaker", () => {
   beforeEach(() => sfn.reset());
   const waker = () => new StepFunctionsWaveWaker(new SFNClient({ region: "us-east-1", maxAttempts: 1 }));
 
-  it("sends SendTaskSuccess with the token and the wait's output", async () => {
+  it("sends SendTaskSuccess with the token and the answers as the wait's output", async () => {
     sfn.on(SendTaskSuccessCommand).resolves({});
-    await waker().wake("AQB8AAAAKgAAAAMAAAAA-token");
+    await waker().wake("AQB8AAAAKgAAAAMAAAAA-token", answers);
     const calls = sfn.commandCalls(SendTaskSuccessCommand);
-    expect(calls.map((c) => c.args[0].input)).toEqual([
-      { taskToken: "AQB8AAAAKgAAAAMAAAAA-token", output: WOKEN_OUTPUT },
-    ]);
-    expect(JSON.parse(WOKEN_OUTPUT)).toEqual({ woken: true });
+    expect(calls.map((c) => c.args[0].input.taskToken)).toEqual(["AQB8AAAAKgAAAAMAAAAA-token"]);
+    expect(JSON.parse(calls[0]?.args[0].input.output ?? "")).toEqual(answers);
   });
 
   it("a token whose wait is over (timed out, woken already, execution ended) or no token at all: nothing to wake, no error", async () => {
     for (const name of ["TaskTimedOut", "TaskDoesNotExist", "InvalidToken"]) {
       sfn.reset();
       sfn.on(SendTaskSuccessCommand).rejects(named(name));
-      await expect(waker().wake("t"), name).resolves.toBeUndefined();
+      await expect(waker().wake("t", answers), name).resolves.toBeUndefined();
     }
   });
 
   it("throttled or unreachable: thrown, so the wake-up is sent again", async () => {
     sfn.on(SendTaskSuccessCommand).rejects(named("ThrottlingException"));
-    await expect(waker().wake("t")).rejects.toMatchObject({ name: "ThrottlingException" });
+    await expect(waker().wake("t", answers)).rejects.toMatchObject({ name: "ThrottlingException" });
   });
 });

@@ -316,15 +316,14 @@ export class DynamoCommandSetStore implements CommandSetStore {
   }
 
   async getUpdates(taskId: string, parts: readonly number[]): Promise<CommandSet | undefined> {
-    return (await this.getWithTask(taskId, ["u"], parts, false)).sets.u;
+    return (await this.read(taskId, ["u"], parts, false)).sets.u;
   }
 
-  /** Keys of a task's records of these families, the update set's parts included. */
+  /** Keys of a task's records of these families and of these parts of its update set. */
   private static keysOf(taskId: string, families: readonly CommandFamily[], parts: readonly number[]) {
-    const unique = [...new Set(families)];
     return [
-      ...unique.map((family) => ({ id: setPk(taskId, family) })),
-      ...(unique.includes("u") ? [...new Set(parts)].map((part) => ({ id: setPk(taskId, "u", part) })) : []),
+      ...[...new Set(families)].map((family) => ({ id: setPk(taskId, family) })),
+      ...[...new Set(parts)].map((part) => ({ id: setPk(taskId, "u", part) })),
     ];
   }
 
@@ -349,11 +348,20 @@ export class DynamoCommandSetStore implements CommandSetStore {
     );
   }
 
-  async getWithTask(
+  getWithTask(
     taskId: string,
     families: readonly CommandFamily[],
     parts: readonly number[] = [],
-    withTask = true,
+  ): Promise<{ task: Task | undefined; sets: Partial<Record<CommandFamily, CommandSet>> }> {
+    return this.read(taskId, families, parts, true);
+  }
+
+  /** One strongly consistent BatchGetItem: the task (`withTask`), its records, its update set's parts. */
+  private async read(
+    taskId: string,
+    families: readonly CommandFamily[],
+    parts: readonly number[],
+    withTask: boolean,
   ): Promise<{ task: Task | undefined; sets: Partial<Record<CommandFamily, CommandSet>> }> {
     const keys = [
       ...(withTask ? [{ id: taskId }] : []),
@@ -371,7 +379,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     parts: readonly number[] = [],
   ): Promise<Map<string, CommandSet>> {
     const keys = [...new Set(taskIds)].flatMap((taskId) =>
-      DynamoCommandSetStore.keysOf(taskId, [family], parts),
+      DynamoCommandSetStore.keysOf(taskId, [family], family === "u" ? parts : []),
     );
     const items = keys.length === 0 ? [] : await batchGetAll(this.doc, this.tasksTable, keys);
     const found = new Map<string, CommandSet>();

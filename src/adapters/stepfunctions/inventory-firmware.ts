@@ -1,6 +1,6 @@
 /**
  * Records verified firmware versions on inventory components, in place: one read of the rack item
- * (`rack#<id>`, whose `rack` attribute holds the InventoryRack) and one UpdateItem that sets
+ * (`rack#<id>`, whose `rack` attribute holds the InventoryRack; eventually consistent first) and one UpdateItem that sets
  * `rack.components[i].firmwareVersion` for the components that changed, conditional on each index
  * still holding that component (an inventory import in between moves them: read again).
  *
@@ -24,11 +24,14 @@ export class DynamoFirmwareRecorder implements FirmwareVersionRecorder {
   async record(rackId: string, versions: readonly { componentId: string; version: string }[]): Promise<void> {
     const Key = { pk: rackPk(rackId) };
     for (let attempt = 0; attempt < 5; attempt++) {
+      // The first read may be stale (half the read units): the write is conditional on what it
+      // read, so a stale read costs a retry, which reads strongly; a version read as not yet
+      // recorded is written again, harmlessly.
       const out = await this.doc.send(
         new GetCommand({
           TableName: this.inventoryTable,
           Key,
-          ConsistentRead: true,
+          ConsistentRead: attempt > 0,
           ProjectionExpression: "#r.#c",
           ExpressionAttributeNames: { "#r": "rack", "#c": "components" },
         }),

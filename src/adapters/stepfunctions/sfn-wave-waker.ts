@@ -1,6 +1,8 @@
 /**
  * The WaveWaker on AWS Step Functions: SendTaskSuccess with the task token an AwaitWave state
- * handed its Lambda (state-machines/child-task.asl.json), so the execution goes on to its check.
+ * handed its Lambda (state-machines/child-task.asl.json), so the execution goes on to its check,
+ * with the answers it waited for as the state's output (its ResultPath puts them on the wave, and
+ * the check reads nothing more).
  * A token whose wait is over (it timed out into the check, was woken already, or its execution
  * ended) answers TaskTimedOut or TaskDoesNotExist, and a token that is not one InvalidToken:
  * nothing to wake, no error. Anything else (throttling, the service unreachable) is thrown: the
@@ -8,18 +10,18 @@
  */
 import { SendTaskSuccessCommand, type SFNClient } from "@aws-sdk/client-sfn";
 import type { WaveWaker } from "../../app/ports.js";
-
-/** The AwaitWave state's output (its ResultPath discards it). */
-export const WOKEN_OUTPUT = JSON.stringify({ woken: true });
+import type { CommandSet } from "../../domain/command-sets.js";
 
 const NOTHING_TO_WAKE = new Set(["TaskTimedOut", "TaskDoesNotExist", "InvalidToken"]);
 
 export class StepFunctionsWaveWaker implements WaveWaker {
   constructor(private readonly client: SFNClient) {}
 
-  async wake(token: string): Promise<void> {
+  async wake(token: string, answers: CommandSet): Promise<void> {
     try {
-      await this.client.send(new SendTaskSuccessCommand({ taskToken: token, output: WOKEN_OUTPUT }));
+      await this.client.send(
+        new SendTaskSuccessCommand({ taskToken: token, output: JSON.stringify(answers) }),
+      );
     } catch (error) {
       if (NOTHING_TO_WAKE.has((error as { name?: string } | null)?.name ?? "")) return;
       throw error;

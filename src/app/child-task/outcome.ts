@@ -47,11 +47,10 @@ export async function loadTaskWith(
       ? await commands.getWithTask(taskId, families, parts)
       : await Promise.all([
           deps.tasks.getTasks([taskId]),
-          Promise.all(
-            families.map((f) =>
-              f === "u" && parts.length > 0 ? commands.getUpdates(taskId, parts) : commands.get(taskId, f),
-            ),
-          ),
+          Promise.all([
+            ...families.filter((f) => f !== "u" || parts.length === 0).map((f) => commands.get(taskId, f)),
+            ...(parts.length > 0 ? [commands.getUpdates(taskId, parts)] : []),
+          ]),
         ]).then(([[task], found]) => ({
           task,
           sets: Object.fromEntries(

@@ -22,6 +22,7 @@
 import type { BmcEvent } from "../../domain/bmc-protocol.js";
 import { decodeBmcEvent } from "../../domain/bmc-protocol.js";
 import {
+  awaitedAnswers,
   type CommandFamily,
   type CommandSet,
   type EntryWrite,
@@ -78,8 +79,8 @@ export function createReportRecorder(
   const wakeIfDue = async (set: CommandSet | undefined) => {
     if (waveWaker === undefined) return;
     const token = wakeDue(set);
-    if (token === undefined || woken.has(token)) return;
-    await waveWaker.wake(token);
+    if (set === undefined || token === undefined || woken.has(token)) return;
+    await waveWaker.wake(token, awaitedAnswers(set));
     woken.add(token);
     if (woken.size > REMEMBERED_SETS) woken.delete(woken.values().next().value as string);
   };

@@ -3,6 +3,7 @@
  * tunables and input an execution starts with, and the event every Task state sends (`step` picks
  * the handler) with the results the states pass on.
  */
+import type { CommandSet } from "../../domain/command-sets.js";
 import type { ComponentResult } from "../../domain/component-verdict.js";
 import type { ComponentType, TaskStatus } from "../../domain/model.js";
 import type { RuleAction, RuleStep } from "../../domain/operation-rules.js";
@@ -210,6 +211,12 @@ export interface WaveState extends PollState {
    * the definition before, which wait in WaitForWave for `waitSeconds`.
    */
   awaitSeconds?: number;
+  /**
+   * What woke AwaitWave (its result, the wake-up's output): the entries the wave waited for, as
+   * stored once they were all answered (src/domain/command-sets.ts `awaitedAnswers`), so the check
+   * reads nothing. Absent after a timeout, and dropped by the check.
+   */
+  answers?: CommandSet;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,10 +21,13 @@
  */
 import type { UpdateCommand } from "../../domain/bmc-protocol.js";
 import {
+  awaitedAnswers,
   type CommandFamily,
   type CommandSet,
   commandRecord,
   entryKey,
+  isAnswered,
+  mergeParts,
   updateAddress,
   verifyAddress,
   wakeDue,
@@ -277,8 +280,8 @@ export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Pr
   const keys = e.wave.componentIds.map((componentId) => entryKey(address, componentId));
   const set = await deps.commands.awaitAnswers(e.taskId, family, { token: e.token, keys }, e.wave.part);
   // No set (nothing was sent) wakes nothing either: its check would find the wave as it is.
-  if (wakeDue(set) === undefined) return { woken: false };
-  await deps.waveWaker.wake(e.token);
+  if (set === undefined || wakeDue(set) === undefined) return { woken: false };
+  await deps.waveWaker.wake(e.token, awaitedAnswers(set));
   return { woken: true };
 }
 
@@ -300,7 +303,8 @@ const familyOf = (action: RuleAction): CommandFamily | undefined =>
  * of the definition before, which has a FinishWave state) gets the wave alone.
  */
 export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WavePlan | WaveState> {
-  const wave = currentWave(e.wave, e.settings);
+  // What the wake-up brought is this check's alone: the wave goes on without it.
+  const { answers, ...wave } = currentWave(e.wave, e.settings);
   const family = familyOf(wave.action);
   const plan =
     e.groups === undefined || e.cursor === undefined || e.rackId === undefined
@@ -309,15 +313,26 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   const last =
     plan !== undefined &&
     !nextCursor(currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)).more;
-  // One read: the wave's set, and on the last step the task and its whole update set with it.
-  const read = last
-    ? await loadTaskWith(
-        deps,
-        e.taskId,
-        family === undefined || family === "u" ? ["u"] : [family, "u"],
-        planParts(currentGroups(plan.groups, e.settings)),
-      )
-    : undefined;
+  // What the wake-up brought, when it is this wave's and complete: no read of the wave's record.
+  const woken = family === undefined ? undefined : answersFor(e.taskId, family, wave, answers);
+  // One read: the wave's set, and on the last step the task and its whole update set with it
+  // (the first record only if some group's updates are there; the wave's part not again).
+  let read: { task: Task; sets: Partial<Record<CommandFamily, CommandSet>> } | undefined;
+  if (last) {
+    const groups = currentGroups(plan.groups, e.settings);
+    const parts = planParts(groups).filter(
+      (p) => !(woken !== undefined && family === "u" && p === wave.part),
+    );
+    const first = groups.some((g) => g.part === undefined) ? ["u" as const] : [];
+    const found = await loadTaskWith(
+      deps,
+      e.taskId,
+      family === undefined || family === "u" ? first : [family, ...first],
+      parts,
+    );
+    const u = family === "u" && woken !== undefined ? mergeParts(found.sets.u, [woken]) : found.sets.u;
+    read = { task: found.task, sets: { ...found.sets, ...(u === undefined ? {} : { u }) } };
+  }
   const success = { status: "COMPLETED" as const, message: completionMessage, fromOutside: false };
   if (read !== undefined && isTerminalTask(read.task) && plan !== undefined) {
     // Ended already (cancelled, or this check retried after its own record): what is left of the
@@ -330,7 +345,7 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
       ? undefined
       : read !== undefined
         ? read.sets[family]
-        : await deps.commands.get(e.taskId, family, wave.part);
+        : (woken ?? (await deps.commands.get(e.taskId, family, wave.part)));
   const judged = judgeWave(e, wave, set, deps.clock());
   if (plan === undefined) return judged;
   if (!judged.done) return { groups: plan.groups, cursor: plan.cursor, wave: judged };
@@ -347,6 +362,24 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   if (read === undefined || cursor.more || cursor.retry) return { groups: plan.groups, cursor, wave: judged };
   const ended = await recordTaskOutcome(deps, e.taskId, success, read.task, { set: read.sets.u });
   return { groups: plan.groups, cursor, wave: judged, ended: ended.status };
+}
+
+/**
+ * The answers a wake-up brought, when they are this wave's and complete (every entry it waits for
+ * answered, as the waker saw them stored); else undefined, and the check reads the set.
+ */
+function answersFor(
+  taskId: string,
+  family: CommandFamily,
+  wave: WaveState,
+  answers: CommandSet | undefined,
+): CommandSet | undefined {
+  if (answers?.taskId !== taskId || answers.family !== family || answers.part !== wave.part) return undefined;
+  const address = waveAddress(taskId, wave);
+  const complete = wave.componentIds.every((id) =>
+    isAnswered(family, answers.entries?.[entryKey(address, id)]),
+  );
+  return complete ? answers : undefined;
 }
 
 function judgeWave(

@@ -154,8 +154,9 @@ export interface CommandSetStore {
   getUpdates(taskId: string, parts: readonly number[]): Promise<CommandSet | undefined>;
   /**
    * The task item and its records of these families in ONE strongly consistent request, where the
-   * store keeps them together (DynamoDB: one BatchGetItem on the Tasks table); the update set
-   * with these `parts` merged in. Absent: the caller reads them apart (outcome.ts `loadTaskWith`).
+   * store keeps them together (DynamoDB: one BatchGetItem on the Tasks table), and these `parts`
+   * of the update set, merged as `u` (with its first record when "u" is among the families).
+   * Absent: the caller reads them apart (outcome.ts `loadTaskWith`).
    */
   getWithTask?(
     taskId: string,
@@ -207,7 +208,8 @@ export interface CommandSetStore {
  * not have been delivered (the service unreachable): the caller tries again.
  */
 export interface WaveWaker {
-  wake(token: string): Promise<void>;
+  /** `answers`: what the wait waited for, as stored (`awaitedAnswers`): the waiting state's result. */
+  wake(token: string, answers: CommandSet): Promise<void>;
 }
 
 /** Firmware credentials of a plain UpgradeFirmware task (run children use RunStore.getRunSecrets). */
