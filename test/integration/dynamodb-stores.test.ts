@@ -5,6 +5,7 @@ import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import { updateRequestId } from "../../src/domain/bmc-protocol.js";
 import type { InventoryRack, Target, Task } from "../../src/domain/model.js";
 import { task } from "../support/contracts/task-store.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
@@ -29,7 +30,7 @@ describe("task store", () => {
     expect(await stores.tasks.getTasks([b.id, uuid(999), a.id])).toEqual([b, a]);
   });
 
-  it("a task item stored compact: the report deflated with the component ids as its dictionary, the ids 16 bytes each; items written before read as they are", async () => {
+  it("a task item stored compact: the report deflated with a dictionary of what it repeats, the ids 16 bytes each; items written before read as they are", async () => {
     // Ids as random as real ones (the fixture's patterned ones deflate well without help).
     const hashed = (i: number) => {
       const h = createHash("sha256").update(`component ${i}`).digest("hex");
@@ -41,7 +42,7 @@ describe("task store", () => {
       status: "COMPLETED",
       versionBefore: "1.0.0",
       versionAfter: "2.0.0",
-      requestId: `upd-${uuid(i, "7a5c0000")}.u0.0123456789ab`,
+      requestId: updateRequestId(uuid(3, "7a5c0000"), hashed(i), 0, 2),
       startedAt: 1_764_400_000_000 + i,
       finishedAt: 1_764_400_610_000 + i,
     }));
@@ -50,9 +51,16 @@ describe("task store", () => {
     await stores.tasks.createTask(t);
     const raw = await stores.doc.send(new GetCommand({ TableName: names.tasks, Key: { id: t.id } }));
     const item = raw.Item as Record<string, unknown>;
-    expect([item.report, item.reportZ, item.componentIds]).toEqual([undefined, undefined, undefined]);
-    // Deflated with the ids as the dictionary: well under what plain deflate makes of it.
-    expect((item.reportZd as Uint8Array).length).toBeLessThan(deflateRawSync(report).length * 0.75);
+    expect([item.report, item.reportZ, item.reportZd, item.componentIds]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
+    // Deflated with what it repeats as the dictionary (its keys, the ids and their request ids'
+    // entry keys): well under what deflate makes of it with the ids alone (the layout before).
+    const idsAlone = deflateRawSync(report, { dictionary: Buffer.from(t.componentIds.join("")) });
+    expect((item.reportZ2 as Uint8Array).length).toBeLessThan(idsAlone.length * 0.7);
     expect((item.componentIdsB as Uint8Array).length).toBe(39 * 16);
     expect(await stores.tasks.getTasks([t.id])).toEqual([t]);
     // A component filter still finds it (on the ids as read).
@@ -64,11 +72,12 @@ describe("task store", () => {
     });
     expect(listed.tasks.map((x) => x.id)).toEqual([t.id]);
     // As items were written before: the ids as a list, and the report as text or plain deflate.
-    const { reportZd: _d, componentIdsB: _b, ...bare } = item;
+    const { reportZ2: _d, componentIdsB: _b, ...bare } = item;
     const before = { ...bare, componentIds: t.componentIds };
     for (const [n, stored] of [
       [4, { report: '{"v":1}' }],
       [5, { reportZ: deflateRawSync('{"v":1}') }],
+      [7, { reportZd: deflateRawSync('{"v":1}', { dictionary: Buffer.from(t.componentIds.join("")) }) }],
     ] as const) {
       const old = { ...before, ...stored, id: uuid(n, "7a5c0000") };
       await stores.doc.send(new PutCommand({ TableName: names.tasks, Item: old }));
