@@ -185,6 +185,9 @@ export class FlowStack extends Stack {
       timeout: Duration.seconds(15),
       environment: { ...build, ...wakesDispatcher },
     });
+    // A deploy updates the receiver before the steps, so a request id of a new form (the update
+    // set's parts) is never sent while the receiver live is one that cannot parse it.
+    this.taskSteps.fn.node.addDependency(this.bmcResult.fn);
 
     this.eventPublisher = new FlowFunction(this, "EventPublisher", {
       ...fnDefaults,

@@ -523,7 +523,7 @@ describe("the update set in parts", () => {
     }
   });
 
-  it("the last wave woken with its answers reads the task and the other parts only, and ends the task from them", async () => {
+  it("the last wave woken with its answers still reads its own part with the task (it holds the stage's other waves and attempts)", async () => {
     const h = harness();
     await h.create();
     const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
@@ -558,7 +558,7 @@ describe("the update set in parts", () => {
       cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
       wave: { ...wave, answers: woken[0] as CommandSet },
     });
-    expect(h.calls).toEqual(["getWithTask"]);
+    expect(h.calls).toEqual(["getWithTask u.2"]);
     expect(plan).toMatchObject({ ended: "COMPLETED" });
     const ended = parseReport((await h.stored())?.report ?? "").components.filter((c) => c.id !== "p1");
     expect(ended.map((c) => [c.id, c.status, c.versionAfter])).toEqual([

@@ -151,6 +151,13 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     }
   });
 
+  it("a deploy updates bmc-result before task-steps: a new request-id form is never sent before its receiver is live", () => {
+    const fns = flowFunctions(dev.template);
+    const id = (name: string) => fns.find(([logical]) => logical.startsWith(name))?.[0];
+    const steps = fns.find(([logical]) => logical.startsWith("TaskSteps"))?.[1] as { DependsOn?: string[] };
+    expect(steps.DependsOn).toContain(id("BmcResult"));
+  });
+
   it("each function gets exactly the ENV names its composition reads", () => {
     const envOf = (prefix: string) =>
       (

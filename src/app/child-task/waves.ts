@@ -27,7 +27,6 @@ import {
   commandRecord,
   entryKey,
   isAnswered,
-  mergeParts,
   updateAddress,
   verifyAddress,
   wakeDue,
@@ -316,22 +315,18 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   // What the wake-up brought, when it is this wave's and complete: no read of the wave's record.
   const woken = family === undefined ? undefined : answersFor(e.taskId, family, wave, answers);
   // One read: the wave's set, and on the last step the task and its whole update set with it
-  // (the first record only if some group's updates are there; the wave's part not again).
+  // (the first record only if some group's updates are there; the wave's part too, whatever the
+  // wake-up brought: it holds the stage's other waves and earlier attempts).
   let read: { task: Task; sets: Partial<Record<CommandFamily, CommandSet>> } | undefined;
   if (last) {
     const groups = currentGroups(plan.groups, e.settings);
-    const parts = planParts(groups).filter(
-      (p) => !(woken !== undefined && family === "u" && p === wave.part),
-    );
     const first = groups.some((g) => g.part === undefined) ? ["u" as const] : [];
-    const found = await loadTaskWith(
+    read = await loadTaskWith(
       deps,
       e.taskId,
       family === undefined || family === "u" ? first : [family, ...first],
-      parts,
+      planParts(groups),
     );
-    const u = family === "u" && woken !== undefined ? mergeParts(found.sets.u, [woken]) : found.sets.u;
-    read = { task: found.task, sets: { ...found.sets, ...(u === undefined ? {} : { u }) } };
   }
   const success = { status: "COMPLETED" as const, message: completionMessage, fromOutside: false };
   if (read !== undefined && isTerminalTask(read.task) && plan !== undefined) {
