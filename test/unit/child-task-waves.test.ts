@@ -55,6 +55,7 @@ function harness(stored: Task = task) {
   };
   const published: { componentId: string; command: BmcCommand }[] = [];
   const memory = memoryCommandSetStore();
+  let stale: CommandSet[] | undefined;
   // The store's one-request read of a task with its sets, counted (each `get` too).
   const calls: string[] = [];
   const commands = {
@@ -62,6 +63,11 @@ function harness(stored: Task = task) {
     get: async (taskId: string, family: CommandFamily, part?: number) => {
       calls.push(part === undefined ? `get ${family}` : `get ${family}.${part}`);
       return memory.get(taskId, family, part);
+    },
+    // What an eventually consistent read returns: the stored parts, or (`stale`) what they were.
+    getParts: async (taskId: string, parts: readonly number[]) => {
+      calls.push(`getParts ${parts.join(",")}`);
+      return stale ?? memory.getParts(taskId, parts);
     },
     getWithTask: async (
       taskId: string,
@@ -110,6 +116,9 @@ function harness(stored: Task = task) {
     deps,
     commands,
     calls,
+    staleParts: (parts: CommandSet[] | undefined) => {
+      stale = parts;
+    },
     published,
     reads: () => reads,
     stored: async () => (await inner.getTasks([task.id]))[0],
@@ -565,5 +574,70 @@ describe("the update set in parts", () => {
       ["c1", "COMPLETED", "2.1.0"],
       ["c2", "COMPLETED", "2.0.0"],
     ]);
+  });
+
+  it("the last check reads the earlier stages' parts eventually consistent; a stale copy (a passed update not its success) is read again, strongly", async () => {
+    for (const staleRead of [false, true]) {
+      const h = harness();
+      await h.create();
+      const facts = (ids: string[]) => groupFacts(task, parseReport(task.report), ids, settings);
+      const g0: UpgradeGroup = {
+        ...group(facts(["p1"])),
+        stage: 0,
+        part: 0,
+        name: "powershelf",
+        componentIds: ["p1"],
+      };
+      const g2: UpgradeGroup = { ...group(facts(["c1", "c2"])), stage: 2, part: 2 };
+      // Stage 0 sent and passed; its part as an eventually consistent read may still show it sent only.
+      const w0 = await sendWave(h.deps, { ...event(g0), groups: [g0, g2] });
+      const p0 = updateAddress(task.id, 0, 0);
+      const before = await h.commands.getParts(task.id, [0]);
+      await h.commands.record(
+        task.id,
+        "u",
+        { [entryKey(p0, "p1")]: { result: { value: { ok: true, version: "2.0.0" }, at: 4_800 } } },
+        { part: 0 },
+      );
+      expect(w0.part).toBe(0);
+      const cursor = { group: 1, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 };
+      const wave = await sendWave(h.deps, { ...event(g2), groups: [g0, g2], cursor });
+      const p2 = updateAddress(task.id, 0, 2);
+      const value = {
+        c1: { ok: true as const, version: "2.1.0" },
+        c2: { ok: true as const, version: "2.0.0", subTargets: ["bios"] },
+      };
+      for (const id of ["c1", "c2"] as const) {
+        await h.commands.record(
+          task.id,
+          "u",
+          { [entryKey(p2, id)]: { result: { value: value[id], at: 5_000 } } },
+          { part: 2 },
+        );
+      }
+      h.staleParts(staleRead ? before : undefined);
+      h.calls.length = 0;
+      const plan = await checkWave(h.deps, {
+        step: "checkWave",
+        taskId: task.id,
+        rackId: task.rackId,
+        settings,
+        groups: [g0, g2],
+        cursor,
+        wave,
+      });
+      expect(h.calls).toEqual(
+        staleRead
+          ? ["getWithTask u.2", "getParts 0", "getWithTask u.0,u.2"]
+          : ["getWithTask u.2", "getParts 0"],
+      );
+      expect(plan).toMatchObject({ ended: "COMPLETED" });
+      const ended = parseReport((await h.stored())?.report ?? "").components;
+      expect(ended.map((c) => [c.id, c.status]).sort()).toEqual([
+        ["c1", "COMPLETED"],
+        ["c2", "COMPLETED"],
+        ["p1", "COMPLETED"],
+      ]);
+    }
   });
 });

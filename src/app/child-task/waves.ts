@@ -27,6 +27,7 @@ import {
   commandRecord,
   entryKey,
   isAnswered,
+  mergeParts,
   updateAddress,
   verifyAddress,
   wakeDue,
@@ -41,6 +42,7 @@ import {
   secretFor,
   verdict,
 } from "../../domain/component-verdict.js";
+import { updatesSucceeded } from "../../domain/live-report.js";
 import type { ComponentType, FirmwareAuthentication, Task } from "../../domain/model.js";
 import { type RuleAction, type RuleStep, retryWaitSeconds } from "../../domain/operation-rules.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
@@ -314,20 +316,8 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
     !nextCursor(currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)).more;
   // What the wake-up brought, when it is this wave's and complete: no read of the wave's record.
   const woken = family === undefined ? undefined : answersFor(e.taskId, family, wave, answers);
-  // One read: the wave's set, and on the last step the task and its whole update set with it
-  // (the first record only if some group's updates are there; the wave's part too, whatever the
-  // wake-up brought: it holds the stage's other waves and earlier attempts).
-  let read: { task: Task; sets: Partial<Record<CommandFamily, CommandSet>> } | undefined;
-  if (last) {
-    const groups = currentGroups(plan.groups, e.settings);
-    const first = groups.some((g) => g.part === undefined) ? ["u" as const] : [];
-    read = await loadTaskWith(
-      deps,
-      e.taskId,
-      family === undefined || family === "u" ? first : [family, ...first],
-      planParts(groups),
-    );
-  }
+  // One read: the wave's set, and on the last step the task and its whole update set with it.
+  const read = last ? await lastRead(deps, e, currentGroups(plan.groups, e.settings), wave) : undefined;
   const success = { status: "COMPLETED" as const, message: completionMessage, fromOutside: false };
   if (read !== undefined && isTerminalTask(read.task) && plan !== undefined) {
     // Ended already (cancelled, or this check retried after its own record): what is left of the
@@ -357,6 +347,43 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   if (read === undefined || cursor.more || cursor.retry) return { groups: plan.groups, cursor, wave: judged };
   const ended = await recordTaskOutcome(deps, e.taskId, success, read.task, { set: read.sets.u });
   return { groups: plan.groups, cursor, wave: judged, ended: ended.status };
+}
+
+/**
+ * The last check's read: the task and its whole update set, in two requests at once. Strongly
+ * consistent: the task, the set's first record (only if some group's updates are there) and the
+ * wave's own stage's part (with the stage's other waves, steps and attempts); eventually
+ * consistent (half the read units): the earlier stages' parts, written at least a stage ago and
+ * already judged. Those can only be stale in one way: a component of an earlier stage whose latest
+ * update is not the success it was (every earlier stage passed, or the task would have stopped);
+ * then everything is read again, strongly.
+ */
+async function lastRead(
+  deps: StepDeps,
+  e: StepEventOf<"checkWave">,
+  groups: readonly UpgradeGroup[],
+  wave: WaveState,
+): Promise<{ task: Task; sets: Partial<Record<CommandFamily, CommandSet>> }> {
+  const family = familyOf(wave.action);
+  const first: CommandFamily[] = groups.some((g) => g.part === undefined) ? ["u"] : [];
+  const families: CommandFamily[] = family === undefined || family === "u" ? first : [family, ...first];
+  const ownPart = groups[currentCursor(e.cursor as WaveCursor).group]?.part;
+  const earlier = groups.filter((g) => g.part !== undefined && g.part !== ownPart);
+  const [found, parts] = await Promise.all([
+    loadTaskWith(deps, e.taskId, families, ownPart === undefined ? [] : [ownPart]),
+    earlier.length === 0 ? [] : deps.commands.getParts(e.taskId, planParts(earlier)),
+  ]);
+  const updates = mergeParts(found.sets.u, parts);
+  if (
+    updatesSucceeded(
+      updates,
+      e.taskId,
+      earlier.flatMap((g) => g.componentIds),
+    )
+  ) {
+    return { task: found.task, sets: { ...found.sets, ...(updates === undefined ? {} : { u: updates }) } };
+  }
+  return loadTaskWith(deps, e.taskId, families, planParts(groups));
 }
 
 /**
