@@ -128,28 +128,34 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
     async stop() {},
   };
   /**
-   * What the task's one wave leaves in its update set (SendWave's command, its BMC's result: two
-   * writes) and the event of the check that finds it: the last step of the last wave.
+   * What the task's one wave leaves in its update set's part (SendWave's command, its BMC's
+   * result: two writes) and the event of the check that finds it: the last step of the last wave,
+   * as the product plans it now (its group's updates in the stage's part).
    */
   async function lastWave(task: Task): Promise<StepEvent> {
     const report = parseReport(task.report);
     const first = report.components[0];
     const component = first ?? { id: "bench-bmc", type: "COMPUTE" as const };
     const version = first === undefined ? "1.0.0" : targetOf(report, first);
-    const key = entryKey(updateAddress(task.id, 0), component.id);
+    const key = entryKey(updateAddress(task.id, 0, 0), component.id);
     const now = options.clock();
     const deadline = now + 3_600_000;
-    await commands.open(task.id, "u", { [key]: { sentAt: now, deadline } });
-    await commands.record(task.id, "u", {
-      [key]: { result: { value: { ok: true, version }, at: now }, ackedAt: now },
-    });
+    await commands.open(task.id, "u", { [key]: { sentAt: now, deadline } }, 0);
+    await commands.record(
+      task.id,
+      "u",
+      { [key]: { result: { value: { ok: true, version }, at: now }, ackedAt: now } },
+      { part: 0 },
+    );
     const step = { action: "UPDATE_FIRMWARE" as const, timeoutSeconds: 0, sleepSeconds: 0 };
     return {
       step: "checkWave",
       taskId: task.id,
       rackId: task.rackId,
       settings: { ...DEFAULT_CHILD_TASK_SETTINGS },
-      groups: [{ stage: 0, name: "bench", componentIds: [component.id], maxParallel: 1, steps: [step] }],
+      groups: [
+        { stage: 0, part: 0, name: "bench", componentIds: [component.id], maxParallel: 1, steps: [step] },
+      ],
       cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
       wave: {
         stage: 0,
@@ -157,6 +163,7 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
         action: "UPDATE_FIRMWARE",
         attempt: 0,
         timeoutSeconds: 3_600,
+        part: 0,
         componentIds: [component.id],
         types: { [component.id]: component.type },
         versions: { [component.id]: version },
