@@ -243,7 +243,7 @@ export class FlowStack extends Stack {
     // ---- the streams: Runs and Targets only. The evaluator wakes a run on a target reaching a
     // terminal status (or CLAIMED → BLOCKED) and on a run inserted or moved into PENDING/RUNNING
     // (src/app/stream-evaluator.ts); task items never decide anything there, their outcome reaches
-    // the run through its target. The Tasks table keeps its schema stream, unconsumed.
+    // the run through its target. The Tasks table has no stream.
     // The DLQ holds failure metadata (shard, sequence numbers), not item images: SQS-managed SSE.
     this.streamDlq = new sqs.Queue(this, "StreamDlq", {
       encryption: sqs.QueueEncryption.SQS_MANAGED,

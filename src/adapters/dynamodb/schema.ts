@@ -179,7 +179,10 @@ export const TASKS_TABLE: TableDefinition = {
     },
   ],
   localSecondaryIndexes: [],
-  stream: "NEW_AND_OLD_IMAGES",
+  // No stream: nothing decides on task items (a task's outcome reaches its run through its target,
+  // on the Targets stream). The stream it had until 2026-12-02 was never consumed; in the local
+  // stack it cost moto a stream record per write (the images of every task and command-set item).
+  stream: undefined,
   // The child task's `cmds#<taskId>#<family>` command sets carry `ttl` (epoch seconds: their
   // latest deadline plus a retention, dynamo-command-sets.ts); tasks themselves never expire.
   ttlAttribute: "ttl",
