@@ -33,6 +33,11 @@ moto for the local stack and the test suites (local/moto.ts spawns it):
      clauses (a batch of 18 reports is ~70). They run at the root only, which sees every clause the
      inner runs saw, so an expression is refused exactly when it was before (its message names
      the clashing paths of the whole expression).
+   - Update expressions parsed once per text. moto parses an UpdateItem's expression twice per
+     request (to check its placeholders, then to validate and run it), and a stack sends the same
+     few texts over and over (the placeholders are numbered by position, the values differ). The
+     parsed tree is kept by its text (an LRU): moto only reads it, and its validator works on a
+     deep copy; a text that does not parse raises every time, as before.
 
 4. Durable, with DATA_DIR (the local stack's --data-dir): a write moto acknowledged survives a
    SIGKILL of anything. Every DynamoDB request that is not a read and that succeeded is appended,
@@ -56,6 +61,7 @@ moto for the local stack and the test suites (local/moto.ts spawns it):
 import base64
 import copy
 import fcntl
+import functools
 import io
 import json
 import logging
@@ -76,6 +82,7 @@ from moto.dynamodb.exceptions import (
 )
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.parsing.ast_nodes import UpdateExpression
+from moto.dynamodb.parsing.expressions import UpdateExpressionParser
 from moto.dynamodb.parsing.validators import ActionCountValidator, OverlappingPathsValidator
 
 def transact_write_items(self, transact_items):
@@ -211,6 +218,9 @@ ActionCountValidator.verify_action_counts = _at_the_root(ActionCountValidator.ve
 OverlappingPathsValidator.check_for_overlapping_paths = _at_the_root(
     OverlappingPathsValidator.check_for_overlapping_paths
 )
+
+_parse_update = functools.lru_cache(maxsize=4096)(UpdateExpressionParser.make)
+UpdateExpressionParser.make = staticmethod(_parse_update)
 
 
 app = DomainDispatcherApplication(create_backend_app)
