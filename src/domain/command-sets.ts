@@ -53,6 +53,12 @@ export const kindOfFamily = (family: CommandFamily): CommandKind => (family === 
  */
 export const CLOSABLE_FAMILIES: readonly CommandFamily[] = ["u", "v"];
 
+/** The records a close marks: each closable family's (first) record, and these parts of the update set. */
+export const closedRecords = (parts: readonly number[]): { family: CommandFamily; part?: number }[] => [
+  ...CLOSABLE_FAMILIES.map((family) => ({ family })),
+  ...parts.map((part) => ({ family: "u" as const, part })),
+];
+
 /** Where a command sits: its task, family and qualifier (`0`, `1`, … or `stage.step.attempt`). */
 export interface CommandAddress {
   taskId: string;

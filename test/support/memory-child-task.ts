@@ -7,10 +7,10 @@
 import type { CommandSetStore, RackLockStore, TaskSecretStore, TaskStore } from "../../src/app/ports.js";
 import { ACTIVE_TASK_STATUSES } from "../../src/app/ports.js";
 import {
-  CLOSABLE_FAMILIES,
   type CommandEntry,
   type CommandFamily,
   type CommandSet,
+  closedRecords,
   type EntryWrite,
   mergeParts,
 } from "../../src/domain/command-sets.js";
@@ -114,11 +114,7 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       return structuredClone(set);
     },
     async close(taskId: string, now: number, parts: readonly number[]) {
-      const records: [CommandFamily, number | undefined][] = [
-        ...CLOSABLE_FAMILIES.map((family): [CommandFamily, undefined] => [family, undefined]),
-        ...parts.map((part): [CommandFamily, number] => ["u", part]),
-      ];
-      for (const [family, part] of records) {
+      for (const { family, part } of closedRecords(parts)) {
         store.writes += 1;
         const set = created(taskId, family, part);
         set.closedAt ??= now;

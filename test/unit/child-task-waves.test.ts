@@ -396,11 +396,51 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
 });
 
 describe("the update set in parts", () => {
+  const first = { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 };
+  const factsOf = (ids: string[]) => groupFacts(task, parseReport(task.report), ids, settings);
+  /** c1's and c2's updates passed (c2 flashed with its sub-target, as the report says), in `part`. */
+  async function passed(h: ReturnType<typeof harness>, part: number) {
+    const address = updateAddress(task.id, 0, part);
+    const value = {
+      c1: { ok: true as const, version: "2.1.0" },
+      c2: { ok: true as const, version: "2.0.0", subTargets: ["bios"] },
+    };
+    for (const id of ["c1", "c2"] as const) {
+      const out = await h.commands.record(
+        task.id,
+        "u",
+        { [entryKey(address, id)]: { result: { value: value[id], at: 5_000 }, ackedAt: 4_900 } },
+        { part },
+      );
+      expect(out.outcome).toBe("written");
+    }
+  }
+  const check = (h: ReturnType<typeof harness>, groups: UpgradeGroup[], wave: WaveState, cursor = first) =>
+    checkWave(h.deps, {
+      step: "checkWave",
+      taskId: task.id,
+      rackId: task.rackId,
+      settings,
+      groups,
+      cursor,
+      wave,
+    });
+  /** A waker that records what it is handed. */
+  function waking(h: ReturnType<typeof harness>) {
+    const woken: { token: string; answers: CommandSet }[] = [];
+    const deps = {
+      ...h.deps,
+      waveWaker: { wake: async (token: string, answers: CommandSet) => void woken.push({ token, answers }) },
+    };
+    const wait = (token: string, wave: WaveState) =>
+      awaitWave(deps, { step: "awaitWave", taskId: task.id, token, wave });
+    return { woken, wait };
+  }
+
   it("a group with a part: its wave's commands, wait and check in that part (the request ids name it); the last check reads the task with every part", async () => {
     const h = harness();
     await h.create();
-    const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
-    const g: UpgradeGroup = { ...group(facts), stage: 2, part: 2 };
+    const g: UpgradeGroup = { ...group(factsOf(["c1", "c2"])), stage: 2, part: 2 };
     const wave = await sendWave(h.deps, event(g));
     expect(wave.part).toBe(2);
     const address = updateAddress(task.id, 0, 2);
@@ -414,37 +454,14 @@ describe("the update set in parts", () => {
     );
     expect(h.published[0]?.command.requestId).toMatch(/\.u0p2\.[0-9a-f]{12}$/);
 
-    const woken: string[] = [];
-    const waiting = { ...h.deps, waveWaker: { wake: async (token: string) => void woken.push(token) } };
-    expect(await awaitWave(waiting, { step: "awaitWave", taskId: task.id, token: "tk-p", wave })).toEqual({
-      woken: false,
-    });
+    const { woken, wait } = waking(h);
+    expect(await wait("tk-p", wave)).toEqual({ woken: false });
+    expect(woken).toEqual([]);
     expect((await h.commands.get(task.id, "u", 2))?.wake).toEqual({ token: "tk-p", keys });
 
-    const versions = { c1: "2.1.0", c2: "2.0.0" } as const;
-    for (const [i, id] of (["c1", "c2"] as const).entries()) {
-      const value =
-        id === "c2"
-          ? { ok: true as const, version: versions[id], subTargets: ["bios"] }
-          : { ok: true as const, version: versions[id] };
-      const out = await h.commands.record(
-        task.id,
-        "u",
-        { [keys[i] as string]: { result: { value, at: 5_000 }, ackedAt: 4_900 } },
-        { part: 2 },
-      );
-      expect(out.outcome).toBe("written");
-    }
+    await passed(h, 2);
     h.calls.length = 0;
-    const plan = await checkWave(h.deps, {
-      step: "checkWave",
-      taskId: task.id,
-      rackId: task.rackId,
-      settings,
-      groups: [g],
-      cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
-      wave,
-    });
+    const plan = await check(h, [g], wave);
     // The task and every part (no first record: every group's updates are in parts).
     expect(h.calls).toEqual(["getWithTask u.2"]);
     expect(plan).toMatchObject({ ended: "COMPLETED" });
@@ -456,67 +473,35 @@ describe("the update set in parts", () => {
 
   it("a wave before the last checks its part alone", async () => {
     const h = harness();
-    const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
-    const g: UpgradeGroup = { ...group(facts), stage: 1, part: 1, maxParallel: 1 };
+    const g: UpgradeGroup = { ...group(factsOf(["c1", "c2"])), stage: 1, part: 1, maxParallel: 1 };
     const wave = await sendWave(h.deps, event(g));
     h.calls.length = 0;
-    const plan = await checkWave(h.deps, {
-      step: "checkWave",
-      taskId: task.id,
-      rackId: task.rackId,
-      settings,
-      groups: [g],
-      cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
-      wave,
-    });
+    const plan = await check(h, [g], wave);
     expect(h.calls).toEqual(["get u.1"]);
     expect(plan).toMatchObject({ wave: { done: false, part: 1 } });
   });
 
   it("a check woken with the answers it waited for reads nothing; answers of another wave, or incomplete, are read past", async () => {
     const h = harness();
-    const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
-    const g: UpgradeGroup = { ...group(facts), stage: 1, part: 1 };
+    const g: UpgradeGroup = { ...group(factsOf(["c1", "c2"])), stage: 1, part: 1 };
     const wave = await sendWave(h.deps, event(g));
-    const address = updateAddress(task.id, 0, 1);
-    const keys = ["c1", "c2"].map((id) => entryKey(address, id));
-    const woken: { token: string; answers: CommandSet }[] = [];
-    const waiting = {
-      ...h.deps,
-      waveWaker: { wake: async (token: string, answers: CommandSet) => void woken.push({ token, answers }) },
-    };
-    await awaitWave(waiting, { step: "awaitWave", taskId: task.id, token: "tk-w", wave });
-    const results: Record<string, { ok: true; version: string; subTargets?: string[] }> = {
-      c1: { ok: true, version: "2.1.0" },
-      c2: { ok: true, version: "2.0.0", subTargets: ["bios"] },
-    };
-    for (const [i, id] of ["c1", "c2"].entries()) {
-      await h.commands.record(
-        task.id,
-        "u",
-        { [keys[i] as string]: { result: { value: results[id] as never, at: 5_000 } } },
-        { part: 1 },
-      );
-    }
+    const keys = ["c1", "c2"].map((id) => entryKey(updateAddress(task.id, 0, 1), id));
+    const { woken, wait } = waking(h);
+    await wait("tk-w", wave);
+    await passed(h, 1);
     // The wait is woken by its own step here (the results were in first): with what it waited for.
-    await awaitWave(waiting, { step: "awaitWave", taskId: task.id, token: "tk-w2", wave });
+    await wait("tk-w2", wave);
     const answers = woken[0]?.answers as CommandSet;
     expect(woken.map((w) => w.token)).toEqual(["tk-w2"]);
     expect(Object.keys(answers.entries).sort()).toEqual([...keys].sort());
     expect(answers).toMatchObject({ taskId: task.id, family: "u", part: 1 });
     // Two groups: this is not the last wave, so only the wave's set is needed.
-    const check = (w: WaveState) =>
-      checkWave(h.deps, {
-        step: "checkWave",
-        taskId: task.id,
-        rackId: task.rackId,
-        settings,
-        groups: [g, { ...g, stage: 2, part: 2, componentIds: ["p1"] }],
-        cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
-        wave: w,
-      });
+    const groups = [g, { ...g, stage: 2, part: 2, componentIds: ["p1"] }];
     h.calls.length = 0;
-    const plan = (await check({ ...wave, answers })) as { wave: WaveState; cursor: { group: number } };
+    const plan = (await check(h, groups, { ...wave, answers })) as {
+      wave: WaveState;
+      cursor: { group: number };
+    };
     expect(h.calls).toEqual([]);
     expect(plan.wave.done).toBe(true);
     expect(plan.cursor.group).toBe(1);
@@ -527,7 +512,9 @@ describe("the update set in parts", () => {
       { ...answers, entries: { [keys[0] as string]: answers.entries[keys[0] as string] } },
     ] as CommandSet[]) {
       h.calls.length = 0;
-      expect(((await check({ ...wave, answers: other })) as { wave: WaveState }).wave.done).toBe(true);
+      expect(((await check(h, groups, { ...wave, answers: other })) as { wave: WaveState }).wave.done).toBe(
+        true,
+      );
       expect(h.calls).toEqual(["get u.1"]);
     }
   });
@@ -535,38 +522,13 @@ describe("the update set in parts", () => {
   it("the last wave woken with its answers still reads its own part with the task (it holds the stage's other waves and attempts)", async () => {
     const h = harness();
     await h.create();
-    const facts = groupFacts(task, parseReport(task.report), ["c1", "c2"], settings);
-    const g: UpgradeGroup = { ...group(facts), stage: 2, part: 2 };
+    const g: UpgradeGroup = { ...group(factsOf(["c1", "c2"])), stage: 2, part: 2 };
     const wave = await sendWave(h.deps, event(g));
-    const address = updateAddress(task.id, 0, 2);
-    const value = {
-      c1: { ok: true as const, version: "2.1.0" },
-      c2: { ok: true as const, version: "2.0.0", subTargets: ["bios"] },
-    };
-    for (const id of ["c1", "c2"] as const) {
-      await h.commands.record(
-        task.id,
-        "u",
-        { [entryKey(address, id)]: { result: { value: value[id], at: 5_000 } } },
-        { part: 2 },
-      );
-    }
-    const woken: CommandSet[] = [];
-    const waiting = {
-      ...h.deps,
-      waveWaker: { wake: async (_t: string, answers: CommandSet) => void woken.push(answers) },
-    };
-    await awaitWave(waiting, { step: "awaitWave", taskId: task.id, token: "tk-l", wave });
+    await passed(h, 2);
+    const { woken, wait } = waking(h);
+    await wait("tk-l", wave);
     h.calls.length = 0;
-    const plan = await checkWave(h.deps, {
-      step: "checkWave",
-      taskId: task.id,
-      rackId: task.rackId,
-      settings,
-      groups: [g],
-      cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
-      wave: { ...wave, answers: woken[0] as CommandSet },
-    });
+    const plan = await check(h, [g], { ...wave, answers: woken[0]?.answers as CommandSet });
     expect(h.calls).toEqual(["getWithTask u.2"]);
     expect(plan).toMatchObject({ ended: "COMPLETED" });
     const ended = parseReport((await h.stored())?.report ?? "").components.filter((c) => c.id !== "p1");
@@ -580,52 +542,34 @@ describe("the update set in parts", () => {
     for (const staleRead of [false, true]) {
       const h = harness();
       await h.create();
-      const facts = (ids: string[]) => groupFacts(task, parseReport(task.report), ids, settings);
       const g0: UpgradeGroup = {
-        ...group(facts(["p1"])),
+        ...group(factsOf(["p1"])),
         stage: 0,
         part: 0,
         name: "powershelf",
         componentIds: ["p1"],
       };
-      const g2: UpgradeGroup = { ...group(facts(["c1", "c2"])), stage: 2, part: 2 };
+      const g2: UpgradeGroup = { ...group(factsOf(["c1", "c2"])), stage: 2, part: 2 };
       // Stage 0 sent and passed; its part as an eventually consistent read may still show it sent only.
       const w0 = await sendWave(h.deps, { ...event(g0), groups: [g0, g2] });
-      const p0 = updateAddress(task.id, 0, 0);
+      expect(w0.part).toBe(0);
       const before = await h.commands.getParts(task.id, [0]);
       await h.commands.record(
         task.id,
         "u",
-        { [entryKey(p0, "p1")]: { result: { value: { ok: true, version: "2.0.0" }, at: 4_800 } } },
+        {
+          [entryKey(updateAddress(task.id, 0, 0), "p1")]: {
+            result: { value: { ok: true, version: "2.0.0" }, at: 4_800 },
+          },
+        },
         { part: 0 },
       );
-      expect(w0.part).toBe(0);
-      const cursor = { group: 1, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 };
+      const cursor = { ...first, group: 1 };
       const wave = await sendWave(h.deps, { ...event(g2), groups: [g0, g2], cursor });
-      const p2 = updateAddress(task.id, 0, 2);
-      const value = {
-        c1: { ok: true as const, version: "2.1.0" },
-        c2: { ok: true as const, version: "2.0.0", subTargets: ["bios"] },
-      };
-      for (const id of ["c1", "c2"] as const) {
-        await h.commands.record(
-          task.id,
-          "u",
-          { [entryKey(p2, id)]: { result: { value: value[id], at: 5_000 } } },
-          { part: 2 },
-        );
-      }
+      await passed(h, 2);
       h.staleParts(staleRead ? before : undefined);
       h.calls.length = 0;
-      const plan = await checkWave(h.deps, {
-        step: "checkWave",
-        taskId: task.id,
-        rackId: task.rackId,
-        settings,
-        groups: [g0, g2],
-        cursor,
-        wave,
-      });
+      const plan = await check(h, [g0, g2], wave, cursor);
       expect(h.calls).toEqual(
         staleRead
           ? ["getWithTask u.2", "getParts 0", "getWithTask u.0,u.2"]

@@ -41,10 +41,10 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { CommandSetStore } from "../../app/ports.js";
 import {
-  CLOSABLE_FAMILIES,
   type CommandEntry,
   type CommandFamily,
   type CommandSet,
+  closedRecords,
   type EntryWrite,
   mergeParts,
 } from "../../domain/command-sets.js";
@@ -250,12 +250,8 @@ export class DynamoCommandSetStore implements CommandSetStore {
   }
 
   async close(taskId: string, now: number, parts: readonly number[]): Promise<void> {
-    const records: [CommandFamily, number | undefined][] = [
-      ...CLOSABLE_FAMILIES.map((family): [CommandFamily, undefined] => [family, undefined]),
-      ...parts.map((part): [CommandFamily, number] => ["u", part]),
-    ];
     await Promise.all(
-      records.map(([family, part]) => {
+      closedRecords(parts).map(({ family, part }) => {
         const x = new Expression();
         DynamoCommandSetStore.identity(x, taskId, family, part, { latest: now, keep: true });
         const closed = x.name("closedAt");
