@@ -39,7 +39,6 @@
 import { createHash } from "node:crypto";
 import type { BmcEvent } from "./bmc-protocol.js";
 import type { BmcRequestRecord } from "./component-verdict.js";
-import type { ComponentType } from "./model.js";
 import { DEFAULT_RULE, type RuleDefinition } from "./operation-rules.js";
 
 export type CommandFamily = "u" | "q" | "v";
@@ -81,15 +80,6 @@ export const updateAddress = (taskId: string, attempt: number, part?: number): C
  */
 export const updateParts = (rule: Pick<RuleDefinition, "stages"> = DEFAULT_RULE): number[] =>
   rule.stages.map((_, i) => i);
-
-/** The part a component's updates are stored in: its type's stage in the rule (undefined: none). */
-export function updatePartOf(
-  type: ComponentType,
-  rule: Pick<RuleDefinition, "stages"> = DEFAULT_RULE,
-): number | undefined {
-  const stage = rule.stages.findIndex((s) => s.componentTypes.includes(type));
-  return stage < 0 ? undefined : stage;
-}
 
 /**
  * The whole update set from its first record and its parts (each as read; absent ones left out):

@@ -10,11 +10,12 @@ import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-c
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
 import { targetIdempotencyKey } from "../../src/app/ports.js";
 import { updateRequestId } from "../../src/domain/bmc-protocol.js";
-import { entryKey, updateAddress, updatePartOf, updateParts } from "../../src/domain/command-sets.js";
+import { entryKey, updateAddress, updateParts } from "../../src/domain/command-sets.js";
 import { queryRequestId } from "../../src/domain/component-verdict.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { parseReport } from "../../src/domain/task-report.js";
+import { updatePartOf } from "../support/domain-fixtures.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
 import {
   FAST_SETTINGS,

@@ -18,10 +18,10 @@ import {
   parseBmcTopic,
   updateRequestId,
 } from "../../src/domain/bmc-protocol.js";
-import { updatePartOf } from "../../src/domain/command-sets.js";
 import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
+import { updatePartOf } from "../support/domain-fixtures.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
 import {
   FAST_SETTINGS,

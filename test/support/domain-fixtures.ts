@@ -2,7 +2,8 @@
  * Plain values for the unit tests, each test overriding what it checks: an effective run
  * configuration, and a running child task (`t-1` on rack `r-1`, no components, empty report).
  */
-import type { RunConfig, Task } from "../../src/domain/model.js";
+import type { ComponentType, RunConfig, Task } from "../../src/domain/model.js";
+import { DEFAULT_RULE, type RuleDefinition } from "../../src/domain/operation-rules.js";
 
 export function runningTask(overrides: Partial<Task> = {}): Task {
   return {
@@ -43,4 +44,14 @@ export function runConfig(overrides: Partial<RunConfig> = {}): RunConfig {
     targetScope: { excludeOperationRunIds: [] },
     ...overrides,
   };
+}
+
+/** The part of the update set a component's updates are stored in: its type's stage (the preflight plans it so). */
+export function updatePartOf(
+  type: ComponentType,
+  rule: Pick<RuleDefinition, "stages"> = DEFAULT_RULE,
+): number {
+  const stage = rule.stages.findIndex((s) => s.componentTypes.includes(type));
+  if (stage < 0) throw new Error(`no stage of the rule takes ${type}`);
+  return stage;
 }
