@@ -190,7 +190,13 @@ export async function queryAll(
   return items;
 }
 
-/** BatchGetItem in chunks of 100, following UnprocessedKeys until none are left. */
+/** Chunks of a BatchGetItem asked at once: a listing's update-set parts are several chunks. */
+const BATCH_GET_CONCURRENCY = 4;
+
+/**
+ * BatchGetItem in chunks of 100 (up to BATCH_GET_CONCURRENCY at once), each following its
+ * UnprocessedKeys until none are left.
+ */
 export async function batchGetAll(
   doc: DynamoDBDocumentClient,
   table: string,
@@ -199,16 +205,20 @@ export async function batchGetAll(
 ): Promise<Record<string, unknown>[]> {
   const consistent = options.consistent === true ? { ConsistentRead: true } : {};
   const items: Record<string, unknown>[] = [];
-  for (const part of chunk(keys, 100)) {
-    let pending: Record<string, unknown>[] | undefined = part;
-    for (let round = 0; pending !== undefined && pending.length > 0; round++) {
-      if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
-      const out: BatchGetCommandOutput = await doc.send(
-        new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...consistent } } }),
-      );
-      items.push(...(out.Responses?.[table] ?? []));
-      pending = out.UnprocessedKeys?.[table]?.Keys;
+  const chunks = chunk(keys, 100);
+  const next = async (): Promise<void> => {
+    for (let part = chunks.shift(); part !== undefined; part = chunks.shift()) {
+      let pending: Record<string, unknown>[] | undefined = part;
+      for (let round = 0; pending !== undefined && pending.length > 0; round++) {
+        if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
+        const out: BatchGetCommandOutput = await doc.send(
+          new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...consistent } } }),
+        );
+        items.push(...(out.Responses?.[table] ?? []));
+        pending = out.UnprocessedKeys?.[table]?.Keys;
+      }
     }
-  }
+  };
+  await Promise.all(Array.from({ length: Math.min(BATCH_GET_CONCURRENCY, chunks.length) }, next));
   return items;
 }
