@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
 import {
+  awaitedAnswers,
   type CommandSet,
   commandRecord,
   commandRequestId,
@@ -367,5 +368,35 @@ describe("the update set in parts", () => {
       entries: { c: { ...entry(3), part: 2 }, d: { ...entry(4), part: 2 } },
     });
     expect(mergeParts(undefined, [undefined])).toBeUndefined();
+    // An entry lives in one record only; were it in two, the first record's would stand. A part
+    // record read without its `part` (none such is written) gives its entries as they are.
+    const again: CommandSet = { taskId: TASK, family: "u", part: 0, entries: { a: entry(7), e: entry(8) } };
+    const bare: CommandSet = { taskId: TASK, family: "u", entries: { f: entry(9) } };
+    expect(mergeParts(first, [again, bare])?.entries).toEqual({
+      a: entry(1),
+      e: { ...entry(8), part: 0 },
+      f: entry(9),
+    });
+  });
+
+  it("awaitedAnswers: the entries the wait waited for, as stored, with the record's part; none without a wait", () => {
+    const set: CommandSet = {
+      taskId: TASK,
+      family: "u",
+      part: 3,
+      entries: { a: entry(1), b: entry(2), c: entry(3) },
+      wake: { token: "t", keys: ["a", "c", "gone"] },
+    };
+    expect(awaitedAnswers(set)).toEqual({
+      taskId: TASK,
+      family: "u",
+      part: 3,
+      entries: { a: entry(1), c: entry(3) },
+    });
+    expect(awaitedAnswers({ taskId: TASK, family: "q", entries: { a: entry(1) } })).toEqual({
+      taskId: TASK,
+      family: "q",
+      entries: {},
+    });
   });
 });
