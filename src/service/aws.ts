@@ -104,11 +104,19 @@ export interface AwsChildTasks {
 export function awsChildTasks(
   config: StoresConfig & { secrets?: SecretsConfig; dispatcherFunctionName?: string },
   obs: RootObservability,
-  /** The front's calls have a client waiting on a deadline; the Lambdas' have none. */
-  dynamoProfile: "front" | "worker" = "worker",
-  /** Told of every store call that failed because the store is unavailable (the store-health monitor). */
-  onUnavailable?: (error: StoreUnavailableError) => void,
+  options: {
+    /** The front's calls have a client waiting on a deadline; the Lambdas' have none. */
+    dynamoProfile?: "front" | "worker";
+    /** Told of every store call that failed because the store is unavailable (the store-health monitor). */
+    onUnavailable?: (error: StoreUnavailableError) => void;
+    /**
+     * The deployable wakes waves waiting in AwaitWave (task-steps and bmc-result: their roles may
+     * SendTaskSuccess on the machine); the others build no Step Functions client for it.
+     */
+    wakesWaves?: boolean;
+  } = {},
 ): AwsChildTasks {
+  const { dynamoProfile = "worker", onUnavailable } = options;
   const aws = awsOptions(config);
   const names = tableNames(config.tablePrefix);
   const cipher = awsCipher(config.secrets, aws, obs);
@@ -122,8 +130,9 @@ export function awsChildTasks(
     },
   );
   const waker = lambdaWaker(config.dispatcherFunctionName, aws, obs);
-  // Used by the task-steps and bmc-result Lambdas (their roles may SendTaskSuccess on the machine).
-  const waveWaker = new StepFunctionsWaveWaker(captured(obs, new SFNClient(awsClientConfig(aws))));
+  const waveWaker = options.wakesWaves
+    ? new StepFunctionsWaveWaker(captured(obs, new SFNClient(awsClientConfig(aws))))
+    : undefined;
   const parts = childTaskParts({
     doc: stores.doc,
     tasksTable: names.tasks,
@@ -132,7 +141,7 @@ export function awsChildTasks(
     ...(cipher === undefined ? {} : { cipher }),
     clock: Date.now,
     ...(waker === undefined ? {} : { waker }),
-    waveWaker,
+    ...(waveWaker === undefined ? {} : { waveWaker }),
     metrics: obs.metrics,
     logger: obs.logger,
   });

@@ -37,7 +37,10 @@ export function composeGrpcFront(
     probe: storeProbe(awsOptions(config), tableNames(config.tablePrefix).runs),
     logger: obs.logger,
   });
-  const { stores, parts } = awsChildTasks(config, obs, "front", () => storeHealth.suspect());
+  const { stores, parts } = awsChildTasks(config, obs, {
+    dynamoProfile: "front",
+    onUnavailable: () => storeHealth.suspect(),
+  });
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
     policy: stores.policy,

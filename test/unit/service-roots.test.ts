@@ -9,13 +9,15 @@ import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
-import { SFNClient } from "@aws-sdk/client-sfn";
-import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { SendTaskSuccessCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { KmsEnvelopeCipher } from "../../src/adapters/kms/kms-cipher.js";
 import { LambdaRunWaker } from "../../src/adapters/lambda/lambda-waker.js";
+import { StepFunctionsWaveWaker } from "../../src/adapters/stepfunctions/sfn-wave-waker.js";
 import { noopMetrics, silentLogger } from "../../src/app/observability.js";
+import { commandRequestId, entryKey, updateAddress } from "../../src/domain/command-sets.js";
 import { awsChildTasks } from "../../src/service/aws.js";
 import {
   readBmcResultConfig,
@@ -41,10 +43,12 @@ const ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-test-child-
 const base = { FLOW_TABLE_PREFIX: "Flow-test-", AWS_REGION: "eu-west-1" };
 
 const eventBridge = mockClient(EventBridgeClient);
+const documents = mockClient(DynamoDBDocumentClient);
+const stepFunctions = mockClient(SFNClient);
 const mocks = [
   mockClient(DynamoDBClient),
-  mockClient(DynamoDBDocumentClient),
-  mockClient(SFNClient),
+  documents,
+  stepFunctions,
   mockClient(KMSClient),
   mockClient(LambdaClient),
   mockClient(IoTDataPlaneClient),
@@ -192,6 +196,73 @@ describe("composition roots: built from a valid configuration without I/O", () =
   });
 });
 
+describe("the roots that wake waves: task-steps and bmc-result send SendTaskSuccess", () => {
+  const TASK = "7a5c0000-0000-4000-8000-000000000001";
+  const address = updateAddress(TASK, 0, 2);
+  const key = entryKey(address, "c1");
+  /** The wave's part as the write that stores its last result reads it back. */
+  const answered = {
+    Attributes: {
+      id: `cmds#${TASK}#u.2`,
+      taskId: TASK,
+      family: "u",
+      part: 2,
+      w: { t: "tk-1", k: [key] },
+      [`e_${key}`]: { s: 1, d: 9_000_000_000_000, r: { ok: true, version: "2.0.0" }, rt: 5 },
+    },
+  };
+  const tokens = () =>
+    stepFunctions.commandCalls(SendTaskSuccessCommand).map((c) => c.args[0].input.taskToken);
+
+  it("task-steps: a wave whose results are in when its wait begins is woken by its own step", async () => {
+    documents.on(UpdateCommand).resolves(answered);
+    stepFunctions.on(SendTaskSuccessCommand).resolves({});
+    const { steps } = composeTaskStepsLambda(
+      readTaskStepsConfig({ ...base, FLOW_IOT_DATA_ENDPOINT: "https://abc-ats.iot.eu-west-1.amazonaws.com" }),
+    );
+    const wave = {
+      stage: 2,
+      step: 0,
+      action: "UPDATE_FIRMWARE" as const,
+      attempt: 0,
+      timeoutSeconds: 60,
+      part: 2,
+      componentIds: ["c1"],
+      types: { c1: "COMPUTE" as const },
+      versions: { c1: "2.0.0" },
+      deadline: 9_000_000_000_000,
+      polls: 0,
+      waitSeconds: 10,
+      done: false,
+    };
+    expect(
+      await steps.handle({
+        step: "awaitWave",
+        taskId: TASK,
+        token: "tk-1",
+        wave,
+      }),
+    ).toEqual({ woken: true });
+    expect(tokens()).toEqual(["tk-1"]);
+  });
+
+  it("bmc-result: the report that stores a wave's last result wakes it", async () => {
+    documents.on(UpdateCommand).resolves(answered);
+    stepFunctions.on(SendTaskSuccessCommand).resolves({});
+    const { receiver } = composeBmcResultLambda(readBmcResultConfig(base));
+    const message = {
+      v: 1,
+      type: "result",
+      requestId: commandRequestId(address, "c1"),
+      ok: true,
+      version: "2.0.0",
+      componentId: "c1",
+    };
+    expect(await receiver.receive({ kind: "bmc-report", message })).toEqual({ outcome: "recorded" });
+    expect(tokens()).toEqual(["tk-1"]);
+  });
+});
+
 describe("awsChildTasks: the parts the configuration names", () => {
   it("a KMS key → KMS envelope encryption, sealing for the BMC under the key's id", async () => {
     const { parts } = awsChildTasks(
@@ -221,6 +292,13 @@ describe("awsChildTasks: the parts the configuration names", () => {
     const named = awsChildTasks({ tablePrefix: "p-", dispatcherFunctionName: "Flow-test-dispatcher" }, quiet);
     expect(named.parts.outcome.waker).toBeInstanceOf(LambdaRunWaker);
     expect(awsChildTasks({ tablePrefix: "p-" }, quiet).parts.outcome.waker).toBeUndefined();
+  });
+
+  it("wakesWaves (task-steps, bmc-result) → a Step Functions wave waker; the other deployables build none", () => {
+    expect(awsChildTasks({ tablePrefix: "p-" }, quiet, { wakesWaves: true }).parts.waveWaker).toBeInstanceOf(
+      StepFunctionsWaveWaker,
+    );
+    expect(awsChildTasks({ tablePrefix: "p-" }, quiet).parts.waveWaker).toBeUndefined();
   });
 
   it("the tables are named from the prefix", () => {

@@ -22,7 +22,10 @@ export function composeBmcResultLambda(
   config: BmcResultConfig,
   obs: LambdaObservability = lambdaObservability("bmc-result"),
 ): BmcResultLambda {
-  return { receiver: bmcResultReceiver(awsChildTasks(config, obs).parts), invoke: obs.invoke };
+  return {
+    receiver: bmcResultReceiver(awsChildTasks(config, obs, { wakesWaves: true }).parts),
+    invoke: obs.invoke,
+  };
 }
 
 /** An execution's ending names its task (the execution name); a BMC report names a component only. */

@@ -24,7 +24,7 @@ export function composeTaskStepsLambda(
   config: TaskStepsConfig,
   obs: LambdaObservability = lambdaObservability("task-steps"),
 ): TaskStepsLambda {
-  const { stores, parts } = awsChildTasks(config, obs);
+  const { stores, parts } = awsChildTasks(config, obs, { wakesWaves: true });
   const iot = new IoTDataPlaneClient({
     endpoint: config.iotDataEndpoint,
     region: awsClientConfig(awsOptions(config)).region,
