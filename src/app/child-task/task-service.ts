@@ -210,7 +210,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
   async function live(list: Task[]): Promise<Task[]> {
     if (list.length <= 1) return Promise.all(list.map((t) => withLiveReport(deps, t)));
     const running = list.filter((t) => !isTerminal(t));
-    // Every part any of them may have (the parts a task lacks cost nothing to ask for).
+    // Every part any of them may have (one request for all; a part a task lacks costs a minimal read).
     const parts = [...new Set(running.flatMap((t) => updateParts(t.rule)))];
     const sets =
       running.length === 0

@@ -317,7 +317,9 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   // What the wake-up brought, when it is this wave's and complete: no read of the wave's record.
   const woken = family === undefined ? undefined : answersFor(e.taskId, family, wave, answers);
   // One read: the wave's set, and on the last step the task and its whole update set with it.
-  const read = last ? await lastRead(deps, e, currentGroups(plan.groups, e.settings), wave) : undefined;
+  const read = last
+    ? await lastRead(deps, e.taskId, currentGroups(plan.groups, e.settings), currentCursor(plan.cursor), wave)
+    : undefined;
   const success = { status: "COMPLETED" as const, message: completionMessage, fromOutside: false };
   if (read !== undefined && isTerminalTask(read.task) && plan !== undefined) {
     // Ended already (cancelled, or this check retried after its own record): what is left of the
@@ -360,30 +362,31 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
  */
 async function lastRead(
   deps: StepDeps,
-  e: StepEventOf<"checkWave">,
+  taskId: string,
   groups: readonly UpgradeGroup[],
+  cursor: WaveCursor,
   wave: WaveState,
 ): Promise<{ task: Task; sets: Partial<Record<CommandFamily, CommandSet>> }> {
   const family = familyOf(wave.action);
   const first: CommandFamily[] = groups.some((g) => g.part === undefined) ? ["u"] : [];
   const families: CommandFamily[] = family === undefined || family === "u" ? first : [family, ...first];
-  const ownPart = groups[currentCursor(e.cursor as WaveCursor).group]?.part;
+  const ownPart = groups[cursor.group]?.part;
   const earlier = groups.filter((g) => g.part !== undefined && g.part !== ownPart);
   const [found, parts] = await Promise.all([
-    loadTaskWith(deps, e.taskId, families, ownPart === undefined ? [] : [ownPart]),
-    earlier.length === 0 ? [] : deps.commands.getParts(e.taskId, planParts(earlier)),
+    loadTaskWith(deps, taskId, families, ownPart === undefined ? [] : [ownPart]),
+    earlier.length === 0 ? [] : deps.commands.getParts(taskId, planParts(earlier)),
   ]);
   const updates = mergeParts(found.sets.u, parts);
   if (
     updatesSucceeded(
       updates,
-      e.taskId,
+      taskId,
       earlier.flatMap((g) => g.componentIds),
     )
   ) {
     return { task: found.task, sets: { ...found.sets, ...(updates === undefined ? {} : { u: updates }) } };
   }
-  return loadTaskWith(deps, e.taskId, families, planParts(groups));
+  return loadTaskWith(deps, taskId, families, planParts(groups));
 }
 
 /**
