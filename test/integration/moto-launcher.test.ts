@@ -1,0 +1,263 @@
+/**
+ * The moto launcher's shortcuts (local/moto-launcher.py, point 3: the item serializer, the update
+ * expression's parse cache, tree copy and validator walks, the condition lexer's cache, the reserved
+ * words and the service lookup) answer exactly as moto's own code: the same requests, in the same
+ * order, go to the launcher and to a plain `moto_server`, and every answer (the item returned, or the
+ * error's name and message) and the tables at the end must be the same. The requests are the
+ * expressions' awkward corners, valid and refused, each text sent more than once (a cached parse or
+ * token list must not carry one request's names, values or item into the next).
+ */
+import {
+  type AttributeValue,
+  CreateTableCommand,
+  type DynamoDBClient,
+  ScanCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalMoto, startLocalMoto } from "../../local/moto.js";
+import { testClient } from "../support/moto.js";
+
+const TABLE = "launcher-vs-moto";
+const servers: LocalMoto[] = [];
+let launcher: DynamoDBClient;
+let plain: DynamoDBClient;
+
+beforeAll(async () => {
+  const [a, b] = await Promise.all([startLocalMoto(), startLocalMoto({ serialized: false })]);
+  servers.push(a, b);
+  expect([a.serialized, b.serialized]).toEqual([true, false]);
+  launcher = testClient(a.endpoint, 1);
+  plain = testClient(b.endpoint, 1);
+  for (const client of [launcher, plain]) {
+    await client.send(
+      new CreateTableCommand({
+        TableName: TABLE,
+        KeySchema: [
+          { AttributeName: "pk", KeyType: "HASH" },
+          { AttributeName: "sk", KeyType: "RANGE" },
+        ],
+        AttributeDefinitions: [
+          { AttributeName: "pk", AttributeType: "S" },
+          { AttributeName: "sk", AttributeType: "S" },
+        ],
+        BillingMode: "PAY_PER_REQUEST",
+      }),
+    );
+  }
+});
+
+afterAll(async () => {
+  for (const server of servers) await server.stop();
+});
+
+type Answer = { attributes: Record<string, AttributeValue> | undefined } | { error: string; message: string };
+
+async function answer(
+  client: DynamoDBClient,
+  send: (c: DynamoDBClient) => Promise<unknown>,
+): Promise<Answer> {
+  try {
+    const out = (await send(client)) as { Attributes?: Record<string, AttributeValue> };
+    return { attributes: out.Attributes };
+  } catch (e) {
+    const error = e as Error & { Item?: unknown };
+    return { error: error.name, message: error.message };
+  }
+}
+
+/** Sends one request to both; returns the launcher's answer after checking it is plain moto's. */
+async function both(send: (c: DynamoDBClient) => Promise<unknown>): Promise<Answer> {
+  const ours = await answer(launcher, send);
+  const theirs = await answer(plain, send);
+  expect(ours).toEqual(theirs);
+  return ours;
+}
+
+const key = (pk: string) => ({ pk: { S: pk }, sk: { S: "s" } });
+const update = (input: Omit<UpdateItemCommandInput, "TableName">) => (c: DynamoDBClient) =>
+  c.send(new UpdateItemCommand({ TableName: TABLE, ReturnValues: "ALL_NEW", ...input }));
+
+describe("the moto launcher answers as moto does", () => {
+  it("valid updates: nested paths, list_append, if_not_exists, ADD, DELETE, REMOVE by index; each text twice", async () => {
+    for (const pk of ["a", "b"]) {
+      await both(
+        update({
+          Key: key(pk),
+          UpdateExpression: "SET m = :m",
+          ExpressionAttributeValues: { ":m": { M: { y: { L: [{ S: "p" }, { S: "q" }, { S: "r" }] } } } },
+        }),
+      );
+    }
+    for (const [pk, n] of [
+      ["a", "1"],
+      ["b", "7"],
+      ["a", "2"],
+    ] as const) {
+      const made = await both(
+        update({
+          Key: key(pk),
+          UpdateExpression:
+            "SET #m.#x = if_not_exists(#m.#x, :zero) + :n, #l = list_append(if_not_exists(#l, :empty), :more), " +
+            "#s = :s ADD #c :n, #set :tags",
+          ConditionExpression: "attribute_not_exists(#gone) OR #c < :big",
+          ExpressionAttributeNames: {
+            "#m": "m",
+            "#x": "x",
+            "#l": "l",
+            "#s": "status",
+            "#c": "count",
+            "#set": "tags",
+            "#gone": "gone",
+          },
+          ExpressionAttributeValues: {
+            ":zero": { N: "0" },
+            ":n": { N: n },
+            ":empty": { L: [] },
+            ":more": { L: [{ S: `${pk}${n}` }, { N: n }] },
+            ":s": { S: `s-${n}` },
+            ":tags": { SS: [`t${n}`, "common"] },
+            ":big": { N: "100" },
+          },
+        }),
+      );
+      expect(made).toHaveProperty("attributes");
+    }
+    for (const n of ["1", "2"]) {
+      const made = await both(
+        update({
+          Key: key("a"),
+          UpdateExpression: "SET m.x = m.x + :n, m.y[1] = :v REMOVE l[0], l[2] DELETE tags :gone",
+          ExpressionAttributeValues: { ":n": { N: n }, ":v": { S: `v${n}` }, ":gone": { SS: ["common"] } },
+        }),
+      );
+      expect(made).toHaveProperty("attributes");
+    }
+    const made = await both(
+      update({
+        Key: key("a"),
+        UpdateExpression: "SET m.y = list_append(:front, m.y) REMOVE m.y[0]",
+        ExpressionAttributeValues: { ":front": { L: [{ S: "f" }] } },
+      }),
+    );
+    expect(made).toHaveProperty("attributes");
+  });
+
+  it("refused updates give moto's error and message, every time the same text comes", async () => {
+    const refused: Omit<UpdateItemCommandInput, "TableName">[] = [
+      // overlapping paths, two SET clauses, the key attribute, a reserved word, a missing placeholder,
+      // an unused one, a syntax error, list_append on nothing, a type clash, a missing map's member
+      {
+        Key: key("a"),
+        UpdateExpression: "SET m = :v, m.x = :v",
+        ExpressionAttributeValues: { ":v": { N: "1" } },
+      },
+      {
+        Key: key("a"),
+        UpdateExpression: "SET a1 = :v SET a2 = :v",
+        ExpressionAttributeValues: { ":v": { N: "1" } },
+      },
+      { Key: key("a"), UpdateExpression: "SET sk = :v", ExpressionAttributeValues: { ":v": { S: "t" } } },
+      { Key: key("a"), UpdateExpression: "SET status = :v", ExpressionAttributeValues: { ":v": { S: "t" } } },
+      {
+        Key: key("a"),
+        UpdateExpression: "SET a1 = :missing",
+        ExpressionAttributeValues: { ":v": { S: "t" } },
+      },
+      {
+        Key: key("a"),
+        UpdateExpression: "SET a1 = :v",
+        ExpressionAttributeValues: { ":v": { S: "t" }, ":w": { S: "u" } },
+      },
+      { Key: key("a"), UpdateExpression: "SET a1 = = :v", ExpressionAttributeValues: { ":v": { S: "t" } } },
+      {
+        Key: key("a"),
+        UpdateExpression: "SET nothing = list_append(nothing, :l)",
+        ExpressionAttributeValues: { ":l": { L: [] } },
+      },
+      { Key: key("a"), UpdateExpression: "ADD m :v", ExpressionAttributeValues: { ":v": { N: "1" } } },
+      {
+        Key: key("b"),
+        UpdateExpression: "SET nomap.x = :v",
+        ExpressionAttributeValues: { ":v": { N: "1" } },
+      },
+    ];
+    for (const round of [1, 2]) {
+      for (const input of refused) {
+        const got = await both(update(input));
+        expect(got, `round ${round}: ${input.UpdateExpression}`).toHaveProperty("error");
+      }
+    }
+  });
+
+  it("condition expressions: functions, IN, BETWEEN, size, nested paths, reserved words; held and failed, each text twice", async () => {
+    const conditions: [string, Record<string, AttributeValue>, Record<string, string>?][] = [
+      ["attribute_exists(m.x) AND size(l) >= :n", { ":n": { N: "1" } }],
+      ["#c BETWEEN :lo AND :hi", { ":lo": { N: "0" }, ":hi": { N: "3" } }, { "#c": "count" }],
+      ["#c BETWEEN :lo AND :hi", { ":lo": { N: "50" }, ":hi": { N: "60" } }, { "#c": "count" }],
+      [
+        "#s IN (:a, :b) OR begins_with(m.y[0], :p)",
+        { ":a": { S: "x" }, ":b": { S: "s-2" }, ":p": { S: "f" } },
+        { "#s": "status" },
+      ],
+      ["NOT (contains(tags, :t)) AND (m.x <> :zero)", { ":t": { S: "t2" }, ":zero": { N: "0" } }],
+      ["attribute_type(m, :type) AND m.x > :n", { ":type": { S: "M" }, ":n": { N: "1000" } }],
+      ["status = :v", { ":v": { S: "s-2" } }],
+      ["a1 = :v AND (", { ":v": { S: "t" } }],
+    ];
+    for (const round of [1, 2]) {
+      for (const [condition, values, names] of conditions) {
+        await both(
+          update({
+            Key: key("a"),
+            UpdateExpression: "SET touched = :round",
+            ConditionExpression: condition,
+            ExpressionAttributeValues: { ...values, ":round": { N: String(round) } },
+            ...(names === undefined ? {} : { ExpressionAttributeNames: names }),
+            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+          }),
+        );
+      }
+    }
+  });
+
+  it("transactions with update expressions: applied, and cancelled with moto's reasons", async () => {
+    for (const bound of ["100", "0"]) {
+      await both((c) =>
+        c.send(
+          new TransactWriteItemsCommand({
+            TransactItems: [
+              {
+                Update: {
+                  TableName: TABLE,
+                  Key: key("a"),
+                  UpdateExpression: "SET m.x = m.x + :one ADD #c :one",
+                  ConditionExpression: "#c < :bound",
+                  ExpressionAttributeNames: { "#c": "count" },
+                  ExpressionAttributeValues: { ":one": { N: "1" }, ":bound": { N: bound } },
+                },
+              },
+              {
+                Update: {
+                  TableName: TABLE,
+                  Key: key("c"),
+                  UpdateExpression: "SET l = list_append(if_not_exists(l, :empty), :x)",
+                  ExpressionAttributeValues: { ":empty": { L: [] }, ":x": { L: [{ S: bound }] } },
+                },
+              },
+            ],
+          }),
+        ),
+      );
+    }
+    const scan = async (c: DynamoDBClient) =>
+      ((await c.send(new ScanCommand({ TableName: TABLE, ConsistentRead: true }))).Items ?? []).sort((x, y) =>
+        String(x.pk?.S).localeCompare(String(y.pk?.S)),
+      );
+    const [ours, theirs] = [await scan(launcher), await scan(plain)];
+    expect(ours.map((item) => item.pk?.S)).toEqual(["a", "b", "c"]);
+    expect(ours).toEqual(theirs);
+  });
+});
