@@ -37,7 +37,7 @@ import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { startBmcFleet } from "../local/bmc-fleet.js";
-import { createLocalChildTasks } from "../local/child-tasks.js";
+import { createLocalChildTasks, LOCAL_REPORT_BATCH_MS } from "../local/child-tasks.js";
 import { generateDemoFleet } from "../local/demo-fleet.js";
 import { startIotShim } from "../local/iot-shim.js";
 import { startLocalMoto } from "../local/moto.js";
@@ -74,7 +74,7 @@ const { values: args } = parseArgs({
     "update-ms": { type: "string", default: "300" },
     "wait-ms": { type: "string", default: "100" },
     "tick-ms": { type: "string", default: "10000" },
-    "report-batch-ms": { type: "string", default: "250" },
+    "report-batch-ms": { type: "string", default: String(LOCAL_REPORT_BATCH_MS) },
     // --quick: 10 racks, 5 at a time (about half a minute), for `npm run bench`.
     quick: { type: "boolean", default: false },
     repeat: { type: "string", default: "1" },

@@ -50,6 +50,16 @@ import { childTaskParts, childTaskService, childTaskSteps } from "../src/service
 import { retryWhileUnavailable } from "./retry-unavailable.js";
 import { type LocalExecutorOptions, LocalStepFunctionsExecutor } from "./step-functions.js";
 
+/**
+ * The local reports queue's batching window (ms). AWS gathers reports for up to 1 s against
+ * 10-minute flashes; locally flashes take 300 ms (the benchmark) to a few seconds (the demo fleet),
+ * so the window is scaled down with them: still long enough to gather a wave's reports, which the
+ * simulated BMCs send within a few ms of each other, and short against a flash, since a wave ends
+ * about one window after its last result. 250 ms until 2026-12-02: bench:rollout's waves then
+ * spent ~45 % of their time past the flash waiting for it.
+ */
+export const LOCAL_REPORT_BATCH_MS = 100;
+
 export interface LocalChildTasksOptions {
   stores: {
     doc: DynamoDBDocumentClient;
@@ -86,7 +96,7 @@ export interface LocalChildTasksOptions {
   /**
    * The reports queue's batching window (ms): reports are handed to the receiver in batches
    * collected over this long (AWS: the event source mapping's MaximumBatchingWindowInSeconds, 1 s).
-   * Default 250; 0 hands each report over on its own.
+   * Default LOCAL_REPORT_BATCH_MS; 0 hands each report over on its own.
    */
   reportBatchMs?: number;
   /** Overrides every Wait state's duration (ms): quick demos and tests. */
@@ -226,7 +236,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   };
   const around = options.hooks?.aroundReports;
   const handleBatch = (batch: BmcReportMessage[]) => (around ? around(() => deliver(batch)) : deliver(batch));
-  const windowMs = options.reportBatchMs ?? 250;
+  const windowMs = options.reportBatchMs ?? LOCAL_REPORT_BATCH_MS;
   let buffer: BmcReportMessage[] = [];
   let timer: NodeJS.Timeout | undefined;
   const flush = (): Promise<void> => {
