@@ -180,8 +180,9 @@ describe("child task: exactly one update command per component per task", () => 
     expect(await h.child.submitter.submit(request(t1), Date.now())).toEqual(retried);
 
     // A SendWave invoked twice (Step Functions retrying after a Lambda error, when the first
-    // invocation had in fact published) sends each command once. A fresh task on rack 1, driven
-    // by hand: no execution, just the step, twice.
+    // invocation had in fact published) sends the unanswered commands again under the same
+    // request ids, and each BMC flashes once. A fresh task on rack 1, driven by hand: no
+    // execution, just the step, twice.
     const manual: Task = {
       ...(await h.stores.tasks.getTasks([taskIds[0]!]))[0]!,
       id: "e3000000-0000-4000-8000-000000000001",
@@ -221,15 +222,17 @@ describe("child task: exactly one update command per component per task", () => 
     expect(firstSend.componentIds).toEqual(groups[0]!.componentIds);
     await fleetCaughtUp(h, groups[0]!.componentIds);
     for (const componentId of groups[0]!.componentIds) {
-      expect(h.fleet.stats().updatesByRequest[updateRequestId(manual.id, componentId)]).toBe(1);
+      // Received twice (the second send came before any answer was stored), flashed once.
+      expect(h.fleet.stats().updatesByRequest[updateRequestId(manual.id, componentId)]).toBe(2);
     }
+    expect(h.fleet.stats().flashesByTask[manual.id]).toBe(groups[0]!.componentIds.length);
     await h.stores.locks.release(manual.rackId, manual.id);
 
     const stats = h.fleet.stats();
     for (const [i, r] of racks.entries()) {
       for (const component of r.components) {
-        // Rack 1's COMPUTE trays also got the hand-driven task's command (once each).
-        const extra = i === 0 && component.type === "COMPUTE" ? 1 : 0;
+        // Rack 1's COMPUTE trays also got the hand-driven task's command (twice each, flashed once).
+        const extra = i === 0 && component.type === "COMPUTE" ? 2 : 0;
         expect(stats.updatesByComponent[component.id], `component ${component.id}`).toBe(1 + extra);
         expect(
           stats.updatesByRequest[updateRequestId(taskIds[i]!, component.id, 0, updatePartOf(component.type))],

@@ -1,9 +1,12 @@
 /**
  * Sending a batch of BMC commands (a wave's step, the preflight's queries) through the task's
- * command set (src/domain/command-sets.ts): the batch's entries in ONE write, each command
- * published at most once, and the published ones marked in ONE more write. A retried step finds
- * its entries published and sends nothing; a step that failed half-way publishes the rest again
- * under the same request ids, which the BMC deduplicates (docs/bmc-protocol.md, Idempotency).
+ * command set (src/domain/command-sets.ts): the batch's entries in ONE write, then each command not
+ * answered yet published. A retried step publishes its unanswered commands again under the same
+ * request ids, which the BMC deduplicates (docs/bmc-protocol.md, Idempotency: a flash running or
+ * done is not started again), so a step that published everything writes nothing more. Only a
+ * step some of whose publishes failed marks the ones that went out (ONE more write) before it
+ * fails, so its retry (BmcPublishError's, while IoT throttles) sends only the rest. Until round 7
+ * every step marked its published commands: a write on every wave's path for a retry's sake.
  * A closed set (its task was ended from outside its execution) takes nothing: TaskEnded, and
  * nothing is published.
  */
@@ -24,7 +27,7 @@ export interface CommandToSend {
 }
 
 /**
- * Opens the batch's entries (`window` for those not there yet) and publishes those not yet
+ * Opens the batch's entries (`window` for those not there yet) and publishes those not marked
  * published nor answered with `publish(componentId, requestId)`. Returns the set as stored.
  * Throws TaskEnded, having published nothing, when the set is closed. The batch's commands are
  * in one record: their addresses' part of the update set (or none).
@@ -57,6 +60,8 @@ export async function sendCommands(
   const sent = await Promise.allSettled(
     due.map((c) => publish(c.componentId, commandRequestId(c.address, c.componentId))),
   );
+  const failed = sent.find((s): s is PromiseRejectedResult => s.status === "rejected");
+  if (failed === undefined) return set;
   const published = due.filter((_, i) => sent[i]?.status === "fulfilled");
   await deps.commands.markPublished(
     taskId,
@@ -65,7 +70,5 @@ export async function sendCommands(
     deps.clock(),
     part,
   );
-  const failed = sent.find((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failed !== undefined) throw failed.reason;
-  return set;
+  throw failed.reason;
 }

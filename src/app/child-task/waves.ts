@@ -145,8 +145,9 @@ async function factsOf(deps: StepDeps, taskId: string, group: UpgradeGroup, sett
  * by the preflight), so no step reads or writes the task item. Every step renews the rack lock if
  * it could outlast the lease (lock.ts: normally AcquireLock's covers the whole task, and nothing is
  * written). UPDATE_FIRMWARE writes the wave's commands into the task's update set (one write: from
- * then on the components show UPDATING in Task.report) and publishes each update command at most
- * once: a retried Lambda finds them published and sends nothing (commands.ts); a task ended from
+ * then on the components show UPDATING in Task.report) and publishes each update command; a
+ * retried Lambda sends the unanswered ones again under their request ids, which a BMC does not
+ * flash twice (commands.ts); a task ended from
  * outside meanwhile closed the set, so nothing is sent (TaskEnded). A verify step does the same with
  * queries in the verify set; SLEEP only sets the Wait.
  */
