@@ -58,7 +58,7 @@ import { type LocalExecutorOptions, LocalStepFunctionsExecutor } from "./step-fu
  * about one window after its last result. 250 ms until 2026-12-02: bench:rollout's waves then
  * spent ~45 % of their time past the flash waiting for it.
  */
-export const LOCAL_REPORT_BATCH_MS = 100;
+export const LOCAL_REPORT_BATCH_MS = 50;
 
 export interface LocalChildTasksOptions {
   stores: {
