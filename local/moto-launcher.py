@@ -50,6 +50,12 @@ moto for the local stack and the test suites (local/moto.ts spawns it):
    - Reserved words as a set (moto scans a list of 573 words for every attribute name), and the
      list of moto's service modules computed once (moto lists its package directory and stats each
      of ~200 entries for every request, to see whether the Host names a service).
+   - A table's items sorted once between writes. Every Query and Scan starts from all of a table's
+     items sorted by key (`Table.all_items`; an index Query then walks them all): ~100 ms for the
+     ~4,800 items of the demo inventory, once for each of the quick start's 15 rack names. The
+     sorted list is kept until the next DynamoDB request that is not a read (any of them may add
+     or remove an item; a restore's direct puts count too), and each caller gets its own copy: the
+     quick start's create went from ~1.7 s to ~0.3 s.
    In a replay of bench:rollout's 586 DynamoDB requests through the app (no HTTP), moto's time went
    from 5.1–8.4 s to 3.1–4.6 s (UpdateItem 4.0–6.6 s to 2.2–3.2 s), every answer the same.
 
@@ -99,6 +105,7 @@ from moto.dynamodb.exceptions import (
     TooManyTransactionsException, TransactionCanceledException, TransactWriteSingleOpException,
 )
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
+from moto.dynamodb.models.table import Table
 from moto.dynamodb.parsing import validators
 from moto.dynamodb.parsing.ast_nodes import DepthFirstTraverser, Node, UpdateExpression
 from moto.dynamodb.parsing.expressions import UpdateExpressionParser
@@ -317,6 +324,21 @@ ReservedKeywords.KEYWORDS = frozenset(ReservedKeywords.get_reserved_keywords())
 _MOTO_MODULES = frozenset(backends.list_of_moto_modules())
 backends.list_of_moto_modules = lambda: _MOTO_MODULES
 
+# DynamoDB requests that may have added or removed an item so far (call_app counts them; the
+# restore counts itself): a table's items sorted by key stay as they were until the next one.
+_item_writes = 0
+_all_items = Table.all_items
+
+
+def _all_items_sorted_once(self):
+    held = getattr(self, "_flow_sorted", None)
+    if held is None or held[0] != _item_writes:
+        held = self._flow_sorted = (_item_writes, _all_items(self))
+    return list(held[1])
+
+
+Table.all_items = _all_items_sorted_once
+
 
 app = DomainDispatcherApplication(create_backend_app)
 lock = threading.Lock()
@@ -346,6 +368,10 @@ SKIPPED_HEADERS = frozenset(("CONTENT_LENGTH", "HTTP_CONNECTION", "HTTP_ACCEPT_E
 
 def call_app(environ):
     """Runs one request through moto; returns (status line, headers, body chunks)."""
+    global _item_writes
+    target = environ.get("HTTP_X_AMZ_TARGET", "")
+    if target.startswith("DynamoDB_20120810.") and target not in READS:
+        _item_writes += 1
     response = []
 
     def start_response(line, headers, exc_info=None):
@@ -433,6 +459,8 @@ class Durable:
                 for attrs in table["items"]:
                     backend.put_item(table["name"], attrs, overwrite=True)
                     items += 1
+            global _item_writes
+            _item_writes += 1  # items put without a request: no table's sorted items hold
         writes = 0
         logs = [g for g in self._generations("wal-", ".jsonl") if g >= base]
         for generation in logs:

@@ -1,7 +1,8 @@
 /**
  * The moto launcher's shortcuts (local/moto-launcher.py, point 3: the item serializer, the update
  * expression's parse cache, tree copy and validator walks, the condition lexer's cache, the reserved
- * words and the service lookup) answer exactly as moto's own code: the same requests, in the same
+ * words, the service lookup and a table's items sorted once between writes) answer exactly as
+ * moto's own code: the same requests, in the same
  * order, go to the launcher and to a plain `moto_server`, and every answer (the item returned, or the
  * error's name and message) and the tables at the end must be the same. The requests are the
  * expressions' awkward corners, valid and refused, each text sent more than once (a cached parse or
@@ -9,8 +10,12 @@
  */
 import {
   type AttributeValue,
+  BatchWriteItemCommand,
   CreateTableCommand,
+  DeleteItemCommand,
   type DynamoDBClient,
+  PutItemCommand,
+  QueryCommand,
   ScanCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -81,6 +86,110 @@ const update = (input: Omit<UpdateItemCommandInput, "TableName">) => (c: DynamoD
   c.send(new UpdateItemCommand({ TableName: TABLE, ReturnValues: "ALL_NEW", ...input }));
 
 describe("the moto launcher answers as moto does", () => {
+  it("index queries and scans between writes of every kind see every item added, changed and removed", async () => {
+    const INDEXED = "launcher-vs-moto-indexed";
+    for (const client of [launcher, plain]) {
+      await client.send(
+        new CreateTableCommand({
+          TableName: INDEXED,
+          KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+          AttributeDefinitions: [
+            { AttributeName: "pk", AttributeType: "S" },
+            { AttributeName: "name", AttributeType: "S" },
+          ],
+          GlobalSecondaryIndexes: [
+            {
+              IndexName: "byName",
+              KeySchema: [{ AttributeName: "name", KeyType: "HASH" }],
+              Projection: { ProjectionType: "ALL" },
+            },
+          ],
+          BillingMode: "PAY_PER_REQUEST",
+        }),
+      );
+    }
+    const item = (pk: string, name: string) => ({
+      pk: { S: pk },
+      name: { S: name },
+      n: { N: pk.length.toString() },
+    });
+    const read = async () => {
+      for (const name of ["x", "y"]) {
+        const got = await both((c) =>
+          c.send(
+            new QueryCommand({
+              TableName: INDEXED,
+              IndexName: "byName",
+              KeyConditionExpression: "#n = :n",
+              ExpressionAttributeNames: { "#n": "name" },
+              ExpressionAttributeValues: { ":n": { S: name } },
+            }),
+          ),
+        );
+        expect(got).toHaveProperty("attributes");
+      }
+      const [ours, theirs] = await Promise.all(
+        [launcher, plain].map(async (c) => (await c.send(new ScanCommand({ TableName: INDEXED }))).Items),
+      );
+      expect(ours).toEqual(theirs);
+      return ours?.map((i) => `${i.pk?.S}:${i.name?.S}`).sort();
+    };
+    const write = (send: (c: DynamoDBClient) => Promise<unknown>) => both(send);
+    for (const pk of ["a", "b", "c"])
+      await write((c) => c.send(new PutItemCommand({ TableName: INDEXED, Item: item(pk, "x") })));
+    expect(await read()).toEqual(["a:x", "b:x", "c:x"]);
+    await write((c) => c.send(new PutItemCommand({ TableName: INDEXED, Item: item("d", "x") })));
+    expect(await read()).toEqual(["a:x", "b:x", "c:x", "d:x"]);
+    await write((c) =>
+      c.send(
+        new UpdateItemCommand({
+          TableName: INDEXED,
+          Key: { pk: { S: "e" } },
+          UpdateExpression: "SET #n = :y",
+          ExpressionAttributeNames: { "#n": "name" },
+          ExpressionAttributeValues: { ":y": { S: "y" } },
+        }),
+      ),
+    );
+    await write((c) =>
+      c.send(
+        new UpdateItemCommand({
+          TableName: INDEXED,
+          Key: { pk: { S: "a" } },
+          UpdateExpression: "SET #n = :y",
+          ExpressionAttributeNames: { "#n": "name" },
+          ExpressionAttributeValues: { ":y": { S: "y" } },
+        }),
+      ),
+    );
+    expect(await read()).toEqual(["a:y", "b:x", "c:x", "d:x", "e:y"]);
+    await write((c) => c.send(new DeleteItemCommand({ TableName: INDEXED, Key: { pk: { S: "b" } } })));
+    await write((c) =>
+      c.send(
+        new BatchWriteItemCommand({
+          RequestItems: {
+            [INDEXED]: [
+              { PutRequest: { Item: item("f", "y") } },
+              { DeleteRequest: { Key: { pk: { S: "c" } } } },
+            ],
+          },
+        }),
+      ),
+    );
+    expect(await read()).toEqual(["a:y", "d:x", "e:y", "f:y"]);
+    await write((c) =>
+      c.send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            { Put: { TableName: INDEXED, Item: item("g", "x") } },
+            { Delete: { TableName: INDEXED, Key: { pk: { S: "d" } } } },
+          ],
+        }),
+      ),
+    );
+    expect(await read()).toEqual(["a:y", "e:y", "f:y", "g:x"]);
+  });
+
   it("valid updates: nested paths, list_append, if_not_exists, ADD, DELETE, REMOVE by index; each text twice", async () => {
     for (const pk of ["a", "b"]) {
       await both(
