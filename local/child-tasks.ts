@@ -55,8 +55,8 @@ import { type LocalExecutorOptions, LocalStepFunctionsExecutor } from "./step-fu
  * 10-minute flashes; locally flashes take 300 ms (the benchmark) to a few seconds (the demo fleet),
  * so the window is scaled down with them: still long enough to gather a wave's reports, which the
  * simulated BMCs send within a few ms of each other, and short against a flash, since a wave ends
- * about one window after its last result. 250 ms until 2026-12-02: bench:rollout's waves then
- * spent ~45 % of their time past the flash waiting for it.
+ * about one window after its last result. 250 ms until 2026-12-02 (issue 17, round 7): a wave's
+ * AwaitWave then took ~480–540 ms in bench:rollout for a 300 ms flash.
  */
 export const LOCAL_REPORT_BATCH_MS = 50;
 
