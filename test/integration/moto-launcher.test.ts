@@ -12,6 +12,7 @@ import {
   type AttributeValue,
   BatchWriteItemCommand,
   CreateTableCommand,
+  type CreateTableCommandInput,
   DeleteItemCommand,
   type DynamoDBClient,
   PutItemCommand,
@@ -36,27 +37,28 @@ beforeAll(async () => {
   expect([a.serialized, b.serialized]).toEqual([true, false]);
   launcher = testClient(a.endpoint, 1);
   plain = testClient(b.endpoint, 1);
-  for (const client of [launcher, plain]) {
-    await client.send(
-      new CreateTableCommand({
-        TableName: TABLE,
-        KeySchema: [
-          { AttributeName: "pk", KeyType: "HASH" },
-          { AttributeName: "sk", KeyType: "RANGE" },
-        ],
-        AttributeDefinitions: [
-          { AttributeName: "pk", AttributeType: "S" },
-          { AttributeName: "sk", AttributeType: "S" },
-        ],
-        BillingMode: "PAY_PER_REQUEST",
-      }),
-    );
-  }
+  await createOnBoth({
+    TableName: TABLE,
+    KeySchema: [
+      { AttributeName: "pk", KeyType: "HASH" },
+      { AttributeName: "sk", KeyType: "RANGE" },
+    ],
+    AttributeDefinitions: [
+      { AttributeName: "pk", AttributeType: "S" },
+      { AttributeName: "sk", AttributeType: "S" },
+    ],
+    BillingMode: "PAY_PER_REQUEST",
+  });
 });
 
 afterAll(async () => {
   for (const server of servers) await server.stop();
 });
+
+/** Creates the same table on the launcher and on plain moto. */
+async function createOnBoth(input: CreateTableCommandInput): Promise<void> {
+  for (const client of [launcher, plain]) await client.send(new CreateTableCommand(input));
+}
 
 type Answer = { attributes: Record<string, AttributeValue> | undefined } | { error: string; message: string };
 
@@ -88,26 +90,22 @@ const update = (input: Omit<UpdateItemCommandInput, "TableName">) => (c: DynamoD
 describe("the moto launcher answers as moto does", () => {
   it("index queries and scans between writes of every kind see every item added, changed and removed", async () => {
     const INDEXED = "launcher-vs-moto-indexed";
-    for (const client of [launcher, plain]) {
-      await client.send(
-        new CreateTableCommand({
-          TableName: INDEXED,
-          KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
-          AttributeDefinitions: [
-            { AttributeName: "pk", AttributeType: "S" },
-            { AttributeName: "name", AttributeType: "S" },
-          ],
-          GlobalSecondaryIndexes: [
-            {
-              IndexName: "byName",
-              KeySchema: [{ AttributeName: "name", KeyType: "HASH" }],
-              Projection: { ProjectionType: "ALL" },
-            },
-          ],
-          BillingMode: "PAY_PER_REQUEST",
-        }),
-      );
-    }
+    await createOnBoth({
+      TableName: INDEXED,
+      KeySchema: [{ AttributeName: "pk", KeyType: "HASH" }],
+      AttributeDefinitions: [
+        { AttributeName: "pk", AttributeType: "S" },
+        { AttributeName: "name", AttributeType: "S" },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: "byName",
+          KeySchema: [{ AttributeName: "name", KeyType: "HASH" }],
+          Projection: { ProjectionType: "ALL" },
+        },
+      ],
+      BillingMode: "PAY_PER_REQUEST",
+    });
     const item = (pk: string, name: string) => ({
       pk: { S: pk },
       name: { S: name },
@@ -192,34 +190,30 @@ describe("the moto launcher answers as moto does", () => {
 
   it("table and index queries: key conditions, both directions, pages of one; each the same as moto's", async () => {
     const RANGED = "launcher-vs-moto-ranged";
-    for (const client of [launcher, plain]) {
-      await client.send(
-        new CreateTableCommand({
-          TableName: RANGED,
+    await createOnBoth({
+      TableName: RANGED,
+      KeySchema: [
+        { AttributeName: "pk", KeyType: "HASH" },
+        { AttributeName: "sk", KeyType: "RANGE" },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: "pk", AttributeType: "S" },
+        { AttributeName: "sk", AttributeType: "S" },
+        { AttributeName: "g", AttributeType: "S" },
+        { AttributeName: "at", AttributeType: "N" },
+      ],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: "byG",
           KeySchema: [
-            { AttributeName: "pk", KeyType: "HASH" },
-            { AttributeName: "sk", KeyType: "RANGE" },
+            { AttributeName: "g", KeyType: "HASH" },
+            { AttributeName: "at", KeyType: "RANGE" },
           ],
-          AttributeDefinitions: [
-            { AttributeName: "pk", AttributeType: "S" },
-            { AttributeName: "sk", AttributeType: "S" },
-            { AttributeName: "g", AttributeType: "S" },
-            { AttributeName: "at", AttributeType: "N" },
-          ],
-          GlobalSecondaryIndexes: [
-            {
-              IndexName: "byG",
-              KeySchema: [
-                { AttributeName: "g", KeyType: "HASH" },
-                { AttributeName: "at", KeyType: "RANGE" },
-              ],
-              Projection: { ProjectionType: "ALL" },
-            },
-          ],
-          BillingMode: "PAY_PER_REQUEST",
-        }),
-      );
-    }
+          Projection: { ProjectionType: "ALL" },
+        },
+      ],
+      BillingMode: "PAY_PER_REQUEST",
+    });
     // Written out of key order, with ties on the index's range key.
     for (const [pk, sk, g, at] of [
       ["p2", "b", "x", "3"],
