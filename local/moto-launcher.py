@@ -474,6 +474,7 @@ class Durable:
     # -- start ------------------------------------------------------------------------------
 
     def restore(self):
+        global _item_writes
         began = time.monotonic()
         snapshots = self._generations("snapshot-", ".json")
         base = snapshots[-1] if snapshots else 0
@@ -489,7 +490,6 @@ class Durable:
                 for attrs in table["items"]:
                     backend.put_item(table["name"], attrs, overwrite=True)
                     items += 1
-            global _item_writes
             _item_writes += 1  # items put without a request: no table's sorted items hold
         writes = 0
         logs = [g for g in self._generations("wal-", ".jsonl") if g >= base]

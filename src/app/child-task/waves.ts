@@ -147,9 +147,9 @@ async function factsOf(deps: StepDeps, taskId: string, group: UpgradeGroup, sett
  * written). UPDATE_FIRMWARE writes the wave's commands into the task's update set (one write: from
  * then on the components show UPDATING in Task.report) and publishes each update command; a
  * retried Lambda sends the unanswered ones again under their request ids, which a BMC does not
- * flash twice (commands.ts); a task ended from
- * outside meanwhile closed the set, so nothing is sent (TaskEnded). A verify step does the same with
- * queries in the verify set; SLEEP only sets the Wait.
+ * flash twice (commands.ts); a task ended from outside meanwhile closed the set, so nothing is
+ * sent (TaskEnded). A verify step does the same with queries in the verify set; SLEEP only sets
+ * the Wait.
  */
 export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): Promise<WaveState> {
   const { clock } = deps;
