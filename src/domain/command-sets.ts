@@ -289,9 +289,10 @@ export function commandRecord(
 // Reports → writes (the receiver's coalescing)
 
 /**
- * At most one progress write per command every this many ms: a BMC may report progress as often as
- * it likes, and only its first progress and then one every few seconds reach the record (and with
- * it Task.report). The result, an answer and the first report of any kind are written at once.
+ * At most one progress write per command every this many ms, counted from its acknowledgement: a
+ * BMC may report progress as often as it likes, and only one every few seconds reaches the record
+ * (and with it Task.report). The result, an answer and the first report of any kind (with the
+ * progress it carries) are written at once.
  */
 export const PROGRESS_WRITE_INTERVAL_MS = 5_000;
 
@@ -346,7 +347,8 @@ export function foldReports(reports: readonly { event: BmcEvent; at: number }[])
 
 /** What is stored of a command, as far as the writer knows (its own writes, or the stored record). */
 export interface KnownEntry {
-  acked: boolean;
+  /** When the stored acknowledgement arrived; absent: none is stored. */
+  ackedAt?: number;
   progress?: number;
   progressAt?: number;
   result: boolean;
@@ -354,7 +356,7 @@ export interface KnownEntry {
 }
 
 export const knownOf = (entry: CommandEntry): KnownEntry => ({
-  acked: entry.ackedAt !== undefined,
+  ...(entry.ackedAt === undefined ? {} : { ackedAt: entry.ackedAt }),
   ...(entry.progress === undefined ? {} : { progress: entry.progress }),
   ...(entry.progressAt === undefined ? {} : { progressAt: entry.progressAt }),
   result: entry.result !== undefined,
@@ -371,8 +373,9 @@ export function knownAfter(known: KnownEntry | undefined, write: EntryWrite): Kn
     write.progress === undefined
       ? (known ?? {})
       : { progress: write.progress.percent, progressAt: write.progress.at };
+  const ackedAt = known?.ackedAt ?? write.ackedAt;
   return {
-    acked: known?.acked === true || write.ackedAt !== undefined,
+    ...(ackedAt === undefined ? {} : { ackedAt }),
     ...(progress === undefined ? {} : { progress }),
     ...(progressAt === undefined ? {} : { progressAt }),
     result: known?.result === true || write.result !== undefined,
@@ -393,12 +396,14 @@ export interface EntryWrite {
  * (undefined: nothing known, so everything is written, under the store's conditions):
  *   - a result (update sets only) or an answer (query sets only): if none is stored; first wins;
  *   - an update's acknowledgement: if none is stored (any report is one);
- *   - progress (update sets, before a result): the first one, then only a higher one at least
- *     PROGRESS_WRITE_INTERVAL_MS after the last stored, so a chatty BMC costs a write every few
- *     seconds at most.
+ *   - progress (update sets, before a result): with the acknowledgement's own write, else only a
+ *     higher one at least PROGRESS_WRITE_INTERVAL_MS after the last stored progress (or, before
+ *     any, the acknowledgement), so a chatty BMC costs a write every few seconds at most and the
+ *     progress of the flash's first seconds rides on the acknowledgement's write or waits.
  * Reports of the wrong kind (a result for a query) change nothing. Undefined: nothing to write.
- *   known { acked, progress 25 at 1000 }, progress 50 at 3000  → nothing (within the interval)
- *   known { acked, progress 25 at 1000 }, result ok at 3000    → { result } (progress is moot)
+ *   known { acked at 0 }, progress 25 at 1000                      → nothing (within the interval)
+ *   known { acked at 0, progress 25 at 1000 }, progress 50 at 3000 → nothing (within the interval)
+ *   known { acked at 0, progress 25 at 1000 }, result ok at 3000   → { result } (progress is moot)
  */
 export function entryWrite(
   family: CommandFamily,
@@ -413,12 +418,13 @@ export function entryWrite(
   if (update && !resulted && folded.progress !== undefined) {
     const p = folded.progress;
     const stored = known?.progress;
+    // The interval runs from the last write of the command's progress, or of its acknowledgement.
+    const since = stored === undefined ? known?.ackedAt : (known?.progressAt ?? 0);
     const due =
-      stored === undefined ||
-      (p.percent > stored && p.at - (known?.progressAt ?? 0) >= PROGRESS_WRITE_INTERVAL_MS);
+      since === undefined || (p.percent > (stored ?? 0) && p.at - since >= PROGRESS_WRITE_INTERVAL_MS);
     if (due) write.progress = p;
   }
   // An ack, progress or result is an update's acknowledgement (queries are answered, not acked).
-  if (update && folded.ackedAt !== undefined && known?.acked !== true) write.ackedAt = folded.ackedAt;
+  if (update && folded.ackedAt !== undefined && known?.ackedAt === undefined) write.ackedAt = folded.ackedAt;
   return Object.keys(write).length === 0 ? undefined : write;
 }

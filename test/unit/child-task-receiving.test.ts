@@ -228,6 +228,31 @@ describe("the report recorder: a batch of reports onto the command sets", () => 
     });
   });
 
+  it("an acknowledgement stored alone: the progress of the next PROGRESS_WRITE_INTERVAL_MS is not written, the result is", async () => {
+    const { store, entry } = await sentCommands();
+    const recorder = createReportRecorder(store);
+    const send = (body: Record<string, unknown>, at: number) =>
+      recorder.record([{ message: report("c1", U, body), at }]);
+    expect(await send({ type: "ack" }, 1_000)).toEqual(["recorded"]);
+    expect(await send({ type: "progress", percent: 25 }, 1_075)).toEqual(["ignored"]);
+    expect(await send({ type: "progress", percent: 75 }, 1_000 + PROGRESS_WRITE_INTERVAL_MS - 1)).toEqual([
+      "ignored",
+    ]);
+    expect(store.writes).toBe(1);
+    expect(await send({ type: "progress", percent: 80 }, 1_000 + PROGRESS_WRITE_INTERVAL_MS)).toEqual([
+      "recorded",
+    ]);
+    expect(
+      await send({ type: "result", ok: true, version: "2.0.0" }, 1_000 + PROGRESS_WRITE_INTERVAL_MS + 1),
+    ).toEqual(["recorded"]);
+    expect(store.writes).toBe(3);
+    expect(await entry(U, "c1")).toMatchObject({
+      ackedAt: 1_000,
+      progress: 80,
+      result: { ok: true, version: "2.0.0" },
+    });
+  });
+
   it("redelivered and out-of-order reports change nothing: the first result wins, a late progress is dropped, duplicates are not written", async () => {
     const { store, entry } = await sentCommands();
     const recorder = createReportRecorder(store);

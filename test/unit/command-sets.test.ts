@@ -189,7 +189,7 @@ describe("foldReports", () => {
 });
 
 describe("entryWrite: what a batch writes for one command", () => {
-  const known = (over = {}) => ({ acked: true, result: false, status: false, ...over });
+  const known = (over = {}) => ({ ackedAt: 0, result: false, status: false, ...over });
 
   it("nothing known: everything, under the store's conditions", () => {
     expect(entryWrite("u", foldReports([ack(1), progress(30, 2)]), undefined)).toEqual({
@@ -218,9 +218,28 @@ describe("entryWrite: what a batch writes for one command", () => {
       progress: { percent: 50, at: later },
     });
     // A stored progress without its time (written before times were kept) counts from 0.
-    expect(entryWrite("u", foldReports([progress(50, later)]), known({ progress: 25 }))).toEqual({
+    expect(
+      entryWrite("u", foldReports([progress(50, later)]), known({ progress: 25, ackedAt: later })),
+    ).toEqual({
       progress: { percent: 50, at: later },
     });
+  });
+
+  it("the first progress: with the acknowledgement's write, else PROGRESS_WRITE_INTERVAL_MS after the stored acknowledgement", () => {
+    const acked = known({ ackedAt: 1_000 });
+    const later = 1_000 + PROGRESS_WRITE_INTERVAL_MS;
+    expect(
+      entryWrite("u", foldReports([ack(1_000), progress(5, 1_050)]), known({ ackedAt: undefined })),
+    ).toEqual({
+      ackedAt: 1_000,
+      progress: { percent: 5, at: 1_050 },
+    });
+    expect(entryWrite("u", foldReports([progress(25, later - 1)]), acked)).toBeUndefined();
+    expect(entryWrite("u", foldReports([progress(25, later)]), acked)).toEqual({
+      progress: { percent: 25, at: later },
+    });
+    // 0 % is no progress: it waits for a percent above it.
+    expect(entryWrite("u", foldReports([progress(0, later)]), acked)).toBeUndefined();
   });
 
   it("queries: the first answer only; an update's reports on a query, or an answer on an update, change nothing", () => {
@@ -250,7 +269,7 @@ describe("kindOfFamily", () => {
 describe("knownOf", () => {
   it("what an entry says is stored", () => {
     const [, fresh] = newEntry(updateAddress(TASK, 0), C, { sentAt: 1, deadline: 2 });
-    expect(knownOf(fresh)).toEqual({ acked: false, result: false, status: false });
+    expect(knownOf(fresh)).toEqual({ result: false, status: false });
     expect(
       knownOf({
         ...fresh,
@@ -260,7 +279,7 @@ describe("knownOf", () => {
         result: { ok: true, version: "2.0.0" },
         status: { version: "1.0.0" },
       }),
-    ).toEqual({ acked: true, progress: 40, progressAt: 4, result: true, status: true });
+    ).toEqual({ ackedAt: 3, progress: 40, progressAt: 4, result: true, status: true });
   });
 });
 
@@ -268,26 +287,26 @@ describe("knownAfter: what a stored write teaches", () => {
   const ok = { value: { ok: true as const, version: "2.0.0" }, at: 9 };
   it("nothing known before: the write's own fields, and nothing stored where its conditions held", () => {
     expect(knownAfter(undefined, { progress: { percent: 30, at: 5 }, ackedAt: 5 })).toEqual({
-      acked: true,
+      ackedAt: 5,
       progress: 30,
       progressAt: 5,
       result: false,
       status: false,
     });
     expect(knownAfter(undefined, { result: ok, ackedAt: 9 })).toEqual({
-      acked: true,
+      ackedAt: 9,
       result: true,
       status: false,
     });
     expect(knownAfter(undefined, { status: { version: "1.0.0" } })).toEqual({
-      acked: false,
       result: false,
       status: true,
     });
   });
   it("known before: kept where the write did not touch it, replaced where it did", () => {
-    const before = { acked: true, progress: 30, progressAt: 5, result: false, status: false };
+    const before = { ackedAt: 2, progress: 30, progressAt: 5, result: false, status: false };
     expect(knownAfter(before, { result: ok })).toEqual({ ...before, result: true });
+    expect(knownAfter(before, { ackedAt: 7 })).toEqual(before); // the first acknowledgement stays
     expect(knownAfter(before, { progress: { percent: 60, at: 8 } })).toEqual({
       ...before,
       progress: 60,
