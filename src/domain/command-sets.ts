@@ -289,12 +289,20 @@ export function commandRecord(
 // Reports → writes (the receiver's coalescing)
 
 /**
- * At most one progress write per command every this many ms, counted from its acknowledgement: a
- * BMC may report progress as often as it likes, and only one every few seconds reaches the record
- * (and with it Task.report). The result, an answer and the first report of any kind (with the
- * progress it carries) are written at once.
+ * At most one progress write per command every this many ms: a BMC may report progress as often as
+ * it likes, and only one every few seconds reaches the record (and with it Task.report). The
+ * result, an answer and the first report of any kind (with the progress it carries) are written at
+ * once; the first progress after them waits FIRST_PROGRESS_AFTER_ACK_MS.
  */
 export const PROGRESS_WRITE_INTERVAL_MS = 5_000;
+
+/**
+ * A command's first progress is written with its acknowledgement or, in a batch of its own, only
+ * once it comes this long after it: progress in a flash's first second says no more than the
+ * acknowledgement did (the BMC took the update and is alive), and a BMC that falls silent later
+ * is still told apart from one that never progressed ("disconnected" against "hung").
+ */
+export const FIRST_PROGRESS_AFTER_ACK_MS = 1_000;
 
 /** What a batch of reports says about one command: the first result and answer, the highest progress. */
 export interface FoldedReports {
@@ -396,12 +404,13 @@ export interface EntryWrite {
  * (undefined: nothing known, so everything is written, under the store's conditions):
  *   - a result (update sets only) or an answer (query sets only): if none is stored; first wins;
  *   - an update's acknowledgement: if none is stored (any report is one);
- *   - progress (update sets, before a result): with the acknowledgement's own write, else only a
- *     higher one at least PROGRESS_WRITE_INTERVAL_MS after the last stored progress (or, before
- *     any, the acknowledgement), so a chatty BMC costs a write every few seconds at most and the
- *     progress of the flash's first seconds rides on the acknowledgement's write or waits.
+ *   - progress (update sets, before a result): with the acknowledgement's own write; else the
+ *     first one FIRST_PROGRESS_AFTER_ACK_MS after the stored acknowledgement, then only a higher
+ *     one at least PROGRESS_WRITE_INTERVAL_MS after the last stored, so a chatty BMC costs a write
+ *     every few seconds at most and progress in a flash's first second rides on the ack's write.
  * Reports of the wrong kind (a result for a query) change nothing. Undefined: nothing to write.
- *   known { acked at 0 }, progress 25 at 1000                      → nothing (within the interval)
+ *   known { acked at 0 }, progress 25 at 75                        → nothing (too soon after the ack)
+ *   known { acked at 0 }, progress 25 at 1000                      → { progress 25 }
  *   known { acked at 0, progress 25 at 1000 }, progress 50 at 3000 → nothing (within the interval)
  *   known { acked at 0, progress 25 at 1000 }, result ok at 3000   → { result } (progress is moot)
  */
@@ -418,10 +427,10 @@ export function entryWrite(
   if (update && !resulted && folded.progress !== undefined) {
     const p = folded.progress;
     const stored = known?.progress;
-    // The interval runs from the last write of the command's progress, or of its acknowledgement.
+    // From the last write of the command's progress, or before any of its acknowledgement.
     const since = stored === undefined ? known?.ackedAt : (known?.progressAt ?? 0);
-    const due =
-      since === undefined || (p.percent > (stored ?? 0) && p.at - since >= PROGRESS_WRITE_INTERVAL_MS);
+    const interval = stored === undefined ? FIRST_PROGRESS_AFTER_ACK_MS : PROGRESS_WRITE_INTERVAL_MS;
+    const due = since === undefined || (p.percent > (stored ?? 0) && p.at - since >= interval);
     if (due) write.progress = p;
   }
   // An ack, progress or result is an update's acknowledgement (queries are answered, not acked).

@@ -30,7 +30,8 @@ const fleet: FleetConfig = {
   components: {
     [bad(2)]: { outcome: "fail" },
     [bad(3)]: { outcome: "hang" },
-    [bad(4)]: { outcome: "disconnect", updateMs: 200 },
+    // Its 25 % comes 1.5 s after its ack, past FIRST_PROGRESS_AFTER_ACK_MS: stored whatever the batches.
+    [bad(4)]: { outcome: "disconnect", updateMs: 6000 },
     [bad(5)]: { outcome: "wrong-version" },
   },
 };

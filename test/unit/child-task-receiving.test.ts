@@ -16,6 +16,7 @@ import {
   type CommandSet,
   commandRequestId,
   entryKey,
+  FIRST_PROGRESS_AFTER_ACK_MS,
   newEntry,
   PROGRESS_WRITE_INTERVAL_MS,
   queryAddress,
@@ -228,27 +229,27 @@ describe("the report recorder: a batch of reports onto the command sets", () => 
     });
   });
 
-  it("an acknowledgement stored alone: the progress of the next PROGRESS_WRITE_INTERVAL_MS is not written, the result is", async () => {
+  it("an acknowledgement stored alone: progress in the next FIRST_PROGRESS_AFTER_ACK_MS is not written, later progress and the result are", async () => {
     const { store, entry } = await sentCommands();
     const recorder = createReportRecorder(store);
     const send = (body: Record<string, unknown>, at: number) =>
       recorder.record([{ message: report("c1", U, body), at }]);
     expect(await send({ type: "ack" }, 1_000)).toEqual(["recorded"]);
     expect(await send({ type: "progress", percent: 25 }, 1_075)).toEqual(["ignored"]);
-    expect(await send({ type: "progress", percent: 75 }, 1_000 + PROGRESS_WRITE_INTERVAL_MS - 1)).toEqual([
+    expect(await send({ type: "progress", percent: 30 }, 1_000 + FIRST_PROGRESS_AFTER_ACK_MS - 1)).toEqual([
       "ignored",
     ]);
     expect(store.writes).toBe(1);
-    expect(await send({ type: "progress", percent: 80 }, 1_000 + PROGRESS_WRITE_INTERVAL_MS)).toEqual([
+    expect(await send({ type: "progress", percent: 40 }, 1_000 + FIRST_PROGRESS_AFTER_ACK_MS)).toEqual([
       "recorded",
     ]);
     expect(
-      await send({ type: "result", ok: true, version: "2.0.0" }, 1_000 + PROGRESS_WRITE_INTERVAL_MS + 1),
+      await send({ type: "result", ok: true, version: "2.0.0" }, 1_000 + FIRST_PROGRESS_AFTER_ACK_MS + 1),
     ).toEqual(["recorded"]);
     expect(store.writes).toBe(3);
     expect(await entry(U, "c1")).toMatchObject({
       ackedAt: 1_000,
-      progress: 80,
+      progress: 40,
       result: { ok: true, version: "2.0.0" },
     });
   });

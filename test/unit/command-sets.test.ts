@@ -12,6 +12,7 @@ import {
   commandRequestId,
   entryKey,
   entryWrite,
+  FIRST_PROGRESS_AFTER_ACK_MS,
   foldReports,
   isAnswered,
   isReportFor,
@@ -225,9 +226,9 @@ describe("entryWrite: what a batch writes for one command", () => {
     });
   });
 
-  it("the first progress: with the acknowledgement's write, else PROGRESS_WRITE_INTERVAL_MS after the stored acknowledgement", () => {
+  it("the first progress: with the acknowledgement's write, else FIRST_PROGRESS_AFTER_ACK_MS after the stored acknowledgement", () => {
     const acked = known({ ackedAt: 1_000 });
-    const later = 1_000 + PROGRESS_WRITE_INTERVAL_MS;
+    const later = 1_000 + FIRST_PROGRESS_AFTER_ACK_MS;
     expect(
       entryWrite("u", foldReports([ack(1_000), progress(5, 1_050)]), known({ ackedAt: undefined })),
     ).toEqual({
@@ -240,6 +241,11 @@ describe("entryWrite: what a batch writes for one command", () => {
     });
     // 0 % is no progress: it waits for a percent above it.
     expect(entryWrite("u", foldReports([progress(0, later)]), acked)).toBeUndefined();
+    // Once stored, the next one waits PROGRESS_WRITE_INTERVAL_MS.
+    const stored = known({ ackedAt: 1_000, progress: 25, progressAt: later });
+    expect(
+      entryWrite("u", foldReports([progress(50, later + FIRST_PROGRESS_AFTER_ACK_MS)]), stored),
+    ).toBeUndefined();
   });
 
   it("queries: the first answer only; an update's reports on a query, or an answer on an update, change nothing", () => {
