@@ -44,6 +44,7 @@ interface Measured {
 
 async function quickstartRun(dataDir: string | undefined): Promise<Measured> {
   const lines: string[] = [];
+  const t0 = performance.now();
   const start = (dir: string | undefined) =>
     startLocalStack({
       port: 0,
@@ -51,7 +52,7 @@ async function quickstartRun(dataDir: string | undefined): Promise<Measured> {
       ...(dir === undefined ? {} : { dataDir: dir }),
       log: (line) => {
         lines.push(line);
-        if (process.env.BENCH_VERBOSE) console.log(line);
+        if (process.env.BENCH_VERBOSE) console.log(`+${((performance.now() - t0) / 1000).toFixed(3)}s ${line}`);
       },
     });
   let stack: LocalStack = await start(dataDir);

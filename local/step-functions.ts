@@ -14,10 +14,10 @@
  * by the very function the last state uses.
  *
  * Callbacks: aws-local-stepfunctions has no `.waitForTaskToken`, so a Task state of that pattern
- * (AwaitWave) is bound to a handler that mints the task token itself (`local-token:<task>:<n>`),
+ * (AwaitWave, AwaitPreflight) is bound to a handler that mints the task token itself (`local-token:<task>:<n>`),
  * calls the step with it in the Payload, as Lambda gets it, and then waits until `wake(token)`
  * (this executor is the local WaveWaker) or its timeout: `awaitTimeoutOverrideMs`, else the
- * Wait override, else the wave's `awaitSeconds`; a timeout is the States.Timeout error the
+ * Wait override, else the wave's (or preflight's) `awaitSeconds`; a timeout is the States.Timeout error the
  * state's Catch expects. The handler keeps that timeout itself because aws-local-stepfunctions
  * reads TimeoutSecondsPath from the state's input after Parameters, where Step Functions reads it
  * from the state's input: the local copy of such a state gets a day's TimeoutSeconds instead.
@@ -59,7 +59,7 @@ export interface LocalExecutorOptions {
   /** Every Wait state pauses this many ms instead of its seconds (tests, demos). */
   waitOverrideMs?: number;
   /**
-   * A callback state (AwaitWave) not woken within this many ms times out into its check. Default:
+   * A callback state (AwaitWave, AwaitPreflight) not woken within this many ms times out into its check. Default:
    * `waitOverrideMs` (a test's waits stay as short as its polls); unset too: the state's own timeout.
    */
   awaitTimeoutOverrideMs?: number;
@@ -86,7 +86,7 @@ export interface LocalExecutorStats {
   /** Task state invocations (what would be Lambda invocations), retries included. */
   taskInvocations: number;
   byStep: Record<string, number>;
-  /** Callback states (AwaitWave) ended by a wake-up, and by their timeout. */
+  /** Callback states (AwaitWave, AwaitPreflight) ended by a wake-up, and by their timeout. */
   callbacks: { woken: number; timedOut: number };
   /** Executions not yet ended. */
   running: number;
@@ -111,6 +111,8 @@ const freshCounters = () => ({
   byStep: {} as Record<string, number>,
   callbacks: { woken: 0, timedOut: 0 },
 });
+
+type Awaiting = { awaitSeconds?: number };
 
 /** The state machine's Catch matches errors by name, as Step Functions' own States.Timeout. */
 class LocalStatesTimeout extends Error {
@@ -170,9 +172,10 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
       let timer: NodeJS.Timeout | undefined;
       try {
         await handle({ ...payload, token });
-        const wave = (payload as { wave?: { awaitSeconds?: number } }).wave;
-        const timeoutMs =
-          options.awaitTimeoutOverrideMs ?? options.waitOverrideMs ?? (wave?.awaitSeconds ?? 60) * 1000;
+        // The state's TimeoutSecondsPath: the wave's awaitSeconds (AwaitWave), the preflight's (AwaitPreflight).
+        const { wave, preflight } = payload as { wave?: Awaiting; preflight?: Awaiting };
+        const seconds = (wave ?? preflight)?.awaitSeconds ?? 60;
+        const timeoutMs = options.awaitTimeoutOverrideMs ?? options.waitOverrideMs ?? seconds * 1000;
         const output = await Promise.race([
           woken,
           new Promise<never>((_, reject) => {

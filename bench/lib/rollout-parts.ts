@@ -78,6 +78,7 @@ export class PartLabeller {
       case "acquireLock":
         return PART.lock;
       case "sendQueries":
+      case "awaitQueries":
       case "checkQueries":
         return PART.preflight;
       case "sendWave":
@@ -110,6 +111,7 @@ export class PartLabeller {
       case "WaitForLock":
         return PART.lock;
       case "SendQueries":
+      case "AwaitPreflight":
       case "WaitForPreflight":
       case "CheckPreflight":
       case "PreflightDone?":

@@ -178,7 +178,8 @@ export class ChildTaskStateMachine extends Construct {
 
   /**
    * Grants `states:SendTaskSuccess` on this machine: waking an execution that waits for its wave's
-   * results (AwaitWave's task token), which the task-steps and bmc-result Lambdas do.
+   * results or its preflight's answers (AwaitWave's, AwaitPreflight's task token), which the
+   * task-steps and bmc-result Lambdas do.
    */
   grantWaveWakeUps(grantee: iam.IGrantable): void {
     iam.Grant.addToPrincipal({

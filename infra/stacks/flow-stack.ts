@@ -222,7 +222,8 @@ export class FlowStack extends Stack {
           resources: [dispatcherArn],
         }),
       );
-      // A wave's last result wakes its execution (AwaitWave): the receiver, or the step itself.
+      // A wave's last result (AwaitWave), the preflight's last answer (AwaitPreflight) wakes its
+      // execution: the receiver, or the step itself.
       this.childTask.grantWaveWakeUps(fn.role);
     }
     this.grantSecretsKey(this.taskSteps.role, "OpenStoredCredentials", ["kms:Decrypt"], ["run:*", "task:*"]);

@@ -1,7 +1,7 @@
 /**
  * A wave ends when its results are in, not at a poll: AwaitWave's task token on the wave's command
  * set, sent back by the receiver when it stores the wave's last result (or by the step, when they
- * were in before it). Here every wait's timeout is ten minutes, far past the test's own timeout, so
+ * were in before it); the preflight likewise, AwaitPreflight's token on the query set. Here every wait's timeout is ten minutes, far past the test's own timeout, so
  * the task completes only if each wave was woken; the executor counts how each wait ended.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -35,9 +35,12 @@ describe("child task: waves woken by their results", () => {
     expect(task.status).toBe("COMPLETED");
     expect(parseReport(task.report).components.every((c) => c.status === "COMPLETED")).toBe(true);
     const stats = h.child.executor.stats();
-    // Three groups (POWERSHELF, NVSWITCH, COMPUTE), one wave each at maxParallel 4.
-    expect(stats.callbacks).toEqual({ woken: 3, timedOut: 0 });
+    // The preflight's answers, then three groups (POWERSHELF, NVSWITCH, COMPUTE), one wave each at
+    // maxParallel 4.
+    expect(stats.callbacks).toEqual({ woken: 4, timedOut: 0 });
     expect(stats.byStep.awaitWave).toBe(3);
     expect(stats.byStep.checkWave).toBe(3);
+    expect(stats.byStep.awaitQueries).toBe(1);
+    expect(stats.byStep.checkQueries).toBe(1);
   });
 });

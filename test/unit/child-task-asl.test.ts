@@ -35,6 +35,7 @@ const tasks = states.filter(([, s]) => s.Type === "Task");
 // preflight's queries, CheckWave ends its wave.
 const STEPS: StepName[] = [
   "acquireLock",
+  "awaitQueries",
   "checkQueries",
   "sendWave",
   "awaitWave",
@@ -51,8 +52,8 @@ describe("child-task ASL", () => {
   });
 
   it("every Task state calls the task-steps placeholder, with a `step` the handler knows", () => {
-    expect(tasks.length).toBe(7);
-    // The callback state invokes the function through the Lambda integration: its payload is the event.
+    expect(tasks.length).toBe(8);
+    // A callback state invokes the function through the Lambda integration: its payload is the event.
     const eventOf = (state: AslState) =>
       state.Resource === CALLBACK ? (state.Parameters?.Payload as Record<string, unknown>) : state.Parameters;
     for (const [name, state] of tasks) {
@@ -65,12 +66,12 @@ describe("child-task ASL", () => {
     expect(new Set(tasks.map(([, s]) => eventOf(s)?.step))).toEqual(new Set(STEPS));
     expect(taskStateNames(machine).sort()).toEqual(tasks.map(([n]) => n).sort());
     expect(JSON.stringify(machine)).not.toContain(TASK_STEPS_PLACEHOLDER);
-    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(7);
+    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(8);
   });
 
   it("a wave waits for its results in AwaitWave (a task token the receiver sends back), its check after the wake-up or the timeout", () => {
     const s = raw.States;
-    expect(callbackStateNames(raw)).toEqual(["AwaitWave"]);
+    expect(callbackStateNames(raw)).toEqual(["AwaitPreflight", "AwaitWave"]);
     const wait = s.AwaitWave as AslState;
     expect(wait.Resource).toBe(CALLBACK);
     expect(wait.Parameters?.Payload).toEqual({
@@ -119,16 +120,40 @@ describe("child-task ASL", () => {
     expect(s.SendQueries).toBeUndefined();
     expect(s.AcquireLock?.ResultPath).toBe("$.plan");
     expect((s["LockAcquired?"] as unknown as { Choices: unknown[] }).Choices).toEqual([
-      { Variable: "$.plan.status", StringEquals: "acquired", Next: "WaitForPreflight" },
+      { Variable: "$.plan.status", StringEquals: "acquired", Next: "AwaitPreflight" },
       { Variable: "$.plan.status", StringEquals: "waiting", Next: "WaitForLock" },
     ]);
     expect(s.WaitForLock?.SecondsPath).toBe("$.plan.waitSeconds");
     expect(s.CheckPreflight?.Parameters).toMatchObject({ "preflight.$": "$.plan" });
   });
 
-  it("uses only what both Step Functions and the local runner run: JSONPath, one task token (local/step-functions.ts serves it), no heartbeats, variables or distributed maps", () => {
-    expect(text.split("waitForTaskToken").length - 1).toBe(1);
-    expect(text.split("$$.Task.Token").length - 1).toBe(1);
+  it("the preflight waits for its answers in AwaitPreflight (a task token the receiver sends back), then CheckPreflight; a not-ready loop polls through WaitForPreflight", () => {
+    const s = raw.States;
+    const wait = s.AwaitPreflight as AslState;
+    expect(wait.Resource).toBe(CALLBACK);
+    expect(wait.Parameters?.Payload).toEqual({
+      step: "awaitQueries",
+      "taskId.$": "$.taskId",
+      "token.$": "$$.Task.Token",
+      "preflight.$": "$.plan",
+    });
+    expect(wait.TimeoutSecondsPath).toBe("$.plan.awaitSeconds");
+    // CheckPreflight reads the answers with the task: the wake-up's output is dropped, the poll
+    // state goes on as it was.
+    expect(wait.ResultPath).toBeNull();
+    expect(wait.Next).toBe("CheckPreflight");
+    expect(wait.Catch).toEqual([
+      { ErrorEquals: ["States.Timeout"], ResultPath: null, Next: "CheckPreflight" },
+      { ErrorEquals: ["States.ALL"], ResultPath: null, Next: "WaitForPreflight" },
+    ]);
+    expect(wait.Retry).toEqual(s.AwaitWave?.Retry);
+    expect((s["PreflightDone?"] as { Default?: string }).Default).toBe("WaitForPreflight");
+    expect(s.WaitForPreflight).toMatchObject({ SecondsPath: "$.plan.waitSeconds", Next: "CheckPreflight" });
+  });
+
+  it("uses only what both Step Functions and the local runner run: JSONPath, task tokens in the two callback states (local/step-functions.ts serves them), no heartbeats, variables or distributed maps", () => {
+    expect(text.split("waitForTaskToken").length - 1).toBe(2);
+    expect(text.split("$$.Task.Token").length - 1).toBe(2);
     for (const forbidden of [
       "QueryLanguage",
       "JSONata",
@@ -150,8 +175,8 @@ describe("child-task ASL", () => {
   it("every Task state but the recorders catches everything into RecordFailure", () => {
     const record = new Set(["RecordSuccess", "RecordFailure"]);
     for (const [name, state] of tasks) {
-      // AwaitWave's Catch leads to the check or the poll (above), whose own Catch records.
-      if (record.has(name) || name === "AwaitWave") continue;
+      // A callback state's Catch leads to its check or its poll (above), whose own Catch records.
+      if (record.has(name) || name === "AwaitWave" || name === "AwaitPreflight") continue;
       expect(state.Catch, name).toEqual([
         { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: "RecordFailure" },
       ]);

@@ -11,12 +11,14 @@
  * nothing is published.
  */
 import {
+  awaitedAnswers,
   type CommandAddress,
   type CommandFamily,
   type CommandSet,
   commandRequestId,
   entryKey,
   newEntry,
+  wakeDue,
 } from "../../domain/command-sets.js";
 import { StepError } from "../../domain/step-errors.js";
 import type { StepDeps } from "./deps.js";
@@ -71,4 +73,27 @@ export async function sendCommands(
     part,
   );
   throw failed.reason;
+}
+
+/**
+ * A callback state's step (AwaitWave, AwaitPreflight: a `.waitForTaskToken` Task): stores the
+ * execution's task token on the record with the entries it waits for (one write, which reads back
+ * what is stored), so the receiver wakes the execution when it stores the last of them
+ * (receiving.ts). Answers that came before this write (a fast BMC) are seen here, and the step
+ * wakes the execution itself. No record (nothing was sent) and a closed one (its task ended from
+ * outside: the execution is being stopped) wake nothing early; nor does anything without a waker:
+ * the state's timeout runs its check, as the poll's Wait did.
+ */
+export async function awaitEntries(
+  deps: Pick<StepDeps, "commands" | "waveWaker">,
+  taskId: string,
+  family: CommandFamily,
+  wake: { token: string; keys: readonly string[] },
+  part?: number,
+): Promise<{ woken: boolean }> {
+  if (deps.waveWaker === undefined || wake.keys.length === 0) return { woken: false };
+  const set = await deps.commands.awaitAnswers(taskId, family, wake, part);
+  if (set === undefined || wakeDue(set) === undefined) return { woken: false };
+  await deps.waveWaker.wake(wake.token, awaitedAnswers(set));
+  return { woken: true };
 }

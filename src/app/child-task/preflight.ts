@@ -1,7 +1,8 @@
 /**
  * The preflight: AcquireLock, once it has the lock, asks every component's BMC for its running
- * version (`acquireLockAndAsk`; SendQueries did, in the definition before), CheckQueries
- * polls the answers (Wait ◄─► CheckPreflight) until all are in or the preflight times out, then
+ * version (`acquireLockAndAsk`; SendQueries did, in the definition before), AwaitPreflight waits
+ * until the receiver has stored them all (`awaitQueries`), CheckPreflight reads them (polling,
+ * Wait ◄─► CheckPreflight, when the wait timed out with some missing, until the preflight's deadline), then
  * requires every component it is about to flash to be ready, records each version in the report,
  * skips components already at their target (unless override_version_check), and returns the
  * upgrade groups: the task's rule's stages (src/domain/operation-rules.ts; the built-in default is
@@ -19,7 +20,7 @@
  * the task report, and they are flashed.
  */
 import { commandRecord, entryKey, queryAddress } from "../../domain/command-sets.js";
-import { nextWaitSeconds } from "../../domain/component-verdict.js";
+import { awaitSeconds, nextWaitSeconds } from "../../domain/component-verdict.js";
 import type { Task } from "../../domain/model.js";
 import { DEFAULT_RULE } from "../../domain/operation-rules.js";
 import {
@@ -31,15 +32,15 @@ import {
 import { componentLabel, StepError } from "../../domain/step-errors.js";
 import { parseReport, serializeReport, type TaskReport, targetOf } from "../../domain/task-report.js";
 import { taskKeys } from "../observability.js";
-import { sendCommands } from "./commands.js";
+import { awaitEntries, sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
 import { takeLock } from "./lock.js";
 import { isTerminalTask, loadTask, loadTaskWith, updateTask } from "./outcome.js";
 import type {
   AcquireLockResult,
   ChildTaskSettings,
-  PollState,
   PreflightResult,
+  PreflightState,
   StepEventOf,
   UpgradeGroup,
 } from "./settings.js";
@@ -83,22 +84,51 @@ async function ask(
   );
 }
 
-/** The preflight's first step: every component asked for its version (attempt 0). */
-async function startPreflight(deps: StepDeps, task: Task, settings: ChildTaskSettings): Promise<PollState> {
+/**
+ * The preflight's first step: every component asked for its version (attempt 0). What comes back
+ * names them (`asked`) for AwaitPreflight, and how long it waits for their answers before its
+ * check runs anyway (`awaitSeconds`: as a wave's, at most until the deadline).
+ */
+async function startPreflight(
+  deps: StepDeps,
+  task: Task,
+  settings: ChildTaskSettings,
+): Promise<PreflightState> {
   const deadline = deps.clock() + settings.preflightTimeoutSeconds * 1000;
   const first = await ask(deps, task.id, task.componentIds, 0, deadline);
+  const now = deps.clock();
+  const waitSeconds = nextWaitSeconds(settings, 0, first, now);
   return {
     done: false,
     deadline: first,
     polls: 0,
-    waitSeconds: nextWaitSeconds(settings, 0, first, deps.clock()),
+    waitSeconds,
+    asked: [...task.componentIds],
+    awaitSeconds: awaitSeconds(settings, waitSeconds, first, now),
   };
+}
+
+/**
+ * AwaitPreflight: the execution waits (a `.waitForTaskToken` Task) until every component asked
+ * has answered (commands.ts `awaitEntries`: the token on the task's query set, the receiver wakes
+ * it), then CheckPreflight runs; not woken by `awaitSeconds`, CheckPreflight runs anyway. Until
+ * round 8 of issue 17 a Wait of the first poll (pollSeconds, 10 s) came first, whenever the BMCs
+ * answered. Only the first ask is awaited: a BMC asked again while it is not ready answers at
+ * once, and that loop is paced by WaitForPreflight.
+ */
+export async function awaitQueries(
+  deps: StepDeps,
+  e: StepEventOf<"awaitQueries">,
+): Promise<{ woken: boolean }> {
+  const address = queryAddress(e.taskId, e.preflight.attempt ?? 0);
+  const keys = (e.preflight.asked ?? []).map((componentId) => entryKey(address, componentId));
+  return awaitEntries(deps, e.taskId, "q", { token: e.token, keys });
 }
 
 /**
  * AcquireLock (lock.ts), and once the lock is taken the preflight's queries in the same
  * invocation, with the task it already read: its result is the preflight's poll state (the
- * definition's WaitForPreflight follows). Executions of the definition before, which have a
+ * definition's AwaitPreflight follows; WaitForPreflight in the definition before). Executions of the definition before, which have a
  * SendQueries state of their own, find the queries already published there and send nothing again.
  */
 export async function acquireLockAndAsk(
@@ -111,7 +141,7 @@ export async function acquireLockAndAsk(
 }
 
 /** SendQueries, for executions of the definition before AcquireLock asked the BMCs itself. */
-export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">): Promise<PollState> {
+export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">): Promise<PreflightState> {
   return startPreflight(deps, await loadTask(deps, e.taskId), e.settings);
 }
 

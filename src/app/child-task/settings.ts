@@ -90,6 +90,8 @@ export type StepEvent =
    * in. Its return value is not the state's: the state ends with the wake-up or its timeout.
    */
   | { step: "awaitWave"; taskId: string; token: string; wave: WaveState }
+  /** AwaitPreflight (a `.waitForTaskToken` Task, like AwaitWave): the first ask's answers. */
+  | { step: "awaitQueries"; taskId: string; token: string; preflight: PreflightState }
   | { step: "recordOutcome"; taskId: string; error?: CaughtError };
 
 export type StepName = StepEvent["step"];
@@ -98,9 +100,9 @@ export type StepEventOf<S extends StepName> = Extract<StepEvent, { step: S }>;
 export type AcquireLockResult =
   /**
    * With the preflight's poll state once its queries went out (preflight.ts `acquireLockAndAsk`:
-   * the definition's WaitForPreflight reads it from `$.plan`).
+   * the definition's AwaitPreflight reads it from `$.plan`).
    */
-  | ({ status: "acquired" } & Partial<PollState>)
+  | ({ status: "acquired" } & Partial<PreflightState>)
   | { status: "waiting"; waitSeconds: number }
   /** The task is already terminal (cancelled before it started): nothing to do. */
   | { status: "finished" };
@@ -166,6 +168,12 @@ export interface PreflightState extends PollState {
   attempt?: number;
   /** Components whose BMC said it was not ready, asked again at `attempt`: id → what it said. */
   requery?: Record<string, string>;
+  /**
+   * The components whose answers AwaitPreflight waits for (the first ask's: all of them), and how
+   * long it waits before CheckPreflight runs anyway. Absent in what the steps returned before it.
+   */
+  asked?: string[];
+  awaitSeconds?: number;
 }
 
 export interface PreflightResult extends PreflightState {

@@ -10,20 +10,23 @@
  *
  * The state machine, in short (state-machines/README.md has the picture and the reasons):
  *
- *   AcquireLock (then the preflight's queries) ─(queued: Wait, again)─► Wait ◄─► CheckPreflight
+ *   AcquireLock (then the preflight's queries) ─(queued: Wait, again)─► AwaitPreflight ─► CheckPreflight
+ *     (not ready yet: Wait ◄─► CheckPreflight)
  *     └─► for each stage of the task's rule, for each wave of ≤ maxParallel of its components:
- *         SendWave ─► Wait ◄─► CheckWave (ends the wave once done; the last one, the task)
+ *         SendWave ─► AwaitWave ◄─► CheckWave (ends the wave once done; the last one, the task)
  *     └─► (any failure, caught) RecordFailure
  *
- * How the execution waits for a BMC: polling. SendWave writes the wave's commands into the task's
- * command set (one write, src/domain/command-sets.ts) and publishes them; the IoT rule queues the
- * BMCs' reports for lambdas/bmc-result.ts, which stores each batch on the command sets (first
- * result wins, so duplicate and late messages change nothing); CheckWave reads the set, one read,
- * after a Wait whose length backs off (pollSeconds · 2^polls,
- * capped at maxPollSeconds and at the deadline). aws-local-stepfunctions has no task tokens, and the
- * local stack must run the very same states, so a callback design would leave the local runner
- * exercising something else. Polling per WAVE rather than per component keeps the billed state
- * transitions ~6× lower for a 39-BMC rack (bench/rollout.ts prints the figures).
+ * How the execution waits for a BMC: a callback, with a poll under it. SendWave writes the wave's
+ * commands into the task's command set (one write, src/domain/command-sets.ts) and publishes them;
+ * the IoT rule queues the BMCs' reports for lambdas/bmc-result.ts, which stores each batch on the
+ * command sets (first result wins, so duplicate and late messages change nothing). AwaitWave (and
+ * AwaitPreflight, for the preflight's answers) stores the execution's task token on the set; the
+ * receiver sends it back when it stores the last awaited result, and CheckWave judges the wave. A
+ * wait not woken times out into its check, which polls on (a Wait whose length backs off:
+ * pollSeconds · 2^polls, capped at maxPollSeconds and at the deadline). Locally
+ * local/step-functions.ts serves the callback states, so the local runner runs the same states.
+ * Waiting per WAVE rather than per component keeps the billed state transitions ~6× lower for a
+ * 39-BMC rack (bench/rollout.ts prints the figures).
  *
  * Errors thrown by the steps carry stable `name`s (STEP_ERROR_NAMES, src/domain/step-errors.ts):
  * Step Functions matches Retry and Catch on them, and RecordFailure turns them into the task's
@@ -37,7 +40,7 @@
  */
 import { type StepDeps, type TaskStepsDeps, withDefaults } from "./deps.js";
 import { recordOutcome } from "./outcome.js";
-import { acquireLockAndAsk, checkQueries, sendQueries } from "./preflight.js";
+import { acquireLockAndAsk, awaitQueries, checkQueries, sendQueries } from "./preflight.js";
 import type { StepEvent, StepEventOf, StepName } from "./settings.js";
 import { awaitWave, checkWave, finishWave, sendWave } from "./waves.js";
 
@@ -49,6 +52,7 @@ export interface TaskSteps {
 const STEPS: { [S in StepName]: (deps: StepDeps, event: StepEventOf<S>) => Promise<unknown> } = {
   acquireLock: acquireLockAndAsk,
   sendQueries,
+  awaitQueries,
   checkQueries,
   sendWave,
   awaitWave,

@@ -21,7 +21,6 @@
  */
 import type { UpdateCommand } from "../../domain/bmc-protocol.js";
 import {
-  awaitedAnswers,
   type CommandFamily,
   type CommandSet,
   commandRecord,
@@ -30,7 +29,6 @@ import {
   mergeParts,
   updateAddress,
   verifyAddress,
-  wakeDue,
 } from "../../domain/command-sets.js";
 import {
   awaitSeconds,
@@ -53,7 +51,7 @@ import {
   type TaskReport,
   targetOf,
 } from "../../domain/task-report.js";
-import { sendCommands } from "./commands.js";
+import { awaitEntries, sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
 import { knownLeaseEnd, renewLockIfNeeded } from "./lock.js";
 import { isTerminalTask, loadTask, loadTaskWith, recordTaskOutcome, updateTask } from "./outcome.js";
@@ -266,25 +264,16 @@ const planParts = (groups: readonly UpgradeGroup[]): number[] =>
   groups.flatMap((g) => (g.part === undefined ? [] : [g.part]));
 
 /**
- * AwaitWave: the execution waits (a `.waitForTaskToken` Task) until its wave's results are in.
- * Its token goes on the wave's command set with the entries it waits for (one write, which reads
- * back what is stored): the receiver wakes the execution when it stores the last of them
- * (receiving.ts). Results that came before this write (a fast BMC) are seen here, and the step
- * wakes the execution itself. A closed set (its task ended from outside) wakes nothing early: the
- * execution is being stopped, and a check woken while the wave is pending would wait again at once. A
- * sleep has no commands: its wait's timeout is the sleep. Without a waker nothing wakes it early:
- * the wait's timeout (`awaitSeconds`) runs the check, as WaitForWave did.
+ * AwaitWave: the execution waits (a `.waitForTaskToken` Task) until its wave's results are in
+ * (commands.ts `awaitEntries`: the token on the wave's command set, the receiver wakes it). A
+ * sleep has no commands: its wait's timeout is the sleep.
  */
 export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Promise<{ woken: boolean }> {
   const family = familyOf(e.wave.action);
-  if (family === undefined || deps.waveWaker === undefined) return { woken: false };
+  if (family === undefined) return { woken: false };
   const address = waveAddress(e.taskId, e.wave);
   const keys = e.wave.componentIds.map((componentId) => entryKey(address, componentId));
-  const set = await deps.commands.awaitAnswers(e.taskId, family, { token: e.token, keys }, e.wave.part);
-  // No set (nothing was sent) wakes nothing either: its check would find the wave as it is.
-  if (set === undefined || wakeDue(set) === undefined) return { woken: false };
-  await deps.waveWaker.wake(e.token, awaitedAnswers(set));
-  return { woken: true };
+  return awaitEntries(deps, e.taskId, family, { token: e.token, keys }, e.wave.part);
 }
 
 /** The command family a step's commands are in; none for a sleep. */

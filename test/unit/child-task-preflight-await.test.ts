@@ -1,0 +1,105 @@
+/**
+ * AwaitPreflight (src/app/child-task/preflight.ts `awaitQueries`): AcquireLock's result names the
+ * components it asked and how long the wait lasts; the wait stores its task token on the query
+ * set with their entries, and wakes the execution itself when every answer is in already. Memory
+ * stores typed from the ports.
+ */
+import { describe, expect, it } from "vitest";
+import type { StepDeps } from "../../src/app/child-task/deps.js";
+import { acquireLockAndAsk, awaitQueries } from "../../src/app/child-task/preflight.js";
+import { DEFAULT_CHILD_TASK_SETTINGS, type PreflightState } from "../../src/app/child-task/settings.js";
+import { silentLogger } from "../../src/app/observability.js";
+import { entryKey, queryAddress } from "../../src/domain/command-sets.js";
+import { initialReport, serializeReport } from "../../src/domain/task-report.js";
+import { runningTask } from "../support/domain-fixtures.js";
+import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
+
+const report = initialReport(
+  [
+    { id: "c1", type: "COMPUTE" },
+    { id: "p1", type: "POWERSHELF" },
+  ],
+  "2.0.0",
+  false,
+);
+const task = runningTask({
+  status: "PENDING",
+  componentIds: ["c1", "p1"],
+  updatedAt: 1_000,
+  report: serializeReport(report),
+});
+const settings = DEFAULT_CHILD_TASK_SETTINGS;
+const q = queryAddress(task.id, 0);
+const keys = [entryKey(q, "c1"), entryKey(q, "p1")];
+
+async function harness() {
+  const tasks = memoryTaskStore();
+  await tasks.createTask(task);
+  const commands = memoryCommandSetStore();
+  const woken: string[] = [];
+  const published: string[] = [];
+  const deps = {
+    tasks,
+    commands,
+    locks: memoryLockStore(),
+    clock: () => 2_000,
+    logger: silentLogger,
+    publisher: { publish: async (componentId: string) => void published.push(componentId) },
+    waveWaker: { wake: async (token: string) => void woken.push(token) },
+  } as unknown as StepDeps;
+  const preflight = (await acquireLockAndAsk(deps, {
+    step: "acquireLock",
+    taskId: task.id,
+    rackId: task.rackId,
+    settings,
+  })) as PreflightState & { status: string };
+  const wait = (token: string, d: StepDeps = deps, p: PreflightState = preflight) =>
+    awaitQueries(d, { step: "awaitQueries", taskId: task.id, token, preflight: p });
+  const answer = (id: string) =>
+    commands.record(task.id, "q", { [entryKey(q, id)]: { status: { version: "1.0.0" } } });
+  return { deps, commands, woken, published, preflight, wait, answer };
+}
+
+describe("AwaitPreflight: the preflight waits for its answers, woken when they are in", () => {
+  it("AcquireLock's result names every component asked, and the wait lasts until the preflight's deadline at most", async () => {
+    const h = await harness();
+    expect(h.preflight).toMatchObject({
+      status: "acquired",
+      done: false,
+      polls: 0,
+      deadline: 2_000 + settings.preflightTimeoutSeconds * 1000,
+      // The first poll's wait: what WaitForPreflight waited before AwaitPreflight, whatever the BMCs did.
+      waitSeconds: settings.pollSeconds,
+      asked: ["c1", "p1"],
+      // Five of the longest polls (300 s) would pass the 60 s deadline: the deadline.
+      awaitSeconds: settings.preflightTimeoutSeconds,
+    });
+    expect(h.published.sort()).toEqual(["c1", "p1"]);
+  });
+
+  it("stores its token with the asked components' entries and waits; the receiver's last answer is what wakes it", async () => {
+    const h = await harness();
+    await h.answer("c1");
+    expect(await h.wait("tk-a")).toEqual({ woken: false });
+    expect(h.woken).toEqual([]);
+    expect((await h.commands.get(task.id, "q"))?.wake).toEqual({ token: "tk-a", keys });
+  });
+
+  it("every answer in before the token was stored (fast BMCs): it wakes the execution itself", async () => {
+    const h = await harness();
+    await h.answer("c1");
+    await h.answer("p1");
+    expect(await h.wait("tk-b")).toEqual({ woken: true });
+    expect(h.woken).toEqual(["tk-b"]);
+  });
+
+  it("without a waker, or with nothing named as asked (a poll state from before AwaitPreflight), nothing is stored: the timeout runs the check", async () => {
+    const h = await harness();
+    const { waveWaker: _, ...bare } = h.deps;
+    expect(await h.wait("tk-c", bare as StepDeps)).toEqual({ woken: false });
+    const { asked: __, ...before } = h.preflight;
+    expect(await h.wait("tk-d", h.deps, before)).toEqual({ woken: false });
+    expect((await h.commands.get(task.id, "q"))?.wake).toBeUndefined();
+    expect(h.woken).toEqual([]);
+  });
+});
