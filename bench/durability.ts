@@ -6,7 +6,7 @@
  * to the run's terminal state. Then, for the data-dir stack: how long its stop took (the final
  * snapshot) and how long a restart on that directory takes to be listening again. Prints one table.
  *
- *   npx tsx bench/durability.ts [--rounds 1]
+ *   npx tsx bench/durability.ts [--rounds 1]      (BENCH_VERBOSE=1: the stack's log, each line timed from its start)
  */
 
 import { readFileSync } from "node:fs";
@@ -52,7 +52,8 @@ async function quickstartRun(dataDir: string | undefined): Promise<Measured> {
       ...(dir === undefined ? {} : { dataDir: dir }),
       log: (line) => {
         lines.push(line);
-        if (process.env.BENCH_VERBOSE) console.log(`+${((performance.now() - t0) / 1000).toFixed(3)}s ${line}`);
+        if (process.env.BENCH_VERBOSE)
+          console.log(`+${((performance.now() - t0) / 1000).toFixed(3)}s ${line}`);
       },
     });
   let stack: LocalStack = await start(dataDir);
