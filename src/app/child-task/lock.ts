@@ -39,8 +39,8 @@ const MAX_START_WAIT_SECONDS = 3600;
 export const MSG_WINDOW_CLOSED_BEFORE_START = "maintenance window closed before the task started";
 
 /**
- * AcquireLock's work (preflight.ts `acquireLockAndAsk` is the step): the task RUNNING once the
- * lock is taken. `onceLocked` (the preflight's queries) runs once the
+ * AcquireLock's work (preflight.ts `acquireLockAndAsk` is the step), with the task as it stands
+ * after it: RUNNING once the lock is taken. `onceLocked` (the preflight's queries) runs once the
  * lock is taken, at the same time as the RUNNING write: neither needs the other (a query changes
  * nothing on a BMC, and a retried step asks again under the same request ids), so the step costs
  * one round trip less.
@@ -49,9 +49,9 @@ export async function takeLock<T>(
   deps: StepDeps,
   e: StepEventOf<"acquireLock">,
   onceLocked: (task: Task) => Promise<T>,
-): Promise<{ result: AcquireLockResult; locked?: T }> {
+): Promise<{ result: AcquireLockResult; task: Task; locked?: T }> {
   const task = await loadTask(deps, e.taskId);
-  const as = (result: AcquireLockResult) => ({ result });
+  const as = (result: AcquireLockResult) => ({ result, task });
   if (isTerminalTask(task)) return as({ status: "finished" });
   const now = deps.clock();
   const started = task.status === "RUNNING";
@@ -84,7 +84,7 @@ export async function takeLock<T>(
     }
     throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
   }
-  const [{ changed }, locked] = await Promise.all([
+  const [{ task: running, changed }, locked] = await Promise.all([
     updateTask(
       deps,
       task.id,
@@ -101,7 +101,7 @@ export async function takeLock<T>(
   ]);
   // Once per task: a retried AcquireLock finds it RUNNING and changes nothing.
   if (changed) deps.logger.info("task started", { ...taskKeys(task), rackId: task.rackId });
-  return { result: { status: "acquired" }, locked };
+  return { result: { status: "acquired" }, task: running, locked };
 }
 
 /**
