@@ -124,8 +124,7 @@ describe("child-task ASL", () => {
       { Variable: "$.plan.status", StringEquals: "waiting", Next: "WaitForLock" },
     ]);
     expect(s.WaitForLock?.SecondsPath).toBe("$.plan.waitSeconds");
-    // The rack: its readiness is read beside the task.
-    expect(s.CheckPreflight?.Parameters).toMatchObject({ "preflight.$": "$.plan", "rackId.$": "$.rackId" });
+    expect(s.CheckPreflight?.Parameters).toMatchObject({ "preflight.$": "$.plan" });
   });
 
   it("the preflight waits for its answers in AwaitPreflight (a task token the receiver sends back), then CheckPreflight; a not-ready loop polls through WaitForPreflight", () => {

@@ -40,16 +40,12 @@ export const MSG_WINDOW_CLOSED_BEFORE_START = "maintenance window closed before 
 
 /**
  * AcquireLock's work (preflight.ts `acquireLockAndAsk` is the step), with the task as it stands
- * after it: RUNNING once the lock is taken. `onceLocked` (the preflight's queries) runs once the
- * lock is taken, at the same time as the RUNNING write: neither needs the other (a query changes
- * nothing on a BMC, and a retried step asks again under the same request ids), so the step costs
- * one round trip less.
+ * after it: RUNNING once the lock is taken.
  */
-export async function takeLock<T>(
+export async function takeLock(
   deps: StepDeps,
   e: StepEventOf<"acquireLock">,
-  onceLocked: (task: Task) => Promise<T>,
-): Promise<{ result: AcquireLockResult; task: Task; locked?: T }> {
+): Promise<{ result: AcquireLockResult; task: Task }> {
   const task = await loadTask(deps, e.taskId);
   const as = (result: AcquireLockResult) => ({ result, task });
   if (isTerminalTask(task)) return as({ status: "finished" });
@@ -84,24 +80,21 @@ export async function takeLock<T>(
     }
     throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
   }
-  const [{ task: running, changed }, locked] = await Promise.all([
-    updateTask(
-      deps,
-      task.id,
-      (t, at) => {
-        if (t.status === "RUNNING") return undefined;
-        t.status = "RUNNING";
-        t.startedAt ??= at;
-        t.message = "";
-        return t;
-      },
-      task,
-    ),
-    onceLocked(task),
-  ]);
+  const { task: running, changed } = await updateTask(
+    deps,
+    task.id,
+    (t, at) => {
+      if (t.status === "RUNNING") return undefined;
+      t.status = "RUNNING";
+      t.startedAt ??= at;
+      t.message = "";
+      return t;
+    },
+    task,
+  );
   // Once per task: a retried AcquireLock finds it RUNNING and changes nothing.
   if (changed) deps.logger.info("task started", { ...taskKeys(task), rackId: task.rackId });
-  return { result: { status: "acquired" }, task: running, locked };
+  return { result: { status: "acquired" }, task: running };
 }
 
 /**
