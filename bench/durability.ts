@@ -6,7 +6,8 @@
  * to the run's terminal state. Then, for the data-dir stack: how long its stop took (the final
  * snapshot) and how long a restart on that directory takes to be listening again. Prints one table.
  *
- *   npx tsx bench/durability.ts [--rounds 1]      (BENCH_VERBOSE=1: the stack's log, each line timed from its start)
+ *   npx tsx bench/durability.ts [--rounds 1]
+ *   BENCH_VERBOSE=1: the stack's log too, each line timed from the stack's start.
  */
 
 import { readFileSync } from "node:fs";

@@ -14,11 +14,11 @@
  * by the very function the last state uses.
  *
  * Callbacks: aws-local-stepfunctions has no `.waitForTaskToken`, so a Task state of that pattern
- * (AwaitWave, AwaitPreflight) is bound to a handler that mints the task token itself (`local-token:<task>:<n>`),
- * calls the step with it in the Payload, as Lambda gets it, and then waits until `wake(token)`
- * (this executor is the local WaveWaker) or its timeout: `awaitTimeoutOverrideMs`, else the
- * Wait override, else the wave's (or preflight's) `awaitSeconds`; a timeout is the States.Timeout error the
- * state's Catch expects. The handler keeps that timeout itself because aws-local-stepfunctions
+ * (AwaitWave, AwaitPreflight) is bound to a handler that mints the task token itself
+ * (`local-token:<task>:<n>`), calls the step with it in the Payload, as Lambda gets it, and then
+ * waits until `wake(token)` (this executor is the local WaveWaker) or its timeout:
+ * `awaitTimeoutOverrideMs`, else the Wait override, else the wave's (or the preflight's)
+ * `awaitSeconds`; a timeout is the States.Timeout error the state's Catch expects. The handler keeps that timeout itself because aws-local-stepfunctions
  * reads TimeoutSecondsPath from the state's input after Parameters, where Step Functions reads it
  * from the state's input: the local copy of such a state gets a day's TimeoutSeconds instead.
  *
@@ -59,8 +59,9 @@ export interface LocalExecutorOptions {
   /** Every Wait state pauses this many ms instead of its seconds (tests, demos). */
   waitOverrideMs?: number;
   /**
-   * A callback state (AwaitWave, AwaitPreflight) not woken within this many ms times out into its check. Default:
-   * `waitOverrideMs` (a test's waits stay as short as its polls); unset too: the state's own timeout.
+   * A callback state (AwaitWave, AwaitPreflight) not woken within this many ms times out into its
+   * check. Default: `waitOverrideMs` (a test's waits stay as short as its polls); unset too: the
+   * state's own timeout.
    */
   awaitTimeoutOverrideMs?: number;
   /** Every Retry pauses this many ms instead of its interval (tests). */
@@ -172,7 +173,7 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
       let timer: NodeJS.Timeout | undefined;
       try {
         await handle({ ...payload, token });
-        // The state's TimeoutSecondsPath: the wave's awaitSeconds (AwaitWave), the preflight's (AwaitPreflight).
+        // The state's TimeoutSecondsPath: the wave's awaitSeconds (AwaitWave), or the preflight's.
         const { wave, preflight } = payload as { wave?: Awaiting; preflight?: Awaiting };
         const seconds = (wave ?? preflight)?.awaitSeconds ?? 60;
         const timeoutMs = options.awaitTimeoutOverrideMs ?? options.waitOverrideMs ?? seconds * 1000;

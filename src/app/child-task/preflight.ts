@@ -1,14 +1,14 @@
 /**
  * The preflight: AcquireLock, once it has the lock, asks every component's BMC for its running
  * version (`acquireLockAndAsk`; SendQueries did, in the definition before), AwaitPreflight waits
- * until the receiver has stored them all (`awaitQueries`), CheckPreflight reads them (polling,
- * Wait ◄─► CheckPreflight, when the wait timed out with some missing, until the preflight's deadline), then
- * requires every component it is about to flash to be ready, records each version in the report,
- * skips components already at their target (unless override_version_check), and returns the
- * upgrade groups: the task's rule's stages (src/domain/operation-rules.ts; the built-in default is
- * one stage per type in UPGRADE_GROUP_ORDER), each with its components still to flash and what
- * its waves need of the task (`facts`: types, target versions, sub-targets, run, lock lease), so
- * no wave reads the task again.
+ * until the receiver has stored them all (`awaitQueries`), CheckPreflight reads them (and polls,
+ * Wait ◄─► CheckPreflight, when the wait timed out with some missing, until the preflight's
+ * deadline), then requires every component it is about to flash to be ready, records each version
+ * in the report, skips components already at their target (unless override_version_check), and
+ * returns the upgrade groups: the task's rule's stages (src/domain/operation-rules.ts; the
+ * built-in default is one stage per type in UPGRADE_GROUP_ORDER), each with its components still
+ * to flash and what its waves need of the task (`facts`: types, target versions, sub-targets,
+ * run, lock lease), so no wave reads the task again.
  *
  * Readiness (src/domain/readiness.ts): a component to flash is ready when the inventory says so
  * (READY, the default) and its BMC's answer did not say `ready: false`. While some are not, the
@@ -128,8 +128,9 @@ export async function awaitQueries(
 /**
  * AcquireLock (lock.ts), and once the lock is taken the preflight's queries in the same
  * invocation, with the task it already read: its result is the preflight's poll state (the
- * definition's AwaitPreflight follows; WaitForPreflight in the definition before). Executions of the definition before, which have a
- * SendQueries state of their own, find the queries already published there and send nothing again.
+ * definition's AwaitPreflight follows; WaitForPreflight in the definition before). Executions of
+ * the definition before, which have a SendQueries state of their own, find the queries already
+ * published there and send nothing again.
  */
 export async function acquireLockAndAsk(
   deps: StepDeps,

@@ -10,8 +10,8 @@
  *
  * The state machine, in short (state-machines/README.md has the picture and the reasons):
  *
- *   AcquireLock (then the preflight's queries) ─(queued: Wait, again)─► AwaitPreflight ─► CheckPreflight
- *     (not ready yet: Wait ◄─► CheckPreflight)
+ *   AcquireLock (then the preflight's queries) ─(queued: Wait, again)─►
+ *     AwaitPreflight ─► CheckPreflight (not ready yet: Wait ◄─► CheckPreflight)
  *     └─► for each stage of the task's rule, for each wave of ≤ maxParallel of its components:
  *         SendWave ─► AwaitWave ◄─► CheckWave (ends the wave once done; the last one, the task)
  *     └─► (any failure, caught) RecordFailure
