@@ -1,7 +1,8 @@
 /**
  * The moto launcher's shortcuts (local/moto-launcher.py, point 3: the item serializer, the update
  * expression's parse cache, tree copy and validator walks, the condition lexer's cache, the reserved
- * words, the service lookup and a table's items sorted once between writes) answer exactly as
+ * words, the service lookup, a table's items sorted once between writes, an item's size and a
+ * value's copy) answer exactly as
  * moto's own code: the same requests, in the same
  * order, go to the launcher and to a plain `moto_server`, and every answer (the item returned, or the
  * error's name and message) and the tables at the end must be the same. The requests are the
@@ -15,6 +16,7 @@ import {
   type CreateTableCommandInput,
   DeleteItemCommand,
   type DynamoDBClient,
+  GetItemCommand,
   PutItemCommand,
   QueryCommand,
   ScanCommand,
@@ -406,6 +408,129 @@ describe("the moto launcher answers as moto does", () => {
           }),
         );
       }
+    }
+  });
+
+  it("item sizes at the 400 KB limit, every type in them: puts, updates, transactions, pages of a query and key sizes as moto's", async () => {
+    const SIZES = "launcher-vs-moto-sizes";
+    await createOnBoth({
+      TableName: SIZES,
+      KeySchema: [
+        { AttributeName: "pk", KeyType: "HASH" },
+        { AttributeName: "sk", KeyType: "RANGE" },
+      ],
+      AttributeDefinitions: [
+        { AttributeName: "pk", AttributeType: "S" },
+        { AttributeName: "sk", AttributeType: "S" },
+      ],
+      BillingMode: "PAY_PER_REQUEST",
+    });
+    const updateSizes = (input: Omit<UpdateItemCommandInput, "TableName">) => (c: DynamoDBClient) =>
+      c.send(new UpdateItemCommand({ TableName: SIZES, ReturnValues: "ALL_NEW", ...input }));
+    const bytes = (...b: number[]) => new Uint8Array(b);
+    // Every kind of value, nested, with multi-byte names and strings: each term of the sum counts.
+    const varied: Record<string, AttributeValue> = {
+      n: { N: "-12.5e3" },
+      big: { N: "123456789012345678901234567890" },
+      flag: { BOOL: true },
+      nothing: { NULL: true },
+      bin: { B: bytes(1, 2, 3, 250) },
+      ss: { SS: ["a", "bé", "c"] },
+      ns: { NS: ["1", "22", "-3.5"] },
+      bs: { BS: [bytes(9), bytes(8, 7)] },
+      m: {
+        M: {
+          deep: {
+            M: {
+              list: { L: [{ N: "1" }, { S: "é" }, { M: { x: { L: [{ BOOL: false }, { NULL: true }] } } }] },
+            },
+          },
+          ké: { S: "v" },
+        },
+      },
+      l: { L: [{ SS: ["x"] }, { L: [] }, { M: {} }, { NS: ["7"] }] },
+    };
+    const sized = (pk: string, padding: number): Record<string, AttributeValue> => ({
+      ...key(pk),
+      ...varied,
+      pad: { S: "x".repeat(padding) },
+    });
+    const put = (item: Record<string, AttributeValue>) => (c: DynamoDBClient) =>
+      c.send(new PutItemCommand({ TableName: SIZES, Item: item, ReturnValues: "ALL_OLD" }));
+    // The longest padding plain moto takes, found on it alone; then both at the edge (keys of one
+    // length, "prob", "edge" and "txtx": the key counts too).
+    let [fits, over] = [300_000, 420_000];
+    while (over - fits > 1) {
+      const mid = Math.floor((fits + over) / 2);
+      const held = await answer(plain, put(sized("prob", mid)));
+      if ("error" in held) over = mid;
+      else fits = mid;
+    }
+    const refused = await both(put(sized("edge", over)));
+    expect(refused).toMatchObject({ error: "ValidationException" });
+    await both(put(sized("edge", fits)));
+    expect(await both(put(sized("edge", fits)))).toHaveProperty("attributes.pad.S", "x".repeat(fits));
+    // Updates of the item at the edge, each the same on both: moto checks the size when an update
+    // sets a top-level attribute, counting the value it replaces too, so at the edge even a value
+    // of the same size is refused; after a removal (8 bytes) it fits.
+    const edgeUpdate = (expression: string, values?: Record<string, AttributeValue>) =>
+      both(
+        updateSizes({
+          Key: key("edge"),
+          UpdateExpression: expression,
+          ...(values === undefined ? {} : { ExpressionAttributeValues: values }),
+        }),
+      );
+    expect(await edgeUpdate("SET y = :s", { ":s": { S: "y" } })).toMatchObject({
+      error: "ValidationException",
+    });
+    expect(await edgeUpdate("SET flag = :f", { ":f": { BOOL: false } })).toMatchObject({
+      error: "ValidationException",
+    });
+    expect(await edgeUpdate("REMOVE nothing")).not.toHaveProperty("attributes.nothing");
+    expect(await edgeUpdate("SET flag = :f", { ":f": { BOOL: false } })).toHaveProperty(
+      "attributes.flag.BOOL",
+      false,
+    );
+    // A transaction's put at the edge and past it.
+    for (const padding of [over, fits]) {
+      await both((c) =>
+        c.send(
+          new TransactWriteItemsCommand({
+            TransactItems: [{ Put: { TableName: SIZES, Item: sized("txtx", padding) } }],
+          }),
+        ),
+      );
+    }
+    const get = (pk: string) => (c: DynamoDBClient) =>
+      c.send(new GetItemCommand({ TableName: SIZES, Key: key(pk), ConsistentRead: true }));
+    const [ours, theirs] = [await get("txtx")(launcher), await get("txtx")(plain)];
+    expect(ours.Item?.pad?.S?.length).toBe(fits);
+    expect(ours.Item).toEqual(theirs.Item);
+    // A query's page ends where its items pass 1 MB, by their sizes.
+    for (const sk of ["1", "2", "3"]) {
+      await both(put({ ...sized("q", 390_000), sk: { S: sk } }));
+    }
+    let start: Record<string, AttributeValue> | undefined;
+    const counts: number[] = [];
+    do {
+      const query = () =>
+        new QueryCommand({
+          TableName: SIZES,
+          KeyConditionExpression: "pk = :p",
+          ExpressionAttributeValues: { ":p": { S: "q" } },
+          ExclusiveStartKey: start,
+        });
+      const [a, b] = [await launcher.send(query()), await plain.send(query())];
+      expect(a.Items).toEqual(b.Items);
+      expect(a.LastEvaluatedKey).toEqual(b.LastEvaluatedKey);
+      counts.push(a.Items?.length ?? 0);
+      start = a.LastEvaluatedKey;
+    } while (start !== undefined);
+    expect(counts).toEqual([2, 1]);
+    // Key sizes: a partition key of 2,048 bytes is taken, one of 2,049 is not.
+    for (const length of [2048, 2049]) {
+      await both(put({ pk: { S: "k".repeat(length) }, sk: { S: "s" } }));
     }
   });
 
