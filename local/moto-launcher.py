@@ -49,7 +49,9 @@ moto for the local stack and the test suites (local/moto.ts spawns it):
      children, which each parse gets fresh.
    - Reserved words as a set (moto scans a list of 573 words for every attribute name), and the
      list of moto's service modules computed once (moto lists its package directory and stats each
-     of ~200 entries for every request, to see whether the Host names a service).
+     of ~200 entries for every request, to see whether the Host names a service), and so is each
+     API's list of method names (moto lists every member of the handler's class with
+     inspect.getmembers for every request, to see whether the action is one of them).
    - A table's items sorted once between writes. Every Query and Scan starts from all of a table's
      items sorted by key (`Table.all_items`; an index Query then walks them all): ~100 ms for the
      ~4,800 items of the demo inventory, once for each of the quick start's 15 rack names. The
@@ -109,6 +111,7 @@ from collections import deque
 from werkzeug.serving import run_simple
 from werkzeug.test import EnvironBuilder
 from moto import backends
+from moto.core import responses
 from moto.core.serialize import BaseJSONSerializer
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from moto.dynamodb.comparisons import ConditionExpressionParser, get_filter_expression
@@ -337,6 +340,7 @@ ConditionExpressionParser._lex_condition_expression = _lex_condition_cached
 ReservedKeywords.KEYWORDS = frozenset(ReservedKeywords.get_reserved_keywords())
 _MOTO_MODULES = frozenset(backends.list_of_moto_modules())
 backends.list_of_moto_modules = lambda: _MOTO_MODULES
+responses.method_names_from_class = functools.lru_cache(maxsize=None)(responses.method_names_from_class)
 
 # DynamoDB requests that may have added or removed an item so far (call_app counts them; the
 # restore counts itself): a table's items sorted by key stay as they were until the next one.
