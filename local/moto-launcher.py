@@ -91,6 +91,14 @@ moto for the local stack and the test suites (local/moto.ts spawns it):
    was never acknowledged and is dropped. DATA_DIR/LOCK (flock) keeps a second launcher out while
    one runs; a launcher whose parent dies (stdin closes) exits at once.
    Streams are not persisted: a restored table's stream starts empty, with a new stream ARN.
+
+5. Connections kept open. werkzeug's development server answers every request with
+   `Connection: close`, so each of the stack's requests opened a TCP connection and the server a
+   thread for it (200 GetItems in a row left 203 sockets in TIME_WAIT), and it then waits up to
+   10 ms for a body nobody sends. A request whose body is delimited by its Content-Length (every
+   request the SDKs send moto here) is read whole first, answered with its length, and the
+   connection stays open for the next; anything else (a chunked body, `Expect: 100-continue`, a
+   HEAD) goes to werkzeug's own handler as before, which closes the connection after it.
 """
 import base64
 import copy
@@ -102,13 +110,16 @@ import logging
 import os
 import pickle
 import signal
+import socket
 import sys
 import threading
 import time
+import traceback
 
 from collections import deque
 
-from werkzeug.serving import run_simple
+from werkzeug.exceptions import InternalServerError
+from werkzeug.serving import WSGIRequestHandler, run_simple
 from werkzeug.test import EnvironBuilder
 from moto import backends
 from moto.core import responses
@@ -785,6 +796,62 @@ def serialized(environ, start_response):
     return chunks
 
 
+class KeepAliveHandler(WSGIRequestHandler):
+    """Point 5: a request with a Content-Length-delimited body is served on a connection kept open."""
+
+    def setup(self):
+        super().setup()
+        # The head and the body go out in two writes: without this the body waits for the
+        # client's delayed ACK of the head (~40 ms), which a closed connection never met.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def run_wsgi(self):
+        length = self.headers.get("Content-Length", "0").strip()
+        delimited = length.isdigit() and "Transfer-Encoding" not in self.headers
+        if self.command == "HEAD" or "Expect" in self.headers or not delimited:
+            self.close_connection = True
+            return super().run_wsgi()
+        body = self.rfile.read(int(length))
+        environ = self.make_environ()
+        environ["wsgi.input"] = io.BytesIO(body)
+        answer = []
+        written = []
+
+        def start_response(line, headers, exc_info=None):
+            answer[:] = [line, headers]
+            return written.append
+
+        def run(app):
+            written.clear()
+            result = app(environ, start_response)
+            try:
+                return b"".join(written) + b"".join(bytes(c) for c in result)
+            finally:
+                close = getattr(result, "close", None)
+                if close is not None:
+                    close()
+
+        try:
+            data = run(self.server.app)
+        except Exception:
+            # As werkzeug's handler answers a request its app raised on: its 500 page, logged.
+            self.server.log("error", "Error on request:\n%s", traceback.format_exc())
+            data = run(InternalServerError())
+        line, headers = answer
+        code, _, reason = line.partition(" ")
+        self.send_response(int(code), reason)
+        for key, value in headers:
+            if key.lower() not in ("connection", "content-length", "transfer-encoding"):
+                self.send_header(key, value)
+        # The length of what is sent, which delimits it on the open connection.
+        if int(code) not in (204, 304):
+            self.send_header("Content-Length", str(len(data)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(data)
+
+
 def watch_parent():
     """The parent (the stack) keeps our stdin open; EOF means it died: go too, at once."""
     try:
@@ -819,4 +886,4 @@ if __name__ == "__main__":
         threading.Thread(target=watch_parent, daemon=True).start()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True)
+    run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True, request_handler=KeepAliveHandler)
