@@ -39,8 +39,17 @@ beforeAll(async () => {
   expect([a.serialized, b.serialized]).toEqual([true, false]);
   launcher = testClient(a.endpoint, 1);
   plain = testClient(b.endpoint, 1);
-  await createOnBoth({
-    TableName: TABLE,
+  await createOnBoth(keyedTable(TABLE));
+});
+
+afterAll(async () => {
+  for (const server of servers) await server.stop();
+});
+
+/** A table keyed by the strings pk and sk. */
+function keyedTable(TableName: string): CreateTableCommandInput {
+  return {
+    TableName,
     KeySchema: [
       { AttributeName: "pk", KeyType: "HASH" },
       { AttributeName: "sk", KeyType: "RANGE" },
@@ -50,12 +59,8 @@ beforeAll(async () => {
       { AttributeName: "sk", AttributeType: "S" },
     ],
     BillingMode: "PAY_PER_REQUEST",
-  });
-});
-
-afterAll(async () => {
-  for (const server of servers) await server.stop();
-});
+  };
+}
 
 /** Creates the same table on the launcher and on plain moto. */
 async function createOnBoth(input: CreateTableCommandInput): Promise<void> {
@@ -192,15 +197,11 @@ describe("the moto launcher answers as moto does", () => {
 
   it("table and index queries: key conditions, both directions, pages of one; each the same as moto's", async () => {
     const RANGED = "launcher-vs-moto-ranged";
+    const keyed = keyedTable(RANGED);
     await createOnBoth({
-      TableName: RANGED,
-      KeySchema: [
-        { AttributeName: "pk", KeyType: "HASH" },
-        { AttributeName: "sk", KeyType: "RANGE" },
-      ],
+      ...keyed,
       AttributeDefinitions: [
-        { AttributeName: "pk", AttributeType: "S" },
-        { AttributeName: "sk", AttributeType: "S" },
+        ...(keyed.AttributeDefinitions ?? []),
         { AttributeName: "g", AttributeType: "S" },
         { AttributeName: "at", AttributeType: "N" },
       ],
@@ -214,7 +215,6 @@ describe("the moto launcher answers as moto does", () => {
           Projection: { ProjectionType: "ALL" },
         },
       ],
-      BillingMode: "PAY_PER_REQUEST",
     });
     // Written out of key order, with ties on the index's range key.
     for (const [pk, sk, g, at] of [
@@ -413,18 +413,7 @@ describe("the moto launcher answers as moto does", () => {
 
   it("item sizes at the 400 KB limit, every type in them: puts, updates, transactions, pages of a query and key sizes as moto's", async () => {
     const SIZES = "launcher-vs-moto-sizes";
-    await createOnBoth({
-      TableName: SIZES,
-      KeySchema: [
-        { AttributeName: "pk", KeyType: "HASH" },
-        { AttributeName: "sk", KeyType: "RANGE" },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: "pk", AttributeType: "S" },
-        { AttributeName: "sk", AttributeType: "S" },
-      ],
-      BillingMode: "PAY_PER_REQUEST",
-    });
+    await createOnBoth(keyedTable(SIZES));
     const updateSizes = (input: Omit<UpdateItemCommandInput, "TableName">) => (c: DynamoDBClient) =>
       c.send(new UpdateItemCommand({ TableName: SIZES, ReturnValues: "ALL_NEW", ...input }));
     const bytes = (...b: number[]) => new Uint8Array(b);
