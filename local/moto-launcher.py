@@ -500,25 +500,32 @@ ITEM_WRITES = frozenset(
 SKIPPED_HEADERS = frozenset(("CONTENT_LENGTH", "HTTP_CONNECTION", "HTTP_ACCEPT_ENCODING"))
 
 
+def run_app(application, environ):
+    """Runs a WSGI app on one request to its end; returns (status line, headers, body chunks)."""
+    response = []
+    written = []
+
+    def start_response(line, headers, exc_info=None):
+        response[:] = [line, headers]
+        return written.append
+
+    body = application(environ, start_response)
+    try:
+        chunks = written + [bytes(c) for c in body]
+    finally:
+        close = getattr(body, "close", None)
+        if close is not None:
+            close()
+    return response[0], response[1], chunks
+
+
 def call_app(environ):
     """Runs one request through moto; returns (status line, headers, body chunks)."""
     global _item_writes
     target = environ.get("HTTP_X_AMZ_TARGET", "")
     if target.startswith("DynamoDB_20120810.") and target not in READS:
         _item_writes += 1
-    response = []
-
-    def start_response(line, headers, exc_info=None):
-        response[:] = [line, headers]
-
-    body = app(environ, start_response)
-    try:
-        chunks = [bytes(c) for c in body]
-    finally:
-        close = getattr(body, "close", None)
-        if close is not None:
-            close()
-    return response[0], response[1], chunks
+    return run_app(app, environ)
 
 
 def replay(entry):
@@ -814,30 +821,13 @@ class KeepAliveHandler(WSGIRequestHandler):
         body = self.rfile.read(int(length))
         environ = self.make_environ()
         environ["wsgi.input"] = io.BytesIO(body)
-        answer = []
-        written = []
-
-        def start_response(line, headers, exc_info=None):
-            answer[:] = [line, headers]
-            return written.append
-
-        def run(app):
-            written.clear()
-            result = app(environ, start_response)
-            try:
-                return b"".join(written) + b"".join(bytes(c) for c in result)
-            finally:
-                close = getattr(result, "close", None)
-                if close is not None:
-                    close()
-
         try:
-            data = run(self.server.app)
+            line, headers, chunks = run_app(self.server.app, environ)
         except Exception:
             # As werkzeug's handler answers a request its app raised on: its 500 page, logged.
             self.server.log("error", "Error on request:\n%s", traceback.format_exc())
-            data = run(InternalServerError())
-        line, headers = answer
+            line, headers, chunks = run_app(InternalServerError(), environ)
+        data = b"".join(chunks)
         code, _, reason = line.partition(" ")
         self.send_response(int(code), reason)
         for key, value in headers:

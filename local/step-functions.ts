@@ -18,9 +18,10 @@
  * (`local-token:<task>:<n>`), calls the step with it in the Payload, as Lambda gets it, and then
  * waits until `wake(token)` (this executor is the local WaveWaker) or its timeout:
  * `awaitTimeoutOverrideMs`, else the Wait override, else the wave's (or the preflight's)
- * `awaitSeconds`; a timeout is the States.Timeout error the state's Catch expects. The handler keeps that timeout itself because aws-local-stepfunctions
- * reads TimeoutSecondsPath from the state's input after Parameters, where Step Functions reads it
- * from the state's input: the local copy of such a state gets a day's TimeoutSeconds instead.
+ * `awaitSeconds`; a timeout is the States.Timeout error the state's Catch expects. The handler
+ * keeps that timeout itself because aws-local-stepfunctions reads TimeoutSecondsPath from the
+ * state's input after Parameters, where Step Functions reads it from the state's input: the local
+ * copy of such a state gets a day's TimeoutSeconds instead.
  *
  * Needs Promise.withResolvers (Node 22): import local/polyfills.ts before this module runs on Node 20.
  */
