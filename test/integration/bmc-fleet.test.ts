@@ -3,6 +3,8 @@
  * through the IoT shim into aedes, the simulated fleet answers on the evt topics, and a subscriber
  * in the broker (standing in for the IoT rule) collects what appears on the wire.
  */
+
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { IoTDataPlaneClient, PublishCommand } from "@aws-sdk/client-iot-data-plane";
 import { connectAsync } from "mqtt";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -76,8 +78,8 @@ let publisher: IotPublisher;
 /** Every event seen on flow/bmc/+/evt, per component, in arrival order. */
 const seen = new Map<string, BmcEvent[]>();
 const undecodable: string[] = [];
-/** (componentId, version) callbacks, and how many events that component had published by then. */
-const firmwareChanges: { componentId: string; version: string; eventsBefore: number }[] = [];
+/** (componentId, version) callbacks, and whether that component's result had been seen by then. */
+const firmwareChanges: { componentId: string; version: string; resultSeen: boolean }[] = [];
 const logs: string[] = [];
 
 function eventsOf(componentId: string): BmcEvent[] {
@@ -170,7 +172,8 @@ beforeAll(async () => {
     racks,
     config,
     onFirmwareChanged: (componentId, version) => {
-      firmwareChanges.push({ componentId, version, eventsBefore: eventsOf(componentId).length });
+      const resultSeen = eventsOf(componentId).some((e) => e.type === "result");
+      firmwareChanges.push({ componentId, version, resultSeen });
     },
     log: (line) => logs.push(line),
   });
@@ -247,9 +250,9 @@ describe("bmc fleet: each outcome on the evt topic", () => {
       "progress:75",
       "result:ok:2.0.0",
     ]);
-    // The callback ran when ack + three progress events were out, i.e. before the result.
+    // The callback ran before the result went out.
     expect(firmwareChanges.filter((c) => c.componentId === C.succeed)).toEqual([
-      { componentId: C.succeed, version: "2.0.0", eventsBefore: 4 },
+      { componentId: C.succeed, version: "2.0.0", resultSeen: false },
     ]);
     expect(fleet.versionOf(C.succeed)).toBe("2.0.0");
   });
@@ -416,6 +419,70 @@ describe("bmc fleet: idempotency on requestId", () => {
     ).toBe(true);
     // The auth blob of any update never reaches a log line.
     expect(logs.join("\n")).not.toContain("c2VjcmV0");
+  });
+});
+
+describe("bmc fleet: a flash's schedule", () => {
+  it("runs from the ack, not from the broker's acknowledgements: with every PUBACK withheld the result still goes out", async () => {
+    // Between this fleet and the broker, a proxy that holds back every PUBACK the broker sends
+    // (MQTT packet type 4) until the result is in: a fleet that waited for each report's PUBACK
+    // before the next would send the ack and then nothing.
+    const held: Buffer[] = [];
+    let toFleet: Socket | undefined;
+    let holding = true;
+    const proxy = createServer((client) => {
+      toFleet = client;
+      const upstream = connect(new URL(broker.url).port as unknown as number, "127.0.0.1");
+      client.pipe(upstream);
+      let pending = Buffer.alloc(0);
+      upstream.on("data", (chunk: Buffer) => {
+        pending = Buffer.concat([pending, chunk]);
+        for (;;) {
+          // Fixed header: type byte, then the remaining length as a base-128 varint.
+          let length = 0;
+          let i = 1;
+          for (let shift = 0; i < pending.length; i++, shift += 7) {
+            length += (pending[i]! & 0x7f) << shift;
+            if ((pending[i]! & 0x80) === 0) break;
+          }
+          if (i >= pending.length || pending.length < i + 1 + length) return;
+          const packet = pending.subarray(0, i + 1 + length);
+          pending = pending.subarray(i + 1 + length);
+          if (holding && packet[0]! >> 4 === 4) held.push(Buffer.from(packet));
+          else client.write(packet);
+        }
+      });
+      for (const socket of [client, upstream]) socket.on("error", () => {});
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+    // A component of its own: the suite's fleet answers on the same broker.
+    const only = id(12);
+    const rack: InventoryRack = { id: RACK, name: "rack-t01", components: [{ id: only, type: "COMPUTE" }] };
+    const local = await startBmcFleet({
+      brokerUrl: `mqtt://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+      racks: [rack],
+      config: { defaults: { outcome: "succeed", updateMs: UPDATE_MS }, racks: {}, components: {} },
+    });
+    try {
+      await publisher.publish(only, updateCmd("r-held"));
+      await resultOf(only, "r-held");
+      expect(trace(only, "r-held")).toEqual([
+        "ack",
+        "progress:25",
+        "progress:50",
+        "progress:75",
+        "result:ok:2.0.0",
+      ]);
+      // Four reports sent, none of them acknowledged to the fleet yet (the result's may be in flight).
+      expect(held.length).toBeGreaterThanOrEqual(4);
+    } finally {
+      holding = false;
+      for (const packet of held) toFleet?.write(packet);
+      await local.stop();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
   });
 });
 
