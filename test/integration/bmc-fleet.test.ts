@@ -432,7 +432,7 @@ describe("bmc fleet: a flash's schedule", () => {
     let holding = true;
     const proxy = createServer((client) => {
       toFleet = client;
-      const upstream = connect(new URL(broker.url).port as unknown as number, "127.0.0.1");
+      const upstream = connect(broker.port, "127.0.0.1");
       client.pipe(upstream);
       let pending = Buffer.alloc(0);
       upstream.on("data", (chunk: Buffer) => {
