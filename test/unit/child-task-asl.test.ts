@@ -124,7 +124,8 @@ describe("child-task ASL", () => {
       { Variable: "$.plan.status", StringEquals: "waiting", Next: "WaitForLock" },
     ]);
     expect(s.WaitForLock?.SecondsPath).toBe("$.plan.waitSeconds");
-    expect(s.CheckPreflight?.Parameters).toMatchObject({ "preflight.$": "$.plan" });
+    // The rack: its readiness is read beside the task.
+    expect(s.CheckPreflight?.Parameters).toMatchObject({ "preflight.$": "$.plan", "rackId.$": "$.rackId" });
   });
 
   it("the preflight waits for its answers in AwaitPreflight (a task token the receiver sends back), then CheckPreflight; a not-ready loop polls through WaitForPreflight", () => {

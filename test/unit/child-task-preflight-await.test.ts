@@ -1,12 +1,13 @@
 /**
  * AwaitPreflight (src/app/child-task/preflight.ts `awaitQueries`): AcquireLock's result names the
  * components it asked and how long the wait lasts; the wait stores its task token on the query
- * set with their entries, and wakes the execution itself when every answer is in already. Memory
- * stores typed from the ports.
+ * set with their entries, and wakes the execution itself when every answer is in already. And the
+ * preflight's round trips: AcquireLock asks beside the RUNNING write, CheckPreflight reads the
+ * rack's readiness beside the task. Memory stores typed from the ports.
  */
 import { describe, expect, it } from "vitest";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
-import { acquireLockAndAsk, awaitQueries } from "../../src/app/child-task/preflight.js";
+import { acquireLockAndAsk, awaitQueries, checkQueries } from "../../src/app/child-task/preflight.js";
 import { DEFAULT_CHILD_TASK_SETTINGS, type PreflightState } from "../../src/app/child-task/settings.js";
 import { silentLogger } from "../../src/app/observability.js";
 import { entryKey, queryAddress } from "../../src/domain/command-sets.js";
@@ -32,8 +33,7 @@ const settings = DEFAULT_CHILD_TASK_SETTINGS;
 const q = queryAddress(task.id, 0);
 const keys = [entryKey(q, "c1"), entryKey(q, "p1")];
 
-async function harness() {
-  const tasks = memoryTaskStore();
+async function harness(tasks = memoryTaskStore(), onPublish: () => void = () => {}) {
   await tasks.createTask(task);
   const commands = memoryCommandSetStore();
   const woken: string[] = [];
@@ -44,7 +44,12 @@ async function harness() {
     locks: memoryLockStore(),
     clock: () => 2_000,
     logger: silentLogger,
-    publisher: { publish: async (componentId: string) => void published.push(componentId) },
+    publisher: {
+      publish: async (componentId: string) => {
+        published.push(componentId);
+        onPublish();
+      },
+    },
     waveWaker: { wake: async (token: string) => void woken.push(token) },
   } as unknown as StepDeps;
   const preflight = (await acquireLockAndAsk(deps, {
@@ -101,5 +106,58 @@ describe("AwaitPreflight: the preflight waits for its answers, woken when they a
     expect(await h.wait("tk-d", h.deps, before)).toEqual({ woken: false });
     expect((await h.commands.get(task.id, "q"))?.wake).toBeUndefined();
     expect(h.woken).toEqual([]);
+  });
+});
+
+describe("the preflight's round trips", () => {
+  it("AcquireLock publishes the queries while the RUNNING write is in flight, not after it", async () => {
+    const inner = memoryTaskStore();
+    let publishedOne!: () => void;
+    const firstPublish = new Promise<void>((resolve) => {
+      publishedOne = resolve;
+    });
+    // The RUNNING write completes only once a query went out: made in turn, the step would fail.
+    const tasks: typeof inner = {
+      ...inner,
+      saveTask: async (...args) => {
+        let timer: NodeJS.Timeout | undefined;
+        const stuck = new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error("the queries waited for the RUNNING write")), 2_000);
+        });
+        await Promise.race([firstPublish, stuck]).finally(() => clearTimeout(timer));
+        return inner.saveTask(...args);
+      },
+    };
+    const h = await harness(tasks, () => publishedOne());
+    expect(h.preflight.status).toBe("acquired");
+    expect(h.published.sort()).toEqual(["c1", "p1"]);
+    expect((await inner.getTasks([task.id]))[0]?.status).toBe("RUNNING");
+  });
+
+  it("CheckPreflight reads the rack's readiness once, beside the task, when the state names the rack; another rack named: the task's rack is read", async () => {
+    const h = await harness();
+    await h.answer("c1");
+    await h.answer("p1");
+    const asked: string[] = [];
+    const readiness = {
+      notReady: async (rackId: string) => {
+        asked.push(rackId);
+        // The named rack says c1 is in maintenance; the task's rack says nothing.
+        return rackId === task.rackId ? new Map() : new Map([["c1", "in maintenance"]]);
+      },
+    };
+    const check = (rackId: string) =>
+      checkQueries({ ...h.deps, readiness } as unknown as StepDeps, {
+        step: "checkQueries",
+        taskId: task.id,
+        rackId,
+        settings,
+        preflight: h.preflight,
+      });
+    expect((await check(task.rackId)).done).toBe(true);
+    expect(asked).toEqual([task.rackId]);
+    asked.length = 0;
+    expect((await check("r-elsewhere")).done).toBe(true);
+    expect(asked).toEqual(["r-elsewhere", task.rackId]);
   });
 });

@@ -39,15 +39,18 @@ const MAX_START_WAIT_SECONDS = 3600;
 export const MSG_WINDOW_CLOSED_BEFORE_START = "maintenance window closed before the task started";
 
 /**
- * AcquireLock's work (preflight.ts `acquireLockAndAsk` is the step), with the task as it stands
- * after it: RUNNING once the lock is taken.
+ * AcquireLock's work (preflight.ts `acquireLockAndAsk` is the step): the task RUNNING once the
+ * lock is taken, and `onceLocked` (the preflight's queries) at the same time as that write: neither
+ * needs the other (a query changes nothing on a BMC, and a retried step asks again under the same
+ * request ids), so the step costs one round trip less.
  */
-export async function takeLock(
+export async function takeLock<T>(
   deps: StepDeps,
   e: StepEventOf<"acquireLock">,
-): Promise<{ result: AcquireLockResult; task: Task }> {
+  onceLocked: (task: Task) => Promise<T>,
+): Promise<{ result: AcquireLockResult; locked?: T }> {
   const task = await loadTask(deps, e.taskId);
-  const as = (result: AcquireLockResult) => ({ result, task });
+  const as = (result: AcquireLockResult) => ({ result });
   if (isTerminalTask(task)) return as({ status: "finished" });
   const now = deps.clock();
   const started = task.status === "RUNNING";
@@ -80,21 +83,24 @@ export async function takeLock(
     }
     throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
   }
-  const { task: running, changed } = await updateTask(
-    deps,
-    task.id,
-    (t, at) => {
-      if (t.status === "RUNNING") return undefined;
-      t.status = "RUNNING";
-      t.startedAt ??= at;
-      t.message = "";
-      return t;
-    },
-    task,
-  );
+  const [{ changed }, locked] = await Promise.all([
+    updateTask(
+      deps,
+      task.id,
+      (t, at) => {
+        if (t.status === "RUNNING") return undefined;
+        t.status = "RUNNING";
+        t.startedAt ??= at;
+        t.message = "";
+        return t;
+      },
+      task,
+    ),
+    onceLocked(task),
+  ]);
   // Once per task: a retried AcquireLock finds it RUNNING and changes nothing.
   if (changed) deps.logger.info("task started", { ...taskKeys(task), rackId: task.rackId });
-  return { result: { status: "acquired" }, task: running };
+  return { result: { status: "acquired" }, locked };
 }
 
 /**

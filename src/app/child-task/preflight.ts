@@ -127,18 +127,18 @@ export async function awaitQueries(
 
 /**
  * AcquireLock (lock.ts), and once the lock is taken the preflight's queries in the same
- * invocation, with the task it already read: its result is the preflight's poll state (the
- * definition's AwaitPreflight follows; WaitForPreflight in the definition before). Executions of
- * the definition before, which have a SendQueries state of their own, find the queries already
- * published there and send nothing again.
+ * invocation (beside the RUNNING write), with the task it already read: its result is the
+ * preflight's poll state (the definition's AwaitPreflight follows; WaitForPreflight in the
+ * definition before). Executions of the definition before, which have a SendQueries state of
+ * their own, find the queries already published there and send nothing again.
  */
 export async function acquireLockAndAsk(
   deps: StepDeps,
   e: StepEventOf<"acquireLock">,
 ): Promise<AcquireLockResult> {
-  const { result, task } = await takeLock(deps, e);
-  if (result.status !== "acquired") return result;
-  return { ...result, ...(await startPreflight(deps, task, e.settings)) };
+  const { result, locked } = await takeLock(deps, e, (task) => startPreflight(deps, task, e.settings));
+  if (result.status !== "acquired" || locked === undefined) return result;
+  return { ...result, ...locked };
 }
 
 /** SendQueries, for executions of the definition before AcquireLock asked the BMCs itself. */
@@ -148,7 +148,11 @@ export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">)
 
 export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries">): Promise<PreflightResult> {
   const p = e.preflight;
-  // The task, its answers and its update set's first record: one read.
+  // The task, its answers and its update set's first record: one read; beside it, when the state
+  // names the rack (the definition before did not), the rack's readiness, which the check needs
+  // once every answer is in (one read wasted on a poll that finds some missing).
+  const early = e.rackId === undefined ? undefined : deps.readiness.notReady(e.rackId);
+  early?.catch(() => undefined);
   const {
     task,
     sets: { q: set, u: updatesBefore },
@@ -180,7 +184,9 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   // Readiness of what is about to be flashed: components not already at their version.
   const atVersion = (c: TaskReport["components"][number]) =>
     answer(c.id)?.version === targetOf(report, c) && !report.overrideVersionCheck;
-  const inventory = await deps.readiness.notReady(task.rackId);
+  const inventory = await (e.rackId === task.rackId && early !== undefined
+    ? early
+    : deps.readiness.notReady(task.rackId));
   const notReady: NotReady[] = report.components.flatMap((c) => {
     if (c.status !== "PENDING" || atVersion(c)) return [];
     // A BMC asked again that has not answered yet is still as it last said.

@@ -63,7 +63,8 @@ type Base = { taskId: string; settings: ChildTaskSettings };
 export type StepEvent =
   | (Base & { step: "acquireLock"; rackId: string })
   | (Base & { step: "sendQueries" })
-  | (Base & { step: "checkQueries"; preflight: PreflightState })
+  /** `rackId`: the rack whose readiness the check reads beside the task (absent in the definition before). */
+  | (Base & { step: "checkQueries"; preflight: PreflightState; rackId?: string })
   | (Base & { step: "sendWave"; rackId: string; groups: UpgradeGroup[]; cursor: WaveCursor })
   /**
    * With the plan (rackId, groups, cursor), as the definition sends it: a done wave is finished in
