@@ -1,6 +1,6 @@
 /**
  * The moto launcher's shortcuts (local/moto-launcher.py, point 3: the item serializer, the update
- * expression's parse cache, tree copy and validator walks, the condition lexer's cache, the reserved
+ * expression's parse cache, tree copy and validator walks, the condition lexer's cache and parse kept within a request, the reserved
  * words, the service lookup, a table's items sorted once between writes, an item's size and a
  * value's copy) answer exactly as
  * moto's own code: the same requests, in the same
@@ -408,7 +408,42 @@ describe("the moto launcher answers as moto does", () => {
           }),
         );
       }
+      // Puts and deletes parse their condition twice too: the same text with other values, held
+      // then failed, and a name the condition does not use (refused by the placeholder check).
+      const names = { "#c": "count" };
+      for (const [bound, extra] of [
+        ["0", {}],
+        ["7", {}],
+        ["7", { "#unused": "x" }],
+      ] as const) {
+        const condition = {
+          ConditionExpression: "attribute_not_exists(#c) OR #c > :bound",
+          ExpressionAttributeNames: { ...names, ...extra },
+          ExpressionAttributeValues: { ":bound": { N: bound } },
+        };
+        await both((c) =>
+          c.send(
+            new PutItemCommand({
+              TableName: TABLE,
+              Item: { ...key("put"), count: { N: "5" }, round: { N: String(round) } },
+              ReturnValues: "ALL_OLD",
+              ...condition,
+            }),
+          ),
+        );
+        await both((c) =>
+          c.send(
+            new DeleteItemCommand({
+              TableName: TABLE,
+              Key: key("put"),
+              ReturnValues: "ALL_OLD",
+              ...condition,
+            }),
+          ),
+        );
+      }
     }
+    await both((c) => c.send(new DeleteItemCommand({ TableName: TABLE, Key: key("put") })));
   });
 
   it("item sizes at the 400 KB limit, every type in them: puts, updates, transactions, pages of a query and key sizes as moto's", async () => {
