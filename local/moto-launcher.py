@@ -359,14 +359,16 @@ _last_condition = None  # (text, names, values, names found, values found, op): 
 
 def _parse_condition_once(self):
     global _last_condition
-    text, names, values = self.condition_expression, self.expression_attribute_names, self.expression_attribute_values
+    text = self.condition_expression
+    names, values = self.expression_attribute_names, self.expression_attribute_values
     held = _last_condition
     if held is not None and held[0] == text and held[1] is names and held[2] is values:
         self.expr_attr_names_found.extend(held[3])
         self.expr_attr_values_found.extend(held[4])
         return held[5]
     op = _parse_condition(self)  # a text that does not parse raises, every time, and is not kept
-    _last_condition = (text, names, values, tuple(self.expr_attr_names_found), tuple(self.expr_attr_values_found), op)
+    found = (tuple(self.expr_attr_names_found), tuple(self.expr_attr_values_found))
+    _last_condition = (text, names, values, *found, op)
     return op
 
 
