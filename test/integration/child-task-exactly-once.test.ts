@@ -18,6 +18,7 @@ import {
   parseBmcTopic,
   updateRequestId,
 } from "../../src/domain/bmc-protocol.js";
+import { parseCommandRequestId } from "../../src/domain/command-sets.js";
 import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
@@ -52,9 +53,11 @@ beforeAll(async () => {
     fleet: { defaults: { outcome: "succeed", updateMs: 40 }, racks: {}, components: {} },
     waker: { wake: async (runId) => void woken.push(runId) },
   });
-  // Every first result a BMC publishes is followed by a duplicate and by a LATE contradicting
-  // result for the same request (as if a confused BMC or a redelivery raced it). broker.publish
-  // resolves once every subscriber, the rule stand-in included, has handled the message.
+  // Every first result a BMC publishes is followed by a duplicate and, once the first is stored,
+  // by a LATE contradicting result for the same request (a confused BMC, or a redelivery). Late
+  // means after the first was stored: two results racing through the queue (concurrent batches,
+  // as SQS's are) are stored in whichever order they land, and the first stored wins.
+  const sets = new DynamoCommandSetStore(h.stores.doc, h.names.tasks);
   const seen = new Set<string>();
   await h.broker.subscribe("flow/bmc/+/evt", async (topic, payload) => {
     const decoded = decodeBmcEvent(payload);
@@ -63,7 +66,16 @@ beforeAll(async () => {
     if (seen.has(decoded.value.requestId)) return;
     seen.add(decoded.value.requestId);
     await h.broker.publish(topic, payload);
-    await new Promise((r) => setTimeout(r, 30));
+    const address = parseCommandRequestId(decoded.value.requestId);
+    if (address === undefined) throw new Error(`not a command's request id: ${decoded.value.requestId}`);
+    const deadline = Date.now() + 20_000;
+    for (;;) {
+      const set = await sets.get(address.taskId, address.family, address.part);
+      if (set?.entries[address.entry]?.result !== undefined) break;
+      if (Date.now() > deadline)
+        throw new Error(`the first result of ${decoded.value.requestId} was never stored`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
     await h.broker.publish(
       bmcEvtTopic(where.componentId),
       encodeBmcMessage({
