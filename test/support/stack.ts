@@ -468,7 +468,8 @@ export function countPhases(counts: number[], autoAdvance?: boolean): OperationR
  * Pauses every PENDING or RUNNING run: one write each, and the dispatcher's ticks and the stream
  * wake-ups leave them alone from then on. Suites whose runs only need to exist call it after each
  * test, so a hundred earlier runs do not load the (single-threaded) moto for the tests that follow.
- * Child tasks already submitted keep running; the rack locks bound them to one per rack.
+ * Child tasks already submitted keep running; the rack locks bound them to one per rack. A run
+ * that finishes between the list and its pause is left as it ended.
  */
 export async function pauseActiveRuns(flow: FlowClient): Promise<void> {
   const active = [
@@ -479,7 +480,18 @@ export async function pauseActiveRuns(flow: FlowClient): Promise<void> {
     filter: { name: undefined, states: active.map((status) => ({ status })), operationKinds: [] },
     pagination: { offset: 0, limit: 1000 },
   });
-  await Promise.all(operationRuns.map((run) => flow.pauseOperationRun({ id: { id: run.id?.id ?? "" } })));
+  await Promise.all(
+    operationRuns.map(async (run) => {
+      try {
+        await flow.pauseOperationRun({ id: { id: run.id?.id ?? "" } });
+      } catch (error) {
+        // A run that ended between the list and its pause has nothing left to pause.
+        const e = error as grpc.ServiceError;
+        if (e.code !== grpc.status.FAILED_PRECONDITION || !e.details.includes("is in terminal state"))
+          throw error;
+      }
+    }),
+  );
 }
 
 /** The created run's id (the response must carry one). */
