@@ -68,14 +68,12 @@ beforeAll(async () => {
     await h.broker.publish(topic, payload);
     const address = parseCommandRequestId(decoded.value.requestId);
     if (address === undefined) throw new Error(`not a command's request id: ${decoded.value.requestId}`);
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const set = await sets.get(address.taskId, address.family, address.part);
-      if (set?.entries[address.entry]?.result !== undefined) break;
-      if (Date.now() > deadline)
-        throw new Error(`the first result of ${decoded.value.requestId} was never stored`);
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    await until(
+      `the first result of ${decoded.value.requestId} stored`,
+      async () =>
+        (await sets.get(address.taskId, address.family, address.part))?.entries[address.entry]?.result !==
+        undefined,
+    );
     await h.broker.publish(
       bmcEvtTopic(where.componentId),
       encodeBmcMessage({

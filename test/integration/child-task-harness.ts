@@ -166,9 +166,13 @@ export function queriesOf(h: Harness, taskId: string) {
   return new DynamoCommandSetStore(DynamoDBDocumentClient.from(h.client), h.names.tasks).get(taskId, "q");
 }
 
-export async function until(what: string, probe: () => boolean, timeoutMs = 20_000): Promise<void> {
+export async function until(
+  what: string,
+  probe: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
+  while (!(await probe())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }

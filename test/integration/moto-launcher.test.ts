@@ -1,13 +1,13 @@
 /**
  * The moto launcher's shortcuts (local/moto-launcher.py, point 3: the item serializer, the update
- * expression's parse cache, tree copy and validator walks, the condition lexer's cache and parse kept within a request, the reserved
- * words, the service lookup, a table's items sorted once between writes, an item's size and a
- * value's copy) answer exactly as
- * moto's own code: the same requests, in the same
- * order, go to the launcher and to a plain `moto_server`, and every answer (the item returned, or the
- * error's name and message) and the tables at the end must be the same. The requests are the
- * expressions' awkward corners, valid and refused, each text sent more than once (a cached parse or
- * token list must not carry one request's names, values or item into the next).
+ * expression's parse cache, tree copy and validator walks, the condition lexer's cache and its
+ * parse kept within a request, the reserved words, the service lookup, a table's items sorted once
+ * between writes, an item's size and a value's copy) answer exactly as moto's own code: the same
+ * requests, in the same order, go to the launcher and to a plain `moto_server`, and every answer
+ * (the item returned, or the error's name and message) and the tables at the end must be the same.
+ * The requests are the expressions' awkward corners, valid and refused, each text sent more than
+ * once (a cached parse or token list must not carry one request's names, values or item into the
+ * next).
  */
 import {
   type AttributeValue,
