@@ -13,7 +13,6 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DescribeTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
-import "./polyfills.js";
 import { awsClientConfig, createDynamoDbClient } from "../src/adapters/aws-config.js";
 import {
   createDynamoStores,

@@ -22,8 +22,6 @@
  * keeps that timeout itself because aws-local-stepfunctions reads TimeoutSecondsPath from the
  * state's input after Parameters, where Step Functions reads it from the state's input: the local
  * copy of such a state gets a day's TimeoutSeconds instead.
- *
- * Needs Promise.withResolvers (Node 22): import local/polyfills.ts before this module runs on Node 20.
  */
 import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine } from "aws-local-stepfunctions";
 import {

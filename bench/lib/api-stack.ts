@@ -12,7 +12,6 @@
  * not have. `startBenchStack({ full: true })` starts the real local stack anyway, for comparison.
  */
 import { randomUUID } from "node:crypto";
-import "../../local/polyfills.js";
 import { generateDemoFleet } from "../../local/demo-fleet.js";
 import { startLocalMoto } from "../../local/moto.js";
 import { startLocalStack } from "../../local/stack.js";

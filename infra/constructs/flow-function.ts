@@ -91,7 +91,7 @@ export class FlowFunction extends Construct {
     );
     acknowledge(
       this.fn,
-      "The product targets Node.js 22 (NODEJS_22_X) on purpose (architecture.md): product code avoids newer APIs because local development runs Node 20; moving to a later runtime is a tested decision, not a default.",
+      "The product targets Node.js 22 (NODEJS_22_X) on purpose (architecture.md): local development and the tests run the same Node 22 (a devDependency); moving to a later runtime is a tested decision, not a default.",
       "AwsSolutions-L1",
     );
   }

@@ -5,7 +5,6 @@
  * the task path driven end to end (the same ASL, on in-memory stores) with a firmware credential,
  * whose lines carry the run and task ids and never the credential. Also the line sink's repeat fold.
  */
-import "../support/polyfills.js";
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Context } from "aws-lambda";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
