@@ -12,6 +12,7 @@ import type { InventoryRack } from "../src/domain/model.js";
 import { parseReport, reportProgress } from "../src/domain/task-report.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
+import type { Action } from "./context.js";
 import { formatElapsed, parseDurationNs } from "./durations.js";
 import { EXIT, isServiceError, UsageError } from "./errors.js";
 import { historyTable, listEventsFrom } from "./history.js";
@@ -28,7 +29,6 @@ import {
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
 import { baselineToProto, isNotReady, readinessToProto, registerInventoryPolicyCommands } from "./policy.js";
-import type { Action } from "./program.js";
 import { withRetries } from "./retry.js";
 import { loadRunFile } from "./run-file/load.js";
 import { runFileFromConfig } from "./run-file/to-file.js";

@@ -18,10 +18,10 @@ import type {
 } from "../src/domain/model.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
+import type { Action, Context } from "./context.js";
 import { EXIT, UsageError } from "./errors.js";
 import { componentTypes } from "./names.js";
 import { table } from "./output.js";
-import type { Action, Context } from "./program.js";
 import { loadRuleFile } from "./rule-file.js";
 
 type Act = <A extends unknown[]>(fn: Action<A>) => (...args: unknown[]) => Promise<void>;

@@ -11,6 +11,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { Command, CommanderError, Option } from "commander";
 import { actorHeaderValue, type Connection, connect, type TlsOptions } from "./client.js";
 import { registerInventoryCommands, registerRunCommands, registerTaskCommands } from "./commands.js";
+import type { Action, Context, Io } from "./context.js";
 import { parseDurationNs } from "./durations.js";
 import {
   describeServiceError,
@@ -34,32 +35,6 @@ import { RunFileError } from "./run-file/load.js";
 
 export const DEFAULT_ENDPOINT = "127.0.0.1:50051";
 
-export interface Io {
-  stdout: Writer & { isTTY?: boolean; columns?: number };
-  stderr: Writer;
-  env: Readonly<Record<string, string | undefined>>;
-  /** Resolves on Ctrl-C; only `run watch` waits for it. */
-  interrupted: Promise<void>;
-  /** Retry jitter, a float in [0, 1) (default Math.random; tests pass a seeded one). */
-  random?: () => number;
-  /** Waits between retries (default a timer; tests record them instead). */
-  sleep?: (ms: number) => Promise<void>;
-  /** A fresh client request id per create (default a random UUID). */
-  newRequestId?: () => string;
-}
-
-/** What an action gets: the connection (opened on first use), the output format and the terminal. */
-export interface Context {
-  conn(): Connection;
-  format: OutputFormat;
-  io: Io;
-  color: boolean;
-  print(result: Result): void;
-  /** How calls that are safe to repeat retry RESOURCE_EXHAUSTED and UNAVAILABLE (retry.ts). */
-  retryPolicy: RetryPolicy;
-  newRequestId(): string;
-}
-
 interface GlobalOptions {
   endpoint: string;
   tls?: boolean;
@@ -70,8 +45,6 @@ interface GlobalOptions {
   timeout: string;
   color: boolean;
 }
-
-export type Action<A extends unknown[]> = (ctx: Context, ...args: A) => Promise<number | undefined>;
 
 export async function runCli(argv: readonly string[], io: Io): Promise<number> {
   let endpoint = io.env.FLOW_ENDPOINT || DEFAULT_ENDPOINT;

@@ -25,7 +25,7 @@
  * Decoding never throws on input from the network: it returns `{ ok: false, problems }` naming the
  * field path and the rule, e.g. `auth.ciphertext: missing required field`.
  */
-import { commandRequestId, updateAddress } from "./command-sets.js";
+import { commandRequestId, updateAddress } from "./command-addresses.js";
 
 /** The newest version this codec speaks; it decodes every version in BMC_PROTOCOL_VERSIONS. */
 export const BMC_PROTOCOL_VERSION = 2 as const;

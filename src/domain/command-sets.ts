@@ -36,15 +36,36 @@
  * before command sets) do not parse (`parseCommandRequestId` → undefined): their reports are
  * ignored (state-machines/README.md, "Executions across a deploy").
  */
-import { createHash } from "node:crypto";
 import type { BmcEvent } from "./bmc-protocol.js";
+import {
+  type CommandAddress,
+  type CommandFamily,
+  type CommandKind,
+  commandRequestId,
+  entryKey,
+  isReportFor,
+  kindOfFamily,
+  parseCommandRequestId,
+  queryAddress,
+  updateAddress,
+  verifyAddress,
+} from "./command-addresses.js";
 import type { BmcRequestRecord } from "./component-verdict.js";
 import { DEFAULT_RULE, type RuleDefinition } from "./operation-rules.js";
 
-export type CommandFamily = "u" | "q" | "v";
-export type CommandKind = "update" | "query";
-
-export const kindOfFamily = (family: CommandFamily): CommandKind => (family === "u" ? "update" : "query");
+export {
+  type CommandAddress,
+  type CommandFamily,
+  type CommandKind,
+  commandRequestId,
+  entryKey,
+  isReportFor,
+  kindOfFamily,
+  parseCommandRequestId,
+  queryAddress,
+  updateAddress,
+  verifyAddress,
+};
 
 /**
  * The families a task's end from outside its execution closes: the update and the verify steps
@@ -57,22 +78,6 @@ export const closedRecords = (parts: readonly number[]): { family: CommandFamily
   ...CLOSABLE_FAMILIES.map((family) => ({ family })),
   ...parts.map((part) => ({ family: "u" as const, part })),
 ];
-
-/** Where a command sits: its task, family and qualifier (`0`, `1`, … or `stage.step.attempt`). */
-export interface CommandAddress {
-  taskId: string;
-  family: CommandFamily;
-  qualifier: string;
-  /** The update set's part the command is stored in (its stage); absent: the set's first record. */
-  part?: number;
-}
-
-export const updateAddress = (taskId: string, attempt: number, part?: number): CommandAddress => ({
-  taskId,
-  family: "u",
-  qualifier: String(attempt),
-  ...(part === undefined ? {} : { part }),
-});
 
 /**
  * The parts a task's update set may have: one per stage of its rule (absent: the default rule's).
@@ -102,68 +107,6 @@ export function mergeParts(
   }
   return merged;
 }
-export const queryAddress = (taskId: string, attempt: number): CommandAddress => ({
-  taskId,
-  family: "q",
-  qualifier: String(attempt),
-});
-export const verifyAddress = (
-  taskId: string,
-  stage: number,
-  step: number,
-  attempt: number,
-): CommandAddress => ({
-  taskId,
-  family: "v",
-  qualifier: `${stage}.${step}.${attempt}`,
-});
-
-/**
- * The entry of `componentId` in its set: 12 hex digits of sha256("flow-bmc:<task>:<family><qualifier>:<component>")
- * (not the part: where an entry is stored is not what it is).
- */
-export function entryKey(address: CommandAddress, componentId: string): string {
-  return createHash("sha256")
-    .update(`flow-bmc:${address.taskId}:${address.family}${address.qualifier}:${componentId}`, "utf8")
-    .digest("hex")
-    .slice(0, 12);
-}
-
-/** The request id of the command `address` sends to `componentId`. */
-export function commandRequestId(address: CommandAddress, componentId: string): string {
-  const prefix = address.family === "u" ? "upd" : "qry";
-  const part = address.part === undefined ? "" : `p${address.part}`;
-  return `${prefix}-${address.taskId}.${address.family}${address.qualifier}${part}.${entryKey(address, componentId)}`;
-}
-
-const REQUEST_ID = /^(upd|qry)-([0-9a-f-]{36})\.([uqv])(\d+|\d+\.\d+\.\d+)(?:p(\d{1,3}))?\.([0-9a-f]{12})$/;
-
-/** A request id of this form → its address and entry; any other string (older tasks' ids) → undefined. */
-export function parseCommandRequestId(requestId: string): (CommandAddress & { entry: string }) | undefined {
-  const m = REQUEST_ID.exec(requestId);
-  if (m === null) return undefined;
-  const [, prefix, taskId, family, qualifier, part, entry] = m as unknown as [
-    string,
-    string,
-    string,
-    CommandFamily,
-    string,
-    string | undefined,
-    string,
-  ];
-  // The prefix and the family must agree (an update's id never names a query set).
-  if ((prefix === "upd") !== (family === "u")) return undefined;
-  if (family === "v" ? !qualifier.includes(".") : qualifier.includes(".")) return undefined;
-  // Only the update set has parts.
-  if (part !== undefined && family !== "u") return undefined;
-  return { taskId, family, qualifier, ...(part === undefined ? {} : { part: Number(part) }), entry };
-}
-
-/** Whether a report with this (parsed) request id, arriving on `componentId`'s topic, is that component's. */
-export function isReportFor(parsed: CommandAddress & { entry: string }, componentId: string): boolean {
-  return entryKey(parsed, componentId) === parsed.entry;
-}
-
 // ---------------------------------------------------------------------------------------------
 // The record
 

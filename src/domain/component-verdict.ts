@@ -4,7 +4,7 @@
  * which credential a BMC gets.
  */
 import type { BmcError } from "./bmc-protocol.js";
-import { commandRequestId, queryAddress, verifyAddress } from "./command-sets.js";
+import { commandRequestId, queryAddress, verifyAddress } from "./command-addresses.js";
 import type { ComponentType, FirmwareAuthentication } from "./model.js";
 import { type CaughtError, componentLabel, type StepErrorName } from "./step-errors.js";
 

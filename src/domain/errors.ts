@@ -23,6 +23,9 @@ export interface FieldViolation {
   rule: string;
 }
 
+/** A validated value, or every rule it breaks (all at once, each with its field path). */
+export type Validated<T> = { ok: true; value: T } | { ok: false; violations: FieldViolation[] };
+
 export class FlowError extends Error {
   constructor(
     readonly code: ErrorCode,

@@ -20,8 +20,7 @@
  * Pure: the admin service stores the list (src/app/firmware-policy.ts), the create path and
  * `flowctl inventory drift` resolve with these functions, so all three agree.
  */
-import type { FieldViolation } from "./errors.js";
-import type { Validated } from "./list-queries.js";
+import type { FieldViolation, Validated } from "./errors.js";
 import {
   COMPONENT_TYPES,
   type ComponentType,

@@ -3,7 +3,7 @@
  * the reference's exact texts where it has them), and the pure predicates that decide whether a
  * run matches a ListOperationRuns filter, so that every store filters the same way.
  */
-import { type FieldViolation, InvalidArgumentError } from "./errors.js";
+import { type FieldViolation, InvalidArgumentError, type Validated } from "./errors.js";
 import type {
   ListRunsQuery,
   ListTargetsQuery,
@@ -19,8 +19,6 @@ import type {
   TargetStatus,
 } from "./model.js";
 import { isNilUuid, isUuid } from "./uuid.js";
-
-export type Validated<T> = { ok: true; value: T } | { ok: false; violations: FieldViolation[] };
 
 // ---------------------------------------------------------------------------------------------
 // Pagination

@@ -9,8 +9,6 @@
  *   `configuration.options.safety_policy.gates[0].failure_rate.failure_threshold_percent`.
  */
 
-import type { OperationRule } from "./operation-rules.js";
-
 export function assertNever(value: never): never {
   throw new Error(`unreachable: ${JSON.stringify(value)}`);
 }
@@ -450,4 +448,51 @@ export interface ListTasksQuery {
   activeOnly: boolean;
   withReport: boolean;
   page: Page;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operation rules (their validation and the built-in rule: operation-rules.ts)
+
+export const RULE_ACTIONS = ["UPDATE_FIRMWARE", "VERIFY_VERSION", "VERIFY_REACHABILITY", "SLEEP"] as const;
+export type RuleAction = (typeof RULE_ACTIONS)[number];
+
+export interface RuleRetry {
+  /** Retries after the first attempt (0 = none). */
+  maxRetries: number;
+  intervalSeconds: number;
+  /** ≥ 1: the wait before retry n+1 is intervalSeconds · backoffRate^n. */
+  backoffRate: number;
+}
+
+export interface RuleStep {
+  action: RuleAction;
+  /** 0 = the deployment's (updateTimeoutSeconds for the update, preflightTimeoutSeconds for a verify). */
+  timeoutSeconds: number;
+  retry?: RuleRetry;
+  /** SLEEP only. */
+  sleepSeconds: number;
+}
+
+export interface RuleStage {
+  name: string;
+  componentTypes: ComponentType[];
+  /** Components of the stage flashed at once; 0 = the deployment's maxParallel. */
+  maxParallel: number;
+  steps: RuleStep[];
+}
+
+/** What an operator writes; the store adds identity. */
+export interface RuleDefinition {
+  name: string;
+  description: string;
+  stages: RuleStage[];
+  /** 0 = the deployment's readiness timeout. */
+  readinessTimeoutSeconds: number;
+}
+
+export interface OperationRule extends RuleDefinition {
+  id: string;
+  /** 1, 2, …: each write is a new version; a version never changes. */
+  version: number;
+  createdAt: number;
 }

@@ -23,54 +23,30 @@
  * rule travels as data (the task item, then the execution's state), so one state machine runs
  * every rule, in AWS and locally.
  */
-import type { FieldViolation } from "./errors.js";
-import type { Validated } from "./list-queries.js";
-import { COMPONENT_TYPES, type ComponentType, type Scoped } from "./model.js";
+import type { FieldViolation, Validated } from "./errors.js";
+import {
+  COMPONENT_TYPES,
+  type ComponentType,
+  type OperationRule,
+  RULE_ACTIONS,
+  type RuleAction,
+  type RuleDefinition,
+  type RuleRetry,
+  type RuleStage,
+  type RuleStep,
+  type Scoped,
+} from "./model.js";
 import { UPGRADE_GROUP_ORDER } from "./task-report.js";
 
-export const RULE_ACTIONS = ["UPDATE_FIRMWARE", "VERIFY_VERSION", "VERIFY_REACHABILITY", "SLEEP"] as const;
-export type RuleAction = (typeof RULE_ACTIONS)[number];
-
-export interface RuleRetry {
-  /** Retries after the first attempt (0 = none). */
-  maxRetries: number;
-  intervalSeconds: number;
-  /** ≥ 1: the wait before retry n+1 is intervalSeconds · backoffRate^n. */
-  backoffRate: number;
-}
-
-export interface RuleStep {
-  action: RuleAction;
-  /** 0 = the deployment's (updateTimeoutSeconds for the update, preflightTimeoutSeconds for a verify). */
-  timeoutSeconds: number;
-  retry?: RuleRetry;
-  /** SLEEP only. */
-  sleepSeconds: number;
-}
-
-export interface RuleStage {
-  name: string;
-  componentTypes: ComponentType[];
-  /** Components of the stage flashed at once; 0 = the deployment's maxParallel. */
-  maxParallel: number;
-  steps: RuleStep[];
-}
-
-/** What an operator writes; the store adds identity. */
-export interface RuleDefinition {
-  name: string;
-  description: string;
-  stages: RuleStage[];
-  /** 0 = the deployment's readiness timeout. */
-  readinessTimeoutSeconds: number;
-}
-
-export interface OperationRule extends RuleDefinition {
-  id: string;
-  /** 1, 2, …: each write is a new version; a version never changes. */
-  version: number;
-  createdAt: number;
-}
+export {
+  type OperationRule,
+  RULE_ACTIONS,
+  type RuleAction,
+  type RuleDefinition,
+  type RuleRetry,
+  type RuleStage,
+  type RuleStep,
+} from "./model.js";
 
 /** The built-in rule's id (a valid non-nil UUID that no generated id can be: version nibble 4, all zeros). */
 export const DEFAULT_RULE_ID = "00000000-0000-4000-8000-000000000001";

@@ -8,7 +8,8 @@
 import { join } from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { type Io, runCli } from "../../cli/program.js";
+import type { Io } from "../../cli/context.js";
+import { runCli } from "../../cli/program.js";
 import { backoffMs, DEFAULT_RETRY, withRetries } from "../../cli/retry.js";
 import { CONTROL_CHARACTERS } from "../../src/domain/text.js";
 import {

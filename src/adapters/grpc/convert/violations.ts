@@ -24,8 +24,8 @@
  * validates inside the application, which takes the raw `CreateRunInput`.
  */
 
+import type { Validated } from "../../../domain/errors.js";
 import { type FieldViolation, ValidationError } from "../../../domain/errors.js";
-import type { Validated } from "../../../domain/list-queries.js";
 import { isNilUuid, normalizeUuid } from "../../../domain/uuid.js";
 
 /** Collects every wire-level problem of one request; `throwIfAny` ends the decode. */
