@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   "CANDIDATE_LIMIT",
   "UNAVAILABLE",
   "DEADLINE_EXCEEDED",
+  "RESOURCE_EXHAUSTED",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -82,6 +83,17 @@ export class DeadlineExceededError extends FlowError {
   constructor(message: string) {
     super("DEADLINE_EXCEEDED", message);
     this.name = "DeadlineExceededError";
+  }
+}
+
+/**
+ * The service is at the most work it admits at once and did not start the call: retryable with
+ * backoff, answered RESOURCE_EXHAUSTED.
+ */
+export class OverloadedError extends FlowError {
+  constructor(message: string) {
+    super("RESOURCE_EXHAUSTED", message);
+    this.name = "OverloadedError";
   }
 }
 

@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { status } from "@grpc/grpc-js";
 import { describe, expect, it } from "vitest";
 import { grpcStatusFor, INTERNAL_ERROR_MESSAGE, toGrpcError } from "../../src/adapters/grpc/status.js";
@@ -30,6 +32,7 @@ describe("grpc status: FlowError codes → gRPC statuses", () => {
     ["CANDIDATE_LIMIT", status.INTERNAL],
     ["UNAVAILABLE", status.UNAVAILABLE],
     ["DEADLINE_EXCEEDED", status.DEADLINE_EXCEEDED],
+    ["RESOURCE_EXHAUSTED", status.RESOURCE_EXHAUSTED],
     ["INTERNAL", status.INTERNAL],
   ];
 
@@ -109,5 +112,20 @@ describe("grpc status: FlowError codes → gRPC statuses", () => {
       code: status.INTERNAL,
       details: "internal error",
     });
+  });
+});
+
+describe("grpc status: one status-mapping file", () => {
+  it("no product file but status.ts names a gRPC status code (the rest throw FlowErrors)", () => {
+    const files = execFileSync("git", ["ls-files", "src", "lambdas"], { encoding: "utf8" })
+      .split("\n")
+      .filter((f) => f.endsWith(".ts") && !f.startsWith("src/gen/") && f !== "src/adapters/grpc/status.ts");
+    expect(files.length).toBeGreaterThan(50);
+    const naming = files.filter((f) =>
+      /\bstatus as \w+\b[^;]*from "@grpc\/grpc-js"|\b(grpc|GrpcStatus)\.status\b|\bGrpcStatus\.[A-Z_]+\b/.test(
+        readFileSync(f, "utf8"),
+      ),
+    );
+    expect(naming).toEqual([]);
   });
 });

@@ -18,9 +18,8 @@
  * Shedding is logged once when it starts and once when it ends (a call admitted with the counters
  * back under half their limits), with the number of calls refused meanwhile, not once per call.
  */
-import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { Logger } from "../../app/observability.js";
-import type { GrpcError } from "./status.js";
+import { OverloadedError } from "../../domain/errors.js";
 
 export interface AdmissionLimits {
   /** Calls in progress at once, every method counted. */
@@ -39,7 +38,9 @@ export const DEFAULT_ADMISSION_LIMITS: Readonly<AdmissionLimits> = {
   maxConcurrentCreates: 8,
 };
 
-export type Admitted = { admitted: true; release: () => void } | { admitted: false; refusal: GrpcError };
+export type Admitted =
+  | { admitted: true; release: () => void }
+  | { admitted: false; refusal: OverloadedError };
 
 export interface Admission {
   /** A slot for one call of `method` (its full path), or the refusal to answer with. */
@@ -67,10 +68,9 @@ export function createAdmission(limits: AdmissionLimits, logger: Pick<Logger, "i
     }
     return {
       admitted: false,
-      refusal: {
-        code: GrpcStatus.RESOURCE_EXHAUSTED,
-        details: `server busy: ${what} in progress, the most it admits at once; the call was not started and may be retried with backoff`,
-      },
+      refusal: new OverloadedError(
+        `server busy: ${what} in progress, the most it admits at once; the call was not started and may be retried with backoff`,
+      ),
     };
   };
 

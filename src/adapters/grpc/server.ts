@@ -33,7 +33,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
 import type { FlowApi } from "../../app/api.js";
 import type { Logger } from "../../app/observability.js";
-import { FlowError } from "../../domain/errors.js";
+import { DeadlineExceededError, FlowError, InvalidArgumentError } from "../../domain/errors.js";
 import { FlowService } from "../../gen/flow/v1/flow.js";
 import { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
 import {
@@ -209,12 +209,12 @@ export function unaryHandler<Req, Res>(
       else callback(null, response);
     };
 
+    const errorContext = { method: name, logger: deps.logger };
     const deadline = deadlineMs(call.getDeadline());
     if (deadline <= deps.now()) {
-      answer({
-        code: grpc.status.DEADLINE_EXCEEDED,
-        details: "deadline exceeded before the call was handled",
-      });
+      answer(
+        toGrpcError(new DeadlineExceededError("deadline exceeded before the call was handled"), errorContext),
+      );
       return;
     }
 
@@ -226,7 +226,7 @@ export function unaryHandler<Req, Res>(
 
     const slot = deps.admission?.admit(name, plansRuns) ?? { admitted: true, release: () => {} };
     if (!slot.admitted) {
-      answer(slot.refusal);
+      answer(toGrpcError(slot.refusal, errorContext));
       return;
     }
 
@@ -235,12 +235,13 @@ export function unaryHandler<Req, Res>(
       request = decodeRequest(method, call.request);
     } catch (err) {
       slot.release();
-      if (err instanceof FlowError) {
-        answer(toGrpcError(err, { method: name, logger: deps.logger }));
-        return;
-      }
       const why = err instanceof Error ? err.message : String(err);
-      answer({ code: grpc.status.INVALID_ARGUMENT, details: `malformed request: ${why}` });
+      answer(
+        toGrpcError(
+          err instanceof FlowError ? err : new InvalidArgumentError(`malformed request: ${why}`),
+          errorContext,
+        ),
+      );
       return;
     }
 
@@ -256,7 +257,7 @@ export function unaryHandler<Req, Res>(
       .then(
         (bytes) => answer(null, bytes),
         (err: unknown) => {
-          const error = toGrpcError(err, { method: name, logger: deps.logger });
+          const error = toGrpcError(err, errorContext);
           if (err instanceof FlowError && (err.code === "UNAVAILABLE" || err.code === "INTERNAL")) {
             deps.logger.warn("gRPC call failed", { method: name, code: err.code, details: err.message });
           }

@@ -32,6 +32,8 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
       return GrpcStatus.UNAVAILABLE;
     case "DEADLINE_EXCEEDED":
       return GrpcStatus.DEADLINE_EXCEEDED;
+    case "RESOURCE_EXHAUSTED":
+      return GrpcStatus.RESOURCE_EXHAUSTED;
     case "INTERNAL":
       return GrpcStatus.INTERNAL;
     default:
