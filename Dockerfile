@@ -43,10 +43,12 @@ RUN npm ci --omit=dev --no-audit --no-fund --ignore-scripts && npm cache clean -
 FROM node:${NODE_VERSION}-slim AS runtime
 ARG FLOW_VERSION=0.0.0
 ARG FLOW_GIT_COMMIT=unknown
+ARG FLOW_BUILD_TIME=
 ENV NODE_ENV=production \
     FLOW_PORT=50051 \
     FLOW_VERSION=${FLOW_VERSION} \
-    FLOW_GIT_COMMIT=${FLOW_GIT_COMMIT}
+    FLOW_GIT_COMMIT=${FLOW_GIT_COMMIT} \
+    FLOW_BUILD_TIME=${FLOW_BUILD_TIME}
 WORKDIR /app
 # package.json carries "type": "module", which makes dist/grpc-main.js an ES module.
 COPY --chown=root:root package.json ./

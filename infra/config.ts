@@ -64,6 +64,11 @@ export interface FlowDeployConfig {
   /** Reported by the Version RPC. */
   readonly version: string;
   readonly gitCommit: string;
+  /**
+   * When this build was made, RFC 3339 (context `buildTime`; default: the synth's own time, which
+   * is when the Lambda bundles and the front's image are built).
+   */
+  readonly buildTime: string;
   /** Context keys that fell back to a synth-only placeholder (warned about, not an error). */
   readonly placeholders: readonly string[];
 }
@@ -83,6 +88,20 @@ function optionalString(read: ContextReader, key: string): string | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   if (typeof value !== "string") throw new DeployConfigError(`context ${key} must be a string`);
   return value.trim() || undefined;
+}
+
+function rfc3339(read: ContextReader, key: string): string | undefined {
+  const value = optionalString(read, key);
+  if (value === undefined) return undefined;
+  if (
+    !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(value) ||
+    Number.isNaN(Date.parse(value))
+  ) {
+    throw new DeployConfigError(
+      `context ${key} must be an RFC 3339 time such as 2026-12-04T21:00:00Z (got ${value})`,
+    );
+  }
+  return value;
 }
 
 function flag(read: ContextReader, key: string, fallback: boolean): boolean {
@@ -106,7 +125,7 @@ function integer(read: ContextReader, key: string, fallback: number, min: number
   return value;
 }
 
-export function readDeployConfig(read: ContextReader): FlowDeployConfig {
+export function readDeployConfig(read: ContextReader, now: () => number = Date.now): FlowDeployConfig {
   const placeholders: string[] = [];
   const stage = optionalString(read, "stage") ?? "dev";
   if (!/^[a-z][a-z0-9-]{0,15}$/.test(stage)) {
@@ -189,6 +208,7 @@ export function readDeployConfig(read: ContextReader): FlowDeployConfig {
     serviceMaxTasks,
     version: optionalString(read, "version") ?? "0.1.0",
     gitCommit: optionalString(read, "gitCommit") ?? "unknown",
+    buildTime: rfc3339(read, "buildTime") ?? new Date(now()).toISOString(),
     placeholders,
   };
 }

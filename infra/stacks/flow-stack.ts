@@ -122,6 +122,7 @@ export class FlowStack extends Stack {
       [ENV.tablePrefix]: tablePrefix,
       [ENV.version]: config.version,
       [ENV.gitCommit]: config.gitCommit,
+      [ENV.buildTime]: config.buildTime,
     };
     const fnDefaults = { retainLogs: prod };
     // Whoever records a run child's outcome (task-steps, bmc-result) wakes the dispatcher for the
@@ -198,6 +199,7 @@ export class FlowStack extends Stack {
       environment: {
         [ENV.version]: config.version,
         [ENV.gitCommit]: config.gitCommit,
+        [ENV.buildTime]: config.buildTime,
         [ENV.eventBusName]: config.eventBusName,
       },
     });
@@ -359,7 +361,11 @@ export class FlowStack extends Stack {
       : ecs.ContainerImage.fromAsset(PROJECT_ROOT, {
           file: "Dockerfile",
           platform: Platform.LINUX_ARM64,
-          buildArgs: { FLOW_VERSION: config.version, FLOW_GIT_COMMIT: config.gitCommit },
+          buildArgs: {
+            FLOW_VERSION: config.version,
+            FLOW_GIT_COMMIT: config.gitCommit,
+            FLOW_BUILD_TIME: config.buildTime,
+          },
         });
     this.front = new GrpcFront(this, "Front", {
       vpc,

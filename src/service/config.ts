@@ -88,7 +88,7 @@ export type EnvName = (typeof ENV)[keyof typeof ENV];
  * Set on every deployable so that its configuration shows which build it runs. Only the front
  * reads them (the Version RPC); the Lambdas carry them for the operator and read them not.
  */
-export const BUILD_FACTS: readonly EnvName[] = [ENV.version, ENV.gitCommit];
+export const BUILD_FACTS: readonly EnvName[] = [ENV.version, ENV.gitCommit, ENV.buildTime];
 
 // ---- rules of the product's own values
 

@@ -55,6 +55,14 @@ describe("infra config: context → deploy config", () => {
       { mtlsTrustStoreArn: "flow-clients" },
       "context mtlsTrustStoreArn must be an ELBv2 trust store ARN (arn:aws:elasticloadbalancing:<region>:<account>:truststore/<name>/<id>), got flow-clients",
     ],
+    [
+      { buildTime: "yesterday" },
+      "context buildTime must be an RFC 3339 time such as 2026-12-04T21:00:00Z (got yesterday)",
+    ],
+    [
+      { buildTime: "2026-13-45T99:00:00Z" },
+      "context buildTime must be an RFC 3339 time such as 2026-12-04T21:00:00Z (got 2026-13-45T99:00:00Z)",
+    ],
   ])("rejects %o", (values, message) => {
     expect(() => readDeployConfig(ctx(values))).toThrowError(message);
   });
@@ -66,6 +74,14 @@ describe("infra config: context → deploy config", () => {
     expect(readDeployConfig(ctx({ eventBusName: arn })).eventBusName).toBe(arn);
     const store = "arn:aws:elasticloadbalancing:eu-west-1:123456789012:truststore/flow/0123456789abcdef";
     expect(readDeployConfig(ctx({ mtlsTrustStoreArn: store })).mtlsTrustStoreArn).toBe(store);
+  });
+
+  it("the build time is the context's, else the synth's own time", () => {
+    const synthAt = Date.parse("2026-12-04T21:30:00.000Z");
+    expect(readDeployConfig(ctx({}), () => synthAt).buildTime).toBe("2026-12-04T21:30:00.000Z");
+    expect(readDeployConfig(ctx({ buildTime: "2026-12-01T08:00:00+01:00" }), () => synthAt).buildTime).toBe(
+      "2026-12-01T08:00:00+01:00",
+    );
   });
 
   it("customResources: true unless false is given, as a JSON boolean or the string -c passes", () => {
