@@ -8,6 +8,11 @@
  *   -c certificateArn=arn:aws:acm:eu-west-1:123456789012:certificate/… -c vpcId=vpc-0abc…`
  */
 import { fileURLToPath } from "node:url";
+import {
+  DEFAULT_CHILD_TASK_SETTINGS,
+  DEPLOYMENT_SETTING_BOUNDS,
+  type DeploymentChildTaskSettings,
+} from "../src/app/child-task/settings.js";
 
 /** The project root (…/infra/config.ts → …/). Entry files, the Dockerfile and ASL are found from here. */
 export const PROJECT_ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -69,6 +74,12 @@ export interface FlowDeployConfig {
    * is when the Lambda bundles and the front's image are built).
    */
   readonly buildTime: string;
+  /**
+   * The child task's deployment settings (context `childTaskMaxParallel`, `updateTimeoutSeconds`,
+   * `preflightTimeoutSeconds`, `readinessTimeoutSeconds`), checked against the bounds the
+   * deployables check at cold start.
+   */
+  readonly childTask: DeploymentChildTaskSettings;
   /** Context keys that fell back to a synth-only placeholder (warned about, not an error). */
   readonly placeholders: readonly string[];
 }
@@ -123,6 +134,27 @@ function integer(read: ContextReader, key: string, fallback: number, min: number
     );
   }
   return value;
+}
+
+/** The context key of each child-task deployment setting. */
+export const CHILD_TASK_CONTEXT: Readonly<Record<keyof DeploymentChildTaskSettings, string>> = {
+  maxParallel: "childTaskMaxParallel",
+  updateTimeoutSeconds: "updateTimeoutSeconds",
+  preflightTimeoutSeconds: "preflightTimeoutSeconds",
+  readinessTimeoutSeconds: "readinessTimeoutSeconds",
+};
+
+function childTaskSettings(read: ContextReader): DeploymentChildTaskSettings {
+  const value = (key: keyof DeploymentChildTaskSettings): number => {
+    const [min, max] = DEPLOYMENT_SETTING_BOUNDS[key];
+    return integer(read, CHILD_TASK_CONTEXT[key], DEFAULT_CHILD_TASK_SETTINGS[key], min, max);
+  };
+  return {
+    maxParallel: value("maxParallel"),
+    updateTimeoutSeconds: value("updateTimeoutSeconds"),
+    preflightTimeoutSeconds: value("preflightTimeoutSeconds"),
+    readinessTimeoutSeconds: value("readinessTimeoutSeconds"),
+  };
 }
 
 export function readDeployConfig(read: ContextReader, now: () => number = Date.now): FlowDeployConfig {
@@ -209,6 +241,7 @@ export function readDeployConfig(read: ContextReader, now: () => number = Date.n
     version: optionalString(read, "version") ?? "0.1.0",
     gitCommit: optionalString(read, "gitCommit") ?? "unknown",
     buildTime: rfc3339(read, "buildTime") ?? new Date(now()).toISOString(),
+    childTask: childTaskSettings(read),
     placeholders,
   };
 }

@@ -54,7 +54,7 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import * as cr from "aws-cdk-lib/custom-resources";
 import type { Construct } from "constructs";
-import { ENV } from "../../src/service/config.js";
+import { CHILD_TASK_ENV, ENV } from "../../src/service/config.js";
 import { type FlowDeployConfig, isProd, PROJECT_ROOT } from "../config.js";
 import { BmcIot } from "../constructs/bmc-iot.js";
 import { ChildTaskStateMachine } from "../constructs/child-task.js";
@@ -160,7 +160,18 @@ export class FlowStack extends Stack {
     // Both build the Step Functions task service (awsDispatcher in src/service/aws.ts), which needs
     // the machine's ARN at cold start. Neither touches credentials: run children read
     // theirs in task-steps, so no secrets key id (and no grant) here.
-    const dispatchEnvironment = { ...build, [ENV.childTaskStateMachineArn]: childTaskArn };
+    // Whoever starts executions (these two and the front) tells each the deployment's settings.
+    const childTaskSettings = Object.fromEntries(
+      Object.entries(CHILD_TASK_ENV).map(([key, name]) => [
+        name,
+        String(config.childTask[key as keyof typeof CHILD_TASK_ENV]),
+      ]),
+    );
+    const dispatchEnvironment = {
+      ...build,
+      [ENV.childTaskStateMachineArn]: childTaskArn,
+      ...childTaskSettings,
+    };
     this.dispatcher = new FlowFunction(this, "Dispatcher", {
       ...fnDefaults,
       functionName: dispatcherName,
@@ -377,6 +388,7 @@ export class FlowStack extends Stack {
       environment: {
         ...build,
         [ENV.childTaskStateMachineArn]: childTaskArn,
+        ...childTaskSettings,
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
         [ENV.port]: String(GRPC_PORT),
         [ENV.host]: "0.0.0.0",

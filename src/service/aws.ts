@@ -23,6 +23,7 @@ import { LambdaRunWaker } from "../adapters/lambda/lambda-waker.js";
 import { DynamoFirmwareRecorder } from "../adapters/stepfunctions/inventory-firmware.js";
 import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executor.js";
 import { StepFunctionsWaveWaker } from "../adapters/stepfunctions/sfn-wave-waker.js";
+import type { DeploymentChildTaskSettings } from "../app/child-task/settings.js";
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
 import type { Logger, Metrics } from "../app/observability.js";
 import type { Cipher, RunWaker } from "../app/ports.js";
@@ -86,12 +87,17 @@ export function lambdaWaker(
     : new LambdaRunWaker(captured(obs, new LambdaClient(awsClientConfig(aws))), functionName, obs.logger);
 }
 
+/** Starts and stops child-task executions, each told the deployment's settings. */
 export function stepFunctionsExecutor(
-  stateMachineArn: string,
+  config: { childTaskStateMachineArn: string; childTask: DeploymentChildTaskSettings },
   aws: AwsOptions,
   obs: RootObservability,
 ): StepFunctionsTaskExecutor {
-  return new StepFunctionsTaskExecutor(captured(obs, new SFNClient(awsClientConfig(aws))), stateMachineArn);
+  return new StepFunctionsTaskExecutor(
+    captured(obs, new SFNClient(awsClientConfig(aws))),
+    config.childTaskStateMachineArn,
+    config.childTask,
+  );
 }
 
 export interface AwsChildTasks {
@@ -154,7 +160,7 @@ export function awsDispatcher(config: DispatchConfig, obs: RootObservability): D
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
     policy: stores.policy,
-    executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config), obs),
+    executor: stepFunctionsExecutor(config, awsOptions(config), obs),
     newId: randomUUID,
   });
   return createDispatcher({

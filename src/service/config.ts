@@ -17,6 +17,11 @@ import type { AdmissionLimits } from "../adapters/grpc/admission.js";
 import { DEFAULT_ADMISSION_LIMITS } from "../adapters/grpc/admission.js";
 import type { BuildInfo } from "../app/api.js";
 import {
+  DEFAULT_CHILD_TASK_SETTINGS,
+  DEPLOYMENT_SETTING_BOUNDS,
+  type DeploymentChildTaskSettings,
+} from "../app/child-task/settings.js";
+import {
   boolean,
   configReader,
   hexKey,
@@ -27,6 +32,7 @@ import {
   port,
   type Report,
   required,
+  type Setting,
   text,
   withDefault,
 } from "./env-reader.js";
@@ -76,6 +82,16 @@ export const ENV = {
   trustLoadBalancerClientCert: "FLOW_TRUST_LB_CLIENT_CERT",
   /** The EventBridge bus run events are published to (name or ARN); default: the account's `default`. */
   eventBusName: "FLOW_EVENT_BUS_NAME",
+  /**
+   * The child task's deployment settings, carried in each execution's input by whoever starts it
+   * (the dispatcher, the front): components flashed at once when a rule's stage says 0, the update's
+   * and the preflight's deadlines, and how long the preflight waits for components that are not
+   * ready (a rule's own values win). Bounds: DEPLOYMENT_SETTING_BOUNDS.
+   */
+  childTaskMaxParallel: "FLOW_CHILD_TASK_MAX_PARALLEL",
+  updateTimeoutSeconds: "FLOW_UPDATE_TIMEOUT_SECONDS",
+  preflightTimeoutSeconds: "FLOW_PREFLIGHT_TIMEOUT_SECONDS",
+  readinessTimeoutSeconds: "FLOW_READINESS_TIMEOUT_SECONDS",
   /** Build facts reported by the Version RPC. */
   version: "FLOW_VERSION",
   gitCommit: "FLOW_GIT_COMMIT",
@@ -83,6 +99,14 @@ export const ENV = {
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];
+
+/** The variable of each child-task deployment setting. */
+export const CHILD_TASK_ENV: Readonly<Record<keyof DeploymentChildTaskSettings, EnvName>> = {
+  maxParallel: ENV.childTaskMaxParallel,
+  updateTimeoutSeconds: ENV.updateTimeoutSeconds,
+  preflightTimeoutSeconds: ENV.preflightTimeoutSeconds,
+  readinessTimeoutSeconds: ENV.readinessTimeoutSeconds,
+};
 
 /**
  * Set on every deployable so that its configuration shows which build it runs. Only the front
@@ -150,17 +174,44 @@ function stores(values: { tablePrefix: string; awsEndpoint: string | undefined }
   };
 }
 
+/** The child task's deployment settings (defaults: DEFAULT_CHILD_TASK_SETTINGS). */
+const CHILD_TASK = Object.fromEntries(
+  (Object.keys(CHILD_TASK_ENV) as (keyof DeploymentChildTaskSettings)[]).map((key) => {
+    const [min, max] = DEPLOYMENT_SETTING_BOUNDS[key];
+    return [key, withDefault(CHILD_TASK_ENV[key], integerFrom(min, max), DEFAULT_CHILD_TASK_SETTINGS[key])];
+  }),
+) as { [K in keyof DeploymentChildTaskSettings]: Setting<number> };
+
+function childTask(v: DeploymentChildTaskSettings): DeploymentChildTaskSettings {
+  return {
+    maxParallel: v.maxParallel,
+    updateTimeoutSeconds: v.updateTimeoutSeconds,
+    preflightTimeoutSeconds: v.preflightTimeoutSeconds,
+    readinessTimeoutSeconds: v.readinessTimeoutSeconds,
+  };
+}
+
 // ---- one reader per deployable
 
 export interface DispatchConfig extends StoresConfig {
   /** The child-task submitter starts one execution of it per claimed target. */
   childTaskStateMachineArn: string;
+  /** What each execution it starts is told (its input's settings). */
+  childTask: DeploymentChildTaskSettings;
 }
 
 /** The dispatcher and stream-evaluator Lambdas: the same dispatch pass, woken two ways. */
 export const readDispatchConfig = configReader(
-  { ...STORES, childTaskStateMachineArn: required(ENV.childTaskStateMachineArn, stateMachineArn) },
-  (v): DispatchConfig => ({ ...stores(v), childTaskStateMachineArn: v.childTaskStateMachineArn }),
+  {
+    ...STORES,
+    childTaskStateMachineArn: required(ENV.childTaskStateMachineArn, stateMachineArn),
+    ...CHILD_TASK,
+  },
+  (v): DispatchConfig => ({
+    ...stores(v),
+    childTaskStateMachineArn: v.childTaskStateMachineArn,
+    childTask: childTask(v),
+  }),
 );
 
 export interface TaskStepsConfig extends StoresConfig {
@@ -226,6 +277,8 @@ export const readEventPublisherConfig = configReader(
 export interface GrpcFrontConfig extends StoresConfig {
   /** The TasksApi and the run controls start and stop child-task executions. */
   childTaskStateMachineArn: string;
+  /** What each execution it starts is told (its input's settings). */
+  childTask: DeploymentChildTaskSettings;
   secrets: SecretsConfig;
   host: string;
   port: number;
@@ -267,6 +320,7 @@ export const readGrpcFrontConfig = configReader(
   {
     ...STORES,
     childTaskStateMachineArn: required(ENV.childTaskStateMachineArn, stateMachineArn),
+    ...CHILD_TASK,
     ...SECRETS,
     host: withDefault(ENV.host, text, "127.0.0.1"),
     port: withDefault(ENV.port, port, 50_051),
@@ -293,6 +347,7 @@ export const readGrpcFrontConfig = configReader(
     return {
       ...stores(v),
       childTaskStateMachineArn: v.childTaskStateMachineArn,
+      childTask: childTask(v),
       secrets: secrets(v),
       host: v.host,
       port: v.port,

@@ -44,7 +44,7 @@ export function composeGrpcFront(
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
     policy: stores.policy,
-    executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config), obs),
+    executor: stepFunctionsExecutor(config, awsOptions(config), obs),
     newId: randomUUID,
   });
   const api = failFastWhileUnreachable(

@@ -55,6 +55,19 @@ describe("infra config: context → deploy config", () => {
       { mtlsTrustStoreArn: "flow-clients" },
       "context mtlsTrustStoreArn must be an ELBv2 trust store ARN (arn:aws:elasticloadbalancing:<region>:<account>:truststore/<name>/<id>), got flow-clients",
     ],
+    [{ childTaskMaxParallel: 0 }, "context childTaskMaxParallel must be an integer from 1 to 1000, got 0"],
+    [
+      { updateTimeoutSeconds: 86_401 },
+      "context updateTimeoutSeconds must be an integer from 1 to 86400, got 86401",
+    ],
+    [
+      { preflightTimeoutSeconds: "1m" },
+      "context preflightTimeoutSeconds must be an integer from 1 to 86400, got 1m",
+    ],
+    [
+      { readinessTimeoutSeconds: -5 },
+      "context readinessTimeoutSeconds must be an integer from 1 to 86400, got -5",
+    ],
     [
       { buildTime: "yesterday" },
       "context buildTime must be an RFC 3339 time such as 2026-12-04T21:00:00Z (got yesterday)",

@@ -101,6 +101,24 @@ describe("infra environment: what the stack sets is what each root reads", () =>
   });
 });
 
+describe("infra environment: the child task's deployment settings", () => {
+  it.each([
+    ["dispatcher", (t: Template) => lambdaEnvironment(t, "Dispatcher"), readDispatchConfig],
+    ["stream-evaluator", (t: Template) => lambdaEnvironment(t, "StreamEvaluator"), readDispatchConfig],
+    ["gRPC front", frontEnvironment, readGrpcFrontConfig],
+  ] as const)("%s: the context's values reach the executions it starts", (_, environment, reader) => {
+    const env = Object.fromEntries(
+      Object.entries(environment(prod.template)).map(([name, value]) => [name, resolve(name, value)]),
+    );
+    expect(reader(env).childTask).toEqual({
+      maxParallel: PROD_CONTEXT.childTaskMaxParallel,
+      updateTimeoutSeconds: PROD_CONTEXT.updateTimeoutSeconds,
+      preflightTimeoutSeconds: PROD_CONTEXT.preflightTimeoutSeconds,
+      readinessTimeoutSeconds: PROD_CONTEXT.readinessTimeoutSeconds,
+    });
+  });
+});
+
 describe("infra environment: the caller from the load balancer's certificate", () => {
   it("with a trust store (prod context) the listener verifies client certificates and the front trusts what it forwards; without, neither", () => {
     const listener = (template: Template) =>

@@ -13,7 +13,7 @@ import {
 import { FLOW_METRIC_SERVICES, FLOW_METRICS } from "../../infra/constructs/observability.js";
 import { TABLES } from "../../src/adapters/dynamodb/schema.js";
 import { FLOW_METRIC_NAMES } from "../../src/app/observability.js";
-import { ENV } from "../../src/service/config.js";
+import { CHILD_TASK_ENV, ENV } from "../../src/service/config.js";
 import { type BuiltStack, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
 
 type Resource = { Type: string; Properties: Record<string, unknown>; DeletionPolicy?: string };
@@ -165,11 +165,13 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
           Variables: Record<string, unknown>;
         }
       ).Variables;
-    const build = [ENV.tablePrefix, ENV.version, ENV.gitCommit, "NODE_OPTIONS"];
+    const build = [ENV.tablePrefix, ENV.version, ENV.gitCommit, ENV.buildTime, "NODE_OPTIONS"];
+    const settings = Object.values(CHILD_TASK_ENV);
     const names = (prefix: string) => Object.keys(envOf(prefix)).sort();
-    // awsDispatcher (src/service/aws.ts): the machine's ARN, no credentials.
-    expect(names("Dispatcher")).toEqual([...build, ENV.childTaskStateMachineArn].sort());
-    expect(names("StreamEvaluator")).toEqual([...build, ENV.childTaskStateMachineArn].sort());
+    // awsDispatcher (src/service/aws.ts): the machine's ARN and what its executions are told, no
+    // credentials.
+    expect(names("Dispatcher")).toEqual([...build, ENV.childTaskStateMachineArn, ...settings].sort());
+    expect(names("StreamEvaluator")).toEqual([...build, ENV.childTaskStateMachineArn, ...settings].sort());
     // composeTaskStepsLambda: IoT endpoint and the secrets key; both record run children's
     // outcomes and then wake the dispatcher for the run by its name.
     expect(names("TaskSteps")).toEqual(
@@ -179,7 +181,7 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     expect(names("BmcResult")).toEqual([...build, ENV.dispatcherFunctionName].sort());
     // composeEventPublisherLambda: the bus alone (no table, no prefix).
     expect(names("EventPublisher")).toEqual(
-      [ENV.version, ENV.gitCommit, "NODE_OPTIONS", ENV.eventBusName].sort(),
+      [ENV.version, ENV.gitCommit, ENV.buildTime, "NODE_OPTIONS", ENV.eventBusName].sort(),
     );
     expect(envOf("EventPublisher")[ENV.eventBusName]).toBe("flow-rollouts");
     // The name the wakers invoke is the dispatcher's own physical name.
@@ -403,7 +405,9 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
         ENV.tablePrefix,
         ENV.version,
         ENV.gitCommit,
+        ENV.buildTime,
         ENV.childTaskStateMachineArn,
+        ...Object.values(CHILD_TASK_ENV),
         ENV.secretsKmsKeyId,
         ENV.port,
         ENV.host,

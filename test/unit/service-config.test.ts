@@ -3,6 +3,7 @@
  * every rule with its exact message, every problem at once, defaults, blank = unset, frozen.
  */
 import { describe, expect, it } from "vitest";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
 import {
   ENV,
   readBmcResultConfig,
@@ -13,6 +14,18 @@ import {
 } from "../../src/service/config.js";
 import { ConfigError } from "../../src/service/env-reader.js";
 
+const DEPLOYMENT_DEFAULTS = {
+  maxParallel: DEFAULT_CHILD_TASK_SETTINGS.maxParallel,
+  updateTimeoutSeconds: DEFAULT_CHILD_TASK_SETTINGS.updateTimeoutSeconds,
+  preflightTimeoutSeconds: DEFAULT_CHILD_TASK_SETTINGS.preflightTimeoutSeconds,
+  readinessTimeoutSeconds: DEFAULT_CHILD_TASK_SETTINGS.readinessTimeoutSeconds,
+};
+const CHILD_TASK_NAMES = [
+  ENV.childTaskMaxParallel,
+  ENV.updateTimeoutSeconds,
+  ENV.preflightTimeoutSeconds,
+  ENV.readinessTimeoutSeconds,
+];
 const ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-prod-child-task";
 const KEY_HEX = "0123456789abcdef".repeat(4);
 const front = { FLOW_TABLE_PREFIX: "Flow-prod-", FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN };
@@ -39,6 +52,7 @@ describe("service config: the gRPC front", () => {
     expect(readGrpcFrontConfig(front)).toEqual({
       tablePrefix: "Flow-prod-",
       childTaskStateMachineArn: ARN,
+      childTask: DEPLOYMENT_DEFAULTS,
       secrets: undefined,
       host: "127.0.0.1",
       port: 50_051,
@@ -254,6 +268,7 @@ describe("service config: the gRPC front", () => {
         ENV.tablePrefix,
         ENV.awsEndpoint,
         ENV.childTaskStateMachineArn,
+        ...CHILD_TASK_NAMES,
         ENV.secretsKmsKeyId,
         ENV.localSecretsKeyHex,
         ENV.host,
@@ -298,7 +313,11 @@ describe("service config: the secrets cipher", () => {
 
 describe("service config: the Lambdas", () => {
   it("dispatcher and stream-evaluator: the tables and the state machine", () => {
-    expect(readDispatchConfig(front)).toEqual({ tablePrefix: "Flow-prod-", childTaskStateMachineArn: ARN });
+    expect(readDispatchConfig(front)).toEqual({
+      tablePrefix: "Flow-prod-",
+      childTaskStateMachineArn: ARN,
+      childTask: DEPLOYMENT_DEFAULTS,
+    });
     expect(problems(() => readDispatchConfig({}))).toEqual([
       "FLOW_TABLE_PREFIX: is required",
       "FLOW_CHILD_TASK_STATE_MACHINE_ARN: is required",
@@ -307,6 +326,42 @@ describe("service config: the Lambdas", () => {
       ENV.tablePrefix,
       ENV.awsEndpoint,
       ENV.childTaskStateMachineArn,
+      ...CHILD_TASK_NAMES,
+    ]);
+  });
+
+  it.each([
+    ["dispatcher", readDispatchConfig],
+    ["gRPC front", readGrpcFrontConfig],
+  ] as const)("%s: the child task's deployment settings, read and bounded", (_, read) => {
+    const set = {
+      ...front,
+      FLOW_CHILD_TASK_MAX_PARALLEL: "39",
+      FLOW_UPDATE_TIMEOUT_SECONDS: "3600",
+      FLOW_PREFLIGHT_TIMEOUT_SECONDS: "120",
+      FLOW_READINESS_TIMEOUT_SECONDS: "86400",
+    };
+    expect(read(set).childTask).toEqual({
+      maxParallel: 39,
+      updateTimeoutSeconds: 3600,
+      preflightTimeoutSeconds: 120,
+      readinessTimeoutSeconds: 86_400,
+    });
+    expect(
+      problems(() =>
+        read({
+          ...front,
+          FLOW_CHILD_TASK_MAX_PARALLEL: "0",
+          FLOW_UPDATE_TIMEOUT_SECONDS: "86401",
+          FLOW_PREFLIGHT_TIMEOUT_SECONDS: "1.5",
+          FLOW_READINESS_TIMEOUT_SECONDS: "-1",
+        }),
+      ),
+    ).toEqual([
+      'FLOW_CHILD_TASK_MAX_PARALLEL: must be an integer from 1 to 1000 (got "0")',
+      'FLOW_UPDATE_TIMEOUT_SECONDS: must be an integer from 1 to 86400 (got "86401")',
+      'FLOW_PREFLIGHT_TIMEOUT_SECONDS: must be an integer from 1 to 86400 (got "1.5")',
+      'FLOW_READINESS_TIMEOUT_SECONDS: must be an integer from 1 to 86400 (got "-1")',
     ]);
   });
 

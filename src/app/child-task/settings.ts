@@ -6,7 +6,7 @@
 import type { CommandSet } from "../../domain/command-sets.js";
 import type { ComponentResult } from "../../domain/component-verdict.js";
 import type { ComponentType, TaskStatus } from "../../domain/model.js";
-import type { RuleAction, RuleStep } from "../../domain/operation-rules.js";
+import { RULE_LIMITS, type RuleAction, type RuleStep } from "../../domain/operation-rules.js";
 import type { CaughtError } from "../../domain/step-errors.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -40,6 +40,22 @@ export const DEFAULT_CHILD_TASK_SETTINGS: Readonly<ChildTaskSettings> = {
   preflightTimeoutSeconds: 60,
   queuePollSeconds: 30,
   readinessTimeoutSeconds: 600,
+};
+
+/** The settings a deployment may set (the CDK app's context, the deployables' environment). */
+export type DeploymentChildTaskSettings = Pick<
+  ChildTaskSettings,
+  "maxParallel" | "updateTimeoutSeconds" | "preflightTimeoutSeconds" | "readinessTimeoutSeconds"
+>;
+
+/** Their bounds, inclusive: the same an operation rule's stage and steps may ask for. */
+export const DEPLOYMENT_SETTING_BOUNDS: Readonly<
+  Record<keyof DeploymentChildTaskSettings, readonly [number, number]>
+> = {
+  maxParallel: [1, RULE_LIMITS.maxParallel],
+  updateTimeoutSeconds: [1, RULE_LIMITS.seconds],
+  preflightTimeoutSeconds: [1, RULE_LIMITS.seconds],
+  readinessTimeoutSeconds: [1, RULE_LIMITS.seconds],
 };
 
 /** The execution input. Everything else (components, version, run) is read from the task item. */
