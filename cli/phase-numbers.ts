@@ -7,7 +7,7 @@
  * which the service therefore keeps word for word on the wire:
  *
  *   run status message   advanced to phase 1                      (now in the second phase)
- *   advance refused      phase 0 is not complete / phase 0 is the final phase /
+ *   advance refused      phase 0 is not complete / phase 1 is the final phase /
  *                        expected phase 2, next phase is 1        (`--expect 3` sent as index 2)
  *
  * Printed as they come they would contradict the line beside them ("phase 2/3 — advanced to phase
