@@ -11,7 +11,7 @@
  *     the product's poll schedule would make, each with its transitions, invocation and read; the
  *     requests figure is printed both ways, since local checks are as many as fit in the flash);
  *   - wall time of the rollout and of a rack against their ideals;
- *   - the aims of issue 17 next to the figures it started from and to these.
+ *   - the per-rack cost aims (set 2026-12-01) next to the figures measured then and to these.
  * The dispatcher is driven as deployed: the tables' streams wake it (local/stream-poller.ts and the
  * stream evaluator, as the Lambda event source mapping does: a new run starts at once, a finished
  * target refills its slot), the outcome recorder wakes it directly, and the ticker passes every
@@ -25,7 +25,7 @@
  * stand-ins' hooks, and around each dispatcher pass and submission here; nothing in src/ knows.
  * Capacity units are estimated from item sizes by DynamoDB's rules for every call
  * (bench/lib/capacity-estimate.ts): moto's own figures are placeholders. The figure the benchmark
- * quoted before issue 17 (moto's placeholders where it gives any, estimates elsewhere) is printed
+ * quoted before the per-rack cost work of 2026-12-01 (moto's placeholders where it gives any, estimates elsewhere) is printed
  * beside it.
  *
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
@@ -116,7 +116,7 @@ const LAMBDA_GB = 0.25;
 const LAMBDA_SECONDS = 0.06;
 const LAMBDA_PRICE = PRICE.lambdaRequest + LAMBDA_GB * LAMBDA_SECONDS * PRICE.lambdaGbSecond;
 
-/** Issue 17's starting point (its text: `npm run bench` on this machine, 10 racks × 39 BMCs, 5 at a time). */
+/** Where the per-rack cost work started, 2026-12-01 (`npm run bench` on this machine, 10 racks × 39 BMCs, 5 at a time). */
 const TODAY = {
   requests: 500,
   capacityUnits: 558,
@@ -167,7 +167,7 @@ interface Figures {
     capacityUnits: number;
     rcu: number;
     wcu: number;
-    /** What the benchmark quoted before issue 17: moto's placeholders where it gives any. */
+    /** What the benchmark quoted before the per-rack cost work: moto's placeholders where it gives any. */
     capacityUnitsAsMotoReports: number;
     lambda: number;
     taskSteps: number;
@@ -190,7 +190,7 @@ interface Figures {
       /** The same wave polled by the backoff alone (no progress estimate): its checks and transitions. */
       backoffChecksPerWave: number;
       backoffTransitions: number;
-      /** The same schedule in Wait states, no wake-up (round 4). */
+      /** The same schedule in Wait states, no wake-up. */
       pollChecksPerWave: number;
       taskSteps: number;
       rru: number;
@@ -679,8 +679,8 @@ function report(f: Figures, runs: number): string {
     `  one rack  p50 ${(f.rack.p50 / 1000).toFixed(2)} s, p90 ${(f.rack.p90 / 1000).toFixed(2)} s, max ${(f.rack.max / 1000).toFixed(2)} s   ideal ${(f.rackIdealMs / 1000).toFixed(2)} s  → p50 ${nf(f.rack.p50 / f.rackIdealMs, 2)}× ideal`,
     `  DynamoDB calls ${nf(f.callsPerSecond, 0)}/s on serialized moto`,
     "",
-    "Aims (issue 17), against the figures it started from",
-    formatTable(["figure", "aim", "issue 17 found", "now", ""], aims),
+    "Aims (set 2026-12-01), against the figures measured then",
+    formatTable(["figure", "aim", "2026-12-01", "now", ""], aims),
   ].join("\n");
 }
 

@@ -28,6 +28,7 @@ import {
   taskStatuses,
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
+import { statusMessageForPeople } from "./phase-numbers.js";
 import { baselineToProto, isNotReady, readinessToProto, registerInventoryPolicyCommands } from "./policy.js";
 import { withRetries } from "./retry.js";
 import { loadRunFile } from "./run-file/load.js";
@@ -271,7 +272,7 @@ export function registerRunCommands(program: Command, act: Act): void {
                   }),
                   `${s.currentPhaseIndex + 1}/${s.totalPhases}`,
                   time(s.createdAt),
-                  s.statusMessage,
+                  statusMessageForPeople(s.statusMessage),
                 ]),
               )}\n${pageFooter(resp.operationRuns.length, o.offset ?? 0, resp.total, "runs")}`,
           });
@@ -438,13 +439,7 @@ export function registerRunCommands(program: Command, act: Act): void {
   control("advance", "open the next phase of a run paused at a phase gate", (ctx, id, o) =>
     ctx
       .conn()
-      .flow.advanceOperationRunPhase({ id: { id }, expectedPhaseIndex: o.expect as number | undefined })
-      .catch((err: unknown) => {
-        // The service's messages count phases from 0 ("expected phase 2, next phase is 1").
-        throw Object.assign(err as object, {
-          hint: "note: the service's messages count phases from 0, flowctl from 1 (--expect 2 is the service's phase 1)",
-        });
-      }),
+      .flow.advanceOperationRunPhase({ id: { id }, expectedPhaseIndex: o.expect as number | undefined }),
   ).option(
     "--expect <n>",
     "only if the next phase is phase N (counted from 1, as flowctl prints phases): guards against a double advance",
@@ -479,7 +474,7 @@ function componentsText(c: pb.ComponentsByType | undefined): string {
 function controlLine(r: pb.OperationRun): string {
   const s = r.summary;
   const state = statusText({ status: s?.state?.status ?? 0, reason: s?.state?.reason ?? 0 });
-  return `run ${s?.id?.id}: ${state}, phase ${(s?.currentPhaseIndex ?? 0) + 1}/${s?.totalPhases ?? 1}${s?.statusMessage ? ` — ${s.statusMessage}` : ""}`;
+  return `run ${s?.id?.id}: ${state}, phase ${(s?.currentPhaseIndex ?? 0) + 1}/${s?.totalPhases ?? 1}${s?.statusMessage ? ` — ${statusMessageForPeople(s.statusMessage)}` : ""}`;
 }
 
 function runDetail(r: pb.OperationRun): string {
@@ -500,7 +495,7 @@ function runDetail(r: pb.OperationRun): string {
         kind === undefined ? "" : `${operationTypes.name(kind.type)}${kind.code ? ` (${kind.code})` : ""}`,
       ],
       ["Status", statusText({ status: s?.state?.status ?? 0, reason: s?.state?.reason ?? 0 })],
-      ["Message", s?.statusMessage ?? ""],
+      ["Message", statusMessageForPeople(s?.statusMessage ?? "")],
       ...windowField(r.configuration),
       ["Phase", `${(s?.currentPhaseIndex ?? 0) + 1} of ${s?.totalPhases ?? 1}`],
       ["Created", time(s?.createdAt)],

@@ -7,10 +7,11 @@
  *   3        `run watch`: the run is PAUSED (safety gate, phase gate, operator, conflict timeout)
  *   10 + N   the service answered with gRPC status N: 13 INVALID_ARGUMENT, 15 NOT_FOUND,
  *            19 FAILED_PRECONDITION, 23 INTERNAL, 24 UNAVAILABLE (not reachable), 14 DEADLINE_EXCEEDED,
- *            18 RESOURCE_EXHAUSTED (busy), 16 UNAUTHENTICATED... (the table in docs/cli.md lists them all)
+ *            18 RESOURCE_EXHAUSTED (busy), 26 UNAUTHENTICATED... (the table in docs/cli.md lists them all)
  *   130      interrupted (Ctrl-C)
  */
 import { status as GrpcStatus, type ServiceError } from "@grpc/grpc-js";
+import { errorDetailsForPeople } from "./phase-numbers.js";
 
 export const EXIT = {
   OK: 0,
@@ -88,10 +89,12 @@ export function notFoundHint(details: string): string {
 export function describeServiceError(err: ServiceError, ctx: ErrorContext): string[] {
   const name = statusName(err.code);
   // grpc-js details can span lines and end in an empty "Resolution note": one tidy line instead.
-  const details = (err.details || err.message)
-    .replace(/\.?\s*Resolution note:\s*$/, "")
-    .replace(/\s+/g, " ")
-    .trim();
+  const details = errorDetailsForPeople(
+    (err.details || err.message)
+      .replace(/\.?\s*Resolution note:\s*$/, "")
+      .replace(/\s+/g, " ")
+      .trim(),
+  );
   switch (err.code) {
     case GrpcStatus.INVALID_ARGUMENT: {
       const problems = details.split("; ").filter((p) => p.trim() !== "");

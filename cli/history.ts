@@ -8,7 +8,7 @@
  *   2026-11-20 10:04:12Z  gate tripped  2/3                              failure_count safety gate tripped for …
  *   2026-11-20 10:09:40Z  resumed       2/3    ops (certificate)         operation run resumed
  *
- * Phases are counted from 1, as everywhere in flowctl; the service's own messages count from 0.
+ * Phases are counted from 1, as everywhere in flowctl and in the messages the service writes.
  */
 import * as pb from "../src/gen/flow/v1/flow.js";
 import type { Connection } from "./client.js";

@@ -7,7 +7,6 @@
  */
 import { randomUUID } from "node:crypto";
 import { userInfo } from "node:os";
-import { status as GrpcStatus } from "@grpc/grpc-js";
 import { Command, CommanderError, Option } from "commander";
 import { actorHeaderValue, type Connection, connect, type TlsOptions } from "./client.js";
 import { registerInventoryCommands, registerRunCommands, registerTaskCommands } from "./commands.js";
@@ -181,8 +180,6 @@ function report(err: unknown, io: Io, endpoint: string, tls: boolean): number {
   if (isServiceError(err)) {
     const method = (err as { rpc?: string }).rpc;
     const lines = describeServiceError(err, { endpoint, method, tls });
-    const hint = (err as { hint?: string }).hint;
-    if (hint !== undefined && err.code !== GrpcStatus.UNAVAILABLE) lines.push(`  ${hint}`);
     const outcomeHint = (err as { outcomeHint?: string }).outcomeHint;
     if (outcomeHint !== undefined) lines.push(`  ${outcomeHint}`);
     // The details are the service's text.

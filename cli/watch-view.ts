@@ -25,6 +25,7 @@ import { EXIT } from "./errors.js";
 import { eventLine } from "./history.js";
 import { runReasons, runStatuses, TERMINAL_RUN_STATUSES } from "./names.js";
 import { terminalSafe } from "./output.js";
+import { statusMessageForPeople } from "./phase-numbers.js";
 import { windowText } from "./window.js";
 
 export interface PhaseView {
@@ -158,7 +159,7 @@ export function buildModel(input: ModelInput): WatchModel {
     name: terminalSafe(summary?.name ?? ""),
     status,
     reason: summary?.state?.reason ?? pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_UNKNOWN,
-    message: terminalSafe(summary?.statusMessage ?? ""),
+    message: terminalSafe(statusMessageForPeople(summary?.statusMessage ?? "")),
     window: windowText(input.run.configuration, input.now),
     currentPhase,
     totalPhases,

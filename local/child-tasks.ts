@@ -55,10 +55,10 @@ import { type LocalExecutorOptions, LocalStepFunctionsExecutor } from "./step-fu
  * 10-minute flashes; locally flashes take 300 ms (the benchmark) to a few seconds (the demo fleet),
  * so the window is scaled down with them: still long enough to gather a wave's reports, which the
  * simulated BMCs send within a few ms of each other, and short against a flash, since a wave ends
- * about one window after its last result. 250 ms until 2026-12-02 (issue 17, round 7): a wave's
- * AwaitWave then took ~480–540 ms in bench:rollout for a 300 ms flash; 50 ms until 2026-12-03
- * (round 11): the quick start took 17.7–18.4 s against 17.1–17.6 s at 25 ms, alternating, for
- * 11 bmc-result invocations a rack instead of 7.5 (a wave's results still in one or two batches).
+ * about one window after its last result. At 250 ms (until 2026-12-02) a wave's AwaitWave took
+ * ~480–540 ms in bench:rollout for a 300 ms flash; at 50 ms (until 2026-12-03) the quick start
+ * took 17.7–18.4 s against 17.1–17.6 s at 25 ms, alternating, for 11 bmc-result invocations a
+ * rack instead of 7.5 (a wave's results still in one or two batches).
  * At 25 ms the window is 5 % of a local 500 ms flash; AWS's 1 s is 0.2 % of a 10-minute one.
  */
 export const LOCAL_REPORT_BATCH_MS = 25;

@@ -1,6 +1,6 @@
 /**
  * The local stack's configuration (`npm start`, local/main.ts): every option of
- * shared/spec/local-stack.md as a flag or the environment variable beside it, the flag winning,
+ * docs/local-stack.md as a flag or the environment variable beside it, the flag winning,
  * read once and validated with the deployables' rules (src/service/env-reader.ts). A problem names
  * the flag when the value came from it and the variable otherwise, and every problem is reported
  * at once:

@@ -1,5 +1,5 @@
 /**
- * `npm start`: the local stack, with the options of shared/spec/local-stack.md (flags, or the
+ * `npm start`: the local stack, with the options of docs/local-stack.md (flags, or the
  * environment variables beside them, read and validated once by local/config.ts), served by
  * local/process.ts: prints `listening on 127.0.0.1:<port>` when ready; stops cleanly on SIGINT or
  * SIGTERM, ending every process it started.

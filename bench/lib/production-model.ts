@@ -8,8 +8,8 @@
  * plus the reports queue's batching window) or that times out after `awaitSeconds` (the check's
  * wait, at least five of the longest polls) into a check; the check's wait is
  * `nextCheckWaitSeconds` (the backoff, or later when the stored progress says the wave cannot be
- * done before). Counted beside it: the same schedule in Wait states with no wake-up (round 4) and
- * the backoff alone (`nextWaitSeconds`, round 1).
+ * done before). Counted beside it: the same schedule in Wait states with no wake-up, and the
+ * backoff alone (`nextWaitSeconds`, no progress estimate).
  */
 import {
   awaitSeconds,
@@ -30,7 +30,7 @@ export interface ProductionWave {
    * AwaitWave (woken by the last result, or timed out), so as many AwaitWave invocations.
    */
   checksPerWave: number;
-  /** The same poll schedule with Wait states and no wake-up (round 4). */
+  /** The same poll schedule with Wait states and no wake-up. */
   pollChecksPerWave: number;
   /** The same with the backoff alone (no progress estimate). */
   backoffChecksPerWave: number;

@@ -2,7 +2,7 @@
  * The rows of the rollout benchmark's per-step table, and which row each piece of work belongs to:
  * a child-task step (by its event), a state the execution entered (by its name and input), or a
  * DynamoDB call (by the scope it was made in and its table). Knows the state and step names of
- * the child-task definition (state-machines/child-task.asl.json) and of the one before issue 17,
+ * the child-task definition (state-machines/child-task.asl.json) and of the one before 2026-12-01,
  * so the same benchmark file measures both ("before" and "after" in one sitting).
  */
 import { tableOf } from "./work-scope.js";

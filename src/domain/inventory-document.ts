@@ -1,8 +1,7 @@
 /**
  * The inventory file (`npm start -- --inventory FILE`, `flowctl inventory import -f FILE`; format
- * in /work/shared/spec/local-stack.md and the README): parse, validate, normalize. Its callers read
- * the file. A malformed file is refused with every problem listed, each naming the file, the JSON
- * path and the rule:
+ * in docs/local-stack.md): parse, validate, normalize. Its callers read the file. A malformed
+ * file is refused with every problem listed, each naming the file, the JSON path and the rule:
  *
  *   inventory.json: racks[3].components[0].type: must be one of COMPUTE, NVSWITCH, POWERSHELF,
  *   TORSWITCH, UMS, CDU (got "GPU")

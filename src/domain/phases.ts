@@ -27,9 +27,14 @@
  * cumulative boundaries are non-decreasing (strictly increasing, since no phase is empty).
  *
  * A phase that would receive zero targets is an error, not a dropped phase: the operator asked for
- * k phases and gets k or nothing. The phase number in that message is 1-based, as in the reference
- * ("percentage phase 2 resolves to zero targets for 2 selected targets" is the second phase), while
- * `phaseIndex` everywhere else, and the reference's advance messages, are 0-based.
+ * k phases and gets k or nothing.
+ *
+ * Phase numbers for people and indexes for programs: every text written for a person names a
+ * phase by its number counted from 1 (`phaseName`: "phase 1" is the first phase), while every
+ * `phaseIndex` field, on the wire and in storage, counts from 0. The zero-target message is such a
+ * text ("percentage phase 2 resolves to zero targets for 2 selected targets" is the second phase).
+ * The only exceptions are the reference's advance messages, which its published behaviour fixes
+ * with zero-based indexes ("advanced to phase 1" after the first phase; see `reduceRun`'s advance).
  *
  * All arithmetic is on integers: `ceilDiv` never goes through a fractional quotient, so there is
  * no floating-point rounding to get wrong (ceil(7 * 50 / 100) is exactly 4).
@@ -47,9 +52,14 @@ export function ceilDiv(numerator: number, denominator: number): number {
 
 export const COUNT_PHASES_EXCEED_MESSAGE = "count phase counts exceed selected target count";
 
-/** The message for a phase that receives nothing; `phaseNumber` is 1-based. */
-export function zeroPhaseMessage(kind: PhasePlan["kind"], phaseNumber: number, total: number): string {
-  return `${kind} phase ${phaseNumber} resolves to zero targets for ${total} selected targets`;
+/** How a text for people names the phase at zero-based `phaseIndex`: "phase 1" for index 0. */
+export function phaseName(phaseIndex: number): string {
+  return `phase ${phaseIndex + 1}`;
+}
+
+/** The message for the phase at zero-based `phaseIndex` when it receives nothing. */
+export function zeroPhaseMessage(kind: PhasePlan["kind"], phaseIndex: number, total: number): string {
+  return `${kind} ${phaseName(phaseIndex)} resolves to zero targets for ${total} selected targets`;
 }
 
 /**
@@ -63,7 +73,7 @@ export function allocatePhases(total: number, plan: PhasePlan): PhaseAllocation 
   const sizes = phaseSizes(total, plan);
   if (sizes === undefined) return { ok: false, message: COUNT_PHASES_EXCEED_MESSAGE };
   const empty = sizes.indexOf(0);
-  if (empty >= 0) return { ok: false, message: zeroPhaseMessage(plan.kind, empty + 1, total) };
+  if (empty >= 0) return { ok: false, message: zeroPhaseMessage(plan.kind, empty, total) };
   return { ok: true, sizes };
 }
 

@@ -24,9 +24,14 @@
  * A write that only moves a status message ("submitted 2 operation run targets", "waiting for 1
  * target in flight") yields none.
  *
- * Example: a pass that auto-advances a RUNNING run from phase 0 to 1 yields [PHASE_OPENED(1)]; an
- * operator's Advance at a phase gate yields [ADVANCED(0 → 1, actor), PHASE_OPENED(1)]; the first
- * claim of a run created before its start_time yields [WINDOW_OPENED, STARTED, PHASE_OPENED(0)].
+ * Example (phase indexes, counted from 0): a pass that auto-advances a RUNNING run from phase
+ * index 0 to 1 yields [PHASE_OPENED(1)]; an operator's Advance at a phase gate yields [ADVANCED(0 →
+ * 1, actor), PHASE_OPENED(1)]; the first claim of a run created before its start_time yields
+ * [WINDOW_OPENED, STARTED, PHASE_OPENED(0)].
+ *
+ * The messages are for people and name phases counted from 1 (`phaseName`): index 0 opening is
+ * "phase 1 opened: 4 targets", an Advance from index 0 is "advanced from phase 1 to phase 2"
+ * (the run's own status message keeps the reference's zero-based "advanced to phase 1").
  *
  * Where a run stands against its window is judged from its status and the window at the time of
  * the write (`standing`), not from its message: a run created before start_time is waiting from
@@ -43,6 +48,7 @@ import {
   type RunStatus,
   type SafetyGate,
 } from "./model.js";
+import { phaseName } from "./phases.js";
 import { MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
 import { computeStats, phaseSize } from "./stats.js";
 
@@ -95,7 +101,9 @@ export interface RunHistoryEvent {
   /** The run's state after the write. */
   status: RunStatus;
   reason: RunReason;
+  /** What happened, for people: phases named counted from 1 ("phase 1 opened: 4 targets"). */
   message: string;
+  /** The run's current phase, counted from 0 as on the wire. */
   phaseIndex: number;
   totalPhases: number;
   /** The run's stats after the write, as GetOperationRun computes them. */
@@ -168,7 +176,7 @@ export function historyEvents(
       drafts.push({
         kind: "ADVANCED",
         message: moved
-          ? after.statusMessage
+          ? `advanced from ${phaseName(before.currentPhaseIndex)} to ${phaseName(after.currentPhaseIndex)}`
           : "advance: every target already has an outcome; the run is finished",
         ...by,
         detail: {
@@ -215,7 +223,7 @@ function stateChanges(before: Run, after: Run, cause: RunEvent, now: number): Dr
     const phase = after.currentPhaseIndex;
     drafts.push({
       kind: "PHASE_OPENED",
-      message: `phase ${phase} opened: ${plural(phaseSize(after, phase), "target")}`,
+      message: `${phaseName(phase)} opened: ${plural(phaseSize(after, phase), "target")}`,
     });
   }
   // A started run between its recurring windows (`before` only precedes a start, never follows one).
@@ -254,7 +262,7 @@ function pauseEvent(after: Run, cause: RunEvent): Draft | undefined {
     case "PHASE_GATE":
       return {
         kind: "PHASE_GATE_REACHED",
-        message: `phase ${after.currentPhaseIndex} complete: ${message}`,
+        message: `${phaseName(after.currentPhaseIndex)} complete: ${message}`,
       };
     case "SAFETY_GATE": {
       const verdict = evaluateGates(after);

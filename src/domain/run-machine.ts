@@ -53,6 +53,7 @@ import { FailedPreconditionError } from "./errors.js";
 import { evaluateGates } from "./gates.js";
 import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
 import { assertNever, isTerminalRun, type Run, type RunReason, type RunStatus } from "./model.js";
+import { phaseName } from "./phases.js";
 import {
   allTargetsTerminal,
   isPhaseComplete,
@@ -175,7 +176,9 @@ function resume(run: Run, now: number): RunResult {
 }
 
 /**
- * PAUSED / PHASE_GATE → next phase, RUNNING "advanced to phase N". Checks, in the reference's order:
+ * PAUSED / PHASE_GATE → next phase, RUNNING "advanced to phase N". These messages are the
+ * reference's, word for word, and so are the only texts here that name a phase by its zero-based
+ * index (N is `currentPhaseIndex`; everything else says `phaseName`). Checks, in the reference's order:
  * paused at a phase gate (`<id> is not paused at a phase gate`); every target terminal → finish
  * instead; current phase complete (`phase N is not complete`); not the last (`phase N is the final
  * phase`); a positive expected index equals current + 1 (`expected phase 2, next phase is 1`).
@@ -239,7 +242,7 @@ function evaluate(
   const current = run.currentPhaseIndex;
   if (run.phaseSizes.length > 0 && phaseSize(run, current) === 0) {
     // Only corrupted data gets here: the planner rejects zero-target phases.
-    const message = `operation run phase ${current} has no targets; persisted phase plan is invalid`;
+    const message = `operation run ${phaseName(current)} has no targets; persisted phase plan is invalid`;
     return written(terminal(run, "FAILED", message, now), now);
   }
 

@@ -1,5 +1,5 @@
 /**
- * Bad input end to end (issue 3, item 5): undefined enum numbers, oversized strings and lists,
+ * Bad input end to end: undefined enum numbers, oversized strings and lists,
  * negative pagination, malformed UUIDs, undecodable bytes. Each must be answered with a clear
  * status (InvalidArgument naming the field, or what grpc-js answers for an oversized message),
  * never Internal, never a crash, and never a partial write.

@@ -1,5 +1,5 @@
 /**
- * Firmware policy end to end (issue 13, "Prove it"): a real gRPC client against the local stack
+ * Firmware policy end to end: a real gRPC client against the local stack
  * (moto, the dispatcher, the child-task ASL on aws-local-stepfunctions, the MQTT broker and the
  * simulated BMC fleet).
  *

@@ -1,5 +1,5 @@
 /**
- * Maintenance windows end to end (issue 12, "Prove it"): the real gRPC client against the local
+ * Maintenance windows end to end: the real gRPC client against the local
  * stack in-process (dispatcher on a 150 ms tick, stream wake-ups, the child-task ASL, the simulated
  * fleet), on the real clock.
  *

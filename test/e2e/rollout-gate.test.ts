@@ -1,5 +1,5 @@
 /**
- * The safety gate on a real rollout (issue 5, "Prove it"): the real gRPC client against the local
+ * The safety gate on a real rollout: the real gRPC client against the local
  * stack in-process — dispatcher, stream wake-ups, the child-task ASL on aws-local-stepfunctions,
  * the MQTT broker and the simulated BMC fleet.
  *

@@ -1,5 +1,5 @@
 /**
- * The run history end to end (issue 15, "Prove it"), on the local stack: real gRPC over sockets,
+ * The run history end to end, on the local stack: real gRPC over sockets,
  * the dispatcher, stream wake-ups, child tasks on the simulated fleet, DynamoDB on moto, and the
  * run events out through moto's EventBridge into SQS.
  *

@@ -220,14 +220,14 @@ describe("dispatcher: the decision order (finish, conflict timeout, gates, phase
       },
     ],
     [
-      "a current phase with no planned targets (a corrupted plan) → FAILED with the reference's text",
+      "a current phase with no planned targets (a corrupted plan) → FAILED, the phase counted from 1",
       {
         state: { phases: [[], ["PENDING"]] },
         decision: "finished",
         run: {
           status: "FAILED",
           reason: "NONE",
-          statusMessage: "operation run phase 0 has no targets; persisted phase plan is invalid",
+          statusMessage: "operation run phase 1 has no targets; persisted phase plan is invalid",
           currentPhaseIndex: 0,
         },
       },

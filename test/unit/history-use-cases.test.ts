@@ -162,7 +162,7 @@ describe("history: the controls record themselves and their caller, once", () =>
 });
 
 describe("history: dispatchers racing on one decision record it once", () => {
-  it("4 dispatchers at the same phase boundary: all decide 'phase 1 opened', one write commits, one PHASE_OPENED", async () => {
+  it("4 dispatchers at the same phase boundary: all decide to open phase index 1, one write commits, one PHASE_OPENED", async () => {
     const w = await world({
       phases: [
         ["COMPLETED", "COMPLETED"],

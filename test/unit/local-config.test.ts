@@ -1,8 +1,10 @@
 /**
  * The local stack's configuration reader (local/config.ts): the flag wins over its variable, a
  * problem names the flag or the variable it came from, every problem at once, the documented
- * defaults, and every FLOW_* variable the local stack reads.
+ * defaults, and every FLOW_* variable the local stack reads, each documented in docs/local-stack.md.
  */
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { LOCAL_ENV, readLocalStackConfig } from "../../local/config.js";
 import { ConfigError } from "../../src/service/env-reader.js";
@@ -23,7 +25,7 @@ function problems(read: () => unknown): readonly string[] {
 
 const NOT_A_DURATION = "is not a duration: write a number and a unit (ms, s, m, h), e.g. 200ms, 2s, 10s, 1m";
 
-describe("local config: defaults (README, shared/spec/local-stack.md)", () => {
+describe("local config: defaults (docs/local-stack.md)", () => {
   it("nothing given: port 50051, tick 10s, child-task wait 500ms, readiness timeout 10m, version 0.1.0-local, spawn moto", () => {
     expect(read({}, {})).toEqual({
       port: 50_051,
@@ -156,5 +158,10 @@ describe("local config: flags and variables", () => {
   it("reads every variable of LOCAL_ENV, and only those", () => {
     expect([...readLocalStackConfig.names].sort()).toEqual(Object.values(LOCAL_ENV).sort());
     expect(readLocalStackConfig.required).toEqual([]);
+  });
+
+  it("docs/local-stack.md, the local stack's public interface, names every variable it reads", () => {
+    const doc = readFileSync(fileURLToPath(new URL("../../docs/local-stack.md", import.meta.url)), "utf8");
+    expect(readLocalStackConfig.names.filter((name) => !doc.includes(`\`${name}\``))).toEqual([]);
   });
 });

@@ -116,8 +116,8 @@ describe("phases: count phases", () => {
 });
 
 describe("phases: zero-phase message", () => {
-  it("names the plan kind, the 1-based phase and the selection size", () => {
-    expect(zeroPhaseMessage("count", 4, 9)).toBe(
+  it("names the plan kind, the phase counted from 1 (index 3 is phase 4) and the selection size", () => {
+    expect(zeroPhaseMessage("count", 3, 9)).toBe(
       "count phase 4 resolves to zero targets for 9 selected targets",
     );
   });

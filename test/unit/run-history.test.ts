@@ -122,12 +122,12 @@ describe("run history: the operator's controls", () => {
     ]);
   });
 
-  it("advance at a phase gate → [ADVANCED 0 → 1 with the expected phase, PHASE_OPENED(1)]", () => {
+  it("advance at a phase gate → [ADVANCED 0 → 1 with the expected phase, PHASE_OPENED(1)], messages counting from 1", () => {
     const gate = run({ status: "PAUSED", reason: "PHASE_GATE", counters: [{ completed: 4 }] });
     const events = written(gate, { type: "advance", expectedPhaseIndex: 1 }, NOW, OPS);
     expect(kinds(events)).toEqual([
-      ["ADVANCED", "advanced to phase 1"],
-      ["PHASE_OPENED", "phase 1 opened: 4 targets"],
+      ["ADVANCED", "advanced from phase 1 to phase 2"],
+      ["PHASE_OPENED", "phase 2 opened: 4 targets"],
     ]);
     expect(events[0]).toMatchObject({
       actor: OPS,
@@ -183,18 +183,18 @@ describe("run history: the dispatcher's decisions", () => {
       run({ status: "PENDING", statusMessage: "", startedAt: undefined }),
       [
         ["STARTED", "operation run started"],
-        ["PHASE_OPENED", "phase 0 opened: 4 targets"],
+        ["PHASE_OPENED", "phase 1 opened: 4 targets"],
       ],
     ],
     [
-      "phase 0 complete, auto advance → [PHASE_OPENED(1)]",
+      "phase index 0 complete, auto advance → [PHASE_OPENED(1)] 'phase 2 opened'",
       run({ counters: [{ completed: 4 }], config: { autoAdvance: true } }),
-      [["PHASE_OPENED", "phase 1 opened: 4 targets"]],
+      [["PHASE_OPENED", "phase 2 opened: 4 targets"]],
     ],
     [
-      "phase 0 complete, no auto advance → [PHASE_GATE_REACHED]",
+      "phase index 0 complete, no auto advance → [PHASE_GATE_REACHED] 'phase 1 complete'",
       run({ counters: [{ completed: 3, failed: 1 }] }),
-      [["PHASE_GATE_REACHED", "phase 0 complete: waiting for phase advance"]],
+      [["PHASE_GATE_REACHED", "phase 1 complete: waiting for phase advance"]],
     ],
     [
       "the gate trips → [GATE_TRIPPED] with the gate's message",
@@ -214,7 +214,7 @@ describe("run history: the dispatcher's decisions", () => {
     [
       "a phase with no targets (corrupted plan) → [FINISHED] FAILED",
       run({ phaseSizes: [0, 4] }),
-      [["FINISHED", "operation run phase 0 has no targets; persisted phase plan is invalid"]],
+      [["FINISHED", "operation run phase 1 has no targets; persisted phase plan is invalid"]],
     ],
     ["only the message moves (every slot taken) → []", run({ inFlight: 2 }), []],
   ])("%s", (_name, before, expected) => {
@@ -297,7 +297,7 @@ describe("run history: maintenance windows", () => {
     expect(kinds(events)).toEqual([
       ["WINDOW_OPENED", "maintenance window opened: closes at 2026-11-20T12:00:00Z"],
       ["STARTED", "operation run started"],
-      ["PHASE_OPENED", "phase 0 opened: 4 targets"],
+      ["PHASE_OPENED", "phase 1 opened: 4 targets"],
     ]);
     expect(events[0]?.detail).toEqual({ type: "window", closesAt: END });
   });

@@ -400,7 +400,7 @@ describe("run machine: evaluate (the dispatcher's decision order)", () => {
       });
     });
 
-    it("a current phase with no planned targets fails as an invalid persisted plan", () => {
+    it("a current phase with no planned targets fails as an invalid persisted plan, naming it counted from 1", () => {
       const r = ok(
         reduceRun(
           run({ phaseSizes: [4, 0], currentPhaseIndex: 1, counters: [{ completed: 4 }] }),
@@ -411,7 +411,7 @@ describe("run machine: evaluate (the dispatcher's decision order)", () => {
       expect(r.run).toMatchObject({
         status: "FAILED",
         reason: "NONE",
-        statusMessage: "operation run phase 1 has no targets; persisted phase plan is invalid",
+        statusMessage: "operation run phase 2 has no targets; persisted phase plan is invalid",
         finishedAt: NOW,
       });
     });

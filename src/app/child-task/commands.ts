@@ -5,8 +5,8 @@
  * request ids, which the BMC deduplicates (docs/bmc-protocol.md, Idempotency: a flash running or
  * done is not started again), so a step that published everything writes nothing more. Only a
  * step some of whose publishes failed marks the ones that went out (ONE more write) before it
- * fails, so its retry (BmcPublishError's, while IoT throttles) sends only the rest. Until round 7
- * every step marked its published commands: a write on every wave's path for a retry's sake.
+ * fails, so its retry (BmcPublishError's, while IoT throttles) sends only the rest. Marking the
+ * published commands on every step would cost a write on every wave's path for a retry's sake.
  * A closed set (its task was ended from outside its execution) takes nothing: TaskEnded, and
  * nothing is published.
  */

@@ -111,9 +111,9 @@ async function startPreflight(
 /**
  * AwaitPreflight: the execution waits (a `.waitForTaskToken` Task) until every component asked
  * has answered (commands.ts `awaitEntries`: the token on the task's query set, the receiver wakes
- * it), then CheckPreflight runs; not woken by `awaitSeconds`, CheckPreflight runs anyway. Until
- * round 8 of issue 17 a Wait of the first poll (pollSeconds, 10 s) came first, whenever the BMCs
- * answered. Only the first ask is awaited: a BMC asked again while it is not ready answers at
+ * it), then CheckPreflight runs; not woken by `awaitSeconds`, CheckPreflight runs anyway. Waiting
+ * for the answers rather than for a first poll (pollSeconds, 10 s) spares each task most of a
+ * poll when the BMCs answer at once. Only the first ask is awaited: a BMC asked again while it is not ready answers at
  * once, and that loop is paced by WaitForPreflight.
  */
 export async function awaitQueries(

@@ -864,7 +864,7 @@ export interface CreateOperationRunRequest {
     | OperationRunConfiguration
     | undefined;
   /**
-   * ---- Project extension (issue 14): idempotent create.
+   * ---- Project extension: idempotent create.
    * Names the run this request means to create: 1 to 64 printable ASCII characters without spaces
    * (a UUID per intended run, say). A retry with the same id and the same request answers the
    * first run's id, even if the first answer was lost; the same id with a different request is
@@ -1184,14 +1184,14 @@ export interface OperationRunTarget {
   updatedAt: Date | undefined;
   rackExternalId: string;
   /**
-   * Project extension (firmware policy, issue 13): each component's firmware version, resolved
+   * Project extension (firmware policy): each component's firmware version, resolved
    * from the firmware baselines at create and frozen with the plan; empty when the run names one
    * target_version for every component.
    */
   targetVersions: ComponentVersions[];
 }
 
-/** Project extension (firmware policy, issue 13): components upgraded to one firmware version. */
+/** Project extension (firmware policy): components upgraded to one firmware version. */
 export interface ComponentVersions {
   version: string;
   componentIds: UUID[];
@@ -1264,7 +1264,7 @@ export interface Task {
   startedAt?: Date | undefined;
   report: string;
   /**
-   * ---- Project extension (issue 16, operator polish; numbers from 130):
+   * ---- Project extension (what operators read of a task; numbers from 130):
    * the rack's external id, frozen when the task was made; empty if the rack had none.
    */
   rackExternalId: string;
@@ -1313,8 +1313,10 @@ export interface OperationRunEvent {
   /**
    * What happened, in words: the run's new status message for a pause, a resume or the end, else
    * the event's own ("phase 1 opened: 5 targets", "operation run created: 15 targets in 3 phases").
+   * Words name phases as people count them, from 1: "phase 1" is phase_index 0.
    */
   message: string;
+  /** The run's current phase, zero-based, as every phase index of this API. */
   phaseIndex: number;
   totalPhases: number;
   stats:
@@ -10949,7 +10951,7 @@ export const FlowService = {
     responseDeserialize: (value: Buffer): PlanOperationRunResponse => PlanOperationRunResponse.decode(value),
   },
   /**
-   * Project extension (run history, issue 15): the run's history, oldest first (newest last),
+   * Project extension (run history): the run's history, oldest first (newest last),
    * paged like the other lists. Every change of the run's state is one event, recorded in the same
    * write as the change itself: what happened, when, the run's state and stats after it, and for
    * the operator's actions (create, pause, resume, advance, cancel) who asked. NotFound for an
@@ -10989,7 +10991,7 @@ export interface FlowServer extends UntypedServiceImplementation {
    */
   planOperationRun: handleUnaryCall<CreateOperationRunRequest, PlanOperationRunResponse>;
   /**
-   * Project extension (run history, issue 15): the run's history, oldest first (newest last),
+   * Project extension (run history): the run's history, oldest first (newest last),
    * paged like the other lists. Every change of the run's state is one event, recorded in the same
    * write as the change itself: what happened, when, the run's state and stats after it, and for
    * the operator's actions (create, pause, resume, advance, cancel) who asked. NotFound for an
