@@ -31,6 +31,7 @@
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
  */
+import { systemClock } from "../src/adapters/system-clock.js";
 import "../local/polyfills.js";
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
@@ -296,7 +297,7 @@ async function once(): Promise<Figures> {
     submit: (request, now) => inScope({ part: PART.submit }, () => child.submitter.submit(request, now)),
     cancel: (taskId, reason) => child.submitter.cancel(taskId, reason),
   };
-  const inner = createDispatcher({ runs: stores.runs, submitter, clock: Date.now, log });
+  const inner = createDispatcher({ runs: stores.runs, submitter, clock: systemClock, log });
   dispatcher = {
     dispatchRun: (runId) => inScope({ part: "dispatch" }, () => inner.dispatchRun(runId)),
     tick: () => inScope({ part: "dispatch" }, () => inner.tick()),
@@ -304,7 +305,7 @@ async function once(): Promise<Figures> {
   const runsApi = createRunService({
     runs: stores.runs,
     inventory: stores.inventory,
-    clock: Date.now,
+    clock: systemClock,
     newId: randomUUID,
   });
 

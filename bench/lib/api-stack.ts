@@ -11,7 +11,9 @@
  * measured, and load on the one moto process (it serves one request at a time) that DynamoDB does
  * not have. `startBenchStack({ full: true })` starts the real local stack anyway, for comparison.
  */
+
 import { randomUUID } from "node:crypto";
+import { systemClock } from "../../src/adapters/system-clock.js";
 import "../../local/polyfills.js";
 import { generateDemoFleet } from "../../local/demo-fleet.js";
 import { startLocalMoto } from "../../local/moto.js";
@@ -104,7 +106,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       runs: createRunService({
         runs: stores.runs,
         inventory: stores.inventory,
-        clock: () => Date.now(),
+        clock: systemClock,
         newId: randomUUID,
       }),
       inventory: stores.inventory,

@@ -6,6 +6,7 @@ import { createDispatcher, forEachLimited } from "../../src/app/dispatcher.js";
 import { lineLogger } from "../../src/app/observability.js";
 import type { ChildTaskSubmitter, RunStore } from "../../src/app/ports.js";
 import { type CapturedOutput, captureOutput } from "../support/captured-output.js";
+import { clockOf } from "../support/clock.js";
 
 /** A RunStore whose every method fails the test unless `methods` gives it. */
 function runStoreWith(methods: Partial<RunStore>): RunStore {
@@ -56,7 +57,12 @@ describe("dispatcher tick: TickOverrunMs, the metric the TickOverrun alarm watch
         return undefined;
       },
     });
-    const dispatcher = createDispatcher({ runs, submitter: noSubmissions, clock: () => now, metrics });
+    const dispatcher = createDispatcher({
+      runs,
+      submitter: noSubmissions,
+      clock: clockOf(() => now),
+      metrics,
+    });
     return { dispatcher, lines: () => output.json() };
   }
   let output: CapturedOutput;
