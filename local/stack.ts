@@ -365,6 +365,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       host: "127.0.0.1",
       port: options.port,
       logger: lineLogger(log),
+      ...(options.clock === undefined ? {} : { applicationNow: () => clock.now() }),
       ...(options.admission === undefined ? {} : { admission: options.admission }),
       storeHealth,
     });

@@ -29,6 +29,7 @@ import {
   type FlowAdminClient,
   type FlowClient,
 } from "../../src/adapters/grpc/client.js";
+import type { Clock } from "../../src/app/ports.js";
 import {
   type ComponentType,
   type CreateOperationRunRequest,
@@ -96,6 +97,8 @@ export interface TestStackOptions {
   readinessTimeoutMs?: number;
   /** The EventBridge bus (on moto) the stack publishes run events to; default the default bus. */
   eventBusName?: string;
+  /** The stack's clock (default the system clock): a `shiftableClock()` lets a test jump to a window. */
+  clock?: Clock;
 }
 
 export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
@@ -113,6 +116,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     childTaskWaitMs: CHILD_TASK_WAIT_MS,
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
     ...(options.eventBusName === undefined ? {} : { eventBusName: options.eventBusName }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   };
   const local = await startLocalStack(stackOptions);
   const address = `127.0.0.1:${local.port}`;
