@@ -18,8 +18,9 @@ import { createDispatcher } from "../../src/app/dispatcher.js";
 import { createStreamEvaluator } from "../../src/app/stream-evaluator.js";
 import type { Run } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
-import { eventually, FakeSubmitter } from "../support/fake-submitter.js";
+import { FakeSubmitter } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
+import { until } from "../support/poll.js";
 import { testRandom } from "../support/seeded-random.js";
 
 let client: DynamoDBClient;
@@ -80,13 +81,13 @@ describe("stream evaluator: redelivery", () => {
         intervalMs: 50,
       });
       await stores.runs.createRun(run, targets);
-      const finished = await eventually(
+      const finished = await until(
+        "the run to finish through stream wake-ups alone",
         async () => {
           const r = await stores.runs.getRun(id);
           return r !== undefined && !["PENDING", "RUNNING"].includes(r.status) ? r : undefined;
         },
         45_000,
-        "the run to finish through stream wake-ups alone",
       );
       expect(finished).toMatchObject({
         status: "COMPLETED_WITH_FAILURES",

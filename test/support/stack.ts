@@ -15,6 +15,7 @@
  * (`eventually`, `waitForTerminal`) and `countItems()` (raw item counts of the runs and targets
  * tables, to prove that a rejected request wrote nothing).
  */
+
 import { randomUUID } from "node:crypto";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import * as grpc from "@grpc/grpc-js";
@@ -48,6 +49,7 @@ import {
   type UpgradeFirmwareRequest,
 } from "../../src/gen/flow/v1/flow.js";
 import { fleetOf, HANG, inventoryOf, type RackGroup } from "./fixtures-inventory.js";
+import { eventually } from "./poll.js";
 
 /**
  * What every Wait state of a child task should last in the e2e stack. The child-task state machine
@@ -246,29 +248,7 @@ export async function outcome<T>(
 // ---------------------------------------------------------------------------------------------
 // Waiting, always with a deadline
 
-/**
- * Calls `read` until `done(value)`, then returns the value; after `timeoutMs` throws with the last
- * value seen, so a test that waits in vain says what it saw.
- */
-export async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  what: string,
-  timeoutMs = 20_000,
-  intervalMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${JSON.stringify(value)}`,
-      );
-    }
-    await sleep(intervalMs);
-  }
-}
+export { eventually };
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

@@ -7,6 +7,7 @@ import { lineLogger } from "../../src/app/observability.js";
 import type { ChildTaskSubmitter, RunStore } from "../../src/app/ports.js";
 import { type CapturedOutput, captureOutput } from "../support/captured-output.js";
 import { clockOf } from "../support/clock.js";
+import { until } from "../support/poll.js";
 
 /** A RunStore whose every method fails the test unless `methods` gives it. */
 function runStoreWith(methods: Partial<RunStore>): RunStore {
@@ -137,15 +138,6 @@ describe("dispatcher helpers", () => {
     expect(lines).toEqual(["warn dispatch pass failed runId=r1 n=2"]);
   });
 });
-
-/** Polls `probe` every few ms until it holds; fails naming `what` after 5 s. */
-async function until(what: string, probe: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 describe("local ticker", () => {
   it("never overlaps passes: the ticks a running pass skips are logged as one streak", async () => {

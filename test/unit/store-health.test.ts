@@ -19,14 +19,7 @@ import { lineLogger } from "../../src/app/observability.js";
 import { createStoreHealth, failFastWhileUnreachable } from "../../src/app/store-health.js";
 import { StoreUnavailableError } from "../../src/domain/errors.js";
 import { clockOf } from "../support/clock.js";
-
-async function until(what: string, probe: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+import { until } from "../support/poll.js";
 
 describe("createStoreHealth", () => {
   it("unreachable from the first failed probe, reachable again at the first answer: one line and one event per change", async () => {
