@@ -5,8 +5,13 @@ import { defineConfig } from "vitest/config";
 // rehearses `cdk deploy` against a local endpoint (test/deploy/).
 export default defineConfig({
   test: {
-    // The second reporter adds a line under the coverage summary naming what it measures.
-    reporters: ["default", "./test/support/coverage-scope-reporter.ts"],
+    // The second reporter adds a line under the coverage summary naming what it measures; the third
+    // prints the ten slowest test files at the end.
+    reporters: [
+      "default",
+      "./test/support/coverage-scope-reporter.ts",
+      "./test/support/slowest-files-reporter.ts",
+    ],
     coverage: {
       provider: "v8",
       include: ["src/domain/**/*.ts"],

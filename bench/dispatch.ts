@@ -25,6 +25,7 @@
  *   flags: --targets --concurrency --task-ms --tick-ms --active-runs --finished-runs
  *          --skip-makespan --skip-scale
  */
+
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchWriteCommand } from "@aws-sdk/lib-dynamodb";
 import { DEMO_RACK_SHAPE, seededUuid } from "../local/demo-fleet.js";
@@ -42,6 +43,7 @@ import {
 import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { DynamoCommandSetStore } from "../src/adapters/stepfunctions/dynamo-command-sets.js";
+import { systemClock } from "../src/adapters/system-clock.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
@@ -253,7 +255,7 @@ async function makespan(o: Options, mode: WakeMode): Promise<MakespanResult> {
   const passes: number[] = [];
   let finished: (() => void) | undefined;
   const done = new Promise<void>((resolve) => (finished = resolve));
-  const inner = createDispatcher({ runs: stores.runs, submitter: product.submitter, clock: Date.now });
+  const inner = createDispatcher({ runs: stores.runs, submitter: product.submitter, clock: systemClock });
   const dispatcher = {
     ...inner,
     dispatchRun: async (runId: string) => {
@@ -467,7 +469,7 @@ async function scalePass(env: Awaited<ReturnType<typeof environment>>, label: st
     clock: Date.now,
     behaviour: () => ({ kind: "hang" }),
   });
-  const dispatcher = createDispatcher({ runs: env.stores.runs, submitter, clock: Date.now });
+  const dispatcher = createDispatcher({ runs: env.stores.runs, submitter, clock: systemClock });
   env.meter.reset();
   const started = performance.now();
   const result = await dispatcher.tick();

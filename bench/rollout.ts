@@ -31,6 +31,7 @@
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
  */
+
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -50,6 +51,7 @@ import {
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
+import { systemClock } from "../src/adapters/system-clock.js";
 import { type ChildTaskSettings, DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";
@@ -295,7 +297,7 @@ async function once(): Promise<Figures> {
     submit: (request, now) => inScope({ part: PART.submit }, () => child.submitter.submit(request, now)),
     cancel: (taskId, reason) => child.submitter.cancel(taskId, reason),
   };
-  const inner = createDispatcher({ runs: stores.runs, submitter, clock: Date.now, log });
+  const inner = createDispatcher({ runs: stores.runs, submitter, clock: systemClock, log });
   dispatcher = {
     dispatchRun: (runId) => inScope({ part: "dispatch" }, () => inner.dispatchRun(runId)),
     tick: () => inScope({ part: "dispatch" }, () => inner.tick()),
@@ -303,7 +305,7 @@ async function once(): Promise<Figures> {
   const runsApi = createRunService({
     runs: stores.runs,
     inventory: stores.inventory,
-    clock: Date.now,
+    clock: systemClock,
     newId: randomUUID,
   });
 

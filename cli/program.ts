@@ -20,16 +20,9 @@ import {
   isServiceError,
   UsageError,
 } from "./errors.js";
-import {
-  OUTPUT_FORMATS,
-  type OutputFormat,
-  type Result,
-  render,
-  terminalSafe,
-  type Writer,
-} from "./output.js";
+import { OUTPUT_FORMATS, type OutputFormat, render, terminalSafe } from "./output.js";
 import { registerPolicyCommands } from "./policy.js";
-import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
+import { DEFAULT_RETRY } from "./retry.js";
 import { RunFileError } from "./run-file/load.js";
 
 export const DEFAULT_ENDPOINT = "127.0.0.1:50051";

@@ -28,9 +28,11 @@ import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { EventBridgeRunEventBus } from "../src/adapters/eventbridge/run-event-bus.js";
 import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
+import { systemClock } from "../src/adapters/system-clock.js";
 import type { BuildInfo, FlowApi } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { lineLogger } from "../src/app/observability.js";
+import type { Clock } from "../src/app/ports.js";
 import { createRunEventRelay } from "../src/app/run-event-relay.js";
 import { createStoreHealth, failFastWhileUnreachable } from "../src/app/store-health.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
@@ -105,6 +107,12 @@ export interface LocalStackOptions {
    * on it and the inventory is loaded (the API benchmark installs its capacity meter there).
    */
   onDynamoDbClient?: (client: DynamoDBClient) => void;
+  /**
+   * The clock every part of the stack reads (the dispatcher's claims and windows, the API's
+   * schedules, the child tasks, the store-health timers). Default the system clock; tests start the
+   * stack on a `shiftableClock()` (local/clock.ts) to reach a window's opening without waiting.
+   */
+  clock?: Clock;
   log?: (line: string) => void;
   /**
    * Called once the stack has stopped itself for good (its moto died and there is no data
@@ -137,6 +145,7 @@ export interface LocalStack {
 
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const log = options.log ?? ((line: string) => console.log(line));
+  const clock = options.clock ?? systemClock;
   const stops: (() => Promise<void>)[] = [];
   let stopping: Promise<void> | undefined;
   // Once, whoever asks first (a signal, a test, a moto that died for good).
@@ -220,6 +229,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const storeHealth = createStoreHealth({
       probe: storeProbe({ endpoint: awsEndpoint }, names.runs),
       logger: lineLogger(log),
+      clock,
     });
     const suspect = () => storeHealth.suspect();
     const stores = createDynamoStores(client, names, { cipher, onUnavailable: suspect });
@@ -258,7 +268,6 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       rule = { brokerUrl: options.bmcBroker };
     }
 
-    const clock = () => Date.now();
     const childTasks = await createLocalChildTasks({
       stores,
       tables: names,
@@ -272,7 +281,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(options.readinessTimeoutMs === undefined
         ? {}
         : { settings: { readinessTimeoutSeconds: Math.ceil(options.readinessTimeoutMs / 1000) } }),
-      clock,
+      clock: () => clock.now(),
       // A recorded outcome queues a pass for its run at once (the Lambda waker's stand-in).
       waker: inProcessWaker(() => dispatcher, lineLogger(log)),
       log,
@@ -355,6 +364,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       host: "127.0.0.1",
       port: options.port,
       logger: lineLogger(log),
+      ...(options.clock === undefined ? {} : { applicationNow: () => clock.now() }),
       ...(options.admission === undefined ? {} : { admission: options.admission }),
       storeHealth,
     });

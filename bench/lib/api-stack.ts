@@ -11,6 +11,7 @@
  * measured, and load on the one moto process (it serves one request at a time) that DynamoDB does
  * not have. `startBenchStack({ full: true })` starts the real local stack anyway, for comparison.
  */
+
 import { randomUUID } from "node:crypto";
 import { generateDemoFleet } from "../../local/demo-fleet.js";
 import { startLocalMoto } from "../../local/moto.js";
@@ -25,6 +26,7 @@ import {
 } from "../../src/adapters/dynamodb/index.js";
 import type { AdmissionLimits } from "../../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../../src/adapters/grpc/server.js";
+import { systemClock } from "../../src/adapters/system-clock.js";
 import { lineLogger } from "../../src/app/observability.js";
 import { createRunService } from "../../src/app/runs.js";
 import type { InventoryRack } from "../../src/domain/model.js";
@@ -103,7 +105,7 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
       runs: createRunService({
         runs: stores.runs,
         inventory: stores.inventory,
-        clock: () => Date.now(),
+        clock: systemClock,
         newId: randomUUID,
       }),
       inventory: stores.inventory,

@@ -20,6 +20,7 @@
  * an index Query by walking the whole table, so the latency of `after` default-scope creates grows
  * with the fleet on moto, though what they read does not; DynamoDB reads the index.
  */
+
 import { randomUUID } from "node:crypto";
 import { generateDemoFleet } from "../../local/demo-fleet.js";
 import { startLocalMoto } from "../../local/moto.js";
@@ -30,6 +31,7 @@ import {
   deleteTables,
   tableNames,
 } from "../../src/adapters/dynamodb/index.js";
+import { systemClock } from "../../src/adapters/system-clock.js";
 import { createRunService } from "../../src/app/runs.js";
 import { CandidateLimitError } from "../../src/domain/errors.js";
 import type { CreateRunInput } from "../../src/domain/model.js";
@@ -87,13 +89,13 @@ export async function measureCreateScaling(options: ScalingOptions): Promise<Sca
         "after (by key)": createRunService({
           runs: stores.runs,
           inventory: stores.inventory,
-          clock: Date.now,
+          clock: systemClock,
           newId: randomUUID,
         }),
         "before (Scan)": createRunService({
           runs: stores.runs,
           inventory: scanningInventory(stores.inventory),
-          clock: Date.now,
+          clock: systemClock,
           newId: randomUUID,
         }),
       };

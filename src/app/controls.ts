@@ -24,12 +24,12 @@ import { type RunEffect, type RunEvent, reduceRun } from "../domain/run-machine.
 import type { OperationRunsApi } from "./api.js";
 import type { Dispatcher } from "./dispatcher.js";
 import { errorText, type Logger, pickLogger } from "./observability.js";
-import type { ChildTaskSubmitter, RunStore } from "./ports.js";
+import type { ChildTaskSubmitter, Clock, RunStore } from "./ports.js";
 
 export interface ControlsDeps {
   runs: RunStore;
   submitter: ChildTaskSubmitter;
-  clock: () => number;
+  clock: Clock;
   logger?: Logger;
   log?: (line: string) => void;
   /**
@@ -77,7 +77,7 @@ export function createControls(deps: ControlsDeps): Controls {
     for (let attempt = 0; ; attempt++) {
       const run = await runs.getRun(id);
       if (run === undefined) throw new NotFoundError(`operation run not found: ${id}`);
-      const now = clock();
+      const now = clock.now();
       const result = reduceRun(run, event, now);
       if (!result.ok) throw result.error;
       if (!result.write) return { run: result.run, effects: result.effects };
@@ -114,7 +114,7 @@ export function createControls(deps: ControlsDeps): Controls {
     });
     const blocked = listed?.targets ?? [];
     if (blocked.length === 0) return;
-    const now = clock();
+    const now = clock.now();
     for (const target of blocked) await runs.restartConflictClock(run.id, target.id, now);
   }
 
@@ -142,20 +142,22 @@ export function createControls(deps: ControlsDeps): Controls {
         }),
       ),
     );
-    let timer: ReturnType<typeof setTimeout> | undefined;
+    let cancelBudget = () => {};
     const budget = new Promise<"timeout">((resolve) => {
-      timer = setTimeout(() => resolve("timeout"), deps.cancelBudgetMs ?? CANCEL_BUDGET_MS);
+      cancelBudget = clock.after(deps.cancelBudgetMs ?? CANCEL_BUDGET_MS, () => resolve("timeout"));
     });
-    const skipping = runs.skipTargets(run.id, withoutTask, skipMessage, clock()).catch((error: unknown) => {
-      // The run is cancelled; a target left PENDING only makes its stats lag. Logged, not returned.
-      logger.error("could not mark unsubmitted targets of a cancelled run SKIPPED", {
-        runId: run.id,
-        error: errorText(error),
+    const skipping = runs
+      .skipTargets(run.id, withoutTask, skipMessage, clock.now())
+      .catch((error: unknown) => {
+        // The run is cancelled; a target left PENDING only makes its stats lag. Logged, not returned.
+        logger.error("could not mark unsubmitted targets of a cancelled run SKIPPED", {
+          runId: run.id,
+          error: errorText(error),
+        });
+        return 0;
       });
-      return 0;
-    });
     const [stopped] = await Promise.all([Promise.race([stopping, budget]), skipping]);
-    clearTimeout(timer);
+    cancelBudget();
     if (stopped === "timeout") {
       logger.warn("cancel budget ran out before every child task confirmed it stopped", {
         runId: run.id,

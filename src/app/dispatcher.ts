@@ -52,7 +52,7 @@ import {
 } from "../domain/run-machine.js";
 import { CLAIM_LEASE_MS, isActive, isReady, readyInOrder } from "../domain/target-machine.js";
 import { errorText, type Logger, type Metrics, noopMetrics, pickLogger } from "./observability.js";
-import type { RunStore } from "./ports.js";
+import type { Clock, RunStore } from "./ports.js";
 import { type ChildTaskSubmitter, type RunWaker, targetIdempotencyKey } from "./ports.js";
 
 // ---------------------------------------------------------------------------------------------
@@ -61,7 +61,7 @@ import { type ChildTaskSubmitter, type RunWaker, targetIdempotencyKey } from "./
 export interface DispatcherDeps {
   runs: RunStore;
   submitter: ChildTaskSubmitter;
-  clock: () => number;
+  clock: Clock;
   logger?: Logger;
   /** A line sink instead of `logger` (the local stack's log). */
   log?: (line: string) => void;
@@ -150,11 +150,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const dispatchRun = (runId: string): Promise<PassResult> => queuePass(runId, true);
 
   async function timedPass(runId: string, speculate: boolean): Promise<PassResult> {
-    const started = clock();
+    const started = clock.now();
     try {
       return await pass(runId, speculate);
     } finally {
-      metrics.add("DispatchLatencyMs", Math.max(0, clock() - started));
+      metrics.add("DispatchLatencyMs", Math.max(0, clock.now() - started));
       metrics.flush();
     }
   }
@@ -167,7 +167,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (run.status !== "PENDING" && run.status !== "RUNNING") {
         return { ...result, decision: "inactive", status: run.status };
       }
-      const now = clock();
+      const now = clock.now();
       const phase = run.currentPhaseIndex;
       const blocked = queue.held.filter((t) => t.status === "BLOCKED");
       const readyNow = readyInOrder(queue, now);
@@ -264,7 +264,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     readAlready: { now: number; targets: Target[] } | undefined,
   ): Promise<Pick<PassResult, "submitted" | "blocked" | "failed">> {
     const { phaseIndex } = claim;
-    const now = readAlready?.now ?? clock();
+    const now = readAlready?.now ?? clock.now();
     const ready =
       readAlready?.targets ??
       readyInOrder(await runs.listQueuedTargets(run.id, phaseIndex, claim.slots), now);
@@ -319,7 +319,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     }
     try {
       const batched =
-        batch.length === 0 ? undefined : await runs.claimTargets(batch, leaseMs, clock(), claim.until);
+        batch.length === 0 ? undefined : await runs.claimTargets(batch, leaseMs, clock.now(), claim.until);
       if (batched?.outcome === "claimed") {
         for (const target of batched.claimed) submitSoon(target);
         if (batch.length === MAX_BATCH_CLAIM) {
@@ -346,7 +346,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       for (const target of targets) {
         const needsSlot = target.status !== "CLAIMED";
         if (needsSlot && slotsLeft <= 0) continue;
-        const at = clock();
+        const at = clock.now();
         const outcome = await runs.claimTarget(target, leaseMs, at, claim.until);
         if (outcome === "claimed") {
           if (needsSlot) slotsLeft--;
@@ -373,7 +373,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     target: Target,
     firstAttempt: boolean,
   ): Promise<"submitted" | "blocked" | "failed"> {
-    const now = clock();
+    const now = clock.now();
     const outcome = await submitter.submit(
       {
         idempotencyKey: targetIdempotencyKey(target.id),
@@ -392,7 +392,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     );
     switch (outcome.kind) {
       case "submitted": {
-        const recorded = await runs.recordSubmitted(run.id, target.id, outcome.taskId, clock());
+        const recorded = await runs.recordSubmitted(run.id, target.id, outcome.taskId, clock.now());
         if (recorded === "lost-race") await afterLostSubmit(run.id, target.id, outcome.taskId);
         return "submitted";
       }
@@ -414,7 +414,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         return "blocked";
       }
       case "rejected":
-        await runs.recordOutcome(run.id, target.id, "FAILED", outcome.message, clock());
+        await runs.recordOutcome(run.id, target.id, "FAILED", outcome.message, clock.now());
         return "failed";
     }
   }
@@ -452,7 +452,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     for (let attempt = 0; attempt < 3; attempt++) {
       if (attempt > 0) run = await runs.getRun(known.id);
       if (run === undefined || run.status !== "RUNNING" || run.statusMessage === message) return;
-      const now = clock();
+      const now = clock.now();
       const saved = await runs.saveRun(
         { ...run, statusMessage: message, updatedAt: Math.max(now, run.updatedAt + 1) },
         run.updatedAt,
@@ -462,7 +462,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   }
 
   async function tick(): Promise<TickResult> {
-    const started = clock();
+    const started = clock.now();
     const ids = await runs.listActiveRunIds();
     const total: TickResult = { runs: ids.length, failed: 0, submitted: 0 };
     await forEachLimited(ids, tickParallelism, async (runId) => {
@@ -477,7 +477,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     // The ticker waits its interval AFTER each pass (infra/constructs/ticker.ts), so the next pass
     // starts as late against its tick as this whole pass took: the TickOverrun alarm fires when
     // that reaches one interval. Wake-ups (dispatchRun alone) are not ticks and emit none.
-    metrics.add("TickOverrunMs", Math.max(0, clock() - started));
+    metrics.add("TickOverrunMs", Math.max(0, clock.now() - started));
     metrics.flush();
     return total;
   }

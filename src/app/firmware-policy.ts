@@ -27,12 +27,12 @@ import {
   typesWithoutStage,
 } from "../domain/operation-rules.js";
 import type { PolicyApi } from "./api.js";
-import type { FirmwarePolicyStore, ReadinessStore } from "./ports.js";
+import type { Clock, FirmwarePolicyStore, ReadinessStore } from "./ports.js";
 
 export interface PolicyDeps {
   policy: FirmwarePolicyStore;
   readiness: Pick<ReadinessStore, "setReadiness">;
-  clock: () => number;
+  clock: Clock;
   /** A fresh random UUID (new rule ids). */
   newId: () => string;
   log?: (line: string) => void;
@@ -85,7 +85,7 @@ export function createPolicyService(deps: PolicyDeps): PolicyApi {
           `rule ${id} is at version ${now}, not the expected ${options.expectedVersion}`,
         );
       }
-      const rule: OperationRule = { ...definition, id, version: now + 1, createdAt: deps.clock() };
+      const rule: OperationRule = { ...definition, id, version: now + 1, createdAt: deps.clock.now() };
       if ((await policy.putRuleVersion(rule)) === "conflict") {
         throw new FailedPreconditionError(
           `rule ${id} got version ${rule.version} from another writer; read it and try again`,

@@ -51,14 +51,14 @@ import type { CreateRunOptions, TargetView } from "./api.js";
 import { type CommitReserve, createCommitReserve } from "./commit-reserve.js";
 import { freezePolicy } from "./firmware-policy.js";
 import { type PlanInventory, racksForPlan } from "./plan-inventory.js";
-import type { ClientRequestRecord, FirmwarePolicyStore, RunListEntry, RunStore } from "./ports.js";
+import type { ClientRequestRecord, Clock, FirmwarePolicyStore, RunListEntry, RunStore } from "./ports.js";
 
 export interface RunsDeps {
   runs: RunStore;
   inventory: PlanInventory;
   /** Firmware baselines (runs without target_version) and rules (rule_id); absent reads as none. */
   policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
-  clock: () => number;
+  clock: Clock;
   /** A fresh random UUID (run ids, target ids and generated seeds, as the reference does). */
   newId: () => string;
   /** How much of its deadline a create needs left to commit (default: one that learns, per service). */
@@ -81,7 +81,7 @@ export function createRunService(deps: RunsDeps) {
   const reserve = deps.commitReserve ?? createCommitReserve();
 
   async function validateAndPlan(input: CreateRunInput) {
-    const validated = validateCreateRun(input, newId, clock());
+    const validated = validateCreateRun(input, newId, clock.now());
     if (!validated.ok) throw new ValidationError(validated.violations);
     const { config } = validated;
     const [racks, excludedTargets] = await Promise.all([
@@ -108,7 +108,7 @@ export function createRunService(deps: RunsDeps) {
     const violation = checkClientRequestId(clientRequestId);
     if (violation !== undefined) throw new ValidationError([violation]);
     const fingerprint = requestFingerprint(input);
-    const record = await runs.getClientRequest(clientRequestId, clock());
+    const record = await runs.getClientRequest(clientRequestId, clock.now());
     return { id: clientRequestId, fingerprint, record };
   }
 
@@ -157,12 +157,12 @@ export function createRunService(deps: RunsDeps) {
         return { id: await sameRequestRun(input, request.fingerprint, request.record) };
       }
       const gone = options.abandoned ?? (() => false);
-      const late = () => (options.deadline ?? Number.POSITIVE_INFINITY) - clock() < reserve.reserveMs();
+      const late = () => (options.deadline ?? Number.POSITIVE_INFINITY) - clock.now() < reserve.reserveMs();
       if (late()) throw tooLate(reserve.reserveMs(), false);
       const { name, description, config, plan, racks, versions, rule } = await validateAndPlan(input);
       if (gone()) throw abandoned();
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
-      const now = clock();
+      const now = clock.now();
       const run: Run = {
         id: newId(),
         name,
@@ -194,7 +194,7 @@ export function createRunService(deps: RunsDeps) {
         updatedAt: now,
         conflictAttempts: 0,
       }));
-      const freezing = clock();
+      const freezing = clock.now();
       const created = await runs.createRun(run, targets, {
         events: [createdEvent(run, options.actor)],
         mayCommit: () => !gone() && !late(),
@@ -210,13 +210,13 @@ export function createRunService(deps: RunsDeps) {
       });
       switch (created.outcome) {
         case "created":
-          reserve.observe(clock() - freezing);
+          reserve.observe(clock.now() - freezing);
           return { id: run.id };
         case "abandoned":
           throw gone() ? abandoned() : tooLate(reserve.reserveMs(), true);
         case "request-id-taken": {
           // A create with the same id committed while this one planned: the retry's answer.
-          const record = request && (await runs.getClientRequest(request.id, clock()));
+          const record = request && (await runs.getClientRequest(request.id, clock.now()));
           if (request === undefined || record === undefined) throw requestIdRace();
           return { id: await sameRequestRun(input, request.fingerprint, record) };
         }
@@ -235,7 +235,7 @@ export function createRunService(deps: RunsDeps) {
       }
       // The effective configuration is what a create would store; credentials never leave.
       const { authentication: _secret, ...firmware } = config.operation.firmware;
-      const nextWindowOpenings = nextOpenings(scheduleOf(config), clock(), NEXT_OPENINGS);
+      const nextWindowOpenings = nextOpenings(scheduleOf(config), clock.now(), NEXT_OPENINGS);
       return {
         config: { ...config, operation: { ...config.operation, firmware } },
         plan,

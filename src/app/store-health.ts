@@ -16,7 +16,7 @@
 import { StoreUnavailableError } from "../domain/errors.js";
 import type { FlowApi } from "./api.js";
 import { errorText, type Logger } from "./observability.js";
-import type { StoreProbe } from "./ports.js";
+import type { Clock, StoreProbe } from "./ports.js";
 
 export interface StoreHealthOptions {
   probe: StoreProbe;
@@ -25,7 +25,8 @@ export interface StoreHealthOptions {
   intervalMs?: number;
   /** Backoff between probes while it does not (default 250 ms doubling up to 5 s). */
   retry?: { firstMs: number; maxMs: number };
-  now?: () => number;
+  /** Times the outage and runs the probe timer. */
+  clock: Clock;
 }
 
 export interface StoreHealth {
@@ -50,15 +51,14 @@ export interface StoreHealth {
 }
 
 export function createStoreHealth(options: StoreHealthOptions): StoreHealth {
-  const { probe, logger } = options;
+  const { probe, logger, clock } = options;
   const intervalMs = options.intervalMs ?? 5_000;
   const retry = options.retry ?? { firstMs: 250, maxMs: 5_000 };
-  const now = options.now ?? Date.now;
   const listeners: ((reachable: boolean) => void)[] = [];
   let reachable = true;
   let downSince = 0;
   let failedProbes = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  let cancelTimer = () => {};
   let running: Promise<void> | undefined;
   let stopped = true;
 
@@ -66,11 +66,11 @@ export function createStoreHealth(options: StoreHealthOptions): StoreHealth {
     if (next === reachable) return;
     reachable = next;
     if (!next) {
-      downSince = now();
+      downSince = clock.now();
       logger.warn("data store unreachable; health NOT_SERVING", { error: errorText(error) });
     } else {
       logger.info("data store reachable again; health SERVING", {
-        downForMs: now() - downSince,
+        downForMs: clock.now() - downSince,
         failedProbes,
       });
       failedProbes = 0;
@@ -80,9 +80,8 @@ export function createStoreHealth(options: StoreHealthOptions): StoreHealth {
 
   const schedule = (ms: number) => {
     if (stopped) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => void probeNow(), ms);
-    timer.unref?.();
+    cancelTimer();
+    cancelTimer = clock.after(ms, () => void probeNow());
   };
 
   const probeNow = (): Promise<void> => {
@@ -130,7 +129,7 @@ export function createStoreHealth(options: StoreHealthOptions): StoreHealth {
     },
     async stop() {
       stopped = true;
-      clearTimeout(timer);
+      cancelTimer();
       await running;
     },
   };

@@ -23,6 +23,7 @@ import { LambdaRunWaker } from "../adapters/lambda/lambda-waker.js";
 import { DynamoFirmwareRecorder } from "../adapters/stepfunctions/inventory-firmware.js";
 import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executor.js";
 import { StepFunctionsWaveWaker } from "../adapters/stepfunctions/sfn-wave-waker.js";
+import { systemClock } from "../adapters/system-clock.js";
 import type { DeploymentChildTaskSettings } from "../app/child-task/settings.js";
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
 import type { Logger, Metrics } from "../app/observability.js";
@@ -166,7 +167,7 @@ export function awsDispatcher(config: DispatchConfig, obs: RootObservability): D
   return createDispatcher({
     runs: stores.runs,
     submitter: tasks.submitter,
-    clock: Date.now,
+    clock: systemClock,
     logger: obs.logger,
     metrics: obs.metrics,
   });

@@ -13,6 +13,7 @@ import { createPolicyService } from "../app/firmware-policy.js";
 import type { Logger } from "../app/observability.js";
 import type {
   ChildTaskSubmitter,
+  Clock,
   FirmwarePolicyStore,
   InventoryStore,
   ReadinessStore,
@@ -51,7 +52,7 @@ export interface FlowApiAssembly {
     readiness: ReadinessStore;
   };
   tasks: { submitter: ChildTaskSubmitter; api: TasksApi };
-  clock: () => number;
+  clock: Clock;
   newId: () => string;
   logger: Logger;
   /**

@@ -15,6 +15,7 @@ import {
   type PowertoolsObservability,
   powertoolsObservability,
 } from "../adapters/observability/powertools.js";
+import { systemClock } from "../adapters/system-clock.js";
 import type { FlowApi } from "../app/api.js";
 import { createStoreHealth, failFastWhileUnreachable, type StoreHealth } from "../app/store-health.js";
 import { awsChildTasks, awsOptions, stepFunctionsExecutor } from "./aws.js";
@@ -36,6 +37,7 @@ export function composeGrpcFront(
   const storeHealth = createStoreHealth({
     probe: storeProbe(awsOptions(config), tableNames(config.tablePrefix).runs),
     logger: obs.logger,
+    clock: systemClock,
   });
   const { stores, parts } = awsChildTasks(config, obs, {
     dynamoProfile: "front",
@@ -51,7 +53,7 @@ export function composeGrpcFront(
     assembleFlowApi({
       stores,
       tasks,
-      clock: Date.now,
+      clock: systemClock,
       newId: randomUUID,
       logger: obs.logger,
       buildInfo: config.build,

@@ -1,27 +1,32 @@
 /**
- * Maintenance windows end to end: the real gRPC client against the local
- * stack in-process (dispatcher on a 150 ms tick, stream wake-ups, the child-task ASL, the simulated
- * fleet), on the real clock.
+ * Maintenance windows end to end: the real gRPC client against the local stack in-process
+ * (dispatcher on a 150 ms tick, stream wake-ups, the child-task ASL, the simulated fleet), on a
+ * clock the stack is started with (local/clock.ts): it runs at the wall clock's rate, and where a
+ * test would only wait for an instant (a start time, a window's opening) it jumps there, never
+ * while a target is claimed or flashing, so leases and flashes see time as usual.
  *
  * Claim times are observed exactly: a second reader of the targets table's stream records every
  * target's move to CLAIMED, whose `updatedAt` is the time the claim was judged by (the claim's own
  * clock reading, which its condition compared with the window). Nothing sleeps to let time pass:
- * each test waits for a state the run can only reach after the instant it is about.
+ * each test waits for a state the run can only reach after the instant it is about, or moves the
+ * clock to that instant once the run shows it is waiting for it.
  *
  *   start_time 3 s ahead           → PENDING "waiting for maintenance window: opens at T", no claim
  *                                    before T, COMPLETED after it
  *   end_time while racks flash     → no claim from T on, the two in flight finish, PAUSED /
  *                                    MAINTENANCE_WINDOW, Resume refused, Cancel → SKIPPED
- *   a 6 s window every minute      → every claim inside a window, RUNNING "outside maintenance
+ *   a 4 s window every minute      → every claim inside a window, RUNNING "outside maintenance
  *                                    window: next opens at …" between them, COMPLETED
  * (A cancel with racks in flight and racks pending: test/e2e/api-controls.test.ts.)
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBRecord } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type ShiftableClock, shiftableClock } from "../../local/clock.js";
 import { type StreamPoller, startStreamPoller } from "../../local/stream-poller.js";
 import { formatRfc3339 } from "../../src/domain/maintenance-window.js";
 import {
+  type OperationRun,
   OperationRunStatus,
   OperationRunStatusReason,
   OperationRunTargetStatus,
@@ -50,21 +55,23 @@ const T = OperationRunTargetStatus;
 const EARLY = rackGroup(120, { name: "early", count: 3, behaviour: FAST_SUCCESS });
 /** Flashes that outlast the window's end by seconds. */
 const SLOW = rackGroup(121, { name: "slow", count: 5, behaviour: { outcome: "succeed", updateMs: 4_000 } });
-/** A flash of 2.5 s: at most two fit in a 6 s window one at a time. */
+/** A flash of 1.6 s: at most two fit in a 4 s window one at a time. */
 const NIGHTLY = rackGroup(122, {
   name: "nightly",
   count: 3,
-  behaviour: { outcome: "succeed", updateMs: 2_500 },
+  behaviour: { outcome: "succeed", updateMs: 1_600 },
 });
 
 let s: TestStack;
+/** The stack's clock: claims, windows and messages are on it. */
+const clock: ShiftableClock = shiftableClock();
 let claimReader: StreamPoller;
 let streamClient: DynamoDBClient;
 /** Every move of a target to CLAIMED: its run, target and the time the claim was judged by. */
 const claims: { runId: string; targetId: string; at: number }[] = [];
 
 beforeAll(async () => {
-  s = await startTestStack({ label: "windows", groups: [EARLY, SLOW, NIGHTLY] });
+  s = await startTestStack({ label: "windows", groups: [EARLY, SLOW, NIGHTLY], clock });
   streamClient = testClient(s.local.awsEndpoint);
   claimReader = await startStreamPoller({
     client: streamClient,
@@ -97,8 +104,20 @@ afterAll(async () => {
 });
 
 const claimsOf = (runId: string) => claims.filter((c) => c.runId === runId);
-/** A whole second `ms` from now: messages then read without milliseconds. */
-const secondsAhead = (ms: number) => Math.ceil((Date.now() + ms) / 1000) * 1000;
+/** A whole second `ms` from now on the stack's clock: messages then read without milliseconds. */
+const secondsAhead = (ms: number) => Math.ceil((clock.now() + ms) / 1000) * 1000;
+
+/** The instant a run held outside its windows names: "…: opens at T" / "…: next opens at T". */
+function opening(message: string): number | undefined {
+  const at = /opens at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$/.exec(message)?.[1];
+  return at === undefined ? undefined : Date.parse(at);
+}
+
+/** No target of the run is claimed or flashing: the clock may jump without cutting a lease short. */
+async function nothingInFlight(runId: string): Promise<boolean> {
+  const active = new Set([T.OPERATION_RUN_TARGET_STATUS_CLAIMED, T.OPERATION_RUN_TARGET_STATUS_SUBMITTED]);
+  return (await listTargets(s.flow, runId)).every((t) => !active.has(t.status));
+}
 
 /** Waits until the stream reader has seen a claim for every one of `targetIds`. */
 async function claimsSeenFor(runId: string, targetIds: readonly string[]): Promise<void> {
@@ -125,7 +144,11 @@ describe("a run with start_time 3 s ahead", () => {
       message: `waiting for maintenance window: opens at ${formatRfc3339(start)}`,
     });
     expect(waiting.summary?.startedAt).toBeUndefined();
+    expect((await listTargets(s.flow, id)).map((t) => T[t.status])).toEqual(
+      Array(EARLY.ids.length).fill("OPERATION_RUN_TARGET_STATUS_PENDING"),
+    );
 
+    clock.advanceTo(start);
     const done = await waitForTerminal(s.flow, id);
     expect(stateOf(done), await targetReport(s.flow, id)).toMatchObject({
       status: S.OPERATION_RUN_STATUS_COMPLETED,
@@ -200,10 +223,8 @@ describe("a run whose end_time passes while racks are being flashed", () => {
 });
 
 describe("a recurring window of a few seconds every minute", () => {
-  it("claims only inside its windows, waits RUNNING between them, and continues by itself", {
-    timeout: 240_000,
-  }, async () => {
-    const WINDOW_MS = 6_000;
+  it("claims only inside its windows, waits RUNNING between them, and continues by itself", async () => {
+    const WINDOW_MS = 4_000;
     const id = await createRun(
       s.flow,
       runRequest({
@@ -213,20 +234,39 @@ describe("a recurring window of a few seconds every minute", () => {
       }),
     );
     const seen = new Set<string>();
-    const done = await eventually(
-      async () => {
-        const run = await getRun(s.flow, id, true);
-        const state = stateOf(run);
-        seen.add(`${S[state.status]}: ${state.message.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/, "<T>")}`);
-        return run;
-      },
-      (run) =>
-        stateOf(run).status !== S.OPERATION_RUN_STATUS_RUNNING &&
-        stateOf(run).status !== S.OPERATION_RUN_STATUS_PENDING,
-      `run ${id} to finish across its windows`,
-      230_000,
-      200,
-    );
+    const finished = (run: OperationRun) =>
+      stateOf(run).status !== S.OPERATION_RUN_STATUS_RUNNING &&
+      stateOf(run).status !== S.OPERATION_RUN_STATUS_PENDING;
+    /** The opening the run waits for, if it is still ahead (a message read just after a jump may be older). */
+    const heldUntil = (run: OperationRun) => {
+      const at = opening(stateOf(run).message);
+      return at !== undefined && at > clock.now() ? at : undefined;
+    };
+    // Each round: the run finishes, or it waits for its next window with nothing in flight, and
+    // the clock jumps to that window's opening (the wall clock would take the rest of the minute).
+    const finish = async (): Promise<OperationRun> => {
+      for (let jumps = 0; ; jumps++) {
+        const { run, opensAt } = await eventually(
+          async () => {
+            const run = await getRun(s.flow, id, true);
+            const state = stateOf(run);
+            seen.add(
+              `${S[state.status]}: ${state.message.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ/, "<T>")}`,
+            );
+            const at = heldUntil(run);
+            return { run, opensAt: at !== undefined && (await nothingInFlight(id)) ? at : undefined };
+          },
+          ({ run, opensAt }) => finished(run) || opensAt !== undefined,
+          `run ${id} to finish, or to wait for its next window with nothing in flight`,
+          30_000,
+          200,
+        );
+        if (finished(run) || opensAt === undefined) return run;
+        expect(jumps, "more windows than three one-at-a-time flashes need").toBeLessThan(5);
+        clock.advanceTo(opensAt);
+      }
+    };
+    const done = await finish();
     expect(stateOf(done), await targetReport(s.flow, id)).toMatchObject({
       status: S.OPERATION_RUN_STATUS_COMPLETED,
     });
@@ -236,8 +276,8 @@ describe("a recurring window of a few seconds every minute", () => {
       targets.map((t) => t.id?.id ?? ""),
     );
     const mine = claimsOf(id);
-    // Every claim fell in the first 6 s of a minute (a window), and they spread over two windows
-    // or more: three 2.5 s flashes one at a time do not fit in one.
+    // Every claim fell in the first 4 s of a minute (a window), and they spread over two windows
+    // or more: three 1.6 s flashes one at a time do not fit in one.
     expect(mine.filter((c) => c.at % 60_000 >= WINDOW_MS)).toEqual([]);
     expect(new Set(mine.map((c) => Math.floor(c.at / 60_000))).size).toBeGreaterThanOrEqual(2);
     expect([...seen]).toContain(
@@ -252,12 +292,12 @@ describe("create-time rules over gRPC: InvalidArgument naming the field, nothing
   it.each([
     [
       "an end_time already past",
-      { firmware: { endTime: new Date(Date.now() - H) } },
+      { firmware: { endTime: new Date(clock.now() - H) } },
       "configuration.operation.upgrade_firmware.end_time: maintenance window already closed",
     ],
     [
       "an end_time not after start_time",
-      { firmware: { startTime: new Date(Date.now() + 2 * H), endTime: new Date(Date.now() + H) } },
+      { firmware: { startTime: new Date(clock.now() + 2 * H), endTime: new Date(clock.now() + H) } },
       "configuration.operation.upgrade_firmware.end_time: end_time must be after start_time",
     ],
     [
@@ -281,7 +321,7 @@ describe("create-time rules over gRPC: InvalidArgument naming the field, nothing
   it("UpgradeFirmware: the same rules, paths relative to the request", async () => {
     const request = runRequest({
       rackIds: [EARLY.ids[0]!],
-      firmware: { endTime: new Date(Date.now() - 1000) },
+      firmware: { endTime: new Date(clock.now() - 1000) },
     });
     const firmware = request.configuration?.operation?.operation?.value;
     expect(await failure(s.flow.upgradeFirmware(firmware!))).toEqual({

@@ -16,6 +16,7 @@
  *   EventBridge: every history event of the three runs arrives exactly once on a rule → SQS, with
  *     the documented detail; the documented gate-trip rule gets the gate trips only.
  */
+
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -50,6 +51,7 @@ import {
 import { createFlowClient, type FlowClient } from "../../src/adapters/grpc/client.js";
 import { type RunningGrpcServer, startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { clientCredentials } from "../../src/adapters/grpc/tls.js";
+import { systemClock } from "../../src/adapters/system-clock.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import { lineLogger } from "../../src/app/observability.js";
 import { createStreamEvaluator } from "../../src/app/stream-evaluator.js";
@@ -485,7 +487,7 @@ describe("run D: three auto-advancing phases while every stream batch is deliver
     const second = createDispatcher({
       runs: s.local.stores.runs,
       submitter: s.local.childTasks.submitter,
-      clock: Date.now,
+      clock: systemClock,
     });
     const deliver = streamBatchHandler(createStreamEvaluator({ dispatcher: second }));
     replay.poller = await startStreamPoller({

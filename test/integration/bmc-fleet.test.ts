@@ -24,6 +24,7 @@ import {
   type UpdateCommand,
 } from "../../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../../src/domain/model.js";
+import { until } from "../support/poll.js";
 
 const RACK = "7a000000-0000-4000-8000-000000000001";
 const HANG_RACK = "7a000000-0000-4000-8000-000000000002";
@@ -86,26 +87,16 @@ function eventsOf(componentId: string): BmcEvent[] {
   return seen.get(componentId) ?? [];
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** Waits for any terminal report (result) of `requestId`, never for success only. */
 function resultOf(componentId: string, requestId: string): Promise<BmcEvent> {
-  return waitFor(`result of ${requestId}`, () =>
+  return until(`result of ${requestId}`, () =>
     eventsOf(componentId).find((e) => e.type === "result" && e.requestId === requestId),
   );
 }
 
 /** Waits until the fleet is done with `requestId` (FleetStats.doneByRequest): it sends nothing more for it. */
 function doneWith(requestId: string, times = 1): Promise<true> {
-  return waitFor(`the fleet to be done with ${requestId}`, () =>
+  return until(`the fleet to be done with ${requestId}`, () =>
     (fleet.stats().doneByRequest[requestId] ?? 0) >= times ? true : undefined,
   );
 }
@@ -116,9 +107,7 @@ function doneWith(requestId: string, times = 1): Promise<true> {
  */
 async function queried(componentId: string, requestId: string): Promise<string[]> {
   await publisher.publish(componentId, { v: 1, type: "query", requestId });
-  await waitFor(`status of ${requestId}`, () =>
-    trace(componentId, requestId).length > 0 ? true : undefined,
-  );
+  await until(`status of ${requestId}`, () => (trace(componentId, requestId).length > 0 ? true : undefined));
   return trace(componentId, requestId);
 }
 
@@ -330,7 +319,7 @@ describe("bmc fleet: each outcome on the evt topic", () => {
   it("a revived BMC answers again and a retry of its interrupted request flashes anew", async () => {
     const dropsBefore = fleet.stats().outcomes.disconnected;
     await publisher.publish(C.revive, updateCmd("r-revive"));
-    await waitFor("the drop", () => (fleet.stats().outcomes.disconnected > dropsBefore ? true : undefined));
+    await until("the drop", () => (fleet.stats().outcomes.disconnected > dropsBefore ? true : undefined));
     fleet.revive(C.revive);
     fleet.setConfig({ ...config, components: { ...config.components, [C.revive]: { outcome: "succeed" } } });
     await publisher.publish(C.revive, updateCmd("r-revive"));
@@ -342,7 +331,7 @@ describe("bmc fleet: each outcome on the evt topic", () => {
 
   it("query: status with the current version", async () => {
     await publisher.publish(C.succeed, { v: 1, type: "query", requestId: "q-succeed" });
-    await waitFor("status", () => (trace(C.succeed, "q-succeed").length > 0 ? true : undefined));
+    await until("status", () => (trace(C.succeed, "q-succeed").length > 0 ? true : undefined));
     expect(trace(C.succeed, "q-succeed")).toEqual(["status:2.0.0"]);
   });
 });
@@ -352,7 +341,7 @@ describe("bmc fleet: idempotency on requestId", () => {
     await publisher.publish(C.dup, updateCmd("r-dup", "3.0.0", "task-dup"));
     await resultOf(C.dup, "r-dup");
     await publisher.publish(C.dup, updateCmd("r-dup", "3.0.0", "task-dup"));
-    await waitFor("the re-sent result", () =>
+    await until("the re-sent result", () =>
       eventsOf(C.dup).filter((e) => e.type === "result").length === 2 ? true : undefined,
     );
     expect(trace(C.dup, "r-dup")).toEqual([
@@ -373,7 +362,7 @@ describe("bmc fleet: idempotency on requestId", () => {
 
   it("a duplicate while flashing re-sends ack; a different request while flashing gets BUSY", async () => {
     await publisher.publish(C.slowSucceed, updateCmd("r-slow"));
-    await waitFor("ack", () => (trace(C.slowSucceed, "r-slow").length > 0 ? true : undefined));
+    await until("ack", () => (trace(C.slowSucceed, "r-slow").length > 0 ? true : undefined));
     await publisher.publish(C.slowSucceed, updateCmd("r-slow"));
     await publisher.publish(C.slowSucceed, updateCmd("r-other", "9.9.9"));
     const busy = await resultOf(C.slowSucceed, "r-other");
@@ -405,7 +394,7 @@ describe("bmc fleet: idempotency on requestId", () => {
     );
     const stranger = "7a000000-0000-4000-8000-00000000ffff";
     await publisher.publish(stranger, { v: 1, type: "query", requestId: "q-stranger" });
-    await waitFor("all three counted", () =>
+    await until("all three counted", () =>
       fleet.stats().commands - before.commands >= 3 ? true : undefined,
     );
     // Done with the stranger's query, and it was ignored: nothing was or will be published for it.
@@ -517,7 +506,7 @@ describe("bmc fleet: exactly once per task at demo scale", () => {
       // (answered with the stored result): either way three answers, and one flash.
       const answers = (componentId: string) =>
         (events.get(componentId) ?? []).filter((e) => e.type === "ack" || e.type === "result").length;
-      await waitFor(
+      await until(
         "a result and three answers per component",
         () =>
           components.every((c) => answers(c.id) === 3 && events.get(c.id)?.some((e) => e.type === "result"))

@@ -4,6 +4,7 @@
  * running the real ASL with aws-local-stepfunctions. Timeouts are fractions of a second and every
  * Wait is overridden to a few milliseconds, so a hung BMC costs ~0.6 s, not 30 minutes.
  */
+
 import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
@@ -27,6 +28,7 @@ import type { BmcCommandPublisher, RunWaker } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
 import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freshTables, testClient } from "../support/moto.js";
+import { eventually, until } from "../support/poll.js";
 
 export const FAST_SETTINGS: Partial<ChildTaskSettings> = {
   maxParallel: 4,
@@ -150,33 +152,22 @@ export async function waitForTask(
   done: (t: Task) => boolean = (t) => ["COMPLETED", "FAILED", "TERMINATED"].includes(t.status),
   timeoutMs = 20_000,
 ): Promise<Task> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const [task] = await h.child.tasksApi.getTasks([taskId]);
-    if (task !== undefined && done(task)) return task;
-    if (Date.now() > until)
-      throw new Error(`task ${taskId} did not get there in time: ${JSON.stringify(task)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const task = await eventually(
+    async () => (await h.child.tasksApi.getTasks([taskId]))[0],
+    (task) => task !== undefined && done(task),
+    `task ${taskId} to get there`,
+    timeoutMs,
+    25,
+  );
+  return task as Task;
 }
 
-/** Polls `probe` until it holds, or fails after `timeoutMs` naming `what`. */
 /** The task's preflight queries as stored (undefined: none was ever sent). */
 export function queriesOf(h: Harness, taskId: string) {
   return new DynamoCommandSetStore(DynamoDBDocumentClient.from(h.client), h.names.tasks).get(taskId, "q");
 }
 
-export async function until(
-  what: string,
-  probe: () => boolean | Promise<boolean>,
-  timeoutMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+export { until };
 
 /**
  * Resolves once the fleet has received every command published to these components before the

@@ -4,6 +4,7 @@
  * before). With a controllable clock, after the claim lease runs out a healthy dispatcher finishes
  * the run, and no target ever gets a second child task.
  */
+
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
@@ -11,6 +12,7 @@ import { createDispatcher } from "../../src/app/dispatcher.js";
 import type { ChildTaskSubmitter, RunStore } from "../../src/app/ports.js";
 import type { Run } from "../../src/domain/model.js";
 import { CLAIM_LEASE_MS } from "../../src/domain/target-machine.js";
+import { clockOf } from "../support/clock.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, type RackBehaviour, TestClock } from "../support/fake-submitter.js";
 import { freshTables, testClient } from "../support/moto.js";
@@ -103,9 +105,9 @@ async function crashScenario(step: Step, when: "before" | "after", behaviour: Ra
   const dying = createDispatcher({
     runs: step === "submit" ? stores.runs : dyingStore(stores.runs, step, when, state),
     submitter: step === "submit" ? dyingSubmitter(submitter, when, state) : submitter,
-    clock: clock.read,
+    clock: clockOf(clock.read),
   });
-  const healthy = createDispatcher({ runs: stores.runs, submitter, clock: clock.read });
+  const healthy = createDispatcher({ runs: stores.runs, submitter, clock: clockOf(clock.read) });
   const get = async () => (await stores.runs.getRun(id)) as Run;
 
   await dying.dispatchRun(id).catch((error: unknown) => {
@@ -185,12 +187,12 @@ describe("dispatcher crashes: killed at each step, recovered after the lease, no
     const dying = createDispatcher({
       runs: dyingStore(stores.runs, "recordSubmitted", "before", state),
       submitter,
-      clock: clock.read,
+      clock: clockOf(clock.read),
     });
     await dying.dispatchRun(id);
     expect((await stores.runs.getTarget(id, targets[0]!.id))?.status).toBe("CLAIMED");
     await submitter.finish(targets[0]!.id, "COMPLETED");
-    const healthy = createDispatcher({ runs: stores.runs, submitter, clock: clock.read });
+    const healthy = createDispatcher({ runs: stores.runs, submitter, clock: clockOf(clock.read) });
     clock.advance(CLAIM_LEASE_MS + 1);
     await healthy.dispatchRun(id);
     const done = (await stores.runs.getRun(id)) as Run;

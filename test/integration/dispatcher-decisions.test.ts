@@ -7,12 +7,14 @@
  * test/unit/controls.test.ts; the store's own rules are the contract in
  * test/integration/store-contracts.test.ts.
  */
+
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { createControls } from "../../src/app/controls.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import type { Run, Target } from "../../src/domain/model.js";
+import { clockOf } from "../support/clock.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, TestClock } from "../support/fake-submitter.js";
 import { freshTables, testClient } from "../support/moto.js";
@@ -45,11 +47,11 @@ async function setup(options: { phaseSizes: number[]; maxConcurrent: number; aut
     clock: clock.read,
     behaviour: () => ({ kind: "hang" }),
   });
-  const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: clock.read });
+  const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: clockOf(clock.read) });
   const controls = createControls({
     runs: stores.runs,
     submitter,
-    clock: clock.read,
+    clock: clockOf(clock.read),
     dispatch: dispatcher.dispatchRun,
   });
   return {

@@ -6,9 +6,11 @@
  * At the end: every target submitted (started) exactly once, none lost, counters exact, and the
  * run's history holds each decision once: one "phase opened" per phase however many passes made it.
  */
+
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
+import { systemClock } from "../../src/adapters/system-clock.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import type { RunStore } from "../../src/app/ports.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
@@ -90,7 +92,7 @@ async function race(options: {
     const dispatcher = createDispatcher({
       runs: withRandomDelays(stores.runs, 10, random),
       submitter,
-      clock: Date.now,
+      clock: systemClock,
     });
     for (;;) {
       const result = await dispatcher.dispatchRun(id);

@@ -6,6 +6,7 @@
  * retries (aws-sdk-client-mock on the document client, so the rejection skips the SDK's retry):
  * the pass fails and is logged, nothing is half-done, and the next pass completes the run.
  */
+
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import {
   BatchGetCommand,
@@ -19,6 +20,7 @@ import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { awsClientConfig } from "../../src/adapters/aws-config.js";
 import { createDynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
+import { systemClock } from "../../src/adapters/system-clock.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import type { Logger } from "../../src/app/observability.js";
 import type { Run } from "../../src/domain/model.js";
@@ -98,7 +100,7 @@ describe("dispatcher under DynamoDB throttling", () => {
       behaviour: () => ({ kind: "complete", afterMs: 2 }),
     });
     const logger = capturingLogger();
-    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: Date.now, logger });
+    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: systemClock, logger });
 
     let final: Run | undefined;
     for (let i = 0; i < 40; i++) {
@@ -155,7 +157,7 @@ describe("dispatcher under DynamoDB throttling", () => {
       behaviour: () => ({ kind: "complete", afterMs: 2 }),
     });
     const logger = capturingLogger();
-    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: Date.now, logger });
+    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: systemClock, logger });
 
     const first = await dispatcher.tick();
     expect(first.failed).toBe(1);

@@ -8,6 +8,7 @@
  * Every clock here is injected (TestClock, or a clock that moves on each read); nothing sleeps to
  * let time pass.
  */
+
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
@@ -15,6 +16,7 @@ import { createControls } from "../../src/app/controls.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import type { ClaimOutcome, RunStore } from "../../src/app/ports.js";
 import type { Run, Target } from "../../src/domain/model.js";
+import { clockOf } from "../support/clock.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, TestClock, waitMs } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
@@ -103,7 +105,7 @@ describe("the claim's condition carries the time", () => {
     const reads = [END - 1, END - 1, END];
     const clock = () => reads.shift() ?? END + 1;
     const submitter = new FakeSubmitter({ runs: stores.runs, clock, behaviour: () => ({ kind: "hang" }) });
-    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock });
+    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: clockOf(clock) });
     expect(await dispatcher.dispatchRun(run.id)).toMatchObject({ decision: "claimed", submitted: 0 });
     expect(submitter.starts.size).toBe(0);
     expect((await stores.runs.getRun(run.id))?.inFlight).toBe(0);
@@ -127,7 +129,7 @@ describe("the claim's condition carries the time", () => {
     const reads = [CLOSE - 1, CLOSE - 1, CLOSE];
     const clock = () => reads.shift() ?? CLOSE + 1;
     const submitter = new FakeSubmitter({ runs: stores.runs, clock, behaviour: () => ({ kind: "hang" }) });
-    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock });
+    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: clockOf(clock) });
     expect(await dispatcher.dispatchRun(run.id)).toMatchObject({ decision: "claimed", submitted: 0 });
     expect((await stores.runs.getRun(run.id))?.inFlight).toBe(0);
     expect(await dispatcher.dispatchRun(run.id)).toMatchObject({ decision: "claimed", status: "RUNNING" });
@@ -187,7 +189,11 @@ describe("race: several dispatchers claiming while the window closes", () => {
       behaviour: () => ({ kind: "complete", afterMs: 1 + random.int(5) }),
     });
     const workers = Array.from({ length: 6 }, async () => {
-      const dispatcher = createDispatcher({ runs: instrumented(stores.runs), submitter, clock });
+      const dispatcher = createDispatcher({
+        runs: instrumented(stores.runs),
+        submitter,
+        clock: clockOf(clock),
+      });
       for (let pass = 0; pass < 1000; pass++) {
         const { decision } = await dispatcher.dispatchRun(run.id);
         if (decision !== "claimed" && decision !== "contended") return;
@@ -197,7 +203,7 @@ describe("race: several dispatchers claiming while the window closes", () => {
     await submitter.settle();
     // The last outcomes may land after every worker's last pass; in the product each wakes the
     // run (stream, direct wake-up). One more pass stands for that wake-up.
-    await createDispatcher({ runs: stores.runs, submitter, clock }).dispatchRun(run.id);
+    await createDispatcher({ runs: stores.runs, submitter, clock: clockOf(clock) }).dispatchRun(run.id);
     return { END, run, targets, claims, submitter };
   }
 
@@ -251,8 +257,8 @@ describe("end_time while racks are in flight", () => {
       clock: clock.read,
       behaviour: () => ({ kind: "hang" }),
     });
-    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: clock.read });
-    const controls = createControls({ runs: stores.runs, submitter, clock: clock.read, dispatcher });
+    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: clockOf(clock.read) });
+    const controls = createControls({ runs: stores.runs, submitter, clock: clockOf(clock.read), dispatcher });
 
     expect(await dispatcher.dispatchRun(run.id)).toMatchObject({ submitted: 2 });
     clock.now = END;
@@ -303,7 +309,7 @@ describe("end_time while racks are in flight", () => {
     expect(await stores.runs.claimTarget(targets[0]!, 30_000, END - 1_000)).toBe("claimed");
     const clock = new TestClock(END + 60_000);
     const submitter = new FakeSubmitter({ runs: stores.runs, clock: clock.read });
-    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: clock.read });
+    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: clockOf(clock.read) });
     expect(await dispatcher.dispatchRun(run.id)).toMatchObject({ decision: "paused", submitted: 0 });
     expect(await stores.runs.getRun(run.id)).toMatchObject({
       status: "PAUSED",
@@ -312,7 +318,7 @@ describe("end_time while racks are in flight", () => {
       statusMessage: "maintenance window closed at 2027-01-15T08:10:00Z: 2 targets not started",
     });
     expect(submitter.starts.size).toBe(0);
-    const controls = createControls({ runs: stores.runs, submitter, clock: clock.read });
+    const controls = createControls({ runs: stores.runs, submitter, clock: clockOf(clock.read) });
     await controls.cancel(run.id, "");
     expect((await targetsOf(run.id)).map((t) => [t.status, t.message])).toEqual([
       ["SKIPPED", "not started: maintenance window closed"],

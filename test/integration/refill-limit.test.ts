@@ -5,8 +5,10 @@
  * exceeded (counted where it matters: child tasks running at once), it is reached, and every
  * target is started once and counted once.
  */
+
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { DynamoStores } from "../../src/adapters/dynamodb/index.js";
+import { systemClock } from "../../src/adapters/system-clock.js";
 import { recordTaskOutcome } from "../../src/app/child-task/outcome.js";
 import { createTaskService } from "../../src/app/child-task/task-service.js";
 import { createDispatcher, type Dispatcher } from "../../src/app/dispatcher.js";
@@ -100,7 +102,7 @@ describe("the refill path under wake-ups", () => {
     });
     for (let i = 0; i < 3; i++)
       dispatchers.push(
-        createDispatcher({ runs: stores.runs, submitter: service.submitter, clock: Date.now }),
+        createDispatcher({ runs: stores.runs, submitter: service.submitter, clock: systemClock }),
       );
     // The tick as the safety net the product has; the wake-ups do the refilling.
     const ticker = setInterval(() => track(dispatchers[0]!.tick()), 1000);

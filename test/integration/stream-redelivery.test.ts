@@ -6,18 +6,21 @@
  * again in random order and random splits (seeded: a failure prints the seed to replay): counters, terminal states and the run item are exact and
  * unchanged, and no target got a second child task.
  */
+
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { type StreamPoller, startStreamPoller } from "../../local/stream-poller.js";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import { streamBatchHandler } from "../../src/adapters/dynamodb/stream-records.js";
+import { systemClock } from "../../src/adapters/system-clock.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import { createStreamEvaluator } from "../../src/app/stream-evaluator.js";
 import type { Run } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
-import { eventually, FakeSubmitter } from "../support/fake-submitter.js";
+import { FakeSubmitter } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
+import { until } from "../support/poll.js";
 import { testRandom } from "../support/seeded-random.js";
 
 let client: DynamoDBClient;
@@ -45,7 +48,7 @@ describe("stream evaluator: redelivery", () => {
           ? { kind: "fail", afterMs: 5, message: "flash failed" }
           : { kind: "complete", afterMs: 5 },
     });
-    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: Date.now });
+    const dispatcher = createDispatcher({ runs: stores.runs, submitter, clock: systemClock });
     let processed = 0;
     const handle = streamBatchHandler(
       createStreamEvaluator({
@@ -78,13 +81,13 @@ describe("stream evaluator: redelivery", () => {
         intervalMs: 50,
       });
       await stores.runs.createRun(run, targets);
-      const finished = await eventually(
+      const finished = await until(
+        "the run to finish through stream wake-ups alone",
         async () => {
           const r = await stores.runs.getRun(id);
           return r !== undefined && !["PENDING", "RUNNING"].includes(r.status) ? r : undefined;
         },
         45_000,
-        "the run to finish through stream wake-ups alone",
       );
       expect(finished).toMatchObject({
         status: "COMPLETED_WITH_FAILURES",

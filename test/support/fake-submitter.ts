@@ -22,18 +22,3 @@ export class TestClock {
 export function waitMs(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
-
-/** Polls `check` until it returns a value other than undefined, or fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 10_000,
-  what = "condition",
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await waitMs(10);
-  }
-}

@@ -15,6 +15,7 @@
  * (`eventually`, `waitForTerminal`) and `countItems()` (raw item counts of the runs and targets
  * tables, to prove that a rejected request wrote nothing).
  */
+
 import { randomUUID } from "node:crypto";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import * as grpc from "@grpc/grpc-js";
@@ -29,6 +30,7 @@ import {
   type FlowAdminClient,
   type FlowClient,
 } from "../../src/adapters/grpc/client.js";
+import type { Clock } from "../../src/app/ports.js";
 import {
   type ComponentType,
   type CreateOperationRunRequest,
@@ -47,6 +49,7 @@ import {
   type UpgradeFirmwareRequest,
 } from "../../src/gen/flow/v1/flow.js";
 import { fleetOf, HANG, inventoryOf, type RackGroup } from "./fixtures-inventory.js";
+import { eventually } from "./poll.js";
 
 /**
  * What every Wait state of a child task should last in the e2e stack. The child-task state machine
@@ -96,6 +99,8 @@ export interface TestStackOptions {
   readinessTimeoutMs?: number;
   /** The EventBridge bus (on moto) the stack publishes run events to; default the default bus. */
   eventBusName?: string;
+  /** The stack's clock (default the system clock): a `shiftableClock()` lets a test jump to a window. */
+  clock?: Clock;
 }
 
 export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
@@ -113,6 +118,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     childTaskWaitMs: CHILD_TASK_WAIT_MS,
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
     ...(options.eventBusName === undefined ? {} : { eventBusName: options.eventBusName }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
   };
   const local = await startLocalStack(stackOptions);
   const address = `127.0.0.1:${local.port}`;
@@ -242,29 +248,7 @@ export async function outcome<T>(
 // ---------------------------------------------------------------------------------------------
 // Waiting, always with a deadline
 
-/**
- * Calls `read` until `done(value)`, then returns the value; after `timeoutMs` throws with the last
- * value seen, so a test that waits in vain says what it saw.
- */
-export async function eventually<T>(
-  read: () => Promise<T>,
-  done: (value: T) => boolean,
-  what: string,
-  timeoutMs = 20_000,
-  intervalMs = 100,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) {
-      throw new Error(
-        `timed out after ${timeoutMs} ms waiting for ${what}; last seen: ${JSON.stringify(value)}`,
-      );
-    }
-    await sleep(intervalMs);
-  }
-}
+export { eventually };
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 

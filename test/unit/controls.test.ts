@@ -6,9 +6,11 @@
  * restarts the conflict clocks; resume and advance trigger a dispatch). The budget runs on vitest's
  * fake timers, so no case waits for real time.
  */
+
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createControls } from "../../src/app/controls.js";
 import type { Run, RunStatus, Target } from "../../src/domain/model.js";
+import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { MemoryRunStore } from "../support/memory-stores.js";
 import { type RunState, runInState, T0 } from "../support/run-states.js";
@@ -36,7 +38,7 @@ async function world(
   const controls = createControls({
     runs,
     submitter,
-    clock: () => clock.now,
+    clock: clockOf(() => clock.now),
     log: (line) => void logs.push(line),
     dispatch:
       options.dispatch ??
@@ -224,7 +226,7 @@ describe("controls: resume", () => {
       const controls = createControls({
         runs,
         submitter: new ScriptedSubmitter(),
-        clock: () => T0 + 1,
+        clock: clockOf(() => T0 + 1),
         ...(i === 0
           ? {
               dispatcher: {

@@ -4,6 +4,7 @@
  * the race of two creates with one id), and the caller's deadline (nothing is written for a caller
  * that is gone). The DynamoDB side of the same rules: test/integration/dynamodb-create.test.ts.
  */
+
 import { describe, expect, it } from "vitest";
 import { createCommitReserve, MIN_COMMIT_RESERVE_MS } from "../../src/app/commit-reserve.js";
 import type {
@@ -21,6 +22,7 @@ import type {
   Run,
   Target,
 } from "../../src/domain/model.js";
+import { clockOf } from "../support/clock.js";
 import { memoryInventory } from "../support/memory-inventory.js";
 
 const NOW = 1_800_000_000_000;
@@ -115,7 +117,7 @@ function service(racks = fleet(10), onCreate?: (run: Run) => CreateRunOutcome | 
   const runsService = createRunService({
     runs: fake.store,
     inventory,
-    clock: () => NOW,
+    clock: clockOf(() => NOW),
     newId: () => `00000000-0000-4000-9000-${String(++n).padStart(12, "0")}`,
   });
   return { api: runsService, inventory, ...fake };
@@ -272,7 +274,7 @@ describe("create: too little of the deadline left to commit → UNAVAILABLE, not
       runs: fake.store,
       inventory: memoryInventory(fleet(10)),
       // Planning takes 800 ms of the 1 s deadline.
-      clock: () => now,
+      clock: clockOf(() => now),
       newId: randomish(),
       commitReserve: { reserveMs: () => 250, observe: () => {} },
     });
@@ -287,7 +289,7 @@ describe("create: too little of the deadline left to commit → UNAVAILABLE, not
     const slow = createRunService({
       runs: fake.store,
       inventory: slowInventory,
-      clock: () => now,
+      clock: clockOf(() => now),
       newId: randomish(),
       commitReserve: { reserveMs: () => 250, observe: () => {} },
     });

@@ -6,6 +6,8 @@ import { createDispatcher, forEachLimited } from "../../src/app/dispatcher.js";
 import { lineLogger } from "../../src/app/observability.js";
 import type { ChildTaskSubmitter, RunStore } from "../../src/app/ports.js";
 import { type CapturedOutput, captureOutput } from "../support/captured-output.js";
+import { clockOf } from "../support/clock.js";
+import { until } from "../support/poll.js";
 
 /** A RunStore whose every method fails the test unless `methods` gives it. */
 function runStoreWith(methods: Partial<RunStore>): RunStore {
@@ -56,7 +58,12 @@ describe("dispatcher tick: TickOverrunMs, the metric the TickOverrun alarm watch
         return undefined;
       },
     });
-    const dispatcher = createDispatcher({ runs, submitter: noSubmissions, clock: () => now, metrics });
+    const dispatcher = createDispatcher({
+      runs,
+      submitter: noSubmissions,
+      clock: clockOf(() => now),
+      metrics,
+    });
     return { dispatcher, lines: () => output.json() };
   }
   let output: CapturedOutput;
@@ -132,15 +139,6 @@ describe("dispatcher helpers", () => {
   });
 });
 
-/** Polls `probe` every few ms until it holds; fails naming `what` after 5 s. */
-async function until(what: string, probe: () => boolean): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 describe("local ticker", () => {
   it("never overlaps passes: the ticks a running pass skips are logged as one streak", async () => {
     const log: string[] = [];
@@ -183,13 +181,18 @@ describe("local ticker", () => {
   it("failing passes: one line when they start failing, ticks back off, one line when a pass succeeds again", async () => {
     const log: string[] = [];
     let calls = 0;
+    /** The pass that logged the recovery (the ticker goes on ticking until it is stopped). */
+    let recoveredAt = 0;
     // The ticker's clock, moved by the test: while it stands still, a backoff never ends.
     let clock = 0;
     const ticker = startTicker({
       intervalMs: 5,
       maxBackoffMs: 40,
       now: () => clock,
-      log: (l) => log.push(l),
+      log: (l) => {
+        log.push(l);
+        if (l.includes("succeed again")) recoveredAt = calls;
+      },
       tick: async () => {
         calls++;
         if (calls <= 2) throw new Error("moto is down");
@@ -204,7 +207,7 @@ describe("local ticker", () => {
     }
     await until("a pass that succeeds", () => log.length >= 2);
     await ticker.stop();
-    expect(calls).toBe(3);
+    expect(recoveredAt).toBe(3);
     expect(log).toEqual([
       "ticker: dispatch pass failed: moto is down; backing off (up to 40 ms between passes) until one succeeds",
       "ticker: dispatch passes succeed again after 2 failed pass(es)",

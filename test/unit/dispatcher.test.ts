@@ -4,12 +4,14 @@
  * one-by-one fallback, submission outcomes, status messages, concurrent writers, coalesced passes
  * and the tick. Whole runs through the real store stay in test/integration/dispatcher-decisions.
  */
+
 import { describe, expect, it } from "vitest";
 import { createControls } from "../../src/app/controls.js";
 import { createDispatcher, type PassResult } from "../../src/app/dispatcher.js";
 import type { DispatchMetricName, Metrics } from "../../src/app/observability.js";
 import type { Run, SafetyGate, Target } from "../../src/domain/model.js";
 import { CLAIM_LEASE_MS } from "../../src/domain/target-machine.js";
+import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { MemoryRunStore } from "../support/memory-stores.js";
 import { type RunState, runInState, T0 } from "../support/run-states.js";
@@ -39,7 +41,12 @@ async function world(state: RunState, options: { store?: MemoryRunStore; at?: nu
   const submitter = new ScriptedSubmitter();
   const logs: string[] = [];
   const metrics = recordingMetrics();
-  const deps = { runs, submitter, clock: () => clock.now, log: (line: string) => void logs.push(line) };
+  const deps = {
+    runs,
+    submitter,
+    clock: clockOf(() => clock.now),
+    log: (line: string) => void logs.push(line),
+  };
   const dispatcher = createDispatcher({ ...deps, metrics: metrics.sink });
   const controls = createControls(deps);
   runs.calls.reset();
@@ -713,7 +720,7 @@ describe("dispatcher: tick", () => {
     const dispatcher = createDispatcher({
       runs: store,
       submitter,
-      clock: () => T0,
+      clock: clockOf(() => T0),
       log: (l) => void logs.push(l),
     });
     expect(await dispatcher.tick()).toEqual({ runs: 3, failed: 1, submitted: 3 });

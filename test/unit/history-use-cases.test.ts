@@ -5,6 +5,7 @@
  * opening once; duplicated and replayed stream batches add nothing; ListOperationRunEvents reads
  * the history back (NotFound for an unknown run).
  */
+
 import { describe, expect, it } from "vitest";
 import { createControls } from "../../src/app/controls.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
@@ -13,6 +14,7 @@ import { createStreamEvaluator, type StreamChange } from "../../src/app/stream-e
 import type { Actor } from "../../src/domain/actor.js";
 import type { Run } from "../../src/domain/model.js";
 import type { RunHistoryEvent } from "../../src/domain/run-history.js";
+import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { MemoryInventoryStore, MemoryRunStore } from "../support/memory-stores.js";
 import { type RunState, runInState, T0 } from "../support/run-states.js";
@@ -34,7 +36,7 @@ async function world(state: RunState) {
   await runs.createRun(run, targets);
   const clock = { now: T0 + 1000 };
   const submitter = new ScriptedSubmitter();
-  const deps = { runs, submitter, clock: () => clock.now, log: () => undefined };
+  const deps = { runs, submitter, clock: clockOf(() => clock.now), log: () => undefined };
   const dispatcher = createDispatcher(deps);
   const controls = createControls(deps);
   const history = async () => (await runs.listRunEvents(RUN, ALL))?.events ?? [];
@@ -57,7 +59,7 @@ describe("history: create", () => {
     const service = createRunService({
       runs,
       inventory,
-      clock: () => T0,
+      clock: clockOf(() => T0),
       newId: () => uuid(++ids, "1d000000"),
     });
     const { id } = await service.createRun(
@@ -187,7 +189,7 @@ describe("history: dispatchers racing on one decision record it once", () => {
       createDispatcher({
         runs: counting,
         submitter: w.submitter,
-        clock: () => w.clock.now,
+        clock: clockOf(() => w.clock.now),
         log: () => undefined,
       }),
     );
@@ -213,7 +215,7 @@ describe("history: dispatchers racing on one decision record it once", () => {
       createDispatcher({
         runs: w.runs,
         submitter: w.submitter,
-        clock: () => w.clock.now,
+        clock: clockOf(() => w.clock.now),
         log: () => undefined,
       }),
     );

@@ -5,11 +5,13 @@
  * a subsegment under it, to the X-Ray daemon address, here a UDP socket of the test's own.
  * Its own file: the X-Ray SDK reads the Lambda environment when it is first imported.
  */
+
 import { createSocket } from "node:dgram";
 import { DescribeTableCommand, DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { Context } from "aws-lambda";
 import { afterAll, beforeAll, expect, it, vi } from "vitest";
 import { captureOutput } from "../support/captured-output.js";
+import { until } from "../support/poll.js";
 
 const TRACE_ROOT = "1-5759e988-bd862e3fe1be46a994272793";
 const FACADE = "53995c3f42cd8ad8";
@@ -34,17 +36,6 @@ afterAll(() => {
   vi.unstubAllEnvs();
   daemon.close();
 });
-
-async function until<T>(what: string, probe: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const found = probe();
-    if (found !== undefined) return found;
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}; got ${JSON.stringify(received)}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 it("an invocation traces its handler with the correlation keys, and the captured client's calls under it", async () => {
   const { lambdaObservability } = await import("../../src/adapters/observability/lambda.js");

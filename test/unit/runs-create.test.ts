@@ -6,6 +6,7 @@
  * with its targets; planRun answers what createRun would freeze and writes nothing. The rules of
  * validation and planning themselves are tested pure (run-config.test.ts, planner.test.ts).
  */
+
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { beforeEach, describe, expect, it } from "vitest";
 import { grpcStatusFor } from "../../src/adapters/grpc/status.js";
@@ -19,6 +20,7 @@ import type {
   Target,
   TargetSpecInput,
 } from "../../src/domain/model.js";
+import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { MemoryInventoryStore, MemoryRunStore } from "../support/memory-stores.js";
 
@@ -96,7 +98,12 @@ function setUp(inventoryRacks: InventoryRack[]) {
   runs = new MemoryRunStore();
   inventory = new MemoryInventoryStore(inventoryRacks);
   ids = 0;
-  service = createRunService({ runs, inventory, clock: () => NOW, newId: () => uuid(++ids, "1d000000") });
+  service = createRunService({
+    runs,
+    inventory,
+    clock: clockOf(() => NOW),
+    newId: () => uuid(++ids, "1d000000"),
+  });
 }
 beforeEach(() => setUp(racks(1, 5)));
 

@@ -3,6 +3,7 @@
  * the fail-fast API, and the adapter boundary that turns "nothing answered" and "slow down" into
  * StoreUnavailableError (against a real socket: a closed port, and a server that throttles).
  */
+
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
@@ -12,18 +13,13 @@ import { createDynamoDbClient } from "../../src/adapters/aws-config.js";
 import { raiseStoreUnavailable, unavailability } from "../../src/adapters/dynamodb/db.js";
 import { storeProbe } from "../../src/adapters/dynamodb/store-probe.js";
 import { grpcStatusFor } from "../../src/adapters/grpc/status.js";
+import { systemClock } from "../../src/adapters/system-clock.js";
 import type { FlowApi } from "../../src/app/api.js";
 import { lineLogger } from "../../src/app/observability.js";
 import { createStoreHealth, failFastWhileUnreachable } from "../../src/app/store-health.js";
 import { StoreUnavailableError } from "../../src/domain/errors.js";
-
-async function until(what: string, probe: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
+import { clockOf } from "../support/clock.js";
+import { until } from "../support/poll.js";
 
 describe("createStoreHealth", () => {
   it("unreachable from the first failed probe, reachable again at the first answer: one line and one event per change", async () => {
@@ -42,7 +38,7 @@ describe("createStoreHealth", () => {
       logger: lineLogger((l) => lines.push(l)),
       intervalMs: 60_000,
       retry: { firstMs: 1, maxMs: 4 },
-      now: () => clock,
+      clock: clockOf(() => clock),
     });
     health.onChange((reachable) => changes.push(reachable));
     health.start();
@@ -83,6 +79,7 @@ describe("createStoreHealth", () => {
       logger: lineLogger((l) => lines.push(l)),
       intervalMs: 60_000,
       retry: { firstMs: 1, maxMs: 4 },
+      clock: systemClock,
     });
     health.start();
     await until("the first probe", () => probes === 1);
@@ -105,6 +102,7 @@ describe("createStoreHealth", () => {
     const health = createStoreHealth({
       probe: { probe: async () => void probes++ },
       logger: lineLogger(() => {}),
+      clock: systemClock,
     });
     health.suspect();
     expect(probes).toBe(0);

@@ -83,6 +83,12 @@ export interface GrpcServerOptions {
   protoDir?: string | false;
   /** Clock for the deadline check; tests inject one. */
   now?: () => number;
+  /**
+   * The application's clock, where it is not the wall clock the callers' deadlines are in (a local
+   * stack started on a shifted clock): the deadline the application is handed is moved onto it
+   * (its now plus the time the call has left). Absent: handed on as it came.
+   */
+  applicationNow?: () => number;
   /** How much work is admitted at once (default DEFAULT_ADMISSION_LIMITS); the rest is shed. */
   admission?: AdmissionLimits;
   /** The data store's reachability (src/app/store-health.ts); absent: always SERVING until shutdown. */
@@ -118,6 +124,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
   const deps: UnaryDeps = {
     logger,
     now: options.now ?? Date.now,
+    ...(options.applicationNow === undefined ? {} : { applicationNow: options.applicationNow }),
     admission: createAdmission(options.admission ?? DEFAULT_ADMISSION_LIMITS, logger),
     identity: { trustLoadBalancerClientCert: options.trustLoadBalancerClientCert === true },
   };
@@ -172,6 +179,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
 export interface UnaryDeps {
   logger: GrpcLogger;
   now: () => number;
+  /** See GrpcServerOptions.applicationNow. */
+  applicationNow?: () => number;
   /** Absent: every call is admitted (unit tests of the wrapper's other rules). */
   admission?: Admission;
   /** How the caller is identified (caller-identity.ts); the handlers that record one ask for it. */
@@ -246,7 +255,8 @@ export function unaryHandler<Req, Res>(
     }
 
     const context: CallContext = {
-      deadline,
+      deadline:
+        deps.applicationNow === undefined ? deadline : deps.applicationNow() + (deadline - deps.now()),
       abandoned: () => call.cancelled || deps.now() >= deadline,
       actor: () => callerIdentity(call, deps.identity),
     };

@@ -1,0 +1,91 @@
+/**
+ * The clocks behind the `Clock` port: the system clock every deployable runs on, and the shiftable
+ * one the local stack can be started with (local/clock.ts), which window and schedule tests jump.
+ * Timers are observed by what they do (a promise each fires), never by waiting and seeing nothing.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { shiftableClock } from "../../local/clock.js";
+import { systemClock } from "../../src/adapters/system-clock.js";
+
+/** A timer's firing as a promise of the clock's time at that moment. */
+function firing(after: (fire: () => void) => () => void, now: () => number) {
+  let cancel = () => {};
+  const fired = new Promise<number>((resolve) => {
+    cancel = after(() => resolve(now()));
+  });
+  return { fired, cancel };
+}
+
+describe("systemClock", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("reads the platform's time, fires a timer once its time has passed, and cancels one", async () => {
+    vi.useFakeTimers({ now: 1_800_000_000_000 });
+    expect(systemClock.now()).toBe(1_800_000_000_000);
+    const fired: string[] = [];
+    systemClock.after(1_000, () => fired.push("a"));
+    const cancel = systemClock.after(1_000, () => fired.push("cancelled"));
+    cancel();
+    vi.advanceTimersByTime(999);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual(["a"]);
+    vi.advanceTimersByTime(60_000);
+    expect(fired).toEqual(["a"]);
+    expect(systemClock.now()).toBe(1_800_000_061_000);
+  });
+});
+
+describe("shiftableClock", () => {
+  it("runs at the wall clock's rate until it jumps; a jump moves it ahead, never back", () => {
+    const clock = shiftableClock();
+    const before = Date.now();
+    const read = clock.now();
+    expect(read).toBeGreaterThanOrEqual(before);
+    expect(read).toBeLessThanOrEqual(Date.now());
+
+    const target = read + 3_600_000;
+    clock.advanceTo(target);
+    const jumped = clock.now();
+    expect(jumped).toBeGreaterThanOrEqual(target);
+    clock.advanceTo(read);
+    expect(clock.now()).toBeGreaterThanOrEqual(jumped);
+  });
+
+  it("a jump fires the timers it passes, at or after their time on the clock; the others later", async () => {
+    const clock = shiftableClock();
+    const start = clock.now();
+    const soon = firing((fire) => clock.after(60_000, fire), clock.now);
+    const later = firing((fire) => clock.after(3_600_000, fire), clock.now);
+    const order: string[] = [];
+    void soon.fired.then(() => order.push("soon"));
+    void later.fired.then(() => order.push("later"));
+
+    clock.advanceTo(start + 60_000);
+    expect(await soon.fired).toBeGreaterThanOrEqual(start + 60_000);
+    clock.advanceTo(start + 3_600_000);
+    expect(await later.fired).toBeGreaterThanOrEqual(start + 3_600_000);
+    expect(order).toEqual(["soon", "later"]);
+  });
+
+  it("a cancelled timer never fires, neither by a jump nor by the wall clock", async () => {
+    const clock = shiftableClock();
+    const start = clock.now();
+    const fired: string[] = [];
+    const cancel = clock.after(1, () => fired.push("cancelled"));
+    cancel();
+    const kept = firing((fire) => clock.after(10, fire), clock.now);
+    clock.advanceTo(start + 60_000);
+    await kept.fired;
+    // Both were due by the jump and would have fired in the order set; only the kept one did.
+    expect(fired).toEqual([]);
+  });
+
+  it("a timer fires by the wall clock too, without a jump", async () => {
+    const clock = shiftableClock();
+    const start = clock.now();
+    expect(await firing((fire) => clock.after(5, fire), clock.now).fired).toBeGreaterThanOrEqual(start + 5);
+  });
+});
