@@ -9,7 +9,6 @@ import { randomUUID } from "node:crypto";
 import { userInfo } from "node:os";
 import { Command, CommanderError, Option } from "commander";
 import { actorHeaderValue, type Connection, connect, type TlsOptions } from "./client.js";
-import { registerInventoryCommands, registerRunCommands, registerTaskCommands } from "./commands.js";
 import type { Action, Context, Io } from "./context.js";
 import { parseDurationNs } from "./durations.js";
 import {
@@ -20,10 +19,13 @@ import {
   isServiceError,
   UsageError,
 } from "./errors.js";
+import { registerInventoryCommands } from "./inventory-commands.js";
 import { OUTPUT_FORMATS, type OutputFormat, render, terminalSafe } from "./output.js";
 import { registerPolicyCommands } from "./policy.js";
 import { DEFAULT_RETRY } from "./retry.js";
+import { registerRunCommands } from "./run-commands.js";
 import { RunFileError } from "./run-file/load.js";
+import { registerTaskCommands } from "./task-commands.js";
 
 export const DEFAULT_ENDPOINT = "127.0.0.1:50051";
 

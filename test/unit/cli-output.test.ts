@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { progressText } from "../../cli/commands.js";
 import { fields, render, table, terminalSafe } from "../../cli/output.js";
+import { progressText } from "../../cli/task-commands.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 
 describe("cli output: the service's text never reaches the terminal raw", () => {

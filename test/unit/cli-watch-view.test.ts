@@ -1,8 +1,8 @@
 import { stripVTControlCharacters } from "node:util";
 import { describe, expect, it } from "vitest";
-import { stateFilters } from "../../cli/commands.js";
 import { formatElapsed } from "../../cli/durations.js";
 import { componentTypes, runStatuses, targetStatuses } from "../../cli/names.js";
+import { stateFilters } from "../../cli/run-commands.js";
 import {
   bar,
   buildModel,

@@ -1,35 +1,34 @@
-/**
- * The commands: `run …`, `task …`, `inventory …`. Each parses its flags, makes one or a few calls,
- * and returns a Result (data for json/yaml, a table for people) or an exit code.
- */
-import { readFile } from "node:fs/promises";
-import { status as GrpcStatus } from "@grpc/grpc-js";
-import { type Command, InvalidArgumentError, Option } from "commander";
-import { checkClientRequestId } from "../src/domain/client-request.js";
-import { unreadable } from "../src/domain/input-file.js";
-import { InventoryFileError, parseInventoryDocument } from "../src/domain/inventory-document.js";
-import type { InventoryRack } from "../src/domain/model.js";
-import { parseReport, reportProgress } from "../src/domain/task-report.js";
+import { type Command, Option } from "commander";
 import * as pb from "../src/gen/flow/v1/flow.js";
-import * as admin from "../src/gen/flowadmin/v1/admin.js";
+import {
+  type Act,
+  collect,
+  enumArg,
+  expectedPhase,
+  nonNegativeInt,
+  OUTCOME_UNKNOWN,
+  pageFooter,
+  pagination,
+  phaseScopeOf,
+  positiveInt,
+  requestIdArg,
+  short,
+  uuidArg,
+} from "./command-args.js";
 import type { Action } from "./context.js";
 import { formatElapsed, parseDurationNs } from "./durations.js";
 import { EXIT, isServiceError, UsageError } from "./errors.js";
 import { historyTable, listEventsFrom } from "./history.js";
 import {
   componentTypes,
-  executorTypes,
   operationTypes,
   PHASE_FLAGS,
-  PHASE_SCOPE_FLAGS,
   runReasons,
   runStatuses,
   targetStatuses,
-  taskStatuses,
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
 import { statusMessageForPeople } from "./phase-numbers.js";
-import { baselineToProto, isNotReady, readinessToProto, registerInventoryPolicyCommands } from "./policy.js";
 import { withRetries } from "./retry.js";
 import { loadRunFile } from "./run-file/load.js";
 import { runFileFromConfig } from "./run-file/to-file.js";
@@ -37,113 +36,6 @@ import { phaseNotes } from "./target-phases.js";
 import { watchRun } from "./watch.js";
 import { statusText } from "./watch-view.js";
 import { windowText } from "./window.js";
-
-type Act = <A extends unknown[]>(fn: Action<A>) => (...args: unknown[]) => Promise<void>;
-
-// ---------------------------------------------------------------------------------------------
-// Argument parsers (commander reports their errors as usage errors, exit 1)
-
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function uuidArg(what: string, value: string): string {
-  if (!UUID_RE.test(value.trim())) {
-    throw new UsageError(
-      `${what}: expected a UUID such as 4f6f1a9e-0000-4000-8000-000000000001 (got ${JSON.stringify(value)})`,
-    );
-  }
-  return value.trim().toLowerCase();
-}
-
-function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n <= 0) {
-    throw new InvalidArgumentError("expected a positive whole number");
-  }
-  return n;
-}
-
-function nonNegativeInt(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) {
-    throw new InvalidArgumentError("expected a whole number, 0 or more");
-  }
-  return n;
-}
-
-/**
- * `--expect 2` → expected_phase_index 1: flowctl counts phases from 1, the wire from 0. Phase 1 is
- * never the next phase, and 0 on the wire would mean "no check", so 1 is refused.
- */
-function expectedPhase(value: string): number {
-  const n = positiveInt(value);
-  if (n < 2)
-    throw new InvalidArgumentError("phase 1 is the first phase, never the next one: expected 2 or more");
-  return n - 1;
-}
-
-/** The service's rule (src/domain/client-request.ts), checked before anything is sent. */
-function requestIdArg(value: string): string {
-  const violation = checkClientRequestId(value);
-  if (violation !== undefined) throw new InvalidArgumentError(violation.rule);
-  return value;
-}
-
-/** Failures after which a create may or may not have happened. */
-const OUTCOME_UNKNOWN: ReadonlySet<GrpcStatus> = new Set([
-  GrpcStatus.DEADLINE_EXCEEDED,
-  GrpcStatus.UNAVAILABLE,
-]);
-
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
-}
-
-function enumArg<E extends number>(names: { parse(t: string): E | undefined; names: readonly string[] }) {
-  return (value: string, previous: E[] | undefined): E[] => {
-    const parsed = names.parse(value);
-    if (parsed === undefined) {
-      throw new InvalidArgumentError(`expected one of ${names.names.map((n) => n.toLowerCase()).join(", ")}`);
-    }
-    return [...(previous ?? []), parsed];
-  };
-}
-
-function pagination(o: { limit?: number; offset?: number }): pb.Pagination | undefined {
-  return o.limit === undefined && o.offset === undefined
-    ? undefined
-    : { offset: o.offset ?? 0, limit: o.limit ?? 0 };
-}
-
-function pageFooter(shown: number, offset: number, total: number, noun: string): string {
-  if (total === 0) return `no ${noun}`;
-  if (shown === 0) return `no ${noun} at offset ${offset} (${total} in all)`;
-  return `${offset + 1}-${offset + shown} of ${total} ${noun}${offset + shown < total ? " (more with --offset)" : ""}`;
-}
-
-/** `--phase` (default all-visible), or the older `--phase-scope`; both at once is a mistake. */
-function phaseScopeOf(o: { phase?: string; phaseScope?: string }): pb.OperationRunTargetPhaseScope {
-  if (o.phase !== undefined && o.phaseScope !== undefined) {
-    throw new UsageError(
-      "--phase and --phase-scope: give one (--phase-scope is the older spelling of --phase)",
-    );
-  }
-  const [flag, names, value] =
-    o.phaseScope === undefined
-      ? (["--phase", PHASE_FLAGS, o.phase ?? "all-visible"] as const)
-      : (["--phase-scope", PHASE_SCOPE_FLAGS, o.phaseScope] as const);
-  const scope = names.parse(value);
-  if (scope === undefined) {
-    throw new UsageError(`${flag}: expected one of ${names.names.join(", ")} (got ${JSON.stringify(value)})`);
-  }
-  return scope;
-}
-
-function short(id: string | undefined): string {
-  return id ?? "";
-}
-
-// ---------------------------------------------------------------------------------------------
-// run
 
 export function registerRunCommands(program: Command, act: Act): void {
   const run = program.command("run").description("create, inspect and steer operation runs");
@@ -594,197 +486,3 @@ function planTable(request: pb.CreateOperationRunRequest, plan: pb.PlanOperation
 
 // ---------------------------------------------------------------------------------------------
 // task
-
-export function registerTaskCommands(program: Command, act: Act): void {
-  const task = program.command("task").description("inspect and cancel child firmware tasks (one per rack)");
-
-  task
-    .command("get")
-    .description("show tasks by ID")
-    .argument("<ids...>", "task IDs")
-    .action(
-      act(async (ctx, ids: string[]) => {
-        const resp = await ctx
-          .conn()
-          .flow.getTasksByIDs({ taskIds: ids.map((id) => ({ id: uuidArg("task ID", id) })) });
-        ctx.print({
-          data: pb.GetTasksByIDsResponse.toJSON(resp),
-          table: () => tasksTable(resp.tasks, { progress: true }),
-        });
-        return EXIT.OK;
-      }),
-    );
-
-  task
-    .command("list")
-    .description("list tasks, optionally of one rack or only active ones")
-    .option("--rack <id>", "only this rack's tasks (rack UUID)")
-    .option("--active", "only tasks that have not ended")
-    .option("--limit <n>", "page size (service default 100)", positiveInt)
-    .option("--offset <n>", "skip this many tasks", nonNegativeInt)
-    .action(
-      act(async (ctx, o: { rack?: string; active?: boolean; limit?: number; offset?: number }) => {
-        const resp = await ctx.conn().flow.listTasks({
-          rackId: o.rack === undefined ? undefined : { id: uuidArg("--rack", o.rack) },
-          activeOnly: o.active === true,
-          pagination: pagination(o),
-          withReport: false,
-        });
-        ctx.print({
-          data: pb.ListTasksResponse.toJSON(resp),
-          table: () =>
-            `${tasksTable(resp.tasks)}\n${pageFooter(resp.tasks.length, o.offset ?? 0, resp.total, "tasks")}`,
-        });
-        return EXIT.OK;
-      }),
-    );
-
-  task
-    .command("cancel")
-    .description("cancel a task that has not ended")
-    .argument("<id>", "task ID")
-    .action(
-      act(async (ctx, id: string) => {
-        const { task: t } = await ctx.conn().flow.cancelTask({ taskId: { id: uuidArg("task ID", id) } });
-        ctx.print({
-          data: pb.CancelTaskResponse.toJSON({ task: t }),
-          table: () =>
-            `task ${t?.id?.id}: ${taskStatuses.name(t?.status ?? 0)}${t?.message ? ` — ${t.message}` : ""}`,
-        });
-        return EXIT.OK;
-      }),
-    );
-}
-
-/** `task get` adds PROGRESS from each task's report (live while it runs); `task list` has no reports. */
-function tasksTable(tasks: readonly pb.Task[], options: { progress?: boolean } = {}): string {
-  const progress = options.progress === true;
-  return table(
-    ["ID", "RACK", "STATUS", ...(progress ? ["PROGRESS"] : []), "EXECUTOR", "CREATED", "FINISHED", "MESSAGE"],
-    tasks.map((t) => [
-      short(t.id?.id),
-      t.rackExternalId || short(t.rackId?.id),
-      taskStatuses.name(t.status),
-      ...(progress ? [progressText(t.report)] : []),
-      t.executorType === 0 ? "" : executorTypes.name(t.executorType),
-      time(t.createdAt),
-      time(t.finishedAt),
-      t.message,
-    ]),
-  );
-}
-
-/** `18/39 done, 8 updating (40%), 1 failed` from a task's report; "" when it has none readable. */
-export function progressText(reportText: string): string {
-  let p: ReturnType<typeof reportProgress>;
-  try {
-    p = reportProgress(parseReport(reportText));
-  } catch {
-    return "";
-  }
-  const parts = [`${p.done}/${p.total} done`];
-  if (p.updating > 0)
-    parts.push(`${p.updating} updating${p.meanProgress === undefined ? "" : ` (${p.meanProgress}%)`}`);
-  if (p.failed > 0) parts.push(`${p.failed} failed`);
-  return parts.join(", ");
-}
-
-// ---------------------------------------------------------------------------------------------
-// inventory
-
-export function registerInventoryCommands(program: Command, act: Act): void {
-  const inventory = program.command("inventory").description("load and list the rack inventory");
-
-  inventory
-    .command("import")
-    .description("upsert racks and components from an inventory file (the local stack's JSON format)")
-    .requiredOption("-f, --file <path>", "inventory JSON file")
-    .action(
-      act(async (ctx, o: { file: string }) => {
-        let document: ReturnType<typeof parseInventoryDocument>;
-        try {
-          const text = await readFile(o.file, "utf8").catch((error: unknown) => {
-            throw new InventoryFileError(o.file, [unreadable(error)]);
-          });
-          document = parseInventoryDocument(text, o.file);
-        } catch (err) {
-          if (err instanceof InventoryFileError) {
-            throw new UsageError(`${o.file} is not a valid inventory file:\n${err.message}`);
-          }
-          throw err;
-        }
-        const resp = await ctx.conn().admin.importInventory({
-          racks: document.racks.map(inventoryRackToProto),
-          baselines: document.baselines.map(baselineToProto),
-        });
-        const baselines = resp.baselinesWritten > 0 ? ` and ${resp.baselinesWritten} firmware baselines` : "";
-        ctx.print({
-          data: admin.ImportInventoryResponse.toJSON(resp),
-          table: () =>
-            `imported ${resp.racksWritten} racks and ${resp.componentsWritten} components${baselines} from ${o.file}`,
-        });
-        return EXIT.OK;
-      }),
-    );
-
-  inventory
-    .command("list")
-    .description("list racks with their components")
-    .option("--limit <n>", "page size (service default 100)", positiveInt)
-    .option("--offset <n>", "skip this many racks", nonNegativeInt)
-    .action(
-      act(async (ctx, o: { limit?: number; offset?: number }) => {
-        const resp = await ctx.conn().admin.listRacks({ pagination: pagination(o) });
-        ctx.print({
-          data: admin.ListRacksResponse.toJSON(resp),
-          table: () =>
-            `${table(
-              ["ID", "NAME", "EXTERNAL ID", "NVL DOMAIN", "LOCATION", "COMPONENTS", "NOT READY"],
-              resp.racks.map((r) => [
-                short(r.id?.id),
-                r.name,
-                r.externalId,
-                r.nvlDomainName,
-                r.location === undefined || r.location.datacenter === ""
-                  ? ""
-                  : `${r.location.datacenter}/${r.location.row}/${r.location.position}`,
-                countByType(r.components),
-                String(r.components.filter((c) => isNotReady(c.readiness)).length || ""),
-              ]),
-            )}\n${pageFooter(resp.racks.length, o.offset ?? 0, resp.total, "racks")}`,
-        });
-        return EXIT.OK;
-      }),
-    );
-
-  registerInventoryPolicyCommands(inventory, act);
-}
-
-function countByType(components: readonly admin.InventoryComponent[]): string {
-  const counts = new Map<string, number>();
-  for (const c of components) {
-    const name = componentTypes.name(c.type);
-    counts.set(name, (counts.get(name) ?? 0) + 1);
-  }
-  return [...counts].map(([t, n]) => `${t}×${n}`).join(" ");
-}
-
-function inventoryRackToProto(r: InventoryRack): admin.InventoryRack {
-  return {
-    id: { id: r.id },
-    name: r.name,
-    externalId: r.externalId ?? "",
-    nvlDomainId: r.nvlDomain === undefined ? undefined : { id: r.nvlDomain.id },
-    nvlDomainName: r.nvlDomain?.name ?? "",
-    location: r.location,
-    components: r.components.map((c) => ({
-      id: { id: c.id },
-      type: componentTypes.parse(c.type) ?? pb.ComponentType.COMPONENT_TYPE_UNKNOWN,
-      externalId: c.externalId ?? "",
-      firmwareVersion: c.firmwareVersion ?? "",
-      model: c.model ?? "",
-      vendor: c.vendor ?? "",
-      readiness: readinessToProto(c.readiness),
-    })),
-  };
-}
