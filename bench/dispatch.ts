@@ -33,6 +33,7 @@ import { type LocalMoto, startLocalMoto } from "../local/moto.js";
 import { startStreamPoller } from "../local/stream-poller.js";
 import { startTicker } from "../local/ticker.js";
 import { awsClientConfig } from "../src/adapters/aws-config.js";
+import { DynamoCommandSetStore } from "../src/adapters/dynamodb/command-set-store.js";
 import {
   createDynamoStores,
   createTables,
@@ -42,7 +43,6 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { runToItem, targetToItem } from "../src/adapters/dynamodb/items.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
-import { DynamoCommandSetStore } from "../src/adapters/stepfunctions/dynamo-command-sets.js";
 import { systemClock } from "../src/adapters/system-clock.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
 import { silentLogger } from "../src/app/observability.js";

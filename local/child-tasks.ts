@@ -19,13 +19,13 @@ import { randomUUID } from "node:crypto";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { connectAsync } from "mqtt";
-import { DynamoReadinessStore } from "../src/adapters/dynamodb/readiness-store.js";
-import type { TableNames } from "../src/adapters/dynamodb/schema.js";
-import { IotPublisher } from "../src/adapters/iot/publisher.js";
 import {
   DynamoFirmwareRecorder,
   UpsertFirmwareRecorder,
-} from "../src/adapters/stepfunctions/inventory-firmware.js";
+} from "../src/adapters/dynamodb/firmware-version-recorder.js";
+import { DynamoReadinessStore } from "../src/adapters/dynamodb/readiness-store.js";
+import type { TableNames } from "../src/adapters/dynamodb/schema.js";
+import { IotPublisher } from "../src/adapters/iot/publisher.js";
 import type { TasksApi } from "../src/app/api.js";
 import { reconcileExecutionEnd } from "../src/app/child-task/outcome.js";
 import { type BmcReportMessage, createReportRecorder } from "../src/app/child-task/receiving.js";

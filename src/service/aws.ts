@@ -11,6 +11,7 @@ import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { type AwsOptions, awsClientConfig, createDynamoDbClient } from "../adapters/aws-config.js";
+import { DynamoFirmwareRecorder } from "../adapters/dynamodb/firmware-version-recorder.js";
 import {
   createDynamoStores,
   type DynamoStores,
@@ -20,7 +21,6 @@ import {
 } from "../adapters/dynamodb/index.js";
 import { KmsEnvelopeCipher } from "../adapters/kms/kms-cipher.js";
 import { LambdaRunWaker } from "../adapters/lambda/lambda-waker.js";
-import { DynamoFirmwareRecorder } from "../adapters/stepfunctions/inventory-firmware.js";
 import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executor.js";
 import { StepFunctionsWaveWaker } from "../adapters/stepfunctions/sfn-wave-waker.js";
 import { systemClock } from "../adapters/system-clock.js";

@@ -9,9 +9,9 @@
  * and metrics (Powertools on AWS, lines or nothing locally).
  */
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
+import { DynamoCommandSetStore } from "../adapters/dynamodb/command-set-store.js";
+import { DynamoTaskSecretStore } from "../adapters/dynamodb/task-secret-store.js";
 import { CipherBmcAuthSealer } from "../adapters/stepfunctions/bmc-auth.js";
-import { DynamoCommandSetStore } from "../adapters/stepfunctions/dynamo-command-sets.js";
-import { DynamoTaskSecretStore } from "../adapters/stepfunctions/dynamo-task-records.js";
 import type { OutcomeDeps } from "../app/child-task/outcome.js";
 import { type BmcResultReceiver, createBmcResultReceiver } from "../app/child-task/receiving.js";
 import { cachedRunSecrets } from "../app/child-task/run-secrets-cache.js";

@@ -6,7 +6,7 @@
 
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
+import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
 import { targetIdempotencyKey } from "../../src/app/ports.js";
 import { updateRequestId } from "../../src/domain/bmc-protocol.js";

@@ -4,9 +4,9 @@
  * every component receives each update command exactly once per task (counted by the simulator).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
-import { DynamoTaskSecretStore } from "../../src/adapters/stepfunctions/dynamo-task-records.js";
-import { DynamoFirmwareRecorder } from "../../src/adapters/stepfunctions/inventory-firmware.js";
+import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
+import { DynamoFirmwareRecorder } from "../../src/adapters/dynamodb/firmware-version-recorder.js";
+import { DynamoTaskSecretStore } from "../../src/adapters/dynamodb/task-secret-store.js";
 import type { StepEvent, WaveState } from "../../src/app/child-task/settings.js";
 import { createTaskService, taskIdForKey } from "../../src/app/child-task/task-service.js";
 import type { TaskExecutor } from "../../src/app/ports.js";

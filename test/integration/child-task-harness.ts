@@ -15,6 +15,7 @@ import { createLocalChildTasks, type LocalChildTasks } from "../../local/child-t
 import type { FleetConfig } from "../../local/fleet-file.js";
 import { type IotShim, startIotShim } from "../../local/iot-shim.js";
 import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
+import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
 import {
   createDynamoStores,
   type DynamoStores,
@@ -22,7 +23,6 @@ import {
   type TableNames,
 } from "../../src/adapters/dynamodb/index.js";
 import { IotPublisher } from "../../src/adapters/iot/publisher.js";
-import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher, RunWaker } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";

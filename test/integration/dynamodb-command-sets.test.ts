@@ -9,9 +9,9 @@ import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
+import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
 import { DynamoTaskStore } from "../../src/adapters/dynamodb/task-store.js";
-import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
 import {
   entryKey,
   newEntry,

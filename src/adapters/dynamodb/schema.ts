@@ -184,7 +184,7 @@ export const TASKS_TABLE: TableDefinition = {
   // stack it cost moto a stream record per write (the images of every task and command-set item).
   stream: undefined,
   // The child task's `cmds#<taskId>#<family>` command sets carry `ttl` (epoch seconds: their
-  // latest deadline plus a retention, dynamo-command-sets.ts); tasks themselves never expire.
+  // latest deadline plus a retention, command-set-store.ts); tasks themselves never expire.
   ttlAttribute: "ttl",
 };
 

@@ -49,8 +49,8 @@ import {
   mergeParts,
 } from "../../domain/command-sets.js";
 import type { Task } from "../../domain/model.js";
-import { batchGetAll } from "../dynamodb/db.js";
-import { itemToTask } from "../dynamodb/items.js";
+import { batchGetAll } from "./db.js";
+import { itemToTask } from "./items.js";
 
 type Item = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 /**
  * The child task's secret items in the Tasks table, beside the task items, the `idem:` keys and
- * the command sets (dynamo-command-sets.ts); none of them carries an index attribute, so no task
+ * the command sets (command-set-store.ts); none of them carries an index attribute, so no task
  * listing ever sees them:
  *
  *   secret#<taskId>                  a plain UpgradeFirmware task's credentials, AES-GCM/KMS sealed,

@@ -10,7 +10,7 @@
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { FirmwareVersionRecorder, InventoryStore } from "../../app/ports.js";
 import type { InventoryComponent } from "../../domain/model.js";
-import { rackPk } from "../dynamodb/items.js";
+import { rackPk } from "./items.js";
 
 const isConditionFailed = (error: unknown): boolean =>
   (error as { name?: string } | null)?.name === "ConditionalCheckFailedException";

@@ -1,5 +1,5 @@
 /**
- * DynamoFirmwareRecorder (src/adapters/stepfunctions/inventory-firmware.ts) reads the rack
+ * DynamoFirmwareRecorder (src/adapters/dynamodb/firmware-version-recorder.ts) reads the rack
  * eventually consistent first (half the read units) and strongly after a refused write: its write
  * is conditional on what it read, so a stale read costs one retry and never a wrong version. A
  * stale read is not something an emulator produces, so the client is mocked.
@@ -8,7 +8,7 @@ import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
 import { beforeEach, describe, expect, it } from "vitest";
-import { DynamoFirmwareRecorder } from "../../src/adapters/stepfunctions/inventory-firmware.js";
+import { DynamoFirmwareRecorder } from "../../src/adapters/dynamodb/firmware-version-recorder.js";
 
 const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ region: "us-east-1", maxAttempts: 1 }));
 const ddb = mockClient(doc);
