@@ -14,6 +14,7 @@ import { createLocalChildTasks, type LocalChildTasks } from "../../local/child-t
 import type { FleetConfig } from "../../local/fleet-file.js";
 import { type IotShim, startIotShim } from "../../local/iot-shim.js";
 import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
+import type { LocalExecutorOptions } from "../../local/step-functions.js";
 import {
   createDynamoStores,
   type DynamoStores,
@@ -23,7 +24,7 @@ import {
 import { IotPublisher } from "../../src/adapters/iot/publisher.js";
 import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
-import type { BmcCommandPublisher, RunWaker } from "../../src/app/ports.js";
+import type { BmcCommandPublisher, RunWaker, TaskStore } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
 import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
 import { freshTables, testClient } from "../support/moto.js";
@@ -61,6 +62,10 @@ export async function startHarness(options: {
   wrapPublisher?: (publisher: BmcCommandPublisher) => BmcCommandPublisher;
   /** How long a wave waits for its wake-up before its check (default: the Waits' 40 ms). */
   awaitTimeoutOverrideMs?: number;
+  /** Wraps each step call (tests that hold a task at a step). */
+  aroundStep?: LocalExecutorOptions["aroundStep"];
+  /** Wraps the task store the machinery writes through (tests that act between two of its writes). */
+  wrapTasks?: (tasks: TaskStore) => TaskStore;
 }): Promise<Harness> {
   const client = testClient(inject("awsEndpoint"));
   const { names, drop } = await freshTables(client, options.label);
@@ -71,7 +76,7 @@ export async function startHarness(options: {
   const shim = await startIotShim(broker);
   const fleet = await startBmcFleet({ brokerUrl: broker.url, racks: options.racks, config: options.fleet });
   const child = await createLocalChildTasks({
-    stores,
+    stores: options.wrapTasks ? { ...stores, tasks: options.wrapTasks(stores.tasks) } : stores,
     tables: names,
     broker,
     iotEndpoint: shim.endpoint,
@@ -84,6 +89,7 @@ export async function startHarness(options: {
       : {}),
     ...(options.waker ? { waker: options.waker } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.aroundStep ? { hooks: { aroundStep: options.aroundStep } } : {}),
     ...(options.wrapPublisher
       ? {
           publisher: options.wrapPublisher(
