@@ -15,34 +15,12 @@ import { createDispatcher, type Dispatcher } from "../../src/app/dispatcher.js";
 import type { TaskStore } from "../../src/app/ports.js";
 import { evaluateGates } from "../../src/domain/gates.js";
 import type { InventoryRack, Run, Task } from "../../src/domain/model.js";
-import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { computeStats } from "../../src/domain/stats.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
-import { type Harness, rack, startHarness, until } from "./child-task-harness.js";
+import { FLASH_THEN_VERIFY, type Harness, rack, startHarness, until } from "./child-task-harness.js";
 
 const P = "cb000000";
-
-/** Each wave is flashed, then verified: a verify step, and two waves (one component each). */
-const RULE: OperationRule = {
-  id: "cb000000-0000-4000-8000-0000000000ff",
-  version: 1,
-  createdAt: 1,
-  name: "flash-then-verify",
-  description: "",
-  readinessTimeoutSeconds: 0,
-  stages: [
-    {
-      name: "compute",
-      componentTypes: ["COMPUTE"],
-      maxParallel: 1,
-      steps: [
-        { action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 },
-        { action: "VERIFY_VERSION", timeoutSeconds: 0, sleepSeconds: 0 },
-      ],
-    },
-  ],
-};
 
 type Cursor = { wave: number; step: number };
 const at = (e: StepEvent, wave: number, step: number) => {
@@ -266,7 +244,7 @@ describe("a cancelled run child ends TERMINATED (the run's state × the step it 
         run.startedAt = run.createdAt;
         run.config.autoAdvance = false;
         run.config.safetyGates = [{ kind: "failureCount", scope: "CUMULATIVE_RUN", thresholdCount: 1 }];
-        run.rule = RULE;
+        run.rule = FLASH_THEN_VERIFY;
         const target = targets[0] as (typeof targets)[number];
         const own = racks[n - 1] as InventoryRack;
         target.rackId = own.id;

@@ -27,7 +27,29 @@ import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher, RunWaker, TaskStore } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
 import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
+import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { freshTables, testClient } from "../support/moto.js";
+
+/** Each wave of COMPUTE components flashed, then verified, one component at a time. */
+export const FLASH_THEN_VERIFY: OperationRule = {
+  id: "cb000000-0000-4000-8000-0000000000ff",
+  version: 1,
+  createdAt: 1,
+  name: "flash-then-verify",
+  description: "",
+  readinessTimeoutSeconds: 0,
+  stages: [
+    {
+      name: "compute",
+      componentTypes: ["COMPUTE"],
+      maxParallel: 1,
+      steps: [
+        { action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 },
+        { action: "VERIFY_VERSION", timeoutSeconds: 0, sleepSeconds: 0 },
+      ],
+    },
+  ],
+};
 
 export const FAST_SETTINGS: Partial<ChildTaskSettings> = {
   maxParallel: 4,
