@@ -1266,11 +1266,19 @@ describe("grpc server e2e: ListOperationRunEvents and the caller of create and t
   });
 
   it("no certificate, no name: every control and create records an ANONYMOUS caller", async () => {
+    const before = api.actors.length;
+    await flow.createOperationRun(pb.CreateOperationRunRequest.fromPartial({ name: "canary" }), soon());
     await flow.pauseOperationRun({ id: { id: RUN_ID } }, soon());
-    expect(lastActor()).toEqual({
-      method: "pauseRun",
-      actor: { name: "", source: "ANONYMOUS", authenticated: false, subjectAltNames: [] },
-    });
+    await flow.resumeOperationRun({ id: { id: RUN_ID } }, soon());
+    await flow.advanceOperationRunPhase({ id: { id: RUN_ID } }, soon());
+    await flow.cancelOperationRun({ id: { id: RUN_ID }, reason: "" }, soon());
+    const anonymous = { name: "", source: "ANONYMOUS", authenticated: false, subjectAltNames: [] };
+    expect(api.actors.slice(before)).toEqual(
+      ["createRun", "pauseRun", "resumeRun", "advancePhase", "cancelRun"].map((method) => ({
+        method,
+        actor: anonymous,
+      })),
+    );
   });
 
   it("x-flow-actor: the declared name, unauthenticated, on create and on every control", async () => {
@@ -1303,12 +1311,40 @@ describe("grpc server e2e: ListOperationRunEvents and the caller of create and t
     expect(api.calls.length).toBe(before);
   });
 
-  it("reads never ask who is calling: a malformed x-flow-actor does not fail GetOperationRun", async () => {
-    const { operationRun } = await flow.getOperationRun(
-      { id: { id: RUN_ID }, includeStats: false },
-      withMetadata([["x-flow-actor", "a".repeat(200)]]),
-    );
-    expect(operationRun?.summary?.id?.id).toBe(RUN_ID);
+  it("reads never ask who is calling: a malformed x-flow-actor fails none of the read RPCs", async () => {
+    const malformed = () => withMetadata([["x-flow-actor", "a".repeat(200)]]);
+    const reads: [string | undefined, () => Promise<unknown>][] = [
+      ["getRun", () => flow.getOperationRun({ id: { id: RUN_ID }, includeStats: false }, malformed())],
+      ["listRuns", () => flow.listOperationRuns({ filter: undefined }, malformed())],
+      [
+        "listTargets",
+        () =>
+          flow.listOperationRunTargets(
+            pb.ListOperationRunTargetsRequest.fromPartial({ operationRunId: { id: RUN_ID } }),
+            malformed(),
+          ),
+      ],
+      [
+        "listRunEvents",
+        () =>
+          flow.listOperationRunEvents({ operationRunId: { id: RUN_ID }, pagination: undefined }, malformed()),
+      ],
+      [
+        "planRun",
+        () => flow.planOperationRun(pb.CreateOperationRunRequest.fromPartial({ name: "dry" }), malformed()),
+      ],
+      ["getTasks", () => flow.getTasksByIDs({ taskIds: [{ id: TASK_ID }] }, malformed())],
+      ["listTasks", () => flow.listTasks(pb.ListTasksRequest.fromPartial({}), malformed())],
+      // Version is answered by the server itself: no application call.
+      [undefined, () => flow.version({}, malformed())],
+    ];
+    const actors = api.actors.length;
+    for (const [method, read] of reads) {
+      const before = api.calls.length;
+      await read();
+      expect(api.calls.slice(before).map((c) => c.method)).toEqual(method === undefined ? [] : [method]);
+    }
+    expect(api.actors.length).toBe(actors);
   });
 
   it("the load balancer's certificate header is ignored unless the front is configured to trust it", async () => {
