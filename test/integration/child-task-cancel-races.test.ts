@@ -17,10 +17,9 @@ import { createDispatcher, type Dispatcher } from "../../src/app/dispatcher.js";
 import { targetIdempotencyKey } from "../../src/app/ports.js";
 import { evaluateGates } from "../../src/domain/gates.js";
 import type { Run, Target, Task } from "../../src/domain/model.js";
-import { freezeComponents } from "../../src/domain/planner.js";
-import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
+import { uuid } from "../support/dynamodb-fixtures.js";
 import { testSeed } from "../support/seeded-random.js";
-import { FLASH_THEN_VERIFY, type Harness, rack, startHarness } from "./child-task-harness.js";
+import { type Harness, rack, runOnRack, startHarness } from "./child-task-harness.js";
 
 const P = "cc000000";
 /**
@@ -94,15 +93,7 @@ async function oneInterleaving(schedule: Schedule): Promise<void> {
     ),
   });
   const runId = uuid(n, `cc${String(n).padStart(6, "0")}`);
-  const { run, targets } = runWithTargets(runId, { phaseSizes: [1, 1], maxConcurrent: 1, status: "RUNNING" });
-  run.startedAt = run.createdAt;
-  run.config.autoAdvance = false;
-  run.config.safetyGates = [{ kind: "failureCount", scope: "CUMULATIVE_RUN", thresholdCount: 1 }];
-  run.rule = FLASH_THEN_VERIFY;
-  const target = targets[0] as Target;
-  target.rackId = own.id;
-  target.componentsByType = freezeComponents(own.components);
-  await h.stores.runs.createRun(run, targets);
+  const target = await runOnRack(h, runId, own);
 
   const taskId = taskIdForKey(targetIdempotencyKey(target.id));
   const due = new Map<number, Action[]>();

@@ -15,10 +15,9 @@ import { createDispatcher, type Dispatcher } from "../../src/app/dispatcher.js";
 import type { TaskStore } from "../../src/app/ports.js";
 import { evaluateGates } from "../../src/domain/gates.js";
 import type { InventoryRack, Run, Task } from "../../src/domain/model.js";
-import { freezeComponents } from "../../src/domain/planner.js";
 import { computeStats } from "../../src/domain/stats.js";
-import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
-import { FLASH_THEN_VERIFY, type Harness, rack, startHarness, until } from "./child-task-harness.js";
+import { uuid } from "../support/dynamodb-fixtures.js";
+import { type Harness, rack, runOnRack, startHarness, until } from "./child-task-harness.js";
 
 const P = "cb000000";
 
@@ -236,20 +235,8 @@ describe("a cancelled run child ends TERMINATED (the run's state × the step it 
           opened: false,
         };
         const runId = uuid(n, `cb${String(n).padStart(6, "0")}`);
-        const { run, targets } = runWithTargets(runId, {
-          phaseSizes: [1, 1],
-          maxConcurrent: 1,
-          status: "RUNNING",
-        });
-        run.startedAt = run.createdAt;
-        run.config.autoAdvance = false;
-        run.config.safetyGates = [{ kind: "failureCount", scope: "CUMULATIVE_RUN", thresholdCount: 1 }];
-        run.rule = FLASH_THEN_VERIFY;
-        const target = targets[0] as (typeof targets)[number];
         const own = racks[n - 1] as InventoryRack;
-        target.rackId = own.id;
-        target.componentsByType = freezeComponents(own.components);
-        await h.stores.runs.createRun(run, targets);
+        const target = await runOnRack(h, runId, own);
         expect(await dispatcher.dispatchRun(runId)).toMatchObject({ decision: "claimed", submitted: 1 });
         await hold.reached.promise;
         const taskId = hold.taskId as string;

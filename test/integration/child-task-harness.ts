@@ -26,8 +26,10 @@ import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-c
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher, RunWaker, TaskStore } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
-import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
+import type { ComponentType, InventoryRack, Target, Task } from "../../src/domain/model.js";
 import type { OperationRule } from "../../src/domain/operation-rules.js";
+import { freezeComponents } from "../../src/domain/planner.js";
+import { runWithTargets } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
 /** Each wave of COMPUTE components flashed, then verified, one component at a time. */
@@ -50,6 +52,25 @@ export const FLASH_THEN_VERIFY: OperationRule = {
     },
   ],
 };
+
+/**
+ * A RUNNING run on the store, of two phases of one target each, the first on rack `own` (its
+ * components frozen on the target): no auto-advance, a failure-count gate of 1 over the whole run,
+ * the flash-then-verify rule. Its first dispatch pass claims that target and submits its task.
+ * `runId`'s first eight characters name its targets (and so their tasks): one prefix per run.
+ */
+export async function runOnRack(h: Harness, runId: string, own: InventoryRack): Promise<Target> {
+  const { run, targets } = runWithTargets(runId, { phaseSizes: [1, 1], maxConcurrent: 1, status: "RUNNING" });
+  run.startedAt = run.createdAt;
+  run.config.autoAdvance = false;
+  run.config.safetyGates = [{ kind: "failureCount", scope: "CUMULATIVE_RUN", thresholdCount: 1 }];
+  run.rule = FLASH_THEN_VERIFY;
+  const target = targets[0] as Target;
+  target.rackId = own.id;
+  target.componentsByType = freezeComponents(own.components);
+  await h.stores.runs.createRun(run, targets);
+  return target;
+}
 
 export const FAST_SETTINGS: Partial<ChildTaskSettings> = {
   maxParallel: 4,
