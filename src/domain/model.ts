@@ -415,6 +415,22 @@ export interface Task {
   targetId?: string;
   /** A run child's target phase, frozen at submission: its outcome moves that phase's counters. */
   targetPhaseIndex?: number;
+  /**
+   * An ending decided from outside the execution (a cancel, a stopped execution), stored on the
+   * task before its command sets are closed and until the task is terminal. Whoever records the
+   * task's outcome from then on (the canceller, or a step of the execution that found its sets
+   * closed) records this status and message: the first ending decided is the one the task, its
+   * target and the run's gates see. Not on the wire.
+   */
+  ending?: TaskEnding;
+}
+
+export interface TaskEnding {
+  status: "COMPLETED" | "FAILED" | "TERMINATED";
+  /** Absent: one made from the task as folded at its end (a completion message), by its recorder. */
+  message?: string;
+  /** When it was decided. */
+  at: number;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import { createLocalChildTasks, type LocalChildTasks } from "../../local/child-t
 import type { FleetConfig } from "../../local/fleet-file.js";
 import { type IotShim, startIotShim } from "../../local/iot-shim.js";
 import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
+import type { LocalExecutorOptions } from "../../local/step-functions.js";
 import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
 import {
   createDynamoStores,
@@ -24,11 +25,54 @@ import {
 } from "../../src/adapters/dynamodb/index.js";
 import { IotPublisher } from "../../src/adapters/iot/publisher.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
-import type { BmcCommandPublisher, RunWaker } from "../../src/app/ports.js";
+import type { BmcCommandPublisher, RunWaker, TaskStore } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
-import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
+import type { ComponentType, InventoryRack, Target, Task } from "../../src/domain/model.js";
+import type { OperationRule } from "../../src/domain/operation-rules.js";
+import { freezeComponents } from "../../src/domain/planner.js";
+import { runWithTargets } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 import { eventually, until } from "../support/poll.js";
+
+/** Each wave of COMPUTE components flashed, then verified, one component at a time. */
+export const FLASH_THEN_VERIFY: OperationRule = {
+  id: "cb000000-0000-4000-8000-0000000000ff",
+  version: 1,
+  createdAt: 1,
+  name: "flash-then-verify",
+  description: "",
+  readinessTimeoutSeconds: 0,
+  stages: [
+    {
+      name: "compute",
+      componentTypes: ["COMPUTE"],
+      maxParallel: 1,
+      steps: [
+        { action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 },
+        { action: "VERIFY_VERSION", timeoutSeconds: 0, sleepSeconds: 0 },
+      ],
+    },
+  ],
+};
+
+/**
+ * A RUNNING run on the store, of two phases of one target each, the first on rack `own` (its
+ * components frozen on the target): no auto-advance, a failure-count gate of 1 over the whole run,
+ * the flash-then-verify rule. Its first dispatch pass claims that target and submits its task.
+ * `runId`'s first eight characters name its targets (and so their tasks): one prefix per run.
+ */
+export async function runOnRack(h: Harness, runId: string, own: InventoryRack): Promise<Target> {
+  const { run, targets } = runWithTargets(runId, { phaseSizes: [1, 1], maxConcurrent: 1, status: "RUNNING" });
+  run.startedAt = run.createdAt;
+  run.config.autoAdvance = false;
+  run.config.safetyGates = [{ kind: "failureCount", scope: "CUMULATIVE_RUN", thresholdCount: 1 }];
+  run.rule = FLASH_THEN_VERIFY;
+  const target = targets[0] as Target;
+  target.rackId = own.id;
+  target.componentsByType = freezeComponents(own.components);
+  await h.stores.runs.createRun(run, targets);
+  return target;
+}
 
 export const FAST_SETTINGS: Partial<ChildTaskSettings> = {
   maxParallel: 4,
@@ -63,6 +107,10 @@ export async function startHarness(options: {
   wrapPublisher?: (publisher: BmcCommandPublisher) => BmcCommandPublisher;
   /** How long a wave waits for its wake-up before its check (default: the Waits' 40 ms). */
   awaitTimeoutOverrideMs?: number;
+  /** Wraps each step call (tests that hold a task at a step). */
+  aroundStep?: LocalExecutorOptions["aroundStep"];
+  /** Wraps the task store the machinery writes through (tests that act between two of its writes). */
+  wrapTasks?: (tasks: TaskStore) => TaskStore;
 }): Promise<Harness> {
   const client = testClient(inject("awsEndpoint"));
   const { names, drop } = await freshTables(client, options.label);
@@ -73,7 +121,7 @@ export async function startHarness(options: {
   const shim = await startIotShim(broker);
   const fleet = await startBmcFleet({ brokerUrl: broker.url, racks: options.racks, config: options.fleet });
   const child = await createLocalChildTasks({
-    stores,
+    stores: options.wrapTasks ? { ...stores, tasks: options.wrapTasks(stores.tasks) } : stores,
     tables: names,
     broker,
     iotEndpoint: shim.endpoint,
@@ -86,6 +134,7 @@ export async function startHarness(options: {
       : {}),
     ...(options.waker ? { waker: options.waker } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.aroundStep ? { hooks: { aroundStep: options.aroundStep } } : {}),
     ...(options.wrapPublisher
       ? {
           publisher: options.wrapPublisher(

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   type BmcMessage,
@@ -13,6 +14,28 @@ import {
   updateRequestId,
   versionFor,
 } from "../../src/domain/bmc-protocol.js";
+import { testSeed } from "../support/seeded-random.js";
+
+/** Every field a BMC message of any type may carry. */
+const BMC_FIELDS = [
+  "requestId",
+  "taskId",
+  "targetVersion",
+  "subTargets",
+  "image",
+  "auth",
+  "keyId",
+  "ciphertext",
+  "issuedAt",
+  "percent",
+  "ok",
+  "version",
+  "error",
+  "code",
+  "message",
+  "ready",
+  "reason",
+] as const;
 
 const COMPONENT = "0b9a3c1e-5d2f-8a41-9c3e-7f1a2b3c4d5e";
 
@@ -436,10 +459,47 @@ describe("bmc protocol: decode errors", () => {
   });
 
   it("never throws, whatever bytes arrive", () => {
+    // A refusal names at least one problem and says them all in its message.
+    const answers = (payload: Uint8Array | string) => {
+      for (const decode of [decodeBmcMessage, decodeBmcCommand, decodeBmcEvent]) {
+        const decoded = decode(payload);
+        if (decoded.ok) expect(typeof decoded.value.type).toBe("string");
+        else {
+          expect(decoded.problems.length).toBeGreaterThan(0);
+          expect(decoded.message).toBe(decoded.problems.map((p) => `${p.path}: ${p.rule}`).join("; "));
+        }
+      }
+    };
     for (const payload of ["", " ", "0", "true", "{}", '{"v":1}', new Uint8Array([0xff, 0xfe, 0x00])]) {
       expect(decodeBmcMessage(payload).ok).toBe(false);
     }
-  });
+    const utf8 = (text: string) => new TextEncoder().encode(text);
+    // Message-shaped JSON: a known version and type or not, the protocol's fields holding any JSON
+    // value. The seed is FLOW_TEST_SEED's when set; fast-check prints it on failure.
+    const shaped = fc
+      .tuple(
+        fc.oneof(fc.constantFrom(1, 2), fc.jsonValue({ maxDepth: 2 })),
+        fc.oneof(
+          fc.constantFrom("update", "query", "ack", "progress", "result", "status"),
+          fc.jsonValue({ maxDepth: 2 }),
+        ),
+        fc.dictionary(fc.constantFrom(...BMC_FIELDS), fc.jsonValue({ maxDepth: 2 })),
+      )
+      .map(([v, type, fields]) => JSON.stringify({ v, type, ...fields }));
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 600 }),
+          fc.string({ unit: "binary", maxLength: 300 }),
+          fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.stringify(value) ?? ""),
+          shaped,
+          shaped.map(utf8),
+        ),
+        (payload) => answers(payload),
+      ),
+      { numRuns: 300, seed: testSeed() },
+    );
+  }, 60_000);
 });
 
 describe("bmc protocol: request ids", () => {

@@ -130,12 +130,14 @@ describe("recordTaskOutcome", () => {
       status: "TERMINATED",
       message: "task cancelled",
     });
+    // The ending is decided on the task first (a write at 5 000), then recorded (one version later).
     expect(ended).toMatchObject({
       status: "TERMINATED",
       message: "task cancelled",
       finishedAt: 5_000,
-      updatedAt: 5_000,
+      updatedAt: 5_001,
     });
+    expect(ended.ending).toBeUndefined();
     expect(parseReport(ended.report).components.map((c) => [c.id, c.status])).toEqual([
       ["p", "COMPLETED"],
       ["c", "TERMINATED"],
@@ -172,6 +174,67 @@ describe("recordTaskOutcome", () => {
     await recordTaskOutcome(last.deps, task.id, { status: "COMPLETED", message: "done", fromOutside: false });
     expect(last.closed).toEqual([]);
     expect(last.stored.get(task.id)?.status).toBe("COMPLETED");
+  });
+
+  it("a cancel decides its ending before it closes the sets: a step that finds them closed and records first records the cancel's TERMINATED, not its failure", async () => {
+    const f = fakes(task);
+    const step: Task[] = [];
+    const deps = {
+      ...f.deps,
+      commands: {
+        ...f.deps.commands,
+        // The execution's step finds the sets closed (TaskEnded) and RecordFailure runs, between
+        // the cancel's close and its own write.
+        close: async () =>
+          void step.push(
+            await recordTaskOutcome(f.deps, task.id, {
+              status: "FAILED",
+              message: `task ${task.id} already ended`,
+              fromOutside: false,
+            }),
+          ),
+      },
+    };
+    const cancelled = await recordTaskOutcome(deps, task.id, {
+      status: "TERMINATED",
+      message: "task cancelled",
+    });
+    expect(step.map((t) => [t.status, t.message])).toEqual([["TERMINATED", "task cancelled"]]);
+    expect(cancelled).toEqual(step[0]);
+    expect(f.stored.get(task.id)).toMatchObject({ status: "TERMINATED", message: "task cancelled" });
+    expect(f.stored.get(task.id)?.ending).toBeUndefined();
+    expect(f.outcomes).toEqual([
+      "run-1/target-1 TERMINATED task cancelled",
+      "run-1/target-1 TERMINATED task cancelled",
+    ]);
+    expect(f.metrics).toEqual(["TargetsTerminated=1"]);
+  });
+
+  it("the first ending decided stays: a stop after a cancel keeps the cancel's, a task ended already keeps its own", async () => {
+    const f = fakes(task);
+    let stops = 0;
+    const deps = {
+      ...f.deps,
+      commands: {
+        ...f.deps.commands,
+        // The execution stopped underneath while the cancel was between its decision and its end.
+        close: async () => {
+          if (stops++ > 0) return;
+          await recordTaskOutcome(f.deps, task.id, { status: "FAILED", message: "task execution timed out" });
+        },
+      },
+    };
+    await recordTaskOutcome(deps, task.id, { status: "TERMINATED", message: "task cancelled" });
+    expect(f.stored.get(task.id)).toMatchObject({ status: "TERMINATED", message: "task cancelled" });
+
+    const done = fakes({ ...task, status: "COMPLETED", message: "upgraded 2 components to 2.0.0" });
+    const kept = await recordTaskOutcome(done.deps, task.id, {
+      status: "TERMINATED",
+      message: "task cancelled",
+    });
+    expect(kept).toMatchObject({ status: "COMPLETED", message: "upgraded 2 components to 2.0.0" });
+    expect(kept.ending).toBeUndefined();
+    expect(done.closed).toEqual([]);
   });
 
   /** The task's update set: component c's update sent at 2 s, its success stored at 4 s. */

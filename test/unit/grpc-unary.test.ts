@@ -38,6 +38,23 @@ function fakeCall(request: Uint8Array, deadline: Date | number = Number.POSITIVE
 
 const requestBytes = GetOperationRunRequest.encode({ id: { id: RUN_ID }, includeStats: true }).finish();
 
+/** A logger whose `dropped` resolves with the fields of the wrapper's "answer dropped" line. */
+function droppedAnswers(): { logger: GrpcLogger; dropped: Promise<Record<string, unknown>> } {
+  let seen: (fields: Record<string, unknown>) => void = () => {};
+  const dropped = new Promise<Record<string, unknown>>((resolve) => {
+    seen = resolve;
+  });
+  return {
+    logger: {
+      ...silent,
+      info: (message: string, fields?: Record<string, unknown>) => {
+        if (message === "gRPC call cancelled before its answer") seen(fields ?? {});
+      },
+    },
+    dropped,
+  };
+}
+
 /** Resolves once pending promise callbacks have run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -167,38 +184,47 @@ describe("grpc unary wrapper", () => {
 
   it("a call already cancelled when it reaches the wrapper is neither started nor answered", async () => {
     let calls = 0;
+    const { logger, dropped } = droppedAnswers();
     const handler = unaryHandler(
       FlowService.getOperationRun,
       async () => {
         calls++;
         return { operationRun: undefined };
       },
-      { logger: silent, now: () => NOW },
+      { logger, now: () => NOW },
     );
     const { call, asCall, callback, answers } = fakeCall(requestBytes);
     call.cancelled = true;
     handler(asCall, callback);
-    await settle();
+    // The wrapper's answer, dropped: the one thing it does for a cancelled call.
+    expect(await dropped).toEqual({ method: "/v1.Flow/GetOperationRun" });
     expect(calls).toBe(0);
     expect(answers).toEqual([]);
   });
 
   it("a call cancelled while the handler runs is not answered at all", async () => {
-    let release: () => void = () => {};
+    let running: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      running = resolve;
+    });
+    let respond: () => void = () => {};
+    const { logger, dropped } = droppedAnswers();
     const handler = unaryHandler(
       FlowService.getOperationRun,
       () =>
         new Promise((resolve) => {
-          release = () => resolve({ operationRun: undefined });
+          respond = () => resolve({ operationRun: undefined });
+          running();
         }),
-      { logger: silent, now: () => NOW },
+      { logger, now: () => NOW },
     );
     const { call, asCall, callback, answers } = fakeCall(requestBytes);
     handler(asCall, callback);
-    await settle();
+    await started;
     call.cancelled = true;
-    release();
-    await settle();
+    respond();
+    // The handler's answer reached the wrapper, which dropped it instead of calling back.
+    expect(await dropped).toEqual({ method: "/v1.Flow/GetOperationRun" });
     expect(answers).toEqual([]);
   });
 });

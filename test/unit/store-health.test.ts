@@ -7,7 +7,7 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { GetItemCommand } from "@aws-sdk/client-dynamodb";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { freePort } from "../../local/moto.js";
 import { createDynamoDbClient } from "../../src/adapters/aws-config.js";
 import { raiseStoreUnavailable, unavailability } from "../../src/adapters/dynamodb/db.js";
@@ -98,20 +98,44 @@ describe("createStoreHealth", () => {
   });
 
   it("stopped: no more probes, suspicions ignored, start twice is one start", async () => {
-    let probes = 0;
-    const health = createStoreHealth({
-      probe: { probe: async () => void probes++ },
-      logger: lineLogger(() => {}),
-      clock: systemClock,
-    });
-    health.suspect();
-    expect(probes).toBe(0);
-    health.start();
-    health.start();
-    await until("the first probe", () => probes === 1);
-    await health.stop();
-    health.suspect();
-    expect(probes).toBe(1);
+    // On fake timers: the probe the monitor schedules is a timer the test can see and run.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      let probes = 0;
+      const health = createStoreHealth({
+        probe: { probe: async () => void probes++ },
+        logger: lineLogger(() => {}),
+        clock: clockOf(() => Date.now()),
+        intervalMs: 60_000,
+      });
+      health.suspect();
+      expect(probes).toBe(0);
+      expect(vi.getTimerCount()).toBe(0);
+      health.start();
+      // The first probe ran and answered: the next one is scheduled, one interval away.
+      await vi.advanceTimersByTimeAsync(0);
+      expect(probes).toBe(1);
+      expect(vi.getTimerCount()).toBe(1);
+      // Started again once the first probe is over (a probe in flight would absorb a second one):
+      // no probe at once, still the one schedule.
+      health.start();
+      expect(probes).toBe(1);
+      await vi.advanceTimersByTimeAsync(59_999);
+      expect(probes).toBe(1);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(probes).toBe(2);
+      expect(vi.getTimerCount()).toBe(1);
+      await health.stop();
+      expect(vi.getTimerCount()).toBe(0);
+      health.suspect();
+      health.start();
+      await health.stop();
+      expect(probes).toBe(3);
+      health.suspect();
+      expect(probes).toBe(3);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 

@@ -166,14 +166,19 @@ const OUTCOME_METRIC = {
  * Ends a task. THE one path every ending takes: the last state (RecordSuccess/RecordFailure), the
  * stop of an execution (local abort path, the AWS execution-status rule) and CancelTask.
  *   −. an ending from outside the execution (`fromOutside`: every caller but the last state) first
- *      closes the task's update and verify sets, so a wave step still in flight sends nothing
- *      (commands.ts; the steps do not read the task) and none is sent once the lock is released;
+ *      stores itself on the task (`Task.ending`; one already there stays), then closes the task's
+ *      update and verify sets, so a wave step still in flight sends nothing (commands.ts; the
+ *      steps do not read the task) and none is sent once the lock is released; a step that finds
+ *      them closed fails with TaskEnded, and its RecordFailure records the ending found on the
+ *      task, so the first ending decided is the task's, whichever write lands first;
  *   0. the update set folded into the report (live-report.ts), read with the task;
- *   1. the task: status, message (a function of the folded task, for a completion message),
- *      finishedAt, and the report's unfinished components (UPDATING → TERMINATED or FAILED,
- *      PENDING → NOT_ATTEMPTED); a task already terminal keeps its first outcome (the first
- *      recorder wins, later ones only finish steps 2 to 4);
- *   2. a run child's target: RunStore.recordOutcome with the task's final status (exactly once);
+ *   1. the task: status, message (a function of the folded task, for a completion message; the
+ *      task's decided ending's, when it has one), finishedAt, and the report's unfinished
+ *      components (UPDATING → TERMINATED or FAILED, PENDING → NOT_ATTEMPTED); a task already
+ *      terminal keeps its first outcome (the first recorder wins, later ones only finish steps 2
+ *      to 4);
+ *   2. a run child's target: RunStore.recordOutcome with the task's final status as stored
+ *      (exactly once), so a target's outcome is exactly its task's;
  *   3. the rack lock, released if this task holds it, beside the run's wake-up;
  *   4. beside them, the versions the task verified, on inventory (a fact about the hardware
  *      however the task ends; best effort: a failure is logged and keeps nothing from ending).
@@ -200,11 +205,14 @@ export async function recordTaskOutcome(
   readUpdates?: { set: CommandSet | undefined },
 ): Promise<Task> {
   const fromOutside = outcome.fromOutside ?? true;
-  // Closed before the update set is read: nothing can be added to it after the read. The task's
-  // rule says which parts the set may have.
   let known = read;
   if (fromOutside && !(known !== undefined && isTerminalTask(known))) {
-    known ??= await loadTask(deps, taskId);
+    // The ending is decided on the task first (the first one decided stays), THEN the sets are
+    // closed: a step that finds them closed (TaskEnded) and records the outcome itself finds this
+    // ending on the task and records it, not a failure of its own.
+    known = await decideEnding(deps, taskId, outcome, known);
+    // Closed before the update set is read: nothing can be added to it after the read. The task's
+    // rule says which parts the set may have.
     if (!isTerminalTask(known)) await deps.commands.close(taskId, deps.clock(), updateParts(known.rule));
   }
   const { task: first, updates } = await readForOutcome(deps, taskId, known, readUpdates);
@@ -224,7 +232,7 @@ export async function recordTaskOutcome(
         runId: next.runId,
         targetId: next.targetId,
         phaseIndex: next.targetPhaseIndex,
-        status: outcome.status,
+        status: next.status as TaskOutcomeStatus,
         message: next.message,
         now: deps.clock(),
       });
@@ -240,11 +248,15 @@ export async function recordTaskOutcome(
     taskId,
     (t, now) => {
       const live = foldedTask(t, updates, now);
-      t.status = outcome.status;
-      t.message = typeof outcome.message === "function" ? outcome.message(live) : outcome.message;
+      // An ending decided from outside before this call wins over this call's own.
+      const decided = t.ending;
+      t.status = decided?.status ?? outcome.status;
+      t.message =
+        decided?.message ?? (typeof outcome.message === "function" ? outcome.message(live) : outcome.message);
       t.finishedAt = now;
       t.startedAt ??= now;
-      t.report = finishReport(live.report, outcome.status, now);
+      t.report = finishReport(live.report, t.status, now);
+      delete t.ending;
       return t;
     },
     first,
@@ -286,6 +298,34 @@ export async function recordTaskOutcome(
     runId === undefined ? undefined : deps.waker?.wake(runId),
     changed || !fromOutside ? recordVerified(deps, task, changed ? first : undefined) : undefined,
   ]);
+  return task;
+}
+
+/**
+ * Stores the ending decided from outside on the task (an ending already there stays: the first one
+ * decided wins), and returns the task as stored: terminal already, or with its ending.
+ */
+async function decideEnding(
+  deps: OutcomeDeps,
+  taskId: string,
+  outcome: { status: TaskOutcomeStatus; message: string | ((task: Task) => string) },
+  read: Task | undefined,
+): Promise<Task> {
+  const { task } = await updateTask(
+    deps,
+    taskId,
+    (t, now) => {
+      if (t.ending !== undefined) return undefined;
+      // A message made from the task waits for the task as folded at its end.
+      t.ending = {
+        status: outcome.status,
+        ...(typeof outcome.message === "string" ? { message: outcome.message } : {}),
+        at: now,
+      };
+      return t;
+    },
+    read,
+  );
   return task;
 }
 
