@@ -258,5 +258,5 @@ export function errorText(doc: unknown): string {
   const e = error as Json;
   const extended = parseMessages(e["@Message.ExtendedInfo"]).map((m) => m.message);
   const head = str(e.message);
-  return [...(head === undefined ? [] : [head]), ...extended].join("; ");
+  return [...new Set([...(head === undefined ? [] : [head]), ...extended])].join("; ");
 }
