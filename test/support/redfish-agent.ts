@@ -126,8 +126,10 @@ export interface AgentHarness {
 
 export interface HarnessOptions {
   emulator?: Omit<RedfishEmulatorOptions, "bmcs" | "tls" | "username" | "password">;
-  /** Per BMC (by id): config fields to add or replace, e.g. `{ allowBasicAuth: true }`. */
-  bmcConfig?: Record<string, Record<string, unknown>>;
+  /** Per BMC (by id): config fields to add or replace, e.g. `{ allowBasicAuth: true }`; a function gets the run's certificates. */
+  bmcConfig?:
+    | Record<string, Record<string, unknown>>
+    | ((certs: Certificates) => Record<string, Record<string, unknown>>);
   agentConfig?: Record<string, unknown>;
 }
 
@@ -155,6 +157,8 @@ export async function startAgentHarness(
     events.set(where.componentId, [...(events.get(where.componentId) ?? []), decoded.value]);
   });
   const logs: string[] = [];
+  const perBmc =
+    typeof options.bmcConfig === "function" ? options.bmcConfig(certs) : (options.bmcConfig ?? {});
   const config = () =>
     parseAgentConfig(
       {
@@ -170,7 +174,7 @@ export async function startAgentHarness(
           username: USERNAME,
           passwordEnv: "FLOW_TEST_BMC_PASSWORD",
           caFile: certs.file("ca.crt"),
-          ...options.bmcConfig?.[b.id],
+          ...perBmc[b.id],
         })),
       },
       { baseDir: stateDir, env: { FLOW_TEST_BMC_PASSWORD: PASSWORD } },
