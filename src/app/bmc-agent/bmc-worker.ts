@@ -418,7 +418,7 @@ export class BmcWorker {
   private async readFirmware() {
     const service = await this.deps.bmc.updateService();
     const members = await this.deps.bmc.firmwareInventory();
-    const member = pickMember(members, this.settings.firmwareMember);
+    const member = pickFirmwareMember(members, this.settings.firmwareMember);
     return { service, members, member };
   }
 
@@ -460,7 +460,14 @@ export class BmcWorker {
   }
 }
 
-function pickMember(members: FirmwareMember[], name: string | undefined): FirmwareMember {
+/**
+ * The component's firmware member: the one whose Id is `name` (any case) when the config names
+ * one; otherwise the one related to a Manager (the BMC's own firmware), else the one with Id `BMC`.
+ */
+export function pickFirmwareMember(
+  members: readonly FirmwareMember[],
+  name: string | undefined,
+): FirmwareMember {
   const byName =
     name === undefined ? undefined : members.find((m) => m.id.toLowerCase() === name.toLowerCase());
   const found =
