@@ -20,7 +20,7 @@
  * Misbehaviour per BMC (RedfishBehaviour): fail, hang, reboot mid-update (connections dropped,
  * refused for a while, tasks and sessions forgotten, the new version running after), busy (503
  * with Retry-After for the first N pushes; a second update while one runs is always 503),
- * Completed with TaskStatus Critical, sessions refused, `Updateable: false`, the UpdateService
+ * Completed with TaskStatus Critical, tasks that vanish when they end (404), sessions refused, `Updateable: false`, the UpdateService
  * disabled, a MaxImageSizeBytes cap (413 above it), and which push methods it offers.
  *
  * `record(id)` says what each BMC was asked: sessions created and deleted, requests with Basic
@@ -45,6 +45,11 @@ export interface RedfishBehaviour {
   busyPushes?: number;
   /** The task ends Completed with TaskStatus Critical, the version unchanged. */
   critical?: boolean;
+  /**
+   * Tasks vanish as soon as they end (HPE iLO, bmcweb after a restart): the flash completes right
+   * after its first step and the monitor answers 404 from then on, never a final 200.
+   */
+  vanishingTasks?: boolean;
   rejectSessions?: boolean;
   notUpdateable?: boolean;
   updateServiceDisabled?: boolean;
@@ -99,7 +104,7 @@ export interface RedfishEmulator {
   record(id: string): RedfishRecord;
   versionOf(id: string, member?: string): string | undefined;
   setBehaviour(id: string, behaviour: RedfishBehaviour): void;
-  /** When the update in progress ended (or now, if none): tasks that ended, for the benchmark. */
+  /** How long each of the BMC's tasks took, push accepted → ended (ms), for the benchmark. */
   flashTimes(id: string): number[];
   stop(): Promise<void>;
 }
@@ -475,6 +480,16 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
       throw new HttpProblem(404, "Base.1.8.ResourceNotFound", "no such task");
     if (schedule === "per-poll") advance(bmc, t);
     if (bmc.down) return; // the reboot dropped this very request
+    if (bmc.behaviour.vanishingTasks && t.step >= 1) {
+      // It finished between two reads and was forgotten at once.
+      if (t.doc.state === "Running") {
+        t.doc.percent = 100;
+        apply(bmc, t);
+        end(bmc, t, "Completed", "OK");
+      }
+      bmc.tasks.delete(t.id);
+      throw new HttpProblem(404, "Base.1.8.ResourceNotFound", "no such task");
+    }
     if (t.doc.state === "Running") {
       res.setHeader("Retry-After", retryAfter);
       send(res, 202, tree.task(t.doc));

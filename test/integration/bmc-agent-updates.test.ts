@@ -21,6 +21,7 @@ const C = {
   simple: id(9),
   httpPush: id(10),
   subTargets: id(11),
+  vanishing: id(12),
 };
 
 const ok = (requestId: string, version: string): BmcEvent => ({
@@ -63,6 +64,7 @@ beforeAll(async () => {
       { id: C.simple, behaviour: { methods: ["simple"] } },
       { id: C.httpPush, behaviour: { methods: ["http-push"] } },
       { id: C.subTargets },
+      { id: C.vanishing, behaviour: { vanishingTasks: true } },
     ],
     { emulator: { rebootMs: 150 } },
   );
@@ -144,6 +146,16 @@ describe("bmc agent: update over MultipartHttpPushUri", () => {
       ok("u-reboot", "1.3.0"),
     ]);
     expect(h.emulator.record(C.reboot)).toMatchObject({ reboots: 1, pushes: { BMC: 1 }, sessionsCreated: 2 });
+  });
+
+  it("a task monitor that answers 404 (the task ended and was forgotten): the inventory decides", async () => {
+    await h.send(C.vanishing, h.update("u-vanish", "1.3.0", image));
+    expect(await h.eventsUntilResult(C.vanishing, "u-vanish")).toEqual([
+      ack("u-vanish"),
+      progress("u-vanish", 25),
+      ok("u-vanish", "1.3.0"),
+    ]);
+    expect(h.emulator.record(C.vanishing).pushes).toEqual({ BMC: 1 });
   });
 
   it("a task that stops moving → FLASH_TIMEOUT after the no-progress timeout, with the task's state", async () => {
