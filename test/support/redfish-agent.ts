@@ -89,6 +89,11 @@ export class ImageStore {
     return { uri: `${this.base}${path}?X-Amz-Signature=secret`, sha256, size: body.length };
   }
 
+  /** The image's bytes as served. */
+  bytesOf(image: ImageRef): Buffer {
+    return this.files.get(new URL(image.uri).pathname)!;
+  }
+
   getsOf(image: ImageRef): number {
     return this.gets.get(new URL(image.uri).pathname) ?? 0;
   }
