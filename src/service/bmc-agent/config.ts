@@ -110,7 +110,7 @@ export function parseAgentConfig(
 
   const mqttDoc = asObject(root.mqtt, "mqtt", p, true);
   known(mqttDoc, ["url", "clientId", "caFile", "certFile", "keyFile"], "mqtt.", p);
-  const mqttUrl = str(mqttDoc.url, "mqtt.url", p, true) ?? "";
+  const mqttUrl = str(mqttDoc.url, "mqtt.url", p, isObject(root.mqtt)) ?? "";
   if (mqttUrl !== "" && !/^(mqtts?|wss?):\/\/[^/]+/.test(mqttUrl))
     p("mqtt.url", `must be an mqtt://, mqtts://, ws:// or wss:// URL (got ${JSON.stringify(mqttUrl)})`);
   const mqtt: AgentMqttConfig = {
@@ -303,6 +303,10 @@ function checkBmcUrl(url: string | undefined, field: string, p: (f: string, r: s
     return "";
   }
   return parsed.origin;
+}
+
+function isObject(value: unknown): boolean {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
 function asObject(value: unknown, field: string, p: (f: string, r: string) => void, required = false): Json {
