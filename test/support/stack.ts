@@ -96,6 +96,8 @@ export interface TestStackOptions {
   readinessTimeoutMs?: number;
   /** The EventBridge bus (on moto) the stack publishes run events to; default the default bus. */
   eventBusName?: string;
+  /** No simulated BMCs: the test connects its own to `local.mqttUrl` (a BMC agent). */
+  noFleet?: boolean;
 }
 
 export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
@@ -113,6 +115,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     childTaskWaitMs: CHILD_TASK_WAIT_MS,
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
     ...(options.eventBusName === undefined ? {} : { eventBusName: options.eventBusName }),
+    ...(options.noFleet ? { noFleet: true } : {}),
   };
   const local = await startLocalStack(stackOptions);
   const address = `127.0.0.1:${local.port}`;
