@@ -53,8 +53,10 @@ export interface RedfishBehaviour {
   rejectSessions?: boolean;
   notUpdateable?: boolean;
   updateServiceDisabled?: boolean;
-  /** MaxImageSizeBytes: advertised, and 413 for a larger image. */
+  /** MaxImageSizeBytes: advertised (unless `hideMaxImageSize`), and 413 for a larger image. */
   maxImageSizeBytes?: number;
+  /** The cap is enforced (413) but not advertised, as bmcweb's 30 MiB body limit is not. */
+  hideMaxImageSize?: boolean;
   /** Default ["multipart", "simple"] (what the mockup and OpenBMC-like BMCs offer). */
   methods?: tree.PushMethod[];
 }
@@ -240,7 +242,9 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
       transferProtocols: ["HTTP", "HTTPS"],
       pushApplyTime: bmc.pushApplyTime,
     };
-    if (bmc.behaviour.maxImageSizeBytes !== undefined) s.maxImageSizeBytes = bmc.behaviour.maxImageSizeBytes;
+    if (bmc.behaviour.maxImageSizeBytes !== undefined && !bmc.behaviour.hideMaxImageSize) {
+      s.maxImageSizeBytes = bmc.behaviour.maxImageSizeBytes;
+    }
     return s;
   }
 
@@ -397,7 +401,7 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
         "an update is in progress; retry later",
       );
     }
-    const cap = s.maxImageSizeBytes;
+    const cap = bmc.behaviour.maxImageSizeBytes;
     const declared = Number(req.headers["content-length"] ?? Number.NaN);
     if (cap !== undefined && method !== "simple" && declared > cap + 64 * 1024) {
       bmc.record.tooLarge += 1;

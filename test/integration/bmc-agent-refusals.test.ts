@@ -6,7 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmulatedBmcSpec } from "../../local/redfish-emulator.js";
 import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
-import { type AgentHarness, type ImageRef, startAgentHarness } from "../support/redfish-agent.js";
+import { eventually } from "../support/fake-submitter.js";
+import {
+  type AgentHarness,
+  type ImageRef,
+  startAgentHarness,
+  TEST_TIMINGS,
+} from "../support/redfish-agent.js";
 
 const id = (n: number): string => `7c000000-0000-4000-8000-0000000002${String(n).padStart(2, "0")}`;
 const C = {
@@ -14,6 +20,8 @@ const C = {
   basicFallback: id(2),
   notUpdateable: id(3),
   capped: id(4),
+  hiddenCap: id(10),
+  graceful: id(11),
   disabled: id(5),
   unverified: id(6),
   tampered: [id(7), id(8), id(9)],
@@ -42,12 +50,18 @@ beforeAll(async () => {
     { id: C.basicFallback, behaviour: { rejectSessions: true } },
     { id: C.notUpdateable, behaviour: { notUpdateable: true } },
     { id: C.capped, behaviour: { maxImageSizeBytes: 1000 } },
+    { id: C.hiddenCap, behaviour: { maxImageSizeBytes: 1000, hideMaxImageSize: true } },
+    { id: C.graceful, behaviour: { hang: true } },
     { id: C.disabled, behaviour: { updateServiceDisabled: true } },
     { id: C.unverified },
     ...C.tampered.map((t) => ({ id: t })),
     ...RACK.map((r) => ({ id: r })),
   ];
-  h = await startAgentHarness(bmcs, { bmcConfig: { [C.basicFallback]: { allowBasicAuth: true } } });
+  h = await startAgentHarness(bmcs, {
+    bmcConfig: { [C.basicFallback]: { allowBasicAuth: true } },
+    // Long enough for the stopping test's held update (no other test here waits on either).
+    agentConfig: { shutdownGraceMs: 30_000, timings: { ...TEST_TIMINGS, noProgressTimeoutMs: 60_000 } },
+  });
   image = h.images.add("2.0.0");
 });
 
@@ -155,6 +169,20 @@ describe("bmc agent: components that cannot be flashed", () => {
     ]);
     expect(h.emulator.record(C.capped)).toMatchObject({ pushes: {}, imageBytes: 0, tooLarge: 0 });
   });
+
+  it("a BMC that caps the image without saying so answers 413: IMAGE_TOO_LARGE with its message", async () => {
+    await h.send(C.hiddenCap, h.update("u-413", "2.0.0", image));
+    expect(await h.eventsUntilResult(C.hiddenCap, "u-413")).toEqual([
+      ack("u-413"),
+      failed(
+        "u-413",
+        "1.0.0",
+        "IMAGE_TOO_LARGE",
+        "POST /redfish/v1/UpdateService/update-multipart answered 413: the image exceeds 1000 bytes",
+      ),
+    ]);
+    expect(h.emulator.record(C.hiddenCap)).toMatchObject({ pushes: {}, tooLarge: 1 });
+  });
 });
 
 describe("bmc agent: images", () => {
@@ -215,6 +243,31 @@ describe("bmc agent: a rack", () => {
       expect(h.emulator.versionOf(c)).toBe("3.0.0");
     }
     expect(h.images.getsOf(rackImage)).toBe(1);
+  });
+});
+
+describe("bmc agent: stopping", () => {
+  it("stopped while an update runs, the agent lets it finish reporting (within shutdownGraceMs), then logs out", async () => {
+    await h.send(C.graceful, h.update("u-grace", "2.0.0", image));
+    // The BMC holds its task at 25 % until released: the update is certainly running at the stop.
+    await eventually(
+      async () => ((h.events.get(C.graceful) ?? []).some((e) => e.type === "progress") ? true : undefined),
+      20_000,
+      "the first progress report",
+    );
+    const stopping = h.stopAgent();
+    expect((h.events.get(C.graceful) ?? []).some((e) => e.type === "result")).toBe(false);
+    h.emulator.setBehaviour(C.graceful, {});
+    await stopping;
+    const events = await h.eventsUntilResult(C.graceful, "u-grace");
+    expect(events.slice(-1)).toEqual([
+      { v: 1, type: "result", requestId: "u-grace", ok: true, version: "2.0.0" },
+    ]);
+    expect(h.emulator.record(C.graceful)).toMatchObject({
+      pushes: { BMC: 1 },
+      sessionsCreated: 1,
+      sessionsDeleted: 1,
+    });
   });
 });
 
