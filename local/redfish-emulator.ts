@@ -31,91 +31,25 @@ import http from "node:http";
 import https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
 import type { Readable } from "node:stream";
-import { MultipartSplitter } from "./multipart.js";
+import {
+  type EmulatedBmcSpec,
+  emptyRecord,
+  type RedfishBehaviour,
+  type RedfishEmulator,
+  type RedfishEmulatorOptions,
+  type RedfishRecord,
+} from "./redfish-emulator-api.js";
+import { HttpProblem, pull, readMultipart, scan } from "./redfish-images.js";
 import * as tree from "./redfish-tree.js";
 
-export interface RedfishBehaviour {
-  /** The task ends in Exception half-way, the version unchanged. */
-  fail?: boolean;
-  /** The task stops at 25 % and never moves again. */
-  hang?: boolean;
-  /** Half-way the BMC reboots: drops every connection, refuses them for rebootMs, forgets tasks and sessions; the new version runs after. */
-  rebootMidUpdate?: boolean;
-  /** 503 with Retry-After for this many pushes first. */
-  busyPushes?: number;
-  /** The task ends Completed with TaskStatus Critical, the version unchanged. */
-  critical?: boolean;
-  /**
-   * Tasks vanish as soon as they end (HPE iLO, bmcweb after a restart): the flash completes right
-   * after its first step and the monitor answers 404 from then on, never a final 200.
-   */
-  vanishingTasks?: boolean;
-  rejectSessions?: boolean;
-  notUpdateable?: boolean;
-  updateServiceDisabled?: boolean;
-  /** MaxImageSizeBytes: advertised (unless `hideMaxImageSize`), and 413 for a larger image. */
-  maxImageSizeBytes?: number;
-  /** The cap is enforced (413) but not advertised, as bmcweb's 30 MiB body limit is not. */
-  hideMaxImageSize?: boolean;
-  /** Default ["multipart", "simple"] (what the mockup and OpenBMC-like BMCs offer). */
-  methods?: tree.PushMethod[];
-}
-
-export interface EmulatedBmcSpec {
-  /** The emulator's key for it: the inventory component id. */
-  id: string;
-  /** Firmware inventory: member Id → version. Default `{ BMC: "1.0.0", BIOS: "1.0.0" }`. */
-  firmware?: Record<string, string>;
-  behaviour?: RedfishBehaviour;
-  /** Loopback address to listen on (default 127.0.0.1). */
-  host?: string;
-}
-
-export interface RedfishRecord {
-  sessionsCreated: number;
-  sessionsDeleted: number;
-  sessionsRefused: number;
-  basicAuthRequests: number;
-  /** Pushes accepted (a task started), per firmware member flashed. */
-  pushes: Record<string, number>;
-  pushesByMethod: Record<string, number>;
-  busyRejections: number;
-  tooLarge: number;
-  reboots: number;
-  applyTimes: string[];
-  /** Bytes of image received (pushed or pulled). */
-  imageBytes: number;
-}
-
-export interface RedfishEmulatorOptions {
-  bmcs: EmulatedBmcSpec[];
-  /** PEM; absent: plain HTTP (loopback only). */
-  tls?: { cert: string | Buffer; key: string | Buffer };
-  username?: string;
-  password?: string;
-  /** Whether requests with HTTP Basic auth are accepted. Default true. */
-  basicAuth?: boolean;
-  schedule?: "per-poll" | { stepMs: number };
-  rebootMs?: number;
-  /** The Retry-After (seconds) on 202 and 503 answers. Default 0. */
-  retryAfterSeconds?: number;
-}
-
-export interface RedfishEmulator {
-  urlOf(id: string): string;
-  record(id: string): RedfishRecord;
-  versionOf(id: string, member?: string): string | undefined;
-  setBehaviour(id: string, behaviour: RedfishBehaviour): void;
-  /** How long each of the BMC's tasks took, push accepted → ended (ms), for the benchmark. */
-  flashTimes(id: string): number[];
-  stop(): Promise<void>;
-}
-
-const HEADER = "FLOWFW ";
-/** The first bytes of an image the emulator accepts: `FLOWFW <version>\n`. */
-export function firmwareImageHeader(version: string): Buffer {
-  return Buffer.from(`${HEADER}${version}\n`);
-}
+export type {
+  EmulatedBmcSpec,
+  RedfishBehaviour,
+  RedfishEmulator,
+  RedfishEmulatorOptions,
+  RedfishRecord,
+} from "./redfish-emulator-api.js";
+export { firmwareImageHeader } from "./redfish-images.js";
 
 const STEPS = [25, 50, 75, 100] as const;
 
@@ -148,32 +82,6 @@ interface Bmc {
   flashTimes: number[];
   uuid: string;
   pushApplyTime: string;
-}
-
-function emptyRecord(): RedfishRecord {
-  return {
-    sessionsCreated: 0,
-    sessionsDeleted: 0,
-    sessionsRefused: 0,
-    basicAuthRequests: 0,
-    pushes: {},
-    pushesByMethod: {},
-    busyRejections: 0,
-    tooLarge: 0,
-    reboots: 0,
-    applyTimes: [],
-    imageBytes: 0,
-  };
-}
-
-class HttpProblem extends Error {
-  constructor(
-    readonly status: number,
-    readonly messageId: string,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 export async function startRedfishEmulator(options: RedfishEmulatorOptions): Promise<RedfishEmulator> {
@@ -624,84 +532,4 @@ async function readAll(req: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
-}
-
-/** Counts an image's bytes and reads the version its header names; `add` says whether it is still within `cap`. */
-class ImageScan {
-  size = 0;
-  private head = Buffer.alloc(0);
-  constructor(private readonly cap: number | undefined) {}
-  add(chunk: Buffer): boolean {
-    this.size += chunk.length;
-    if (this.head.length < 256) this.head = Buffer.concat([this.head, chunk.subarray(0, 256)]);
-    return this.cap === undefined || this.size <= this.cap;
-  }
-  result(): { size: number; version?: string } {
-    const text = this.head.toString("latin1");
-    const nl = text.indexOf("\n");
-    if (!text.startsWith(HEADER) || nl < 0) return { size: this.size };
-    return { size: this.size, version: text.slice(HEADER.length, nl) };
-  }
-}
-
-async function scan(stream: Readable, cap: number | undefined): Promise<{ size: number; version?: string }> {
-  const image = new ImageScan(cap);
-  for await (const chunk of stream) {
-    if (!image.add(chunk as Buffer)) {
-      stream.destroy();
-      break;
-    }
-  }
-  return image.result();
-}
-
-async function pull(uri: string, cap: number | undefined): Promise<{ size: number; version?: string }> {
-  const url = new URL(uri);
-  const lib = url.protocol === "https:" ? https : http;
-  const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
-    lib.get(url, { rejectUnauthorized: false }, resolve).on("error", reject);
-  });
-  if (res.statusCode !== 200) {
-    res.resume();
-    throw new HttpProblem(400, "Update.1.0.TransferFailed", `GET ImageURI answered ${res.statusCode}`);
-  }
-  return scan(res, cap);
-}
-
-interface MultipartUpdate {
-  parameters: { Targets?: string[]; "@Redfish.OperationApplyTime"?: string };
-  image: { size: number; version?: string };
-}
-
-async function readMultipart(req: http.IncomingMessage, cap: number | undefined): Promise<MultipartUpdate> {
-  const type = req.headers["content-type"] ?? "";
-  const boundary = /boundary=("?)([^";]+)\1/.exec(type)?.[2];
-  if (!type.startsWith("multipart/form-data") || boundary === undefined) {
-    throw new HttpProblem(
-      415,
-      "Base.1.8.UnsupportedMediaType",
-      "expected multipart/form-data with a boundary",
-    );
-  }
-  const image = new ImageScan(cap);
-  const json: Buffer[] = [];
-  let sawFile = false;
-  const splitter = new MultipartSplitter(boundary, (name, chunk) => {
-    if (name === "UpdateParameters") json.push(chunk);
-    else if (name === "UpdateFile") {
-      sawFile = true;
-      image.add(chunk);
-    }
-  });
-  for await (const chunk of req) splitter.push(chunk as Buffer);
-  if (!sawFile) throw new HttpProblem(400, "Base.1.8.PropertyMissing", "the UpdateFile part is missing");
-  let parameters: MultipartUpdate["parameters"] = {};
-  if (json.length > 0) {
-    try {
-      parameters = JSON.parse(Buffer.concat(json).toString("utf8")) as MultipartUpdate["parameters"];
-    } catch {
-      throw new HttpProblem(400, "Base.1.8.MalformedJSON", "UpdateParameters is not valid JSON");
-    }
-  }
-  return { parameters, image: image.result() };
 }

@@ -29,21 +29,20 @@
  * The result is journalled before it is published, so a repeat after a restart re-sends it.
  */
 import type { BmcEvent, QueryCommand, ResultEvent, UpdateCommand } from "../../domain/bmc-protocol.js";
-import {
-  type AgentClock,
-  type EventSink,
-  type FirmwareMember,
-  type ImageCache,
-  ImageError,
-  type ImageServer,
-  type LocalImage,
-  type PushRequest,
-  type RedfishBmc,
-  type TaskStarted,
-  type UpdateJournal,
-  type UpdateServiceFacts,
+import type {
+  AgentClock,
+  EventSink,
+  FirmwareMember,
+  ImageCache,
+  ImageServer,
+  LocalImage,
+  PushRequest,
+  RedfishBmc,
+  TaskStarted,
+  UpdateJournal,
+  UpdateServiceFacts,
 } from "../ports/bmc-agent.js";
-import { type AgentErrorCode, judgeEndedTask, taskMessage, UpdateFailure } from "./update-outcome.js";
+import { codeOf, describe, judgeEndedTask, taskMessage, UpdateFailure } from "./update-outcome.js";
 
 export interface BmcWorkerSettings {
   componentId: string;
@@ -484,23 +483,4 @@ export function pickFirmwareMember(
     );
   }
   return found;
-}
-
-function codeOf(err: unknown): AgentErrorCode {
-  if (err instanceof UpdateFailure) return err.code;
-  if (err instanceof ImageError) return err.code;
-  switch ((err as { code?: string }).code) {
-    case "UNREACHABLE":
-      return "BMC_UNREACHABLE";
-    case "AUTH":
-      return "AUTH_FAILED";
-    case "TLS":
-      return "TLS_FAILED";
-    default:
-      return "BMC_ERROR";
-  }
-}
-
-function describe(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

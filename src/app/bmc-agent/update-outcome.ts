@@ -3,7 +3,7 @@
  * a Redfish task's end reads as an outcome. Receivers treat every code as a failed update; the
  * code says why, for people and for a rule's retry policy.
  */
-import type { TaskView } from "../ports/bmc-agent.js";
+import { ImageError, type TaskView } from "../ports/bmc-agent.js";
 
 export const AGENT_ERROR_CODES = [
   /** The task ended in Exception, Killed, Cancelled, or Completed with TaskStatus Critical. */
@@ -64,4 +64,25 @@ export function taskMessage(task: TaskView): string {
 export function judgeEndedTask(task: TaskView): UpdateFailure | undefined {
   if (task.state === "Completed" && task.status !== "Critical") return undefined;
   return new UpdateFailure("FLASH_FAILED", taskMessage(task));
+}
+
+/** The result code for what went wrong: the failure's own, else by the Redfish error's kind. */
+export function codeOf(err: unknown): AgentErrorCode {
+  if (err instanceof UpdateFailure) return err.code;
+  if (err instanceof ImageError) return err.code;
+  switch ((err as { code?: string }).code) {
+    case "UNREACHABLE":
+      return "BMC_UNREACHABLE";
+    case "AUTH":
+      return "AUTH_FAILED";
+    case "TLS":
+      return "TLS_FAILED";
+    default:
+      return "BMC_ERROR";
+  }
+}
+
+/** An error's message, for a result or a status reason (never carries secrets: none are in errors). */
+export function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
