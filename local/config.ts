@@ -15,6 +15,7 @@ import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import type { BuildInfo } from "../src/app/api.js";
 import { admissionLimits, admissionSettings, ENV } from "../src/service/config.js";
 import {
+  boolean,
   configReader,
   hexKey,
   httpUrl,
@@ -30,6 +31,10 @@ export const LOCAL_ENV = {
   port: ENV.port,
   inventory: "FLOW_INVENTORY",
   fleet: "FLOW_FLEET",
+  /** `true`: no simulated BMCs (agents started by hand serve the broker's BMC topics). */
+  noFleet: "FLOW_NO_FLEET",
+  /** The local MQTT broker's port on 127.0.0.1 (default: any free one). */
+  mqttPort: "FLOW_MQTT_PORT",
   tick: "FLOW_TICK",
   dataDir: "FLOW_DATA_DIR",
   awsEndpoint: ENV.awsEndpoint,
@@ -56,6 +61,8 @@ export interface LocalStackConfig {
   port: number;
   inventoryFile?: string;
   fleetFile?: string;
+  noFleet?: boolean;
+  mqttPort?: number;
   tickMs: number;
   dataDir?: string;
   /** An AWS-compatible endpoint already running; absent: spawn moto. */
@@ -73,6 +80,8 @@ export const readLocalStackConfig = configReader(
     port: withFlag("port", withDefault(LOCAL_ENV.port, port, 50_051)),
     inventoryFile: withFlag("inventory", optional(LOCAL_ENV.inventory, text)),
     fleetFile: withFlag("fleet", optional(LOCAL_ENV.fleet, text)),
+    noFleet: withFlag("no-fleet", optional(LOCAL_ENV.noFleet, boolean)),
+    mqttPort: withFlag("mqtt-port", optional(LOCAL_ENV.mqttPort, port)),
     tickMs: withFlag("tick", withDefault(LOCAL_ENV.tick, checkDuration, 10_000)),
     dataDir: withFlag("data-dir", optional(LOCAL_ENV.dataDir, text)),
     awsEndpoint: withFlag("aws-endpoint", optional(LOCAL_ENV.awsEndpoint, httpUrl)),
@@ -86,9 +95,14 @@ export const readLocalStackConfig = configReader(
     gitCommit: withDefault(LOCAL_ENV.gitCommit, text, ""),
     ...admissionSettings(LOCAL_ADMISSION_LIMITS),
   },
-  ({ version, gitCommit, maxInFlightCalls, maxConcurrentCreates, ...options }, report): LocalStackConfig => ({
-    ...options,
-    buildInfo: { version, gitCommit, buildTime: "" },
-    admission: admissionLimits({ maxInFlightCalls, maxConcurrentCreates }, report),
-  }),
+  ({ version, gitCommit, maxInFlightCalls, maxConcurrentCreates, ...options }, report): LocalStackConfig => {
+    if (options.noFleet === true && options.fleetFile !== undefined) {
+      report("--no-fleet", "starts no simulated BMCs, so a fleet file has nothing to configure");
+    }
+    return {
+      ...options,
+      buildInfo: { version, gitCommit, buildTime: "" },
+      admission: admissionLimits({ maxInFlightCalls, maxConcurrentCreates }, report),
+    };
+  },
 );

@@ -18,10 +18,13 @@ import { serveLocalStack } from "./process.js";
 
 const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] [--tick DURATION]
                        [--data-dir DIR] [--aws-endpoint URL] [--child-task-wait DURATION]
-                       [--readiness-timeout DURATION]
+                       [--readiness-timeout DURATION] [--no-fleet] [--mqtt-port P]
   --port N             gRPC port on 127.0.0.1 (env FLOW_PORT, default 50051; 0 = any free port)
   --inventory FILE     rack inventory JSON (env FLOW_INVENTORY; default: a demo fleet of 120 racks)
   --fleet FILE         simulated BMC behaviour JSON (env FLOW_FLEET; default: every update succeeds)
+  --no-fleet           start no simulated BMCs: BMC agents started by hand answer instead
+                       (env FLOW_NO_FLEET=true; docs/agent.md)
+  --mqtt-port P        the MQTT broker's port on 127.0.0.1 (env FLOW_MQTT_PORT; default: any free port)
   --tick DURATION      dispatcher tick, e.g. 200ms, 2s, 10s (env FLOW_TICK, default 10s)
   --data-dir DIR       keep state across restarts and kills; a restart resumes every run
                        (env FLOW_DATA_DIR)
@@ -39,6 +42,8 @@ async function main(): Promise<void> {
       port: { type: "string" },
       inventory: { type: "string" },
       fleet: { type: "string" },
+      "no-fleet": { type: "boolean" },
+      "mqtt-port": { type: "string" },
       tick: { type: "string" },
       "data-dir": { type: "string" },
       "aws-endpoint": { type: "string" },
@@ -48,12 +53,12 @@ async function main(): Promise<void> {
     },
     strict: true,
   });
-  const { help, ...flags } = values;
+  const { help, "no-fleet": noFleet, ...flags } = values;
   if (help) {
     console.log(USAGE);
     return;
   }
-  const config = readLocalStackConfig(process.env, flags);
+  const config = readLocalStackConfig(process.env, { ...flags, ...(noFleet ? { "no-fleet": "true" } : {}) });
   const document = config.inventoryFile ? await loadInventoryFile(config.inventoryFile) : undefined;
   await serveLocalStack({
     port: config.port,
@@ -62,6 +67,8 @@ async function main(): Promise<void> {
     buildInfo: config.buildInfo,
     admission: config.admission,
     readinessTimeoutMs: config.readinessTimeoutMs,
+    noFleet: config.noFleet === true,
+    ...(config.mqttPort === undefined ? {} : { mqttPort: config.mqttPort }),
     ...(document ? { inventory: document.racks, baselines: document.baselines } : {}),
     ...(config.fleetFile ? { fleet: await loadFleetFile(config.fleetFile) } : {}),
     ...(config.dataDir ? { dataDir: config.dataDir } : {}),

@@ -15,6 +15,11 @@ export async function serveLocalStack(options: Omit<LocalStackOptions, "onFatal"
     onFatal: () => process.exit(1),
   });
   console.log(`flow local stack: listening on 127.0.0.1:${stack.port} (DynamoDB at ${stack.awsEndpoint})`);
+  if (options.noFleet || options.mqttPort !== undefined) {
+    const bmcs =
+      stack.fleet === undefined ? "no simulated BMCs: start flow-bmc-agent for them" : "simulated BMCs";
+    console.log(`flow local stack: MQTT broker at ${stack.mqttUrl ?? "(external)"} (${bmcs})`);
+  }
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;

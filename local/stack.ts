@@ -86,6 +86,13 @@ export interface LocalStackOptions {
    * as hardware outlives a control plane that restarts.
    */
   bmcBroker?: string;
+  /**
+   * Start no simulated BMCs: the broker's BMC topics are served by whatever connects to it (a
+   * `flow-bmc-agent` started by hand, docs/agent.md). Not with `bmcBroker`.
+   */
+  noFleet?: boolean;
+  /** The local broker's port on 127.0.0.1 (default: any free one); not with `bmcBroker`. */
+  mqttPort?: number;
   /** The dispatcher's claim lease (default the reference's 30 s); the restart tests shorten it. */
   claimLeaseMs?: number;
   /** What the Version RPC reports (default version `0.1.0-local`). */
@@ -129,8 +136,10 @@ export interface LocalStack {
   stores: DynamoStores;
   /** The moto this stack spawned (absent with `awsEndpoint`): tests kill it. */
   moto?: LocalMoto;
-  /** The simulated BMCs; absent with `bmcBroker`. */
+  /** The simulated BMCs; absent with `bmcBroker` or `noFleet`. */
   fleet?: BmcFleet;
+  /** The local broker (`mqtt://127.0.0.1:<port>`); absent with `bmcBroker`. */
+  mqttUrl?: string;
   /**
    * The parts whose progress tests wait on instead of sleeping: `childTasks.idle()` (every
    * execution ended and its outcome recorded, which queues the run's wake-up pass) and
@@ -247,18 +256,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     let fleet: BmcFleet | undefined;
     let shim: IotShim;
     let rule: Pick<LocalChildTasksOptions, "broker" | "brokerUrl">;
+    let mqttUrl: string | undefined;
     if (options.bmcBroker === undefined) {
-      const broker = await startMqttBroker();
+      const broker = await startMqttBroker(options.mqttPort === undefined ? {} : { port: options.mqttPort });
       stops.push(() => broker.stop());
+      mqttUrl = broker.url;
       shim = await startIotShim(broker);
       stops.push(() => shim.stop());
-      const started = await startBmcFleet({
-        brokerUrl: broker.url,
-        racks,
-        config: options.fleet ?? defaultFleetConfig(),
-      });
-      fleet = started;
-      stops.push(() => started.stop());
+      if (!options.noFleet) {
+        const started = await startBmcFleet({
+          brokerUrl: broker.url,
+          racks,
+          config: options.fleet ?? defaultFleetConfig(),
+        });
+        fleet = started;
+        stops.push(() => started.stop());
+      }
       rule = { broker };
     } else {
       const publisher = await connectMqttPublisher(options.bmcBroker);
@@ -378,6 +391,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stores,
       ...(moto === undefined ? {} : { moto }),
       fleet,
+      ...(mqttUrl === undefined ? {} : { mqttUrl }),
       childTasks,
       dispatcher,
       api,

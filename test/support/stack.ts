@@ -101,6 +101,8 @@ export interface TestStackOptions {
   eventBusName?: string;
   /** The stack's clock (default the system clock): a `shiftableClock()` lets a test jump to a window. */
   clock?: Clock;
+  /** No simulated BMCs: the test connects its own to `local.mqttUrl` (a BMC agent). */
+  noFleet?: boolean;
 }
 
 export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
@@ -119,6 +121,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
     ...(options.eventBusName === undefined ? {} : { eventBusName: options.eventBusName }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.noFleet ? { noFleet: true } : {}),
   };
   const local = await startLocalStack(stackOptions);
   const address = `127.0.0.1:${local.port}`;

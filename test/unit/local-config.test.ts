@@ -164,4 +164,22 @@ describe("local config: flags and variables", () => {
     const doc = readFileSync(fileURLToPath(new URL("../../docs/local-stack.md", import.meta.url)), "utf8");
     expect(readLocalStackConfig.names.filter((name) => !doc.includes(`\`${name}\``))).toEqual([]);
   });
+
+  it("--no-fleet and --mqtt-port (for BMC agents started by hand); a fleet file beside --no-fleet is refused", () => {
+    expect(read({ "no-fleet": "true", "mqtt-port": "1883" }, {})).toMatchObject({
+      noFleet: true,
+      mqttPort: 1883,
+    });
+    expect(read({}, { FLOW_NO_FLEET: "true", FLOW_MQTT_PORT: "0" })).toMatchObject({
+      noFleet: true,
+      mqttPort: 0,
+    });
+    expect(problems(() => read({ "no-fleet": "true", fleet: "f.json", "mqtt-port": "x" }, {}))).toEqual([
+      '--mqtt-port: must be an integer from 0 to 65535 (got "x")',
+      "--no-fleet: starts no simulated BMCs, so a fleet file has nothing to configure",
+    ]);
+    expect(problems(() => read({}, { FLOW_NO_FLEET: "yes" }))).toEqual([
+      'FLOW_NO_FLEET: must be "true" or "false" (got "yes")',
+    ]);
+  });
 });

@@ -1,0 +1,176 @@
+/**
+ * The BMC agent's composition root: one MQTT connection to the broker (AWS IoT Core with the
+ * agent's X.509 certificate, or the local stack's aedes), subscribed to the `cmd` topic of each
+ * BMC its config lists; per BMC one Redfish client (one session) and one BmcWorker; one image
+ * cache, one image server, one journal for all of them. Commands for every BMC run at once (a
+ * rack's 39 BMCs update together); a BMC's own commands are answered as its worker says.
+ *
+ * stop() (SIGTERM): unsubscribes (no new work), lets running updates finish their reporting for
+ * up to shutdownGraceMs, then ends the rest's waits (their journal says "pushed", so a restarted
+ * agent resumes them from the inventory instead of flashing again), logs out of every BMC, and
+ * closes the broker connection once its last publish is acknowledged.
+ */
+import { readFileSync } from "node:fs";
+import { connectAsync, type IClientOptions, type MqttClient } from "mqtt";
+import { DiskImageCache } from "../../adapters/bmc-agent/image-cache.js";
+import { HttpImageServer } from "../../adapters/bmc-agent/image-server.js";
+import { FileJournal } from "../../adapters/bmc-agent/journal.js";
+import { RedfishClient } from "../../adapters/redfish/client.js";
+import { BmcWorker } from "../../app/bmc-agent/bmc-worker.js";
+import type { AgentClock, EventSink } from "../../app/ports/bmc-agent.js";
+import {
+  bmcCmdTopic,
+  bmcEvtTopic,
+  decodeBmcCommand,
+  describeBmcMessage,
+  encodeBmcMessage,
+  parseBmcTopic,
+} from "../../domain/bmc-protocol.js";
+import type { AgentConfig } from "./config.js";
+
+export interface BmcAgent {
+  /** Redfish sessions created so far, per component id. */
+  sessions(): Record<string, number>;
+  downloads(): { count: number; bytes: number };
+  stop(): Promise<void>;
+}
+
+export interface BmcAgentOptions {
+  log?: (line: string) => void;
+  clock?: AgentClock;
+}
+
+export const realClock: AgentClock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(new Error("stopping"));
+      const timer = setTimeout(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, ms);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(new Error("stopping"));
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+    }),
+};
+
+export async function startBmcAgent(
+  config: Readonly<AgentConfig>,
+  options: BmcAgentOptions = {},
+): Promise<BmcAgent> {
+  const log = options.log ?? ((line: string) => console.error(line));
+  const clock = options.clock ?? realClock;
+  for (const warning of config.warnings) log(`flow-bmc-agent: WARNING: ${warning}`);
+
+  const journal = await FileJournal.open(config.stateDir);
+  const images = new DiskImageCache({ dir: config.cacheDir });
+  const imageServer = new HttpImageServer(config.imageServer);
+  await imageServer.start();
+  const abort = new AbortController();
+
+  const mqttOptions: IClientOptions = {
+    protocolVersion: 4, // AWS IoT Core and aedes 1.2.0 both speak MQTT 3.1.1
+    clientId: config.mqtt.clientId,
+    clean: true,
+    reconnectPeriod: 1000,
+  };
+  if (config.mqtt.caFile !== undefined) mqttOptions.ca = readFileSync(config.mqtt.caFile);
+  if (config.mqtt.certFile !== undefined) mqttOptions.cert = readFileSync(config.mqtt.certFile);
+  if (config.mqtt.keyFile !== undefined) mqttOptions.key = readFileSync(config.mqtt.keyFile);
+  const mqtt: MqttClient = await connectAsync(config.mqtt.url, mqttOptions);
+  mqtt.on("error", (err) => log(`flow-bmc-agent: mqtt: ${err.message}`));
+
+  const events: EventSink = {
+    async publish(componentId, event) {
+      await mqtt.publishAsync(bmcEvtTopic(componentId), encodeBmcMessage(event), { qos: 1 });
+    },
+  };
+
+  const clients = new Map<string, RedfishClient>();
+  const workers = new Map<string, BmcWorker>();
+  for (const bmc of config.bmcs) {
+    const client = new RedfishClient({
+      url: bmc.url,
+      username: bmc.username,
+      password: bmc.password,
+      tls: bmc.tls,
+      allowBasicAuth: bmc.allowBasicAuth,
+      requestTimeoutMs: config.requestTimeoutMs,
+    });
+    clients.set(bmc.componentId, client);
+    const settings = {
+      componentId: bmc.componentId,
+      subTargets: bmc.subTargets,
+      applyTime: bmc.applyTime,
+      ...(bmc.firmwareMember === undefined ? {} : { firmwareMember: bmc.firmwareMember }),
+    };
+    workers.set(
+      bmc.componentId,
+      new BmcWorker(settings, {
+        bmc: client,
+        images,
+        imageServer,
+        events,
+        journal,
+        clock,
+        timings: config.timings,
+        signal: abort.signal,
+        log,
+      }),
+    );
+  }
+
+  const handling = new Set<Promise<void>>();
+  let accepting = true;
+  mqtt.on("message", (topic, payload) => {
+    if (!accepting) return;
+    const where = parseBmcTopic(topic);
+    const worker = where?.channel === "cmd" ? workers.get(where.componentId.toLowerCase()) : undefined;
+    if (worker === undefined) return;
+    const decoded = decodeBmcCommand(payload);
+    if (!decoded.ok) {
+      // Names fields and rules only, never values (the auth blob stays out of logs).
+      log(`flow-bmc-agent: ignoring a command for ${worker.componentId}: ${decoded.message}`);
+      return;
+    }
+    const command = decoded.value;
+    const work = command.type === "query" ? worker.query(command) : worker.update(command);
+    const tracked = work.catch((err: unknown) =>
+      log(`flow-bmc-agent: ${describeBmcMessage(command)} failed: ${(err as Error).message}`),
+    );
+    handling.add(tracked);
+    void tracked.finally(() => handling.delete(tracked));
+  });
+  const topics = config.bmcs.map((b) => bmcCmdTopic(b.componentId));
+  await mqtt.subscribeAsync(topics, { qos: 1 });
+  log(`flow-bmc-agent: serving ${config.bmcs.length} BMCs over ${config.mqtt.url}`);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    sessions: () => Object.fromEntries([...clients].map(([id, c]) => [id, c.sessions])),
+    downloads: () => images.downloads,
+    stop() {
+      stopping ??= (async () => {
+        accepting = false;
+        await mqtt.unsubscribeAsync(topics).catch(() => {});
+        const all = Promise.allSettled([...handling]);
+        const grace = clock.sleep(config.shutdownGraceMs).then(() => "late" as const);
+        if ((await Promise.race([all.then(() => "done" as const), grace])) === "late") {
+          log(
+            "flow-bmc-agent: updates still running at shutdown; a restarted agent resumes them from the journal",
+          );
+        }
+        abort.abort();
+        await all;
+        await Promise.allSettled([...clients.values()].map((c) => c.close()));
+        await imageServer.stop();
+        await journal.close();
+        await mqtt.endAsync();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * The BMC agent's configuration (src/service/bmc-agent/config.ts): defaults, paths relative to the
+ * config file, secrets kept out of the value's JSON and out of every problem, warnings for inline
+ * passwords and insecure TLS, and the rules a bad file breaks, all reported at once.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { DEFAULT_TIMINGS, parseAgentConfig } from "../../src/service/bmc-agent/config.js";
+import { ConfigError } from "../../src/service/env-reader.js";
+
+const dir = mkdtempSync(join(tmpdir(), "agent-config-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+writeFileSync(join(dir, "bmc.pw"), "from-a-file\n");
+
+const C1 = "7e000000-0000-4000-8000-000000000001";
+const parse = (doc: unknown, env: Record<string, string> = {}) =>
+  parseAgentConfig(doc, { baseDir: dir, env });
+const problems = (doc: unknown, env: Record<string, string> = {}): readonly string[] => {
+  try {
+    parse(doc, env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+};
+
+describe("bmc agent config: the issue's minimal form", () => {
+  it("defaults: state beside the config, cache under it, image server on loopback, Immediate, no Basic, the default timings", () => {
+    const config = parse({
+      mqtt: { url: "mqtt://127.0.0.1:1883" },
+      bmcs: [
+        {
+          componentId: C1.toUpperCase(),
+          url: "https://10.0.3.17/",
+          username: "flow",
+          passwordFile: "bmc.pw",
+        },
+      ],
+    });
+    expect(config).toMatchObject({
+      mqtt: { url: "mqtt://127.0.0.1:1883" },
+      stateDir: join(dir, ".flow-bmc-agent"),
+      cacheDir: join(dir, ".flow-bmc-agent", "images"),
+      imageServer: { host: "127.0.0.1", port: 0 },
+      timings: DEFAULT_TIMINGS,
+      requestTimeoutMs: 120_000,
+      shutdownGraceMs: 10_000,
+      warnings: [],
+    });
+    const [bmc] = config.bmcs;
+    expect(bmc).toMatchObject({
+      componentId: C1,
+      url: "https://10.0.3.17",
+      username: "flow",
+      tls: {},
+      allowBasicAuth: false,
+      subTargets: {},
+      applyTime: "Immediate",
+    });
+    expect(bmc!.password()).toBe("from-a-file");
+    expect(JSON.stringify(config)).not.toContain("from-a-file");
+  });
+
+  it("passwordEnv reads the variable; inline password and insecure TLS are accepted with a warning each", () => {
+    const config = parse(
+      {
+        mqtt: { url: "mqtts://x-ats.iot.us-east-1.amazonaws.com:8883" },
+        bmcs: [
+          { componentId: C1, url: "https://10.0.3.17", username: "flow", passwordEnv: "BMC_PW" },
+          {
+            componentId: "7e000000-0000-4000-8000-000000000002",
+            url: "https://10.0.3.18",
+            username: "flow",
+            password: "inline-secret",
+            insecure: true,
+          },
+        ],
+      },
+      { BMC_PW: "from-env" },
+    );
+    expect(config.bmcs.map((b) => b.password())).toEqual(["from-env", "inline-secret"]);
+    expect(config.warnings).toEqual([
+      "bmcs[1]: password given inline; use passwordFile or passwordEnv outside local tests",
+      "bmcs[1] (7e000000-0000-4000-8000-000000000002): insecure: true, the BMC's certificate is NOT verified; pin it with fingerprint or give its caFile",
+    ]);
+  });
+});
+
+describe("bmc agent config: problems, all at once, naming the field", () => {
+  it("a document that is not an object, and missing required parts", () => {
+    expect(problems([])).toEqual([
+      "(root): must be a JSON object",
+      "mqtt: is required",
+      "bmcs: must be a non-empty array",
+    ]);
+  });
+
+  it("each BMC's rules, never echoing a secret", () => {
+    expect(
+      problems({
+        mqtt: { url: "mqtt://127.0.0.1:1883", certFile: "absent.crt" },
+        timings: { pollIntervalMs: 0 },
+        bmcs: [
+          {
+            componentId: C1,
+            url: "https://user:pw@10.0.3.17/redfish/v1",
+            username: "flow",
+            password: "do-not-echo",
+            fingerprint: "12:34",
+            caFile: "bmc.pw",
+            applyTime: "Later",
+          },
+          {
+            componentId: C1,
+            url: "ftp://10.0.3.17",
+            username: "",
+            passwordFile: "absent.pw",
+            subTargets: { bios: 7 },
+          },
+        ],
+      }),
+    ).toEqual([
+      "mqtt.certFile: cannot be read (ENOENT)",
+      "mqtt.keyFile: mqtt.certFile and mqtt.keyFile go together",
+      "timings.pollIntervalMs: must be an integer from 1 to 86400000 (got 0)",
+      "bmcs[0].url: must be the BMC's origin only (scheme, host, port): no path, query or credentials",
+      "bmcs[0].fingerprint: must be a SHA-256 fingerprint: 64 hex digits, with or without colons",
+      'bmcs[0].applyTime: must be one of Immediate, OnReset, AtMaintenanceWindowStart, InMaintenanceWindowOnReset, OnStartUpdateRequest (got "Later")',
+      `bmcs[1].componentId: ${C1} is listed twice`,
+      'bmcs[1].url: must be an https:// URL (got "ftp://10.0.3.17")',
+      "bmcs[1].username: must be a non-empty string",
+      "bmcs[1].passwordFile: cannot be read (ENOENT)",
+      "bmcs[1].subTargets.bios: must be a firmware inventory member's Id",
+    ]);
+  });
+
+  it("http:// only to loopback; at most one of caFile, fingerprint and insecure", () => {
+    expect(
+      problems({
+        mqtt: { url: "mqtt://127.0.0.1:1883" },
+        bmcs: [
+          { componentId: C1, url: "http://127.0.0.1:8443", username: "flow", passwordFile: "bmc.pw" },
+          {
+            componentId: "7e000000-0000-4000-8000-000000000002",
+            url: "http://[::1]:8443",
+            username: "flow",
+            passwordFile: "bmc.pw",
+            caFile: "bmc.pw",
+            insecure: true,
+          },
+          {
+            componentId: "7e000000-0000-4000-8000-000000000003",
+            url: "http://bmc.local",
+            username: "flow",
+            passwordFile: "bmc.pw",
+          },
+        ],
+      }),
+    ).toEqual([
+      "bmcs[1]: give at most one of caFile, fingerprint and insecure",
+      'bmcs[2].url: plain http:// is allowed only to a loopback address (got "http://bmc.local")',
+    ]);
+  });
+});
