@@ -109,6 +109,8 @@ export async function startHarness(options: {
   awaitTimeoutOverrideMs?: number;
   /** Wraps each step call (tests that hold a task at a step). */
   aroundStep?: LocalExecutorOptions["aroundStep"];
+  /** Told of every state an execution enters. */
+  onStateEntered?: LocalExecutorOptions["onStateEntered"];
   /** Wraps the task store the machinery writes through (tests that act between two of its writes). */
   wrapTasks?: (tasks: TaskStore) => TaskStore;
 }): Promise<Harness> {
@@ -134,7 +136,10 @@ export async function startHarness(options: {
       : {}),
     ...(options.waker ? { waker: options.waker } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.aroundStep ? { hooks: { aroundStep: options.aroundStep } } : {}),
+    hooks: {
+      ...(options.aroundStep ? { aroundStep: options.aroundStep } : {}),
+      ...(options.onStateEntered ? { onStateEntered: options.onStateEntered } : {}),
+    },
     ...(options.wrapPublisher
       ? {
           publisher: options.wrapPublisher(

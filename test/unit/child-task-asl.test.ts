@@ -187,7 +187,14 @@ describe("child-task ASL", () => {
       const retry = raw.States[name]!.Retry as { ErrorEquals: string[] }[];
       expect(retry[0]?.ErrorEquals).toEqual(["States.ALL"]);
     }
-    expect(raw.States.RecordFailure?.Next).toBe("TaskFailed");
+    // The execution ends as its task did: FAILED fails it, a task ended otherwise meanwhile (a
+    // cancel) ends it as finished.
+    expect(raw.States.RecordFailure).toMatchObject({ ResultPath: "$.recorded", Next: "Failed?" });
+    expect(raw.States["Failed?"]).toMatchObject({
+      Type: "Choice",
+      Choices: [{ Variable: "$.recorded.status", StringEquals: "FAILED", Next: "TaskFailed" }],
+      Default: "AlreadyFinished",
+    });
   });
 
   it("every state that publishes to BMCs retries BmcPublishError: AcquireLock (the preflight's queries), CheckPreflight (its re-asks), SendWave", () => {
@@ -239,7 +246,7 @@ describe("child-task ASL", () => {
     walk(raw.StartAt, []);
     for (const path of ends) {
       const last = path[path.length - 1];
-      if (last === "AlreadyFinished") {
+      if (last === "AlreadyFinished" && !path.includes("RecordFailure")) {
         // Finished before it started, or recorded by the last wave's check (`$.plan.ended`).
         const tail = path.slice(-4).join(" → ");
         if (path.length === 3) expect(path).toEqual(["AcquireLock", "LockAcquired?", "AlreadyFinished"]);

@@ -1,16 +1,20 @@
 /**
  * The rack lock taken once per task: a wave's step renews it only when the step could outlast the
  * lease AcquireLock granted (src/app/child-task/lock.ts), on an in-memory lock store that counts
- * its takes.
+ * its takes; and AcquireLock takes none for a task whose ending was decided.
  */
 import { describe, expect, it } from "vitest";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
 import { knownLeaseEnd, lockTtlMs, renewLockIfNeeded } from "../../src/app/child-task/lock.js";
+import { recordOutcome } from "../../src/app/child-task/outcome.js";
+import { acquireLockAndAsk } from "../../src/app/child-task/preflight.js";
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
+import { silentLogger } from "../../src/app/observability.js";
 import type { Task } from "../../src/domain/model.js";
 import { rackConflictMessage } from "../../src/domain/step-errors.js";
+import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
-import { memoryLockStore } from "../support/memory-child-task.js";
+import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
 
 const settings = { ...DEFAULT_CHILD_TASK_SETTINGS };
 const STARTED = 1_000_000;
@@ -93,5 +97,48 @@ describe("renewLockIfNeeded: the rack lock once per task", () => {
       (e: unknown) => e,
     );
     expect(err).toMatchObject({ name: "RackLockHeld", message: rackConflictMessage("r-1") });
+  });
+});
+
+describe("AcquireLock: a task whose ending was decided", () => {
+  it("takes no lock and asks nothing: TaskEnded, and RecordFailure ends it with that ending", async () => {
+    const tasks = memoryTaskStore();
+    const locks = memoryLockStore();
+    const published: string[] = [];
+    const ending = task({
+      status: "PENDING",
+      startedAt: undefined,
+      report: serializeReport(initialReport([{ id: "c-0", type: "COMPUTE" }], "2.0.0", false)),
+      componentIds: ["c-0"],
+      ending: { status: "TERMINATED", message: "task cancelled", at: STARTED },
+    });
+    await tasks.createTask(ending);
+    const deps = {
+      tasks,
+      locks,
+      commands: memoryCommandSetStore(),
+      clock: () => STARTED + 10,
+      logger: silentLogger,
+      firmware: { record: async () => {} },
+      runs: { recordOutcome: async () => "recorded" as const },
+      publisher: { publish: async (componentId: string) => void published.push(componentId) },
+    } as unknown as StepDeps;
+    const step = { step: "acquireLock" as const, taskId: "t-1", rackId: "r-1", settings };
+    expect(await acquireLockAndAsk(deps, step).catch((e: unknown) => e)).toMatchObject({
+      name: "TaskEnded",
+      message: "task t-1 is being ended (TERMINATED)",
+    });
+    expect(await locks.get("r-1")).toBeUndefined();
+    expect(published).toEqual([]);
+    const recorded = await recordOutcome(deps, {
+      step: "recordOutcome",
+      taskId: "t-1",
+      error: { Error: "TaskEnded", Cause: "task t-1 is being ended (TERMINATED)" },
+    });
+    expect(recorded).toEqual({ status: "TERMINATED" });
+    expect((await tasks.getTasks(["t-1"]))[0]).toMatchObject({
+      status: "TERMINATED",
+      message: "task cancelled",
+    });
   });
 });

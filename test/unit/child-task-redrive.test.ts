@@ -179,6 +179,29 @@ describe("prepareRedrive", () => {
     expect(released).toEqual(["t-1"]);
   });
 
+  it("a task whose ending was decided (a cancel that died before it ended the task) ends with it, target and lock included", async () => {
+    const report = initialReport([{ id: "c1", type: "COMPUTE" }], "2.0.0", false);
+    report.components[0]!.status = "UPDATING";
+    const cancelled = task(report, {
+      ending: { status: "TERMINATED", message: "task cancelled", at: 50_000 },
+    });
+    const { d, t, r, outcomes, released } = await deps([cancelled], {
+      u: { c1: { ackedAt: 1_100, deadline: 200_000 } },
+    });
+    expect(await prepareRedrive(d, cancelled)).toEqual({ status: "ended", reopened: 0, resent: 0 });
+    const ended = t.tasks.get("t-1");
+    expect(ended).toMatchObject({ status: "TERMINATED", message: "task cancelled" });
+    expect(ended?.ending).toBeUndefined();
+    expect(parseReport(ended?.report ?? "").components.map((c) => c.status)).toEqual(["TERMINATED"]);
+    expect(outcomes).toEqual([{ targetId: "tg-1", status: "TERMINATED", message: "task cancelled" }]);
+    expect(released).toEqual(["t-1"]);
+    // Nothing is sent again: the update set is closed, its command left as it was.
+    expect((await r.getUpdates("t-1", []))?.closedAt).toBe(100_000);
+    expect(
+      (await r.getUpdates("t-1", []))?.entries[entryKey(updateAddress("t-1", 0), "c1")]?.publishedAt,
+    ).toBe(1_001);
+  });
+
   it("a terminal task, or one with an unreadable report, is left to itself", async () => {
     const report = initialReport([{ id: "c1", type: "COMPUTE" }], "2.0.0", false);
     const done = await deps([task(report, { status: "COMPLETED" })]);

@@ -52,6 +52,10 @@ export async function takeLock<T>(
   const task = await loadTask(deps, e.taskId);
   const as = (result: AcquireLockResult) => ({ result });
   if (isTerminalTask(task)) return as({ status: "finished" });
+  // Being ended from outside (a cancel between its decision and its end): no lock taken, nothing
+  // asked; RecordFailure ends the task with that ending.
+  if (task.ending !== undefined)
+    throw new StepError("TaskEnded", `task ${task.id} is being ended (${task.ending.status})`);
   const now = deps.clock();
   const started = task.status === "RUNNING";
   if (!started && task.endTime !== undefined && now >= task.endTime) {

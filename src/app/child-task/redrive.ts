@@ -6,13 +6,19 @@
  * data directory (local/child-tasks.ts `resume`).
  *
  *   prepared = await prepareRedrive(deps, task)   'redrive' → executor.start(task)
- *                                                 'ended'   → nothing to start
+ *                                                 'ended'   → nothing to start (ended already, or
+ *                                                             now: a decided ending, a failure)
  *   await finishLostOutcomes(deps)                targets whose task ended unrecorded
  */
 import { type CommandFamily, kindOfFamily, updateParts } from "../../domain/command-sets.js";
 import type { Target, Task } from "../../domain/model.js";
 import { awaitsAnswer, planRedrive, resentWindow } from "../../domain/redrive.js";
-import { parseReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
+import {
+  completionMessage,
+  parseReport,
+  serializeReport,
+  type TaskOutcomeStatus,
+} from "../../domain/task-report.js";
 import { type CommandSetStore, type RunStore, targetIdempotencyKey } from "../ports.js";
 import { isTerminalTask, type OutcomeDeps, recordTaskOutcome, updateTask } from "./outcome.js";
 import { taskIdForKey } from "./task-service.js";
@@ -30,6 +36,15 @@ export interface RedriveResult {
 
 export async function prepareRedrive(deps: RedriveDeps, task: Task): Promise<RedriveResult> {
   if (isTerminalTask(task)) return { status: "ended", reopened: 0, resent: 0 };
+  // Its ending was decided (a cancel whose process died before it ended the task): it ends so now.
+  const { ending } = task;
+  if (ending !== undefined) {
+    await recordTaskOutcome(deps, task.id, {
+      status: ending.status,
+      message: ending.message ?? completionMessage,
+    });
+    return { status: "ended", reopened: 0, resent: 0 };
+  }
   let reopened = 0;
   let failed: string | undefined;
   const { task: current } = await updateTask(deps, task.id, (t) => {
