@@ -32,6 +32,8 @@ export const FLOW_METRICS = {
   bmcFailures: "BmcFailures",
   rackConflicts: "RackConflicts",
   tickOverrunMs: "TickOverrunMs",
+  accessDenied: "AccessDenied",
+  accessPolicyRejected: "AccessPolicyRejected",
 } as const;
 
 /**

@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   "CANDIDATE_LIMIT",
   "UNAVAILABLE",
   "DEADLINE_EXCEEDED",
+  "UNAUTHENTICATED",
+  "PERMISSION_DENIED",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -79,6 +81,22 @@ export class DeadlineExceededError extends FlowError {
   constructor(message: string) {
     super("DEADLINE_EXCEEDED", message);
     this.name = "DeadlineExceededError";
+  }
+}
+
+/** The call needs a verified identity (a client certificate) and came without one. */
+export class UnauthenticatedError extends FlowError {
+  constructor(message: string) {
+    super("UNAUTHENTICATED", message);
+    this.name = "UnauthenticatedError";
+  }
+}
+
+/** The caller is known but may not do this (src/domain/authorization.ts words the message). */
+export class PermissionDeniedError extends FlowError {
+  constructor(message: string) {
+    super("PERMISSION_DENIED", message);
+    this.name = "PermissionDeniedError";
   }
 }
 

@@ -30,6 +30,8 @@ describe("grpc status: FlowError codes → gRPC statuses", () => {
     ["CANDIDATE_LIMIT", status.INTERNAL],
     ["UNAVAILABLE", status.UNAVAILABLE],
     ["DEADLINE_EXCEEDED", status.DEADLINE_EXCEEDED],
+    ["UNAUTHENTICATED", status.UNAUTHENTICATED],
+    ["PERMISSION_DENIED", status.PERMISSION_DENIED],
     ["INTERNAL", status.INTERNAL],
   ];
 

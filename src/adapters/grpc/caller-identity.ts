@@ -23,6 +23,7 @@
 import { X509Certificate } from "node:crypto";
 import type { PeerCertificate } from "node:tls";
 import type { Metadata } from "@grpc/grpc-js";
+import type { Principal } from "../../domain/access-policy.js";
 import { type Actor, certificateActor, checkDeclaredName, declaredActor } from "../../domain/actor.js";
 import { ValidationError } from "../../domain/errors.js";
 
@@ -48,6 +49,17 @@ export interface IdentifiableCall {
 }
 
 export function callerIdentity(call: IdentifiableCall, options: CallerIdentityOptions = {}): Actor {
+  return caller(call, options).actor;
+}
+
+/**
+ * The caller as the run history records it (`actor`) and as the access policy matches it
+ * (`principal`: the certificate's common name and SANs, or the declared name, unverified).
+ */
+export function caller(
+  call: IdentifiableCall,
+  options: CallerIdentityOptions = {},
+): { actor: Actor; principal: Principal } {
   const declared = declaredName(call.metadata);
   const peer = call.getAuthContext()?.sslPeerCertificate;
   if (peer?.raw !== undefined) {
@@ -59,15 +71,36 @@ export function callerIdentity(call: IdentifiableCall, options: CallerIdentityOp
       return fromCertificate("LOAD_BALANCER_CERTIFICATE", forwardedCertificate(forwarded), declared);
     }
   }
-  return declaredActor(declared);
+  const actor = declaredActor(declared);
+  return {
+    actor,
+    principal: {
+      authenticated: false,
+      subjectAltNames: [],
+      ...(declared === undefined ? {} : { declaredName: declared }),
+    },
+  };
 }
 
 function fromCertificate(
   source: "CLIENT_CERTIFICATE" | "LOAD_BALANCER_CERTIFICATE",
   cert: X509Certificate,
   declared: string | undefined,
-): Actor {
-  return certificateActor(source, cert.subject, cert.subjectAltName, declared);
+): { actor: Actor; principal: Principal } {
+  const actor = certificateActor(source, cert.subject, cert.subjectAltName, declared);
+  const commonName = cert.subject
+    .split("\n")
+    .find((l) => l.startsWith("CN="))
+    ?.slice(3);
+  return {
+    actor,
+    principal: {
+      authenticated: true,
+      subjectAltNames: actor.subjectAltNames,
+      ...(commonName === undefined ? {} : { commonName }),
+      ...(declared === undefined ? {} : { declaredName: declared }),
+    },
+  };
 }
 
 function declaredName(metadata: Metadata): string | undefined {

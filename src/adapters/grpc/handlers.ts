@@ -11,6 +11,7 @@ import type { FlowApi, InventoryApi, PolicyApi } from "../../app/api.js";
 import type { Actor } from "../../domain/actor.js";
 import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
+import type { RackPermit } from "./authorize.js";
 import { firmwareTemplateFromProto } from "./convert/firmware-request.js";
 import {
   listRunEventsQueryFromProto,
@@ -67,6 +68,11 @@ export interface CallContext {
   abandoned(): boolean;
   /** The caller (caller-identity.ts), found only when asked, by the RPCs whose changes the run history records (create and the controls). */
   actor(): Actor;
+  /**
+   * Under an access policy, for a create or a firmware task: the check of the racks it plans
+   * (authorize.ts), which the use case makes before it writes anything.
+   */
+  permitRacks?: RackPermit;
 }
 
 /** One async function per RPC of a generated service definition. */
@@ -82,6 +88,7 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
         abandoned: call.abandoned,
         ...(Number.isFinite(call.deadline) ? { deadline: call.deadline } : {}),
         actor: call.actor(),
+        ...(call.permitRacks === undefined ? {} : { permitRacks: call.permitRacks }),
       });
       return { id: { id } };
     },
@@ -115,8 +122,11 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
       const { id, reason } = cancelRequestFromProto(req);
       return runToProto(await api.cancelRun(id, reason, call.actor()));
     },
-    upgradeFirmware: async (req) => {
-      const { taskIds } = await api.upgradeFirmware(firmwareTemplateFromProto(req));
+    upgradeFirmware: async (req, call) => {
+      const { taskIds } = await api.upgradeFirmware(
+        firmwareTemplateFromProto(req),
+        call.permitRacks === undefined ? {} : { permitRacks: call.permitRacks },
+      );
       return { taskIds: taskIds.map((id) => ({ id })) };
     },
     getTasksByIDs: async (req) => ({ tasks: (await api.getTasks(taskIdsFromProto(req))).map(taskToProto) }),

@@ -32,6 +32,10 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
       return GrpcStatus.UNAVAILABLE;
     case "DEADLINE_EXCEEDED":
       return GrpcStatus.DEADLINE_EXCEEDED;
+    case "UNAUTHENTICATED":
+      return GrpcStatus.UNAUTHENTICATED;
+    case "PERMISSION_DENIED":
+      return GrpcStatus.PERMISSION_DENIED;
     case "INTERNAL":
       return GrpcStatus.INTERNAL;
     default:
