@@ -293,9 +293,15 @@ export function racksOutside(
 /** How many racks a scope denial names before "…". */
 export const RACKS_NAMED = 5;
 
-/** "3 racks outside its scope: r1, r2, r3" (the first few, then "and N more"). */
+/**
+ * "3 of 40 racks outside its scope: r1, r2, r3": the first few by name (a plan's order is seeded,
+ * so it varies between calls; names sorted read the same every time), then "and N more".
+ */
 export function describeOutside(outside: readonly RackPlace[], of: number): string {
-  const named = outside.slice(0, RACKS_NAMED).map((r) => r.name);
+  const named = outside
+    .map((r) => r.name)
+    .sort()
+    .slice(0, RACKS_NAMED);
   const more = outside.length > RACKS_NAMED ? ` and ${outside.length - RACKS_NAMED} more` : "";
   return `${outside.length} of ${of} racks outside its scope: ${named.join(", ")}${more}`;
 }

@@ -74,6 +74,11 @@ export const ENV = {
    * through that load balancer alone (src/adapters/grpc/caller-identity.ts).
    */
   trustLoadBalancerClientCert: "FLOW_TRUST_LB_CLIENT_CERT",
+  /**
+   * The access policy file (YAML or JSON: who may do what, src/domain/access-policy.ts). The
+   * front on Fargate refuses to start without one; the local stack runs open without one.
+   */
+  authzPolicy: "FLOW_AUTHZ_POLICY",
   /** The EventBridge bus run events are published to (name or ARN); default: the account's `default`. */
   eventBusName: "FLOW_EVENT_BUS_NAME",
   /** Build facts reported by the Version RPC. */

@@ -206,7 +206,7 @@ describe("authorization: decisions", () => {
       { name: "nowhere" },
     ];
     expect(checkRacks(ops, decision, racks)).toBe(
-      "o may not operate operation runs: 8 of 9 racks outside its scope: out-0, out-1, out-2, out-3, out-4 and 3 more",
+      "o may not operate operation runs: 8 of 9 racks outside its scope: nowhere, out-0, out-1, out-2, out-3 and 3 more",
     );
     expect(checkRacks(ops, decision, racks.slice(0, 1))).toBeUndefined();
   });
