@@ -172,6 +172,12 @@ export class Observability extends Construct {
         width: 12,
       }),
       new cloudwatch.GraphWidget({
+        title: "gRPC front: calls refused by access control, policy reloads refused",
+        left: [serviceMetric(m.accessDenied, "Sum", "grpc", "access denied")],
+        right: [serviceMetric(m.accessPolicyRejected, "Sum", "grpc", "policy reloads refused")],
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
         title: "Ticker: overrun (ms) and executions failed",
         left: [tickOverrun],
         right: [props.ticker.metricFailed({ ...oneMinute, label: "ticker executions failed" })],

@@ -19,13 +19,22 @@ import { type FileProblem, InputFileError, unreadable } from "../../domain/input
 
 /** Reads and checks the policy file; InputFileError with every problem otherwise. */
 export function readAccessPolicyFile(path: string): AccessPolicy {
-  let text: string;
+  return parseAccessPolicy(path, readText(path));
+}
+
+/** The file's text once it is a good policy (the CDK app passes the text on); InputFileError otherwise. */
+export function readAccessPolicyText(path: string): string {
+  const text = readText(path);
+  parseAccessPolicy(path, text);
+  return text;
+}
+
+function readText(path: string): string {
   try {
-    text = readFileSync(path, "utf8");
+    return readFileSync(path, "utf8");
   } catch (err) {
     throw new InputFileError(path, [unreadable(err)]);
   }
-  return parseAccessPolicy(path, text);
 }
 
 /** The policy of a file's text; InputFileError naming the file and every problem otherwise. */
@@ -96,6 +105,12 @@ export function accessPolicySource(
     reload,
     close: () => clearInterval(timer),
   };
+}
+
+/** A policy given as a document (an environment variable): checked once, never changes. */
+export function fixedAccessPolicy(name: string, text: string): AccessPolicySource {
+  const policy = parseAccessPolicy(name, text);
+  return { file: name, current: () => policy, reload: () => true, close: () => {} };
 }
 
 function stamp(file: string): string {
