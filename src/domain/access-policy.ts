@@ -143,7 +143,8 @@ function readBinding(
     .filter((r): r is string => r !== undefined);
   const scope = o.scope === undefined ? undefined : readScope(c, o.scope, `${path}.scope`);
   if (c.problems.length > before) return undefined;
-  const permissions = new Set(roleNames.flatMap((r) => roles.get(r) ?? []));
+  // Every name was checked against `roles` above.
+  const permissions = new Set(roleNames.flatMap((r) => roles.get(r) as readonly Permission[]));
   return { subjects, roles: roleNames, permissions, ...(scope === undefined ? {} : { scope }) };
 }
 

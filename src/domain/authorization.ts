@@ -73,13 +73,14 @@ export function decide(policy: AccessPolicy, who: Principal, path: string, overr
   const bindings = bindingsOf(policy, who);
   for (const permission of permissions) {
     if (!bindings.some((b) => b.permissions.has(permission))) {
+      // Never empty: admin holds every permission.
       const roles = rolesWith(policy, permission);
       const what = permission === "override" ? overrideWhat(rpc) : rpc.what;
       return {
         allowed: false,
         code: "PERMISSION_DENIED",
         permission,
-        message: `${principalName(who)} may not ${permission} ${what}; roles with it: ${roles.join(", ") || "none"}`,
+        message: `${principalName(who)} may not ${permission} ${what}; roles with it: ${roles.join(", ")}`,
       };
     }
   }

@@ -7,7 +7,7 @@ import {
   type Principal,
   scopeCovers,
 } from "../../src/domain/access-policy.js";
-import { checkRacks, decide } from "../../src/domain/authorization.js";
+import { checkRacks, decide, principalName } from "../../src/domain/authorization.js";
 import { InputFileError } from "../../src/domain/input-file.js";
 import { DEFAULT_ROLES, PERMISSIONS, RPC_PERMISSIONS } from "../../src/domain/permissions.js";
 import { FlowService } from "../../src/gen/flow/v1/flow.js";
@@ -117,6 +117,40 @@ allowDeclared: "yes"
     ]);
   });
 
+  it("more shapes refused: not an object, a binding not an object, lists that are not lists, empty names and scopes", () => {
+    const problemsOf = (document: unknown) => {
+      const checked = checkAccessPolicy(document);
+      return checked.ok ? [] : checked.problems.map((p) => `${p.path}: ${p.rule}`);
+    };
+    expect(problemsOf(["a"])).toEqual(["(root): must be an object (got array)"]);
+    expect(
+      problemsOf({
+        roles: { Auditor: ["read"], lister: "read", none: [] },
+        bindings: ["x", { subjects: "cn:a", roles: ["viewer"], scope: "dc1" }],
+      }),
+    ).toEqual([
+      "roles.Auditor: a role name must be lowercase letters, digits and '-', starting with a letter",
+      "roles.lister: must be an array (got string)",
+      "roles.none: must name at least one permission",
+      "bindings[0]: must be an object (got string)",
+      "bindings[1].subjects: must be an array (got string)",
+      "bindings[1].scope: must be an object (got string)",
+    ]);
+    expect(
+      problemsOf({
+        roles: ["auditor"],
+        bindings: [{ subjects: ["cn:", "uri:*"], roles: ["viewer"], scope: {} }],
+      }),
+    ).toEqual([
+      "roles: must be an object (got array)",
+      'bindings[0].subjects[0]: must name a subject after "cn:" (got "cn:")',
+      'bindings[0].subjects[1]: must name a subject after "uri:" (got "uri:*")',
+      "bindings[0].scope: must name at least one of datacenters, rows, nvlDomains, racks (omit scope for every rack)",
+    ]);
+    expect(problemsOf({ bindings: [], allowDeclared: true })).toEqual([]);
+    expect(policyOf({ bindings: [], allowDeclared: true }).allowDeclared).toBe(true);
+  });
+
   it("text that is neither YAML nor JSON is refused", () => {
     expect(() => parseAccessPolicy("p.yaml", "bindings: [")).toThrow(
       /^p\.yaml: \(root\): is not valid YAML or JSON/,
@@ -186,6 +220,38 @@ describe("authorization: decisions", () => {
     });
   });
 
+  it("the caller is named by its CN, else its first SAN, else its declared name; an unknown RPC is refused", () => {
+    const version = "/v1.Flow/Version";
+    const nobody = { ...policy, bindings: [] };
+    expect(decide(nobody, cert({ subjectAltNames: ["DNS:a.example.com"] }), version, false)).toMatchObject({
+      message:
+        "DNS:a.example.com may not read the version; roles with it: viewer, operator, approver, admin, auditor",
+    });
+    expect(decide(nobody, cert({}), version, false)).toMatchObject({
+      message: expect.stringMatching(/^certificate without a name may not read/),
+    });
+    expect(principalName(declared("bob"))).toBe("bob");
+    expect(principalName({ authenticated: false, subjectAltNames: [] })).toBe("anonymous caller");
+    expect(decide(policy, { authenticated: false, subjectAltNames: [] }, version, false)).toEqual({
+      allowed: false,
+      code: "UNAUTHENTICATED",
+      message: "Version needs a verified client certificate; the caller has none",
+    });
+    expect(decide(policy, cert({ commonName: "auditor" }), "/v1.Flow/NoSuchCall", false)).toEqual({
+      allowed: false,
+      code: "PERMISSION_DENIED",
+      message: "NoSuchCall has no permission defined",
+    });
+  });
+
+  it("resuming past a safety gate needs override, named as such", () => {
+    const ops = cert({ commonName: "o", subjectAltNames: ["URI:spiffe://example.org/ops/o"] });
+    expect(decide(policy, ops, "/v1.Flow/ResumeOperationRun", true)).toMatchObject({
+      message:
+        "o may not override (resume an operation run a safety gate or a conflict timeout paused); roles with it: admin",
+    });
+  });
+
   it("an override needs the override permission on top of operate", () => {
     const ops = cert({ commonName: "o", subjectAltNames: ["URI:spiffe://example.org/ops/o"] });
     expect(decide(policy, ops, CREATE, true)).toMatchObject({
@@ -209,6 +275,9 @@ describe("authorization: decisions", () => {
       "o may not operate operation runs: 8 of 9 racks outside its scope: nowhere, out-0, out-1, out-2, out-3 and 3 more",
     );
     expect(checkRacks(ops, decision, racks.slice(0, 1))).toBeUndefined();
+    expect(checkRacks(ops, decision, racks.slice(0, 2))).toBe(
+      "o may not operate operation runs: 1 of 2 racks outside its scope: out-0",
+    );
   });
 });
 
