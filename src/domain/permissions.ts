@@ -109,3 +109,30 @@ export const DEFAULT_ROLES: Readonly<Record<string, readonly Permission[]>> = {
 export function rpcName(path: string): string {
   return path.slice(path.lastIndexOf("/") + 1);
 }
+
+/**
+ * The table as docs/security.md shows it, one Markdown row per RPC in the table's order (a unit
+ * test keeps the document equal to this):
+ *   | `CreateOperationRun` | Flow | operate | the racks it plans; override to set override_… |
+ */
+export function permissionTableRows(): string[] {
+  return Object.entries(RPC_PERMISSIONS).map(([path, entry]) => {
+    const service = path.startsWith("/v1.Flow/") ? "Flow" : "FlowInventoryAdmin";
+    const scope = {
+      none: "",
+      run: "every rack of the run",
+      task: "the task's rack",
+      "planned-racks": "every rack it plans",
+    }[entry.target];
+    const override =
+      entry.override === "checks"
+        ? "override too, to set override_readiness_check or override_version_check"
+        : entry.override === "gate-resume"
+          ? "override too, for a run a safety gate or a conflict timeout paused"
+          : "";
+    const notes = [scope === "" ? "" : `scope must cover ${scope}`, override]
+      .filter((n) => n !== "")
+      .join("; ");
+    return `| \`${rpcName(path)}\` | ${service} | ${entry.permission} |${notes === "" ? "" : ` ${notes}`} |`;
+  });
+}
