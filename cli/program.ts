@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { userInfo } from "node:os";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { Command, CommanderError, Option } from "commander";
+import * as pb from "../src/gen/flow/v1/flow.js";
 import { actorHeaderValue, type Connection, connect, type TlsOptions } from "./client.js";
 import { registerInventoryCommands, registerRunCommands, registerTaskCommands } from "./commands.js";
 import { parseDurationNs } from "./durations.js";
@@ -28,7 +29,7 @@ import {
   terminalSafe,
   type Writer,
 } from "./output.js";
-import { registerPolicyCommands } from "./policy.js";
+import { registerPolicyCommands, whoAmITable } from "./policy.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./retry.js";
 import { RunFileError } from "./run-file/load.js";
 
@@ -177,6 +178,17 @@ Docs: docs/cli.md`,
           table: () =>
             `service ${ctx.conn().endpoint}: version ${info.version || "?"}, commit ${info.gitCommit || "?"}, built ${info.buildTime || "?"}`,
         });
+        return EXIT.OK;
+      }),
+    );
+
+  program
+    .command("whoami")
+    .description("print who the service sees: the identity, how it was verified, its roles and rack scopes")
+    .action(
+      act(async (ctx) => {
+        const me = await ctx.conn().flow.whoAmI({});
+        ctx.print({ data: pb.WhoAmIResponse.toJSON(me), table: () => whoAmITable(me) });
         return EXIT.OK;
       }),
     );

@@ -58,6 +58,7 @@ export function decide(policy: AccessPolicy, who: Principal, path: string, overr
     // Fail closed: an RPC without an entry is never served under a policy.
     return { allowed: false, code: "PERMISSION_DENIED", message: `${name} has no permission defined` };
   }
+  if (rpc.permission === "anyone") return { allowed: true, permissions: [], bindings: [], rpc };
   if (!mayBeGranted(policy, who)) {
     const declared =
       who.declaredName === undefined

@@ -12,6 +12,9 @@
  *   approve     approve a large run (the two-person rule)
  *   administer  inventory, baselines, rules, readiness, firmware images
  *
+ * One exception, WhoAmI, is answered to anyone: it tells a caller its own identity and grants, so
+ * that a refused caller can see why.
+ *
  * A new RPC: one line here (a list or get → read, anything that changes inventory or policy →
  * administer), one row in docs/security.md.
  */
@@ -31,7 +34,8 @@ export type RpcTarget =
   | "planned-racks";
 
 export interface RpcPermission {
-  permission: Permission;
+  /** `anyone`: answered to every caller, verified or not (WhoAmI: the caller's own identity only). */
+  permission: Permission | "anyone";
   /** How the denial message names what was refused: "<actor> may not <permission> <what>". */
   what: string;
   target: RpcTarget;
@@ -78,6 +82,7 @@ export const RPC_PERMISSIONS: Readonly<Record<string, RpcPermission>> = {
   [`${FLOW}ListTasks`]: { permission: "read", what: "tasks", target: "none" },
   [`${FLOW}CancelTask`]: { permission: "operate", what: "task", target: "task" },
   [`${FLOW}Version`]: { permission: "read", what: "the version", target: "none" },
+  [`${FLOW}WhoAmI`]: { permission: "anyone", what: "its own identity", target: "none" },
   [`${ADMIN}ImportInventory`]: { permission: "administer", what: "inventory", target: "none" },
   [`${ADMIN}ListRacks`]: { permission: "read", what: "inventory", target: "none" },
   [`${ADMIN}SetFirmwareBaselines`]: { permission: "administer", what: "firmware baselines", target: "none" },

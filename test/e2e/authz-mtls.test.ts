@@ -10,8 +10,10 @@
 
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
+import { userInfo } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { runCli } from "../../cli/program.js";
 import { type LocalStack, startLocalStack } from "../../local/stack.js";
 import { LOAD_BALANCER_CERT_HEADER } from "../../src/adapters/grpc/caller-identity.js";
 import {
@@ -174,5 +176,60 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
       `error access policy reload refused; the previous policy stays in force file=${policyFile} problems=${policyFile}: bindings[1].roles[0]: unknown role "superuser" (roles: viewer, operator, approver, admin)`,
     ]);
     await expect(list()).resolves.toBeDefined();
+  });
+
+  /** flowctl in this process, as `who`, over mutual TLS. */
+  async function flowctl(who: "viewer" | "operator", ...args: string[]) {
+    let stdout = "";
+    let stderr = "";
+    const code = await runCli(
+      [
+        "--endpoint",
+        `127.0.0.1:${local.port}`,
+        "--ca",
+        certs.file("ca.crt"),
+        "--cert",
+        certs.file(`${who}.crt`),
+        "--key",
+        certs.file(`${who}.key`),
+        ...args,
+      ],
+      {
+        stdout: {
+          write: (t) => {
+            stdout += t;
+          },
+        },
+        stderr: {
+          write: (t) => {
+            stderr += t;
+          },
+        },
+        env: { NO_COLOR: "1" },
+        interrupted: new Promise(() => {}),
+      },
+    );
+    return { code, stdout, stderr };
+  }
+
+  it("flowctl whoami prints the identity, how it was verified, its roles and scopes; a refused command exits 17 with the reason", async () => {
+    writeFileSync(policyFile, policy("viewer"));
+    expect(local.accessPolicy?.reload()).toBe(true);
+    expect(await flowctl("operator", "whoami")).toEqual({
+      code: 0,
+      stdout: [
+        "identity:  alice (client certificate the service verified (mutual TLS))",
+        "SANs:      URI:spiffe://example.org/ops/alice",
+        // flowctl declares the OS user beside the certificate: shown, and marked as not proof.
+        `declared:  ${userInfo().username} (not verified)`,
+        "policy:    enforced",
+        "grant:     operator (read, operate) on racks dc1-*",
+        "",
+      ].join("\n"),
+      stderr: "",
+    });
+    const refused = await flowctl("viewer", "task", "cancel", DC1.ids[0]!);
+    expect(refused.code).toBe(17);
+    expect(refused.stderr).toContain("viewer-1 may not operate task; roles with it: operator, admin");
   });
 });

@@ -125,6 +125,7 @@ const FLOW_REQUESTS: Record<keyof typeof FlowService, unknown> = {
   version: {},
   planOperationRun: { name: "r" },
   listOperationRunEvents: { operationRunId: id },
+  whoAmI: {},
 };
 const ADMIN_REQUESTS: Record<keyof typeof FlowInventoryAdminService, unknown> = {
   importInventory: adminPb.ImportInventoryRequest.fromPartial({}),
@@ -157,6 +158,7 @@ const DENIED = "PERMISSION_DENIED";
 const READ = [UNAUTH, UNAUTH, OK, OK, OK, OK, OK];
 const OPERATE = [UNAUTH, UNAUTH, DENIED, OK, DENIED, DENIED, OK];
 const ADMINISTER = [UNAUTH, UNAUTH, DENIED, DENIED, DENIED, DENIED, OK];
+const ANYONE = [OK, OK, OK, OK, OK, OK, OK];
 
 const EXPECTED: Record<string, string[]> = {
   createOperationRun: OPERATE,
@@ -174,6 +176,7 @@ const EXPECTED: Record<string, string[]> = {
   version: READ,
   planOperationRun: READ,
   listOperationRunEvents: READ,
+  whoAmI: ANYONE,
   importInventory: ADMINISTER,
   listRacks: READ,
   setFirmwareBaselines: ADMINISTER,

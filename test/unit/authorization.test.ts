@@ -42,7 +42,12 @@ describe("permissions: one table for every RPC the front serves", () => {
   });
 
   it("every entry names a known permission; the default roles hold only known permissions", () => {
-    for (const entry of Object.values(RPC_PERMISSIONS)) expect(PERMISSIONS).toContain(entry.permission);
+    for (const entry of Object.values(RPC_PERMISSIONS))
+      expect([...PERMISSIONS, "anyone"]).toContain(entry.permission);
+    // Only WhoAmI is answered to anyone (a caller's own identity and grants).
+    expect(Object.keys(RPC_PERMISSIONS).filter((p) => RPC_PERMISSIONS[p]!.permission === "anyone")).toEqual([
+      "/v1.Flow/WhoAmI",
+    ]);
     for (const ps of Object.values(DEFAULT_ROLES)) for (const p of ps) expect(PERMISSIONS).toContain(p);
     expect(DEFAULT_ROLES.admin).toEqual(PERMISSIONS);
   });
@@ -241,6 +246,15 @@ describe("authorization: decisions", () => {
       allowed: false,
       code: "PERMISSION_DENIED",
       message: "NoSuchCall has no permission defined",
+    });
+  });
+
+  it("WhoAmI is answered to anyone, even a caller with no certificate", () => {
+    expect(
+      decide(policy, { authenticated: false, subjectAltNames: [] }, "/v1.Flow/WhoAmI", false),
+    ).toMatchObject({
+      allowed: true,
+      permissions: [],
     });
   });
 

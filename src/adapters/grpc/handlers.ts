@@ -8,6 +8,7 @@
  */
 
 import type { FlowApi, InventoryApi, PolicyApi } from "../../app/api.js";
+import type { Binding } from "../../domain/access-policy.js";
 import type { Actor } from "../../domain/actor.js";
 import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
@@ -27,7 +28,7 @@ import {
   setReadinessFromProto,
 } from "./convert/policy.js";
 import { createRuleFromProto, ruleIdFromProto, ruleToProto } from "./convert/rules.js";
-import { runEventToProto } from "./convert/run-events.js";
+import { actorToProto, runEventToProto } from "./convert/run-events.js";
 import {
   cancelRequestFromProto,
   clientRequestIdFromProto,
@@ -73,6 +74,8 @@ export interface CallContext {
    * (authorize.ts), which the use case makes before it writes anything.
    */
   permitRacks?: RackPermit;
+  /** What the access policy grants the caller (WhoAmI): `enforced` false when there is none. */
+  grants(): { enforced: boolean; bindings: readonly Binding[] };
 }
 
 /** One async function per RPC of a generated service definition. */
@@ -139,6 +142,21 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
     },
     cancelTask: async (req) => ({ task: taskToProto(await api.cancelTask(taskIdFromProto(req.taskId))) }),
     version: async () => buildInfoToProto(api.version()),
+    whoAmI: async (_req, call) => {
+      const { enforced, bindings } = call.grants();
+      return {
+        actor: actorToProto(call.actor()),
+        policyEnforced: enforced,
+        grants: bindings.map((b) => ({
+          roles: [...b.roles],
+          permissions: [...b.permissions],
+          datacenters: [...(b.scope?.datacenters ?? [])],
+          rows: [...(b.scope?.rows ?? [])],
+          nvlDomains: [...(b.scope?.nvlDomains ?? [])],
+          rackNames: [...(b.scope?.racks ?? [])],
+        })),
+      };
+    },
   };
 }
 

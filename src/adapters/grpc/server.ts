@@ -35,6 +35,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
 import type { FlowApi } from "../../app/api.js";
 import type { Logger } from "../../app/observability.js";
+import { bindingsOf } from "../../domain/access-policy.js";
 import { FlowError } from "../../domain/errors.js";
 import { FlowService } from "../../gen/flow/v1/flow.js";
 import { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
@@ -262,6 +263,12 @@ export function unaryHandler<Req, Res>(
       deadline,
       abandoned: () => call.cancelled || deps.now() >= deadline,
       actor: () => identify().actor,
+      grants: () => {
+        const policy = deps.access?.policy();
+        return policy === undefined
+          ? { enforced: false, bindings: [] }
+          : { enforced: true, bindings: bindingsOf(policy, identify().principal) };
+      },
     };
     const access = deps.access;
     Promise.resolve()
