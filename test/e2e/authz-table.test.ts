@@ -342,4 +342,55 @@ describe("authz e2e: every RPC × every kind of caller → the exact status", ()
       flow.close();
     }
   });
+
+  it("WhoAmI: under the policy, the caller's identity and its grants; a caller with none gets an empty list; an open server says so", async () => {
+    const flow = createFlowClient(address, clientCredentials());
+    const open = await startGrpcServer({
+      api: okApi(),
+      host: "127.0.0.1",
+      port: 0,
+      logger: { info() {}, warn() {}, error() {} },
+      protoDir: false,
+    });
+    const openFlow = createFlowClient(`127.0.0.1:${open.port}`, clientCredentials());
+    try {
+      expect(await flow.whoAmI({}, { metadata: metadataOf("operatorOut") })).toEqual({
+        actor: {
+          name: "ops-dc2",
+          source: pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_LOAD_BALANCER_CERTIFICATE,
+          authenticated: true,
+          subjectAltNames: [],
+          declaredName: "someone",
+        },
+        policyEnforced: true,
+        grants: [
+          {
+            roles: ["operator"],
+            permissions: ["read", "operate"],
+            datacenters: ["dc2"],
+            rows: [],
+            nvlDomains: [],
+            rackNames: [],
+          },
+        ],
+      });
+      expect(await flow.whoAmI({}, { metadata: metadataOf("none") })).toMatchObject({
+        actor: {
+          source: pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_ANONYMOUS,
+          authenticated: false,
+        },
+        policyEnforced: true,
+        grants: [],
+      });
+      expect(await openFlow.whoAmI({}, { metadata: metadataOf("declared") })).toMatchObject({
+        actor: { name: "admin-1", source: pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_DECLARED },
+        policyEnforced: false,
+        grants: [],
+      });
+    } finally {
+      flow.close();
+      openFlow.close();
+      await open.shutdown(1000);
+    }
+  });
 });
