@@ -26,7 +26,7 @@ import { clientCredentials } from "../../src/adapters/grpc/tls.js";
 import { ComponentType } from "../../src/gen/flow/v1/flow.js";
 import { makeCertificates } from "../support/certificates.js";
 import { fleetOf, HANG, inventoryOf, rackGroup } from "../support/fixtures-inventory.js";
-import { CALL_DEADLINE_MS, failure, runRequest } from "../support/stack.js";
+import { CALL_DEADLINE_MS, failure, runRequest, startTestStack } from "../support/stack.js";
 
 const DC1 = rackGroup(1, { name: "dc1", count: 3 });
 const DC2 = rackGroup(2, { name: "dc2", count: 2 });
@@ -97,6 +97,10 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
     }
     await local?.stop();
     certs.remove();
+  });
+
+  it("under a policy the stack does not say it is open", () => {
+    expect(logs.filter((l) => l.startsWith("access control"))).toEqual([]);
   });
 
   it("a viewer reads, and cannot create", async () => {
@@ -231,5 +235,19 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
     const refused = await flowctl("viewer", "task", "cancel", DC1.ids[0]!);
     expect(refused.code).toBe(17);
     expect(refused.stderr).toContain("viewer-1 may not operate task; roles with it: operator, admin");
+  });
+});
+
+describe("the local stack without a policy", () => {
+  it("runs open, and says so in one line at start", async () => {
+    const s = await startTestStack({ label: "authz-open", groups: [DC1] });
+    try {
+      expect(s.logs.filter((l) => l.startsWith("access control"))).toEqual([
+        "access control: none (no --authz-policy): every caller may make every call",
+      ]);
+      await expect(s.flow.createOperationRun(runRequest({ rackIds: DC1.ids }))).resolves.toHaveProperty("id");
+    } finally {
+      await s.stop();
+    }
   });
 });
