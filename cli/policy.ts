@@ -391,3 +391,48 @@ export function registerInventoryPolicyCommands(inventory: Command, act: Act): v
       }),
     );
 }
+
+const SOURCES: Record<number, string> = {
+  [pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_CLIENT_CERTIFICATE]:
+    "client certificate the service verified (mutual TLS)",
+  [pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_LOAD_BALANCER_CERTIFICATE]:
+    "client certificate the load balancer verified",
+  [pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_DECLARED]: "declared name, NOT verified",
+  [pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_ANONYMOUS]:
+    "nothing: no certificate, no declared name",
+};
+
+/**
+ * `flowctl whoami`:
+ *   identity:  alice (client certificate the service verified (mutual TLS))
+ *   SANs:      URI:spiffe://example.org/ops/alice
+ *   policy:    enforced
+ *   grant:     operator (read, operate) on datacenters dc1; rows A, B
+ */
+export function whoAmITable(me: pb.WhoAmIResponse): string {
+  const actor = me.actor;
+  const lines = [`identity:  ${actor?.name || "(none)"} (${SOURCES[actor?.source ?? 0] ?? "unknown"})`];
+  if (actor !== undefined && actor.subjectAltNames.length > 0) {
+    lines.push(`SANs:      ${actor.subjectAltNames.join(", ")}`);
+  }
+  if (actor?.declaredName) lines.push(`declared:  ${actor.declaredName} (not verified)`);
+  if (!me.policyEnforced) {
+    lines.push("policy:    none: the service lets every caller make every call");
+    return lines.join("\n");
+  }
+  lines.push("policy:    enforced");
+  if (me.grants.length === 0) lines.push("grant:     none: this identity may make no call");
+  for (const g of me.grants) {
+    const scope = [
+      ["datacenters", g.datacenters],
+      ["rows", g.rows],
+      ["NVLink domains", g.nvlDomains],
+      ["racks", g.rackNames],
+    ]
+      .filter(([, values]) => values!.length > 0)
+      .map(([name, values]) => `${name} ${(values as string[]).join(", ")}`)
+      .join("; ");
+    lines.push(`grant:     ${g.roles.join(", ")} (${g.permissions.join(", ")}) on ${scope || "every rack"}`);
+  }
+  return lines.join("\n");
+}

@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { userInfo } from "node:os";
 import { Command, CommanderError, Option } from "commander";
+import * as pb from "../src/gen/flow/v1/flow.js";
 import { actorHeaderValue, type Connection, connect, type TlsOptions } from "./client.js";
 import type { Action, Context, Io } from "./context.js";
 import { parseDurationNs } from "./durations.js";
@@ -21,7 +22,7 @@ import {
 } from "./errors.js";
 import { registerInventoryCommands } from "./inventory-commands.js";
 import { OUTPUT_FORMATS, type OutputFormat, render, terminalSafe } from "./output.js";
-import { registerPolicyCommands } from "./policy.js";
+import { registerPolicyCommands, whoAmITable } from "./policy.js";
 import { DEFAULT_RETRY } from "./retry.js";
 import { registerRunCommands } from "./run-commands.js";
 import { RunFileError } from "./run-file/load.js";
@@ -144,6 +145,17 @@ Docs: docs/cli.md`,
           table: () =>
             `service ${ctx.conn().endpoint}: version ${info.version || "?"}, commit ${info.gitCommit || "?"}, built ${info.buildTime || "?"}`,
         });
+        return EXIT.OK;
+      }),
+    );
+
+  program
+    .command("whoami")
+    .description("print who the service sees: the identity, how it was verified, its roles and rack scopes")
+    .action(
+      act(async (ctx) => {
+        const me = await ctx.conn().flow.whoAmI({});
+        ctx.print({ data: pb.WhoAmIResponse.toJSON(me), table: () => whoAmITable(me) });
         return EXIT.OK;
       }),
     );

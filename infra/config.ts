@@ -62,6 +62,13 @@ export interface FlowDeployConfig {
    * declare, recorded as unauthenticated.
    */
   readonly mtlsTrustStoreArn?: string;
+  /**
+   * The access policy file (who may do what, docs/security.md), context `accessPolicyFile`: the
+   * stack checks it at synth (every problem named) and hands its text to the front's task
+   * definition; a changed policy is a new revision, rolled out task by task. Absent: the front
+   * refuses to start (secure by default), and synth warns.
+   */
+  readonly accessPolicyFile?: string;
   /** Dispatcher tick inside the once-a-minute ticker; must divide into a minute sensibly (1–60 s). */
   readonly tickIntervalSeconds: number;
   readonly serviceMinTasks: number;
@@ -221,7 +228,9 @@ export function readDeployConfig(read: ContextReader, now: () => number = Date.n
       `context mtlsTrustStoreArn must be an ELBv2 trust store ARN (arn:aws:elasticloadbalancing:<region>:<account>:truststore/<name>/<id>), got ${mtlsTrustStoreArn}`,
     );
   }
+  const accessPolicyFile = optionalString(read, "accessPolicyFile");
   return {
+    ...(accessPolicyFile === undefined ? {} : { accessPolicyFile }),
     stage,
     account,
     region,

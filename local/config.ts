@@ -47,6 +47,10 @@ export const LOCAL_ENV = {
   gitCommit: ENV.gitCommit,
   maxInFlightCalls: ENV.maxInFlightCalls,
   maxConcurrentCreates: ENV.maxConcurrentCreates,
+  tlsCert: ENV.tlsCert,
+  tlsKey: ENV.tlsKey,
+  clientCa: ENV.tlsClientCa,
+  authzPolicy: ENV.authzPolicy,
 } as const;
 
 /**
@@ -73,6 +77,10 @@ export interface LocalStackConfig {
   buildInfo: BuildInfo;
   /** The gRPC server's admission limits (FLOW_MAX_IN_FLIGHT_CALLS, FLOW_MAX_CONCURRENT_CREATES). */
   admission: AdmissionLimits;
+  /** TLS on the gRPC server (--tls-cert/--tls-key); with a client CA (--client-ca), mutual TLS. */
+  tls?: { certFile: string; keyFile: string; clientCaFile?: string };
+  /** The access policy file (--authz-policy); absent: the stack runs open. */
+  authzPolicyFile?: string;
 }
 
 export const readLocalStackConfig = configReader(
@@ -94,15 +102,42 @@ export const readLocalStackConfig = configReader(
     version: withDefault(LOCAL_ENV.version, text, "0.1.0-local"),
     gitCommit: withDefault(LOCAL_ENV.gitCommit, text, ""),
     ...admissionSettings(LOCAL_ADMISSION_LIMITS),
+    tlsCert: withFlag("tls-cert", optional(LOCAL_ENV.tlsCert, text)),
+    tlsKey: withFlag("tls-key", optional(LOCAL_ENV.tlsKey, text)),
+    clientCa: withFlag("client-ca", optional(LOCAL_ENV.clientCa, text)),
+    authzPolicyFile: withFlag("authz-policy", optional(LOCAL_ENV.authzPolicy, text)),
   },
-  ({ version, gitCommit, maxInFlightCalls, maxConcurrentCreates, ...options }, report): LocalStackConfig => {
+  (
+    { version, gitCommit, maxInFlightCalls, maxConcurrentCreates, tlsCert, tlsKey, clientCa, ...options },
+    report,
+  ): LocalStackConfig => {
     if (options.noFleet === true && options.fleetFile !== undefined) {
       report("--no-fleet", "starts no simulated BMCs, so a fleet file has nothing to configure");
     }
+    // A certificate without its key (or the reverse) must not fall back to plaintext.
+    const [cert, key, ca] = [
+      `--tls-cert (${ENV.tlsCert})`,
+      `--tls-key (${ENV.tlsKey})`,
+      `--client-ca (${ENV.tlsClientCa})`,
+    ];
+    if (tlsCert !== undefined && tlsKey === undefined) report(key, `is required with ${cert}`);
+    if (tlsKey !== undefined && tlsCert === undefined) report(cert, `is required with ${key}`);
+    if (clientCa !== undefined && (tlsCert === undefined || tlsKey === undefined)) {
+      report(ca, `needs ${cert} and ${key} (mutual TLS is TLS first)`);
+    }
+    const tls =
+      tlsCert === undefined || tlsKey === undefined
+        ? undefined
+        : {
+            certFile: tlsCert,
+            keyFile: tlsKey,
+            ...(clientCa === undefined ? {} : { clientCaFile: clientCa }),
+          };
     return {
       ...options,
       buildInfo: { version, gitCommit, buildTime: "" },
       admission: admissionLimits({ maxInFlightCalls, maxConcurrentCreates }, report),
+      ...(tls === undefined ? {} : { tls }),
     };
   },
 );

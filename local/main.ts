@@ -19,6 +19,7 @@ import { serveLocalStack } from "./process.js";
 const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] [--tick DURATION]
                        [--data-dir DIR] [--aws-endpoint URL] [--child-task-wait DURATION]
                        [--readiness-timeout DURATION] [--no-fleet] [--mqtt-port P]
+                       [--tls-cert FILE --tls-key FILE [--client-ca FILE]] [--authz-policy FILE]
   --port N             gRPC port on 127.0.0.1 (env FLOW_PORT, default 50051; 0 = any free port)
   --inventory FILE     rack inventory JSON (env FLOW_INVENTORY; default: a demo fleet of 120 racks)
   --fleet FILE         simulated BMC behaviour JSON (env FLOW_FLEET; default: every update succeeds)
@@ -34,7 +35,14 @@ const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] 
                        (env FLOW_CHILD_TASK_WAIT, default 500ms; AWS uses the state machine's own)
   --readiness-timeout DURATION
                        how long a child task waits for components that are not ready before it
-                       fails the target (env FLOW_READINESS_TIMEOUT, default 10m)`;
+                       fails the target (env FLOW_READINESS_TIMEOUT, default 10m)
+  --tls-cert FILE, --tls-key FILE
+                       serve gRPC over TLS with this PEM certificate and key (env FLOW_TLS_CERT,
+                       FLOW_TLS_KEY; default plaintext on 127.0.0.1)
+  --client-ca FILE     mutual TLS: clients must present a certificate this PEM CA signed
+                       (env FLOW_TLS_CLIENT_CA)
+  --authz-policy FILE  who may do what (YAML or JSON, docs/security.md; env FLOW_AUTHZ_POLICY);
+                       kill -HUP reloads it. Default: none, every caller may make every call`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -49,6 +57,10 @@ async function main(): Promise<void> {
       "aws-endpoint": { type: "string" },
       "child-task-wait": { type: "string" },
       "readiness-timeout": { type: "string" },
+      "tls-cert": { type: "string" },
+      "tls-key": { type: "string" },
+      "client-ca": { type: "string" },
+      "authz-policy": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -74,6 +86,8 @@ async function main(): Promise<void> {
     ...(config.dataDir ? { dataDir: config.dataDir } : {}),
     ...(config.awsEndpoint ? { awsEndpoint: config.awsEndpoint } : {}),
     ...(config.secretsKeyHex ? { secretsKey: Buffer.from(config.secretsKeyHex, "hex") } : {}),
+    ...(config.tls ? { tls: config.tls } : {}),
+    ...(config.authzPolicyFile ? { authzPolicyFile: config.authzPolicyFile } : {}),
   });
 }
 

@@ -2,7 +2,8 @@
  * The local stack as a process, once its options are read: what `npm start` (local/main.ts) runs,
  * and the restart tests' child process too (test/support/stack-process.ts), so both stop the same
  * way. Prints `flow local stack: listening on 127.0.0.1:<port> (…)` when ready; SIGINT or SIGTERM
- * stops it cleanly with every process it started (exit 0, or 1 when the stop failed); when the
+ * stops it cleanly with every process it started (exit 0, or 1 when the stop failed); SIGHUP
+ * reloads the access policy file (when it runs with one); when the
  * stack ends itself (its moto died with no data directory to restart it from) it exits 1.
  */
 import { type LocalStackOptions, startLocalStack } from "./stack.js";
@@ -34,4 +35,7 @@ export async function serveLocalStack(options: Omit<LocalStackOptions, "onFatal"
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+  // Reads the access policy file again: a good one is in force for the next call, a bad one is
+  // refused in one line and the previous one stays.
+  process.on("SIGHUP", () => stack.accessPolicy?.reload());
 }

@@ -26,12 +26,14 @@ import { runEventsBatchHandler } from "../src/adapters/dynamodb/run-event-record
 import { storeProbe } from "../src/adapters/dynamodb/store-probe.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { EventBridgeRunEventBus } from "../src/adapters/eventbridge/run-event-bus.js";
+import { type AccessPolicySource, accessPolicySource } from "../src/adapters/grpc/access-policy-source.js";
 import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
+import type { ServerTlsFiles } from "../src/adapters/grpc/tls.js";
 import { systemClock } from "../src/adapters/system-clock.js";
 import type { BuildInfo, FlowApi } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
-import { lineLogger } from "../src/app/observability.js";
+import { lineLogger, noopMetrics } from "../src/app/observability.js";
 import type { Clock } from "../src/app/ports.js";
 import { createRunEventRelay } from "../src/app/run-event-relay.js";
 import { createStoreHealth, failFastWhileUnreachable } from "../src/app/store-health.js";
@@ -39,6 +41,7 @@ import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
 import type { FirmwareBaseline } from "../src/domain/firmware-baselines.js";
 import type { InventoryRack } from "../src/domain/model.js";
+import { accessControl } from "../src/service/access.js";
 import { assembleFlowApi } from "../src/service/flow-api.js";
 import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
 import { createLocalChildTasks, type LocalChildTasks, type LocalChildTasksOptions } from "./child-tasks.js";
@@ -121,6 +124,14 @@ export interface LocalStackOptions {
    */
   clock?: Clock;
   log?: (line: string) => void;
+  /** TLS on the gRPC server; with `clientCaFile`, mutual TLS (clients must present a certificate it signed). */
+  tls?: ServerTlsFiles;
+  /**
+   * The access policy file (src/adapters/grpc/access-policy-source.ts): read before anything
+   * starts (a bad one stops the start), reloaded by `accessPolicy.reload()` (SIGHUP in `npm
+   * start`). Absent: the stack runs open, and says so in one line.
+   */
+  authzPolicyFile?: string;
   /**
    * Called once the stack has stopped itself for good (its moto died and there is no data
    * directory to restart it from), after saying why in one log line. Default: nothing more.
@@ -149,12 +160,19 @@ export interface LocalStack {
   dispatcher: Dispatcher;
   /** The FlowApi the gRPC server serves (a test may serve it again, e.g. over mutual TLS). */
   api: FlowApi;
+  /** The access policy in force, when the stack runs with one. */
+  accessPolicy?: AccessPolicySource;
   stop(): Promise<void>;
 }
 
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const log = options.log ?? ((line: string) => console.log(line));
   const clock = options.clock ?? systemClock;
+  // First, so that a bad policy stops the start before anything is spawned.
+  const accessPolicy =
+    options.authzPolicyFile === undefined
+      ? undefined
+      : accessPolicySource(options.authzPolicyFile, { logger: lineLogger(log), metrics: noopMetrics });
   const stops: (() => Promise<void>)[] = [];
   let stopping: Promise<void> | undefined;
   // Once, whoever asks first (a signal, a test, a moto that died for good).
@@ -372,6 +390,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       storeHealth,
     );
 
+    const access = accessControl(accessPolicy, {
+      stores: frontStores,
+      logger: lineLogger(log),
+      metrics: noopMetrics,
+    });
+    if (access === undefined)
+      log("access control: none (no --authz-policy): every caller may make every call");
     const server = await startGrpcServer({
       api,
       host: "127.0.0.1",
@@ -379,6 +404,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       logger: lineLogger(log),
       ...(options.clock === undefined ? {} : { applicationNow: () => clock.now() }),
       ...(options.admission === undefined ? {} : { admission: options.admission }),
+      ...(options.tls === undefined ? {} : { tls: options.tls }),
+      ...(access === undefined ? {} : { access }),
       storeHealth,
     });
     stops.push(() => server.shutdown(5_000));
@@ -395,6 +422,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       childTasks,
       dispatcher,
       api,
+      ...(accessPolicy === undefined ? {} : { accessPolicy }),
       stop: stopAll,
     };
   } catch (error) {

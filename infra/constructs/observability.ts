@@ -32,6 +32,8 @@ export const FLOW_METRICS = {
   bmcFailures: "BmcFailures",
   rackConflicts: "RackConflicts",
   tickOverrunMs: "TickOverrunMs",
+  accessDenied: "AccessDenied",
+  accessPolicyRejected: "AccessPolicyRejected",
 } as const;
 
 /**
@@ -167,6 +169,12 @@ export class Observability extends Construct {
           flowMetric(m.bmcFailures, "Sum", "BMC failures"),
           flowMetric(m.rackConflicts, "Sum", "rack conflicts"),
         ],
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        title: "gRPC front: calls refused by access control, policy reloads refused",
+        left: [serviceMetric(m.accessDenied, "Sum", "grpc", "access denied")],
+        right: [serviceMetric(m.accessPolicyRejected, "Sum", "grpc", "policy reloads refused")],
         width: 12,
       }),
       new cloudwatch.GraphWidget({

@@ -54,8 +54,9 @@ import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
 import * as sqs from "aws-cdk-lib/aws-sqs";
 import * as cr from "aws-cdk-lib/custom-resources";
 import type { Construct } from "constructs";
+import { readAccessPolicyText } from "../../src/adapters/grpc/access-policy-source.js";
 import { CHILD_TASK_ENV, ENV } from "../../src/service/config.js";
-import { type FlowDeployConfig, isProd, PROJECT_ROOT } from "../config.js";
+import { DeployConfigError, type FlowDeployConfig, isProd, PROJECT_ROOT } from "../config.js";
 import { BmcIot } from "../constructs/bmc-iot.js";
 import { ChildTaskStateMachine } from "../constructs/child-task.js";
 import { FlowData } from "../constructs/data.js";
@@ -104,6 +105,16 @@ export class FlowStack extends Stack {
       Annotations.of(this).addWarningV2(
         `flow:placeholder:${key}`,
         `context ${key} is not set: synthesized with a placeholder; set -c ${key}=… before cdk deploy (docs/deploy.md)`,
+      );
+    }
+
+    // The product's own reader checks the policy now, so a bad one fails the synth, not the front.
+    const accessPolicy =
+      config.accessPolicyFile === undefined ? undefined : checkedPolicy(config.accessPolicyFile);
+    if (accessPolicy === undefined) {
+      Annotations.of(this).addWarningV2(
+        "flow:no-access-policy",
+        "context accessPolicyFile is not set: the gRPC front will refuse to start without an access policy; set -c accessPolicyFile=… (docs/security.md)",
       );
     }
 
@@ -400,6 +411,8 @@ export class FlowStack extends Stack {
         // With a trust store the listener verifies client certificates and forwards the verified
         // one; only then may the task read it as the caller (it is reachable through the ALB alone).
         ...(config.mtlsTrustStoreArn === undefined ? {} : { [ENV.trustLoadBalancerClientCert]: "true" }),
+        // Who may do what; without it the front refuses to start (secure by default).
+        ...(accessPolicy === undefined ? {} : { [ENV.authzPolicyText]: accessPolicy }),
       },
       minTasks: config.serviceMinTasks,
       maxTasks: config.serviceMaxTasks,
@@ -559,5 +572,14 @@ export class FlowStack extends Stack {
         conditions: { StringLike: { "kms:EncryptionContext:context": contexts } },
       }),
     );
+  }
+}
+
+/** The policy file's text, once the product's own reader accepts it. */
+function checkedPolicy(file: string): string {
+  try {
+    return readAccessPolicyText(file);
+  } catch (error) {
+    throw new DeployConfigError(`context accessPolicyFile: ${(error as Error).message}`);
   }
 }

@@ -3,6 +3,7 @@
  * validate their input with the pure core and throw `FlowError`s (src/domain/errors.ts); the gRPC
  * adapter maps those to status codes in one place (src/adapters/grpc/status.ts).
  */
+import type { RackPlace } from "../domain/access-policy.js";
 import type { Actor } from "../domain/actor.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
@@ -59,6 +60,11 @@ export interface CreateRunOptions {
    * CREATED event has no actor.
    */
   actor?: Actor;
+  /**
+   * Under an access policy: called with the racks the plan freezes, before anything is written;
+   * throws PermissionDenied for racks outside the caller's scope.
+   */
+  permitRacks?: (racks: readonly RackPlace[]) => void;
 }
 
 /** `actor` on the controls: who asked, as for create (CreateRunOptions.actor). */
@@ -95,7 +101,10 @@ export interface OperationRunsApi {
 
 export interface TasksApi {
   /** One task per rack of the (required) explicit target spec; validates the request (InvalidArgument). */
-  upgradeFirmware(request: FirmwareTemplateInput): Promise<{ taskIds: string[] }>;
+  upgradeFirmware(
+    request: FirmwareTemplateInput,
+    options?: Pick<CreateRunOptions, "permitRacks">,
+  ): Promise<{ taskIds: string[] }>;
   getTasks(ids: string[]): Promise<Task[]>;
   listTasks(query: ListTasksQuery): Promise<{ tasks: Task[]; total: number }>;
   cancelTask(id: string): Promise<Task>;

@@ -109,7 +109,9 @@ export const FLOW_METRIC_NAMESPACE = "Flow";
  * The product's metric names (namespace `Flow`, one dimension `Service`): exactly the names the
  * dashboard and alarms read (infra/constructs/observability.ts FLOW_METRICS; a test keeps the two
  * equal), each with an emitter: the dispatcher (TargetsDispatched, RackConflicts, GateTrips,
- * DispatchLatencyMs, TickOverrunMs) and the task outcome recorder in src/app/child-task/outcome.ts (the rest).
+ * DispatchLatencyMs, TickOverrunMs), the task outcome recorder in src/app/child-task/outcome.ts
+ * (Targets…, BmcFailures), and the gRPC front's access control (AccessDenied per refused call,
+ * AccessPolicyRejected per policy reload refused; src/adapters/grpc/authorize.ts).
  */
 export const FLOW_METRIC_NAMES = [
   "TargetsDispatched",
@@ -121,6 +123,8 @@ export const FLOW_METRIC_NAMES = [
   "TargetsFailed",
   "TargetsTerminated",
   "BmcFailures",
+  "AccessDenied",
+  "AccessPolicyRejected",
 ] as const;
 
 export type DispatchMetricName = (typeof FLOW_METRIC_NAMES)[number];

@@ -47,6 +47,7 @@ import { type ExcludedTarget, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
 import { createdEvent, type RunHistoryEvent } from "../domain/run-history.js";
 import { computeStats } from "../domain/stats.js";
+import { rackPlace } from "./access.js";
 import type { CreateRunOptions, TargetView } from "./api.js";
 import { type CommitReserve, createCommitReserve } from "./commit-reserve.js";
 import { freezePolicy } from "./firmware-policy.js";
@@ -160,6 +161,10 @@ export function createRunService(deps: RunsDeps) {
       const late = () => (options.deadline ?? Number.POSITIVE_INFINITY) - clock.now() < reserve.reserveMs();
       if (late()) throw tooLate(reserve.reserveMs(), false);
       const { name, description, config, plan, racks, versions, rule } = await validateAndPlan(input);
+      if (options.permitRacks !== undefined) {
+        const planned = [...new Set(plan.targets.map((t) => t.rackId))];
+        options.permitRacks((await inventory.getRacksByIds(planned)).map(rackPlace));
+      }
       if (gone()) throw abandoned();
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
       const now = clock.now();

@@ -13,6 +13,8 @@ export const ERROR_CODES = [
   "UNAVAILABLE",
   "DEADLINE_EXCEEDED",
   "RESOURCE_EXHAUSTED",
+  "UNAUTHENTICATED",
+  "PERMISSION_DENIED",
   "INTERNAL",
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -94,6 +96,22 @@ export class OverloadedError extends FlowError {
   constructor(message: string) {
     super("RESOURCE_EXHAUSTED", message);
     this.name = "OverloadedError";
+  }
+}
+
+/** The call needs a verified identity (a client certificate) and came without one. */
+export class UnauthenticatedError extends FlowError {
+  constructor(message: string) {
+    super("UNAUTHENTICATED", message);
+    this.name = "UnauthenticatedError";
+  }
+}
+
+/** The caller is known but may not do this (src/domain/authorization.ts words the message). */
+export class PermissionDeniedError extends FlowError {
+  constructor(message: string) {
+    super("PERMISSION_DENIED", message);
+    this.name = "PermissionDeniedError";
   }
 }
 

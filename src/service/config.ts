@@ -80,6 +80,16 @@ export const ENV = {
    * through that load balancer alone (src/adapters/grpc/caller-identity.ts).
    */
   trustLoadBalancerClientCert: "FLOW_TRUST_LB_CLIENT_CERT",
+  /**
+   * The access policy file (YAML or JSON: who may do what, src/domain/access-policy.ts). The
+   * front on Fargate refuses to start without one; the local stack runs open without one.
+   */
+  authzPolicy: "FLOW_AUTHZ_POLICY",
+  /**
+   * The access policy document itself, instead of a file: what the CDK app sets on the Fargate
+   * front (a changed policy is a new task definition, which ECS rolls out task by task).
+   */
+  authzPolicyText: "FLOW_AUTHZ_POLICY_TEXT",
   /** The EventBridge bus run events are published to (name or ARN); default: the account's `default`. */
   eventBusName: "FLOW_EVENT_BUS_NAME",
   /**
@@ -291,6 +301,8 @@ export interface GrpcFrontConfig extends StoresConfig {
   /** What the server admits at once; the rest is shed with RESOURCE_EXHAUSTED. */
   admission: AdmissionLimits;
   build: BuildInfo;
+  /** Who may do what: a file (polled for changes) or the document itself. Required: secure by default. */
+  accessPolicy: { file: string } | { text: string };
 }
 
 /** The admission settings, with the front's defaults or another deployment's (the local stack's). */
@@ -334,9 +346,20 @@ export const readGrpcFrontConfig = configReader(
     version: withDefault(ENV.version, text, "0.0.0"),
     gitCommit: withDefault(ENV.gitCommit, text, ""),
     buildTime: withDefault(ENV.buildTime, text, ""),
+    authzPolicyFile: optional(ENV.authzPolicy, text),
+    authzPolicyText: optional(ENV.authzPolicyText, text),
   },
   (v, report): GrpcFrontConfig => {
     const tls = tlsFiles(v, report);
+    if (v.authzPolicyFile === undefined && v.authzPolicyText === undefined) {
+      report(
+        ENV.authzPolicy,
+        `is required (or ${ENV.authzPolicyText}): the front serves no call without an access policy`,
+      );
+    }
+    if (v.authzPolicyFile !== undefined && v.authzPolicyText !== undefined) {
+      report(ENV.authzPolicy, `and ${ENV.authzPolicyText} are exclusive: give one policy`);
+    }
     if (v.trustLoadBalancerClientCert && !v.plaintextBehindLoadBalancer) {
       // A front reachable directly could be sent the header by anyone.
       report(
@@ -357,6 +380,8 @@ export const readGrpcFrontConfig = configReader(
       ...(v.protoDir === undefined ? {} : { protoDir: v.protoDir }),
       admission: admissionLimits(v, report),
       build: { version: v.version, gitCommit: v.gitCommit, buildTime: v.buildTime },
+      accessPolicy:
+        v.authzPolicyFile === undefined ? { text: v.authzPolicyText ?? "" } : { file: v.authzPolicyFile },
     };
   },
 );

@@ -10,6 +10,7 @@
 import { randomUUID } from "node:crypto";
 import { tableNames } from "../adapters/dynamodb/schema.js";
 import { storeProbe } from "../adapters/dynamodb/store-probe.js";
+import { accessPolicySource, fixedAccessPolicy } from "../adapters/grpc/access-policy-source.js";
 import type { GrpcServerOptions } from "../adapters/grpc/server.js";
 import {
   type PowertoolsObservability,
@@ -18,9 +19,10 @@ import {
 import { systemClock } from "../adapters/system-clock.js";
 import type { FlowApi } from "../app/api.js";
 import { createStoreHealth, failFastWhileUnreachable, type StoreHealth } from "../app/store-health.js";
+import { accessControl } from "./access.js";
 import { awsChildTasks, awsOptions, stepFunctionsExecutor } from "./aws.js";
 import { childTaskService } from "./child-tasks.js";
-import type { GrpcFrontConfig } from "./config.js";
+import { ENV, type GrpcFrontConfig } from "./config.js";
 import { assembleFlowApi } from "./flow-api.js";
 
 export interface GrpcFront {
@@ -29,10 +31,22 @@ export interface GrpcFront {
   storeHealth: StoreHealth;
 }
 
+/** How often the front looks for a changed policy file (a mounted or synchronised file). */
+export const ACCESS_POLICY_POLL_MS = 30_000;
+
 export function composeGrpcFront(
   config: GrpcFrontConfig,
   obs: PowertoolsObservability = powertoolsObservability("grpc"),
 ): GrpcFront {
+  // First: a bad policy stops the front before it builds anything (InputFileError, every problem).
+  const policy =
+    "file" in config.accessPolicy
+      ? accessPolicySource(config.accessPolicy.file, {
+          logger: obs.logger,
+          metrics: obs.metrics,
+          pollMs: ACCESS_POLICY_POLL_MS,
+        })
+      : fixedAccessPolicy(ENV.authzPolicyText, config.accessPolicy.text);
   // The probe runs on a single-attempt client of its own (src/adapters/dynamodb/store-probe.ts).
   const storeHealth = createStoreHealth({
     probe: storeProbe(awsOptions(config), tableNames(config.tablePrefix).runs),
@@ -73,6 +87,7 @@ export function composeGrpcFront(
       logger: obs.logger,
       ...(config.protoDir === undefined ? {} : { protoDir: config.protoDir }),
       admission: config.admission,
+      access: accessControl(policy, { stores, logger: obs.logger, metrics: obs.metrics }),
       // The ALB polls health every few seconds: give it time to see NOT_SERVING before we refuse calls.
       drainMs: 5_000,
       storeHealth,

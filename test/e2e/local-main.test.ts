@@ -60,3 +60,25 @@ describe("npm start: flags and variables", () => {
     expect(r.stderr).toContain("usage: npm start --");
   });
 });
+
+describe("npm start --authz-policy and TLS", () => {
+  it("a bad policy file: exit 1 before anything starts, every problem named", async () => {
+    const file = join(dir, "policy.yaml");
+    writeFileSync(file, 'bindings:\n  - subjects: ["cn:"]\n    roles: [operater]\nscopes: {}\n');
+    const r = await start(["--port", "0", "--authz-policy", file]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split("\n").slice(0, 3)).toEqual([
+      `flow local stack: ${file}: scopes: unknown field (allowed: roles, bindings, allowDeclared)`,
+      `${file}: bindings[0].subjects[0]: must name a subject after "cn:" (got "cn:")`,
+      `${file}: bindings[0].roles[0]: unknown role "operater" (roles: viewer, operator, approver, admin)`,
+    ]);
+  });
+
+  it("a certificate without its key, or a client CA without TLS: exit 1 naming them", async () => {
+    const r = await start(["--tls-cert", "s.crt", "--client-ca", "ca.crt"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "--tls-key (FLOW_TLS_KEY): is required with --tls-cert (FLOW_TLS_CERT); --client-ca (FLOW_TLS_CLIENT_CA): needs --tls-cert (FLOW_TLS_CERT) and --tls-key (FLOW_TLS_KEY) (mutual TLS is TLS first)",
+    );
+  });
+});

@@ -6,7 +6,9 @@ import {
   formatViolation,
   InvalidArgumentError,
   NotFoundError,
+  PermissionDeniedError,
   StoreUnavailableError,
+  UnauthenticatedError,
   ValidationError,
 } from "../../src/domain/errors.js";
 
@@ -32,6 +34,8 @@ describe("errors: names, codes and messages", () => {
     [new NotFoundError("y"), "NotFoundError", "NOT_FOUND", "y"],
     [new FailedPreconditionError("z"), "FailedPreconditionError", "FAILED_PRECONDITION", "z"],
     [new DeadlineExceededError("late"), "DeadlineExceededError", "DEADLINE_EXCEEDED", "late"],
+    [new UnauthenticatedError("who"), "UnauthenticatedError", "UNAUTHENTICATED", "who"],
+    [new PermissionDeniedError("no"), "PermissionDeniedError", "PERMISSION_DENIED", "no"],
     [
       new CandidateLimitError(100),
       "CandidateLimitError",

@@ -33,6 +33,8 @@ describe("grpc status: FlowError codes → gRPC statuses", () => {
     ["UNAVAILABLE", status.UNAVAILABLE],
     ["DEADLINE_EXCEEDED", status.DEADLINE_EXCEEDED],
     ["RESOURCE_EXHAUSTED", status.RESOURCE_EXHAUSTED],
+    ["UNAUTHENTICATED", status.UNAUTHENTICATED],
+    ["PERMISSION_DENIED", status.PERMISSION_DENIED],
     ["INTERNAL", status.INTERNAL],
   ];
 

@@ -4,7 +4,10 @@
  * requires is set, and what the stack sets passes the reader's rules (tokens replaced by values
  * of the shape CloudFormation resolves them to).
  */
-import type { Template } from "aws-cdk-lib/assertions";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Annotations, Match, type Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   BUILD_FACTS,
@@ -16,7 +19,13 @@ import {
   readTaskStepsConfig,
 } from "../../src/service/config.js";
 import type { ConfigReader } from "../../src/service/env-reader.js";
-import { type BuiltStack, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
+import {
+  type BuiltStack,
+  buildStack,
+  EXAMPLE_POLICY,
+  PROD_CONTEXT,
+  sharedStack,
+} from "../fixtures/infra-stack.js";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
 
@@ -116,6 +125,36 @@ describe("infra environment: the child task's deployment settings", () => {
       preflightTimeoutSeconds: PROD_CONTEXT.preflightTimeoutSeconds,
       readinessTimeoutSeconds: PROD_CONTEXT.readinessTimeoutSeconds,
     });
+  });
+});
+
+describe("infra environment: the access policy", () => {
+  it("with accessPolicyFile (prod context) the front gets the file's text, which its reader accepts; without, none, and synth warns", () => {
+    expect(frontEnvironment(prod.template)[ENV.authzPolicyText]).toBe(readFileSync(EXAMPLE_POLICY, "utf8"));
+    const dev = sharedStack();
+    expect(frontEnvironment(dev.template)).not.toHaveProperty(ENV.authzPolicyText);
+    expect(
+      Annotations.fromStack(dev.stack).findWarning(
+        "*",
+        Match.stringLikeRegexp("context accessPolicyFile is not set"),
+      ),
+    ).toHaveLength(1);
+    expect(
+      Annotations.fromStack(prod.stack).findWarning("*", Match.stringLikeRegexp("context accessPolicyFile")),
+    ).toHaveLength(0);
+  });
+
+  it("a bad policy file stops the synth with every problem named", () => {
+    const dir = mkdtempSync(join(tmpdir(), "flow-policy-"));
+    const file = join(dir, "bad.yaml");
+    writeFileSync(file, "bindings:\n  - subjects: []\n    roles: [boss]\n");
+    try {
+      expect(() => buildStack({ accessPolicyFile: file })).toThrow(
+        `context accessPolicyFile: ${file}: bindings[0].subjects: must not be empty\n${file}: bindings[0].roles[0]: unknown role "boss" (roles: viewer, operator, approver, admin)`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

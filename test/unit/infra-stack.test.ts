@@ -414,6 +414,7 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
         ENV.plaintextBehindLoadBalancer,
         ENV.trustLoadBalancerClientCert,
         ENV.protoDir,
+        ENV.authzPolicyText,
       ].sort(),
     );
     // Listens on every interface in plaintext, behind the ALB; reflection reads the image's protos;

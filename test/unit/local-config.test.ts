@@ -183,3 +183,28 @@ describe("local config: flags and variables", () => {
     ]);
   });
 });
+
+describe("local config: TLS and the access policy", () => {
+  it("--tls-cert, --tls-key, --client-ca and --authz-policy, or the variables beside them", () => {
+    expect(
+      read({ "tls-cert": "s.crt", "tls-key": "s.key", "client-ca": "ca.crt", "authz-policy": "p.yaml" }, {}),
+    ).toMatchObject({
+      tls: { certFile: "s.crt", keyFile: "s.key", clientCaFile: "ca.crt" },
+      authzPolicyFile: "p.yaml",
+    });
+    expect(
+      read({}, { FLOW_TLS_CERT: "e.crt", FLOW_TLS_KEY: "e.key", FLOW_AUTHZ_POLICY: "e.yaml" }),
+    ).toMatchObject({ tls: { certFile: "e.crt", keyFile: "e.key" }, authzPolicyFile: "e.yaml" });
+    expect(read({}, {})).not.toHaveProperty("tls");
+  });
+
+  it("a certificate without its key, a key without its certificate, a client CA without TLS: each named", () => {
+    expect(problems(() => read({ "tls-cert": "s.crt" }, {}))).toEqual([
+      "--tls-key (FLOW_TLS_KEY): is required with --tls-cert (FLOW_TLS_CERT)",
+    ]);
+    expect(problems(() => read({ "tls-key": "s.key", "client-ca": "ca.crt" }, {}))).toEqual([
+      "--tls-cert (FLOW_TLS_CERT): is required with --tls-key (FLOW_TLS_KEY)",
+      "--client-ca (FLOW_TLS_CLIENT_CA): needs --tls-cert (FLOW_TLS_CERT) and --tls-key (FLOW_TLS_KEY) (mutual TLS is TLS first)",
+    ]);
+  });
+});

@@ -28,7 +28,12 @@ const CHILD_TASK_NAMES = [
 ];
 const ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-prod-child-task";
 const KEY_HEX = "0123456789abcdef".repeat(4);
-const front = { FLOW_TABLE_PREFIX: "Flow-prod-", FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN };
+const POLICY = 'bindings: [{ subjects: ["cn:admin"], roles: [admin] }]';
+const front = {
+  FLOW_TABLE_PREFIX: "Flow-prod-",
+  FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
+  FLOW_AUTHZ_POLICY_TEXT: POLICY,
+};
 const steps = {
   FLOW_TABLE_PREFIX: "Flow-prod-",
   FLOW_IOT_DATA_ENDPOINT: "https://abc-ats.iot.eu-west-1.amazonaws.com",
@@ -60,7 +65,23 @@ describe("service config: the gRPC front", () => {
       admission: { maxInFlightCalls: 64, maxConcurrentCreates: 8 },
       trustLoadBalancerClientCert: false,
       build: { version: "0.0.0", gitCommit: "", buildTime: "" },
+      accessPolicy: { text: POLICY },
     });
+  });
+
+  it("an access policy is required, as a file or as text, not both: secure by default", () => {
+    const { FLOW_AUTHZ_POLICY_TEXT: _, ...open } = front;
+    expect(problems(() => readGrpcFrontConfig(open))).toEqual([
+      "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT): the front serves no call without an access policy",
+    ]);
+    expect(readGrpcFrontConfig({ ...open, FLOW_AUTHZ_POLICY: "/etc/flow/policy.yaml" }).accessPolicy).toEqual(
+      {
+        file: "/etc/flow/policy.yaml",
+      },
+    );
+    expect(
+      problems(() => readGrpcFrontConfig({ ...front, FLOW_AUTHZ_POLICY: "/etc/flow/policy.yaml" })),
+    ).toEqual(["FLOW_AUTHZ_POLICY: and FLOW_AUTHZ_POLICY_TEXT are exclusive: give one policy"]);
   });
 
   it("admission limits: read, whole and positive, and creates at most the calls in flight", () => {
@@ -230,6 +251,7 @@ describe("service config: the gRPC front", () => {
       "FLOW_CHILD_TASK_STATE_MACHINE_ARN: is required",
       'FLOW_PORT: must be an integer from 0 to 65535 (got "abc")',
       "FLOW_TLS_KEY: is required with FLOW_TLS_CERT",
+      "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT): the front serves no call without an access policy",
     ]);
   });
 
@@ -284,6 +306,8 @@ describe("service config: the gRPC front", () => {
         ENV.version,
         ENV.gitCommit,
         ENV.buildTime,
+        ENV.authzPolicy,
+        ENV.authzPolicyText,
       ].sort(),
     );
     expect(readGrpcFrontConfig.required).toEqual([ENV.tablePrefix, ENV.childTaskStateMachineArn]);

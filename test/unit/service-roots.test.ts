@@ -41,6 +41,7 @@ import { composeTaskStepsLambda, taskStepsFromEnvironment } from "../../src/serv
 const quiet = { logger: silentLogger, metrics: noopMetrics };
 const ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-test-child-task";
 const base = { FLOW_TABLE_PREFIX: "Flow-test-", AWS_REGION: "eu-west-1" };
+const POLICY = 'bindings: [{ subjects: ["cn:admin"], roles: [admin] }]';
 
 const eventBridge = mockClient(EventBridgeClient);
 const documents = mockClient(DynamoDBDocumentClient);
@@ -69,6 +70,7 @@ describe("composition roots: built from a valid configuration without I/O", () =
     const config = readGrpcFrontConfig({
       ...base,
       FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
+      FLOW_AUTHZ_POLICY_TEXT: POLICY,
       FLOW_SECRETS_KMS_KEY_ID: "alias/flow",
       FLOW_HOST: "0.0.0.0",
       FLOW_PLAINTEXT_BEHIND_LB: "true",
@@ -90,11 +92,25 @@ describe("composition roots: built from a valid configuration without I/O", () =
     const trusting = readGrpcFrontConfig({
       ...base,
       FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
+      FLOW_AUTHZ_POLICY_TEXT: POLICY,
       FLOW_PLAINTEXT_BEHIND_LB: "true",
       FLOW_TRUST_LB_CLIENT_CERT: "true",
     });
     expect(composeGrpcFront(trusting).server.trustLoadBalancerClientCert).toBe(true);
+    expect(front.server.access?.policy()?.bindings.map((b) => b.roles)).toEqual([["admin"]]);
     expect(front.server.tls).toBeUndefined();
+    expect(sent()).toEqual([]);
+  });
+
+  it("the gRPC front refuses a bad access policy before it builds anything, every problem named", () => {
+    const config = readGrpcFrontConfig({
+      ...base,
+      FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
+      FLOW_AUTHZ_POLICY_TEXT: "bindings: [{ subjects: [], roles: [root] }]",
+    });
+    expect(() => composeGrpcFront(config)).toThrow(
+      'FLOW_AUTHZ_POLICY_TEXT: bindings[0].subjects: must not be empty\nFLOW_AUTHZ_POLICY_TEXT: bindings[0].roles[0]: unknown role "root" (roles: viewer, operator, approver, admin)',
+    );
     expect(sent()).toEqual([]);
   });
 
@@ -102,6 +118,7 @@ describe("composition roots: built from a valid configuration without I/O", () =
     const config = readGrpcFrontConfig({
       ...base,
       FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
+      FLOW_AUTHZ_POLICY_TEXT: POLICY,
       FLOW_TLS_CERT: "c.pem",
       FLOW_TLS_KEY: "k.pem",
       FLOW_TLS_CLIENT_CA: "ca.pem",

@@ -23,6 +23,7 @@
 import { X509Certificate } from "node:crypto";
 import type { PeerCertificate } from "node:tls";
 import type { Metadata } from "@grpc/grpc-js";
+import type { Principal } from "../../domain/access-policy.js";
 import { type Actor, certificateActor, checkDeclaredName, declaredActor } from "../../domain/actor.js";
 import { ValidationError } from "../../domain/errors.js";
 
@@ -48,26 +49,90 @@ export interface IdentifiableCall {
 }
 
 export function callerIdentity(call: IdentifiableCall, options: CallerIdentityOptions = {}): Actor {
+  return caller(call, options).actor;
+}
+
+/**
+ * The caller as the run history records it (`actor`) and as the access policy matches it
+ * (`principal`: the certificate's common name and SANs, or the declared name, unverified).
+ */
+export function caller(
+  call: IdentifiableCall,
+  options: CallerIdentityOptions = {},
+): { actor: Actor; principal: Principal } {
   const declared = declaredName(call.metadata);
   const peer = call.getAuthContext()?.sslPeerCertificate;
   if (peer?.raw !== undefined) {
-    return fromCertificate("CLIENT_CERTIFICATE", new X509Certificate(peer.raw), declared);
+    const raw = peer.raw;
+    const named = certificateNames(`peer:${peer.fingerprint256}`, () => new X509Certificate(raw));
+    return fromCertificate("CLIENT_CERTIFICATE", named, declared);
   }
   if (options.trustLoadBalancerClientCert === true) {
     const forwarded = single(call.metadata, LOAD_BALANCER_CERT_HEADER);
     if (forwarded !== undefined) {
-      return fromCertificate("LOAD_BALANCER_CERTIFICATE", forwardedCertificate(forwarded), declared);
+      const named = certificateNames(`lb:${forwarded}`, () => forwardedCertificate(forwarded));
+      return fromCertificate("LOAD_BALANCER_CERTIFICATE", named, declared);
     }
   }
-  return declaredActor(declared);
+  const actor = declaredActor(declared);
+  return {
+    actor,
+    principal: {
+      authenticated: false,
+      subjectAltNames: [],
+      ...(declared === undefined ? {} : { declaredName: declared }),
+    },
+  };
+}
+
+/** What identity reads of a certificate: its subject and SANs. */
+interface CertificateNames {
+  subject: string;
+  subjectAltName: string | undefined;
+}
+
+/**
+ * Parsing a certificate and reading its names costs a few hundred microseconds, more than the
+ * whole authorization decision; a client sends the same certificate on every call. So the names
+ * are kept per certificate (keyed by its SHA-256 fingerprint, or the forwarded header's exact
+ * text), for the most recent CERTIFICATE_CACHE_SIZE certificates. A pure function of the bytes:
+ * nothing about trust is cached (the TLS layer or the load balancer verifies every connection).
+ */
+const CERTIFICATE_CACHE_SIZE = 1024;
+const certificateCache = new Map<string, CertificateNames>();
+
+function certificateNames(key: string, parse: () => X509Certificate): CertificateNames {
+  const cached = certificateCache.get(key);
+  if (cached !== undefined) return cached;
+  const cert = parse();
+  const names = { subject: cert.subject, subjectAltName: cert.subjectAltName };
+  if (certificateCache.size >= CERTIFICATE_CACHE_SIZE) {
+    // The oldest entry (a Map iterates in insertion order).
+    certificateCache.delete(certificateCache.keys().next().value as string);
+  }
+  certificateCache.set(key, names);
+  return names;
 }
 
 function fromCertificate(
   source: "CLIENT_CERTIFICATE" | "LOAD_BALANCER_CERTIFICATE",
-  cert: X509Certificate,
+  cert: CertificateNames,
   declared: string | undefined,
-): Actor {
-  return certificateActor(source, cert.subject, cert.subjectAltName, declared);
+): { actor: Actor; principal: Principal } {
+  const actor = certificateActor(source, cert.subject, cert.subjectAltName, declared);
+  const commonName = cert.subject
+    .split("\n")
+    .find((l) => l.startsWith("CN="))
+    ?.slice(3);
+  return {
+    actor,
+    principal: {
+      authenticated: true,
+      subjectAltNames: actor.subjectAltNames,
+      ...(commonName === undefined ? {} : { commonName }),
+      ...(declared === undefined ? {} : { declaredName: declared }),
+    },
+  };
 }
 
 function declaredName(metadata: Metadata): string | undefined {

@@ -8,9 +8,11 @@
  */
 
 import type { FlowApi, InventoryApi, PolicyApi } from "../../app/api.js";
+import type { Binding } from "../../domain/access-policy.js";
 import type { Actor } from "../../domain/actor.js";
 import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
+import type { RackPermit } from "./authorize.js";
 import { firmwareTemplateFromProto } from "./convert/firmware-request.js";
 import {
   listRunEventsQueryFromProto,
@@ -26,7 +28,7 @@ import {
   setReadinessFromProto,
 } from "./convert/policy.js";
 import { createRuleFromProto, ruleIdFromProto, ruleToProto } from "./convert/rules.js";
-import { runEventToProto } from "./convert/run-events.js";
+import { actorToProto, runEventToProto } from "./convert/run-events.js";
 import {
   cancelRequestFromProto,
   clientRequestIdFromProto,
@@ -67,6 +69,13 @@ export interface CallContext {
   abandoned(): boolean;
   /** The caller (caller-identity.ts), found only when asked, by the RPCs whose changes the run history records (create and the controls). */
   actor(): Actor;
+  /**
+   * Under an access policy, for a create or a firmware task: the check of the racks it plans
+   * (authorize.ts), which the use case makes before it writes anything.
+   */
+  permitRacks?: RackPermit;
+  /** What the access policy grants the caller (WhoAmI): `enforced` false when there is none. */
+  grants(): { enforced: boolean; bindings: readonly Binding[] };
 }
 
 /** One async function per RPC of a generated service definition. */
@@ -82,6 +91,7 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
         abandoned: call.abandoned,
         ...(Number.isFinite(call.deadline) ? { deadline: call.deadline } : {}),
         actor: call.actor(),
+        ...(call.permitRacks === undefined ? {} : { permitRacks: call.permitRacks }),
       });
       return { id: { id } };
     },
@@ -115,8 +125,11 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
       const { id, reason } = cancelRequestFromProto(req);
       return runToProto(await api.cancelRun(id, reason, call.actor()));
     },
-    upgradeFirmware: async (req) => {
-      const { taskIds } = await api.upgradeFirmware(firmwareTemplateFromProto(req));
+    upgradeFirmware: async (req, call) => {
+      const { taskIds } = await api.upgradeFirmware(
+        firmwareTemplateFromProto(req),
+        call.permitRacks === undefined ? {} : { permitRacks: call.permitRacks },
+      );
       return { taskIds: taskIds.map((id) => ({ id })) };
     },
     getTasksByIDs: async (req) => ({ tasks: (await api.getTasks(taskIdsFromProto(req))).map(taskToProto) }),
@@ -129,6 +142,21 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
     },
     cancelTask: async (req) => ({ task: taskToProto(await api.cancelTask(taskIdFromProto(req.taskId))) }),
     version: async () => buildInfoToProto(api.version()),
+    whoAmI: async (_req, call) => {
+      const { enforced, bindings } = call.grants();
+      return {
+        actor: actorToProto(call.actor()),
+        policyEnforced: enforced,
+        grants: bindings.map((b) => ({
+          roles: [...b.roles],
+          permissions: [...b.permissions],
+          datacenters: [...(b.scope?.datacenters ?? [])],
+          rows: [...(b.scope?.rows ?? [])],
+          nvlDomains: [...(b.scope?.nvlDomains ?? [])],
+          rackNames: [...(b.scope?.racks ?? [])],
+        })),
+      };
+    },
   };
 }
 

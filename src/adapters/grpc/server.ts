@@ -10,10 +10,12 @@
  *   3. decodes the request bytes itself, so garbage is InvalidArgument (grpc-js would answer a
  *      failing deserializer with Internal), with strict UTF-8 and no control characters in any
  *      string field (request-text.ts);
- *   4. calls the handler with the call's deadline and a way to ask whether anyone still waits for
+ *   4. authorizes the call under the access policy, when there is one (authorize.ts): the one
+ *      place that answers UNAUTHENTICATED and PERMISSION_DENIED, before any use case runs;
+ *   5. calls the handler with the call's deadline and a way to ask whether anyone still waits for
  *      the answer (a create does not commit for nobody), encodes the answer, and maps any error
  *      through status.ts;
- *   5. calls back exactly once, and not at all once the call is cancelled (the client went away, or
+ *   6. calls back exactly once, and not at all once the call is cancelled (the client went away, or
  *      grpc-js already answered DEADLINE_EXCEEDED on its own timer).
  *
  * Health: SERVING, NOT_SERVING while `storeHealth` says the data store is unreachable (so a load
@@ -33,6 +35,7 @@ import { ReflectionService } from "@grpc/reflection";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
 import type { FlowApi } from "../../app/api.js";
 import type { Logger } from "../../app/observability.js";
+import { bindingsOf } from "../../domain/access-policy.js";
 import { DeadlineExceededError, FlowError, InvalidArgumentError } from "../../domain/errors.js";
 import { FlowService } from "../../gen/flow/v1/flow.js";
 import { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
@@ -42,7 +45,8 @@ import {
   createAdmission,
   DEFAULT_ADMISSION_LIMITS,
 } from "./admission.js";
-import { type CallerIdentityOptions, callerIdentity } from "./caller-identity.js";
+import { type AccessControl, authorizeCall } from "./authorize.js";
+import { type CallerIdentityOptions, caller } from "./caller-identity.js";
 import {
   adminHandlers,
   type CallContext,
@@ -98,6 +102,8 @@ export interface GrpcServerOptions {
    * mode); only for a front reachable through that load balancer alone (caller-identity.ts).
    */
   trustLoadBalancerClientCert?: boolean;
+  /** Who may do what (authorize.ts); absent: every call is allowed (the front is open). */
+  access?: AccessControl;
 }
 
 /** The calls that plan runs against the inventory: admitted under the lower, creates limit. */
@@ -127,6 +133,7 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     ...(options.applicationNow === undefined ? {} : { applicationNow: options.applicationNow }),
     admission: createAdmission(options.admission ?? DEFAULT_ADMISSION_LIMITS, logger),
     identity: { trustLoadBalancerClientCert: options.trustLoadBalancerClientCert === true },
+    ...(options.access === undefined ? {} : { access: options.access }),
   };
   addService(server, FlowService, flowHandlers(api), deps);
   addService(server, FlowInventoryAdminService, adminHandlers(api), deps);
@@ -185,6 +192,8 @@ export interface UnaryDeps {
   admission?: Admission;
   /** How the caller is identified (caller-identity.ts); the handlers that record one ask for it. */
   identity?: CallerIdentityOptions;
+  /** Absent: every call is allowed. */
+  access?: AccessControl;
 }
 
 const identity = (b: Buffer): Buffer => b;
@@ -254,14 +263,32 @@ export function unaryHandler<Req, Res>(
       return;
     }
 
+    // Found once per call, and only when asked (a malformed x-flow-actor is InvalidArgument).
+    let who: ReturnType<typeof caller> | undefined;
+    const identify = () => {
+      who ??= caller(call, deps.identity);
+      return who;
+    };
     const context: CallContext = {
       deadline:
         deps.applicationNow === undefined ? deadline : deps.applicationNow() + (deadline - deps.now()),
       abandoned: () => call.cancelled || deps.now() >= deadline,
-      actor: () => callerIdentity(call, deps.identity),
+      actor: () => identify().actor,
+      grants: () => {
+        const policy = deps.access?.policy();
+        return policy === undefined
+          ? { enforced: false, bindings: [] }
+          : { enforced: true, bindings: bindingsOf(policy, identify().principal) };
+      },
     };
+    const access = deps.access;
     Promise.resolve()
-      .then(() => handle(request, context))
+      .then(() =>
+        access === undefined ? undefined : authorizeCall(access, name, request, identify().principal),
+      )
+      .then((permitRacks) =>
+        handle(request, permitRacks === undefined ? context : { ...context, permitRacks }),
+      )
       .finally(slot.release)
       .then((response) => method.responseSerialize(response))
       .then(

@@ -34,6 +34,10 @@ export function grpcStatusFor(code: ErrorCode): GrpcStatus {
       return GrpcStatus.DEADLINE_EXCEEDED;
     case "RESOURCE_EXHAUSTED":
       return GrpcStatus.RESOURCE_EXHAUSTED;
+    case "UNAUTHENTICATED":
+      return GrpcStatus.UNAUTHENTICATED;
+    case "PERMISSION_DENIED":
+      return GrpcStatus.PERMISSION_DENIED;
     case "INTERNAL":
       return GrpcStatus.INTERNAL;
     default:

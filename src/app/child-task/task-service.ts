@@ -46,6 +46,7 @@ import { waitingMessage } from "../../domain/run-machine.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
 import { flashedBy, subTargetsOf } from "../../domain/sub-targets.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
+import { rackPlace } from "../access.js";
 import type { TasksApi } from "../api.js";
 import { freezePolicy } from "../firmware-policy.js";
 import { errorText, type Logger, silentLogger, taskKeys } from "../observability.js";
@@ -342,7 +343,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
   // The API
 
   const api: TasksApi = {
-    async upgradeFirmware(request: FirmwareTemplateInput): Promise<{ taskIds: string[] }> {
+    async upgradeFirmware(request: FirmwareTemplateInput, options = {}): Promise<{ taskIds: string[] }> {
       const now = clock();
       const validated = validateFirmwareTask(request, now);
       if (!validated.ok) throw new ValidationError(validated.violations);
@@ -364,6 +365,10 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
       const rows = narrowRows(mergeRows(resolveTargetSpec(spec, racks)), flashedBy(template.subTargets));
       if (rows.length === 0) throw new InvalidArgumentError("upgrade firmware request matches no components");
+      if (options.permitRacks !== undefined) {
+        const used = new Set(rows.map((r) => r.rackId));
+        options.permitRacks(racks.filter((r) => used.has(r.id)).map(rackPlace));
+      }
       // Without target_version each component takes its baseline's version; rule_id pins a rule.
       const policy = await freezePolicy(deps.policy, template, rows, "");
       const versions = versionOf([...(policy.versions?.values() ?? [])].flat());

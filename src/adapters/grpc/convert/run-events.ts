@@ -25,7 +25,7 @@ export function runEventToProto(event: RunHistoryEvent): pb.OperationRunEvent {
   };
 }
 
-function actorToProto(actor: Actor): pb.OperationRunActor {
+export function actorToProto(actor: Actor): pb.OperationRunActor {
   return {
     name: actor.name,
     source: actorSourceToProto(actor.source),

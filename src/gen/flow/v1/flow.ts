@@ -1416,6 +1416,33 @@ export interface OperationRunWindowChange {
   closedAt: Date | undefined;
 }
 
+export interface WhoAmIRequest {
+}
+
+export interface WhoAmIResponse {
+  /** The caller as the server established it (and as the run history records it). */
+  actor:
+    | OperationRunActor
+    | undefined;
+  /** False: the server runs without an access policy, and every caller may make every call. */
+  policyEnforced: boolean;
+  /** The policy's bindings that name this caller; empty under a policy: no permission at all. */
+  grants: WhoAmIGrant[];
+}
+
+/** One binding of the access policy that names the caller. */
+export interface WhoAmIGrant {
+  roles: string[];
+  /** The union of the roles' permissions: read, operate, override, approve, administer. */
+  permissions: string[];
+  /** The racks it covers; every list empty: every rack. */
+  datacenters: string[];
+  rows: string[];
+  nvlDomains: string[];
+  /** Rack-name globs. */
+  rackNames: string[];
+}
+
 function createBaseUUID(): UUID {
   return { id: "" };
 }
@@ -10800,6 +10827,326 @@ export const OperationRunWindowChange: MessageFns<OperationRunWindowChange> = {
   },
 };
 
+function createBaseWhoAmIRequest(): WhoAmIRequest {
+  return {};
+}
+
+export const WhoAmIRequest: MessageFns<WhoAmIRequest> = {
+  encode(_: WhoAmIRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WhoAmIRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWhoAmIRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(_: any): WhoAmIRequest {
+    return {};
+  },
+
+  toJSON(_: WhoAmIRequest): unknown {
+    const obj: any = {};
+    return obj;
+  },
+
+  create(base?: DeepPartial<WhoAmIRequest>): WhoAmIRequest {
+    return WhoAmIRequest.fromPartial(base ?? {});
+  },
+  fromPartial(_: DeepPartial<WhoAmIRequest>): WhoAmIRequest {
+    const message = createBaseWhoAmIRequest();
+    return message;
+  },
+};
+
+function createBaseWhoAmIResponse(): WhoAmIResponse {
+  return { actor: undefined, policyEnforced: false, grants: [] };
+}
+
+export const WhoAmIResponse: MessageFns<WhoAmIResponse> = {
+  encode(message: WhoAmIResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.actor !== undefined) {
+      OperationRunActor.encode(message.actor, writer.uint32(10).fork()).join();
+    }
+    if (message.policyEnforced !== false) {
+      writer.uint32(16).bool(message.policyEnforced);
+    }
+    for (const v of message.grants) {
+      WhoAmIGrant.encode(v!, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WhoAmIResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWhoAmIResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.actor = OperationRunActor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.policyEnforced = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.grants.push(WhoAmIGrant.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WhoAmIResponse {
+    return {
+      actor: isSet(object.actor) ? OperationRunActor.fromJSON(object.actor) : undefined,
+      policyEnforced: isSet(object.policyEnforced)
+        ? globalThis.Boolean(object.policyEnforced)
+        : isSet(object.policy_enforced)
+        ? globalThis.Boolean(object.policy_enforced)
+        : false,
+      grants: globalThis.Array.isArray(object?.grants) ? object.grants.map((e: any) => WhoAmIGrant.fromJSON(e)) : [],
+    };
+  },
+
+  toJSON(message: WhoAmIResponse): unknown {
+    const obj: any = {};
+    if (message.actor !== undefined) {
+      obj.actor = OperationRunActor.toJSON(message.actor);
+    }
+    if (message.policyEnforced !== false) {
+      obj.policyEnforced = message.policyEnforced;
+    }
+    if (message.grants?.length) {
+      obj.grants = message.grants.map((e) => WhoAmIGrant.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WhoAmIResponse>): WhoAmIResponse {
+    return WhoAmIResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WhoAmIResponse>): WhoAmIResponse {
+    const message = createBaseWhoAmIResponse();
+    message.actor = (object.actor !== undefined && object.actor !== null)
+      ? OperationRunActor.fromPartial(object.actor)
+      : undefined;
+    message.policyEnforced = object.policyEnforced ?? false;
+    message.grants = object.grants?.map((e) => WhoAmIGrant.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseWhoAmIGrant(): WhoAmIGrant {
+  return { roles: [], permissions: [], datacenters: [], rows: [], nvlDomains: [], rackNames: [] };
+}
+
+export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
+  encode(message: WhoAmIGrant, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.roles) {
+      writer.uint32(10).string(v!);
+    }
+    for (const v of message.permissions) {
+      writer.uint32(18).string(v!);
+    }
+    for (const v of message.datacenters) {
+      writer.uint32(26).string(v!);
+    }
+    for (const v of message.rows) {
+      writer.uint32(34).string(v!);
+    }
+    for (const v of message.nvlDomains) {
+      writer.uint32(42).string(v!);
+    }
+    for (const v of message.rackNames) {
+      writer.uint32(50).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): WhoAmIGrant {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseWhoAmIGrant();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.roles.push(reader.string());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.permissions.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.datacenters.push(reader.string());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.rows.push(reader.string());
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.nvlDomains.push(reader.string());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.rackNames.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): WhoAmIGrant {
+    return {
+      roles: globalThis.Array.isArray(object?.roles) ? object.roles.map((e: any) => globalThis.String(e)) : [],
+      permissions: globalThis.Array.isArray(object?.permissions)
+        ? object.permissions.map((e: any) => globalThis.String(e))
+        : [],
+      datacenters: globalThis.Array.isArray(object?.datacenters)
+        ? object.datacenters.map((e: any) => globalThis.String(e))
+        : [],
+      rows: globalThis.Array.isArray(object?.rows) ? object.rows.map((e: any) => globalThis.String(e)) : [],
+      nvlDomains: globalThis.Array.isArray(object?.nvlDomains)
+        ? object.nvlDomains.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.nvl_domains)
+        ? object.nvl_domains.map((e: any) => globalThis.String(e))
+        : [],
+      rackNames: globalThis.Array.isArray(object?.rackNames)
+        ? object.rackNames.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.rack_names)
+        ? object.rack_names.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: WhoAmIGrant): unknown {
+    const obj: any = {};
+    if (message.roles?.length) {
+      obj.roles = message.roles;
+    }
+    if (message.permissions?.length) {
+      obj.permissions = message.permissions;
+    }
+    if (message.datacenters?.length) {
+      obj.datacenters = message.datacenters;
+    }
+    if (message.rows?.length) {
+      obj.rows = message.rows;
+    }
+    if (message.nvlDomains?.length) {
+      obj.nvlDomains = message.nvlDomains;
+    }
+    if (message.rackNames?.length) {
+      obj.rackNames = message.rackNames;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<WhoAmIGrant>): WhoAmIGrant {
+    return WhoAmIGrant.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<WhoAmIGrant>): WhoAmIGrant {
+    const message = createBaseWhoAmIGrant();
+    message.roles = object.roles?.map((e) => e) || [];
+    message.permissions = object.permissions?.map((e) => e) || [];
+    message.datacenters = object.datacenters?.map((e) => e) || [];
+    message.rows = object.rows?.map((e) => e) || [];
+    message.nvlDomains = object.nvlDomains?.map((e) => e) || [];
+    message.rackNames = object.rackNames?.map((e) => e) || [];
+    return message;
+  },
+};
+
 export type FlowService = typeof FlowService;
 export const FlowService = {
   createOperationRun: {
@@ -10969,6 +11316,21 @@ export const FlowService = {
     responseDeserialize: (value: Buffer): ListOperationRunEventsResponse =>
       ListOperationRunEventsResponse.decode(value),
   },
+  /**
+   * Project extension (access control): who the server sees in this call, how that identity was
+   * established, and, under the server's access policy, the roles and rack scopes it holds.
+   * Answered to every caller, even one with no permission at all, so that a refused caller can see
+   * why; it tells a caller nothing but its own identity and grants (flowctl whoami).
+   */
+  whoAmI: {
+    path: "/v1.Flow/WhoAmI" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: WhoAmIRequest): Buffer => Buffer.from(WhoAmIRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): WhoAmIRequest => WhoAmIRequest.decode(value),
+    responseSerialize: (value: WhoAmIResponse): Buffer => Buffer.from(WhoAmIResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): WhoAmIResponse => WhoAmIResponse.decode(value),
+  },
 } as const;
 
 export interface FlowServer extends UntypedServiceImplementation {
@@ -10998,6 +11360,13 @@ export interface FlowServer extends UntypedServiceImplementation {
    * unknown run, as GetOperationRun.
    */
   listOperationRunEvents: handleUnaryCall<ListOperationRunEventsRequest, ListOperationRunEventsResponse>;
+  /**
+   * Project extension (access control): who the server sees in this call, how that identity was
+   * established, and, under the server's access policy, the roles and rack scopes it holds.
+   * Answered to every caller, even one with no permission at all, so that a refused caller can see
+   * why; it tells a caller nothing but its own identity and grants (flowctl whoami).
+   */
+  whoAmI: handleUnaryCall<WhoAmIRequest, WhoAmIResponse>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

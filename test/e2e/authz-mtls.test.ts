@@ -1,0 +1,253 @@
+/**
+ * Access control end to end: the local stack (real gRPC server, moto, the real run service) over
+ * mutual TLS with certificates this test makes (test/support/certificates.ts), under a policy
+ * file. A viewer reads and cannot create; an operator scoped to the racks named `dc1-*` creates
+ * within its scope and is refused outside it, and cannot pause a run holding racks outside it;
+ * only admin changes a baseline; a forged x-flow-actor or forged forwarded-certificate header
+ * grants nothing; a policy reload takes effect without a restart, and a broken one is refused
+ * with the old one kept.
+ */
+
+import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { userInfo } from "node:os";
+import * as grpc from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { runCli } from "../../cli/program.js";
+import { type LocalStack, startLocalStack } from "../../local/stack.js";
+import { LOAD_BALANCER_CERT_HEADER } from "../../src/adapters/grpc/caller-identity.js";
+import {
+  createFlowAdminClient,
+  createFlowClient,
+  type FlowAdminClient,
+  type FlowClient,
+} from "../../src/adapters/grpc/client.js";
+import { clientCredentials } from "../../src/adapters/grpc/tls.js";
+import { ComponentType } from "../../src/gen/flow/v1/flow.js";
+import { makeCertificates } from "../support/certificates.js";
+import { fleetOf, HANG, inventoryOf, rackGroup } from "../support/fixtures-inventory.js";
+import { CALL_DEADLINE_MS, failure, runRequest, startTestStack } from "../support/stack.js";
+
+const DC1 = rackGroup(1, { name: "dc1", count: 3 });
+const DC2 = rackGroup(2, { name: "dc2", count: 2 });
+
+const policy = (viewerRole: string) => `
+bindings:
+  - subjects: ["uri:spiffe://example.org/ops/*"]
+    roles: [operator]
+    scope: { racks: ["dc1-*"] }
+  - subjects: ["cn:viewer-1"]
+    roles: [${viewerRole}]
+  - subjects: ["cn:admin-1"]
+    roles: [admin]
+`;
+
+describe("authz e2e over mutual TLS: the local stack under a policy file", () => {
+  const certs = makeCertificates({
+    clients: {
+      viewer: { cn: "viewer-1" },
+      operator: { cn: "alice", san: "URI:spiffe://example.org/ops/alice" },
+      admin: { cn: "admin-1" },
+    },
+  });
+  const policyFile = certs.file("policy.yaml");
+  const logs: string[] = [];
+  let local: LocalStack;
+  const clients: { flow: FlowClient; admin: FlowAdminClient }[] = [];
+  const as = (who: "viewer" | "operator" | "admin") => {
+    const address = `127.0.0.1:${local.port}`;
+    const credentials = clientCredentials({
+      caFile: certs.file("ca.crt"),
+      certFile: certs.file(`${who}.crt`),
+      keyFile: certs.file(`${who}.key`),
+    });
+    const pair = {
+      flow: createFlowClient(address, credentials),
+      admin: createFlowAdminClient(address, credentials),
+    };
+    clients.push(pair);
+    return pair;
+  };
+  const soon = (metadata = new grpc.Metadata()) => ({ deadline: Date.now() + CALL_DEADLINE_MS, metadata });
+
+  beforeAll(async () => {
+    writeFileSync(policyFile, policy("viewer"));
+    local = await startLocalStack({
+      port: 0,
+      inventory: inventoryOf([DC1, DC2]),
+      fleet: fleetOf([DC1, DC2], HANG),
+      tickMs: 150,
+      awsEndpoint: inject("awsEndpoint"),
+      tablePrefix: `e2e-authz-${randomUUID().slice(0, 8)}-`,
+      log: (line) => logs.push(line),
+      childTaskWaitMs: 200,
+      tls: {
+        certFile: certs.file("server.crt"),
+        keyFile: certs.file("server.key"),
+        clientCaFile: certs.file("ca.crt"),
+      },
+      authzPolicyFile: policyFile,
+    });
+  });
+
+  afterAll(async () => {
+    for (const c of clients) {
+      c.flow.close();
+      c.admin.close();
+    }
+    await local?.stop();
+    certs.remove();
+  });
+
+  it("under a policy the stack does not say it is open", () => {
+    expect(logs.filter((l) => l.startsWith("access control"))).toEqual([]);
+  });
+
+  it("a viewer reads, and cannot create", async () => {
+    const { flow } = as("viewer");
+    await expect(flow.listOperationRuns({ filter: undefined }, soon())).resolves.toMatchObject({ total: 0 });
+    expect(await failure(flow.createOperationRun(runRequest({ rackIds: DC1.ids }), soon()))).toEqual({
+      code: "PERMISSION_DENIED",
+      details: "viewer-1 may not operate operation runs; roles with it: operator, admin",
+    });
+    expect(logs.filter((l) => l.startsWith("warn access denied"))).toEqual([
+      "warn access denied actor=viewer-1 authenticated=true method=/v1.Flow/CreateOperationRun code=PERMISSION_DENIED reason=viewer-1 may not operate operation runs; roles with it: operator, admin",
+    ]);
+  });
+
+  it("an operator creates within its scope, is refused outside it (nothing written), and cannot pause a run with racks outside it", async () => {
+    const { flow } = as("operator");
+    const inScope = await flow.createOperationRun(runRequest({ rackIds: DC1.ids }), soon());
+    expect(inScope.id?.id).toMatch(/^[0-9a-f-]{36}$/);
+
+    expect(
+      await failure(flow.createOperationRun(runRequest({ rackIds: [...DC1.ids, ...DC2.ids] }), soon())),
+    ).toEqual({
+      code: "PERMISSION_DENIED",
+      details: "alice may not operate operation runs: 2 of 5 racks outside its scope: dc2-0, dc2-1",
+    });
+    const { flow: adminFlow } = as("admin");
+    expect((await adminFlow.listOperationRuns({ filter: undefined }, soon())).total).toBe(1);
+
+    const wide = await adminFlow.createOperationRun(
+      runRequest({ rackIds: [DC1.ids[0]!, DC2.ids[0]!] }),
+      soon(),
+    );
+    expect(await failure(flow.pauseOperationRun({ id: wide.id }, soon()))).toEqual({
+      code: "PERMISSION_DENIED",
+      details: "alice may not operate operation run: 1 of 2 racks outside its scope: dc2-0",
+    });
+    expect((await flow.pauseOperationRun({ id: inScope.id }, soon())).summary?.id).toEqual(inScope.id);
+  });
+
+  it("only admin changes a baseline", async () => {
+    const baselines = [
+      { componentType: ComponentType.COMPONENT_TYPE_COMPUTE, model: "", vendor: "", version: "2.0.0" },
+    ];
+    expect(await failure(as("operator").admin.setFirmwareBaselines({ baselines }, soon()))).toEqual({
+      code: "PERMISSION_DENIED",
+      details: "alice may not administer firmware baselines; roles with it: admin",
+    });
+    await expect(as("admin").admin.setFirmwareBaselines({ baselines }, soon())).resolves.toMatchObject({
+      baselines: [{ version: "2.0.0" }],
+    });
+  });
+
+  it("a forged x-flow-actor and a forged forwarded-certificate header grant nothing", async () => {
+    const metadata = new grpc.Metadata();
+    metadata.add("x-flow-actor", "admin-1");
+    metadata.add(LOAD_BALANCER_CERT_HEADER, encodeURIComponent(certs.pem("admin.crt")));
+    expect(
+      await failure(as("viewer").flow.createOperationRun(runRequest({ rackIds: DC1.ids }), soon(metadata))),
+    ).toEqual({
+      code: "PERMISSION_DENIED",
+      details: "viewer-1 may not operate operation runs; roles with it: operator, admin",
+    });
+  });
+
+  it("a reload takes effect without a restart; a broken policy is refused and the old one stays", async () => {
+    const { admin } = as("viewer");
+    const list = () => admin.setFirmwareBaselines({ baselines: [] }, soon());
+    expect((await failure(list())).code).toBe("PERMISSION_DENIED");
+
+    writeFileSync(policyFile, policy("admin"));
+    expect(local.accessPolicy?.reload()).toBe(true);
+    await expect(list()).resolves.toBeDefined();
+
+    writeFileSync(policyFile, policy("superuser"));
+    expect(local.accessPolicy?.reload()).toBe(false);
+    expect(logs.filter((l) => l.startsWith("error access policy reload refused"))).toEqual([
+      `error access policy reload refused; the previous policy stays in force file=${policyFile} problems=${policyFile}: bindings[1].roles[0]: unknown role "superuser" (roles: viewer, operator, approver, admin)`,
+    ]);
+    await expect(list()).resolves.toBeDefined();
+  });
+
+  /** flowctl in this process, as `who`, over mutual TLS. */
+  async function flowctl(who: "viewer" | "operator", ...args: string[]) {
+    let stdout = "";
+    let stderr = "";
+    const code = await runCli(
+      [
+        "--endpoint",
+        `127.0.0.1:${local.port}`,
+        "--ca",
+        certs.file("ca.crt"),
+        "--cert",
+        certs.file(`${who}.crt`),
+        "--key",
+        certs.file(`${who}.key`),
+        ...args,
+      ],
+      {
+        stdout: {
+          write: (t) => {
+            stdout += t;
+          },
+        },
+        stderr: {
+          write: (t) => {
+            stderr += t;
+          },
+        },
+        env: { NO_COLOR: "1" },
+        interrupted: new Promise(() => {}),
+      },
+    );
+    return { code, stdout, stderr };
+  }
+
+  it("flowctl whoami prints the identity, how it was verified, its roles and scopes; a refused command exits 17 with the reason", async () => {
+    writeFileSync(policyFile, policy("viewer"));
+    expect(local.accessPolicy?.reload()).toBe(true);
+    expect(await flowctl("operator", "whoami")).toEqual({
+      code: 0,
+      stdout: [
+        "identity:  alice (client certificate the service verified (mutual TLS))",
+        "SANs:      URI:spiffe://example.org/ops/alice",
+        // flowctl declares the OS user beside the certificate: shown, and marked as not proof.
+        `declared:  ${userInfo().username} (not verified)`,
+        "policy:    enforced",
+        "grant:     operator (read, operate) on racks dc1-*",
+        "",
+      ].join("\n"),
+      stderr: "",
+    });
+    const refused = await flowctl("viewer", "task", "cancel", DC1.ids[0]!);
+    expect(refused.code).toBe(17);
+    expect(refused.stderr).toContain("viewer-1 may not operate task; roles with it: operator, admin");
+  });
+});
+
+describe("the local stack without a policy", () => {
+  it("runs open, and says so in one line at start", async () => {
+    const s = await startTestStack({ label: "authz-open", groups: [DC1] });
+    try {
+      expect(s.logs.filter((l) => l.startsWith("access control"))).toEqual([
+        "access control: none (no --authz-policy): every caller may make every call",
+      ]);
+      await expect(s.flow.createOperationRun(runRequest({ rackIds: DC1.ids }))).resolves.toHaveProperty("id");
+    } finally {
+      await s.stop();
+    }
+  });
+});
