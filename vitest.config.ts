@@ -1,8 +1,17 @@
 import { defineConfig } from "vitest/config";
 
-// Five projects: unit and property are pure and fast; integration and e2e start moto_server
+// Six projects: unit and property are fast (`npm run test:unit`, the inner loop); unit-shell holds
+// the unit tests that take seconds each; integration and e2e start moto_server
 // (test/support/global-setup.ts) unless AWS_ENDPOINT_URL names a running endpoint; deploy
 // rehearses `cdk deploy` against a local endpoint (test/deploy/).
+const SLOW_UNIT = [
+  "test/unit/infra-*.test.ts",
+  "test/unit/deploy-rehearsal.test.ts",
+  "test/unit/dynamodb-retry.test.ts",
+];
+/** Unit tests that import the product after setting the environment its modules read at load. */
+const OWN_MODULES = ["test/unit/observability-xray.test.ts"];
+
 export default defineConfig({
   test: {
     // The second reporter adds a line under the coverage summary naming what it measures; the third
@@ -23,6 +32,20 @@ export default defineConfig({
         test: {
           name: "unit",
           include: ["test/unit/**/*.test.ts"],
+          exclude: [...SLOW_UNIT, ...OWN_MODULES],
+          // One module cache per worker, not per file: importing the SDK and the product again for
+          // each of 80 files was most of this project's time. A file that needs modules loaded
+          // afresh (after it set the environment they read at load) is in OWN_MODULES.
+          isolate: false,
+        },
+      },
+      {
+        // Unit tests of the shell that take seconds each (CDK synthesis, spawned processes, the
+        // SDK's real retry back-off): in `npm test`, not in the inner loop of `npm run test:unit`;
+        // and those that load modules of their own, each file isolated.
+        test: {
+          name: "unit-shell",
+          include: [...SLOW_UNIT, ...OWN_MODULES],
         },
       },
       {

@@ -1,8 +1,10 @@
 /**
- * flowctl end to end: the real CLI (`node cli/bin/flowctl.js`) as a child process against the real
- * local stack (`local/main.ts --port 0 --tick 200ms`) loaded with a ten-rack inventory, one rack of
- * which always fails its update. The live view is captured in a pseudo-terminal with util-linux
- * `script` (or, where it is missing, with FLOWCTL_TTY=1 forcing the terminal mode).
+ * flowctl end to end against the real local stack (`local/main.ts --port 0 --tick 200ms`) loaded
+ * with a twenty-rack inventory, one rack of which always fails its update. The commands run in this
+ * process (`runCli`, what the bin shim runs, with the environment, stdout and stderr it would get),
+ * except where the test is about the process itself: its exit code, a stdout that is not a terminal,
+ * and the live view, captured in a pseudo-terminal with util-linux `script` (or, where it is
+ * missing, with FLOWCTL_TTY=1 forcing the terminal mode); those run `node cli/bin/flowctl.js`.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -10,6 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../cli/program.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const FLOWCTL = join(ROOT, "cli", "bin", "flowctl.js");
@@ -56,8 +59,24 @@ let stack: ChildProcess | undefined;
 let stackOutput = "";
 let endpoint = "";
 
-/** Runs flowctl against the stack (unless the arguments name another endpoint). */
-function flowctl(args: string[], env: Record<string, string> = {}): Promise<Result> {
+/**
+ * Runs flowctl's commands in this process against the stack (unless the arguments name another
+ * endpoint), with the environment, stdout and stderr the bin shim would give them.
+ */
+async function flowctl(args: string[], env: Record<string, string> = {}): Promise<Result> {
+  const stdout: string[] = [];
+  const stderr: string[] = [];
+  const code = await runCli(args, {
+    stdout: { write: (text) => stdout.push(text) },
+    stderr: { write: (text) => stderr.push(text) },
+    env: { ...process.env, FLOW_ENDPOINT: endpoint, NO_COLOR: "1", ...env },
+    interrupted: new Promise<void>(() => {}),
+  });
+  return { code, stdout: stdout.join(""), stderr: stderr.join("") };
+}
+
+/** Runs `node cli/bin/flowctl.js` as a child process: for what is about the process itself. */
+function flowctlProcess(args: string[], env: Record<string, string> = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [FLOWCTL, ...args], {
       cwd: ROOT,
@@ -87,7 +106,7 @@ function flowctlInTerminal(args: string[]): Promise<Result> {
       return false;
     }
   })();
-  if (!hasScript) return flowctl(args, { FLOWCTL_TTY: "1" });
+  if (!hasScript) return flowctlProcess(args, { FLOWCTL_TTY: "1" });
   const quoted = [process.execPath, FLOWCTL, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
   return new Promise((resolve, reject) => {
     // -e: exit with the child's code; -f: flush at once; -q: no "Script started" banner.
@@ -427,7 +446,7 @@ describe("flowctl run watch", () => {
     const id = await createRun(
       racksRun("cli-watch-fail", [FAILING_RACK], "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 5 }]"),
     );
-    const r = await flowctl(["run", "watch", id, "--interval", "200ms"]);
+    const r = await flowctlProcess(["run", "watch", id, "--interval", "200ms"]);
     expect(r.code).toBe(2);
     expect(r.stdout).not.toContain("\x1b[");
     const lines = r.stdout.trimEnd().split("\n");
@@ -633,14 +652,14 @@ operation: { upgradeFirmware: {} }
   });
 
   it("no service at the endpoint: exit 24 (UNAVAILABLE) and how to start the local stack", async () => {
-    const r = await flowctl(["run", "list", "--endpoint", "127.0.0.1:1"]);
+    const r = await flowctlProcess(["run", "list", "--endpoint", "127.0.0.1:1"]);
     expect(r.code).toBe(24);
     expect(r.stderr).toContain("error: cannot reach the Flow service at 127.0.0.1:1 (UNAVAILABLE");
     expect(r.stderr).toContain("Start the local stack with `npm start`");
   });
 
   it("usage mistakes: exit 1 before anything is sent", async () => {
-    const badId = await flowctl(["run", "get", "run-7"]);
+    const badId = await flowctlProcess(["run", "get", "run-7"]);
     expect(badId.code).toBe(1);
     expect(badId.stderr).toBe(
       'error: run ID: expected a UUID such as 4f6f1a9e-0000-4000-8000-000000000001 (got "run-7")\n',

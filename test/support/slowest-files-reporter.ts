@@ -52,10 +52,14 @@ export default class SlowestFilesReporter implements Reporter {
     this.coverage = vitest.config.coverage.enabled;
   }
 
-  onTestRunEnd(modules: ReadonlyArray<TestModule>): void {
+  onTestRunEnd(
+    modules: ReadonlyArray<TestModule>,
+    _errors: ReadonlyArray<unknown>,
+    reason: "passed" | "interrupted" | "failed",
+  ): void {
     this.report = slowestFilesReport(modules.map(fileTime));
-    // With coverage, its summary comes after this: print under it instead.
-    if (!this.coverage) this.print();
+    // With coverage, its summary comes after this (only when every test passed): print under it.
+    if (!this.coverage || reason !== "passed") this.print();
   }
 
   onFinishedReportCoverage(): void {

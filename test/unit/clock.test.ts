@@ -3,7 +3,7 @@
  * one the local stack can be started with (local/clock.ts), which window and schedule tests jump.
  * Timers are observed by what they do (a promise each fires), never by waiting and seeing nothing.
  */
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { shiftableClock } from "../../local/clock.js";
 import { systemClock } from "../../src/adapters/system-clock.js";
 
@@ -17,24 +17,18 @@ function firing(after: (fire: () => void) => () => void, now: () => number) {
 }
 
 describe("systemClock", () => {
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
   it("reads the platform's time, fires a timer once its time has passed, and cancels one", async () => {
-    vi.useFakeTimers({ now: 1_800_000_000_000 });
-    expect(systemClock.now()).toBe(1_800_000_000_000);
+    const before = Date.now();
+    const read = systemClock.now();
+    expect(read).toBeGreaterThanOrEqual(before);
+    expect(read).toBeLessThanOrEqual(Date.now());
     const fired: string[] = [];
-    systemClock.after(1_000, () => fired.push("a"));
-    const cancel = systemClock.after(1_000, () => fired.push("cancelled"));
+    const cancel = systemClock.after(1, () => fired.push("cancelled"));
     cancel();
-    vi.advanceTimersByTime(999);
+    const kept = firing((fire) => systemClock.after(20, fire), systemClock.now);
+    expect(await kept.fired).toBeGreaterThanOrEqual(read + 20);
+    // The cancelled one was due first and would have fired before the kept one.
     expect(fired).toEqual([]);
-    vi.advanceTimersByTime(1);
-    expect(fired).toEqual(["a"]);
-    vi.advanceTimersByTime(60_000);
-    expect(fired).toEqual(["a"]);
-    expect(systemClock.now()).toBe(1_800_000_061_000);
   });
 });
 
