@@ -8,6 +8,9 @@ const SLOW_UNIT = [
   "test/unit/infra-*.test.ts",
   "test/unit/deploy-rehearsal.test.ts",
   "test/unit/dynamodb-retry.test.ts",
+  "test/unit/lint-fence.test.ts",
+  "test/unit/grpc-status.test.ts",
+  "test/unit/repo-hygiene.test.ts",
 ];
 /** Unit tests that import the product after setting the environment its modules read at load. */
 const OWN_MODULES = ["test/unit/observability-xray.test.ts"];
