@@ -232,8 +232,11 @@ describe("child task: exactly one update command per component per task", () => 
     expect(firstSend.componentIds).toEqual(groups[0]!.componentIds);
     await fleetCaughtUp(h, groups[0]!.componentIds);
     for (const componentId of groups[0]!.componentIds) {
-      // Received twice (the second send came before any answer was stored), flashed once.
-      expect(h.fleet.stats().updatesByRequest[updateRequestId(manual.id, componentId)]).toBe(2);
+      // Received once or twice: the second send skips a component whose answer was stored between
+      // the two sends (on a loaded machine the fleet answers that fast), and sends the rest again
+      // under the same request id. Whichever, each is flashed once (below).
+      const received = h.fleet.stats().updatesByRequest[updateRequestId(manual.id, componentId)];
+      expect([1, 2], `component ${componentId}`).toContain(received);
     }
     expect(h.fleet.stats().flashesByTask[manual.id]).toBe(groups[0]!.componentIds.length);
     await h.stores.locks.release(manual.rackId, manual.id);
@@ -241,8 +244,11 @@ describe("child task: exactly one update command per component per task", () => 
     const stats = h.fleet.stats();
     for (const [i, r] of racks.entries()) {
       for (const component of r.components) {
-        // Rack 1's COMPUTE trays also got the hand-driven task's command (twice each, flashed once).
-        const extra = i === 0 && component.type === "COMPUTE" ? 2 : 0;
+        // Rack 1's COMPUTE trays also got the hand-driven task's command (once or twice each, above).
+        const extra =
+          i === 0 && component.type === "COMPUTE"
+            ? (stats.updatesByRequest[updateRequestId(manual.id, component.id)] ?? 0)
+            : 0;
         expect(stats.updatesByComponent[component.id], `component ${component.id}`).toBe(1 + extra);
         expect(
           stats.updatesByRequest[updateRequestId(taskIds[i]!, component.id, 0, updatePartOf(component.type))],
