@@ -29,8 +29,10 @@ import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { EventBridgeRunEventBus } from "../src/adapters/eventbridge/run-event-bus.js";
 import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
+import { createS3Client, S3ImageObjectStore } from "../src/adapters/s3/image-bucket.js";
 import type { BuildInfo, FlowApi } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
+import { createImageService } from "../src/app/firmware-images.js";
 import { lineLogger } from "../src/app/observability.js";
 import { createRunEventRelay } from "../src/app/run-event-relay.js";
 import { createStoreHealth, failFastWhileUnreachable } from "../src/app/store-health.js";
@@ -43,6 +45,7 @@ import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
 import { createLocalChildTasks, type LocalChildTasks, type LocalChildTasksOptions } from "./child-tasks.js";
 import { generateDemoFleet } from "./demo-fleet.js";
 import { defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
+import { ensureBucket, localImageBucket, seedImages, seedVersions } from "./image-catalog.js";
 import { type IotShim, startIotShim } from "./iot-shim.js";
 import { type LocalMoto, startLocalMoto } from "./moto.js";
 import { connectMqttPublisher, startMqttBroker } from "./mqtt-broker.js";
@@ -56,6 +59,11 @@ export interface LocalStackOptions {
   inventory?: InventoryRack[];
   /** Firmware baselines to set at start (the inventory file's `baselines`). */
   baselines?: FirmwareBaseline[];
+  /**
+   * Versions to seed the image catalog with, for every component type, besides the demo fleet's,
+   * the examples' and the baselines' (local/image-catalog.ts).
+   */
+  imageVersions?: readonly string[];
   fleet?: FleetConfig;
   tickMs: number;
   /**
@@ -232,6 +240,22 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // An explicit inventory always loads; the demo fleet only into tables made just now.
     if (options.inventory) await stores.inventory.upsertRacks(options.inventory);
     else if (created) await stores.inventory.upsertRacks(generateDemoFleet());
+    // The image catalog: its bucket on the same moto, seeded before any baseline names a version.
+    const s3 = createS3Client({ endpoint: awsEndpoint });
+    stops.push(async () => s3.destroy());
+    const imageBucket = localImageBucket(options.tablePrefix ?? "flow-");
+    await ensureBucket(s3, imageBucket);
+    const imageObjects = new S3ImageObjectStore(s3, imageBucket);
+    const seeded = await seedImages(
+      createImageService({
+        images: stores.images,
+        objects: imageObjects,
+        clock: Date.now,
+        newId: randomUUID,
+      }),
+      seedVersions([...(options.baselines ?? []).map((b) => b.version), ...(options.imageVersions ?? [])]),
+    );
+    if (seeded > 0) log(`image catalog: ${seeded} image(s) seeded in s3://${imageBucket}`);
     if (options.baselines) await stores.policy.putBaselines(options.baselines);
     const racks = await stores.inventory.loadAll();
 
@@ -247,6 +271,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         brokerUrl: broker.url,
         racks,
         config: options.fleet ?? defaultFleetConfig(),
+        // Each image is fetched once from the catalog and checked, as a BMC agent would.
+        downloadImages: true,
       });
       fleet = started;
       stops.push(() => started.stop());
@@ -266,6 +292,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...rule,
       iotEndpoint: shim.endpoint,
       cipher,
+      imageUrls: imageObjects,
       waitOverrideMs: options.childTaskWaitMs ?? 500,
       // A wave's wait for its wake-up is the product's safety net of AWAIT_SAFETY_NET_POLLS polls,
       // each one Wait here (the deployed waits are 10-60 s, each played as one override).
@@ -340,6 +367,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const api = failFastWhileUnreachable(
       assembleFlowApi({
         stores: frontStores,
+        imageObjects,
         tasks: { submitter: childTasks.submitter, api: childTasks.tasksApi },
         clock,
         newId: randomUUID,

@@ -11,7 +11,9 @@
  * measured, and load on the one moto process (it serves one request at a time) that DynamoDB does
  * not have. `startBenchStack({ full: true })` starts the real local stack anyway, for comparison.
  */
+
 import { randomUUID } from "node:crypto";
+import { registerBenchImages } from "./bench-images.js";
 import "../../local/polyfills.js";
 import { generateDemoFleet } from "../../local/demo-fleet.js";
 import { startLocalMoto } from "../../local/moto.js";
@@ -100,10 +102,12 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
         : installCapacityMeter(client, { reportedFigures: "ignore" });
     const stores = createDynamoStores(client, tables);
     await stores.inventory.upsertRacks(inventory);
+    await registerBenchImages(stores.images);
     const api = composeFlowApi({
       runs: createRunService({
         runs: stores.runs,
         inventory: stores.inventory,
+        images: stores.images,
         clock: () => Date.now(),
         newId: randomUUID,
       }),

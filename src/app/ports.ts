@@ -11,8 +11,9 @@
  * Outcomes that callers branch on are returned as named values ('claimed' | 'slots-full' | …);
  * only unexpected failures throw.
  *
- * Every port is declared in ports/ (runs, tasks, child tasks) and imported from here.
+ * Every port is declared in ports/ (runs, tasks, child tasks, firmware images) and imported from here.
  */
 export * from "./ports/child-tasks.js";
+export * from "./ports/images.js";
 export * from "./ports/runs.js";
 export * from "./ports/tasks.js";

@@ -154,6 +154,7 @@ export function awsDispatcher(config: DispatchConfig, obs: RootObservability): D
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
     policy: stores.policy,
+    images: stores.images,
     executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config), obs),
     newId: randomUUID,
   });

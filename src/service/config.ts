@@ -40,6 +40,8 @@ export const ENV = {
   dispatcherFunctionName: "FLOW_DISPATCHER_FUNCTION_NAME",
   /** The account's IoT data-plane endpoint (https://xxxx-ats.iot.<region>.amazonaws.com). */
   iotDataEndpoint: "FLOW_IOT_DATA_ENDPOINT",
+  /** The firmware image catalog's S3 bucket (image bytes; the records are in the Inventory table). */
+  imageBucket: "FLOW_IMAGE_BUCKET",
   /** KMS key used to encrypt firmware credentials at rest (a data key per value). */
   secretsKmsKeyId: "FLOW_SECRETS_KMS_KEY_ID",
   /** Off AWS only: a 32-byte hex key for AES-256-GCM instead of KMS. */
@@ -106,6 +108,10 @@ const functionName = matching(
   /^([A-Za-z0-9_-]{1,64}|arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_$-]+)?)$/,
   "a Lambda function name or ARN",
 );
+const bucketName = matching(
+  /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+  "an S3 bucket name (3-63 lowercase letters, digits, '.' or '-')",
+);
 const localSecretsKey = hexKey(32);
 const admissionLimit = integerFrom(1, 100_000);
 
@@ -166,6 +172,8 @@ export const readDispatchConfig = configReader(
 export interface TaskStepsConfig extends StoresConfig {
   /** Where BMC commands are published. */
   iotDataEndpoint: string;
+  /** Where the images are: each update command carries a presigned GET of its image. */
+  imageBucket: string;
   secrets: SecretsConfig;
   /** Recording a run child's outcome wakes the dispatcher Lambda for the run; absent: the stream alone does. */
   dispatcherFunctionName?: string;
@@ -175,12 +183,14 @@ export const readTaskStepsConfig = configReader(
   {
     ...STORES,
     iotDataEndpoint: required(ENV.iotDataEndpoint, httpUrl),
+    imageBucket: required(ENV.imageBucket, bucketName),
     ...SECRETS,
     dispatcherFunctionName: optional(ENV.dispatcherFunctionName, functionName),
   },
   (v): TaskStepsConfig => ({
     ...stores(v),
     iotDataEndpoint: v.iotDataEndpoint,
+    imageBucket: v.imageBucket,
     secrets: secrets(v),
     ...(v.dispatcherFunctionName === undefined ? {} : { dispatcherFunctionName: v.dispatcherFunctionName }),
   }),
@@ -226,6 +236,8 @@ export const readEventPublisherConfig = configReader(
 export interface GrpcFrontConfig extends StoresConfig {
   /** The TasksApi and the run controls start and stop child-task executions. */
   childTaskStateMachineArn: string;
+  /** The firmware image catalog's bucket: the admin service presigns uploads into it. */
+  imageBucket: string;
   secrets: SecretsConfig;
   host: string;
   port: number;
@@ -267,6 +279,7 @@ export const readGrpcFrontConfig = configReader(
   {
     ...STORES,
     childTaskStateMachineArn: required(ENV.childTaskStateMachineArn, stateMachineArn),
+    imageBucket: required(ENV.imageBucket, bucketName),
     ...SECRETS,
     host: withDefault(ENV.host, text, "127.0.0.1"),
     port: withDefault(ENV.port, port, 50_051),
@@ -293,6 +306,7 @@ export const readGrpcFrontConfig = configReader(
     return {
       ...stores(v),
       childTaskStateMachineArn: v.childTaskStateMachineArn,
+      imageBucket: v.imageBucket,
       secrets: secrets(v),
       host: v.host,
       port: v.port,

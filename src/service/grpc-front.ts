@@ -15,6 +15,7 @@ import {
   type PowertoolsObservability,
   powertoolsObservability,
 } from "../adapters/observability/powertools.js";
+import { createS3Client, S3ImageObjectStore } from "../adapters/s3/image-bucket.js";
 import type { FlowApi } from "../app/api.js";
 import { createStoreHealth, failFastWhileUnreachable, type StoreHealth } from "../app/store-health.js";
 import { awsChildTasks, awsOptions, stepFunctionsExecutor } from "./aws.js";
@@ -44,12 +45,14 @@ export function composeGrpcFront(
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
     policy: stores.policy,
+    images: stores.images,
     executor: stepFunctionsExecutor(config.childTaskStateMachineArn, awsOptions(config), obs),
     newId: randomUUID,
   });
   const api = failFastWhileUnreachable(
     assembleFlowApi({
       stores,
+      imageObjects: new S3ImageObjectStore(createS3Client(awsOptions(config)), config.imageBucket),
       tasks,
       clock: Date.now,
       newId: randomUUID,

@@ -35,9 +35,11 @@ import {
   ValidationError,
 } from "../../src/domain/errors.js";
 import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
+import type { BeginUploadInput, CompleteUploadInput } from "../../src/domain/firmware-images.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/firmware-template.js";
 import type {
   ComponentReadiness,
+  ComponentType,
   CreateRunInput,
   InventoryRack,
   ListRunsQuery,
@@ -54,6 +56,7 @@ import { DEFAULT_RULE, DEFAULT_RULE_ID, type RuleDefinition } from "../../src/do
 import type { RunHistoryEvent } from "../../src/domain/run-history.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 import { makeCertificates } from "../support/certificates.js";
+import { imageRecord } from "../support/memory-images.js";
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures
@@ -401,6 +404,28 @@ class FakeFlowApi implements FlowApi {
   async listRules(page: Page) {
     this.record("listRules", page);
     return { rules: [{ ...DEFAULT_RULE }], total: 1 };
+  }
+
+  async beginImageUpload(input: BeginUploadInput) {
+    this.record("beginImageUpload", input);
+    return {
+      uploadId: "0b0b0b0b-0000-4000-8000-000000000001",
+      url: "https://images.example/put",
+      expiresAt: 0,
+    };
+  }
+
+  async completeImageUpload(input: CompleteUploadInput, actor: Actor) {
+    this.record("completeImageUpload", input, actor);
+    return {
+      image: imageRecord({ componentType: "COMPUTE", version: input.version }),
+      alreadyRegistered: false,
+    };
+  }
+
+  async listImages(query: { componentType?: ComponentType; page: Page }) {
+    this.record("listImages", query);
+    return { images: [], total: 0 };
   }
 
   async deleteBaseline(key: BaselineKey) {

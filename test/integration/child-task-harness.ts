@@ -4,6 +4,7 @@
  * running the real ASL with aws-local-stepfunctions. Timeouts are fractions of a second and every
  * Wait is overridden to a few milliseconds, so a hung BMC costs ~0.6 s, not 30 minutes.
  */
+
 import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
@@ -21,11 +22,13 @@ import {
   type TableNames,
 } from "../../src/adapters/dynamodb/index.js";
 import { IotPublisher } from "../../src/adapters/iot/publisher.js";
+import { createS3Client, S3ImageObjectStore } from "../../src/adapters/s3/image-bucket.js";
 import { DynamoCommandSetStore } from "../../src/adapters/stepfunctions/dynamo-command-sets.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher, RunWaker } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
 import type { ComponentType, InventoryRack, Task } from "../../src/domain/model.js";
+import { everyImage } from "../support/memory-images.js";
 import { freshTables, testClient } from "../support/moto.js";
 
 export const FAST_SETTINGS: Partial<ChildTaskSettings> = {
@@ -71,7 +74,10 @@ export async function startHarness(options: {
   const shim = await startIotShim(broker);
   const fleet = await startBmcFleet({ brokerUrl: broker.url, racks: options.racks, config: options.fleet });
   const child = await createLocalChildTasks({
-    stores,
+    // The catalog is not what these tables are about: every version has an image, presigned
+    // for real against moto's S3 (a URL is computed, nothing is fetched).
+    stores: { ...stores, images: everyImage },
+    imageUrls: new S3ImageObjectStore(createS3Client({ endpoint: inject("awsEndpoint") }), "harness-images"),
     tables: names,
     broker,
     iotEndpoint: shim.endpoint,

@@ -14,6 +14,7 @@ import type { Actor } from "../../src/domain/actor.js";
 import type { Run } from "../../src/domain/model.js";
 import type { RunHistoryEvent } from "../../src/domain/run-history.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
+import { everyImage } from "../support/memory-images.js";
 import { MemoryInventoryStore, MemoryRunStore } from "../support/memory-stores.js";
 import { type RunState, runInState, T0 } from "../support/run-states.js";
 import { ScriptedSubmitter } from "../support/scripted-submitter.js";
@@ -55,6 +56,7 @@ describe("history: create", () => {
     const inventory = new MemoryInventoryStore([1, 2, 3, 4].map(rack));
     let ids = 0;
     const service = createRunService({
+      images: everyImage,
       runs,
       inventory,
       clock: () => T0,

@@ -20,6 +20,7 @@ import type {
   TargetSpecInput,
 } from "../../src/domain/model.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
+import { everyImage } from "../support/memory-images.js";
 import { MemoryInventoryStore, MemoryRunStore } from "../support/memory-stores.js";
 
 const NOW = 1_700_000_200_000;
@@ -96,7 +97,13 @@ function setUp(inventoryRacks: InventoryRack[]) {
   runs = new MemoryRunStore();
   inventory = new MemoryInventoryStore(inventoryRacks);
   ids = 0;
-  service = createRunService({ runs, inventory, clock: () => NOW, newId: () => uuid(++ids, "1d000000") });
+  service = createRunService({
+    images: everyImage,
+    runs,
+    inventory,
+    clock: () => NOW,
+    newId: () => uuid(++ids, "1d000000"),
+  });
 }
 beforeEach(() => setUp(racks(1, 5)));
 
