@@ -20,6 +20,7 @@ import {
   isServiceError,
   UsageError,
 } from "./errors.js";
+import { registerFirmwareCommands } from "./firmware.js";
 import {
   OUTPUT_FORMATS,
   type OutputFormat,
@@ -166,6 +167,7 @@ Docs: docs/cli.md`,
   registerTaskCommands(program, act);
   registerInventoryCommands(program, act);
   registerPolicyCommands(program, act);
+  registerFirmwareCommands(program, act);
   program
     .command("version")
     .description("print the service's build information (a quick connectivity check)")
