@@ -170,10 +170,16 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     // awsDispatcher (src/service/aws.ts): the machine's ARN, no credentials.
     expect(names("Dispatcher")).toEqual([...build, ENV.childTaskStateMachineArn].sort());
     expect(names("StreamEvaluator")).toEqual([...build, ENV.childTaskStateMachineArn].sort());
-    // composeTaskStepsLambda: IoT endpoint and the secrets key; both record run children's
-    // outcomes and then wake the dispatcher for the run by its name.
+    // composeTaskStepsLambda: IoT endpoint, the secrets key and the image bucket (presigned
+    // GETs); both record run children's outcomes and then wake the dispatcher for the run by its name.
     expect(names("TaskSteps")).toEqual(
-      [...build, ENV.iotDataEndpoint, ENV.secretsKmsKeyId, ENV.dispatcherFunctionName].sort(),
+      [
+        ...build,
+        ENV.iotDataEndpoint,
+        ENV.secretsKmsKeyId,
+        ENV.imageBucket,
+        ENV.dispatcherFunctionName,
+      ].sort(),
     );
     // composeBmcResultLambda, stores only: reports and execution ends need the tables alone.
     expect(names("BmcResult")).toEqual([...build, ENV.dispatcherFunctionName].sort());
@@ -405,6 +411,7 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
         ENV.gitCommit,
         ENV.childTaskStateMachineArn,
         ENV.secretsKmsKeyId,
+        ENV.imageBucket,
         ENV.port,
         ENV.host,
         ENV.plaintextBehindLoadBalancer,
