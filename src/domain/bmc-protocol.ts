@@ -13,7 +13,8 @@
  *
  * Versioning: a decoder rejects any `v` it does not speak (`UNSUPPORTED_VERSION`), and ignores
  * fields it does not know, so optional fields can be added inside a version; removing, renaming or
- * changing the meaning of a field is a new `v`.
+ * changing the meaning of a field is a new `v`. `image.size` is such an optional field (v1 and
+ * v2): the product always sends it and `image.sha256`; older messages without them still decode.
  *   v1  everything below without `subTargets`.
  *   v2  `update` and `result` may carry `subTargets`: flash only these parts of the component, and
  *       (result) these are the parts flashed. A new version, not an optional v1 field, because a
