@@ -114,6 +114,7 @@ export const TEST_IMAGE_VERSIONS = [
   "2.2.0",
   "3.0.0",
   "3.1.0",
+  "4.0",
   "5.0",
   "9.9.9",
 ] as const;
