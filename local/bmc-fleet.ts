@@ -87,7 +87,7 @@ export interface FleetStats {
   busyRejections: number;
   /** Updates refused or failed for their image (fields missing, bytes not matching, not fetched). */
   imageRejections: number;
-  /** Images fetched (at most one per sha256 that was fetched successfully). */
+  /** Image fetches made: one per sha256 when nothing fails (a failed fetch is tried again). */
   imageDownloads: number;
   ignored: { offline: number; unknownComponent: number; malformed: number };
   outcomes: { succeeded: number; failed: number; wrongVersion: number; hung: number; disconnected: number };

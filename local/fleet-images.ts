@@ -7,10 +7,14 @@
  *   no image.sha256        → IMAGE_INVALID  "update command carries no image.sha256"
  *   fetched 10 bytes of 12 → IMAGE_SIZE_MISMATCH
  *   other digest           → IMAGE_DIGEST_MISMATCH
- *   HTTP 403 (expired URL) → IMAGE_UNAVAILABLE
+ *   HTTP 403 (expired URL) → IMAGE_UNAVAILABLE, after FETCH_ATTEMPTS tries (a store that is
+ *                            restarting, as moto after a crash, answers again within seconds)
  */
 import { createHash } from "node:crypto";
 import type { BmcError, FirmwareImageRef } from "../src/domain/bmc-protocol.js";
+
+/** Tries of a fetch that failed (no answer, or not 200), 0.25 s apart, doubling: about 8 s in all. */
+export const FETCH_ATTEMPTS = 6;
 
 export interface ImageChecker {
   /** The error to fail the update with, or undefined when the image is fine. */
@@ -36,6 +40,15 @@ export function imageChecker(options: { download: boolean }): ImageChecker {
   const verdicts = new Map<string, Promise<BmcError | undefined>>();
   let downloads = 0;
   const fetchAndHash = async (image: Required<FirmwareImageRef>): Promise<BmcError | undefined> => {
+    let verdict: BmcError | undefined;
+    for (let attempt = 0; attempt < FETCH_ATTEMPTS; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (attempt - 1)));
+      verdict = await fetchOnce(image);
+      if (verdict?.code !== "IMAGE_UNAVAILABLE") return verdict;
+    }
+    return verdict;
+  };
+  const fetchOnce = async (image: Required<FirmwareImageRef>): Promise<BmcError | undefined> => {
     downloads += 1;
     let response: Response;
     try {

@@ -246,16 +246,31 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const imageBucket = localImageBucket(options.tablePrefix ?? "flow-");
     await ensureBucket(s3, imageBucket);
     const imageObjects = new S3ImageObjectStore(s3, imageBucket);
-    const seeded = await seedImages(
-      createImageService({
-        images: stores.images,
-        objects: imageObjects,
-        clock: Date.now,
-        newId: randomUUID,
-      }),
-      seedVersions([...(options.baselines ?? []).map((b) => b.version), ...(options.imageVersions ?? [])]),
-    );
+    const seed = seedVersions([
+      ...(options.baselines ?? []).map((b) => b.version),
+      ...(options.imageVersions ?? []),
+    ]);
+    const images = createImageService({
+      images: stores.images,
+      objects: imageObjects,
+      clock: Date.now,
+      newId: randomUUID,
+    });
+    const seeded = await seedImages(images, seed);
     if (seeded > 0) log(`image catalog: ${seeded} image(s) seeded in s3://${imageBucket}`);
+    // A store back from an outage may be a restarted moto: its tables come back (a data dir) but
+    // not its S3, so the bucket and the seeded images' bytes are put back (the same bytes: a no-op
+    // where nothing was lost).
+    storeHealth.onChange((reachable) => {
+      if (!reachable) return;
+      void (async () => {
+        await ensureBucket(s3, imageBucket);
+        await seedImages(images, seed);
+        log(`image catalog: s3://${imageBucket} seeded again now the store is back`);
+      })().catch((error: unknown) =>
+        log(`image catalog: could not be seeded again: ${(error as Error).message}`),
+      );
+    });
     if (options.baselines) await stores.policy.putBaselines(options.baselines);
     const racks = await stores.inventory.loadAll();
 
