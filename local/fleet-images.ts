@@ -36,13 +36,21 @@ export function missingImageFields(image: FirmwareImageRef): BmcError | undefine
     : { code: "IMAGE_INVALID", message: `update command carries no ${missing}` };
 }
 
-export function imageChecker(options: { download: boolean }): ImageChecker {
+export function imageChecker(options: {
+  download: boolean;
+  /** Default FETCH_ATTEMPTS. */
+  attempts?: number;
+  /** The first pause between tries (doubling); default 250 ms. */
+  retryMs?: number;
+}): ImageChecker {
+  const attempts = options.attempts ?? FETCH_ATTEMPTS;
+  const retryMs = options.retryMs ?? 250;
   const verdicts = new Map<string, Promise<BmcError | undefined>>();
   let downloads = 0;
   const fetchAndHash = async (image: Required<FirmwareImageRef>): Promise<BmcError | undefined> => {
     let verdict: BmcError | undefined;
-    for (let attempt = 0; attempt < FETCH_ATTEMPTS; attempt++) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** (attempt - 1)));
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, retryMs * 2 ** (attempt - 1)));
       verdict = await fetchOnce(image);
       if (verdict?.code !== "IMAGE_UNAVAILABLE") return verdict;
     }
