@@ -31,7 +31,8 @@
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
  */
-
+import { createS3Client, S3ImageObjectStore } from "../src/adapters/s3/image-bucket.js";
+import { registerBenchImages } from "./lib/bench-images.js";
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -263,6 +264,8 @@ async function once(): Promise<Figures> {
   let dispatcher: ReturnType<typeof createDispatcher> | undefined;
   const child = await createLocalChildTasks({
     stores,
+    // The run's commands carry presigned GETs (computed, not fetched: the fleet does not download).
+    imageUrls: new S3ImageObjectStore(createS3Client({ endpoint: moto.endpoint }), "bench-images"),
     tables: names,
     broker,
     iotEndpoint: shim.endpoint,
@@ -302,9 +305,11 @@ async function once(): Promise<Figures> {
     dispatchRun: (runId) => inScope({ part: "dispatch" }, () => inner.dispatchRun(runId)),
     tick: () => inScope({ part: "dispatch" }, () => inner.tick()),
   };
+  await registerBenchImages(stores.images);
   const runsApi = createRunService({
     runs: stores.runs,
     inventory: stores.inventory,
+    images: stores.images,
     clock: systemClock,
     newId: randomUUID,
   });

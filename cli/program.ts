@@ -20,6 +20,7 @@ import {
   isServiceError,
   UsageError,
 } from "./errors.js";
+import { registerFirmwareCommands } from "./firmware.js";
 import { registerInventoryCommands } from "./inventory-commands.js";
 import { OUTPUT_FORMATS, type OutputFormat, render, terminalSafe } from "./output.js";
 import { registerPolicyCommands, whoAmITable } from "./policy.js";
@@ -134,6 +135,7 @@ Docs: docs/cli.md`,
   registerTaskCommands(program, act);
   registerInventoryCommands(program, act);
   registerPolicyCommands(program, act);
+  registerFirmwareCommands(program, act);
   program
     .command("version")
     .description("print the service's build information (a quick connectivity check)")

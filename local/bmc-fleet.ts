@@ -27,6 +27,11 @@
  * An update with `subTargets` (protocol v2) flashes only those parts: its result lists them (v2),
  * and the stats count them (`flashesBySubTarget`); one without flashes the whole component
  * (`wholeFlashes`). A result is sent in the version of its command, so v1 commands get v1 answers.
+ * An update whose command lacks `image.sha256` or `image.size` is refused before its ack
+ * (`result` ok:false, IMAGE_INVALID, not remembered, like BUSY); with `downloadImages` the fleet
+ * also fetches each image once (per sha256) and fails updates whose bytes do not match
+ * (IMAGE_DIGEST_MISMATCH, IMAGE_SIZE_MISMATCH, IMAGE_UNAVAILABLE) after their ack, before any
+ * progress (local/fleet-images.ts).
  * A `query` is answered with `status` carrying the current version (silence when disconnected);
  * a `not-ready` BMC adds `ready: false` and NOT_READY_REASON, and otherwise flashes like `succeed`.
  * Commands for ids not in the inventory are ignored, as a non-existent IoT thing would.
@@ -49,6 +54,7 @@ import {
 } from "../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../src/domain/model.js";
 import { type BmcBehaviour, behaviourFor, defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
+import { imageChecker, missingImageFields } from "./fleet-images.js";
 
 export interface BmcFleetOptions {
   /** `mqtt://127.0.0.1:<port>` of the local broker. */
@@ -63,6 +69,8 @@ export interface BmcFleetOptions {
   /** Version a BMC reports when the inventory gives none. Default "0.0.0". */
   unknownVersion?: string;
   clientId?: string;
+  /** Fetch each update's image (once per sha256) and check its size and digest. Default false. */
+  downloadImages?: boolean;
   log?: (line: string) => void;
 }
 
@@ -77,6 +85,10 @@ export interface FleetStats {
   /** Updates answered from memory (a requestId seen before). */
   duplicateUpdates: number;
   busyRejections: number;
+  /** Updates refused or failed for their image (fields missing, bytes not matching, not fetched). */
+  imageRejections: number;
+  /** Image fetches made: one per sha256 when nothing fails (a failed fetch is tried again). */
+  imageDownloads: number;
   ignored: { offline: number; unknownComponent: number; malformed: number };
   outcomes: { succeeded: number; failed: number; wrongVersion: number; hung: number; disconnected: number };
   /** Update commands received, per component id. */
@@ -149,6 +161,8 @@ function emptyStats(components: number): FleetStats {
     flashes: 0,
     duplicateUpdates: 0,
     busyRejections: 0,
+    imageRejections: 0,
+    imageDownloads: 0,
     ignored: { offline: 0, unknownComponent: 0, malformed: 0 },
     outcomes: { succeeded: 0, failed: 0, wrongVersion: 0, hung: 0, disconnected: 0 },
     updatesByComponent: {},
@@ -187,6 +201,10 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       waits.set(timer, reject);
     });
   let stats = emptyStats(0);
+  const images = {
+    checker: imageChecker({ download: options.downloadImages === true }),
+    missing: missingImageFields,
+  };
 
   function addRacks(racks: readonly InventoryRack[]): void {
     for (const rack of racks) {
@@ -304,6 +322,19 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       });
       return;
     }
+    const missing = images.missing(command.image);
+    if (missing !== undefined) {
+      stats.imageRejections += 1;
+      await send(bmc.id, {
+        v: 1,
+        type: "result",
+        requestId,
+        ok: false,
+        version: bmc.version,
+        error: missing,
+      });
+      return;
+    }
     const behaviour: BmcBehaviour = behaviourFor(config, bmc.rackId, bmc.id);
     bmc.busyWith = requestId;
     bmc.handled.set(requestId, "running");
@@ -320,6 +351,23 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     const ackedAt = performance.now();
     const at = (percent: number) => sleep(ackedAt + (percent * behaviour.updateMs) / 100 - performance.now());
     void send(bmc.id, { v: 1, type: "ack", requestId });
+    const bad = await images.checker.check(command.image);
+    if (bad !== undefined) {
+      stats.imageRejections += 1;
+      const failed: ResultEvent = {
+        v: 1,
+        type: "result",
+        requestId,
+        ok: false,
+        version: bmc.version,
+        error: bad,
+      };
+      if (command.subTargets !== undefined) failed.subTargets = [...command.subTargets];
+      bmc.handled.set(requestId, failed);
+      bmc.busyWith = undefined;
+      await send(bmc.id, failed);
+      return;
+    }
 
     if (behaviour.outcome === "hang") {
       stats.outcomes.hung += 1;
@@ -382,7 +430,7 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
 
   let stopping: Promise<void> | undefined;
   return {
-    stats: () => structuredClone(stats),
+    stats: () => structuredClone({ ...stats, imageDownloads: images.checker.downloads() }),
     resetStats: () => {
       stats = emptyStats(bmcs.size);
     },

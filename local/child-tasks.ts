@@ -38,7 +38,9 @@ import type {
   BmcCommandPublisher,
   ChildTaskSubmitter,
   Cipher,
+  FirmwareImageStore,
   FirmwarePolicyStore,
+  ImageObjectStore,
   InventoryStore,
   RackLockStore,
   RunStore,
@@ -72,7 +74,11 @@ export interface LocalChildTasksOptions {
     inventory: PlanInventory & Pick<InventoryStore, "upsertRacks">;
     /** Baselines and rules, for an UpgradeFirmware without target_version or with rule_id; absent = none. */
     policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
+    /** The firmware image catalog's records: create checks them, update commands carry them. */
+    images: Pick<FirmwareImageStore, "getImages">;
   };
+  /** Presigns each update command's image GET (the catalog's bucket on moto). */
+  imageUrls: Pick<ImageObjectStore, "presignGet">;
   /**
    * Table names: command sets and task secrets live in Tasks; verified versions are written
    * in place on the Inventory rack item. `tasksTable` alone also works (versions are then written
@@ -177,12 +183,14 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     maxAttempts: 3,
   });
   const steps = childTaskSteps(parts, {
+    images: stores.images,
+    imageUrls: options.imageUrls,
     publisher: options.publisher ?? new IotPublisher({ client: iot }),
     readiness: options.tables
       ? new DynamoReadinessStore(stores.doc, options.tables)
       : {
           // Without the table names: the rack read through InventoryStore.
-          notReady: async (rackId) => {
+          notReady: async (rackId: string) => {
             const [rack] = await stores.inventory.getRacksByIds([rackId]);
             return new Map(
               rack?.components.flatMap((c) => (c.readiness ? [[c.id, c.readiness] as const] : [])),
@@ -216,6 +224,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     inventory: stores.inventory,
     executor,
     newId: options.newId ?? randomUUID,
+    images: stores.images,
     ...(stores.policy ? { policy: stores.policy } : {}),
   });
 

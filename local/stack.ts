@@ -30,9 +30,11 @@ import { type AccessPolicySource, accessPolicySource } from "../src/adapters/grp
 import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
 import type { ServerTlsFiles } from "../src/adapters/grpc/tls.js";
+import { createS3Client, S3ImageObjectStore } from "../src/adapters/s3/image-bucket.js";
 import { systemClock } from "../src/adapters/system-clock.js";
 import type { BuildInfo, FlowApi } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
+import { createImageService } from "../src/app/firmware-images.js";
 import { lineLogger, noopMetrics } from "../src/app/observability.js";
 import type { Clock } from "../src/app/ports.js";
 import { createRunEventRelay } from "../src/app/run-event-relay.js";
@@ -47,6 +49,7 @@ import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
 import { createLocalChildTasks, type LocalChildTasks, type LocalChildTasksOptions } from "./child-tasks.js";
 import { generateDemoFleet } from "./demo-fleet.js";
 import { defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
+import { ensureBucket, localImageBucket, seedImages, seedVersions } from "./image-catalog.js";
 import { type IotShim, startIotShim } from "./iot-shim.js";
 import { type LocalMoto, startLocalMoto } from "./moto.js";
 import { connectMqttPublisher, startMqttBroker } from "./mqtt-broker.js";
@@ -60,6 +63,11 @@ export interface LocalStackOptions {
   inventory?: InventoryRack[];
   /** Firmware baselines to set at start (the inventory file's `baselines`). */
   baselines?: FirmwareBaseline[];
+  /**
+   * Versions to seed the image catalog with, for every component type, besides the demo fleet's,
+   * the examples' and the baselines' (local/image-catalog.ts).
+   */
+  imageVersions?: readonly string[];
   fleet?: FleetConfig;
   tickMs: number;
   /**
@@ -268,6 +276,37 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // An explicit inventory always loads; the demo fleet only into tables made just now.
     if (options.inventory) await stores.inventory.upsertRacks(options.inventory);
     else if (created) await stores.inventory.upsertRacks(generateDemoFleet());
+    // The image catalog: its bucket on the same moto, seeded before any baseline names a version.
+    const s3 = createS3Client({ endpoint: awsEndpoint });
+    stops.push(async () => s3.destroy());
+    const imageBucket = localImageBucket(options.tablePrefix ?? "flow-");
+    await ensureBucket(s3, imageBucket);
+    const imageObjects = new S3ImageObjectStore(s3, imageBucket);
+    const seed = seedVersions([
+      ...(options.baselines ?? []).map((b) => b.version),
+      ...(options.imageVersions ?? []),
+    ]);
+    const images = createImageService({
+      images: stores.images,
+      objects: imageObjects,
+      clock,
+      newId: randomUUID,
+    });
+    const seeded = await seedImages(images, seed);
+    if (seeded > 0) log(`image catalog: ${seeded} image(s) seeded in s3://${imageBucket}`);
+    // A store back from an outage may be a restarted moto: its tables come back (a data dir) but
+    // not its S3, so the bucket and the seeded images' bytes are put back (the same bytes: a no-op
+    // where nothing was lost).
+    storeHealth.onChange((reachable) => {
+      if (!reachable) return;
+      void (async () => {
+        await ensureBucket(s3, imageBucket);
+        await seedImages(images, seed);
+        log(`image catalog: s3://${imageBucket} seeded again now the store is back`);
+      })().catch((error: unknown) =>
+        log(`image catalog: could not be seeded again: ${(error as Error).message}`),
+      );
+    });
     if (options.baselines) await stores.policy.putBaselines(options.baselines);
     const racks = await stores.inventory.loadAll();
 
@@ -286,6 +325,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
           brokerUrl: broker.url,
           racks,
           config: options.fleet ?? defaultFleetConfig(),
+          // Each image is fetched once from the catalog and checked, as a BMC agent would.
+          downloadImages: true,
         });
         fleet = started;
         stops.push(() => started.stop());
@@ -305,6 +346,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...rule,
       iotEndpoint: shim.endpoint,
       cipher,
+      imageUrls: imageObjects,
       waitOverrideMs: options.childTaskWaitMs ?? 500,
       // A wave's wait for its wake-up is the product's safety net of AWAIT_SAFETY_NET_POLLS polls,
       // each one Wait here (the deployed waits are 10-60 s, each played as one override).
@@ -379,6 +421,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const api = failFastWhileUnreachable(
       assembleFlowApi({
         stores: frontStores,
+        imageObjects,
         tasks: { submitter: childTasks.submitter, api: childTasks.tasksApi },
         clock,
         newId: randomUUID,

@@ -13,6 +13,7 @@
  */
 
 import { randomUUID } from "node:crypto";
+import { registerBenchImages } from "./bench-images.js";
 import { generateDemoFleet } from "../../local/demo-fleet.js";
 import { startLocalMoto } from "../../local/moto.js";
 import { startLocalStack } from "../../local/stack.js";
@@ -101,10 +102,12 @@ export async function startBenchStack(options: BenchStackOptions): Promise<Bench
         : installCapacityMeter(client, { reportedFigures: "ignore" });
     const stores = createDynamoStores(client, tables);
     await stores.inventory.upsertRacks(inventory);
+    await registerBenchImages(stores.images);
     const api = composeFlowApi({
       runs: createRunService({
         runs: stores.runs,
         inventory: stores.inventory,
+        images: stores.images,
         clock: systemClock,
         newId: randomUUID,
       }),

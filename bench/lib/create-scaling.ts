@@ -35,6 +35,7 @@ import { systemClock } from "../../src/adapters/system-clock.js";
 import { createRunService } from "../../src/app/runs.js";
 import { CandidateLimitError } from "../../src/domain/errors.js";
 import type { CreateRunInput } from "../../src/domain/model.js";
+import { registerBenchImages } from "./bench-images.js";
 import { installCapacityMeter } from "./capacity-meter.js";
 import { scanningInventory } from "./scan-inventory.js";
 import { elapsedMs, summarize } from "./stats.js";
@@ -84,17 +85,20 @@ export async function measureCreateScaling(options: ScalingOptions): Promise<Sca
       const fleet = generateDemoFleet({ racks: size });
       const loading = process.hrtime.bigint();
       await stores.inventory.upsertRacks(fleet);
+      await registerBenchImages(stores.images);
       options.progress(`${size} racks loaded in ${(elapsedMs(loading) / 1000).toFixed(0)} s`);
       const ways: Record<Way, ReturnType<typeof createRunService>> = {
         "after (by key)": createRunService({
           runs: stores.runs,
           inventory: stores.inventory,
+          images: stores.images,
           clock: systemClock,
           newId: randomUUID,
         }),
         "before (Scan)": createRunService({
           runs: stores.runs,
           inventory: scanningInventory(stores.inventory),
+          images: stores.images,
           clock: systemClock,
           newId: randomUUID,
         }),

@@ -64,12 +64,17 @@ export const TABLE_KEY_WRITE_ACTIONS = [
 /**
  * - `read`: every read action, on the table and its indexes;
  * - `readWrite`: reads plus item writes, on the table and its indexes;
- * - `updateInPlace`: GetItem and UpdateItem on the table's items only (no index, no put, no
- *   delete). Example: the child task records verified firmware versions on the inventory's rack
- *   item (`SET rack.components[3].firmwareVersion = :v`) and may change nothing else there.
+ * - `updateInPlace`: GetItem, BatchGetItem and UpdateItem on the table's items only (no index, no
+ *   put, no delete). Example: the child task records verified firmware versions on the
+ *   inventory's rack item (`SET rack.components[3].firmwareVersion = :v`) and may change nothing
+ *   else there; it reads the firmware image records of a wave in one BatchGetItem.
  */
 export type TableAccess = "read" | "readWrite" | "updateInPlace";
-export const TABLE_UPDATE_IN_PLACE_ACTIONS = ["dynamodb:GetItem", "dynamodb:UpdateItem"] as const;
+export const TABLE_UPDATE_IN_PLACE_ACTIONS = [
+  "dynamodb:BatchGetItem",
+  "dynamodb:GetItem",
+  "dynamodb:UpdateItem",
+] as const;
 
 const attribute = (key: KeyAttribute): dynamodb.Attribute => ({
   name: key.name,

@@ -17,10 +17,10 @@
  *
  * | principal        | tables                                           | other                                                    |
  * |------------------|--------------------------------------------------|----------------------------------------------------------|
- * | front (Fargate)  | read/write all (inventory import writes)         | child task: start, stop; secrets key: GenerateDataKey for run:* / task:* |
+ * | front (Fargate)  | read/write all (inventory import writes)         | child task: start, stop; secrets key: GenerateDataKey for run:* / task:*; image bucket: put/get/delete uploads/*, put/get images/*, list |
  * | dispatcher       | read/write Runs, Targets, RunEvents, Tasks, RackLocks | child task: start, stop                             |
  * | stream-evaluator | read/write Runs, Targets, RunEvents, Tasks, RackLocks | child task: start, stop; Runs + Targets streams; DLQ send |
- * | task-steps       | read/write Runs, Targets, Tasks, RackLocks; Inventory: GetItem + UpdateItem | iot:Publish on flow/bmc/<id>/cmd; secrets key: Decrypt run:* / task:*, GenerateDataKey bmc:*; invoke the dispatcher (wake-up) |
+ * | task-steps       | read/write Runs, Targets, Tasks, RackLocks; Inventory: GetItem, BatchGetItem (image records) + UpdateItem | image bucket: get images/* (presigned GETs); iot:Publish on flow/bmc/<id>/cmd; secrets key: Decrypt run:* / task:*, GenerateDataKey bmc:*; invoke the dispatcher (wake-up) |
  * | bmc-result       | read/write Runs, Targets, Tasks, RackLocks       | reports queue: receive, delete; DLQ send (async invoke failures); invoke the dispatcher (wake-up) |
  * | event-publisher  | none (the RunEvents stream record is the event)  | RunEvents stream; events:PutEvents on the one configured bus; DLQ send |
  *
@@ -62,6 +62,7 @@ import { ChildTaskStateMachine } from "../constructs/child-task.js";
 import { FlowData } from "../constructs/data.js";
 import { FlowFunction } from "../constructs/flow-function.js";
 import { GRPC_PORT, GrpcFront } from "../constructs/grpc-front.js";
+import { FirmwareImageBucket } from "../constructs/image-bucket.js";
 import { Observability } from "../constructs/observability.js";
 import { Ticker } from "../constructs/ticker.js";
 import { acknowledge, acknowledgeWildcardResources } from "../nag.js";
@@ -93,6 +94,8 @@ export class FlowStack extends Stack {
   /** BMC reports from the IoT rule, consumed by bmc-result in batches. */
   readonly bmcReports: sqs.Queue;
   readonly secretsKey: kms.Key;
+  /** The firmware image catalog's bytes (the records are Inventory items). */
+  readonly images: FirmwareImageBucket;
 
   constructor(scope: Construct, id: string, props: FlowStackProps) {
     super(scope, id, props);
@@ -127,6 +130,8 @@ export class FlowStack extends Stack {
       removalPolicy: keep,
     });
     const iotDataEndpoint = this.iotDataEndpoint(config);
+    this.images = new FirmwareImageBucket(this, "FirmwareImages", { retain: prod });
+    const imageBucket = { [ENV.imageBucket]: this.images.bucket.bucketName };
 
     // ---- Lambdas
     const build = {
@@ -158,6 +163,7 @@ export class FlowStack extends Stack {
         ...wakesDispatcher,
         [ENV.iotDataEndpoint]: iotDataEndpoint,
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
+        ...imageBucket,
       },
     });
     this.childTask = new ChildTaskStateMachine(this, "ChildTask", {
@@ -250,6 +256,8 @@ export class FlowStack extends Stack {
       // execution: the receiver, or the step itself.
       this.childTask.grantWaveWakeUps(fn.role);
     }
+    // Every update command carries a presigned GET of its image (signed with this role).
+    this.images.grantDownloads(this.taskSteps.role);
     this.grantSecretsKey(this.taskSteps.role, "OpenStoredCredentials", ["kms:Decrypt"], ["run:*", "task:*"]);
     this.grantSecretsKey(this.taskSteps.role, "SealBmcCredentials", ["kms:GenerateDataKey"], ["bmc:*"]);
     this.taskSteps.role.addToPrincipalPolicy(
@@ -401,6 +409,7 @@ export class FlowStack extends Stack {
         [ENV.childTaskStateMachineArn]: childTaskArn,
         ...childTaskSettings,
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
+        ...imageBucket,
         [ENV.port]: String(GRPC_PORT),
         [ENV.host]: "0.0.0.0",
         // The internal ALB terminates TLS with the deployment's certificate and reaches the task
@@ -426,6 +435,8 @@ export class FlowStack extends Stack {
     // Credentials of a new run (`run:<id>`) or UpgradeFirmware task (`task:<id>`) are sealed here
     // (KmsEnvelopeCipher.encrypt = GenerateDataKey); the front never opens them again.
     this.grantSecretsKey(taskRole, "SealStoredCredentials", ["kms:GenerateDataKey"], ["run:*", "task:*"]);
+    // Image uploads: presigned PUTs into uploads/, the verified copy into images/.
+    this.images.grantUploads(taskRole);
 
     // ---- IoT
     this.iot = new BmcIot(this, "Iot", { reports: this.bmcReports, namePrefix, retainLogs: prod });
@@ -451,6 +462,10 @@ export class FlowStack extends Stack {
       description: "flowctl --endpoint (TLS; use a DNS name your certificate covers, CNAME'd to this)",
     });
     new CfnOutput(this, "TablePrefix", { value: tablePrefix });
+    new CfnOutput(this, "FirmwareImageBucket", {
+      value: this.images.bucket.bucketName,
+      description: "the firmware image catalog's bucket (flowctl firmware upload writes through the front)",
+    });
     new CfnOutput(this, "ChildTaskStateMachineArn", { value: childTaskArn });
     // The names the construct gave them (what Ref returns in AWS; moto's Ref returns no name).
     new CfnOutput(this, "BmcIotPolicyName", { value: this.iot.policyName });

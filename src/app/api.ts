@@ -6,9 +6,11 @@
 import type { RackPlace } from "../domain/access-policy.js";
 import type { Actor } from "../domain/actor.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
+import type { BeginUploadInput, CompleteUploadInput, FirmwareImage } from "../domain/firmware-images.js";
 import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
 import type {
   ComponentReadiness,
+  ComponentType,
   CreateRunInput,
   InventoryComponent,
   InventoryRack,
@@ -139,6 +141,23 @@ export interface PolicyApi {
   listRules(page: Page): Promise<{ rules: OperationRule[]; total: number }>;
 }
 
-export interface FlowApi extends OperationRunsApi, TasksApi, InventoryApi, PolicyApi {
+/** The admin service's firmware image catalog (src/app/firmware-images.ts). */
+export interface ImagesApi {
+  /** Validates, then a presigned PUT to a staging key; FailedPrecondition when the key has other bytes. */
+  beginImageUpload(
+    input: BeginUploadInput,
+  ): Promise<{ uploadId: string; url: string; expiresAt: number; existing?: FirmwareImage }>;
+  /** Verifies the staged bytes and registers them; `alreadyRegistered` for the same bytes again. */
+  completeImageUpload(
+    input: CompleteUploadInput,
+    actor: Actor,
+  ): Promise<{ image: FirmwareImage; alreadyRegistered: boolean }>;
+  listImages(query: { componentType?: ComponentType; page: Page }): Promise<{
+    images: FirmwareImage[];
+    total: number;
+  }>;
+}
+
+export interface FlowApi extends OperationRunsApi, TasksApi, InventoryApi, PolicyApi, ImagesApi {
   version(): BuildInfo;
 }

@@ -27,11 +27,14 @@ import {
   typesWithoutStage,
 } from "../domain/operation-rules.js";
 import type { PolicyApi } from "./api.js";
-import type { Clock, FirmwarePolicyStore, ReadinessStore } from "./ports.js";
+import { requireImages } from "./firmware-images.js";
+import type { Clock, FirmwareImageStore, FirmwarePolicyStore, ReadinessStore } from "./ports.js";
 
 export interface PolicyDeps {
   policy: FirmwarePolicyStore;
   readiness: Pick<ReadinessStore, "setReadiness">;
+  /** A baseline names a version every run without target_version will flash: it needs its image. */
+  images: Pick<FirmwareImageStore, "getImages">;
   clock: Clock;
   /** A fresh random UUID (new rule ids). */
   newId: () => string;
@@ -52,6 +55,11 @@ export function createPolicyService(deps: PolicyDeps): PolicyApi {
     },
 
     async setBaselines(baselines: FirmwareBaseline[]): Promise<FirmwareBaseline[]> {
+      await requireImages(
+        deps.images,
+        baselines.map((b) => ({ componentType: b.componentType, version: b.version, subTargets: [] })),
+        "baselines",
+      );
       await policy.putBaselines(baselines);
       return policy.listBaselines();
     },

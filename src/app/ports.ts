@@ -11,9 +11,11 @@
  * Outcomes that callers branch on are returned as named values ('claimed' | 'slots-full' | …);
  * only unexpected failures throw.
  *
- * Every port is declared in ports/ (runs, tasks, child tasks, the clock) and imported from here.
+ * Every port is declared in ports/ (runs, tasks, child tasks, the clock, firmware images) and
+ * imported from here.
  */
 export * from "./ports/child-tasks.js";
 export * from "./ports/clock.js";
+export * from "./ports/images.js";
 export * from "./ports/runs.js";
 export * from "./ports/tasks.js";

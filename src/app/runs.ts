@@ -31,6 +31,7 @@ import {
   ValidationError,
 } from "../domain/errors.js";
 import { plannedRows } from "../domain/firmware-baselines.js";
+import { flashNeeds } from "../domain/firmware-images.js";
 import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import { nextOpenings, scheduleOf } from "../domain/maintenance-window.js";
 import type {
@@ -50,15 +51,25 @@ import { computeStats } from "../domain/stats.js";
 import { rackPlace } from "./access.js";
 import type { CreateRunOptions, TargetView } from "./api.js";
 import { type CommitReserve, createCommitReserve } from "./commit-reserve.js";
+import { requireImages } from "./firmware-images.js";
 import { freezePolicy } from "./firmware-policy.js";
 import { type PlanInventory, racksForPlan } from "./plan-inventory.js";
-import type { ClientRequestRecord, Clock, FirmwarePolicyStore, RunListEntry, RunStore } from "./ports.js";
+import type {
+  ClientRequestRecord,
+  Clock,
+  FirmwareImageStore,
+  FirmwarePolicyStore,
+  RunListEntry,
+  RunStore,
+} from "./ports.js";
 
 export interface RunsDeps {
   runs: RunStore;
   inventory: PlanInventory;
   /** Firmware baselines (runs without target_version) and rules (rule_id); absent reads as none. */
   policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
+  /** The firmware image catalog: every planned flash needs its image (requireImages). */
+  images: Pick<FirmwareImageStore, "getImages">;
   clock: Clock;
   /** A fresh random UUID (run ids, target ids and generated seeds, as the reference does). */
   newId: () => string;
@@ -100,6 +111,8 @@ export function createRunService(deps: RunsDeps) {
       : racks;
     const rows = plannedRows(plan.targets, whole);
     const policy = await freezePolicy(deps.policy, config.operation.firmware, rows, `${FIRMWARE}.`);
+    const needs = flashNeeds(rows, config.operation.firmware, policy.versions);
+    await requireImages(deps.images, needs, `${FIRMWARE}.target_version`);
     return { name: validated.name, description: validated.description, config, plan, racks, ...policy };
   }
 

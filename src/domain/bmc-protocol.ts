@@ -13,7 +13,8 @@
  *
  * Versioning: a decoder rejects any `v` it does not speak (`UNSUPPORTED_VERSION`), and ignores
  * fields it does not know, so optional fields can be added inside a version; removing, renaming or
- * changing the meaning of a field is a new `v`.
+ * changing the meaning of a field is a new `v`. `image.size` is such an optional field (v1 and
+ * v2): the product always sends it and `image.sha256`; older messages without them still decode.
  *   v1  everything below without `subTargets`.
  *   v2  `update` and `result` may carry `subTargets`: flash only these parts of the component, and
  *       (result) these are the parts flashed. A new version, not an optional v1 field, because a
@@ -60,10 +61,17 @@ export function parseBmcTopic(topic: string): { componentId: string; channel: "c
 // ---------------------------------------------------------------------------------------------
 // Messages
 
-/** Where the BMC fetches the firmware image. `sha256` (hex) lets the BMC verify what it fetched. */
+/**
+ * Where the BMC fetches the firmware image: `uri` (the product sends a presigned HTTPS GET valid
+ * until the wave's deadline), `sha256` (hex) what the fetched bytes must hash to, `size` how many
+ * bytes they are. The product always sends all three; `sha256` and `size` are optional fields of
+ * v1 and v2, so a message from an older sender still decodes.
+ */
 export interface FirmwareImageRef {
   uri: string;
   sha256?: string;
+  /** Bytes. */
+  size?: number;
 }
 
 /**
@@ -175,6 +183,7 @@ function canonical(m: BmcMessage): Record<string, unknown> {
     case "update": {
       const image: Record<string, unknown> = { uri: m.image.uri };
       if (m.image.sha256 !== undefined) image.sha256 = m.image.sha256;
+      if (m.image.size !== undefined) image.size = m.image.size;
       const out: Record<string, unknown> = {
         ...head,
         taskId: m.taskId,
@@ -350,6 +359,8 @@ function readBody(r: Reader, type: string, requestId: string): BmcMessage | unde
       if (sha256 !== undefined && !/^[0-9a-f]{64}$/.test(sha256)) {
         r.problem("INVALID_VALUE", "image.sha256", "must be 64 lowercase hex digits");
       }
+      const size =
+        image?.size === undefined ? undefined : r.integer("image.size", 1, Number.MAX_SAFE_INTEGER, image);
       const auth = r.optionalObject("auth");
       const keyId = auth && r.string("auth.keyId", auth);
       const ciphertext = auth && r.string("auth.ciphertext", auth);
@@ -368,6 +379,7 @@ function readBody(r: Reader, type: string, requestId: string): BmcMessage | unde
       const msg: UpdateCommand = { v, type, requestId, taskId, targetVersion, image: { uri }, issuedAt };
       if (subTargets !== undefined) msg.subTargets = subTargets;
       if (sha256 !== undefined) msg.image.sha256 = sha256;
+      if (size !== undefined) msg.image.size = size;
       if (keyId !== undefined && ciphertext !== undefined) msg.auth = { keyId, ciphertext };
       return msg;
     }
@@ -470,8 +482,8 @@ class Reader {
     return typeof value === "boolean" ? value : this.wrongType(path, "a boolean", value);
   }
 
-  integer(path: string, min: number, max = Number.MAX_SAFE_INTEGER): number | undefined {
-    const value = this.present(path, this.raw);
+  integer(path: string, min: number, max = Number.MAX_SAFE_INTEGER, from = this.raw): number | undefined {
+    const value = this.present(path, from);
     if (value === undefined) return undefined;
     if (typeof value !== "number") return this.wrongType(path, "a number", value);
     if (!Number.isInteger(value) || value < min || value > max) {

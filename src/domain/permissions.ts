@@ -100,6 +100,17 @@ export const RPC_PERMISSIONS: Readonly<Record<string, RpcPermission>> = {
   [`${ADMIN}CreateOperationRule`]: { permission: "administer", what: "operation rules", target: "none" },
   [`${ADMIN}GetOperationRule`]: { permission: "read", what: "operation rules", target: "none" },
   [`${ADMIN}ListOperationRules`]: { permission: "read", what: "operation rules", target: "none" },
+  [`${ADMIN}BeginFirmwareImageUpload`]: {
+    permission: "administer",
+    what: "firmware images",
+    target: "none",
+  },
+  [`${ADMIN}CompleteFirmwareImageUpload`]: {
+    permission: "administer",
+    what: "firmware images",
+    target: "none",
+  },
+  [`${ADMIN}ListFirmwareImages`]: { permission: "read", what: "firmware images", target: "none" },
 };
 
 /** The roles every policy has; a policy may define more, not redefine these. */

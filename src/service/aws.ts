@@ -161,6 +161,7 @@ export function awsDispatcher(config: DispatchConfig, obs: RootObservability): D
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
     policy: stores.policy,
+    images: stores.images,
     executor: stepFunctionsExecutor(config, awsOptions(config), obs),
     newId: randomUUID,
   });

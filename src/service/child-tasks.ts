@@ -12,6 +12,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DynamoCommandSetStore } from "../adapters/dynamodb/command-set-store.js";
 import { DynamoTaskSecretStore } from "../adapters/dynamodb/task-secret-store.js";
 import { CipherBmcAuthSealer } from "../adapters/stepfunctions/bmc-auth.js";
+import type { CommandImageDeps } from "../app/child-task/images.js";
 import type { OutcomeDeps } from "../app/child-task/outcome.js";
 import { type BmcResultReceiver, createBmcResultReceiver } from "../app/child-task/receiving.js";
 import { cachedRunSecrets } from "../app/child-task/run-secrets-cache.js";
@@ -102,7 +103,7 @@ export function childTaskSteps(
   deps: {
     publisher: BmcCommandPublisher;
     readiness: Pick<ReadinessStore, "notReady">;
-  },
+  } & CommandImageDeps,
 ): TaskSteps {
   return createTaskSteps({
     ...parts.outcome,
@@ -118,7 +119,7 @@ export function childTaskSteps(
 /** The dispatcher's submitter and the TasksApi, starting and stopping executions on `executor`. */
 export function childTaskService(
   parts: ChildTaskParts,
-  deps: Pick<TaskServiceDeps, "executor" | "newId" | "policy"> & {
+  deps: Pick<TaskServiceDeps, "executor" | "newId" | "policy" | "images"> & {
     inventory: PlanInventory;
   },
 ): TaskService {

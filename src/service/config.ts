@@ -46,6 +46,8 @@ export const ENV = {
   dispatcherFunctionName: "FLOW_DISPATCHER_FUNCTION_NAME",
   /** The account's IoT data-plane endpoint (https://xxxx-ats.iot.<region>.amazonaws.com). */
   iotDataEndpoint: "FLOW_IOT_DATA_ENDPOINT",
+  /** The firmware image catalog's S3 bucket (image bytes; the records are in the Inventory table). */
+  imageBucket: "FLOW_IMAGE_BUCKET",
   /** KMS key used to encrypt firmware credentials at rest (a data key per value). */
   secretsKmsKeyId: "FLOW_SECRETS_KMS_KEY_ID",
   /** Off AWS only: a 32-byte hex key for AES-256-GCM instead of KMS. */
@@ -140,6 +142,10 @@ const functionName = matching(
   /^([A-Za-z0-9_-]{1,64}|arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_$-]+)?)$/,
   "a Lambda function name or ARN",
 );
+const bucketName = matching(
+  /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+  "an S3 bucket name (3-63 lowercase letters, digits, '.' or '-')",
+);
 const localSecretsKey = hexKey(32);
 const admissionLimit = integerFrom(1, 100_000);
 
@@ -227,6 +233,8 @@ export const readDispatchConfig = configReader(
 export interface TaskStepsConfig extends StoresConfig {
   /** Where BMC commands are published. */
   iotDataEndpoint: string;
+  /** Where the images are: each update command carries a presigned GET of its image. */
+  imageBucket: string;
   secrets: SecretsConfig;
   /** Recording a run child's outcome wakes the dispatcher Lambda for the run; absent: the stream alone does. */
   dispatcherFunctionName?: string;
@@ -236,12 +244,14 @@ export const readTaskStepsConfig = configReader(
   {
     ...STORES,
     iotDataEndpoint: required(ENV.iotDataEndpoint, httpUrl),
+    imageBucket: required(ENV.imageBucket, bucketName),
     ...SECRETS,
     dispatcherFunctionName: optional(ENV.dispatcherFunctionName, functionName),
   },
   (v): TaskStepsConfig => ({
     ...stores(v),
     iotDataEndpoint: v.iotDataEndpoint,
+    imageBucket: v.imageBucket,
     secrets: secrets(v),
     ...(v.dispatcherFunctionName === undefined ? {} : { dispatcherFunctionName: v.dispatcherFunctionName }),
   }),
@@ -289,6 +299,8 @@ export interface GrpcFrontConfig extends StoresConfig {
   childTaskStateMachineArn: string;
   /** What each execution it starts is told (its input's settings). */
   childTask: DeploymentChildTaskSettings;
+  /** The firmware image catalog's bucket: the admin service presigns uploads into it. */
+  imageBucket: string;
   secrets: SecretsConfig;
   host: string;
   port: number;
@@ -333,6 +345,7 @@ export const readGrpcFrontConfig = configReader(
     ...STORES,
     childTaskStateMachineArn: required(ENV.childTaskStateMachineArn, stateMachineArn),
     ...CHILD_TASK,
+    imageBucket: required(ENV.imageBucket, bucketName),
     ...SECRETS,
     host: withDefault(ENV.host, text, "127.0.0.1"),
     port: withDefault(ENV.port, port, 50_051),
@@ -371,6 +384,7 @@ export const readGrpcFrontConfig = configReader(
       ...stores(v),
       childTaskStateMachineArn: v.childTaskStateMachineArn,
       childTask: childTask(v),
+      imageBucket: v.imageBucket,
       secrets: secrets(v),
       host: v.host,
       port: v.port,

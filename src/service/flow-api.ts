@@ -6,15 +6,18 @@
  * FailedPrecondition, as the reference does ("operation run manager is not configured"): a front
  * deployed without its task machinery still serves reads and says clearly what is missing.
  */
-import type { BuildInfo, FlowApi, OperationRunsApi, PolicyApi, TasksApi } from "../app/api.js";
+import type { BuildInfo, FlowApi, ImagesApi, OperationRunsApi, PolicyApi, TasksApi } from "../app/api.js";
 import { createControls } from "../app/controls.js";
 import type { Dispatcher } from "../app/dispatcher.js";
+import { createImageService } from "../app/firmware-images.js";
 import { createPolicyService } from "../app/firmware-policy.js";
 import type { Logger } from "../app/observability.js";
 import type {
   ChildTaskSubmitter,
   Clock,
+  FirmwareImageStore,
   FirmwarePolicyStore,
+  ImageObjectStore,
   InventoryStore,
   ReadinessStore,
   RunStore,
@@ -34,6 +37,8 @@ export interface FlowApiParts {
   inventory?: InventoryStore;
   /** Firmware baselines (src/app/firmware-policy.ts). */
   policy?: PolicyApi;
+  /** The firmware image catalog (src/app/firmware-images.ts). */
+  images?: ImagesApi;
   /** Told of every imported rack after it is stored (the local stack adds simulated BMCs). */
   onRacksImported?: (racks: InventoryRack[]) => void;
   buildInfo: BuildInfo;
@@ -43,6 +48,7 @@ export const RUN_MANAGER_MISSING = "operation run manager is not configured";
 export const TASK_MANAGER_MISSING = "task manager is not configured";
 export const INVENTORY_MISSING = "inventory is not configured";
 export const POLICY_MISSING = "firmware policy is not configured";
+export const IMAGES_MISSING = "firmware image catalog is not configured";
 
 export interface FlowApiAssembly {
   stores: {
@@ -50,7 +56,10 @@ export interface FlowApiAssembly {
     inventory: InventoryStore;
     policy: FirmwarePolicyStore;
     readiness: ReadinessStore;
+    images: FirmwareImageStore;
   };
+  /** The catalog's bucket of image bytes. */
+  imageObjects: ImageObjectStore;
   tasks: { submitter: ChildTaskSubmitter; api: TasksApi };
   clock: Clock;
   newId: () => string;
@@ -71,6 +80,7 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
       runs: stores.runs,
       inventory: stores.inventory,
       policy: stores.policy,
+      images: stores.images,
       clock,
       newId: parts.newId,
     }),
@@ -86,6 +96,14 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
     policy: createPolicyService({
       policy: stores.policy,
       readiness: stores.readiness,
+      images: stores.images,
+      clock,
+      newId: parts.newId,
+      log: (line) => logger.info(line),
+    }),
+    images: createImageService({
+      images: stores.images,
+      objects: parts.imageObjects,
       clock,
       newId: parts.newId,
       log: (line) => logger.info(line),
@@ -101,6 +119,7 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
   const tasks = () => parts.tasks ?? missing(TASK_MANAGER_MISSING);
   const inventory = () => parts.inventory ?? missing(INVENTORY_MISSING);
   const policy = () => parts.policy ?? missing(POLICY_MISSING);
+  const images = () => parts.images ?? missing(IMAGES_MISSING);
   return {
     createRun: async (input, options) => runs().createRun(input, options),
     planRun: async (input, options) => runs().planRun(input, options),
@@ -141,6 +160,9 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     createRule: async (definition, options) => policy().createRule(definition, options),
     getRule: async (id, version) => policy().getRule(id, version),
     listRules: async (page) => policy().listRules(page),
+    beginImageUpload: async (input) => images().beginImageUpload(input),
+    completeImageUpload: async (input, actor) => images().completeImageUpload(input, actor),
+    listImages: async (query) => images().listImages(query),
     version: () => parts.buildInfo,
   };
 }

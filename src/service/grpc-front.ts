@@ -16,6 +16,7 @@ import {
   type PowertoolsObservability,
   powertoolsObservability,
 } from "../adapters/observability/powertools.js";
+import { createS3Client, S3ImageObjectStore } from "../adapters/s3/image-bucket.js";
 import { systemClock } from "../adapters/system-clock.js";
 import type { FlowApi } from "../app/api.js";
 import { createStoreHealth, failFastWhileUnreachable, type StoreHealth } from "../app/store-health.js";
@@ -60,12 +61,14 @@ export function composeGrpcFront(
   const tasks = childTaskService(parts, {
     inventory: stores.inventory,
     policy: stores.policy,
+    images: stores.images,
     executor: stepFunctionsExecutor(config, awsOptions(config), obs),
     newId: randomUUID,
   });
   const api = failFastWhileUnreachable(
     assembleFlowApi({
       stores,
+      imageObjects: new S3ImageObjectStore(createS3Client(awsOptions(config)), config.imageBucket),
       tasks,
       clock: systemClock,
       newId: randomUUID,

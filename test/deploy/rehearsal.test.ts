@@ -130,6 +130,7 @@ describe("deploy rehearsal: the stack and what the endpoint created", () => {
       "AWS::SQS::Queue",
       "AWS::Events::Rule",
       "AWS::Logs::LogGroup",
+      "AWS::S3::Bucket",
     ];
     expect(deployment.skipped.filter((r) => runsOn.includes(r.type))).toEqual([]);
     expect(deployment.deployed.filter((r) => r.type === "AWS::Lambda::Function")).toHaveLength(5);
@@ -139,6 +140,7 @@ describe("deploy rehearsal: the stack and what the endpoint created", () => {
     expect(deployment.outputs).toEqual({
       GrpcEndpoint: expect.stringMatching(/^\S+:443$/),
       TablePrefix: PREFIX,
+      FirmwareImageBucket: expect.stringMatching(/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/),
       ChildTaskStateMachineArn: `arn:aws:states:${ARN}:stateMachine:${PREFIX}child-task`,
       BmcIotPolicyName: `Flow_${STAGE}_bmc`,
       BmcThingTypeName: `Flow_${STAGE}_bmc`,

@@ -25,6 +25,7 @@ import * as adminPb from "../../src/gen/flowadmin/v1/admin.js";
 import { FlowInventoryAdminService } from "../../src/gen/flowadmin/v1/admin.js";
 import { makeCertificates } from "../support/certificates.js";
 import { runConfig, runningTask } from "../support/domain-fixtures.js";
+import { imageRecord } from "../support/memory-images.js";
 import { statusName } from "../support/stack.js";
 
 const RUN_ID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
@@ -103,6 +104,12 @@ function okApi(): FlowApi {
     createRule: async () => ({ ...DEFAULT_RULE }),
     getRule: async () => ({ ...DEFAULT_RULE }),
     listRules: async () => ({ rules: [], total: 0 }),
+    beginImageUpload: async () => ({ uploadId: TASK_ID, url: "https://images.example/put", expiresAt: 0 }),
+    completeImageUpload: async (input) => ({
+      image: imageRecord({ componentType: "COMPUTE", version: input.version }),
+      alreadyRegistered: false,
+    }),
+    listImages: async () => ({ images: [], total: 0 }),
     version: () => ({ version: "t", buildTime: "", gitCommit: "" }),
   };
 }
@@ -146,6 +153,19 @@ const ADMIN_REQUESTS: Record<keyof typeof FlowInventoryAdminService, unknown> = 
   }),
   getOperationRule: { id: { id: TASK_ID } },
   listOperationRules: {},
+  beginFirmwareImageUpload: {
+    componentType: pb.ComponentType.COMPONENT_TYPE_COMPUTE,
+    version: "1.3.0",
+    sizeBytes: 1024,
+  },
+  completeFirmwareImageUpload: {
+    uploadId: TASK_ID,
+    componentType: pb.ComponentType.COMPONENT_TYPE_COMPUTE,
+    version: "1.3.0",
+    sizeBytes: 1024,
+    sha256: "ab".repeat(32),
+  },
+  listFirmwareImages: {},
 };
 
 const CALLERS = ["none", "declared", "viewer", "operator", "operatorOut", "approver", "admin"] as const;
@@ -186,6 +206,9 @@ const EXPECTED: Record<string, string[]> = {
   createOperationRule: ADMINISTER,
   getOperationRule: READ,
   listOperationRules: READ,
+  beginFirmwareImageUpload: ADMINISTER,
+  completeFirmwareImageUpload: ADMINISTER,
+  listFirmwareImages: READ,
 };
 
 describe("authz e2e: every RPC × every kind of caller → the exact status", () => {

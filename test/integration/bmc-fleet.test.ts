@@ -118,7 +118,7 @@ function updateCmd(requestId: string, targetVersion = "2.0.0", taskId = "task-1"
     requestId,
     taskId,
     targetVersion,
-    image: { uri: `s3://firmware/compute-${targetVersion}.bin` },
+    image: { uri: `https://images.example/compute-${targetVersion}.bin`, sha256: "d".repeat(64), size: 4096 },
     auth: { keyId: "alias/flow-bmc", ciphertext: "c2VjcmV0" },
     issuedAt: 1_767_225_600_000,
   };
@@ -378,6 +378,26 @@ describe("bmc fleet: idempotency on requestId", () => {
     expect(trace(C.slowSucceed, "r-slow").filter((t) => t === "ack")).toHaveLength(2);
     expect(trace(C.slowSucceed, "r-slow").at(-1)).toBe("result:ok:2.0.0");
     expect(fleet.stats().flashesByComponent[C.slowSucceed]).toBe(1);
+  });
+
+  it("an update without image.sha256 or image.size is refused before its ack (IMAGE_INVALID) and not remembered", async () => {
+    const bare = { ...updateCmd("r-bare"), image: { uri: "https://images.example/x" } };
+    const version = fleet.versionOf(C.succeed);
+    const rejected = fleet.stats().imageRejections;
+    await publisher.publish(C.succeed, bare);
+    expect(await resultOf(C.succeed, "r-bare")).toEqual({
+      v: 1,
+      type: "result",
+      requestId: "r-bare",
+      ok: false,
+      version,
+      error: { code: "IMAGE_INVALID", message: "update command carries no image.sha256 and image.size" },
+    });
+    expect(trace(C.succeed, "r-bare")).toEqual([`result:failed:${version}:IMAGE_INVALID`]);
+    // Not remembered: the same request id with a complete image flashes.
+    await publisher.publish(C.succeed, updateCmd("r-bare"));
+    await until("the flash", () => trace(C.succeed, "r-bare").includes("result:ok:2.0.0"));
+    expect(fleet.stats().imageRejections).toBe(rejected + 1);
   });
 
   it("garbage and unknown components are ignored and counted, never answered", async () => {

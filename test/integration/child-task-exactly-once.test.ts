@@ -24,6 +24,7 @@ import { freezeComponents } from "../../src/domain/planner.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
 import { updatePartOf } from "../support/domain-fixtures.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
+import { everyImage } from "../support/memory-images.js";
 import {
   FAST_SETTINGS,
   fleetCaughtUp,
@@ -145,6 +146,7 @@ describe("child task: exactly one update command per component per task", () => 
     // execution started; the retry (a later dispatcher pass) must find the same task and start it.
     const crashing = crashingOnce(h.child.executor);
     const service = createTaskService({
+      images: everyImage,
       tasks: h.stores.tasks,
       runs: h.stores.runs,
       locks: h.stores.locks,

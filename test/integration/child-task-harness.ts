@@ -24,6 +24,7 @@ import {
   type TableNames,
 } from "../../src/adapters/dynamodb/index.js";
 import { IotPublisher } from "../../src/adapters/iot/publisher.js";
+import { createS3Client, S3ImageObjectStore } from "../../src/adapters/s3/image-bucket.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher, RunWaker, TaskStore } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
@@ -31,6 +32,7 @@ import type { ComponentType, InventoryRack, Target, Task } from "../../src/domai
 import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
+import { everyImage } from "../support/memory-images.js";
 import { freshTables, testClient } from "../support/moto.js";
 import { eventually, until } from "../support/poll.js";
 
@@ -123,7 +125,10 @@ export async function startHarness(options: {
   const shim = await startIotShim(broker);
   const fleet = await startBmcFleet({ brokerUrl: broker.url, racks: options.racks, config: options.fleet });
   const child = await createLocalChildTasks({
-    stores: options.wrapTasks ? { ...stores, tasks: options.wrapTasks(stores.tasks) } : stores,
+    // The catalog is not what these tables are about: every version has an image, presigned
+    // for real against moto's S3 (a URL is computed, nothing is fetched).
+    stores: { ...(options.wrapTasks ? { ...stores, tasks: options.wrapTasks(stores.tasks) } : stores), images: everyImage },
+    imageUrls: new S3ImageObjectStore(createS3Client({ endpoint: inject("awsEndpoint") }), "harness-images"),
     tables: names,
     broker,
     iotEndpoint: shim.endpoint,

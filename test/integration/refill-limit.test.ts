@@ -15,6 +15,7 @@ import { createDispatcher, type Dispatcher } from "../../src/app/dispatcher.js";
 import type { RunWaker, TaskExecutor } from "../../src/app/ports.js";
 import type { Task } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
+import { everyImage } from "../support/memory-images.js";
 import { freshStores } from "../support/moto.js";
 import { testRandom } from "../support/seeded-random.js";
 
@@ -94,6 +95,7 @@ describe("the refill path under wake-ups", () => {
       async stop() {},
     };
     const service = createTaskService({
+      images: everyImage,
       ...outcome,
       inventory: { getRacksByIds: async () => [] } as never,
       secrets: { put: unused, get: unused },

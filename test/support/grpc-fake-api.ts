@@ -18,9 +18,11 @@ import {
   ValidationError,
 } from "../../src/domain/errors.js";
 import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
+import type { BeginUploadInput, CompleteUploadInput } from "../../src/domain/firmware-images.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/firmware-template.js";
 import type {
   ComponentReadiness,
+  ComponentType,
   CreateRunInput,
   InventoryRack,
   ListRunsQuery,
@@ -35,6 +37,7 @@ import type {
 } from "../../src/domain/model.js";
 import { DEFAULT_RULE, DEFAULT_RULE_ID, type RuleDefinition } from "../../src/domain/operation-rules.js";
 import type { RunHistoryEvent } from "../../src/domain/run-history.js";
+import { imageRecord } from "./memory-images.js";
 
 export const RUN_ID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
 export const NEW_RUN_ID = "9b2c6a44-1d7e-4c1b-8c55-0d9f3a7e6b21";
@@ -379,6 +382,28 @@ export class FakeFlowApi implements FlowApi {
   async listRules(page: Page) {
     this.record("listRules", page);
     return { rules: [{ ...DEFAULT_RULE }], total: 1 };
+  }
+
+  async beginImageUpload(input: BeginUploadInput) {
+    this.record("beginImageUpload", input);
+    return {
+      uploadId: "0b0b0b0b-0000-4000-8000-000000000001",
+      url: "https://images.example/put",
+      expiresAt: 0,
+    };
+  }
+
+  async completeImageUpload(input: CompleteUploadInput, actor: Actor) {
+    this.record("completeImageUpload", input, actor);
+    return {
+      image: imageRecord({ componentType: "COMPUTE", version: input.version }),
+      alreadyRegistered: false,
+    };
+  }
+
+  async listImages(query: { componentType?: ComponentType; page: Page }) {
+    this.record("listImages", query);
+    return { images: [], total: 0 };
   }
 
   async deleteBaseline(key: BaselineKey) {

@@ -103,7 +103,28 @@ export interface TestStackOptions {
   clock?: Clock;
   /** No simulated BMCs: the test connects its own to `local.mqttUrl` (a BMC agent). */
   noFleet?: boolean;
+  /** Versions the image catalog has for every type (beside the stack's own seed); default TEST_IMAGE_VERSIONS. */
+  imageVersions?: readonly string[];
 }
+
+/**
+ * Every version the suites flash or name in a baseline: the stack seeds the image catalog with
+ * each, for every component type, through the admin service's upload (local/image-catalog.ts).
+ * A version not here (and not the demo fleet's or examples/') has no image: create refuses it.
+ */
+export const TEST_IMAGE_VERSIONS = [
+  "1.0.0",
+  "1.2.3",
+  "2.0",
+  "2.0.0",
+  "2.1.0",
+  "2.2.0",
+  "3.0.0",
+  "3.1.0",
+  "4.0",
+  "5.0",
+  "9.9.9",
+] as const;
 
 export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
   const logs: string[] = [];
@@ -118,6 +139,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
       logs.push(line);
     },
     childTaskWaitMs: CHILD_TASK_WAIT_MS,
+    imageVersions: options.imageVersions ?? TEST_IMAGE_VERSIONS,
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
     ...(options.eventBusName === undefined ? {} : { eventBusName: options.eventBusName }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),

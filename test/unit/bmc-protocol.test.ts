@@ -53,6 +53,15 @@ const update: UpdateCommand = {
 const everyMessage: BmcMessage[] = [
   update,
   { v: 1, type: "update", requestId: "r", taskId: "t", targetVersion: "2", image: { uri: "u" }, issuedAt: 0 },
+  {
+    v: 1,
+    type: "update",
+    requestId: "r",
+    taskId: "t",
+    targetVersion: "2",
+    image: { uri: "https://images.example/x?X-Amz-Expires=900", sha256: "b".repeat(64), size: 4096 },
+    issuedAt: 0,
+  },
   { v: 1, type: "query", requestId: "q-1" },
   { v: 1, type: "ack", requestId: "req-1" },
   { v: 1, type: "progress", requestId: "req-1", percent: 0 },
@@ -333,6 +342,16 @@ describe("bmc protocol: decode errors", () => {
       updateWith({ image: { uri: "u", sha256: "abc" } }),
       "image.sha256: must be 64 lowercase hex digits",
     ],
+    [
+      "update with an image.size of 0",
+      updateWith({ image: { uri: "u", size: 0 } }),
+      "image.size: must be an integer >= 1 (got 0)",
+    ],
+    [
+      "update with an image.size as text",
+      updateWith({ image: { uri: "u", size: "12" } }),
+      "image.size: must be a number (got string)",
+    ],
     ["update with auth null", updateWith({ auth: null }), "auth: must be an object (got null)"],
     [
       "update with auth missing ciphertext",
@@ -510,5 +529,19 @@ describe("bmc protocol: request ids", () => {
     expect(updateRequestId("task-1", COMPONENT)).toBe(a);
     expect(updateRequestId("task-1", COMPONENT, 1)).not.toBe(a);
     expect(updateRequestId("task-2", COMPONENT)).not.toBe(a);
+  });
+});
+
+describe("bmc protocol: the image's size", () => {
+  it("is an optional field of v1: written after sha256, the message stays v1, and one without it still decodes", () => {
+    const sized: UpdateCommand = {
+      ...update,
+      image: { uri: "https://i/x", sha256: "c".repeat(64), size: 12 },
+    };
+    const text = encodeBmcMessage(sized);
+    expect(text).toContain(`"v":1,`);
+    expect(text).toContain(`"image":{"uri":"https://i/x","sha256":"${"c".repeat(64)}","size":12}`);
+    expect(decodeBmcCommand(text)).toEqual({ ok: true, value: sized });
+    expect(decodeBmcCommand(encodeBmcMessage(update))).toEqual({ ok: true, value: update });
   });
 });

@@ -24,6 +24,7 @@ import type { Task } from "../../src/domain/model.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
+import { everyImage } from "../support/memory-images.js";
 
 const settings = { ...DEFAULT_CHILD_TASK_SETTINGS, maxParallel: 2 };
 const report = initialReport(
@@ -109,7 +110,10 @@ function harness(stored: Task = task) {
         void published.push({ componentId, command }),
     },
     clock: () => 5_000,
-    imageFor: (type: string, version: string) => ({ uri: `firmware://${type}/${version}` }),
+    images: everyImage,
+    imageUrls: {
+      presignGet: async (key: string, seconds: number) => `https://images.example/${key}?expires=${seconds}`,
+    },
     logger: silentLogger,
   } as unknown as StepDeps;
   return {

@@ -23,6 +23,7 @@ import type {
   Target,
 } from "../../src/domain/model.js";
 import { clockOf } from "../support/clock.js";
+import { everyImage } from "../support/memory-images.js";
 import { memoryInventory } from "../support/memory-inventory.js";
 
 const NOW = 1_800_000_000_000;
@@ -115,6 +116,7 @@ function service(racks = fleet(10), onCreate?: (run: Run) => CreateRunOutcome | 
   const inventory = memoryInventory(racks);
   const fake = runStore(onCreate);
   const runsService = createRunService({
+    images: everyImage,
     runs: fake.store,
     inventory,
     clock: clockOf(() => NOW),
@@ -271,6 +273,7 @@ describe("create: too little of the deadline left to commit → UNAVAILABLE, not
     let now = NOW;
     const fake = runStore();
     const api = createRunService({
+      images: everyImage,
       runs: fake.store,
       inventory: memoryInventory(fleet(10)),
       // Planning takes 800 ms of the 1 s deadline.
@@ -287,6 +290,7 @@ describe("create: too little of the deadline left to commit → UNAVAILABLE, not
       },
     };
     const slow = createRunService({
+      images: everyImage,
       runs: fake.store,
       inventory: slowInventory,
       clock: clockOf(() => now),

@@ -16,6 +16,7 @@ import type { Run } from "../../src/domain/model.js";
 import type { RunHistoryEvent } from "../../src/domain/run-history.js";
 import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
+import { everyImage } from "../support/memory-images.js";
 import { MemoryInventoryStore, MemoryRunStore } from "../support/memory-stores.js";
 import { type RunState, runInState, T0 } from "../support/run-states.js";
 import { ScriptedSubmitter } from "../support/scripted-submitter.js";
@@ -57,6 +58,7 @@ describe("history: create", () => {
     const inventory = new MemoryInventoryStore([1, 2, 3, 4].map(rack));
     let ids = 0;
     const service = createRunService({
+      images: everyImage,
       runs,
       inventory,
       clock: clockOf(() => T0),

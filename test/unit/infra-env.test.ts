@@ -36,6 +36,7 @@ const RUNTIME = ["NODE_OPTIONS"];
 const RESOLVED: Record<string, string> = {
   [ENV.childTaskStateMachineArn]: "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-prod-child-task",
   [ENV.secretsKmsKeyId]: "arn:aws:kms:eu-west-1:123456789012:key/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0",
+  [ENV.imageBucket]: "flow-prod-firmwareimagesbucket0a1b2c3d-1a2b3c4d5e6f",
 };
 
 const resolve = (name: string, value: unknown): string => {

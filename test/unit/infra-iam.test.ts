@@ -191,7 +191,7 @@ describe("infra least privilege: grants by principal (what the composition roots
     }
   });
 
-  it("task-steps: read/write the operational tables; on Inventory only GetItem and UpdateItem of items", () => {
+  it("task-steps: read/write the operational tables; on Inventory only GetItem, BatchGetItem (the image records) and UpdateItem of items", () => {
     const g = grants("taskSteps");
     for (const action of [
       "dynamodb:GetItem",
@@ -205,6 +205,7 @@ describe("infra least privilege: grants by principal (what the composition roots
       ).toEqual(expect.arrayContaining(OPERATIONAL));
     }
     expect(g.filter((line) => line.includes("table:Inventory"))).toEqual([
+      "dynamodb:BatchGetItem on table:Inventory",
       "dynamodb:GetItem on table:Inventory",
       "dynamodb:UpdateItem on table:Inventory",
     ]);
@@ -325,6 +326,63 @@ describe("infra least privilege: grants by principal (what the composition roots
     const all = iamStatements(shapes.dev().template).flatMap(({ statement }) => list(statement.Action));
     for (const action of ["dynamodb:DeleteTable", "dynamodb:CreateTable", "dynamodb:UpdateTable"]) {
       expect(all).not.toContain(action);
+    }
+  });
+});
+
+describe("infra: the firmware image bucket and who may touch it", () => {
+  const template = () => shapes.dev().template;
+  const s3Grants = (role: keyof typeof ROLES) =>
+    grantsOf(template(), ROLES[role]).filter((line) => line.startsWith("s3:"));
+
+  it("versioned, SSE encrypted, public access blocked, TLS only, access-logged, abandoned uploads expire", () => {
+    const buckets = Object.entries(template().findResources("AWS::S3::Bucket"));
+    const [, images] = buckets.find(([id]) => id.startsWith("FirmwareImagesBucket"))!;
+    const p = images.Properties;
+    expect(p.VersioningConfiguration).toEqual({ Status: "Enabled" });
+    expect(p.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault).toEqual({
+      SSEAlgorithm: "AES256",
+    });
+    expect(p.PublicAccessBlockConfiguration).toEqual({
+      BlockPublicAcls: true,
+      BlockPublicPolicy: true,
+      IgnorePublicAcls: true,
+      RestrictPublicBuckets: true,
+    });
+    expect(p.LoggingConfiguration.LogFilePrefix).toBe("images/");
+    expect(p.LifecycleConfiguration.Rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          Id: "abandoned-uploads",
+          Prefix: "uploads/",
+          ExpirationInDays: 1,
+          Status: "Enabled",
+        }),
+      ]),
+    );
+    const policies = Object.values(template().findResources("AWS::S3::BucketPolicy"));
+    const denies = policies.flatMap((pol) =>
+      (pol.Properties.PolicyDocument.Statement as Statement[]).filter(
+        (st) =>
+          st.Effect === "Deny" && JSON.stringify(st.Condition) === '{"Bool":{"aws:SecureTransport":"false"}}',
+      ),
+    );
+    // Every bucket of the stack (the images and their access logs among them) refuses plain HTTP.
+    expect(denies).toHaveLength(buckets.length);
+  });
+
+  it("the front presigns and verifies uploads; task-steps only reads registered images; no one else has any S3 grant", () => {
+    expect(s3Grants("front")).toEqual([
+      "s3:DeleteObject on FirmwareImagesBucket/uploads/*",
+      "s3:GetObject on FirmwareImagesBucket/images/*",
+      "s3:GetObject on FirmwareImagesBucket/uploads/*",
+      "s3:ListBucket on FirmwareImagesBucket",
+      "s3:PutObject on FirmwareImagesBucket/images/*",
+      "s3:PutObject on FirmwareImagesBucket/uploads/*",
+    ]);
+    expect(s3Grants("taskSteps")).toEqual(["s3:GetObject on FirmwareImagesBucket/images/*"]);
+    for (const role of ["dispatcher", "streamEvaluator", "bmcResult", "eventPublisher"] as const) {
+      expect(s3Grants(role), role).toEqual([]);
     }
   });
 });

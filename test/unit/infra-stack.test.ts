@@ -172,10 +172,16 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     // credentials.
     expect(names("Dispatcher")).toEqual([...build, ENV.childTaskStateMachineArn, ...settings].sort());
     expect(names("StreamEvaluator")).toEqual([...build, ENV.childTaskStateMachineArn, ...settings].sort());
-    // composeTaskStepsLambda: IoT endpoint and the secrets key; both record run children's
-    // outcomes and then wake the dispatcher for the run by its name.
+    // composeTaskStepsLambda: IoT endpoint, the secrets key and the image bucket (presigned
+    // GETs); both record run children's outcomes and then wake the dispatcher for the run by its name.
     expect(names("TaskSteps")).toEqual(
-      [...build, ENV.iotDataEndpoint, ENV.secretsKmsKeyId, ENV.dispatcherFunctionName].sort(),
+      [
+        ...build,
+        ENV.iotDataEndpoint,
+        ENV.secretsKmsKeyId,
+        ENV.imageBucket,
+        ENV.dispatcherFunctionName,
+      ].sort(),
     );
     // composeBmcResultLambda, stores only: reports and execution ends need the tables alone.
     expect(names("BmcResult")).toEqual([...build, ENV.dispatcherFunctionName].sort());
@@ -409,6 +415,7 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
         ENV.childTaskStateMachineArn,
         ...Object.values(CHILD_TASK_ENV),
         ENV.secretsKmsKeyId,
+        ENV.imageBucket,
         ENV.port,
         ENV.host,
         ENV.plaintextBehindLoadBalancer,

@@ -28,6 +28,7 @@ import {
   memorySecretStore,
   memoryTaskStore,
 } from "../support/memory-child-task.js";
+import { everyImage } from "../support/memory-images.js";
 import { MemoryInventoryStore } from "../support/memory-stores.js";
 
 let output: CapturedOutput;
@@ -292,6 +293,8 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       publisher,
       firmware: { record: async () => {} },
       readiness: { notReady: async () => new Map() },
+      images: everyImage,
+      imageUrls: { presignGet: async (key) => `https://images.example/${key}` },
       clock: Date.now,
       logger: taskSteps.logger,
     });
@@ -309,6 +312,7 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       waitOverrideMs: 1,
     });
     const service = createTaskService({
+      images: everyImage,
       tasks,
       runs,
       locks,

@@ -22,6 +22,7 @@ import type {
 } from "../../src/domain/model.js";
 import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
+import { everyImage } from "../support/memory-images.js";
 import { MemoryInventoryStore, MemoryRunStore } from "../support/memory-stores.js";
 
 const NOW = 1_700_000_200_000;
@@ -99,6 +100,7 @@ function setUp(inventoryRacks: InventoryRack[]) {
   inventory = new MemoryInventoryStore(inventoryRacks);
   ids = 0;
   service = createRunService({
+    images: everyImage,
     runs,
     inventory,
     clock: clockOf(() => NOW),

@@ -4,6 +4,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import type { Cipher } from "../../app/ports.js";
 import type { StoreUnavailableError } from "../../domain/errors.js";
 import { documentClient, raiseStoreUnavailable } from "./db.js";
+import { DynamoFirmwareImageStore } from "./image-store.js";
 import { DynamoInventoryStore } from "./inventory-store.js";
 import { DynamoRackLockStore } from "./lock-store.js";
 import { DynamoFirmwarePolicyStore } from "./policy-store.js";
@@ -20,6 +21,7 @@ export interface DynamoStores {
   locks: DynamoRackLockStore;
   policy: DynamoFirmwarePolicyStore;
   readiness: DynamoReadinessStore;
+  images: DynamoFirmwareImageStore;
 }
 
 export function createDynamoStores(
@@ -42,6 +44,7 @@ export function createDynamoStores(
     locks: new DynamoRackLockStore(doc, tables),
     policy: new DynamoFirmwarePolicyStore(doc, tables),
     readiness: new DynamoReadinessStore(doc, tables),
+    images: new DynamoFirmwareImageStore(doc, tables),
   };
 }
 

@@ -7,13 +7,19 @@
  * compile error here until it is served.
  */
 
-import type { FlowApi, InventoryApi, PolicyApi } from "../../app/api.js";
+import type { FlowApi, ImagesApi, InventoryApi, PolicyApi } from "../../app/api.js";
 import type { Binding } from "../../domain/access-policy.js";
 import type { Actor } from "../../domain/actor.js";
 import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
 import type { RackPermit } from "./authorize.js";
 import { firmwareTemplateFromProto } from "./convert/firmware-request.js";
+import {
+  beginUploadFromProto,
+  completeUploadFromProto,
+  imageToProto,
+  listImagesFromProto,
+} from "./convert/images.js";
 import {
   listRunEventsQueryFromProto,
   listRunsQueryFromProto,
@@ -67,7 +73,7 @@ export interface CallContext {
   deadline: number;
   /** True once nobody waits for the answer: the deadline passed or the client cancelled. */
   abandoned(): boolean;
-  /** The caller (caller-identity.ts), found only when asked, by the RPCs whose changes the run history records (create and the controls). */
+  /** The caller (caller-identity.ts), found only when asked, by the RPCs that record one (create, the controls, an image's upload). */
   actor(): Actor;
   /**
    * Under an access policy, for a create or a firmware task: the check of the racks it plans
@@ -160,8 +166,27 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
   };
 }
 
-export function adminHandlers(api: InventoryApi & PolicyApi): Handlers<FlowInventoryAdminService> {
+export function adminHandlers(
+  api: InventoryApi & PolicyApi & ImagesApi,
+): Handlers<FlowInventoryAdminService> {
   return {
+    beginFirmwareImageUpload: async (req) => {
+      const begun = await api.beginImageUpload(beginUploadFromProto(req));
+      return {
+        uploadId: begun.uploadId,
+        uploadUrl: begun.url,
+        expiresAt: new Date(begun.expiresAt),
+        existing: begun.existing === undefined ? undefined : imageToProto(begun.existing),
+      };
+    },
+    completeFirmwareImageUpload: async (req, call) => {
+      const done = await api.completeImageUpload(completeUploadFromProto(req), call.actor());
+      return { image: imageToProto(done.image), alreadyRegistered: done.alreadyRegistered };
+    },
+    listFirmwareImages: async (req) => {
+      const { images, total } = await api.listImages(listImagesFromProto(req));
+      return { images: images.map(imageToProto), total };
+    },
     importInventory: async (req) => {
       const written = await api.importInventory(
         inventoryRacksFromProto(req),

@@ -177,11 +177,11 @@ export class BmcWorker {
       if (!target.updateable)
         throw new UpdateFailure("NOT_UPDATEABLE", `firmware ${target.id} is not Updateable`);
     }
-    const size = (command.image as { size?: unknown }).size;
+    const { size } = command.image;
     const image = await this.deps.images.fetch({
       uri: command.image.uri,
       sha256,
-      ...(typeof size === "number" ? { size } : {}),
+      ...(size === undefined ? {} : { size }),
     });
     if (service.maxImageSizeBytes !== undefined && image.size > service.maxImageSizeBytes) {
       throw new UpdateFailure(

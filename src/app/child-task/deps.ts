@@ -1,12 +1,12 @@
 /** What the child-task steps are given: the stores and ports (src/app/ports.ts), a clock, a logger. */
-import type { FirmwareImageRef } from "../../domain/bmc-protocol.js";
-import type { ComponentType } from "../../domain/model.js";
 import { type Logger, silentLogger } from "../observability.js";
 import type {
   BmcAuthSealer,
   BmcCommandPublisher,
   CommandSetStore,
+  FirmwareImageStore,
   FirmwareVersionRecorder,
+  ImageObjectStore,
   RackLockStore,
   ReadinessStore,
   RunStore,
@@ -29,8 +29,10 @@ export interface TaskStepsDeps {
   /** The inventory's readiness, checked by the preflight before anything is flashed. */
   readiness: Pick<ReadinessStore, "notReady">;
   clock: () => number;
-  /** Where a BMC fetches an image. Default `firmware://<TYPE>/<version>`. */
-  imageFor?: (type: ComponentType, version: string) => FirmwareImageRef;
+  /** The firmware image catalog: each update command carries its image (images.ts). */
+  images: Pick<FirmwareImageStore, "getImages">;
+  /** Presigns the GET of an image's bytes for a BMC (valid until the wave's deadline). */
+  imageUrls: Pick<ImageObjectStore, "presignGet">;
   /** Told when a run child's outcome is recorded, so the dispatcher refills the slot at once. */
   waker?: RunWaker;
   /** Wakes an execution waiting for its wave (AwaitWave); absent: the wait's timeout ends it. */
@@ -40,12 +42,11 @@ export interface TaskStepsDeps {
 }
 
 /** The deps as every step sees them: the optional parts filled with their defaults. */
-export type StepDeps = TaskStepsDeps & Required<Pick<TaskStepsDeps, "imageFor" | "logger">>;
+export type StepDeps = TaskStepsDeps & Required<Pick<TaskStepsDeps, "logger">>;
 
 export function withDefaults(deps: TaskStepsDeps): StepDeps {
   return {
     ...deps,
-    imageFor: deps.imageFor ?? ((type, version) => ({ uri: `firmware://${type}/${version}` })),
     logger: deps.logger ?? silentLogger,
   };
 }

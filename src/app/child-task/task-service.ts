@@ -37,6 +37,7 @@ import {
   ValidationError,
 } from "../../domain/errors.js";
 import { versionOf } from "../../domain/firmware-baselines.js";
+import { flashNeeds } from "../../domain/firmware-images.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../domain/firmware-template.js";
 import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../../domain/model.js";
 import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
@@ -48,6 +49,7 @@ import { flashedBy, subTargetsOf } from "../../domain/sub-targets.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import { rackPlace } from "../access.js";
 import type { TasksApi } from "../api.js";
+import { requireImages } from "../firmware-images.js";
 import { freezePolicy } from "../firmware-policy.js";
 import { errorText, type Logger, silentLogger, taskKeys } from "../observability.js";
 import { type PlanInventory, racksForTargetSpec } from "../plan-inventory.js";
@@ -56,6 +58,7 @@ import type {
   ChildTaskSubmitter,
   CommandSetStore,
   CreateTaskOutcome,
+  FirmwareImageStore,
   FirmwarePolicyStore,
   FirmwareVersionRecorder,
   RackLockStore,
@@ -97,6 +100,8 @@ export interface TaskServiceDeps {
   waker?: RunWaker;
   /** Baselines (UpgradeFirmware without target_version) and rules (rule_id); absent = none. */
   policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
+  /** The firmware image catalog: every flash a task plans needs its image (requireImages). */
+  images: Pick<FirmwareImageStore, "getImages">;
   submitLockTtlMs?: number;
   /** Gets the task's ending ("task cancelled", …) through recordTaskOutcome, and failed stops. */
   logger?: Logger;
@@ -371,6 +376,7 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
       }
       // Without target_version each component takes its baseline's version; rule_id pins a rule.
       const policy = await freezePolicy(deps.policy, template, rows, "");
+      await requireImages(deps.images, flashNeeds(rows, template, policy.versions), "target_version");
       const versions = versionOf([...(policy.versions?.values() ?? [])].flat());
 
       const queue = template.queueOptions?.conflictStrategy === "QUEUE";

@@ -53,6 +53,7 @@ import {
 } from "../../domain/task-report.js";
 import { awaitEntries, sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
+import { commandImages, type SentImage } from "./images.js";
 import { knownLeaseEnd, renewLockIfNeeded } from "./lock.js";
 import { isTerminalTask, loadTask, loadTaskWith, recordTaskOutcome, updateTask } from "./outcome.js";
 import {
@@ -177,6 +178,19 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   const versions = pick(facts.versions);
   const subTargets = pick(facts.subTargets);
   const update = step.action === "UPDATE_FIRMWARE";
+  // Every update command carries its image: a presigned GET valid until the wave's deadline.
+  const images = update
+    ? await commandImages(
+        deps,
+        componentIds.map((id) => ({
+          id,
+          type: types[id] as ComponentType,
+          version: versions[id] ?? "",
+          ...(subTargets[id] === undefined ? {} : { subTargets: subTargets[id] }),
+        })),
+        timeoutSeconds,
+      )
+    : new Map<string, SentImage>();
   const base = {
     stage: group.stage,
     step: e.cursor.step,
@@ -220,7 +234,7 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
         requestId,
         taskId: e.taskId,
         targetVersion,
-        image: deps.imageFor(type, targetVersion),
+        image: images.get(componentId) as SentImage,
         issuedAt: now,
       };
       const parts = subTargets[componentId];

@@ -1,13 +1,14 @@
 /**
  * Composition root of the task-steps Lambda (lambdas/task-steps.ts): every Task state of the
  * child-task state machine, publishing BMC commands through IoT Core, sealing credentials with
- * the deployment's KMS key, waking the dispatcher when a run child's outcome is recorded; observed
+ * the deployment's KMS key, presigning each update's image GET in the catalog's bucket, waking the dispatcher when a run child's outcome is recorded; observed
  * by the function's Powertools logger, metrics and tracer.
  */
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import { awsClientConfig } from "../../adapters/aws-config.js";
 import { IotPublisher } from "../../adapters/iot/publisher.js";
 import { type LambdaObservability, lambdaObservability } from "../../adapters/observability/lambda.js";
+import { createS3Client, S3ImageObjectStore } from "../../adapters/s3/image-bucket.js";
 import type { TaskSteps } from "../../app/child-task/steps.js";
 import { awsChildTasks, awsOptions } from "../aws.js";
 import { childTaskSteps } from "../child-tasks.js";
@@ -32,6 +33,8 @@ export function composeTaskStepsLambda(
   const steps = childTaskSteps(parts, {
     publisher: new IotPublisher({ client: obs.capture(iot) }),
     readiness: stores.readiness,
+    images: stores.images,
+    imageUrls: new S3ImageObjectStore(obs.capture(createS3Client(awsOptions(config))), config.imageBucket),
   });
   return { steps, invoke: obs.invoke };
 }

@@ -292,6 +292,75 @@ export interface ListOperationRulesResponse {
   total: number;
 }
 
+/** One registered image. Immutable: written once per (component_type, version, sub_target). */
+export interface FirmwareImage {
+  componentType: ComponentType;
+  version: string;
+  /** "" = the whole component; else one of the type's sub-targets (docs/bmc-protocol.md). */
+  subTarget: string;
+  /** Where the bytes are in the catalog's bucket (content-addressed: images/<TYPE>/<sha256>). */
+  objectKey: string;
+  sizeBytes: number;
+  /** 64 lowercase hex digits. */
+  sha256: string;
+  /**
+   * The caller that registered it, as the server identified it: a verified certificate's name,
+   * or a declared name (uploaded_by_authenticated false), "" for an anonymous caller.
+   */
+  uploadedBy: string;
+  uploadedByAuthenticated: boolean;
+  uploadedAt: Date | undefined;
+}
+
+export interface BeginFirmwareImageUploadRequest {
+  componentType: ComponentType;
+  version: string;
+  subTarget: string;
+  /** 1 byte to 5 GiB (one S3 PUT). */
+  sizeBytes: number;
+}
+
+export interface BeginFirmwareImageUploadResponse {
+  /** Names the upload in CompleteFirmwareImageUpload. */
+  uploadId: string;
+  /** PUT the file's bytes here, with Content-Length size_bytes, before expires_at. */
+  uploadUrl: string;
+  expiresAt:
+    | Date
+    | undefined;
+  /** The image already registered for the key (same size): completing with its bytes is a no-op. */
+  existing: FirmwareImage | undefined;
+}
+
+export interface CompleteFirmwareImageUploadRequest {
+  uploadId: string;
+  componentType: ComponentType;
+  version: string;
+  subTarget: string;
+  sizeBytes: number;
+  /** What the client hashed while it streamed the file: 64 hex digits. */
+  sha256: string;
+}
+
+export interface CompleteFirmwareImageUploadResponse {
+  image:
+    | FirmwareImage
+    | undefined;
+  /** True when the key had this image already (the same bytes): nothing changed. */
+  alreadyRegistered: boolean;
+}
+
+export interface ListFirmwareImagesRequest {
+  /** COMPONENT_TYPE_UNKNOWN (unset) = every type. */
+  componentType: ComponentType;
+  pagination?: Pagination | undefined;
+}
+
+export interface ListFirmwareImagesResponse {
+  images: FirmwareImage[];
+  total: number;
+}
+
 function createBaseInventoryLocation(): InventoryLocation {
   return { datacenter: "", row: "", position: 0 };
 }
@@ -2764,6 +2833,933 @@ export const ListOperationRulesResponse: MessageFns<ListOperationRulesResponse> 
   },
 };
 
+function createBaseFirmwareImage(): FirmwareImage {
+  return {
+    componentType: 0,
+    version: "",
+    subTarget: "",
+    objectKey: "",
+    sizeBytes: 0,
+    sha256: "",
+    uploadedBy: "",
+    uploadedByAuthenticated: false,
+    uploadedAt: undefined,
+  };
+}
+
+export const FirmwareImage: MessageFns<FirmwareImage> = {
+  encode(message: FirmwareImage, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentType !== 0) {
+      writer.uint32(8).int32(message.componentType);
+    }
+    if (message.version !== "") {
+      writer.uint32(18).string(message.version);
+    }
+    if (message.subTarget !== "") {
+      writer.uint32(26).string(message.subTarget);
+    }
+    if (message.objectKey !== "") {
+      writer.uint32(34).string(message.objectKey);
+    }
+    if (message.sizeBytes !== 0) {
+      writer.uint32(40).int64(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(50).string(message.sha256);
+    }
+    if (message.uploadedBy !== "") {
+      writer.uint32(58).string(message.uploadedBy);
+    }
+    if (message.uploadedByAuthenticated !== false) {
+      writer.uint32(64).bool(message.uploadedByAuthenticated);
+    }
+    if (message.uploadedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.uploadedAt), writer.uint32(74).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): FirmwareImage {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseFirmwareImage();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.componentType = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.subTarget = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.objectKey = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.sizeBytes = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+          case 7: {
+            if (tag !== 58) {
+              break;
+            }
+
+            message.uploadedBy = reader.string();
+            continue;
+          }
+          case 8: {
+            if (tag !== 64) {
+              break;
+            }
+
+            message.uploadedByAuthenticated = reader.bool();
+            continue;
+          }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.uploadedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): FirmwareImage {
+    return {
+      componentType: isSet(object.componentType)
+        ? componentTypeFromJSON(object.componentType)
+        : isSet(object.component_type)
+        ? componentTypeFromJSON(object.component_type)
+        : 0,
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      subTarget: isSet(object.subTarget)
+        ? globalThis.String(object.subTarget)
+        : isSet(object.sub_target)
+        ? globalThis.String(object.sub_target)
+        : "",
+      objectKey: isSet(object.objectKey)
+        ? globalThis.String(object.objectKey)
+        : isSet(object.object_key)
+        ? globalThis.String(object.object_key)
+        : "",
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+      uploadedBy: isSet(object.uploadedBy)
+        ? globalThis.String(object.uploadedBy)
+        : isSet(object.uploaded_by)
+        ? globalThis.String(object.uploaded_by)
+        : "",
+      uploadedByAuthenticated: isSet(object.uploadedByAuthenticated)
+        ? globalThis.Boolean(object.uploadedByAuthenticated)
+        : isSet(object.uploaded_by_authenticated)
+        ? globalThis.Boolean(object.uploaded_by_authenticated)
+        : false,
+      uploadedAt: isSet(object.uploadedAt)
+        ? fromJsonTimestamp(object.uploadedAt)
+        : isSet(object.uploaded_at)
+        ? fromJsonTimestamp(object.uploaded_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: FirmwareImage): unknown {
+    const obj: any = {};
+    if (message.componentType !== 0) {
+      obj.componentType = componentTypeToJSON(message.componentType);
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.subTarget !== "") {
+      obj.subTarget = message.subTarget;
+    }
+    if (message.objectKey !== "") {
+      obj.objectKey = message.objectKey;
+    }
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    if (message.uploadedBy !== "") {
+      obj.uploadedBy = message.uploadedBy;
+    }
+    if (message.uploadedByAuthenticated !== false) {
+      obj.uploadedByAuthenticated = message.uploadedByAuthenticated;
+    }
+    if (message.uploadedAt !== undefined) {
+      obj.uploadedAt = message.uploadedAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<FirmwareImage>): FirmwareImage {
+    return FirmwareImage.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<FirmwareImage>): FirmwareImage {
+    const message = createBaseFirmwareImage();
+    message.componentType = object.componentType ?? 0;
+    message.version = object.version ?? "";
+    message.subTarget = object.subTarget ?? "";
+    message.objectKey = object.objectKey ?? "";
+    message.sizeBytes = object.sizeBytes ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    message.uploadedBy = object.uploadedBy ?? "";
+    message.uploadedByAuthenticated = object.uploadedByAuthenticated ?? false;
+    message.uploadedAt = object.uploadedAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseBeginFirmwareImageUploadRequest(): BeginFirmwareImageUploadRequest {
+  return { componentType: 0, version: "", subTarget: "", sizeBytes: 0 };
+}
+
+export const BeginFirmwareImageUploadRequest: MessageFns<BeginFirmwareImageUploadRequest> = {
+  encode(message: BeginFirmwareImageUploadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentType !== 0) {
+      writer.uint32(8).int32(message.componentType);
+    }
+    if (message.version !== "") {
+      writer.uint32(18).string(message.version);
+    }
+    if (message.subTarget !== "") {
+      writer.uint32(26).string(message.subTarget);
+    }
+    if (message.sizeBytes !== 0) {
+      writer.uint32(32).int64(message.sizeBytes);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BeginFirmwareImageUploadRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBeginFirmwareImageUploadRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.componentType = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.subTarget = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.sizeBytes = longToNumber(reader.int64());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BeginFirmwareImageUploadRequest {
+    return {
+      componentType: isSet(object.componentType)
+        ? componentTypeFromJSON(object.componentType)
+        : isSet(object.component_type)
+        ? componentTypeFromJSON(object.component_type)
+        : 0,
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      subTarget: isSet(object.subTarget)
+        ? globalThis.String(object.subTarget)
+        : isSet(object.sub_target)
+        ? globalThis.String(object.sub_target)
+        : "",
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+    };
+  },
+
+  toJSON(message: BeginFirmwareImageUploadRequest): unknown {
+    const obj: any = {};
+    if (message.componentType !== 0) {
+      obj.componentType = componentTypeToJSON(message.componentType);
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.subTarget !== "") {
+      obj.subTarget = message.subTarget;
+    }
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BeginFirmwareImageUploadRequest>): BeginFirmwareImageUploadRequest {
+    return BeginFirmwareImageUploadRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BeginFirmwareImageUploadRequest>): BeginFirmwareImageUploadRequest {
+    const message = createBaseBeginFirmwareImageUploadRequest();
+    message.componentType = object.componentType ?? 0;
+    message.version = object.version ?? "";
+    message.subTarget = object.subTarget ?? "";
+    message.sizeBytes = object.sizeBytes ?? 0;
+    return message;
+  },
+};
+
+function createBaseBeginFirmwareImageUploadResponse(): BeginFirmwareImageUploadResponse {
+  return { uploadId: "", uploadUrl: "", expiresAt: undefined, existing: undefined };
+}
+
+export const BeginFirmwareImageUploadResponse: MessageFns<BeginFirmwareImageUploadResponse> = {
+  encode(message: BeginFirmwareImageUploadResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.uploadId !== "") {
+      writer.uint32(10).string(message.uploadId);
+    }
+    if (message.uploadUrl !== "") {
+      writer.uint32(18).string(message.uploadUrl);
+    }
+    if (message.expiresAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.expiresAt), writer.uint32(26).fork()).join();
+    }
+    if (message.existing !== undefined) {
+      FirmwareImage.encode(message.existing, writer.uint32(34).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): BeginFirmwareImageUploadResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseBeginFirmwareImageUploadResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.uploadId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.uploadUrl = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.expiresAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.existing = FirmwareImage.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): BeginFirmwareImageUploadResponse {
+    return {
+      uploadId: isSet(object.uploadId)
+        ? globalThis.String(object.uploadId)
+        : isSet(object.upload_id)
+        ? globalThis.String(object.upload_id)
+        : "",
+      uploadUrl: isSet(object.uploadUrl)
+        ? globalThis.String(object.uploadUrl)
+        : isSet(object.upload_url)
+        ? globalThis.String(object.upload_url)
+        : "",
+      expiresAt: isSet(object.expiresAt)
+        ? fromJsonTimestamp(object.expiresAt)
+        : isSet(object.expires_at)
+        ? fromJsonTimestamp(object.expires_at)
+        : undefined,
+      existing: isSet(object.existing) ? FirmwareImage.fromJSON(object.existing) : undefined,
+    };
+  },
+
+  toJSON(message: BeginFirmwareImageUploadResponse): unknown {
+    const obj: any = {};
+    if (message.uploadId !== "") {
+      obj.uploadId = message.uploadId;
+    }
+    if (message.uploadUrl !== "") {
+      obj.uploadUrl = message.uploadUrl;
+    }
+    if (message.expiresAt !== undefined) {
+      obj.expiresAt = message.expiresAt.toISOString();
+    }
+    if (message.existing !== undefined) {
+      obj.existing = FirmwareImage.toJSON(message.existing);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<BeginFirmwareImageUploadResponse>): BeginFirmwareImageUploadResponse {
+    return BeginFirmwareImageUploadResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<BeginFirmwareImageUploadResponse>): BeginFirmwareImageUploadResponse {
+    const message = createBaseBeginFirmwareImageUploadResponse();
+    message.uploadId = object.uploadId ?? "";
+    message.uploadUrl = object.uploadUrl ?? "";
+    message.expiresAt = object.expiresAt ?? undefined;
+    message.existing = (object.existing !== undefined && object.existing !== null)
+      ? FirmwareImage.fromPartial(object.existing)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseCompleteFirmwareImageUploadRequest(): CompleteFirmwareImageUploadRequest {
+  return { uploadId: "", componentType: 0, version: "", subTarget: "", sizeBytes: 0, sha256: "" };
+}
+
+export const CompleteFirmwareImageUploadRequest: MessageFns<CompleteFirmwareImageUploadRequest> = {
+  encode(message: CompleteFirmwareImageUploadRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.uploadId !== "") {
+      writer.uint32(10).string(message.uploadId);
+    }
+    if (message.componentType !== 0) {
+      writer.uint32(16).int32(message.componentType);
+    }
+    if (message.version !== "") {
+      writer.uint32(26).string(message.version);
+    }
+    if (message.subTarget !== "") {
+      writer.uint32(34).string(message.subTarget);
+    }
+    if (message.sizeBytes !== 0) {
+      writer.uint32(40).int64(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      writer.uint32(50).string(message.sha256);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompleteFirmwareImageUploadRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompleteFirmwareImageUploadRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.uploadId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.componentType = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.subTarget = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.sizeBytes = longToNumber(reader.int64());
+            continue;
+          }
+          case 6: {
+            if (tag !== 50) {
+              break;
+            }
+
+            message.sha256 = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompleteFirmwareImageUploadRequest {
+    return {
+      uploadId: isSet(object.uploadId)
+        ? globalThis.String(object.uploadId)
+        : isSet(object.upload_id)
+        ? globalThis.String(object.upload_id)
+        : "",
+      componentType: isSet(object.componentType)
+        ? componentTypeFromJSON(object.componentType)
+        : isSet(object.component_type)
+        ? componentTypeFromJSON(object.component_type)
+        : 0,
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      subTarget: isSet(object.subTarget)
+        ? globalThis.String(object.subTarget)
+        : isSet(object.sub_target)
+        ? globalThis.String(object.sub_target)
+        : "",
+      sizeBytes: isSet(object.sizeBytes)
+        ? globalThis.Number(object.sizeBytes)
+        : isSet(object.size_bytes)
+        ? globalThis.Number(object.size_bytes)
+        : 0,
+      sha256: isSet(object.sha256) ? globalThis.String(object.sha256) : "",
+    };
+  },
+
+  toJSON(message: CompleteFirmwareImageUploadRequest): unknown {
+    const obj: any = {};
+    if (message.uploadId !== "") {
+      obj.uploadId = message.uploadId;
+    }
+    if (message.componentType !== 0) {
+      obj.componentType = componentTypeToJSON(message.componentType);
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.subTarget !== "") {
+      obj.subTarget = message.subTarget;
+    }
+    if (message.sizeBytes !== 0) {
+      obj.sizeBytes = Math.round(message.sizeBytes);
+    }
+    if (message.sha256 !== "") {
+      obj.sha256 = message.sha256;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CompleteFirmwareImageUploadRequest>): CompleteFirmwareImageUploadRequest {
+    return CompleteFirmwareImageUploadRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CompleteFirmwareImageUploadRequest>): CompleteFirmwareImageUploadRequest {
+    const message = createBaseCompleteFirmwareImageUploadRequest();
+    message.uploadId = object.uploadId ?? "";
+    message.componentType = object.componentType ?? 0;
+    message.version = object.version ?? "";
+    message.subTarget = object.subTarget ?? "";
+    message.sizeBytes = object.sizeBytes ?? 0;
+    message.sha256 = object.sha256 ?? "";
+    return message;
+  },
+};
+
+function createBaseCompleteFirmwareImageUploadResponse(): CompleteFirmwareImageUploadResponse {
+  return { image: undefined, alreadyRegistered: false };
+}
+
+export const CompleteFirmwareImageUploadResponse: MessageFns<CompleteFirmwareImageUploadResponse> = {
+  encode(message: CompleteFirmwareImageUploadResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.image !== undefined) {
+      FirmwareImage.encode(message.image, writer.uint32(10).fork()).join();
+    }
+    if (message.alreadyRegistered !== false) {
+      writer.uint32(16).bool(message.alreadyRegistered);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): CompleteFirmwareImageUploadResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseCompleteFirmwareImageUploadResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.image = FirmwareImage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.alreadyRegistered = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): CompleteFirmwareImageUploadResponse {
+    return {
+      image: isSet(object.image) ? FirmwareImage.fromJSON(object.image) : undefined,
+      alreadyRegistered: isSet(object.alreadyRegistered)
+        ? globalThis.Boolean(object.alreadyRegistered)
+        : isSet(object.already_registered)
+        ? globalThis.Boolean(object.already_registered)
+        : false,
+    };
+  },
+
+  toJSON(message: CompleteFirmwareImageUploadResponse): unknown {
+    const obj: any = {};
+    if (message.image !== undefined) {
+      obj.image = FirmwareImage.toJSON(message.image);
+    }
+    if (message.alreadyRegistered !== false) {
+      obj.alreadyRegistered = message.alreadyRegistered;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<CompleteFirmwareImageUploadResponse>): CompleteFirmwareImageUploadResponse {
+    return CompleteFirmwareImageUploadResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<CompleteFirmwareImageUploadResponse>): CompleteFirmwareImageUploadResponse {
+    const message = createBaseCompleteFirmwareImageUploadResponse();
+    message.image = (object.image !== undefined && object.image !== null)
+      ? FirmwareImage.fromPartial(object.image)
+      : undefined;
+    message.alreadyRegistered = object.alreadyRegistered ?? false;
+    return message;
+  },
+};
+
+function createBaseListFirmwareImagesRequest(): ListFirmwareImagesRequest {
+  return { componentType: 0, pagination: undefined };
+}
+
+export const ListFirmwareImagesRequest: MessageFns<ListFirmwareImagesRequest> = {
+  encode(message: ListFirmwareImagesRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentType !== 0) {
+      writer.uint32(8).int32(message.componentType);
+    }
+    if (message.pagination !== undefined) {
+      Pagination.encode(message.pagination, writer.uint32(18).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFirmwareImagesRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFirmwareImagesRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.componentType = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.pagination = Pagination.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFirmwareImagesRequest {
+    return {
+      componentType: isSet(object.componentType)
+        ? componentTypeFromJSON(object.componentType)
+        : isSet(object.component_type)
+        ? componentTypeFromJSON(object.component_type)
+        : 0,
+      pagination: isSet(object.pagination) ? Pagination.fromJSON(object.pagination) : undefined,
+    };
+  },
+
+  toJSON(message: ListFirmwareImagesRequest): unknown {
+    const obj: any = {};
+    if (message.componentType !== 0) {
+      obj.componentType = componentTypeToJSON(message.componentType);
+    }
+    if (message.pagination !== undefined) {
+      obj.pagination = Pagination.toJSON(message.pagination);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFirmwareImagesRequest>): ListFirmwareImagesRequest {
+    return ListFirmwareImagesRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFirmwareImagesRequest>): ListFirmwareImagesRequest {
+    const message = createBaseListFirmwareImagesRequest();
+    message.componentType = object.componentType ?? 0;
+    message.pagination = (object.pagination !== undefined && object.pagination !== null)
+      ? Pagination.fromPartial(object.pagination)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseListFirmwareImagesResponse(): ListFirmwareImagesResponse {
+  return { images: [], total: 0 };
+}
+
+export const ListFirmwareImagesResponse: MessageFns<ListFirmwareImagesResponse> = {
+  encode(message: ListFirmwareImagesResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.images) {
+      FirmwareImage.encode(v!, writer.uint32(10).fork()).join();
+    }
+    if (message.total !== 0) {
+      writer.uint32(16).int32(message.total);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ListFirmwareImagesResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseListFirmwareImagesResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.images.push(FirmwareImage.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.total = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ListFirmwareImagesResponse {
+    return {
+      images: globalThis.Array.isArray(object?.images) ? object.images.map((e: any) => FirmwareImage.fromJSON(e)) : [],
+      total: isSet(object.total) ? globalThis.Number(object.total) : 0,
+    };
+  },
+
+  toJSON(message: ListFirmwareImagesResponse): unknown {
+    const obj: any = {};
+    if (message.images?.length) {
+      obj.images = message.images.map((e) => FirmwareImage.toJSON(e));
+    }
+    if (message.total !== 0) {
+      obj.total = Math.round(message.total);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ListFirmwareImagesResponse>): ListFirmwareImagesResponse {
+    return ListFirmwareImagesResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ListFirmwareImagesResponse>): ListFirmwareImagesResponse {
+    const message = createBaseListFirmwareImagesResponse();
+    message.images = object.images?.map((e) => FirmwareImage.fromPartial(e)) || [];
+    message.total = object.total ?? 0;
+    return message;
+  },
+};
+
 export type FlowInventoryAdminService = typeof FlowInventoryAdminService;
 export const FlowInventoryAdminService = {
   /** Upserts racks (and their components) into the inventory; racks not named are left alone. */
@@ -2879,6 +3875,54 @@ export const FlowInventoryAdminService = {
       Buffer.from(ListOperationRulesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListOperationRulesResponse => ListOperationRulesResponse.decode(value),
   },
+  /**
+   * Step 1 of an upload: validates the image's key and size and returns a presigned HTTPS PUT
+   * (of exactly size_bytes) to a staging object. FailedPrecondition when the key already has an
+   * image of another size (an image never changes).
+   */
+  beginFirmwareImageUpload: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/BeginFirmwareImageUpload" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: BeginFirmwareImageUploadRequest): Buffer =>
+      Buffer.from(BeginFirmwareImageUploadRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): BeginFirmwareImageUploadRequest =>
+      BeginFirmwareImageUploadRequest.decode(value),
+    responseSerialize: (value: BeginFirmwareImageUploadResponse): Buffer =>
+      Buffer.from(BeginFirmwareImageUploadResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): BeginFirmwareImageUploadResponse =>
+      BeginFirmwareImageUploadResponse.decode(value),
+  },
+  /**
+   * Step 3, after the PUT: the staged bytes must have the declared size and sha256 (the server
+   * reads them back); then the image is registered, uploaded by the caller. The same bytes again
+   * are a no-op (already_registered); other bytes for the key are FailedPrecondition.
+   */
+  completeFirmwareImageUpload: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/CompleteFirmwareImageUpload" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: CompleteFirmwareImageUploadRequest): Buffer =>
+      Buffer.from(CompleteFirmwareImageUploadRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): CompleteFirmwareImageUploadRequest =>
+      CompleteFirmwareImageUploadRequest.decode(value),
+    responseSerialize: (value: CompleteFirmwareImageUploadResponse): Buffer =>
+      Buffer.from(CompleteFirmwareImageUploadResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): CompleteFirmwareImageUploadResponse =>
+      CompleteFirmwareImageUploadResponse.decode(value),
+  },
+  /** The catalog by type (published order), version, then sub-target (the whole component first). */
+  listFirmwareImages: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/ListFirmwareImages" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ListFirmwareImagesRequest): Buffer =>
+      Buffer.from(ListFirmwareImagesRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ListFirmwareImagesRequest => ListFirmwareImagesRequest.decode(value),
+    responseSerialize: (value: ListFirmwareImagesResponse): Buffer =>
+      Buffer.from(ListFirmwareImagesResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ListFirmwareImagesResponse => ListFirmwareImagesResponse.decode(value),
+  },
 } as const;
 
 export interface FlowInventoryAdminServer extends UntypedServiceImplementation {
@@ -2909,6 +3953,20 @@ export interface FlowInventoryAdminServer extends UntypedServiceImplementation {
   getOperationRule: handleUnaryCall<GetOperationRuleRequest, OperationRule>;
   /** The built-in default rule first, then each stored rule's latest version by name. */
   listOperationRules: handleUnaryCall<ListOperationRulesRequest, ListOperationRulesResponse>;
+  /**
+   * Step 1 of an upload: validates the image's key and size and returns a presigned HTTPS PUT
+   * (of exactly size_bytes) to a staging object. FailedPrecondition when the key already has an
+   * image of another size (an image never changes).
+   */
+  beginFirmwareImageUpload: handleUnaryCall<BeginFirmwareImageUploadRequest, BeginFirmwareImageUploadResponse>;
+  /**
+   * Step 3, after the PUT: the staged bytes must have the declared size and sha256 (the server
+   * reads them back); then the image is registered, uploaded by the caller. The same bytes again
+   * are a no-op (already_registered); other bytes for the key are FailedPrecondition.
+   */
+  completeFirmwareImageUpload: handleUnaryCall<CompleteFirmwareImageUploadRequest, CompleteFirmwareImageUploadResponse>;
+  /** The catalog by type (published order), version, then sub-target (the whole component first). */
+  listFirmwareImages: handleUnaryCall<ListFirmwareImagesRequest, ListFirmwareImagesResponse>;
 }
 
 function floatToJson(value: number | null | undefined): number | string | null | undefined {
@@ -2944,6 +4002,17 @@ function fromJsonTimestamp(o: any): Date {
   } else {
     return fromTimestamp(Timestamp.fromJSON(o));
   }
+}
+
+function longToNumber(int64: { toString(): string }): number {
+  const num = globalThis.Number(int64.toString());
+  if (num > globalThis.Number.MAX_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is larger than Number.MAX_SAFE_INTEGER");
+  }
+  if (num < globalThis.Number.MIN_SAFE_INTEGER) {
+    throw new globalThis.Error("Value is smaller than Number.MIN_SAFE_INTEGER");
+  }
+  return num;
 }
 
 function isSet(value: any): boolean {

@@ -1,0 +1,113 @@
+/**
+ * FirmwareImageStore on DynamoDB, in the Inventory table (docs/data-model.md): new item kinds, no
+ * new table, as for the firmware policy.
+ *
+ *   image#<TYPE>#<version>#<sub-target or "">   one item per image: `image` (the record), written
+ *                                                once, never changed (the create path reads these
+ *                                                by key, one BatchGetItem)
+ *   images#index                                 `images`: id → record, the catalog's list (one
+ *                                                GetItem for ListFirmwareImages)
+ *
+ * Registering is one transaction: Put the image's item under `attribute_not_exists(pk)` and SET
+ * its entry in the index. Two uploads of one key at once: one commits, the other is cancelled
+ * whole and reads the winner. One index item holds about 1,500 records (DynamoDB's 400 KB item
+ * limit at ~250 bytes a record): far more versions than a fleet keeps.
+ */
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import type { FirmwareImageStore } from "../../app/ports.js";
+import { type FirmwareImage, type ImageKey, imageKeyId } from "../../domain/firmware-images.js";
+import { COMPONENT_TYPES, type ComponentType, type Page } from "../../domain/model.js";
+import { batchGetAll, isConditionFailed, transactWrite } from "./db.js";
+import type { TableNames } from "./schema.js";
+
+export const IMAGES_INDEX_PK = "images#index";
+export const imagePk = (key: ImageKey): string => `image#${imageKeyId(key)}`;
+
+export class DynamoFirmwareImageStore implements FirmwareImageStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly tables: Pick<TableNames, "inventory">,
+  ) {}
+
+  async getImages(keys: readonly ImageKey[]): Promise<FirmwareImage[]> {
+    if (keys.length === 0) return [];
+    const pks = [...new Set(keys.map(imagePk))];
+    const items = await batchGetAll(
+      this.doc,
+      this.tables.inventory,
+      pks.map((pk) => ({ pk })),
+      { consistent: true },
+    );
+    return items.map((i) => i.image as FirmwareImage);
+  }
+
+  async registerImage(
+    image: FirmwareImage,
+  ): Promise<{ kind: "registered" } | { kind: "exists"; image: FirmwareImage }> {
+    const table = this.tables.inventory;
+    // The index's map must exist before a transaction can set one of its keys.
+    try {
+      await this.doc.send(
+        new PutCommand({
+          TableName: table,
+          Item: { pk: IMAGES_INDEX_PK, kind: "image", images: {} },
+          ConditionExpression: "attribute_not_exists(pk)",
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+    }
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        {
+          Put: {
+            TableName: table,
+            Item: { pk: imagePk(image), kind: "image", image },
+            ConditionExpression: "attribute_not_exists(pk)",
+          },
+        },
+        {
+          Update: {
+            TableName: table,
+            Key: { pk: IMAGES_INDEX_PK },
+            UpdateExpression: "SET #images.#id = :image",
+            ExpressionAttributeNames: { "#images": "images", "#id": imageKeyId(image) },
+            ExpressionAttributeValues: { ":image": image },
+          },
+        },
+      ],
+    });
+    if (codes === undefined) return { kind: "registered" };
+    const [first] = await this.getImages([image]);
+    if (first === undefined)
+      throw new Error(`registering image ${imageKeyId(image)} failed: ${codes.join(", ")}`);
+    return { kind: "exists", image: first };
+  }
+
+  async listImages(query: { componentType?: ComponentType; page: Page }): Promise<{
+    images: FirmwareImage[];
+    total: number;
+  }> {
+    const out = await this.doc.send(
+      new GetCommand({
+        TableName: this.tables.inventory,
+        Key: { pk: IMAGES_INDEX_PK },
+        ConsistentRead: true,
+      }),
+    );
+    const all = Object.values((out.Item?.images as Record<string, FirmwareImage> | undefined) ?? {})
+      .filter((i) => query.componentType === undefined || i.componentType === query.componentType)
+      .sort(compareImages);
+    return { images: all.slice(query.page.offset, query.page.offset + query.page.limit), total: all.length };
+  }
+}
+
+/** Type in the published order, then version, then sub-target (the whole component first). */
+export function compareImages(a: ImageKey, b: ImageKey): number {
+  const byType = COMPONENT_TYPES.indexOf(a.componentType) - COMPONENT_TYPES.indexOf(b.componentType);
+  if (byType !== 0) return byType;
+  if (a.version !== b.version) return a.version < b.version ? -1 : 1;
+  const sa = a.subTarget ?? "";
+  const sb = b.subTarget ?? "";
+  return sa < sb ? -1 : sa > sb ? 1 : 0;
+}

@@ -1,0 +1,43 @@
+/**
+ * Ports of the firmware image catalog: the records (in the store, written only through the admin
+ * service) and the bytes (in an object store that can hand out time-limited URLs).
+ */
+import type { FirmwareImage, ImageKey } from "../../domain/firmware-images.js";
+import type { ComponentType, Page } from "../../domain/model.js";
+
+export interface FirmwareImageStore {
+  /** The images of these keys that are registered (unknown keys skipped). One batched read. */
+  getImages(keys: readonly ImageKey[]): Promise<FirmwareImage[]>;
+  /**
+   * Registers `image` unless its key has one already: ONE conditional write. 'registered', or
+   * the image that was there first (compare its sha256: the same bytes are a no-op, other bytes
+   * are refused by the caller).
+   */
+  registerImage(
+    image: FirmwareImage,
+  ): Promise<{ kind: "registered" } | { kind: "exists"; image: FirmwareImage }>;
+  /** Every image, by type (published order), version, then sub-target (whole first); total before paging. */
+  listImages(query: { componentType?: ComponentType; page: Page }): Promise<{
+    images: FirmwareImage[];
+    total: number;
+  }>;
+}
+
+/**
+ * The bucket of image bytes. URLs are presigned: whoever holds one may PUT (the size fixed) or GET
+ * that one object until it expires, with no credential of its own.
+ */
+export interface ImageObjectStore {
+  /** An HTTPS URL that accepts one PUT of exactly `sizeBytes` to `key`, until `expiresInSeconds`. */
+  presignPut(key: string, sizeBytes: number, expiresInSeconds: number): Promise<string>;
+  /** An HTTPS URL that GETs `key` until `expiresInSeconds`. */
+  presignGet(key: string, expiresInSeconds: number): Promise<string>;
+  /** The object's size, or undefined when there is none. */
+  sizeOf(key: string): Promise<number | undefined>;
+  /** The sha256 (hex) of the object's bytes, read as a stream (memory stays bounded). */
+  sha256Of(key: string): Promise<string>;
+  /** Copies `from` to `to` inside the bucket (server side). */
+  copy(from: string, to: string): Promise<void>;
+  /** Idempotent. */
+  delete(key: string): Promise<void>;
+}
