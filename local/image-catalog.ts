@@ -9,6 +9,7 @@
  * image is exactly an uploaded one. Seeding again is a no-op (the same bytes), and re-creates
  * the objects of a moto that lost them (restarted on a data dir: its S3 is in memory).
  */
+
 import { createHash } from "node:crypto";
 import { CreateBucketCommand, type S3Client } from "@aws-sdk/client-s3";
 import { isNamed } from "../src/adapters/dynamodb/db.js";
@@ -16,6 +17,7 @@ import type { ImagesApi } from "../src/app/api.js";
 import type { Actor } from "../src/domain/actor.js";
 import { COMPONENT_TYPES, type ComponentType } from "../src/domain/model.js";
 import { DEMO_FIRMWARE } from "./demo-fleet.js";
+import { firmwareImageHeader } from "./redfish-images.js";
 
 /** Every `targetVersion` examples/ names. */
 export const EXAMPLE_VERSIONS = ["1.3.0", "2.0.0", "3.1.4"] as const;
@@ -44,10 +46,15 @@ export async function ensureBucket(s3: S3Client, bucket: string): Promise<void> 
   }
 }
 
-/** The deterministic bytes of a seeded image. */
+/**
+ * The deterministic bytes of a seeded image: the package header the Redfish emulator reads the
+ * version from (`FLOWFW <version>`, as a real BMC reads its package's), then a line naming the type
+ * and version, repeated.
+ */
 export function seedBytes(type: ComponentType, version: string): Buffer {
-  const line = Buffer.from(`flow local firmware ${type} ${version}\n`);
-  return Buffer.alloc(IMAGE_BYTES, line);
+  const bytes = Buffer.alloc(IMAGE_BYTES, Buffer.from(`flow local firmware ${type} ${version}\n`));
+  firmwareImageHeader(version).copy(bytes);
+  return bytes;
 }
 
 /** Every type × (demo fleet versions, example versions, `more`), each once. */

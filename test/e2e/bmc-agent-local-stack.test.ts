@@ -1,10 +1,10 @@
 /**
  * The local stack with `noFleet` (`npm start -- --no-fleet`): no simulated BMCs; a BMC agent
  * connected to the stack's broker drives emulated Redfish BMCs for a rack's components. A firmware
- * run goes child task → MQTT → agent → Redfish and back: the preflight's queries are answered from
- * the BMCs' FirmwareInventory, and the updates reach the agent, which refuses to flash an image the
- * command gives no digest for (the stack's commands carry none until the image catalog provides
- * them), so the target fails with the agent's code and no BMC receives a byte.
+ * run goes image catalog → child task → MQTT → agent → Redfish and back: the preflight's queries
+ * are answered from the BMCs' FirmwareInventory; each update's image (the catalog's, seeded by the
+ * stack, presigned on moto's S3) is downloaded once by the agent, checked against its digest, pushed
+ * once to each BMC, and reported done when the BMC's inventory reads the version back.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -68,18 +68,19 @@ afterAll(async () => {
 });
 
 describe("local stack without a fleet, a BMC agent on its broker", () => {
-  it("the run's commands reach the Redfish BMCs through the agent; an update without a digest fails IMAGE_UNVERIFIED, nothing pushed", async () => {
+  it("the run completes through the agent: one session and one push per BMC, the version read back from its inventory", async () => {
     expect(s.local.fleet).toBeUndefined();
     const id = await createRun(s.flow, runRequest({ rackIds: group.ids }));
     const run = await waitForTerminal(s.flow, id);
     const report = await targetReport(s.flow, id);
-    expect(run.summary?.state?.status, report).toBe(OperationRunStatus.OPERATION_RUN_STATUS_FAILED);
+    expect(run.summary?.state?.status, report).toBe(OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED);
     const [target] = await listTargets(s.flow, id);
-    expect(target?.status, report).toBe(OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_FAILED);
-    expect(target?.message).toContain("IMAGE_UNVERIFIED");
+    expect(target?.status, report).toBe(OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_COMPLETED);
     for (const c of components) {
-      // The preflight's query and the update were both served by this BMC (one session), no push.
-      expect(emulator.record(c)).toMatchObject({ sessionsCreated: 1, pushes: {} });
+      // The preflight's query and the update were served by one session; the image pushed once.
+      expect(emulator.record(c)).toMatchObject({ sessionsCreated: 1, pushes: { BMC: 1 } });
+      // runRequest flashes 2.0.0 (the emulated BMCs start at 1.0.0).
+      expect(emulator.versionOf(c, "BMC")).toBe("2.0.0");
     }
   });
 });

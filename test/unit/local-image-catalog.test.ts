@@ -33,10 +33,11 @@ describe("the local image catalog's seed", () => {
     }
   });
 
-  it("deterministic 4 KiB bytes naming the type and version", () => {
+  it("deterministic 4 KiB bytes: the package header with the version, then the type and version", () => {
     const bytes = seedBytes("CDU", "2.0.0");
     expect(bytes.length).toBe(4096);
-    expect(bytes.toString("utf8", 0, 34)).toBe("flow local firmware CDU 2.0.0\nflow");
+    expect(bytes.toString("utf8", 0, 13)).toBe("FLOWFW 2.0.0\n");
+    expect(bytes.toString("utf8", 30, 60)).toBe("flow local firmware CDU 2.0.0\n");
     expect(seedBytes("CDU", "2.0.0").equals(bytes)).toBe(true);
   });
 
