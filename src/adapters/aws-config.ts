@@ -2,9 +2,12 @@
  * The one place that builds AWS client configuration, so every client (DynamoDB, Step Functions,
  * IoT data plane) agrees on region, endpoint and retry policy.
  *
- * Endpoint: an explicit option wins, then `AWS_ENDPOINT_URL` (the SDK's own variable, also what the
- * local stack and LocalStack users set), else the SDK's regional default. Region: the option, then
- * `AWS_REGION`, then `us-east-1` (any region works against moto and LocalStack).
+ * It reads no environment: each deployable's validated configuration (src/service/config.ts)
+ * gives the endpoint (`AWS_ENDPOINT_URL`: an AWS-compatible endpoint such as moto or LocalStack;
+ * absent in AWS, the region's endpoints) and the region (`AWS_REGION`, else `us-east-1`: any
+ * region works against moto and LocalStack). With an endpoint and no credentials given, the
+ * clients sign with placeholder credentials, which such endpoints accept; without one, the SDK's
+ * default provider chain finds the role's (Lambda, ECS).
  *
  * Retries: the SDK's adaptive mode, which backs off exponentially with jitter AND rate-limits the
  * client itself after throttling errors (ProvisionedThroughputExceededException,
@@ -55,24 +58,21 @@ export interface AwsClientConfig {
   credentials?: { accessKeyId: string; secretAccessKey: string };
 }
 
-/** `env` is a parameter so tests need not touch `process.env`. */
-export function awsClientConfig(
-  options: AwsOptions = {},
-  env: NodeJS.ProcessEnv = process.env,
-): AwsClientConfig {
-  const endpoint = options.endpoint ?? nonEmpty(env.AWS_ENDPOINT_URL);
+export const DEFAULT_REGION = "us-east-1";
+
+/** What an AWS-compatible endpoint is signed with when no credentials are given. */
+const LOCAL_ENDPOINT_CREDENTIALS = { accessKeyId: "local", secretAccessKey: "local" };
+
+export function awsClientConfig(options: AwsOptions = {}): AwsClientConfig {
   const config: AwsClientConfig = {
-    region: options.region ?? nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION) ?? "us-east-1",
+    region: options.region ?? DEFAULT_REGION,
     maxAttempts: options.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
     retryMode: "adaptive",
   };
-  if (endpoint !== undefined) config.endpoint = endpoint;
-  if (options.credentials !== undefined) config.credentials = options.credentials;
-  else if (endpoint !== undefined && env.AWS_ACCESS_KEY_ID === undefined) {
-    // A local endpoint (moto, LocalStack) accepts any credentials; without this the default
-    // provider chain would look for a profile or instance metadata and fail offline.
-    config.credentials = { accessKeyId: "local", secretAccessKey: "local" };
-  }
+  if (options.endpoint !== undefined) config.endpoint = options.endpoint;
+  const credentials =
+    options.credentials ?? (options.endpoint === undefined ? undefined : LOCAL_ENDPOINT_CREDENTIALS);
+  if (credentials !== undefined) config.credentials = credentials;
   return config;
 }
 
@@ -90,12 +90,11 @@ export const FRONT_DYNAMODB = {
 export function dynamoDbClientConfig(
   profile: DynamoDbProfile,
   options: AwsOptions = {},
-  env: NodeJS.ProcessEnv = process.env,
 ): DynamoDBClientConfig {
-  if (profile === "worker") return awsClientConfig(options, env);
+  if (profile === "worker") return awsClientConfig(options);
   const agent = { keepAlive: true, maxSockets: FRONT_DYNAMODB.maxSockets };
   return {
-    ...awsClientConfig({ maxAttempts: FRONT_DYNAMODB.maxAttempts, ...options }, env),
+    ...awsClientConfig({ maxAttempts: FRONT_DYNAMODB.maxAttempts, ...options }),
     retryMode: FRONT_DYNAMODB.retryMode,
     requestHandler: {
       connectionTimeout: FRONT_DYNAMODB.connectionTimeoutMs,
@@ -113,8 +112,4 @@ export function createDynamoDbClient(
 ): DynamoDBClient {
   const { profile = "worker", ...aws } = options;
   return new DynamoDBClient({ ...dynamoDbClientConfig(profile, aws), ...extra });
-}
-
-function nonEmpty(value: string | undefined): string | undefined {
-  return value === undefined || value === "" ? undefined : value;
 }

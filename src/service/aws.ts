@@ -30,7 +30,7 @@ import type { Logger, Metrics } from "../app/observability.js";
 import type { Cipher, RunWaker } from "../app/ports.js";
 import type { StoreUnavailableError } from "../domain/errors.js";
 import { type ChildTaskParts, childTaskParts, childTaskService } from "./child-tasks.js";
-import type { DispatchConfig, SecretsConfig, StoresConfig } from "./config.js";
+import type { AwsConfig, DispatchConfig, SecretsConfig, StoresConfig } from "./config.js";
 
 /**
  * The `Service` of each deployable: its logger's `service` and its metrics' `Service` dimension
@@ -57,8 +57,12 @@ export interface RootObservability {
 
 const captured = <C>(obs: RootObservability, client: C): C => (obs.capture ? obs.capture(client) : client);
 
-export function awsOptions(config: Pick<StoresConfig, "awsEndpoint">): AwsOptions {
-  return config.awsEndpoint === undefined ? {} : { endpoint: config.awsEndpoint };
+/** The AWS clients' options from a deployable's configuration (its endpoint and region). */
+export function awsOptions(config: AwsConfig): AwsOptions {
+  return {
+    ...(config.awsEndpoint === undefined ? {} : { endpoint: config.awsEndpoint }),
+    ...(config.awsRegion === undefined ? {} : { region: config.awsRegion }),
+  };
 }
 
 /** KMS envelope encryption under the deployment's key; a local AES key only off AWS. */

@@ -65,6 +65,8 @@ export const ENV = {
   protoDir: "FLOW_PROTO_DIR",
   /** Any AWS-compatible endpoint (moto, LocalStack); unset in AWS. */
   awsEndpoint: "AWS_ENDPOINT_URL",
+  /** The region of every AWS client (Lambda and ECS set it); default us-east-1. */
+  awsRegion: "AWS_REGION",
   /** TLS for the gRPC server: PEM file paths; a client CA switches on mutual TLS. */
   tlsCert: "FLOW_TLS_CERT",
   tlsKey: "FLOW_TLS_KEY",
@@ -151,19 +153,32 @@ const admissionLimit = integerFrom(1, 100_000);
 
 // ---- settings shared by the readers
 
+/** An AWS region name: `us-east-1`, `eu-west-1`, `us-gov-west-1`, `cn-north-1`. */
+const awsRegion = matching(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, "an AWS region name such as eu-west-1");
+/** Where the AWS clients go: the region's endpoints, or one AWS-compatible endpoint. */
+const AWS = {
+  awsEndpoint: optional(ENV.awsEndpoint, httpUrl),
+  awsRegion: optional(ENV.awsRegion, awsRegion),
+};
+
 const STORES = {
   tablePrefix: required(ENV.tablePrefix, tablePrefix),
-  awsEndpoint: optional(ENV.awsEndpoint, httpUrl),
+  ...AWS,
 };
 const SECRETS = {
   secretsKmsKeyId: optional(ENV.secretsKmsKeyId, text),
   localSecretsKeyHex: optional(ENV.localSecretsKeyHex, localSecretsKey),
 };
 
-/** Where the tables are; `awsEndpoint` absent in AWS (the SDK's regional endpoints). */
-export interface StoresConfig {
-  tablePrefix: string;
+/** Where the AWS clients go: `awsEndpoint` absent in AWS (the region's endpoints). */
+export interface AwsConfig {
   awsEndpoint?: string;
+  awsRegion?: string;
+}
+
+/** Where the tables are. */
+export interface StoresConfig extends AwsConfig {
+  tablePrefix: string;
 }
 
 /**
@@ -183,11 +198,19 @@ function secrets(values: { secretsKmsKeyId: string | undefined; localSecretsKeyH
   return undefined;
 }
 
-function stores(values: { tablePrefix: string; awsEndpoint: string | undefined }): StoresConfig {
+function aws(values: { awsEndpoint: string | undefined; awsRegion: string | undefined }): AwsConfig {
   return {
-    tablePrefix: values.tablePrefix,
     ...(values.awsEndpoint === undefined ? {} : { awsEndpoint: values.awsEndpoint }),
+    ...(values.awsRegion === undefined ? {} : { awsRegion: values.awsRegion }),
   };
+}
+
+function stores(values: {
+  tablePrefix: string;
+  awsEndpoint: string | undefined;
+  awsRegion: string | undefined;
+}): StoresConfig {
+  return { tablePrefix: values.tablePrefix, ...aws(values) };
 }
 
 /** The child task's deployment settings (defaults: DEFAULT_CHILD_TASK_SETTINGS). */
@@ -276,22 +299,17 @@ const eventBusName = matching(
   "an EventBridge bus name or ARN",
 );
 
-export interface EventPublisherConfig {
-  /** Absent in AWS; locally the endpoint that serves EventBridge (moto). */
-  awsEndpoint?: string;
+export interface EventPublisherConfig extends AwsConfig {
   eventBusName: string;
 }
 
 /** The event publisher reads the RunEvents stream (its event, not a table) and writes to one bus. */
 export const readEventPublisherConfig = configReader(
   {
-    awsEndpoint: optional(ENV.awsEndpoint, httpUrl),
+    ...AWS,
     eventBusName: withDefault(ENV.eventBusName, eventBusName, "default"),
   },
-  (v): EventPublisherConfig => ({
-    ...(v.awsEndpoint === undefined ? {} : { awsEndpoint: v.awsEndpoint }),
-    eventBusName: v.eventBusName,
-  }),
+  (v): EventPublisherConfig => ({ ...aws(v), eventBusName: v.eventBusName }),
 );
 
 export interface GrpcFrontConfig extends StoresConfig {

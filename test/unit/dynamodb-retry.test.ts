@@ -12,31 +12,43 @@ import {
 import { transactWrite } from "../../src/adapters/dynamodb/db.js";
 
 describe("aws-config: one place for region, endpoint and retries", () => {
-  it("an explicit endpoint wins over AWS_ENDPOINT_URL; adaptive retries, 8 attempts by default", () => {
-    expect(
-      awsClientConfig({ endpoint: "http://127.0.0.1:1" }, { AWS_ENDPOINT_URL: "http://127.0.0.1:2" }),
-    ).toEqual({
-      region: "us-east-1",
-      endpoint: "http://127.0.0.1:1",
+  it("reads no environment: what the options say, placeholder credentials for an endpoint; adaptive retries, 8 attempts by default", () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      AWS_ENDPOINT_URL: "http://127.0.0.1:2",
+      AWS_REGION: "ap-south-1",
+      AWS_ACCESS_KEY_ID: "AKIAENV",
+    });
+    try {
+      expect(awsClientConfig({ endpoint: "http://127.0.0.1:1" })).toEqual({
+        region: "us-east-1",
+        endpoint: "http://127.0.0.1:1",
+        maxAttempts: 8,
+        retryMode: "adaptive",
+        credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      });
+      expect(awsClientConfig({ maxAttempts: 2 })).toEqual({
+        region: "us-east-1",
+        maxAttempts: 2,
+        retryMode: "adaptive",
+      });
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  it("a region and credentials given are used; no endpoint → the SDK's regional endpoints and its default credential chain", () => {
+    const credentials = { accessKeyId: "test", secretAccessKey: "test" };
+    expect(awsClientConfig({ endpoint: "http://127.0.0.1:2", region: "eu-west-1", credentials })).toEqual({
+      region: "eu-west-1",
+      endpoint: "http://127.0.0.1:2",
       maxAttempts: 8,
       retryMode: "adaptive",
-      credentials: { accessKeyId: "local", secretAccessKey: "local" },
+      credentials,
     });
-  });
-
-  it("AWS_ENDPOINT_URL and AWS_REGION are read when no option is given; real credentials are left to the SDK", () => {
-    expect(
-      awsClientConfig(
-        {},
-        { AWS_ENDPOINT_URL: "http://127.0.0.1:2", AWS_REGION: "eu-west-1", AWS_ACCESS_KEY_ID: "AKIA" },
-      ),
-    ).toEqual({ region: "eu-west-1", endpoint: "http://127.0.0.1:2", maxAttempts: 8, retryMode: "adaptive" });
-  });
-
-  it("no endpoint anywhere → the SDK's regional default and its default credential chain", () => {
-    expect(awsClientConfig({ maxAttempts: 2 }, { AWS_ENDPOINT_URL: "" })).toEqual({
-      region: "us-east-1",
-      maxAttempts: 2,
+    expect(awsClientConfig({ region: "eu-west-1" })).toEqual({
+      region: "eu-west-1",
+      maxAttempts: 8,
       retryMode: "adaptive",
     });
   });
@@ -44,14 +56,14 @@ describe("aws-config: one place for region, endpoint and retries", () => {
 
 describe("aws-config: DynamoDB profiles", () => {
   it("worker: the shared configuration, the SDK's own socket pool and timeouts", () => {
-    expect(dynamoDbClientConfig("worker", { endpoint: "http://127.0.0.1:1" }, {})).toEqual(
-      awsClientConfig({ endpoint: "http://127.0.0.1:1" }, {}),
+    expect(dynamoDbClientConfig("worker", { endpoint: "http://127.0.0.1:1" })).toEqual(
+      awsClientConfig({ endpoint: "http://127.0.0.1:1" }),
     );
   });
 
   it("front: standard retries, 3 attempts, 256 kept-alive sockets, 2 s to connect, 15 s to answer", () => {
     const agent = { keepAlive: true, maxSockets: 256 };
-    expect(dynamoDbClientConfig("front", { endpoint: "http://127.0.0.1:1" }, {})).toEqual({
+    expect(dynamoDbClientConfig("front", { endpoint: "http://127.0.0.1:1" })).toEqual({
       region: "us-east-1",
       endpoint: "http://127.0.0.1:1",
       maxAttempts: 3,

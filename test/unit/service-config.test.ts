@@ -33,10 +33,12 @@ const front = {
   FLOW_TABLE_PREFIX: "Flow-prod-",
   FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
   FLOW_AUTHZ_POLICY_TEXT: POLICY,
+  FLOW_IMAGE_BUCKET: "flow-prod-images",
 };
 const steps = {
   FLOW_TABLE_PREFIX: "Flow-prod-",
   FLOW_IOT_DATA_ENDPOINT: "https://abc-ats.iot.eu-west-1.amazonaws.com",
+  FLOW_IMAGE_BUCKET: "flow-prod-images",
 };
 
 /** The problems of a reading that must fail. */
@@ -58,6 +60,7 @@ describe("service config: the gRPC front", () => {
       tablePrefix: "Flow-prod-",
       childTaskStateMachineArn: ARN,
       childTask: DEPLOYMENT_DEFAULTS,
+      imageBucket: "flow-prod-images",
       secrets: undefined,
       host: "127.0.0.1",
       port: 50_051,
@@ -249,6 +252,7 @@ describe("service config: the gRPC front", () => {
       "FLOW_TABLE_PREFIX: is required",
       'AWS_ENDPOINT_URL: must be an http:// or https:// URL (got "moto")',
       "FLOW_CHILD_TASK_STATE_MACHINE_ARN: is required",
+      "FLOW_IMAGE_BUCKET: is required",
       'FLOW_PORT: must be an integer from 0 to 65535 (got "abc")',
       "FLOW_TLS_KEY: is required with FLOW_TLS_CERT",
       "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT): the front serves no call without an access policy",
@@ -284,11 +288,12 @@ describe("service config: the gRPC front", () => {
     }).toThrow(TypeError);
   });
 
-  it("reads exactly its names and requires the tables and the state machine", () => {
+  it("reads exactly its names and requires the tables, the state machine and the image bucket", () => {
     expect([...readGrpcFrontConfig.names].sort()).toEqual(
       [
         ENV.tablePrefix,
         ENV.awsEndpoint,
+        ENV.awsRegion,
         ENV.childTaskStateMachineArn,
         ...CHILD_TASK_NAMES,
         ENV.secretsKmsKeyId,
@@ -308,9 +313,37 @@ describe("service config: the gRPC front", () => {
         ENV.buildTime,
         ENV.authzPolicy,
         ENV.authzPolicyText,
+        ENV.imageBucket,
       ].sort(),
     );
-    expect(readGrpcFrontConfig.required).toEqual([ENV.tablePrefix, ENV.childTaskStateMachineArn]);
+    expect(readGrpcFrontConfig.required).toEqual([
+      ENV.tablePrefix,
+      ENV.childTaskStateMachineArn,
+      ENV.imageBucket,
+    ]);
+  });
+});
+
+describe("service config: where the AWS clients go", () => {
+  it.each([
+    ["gRPC front", () => readGrpcFrontConfig, front],
+    ["dispatcher", () => readDispatchConfig, front],
+    ["task-steps", () => readTaskStepsConfig, steps],
+    ["bmc-result", () => readBmcResultConfig, { FLOW_TABLE_PREFIX: "Flow-prod-" }],
+    ["event-publisher", () => readEventPublisherConfig, {}],
+  ] as const)("%s: AWS_REGION and AWS_ENDPOINT_URL are read and checked by its reader", (_, reader, base) => {
+    const read = reader() as (env: Record<string, string>) => { awsRegion?: string; awsEndpoint?: string };
+    expect(
+      read({ ...base, AWS_REGION: "eu-west-1", AWS_ENDPOINT_URL: "http://127.0.0.1:5000" }),
+    ).toMatchObject({
+      awsRegion: "eu-west-1",
+      awsEndpoint: "http://127.0.0.1:5000",
+    });
+    expect(read({ ...base })).not.toHaveProperty("awsRegion");
+    expect(problems(() => read({ ...base, AWS_REGION: "Europe", AWS_ENDPOINT_URL: "moto" }))).toEqual([
+      'AWS_ENDPOINT_URL: must be an http:// or https:// URL (got "moto")',
+      'AWS_REGION: must be an AWS region name such as eu-west-1 (got "Europe")',
+    ]);
   });
 });
 
@@ -349,6 +382,7 @@ describe("service config: the Lambdas", () => {
     expect(readDispatchConfig.names).toEqual([
       ENV.tablePrefix,
       ENV.awsEndpoint,
+      ENV.awsRegion,
       ENV.childTaskStateMachineArn,
       ...CHILD_TASK_NAMES,
     ]);
@@ -393,11 +427,13 @@ describe("service config: the Lambdas", () => {
     expect(readTaskStepsConfig({ ...steps, FLOW_DISPATCHER_FUNCTION_NAME: "Flow-prod-dispatcher" })).toEqual({
       tablePrefix: "Flow-prod-",
       iotDataEndpoint: "https://abc-ats.iot.eu-west-1.amazonaws.com",
+      imageBucket: "flow-prod-images",
       secrets: undefined,
       dispatcherFunctionName: "Flow-prod-dispatcher",
     });
     expect(problems(() => readTaskStepsConfig({ FLOW_TABLE_PREFIX: "p-" }))).toEqual([
       "FLOW_IOT_DATA_ENDPOINT: is required",
+      "FLOW_IMAGE_BUCKET: is required",
     ]);
     expect(
       problems(() =>
@@ -406,7 +442,7 @@ describe("service config: the Lambdas", () => {
     ).toEqual([
       'FLOW_IOT_DATA_ENDPOINT: must be an http:// or https:// URL (got "abc-ats.iot.eu-west-1.amazonaws.com")',
     ]);
-    expect(readTaskStepsConfig.required).toEqual([ENV.tablePrefix, ENV.iotDataEndpoint]);
+    expect(readTaskStepsConfig.required).toEqual([ENV.tablePrefix, ENV.iotDataEndpoint, ENV.imageBucket]);
   });
 
   it.each([
@@ -437,7 +473,7 @@ describe("service config: the Lambdas", () => {
     expect(problems(() => readEventPublisherConfig({ FLOW_EVENT_BUS_NAME: "my bus" }))).toEqual([
       'FLOW_EVENT_BUS_NAME: must be an EventBridge bus name or ARN (got "my bus")',
     ]);
-    expect(readEventPublisherConfig.names).toEqual([ENV.awsEndpoint, ENV.eventBusName]);
+    expect(readEventPublisherConfig.names).toEqual([ENV.awsEndpoint, ENV.awsRegion, ENV.eventBusName]);
     expect(readEventPublisherConfig.required).toEqual([]);
   });
 
