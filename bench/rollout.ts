@@ -31,8 +31,7 @@
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
  */
-import { createS3Client, S3ImageObjectStore } from "../src/adapters/s3/image-bucket.js";
-import { registerBenchImages } from "./lib/bench-images.js";
+
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -52,6 +51,7 @@ import {
   tableNames,
 } from "../src/adapters/dynamodb/index.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
+import { createS3Client, S3ImageObjectStore } from "../src/adapters/s3/image-bucket.js";
 import { systemClock } from "../src/adapters/system-clock.js";
 import { type ChildTaskSettings, DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
@@ -62,6 +62,7 @@ import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
 import type { ComponentType, CreateRunInput, InventoryRack } from "../src/domain/model.js";
 import { UPGRADE_GROUP_ORDER } from "../src/domain/task-report.js";
+import { registerBenchImages } from "./lib/bench-images.js";
 import { installCapacityMeter } from "./lib/capacity-meter.js";
 import { modelProductionWave } from "./lib/production-model.js";
 import { orderParts, PART, PartLabeller, partOfCall } from "./lib/rollout-parts.js";

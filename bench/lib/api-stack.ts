@@ -13,7 +13,6 @@
  */
 
 import { randomUUID } from "node:crypto";
-import { registerBenchImages } from "./bench-images.js";
 import { generateDemoFleet } from "../../local/demo-fleet.js";
 import { startLocalMoto } from "../../local/moto.js";
 import { startLocalStack } from "../../local/stack.js";
@@ -32,6 +31,7 @@ import { lineLogger } from "../../src/app/observability.js";
 import { createRunService } from "../../src/app/runs.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import { composeFlowApi } from "../../src/service/flow-api.js";
+import { registerBenchImages } from "./bench-images.js";
 import { CapacityMeter, installCapacityMeter } from "./capacity-meter.js";
 
 export interface BenchStackOptions {

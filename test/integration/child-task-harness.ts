@@ -127,7 +127,10 @@ export async function startHarness(options: {
   const child = await createLocalChildTasks({
     // The catalog is not what these tables are about: every version has an image, presigned
     // for real against moto's S3 (a URL is computed, nothing is fetched).
-    stores: { ...(options.wrapTasks ? { ...stores, tasks: options.wrapTasks(stores.tasks) } : stores), images: everyImage },
+    stores: {
+      ...(options.wrapTasks ? { ...stores, tasks: options.wrapTasks(stores.tasks) } : stores),
+      images: everyImage,
+    },
     imageUrls: new S3ImageObjectStore(createS3Client({ endpoint: inject("awsEndpoint") }), "harness-images"),
     tables: names,
     broker,
