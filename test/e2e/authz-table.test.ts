@@ -165,7 +165,7 @@ const ADMIN_REQUESTS: Record<keyof typeof FlowInventoryAdminService, unknown> = 
     sizeBytes: 1024,
     sha256: "ab".repeat(32),
   },
-  listFirmwareImages: {},
+  listFirmwareImages: adminPb.ListFirmwareImagesRequest.fromPartial({}),
 };
 
 const CALLERS = ["none", "declared", "viewer", "operator", "operatorOut", "approver", "admin"] as const;
