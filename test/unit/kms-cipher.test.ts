@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { DecryptCommand, GenerateDataKeyCommand, KMSClient } from "@aws-sdk/client-kms";
 import { mockClient } from "aws-sdk-client-mock";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { KmsEnvelopeCipher } from "../../src/adapters/kms/kms-cipher.js";
 
 // A fake KMS that "wraps" a data key by XOR with a fixed mask and binds the encryption context,
@@ -12,6 +12,7 @@ const wrap = (key: Uint8Array, context: string) =>
 
 describe("KMS envelope cipher", () => {
   const kms = mockClient(KMSClient);
+  afterAll(() => kms.restore());
   beforeEach(() => {
     kms.reset();
     kms.on(GenerateDataKeyCommand).callsFake((input) => {

@@ -1,6 +1,6 @@
 import { InvokeCommand, LambdaClient } from "@aws-sdk/client-lambda";
 import { mockClient } from "aws-sdk-client-mock";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { LambdaRunWaker } from "../../src/adapters/lambda/lambda-waker.js";
 import type { Logger } from "../../src/app/observability.js";
 
@@ -13,6 +13,7 @@ function recordingLogger(): Logger & { warnings: [string, Record<string, unknown
 
 describe("LambdaRunWaker", () => {
   const lambda = mockClient(LambdaClient);
+  afterAll(() => lambda.restore());
   beforeEach(() => lambda.reset());
 
   it("invokes the dispatcher asynchronously (Event) with { runId } and waits only for the 202", async () => {

@@ -8,7 +8,7 @@ import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge
 import { marshall } from "@aws-sdk/util-dynamodb";
 import type { AttributeValue } from "aws-lambda";
 import { mockClient } from "aws-sdk-client-mock";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { runEventToItem } from "../../src/adapters/dynamodb/items.js";
 import {
   decodeRunEventRecord,
@@ -188,6 +188,7 @@ describe("run events out: the EventBridge detail, version 1", () => {
 
 describe("run events out: the EventBridge bus", () => {
   const client = mockClient(EventBridgeClient);
+  afterAll(() => client.restore());
   beforeEach(() => client.reset());
 
   it("23 events → PutEvents of 10, 10, 3; refused entries come back as indexes into the whole list", async () => {

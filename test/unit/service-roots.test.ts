@@ -12,7 +12,7 @@ import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SendTaskSuccessCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { DynamoDBDocumentClient, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { KmsEnvelopeCipher } from "../../src/adapters/kms/kms-cipher.js";
 import { LambdaRunWaker } from "../../src/adapters/lambda/lambda-waker.js";
 import { StepFunctionsWaveWaker } from "../../src/adapters/stepfunctions/sfn-wave-waker.js";
@@ -40,7 +40,11 @@ import { composeTaskStepsLambda, taskStepsFromEnvironment } from "../../src/serv
 /** What a root observes with, silent: these tests look at the parts, not at their lines. */
 const quiet = { logger: silentLogger, metrics: noopMetrics };
 const ARN = "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-test-child-task";
-const base = { FLOW_TABLE_PREFIX: "Flow-test-", AWS_REGION: "eu-west-1" };
+const base = {
+  FLOW_TABLE_PREFIX: "Flow-test-",
+  AWS_REGION: "eu-west-1",
+  FLOW_IMAGE_BUCKET: "flow-test-images",
+};
 const POLICY = 'bindings: [{ subjects: ["cn:admin"], roles: [admin] }]';
 
 const eventBridge = mockClient(EventBridgeClient);
@@ -57,6 +61,11 @@ const mocks = [
 ];
 /** Every command any client was asked to send, by client. */
 const sent = () => mocks.flatMap((mock) => mock.calls() as unknown[]);
+// Class-wide mocks: restored once the file is done, so the next file in this worker (the unit
+// project shares its workers between files) gets real clients.
+afterAll(() => {
+  for (const mock of mocks) mock.restore();
+});
 
 beforeEach(() => {
   for (const mock of mocks) mock.reset();
@@ -333,6 +342,7 @@ describe("composition roots: the environment, read once at start", () => {
   });
 
   it("an invalid one fails at start with every problem", () => {
+    vi.stubEnv("FLOW_IMAGE_BUCKET", "flow-test-images");
     vi.stubEnv("FLOW_TABLE_PREFIX", "");
     vi.stubEnv("FLOW_IOT_DATA_ENDPOINT", "iot");
     expect(() => taskStepsFromEnvironment()).toThrow(

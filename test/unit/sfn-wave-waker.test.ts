@@ -6,7 +6,7 @@
  */
 import { SendTaskSuccessCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { mockClient } from "aws-sdk-client-mock";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { StepFunctionsWaveWaker } from "../../src/adapters/stepfunctions/sfn-wave-waker.js";
 import type { CommandSet } from "../../src/domain/command-sets.js";
 
@@ -24,6 +24,7 @@ const named = (name: string) => Object.assign(new Error(name), { name });
 
 describe("StepFunctionsWaveWaker", () => {
   const sfn = mockClient(SFNClient);
+  afterAll(() => sfn.restore());
   beforeEach(() => sfn.reset());
   const waker = () => new StepFunctionsWaveWaker(new SFNClient({ region: "us-east-1", maxAttempts: 1 }));
 
