@@ -40,32 +40,15 @@ import type { BmcEvent } from "./bmc-protocol.js";
 import {
   type CommandAddress,
   type CommandFamily,
-  type CommandKind,
   commandRequestId,
   entryKey,
-  isReportFor,
   kindOfFamily,
-  parseCommandRequestId,
-  queryAddress,
-  updateAddress,
-  verifyAddress,
 } from "./command-addresses.js";
 import type { BmcRequestRecord } from "./component-verdict.js";
 import { DEFAULT_RULE, type RuleDefinition } from "./operation-rules.js";
 
-export {
-  type CommandAddress,
-  type CommandFamily,
-  type CommandKind,
-  commandRequestId,
-  entryKey,
-  isReportFor,
-  kindOfFamily,
-  parseCommandRequestId,
-  queryAddress,
-  updateAddress,
-  verifyAddress,
-};
+/** Where a command sits and its request id (command-addresses.ts), with the sets that store them. */
+export * from "./command-addresses.js";
 
 /**
  * The families a task's end from outside its execution closes: the update and the verify steps
