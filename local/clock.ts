@@ -43,9 +43,18 @@ export function shiftableClock(): ShiftableClock {
       const ahead = at - now();
       if (ahead <= 0) return;
       offset += ahead;
-      const due = [...pending].filter((entry) => entry.due <= now());
-      // Asynchronously, as a timer would: the caller's own code runs on before any of them.
-      for (const entry of due) setImmediate(() => fireOnce(entry));
+      for (const entry of [...pending]) {
+        clearTimeout(entry.timer);
+        const left = entry.due - now();
+        if (left <= 0) {
+          // Asynchronously, as a timer would: the caller's own code runs on before any of them.
+          setImmediate(() => fireOnce(entry));
+        } else {
+          // Not passed by the jump: due that much later on the wall clock now, not at its old time.
+          entry.timer = setTimeout(() => fireOnce(entry), left);
+          entry.timer.unref?.();
+        }
+      }
     },
   };
 }

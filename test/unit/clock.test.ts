@@ -77,6 +77,15 @@ describe("shiftableClock", () => {
     expect(fired).toEqual([]);
   });
 
+  it("a jump that stops short of a timer brings it nearer: it fires when what is left has passed", async () => {
+    const clock = shiftableClock();
+    const start = clock.now();
+    const near = firing((fire) => clock.after(3_600_000, fire), clock.now);
+    // 20 ms short of the timer on the clock: it fires about 20 ms later, not an hour later.
+    clock.advanceTo(start + 3_600_000 - 20);
+    expect(await near.fired).toBeGreaterThanOrEqual(start + 3_600_000);
+  });
+
   it("a timer fires by the wall clock too, without a jump", async () => {
     const clock = shiftableClock();
     const start = clock.now();
