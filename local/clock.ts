@@ -23,17 +23,30 @@ export function shiftableClock(): ShiftableClock {
   let offset = 0;
   const now = () => Date.now() + offset;
   const pending = new Set<PendingTimer>();
-  const fireOnce = (entry: PendingTimer) => {
+  /** Arms the platform timer for what is left of the entry's time on this clock. */
+  const arm = (entry: PendingTimer) => {
     clearTimeout(entry.timer);
-    if (pending.delete(entry)) entry.fire();
+    entry.timer = setTimeout(() => fireOnce(entry), Math.max(0, entry.due - now()));
+    entry.timer.unref?.();
+  };
+  /**
+   * Fires the entry once its time on this clock has come; a platform timer that fires early (Node's
+   * may, by a millisecond of Date.now) is armed again for the rest, so a timer never fires before
+   * its time.
+   */
+  const fireOnce = (entry: PendingTimer) => {
+    if (!pending.has(entry)) return;
+    if (now() < entry.due) return arm(entry);
+    clearTimeout(entry.timer);
+    pending.delete(entry);
+    entry.fire();
   };
   return {
     now,
     after(ms, fire) {
       const entry: PendingTimer = { due: now() + Math.max(0, ms), fire };
-      entry.timer = setTimeout(() => fireOnce(entry), Math.max(0, ms));
-      entry.timer.unref?.();
       pending.add(entry);
+      arm(entry);
       return () => {
         clearTimeout(entry.timer);
         pending.delete(entry);
@@ -43,18 +56,10 @@ export function shiftableClock(): ShiftableClock {
       const ahead = at - now();
       if (ahead <= 0) return;
       offset += ahead;
-      for (const entry of [...pending]) {
-        clearTimeout(entry.timer);
-        const left = entry.due - now();
-        if (left <= 0) {
-          // Asynchronously, as a timer would: the caller's own code runs on before any of them.
-          setImmediate(() => fireOnce(entry));
-        } else {
-          // Not passed by the jump: due that much later on the wall clock now, not at its old time.
-          entry.timer = setTimeout(() => fireOnce(entry), left);
-          entry.timer.unref?.();
-        }
-      }
+      // Every timer re-armed for what is left of it now: one the jump passed fires at once (after
+      // the caller's own code, as a timer would), one it stopped short of that much later, not at
+      // its old wall time.
+      for (const entry of pending) arm(entry);
     },
   };
 }
