@@ -5,10 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmulatedBmcSpec } from "../../local/redfish-emulator.js";
-import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
 import { until } from "../support/poll.js";
 import {
   type AgentHarness,
+  ack,
+  failed,
   type ImageRef,
   startAgentHarness,
   TEST_TIMINGS,
@@ -30,16 +31,6 @@ const RACK = Array.from(
   { length: 39 },
   (_, i) => `7c000000-0000-4000-8000-0000000003${String(i).padStart(2, "0")}`,
 );
-
-const ack = (requestId: string): BmcEvent => ({ v: 1, type: "ack", requestId });
-const failed = (requestId: string, version: string, code: string, message: string): BmcEvent => ({
-  v: 1,
-  type: "result",
-  requestId,
-  ok: false,
-  version,
-  error: { code, message },
-});
 
 let h: AgentHarness;
 let image: ImageRef;

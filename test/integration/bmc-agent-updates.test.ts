@@ -8,11 +8,14 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { FileJournal } from "../../src/adapters/bmc-agent/journal.js";
 import { RedfishClient } from "../../src/adapters/redfish/client.js";
-import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
 import {
   type AgentHarness,
+  ack,
+  failed,
   type ImageRef,
+  ok,
   PASSWORD,
+  progress,
   startAgentHarness,
   USERNAME,
 } from "../support/redfish-agent.js";
@@ -32,29 +35,6 @@ const C = {
   subTargets: id(11),
   vanishing: id(12),
 };
-
-const ok = (requestId: string, version: string): BmcEvent => ({
-  v: 1,
-  type: "result",
-  requestId,
-  ok: true,
-  version,
-});
-const ack = (requestId: string): BmcEvent => ({ v: 1, type: "ack", requestId });
-const progress = (requestId: string, percent: number): BmcEvent => ({
-  v: 1,
-  type: "progress",
-  requestId,
-  percent,
-});
-const failed = (requestId: string, version: string, code: string, message: string): BmcEvent => ({
-  v: 1,
-  type: "result",
-  requestId,
-  ok: false,
-  version,
-  error: { code, message },
-});
 
 let h: AgentHarness;
 let image: ImageRef;

@@ -242,3 +242,28 @@ export async function startAgentHarness(
   };
   return h;
 }
+
+// The events a child task receives, as the agent must send them.
+
+export const ok = (requestId: string, version: string): BmcEvent => ({
+  v: 1,
+  type: "result",
+  requestId,
+  ok: true,
+  version,
+});
+export const ack = (requestId: string): BmcEvent => ({ v: 1, type: "ack", requestId });
+export const progress = (requestId: string, percent: number): BmcEvent => ({
+  v: 1,
+  type: "progress",
+  requestId,
+  percent,
+});
+export const failed = (requestId: string, version: string, code: string, message: string): BmcEvent => ({
+  v: 1,
+  type: "result",
+  requestId,
+  ok: false,
+  version,
+  error: { code, message },
+});
