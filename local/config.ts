@@ -19,8 +19,10 @@ import {
   configReader,
   hexKey,
   httpUrl,
+  matching,
   optional,
   port,
+  type Rule,
   text,
   withDefault,
   withFlag,
@@ -33,6 +35,8 @@ export const LOCAL_ENV = {
   fleet: "FLOW_FLEET",
   /** `true`: no simulated BMCs (agents started by hand serve the broker's BMC topics). */
   noFleet: "FLOW_NO_FLEET",
+  /** What answers on the BMC topics: `simulated` (default) or `redfish` (emulated BMCs + agents). */
+  bmc: "FLOW_BMC",
   /** The local MQTT broker's port on 127.0.0.1 (default: any free one). */
   mqttPort: "FLOW_MQTT_PORT",
   tick: "FLOW_TICK",
@@ -66,6 +70,7 @@ export interface LocalStackConfig {
   inventoryFile?: string;
   fleetFile?: string;
   noFleet?: boolean;
+  bmc: BmcKind;
   mqttPort?: number;
   tickMs: number;
   dataDir?: string;
@@ -83,12 +88,16 @@ export interface LocalStackConfig {
   authzPolicyFile?: string;
 }
 
+type BmcKind = "simulated" | "redfish";
+const bmcKind = matching(/^(simulated|redfish)$/, '"simulated" or "redfish"') as Rule<BmcKind>;
+
 export const readLocalStackConfig = configReader(
   {
     port: withFlag("port", withDefault(LOCAL_ENV.port, port, 50_051)),
     inventoryFile: withFlag("inventory", optional(LOCAL_ENV.inventory, text)),
     fleetFile: withFlag("fleet", optional(LOCAL_ENV.fleet, text)),
     noFleet: withFlag("no-fleet", optional(LOCAL_ENV.noFleet, boolean)),
+    bmc: withFlag("bmc", withDefault<BmcKind>(LOCAL_ENV.bmc, bmcKind, "simulated")),
     mqttPort: withFlag("mqtt-port", optional(LOCAL_ENV.mqttPort, port)),
     tickMs: withFlag("tick", withDefault(LOCAL_ENV.tick, checkDuration, 10_000)),
     dataDir: withFlag("data-dir", optional(LOCAL_ENV.dataDir, text)),
@@ -113,6 +122,12 @@ export const readLocalStackConfig = configReader(
   ): LocalStackConfig => {
     if (options.noFleet === true && options.fleetFile !== undefined) {
       report("--no-fleet", "starts no simulated BMCs, so a fleet file has nothing to configure");
+    }
+    if (options.bmc === "redfish" && options.noFleet === true) {
+      report("--bmc redfish", "starts BMCs and agents of its own, which --no-fleet leaves to others");
+    }
+    if (options.bmc === "redfish" && options.fleetFile !== undefined) {
+      report("--bmc redfish", "the fleet file configures the simulated BMCs, which Redfish BMCs replace");
     }
     // A certificate without its key (or the reverse) must not fall back to plaintext.
     const [cert, key, ca] = [

@@ -18,13 +18,15 @@ import { serveLocalStack } from "./process.js";
 
 const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] [--tick DURATION]
                        [--data-dir DIR] [--aws-endpoint URL] [--child-task-wait DURATION]
-                       [--readiness-timeout DURATION] [--no-fleet] [--mqtt-port P]
+                       [--readiness-timeout DURATION] [--no-fleet] [--bmc KIND] [--mqtt-port P]
                        [--tls-cert FILE --tls-key FILE [--client-ca FILE]] [--authz-policy FILE]
   --port N             gRPC port on 127.0.0.1 (env FLOW_PORT, default 50051; 0 = any free port)
   --inventory FILE     rack inventory JSON (env FLOW_INVENTORY; default: a demo fleet of 120 racks)
   --fleet FILE         simulated BMC behaviour JSON (env FLOW_FLEET; default: every update succeeds)
   --no-fleet           start no simulated BMCs: BMC agents started by hand answer instead
                        (env FLOW_NO_FLEET=true; docs/agent.md)
+  --bmc KIND           simulated: the simulated fleet answers (default); redfish: every component
+                       is an emulated Redfish BMC and each rack has a BMC agent (env FLOW_BMC)
   --mqtt-port P        the MQTT broker's port on 127.0.0.1 (env FLOW_MQTT_PORT; default: any free port)
   --tick DURATION      dispatcher tick, e.g. 200ms, 2s, 10s (env FLOW_TICK, default 10s)
   --data-dir DIR       keep state across restarts and kills; a restart resumes every run
@@ -51,6 +53,7 @@ async function main(): Promise<void> {
       inventory: { type: "string" },
       fleet: { type: "string" },
       "no-fleet": { type: "boolean" },
+      bmc: { type: "string" },
       "mqtt-port": { type: "string" },
       tick: { type: "string" },
       "data-dir": { type: "string" },
@@ -80,6 +83,7 @@ async function main(): Promise<void> {
     admission: config.admission,
     readinessTimeoutMs: config.readinessTimeoutMs,
     noFleet: config.noFleet === true,
+    bmc: config.bmc,
     ...(config.mqttPort === undefined ? {} : { mqttPort: config.mqttPort }),
     ...(document ? { inventory: document.racks, baselines: document.baselines } : {}),
     ...(config.fleetFile ? { fleet: await loadFleetFile(config.fleetFile) } : {}),

@@ -16,9 +16,13 @@ export async function serveLocalStack(options: Omit<LocalStackOptions, "onFatal"
     onFatal: () => process.exit(1),
   });
   console.log(`flow local stack: listening on 127.0.0.1:${stack.port} (DynamoDB at ${stack.awsEndpoint})`);
-  if (options.noFleet || options.mqttPort !== undefined) {
+  if (options.noFleet || options.bmc === "redfish" || options.mqttPort !== undefined) {
     const bmcs =
-      stack.fleet === undefined ? "no simulated BMCs: start flow-bmc-agent for them" : "simulated BMCs";
+      stack.redfish !== undefined
+        ? "emulated Redfish BMCs, one flow-bmc-agent per rack"
+        : stack.fleet === undefined
+          ? "no simulated BMCs: start flow-bmc-agent for them"
+          : "simulated BMCs";
     console.log(`flow local stack: MQTT broker at ${stack.mqttUrl ?? "(external)"} (${bmcs})`);
   }
   const stop = (signal: string) => {

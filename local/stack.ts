@@ -53,6 +53,7 @@ import { ensureBucket, localImageBucket, seedImages, seedVersions } from "./imag
 import { type IotShim, startIotShim } from "./iot-shim.js";
 import { type LocalMoto, startLocalMoto } from "./moto.js";
 import { connectMqttPublisher, startMqttBroker } from "./mqtt-broker.js";
+import { type RedfishFleet, startRedfishFleet } from "./redfish-fleet.js";
 import { startStreamPoller } from "./stream-poller.js";
 import { startTicker } from "./ticker.js";
 
@@ -102,6 +103,12 @@ export interface LocalStackOptions {
    * `flow-bmc-agent` started by hand, docs/agent.md). Not with `bmcBroker`.
    */
   noFleet?: boolean;
+  /**
+   * What answers on the BMC topics: `simulated` (default) the simulated fleet (local/bmc-fleet.ts);
+   * `redfish` an emulated Redfish BMC per component and a BMC agent per rack
+   * (local/redfish-fleet.ts). Not with `noFleet`, `fleet` or `bmcBroker`.
+   */
+  bmc?: "simulated" | "redfish";
   /** The local broker's port on 127.0.0.1 (default: any free one); not with `bmcBroker`. */
   mqttPort?: number;
   /** The dispatcher's claim lease (default the reference's 30 s); the restart tests shorten it. */
@@ -157,6 +164,10 @@ export interface LocalStack {
   moto?: LocalMoto;
   /** The simulated BMCs; absent with `bmcBroker` or `noFleet`. */
   fleet?: BmcFleet;
+  /** The image catalog's bucket (on the stack's S3 endpoint). */
+  imageBucket: string;
+  /** The emulated Redfish BMCs and their agents; present with `bmc: "redfish"`. */
+  redfish?: RedfishFleet;
   /** The local broker (`mqtt://127.0.0.1:<port>`); absent with `bmcBroker`. */
   mqttUrl?: string;
   /**
@@ -311,6 +322,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const racks = await stores.inventory.loadAll();
 
     let fleet: BmcFleet | undefined;
+    let redfish: RedfishFleet | undefined;
     let shim: IotShim;
     let rule: Pick<LocalChildTasksOptions, "broker" | "brokerUrl">;
     let mqttUrl: string | undefined;
@@ -320,7 +332,17 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       mqttUrl = broker.url;
       shim = await startIotShim(broker);
       stops.push(() => shim.stop());
-      if (!options.noFleet) {
+      if (options.bmc === "redfish") {
+        const started = await startRedfishFleet({
+          brokerUrl: broker.url,
+          racks,
+          ...(options.dataDir === undefined ? {} : { stateDir: join(options.dataDir, "bmc-agents") }),
+          log,
+        });
+        redfish = started;
+        stops.push(() => started.stop());
+        log(`BMCs: ${racks.length} rack(s) of emulated Redfish BMCs, one BMC agent per rack`);
+      } else if (!options.noFleet) {
         const started = await startBmcFleet({
           brokerUrl: broker.url,
           racks,
@@ -427,7 +449,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         newId: randomUUID,
         logger: lineLogger(log),
         dispatcher,
-        onRacksImported: (more) => fleet?.addRacks(more),
+        onRacksImported: (more) => {
+          fleet?.addRacks(more);
+          redfish
+            ?.addRacks(more)
+            .catch((error: unknown) => log(`BMCs: imported racks got no BMCs: ${(error as Error).message}`));
+        },
         buildInfo: options.buildInfo ?? { version: "0.1.0-local", buildTime: "", gitCommit: "" },
       }),
       storeHealth,
@@ -461,6 +488,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stores,
       ...(moto === undefined ? {} : { moto }),
       fleet,
+      imageBucket,
+      ...(redfish === undefined ? {} : { redfish }),
       ...(mqttUrl === undefined ? {} : { mqttUrl }),
       childTasks,
       dispatcher,

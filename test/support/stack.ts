@@ -103,6 +103,8 @@ export interface TestStackOptions {
   clock?: Clock;
   /** No simulated BMCs: the test connects its own to `local.mqttUrl` (a BMC agent). */
   noFleet?: boolean;
+  /** `redfish`: an emulated Redfish BMC per component and a BMC agent per rack, not the simulated fleet. */
+  bmc?: "redfish";
   /** Versions the image catalog has for every type (beside the stack's own seed); default TEST_IMAGE_VERSIONS. */
   imageVersions?: readonly string[];
 }
@@ -144,6 +146,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     ...(options.eventBusName === undefined ? {} : { eventBusName: options.eventBusName }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.noFleet ? { noFleet: true } : {}),
+    ...(options.bmc === undefined ? {} : { bmc: options.bmc }),
   };
   const local = await startLocalStack(stackOptions);
   const address = `127.0.0.1:${local.port}`;

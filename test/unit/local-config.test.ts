@@ -29,6 +29,7 @@ describe("local config: defaults (docs/local-stack.md)", () => {
   it("nothing given: port 50051, tick 10s, child-task wait 500ms, readiness timeout 10m, version 0.1.0-local, spawn moto", () => {
     expect(read({}, {})).toEqual({
       port: 50_051,
+      bmc: "simulated",
       tickMs: 10_000,
       childTaskWaitMs: 500,
       readinessTimeoutMs: 600_000,
@@ -60,6 +61,7 @@ describe("local config: flags and variables", () => {
       port: 6000,
       inventoryFile: "env-inventory.json",
       fleetFile: "env-fleet.json",
+      bmc: "simulated",
       tickMs: 2000,
       dataDir: "/var/env",
       awsEndpoint: "http://127.0.0.1:4566",
@@ -180,6 +182,19 @@ describe("local config: flags and variables", () => {
     ]);
     expect(problems(() => read({}, { FLOW_NO_FLEET: "yes" }))).toEqual([
       'FLOW_NO_FLEET: must be "true" or "false" (got "yes")',
+    ]);
+  });
+  it("--bmc simulated (the default) or redfish; redfish beside --no-fleet or a fleet file is refused", () => {
+    expect(read({}, {})).toMatchObject({ bmc: "simulated" });
+    expect(read({ bmc: "redfish" }, {})).toMatchObject({ bmc: "redfish" });
+    expect(read({}, { FLOW_BMC: "redfish" })).toMatchObject({ bmc: "redfish" });
+    expect(problems(() => read({ bmc: "ipmi" }, {}))).toEqual([
+      '--bmc: must be "simulated" or "redfish" (got "ipmi")',
+    ]);
+    expect(problems(() => read({ bmc: "redfish", "no-fleet": "true", fleet: "f.json" }, {}))).toEqual([
+      "--no-fleet: starts no simulated BMCs, so a fleet file has nothing to configure",
+      "--bmc redfish: starts BMCs and agents of its own, which --no-fleet leaves to others",
+      "--bmc redfish: the fleet file configures the simulated BMCs, which Redfish BMCs replace",
     ]);
   });
 });
