@@ -70,10 +70,11 @@ export default defineConfig({
         test: {
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
+          // Files in parallel: each starts its own stack with its own tables, broker and ports on
+          // the one moto; they mostly wait (ticks, Wait states), so two at once share the machine.
           globalSetup: ["test/support/global-setup.ts"],
           testTimeout: 120_000,
           hookTimeout: 60_000,
-          fileParallelism: false,
         },
       },
       {
