@@ -219,18 +219,30 @@ export function registerRunCommands(program: Command, act: Act): void {
               : undefined,
           ]);
           const summary = run?.operationRun?.summary;
+          // Once a preflight has read them, each rack's versions before the run and what it flashes.
+          const priors = resp.targets.some((t) => t.priorVersions.length > 0);
           ctx.print({
             data: pb.ListOperationRunTargetsResponse.toJSON(resp),
             table: () =>
               [
                 table(
-                  ["PHASE", "SEQ", "RACK", "STATUS", "COMPONENTS", "TASK", "MESSAGE"],
+                  [
+                    "PHASE",
+                    "SEQ",
+                    "RACK",
+                    "STATUS",
+                    "COMPONENTS",
+                    ...(priors ? ["VERSIONS (BEFORE→TO)"] : []),
+                    "TASK",
+                    "MESSAGE",
+                  ],
                   resp.targets.map((t) => [
                     String(t.phaseIndex + 1),
                     String(t.sequenceIndex),
                     t.rackExternalId || short(t.rackId?.id),
                     targetStatuses.name(t.status),
                     componentsText(t.componentsByType),
+                    ...(priors ? [priorVersionsText(t.priorVersions)] : []),
                     short(t.taskId?.id),
                     t.message,
                   ]),
@@ -361,6 +373,16 @@ export function stateFilters(
 /** `COMPUTE×4 NVSWITCH×2` */
 function componentsText(c: pb.ComponentsByType | undefined): string {
   return (c?.groups ?? []).map((g) => `${componentTypes.name(g.type)}×${g.componentIds.length}`).join(" ");
+}
+
+/** `1.0→2.0×3 1.1→2.0×1`: components per (version before, version flashed to), in first-seen order. */
+export function priorVersionsText(priors: readonly pb.ComponentPriorVersion[]): string {
+  const counts = new Map<string, number>();
+  for (const p of priors) {
+    const key = `${p.priorVersion}→${p.targetVersion || "?"}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([key, n]) => `${key}×${n}`).join(" ");
 }
 
 function controlLine(r: pb.OperationRun): string {

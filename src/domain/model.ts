@@ -267,6 +267,22 @@ export interface VersionGroup {
   componentIds: string[];
 }
 
+/**
+ * What one component ran before a run flashed it: the version its BMC answered to the child
+ * task's preflight query, kept on the target before the component's first flash, next to the
+ * version the run flashes it to and the parts the flash covers (absent: the whole component).
+ * What a rollback run takes each component back to (src/domain/rollback.ts).
+ */
+export interface PriorVersion {
+  componentId: string;
+  type: ComponentType;
+  /** The version before the flash. */
+  version: string;
+  /** The version the run flashes it to ("" when the task knew none). */
+  targetVersion: string;
+  subTargets?: string[];
+}
+
 export interface PlannedTarget {
   rackId: string;
   sequenceIndex: number;
@@ -338,6 +354,12 @@ export interface Target {
    * `target_version` for every component.
    */
   versions?: VersionGroup[];
+  /**
+   * Every component's version before this run flashed it, recorded once by its child task's
+   * preflight, before the first flash (a re-driven preflight finds it there and keeps it).
+   * Absent until then, and for targets that never got a task past the preflight.
+   */
+  priorVersions?: PriorVersion[];
   createdAt: number;
   updatedAt: number;
   /** While CLAIMED: when the claim lease runs out and another dispatcher may take it. */

@@ -46,6 +46,7 @@ import {
   type OutcomeCounts,
   type OutcomeStatus,
   type Page,
+  type PriorVersion,
   type Run,
   type Target,
   type Task,
@@ -105,6 +106,7 @@ const RUN_WRITES = [
   "recordOutcome",
   "skipTargets",
   "restartConflictClock",
+  "recordPriorVersions",
 ] as const satisfies readonly (keyof RunStore)[];
 
 const isActiveRun = (run: Run): boolean => run.status === "PENDING" || run.status === "RUNNING";
@@ -456,6 +458,19 @@ export class MemoryRunStore implements RunStore {
     if (target.status !== "BLOCKED") return "lost-race";
     target.firstBlockedAt = now;
     target.updatedAt = now;
+    return "recorded";
+  }
+
+  async recordPriorVersions(
+    runId: string,
+    targetId: string,
+    priors: PriorVersion[],
+  ): Promise<TransitionOutcome> {
+    await this.enter("recordPriorVersions");
+    const target = this.targets.get(runId)?.get(targetId);
+    if (target === undefined) return "not-found";
+    if (target.priorVersions !== undefined) return "already-recorded";
+    target.priorVersions = copy(priors);
     return "recorded";
   }
 

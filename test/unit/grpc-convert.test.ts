@@ -828,6 +828,10 @@ describe("grpc convert: domain → responses", () => {
       conflictAttempts: 0,
       rackExternalId: "rack-ext-1",
       versions: [{ version: "2.1", componentIds: [A, B] }],
+      priorVersions: [
+        { componentId: A, type: "COMPUTE", version: "1.9", targetVersion: "2.1", subTargets: ["bios"] },
+        { componentId: B, type: "COMPUTE", version: "2.0", targetVersion: "2.1" },
+      ],
     };
     expect(targetToProto(target)).toEqual({
       id: { id: C },
@@ -845,7 +849,24 @@ describe("grpc convert: domain → responses", () => {
       updatedAt: new Date(2000),
       rackExternalId: "rack-ext-1",
       targetVersions: [{ version: "2.1", componentIds: [{ id: A }, { id: B }] }],
+      priorVersions: [
+        {
+          componentId: { id: A },
+          type: pb.ComponentType.COMPONENT_TYPE_COMPUTE,
+          priorVersion: "1.9",
+          targetVersion: "2.1",
+          subTargets: ["bios"],
+        },
+        {
+          componentId: { id: B },
+          type: pb.ComponentType.COMPONENT_TYPE_COMPUTE,
+          priorVersion: "2.0",
+          targetVersion: "2.1",
+          subTargets: [],
+        },
+      ],
     });
+    expect(targetToProto({ ...target, priorVersions: undefined }).priorVersions).toEqual([]);
     expect(targetToProto({ ...target, taskId: undefined }).taskId).toBeUndefined();
     expect(targetToProto({ ...target, versions: undefined }).targetVersions).toEqual([]);
   });
@@ -890,6 +911,7 @@ describe("grpc convert: domain → responses", () => {
         updatedAt: undefined,
         rackExternalId: "ext-a",
         targetVersions: [{ version: "3.0", componentIds: [{ id: B }] }],
+        priorVersions: [],
       },
       expect.objectContaining({ rackId: { id: C }, rackExternalId: "", targetVersions: [] }),
     ]);

@@ -12,6 +12,7 @@ import type {
   InventoryRack,
   OutcomeCounts,
   OutcomeStatus,
+  PriorVersion,
   Run,
   RunConfig,
   Target,
@@ -126,6 +127,7 @@ export function targetToItem(target: Target): Item {
     componentsByType: target.componentsByType,
     rackExternalId: target.rackExternalId,
     versions: target.versions,
+    priorVersions: target.priorVersions,
     createdAt: target.createdAt,
     updatedAt: target.updatedAt,
     leaseExpiresAt: target.leaseExpiresAt,
@@ -152,6 +154,7 @@ export function itemToTarget(item: Item): Target {
   if (item.taskId !== undefined) target.taskId = item.taskId as string;
   if (item.rackExternalId !== undefined) target.rackExternalId = item.rackExternalId as string;
   if (item.versions !== undefined) target.versions = item.versions as VersionGroup[];
+  if (item.priorVersions !== undefined) target.priorVersions = item.priorVersions as PriorVersion[];
   if (item.leaseExpiresAt !== undefined) target.leaseExpiresAt = num(item.leaseExpiresAt);
   if (item.firstBlockedAt !== undefined) target.firstBlockedAt = num(item.firstBlockedAt);
   if (item.retryAt !== undefined) target.retryAt = num(item.retryAt);

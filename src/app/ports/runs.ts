@@ -6,6 +6,7 @@ import type {
   FirmwareAuthentication,
   OutcomeStatus,
   Page,
+  PriorVersion,
   Run,
   Target,
   TargetStatus,
@@ -264,6 +265,14 @@ export interface RunStore {
    * a repeat only moves the clock again.
    */
   restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome>;
+
+  /**
+   * Keeps `priors` as the target's prior versions, once: only if it has none yet ('recorded');
+   * a target that has them keeps the first ('already-recorded'), so a re-driven preflight, which
+   * reads versions some flash may have changed, never overwrites what ran before the run. Touches
+   * nothing else (not status, not updatedAt): it may land in any state. Unknown → 'not-found'.
+   */
+  recordPriorVersions(runId: string, targetId: string, priors: PriorVersion[]): Promise<TransitionOutcome>;
 }
 
 // ---------------------------------------------------------------------------------------------

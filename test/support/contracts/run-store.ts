@@ -855,5 +855,36 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         expect(await runs.restartConflictClock(r.id, uuid(11, "dead0000"), T)).toBe("not-found");
       });
     });
+
+    describe("recordPriorVersions", () => {
+      const priors = [
+        {
+          componentId: "c-1",
+          type: "COMPUTE" as const,
+          version: "1.0",
+          targetVersion: "2.0",
+          subTargets: ["bios"],
+        },
+        { componentId: "p-1", type: "POWERSHELF" as const, version: "0.9", targetVersion: "2.0" },
+      ];
+
+      it("kept once, in any state, touching nothing else; the first stays; an unknown target is 'not-found'", async () => {
+        const { run: r, targets } = await created({ phaseSizes: [2] });
+        expect(await runs.claimTarget(targets[0]!, LEASE, T)).toBe("claimed");
+        expect(await runs.recordSubmitted(r.id, targets[0]!.id, "task-1", T + 1)).toBe("recorded");
+        const before = await target(targets[0]!);
+        expect(await runs.recordPriorVersions(r.id, targets[0]!.id, priors)).toBe("recorded");
+        expect(await target(targets[0]!)).toEqual({ ...before, priorVersions: priors });
+        const again = [{ ...priors[0]!, version: "2.0" }];
+        expect(await runs.recordPriorVersions(r.id, targets[0]!.id, again)).toBe("already-recorded");
+        expect((await target(targets[0]!)).priorVersions).toEqual(priors);
+        // Listed with the target, and an outcome leaves them.
+        expect(await runs.recordOutcome(r.id, targets[0]!.id, "FAILED", "boom", T + 2)).toBe("recorded");
+        const listed = await runs.listTargets(r.id, { phaseFrom: 0, phaseTo: 0, page: ALL });
+        expect(listed?.targets.find((t) => t.id === targets[0]!.id)?.priorVersions).toEqual(priors);
+        expect(listed?.targets.find((t) => t.id === targets[1]!.id)?.priorVersions).toBeUndefined();
+        expect(await runs.recordPriorVersions(r.id, uuid(12, "dead0000"), priors)).toBe("not-found");
+      });
+    });
   });
 }

@@ -7,6 +7,7 @@ import type {
   OperationType,
   PhaseStats,
   Plan,
+  PriorVersion,
   Run,
   RunConfig,
   RunStats,
@@ -77,6 +78,16 @@ function versionsToProto(groups: readonly VersionGroup[] | undefined): pb.Compon
   return (groups ?? []).map((g) => ({ version: g.version, componentIds: g.componentIds.map(uuidToProto) }));
 }
 
+function priorVersionsToProto(priors: readonly PriorVersion[] | undefined): pb.ComponentPriorVersion[] {
+  return (priors ?? []).map((p) => ({
+    componentId: uuidToProto(p.componentId),
+    type: componentTypeToProto(p.type),
+    priorVersion: p.version,
+    targetVersion: p.targetVersion,
+    subTargets: [...(p.subTargets ?? [])],
+  }));
+}
+
 export function targetToProto(t: TargetView): pb.OperationRunTarget {
   return {
     id: uuidToProto(t.id),
@@ -92,6 +103,7 @@ export function targetToProto(t: TargetView): pb.OperationRunTarget {
     updatedAt: msToDate(t.updatedAt),
     rackExternalId: t.rackExternalId,
     targetVersions: versionsToProto(t.versions),
+    priorVersions: priorVersionsToProto(t.priorVersions),
   };
 }
 
@@ -121,6 +133,7 @@ export function planToProto(result: {
       updatedAt: undefined,
       rackExternalId: result.rackExternalIds.get(t.rackId) ?? "",
       targetVersions: versionsToProto(result.versions?.get(t.rackId)),
+      priorVersions: [],
     })),
     nextWindowOpenings: result.nextWindowOpenings.map((t) => msToDate(t)),
   };

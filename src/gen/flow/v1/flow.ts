@@ -1189,6 +1189,25 @@ export interface OperationRunTarget {
    * target_version for every component.
    */
   targetVersions: ComponentVersions[];
+  /**
+   * Project extension (retry and rollback): what each component ran before this run flashed it,
+   * as its BMC answered the child task's preflight, kept on the target before the component's
+   * first flash and never changed after (a re-driven preflight keeps the first). Each names the
+   * version it was flashed to and the sub-targets the flash covered. Empty until the preflight ran.
+   */
+  priorVersions: ComponentPriorVersion[];
+}
+
+/** Project extension (retry and rollback): one component's version before a run flashed it. */
+export interface ComponentPriorVersion {
+  componentId: UUID | undefined;
+  type: ComponentType;
+  /** What its BMC answered before the flash: what a rollback run takes it back to. */
+  priorVersion: string;
+  /** What the run flashes it to ("" when the task named none). */
+  targetVersion: string;
+  /** The parts the flash covers (the request's sub_targets this type has); empty: the whole component. */
+  subTargets: string[];
 }
 
 /** Project extension (firmware policy): components upgraded to one firmware version. */
@@ -7780,6 +7799,7 @@ function createBaseOperationRunTarget(): OperationRunTarget {
     updatedAt: undefined,
     rackExternalId: "",
     targetVersions: [],
+    priorVersions: [],
   };
 }
 
@@ -7823,6 +7843,9 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     }
     for (const v of message.targetVersions) {
       ComponentVersions.encode(v!, writer.uint32(882).fork()).join();
+    }
+    for (const v of message.priorVersions) {
+      ComponentPriorVersion.encode(v!, writer.uint32(890).fork()).join();
     }
     return writer;
   },
@@ -7944,6 +7967,14 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
             message.targetVersions.push(ComponentVersions.decode(reader, reader.uint32()));
             continue;
           }
+          case 111: {
+            if (tag !== 890) {
+              break;
+            }
+
+            message.priorVersions.push(ComponentPriorVersion.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8011,6 +8042,11 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
         : globalThis.Array.isArray(object?.target_versions)
         ? object.target_versions.map((e: any) => ComponentVersions.fromJSON(e))
         : [],
+      priorVersions: globalThis.Array.isArray(object?.priorVersions)
+        ? object.priorVersions.map((e: any) => ComponentPriorVersion.fromJSON(e))
+        : globalThis.Array.isArray(object?.prior_versions)
+        ? object.prior_versions.map((e: any) => ComponentPriorVersion.fromJSON(e))
+        : [],
     };
   },
 
@@ -8055,6 +8091,9 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     if (message.targetVersions?.length) {
       obj.targetVersions = message.targetVersions.map((e) => ComponentVersions.toJSON(e));
     }
+    if (message.priorVersions?.length) {
+      obj.priorVersions = message.priorVersions.map((e) => ComponentPriorVersion.toJSON(e));
+    }
     return obj;
   },
 
@@ -8084,6 +8123,158 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.rackExternalId = object.rackExternalId ?? "";
     message.targetVersions = object.targetVersions?.map((e) => ComponentVersions.fromPartial(e)) || [];
+    message.priorVersions = object.priorVersions?.map((e) => ComponentPriorVersion.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseComponentPriorVersion(): ComponentPriorVersion {
+  return { componentId: undefined, type: 0, priorVersion: "", targetVersion: "", subTargets: [] };
+}
+
+export const ComponentPriorVersion: MessageFns<ComponentPriorVersion> = {
+  encode(message: ComponentPriorVersion, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentId !== undefined) {
+      UUID.encode(message.componentId, writer.uint32(10).fork()).join();
+    }
+    if (message.type !== 0) {
+      writer.uint32(16).int32(message.type);
+    }
+    if (message.priorVersion !== "") {
+      writer.uint32(26).string(message.priorVersion);
+    }
+    if (message.targetVersion !== "") {
+      writer.uint32(34).string(message.targetVersion);
+    }
+    for (const v of message.subTargets) {
+      writer.uint32(42).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ComponentPriorVersion {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseComponentPriorVersion();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.componentId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.type = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.priorVersion = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.targetVersion = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.subTargets.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ComponentPriorVersion {
+    return {
+      componentId: isSet(object.componentId)
+        ? UUID.fromJSON(object.componentId)
+        : isSet(object.component_id)
+        ? UUID.fromJSON(object.component_id)
+        : undefined,
+      type: isSet(object.type) ? componentTypeFromJSON(object.type) : 0,
+      priorVersion: isSet(object.priorVersion)
+        ? globalThis.String(object.priorVersion)
+        : isSet(object.prior_version)
+        ? globalThis.String(object.prior_version)
+        : "",
+      targetVersion: isSet(object.targetVersion)
+        ? globalThis.String(object.targetVersion)
+        : isSet(object.target_version)
+        ? globalThis.String(object.target_version)
+        : "",
+      subTargets: globalThis.Array.isArray(object?.subTargets)
+        ? object.subTargets.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.sub_targets)
+        ? object.sub_targets.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ComponentPriorVersion): unknown {
+    const obj: any = {};
+    if (message.componentId !== undefined) {
+      obj.componentId = UUID.toJSON(message.componentId);
+    }
+    if (message.type !== 0) {
+      obj.type = componentTypeToJSON(message.type);
+    }
+    if (message.priorVersion !== "") {
+      obj.priorVersion = message.priorVersion;
+    }
+    if (message.targetVersion !== "") {
+      obj.targetVersion = message.targetVersion;
+    }
+    if (message.subTargets?.length) {
+      obj.subTargets = message.subTargets;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ComponentPriorVersion>): ComponentPriorVersion {
+    return ComponentPriorVersion.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ComponentPriorVersion>): ComponentPriorVersion {
+    const message = createBaseComponentPriorVersion();
+    message.componentId = (object.componentId !== undefined && object.componentId !== null)
+      ? UUID.fromPartial(object.componentId)
+      : undefined;
+    message.type = object.type ?? 0;
+    message.priorVersion = object.priorVersion ?? "";
+    message.targetVersion = object.targetVersion ?? "";
+    message.subTargets = object.subTargets?.map((e) => e) || [];
     return message;
   },
 };
