@@ -18,6 +18,7 @@ import {
 import type { Action } from "./context.js";
 import { formatElapsed, parseDurationNs } from "./durations.js";
 import { EXIT, isServiceError, UsageError } from "./errors.js";
+import { registerFollowUpCommands } from "./follow-up-commands.js";
 import { historyTable, listEventsFrom } from "./history.js";
 import {
   componentTypes,
@@ -355,6 +356,8 @@ export function registerRunCommands(program: Command, act: Act): void {
     (ctx, id, o) =>
       ctx.conn().flow.cancelOperationRun({ id: { id }, reason: (o.reason as string | undefined) ?? "" }),
   ).option("--reason <text>", "why, recorded in the run's status message");
+
+  registerFollowUpCommands(run, act);
 }
 
 /**
@@ -417,6 +420,7 @@ function runDetail(r: pb.OperationRun): string {
       ["Finished", time(s?.finishedAt)],
       ["Updated", time(s?.updatedAt)],
       ["Duration", duration],
+      ...followUpFields(s),
     ]),
   ];
   if (r.stats !== undefined) {
@@ -447,6 +451,26 @@ function runDetail(r: pb.OperationRun): string {
     );
   }
   return parts.join("\n");
+}
+
+/** A retry or rollback run's origin, and the runs made from this one; nothing for other runs. */
+function followUpFields(s: pb.OperationRunSummary | undefined): [string, string][] {
+  const ids = (list: pb.UUID[] | undefined) => (list ?? []).map((u) => u.id).join(", ");
+  const fields: [string, string][] = [];
+  if (s?.retryOf !== undefined) {
+    const more = [
+      ...(s.retryOf.includeTerminated ? ["terminated"] : []),
+      ...(s.retryOf.includeSkipped ? ["skipped"] : []),
+    ];
+    fields.push([
+      "Retry of",
+      `${s.retryOf.operationRunId?.id ?? ""} (failed${more.map((m) => `, ${m}`).join("")} racks)`,
+    ]);
+  }
+  if (s?.rollbackOf !== undefined) fields.push(["Rollback of", s.rollbackOf.operationRunId?.id ?? ""]);
+  if ((s?.retriedBy.length ?? 0) > 0) fields.push(["Retried by", ids(s?.retriedBy)]);
+  if ((s?.rolledBackBy.length ?? 0) > 0) fields.push(["Rolled back by", ids(s?.rolledBackBy)]);
+  return fields;
 }
 
 /** The run file's `queue` inside a run: accepted on the wire, and ignored by design. */

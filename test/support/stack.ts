@@ -424,6 +424,8 @@ export function runRequest(spec: RunSpec = {}): CreateOperationRunRequest {
       },
     },
     clientRequestId: spec.clientRequestId ?? "",
+    retry: undefined,
+    rollback: undefined,
   };
 }
 

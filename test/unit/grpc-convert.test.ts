@@ -781,7 +781,36 @@ describe("grpc convert: domain → responses", () => {
       finishedAt: undefined,
       currentPhaseIndex: 0,
       phaseSizes: RUN.phaseSizes,
+      retryOf: undefined,
+      rollbackOf: undefined,
+      retriedBy: [],
+      rolledBackBy: [],
     });
+  });
+
+  it("a retry or rollback run names what it follows; a run followed names its retries and rollbacks", () => {
+    const retry = runSummaryToProto({
+      ...RUN,
+      origin: { kind: "retry", runId: A, includeTerminated: true, includeSkipped: false },
+    });
+    expect(retry.retryOf).toEqual({
+      operationRunId: { id: A },
+      includeTerminated: true,
+      includeSkipped: false,
+    });
+    expect(retry.rollbackOf).toBeUndefined();
+    const rollback = runSummaryToProto({ ...RUN, origin: { kind: "rollback", runId: B } });
+    expect(rollback.rollbackOf).toEqual({ operationRunId: { id: B } });
+    const followed = runSummaryToProto({
+      ...RUN,
+      followUps: [
+        { kind: "retry", runId: A },
+        { kind: "rollback", runId: B },
+        { kind: "retry", runId: C },
+      ],
+    });
+    expect(followed.retriedBy).toEqual([{ id: A }, { id: C }]);
+    expect(followed.rolledBackBy).toEqual([{ id: B }]);
   });
 
   it("stats are included only when given", () => {
@@ -865,8 +894,17 @@ describe("grpc convert: domain → responses", () => {
           subTargets: [],
         },
       ],
+      skippedComponents: [],
     });
     expect(targetToProto({ ...target, priorVersions: undefined }).priorVersions).toEqual([]);
+    expect(
+      targetToProto({
+        ...target,
+        skippedComponents: [{ componentId: A, type: "CDU", reason: "never flashed" }],
+      }).skippedComponents,
+    ).toEqual([
+      { componentId: { id: A }, type: pb.ComponentType.COMPONENT_TYPE_CDU, reason: "never flashed" },
+    ]);
     expect(targetToProto({ ...target, taskId: undefined }).taskId).toBeUndefined();
     expect(targetToProto({ ...target, versions: undefined }).targetVersions).toEqual([]);
   });
@@ -912,6 +950,7 @@ describe("grpc convert: domain → responses", () => {
         rackExternalId: "ext-a",
         targetVersions: [{ version: "3.0", componentIds: [{ id: B }] }],
         priorVersions: [],
+        skippedComponents: [],
       },
       expect.objectContaining({ rackId: { id: C }, rackExternalId: "", targetVersions: [] }),
     ]);
