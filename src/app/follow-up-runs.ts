@@ -9,7 +9,8 @@
  *      (`upgrade_firmware` unset);
  *   2. the run: unknown → NotFound; not finished → FailedPrecondition naming its status;
  *   3. the template: the request's, else the followed run's without its target_spec and its
- *      start/end times (that run's window is over), credentials included; a rollback's without
+ *      start/end times (that run's window is over), credentials included, and the operation rule at
+ *      the version that run froze (runs.ts; not a later one); a rollback's without
  *      target_version (each component gets its prior version) and without override_version_check
  *      (a component found at its prior version is not flashed again);
  *   4. the candidates (src/domain/follow-up-runs.ts): nothing to retry → InvalidArgument "no
@@ -51,6 +52,8 @@ export interface FollowUpScope {
   source: Run;
   /** The request with the inherited template in place of a missing one. */
   input: CreateRunInput;
+  /** The template is the followed run's: so is the operation rule, at the version it froze. */
+  inherited: boolean;
   rows: ScopeRow[];
   /** Rollback: each rack's components grouped by the prior version they go back to. */
   versions?: Map<string, VersionGroup[]>;
@@ -127,22 +130,22 @@ export async function followUpScope(
   const targets = listed?.targets ?? [];
   const racks = await deps.inventory.getRacksByIds([...new Set(targets.map((t) => t.rackId))]);
   const template = await inheritedTemplate(deps, source, origin);
-  const withTemplate: CreateRunInput =
-    input.configuration?.operation?.upgradeFirmware !== undefined
-      ? input
-      : {
-          ...input,
-          configuration: {
-            ...input.configuration,
-            operation: { ...input.configuration?.operation, upgradeFirmware: template },
-          },
-        };
+  const inherited = input.configuration?.operation?.upgradeFirmware === undefined;
+  const withTemplate: CreateRunInput = !inherited
+    ? input
+    : {
+        ...input,
+        configuration: {
+          ...input.configuration,
+          operation: { ...input.configuration?.operation, upgradeFirmware: template },
+        },
+      };
 
   if (origin.kind === "retry") {
     const rows = retryRows(targets, origin, racks);
     if (rows.length === 0)
       throw new ValidationError([{ field: "retry.operation_run_id", rule: nothingToRetry(origin) }]);
-    return { origin, source, input: withTemplate, rows };
+    return { origin, source, input: withTemplate, inherited, rows };
   }
   const scope = rollbackScope(targets, await reportsOf(deps, targets), racks);
   if (scope.rows.length === 0) {
@@ -154,6 +157,7 @@ export async function followUpScope(
     origin,
     source,
     input: withTemplate,
+    inherited,
     rows: scope.rows,
     versions: scope.versions,
     skipped: scope.skipped,

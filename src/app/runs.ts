@@ -145,17 +145,25 @@ export function createRunService(deps: RunsDeps) {
     const racks = await inventory.getRacksByIds(plan.targets.map((t) => t.rackId));
     const rows = plannedRows(plan.targets, racks);
     const rollback = follow.versions;
+    const firmware = config.operation.firmware;
     // A rollback's versions are the recorded prior ones: no baseline is read ("" stands for "set").
+    // An inherited template runs the rule version the followed run froze: no later one is read.
     const policy = await freezePolicy(
       deps.policy,
-      rollback === undefined
-        ? config.operation.firmware
-        : { ruleId: config.operation.firmware.ruleId, targetVersion: "" },
+      {
+        ...(follow.inherited || firmware.ruleId === undefined ? {} : { ruleId: firmware.ruleId }),
+        ...(rollback === undefined
+          ? firmware.targetVersion === undefined
+            ? {}
+            : { targetVersion: firmware.targetVersion }
+          : { targetVersion: "" }),
+      },
       rows,
       `${FIRMWARE}.`,
     );
+    const rule = follow.inherited ? follow.source.rule : policy.rule;
     const versions = rollback ?? policy.versions;
-    const needs = flashNeeds(rows, config.operation.firmware, versions);
+    const needs = flashNeeds(rows, firmware, versions);
     await requireImages(
       deps.images,
       needs,
@@ -168,7 +176,7 @@ export function createRunService(deps: RunsDeps) {
       plan,
       racks,
       ...(versions ? { versions } : {}),
-      ...(policy.rule ? { rule: policy.rule } : {}),
+      ...(rule ? { rule } : {}),
       follow,
     };
   }

@@ -6,7 +6,7 @@
  * every refusal with its status code and message.
  */
 import { beforeEach, describe, expect, it } from "vitest";
-import { createRunService } from "../../src/app/runs.js";
+import { createRunService, type RunsDeps } from "../../src/app/runs.js";
 import type {
   CreateRunInput,
   InventoryRack,
@@ -16,6 +16,7 @@ import type {
   TargetSpecInput,
   Task,
 } from "../../src/domain/model.js";
+import { DEFAULT_RULE, type OperationRule } from "../../src/domain/operation-rules.js";
 import { type ComponentProgress, initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { clockOf } from "../support/clock.js";
 import { runningTask } from "../support/domain-fixtures.js";
@@ -43,7 +44,13 @@ const componentId = (n: number, i: number) => uuid(n * 10 + i, "cccc0000");
 const rackId = (n: number) => uuid(n, "aaaa0000");
 
 function request(
-  changes: { firmware?: boolean; targetVersion?: string; phases?: number; targetSpec?: TargetSpecInput } = {},
+  changes: {
+    firmware?: boolean;
+    targetVersion?: string;
+    phases?: number;
+    targetSpec?: TargetSpecInput;
+    ruleId?: string;
+  } = {},
 ): CreateRunInput {
   return {
     name: "wave",
@@ -67,6 +74,7 @@ function request(
                 overrideReadinessCheck: false,
                 overrideVersionCheck: false,
                 ...(changes.targetSpec === undefined ? {} : { targetSpec: changes.targetSpec }),
+                ...(changes.ruleId === undefined ? {} : { ruleId: changes.ruleId }),
               },
             },
     },
@@ -79,7 +87,7 @@ let tasks: Map<string, Task>;
 let service: ReturnType<typeof createRunService>;
 let ids = 0;
 
-function setUp(images = everyImage) {
+function setUp(images = everyImage, policy?: RunsDeps["policy"]) {
   runs = new MemoryRunStore();
   inventory = new MemoryInventoryStore([1, 2, 3, 4, 5].map((n) => rack(n)));
   tasks = new Map();
@@ -93,6 +101,7 @@ function setUp(images = everyImage) {
     },
     clock: clockOf(() => NOW),
     newId: () => uuid(++ids, "1d000000"),
+    ...(policy === undefined ? {} : { policy }),
   });
 }
 beforeEach(() => setUp());
@@ -105,8 +114,9 @@ async function targetsOf(runId: string): Promise<Target[]> {
 async function finishedRun(
   outcomes: Record<number, OutcomeStatus | "PENDING">,
   status: Run["status"] = "COMPLETED_WITH_FAILURES",
+  ruleId?: string,
 ): Promise<Run> {
-  const { id } = await service.createRun(request());
+  const { id } = await service.createRun(request(ruleId === undefined ? {} : { ruleId }));
   for (const t of await targetsOf(id)) {
     const n = Number.parseInt(t.rackId.slice(-4), 10);
     const outcome = outcomes[n] ?? "COMPLETED";
@@ -155,6 +165,31 @@ describe("retry: the retried run's FAILED targets (optionally TERMINATED, SKIPPE
     expect((await runs.getRun(inherited.id))?.config.operation.firmware.targetVersion).toBe("2.0.0");
     const own = await service.createRun(retry(first.id, {}, request({ targetVersion: "3.0.0" })));
     expect((await runs.getRun(own.id))?.config.operation.firmware.targetVersion).toBe("3.0.0");
+  });
+
+  it("an inherited template runs the rule version the retried run froze; a later version is not read", async () => {
+    const RULE = uuid(7, "7a1e0000");
+    const v1: OperationRule = { ...DEFAULT_RULE, id: RULE, version: 1 };
+    // Version 2 has no stage for COMPUTE: read, it would refuse the retry.
+    const v2: OperationRule = {
+      ...v1,
+      version: 2,
+      stages: DEFAULT_RULE.stages.filter((s) => !s.componentTypes.includes("COMPUTE")),
+    };
+    let latest = v1;
+    setUp(everyImage, {
+      listBaselines: async () => [],
+      getRule: async (id) => (id === RULE ? latest : undefined),
+    });
+    const first = await finishedRun({ 2: "FAILED" }, "COMPLETED_WITH_FAILURES", RULE);
+    latest = v2;
+    const { id } = await service.createRun(retry(first.id));
+    expect((await runs.getRun(id))?.rule).toEqual(v1);
+    // A template of the request's own reads the rule as any create does.
+    await expect(service.createRun(retry(first.id, {}, request({ ruleId: RULE })))).rejects.toMatchObject({
+      code: "INVALID_ARGUMENT",
+      message: `configuration.operation.upgrade_firmware.rule_id: rule ${RULE} (version 2) has no stage for COMPUTE`,
+    });
   });
 
   it("the link both ways in one commit: origin on the retry, followUps and RETRIED on the retried run", async () => {
