@@ -32,6 +32,8 @@ const KIND_NAMES: Record<number, string> = {
   [K.OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED]: "window closed",
   [K.OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED]: "window paused",
   [K.OPERATION_RUN_EVENT_KIND_FINISHED]: "finished",
+  [K.OPERATION_RUN_EVENT_KIND_RETRIED]: "retried",
+  [K.OPERATION_RUN_EVENT_KIND_ROLLED_BACK]: "rolled back",
 };
 
 export function kindName(kind: pb.OperationRunEventKind): string {

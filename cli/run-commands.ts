@@ -18,6 +18,7 @@ import {
 import type { Action } from "./context.js";
 import { formatElapsed, parseDurationNs } from "./durations.js";
 import { EXIT, isServiceError, UsageError } from "./errors.js";
+import { registerFollowUpCommands } from "./follow-up-commands.js";
 import { historyTable, listEventsFrom } from "./history.js";
 import {
   componentTypes,
@@ -219,18 +220,30 @@ export function registerRunCommands(program: Command, act: Act): void {
               : undefined,
           ]);
           const summary = run?.operationRun?.summary;
+          // Once a preflight has read them, each rack's versions before the run and what it flashes.
+          const priors = resp.targets.some((t) => t.priorVersions.length > 0);
           ctx.print({
             data: pb.ListOperationRunTargetsResponse.toJSON(resp),
             table: () =>
               [
                 table(
-                  ["PHASE", "SEQ", "RACK", "STATUS", "COMPONENTS", "TASK", "MESSAGE"],
+                  [
+                    "PHASE",
+                    "SEQ",
+                    "RACK",
+                    "STATUS",
+                    "COMPONENTS",
+                    ...(priors ? ["VERSIONS (BEFORE→TO)"] : []),
+                    "TASK",
+                    "MESSAGE",
+                  ],
                   resp.targets.map((t) => [
                     String(t.phaseIndex + 1),
                     String(t.sequenceIndex),
                     t.rackExternalId || short(t.rackId?.id),
                     targetStatuses.name(t.status),
                     componentsText(t.componentsByType),
+                    ...(priors ? [priorVersionsText(t.priorVersions)] : []),
                     short(t.taskId?.id),
                     t.message,
                   ]),
@@ -343,6 +356,8 @@ export function registerRunCommands(program: Command, act: Act): void {
     (ctx, id, o) =>
       ctx.conn().flow.cancelOperationRun({ id: { id }, reason: (o.reason as string | undefined) ?? "" }),
   ).option("--reason <text>", "why, recorded in the run's status message");
+
+  registerFollowUpCommands(run, act);
 }
 
 /**
@@ -361,6 +376,16 @@ export function stateFilters(
 /** `COMPUTE×4 NVSWITCH×2` */
 function componentsText(c: pb.ComponentsByType | undefined): string {
   return (c?.groups ?? []).map((g) => `${componentTypes.name(g.type)}×${g.componentIds.length}`).join(" ");
+}
+
+/** `1.0→2.0×3 1.1→2.0×1`: components per (version before, version flashed to), in first-seen order. */
+export function priorVersionsText(priors: readonly pb.ComponentPriorVersion[]): string {
+  const counts = new Map<string, number>();
+  for (const p of priors) {
+    const key = `${p.priorVersion}→${p.targetVersion || "?"}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([key, n]) => `${key}×${n}`).join(" ");
 }
 
 function controlLine(r: pb.OperationRun): string {
@@ -395,6 +420,7 @@ function runDetail(r: pb.OperationRun): string {
       ["Finished", time(s?.finishedAt)],
       ["Updated", time(s?.updatedAt)],
       ["Duration", duration],
+      ...followUpFields(s),
     ]),
   ];
   if (r.stats !== undefined) {
@@ -425,6 +451,26 @@ function runDetail(r: pb.OperationRun): string {
     );
   }
   return parts.join("\n");
+}
+
+/** A retry or rollback run's origin, and the runs made from this one; nothing for other runs. */
+function followUpFields(s: pb.OperationRunSummary | undefined): [string, string][] {
+  const ids = (list: pb.UUID[] | undefined) => (list ?? []).map((u) => u.id).join(", ");
+  const fields: [string, string][] = [];
+  if (s?.retryOf !== undefined) {
+    const more = [
+      ...(s.retryOf.includeTerminated ? ["terminated"] : []),
+      ...(s.retryOf.includeSkipped ? ["skipped"] : []),
+    ];
+    fields.push([
+      "Retry of",
+      `${s.retryOf.operationRunId?.id ?? ""} (failed${more.map((m) => `, ${m}`).join("")} racks)`,
+    ]);
+  }
+  if (s?.rollbackOf !== undefined) fields.push(["Rollback of", s.rollbackOf.operationRunId?.id ?? ""]);
+  if ((s?.retriedBy.length ?? 0) > 0) fields.push(["Retried by", ids(s?.retriedBy)]);
+  if ((s?.rolledBackBy.length ?? 0) > 0) fields.push(["Rolled back by", ids(s?.rolledBackBy)]);
+  return fields;
 }
 
 /** The run file's `queue` inside a run: accepted on the wire, and ignored by design. */

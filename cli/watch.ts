@@ -180,12 +180,16 @@ async function listVisibleTargets(conn: Connection, runId: string): Promise<pb.O
 async function reproducePlan(conn: Connection, run: pb.OperationRun): Promise<number[] | undefined> {
   const summary = run.summary;
   if (summary === undefined || run.configuration === undefined || summary.totalPhases <= 1) return undefined;
+  // A retry or rollback run's racks came from the run it follows, not from its configuration.
+  if (summary.retryOf !== undefined || summary.rollbackOf !== undefined) return undefined;
   try {
     const plan = await conn.flow.planOperationRun({
       name: summary.name,
       description: summary.description,
       configuration: run.configuration,
       clientRequestId: "",
+      retry: undefined,
+      rollback: undefined,
     });
     if (plan.totalPhases !== summary.totalPhases) return undefined;
     const sizes = new Array<number>(plan.totalPhases).fill(0);

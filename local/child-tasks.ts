@@ -69,7 +69,15 @@ export interface LocalChildTasksOptions {
   stores: {
     doc: DynamoDBDocumentClient;
     tasks: TaskStore;
-    runs: Pick<RunStore, "getRunSecrets" | "recordOutcome" | "listActiveRunIds" | "getRun" | "listTargets">;
+    runs: Pick<
+      RunStore,
+      | "getRunSecrets"
+      | "recordOutcome"
+      | "recordPriorVersions"
+      | "listActiveRunIds"
+      | "getRun"
+      | "listTargets"
+    >;
     locks: RackLockStore;
     inventory: PlanInventory & Pick<InventoryStore, "upsertRacks">;
     /** Baselines and rules, for an UpgradeFirmware without target_version or with rule_id; absent = none. */

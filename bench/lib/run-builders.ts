@@ -95,6 +95,8 @@ export function benchCreateRequest(options: {
     name: options.name,
     description: "benchmark",
     clientRequestId: options.clientRequestId ?? "",
+    retry: undefined,
+    rollback: undefined,
     configuration: {
       selector: { selector: { $case: "percentage", value: { percentage: 100, seed: options.seed } } },
       options: {

@@ -57,6 +57,8 @@ export function readRequest(r: Reader, root: unknown): pb.CreateOperationRunRequ
     configuration: { selector, options, operation },
     // Not part of the run file: `flowctl run create` sets one per invocation.
     clientRequestId: "",
+    retry: undefined,
+    rollback: undefined,
   };
 }
 

@@ -10,6 +10,7 @@ import type { BeginUploadInput, CompleteUploadInput, FirmwareImage } from "../do
 import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
 import type {
   ComponentReadiness,
+  ComponentSkip,
   ComponentType,
   CreateRunInput,
   InventoryComponent,
@@ -88,6 +89,8 @@ export interface OperationRunsApi {
     nextWindowOpenings: number[];
     /** Rack id → the versions its components would be frozen with (runs without target_version). */
     versions?: Map<string, VersionGroup[]>;
+    /** (ours) A rollback: rack id → the components it leaves alone, and why. */
+    skipped?: Map<string, ComponentSkip[]>;
   }>;
   getRun(id: string, includeStats: boolean): Promise<{ run: Run; stats?: RunStats }>;
   listRuns(query: ListRunsQuery): Promise<{ runs: Run[]; total: number }>;

@@ -41,18 +41,21 @@ import type {
   Page,
   Run,
   RunConfig,
+  RunOrigin,
   RunStats,
   Target,
 } from "../domain/model.js";
-import { type ExcludedTarget, planRun } from "../domain/planner.js";
+import { type ExcludedTarget, narrowRows, planCandidates, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
-import { createdEvent, type RunHistoryEvent } from "../domain/run-history.js";
+import { createdEvent, followUpWrite, type RunHistoryEvent } from "../domain/run-history.js";
 import { computeStats } from "../domain/stats.js";
+import { flashedBy } from "../domain/sub-targets.js";
 import { rackPlace } from "./access.js";
 import type { CreateRunOptions, TargetView } from "./api.js";
 import { type CommitReserve, createCommitReserve } from "./commit-reserve.js";
 import { requireImages } from "./firmware-images.js";
 import { freezePolicy } from "./firmware-policy.js";
+import { followUpScope, requestedOrigin } from "./follow-up-runs.js";
 import { type PlanInventory, racksForPlan } from "./plan-inventory.js";
 import type {
   ClientRequestRecord,
@@ -61,6 +64,7 @@ import type {
   FirmwarePolicyStore,
   RunListEntry,
   RunStore,
+  TaskStore,
 } from "./ports.js";
 
 export interface RunsDeps {
@@ -70,6 +74,8 @@ export interface RunsDeps {
   policy?: Pick<FirmwarePolicyStore, "listBaselines" | "getRule">;
   /** The firmware image catalog: every planned flash needs its image (requireImages). */
   images: Pick<FirmwareImageStore, "getImages">;
+  /** Child tasks: a rollback reads their reports (which flashes ended). Absent: rollback refused. */
+  tasks?: Pick<TaskStore, "getTasks">;
   clock: Clock;
   /** A fresh random UUID (run ids, target ids and generated seeds, as the reference does). */
   newId: () => string;
@@ -93,6 +99,8 @@ export function createRunService(deps: RunsDeps) {
   const reserve = deps.commitReserve ?? createCommitReserve();
 
   async function validateAndPlan(input: CreateRunInput) {
+    const origin = requestedOrigin(input);
+    if (origin !== undefined) return validateAndPlanFollowUp(input, origin);
     const validated = validateCreateRun(input, newId, clock.now());
     if (!validated.ok) throw new ValidationError(validated.violations);
     const { config } = validated;
@@ -114,6 +122,63 @@ export function createRunService(deps: RunsDeps) {
     const needs = flashNeeds(rows, config.operation.firmware, policy.versions);
     await requireImages(deps.images, needs, `${FIRMWARE}.target_version`);
     return { name: validated.name, description: validated.description, config, plan, racks, ...policy };
+  }
+
+  /**
+   * A retry or rollback run (follow-up-runs.ts): the followed run's candidates, planned with the
+   * request's options; a rollback freezes each component's prior version (no baselines), a retry
+   * resolves versions as any run does.
+   */
+  async function validateAndPlanFollowUp(input: CreateRunInput, origin: RunOrigin) {
+    const follow = await followUpScope(
+      { runs, inventory, ...(deps.tasks ? { tasks: deps.tasks } : {}) },
+      input,
+      origin,
+    );
+    const validated = validateCreateRun(follow.input, newId, clock.now());
+    if (!validated.ok) throw new ValidationError(validated.violations);
+    const { config } = validated;
+    const plan = planCandidates(
+      config,
+      narrowRows(follow.rows, flashedBy(config.operation.firmware.subTargets)),
+    );
+    const racks = await inventory.getRacksByIds(plan.targets.map((t) => t.rackId));
+    const rows = plannedRows(plan.targets, racks);
+    const rollback = follow.versions;
+    const firmware = config.operation.firmware;
+    // A rollback's versions are the recorded prior ones: no baseline is read ("" stands for "set").
+    // An inherited template runs the rule version the followed run froze: no later one is read.
+    const policy = await freezePolicy(
+      deps.policy,
+      {
+        ...(follow.inherited || firmware.ruleId === undefined ? {} : { ruleId: firmware.ruleId }),
+        ...(rollback === undefined
+          ? firmware.targetVersion === undefined
+            ? {}
+            : { targetVersion: firmware.targetVersion }
+          : { targetVersion: "" }),
+      },
+      rows,
+      `${FIRMWARE}.`,
+    );
+    const rule = follow.inherited ? follow.source.rule : policy.rule;
+    const versions = rollback ?? policy.versions;
+    const needs = flashNeeds(rows, firmware, versions);
+    await requireImages(
+      deps.images,
+      needs,
+      rollback === undefined ? `${FIRMWARE}.target_version` : "rollback",
+    );
+    return {
+      name: validated.name,
+      description: validated.description,
+      config,
+      plan,
+      racks,
+      ...(versions ? { versions } : {}),
+      ...(rule ? { rule } : {}),
+      follow,
+    };
   }
 
   /** The request's id checked, and what it is remembered for; undefined when the request sent none. */
@@ -173,7 +238,9 @@ export function createRunService(deps: RunsDeps) {
       const gone = options.abandoned ?? (() => false);
       const late = () => (options.deadline ?? Number.POSITIVE_INFINITY) - clock.now() < reserve.reserveMs();
       if (late()) throw tooLate(reserve.reserveMs(), false);
-      const { name, description, config, plan, racks, versions, rule } = await validateAndPlan(input);
+      const planned = await validateAndPlan(input);
+      const { name, description, config, plan, racks, versions, rule } = planned;
+      const follow = "follow" in planned ? planned.follow : undefined;
       if (options.permitRacks !== undefined) {
         const planned = [...new Set(plan.targets.map((t) => t.rackId))];
         options.permitRacks((await inventory.getRacksByIds(planned)).map(rackPlace));
@@ -194,6 +261,7 @@ export function createRunService(deps: RunsDeps) {
         counters: plan.phaseSizes.map(() => ({ completed: 0, failed: 0, terminated: 0, skipped: 0 })),
         inFlight: 0,
         ...(rule ? { rule } : {}),
+        ...(follow ? { origin: follow.origin } : {}),
         createdAt: now,
         updatedAt: now,
       };
@@ -208,35 +276,61 @@ export function createRunService(deps: RunsDeps) {
         componentsByType: t.componentsByType,
         ...(externalIds.get(t.rackId) ? { rackExternalId: externalIds.get(t.rackId) } : {}),
         ...(versions ? { versions: versions.get(t.rackId) ?? [] } : {}),
+        ...(follow?.skipped?.get(t.rackId)?.length
+          ? { skippedComponents: follow.skipped.get(t.rackId) }
+          : {}),
         createdAt: now,
         updatedAt: now,
         conflictAttempts: 0,
       }));
       const freezing = clock.now();
-      const created = await runs.createRun(run, targets, {
-        events: [createdEvent(run, options.actor)],
-        mayCommit: () => !gone() && !late(),
-        ...(request === undefined
-          ? {}
-          : {
-              clientRequest: {
-                id: request.id,
-                fingerprint: request.fingerprint,
-                expiresAt: now + CLIENT_REQUEST_TTL_MS,
-              },
-            }),
-      });
-      switch (created.outcome) {
-        case "created":
-          reserve.observe(clock.now() - freezing);
-          return { id: run.id };
-        case "abandoned":
-          throw gone() ? abandoned() : tooLate(reserve.reserveMs(), true);
-        case "request-id-taken": {
-          // A create with the same id committed while this one planned: the retry's answer.
-          const record = request && (await runs.getClientRequest(request.id, clock.now()));
-          if (request === undefined || record === undefined) throw requestIdRace();
-          return { id: await sameRequestRun(input, request.fingerprint, record) };
+      // A retry or rollback run is recorded on the run it follows in the same commit; that run
+      // changing in between (another follow-up of it) is read again, up to a few times.
+      let source = follow?.source;
+      for (let attempt = 0; ; attempt++) {
+        const origin =
+          source === undefined
+            ? undefined
+            : {
+                ...followUpWrite(
+                  source,
+                  { kind: run.origin?.kind ?? "retry", runId: run.id },
+                  targets.length,
+                  clock.now(),
+                  options.actor,
+                ),
+                expectedUpdatedAt: source.updatedAt,
+              };
+        const created = await runs.createRun(run, targets, {
+          events: [createdEvent(run, options.actor)],
+          mayCommit: () => !gone() && !late(),
+          ...(origin === undefined ? {} : { origin }),
+          ...(request === undefined
+            ? {}
+            : {
+                clientRequest: {
+                  id: request.id,
+                  fingerprint: request.fingerprint,
+                  expiresAt: now + CLIENT_REQUEST_TTL_MS,
+                },
+              }),
+        });
+        switch (created.outcome) {
+          case "created":
+            reserve.observe(clock.now() - freezing);
+            return { id: run.id };
+          case "abandoned":
+            throw gone() ? abandoned() : tooLate(reserve.reserveMs(), true);
+          case "request-id-taken": {
+            // A create with the same id committed while this one planned: the retry's answer.
+            const record = request && (await runs.getClientRequest(request.id, clock.now()));
+            if (request === undefined || record === undefined) throw requestIdRace();
+            return { id: await sameRequestRun(input, request.fingerprint, record) };
+          }
+          case "origin-changed":
+            source = follow === undefined ? undefined : await runs.getRun(follow.source.id);
+            if (source === undefined || attempt >= ORIGIN_ATTEMPTS - 1) throw originRace();
+            continue;
         }
       }
     },
@@ -245,7 +339,9 @@ export function createRunService(deps: RunsDeps) {
       // A dry run answers what the create would about its id: a reused one is refused here too.
       const request = await rememberedRequest(input, options.clientRequestId);
       if (request?.record !== undefined) await sameRequestRun(input, request.fingerprint, request.record);
-      const { config, plan, racks, versions } = await validateAndPlan(input);
+      const made = await validateAndPlan(input);
+      const { config, plan, racks, versions } = made;
+      const skipped = "follow" in made ? made.follow.skipped : undefined;
       const planned = new Set(plan.targets.map((t) => t.rackId));
       const rackExternalIds = new Map<string, string>();
       for (const rack of racks) {
@@ -260,6 +356,7 @@ export function createRunService(deps: RunsDeps) {
         rackExternalIds,
         nextWindowOpenings,
         ...(versions ? { versions } : {}),
+        ...(skipped ? { skipped } : {}),
       };
     },
 
@@ -322,6 +419,15 @@ const tooLate = (reserveMs: number, planned: boolean) =>
   new FlowError(
     "UNAVAILABLE",
     `too little of the call's deadline is left to ${planned ? "commit" : "create"} the run (creates need ${Math.ceil(reserveMs)} ms now); nothing was created, retry`,
+  );
+
+/** Commits tried when the followed run keeps changing under a retry or rollback create. */
+const ORIGIN_ATTEMPTS = 3;
+
+const originRace = () =>
+  new FlowError(
+    "UNAVAILABLE",
+    "the run to follow kept changing while this run was created; nothing was created, retry",
   );
 
 /** The id's record expired between the commit that lost to it and the read: retrying is safe. */

@@ -213,9 +213,29 @@ export type SafetyGateInput =
   | { kind: "failureCount"; scope: Scoped<GateScope>; thresholdCount: number }
   | { kind: "unset" };
 
+/** (ours) What a retry run takes of the run it retries: its FAILED targets, and optionally more. */
+export interface RetryRequest {
+  runId: string;
+  includeTerminated: boolean;
+  includeSkipped: boolean;
+}
+
+/** (ours) A run made from another finished run: retried, or rolled back. */
+export type RunOrigin = ({ kind: "retry" } & RetryRequest) | { kind: "rollback"; runId: string };
+
+/** (ours) A retry or rollback run created for a run (its RETRIED / ROLLED_BACK history event). */
+export interface FollowUp {
+  kind: "retry" | "rollback";
+  runId: string;
+}
+
 export interface CreateRunInput {
   name: string;
   description: string;
+  /** (ours) Retry a finished run: as sent, the run id unchecked (runs.ts checks it). */
+  retry?: RetryRequest;
+  /** (ours) Roll a finished run back: as sent. */
+  rollback?: { runId: string };
   configuration?: {
     selector?: { kind: "percentage"; percentage: number; seed: string } | { kind: "unset" };
     options?: {
@@ -267,6 +287,30 @@ export interface VersionGroup {
   componentIds: string[];
 }
 
+/**
+ * What one component ran before a run flashed it: the version its BMC answered to the child
+ * task's preflight query, kept on the target before the component's first flash, next to the
+ * version the run flashes it to and the parts the flash covers (absent: the whole component).
+ * What a rollback run takes each component back to (src/domain/rollback.ts).
+ */
+export interface PriorVersion {
+  componentId: string;
+  type: ComponentType;
+  /** The version before the flash. */
+  version: string;
+  /** The version the run flashes it to ("" when the task knew none). */
+  targetVersion: string;
+  subTargets?: string[];
+}
+
+/** (ours) A component of a planned rack that a rollback run leaves alone, and why. */
+export interface ComponentSkip {
+  componentId: string;
+  type: ComponentType;
+  /** "never flashed", "already at its prior version 1.2.0", "no prior version recorded", … */
+  reason: string;
+}
+
 export interface PlannedTarget {
   rackId: string;
   sequenceIndex: number;
@@ -310,6 +354,10 @@ export interface Run {
    * run). Absent: the built-in DEFAULT_RULE (src/domain/operation-rules.ts).
    */
   rule?: OperationRule;
+  /** (ours) The run this one retries or rolls back, frozen at create. */
+  origin?: RunOrigin;
+  /** (ours) Retry and rollback runs created for this run, oldest first. */
+  followUps?: FollowUp[];
   createdAt: number;
   updatedAt: number;
   startedAt?: number;
@@ -338,6 +386,14 @@ export interface Target {
    * `target_version` for every component.
    */
   versions?: VersionGroup[];
+  /**
+   * Every component's version before this run flashed it, recorded once by its child task's
+   * preflight, before the first flash (a re-driven preflight finds it there and keeps it).
+   * Absent until then, and for targets that never got a task past the preflight.
+   */
+  priorVersions?: PriorVersion[];
+  /** (ours) A rollback run's target: the rack's components it leaves alone, and why. */
+  skippedComponents?: ComponentSkip[];
   createdAt: number;
   updatedAt: number;
   /** While CLAIMED: when the claim lease runs out and another dispatcher may take it. */

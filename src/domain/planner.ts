@@ -122,6 +122,14 @@ export function planRun({ config, inventory, excludedTargets }: PlanRunArgs): Pl
   if (excludedTargets.length > CANDIDATE_TARGET_LIMIT) throw new CandidateLimitError(CANDIDATE_TARGET_LIMIT);
 
   const candidates = subtractExcluded(merged, excludedTargets);
+  return planCandidates(config, candidates);
+}
+
+/**
+ * Steps 5 to 7 (select, order, phases) over candidate rows already resolved, one per rack: the
+ * planner's own, and a retry or rollback run's, whose candidates come from the run it follows.
+ */
+export function planCandidates(config: RunConfig, candidates: readonly ScopeRow[]): Plan {
   if (candidates.length === 0) throw new InvalidArgumentError(EMPTY_PLAN_MESSAGE);
 
   const byRack = new Map(candidates.map((row) => [row.rackId, row]));

@@ -41,8 +41,10 @@ import type { Actor } from "./actor.js";
 import { evaluateGates } from "./gates.js";
 import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
 import {
+  type FollowUp,
   isTerminalRun,
   type Run,
+  type RunOrigin,
   type RunReason,
   type RunStats,
   type RunStatus,
@@ -67,6 +69,10 @@ export const RUN_EVENT_KINDS = [
   "WINDOW_CLOSED",
   "WINDOW_PAUSED",
   "FINISHED",
+  /** (ours) A retry run of this run was created (`followUp` names it). */
+  "RETRIED",
+  /** (ours) A rollback run of this run was created. */
+  "ROLLED_BACK",
 ] as const;
 export type RunEventKind = (typeof RUN_EVENT_KINDS)[number];
 
@@ -87,7 +93,9 @@ export type RunEventDetail =
    * (recurring windows; absent: none before end_time), or `closedAt` = end_time when it closed for
    * good. WINDOW_PAUSED: `closedAt`.
    */
-  | { type: "window"; closesAt?: number; opensAt?: number; closedAt?: number };
+  | { type: "window"; closesAt?: number; opensAt?: number; closedAt?: number }
+  /** RETRIED, ROLLED_BACK: the run created, and its planned targets. */
+  | { type: "followUp"; runId: string; targets: number };
 
 export interface RunHistoryEvent {
   runId: string;
@@ -136,7 +144,7 @@ export function createdEvent(run: Run, actor?: Actor): RunHistoryEvent {
   return stamp(run, run.createdAt, [
     {
       kind: "CREATED",
-      message: `operation run created: ${plural(targets, "target")} in ${plural(phases, "phase")}`,
+      message: `operation run created: ${run.origin === undefined ? "" : `${originText(run.origin)}: `}${plural(targets, "target")} in ${plural(phases, "phase")}`,
       ...(actor === undefined ? {} : { actor }),
       detail: {
         type: "plan",
@@ -147,6 +155,41 @@ export function createdEvent(run: Run, actor?: Actor): RunHistoryEvent {
       },
     },
   ])[0] as RunHistoryEvent;
+}
+
+/**
+ * A retry or rollback run being created for `source` (a finished run): `source` as it will be
+ * written with it (updatedAt = its new version, `followUps` with the new run appended) and the
+ * event that records it there, "retried by run <id>: 12 targets" (RETRIED or ROLLED_BACK), with
+ * who asked. The create commits both with the new run, or none of them.
+ */
+export function followUpWrite(
+  source: Run,
+  followUp: FollowUp,
+  targets: number,
+  now: number,
+  actor?: Actor,
+): { run: Run; event: RunHistoryEvent } {
+  const run: Run = {
+    ...source,
+    followUps: [...(source.followUps ?? []), followUp],
+    updatedAt: Math.max(now, source.updatedAt + 1),
+  };
+  const verb = followUp.kind === "retry" ? "retried" : "rolled back";
+  const [event] = stamp(run, run.updatedAt, [
+    {
+      kind: followUp.kind === "retry" ? "RETRIED" : "ROLLED_BACK",
+      message: `${verb} by run ${followUp.runId}: ${plural(targets, "target")}`,
+      ...(actor === undefined ? {} : { actor }),
+      detail: { type: "followUp", runId: followUp.runId, targets },
+    },
+  ]);
+  return { run, event: event as RunHistoryEvent };
+}
+
+/** What the CREATED event of a retry or rollback run says first: "retry of run <id>". */
+export function originText(origin: RunOrigin): string {
+  return `${origin.kind === "retry" ? "retry" : "rollback"} of run ${origin.runId}`;
 }
 
 /**

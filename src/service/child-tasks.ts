@@ -37,7 +37,11 @@ export interface ChildTaskPartsDeps {
   doc: DynamoDBDocumentClient;
   /** Command sets (the BMC commands and their reports) and task secrets live in the Tasks table. */
   tasksTable: string;
-  stores: { tasks: TaskStore; runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">; locks: RackLockStore };
+  stores: {
+    tasks: TaskStore;
+    runs: Pick<RunStore, "getRunSecrets" | "recordOutcome" | "recordPriorVersions">;
+    locks: RackLockStore;
+  };
   /**
    * Seals credentials at rest and for the BMC; `keyId` is what a BMC command names as its key.
    * Absent: a task with credentials is refused.
@@ -55,7 +59,7 @@ export interface ChildTaskPartsDeps {
 }
 
 export interface ChildTaskParts {
-  runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
+  runs: Pick<RunStore, "getRunSecrets" | "recordOutcome" | "recordPriorVersions">;
   commands: DynamoCommandSetStore;
   secrets: DynamoTaskSecretStore;
   sealer: BmcAuthSealer;
@@ -78,6 +82,7 @@ export function childTaskParts(deps: ChildTaskPartsDeps): ChildTaskParts {
     runs: {
       ...cachedRunSecrets(stores.runs, deps.clock),
       recordOutcome: (...args) => stores.runs.recordOutcome(...args),
+      recordPriorVersions: (...args) => stores.runs.recordPriorVersions(...args),
     },
     commands,
     secrets: new DynamoTaskSecretStore(deps.doc, deps.tasksTable, deps.cipher?.cipher),

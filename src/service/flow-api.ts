@@ -81,6 +81,8 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
       inventory: stores.inventory,
       policy: stores.policy,
       images: stores.images,
+      // A rollback reads the rolled-back run's tasks (their reports) through the task service.
+      tasks: { getTasks: (ids) => tasks.api.getTasks(ids) },
       clock,
       newId: parts.newId,
     }),

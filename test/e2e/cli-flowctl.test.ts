@@ -427,6 +427,9 @@ describe("flowctl run watch", () => {
     expect(rows.at(-1)).toBe("1-6 of 6 targets");
     const cells = rows.slice(1, -1).map((r) => r.split(/\s+/));
     expect(cells.map((c) => c[0])).toEqual(["1", "1", "1", "2", "2", "2"]);
+    // Each rack's versions before the run and what it flashed them to, as its preflight read them.
+    expect(rows[0]).toContain("VERSIONS (BEFORE→TO)");
+    for (const row of rows.slice(1, -1)) expect(row).toMatch(/ \S+→\S+×\d+ /);
     for (const c of cells) {
       expect(c[2]).toMatch(/^EXT-A(05|06|07|08|09|10)$/);
       expect(c[3]).toBe("COMPLETED");
@@ -456,6 +459,19 @@ describe("flowctl run watch", () => {
     expect(lines.at(-1)).toMatch(
       new RegExp(`^run ${id} FAILED after \\d+s: 0 completed, 1 failed, 0 terminated`),
     );
+
+    // Its failed rack, again: the retry's dry run plans exactly it and creates nothing.
+    const retry = await flowctl(["run", "retry", id, "--dry-run"]);
+    expect([retry.code, retry.stderr]).toEqual([0, ""]);
+    expect(retry.stdout).toContain(
+      `dry run: nothing was created. A retry of run ${id} would freeze 1 rack in 1 phase:`,
+    );
+    expect(retry.stdout).toContain(ext(FAILING_RACK));
+    // Its flash failed and the rack still runs what it ran before: nothing to roll back.
+    const rollback = await flowctl(["run", "rollback", id, "--dry-run"]);
+    expect(rollback.code).toBe(13);
+    expect(rollback.stderr).toContain("rollback.operation_run_id: nothing to roll back: rack");
+    expect(rollback.stderr).toContain("already at its prior version");
   });
 
   it("a tripped safety gate pauses the run: exit 3, the gate shown TRIPPED, and the next step named", async () => {

@@ -46,6 +46,7 @@ import {
   type OutcomeCounts,
   type OutcomeStatus,
   type Page,
+  type PriorVersion,
   type Run,
   type Target,
   type Task,
@@ -105,6 +106,7 @@ const RUN_WRITES = [
   "recordOutcome",
   "skipTargets",
   "restartConflictClock",
+  "recordPriorVersions",
 ] as const satisfies readonly (keyof RunStore)[];
 
 const isActiveRun = (run: Run): boolean => run.status === "PENDING" || run.status === "RUNNING";
@@ -188,10 +190,22 @@ export class MemoryRunStore implements RunStore {
     // invisible orphans, which here are simply never written.
     if (options.mayCommit?.() === false) return { outcome: "abandoned" };
     const request = options.clientRequest;
+    const origin = options.origin;
+    if (origin !== undefined) checkEvents(origin.run, [origin.event]);
     if (request !== undefined) {
       // The commit's condition: the id is free, or its earlier use has expired (judged at createdAt).
       const held = this.clientRequests.get(request.id);
       if (held !== undefined && held.expiresAt > run.createdAt) return { outcome: "request-id-taken" };
+    }
+    if (origin !== undefined) {
+      // The followed run's part: on the version read, its version and follow-ups only.
+      const followed = this.runs.get(origin.run.id);
+      if (followed?.updatedAt !== origin.expectedUpdatedAt) return { outcome: "origin-changed" };
+      followed.updatedAt = origin.run.updatedAt;
+      followed.followUps = copy(origin.run.followUps ?? []);
+      this.append(origin.run.id, [origin.event]);
+    }
+    if (request !== undefined) {
       this.clientRequests.set(request.id, {
         runId: run.id,
         fingerprint: request.fingerprint,
@@ -456,6 +470,19 @@ export class MemoryRunStore implements RunStore {
     if (target.status !== "BLOCKED") return "lost-race";
     target.firstBlockedAt = now;
     target.updatedAt = now;
+    return "recorded";
+  }
+
+  async recordPriorVersions(
+    runId: string,
+    targetId: string,
+    priors: PriorVersion[],
+  ): Promise<TransitionOutcome> {
+    await this.enter("recordPriorVersions");
+    const target = this.targets.get(runId)?.get(targetId);
+    if (target === undefined) return "not-found";
+    if (target.priorVersions !== undefined) return "already-recorded";
+    target.priorVersions = copy(priors);
     return "recorded";
   }
 

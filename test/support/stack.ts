@@ -427,6 +427,8 @@ export function runRequest(spec: RunSpec = {}): CreateOperationRunRequest {
       },
     },
     clientRequestId: spec.clientRequestId ?? "",
+    retry: undefined,
+    rollback: undefined,
   };
 }
 

@@ -781,7 +781,36 @@ describe("grpc convert: domain → responses", () => {
       finishedAt: undefined,
       currentPhaseIndex: 0,
       phaseSizes: RUN.phaseSizes,
+      retryOf: undefined,
+      rollbackOf: undefined,
+      retriedBy: [],
+      rolledBackBy: [],
     });
+  });
+
+  it("a retry or rollback run names what it follows; a run followed names its retries and rollbacks", () => {
+    const retry = runSummaryToProto({
+      ...RUN,
+      origin: { kind: "retry", runId: A, includeTerminated: true, includeSkipped: false },
+    });
+    expect(retry.retryOf).toEqual({
+      operationRunId: { id: A },
+      includeTerminated: true,
+      includeSkipped: false,
+    });
+    expect(retry.rollbackOf).toBeUndefined();
+    const rollback = runSummaryToProto({ ...RUN, origin: { kind: "rollback", runId: B } });
+    expect(rollback.rollbackOf).toEqual({ operationRunId: { id: B } });
+    const followed = runSummaryToProto({
+      ...RUN,
+      followUps: [
+        { kind: "retry", runId: A },
+        { kind: "rollback", runId: B },
+        { kind: "retry", runId: C },
+      ],
+    });
+    expect(followed.retriedBy).toEqual([{ id: A }, { id: C }]);
+    expect(followed.rolledBackBy).toEqual([{ id: B }]);
   });
 
   it("stats are included only when given", () => {
@@ -828,6 +857,10 @@ describe("grpc convert: domain → responses", () => {
       conflictAttempts: 0,
       rackExternalId: "rack-ext-1",
       versions: [{ version: "2.1", componentIds: [A, B] }],
+      priorVersions: [
+        { componentId: A, type: "COMPUTE", version: "1.9", targetVersion: "2.1", subTargets: ["bios"] },
+        { componentId: B, type: "COMPUTE", version: "2.0", targetVersion: "2.1" },
+      ],
     };
     expect(targetToProto(target)).toEqual({
       id: { id: C },
@@ -845,7 +878,33 @@ describe("grpc convert: domain → responses", () => {
       updatedAt: new Date(2000),
       rackExternalId: "rack-ext-1",
       targetVersions: [{ version: "2.1", componentIds: [{ id: A }, { id: B }] }],
+      priorVersions: [
+        {
+          componentId: { id: A },
+          type: pb.ComponentType.COMPONENT_TYPE_COMPUTE,
+          priorVersion: "1.9",
+          targetVersion: "2.1",
+          subTargets: ["bios"],
+        },
+        {
+          componentId: { id: B },
+          type: pb.ComponentType.COMPONENT_TYPE_COMPUTE,
+          priorVersion: "2.0",
+          targetVersion: "2.1",
+          subTargets: [],
+        },
+      ],
+      skippedComponents: [],
     });
+    expect(targetToProto({ ...target, priorVersions: undefined }).priorVersions).toEqual([]);
+    expect(
+      targetToProto({
+        ...target,
+        skippedComponents: [{ componentId: A, type: "CDU", reason: "never flashed" }],
+      }).skippedComponents,
+    ).toEqual([
+      { componentId: { id: A }, type: pb.ComponentType.COMPONENT_TYPE_CDU, reason: "never flashed" },
+    ]);
     expect(targetToProto({ ...target, taskId: undefined }).taskId).toBeUndefined();
     expect(targetToProto({ ...target, versions: undefined }).targetVersions).toEqual([]);
   });
@@ -890,6 +949,8 @@ describe("grpc convert: domain → responses", () => {
         updatedAt: undefined,
         rackExternalId: "ext-a",
         targetVersions: [{ version: "3.0", componentIds: [{ id: B }] }],
+        priorVersions: [],
+        skippedComponents: [],
       },
       expect.objectContaining({ rackId: { id: C }, rackExternalId: "", targetVersions: [] }),
     ]);

@@ -223,10 +223,11 @@ describe("the task path's lines: the run and task ids, never a credential", () =
     const locks = memoryLockStore();
     const requestStore = memoryCommandSetStore();
     const secrets = memorySecretStore();
-    const runs: Pick<RunStore, "getRunSecrets" | "recordOutcome"> = {
+    const runs: Pick<RunStore, "getRunSecrets" | "recordOutcome" | "recordPriorVersions"> = {
       getRunSecrets: async (runId) =>
         runId === RUN_ID ? { kind: "shared", secret: CREDENTIAL_CANARY } : undefined,
       recordOutcome: async () => "recorded",
+      recordPriorVersions: async () => "recorded",
     };
     const cipher = new LocalAesGcmCipher(randomBytes(32));
     const sealer = new CipherBmcAuthSealer(cipher, "local-aes-256-gcm");

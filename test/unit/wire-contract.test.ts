@@ -365,7 +365,8 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
       expect(contract.messages.has(name), name).toBe(false);
     }
     const event = registry.getMessage("v1.OperationRunEvent")!;
-    expect(event.fields.map((f) => [f.number, f.name])).toEqual([
+    // Its own fields; numbers from 100 are extensions of it (each tested with its feature).
+    expect(event.fields.filter((f) => f.number < 100).map((f) => [f.number, f.name])).toEqual([
       [1, "id"],
       [2, "operation_run_id"],
       [3, "kind"],
@@ -383,8 +384,47 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
       [15, "conflict"],
       [16, "window"],
     ]);
-    expect(registry.getEnum("v1.OperationRunEventKind")?.values.map((v) => v.number)).toEqual(
-      Array.from({ length: 15 }, (_, i) => i),
+    expect(
+      registry
+        .getEnum("v1.OperationRunEventKind")
+        ?.values.map((v) => v.number)
+        .filter((n) => n < 100),
+    ).toEqual(Array.from({ length: 15 }, (_, i) => i));
+  });
+
+  it("retry and rollback extensions: request 101/102, summary 102-105, target 111/112, event kinds and detail 100/101", () => {
+    const numbers = (message: string) =>
+      registry
+        .getMessage(`v1.${message}`)
+        ?.fields.filter((f) => f.number >= 100)
+        .map((f) => [f.number, f.name]);
+    expect(numbers("CreateOperationRunRequest")).toEqual(
+      expect.arrayContaining([
+        [101, "retry"],
+        [102, "rollback"],
+      ]),
+    );
+    expect(numbers("OperationRunSummary")).toEqual(
+      expect.arrayContaining([
+        [102, "retry_of"],
+        [103, "rollback_of"],
+        [104, "retried_by"],
+        [105, "rolled_back_by"],
+      ]),
+    );
+    expect(numbers("OperationRunTarget")).toEqual(
+      expect.arrayContaining([
+        [111, "prior_versions"],
+        [112, "skipped_components"],
+      ]),
+    );
+    expect(numbers("OperationRunEvent")).toEqual(expect.arrayContaining([[100, "follow_up"]]));
+    const kinds = registry.getEnum("v1.OperationRunEventKind")?.values.map((v) => [v.number, v.name]);
+    expect(kinds).toEqual(
+      expect.arrayContaining([
+        [100, "OPERATION_RUN_EVENT_KIND_RETRIED"],
+        [101, "OPERATION_RUN_EVENT_KIND_ROLLED_BACK"],
+      ]),
     );
   });
 

@@ -7,13 +7,17 @@ import type { ScopeRack } from "../../app/ports.js";
 import type { Actor } from "../../domain/actor.js";
 import { entryKey, updateAddress } from "../../domain/command-sets.js";
 import type {
+  ComponentSkip,
   ComponentsForType,
   ComponentType,
+  FollowUp,
   InventoryRack,
   OutcomeCounts,
   OutcomeStatus,
+  PriorVersion,
   Run,
   RunConfig,
+  RunOrigin,
   Target,
   Task,
   VersionGroup,
@@ -57,6 +61,9 @@ export function runToItem(run: Run): Item {
     configJson: JSON.stringify(publicConfig(run.config)),
     // The pinned operation rule as frozen at create; absent for the built-in default.
     ruleJson: run.rule === undefined ? undefined : JSON.stringify(run.rule),
+    // A retry or rollback run's origin; the runs made from this one (appended by their creates).
+    origin: run.origin,
+    followUps: run.followUps,
     status: run.status,
     reason: run.reason,
     statusMessage: run.statusMessage,
@@ -105,6 +112,8 @@ export function itemToRun(item: Item): Run {
     updatedAt: num(item.updatedAt),
   };
   if (item.ruleJson !== undefined) run.rule = JSON.parse(item.ruleJson as string) as OperationRule;
+  if (item.origin !== undefined) run.origin = item.origin as RunOrigin;
+  if (item.followUps !== undefined) run.followUps = item.followUps as FollowUp[];
   if (item.startedAt !== undefined) run.startedAt = num(item.startedAt);
   if (item.finishedAt !== undefined) run.finishedAt = num(item.finishedAt);
   return run;
@@ -126,6 +135,8 @@ export function targetToItem(target: Target): Item {
     componentsByType: target.componentsByType,
     rackExternalId: target.rackExternalId,
     versions: target.versions,
+    priorVersions: target.priorVersions,
+    skippedComponents: target.skippedComponents,
     createdAt: target.createdAt,
     updatedAt: target.updatedAt,
     leaseExpiresAt: target.leaseExpiresAt,
@@ -152,6 +163,9 @@ export function itemToTarget(item: Item): Target {
   if (item.taskId !== undefined) target.taskId = item.taskId as string;
   if (item.rackExternalId !== undefined) target.rackExternalId = item.rackExternalId as string;
   if (item.versions !== undefined) target.versions = item.versions as VersionGroup[];
+  if (item.priorVersions !== undefined) target.priorVersions = item.priorVersions as PriorVersion[];
+  if (item.skippedComponents !== undefined)
+    target.skippedComponents = item.skippedComponents as ComponentSkip[];
   if (item.leaseExpiresAt !== undefined) target.leaseExpiresAt = num(item.leaseExpiresAt);
   if (item.firstBlockedAt !== undefined) target.firstBlockedAt = num(item.firstBlockedAt);
   if (item.retryAt !== undefined) target.retryAt = num(item.retryAt);

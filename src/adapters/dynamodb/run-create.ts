@@ -73,9 +73,14 @@ export class DynamoRunCreation {
 
     // The commit transaction holds the run, the client request if any, the run's events and as many
     // targets as fit; the rest go first.
+    const origin = options.origin;
+    if (origin !== undefined) checkEvents(origin.run, [origin.event]);
     const inCommit = Math.max(
       0,
-      Math.min(targets.length, this.maxItems - (request === undefined ? 1 : 2) - events.length),
+      Math.min(
+        targets.length,
+        this.maxItems - (request === undefined ? 1 : 2) - events.length - (origin === undefined ? 0 : 2),
+      ),
     );
     const early = targets.slice(0, targets.length - inCommit);
     const late = targets.slice(targets.length - inCommit);
@@ -118,7 +123,8 @@ export class DynamoRunCreation {
         },
         // The client request stays item 1: its failed condition is what 'request-id-taken' reads.
         ...(request === undefined ? [] : [this.clientRequestPut(request, run.id, run.createdAt)]),
-        ...eventPuts(this.tables.runEvents, events),
+        ...(origin === undefined ? [] : [this.originUpdate(origin)]),
+        ...eventPuts(this.tables.runEvents, origin === undefined ? events : [...events, origin.event]),
         ...late.map((t) => ({
           Put: {
             TableName: this.tables.targets,
@@ -136,6 +142,14 @@ export class DynamoRunCreation {
       ) {
         return { outcome: "request-id-taken" };
       }
+      const originAt = request === undefined ? 1 : 2;
+      if (
+        origin !== undefined &&
+        codes[0] !== "ConditionalCheckFailed" &&
+        codes[originAt] === "ConditionalCheckFailed"
+      ) {
+        return { outcome: "origin-changed" };
+      }
       throw alreadyExists(run.id, codes);
     }
 
@@ -149,6 +163,23 @@ export class DynamoRunCreation {
       ).catch(() => undefined);
     }
     return { outcome: "created" };
+  }
+
+  /** The followed run's part of the commit: its version and follow-ups, on the version read. */
+  private originUpdate(origin: NonNullable<CreateRunOptions["origin"]>) {
+    return {
+      Update: {
+        TableName: this.tables.runs,
+        Key: { runId: origin.run.id },
+        UpdateExpression: "SET updatedAt = :now, followUps = :followUps",
+        ConditionExpression: "updatedAt = :expected",
+        ExpressionAttributeValues: {
+          ":now": origin.run.updatedAt,
+          ":followUps": origin.run.followUps ?? [],
+          ":expected": origin.expectedUpdatedAt,
+        },
+      },
+    };
   }
 
   /**

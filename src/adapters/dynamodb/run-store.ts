@@ -28,7 +28,14 @@ import type {
   SaveRunOutcome,
   TransitionOutcome,
 } from "../../app/ports.js";
-import type { FirmwareAuthentication, OutcomeStatus, Page, Run, Target } from "../../domain/model.js";
+import type {
+  FirmwareAuthentication,
+  OutcomeStatus,
+  Page,
+  PriorVersion,
+  Run,
+  Target,
+} from "../../domain/model.js";
 import type { RunHistoryEvent } from "../../domain/run-history.js";
 import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
 import { type Item, isActiveRunStatus, itemToRun, itemToRunEvent, itemToTarget } from "./items.js";
@@ -329,5 +336,9 @@ export class DynamoRunStore implements RunStore {
 
   skipTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number> {
     return this.transitions.skipTargets(runId, targetIds, message, now);
+  }
+
+  recordPriorVersions(runId: string, targetId: string, priors: PriorVersion[]): Promise<TransitionOutcome> {
+    return this.transitions.recordPriorVersions(runId, targetId, priors);
   }
 }

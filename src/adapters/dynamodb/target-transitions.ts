@@ -9,7 +9,13 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { BatchClaimResult, BlockedUpdate, ClaimOutcome, TransitionOutcome } from "../../app/ports.js";
-import { isTerminalTarget, type OutcomeStatus, type Run, type Target } from "../../domain/model.js";
+import {
+  isTerminalTarget,
+  type OutcomeStatus,
+  type PriorVersion,
+  type Run,
+  type Target,
+} from "../../domain/model.js";
 import { isConditionFailed, transactWrite } from "./db.js";
 import { counterAttribute, isActiveRunStatus } from "./items.js";
 import type { RunItemReader } from "./run-item-reader.js";
@@ -344,6 +350,29 @@ export class DynamoTargetTransitions {
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
       return (await this.reader.getTarget(runId, targetId)) === undefined ? "not-found" : "lost-race";
+    }
+  }
+
+  /** One conditional write: set only where the target exists and has no prior versions yet. */
+  async recordPriorVersions(
+    runId: string,
+    targetId: string,
+    priors: PriorVersion[],
+  ): Promise<TransitionOutcome> {
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tables.targets,
+          Key: { runId, targetId },
+          UpdateExpression: "SET priorVersions = :priors",
+          ConditionExpression: "attribute_exists(targetId) AND attribute_not_exists(priorVersions)",
+          ExpressionAttributeValues: { ":priors": priors },
+        }),
+      );
+      return "recorded";
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      return (await this.reader.getTarget(runId, targetId)) === undefined ? "not-found" : "already-recorded";
     }
   }
 

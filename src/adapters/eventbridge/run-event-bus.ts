@@ -152,6 +152,8 @@ function kindDetail(detail: RunEventDetail): Record<string, unknown> {
           closedAt: optionalIso(detail.closedAt),
         },
       };
+    case "followUp":
+      return { followUp: { runId: detail.runId, targets: detail.targets } };
     default:
       return assertNever(detail);
   }

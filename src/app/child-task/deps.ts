@@ -18,7 +18,8 @@ import type {
 
 export interface TaskStepsDeps {
   tasks: TaskStore;
-  runs: Pick<RunStore, "getRunSecrets" | "recordOutcome">;
+  /** The run's target: its outcome, and the prior versions the preflight keeps on it. */
+  runs: Pick<RunStore, "getRunSecrets" | "recordOutcome" | "recordPriorVersions">;
   locks: RackLockStore;
   /** The task's BMC commands and what the BMCs reported (one record per task and family). */
   commands: CommandSetStore;

@@ -23,6 +23,7 @@ import { commandRecord, entryKey, queryAddress } from "../../domain/command-sets
 import { awaitSeconds, nextWaitSeconds } from "../../domain/component-verdict.js";
 import type { Task } from "../../domain/model.js";
 import { DEFAULT_RULE } from "../../domain/operation-rules.js";
+import { priorVersionsOf } from "../../domain/prior-versions.js";
 import {
   type NotReady,
   notReadyMessage,
@@ -246,6 +247,17 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
     task,
   );
   const final = parseReport(updated.report);
+  // A run child keeps what each component ran on its target before anything is flashed: the
+  // first flash follows this step, and a rollback run reads them from there.
+  if (updated.runId !== undefined && updated.targetId !== undefined && !isTerminalTask(updated)) {
+    const kept = await deps.runs.recordPriorVersions(updated.runId, updated.targetId, priorVersionsOf(final));
+    if (kept === "not-found") {
+      throw new StepError(
+        "TaskMisconfigured",
+        `task ${task.id}: its run's target ${updated.targetId} is gone`,
+      );
+    }
+  }
   // Each stage's updates go in its part of the update set, unless updates were sent before parts
   // (an execution re-driven across the deploy): they stay in the set's first record, so every
   // update keeps its entry and its request id (a BMC that has it flashes nothing again).

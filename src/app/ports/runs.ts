@@ -6,6 +6,7 @@ import type {
   FirmwareAuthentication,
   OutcomeStatus,
   Page,
+  PriorVersion,
   Run,
   Target,
   TargetStatus,
@@ -79,6 +80,13 @@ export interface CreateRunOptions {
    * written ahead are invisible orphans that expire as after a crash). The caller's deadline.
    */
   mayCommit?: () => boolean;
+  /**
+   * A retry or rollback run: the run it follows, as it is to be written in the same commit (its
+   * new updatedAt and `followUps`; nothing else of it changes), only if its stored updatedAt is
+   * still `expectedUpdatedAt`, with `event` (its RETRIED / ROLLED_BACK history event, at the new
+   * version). Otherwise nothing is committed: 'origin-changed'.
+   */
+  origin?: { run: Run; expectedUpdatedAt: number; event: RunHistoryEvent };
 }
 
 export type CreateRunOutcome =
@@ -86,7 +94,9 @@ export type CreateRunOutcome =
   /** `mayCommit` said no: nothing was committed. */
   | { outcome: "abandoned" }
   /** Another create committed with the same client request id (not expired) first: nothing was. */
-  | { outcome: "request-id-taken" };
+  | { outcome: "request-id-taken" }
+  /** The run `origin` names changed since it was read (or is gone): nothing was committed. */
+  | { outcome: "origin-changed" };
 
 export interface RunStore {
   /**
@@ -264,6 +274,14 @@ export interface RunStore {
    * a repeat only moves the clock again.
    */
   restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome>;
+
+  /**
+   * Keeps `priors` as the target's prior versions, once: only if it has none yet ('recorded');
+   * a target that has them keeps the first ('already-recorded'), so a re-driven preflight, which
+   * reads versions some flash may have changed, never overwrites what ran before the run. Touches
+   * nothing else (not status, not updatedAt): it may land in any state. Unknown → 'not-found'.
+   */
+  recordPriorVersions(runId: string, targetId: string, priors: PriorVersion[]): Promise<TransitionOutcome>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -855,5 +855,90 @@ export function describeRunStoreContract(name: string, setup: () => Promise<RunS
         expect(await runs.restartConflictClock(r.id, uuid(11, "dead0000"), T)).toBe("not-found");
       });
     });
+
+    describe("createRun with an origin (a retry or rollback run)", () => {
+      it("the followed run's version and follow-ups and its event commit with the new run, on the version read; else 'origin-changed' and nothing", async () => {
+        const { run: first } = await created({ phaseSizes: [1] });
+        const followed = (from: Run, id: string) => {
+          const at = from.updatedAt + 5;
+          const run: Run = {
+            ...from,
+            updatedAt: at,
+            followUps: [...(from.followUps ?? []), { kind: "retry", runId: id }],
+          };
+          const event = {
+            runId: from.id,
+            at,
+            seq: 0,
+            kind: "RETRIED" as const,
+            runName: from.name,
+            status: from.status,
+            reason: from.reason,
+            message: `retried by run ${id}: 1 target`,
+            phaseIndex: 0,
+            totalPhases: 1,
+            stats: {
+              current: { phaseIndex: 0, selectedTargets: 1, outcomes: ZERO },
+              cumulative: { phaseIndex: 0, selectedTargets: 1, outcomes: ZERO },
+            },
+            detail: { type: "followUp" as const, runId: id, targets: 1 },
+          };
+          return { run, expectedUpdatedAt: from.updatedAt, event };
+        };
+        const a = runWithTargets(uuid(++seq, "c0ffee00"), { phaseSizes: [1] });
+        a.run.origin = { kind: "retry", runId: first.id, includeTerminated: false, includeSkipped: true };
+        expect(await runs.createRun(a.run, a.targets, { origin: followed(first, a.run.id) })).toEqual({
+          outcome: "created",
+        });
+        expect((await run(a.run)).origin).toEqual(a.run.origin);
+        const after = await run(first);
+        expect(after.followUps).toEqual([{ kind: "retry", runId: a.run.id }]);
+        expect(after.updatedAt).toBe(first.updatedAt + 5);
+        expect(after.status).toBe(first.status);
+        const events = (await runs.listRunEvents(first.id, ALL))?.events ?? [];
+        expect(events.at(-1)).toMatchObject({
+          kind: "RETRIED",
+          detail: { type: "followUp", runId: a.run.id },
+        });
+        // Read before a's commit: stale now, nothing of b is written.
+        const b = runWithTargets(uuid(++seq, "c0ffee00"), { phaseSizes: [1] });
+        expect(await runs.createRun(b.run, b.targets, { origin: followed(first, b.run.id) })).toEqual({
+          outcome: "origin-changed",
+        });
+        expect(await runs.getRun(b.run.id)).toBeUndefined();
+        expect((await run(first)).followUps).toEqual([{ kind: "retry", runId: a.run.id }]);
+      });
+    });
+
+    describe("recordPriorVersions", () => {
+      const priors = [
+        {
+          componentId: "c-1",
+          type: "COMPUTE" as const,
+          version: "1.0",
+          targetVersion: "2.0",
+          subTargets: ["bios"],
+        },
+        { componentId: "p-1", type: "POWERSHELF" as const, version: "0.9", targetVersion: "2.0" },
+      ];
+
+      it("kept once, in any state, touching nothing else; the first stays; an unknown target is 'not-found'", async () => {
+        const { run: r, targets } = await created({ phaseSizes: [2] });
+        expect(await runs.claimTarget(targets[0]!, LEASE, T)).toBe("claimed");
+        expect(await runs.recordSubmitted(r.id, targets[0]!.id, "task-1", T + 1)).toBe("recorded");
+        const before = await target(targets[0]!);
+        expect(await runs.recordPriorVersions(r.id, targets[0]!.id, priors)).toBe("recorded");
+        expect(await target(targets[0]!)).toEqual({ ...before, priorVersions: priors });
+        const again = [{ ...priors[0]!, version: "2.0" }];
+        expect(await runs.recordPriorVersions(r.id, targets[0]!.id, again)).toBe("already-recorded");
+        expect((await target(targets[0]!)).priorVersions).toEqual(priors);
+        // Listed with the target, and an outcome leaves them.
+        expect(await runs.recordOutcome(r.id, targets[0]!.id, "FAILED", "boom", T + 2)).toBe("recorded");
+        const listed = await runs.listTargets(r.id, { phaseFrom: 0, phaseTo: 0, page: ALL });
+        expect(listed?.targets.find((t) => t.id === targets[0]!.id)?.priorVersions).toEqual(priors);
+        expect(listed?.targets.find((t) => t.id === targets[1]!.id)?.priorVersions).toBeUndefined();
+        expect(await runs.recordPriorVersions(r.id, uuid(12, "dead0000"), priors)).toBe("not-found");
+      });
+    });
   });
 }

@@ -244,6 +244,8 @@ export const { toProto: runEventKindToProto } = enumMapping<RunEventKind, pb.Ope
   WINDOW_CLOSED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED,
   WINDOW_PAUSED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED,
   FINISHED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED,
+  RETRIED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_RETRIED,
+  ROLLED_BACK: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ROLLED_BACK,
 });
 
 export const { toProto: actorSourceToProto } = enumMapping<ActorSource, pb.OperationRunActorSource>({

@@ -82,6 +82,11 @@ function detailToProto(detail: RunEventDetail): NonNullable<pb.OperationRunEvent
           closedAt: msToDate(detail.closedAt),
         },
       };
+    case "followUp":
+      return {
+        $case: "followUp",
+        value: { operationRunId: uuidToProto(detail.runId), targets: detail.targets },
+      };
     default:
       return assertNever(detail);
   }

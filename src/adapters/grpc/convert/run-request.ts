@@ -40,6 +40,15 @@ export function createRunInputFromProto(req: pb.CreateOperationRunRequest): Crea
     v.maxLength("name", req.name, LIMITS.name);
     v.maxLength("description", req.description, LIMITS.description);
     const input: CreateRunInput = { name: req.name, description: req.description };
+    // Ids as sent (absent: ""); the use case checks them and the run they name.
+    if (req.retry !== undefined) {
+      input.retry = {
+        runId: req.retry.operationRunId?.id ?? "",
+        includeTerminated: req.retry.includeTerminated,
+        includeSkipped: req.retry.includeSkipped,
+      };
+    }
+    if (req.rollback !== undefined) input.rollback = { runId: req.rollback.operationRunId?.id ?? "" };
     const cfg = req.configuration;
     if (cfg !== undefined) {
       input.configuration = compact({

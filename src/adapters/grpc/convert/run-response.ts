@@ -3,10 +3,12 @@
 import type { BuildInfo, TargetView } from "../../../app/api.js";
 import { runOperationKind } from "../../../domain/list-queries.js";
 import type {
+  ComponentSkip,
   ComponentsForType,
   OperationType,
   PhaseStats,
   Plan,
+  PriorVersion,
   Run,
   RunConfig,
   RunStats,
@@ -38,7 +40,23 @@ export function runSummaryToProto(run: Run): pb.OperationRunSummary {
     finishedAt: msToDate(run.finishedAt),
     currentPhaseIndex: run.currentPhaseIndex,
     phaseSizes: [...run.phaseSizes],
+    retryOf:
+      run.origin?.kind === "retry"
+        ? {
+            operationRunId: uuidToProto(run.origin.runId),
+            includeTerminated: run.origin.includeTerminated,
+            includeSkipped: run.origin.includeSkipped,
+          }
+        : undefined,
+    rollbackOf:
+      run.origin?.kind === "rollback" ? { operationRunId: uuidToProto(run.origin.runId) } : undefined,
+    retriedBy: followUpIds(run, "retry"),
+    rolledBackBy: followUpIds(run, "rollback"),
   };
+}
+
+function followUpIds(run: Run, kind: "retry" | "rollback"): pb.UUID[] {
+  return (run.followUps ?? []).filter((f) => f.kind === kind).map((f) => uuidToProto(f.runId));
 }
 
 function operationKindToProto(kind: { type: OperationType; code: string }): pb.OperationKind {
@@ -77,6 +95,16 @@ function versionsToProto(groups: readonly VersionGroup[] | undefined): pb.Compon
   return (groups ?? []).map((g) => ({ version: g.version, componentIds: g.componentIds.map(uuidToProto) }));
 }
 
+function priorVersionsToProto(priors: readonly PriorVersion[] | undefined): pb.ComponentPriorVersion[] {
+  return (priors ?? []).map((p) => ({
+    componentId: uuidToProto(p.componentId),
+    type: componentTypeToProto(p.type),
+    priorVersion: p.version,
+    targetVersion: p.targetVersion,
+    subTargets: [...(p.subTargets ?? [])],
+  }));
+}
+
 export function targetToProto(t: TargetView): pb.OperationRunTarget {
   return {
     id: uuidToProto(t.id),
@@ -92,7 +120,17 @@ export function targetToProto(t: TargetView): pb.OperationRunTarget {
     updatedAt: msToDate(t.updatedAt),
     rackExternalId: t.rackExternalId,
     targetVersions: versionsToProto(t.versions),
+    priorVersions: priorVersionsToProto(t.priorVersions),
+    skippedComponents: skipsToProto(t.skippedComponents),
   };
+}
+
+function skipsToProto(skips: readonly ComponentSkip[] | undefined): pb.ComponentSkip[] {
+  return (skips ?? []).map((s) => ({
+    componentId: uuidToProto(s.componentId),
+    type: componentTypeToProto(s.type),
+    reason: s.reason,
+  }));
 }
 
 /** PlanOperationRun: planned targets carry no ids, task or timestamps; they are all PENDING. */
@@ -102,6 +140,7 @@ export function planToProto(result: {
   rackExternalIds: ReadonlyMap<string, string>;
   nextWindowOpenings: readonly number[];
   versions?: ReadonlyMap<string, VersionGroup[]>;
+  skipped?: ReadonlyMap<string, ComponentSkip[]>;
 }): pb.PlanOperationRunResponse {
   return {
     configuration: runConfigToProto(result.config),
@@ -121,6 +160,8 @@ export function planToProto(result: {
       updatedAt: undefined,
       rackExternalId: result.rackExternalIds.get(t.rackId) ?? "",
       targetVersions: versionsToProto(result.versions?.get(t.rackId)),
+      priorVersions: [],
+      skippedComponents: skipsToProto(result.skipped?.get(t.rackId)),
     })),
     nextWindowOpenings: result.nextWindowOpenings.map((t) => msToDate(t)),
   };

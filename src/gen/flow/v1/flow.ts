@@ -587,6 +587,10 @@ export enum OperationRunEventKind {
   OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED = 13,
   /** OPERATION_RUN_EVENT_KIND_FINISHED - COMPLETED, COMPLETED_WITH_FAILURES or FAILED: `stats` has the final counts. */
   OPERATION_RUN_EVENT_KIND_FINISHED = 14,
+  /** OPERATION_RUN_EVENT_KIND_RETRIED - Project extension: a retry run of this run was created; `follow_up` names it. */
+  OPERATION_RUN_EVENT_KIND_RETRIED = 100,
+  /** OPERATION_RUN_EVENT_KIND_ROLLED_BACK - Project extension: a rollback run of this run was created; `follow_up` names it. */
+  OPERATION_RUN_EVENT_KIND_ROLLED_BACK = 101,
   UNRECOGNIZED = -1,
 }
 
@@ -637,6 +641,12 @@ export function operationRunEventKindFromJSON(object: any): OperationRunEventKin
     case 14:
     case "OPERATION_RUN_EVENT_KIND_FINISHED":
       return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED;
+    case 100:
+    case "OPERATION_RUN_EVENT_KIND_RETRIED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_RETRIED;
+    case 101:
+    case "OPERATION_RUN_EVENT_KIND_ROLLED_BACK":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ROLLED_BACK;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -676,6 +686,10 @@ export function operationRunEventKindToJSON(object: OperationRunEventKind): stri
       return "OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED";
     case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED:
       return "OPERATION_RUN_EVENT_KIND_FINISHED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_RETRIED:
+      return "OPERATION_RUN_EVENT_KIND_RETRIED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ROLLED_BACK:
+      return "OPERATION_RUN_EVENT_KIND_ROLLED_BACK";
     case OperationRunEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -873,6 +887,40 @@ export interface CreateOperationRunRequest {
    * otherwise ignores it (a plan writes nothing).
    */
   clientRequestId: string;
+  /**
+   * ---- Project extension: retry and rollback runs (at most one of the two).
+   * Retry: the racks a finished run left FAILED (optionally TERMINATED, SKIPPED), each with the
+   * components frozen for it then. The retried run's operation template unless `configuration`
+   * names one (its target_spec and start/end times are not inherited); options (phases, gates,
+   * concurrency, ordering, windows) are this request's own.
+   */
+  retry:
+    | OperationRunRetry
+    | undefined;
+  /**
+   * Rollback: the racks a finished run flashed, each flashed component back to the version its
+   * target recorded before the flash (OperationRunTarget.prior_versions), with the rolled-back
+   * run's template; options are this request's own.
+   */
+  rollback: OperationRunRollback | undefined;
+}
+
+/** Project extension: the run a retry run retries, and which of its targets it takes. */
+export interface OperationRunRetry {
+  /** Must be a finished run (COMPLETED, COMPLETED_WITH_FAILURES, FAILED, CANCELLED). */
+  operationRunId:
+    | UUID
+    | undefined;
+  /** Its TERMINATED targets too (a cancelled flash, a stopped task). */
+  includeTerminated: boolean;
+  /** Its SKIPPED targets too (never started: the run was cancelled or its window closed). */
+  includeSkipped: boolean;
+}
+
+/** Project extension: the run a rollback run rolls back. */
+export interface OperationRunRollback {
+  /** Must be a finished run. */
+  operationRunId: UUID | undefined;
 }
 
 export interface CreateOperationRunResponse {
@@ -1150,6 +1198,18 @@ export interface OperationRunSummary {
   currentPhaseIndex: number;
   /** Project extension: planned targets per phase, frozen at create (length = total_phases). */
   phaseSizes: number[];
+  /** Project extension (retry and rollback): the run this one retries, as requested. */
+  retryOf:
+    | OperationRunRetry
+    | undefined;
+  /** Project extension: the run this one rolls back. */
+  rollbackOf:
+    | OperationRunRollback
+    | undefined;
+  /** Project extension: the runs created to retry this one, oldest first. */
+  retriedBy: UUID[];
+  /** Project extension: the runs created to roll this one back, oldest first. */
+  rolledBackBy: UUID[];
 }
 
 export interface OperationRunStats {
@@ -1189,6 +1249,38 @@ export interface OperationRunTarget {
    * target_version for every component.
    */
   targetVersions: ComponentVersions[];
+  /**
+   * Project extension (retry and rollback): what each component ran before this run flashed it,
+   * as its BMC answered the child task's preflight, kept on the target before the component's
+   * first flash and never changed after (a re-driven preflight keeps the first). Each names the
+   * version it was flashed to and the sub-targets the flash covered. Empty until the preflight ran.
+   */
+  priorVersions: ComponentPriorVersion[];
+  /**
+   * Project extension (rollback runs): the rack's components this rollback leaves alone, and why
+   * ("never flashed", "already at its prior version 1.2.0", "no prior version recorded", "no
+   * longer in inventory"). Also in PlanOperationRun's targets. Empty on every other run.
+   */
+  skippedComponents: ComponentSkip[];
+}
+
+/** Project extension (rollback runs): a component left alone, and why. */
+export interface ComponentSkip {
+  componentId: UUID | undefined;
+  type: ComponentType;
+  reason: string;
+}
+
+/** Project extension (retry and rollback): one component's version before a run flashed it. */
+export interface ComponentPriorVersion {
+  componentId: UUID | undefined;
+  type: ComponentType;
+  /** What its BMC answered before the flash: what a rollback run takes it back to. */
+  priorVersion: string;
+  /** What the run flashes it to ("" when the task named none). */
+  targetVersion: string;
+  /** The parts the flash covers (the request's sub_targets this type has); empty: the whole component. */
+  subTargets: string[];
 }
 
 /** Project extension (firmware policy): components upgraded to one firmware version. */
@@ -1346,7 +1438,19 @@ export interface OperationRunEvent {
     | //
     /** WINDOW_OPENED, WINDOW_CLOSED, WINDOW_PAUSED */
     { $case: "window"; value: OperationRunWindowChange }
+    | //
+    /** Project extension: RETRIED, ROLLED_BACK (on the run retried or rolled back). */
+    { $case: "followUp"; value: OperationRunFollowUp }
     | undefined;
+}
+
+/** Project extension: the retry or rollback run created for this run. */
+export interface OperationRunFollowUp {
+  operationRunId:
+    | UUID
+    | undefined;
+  /** Its planned targets. */
+  targets: number;
 }
 
 /**
@@ -3455,7 +3559,14 @@ export const QueueOptions: MessageFns<QueueOptions> = {
 };
 
 function createBaseCreateOperationRunRequest(): CreateOperationRunRequest {
-  return { name: "", description: "", configuration: undefined, clientRequestId: "" };
+  return {
+    name: "",
+    description: "",
+    configuration: undefined,
+    clientRequestId: "",
+    retry: undefined,
+    rollback: undefined,
+  };
 }
 
 export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = {
@@ -3471,6 +3582,12 @@ export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = 
     }
     if (message.clientRequestId !== "") {
       writer.uint32(802).string(message.clientRequestId);
+    }
+    if (message.retry !== undefined) {
+      OperationRunRetry.encode(message.retry, writer.uint32(810).fork()).join();
+    }
+    if (message.rollback !== undefined) {
+      OperationRunRollback.encode(message.rollback, writer.uint32(818).fork()).join();
     }
     return writer;
   },
@@ -3520,6 +3637,22 @@ export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = 
             message.clientRequestId = reader.string();
             continue;
           }
+          case 101: {
+            if (tag !== 810) {
+              break;
+            }
+
+            message.retry = OperationRunRetry.decode(reader, reader.uint32());
+            continue;
+          }
+          case 102: {
+            if (tag !== 818) {
+              break;
+            }
+
+            message.rollback = OperationRunRollback.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -3542,6 +3675,8 @@ export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = 
         : isSet(object.client_request_id)
         ? globalThis.String(object.client_request_id)
         : "",
+      retry: isSet(object.retry) ? OperationRunRetry.fromJSON(object.retry) : undefined,
+      rollback: isSet(object.rollback) ? OperationRunRollback.fromJSON(object.rollback) : undefined,
     };
   },
 
@@ -3559,6 +3694,12 @@ export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = 
     if (message.clientRequestId !== "") {
       obj.clientRequestId = message.clientRequestId;
     }
+    if (message.retry !== undefined) {
+      obj.retry = OperationRunRetry.toJSON(message.retry);
+    }
+    if (message.rollback !== undefined) {
+      obj.rollback = OperationRunRollback.toJSON(message.rollback);
+    }
     return obj;
   },
 
@@ -3573,6 +3714,202 @@ export const CreateOperationRunRequest: MessageFns<CreateOperationRunRequest> = 
       ? OperationRunConfiguration.fromPartial(object.configuration)
       : undefined;
     message.clientRequestId = object.clientRequestId ?? "";
+    message.retry = (object.retry !== undefined && object.retry !== null)
+      ? OperationRunRetry.fromPartial(object.retry)
+      : undefined;
+    message.rollback = (object.rollback !== undefined && object.rollback !== null)
+      ? OperationRunRollback.fromPartial(object.rollback)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOperationRunRetry(): OperationRunRetry {
+  return { operationRunId: undefined, includeTerminated: false, includeSkipped: false };
+}
+
+export const OperationRunRetry: MessageFns<OperationRunRetry> = {
+  encode(message: OperationRunRetry, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.operationRunId !== undefined) {
+      UUID.encode(message.operationRunId, writer.uint32(10).fork()).join();
+    }
+    if (message.includeTerminated !== false) {
+      writer.uint32(16).bool(message.includeTerminated);
+    }
+    if (message.includeSkipped !== false) {
+      writer.uint32(24).bool(message.includeSkipped);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunRetry {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunRetry();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.operationRunId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.includeTerminated = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.includeSkipped = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunRetry {
+    return {
+      operationRunId: isSet(object.operationRunId)
+        ? UUID.fromJSON(object.operationRunId)
+        : isSet(object.operation_run_id)
+        ? UUID.fromJSON(object.operation_run_id)
+        : undefined,
+      includeTerminated: isSet(object.includeTerminated)
+        ? globalThis.Boolean(object.includeTerminated)
+        : isSet(object.include_terminated)
+        ? globalThis.Boolean(object.include_terminated)
+        : false,
+      includeSkipped: isSet(object.includeSkipped)
+        ? globalThis.Boolean(object.includeSkipped)
+        : isSet(object.include_skipped)
+        ? globalThis.Boolean(object.include_skipped)
+        : false,
+    };
+  },
+
+  toJSON(message: OperationRunRetry): unknown {
+    const obj: any = {};
+    if (message.operationRunId !== undefined) {
+      obj.operationRunId = UUID.toJSON(message.operationRunId);
+    }
+    if (message.includeTerminated !== false) {
+      obj.includeTerminated = message.includeTerminated;
+    }
+    if (message.includeSkipped !== false) {
+      obj.includeSkipped = message.includeSkipped;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunRetry>): OperationRunRetry {
+    return OperationRunRetry.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunRetry>): OperationRunRetry {
+    const message = createBaseOperationRunRetry();
+    message.operationRunId = (object.operationRunId !== undefined && object.operationRunId !== null)
+      ? UUID.fromPartial(object.operationRunId)
+      : undefined;
+    message.includeTerminated = object.includeTerminated ?? false;
+    message.includeSkipped = object.includeSkipped ?? false;
+    return message;
+  },
+};
+
+function createBaseOperationRunRollback(): OperationRunRollback {
+  return { operationRunId: undefined };
+}
+
+export const OperationRunRollback: MessageFns<OperationRunRollback> = {
+  encode(message: OperationRunRollback, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.operationRunId !== undefined) {
+      UUID.encode(message.operationRunId, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunRollback {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunRollback();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.operationRunId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunRollback {
+    return {
+      operationRunId: isSet(object.operationRunId)
+        ? UUID.fromJSON(object.operationRunId)
+        : isSet(object.operation_run_id)
+        ? UUID.fromJSON(object.operation_run_id)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OperationRunRollback): unknown {
+    const obj: any = {};
+    if (message.operationRunId !== undefined) {
+      obj.operationRunId = UUID.toJSON(message.operationRunId);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunRollback>): OperationRunRollback {
+    return OperationRunRollback.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunRollback>): OperationRunRollback {
+    const message = createBaseOperationRunRollback();
+    message.operationRunId = (object.operationRunId !== undefined && object.operationRunId !== null)
+      ? UUID.fromPartial(object.operationRunId)
+      : undefined;
     return message;
   },
 };
@@ -7122,6 +7459,10 @@ function createBaseOperationRunSummary(): OperationRunSummary {
     finishedAt: undefined,
     currentPhaseIndex: 0,
     phaseSizes: [],
+    retryOf: undefined,
+    rollbackOf: undefined,
+    retriedBy: [],
+    rolledBackBy: [],
   };
 }
 
@@ -7169,6 +7510,18 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
         writer.int32(v);
       }
       writer.join();
+    }
+    if (message.retryOf !== undefined) {
+      OperationRunRetry.encode(message.retryOf, writer.uint32(818).fork()).join();
+    }
+    if (message.rollbackOf !== undefined) {
+      OperationRunRollback.encode(message.rollbackOf, writer.uint32(826).fork()).join();
+    }
+    for (const v of message.retriedBy) {
+      UUID.encode(v!, writer.uint32(834).fork()).join();
+    }
+    for (const v of message.rolledBackBy) {
+      UUID.encode(v!, writer.uint32(842).fork()).join();
     }
     return writer;
   },
@@ -7300,6 +7653,38 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
 
             break;
           }
+          case 102: {
+            if (tag !== 818) {
+              break;
+            }
+
+            message.retryOf = OperationRunRetry.decode(reader, reader.uint32());
+            continue;
+          }
+          case 103: {
+            if (tag !== 826) {
+              break;
+            }
+
+            message.rollbackOf = OperationRunRollback.decode(reader, reader.uint32());
+            continue;
+          }
+          case 104: {
+            if (tag !== 834) {
+              break;
+            }
+
+            message.retriedBy.push(UUID.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 105: {
+            if (tag !== 842) {
+              break;
+            }
+
+            message.rolledBackBy.push(UUID.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7363,6 +7748,26 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
         : globalThis.Array.isArray(object?.phase_sizes)
         ? object.phase_sizes.map((e: any) => globalThis.Number(e))
         : [],
+      retryOf: isSet(object.retryOf)
+        ? OperationRunRetry.fromJSON(object.retryOf)
+        : isSet(object.retry_of)
+        ? OperationRunRetry.fromJSON(object.retry_of)
+        : undefined,
+      rollbackOf: isSet(object.rollbackOf)
+        ? OperationRunRollback.fromJSON(object.rollbackOf)
+        : isSet(object.rollback_of)
+        ? OperationRunRollback.fromJSON(object.rollback_of)
+        : undefined,
+      retriedBy: globalThis.Array.isArray(object?.retriedBy)
+        ? object.retriedBy.map((e: any) => UUID.fromJSON(e))
+        : globalThis.Array.isArray(object?.retried_by)
+        ? object.retried_by.map((e: any) => UUID.fromJSON(e))
+        : [],
+      rolledBackBy: globalThis.Array.isArray(object?.rolledBackBy)
+        ? object.rolledBackBy.map((e: any) => UUID.fromJSON(e))
+        : globalThis.Array.isArray(object?.rolled_back_by)
+        ? object.rolled_back_by.map((e: any) => UUID.fromJSON(e))
+        : [],
     };
   },
 
@@ -7407,6 +7812,18 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
     if (message.phaseSizes?.length) {
       obj.phaseSizes = message.phaseSizes.map((e) => Math.round(e));
     }
+    if (message.retryOf !== undefined) {
+      obj.retryOf = OperationRunRetry.toJSON(message.retryOf);
+    }
+    if (message.rollbackOf !== undefined) {
+      obj.rollbackOf = OperationRunRollback.toJSON(message.rollbackOf);
+    }
+    if (message.retriedBy?.length) {
+      obj.retriedBy = message.retriedBy.map((e) => UUID.toJSON(e));
+    }
+    if (message.rolledBackBy?.length) {
+      obj.rolledBackBy = message.rolledBackBy.map((e) => UUID.toJSON(e));
+    }
     return obj;
   },
 
@@ -7432,6 +7849,14 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
     message.finishedAt = object.finishedAt ?? undefined;
     message.currentPhaseIndex = object.currentPhaseIndex ?? 0;
     message.phaseSizes = object.phaseSizes?.map((e) => e) || [];
+    message.retryOf = (object.retryOf !== undefined && object.retryOf !== null)
+      ? OperationRunRetry.fromPartial(object.retryOf)
+      : undefined;
+    message.rollbackOf = (object.rollbackOf !== undefined && object.rollbackOf !== null)
+      ? OperationRunRollback.fromPartial(object.rollbackOf)
+      : undefined;
+    message.retriedBy = object.retriedBy?.map((e) => UUID.fromPartial(e)) || [];
+    message.rolledBackBy = object.rolledBackBy?.map((e) => UUID.fromPartial(e)) || [];
     return message;
   },
 };
@@ -7780,6 +8205,8 @@ function createBaseOperationRunTarget(): OperationRunTarget {
     updatedAt: undefined,
     rackExternalId: "",
     targetVersions: [],
+    priorVersions: [],
+    skippedComponents: [],
   };
 }
 
@@ -7823,6 +8250,12 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     }
     for (const v of message.targetVersions) {
       ComponentVersions.encode(v!, writer.uint32(882).fork()).join();
+    }
+    for (const v of message.priorVersions) {
+      ComponentPriorVersion.encode(v!, writer.uint32(890).fork()).join();
+    }
+    for (const v of message.skippedComponents) {
+      ComponentSkip.encode(v!, writer.uint32(898).fork()).join();
     }
     return writer;
   },
@@ -7944,6 +8377,22 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
             message.targetVersions.push(ComponentVersions.decode(reader, reader.uint32()));
             continue;
           }
+          case 111: {
+            if (tag !== 890) {
+              break;
+            }
+
+            message.priorVersions.push(ComponentPriorVersion.decode(reader, reader.uint32()));
+            continue;
+          }
+          case 112: {
+            if (tag !== 898) {
+              break;
+            }
+
+            message.skippedComponents.push(ComponentSkip.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8011,6 +8460,16 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
         : globalThis.Array.isArray(object?.target_versions)
         ? object.target_versions.map((e: any) => ComponentVersions.fromJSON(e))
         : [],
+      priorVersions: globalThis.Array.isArray(object?.priorVersions)
+        ? object.priorVersions.map((e: any) => ComponentPriorVersion.fromJSON(e))
+        : globalThis.Array.isArray(object?.prior_versions)
+        ? object.prior_versions.map((e: any) => ComponentPriorVersion.fromJSON(e))
+        : [],
+      skippedComponents: globalThis.Array.isArray(object?.skippedComponents)
+        ? object.skippedComponents.map((e: any) => ComponentSkip.fromJSON(e))
+        : globalThis.Array.isArray(object?.skipped_components)
+        ? object.skipped_components.map((e: any) => ComponentSkip.fromJSON(e))
+        : [],
     };
   },
 
@@ -8055,6 +8514,12 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     if (message.targetVersions?.length) {
       obj.targetVersions = message.targetVersions.map((e) => ComponentVersions.toJSON(e));
     }
+    if (message.priorVersions?.length) {
+      obj.priorVersions = message.priorVersions.map((e) => ComponentPriorVersion.toJSON(e));
+    }
+    if (message.skippedComponents?.length) {
+      obj.skippedComponents = message.skippedComponents.map((e) => ComponentSkip.toJSON(e));
+    }
     return obj;
   },
 
@@ -8084,6 +8549,266 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.rackExternalId = object.rackExternalId ?? "";
     message.targetVersions = object.targetVersions?.map((e) => ComponentVersions.fromPartial(e)) || [];
+    message.priorVersions = object.priorVersions?.map((e) => ComponentPriorVersion.fromPartial(e)) || [];
+    message.skippedComponents = object.skippedComponents?.map((e) => ComponentSkip.fromPartial(e)) || [];
+    return message;
+  },
+};
+
+function createBaseComponentSkip(): ComponentSkip {
+  return { componentId: undefined, type: 0, reason: "" };
+}
+
+export const ComponentSkip: MessageFns<ComponentSkip> = {
+  encode(message: ComponentSkip, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentId !== undefined) {
+      UUID.encode(message.componentId, writer.uint32(10).fork()).join();
+    }
+    if (message.type !== 0) {
+      writer.uint32(16).int32(message.type);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ComponentSkip {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseComponentSkip();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.componentId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.type = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ComponentSkip {
+    return {
+      componentId: isSet(object.componentId)
+        ? UUID.fromJSON(object.componentId)
+        : isSet(object.component_id)
+        ? UUID.fromJSON(object.component_id)
+        : undefined,
+      type: isSet(object.type) ? componentTypeFromJSON(object.type) : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ComponentSkip): unknown {
+    const obj: any = {};
+    if (message.componentId !== undefined) {
+      obj.componentId = UUID.toJSON(message.componentId);
+    }
+    if (message.type !== 0) {
+      obj.type = componentTypeToJSON(message.type);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ComponentSkip>): ComponentSkip {
+    return ComponentSkip.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ComponentSkip>): ComponentSkip {
+    const message = createBaseComponentSkip();
+    message.componentId = (object.componentId !== undefined && object.componentId !== null)
+      ? UUID.fromPartial(object.componentId)
+      : undefined;
+    message.type = object.type ?? 0;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
+function createBaseComponentPriorVersion(): ComponentPriorVersion {
+  return { componentId: undefined, type: 0, priorVersion: "", targetVersion: "", subTargets: [] };
+}
+
+export const ComponentPriorVersion: MessageFns<ComponentPriorVersion> = {
+  encode(message: ComponentPriorVersion, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentId !== undefined) {
+      UUID.encode(message.componentId, writer.uint32(10).fork()).join();
+    }
+    if (message.type !== 0) {
+      writer.uint32(16).int32(message.type);
+    }
+    if (message.priorVersion !== "") {
+      writer.uint32(26).string(message.priorVersion);
+    }
+    if (message.targetVersion !== "") {
+      writer.uint32(34).string(message.targetVersion);
+    }
+    for (const v of message.subTargets) {
+      writer.uint32(42).string(v!);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ComponentPriorVersion {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseComponentPriorVersion();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.componentId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.type = reader.int32() as any;
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.priorVersion = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.targetVersion = reader.string();
+            continue;
+          }
+          case 5: {
+            if (tag !== 42) {
+              break;
+            }
+
+            message.subTargets.push(reader.string());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ComponentPriorVersion {
+    return {
+      componentId: isSet(object.componentId)
+        ? UUID.fromJSON(object.componentId)
+        : isSet(object.component_id)
+        ? UUID.fromJSON(object.component_id)
+        : undefined,
+      type: isSet(object.type) ? componentTypeFromJSON(object.type) : 0,
+      priorVersion: isSet(object.priorVersion)
+        ? globalThis.String(object.priorVersion)
+        : isSet(object.prior_version)
+        ? globalThis.String(object.prior_version)
+        : "",
+      targetVersion: isSet(object.targetVersion)
+        ? globalThis.String(object.targetVersion)
+        : isSet(object.target_version)
+        ? globalThis.String(object.target_version)
+        : "",
+      subTargets: globalThis.Array.isArray(object?.subTargets)
+        ? object.subTargets.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.sub_targets)
+        ? object.sub_targets.map((e: any) => globalThis.String(e))
+        : [],
+    };
+  },
+
+  toJSON(message: ComponentPriorVersion): unknown {
+    const obj: any = {};
+    if (message.componentId !== undefined) {
+      obj.componentId = UUID.toJSON(message.componentId);
+    }
+    if (message.type !== 0) {
+      obj.type = componentTypeToJSON(message.type);
+    }
+    if (message.priorVersion !== "") {
+      obj.priorVersion = message.priorVersion;
+    }
+    if (message.targetVersion !== "") {
+      obj.targetVersion = message.targetVersion;
+    }
+    if (message.subTargets?.length) {
+      obj.subTargets = message.subTargets;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ComponentPriorVersion>): ComponentPriorVersion {
+    return ComponentPriorVersion.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ComponentPriorVersion>): ComponentPriorVersion {
+    const message = createBaseComponentPriorVersion();
+    message.componentId = (object.componentId !== undefined && object.componentId !== null)
+      ? UUID.fromPartial(object.componentId)
+      : undefined;
+    message.type = object.type ?? 0;
+    message.priorVersion = object.priorVersion ?? "";
+    message.targetVersion = object.targetVersion ?? "";
+    message.subTargets = object.subTargets?.map((e) => e) || [];
     return message;
   },
 };
@@ -9720,6 +10445,9 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       case "window":
         OperationRunWindowChange.encode(message.detail.value, writer.uint32(130).fork()).join();
         break;
+      case "followUp":
+        OperationRunFollowUp.encode(message.detail.value, writer.uint32(802).fork()).join();
+        break;
     }
     return writer;
   },
@@ -9865,6 +10593,14 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
             message.detail = { $case: "window", value: OperationRunWindowChange.decode(reader, reader.uint32()) };
             continue;
           }
+          case 100: {
+            if (tag !== 802) {
+              break;
+            }
+
+            message.detail = { $case: "followUp", value: OperationRunFollowUp.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -9913,6 +10649,10 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
         ? { $case: "conflict", value: OperationRunConflictTimeout.fromJSON(object.conflict) }
         : isSet(object.window)
         ? { $case: "window", value: OperationRunWindowChange.fromJSON(object.window) }
+        : isSet(object.followUp)
+        ? { $case: "followUp", value: OperationRunFollowUp.fromJSON(object.followUp) }
+        : isSet(object.follow_up)
+        ? { $case: "followUp", value: OperationRunFollowUp.fromJSON(object.follow_up) }
         : undefined,
     };
   },
@@ -9961,6 +10701,8 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       obj.conflict = OperationRunConflictTimeout.toJSON(message.detail.value);
     } else if (message.detail?.$case === "window") {
       obj.window = OperationRunWindowChange.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "followUp") {
+      obj.followUp = OperationRunFollowUp.toJSON(message.detail.value);
     }
     return obj;
   },
@@ -10025,7 +10767,104 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
         }
         break;
       }
+      case "followUp": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "followUp", value: OperationRunFollowUp.fromPartial(object.detail.value) };
+        }
+        break;
+      }
     }
+    return message;
+  },
+};
+
+function createBaseOperationRunFollowUp(): OperationRunFollowUp {
+  return { operationRunId: undefined, targets: 0 };
+}
+
+export const OperationRunFollowUp: MessageFns<OperationRunFollowUp> = {
+  encode(message: OperationRunFollowUp, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.operationRunId !== undefined) {
+      UUID.encode(message.operationRunId, writer.uint32(10).fork()).join();
+    }
+    if (message.targets !== 0) {
+      writer.uint32(16).int32(message.targets);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunFollowUp {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunFollowUp();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.operationRunId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.targets = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunFollowUp {
+    return {
+      operationRunId: isSet(object.operationRunId)
+        ? UUID.fromJSON(object.operationRunId)
+        : isSet(object.operation_run_id)
+        ? UUID.fromJSON(object.operation_run_id)
+        : undefined,
+      targets: isSet(object.targets) ? globalThis.Number(object.targets) : 0,
+    };
+  },
+
+  toJSON(message: OperationRunFollowUp): unknown {
+    const obj: any = {};
+    if (message.operationRunId !== undefined) {
+      obj.operationRunId = UUID.toJSON(message.operationRunId);
+    }
+    if (message.targets !== 0) {
+      obj.targets = Math.round(message.targets);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunFollowUp>): OperationRunFollowUp {
+    return OperationRunFollowUp.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunFollowUp>): OperationRunFollowUp {
+    const message = createBaseOperationRunFollowUp();
+    message.operationRunId = (object.operationRunId !== undefined && object.operationRunId !== null)
+      ? UUID.fromPartial(object.operationRunId)
+      : undefined;
+    message.targets = object.targets ?? 0;
     return message;
   },
 };
