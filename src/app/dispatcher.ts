@@ -2,9 +2,10 @@
  * The dispatcher: one pass per runnable run, in the reference's decision order (finish, conflict
  * timeout, safety gates, phase boundary, claim; see `reduceRun`), then the claim effect.
  *
- * Two triggers drive the same `dispatchRun(runId)`: the periodic `tick()` (every active run, found
- * through the sparse index of PENDING/RUNNING runs, so cost grows with active runs only) and the
- * stream wake-up (stream-evaluator.ts), which refills a freed slot as soon as a target ends.
+ * Two triggers drive the same `dispatchRun(runId)`: the periodic `tick()` (the runs due now, found
+ * through the sparse due index, so cost grows with the runs to serve, not the active ones; see
+ * dispatch/schedule.ts) and the stream wake-up (stream-evaluator.ts), which refills a freed slot as
+ * soon as a target ends.
  * Passes for one run overlap freely (two ticks, a tick and a wake-up, several Lambdas): nothing
  * here reads, decides and then writes unconditionally.
  *
@@ -37,7 +38,8 @@
  *   pass.ts        the pass loop: read, decide, save under the version read, claim
  *   claim.ts       claiming under the concurrency cap (one batch, else one by one)
  *   finish.ts      submit, record SUBMITTED / BLOCKED / FAILED, the status message
- *   tick.ts        the periodic pass over every active run, bounded parallelism
+ *   schedule.ts    the pass's last write: when the run next needs one (the due index)
+ *   tick.ts        the periodic pass over the due runs (every active run at a sweep), bounded
  *
  * ## Crashes and leases
  * A pass that dies after the claim leaves T CLAIMED with its slot taken (inFlight counts CLAIMED
@@ -53,7 +55,7 @@ import { type DispatcherDeps, type PassResult, withDefaults } from "./dispatch/d
 import { runPass } from "./dispatch/pass.js";
 import { createPassQueue } from "./dispatch/pass-queue.js";
 import { createRunReader } from "./dispatch/read-queue.js";
-import { type TickResult, tickPass } from "./dispatch/tick.js";
+import { type SweepState, type TickResult, tickPass } from "./dispatch/tick.js";
 import { errorText, type Logger } from "./observability.js";
 import type { RunWaker } from "./ports.js";
 
@@ -84,10 +86,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     }
   };
   const queuePass = createPassQueue(timedPass);
+  const sweeps: SweepState = {};
 
   return {
     dispatchRun: (runId) => queuePass(runId, true),
-    tick: () => tickPass(ctx, queuePass),
+    tick: () => tickPass(ctx, queuePass, sweeps),
   };
 }
 

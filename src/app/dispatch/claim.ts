@@ -10,7 +10,7 @@ import type { Run, Target } from "../../domain/model.js";
 import { claimStatusMessage } from "../../domain/run-machine.js";
 import { isReady, readyInOrder } from "../../domain/target-machine.js";
 import { errorText } from "../observability.js";
-import type { ClaimCounts, DispatchContext } from "./deps.js";
+import type { ClaimCounts, DispatchContext, PassWrites } from "./deps.js";
 import { setStatusMessage, submitOne } from "./finish.js";
 
 /** Targets per claimTargets call: one transaction holds at most 100 items, the run item included. */
@@ -21,14 +21,20 @@ export async function claimAndSubmit(
   run: Run,
   claim: { phaseIndex: number; slots: number; until?: number },
   blockedAtStart: Target[],
-  readAlready: { now: number; targets: Target[] } | undefined,
-): Promise<ClaimCounts> {
+  readAlready: { now: number; targets: Target[]; held: Target[] } | undefined,
+  writes: PassWrites,
+): Promise<ClaimCounts & { heldAfter: Target[] }> {
   const { runs, clock, logger, metrics, leaseMs, submitParallelism } = ctx;
   const { phaseIndex } = claim;
   const now = readAlready?.now ?? clock.now();
-  const ready =
-    readAlready?.targets ?? readyInOrder(await runs.listQueuedTargets(run.id, phaseIndex, claim.slots), now);
+  const queue =
+    readAlready === undefined ? await runs.listQueuedTargets(run.id, phaseIndex, claim.slots) : undefined;
+  const ready = readAlready?.targets ?? readyInOrder(queue ?? { held: [], pending: [] }, now);
   const counts: ClaimCounts = { submitted: 0, blocked: 0, failed: 0 };
+  // The phase's held targets once the pass is done (for when the run next needs one): those read,
+  // less the ones this pass claimed, plus the ones it left BLOCKED or CLAIMED.
+  const claimedIds = new Set<string>();
+  const heldNow: Target[] = [];
   // PENDING as read, so never claimed before: no task can exist under their keys yet.
   const neverClaimed = new Set(ready.filter((t) => t.status === "PENDING").map((t) => t.id));
   // Each claimed target is submitted at once (at most `submitParallelism` at a time) while the
@@ -42,8 +48,11 @@ export async function claimAndSubmit(
         while (active >= submitParallelism) await new Promise<void>((resolve) => waiting.push(resolve));
         active++;
         try {
-          counts[await submitOne(ctx, run, target, neverClaimed.has(target.id))] += 1;
+          const submitted = await submitOne(ctx, run, target, neverClaimed.has(target.id), writes);
+          counts[submitted.kind] += 1;
+          if (submitted.held !== undefined) heldNow.push(submitted.held);
         } catch (error) {
+          heldNow.push(target);
           // The target stays CLAIMED; when its lease runs out a later pass re-claims it and
           // submits again under the same idempotency key.
           logger.warn("target submission failed; retried after the claim lease", {
@@ -81,7 +90,11 @@ export async function claimAndSubmit(
     const batched =
       batch.length === 0 ? undefined : await runs.claimTargets(batch, leaseMs, clock.now(), claim.until);
     if (batched?.outcome === "claimed") {
-      for (const target of batched.claimed) submitSoon(target);
+      writes.marks += 1;
+      for (const target of batched.claimed) {
+        claimedIds.add(target.id);
+        submitSoon(target);
+      }
       if (batch.length === MAX_BATCH_CLAIM) {
         // A full batch may have left ready targets behind (phases hold at most 100): one by one.
         const inBatch = new Set(batch.map((t) => t.id));
@@ -109,6 +122,8 @@ export async function claimAndSubmit(
       const at = clock.now();
       const outcome = await runs.claimTarget(target, leaseMs, at, claim.until);
       if (outcome === "claimed") {
+        writes.marks += 1;
+        claimedIds.add(target.id);
         if (needsSlot) slotsLeft--;
         submitSoon({ ...target, status: "CLAIMED", leaseExpiresAt: at + leaseMs, updatedAt: at });
       } else if (outcome === "slots-full") {
@@ -124,6 +139,7 @@ export async function claimAndSubmit(
 
   const stillWaiting = blockedAtStart.filter((t) => !isReady(t, now)).length + counts.blocked;
   const message = claimStatusMessage(counts.submitted, stillWaiting);
-  if (message !== "") await setStatusMessage(ctx, run, message);
-  return counts;
+  if (message !== "") await setStatusMessage(ctx, run, message, writes);
+  const held = readAlready?.held ?? queue?.held ?? [];
+  return { ...counts, heldAfter: [...held.filter((t) => !claimedIds.has(t.id)), ...heldNow] };
 }

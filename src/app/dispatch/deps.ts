@@ -21,6 +21,12 @@ export interface DispatcherDeps {
   submitParallelism?: number;
   /** Claim lease (default the reference's 30 s); tests shorten it. */
   leaseMs?: number;
+  /**
+   * How often a tick passes EVERY active run instead of the due ones only (default 1 h; the first
+   * tick of a process always does): a backstop for runs no write has put in the due index yet
+   * (runs created before it existed) and for any lost mark.
+   */
+  sweepIntervalMs?: number;
 }
 
 /** The deps as every part sees them. */
@@ -33,6 +39,7 @@ export interface DispatchContext {
   leaseMs: number;
   submitParallelism: number;
   tickParallelism: number;
+  sweepIntervalMs: number;
 }
 
 export function withDefaults(deps: DispatcherDeps): DispatchContext {
@@ -45,6 +52,7 @@ export function withDefaults(deps: DispatcherDeps): DispatchContext {
     leaseMs: deps.leaseMs ?? CLAIM_LEASE_MS,
     submitParallelism: deps.submitParallelism ?? 10,
     tickParallelism: deps.tickParallelism ?? 16,
+    sweepIntervalMs: deps.sweepIntervalMs ?? 3_600_000,
   };
 }
 
@@ -61,3 +69,13 @@ export interface PassResult {
 
 /** What a pass's claims led to: targets submitted, blocked by a rack conflict, failed at submit. */
 export type ClaimCounts = Pick<PassResult, "submitted" | "blocked" | "failed">;
+
+/**
+ * The run writes a pass made itself, each a mark of the run's dispatch schedule (RunStore
+ * DispatchSchedule): its deferral expects the mark it read plus these. `unknown`: the pass re-read
+ * the run without its schedule, or read its queue beside it; it then leaves the schedule alone.
+ */
+export interface PassWrites {
+  marks: number;
+  unknown: boolean;
+}

@@ -8,14 +8,21 @@ import { conflictRetryDelayMs } from "../../domain/backoff.js";
 import type { Run, Target } from "../../domain/model.js";
 import { errorText } from "../observability.js";
 import { targetIdempotencyKey } from "../ports.js";
-import type { DispatchContext } from "./deps.js";
+import type { DispatchContext, PassWrites } from "./deps.js";
+
+/** What came of one submission; `held`: the target as it is left BLOCKED (a rack conflict). */
+export interface Submitted {
+  kind: "submitted" | "blocked" | "failed";
+  held?: Target;
+}
 
 export async function submitOne(
   ctx: DispatchContext,
   run: Run,
   target: Target,
   firstAttempt: boolean,
-): Promise<"submitted" | "blocked" | "failed"> {
+  writes: PassWrites,
+): Promise<Submitted> {
   const { runs, submitter, clock } = ctx;
   const now = clock.now();
   const outcome = await submitter.submit(
@@ -38,28 +45,28 @@ export async function submitOne(
     case "submitted": {
       const recorded = await runs.recordSubmitted(run.id, target.id, outcome.taskId, clock.now());
       if (recorded === "lost-race") await afterLostSubmit(ctx, run.id, target.id, outcome.taskId);
-      return "submitted";
+      return { kind: "submitted" };
     }
     case "conflict": {
       // Attempts and the first-blocked time survive re-claims, so the backoff really grows.
       const attempts = target.conflictAttempts + 1;
       const delay = conflictRetryDelayMs(run.config.conflictRetry, attempts);
-      await runs.recordBlocked(
-        run.id,
-        target.id,
-        {
-          message: outcome.message,
-          retryAt: now + delay,
-          conflictAttempts: attempts,
-          firstBlockedAt: target.firstBlockedAt ?? now,
-        },
-        now,
-      );
-      return "blocked";
+      const blocked = {
+        message: outcome.message,
+        retryAt: now + delay,
+        conflictAttempts: attempts,
+        firstBlockedAt: target.firstBlockedAt ?? now,
+      };
+      const recorded = await runs.recordBlocked(run.id, target.id, blocked, now);
+      if (recorded !== "recorded") return { kind: "blocked" };
+      writes.marks += 1;
+      return { kind: "blocked", held: { ...target, ...blocked, status: "BLOCKED", updatedAt: now } };
     }
-    case "rejected":
-      await runs.recordOutcome(run.id, target.id, "FAILED", outcome.message, clock.now());
-      return "failed";
+    case "rejected": {
+      const recorded = await runs.recordOutcome(run.id, target.id, "FAILED", outcome.message, clock.now());
+      if (recorded === "recorded") writes.marks += 1;
+      return { kind: "failed" };
+    }
   }
 }
 
@@ -96,17 +103,27 @@ async function afterLostSubmit(
  * unless a control or another pass wrote since, that write succeeds without a read); 'stale' →
  * re-read and check again.
  */
-export async function setStatusMessage(ctx: DispatchContext, known: Run, message: string): Promise<void> {
+export async function setStatusMessage(
+  ctx: DispatchContext,
+  known: Run,
+  message: string,
+  writes: PassWrites,
+): Promise<void> {
   const { runs, clock } = ctx;
   let run: Run | undefined = known;
   for (let attempt = 0; attempt < 3; attempt++) {
-    if (attempt > 0) run = await runs.getRun(known.id);
+    if (attempt > 0) {
+      // Read without its schedule: another writer moved it, so the pass leaves the schedule due.
+      writes.unknown = true;
+      run = await runs.getRun(known.id);
+    }
     if (run === undefined || run.status !== "RUNNING" || run.statusMessage === message) return;
     const now = clock.now();
     const saved = await runs.saveRun(
       { ...run, statusMessage: message, updatedAt: Math.max(now, run.updatedAt + 1) },
       run.updatedAt,
     );
+    if (saved === "saved") writes.marks += 1;
     if (saved !== "stale") return;
   }
 }

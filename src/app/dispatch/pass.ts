@@ -8,8 +8,9 @@ import { isTerminalRun } from "../../domain/model.js";
 import { historyEvents } from "../../domain/run-history.js";
 import { claimAndSubmit } from "./claim.js";
 import { decidePass } from "./decide.js";
-import type { DispatchContext, PassResult } from "./deps.js";
+import type { DispatchContext, PassResult, PassWrites } from "./deps.js";
 import type { ReadRunAndQueue } from "./read-queue.js";
+import { deferUntilNeeded } from "./schedule.js";
 
 /** saveRun 'stale' means another pass or a control wrote first: re-read and decide again. */
 const MAX_STALE_RETRIES = 5;
@@ -23,9 +24,11 @@ export async function runPass(
   const { runs, clock, logger, metrics } = ctx;
   const result: PassResult = { runId, decision: "contended", submitted: 0, blocked: 0, failed: 0 };
   for (let attempt = 0; attempt <= MAX_STALE_RETRIES; attempt++) {
-    const { run, queue } = await readRunAndQueue(runId, speculate);
+    const { run, schedule, queue, guessed } = await readRunAndQueue(runId, speculate);
     if (run === undefined) return { ...result, decision: "not-found" };
+    const writes: PassWrites = { marks: 0, unknown: guessed };
     if (run.status !== "PENDING" && run.status !== "RUNNING") {
+      await deferUntilNeeded(ctx, runId, schedule, writes, undefined);
       return { ...result, decision: "inactive", status: run.status };
     }
     const now = clock.now();
@@ -43,6 +46,7 @@ export async function runPass(
       );
       if (saved === "not-found") return { ...result, decision: "not-found" };
       if (saved === "stale") continue;
+      writes.marks += 1;
       if (current.reason === "SAFETY_GATE") metrics.add("GateTrips", 1);
       if (current.status === "PAUSED" || isTerminalRun(current.status)) {
         logger.info("operation run state changed", {
@@ -56,9 +60,15 @@ export async function runPass(
     if (isTerminalRun(current.status)) return { ...result, decision: "finished", status: current.status };
     if (current.status === "PAUSED") return { ...result, decision: "paused", status: current.status };
     const { claim } = decided;
-    if (claim === undefined) return { ...result, decision: "claimed", status: current.status };
-    const ready = claim.phaseIndex === phase ? { now, targets: decided.readyNow } : undefined;
-    const done = await claimAndSubmit(ctx, current, claim, decided.blocked, ready);
+    if (claim === undefined) {
+      const held = current.currentPhaseIndex === phase ? queue.held : [];
+      await deferUntilNeeded(ctx, runId, schedule, writes, { run: current, held });
+      return { ...result, decision: "claimed", status: current.status };
+    }
+    const ready =
+      claim.phaseIndex === phase ? { now, targets: decided.readyNow, held: queue.held } : undefined;
+    const { heldAfter, ...done } = await claimAndSubmit(ctx, current, claim, decided.blocked, ready, writes);
+    await deferUntilNeeded(ctx, runId, schedule, writes, { run: current, held: heldAfter });
     return { ...result, ...done, decision: "claimed", status: current.status };
   }
   logger.warn("dispatch pass gave up after repeated concurrent writes", { runId });

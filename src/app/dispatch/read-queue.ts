@@ -14,7 +14,7 @@
  */
 import type { Run, Target } from "../../domain/model.js";
 import { freeSlots } from "../../domain/run-machine.js";
-import type { RunStore } from "../ports.js";
+import type { DispatchSchedule, RunStore } from "../ports.js";
 
 /** Runs whose phase a dispatcher remembers; past it, it forgets them all. */
 const SEEN_RUNS_LIMIT = 10_000;
@@ -24,32 +24,45 @@ export interface ClaimQueue {
   pending: Target[];
 }
 
-export type ReadRunAndQueue = (
-  runId: string,
-  speculate: boolean,
-) => Promise<{ run: Run | undefined; queue: ClaimQueue }>;
+export interface RunAndQueue {
+  run: Run | undefined;
+  /** The run's dispatch schedule as read with it (mark 0, not due, for a missing run). */
+  schedule: DispatchSchedule;
+  queue: ClaimQueue;
+  /** The queue was read beside the run, not after it: it may be older than the schedule read. */
+  guessed: boolean;
+}
 
-export function createRunReader(runs: Pick<RunStore, "getRun" | "listQueuedTargets">): ReadRunAndQueue {
+export type ReadRunAndQueue = (runId: string, speculate: boolean) => Promise<RunAndQueue>;
+
+export function createRunReader(
+  runs: Pick<RunStore, "getRunForDispatch" | "listQueuedTargets">,
+): ReadRunAndQueue {
   /** Per active run this process dispatched: its phase and limit as last read. */
   const seenRuns = new Map<string, { phaseIndex: number; maxConcurrent: number }>();
 
   return async function readRunAndQueue(runId, speculate) {
     const seen = speculate ? seenRuns.get(runId) : undefined;
-    const [run, guessed] = await Promise.all([
-      runs.getRun(runId),
+    const [read, guessed] = await Promise.all([
+      runs.getRunForDispatch(runId),
       seen === undefined ? undefined : runs.listQueuedTargets(runId, seen.phaseIndex, seen.maxConcurrent),
     ]);
+    const run = read?.run;
+    const schedule = read?.schedule ?? { mark: 0 };
     const empty = { held: [], pending: [] };
     if (run === undefined || (run.status !== "PENDING" && run.status !== "RUNNING")) {
       seenRuns.delete(runId);
-      return { run, queue: empty };
+      return { run, schedule, queue: empty, guessed: false };
     }
     if (seenRuns.size >= SEEN_RUNS_LIMIT) seenRuns.clear();
     seenRuns.set(runId, {
       phaseIndex: run.currentPhaseIndex,
       maxConcurrent: run.config.maxConcurrentTargets,
     });
-    if (guessed !== undefined && seen?.phaseIndex === run.currentPhaseIndex) return { run, queue: guessed };
-    return { run, queue: await runs.listQueuedTargets(runId, run.currentPhaseIndex, freeSlots(run)) };
+    if (guessed !== undefined && seen?.phaseIndex === run.currentPhaseIndex) {
+      return { run, schedule, queue: guessed, guessed: true };
+    }
+    const queue = await runs.listQueuedTargets(runId, run.currentPhaseIndex, freeSlots(run));
+    return { run, schedule, queue, guessed: false };
   };
 }

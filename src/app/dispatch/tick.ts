@@ -1,7 +1,9 @@
 /**
- * The periodic tick: one pass for every active run (found through the sparse index of PENDING and
- * RUNNING runs), at most `tickParallelism` at once; per-run failures are logged and counted, never
- * thrown.
+ * The periodic tick: one pass for every run that needs one now, found through the sparse due index
+ * (RunStore.listDueRunIds: one Query, whatever the number of active runs), at most
+ * `tickParallelism` at once; per-run failures are logged and counted, never thrown. The first tick
+ * of a process, and one every `sweepIntervalMs` after it, passes every active run instead (the
+ * sparse index of PENDING and RUNNING runs): a backstop for runs no write has scheduled yet.
  */
 import { errorText } from "../observability.js";
 import type { DispatchContext, PassResult } from "./deps.js";
@@ -12,13 +14,21 @@ export interface TickResult {
   submitted: number;
 }
 
+/** When this process last passed every active run (undefined: never). */
+export interface SweepState {
+  lastSweepAt?: number;
+}
+
 export async function tickPass(
   ctx: DispatchContext,
   queuePass: (runId: string, woken: boolean) => Promise<PassResult>,
+  sweeps: SweepState,
 ): Promise<TickResult> {
   const { runs, clock, logger, metrics } = ctx;
   const started = clock.now();
-  const ids = await runs.listActiveRunIds();
+  const sweep = sweeps.lastSweepAt === undefined || started - sweeps.lastSweepAt >= ctx.sweepIntervalMs;
+  const ids = sweep ? await runs.listActiveRunIds() : await runs.listDueRunIds(started);
+  if (sweep) sweeps.lastSweepAt = started;
   const total: TickResult = { runs: ids.length, failed: 0, submitted: 0 };
   await forEachLimited(ids, ctx.tickParallelism, async (runId) => {
     try {
