@@ -14,7 +14,7 @@
  * with the tolerance they must meet.
  *
  *   npx tsx bench/fleet.ts            every scenario, 10-minute flashes, and the moto check
- *   npx tsx bench/fleet.ts --quick    the same scenarios with 20 racks a run; a short moto check
+ *   npx tsx bench/fleet.ts --quick    the same scenarios with 20 racks a run, a 30-rack moto check (< 1 min)
  *   flags: --seed N, --skip-moto
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
