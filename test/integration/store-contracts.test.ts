@@ -13,6 +13,7 @@ import {
 import { describeInventoryStoreContract } from "../support/contracts/inventory-store.js";
 import { describeRackLockStoreContract } from "../support/contracts/rack-lock-store.js";
 import { describeRunHistoryContract } from "../support/contracts/run-history.js";
+import { describeRunScheduleContract } from "../support/contracts/run-schedule.js";
 import { describeRunStoreContract } from "../support/contracts/run-store.js";
 import { describeTaskStoreContract } from "../support/contracts/task-store.js";
 import { freshTables, testClient } from "../support/moto.js";
@@ -34,6 +35,7 @@ afterAll(async () => {
 
 describeRunStoreContract("DynamoDB on moto", async () => ({ runs: stores.runs }));
 describeRunHistoryContract("DynamoDB on moto", async () => ({ runs: stores.runs }));
+describeRunScheduleContract("DynamoDB on moto", async () => ({ runs: stores.runs }));
 describeTaskStoreContract("DynamoDB on moto", async () => ({ tasks: stores.tasks }));
 describeInventoryStoreContract("DynamoDB on moto", async () => ({ inventory: stores.inventory }));
 describeRackLockStoreContract("DynamoDB on moto", async () => ({ locks: stores.locks }));

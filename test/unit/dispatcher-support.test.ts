@@ -21,6 +21,9 @@ function runStoreWith(methods: Partial<RunStore>): RunStore {
     listTargets: unexpected("listTargets"),
     getTarget: unexpected("getTarget"),
     listActiveRunIds: unexpected("listActiveRunIds"),
+    getRunForDispatch: unexpected("getRunForDispatch"),
+    listDueRunIds: unexpected("listDueRunIds"),
+    deferRun: unexpected("deferRun"),
     saveRun: unexpected("saveRun"),
     listRunEvents: unexpected("listRunEvents"),
     listQueuedTargets: unexpected("listQueuedTargets"),
@@ -53,7 +56,7 @@ describe("dispatcher tick: TickOverrunMs, the metric the TickOverrun alarm watch
         return ["run-a", "run-b"];
       },
       // run-a is gone by the time its pass reads it; reading run-b fails: both cost 4 s.
-      getRun: async (runId) => {
+      getRunForDispatch: async (runId) => {
         now += 4_000;
         if (runId === "run-b") throw new Error("ProvisionedThroughputExceededException");
         return undefined;

@@ -407,9 +407,9 @@ describe("dispatcher: a wake-up's reads", () => {
   /** The order of the pass's reads: a read's start, its end, and the queue asked for (phase, PENDING limit). */
   function traceReads(w: Awaited<ReturnType<typeof world>>): string[] {
     const reads: string[] = [];
-    const getRun = w.runs.getRun.bind(w.runs);
+    const getRun = w.runs.getRunForDispatch.bind(w.runs);
     const listQueued = w.runs.listQueuedTargets.bind(w.runs);
-    w.runs.getRun = async (id) => {
+    w.runs.getRunForDispatch = async (id) => {
       reads.push("run…");
       const run = await getRun(id);
       reads.push("…run");
@@ -674,7 +674,7 @@ describe("dispatcher: concurrent writers and coalesced passes", () => {
     const inside = new Promise<void>((resolve) => {
       entered = resolve;
     });
-    w.runs.interleave("getRun", async () => {
+    w.runs.interleave("getRunForDispatch", async () => {
       entered();
       await gate;
     });
@@ -686,7 +686,7 @@ describe("dispatcher: concurrent writers and coalesced passes", () => {
     expect(second).not.toBe(first);
     release();
     await Promise.all([first, second, third]);
-    expect(w.runs.calls.of("getRun")).toBe(2);
+    expect(w.runs.calls.of("getRunForDispatch")).toBe(2);
   });
 });
 
@@ -695,9 +695,9 @@ describe("dispatcher: tick", () => {
     constructor(private readonly broken: string) {
       super();
     }
-    override async getRun(runId: string): Promise<Run | undefined> {
+    override async getRunForDispatch(runId: string) {
       if (runId === this.broken) throw new Error("connection reset");
-      return super.getRun(runId);
+      return super.getRunForDispatch(runId);
     }
   }
 

@@ -6,6 +6,7 @@
 import { describeInventoryStoreContract } from "../support/contracts/inventory-store.js";
 import { describeRackLockStoreContract } from "../support/contracts/rack-lock-store.js";
 import { describeRunHistoryContract } from "../support/contracts/run-history.js";
+import { describeRunScheduleContract } from "../support/contracts/run-schedule.js";
 import { describeRunStoreContract } from "../support/contracts/run-store.js";
 import { describeTaskStoreContract } from "../support/contracts/task-store.js";
 import {
@@ -17,6 +18,7 @@ import {
 
 describeRunStoreContract("in memory", async () => ({ runs: new MemoryRunStore() }));
 describeRunHistoryContract("in memory", async () => ({ runs: new MemoryRunStore() }));
+describeRunScheduleContract("in memory", async () => ({ runs: new MemoryRunStore() }));
 describeTaskStoreContract("in memory", async () => ({ tasks: new MemoryTaskStore() }));
 describeInventoryStoreContract("in memory", async () => ({ inventory: new MemoryInventoryStore() }));
 describeRackLockStoreContract("in memory", async () => ({ locks: new MemoryRackLockStore() }));

@@ -78,7 +78,12 @@ export function runToItem(run: Run): Item {
     startedAt: run.startedAt,
     finishedAt: run.finishedAt,
   };
-  if (isActiveRunStatus(run.status)) item.activePk = LIST_PARTITION.activeRuns;
+  if (isActiveRunStatus(run.status)) {
+    item.activePk = LIST_PARTITION.activeRuns;
+    // Due now: its first pass (due-index.ts).
+    item.duePk = LIST_PARTITION.dueRuns;
+    item.dueAt = 0;
+  }
   run.counters.forEach((counts, phase) => {
     for (const status of Object.keys(OUTCOME_FIELD) as OutcomeStatus[]) {
       const n = counts[OUTCOME_FIELD[status]];

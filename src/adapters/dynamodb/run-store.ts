@@ -22,6 +22,8 @@ import type {
   ClientRequestRecord,
   CreateRunOptions,
   CreateRunOutcome,
+  DeferOutcome,
+  DispatchSchedule,
   ListTargetsOptions,
   RunListEntry,
   RunStore,
@@ -38,6 +40,7 @@ import type {
 } from "../../domain/model.js";
 import type { RunHistoryEvent } from "../../domain/run-history.js";
 import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
+import { MARK_ADD, MARK_SET, MARK_VALUES } from "./due-index.js";
 import { type Item, isActiveRunStatus, itemToRun, itemToRunEvent, itemToTarget } from "./items.js";
 import { checkEvents, DynamoRunCreation, eventPuts, type RunStoreOptions } from "./run-create.js";
 import { RunItemReader } from "./run-item-reader.js";
@@ -84,11 +87,17 @@ export class DynamoRunStore implements RunStore {
   }
 
   async getRun(runId: string): Promise<Run | undefined> {
+    const item = await this.committedRunItem(runId);
+    return item === undefined ? undefined : itemToRun(item);
+  }
+
+  /** The run's item, its create's unsealed targets sealed first if a crash left any. */
+  private async committedRunItem(runId: string): Promise<Item | undefined> {
     const item = await this.reader.getRunItem(runId);
     if (item === undefined) return undefined;
     if (Array.isArray(item.unsealed))
       await this.creation.seal(runId, item.unsealed as string[]).catch(() => undefined);
-    return itemToRun(item);
+    return item;
   }
 
   async listRuns(
@@ -153,6 +162,51 @@ export class DynamoRunStore implements RunStore {
     };
   }
 
+  async getRunForDispatch(runId: string): Promise<{ run: Run; schedule: DispatchSchedule } | undefined> {
+    const item = await this.committedRunItem(runId);
+    if (item === undefined) return undefined;
+    const schedule: DispatchSchedule = { mark: item.dueMark === undefined ? 0 : Number(item.dueMark) };
+    if (item.duePk !== undefined && item.dueAt !== undefined) schedule.dueAt = Number(item.dueAt);
+    return { run: itemToRun(item), schedule };
+  }
+
+  async listDueRunIds(now: number): Promise<string[]> {
+    const items = await queryAll(this.doc, {
+      TableName: this.tables.runs,
+      IndexName: INDEX.runsDue,
+      KeyConditionExpression: "duePk = :d AND dueAt <= :now",
+      ExpressionAttributeValues: { ":d": LIST_PARTITION.dueRuns, ":now": now },
+    });
+    return items.map((i) => i.runId as string);
+  }
+
+  /**
+   *   stored dueMark 8 (absent = 0): deferRun(r, 8, 10:05) → SET duePk, dueAt = 10:05 → 'deferred'
+   *   deferRun(r, 8, undefined) → REMOVE duePk, dueAt: out of the index
+   *   stored dueMark 9 → the condition fails, nothing written → 'moved'
+   */
+  async deferRun(runId: string, expectedMark: number, dueAt: number | undefined): Promise<DeferOutcome> {
+    const markIs = expectedMark === 0 ? "(attribute_not_exists(dueMark) OR dueMark = :m)" : "dueMark = :m";
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.tables.runs,
+          Key: { runId },
+          UpdateExpression: dueAt === undefined ? "REMOVE duePk, dueAt" : "SET duePk = :d, dueAt = :at",
+          ConditionExpression: `attribute_exists(runId) AND ${markIs}`,
+          ExpressionAttributeValues:
+            dueAt === undefined
+              ? { ":m": expectedMark }
+              : { ":m": expectedMark, ":d": LIST_PARTITION.dueRuns, ":at": dueAt },
+        }),
+      );
+      return "deferred";
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      return "moved";
+    }
+  }
+
   async listActiveRunIds(): Promise<string[]> {
     const items = await queryAll(this.doc, {
       TableName: this.tables.runs,
@@ -205,14 +259,19 @@ export class DynamoRunStore implements RunStore {
     }
     const pinsInFlight = run.status === "PAUSED" && run.reason === "MAINTENANCE_WINDOW";
     if (pinsInFlight) values[":inFlight"] = run.inFlight;
+    // A marking write (due-index.ts): an active run is due now, any other leaves the due index.
     if (isActiveRunStatus(run.status)) {
-      set.push("activePk = :active");
+      set.push("activePk = :active", MARK_SET);
       values[":active"] = LIST_PARTITION.activeRuns;
-    } else remove.push("activePk");
+      Object.assign(values, MARK_VALUES);
+    } else {
+      remove.push("activePk", "duePk", "dueAt");
+      values[":dueOne"] = MARK_VALUES[":dueOne"];
+    }
     const update = {
       TableName: this.tables.runs,
       Key: { runId: run.id },
-      UpdateExpression: `SET ${set.join(", ")}${remove.length > 0 ? ` REMOVE ${remove.join(", ")}` : ""}`,
+      UpdateExpression: `SET ${set.join(", ")} ADD ${MARK_ADD}${remove.length > 0 ? ` REMOVE ${remove.join(", ")}` : ""}`,
       ConditionExpression: `attribute_exists(runId) AND updatedAt = :expected${pinsInFlight ? " AND inFlight = :inFlight" : ""}`,
       ExpressionAttributeNames: { "#status": "status" },
       ExpressionAttributeValues: values,

@@ -56,6 +56,7 @@ export interface TableDefinition {
 export const INDEX = {
   runsByCreated: "byCreated",
   runsActive: "active",
+  runsDue: "due",
   targetsByOrder: "byOrder",
   targetsQueued: "queued",
   tasksByRack: "byRack",
@@ -70,7 +71,13 @@ export const INDEX = {
 } as const;
 
 /** Fixed partition values of the list indexes (one partition: fine at thousands of runs). */
-export const LIST_PARTITION = { runs: "RUN", activeRuns: "ACTIVE", tasks: "TASK", racks: "RACK" } as const;
+export const LIST_PARTITION = {
+  runs: "RUN",
+  activeRuns: "ACTIVE",
+  dueRuns: "DUE",
+  tasks: "TASK",
+  racks: "RACK",
+} as const;
 
 const S = (name: string): KeyAttribute => ({ name, type: "S" });
 
@@ -98,6 +105,17 @@ export const RUNS_TABLE: TableDefinition = {
       projection: { type: "KEYS_ONLY" },
       sparse: true,
       serves: "dispatcher: runs in PENDING or RUNNING (cost grows with active runs, not history)",
+    },
+    {
+      name: INDEX.runsDue,
+      partitionKey: S("duePk"),
+      // When the run next needs a dispatcher pass (epoch ms; 0 = now): due-index.ts.
+      sortKey: { name: "dueAt", type: "N" },
+      projection: { type: "KEYS_ONLY" },
+      // Only runs that will need a pass carry duePk: one waiting for its flashes to end does not.
+      sparse: true,
+      serves:
+        "dispatcher's tick: runs that need a pass by now (cost grows with the runs to serve, not the active ones)",
     },
   ],
   localSecondaryIndexes: [],

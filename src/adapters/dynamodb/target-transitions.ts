@@ -3,6 +3,7 @@
  * against the run's in-flight counter and maintenance window, then submitted, blocked, outcome
  * and skip, each with the run counter it moves in the same transaction.
  */
+
 import {
   type DynamoDBDocumentClient,
   type TransactWriteCommandInput,
@@ -17,6 +18,7 @@ import {
   type Target,
 } from "../../domain/model.js";
 import { isConditionFailed, transactWrite } from "./db.js";
+import { MARK_VALUES, withMark } from "./due-index.js";
 import { counterAttribute, isActiveRunStatus } from "./items.js";
 import type { RunItemReader } from "./run-item-reader.js";
 import { queueKey, type TableNames } from "./schema.js";
@@ -87,24 +89,27 @@ export class DynamoTargetTransitions {
     const targetItem = claimUpdate(this.tables.targets, expected, leaseMs, now);
     if (targetItem === undefined) return "lost-race";
     const reclaim = expected.status === "CLAIMED";
+    // Both forms mark the run due (due-index.ts): a pass that read it before this claim must not
+    // defer it past this claim's lease.
     const runItem = reclaim
       ? {
-          ConditionCheck: {
+          Update: {
             TableName: this.tables.runs,
             Key: { runId: expected.runId },
+            UpdateExpression: withMark("", ""),
             ConditionExpression: RUN_CLAIMABLE,
             ExpressionAttributeNames: { "#s": "status" },
-            ExpressionAttributeValues: claimableValues(now),
+            ExpressionAttributeValues: { ...claimableValues(now), ...MARK_VALUES },
           },
         }
       : {
           Update: {
             TableName: this.tables.runs,
             Key: { runId: expected.runId },
-            UpdateExpression: "SET inFlight = inFlight + :one",
+            UpdateExpression: withMark("inFlight = inFlight + :one", ""),
             ConditionExpression: `${RUN_CLAIMABLE} AND inFlight < maxConcurrent`,
             ExpressionAttributeNames: { "#s": "status" },
-            ExpressionAttributeValues: { ...claimableValues(now), ":one": 1 },
+            ExpressionAttributeValues: { ...claimableValues(now), ":one": 1, ...MARK_VALUES },
           },
         };
     const codes = await transactWrite(this.doc, { TransactItems: [targetItem, runItem] });
@@ -148,12 +153,13 @@ export class DynamoTargetTransitions {
     let runItem: NonNullable<TransactWriteCommandInput["TransactItems"]>[number];
     if (k === 0) {
       runItem = {
-        ConditionCheck: {
+        Update: {
           TableName: this.tables.runs,
           Key: { runId },
+          UpdateExpression: withMark("", ""),
           ConditionExpression: RUN_CLAIMABLE,
           ExpressionAttributeNames: { "#s": "status" },
-          ExpressionAttributeValues: claimableValues(now),
+          ExpressionAttributeValues: { ...claimableValues(now), ...MARK_VALUES },
         },
       };
     } else {
@@ -164,10 +170,16 @@ export class DynamoTargetTransitions {
         Update: {
           TableName: this.tables.runs,
           Key: { runId },
-          UpdateExpression: "SET inFlight = inFlight + :k",
+          UpdateExpression: withMark("inFlight = inFlight + :k", ""),
           ConditionExpression: `${RUN_CLAIMABLE} AND maxConcurrent = :max AND inFlight <= :limit`,
           ExpressionAttributeNames: { "#s": "status" },
-          ExpressionAttributeValues: { ...claimableValues(now), ":k": k, ":max": max, ":limit": max - k },
+          ExpressionAttributeValues: {
+            ...claimableValues(now),
+            ":k": k,
+            ":max": max,
+            ":limit": max - k,
+            ...MARK_VALUES,
+          },
         },
       };
     }
@@ -264,9 +276,9 @@ export class DynamoTargetTransitions {
           Update: {
             TableName: this.tables.runs,
             Key: { runId },
-            UpdateExpression: "SET inFlight = inFlight - :one",
+            UpdateExpression: withMark("inFlight = inFlight - :one", ""),
             ConditionExpression: "attribute_exists(runId)",
-            ExpressionAttributeValues: { ":one": 1 },
+            ExpressionAttributeValues: { ":one": 1, ...MARK_VALUES },
           },
         },
       ],
@@ -431,10 +443,13 @@ export function outcomeItems(
       Update: {
         TableName: tables.runs,
         Key: { runId },
-        UpdateExpression: wasInFlight ? "ADD #c :one, inFlight :minus" : "ADD #c :one",
+        UpdateExpression: withMark("", wasInFlight ? "#c :one, inFlight :minus" : "#c :one"),
         ConditionExpression: "attribute_exists(runId)",
         ExpressionAttributeNames: { "#c": counterAttribute(prior.phaseIndex, status) },
-        ExpressionAttributeValues: wasInFlight ? { ":one": 1, ":minus": -1 } : { ":one": 1 },
+        ExpressionAttributeValues: {
+          ...(wasInFlight ? { ":one": 1, ":minus": -1 } : { ":one": 1 }),
+          ...MARK_VALUES,
+        },
       },
     },
   ];

@@ -98,6 +98,20 @@ export type CreateRunOutcome =
   /** The run `origin` names changed since it was read (or is gone): nothing was committed. */
   | { outcome: "origin-changed" };
 
+/**
+ * When a run next needs a dispatcher pass, as the store keeps it beside the run. Every write of
+ * the run (createRun, saveRun, a claim, recordBlocked, recordOutcome, skipTargets) adds 1 to
+ * `mark` and makes the run due now; only deferRun moves `dueAt` later.
+ */
+export interface DispatchSchedule {
+  /** How many writes may have given the run work so far (0 for a run none has). */
+  mark: number;
+  /** Epoch ms from which listDueRunIds returns the run (0: now); absent: it does not. */
+  dueAt?: number;
+}
+
+export type DeferOutcome = "deferred" | "moved";
+
 export interface RunStore {
   /**
    * Freezes a run with its targets. All-or-nothing to every reader: until the run item is written
@@ -141,6 +155,26 @@ export interface RunStore {
 
   /** Ids of runs in PENDING or RUNNING, from a sparse index (cost grows with active runs only). */
   listActiveRunIds(): Promise<string[]>;
+
+  /** getRun with the run's dispatch schedule, read in the same request (the dispatcher's read). */
+  getRunForDispatch(runId: string): Promise<{ run: Run; schedule: DispatchSchedule } | undefined>;
+
+  /**
+   * Ids of runs whose schedule is due at `now` (dueAt <= now), from a sparse index: cost grows
+   * with the runs due, not with the active runs. Eventually consistent: a run marked a moment ago
+   * may be missing until a later call, one deferred a moment ago may still be listed.
+   */
+  listDueRunIds(now: number): Promise<string[]>;
+
+  /**
+   * Sets when the run next needs a pass (`dueAt`; undefined: out of the index until a write marks
+   * it), only if its schedule's `mark` is still `expectedMark`; else 'moved' and nothing is
+   * written (a write the caller did not see may have given the run work: it stays due). Moves
+   * nothing else, and is not itself a mark. A missing run is 'moved'.
+   *   pass reads mark 3, finds nothing to do before 10:05 → deferRun(r, 3, 10:05) → 'deferred'
+   *   an outcome commits first (mark 4)                   → deferRun(r, 3, 10:05) → 'moved'
+   */
+  deferRun(runId: string, expectedMark: number, dueAt: number | undefined): Promise<DeferOutcome>;
 
   /**
    * Writes the run's control fields (status, reason, statusMessage, currentPhaseIndex, startedAt,

@@ -1,0 +1,314 @@
+/**
+ * The fleet simulation: what one deployment does with 1, 10, 100 and 1,000 active runs of 100 racks
+ * each (concurrency 10), and one run of 100 racks at concurrency 100, against DynamoDB's latencies
+ * and the default quotas of us-east-1 (the figures and their sources: ASSUMED below and
+ * docs/capacity.md). The product's own dispatcher and stream evaluator run on virtual time over the
+ * in-memory run store (bench/lib/memory-run-store.ts, the tests' store) with every call delayed by
+ * the DynamoDB request it stands for (bench/lib/latency-store.ts); a child task is a 10-minute
+ * timer whose own requests, invocations, transitions and IoT messages are bench:rollout's per-rack
+ * figures spread over its flash (bench/lib/fleet-sim.ts).
+ *
+ * Checked against moto: the same harness runs one run on the DynamoDB adapter against a local moto
+ * in real time, then the simulation runs the same scenario with the per-request latencies moto
+ * showed; their makespan efficiency, refill lag and requests per rack are printed side by side,
+ * with the tolerance they must meet.
+ *
+ *   npx tsx bench/fleet.ts            every scenario, 10-minute flashes, and the moto check
+ *   npx tsx bench/fleet.ts --quick    the same scenarios with 20 racks a run, a 30-rack moto check (< 1 min)
+ *   flags: --seed N, --skip-moto
+ */
+import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { startLocalMoto } from "../local/moto.js";
+import { awsClientConfig } from "../src/adapters/aws-config.js";
+import { createDynamoStores, createTables, tableNames } from "../src/adapters/dynamodb/index.js";
+import { systemClock } from "../src/adapters/system-clock.js";
+import { runScenario, type Scenario, type ScenarioResult } from "./lib/fleet-sim.js";
+import type { StoreCall } from "./lib/latency-store.js";
+import { REQUEST_KIND, type RequestKind } from "./lib/latency-store.js";
+import { MemoryRunStore } from "./lib/memory-run-store.js";
+import { percentile } from "./lib/stats.js";
+import { fixed, printTable } from "./lib/table.js";
+import { type Latency, seededRandom, VirtualTime } from "./lib/virtual-time.js";
+
+/**
+ * Every figure not measured here. None could be re-read on the day (no network on this machine):
+ * each is as the named AWS page stated it when last read, and is an assumption until checked.
+ */
+const ASSUMED = {
+  /** DynamoDB: "single-digit millisecond" (DynamoDB developer guide, overview); p99s assumed 3×. */
+  dynamo: {
+    GetItem: { p50: 4, p99: 12 },
+    Query: { p50: 5, p99: 15 },
+    UpdateItem: { p50: 6, p99: 18 },
+    TransactWriteItems: { p50: 12, p99: 36 },
+  } satisfies Record<RequestKind, Latency>,
+  /** Lambda asynchronous Invoke accepted (202), StartExecution answered: assumed. */
+  invoke: { p50: 25, p99: 80 },
+  startExecution: { p50: 40, p99: 120 },
+  /** A stream record to its evaluator: the mapping polls each shard about 4 times a second. */
+  stream: { p50: 150, p99: 300 },
+  /** Default quotas, us-east-1 (Step Functions, Lambda, IoT Core, DynamoDB "Quotas" pages). */
+  quota: {
+    startExecutionBurst: 1_300,
+    startExecutionPerSecond: 300,
+    stateTransitionsPerSecond: 5_000,
+    lambdaConcurrency: 1_000,
+    iotPublishesPerSecond: 20_000,
+    partitionWcuPerSecond: 1_000,
+    tableRequestUnitsPerSecond: 40_000,
+  },
+  /** bench:rollout per rack of 39 BMCs (docs/benchmarks.md). */
+  perRack: { dynamoRequests: 46, invocations: 32, transitions: 36, iotMessages: 312 },
+  /** A Lambda invocation's mean duration, for concurrency = rate × duration. */
+  invocationSeconds: 0.2,
+  /** Write units: a run item (~2 KB) and a target item (39 components, ~2 KB); transactions bill twice. */
+  runItemWcu: 2,
+} as const;
+
+interface Figures {
+  label: string;
+  scenario: Scenario;
+  result: ScenarioResult;
+}
+
+function parseArgs(argv: string[]) {
+  const flag = (name: string) => argv.includes(name);
+  const value = (name: string) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  return { quick: flag("--quick"), skipMoto: flag("--skip-moto"), seed: Number(value("--seed") ?? 7) };
+}
+
+async function simulate(s: Scenario, seed: number, latency: Record<RequestKind, Latency> = ASSUMED.dynamo) {
+  const time = new VirtualTime(1_800_000_000_000);
+  return runScenario(s, {
+    store: new MemoryRunStore(),
+    clock: time,
+    runUntil: (done) => time.run(done),
+    latency,
+    invoke: ASSUMED.invoke,
+    startExecution: ASSUMED.startExecution,
+    stream: ASSUMED.stream,
+    random: seededRandom(seed),
+    startBucket: {
+      burst: ASSUMED.quota.startExecutionBurst,
+      perSecond: ASSUMED.quota.startExecutionPerSecond,
+    },
+  });
+}
+
+async function onMoto(s: Scenario, seed: number): Promise<ScenarioResult> {
+  const moto = await startLocalMoto();
+  const client = new DynamoDBClient(
+    awsClientConfig({
+      endpoint: moto.endpoint,
+      region: "us-east-1",
+      credentials: { accessKeyId: "bench", secretAccessKey: "bench" },
+    }),
+  );
+  try {
+    const names = tableNames("fleet-");
+    await createTables(client, names);
+    const runs = createDynamoStores(client, names).runs;
+    return await runScenario(s, {
+      store: runs,
+      clock: systemClock,
+      runUntil: async (done) => {
+        while (!done()) await new Promise((resolve) => setTimeout(resolve, 20));
+      },
+      invoke: ASSUMED.invoke,
+      startExecution: ASSUMED.startExecution,
+      stream: ASSUMED.stream,
+      random: seededRandom(seed),
+    });
+  } finally {
+    // Let the requests still on their way (a last tick, a late wake-up) end before moto does.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    client.destroy();
+    await moto.stop();
+  }
+}
+
+/** Per kind, the latencies the calls showed (for the simulation of the moto run). */
+function latenciesOf(calls: readonly StoreCall[]): Record<RequestKind, Latency> {
+  const out = { ...ASSUMED.dynamo } as Record<RequestKind, Latency>;
+  for (const kind of new Set(Object.values(REQUEST_KIND))) {
+    const ms = calls.filter((c) => c.kind === kind).map((c) => c.answered - c.sent);
+    if (ms.length > 0) out[kind] = { p50: percentile(ms, 50), p99: percentile(ms, 99) };
+  }
+  return out;
+}
+
+const ideal = (s: Scenario) => Math.ceil(s.racks / s.concurrency) * s.flashMs;
+const efficiency = (f: Figures) => ideal(f.scenario) / percentile(f.result.makespans, 50);
+const racksOf = (s: Scenario) => s.runs * s.racks;
+
+/** Per second of the run, the rate of each quota's resource. */
+function rates(f: Figures) {
+  const seconds = Math.ceil(f.result.wallMs / 1000) + 1;
+  const series = () => new Float64Array(seconds);
+  const starts = series();
+  const transitions = series();
+  const invocations = series();
+  const iot = series();
+  const requests = series();
+  const dispatcherPerRack = f.result.calls.length / racksOf(f.scenario);
+  const childRequests = Math.max(0, ASSUMED.perRack.dynamoRequests - dispatcherPerRack);
+  for (const at of f.result.submits) starts[Math.floor(at / 1000)]! += 1;
+  for (const at of f.result.invocations) invocations[Math.floor(at / 1000)]! += 1;
+  const t0 = f.result.calls[0]?.sent ?? 0;
+  for (const c of f.result.calls) requests[Math.max(0, Math.floor((c.sent - t0) / 1000))]! += 1;
+  // A child task's own traffic, spread evenly over its flash.
+  for (const [from, to] of f.result.flashes) {
+    const a = Math.floor(from / 1000);
+    const b = Math.max(a + 1, Math.floor(to / 1000));
+    const span = b - a;
+    for (let s = a; s < b && s < seconds; s++) {
+      transitions[s]! += ASSUMED.perRack.transitions / span;
+      invocations[s]! += ASSUMED.perRack.invocations / span;
+      iot[s]! += ASSUMED.perRack.iotMessages / span;
+      requests[s]! += childRequests / span;
+    }
+  }
+  const peak = (a: Float64Array) => a.reduce((m, v) => Math.max(m, v), 0);
+  // The hottest run item: its writes in its busiest second.
+  const perItem = new Map<string, number>();
+  let hottest = 0;
+  for (const c of f.result.calls) {
+    if (!c.writesRunItem || c.runId === undefined) continue;
+    const key = `${c.runId}@${Math.floor((c.sent - t0) / 1000)}`;
+    const n = (perItem.get(key) ?? 0) + (c.kind === "TransactWriteItems" ? 2 : 1) * ASSUMED.runItemWcu;
+    perItem.set(key, n);
+    hottest = Math.max(hottest, n);
+  }
+  const q = ASSUMED.quota;
+  return [
+    // The bucket holds 1,300 and refills 300 a second: a second may start up to 1,300 when it is
+    // full; what a scenario asks beyond it waits (the "StartExecution waits" printed per scenario).
+    ["StartExecution /s", peak(starts), q.startExecutionBurst],
+    ["state transitions /s", peak(transitions), q.stateTransitionsPerSecond],
+    ["Lambda concurrency", peak(invocations) * ASSUMED.invocationSeconds, q.lambdaConcurrency],
+    ["IoT publishes /s", peak(iot), q.iotPublishesPerSecond],
+    ["DynamoDB requests /s (table)", peak(requests), q.tableRequestUnitsPerSecond],
+    ["hottest run item WCU /s", hottest, q.partitionWcuPerSecond],
+  ] as const;
+}
+
+function printScenarios(all: Figures[]): void {
+  printTable(
+    [
+      "scenario",
+      "pass p50/p99 ms",
+      "tick requests p50/max",
+      "tick ms p50/p99",
+      "efficiency",
+      "refill lag p50/p99 ms",
+      "dispatcher requests/rack",
+      "binding limit (peak / quota)",
+    ],
+    all.map((f) => {
+      const r = f.result;
+      const limits = rates(f);
+      const binding = [...limits].sort((a, b) => b[1] / b[2] - a[1] / a[2])[0]!;
+      return [
+        f.label,
+        `${fixed(percentile(r.passMs, 50))} / ${fixed(percentile(r.passMs, 99))}`,
+        `${percentile(r.tickRequests, 50)} / ${percentile(r.tickRequests, 100)}`,
+        `${fixed(percentile(r.tickMs, 50))} / ${fixed(percentile(r.tickMs, 99))}`,
+        fixed(efficiency(f), 3),
+        `${fixed(percentile(r.refillLags, 50))} / ${fixed(percentile(r.refillLags, 99))}`,
+        fixed(r.calls.length / racksOf(f.scenario), 2),
+        `${binding[0]} ${fixed(binding[1], 1)} / ${binding[2]} (${fixed((100 * binding[1]) / binding[2], 1)} %)`,
+      ];
+    }),
+  );
+  console.log("\nPeak rate per quota (fraction of the us-east-1 default):");
+  const names = rates(all[0]!).map((l) => l[0]);
+  printTable(
+    ["scenario", ...names],
+    all.map((f) => [
+      f.label,
+      ...rates(f).map((l) => `${fixed(l[1], 1)} (${fixed((100 * l[1]) / l[2], 1)} %)`),
+    ]),
+  );
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const racks = o.quick ? 20 : 100;
+  const flashMs = 600_000;
+  const tickMs = 10_000;
+  const scenarios: [string, Scenario][] = [
+    ...[1, 10, 100, 1000].map((runs): [string, Scenario] => [
+      `${runs} × ${racks} racks, C=10`,
+      { runs, racks, concurrency: 10, flashMs, tickMs },
+    ]),
+    [`1 × ${racks} racks, C=${racks}`, { runs: 1, racks, concurrency: racks, flashMs, tickMs }],
+  ];
+  console.log(
+    `Fleet simulation (seed ${o.seed}): ${flashMs / 60_000}-minute flashes, a tick every ${tickMs / 1000} s, DynamoDB latency assumed p50/p99 (ms) ${Object.entries(
+      ASSUMED.dynamo,
+    )
+      .map(([k, v]) => `${k} ${v.p50}/${v.p99}`)
+      .join(", ")}\n`,
+  );
+  const all: Figures[] = [];
+  for (const [label, scenario] of scenarios) {
+    const started = Date.now();
+    const result = await simulate(scenario, o.seed);
+    all.push({ label, scenario, result });
+    console.log(
+      `  ${label}: simulated ${fixed(result.wallMs / 60_000, 1)} min in ${fixed((Date.now() - started) / 1000, 1)} s; ${result.throttledStarts} StartExecution waits`,
+    );
+  }
+  console.log("");
+  printScenarios(all);
+
+  if (!o.skipMoto) await motoCheck(o.quick, o.seed);
+}
+
+/** The harness on moto and the simulation of the same scenario with moto's latencies, side by side. */
+async function motoCheck(quick: boolean, seed: number): Promise<void> {
+  const s: Scenario = quick
+    ? { runs: 1, racks: 30, concurrency: 10, flashMs: 500, tickMs: 2_500 }
+    : { runs: 1, racks: 100, concurrency: 10, flashMs: 2_000, tickMs: 10_000 };
+  console.log(`\nChecked against moto: 1 run of ${s.racks} racks, C=${s.concurrency}, T=${s.flashMs} ms`);
+  const moto = await onMoto(s, seed);
+  const sim = await simulate(s, seed, latenciesOf(moto.calls));
+  const m: Figures = { label: "moto", scenario: s, result: moto };
+  const v: Figures = { label: "simulation", scenario: s, result: sim };
+  const tolerance = { efficiency: 0.05, requests: 0.15, lagMs: 100 };
+  const rows: [string, number, number, boolean][] = [
+    [
+      "makespan efficiency",
+      efficiency(m),
+      efficiency(v),
+      Math.abs(efficiency(m) - efficiency(v)) <= tolerance.efficiency,
+    ],
+    [
+      "dispatcher requests per rack",
+      moto.calls.length / s.racks,
+      sim.calls.length / s.racks,
+      Math.abs(sim.calls.length / moto.calls.length - 1) <= tolerance.requests,
+    ],
+    [
+      "refill lag p50 ms",
+      percentile(moto.refillLags, 50),
+      percentile(sim.refillLags, 50),
+      Math.abs(percentile(moto.refillLags, 50) - percentile(sim.refillLags, 50)) <= tolerance.lagMs,
+    ],
+  ];
+  printTable(
+    ["figure", "moto", "simulation", "within tolerance"],
+    rows.map(([name, a, b, ok]) => [name, fixed(a, 3), fixed(b, 3), ok ? "yes" : "NO"]),
+  );
+  console.log(
+    `tolerance: efficiency ±${tolerance.efficiency}, requests ±${tolerance.requests * 100} %, refill lag ±${tolerance.lagMs} ms`,
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
