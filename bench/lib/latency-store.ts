@@ -33,6 +33,7 @@ export const REQUEST_KIND = {
   recordOutcome: "TransactWriteItems",
   skipTargets: "TransactWriteItems",
   restartConflictClock: "UpdateItem",
+  recordPriorVersions: "UpdateItem",
 } as const satisfies Record<keyof RunStore, string>;
 
 export type RequestKind = (typeof REQUEST_KIND)[keyof RunStore];

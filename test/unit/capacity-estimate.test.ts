@@ -530,6 +530,7 @@ describe("productTableShapes: the schema's tables by name", () => {
     expect(shapes("e2e-create-1a2b3c4d-Runs")?.indexes.map((i) => i.projection)).toEqual([
       ["name", "status", "reason", "operationKind", "createdAt"],
       "KEYS_ONLY",
+      "KEYS_ONLY",
     ]);
     expect(shapes("someone-elses-table")).toBeUndefined();
   });
