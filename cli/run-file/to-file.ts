@@ -89,6 +89,16 @@ function gateToFile(g: pb.OperationRunSafetyGate): Record<string, unknown> {
   if (g.gate?.$case === "failureRate") {
     return { failureRate: `${g.gate.value.failureThresholdPercent}%`, scope: scopeName(g.gate.value.scope) };
   }
+  if (g.gate?.$case === "observedFailureRate") {
+    const v = g.gate.value;
+    return {
+      observedFailureRate: {
+        percent: v.failureThresholdPercent,
+        ...(v.minFinished === undefined ? {} : { minFinished: v.minFinished }),
+        scope: scopeName(v.scope),
+      },
+    };
+  }
   return {};
 }
 

@@ -162,7 +162,9 @@ export interface FirmwareTemplate {
 
 export type SafetyGate =
   | { kind: "failureRate"; scope: GateScope; thresholdPercent: number }
-  | { kind: "failureCount"; scope: GateScope; thresholdCount: number };
+  | { kind: "failureCount"; scope: GateScope; thresholdCount: number }
+  /** (ours) failed / finished in the scope, judged once `minFinished` targets of it have finished. */
+  | { kind: "observedFailureRate"; scope: GateScope; thresholdPercent: number; minFinished: number };
 
 export type PhasePlan =
   | { kind: "equal"; phaseCount: number }
@@ -211,6 +213,8 @@ export type Scoped<T extends string> = T | "UNKNOWN";
 export type SafetyGateInput =
   | { kind: "failureRate"; scope: Scoped<GateScope>; thresholdPercent: number }
   | { kind: "failureCount"; scope: Scoped<GateScope>; thresholdCount: number }
+  /** `minFinished` absent when the message left it unset (the default applies). */
+  | { kind: "observedFailureRate"; scope: Scoped<GateScope>; thresholdPercent: number; minFinished?: number }
   | { kind: "unset" };
 
 export interface CreateRunInput {

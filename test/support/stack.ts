@@ -452,6 +452,24 @@ export function rateGate(
   return { gate: { $case: "failureRate", value: { scope, failureThresholdPercent: percent } } };
 }
 
+/** The observed-failure-rate gate: failed / finished, judged once `minFinished` (absent = 5) have finished. */
+export function observedRateGate(
+  percent: number,
+  minFinished?: number,
+  scope = OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN,
+): OperationRunSafetyGate {
+  return {
+    gate: {
+      $case: "observedFailureRate",
+      value: {
+        scope,
+        failureThresholdPercent: percent,
+        ...(minFinished === undefined ? {} : { minFinished }),
+      },
+    },
+  };
+}
+
 export function equalPhases(phaseCount: number, autoAdvance?: boolean): OperationRunPhasePolicy {
   return {
     plan: { $case: "equal", value: { phaseCount } },

@@ -143,6 +143,51 @@ describe("run file: readable values", () => {
     }
   });
 
+  it("observedFailureRate { percent, minFinished, scope } → the observed_failure_rate gate; minFinished absent stays unset", () => {
+    const req = parseRunFile(
+      withOptions(
+        "  maxConcurrentTargets: 1\n  gates:\n    - observedFailureRate: { percent: 50%, minFinished: 3, scope: cumulativeRun }\n    - observedFailureRate: { percent: 20 }",
+      ),
+      "f",
+    );
+    expect(req.configuration?.options?.safetyPolicy?.gates).toEqual([
+      {
+        gate: {
+          $case: "observedFailureRate",
+          value: {
+            scope: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN,
+            failureThresholdPercent: 50,
+            minFinished: 3,
+          },
+        },
+      },
+      {
+        gate: {
+          $case: "observedFailureRate",
+          value: {
+            scope: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE,
+            failureThresholdPercent: 20,
+          },
+        },
+      },
+    ]);
+  });
+
+  it("observedFailureRate problems name the key: no percent, minFinished 0, an unknown key, scope set twice", () => {
+    expect(
+      problems(
+        withOptions(
+          "  maxConcurrentTargets: 1\n  gates:\n    - observedFailureRate: { minFinished: 0 }\n    - observedFailureRate: { percent: 10, min: 5 }\n    - { observedFailureRate: { percent: 10, scope: currentPhase }, scope: cumulativeRun }",
+        ),
+      ),
+    ).toEqual([
+      "options.gates[0].observedFailureRate.percent: is required (the failed share of finished racks that pauses the run)",
+      "options.gates[0].observedFailureRate.minFinished: must be a positive integer (got 0)",
+      "options.gates[1].observedFailureRate.min: unknown key (expected one of percent, minFinished, scope)",
+      "options.gates[2].observedFailureRate.scope: is also set beside observedFailureRate: set it once",
+    ]);
+  });
+
   it("conflictRetry durations 1h / 30s / 5m → google.protobuf.Duration seconds", () => {
     const req = parseRunFile(
       withOptions(
@@ -359,10 +404,10 @@ describe("run file: every problem at once, by key path", () => {
         ),
       ),
     ).toEqual([
-      "options.gates[0]: must set exactly one of failureCount, failureRate (got failureCount and failureRate)",
+      "options.gates[0]: must set exactly one of failureCount, failureRate, observedFailureRate (got failureCount and failureRate)",
       'options.gates[1].scope: must be currentPhase or cumulativeRun (got "everywhere")',
       'options.gates[1].failureRate: must be a whole percentage from 1 to 100, e.g. 30 or 30% (got "150%")',
-      "options.gates[2]: must set one of failureCount, failureRate",
+      "options.gates[2]: must set one of failureCount, failureRate, observedFailureRate",
     ]);
   });
 
@@ -514,7 +559,7 @@ description: d
 selector: { percentage: 30%, seed: s1 }
 options:
   maxConcurrentTargets: 4
-  gates: [{ failureCount: 2, scope: cumulativeRun }, { failureRate: 25% }]
+  gates: [{ failureCount: 2, scope: cumulativeRun }, { failureRate: 25% }, { observedFailureRate: { percent: 50, minFinished: 4 } }]
   phases: { percentage: [10, 30, 60] }
   autoAdvance: false
   ordering: { random: { seed: s2 } }

@@ -563,6 +563,7 @@ const CONFIG: RunConfig = {
   safetyGates: [
     { kind: "failureRate", scope: "CUMULATIVE_RUN", thresholdPercent: 10 },
     { kind: "failureCount", scope: "CURRENT_PHASE", thresholdCount: 3 },
+    { kind: "observedFailureRate", scope: "CUMULATIVE_RUN", thresholdPercent: 50, minFinished: 7 },
   ],
   conflictRetry: { retryTimeoutMs: 3_600_000, initialRetryDelayMs: 1500, maxRetryDelayMs: 300_000 },
   ordering: { kind: "random", seed: "ord-seed" },
@@ -653,6 +654,32 @@ describe("grpc convert: domain → responses", () => {
       description: "",
       config: { ...CONFIG, operation: { kind: "upgradeFirmware", firmware } },
     });
+  });
+
+  it("an observed-rate gate crosses the wire: min_finished absent stays absent, an explicit 0 stays 0, a bad scope names its path", () => {
+    const gates = (value: pb.OperationRunObservedFailureRateGate) =>
+      createRunInputFromProto(
+        pb.CreateOperationRunRequest.decode(
+          pb.CreateOperationRunRequest.encode(
+            pb.CreateOperationRunRequest.fromPartial({
+              name: "n",
+              configuration: {
+                options: { safetyPolicy: { gates: [{ gate: { $case: "observedFailureRate", value } }] } },
+              },
+            }),
+          ).finish(),
+        ),
+      ).configuration?.options?.safetyPolicy?.gates;
+    const cumulative = pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN;
+    expect(gates({ scope: cumulative, failureThresholdPercent: 50 })).toEqual([
+      { kind: "observedFailureRate", scope: "CUMULATIVE_RUN", thresholdPercent: 50, minFinished: undefined },
+    ]);
+    expect(gates({ scope: 0, failureThresholdPercent: 50, minFinished: 0 })).toEqual([
+      { kind: "observedFailureRate", scope: "UNKNOWN", thresholdPercent: 50, minFinished: 0 },
+    ]);
+    expect(thrown(() => gates({ scope: odd(42), failureThresholdPercent: 50 })).message).toBe(
+      "configuration.options.safety_policy.gates[0].observed_failure_rate.scope: unknown enum value 42",
+    );
   });
 
   it("maintenance windows decode as sent (a missing duration too) for the validator; bad ones name their path", () => {

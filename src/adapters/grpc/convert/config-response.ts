@@ -77,6 +77,17 @@ export function gateToProto(gate: SafetyGate): pb.OperationRunSafetyGate {
           value: { scope: gateScopeToProto(gate.scope), failureThresholdCount: gate.thresholdCount },
         },
       };
+    case "observedFailureRate":
+      return {
+        gate: {
+          $case: "observedFailureRate",
+          value: {
+            scope: gateScopeToProto(gate.scope),
+            failureThresholdPercent: gate.thresholdPercent,
+            minFinished: gate.minFinished,
+          },
+        },
+      };
     default:
       return assertNever(gate);
   }

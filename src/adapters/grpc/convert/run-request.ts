@@ -121,6 +121,16 @@ function gatesFromProto(gates: pb.OperationRunSafetyGate[], v: Violations): Safe
           thresholdCount: g.gate.value.failureThresholdCount,
         };
       }
+      case "observedFailureRate": {
+        const at = `${field}[${i}].observed_failure_rate`;
+        const scope = gateScopeFromProto(g.gate.value.scope, `${at}.scope`, v);
+        return {
+          kind: "observedFailureRate",
+          scope: scope ?? "UNKNOWN",
+          thresholdPercent: g.gate.value.failureThresholdPercent,
+          minFinished: g.gate.value.minFinished,
+        };
+      }
       default:
         return assertNever(g.gate);
     }

@@ -992,7 +992,23 @@ export interface OperationRunSafetyGate {
   gate: { $case: "failureRate"; value: OperationRunFailureRateGate } | {
     $case: "failureCount";
     value: OperationRunFailureCountGate;
-  } | undefined;
+  } | //
+  /** Project extension: the observed failure rate, failed / finished in the scope. */
+  { $case: "observedFailureRate"; value: OperationRunObservedFailureRateGate } | undefined;
+}
+
+/**
+ * Project extension: trips when failed * 100 >= failure_threshold_percent * finished in its scope,
+ * where finished counts the scope's targets that ran to an end (COMPLETED, FAILED, TERMINATED;
+ * SKIPPED never started), once at least `min_finished` of them have. Unlike failure_rate, whose
+ * denominator is the planned size, the first 5 of 5 finished racks failing trips a 50% gate in a
+ * run of 100. `scope` as for the other gates (UNKNOWN = CURRENT_PHASE); threshold 1..100;
+ * `min_finished` absent = 5, else at least 1.
+ */
+export interface OperationRunObservedFailureRateGate {
+  scope: OperationRunSafetyGateScope;
+  failureThresholdPercent: number;
+  minFinished?: number | undefined;
 }
 
 export interface OperationRunFailureRateGate {
@@ -1383,6 +1399,12 @@ export interface OperationRunGateVerdict {
   /** Failed and planned targets in the gate's scope when it tripped. */
   failed: number;
   selected: number;
+  /**
+   * Project extension: targets of the scope that ran to an end (COMPLETED, FAILED, TERMINATED)
+   * when the gate tripped; the observed_failure_rate gate's denominator. 0 in verdicts recorded
+   * before the field existed.
+   */
+  finished: number;
 }
 
 export interface OperationRunAdvance {
@@ -5335,6 +5357,9 @@ export const OperationRunSafetyGate: MessageFns<OperationRunSafetyGate> = {
       case "failureCount":
         OperationRunFailureCountGate.encode(message.gate.value, writer.uint32(18).fork()).join();
         break;
+      case "observedFailureRate":
+        OperationRunObservedFailureRateGate.encode(message.gate.value, writer.uint32(802).fork()).join();
+        break;
     }
     return writer;
   },
@@ -5371,6 +5396,17 @@ export const OperationRunSafetyGate: MessageFns<OperationRunSafetyGate> = {
             };
             continue;
           }
+          case 100: {
+            if (tag !== 802) {
+              break;
+            }
+
+            message.gate = {
+              $case: "observedFailureRate",
+              value: OperationRunObservedFailureRateGate.decode(reader, reader.uint32()),
+            };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5393,6 +5429,16 @@ export const OperationRunSafetyGate: MessageFns<OperationRunSafetyGate> = {
         ? { $case: "failureCount", value: OperationRunFailureCountGate.fromJSON(object.failureCount) }
         : isSet(object.failure_count)
         ? { $case: "failureCount", value: OperationRunFailureCountGate.fromJSON(object.failure_count) }
+        : isSet(object.observedFailureRate)
+        ? {
+          $case: "observedFailureRate",
+          value: OperationRunObservedFailureRateGate.fromJSON(object.observedFailureRate),
+        }
+        : isSet(object.observed_failure_rate)
+        ? {
+          $case: "observedFailureRate",
+          value: OperationRunObservedFailureRateGate.fromJSON(object.observed_failure_rate),
+        }
         : undefined,
     };
   },
@@ -5403,6 +5449,8 @@ export const OperationRunSafetyGate: MessageFns<OperationRunSafetyGate> = {
       obj.failureRate = OperationRunFailureRateGate.toJSON(message.gate.value);
     } else if (message.gate?.$case === "failureCount") {
       obj.failureCount = OperationRunFailureCountGate.toJSON(message.gate.value);
+    } else if (message.gate?.$case === "observedFailureRate") {
+      obj.observedFailureRate = OperationRunObservedFailureRateGate.toJSON(message.gate.value);
     }
     return obj;
   },
@@ -5425,7 +5473,125 @@ export const OperationRunSafetyGate: MessageFns<OperationRunSafetyGate> = {
         }
         break;
       }
+      case "observedFailureRate": {
+        if (object.gate?.value !== undefined && object.gate?.value !== null) {
+          message.gate = {
+            $case: "observedFailureRate",
+            value: OperationRunObservedFailureRateGate.fromPartial(object.gate.value),
+          };
+        }
+        break;
+      }
     }
+    return message;
+  },
+};
+
+function createBaseOperationRunObservedFailureRateGate(): OperationRunObservedFailureRateGate {
+  return { scope: 0, failureThresholdPercent: 0, minFinished: undefined };
+}
+
+export const OperationRunObservedFailureRateGate: MessageFns<OperationRunObservedFailureRateGate> = {
+  encode(message: OperationRunObservedFailureRateGate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.scope !== 0) {
+      writer.uint32(8).int32(message.scope);
+    }
+    if (message.failureThresholdPercent !== 0) {
+      writer.uint32(16).int32(message.failureThresholdPercent);
+    }
+    if (message.minFinished !== undefined) {
+      writer.uint32(24).int32(message.minFinished);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunObservedFailureRateGate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunObservedFailureRateGate();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.scope = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.failureThresholdPercent = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.minFinished = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunObservedFailureRateGate {
+    return {
+      scope: isSet(object.scope) ? operationRunSafetyGateScopeFromJSON(object.scope) : 0,
+      failureThresholdPercent: isSet(object.failureThresholdPercent)
+        ? globalThis.Number(object.failureThresholdPercent)
+        : isSet(object.failure_threshold_percent)
+        ? globalThis.Number(object.failure_threshold_percent)
+        : 0,
+      minFinished: isSet(object.minFinished)
+        ? globalThis.Number(object.minFinished)
+        : isSet(object.min_finished)
+        ? globalThis.Number(object.min_finished)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OperationRunObservedFailureRateGate): unknown {
+    const obj: any = {};
+    if (message.scope !== 0) {
+      obj.scope = operationRunSafetyGateScopeToJSON(message.scope);
+    }
+    if (message.failureThresholdPercent !== 0) {
+      obj.failureThresholdPercent = Math.round(message.failureThresholdPercent);
+    }
+    if (message.minFinished !== undefined) {
+      obj.minFinished = Math.round(message.minFinished);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunObservedFailureRateGate>): OperationRunObservedFailureRateGate {
+    return OperationRunObservedFailureRateGate.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunObservedFailureRateGate>): OperationRunObservedFailureRateGate {
+    const message = createBaseOperationRunObservedFailureRateGate();
+    message.scope = object.scope ?? 0;
+    message.failureThresholdPercent = object.failureThresholdPercent ?? 0;
+    message.minFinished = object.minFinished ?? undefined;
     return message;
   },
 };
@@ -10315,7 +10481,7 @@ export const OperationRunPlanSummary: MessageFns<OperationRunPlanSummary> = {
 };
 
 function createBaseOperationRunGateVerdict(): OperationRunGateVerdict {
-  return { gateIndex: 0, gate: undefined, failed: 0, selected: 0 };
+  return { gateIndex: 0, gate: undefined, failed: 0, selected: 0, finished: 0 };
 }
 
 export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
@@ -10331,6 +10497,9 @@ export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
     }
     if (message.selected !== 0) {
       writer.uint32(32).int32(message.selected);
+    }
+    if (message.finished !== 0) {
+      writer.uint32(800).int32(message.finished);
     }
     return writer;
   },
@@ -10380,6 +10549,14 @@ export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
             message.selected = reader.int32();
             continue;
           }
+          case 100: {
+            if (tag !== 800) {
+              break;
+            }
+
+            message.finished = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -10402,6 +10579,7 @@ export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
       gate: isSet(object.gate) ? OperationRunSafetyGate.fromJSON(object.gate) : undefined,
       failed: isSet(object.failed) ? globalThis.Number(object.failed) : 0,
       selected: isSet(object.selected) ? globalThis.Number(object.selected) : 0,
+      finished: isSet(object.finished) ? globalThis.Number(object.finished) : 0,
     };
   },
 
@@ -10419,6 +10597,9 @@ export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
     if (message.selected !== 0) {
       obj.selected = Math.round(message.selected);
     }
+    if (message.finished !== 0) {
+      obj.finished = Math.round(message.finished);
+    }
     return obj;
   },
 
@@ -10433,6 +10614,7 @@ export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
       : undefined;
     message.failed = object.failed ?? 0;
     message.selected = object.selected ?? 0;
+    message.finished = object.finished ?? 0;
     return message;
   },
 };
