@@ -1,0 +1,129 @@
+/**
+ * Claiming under the run's concurrency cap: ready targets of the phase in phase-then-sequence order,
+ * each submitted (finish.ts) as soon as its claim commits. Targets that need a new slot are claimed
+ * up to the free slots as read; expired CLAIMED targets already hold theirs and are re-claimed
+ * whatever the count. The batch is one claimTargets transaction; on a lost race or full slots the
+ * claims are made one by one, in order (they race other passes for the same slots and order
+ * matters).
+ */
+import type { Run, Target } from "../../domain/model.js";
+import { claimStatusMessage } from "../../domain/run-machine.js";
+import { isReady, readyInOrder } from "../../domain/target-machine.js";
+import { errorText } from "../observability.js";
+import type { ClaimCounts, DispatchContext } from "./deps.js";
+import { setStatusMessage, submitOne } from "./finish.js";
+
+/** Targets per claimTargets call: one transaction holds at most 100 items, the run item included. */
+const MAX_BATCH_CLAIM = 98;
+
+export async function claimAndSubmit(
+  ctx: DispatchContext,
+  run: Run,
+  claim: { phaseIndex: number; slots: number; until?: number },
+  blockedAtStart: Target[],
+  readAlready: { now: number; targets: Target[] } | undefined,
+): Promise<ClaimCounts> {
+  const { runs, clock, logger, metrics, leaseMs, submitParallelism } = ctx;
+  const { phaseIndex } = claim;
+  const now = readAlready?.now ?? clock.now();
+  const ready =
+    readAlready?.targets ?? readyInOrder(await runs.listQueuedTargets(run.id, phaseIndex, claim.slots), now);
+  const counts: ClaimCounts = { submitted: 0, blocked: 0, failed: 0 };
+  // PENDING as read, so never claimed before: no task can exist under their keys yet.
+  const neverClaimed = new Set(ready.filter((t) => t.status === "PENDING").map((t) => t.id));
+  // Each claimed target is submitted at once (at most `submitParallelism` at a time) while the
+  // loop goes on claiming, so the first child task starts after one claim, not after all of them.
+  const submissions: Promise<void>[] = [];
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  const submitSoon = (target: Target) => {
+    submissions.push(
+      (async () => {
+        while (active >= submitParallelism) await new Promise<void>((resolve) => waiting.push(resolve));
+        active++;
+        try {
+          counts[await submitOne(ctx, run, target, neverClaimed.has(target.id))] += 1;
+        } catch (error) {
+          // The target stays CLAIMED; when its lease runs out a later pass re-claims it and
+          // submits again under the same idempotency key.
+          logger.warn("target submission failed; retried after the claim lease", {
+            runId: run.id,
+            targetId: target.id,
+            error: errorText(error),
+          });
+        } finally {
+          active--;
+          waiting.shift()?.();
+        }
+      })(),
+    );
+  };
+
+  // At most the free slots as read: a slot freed since then wakes another pass through the stream,
+  // which will read it. Not trying past the count keeps the pass short and spares the store a
+  // transaction that can only fail. Expired claims keep their slot and are always re-claimed.
+  //
+  // The batch is claimed in ONE transaction (claimTargets: 10 targets + the run = 11 items), so a
+  // refill costs one write, not one per slot. It is all or nothing: if another pass moved one of
+  // its targets ('lost-race') or took some of the slots read ('slots-full'), the pass falls back
+  // to claiming one by one over the same ready list, exactly as before batching, and so claims
+  // what is still free.
+  const batch: Target[] = [];
+  let slotsForBatch = claim.slots;
+  for (const target of ready) {
+    if (batch.length >= MAX_BATCH_CLAIM) break;
+    const needsSlot = target.status !== "CLAIMED";
+    if (needsSlot && slotsForBatch <= 0) continue;
+    if (needsSlot) slotsForBatch--;
+    batch.push(target);
+  }
+  try {
+    const batched =
+      batch.length === 0 ? undefined : await runs.claimTargets(batch, leaseMs, clock.now(), claim.until);
+    if (batched?.outcome === "claimed") {
+      for (const target of batched.claimed) submitSoon(target);
+      if (batch.length === MAX_BATCH_CLAIM) {
+        // A full batch may have left ready targets behind (phases hold at most 100): one by one.
+        const inBatch = new Set(batch.map((t) => t.id));
+        await claimOneByOne(
+          ready.filter((t) => !inBatch.has(t.id)),
+          slotsForBatch,
+        );
+      }
+    } else if (
+      batched !== undefined &&
+      batched.outcome !== "run-not-active" &&
+      batched.outcome !== "window-closed"
+    ) {
+      await claimOneByOne(ready, claim.slots);
+    }
+  } finally {
+    await Promise.all(submissions);
+  }
+
+  async function claimOneByOne(targets: Target[], slots: number): Promise<void> {
+    let slotsLeft = slots;
+    for (const target of targets) {
+      const needsSlot = target.status !== "CLAIMED";
+      if (needsSlot && slotsLeft <= 0) continue;
+      const at = clock.now();
+      const outcome = await runs.claimTarget(target, leaseMs, at, claim.until);
+      if (outcome === "claimed") {
+        if (needsSlot) slotsLeft--;
+        submitSoon({ ...target, status: "CLAIMED", leaseExpiresAt: at + leaseMs, updatedAt: at });
+      } else if (outcome === "slots-full") {
+        slotsLeft = 0;
+      } else if (outcome === "run-not-active" || outcome === "window-closed") {
+        break;
+      }
+      // 'lost-race': another pass took or moved it; nothing to do.
+    }
+  }
+  metrics.add("TargetsDispatched", counts.submitted);
+  metrics.add("RackConflicts", counts.blocked);
+
+  const stillWaiting = blockedAtStart.filter((t) => !isReady(t, now)).length + counts.blocked;
+  const message = claimStatusMessage(counts.submitted, stillWaiting);
+  if (message !== "") await setStatusMessage(ctx, run, message);
+  return counts;
+}

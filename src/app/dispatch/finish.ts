@@ -1,0 +1,112 @@
+/**
+ * Finishing a claim: submit the claimed target's child task under its idempotency key and record
+ * what came of it (SUBMITTED, BLOCKED on a rack conflict with its backoff, FAILED when rejected),
+ * stop a task started for a target a cancel skipped meanwhile, and set the run's "submitted N …"
+ * status message.
+ */
+import { conflictRetryDelayMs } from "../../domain/backoff.js";
+import type { Run, Target } from "../../domain/model.js";
+import { errorText } from "../observability.js";
+import { targetIdempotencyKey } from "../ports.js";
+import type { DispatchContext } from "./deps.js";
+
+export async function submitOne(
+  ctx: DispatchContext,
+  run: Run,
+  target: Target,
+  firstAttempt: boolean,
+): Promise<"submitted" | "blocked" | "failed"> {
+  const { runs, submitter, clock } = ctx;
+  const now = clock.now();
+  const outcome = await submitter.submit(
+    {
+      idempotencyKey: targetIdempotencyKey(target.id),
+      runId: run.id,
+      targetId: target.id,
+      phaseIndex: target.phaseIndex,
+      ...(firstAttempt ? { firstAttempt } : {}),
+      rackId: target.rackId,
+      ...(target.rackExternalId ? { rackExternalId: target.rackExternalId } : {}),
+      componentsByType: target.componentsByType,
+      ...(target.versions ? { versions: target.versions } : {}),
+      ...(run.rule ? { rule: run.rule } : {}),
+      template: run.config.operation.firmware,
+    },
+    now,
+  );
+  switch (outcome.kind) {
+    case "submitted": {
+      const recorded = await runs.recordSubmitted(run.id, target.id, outcome.taskId, clock.now());
+      if (recorded === "lost-race") await afterLostSubmit(ctx, run.id, target.id, outcome.taskId);
+      return "submitted";
+    }
+    case "conflict": {
+      // Attempts and the first-blocked time survive re-claims, so the backoff really grows.
+      const attempts = target.conflictAttempts + 1;
+      const delay = conflictRetryDelayMs(run.config.conflictRetry, attempts);
+      await runs.recordBlocked(
+        run.id,
+        target.id,
+        {
+          message: outcome.message,
+          retryAt: now + delay,
+          conflictAttempts: attempts,
+          firstBlockedAt: target.firstBlockedAt ?? now,
+        },
+        now,
+      );
+      return "blocked";
+    }
+    case "rejected":
+      await runs.recordOutcome(run.id, target.id, "FAILED", outcome.message, clock.now());
+      return "failed";
+  }
+}
+
+/**
+ * recordSubmitted lost: the task already ended and recorded its outcome (fine), or a cancel
+ * skipped the still-CLAIMED target while we were submitting. In the second case the task we just
+ * started belongs to a cancelled run: stop it.
+ */
+async function afterLostSubmit(
+  ctx: DispatchContext,
+  runId: string,
+  targetId: string,
+  taskId: string,
+): Promise<void> {
+  const target = await ctx.runs.getTarget(runId, targetId);
+  const endedWithoutTask = target?.status === "SKIPPED" || target?.status === "TERMINATED";
+  if (endedWithoutTask && target?.taskId === undefined) {
+    await ctx.submitter
+      .cancel(taskId, "operation run target was skipped before its task was recorded")
+      .catch((error: unknown) =>
+        ctx.logger.warn("could not stop a task started for a skipped target", {
+          runId,
+          targetId,
+          taskId,
+          error: errorText(error),
+        }),
+      );
+  }
+}
+
+/**
+ * The reference sets "submitted N …" after a claim pass; only while the run is still running.
+ * First try: the run as this pass last saw it (claims and outcomes never move `updatedAt`, so
+ * unless a control or another pass wrote since, that write succeeds without a read); 'stale' →
+ * re-read and check again.
+ */
+export async function setStatusMessage(ctx: DispatchContext, known: Run, message: string): Promise<void> {
+  const { runs, clock } = ctx;
+  let run: Run | undefined = known;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (attempt > 0) run = await runs.getRun(known.id);
+    if (run === undefined || run.status !== "RUNNING" || run.statusMessage === message) return;
+    const now = clock.now();
+    const saved = await runs.saveRun(
+      { ...run, statusMessage: message, updatedAt: Math.max(now, run.updatedAt + 1) },
+      run.updatedAt,
+    );
+    if (saved !== "stale") return;
+  }
+}

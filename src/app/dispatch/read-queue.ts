@@ -1,0 +1,55 @@
+/**
+ * A pass's reads: the run and ONE read of its current phase's claim queue, which gives both the
+ * phase's BLOCKED targets (only they can time out, and the reference looks nowhere else) and,
+ * speculatively, its ready ones up to the free slots: most passes end in a claim.
+ *
+ * In a pass that is not a tick's (a wake-up: a slot has likely just freed) both reads go out
+ * together when this process has seen the run before: the queue of the phase it was in then,
+ * with up to max_concurrent_targets PENDING targets (the free slots can be no more; the pass
+ * claims only as many as the run it reads has free). A run that moved to another phase since
+ * has its queue read again, after the run. So a refill costs one round trip before its claim
+ * instead of two, for a few more PENDING items read; what is claimed is decided on the run as
+ * read, exactly as before. A tick's pass reads in turn, so a run with no free slot costs it
+ * two reads and no PENDING query.
+ */
+import type { Run, Target } from "../../domain/model.js";
+import { freeSlots } from "../../domain/run-machine.js";
+import type { RunStore } from "../ports.js";
+
+/** Runs whose phase a dispatcher remembers; past it, it forgets them all. */
+const SEEN_RUNS_LIMIT = 10_000;
+
+export interface ClaimQueue {
+  held: Target[];
+  pending: Target[];
+}
+
+export type ReadRunAndQueue = (
+  runId: string,
+  speculate: boolean,
+) => Promise<{ run: Run | undefined; queue: ClaimQueue }>;
+
+export function createRunReader(runs: Pick<RunStore, "getRun" | "listQueuedTargets">): ReadRunAndQueue {
+  /** Per active run this process dispatched: its phase and limit as last read. */
+  const seenRuns = new Map<string, { phaseIndex: number; maxConcurrent: number }>();
+
+  return async function readRunAndQueue(runId, speculate) {
+    const seen = speculate ? seenRuns.get(runId) : undefined;
+    const [run, guessed] = await Promise.all([
+      runs.getRun(runId),
+      seen === undefined ? undefined : runs.listQueuedTargets(runId, seen.phaseIndex, seen.maxConcurrent),
+    ]);
+    const empty = { held: [], pending: [] };
+    if (run === undefined || (run.status !== "PENDING" && run.status !== "RUNNING")) {
+      seenRuns.delete(runId);
+      return { run, queue: empty };
+    }
+    if (seenRuns.size >= SEEN_RUNS_LIMIT) seenRuns.clear();
+    seenRuns.set(runId, {
+      phaseIndex: run.currentPhaseIndex,
+      maxConcurrent: run.config.maxConcurrentTargets,
+    });
+    if (guessed !== undefined && seen?.phaseIndex === run.currentPhaseIndex) return { run, queue: guessed };
+    return { run, queue: await runs.listQueuedTargets(runId, run.currentPhaseIndex, freeSlots(run)) };
+  };
+}
