@@ -18,6 +18,7 @@
  *     ordering: { random: { seed: x } }    # default random with a generated seed
  *     conflictRetry: { retryTimeout: 1h, initialRetryDelay: 30s, maxRetryDelay: 5m }
  *     maintenanceWindows: [{ cron: "0 2 * * *", duration: 2h }]   # claim only inside one (UTC)
+ *     failureDomainSpread: { domain: row, maxInFlight: 1 }   # or nvlDomain, or attribute + attribute: name
  *   operation:
  *     upgradeFirmware:                     # required: the only operation there is
  *       targetVersion: 7.2.0
@@ -37,7 +38,7 @@
 
 import * as pb from "../../src/gen/flow/v1/flow.js";
 import { nsToDuration } from "../durations.js";
-import { gateScopeNames, orderingStrategies } from "../names.js";
+import { failureDomainNames, gateScopeNames, orderingStrategies } from "../names.js";
 import { readFirmware, readTypes } from "./firmware.js";
 import { describe, join, type Obj, type Reader } from "./reader.js";
 import { readMaintenanceWindows } from "./windows.js";
@@ -94,6 +95,7 @@ const OPTION_KEYS = [
   "ordering",
   "conflictRetry",
   "maintenanceWindows",
+  "failureDomainSpread",
 ] as const;
 
 function readOptions(r: Reader, value: unknown, path: string): pb.OperationRunOptions | undefined {
@@ -135,7 +137,38 @@ function readOptions(r: Reader, value: unknown, path: string): pb.OperationRunOp
       obj.maintenanceWindows === undefined
         ? []
         : readMaintenanceWindows(r, obj.maintenanceWindows, join(path, "maintenanceWindows")),
+    failureDomainSpread:
+      obj.failureDomainSpread === undefined
+        ? undefined
+        : readSpread(r, obj.failureDomainSpread, join(path, "failureDomainSpread")),
   };
+}
+
+/** `{ domain: row, maxInFlight: 1 }`, or `{ domain: attribute, attribute: datacenter, maxInFlight: 2 }`. */
+function readSpread(r: Reader, value: unknown, path: string): pb.OperationRunFailureDomainSpread | undefined {
+  const obj = r.object(value, path, ["domain", "attribute", "maxInFlight"]);
+  if (obj === undefined) return undefined;
+  let domain: pb.OperationRunFailureDomainSpread_Domain | undefined;
+  if (obj.domain === undefined)
+    r.add(join(path, "domain"), `is required: ${failureDomainNames.names.join(", ")}`);
+  else {
+    domain = failureDomainNames.parse(obj.domain);
+    if (domain === undefined)
+      r.add(
+        join(path, "domain"),
+        `must be ${failureDomainNames.names.join(", ")} (got ${describe(obj.domain)})`,
+      );
+  }
+  const attribute =
+    obj.attribute === undefined
+      ? ""
+      : (r.string(obj.attribute, join(path, "attribute"), { nonEmpty: true }) ?? "");
+  const maxInFlight =
+    obj.maxInFlight === undefined
+      ? r.add(join(path, "maxInFlight"), "is required (racks of one domain in flight at once, at least 1)")
+      : r.positiveInt(obj.maxInFlight, join(path, "maxInFlight"));
+  if (domain === undefined || maxInFlight === undefined) return undefined;
+  return { domain, attribute, maxInFlight };
 }
 
 function readGate(r: Reader, value: unknown, path: string): pb.OperationRunSafetyGate | undefined {

@@ -201,6 +201,17 @@ export interface RunConfig {
    * still bound the run). Absent = none, as in every run stored before windows existed.
    */
   maintenanceWindows?: MaintenanceWindow[];
+  /** (ours) At most `maxInFlight` racks of one failure domain in flight; absent = no spread. */
+  failureDomainSpread?: FailureDomainSpread;
+}
+
+/** (ours) Which failure domain a rack belongs to (src/domain/failure-domains.ts), and the cap. */
+export type FailureDomainKind = "ROW" | "NVL_DOMAIN" | "ATTRIBUTE";
+export interface FailureDomainSpread {
+  kind: FailureDomainKind;
+  /** The inventory attribute's name, for ATTRIBUTE only. */
+  attribute?: string;
+  maxInFlight: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -235,6 +246,7 @@ export interface CreateRunInput {
       phasePolicy?: { plan?: PhasePlan; advancePolicy?: { autoAdvance: boolean } };
       /** A window's duration is absent when the message left it unset. */
       maintenanceWindows?: { cron: string; durationMs?: number }[];
+      failureDomainSpread?: { kind: Scoped<FailureDomainKind>; attribute: string; maxInFlight: number };
     };
     operation?: {
       upgradeFirmware?: Omit<FirmwareTemplate, "targetSpec"> & { targetSpec?: TargetSpecInput };
@@ -276,6 +288,8 @@ export interface PlannedTarget {
   sequenceIndex: number;
   phaseIndex: number;
   componentsByType: ComponentsForType[];
+  /** (ours) The rack's failure domain, with a spread only. */
+  failureDomain?: string;
 }
 
 export interface Plan {
@@ -310,6 +324,11 @@ export interface Run {
   /** Targets CLAIMED or SUBMITTED now; kept <= config.maxConcurrentTargets by conditional writes. */
   inFlight: number;
   /**
+   * (ours) With a failure-domain spread: targets in flight per domain, each kept <= the spread's
+   * maxInFlight by the same conditional writes. Absent (or a domain missing) = 0.
+   */
+  domainInFlight?: Record<string, number>;
+  /**
    * The operation rule `rule_id` pinned, frozen at create (a later version does not change the
    * run). Absent: the built-in DEFAULT_RULE (src/domain/operation-rules.ts).
    */
@@ -336,6 +355,8 @@ export interface Target {
    * Absent when the rack had none; listing then asks inventory, and fails if it still has none.
    */
   rackExternalId?: string;
+  /** (ours) The rack's failure domain as planned, with a spread only: its claim holds a domain slot. */
+  failureDomain?: string;
   /**
    * Each component's firmware version, resolved from the firmware baselines at create and frozen
    * with the plan (a later baseline edit does not re-plan). Absent when the run names one

@@ -25,6 +25,7 @@
  * the domain has no clock. The schedule rules are in maintenance-window.ts (`checkSchedule`).
  */
 import type { FieldViolation } from "./errors.js";
+import { checkFailureDomainSpread } from "./failure-domains.js";
 import { checkFirmwareTemplate } from "./firmware-template.js";
 import { checkSchedule } from "./maintenance-window.js";
 import type {
@@ -102,6 +103,7 @@ export function validateCreateRun(
   const options = checkOptions(cfg.options, v);
   const firmware = cfg.operation?.upgradeFirmware;
   const windows = cfg.options?.maintenanceWindows ?? [];
+  const spread = checkFailureDomainSpread(cfg.options?.failureDomainSpread, v);
   v.list.push(
     ...checkSchedule({ startTime: firmware?.startTime, endTime: firmware?.endTime, windows }, now, {
       endTime: `${FIRMWARE}.end_time`,
@@ -133,6 +135,7 @@ export function validateCreateRun(
       operation: { kind: "upgradeFirmware", firmware: operation.firmware },
       targetScope: operation.targetScope,
       ...(maintenanceWindows.length > 0 ? { maintenanceWindows } : {}),
+      ...(spread === undefined ? {} : { failureDomainSpread: spread }),
     },
   };
 }

@@ -37,6 +37,7 @@ import {
   type MaintenanceWindow,
   type OperationRun,
   type OperationRunConflictPolicy,
+  type OperationRunFailureDomainSpread,
   type OperationRunPhasePolicy,
   type OperationRunSafetyGate,
   OperationRunSafetyGateScope,
@@ -371,6 +372,8 @@ export interface RunSpec {
   orderingSeed?: string;
   maxConcurrent?: number;
   gates?: OperationRunSafetyGate[];
+  /** Absent: no spread. */
+  failureDomainSpread?: OperationRunFailureDomainSpread;
   /** Absent: no phase policy (one phase, no auto advance). */
   phasePolicy?: OperationRunPhasePolicy;
   conflictPolicy?: OperationRunConflictPolicy;
@@ -417,6 +420,7 @@ export function runRequest(spec: RunSpec = {}): CreateOperationRunRequest {
             : { ordering: { $case: "random", value: { seed: spec.orderingSeed } } },
         phasePolicy: spec.phasePolicy,
         maintenanceWindows: spec.maintenanceWindows ?? [],
+        failureDomainSpread: spec.failureDomainSpread,
       },
       operation: {
         operation: { $case: "upgradeFirmware", value: firmware },

@@ -386,7 +386,7 @@ describe("run file: every problem at once, by key path", () => {
         withOptions("  maxConcurrentTargets: 1\n  maxConcurentTargets: 2\n  gates: [{ failureCount: 1 }]"),
       ),
     ).toEqual([
-      "options.maxConcurentTargets: unknown key (expected one of maxConcurrentTargets, gates, phases, autoAdvance, ordering, conflictRetry, maintenanceWindows)",
+      "options.maxConcurentTargets: unknown key (expected one of maxConcurrentTargets, gates, phases, autoAdvance, ordering, conflictRetry, maintenanceWindows, failureDomainSpread)",
     ]);
   });
 

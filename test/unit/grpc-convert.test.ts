@@ -589,6 +589,7 @@ const CONFIG: RunConfig = {
   },
   targetScope: { excludeOperationRunIds: [C] },
   maintenanceWindows: [{ cron: "0 2 * * MON-FRI", durationMs: 7_200_500 }],
+  failureDomainSpread: { kind: "ATTRIBUTE", attribute: "datacenter", maxInFlight: 2 },
 };
 
 const RUN: Run = {
@@ -855,6 +856,7 @@ describe("grpc convert: domain → responses", () => {
       conflictAttempts: 0,
       rackExternalId: "rack-ext-1",
       versions: [{ version: "2.1", componentIds: [A, B] }],
+      failureDomain: "nvl-07",
     };
     expect(targetToProto(target)).toEqual({
       id: { id: C },
@@ -872,7 +874,9 @@ describe("grpc convert: domain → responses", () => {
       updatedAt: new Date(2000),
       rackExternalId: "rack-ext-1",
       targetVersions: [{ version: "2.1", componentIds: [{ id: A }, { id: B }] }],
+      failureDomain: "nvl-07",
     });
+    expect(targetToProto({ ...target, failureDomain: undefined }).failureDomain).toBe("");
     expect(targetToProto({ ...target, taskId: undefined }).taskId).toBeUndefined();
     expect(targetToProto({ ...target, versions: undefined }).targetVersions).toEqual([]);
   });
@@ -889,6 +893,7 @@ describe("grpc convert: domain → responses", () => {
             sequenceIndex: 0,
             phaseIndex: 0,
             componentsByType: [{ type: "CDU", componentIds: [B] }],
+            failureDomain: "dc1/A",
           },
           { rackId: C, sequenceIndex: 1, phaseIndex: 1, componentsByType: [] },
         ],
@@ -917,8 +922,14 @@ describe("grpc convert: domain → responses", () => {
         updatedAt: undefined,
         rackExternalId: "ext-a",
         targetVersions: [{ version: "3.0", componentIds: [{ id: B }] }],
+        failureDomain: "dc1/A",
       },
-      expect.objectContaining({ rackId: { id: C }, rackExternalId: "", targetVersions: [] }),
+      expect.objectContaining({
+        rackId: { id: C },
+        rackExternalId: "",
+        targetVersions: [],
+        failureDomain: "",
+      }),
     ]);
   });
 

@@ -92,6 +92,7 @@ export function targetToProto(t: TargetView): pb.OperationRunTarget {
     updatedAt: msToDate(t.updatedAt),
     rackExternalId: t.rackExternalId,
     targetVersions: versionsToProto(t.versions),
+    failureDomain: t.failureDomain ?? "",
   };
 }
 
@@ -121,6 +122,7 @@ export function planToProto(result: {
       updatedAt: undefined,
       rackExternalId: result.rackExternalIds.get(t.rackId) ?? "",
       targetVersions: versionsToProto(result.versions?.get(t.rackId)),
+      failureDomain: t.failureDomain ?? "",
     })),
     nextWindowOpenings: result.nextWindowOpenings.map((t) => msToDate(t)),
   };

@@ -969,6 +969,71 @@ export interface OperationRunOptions {
    * still bound the whole run. At most 16.
    */
   maintenanceWindows: MaintenanceWindow[];
+  /**
+   * Project extension (failure-domain spread): at most `max_in_flight` racks of one failure domain
+   * in flight at once, beside max_concurrent_targets. Unset = no spread.
+   */
+  failureDomainSpread: OperationRunFailureDomainSpread | undefined;
+}
+
+/**
+ * Project extension: which failure domain a rack belongs to, and how many racks of one domain may
+ * be in flight (claimed or submitted) at once. The dispatcher keeps the seeded order and skips a
+ * target only while its domain is full. Every planned rack must have the domain in the inventory
+ * (else InvalidArgument naming the racks). Domains: ROW = the rack's location datacenter and row
+ * ("dc1/A"); NVL_DOMAIN = its NVLink domain's name; ATTRIBUTE = the inventory attribute named by
+ * `attribute` (the inventory carries `datacenter` today; an unknown name is InvalidArgument).
+ * `attribute` only with ATTRIBUTE. `max_in_flight` at least 1.
+ */
+export interface OperationRunFailureDomainSpread {
+  domain: OperationRunFailureDomainSpread_Domain;
+  attribute: string;
+  maxInFlight: number;
+}
+
+export enum OperationRunFailureDomainSpread_Domain {
+  DOMAIN_UNKNOWN = 0,
+  DOMAIN_ROW = 1,
+  DOMAIN_NVL_DOMAIN = 2,
+  DOMAIN_ATTRIBUTE = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function operationRunFailureDomainSpread_DomainFromJSON(object: any): OperationRunFailureDomainSpread_Domain {
+  switch (object) {
+    case 0:
+    case "DOMAIN_UNKNOWN":
+      return OperationRunFailureDomainSpread_Domain.DOMAIN_UNKNOWN;
+    case 1:
+    case "DOMAIN_ROW":
+      return OperationRunFailureDomainSpread_Domain.DOMAIN_ROW;
+    case 2:
+    case "DOMAIN_NVL_DOMAIN":
+      return OperationRunFailureDomainSpread_Domain.DOMAIN_NVL_DOMAIN;
+    case 3:
+    case "DOMAIN_ATTRIBUTE":
+      return OperationRunFailureDomainSpread_Domain.DOMAIN_ATTRIBUTE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return OperationRunFailureDomainSpread_Domain.UNRECOGNIZED;
+  }
+}
+
+export function operationRunFailureDomainSpread_DomainToJSON(object: OperationRunFailureDomainSpread_Domain): string {
+  switch (object) {
+    case OperationRunFailureDomainSpread_Domain.DOMAIN_UNKNOWN:
+      return "DOMAIN_UNKNOWN";
+    case OperationRunFailureDomainSpread_Domain.DOMAIN_ROW:
+      return "DOMAIN_ROW";
+    case OperationRunFailureDomainSpread_Domain.DOMAIN_NVL_DOMAIN:
+      return "DOMAIN_NVL_DOMAIN";
+    case OperationRunFailureDomainSpread_Domain.DOMAIN_ATTRIBUTE:
+      return "DOMAIN_ATTRIBUTE";
+    case OperationRunFailureDomainSpread_Domain.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
 }
 
 /**
@@ -1205,6 +1270,11 @@ export interface OperationRunTarget {
    * target_version for every component.
    */
   targetVersions: ComponentVersions[];
+  /**
+   * Project extension (failure-domain spread): the rack's failure domain, frozen with the plan
+   * ("dc1/A" for a row); "" when the run has no spread. The plan preview shows it too.
+   */
+  failureDomain: string;
 }
 
 /** Project extension (firmware policy): components upgraded to one firmware version. */
@@ -5006,6 +5076,7 @@ function createBaseOperationRunOptions(): OperationRunOptions {
     orderingPolicy: undefined,
     phasePolicy: undefined,
     maintenanceWindows: [],
+    failureDomainSpread: undefined,
   };
 }
 
@@ -5028,6 +5099,9 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
     }
     for (const v of message.maintenanceWindows) {
       MaintenanceWindow.encode(v!, writer.uint32(802).fork()).join();
+    }
+    if (message.failureDomainSpread !== undefined) {
+      OperationRunFailureDomainSpread.encode(message.failureDomainSpread, writer.uint32(810).fork()).join();
     }
     return writer;
   },
@@ -5093,6 +5167,14 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
             message.maintenanceWindows.push(MaintenanceWindow.decode(reader, reader.uint32()));
             continue;
           }
+          case 101: {
+            if (tag !== 810) {
+              break;
+            }
+
+            message.failureDomainSpread = OperationRunFailureDomainSpread.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5137,6 +5219,11 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
         : globalThis.Array.isArray(object?.maintenance_windows)
         ? object.maintenance_windows.map((e: any) => MaintenanceWindow.fromJSON(e))
         : [],
+      failureDomainSpread: isSet(object.failureDomainSpread)
+        ? OperationRunFailureDomainSpread.fromJSON(object.failureDomainSpread)
+        : isSet(object.failure_domain_spread)
+        ? OperationRunFailureDomainSpread.fromJSON(object.failure_domain_spread)
+        : undefined,
     };
   },
 
@@ -5160,6 +5247,9 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
     if (message.maintenanceWindows?.length) {
       obj.maintenanceWindows = message.maintenanceWindows.map((e) => MaintenanceWindow.toJSON(e));
     }
+    if (message.failureDomainSpread !== undefined) {
+      obj.failureDomainSpread = OperationRunFailureDomainSpread.toJSON(message.failureDomainSpread);
+    }
     return obj;
   },
 
@@ -5182,6 +5272,114 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
       ? OperationRunPhasePolicy.fromPartial(object.phasePolicy)
       : undefined;
     message.maintenanceWindows = object.maintenanceWindows?.map((e) => MaintenanceWindow.fromPartial(e)) || [];
+    message.failureDomainSpread = (object.failureDomainSpread !== undefined && object.failureDomainSpread !== null)
+      ? OperationRunFailureDomainSpread.fromPartial(object.failureDomainSpread)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOperationRunFailureDomainSpread(): OperationRunFailureDomainSpread {
+  return { domain: 0, attribute: "", maxInFlight: 0 };
+}
+
+export const OperationRunFailureDomainSpread: MessageFns<OperationRunFailureDomainSpread> = {
+  encode(message: OperationRunFailureDomainSpread, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.domain !== 0) {
+      writer.uint32(8).int32(message.domain);
+    }
+    if (message.attribute !== "") {
+      writer.uint32(18).string(message.attribute);
+    }
+    if (message.maxInFlight !== 0) {
+      writer.uint32(24).int32(message.maxInFlight);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunFailureDomainSpread {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunFailureDomainSpread();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.domain = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.attribute = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.maxInFlight = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunFailureDomainSpread {
+    return {
+      domain: isSet(object.domain) ? operationRunFailureDomainSpread_DomainFromJSON(object.domain) : 0,
+      attribute: isSet(object.attribute) ? globalThis.String(object.attribute) : "",
+      maxInFlight: isSet(object.maxInFlight)
+        ? globalThis.Number(object.maxInFlight)
+        : isSet(object.max_in_flight)
+        ? globalThis.Number(object.max_in_flight)
+        : 0,
+    };
+  },
+
+  toJSON(message: OperationRunFailureDomainSpread): unknown {
+    const obj: any = {};
+    if (message.domain !== 0) {
+      obj.domain = operationRunFailureDomainSpread_DomainToJSON(message.domain);
+    }
+    if (message.attribute !== "") {
+      obj.attribute = message.attribute;
+    }
+    if (message.maxInFlight !== 0) {
+      obj.maxInFlight = Math.round(message.maxInFlight);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunFailureDomainSpread>): OperationRunFailureDomainSpread {
+    return OperationRunFailureDomainSpread.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunFailureDomainSpread>): OperationRunFailureDomainSpread {
+    const message = createBaseOperationRunFailureDomainSpread();
+    message.domain = object.domain ?? 0;
+    message.attribute = object.attribute ?? "";
+    message.maxInFlight = object.maxInFlight ?? 0;
     return message;
   },
 };
@@ -7946,6 +8144,7 @@ function createBaseOperationRunTarget(): OperationRunTarget {
     updatedAt: undefined,
     rackExternalId: "",
     targetVersions: [],
+    failureDomain: "",
   };
 }
 
@@ -7989,6 +8188,9 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     }
     for (const v of message.targetVersions) {
       ComponentVersions.encode(v!, writer.uint32(882).fork()).join();
+    }
+    if (message.failureDomain !== "") {
+      writer.uint32(922).string(message.failureDomain);
     }
     return writer;
   },
@@ -8110,6 +8312,14 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
             message.targetVersions.push(ComponentVersions.decode(reader, reader.uint32()));
             continue;
           }
+          case 115: {
+            if (tag !== 922) {
+              break;
+            }
+
+            message.failureDomain = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8177,6 +8387,11 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
         : globalThis.Array.isArray(object?.target_versions)
         ? object.target_versions.map((e: any) => ComponentVersions.fromJSON(e))
         : [],
+      failureDomain: isSet(object.failureDomain)
+        ? globalThis.String(object.failureDomain)
+        : isSet(object.failure_domain)
+        ? globalThis.String(object.failure_domain)
+        : "",
     };
   },
 
@@ -8221,6 +8436,9 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     if (message.targetVersions?.length) {
       obj.targetVersions = message.targetVersions.map((e) => ComponentVersions.toJSON(e));
     }
+    if (message.failureDomain !== "") {
+      obj.failureDomain = message.failureDomain;
+    }
     return obj;
   },
 
@@ -8250,6 +8468,7 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.rackExternalId = object.rackExternalId ?? "";
     message.targetVersions = object.targetVersions?.map((e) => ComponentVersions.fromPartial(e)) || [];
+    message.failureDomain = object.failureDomain ?? "";
     return message;
   },
 };
