@@ -491,6 +491,51 @@ describe("run file: every problem at once, by key path", () => {
     ).toEqual(["operation.upgradeFirmware.targets.racks: must not be empty"]);
   });
 
+  it("failureDomainSpread: row, nvlDomain and attribute by name → the wire's spread; problems name the key", () => {
+    const spread = (yaml: string) =>
+      parseRunFile(
+        withOptions(
+          `  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]\n  failureDomainSpread: ${yaml}`,
+        ),
+        "f",
+      ).configuration?.options?.failureDomainSpread;
+    const D = pb.OperationRunFailureDomainSpread_Domain;
+    expect(spread("{ domain: row, maxInFlight: 1 }")).toEqual({
+      domain: D.DOMAIN_ROW,
+      attribute: "",
+      maxInFlight: 1,
+    });
+    expect(spread("{ domain: NVL_DOMAIN, maxInFlight: 2 }")).toEqual({
+      domain: D.DOMAIN_NVL_DOMAIN,
+      attribute: "",
+      maxInFlight: 2,
+    });
+    expect(spread("{ domain: attribute, attribute: datacenter, maxInFlight: 3 }")).toEqual({
+      domain: D.DOMAIN_ATTRIBUTE,
+      attribute: "datacenter",
+      maxInFlight: 3,
+    });
+    expect(
+      problems(
+        withOptions(
+          "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]\n  failureDomainSpread: { domain: rack, maxInFlight: 0, cap: 1 }",
+        ),
+      ),
+    ).toEqual([
+      "options.failureDomainSpread.cap: unknown key (expected one of domain, attribute, maxInFlight)",
+      'options.failureDomainSpread.domain: must be row, nvlDomain, attribute (got "rack")',
+      "options.failureDomainSpread.maxInFlight: must be a positive integer (got 0)",
+    ]);
+    expect(
+      problems(
+        withOptions("  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]\n  failureDomainSpread: {}"),
+      ),
+    ).toEqual([
+      "options.failureDomainSpread.domain: is required: row, nvlDomain, attribute",
+      "options.failureDomainSpread.maxInFlight: is required (racks of one domain in flight at once, at least 1)",
+    ]);
+  });
+
   it("maintenanceWindows: each needs a cron the service can parse and a positive duration", () => {
     expect(
       problems(
@@ -565,6 +610,7 @@ options:
   ordering: { random: { seed: s2 } }
   conflictRetry: { retryTimeout: 1h, initialRetryDelay: 30s, maxRetryDelay: 5m }
   maintenanceWindows: [{ cron: "0 2 * * MON-FRI", duration: 2h30m }]
+  failureDomainSpread: { domain: attribute, attribute: datacenter, maxInFlight: 2 }
 operation:
   upgradeFirmware:
     targetVersion: 7.2.0

@@ -657,6 +657,34 @@ describe("grpc convert: domain → responses", () => {
     });
   });
 
+  it("a failure-domain spread decodes as sent; UNKNOWN is the validator's, an unknown value names its path", () => {
+    const spread = (failureDomainSpread: pb.OperationRunFailureDomainSpread) =>
+      createRunInputFromProto(
+        pb.CreateOperationRunRequest.fromPartial({
+          name: "n",
+          configuration: { options: { failureDomainSpread } },
+        }),
+      ).configuration?.options?.failureDomainSpread;
+    const D = pb.OperationRunFailureDomainSpread_Domain;
+    expect(spread({ domain: D.DOMAIN_NVL_DOMAIN, attribute: "", maxInFlight: 2 })).toEqual({
+      kind: "NVL_DOMAIN",
+      attribute: "",
+      maxInFlight: 2,
+    });
+    expect(spread({ domain: D.DOMAIN_UNKNOWN, attribute: "x", maxInFlight: 0 })).toEqual({
+      kind: "UNKNOWN",
+      attribute: "x",
+      maxInFlight: 0,
+    });
+    expect(thrown(() => spread({ domain: odd(9), attribute: "", maxInFlight: 1 })).message).toBe(
+      "configuration.options.failure_domain_spread.domain: unknown enum value 9",
+    );
+    expect(
+      thrown(() => spread({ domain: D.DOMAIN_ATTRIBUTE, attribute: "a".repeat(257), maxInFlight: 1 }))
+        .message,
+    ).toBe("configuration.options.failure_domain_spread.attribute: must be at most 256 characters (got 257)");
+  });
+
   it("an observed-rate gate crosses the wire: min_finished absent stays absent, an explicit 0 stays 0, a bad scope names its path", () => {
     const gates = (value: pb.OperationRunObservedFailureRateGate) =>
       createRunInputFromProto(
