@@ -22,8 +22,11 @@
  *
  *   npx tsx bench/dispatch.ts                 defaults: N=100 C=10 T=2000 K=10000, A=1000 F=10000
  *   npx tsx bench/dispatch.ts --quick         N=30 C=10 T=500 K=2500, A=100 F=1000 (about a minute)
+ * 3. Failure-domain spread: a fill pass and a refill pass of one run without a spread and with one
+ *    (rows interleaved, rows clustered): DynamoDB calls and capacity per pass (bench/lib/spread-pass.ts).
+ *
  *   flags: --targets --concurrency --task-ms --tick-ms --active-runs --finished-runs
- *          --skip-makespan --skip-scale
+ *          --skip-makespan --skip-scale --skip-spread
  */
 
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -52,6 +55,7 @@ import { type CapacityMeter, type CapacityMeterOptions, installCapacityMeter } f
 import { FakeSubmitter } from "./lib/fake-submitter.js";
 import { productSubmitter } from "./lib/product-submitter.js";
 import { runWithTargets } from "./lib/run-builders.js";
+import { describeSpreadPass, type SpreadShape, spreadPass } from "./lib/spread-pass.js";
 import { median } from "./lib/stats.js";
 import { currentScope, roundTrips, tableOf } from "./lib/work-scope.js";
 
@@ -64,6 +68,7 @@ interface Options {
   finishedRuns: number;
   makespan: boolean;
   scale: boolean;
+  spread: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -78,6 +83,7 @@ function parseArgs(argv: string[]): Options {
         finishedRuns: 1000,
         makespan: true,
         scale: true,
+        spread: true,
       }
     : {
         targets: 100,
@@ -88,6 +94,7 @@ function parseArgs(argv: string[]): Options {
         finishedRuns: 10_000,
         makespan: true,
         scale: true,
+        spread: true,
       };
   const num = (flag: string, set: (n: number) => void) => {
     const i = argv.indexOf(flag);
@@ -105,6 +112,7 @@ function parseArgs(argv: string[]): Options {
   num("--finished-runs", (n) => (o.finishedRuns = n));
   if (argv.includes("--skip-makespan")) o.makespan = false;
   if (argv.includes("--skip-scale")) o.scale = false;
+  if (argv.includes("--skip-spread")) o.spread = false;
   return o;
 }
 
@@ -567,6 +575,20 @@ async function main(): Promise<void> {
       );
     }
     console.log(`   calls changed by the finished runs: ${after.meter.calls - before.meter.calls}`);
+    await env.stop();
+  }
+
+  if (o.spread) {
+    const rows = 10;
+    console.log(
+      `\n3. failure-domain spread: one run of 100 targets in ${rows} rows, concurrency ${rows}; a fill pass, then a refill of 3 slots`,
+    );
+    const env = await environment("spread", { reportedFigures: "ignore" });
+    const shapes: SpreadShape[] = ["no spread", "1 per row, rows interleaved", "1 per row, rows clustered"];
+    for (const [i, shape] of shapes.entries()) {
+      const r = await spreadPass(env, shape, { targets: 100, concurrency: rows, rows, seq: i });
+      for (const line of describeSpreadPass(r)) console.log(line);
+    }
     await env.stop();
   }
 }

@@ -176,3 +176,13 @@ export const TERMINAL_RUN_STATUSES: ReadonlySet<pb.OperationRunStatus> = new Set
   pb.OperationRunStatus.OPERATION_RUN_STATUS_FAILED,
   pb.OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED_WITH_FAILURES,
 ]);
+
+/** `domain:` of a failure-domain spread; `NVL_DOMAIN` and `nvl-domain` read too. */
+export const failureDomainNames = nameTable<pb.OperationRunFailureDomainSpread_Domain>(
+  [
+    ["row", pb.OperationRunFailureDomainSpread_Domain.DOMAIN_ROW],
+    ["nvlDomain", pb.OperationRunFailureDomainSpread_Domain.DOMAIN_NVL_DOMAIN],
+    ["attribute", pb.OperationRunFailureDomainSpread_Domain.DOMAIN_ATTRIBUTE],
+  ],
+  (text) => text.toLowerCase().replace(/[^a-z]/g, ""),
+);

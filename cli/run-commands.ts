@@ -493,17 +493,27 @@ function planTable(request: pb.CreateOperationRunRequest, plan: pb.PlanOperation
   ];
   // Without target_version, each component's version comes from the baselines, frozen per target.
   const versioned = plan.targets.some((t) => t.targetVersions.length > 0);
+  // With a failure-domain spread, each rack's domain (at most N of one in flight at once).
+  const spread = plan.targets.some((t) => t.failureDomain !== "");
   for (let i = 0; i < plan.totalPhases; i++) {
     const targets = byPhase.get(i) ?? [];
     lines.push(`phase ${i + 1} (${targets.length} rack${targets.length === 1 ? "" : "s"}):`);
     lines.push(
       indent(
         table(
-          ["SEQ", "RACK", "RACK ID", "COMPONENTS", ...(versioned ? ["VERSIONS"] : [])],
+          [
+            "SEQ",
+            "RACK",
+            "RACK ID",
+            ...(spread ? ["DOMAIN"] : []),
+            "COMPONENTS",
+            ...(versioned ? ["VERSIONS"] : []),
+          ],
           targets.map((t) => [
             String(t.sequenceIndex),
             t.rackExternalId || "-",
             short(t.rackId?.id),
+            ...(spread ? [t.failureDomain] : []),
             componentsText(t.componentsByType),
             ...(versioned
               ? [t.targetVersions.map((v) => `${v.version}×${v.componentIds.length}`).join(" ")]

@@ -19,6 +19,9 @@
  * Under the bars, the run's last few history events (cli/history.ts), newest last, so the frame
  * says what happened and who did it: "10:04:12 gate tripped (phase 2): failure_count …".
  */
+
+import { isGateTripped } from "../src/domain/gates.js";
+import { DEFAULT_MIN_FINISHED } from "../src/domain/run-config.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import { formatElapsed } from "./durations.js";
 import { EXIT } from "./errors.js";
@@ -177,7 +180,8 @@ export function buildModel(input: ModelInput): WatchModel {
 /**
  * Each configured gate against the counts, by the service's rules: only failed targets count; a
  * count gate trips at `failed >= count`, a rate gate at `failed * 100 >= percent * planned`, over
- * the current phase or over every phase up to it (cumulative run).
+ * the current phase or over every phase up to it (cumulative run); an observed-rate gate at
+ * `failed * 100 >= percent * finished` once enough of the scope has finished (src/domain/gates.ts).
  */
 export function gateViews(
   config: pb.OperationRunConfiguration | undefined,
@@ -207,6 +211,20 @@ export function gateViews(
         label: `failureCount ≥ ${threshold} (${scopeText(gate.value.scope)})`,
         value: `${failed}/${threshold} failed`,
         tripped: failed >= threshold,
+      });
+    } else if (gate.$case === "observedFailureRate") {
+      const pct = gate.value.failureThresholdPercent;
+      const minFinished = gate.value.minFinished ?? DEFAULT_MIN_FINISHED;
+      const finished = scoped.reduce((n, p) => n + p.completed + p.failed + p.terminated, 0);
+      const rate = finished === 0 ? 0 : Math.round((failed * 100) / finished);
+      const counts = { failed, selected: planned, finished };
+      views.push({
+        label: `observedFailureRate ≥ ${pct}% after ${minFinished} finished (${scopeText(gate.value.scope)})`,
+        value: `${failed} of ${finished} finished failed (${rate}%)`,
+        tripped: isGateTripped(
+          { kind: "observedFailureRate", scope: "CURRENT_PHASE", thresholdPercent: pct, minFinished },
+          counts,
+        ),
       });
     } else {
       const pct = gate.value.failureThresholdPercent;

@@ -29,6 +29,7 @@ import type {
   TransitionOutcome,
 } from "../../src/app/ports.js";
 import { FlowError } from "../../src/domain/errors.js";
+import { domainsTaken } from "../../src/domain/failure-domains.js";
 import {
   type FirmwareAuthentication,
   isTerminalTarget,
@@ -395,7 +396,9 @@ export class MemoryRunStore implements RunStore {
     if (windowClosed(run, now)) return "window-closed";
     if (expected.status !== "CLAIMED") {
       if (run.inFlight >= run.config.maxConcurrentTargets) return "slots-full";
+      if (!domainHasRoom(run, domainsTaken([expected]))) return "domain-full";
       run.inFlight += 1;
+      moveDomains(run, domainsTaken([expected]), 1);
     }
     this.claim(target, leaseMs, now);
     this.mark(run.id);
@@ -437,7 +440,9 @@ export class MemoryRunStore implements RunStore {
     if (run === undefined || !isActiveRun(run)) return nothing("run-not-active");
     if (windowClosed(run, now)) return nothing("window-closed");
     if (run.inFlight + k > run.config.maxConcurrentTargets) return nothing("slots-full");
+    if (!domainHasRoom(run, domainsTaken(expected))) return nothing("domain-full");
     run.inFlight += k;
+    moveDomains(run, domainsTaken(expected), 1);
     this.mark(run.id);
     const claimed = targets.filter((t) => t !== undefined).map((t) => copy(this.claim(t, leaseMs, now)));
     return { outcome: "claimed", claimed };
@@ -482,6 +487,7 @@ export class MemoryRunStore implements RunStore {
     target.updatedAt = now;
     delete target.leaseExpiresAt;
     run.inFlight -= 1;
+    moveDomains(run, domainsTaken([{ ...target, status: "PENDING" }]), -1);
     this.mark(runId);
     return "recorded";
   }
@@ -582,7 +588,10 @@ export class MemoryRunStore implements RunStore {
     if (isTerminalTarget(target.status)) return "already-recorded";
     const run = this.runs.get(runId);
     if (run === undefined) return "not-found";
-    if (target.status === "CLAIMED" || target.status === "SUBMITTED") run.inFlight -= 1;
+    if (target.status === "CLAIMED" || target.status === "SUBMITTED") {
+      run.inFlight -= 1;
+      moveDomains(run, domainsTaken([{ ...target, status: "PENDING" }]), -1);
+    }
     const counts = run.counters[target.phaseIndex];
     if (counts !== undefined) counts[OUTCOME_FIELD[status]] += 1;
     this.mark(runId);
@@ -593,4 +602,19 @@ export class MemoryRunStore implements RunStore {
     delete target.retryAt;
     return "recorded";
   }
+}
+
+/** The adapter's spread condition: every domain the claim takes stays within the cap. */
+function domainHasRoom(run: Run, taken: ReadonlyMap<string, number>): boolean {
+  const cap = run.config.failureDomainSpread?.maxInFlight;
+  if (cap === undefined) return true;
+  return [...taken].every(([domain, k]) => (run.domainInFlight?.[domain] ?? 0) + k <= cap);
+}
+
+/** Moves each domain's in-flight counter by `sign` × its count, as the adapter's writes do. */
+function moveDomains(run: Run, taken: ReadonlyMap<string, number>, sign: 1 | -1): void {
+  if (taken.size === 0) return;
+  const counts = { ...run.domainInFlight };
+  for (const [domain, k] of taken) counts[domain] = (counts[domain] ?? 0) + sign * k;
+  run.domainInFlight = counts;
 }

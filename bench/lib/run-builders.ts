@@ -101,6 +101,7 @@ export function benchCreateRequest(options: {
       selector: { selector: { $case: "percentage", value: { percentage: 100, seed: options.seed } } },
       options: {
         maintenanceWindows: [],
+        failureDomainSpread: undefined,
         maxConcurrentTargets: 10,
         safetyPolicy: {
           gates: [

@@ -10,12 +10,15 @@
  *     gates:                               # required, at least one
  *       - failureCount: 3                  #   > 0
  *         scope: cumulativeRun             #   currentPhase (default) | cumulativeRun
- *       - failureRate: 20%                 #   1..100
+ *       - failureRate: 20%                 #   1..100 of the planned racks
+ *       - observedFailureRate: { percent: 50, minFinished: 5, scope: currentPhase }
+ *                                          #   1..100 of the finished racks, once minFinished (default 5) have
  *     phases: { percentage: [10, 30, 60] } # or { equal: 3 } or { count: [2, 3] }; default one phase
  *     autoAdvance: false
  *     ordering: { random: { seed: x } }    # default random with a generated seed
  *     conflictRetry: { retryTimeout: 1h, initialRetryDelay: 30s, maxRetryDelay: 5m }
  *     maintenanceWindows: [{ cron: "0 2 * * *", duration: 2h }]   # claim only inside one (UTC)
+ *     failureDomainSpread: { domain: row, maxInFlight: 1 }   # or nvlDomain, or attribute + attribute: name
  *   operation:
  *     upgradeFirmware:                     # required: the only operation there is
  *       targetVersion: 7.2.0
@@ -26,7 +29,7 @@
  * Every problem is reported at once, each naming the file and the key:
  *
  *   run.yaml: options.maxConcurrentTargets: must be a positive integer (got 0)
- *   run.yaml: options.gates[1]: must set exactly one of failureCount, failureRate
+ *   run.yaml: options.gates[1]: must set exactly one of failureCount, failureRate, observedFailureRate
  *
  * Unknown keys are refused (a typo such as `maxConcurentTargets` must not silently vanish). The
  * rules checked here are the ones a file can break on its own; what needs the inventory (an empty
@@ -35,7 +38,7 @@
 
 import * as pb from "../../src/gen/flow/v1/flow.js";
 import { nsToDuration } from "../durations.js";
-import { gateScopeNames, orderingStrategies } from "../names.js";
+import { failureDomainNames, gateScopeNames, orderingStrategies } from "../names.js";
 import { readFirmware, readTypes } from "./firmware.js";
 import { describe, join, type Obj, type Reader } from "./reader.js";
 import { readMaintenanceWindows } from "./windows.js";
@@ -94,6 +97,7 @@ const OPTION_KEYS = [
   "ordering",
   "conflictRetry",
   "maintenanceWindows",
+  "failureDomainSpread",
 ] as const;
 
 function readOptions(r: Reader, value: unknown, path: string): pb.OperationRunOptions | undefined {
@@ -135,20 +139,50 @@ function readOptions(r: Reader, value: unknown, path: string): pb.OperationRunOp
       obj.maintenanceWindows === undefined
         ? []
         : readMaintenanceWindows(r, obj.maintenanceWindows, join(path, "maintenanceWindows")),
+    failureDomainSpread:
+      obj.failureDomainSpread === undefined
+        ? undefined
+        : readSpread(r, obj.failureDomainSpread, join(path, "failureDomainSpread")),
   };
 }
 
-function readGate(r: Reader, value: unknown, path: string): pb.OperationRunSafetyGate | undefined {
-  const obj = r.object(value, path, ["failureCount", "failureRate", "scope"]);
+/** `{ domain: row, maxInFlight: 1 }`, or `{ domain: attribute, attribute: datacenter, maxInFlight: 2 }`. */
+function readSpread(r: Reader, value: unknown, path: string): pb.OperationRunFailureDomainSpread | undefined {
+  const obj = r.object(value, path, ["domain", "attribute", "maxInFlight"]);
   if (obj === undefined) return undefined;
-  let scope = pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE;
-  if (obj.scope !== undefined) {
-    const found = gateScopeNames.parse(obj.scope);
-    if (found === undefined)
-      r.add(join(path, "scope"), `must be ${gateScopeNames.names.join(" or ")} (got ${describe(obj.scope)})`);
-    else scope = found;
+  let domain: pb.OperationRunFailureDomainSpread_Domain | undefined;
+  if (obj.domain === undefined)
+    r.add(join(path, "domain"), `is required: ${failureDomainNames.names.join(", ")}`);
+  else {
+    domain = failureDomainNames.parse(obj.domain);
+    if (domain === undefined)
+      r.add(
+        join(path, "domain"),
+        `must be ${failureDomainNames.names.join(", ")} (got ${describe(obj.domain)})`,
+      );
   }
-  const kind = r.exactlyOne(obj, path, ["failureCount", "failureRate"]);
+  const attribute =
+    obj.attribute === undefined
+      ? ""
+      : (r.string(obj.attribute, join(path, "attribute"), { nonEmpty: true }) ?? "");
+  const maxInFlight =
+    obj.maxInFlight === undefined
+      ? r.add(join(path, "maxInFlight"), "is required (racks of one domain in flight at once, at least 1)")
+      : r.positiveInt(obj.maxInFlight, join(path, "maxInFlight"));
+  if (domain === undefined || maxInFlight === undefined) return undefined;
+  return { domain, attribute, maxInFlight };
+}
+
+function readGate(r: Reader, value: unknown, path: string): pb.OperationRunSafetyGate | undefined {
+  const obj = r.object(value, path, ["failureCount", "failureRate", "observedFailureRate", "scope"]);
+  if (obj === undefined) return undefined;
+  const scope = readScope(
+    r,
+    obj,
+    path,
+    pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE,
+  );
+  const kind = r.exactlyOne(obj, path, ["failureCount", "failureRate", "observedFailureRate"]);
   if (kind === "failureCount") {
     const count = r.positiveInt(obj.failureCount, join(path, "failureCount"));
     return count === undefined
@@ -161,7 +195,57 @@ function readGate(r: Reader, value: unknown, path: string): pb.OperationRunSafet
       ? undefined
       : { gate: { $case: "failureRate", value: { scope, failureThresholdPercent: percent } } };
   }
+  if (kind === "observedFailureRate") {
+    const at = join(path, "observedFailureRate");
+    const inner = obj.observedFailureRate as Obj | undefined;
+    if (obj.scope !== undefined && inner?.scope !== undefined)
+      r.add(join(at, "scope"), "is also set beside observedFailureRate: set it once");
+    return readObservedRateGate(r, obj.observedFailureRate, at, scope);
+  }
   return undefined;
+}
+
+/** A gate's `scope` key by name; `fallback` when absent (or after reporting a bad one). */
+function readScope(
+  r: Reader,
+  obj: Obj,
+  path: string,
+  fallback: pb.OperationRunSafetyGateScope,
+): pb.OperationRunSafetyGateScope {
+  if (obj.scope === undefined) return fallback;
+  const found = gateScopeNames.parse(obj.scope);
+  if (found !== undefined) return found;
+  r.add(join(path, "scope"), `must be ${gateScopeNames.names.join(" or ")} (got ${describe(obj.scope)})`);
+  return fallback;
+}
+
+/** `{ percent: 50, minFinished: 5, scope: cumulativeRun }`; minFinished absent = the service's default. */
+function readObservedRateGate(
+  r: Reader,
+  value: unknown,
+  path: string,
+  outerScope: pb.OperationRunSafetyGateScope,
+): pb.OperationRunSafetyGate | undefined {
+  const obj = r.object(value, path, ["percent", "minFinished", "scope"]);
+  if (obj === undefined) return undefined;
+  const scope = readScope(r, obj, path, outerScope);
+  const percent =
+    obj.percent === undefined
+      ? r.add(join(path, "percent"), "is required (the failed share of finished racks that pauses the run)")
+      : r.percentage(obj.percent, join(path, "percent"));
+  const minFinished =
+    obj.minFinished === undefined ? undefined : r.positiveInt(obj.minFinished, join(path, "minFinished"));
+  if (percent === undefined || (obj.minFinished !== undefined && minFinished === undefined)) return undefined;
+  return {
+    gate: {
+      $case: "observedFailureRate",
+      value: {
+        scope,
+        failureThresholdPercent: percent,
+        ...(minFinished === undefined ? {} : { minFinished }),
+      },
+    },
+  };
 }
 
 function readPhases(r: Reader, value: unknown, path: string): pb.OperationRunPhasePolicy["plan"] {

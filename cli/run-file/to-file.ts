@@ -2,7 +2,13 @@
 
 import type * as pb from "../../src/gen/flow/v1/flow.js";
 import { durationToNs, formatDuration } from "../durations.js";
-import { componentTypes, gateScopeNames, orderingStrategies, queueStrategyNames } from "../names.js";
+import {
+  componentTypes,
+  failureDomainNames,
+  gateScopeNames,
+  orderingStrategies,
+  queueStrategyNames,
+} from "../names.js";
 import { maintenanceWindowsToFile } from "./windows.js";
 
 /**
@@ -49,6 +55,14 @@ export function runFileFromConfig(
     }
     if (o.maintenanceWindows.length > 0)
       options.maintenanceWindows = maintenanceWindowsToFile(o.maintenanceWindows);
+    if (o.failureDomainSpread !== undefined) {
+      const s = o.failureDomainSpread;
+      options.failureDomainSpread = {
+        domain: failureDomainNames.name(s.domain) ?? "row",
+        ...(s.attribute === "" ? {} : { attribute: s.attribute }),
+        maxInFlight: s.maxInFlight,
+      };
+    }
     doc.options = options;
   }
   const op = config?.operation;
@@ -88,6 +102,16 @@ function gateToFile(g: pb.OperationRunSafetyGate): Record<string, unknown> {
   }
   if (g.gate?.$case === "failureRate") {
     return { failureRate: `${g.gate.value.failureThresholdPercent}%`, scope: scopeName(g.gate.value.scope) };
+  }
+  if (g.gate?.$case === "observedFailureRate") {
+    const v = g.gate.value;
+    return {
+      observedFailureRate: {
+        percent: v.failureThresholdPercent,
+        ...(v.minFinished === undefined ? {} : { minFinished: v.minFinished }),
+        scope: scopeName(v.scope),
+      },
+    };
   }
   return {};
 }

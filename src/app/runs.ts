@@ -30,15 +30,19 @@ import {
   NotFoundError,
   ValidationError,
 } from "../domain/errors.js";
+import { assignFailureDomains } from "../domain/failure-domains.js";
 import { plannedRows } from "../domain/firmware-baselines.js";
 import { flashNeeds } from "../domain/firmware-images.js";
 import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import { nextOpenings, scheduleOf } from "../domain/maintenance-window.js";
 import type {
   CreateRunInput,
+  FailureDomainSpread,
+  InventoryRack,
   ListRunsQuery,
   ListTargetsQuery,
   Page,
+  Plan,
   Run,
   RunConfig,
   RunOrigin,
@@ -64,6 +68,7 @@ import type {
   FirmwarePolicyStore,
   RunListEntry,
   RunStore,
+  ScopeRack,
   TaskStore,
 } from "./ports.js";
 
@@ -89,6 +94,24 @@ export const runNotFound = (id: string): NotFoundError => new NotFoundError(`ope
 /** How many upcoming window openings PlanOperationRun shows. */
 const NEXT_OPENINGS = 5;
 
+/** The plan with each target's failure domain (ValidationError naming racks the inventory places in none). */
+function withFailureDomains(
+  plan: Plan,
+  racks: readonly (InventoryRack | ScopeRack)[],
+  spread: FailureDomainSpread,
+): Plan {
+  const byId = new Map(racks.map((r) => [r.id, r as Partial<InventoryRack> & { name: string }]));
+  const domains = assignFailureDomains(
+    plan.targets.map((t) => t.rackId),
+    byId,
+    spread,
+  );
+  return {
+    ...plan,
+    targets: plan.targets.map((t) => ({ ...t, failureDomain: domains.get(t.rackId) as string })),
+  };
+}
+
 /** Every excluded run's targets, all phases; an excluded run that does not exist is NotFound. */
 const EXCLUDED_TARGETS_PAGE = { offset: 0, limit: 1000 };
 
@@ -108,15 +131,18 @@ export function createRunService(deps: RunsDeps) {
       racksForPlan(inventory, config),
       loadExcludedTargets(config.targetScope.excludeOperationRunIds),
     ]);
-    const plan = planRun({ config, inventory: racks, excludedTargets });
-    // Baselines match on model and vendor, which the default scope's narrow index does not carry:
-    // then the planned racks (at most 100) are read whole, and only then.
+    const planned = planRun({ config, inventory: racks, excludedTargets });
+    // Baselines match on model and vendor, and a failure-domain spread on location or NVLink
+    // domain, which the default scope's narrow index does not carry: then the planned racks (at
+    // most 100) are read whole, and only then.
+    const spread = config.failureDomainSpread;
     const needsWhole =
-      config.operation.firmware.targetVersion === undefined &&
+      (config.operation.firmware.targetVersion === undefined || spread !== undefined) &&
       config.operation.firmware.targetSpec === undefined;
     const whole = needsWhole
-      ? await inventory.getRacksByIds([...new Set(plan.targets.map((t) => t.rackId))])
+      ? await inventory.getRacksByIds([...new Set(planned.targets.map((t) => t.rackId))])
       : racks;
+    const plan = spread === undefined ? planned : withFailureDomains(planned, whole, spread);
     const rows = plannedRows(plan.targets, whole);
     const policy = await freezePolicy(deps.policy, config.operation.firmware, rows, `${FIRMWARE}.`);
     const needs = flashNeeds(rows, config.operation.firmware, policy.versions);
@@ -275,6 +301,7 @@ export function createRunService(deps: RunsDeps) {
         message: "",
         componentsByType: t.componentsByType,
         ...(externalIds.get(t.rackId) ? { rackExternalId: externalIds.get(t.rackId) } : {}),
+        ...(t.failureDomain === undefined ? {} : { failureDomain: t.failureDomain }),
         ...(versions ? { versions: versions.get(t.rackId) ?? [] } : {}),
         ...(follow?.skipped?.get(t.rackId)?.length
           ? { skippedComponents: follow.skipped.get(t.rackId) }

@@ -162,7 +162,9 @@ export interface FirmwareTemplate {
 
 export type SafetyGate =
   | { kind: "failureRate"; scope: GateScope; thresholdPercent: number }
-  | { kind: "failureCount"; scope: GateScope; thresholdCount: number };
+  | { kind: "failureCount"; scope: GateScope; thresholdCount: number }
+  /** (ours) failed / finished in the scope, judged once `minFinished` targets of it have finished. */
+  | { kind: "observedFailureRate"; scope: GateScope; thresholdPercent: number; minFinished: number };
 
 export type PhasePlan =
   | { kind: "equal"; phaseCount: number }
@@ -199,6 +201,17 @@ export interface RunConfig {
    * still bound the run). Absent = none, as in every run stored before windows existed.
    */
   maintenanceWindows?: MaintenanceWindow[];
+  /** (ours) At most `maxInFlight` racks of one failure domain in flight; absent = no spread. */
+  failureDomainSpread?: FailureDomainSpread;
+}
+
+/** (ours) Which failure domain a rack belongs to (src/domain/failure-domains.ts), and the cap. */
+export type FailureDomainKind = "ROW" | "NVL_DOMAIN" | "ATTRIBUTE";
+export interface FailureDomainSpread {
+  kind: FailureDomainKind;
+  /** The inventory attribute's name, for ATTRIBUTE only. */
+  attribute?: string;
+  maxInFlight: number;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -211,6 +224,8 @@ export type Scoped<T extends string> = T | "UNKNOWN";
 export type SafetyGateInput =
   | { kind: "failureRate"; scope: Scoped<GateScope>; thresholdPercent: number }
   | { kind: "failureCount"; scope: Scoped<GateScope>; thresholdCount: number }
+  /** `minFinished` absent when the message left it unset (the default applies). */
+  | { kind: "observedFailureRate"; scope: Scoped<GateScope>; thresholdPercent: number; minFinished?: number }
   | { kind: "unset" };
 
 /** (ours) What a retry run takes of the run it retries: its FAILED targets, and optionally more. */
@@ -251,6 +266,7 @@ export interface CreateRunInput {
       phasePolicy?: { plan?: PhasePlan; advancePolicy?: { autoAdvance: boolean } };
       /** A window's duration is absent when the message left it unset. */
       maintenanceWindows?: { cron: string; durationMs?: number }[];
+      failureDomainSpread?: { kind: Scoped<FailureDomainKind>; attribute: string; maxInFlight: number };
     };
     operation?: {
       upgradeFirmware?: Omit<FirmwareTemplate, "targetSpec"> & { targetSpec?: TargetSpecInput };
@@ -316,6 +332,8 @@ export interface PlannedTarget {
   sequenceIndex: number;
   phaseIndex: number;
   componentsByType: ComponentsForType[];
+  /** (ours) The rack's failure domain, with a spread only. */
+  failureDomain?: string;
 }
 
 export interface Plan {
@@ -350,6 +368,11 @@ export interface Run {
   /** Targets CLAIMED or SUBMITTED now; kept <= config.maxConcurrentTargets by conditional writes. */
   inFlight: number;
   /**
+   * (ours) With a failure-domain spread: targets in flight per domain, each kept <= the spread's
+   * maxInFlight by the same conditional writes. Absent (or a domain missing) = 0.
+   */
+  domainInFlight?: Record<string, number>;
+  /**
    * The operation rule `rule_id` pinned, frozen at create (a later version does not change the
    * run). Absent: the built-in DEFAULT_RULE (src/domain/operation-rules.ts).
    */
@@ -380,6 +403,8 @@ export interface Target {
    * Absent when the rack had none; listing then asks inventory, and fails if it still has none.
    */
   rackExternalId?: string;
+  /** (ours) The rack's failure domain as planned, with a spread only: its claim holds a domain slot. */
+  failureDomain?: string;
   /**
    * Each component's firmware version, resolved from the firmware baselines at create and frozen
    * with the plan (a later baseline edit does not re-plan). Absent when the run names one

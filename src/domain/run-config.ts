@@ -25,6 +25,7 @@
  * the domain has no clock. The schedule rules are in maintenance-window.ts (`checkSchedule`).
  */
 import type { FieldViolation } from "./errors.js";
+import { checkFailureDomainSpread } from "./failure-domains.js";
 import { checkFirmwareTemplate } from "./firmware-template.js";
 import { checkSchedule } from "./maintenance-window.js";
 import type {
@@ -102,6 +103,7 @@ export function validateCreateRun(
   const options = checkOptions(cfg.options, v);
   const firmware = cfg.operation?.upgradeFirmware;
   const windows = cfg.options?.maintenanceWindows ?? [];
+  const spread = checkFailureDomainSpread(cfg.options?.failureDomainSpread, v);
   v.list.push(
     ...checkSchedule({ startTime: firmware?.startTime, endTime: firmware?.endTime, windows }, now, {
       endTime: `${FIRMWARE}.end_time`,
@@ -133,6 +135,7 @@ export function validateCreateRun(
       operation: { kind: "upgradeFirmware", firmware: operation.firmware },
       targetScope: operation.targetScope,
       ...(maintenanceWindows.length > 0 ? { maintenanceWindows } : {}),
+      ...(spread === undefined ? {} : { failureDomainSpread: spread }),
     },
   };
 }
@@ -283,12 +286,44 @@ function checkSafetyPolicy(input: { gates: SafetyGateInput[] } | undefined, v: V
           thresholdCount: gate.thresholdCount,
         });
         return;
+      case "observedFailureRate":
+        gates.push(checkObservedRateGate(gate, `${at}.observed_failure_rate`, v));
+        return;
       case "unset":
         v.add(at, "unsupported safety gate");
         return;
     }
   });
   return gates;
+}
+
+/** (ours) How many finished targets an observed-rate gate waits for when the request names none. */
+export const DEFAULT_MIN_FINISHED = 5;
+
+function checkObservedRateGate(
+  gate: Extract<SafetyGateInput, { kind: "observedFailureRate" }>,
+  at: string,
+  v: Violations,
+): SafetyGate {
+  v.between(
+    `${at}.failure_threshold_percent`,
+    gate.thresholdPercent,
+    1,
+    100,
+    "observed_failure_rate.failure_threshold_percent must be between 1 and 100",
+  );
+  const minFinished = gate.minFinished ?? DEFAULT_MIN_FINISHED;
+  v.positive(
+    `${at}.min_finished`,
+    minFinished,
+    "observed_failure_rate.min_finished must be at least 1 (absent = 5)",
+  );
+  return {
+    kind: "observedFailureRate",
+    scope: gateScope(gate.scope),
+    thresholdPercent: gate.thresholdPercent,
+    minFinished,
+  };
 }
 
 function gateScope(scope: Scoped<GateScope>): GateScope {

@@ -81,7 +81,15 @@ export type RunEventDetail =
   /** CREATED: the frozen plan and both seeds (the plan is reproducible from them). */
   | { type: "plan"; targets: number; phaseSizes: number[]; selectionSeed: string; orderingSeed: string }
   /** GATE_TRIPPED: the verdict. `gate` carries its kind, scope and threshold. */
-  | { type: "gate"; gateIndex: number; gate: SafetyGate; failed: number; selected: number }
+  | {
+      type: "gate";
+      gateIndex: number;
+      gate: SafetyGate;
+      failed: number;
+      selected: number;
+      /** Ran to an end in the scope; absent in verdicts recorded before it was kept. */
+      finished?: number;
+    }
   /** ADVANCED: from and to (equal when every target already had an outcome and the run finished). */
   | { type: "advance"; fromPhaseIndex: number; toPhaseIndex: number; expectedPhaseIndex?: number }
   /** CANCELLED: the operator's reason, trimmed ("" when none was given). */
@@ -320,6 +328,7 @@ function pauseEvent(after: Run, cause: RunEvent): Draft | undefined {
           gate: verdict.gate,
           failed: verdict.failed,
           selected: verdict.selected,
+          finished: verdict.finished,
         },
       };
     }

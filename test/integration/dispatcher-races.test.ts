@@ -12,11 +12,10 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import { systemClock } from "../../src/adapters/system-clock.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
-import type { RunStore } from "../../src/app/ports.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
-import { FakeSubmitter, waitMs } from "../support/fake-submitter.js";
+import { FakeSubmitter, waitMs, withRandomDelays } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
-import { type SeededRandom, testRandom } from "../support/seeded-random.js";
+import { testRandom } from "../support/seeded-random.js";
 
 let names: TableNames;
 let drop: () => Promise<void>;
@@ -26,23 +25,6 @@ beforeAll(async () => {
   ({ names, stores, drop } = await freshStores(inject("awsEndpoint"), "race"));
 });
 afterAll(() => drop());
-
-/** Every RunStore method, with a random 0..maxMs pause before and after the real call. */
-function withRandomDelays(runs: RunStore, maxMs: number, random: SeededRandom): RunStore {
-  const jitter = () => waitMs(random.int(maxMs));
-  return new Proxy(runs, {
-    get(target, prop, receiver) {
-      const value = Reflect.get(target, prop, receiver);
-      if (typeof value !== "function") return value;
-      return async (...args: unknown[]) => {
-        await jitter();
-        const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-        await jitter();
-        return result;
-      };
-    },
-  });
-}
 
 async function race(options: {
   dispatchers: number;

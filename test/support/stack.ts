@@ -37,6 +37,7 @@ import {
   type MaintenanceWindow,
   type OperationRun,
   type OperationRunConflictPolicy,
+  type OperationRunFailureDomainSpread,
   type OperationRunPhasePolicy,
   type OperationRunSafetyGate,
   OperationRunSafetyGateScope,
@@ -374,6 +375,8 @@ export interface RunSpec {
   orderingSeed?: string;
   maxConcurrent?: number;
   gates?: OperationRunSafetyGate[];
+  /** Absent: no spread. */
+  failureDomainSpread?: OperationRunFailureDomainSpread;
   /** Absent: no phase policy (one phase, no auto advance). */
   phasePolicy?: OperationRunPhasePolicy;
   conflictPolicy?: OperationRunConflictPolicy;
@@ -420,6 +423,7 @@ export function runRequest(spec: RunSpec = {}): CreateOperationRunRequest {
             : { ordering: { $case: "random", value: { seed: spec.orderingSeed } } },
         phasePolicy: spec.phasePolicy,
         maintenanceWindows: spec.maintenanceWindows ?? [],
+        failureDomainSpread: spec.failureDomainSpread,
       },
       operation: {
         operation: { $case: "upgradeFirmware", value: firmware },
@@ -455,6 +459,24 @@ export function rateGate(
   scope = OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN,
 ): OperationRunSafetyGate {
   return { gate: { $case: "failureRate", value: { scope, failureThresholdPercent: percent } } };
+}
+
+/** The observed-failure-rate gate: failed / finished, judged once `minFinished` (absent = 5) have finished. */
+export function observedRateGate(
+  percent: number,
+  minFinished?: number,
+  scope = OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_UNKNOWN,
+): OperationRunSafetyGate {
+  return {
+    gate: {
+      $case: "observedFailureRate",
+      value: {
+        scope,
+        failureThresholdPercent: percent,
+        ...(minFinished === undefined ? {} : { minFinished }),
+      },
+    },
+  };
 }
 
 export function equalPhases(phaseCount: number, autoAdvance?: boolean): OperationRunPhasePolicy {

@@ -143,6 +143,51 @@ describe("run file: readable values", () => {
     }
   });
 
+  it("observedFailureRate { percent, minFinished, scope } → the observed_failure_rate gate; minFinished absent stays unset", () => {
+    const req = parseRunFile(
+      withOptions(
+        "  maxConcurrentTargets: 1\n  gates:\n    - observedFailureRate: { percent: 50%, minFinished: 3, scope: cumulativeRun }\n    - observedFailureRate: { percent: 20 }",
+      ),
+      "f",
+    );
+    expect(req.configuration?.options?.safetyPolicy?.gates).toEqual([
+      {
+        gate: {
+          $case: "observedFailureRate",
+          value: {
+            scope: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN,
+            failureThresholdPercent: 50,
+            minFinished: 3,
+          },
+        },
+      },
+      {
+        gate: {
+          $case: "observedFailureRate",
+          value: {
+            scope: pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE,
+            failureThresholdPercent: 20,
+          },
+        },
+      },
+    ]);
+  });
+
+  it("observedFailureRate problems name the key: no percent, minFinished 0, an unknown key, scope set twice", () => {
+    expect(
+      problems(
+        withOptions(
+          "  maxConcurrentTargets: 1\n  gates:\n    - observedFailureRate: { minFinished: 0 }\n    - observedFailureRate: { percent: 10, min: 5 }\n    - { observedFailureRate: { percent: 10, scope: currentPhase }, scope: cumulativeRun }",
+        ),
+      ),
+    ).toEqual([
+      "options.gates[0].observedFailureRate.percent: is required (the failed share of finished racks that pauses the run)",
+      "options.gates[0].observedFailureRate.minFinished: must be a positive integer (got 0)",
+      "options.gates[1].observedFailureRate.min: unknown key (expected one of percent, minFinished, scope)",
+      "options.gates[2].observedFailureRate.scope: is also set beside observedFailureRate: set it once",
+    ]);
+  });
+
   it("conflictRetry durations 1h / 30s / 5m → google.protobuf.Duration seconds", () => {
     const req = parseRunFile(
       withOptions(
@@ -341,7 +386,7 @@ describe("run file: every problem at once, by key path", () => {
         withOptions("  maxConcurrentTargets: 1\n  maxConcurentTargets: 2\n  gates: [{ failureCount: 1 }]"),
       ),
     ).toEqual([
-      "options.maxConcurentTargets: unknown key (expected one of maxConcurrentTargets, gates, phases, autoAdvance, ordering, conflictRetry, maintenanceWindows)",
+      "options.maxConcurentTargets: unknown key (expected one of maxConcurrentTargets, gates, phases, autoAdvance, ordering, conflictRetry, maintenanceWindows, failureDomainSpread)",
     ]);
   });
 
@@ -359,10 +404,10 @@ describe("run file: every problem at once, by key path", () => {
         ),
       ),
     ).toEqual([
-      "options.gates[0]: must set exactly one of failureCount, failureRate (got failureCount and failureRate)",
+      "options.gates[0]: must set exactly one of failureCount, failureRate, observedFailureRate (got failureCount and failureRate)",
       'options.gates[1].scope: must be currentPhase or cumulativeRun (got "everywhere")',
       'options.gates[1].failureRate: must be a whole percentage from 1 to 100, e.g. 30 or 30% (got "150%")',
-      "options.gates[2]: must set one of failureCount, failureRate",
+      "options.gates[2]: must set one of failureCount, failureRate, observedFailureRate",
     ]);
   });
 
@@ -446,6 +491,51 @@ describe("run file: every problem at once, by key path", () => {
     ).toEqual(["operation.upgradeFirmware.targets.racks: must not be empty"]);
   });
 
+  it("failureDomainSpread: row, nvlDomain and attribute by name → the wire's spread; problems name the key", () => {
+    const spread = (yaml: string) =>
+      parseRunFile(
+        withOptions(
+          `  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]\n  failureDomainSpread: ${yaml}`,
+        ),
+        "f",
+      ).configuration?.options?.failureDomainSpread;
+    const D = pb.OperationRunFailureDomainSpread_Domain;
+    expect(spread("{ domain: row, maxInFlight: 1 }")).toEqual({
+      domain: D.DOMAIN_ROW,
+      attribute: "",
+      maxInFlight: 1,
+    });
+    expect(spread("{ domain: NVL_DOMAIN, maxInFlight: 2 }")).toEqual({
+      domain: D.DOMAIN_NVL_DOMAIN,
+      attribute: "",
+      maxInFlight: 2,
+    });
+    expect(spread("{ domain: attribute, attribute: datacenter, maxInFlight: 3 }")).toEqual({
+      domain: D.DOMAIN_ATTRIBUTE,
+      attribute: "datacenter",
+      maxInFlight: 3,
+    });
+    expect(
+      problems(
+        withOptions(
+          "  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]\n  failureDomainSpread: { domain: rack, maxInFlight: 0, cap: 1 }",
+        ),
+      ),
+    ).toEqual([
+      "options.failureDomainSpread.cap: unknown key (expected one of domain, attribute, maxInFlight)",
+      'options.failureDomainSpread.domain: must be row, nvlDomain, attribute (got "rack")',
+      "options.failureDomainSpread.maxInFlight: must be a positive integer (got 0)",
+    ]);
+    expect(
+      problems(
+        withOptions("  maxConcurrentTargets: 1\n  gates: [{ failureCount: 1 }]\n  failureDomainSpread: {}"),
+      ),
+    ).toEqual([
+      "options.failureDomainSpread.domain: is required: row, nvlDomain, attribute",
+      "options.failureDomainSpread.maxInFlight: is required (racks of one domain in flight at once, at least 1)",
+    ]);
+  });
+
   it("maintenanceWindows: each needs a cron the service can parse and a positive duration", () => {
     expect(
       problems(
@@ -514,12 +604,13 @@ description: d
 selector: { percentage: 30%, seed: s1 }
 options:
   maxConcurrentTargets: 4
-  gates: [{ failureCount: 2, scope: cumulativeRun }, { failureRate: 25% }]
+  gates: [{ failureCount: 2, scope: cumulativeRun }, { failureRate: 25% }, { observedFailureRate: { percent: 50, minFinished: 4 } }]
   phases: { percentage: [10, 30, 60] }
   autoAdvance: false
   ordering: { random: { seed: s2 } }
   conflictRetry: { retryTimeout: 1h, initialRetryDelay: 30s, maxRetryDelay: 5m }
   maintenanceWindows: [{ cron: "0 2 * * MON-FRI", duration: 2h30m }]
+  failureDomainSpread: { domain: attribute, attribute: datacenter, maxInFlight: 2 }
 operation:
   upgradeFirmware:
     targetVersion: 7.2.0

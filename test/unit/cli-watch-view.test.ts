@@ -205,6 +205,36 @@ describe("watch: gates by the service's rules", () => {
     expect(at(11)?.tripped).toBe(false);
   });
 
+  it("an observed-rate gate divides by finished targets and waits for min finished (cumulative: 2 of 7 finished)", () => {
+    const at = (pct: number, minFinished?: number) =>
+      gateViews(
+        config([
+          {
+            gate: {
+              $case: "observedFailureRate",
+              value: {
+                scope: CUMULATIVE,
+                failureThresholdPercent: pct,
+                ...(minFinished ? { minFinished } : {}),
+              },
+            },
+          },
+        ]),
+        phases,
+        1,
+      )[0];
+    expect(at(28)).toEqual({
+      label: "observedFailureRate ≥ 28% after 5 finished (cumulative run)",
+      value: "2 of 7 finished failed (29%)",
+      tripped: true,
+    });
+    expect(at(29)?.tripped).toBe(false);
+    expect(at(10, 8)).toMatchObject({
+      label: "observedFailureRate ≥ 10% after 8 finished (cumulative run)",
+      tripped: false,
+    });
+  });
+
   it("terminated targets never count toward a gate", () => {
     const views = gateViews(
       config([{ gate: { $case: "failureCount", value: { scope: CURRENT, failureThresholdCount: 1 } } }]),

@@ -755,3 +755,62 @@ describe("dispatcher: metrics", () => {
     );
   });
 });
+
+describe("dispatcher: the failure-domain spread (1 per row)", () => {
+  const ROWS = ["A", "A", "A", "B"];
+  const state: RunState = {
+    phases: [["SUBMITTED", "PENDING", "PENDING", "PENDING"]],
+    maxConcurrent: 3,
+    config: { failureDomainSpread: { kind: "ROW", maxInFlight: 1 } },
+    target: (i) => ({ failureDomain: ROWS[i] as string }),
+  };
+
+  async function spreadWorld(stale: boolean) {
+    const store = new MemoryRunStore();
+    const w = await world(state, { store });
+    // The store's run holds row A (target 0 in flight), as a claim of it would have left it.
+    const { run, targets } = runInState(RUN, state);
+    run.domainInFlight = { A: 1 };
+    const fresh = new MemoryRunStore();
+    await fresh.createRun(run, targets);
+    const getRun = fresh.getRun.bind(fresh);
+    // A stale read: the pass decides as if row A were free; only the claim's condition knows.
+    if (stale) {
+      fresh.getRun = async (id: string) => {
+        const r = await getRun(id);
+        if (r !== undefined) delete r.domainInFlight;
+        return r;
+      };
+    }
+    const dispatcher = createDispatcher({
+      runs: fresh,
+      submitter: w.submitter,
+      clock: clockOf(() => w.clock.now),
+    });
+    fresh.calls.reset();
+    return { ...w, fresh, getRun, pass: () => dispatcher.dispatchRun(RUN) };
+  }
+
+  it("row A full as read: the pass skips A's racks and claims B's, in one batch", async () => {
+    const w = await spreadWorld(false);
+    expect(await w.pass()).toMatchObject({ decision: "claimed", submitted: 1 });
+    expect(w.submitter.submittedTargets()).toEqual([w.targets[3]?.id]);
+    expect(w.fresh.calls.of("claimTargets")).toBe(1);
+    expect(w.fresh.calls.of("claimTarget")).toBe(0);
+    expect((await w.getRun(RUN))?.domainInFlight).toEqual({ A: 1, B: 1 });
+  });
+
+  it("row A full but read free: the batch is refused, one by one A's rack meets domain-full, the rest of A waits, B is claimed", async () => {
+    const w = await spreadWorld(true);
+    expect(await w.pass()).toMatchObject({ decision: "claimed", submitted: 1 });
+    expect(w.submitter.submittedTargets()).toEqual([w.targets[3]?.id]);
+    // The batch [A1, B] refused; then A1 refused for its row and A2 not tried; then B claimed.
+    expect(w.fresh.calls.of("claimTargets")).toBe(1);
+    expect(w.fresh.calls.of("claimTarget")).toBe(2);
+    const statuses = await Promise.all(
+      w.targets.map(async (t) => (await w.fresh.getTarget(RUN, t.id))?.status),
+    );
+    expect(statuses).toEqual(["SUBMITTED", "PENDING", "PENDING", "SUBMITTED"]);
+    expect((await w.getRun(RUN))?.domainInFlight).toEqual({ A: 1, B: 1 });
+  });
+});

@@ -563,6 +563,7 @@ const CONFIG: RunConfig = {
   safetyGates: [
     { kind: "failureRate", scope: "CUMULATIVE_RUN", thresholdPercent: 10 },
     { kind: "failureCount", scope: "CURRENT_PHASE", thresholdCount: 3 },
+    { kind: "observedFailureRate", scope: "CUMULATIVE_RUN", thresholdPercent: 50, minFinished: 7 },
   ],
   conflictRetry: { retryTimeoutMs: 3_600_000, initialRetryDelayMs: 1500, maxRetryDelayMs: 300_000 },
   ordering: { kind: "random", seed: "ord-seed" },
@@ -588,6 +589,7 @@ const CONFIG: RunConfig = {
   },
   targetScope: { excludeOperationRunIds: [C] },
   maintenanceWindows: [{ cron: "0 2 * * MON-FRI", durationMs: 7_200_500 }],
+  failureDomainSpread: { kind: "ATTRIBUTE", attribute: "datacenter", maxInFlight: 2 },
 };
 
 const RUN: Run = {
@@ -653,6 +655,60 @@ describe("grpc convert: domain → responses", () => {
       description: "",
       config: { ...CONFIG, operation: { kind: "upgradeFirmware", firmware } },
     });
+  });
+
+  it("a failure-domain spread decodes as sent; UNKNOWN is the validator's, an unknown value names its path", () => {
+    const spread = (failureDomainSpread: pb.OperationRunFailureDomainSpread) =>
+      createRunInputFromProto(
+        pb.CreateOperationRunRequest.fromPartial({
+          name: "n",
+          configuration: { options: { failureDomainSpread } },
+        }),
+      ).configuration?.options?.failureDomainSpread;
+    const D = pb.OperationRunFailureDomainSpread_Domain;
+    expect(spread({ domain: D.DOMAIN_NVL_DOMAIN, attribute: "", maxInFlight: 2 })).toEqual({
+      kind: "NVL_DOMAIN",
+      attribute: "",
+      maxInFlight: 2,
+    });
+    expect(spread({ domain: D.DOMAIN_UNKNOWN, attribute: "x", maxInFlight: 0 })).toEqual({
+      kind: "UNKNOWN",
+      attribute: "x",
+      maxInFlight: 0,
+    });
+    expect(thrown(() => spread({ domain: odd(9), attribute: "", maxInFlight: 1 })).message).toBe(
+      "configuration.options.failure_domain_spread.domain: unknown enum value 9",
+    );
+    expect(
+      thrown(() => spread({ domain: D.DOMAIN_ATTRIBUTE, attribute: "a".repeat(257), maxInFlight: 1 }))
+        .message,
+    ).toBe("configuration.options.failure_domain_spread.attribute: must be at most 256 characters (got 257)");
+  });
+
+  it("an observed-rate gate crosses the wire: min_finished absent stays absent, an explicit 0 stays 0, a bad scope names its path", () => {
+    const gates = (value: pb.OperationRunObservedFailureRateGate) =>
+      createRunInputFromProto(
+        pb.CreateOperationRunRequest.decode(
+          pb.CreateOperationRunRequest.encode(
+            pb.CreateOperationRunRequest.fromPartial({
+              name: "n",
+              configuration: {
+                options: { safetyPolicy: { gates: [{ gate: { $case: "observedFailureRate", value } }] } },
+              },
+            }),
+          ).finish(),
+        ),
+      ).configuration?.options?.safetyPolicy?.gates;
+    const cumulative = pb.OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CUMULATIVE_RUN;
+    expect(gates({ scope: cumulative, failureThresholdPercent: 50 })).toEqual([
+      { kind: "observedFailureRate", scope: "CUMULATIVE_RUN", thresholdPercent: 50, minFinished: undefined },
+    ]);
+    expect(gates({ scope: 0, failureThresholdPercent: 50, minFinished: 0 })).toEqual([
+      { kind: "observedFailureRate", scope: "UNKNOWN", thresholdPercent: 50, minFinished: 0 },
+    ]);
+    expect(thrown(() => gates({ scope: odd(42), failureThresholdPercent: 50 })).message).toBe(
+      "configuration.options.safety_policy.gates[0].observed_failure_rate.scope: unknown enum value 42",
+    );
   });
 
   it("maintenance windows decode as sent (a missing duration too) for the validator; bad ones name their path", () => {
@@ -861,6 +917,7 @@ describe("grpc convert: domain → responses", () => {
         { componentId: A, type: "COMPUTE", version: "1.9", targetVersion: "2.1", subTargets: ["bios"] },
         { componentId: B, type: "COMPUTE", version: "2.0", targetVersion: "2.1" },
       ],
+      failureDomain: "nvl-07",
     };
     expect(targetToProto(target)).toEqual({
       id: { id: C },
@@ -895,7 +952,9 @@ describe("grpc convert: domain → responses", () => {
         },
       ],
       skippedComponents: [],
+      failureDomain: "nvl-07",
     });
+    expect(targetToProto({ ...target, failureDomain: undefined }).failureDomain).toBe("");
     expect(targetToProto({ ...target, priorVersions: undefined }).priorVersions).toEqual([]);
     expect(
       targetToProto({
@@ -921,6 +980,7 @@ describe("grpc convert: domain → responses", () => {
             sequenceIndex: 0,
             phaseIndex: 0,
             componentsByType: [{ type: "CDU", componentIds: [B] }],
+            failureDomain: "dc1/A",
           },
           { rackId: C, sequenceIndex: 1, phaseIndex: 1, componentsByType: [] },
         ],
@@ -951,8 +1011,14 @@ describe("grpc convert: domain → responses", () => {
         targetVersions: [{ version: "3.0", componentIds: [{ id: B }] }],
         priorVersions: [],
         skippedComponents: [],
+        failureDomain: "dc1/A",
       },
-      expect.objectContaining({ rackId: { id: C }, rackExternalId: "", targetVersions: [] }),
+      expect.objectContaining({
+        rackId: { id: C },
+        rackExternalId: "",
+        targetVersions: [],
+        failureDomain: "",
+      }),
     ]);
   });
 

@@ -181,6 +181,20 @@ describe("validateCreateRun: defaults in the effective config", () => {
     ]);
   });
 
+  it("an observed-rate gate keeps its threshold and min_finished; min_finished absent → 5", () => {
+    const input = base();
+    opts(input).safetyPolicy = {
+      gates: [
+        { kind: "observedFailureRate", scope: "UNKNOWN", thresholdPercent: 50 },
+        { kind: "observedFailureRate", scope: "CUMULATIVE_RUN", thresholdPercent: 20, minFinished: 1 },
+      ],
+    };
+    expect(validated(input).config.safetyGates).toEqual([
+      { kind: "observedFailureRate", scope: "CURRENT_PHASE", thresholdPercent: 50, minFinished: 5 },
+      { kind: "observedFailureRate", scope: "CUMULATIVE_RUN", thresholdPercent: 20, minFinished: 1 },
+    ]);
+  });
+
   it.each([
     [{}, { kind: "equal", phaseCount: 1 }, false],
     [{ advancePolicy: { autoAdvance: true } }, { kind: "equal", phaseCount: 1 }, true],
@@ -426,6 +440,38 @@ const cases: Case[] = [
         [
           `${GATES}[0].failure_count.failure_threshold_count`,
           "failure_count.failure_threshold_count must be greater than 0",
+        ],
+      ],
+    ],
+  ),
+  ...[0, 101].map(
+    (thresholdPercent): Case => [
+      `observed failure rate ${thresholdPercent}%`,
+      (i) => {
+        opts(i).safetyPolicy!.gates = [
+          { kind: "observedFailureRate", scope: "CURRENT_PHASE", thresholdPercent },
+        ];
+      },
+      [
+        [
+          `${GATES}[0].observed_failure_rate.failure_threshold_percent`,
+          "observed_failure_rate.failure_threshold_percent must be between 1 and 100",
+        ],
+      ],
+    ],
+  ),
+  ...[0, -1].map(
+    (minFinished): Case => [
+      `observed failure rate min_finished ${minFinished} (an explicit 0 is not replaced by the default)`,
+      (i) => {
+        opts(i).safetyPolicy!.gates = [
+          { kind: "observedFailureRate", scope: "CURRENT_PHASE", thresholdPercent: 50, minFinished },
+        ];
+      },
+      [
+        [
+          `${GATES}[0].observed_failure_rate.min_finished`,
+          "observed_failure_rate.min_finished must be at least 1 (absent = 5)",
         ],
       ],
     ],

@@ -149,6 +149,32 @@ describe("run events out: the EventBridge detail, version 1", () => {
       },
     ],
     [
+      "an observed-rate gate's threshold is its percentage, with its finished count and min_finished",
+      {
+        kind: "GATE_TRIPPED",
+        detail: {
+          type: "gate",
+          gateIndex: 0,
+          gate: { kind: "observedFailureRate", scope: "CURRENT_PHASE", thresholdPercent: 50, minFinished: 5 },
+          failed: 5,
+          selected: 100,
+          finished: 5,
+        },
+      },
+      {
+        gate: {
+          index: 0,
+          kind: "OBSERVED_FAILURE_RATE",
+          scope: "CURRENT_PHASE",
+          threshold: 50,
+          failed: 5,
+          selected: 100,
+          finished: 5,
+          minFinished: 5,
+        },
+      },
+    ],
+    [
       "an advance with and without an expected phase",
       { kind: "ADVANCED", detail: { type: "advance", fromPhaseIndex: 0, toPhaseIndex: 1 } },
       { advance: { fromPhaseIndex: 0, toPhaseIndex: 1, expectedPhaseIndex: null } },

@@ -430,3 +430,50 @@ describe("planRun: what createRun would freeze, written nowhere", () => {
     expect(planned.rackExternalIds).toEqual(expectedExternal);
   });
 });
+
+describe("create: the failure-domain spread freezes each target's domain", () => {
+  const placed = (n: number, row: string): InventoryRack => ({
+    ...rack(n),
+    location: { datacenter: "dc1", row, position: n },
+  });
+  const withSpread = (input: CreateRunInput, kind: "ROW" | "NVL_DOMAIN" = "ROW"): CreateRunInput => {
+    const options = input.configuration?.options;
+    if (options) options.failureDomainSpread = { kind, attribute: "", maxInFlight: 1 };
+    return input;
+  };
+
+  it("the default scope (narrow index, no locations) reads the planned racks whole, once, and freezes their rows", async () => {
+    setUp([placed(1, "A"), placed(2, "B"), placed(3, "A")]);
+    inventory.calls.reset();
+    const { run, targets } = await created(withSpread(request({ phases: 1 })));
+    expect(inventory.calls.of("getRacksByIds")).toBe(1);
+    expect(run.config.failureDomainSpread).toEqual({ kind: "ROW", maxInFlight: 1 });
+    expect(Object.fromEntries(targets.map((t) => [t.rackId, t.failureDomain]))).toEqual({
+      [rack(1).id]: "dc1/A",
+      [rack(2).id]: "dc1/B",
+      [rack(3).id]: "dc1/A",
+    });
+    const plan = await service.planRun(withSpread(request({ phases: 1 })));
+    expect(plan.plan.targets.map((t) => t.failureDomain).sort()).toEqual(["dc1/A", "dc1/A", "dc1/B"]);
+  });
+
+  it("a planned rack without the domain refuses plan and create by name; nothing is written", async () => {
+    setUp([placed(1, "A"), rack(2, { nvl: "nvl-1" })]);
+    for (const call of both(withSpread(request({ phases: 1 })))) {
+      await expect(call).rejects.toMatchObject({
+        code: "INVALID_ARGUMENT",
+        message:
+          "configuration.options.failure_domain_spread: the inventory places no row for 1 planned rack: rack-2",
+      });
+    }
+    expect(runs.calls.of("createRun")).toBe(0);
+  });
+
+  it("without a spread no domain is frozen and the default scope reads no rack whole (a target_version names every version)", async () => {
+    setUp([placed(1, "A")]);
+    inventory.calls.reset();
+    const { targets } = await created(request({ phases: 1 }));
+    expect("failureDomain" in (targets[0] as Target)).toBe(false);
+    expect(inventory.calls.of("getRacksByIds")).toBe(0);
+  });
+});

@@ -40,6 +40,15 @@ export function counterAttribute(phaseIndex: number, status: OutcomeStatus): str
   return `c${phaseIndex}_${OUTCOME_FIELD[status]}`;
 }
 
+/**
+ * (ours) The run item's in-flight counter of one failure domain: `dif:dc1/A`. Moved with inFlight
+ * in the same conditional writes (target-transitions.ts); the cap is the item's `spreadMax`.
+ */
+export const DOMAIN_COUNTER_PREFIX = "dif:";
+export function domainCounterAttribute(domain: string): string {
+  return `${DOMAIN_COUNTER_PREFIX}${domain}`;
+}
+
 export function isActiveRunStatus(status: Run["status"]): boolean {
   return status === "PENDING" || status === "RUNNING";
 }
@@ -73,6 +82,8 @@ export function runToItem(run: Run): Item {
     // The claim condition's hard end (run-store.ts RUN_CLAIMABLE); frozen like the configuration.
     windowEndsAt: run.config.operation.firmware.endTime,
     inFlight: run.inFlight,
+    // The spread's cap, frozen like maxConcurrent, for the claim condition.
+    spreadMax: run.config.failureDomainSpread?.maxInFlight,
     createdAt: run.createdAt,
     updatedAt: run.updatedAt,
     startedAt: run.startedAt,
@@ -83,6 +94,9 @@ export function runToItem(run: Run): Item {
     // Due now: its first pass (due-index.ts).
     item.duePk = LIST_PARTITION.dueRuns;
     item.dueAt = 0;
+  }
+  for (const [domain, n] of Object.entries(run.domainInFlight ?? {})) {
+    if (n !== 0) item[domainCounterAttribute(domain)] = n;
   }
   run.counters.forEach((counts, phase) => {
     for (const status of Object.keys(OUTCOME_FIELD) as OutcomeStatus[]) {
@@ -119,6 +133,12 @@ export function itemToRun(item: Item): Run {
   if (item.ruleJson !== undefined) run.rule = JSON.parse(item.ruleJson as string) as OperationRule;
   if (item.origin !== undefined) run.origin = item.origin as RunOrigin;
   if (item.followUps !== undefined) run.followUps = item.followUps as FollowUp[];
+  const domains = Object.keys(item).filter((k) => k.startsWith(DOMAIN_COUNTER_PREFIX));
+  if (domains.length > 0) {
+    run.domainInFlight = Object.fromEntries(
+      domains.map((k) => [k.slice(DOMAIN_COUNTER_PREFIX.length), num(item[k])]),
+    );
+  }
   if (item.startedAt !== undefined) run.startedAt = num(item.startedAt);
   if (item.finishedAt !== undefined) run.finishedAt = num(item.finishedAt);
   return run;
@@ -139,6 +159,7 @@ export function targetToItem(target: Target): Item {
     taskId: target.taskId,
     componentsByType: target.componentsByType,
     rackExternalId: target.rackExternalId,
+    failureDomain: target.failureDomain,
     versions: target.versions,
     priorVersions: target.priorVersions,
     skippedComponents: target.skippedComponents,
@@ -171,6 +192,7 @@ export function itemToTarget(item: Item): Target {
   if (item.priorVersions !== undefined) target.priorVersions = item.priorVersions as PriorVersion[];
   if (item.skippedComponents !== undefined)
     target.skippedComponents = item.skippedComponents as ComponentSkip[];
+  if (item.failureDomain !== undefined) target.failureDomain = item.failureDomain as string;
   if (item.leaseExpiresAt !== undefined) target.leaseExpiresAt = num(item.leaseExpiresAt);
   if (item.firstBlockedAt !== undefined) target.firstBlockedAt = num(item.firstBlockedAt);
   if (item.retryAt !== undefined) target.retryAt = num(item.retryAt);

@@ -10,6 +10,8 @@ import type { TableNames } from "./schema.js";
 export class RunItemReader {
   /** run id → its frozen max_concurrent_targets, as last read (claimTargets' condition needs it). */
   private readonly maxConcurrentByRun = new Map<string, number>();
+  /** run id → its frozen failure-domain spread cap (absent: no spread), as last read. */
+  private readonly spreadMaxByRun = new Map<string, number>();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -24,6 +26,11 @@ export class RunItemReader {
     if (typeof max === "number") {
       if (this.maxConcurrentByRun.size >= 10_000) this.maxConcurrentByRun.clear();
       this.maxConcurrentByRun.set(runId, max);
+    }
+    const spreadMax = out.Item?.spreadMax;
+    if (typeof spreadMax === "number") {
+      if (this.spreadMaxByRun.size >= 10_000) this.spreadMaxByRun.clear();
+      this.spreadMaxByRun.set(runId, spreadMax);
     }
     return out.Item;
   }
@@ -44,5 +51,13 @@ export class RunItemReader {
     if (known !== undefined) return known;
     await this.getRunItem(runId);
     return this.maxConcurrentByRun.get(runId);
+  }
+
+  /** The spread's cap never changes after create either; undefined for a run without a spread. */
+  async spreadMaxOf(runId: string): Promise<number | undefined> {
+    const known = this.spreadMaxByRun.get(runId);
+    if (known !== undefined) return known;
+    await this.getRunItem(runId);
+    return this.spreadMaxByRun.get(runId);
   }
 }

@@ -10,6 +10,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import type { BatchClaimResult, BlockedUpdate, ClaimOutcome, TransitionOutcome } from "../../app/ports.js";
+import { domainsTaken } from "../../domain/failure-domains.js";
 import {
   isTerminalTarget,
   type OutcomeStatus,
@@ -19,7 +20,7 @@ import {
 } from "../../domain/model.js";
 import { isConditionFailed, transactWrite } from "./db.js";
 import { MARK_VALUES, withMark } from "./due-index.js";
-import { counterAttribute, isActiveRunStatus } from "./items.js";
+import { counterAttribute, domainCounterAttribute, isActiveRunStatus } from "./items.js";
 import type { RunItemReader } from "./run-item-reader.js";
 import { queueKey, type TableNames } from "./schema.js";
 
@@ -90,8 +91,11 @@ export class DynamoTargetTransitions {
     if (targetItem === undefined) return "lost-race";
     const reclaim = expected.status === "CLAIMED";
     // Both forms mark the run due (due-index.ts): a pass that read it before this claim must not
-    // defer it past this claim's lease.
-    const runItem = reclaim
+    // defer it past this claim's lease. With a failure domain, the domain's counter moves with
+    // inFlight under the spread's cap:
+    //   [T: PENDING → CLAIMED] + [run: inFlight < max AND dif:dc1/A < spreadMax → both +1]
+    const domain = expected.failureDomain;
+    const runItem: NonNullable<TransactWriteCommandInput["TransactItems"]>[number] = reclaim
       ? {
           Update: {
             TableName: this.tables.runs,
@@ -103,19 +107,37 @@ export class DynamoTargetTransitions {
           },
         }
       : {
-          Update: {
-            TableName: this.tables.runs,
-            Key: { runId: expected.runId },
-            UpdateExpression: withMark("inFlight = inFlight + :one", ""),
-            ConditionExpression: `${RUN_CLAIMABLE} AND inFlight < maxConcurrent`,
-            ExpressionAttributeNames: { "#s": "status" },
-            ExpressionAttributeValues: { ...claimableValues(now), ":one": 1, ...MARK_VALUES },
-          },
+          Update:
+            domain === undefined
+              ? {
+                  TableName: this.tables.runs,
+                  Key: { runId: expected.runId },
+                  UpdateExpression: withMark("inFlight = inFlight + :one", ""),
+                  ConditionExpression: `${RUN_CLAIMABLE} AND inFlight < maxConcurrent`,
+                  ExpressionAttributeNames: { "#s": "status" } as Record<string, string>,
+                  ExpressionAttributeValues: { ...claimableValues(now), ":one": 1, ...MARK_VALUES },
+                }
+              : {
+                  TableName: this.tables.runs,
+                  Key: { runId: expected.runId },
+                  UpdateExpression: withMark(
+                    "inFlight = inFlight + :one, #d = if_not_exists(#d, :zero) + :one",
+                    "",
+                  ),
+                  ConditionExpression: `${RUN_CLAIMABLE} AND inFlight < maxConcurrent AND (attribute_not_exists(#d) OR #d < spreadMax)`,
+                  ExpressionAttributeNames: { "#s": "status", "#d": domainCounterAttribute(domain) },
+                  ExpressionAttributeValues: {
+                    ...claimableValues(now),
+                    ":one": 1,
+                    ":zero": 0,
+                    ...MARK_VALUES,
+                  },
+                },
         };
     const codes = await transactWrite(this.doc, { TransactItems: [targetItem, runItem] });
     if (codes === undefined) return "claimed";
     if (codes[0] === "ConditionalCheckFailed") return "lost-race";
-    return this.whyRunRefused(expected.runId, now);
+    return this.whyRunRefused(expected.runId, now, reclaim ? 0 : 1);
   }
 
   /**
@@ -165,21 +187,43 @@ export class DynamoTargetTransitions {
     } else {
       const max = await this.reader.maxConcurrentOf(runId);
       if (max === undefined) return nothing("run-not-active");
-      if (k > max) return nothing(await this.whyRunRefused(runId, now));
+      if (k > max) return nothing(await this.whyRunRefused(runId, now, k));
+      const domains = domainsTaken(expected);
+      const spreadMax = domains.size === 0 ? undefined : await this.reader.spreadMaxOf(runId);
+      if (domains.size > 0 && spreadMax === undefined) return nothing("run-not-active");
+      // Per domain d taking k_d: `dif:d + k_d <= spreadMax`, written like the run's own limit.
+      const set = ["inFlight = inFlight + :k"];
+      const conditions = [`${RUN_CLAIMABLE} AND maxConcurrent = :max AND inFlight <= :limit`];
+      const names: Record<string, string> = { "#s": "status" };
+      const values: Record<string, unknown> = {
+        ...claimableValues(now),
+        ":k": k,
+        ":max": max,
+        ":limit": max - k,
+      };
+      if (spreadMax !== undefined) {
+        conditions.push("spreadMax = :smax");
+        values[":smax"] = spreadMax;
+        values[":zero"] = 0;
+        let i = 0;
+        for (const [domain, taken] of domains) {
+          if (taken > spreadMax) return nothing("domain-full");
+          names[`#d${i}`] = domainCounterAttribute(domain);
+          values[`:k${i}`] = taken;
+          values[`:l${i}`] = spreadMax - taken;
+          set.push(`#d${i} = if_not_exists(#d${i}, :zero) + :k${i}`);
+          conditions.push(`(attribute_not_exists(#d${i}) OR #d${i} <= :l${i})`);
+          i++;
+        }
+      }
       runItem = {
         Update: {
           TableName: this.tables.runs,
           Key: { runId },
-          UpdateExpression: withMark("inFlight = inFlight + :k", ""),
-          ConditionExpression: `${RUN_CLAIMABLE} AND maxConcurrent = :max AND inFlight <= :limit`,
-          ExpressionAttributeNames: { "#s": "status" },
-          ExpressionAttributeValues: {
-            ...claimableValues(now),
-            ":k": k,
-            ":max": max,
-            ":limit": max - k,
-            ...MARK_VALUES,
-          },
+          UpdateExpression: withMark(set.join(", "), ""),
+          ConditionExpression: conditions.join(" AND "),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: { ...values, ...MARK_VALUES },
         },
       };
     }
@@ -197,17 +241,23 @@ export class DynamoTargetTransitions {
       };
     }
     if (codes.slice(0, expected.length).includes("ConditionalCheckFailed")) return nothing("lost-race");
-    return nothing(await this.whyRunRefused(runId, now));
+    return nothing(await this.whyRunRefused(runId, now, k));
   }
 
-  /** After the run's claim condition failed: not active, past its end_time, or else out of slots. */
+  /**
+   * After the run's claim condition failed: not active, past its end_time, out of slots, or else
+   * (the `slots` wanted were free) a failure domain at its cap.
+   */
   private async whyRunRefused(
     runId: string,
     now: number,
-  ): Promise<"slots-full" | "run-not-active" | "window-closed"> {
+    slots: number,
+  ): Promise<"slots-full" | "domain-full" | "run-not-active" | "window-closed"> {
     const run = await this.reader.getRunItem(runId);
     if (run === undefined || !isActiveRunStatus(run.status as Run["status"])) return "run-not-active";
-    return typeof run.windowEndsAt === "number" && run.windowEndsAt <= now ? "window-closed" : "slots-full";
+    if (typeof run.windowEndsAt === "number" && run.windowEndsAt <= now) return "window-closed";
+    const free = Number(run.maxConcurrent) - Number(run.inFlight);
+    return slots > 0 && free >= slots && run.spreadMax !== undefined ? "domain-full" : "slots-full";
   }
 
   async recordSubmitted(
@@ -276,9 +326,14 @@ export class DynamoTargetTransitions {
           Update: {
             TableName: this.tables.runs,
             Key: { runId },
-            UpdateExpression: withMark("inFlight = inFlight - :one", ""),
             ConditionExpression: "attribute_exists(runId)",
             ExpressionAttributeValues: { ":one": 1, ...MARK_VALUES },
+            ...(blocked.failureDomain === undefined
+              ? { UpdateExpression: withMark("inFlight = inFlight - :one", "") }
+              : {
+                  UpdateExpression: withMark("inFlight = inFlight - :one, #d = #d - :one", ""),
+                  ExpressionAttributeNames: { "#d": domainCounterAttribute(blocked.failureDomain) },
+                }),
           },
         },
       ],
@@ -321,6 +376,7 @@ export class DynamoTargetTransitions {
         wasInFlight: current.status === "CLAIMED" || current.status === "SUBMITTED",
         condition: "#s = :prior AND updatedAt = :priorUpdated",
         values: { ":prior": current.status, ":priorUpdated": current.updatedAt },
+        ...(current.failureDomain === undefined ? {} : { failureDomain: current.failureDomain }),
       });
       if (codes === undefined) return "recorded";
       if (codes[1] === "ConditionalCheckFailed") return "not-found";
@@ -401,16 +457,22 @@ export class DynamoTargetTransitions {
 export interface OutcomePrior {
   phaseIndex: number;
   wasInFlight: boolean;
+  /** (ours) The target's failure domain as read: its counter is released with inFlight. */
+  failureDomain?: string;
   condition: string;
   values: Record<string, unknown>;
 }
 
-/** A target still in flight in `phaseIndex`, unread (a child task's outcome). */
+/**
+ * A target still in flight in `phaseIndex`, unread (a child task's outcome). Not one with a failure
+ * domain: its domain counter must move too, and only a read says which; such a target fails the
+ * condition and its outcome is written after a read.
+ */
 export function inFlightPrior(phaseIndex: number): OutcomePrior {
   return {
     phaseIndex,
     wasInFlight: true,
-    condition: "#s IN (:claimed, :submitted) AND phaseIndex = :phase",
+    condition: "#s IN (:claimed, :submitted) AND phaseIndex = :phase AND attribute_not_exists(failureDomain)",
     values: { ":claimed": "CLAIMED", ":submitted": "SUBMITTED", ":phase": phaseIndex },
   };
 }
@@ -427,6 +489,7 @@ export function outcomeItems(
 ): NonNullable<TransactWriteCommandInput["TransactItems"]> {
   const { runId, targetId, status, message, now } = outcome;
   const { wasInFlight } = prior;
+  const domain = wasInFlight ? prior.failureDomain : undefined;
   return [
     {
       Update: {
@@ -443,9 +506,15 @@ export function outcomeItems(
       Update: {
         TableName: tables.runs,
         Key: { runId },
-        UpdateExpression: withMark("", wasInFlight ? "#c :one, inFlight :minus" : "#c :one"),
+        UpdateExpression: withMark(
+          "",
+          wasInFlight ? `#c :one, inFlight :minus${domain === undefined ? "" : ", #d :minus"}` : "#c :one",
+        ),
         ConditionExpression: "attribute_exists(runId)",
-        ExpressionAttributeNames: { "#c": counterAttribute(prior.phaseIndex, status) },
+        ExpressionAttributeNames: {
+          "#c": counterAttribute(prior.phaseIndex, status),
+          ...(domain === undefined ? {} : { "#d": domainCounterAttribute(domain) }),
+        },
         ExpressionAttributeValues: {
           ...(wasInFlight ? { ":one": 1, ":minus": -1 } : { ":one": 1 }),
           ...MARK_VALUES,

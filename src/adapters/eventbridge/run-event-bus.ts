@@ -29,6 +29,7 @@ import {
   type PutEventsRequestEntry,
 } from "@aws-sdk/client-eventbridge";
 import type { RunEventBus } from "../../app/ports.js";
+import { gateKindName } from "../../domain/gates.js";
 import { assertNever, type PhaseStats } from "../../domain/model.js";
 import { type RunEventDetail, type RunHistoryEvent, runEventId } from "../../domain/run-history.js";
 
@@ -123,12 +124,15 @@ function kindDetail(detail: RunEventDetail): Record<string, unknown> {
       return {
         gate: {
           index: detail.gateIndex,
-          kind: gate.kind === "failureRate" ? "FAILURE_RATE" : "FAILURE_COUNT",
+          kind: gateKindName(gate).toUpperCase(),
           scope: gate.scope,
-          // A percentage for FAILURE_RATE, a number of targets for FAILURE_COUNT.
-          threshold: gate.kind === "failureRate" ? gate.thresholdPercent : gate.thresholdCount,
+          // A percentage for FAILURE_RATE and OBSERVED_FAILURE_RATE, a number of targets for FAILURE_COUNT.
+          threshold: gate.kind === "failureCount" ? gate.thresholdCount : gate.thresholdPercent,
           failed: detail.failed,
           selected: detail.selected,
+          ...(gate.kind === "observedFailureRate"
+            ? { finished: detail.finished ?? null, minFinished: gate.minFinished }
+            : {}),
         },
       };
     }

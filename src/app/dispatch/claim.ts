@@ -6,6 +6,8 @@
  * claims are made one by one, in order (they race other passes for the same slots and order
  * matters).
  */
+
+import { chooseClaims, domainGate } from "../../domain/failure-domains.js";
 import type { Run, Target } from "../../domain/model.js";
 import { claimStatusMessage } from "../../domain/run-machine.js";
 import { isReady, readyInOrder } from "../../domain/target-machine.js";
@@ -77,15 +79,12 @@ export async function claimAndSubmit(
   // its targets ('lost-race') or took some of the slots read ('slots-full'), the pass falls back
   // to claiming one by one over the same ready list, exactly as before batching, and so claims
   // what is still free.
-  const batch: Target[] = [];
-  let slotsForBatch = claim.slots;
-  for (const target of ready) {
-    if (batch.length >= MAX_BATCH_CLAIM) break;
-    const needsSlot = target.status !== "CLAIMED";
-    if (needsSlot && slotsForBatch <= 0) continue;
-    if (needsSlot) slotsForBatch--;
-    batch.push(target);
-  }
+  //
+  // With a failure-domain spread, a target whose domain is full (as read, plus this pass's own
+  // claims) is skipped and the next one taken (src/domain/failure-domains.ts); the claim's
+  // conditional write holds the cap against racing passes.
+  const batch = chooseClaims(run, ready, claim.slots, MAX_BATCH_CLAIM);
+  const slotsForBatch = claim.slots - batch.filter((t) => t.status !== "CLAIMED").length;
   try {
     const batched =
       batch.length === 0 ? undefined : await runs.claimTargets(batch, leaseMs, clock.now(), claim.until);
@@ -116,16 +115,22 @@ export async function claimAndSubmit(
 
   async function claimOneByOne(targets: Target[], slots: number): Promise<void> {
     let slotsLeft = slots;
+    const domains = domainGate(run);
     for (const target of targets) {
       const needsSlot = target.status !== "CLAIMED";
-      if (needsSlot && slotsLeft <= 0) continue;
+      if (needsSlot && (slotsLeft <= 0 || !domains.hasRoom(target))) continue;
       const at = clock.now();
       const outcome = await runs.claimTarget(target, leaseMs, at, claim.until);
       if (outcome === "claimed") {
         writes.marks += 1;
         claimedIds.add(target.id);
-        if (needsSlot) slotsLeft--;
+        if (needsSlot) {
+          slotsLeft--;
+          domains.take(target);
+        }
         submitSoon({ ...target, status: "CLAIMED", leaseExpiresAt: at + leaseMs, updatedAt: at });
+      } else if (outcome === "domain-full") {
+        domains.markFull(target);
       } else if (outcome === "slots-full") {
         slotsLeft = 0;
       } else if (outcome === "run-not-active" || outcome === "window-closed") {

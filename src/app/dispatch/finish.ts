@@ -30,7 +30,9 @@ export async function submitOne(
       idempotencyKey: targetIdempotencyKey(target.id),
       runId: run.id,
       targetId: target.id,
-      phaseIndex: target.phaseIndex,
+      // A target with a failure domain ends through a read of it (its domain counter moves too),
+      // so its task carries no phase for the unread ending.
+      ...(target.failureDomain === undefined ? { phaseIndex: target.phaseIndex } : {}),
       ...(firstAttempt ? { firstAttempt } : {}),
       rackId: target.rackId,
       ...(target.rackExternalId ? { rackExternalId: target.rackExternalId } : {}),
@@ -56,6 +58,7 @@ export async function submitOne(
         retryAt: now + delay,
         conflictAttempts: attempts,
         firstBlockedAt: target.firstBlockedAt ?? now,
+        ...(target.failureDomain === undefined ? {} : { failureDomain: target.failureDomain }),
       };
       const recorded = await runs.recordBlocked(run.id, target.id, blocked, now);
       if (recorded !== "recorded") return { kind: "blocked" };

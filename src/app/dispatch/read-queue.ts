@@ -10,8 +10,11 @@
  * has its queue read again, after the run. So a refill costs one round trip before its claim
  * instead of two, for a few more PENDING items read; what is claimed is decided on the run as
  * read, exactly as before. A tick's pass reads in turn, so a run with no free slot costs it
- * two reads and no PENDING query.
+ * two reads and no PENDING query. A run with a failure-domain spread reads its phase's PENDING
+ * targets whole (at most 100, still one query): the first free-slots-many may all wait on full
+ * domains while later ones may go.
  */
+import { pendingToRead } from "../../domain/failure-domains.js";
 import type { Run, Target } from "../../domain/model.js";
 import { freeSlots } from "../../domain/run-machine.js";
 import type { DispatchSchedule, RunStore } from "../ports.js";
@@ -55,14 +58,15 @@ export function createRunReader(
       return { run, schedule, queue: empty, guessed: false };
     }
     if (seenRuns.size >= SEEN_RUNS_LIMIT) seenRuns.clear();
+    const phase = run.currentPhaseIndex;
     seenRuns.set(runId, {
-      phaseIndex: run.currentPhaseIndex,
-      maxConcurrent: run.config.maxConcurrentTargets,
+      phaseIndex: phase,
+      maxConcurrent: pendingToRead(run, phase, run.config.maxConcurrentTargets),
     });
-    if (guessed !== undefined && seen?.phaseIndex === run.currentPhaseIndex) {
+    if (guessed !== undefined && seen?.phaseIndex === phase) {
       return { run, schedule, queue: guessed, guessed: true };
     }
-    const queue = await runs.listQueuedTargets(runId, run.currentPhaseIndex, freeSlots(run));
+    const queue = await runs.listQueuedTargets(runId, phase, pendingToRead(run, phase, freeSlots(run)));
     return { run, schedule, queue, guessed: false };
   };
 }

@@ -41,7 +41,14 @@ export interface ListTargetsOptions {
 }
 
 export type SaveRunOutcome = "saved" | "stale" | "not-found";
-export type ClaimOutcome = "claimed" | "slots-full" | "lost-race" | "run-not-active" | "window-closed";
+export type ClaimOutcome =
+  | "claimed"
+  | "slots-full"
+  /** (ours) The run has a free slot, but the target's failure domain is at the spread's cap. */
+  | "domain-full"
+  | "lost-race"
+  | "run-not-active"
+  | "window-closed";
 export interface BatchClaimResult {
   outcome: ClaimOutcome;
   /** The targets as claimed (CLAIMED, lease and updatedAt set); empty unless 'claimed'. */
@@ -54,6 +61,8 @@ export interface BlockedUpdate {
   retryAt: number;
   conflictAttempts: number;
   firstBlockedAt: number;
+  /** (ours) The target's failure domain, whose in-flight counter the block releases with inFlight. */
+  failureDomain?: string;
 }
 
 /** A client request id as remembered with the run it created (idempotent create). */

@@ -16,7 +16,12 @@ import {
   type TargetSpec,
 } from "../../../domain/model.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
-import { componentTypeToProto, conflictStrategyToProto, gateScopeToProto } from "./enums.js";
+import {
+  componentTypeToProto,
+  conflictStrategyToProto,
+  failureDomainToProto,
+  gateScopeToProto,
+} from "./enums.js";
 import { msToDate, msToDuration, uuidToProto } from "./well-known.js";
 
 /** The effective configuration, durations as Durations; firmware credentials are never included. */
@@ -48,6 +53,11 @@ export function runConfigToProto(config: RunConfig): pb.OperationRunConfiguratio
         cron: w.cron,
         duration: msToDuration(w.durationMs),
       })),
+      failureDomainSpread: config.failureDomainSpread && {
+        domain: failureDomainToProto(config.failureDomainSpread.kind),
+        attribute: config.failureDomainSpread.attribute ?? "",
+        maxInFlight: config.failureDomainSpread.maxInFlight,
+      },
     },
     operation: {
       operation: { $case: "upgradeFirmware", value: firmwareTemplateToProto(config.operation.firmware) },
@@ -75,6 +85,17 @@ export function gateToProto(gate: SafetyGate): pb.OperationRunSafetyGate {
         gate: {
           $case: "failureCount",
           value: { scope: gateScopeToProto(gate.scope), failureThresholdCount: gate.thresholdCount },
+        },
+      };
+    case "observedFailureRate":
+      return {
+        gate: {
+          $case: "observedFailureRate",
+          value: {
+            scope: gateScopeToProto(gate.scope),
+            failureThresholdPercent: gate.thresholdPercent,
+            minFinished: gate.minFinished,
+          },
         },
       };
     default:

@@ -15,6 +15,7 @@ import {
   assertNever,
   type ComponentType,
   type ConflictStrategy,
+  type FailureDomainKind,
   type GateScope,
   type OperationType,
   type PhaseScope,
@@ -254,3 +255,17 @@ export const { toProto: actorSourceToProto } = enumMapping<ActorSource, pb.Opera
   DECLARED: pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_DECLARED,
   ANONYMOUS: pb.OperationRunActorSource.OPERATION_RUN_ACTOR_SOURCE_ANONYMOUS,
 });
+
+/** (ours) The failure-domain spread's domain kinds. */
+export const { fromProto: failureDomainFromProto, toProto: failureDomainToProto } = enumMapping<
+  FailureDomainKind,
+  pb.OperationRunFailureDomainSpread_Domain,
+  "UNKNOWN"
+>(
+  {
+    ROW: pb.OperationRunFailureDomainSpread_Domain.DOMAIN_ROW,
+    NVL_DOMAIN: pb.OperationRunFailureDomainSpread_Domain.DOMAIN_NVL_DOMAIN,
+    ATTRIBUTE: pb.OperationRunFailureDomainSpread_Domain.DOMAIN_ATTRIBUTE,
+  },
+  "UNKNOWN",
+);

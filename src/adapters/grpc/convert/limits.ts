@@ -14,6 +14,8 @@ export const LIMITS = {
   seed: 256,
   /** Characters of a maintenance window's cron: five short fields. */
   cron: 256,
+  /** Characters of a failure-domain spread's attribute name. */
+  attribute: 256,
   /** Safety gates per run; gates OR together, so more than a handful is a mistake. */
   gates: 32,
   /** Phases per run, for every plan kind (equal phase_count included). */

@@ -55,6 +55,7 @@ function detailToProto(detail: RunEventDetail): NonNullable<pb.OperationRunEvent
           gate: gateToProto(detail.gate),
           failed: detail.failed,
           selected: detail.selected,
+          finished: detail.finished ?? 0,
         },
       };
     case "advance":

@@ -9,7 +9,7 @@ import {
   type SafetyGateInput,
 } from "../../../domain/model.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
-import { gateScopeFromProto, strategyFromProto } from "./enums.js";
+import { failureDomainFromProto, gateScopeFromProto, strategyFromProto } from "./enums.js";
 import { componentRefsFromProto, componentTypesFromProto, firmwareFromProto } from "./firmware-request.js";
 import { LIMITS } from "./limits.js";
 import { compact, decoding, type Violations } from "./violations.js";
@@ -89,7 +89,22 @@ function optionsFromProto(o: pb.OperationRunOptions, v: Violations): OptionsInpu
       }),
     maintenanceWindows:
       o.maintenanceWindows.length === 0 ? undefined : maintenanceWindowsFromProto(o.maintenanceWindows, v),
+    failureDomainSpread: o.failureDomainSpread && spreadFromProto(o.failureDomainSpread, v),
   });
+}
+
+/** (ours) The spread as sent; an unknown domain value names its path, UNKNOWN is the validator's. */
+function spreadFromProto(
+  s: pb.OperationRunFailureDomainSpread,
+  v: Violations,
+): OptionsInput["failureDomainSpread"] {
+  const field = `${OPTIONS}.failure_domain_spread`;
+  v.maxLength(`${field}.attribute`, s.attribute, LIMITS.attribute);
+  return {
+    kind: failureDomainFromProto(s.domain, `${field}.domain`, v) ?? "UNKNOWN",
+    attribute: s.attribute,
+    maxInFlight: s.maxInFlight,
+  };
 }
 
 /** Passed as sent (a missing duration too): the validator reports every rule with its path. */
@@ -128,6 +143,16 @@ function gatesFromProto(gates: pb.OperationRunSafetyGate[], v: Violations): Safe
           kind: "failureCount",
           scope: scope ?? "UNKNOWN",
           thresholdCount: g.gate.value.failureThresholdCount,
+        };
+      }
+      case "observedFailureRate": {
+        const at = `${field}[${i}].observed_failure_rate`;
+        const scope = gateScopeFromProto(g.gate.value.scope, `${at}.scope`, v);
+        return {
+          kind: "observedFailureRate",
+          scope: scope ?? "UNKNOWN",
+          thresholdPercent: g.gate.value.failureThresholdPercent,
+          minFinished: g.gate.value.minFinished,
         };
       }
       default:

@@ -122,6 +122,7 @@ export function targetToProto(t: TargetView): pb.OperationRunTarget {
     targetVersions: versionsToProto(t.versions),
     priorVersions: priorVersionsToProto(t.priorVersions),
     skippedComponents: skipsToProto(t.skippedComponents),
+    failureDomain: t.failureDomain ?? "",
   };
 }
 
@@ -162,6 +163,7 @@ export function planToProto(result: {
       targetVersions: versionsToProto(result.versions?.get(t.rackId)),
       priorVersions: [],
       skippedComponents: skipsToProto(result.skipped?.get(t.rackId)),
+      failureDomain: t.failureDomain ?? "",
     })),
     nextWindowOpenings: result.nextWindowOpenings.map((t) => msToDate(t)),
   };

@@ -1017,6 +1017,71 @@ export interface OperationRunOptions {
    * still bound the whole run. At most 16.
    */
   maintenanceWindows: MaintenanceWindow[];
+  /**
+   * Project extension (failure-domain spread): at most `max_in_flight` racks of one failure domain
+   * in flight at once, beside max_concurrent_targets. Unset = no spread.
+   */
+  failureDomainSpread: OperationRunFailureDomainSpread | undefined;
+}
+
+/**
+ * Project extension: which failure domain a rack belongs to, and how many racks of one domain may
+ * be in flight (claimed or submitted) at once. The dispatcher keeps the seeded order and skips a
+ * target only while its domain is full. Every planned rack must have the domain in the inventory
+ * (else InvalidArgument naming the racks). Domains: ROW = the rack's location datacenter and row
+ * ("dc1/A"); NVL_DOMAIN = its NVLink domain's name; ATTRIBUTE = the inventory attribute named by
+ * `attribute` (the inventory carries `datacenter` today; an unknown name is InvalidArgument).
+ * `attribute` only with ATTRIBUTE. `max_in_flight` at least 1.
+ */
+export interface OperationRunFailureDomainSpread {
+  domain: OperationRunFailureDomainSpread_Domain;
+  attribute: string;
+  maxInFlight: number;
+}
+
+export enum OperationRunFailureDomainSpread_Domain {
+  DOMAIN_UNKNOWN = 0,
+  DOMAIN_ROW = 1,
+  DOMAIN_NVL_DOMAIN = 2,
+  DOMAIN_ATTRIBUTE = 3,
+  UNRECOGNIZED = -1,
+}
+
+export function operationRunFailureDomainSpread_DomainFromJSON(object: any): OperationRunFailureDomainSpread_Domain {
+  switch (object) {
+    case 0:
+    case "DOMAIN_UNKNOWN":
+      return OperationRunFailureDomainSpread_Domain.DOMAIN_UNKNOWN;
+    case 1:
+    case "DOMAIN_ROW":
+      return OperationRunFailureDomainSpread_Domain.DOMAIN_ROW;
+    case 2:
+    case "DOMAIN_NVL_DOMAIN":
+      return OperationRunFailureDomainSpread_Domain.DOMAIN_NVL_DOMAIN;
+    case 3:
+    case "DOMAIN_ATTRIBUTE":
+      return OperationRunFailureDomainSpread_Domain.DOMAIN_ATTRIBUTE;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return OperationRunFailureDomainSpread_Domain.UNRECOGNIZED;
+  }
+}
+
+export function operationRunFailureDomainSpread_DomainToJSON(object: OperationRunFailureDomainSpread_Domain): string {
+  switch (object) {
+    case OperationRunFailureDomainSpread_Domain.DOMAIN_UNKNOWN:
+      return "DOMAIN_UNKNOWN";
+    case OperationRunFailureDomainSpread_Domain.DOMAIN_ROW:
+      return "DOMAIN_ROW";
+    case OperationRunFailureDomainSpread_Domain.DOMAIN_NVL_DOMAIN:
+      return "DOMAIN_NVL_DOMAIN";
+    case OperationRunFailureDomainSpread_Domain.DOMAIN_ATTRIBUTE:
+      return "DOMAIN_ATTRIBUTE";
+    case OperationRunFailureDomainSpread_Domain.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
 }
 
 /**
@@ -1040,7 +1105,23 @@ export interface OperationRunSafetyGate {
   gate: { $case: "failureRate"; value: OperationRunFailureRateGate } | {
     $case: "failureCount";
     value: OperationRunFailureCountGate;
-  } | undefined;
+  } | //
+  /** Project extension: the observed failure rate, failed / finished in the scope. */
+  { $case: "observedFailureRate"; value: OperationRunObservedFailureRateGate } | undefined;
+}
+
+/**
+ * Project extension: trips when failed * 100 >= failure_threshold_percent * finished in its scope,
+ * where finished counts the scope's targets that ran to an end (COMPLETED, FAILED, TERMINATED;
+ * SKIPPED never started), once at least `min_finished` of them have. Unlike failure_rate, whose
+ * denominator is the planned size, the first 5 of 5 finished racks failing trips a 50% gate in a
+ * run of 100. `scope` as for the other gates (UNKNOWN = CURRENT_PHASE); threshold 1..100;
+ * `min_finished` absent = 5, else at least 1.
+ */
+export interface OperationRunObservedFailureRateGate {
+  scope: OperationRunSafetyGateScope;
+  failureThresholdPercent: number;
+  minFinished?: number | undefined;
 }
 
 export interface OperationRunFailureRateGate {
@@ -1262,6 +1343,11 @@ export interface OperationRunTarget {
    * longer in inventory"). Also in PlanOperationRun's targets. Empty on every other run.
    */
   skippedComponents: ComponentSkip[];
+  /**
+   * Project extension (failure-domain spread): the rack's failure domain, frozen with the plan
+   * ("dc1/A" for a row); "" when the run has no spread. The plan preview shows it too.
+   */
+  failureDomain: string;
 }
 
 /** Project extension (rollback runs): a component left alone, and why. */
@@ -1487,6 +1573,12 @@ export interface OperationRunGateVerdict {
   /** Failed and planned targets in the gate's scope when it tripped. */
   failed: number;
   selected: number;
+  /**
+   * Project extension: targets of the scope that ran to an end (COMPLETED, FAILED, TERMINATED)
+   * when the gate tripped; the observed_failure_rate gate's denominator. 0 in verdicts recorded
+   * before the field existed.
+   */
+  finished: number;
 }
 
 export interface OperationRunAdvance {
@@ -5321,6 +5413,7 @@ function createBaseOperationRunOptions(): OperationRunOptions {
     orderingPolicy: undefined,
     phasePolicy: undefined,
     maintenanceWindows: [],
+    failureDomainSpread: undefined,
   };
 }
 
@@ -5343,6 +5436,9 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
     }
     for (const v of message.maintenanceWindows) {
       MaintenanceWindow.encode(v!, writer.uint32(802).fork()).join();
+    }
+    if (message.failureDomainSpread !== undefined) {
+      OperationRunFailureDomainSpread.encode(message.failureDomainSpread, writer.uint32(810).fork()).join();
     }
     return writer;
   },
@@ -5408,6 +5504,14 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
             message.maintenanceWindows.push(MaintenanceWindow.decode(reader, reader.uint32()));
             continue;
           }
+          case 101: {
+            if (tag !== 810) {
+              break;
+            }
+
+            message.failureDomainSpread = OperationRunFailureDomainSpread.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5452,6 +5556,11 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
         : globalThis.Array.isArray(object?.maintenance_windows)
         ? object.maintenance_windows.map((e: any) => MaintenanceWindow.fromJSON(e))
         : [],
+      failureDomainSpread: isSet(object.failureDomainSpread)
+        ? OperationRunFailureDomainSpread.fromJSON(object.failureDomainSpread)
+        : isSet(object.failure_domain_spread)
+        ? OperationRunFailureDomainSpread.fromJSON(object.failure_domain_spread)
+        : undefined,
     };
   },
 
@@ -5475,6 +5584,9 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
     if (message.maintenanceWindows?.length) {
       obj.maintenanceWindows = message.maintenanceWindows.map((e) => MaintenanceWindow.toJSON(e));
     }
+    if (message.failureDomainSpread !== undefined) {
+      obj.failureDomainSpread = OperationRunFailureDomainSpread.toJSON(message.failureDomainSpread);
+    }
     return obj;
   },
 
@@ -5497,6 +5609,114 @@ export const OperationRunOptions: MessageFns<OperationRunOptions> = {
       ? OperationRunPhasePolicy.fromPartial(object.phasePolicy)
       : undefined;
     message.maintenanceWindows = object.maintenanceWindows?.map((e) => MaintenanceWindow.fromPartial(e)) || [];
+    message.failureDomainSpread = (object.failureDomainSpread !== undefined && object.failureDomainSpread !== null)
+      ? OperationRunFailureDomainSpread.fromPartial(object.failureDomainSpread)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOperationRunFailureDomainSpread(): OperationRunFailureDomainSpread {
+  return { domain: 0, attribute: "", maxInFlight: 0 };
+}
+
+export const OperationRunFailureDomainSpread: MessageFns<OperationRunFailureDomainSpread> = {
+  encode(message: OperationRunFailureDomainSpread, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.domain !== 0) {
+      writer.uint32(8).int32(message.domain);
+    }
+    if (message.attribute !== "") {
+      writer.uint32(18).string(message.attribute);
+    }
+    if (message.maxInFlight !== 0) {
+      writer.uint32(24).int32(message.maxInFlight);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunFailureDomainSpread {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunFailureDomainSpread();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.domain = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.attribute = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.maxInFlight = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunFailureDomainSpread {
+    return {
+      domain: isSet(object.domain) ? operationRunFailureDomainSpread_DomainFromJSON(object.domain) : 0,
+      attribute: isSet(object.attribute) ? globalThis.String(object.attribute) : "",
+      maxInFlight: isSet(object.maxInFlight)
+        ? globalThis.Number(object.maxInFlight)
+        : isSet(object.max_in_flight)
+        ? globalThis.Number(object.max_in_flight)
+        : 0,
+    };
+  },
+
+  toJSON(message: OperationRunFailureDomainSpread): unknown {
+    const obj: any = {};
+    if (message.domain !== 0) {
+      obj.domain = operationRunFailureDomainSpread_DomainToJSON(message.domain);
+    }
+    if (message.attribute !== "") {
+      obj.attribute = message.attribute;
+    }
+    if (message.maxInFlight !== 0) {
+      obj.maxInFlight = Math.round(message.maxInFlight);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunFailureDomainSpread>): OperationRunFailureDomainSpread {
+    return OperationRunFailureDomainSpread.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunFailureDomainSpread>): OperationRunFailureDomainSpread {
+    const message = createBaseOperationRunFailureDomainSpread();
+    message.domain = object.domain ?? 0;
+    message.attribute = object.attribute ?? "";
+    message.maxInFlight = object.maxInFlight ?? 0;
     return message;
   },
 };
@@ -5672,6 +5892,9 @@ export const OperationRunSafetyGate: MessageFns<OperationRunSafetyGate> = {
       case "failureCount":
         OperationRunFailureCountGate.encode(message.gate.value, writer.uint32(18).fork()).join();
         break;
+      case "observedFailureRate":
+        OperationRunObservedFailureRateGate.encode(message.gate.value, writer.uint32(802).fork()).join();
+        break;
     }
     return writer;
   },
@@ -5708,6 +5931,17 @@ export const OperationRunSafetyGate: MessageFns<OperationRunSafetyGate> = {
             };
             continue;
           }
+          case 100: {
+            if (tag !== 802) {
+              break;
+            }
+
+            message.gate = {
+              $case: "observedFailureRate",
+              value: OperationRunObservedFailureRateGate.decode(reader, reader.uint32()),
+            };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5730,6 +5964,16 @@ export const OperationRunSafetyGate: MessageFns<OperationRunSafetyGate> = {
         ? { $case: "failureCount", value: OperationRunFailureCountGate.fromJSON(object.failureCount) }
         : isSet(object.failure_count)
         ? { $case: "failureCount", value: OperationRunFailureCountGate.fromJSON(object.failure_count) }
+        : isSet(object.observedFailureRate)
+        ? {
+          $case: "observedFailureRate",
+          value: OperationRunObservedFailureRateGate.fromJSON(object.observedFailureRate),
+        }
+        : isSet(object.observed_failure_rate)
+        ? {
+          $case: "observedFailureRate",
+          value: OperationRunObservedFailureRateGate.fromJSON(object.observed_failure_rate),
+        }
         : undefined,
     };
   },
@@ -5740,6 +5984,8 @@ export const OperationRunSafetyGate: MessageFns<OperationRunSafetyGate> = {
       obj.failureRate = OperationRunFailureRateGate.toJSON(message.gate.value);
     } else if (message.gate?.$case === "failureCount") {
       obj.failureCount = OperationRunFailureCountGate.toJSON(message.gate.value);
+    } else if (message.gate?.$case === "observedFailureRate") {
+      obj.observedFailureRate = OperationRunObservedFailureRateGate.toJSON(message.gate.value);
     }
     return obj;
   },
@@ -5762,7 +6008,125 @@ export const OperationRunSafetyGate: MessageFns<OperationRunSafetyGate> = {
         }
         break;
       }
+      case "observedFailureRate": {
+        if (object.gate?.value !== undefined && object.gate?.value !== null) {
+          message.gate = {
+            $case: "observedFailureRate",
+            value: OperationRunObservedFailureRateGate.fromPartial(object.gate.value),
+          };
+        }
+        break;
+      }
     }
+    return message;
+  },
+};
+
+function createBaseOperationRunObservedFailureRateGate(): OperationRunObservedFailureRateGate {
+  return { scope: 0, failureThresholdPercent: 0, minFinished: undefined };
+}
+
+export const OperationRunObservedFailureRateGate: MessageFns<OperationRunObservedFailureRateGate> = {
+  encode(message: OperationRunObservedFailureRateGate, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.scope !== 0) {
+      writer.uint32(8).int32(message.scope);
+    }
+    if (message.failureThresholdPercent !== 0) {
+      writer.uint32(16).int32(message.failureThresholdPercent);
+    }
+    if (message.minFinished !== undefined) {
+      writer.uint32(24).int32(message.minFinished);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunObservedFailureRateGate {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunObservedFailureRateGate();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.scope = reader.int32() as any;
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.failureThresholdPercent = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.minFinished = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunObservedFailureRateGate {
+    return {
+      scope: isSet(object.scope) ? operationRunSafetyGateScopeFromJSON(object.scope) : 0,
+      failureThresholdPercent: isSet(object.failureThresholdPercent)
+        ? globalThis.Number(object.failureThresholdPercent)
+        : isSet(object.failure_threshold_percent)
+        ? globalThis.Number(object.failure_threshold_percent)
+        : 0,
+      minFinished: isSet(object.minFinished)
+        ? globalThis.Number(object.minFinished)
+        : isSet(object.min_finished)
+        ? globalThis.Number(object.min_finished)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OperationRunObservedFailureRateGate): unknown {
+    const obj: any = {};
+    if (message.scope !== 0) {
+      obj.scope = operationRunSafetyGateScopeToJSON(message.scope);
+    }
+    if (message.failureThresholdPercent !== 0) {
+      obj.failureThresholdPercent = Math.round(message.failureThresholdPercent);
+    }
+    if (message.minFinished !== undefined) {
+      obj.minFinished = Math.round(message.minFinished);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunObservedFailureRateGate>): OperationRunObservedFailureRateGate {
+    return OperationRunObservedFailureRateGate.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunObservedFailureRateGate>): OperationRunObservedFailureRateGate {
+    const message = createBaseOperationRunObservedFailureRateGate();
+    message.scope = object.scope ?? 0;
+    message.failureThresholdPercent = object.failureThresholdPercent ?? 0;
+    message.minFinished = object.minFinished ?? undefined;
     return message;
   },
 };
@@ -8207,6 +8571,7 @@ function createBaseOperationRunTarget(): OperationRunTarget {
     targetVersions: [],
     priorVersions: [],
     skippedComponents: [],
+    failureDomain: "",
   };
 }
 
@@ -8256,6 +8621,9 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     }
     for (const v of message.skippedComponents) {
       ComponentSkip.encode(v!, writer.uint32(898).fork()).join();
+    }
+    if (message.failureDomain !== "") {
+      writer.uint32(922).string(message.failureDomain);
     }
     return writer;
   },
@@ -8393,6 +8761,14 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
             message.skippedComponents.push(ComponentSkip.decode(reader, reader.uint32()));
             continue;
           }
+          case 115: {
+            if (tag !== 922) {
+              break;
+            }
+
+            message.failureDomain = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8470,6 +8846,11 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
         : globalThis.Array.isArray(object?.skipped_components)
         ? object.skipped_components.map((e: any) => ComponentSkip.fromJSON(e))
         : [],
+      failureDomain: isSet(object.failureDomain)
+        ? globalThis.String(object.failureDomain)
+        : isSet(object.failure_domain)
+        ? globalThis.String(object.failure_domain)
+        : "",
     };
   },
 
@@ -8520,6 +8901,9 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     if (message.skippedComponents?.length) {
       obj.skippedComponents = message.skippedComponents.map((e) => ComponentSkip.toJSON(e));
     }
+    if (message.failureDomain !== "") {
+      obj.failureDomain = message.failureDomain;
+    }
     return obj;
   },
 
@@ -8551,6 +8935,7 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     message.targetVersions = object.targetVersions?.map((e) => ComponentVersions.fromPartial(e)) || [];
     message.priorVersions = object.priorVersions?.map((e) => ComponentPriorVersion.fromPartial(e)) || [];
     message.skippedComponents = object.skippedComponents?.map((e) => ComponentSkip.fromPartial(e)) || [];
+    message.failureDomain = object.failureDomain ?? "";
     return message;
   },
 };
@@ -11154,7 +11539,7 @@ export const OperationRunPlanSummary: MessageFns<OperationRunPlanSummary> = {
 };
 
 function createBaseOperationRunGateVerdict(): OperationRunGateVerdict {
-  return { gateIndex: 0, gate: undefined, failed: 0, selected: 0 };
+  return { gateIndex: 0, gate: undefined, failed: 0, selected: 0, finished: 0 };
 }
 
 export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
@@ -11170,6 +11555,9 @@ export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
     }
     if (message.selected !== 0) {
       writer.uint32(32).int32(message.selected);
+    }
+    if (message.finished !== 0) {
+      writer.uint32(800).int32(message.finished);
     }
     return writer;
   },
@@ -11219,6 +11607,14 @@ export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
             message.selected = reader.int32();
             continue;
           }
+          case 100: {
+            if (tag !== 800) {
+              break;
+            }
+
+            message.finished = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -11241,6 +11637,7 @@ export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
       gate: isSet(object.gate) ? OperationRunSafetyGate.fromJSON(object.gate) : undefined,
       failed: isSet(object.failed) ? globalThis.Number(object.failed) : 0,
       selected: isSet(object.selected) ? globalThis.Number(object.selected) : 0,
+      finished: isSet(object.finished) ? globalThis.Number(object.finished) : 0,
     };
   },
 
@@ -11258,6 +11655,9 @@ export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
     if (message.selected !== 0) {
       obj.selected = Math.round(message.selected);
     }
+    if (message.finished !== 0) {
+      obj.finished = Math.round(message.finished);
+    }
     return obj;
   },
 
@@ -11272,6 +11672,7 @@ export const OperationRunGateVerdict: MessageFns<OperationRunGateVerdict> = {
       : undefined;
     message.failed = object.failed ?? 0;
     message.selected = object.selected ?? 0;
+    message.finished = object.finished ?? 0;
     return message;
   },
 };
