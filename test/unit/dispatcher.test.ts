@@ -776,10 +776,11 @@ describe("dispatcher: the failure-domain spread (1 per row)", () => {
     const getRun = fresh.getRun.bind(fresh);
     // A stale read: the pass decides as if row A were free; only the claim's condition knows.
     if (stale) {
-      fresh.getRun = async (id: string) => {
-        const r = await getRun(id);
-        if (r !== undefined) delete r.domainInFlight;
-        return r;
+      const getRunForDispatch = fresh.getRunForDispatch.bind(fresh);
+      fresh.getRunForDispatch = async (id: string) => {
+        const read = await getRunForDispatch(id);
+        if (read !== undefined) delete read.run.domainInFlight;
+        return read;
       };
     }
     const dispatcher = createDispatcher({
