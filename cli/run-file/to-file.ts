@@ -3,6 +3,7 @@
 import type * as pb from "../../src/gen/flow/v1/flow.js";
 import { durationToNs, formatDuration } from "../durations.js";
 import { componentTypes, gateScopeNames, orderingStrategies, queueStrategyNames } from "../names.js";
+import { soaksToFile } from "./soaks.js";
 import { maintenanceWindowsToFile } from "./windows.js";
 
 /**
@@ -31,6 +32,9 @@ export function runFileFromConfig(
     if (plan?.$case === "percentage")
       options.phases = { percentage: plan.value.phases.map((p) => p.percentage) };
     if (plan?.$case === "count") options.phases = { count: plan.value.phases.map((p) => p.count) };
+    const soaks = soaksToFile(o.phasePolicy);
+    if (Object.keys(soaks).length > 0)
+      options.phases = { ...(options.phases as object | undefined), ...soaks };
     if (o.phasePolicy?.advancePolicy !== undefined)
       options.autoAdvance = o.phasePolicy.advancePolicy.autoAdvance;
     const ordering = o.orderingPolicy?.ordering;

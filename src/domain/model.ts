@@ -199,6 +199,12 @@ export interface RunConfig {
    * still bound the run). Absent = none, as in every run stored before windows existed.
    */
   maintenanceWindows?: MaintenanceWindow[];
+  /**
+   * (ours) The phase soak (src/domain/soak.ts): every phase's, and per phase in phase order (an
+   * entry overrides `minSoakMs` for its phase). Absent = none, as in every run stored before.
+   */
+  minSoakMs?: number;
+  phaseMinSoakMs?: number[];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -228,7 +234,13 @@ export interface CreateRunInput {
         | { kind: "random"; seed: string }
         | { kind: "physicalLocation"; strategy: Scoped<"ROW_BY_ROW" | "ONE_PER_ROW_ROUND_ROBIN"> }
         | { kind: "unset" };
-      phasePolicy?: { plan?: PhasePlan; advancePolicy?: { autoAdvance: boolean } };
+      phasePolicy?: {
+        plan?: PhasePlan;
+        advancePolicy?: { autoAdvance: boolean };
+        /** A soak is absent when the message left it unset. */
+        minSoakMs?: number;
+        phaseMinSoakMs?: number[];
+      };
       /** A window's duration is absent when the message left it unset. */
       maintenanceWindows?: { cron: string; durationMs?: number }[];
     };
@@ -314,6 +326,8 @@ export interface Run {
   updatedAt: number;
   startedAt?: number;
   finishedAt?: number;
+  /** (ours) While the current phase soaks: when its soak ends (src/domain/soak.ts). */
+  soakEndsAt?: number;
 }
 
 export interface Target {

@@ -20,7 +20,10 @@
  *      a run that was claiming or waiting;
  *   6. what it paused for: PHASE_GATE_REACHED, GATE_TRIPPED (the verdict: gate, scope, counts),
  *      CONFLICT_TIMEOUT (the target), WINDOW_PAUSED (end_time passed with targets not started);
+ *   6½. SOAK_STARTED (ours): the current phase is complete and its soak began (soak.ts);
  *   7. FINISHED: COMPLETED, COMPLETED_WITH_FAILURES or FAILED (a cancel is CANCELLED alone).
+ * A reported late failure is TARGET_FAILURE_REPORTED (`lateFailureEvent`), in the write that
+ * records it.
  * A write that only moves a status message ("submitted 2 operation run targets", "waiting for 1
  * target in flight") yields none.
  *
@@ -50,6 +53,7 @@ import {
 } from "./model.js";
 import { phaseName } from "./phases.js";
 import { MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
+import { phaseSoakMs } from "./soak.js";
 import { computeStats, phaseSize } from "./stats.js";
 
 export const RUN_EVENT_KINDS = [
@@ -67,6 +71,8 @@ export const RUN_EVENT_KINDS = [
   "WINDOW_CLOSED",
   "WINDOW_PAUSED",
   "FINISHED",
+  "SOAK_STARTED",
+  "TARGET_FAILURE_REPORTED",
 ] as const;
 export type RunEventKind = (typeof RUN_EVENT_KINDS)[number];
 
@@ -87,7 +93,11 @@ export type RunEventDetail =
    * (recurring windows; absent: none before end_time), or `closedAt` = end_time when it closed for
    * good. WINDOW_PAUSED: `closedAt`.
    */
-  | { type: "window"; closesAt?: number; opensAt?: number; closedAt?: number };
+  | { type: "window"; closesAt?: number; opensAt?: number; closedAt?: number }
+  /** SOAK_STARTED: the soaking phase, its soak and when the soak ends. */
+  | { type: "soak"; phaseIndex: number; minSoakMs: number; endsAt: number }
+  /** TARGET_FAILURE_REPORTED: the COMPLETED target reported FAILED afterwards, and why. */
+  | { type: "lateFailure"; targetId: string; rackId: string; targetPhaseIndex: number; reason: string };
 
 export interface RunHistoryEvent {
   runId: string;
@@ -248,6 +258,19 @@ function stateChanges(before: Run, after: Run, cause: RunEvent, now: number): Dr
   if (after.status === "PAUSED" && before.status !== "PAUSED") {
     const pausedFor = pauseEvent(after, cause);
     if (pausedFor !== undefined) drafts.push(pausedFor);
+  }
+  if (after.soakEndsAt !== undefined && before.soakEndsAt === undefined) {
+    const phaseIndex = after.currentPhaseIndex;
+    drafts.push({
+      kind: "SOAK_STARTED",
+      message: `${phaseName(phaseIndex)} complete: ${after.statusMessage}`,
+      detail: {
+        type: "soak",
+        phaseIndex,
+        minSoakMs: phaseSoakMs(after.config, phaseIndex),
+        endsAt: after.soakEndsAt,
+      },
+    });
   }
   if (isTerminalRun(after.status) && after.status !== "CANCELLED") {
     drafts.push({ kind: "FINISHED", message: after.statusMessage });

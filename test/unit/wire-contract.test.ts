@@ -365,7 +365,8 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
       expect(contract.messages.has(name), name).toBe(false);
     }
     const event = registry.getMessage("v1.OperationRunEvent")!;
-    expect(event.fields.map((f) => [f.number, f.name])).toEqual([
+    // Numbers from 100 are later extensions (soak, late failures: their own test below).
+    expect(event.fields.filter((f) => f.number < 100).map((f) => [f.number, f.name])).toEqual([
       [1, "id"],
       [2, "operation_run_id"],
       [3, "kind"],
@@ -383,9 +384,31 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
       [15, "conflict"],
       [16, "window"],
     ]);
-    expect(registry.getEnum("v1.OperationRunEventKind")?.values.map((v) => v.number)).toEqual(
-      Array.from({ length: 15 }, (_, i) => i),
-    );
+    expect(
+      registry
+        .getEnum("v1.OperationRunEventKind")
+        ?.values.map((v) => v.number)
+        .filter((n) => n < 100),
+    ).toEqual(Array.from({ length: 15 }, (_, i) => i));
+  });
+
+  it("soak extension: phase_policy.min_soak = 100, phase_min_soaks = 101, soak_ends_at = 106, SOAK_STARTED = 110", () => {
+    const policy = registry.getMessage("v1.OperationRunPhasePolicy")!;
+    const field = (name: string) => policy.fields.find((f) => f.name === name);
+    expect([field("min_soak")?.number, field("min_soak")?.message?.typeName]).toEqual([
+      100,
+      "google.protobuf.Duration",
+    ]);
+    expect([field("phase_min_soaks")?.number, field("phase_min_soaks")?.message?.typeName]).toEqual([
+      101,
+      "v1.OperationRunPhaseSoaks",
+    ]);
+    const summary = registry.getMessage("v1.OperationRunSummary")!;
+    expect(summary.fields.find((f) => f.name === "soak_ends_at")?.number).toBe(106);
+    const kinds = registry.getEnum("v1.OperationRunEventKind")!;
+    expect(kinds.values.find((v) => v.name === "OPERATION_RUN_EVENT_KIND_SOAK_STARTED")?.number).toBe(110);
+    const event = registry.getMessage("v1.OperationRunEvent")!;
+    expect(event.fields.find((f) => f.name === "soak")?.number).toBe(110);
   });
 
   it("detects a renumbered field, a retyped field, a relabelled field and a missing RPC", () => {

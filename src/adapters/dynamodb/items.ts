@@ -70,6 +70,7 @@ export function runToItem(run: Run): Item {
     updatedAt: run.updatedAt,
     startedAt: run.startedAt,
     finishedAt: run.finishedAt,
+    soakEndsAt: run.soakEndsAt,
   };
   if (isActiveRunStatus(run.status)) item.activePk = LIST_PARTITION.activeRuns;
   run.counters.forEach((counts, phase) => {
@@ -107,6 +108,7 @@ export function itemToRun(item: Item): Run {
   if (item.ruleJson !== undefined) run.rule = JSON.parse(item.ruleJson as string) as OperationRule;
   if (item.startedAt !== undefined) run.startedAt = num(item.startedAt);
   if (item.finishedAt !== undefined) run.finishedAt = num(item.finishedAt);
+  if (item.soakEndsAt !== undefined) run.soakEndsAt = num(item.soakEndsAt);
   return run;
 }
 

@@ -188,7 +188,7 @@ export class DynamoRunStore implements RunStore {
       ":updated": run.updatedAt,
       ":expected": expectedUpdatedAt,
     };
-    for (const field of ["startedAt", "finishedAt"] as const) {
+    for (const field of ["startedAt", "finishedAt", "soakEndsAt"] as const) {
       const value = run[field];
       if (value === undefined) remove.push(field);
       else {

@@ -152,6 +152,19 @@ function kindDetail(detail: RunEventDetail): Record<string, unknown> {
           closedAt: optionalIso(detail.closedAt),
         },
       };
+    case "soak":
+      return {
+        soak: { phaseIndex: detail.phaseIndex, minSoakMs: detail.minSoakMs, endsAt: iso(detail.endsAt) },
+      };
+    case "lateFailure":
+      return {
+        lateFailure: {
+          targetId: detail.targetId,
+          rackId: detail.rackId,
+          targetPhaseIndex: detail.targetPhaseIndex,
+          reason: detail.reason,
+        },
+      };
     default:
       return assertNever(detail);
   }

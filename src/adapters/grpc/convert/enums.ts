@@ -244,6 +244,8 @@ export const { toProto: runEventKindToProto } = enumMapping<RunEventKind, pb.Ope
   WINDOW_CLOSED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED,
   WINDOW_PAUSED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED,
   FINISHED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED,
+  SOAK_STARTED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_SOAK_STARTED,
+  TARGET_FAILURE_REPORTED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED,
 });
 
 export const { toProto: actorSourceToProto } = enumMapping<ActorSource, pb.OperationRunActorSource>({

@@ -82,6 +82,25 @@ function detailToProto(detail: RunEventDetail): NonNullable<pb.OperationRunEvent
           closedAt: msToDate(detail.closedAt),
         },
       };
+    case "soak":
+      return {
+        $case: "soak",
+        value: {
+          phaseIndex: detail.phaseIndex,
+          minSoak: msToDuration(detail.minSoakMs),
+          endsAt: msToDate(detail.endsAt),
+        },
+      };
+    case "lateFailure":
+      return {
+        $case: "lateFailure",
+        value: {
+          targetId: uuidToProto(detail.targetId),
+          rackId: uuidToProto(detail.rackId),
+          targetPhaseIndex: detail.targetPhaseIndex,
+          reason: detail.reason,
+        },
+      };
     default:
       return assertNever(detail);
   }

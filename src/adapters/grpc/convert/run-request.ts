@@ -77,6 +77,7 @@ function optionsFromProto(o: pb.OperationRunOptions, v: Violations): OptionsInpu
         advancePolicy: o.phasePolicy.advancePolicy && {
           autoAdvance: o.phasePolicy.advancePolicy.autoAdvance,
         },
+        ...soaksFromProto(o.phasePolicy, v),
       }),
     maintenanceWindows:
       o.maintenanceWindows.length === 0 ? undefined : maintenanceWindowsFromProto(o.maintenanceWindows, v),
@@ -159,6 +160,20 @@ function orderingFromProto(o: pb.OperationRunOrderingPolicy, v: Violations): Opt
     default:
       return assertNever(o.ordering);
   }
+}
+
+/** The phase soaks as sent (a negative one too): the validator reports every rule with its path. */
+function soaksFromProto(
+  p: pb.OperationRunPhasePolicy,
+  v: Violations,
+): { minSoakMs?: number; phaseMinSoakMs?: number[] } {
+  const field = `${OPTIONS}.phase_policy`;
+  return compact({
+    minSoakMs: p.minSoak && durationToMs(p.minSoak, `${field}.min_soak`, v),
+    phaseMinSoakMs: p.phaseMinSoaks?.minSoaks.map(
+      (d, i) => durationToMs(d, `${field}.phase_min_soaks.min_soaks[${i}]`, v) ?? 0,
+    ),
+  });
 }
 
 function phasePlanFromProto(p: pb.OperationRunPhasePolicy, v: Violations): PhasePlan | undefined {

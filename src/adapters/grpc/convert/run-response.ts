@@ -38,6 +38,7 @@ export function runSummaryToProto(run: Run): pb.OperationRunSummary {
     finishedAt: msToDate(run.finishedAt),
     currentPhaseIndex: run.currentPhaseIndex,
     phaseSizes: [...run.phaseSizes],
+    soakEndsAt: msToDate(run.soakEndsAt),
   };
 }
 

@@ -587,6 +587,17 @@ export enum OperationRunEventKind {
   OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED = 13,
   /** OPERATION_RUN_EVENT_KIND_FINISHED - COMPLETED, COMPLETED_WITH_FAILURES or FAILED: `stats` has the final counts. */
   OPERATION_RUN_EVENT_KIND_FINISHED = 14,
+  /**
+   * OPERATION_RUN_EVENT_KIND_SOAK_STARTED - Project extension (soak): the current phase's last target ended and its soak began; `soak`
+   * says until when. The phase's boundary is passed (PHASE_OPENED, PHASE_GATE_REACHED, FINISHED)
+   * no earlier.
+   */
+  OPERATION_RUN_EVENT_KIND_SOAK_STARTED = 110,
+  /**
+   * OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED - Project extension (late failures): a COMPLETED target was reported FAILED afterwards;
+   * `late_failure` names it and the reason, `actor` who reported it.
+   */
+  OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED = 111,
   UNRECOGNIZED = -1,
 }
 
@@ -637,6 +648,12 @@ export function operationRunEventKindFromJSON(object: any): OperationRunEventKin
     case 14:
     case "OPERATION_RUN_EVENT_KIND_FINISHED":
       return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED;
+    case 110:
+    case "OPERATION_RUN_EVENT_KIND_SOAK_STARTED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_SOAK_STARTED;
+    case 111:
+    case "OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -676,6 +693,10 @@ export function operationRunEventKindToJSON(object: OperationRunEventKind): stri
       return "OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED";
     case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED:
       return "OPERATION_RUN_EVENT_KIND_FINISHED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_SOAK_STARTED:
+      return "OPERATION_RUN_EVENT_KIND_SOAK_STARTED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED:
+      return "OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED";
     case OperationRunEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1069,7 +1090,30 @@ export interface OperationRunPhasePolicy {
     | { $case: "percentage"; value: PercentageOperationRunPhases }
     | { $case: "count"; value: CountOperationRunPhases }
     | undefined;
-  advancePolicy: OperationRunPhaseAdvancePolicy | undefined;
+  advancePolicy:
+    | OperationRunPhaseAdvancePolicy
+    | undefined;
+  /**
+   * Project extension (soak): after a phase's last target ends, the run does not pass the phase's
+   * boundary (open the next phase, pause at its phase gate, or finish after the last phase) before
+   * this long has elapsed. The safety gates are evaluated through the soak, so a failure reported
+   * during it (ReportTargetFailure) pauses the run before the next phase opens, and
+   * AdvanceOperationRunPhase is refused (FailedPrecondition, naming the time left). Applies to
+   * every phase without its own entry in `phase_min_soaks`. Unset or 0: no soak. 0 to 720h.
+   */
+  minSoak?:
+    | Duration
+    | undefined;
+  /**
+   * Project extension (soak): per phase, in phase order: entry i is phase i's soak, overriding
+   * `min_soak` (0 = none for that phase). At most one entry per phase of the plan.
+   */
+  phaseMinSoaks?: OperationRunPhaseSoaks | undefined;
+}
+
+/** Project extension (soak): the soaks of the phases, in phase order. */
+export interface OperationRunPhaseSoaks {
+  minSoaks: Duration[];
 }
 
 export interface EqualOperationRunPhases {
@@ -1150,6 +1194,12 @@ export interface OperationRunSummary {
   currentPhaseIndex: number;
   /** Project extension: planned targets per phase, frozen at create (length = total_phases). */
   phaseSizes: number[];
+  /**
+   * Project extension (soak): when the current phase's soak ends (or ended, for a run still in the
+   * phase after it: paused, or at its phase gate). Set from the first dispatch pass that finds every
+   * target of the phase ended; unset while the phase has not started a soak, and on a finished run.
+   */
+  soakEndsAt?: Date | undefined;
 }
 
 export interface OperationRunStats {
@@ -1189,6 +1239,12 @@ export interface OperationRunTarget {
    * target_version for every component.
    */
   targetVersions: ComponentVersions[];
+  /**
+   * Project extension (late failures): set when a failure of this COMPLETED target was reported
+   * afterwards (ReportTargetFailure): who reported it and when; `message` holds the reason.
+   */
+  failureReportedBy?: OperationRunActor | undefined;
+  failureReportedAt?: Date | undefined;
 }
 
 /** Project extension (firmware policy): components upgraded to one firmware version. */
@@ -1346,7 +1402,29 @@ export interface OperationRunEvent {
     | //
     /** WINDOW_OPENED, WINDOW_CLOSED, WINDOW_PAUSED */
     { $case: "window"; value: OperationRunWindowChange }
+    | //
+    /** Project extension (soak): SOAK_STARTED */
+    { $case: "soak"; value: OperationRunSoak }
+    | //
+    /** Project extension (late failures): TARGET_FAILURE_REPORTED */
+    { $case: "lateFailure"; value: OperationRunLateFailure }
     | undefined;
+}
+
+/** Project extension (soak): SOAK_STARTED's detail. */
+export interface OperationRunSoak {
+  /** The soaking phase, zero-based. */
+  phaseIndex: number;
+  minSoak: Duration | undefined;
+  endsAt: Date | undefined;
+}
+
+/** Project extension (late failures): TARGET_FAILURE_REPORTED's detail. */
+export interface OperationRunLateFailure {
+  targetId: UUID | undefined;
+  rackId: UUID | undefined;
+  targetPhaseIndex: number;
+  reason: string;
 }
 
 /**
@@ -5854,7 +5932,7 @@ export const OperationRunPhysicalLocationOrdering: MessageFns<OperationRunPhysic
 };
 
 function createBaseOperationRunPhasePolicy(): OperationRunPhasePolicy {
-  return { plan: undefined, advancePolicy: undefined };
+  return { plan: undefined, advancePolicy: undefined, minSoak: undefined, phaseMinSoaks: undefined };
 }
 
 export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
@@ -5872,6 +5950,12 @@ export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
     }
     if (message.advancePolicy !== undefined) {
       OperationRunPhaseAdvancePolicy.encode(message.advancePolicy, writer.uint32(34).fork()).join();
+    }
+    if (message.minSoak !== undefined) {
+      Duration.encode(message.minSoak, writer.uint32(802).fork()).join();
+    }
+    if (message.phaseMinSoaks !== undefined) {
+      OperationRunPhaseSoaks.encode(message.phaseMinSoaks, writer.uint32(810).fork()).join();
     }
     return writer;
   },
@@ -5921,6 +6005,22 @@ export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
             message.advancePolicy = OperationRunPhaseAdvancePolicy.decode(reader, reader.uint32());
             continue;
           }
+          case 100: {
+            if (tag !== 802) {
+              break;
+            }
+
+            message.minSoak = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 101: {
+            if (tag !== 810) {
+              break;
+            }
+
+            message.phaseMinSoaks = OperationRunPhaseSoaks.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -5947,6 +6047,16 @@ export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
         : isSet(object.advance_policy)
         ? OperationRunPhaseAdvancePolicy.fromJSON(object.advance_policy)
         : undefined,
+      minSoak: isSet(object.minSoak)
+        ? Duration.fromJSON(object.minSoak)
+        : isSet(object.min_soak)
+        ? Duration.fromJSON(object.min_soak)
+        : undefined,
+      phaseMinSoaks: isSet(object.phaseMinSoaks)
+        ? OperationRunPhaseSoaks.fromJSON(object.phaseMinSoaks)
+        : isSet(object.phase_min_soaks)
+        ? OperationRunPhaseSoaks.fromJSON(object.phase_min_soaks)
+        : undefined,
     };
   },
 
@@ -5961,6 +6071,12 @@ export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
     }
     if (message.advancePolicy !== undefined) {
       obj.advancePolicy = OperationRunPhaseAdvancePolicy.toJSON(message.advancePolicy);
+    }
+    if (message.minSoak !== undefined) {
+      obj.minSoak = Duration.toJSON(message.minSoak);
+    }
+    if (message.phaseMinSoaks !== undefined) {
+      obj.phaseMinSoaks = OperationRunPhaseSoaks.toJSON(message.phaseMinSoaks);
     }
     return obj;
   },
@@ -5993,6 +6109,85 @@ export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
     message.advancePolicy = (object.advancePolicy !== undefined && object.advancePolicy !== null)
       ? OperationRunPhaseAdvancePolicy.fromPartial(object.advancePolicy)
       : undefined;
+    message.minSoak = (object.minSoak !== undefined && object.minSoak !== null)
+      ? Duration.fromPartial(object.minSoak)
+      : undefined;
+    message.phaseMinSoaks = (object.phaseMinSoaks !== undefined && object.phaseMinSoaks !== null)
+      ? OperationRunPhaseSoaks.fromPartial(object.phaseMinSoaks)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOperationRunPhaseSoaks(): OperationRunPhaseSoaks {
+  return { minSoaks: [] };
+}
+
+export const OperationRunPhaseSoaks: MessageFns<OperationRunPhaseSoaks> = {
+  encode(message: OperationRunPhaseSoaks, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.minSoaks) {
+      Duration.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunPhaseSoaks {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunPhaseSoaks();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.minSoaks.push(Duration.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunPhaseSoaks {
+    return {
+      minSoaks: globalThis.Array.isArray(object?.minSoaks)
+        ? object.minSoaks.map((e: any) => Duration.fromJSON(e))
+        : globalThis.Array.isArray(object?.min_soaks)
+        ? object.min_soaks.map((e: any) => Duration.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: OperationRunPhaseSoaks): unknown {
+    const obj: any = {};
+    if (message.minSoaks?.length) {
+      obj.minSoaks = message.minSoaks.map((e) => Duration.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunPhaseSoaks>): OperationRunPhaseSoaks {
+    return OperationRunPhaseSoaks.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunPhaseSoaks>): OperationRunPhaseSoaks {
+    const message = createBaseOperationRunPhaseSoaks();
+    message.minSoaks = object.minSoaks?.map((e) => Duration.fromPartial(e)) || [];
     return message;
   },
 };
@@ -7122,6 +7317,7 @@ function createBaseOperationRunSummary(): OperationRunSummary {
     finishedAt: undefined,
     currentPhaseIndex: 0,
     phaseSizes: [],
+    soakEndsAt: undefined,
   };
 }
 
@@ -7169,6 +7365,9 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
         writer.int32(v);
       }
       writer.join();
+    }
+    if (message.soakEndsAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.soakEndsAt), writer.uint32(850).fork()).join();
     }
     return writer;
   },
@@ -7300,6 +7499,14 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
 
             break;
           }
+          case 106: {
+            if (tag !== 850) {
+              break;
+            }
+
+            message.soakEndsAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -7363,6 +7570,11 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
         : globalThis.Array.isArray(object?.phase_sizes)
         ? object.phase_sizes.map((e: any) => globalThis.Number(e))
         : [],
+      soakEndsAt: isSet(object.soakEndsAt)
+        ? fromJsonTimestamp(object.soakEndsAt)
+        : isSet(object.soak_ends_at)
+        ? fromJsonTimestamp(object.soak_ends_at)
+        : undefined,
     };
   },
 
@@ -7407,6 +7619,9 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
     if (message.phaseSizes?.length) {
       obj.phaseSizes = message.phaseSizes.map((e) => Math.round(e));
     }
+    if (message.soakEndsAt !== undefined) {
+      obj.soakEndsAt = message.soakEndsAt.toISOString();
+    }
     return obj;
   },
 
@@ -7432,6 +7647,7 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
     message.finishedAt = object.finishedAt ?? undefined;
     message.currentPhaseIndex = object.currentPhaseIndex ?? 0;
     message.phaseSizes = object.phaseSizes?.map((e) => e) || [];
+    message.soakEndsAt = object.soakEndsAt ?? undefined;
     return message;
   },
 };
@@ -7780,6 +7996,8 @@ function createBaseOperationRunTarget(): OperationRunTarget {
     updatedAt: undefined,
     rackExternalId: "",
     targetVersions: [],
+    failureReportedBy: undefined,
+    failureReportedAt: undefined,
   };
 }
 
@@ -7823,6 +8041,12 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     }
     for (const v of message.targetVersions) {
       ComponentVersions.encode(v!, writer.uint32(882).fork()).join();
+    }
+    if (message.failureReportedBy !== undefined) {
+      OperationRunActor.encode(message.failureReportedBy, writer.uint32(962).fork()).join();
+    }
+    if (message.failureReportedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.failureReportedAt), writer.uint32(970).fork()).join();
     }
     return writer;
   },
@@ -7944,6 +8168,22 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
             message.targetVersions.push(ComponentVersions.decode(reader, reader.uint32()));
             continue;
           }
+          case 120: {
+            if (tag !== 962) {
+              break;
+            }
+
+            message.failureReportedBy = OperationRunActor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 121: {
+            if (tag !== 970) {
+              break;
+            }
+
+            message.failureReportedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8011,6 +8251,16 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
         : globalThis.Array.isArray(object?.target_versions)
         ? object.target_versions.map((e: any) => ComponentVersions.fromJSON(e))
         : [],
+      failureReportedBy: isSet(object.failureReportedBy)
+        ? OperationRunActor.fromJSON(object.failureReportedBy)
+        : isSet(object.failure_reported_by)
+        ? OperationRunActor.fromJSON(object.failure_reported_by)
+        : undefined,
+      failureReportedAt: isSet(object.failureReportedAt)
+        ? fromJsonTimestamp(object.failureReportedAt)
+        : isSet(object.failure_reported_at)
+        ? fromJsonTimestamp(object.failure_reported_at)
+        : undefined,
     };
   },
 
@@ -8055,6 +8305,12 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     if (message.targetVersions?.length) {
       obj.targetVersions = message.targetVersions.map((e) => ComponentVersions.toJSON(e));
     }
+    if (message.failureReportedBy !== undefined) {
+      obj.failureReportedBy = OperationRunActor.toJSON(message.failureReportedBy);
+    }
+    if (message.failureReportedAt !== undefined) {
+      obj.failureReportedAt = message.failureReportedAt.toISOString();
+    }
     return obj;
   },
 
@@ -8084,6 +8340,10 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     message.updatedAt = object.updatedAt ?? undefined;
     message.rackExternalId = object.rackExternalId ?? "";
     message.targetVersions = object.targetVersions?.map((e) => ComponentVersions.fromPartial(e)) || [];
+    message.failureReportedBy = (object.failureReportedBy !== undefined && object.failureReportedBy !== null)
+      ? OperationRunActor.fromPartial(object.failureReportedBy)
+      : undefined;
+    message.failureReportedAt = object.failureReportedAt ?? undefined;
     return message;
   },
 };
@@ -9720,6 +9980,12 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       case "window":
         OperationRunWindowChange.encode(message.detail.value, writer.uint32(130).fork()).join();
         break;
+      case "soak":
+        OperationRunSoak.encode(message.detail.value, writer.uint32(882).fork()).join();
+        break;
+      case "lateFailure":
+        OperationRunLateFailure.encode(message.detail.value, writer.uint32(890).fork()).join();
+        break;
     }
     return writer;
   },
@@ -9865,6 +10131,22 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
             message.detail = { $case: "window", value: OperationRunWindowChange.decode(reader, reader.uint32()) };
             continue;
           }
+          case 110: {
+            if (tag !== 882) {
+              break;
+            }
+
+            message.detail = { $case: "soak", value: OperationRunSoak.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 111: {
+            if (tag !== 890) {
+              break;
+            }
+
+            message.detail = { $case: "lateFailure", value: OperationRunLateFailure.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -9913,6 +10195,12 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
         ? { $case: "conflict", value: OperationRunConflictTimeout.fromJSON(object.conflict) }
         : isSet(object.window)
         ? { $case: "window", value: OperationRunWindowChange.fromJSON(object.window) }
+        : isSet(object.soak)
+        ? { $case: "soak", value: OperationRunSoak.fromJSON(object.soak) }
+        : isSet(object.lateFailure)
+        ? { $case: "lateFailure", value: OperationRunLateFailure.fromJSON(object.lateFailure) }
+        : isSet(object.late_failure)
+        ? { $case: "lateFailure", value: OperationRunLateFailure.fromJSON(object.late_failure) }
         : undefined,
     };
   },
@@ -9961,6 +10249,10 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       obj.conflict = OperationRunConflictTimeout.toJSON(message.detail.value);
     } else if (message.detail?.$case === "window") {
       obj.window = OperationRunWindowChange.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "soak") {
+      obj.soak = OperationRunSoak.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "lateFailure") {
+      obj.lateFailure = OperationRunLateFailure.toJSON(message.detail.value);
     }
     return obj;
   },
@@ -10025,7 +10317,267 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
         }
         break;
       }
+      case "soak": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "soak", value: OperationRunSoak.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+      case "lateFailure": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "lateFailure", value: OperationRunLateFailure.fromPartial(object.detail.value) };
+        }
+        break;
+      }
     }
+    return message;
+  },
+};
+
+function createBaseOperationRunSoak(): OperationRunSoak {
+  return { phaseIndex: 0, minSoak: undefined, endsAt: undefined };
+}
+
+export const OperationRunSoak: MessageFns<OperationRunSoak> = {
+  encode(message: OperationRunSoak, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.phaseIndex !== 0) {
+      writer.uint32(8).int32(message.phaseIndex);
+    }
+    if (message.minSoak !== undefined) {
+      Duration.encode(message.minSoak, writer.uint32(18).fork()).join();
+    }
+    if (message.endsAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.endsAt), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunSoak {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunSoak();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.phaseIndex = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.minSoak = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.endsAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunSoak {
+    return {
+      phaseIndex: isSet(object.phaseIndex)
+        ? globalThis.Number(object.phaseIndex)
+        : isSet(object.phase_index)
+        ? globalThis.Number(object.phase_index)
+        : 0,
+      minSoak: isSet(object.minSoak)
+        ? Duration.fromJSON(object.minSoak)
+        : isSet(object.min_soak)
+        ? Duration.fromJSON(object.min_soak)
+        : undefined,
+      endsAt: isSet(object.endsAt)
+        ? fromJsonTimestamp(object.endsAt)
+        : isSet(object.ends_at)
+        ? fromJsonTimestamp(object.ends_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OperationRunSoak): unknown {
+    const obj: any = {};
+    if (message.phaseIndex !== 0) {
+      obj.phaseIndex = Math.round(message.phaseIndex);
+    }
+    if (message.minSoak !== undefined) {
+      obj.minSoak = Duration.toJSON(message.minSoak);
+    }
+    if (message.endsAt !== undefined) {
+      obj.endsAt = message.endsAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunSoak>): OperationRunSoak {
+    return OperationRunSoak.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunSoak>): OperationRunSoak {
+    const message = createBaseOperationRunSoak();
+    message.phaseIndex = object.phaseIndex ?? 0;
+    message.minSoak = (object.minSoak !== undefined && object.minSoak !== null)
+      ? Duration.fromPartial(object.minSoak)
+      : undefined;
+    message.endsAt = object.endsAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseOperationRunLateFailure(): OperationRunLateFailure {
+  return { targetId: undefined, rackId: undefined, targetPhaseIndex: 0, reason: "" };
+}
+
+export const OperationRunLateFailure: MessageFns<OperationRunLateFailure> = {
+  encode(message: OperationRunLateFailure, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.targetId !== undefined) {
+      UUID.encode(message.targetId, writer.uint32(10).fork()).join();
+    }
+    if (message.rackId !== undefined) {
+      UUID.encode(message.rackId, writer.uint32(18).fork()).join();
+    }
+    if (message.targetPhaseIndex !== 0) {
+      writer.uint32(24).int32(message.targetPhaseIndex);
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunLateFailure {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunLateFailure();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.targetId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.rackId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.targetPhaseIndex = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunLateFailure {
+    return {
+      targetId: isSet(object.targetId)
+        ? UUID.fromJSON(object.targetId)
+        : isSet(object.target_id)
+        ? UUID.fromJSON(object.target_id)
+        : undefined,
+      rackId: isSet(object.rackId)
+        ? UUID.fromJSON(object.rackId)
+        : isSet(object.rack_id)
+        ? UUID.fromJSON(object.rack_id)
+        : undefined,
+      targetPhaseIndex: isSet(object.targetPhaseIndex)
+        ? globalThis.Number(object.targetPhaseIndex)
+        : isSet(object.target_phase_index)
+        ? globalThis.Number(object.target_phase_index)
+        : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: OperationRunLateFailure): unknown {
+    const obj: any = {};
+    if (message.targetId !== undefined) {
+      obj.targetId = UUID.toJSON(message.targetId);
+    }
+    if (message.rackId !== undefined) {
+      obj.rackId = UUID.toJSON(message.rackId);
+    }
+    if (message.targetPhaseIndex !== 0) {
+      obj.targetPhaseIndex = Math.round(message.targetPhaseIndex);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunLateFailure>): OperationRunLateFailure {
+    return OperationRunLateFailure.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunLateFailure>): OperationRunLateFailure {
+    const message = createBaseOperationRunLateFailure();
+    message.targetId = (object.targetId !== undefined && object.targetId !== null)
+      ? UUID.fromPartial(object.targetId)
+      : undefined;
+    message.rackId = (object.rackId !== undefined && object.rackId !== null)
+      ? UUID.fromPartial(object.rackId)
+      : undefined;
+    message.targetPhaseIndex = object.targetPhaseIndex ?? 0;
+    message.reason = object.reason ?? "";
     return message;
   },
 };
