@@ -9,6 +9,8 @@
  *   `configuration.options.safety_policy.gates[0].failure_rate.failure_threshold_percent`.
  */
 
+import type { Actor } from "./actor.js";
+
 export function assertNever(value: never): never {
   throw new Error(`unreachable: ${JSON.stringify(value)}`);
 }
@@ -361,6 +363,12 @@ export interface Target {
   firstBlockedAt?: number;
   /** While BLOCKED: when the target becomes ready again. */
   retryAt?: number;
+  /**
+   * (ours) A failure of this COMPLETED target reported afterwards (src/domain/late-failure.ts):
+   * who reported it and when; the target is FAILED and its message is the reason.
+   */
+  failureReportedBy?: Actor;
+  failureReportedAt?: number;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -22,8 +22,8 @@
  *      CONFLICT_TIMEOUT (the target), WINDOW_PAUSED (end_time passed with targets not started);
  *   6½. SOAK_STARTED (ours): the current phase is complete and its soak began (soak.ts);
  *   7. FINISHED: COMPLETED, COMPLETED_WITH_FAILURES or FAILED (a cancel is CANCELLED alone).
- * A reported late failure is TARGET_FAILURE_REPORTED (`lateFailureEvent`), in the write that
- * records it.
+ * A reported late failure is TARGET_FAILURE_REPORTED (`lateFailureEvent`), with the actor, in the
+ * write that records it.
  * A write that only moves a status message ("submitted 2 operation run targets", "waiting for 1
  * target in flight") yields none.
  *
@@ -42,6 +42,7 @@
  */
 import type { Actor } from "./actor.js";
 import { evaluateGates } from "./gates.js";
+import { rackName } from "./late-failure.js";
 import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
 import {
   isTerminalRun,
@@ -50,6 +51,7 @@ import {
   type RunStats,
   type RunStatus,
   type SafetyGate,
+  type Target,
 } from "./model.js";
 import { phaseName } from "./phases.js";
 import { MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
@@ -154,6 +156,28 @@ export function createdEvent(run: Run, actor?: Actor): RunHistoryEvent {
         phaseSizes: [...run.phaseSizes],
         selectionSeed: run.config.selector.seed,
         orderingSeed: run.config.ordering.seed,
+      },
+    },
+  ])[0] as RunHistoryEvent;
+}
+
+/**
+ * The TARGET_FAILURE_REPORTED event of a late failure (late-failure.ts), at the run's new version:
+ * "rack EXT-A03 (phase 1) reported failed: XID 79 on GPU 3", who reported it, and the target.
+ * `after` is the run as the report leaves it, `target` the target as it leaves it.
+ */
+export function lateFailureEvent(after: Run, target: Target, actor?: Actor): RunHistoryEvent {
+  return stamp(after, after.updatedAt, [
+    {
+      kind: "TARGET_FAILURE_REPORTED",
+      message: `rack ${rackName(target)} (${phaseName(target.phaseIndex)}) reported failed: ${target.message}`,
+      ...(actor === undefined ? {} : { actor }),
+      detail: {
+        type: "lateFailure",
+        targetId: target.id,
+        rackId: target.rackId,
+        targetPhaseIndex: target.phaseIndex,
+        reason: target.message,
       },
     },
   ])[0] as RunHistoryEvent;

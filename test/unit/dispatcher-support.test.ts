@@ -31,6 +31,7 @@ function runStoreWith(methods: Partial<RunStore>): RunStore {
     recordOutcome: unexpected("recordOutcome"),
     skipTargets: unexpected("skipTargets"),
     restartConflictClock: unexpected("restartConflictClock"),
+    recordLateFailure: unexpected("recordLateFailure"),
     ...methods,
   };
 }

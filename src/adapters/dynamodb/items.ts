@@ -134,6 +134,8 @@ export function targetToItem(target: Target): Item {
     conflictAttempts: target.conflictAttempts,
     firstBlockedAt: target.firstBlockedAt,
     retryAt: target.retryAt,
+    failureReportedBy: target.failureReportedBy,
+    failureReportedAt: target.failureReportedAt,
   };
 }
 
@@ -157,6 +159,8 @@ export function itemToTarget(item: Item): Target {
   if (item.leaseExpiresAt !== undefined) target.leaseExpiresAt = num(item.leaseExpiresAt);
   if (item.firstBlockedAt !== undefined) target.firstBlockedAt = num(item.firstBlockedAt);
   if (item.retryAt !== undefined) target.retryAt = num(item.retryAt);
+  if (item.failureReportedBy !== undefined) target.failureReportedBy = item.failureReportedBy as Actor;
+  if (item.failureReportedAt !== undefined) target.failureReportedAt = num(item.failureReportedAt);
   return target;
 }
 

@@ -31,7 +31,14 @@ import type {
 import type { FirmwareAuthentication, OutcomeStatus, Page, Run, Target } from "../../domain/model.js";
 import type { RunHistoryEvent } from "../../domain/run-history.js";
 import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
-import { type Item, isActiveRunStatus, itemToRun, itemToRunEvent, itemToTarget } from "./items.js";
+import {
+  counterAttribute,
+  type Item,
+  isActiveRunStatus,
+  itemToRun,
+  itemToRunEvent,
+  itemToTarget,
+} from "./items.js";
 import { checkEvents, DynamoRunCreation, eventPuts, type RunStoreOptions } from "./run-create.js";
 import { RunItemReader } from "./run-item-reader.js";
 import { INDEX, LIST_PARTITION, phaseKeyRange, queueKeyRange, type TableNames } from "./schema.js";
@@ -228,6 +235,71 @@ export class DynamoRunStore implements RunStore {
       if (!isConditionFailed(error)) throw error;
       return (await this.reader.getRunItem(run.id)) === undefined ? "not-found" : "stale";
     }
+  }
+
+  /** See the port (RunStore.recordLateFailure): [run Update] + [target Update] + [event Puts]. */
+  async recordLateFailure(
+    run: Run,
+    expectedUpdatedAt: number,
+    target: Target,
+    expectedTargetUpdatedAt: number,
+    events: readonly RunHistoryEvent[],
+  ): Promise<SaveRunOutcome> {
+    checkEvents(run, events);
+    const phase = target.phaseIndex;
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tables.runs,
+            Key: { runId: run.id },
+            UpdateExpression: "SET updatedAt = :updated ADD #completed :minus, #failed :plus",
+            ConditionExpression:
+              "attribute_exists(runId) AND updatedAt = :expected AND NOT #status IN (:c, :x, :f, :cf)",
+            ExpressionAttributeNames: {
+              "#status": "status",
+              "#completed": counterAttribute(phase, "COMPLETED"),
+              "#failed": counterAttribute(phase, "FAILED"),
+            },
+            ExpressionAttributeValues: {
+              ":updated": run.updatedAt,
+              ":expected": expectedUpdatedAt,
+              ":minus": -1,
+              ":plus": 1,
+              ":c": "COMPLETED",
+              ":x": "CANCELLED",
+              ":f": "FAILED",
+              ":cf": "COMPLETED_WITH_FAILURES",
+            },
+          },
+        },
+        {
+          Update: {
+            TableName: this.tables.targets,
+            Key: { runId: run.id, targetId: target.id },
+            UpdateExpression:
+              "SET #status = :failed, message = :msg, updatedAt = :now, failureReportedAt = :now" +
+              (target.failureReportedBy === undefined ? "" : ", failureReportedBy = :by"),
+            ConditionExpression: "#status = :completed AND updatedAt = :expected",
+            ExpressionAttributeNames: { "#status": "status" },
+            ExpressionAttributeValues: {
+              ":failed": "FAILED",
+              ":completed": "COMPLETED",
+              ":msg": target.message,
+              ":now": target.updatedAt,
+              ":expected": expectedTargetUpdatedAt,
+              ...(target.failureReportedBy === undefined ? {} : { ":by": target.failureReportedBy }),
+            },
+          },
+        },
+        ...eventPuts(this.tables.runEvents, events),
+      ],
+    });
+    if (codes === undefined) return "saved";
+    if (codes[0] === "ConditionalCheckFailed" && (await this.reader.getRunItem(run.id)) === undefined) {
+      return "not-found";
+    }
+    return "stale";
   }
 
   async listRunEvents(

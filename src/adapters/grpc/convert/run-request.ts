@@ -1,5 +1,6 @@
 /** CreateOperationRun and PlanOperationRun requests → CreateRunInput; run ids and CancelOperationRun. */
 
+import type { LateFailureRequest } from "../../../domain/late-failure.js";
 import { requireRunId } from "../../../domain/list-queries.js";
 import {
   assertNever,
@@ -28,6 +29,20 @@ export function cancelRequestFromProto(req: pb.CancelOperationRunRequest): { id:
     return req.reason;
   });
   return { id, reason };
+}
+
+/**
+ * ReportTargetFailure: the run id (as every run control), the target by id or rack id, the reason
+ * as sent; the use case checks them and names the field of each violation.
+ */
+export function lateFailureRequestFromProto(req: pb.ReportTargetFailureRequest): LateFailureRequest {
+  const runId = runIdFromProto(req.id);
+  return {
+    runId,
+    reason: req.reason,
+    ...(req.targetId?.id ? { targetId: req.targetId.id } : {}),
+    ...(req.rackId?.id ? { rackId: req.rackId.id } : {}),
+  };
 }
 
 /** `client_request_id` as the use case takes it: "" (proto3's default) is none. */

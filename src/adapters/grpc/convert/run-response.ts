@@ -13,6 +13,7 @@ import type {
   VersionGroup,
 } from "../../../domain/model.js";
 import * as pb from "../../../gen/flow/v1/flow.js";
+import { actorToProto } from "./actor.js";
 import { runConfigToProto } from "./config-response.js";
 import {
   componentTypeToProto,
@@ -93,6 +94,8 @@ export function targetToProto(t: TargetView): pb.OperationRunTarget {
     updatedAt: msToDate(t.updatedAt),
     rackExternalId: t.rackExternalId,
     targetVersions: versionsToProto(t.versions),
+    ...(t.failureReportedBy === undefined ? {} : { failureReportedBy: actorToProto(t.failureReportedBy) }),
+    ...(t.failureReportedAt === undefined ? {} : { failureReportedAt: msToDate(t.failureReportedAt) }),
   };
 }
 

@@ -758,6 +758,21 @@ export function operationRunActorSourceToJSON(object: OperationRunActorSource): 
   }
 }
 
+/** Project extension (late failures): ReportTargetFailure's request. */
+export interface ReportTargetFailureRequest {
+  /** The run. */
+  id:
+    | UUID
+    | undefined;
+  /** The target, by its id, or by the rack's id (the run's target on that rack). */
+  targetId: UUID | undefined;
+  rackId:
+    | UUID
+    | undefined;
+  /** Why it failed (required, at most 1024 characters): it becomes the target's message. */
+  reason: string;
+}
+
 export interface UUID {
   id: string;
 }
@@ -1520,6 +1535,135 @@ export interface WhoAmIGrant {
   /** Rack-name globs. */
   rackNames: string[];
 }
+
+function createBaseReportTargetFailureRequest(): ReportTargetFailureRequest {
+  return { id: undefined, targetId: undefined, rackId: undefined, reason: "" };
+}
+
+export const ReportTargetFailureRequest: MessageFns<ReportTargetFailureRequest> = {
+  encode(message: ReportTargetFailureRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== undefined) {
+      UUID.encode(message.id, writer.uint32(10).fork()).join();
+    }
+    if (message.targetId !== undefined) {
+      UUID.encode(message.targetId, writer.uint32(18).fork()).join();
+    }
+    if (message.rackId !== undefined) {
+      UUID.encode(message.rackId, writer.uint32(26).fork()).join();
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportTargetFailureRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportTargetFailureRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.targetId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.rackId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReportTargetFailureRequest {
+    return {
+      id: isSet(object.id) ? UUID.fromJSON(object.id) : undefined,
+      targetId: isSet(object.targetId)
+        ? UUID.fromJSON(object.targetId)
+        : isSet(object.target_id)
+        ? UUID.fromJSON(object.target_id)
+        : undefined,
+      rackId: isSet(object.rackId)
+        ? UUID.fromJSON(object.rackId)
+        : isSet(object.rack_id)
+        ? UUID.fromJSON(object.rack_id)
+        : undefined,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ReportTargetFailureRequest): unknown {
+    const obj: any = {};
+    if (message.id !== undefined) {
+      obj.id = UUID.toJSON(message.id);
+    }
+    if (message.targetId !== undefined) {
+      obj.targetId = UUID.toJSON(message.targetId);
+    }
+    if (message.rackId !== undefined) {
+      obj.rackId = UUID.toJSON(message.rackId);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReportTargetFailureRequest>): ReportTargetFailureRequest {
+    return ReportTargetFailureRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReportTargetFailureRequest>): ReportTargetFailureRequest {
+    const message = createBaseReportTargetFailureRequest();
+    message.id = (object.id !== undefined && object.id !== null) ? UUID.fromPartial(object.id) : undefined;
+    message.targetId = (object.targetId !== undefined && object.targetId !== null)
+      ? UUID.fromPartial(object.targetId)
+      : undefined;
+    message.rackId = (object.rackId !== undefined && object.rackId !== null)
+      ? UUID.fromPartial(object.rackId)
+      : undefined;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
 
 function createBaseUUID(): UUID {
   return { id: "" };
@@ -11883,6 +12027,23 @@ export const FlowService = {
     responseSerialize: (value: WhoAmIResponse): Buffer => Buffer.from(WhoAmIResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WhoAmIResponse => WhoAmIResponse.decode(value),
   },
+  /**
+   * Project extension (late failures): marks a COMPLETED target FAILED afterwards, with a reason
+   * and who reported it (run history: a TARGET_FAILURE_REPORTED event), while its run is not
+   * terminal. The run's failure counters move as for any failure, so the safety gates count it:
+   * reported during a soak, it can pause the run before the next phase opens. Returns the run.
+   * Permission: operate.
+   */
+  reportTargetFailure: {
+    path: "/v1.Flow/ReportTargetFailure" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReportTargetFailureRequest): Buffer =>
+      Buffer.from(ReportTargetFailureRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReportTargetFailureRequest => ReportTargetFailureRequest.decode(value),
+    responseSerialize: (value: OperationRun): Buffer => Buffer.from(OperationRun.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OperationRun => OperationRun.decode(value),
+  },
 } as const;
 
 export interface FlowServer extends UntypedServiceImplementation {
@@ -11919,6 +12080,14 @@ export interface FlowServer extends UntypedServiceImplementation {
    * why; it tells a caller nothing but its own identity and grants (flowctl whoami).
    */
   whoAmI: handleUnaryCall<WhoAmIRequest, WhoAmIResponse>;
+  /**
+   * Project extension (late failures): marks a COMPLETED target FAILED afterwards, with a reason
+   * and who reported it (run history: a TARGET_FAILURE_REPORTED event), while its run is not
+   * terminal. The run's failure counters move as for any failure, so the safety gates count it:
+   * reported during a soak, it can pause the run before the next phase opens. Returns the run.
+   * Permission: operate.
+   */
+  reportTargetFailure: handleUnaryCall<ReportTargetFailureRequest, OperationRun>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
