@@ -272,7 +272,6 @@ function evaluate(
     );
   }
   if (soak.kind === "soaking") return keep(run, "RUNNING", soakingMessage(current, soak.endsAt), now);
-  if (allTargetsTerminal(run)) return written(finished(run, now), now);
 
   const window = windowState(scheduleOf(run.config), now);
   if (window.kind === "closed") {

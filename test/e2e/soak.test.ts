@@ -222,6 +222,14 @@ describe("phase soak on the local stack", () => {
     const [first] = (await listTargets(s.flow, runId)).filter((t) => t.phaseIndex === 0);
     const rackId = first?.rackId?.id as string;
 
+    // A report without a reason, or naming no target, is refused field by field.
+    const bad = await failure(
+      s.flow.reportTargetFailure({ id: { id: runId }, rackId: undefined, targetId: undefined, reason: " " }),
+    );
+    expect(bad.code).toBe("INVALID_ARGUMENT");
+    expect(bad.details).toContain("reason: is required: why the target failed");
+    expect(bad.details).toContain("target_id: one of target_id and rack_id is required");
+
     const reported = await s.flow.reportTargetFailure({
       id: { id: runId },
       rackId: { id: rackId },

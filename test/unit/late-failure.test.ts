@@ -9,6 +9,7 @@ import {
   type LateFailureRequest,
   reportLateFailure,
 } from "../../src/domain/late-failure.js";
+import { lateFailureEvent } from "../../src/domain/run-history.js";
 import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { MemoryRunStore } from "../support/memory-stores.js";
@@ -104,6 +105,13 @@ describe("reportLateFailure: the decision", () => {
       failureReportedAt: T0 + 5,
       updatedAt: T0 + 5,
     });
+  });
+
+  it("without a known reporter: no failureReportedBy on the target, no actor on the event", () => {
+    const decision = reportLateFailure(run, done, "XID 79", undefined, T0 + 5);
+    if (decision.kind !== "report") throw new Error(decision.kind);
+    expect(decision.target.failureReportedBy).toBeUndefined();
+    expect(lateFailureEvent(decision.run, decision.target).actor).toBeUndefined();
   });
 
   it("a target already reported: nothing to do; a terminal run and a target not COMPLETED are refused", () => {

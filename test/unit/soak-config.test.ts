@@ -112,6 +112,10 @@ describe("planRun: per-phase soaks against the phases it made", () => {
         message: "configuration.options.phase_policy.phase_min_soaks: 3 soaks for 2 phases",
       }),
     );
+    const single = runConfig({ phasePlan: { kind: "count", counts: [2] }, phaseMinSoakMs: [1, 2] });
+    expect(() => planRun({ config: single, inventory, excludedTargets: [] })).toThrow(
+      "configuration.options.phase_policy.phase_min_soaks: 2 soaks for 1 phase",
+    );
     const fits = runConfig({ phasePlan: { kind: "count", counts: [1, 1] }, phaseMinSoakMs: [1, 2] });
     expect(planRun({ config: fits, inventory, excludedTargets: [] }).phaseSizes).toEqual([1, 1]);
   });
