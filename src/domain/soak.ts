@@ -16,8 +16,8 @@
  * tick for a RUNNING run and after every target outcome, so the boundary is passed within one tick
  * of the deadline, by whichever process is running then: nothing waits in memory, and a restart
  * changes nothing. The deadline belongs to the run's current phase and is cleared when the run
- * leaves it; a phase that is no longer complete (a target sent back to work) drops it, and its soak
- * starts again when it completes again.
+ * leaves it (the next phase, or the run's end). A late failure (late-failure.ts) keeps the phase
+ * complete, so it does not restart the soak: the gates decide what it means.
  *
  * The status message while soaking names the deadline, not the time left, so a waiting pass
  * writes nothing: "phase 1 soaking until 2026-12-05T00:30:00Z". Clients count down from
