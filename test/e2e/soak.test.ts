@@ -130,7 +130,13 @@ async function soaking(runId: string, phaseIndex: number): Promise<number> {
       ),
     ),
   });
-  return (run.summary?.soakEndsAt as Date).getTime();
+  return ms(run.summary?.soakEndsAt);
+}
+
+/** A timestamp the service must have set, in epoch ms. */
+function ms(date: Date | undefined): number {
+  if (date === undefined) throw new Error("expected a timestamp, got none");
+  return date.getTime();
 }
 
 const events = async (runId: string) =>
@@ -163,7 +169,7 @@ describe("phase soak on the local stack", () => {
     });
     // The deadline is 30 s after the pass that found phase 1 complete; its write (the event's time)
     // is that pass's time, or 1 ms past the run's previous version if that was later.
-    const sinceEvent = endsAt - (started[0]?.time as Date).getTime();
+    const sinceEvent = endsAt - ms(started[0]?.time);
     expect(sinceEvent).toBeLessThanOrEqual(SOAK_MS);
     expect(sinceEvent).toBeGreaterThan(SOAK_MS - 1_000);
 
@@ -195,7 +201,7 @@ describe("phase soak on the local stack", () => {
     expect(lastEndsAt).toBeGreaterThanOrEqual(endsAt + SOAK_MS);
     clock.advanceTo(lastEndsAt);
     const done = await waitForTerminal(s.flow, runId);
-    expect((done.summary?.finishedAt as Date).getTime()).toBeGreaterThanOrEqual(lastEndsAt);
+    expect(ms(done.summary?.finishedAt)).toBeGreaterThanOrEqual(lastEndsAt);
     expect(stateOf(done).status, await targetReport(s.flow, runId)).toBe(S.OPERATION_RUN_STATUS_COMPLETED);
 
     const history = await events(runId);
@@ -204,7 +210,7 @@ describe("phase soak on the local stack", () => {
       (e) => e.kind === K.OPERATION_RUN_EVENT_KIND_PHASE_OPENED && e.phaseIndex === 1,
     );
     expect(opened).toHaveLength(1);
-    expect((opened[0]?.time as Date).getTime()).toBeGreaterThanOrEqual(endsAt);
+    expect(ms(opened[0]?.time)).toBeGreaterThanOrEqual(endsAt);
     const phase2 = claims.filter((c) => c.runId === runId && c.phaseIndex === 1);
     expect(phase2.length).toBeGreaterThan(0);
     for (const claim of phase2) expect(claim.at).toBeGreaterThanOrEqual(endsAt);
@@ -283,7 +289,7 @@ describe("phase soak on the local stack", () => {
         list.at(-2)?.kind === K.OPERATION_RUN_EVENT_KIND_RESUMED,
       `run ${runId} to trip its gate again after the resume`,
     );
-    expect((again.at(-1)?.time as Date).getTime()).toBeGreaterThan(endsAt);
+    expect(ms(again.at(-1)?.time)).toBeGreaterThan(endsAt);
     expect(again.some((e) => e.kind === K.OPERATION_RUN_EVENT_KIND_PHASE_OPENED && e.phaseIndex === 1)).toBe(
       false,
     );
