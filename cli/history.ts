@@ -34,6 +34,8 @@ const KIND_NAMES: Record<number, string> = {
   [K.OPERATION_RUN_EVENT_KIND_FINISHED]: "finished",
   [K.OPERATION_RUN_EVENT_KIND_RETRIED]: "retried",
   [K.OPERATION_RUN_EVENT_KIND_ROLLED_BACK]: "rolled back",
+  [K.OPERATION_RUN_EVENT_KIND_SOAK_STARTED]: "soak started",
+  [K.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED]: "late failure",
 };
 
 export function kindName(kind: pb.OperationRunEventKind): string {

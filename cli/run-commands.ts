@@ -30,6 +30,7 @@ import {
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
 import { statusMessageForPeople } from "./phase-numbers.js";
+import { reportFailureRequest } from "./report-failure.js";
 import { withRetries } from "./retry.js";
 import { loadRunFile } from "./run-file/load.js";
 import { runFileFromConfig } from "./run-file/to-file.js";
@@ -358,6 +359,23 @@ export function registerRunCommands(program: Command, act: Act): void {
   ).option("--reason <text>", "why, recorded in the run's status message");
 
   registerFollowUpCommands(run, act);
+  run
+    .command("report-failure")
+    .description(
+      "report a rack that completed as failed afterwards (a late failure): the gates count it, so during a soak it can keep the next phase closed",
+    )
+    .argument("<id>", "run ID")
+    .argument("<rack>", "the rack: its UUID, or its external id as `run targets` shows it")
+    .requiredOption("--reason <text>", "why it failed; becomes the target's message")
+    .action(
+      act(async (ctx, id: string, rack: string, o: { reason?: string }) => {
+        const runId = uuidArg("run ID", id);
+        const request = await reportFailureRequest(ctx.conn(), runId, rack, o.reason);
+        const r = await ctx.conn().flow.reportTargetFailure(request);
+        ctx.print({ data: pb.OperationRun.toJSON(r), table: () => controlLine(r) });
+        return EXIT.OK;
+      }),
+    );
 }
 
 /**

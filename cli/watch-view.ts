@@ -16,6 +16,9 @@
  * after the run started, the 28 left take about 28 × 60 / 12 = 140 s. It is shown once one target
  * has finished, and it cannot know how long an operator takes to advance a phase gate.
  *
+ * While the current phase soaks (every target ended, its boundary held for its minimum soak), the
+ * frame counts down to the summary's `soak_ends_at`: "soak     phase 1: 25s left, until 10:04:42Z".
+ *
  * Under the bars, the run's last few history events (cli/history.ts), newest last, so the frame
  * says what happened and who did it: "10:04:12 gate tripped (phase 2): failure_count …".
  */
@@ -46,6 +49,13 @@ export interface PhaseView {
   blocked: number;
 }
 
+export interface SoakView {
+  /** Zero-based; printed one-based. */
+  phaseIndex: number;
+  endsAt: Date;
+  leftMs: number;
+}
+
 export interface GateView {
   /** `failureCount ≥ 3 (cumulative run)`. */
   label: string;
@@ -62,6 +72,8 @@ export interface WatchModel {
   message: string;
   /** The maintenance window at the watcher's clock (cli/window.ts); undefined when the run has none. */
   window: string | undefined;
+  /** The current phase's soak at the watcher's clock (soakView); undefined when it is not soaking. */
+  soak: SoakView | undefined;
   currentPhase: number;
   totalPhases: number;
   phases: PhaseView[];
@@ -164,6 +176,7 @@ export function buildModel(input: ModelInput): WatchModel {
     reason: summary?.state?.reason ?? pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_UNKNOWN,
     message: terminalSafe(statusMessageForPeople(summary?.statusMessage ?? "")),
     window: windowText(input.run.configuration, input.now),
+    soak: soakView(summary, input.now),
     currentPhase,
     totalPhases,
     phases,
@@ -176,6 +189,23 @@ export function buildModel(input: ModelInput): WatchModel {
     recentEvents: (input.events ?? []).slice(-RECENT_EVENTS).map(eventLine),
   };
 }
+
+/** The current phase's soak while it holds: a run not finished, its `soak_ends_at` still ahead. */
+export function soakView(summary: pb.OperationRunSummary | undefined, now: Date): SoakView | undefined {
+  const endsAt = summary?.soakEndsAt;
+  const status = summary?.state?.status;
+  if (endsAt === undefined || status === undefined || TERMINAL_RUN_STATUSES.has(status)) return undefined;
+  const leftMs = endsAt.getTime() - now.getTime();
+  if (leftMs <= 0) return undefined;
+  return { phaseIndex: summary?.currentPhaseIndex ?? 0, endsAt, leftMs };
+}
+
+/** "phase 1: 25s left, until 10:04:42Z" (whole seconds, rounded up: never "0s left" while it holds). */
+export function soakText(s: SoakView): string {
+  return `phase ${s.phaseIndex + 1}: ${formatElapsed(Math.ceil(s.leftMs / 1000) * 1000)} left, until ${clockTime(s.endsAt)}`;
+}
+
+const clockTime = (d: Date): string => `${d.toISOString().slice(11, 19)}Z`;
 
 /**
  * Each configured gate against the counts, by the service's rules: only failed targets count; a
@@ -346,6 +376,7 @@ export function renderFrame(m: WatchModel, o: DrawOptions): string[] {
   ];
   if (m.message !== "") lines.push(`message  ${m.message}`);
   if (m.window !== undefined) lines.push(`window   ${m.window}`);
+  if (m.soak !== undefined) lines.push(`soak     ${paint(soakText(m.soak), ANSI.yellow, o.color)}`);
   for (const p of m.phases) {
     const label = `phase ${p.index + 1}`.padEnd(8);
     const size =
@@ -390,7 +421,9 @@ export function renderPlainLine(m: WatchModel, now: Date): string {
   return (
     `${now.toISOString().slice(11, 19)} ${statusText(m)} phase ${m.currentPhase + 1}/${m.totalPhases} | ${phases} | ` +
     `${totals.failed} failed, ${totals.terminated} terminated, ${totals.inFlight} in flight, ${totals.pending} pending | ` +
-    `gates ${tripped === 0 ? "ok" : `${tripped} tripped`} | ${m.window === undefined ? "" : `window ${m.window} | `}${timing(m)}`
+    `gates ${tripped === 0 ? "ok" : `${tripped} tripped`} | ${m.window === undefined ? "" : `window ${m.window} | `}` +
+    // The deadline, not the countdown: a line per change must not become a line per second.
+    `${m.soak === undefined ? "" : `soak phase ${m.soak.phaseIndex + 1} until ${clockTime(m.soak.endsAt)} | `}${timing(m)}`
   );
 }
 

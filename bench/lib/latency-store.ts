@@ -34,6 +34,7 @@ export const REQUEST_KIND = {
   skipTargets: "TransactWriteItems",
   restartConflictClock: "UpdateItem",
   recordPriorVersions: "UpdateItem",
+  recordLateFailure: "TransactWriteItems",
 } as const satisfies Record<keyof RunStore, string>;
 
 export type RequestKind = (typeof REQUEST_KIND)[keyof RunStore];
@@ -47,6 +48,7 @@ const RUN_ITEM_WRITES: ReadonlySet<keyof RunStore> = new Set<keyof RunStore>([
   "recordBlocked",
   "recordOutcome",
   "skipTargets",
+  "recordLateFailure",
 ]);
 
 export interface StoreCall {

@@ -32,6 +32,7 @@ import { FlowError } from "../../src/domain/errors.js";
 import { domainsTaken } from "../../src/domain/failure-domains.js";
 import {
   type FirmwareAuthentication,
+  isTerminalRun,
   isTerminalTarget,
   type OutcomeCounts,
   type OutcomeStatus,
@@ -106,6 +107,7 @@ const RUN_WRITES = [
   "recordOutcome",
   "skipTargets",
   "restartConflictClock",
+  "recordLateFailure",
   "recordPriorVersions",
 ] as const satisfies readonly (keyof RunStore)[];
 
@@ -349,12 +351,44 @@ export class MemoryRunStore implements RunStore {
     stored.statusMessage = run.statusMessage;
     stored.currentPhaseIndex = run.currentPhaseIndex;
     stored.updatedAt = run.updatedAt;
-    for (const field of ["startedAt", "finishedAt"] as const) {
+    for (const field of ["startedAt", "finishedAt", "soakEndsAt"] as const) {
       const value = run[field];
       if (value === undefined) delete stored[field];
       else stored[field] = value;
     }
     this.mark(run.id, !isActiveRun(stored));
+    return "saved";
+  }
+
+  async recordLateFailure(
+    run: Run,
+    expectedUpdatedAt: number,
+    target: Target,
+    expectedTargetUpdatedAt: number,
+    events: readonly RunHistoryEvent[],
+  ): Promise<SaveRunOutcome> {
+    await this.enter("recordLateFailure");
+    checkEvents(run, events);
+    const stored = this.runs.get(run.id);
+    if (stored === undefined) return "not-found";
+    if (stored.updatedAt !== expectedUpdatedAt || isTerminalRun(stored.status)) return "stale";
+    const storedTarget = this.targets.get(run.id)?.get(target.id);
+    if (storedTarget?.status !== "COMPLETED" || storedTarget.updatedAt !== expectedTargetUpdatedAt)
+      return "stale";
+    const history = this.events.get(run.id);
+    if (events.some((e) => history?.has(historyKey(e)))) return "stale";
+    this.append(run.id, events);
+    stored.updatedAt = run.updatedAt;
+    const counts = stored.counters[target.phaseIndex] as OutcomeCounts;
+    counts.completed -= 1;
+    counts.failed += 1;
+    storedTarget.status = "FAILED";
+    storedTarget.message = target.message;
+    storedTarget.updatedAt = target.updatedAt;
+    storedTarget.failureReportedAt = target.updatedAt;
+    if (target.failureReportedBy !== undefined)
+      storedTarget.failureReportedBy = copy(target.failureReportedBy);
+    this.mark(run.id);
     return "saved";
   }
 

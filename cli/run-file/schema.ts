@@ -14,6 +14,7 @@
  *       - observedFailureRate: { percent: 50, minFinished: 5, scope: currentPhase }
  *                                          #   1..100 of the finished racks, once minFinished (default 5) have
  *     phases: { percentage: [10, 30, 60] } # or { equal: 3 } or { count: [2, 3] }; default one phase
+ *                                          # + minSoak: 30s, minSoakPerPhase: [1h, 0s] (soaks.ts)
  *     autoAdvance: false
  *     ordering: { random: { seed: x } }    # default random with a generated seed
  *     conflictRetry: { retryTimeout: 1h, initialRetryDelay: 30s, maxRetryDelay: 5m }
@@ -41,6 +42,7 @@ import { nsToDuration } from "../durations.js";
 import { failureDomainNames, gateScopeNames, orderingStrategies } from "../names.js";
 import { readFirmware, readTypes } from "./firmware.js";
 import { describe, join, type Obj, type Reader } from "./reader.js";
+import { readSoaks, SOAK_KEYS } from "./soaks.js";
 import { readMaintenanceWindows } from "./windows.js";
 
 const TOP_KEYS = ["name", "description", "selector", "options", "operation"] as const;
@@ -119,11 +121,14 @@ function readOptions(r: Reader, value: unknown, path: string): pb.OperationRunOp
 
   const autoAdvance =
     obj.autoAdvance === undefined ? false : (r.boolean(obj.autoAdvance, join(path, "autoAdvance")) ?? false);
-  const plan = obj.phases === undefined ? undefined : readPhases(r, obj.phases, join(path, "phases"));
+  const phases =
+    obj.phases === undefined ? undefined : r.object(obj.phases, join(path, "phases"), PHASE_KEYS);
+  const plan = phases === undefined ? undefined : readPhases(r, phases, join(path, "phases"));
+  const soaks = phases === undefined ? {} : readSoaks(r, phases, join(path, "phases"));
   const phasePolicy =
-    plan === undefined && obj.autoAdvance === undefined
+    plan === undefined && obj.autoAdvance === undefined && Object.keys(soaks).length === 0
       ? undefined
-      : { plan, advancePolicy: { autoAdvance } };
+      : { plan, advancePolicy: { autoAdvance }, ...soaks };
 
   return {
     maxConcurrentTargets: maxConcurrentTargets ?? 0,
@@ -248,10 +253,15 @@ function readObservedRateGate(
   };
 }
 
-function readPhases(r: Reader, value: unknown, path: string): pb.OperationRunPhasePolicy["plan"] {
-  const obj = r.object(value, path, ["equal", "percentage", "count"]);
-  if (obj === undefined) return undefined;
-  const kind = r.exactlyOne(obj, path, ["equal", "percentage", "count"]);
+const PLAN_KEYS = ["equal", "percentage", "count"] as const;
+const PHASE_KEYS = [...PLAN_KEYS, ...SOAK_KEYS] as const;
+
+function readPhases(r: Reader, obj: Obj, path: string): pb.OperationRunPhasePolicy["plan"] {
+  // Soaks alone keep the default plan (one phase).
+  if (PLAN_KEYS.every((k) => obj[k] === undefined) && SOAK_KEYS.some((k) => obj[k] !== undefined)) {
+    return undefined;
+  }
+  const kind = r.exactlyOne(obj, path, PLAN_KEYS);
   if (kind === "equal") {
     const phaseCount = r.positiveInt(obj.equal, join(path, "equal"));
     return phaseCount === undefined ? undefined : { $case: "equal", value: { phaseCount } };

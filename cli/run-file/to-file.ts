@@ -9,6 +9,7 @@ import {
   orderingStrategies,
   queueStrategyNames,
 } from "../names.js";
+import { soaksToFile } from "./soaks.js";
 import { maintenanceWindowsToFile } from "./windows.js";
 
 /**
@@ -37,6 +38,9 @@ export function runFileFromConfig(
     if (plan?.$case === "percentage")
       options.phases = { percentage: plan.value.phases.map((p) => p.percentage) };
     if (plan?.$case === "count") options.phases = { count: plan.value.phases.map((p) => p.count) };
+    const soaks = soaksToFile(o.phasePolicy);
+    if (Object.keys(soaks).length > 0)
+      options.phases = { ...(options.phases as object | undefined), ...soaks };
     if (o.phasePolicy?.advancePolicy !== undefined)
       options.autoAdvance = o.phasePolicy.advancePolicy.autoAdvance;
     const ordering = o.orderingPolicy?.ordering;

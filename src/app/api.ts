@@ -8,6 +8,7 @@ import type { Actor } from "../domain/actor.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { BeginUploadInput, CompleteUploadInput, FirmwareImage } from "../domain/firmware-images.js";
 import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
+import type { LateFailureRequest } from "../domain/late-failure.js";
 import type {
   ComponentReadiness,
   ComponentSkip,
@@ -102,6 +103,8 @@ export interface OperationRunsApi {
   /** `expectedPhaseIndex` 0 or absent skips the check. */
   advancePhase(id: string, expectedPhaseIndex: number | undefined, actor?: Actor): Promise<Run>;
   cancelRun(id: string, reason: string, actor?: Actor): Promise<Run>;
+  /** (ours) A COMPLETED target reported FAILED afterwards (src/app/late-failures.ts). */
+  reportTargetFailure(request: LateFailureRequest, actor?: Actor): Promise<Run>;
 }
 
 export interface TasksApi {

@@ -8,7 +8,8 @@
  * - its schedule: the current window's close (or end_time), the next opening (or start_time), or,
  *   waiting with no opening before end_time, end_time itself;
  * - the current phase's held targets: a BLOCKED target's retryAt (ready again) and its conflict
- *   timeout (firstBlockedAt + retry_timeout), a CLAIMED target's lease end (its pass may have died).
+ *   timeout (firstBlockedAt + retry_timeout), a CLAIMED target's lease end (its pass may have died);
+ * - the current phase's soak end (`soakEndsAt`): its boundary is passed then, not before.
  * Instants at or before `now` are left out: what they allow, the pass that computed this has
  * either done or could not do for a reason only a write can change (no free slot, a closed window).
  * Undefined: no clock; only a write gives the run work.
@@ -18,6 +19,7 @@
  * - CLAIMED lease 30_000 and BLOCKED retryAt 61_000 → 30_000;
  * - only SUBMITTED targets in flight (none held) → undefined;
  * - end_time 5_000_000, open → 5_000_000; before start_time 2_000 → 2_000;
+ * - RUNNING, its phase soaking until 91_000 → 91_000;
  * - PAUSED → undefined.
  */
 import { scheduleOf, windowState } from "./maintenance-window.js";
@@ -31,6 +33,7 @@ export function nextDispatchAt(run: Run, held: readonly Target[], now: number): 
   else if (window.kind === "before" || window.kind === "outside") {
     clocks.push(window.opensAt ?? run.config.operation.firmware.endTime);
   }
+  clocks.push(run.soakEndsAt);
   const timeout = run.config.conflictRetry.retryTimeoutMs;
   for (const target of held) {
     if (target.phaseIndex !== run.currentPhaseIndex) continue;

@@ -9,6 +9,8 @@
  *   `configuration.options.safety_policy.gates[0].failure_rate.failure_threshold_percent`.
  */
 
+import type { Actor } from "./actor.js";
+
 export function assertNever(value: never): never {
   throw new Error(`unreachable: ${JSON.stringify(value)}`);
 }
@@ -203,6 +205,12 @@ export interface RunConfig {
   maintenanceWindows?: MaintenanceWindow[];
   /** (ours) At most `maxInFlight` racks of one failure domain in flight; absent = no spread. */
   failureDomainSpread?: FailureDomainSpread;
+  /**
+   * (ours) The phase soak (src/domain/soak.ts): every phase's, and per phase in phase order (an
+   * entry overrides `minSoakMs` for its phase). Absent = none, as in every run stored before.
+   */
+  minSoakMs?: number;
+  phaseMinSoakMs?: number[];
 }
 
 /** (ours) Which failure domain a rack belongs to (src/domain/failure-domains.ts), and the cap. */
@@ -263,7 +271,13 @@ export interface CreateRunInput {
         | { kind: "random"; seed: string }
         | { kind: "physicalLocation"; strategy: Scoped<"ROW_BY_ROW" | "ONE_PER_ROW_ROUND_ROBIN"> }
         | { kind: "unset" };
-      phasePolicy?: { plan?: PhasePlan; advancePolicy?: { autoAdvance: boolean } };
+      phasePolicy?: {
+        plan?: PhasePlan;
+        advancePolicy?: { autoAdvance: boolean };
+        /** A soak is absent when the message left it unset. */
+        minSoakMs?: number;
+        phaseMinSoakMs?: number[];
+      };
       /** A window's duration is absent when the message left it unset. */
       maintenanceWindows?: { cron: string; durationMs?: number }[];
       failureDomainSpread?: { kind: Scoped<FailureDomainKind>; attribute: string; maxInFlight: number };
@@ -385,6 +399,8 @@ export interface Run {
   updatedAt: number;
   startedAt?: number;
   finishedAt?: number;
+  /** (ours) While the current phase soaks: when its soak ends (src/domain/soak.ts). */
+  soakEndsAt?: number;
 }
 
 export interface Target {
@@ -428,6 +444,12 @@ export interface Target {
   firstBlockedAt?: number;
   /** While BLOCKED: when the target becomes ready again. */
   retryAt?: number;
+  /**
+   * (ours) A failure of this COMPLETED target reported afterwards (src/domain/late-failure.ts):
+   * who reported it and when; the target is FAILED and its message is the reason.
+   */
+  failureReportedBy?: Actor;
+  failureReportedAt?: number;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@
  * equal).
  *
  *   read        runs, targets, tasks, events, plans, the version, inventory and policy reads
- *   operate     create a run or a task, pause, resume, advance, cancel a run or a task
+ *   operate     create a run or a task, pause, resume, advance, cancel a run or a task, report a
+ *               completed target failed
  *   override    a request that sets override_readiness_check or override_version_check, and a
  *               resume of a run a safety gate or a conflict timeout paused (on top of operate)
  *   approve     approve a large run (the two-person rule)
@@ -72,6 +73,7 @@ export const RPC_PERMISSIONS: Readonly<Record<string, RpcPermission>> = {
   },
   [`${FLOW}AdvanceOperationRunPhase`]: { permission: "operate", what: "operation run", target: "run" },
   [`${FLOW}CancelOperationRun`]: { permission: "operate", what: "operation run", target: "run" },
+  [`${FLOW}ReportTargetFailure`]: { permission: "operate", what: "operation run", target: "run" },
   [`${FLOW}UpgradeFirmware`]: {
     permission: "operate",
     what: "firmware tasks",

@@ -71,6 +71,11 @@ export const CANDIDATE_TARGET_LIMIT = 100;
 
 export const EMPTY_PLAN_MESSAGE = "operation run has no planned targets";
 
+/** (ours) More per-phase soaks than the plan made phases (a count plan without a remainder). */
+export function tooManySoaksMessage(soaks: number, phases: number): string {
+  return `configuration.options.phase_policy.phase_min_soaks: ${soaks} soaks for ${phases} phase${phases === 1 ? "" : "s"}`;
+}
+
 /**
  * The order of component-type groups in a frozen target: the reference keys its component sets by
  * type and emits them sorted by the type's display string, byte-wise ("CDU" < "Compute" <
@@ -140,6 +145,9 @@ export function planCandidates(config: RunConfig, candidates: readonly ScopeRow[
 
   const allocation = allocatePhases(ordered.length, config.phasePlan);
   if (!allocation.ok) throw new InvalidArgumentError(allocation.message);
+  const soaks = config.phaseMinSoakMs?.length ?? 0;
+  if (soaks > allocation.sizes.length)
+    throw new InvalidArgumentError(tooManySoaksMessage(soaks, allocation.sizes.length));
 
   const targets: PlannedTarget[] = [];
   allocation.sizes.forEach((size, phaseIndex) => {

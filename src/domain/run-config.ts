@@ -24,6 +24,7 @@
  * `now` is the request's time, for the rules about what is already past (an end_time before it);
  * the domain has no clock. The schedule rules are in maintenance-window.ts (`checkSchedule`).
  */
+import { formatGoDuration } from "./duration.js";
 import type { FieldViolation } from "./errors.js";
 import { checkFailureDomainSpread } from "./failure-domains.js";
 import { checkFirmwareTemplate } from "./firmware-template.js";
@@ -41,6 +42,7 @@ import type {
   SafetyGateInput,
   Scoped,
 } from "./model.js";
+import { MAX_SOAK_MS } from "./soak.js";
 import { Violations } from "./violations.js";
 
 export type CreateRunValidation =
@@ -80,6 +82,8 @@ const FILTER = `${SCOPE}.default_scope_component_filter`;
  * - conflict retry 1 h / 30 s / 5 min, each missing duration on its own (an explicit zero is not
  *   missing: it is rejected);
  * - phase policy absent, or present without a plan → one equal phase; `auto_advance` → false;
+ * - no phase soak, or a soak of 0 → the field is left out (no soak; a 0 in `phase_min_soaks` is
+ *   kept: it turns `min_soak` off for its phase);
  * - a component filter with no branch set → no filter;
  * - no maintenance windows → the field is left out (no recurring windows).
  */
@@ -132,6 +136,7 @@ export function validateCreateRun(
       ordering: { kind: "random", seed: orderingSeed },
       phasePlan: options.phasePlan,
       autoAdvance: options.autoAdvance,
+      ...options.soaks,
       operation: { kind: "upgradeFirmware", firmware: operation.firmware },
       targetScope: operation.targetScope,
       ...(maintenanceWindows.length > 0 ? { maintenanceWindows } : {}),
@@ -228,7 +233,7 @@ type OptionsInput = NonNullable<CreateRunInput["configuration"]>["options"];
 type CheckedOptions = Pick<
   RunConfig,
   "maxConcurrentTargets" | "safetyGates" | "conflictRetry" | "phasePlan" | "autoAdvance"
-> & { orderingSeed: string };
+> & { orderingSeed: string; soaks: Pick<RunConfig, "minSoakMs" | "phaseMinSoakMs"> };
 
 function checkOptions(input: OptionsInput, v: Violations): CheckedOptions | undefined {
   if (input === undefined) {
@@ -247,6 +252,7 @@ function checkOptions(input: OptionsInput, v: Violations): CheckedOptions | unde
     orderingSeed: checkOrdering(input.orderingPolicy, v),
     phasePlan: checkPhasePlan(input.phasePolicy?.plan, v),
     autoAdvance: input.phasePolicy?.advancePolicy?.autoAdvance ?? false,
+    soaks: checkSoaks(input.phasePolicy, v),
   };
 }
 
@@ -368,6 +374,54 @@ function checkOrdering(input: OrderingInput, v: Violations): string {
     return "";
   }
   return input.seed;
+}
+
+/**
+ * The phase soaks (soak.ts): each 0 to 720h; `phase_min_soaks` has at most as many entries as the
+ * plan can have phases (a count plan's remainder phase included; the planner checks the phases it
+ * made).
+ */
+function checkSoaks(
+  policy: PhasePolicyInput | undefined,
+  v: Violations,
+): Pick<RunConfig, "minSoakMs" | "phaseMinSoakMs"> {
+  const soaks: Pick<RunConfig, "minSoakMs" | "phaseMinSoakMs"> = {};
+  const rule = `must be between 0s and ${formatGoDuration(MAX_SOAK_MS)}`;
+  const inRange = (at: string, ms: number): boolean => {
+    if (ms >= 0 && ms <= MAX_SOAK_MS) return true;
+    v.add(at, `${rule} (got ${formatGoDuration(ms)})`);
+    return false;
+  };
+  const min = policy?.minSoakMs;
+  if (min !== undefined && inRange(`${PHASES}.min_soak`, min) && min > 0) soaks.minSoakMs = min;
+  const perPhase = policy?.phaseMinSoakMs;
+  if (perPhase !== undefined && perPhase.length > 0) {
+    const at = `${PHASES}.phase_min_soaks.min_soaks`;
+    const valid = perPhase.map((ms, i) => inRange(`${at}[${i}]`, ms)).every(Boolean);
+    const most = maxPhases(policy?.plan);
+    if (perPhase.length > most) {
+      v.add(
+        at,
+        `has ${perPhase.length} entries for a phase plan of at most ${most} phase${most === 1 ? "" : "s"}`,
+      );
+    } else if (valid) soaks.phaseMinSoakMs = [...perPhase];
+  }
+  return soaks;
+}
+
+type PhasePolicyInput = NonNullable<NonNullable<OptionsInput>["phasePolicy"]>;
+
+/** The most phases a plan can make: a count plan may add one for the remainder. */
+function maxPhases(plan: PhasePlan | undefined): number {
+  if (plan === undefined) return 1;
+  switch (plan.kind) {
+    case "equal":
+      return plan.phaseCount;
+    case "percentage":
+      return plan.percentages.length;
+    case "count":
+      return plan.counts.length + 1;
+  }
 }
 
 function checkPhasePlan(plan: PhasePlan | undefined, v: Violations): PhasePlan {

@@ -20,7 +20,10 @@
  *      a run that was claiming or waiting;
  *   6. what it paused for: PHASE_GATE_REACHED, GATE_TRIPPED (the verdict: gate, scope, counts),
  *      CONFLICT_TIMEOUT (the target), WINDOW_PAUSED (end_time passed with targets not started);
+ *   6½. SOAK_STARTED (ours): the current phase is complete and its soak began (soak.ts);
  *   7. FINISHED: COMPLETED, COMPLETED_WITH_FAILURES or FAILED (a cancel is CANCELLED alone).
+ * A reported late failure is TARGET_FAILURE_REPORTED (`lateFailureEvent`), with the actor, in the
+ * write that records it.
  * A write that only moves a status message ("submitted 2 operation run targets", "waiting for 1
  * target in flight") yields none.
  *
@@ -39,6 +42,7 @@
  */
 import type { Actor } from "./actor.js";
 import { evaluateGates } from "./gates.js";
+import { rackName } from "./late-failure.js";
 import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
 import {
   type FollowUp,
@@ -49,9 +53,11 @@ import {
   type RunStats,
   type RunStatus,
   type SafetyGate,
+  type Target,
 } from "./model.js";
 import { phaseName } from "./phases.js";
 import { MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
+import { phaseSoakMs } from "./soak.js";
 import { computeStats, phaseSize } from "./stats.js";
 
 export const RUN_EVENT_KINDS = [
@@ -73,6 +79,8 @@ export const RUN_EVENT_KINDS = [
   "RETRIED",
   /** (ours) A rollback run of this run was created. */
   "ROLLED_BACK",
+  "SOAK_STARTED",
+  "TARGET_FAILURE_REPORTED",
 ] as const;
 export type RunEventKind = (typeof RUN_EVENT_KINDS)[number];
 
@@ -103,7 +111,11 @@ export type RunEventDetail =
    */
   | { type: "window"; closesAt?: number; opensAt?: number; closedAt?: number }
   /** RETRIED, ROLLED_BACK: the run created, and its planned targets. */
-  | { type: "followUp"; runId: string; targets: number };
+  | { type: "followUp"; runId: string; targets: number }
+  /** SOAK_STARTED: the soaking phase, its soak and when the soak ends. */
+  | { type: "soak"; phaseIndex: number; minSoakMs: number; endsAt: number }
+  /** TARGET_FAILURE_REPORTED: the COMPLETED target reported FAILED afterwards, and why. */
+  | { type: "lateFailure"; targetId: string; rackId: string; targetPhaseIndex: number; reason: string };
 
 export interface RunHistoryEvent {
   runId: string;
@@ -198,6 +210,28 @@ export function followUpWrite(
 /** What the CREATED event of a retry or rollback run says first: "retry of run <id>". */
 export function originText(origin: RunOrigin): string {
   return `${origin.kind === "retry" ? "retry" : "rollback"} of run ${origin.runId}`;
+}
+
+/**
+ * The TARGET_FAILURE_REPORTED event of a late failure (late-failure.ts), at the run's new version:
+ * "rack EXT-A03 (phase 1) reported failed: XID 79 on GPU 3", who reported it, and the target.
+ * `after` is the run as the report leaves it, `target` the target as it leaves it.
+ */
+export function lateFailureEvent(after: Run, target: Target, actor?: Actor): RunHistoryEvent {
+  return stamp(after, after.updatedAt, [
+    {
+      kind: "TARGET_FAILURE_REPORTED",
+      message: `rack ${rackName(target)} (${phaseName(target.phaseIndex)}) reported failed: ${target.message}`,
+      ...(actor === undefined ? {} : { actor }),
+      detail: {
+        type: "lateFailure",
+        targetId: target.id,
+        rackId: target.rackId,
+        targetPhaseIndex: target.phaseIndex,
+        reason: target.message,
+      },
+    },
+  ])[0] as RunHistoryEvent;
 }
 
 /**
@@ -299,6 +333,19 @@ function stateChanges(before: Run, after: Run, cause: RunEvent, now: number): Dr
   if (after.status === "PAUSED" && before.status !== "PAUSED") {
     const pausedFor = pauseEvent(after, cause);
     if (pausedFor !== undefined) drafts.push(pausedFor);
+  }
+  if (after.soakEndsAt !== undefined && before.soakEndsAt === undefined) {
+    const phaseIndex = after.currentPhaseIndex;
+    drafts.push({
+      kind: "SOAK_STARTED",
+      message: `${phaseName(phaseIndex)} complete: ${after.statusMessage}`,
+      detail: {
+        type: "soak",
+        phaseIndex,
+        minSoakMs: phaseSoakMs(after.config, phaseIndex),
+        endsAt: after.soakEndsAt,
+      },
+    });
   }
   if (isTerminalRun(after.status) && after.status !== "CANCELLED") {
     drafts.push({ kind: "FINISHED", message: after.statusMessage });

@@ -23,6 +23,9 @@
  *        TERMINATED, COMPLETED_WITH_FAILURES if at least one was, else COMPLETED;
  *     2. a current-phase target timed out on rack conflicts → PAUSED / CONFLICT_RETRY_TIMEOUT;
  *     3. a safety gate tripped (first in configured order) → PAUSED / SAFETY_GATE;
+ *    3½. (ours) the current phase is complete and its soak has not elapsed (src/domain/soak.ts):
+ *        RUNNING "phase 1 soaking until T", no claim; the first such pass stores the deadline.
+ *        Step 1 waits for it too: a run whose last phase soaks finishes when the soak ends;
  *     4. (ours) the maintenance window closed for good (end_time passed): no claim; with targets in
  *        flight the run waits for them ("maintenance window closed at T: waiting for 2 targets in
  *        flight"), then PAUSED / MAINTENANCE_WINDOW "maintenance window closed at T: 3 targets not
@@ -54,6 +57,7 @@ import { evaluateGates } from "./gates.js";
 import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
 import { assertNever, isTerminalRun, type Run, type RunReason, type RunStatus } from "./model.js";
 import { phaseName } from "./phases.js";
+import { soakingMessage, soakingRefusal, soakState } from "./soak.js";
 import {
   allTargetsTerminal,
   isPhaseComplete,
@@ -167,7 +171,7 @@ function resume(run: Run, now: number): RunResult {
     const at = end === undefined ? "" : ` at ${formatRfc3339(end)}`;
     return invalid(`${run.id} cannot resume: maintenance window closed${at}; cancel it or create a new run`);
   }
-  if (allTargetsTerminal(run)) return written(finished(run, now), now);
+  if (allTargetsTerminal(run) && soakState(run, now).kind === "none") return written(finished(run, now), now);
   const effects: RunEffect[] =
     run.reason === "CONFLICT_RETRY_TIMEOUT"
       ? [{ type: "restartConflictClocks", phaseIndex: run.currentPhaseIndex }]
@@ -184,6 +188,9 @@ function resume(run: Run, now: number): RunResult {
  * phase`); a positive expected index equals current + 1 (`expected phase 2, next phase is 1`).
  */
 function advance(run: Run, expectedPhaseIndex: number | undefined, now: number): RunResult {
+  const soak = isPhaseComplete(run, run.currentPhaseIndex) ? soakState(run, now) : undefined;
+  if (soak?.kind === "soaking")
+    return invalid(soakingRefusal(run.currentPhaseIndex, soak.leftMs, soak.endsAt));
   if (run.status !== "PAUSED" || run.reason !== "PHASE_GATE") {
     return invalid(`${run.id} is not paused at a phase gate`);
   }
@@ -195,7 +202,7 @@ function advance(run: Run, expectedPhaseIndex: number | undefined, now: number):
   if (expectedPhaseIndex !== undefined && expectedPhaseIndex > 0 && expectedPhaseIndex !== next) {
     return invalid(`expected phase ${expectedPhaseIndex}, next phase is ${next}`);
   }
-  return written(start({ ...run, currentPhaseIndex: next }, `advanced to phase ${next}`, now), now);
+  return written(start(nextPhase(run), `advanced to phase ${next}`, now), now);
 }
 
 /**
@@ -246,7 +253,8 @@ function evaluate(
     return written(terminal(run, "FAILED", message, now), now);
   }
 
-  if (allTargetsTerminal(run)) return written(finished(run, now), now);
+  const soak = isPhaseComplete(run, current) ? soakState(run, now) : { kind: "none" as const };
+  if (allTargetsTerminal(run) && soak.kind === "none") return written(finished(run, now), now);
 
   if (conflictTimeout !== undefined) {
     const message = conflictTimeoutMessage(conflictTimeout.targetId, run.config.conflictRetry);
@@ -255,6 +263,15 @@ function evaluate(
 
   const verdict = evaluateGates(run);
   if (verdict.tripped) return written(paused(run, "SAFETY_GATE", verdict.message), now);
+
+  if (soak.kind === "start") {
+    const message = soakingMessage(current, soak.endsAt);
+    return written(
+      { ...run, status: "RUNNING", reason: "NONE", statusMessage: message, soakEndsAt: soak.endsAt },
+      now,
+    );
+  }
+  if (soak.kind === "soaking") return keep(run, "RUNNING", soakingMessage(current, soak.endsAt), now);
 
   const window = windowState(scheduleOf(run.config), now);
   if (window.kind === "closed") {
@@ -270,7 +287,7 @@ function evaluate(
     }
     // The new phase has no outcomes, no blocked targets and is not complete, so steps 2-5 cannot
     // fire for it; claim in it right away (window permitting) instead of waiting for the next tick.
-    const advanced = start({ ...run, currentPhaseIndex: current + 1 }, MSG_AUTO_ADVANCED, now);
+    const advanced = start(nextPhase(run), MSG_AUTO_ADVANCED, now);
     if (window.kind !== "open") {
       return written({ ...advanced, statusMessage: waitingMessage(window, window.kind === "outside") }, now);
     }
@@ -392,7 +409,14 @@ function finished(run: Run, now: number): Run {
 }
 
 function terminal(run: Run, status: RunStatus, message: string, now: number): Run {
-  return { ...run, status, reason: "NONE", statusMessage: message, finishedAt: now };
+  const { soakEndsAt: _over, ...rest } = run;
+  return { ...rest, status, reason: "NONE", statusMessage: message, finishedAt: now };
+}
+
+/** The run in its next phase: the soak deadline belonged to the phase it leaves. */
+function nextPhase(run: Run): Run {
+  const { soakEndsAt: _left, ...rest } = run;
+  return { ...rest, currentPhaseIndex: run.currentPhaseIndex + 1 };
 }
 
 function paused(run: Run, reason: RunReason, message: string): Run {

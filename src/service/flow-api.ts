@@ -11,6 +11,7 @@ import { createControls } from "../app/controls.js";
 import type { Dispatcher } from "../app/dispatcher.js";
 import { createImageService } from "../app/firmware-images.js";
 import { createPolicyService } from "../app/firmware-policy.js";
+import { createLateFailureReports } from "../app/late-failures.js";
 import type { Logger } from "../app/observability.js";
 import type {
   ChildTaskSubmitter,
@@ -27,7 +28,10 @@ import { FailedPreconditionError } from "../domain/errors.js";
 import type { FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { InventoryRack } from "../domain/model.js";
 
-export type RunControls = Pick<OperationRunsApi, "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun">;
+export type RunControls = Pick<
+  OperationRunsApi,
+  "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun" | "reportTargetFailure"
+>;
 export type RunReads = Omit<OperationRunsApi, keyof RunControls>;
 
 export interface FlowApiParts {
@@ -86,13 +90,21 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
       clock,
       newId: parts.newId,
     }),
-    controls: createControls({
-      runs: stores.runs,
-      submitter: tasks.submitter,
-      clock,
-      logger,
-      ...(parts.dispatcher === undefined ? {} : { dispatcher: parts.dispatcher }),
-    }),
+    controls: {
+      ...createControls({
+        runs: stores.runs,
+        submitter: tasks.submitter,
+        clock,
+        logger,
+        ...(parts.dispatcher === undefined ? {} : { dispatcher: parts.dispatcher }),
+      }),
+      ...createLateFailureReports({
+        runs: stores.runs,
+        clock,
+        logger,
+        ...(parts.dispatcher === undefined ? {} : { dispatch: pass(parts.dispatcher) }),
+      }),
+    },
     tasks: tasks.api,
     inventory: stores.inventory,
     policy: createPolicyService({
@@ -114,6 +126,11 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
     buildInfo: parts.buildInfo,
   });
 }
+
+const pass =
+  (dispatcher: Pick<Dispatcher, "dispatchRun">) =>
+  (runId: string): Promise<unknown> =>
+    dispatcher.dispatchRun(runId);
 
 export function composeFlowApi(parts: FlowApiParts): FlowApi {
   const runs = () => parts.runs ?? missing(RUN_MANAGER_MISSING);
@@ -137,6 +154,7 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
       tasks();
       return controls().cancelRun(id, reason, actor);
     },
+    reportTargetFailure: async (request, actor) => controls().reportTargetFailure(request, actor),
     upgradeFirmware: async (request) => tasks().upgradeFirmware(request),
     getTasks: async (ids) => tasks().getTasks(ids),
     listTasks: async (query) => tasks().listTasks(query),

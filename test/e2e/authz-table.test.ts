@@ -88,6 +88,7 @@ function okApi(): FlowApi {
     resumeRun: async () => RUN,
     advancePhase: async () => RUN,
     cancelRun: async () => RUN,
+    reportTargetFailure: async () => RUN,
     async upgradeFirmware(_request, options) {
       permit(options);
       return { taskIds: [TASK_ID] };
@@ -125,6 +126,7 @@ const FLOW_REQUESTS: Record<keyof typeof FlowService, unknown> = {
   resumeOperationRun: { id },
   advanceOperationRunPhase: { id },
   cancelOperationRun: { id },
+  reportTargetFailure: { id, targetId: { id: TASK_ID }, reason: "XID 79" },
   upgradeFirmware: pb.UpgradeFirmwareRequest.fromPartial({}),
   getTasksByIDs: pb.GetTasksByIDsRequest.fromPartial({ taskIds: [{ id: TASK_ID }] }),
   listTasks: {},
@@ -189,6 +191,7 @@ const EXPECTED: Record<string, string[]> = {
   resumeOperationRun: OPERATE,
   advanceOperationRunPhase: OPERATE,
   cancelOperationRun: OPERATE,
+  reportTargetFailure: OPERATE,
   upgradeFirmware: OPERATE,
   getTasksByIDs: READ,
   listTasks: READ,

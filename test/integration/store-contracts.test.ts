@@ -11,6 +11,7 @@ import {
   LocalAesGcmCipher,
 } from "../../src/adapters/dynamodb/index.js";
 import { describeInventoryStoreContract } from "../support/contracts/inventory-store.js";
+import { describeLateFailureContract } from "../support/contracts/late-failure.js";
 import { describeRackLockStoreContract } from "../support/contracts/rack-lock-store.js";
 import { describeRunHistoryContract } from "../support/contracts/run-history.js";
 import { describeRunScheduleContract } from "../support/contracts/run-schedule.js";
@@ -36,6 +37,7 @@ afterAll(async () => {
 describeRunStoreContract("DynamoDB on moto", async () => ({ runs: stores.runs }));
 describeRunHistoryContract("DynamoDB on moto", async () => ({ runs: stores.runs }));
 describeRunScheduleContract("DynamoDB on moto", async () => ({ runs: stores.runs }));
+describeLateFailureContract("DynamoDB on moto", async () => ({ runs: stores.runs }));
 describeTaskStoreContract("DynamoDB on moto", async () => ({ tasks: stores.tasks }));
 describeInventoryStoreContract("DynamoDB on moto", async () => ({ inventory: stores.inventory }));
 describeRackLockStoreContract("DynamoDB on moto", async () => ({ locks: stores.locks }));

@@ -7,6 +7,7 @@
  * The fake implements `FlowApi` itself, so a change to the application surface breaks the suites
  * at compile time instead of letting the fake drift.
  */
+
 import type * as grpc from "@grpc/grpc-js";
 import type { GrpcLogger } from "../../src/adapters/grpc/server.js";
 import type { BuildInfo, CreateRunOptions, FlowApi, TargetView } from "../../src/app/api.js";
@@ -20,6 +21,7 @@ import {
 import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
 import type { BeginUploadInput, CompleteUploadInput } from "../../src/domain/firmware-images.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/firmware-template.js";
+import { checkLateFailureRequest, type LateFailureRequest } from "../../src/domain/late-failure.js";
 import type {
   ComponentReadiness,
   ComponentType,
@@ -313,6 +315,14 @@ export class FakeFlowApi implements FlowApi {
       status: "CANCELLED",
       statusMessage: `operation run cancelled: ${reason.trim()}`,
     };
+  }
+
+  async reportTargetFailure(request: LateFailureRequest, actor?: Actor): Promise<Run> {
+    this.record("reportTargetFailure", request);
+    this.actors.push({ method: "reportTargetFailure", actor });
+    const violations = checkLateFailureRequest(request);
+    if (violations.length > 0) throw new ValidationError(violations);
+    return { ...this.run(request.runId), statusMessage: "submitted 1 operation run target" };
   }
 
   /** Validates as the task service does (the adapter only decodes), then records the template. */

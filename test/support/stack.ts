@@ -76,6 +76,8 @@ export interface TestStack {
   address: string;
   /** What the stack logged, for a failing test to print. */
   logs: string[];
+  /** Its tables' prefix: a stack started again with it (`TestStackOptions.tablePrefix`) resumes them. */
+  tablePrefix: string;
   /** Raw item counts of the runs and targets tables (committed or not). */
   countItems(): Promise<{ runs: number; targets: number }>;
   /** The standard gRPC health check for `service` ("" = the whole server). */
@@ -108,6 +110,8 @@ export interface TestStackOptions {
   bmc?: "redfish";
   /** Versions the image catalog has for every type (beside the stack's own seed); default TEST_IMAGE_VERSIONS. */
   imageVersions?: readonly string[];
+  /** The tables of a stack that was stopped (its `tablePrefix`): this one is that stack restarted. */
+  tablePrefix?: string;
 }
 
 /**
@@ -137,7 +141,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     fleet: fleetOf(options.groups, options.defaults ?? HANG),
     tickMs: options.tickMs ?? 150,
     awsEndpoint: inject("awsEndpoint"),
-    tablePrefix: `e2e-${options.label}-${randomUUID().slice(0, 8)}-`,
+    tablePrefix: options.tablePrefix ?? `e2e-${options.label}-${randomUUID().slice(0, 8)}-`,
     log: (line) => {
       logs.push(line);
     },
@@ -177,6 +181,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     admin,
     address,
     logs,
+    tablePrefix: stackOptions.tablePrefix as string,
     async countItems() {
       const [runs, targets] = await Promise.all([
         countTable(local.tables.runs),

@@ -35,6 +35,7 @@ function runStoreWith(methods: Partial<RunStore>): RunStore {
     skipTargets: unexpected("skipTargets"),
     restartConflictClock: unexpected("restartConflictClock"),
     recordPriorVersions: unexpected("recordPriorVersions"),
+    recordLateFailure: unexpected("recordLateFailure"),
     ...methods,
   };
 }

@@ -4,6 +4,7 @@
  * production would do.
  */
 import { describeInventoryStoreContract } from "../support/contracts/inventory-store.js";
+import { describeLateFailureContract } from "../support/contracts/late-failure.js";
 import { describeRackLockStoreContract } from "../support/contracts/rack-lock-store.js";
 import { describeRunHistoryContract } from "../support/contracts/run-history.js";
 import { describeRunScheduleContract } from "../support/contracts/run-schedule.js";
@@ -19,6 +20,7 @@ import {
 describeRunStoreContract("in memory", async () => ({ runs: new MemoryRunStore() }));
 describeRunHistoryContract("in memory", async () => ({ runs: new MemoryRunStore() }));
 describeRunScheduleContract("in memory", async () => ({ runs: new MemoryRunStore() }));
+describeLateFailureContract("in memory", async () => ({ runs: new MemoryRunStore() }));
 describeTaskStoreContract("in memory", async () => ({ tasks: new MemoryTaskStore() }));
 describeInventoryStoreContract("in memory", async () => ({ inventory: new MemoryInventoryStore() }));
 describeRackLockStoreContract("in memory", async () => ({ locks: new MemoryRackLockStore() }));

@@ -428,6 +428,52 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
     );
   });
 
+  it("late-failure extension: ReportTargetFailure in v1.Flow, target fields 120/121, kind and detail 111", () => {
+    const rpc = registry.getService("v1.Flow")!.methods.find((m) => m.name === "ReportTargetFailure");
+    expect([rpc?.methodKind, rpc?.input.typeName, rpc?.output.typeName]).toEqual([
+      "unary",
+      "v1.ReportTargetFailureRequest",
+      "v1.OperationRun",
+    ]);
+    const request = registry.getMessage("v1.ReportTargetFailureRequest")!;
+    expect(request.fields.map((f) => [f.number, f.name])).toEqual([
+      [1, "id"],
+      [2, "target_id"],
+      [3, "rack_id"],
+      [4, "reason"],
+    ]);
+    const target = registry.getMessage("v1.OperationRunTarget")!;
+    expect(target.fields.filter((f) => f.number >= 120).map((f) => [f.number, f.name])).toEqual([
+      [120, "failure_reported_by"],
+      [121, "failure_reported_at"],
+    ]);
+    const kinds = registry.getEnum("v1.OperationRunEventKind")!;
+    expect(
+      kinds.values.find((v) => v.name === "OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED")?.number,
+    ).toBe(111);
+    const event = registry.getMessage("v1.OperationRunEvent")!;
+    expect(event.fields.find((f) => f.name === "late_failure")?.number).toBe(111);
+  });
+
+  it("soak extension: phase_policy.min_soak = 100, phase_min_soaks = 101, soak_ends_at = 106, SOAK_STARTED = 110", () => {
+    const policy = registry.getMessage("v1.OperationRunPhasePolicy")!;
+    const field = (name: string) => policy.fields.find((f) => f.name === name);
+    expect([field("min_soak")?.number, field("min_soak")?.message?.typeName]).toEqual([
+      100,
+      "google.protobuf.Duration",
+    ]);
+    expect([field("phase_min_soaks")?.number, field("phase_min_soaks")?.message?.typeName]).toEqual([
+      101,
+      "v1.OperationRunPhaseSoaks",
+    ]);
+    const summary = registry.getMessage("v1.OperationRunSummary")!;
+    expect(summary.fields.find((f) => f.name === "soak_ends_at")?.number).toBe(106);
+    const kinds = registry.getEnum("v1.OperationRunEventKind")!;
+    expect(kinds.values.find((v) => v.name === "OPERATION_RUN_EVENT_KIND_SOAK_STARTED")?.number).toBe(110);
+    const event = registry.getMessage("v1.OperationRunEvent")!;
+    expect(event.fields.find((f) => f.name === "soak")?.number).toBe(110);
+  });
+
   it("detects a renumbered field, a retyped field, a relabelled field and a missing RPC", () => {
     const tampered = parseContract(
       CONTRACT_TEXT.replace(

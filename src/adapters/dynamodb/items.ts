@@ -88,6 +88,7 @@ export function runToItem(run: Run): Item {
     updatedAt: run.updatedAt,
     startedAt: run.startedAt,
     finishedAt: run.finishedAt,
+    soakEndsAt: run.soakEndsAt,
   };
   if (isActiveRunStatus(run.status)) {
     item.activePk = LIST_PARTITION.activeRuns;
@@ -141,6 +142,7 @@ export function itemToRun(item: Item): Run {
   }
   if (item.startedAt !== undefined) run.startedAt = num(item.startedAt);
   if (item.finishedAt !== undefined) run.finishedAt = num(item.finishedAt);
+  if (item.soakEndsAt !== undefined) run.soakEndsAt = num(item.soakEndsAt);
   return run;
 }
 
@@ -169,6 +171,8 @@ export function targetToItem(target: Target): Item {
     conflictAttempts: target.conflictAttempts,
     firstBlockedAt: target.firstBlockedAt,
     retryAt: target.retryAt,
+    failureReportedBy: target.failureReportedBy,
+    failureReportedAt: target.failureReportedAt,
   };
 }
 
@@ -196,6 +200,8 @@ export function itemToTarget(item: Item): Target {
   if (item.leaseExpiresAt !== undefined) target.leaseExpiresAt = num(item.leaseExpiresAt);
   if (item.firstBlockedAt !== undefined) target.firstBlockedAt = num(item.firstBlockedAt);
   if (item.retryAt !== undefined) target.retryAt = num(item.retryAt);
+  if (item.failureReportedBy !== undefined) target.failureReportedBy = item.failureReportedBy as Actor;
+  if (item.failureReportedAt !== undefined) target.failureReportedAt = num(item.failureReportedAt);
   return target;
 }
 

@@ -40,8 +40,15 @@ import type {
 } from "../../domain/model.js";
 import type { RunHistoryEvent } from "../../domain/run-history.js";
 import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
-import { MARK_ADD, MARK_SET, MARK_VALUES } from "./due-index.js";
-import { type Item, isActiveRunStatus, itemToRun, itemToRunEvent, itemToTarget } from "./items.js";
+import { MARK_ADD, MARK_SET, MARK_VALUES, withMark } from "./due-index.js";
+import {
+  counterAttribute,
+  type Item,
+  isActiveRunStatus,
+  itemToRun,
+  itemToRunEvent,
+  itemToTarget,
+} from "./items.js";
 import { checkEvents, DynamoRunCreation, eventPuts, type RunStoreOptions } from "./run-create.js";
 import { RunItemReader } from "./run-item-reader.js";
 import { INDEX, LIST_PARTITION, phaseKeyRange, queueKeyRange, type TableNames } from "./schema.js";
@@ -249,7 +256,7 @@ export class DynamoRunStore implements RunStore {
       ":updated": run.updatedAt,
       ":expected": expectedUpdatedAt,
     };
-    for (const field of ["startedAt", "finishedAt"] as const) {
+    for (const field of ["startedAt", "finishedAt", "soakEndsAt"] as const) {
       const value = run[field];
       if (value === undefined) remove.push(field);
       else {
@@ -294,6 +301,73 @@ export class DynamoRunStore implements RunStore {
       if (!isConditionFailed(error)) throw error;
       return (await this.reader.getRunItem(run.id)) === undefined ? "not-found" : "stale";
     }
+  }
+
+  /** See the port (RunStore.recordLateFailure): [run Update] + [target Update] + [event Puts]. */
+  async recordLateFailure(
+    run: Run,
+    expectedUpdatedAt: number,
+    target: Target,
+    expectedTargetUpdatedAt: number,
+    events: readonly RunHistoryEvent[],
+  ): Promise<SaveRunOutcome> {
+    checkEvents(run, events);
+    const phase = target.phaseIndex;
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        {
+          Update: {
+            TableName: this.tables.runs,
+            Key: { runId: run.id },
+            // Marked due (due-index.ts): the gates count the failure at the next tick.
+            UpdateExpression: withMark("updatedAt = :updated", "#completed :minus, #failed :plus"),
+            ConditionExpression:
+              "attribute_exists(runId) AND updatedAt = :expected AND NOT #status IN (:c, :x, :f, :cf)",
+            ExpressionAttributeNames: {
+              "#status": "status",
+              "#completed": counterAttribute(phase, "COMPLETED"),
+              "#failed": counterAttribute(phase, "FAILED"),
+            },
+            ExpressionAttributeValues: {
+              ":updated": run.updatedAt,
+              ":expected": expectedUpdatedAt,
+              ":minus": -1,
+              ":plus": 1,
+              ":c": "COMPLETED",
+              ":x": "CANCELLED",
+              ":f": "FAILED",
+              ":cf": "COMPLETED_WITH_FAILURES",
+              ...MARK_VALUES,
+            },
+          },
+        },
+        {
+          Update: {
+            TableName: this.tables.targets,
+            Key: { runId: run.id, targetId: target.id },
+            UpdateExpression:
+              "SET #status = :failed, message = :msg, updatedAt = :now, failureReportedAt = :now" +
+              (target.failureReportedBy === undefined ? "" : ", failureReportedBy = :by"),
+            ConditionExpression: "#status = :completed AND updatedAt = :expected",
+            ExpressionAttributeNames: { "#status": "status" },
+            ExpressionAttributeValues: {
+              ":failed": "FAILED",
+              ":completed": "COMPLETED",
+              ":msg": target.message,
+              ":now": target.updatedAt,
+              ":expected": expectedTargetUpdatedAt,
+              ...(target.failureReportedBy === undefined ? {} : { ":by": target.failureReportedBy }),
+            },
+          },
+        },
+        ...eventPuts(this.tables.runEvents, events),
+      ],
+    });
+    if (codes === undefined) return "saved";
+    if (codes[0] === "ConditionalCheckFailed" && (await this.reader.getRunItem(run.id)) === undefined) {
+      return "not-found";
+    }
+    return "stale";
   }
 
   async listRunEvents(

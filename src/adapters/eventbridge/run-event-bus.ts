@@ -158,6 +158,19 @@ function kindDetail(detail: RunEventDetail): Record<string, unknown> {
       };
     case "followUp":
       return { followUp: { runId: detail.runId, targets: detail.targets } };
+    case "soak":
+      return {
+        soak: { phaseIndex: detail.phaseIndex, minSoakMs: detail.minSoakMs, endsAt: iso(detail.endsAt) },
+      };
+    case "lateFailure":
+      return {
+        lateFailure: {
+          targetId: detail.targetId,
+          rackId: detail.rackId,
+          targetPhaseIndex: detail.targetPhaseIndex,
+          reason: detail.reason,
+        },
+      };
     default:
       return assertNever(detail);
   }

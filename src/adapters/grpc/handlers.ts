@@ -39,6 +39,7 @@ import {
   cancelRequestFromProto,
   clientRequestIdFromProto,
   createRunInputFromProto,
+  lateFailureRequestFromProto,
   runIdFromProto,
 } from "./convert/run-request.js";
 import {
@@ -148,6 +149,8 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
     },
     cancelTask: async (req) => ({ task: taskToProto(await api.cancelTask(taskIdFromProto(req.taskId))) }),
     version: async () => buildInfoToProto(api.version()),
+    reportTargetFailure: async (req, call) =>
+      runToProto(await api.reportTargetFailure(lateFailureRequestFromProto(req), call.actor())),
     whoAmI: async (_req, call) => {
       const { enforced, bindings } = call.grants();
       return {

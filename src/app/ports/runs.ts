@@ -325,6 +325,25 @@ export interface RunStore {
    * nothing else (not status, not updatedAt): it may land in any state. Unknown → 'not-found'.
    */
   recordPriorVersions(runId: string, targetId: string, priors: PriorVersion[]): Promise<TransitionOutcome>;
+
+  /**
+   * (ours) A late failure (src/domain/late-failure.ts), ONE transaction:
+   *   run:    updatedAt == `expectedUpdatedAt`, status not terminal → updatedAt = `run.updatedAt`;
+   *           the target's phase: completed −1, failed +1
+   *   target: COMPLETED, updatedAt == `expectedTargetUpdatedAt` → FAILED with `target`'s message,
+   *           failureReportedBy, failureReportedAt and updatedAt
+   *   events: each put under (run, at, seq) only if that key is new, as saveRun's
+   * 'stale': the run or the target moved since it was read; nothing written (read and decide
+   * again). 'not-found': the run is gone. Counters stay exact under any repeat: a second report
+   * finds the target FAILED and its condition fails.
+   */
+  recordLateFailure(
+    run: Run,
+    expectedUpdatedAt: number,
+    target: Target,
+    expectedTargetUpdatedAt: number,
+    events: readonly RunHistoryEvent[],
+  ): Promise<SaveRunOutcome>;
 }
 
 // ---------------------------------------------------------------------------------------------

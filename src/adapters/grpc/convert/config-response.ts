@@ -48,7 +48,14 @@ export function runConfigToProto(config: RunConfig): pb.OperationRunConfiguratio
         },
       },
       orderingPolicy: { ordering: { $case: "random", value: { seed: config.ordering.seed } } },
-      phasePolicy: { plan: phasePlanToProto(phasePlan), advancePolicy: { autoAdvance: config.autoAdvance } },
+      phasePolicy: {
+        plan: phasePlanToProto(phasePlan),
+        advancePolicy: { autoAdvance: config.autoAdvance },
+        ...(config.minSoakMs === undefined ? {} : { minSoak: msToDuration(config.minSoakMs) }),
+        ...(config.phaseMinSoakMs === undefined
+          ? {}
+          : { phaseMinSoaks: { minSoaks: config.phaseMinSoakMs.map(msToDuration) } }),
+      },
       maintenanceWindows: (config.maintenanceWindows ?? []).map((w) => ({
         cron: w.cron,
         duration: msToDuration(w.durationMs),

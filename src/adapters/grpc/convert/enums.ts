@@ -247,6 +247,8 @@ export const { toProto: runEventKindToProto } = enumMapping<RunEventKind, pb.Ope
   FINISHED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED,
   RETRIED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_RETRIED,
   ROLLED_BACK: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ROLLED_BACK,
+  SOAK_STARTED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_SOAK_STARTED,
+  TARGET_FAILURE_REPORTED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED,
 });
 
 export const { toProto: actorSourceToProto } = enumMapping<ActorSource, pb.OperationRunActorSource>({

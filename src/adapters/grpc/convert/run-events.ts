@@ -1,13 +1,15 @@
 /** The run history (src/domain/run-history.ts) → OperationRunEvent, for ListOperationRunEvents. */
 
-import type { Actor } from "../../../domain/actor.js";
 import { assertNever } from "../../../domain/model.js";
 import { type RunEventDetail, type RunHistoryEvent, runEventId } from "../../../domain/run-history.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
+import { actorToProto } from "./actor.js";
 import { gateToProto } from "./config-response.js";
-import { actorSourceToProto, runEventKindToProto, runReasonToProto, runStatusToProto } from "./enums.js";
+import { runEventKindToProto, runReasonToProto, runStatusToProto } from "./enums.js";
 import { runStatsToProto } from "./run-response.js";
 import { msToDate, msToDuration, uuidToProto } from "./well-known.js";
+
+export { actorToProto } from "./actor.js";
 
 export function runEventToProto(event: RunHistoryEvent): pb.OperationRunEvent {
   return {
@@ -22,16 +24,6 @@ export function runEventToProto(event: RunHistoryEvent): pb.OperationRunEvent {
     stats: runStatsToProto(event.stats),
     actor: event.actor === undefined ? undefined : actorToProto(event.actor),
     detail: event.detail === undefined ? undefined : detailToProto(event.detail),
-  };
-}
-
-export function actorToProto(actor: Actor): pb.OperationRunActor {
-  return {
-    name: actor.name,
-    source: actorSourceToProto(actor.source),
-    authenticated: actor.authenticated,
-    subjectAltNames: [...actor.subjectAltNames],
-    declaredName: actor.declaredName ?? "",
   };
 }
 
@@ -87,6 +79,25 @@ function detailToProto(detail: RunEventDetail): NonNullable<pb.OperationRunEvent
       return {
         $case: "followUp",
         value: { operationRunId: uuidToProto(detail.runId), targets: detail.targets },
+      };
+    case "soak":
+      return {
+        $case: "soak",
+        value: {
+          phaseIndex: detail.phaseIndex,
+          minSoak: msToDuration(detail.minSoakMs),
+          endsAt: msToDate(detail.endsAt),
+        },
+      };
+    case "lateFailure":
+      return {
+        $case: "lateFailure",
+        value: {
+          targetId: uuidToProto(detail.targetId),
+          rackId: uuidToProto(detail.rackId),
+          targetPhaseIndex: detail.targetPhaseIndex,
+          reason: detail.reason,
+        },
       };
     default:
       return assertNever(detail);

@@ -1,5 +1,6 @@
 /** CreateOperationRun and PlanOperationRun requests → CreateRunInput; run ids and CancelOperationRun. */
 
+import type { LateFailureRequest } from "../../../domain/late-failure.js";
 import { requireRunId } from "../../../domain/list-queries.js";
 import {
   assertNever,
@@ -28,6 +29,20 @@ export function cancelRequestFromProto(req: pb.CancelOperationRunRequest): { id:
     return req.reason;
   });
   return { id, reason };
+}
+
+/**
+ * ReportTargetFailure: the run id (as every run control), the target by id or rack id, the reason
+ * as sent; the use case checks them and names the field of each violation.
+ */
+export function lateFailureRequestFromProto(req: pb.ReportTargetFailureRequest): LateFailureRequest {
+  const runId = runIdFromProto(req.id);
+  return {
+    runId,
+    reason: req.reason,
+    ...(req.targetId?.id ? { targetId: req.targetId.id } : {}),
+    ...(req.rackId?.id ? { rackId: req.rackId.id } : {}),
+  };
 }
 
 /** `client_request_id` as the use case takes it: "" (proto3's default) is none. */
@@ -86,6 +101,7 @@ function optionsFromProto(o: pb.OperationRunOptions, v: Violations): OptionsInpu
         advancePolicy: o.phasePolicy.advancePolicy && {
           autoAdvance: o.phasePolicy.advancePolicy.autoAdvance,
         },
+        ...soaksFromProto(o.phasePolicy, v),
       }),
     maintenanceWindows:
       o.maintenanceWindows.length === 0 ? undefined : maintenanceWindowsFromProto(o.maintenanceWindows, v),
@@ -193,6 +209,20 @@ function orderingFromProto(o: pb.OperationRunOrderingPolicy, v: Violations): Opt
     default:
       return assertNever(o.ordering);
   }
+}
+
+/** The phase soaks as sent (a negative one too): the validator reports every rule with its path. */
+function soaksFromProto(
+  p: pb.OperationRunPhasePolicy,
+  v: Violations,
+): { minSoakMs?: number; phaseMinSoakMs?: number[] } {
+  const field = `${OPTIONS}.phase_policy`;
+  return compact({
+    minSoakMs: p.minSoak && durationToMs(p.minSoak, `${field}.min_soak`, v),
+    phaseMinSoakMs: p.phaseMinSoaks?.minSoaks.map(
+      (d, i) => durationToMs(d, `${field}.phase_min_soaks.min_soaks[${i}]`, v) ?? 0,
+    ),
+  });
 }
 
 function phasePlanFromProto(p: pb.OperationRunPhasePolicy, v: Violations): PhasePlan | undefined {

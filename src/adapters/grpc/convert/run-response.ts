@@ -15,6 +15,7 @@ import type {
   VersionGroup,
 } from "../../../domain/model.js";
 import * as pb from "../../../gen/flow/v1/flow.js";
+import { actorToProto } from "./actor.js";
 import { runConfigToProto } from "./config-response.js";
 import {
   componentTypeToProto,
@@ -52,6 +53,7 @@ export function runSummaryToProto(run: Run): pb.OperationRunSummary {
       run.origin?.kind === "rollback" ? { operationRunId: uuidToProto(run.origin.runId) } : undefined,
     retriedBy: followUpIds(run, "retry"),
     rolledBackBy: followUpIds(run, "rollback"),
+    soakEndsAt: msToDate(run.soakEndsAt),
   };
 }
 
@@ -123,6 +125,8 @@ export function targetToProto(t: TargetView): pb.OperationRunTarget {
     priorVersions: priorVersionsToProto(t.priorVersions),
     skippedComponents: skipsToProto(t.skippedComponents),
     failureDomain: t.failureDomain ?? "",
+    ...(t.failureReportedBy === undefined ? {} : { failureReportedBy: actorToProto(t.failureReportedBy) }),
+    ...(t.failureReportedAt === undefined ? {} : { failureReportedAt: msToDate(t.failureReportedAt) }),
   };
 }
 

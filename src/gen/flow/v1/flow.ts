@@ -591,6 +591,17 @@ export enum OperationRunEventKind {
   OPERATION_RUN_EVENT_KIND_RETRIED = 100,
   /** OPERATION_RUN_EVENT_KIND_ROLLED_BACK - Project extension: a rollback run of this run was created; `follow_up` names it. */
   OPERATION_RUN_EVENT_KIND_ROLLED_BACK = 101,
+  /**
+   * OPERATION_RUN_EVENT_KIND_SOAK_STARTED - Project extension (soak): the current phase's last target ended and its soak began; `soak`
+   * says until when. The phase's boundary is passed (PHASE_OPENED, PHASE_GATE_REACHED, FINISHED)
+   * no earlier.
+   */
+  OPERATION_RUN_EVENT_KIND_SOAK_STARTED = 110,
+  /**
+   * OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED - Project extension (late failures): a COMPLETED target was reported FAILED afterwards;
+   * `late_failure` names it and the reason, `actor` who reported it.
+   */
+  OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED = 111,
   UNRECOGNIZED = -1,
 }
 
@@ -647,6 +658,12 @@ export function operationRunEventKindFromJSON(object: any): OperationRunEventKin
     case 101:
     case "OPERATION_RUN_EVENT_KIND_ROLLED_BACK":
       return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ROLLED_BACK;
+    case 110:
+    case "OPERATION_RUN_EVENT_KIND_SOAK_STARTED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_SOAK_STARTED;
+    case 111:
+    case "OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -690,6 +707,10 @@ export function operationRunEventKindToJSON(object: OperationRunEventKind): stri
       return "OPERATION_RUN_EVENT_KIND_RETRIED";
     case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ROLLED_BACK:
       return "OPERATION_RUN_EVENT_KIND_ROLLED_BACK";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_SOAK_STARTED:
+      return "OPERATION_RUN_EVENT_KIND_SOAK_STARTED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED:
+      return "OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED";
     case OperationRunEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -749,6 +770,21 @@ export function operationRunActorSourceToJSON(object: OperationRunActorSource): 
     default:
       return "UNRECOGNIZED";
   }
+}
+
+/** Project extension (late failures): ReportTargetFailure's request. */
+export interface ReportTargetFailureRequest {
+  /** The run. */
+  id:
+    | UUID
+    | undefined;
+  /** The target, by its id, or by the rack's id (the run's target on that rack). */
+  targetId: UUID | undefined;
+  rackId:
+    | UUID
+    | undefined;
+  /** Why it failed (required, at most 1024 characters): it becomes the target's message. */
+  reason: string;
 }
 
 export interface UUID {
@@ -1198,7 +1234,30 @@ export interface OperationRunPhasePolicy {
     | { $case: "percentage"; value: PercentageOperationRunPhases }
     | { $case: "count"; value: CountOperationRunPhases }
     | undefined;
-  advancePolicy: OperationRunPhaseAdvancePolicy | undefined;
+  advancePolicy:
+    | OperationRunPhaseAdvancePolicy
+    | undefined;
+  /**
+   * Project extension (soak): after a phase's last target ends, the run does not pass the phase's
+   * boundary (open the next phase, pause at its phase gate, or finish after the last phase) before
+   * this long has elapsed. The safety gates are evaluated through the soak, so a failure reported
+   * during it (ReportTargetFailure) pauses the run before the next phase opens, and
+   * AdvanceOperationRunPhase is refused (FailedPrecondition, naming the time left). Applies to
+   * every phase without its own entry in `phase_min_soaks`. Unset or 0: no soak. 0 to 720h.
+   */
+  minSoak?:
+    | Duration
+    | undefined;
+  /**
+   * Project extension (soak): per phase, in phase order: entry i is phase i's soak, overriding
+   * `min_soak` (0 = none for that phase). At most one entry per phase of the plan.
+   */
+  phaseMinSoaks?: OperationRunPhaseSoaks | undefined;
+}
+
+/** Project extension (soak): the soaks of the phases, in phase order. */
+export interface OperationRunPhaseSoaks {
+  minSoaks: Duration[];
 }
 
 export interface EqualOperationRunPhases {
@@ -1291,6 +1350,12 @@ export interface OperationRunSummary {
   retriedBy: UUID[];
   /** Project extension: the runs created to roll this one back, oldest first. */
   rolledBackBy: UUID[];
+  /**
+   * Project extension (soak): when the current phase's soak ends (or ended, for a run still in the
+   * phase after it: paused, or at its phase gate). Set from the first dispatch pass that finds every
+   * target of the phase ended; unset while the phase has not started a soak, and on a finished run.
+   */
+  soakEndsAt?: Date | undefined;
 }
 
 export interface OperationRunStats {
@@ -1348,6 +1413,12 @@ export interface OperationRunTarget {
    * ("dc1/A" for a row); "" when the run has no spread. The plan preview shows it too.
    */
   failureDomain: string;
+  /**
+   * Project extension (late failures): set when a failure of this COMPLETED target was reported
+   * afterwards (ReportTargetFailure): who reported it and when; `message` holds the reason.
+   */
+  failureReportedBy?: OperationRunActor | undefined;
+  failureReportedAt?: Date | undefined;
 }
 
 /** Project extension (rollback runs): a component left alone, and why. */
@@ -1527,6 +1598,12 @@ export interface OperationRunEvent {
     | //
     /** Project extension: RETRIED, ROLLED_BACK (on the run retried or rolled back). */
     { $case: "followUp"; value: OperationRunFollowUp }
+    | //
+    /** Project extension (soak): SOAK_STARTED */
+    { $case: "soak"; value: OperationRunSoak }
+    | //
+    /** Project extension (late failures): TARGET_FAILURE_REPORTED */
+    { $case: "lateFailure"; value: OperationRunLateFailure }
     | undefined;
 }
 
@@ -1537,6 +1614,22 @@ export interface OperationRunFollowUp {
     | undefined;
   /** Its planned targets. */
   targets: number;
+}
+
+/** Project extension (soak): SOAK_STARTED's detail. */
+export interface OperationRunSoak {
+  /** The soaking phase, zero-based. */
+  phaseIndex: number;
+  minSoak: Duration | undefined;
+  endsAt: Date | undefined;
+}
+
+/** Project extension (late failures): TARGET_FAILURE_REPORTED's detail. */
+export interface OperationRunLateFailure {
+  targetId: UUID | undefined;
+  rackId: UUID | undefined;
+  targetPhaseIndex: number;
+  reason: string;
 }
 
 /**
@@ -1638,6 +1731,135 @@ export interface WhoAmIGrant {
   /** Rack-name globs. */
   rackNames: string[];
 }
+
+function createBaseReportTargetFailureRequest(): ReportTargetFailureRequest {
+  return { id: undefined, targetId: undefined, rackId: undefined, reason: "" };
+}
+
+export const ReportTargetFailureRequest: MessageFns<ReportTargetFailureRequest> = {
+  encode(message: ReportTargetFailureRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== undefined) {
+      UUID.encode(message.id, writer.uint32(10).fork()).join();
+    }
+    if (message.targetId !== undefined) {
+      UUID.encode(message.targetId, writer.uint32(18).fork()).join();
+    }
+    if (message.rackId !== undefined) {
+      UUID.encode(message.rackId, writer.uint32(26).fork()).join();
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ReportTargetFailureRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseReportTargetFailureRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.targetId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.rackId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ReportTargetFailureRequest {
+    return {
+      id: isSet(object.id) ? UUID.fromJSON(object.id) : undefined,
+      targetId: isSet(object.targetId)
+        ? UUID.fromJSON(object.targetId)
+        : isSet(object.target_id)
+        ? UUID.fromJSON(object.target_id)
+        : undefined,
+      rackId: isSet(object.rackId)
+        ? UUID.fromJSON(object.rackId)
+        : isSet(object.rack_id)
+        ? UUID.fromJSON(object.rack_id)
+        : undefined,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: ReportTargetFailureRequest): unknown {
+    const obj: any = {};
+    if (message.id !== undefined) {
+      obj.id = UUID.toJSON(message.id);
+    }
+    if (message.targetId !== undefined) {
+      obj.targetId = UUID.toJSON(message.targetId);
+    }
+    if (message.rackId !== undefined) {
+      obj.rackId = UUID.toJSON(message.rackId);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ReportTargetFailureRequest>): ReportTargetFailureRequest {
+    return ReportTargetFailureRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ReportTargetFailureRequest>): ReportTargetFailureRequest {
+    const message = createBaseReportTargetFailureRequest();
+    message.id = (object.id !== undefined && object.id !== null) ? UUID.fromPartial(object.id) : undefined;
+    message.targetId = (object.targetId !== undefined && object.targetId !== null)
+      ? UUID.fromPartial(object.targetId)
+      : undefined;
+    message.rackId = (object.rackId !== undefined && object.rackId !== null)
+      ? UUID.fromPartial(object.rackId)
+      : undefined;
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
 
 function createBaseUUID(): UUID {
   return { id: "" };
@@ -6555,7 +6777,7 @@ export const OperationRunPhysicalLocationOrdering: MessageFns<OperationRunPhysic
 };
 
 function createBaseOperationRunPhasePolicy(): OperationRunPhasePolicy {
-  return { plan: undefined, advancePolicy: undefined };
+  return { plan: undefined, advancePolicy: undefined, minSoak: undefined, phaseMinSoaks: undefined };
 }
 
 export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
@@ -6573,6 +6795,12 @@ export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
     }
     if (message.advancePolicy !== undefined) {
       OperationRunPhaseAdvancePolicy.encode(message.advancePolicy, writer.uint32(34).fork()).join();
+    }
+    if (message.minSoak !== undefined) {
+      Duration.encode(message.minSoak, writer.uint32(802).fork()).join();
+    }
+    if (message.phaseMinSoaks !== undefined) {
+      OperationRunPhaseSoaks.encode(message.phaseMinSoaks, writer.uint32(810).fork()).join();
     }
     return writer;
   },
@@ -6622,6 +6850,22 @@ export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
             message.advancePolicy = OperationRunPhaseAdvancePolicy.decode(reader, reader.uint32());
             continue;
           }
+          case 100: {
+            if (tag !== 802) {
+              break;
+            }
+
+            message.minSoak = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 101: {
+            if (tag !== 810) {
+              break;
+            }
+
+            message.phaseMinSoaks = OperationRunPhaseSoaks.decode(reader, reader.uint32());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -6648,6 +6892,16 @@ export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
         : isSet(object.advance_policy)
         ? OperationRunPhaseAdvancePolicy.fromJSON(object.advance_policy)
         : undefined,
+      minSoak: isSet(object.minSoak)
+        ? Duration.fromJSON(object.minSoak)
+        : isSet(object.min_soak)
+        ? Duration.fromJSON(object.min_soak)
+        : undefined,
+      phaseMinSoaks: isSet(object.phaseMinSoaks)
+        ? OperationRunPhaseSoaks.fromJSON(object.phaseMinSoaks)
+        : isSet(object.phase_min_soaks)
+        ? OperationRunPhaseSoaks.fromJSON(object.phase_min_soaks)
+        : undefined,
     };
   },
 
@@ -6662,6 +6916,12 @@ export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
     }
     if (message.advancePolicy !== undefined) {
       obj.advancePolicy = OperationRunPhaseAdvancePolicy.toJSON(message.advancePolicy);
+    }
+    if (message.minSoak !== undefined) {
+      obj.minSoak = Duration.toJSON(message.minSoak);
+    }
+    if (message.phaseMinSoaks !== undefined) {
+      obj.phaseMinSoaks = OperationRunPhaseSoaks.toJSON(message.phaseMinSoaks);
     }
     return obj;
   },
@@ -6694,6 +6954,85 @@ export const OperationRunPhasePolicy: MessageFns<OperationRunPhasePolicy> = {
     message.advancePolicy = (object.advancePolicy !== undefined && object.advancePolicy !== null)
       ? OperationRunPhaseAdvancePolicy.fromPartial(object.advancePolicy)
       : undefined;
+    message.minSoak = (object.minSoak !== undefined && object.minSoak !== null)
+      ? Duration.fromPartial(object.minSoak)
+      : undefined;
+    message.phaseMinSoaks = (object.phaseMinSoaks !== undefined && object.phaseMinSoaks !== null)
+      ? OperationRunPhaseSoaks.fromPartial(object.phaseMinSoaks)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOperationRunPhaseSoaks(): OperationRunPhaseSoaks {
+  return { minSoaks: [] };
+}
+
+export const OperationRunPhaseSoaks: MessageFns<OperationRunPhaseSoaks> = {
+  encode(message: OperationRunPhaseSoaks, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    for (const v of message.minSoaks) {
+      Duration.encode(v!, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunPhaseSoaks {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunPhaseSoaks();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.minSoaks.push(Duration.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunPhaseSoaks {
+    return {
+      minSoaks: globalThis.Array.isArray(object?.minSoaks)
+        ? object.minSoaks.map((e: any) => Duration.fromJSON(e))
+        : globalThis.Array.isArray(object?.min_soaks)
+        ? object.min_soaks.map((e: any) => Duration.fromJSON(e))
+        : [],
+    };
+  },
+
+  toJSON(message: OperationRunPhaseSoaks): unknown {
+    const obj: any = {};
+    if (message.minSoaks?.length) {
+      obj.minSoaks = message.minSoaks.map((e) => Duration.toJSON(e));
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunPhaseSoaks>): OperationRunPhaseSoaks {
+    return OperationRunPhaseSoaks.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunPhaseSoaks>): OperationRunPhaseSoaks {
+    const message = createBaseOperationRunPhaseSoaks();
+    message.minSoaks = object.minSoaks?.map((e) => Duration.fromPartial(e)) || [];
     return message;
   },
 };
@@ -7827,6 +8166,7 @@ function createBaseOperationRunSummary(): OperationRunSummary {
     rollbackOf: undefined,
     retriedBy: [],
     rolledBackBy: [],
+    soakEndsAt: undefined,
   };
 }
 
@@ -7886,6 +8226,9 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
     }
     for (const v of message.rolledBackBy) {
       UUID.encode(v!, writer.uint32(842).fork()).join();
+    }
+    if (message.soakEndsAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.soakEndsAt), writer.uint32(850).fork()).join();
     }
     return writer;
   },
@@ -8049,6 +8392,14 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
             message.rolledBackBy.push(UUID.decode(reader, reader.uint32()));
             continue;
           }
+          case 106: {
+            if (tag !== 850) {
+              break;
+            }
+
+            message.soakEndsAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8132,6 +8483,11 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
         : globalThis.Array.isArray(object?.rolled_back_by)
         ? object.rolled_back_by.map((e: any) => UUID.fromJSON(e))
         : [],
+      soakEndsAt: isSet(object.soakEndsAt)
+        ? fromJsonTimestamp(object.soakEndsAt)
+        : isSet(object.soak_ends_at)
+        ? fromJsonTimestamp(object.soak_ends_at)
+        : undefined,
     };
   },
 
@@ -8188,6 +8544,9 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
     if (message.rolledBackBy?.length) {
       obj.rolledBackBy = message.rolledBackBy.map((e) => UUID.toJSON(e));
     }
+    if (message.soakEndsAt !== undefined) {
+      obj.soakEndsAt = message.soakEndsAt.toISOString();
+    }
     return obj;
   },
 
@@ -8221,6 +8580,7 @@ export const OperationRunSummary: MessageFns<OperationRunSummary> = {
       : undefined;
     message.retriedBy = object.retriedBy?.map((e) => UUID.fromPartial(e)) || [];
     message.rolledBackBy = object.rolledBackBy?.map((e) => UUID.fromPartial(e)) || [];
+    message.soakEndsAt = object.soakEndsAt ?? undefined;
     return message;
   },
 };
@@ -8572,6 +8932,8 @@ function createBaseOperationRunTarget(): OperationRunTarget {
     priorVersions: [],
     skippedComponents: [],
     failureDomain: "",
+    failureReportedBy: undefined,
+    failureReportedAt: undefined,
   };
 }
 
@@ -8624,6 +8986,12 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     }
     if (message.failureDomain !== "") {
       writer.uint32(922).string(message.failureDomain);
+    }
+    if (message.failureReportedBy !== undefined) {
+      OperationRunActor.encode(message.failureReportedBy, writer.uint32(962).fork()).join();
+    }
+    if (message.failureReportedAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.failureReportedAt), writer.uint32(970).fork()).join();
     }
     return writer;
   },
@@ -8769,6 +9137,22 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
             message.failureDomain = reader.string();
             continue;
           }
+          case 120: {
+            if (tag !== 962) {
+              break;
+            }
+
+            message.failureReportedBy = OperationRunActor.decode(reader, reader.uint32());
+            continue;
+          }
+          case 121: {
+            if (tag !== 970) {
+              break;
+            }
+
+            message.failureReportedAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -8851,6 +9235,16 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
         : isSet(object.failure_domain)
         ? globalThis.String(object.failure_domain)
         : "",
+      failureReportedBy: isSet(object.failureReportedBy)
+        ? OperationRunActor.fromJSON(object.failureReportedBy)
+        : isSet(object.failure_reported_by)
+        ? OperationRunActor.fromJSON(object.failure_reported_by)
+        : undefined,
+      failureReportedAt: isSet(object.failureReportedAt)
+        ? fromJsonTimestamp(object.failureReportedAt)
+        : isSet(object.failure_reported_at)
+        ? fromJsonTimestamp(object.failure_reported_at)
+        : undefined,
     };
   },
 
@@ -8904,6 +9298,12 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     if (message.failureDomain !== "") {
       obj.failureDomain = message.failureDomain;
     }
+    if (message.failureReportedBy !== undefined) {
+      obj.failureReportedBy = OperationRunActor.toJSON(message.failureReportedBy);
+    }
+    if (message.failureReportedAt !== undefined) {
+      obj.failureReportedAt = message.failureReportedAt.toISOString();
+    }
     return obj;
   },
 
@@ -8936,6 +9336,10 @@ export const OperationRunTarget: MessageFns<OperationRunTarget> = {
     message.priorVersions = object.priorVersions?.map((e) => ComponentPriorVersion.fromPartial(e)) || [];
     message.skippedComponents = object.skippedComponents?.map((e) => ComponentSkip.fromPartial(e)) || [];
     message.failureDomain = object.failureDomain ?? "";
+    message.failureReportedBy = (object.failureReportedBy !== undefined && object.failureReportedBy !== null)
+      ? OperationRunActor.fromPartial(object.failureReportedBy)
+      : undefined;
+    message.failureReportedAt = object.failureReportedAt ?? undefined;
     return message;
   },
 };
@@ -10833,6 +11237,12 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       case "followUp":
         OperationRunFollowUp.encode(message.detail.value, writer.uint32(802).fork()).join();
         break;
+      case "soak":
+        OperationRunSoak.encode(message.detail.value, writer.uint32(882).fork()).join();
+        break;
+      case "lateFailure":
+        OperationRunLateFailure.encode(message.detail.value, writer.uint32(890).fork()).join();
+        break;
     }
     return writer;
   },
@@ -10986,6 +11396,22 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
             message.detail = { $case: "followUp", value: OperationRunFollowUp.decode(reader, reader.uint32()) };
             continue;
           }
+          case 110: {
+            if (tag !== 882) {
+              break;
+            }
+
+            message.detail = { $case: "soak", value: OperationRunSoak.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 111: {
+            if (tag !== 890) {
+              break;
+            }
+
+            message.detail = { $case: "lateFailure", value: OperationRunLateFailure.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -11038,6 +11464,12 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
         ? { $case: "followUp", value: OperationRunFollowUp.fromJSON(object.followUp) }
         : isSet(object.follow_up)
         ? { $case: "followUp", value: OperationRunFollowUp.fromJSON(object.follow_up) }
+        : isSet(object.soak)
+        ? { $case: "soak", value: OperationRunSoak.fromJSON(object.soak) }
+        : isSet(object.lateFailure)
+        ? { $case: "lateFailure", value: OperationRunLateFailure.fromJSON(object.lateFailure) }
+        : isSet(object.late_failure)
+        ? { $case: "lateFailure", value: OperationRunLateFailure.fromJSON(object.late_failure) }
         : undefined,
     };
   },
@@ -11088,6 +11520,10 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       obj.window = OperationRunWindowChange.toJSON(message.detail.value);
     } else if (message.detail?.$case === "followUp") {
       obj.followUp = OperationRunFollowUp.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "soak") {
+      obj.soak = OperationRunSoak.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "lateFailure") {
+      obj.lateFailure = OperationRunLateFailure.toJSON(message.detail.value);
     }
     return obj;
   },
@@ -11155,6 +11591,18 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       case "followUp": {
         if (object.detail?.value !== undefined && object.detail?.value !== null) {
           message.detail = { $case: "followUp", value: OperationRunFollowUp.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+      case "soak": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "soak", value: OperationRunSoak.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+      case "lateFailure": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "lateFailure", value: OperationRunLateFailure.fromPartial(object.detail.value) };
         }
         break;
       }
@@ -11250,6 +11698,254 @@ export const OperationRunFollowUp: MessageFns<OperationRunFollowUp> = {
       ? UUID.fromPartial(object.operationRunId)
       : undefined;
     message.targets = object.targets ?? 0;
+    return message;
+  },
+};
+
+function createBaseOperationRunSoak(): OperationRunSoak {
+  return { phaseIndex: 0, minSoak: undefined, endsAt: undefined };
+}
+
+export const OperationRunSoak: MessageFns<OperationRunSoak> = {
+  encode(message: OperationRunSoak, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.phaseIndex !== 0) {
+      writer.uint32(8).int32(message.phaseIndex);
+    }
+    if (message.minSoak !== undefined) {
+      Duration.encode(message.minSoak, writer.uint32(18).fork()).join();
+    }
+    if (message.endsAt !== undefined) {
+      Timestamp.encode(toTimestamp(message.endsAt), writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunSoak {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunSoak();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.phaseIndex = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.minSoak = Duration.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.endsAt = fromTimestamp(Timestamp.decode(reader, reader.uint32()));
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunSoak {
+    return {
+      phaseIndex: isSet(object.phaseIndex)
+        ? globalThis.Number(object.phaseIndex)
+        : isSet(object.phase_index)
+        ? globalThis.Number(object.phase_index)
+        : 0,
+      minSoak: isSet(object.minSoak)
+        ? Duration.fromJSON(object.minSoak)
+        : isSet(object.min_soak)
+        ? Duration.fromJSON(object.min_soak)
+        : undefined,
+      endsAt: isSet(object.endsAt)
+        ? fromJsonTimestamp(object.endsAt)
+        : isSet(object.ends_at)
+        ? fromJsonTimestamp(object.ends_at)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OperationRunSoak): unknown {
+    const obj: any = {};
+    if (message.phaseIndex !== 0) {
+      obj.phaseIndex = Math.round(message.phaseIndex);
+    }
+    if (message.minSoak !== undefined) {
+      obj.minSoak = Duration.toJSON(message.minSoak);
+    }
+    if (message.endsAt !== undefined) {
+      obj.endsAt = message.endsAt.toISOString();
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunSoak>): OperationRunSoak {
+    return OperationRunSoak.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunSoak>): OperationRunSoak {
+    const message = createBaseOperationRunSoak();
+    message.phaseIndex = object.phaseIndex ?? 0;
+    message.minSoak = (object.minSoak !== undefined && object.minSoak !== null)
+      ? Duration.fromPartial(object.minSoak)
+      : undefined;
+    message.endsAt = object.endsAt ?? undefined;
+    return message;
+  },
+};
+
+function createBaseOperationRunLateFailure(): OperationRunLateFailure {
+  return { targetId: undefined, rackId: undefined, targetPhaseIndex: 0, reason: "" };
+}
+
+export const OperationRunLateFailure: MessageFns<OperationRunLateFailure> = {
+  encode(message: OperationRunLateFailure, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.targetId !== undefined) {
+      UUID.encode(message.targetId, writer.uint32(10).fork()).join();
+    }
+    if (message.rackId !== undefined) {
+      UUID.encode(message.rackId, writer.uint32(18).fork()).join();
+    }
+    if (message.targetPhaseIndex !== 0) {
+      writer.uint32(24).int32(message.targetPhaseIndex);
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunLateFailure {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunLateFailure();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.targetId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.rackId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.targetPhaseIndex = reader.int32();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunLateFailure {
+    return {
+      targetId: isSet(object.targetId)
+        ? UUID.fromJSON(object.targetId)
+        : isSet(object.target_id)
+        ? UUID.fromJSON(object.target_id)
+        : undefined,
+      rackId: isSet(object.rackId)
+        ? UUID.fromJSON(object.rackId)
+        : isSet(object.rack_id)
+        ? UUID.fromJSON(object.rack_id)
+        : undefined,
+      targetPhaseIndex: isSet(object.targetPhaseIndex)
+        ? globalThis.Number(object.targetPhaseIndex)
+        : isSet(object.target_phase_index)
+        ? globalThis.Number(object.target_phase_index)
+        : 0,
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: OperationRunLateFailure): unknown {
+    const obj: any = {};
+    if (message.targetId !== undefined) {
+      obj.targetId = UUID.toJSON(message.targetId);
+    }
+    if (message.rackId !== undefined) {
+      obj.rackId = UUID.toJSON(message.rackId);
+    }
+    if (message.targetPhaseIndex !== 0) {
+      obj.targetPhaseIndex = Math.round(message.targetPhaseIndex);
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunLateFailure>): OperationRunLateFailure {
+    return OperationRunLateFailure.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunLateFailure>): OperationRunLateFailure {
+    const message = createBaseOperationRunLateFailure();
+    message.targetId = (object.targetId !== undefined && object.targetId !== null)
+      ? UUID.fromPartial(object.targetId)
+      : undefined;
+    message.rackId = (object.rackId !== undefined && object.rackId !== null)
+      ? UUID.fromPartial(object.rackId)
+      : undefined;
+    message.targetPhaseIndex = object.targetPhaseIndex ?? 0;
+    message.reason = object.reason ?? "";
     return message;
   },
 };
@@ -12571,6 +13267,23 @@ export const FlowService = {
     responseSerialize: (value: WhoAmIResponse): Buffer => Buffer.from(WhoAmIResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): WhoAmIResponse => WhoAmIResponse.decode(value),
   },
+  /**
+   * Project extension (late failures): marks a COMPLETED target FAILED afterwards, with a reason
+   * and who reported it (run history: a TARGET_FAILURE_REPORTED event), while its run is not
+   * terminal. The run's failure counters move as for any failure, so the safety gates count it:
+   * reported during a soak, it can pause the run before the next phase opens. Returns the run.
+   * Permission: operate.
+   */
+  reportTargetFailure: {
+    path: "/v1.Flow/ReportTargetFailure" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ReportTargetFailureRequest): Buffer =>
+      Buffer.from(ReportTargetFailureRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ReportTargetFailureRequest => ReportTargetFailureRequest.decode(value),
+    responseSerialize: (value: OperationRun): Buffer => Buffer.from(OperationRun.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OperationRun => OperationRun.decode(value),
+  },
 } as const;
 
 export interface FlowServer extends UntypedServiceImplementation {
@@ -12607,6 +13320,14 @@ export interface FlowServer extends UntypedServiceImplementation {
    * why; it tells a caller nothing but its own identity and grants (flowctl whoami).
    */
   whoAmI: handleUnaryCall<WhoAmIRequest, WhoAmIResponse>;
+  /**
+   * Project extension (late failures): marks a COMPLETED target FAILED afterwards, with a reason
+   * and who reported it (run history: a TARGET_FAILURE_REPORTED event), while its run is not
+   * terminal. The run's failure counters move as for any failure, so the safety gates count it:
+   * reported during a soak, it can pause the run before the next phase opens. Returns the run.
+   * Permission: operate.
+   */
+  reportTargetFailure: handleUnaryCall<ReportTargetFailureRequest, OperationRun>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;
