@@ -77,6 +77,14 @@ describe("nextDispatchAt", () => {
     ],
     ["another phase's held targets are ignored", run, [claimed(later, NOW + 5)], undefined],
     ["other statuses in the list are ignored", run, [{ ...a, status: "SUBMITTED" }], undefined],
+    ["the current phase's soak end", { ...run, soakEndsAt: NOW + 30_000 }, [], NOW + 30_000],
+    [
+      "a lease ending before the soak comes first",
+      { ...run, soakEndsAt: NOW + 30_000 },
+      [claimed(a, NOW + 10_000)],
+      NOW + 10_000,
+    ],
+    ["a soak already over is left out", { ...run, soakEndsAt: NOW }, [], undefined],
     ["a paused run needs none", { ...run, status: "PAUSED" }, [claimed(a, NOW + 5)], undefined],
     ["a finished run needs none", { ...run, status: "COMPLETED" }, [], undefined],
   ];
