@@ -21,6 +21,10 @@ export const STEP_ERROR_NAMES = [
   "TaskMisconfigured",
   /** A plain task not started by its request's end_time. */
   "MaintenanceWindowClosed",
+  /** A flashed version that is not active after the stage's activation (or with none): staged only. */
+  "NotActivated",
+  /** A BMC answered an activation (reset, power cycle, AC cycle) that it could not perform. */
+  "ActivationFailed",
 ] as const;
 export type StepErrorName = (typeof STEP_ERROR_NAMES)[number];
 

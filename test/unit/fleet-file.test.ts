@@ -153,7 +153,7 @@ describe("fleet file: errors name the file, the JSON path and the rule", () => {
     [
       "behaviour field typo",
       { defaults: { outcomes: "fail" } },
-      "fleet.json: defaults.outcomes: unknown field (allowed: outcome, updateMs)",
+      "fleet.json: defaults.outcomes: unknown field (allowed: outcome, updateMs, activation, resetMs)",
     ],
     ["racks an array", { racks: [] }, "fleet.json: racks: must be an object (got array)"],
     [

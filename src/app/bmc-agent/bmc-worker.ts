@@ -28,7 +28,13 @@
  *        sub-targets); else NOT_APPLIED / FLASH_FAILED with what it reads.
  * The result is journalled before it is published, so a repeat after a restart re-sends it.
  */
-import type { BmcEvent, QueryCommand, ResultEvent, UpdateCommand } from "../../domain/bmc-protocol.js";
+import type {
+  BmcEvent,
+  QueryCommand,
+  ResetCommand,
+  ResultEvent,
+  UpdateCommand,
+} from "../../domain/bmc-protocol.js";
 import type {
   AgentClock,
   EventSink,
@@ -124,6 +130,27 @@ export class BmcWorker {
       };
     }
     await this.emit(status);
+  }
+
+  /**
+   * Activation is not driven over Redfish by this agent yet: a `reset` is answered at once with
+   * the version the BMC runs and `RESET_UNSUPPORTED`, so the child task fails the step with the
+   * reason instead of waiting for its timeout, and nothing is reset.
+   */
+  async reset(command: ResetCommand): Promise<void> {
+    let version = UNKNOWN_VERSION;
+    try {
+      version = (await this.readFirmware()).member.version;
+    } catch {
+      // unreadable: the answer says `unknown`
+    }
+    await this.emit({
+      v: 3,
+      type: "status",
+      requestId: command.requestId,
+      version,
+      error: { code: "RESET_UNSUPPORTED", message: `this agent does not perform ${command.kind} resets` },
+    });
   }
 
   async update(command: UpdateCommand): Promise<void> {
