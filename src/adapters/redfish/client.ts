@@ -18,6 +18,8 @@ import type {
   FirmwareMember,
   PushRequest,
   RedfishBmc,
+  ResetAction,
+  ResetResource,
   TaskPoll,
   TaskStarted,
   UpdateServiceFacts,
@@ -26,6 +28,7 @@ import {
   errorText,
   parseActionInfo,
   parseCollection,
+  parseResetAction,
   parseServiceRoot,
   parseSoftwareInventory,
   parseTask,
@@ -182,6 +185,26 @@ export class RedfishClient implements RedfishBmc {
     const answer = await this.authed({ method: "PATCH", path: updateServiceUri, json: body });
     if (answer.status < 200 || answer.status >= 300) {
       throw new RedfishHttpError(answer.status, "PATCH", updateServiceUri, errorText(answer.body));
+    }
+  }
+
+  async resetAction(resource: ResetResource): Promise<ResetAction | undefined> {
+    const root = await this.serviceRoot();
+    const [collection, action] = {
+      manager: [root.managers, "#Manager.Reset"],
+      system: [root.systems, "#ComputerSystem.Reset"],
+      chassis: [root.chassis, "#Chassis.Reset"],
+    }[resource];
+    if (collection === undefined || action === undefined) return undefined;
+    const first = parseCollection(await this.get(collection)).members[0];
+    if (first === undefined) return undefined;
+    return parseResetAction(await this.get(first), action);
+  }
+
+  async reset(action: ResetAction, resetType: string): Promise<void> {
+    const answer = await this.authed({ method: "POST", path: action.target, json: { ResetType: resetType } });
+    if (answer.status < 200 || answer.status >= 300) {
+      throw new RedfishHttpError(answer.status, "POST", action.target, errorText(answer.body));
     }
   }
 
