@@ -36,6 +36,7 @@ const ACTIONS: Record<string, admin.RuleAction> = {
   POWER_CYCLE_HOST: admin.RuleAction.RULE_ACTION_POWER_CYCLE_HOST,
   AC_CYCLE: admin.RuleAction.RULE_ACTION_AC_CYCLE,
   WAIT_BRING_UP: admin.RuleAction.RULE_ACTION_WAIT_BRING_UP,
+  CHECK_HEALTH: admin.RuleAction.RULE_ACTION_CHECK_HEALTH,
 };
 
 /** The names a rule file writes its actions with: `update-firmware`, `ac-cycle`, … */

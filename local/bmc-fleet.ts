@@ -168,6 +168,8 @@ interface SimBmc {
   pending?: string;
   /** Set while a reset runs: queries are answered once it ends. */
   resetting?: Promise<void>;
+  /** Set once a flash made it unhealthy (`unhealthyAfterFlash`): it says so in every answer. */
+  unhealthy?: boolean;
   offline: boolean;
   /** requestId of the update in progress. */
   busyWith?: string;
@@ -176,6 +178,9 @@ interface SimBmc {
 }
 
 const DEFAULT_PROGRESS = [25, 50, 75] as const;
+
+/** Why an `unhealthyAfterFlash` BMC says its component is Critical. */
+export const UNHEALTHY_REASON = "simulated: GPU 3 not detected after the flash";
 
 /** What a `not-ready` BMC says about itself in its preflight answer. */
 export const NOT_READY_REASON = "simulated: the host is not ready for a flash";
@@ -334,6 +339,10 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
   function statusOf(bmc: SimBmc, requestId: string): StatusEvent {
     const status: StatusEvent = { v: 1, type: "status", requestId, version: bmc.version };
     if (bmc.pending !== undefined) status.pendingVersion = bmc.pending;
+    if (bmc.unhealthy === true) {
+      status.health = "Critical";
+      status.healthReason = UNHEALTHY_REASON;
+    }
     return status;
   }
 
@@ -506,6 +515,7 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       const target = command.targetVersion;
       const version = !wrong ? target : previous !== target ? previous : `${target}-mismatch`;
       result = { v: 1, type: "result", requestId, ok: true, version };
+      if (behaviour.unhealthyAfterFlash === true) bmc.unhealthy = true;
       if (!wrong && version !== previous && neededReset(bmc, behaviour.activation) !== undefined) {
         // Staged: the old version runs until the reset its firmware needs (v3).
         bmc.pending = target;

@@ -23,6 +23,8 @@
  * of that kind or a stronger one (an AC cycle resets everything; a BMC reset does not touch the
  * host); `type`: the reset each component's type needs (src/domain/operation-rules.ts
  * TYPE_ACTIVATION). `resetMs` (default 100) is how long a reset takes before the BMC answers.
+ * `unhealthyAfterFlash: true`: once flashed, the BMC reports its component Critical
+ * (UNHEALTHY_REASON) in every answer (BMC protocol v3 `health`), as a GPU lost in a flash would.
  *
  * Ids are UUIDs in any case (stored lowercase); unknown fields are refused so a typo fails loudly.
  */
@@ -50,6 +52,8 @@ export interface BmcBehaviour {
   activation?: FleetActivation;
   /** How long a reset takes, from its ack to the BMC's answer; absent: DEFAULT_RESET_MS. */
   resetMs?: number;
+  /** Once flashed, the BMC reports its component unhealthy (Critical). */
+  unhealthyAfterFlash?: boolean;
 }
 
 export const DEFAULT_RESET_MS = 100;
@@ -91,6 +95,9 @@ export function behaviourFor(config: FleetConfig, rackId: string, componentId: s
   if (activation !== undefined) behaviour.activation = activation;
   const resetMs = component.resetMs ?? rack.resetMs ?? config.defaults.resetMs;
   if (resetMs !== undefined) behaviour.resetMs = resetMs;
+  const unhealthy =
+    component.unhealthyAfterFlash ?? rack.unhealthyAfterFlash ?? config.defaults.unhealthyAfterFlash;
+  if (unhealthy !== undefined) behaviour.unhealthyAfterFlash = unhealthy;
   return behaviour;
 }
 
@@ -110,7 +117,7 @@ export function parseFleet(text: string, file: string): FleetConfig {
   return result.config;
 }
 
-const BEHAVIOUR_FIELDS = ["outcome", "updateMs", "activation", "resetMs"];
+const BEHAVIOUR_FIELDS = ["outcome", "updateMs", "activation", "resetMs", "unhealthyAfterFlash"];
 
 export function validateFleet(
   value: unknown,
@@ -159,6 +166,10 @@ function readBehaviour(c: Checker, raw: unknown, at: string): Partial<BmcBehavio
     if (ms !== undefined && ms > MAX_UPDATE_MS) {
       c.problem(`${at}.${field}`, `must be at most ${MAX_UPDATE_MS} (one day; got ${ms})`);
     } else if (ms !== undefined) behaviour[field] = ms;
+  }
+  if (o.unhealthyAfterFlash !== undefined) {
+    if (typeof o.unhealthyAfterFlash === "boolean") behaviour.unhealthyAfterFlash = o.unhealthyAfterFlash;
+    else c.problem(`${at}.unhealthyAfterFlash`, "must be true or false");
   }
   if (o.activation !== undefined) {
     const activation = c.oneOf(o.activation, `${at}.activation`, FLEET_ACTIVATIONS);

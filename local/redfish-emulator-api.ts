@@ -36,6 +36,8 @@ export interface RedfishBehaviour {
    * pushed `OnReset` is applied by any reset.
    */
   activation?: "bmc" | "host" | "ac";
+  /** The ComputerSystem's `Status.HealthRollup` is Critical (a GPU lost), the rest OK. */
+  unhealthy?: boolean;
 }
 
 export interface EmulatedBmcSpec {

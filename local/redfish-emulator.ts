@@ -248,7 +248,10 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
       case `${tree.V1}/Systems`:
         return tree.collection(path, "ComputerSystemCollection", [tree.SYSTEM]);
       case tree.SYSTEM:
-        return tree.system(bmc.members.get("BIOS")?.version ?? "unknown");
+        return tree.system(
+          bmc.members.get("BIOS")?.version ?? "unknown",
+          bmc.behaviour.unhealthy === true ? "Critical" : "OK",
+        );
       case `${tree.V1}/Chassis`:
         return tree.collection(path, "ChassisCollection", [tree.CHASSIS]);
       case tree.CHASSIS:

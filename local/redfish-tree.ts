@@ -107,7 +107,7 @@ export function manager(firmwareVersion: string): object {
   };
 }
 
-export function system(biosVersion: string): object {
+export function system(biosVersion: string, healthRollup = "OK"): object {
   return {
     "@odata.type": "#ComputerSystem.v1_22_0.ComputerSystem",
     "@odata.id": SYSTEM,
@@ -116,7 +116,7 @@ export function system(biosVersion: string): object {
     SystemType: "Physical",
     BiosVersion: biosVersion,
     PowerState: "On",
-    Status: { State: "Enabled", Health: "OK" },
+    Status: { State: "Enabled", Health: "OK", HealthRollup: healthRollup },
     Actions: { "#ComputerSystem.Reset": resetAction(RESETS.system) },
   };
 }

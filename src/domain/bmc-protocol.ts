@@ -196,7 +196,16 @@ export interface StatusEvent {
   pendingVersion?: string;
   /** (v3) The answer to a `reset` the BMC could not perform (`RESET_FAILED`, `RESET_UNSUPPORTED`). */
   error?: BmcError;
+  /**
+   * (v3) The component's health as its BMC sees it, when not OK (absent: OK), with why: Redfish
+   * `Status.Health` / `HealthRollup` of its system, chassis and manager, the worst of them.
+   */
+  health?: BmcHealth;
+  healthReason?: string;
 }
+
+export const BMC_HEALTH = ["Warning", "Critical"] as const;
+export type BmcHealth = (typeof BMC_HEALTH)[number];
 
 export type BmcEvent = AckEvent | ProgressEvent | ResultEvent | StatusEvent;
 export type BmcMessage = BmcCommand | BmcEvent;
@@ -219,7 +228,7 @@ export function encodeBmcMessage(message: BmcMessage): string {
 export function versionFor(m: BmcMessage): BmcProtocolVersion {
   if (m.type === "reset") return 3;
   if ((m.type === "status" || m.type === "result") && m.pendingVersion !== undefined) return 3;
-  if (m.type === "status" && m.error !== undefined) return 3;
+  if (m.type === "status" && (m.error !== undefined || m.health !== undefined)) return 3;
   return (m.type === "update" || m.type === "result") && m.subTargets !== undefined ? 2 : 1;
 }
 
@@ -258,6 +267,8 @@ function canonical(m: BmcMessage): Record<string, unknown> {
       if (m.reason !== undefined) out.reason = m.reason;
       if (m.pendingVersion !== undefined) out.pendingVersion = m.pendingVersion;
       if (m.error !== undefined) out.error = { code: m.error.code, message: m.error.message };
+      if (m.health !== undefined) out.health = m.health;
+      if (m.healthReason !== undefined) out.healthReason = m.healthReason;
       return out;
     }
     case "result": {
@@ -483,6 +494,17 @@ function readBody(r: Reader, type: string, requestId: string): BmcMessage | unde
       if (reason !== undefined) status.reason = reason;
       if (pendingVersion !== undefined) status.pendingVersion = pendingVersion;
       if (code !== undefined && text !== undefined) status.error = { code, message: text };
+      const health = v >= 3 ? r.optionalString("health") : undefined;
+      if (health !== undefined && !(BMC_HEALTH as readonly string[]).includes(health)) {
+        r.problem(
+          "INVALID_VALUE",
+          "health",
+          `must be one of ${BMC_HEALTH.join(", ")} (got ${JSON.stringify(health)})`,
+        );
+      } else if (health !== undefined) status.health = health as BmcHealth;
+      const healthReason =
+        v >= 3 && r.raw.healthReason !== undefined ? r.string("healthReason", r.raw, true) : undefined;
+      if (healthReason !== undefined) status.healthReason = healthReason;
       return status;
     }
     default: {

@@ -278,6 +278,8 @@ export function foldReports(reports: readonly { event: BmcEvent; at: number }[])
           ...(event.error === undefined
             ? {}
             : { error: { code: event.error.code, message: event.error.message } }),
+          ...(event.health === undefined ? {} : { health: event.health }),
+          ...(event.healthReason === undefined ? {} : { healthReason: event.healthReason }),
         };
         break;
     }

@@ -34,7 +34,15 @@ export interface BmcRequestRecord {
    * A query's answer; `ready: false` (with `reason`) when the BMC says it is not ready. v3: a
    * version still `pendingVersion` (staged), and a reset's `error` when the BMC could not do it.
    */
-  status?: { version: string; ready?: boolean; reason?: string; pendingVersion?: string; error?: BmcError };
+  status?: {
+    version: string;
+    ready?: boolean;
+    reason?: string;
+    pendingVersion?: string;
+    error?: BmcError;
+    health?: string;
+    healthReason?: string;
+  };
 }
 
 export interface ComponentResult {
@@ -97,6 +105,10 @@ export function queryVerdict(
         `BMC reported ${answer.error.code}: ${answer.error.message} (running ${answer.version})`,
       );
     }
+    if (check.step === "check-health" && answer.health !== undefined) {
+      const why = answer.healthReason === undefined ? "" : `: ${answer.healthReason}`;
+      return fail("HealthCheckFailed", `BMC reports health ${answer.health}${why}`);
+    }
     if (check.expected !== undefined && answer.version !== check.expected) {
       if (answer.pendingVersion === check.expected) return fail("NotActivated", notActive(answer));
       return fail("VersionMismatch", `BMC runs ${answer.version}, expected ${check.expected}`);
@@ -114,7 +126,8 @@ export type QueryStepName =
   | "reset-bmc"
   | "power-cycle-host"
   | "ac-cycle"
-  | "wait-bring-up";
+  | "wait-bring-up"
+  | "check-health";
 
 /** Why a staged version is not an upgrade: what the BMC runs and what waits for a reset. */
 const notActive = (seen: { version: string; pendingVersion?: string }): string =>

@@ -479,6 +479,8 @@ export const RULE_ACTIONS = [
   "POWER_CYCLE_HOST",
   "AC_CYCLE",
   "WAIT_BRING_UP",
+  // Health after activation: each BMC's own health must be OK.
+  "CHECK_HEALTH",
 ] as const;
 export type RuleAction = (typeof RULE_ACTIONS)[number];
 

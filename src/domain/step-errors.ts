@@ -25,6 +25,8 @@ export const STEP_ERROR_NAMES = [
   "NotActivated",
   /** A BMC answered an activation (reset, power cycle, AC cycle) that it could not perform. */
   "ActivationFailed",
+  /** A BMC reports its component unhealthy (Warning or Critical) at a CHECK_HEALTH step. */
+  "HealthCheckFailed",
 ] as const;
 export type StepErrorName = (typeof STEP_ERROR_NAMES)[number];
 

@@ -101,3 +101,24 @@ describe("BMC agent: activation over Redfish", () => {
     });
   });
 });
+
+describe("BMC agent: health", () => {
+  it("a query carries the worst Status.HealthRollup of the system, chassis and manager, only when not OK", async () => {
+    await h.send(C.host, { v: 1, type: "query", requestId: "q-healthy" });
+    expect(await h.eventsUntilResult(C.host, "q-healthy")).toEqual([
+      { v: 1, type: "status", requestId: "q-healthy", version: "1.0.0" },
+    ]);
+    h.emulator.setBehaviour(C.host, { unhealthy: true });
+    await h.send(C.host, { v: 1, type: "query", requestId: "q-sick" });
+    expect(await h.eventsUntilResult(C.host, "q-sick")).toEqual([
+      {
+        v: 3,
+        type: "status",
+        requestId: "q-sick",
+        version: "1.0.0",
+        health: "Critical",
+        healthReason: "/redfish/v1/Systems/1 reports HealthRollup Critical",
+      },
+    ]);
+  });
+});

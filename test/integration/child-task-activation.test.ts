@@ -4,9 +4,11 @@
  * type needs (fleet `activation: "type"`: COMPUTE and NVSWITCH an AC cycle, POWERSHELF a BMC
  * reset): the built-in default rule activates and reads back every component; a rule that leaves
  * the activation out ends them NotActivated; a rule whose reset is too weak for the firmware ends
- * them NotActivated at its read-back.
+ * them NotActivated at its read-back; a BMC that turns unhealthy after its flash fails its
+ * component at the rule's CHECK_HEALTH with the BMC's reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UNHEALTHY_REASON } from "../../local/bmc-fleet.js";
 import type { BmcCommand } from "../../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../../src/domain/model.js";
 import type { OperationRule, RuleStep } from "../../src/domain/operation-rules.js";
@@ -22,7 +24,7 @@ import {
 } from "./child-task-harness.js";
 
 const P = "c5000000";
-const racks: InventoryRack[] = [1, 2, 3].map((n) =>
+const racks: InventoryRack[] = [1, 2, 3, 4].map((n) =>
   rack(P, n, [
     { type: "POWERSHELF", count: 1 },
     { type: "NVSWITCH", count: 2 },
@@ -44,6 +46,15 @@ const ruleOf = (n: number, steps: RuleStep[]): OperationRule => ({
 const STAGE_ONLY = ruleOf(1, [step("UPDATE_FIRMWARE")]);
 /** A BMC reset and the bring-up: enough for the power shelf, too weak for trays that need AC. */
 const BMC_RESET_ONLY = ruleOf(2, [step("UPDATE_FIRMWARE"), step("RESET_BMC"), step("WAIT_BRING_UP")]);
+/** An AC cycle activates every type; then each BMC's own health must be OK. */
+const WITH_HEALTH = ruleOf(3, [
+  step("UPDATE_FIRMWARE"),
+  step("AC_CYCLE"),
+  step("WAIT_BRING_UP"),
+  step("CHECK_HEALTH"),
+]);
+/** Rack 4's first switch tray turns unhealthy once flashed. */
+const sick = id(P, 4, 2);
 
 let h: Harness;
 /** Reset commands as the wrapped publisher saw them: component id → kinds, in order. */
@@ -56,7 +67,7 @@ beforeAll(async () => {
     fleet: {
       defaults: { outcome: "succeed", updateMs: 40, activation: "type", resetMs: 30 },
       racks: {},
-      components: {},
+      components: { [sick]: { unhealthyAfterFlash: true } },
     },
     wrapPublisher: (inner) => ({
       async publish(componentId: string, command: BmcCommand) {
@@ -66,7 +77,7 @@ beforeAll(async () => {
       },
     }),
   });
-  for (const rule of [STAGE_ONLY, BMC_RESET_ONLY])
+  for (const rule of [STAGE_ONLY, BMC_RESET_ONLY, WITH_HEALTH])
     expect(await h.stores.policy.putRuleVersion(rule)).toBe("written");
 });
 afterAll(async () => {
@@ -141,5 +152,24 @@ describe("child task: activation", () => {
     ]);
     expect(h.fleet.versionOf(id(P, 3, 1))).toBe("2.0.0");
     expect(h.fleet.versionOf(switchTray)).toBe("1.0.0");
+  });
+
+  it("a BMC that turns unhealthy after its flash fails its component at CHECK_HEALTH with the BMC's reason", async () => {
+    const task = await runOn(4, WITH_HEALTH);
+    expect(task.status).toBe("FAILED");
+    expect(task.message).toBe(
+      `component ${sick} (NVSWITCH): check-health: BMC reports health Critical: ${UNHEALTHY_REASON}`,
+    );
+    const report = parseReport(task.report);
+    expect(report.components.map((c) => [c.id === sick, c.status, c.error?.name])).toEqual([
+      [false, "COMPLETED", undefined],
+      [true, "FAILED", "HealthCheckFailed"],
+      [false, "COMPLETED", undefined],
+      [false, "COMPLETED", undefined],
+      [false, "COMPLETED", undefined],
+      [false, "COMPLETED", undefined],
+    ]);
+    // Flashed and active: the failure is its health, not its version.
+    expect(h.fleet.versionOf(sick)).toBe("2.0.0");
   });
 });

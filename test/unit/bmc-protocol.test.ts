@@ -569,6 +569,14 @@ describe("bmc protocol v3: activation", () => {
         version: "1.0.0",
         error: { code: "RESET_FAILED", message: "chassis refused PowerCycle" },
       },
+      {
+        v: 3,
+        type: "status",
+        requestId: "r",
+        version: "2.0.0",
+        health: "Critical",
+        healthReason: "GPU 3 not detected",
+      },
     ];
     for (const m of messages) {
       expect(versionFor(m)).toBe(3);
@@ -595,5 +603,11 @@ describe("bmc protocol v3: activation", () => {
         '{"v":2,"type":"result","requestId":"r","ok":true,"version":"1.0.0","pendingVersion":"2.0.0"}',
       ),
     ).toEqual({ ok: true, value: { v: 2, type: "result", requestId: "r", ok: true, version: "1.0.0" } });
+    const health = decodeBmcEvent(
+      '{"v":3,"type":"status","requestId":"r","version":"2.0.0","health":"Sick"}',
+    );
+    expect(health.ok ? "decoded" : health.message).toBe(
+      'health: must be one of Warning, Critical (got "Sick")',
+    );
   });
 });

@@ -335,6 +335,37 @@ describe("activation: a component's verdict for every combination of flashed, st
     expect(readBack(answered(status as BmcRequestRecord["status"]))).toEqual({ componentId: C, ...expected });
   });
 
+  it.each([
+    ["healthy (no health said)", { version: "2.0.0" }, { ok: true, version: "2.0.0" }],
+    [
+      "Critical, with the BMC's reason",
+      { version: "2.0.0", health: "Critical", healthReason: "GPU 3 not detected" },
+      {
+        ok: false,
+        error: {
+          Error: "HealthCheckFailed",
+          Cause: "component c-1 (COMPUTE): check-health: BMC reports health Critical: GPU 3 not detected",
+        },
+      },
+    ],
+    [
+      "Warning, no reason",
+      { version: "2.0.0", health: "Warning" },
+      {
+        ok: false,
+        error: {
+          Error: "HealthCheckFailed",
+          Cause: "component c-1 (COMPUTE): check-health: BMC reports health Warning",
+        },
+      },
+    ],
+  ] as const)("check-health: %s", (_, status, expected) => {
+    const check = { step: "check-health" as const, timeoutSeconds: 60 };
+    expect(
+      queryVerdict(C, "COMPUTE", answered(status as BmcRequestRecord["status"]), check, 60_000, 100),
+    ).toEqual({ componentId: C, ...expected });
+  });
+
   it("a reset that is not the read-back passes on any answer, pending or not; no answer by the deadline is unreachable", () => {
     const reset = { step: "ac-cycle" as const, timeoutSeconds: 60 };
     expect(

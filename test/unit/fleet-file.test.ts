@@ -175,7 +175,7 @@ describe("fleet file: errors name the file, the JSON path and the rule", () => {
     [
       "behaviour field typo",
       { defaults: { outcomes: "fail" } },
-      "fleet.json: defaults.outcomes: unknown field (allowed: outcome, updateMs, activation, resetMs)",
+      "fleet.json: defaults.outcomes: unknown field (allowed: outcome, updateMs, activation, resetMs, unhealthyAfterFlash)",
     ],
     [
       "an unknown activation",

@@ -210,7 +210,7 @@ describe("operation rules: validation", () => {
       "rule.stages[1].steps[0].retry.backoff_rate: must be 1 or more (got 0.5)",
       "rule.stages[2].component_types: a stage needs at least one component type",
       "rule.stages[2].steps: a stage needs exactly one UPDATE_FIRMWARE step (got 0)",
-      "rule.stages[2].steps[0].action: must be one of UPDATE_FIRMWARE, VERIFY_VERSION, VERIFY_REACHABILITY, SLEEP, RESET_BMC, POWER_CYCLE_HOST, AC_CYCLE, WAIT_BRING_UP",
+      "rule.stages[2].steps[0].action: must be one of UPDATE_FIRMWARE, VERIFY_VERSION, VERIFY_REACHABILITY, SLEEP, RESET_BMC, POWER_CYCLE_HOST, AC_CYCLE, WAIT_BRING_UP, CHECK_HEALTH",
       "rule.stages[3].max_parallel: must be 0 (the deployment's default) or more (got 1.5)",
       "rule.stages[3].steps: a stage needs exactly one UPDATE_FIRMWARE step (got 2)",
       "rule.stages[3].steps[2].sleep_seconds: a SLEEP step needs 1 or more whole seconds (got 0)",

@@ -28,6 +28,7 @@ import {
   errorText,
   parseActionInfo,
   parseCollection,
+  parseHealth,
   parseResetAction,
   parseServiceRoot,
   parseSoftwareInventory,
@@ -206,6 +207,22 @@ export class RedfishClient implements RedfishBmc {
     if (answer.status < 200 || answer.status >= 300) {
       throw new RedfishHttpError(answer.status, "POST", action.target, errorText(answer.body));
     }
+  }
+
+  async health(): Promise<{ health: "OK" | "Warning" | "Critical"; reason?: string }> {
+    const root = await this.serviceRoot();
+    const rank = { OK: 0, Warning: 1, Critical: 2 } as const;
+    let worst: { health: "OK" | "Warning" | "Critical"; reason?: string } = { health: "OK" };
+    for (const collection of [root.systems, root.chassis, root.managers]) {
+      if (collection === undefined) continue;
+      const first = parseCollection(await this.get(collection)).members[0];
+      if (first === undefined) continue;
+      const said = parseHealth(await this.get(first));
+      if (said !== undefined && rank[said.health] > rank[worst.health]) {
+        worst = { health: said.health, reason: `${first} reports ${said.field} ${said.health}` };
+      }
+    }
+    return worst;
   }
 
   async close(): Promise<void> {

@@ -111,6 +111,19 @@ export function parseResetAction(doc: unknown, action: string): ResetAction | un
   return { target, ...(allowed === undefined ? {} : { allowed }) };
 }
 
+/** A resource's `Status.HealthRollup` (else `Health`), when it is OK, Warning or Critical. */
+export function parseHealth(
+  doc: unknown,
+): { health: "OK" | "Warning" | "Critical"; field: "HealthRollup" | "Health" } | undefined {
+  const r = object(doc, "Resource");
+  const status = r.Status !== null && typeof r.Status === "object" ? (r.Status as Json) : {};
+  for (const field of ["HealthRollup", "Health"] as const) {
+    const value = status[field];
+    if (value === "OK" || value === "Warning" || value === "Critical") return { health: value, field };
+  }
+  return undefined;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Collections
 

@@ -134,6 +134,15 @@ export class BmcWorker {
     try {
       const { service, member } = await this.readFirmware();
       status = { v: 1, type: "status", requestId, version: member.version };
+      // The component's own health (BMC protocol v3), said only when it is not OK; a BMC whose
+      // health cannot be read answers without it (its version is what a query is for).
+      const said = await this.deps.bmc.health().catch(() => undefined);
+      if (said !== undefined && said.health !== "OK") {
+        Object.assign(status, {
+          health: said.health,
+          ...(said.reason === undefined ? {} : { healthReason: said.reason }),
+        });
+      }
       const reason = !service.enabled
         ? (service.reason ?? "its UpdateService is disabled")
         : !member.updateable

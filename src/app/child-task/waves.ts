@@ -130,6 +130,7 @@ const QUERY_STEP_NAMES: Record<Exclude<RuleAction, "UPDATE_FIRMWARE" | "SLEEP">,
   POWER_CYCLE_HOST: "power-cycle-host",
   AC_CYCLE: "ac-cycle",
   WAIT_BRING_UP: "wait-bring-up",
+  CHECK_HEALTH: "check-health",
 };
 
 async function credentialsFor(

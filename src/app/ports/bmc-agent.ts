@@ -143,6 +143,11 @@ export interface RedfishBmc {
   resetAction(resource: ResetResource): Promise<ResetAction | undefined>;
   /** POSTs the action with `{ResetType}`; the BMC may drop the connection as it goes down. */
   reset(action: ResetAction, resetType: string): Promise<void>;
+  /**
+   * The worst `Status.HealthRollup` (else `Health`) of the first Manager, ComputerSystem and
+   * Chassis, with which resource said so; OK when none says otherwise.
+   */
+  health(): Promise<{ health: "OK" | "Warning" | "Critical"; reason?: string }>;
   /** Logs out (deletes the session). */
   close(): Promise<void>;
 }

@@ -230,6 +230,7 @@ export const { fromProto: ruleActionFromProto, toProto: ruleActionToProto } = en
     POWER_CYCLE_HOST: admin.RuleAction.RULE_ACTION_POWER_CYCLE_HOST,
     AC_CYCLE: admin.RuleAction.RULE_ACTION_AC_CYCLE,
     WAIT_BRING_UP: admin.RuleAction.RULE_ACTION_WAIT_BRING_UP,
+    CHECK_HEALTH: admin.RuleAction.RULE_ACTION_CHECK_HEALTH,
   },
   "UNKNOWN",
 );

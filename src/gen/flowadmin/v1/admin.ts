@@ -96,6 +96,12 @@ export enum RuleAction {
    * timeout bounds the wait.
    */
   RULE_ACTION_WAIT_BRING_UP = 103,
+  /**
+   * RULE_ACTION_CHECK_HEALTH - Ask each BMC its own health (Redfish Status.Health / HealthRollup of its system, chassis and
+   * manager): a component whose BMC reports it Warning or Critical fails (HealthCheckFailed, with
+   * the BMC's reason).
+   */
+  RULE_ACTION_CHECK_HEALTH = 104,
   UNRECOGNIZED = -1,
 }
 
@@ -128,6 +134,9 @@ export function ruleActionFromJSON(object: any): RuleAction {
     case 103:
     case "RULE_ACTION_WAIT_BRING_UP":
       return RuleAction.RULE_ACTION_WAIT_BRING_UP;
+    case 104:
+    case "RULE_ACTION_CHECK_HEALTH":
+      return RuleAction.RULE_ACTION_CHECK_HEALTH;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -155,6 +164,8 @@ export function ruleActionToJSON(object: RuleAction): string {
       return "RULE_ACTION_AC_CYCLE";
     case RuleAction.RULE_ACTION_WAIT_BRING_UP:
       return "RULE_ACTION_WAIT_BRING_UP";
+    case RuleAction.RULE_ACTION_CHECK_HEALTH:
+      return "RULE_ACTION_CHECK_HEALTH";
     case RuleAction.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
