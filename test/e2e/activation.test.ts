@@ -3,9 +3,12 @@
  * and the simulated fleet): racks whose BMCs stage every flash until the reset their type needs
  * (POWERSHELF a BMC reset, NVSWITCH and COMPUTE an AC cycle). A run with the built-in rule
  * completes with every component active, read back after its reset; a run whose rule leaves the
- * activation out fails its rack with every component NotActivated, the new version still pending.
+ * activation out fails its rack with every component NotActivated, the new version still pending;
+ * a rack whose BMCs turn unhealthy after their flash fails at the rule's CHECK_HEALTH with the
+ * health reason.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UNHEALTHY_REASON } from "../../local/bmc-fleet.js";
 import { ComponentType, OperationRunStatus, OperationRunTargetStatus } from "../../src/gen/flow/v1/flow.js";
 import { RuleAction } from "../../src/gen/flowadmin/v1/admin.js";
 import { rackGroup } from "../support/fixtures-inventory.js";
@@ -27,10 +30,17 @@ const STAGED = rackGroup(76, {
   behaviour: { outcome: "succeed", updateMs: 50, activation: "type", resetMs: 50 },
 });
 
+const SICK = rackGroup(77, {
+  name: "sick",
+  count: 1,
+  types: ["COMPUTE"],
+  behaviour: { outcome: "succeed", updateMs: 50, unhealthyAfterFlash: true },
+});
+
 let s: TestStack;
 
 beforeAll(async () => {
-  s = await startTestStack({ label: "activation", groups: [STAGED], tickMs: 150 });
+  s = await startTestStack({ label: "activation", groups: [STAGED, SICK], tickMs: 150 });
 });
 afterAll(() => s?.stop());
 
@@ -103,5 +113,39 @@ describe("activation on the local stack", () => {
       Array(3).fill(["FAILED", "NotActivated"]),
     );
     for (const c of rack.components) expect(s.local.fleet!.versionOf(c.id)).toBe("1.0.0");
+  });
+
+  it("a rack that turns unhealthy after its flash fails at CHECK_HEALTH with the health reason", async () => {
+    const step = (action: RuleAction) => ({ action, timeoutSeconds: 0, retry: undefined, sleepSeconds: 0 });
+    const rule = await s.admin.createOperationRule({
+      id: undefined,
+      expectedVersion: undefined,
+      name: "flash-then-health",
+      description: "",
+      stages: [
+        {
+          name: "trays",
+          componentTypes: [ComponentType.COMPONENT_TYPE_COMPUTE],
+          maxParallel: 0,
+          steps: [
+            step(RuleAction.RULE_ACTION_UPDATE_FIRMWARE),
+            step(RuleAction.RULE_ACTION_WAIT_BRING_UP),
+            step(RuleAction.RULE_ACTION_CHECK_HEALTH),
+          ],
+        },
+      ],
+      readinessTimeoutSeconds: 0,
+    });
+    const rack = SICK.racks[0]!;
+    const id = await createRun(
+      s.flow,
+      runRequest({ rackIds: [rack.id], firmware: { ruleId: { id: rule.id!.id } } }),
+    );
+    await waitForTerminal(s.flow, id);
+    const [target] = await listTargets(s.flow, id);
+    expect([target?.status, target?.message]).toEqual([
+      OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_FAILED,
+      `component ${rack.components[0]!.id} (COMPUTE): check-health: BMC reports health Critical: ${UNHEALTHY_REASON}`,
+    ]);
   });
 });

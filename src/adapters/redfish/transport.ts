@@ -140,6 +140,15 @@ export class BmcTransport {
   }
 
   send(request: HttpRequest): Promise<HttpAnswer> {
+    return this.sendOnce(request, true);
+  }
+
+  /**
+   * One request. A GET on a kept-alive socket that the BMC closed while it idled (its keep-alive
+   * timeout, a reset) fails with ECONNRESET before any answer: it is sent once more on a new
+   * connection (`again`), as reads are safe to repeat; anything else is never re-sent.
+   */
+  private sendOnce(request: HttpRequest, again: boolean): Promise<HttpAnswer> {
     const url = new URL(request.path, this.base);
     const headers: Record<string, string | number> = { Accept: "application/json", ...request.headers };
     let payload: Buffer | undefined;
@@ -157,6 +166,11 @@ export class BmcTransport {
       const fail = (err: Error) => {
         if (settled) return;
         settled = true;
+        const stale = req.reusedSocket && (err as NodeJS.ErrnoException).code === "ECONNRESET";
+        if (again && stale && request.method === "GET") {
+          resolve(this.sendOnce(request, false));
+          return;
+        }
         if (err instanceof RedfishTlsError || err instanceof RedfishHttpError) return reject(err);
         const tlsProblem = (err as NodeJS.ErrnoException).code ?? "";
         if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(tlsProblem)) {
