@@ -32,7 +32,17 @@ const ACTIONS: Record<string, admin.RuleAction> = {
   VERIFY_VERSION: admin.RuleAction.RULE_ACTION_VERIFY_VERSION,
   VERIFY_REACHABILITY: admin.RuleAction.RULE_ACTION_VERIFY_REACHABILITY,
   SLEEP: admin.RuleAction.RULE_ACTION_SLEEP,
+  RESET_BMC: admin.RuleAction.RULE_ACTION_RESET_BMC,
+  POWER_CYCLE_HOST: admin.RuleAction.RULE_ACTION_POWER_CYCLE_HOST,
+  AC_CYCLE: admin.RuleAction.RULE_ACTION_AC_CYCLE,
+  WAIT_BRING_UP: admin.RuleAction.RULE_ACTION_WAIT_BRING_UP,
+  CHECK_HEALTH: admin.RuleAction.RULE_ACTION_CHECK_HEALTH,
 };
+
+/** The names a rule file writes its actions with: `update-firmware`, `ac-cycle`, … */
+const ACTION_NAMES = Object.keys(ACTIONS)
+  .map((a) => a.toLowerCase().replace(/_/g, "-"))
+  .join(", ");
 
 /** The rule's fields of a CreateOperationRuleRequest (id and expected version are flags). */
 export type RuleFields = Omit<admin.CreateOperationRuleRequest, "id" | "expectedVersion">;
@@ -51,10 +61,7 @@ function readStep(r: Reader, raw: unknown, path: string): admin.RuleStep | undef
   const name = typeof o.action === "string" ? o.action.trim().toUpperCase().replace(/-/g, "_") : "";
   const action = ACTIONS[name];
   if (action === undefined) {
-    r.add(
-      join(path, "action"),
-      `must be one of update-firmware, verify-version, verify-reachability, sleep (got ${describe(o.action)})`,
-    );
+    r.add(join(path, "action"), `must be one of ${ACTION_NAMES} (got ${describe(o.action)})`);
   }
   let retry: admin.RuleRetry | undefined;
   if (o.retry !== undefined) {

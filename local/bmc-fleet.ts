@@ -32,6 +32,14 @@
  * also fetches each image once (per sha256) and fails updates whose bytes do not match
  * (IMAGE_DIGEST_MISMATCH, IMAGE_SIZE_MISMATCH, IMAGE_UNAVAILABLE) after their ack, before any
  * progress (local/fleet-images.ts).
+ * Activation (the fleet file's `activation`): a BMC whose firmware needs a reset stages a
+ * successful flash: its result (v3) reports the old version running and the new one pending, and
+ * `onFirmwareChanged` waits for the activation. A `reset` (v3; kind bmc, host or ac) is acked,
+ * takes `resetMs`, activates a pending version if its kind suffices (an AC cycle resets
+ * everything, a BMC reset only the BMC, a host power cycle only the host), and is answered with
+ * `status` (the version running, and any still pending); a repeated reset request id is answered
+ * from memory, not reset again. Queries that arrive during a reset are answered once the BMC is
+ * back, as a broker's persistent session delivers them to a rebooted BMC.
  * A `query` is answered with `status` carrying the current version (silence when disconnected);
  * a `not-ready` BMC adds `ready: false` and NOT_READY_REASON, and otherwise flashes like `succeed`.
  * Commands for ids not in the inventory are ignored, as a non-existent IoT thing would.
@@ -48,12 +56,22 @@ import {
   decodeBmcCommand,
   encodeBmcMessage,
   parseBmcTopic,
+  type ResetCommand,
+  type ResetKind,
   type ResultEvent,
   type StatusEvent,
   type UpdateCommand,
 } from "../src/domain/bmc-protocol.js";
-import type { InventoryRack } from "../src/domain/model.js";
-import { type BmcBehaviour, behaviourFor, defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
+import type { ComponentType, InventoryRack } from "../src/domain/model.js";
+import { TYPE_ACTIVATION } from "../src/domain/operation-rules.js";
+import {
+  type BmcBehaviour,
+  behaviourFor,
+  DEFAULT_RESET_MS,
+  defaultFleetConfig,
+  type FleetActivation,
+  type FleetConfig,
+} from "./fleet-file.js";
 import { imageChecker, missingImageFields } from "./fleet-images.js";
 
 export interface BmcFleetOptions {
@@ -80,6 +98,11 @@ export interface FleetStats {
   commands: number;
   updateCommands: number;
   queryCommands: number;
+  /** Reset commands received (v3), and resets performed per kind (at most one per request id). */
+  resetCommands: number;
+  resetsByKind: Record<string, number>;
+  /** Staged versions a reset made active. */
+  activations: number;
   /** Updates that started a flash: at most one per (component, requestId). */
   flashes: number;
   /** Updates answered from memory (a requestId seen before). */
@@ -139,15 +162,25 @@ export interface BmcFleet {
 interface SimBmc {
   id: string;
   rackId: string;
+  type: ComponentType;
   version: string;
+  /** A flashed version waiting for a reset of the kind this BMC's firmware needs. */
+  pending?: string;
+  /** Set while a reset runs: queries are answered once it ends. */
+  resetting?: Promise<void>;
+  /** Set once a flash made it unhealthy (`unhealthyAfterFlash`): it says so in every answer. */
+  unhealthy?: boolean;
   offline: boolean;
   /** requestId of the update in progress. */
   busyWith?: string;
-  /** requestId → stored result, or "running". */
-  handled: Map<string, ResultEvent | "running">;
+  /** requestId → stored result (a reset's: its status), or "running". */
+  handled: Map<string, ResultEvent | StatusEvent | "running">;
 }
 
 const DEFAULT_PROGRESS = [25, 50, 75] as const;
+
+/** Why an `unhealthyAfterFlash` BMC says its component is Critical. */
+export const UNHEALTHY_REASON = "simulated: GPU 3 not detected after the flash";
 
 /** What a `not-ready` BMC says about itself in its preflight answer. */
 export const NOT_READY_REASON = "simulated: the host is not ready for a flash";
@@ -158,6 +191,9 @@ function emptyStats(components: number): FleetStats {
     commands: 0,
     updateCommands: 0,
     queryCommands: 0,
+    resetCommands: 0,
+    resetsByKind: {},
+    activations: 0,
     flashes: 0,
     duplicateUpdates: 0,
     busyRejections: 0,
@@ -218,6 +254,7 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
         bmcs.set(id, {
           id,
           rackId: rack.id.toLowerCase(),
+          type: component.type,
           version: component.firmwareVersion ?? unknownVersion,
           offline: false,
           handled: new Map(),
@@ -271,6 +308,8 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       bump(stats.updatesByComponent, where.componentId);
       stats.firstUpdateAtByComponent[where.componentId] ??= Date.now();
       bump(stats.updatesByRequest, command.requestId);
+    } else if (command.type === "reset") {
+      stats.resetCommands += 1;
     } else {
       stats.queryCommands += 1;
     }
@@ -286,20 +325,87 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       return;
     }
     if (command.type === "query") {
-      const status: StatusEvent = {
-        v: 1,
-        type: "status",
-        requestId: command.requestId,
-        version: bmc.version,
-      };
-      if (behaviourFor(config, bmc.rackId, bmc.id).outcome === "not-ready") {
-        status.ready = false;
-        status.reason = NOT_READY_REASON;
-      }
-      track(command.requestId, send(bmc.id, status));
+      track(command.requestId, answerQuery(bmc, command.requestId));
+      return;
+    }
+    if (command.type === "reset") {
+      track(command.requestId, handleReset(bmc, command));
       return;
     }
     track(command.requestId, handleUpdate(bmc, command));
+  }
+
+  /** What a BMC says of itself: its version, and (v3) one pending. */
+  function statusOf(bmc: SimBmc, requestId: string): StatusEvent {
+    const status: StatusEvent = { v: 1, type: "status", requestId, version: bmc.version };
+    if (bmc.pending !== undefined) status.pendingVersion = bmc.pending;
+    if (bmc.unhealthy === true) {
+      status.health = "Critical";
+      status.healthReason = UNHEALTHY_REASON;
+    }
+    return status;
+  }
+
+  async function answerQuery(bmc: SimBmc, requestId: string): Promise<void> {
+    // A BMC in the middle of a reset answers once it is back.
+    while (bmc.resetting !== undefined) await bmc.resetting;
+    const status = statusOf(bmc, requestId);
+    if (behaviourFor(config, bmc.rackId, bmc.id).outcome === "not-ready") {
+      status.ready = false;
+      status.reason = NOT_READY_REASON;
+    }
+    await send(bmc.id, status);
+  }
+
+  /** The reset this BMC's firmware needs to become active; undefined: none (active at once). */
+  function neededReset(bmc: SimBmc, activation: FleetActivation | undefined): ResetKind | undefined {
+    if (activation === undefined || activation === "immediate") return undefined;
+    if (activation !== "type") return activation;
+    return ({ RESET_BMC: "bmc", POWER_CYCLE_HOST: "host", AC_CYCLE: "ac" } as const)[
+      TYPE_ACTIVATION[bmc.type]
+    ];
+  }
+
+  async function handleReset(bmc: SimBmc, command: ResetCommand): Promise<void> {
+    const { requestId } = command;
+    const seen = bmc.handled.get(requestId);
+    if (seen !== undefined) {
+      // Answered from memory (never reset twice); one still running answers when it ends.
+      if (seen === "running") await bmc.resetting;
+      const stored = bmc.handled.get(requestId);
+      if (stored !== undefined && stored !== "running") await send(bmc.id, stored);
+      return;
+    }
+    while (bmc.resetting !== undefined) await bmc.resetting;
+    const behaviour = behaviourFor(config, bmc.rackId, bmc.id);
+    bmc.handled.set(requestId, "running");
+    bump(stats.resetsByKind, command.kind);
+    let done: () => void = () => {};
+    bmc.resetting = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    try {
+      void send(bmc.id, { v: 3, type: "ack", requestId });
+      await sleep(behaviour.resetMs ?? DEFAULT_RESET_MS);
+      const needs = neededReset(bmc, behaviour.activation);
+      // An AC cycle resets everything; a BMC reset and a host power cycle only what they name.
+      if (bmc.pending !== undefined && (command.kind === "ac" || command.kind === needs)) {
+        bmc.version = bmc.pending;
+        bmc.pending = undefined;
+        stats.activations += 1;
+        try {
+          await options.onFirmwareChanged?.(bmc.id, bmc.version);
+        } catch (err) {
+          log(`bmc-fleet: onFirmwareChanged(${bmc.id}) failed: ${(err as Error).message}`);
+        }
+      }
+      const answer = { ...statusOf(bmc, requestId), v: 3 as const };
+      bmc.handled.set(requestId, answer);
+      await send(bmc.id, answer);
+    } finally {
+      bmc.resetting = undefined;
+      done();
+    }
   }
 
   async function handleUpdate(bmc: SimBmc, command: UpdateCommand): Promise<void> {
@@ -409,6 +515,13 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       const target = command.targetVersion;
       const version = !wrong ? target : previous !== target ? previous : `${target}-mismatch`;
       result = { v: 1, type: "result", requestId, ok: true, version };
+      if (behaviour.unhealthyAfterFlash === true) bmc.unhealthy = true;
+      if (!wrong && version !== previous && neededReset(bmc, behaviour.activation) !== undefined) {
+        // Staged: the old version runs until the reset its firmware needs (v3).
+        bmc.pending = target;
+        result.version = previous;
+        result.pendingVersion = target;
+      }
     }
     // What was flashed: exactly the parts asked for (encoded as v2, like the command).
     if (command.subTargets !== undefined) result.subTargets = [...command.subTargets];

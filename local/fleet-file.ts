@@ -17,6 +17,15 @@
  * version other than the one asked for); `not-ready` (answers the preflight query as not ready,
  * and still flashes when commanded, as with override_readiness_check).
  *
+ * Activation (`activation`): what makes a flashed version active. `immediate` (the default: the
+ * flash's result reports the new version); `bmc`, `host` or `ac`: the flash stages the version
+ * (its result reports the old one running and the new one pending, BMC protocol v3) until a reset
+ * of that kind or a stronger one (an AC cycle resets everything; a BMC reset does not touch the
+ * host); `type`: the reset each component's type needs (src/domain/operation-rules.ts
+ * TYPE_ACTIVATION). `resetMs` (default 100) is how long a reset takes before the BMC answers.
+ * `unhealthyAfterFlash: true`: once flashed, the BMC reports its component Critical
+ * (UNHEALTHY_REASON) in every answer (BMC protocol v3 `health`), as a GPU lost in a flash would.
+ *
  * Ids are UUIDs in any case (stored lowercase); unknown fields are refused so a typo fails loudly.
  */
 import { readFile } from "node:fs/promises";
@@ -32,11 +41,22 @@ import { isNilUuid, isUuid } from "../src/domain/uuid.js";
 export const BMC_OUTCOMES = ["succeed", "fail", "hang", "disconnect", "wrong-version", "not-ready"] as const;
 export type BmcOutcome = (typeof BMC_OUTCOMES)[number];
 
+export const FLEET_ACTIVATIONS = ["immediate", "bmc", "host", "ac", "type"] as const;
+export type FleetActivation = (typeof FLEET_ACTIVATIONS)[number];
+
 export interface BmcBehaviour {
   outcome: BmcOutcome;
   /** How long a flash takes, from the ack to the result (or to the drop, for `disconnect`). */
   updateMs: number;
+  /** What activates a flashed version; absent: `immediate`. */
+  activation?: FleetActivation;
+  /** How long a reset takes, from its ack to the BMC's answer; absent: DEFAULT_RESET_MS. */
+  resetMs?: number;
+  /** Once flashed, the BMC reports its component unhealthy (Critical). */
+  unhealthyAfterFlash?: boolean;
 }
+
+export const DEFAULT_RESET_MS = 100;
 
 export interface FleetConfig {
   defaults: BmcBehaviour;
@@ -67,10 +87,18 @@ export class FleetFileError extends InputFileError {
 export function behaviourFor(config: FleetConfig, rackId: string, componentId: string): BmcBehaviour {
   const component = config.components[componentId.toLowerCase()] ?? {};
   const rack = config.racks[rackId.toLowerCase()] ?? {};
-  return {
+  const behaviour: BmcBehaviour = {
     outcome: component.outcome ?? rack.outcome ?? config.defaults.outcome,
     updateMs: component.updateMs ?? rack.updateMs ?? config.defaults.updateMs,
   };
+  const activation = component.activation ?? rack.activation ?? config.defaults.activation;
+  if (activation !== undefined) behaviour.activation = activation;
+  const resetMs = component.resetMs ?? rack.resetMs ?? config.defaults.resetMs;
+  if (resetMs !== undefined) behaviour.resetMs = resetMs;
+  const unhealthy =
+    component.unhealthyAfterFlash ?? rack.unhealthyAfterFlash ?? config.defaults.unhealthyAfterFlash;
+  if (unhealthy !== undefined) behaviour.unhealthyAfterFlash = unhealthy;
+  return behaviour;
 }
 
 export async function loadFleetFile(path: string): Promise<FleetConfig> {
@@ -89,7 +117,7 @@ export function parseFleet(text: string, file: string): FleetConfig {
   return result.config;
 }
 
-const BEHAVIOUR_FIELDS = ["outcome", "updateMs"];
+const BEHAVIOUR_FIELDS = ["outcome", "updateMs", "activation", "resetMs", "unhealthyAfterFlash"];
 
 export function validateFleet(
   value: unknown,
@@ -132,11 +160,20 @@ function readBehaviour(c: Checker, raw: unknown, at: string): Partial<BmcBehavio
     const outcome = c.oneOf(o.outcome, `${at}.outcome`, BMC_OUTCOMES);
     if (outcome !== undefined) behaviour.outcome = outcome;
   }
-  if (o.updateMs !== undefined) {
-    const updateMs = c.nonNegativeInteger(o.updateMs, `${at}.updateMs`);
-    if (updateMs !== undefined && updateMs > MAX_UPDATE_MS) {
-      c.problem(`${at}.updateMs`, `must be at most ${MAX_UPDATE_MS} (one day; got ${updateMs})`);
-    } else if (updateMs !== undefined) behaviour.updateMs = updateMs;
+  for (const field of ["updateMs", "resetMs"] as const) {
+    if (o[field] === undefined) continue;
+    const ms = c.nonNegativeInteger(o[field], `${at}.${field}`);
+    if (ms !== undefined && ms > MAX_UPDATE_MS) {
+      c.problem(`${at}.${field}`, `must be at most ${MAX_UPDATE_MS} (one day; got ${ms})`);
+    } else if (ms !== undefined) behaviour[field] = ms;
+  }
+  if (o.unhealthyAfterFlash !== undefined) {
+    if (typeof o.unhealthyAfterFlash === "boolean") behaviour.unhealthyAfterFlash = o.unhealthyAfterFlash;
+    else c.problem(`${at}.unhealthyAfterFlash`, "must be true or false");
+  }
+  if (o.activation !== undefined) {
+    const activation = c.oneOf(o.activation, `${at}.activation`, FLEET_ACTIVATIONS);
+    if (activation !== undefined) behaviour.activation = activation;
   }
   return behaviour;
 }

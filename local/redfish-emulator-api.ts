@@ -29,6 +29,15 @@ export interface RedfishBehaviour {
   hideMaxImageSize?: boolean;
   /** Default ["multipart", "simple"] (what the mockup and OpenBMC-like BMCs offer). */
   methods?: PushMethod[];
+  /**
+   * What a flashed version needs to become active even when pushed `Immediate` (GPU or CPLD
+   * firmware): the reset of the Manager (`bmc`), of the ComputerSystem (`host`) or the Chassis
+   * power cycle (`ac`, which resets everything). Absent: Immediate applies at once, and a version
+   * pushed `OnReset` is applied by any reset.
+   */
+  activation?: "bmc" | "host" | "ac";
+  /** The ComputerSystem's `Status.HealthRollup` is Critical (a GPU lost), the rest OK. */
+  unhealthy?: boolean;
 }
 
 export interface EmulatedBmcSpec {
@@ -52,6 +61,8 @@ export interface RedfishRecord {
   busyRejections: number;
   tooLarge: number;
   reboots: number;
+  /** Reset actions accepted, as `<Resource>.Reset <ResetType>` (e.g. `Chassis.Reset PowerCycle`). */
+  resets: string[];
   applyTimes: string[];
   /** Bytes of image received (pushed or pulled). */
   imageBytes: number;
@@ -92,6 +103,7 @@ export function emptyRecord(): RedfishRecord {
     busyRejections: 0,
     tooLarge: 0,
     reboots: 0,
+    resets: [],
     applyTimes: [],
     imageBytes: 0,
   };

@@ -82,7 +82,16 @@ interface Bmc {
   flashTimes: number[];
   uuid: string;
   pushApplyTime: string;
+  /** Member Id → a version flashed but not active, and the reset it waits for (`any`: OnReset). */
+  staged: Map<string, { version: string; needs: "bmc" | "host" | "ac" | "any" }>;
 }
+
+/** Which resets activate what a version waits for: a Chassis power cycle resets everything. */
+const RESET_ACTIVATES = {
+  manager: ["bmc", "any"],
+  system: ["host", "any"],
+  chassis: ["bmc", "host", "ac", "any"],
+} as const;
 
 export async function startRedfishEmulator(options: RedfishEmulatorOptions): Promise<RedfishEmulator> {
   const username = options.username ?? "flow";
@@ -107,6 +116,7 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
       flashTimes: [],
       uuid: randomUUID(),
       pushApplyTime: "OnReset",
+      staged: new Map(),
       url: "",
     } as unknown as Bmc;
     for (const [id, version] of Object.entries(spec.firmware ?? { BMC: "1.0.0", BIOS: "1.0.0" })) {
@@ -195,6 +205,10 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
     ) {
       return startUpdate(bmc, path, req, res, s);
     }
+    const resource = (Object.keys(tree.RESETS) as (keyof typeof tree.RESETS)[]).find(
+      (r) => tree.RESETS[r].target === path,
+    );
+    if (method === "POST" && resource !== undefined) return reset(bmc, resource, req, res);
     throw new HttpProblem(405, "Base.1.8.OperationNotAllowed", `${method} ${path} is not supported`);
   }
 
@@ -234,7 +248,14 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
       case `${tree.V1}/Systems`:
         return tree.collection(path, "ComputerSystemCollection", [tree.SYSTEM]);
       case tree.SYSTEM:
-        return tree.system(bmc.members.get("BIOS")?.version ?? "unknown");
+        return tree.system(
+          bmc.members.get("BIOS")?.version ?? "unknown",
+          bmc.behaviour.unhealthy === true ? "Critical" : "OK",
+        );
+      case `${tree.V1}/Chassis`:
+        return tree.collection(path, "ChassisCollection", [tree.CHASSIS]);
+      case tree.CHASSIS:
+        return tree.chassis();
       case `${tree.V1}/TaskService`:
         return {
           "@odata.id": path,
@@ -422,9 +443,62 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
     bmc.flashTimes.push(performance.now() - t.startedAt);
   }
 
+  /**
+   * The flashed version: active at once when pushed Immediate to firmware that needs no reset;
+   * else staged until the reset it needs (`activation`), or any reset when pushed OnReset.
+   */
   function apply(bmc: Bmc, t: Task): void {
-    if (t.version === undefined || t.applyTime !== "Immediate") return;
-    for (const id of t.targets) bmc.members.get(id)!.version = t.version;
+    const version = t.version;
+    if (version === undefined) return;
+    const needs = bmc.behaviour.activation ?? (t.applyTime === "Immediate" ? undefined : "any");
+    for (const id of t.targets) {
+      if (needs === undefined) bmc.members.get(id)!.version = version;
+      else bmc.staged.set(id, { version, needs });
+    }
+  }
+
+  /**
+   * A reset action: its ResetType must be one the resource allows (400 otherwise); it activates
+   * what waits for it, answers 204, and a Manager reset or a Chassis power cycle then takes the
+   * BMC down for rebootMs (connections dropped, tasks and sessions forgotten).
+   */
+  async function reset(
+    bmc: Bmc,
+    resource: keyof typeof tree.RESETS,
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+  ): Promise<void> {
+    const body = JSON.parse((await readAll(req)).toString("utf8") || "{}") as { ResetType?: unknown };
+    const allowed: readonly string[] = tree.RESETS[resource].allowed;
+    const type = body.ResetType;
+    if (typeof type !== "string" || !allowed.includes(type)) {
+      throw new HttpProblem(
+        400,
+        "Base.1.8.ActionParameterValueNotInList",
+        `ResetType ${JSON.stringify(type)} is not one of ${allowed.join(", ")}`,
+      );
+    }
+    const name = { manager: "Manager", system: "ComputerSystem", chassis: "Chassis" }[resource];
+    bmc.record.resets.push(`${name}.Reset ${type}`);
+    const activates: readonly string[] = RESET_ACTIVATES[resource];
+    for (const [id, staged] of bmc.staged) {
+      if (!activates.includes(staged.needs)) continue;
+      bmc.members.get(id)!.version = staged.version;
+      bmc.staged.delete(id);
+    }
+    // The answer goes out before the BMC drops its connections.
+    res.writeHead(204);
+    await new Promise<void>((resolve) => res.end(() => resolve()));
+    if (resource === "system") return;
+    bmc.record.reboots += 1;
+    bmc.down = true;
+    for (const socket of bmc.sockets) socket.destroy();
+    setTimeout(() => {
+      bmc.tasks.clear();
+      bmc.sessions.clear();
+      bmc.running = undefined;
+      bmc.down = false;
+    }, rebootMs);
   }
 
   function advance(bmc: Bmc, t: Task): void {

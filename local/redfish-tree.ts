@@ -17,6 +17,22 @@ export const TASKS = `${V1}/TaskService/Tasks`;
 export const TASK_MONITORS = `${V1}/TaskService/TaskMonitors`;
 export const MANAGER = `${V1}/Managers/BMC`;
 export const SYSTEM = `${V1}/Systems/1`;
+export const CHASSIS = `${V1}/Chassis/1`;
+
+/** The reset actions and the ResetTypes each allows (what the DMTF mockup's resources list). */
+export const RESETS = {
+  manager: { target: `${MANAGER}/Actions/Manager.Reset`, allowed: ["GracefulRestart", "ForceRestart"] },
+  system: {
+    target: `${SYSTEM}/Actions/ComputerSystem.Reset`,
+    allowed: ["On", "ForceOff", "GracefulShutdown", "GracefulRestart", "ForceRestart", "PowerCycle"],
+  },
+  chassis: { target: `${CHASSIS}/Actions/Chassis.Reset`, allowed: ["PowerCycle", "ForceOff", "On"] },
+} as const;
+
+const resetAction = (action: { target: string; allowed: readonly string[] }) => ({
+  target: action.target,
+  "ResetType@Redfish.AllowableValues": [...action.allowed],
+});
 
 export type PushMethod = "multipart" | "simple" | "http-push";
 
@@ -59,6 +75,7 @@ export function serviceRoot(s: TreeState): object {
     UUID: s.uuid,
     Systems: link(`${V1}/Systems`),
     Managers: link(`${V1}/Managers`),
+    Chassis: link(`${V1}/Chassis`),
     Tasks: link(`${V1}/TaskService`),
     SessionService: link(`${V1}/SessionService`),
     UpdateService: link(UPDATE_SERVICE),
@@ -86,10 +103,11 @@ export function manager(firmwareVersion: string): object {
     FirmwareVersion: firmwareVersion,
     Status: { State: "Enabled", Health: "OK" },
     Links: { ManagerForServers: [link(SYSTEM)] },
+    Actions: { "#Manager.Reset": resetAction(RESETS.manager) },
   };
 }
 
-export function system(biosVersion: string): object {
+export function system(biosVersion: string, healthRollup = "OK"): object {
   return {
     "@odata.type": "#ComputerSystem.v1_22_0.ComputerSystem",
     "@odata.id": SYSTEM,
@@ -98,7 +116,21 @@ export function system(biosVersion: string): object {
     SystemType: "Physical",
     BiosVersion: biosVersion,
     PowerState: "On",
+    Status: { State: "Enabled", Health: "OK", HealthRollup: healthRollup },
+    Actions: { "#ComputerSystem.Reset": resetAction(RESETS.system) },
+  };
+}
+
+export function chassis(): object {
+  return {
+    "@odata.type": "#Chassis.v1_25_0.Chassis",
+    "@odata.id": CHASSIS,
+    Id: "1",
+    Name: "Tray",
+    ChassisType: "RackMount",
+    PowerState: "On",
     Status: { State: "Enabled", Health: "OK" },
+    Actions: { "#Chassis.Reset": resetAction(RESETS.chassis) },
   };
 }
 

@@ -5,7 +5,7 @@
  * human-readable contract; this file is the executable one.
  *
  * Topics (one IoT thing per component BMC):
- *   flow/bmc/{componentId}/cmd   child task → BMC: `update`, `query`
+ *   flow/bmc/{componentId}/cmd   child task → BMC: `update`, `query`, `reset` (v3)
  *   flow/bmc/{componentId}/evt   BMC → child task: `ack`, `progress`, `result`, `status`
  *
  * Every message is one JSON object with a version `v` and a `type`. Every event carries the
@@ -22,6 +22,12 @@
  *       message that has `subTargets`, so every other message is byte for byte what it was in v1
  *       and v1 BMCs keep working; a v1-only BMC refuses a v2 command (UNSUPPORTED_VERSION) and
  *       answers nothing, so the task sees it as unreachable, never as flashed.
+ *   v3  activation: the `reset` command (the BMC resets itself, power-cycles its host or AC-cycles
+ *       its tray, and answers with `status` once it is back), and `pendingVersion` on `status` and
+ *       `result`: a version flashed but not active until a reset. A new version because an older
+ *       task reading a staged result's `version` would take the old version for a mismatch at
+ *       best; the encoder writes v3 only for messages that carry these, and a v1/v2 task that
+ *       receives one refuses it (UNSUPPORTED_VERSION), so a staged flash is never read as success.
  *
  * Decoding never throws on input from the network: it returns `{ ok: false, problems }` naming the
  * field path and the rule, e.g. `auth.ciphertext: missing required field`.
@@ -29,8 +35,8 @@
 import { commandRequestId, updateAddress } from "./command-addresses.js";
 
 /** The newest version this codec speaks; it decodes every version in BMC_PROTOCOL_VERSIONS. */
-export const BMC_PROTOCOL_VERSION = 2 as const;
-export const BMC_PROTOCOL_VERSIONS = [1, 2] as const;
+export const BMC_PROTOCOL_VERSION = 3 as const;
+export const BMC_PROTOCOL_VERSIONS = [1, 2, 3] as const;
 export type BmcProtocolVersion = (typeof BMC_PROTOCOL_VERSIONS)[number];
 
 export const BMC_TOPIC_ROOT = "flow/bmc";
@@ -108,7 +114,32 @@ export interface QueryCommand {
   requestId: string;
 }
 
-export type BmcCommand = UpdateCommand | QueryCommand;
+/**
+ * (v3) What a `reset` does to the component: `bmc` resets its controller (Redfish Manager.Reset),
+ * `host` power-cycles its host, gracefully and then forced (ComputerSystem.Reset), `ac` removes and
+ * restores its tray's power (Chassis.Reset PowerCycle).
+ */
+export const RESET_KINDS = ["bmc", "host", "ac"] as const;
+export type ResetKind = (typeof RESET_KINDS)[number];
+
+/**
+ * (v3) Activation: the BMC acks, performs the reset, and once it answers again sends `status` with
+ * the version now active (and any still pending); a reset it could not perform: `status` with
+ * `error`. Idempotent by `requestId` like an update: a repeat is answered, never reset twice.
+ */
+export interface ResetCommand {
+  v: BmcProtocolVersion;
+  type: "reset";
+  requestId: string;
+  taskId: string;
+  kind: ResetKind;
+  /** `host` only: seconds a graceful restart may take before the BMC forces it. */
+  graceSeconds?: number;
+  /** Epoch milliseconds. */
+  issuedAt: number;
+}
+
+export type BmcCommand = UpdateCommand | QueryCommand | ResetCommand;
 
 /** The BMC accepted an `update` and will report on it. */
 export interface AckEvent {
@@ -142,6 +173,11 @@ export type ResultEvent = (
 ) & {
   /** (v2) The parts the update flashed, when its command named sub-targets. */
   subTargets?: string[];
+  /**
+   * (v3) The version flashed but not active until a reset (staged): `version` is still the one
+   * running. A staged success is not an upgrade until a reset activates it.
+   */
+  pendingVersion?: string;
 };
 
 /** The answer to a `query`. */
@@ -156,7 +192,20 @@ export interface StatusEvent {
    */
   ready?: boolean;
   reason?: string;
+  /** (v3) A version flashed but not yet active (staged until a reset). */
+  pendingVersion?: string;
+  /** (v3) The answer to a `reset` the BMC could not perform (`RESET_FAILED`, `RESET_UNSUPPORTED`). */
+  error?: BmcError;
+  /**
+   * (v3) The component's health as its BMC sees it, when not OK (absent: OK), with why: Redfish
+   * `Status.Health` / `HealthRollup` of its system, chassis and manager, the worst of them.
+   */
+  health?: BmcHealth;
+  healthReason?: string;
 }
+
+export const BMC_HEALTH = ["Warning", "Critical"] as const;
+export type BmcHealth = (typeof BMC_HEALTH)[number];
 
 export type BmcEvent = AckEvent | ProgressEvent | ResultEvent | StatusEvent;
 export type BmcMessage = BmcCommand | BmcEvent;
@@ -172,8 +221,14 @@ export function encodeBmcMessage(message: BmcMessage): string {
   return JSON.stringify(canonical(message));
 }
 
-/** The version a message is sent as: 2 exactly when it carries v2's `subTargets`. */
+/**
+ * The version a message is sent as: 3 exactly when it is a `reset` or carries v3's
+ * `pendingVersion` or a status `error`; else 2 exactly when it carries v2's `subTargets`; else 1.
+ */
 export function versionFor(m: BmcMessage): BmcProtocolVersion {
+  if (m.type === "reset") return 3;
+  if ((m.type === "status" || m.type === "result") && m.pendingVersion !== undefined) return 3;
+  if (m.type === "status" && (m.error !== undefined || m.health !== undefined)) return 3;
   return (m.type === "update" || m.type === "result") && m.subTargets !== undefined ? 2 : 1;
 }
 
@@ -198,12 +253,22 @@ function canonical(m: BmcMessage): Record<string, unknown> {
     case "query":
     case "ack":
       return head;
+    case "reset": {
+      const out: Record<string, unknown> = { ...head, taskId: m.taskId, kind: m.kind };
+      if (m.graceSeconds !== undefined) out.graceSeconds = m.graceSeconds;
+      out.issuedAt = m.issuedAt;
+      return out;
+    }
     case "progress":
       return { ...head, percent: m.percent };
     case "status": {
       const out: Record<string, unknown> = { ...head, version: m.version };
       if (m.ready !== undefined) out.ready = m.ready;
       if (m.reason !== undefined) out.reason = m.reason;
+      if (m.pendingVersion !== undefined) out.pendingVersion = m.pendingVersion;
+      if (m.error !== undefined) out.error = { code: m.error.code, message: m.error.message };
+      if (m.health !== undefined) out.health = m.health;
+      if (m.healthReason !== undefined) out.healthReason = m.healthReason;
       return out;
     }
     case "result": {
@@ -211,6 +276,7 @@ function canonical(m: BmcMessage): Record<string, unknown> {
         ? { ...head, ok: true, version: m.version }
         : { ...head, ok: false, version: m.version, error: { code: m.error.code, message: m.error.message } };
       if (m.subTargets !== undefined) out.subTargets = [...m.subTargets];
+      if (m.pendingVersion !== undefined) out.pendingVersion = m.pendingVersion;
       return out;
     }
   }
@@ -267,7 +333,7 @@ export type DecodeResult<T> =
   | { ok: true; value: T }
   | { ok: false; problems: DecodeProblem[] /** `path: rule; path: rule` */; message: string };
 
-const COMMAND_TYPES = ["update", "query"] as const;
+const COMMAND_TYPES = ["update", "query", "reset"] as const;
 const EVENT_TYPES = ["ack", "progress", "result", "status"] as const;
 
 /** Decodes what arrived on a `cmd` topic. Events are rejected here (`UNKNOWN_TYPE`). */
@@ -319,11 +385,12 @@ function decode(payload: Uint8Array | string, allowed: readonly string[]): Decod
   // The version decides how to read everything else, so it is checked alone and first.
   if (!("v" in raw)) return failure([{ code: "MISSING_FIELD", path: "v", rule: "missing required field" }]);
   if (!(BMC_PROTOCOL_VERSIONS as readonly unknown[]).includes(raw.v)) {
-    const spoken = BMC_PROTOCOL_VERSIONS.join(" and ");
+    const listed = (last: string) =>
+      `${BMC_PROTOCOL_VERSIONS.slice(0, -1).join(", ")} ${last} ${BMC_PROTOCOL_VERSIONS.at(-1)}`;
     const rule =
       typeof raw.v === "number"
-        ? `unsupported protocol version ${raw.v} (this codec speaks ${spoken})`
-        : `must be the number ${spoken.replace(" and ", " or ")} (got ${kindOf(raw.v)})`;
+        ? `unsupported protocol version ${raw.v} (this codec speaks ${listed("and")})`
+        : `must be the number ${listed("or")} (got ${kindOf(raw.v)})`;
     return failure([
       { code: typeof raw.v === "number" ? "UNSUPPORTED_VERSION" : "WRONG_TYPE", path: "v", rule },
     ]);
@@ -347,8 +414,10 @@ function decode(payload: Uint8Array | string, allowed: readonly string[]): Decod
 
 function readBody(r: Reader, type: string, requestId: string): BmcMessage | undefined {
   const v = r.version;
-  // v1 never had subTargets: a v1 message that carries the field is read without it (unknown).
-  const subTargets = v === 2 ? r.optionalStringList("subTargets") : undefined;
+  // v1 never had subTargets: a v1 message that carries the field is read without it (unknown);
+  // likewise pendingVersion before v3.
+  const subTargets = v >= 2 ? r.optionalStringList("subTargets") : undefined;
+  const pendingVersion = v >= 3 ? r.optionalString("pendingVersion") : undefined;
   switch (type) {
     case "update": {
       const taskId = r.string("taskId");
@@ -386,6 +455,28 @@ function readBody(r: Reader, type: string, requestId: string): BmcMessage | unde
     case "query":
     case "ack":
       return { v, type, requestId };
+    case "reset": {
+      if (v < 3) {
+        r.problem("UNSUPPORTED_VERSION", "type", `reset needs protocol version 3 (got ${v})`);
+        return undefined;
+      }
+      const taskId = r.string("taskId");
+      const kind = r.string("kind");
+      if (kind !== undefined && !(RESET_KINDS as readonly string[]).includes(kind)) {
+        r.problem(
+          "INVALID_VALUE",
+          "kind",
+          `must be one of ${RESET_KINDS.join(", ")} (got ${JSON.stringify(kind)})`,
+        );
+      }
+      const graceSeconds =
+        r.raw.graceSeconds === undefined ? undefined : r.integer("graceSeconds", 0, 86_400);
+      const issuedAt = r.integer("issuedAt", 0);
+      if (taskId === undefined || kind === undefined || issuedAt === undefined) return undefined;
+      const reset: ResetCommand = { v, type, requestId, taskId, kind: kind as ResetKind, issuedAt };
+      if (graceSeconds !== undefined) reset.graceSeconds = graceSeconds;
+      return reset;
+    }
     case "progress": {
       const percent = r.integer("percent", 0, 100);
       return percent === undefined ? undefined : { v, type, requestId, percent };
@@ -394,17 +485,36 @@ function readBody(r: Reader, type: string, requestId: string): BmcMessage | unde
       const version = r.string("version");
       const ready = r.raw.ready === undefined ? undefined : r.boolean("ready");
       const reason = r.raw.reason === undefined ? undefined : r.string("reason", r.raw, true);
+      const failed = v >= 3 && r.raw.error !== undefined ? r.object("error") : undefined;
+      const code = failed && r.string("error.code", failed);
+      const text = failed && r.string("error.message", failed, true);
       if (version === undefined) return undefined;
       const status: StatusEvent = { v, type, requestId, version };
       if (ready !== undefined) status.ready = ready;
       if (reason !== undefined) status.reason = reason;
+      if (pendingVersion !== undefined) status.pendingVersion = pendingVersion;
+      if (code !== undefined && text !== undefined) status.error = { code, message: text };
+      const health = v >= 3 ? r.optionalString("health") : undefined;
+      if (health !== undefined && !(BMC_HEALTH as readonly string[]).includes(health)) {
+        r.problem(
+          "INVALID_VALUE",
+          "health",
+          `must be one of ${BMC_HEALTH.join(", ")} (got ${JSON.stringify(health)})`,
+        );
+      } else if (health !== undefined) status.health = health as BmcHealth;
+      const healthReason =
+        v >= 3 && r.raw.healthReason !== undefined ? r.string("healthReason", r.raw, true) : undefined;
+      if (healthReason !== undefined) status.healthReason = healthReason;
       return status;
     }
     default: {
       // "result": the only type left that `allowed` lets through.
       const ok = r.boolean("ok");
       const version = r.string("version");
-      const parts = subTargets === undefined ? {} : { subTargets };
+      const parts = {
+        ...(subTargets === undefined ? {} : { subTargets }),
+        ...(pendingVersion === undefined ? {} : { pendingVersion }),
+      };
       if (ok === true) {
         if (r.raw.error !== undefined) r.problem("INVALID_VALUE", "error", "must be absent when ok is true");
         return version === undefined ? undefined : { v, type: "result", requestId, ok, version, ...parts };

@@ -263,6 +263,8 @@ export function foldReports(reports: readonly { event: BmcEvent; at: number }[])
                 }),
             // Protocol v2: the parts the BMC says it flashed (the verdict compares them).
             ...(event.subTargets === undefined ? {} : { subTargets: event.subTargets }),
+            // Protocol v3: a version flashed but staged until a reset.
+            ...(event.pendingVersion === undefined ? {} : { pendingVersion: event.pendingVersion }),
           },
           at,
         };
@@ -272,6 +274,12 @@ export function foldReports(reports: readonly { event: BmcEvent; at: number }[])
           version: event.version,
           ...(event.ready === undefined ? {} : { ready: event.ready }),
           ...(event.reason === undefined ? {} : { reason: event.reason }),
+          ...(event.pendingVersion === undefined ? {} : { pendingVersion: event.pendingVersion }),
+          ...(event.error === undefined
+            ? {}
+            : { error: { code: event.error.code, message: event.error.message } }),
+          ...(event.health === undefined ? {} : { health: event.health }),
+          ...(event.healthReason === undefined ? {} : { healthReason: event.healthReason }),
         };
         break;
     }

@@ -20,20 +20,37 @@ export interface BmcRequestRecord {
   ackedAt?: number;
   /** Highest progress percent reported. */
   progress?: number;
-  /** An update's result (the first one stored; later ones are ignored). `subTargets`: v2's flashed parts. */
+  /**
+   * An update's result (the first one stored; later ones are ignored). `subTargets`: v2's flashed
+   * parts; `pendingVersion`: v3's version flashed but staged until a reset.
+   */
   result?: ({ ok: true; version: string } | { ok: false; version: string; error: BmcError }) & {
     subTargets?: string[];
+    pendingVersion?: string;
   };
   /** When the result was stored: one after the deadline came too late and does not count. */
   resultAt?: number;
-  /** A query's answer; `ready: false` (with `reason`) when the BMC says it is not ready. */
-  status?: { version: string; ready?: boolean; reason?: string };
+  /**
+   * A query's answer; `ready: false` (with `reason`) when the BMC says it is not ready. v3: a
+   * version still `pendingVersion` (staged), and a reset's `error` when the BMC could not do it.
+   */
+  status?: {
+    version: string;
+    ready?: boolean;
+    reason?: string;
+    pendingVersion?: string;
+    error?: BmcError;
+    health?: string;
+    healthReason?: string;
+  };
 }
 
 export interface ComponentResult {
   componentId: string;
   ok: boolean;
   version?: string;
+  /** An update that passed staged: `version` is pending, active only once its stage activates it. */
+  staged?: boolean;
   error?: CaughtError;
 }
 
@@ -70,7 +87,7 @@ export function queryVerdict(
   componentId: string,
   type: ComponentType,
   record: BmcRequestRecord | undefined,
-  check: { step: "verify-version" | "verify-reachability"; expected?: string; timeoutSeconds: number },
+  check: { step: QueryStepName; expected?: string; timeoutSeconds: number },
   deadline: number,
   now: number,
 ): ComponentResult | "pending" {
@@ -82,7 +99,18 @@ export function queryVerdict(
   });
   const answer = record?.status;
   if (answer !== undefined) {
+    if (answer.error !== undefined) {
+      return fail(
+        "ActivationFailed",
+        `BMC reported ${answer.error.code}: ${answer.error.message} (running ${answer.version})`,
+      );
+    }
+    if (check.step === "check-health" && answer.health !== undefined) {
+      const why = answer.healthReason === undefined ? "" : `: ${answer.healthReason}`;
+      return fail("HealthCheckFailed", `BMC reports health ${answer.health}${why}`);
+    }
     if (check.expected !== undefined && answer.version !== check.expected) {
+      if (answer.pendingVersion === check.expected) return fail("NotActivated", notActive(answer));
       return fail("VersionMismatch", `BMC runs ${answer.version}, expected ${check.expected}`);
     }
     return { componentId, ok: true, version: answer.version };
@@ -90,6 +118,20 @@ export function queryVerdict(
   if (now < (record?.deadline ?? deadline)) return "pending";
   return fail("BmcUnreachable", `BMC did not answer within ${check.timeoutSeconds} s (unreachable)`);
 }
+
+/** The steps a query-answered command serves, as they name themselves in a verdict's message. */
+export type QueryStepName =
+  | "verify-version"
+  | "verify-reachability"
+  | "reset-bmc"
+  | "power-cycle-host"
+  | "ac-cycle"
+  | "wait-bring-up"
+  | "check-health";
+
+/** Why a staged version is not an upgrade: what the BMC runs and what waits for a reset. */
+const notActive = (seen: { version: string; pendingVersion?: string }): string =>
+  `BMC runs ${seen.version} with ${seen.pendingVersion} pending: flashed but not active`;
 
 /** pollSeconds · 2^polls, capped by maxPollSeconds and by what is left until the deadline; ≥ 1. */
 export function nextWaitSeconds(
@@ -191,6 +233,10 @@ export function secretFor(auth: FirmwareAuthentication | undefined, type: Compon
  *   `component c-1 (COMPUTE): BMC reported success but runs 1.9.0, expected 2.0.0`.
  * With `subTargets` (protocol v2) a success must confirm exactly those parts: a BMC that flashed
  * others, or did not say (a v1 BMC that ignored them), fails the component with BmcUpdateFailed.
+ * A success that staged the target (v3 `pendingVersion`, the old version still running) passes
+ * only when `activatedLater` (its stage has an activation step that reads the version back):
+ * else NotActivated `component c-1 (COMPUTE): BMC runs 1.0.0 with 2.0.0 pending: flashed but not
+ * active (no activation step follows)`.
  */
 export function verdict(
   componentId: string,
@@ -201,6 +247,7 @@ export function verdict(
   deadline: number,
   now: number,
   subTargets?: readonly string[],
+  activatedLater = false,
 ): ComponentResult | "pending" {
   const label = componentLabel(componentId, type);
   const fail = (name: StepErrorName, message: string): ComponentResult => ({
@@ -218,6 +265,11 @@ export function verdict(
         "BmcUpdateFailed",
         `BMC reported ${result.error.code}: ${result.error.message} (running ${result.version})`,
       );
+    }
+    if (result.version !== targetVersion && result.pendingVersion === targetVersion) {
+      // Staged: passes only when a step of its stage activates it and reads the version back.
+      if (!activatedLater) return fail("NotActivated", `${notActive(result)} (no activation step follows)`);
+      return { componentId, ok: true, version: targetVersion, staged: true };
     }
     if (result.version !== targetVersion) {
       return fail(

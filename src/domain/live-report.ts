@@ -20,7 +20,7 @@ import {
 } from "./command-sets.js";
 import { verdict } from "./component-verdict.js";
 import type { ComponentType } from "./model.js";
-import { DEFAULT_RULE, type RuleDefinition } from "./operation-rules.js";
+import { activatedAfterUpdate, DEFAULT_RULE, type RuleDefinition } from "./operation-rules.js";
 import { type CaughtError, causeText } from "./step-errors.js";
 import { type TaskReport, targetOf } from "./task-report.js";
 
@@ -29,6 +29,17 @@ export function updateRetriesOf(rule: Pick<RuleDefinition, "stages"> = DEFAULT_R
   return (type: ComponentType): number => {
     const stage = rule.stages.find((s) => s.componentTypes.includes(type));
     return stage?.steps.find((s) => s.action === "UPDATE_FIRMWARE")?.retry?.maxRetries ?? 0;
+  };
+}
+
+/**
+ * Whether a component's staged flash is activated and read back later in its type's stage: then
+ * its update passes staged (the read-back step fails it NotActivated if it never activates).
+ */
+export function activatedLaterOf(rule: Pick<RuleDefinition, "stages"> = DEFAULT_RULE) {
+  return (type: ComponentType): boolean => {
+    const stage = rule.stages.find((s) => s.componentTypes.includes(type));
+    return stage !== undefined && activatedAfterUpdate(stage.steps);
   };
 }
 
@@ -78,6 +89,7 @@ export function foldUpdates(
   updates: CommandSet | undefined,
   now: number,
   retriesOf: (type: ComponentType) => number = updateRetriesOf(),
+  activatedLater: (type: ComponentType) => boolean = activatedLaterOf(),
 ): TaskReport {
   if (updates === undefined) return report;
   const next = structuredClone(report);
@@ -99,6 +111,7 @@ export function foldUpdates(
       entry.deadline,
       now,
       c.subTargets,
+      activatedLater(c.type),
     );
     c.startedAt = entry.sentAt;
     delete c.progress;

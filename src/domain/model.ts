@@ -572,7 +572,19 @@ export interface ListTasksQuery {
 // ---------------------------------------------------------------------------------------------
 // Operation rules (their validation and the built-in rule: operation-rules.ts)
 
-export const RULE_ACTIONS = ["UPDATE_FIRMWARE", "VERIFY_VERSION", "VERIFY_REACHABILITY", "SLEEP"] as const;
+export const RULE_ACTIONS = [
+  "UPDATE_FIRMWARE",
+  "VERIFY_VERSION",
+  "VERIFY_REACHABILITY",
+  "SLEEP",
+  // Activation: the resets that make a staged version active, and the wait for the BMCs after them.
+  "RESET_BMC",
+  "POWER_CYCLE_HOST",
+  "AC_CYCLE",
+  "WAIT_BRING_UP",
+  // Health after activation: each BMC's own health must be OK.
+  "CHECK_HEALTH",
+] as const;
 export type RuleAction = (typeof RULE_ACTIONS)[number];
 
 export interface RuleRetry {

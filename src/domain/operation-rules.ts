@@ -8,15 +8,27 @@
  *   VERIFY_VERSION       ask each BMC its version; it must be the component's target
  *   VERIFY_REACHABILITY  ask each BMC; it must answer
  *   SLEEP                wait `sleepSeconds` (e.g. for a power shelf to settle)
+ *   RESET_BMC            each BMC resets its controller, answers once back (BMC protocol v3 `reset`)
+ *   POWER_CYCLE_HOST     each BMC power-cycles its host: graceful, forced after a grace period
+ *   AC_CYCLE             each BMC AC-cycles its tray
+ *   WAIT_BRING_UP        ask each BMC until it answers with its versions (within the timeout)
+ *
+ * Activation: much firmware is staged by its flash and active only after a reset (the BMC's own
+ * after a BMC reset, BIOS and CPLD after a host power cycle, GPU and NVSwitch after an AC cycle).
+ * A component is upgraded only when its target is ACTIVE, read back by its stage's READ-BACK step:
+ * the last of its update and activation steps (`readBackStep`). A staged result passes the update
+ * only when a read-back follows it; the read-back's answer must be the target (NotActivated when it
+ * is still pending). TYPE_ACTIVATION is the activation each type's firmware needs.
  *
  * A failed step is retried for the components that failed, `maxRetries` times, waiting
  * `intervalSeconds · backoffRate^n` before retry n+1; a failure left after that stops the task
  * (later waves and stages are NOT_ATTEMPTED), as a failed group always has.
  *
- * The built-in DEFAULT_RULE is today's fixed behaviour exactly: one stage per component type in
- * UPGRADE_GROUP_ORDER (src/domain/task-report.ts explains that order), each the one update step,
- * in waves of the deployment's maxParallel (maxParallel 0), with no retry. A run or task that pins
- * no `rule_id` runs it and records its id in `applied_rule_id`.
+ * The built-in DEFAULT_RULE: one stage per component type in UPGRADE_GROUP_ORDER
+ * (src/domain/task-report.ts explains that order), each the update, its type's activation
+ * (TYPE_ACTIVATION) and WAIT_BRING_UP, in waves of the deployment's maxParallel (maxParallel 0),
+ * with no retry. A run or task that pins no `rule_id` runs it and records its id in
+ * `applied_rule_id`.
  *
  * Rules are stored versioned (src/app/firmware-policy.ts): a version never changes; a new version
  * replaces it for runs created afterwards, and a run freezes the version it was created with. The
@@ -51,19 +63,64 @@ export {
 /** The built-in rule's id (a valid non-nil UUID that no generated id can be: version nibble 4, all zeros). */
 export const DEFAULT_RULE_ID = "00000000-0000-4000-8000-000000000001";
 
+/** The actions that reset something so a staged version becomes active. */
+export const ACTIVATION_ACTIONS = ["RESET_BMC", "POWER_CYCLE_HOST", "AC_CYCLE"] as const;
+export type ActivationAction = (typeof ACTIVATION_ACTIONS)[number];
+
+export const isActivation = (action: RuleAction): action is ActivationAction =>
+  (ACTIVATION_ACTIONS as readonly string[]).includes(action);
+
+/**
+ * The activation each component type's firmware needs (docs/firmware-policy.md has the table and
+ * why): the default rule runs it after each type's flash.
+ */
+export const TYPE_ACTIVATION: Readonly<Record<ComponentType, ActivationAction>> = {
+  // The power shelf controller's (PMC) firmware and the PSUs' it applies: a controller reset,
+  // which does not drop the rack's power.
+  POWERSHELF: "RESET_BMC",
+  // NVSwitch ASIC, CPLD and the tray's BMC: only an AC cycle of the tray reloads them all.
+  NVSWITCH: "AC_CYCLE",
+  // GPU, CPLD, BIOS and BMC firmware of a compute tray: the AC cycle covers every one of them.
+  COMPUTE: "AC_CYCLE",
+  // The CDU's controller: its reset.
+  CDU: "RESET_BMC",
+  // A network OS runs on the switch's host CPU: a host power cycle boots the new one.
+  UMS: "POWER_CYCLE_HOST",
+  TORSWITCH: "POWER_CYCLE_HOST",
+};
+
+/**
+ * The stage's read-back step: the last of its update and activation steps (WAIT_BRING_UP
+ * included), whose answer must show the target active. The update itself when nothing follows it.
+ */
+export function readBackStep(steps: readonly Pick<RuleStep, "action">[]): number {
+  let last = -1;
+  steps.forEach((step, i) => {
+    if (step.action === "UPDATE_FIRMWARE" || step.action === "WAIT_BRING_UP" || isActivation(step.action))
+      last = i;
+  });
+  return last;
+}
+
+/** Whether a staged flash of this stage is read back after the update (a step activates it). */
+export function activatedAfterUpdate(steps: readonly Pick<RuleStep, "action">[]): boolean {
+  return readBackStep(steps) > steps.findIndex((s) => s.action === "UPDATE_FIRMWARE");
+}
+
 const UPDATE: RuleStep = { action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 };
+const step = (action: RuleAction): RuleStep => ({ action, timeoutSeconds: 0, sleepSeconds: 0 });
 
 export const DEFAULT_RULE: Readonly<OperationRule> = {
   id: DEFAULT_RULE_ID,
   version: 1,
   name: "default",
   description:
-    "Built in: one component type at a time in the order POWERSHELF, NVSWITCH, COMPUTE, CDU, UMS, TORSWITCH, in waves of the deployment's maxParallel, no retries.",
+    "Built in: one component type at a time in the order POWERSHELF, NVSWITCH, COMPUTE, CDU, UMS, TORSWITCH, each flashed, activated as its type needs and read back, in waves of the deployment's maxParallel, no retries.",
   stages: UPGRADE_GROUP_ORDER.map((type) => ({
     name: type.toLowerCase(),
     componentTypes: [type],
     maxParallel: 0,
-    steps: [UPDATE],
+    steps: [UPDATE, step(TYPE_ACTIVATION[type]), step("WAIT_BRING_UP")],
   })),
   readinessTimeoutSeconds: 0,
   createdAt: 0,

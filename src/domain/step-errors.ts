@@ -21,6 +21,12 @@ export const STEP_ERROR_NAMES = [
   "TaskMisconfigured",
   /** A plain task not started by its request's end_time. */
   "MaintenanceWindowClosed",
+  /** A flashed version that is not active after the stage's activation (or with none): staged only. */
+  "NotActivated",
+  /** A BMC answered an activation (reset, power cycle, AC cycle) that it could not perform. */
+  "ActivationFailed",
+  /** A BMC reports its component unhealthy (Warning or Critical) at a CHECK_HEALTH step. */
+  "HealthCheckFailed",
 ] as const;
 export type StepErrorName = (typeof STEP_ERROR_NAMES)[number];
 

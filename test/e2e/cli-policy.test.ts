@@ -200,7 +200,7 @@ describe("flowctl rule", () => {
         `error: ${file} is not a valid rule file:`,
         `${file}: stages[0].extra: unknown key (expected one of name, componentTypes, maxParallel, steps)`,
         `${file}: stages[0].componentTypes[0]: must be one of COMPUTE, NVSWITCH, POWERSHELF, TORSWITCH, UMS, CDU (got "GPU")`,
-        `${file}: stages[0].steps[0].action: must be one of update-firmware, verify-version, verify-reachability, sleep (got "flash")`,
+        `${file}: stages[0].steps[0].action: must be one of update-firmware, verify-version, verify-reachability, sleep, reset-bmc, power-cycle-host, ac-cycle, wait-bring-up, check-health (got "flash")`,
         `${file}: stages[0].steps[0].timeout: must be whole seconds (got "1.5s")`,
         "",
       ].join("\n"),

@@ -409,7 +409,7 @@ describe("bmc fleet: idempotency on requestId", () => {
       new PublishCommand({
         topic: bmcCmdTopic(C.succeed),
         qos: 1,
-        payload: Buffer.from('{"v":3,"type":"query","requestId":"x"}'),
+        payload: Buffer.from('{"v":4,"type":"query","requestId":"x"}'),
       }),
     );
     const stranger = "7a000000-0000-4000-8000-00000000ffff";
@@ -424,7 +424,7 @@ describe("bmc fleet: idempotency on requestId", () => {
     expect(after.ignored.malformed - before.ignored.malformed).toBe(2);
     expect(after.ignored.unknownComponent - before.ignored.unknownComponent).toBe(1);
     expect(
-      logs.some((l) => l.includes("v: unsupported protocol version 3 (this codec speaks 1 and 2)")),
+      logs.some((l) => l.includes("v: unsupported protocol version 4 (this codec speaks 1, 2 and 3)")),
     ).toBe(true);
     // The auth blob of any update never reaches a log line.
     expect(logs.join("\n")).not.toContain("c2VjcmV0");

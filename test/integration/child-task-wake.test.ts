@@ -36,10 +36,11 @@ describe("child task: waves woken by their results", () => {
     expect(parseReport(task.report).components.every((c) => c.status === "COMPLETED")).toBe(true);
     const stats = h.child.executor.stats();
     // The preflight's answers, then three groups (POWERSHELF, NVSWITCH, COMPUTE), one wave each at
-    // maxParallel 4.
-    expect(stats.callbacks).toEqual({ woken: 4, timedOut: 0 });
-    expect(stats.byStep.awaitWave).toBe(3);
-    expect(stats.byStep.checkWave).toBe(3);
+    // maxParallel 4, of the default rule's three steps (the update, the type's activation, the
+    // bring-up).
+    expect(stats.callbacks).toEqual({ woken: 10, timedOut: 0 });
+    expect(stats.byStep.awaitWave).toBe(9);
+    expect(stats.byStep.checkWave).toBe(9);
     expect(stats.byStep.awaitQueries).toBe(1);
     expect(stats.byStep.checkQueries).toBe(1);
   });

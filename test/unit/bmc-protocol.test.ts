@@ -166,7 +166,7 @@ describe("bmc protocol: encode/decode round trips", () => {
     });
     const onCmd = decodeBmcCommand('{"v":1,"type":"ack","requestId":"r"}');
     expect(onCmd.ok).toBe(false);
-    if (!onCmd.ok) expect(onCmd.message).toBe('type: must be one of update, query (got "ack")');
+    if (!onCmd.ok) expect(onCmd.message).toBe('type: must be one of update, query, reset (got "ack")');
   });
 });
 
@@ -300,26 +300,26 @@ describe("bmc protocol: decode errors", () => {
     ["a string", '"hello"', "(root): must be a JSON object (got string)"],
     ["no version", '{"type":"query","requestId":"r"}', "v: missing required field"],
     [
-      "version 3",
-      '{"v":3,"type":"query","requestId":"r"}',
-      "v: unsupported protocol version 3 (this codec speaks 1 and 2)",
+      "version 4",
+      '{"v":4,"type":"query","requestId":"r"}',
+      "v: unsupported protocol version 4 (this codec speaks 1, 2 and 3)",
     ],
     [
       "version 0",
       '{"v":0,"type":"query","requestId":"r"}',
-      "v: unsupported protocol version 0 (this codec speaks 1 and 2)",
+      "v: unsupported protocol version 0 (this codec speaks 1, 2 and 3)",
     ],
     [
       "version as a string",
       '{"v":"1","type":"query","requestId":"r"}',
-      "v: must be the number 1 or 2 (got string)",
+      "v: must be the number 1, 2 or 3 (got string)",
     ],
     ["no type", '{"v":1,"requestId":"r"}', "type: missing required field"],
     ["type not a string", '{"v":1,"type":7,"requestId":"r"}', "type: must be a string (got number)"],
     [
       "unknown type",
       '{"v":1,"type":"reboot","requestId":"r"}',
-      'type: must be one of update, query, ack, progress, result, status (got "reboot")',
+      'type: must be one of update, query, reset, ack, progress, result, status (got "reboot")',
     ],
     ["no requestId", '{"v":1,"type":"query"}', "requestId: missing required field"],
     ["empty requestId", '{"v":1,"type":"query","requestId":""}', "requestId: must not be empty"],
@@ -543,5 +543,71 @@ describe("bmc protocol: the image's size", () => {
     expect(text).toContain(`"image":{"uri":"https://i/x","sha256":"${"c".repeat(64)}","size":12}`);
     expect(decodeBmcCommand(text)).toEqual({ ok: true, value: sized });
     expect(decodeBmcCommand(encodeBmcMessage(update))).toEqual({ ok: true, value: update });
+  });
+});
+
+describe("bmc protocol v3: activation", () => {
+  const reset = {
+    v: 3 as const,
+    type: "reset" as const,
+    requestId: "qry-r",
+    taskId: "t-1",
+    kind: "host" as const,
+    graceSeconds: 300,
+    issuedAt: 1767225600000,
+  };
+
+  it("a reset, a staged result and a status with a pending version or an error round-trip as v3", () => {
+    const messages: BmcMessage[] = [
+      reset,
+      { v: 3, type: "result", requestId: "r", ok: true, version: "1.0.0", pendingVersion: "2.0.0" },
+      { v: 3, type: "status", requestId: "r", version: "1.0.0", pendingVersion: "2.0.0" },
+      {
+        v: 3,
+        type: "status",
+        requestId: "r",
+        version: "1.0.0",
+        error: { code: "RESET_FAILED", message: "chassis refused PowerCycle" },
+      },
+      {
+        v: 3,
+        type: "status",
+        requestId: "r",
+        version: "2.0.0",
+        health: "Critical",
+        healthReason: "GPU 3 not detected",
+      },
+    ];
+    for (const m of messages) {
+      expect(versionFor(m)).toBe(3);
+      const text = encodeBmcMessage(m);
+      expect(JSON.parse(text).v).toBe(3);
+      expect(decodeBmcMessage(text)).toEqual({ ok: true, value: m });
+    }
+    expect(encodeBmcMessage(reset)).toBe(
+      '{"v":3,"type":"reset","requestId":"qry-r","taskId":"t-1","kind":"host","graceSeconds":300,"issuedAt":1767225600000}',
+    );
+    // Without v3's fields a status stays byte for byte v1.
+    expect(encodeBmcMessage({ v: 3, type: "status", requestId: "r", version: "2.0.0" })).toBe(
+      '{"v":1,"type":"status","requestId":"r","version":"2.0.0"}',
+    );
+  });
+
+  it("a reset in v1 or v2 is refused, and so is an unknown kind; pendingVersion before v3 is an unknown field", () => {
+    const v2 = decodeBmcCommand(JSON.stringify({ ...reset, v: 2 }));
+    expect(v2.ok ? "decoded" : v2.message).toBe("type: reset needs protocol version 3 (got 2)");
+    const kind = decodeBmcCommand(JSON.stringify({ ...reset, kind: "reboot" }));
+    expect(kind.ok ? "decoded" : kind.message).toBe('kind: must be one of bmc, host, ac (got "reboot")');
+    expect(
+      decodeBmcEvent(
+        '{"v":2,"type":"result","requestId":"r","ok":true,"version":"1.0.0","pendingVersion":"2.0.0"}',
+      ),
+    ).toEqual({ ok: true, value: { v: 2, type: "result", requestId: "r", ok: true, version: "1.0.0" } });
+    const health = decodeBmcEvent(
+      '{"v":3,"type":"status","requestId":"r","version":"2.0.0","health":"Sick"}',
+    );
+    expect(health.ok ? "decoded" : health.message).toBe(
+      'health: must be one of Warning, Critical (got "Sick")',
+    );
   });
 });

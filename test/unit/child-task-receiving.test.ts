@@ -341,7 +341,7 @@ describe("the report recorder: a batch of reports onto the command sets", () => 
     expect(
       await recorder.record([
         { message: { v: 1, type: "ack", requestId: "r" }, at: 1 },
-        { message: { v: 3, type: "ack", requestId: "r", componentId: "c" }, at: 1 },
+        { message: { v: 4, type: "ack", requestId: "r", componentId: "c" }, at: 1 },
         {
           message: { v: 1, type: "update", requestId: "r", componentId: "c", auth: { ciphertext: "SECRET" } },
           at: 1,
@@ -351,7 +351,7 @@ describe("the report recorder: a batch of reports onto the command sets", () => 
     expect(store.writes).toBe(0);
     expect(lines).toEqual([
       "warn bmc report dropped: no componentId (the IoT rule adds topic(3) AS componentId)",
-      "warn bmc report dropped: undecodable componentId=c problem=v: unsupported protocol version 3 (this codec speaks 1 and 2)",
+      "warn bmc report dropped: undecodable componentId=c problem=v: unsupported protocol version 4 (this codec speaks 1, 2 and 3)",
       'warn bmc report dropped: undecodable componentId=c problem=type: must be one of ack, progress, result, status (got "update")',
     ]);
     expect(lines.join("\n")).not.toContain("SECRET");

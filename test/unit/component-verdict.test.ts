@@ -11,6 +11,7 @@ import {
   nextCheckWaitSeconds,
   nextWaitSeconds,
   queryRequestId,
+  queryVerdict,
   secretFor,
   verdict,
 } from "../../src/domain/component-verdict.js";
@@ -206,5 +207,178 @@ describe("verdict: one component from its update record", () => {
     expect(judge(undefined, 10_000)).toEqual(
       failed("BmcUnreachable", "BMC never acknowledged the update command within 1800 s (unreachable)"),
     );
+  });
+});
+
+describe("activation: a component's verdict for every combination of flashed, staged and active", () => {
+  const C = "c-1";
+  const base = { componentId: C, requestId: "r", taskId: "t", sentAt: 0, deadline: 60_000 };
+  const updated = (result: BmcRequestRecord["result"]): BmcRequestRecord => ({
+    ...base,
+    kind: "update",
+    ackedAt: 10,
+    ...(result === undefined ? {} : { result, resultAt: 50 }),
+  });
+  const answered = (status: BmcRequestRecord["status"]): BmcRequestRecord => ({
+    ...base,
+    kind: "query",
+    ...(status === undefined ? {} : { status }),
+  });
+  const judgeUpdate = (record: BmcRequestRecord, later: boolean) =>
+    verdict(C, "COMPUTE", record, "2.0.0", settings, 60_000, 100, undefined, later);
+  const readBack = (record: BmcRequestRecord) =>
+    queryVerdict(
+      C,
+      "COMPUTE",
+      record,
+      { step: "wait-bring-up", expected: "2.0.0", timeoutSeconds: 60 },
+      60_000,
+      100,
+    );
+
+  it.each([
+    // flashed and active at once (no reset needed): passes whether or not an activation follows
+    [
+      "active at once, nothing follows",
+      { ok: true, version: "2.0.0" },
+      false,
+      { ok: true, version: "2.0.0" },
+    ],
+    [
+      "active at once, an activation follows",
+      { ok: true, version: "2.0.0" },
+      true,
+      { ok: true, version: "2.0.0" },
+    ],
+    // staged: passes only when its stage activates it later, and says so
+    [
+      "staged, an activation follows",
+      { ok: true, version: "1.0.0", pendingVersion: "2.0.0" },
+      true,
+      { ok: true, version: "2.0.0", staged: true },
+    ],
+    [
+      "staged, nothing activates it",
+      { ok: true, version: "1.0.0", pendingVersion: "2.0.0" },
+      false,
+      {
+        ok: false,
+        error: {
+          Error: "NotActivated",
+          Cause:
+            "component c-1 (COMPUTE): BMC runs 1.0.0 with 2.0.0 pending: flashed but not active (no activation step follows)",
+        },
+      },
+    ],
+    // staged something else: a mismatch, whatever follows
+    [
+      "staged another version",
+      { ok: true, version: "1.0.0", pendingVersion: "1.5.0" },
+      true,
+      {
+        ok: false,
+        error: {
+          Error: "VersionMismatch",
+          Cause: "component c-1 (COMPUTE): BMC reported success but runs 1.0.0, expected 2.0.0",
+        },
+      },
+    ],
+  ] as const)("update: %s", (_, result, later, expected) => {
+    expect(judgeUpdate(updated(result as BmcRequestRecord["result"]), later)).toEqual({
+      componentId: C,
+      ...expected,
+    });
+  });
+
+  it.each([
+    ["active after the reset", { version: "2.0.0" }, { ok: true, version: "2.0.0" }],
+    [
+      "still pending after the reset",
+      { version: "1.0.0", pendingVersion: "2.0.0" },
+      {
+        ok: false,
+        error: {
+          Error: "NotActivated",
+          Cause:
+            "component c-1 (COMPUTE): wait-bring-up: BMC runs 1.0.0 with 2.0.0 pending: flashed but not active",
+        },
+      },
+    ],
+    [
+      "neither active nor pending",
+      { version: "1.0.0" },
+      {
+        ok: false,
+        error: {
+          Error: "VersionMismatch",
+          Cause: "component c-1 (COMPUTE): wait-bring-up: BMC runs 1.0.0, expected 2.0.0",
+        },
+      },
+    ],
+    [
+      "the BMC could not reset",
+      {
+        version: "1.0.0",
+        pendingVersion: "2.0.0",
+        error: { code: "RESET_FAILED", message: "chassis refused PowerCycle" },
+      },
+      {
+        ok: false,
+        error: {
+          Error: "ActivationFailed",
+          Cause:
+            "component c-1 (COMPUTE): wait-bring-up: BMC reported RESET_FAILED: chassis refused PowerCycle (running 1.0.0)",
+        },
+      },
+    ],
+  ] as const)("read-back: %s", (_, status, expected) => {
+    expect(readBack(answered(status as BmcRequestRecord["status"]))).toEqual({ componentId: C, ...expected });
+  });
+
+  it.each([
+    ["healthy (no health said)", { version: "2.0.0" }, { ok: true, version: "2.0.0" }],
+    [
+      "Critical, with the BMC's reason",
+      { version: "2.0.0", health: "Critical", healthReason: "GPU 3 not detected" },
+      {
+        ok: false,
+        error: {
+          Error: "HealthCheckFailed",
+          Cause: "component c-1 (COMPUTE): check-health: BMC reports health Critical: GPU 3 not detected",
+        },
+      },
+    ],
+    [
+      "Warning, no reason",
+      { version: "2.0.0", health: "Warning" },
+      {
+        ok: false,
+        error: {
+          Error: "HealthCheckFailed",
+          Cause: "component c-1 (COMPUTE): check-health: BMC reports health Warning",
+        },
+      },
+    ],
+  ] as const)("check-health: %s", (_, status, expected) => {
+    const check = { step: "check-health" as const, timeoutSeconds: 60 };
+    expect(
+      queryVerdict(C, "COMPUTE", answered(status as BmcRequestRecord["status"]), check, 60_000, 100),
+    ).toEqual({ componentId: C, ...expected });
+  });
+
+  it("a reset that is not the read-back passes on any answer, pending or not; no answer by the deadline is unreachable", () => {
+    const reset = { step: "ac-cycle" as const, timeoutSeconds: 60 };
+    expect(
+      queryVerdict(C, "COMPUTE", answered({ version: "1.0.0", pendingVersion: "2.0.0" }), reset, 60_000, 100),
+    ).toEqual({ componentId: C, ok: true, version: "1.0.0" });
+    expect(queryVerdict(C, "COMPUTE", answered(undefined), reset, 60_000, 100)).toBe("pending");
+    expect(queryVerdict(C, "COMPUTE", answered(undefined), reset, 60_000, 60_000)).toEqual({
+      componentId: C,
+      ok: false,
+      error: {
+        Error: "BmcUnreachable",
+        Cause: "component c-1 (COMPUTE): ac-cycle: BMC did not answer within 60 s (unreachable)",
+      },
+    });
   });
 });

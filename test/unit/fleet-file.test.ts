@@ -71,6 +71,28 @@ describe("fleet file: parsing", () => {
   });
 });
 
+describe("fleet file: activation, field by field like the rest", () => {
+  const config = parseFleet(
+    JSON.stringify({
+      defaults: { activation: "type" },
+      racks: { [RACK]: { activation: "ac", resetMs: 40 } },
+      components: { [COMP]: { activation: "immediate" } },
+    }),
+    "fleet.json",
+  );
+  it.each([
+    ["the component's own", RACK, COMP, { activation: "immediate", resetMs: 40 }],
+    ["the rack's", RACK, OTHER_COMP, { activation: "ac", resetMs: 40 }],
+    ["the defaults'", OTHER_RACK, OTHER_COMP, { activation: "type" }],
+  ])("%s", (_name, rackId, componentId, expected) => {
+    expect(behaviourFor(config, rackId, componentId)).toEqual({
+      outcome: "succeed",
+      updateMs: 500,
+      ...expected,
+    });
+  });
+});
+
 describe("fleet file: the most specific entry wins, field by field", () => {
   const config = parseFleet(
     JSON.stringify({
@@ -153,7 +175,17 @@ describe("fleet file: errors name the file, the JSON path and the rule", () => {
     [
       "behaviour field typo",
       { defaults: { outcomes: "fail" } },
-      "fleet.json: defaults.outcomes: unknown field (allowed: outcome, updateMs)",
+      "fleet.json: defaults.outcomes: unknown field (allowed: outcome, updateMs, activation, resetMs, unhealthyAfterFlash)",
+    ],
+    [
+      "an unknown activation",
+      { defaults: { activation: "reboot" } },
+      'fleet.json: defaults.activation: must be one of immediate, bmc, host, ac, type (got "reboot")',
+    ],
+    [
+      "resetMs over a day",
+      { racks: { [RACK]: { resetMs: 86_400_001 } } },
+      `fleet.json: racks["${RACK}"].resetMs: must be at most 86400000 (one day; got 86400001)`,
     ],
     ["racks an array", { racks: [] }, "fleet.json: racks: must be an object (got array)"],
     [

@@ -246,8 +246,10 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       clock: Date.now,
       logger: bmcResult.logger,
     });
-    // The BMCs answer every query with 1.0.0 and every update with success, except the hung rack's
-    // updates; each update is also echoed back as a report the receiver must drop (auth and all).
+    // The BMCs answer every query with their version (1.0.0 until flashed) and every update with
+    // success, except the hung rack's updates; each update is also echoed back as a report the
+    // receiver must drop (auth and all).
+    const flashed = new Set<string>();
     const sealed: string[] = [];
     const deliveries = new Set<Promise<unknown>>();
     let hungUpdate = () => {};
@@ -264,8 +266,9 @@ describe("the task path's lines: the run and task ids, never a credential", () =
     };
     const publisher: BmcCommandPublisher = {
       async publish(componentId: string, command: BmcCommand) {
-        if (command.type === "query") {
-          report(componentId, { v: 1, type: "status", requestId: command.requestId, version: "1.0.0" });
+        if (command.type !== "update") {
+          const version = flashed.has(componentId) ? "2.0.0" : "1.0.0";
+          report(componentId, { v: 1, type: "status", requestId: command.requestId, version });
           return;
         }
         if (command.auth !== undefined) sealed.push(command.auth.ciphertext);
@@ -275,6 +278,7 @@ describe("the task path's lines: the run and task ids, never a credential", () =
           return;
         }
         report(componentId, { v: 1, type: "ack", requestId: command.requestId });
+        flashed.add(componentId);
         report(componentId, {
           v: 1,
           type: "result",

@@ -2,13 +2,17 @@
 import { describe, expect, it } from "vitest";
 import { queryVerdict, stepQueryRequestId } from "../../src/domain/component-verdict.js";
 import {
+  activatedAfterUpdate,
   DEFAULT_RULE,
   DEFAULT_RULE_ID,
   RULE_LIMITS,
+  type RuleAction,
   type RuleInput,
   type RuleStageInput,
+  readBackStep,
   retryWaitSeconds,
   ruleTypeOrder,
+  TYPE_ACTIVATION,
   typesWithoutStage,
   validateRule,
 } from "../../src/domain/operation-rules.js";
@@ -35,15 +39,81 @@ const violations = (input: RuleInput, field?: string) => {
 };
 
 describe("operation rules: the built-in default reproduces the fixed order", () => {
-  it("one stage per type in UPGRADE_GROUP_ORDER, the update alone, the deployment's parallelism, no retry", () => {
+  it("one stage per type in UPGRADE_GROUP_ORDER: the update, its type's activation, the bring-up; the deployment's parallelism, no retry", () => {
     expect(DEFAULT_RULE.id).toBe(DEFAULT_RULE_ID);
     expect(ruleTypeOrder(DEFAULT_RULE)).toEqual([...UPGRADE_GROUP_ORDER]);
     for (const s of DEFAULT_RULE.stages) {
       expect(s.componentTypes.length).toBe(1);
       expect(s.maxParallel).toBe(0);
-      expect(s.steps).toEqual([update]);
+      expect(s.steps).toEqual([
+        update,
+        { action: TYPE_ACTIVATION[s.componentTypes[0]!], timeoutSeconds: 0, sleepSeconds: 0 },
+        { action: "WAIT_BRING_UP", timeoutSeconds: 0, sleepSeconds: 0 },
+      ]);
+      // The bring-up reads the version back; the update passes a staged flash to it.
+      expect([readBackStep(s.steps), activatedAfterUpdate(s.steps)]).toEqual([2, true]);
     }
     expect(typesWithoutStage(DEFAULT_RULE, ["CDU", "COMPUTE", "UMS"])).toEqual([]);
+  });
+
+  it("the activation each component type needs (docs/firmware-policy.md's table)", () => {
+    expect(TYPE_ACTIVATION).toEqual({
+      POWERSHELF: "RESET_BMC",
+      NVSWITCH: "AC_CYCLE",
+      COMPUTE: "AC_CYCLE",
+      CDU: "RESET_BMC",
+      UMS: "POWER_CYCLE_HOST",
+      TORSWITCH: "POWER_CYCLE_HOST",
+    });
+  });
+});
+
+describe("operation rules: the read-back step", () => {
+  const s = (...actions: RuleAction[]) => actions.map((action) => ({ action }));
+  it.each([
+    ["the update alone", s("UPDATE_FIRMWARE"), 0, false],
+    ["update, verify", s("UPDATE_FIRMWARE", "VERIFY_VERSION", "SLEEP"), 0, false],
+    ["update, AC cycle", s("UPDATE_FIRMWARE", "AC_CYCLE"), 1, true],
+    [
+      "update, reset, sleep, bring-up, verify",
+      s("UPDATE_FIRMWARE", "RESET_BMC", "SLEEP", "WAIT_BRING_UP", "VERIFY_REACHABILITY"),
+      3,
+      true,
+    ],
+    ["a reset before the update only", s("RESET_BMC", "UPDATE_FIRMWARE"), 1, false],
+    ["update, host power cycle", s("UPDATE_FIRMWARE", "POWER_CYCLE_HOST"), 1, true],
+  ] as const)("%s: read back at step %i, activated after the update: %s", (_, steps, at, later) => {
+    expect(readBackStep(steps)).toBe(at);
+    expect(activatedAfterUpdate(steps)).toBe(later);
+  });
+
+  it("activation and bring-up steps take a timeout and a retry, and refuse sleep_seconds", () => {
+    const steps = (["RESET_BMC", "POWER_CYCLE_HOST", "AC_CYCLE", "WAIT_BRING_UP"] as const).map((action) => ({
+      action,
+      timeoutSeconds: 600,
+      sleepSeconds: 0,
+      retry: { maxRetries: 1, intervalSeconds: 30, backoffRate: 1 },
+    }));
+    const valid = validateRule(rule({ stages: [stage({ steps: [update, ...steps] })] }));
+    expect(
+      valid.ok && valid.value.stages[0]?.steps.map((x) => [x.action, x.timeoutSeconds, x.retry?.maxRetries]),
+    ).toEqual([
+      ["UPDATE_FIRMWARE", 0, undefined],
+      ["RESET_BMC", 600, 1],
+      ["POWER_CYCLE_HOST", 600, 1],
+      ["AC_CYCLE", 600, 1],
+      ["WAIT_BRING_UP", 600, 1],
+    ]);
+    expect(
+      violations(
+        rule({
+          stages: [stage({ steps: [update, { action: "AC_CYCLE", timeoutSeconds: -1, sleepSeconds: 5 }] })],
+        }),
+      ),
+    ).toEqual([
+      "stages[0].steps[1].sleep_seconds: only a SLEEP step sleeps (got 5)",
+      "stages[0].steps[1].timeout_seconds: must be 0 (the deployment's timeout) or more whole seconds (got -1)",
+    ]);
   });
 });
 
@@ -140,7 +210,7 @@ describe("operation rules: validation", () => {
       "rule.stages[1].steps[0].retry.backoff_rate: must be 1 or more (got 0.5)",
       "rule.stages[2].component_types: a stage needs at least one component type",
       "rule.stages[2].steps: a stage needs exactly one UPDATE_FIRMWARE step (got 0)",
-      "rule.stages[2].steps[0].action: must be one of UPDATE_FIRMWARE, VERIFY_VERSION, VERIFY_REACHABILITY, SLEEP",
+      "rule.stages[2].steps[0].action: must be one of UPDATE_FIRMWARE, VERIFY_VERSION, VERIFY_REACHABILITY, SLEEP, RESET_BMC, POWER_CYCLE_HOST, AC_CYCLE, WAIT_BRING_UP, CHECK_HEALTH",
       "rule.stages[3].max_parallel: must be 0 (the deployment's default) or more (got 1.5)",
       "rule.stages[3].steps: a stage needs exactly one UPDATE_FIRMWARE step (got 2)",
       "rule.stages[3].steps[2].sleep_seconds: a SLEEP step needs 1 or more whole seconds (got 0)",

@@ -18,6 +18,8 @@ import type {
   FirmwareMember,
   PushRequest,
   RedfishBmc,
+  ResetAction,
+  ResetResource,
   TaskPoll,
   TaskStarted,
   UpdateServiceFacts,
@@ -26,6 +28,8 @@ import {
   errorText,
   parseActionInfo,
   parseCollection,
+  parseHealth,
+  parseResetAction,
   parseServiceRoot,
   parseSoftwareInventory,
   parseTask,
@@ -183,6 +187,42 @@ export class RedfishClient implements RedfishBmc {
     if (answer.status < 200 || answer.status >= 300) {
       throw new RedfishHttpError(answer.status, "PATCH", updateServiceUri, errorText(answer.body));
     }
+  }
+
+  async resetAction(resource: ResetResource): Promise<ResetAction | undefined> {
+    const root = await this.serviceRoot();
+    const [collection, action] = {
+      manager: [root.managers, "#Manager.Reset"],
+      system: [root.systems, "#ComputerSystem.Reset"],
+      chassis: [root.chassis, "#Chassis.Reset"],
+    }[resource];
+    if (collection === undefined || action === undefined) return undefined;
+    const first = parseCollection(await this.get(collection)).members[0];
+    if (first === undefined) return undefined;
+    return parseResetAction(await this.get(first), action);
+  }
+
+  async reset(action: ResetAction, resetType: string): Promise<void> {
+    const answer = await this.authed({ method: "POST", path: action.target, json: { ResetType: resetType } });
+    if (answer.status < 200 || answer.status >= 300) {
+      throw new RedfishHttpError(answer.status, "POST", action.target, errorText(answer.body));
+    }
+  }
+
+  async health(): Promise<{ health: "OK" | "Warning" | "Critical"; reason?: string }> {
+    const root = await this.serviceRoot();
+    const rank = { OK: 0, Warning: 1, Critical: 2 } as const;
+    let worst: { health: "OK" | "Warning" | "Critical"; reason?: string } = { health: "OK" };
+    for (const collection of [root.systems, root.chassis, root.managers]) {
+      if (collection === undefined) continue;
+      const first = parseCollection(await this.get(collection)).members[0];
+      if (first === undefined) continue;
+      const said = parseHealth(await this.get(first));
+      if (said !== undefined && rank[said.health] > rank[worst.health]) {
+        worst = { health: said.health, reason: `${first} reports ${said.field} ${said.health}` };
+      }
+    }
+    return worst;
   }
 
   async close(): Promise<void> {

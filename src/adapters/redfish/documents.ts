@@ -28,6 +28,7 @@ export class RedfishDocumentError extends Error {
 
 import type {
   FirmwareMember,
+  ResetAction,
   SimpleUpdateAction,
   TaskMessage,
   TaskState,
@@ -64,6 +65,7 @@ export interface ServiceRoot {
   sessions?: string;
   managers?: string;
   systems?: string;
+  chassis?: string;
   tasks?: string;
 }
 
@@ -78,6 +80,7 @@ export function parseServiceRoot(doc: unknown): ServiceRoot {
     ["sessions", links.Sessions],
     ["managers", root.Managers],
     ["systems", root.Systems],
+    ["chassis", root.Chassis],
     ["tasks", root.Tasks],
   ];
   for (const [key, value] of fields) {
@@ -85,6 +88,40 @@ export function parseServiceRoot(doc: unknown): ServiceRoot {
     if (id !== undefined) out[key] = id;
   }
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reset actions (Manager.Reset, ComputerSystem.Reset, Chassis.Reset)
+
+/**
+ * A resource's `Actions["#<Type>.Reset"]`: its target and the ResetTypes it allows (inline
+ * `ResetType@Redfish.AllowableValues`; absent: the resource does not say). Undefined: no such action.
+ */
+export function parseResetAction(doc: unknown, action: string): ResetAction | undefined {
+  const r = object(doc, action.split(".")[0]?.replace("#", "") ?? "Resource");
+  const actions = r.Actions !== null && typeof r.Actions === "object" ? (r.Actions as Json) : {};
+  const found = actions[action];
+  if (found === null || typeof found !== "object") return undefined;
+  const target = str((found as Json).target);
+  if (target === undefined) return undefined;
+  const values = (found as Json)["ResetType@Redfish.AllowableValues"];
+  const allowed = Array.isArray(values)
+    ? values.filter((v): v is string => typeof v === "string")
+    : undefined;
+  return { target, ...(allowed === undefined ? {} : { allowed }) };
+}
+
+/** A resource's `Status.HealthRollup` (else `Health`), when it is OK, Warning or Critical. */
+export function parseHealth(
+  doc: unknown,
+): { health: "OK" | "Warning" | "Critical"; field: "HealthRollup" | "Health" } | undefined {
+  const r = object(doc, "Resource");
+  const status = r.Status !== null && typeof r.Status === "object" ? (r.Status as Json) : {};
+  for (const field of ["HealthRollup", "Health"] as const) {
+    const value = status[field];
+    if (value === "OK" || value === "Warning" || value === "Critical") return { health: value, field };
+  }
+  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -14,10 +14,6 @@
  *                byte of a request (credentials, image) reaches a BMC that failed the pin
  *   insecure     no verification at all (the caller warns)
  * and plain http:// only to a loopback address (the config refuses it elsewhere).
- *
- * A GET that fails on a kept-alive socket before any answer (reset, closed: the BMC closed the idle
- * connection just as it was reused, a race every HTTP/1.1 client meets) is sent once more on a
- * new connection. Only GETs: a POST or PATCH that may have reached the BMC is never sent twice.
  */
 import { readFileSync } from "node:fs";
 import http from "node:http";
@@ -94,13 +90,6 @@ export function retryAfterMs(value: string | string[] | undefined, now: number):
 
 const MAX_JSON_BYTES = 4 * 1024 * 1024;
 
-/** A request that failed on a reused keep-alive socket before any answer (see the file comment). */
-class StaleSocketError extends Error {
-  constructor(readonly unreachable: RedfishUnreachableError) {
-    super(unreachable.message);
-  }
-}
-
 export class BmcTransport {
   private readonly agent: http.Agent;
   private readonly base: URL;
@@ -150,19 +139,16 @@ export class BmcTransport {
     return this.base.origin;
   }
 
-  async send(request: HttpRequest): Promise<HttpAnswer> {
-    try {
-      return await this.attempt(request);
-    } catch (err) {
-      if (!(err instanceof StaleSocketError)) throw err;
-      if (request.method !== "GET") throw err.unreachable;
-      return this.attempt(request).catch((again: unknown) => {
-        throw again instanceof StaleSocketError ? again.unreachable : again;
-      });
-    }
+  send(request: HttpRequest): Promise<HttpAnswer> {
+    return this.sendOnce(request, true);
   }
 
-  private attempt(request: HttpRequest): Promise<HttpAnswer> {
+  /**
+   * One request. A GET on a kept-alive socket that the BMC closed while it idled (its keep-alive
+   * timeout, a reset) fails with ECONNRESET before any answer: it is sent once more on a new
+   * connection (`again`), as reads are safe to repeat; anything else is never re-sent.
+   */
+  private sendOnce(request: HttpRequest, again: boolean): Promise<HttpAnswer> {
     const url = new URL(request.path, this.base);
     const headers: Record<string, string | number> = { Accept: "application/json", ...request.headers };
     let payload: Buffer | undefined;
@@ -180,18 +166,19 @@ export class BmcTransport {
       const fail = (err: Error) => {
         if (settled) return;
         settled = true;
+        const stale = req.reusedSocket && (err as NodeJS.ErrnoException).code === "ECONNRESET";
+        if (again && stale && request.method === "GET") {
+          resolve(this.sendOnce(request, false));
+          return;
+        }
         if (err instanceof RedfishTlsError || err instanceof RedfishHttpError) return reject(err);
         const tlsProblem = (err as NodeJS.ErrnoException).code ?? "";
         if (/CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS/.test(tlsProblem)) {
           return reject(new RedfishTlsError(`TLS to ${this.base.host} failed: ${err.message}`));
         }
-        const unreachable = new RedfishUnreachableError(`${request.method} ${request.path}: ${err.message}`);
-        const stale = req.reusedSocket && !answered && /^(ECONNRESET|EPIPE)$/.test(tlsProblem);
-        reject(stale ? new StaleSocketError(unreachable) : unreachable);
+        reject(new RedfishUnreachableError(`${request.method} ${request.path}: ${err.message}`));
       };
-      let answered = false;
       const req = lib.request(url, { method: request.method, headers, agent: this.agent }, (res) => {
-        answered = true;
         const chunks: Buffer[] = [];
         let size = 0;
         res.on("data", (chunk: Buffer) => {

@@ -5,7 +5,7 @@
  */
 
 import { type CommandFamily, type CommandSet, updateParts } from "../../domain/command-sets.js";
-import { foldUpdates, newlyVerified, updateRetriesOf } from "../../domain/live-report.js";
+import { activatedLaterOf, foldUpdates, newlyVerified, updateRetriesOf } from "../../domain/live-report.js";
 import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
 import {
@@ -99,7 +99,14 @@ export function foldedTask(task: Task, updates: CommandSet | undefined, now: num
   } catch {
     return task;
   }
-  const live = foldUpdates(report, task.id, updates, now, updateRetriesOf(task.rule));
+  const live = foldUpdates(
+    report,
+    task.id,
+    updates,
+    now,
+    updateRetriesOf(task.rule),
+    activatedLaterOf(task.rule),
+  );
   return { ...task, report: serializeReport(live) };
 }
 

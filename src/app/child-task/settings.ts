@@ -229,6 +229,13 @@ export interface WaveState extends PollState {
   versions: Record<string, string>;
   /** Component id → the parts it is flashed with (sub_targets); absent: whole components. */
   subTargets?: Record<string, string[]>;
+  /**
+   * The stage's read-back (operation-rules.ts `readBackStep`): on an update, a step after it
+   * activates a staged flash and reads it back (`laterReadBack`); on an activation or bring-up
+   * step, this one's answer must show the target active (`readBack`). Absent: neither.
+   */
+  readBack?: boolean;
+  laterReadBack?: boolean;
   results?: ComponentResult[];
   /**
    * AwaitWave's timeout (TimeoutSecondsPath): how long it waits for the wake-up before the check

@@ -16,10 +16,14 @@
  *   VERIFY_VERSION       one query per component; its answer must be the component's target
  *   VERIFY_REACHABILITY  one query per component; it must answer
  *   SLEEP                no command: the wait lasts the sleep, CheckWave passes once it is over
- * The built-in default rule has the update step alone, so its waves send exactly the commands
- * they sent before rules existed.
+ *   RESET_BMC, POWER_CYCLE_HOST, AC_CYCLE
+ *                        one `reset` per component (BMC protocol v3; kind bmc, host, ac), answered
+ *                        with the BMC's versions once it is back; kept in the verify set
+ *   WAIT_BRING_UP        one query per component: it must answer with its versions in time
+ * The stage's read-back step (operation-rules.ts `readBackStep`) must find the target active:
+ * NotActivated when it is only pending (staged), VersionMismatch when it is neither.
  */
-import type { UpdateCommand } from "../../domain/bmc-protocol.js";
+import type { ResetCommand, ResetKind, UpdateCommand } from "../../domain/bmc-protocol.js";
 import {
   type CommandFamily,
   type CommandSet,
@@ -36,13 +40,20 @@ import {
   nextCheckWaitSeconds,
   nextWaitSeconds,
   type PendingCommand,
+  type QueryStepName,
   queryVerdict,
   secretFor,
   verdict,
 } from "../../domain/component-verdict.js";
 import { updatesSucceeded } from "../../domain/live-report.js";
 import type { ComponentType, FirmwareAuthentication, Task } from "../../domain/model.js";
-import { type RuleAction, type RuleStep, retryWaitSeconds } from "../../domain/operation-rules.js";
+import {
+  isActivation,
+  type RuleAction,
+  type RuleStep,
+  readBackStep,
+  retryWaitSeconds,
+} from "../../domain/operation-rules.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
 import {
   completionMessage,
@@ -87,11 +98,40 @@ function waveOf(
   return { group, step, componentIds };
 }
 
+/**
+ * A step's timeout: its own, else the deployment's: the update timeout for the update and for
+ * activation and bring-up (a tray's AC cycle and boot take minutes, like a flash), the preflight
+ * timeout for a verify.
+ */
 function timeoutOf(step: RuleStep, settings: ChildTaskSettings): number {
   if (step.action === "SLEEP") return step.sleepSeconds;
   if (step.timeoutSeconds > 0) return step.timeoutSeconds;
-  return step.action === "UPDATE_FIRMWARE" ? settings.updateTimeoutSeconds : settings.preflightTimeoutSeconds;
+  const long =
+    step.action === "UPDATE_FIRMWARE" || step.action === "WAIT_BRING_UP" || isActivation(step.action);
+  return long ? settings.updateTimeoutSeconds : settings.preflightTimeoutSeconds;
 }
+
+/** What each activation asks of a BMC (BMC protocol v3 `reset`). */
+const RESET_KIND: Record<"RESET_BMC" | "POWER_CYCLE_HOST" | "AC_CYCLE", ResetKind> = {
+  RESET_BMC: "bmc",
+  POWER_CYCLE_HOST: "host",
+  AC_CYCLE: "ac",
+};
+
+/** A host power cycle is graceful for half its step's timeout (at most 5 minutes), then forced. */
+export const graceSecondsOf = (timeoutSeconds: number): number =>
+  Math.min(300, Math.floor(timeoutSeconds / 2));
+
+/** How a query-answered step names itself in its verdicts. */
+const QUERY_STEP_NAMES: Record<Exclude<RuleAction, "UPDATE_FIRMWARE" | "SLEEP">, QueryStepName> = {
+  VERIFY_VERSION: "verify-version",
+  VERIFY_REACHABILITY: "verify-reachability",
+  RESET_BMC: "reset-bmc",
+  POWER_CYCLE_HOST: "power-cycle-host",
+  AC_CYCLE: "ac-cycle",
+  WAIT_BRING_UP: "wait-bring-up",
+  CHECK_HEALTH: "check-health",
+};
 
 async function credentialsFor(
   deps: StepDeps,
@@ -191,10 +231,13 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
         timeoutSeconds,
       )
     : new Map<string, SentImage>();
+  const readBack = readBackStep(group.steps);
   const base = {
     stage: group.stage,
     step: e.cursor.step,
     action: step.action,
+    ...(update && readBack > e.cursor.step ? { laterReadBack: true } : {}),
+    ...(!update && readBack === e.cursor.step ? { readBack: true } : {}),
     attempt,
     timeoutSeconds,
     ...(update && group.part !== undefined ? { part: group.part } : {}),
@@ -221,6 +264,20 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
     componentIds.map((componentId) => ({ componentId, address })),
     { sentAt: now, deadline: now + timeoutSeconds * 1000 },
     async (componentId, requestId) => {
+      const action = step.action;
+      if (action === "RESET_BMC" || action === "POWER_CYCLE_HOST" || action === "AC_CYCLE") {
+        const reset: ResetCommand = {
+          v: 3,
+          type: "reset",
+          requestId,
+          taskId: e.taskId,
+          kind: RESET_KIND[action],
+          issuedAt: now,
+        };
+        if (action === "POWER_CYCLE_HOST") reset.graceSeconds = graceSecondsOf(timeoutSeconds);
+        await deps.publisher.publish(componentId, reset);
+        return;
+      }
       if (!update) {
         await deps.publisher.publish(componentId, { v: 1, type: "query", requestId });
         return;
@@ -445,16 +502,15 @@ function judgeWave(
         wave.deadline,
         now,
         wave.subTargets?.[componentId],
+        wave.laterReadBack === true,
       );
     }
-    const check =
-      wave.action === "VERIFY_VERSION"
-        ? {
-            step: "verify-version" as const,
-            expected: wave.versions[componentId] ?? "",
-            timeoutSeconds: wave.timeoutSeconds,
-          }
-        : { step: "verify-reachability" as const, timeoutSeconds: wave.timeoutSeconds };
+    const expected = wave.action === "VERIFY_VERSION" || wave.readBack === true;
+    const check = {
+      step: QUERY_STEP_NAMES[wave.action as keyof typeof QUERY_STEP_NAMES],
+      ...(expected ? { expected: wave.versions[componentId] ?? "" } : {}),
+      timeoutSeconds: wave.timeoutSeconds,
+    };
     return queryVerdict(componentId, type, record, check, wave.deadline, now);
   });
   if (verdicts.some((v) => v === "pending")) {

@@ -75,6 +75,15 @@ export interface TaskView {
   messages: TaskMessage[];
 }
 
+/** A resource's reset action: where to POST it and the ResetTypes it allows (absent: not said). */
+export interface ResetAction {
+  target: string;
+  allowed?: string[];
+}
+
+/** Which resource a reset acts on: the BMC itself (Manager), its host (ComputerSystem), its tray (Chassis). */
+export type ResetResource = "manager" | "system" | "chassis";
+
 // ---------------------------------------------------------------------------------------------
 // Ports
 
@@ -130,6 +139,15 @@ export interface RedfishBmc {
   pollTask(started: TaskStarted): Promise<TaskPoll>;
   /** For HttpPushUri: sets `HttpPushUriOptions.HttpPushUriApplyTime.ApplyTime`. */
   setPushApplyTime(updateServiceUri: string, applyTime: string): Promise<void>;
+  /** The first member of the resource's collection and its reset action; undefined: none. */
+  resetAction(resource: ResetResource): Promise<ResetAction | undefined>;
+  /** POSTs the action with `{ResetType}`; the BMC may drop the connection as it goes down. */
+  reset(action: ResetAction, resetType: string): Promise<void>;
+  /**
+   * The worst `Status.HealthRollup` (else `Health`) of the first Manager, ComputerSystem and
+   * Chassis, with which resource said so; OK when none says otherwise.
+   */
+  health(): Promise<{ health: "OK" | "Warning" | "Critical"; reason?: string }>;
   /** Logs out (deletes the session). */
   close(): Promise<void>;
 }

@@ -137,7 +137,12 @@ export async function startBmcAgent(
       return;
     }
     const command = decoded.value;
-    const work = command.type === "query" ? worker.query(command) : worker.update(command);
+    const work =
+      command.type === "query"
+        ? worker.query(command)
+        : command.type === "reset"
+          ? worker.reset(command)
+          : worker.update(command);
     const tracked = work.catch((err: unknown) =>
       log(`flow-bmc-agent: ${describeBmcMessage(command)} failed: ${(err as Error).message}`),
     );

@@ -227,6 +227,11 @@ export const { fromProto: ruleActionFromProto, toProto: ruleActionToProto } = en
     VERIFY_VERSION: admin.RuleAction.RULE_ACTION_VERIFY_VERSION,
     VERIFY_REACHABILITY: admin.RuleAction.RULE_ACTION_VERIFY_REACHABILITY,
     SLEEP: admin.RuleAction.RULE_ACTION_SLEEP,
+    RESET_BMC: admin.RuleAction.RULE_ACTION_RESET_BMC,
+    POWER_CYCLE_HOST: admin.RuleAction.RULE_ACTION_POWER_CYCLE_HOST,
+    AC_CYCLE: admin.RuleAction.RULE_ACTION_AC_CYCLE,
+    WAIT_BRING_UP: admin.RuleAction.RULE_ACTION_WAIT_BRING_UP,
+    CHECK_HEALTH: admin.RuleAction.RULE_ACTION_CHECK_HEALTH,
   },
   "UNKNOWN",
 );

@@ -75,6 +75,33 @@ export enum RuleAction {
   RULE_ACTION_VERIFY_REACHABILITY = 3,
   /** RULE_ACTION_SLEEP - Wait sleep_seconds. */
   RULE_ACTION_SLEEP = 4,
+  /**
+   * RULE_ACTION_RESET_BMC - Activation (extension). Each BMC of the wave resets its own controller (Redfish Manager.Reset)
+   * and answers, once back, with its active version and any version still pending; the stage's
+   * last version-reading step requires the target active (NotActivated otherwise).
+   */
+  RULE_ACTION_RESET_BMC = 100,
+  /**
+   * RULE_ACTION_POWER_CYCLE_HOST - Each BMC power-cycles its host: graceful restart, forced after the step's timeout allows
+   * (Redfish ComputerSystem.Reset, GracefulRestart then ForceRestart).
+   */
+  RULE_ACTION_POWER_CYCLE_HOST = 101,
+  /**
+   * RULE_ACTION_AC_CYCLE - Each BMC AC-cycles its tray (Redfish Chassis.Reset PowerCycle): what GPU, NVSwitch and CPLD
+   * firmware needs to become active.
+   */
+  RULE_ACTION_AC_CYCLE = 102,
+  /**
+   * RULE_ACTION_WAIT_BRING_UP - Ask each BMC until it answers with its versions (it may be coming back from a reset); the
+   * timeout bounds the wait.
+   */
+  RULE_ACTION_WAIT_BRING_UP = 103,
+  /**
+   * RULE_ACTION_CHECK_HEALTH - Ask each BMC its own health (Redfish Status.Health / HealthRollup of its system, chassis and
+   * manager): a component whose BMC reports it Warning or Critical fails (HealthCheckFailed, with
+   * the BMC's reason).
+   */
+  RULE_ACTION_CHECK_HEALTH = 104,
   UNRECOGNIZED = -1,
 }
 
@@ -95,6 +122,21 @@ export function ruleActionFromJSON(object: any): RuleAction {
     case 4:
     case "RULE_ACTION_SLEEP":
       return RuleAction.RULE_ACTION_SLEEP;
+    case 100:
+    case "RULE_ACTION_RESET_BMC":
+      return RuleAction.RULE_ACTION_RESET_BMC;
+    case 101:
+    case "RULE_ACTION_POWER_CYCLE_HOST":
+      return RuleAction.RULE_ACTION_POWER_CYCLE_HOST;
+    case 102:
+    case "RULE_ACTION_AC_CYCLE":
+      return RuleAction.RULE_ACTION_AC_CYCLE;
+    case 103:
+    case "RULE_ACTION_WAIT_BRING_UP":
+      return RuleAction.RULE_ACTION_WAIT_BRING_UP;
+    case 104:
+    case "RULE_ACTION_CHECK_HEALTH":
+      return RuleAction.RULE_ACTION_CHECK_HEALTH;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -114,6 +156,16 @@ export function ruleActionToJSON(object: RuleAction): string {
       return "RULE_ACTION_VERIFY_REACHABILITY";
     case RuleAction.RULE_ACTION_SLEEP:
       return "RULE_ACTION_SLEEP";
+    case RuleAction.RULE_ACTION_RESET_BMC:
+      return "RULE_ACTION_RESET_BMC";
+    case RuleAction.RULE_ACTION_POWER_CYCLE_HOST:
+      return "RULE_ACTION_POWER_CYCLE_HOST";
+    case RuleAction.RULE_ACTION_AC_CYCLE:
+      return "RULE_ACTION_AC_CYCLE";
+    case RuleAction.RULE_ACTION_WAIT_BRING_UP:
+      return "RULE_ACTION_WAIT_BRING_UP";
+    case RuleAction.RULE_ACTION_CHECK_HEALTH:
+      return "RULE_ACTION_CHECK_HEALTH";
     case RuleAction.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
