@@ -32,6 +32,9 @@ const KIND_NAMES: Record<number, string> = {
   [K.OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED]: "window closed",
   [K.OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED]: "window paused",
   [K.OPERATION_RUN_EVENT_KIND_FINISHED]: "finished",
+  [K.OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED]: "approval requested",
+  [K.OPERATION_RUN_EVENT_KIND_APPROVED]: "approved",
+  [K.OPERATION_RUN_EVENT_KIND_ACCESS_DENIED]: "access denied",
 };
 
 export function kindName(kind: pb.OperationRunEventKind): string {

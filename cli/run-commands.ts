@@ -343,6 +343,11 @@ export function registerRunCommands(program: Command, act: Act): void {
     (ctx, id, o) =>
       ctx.conn().flow.cancelOperationRun({ id: { id }, reason: (o.reason as string | undefined) ?? "" }),
   ).option("--reason <text>", "why, recorded in the run's status message");
+  control(
+    "approve",
+    "approve a run the two-person rule holds (awaiting approval); not its creator's to approve",
+    (ctx, id) => ctx.conn().flow.approveOperationRun({ id: { id } }),
+  );
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { RackPlace } from "../domain/access-policy.js";
 import type { Actor } from "../domain/actor.js";
+import type { ApprovalRule } from "../domain/approval.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { BeginUploadInput, CompleteUploadInput, FirmwareImage } from "../domain/firmware-images.js";
 import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
@@ -67,6 +68,11 @@ export interface CreateRunOptions {
    * throws PermissionDenied for racks outside the caller's scope.
    */
   permitRacks?: (racks: readonly RackPlace[]) => void;
+  /**
+   * The access policy's two-person rule: a plan over at least `minRacks` distinct racks is
+   * created PAUSED / AWAITING_APPROVAL (src/domain/approval.ts). Absent: no run waits.
+   */
+  approval?: ApprovalRule;
 }
 
 /** `actor` on the controls: who asked, as for create (CreateRunOptions.actor). */
@@ -99,6 +105,11 @@ export interface OperationRunsApi {
   /** `expectedPhaseIndex` 0 or absent skips the check. */
   advancePhase(id: string, expectedPhaseIndex: number | undefined, actor?: Actor): Promise<Run>;
   cancelRun(id: string, reason: string, actor?: Actor): Promise<Run>;
+  /**
+   * (ours) Releases a run the two-person rule holds: FailedPrecondition unless it is awaiting
+   * approval; Unauthenticated without a verified certificate; PermissionDenied for its creator.
+   */
+  approveRun(id: string, actor?: Actor): Promise<Run>;
 }
 
 export interface TasksApi {

@@ -27,7 +27,10 @@ import { FailedPreconditionError } from "../domain/errors.js";
 import type { FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { InventoryRack } from "../domain/model.js";
 
-export type RunControls = Pick<OperationRunsApi, "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun">;
+export type RunControls = Pick<
+  OperationRunsApi,
+  "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun" | "approveRun"
+>;
 export type RunReads = Omit<OperationRunsApi, keyof RunControls>;
 
 export interface FlowApiParts {
@@ -128,6 +131,7 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     listTargets: async (query) => runs().listTargets(query),
     listRunEvents: async (query) => runs().listRunEvents(query),
     pauseRun: async (id, actor) => controls().pauseRun(id, actor),
+    approveRun: async (id, actor) => controls().approveRun(id, actor),
     resumeRun: async (id, actor) => controls().resumeRun(id, actor),
     advancePhase: async (id, expected, actor) => controls().advancePhase(id, expected, actor),
     cancelRun: async (id, reason, actor) => {

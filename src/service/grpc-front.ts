@@ -90,7 +90,12 @@ export function composeGrpcFront(
       logger: obs.logger,
       ...(config.protoDir === undefined ? {} : { protoDir: config.protoDir }),
       admission: config.admission,
-      access: accessControl(policy, { stores, logger: obs.logger, metrics: obs.metrics }),
+      access: accessControl(policy, {
+        stores,
+        logger: obs.logger,
+        metrics: obs.metrics,
+        clock: systemClock,
+      }),
       // The ALB polls health every few seconds: give it time to see NOT_SERVING before we refuse calls.
       drainMs: 5_000,
       storeHealth,

@@ -315,6 +315,12 @@ export class FakeFlowApi implements FlowApi {
     };
   }
 
+  async approveRun(id: string, actor?: Actor): Promise<Run> {
+    this.record("approveRun", id);
+    this.actors.push({ method: "approveRun", actor });
+    return { ...this.run(id), status: "PENDING", reason: "NONE", statusMessage: "operation run approved" };
+  }
+
   /** Validates as the task service does (the adapter only decodes), then records the template. */
   async upgradeFirmware(request: FirmwareTemplateInput) {
     const validated = validateFirmwareTask(request, Date.now());

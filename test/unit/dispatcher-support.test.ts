@@ -23,6 +23,7 @@ function runStoreWith(methods: Partial<RunStore>): RunStore {
     listActiveRunIds: unexpected("listActiveRunIds"),
     saveRun: unexpected("saveRun"),
     listRunEvents: unexpected("listRunEvents"),
+    appendRunEvent: unexpected("appendRunEvent"),
     listQueuedTargets: unexpected("listQueuedTargets"),
     claimTarget: unexpected("claimTarget"),
     claimTargets: unexpected("claimTargets"),

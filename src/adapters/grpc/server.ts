@@ -274,6 +274,7 @@ export function unaryHandler<Req, Res>(
         deps.applicationNow === undefined ? deadline : deps.applicationNow() + (deadline - deps.now()),
       abandoned: () => call.cancelled || deps.now() >= deadline,
       actor: () => identify().actor,
+      approvalRule: () => deps.access?.policy()?.approval,
       grants: () => {
         const policy = deps.access?.policy();
         return policy === undefined
@@ -284,7 +285,9 @@ export function unaryHandler<Req, Res>(
     const access = deps.access;
     Promise.resolve()
       .then(() =>
-        access === undefined ? undefined : authorizeCall(access, name, request, identify().principal),
+        access === undefined
+          ? undefined
+          : authorizeCall(access, name, request, identify().principal, identify().actor),
       )
       .then((permitRacks) =>
         handle(request, permitRacks === undefined ? context : { ...context, permitRacks }),

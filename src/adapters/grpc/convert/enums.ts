@@ -139,6 +139,7 @@ export const { fromProto: runReasonFromProto, toProto: runReasonToProto } = enum
     SAFETY_GATE: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_SAFETY_GATE,
     CONFLICT_RETRY_TIMEOUT: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT,
     MAINTENANCE_WINDOW: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW,
+    AWAITING_APPROVAL: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL,
   },
   "UNKNOWN",
 );
@@ -244,6 +245,9 @@ export const { toProto: runEventKindToProto } = enumMapping<RunEventKind, pb.Ope
   WINDOW_CLOSED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_CLOSED,
   WINDOW_PAUSED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_WINDOW_PAUSED,
   FINISHED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_FINISHED,
+  APPROVAL_REQUESTED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED,
+  APPROVED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_APPROVED,
+  ACCESS_DENIED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ACCESS_DENIED,
 });
 
 export const { toProto: actorSourceToProto } = enumMapping<ActorSource, pb.OperationRunActorSource>({

@@ -82,6 +82,17 @@ function detailToProto(detail: RunEventDetail): NonNullable<pb.OperationRunEvent
           closedAt: msToDate(detail.closedAt),
         },
       };
+    case "approval":
+      return {
+        $case: "approval",
+        value: {
+          minRacks: detail.minRacks,
+          racks: detail.racks,
+          requestedBy: detail.requestedBy === undefined ? undefined : actorToProto(detail.requestedBy),
+        },
+      };
+    case "denial":
+      return { $case: "denial", value: { rpc: detail.rpc, code: detail.code, reason: detail.reason } };
     default:
       return assertNever(detail);
   }
