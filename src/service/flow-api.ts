@@ -139,7 +139,8 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
       tasks();
       return controls().cancelRun(id, reason, actor);
     },
-    upgradeFirmware: async (request) => tasks().upgradeFirmware(request),
+    // The options carry the access policy's rack check: dropping them would skip the scope check.
+    upgradeFirmware: async (request, options) => tasks().upgradeFirmware(request, options),
     getTasks: async (ids) => tasks().getTasks(ids),
     listTasks: async (query) => tasks().listTasks(query),
     cancelTask: async (id) => tasks().cancelTask(id),

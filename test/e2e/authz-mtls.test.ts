@@ -22,11 +22,11 @@ import {
   type FlowClient,
 } from "../../src/adapters/grpc/client.js";
 import { clientCredentials } from "../../src/adapters/grpc/tls.js";
-import { ComponentType } from "../../src/gen/flow/v1/flow.js";
+import { ComponentType, UpgradeFirmwareRequest } from "../../src/gen/flow/v1/flow.js";
 import { makeCertificates } from "../support/certificates.js";
 import { fleetOf, HANG, inventoryOf, rackGroup } from "../support/fixtures-inventory.js";
 import { flowctlAs } from "../support/flowctl.js";
-import { CALL_DEADLINE_MS, failure, runRequest, startTestStack } from "../support/stack.js";
+import { CALL_DEADLINE_MS, failure, racksSpec, runRequest, startTestStack } from "../support/stack.js";
 
 const DC1 = rackGroup(1, { name: "dc1", count: 3 });
 const DC2 = rackGroup(2, { name: "dc2", count: 2 });
@@ -138,6 +138,33 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
       details: "alice may not operate operation run: 1 of 2 racks outside its scope: dc2-0",
     });
     expect((await flow.pauseOperationRun({ id: inScope.id }, soon())).summary?.id).toEqual(inScope.id);
+  });
+
+  it("an operator's firmware task is checked against every rack it expands to: outside its scope, refused before any task exists", async () => {
+    const { flow } = as("operator");
+    const before = await flow.listTasks(
+      { rackId: { id: DC2.ids[0]! }, activeOnly: false, withReport: false },
+      soon(),
+    );
+    expect(
+      await failure(
+        flow.upgradeFirmware(
+          UpgradeFirmwareRequest.fromPartial({
+            targetSpec: racksSpec([DC1.ids[2]!, DC2.ids[0]!]),
+            targetVersion: "2.0.0",
+          }),
+          soon(),
+        ),
+      ),
+    ).toEqual({
+      code: "PERMISSION_DENIED",
+      details: "alice may not operate firmware tasks: 1 of 2 racks outside its scope: dc2-0",
+    });
+    const after = await flow.listTasks(
+      { rackId: { id: DC2.ids[0]! }, activeOnly: false, withReport: false },
+      soon(),
+    );
+    expect(after.total).toBe(before.total);
   });
 
   it("only admin changes a baseline", async () => {
