@@ -88,7 +88,12 @@ export function composeGrpcFront(
       allowInsecureNonLoopback: config.plaintextBehindLoadBalancer,
       trustLoadBalancerClientCert: config.trustLoadBalancerClientCert,
       logger: obs.logger,
-      ...(config.protoDir === undefined ? {} : { protoDir: config.protoDir }),
+      // Reflection lists every service, the admin one too: only where the deployment asks for it.
+      ...(!config.serverReflection
+        ? { protoDir: false as const }
+        : config.protoDir === undefined
+          ? {}
+          : { protoDir: config.protoDir }),
       admission: config.admission,
       access: accessControl(policy, {
         stores,
