@@ -428,13 +428,19 @@ export class FakeFlowApi implements FlowApi {
   }
 }
 
-export function recordingLogger(): GrpcLogger & { errors: Record<string, unknown>[]; warnings: string[] } {
+export function recordingLogger(): GrpcLogger & {
+  errors: Record<string, unknown>[];
+  warnings: string[];
+  infos: string[];
+} {
   const errors: Record<string, unknown>[] = [];
   const warnings: string[] = [];
+  const infos: string[] = [];
   return {
     errors,
     warnings,
-    info: () => {},
+    infos,
+    info: (message, fields) => infos.push(`${message} ${JSON.stringify(fields ?? {})}`),
     warn: (message, fields) => warnings.push(`${message} ${JSON.stringify(fields ?? {})}`),
     error: (_m, fields) => errors.push(fields ?? {}),
   };
