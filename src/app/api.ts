@@ -128,6 +128,11 @@ export interface InventoryApi {
   importInventory(
     racks: InventoryRack[],
     baselines?: FirmwareBaseline[],
+    /**
+     * `allowComponentTypeChange`: a known component may change type (else InvalidArgument naming
+     * each; src/domain/component-type-change.ts); `actor`: who, for the log line of each change.
+     */
+    options?: { allowComponentTypeChange?: boolean; actor?: Actor },
   ): Promise<{ racks: number; components: number; baselines: number }>;
   listRacks(offset: number, limit: number): Promise<{ racks: InventoryRack[]; total: number }>;
 }

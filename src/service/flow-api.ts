@@ -23,7 +23,8 @@ import type {
   RunStore,
 } from "../app/ports.js";
 import { createRunService } from "../app/runs.js";
-import { FailedPreconditionError } from "../domain/errors.js";
+import { componentTypeChanges, typeChangeViolation } from "../domain/component-type-change.js";
+import { FailedPreconditionError, ValidationError } from "../domain/errors.js";
 import type { FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { InventoryRack } from "../domain/model.js";
 
@@ -42,6 +43,8 @@ export interface FlowApiParts {
   policy?: PolicyApi;
   /** The firmware image catalog (src/app/firmware-images.ts). */
   images?: ImagesApi;
+  /** Where an import's component type changes are logged (absent: not logged). */
+  logger?: Pick<Logger, "info">;
   /** Told of every imported rack after it is stored (the local stack adds simulated BMCs). */
   onRacksImported?: (racks: InventoryRack[]) => void;
   buildInfo: BuildInfo;
@@ -112,6 +115,7 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
       log: (line) => logger.info(line),
     }),
     ...(parts.onRacksImported === undefined ? {} : { onRacksImported: parts.onRacksImported }),
+    logger,
     buildInfo: parts.buildInfo,
   });
 }
@@ -144,8 +148,27 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     getTasks: async (ids) => tasks().getTasks(ids),
     listTasks: async (query) => tasks().listTasks(query),
     cancelTask: async (id) => tasks().cancelTask(id),
-    importInventory: async (racks: InventoryRack[], baselines: FirmwareBaseline[] = []) => {
+    importInventory: async (racks: InventoryRack[], baselines: FirmwareBaseline[] = [], options = {}) => {
+      const ids = racks.flatMap((r) => r.components.map((c) => c.id));
+      const stored: Map<string, InventoryRack> =
+        ids.length === 0 ? new Map() : await inventory().getRacksByComponentIds(ids);
+      const known = new Map(
+        [...stored.values()].flatMap((rack) => rack.components.map((c) => [c.id, c.type] as const)),
+      );
+      const changes = componentTypeChanges(racks, known);
+      if (changes.length > 0 && options.allowComponentTypeChange !== true) {
+        throw new ValidationError(changes.map(typeChangeViolation));
+      }
       await inventory().upsertRacks(racks);
+      for (const change of changes) {
+        parts.logger?.info("component type changed by inventory import", {
+          actor: options.actor?.name ?? "",
+          authenticated: options.actor?.authenticated ?? false,
+          componentId: change.componentId,
+          from: change.from,
+          to: change.to,
+        });
+      }
       parts.onRacksImported?.(racks);
       if (baselines.length > 0) await policy().setBaselines(baselines);
       return {

@@ -345,8 +345,12 @@ export class FakeFlowApi implements FlowApi {
     return { ...TASK, status: "TERMINATED", finishedAt: 1_800_000_002_000 };
   }
 
-  async importInventory(racks: InventoryRack[], baselines: FirmwareBaseline[] = []) {
-    this.record("importInventory", racks, baselines);
+  async importInventory(
+    racks: InventoryRack[],
+    baselines: FirmwareBaseline[] = [],
+    options: { allowComponentTypeChange?: boolean } = {},
+  ) {
+    this.record("importInventory", racks, baselines, options.allowComponentTypeChange ?? false);
     return {
       racks: racks.length,
       components: racks.reduce((n, r) => n + r.components.length, 0),

@@ -1160,13 +1160,21 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
 
   it("inventory racks survive domain → proto → domain", () => {
     const request = ImportInventoryRequest.decode(
-      ImportInventoryRequest.encode({ racks: [inventoryRackToProto(RACK)], baselines: [] }).finish(),
+      ImportInventoryRequest.encode({
+        racks: [inventoryRackToProto(RACK)],
+        baselines: [],
+        allowComponentTypeChange: false,
+      }).finish(),
     );
     expect(inventoryRacksFromProto(request)).toStrictEqual([RACK]);
     const bare: InventoryRack = { id: B, name: "bare", components: [] };
-    expect(inventoryRacksFromProto({ racks: [inventoryRackToProto(bare)], baselines: [] })).toStrictEqual([
-      bare,
-    ]);
+    expect(
+      inventoryRacksFromProto({
+        racks: [inventoryRackToProto(bare)],
+        baselines: [],
+        allowComponentTypeChange: false,
+      }),
+    ).toStrictEqual([bare]);
   });
 
   it("inventory rows need ids, names and known component types", () => {
@@ -1203,6 +1211,7 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
           },
         ],
         baselines: [],
+        allowComponentTypeChange: false,
       }),
     );
     expect(err.message.split("; ")).toEqual([

@@ -197,10 +197,11 @@ export function adminHandlers(
       const { images, total } = await api.listImages(listImagesFromProto(req));
       return { images: images.map(imageToProto), total };
     },
-    importInventory: async (req) => {
+    importInventory: async (req, call) => {
       const written = await api.importInventory(
         inventoryRacksFromProto(req),
         baselinesFromProto(req.baselines, "baselines"),
+        { allowComponentTypeChange: req.allowComponentTypeChange, actor: call.actor() },
       );
       return {
         racksWritten: written.racks,
