@@ -101,6 +101,7 @@ async function main(): Promise<void> {
     lookups: {
       runRacks: async () => ({ reason: "OPERATOR_PAUSED", racks: RACKS }),
       taskRacks: async () => [],
+      recordDenial: async () => {},
     },
     logger: silentLogger,
     metrics: noopMetrics,

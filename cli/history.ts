@@ -36,6 +36,9 @@ const KIND_NAMES: Record<number, string> = {
   [K.OPERATION_RUN_EVENT_KIND_ROLLED_BACK]: "rolled back",
   [K.OPERATION_RUN_EVENT_KIND_SOAK_STARTED]: "soak started",
   [K.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED]: "late failure",
+  [K.OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED]: "approval requested",
+  [K.OPERATION_RUN_EVENT_KIND_APPROVED]: "approved",
+  [K.OPERATION_RUN_EVENT_KIND_ACCESS_DENIED]: "access denied",
 };
 
 export function kindName(kind: pb.OperationRunEventKind): string {

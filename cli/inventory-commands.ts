@@ -19,8 +19,12 @@ export function registerInventoryCommands(program: Command, act: Act): void {
     .command("import")
     .description("upsert racks and components from an inventory file (the local stack's JSON format)")
     .requiredOption("-f, --file <path>", "inventory JSON file")
+    .option(
+      "--allow-type-change",
+      "let the file change the type of a component already in the inventory (refused otherwise: its next flash would get another type's image)",
+    )
     .action(
-      act(async (ctx, o: { file: string }) => {
+      act(async (ctx, o: { file: string; allowTypeChange?: boolean }) => {
         let document: ReturnType<typeof parseInventoryDocument>;
         try {
           const text = await readFile(o.file, "utf8").catch((error: unknown) => {
@@ -36,6 +40,7 @@ export function registerInventoryCommands(program: Command, act: Act): void {
         const resp = await ctx.conn().admin.importInventory({
           racks: document.racks.map(inventoryRackToProto),
           baselines: document.baselines.map(baselineToProto),
+          allowComponentTypeChange: o.allowTypeChange === true,
         });
         const baselines = resp.baselinesWritten > 0 ? ` and ${resp.baselinesWritten} firmware baselines` : "";
         ctx.print({

@@ -376,6 +376,11 @@ export function registerRunCommands(program: Command, act: Act): void {
         return EXIT.OK;
       }),
     );
+  control(
+    "approve",
+    "approve a run the two-person rule holds (awaiting approval); not its creator's to approve",
+    (ctx, id) => ctx.conn().flow.approveOperationRun({ id: { id } }),
+  );
 }
 
 /**

@@ -447,7 +447,9 @@ export function finalLine(m: WatchModel): string {
         ? `flowctl run targets ${m.runId} --status failed, then flowctl run resume ${m.runId} or flowctl run cancel ${m.runId}`
         : m.reason === R.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW
           ? `flowctl run cancel ${m.runId} (its window closed: resume is refused; create a new run with a later window)`
-          : `flowctl run resume ${m.runId}`;
+          : m.reason === R.OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL
+            ? `flowctl run approve ${m.runId} by a second person (not its creator), or flowctl run cancel ${m.runId}`
+            : `flowctl run resume ${m.runId}`;
   return `${head}${msg}; next: ${next}`;
 }
 

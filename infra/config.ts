@@ -63,6 +63,11 @@ export interface FlowDeployConfig {
    */
   readonly mtlsTrustStoreArn?: string;
   /**
+   * Context `serverReflection` (default false): the front serves gRPC server reflection, which
+   * lists every service (the admin service included) to any client that reaches the listener.
+   */
+  readonly serverReflection: boolean;
+  /**
    * The access policy file (who may do what, docs/security.md), context `accessPolicyFile`: the
    * stack checks it at synth (every problem named) and hands its text to the front's task
    * definition; a changed policy is a new revision, rolled out task by task. Absent: the front
@@ -244,6 +249,7 @@ export function readDeployConfig(read: ContextReader, now: () => number = Date.n
     alarmTopicArn: optionalString(read, "alarmTopicArn"),
     eventBusName,
     mtlsTrustStoreArn,
+    serverReflection: flag(read, "serverReflection", false),
     tickIntervalSeconds: integer(read, "tickIntervalSeconds", 10, 1, 60),
     serviceMinTasks,
     serviceMaxTasks,

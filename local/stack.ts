@@ -464,6 +464,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       stores: frontStores,
       logger: lineLogger(log),
       metrics: noopMetrics,
+      clock,
     });
     if (access === undefined)
       log("access control: none (no --authz-policy): every caller may make every call");

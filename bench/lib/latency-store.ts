@@ -35,6 +35,7 @@ export const REQUEST_KIND = {
   restartConflictClock: "UpdateItem",
   recordPriorVersions: "UpdateItem",
   recordLateFailure: "TransactWriteItems",
+  appendRunEvent: "UpdateItem", // a PutItem: one single-item write, the same latency class
 } as const satisfies Record<keyof RunStore, string>;
 
 export type RequestKind = (typeof REQUEST_KIND)[keyof RunStore];

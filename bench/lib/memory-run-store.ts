@@ -392,6 +392,13 @@ export class MemoryRunStore implements RunStore {
     return "saved";
   }
 
+  async appendRunEvent(event: RunHistoryEvent): Promise<"appended" | "taken"> {
+    await this.enter("appendRunEvent");
+    if (this.events.get(event.runId)?.has(historyKey(event))) return "taken";
+    this.append(event.runId, [event]);
+    return "appended";
+  }
+
   async listRunEvents(
     runId: string,
     page: Page,

@@ -417,6 +417,8 @@ export class FlowStack extends Stack {
         [ENV.plaintextBehindLoadBalancer]: "true",
         // Server reflection reads the .proto files the image ships (Dockerfile: WORKDIR /app, COPY proto).
         [ENV.protoDir]: "/app/proto",
+        // Off unless the deployment asks (context serverReflection=true): it advertises the admin service.
+        ...(config.serverReflection ? { [ENV.serverReflection]: "true" } : {}),
         // With a trust store the listener verifies client certificates and forwards the verified
         // one; only then may the task read it as the caller (it is reachable through the ALB alone).
         ...(config.mtlsTrustStoreArn === undefined ? {} : { [ENV.trustLoadBalancerClientCert]: "true" }),

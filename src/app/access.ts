@@ -7,16 +7,53 @@
  *
  * A rack no longer in the inventory is placed by its id alone, so only an unscoped binding or a
  * rack-name glob covers it: a scope never covers what it cannot see.
+ *
+ * A refused call on a run is also recorded in the run's history (`recordRunDenial`): the run is
+ * not changed, the event is put beside its writes (RunStore.appendRunEvent).
  */
 import type { RackPlace } from "../domain/access-policy.js";
+import type { Actor } from "../domain/actor.js";
 import type { InventoryRack, RunReason } from "../domain/model.js";
-import type { InventoryStore, RunStore, TaskStore } from "./ports.js";
+import { accessDeniedEvent, DENIAL_SEQ_FIRST, DENIAL_SEQ_LAST } from "../domain/run-history.js";
+import type { Clock, InventoryStore, RunStore, TaskStore } from "./ports.js";
+
+/** A refused call, as the run history records it. */
+export interface RunDenial {
+  /** The RPC by name: "ResumeOperationRun". */
+  rpc: string;
+  code: "UNAUTHENTICATED" | "PERMISSION_DENIED";
+  /** The message the caller got. */
+  reason: string;
+}
 
 export interface AccessLookups {
   /** The run's racks and its reason; undefined for an unknown run (the use case answers NotFound). */
   runRacks(runId: string): Promise<{ reason: RunReason; racks: RackPlace[] } | undefined>;
   /** The task's rack; undefined for an unknown task. */
   taskRacks(taskId: string): Promise<RackPlace[] | undefined>;
+  /** Records a refused call on a run in its history; an unknown run records nothing. */
+  recordDenial(runId: string, actor: Actor, denial: RunDenial): Promise<void>;
+}
+
+/**
+ * ACCESS_DENIED in the run's history, at the time of the refusal: positions from
+ * DENIAL_SEQ_FIRST, the next one when another refusal in the same millisecond took it. An unknown
+ * run records nothing; so do more refusals in one millisecond than there are positions (the log
+ * line and the metric still count each).
+ */
+export async function recordRunDenial(
+  runs: Pick<RunStore, "getRun" | "appendRunEvent">,
+  clock: Pick<Clock, "now">,
+  runId: string,
+  actor: Actor,
+  denial: RunDenial,
+): Promise<void> {
+  const run = await runs.getRun(runId);
+  if (run === undefined) return;
+  const at = clock.now();
+  for (let seq = DENIAL_SEQ_FIRST; seq <= DENIAL_SEQ_LAST; seq++) {
+    if ((await runs.appendRunEvent(accessDeniedEvent(run, at, seq, actor, denial))) === "appended") return;
+  }
 }
 
 /** A run holds at most 100 targets: one page reads them all. */
@@ -31,9 +68,10 @@ export function rackPlace(rack: Pick<InventoryRack, "name" | "location" | "nvlDo
 }
 
 export function createAccessLookups(deps: {
-  runs: Pick<RunStore, "getRun" | "listTargets">;
+  runs: Pick<RunStore, "getRun" | "listTargets" | "appendRunEvent">;
   tasks: Pick<TaskStore, "getTasks">;
   inventory: Pick<InventoryStore, "getRacksByIds">;
+  clock: Pick<Clock, "now">;
 }): AccessLookups {
   async function places(rackIds: string[]): Promise<RackPlace[]> {
     const unique = [...new Set(rackIds)];
@@ -56,5 +94,6 @@ export function createAccessLookups(deps: {
       const [task] = await deps.tasks.getTasks([taskId]);
       return task === undefined ? undefined : places([task.rackId]);
     },
+    recordDenial: (runId, actor, denial) => recordRunDenial(deps.runs, deps.clock, runId, actor, denial),
   };
 }

@@ -5,6 +5,7 @@
  */
 import type { RackPlace } from "../domain/access-policy.js";
 import type { Actor } from "../domain/actor.js";
+import type { ApprovalRule } from "../domain/approval.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { BeginUploadInput, CompleteUploadInput, FirmwareImage } from "../domain/firmware-images.js";
 import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
@@ -69,6 +70,11 @@ export interface CreateRunOptions {
    * throws PermissionDenied for racks outside the caller's scope.
    */
   permitRacks?: (racks: readonly RackPlace[]) => void;
+  /**
+   * The access policy's two-person rule: a plan over at least `minRacks` distinct racks is
+   * created PAUSED / AWAITING_APPROVAL (src/domain/approval.ts). Absent: no run waits.
+   */
+  approval?: ApprovalRule;
 }
 
 /** `actor` on the controls: who asked, as for create (CreateRunOptions.actor). */
@@ -105,6 +111,11 @@ export interface OperationRunsApi {
   cancelRun(id: string, reason: string, actor?: Actor): Promise<Run>;
   /** (ours) A COMPLETED target reported FAILED afterwards (src/app/late-failures.ts). */
   reportTargetFailure(request: LateFailureRequest, actor?: Actor): Promise<Run>;
+  /**
+   * (ours) Releases a run the two-person rule holds: FailedPrecondition unless it is awaiting
+   * approval; Unauthenticated without a verified certificate; PermissionDenied for its creator.
+   */
+  approveRun(id: string, actor?: Actor): Promise<Run>;
 }
 
 export interface TasksApi {
@@ -123,6 +134,11 @@ export interface InventoryApi {
   importInventory(
     racks: InventoryRack[],
     baselines?: FirmwareBaseline[],
+    /**
+     * `allowComponentTypeChange`: a known component may change type (else InvalidArgument naming
+     * each; src/domain/component-type-change.ts); `actor`: who, for the log line of each change.
+     */
+    options?: { allowComponentTypeChange?: boolean; actor?: Actor },
   ): Promise<{ racks: number; components: number; baselines: number }>;
   listRacks(offset: number, limit: number): Promise<{ racks: InventoryRack[]; total: number }>;
 }

@@ -15,12 +15,20 @@
  *       else would ever end them, and they end SKIPPED, not TERMINATED, so an operator can tell the
  *       racks whose flash was interrupted from the untouched ones. The message is the reducer's
  *       (`not started: operation run cancelled`, or `not started: maintenance window closed`).
+ *
+ * Approve (the two-person rule, src/domain/approval.ts): the run's first events say who created
+ * it and what the rule asked (CREATED, APPROVAL_REQUESTED); a run awaiting approval refuses an
+ * unverified caller and its creator (each refusal logged and recorded in its history as
+ * ACCESS_DENIED), else becomes PENDING with an APPROVED event naming both people, and is
+ * dispatched at once where a dispatcher is at hand.
  */
-import type { Actor } from "../domain/actor.js";
-import { NotFoundError } from "../domain/errors.js";
+import { type Actor, declaredActor } from "../domain/actor.js";
+import { approvalRefusal } from "../domain/approval.js";
+import { NotFoundError, PermissionDeniedError, UnauthenticatedError } from "../domain/errors.js";
 import { isTerminalTarget, type Run, type Target } from "../domain/model.js";
 import { historyEvents } from "../domain/run-history.js";
 import { type RunEffect, type RunEvent, reduceRun } from "../domain/run-machine.js";
+import { recordRunDenial } from "./access.js";
 import type { OperationRunsApi } from "./api.js";
 import type { Dispatcher } from "./dispatcher.js";
 import { errorText, type Logger, pickLogger } from "./observability.js";
@@ -44,12 +52,13 @@ export interface ControlsDeps {
 
 /** The OperationRunsApi control methods (what the gRPC adapter calls), plus short aliases. */
 export interface Controls
-  extends Pick<OperationRunsApi, "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun"> {
+  extends Pick<OperationRunsApi, "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun" | "approveRun"> {
   pause(id: string, actor?: Actor): Promise<Run>;
   resume(id: string, actor?: Actor): Promise<Run>;
   /** `expectedPhaseIndex` 0 or absent skips the check. */
   advance(id: string, expectedPhaseIndex?: number, actor?: Actor): Promise<Run>;
   cancel(id: string, reason: string, actor?: Actor): Promise<Run>;
+  approve(id: string, actor?: Actor): Promise<Run>;
 }
 
 const MAX_STALE_RETRIES = 10;
@@ -73,6 +82,7 @@ export function createControls(deps: ControlsDeps): Controls {
     id: string,
     event: RunEvent,
     actor: Actor | undefined,
+    approval?: Parameters<typeof historyEvents>[5],
   ): Promise<{ run: Run; effects: RunEffect[] }> {
     for (let attempt = 0; ; attempt++) {
       const run = await runs.getRun(id);
@@ -82,7 +92,11 @@ export function createControls(deps: ControlsDeps): Controls {
       if (!result.ok) throw result.error;
       if (!result.write) return { run: result.run, effects: result.effects };
       const next = { ...result.run, updatedAt: Math.max(now, run.updatedAt + 1) };
-      const saved = await runs.saveRun(next, run.updatedAt, historyEvents(run, next, event, now, actor));
+      const saved = await runs.saveRun(
+        next,
+        run.updatedAt,
+        historyEvents(run, next, event, now, actor, approval),
+      );
       if (saved === "saved") return { run: next, effects: result.effects };
       if (saved === "not-found") throw new NotFoundError(`operation run not found: ${id}`);
       // 'stale': a dispatcher or another control wrote first; decide again on what is there now.
@@ -203,11 +217,64 @@ export function createControls(deps: ControlsDeps): Controls {
     await afterCommit(run, effects);
     return run;
   }
+  /** The creator and the rule's request, from the run's first events (CREATED, APPROVAL_REQUESTED). */
+  async function approvalRequest(id: string) {
+    const first = await runs.listRunEvents(id, { offset: 0, limit: 2 }, { knownCommitted: true });
+    const created = first?.events.find((e) => e.kind === "CREATED");
+    const requested = first?.events.find((e) => e.kind === "APPROVAL_REQUESTED")?.detail;
+    return {
+      ...(created?.actor === undefined ? {} : { requestedBy: created.actor }),
+      ...(requested?.type === "approval" ? { minRacks: requested.minRacks, racks: requested.racks } : {}),
+    };
+  }
+
+  async function approve(id: string, actor?: Actor): Promise<Run> {
+    const run = await runs.getRun(id);
+    if (run === undefined) throw new NotFoundError(`operation run not found: ${id}`);
+    // Only a run awaiting approval is judged here; any other gets the run machine's answer below.
+    const awaiting = run.status === "PAUSED" && run.reason === "AWAITING_APPROVAL";
+    const request = awaiting ? await approvalRequest(id) : {};
+    const approver = actor ?? declaredActor(undefined);
+    const refusal = awaiting ? approvalRefusal(id, request.requestedBy, approver) : undefined;
+    if (refusal !== undefined) {
+      logger.warn("access denied", {
+        actor: approver.name,
+        authenticated: approver.authenticated,
+        method: "/v1.Flow/ApproveOperationRun",
+        code: refusal.code,
+        reason: refusal.message,
+        runId: id,
+      });
+      await recordRunDenial(runs, clock, id, approver, {
+        rpc: "ApproveOperationRun",
+        code: refusal.code,
+        reason: refusal.message,
+      }).catch((error: unknown) =>
+        logger.warn("could not record an access denial in the run history", {
+          runId: id,
+          error: errorText(error),
+        }),
+      );
+      throw refusal.code === "UNAUTHENTICATED"
+        ? new UnauthenticatedError(refusal.message)
+        : new PermissionDeniedError(refusal.message);
+    }
+    const detail =
+      request.minRacks === undefined || request.racks === undefined
+        ? undefined
+        : { minRacks: request.minRacks, racks: request.racks, ...request };
+    const { run: approved } = await apply(id, { type: "approve" }, actor, detail);
+    if (approved.status === "PENDING") await wake(id);
+    return approved;
+  }
+
   return {
     pause,
     resume,
     advance,
     cancel,
+    approve,
+    approveRun: approve,
     pauseRun: pause,
     resumeRun: resume,
     advancePhase: advance,

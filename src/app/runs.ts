@@ -14,8 +14,12 @@
  *   5. freeze: the store asks once more right before its commit (gone → DEADLINE_EXCEEDED, too late
  *      → UNAVAILABLE, nothing committed either way), and commits the request id with the run;
  *      losing the id to a concurrent create of the same request answers that run's id.
+ * Under the two-person rule (options.approval) a plan over at least `minRacks` distinct racks is
+ * frozen PAUSED / AWAITING_APPROVAL, with APPROVAL_REQUESTED after its CREATED event: the
+ * dispatcher never claims a paused run, so nothing of it starts before ApproveOperationRun.
  */
 
+import { awaitingApprovalMessage, needsApproval } from "../domain/approval.js";
 import {
   CLIENT_REQUEST_TTL_MS,
   checkClientRequestId,
@@ -51,7 +55,7 @@ import type {
 } from "../domain/model.js";
 import { type ExcludedTarget, narrowRows, planCandidates, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
-import { createdEvent, followUpWrite, type RunHistoryEvent } from "../domain/run-history.js";
+import { createdEvents, followUpWrite, type RunHistoryEvent } from "../domain/run-history.js";
 import { computeStats } from "../domain/stats.js";
 import { flashedBy } from "../domain/sub-targets.js";
 import { rackPlace } from "./access.js";
@@ -264,13 +268,14 @@ export function createRunService(deps: RunsDeps) {
       const gone = options.abandoned ?? (() => false);
       const late = () => (options.deadline ?? Number.POSITIVE_INFINITY) - clock.now() < reserve.reserveMs();
       if (late()) throw tooLate(reserve.reserveMs(), false);
-      const planned = await validateAndPlan(input);
-      const { name, description, config, plan, racks, versions, rule } = planned;
-      const follow = "follow" in planned ? planned.follow : undefined;
+      const validated = await validateAndPlan(input);
+      const { name, description, config, plan, racks, versions, rule } = validated;
+      const follow = "follow" in validated ? validated.follow : undefined;
+      const planned = [...new Set(plan.targets.map((t) => t.rackId))];
       if (options.permitRacks !== undefined) {
-        const planned = [...new Set(plan.targets.map((t) => t.rackId))];
         options.permitRacks((await inventory.getRacksByIds(planned)).map(rackPlace));
       }
+      const held = needsApproval(options.approval, planned.length) ? options.approval : undefined;
       if (gone()) throw abandoned();
       const externalIds = new Map(racks.map((r) => [r.id, r.externalId]));
       const now = clock.now();
@@ -279,9 +284,13 @@ export function createRunService(deps: RunsDeps) {
         name,
         description,
         config,
-        status: "PENDING",
-        reason: "NONE",
-        statusMessage: "",
+        ...(held === undefined
+          ? { status: "PENDING", reason: "NONE", statusMessage: "" }
+          : {
+              status: "PAUSED",
+              reason: "AWAITING_APPROVAL",
+              statusMessage: awaitingApprovalMessage(planned.length, held),
+            }),
         phaseSizes: plan.phaseSizes,
         currentPhaseIndex: 0,
         counters: plan.phaseSizes.map(() => ({ completed: 0, failed: 0, terminated: 0, skipped: 0 })),
@@ -329,7 +338,11 @@ export function createRunService(deps: RunsDeps) {
                 expectedUpdatedAt: source.updatedAt,
               };
         const created = await runs.createRun(run, targets, {
-          events: [createdEvent(run, options.actor)],
+          events: createdEvents(
+            run,
+            options.actor,
+            held === undefined ? undefined : { minRacks: held.minRacks, racks: planned.length },
+          ),
           mayCommit: () => !gone() && !late(),
           ...(origin === undefined ? {} : { origin }),
           ...(request === undefined

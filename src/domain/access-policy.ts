@@ -12,6 +12,7 @@
  *     - subjects: ["cn:auditor"]
  *       roles: [viewer]
  *   allowDeclared: false         # optional; true only for local development
+ *   approval: { minRacks: 20 }   # optional: the two-person rule (src/domain/approval.ts)
  *
  * Subjects match VERIFIED identities only (a client certificate the server or the load balancer
  * verified): `uri:<URI SAN>` exact, or a prefix when it ends in `*`; `dns:<DNS SAN>` exact;
@@ -24,6 +25,7 @@
  * rack. Roles and permissions combine across bindings; a rack is covered for a permission when
  * some matching binding both grants the permission and covers the rack.
  */
+import { APPROVAL_MIN_RACKS_MAX, type ApprovalRule } from "./approval.js";
 import { Checker, type FileProblem } from "./input-file.js";
 import { DEFAULT_ROLES, PERMISSIONS, type Permission } from "./permissions.js";
 
@@ -54,9 +56,12 @@ export interface AccessPolicy {
   roles: ReadonlyMap<string, readonly Permission[]>;
   bindings: Binding[];
   allowDeclared: boolean;
+  /** The two-person rule; absent: no run waits for approval. */
+  approval?: ApprovalRule;
 }
 
-const TOP_FIELDS = ["roles", "bindings", "allowDeclared"] as const;
+const TOP_FIELDS = ["roles", "bindings", "allowDeclared", "approval"] as const;
+const APPROVAL_FIELDS = ["minRacks"] as const;
 const BINDING_FIELDS = ["subjects", "roles", "scope"] as const;
 const SCOPE_FIELDS = ["datacenters", "rows", "nvlDomains", "racks"] as const;
 /** A role name: what a person types in a policy and reads in a denial. */
@@ -85,8 +90,25 @@ export function checkAccessPolicy(
     if (typeof root.allowDeclared === "boolean") allowDeclared = root.allowDeclared;
     else c.problem("allowDeclared", "must be true or false");
   }
+  const approval = root.approval === undefined ? undefined : readApproval(c, root.approval);
   if (c.problems.length > 0) return { ok: false, problems: c.problems };
-  return { ok: true, policy: { roles, bindings, allowDeclared } };
+  return {
+    ok: true,
+    policy: { roles, bindings, allowDeclared, ...(approval === undefined ? {} : { approval }) },
+  };
+}
+
+/** `approval: { minRacks: N }`, N from 1 (every run needs a second person) to the cap. */
+function readApproval(c: Checker, raw: unknown): ApprovalRule | undefined {
+  const o = c.object(raw, "approval", APPROVAL_FIELDS);
+  if (o === undefined) return undefined;
+  const minRacks = c.nonNegativeInteger(o.minRacks, "approval.minRacks");
+  if (minRacks === undefined) return undefined;
+  if (minRacks < 1 || minRacks > APPROVAL_MIN_RACKS_MAX) {
+    c.problem("approval.minRacks", `must be from 1 to ${APPROVAL_MIN_RACKS_MAX} (got ${minRacks})`);
+    return undefined;
+  }
+  return { minRacks };
 }
 
 function readRoles(c: Checker, raw: unknown): Map<string, readonly Permission[]> {

@@ -21,6 +21,7 @@
  * `flowctl inventory drift` resolve with these functions, so all three agree.
  */
 import type { FieldViolation, Validated } from "./errors.js";
+import { firmwareVersionRule } from "./firmware-version.js";
 import {
   COMPONENT_TYPES,
   type ComponentType,
@@ -230,6 +231,11 @@ export function validateBaselines(
     const known = (COMPONENT_TYPES as readonly string[]).includes(input.componentType);
     if (!known) add(`${at}.component_type`, `must be a known component type (got ${input.componentType})`);
     const version = text(input.version, `${at}.version`, true);
+    // Whitespace and length are named by `text` already; the characters here.
+    if (version !== undefined && version.trim() === version && version.length <= MAX_BASELINE_TEXT) {
+      const versionRule = firmwareVersionRule(version);
+      if (versionRule !== undefined) add(`${at}.version`, versionRule);
+    }
     const model = text(input.model, `${at}.model`, false);
     const vendor = text(input.vendor, `${at}.vendor`, false);
     if (!known || version === undefined) return;

@@ -19,13 +19,14 @@
 import type { Actor } from "./actor.js";
 import type { FieldViolation } from "./errors.js";
 import type { PlannedRow } from "./firmware-baselines.js";
+import { FIRMWARE_VERSION_MAX, firmwareVersionRule } from "./firmware-version.js";
 import { COMPONENT_TYPES, type ComponentType, type VersionGroup } from "./model.js";
 import { SUB_TARGETS, subTargetsOf } from "./sub-targets.js";
 
 /** S3's limit for one PUT: what a presigned single-part upload can carry. */
 export const MAX_IMAGE_BYTES = 5 * 1024 ** 3;
-/** The longest version text: the baselines' limit, so every baseline version can have an image. */
-export const MAX_IMAGE_VERSION = 128;
+/** The longest version text: every version's limit (firmware-version.ts). */
+export const MAX_IMAGE_VERSION = FIRMWARE_VERSION_MAX;
 
 export const SHA256_HEX = /^[0-9a-f]{64}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -182,11 +183,8 @@ export function checkImageKey(input: ImageKeyInput, violations: FieldViolation[]
   const known = (COMPONENT_TYPES as readonly string[]).includes(input.componentType);
   if (!known) add("component_type", `must be a known component type (got ${input.componentType})`);
   const version = input.version;
-  if (version === "") add("version", "must not be empty");
-  else if (version.trim() !== version)
-    add("version", `must not start or end with whitespace (got ${JSON.stringify(version)})`);
-  else if (version.length > MAX_IMAGE_VERSION)
-    add("version", `must be at most ${MAX_IMAGE_VERSION} characters (got ${version.length})`);
+  const versionRule = firmwareVersionRule(version);
+  if (versionRule !== undefined) add("version", versionRule);
   const subTarget = input.subTarget.toLowerCase();
   if (known && subTarget !== "") {
     const parts = SUB_TARGETS[input.componentType as ComponentType];

@@ -6,6 +6,7 @@
  * reference has no such rule.
  */
 import type { FieldViolation } from "./errors.js";
+import { firmwareVersionRule } from "./firmware-version.js";
 import { checkSchedule } from "./maintenance-window.js";
 import type {
   ComponentRef,
@@ -60,6 +61,9 @@ export function checkFirmwareTemplate(
       `${prefix}target_version`,
       "must not be empty: omit it to take each component's version from the firmware baselines",
     );
+  } else if (input.targetVersion !== undefined) {
+    const rule = firmwareVersionRule(input.targetVersion);
+    if (rule !== undefined) v.add(`${prefix}target_version`, rule);
   }
   if (input.ruleId !== undefined) {
     // The reference: "invalid upgrade_firmware.rule_id: must be a valid non-zero UUID".

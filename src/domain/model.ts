@@ -48,6 +48,11 @@ export const RUN_REASONS = [
   "CONFLICT_RETRY_TIMEOUT",
   /** (ours) The run's end_time passed with targets never started (OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW = 100). */
   "MAINTENANCE_WINDOW",
+  /**
+   * (ours) Created paused by the two-person rule: its plan holds at least the access policy's
+   * `approval.minRacks` racks (OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL = 110).
+   */
+  "AWAITING_APPROVAL",
 ] as const;
 export type RunReason = (typeof RUN_REASONS)[number];
 

@@ -85,6 +85,7 @@ export const RPC_PERMISSIONS: Readonly<Record<string, RpcPermission>> = {
   [`${FLOW}CancelTask`]: { permission: "operate", what: "task", target: "task" },
   [`${FLOW}Version`]: { permission: "read", what: "the version", target: "none" },
   [`${FLOW}WhoAmI`]: { permission: "anyone", what: "its own identity", target: "none" },
+  [`${FLOW}ApproveOperationRun`]: { permission: "approve", what: "operation run", target: "run" },
   [`${ADMIN}ImportInventory`]: { permission: "administer", what: "inventory", target: "none" },
   [`${ADMIN}ListRacks`]: { permission: "read", what: "inventory", target: "none" },
   [`${ADMIN}SetFirmwareBaselines`]: { permission: "administer", what: "firmware baselines", target: "none" },

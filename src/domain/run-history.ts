@@ -24,6 +24,10 @@
  *   7. FINISHED: COMPLETED, COMPLETED_WITH_FAILURES or FAILED (a cancel is CANCELLED alone).
  * A reported late failure is TARGET_FAILURE_REPORTED (`lateFailureEvent`), with the actor, in the
  * write that records it.
+ * A run created awaiting approval (the two-person rule, approval.ts) records CREATED then
+ * APPROVAL_REQUESTED; its approval is APPROVED (the approver as actor, the creator in the detail).
+ * A refused call on a run changes nothing and is recorded alone, as ACCESS_DENIED
+ * (`accessDeniedEvent`), at a position no run write uses (DENIAL_SEQ_FIRST and on).
  * A write that only moves a status message ("submitted 2 operation run targets", "waiting for 1
  * target in flight") yields none.
  *
@@ -56,7 +60,7 @@ import {
   type Target,
 } from "./model.js";
 import { phaseName } from "./phases.js";
-import { MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
+import { MSG_APPROVED, MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
 import { phaseSoakMs } from "./soak.js";
 import { computeStats, phaseSize } from "./stats.js";
 
@@ -81,6 +85,9 @@ export const RUN_EVENT_KINDS = [
   "ROLLED_BACK",
   "SOAK_STARTED",
   "TARGET_FAILURE_REPORTED",
+  "APPROVAL_REQUESTED",
+  "APPROVED",
+  "ACCESS_DENIED",
 ] as const;
 export type RunEventKind = (typeof RUN_EVENT_KINDS)[number];
 
@@ -115,7 +122,11 @@ export type RunEventDetail =
   /** SOAK_STARTED: the soaking phase, its soak and when the soak ends. */
   | { type: "soak"; phaseIndex: number; minSoakMs: number; endsAt: number }
   /** TARGET_FAILURE_REPORTED: the COMPLETED target reported FAILED afterwards, and why. */
-  | { type: "lateFailure"; targetId: string; rackId: string; targetPhaseIndex: number; reason: string };
+  | { type: "lateFailure"; targetId: string; rackId: string; targetPhaseIndex: number; reason: string }
+  /** APPROVAL_REQUESTED and APPROVED: the rule and the plan's racks; APPROVED: who created the run. */
+  | { type: "approval"; minRacks: number; racks: number; requestedBy?: Actor }
+  /** ACCESS_DENIED: the refused RPC (by name), the status the caller got and its message. */
+  | { type: "denial"; rpc: string; code: "UNAUTHENTICATED" | "PERMISSION_DENIED"; reason: string };
 
 export interface RunHistoryEvent {
   runId: string;
@@ -136,7 +147,7 @@ export interface RunHistoryEvent {
   totalPhases: number;
   /** The run's stats after the write, as GetOperationRun computes them. */
   stats: RunStats;
-  /** Present on operator actions (CREATED, PAUSED, RESUMED, ADVANCED, CANCELLED) only. */
+  /** Present on operator actions (CREATED, PAUSED, RESUMED, ADVANCED, CANCELLED, APPROVED) and ACCESS_DENIED. */
   actor?: Actor;
   detail?: RunEventDetail;
 }
@@ -159,8 +170,30 @@ interface Draft {
  * sizes and seeds, and who created it.
  */
 export function createdEvent(run: Run, actor?: Actor): RunHistoryEvent {
+  return createdEvents(run, actor)[0] as RunHistoryEvent;
+}
+
+/**
+ * The events of a new run: CREATED, and APPROVAL_REQUESTED when the two-person rule holds it
+ * (`approval`: the rule's threshold and the plan's distinct racks).
+ */
+export function createdEvents(
+  run: Run,
+  actor?: Actor,
+  approval?: { minRacks: number; racks: number },
+): RunHistoryEvent[] {
   const targets = run.phaseSizes.reduce((n, size) => n + size, 0);
   const phases = run.phaseSizes.length;
+  const requested: Draft[] =
+    approval === undefined
+      ? []
+      : [
+          {
+            kind: "APPROVAL_REQUESTED",
+            message: run.statusMessage,
+            detail: { type: "approval", minRacks: approval.minRacks, racks: approval.racks },
+          },
+        ];
   return stamp(run, run.createdAt, [
     {
       kind: "CREATED",
@@ -174,7 +207,36 @@ export function createdEvent(run: Run, actor?: Actor): RunHistoryEvent {
         orderingSeed: run.config.ordering.seed,
       },
     },
-  ])[0] as RunHistoryEvent;
+    ...requested,
+  ]);
+}
+
+/** The first position of ACCESS_DENIED events; a run write records far fewer events than this. */
+export const DENIAL_SEQ_FIRST = 50;
+/** The last position `runEventId` can spell. */
+export const DENIAL_SEQ_LAST = 99;
+
+/**
+ * A refused call on `run` as an event: the run as read (unchanged), `at` the time of the refusal,
+ * `seq` from DENIAL_SEQ_FIRST (the store moves it on when another denial took the key).
+ *   "ResumeOperationRun refused (PERMISSION_DENIED): auditor may not operate operation run; roles …"
+ */
+export function accessDeniedEvent(
+  run: Run,
+  at: number,
+  seq: number,
+  actor: Actor,
+  denial: { rpc: string; code: "UNAUTHENTICATED" | "PERMISSION_DENIED"; reason: string },
+): RunHistoryEvent {
+  const [event] = stamp(run, at, [
+    {
+      kind: "ACCESS_DENIED",
+      message: `${denial.rpc} refused (${denial.code}): ${denial.reason}`,
+      actor,
+      detail: { type: "denial", ...denial },
+    },
+  ]);
+  return { ...(event as RunHistoryEvent), seq };
 }
 
 /**
@@ -245,6 +307,8 @@ export function historyEvents(
   cause: RunEvent,
   now: number,
   actor?: Actor,
+  /** APPROVED: the rule's threshold, the plan's racks and who created the run. */
+  approval?: { minRacks: number; racks: number; requestedBy?: Actor },
 ): RunHistoryEvent[] {
   const drafts: Draft[] = [];
   const by = actor === undefined ? {} : { actor };
@@ -279,6 +343,17 @@ export function historyEvents(
         message: after.statusMessage,
         ...by,
         detail: { type: "cancel", reason: cause.reason.trim() },
+      });
+      break;
+    case "approve":
+      drafts.push({
+        kind: "APPROVED",
+        message:
+          actor === undefined || actor.name === ""
+            ? MSG_APPROVED
+            : `${MSG_APPROVED} by ${actor.name}${approval?.requestedBy?.name ? ` (created by ${approval.requestedBy.name})` : ""}`,
+        ...by,
+        ...(approval === undefined ? {} : { detail: { type: "approval", ...approval } }),
       });
       break;
     case "evaluate":
@@ -400,6 +475,7 @@ function pauseEvent(after: Run, cause: RunEvent): Draft | undefined {
       };
     }
     case "OPERATOR_PAUSED":
+    case "AWAITING_APPROVAL":
     case "NONE":
       return undefined;
   }

@@ -17,7 +17,9 @@
  *
  * Events
  * - Manual controls (PauseOperationRun, ResumeOperationRun, AdvanceOperationRunPhase,
- *   CancelOperationRun): `pause`, `resume`, `advance`, `cancel`.
+ *   CancelOperationRun): `pause`, `resume`, `advance`, `cancel`; ApproveOperationRun: `approve`
+ *   (a run the two-person rule holds, PAUSED / AWAITING_APPROVAL → PENDING; who may approve is
+ *   decided before, in src/domain/approval.ts).
  * - Dispatcher: `evaluate`, one pass of the decision order for PENDING and RUNNING runs:
  *     1. every target of every phase has an outcome → finish: FAILED if every target FAILED or was
  *        TERMINATED, COMPLETED_WITH_FAILURES if at least one was, else COMPLETED;
@@ -74,6 +76,7 @@ export type RunEvent =
   | { type: "advance"; expectedPhaseIndex?: number }
   /** The operator's reason; trimmed, and appended to the message when non-empty. */
   | { type: "cancel"; reason: string }
+  | { type: "approve" }
   /**
    * `conflictTimeout`: the dispatcher found a timed-out target (see `findConflictTimeout`).
    * `expiredClaims`: current-phase targets still CLAIMED with their lease run out (a pass died
@@ -108,6 +111,8 @@ export type RunResult =
 // The reference's run status messages.
 export const MSG_PAUSED_BY_OPERATOR = "operation run paused by operator";
 export const MSG_RESUMED = "operation run resumed";
+/** (ours) The two-person rule's approval. */
+export const MSG_APPROVED = "operation run approved";
 export const MSG_CANCELLED = "operation run cancelled";
 export const MSG_COMPLETED = "operation run completed";
 export const MSG_COMPLETED_WITH_FAILURES = "operation run completed with failed targets";
@@ -132,6 +137,8 @@ export function reduceRun(run: Run, event: RunEvent, now: number): RunResult {
       return advance(run, event.expectedPhaseIndex, now);
     case "cancel":
       return cancel(run, event.reason, now);
+    case "approve":
+      return approve(run, now);
     case "evaluate":
       return evaluate(run, event.conflictTimeout, event.expiredClaims ?? 0, now);
     default:
@@ -154,7 +161,7 @@ function pause(run: Run, now: number): RunResult {
 }
 
 /**
- * PAUSED (any reason but PHASE_GATE and MAINTENANCE_WINDOW) → RUNNING "operation run resumed", or
+ * PAUSED (any reason but PHASE_GATE, MAINTENANCE_WINDOW and AWAITING_APPROVAL) → RUNNING "operation run resumed", or
  * straight to the final state when every target already has an outcome (outcomes keep arriving
  * while paused). Safety gates are not checked here: the next dispatch pass does, and may pause the
  * run again. Resuming from CONFLICT_RETRY_TIMEOUT also restarts the conflict clocks, or the
@@ -164,6 +171,10 @@ function resume(run: Run, now: number): RunResult {
   if (run.status !== "PAUSED") return invalid(`${run.id} is not paused`);
   if (run.reason === "PHASE_GATE") {
     return invalid(`${run.id} is paused at a phase gate; use AdvanceOperationRunPhase`);
+  }
+  if (run.reason === "AWAITING_APPROVAL") {
+    // Resume would let the creator lift the two-person rule alone.
+    return invalid(`${run.id} is awaiting approval by a second person; use ApproveOperationRun`);
   }
   if (run.reason === "MAINTENANCE_WINDOW") {
     // Nothing can be claimed after end_time, so a resumed run would only pause again.
@@ -222,6 +233,18 @@ function cancel(run: Run, reason: string, now: number): RunResult {
   return written(terminal(run, "CANCELLED", message, now), now, [
     { type: "cancelChildTasks", phaseIndex: run.currentPhaseIndex, skipMessage },
   ]);
+}
+
+/**
+ * PAUSED / AWAITING_APPROVAL → PENDING "operation run approved": the next dispatch pass starts it
+ * as it would a new run (window, quota and gates as usual). Anything else → error
+ * `…: <id> is not awaiting approval`.
+ */
+function approve(run: Run, now: number): RunResult {
+  if (run.status !== "PAUSED" || run.reason !== "AWAITING_APPROVAL") {
+    return invalid(`${run.id} is not awaiting approval`);
+  }
+  return written({ ...run, status: "PENDING", reason: "NONE", statusMessage: MSG_APPROVED }, now);
 }
 
 /** One dispatch pass; the decision order is in the module comment. */

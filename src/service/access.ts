@@ -7,7 +7,7 @@ import type { AccessPolicySource } from "../adapters/grpc/access-policy-source.j
 import type { AccessControl } from "../adapters/grpc/authorize.js";
 import { createAccessLookups } from "../app/access.js";
 import type { Logger, Metrics } from "../app/observability.js";
-import type { InventoryStore, RunStore, TaskStore } from "../app/ports.js";
+import type { Clock, InventoryStore, RunStore, TaskStore } from "../app/ports.js";
 
 export function accessControl(
   source: AccessPolicySource | undefined,
@@ -15,12 +15,14 @@ export function accessControl(
     stores: { runs: RunStore; tasks: TaskStore; inventory: InventoryStore };
     logger: Logger;
     metrics: Metrics;
+    /** When a refusal is recorded in a run's history. */
+    clock: Pick<Clock, "now">;
   },
 ): AccessControl | undefined {
   if (source === undefined) return undefined;
   return {
     policy: () => source.current(),
-    lookups: createAccessLookups(deps.stores),
+    lookups: createAccessLookups({ ...deps.stores, clock: deps.clock }),
     logger: deps.logger,
     metrics: deps.metrics,
   };

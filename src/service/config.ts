@@ -63,6 +63,12 @@ export const ENV = {
   plaintextBehindLoadBalancer: "FLOW_PLAINTEXT_BEHIND_LB",
   /** Where the .proto files live, for server reflection (the container ships them in /app/proto). */
   protoDir: "FLOW_PROTO_DIR",
+  /**
+   * `true` serves gRPC server reflection on the front (it lists every service, the admin service
+   * included, to any client that connects). Default false: off in AWS unless the CDK app's context
+   * `serverReflection=true` turns it on; the local stack always serves it.
+   */
+  serverReflection: "FLOW_SERVER_REFLECTION",
   /** Any AWS-compatible endpoint (moto, LocalStack); unset in AWS. */
   awsEndpoint: "AWS_ENDPOINT_URL",
   /** The region of every AWS client (Lambda and ECS set it); default us-east-1. */
@@ -328,6 +334,8 @@ export interface GrpcFrontConfig extends StoresConfig {
   /** Read the caller from the certificate the load balancer forwards (needs plaintextBehindLoadBalancer). */
   trustLoadBalancerClientCert: boolean;
   protoDir?: string;
+  /** Serve gRPC server reflection (ENV.serverReflection); off by default on the front. */
+  serverReflection: boolean;
   /** What the server admits at once; the rest is shed with RESOURCE_EXHAUSTED. */
   admission: AdmissionLimits;
   build: BuildInfo;
@@ -373,6 +381,7 @@ export const readGrpcFrontConfig = configReader(
     plaintextBehindLoadBalancer: withDefault(ENV.plaintextBehindLoadBalancer, boolean, false),
     trustLoadBalancerClientCert: withDefault(ENV.trustLoadBalancerClientCert, boolean, false),
     protoDir: optional(ENV.protoDir, text),
+    serverReflection: withDefault(ENV.serverReflection, boolean, false),
     ...admissionSettings(DEFAULT_ADMISSION_LIMITS),
     version: withDefault(ENV.version, text, "0.0.0"),
     gitCommit: withDefault(ENV.gitCommit, text, ""),
@@ -410,6 +419,7 @@ export const readGrpcFrontConfig = configReader(
       plaintextBehindLoadBalancer: v.plaintextBehindLoadBalancer,
       trustLoadBalancerClientCert: v.trustLoadBalancerClientCert,
       ...(v.protoDir === undefined ? {} : { protoDir: v.protoDir }),
+      serverReflection: v.serverReflection,
       admission: admissionLimits(v, report),
       build: { version: v.version, gitCommit: v.gitCommit, buildTime: v.buildTime },
       accessPolicy:

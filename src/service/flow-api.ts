@@ -24,13 +24,14 @@ import type {
   RunStore,
 } from "../app/ports.js";
 import { createRunService } from "../app/runs.js";
-import { FailedPreconditionError } from "../domain/errors.js";
+import { componentTypeChanges, typeChangeViolation } from "../domain/component-type-change.js";
+import { FailedPreconditionError, ValidationError } from "../domain/errors.js";
 import type { FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { InventoryRack } from "../domain/model.js";
 
 export type RunControls = Pick<
   OperationRunsApi,
-  "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun" | "reportTargetFailure"
+  "pauseRun" | "resumeRun" | "advancePhase" | "cancelRun" | "reportTargetFailure" | "approveRun"
 >;
 export type RunReads = Omit<OperationRunsApi, keyof RunControls>;
 
@@ -43,6 +44,8 @@ export interface FlowApiParts {
   policy?: PolicyApi;
   /** The firmware image catalog (src/app/firmware-images.ts). */
   images?: ImagesApi;
+  /** Where an import's component type changes are logged (absent: not logged). */
+  logger?: Pick<Logger, "info">;
   /** Told of every imported rack after it is stored (the local stack adds simulated BMCs). */
   onRacksImported?: (racks: InventoryRack[]) => void;
   buildInfo: BuildInfo;
@@ -123,6 +126,7 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
       log: (line) => logger.info(line),
     }),
     ...(parts.onRacksImported === undefined ? {} : { onRacksImported: parts.onRacksImported }),
+    logger,
     buildInfo: parts.buildInfo,
   });
 }
@@ -147,6 +151,7 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     listTargets: async (query) => runs().listTargets(query),
     listRunEvents: async (query) => runs().listRunEvents(query),
     pauseRun: async (id, actor) => controls().pauseRun(id, actor),
+    approveRun: async (id, actor) => controls().approveRun(id, actor),
     resumeRun: async (id, actor) => controls().resumeRun(id, actor),
     advancePhase: async (id, expected, actor) => controls().advancePhase(id, expected, actor),
     cancelRun: async (id, reason, actor) => {
@@ -155,12 +160,32 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
       return controls().cancelRun(id, reason, actor);
     },
     reportTargetFailure: async (request, actor) => controls().reportTargetFailure(request, actor),
-    upgradeFirmware: async (request) => tasks().upgradeFirmware(request),
+    // The options carry the access policy's rack check: dropping them would skip the scope check.
+    upgradeFirmware: async (request, options) => tasks().upgradeFirmware(request, options),
     getTasks: async (ids) => tasks().getTasks(ids),
     listTasks: async (query) => tasks().listTasks(query),
     cancelTask: async (id) => tasks().cancelTask(id),
-    importInventory: async (racks: InventoryRack[], baselines: FirmwareBaseline[] = []) => {
+    importInventory: async (racks: InventoryRack[], baselines: FirmwareBaseline[] = [], options = {}) => {
+      const ids = racks.flatMap((r) => r.components.map((c) => c.id));
+      const stored: Map<string, InventoryRack> =
+        ids.length === 0 ? new Map() : await inventory().getRacksByComponentIds(ids);
+      const known = new Map(
+        [...stored.values()].flatMap((rack) => rack.components.map((c) => [c.id, c.type] as const)),
+      );
+      const changes = componentTypeChanges(racks, known);
+      if (changes.length > 0 && options.allowComponentTypeChange !== true) {
+        throw new ValidationError(changes.map(typeChangeViolation));
+      }
       await inventory().upsertRacks(racks);
+      for (const change of changes) {
+        parts.logger?.info("component type changed by inventory import", {
+          actor: options.actor?.name ?? "",
+          authenticated: options.actor?.authenticated ?? false,
+          componentId: change.componentId,
+          from: change.from,
+          to: change.to,
+        });
+      }
       parts.onRacksImported?.(racks);
       if (baselines.length > 0) await policy().setBaselines(baselines);
       return {

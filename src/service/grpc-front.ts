@@ -88,9 +88,19 @@ export function composeGrpcFront(
       allowInsecureNonLoopback: config.plaintextBehindLoadBalancer,
       trustLoadBalancerClientCert: config.trustLoadBalancerClientCert,
       logger: obs.logger,
-      ...(config.protoDir === undefined ? {} : { protoDir: config.protoDir }),
+      // Reflection lists every service, the admin one too: only where the deployment asks for it.
+      ...(!config.serverReflection
+        ? { protoDir: false as const }
+        : config.protoDir === undefined
+          ? {}
+          : { protoDir: config.protoDir }),
       admission: config.admission,
-      access: accessControl(policy, { stores, logger: obs.logger, metrics: obs.metrics }),
+      access: accessControl(policy, {
+        stores,
+        logger: obs.logger,
+        metrics: obs.metrics,
+        clock: systemClock,
+      }),
       // The ALB polls health every few seconds: give it time to see NOT_SERVING before we refuse calls.
       drainMs: 5_000,
       storeHealth,

@@ -13,7 +13,6 @@ import { writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { runCli } from "../../cli/program.js";
 import { type LocalStack, startLocalStack } from "../../local/stack.js";
 import { LOAD_BALANCER_CERT_HEADER } from "../../src/adapters/grpc/caller-identity.js";
 import {
@@ -23,10 +22,11 @@ import {
   type FlowClient,
 } from "../../src/adapters/grpc/client.js";
 import { clientCredentials } from "../../src/adapters/grpc/tls.js";
-import { ComponentType } from "../../src/gen/flow/v1/flow.js";
+import { ComponentType, UpgradeFirmwareRequest } from "../../src/gen/flow/v1/flow.js";
 import { makeCertificates } from "../support/certificates.js";
 import { fleetOf, HANG, inventoryOf, rackGroup } from "../support/fixtures-inventory.js";
-import { CALL_DEADLINE_MS, failure, runRequest, startTestStack } from "../support/stack.js";
+import { flowctlAs } from "../support/flowctl.js";
+import { CALL_DEADLINE_MS, failure, racksSpec, runRequest, startTestStack } from "../support/stack.js";
 
 const DC1 = rackGroup(1, { name: "dc1", count: 3 });
 const DC2 = rackGroup(2, { name: "dc2", count: 2 });
@@ -140,6 +140,33 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
     expect((await flow.pauseOperationRun({ id: inScope.id }, soon())).summary?.id).toEqual(inScope.id);
   });
 
+  it("an operator's firmware task is checked against every rack it expands to: outside its scope, refused before any task exists", async () => {
+    const { flow } = as("operator");
+    const before = await flow.listTasks(
+      { rackId: { id: DC2.ids[0]! }, activeOnly: false, withReport: false },
+      soon(),
+    );
+    expect(
+      await failure(
+        flow.upgradeFirmware(
+          UpgradeFirmwareRequest.fromPartial({
+            targetSpec: racksSpec([DC1.ids[2]!, DC2.ids[0]!]),
+            targetVersion: "2.0.0",
+          }),
+          soon(),
+        ),
+      ),
+    ).toEqual({
+      code: "PERMISSION_DENIED",
+      details: "alice may not operate firmware tasks: 1 of 2 racks outside its scope: dc2-0",
+    });
+    const after = await flow.listTasks(
+      { rackId: { id: DC2.ids[0]! }, activeOnly: false, withReport: false },
+      soon(),
+    );
+    expect(after.total).toBe(before.total);
+  });
+
   it("only admin changes a baseline", async () => {
     const baselines = [
       { componentType: ComponentType.COMPONENT_TYPE_COMPUTE, model: "", vendor: "", version: "2.0.0" },
@@ -183,38 +210,8 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
   });
 
   /** flowctl in this process, as `who`, over mutual TLS. */
-  async function flowctl(who: "viewer" | "operator", ...args: string[]) {
-    let stdout = "";
-    let stderr = "";
-    const code = await runCli(
-      [
-        "--endpoint",
-        `127.0.0.1:${local.port}`,
-        "--ca",
-        certs.file("ca.crt"),
-        "--cert",
-        certs.file(`${who}.crt`),
-        "--key",
-        certs.file(`${who}.key`),
-        ...args,
-      ],
-      {
-        stdout: {
-          write: (t) => {
-            stdout += t;
-          },
-        },
-        stderr: {
-          write: (t) => {
-            stderr += t;
-          },
-        },
-        env: { NO_COLOR: "1" },
-        interrupted: new Promise(() => {}),
-      },
-    );
-    return { code, stdout, stderr };
-  }
+  const flowctl = (who: "viewer" | "operator", ...args: string[]) =>
+    flowctlAs(local.port, certs, who, ...args);
 
   it("flowctl whoami prints the identity, how it was verified, its roles and scopes; a refused command exits 17 with the reason", async () => {
     writeFileSync(policyFile, policy("viewer"));

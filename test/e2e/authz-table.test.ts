@@ -15,6 +15,7 @@ import { LOAD_BALANCER_CERT_HEADER } from "../../src/adapters/grpc/caller-identi
 import { createFlowAdminClient, createFlowClient } from "../../src/adapters/grpc/client.js";
 import { type RunningGrpcServer, startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { clientCredentials } from "../../src/adapters/grpc/tls.js";
+import type { RunDenial } from "../../src/app/access.js";
 import type { CreateRunOptions, FlowApi } from "../../src/app/api.js";
 import type { RackPlace } from "../../src/domain/access-policy.js";
 import type { Run } from "../../src/domain/model.js";
@@ -68,6 +69,7 @@ const RUN: Run = {
 function okApi(): FlowApi {
   const permit = (options?: Pick<CreateRunOptions, "permitRacks">) => options?.permitRacks?.([DC1_RACK]);
   return {
+    approveRun: async () => RUN,
     async createRun(_input, options) {
       permit(options);
       return { id: RUN_ID };
@@ -135,6 +137,7 @@ const FLOW_REQUESTS: Record<keyof typeof FlowService, unknown> = {
   planOperationRun: { name: "r" },
   listOperationRunEvents: { operationRunId: id },
   whoAmI: {},
+  approveOperationRun: { id },
 };
 const ADMIN_REQUESTS: Record<keyof typeof FlowInventoryAdminService, unknown> = {
   importInventory: adminPb.ImportInventoryRequest.fromPartial({}),
@@ -181,6 +184,8 @@ const READ = [UNAUTH, UNAUTH, OK, OK, OK, OK, OK];
 const OPERATE = [UNAUTH, UNAUTH, DENIED, OK, DENIED, DENIED, OK];
 const ADMINISTER = [UNAUTH, UNAUTH, DENIED, DENIED, DENIED, DENIED, OK];
 const ANYONE = [OK, OK, OK, OK, OK, OK, OK];
+/** approve: the approver and admin (both in scope of every rack). */
+const APPROVE = [UNAUTH, UNAUTH, DENIED, DENIED, DENIED, OK, OK];
 
 const EXPECTED: Record<string, string[]> = {
   createOperationRun: OPERATE,
@@ -200,6 +205,7 @@ const EXPECTED: Record<string, string[]> = {
   planOperationRun: READ,
   listOperationRunEvents: READ,
   whoAmI: ANYONE,
+  approveOperationRun: APPROVE,
   importInventory: ADMINISTER,
   listRacks: READ,
   setFirmwareBaselines: ADMINISTER,
@@ -226,6 +232,8 @@ describe("authz e2e: every RPC × every kind of caller → the exact status", ()
   });
   const lines: string[] = [];
   const metrics: string[] = [];
+  /** The denials recorded in a run's history: run id, who, and what they were told. */
+  const recorded: { runId: string; actor: string; denial: RunDenial }[] = [];
   let server: RunningGrpcServer;
   let address: string;
 
@@ -236,6 +244,9 @@ describe("authz e2e: every RPC × every kind of caller → the exact status", ()
       lookups: {
         runRacks: async () => ({ reason: "OPERATOR_PAUSED", racks: [DC1_RACK] }),
         taskRacks: async () => [DC1_RACK],
+        recordDenial: async (runId, actor, denial) => {
+          recorded.push({ runId, actor: actor.name, denial });
+        },
       },
       logger: {
         info: () => {},
@@ -310,10 +321,10 @@ describe("authz e2e: every RPC × every kind of caller → the exact status", ()
     }
   });
 
-  it("each denial is one log line with the actor, the RPC and the reason, and one AccessDenied metric", async () => {
+  it("each denial is one log line with the actor, the RPC and the reason, and one AccessDenied metric; on a run, also one event in its history", async () => {
     const flow = createFlowClient(address, clientCredentials());
     try {
-      const before = { lines: lines.length, metrics: metrics.length };
+      const before = { lines: lines.length, metrics: metrics.length, recorded: recorded.length };
       await expect(
         flow.cancelOperationRun({ id, reason: "" }, { metadata: metadataOf("viewer") }),
       ).rejects.toMatchObject({
@@ -327,9 +338,33 @@ describe("authz e2e: every RPC × every kind of caller → the exact status", ()
           method: "/v1.Flow/CancelOperationRun",
           code: "PERMISSION_DENIED",
           reason: "viewer-1 may not operate operation run; roles with it: operator, admin",
+          runId: RUN_ID,
         })}`,
       ]);
       expect(metrics.slice(before.metrics)).toEqual(["AccessDenied"]);
+      expect(recorded.slice(before.recorded)).toEqual([
+        {
+          runId: RUN_ID,
+          actor: "viewer-1",
+          denial: {
+            rpc: "CancelOperationRun",
+            code: "PERMISSION_DENIED",
+            reason: "viewer-1 may not operate operation run; roles with it: operator, admin",
+          },
+        },
+      ]);
+      // A refusal for want of a certificate is recorded too; a refusal of a call on no run is not.
+      await expect(flow.pauseOperationRun({ id }, { metadata: metadataOf("none") })).rejects.toMatchObject({
+        code: grpc.status.UNAUTHENTICATED,
+      });
+      await expect(
+        flow.createOperationRun(pb.CreateOperationRunRequest.fromPartial({ name: "r" }), {
+          metadata: metadataOf("viewer"),
+        }),
+      ).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+      expect(recorded.slice(before.recorded + 1).map((r) => [r.runId, r.denial.rpc, r.denial.code])).toEqual([
+        [RUN_ID, "PauseOperationRun", "UNAUTHENTICATED"],
+      ]);
     } finally {
       flow.close();
     }

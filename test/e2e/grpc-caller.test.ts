@@ -6,7 +6,12 @@
  */
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createFlowClient, type FlowClient } from "../../src/adapters/grpc/client.js";
+import {
+  createFlowAdminClient,
+  createFlowClient,
+  type FlowAdminClient,
+  type FlowClient,
+} from "../../src/adapters/grpc/client.js";
 import { type RunningGrpcServer, startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { clientCredentials } from "../../src/adapters/grpc/tls.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
@@ -25,6 +30,8 @@ describe("grpc server e2e: ListOperationRunEvents and the caller of create and t
   const api = new FakeFlowApi();
   let server: RunningGrpcServer;
   let flow: FlowClient;
+  let admin: FlowAdminClient;
+  const logger = recordingLogger();
   let trusting: RunningGrpcServer;
   let behindLb: FlowClient;
   const certs = makeCertificates({
@@ -36,10 +43,11 @@ describe("grpc server e2e: ListOperationRunEvents and the caller of create and t
       api,
       host: "127.0.0.1",
       port: 0,
-      logger: recordingLogger(),
+      logger,
       protoDir: false,
     });
     flow = createFlowClient(`127.0.0.1:${server.port}`, clientCredentials());
+    admin = createFlowAdminClient(`127.0.0.1:${server.port}`, clientCredentials());
     trusting = await startGrpcServer({
       api,
       host: "127.0.0.1",
@@ -53,6 +61,7 @@ describe("grpc server e2e: ListOperationRunEvents and the caller of create and t
 
   afterAll(async () => {
     flow.close();
+    admin.close();
     behindLb.close();
     certs.remove();
     await Promise.all([server.shutdown(1000), trusting.shutdown(1000)]);
@@ -197,6 +206,24 @@ describe("grpc server e2e: ListOperationRunEvents and the caller of create and t
     expect(api.actors.slice(-4)).toEqual(
       ["createRun", "resumeRun", "advancePhase", "cancelRun"].map((method) => ({ method, actor: alice })),
     );
+  });
+
+  it("every call that changes something is one audit line with its caller, the RPC, its status and the task or run it named; reads are not", async () => {
+    const audits = () => logger.infos.filter((l) => l.startsWith("audit "));
+    const before = audits().length;
+    const as = withMetadata([["x-flow-actor", "carol"]]);
+    await flow.cancelTask({ taskId: { id: TASK_ID } }, as);
+    await admin.setFirmwareBaselines({ baselines: [] }, withMetadata([]));
+    await flow.getOperationRun({ id: { id: RUN_ID }, includeStats: false }, as);
+    await flow.listTasks(pb.ListTasksRequest.fromPartial({}), as);
+    expect((await failure(flow.pauseOperationRun({ id: { id: "not-a-uuid" } }, as))).code).toBe(
+      grpc.status.INVALID_ARGUMENT,
+    );
+    expect(audits().slice(before)).toEqual([
+      `audit ${JSON.stringify({ actor: "carol", authenticated: false, source: "DECLARED", method: "/v1.Flow/CancelTask", code: "OK", taskId: TASK_ID })}`,
+      `audit ${JSON.stringify({ actor: "anonymous", authenticated: false, source: "ANONYMOUS", method: "/flowadmin.v1.FlowInventoryAdmin/SetFirmwareBaselines", code: "OK" })}`,
+      `audit ${JSON.stringify({ actor: "carol", authenticated: false, source: "DECLARED", method: "/v1.Flow/PauseOperationRun", code: "INVALID_ARGUMENT", runId: "not-a-uuid" })}`,
+    ]);
   });
 
   it("x-flow-actor longer than 128 characters → INVALID_ARGUMENT naming it; the application is not called", async () => {

@@ -348,6 +348,7 @@ describe("grpc server e2e: every RPC over the socket", () => {
           },
         ],
         baselines: [{ componentType: 2, model: "", vendor: "", version: "2.0" }],
+        allowComponentTypeChange: true,
       },
       soon(),
     );
@@ -355,6 +356,7 @@ describe("grpc server e2e: every RPC over the socket", () => {
     expect(last("importInventory")).toEqual([
       [{ ...RACK, location: { datacenter: "dc1", row: "A", position: 3 } }],
       [{ componentType: "NVSWITCH", version: "2.0" }],
+      true,
     ]);
 
     const listed = await admin.listRacks({ pagination: { offset: 0, limit: 5 } }, soon());
@@ -466,7 +468,7 @@ describe("grpc server e2e: every RPC over the socket", () => {
     expect(flowFile?.service.map((s) => s.name)).toEqual(["Flow"]);
     expect(flowFile?.service[0]?.method.length).toBe(17);
     expect(flowFile?.service[0]?.method.map((m) => m.name)).toEqual(
-      expect.arrayContaining(["ListOperationRunEvents", "WhoAmI"]),
+      expect.arrayContaining(["ListOperationRunEvents", "WhoAmI", "ApproveOperationRun"]),
     );
     reflection.close();
   });

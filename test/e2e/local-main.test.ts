@@ -68,7 +68,7 @@ describe("npm start --authz-policy and TLS", () => {
     const r = await start(["--port", "0", "--authz-policy", file]);
     expect(r.code).toBe(1);
     expect(r.stderr.split("\n").slice(0, 3)).toEqual([
-      `flow local stack: ${file}: scopes: unknown field (allowed: roles, bindings, allowDeclared)`,
+      `flow local stack: ${file}: scopes: unknown field (allowed: roles, bindings, allowDeclared, approval)`,
       `${file}: bindings[0].subjects[0]: must name a subject after "cn:" (got "cn:")`,
       `${file}: bindings[0].roles[0]: unknown role "operater" (roles: viewer, operator, approver, admin)`,
     ]);

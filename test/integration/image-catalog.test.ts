@@ -209,7 +209,10 @@ describe("uploading an image (begin, PUT, complete)", () => {
     ).rejects.toThrow(
       new ValidationError([
         { field: "component_type", rule: "must be a known component type (got COMPONENT_TYPE_UNKNOWN)" },
-        { field: "version", rule: 'must not start or end with whitespace (got " 1.0")' },
+        {
+          field: "version",
+          rule: `must be letters, digits, '.', '_', '+' and '-', starting with a letter or digit (got " 1.0")`,
+        },
         {
           field: "size_bytes",
           rule: "must be an integer from 1 to 5368709120 bytes (5 GiB, one S3 PUT) (got 0)",

@@ -325,6 +325,12 @@ export class FakeFlowApi implements FlowApi {
     return { ...this.run(request.runId), statusMessage: "submitted 1 operation run target" };
   }
 
+  async approveRun(id: string, actor?: Actor): Promise<Run> {
+    this.record("approveRun", id);
+    this.actors.push({ method: "approveRun", actor });
+    return { ...this.run(id), status: "PENDING", reason: "NONE", statusMessage: "operation run approved" };
+  }
+
   /** Validates as the task service does (the adapter only decodes), then records the template. */
   async upgradeFirmware(request: FirmwareTemplateInput) {
     const validated = validateFirmwareTask(request, Date.now());
@@ -349,8 +355,12 @@ export class FakeFlowApi implements FlowApi {
     return { ...TASK, status: "TERMINATED", finishedAt: 1_800_000_002_000 };
   }
 
-  async importInventory(racks: InventoryRack[], baselines: FirmwareBaseline[] = []) {
-    this.record("importInventory", racks, baselines);
+  async importInventory(
+    racks: InventoryRack[],
+    baselines: FirmwareBaseline[] = [],
+    options: { allowComponentTypeChange?: boolean } = {},
+  ) {
+    this.record("importInventory", racks, baselines, options.allowComponentTypeChange ?? false);
     return {
       racks: racks.length,
       components: racks.reduce((n, r) => n + r.components.length, 0),
@@ -432,13 +442,19 @@ export class FakeFlowApi implements FlowApi {
   }
 }
 
-export function recordingLogger(): GrpcLogger & { errors: Record<string, unknown>[]; warnings: string[] } {
+export function recordingLogger(): GrpcLogger & {
+  errors: Record<string, unknown>[];
+  warnings: string[];
+  infos: string[];
+} {
   const errors: Record<string, unknown>[] = [];
   const warnings: string[] = [];
+  const infos: string[] = [];
   return {
     errors,
     warnings,
-    info: () => {},
+    infos,
+    info: (message, fields) => infos.push(`${message} ${JSON.stringify(fields ?? {})}`),
     warn: (message, fields) => warnings.push(`${message} ${JSON.stringify(fields ?? {})}`),
     error: (_m, fields) => errors.push(fields ?? {}),
   };

@@ -37,7 +37,12 @@ describe("access lookups", () => {
       { id: second!, name: "r-b", components: [] },
     ];
     const tasks = memoryTaskStore();
-    const lookups = createAccessLookups({ runs, tasks, inventory: memoryInventory(racks) });
+    const lookups = createAccessLookups({
+      runs,
+      tasks,
+      inventory: memoryInventory(racks),
+      clock: { now: () => 0 },
+    });
     expect(await lookups.runRacks(RUN)).toEqual({
       reason: "SAFETY_GATE",
       racks: [
@@ -57,6 +62,7 @@ describe("access lookups", () => {
       runs: new MemoryRunStore(),
       tasks,
       inventory: memoryInventory([rack]),
+      clock: { now: () => 0 },
     });
     expect(await lookups.taskRacks("t-1")).toEqual([rackPlace(rack)]);
     expect(await lookups.taskRacks("t-2")).toBeUndefined();

@@ -99,7 +99,7 @@ bindings:
   - subjects: ["", "cn:a*", "host:x", "uri:spiffe://x/*/y"]
     roles: [auditor]
     scope: { datacenter: [dc1] }
-approval: { minRacks: 20 }
+approval: { minRacks: 0, racks: 20 }
 allowDeclared: "yes"
 `,
       );
@@ -108,7 +108,6 @@ allowDeclared: "yes"
     }
     expect(error).toBeInstanceOf(InputFileError);
     expect((error as Error).message.split("\n")).toEqual([
-      "p.yaml: approval: unknown field (allowed: roles, bindings, allowDeclared)",
       'p.yaml: roles.auditor[1]: must be one of read, operate, override, approve, administer (got "audit")',
       "p.yaml: roles.admin: is a built-in role (viewer, operator, approver, admin) and cannot be redefined",
       "p.yaml: bindings[0].subjects: must not be empty",
@@ -119,6 +118,30 @@ allowDeclared: "yes"
       "p.yaml: bindings[1].subjects[3]: a URI subject may hold '*' only at its end",
       "p.yaml: bindings[1].scope.datacenter: unknown field (allowed: datacenters, rows, nvlDomains, racks)",
       "p.yaml: allowDeclared: must be true or false",
+      "p.yaml: approval.racks: unknown field (allowed: minRacks)",
+      "p.yaml: approval.minRacks: must be from 1 to 100000 (got 0)",
+    ]);
+  });
+
+  it("the two-person rule: approval.minRacks is read; absent, no rule; not a whole number or not an object, refused", () => {
+    const yaml = `bindings:
+  - subjects: ["cn:auditor"]
+    roles: [viewer]
+approval: { minRacks: 20 }
+`;
+    expect(parseAccessPolicy("p.yaml", yaml).approval).toEqual({ minRacks: 20 });
+    expect(policyOf({ bindings: [] }).approval).toBeUndefined();
+    const problemsOf = (approval: unknown) => {
+      const checked = checkAccessPolicy({ bindings: [], approval });
+      return checked.ok ? [] : checked.problems.map((p) => `${p.path}: ${p.rule}`);
+    };
+    expect(problemsOf({ minRacks: 2.5 })).toEqual([
+      "approval.minRacks: must be a non-negative integer (got 2.5)",
+    ]);
+    expect(problemsOf({})).toEqual(["approval.minRacks: missing required field"]);
+    expect(problemsOf(20)).toEqual(["approval: must be an object (got number)"]);
+    expect(problemsOf({ minRacks: 100_001 })).toEqual([
+      "approval.minRacks: must be from 1 to 100000 (got 100001)",
     ]);
   });
 

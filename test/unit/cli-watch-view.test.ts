@@ -415,6 +415,28 @@ describe("watch and run get: the maintenance window", () => {
     expect(exitCodeFor(St.OPERATION_RUN_STATUS_PAUSED)).toBe(3);
   });
 
+  it("a run awaiting approval: the last line names approve by a second person, or cancel", () => {
+    const waiting = buildModel({
+      run: run({
+        status: St.OPERATION_RUN_STATUS_PAUSED,
+        reason: Re.OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL,
+        message: "awaiting approval: 2 racks, the access policy requires a second person from 2",
+        total: 1,
+      }),
+      targets: [
+        target(0, T.OPERATION_RUN_TARGET_STATUS_PENDING),
+        target(0, T.OPERATION_RUN_TARGET_STATUS_PENDING),
+      ],
+      plannedSizes: undefined,
+      now: at("2026-11-20T08:00:05Z"),
+    });
+    expect(finalLine(waiting)).toMatch(
+      new RegExp(
+        `^run ${RUN_ID} PAUSED \\(AWAITING_APPROVAL\\) after .*— awaiting approval: 2 racks, the access policy requires a second person from 2; next: flowctl run approve ${RUN_ID} by a second person \\(not its creator\\), or flowctl run cancel ${RUN_ID}$`,
+      ),
+    );
+  });
+
   it("a cancel's skipped racks appear in the last line, apart from the terminated ones", () => {
     const cancelled = buildModel({
       run: run({ status: St.OPERATION_RUN_STATUS_CANCELLED, message: "operation run cancelled", total: 1 }),

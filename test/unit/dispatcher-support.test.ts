@@ -26,6 +26,7 @@ function runStoreWith(methods: Partial<RunStore>): RunStore {
     deferRun: unexpected("deferRun"),
     saveRun: unexpected("saveRun"),
     listRunEvents: unexpected("listRunEvents"),
+    appendRunEvent: unexpected("appendRunEvent"),
     listQueuedTargets: unexpected("listQueuedTargets"),
     claimTarget: unexpected("claimTarget"),
     claimTargets: unexpected("claimTargets"),

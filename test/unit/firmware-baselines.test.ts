@@ -201,6 +201,7 @@ describe("firmware baselines: validation reports every problem with its path", (
           { componentType: "COMPUTE", model: " GB200", vendor: long, version: "2.0.0" },
           { componentType: "NVSWITCH", model: "", vendor: "", version: "4.0" },
           { componentType: "NVSWITCH", model: "", vendor: "", version: "4.1" },
+          { componentType: "CDU", model: "", vendor: "", version: "../COMPUTE/9" },
         ],
         "baselines",
       ),
@@ -215,6 +216,10 @@ describe("firmware baselines: validation reports every problem with its path", (
           rule: `must be at most ${MAX_BASELINE_TEXT} characters (got ${long.length})`,
         },
         { field: "baselines[3]", rule: "duplicate baseline for NVSWITCH (first at baselines[2])" },
+        {
+          field: "baselines[4].version",
+          rule: `must be letters, digits, '.', '_', '+' and '-', starting with a letter or digit (got "../COMPUTE/9")`,
+        },
       ],
     });
   });

@@ -190,7 +190,22 @@ describe("what the admin service accepts", () => {
     [
       "a version with spaces around it",
       { ...key, version: "1.0 ", sizeBytes: 1 },
-      [{ field: "version", rule: 'must not start or end with whitespace (got "1.0 ")' }],
+      [
+        {
+          field: "version",
+          rule: `must be letters, digits, '.', '_', '+' and '-', starting with a letter or digit (got "1.0 ")`,
+        },
+      ],
+    ],
+    [
+      "a version that is a path: the image key would leave its folder",
+      { ...key, version: "../../NVSWITCH/2.0", sizeBytes: 1 },
+      [
+        {
+          field: "version",
+          rule: `must be letters, digits, '.', '_', '+' and '-', starting with a letter or digit (got "../../NVSWITCH/2.0")`,
+        },
+      ],
     ],
     [
       "a version too long",

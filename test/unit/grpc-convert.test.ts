@@ -1287,13 +1287,21 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
 
   it("inventory racks survive domain → proto → domain", () => {
     const request = ImportInventoryRequest.decode(
-      ImportInventoryRequest.encode({ racks: [inventoryRackToProto(RACK)], baselines: [] }).finish(),
+      ImportInventoryRequest.encode({
+        racks: [inventoryRackToProto(RACK)],
+        baselines: [],
+        allowComponentTypeChange: false,
+      }).finish(),
     );
     expect(inventoryRacksFromProto(request)).toStrictEqual([RACK]);
     const bare: InventoryRack = { id: B, name: "bare", components: [] };
-    expect(inventoryRacksFromProto({ racks: [inventoryRackToProto(bare)], baselines: [] })).toStrictEqual([
-      bare,
-    ]);
+    expect(
+      inventoryRacksFromProto({
+        racks: [inventoryRackToProto(bare)],
+        baselines: [],
+        allowComponentTypeChange: false,
+      }),
+    ).toStrictEqual([bare]);
   });
 
   it("inventory rows need ids, names and known component types", () => {
@@ -1330,6 +1338,7 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
           },
         ],
         baselines: [],
+        allowComponentTypeChange: false,
       }),
     );
     expect(err.message.split("; ")).toEqual([
@@ -1341,5 +1350,70 @@ describe("grpc convert: UpgradeFirmware and inventory", () => {
       "racks[0].components[1].readiness.reason: a NOT_READY component needs a reason",
       'racks[0].nvl_domain_id: must be a UUID (got "d")',
     ]);
+  });
+
+  it("every label a request carries is capped: inventory strings, name patterns, sub-target names", () => {
+    const long = "x".repeat(LIMITS.label + 1);
+    const err = thrown(() =>
+      inventoryRacksFromProto(
+        ImportInventoryRequest.fromPartial({
+          racks: [
+            {
+              id: { id: A },
+              name: long,
+              externalId: long,
+              nvlDomainName: long,
+              location: { datacenter: long, row: long, position: 1 },
+              components: [
+                {
+                  id: { id: A },
+                  type: 1,
+                  externalId: long,
+                  firmwareVersion: long,
+                  model: long,
+                  vendor: long,
+                },
+              ],
+            },
+          ],
+        }),
+      ),
+    );
+    const over = `must be at most ${LIMITS.label} characters (got ${long.length})`;
+    expect(err.message.split("; ")).toEqual(
+      [
+        "name",
+        "external_id",
+        "nvl_domain_name",
+        "location.datacenter",
+        "location.row",
+        "components[0].external_id",
+        "components[0].firmware_version",
+        "components[0].model",
+        "components[0].vendor",
+      ].map((f) => `racks[0].${f}: ${over}`),
+    );
+    // At the cap: accepted.
+    const atCap = "x".repeat(LIMITS.label);
+    expect(
+      inventoryRacksFromProto(
+        ImportInventoryRequest.fromPartial({ racks: [{ id: { id: A }, name: atCap, components: [] }] }),
+      ),
+    ).toEqual([{ id: A, name: atCap, components: [] }]);
+
+    expect(
+      thrown(() =>
+        listRunsQueryFromProto(
+          pb.ListOperationRunsRequest.fromPartial({ filter: { name: { patterns: ["ok", long] } } }),
+        ),
+      ).message,
+    ).toBe(`filter.name.patterns[1]: ${over}`);
+    expect(
+      thrown(() =>
+        firmwareTemplateFromProto(
+          pb.UpgradeFirmwareRequest.fromPartial({ subTargets: ["bmc", "b".repeat(LIMITS.subTarget + 1)] }),
+        ),
+      ).message,
+    ).toBe(`sub_targets[1]: must be at most ${LIMITS.subTarget} characters (got ${LIMITS.subTarget + 1})`);
   });
 });

@@ -107,6 +107,15 @@ describe("infra config: context → deploy config", () => {
     }
   });
 
+  it("serverReflection: off unless the context turns it on; anything but a boolean refused", () => {
+    expect(readDeployConfig(ctx({})).serverReflection).toBe(false);
+    for (const on of [true, "true"])
+      expect(readDeployConfig(ctx({ serverReflection: on })).serverReflection).toBe(true);
+    expect(() => readDeployConfig(ctx({ serverReflection: "yes" }))).toThrow(
+      "context serverReflection must be true or false, got yes",
+    );
+  });
+
   it("without the CLI, the app gets cdk.json's context and ./cdk.out; under the CLI, nothing", () => {
     const standalone = standaloneAppProps({});
     expect(standalone.context).toMatchObject({ stage: "dev", tickIntervalSeconds: 10 });

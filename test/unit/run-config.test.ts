@@ -606,6 +606,27 @@ const cases: Case[] = [
       ],
     ],
   ),
+  ...["../../NVSWITCH/9.9", "2.0/evil", "2.0 beta", ".hidden", "v%2e%2e", "1.0\u001b[2J"].map(
+    (version): Case => [
+      `target_version ${JSON.stringify(version)}: not a version's characters`,
+      (i) => {
+        fw(i).targetVersion = version;
+      },
+      [
+        [
+          `${F}.target_version`,
+          `must be letters, digits, '.', '_', '+' and '-', starting with a letter or digit (got ${JSON.stringify(version)})`,
+        ],
+      ],
+    ],
+  ),
+  [
+    "a target_version of 129 characters",
+    (i) => {
+      fw(i).targetVersion = "1".repeat(129);
+    },
+    [[`${F}.target_version`, "must be at most 128 characters (got 129)"]],
+  ],
   ...["not-a-uuid", NIL].map(
     (ruleId): Case => [
       `rule_id ${ruleId}`,
@@ -928,6 +949,25 @@ describe("validateFirmwareTask: a plain UpgradeFirmware request", () => {
     kind: "components",
     components: [{ by: "id", id: COMPONENT.toUpperCase() }],
   };
+
+  it("a plain task's target_version is held to a version's characters too, named relative to the request", () => {
+    expect(
+      validateFirmwareTask({ ...firmware(), targetVersion: "../COMPUTE/2.0", targetSpec: spec }, NOW),
+    ).toEqual({
+      ok: false,
+      violations: [
+        {
+          field: "target_version",
+          rule: `must be letters, digits, '.', '_', '+' and '-', starting with a letter or digit (got "../COMPUTE/2.0")`,
+        },
+      ],
+    });
+    const ok = validateFirmwareTask(
+      { ...firmware(), targetVersion: "v2_24.1-rc1+build.7", targetSpec: spec },
+      NOW,
+    );
+    expect(ok.ok).toBe(true);
+  });
 
   it("requires target_spec, which inside a run would mean the default scope", () => {
     expect(validateFirmwareTask(firmware(), NOW)).toEqual({

@@ -194,6 +194,49 @@ describe("run events out: the EventBridge detail, version 1", () => {
       { kind: "WINDOW_CLOSED", detail: { type: "window", opensAt: AT } },
       { window: { closesAt: null, opensAt: "2026-11-20T10:00:03.120Z", closedAt: null } },
     ],
+    [
+      "an approval: who approved (the actor), the rule, the racks and who created the run",
+      {
+        kind: "APPROVED",
+        actor: { name: "bob", source: "CLIENT_CERTIFICATE", authenticated: true, subjectAltNames: [] },
+        detail: {
+          type: "approval",
+          minRacks: 20,
+          racks: 25,
+          requestedBy: {
+            name: "alice",
+            source: "CLIENT_CERTIFICATE",
+            authenticated: true,
+            subjectAltNames: ["URI:spiffe://x/alice"],
+          },
+        },
+      },
+      {
+        kind: "APPROVED",
+        actor: { name: "bob", source: "CLIENT_CERTIFICATE", authenticated: true, subjectAltNames: [] },
+        approval: {
+          minRacks: 20,
+          racks: 25,
+          requestedBy: {
+            name: "alice",
+            source: "CLIENT_CERTIFICATE",
+            authenticated: true,
+            subjectAltNames: ["URI:spiffe://x/alice"],
+          },
+        },
+      },
+    ],
+    [
+      "a refused call on the run",
+      {
+        kind: "ACCESS_DENIED",
+        detail: { type: "denial", rpc: "CancelOperationRun", code: "PERMISSION_DENIED", reason: "no" },
+      },
+      {
+        kind: "ACCESS_DENIED",
+        denial: { rpc: "CancelOperationRun", code: "PERMISSION_DENIED", reason: "no" },
+      },
+    ],
   ])("%s", (_name, over, expected) => {
     expect(runEventDetail(event(over))).toMatchObject(expected);
   });

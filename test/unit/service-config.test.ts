@@ -67,6 +67,7 @@ describe("service config: the gRPC front", () => {
       plaintextBehindLoadBalancer: false,
       admission: { maxInFlightCalls: 64, maxConcurrentCreates: 8 },
       trustLoadBalancerClientCert: false,
+      serverReflection: false,
       build: { version: "0.0.0", gitCommit: "", buildTime: "" },
       accessPolicy: { text: POLICY },
     });
@@ -138,6 +139,7 @@ describe("service config: the gRPC front", () => {
       port: 50_051,
       plaintextBehindLoadBalancer: true,
       protoDir: "/app/proto",
+      serverReflection: false,
       build: { version: "1.4.0", gitCommit: "abc1234", buildTime: "2025-01-01T00:00:00Z" },
     });
   });
@@ -278,6 +280,14 @@ describe("service config: the gRPC front", () => {
     });
   });
 
+  it("server reflection: off unless FLOW_SERVER_REFLECTION=true; not a boolean, refused naming it", () => {
+    expect(readGrpcFrontConfig(front).serverReflection).toBe(false);
+    expect(readGrpcFrontConfig({ ...front, FLOW_SERVER_REFLECTION: "true" }).serverReflection).toBe(true);
+    expect(() => readGrpcFrontConfig({ ...front, FLOW_SERVER_REFLECTION: "on" })).toThrow(
+      /FLOW_SERVER_REFLECTION/,
+    );
+  });
+
   it("the configuration is frozen, nested parts too", () => {
     const config = readGrpcFrontConfig({ ...front, FLOW_TLS_CERT: "c.pem", FLOW_TLS_KEY: "k.pem" });
     expect(Object.isFrozen(config)).toBe(true);
@@ -306,6 +316,7 @@ describe("service config: the gRPC front", () => {
         ENV.plaintextBehindLoadBalancer,
         ENV.trustLoadBalancerClientCert,
         ENV.protoDir,
+        ENV.serverReflection,
         ENV.maxInFlightCalls,
         ENV.maxConcurrentCreates,
         ENV.version,

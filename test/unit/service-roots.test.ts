@@ -84,6 +84,7 @@ describe("composition roots: built from a valid configuration without I/O", () =
       FLOW_HOST: "0.0.0.0",
       FLOW_PLAINTEXT_BEHIND_LB: "true",
       FLOW_PROTO_DIR: "/app/proto",
+      FLOW_SERVER_REFLECTION: "true",
       FLOW_VERSION: "1.4.0",
       FLOW_GIT_COMMIT: "abc1234",
     });
@@ -106,6 +107,16 @@ describe("composition roots: built from a valid configuration without I/O", () =
       FLOW_TRUST_LB_CLIENT_CERT: "true",
     });
     expect(composeGrpcFront(trusting).server.trustLoadBalancerClientCert).toBe(true);
+    // Reflection (which lists the admin service to anyone) only when the deployment asks for it.
+    expect(composeGrpcFront(trusting).server.protoDir).toBe(false);
+    const reflecting = readGrpcFrontConfig({
+      ...base,
+      FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
+      FLOW_AUTHZ_POLICY_TEXT: POLICY,
+      FLOW_PROTO_DIR: "/app/proto",
+      FLOW_SERVER_REFLECTION: "true",
+    });
+    expect(composeGrpcFront(reflecting).server.protoDir).toBe("/app/proto");
     expect(front.server.access?.policy()?.bindings.map((b) => b.roles)).toEqual([["admin"]]);
     expect(front.server.tls).toBeUndefined();
     expect(sent()).toEqual([]);

@@ -383,6 +383,8 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
       [14, "cancel"],
       [15, "conflict"],
       [16, "window"],
+      [120, "approval"],
+      [121, "denial"],
     ]);
     expect(
       registry
@@ -425,6 +427,22 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
         [100, "OPERATION_RUN_EVENT_KIND_RETRIED"],
         [101, "OPERATION_RUN_EVENT_KIND_ROLLED_BACK"],
       ]),
+    );
+  });
+
+  it("two-person extension: ApproveOperationRun in v1.Flow, its messages new, numbers in its own ranges", () => {
+    const rpc = registry.getService("v1.Flow")!.methods.find((m) => m.name === "ApproveOperationRun");
+    expect([rpc?.methodKind, rpc?.input.typeName, rpc?.output.typeName]).toEqual([
+      "unary",
+      "v1.ApproveOperationRunRequest",
+      "v1.OperationRun",
+    ]);
+    const contract = parseContract(CONTRACT_TEXT);
+    for (const name of ["ApproveOperationRunRequest", "OperationRunApproval", "OperationRunAccessDenial"]) {
+      expect(contract.messages.has(name), name).toBe(false);
+    }
+    expect(registry.getEnum("v1.OperationRunStatusReason")?.values.find((v) => v.number === 110)?.name).toBe(
+      "OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL",
     );
   });
 

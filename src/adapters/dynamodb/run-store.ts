@@ -11,6 +11,7 @@
  */
 import {
   type DynamoDBDocumentClient,
+  PutCommand,
   QueryCommand,
   type QueryCommandInput,
   UpdateCommand,
@@ -368,6 +369,17 @@ export class DynamoRunStore implements RunStore {
       return "not-found";
     }
     return "stale";
+  }
+
+  async appendRunEvent(event: RunHistoryEvent): Promise<"appended" | "taken"> {
+    const [put] = eventPuts(this.tables.runEvents, [event]);
+    try {
+      await this.doc.send(new PutCommand((put as NonNullable<typeof put>).Put));
+      return "appended";
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      return "taken";
+    }
   }
 
   async listRunEvents(

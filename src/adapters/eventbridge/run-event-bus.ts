@@ -29,6 +29,7 @@ import {
   type PutEventsRequestEntry,
 } from "@aws-sdk/client-eventbridge";
 import type { RunEventBus } from "../../app/ports.js";
+import type { Actor } from "../../domain/actor.js";
 import { gateKindName } from "../../domain/gates.js";
 import { assertNever, type PhaseStats } from "../../domain/model.js";
 import { type RunEventDetail, type RunHistoryEvent, runEventId } from "../../domain/run-history.js";
@@ -89,19 +90,20 @@ export function runEventDetail(event: RunHistoryEvent): Record<string, unknown> 
     phaseIndex: event.phaseIndex,
     totalPhases: event.totalPhases,
     counts: { currentPhase: countsOf(event.stats.current), cumulative: countsOf(event.stats.cumulative) },
-    actor:
-      event.actor === undefined
-        ? null
-        : {
-            name: event.actor.name,
-            source: event.actor.source,
-            authenticated: event.actor.authenticated,
-            subjectAltNames: event.actor.subjectAltNames,
-            ...(event.actor.declaredName === undefined ? {} : { declaredName: event.actor.declaredName }),
-          },
+    actor: event.actor === undefined ? null : actorDetail(event.actor),
   };
   if (event.detail !== undefined) Object.assign(detail, kindDetail(event.detail));
   return detail;
+}
+
+function actorDetail(actor: Actor): Record<string, unknown> {
+  return {
+    name: actor.name,
+    source: actor.source,
+    authenticated: actor.authenticated,
+    subjectAltNames: actor.subjectAltNames,
+    ...(actor.declaredName === undefined ? {} : { declaredName: actor.declaredName }),
+  };
 }
 
 function countsOf(stats: PhaseStats): Record<string, number> {
@@ -171,6 +173,16 @@ function kindDetail(detail: RunEventDetail): Record<string, unknown> {
           reason: detail.reason,
         },
       };
+    case "approval":
+      return {
+        approval: {
+          minRacks: detail.minRacks,
+          racks: detail.racks,
+          requestedBy: detail.requestedBy === undefined ? null : actorDetail(detail.requestedBy),
+        },
+      };
+    case "denial":
+      return { denial: { rpc: detail.rpc, code: detail.code, reason: detail.reason } };
     default:
       return assertNever(detail);
   }

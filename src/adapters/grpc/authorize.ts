@@ -14,14 +14,17 @@
  *      freeze, before it writes anything.
  *
  * Every denial is one log line ("access denied", with the actor, the RPC, the code and the reason)
- * and one AccessDenied metric.
+ * and one AccessDenied metric; a denial of a call on an existing run (pause, resume, advance,
+ * cancel, approve), whether for want of an identity, a permission or a scope, is also an
+ * ACCESS_DENIED event in that run's history, before the caller is answered.
  */
 import type { AccessLookups } from "../../app/access.js";
-import type { Logger, Metrics } from "../../app/observability.js";
+import { errorText, type Logger, type Metrics } from "../../app/observability.js";
 import type { AccessPolicy, Principal, RackPlace } from "../../domain/access-policy.js";
+import type { Actor } from "../../domain/actor.js";
 import { checkRacks, type Decision, decide, principalName } from "../../domain/authorization.js";
 import { PermissionDeniedError, UnauthenticatedError } from "../../domain/errors.js";
-import { RPC_PERMISSIONS } from "../../domain/permissions.js";
+import { RPC_PERMISSIONS, rpcName } from "../../domain/permissions.js";
 
 export interface AccessControl {
   /** The policy in force now (a reload swaps it); undefined: the front is open. */
@@ -46,6 +49,8 @@ export async function authorizeCall(
   path: string,
   request: unknown,
   who: Principal,
+  /** The caller as the run history records it (a denial on a run is recorded with it). */
+  actor?: Actor,
 ): Promise<RackPermit | undefined> {
   const policy = access.policy();
   if (policy === undefined) return undefined;
@@ -67,22 +72,49 @@ export async function authorizeCall(
     if (!decision.allowed) return deny(decision.code, decision.message, runId);
     return decision;
   };
+  /** A denial of a call on a run: recorded in its history first (a failure to record is logged). */
+  const denyOnRun = async (
+    code: "UNAUTHENTICATED" | "PERMISSION_DENIED",
+    message: string,
+    runId: string,
+  ): Promise<never> => {
+    if (actor !== undefined) {
+      try {
+        await access.lookups.recordDenial(runId, actor, { rpc: rpcName(path), code, reason: message });
+      } catch (error) {
+        access.logger.warn("could not record an access denial in the run history", {
+          runId,
+          method: path,
+          error: errorText(error),
+        });
+      }
+    }
+    return deny(code, message, runId);
+  };
+
+  if (entry?.target === "run") {
+    // A call on a run: every denial is recorded in the run's history too.
+    const runId = idOf(request, "id");
+    const first = decide(policy, who, path, false);
+    if (!first.allowed) {
+      if (runId === undefined) return deny(first.code, first.message);
+      return denyOnRun(first.code, first.message, runId);
+    }
+    const run = runId === undefined ? undefined : await access.lookups.runRacks(runId);
+    // Unknown or malformed: the use case answers NotFound or InvalidArgument.
+    if (run === undefined || runId === undefined) return undefined;
+    const gateResume = entry.override === "gate-resume" && GATE_REASONS.has(run.reason);
+    const decision = gateResume ? decide(policy, who, path, true) : first;
+    if (!decision.allowed) return denyOnRun(decision.code, decision.message, runId);
+    const outside = checkRacks(who, decision, run.racks);
+    if (outside !== undefined) await denyOnRun("PERMISSION_DENIED", outside, runId);
+    return undefined;
+  }
 
   // The permission first: nothing is read for a caller who may not make the call at all.
   const base = allowedOrDeny(decide(policy, who, path, false));
   const overridesChecks = entry?.override === "checks" && setsOverride(request);
   switch (entry?.target) {
-    case "run": {
-      const runId = idOf(request, "id");
-      const run = runId === undefined ? undefined : await access.lookups.runRacks(runId);
-      // Unknown or malformed: the use case answers NotFound or InvalidArgument.
-      if (run === undefined) return undefined;
-      const gateResume = entry.override === "gate-resume" && GATE_REASONS.has(run.reason);
-      const decision = gateResume ? allowedOrDeny(decide(policy, who, path, true), runId) : base;
-      const outside = checkRacks(who, decision, run.racks);
-      if (outside !== undefined) deny("PERMISSION_DENIED", outside, runId);
-      return undefined;
-    }
     case "task": {
       const taskId = idOf(request, "taskId");
       const racks = taskId === undefined ? undefined : await access.lookups.taskRacks(taskId);

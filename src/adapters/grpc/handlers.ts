@@ -10,6 +10,7 @@
 import type { FlowApi, ImagesApi, InventoryApi, PolicyApi } from "../../app/api.js";
 import type { Binding } from "../../domain/access-policy.js";
 import type { Actor } from "../../domain/actor.js";
+import type { ApprovalRule } from "../../domain/approval.js";
 import type { FlowService } from "../../gen/flow/v1/flow.js";
 import type { FlowInventoryAdminService } from "../../gen/flowadmin/v1/admin.js";
 import type { RackPermit } from "./authorize.js";
@@ -81,6 +82,8 @@ export interface CallContext {
    * (authorize.ts), which the use case makes before it writes anything.
    */
   permitRacks?: RackPermit;
+  /** The access policy's two-person rule now; undefined without a policy or without the rule. */
+  approvalRule(): ApprovalRule | undefined;
   /** What the access policy grants the caller (WhoAmI): `enforced` false when there is none. */
   grants(): { enforced: boolean; bindings: readonly Binding[] };
 }
@@ -99,6 +102,7 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
         ...(Number.isFinite(call.deadline) ? { deadline: call.deadline } : {}),
         actor: call.actor(),
         ...(call.permitRacks === undefined ? {} : { permitRacks: call.permitRacks }),
+        ...optionalApproval(call.approvalRule()),
       });
       return { id: { id } };
     },
@@ -151,6 +155,8 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
     version: async () => buildInfoToProto(api.version()),
     reportTargetFailure: async (req, call) =>
       runToProto(await api.reportTargetFailure(lateFailureRequestFromProto(req), call.actor())),
+    approveOperationRun: async (req, call) =>
+      runToProto(await api.approveRun(runIdFromProto(req.id), call.actor())),
     whoAmI: async (_req, call) => {
       const { enforced, bindings } = call.grants();
       return {
@@ -167,6 +173,10 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
       };
     },
   };
+}
+
+function optionalApproval(rule: ApprovalRule | undefined): { approval?: ApprovalRule } {
+  return rule === undefined ? {} : { approval: rule };
 }
 
 export function adminHandlers(
@@ -190,10 +200,11 @@ export function adminHandlers(
       const { images, total } = await api.listImages(listImagesFromProto(req));
       return { images: images.map(imageToProto), total };
     },
-    importInventory: async (req) => {
+    importInventory: async (req, call) => {
       const written = await api.importInventory(
         inventoryRacksFromProto(req),
         baselinesFromProto(req.baselines, "baselines"),
+        { allowComponentTypeChange: req.allowComponentTypeChange, actor: call.actor() },
       );
       return {
         racksWritten: written.racks,

@@ -45,6 +45,7 @@ import {
   createAdmission,
   DEFAULT_ADMISSION_LIMITS,
 } from "./admission.js";
+import { auditCall } from "./audit.js";
 import { type AccessControl, authorizeCall } from "./authorize.js";
 import { type CallerIdentityOptions, caller } from "./caller-identity.js";
 import {
@@ -274,6 +275,7 @@ export function unaryHandler<Req, Res>(
         deps.applicationNow === undefined ? deadline : deps.applicationNow() + (deadline - deps.now()),
       abandoned: () => call.cancelled || deps.now() >= deadline,
       actor: () => identify().actor,
+      approvalRule: () => deps.access?.policy()?.approval,
       grants: () => {
         const policy = deps.access?.policy();
         return policy === undefined
@@ -284,7 +286,9 @@ export function unaryHandler<Req, Res>(
     const access = deps.access;
     Promise.resolve()
       .then(() =>
-        access === undefined ? undefined : authorizeCall(access, name, request, identify().principal),
+        access === undefined
+          ? undefined
+          : authorizeCall(access, name, request, identify().principal, identify().actor),
       )
       .then((permitRacks) =>
         handle(request, permitRacks === undefined ? context : { ...context, permitRacks }),
@@ -292,9 +296,13 @@ export function unaryHandler<Req, Res>(
       .finally(slot.release)
       .then((response) => method.responseSerialize(response))
       .then(
-        (bytes) => answer(null, bytes),
+        (bytes) => {
+          auditCall(deps.logger, name, request, () => identify().actor, grpc.status.OK);
+          answer(null, bytes);
+        },
         (err: unknown) => {
           const error = toGrpcError(err, errorContext);
+          auditCall(deps.logger, name, request, () => identify().actor, error.code);
           if (err instanceof FlowError && (err.code === "UNAVAILABLE" || err.code === "INTERNAL")) {
             deps.logger.warn("gRPC call failed", { method: name, code: err.code, details: err.message });
           }

@@ -221,6 +221,13 @@ export interface RunStore {
   ): Promise<{ events: RunHistoryEvent[]; total: number } | undefined>;
 
   /**
+   * Records one event that changes nothing of the run (a refused call: ACCESS_DENIED), under its
+   * (run, at, seq) only if that key is new: 'taken' writes nothing (the caller tries the next seq).
+   * The run is not read or written, so this never makes a run write stale.
+   */
+  appendRunEvent(event: RunHistoryEvent): Promise<"appended" | "taken">;
+
+  /**
    * One phase's claim queue, strongly consistent, each list in sequence order: every HELD target
    * (BLOCKED, waiting for its retry or its conflict timeout; CLAIMED, under a lease or past it) and
    * the first `pendingLimit` PENDING targets (none for 0). A pass needs no more: it claims at most

@@ -201,6 +201,24 @@ export function describeRunHistoryContract(name: string, setup: () => Promise<Ru
       expect(await history(run)).toEqual(written);
     });
 
+    it("appendRunEvent: an event beside the run's writes, once per key ('taken' after), in order, the run untouched; a later run write at the same version still commits", async () => {
+      const { run, createdEvent } = await created();
+      const denial = eventOf(run, "ACCESS_DENIED", 50, {
+        at: run.updatedAt + 1,
+        actor: OPS,
+        detail: { type: "denial", rpc: "PauseOperationRun", code: "PERMISSION_DENIED", reason: "no" },
+      });
+      expect(await runs.appendRunEvent(denial)).toBe("appended");
+      expect(await runs.appendRunEvent({ ...denial, message: "again" })).toBe("taken");
+      expect(await runs.appendRunEvent({ ...denial, seq: 51 })).toBe("appended");
+      expect(await runs.getRun(run.id)).toEqual(run);
+      // The run's own write at that same millisecond takes position 0: no clash with the denials.
+      const later = next(run, { status: "PAUSED", reason: "OPERATOR_PAUSED" });
+      const paused = eventOf(later, "PAUSED", 0);
+      expect(await runs.saveRun(later, run.updatedAt, [paused])).toBe("saved");
+      expect(await history(run)).toEqual([createdEvent, paused, denial, { ...denial, seq: 51 }]);
+    });
+
     it("a run created without events has an empty history", async () => {
       const { run, targets } = runWithTargets(uuid(++seq, "4157e000"), { phaseSizes: [1] });
       await runs.createRun(run, targets);

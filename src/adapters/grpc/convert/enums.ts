@@ -140,6 +140,7 @@ export const { fromProto: runReasonFromProto, toProto: runReasonToProto } = enum
     SAFETY_GATE: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_SAFETY_GATE,
     CONFLICT_RETRY_TIMEOUT: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT,
     MAINTENANCE_WINDOW: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW,
+    AWAITING_APPROVAL: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL,
   },
   "UNKNOWN",
 );
@@ -254,6 +255,9 @@ export const { toProto: runEventKindToProto } = enumMapping<RunEventKind, pb.Ope
   ROLLED_BACK: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ROLLED_BACK,
   SOAK_STARTED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_SOAK_STARTED,
   TARGET_FAILURE_REPORTED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED,
+  APPROVAL_REQUESTED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED,
+  APPROVED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_APPROVED,
+  ACCESS_DENIED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ACCESS_DENIED,
 });
 
 export const { toProto: actorSourceToProto } = enumMapping<ActorSource, pb.OperationRunActorSource>({

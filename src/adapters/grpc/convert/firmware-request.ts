@@ -78,6 +78,9 @@ export function firmwareFromProto(
 ): FirmwareTemplateInput {
   v.maxLength(at(prefix, "description"), fw.description, LIMITS.description);
   v.maxEntries(at(prefix, "sub_targets"), fw.subTargets, LIMITS.subTargets);
+  fw.subTargets.forEach((s, i) => {
+    v.maxLength(`${at(prefix, "sub_targets")}[${i}]`, s, LIMITS.subTarget);
+  });
   const q = fw.queueOptions;
   const strategy =
     q && conflictStrategyFromProto(q.conflictStrategy, at(prefix, "queue_options.conflict_strategy"), v);

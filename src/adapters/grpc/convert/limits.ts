@@ -8,6 +8,14 @@
 export const LIMITS = {
   /** Characters. A run name is a label in a list, not a document. */
   name: 256,
+  /**
+   * Characters of every other label a request carries: a ListOperationRuns name pattern, and an
+   * inventory rack's name, external id, NVLink domain name, datacenter and row, a component's
+   * external id, firmware version, model and vendor.
+   */
+  label: 256,
+  /** Characters of one sub_targets entry (the longest part name is a few letters). */
+  subTarget: 64,
   /** Characters: run, firmware and cancel-reason descriptions. */
   description: 4096,
   /** Characters: selector and ordering seeds (a generated seed is a 36-character UUID). */

@@ -38,6 +38,9 @@ export function listRunsQueryFromProto(req: pb.ListOperationRunsRequest): ListRu
     if (filter === undefined) return input;
     if (filter.name !== undefined) {
       v.maxEntries("filter.name.patterns", filter.name.patterns, LIMITS.patterns);
+      filter.name.patterns.forEach((p, i) => {
+        v.maxLength(`filter.name.patterns[${i}]`, p, LIMITS.label);
+      });
       const { patterns, isWildcard, useOr } = filter.name;
       input.name = { patterns, isWildcard, useOr };
     }

@@ -99,6 +99,17 @@ function detailToProto(detail: RunEventDetail): NonNullable<pb.OperationRunEvent
           reason: detail.reason,
         },
       };
+    case "approval":
+      return {
+        $case: "approval",
+        value: {
+          minRacks: detail.minRacks,
+          racks: detail.racks,
+          requestedBy: detail.requestedBy === undefined ? undefined : actorToProto(detail.requestedBy),
+        },
+      };
+    case "denial":
+      return { $case: "denial", value: { rpc: detail.rpc, code: detail.code, reason: detail.reason } };
     default:
       return assertNever(detail);
   }

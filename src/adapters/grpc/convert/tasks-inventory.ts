@@ -44,6 +44,20 @@ export function inventoryRacksFromProto(req: admin.ImportInventoryRequest): Inve
       const field = `racks[${i}]`;
       v.maxEntries(`${field}.components`, r.components, LIMITS.componentsPerRack);
       if (r.name === "") v.add(`${field}.name`, "must not be empty");
+      const labels: [string, string][] = [
+        ["name", r.name],
+        ["external_id", r.externalId],
+        ["nvl_domain_name", r.nvlDomainName],
+        ["location.datacenter", r.location?.datacenter ?? ""],
+        ["location.row", r.location?.row ?? ""],
+        ...r.components.flatMap((c, j): [string, string][] => [
+          [`components[${j}].external_id`, c.externalId],
+          [`components[${j}].firmware_version`, c.firmwareVersion],
+          [`components[${j}].model`, c.model],
+          [`components[${j}].vendor`, c.vendor],
+        ]),
+      ];
+      for (const [name, value] of labels) v.maxLength(`${field}.${name}`, value, LIMITS.label);
       const rack: InventoryRack = {
         id: v.uuid(`${field}.id`, r.id?.id ?? "") ?? "",
         name: r.name,

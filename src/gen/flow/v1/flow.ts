@@ -328,6 +328,12 @@ export enum OperationRunStatusReason {
    * closed at <end_time>: N targets not started"); Resume is refused, Cancel skips them.
    */
   OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW = 100,
+  /**
+   * OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL - Project extension (two-person rule): created PAUSED because its plan has at least the access
+   * policy's `approval.minRacks` racks; nothing is dispatched until ApproveOperationRun by another
+   * person. Resume is refused (FAILED_PRECONDITION); Cancel works.
+   */
+  OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL = 110,
   UNRECOGNIZED = -1,
 }
 
@@ -354,6 +360,9 @@ export function operationRunStatusReasonFromJSON(object: any): OperationRunStatu
     case 100:
     case "OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW":
       return OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW;
+    case 110:
+    case "OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL":
+      return OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -377,6 +386,8 @@ export function operationRunStatusReasonToJSON(object: OperationRunStatusReason)
       return "OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT";
     case OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW:
       return "OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW";
+    case OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL:
+      return "OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL";
     case OperationRunStatusReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -602,6 +613,22 @@ export enum OperationRunEventKind {
    * `late_failure` names it and the reason, `actor` who reported it.
    */
   OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED = 111,
+  /**
+   * OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED - Project extension (two-person rule): the run was created PAUSED / AWAITING_APPROVAL;
+   * `approval` has the rule's threshold and the run's rack count.
+   */
+  OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED = 120,
+  /**
+   * OPERATION_RUN_EVENT_KIND_APPROVED - Project extension (two-person rule): a second person approved the run (actor: who; time:
+   * when; `approval.requested_by`: the creator). The run is PENDING and will be dispatched.
+   */
+  OPERATION_RUN_EVENT_KIND_APPROVED = 121,
+  /**
+   * OPERATION_RUN_EVENT_KIND_ACCESS_DENIED - Project extension (access control): a call on this run was refused (UNAUTHENTICATED or
+   * PERMISSION_DENIED); actor: the caller as the server saw it; `denial`: the RPC and why. The
+   * run's state is unchanged.
+   */
+  OPERATION_RUN_EVENT_KIND_ACCESS_DENIED = 122,
   UNRECOGNIZED = -1,
 }
 
@@ -664,6 +691,15 @@ export function operationRunEventKindFromJSON(object: any): OperationRunEventKin
     case 111:
     case "OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED":
       return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED;
+    case 120:
+    case "OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED;
+    case 121:
+    case "OPERATION_RUN_EVENT_KIND_APPROVED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_APPROVED;
+    case 122:
+    case "OPERATION_RUN_EVENT_KIND_ACCESS_DENIED":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ACCESS_DENIED;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -711,6 +747,12 @@ export function operationRunEventKindToJSON(object: OperationRunEventKind): stri
       return "OPERATION_RUN_EVENT_KIND_SOAK_STARTED";
     case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED:
       return "OPERATION_RUN_EVENT_KIND_TARGET_FAILURE_REPORTED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED:
+      return "OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_APPROVED:
+      return "OPERATION_RUN_EVENT_KIND_APPROVED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ACCESS_DENIED:
+      return "OPERATION_RUN_EVENT_KIND_ACCESS_DENIED";
     case OperationRunEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1604,6 +1646,15 @@ export interface OperationRunEvent {
     | //
     /** Project extension (late failures): TARGET_FAILURE_REPORTED */
     { $case: "lateFailure"; value: OperationRunLateFailure }
+    | //
+    /**
+     * Project extension (two-person rule). APPROVAL_REQUESTED and APPROVED: the rule and the
+     * request (actor is the approver on APPROVED).
+     */
+    { $case: "approval"; value: OperationRunApproval }
+    | //
+    /** Project extension (access control). ACCESS_DENIED: the refused call. */
+    { $case: "denial"; value: OperationRunAccessDenial }
     | undefined;
 }
 
@@ -1705,7 +1756,32 @@ export interface OperationRunWindowChange {
   closedAt: Date | undefined;
 }
 
+/** Project extension (two-person rule): the detail of APPROVAL_REQUESTED and APPROVED. */
+export interface OperationRunApproval {
+  /** The access policy's approval.minRacks when the run was created. */
+  minRacks: number;
+  /** The distinct racks of the run's frozen plan (>= min_racks). */
+  racks: number;
+  /** Who created the run (and so may not approve it); on APPROVED only. */
+  requestedBy: OperationRunActor | undefined;
+}
+
+/** Project extension (access control): the detail of ACCESS_DENIED. */
+export interface OperationRunAccessDenial {
+  /** The RPC refused, by name: "ResumeOperationRun". */
+  rpc: string;
+  /** "UNAUTHENTICATED" or "PERMISSION_DENIED", as the caller was answered. */
+  code: string;
+  /** The message the caller got. */
+  reason: string;
+}
+
 export interface WhoAmIRequest {
+}
+
+/** Project extension (two-person rule). */
+export interface ApproveOperationRunRequest {
+  id: UUID | undefined;
 }
 
 export interface WhoAmIResponse {
@@ -11243,6 +11319,12 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       case "lateFailure":
         OperationRunLateFailure.encode(message.detail.value, writer.uint32(890).fork()).join();
         break;
+      case "approval":
+        OperationRunApproval.encode(message.detail.value, writer.uint32(962).fork()).join();
+        break;
+      case "denial":
+        OperationRunAccessDenial.encode(message.detail.value, writer.uint32(970).fork()).join();
+        break;
     }
     return writer;
   },
@@ -11412,6 +11494,22 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
             message.detail = { $case: "lateFailure", value: OperationRunLateFailure.decode(reader, reader.uint32()) };
             continue;
           }
+          case 120: {
+            if (tag !== 962) {
+              break;
+            }
+
+            message.detail = { $case: "approval", value: OperationRunApproval.decode(reader, reader.uint32()) };
+            continue;
+          }
+          case 121: {
+            if (tag !== 970) {
+              break;
+            }
+
+            message.detail = { $case: "denial", value: OperationRunAccessDenial.decode(reader, reader.uint32()) };
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -11470,6 +11568,10 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
         ? { $case: "lateFailure", value: OperationRunLateFailure.fromJSON(object.lateFailure) }
         : isSet(object.late_failure)
         ? { $case: "lateFailure", value: OperationRunLateFailure.fromJSON(object.late_failure) }
+        : isSet(object.approval)
+        ? { $case: "approval", value: OperationRunApproval.fromJSON(object.approval) }
+        : isSet(object.denial)
+        ? { $case: "denial", value: OperationRunAccessDenial.fromJSON(object.denial) }
         : undefined,
     };
   },
@@ -11524,6 +11626,10 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       obj.soak = OperationRunSoak.toJSON(message.detail.value);
     } else if (message.detail?.$case === "lateFailure") {
       obj.lateFailure = OperationRunLateFailure.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "approval") {
+      obj.approval = OperationRunApproval.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "denial") {
+      obj.denial = OperationRunAccessDenial.toJSON(message.detail.value);
     }
     return obj;
   },
@@ -11603,6 +11709,18 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       case "lateFailure": {
         if (object.detail?.value !== undefined && object.detail?.value !== null) {
           message.detail = { $case: "lateFailure", value: OperationRunLateFailure.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+      case "approval": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "approval", value: OperationRunApproval.fromPartial(object.detail.value) };
+        }
+        break;
+      }
+      case "denial": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = { $case: "denial", value: OperationRunAccessDenial.fromPartial(object.detail.value) };
         }
         break;
       }
@@ -12763,6 +12881,218 @@ export const OperationRunWindowChange: MessageFns<OperationRunWindowChange> = {
   },
 };
 
+function createBaseOperationRunApproval(): OperationRunApproval {
+  return { minRacks: 0, racks: 0, requestedBy: undefined };
+}
+
+export const OperationRunApproval: MessageFns<OperationRunApproval> = {
+  encode(message: OperationRunApproval, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.minRacks !== 0) {
+      writer.uint32(8).int32(message.minRacks);
+    }
+    if (message.racks !== 0) {
+      writer.uint32(16).int32(message.racks);
+    }
+    if (message.requestedBy !== undefined) {
+      OperationRunActor.encode(message.requestedBy, writer.uint32(26).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunApproval {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunApproval();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 8) {
+              break;
+            }
+
+            message.minRacks = reader.int32();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.racks = reader.int32();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.requestedBy = OperationRunActor.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunApproval {
+    return {
+      minRacks: isSet(object.minRacks)
+        ? globalThis.Number(object.minRacks)
+        : isSet(object.min_racks)
+        ? globalThis.Number(object.min_racks)
+        : 0,
+      racks: isSet(object.racks) ? globalThis.Number(object.racks) : 0,
+      requestedBy: isSet(object.requestedBy)
+        ? OperationRunActor.fromJSON(object.requestedBy)
+        : isSet(object.requested_by)
+        ? OperationRunActor.fromJSON(object.requested_by)
+        : undefined,
+    };
+  },
+
+  toJSON(message: OperationRunApproval): unknown {
+    const obj: any = {};
+    if (message.minRacks !== 0) {
+      obj.minRacks = Math.round(message.minRacks);
+    }
+    if (message.racks !== 0) {
+      obj.racks = Math.round(message.racks);
+    }
+    if (message.requestedBy !== undefined) {
+      obj.requestedBy = OperationRunActor.toJSON(message.requestedBy);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunApproval>): OperationRunApproval {
+    return OperationRunApproval.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunApproval>): OperationRunApproval {
+    const message = createBaseOperationRunApproval();
+    message.minRacks = object.minRacks ?? 0;
+    message.racks = object.racks ?? 0;
+    message.requestedBy = (object.requestedBy !== undefined && object.requestedBy !== null)
+      ? OperationRunActor.fromPartial(object.requestedBy)
+      : undefined;
+    return message;
+  },
+};
+
+function createBaseOperationRunAccessDenial(): OperationRunAccessDenial {
+  return { rpc: "", code: "", reason: "" };
+}
+
+export const OperationRunAccessDenial: MessageFns<OperationRunAccessDenial> = {
+  encode(message: OperationRunAccessDenial, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.rpc !== "") {
+      writer.uint32(10).string(message.rpc);
+    }
+    if (message.code !== "") {
+      writer.uint32(18).string(message.code);
+    }
+    if (message.reason !== "") {
+      writer.uint32(26).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunAccessDenial {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunAccessDenial();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.rpc = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.code = reader.string();
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunAccessDenial {
+    return {
+      rpc: isSet(object.rpc) ? globalThis.String(object.rpc) : "",
+      code: isSet(object.code) ? globalThis.String(object.code) : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: OperationRunAccessDenial): unknown {
+    const obj: any = {};
+    if (message.rpc !== "") {
+      obj.rpc = message.rpc;
+    }
+    if (message.code !== "") {
+      obj.code = message.code;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunAccessDenial>): OperationRunAccessDenial {
+    return OperationRunAccessDenial.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunAccessDenial>): OperationRunAccessDenial {
+    const message = createBaseOperationRunAccessDenial();
+    message.rpc = object.rpc ?? "";
+    message.code = object.code ?? "";
+    message.reason = object.reason ?? "";
+    return message;
+  },
+};
+
 function createBaseWhoAmIRequest(): WhoAmIRequest {
   return {};
 }
@@ -12811,6 +13141,73 @@ export const WhoAmIRequest: MessageFns<WhoAmIRequest> = {
   },
   fromPartial(_: DeepPartial<WhoAmIRequest>): WhoAmIRequest {
     const message = createBaseWhoAmIRequest();
+    return message;
+  },
+};
+
+function createBaseApproveOperationRunRequest(): ApproveOperationRunRequest {
+  return { id: undefined };
+}
+
+export const ApproveOperationRunRequest: MessageFns<ApproveOperationRunRequest> = {
+  encode(message: ApproveOperationRunRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.id !== undefined) {
+      UUID.encode(message.id, writer.uint32(10).fork()).join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ApproveOperationRunRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseApproveOperationRunRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.id = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ApproveOperationRunRequest {
+    return { id: isSet(object.id) ? UUID.fromJSON(object.id) : undefined };
+  },
+
+  toJSON(message: ApproveOperationRunRequest): unknown {
+    const obj: any = {};
+    if (message.id !== undefined) {
+      obj.id = UUID.toJSON(message.id);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<ApproveOperationRunRequest>): ApproveOperationRunRequest {
+    return ApproveOperationRunRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<ApproveOperationRunRequest>): ApproveOperationRunRequest {
+    const message = createBaseApproveOperationRunRequest();
+    message.id = (object.id !== undefined && object.id !== null) ? UUID.fromPartial(object.id) : undefined;
     return message;
   },
 };
@@ -13284,6 +13681,24 @@ export const FlowService = {
     responseSerialize: (value: OperationRun): Buffer => Buffer.from(OperationRun.encode(value).finish()),
     responseDeserialize: (value: Buffer): OperationRun => OperationRun.decode(value),
   },
+  /**
+   * Project extension (two-person rule): approves a run the access policy held for a second person
+   * (PAUSED / AWAITING_APPROVAL: its plan has at least `approval.minRacks` racks). The caller needs
+   * the `approve` permission, a verified client certificate, and must not be the run's creator
+   * (PERMISSION_DENIED saying so). The run then becomes PENDING and is dispatched as any other; the
+   * approval (who, when) is an APPROVED event in its history. A run not awaiting approval is
+   * FAILED_PRECONDITION. Returns the run as approved.
+   */
+  approveOperationRun: {
+    path: "/v1.Flow/ApproveOperationRun" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ApproveOperationRunRequest): Buffer =>
+      Buffer.from(ApproveOperationRunRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ApproveOperationRunRequest => ApproveOperationRunRequest.decode(value),
+    responseSerialize: (value: OperationRun): Buffer => Buffer.from(OperationRun.encode(value).finish()),
+    responseDeserialize: (value: Buffer): OperationRun => OperationRun.decode(value),
+  },
 } as const;
 
 export interface FlowServer extends UntypedServiceImplementation {
@@ -13328,6 +13743,15 @@ export interface FlowServer extends UntypedServiceImplementation {
    * Permission: operate.
    */
   reportTargetFailure: handleUnaryCall<ReportTargetFailureRequest, OperationRun>;
+  /**
+   * Project extension (two-person rule): approves a run the access policy held for a second person
+   * (PAUSED / AWAITING_APPROVAL: its plan has at least `approval.minRacks` racks). The caller needs
+   * the `approve` permission, a verified client certificate, and must not be the run's creator
+   * (PERMISSION_DENIED saying so). The run then becomes PENDING and is dispatched as any other; the
+   * approval (who, when) is an APPROVED event in its history. A run not awaiting approval is
+   * FAILED_PRECONDITION. Returns the run as approved.
+   */
+  approveOperationRun: handleUnaryCall<ApproveOperationRunRequest, OperationRun>;
 }
 
 type Builtin = Date | Function | Uint8Array | string | number | boolean | undefined;

@@ -204,6 +204,13 @@ export interface ImportInventoryRequest {
   racks: InventoryRack[];
   /** Firmware policy: set after the racks, as SetFirmwareBaselines would. */
   baselines: FirmwareBaseline[];
+  /**
+   * A component already in the inventory keeps its type unless this is set: a type change makes the
+   * next flash send it another type's image, so an import that would change one is refused
+   * (INVALID_ARGUMENT naming each component) without it. With it, each change is logged (who, which
+   * component, from, to). Only callers with `administer` reach ImportInventory at all.
+   */
+  allowComponentTypeChange: boolean;
 }
 
 export interface ImportInventoryResponse {
@@ -881,7 +888,7 @@ export const InventoryRack: MessageFns<InventoryRack> = {
 };
 
 function createBaseImportInventoryRequest(): ImportInventoryRequest {
-  return { racks: [], baselines: [] };
+  return { racks: [], baselines: [], allowComponentTypeChange: false };
 }
 
 export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
@@ -891,6 +898,9 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
     }
     for (const v of message.baselines) {
       FirmwareBaseline.encode(v!, writer.uint32(18).fork()).join();
+    }
+    if (message.allowComponentTypeChange !== false) {
+      writer.uint32(800).bool(message.allowComponentTypeChange);
     }
     return writer;
   },
@@ -924,6 +934,14 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
             message.baselines.push(FirmwareBaseline.decode(reader, reader.uint32()));
             continue;
           }
+          case 100: {
+            if (tag !== 800) {
+              break;
+            }
+
+            message.allowComponentTypeChange = reader.bool();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -942,6 +960,11 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
       baselines: globalThis.Array.isArray(object?.baselines)
         ? object.baselines.map((e: any) => FirmwareBaseline.fromJSON(e))
         : [],
+      allowComponentTypeChange: isSet(object.allowComponentTypeChange)
+        ? globalThis.Boolean(object.allowComponentTypeChange)
+        : isSet(object.allow_component_type_change)
+        ? globalThis.Boolean(object.allow_component_type_change)
+        : false,
     };
   },
 
@@ -953,6 +976,9 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
     if (message.baselines?.length) {
       obj.baselines = message.baselines.map((e) => FirmwareBaseline.toJSON(e));
     }
+    if (message.allowComponentTypeChange !== false) {
+      obj.allowComponentTypeChange = message.allowComponentTypeChange;
+    }
     return obj;
   },
 
@@ -963,6 +989,7 @@ export const ImportInventoryRequest: MessageFns<ImportInventoryRequest> = {
     const message = createBaseImportInventoryRequest();
     message.racks = object.racks?.map((e) => InventoryRack.fromPartial(e)) || [];
     message.baselines = object.baselines?.map((e) => FirmwareBaseline.fromPartial(e)) || [];
+    message.allowComponentTypeChange = object.allowComponentTypeChange ?? false;
     return message;
   },
 };
