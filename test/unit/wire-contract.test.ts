@@ -383,8 +383,6 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
       [14, "cancel"],
       [15, "conflict"],
       [16, "window"],
-      [120, "approval"],
-      [121, "denial"],
     ]);
     expect(
       registry
@@ -444,6 +442,19 @@ describe("wire contract: proto/wire-contract.md against the compiled descriptors
     expect(registry.getEnum("v1.OperationRunStatusReason")?.values.find((v) => v.number === 110)?.name).toBe(
       "OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL",
     );
+    const event = registry.getMessage("v1.OperationRunEvent")!;
+    expect(
+      event.fields.filter((f) => f.number >= 120 && f.number < 130).map((f) => [f.number, f.name]),
+    ).toEqual([
+      [120, "approval"],
+      [121, "denial"],
+    ]);
+    expect(
+      registry
+        .getEnum("v1.OperationRunEventKind")
+        ?.values.filter((v) => v.number >= 120 && v.number < 130)
+        .map((v) => v.number),
+    ).toEqual([120, 121, 122]);
   });
 
   it("late-failure extension: ReportTargetFailure in v1.Flow, target fields 120/121, kind and detail 111", () => {
