@@ -138,6 +138,8 @@ describe("grpc server e2e: ListOperationRunEvents and the caller of create and t
         },
         failed: 1,
         selected: 3,
+        // The event predates the verdict's `finished` (0: not recorded).
+        finished: 0,
       },
     });
     expect(response.events[2]?.detail).toEqual({

@@ -466,9 +466,14 @@ describe("grpc server e2e: every RPC over the socket", () => {
     const flowFile = descriptors.find((d) => d.package === "v1");
     expect(flowFile?.messageType.some((m) => m.name === "CreateOperationRunRequest")).toBe(true);
     expect(flowFile?.service.map((s) => s.name)).toEqual(["Flow"]);
-    expect(flowFile?.service[0]?.method.length).toBe(17);
+    expect(flowFile?.service[0]?.method.length).toBe(18);
     expect(flowFile?.service[0]?.method.map((m) => m.name)).toEqual(
-      expect.arrayContaining(["ListOperationRunEvents", "WhoAmI", "ApproveOperationRun"]),
+      expect.arrayContaining([
+        "ListOperationRunEvents",
+        "WhoAmI",
+        "ApproveOperationRun",
+        "ReportTargetFailure",
+      ]),
     );
     reflection.close();
   });

@@ -55,13 +55,15 @@ describe("local stack with --bmc redfish", () => {
     }
   });
 
-  it("a run completes through the rack's agent: one session and one push per BMC, the version read back, one download per image", async () => {
+  it("a run completes through the rack's agent: one push per BMC, activated by its reset, the version read back, one download per image", async () => {
     const id = await createRun(s.flow, runRequest({ rackIds: [first.id] }));
     const run = await waitForTerminal(s.flow, id);
     const report = await targetReport(s.flow, id);
     expect(run.summary?.state?.status, report).toBe(OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED);
     for (const c of first.components) {
-      expect(emulated(c.id).record, c.id).toMatchObject({ sessionsCreated: 1, pushes: { BMC: 1 } });
+      // One session for the preflight and the flash; the activation's reset ends it, so one more
+      // for the read-back after it. The image is pushed once.
+      expect(emulated(c.id).record, c.id).toMatchObject({ sessionsCreated: 2, pushes: { BMC: 1 } });
       expect(emulated(c.id).version, c.id).toBe("2.0.0");
     }
     // Two images (COMPUTE 2.0.0 and NVSWITCH 2.0.0), each fetched once for the rack.

@@ -14,6 +14,7 @@ import {
   id,
   queriesOf,
   rack,
+  runOnRack,
   startHarness,
   until,
   upgradeRequest,
@@ -110,12 +111,14 @@ describe("UpgradeFirmware with a maintenance window", () => {
 
   it("a run's child carries no window: claimed in time, it runs even with the run's end_time past", async () => {
     // The run's template, as the dispatcher hands it over; the run's window bounded the claim.
+    // The run and its target exist: the child keeps the rack's prior versions on that target.
+    const target = await runOnRack(h, "ac000000-2222-4000-8000-000000000005", racks[4] as InventoryRack);
     const template = { ...upgradeRequest([]), startTime: clock.now + HOUR, endTime: clock.now - 1 };
     const outcome = await h.child.submitter.submit(
       {
-        idempotencyKey: "operation-run-target:ac000000-1111-4000-8000-000000000005",
-        runId: "ac000000-2222-4000-8000-000000000005",
-        targetId: "ac000000-1111-4000-8000-000000000005",
+        idempotencyKey: `operation-run-target:${target.id}`,
+        runId: target.runId,
+        targetId: target.id,
         rackId: id(P, 5, 0),
         componentsByType: [{ type: "COMPUTE", componentIds: [id(P, 5, 1)] }],
         template: { ...template, targetSpec: undefined },

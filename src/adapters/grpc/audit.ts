@@ -10,7 +10,6 @@
  * and images have this line (and the image catalog its uploader). A caller that cannot be
  * identified (a malformed x-flow-actor) is logged as such; nothing here fails a call.
  */
-import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../app/observability.js";
 import type { Actor } from "../../domain/actor.js";
 import { RPC_PERMISSIONS } from "../../domain/permissions.js";
@@ -34,7 +33,8 @@ export function auditCall(
   path: string,
   request: unknown,
   who: () => Actor,
-  code: grpc.status,
+  /** The call's outcome by name (status.ts `statusName`). */
+  outcome: string,
 ): void {
   if (!mutates(path)) return;
   let caller: Record<string, unknown>;
@@ -49,5 +49,5 @@ export function auditCall(
   } catch {
     caller = { actor: "unidentifiable", authenticated: false };
   }
-  logger.info("audit", { ...caller, method: path, code: grpc.status[code], ...subjectOf(request) });
+  logger.info("audit", { ...caller, method: path, code: outcome, ...subjectOf(request) });
 }

@@ -56,7 +56,7 @@ import {
   type MethodDefinition,
 } from "./handlers.js";
 import { decodeRequest } from "./request-text.js";
-import { type GrpcError, toGrpcError } from "./status.js";
+import { type GrpcError, statusName, toGrpcError } from "./status.js";
 import { type ServerTlsFiles, serverCredentials } from "./tls.js";
 
 /** The application's structured logger (src/app/observability.ts); one shape for every component. */
@@ -297,12 +297,12 @@ export function unaryHandler<Req, Res>(
       .then((response) => method.responseSerialize(response))
       .then(
         (bytes) => {
-          auditCall(deps.logger, name, request, () => identify().actor, grpc.status.OK);
+          auditCall(deps.logger, name, request, () => identify().actor, statusName());
           answer(null, bytes);
         },
         (err: unknown) => {
           const error = toGrpcError(err, errorContext);
-          auditCall(deps.logger, name, request, () => identify().actor, error.code);
+          auditCall(deps.logger, name, request, () => identify().actor, statusName(error));
           if (err instanceof FlowError && (err.code === "UNAVAILABLE" || err.code === "INTERNAL")) {
             deps.logger.warn("gRPC call failed", { method: name, code: err.code, details: err.message });
           }

@@ -14,6 +14,11 @@ import { assertNever } from "../../domain/model.js";
 /** What an unexpected error becomes on the wire. */
 export const INTERNAL_ERROR_MESSAGE = "internal error";
 
+/** A call's outcome by name for logs: `OK`, or the status an error became (`PERMISSION_DENIED`). */
+export function statusName(error?: GrpcError): string {
+  return error === undefined ? "OK" : (GrpcStatus[error.code] ?? String(error.code));
+}
+
 export function grpcStatusFor(code: ErrorCode): GrpcStatus {
   switch (code) {
     case "INVALID_ARGUMENT":
