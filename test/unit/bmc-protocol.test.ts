@@ -593,6 +593,17 @@ describe("bmc protocol v3: activation", () => {
     );
   });
 
+  it("a reset without graceSeconds (bmc, ac) round-trips without it; one missing taskId is refused naming it", () => {
+    const { graceSeconds: _none, ...ac } = { ...reset, kind: "ac" as const };
+    expect(encodeBmcMessage(ac)).toBe(
+      '{"v":3,"type":"reset","requestId":"qry-r","taskId":"t-1","kind":"ac","issuedAt":1767225600000}',
+    );
+    expect(decodeBmcCommand(encodeBmcMessage(ac))).toEqual({ ok: true, value: ac });
+    const { taskId: _gone, ...noTask } = ac;
+    const refused = decodeBmcCommand(JSON.stringify(noTask));
+    expect(refused.ok ? "decoded" : refused.message).toBe("taskId: missing required field");
+  });
+
   it("a reset in v1 or v2 is refused, and so is an unknown kind; pendingVersion before v3 is an unknown field", () => {
     const v2 = decodeBmcCommand(JSON.stringify({ ...reset, v: 2 }));
     expect(v2.ok ? "decoded" : v2.message).toBe("type: reset needs protocol version 3 (got 2)");

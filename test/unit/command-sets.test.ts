@@ -189,6 +189,39 @@ describe("foldReports", () => {
   });
 });
 
+describe("foldReports: protocol v3", () => {
+  it("a staged result keeps its pending version; a status keeps its pending version, reset error and health", () => {
+    expect(
+      foldReports([
+        at({ v: 3, type: "result", requestId: "r", ok: true, version: "1.0.0", pendingVersion: "2.0.0" }, 1),
+        at(
+          {
+            v: 3,
+            type: "status",
+            requestId: "r",
+            version: "1.0.0",
+            pendingVersion: "2.0.0",
+            error: { code: "RESET_FAILED", message: "chassis refused PowerCycle" },
+            health: "Critical",
+            healthReason: "GPU 3 not detected",
+          },
+          2,
+        ),
+      ]),
+    ).toEqual({
+      ackedAt: 1,
+      result: { value: { ok: true, version: "1.0.0", pendingVersion: "2.0.0" }, at: 1 },
+      status: {
+        version: "1.0.0",
+        pendingVersion: "2.0.0",
+        error: { code: "RESET_FAILED", message: "chassis refused PowerCycle" },
+        health: "Critical",
+        healthReason: "GPU 3 not detected",
+      },
+    });
+  });
+});
+
 describe("entryWrite: what a batch writes for one command", () => {
   const known = (over = {}) => ({ ackedAt: 0, result: false, status: false, ...over });
 

@@ -87,6 +87,13 @@ describe("retryRows", () => {
     expect(rows).toEqual([{ rackId: "r0", components: [rack(0).components[0]] }]);
   });
 
+  it("a failed rack none of whose frozen components the inventory still has is dropped", () => {
+    const emptied = { ...rack(0), components: [] };
+    expect(
+      retryRows([target(0, "FAILED")], { includeTerminated: false, includeSkipped: false }, [emptied]),
+    ).toEqual([]);
+  });
+
   it.each([
     [false, false, "no failed targets"],
     [true, false, "no failed or terminated targets"],
@@ -150,5 +157,30 @@ describe("rollbackScope", () => {
       { componentId: "c0b", type: "NVSWITCH", reason: "no longer in inventory" },
     ]);
     expect(scope.rows.map((r) => r.rackId)).toEqual(["r0"]);
+  });
+
+  it("a target never submitted (no task) or whose task has no report flashed nothing: not in the plan, nothing listed", () => {
+    const scope = rollbackScope(
+      [target(0, "SKIPPED"), target(1, "FAILED", { taskId: "k-unknown", priorVersions: priors(1) })],
+      new Map(),
+      [rack(0), rack(1)],
+    );
+    expect(scope).toEqual({ rows: [], versions: new Map(), skipped: new Map() });
+  });
+
+  it("a rack gone from the inventory: every component it flashed is left alone as no longer in inventory", () => {
+    const scope = rollbackScope(
+      [target(0, "COMPLETED", { taskId: "k0", priorVersions: priors(0) })],
+      new Map([["k0", report(0, "COMPLETED", "COMPLETED")]]),
+      [],
+    );
+    expect(scope.rows).toEqual([]);
+    const skipped = [...(scope.skipped.get("r0") ?? [])].sort((a, b) =>
+      a.componentId.localeCompare(b.componentId),
+    );
+    expect(skipped).toEqual([
+      { componentId: "c0a", type: "COMPUTE", reason: "no longer in inventory" },
+      { componentId: "c0b", type: "NVSWITCH", reason: "no longer in inventory" },
+    ]);
   });
 });

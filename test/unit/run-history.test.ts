@@ -8,6 +8,7 @@ import type { Actor } from "../../src/domain/actor.js";
 import type { OutcomeCounts, Run, RunConfig } from "../../src/domain/model.js";
 import {
   createdEvent,
+  followUpWrite,
   historyEvents,
   type RunHistoryEvent,
   runEventId,
@@ -486,5 +487,53 @@ describe("run history: created, ids, and data the reducer never produces", () =>
     expect(before).toEqual(copy);
     events[0]!.stats.current.outcomes.completed = 99;
     expect(before).toEqual(copy);
+  });
+});
+
+describe("run history: APPROVED", () => {
+  const held = run({ status: "PAUSED", reason: "AWAITING_APPROVAL", statusMessage: "awaiting approval" });
+  const approve: RunEvent = { type: "approve" };
+  const approvedBy = (actor?: Actor, approval?: { minRacks: number; racks: number; requestedBy?: Actor }) => {
+    const result = reduceRun(held, approve, NOW);
+    if (!result.ok || !result.write) throw new Error("the reducer wrote nothing");
+    const after = { ...result.run, updatedAt: NOW };
+    return historyEvents(held, after, approve, NOW, actor, approval);
+  };
+
+  it("names the approver and the creator when both have names; the rule and the racks as its detail", () => {
+    const [event] = approvedBy(OPS, { minRacks: 20, racks: 30, requestedBy: ALICE });
+    expect(event).toMatchObject({
+      kind: "APPROVED",
+      message: `operation run approved by ${OPS.name} (created by alice)`,
+      actor: OPS,
+      detail: { type: "approval", minRacks: 20, racks: 30, requestedBy: ALICE },
+    });
+  });
+
+  it("without a creator's name, the approver alone; without an approver's name or one at all, the plain message and no detail", () => {
+    expect(approvedBy(OPS, { minRacks: 20, racks: 30 })[0]?.message).toBe(
+      `operation run approved by ${OPS.name}`,
+    );
+    expect(approvedBy({ ...OPS, name: "" })[0]?.message).toBe("operation run approved");
+    const [anonymous] = approvedBy();
+    expect(anonymous?.message).toBe("operation run approved");
+    expect(anonymous).not.toHaveProperty("detail");
+    expect(anonymous).not.toHaveProperty("actor");
+  });
+});
+
+describe("run history: a follow-up run recorded on the run it follows", () => {
+  it("ROLLED_BACK with no caller: the run's new version, its follow-ups, no actor; RETRIED with its caller", () => {
+    const source = run({ status: "COMPLETED" });
+    const { run: written, event } = followUpWrite(source, { kind: "rollback", runId: "r2" }, 3, NOW);
+    expect(written).toMatchObject({ updatedAt: NOW, followUps: [{ kind: "rollback", runId: "r2" }] });
+    expect(event).toMatchObject({
+      kind: "ROLLED_BACK",
+      message: "rolled back by run r2: 3 targets",
+      detail: { type: "followUp", runId: "r2", targets: 3 },
+    });
+    expect(event).not.toHaveProperty("actor");
+    const asked = followUpWrite(source, { kind: "retry", runId: "r3" }, 1, NOW, ALICE).event;
+    expect(asked).toMatchObject({ kind: "RETRIED", message: "retried by run r3: 1 target", actor: ALICE });
   });
 });

@@ -272,4 +272,18 @@ describe("two-person rule: who may approve", () => {
     expect(samePerson(CAROL_DECLARED, { ...BOB, name: "carol" })).toBe(true);
     expect(approvalRefusal("r", undefined, BOB)).toBeUndefined();
   });
+
+  it("refusals name who they can: an anonymous approver quotes no name; a certificate without a CN is 'the caller', its creator 'the same person'", () => {
+    const anonymous: Actor = { name: "", source: "ANONYMOUS", authenticated: false, subjectAltNames: [] };
+    expect(approvalRefusal("r", ALICE, anonymous)).toEqual({
+      code: "UNAUTHENTICATED",
+      message: "approving operation run r needs a verified client certificate; the caller has none",
+    });
+    const aliceNoCn = { ...ALICE, name: "" };
+    expect(approvalRefusal("r", aliceNoCn, { ...ALICE_AGAIN, name: "" })).toEqual({
+      code: "PERMISSION_DENIED",
+      message:
+        "the caller may not approve operation run r: the same person created it; a second person must approve",
+    });
+  });
 });
