@@ -3,7 +3,7 @@
  * one the local stack can be started with (local/clock.ts), which window and schedule tests jump.
  * Timers are observed by what they do (a promise each fires), never by waiting and seeing nothing.
  */
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { shiftableClock } from "../../local/clock.js";
 import { systemClock } from "../../src/adapters/system-clock.js";
 
@@ -29,6 +29,25 @@ describe("systemClock", () => {
     expect(await kept.fired).toBeGreaterThanOrEqual(read + 20);
     // The cancelled one was due first and would have fired before the kept one.
     expect(fired).toEqual([]);
+  });
+});
+
+describe("systemClock: a platform timer that fires early", () => {
+  it("is armed again for the rest, so the call never runs before Date.now() shows its time", async () => {
+    // Date.now() as the clock reads it: when armed, when the platform first fires (1 ms short),
+    // then on time.
+    const readings = [1_000, 1_019, 1_020];
+    const now = vi
+      .spyOn(Date, "now")
+      .mockImplementation(() => (readings.length > 1 ? readings.shift() : readings[0]) as number);
+    try {
+      const firedAt = await new Promise<number>((resolve) =>
+        systemClock.after(20, () => resolve(Date.now())),
+      );
+      expect(firedAt).toBe(1_020);
+    } finally {
+      now.mockRestore();
+    }
   });
 });
 
