@@ -2,8 +2,8 @@
 import { readFile } from "node:fs/promises";
 import type { Command } from "commander";
 import { unreadable } from "../src/domain/input-file.js";
+import type { InventoryRack } from "../src/domain/inventory.js";
 import { InventoryFileError, parseInventoryDocument } from "../src/domain/inventory-document.js";
-import type { InventoryRack } from "../src/domain/model.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
 import { type Act, nonNegativeInt, pageFooter, pagination, positiveInt, short } from "./command-args.js";

@@ -10,12 +10,8 @@ import {
   firmwareDrift,
   sortBaselines,
 } from "../src/domain/firmware-baselines.js";
-import type {
-  ComponentReadiness,
-  ComponentType,
-  InventoryComponent,
-  InventoryRack,
-} from "../src/domain/model.js";
+import type { ComponentReadiness, InventoryComponent, InventoryRack } from "../src/domain/inventory.js";
+import type { ComponentType } from "../src/domain/model.js";
 import * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
 import type { Action, Context } from "./context.js";

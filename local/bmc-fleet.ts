@@ -62,7 +62,8 @@ import {
   type StatusEvent,
   type UpdateCommand,
 } from "../src/domain/bmc-protocol.js";
-import type { ComponentType, InventoryRack } from "../src/domain/model.js";
+import type { InventoryRack } from "../src/domain/inventory.js";
+import type { ComponentType } from "../src/domain/model.js";
 import { TYPE_ACTIVATION } from "../src/domain/operation-rules.js";
 import {
   type BmcBehaviour,

@@ -23,7 +23,8 @@
  * the previous one (so "already at version" and "needs an update" both occur in demos).
  */
 import { createHash } from "node:crypto";
-import type { ComponentType, InventoryComponent, InventoryRack } from "../src/domain/model.js";
+import type { InventoryComponent, InventoryRack } from "../src/domain/inventory.js";
+import type { ComponentType } from "../src/domain/model.js";
 
 export const DEMO_SEED = "flow-demo";
 export const DEMO_RACK_COUNT = 120;

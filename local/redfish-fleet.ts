@@ -15,7 +15,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { InventoryRack } from "../src/domain/model.js";
+import type { InventoryRack } from "../src/domain/inventory.js";
 import { type BmcAgent, startBmcAgent } from "../src/service/bmc-agent/agent.js";
 import { parseAgentConfig } from "../src/service/bmc-agent/config.js";
 import { type RedfishEmulator, startRedfishEmulator } from "./redfish-emulator.js";

@@ -42,7 +42,7 @@ import { createStoreHealth, failFastWhileUnreachable } from "../src/app/store-he
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
 import type { FirmwareBaseline } from "../src/domain/firmware-baselines.js";
-import type { InventoryRack } from "../src/domain/model.js";
+import type { InventoryRack } from "../src/domain/inventory.js";
 import { accessControl } from "../src/service/access.js";
 import { assembleFlowApi } from "../src/service/flow-api.js";
 import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";

@@ -44,7 +44,7 @@ import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
 import type { WaveWaker } from "../src/app/ports.js";
 import type { CommandSet } from "../src/domain/command-sets.js";
-import type { Task } from "../src/domain/model.js";
+import type { Task } from "../src/domain/task.js";
 import { retryWhileUnavailable } from "./retry-unavailable.js";
 
 export const LOCAL_CHILD_TASK_STATE_MACHINE_ARN =

@@ -29,7 +29,7 @@ import { startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { systemClock } from "../../src/adapters/system-clock.js";
 import { lineLogger } from "../../src/app/observability.js";
 import { createRunService } from "../../src/app/runs.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import { composeFlowApi } from "../../src/service/flow-api.js";
 import { registerBenchImages } from "./bench-images.js";
 import { CapacityMeter, installCapacityMeter } from "./capacity-meter.js";

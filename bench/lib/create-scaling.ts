@@ -33,8 +33,8 @@ import {
 } from "../../src/adapters/dynamodb/index.js";
 import { systemClock } from "../../src/adapters/system-clock.js";
 import { createRunService } from "../../src/app/runs.js";
+import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import { CandidateLimitError } from "../../src/domain/errors.js";
-import type { CreateRunInput } from "../../src/domain/model.js";
 import { registerBenchImages } from "./bench-images.js";
 import { installCapacityMeter } from "./capacity-meter.js";
 import { scanningInventory } from "./scan-inventory.js";

@@ -30,13 +30,13 @@ import type {
 } from "../../src/app/ports.js";
 import { FlowError } from "../../src/domain/errors.js";
 import { domainsTaken } from "../../src/domain/failure-domains.js";
+import type { Page } from "../../src/domain/list-queries.js";
 import {
   type FirmwareAuthentication,
   isTerminalRun,
   isTerminalTarget,
   type OutcomeCounts,
   type OutcomeStatus,
-  type Page,
   type PriorVersion,
   type Run,
   type Target,

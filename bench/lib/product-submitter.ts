@@ -27,7 +27,8 @@ import type {
   TaskStore,
 } from "../../src/app/ports.js";
 import { entryKey, updateAddress } from "../../src/domain/command-sets.js";
-import type { InventoryRack, Task } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { Task } from "../../src/domain/task.js";
 import { parseReport, targetOf } from "../../src/domain/task-report.js";
 import { currentScope, inScope, type RefillChain } from "./work-scope.js";
 

@@ -8,7 +8,7 @@
  */
 import type { PlanInventory } from "../../src/app/plan-inventory.js";
 import type { InventoryStore, ScopeRack } from "../../src/app/ports.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 
 export function scanningInventory(store: Pick<InventoryStore, "loadAll">): PlanInventory {
   const matching = async (keep: (rack: InventoryRack) => boolean) => (await store.loadAll()).filter(keep);

@@ -13,7 +13,8 @@
  */
 import type { RackPlace } from "../domain/access-policy.js";
 import type { Actor } from "../domain/actor.js";
-import type { InventoryRack, RunReason } from "../domain/model.js";
+import type { InventoryRack } from "../domain/inventory.js";
+import type { RunReason } from "../domain/model.js";
 import { accessDeniedEvent, DENIAL_SEQ_FIRST, DENIAL_SEQ_LAST } from "../domain/run-history.js";
 import type { Clock, InventoryStore, RunStore, TaskStore } from "./ports.js";
 

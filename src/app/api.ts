@@ -6,31 +6,26 @@
 import type { RackPlace } from "../domain/access-policy.js";
 import type { Actor } from "../domain/actor.js";
 import type { ApprovalRule } from "../domain/approval.js";
+import type { CreateRunInput } from "../domain/create-run-input.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { BeginUploadInput, CompleteUploadInput, FirmwareImage } from "../domain/firmware-images.js";
 import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
+import type { ComponentReadiness, InventoryComponent, InventoryRack } from "../domain/inventory.js";
 import type { LateFailureRequest } from "../domain/late-failure.js";
+import type { ListRunsQuery, ListTargetsQuery, ListTasksQuery, Page } from "../domain/list-queries.js";
 import type {
-  ComponentReadiness,
   ComponentSkip,
   ComponentType,
-  CreateRunInput,
-  InventoryComponent,
-  InventoryRack,
-  ListRunsQuery,
-  ListTargetsQuery,
-  ListTasksQuery,
-  Page,
   Plan,
   Run,
   RunConfig,
-  RunStats,
   Target,
-  Task,
   VersionGroup,
 } from "../domain/model.js";
 import type { OperationRule, RuleDefinition } from "../domain/operation-rules.js";
 import type { RunHistoryEvent } from "../domain/run-history.js";
+import type { RunStats } from "../domain/stats.js";
+import type { Task } from "../domain/task.js";
 
 export interface TargetView extends Target {
   rackExternalId: string;

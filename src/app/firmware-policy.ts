@@ -18,7 +18,9 @@ import {
   rowVersions,
   uncoveredRule,
 } from "../domain/firmware-baselines.js";
-import type { ComponentReadiness, FirmwareTemplate, Page, VersionGroup } from "../domain/model.js";
+import type { ComponentReadiness } from "../domain/inventory.js";
+import type { Page } from "../domain/list-queries.js";
+import type { FirmwareTemplate, VersionGroup } from "../domain/model.js";
 import {
   DEFAULT_RULE,
   DEFAULT_RULE_ID,

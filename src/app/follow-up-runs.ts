@@ -16,6 +16,8 @@
  *   4. the candidates (src/domain/follow-up-runs.ts): nothing to retry → InvalidArgument "no
  *      failed targets"; nothing to roll back → InvalidArgument listing why, rack by rack.
  */
+
+import type { CreateRunInput } from "../domain/create-run-input.js";
 import {
   FailedPreconditionError,
   type FieldViolation,
@@ -23,14 +25,7 @@ import {
   ValidationError,
 } from "../domain/errors.js";
 import { nothingToRetry, type RollbackSkip, retryRows, rollbackScope } from "../domain/follow-up-runs.js";
-import type {
-  CreateRunInput,
-  FirmwareTemplate,
-  Run,
-  RunOrigin,
-  Target,
-  VersionGroup,
-} from "../domain/model.js";
+import type { FirmwareTemplate, Run, RunOrigin, Target, VersionGroup } from "../domain/model.js";
 import { isTerminalRun } from "../domain/model.js";
 import type { ScopeRow } from "../domain/planner.js";
 import { parseReport, type TaskReport } from "../domain/task-report.js";

@@ -17,7 +17,8 @@
  * Racks come back sorted by id, the order the planner's first-match lookups saw in a full load.
  */
 
-import type { ComponentRef, InventoryRack, RunConfig, TargetSpec } from "../domain/model.js";
+import type { InventoryRack } from "../domain/inventory.js";
+import type { ComponentRef, RunConfig, TargetSpec } from "../domain/model.js";
 import { CANDIDATE_TARGET_LIMIT, resolveDefaultScope } from "../domain/planner.js";
 import { mapConcurrently } from "./concurrency.js";
 import type { InventoryStore, ScopeRack } from "./ports.js";

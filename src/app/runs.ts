@@ -27,6 +27,7 @@ import {
   requestFingerprint,
   sameCredentials,
 } from "../domain/client-request.js";
+import type { CreateRunInput } from "../domain/create-run-input.js";
 import {
   DeadlineExceededError,
   FailedPreconditionError,
@@ -34,28 +35,19 @@ import {
   NotFoundError,
   ValidationError,
 } from "../domain/errors.js";
+import type { FailureDomainSpread } from "../domain/failure-domain-spread.js";
 import { assignFailureDomains } from "../domain/failure-domains.js";
 import { plannedRows } from "../domain/firmware-baselines.js";
 import { flashNeeds } from "../domain/firmware-images.js";
+import type { InventoryRack } from "../domain/inventory.js";
+import type { ListRunsQuery, ListTargetsQuery, Page } from "../domain/list-queries.js";
 import { matchesName, matchesStates, phaseRange, runOperationKind } from "../domain/list-queries.js";
 import { nextOpenings, scheduleOf } from "../domain/maintenance-window.js";
-import type {
-  CreateRunInput,
-  FailureDomainSpread,
-  InventoryRack,
-  ListRunsQuery,
-  ListTargetsQuery,
-  Page,
-  Plan,
-  Run,
-  RunConfig,
-  RunOrigin,
-  RunStats,
-  Target,
-} from "../domain/model.js";
+import type { Plan, Run, RunConfig, RunOrigin, Target } from "../domain/model.js";
 import { type ExcludedTarget, narrowRows, planCandidates, planRun } from "../domain/planner.js";
 import { validateCreateRun } from "../domain/run-config.js";
 import { createdEvents, followUpWrite, type RunHistoryEvent } from "../domain/run-history.js";
+import type { RunStats } from "../domain/stats.js";
 import { computeStats } from "../domain/stats.js";
 import { flashedBy } from "../domain/sub-targets.js";
 import { rackPlace } from "./access.js";

@@ -17,8 +17,9 @@
  * against the first run's stored (encrypted) credentials instead, with `sameCredentials`.
  */
 import { createHash } from "node:crypto";
+import type { CreateRunInput } from "./create-run-input.js";
 import type { FieldViolation } from "./errors.js";
-import type { CreateRunInput, FirmwareAuthentication } from "./model.js";
+import type { FirmwareAuthentication } from "./model.js";
 
 export const CLIENT_REQUEST_ID_FIELD = "client_request_id";
 

@@ -9,7 +9,8 @@
  *     another type's image (set allow_component_type_change to change its type)
  */
 import type { FieldViolation } from "./errors.js";
-import type { ComponentType, InventoryRack } from "./model.js";
+import type { InventoryRack } from "./inventory.js";
+import type { ComponentType } from "./model.js";
 
 export interface ComponentTypeChange {
   /** Where in the import: `racks[0].components[2].type`. */

@@ -18,8 +18,12 @@
  * The store enforces the same cap in the claim's conditional write (the run item's per-domain
  * counter), so racing dispatchers that choose on stale reads still cannot exceed it.
  */
+
+import type { Scoped } from "./create-run-input.js";
 import { ValidationError } from "./errors.js";
-import type { FailureDomainKind, FailureDomainSpread, InventoryRack, Run, Scoped, Target } from "./model.js";
+import type { FailureDomainKind, FailureDomainSpread } from "./failure-domain-spread.js";
+import type { InventoryRack } from "./inventory.js";
+import type { Run, Target } from "./model.js";
 import type { Violations } from "./violations.js";
 
 /** The attributes an ATTRIBUTE spread can name: what the inventory record carries. */

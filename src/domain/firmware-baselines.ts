@@ -20,17 +20,12 @@
  * Pure: the admin service stores the list (src/app/firmware-policy.ts), the create path and
  * `flowctl inventory drift` resolve with these functions, so all three agree.
  */
+
+import type { Scoped } from "./create-run-input.js";
 import type { FieldViolation, Validated } from "./errors.js";
 import { firmwareVersionRule } from "./firmware-version.js";
-import {
-  COMPONENT_TYPES,
-  type ComponentType,
-  type InventoryComponent,
-  type InventoryRack,
-  type PlannedTarget,
-  type Scoped,
-  type VersionGroup,
-} from "./model.js";
+import type { InventoryComponent, InventoryRack } from "./inventory.js";
+import { COMPONENT_TYPES, type ComponentType, type PlannedTarget, type VersionGroup } from "./model.js";
 
 export interface FirmwareBaseline {
   componentType: ComponentType;

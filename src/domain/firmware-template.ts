@@ -5,17 +5,12 @@
  * run-config.ts's rules: the reference's innermost text, every violation at once, "(ours)" where the
  * reference has no such rule.
  */
+
+import type { TargetSpecInput } from "./create-run-input.js";
 import type { FieldViolation } from "./errors.js";
 import { firmwareVersionRule } from "./firmware-version.js";
 import { checkSchedule } from "./maintenance-window.js";
-import type {
-  ComponentRef,
-  FirmwareTemplate,
-  NvlDomainRef,
-  RackRef,
-  TargetSpec,
-  TargetSpecInput,
-} from "./model.js";
+import type { ComponentRef, FirmwareTemplate, NvlDomainRef, RackRef, TargetSpec } from "./model.js";
 import { checkSubTargets } from "./sub-targets.js";
 import { uuidError } from "./uuid.js";
 import { protoComponentType, Violations } from "./violations.js";

@@ -20,15 +20,9 @@
  *   rack A: c1 1.0 → 2.0 COMPLETED, c2 1.0 → 2.0 NOT_ATTEMPTED    → A [c1 back to 1.0]; c2 never flashed
  *   rack B: c3 1.1 → 2.0 FAILED (inventory still says 1.1)        → c3 already at 1.1: B drops out
  */
-import type {
-  ComponentSkip,
-  InventoryComponent,
-  InventoryRack,
-  RetryRequest,
-  Target,
-  TargetStatus,
-  VersionGroup,
-} from "./model.js";
+
+import type { InventoryComponent, InventoryRack } from "./inventory.js";
+import type { ComponentSkip, RetryRequest, Target, TargetStatus, VersionGroup } from "./model.js";
 import type { ScopeRow } from "./planner.js";
 import type { ComponentProgress, TaskReport } from "./task-report.js";
 

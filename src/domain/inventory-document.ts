@@ -25,7 +25,7 @@ import {
   type InventoryComponent,
   type InventoryRack,
   READINESS_STATES,
-} from "./model.js";
+} from "./inventory.js";
 import { checkReadiness } from "./readiness.js";
 
 /** What an inventory file holds: racks and, optionally, firmware baselines. */

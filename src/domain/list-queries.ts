@@ -3,22 +3,52 @@
  * the reference's exact texts where it has them), and the pure predicates that decide whether a
  * run matches a ListOperationRuns filter, so that every store filters the same way.
  */
+
+import type { Scoped } from "./create-run-input.js";
 import { type FieldViolation, InvalidArgumentError, type Validated } from "./errors.js";
 import type {
-  ListRunsQuery,
-  ListTargetsQuery,
-  ListTasksQuery,
   OperationType,
-  Page,
   PhaseScope,
   Run,
   RunConfig,
   RunReason,
   RunStatus,
-  Scoped,
   TargetStatus,
 } from "./model.js";
 import { isNilUuid, isUuid } from "./uuid.js";
+
+// ---------------------------------------------------------------------------------------------
+// The decoded queries
+
+export interface Page {
+  offset: number;
+  limit: number;
+}
+
+export interface ListRunsQuery {
+  name?: { patterns: string[]; isWildcard: boolean; useOr: boolean };
+  /** Fields AND within an entry; entries OR. Each entry has a status or a reason. */
+  states: { status?: RunStatus; reason?: RunReason }[];
+  /** Entries OR; code, when given, is non-empty. */
+  kinds: { type: OperationType; code?: string }[];
+  page: Page;
+}
+
+export interface ListTargetsQuery {
+  runId: string;
+  /** Absent = no status filter (the wire's UNKNOWN). */
+  status?: TargetStatus;
+  phaseScope: PhaseScope;
+  page: Page;
+}
+
+export interface ListTasksQuery {
+  rackId?: string;
+  componentId?: string;
+  activeOnly: boolean;
+  withReport: boolean;
+  page: Page;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Pagination

@@ -1,5 +1,9 @@
 /**
  * The domain model of operation runs: plain values, no I/O, independent of the wire format.
+ * The run, its configuration and its targets are here; the other concepts have a module each:
+ * inventory.ts (racks and components), task.ts (child tasks), create-run-input.ts (the create
+ * request before validation), failure-domain-spread.ts and soak-config.ts (parts of the run
+ * configuration), stats.ts (run stats) and list-queries.ts (the list queries).
  *
  * Conventions
  * - IDs are canonical lowercase UUID strings.
@@ -10,6 +14,8 @@
  */
 
 import type { Actor } from "./actor.js";
+import type { FailureDomainSpread } from "./failure-domain-spread.js";
+import type { SoakConfig } from "./soak-config.js";
 
 export function assertNever(value: never): never {
   throw new Error(`unreachable: ${JSON.stringify(value)}`);
@@ -87,40 +93,6 @@ export const OPERATION_TYPES = ["POWER_CONTROL", "FIRMWARE_CONTROL"] as const;
 export type OperationType = (typeof OPERATION_TYPES)[number];
 
 // ---------------------------------------------------------------------------------------------
-// Inventory
-
-/** READY is the default and is stored as no readiness at all (src/domain/readiness.ts). */
-export const READINESS_STATES = ["READY", "NOT_READY", "MAINTENANCE"] as const;
-export type ReadinessState = (typeof READINESS_STATES)[number];
-export interface ComponentReadiness {
-  state: Exclude<ReadinessState, "READY">;
-  /** Why, in the operator's words: it ends up in the failed target's message. */
-  reason: string;
-}
-
-export interface InventoryComponent {
-  id: string;
-  type: ComponentType;
-  externalId?: string;
-  firmwareVersion?: string;
-  /** Narrow which firmware baseline applies (src/domain/firmware-baselines.ts); matched exactly. */
-  model?: string;
-  vendor?: string;
-  /** Absent: READY. A component not ready is not flashed (unless override_readiness_check). */
-  readiness?: ComponentReadiness;
-}
-
-export interface InventoryRack {
-  id: string;
-  name: string;
-  /** Absent for racks that were never registered externally; such racks fail target listing. */
-  externalId?: string;
-  nvlDomain?: { id: string; name: string };
-  location?: { datacenter: string; row: string; position: number };
-  components: InventoryComponent[];
-}
-
-// ---------------------------------------------------------------------------------------------
 // The operation template (UpgradeFirmwareRequest, in domain terms)
 
 export type RackRef =
@@ -193,7 +165,8 @@ export interface MaintenanceWindow {
   durationMs: number;
 }
 
-export interface RunConfig {
+/** The soak fields (`minSoakMs`, `phaseMinSoakMs`) are the phase soak's (src/domain/soak-config.ts). */
+export interface RunConfig extends SoakConfig {
   selector: { kind: "percentage"; percentage: number; seed: string };
   maxConcurrentTargets: number;
   safetyGates: SafetyGate[];
@@ -210,36 +183,10 @@ export interface RunConfig {
   maintenanceWindows?: MaintenanceWindow[];
   /** (ours) At most `maxInFlight` racks of one failure domain in flight; absent = no spread. */
   failureDomainSpread?: FailureDomainSpread;
-  /**
-   * (ours) The phase soak (src/domain/soak.ts): every phase's, and per phase in phase order (an
-   * entry overrides `minSoakMs` for its phase). Absent = none, as in every run stored before.
-   */
-  minSoakMs?: number;
-  phaseMinSoakMs?: number[];
-}
-
-/** (ours) Which failure domain a rack belongs to (src/domain/failure-domains.ts), and the cap. */
-export type FailureDomainKind = "ROW" | "NVL_DOMAIN" | "ATTRIBUTE";
-export interface FailureDomainSpread {
-  kind: FailureDomainKind;
-  /** The inventory attribute's name, for ATTRIBUTE only. */
-  attribute?: string;
-  maxInFlight: number;
 }
 
 // ---------------------------------------------------------------------------------------------
-// The raw create request, as decoded from the wire, before validation. Everything the client may
-// omit is optional; enums may be UNKNOWN. The gRPC converter builds it; `validateCreateRun` turns it
-// into a `RunConfig` or a list of violations.
-
-export type Scoped<T extends string> = T | "UNKNOWN";
-
-export type SafetyGateInput =
-  | { kind: "failureRate"; scope: Scoped<GateScope>; thresholdPercent: number }
-  | { kind: "failureCount"; scope: Scoped<GateScope>; thresholdCount: number }
-  /** `minFinished` absent when the message left it unset (the default applies). */
-  | { kind: "observedFailureRate"; scope: Scoped<GateScope>; thresholdPercent: number; minFinished?: number }
-  | { kind: "unset" };
+// Plans, runs and targets
 
 /** (ours) What a retry run takes of the run it retries: its FAILED targets, and optionally more. */
 export interface RetryRequest {
@@ -256,60 +203,6 @@ export interface FollowUp {
   kind: "retry" | "rollback";
   runId: string;
 }
-
-export interface CreateRunInput {
-  name: string;
-  description: string;
-  /** (ours) Retry a finished run: as sent, the run id unchecked (runs.ts checks it). */
-  retry?: RetryRequest;
-  /** (ours) Roll a finished run back: as sent. */
-  rollback?: { runId: string };
-  configuration?: {
-    selector?: { kind: "percentage"; percentage: number; seed: string } | { kind: "unset" };
-    options?: {
-      maxConcurrentTargets: number;
-      safetyPolicy?: { gates: SafetyGateInput[] };
-      conflictPolicy?: {
-        retry?: { retryTimeoutMs?: number; initialRetryDelayMs?: number; maxRetryDelayMs?: number };
-      };
-      orderingPolicy?:
-        | { kind: "random"; seed: string }
-        | { kind: "physicalLocation"; strategy: Scoped<"ROW_BY_ROW" | "ONE_PER_ROW_ROUND_ROBIN"> }
-        | { kind: "unset" };
-      phasePolicy?: {
-        plan?: PhasePlan;
-        advancePolicy?: { autoAdvance: boolean };
-        /** A soak is absent when the message left it unset. */
-        minSoakMs?: number;
-        phaseMinSoakMs?: number[];
-      };
-      /** A window's duration is absent when the message left it unset. */
-      maintenanceWindows?: { cron: string; durationMs?: number }[];
-      failureDomainSpread?: { kind: Scoped<FailureDomainKind>; attribute: string; maxInFlight: number };
-    };
-    operation?: {
-      upgradeFirmware?: Omit<FirmwareTemplate, "targetSpec"> & { targetSpec?: TargetSpecInput };
-      targetScope?: { excludeOperationRunIds: string[]; defaultScopeComponentFilter?: ComponentFilterInput };
-    };
-  };
-}
-
-/** A target spec as sent: `unset` is an explicit but empty spec (an error, not the default scope). */
-export type TargetSpecInput =
-  | TargetSpec
-  | { kind: "unset" }
-  | {
-      kind: "racks";
-      racks: { ref: RackRef | { by: "unset" }; componentTypes: Scoped<ComponentType>[] }[];
-    };
-
-export type ComponentFilterInput =
-  | { kind: "types"; types: Scoped<ComponentType>[] }
-  | { kind: "components"; components: ComponentRef[] }
-  | { kind: "unset" };
-
-// ---------------------------------------------------------------------------------------------
-// Plans, runs and targets
 
 export interface ComponentsForType {
   type: ComponentType;
@@ -455,123 +348,6 @@ export interface Target {
    */
   failureReportedBy?: Actor;
   failureReportedAt?: number;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Stats
-
-export interface PhaseStats {
-  phaseIndex: number;
-  /** Planned targets in scope (not successful ones). */
-  selectedTargets: number;
-  outcomes: OutcomeCounts;
-}
-
-export interface RunStats {
-  /** The latest included phase (the run's current phase). */
-  current: PhaseStats;
-  /** Every phase up to and including the current one; future phases excluded. */
-  cumulative: PhaseStats;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Child tasks (one rack, one operation)
-
-export const TASK_STATUSES = ["PENDING", "RUNNING", "COMPLETED", "FAILED", "TERMINATED", "WAITING"] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const TERMINAL_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["COMPLETED", "FAILED", "TERMINATED"]);
-
-export interface Task {
-  id: string;
-  /** "UpgradeFirmware". */
-  operation: string;
-  rackId: string;
-  /**
-   * The rack's external id, frozen when the task is made (from the run's target or the inventory),
-   * so listings show it without reading the inventory; "" if the rack had none then. Absent only on
-   * tasks made before it was frozen (the task service looks those up in the inventory).
-   */
-  rackExternalId?: string;
-  componentIds: string[];
-  description: string;
-  executorType: "STEP_FUNCTIONS";
-  /** The Step Functions execution ARN. */
-  executionId: string;
-  status: TaskStatus;
-  message: string;
-  queueExpiresAt?: number;
-  /**
-   * A plain task's maintenance window (its request's start_time and end_time): WAITING until
-   * `startTime`; FAILED if not started by `endTime`. Run children carry neither: the run's window
-   * bounds the claim, and a child claimed in time runs to its end.
-   */
-  startTime?: number;
-  endTime?: number;
-  createdAt: number;
-  updatedAt: number;
-  startedAt?: number;
-  finishedAt?: number;
-  /** The rule the task runs: the pinned rule's id, else DEFAULT_RULE_ID. */
-  appliedRuleId?: string;
-  /** The pinned rule as frozen (absent: the built-in default); not on the wire. */
-  rule?: OperationRule;
-  /** Versioned JSON document with per-component progress (see the README's BMC protocol section). */
-  report: string;
-  /** `operation-run-target:<targetId>` for run children; a retried submission finds this task. */
-  idempotencyKey?: string;
-  runId?: string;
-  targetId?: string;
-  /** A run child's target phase, frozen at submission: its outcome moves that phase's counters. */
-  targetPhaseIndex?: number;
-  /**
-   * An ending decided from outside the execution (a cancel, a stopped execution), stored on the
-   * task before its command sets are closed and until the task is terminal. Whoever records the
-   * task's outcome from then on (the canceller, or a step of the execution that found its sets
-   * closed) records this status and message: the first ending decided is the one the task, its
-   * target and the run's gates see. Not on the wire.
-   */
-  ending?: TaskEnding;
-}
-
-export interface TaskEnding {
-  status: "COMPLETED" | "FAILED" | "TERMINATED";
-  /** Absent: one made from the task as folded at its end (a completion message), by its recorder. */
-  message?: string;
-  /** When it was decided. */
-  at: number;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Queries
-
-export interface Page {
-  offset: number;
-  limit: number;
-}
-
-export interface ListRunsQuery {
-  name?: { patterns: string[]; isWildcard: boolean; useOr: boolean };
-  /** Fields AND within an entry; entries OR. Each entry has a status or a reason. */
-  states: { status?: RunStatus; reason?: RunReason }[];
-  /** Entries OR; code, when given, is non-empty. */
-  kinds: { type: OperationType; code?: string }[];
-  page: Page;
-}
-
-export interface ListTargetsQuery {
-  runId: string;
-  /** Absent = no status filter (the wire's UNKNOWN). */
-  status?: TargetStatus;
-  phaseScope: PhaseScope;
-  page: Page;
-}
-
-export interface ListTasksQuery {
-  rackId?: string;
-  componentId?: string;
-  activeOnly: boolean;
-  withReport: boolean;
-  page: Page;
 }
 
 // ---------------------------------------------------------------------------------------------

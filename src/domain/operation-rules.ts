@@ -35,6 +35,8 @@
  * rule travels as data (the task item, then the execution's state), so one state machine runs
  * every rule, in AWS and locally.
  */
+
+import type { Scoped } from "./create-run-input.js";
 import type { FieldViolation, Validated } from "./errors.js";
 import {
   COMPONENT_TYPES,
@@ -46,7 +48,6 @@ import {
   type RuleRetry,
   type RuleStage,
   type RuleStep,
-  type Scoped,
 } from "./model.js";
 import { UPGRADE_GROUP_ORDER } from "./task-report.js";
 

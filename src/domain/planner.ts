@@ -50,13 +50,12 @@ import {
   NotFoundError,
 } from "./errors.js";
 import { seededOrder } from "./hash.js";
+import type { InventoryComponent, InventoryRack } from "./inventory.js";
 import type {
   ComponentFilter,
   ComponentRef,
   ComponentsForType,
   ComponentType,
-  InventoryComponent,
-  InventoryRack,
   Plan,
   PlannedTarget,
   RackRef,

@@ -10,7 +10,8 @@
  * With override_readiness_check it skips the wait and records a warning naming them instead.
  */
 import type { FieldViolation } from "./errors.js";
-import type { ComponentReadiness, ComponentType, ReadinessState } from "./model.js";
+import type { ComponentReadiness, ReadinessState } from "./inventory.js";
+import type { ComponentType } from "./model.js";
 import { componentLabel } from "./step-errors.js";
 
 /** Characters of a readiness reason: a sentence, not a document. */

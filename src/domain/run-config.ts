@@ -24,6 +24,8 @@
  * `now` is the request's time, for the rules about what is already past (an end_time before it);
  * the domain has no clock. The schedule rules are in maintenance-window.ts (`checkSchedule`).
  */
+
+import type { ComponentFilterInput, CreateRunInput, SafetyGateInput, Scoped } from "./create-run-input.js";
 import { formatGoDuration } from "./duration.js";
 import type { FieldViolation } from "./errors.js";
 import { checkFailureDomainSpread } from "./failure-domains.js";
@@ -31,16 +33,12 @@ import { checkFirmwareTemplate } from "./firmware-template.js";
 import { checkSchedule } from "./maintenance-window.js";
 import type {
   ComponentFilter,
-  ComponentFilterInput,
   ConflictRetryPolicy,
-  CreateRunInput,
   FirmwareTemplate,
   GateScope,
   PhasePlan,
   RunConfig,
   SafetyGate,
-  SafetyGateInput,
-  Scoped,
 } from "./model.js";
 import { MAX_SOAK_MS } from "./soak.js";
 import { Violations } from "./violations.js";

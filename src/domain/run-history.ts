@@ -54,7 +54,6 @@ import {
   type Run,
   type RunOrigin,
   type RunReason,
-  type RunStats,
   type RunStatus,
   type SafetyGate,
   type Target,
@@ -62,7 +61,7 @@ import {
 import { phaseName } from "./phases.js";
 import { MSG_APPROVED, MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
 import { phaseSoakMs } from "./soak.js";
-import { computeStats, phaseSize } from "./stats.js";
+import { computeStats, phaseSize, type RunStats } from "./stats.js";
 
 export const RUN_EVENT_KINDS = [
   "CREATED",

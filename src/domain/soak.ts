@@ -25,17 +25,15 @@
  */
 import { formatGoDuration } from "./duration.js";
 import { formatRfc3339 } from "./maintenance-window.js";
-import type { Run, RunConfig } from "./model.js";
+import type { Run } from "./model.js";
 import { phaseName } from "./phases.js";
+import type { SoakConfig } from "./soak-config.js";
 
 /** The longest soak a phase may have: 30 days. */
 export const MAX_SOAK_MS = 720 * 3_600_000;
 
 /** The soak of the phase at zero-based `phaseIndex`, in ms (0: none). */
-export function phaseSoakMs(
-  config: Pick<RunConfig, "minSoakMs" | "phaseMinSoakMs">,
-  phaseIndex: number,
-): number {
+export function phaseSoakMs(config: SoakConfig, phaseIndex: number): number {
   return config.phaseMinSoakMs?.[phaseIndex] ?? config.minSoakMs ?? 0;
 }
 

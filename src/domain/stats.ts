@@ -16,7 +16,21 @@
  *   cumulative = { phaseIndex 1, selectedTargets 7, outcomes {completed 3, failed 2, …} }
  */
 
-import type { OutcomeCounts, PhaseStats, Run, RunStats } from "./model.js";
+import type { OutcomeCounts, Run } from "./model.js";
+
+export interface PhaseStats {
+  phaseIndex: number;
+  /** Planned targets in scope (not successful ones). */
+  selectedTargets: number;
+  outcomes: OutcomeCounts;
+}
+
+export interface RunStats {
+  /** The latest included phase (the run's current phase). */
+  current: PhaseStats;
+  /** Every phase up to and including the current one; future phases excluded. */
+  cumulative: PhaseStats;
+}
 
 export const ZERO_OUTCOMES: Readonly<OutcomeCounts> = Object.freeze({
   completed: 0,

@@ -13,7 +13,8 @@
  * and docs/firmware-policy.md carry the same table.
  */
 import type { FieldViolation } from "./errors.js";
-import { COMPONENT_TYPES, type ComponentType, type InventoryComponent } from "./model.js";
+import type { InventoryComponent } from "./inventory.js";
+import { COMPONENT_TYPES, type ComponentType } from "./model.js";
 
 /** Per type, in the order they are documented (and sent). */
 export const SUB_TARGETS: Readonly<Record<ComponentType, readonly string[]>> = {

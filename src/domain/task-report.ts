@@ -3,7 +3,8 @@
  * JSON document, and the order component-type groups are upgraded in. Pure: the child-task steps
  * (src/app/child-task/) read and write it through these functions.
  */
-import type { ComponentType, Task } from "./model.js";
+import type { ComponentType } from "./model.js";
+import type { Task } from "./task.js";
 
 /**
  * The order component-type groups are upgraded in, one group at a time:

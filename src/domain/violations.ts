@@ -3,8 +3,10 @@
  * check reports and carries on, so a request gets all its problems back at once, each with the
  * field's proto path and the rule.
  */
+
+import type { Scoped } from "./create-run-input.js";
 import type { FieldViolation } from "./errors.js";
-import { COMPONENT_TYPES, type ComponentType, type Scoped } from "./model.js";
+import { COMPONENT_TYPES, type ComponentType } from "./model.js";
 import { isNilUuid, isUuid } from "./uuid.js";
 
 /** Collects violations; every check reports and carries on rather than returning early. */

@@ -27,7 +27,7 @@ import { createRunService } from "../app/runs.js";
 import { componentTypeChanges, typeChangeViolation } from "../domain/component-type-change.js";
 import { FailedPreconditionError, ValidationError } from "../domain/errors.js";
 import type { FirmwareBaseline } from "../domain/firmware-baselines.js";
-import type { InventoryRack } from "../domain/model.js";
+import type { InventoryRack } from "../domain/inventory.js";
 
 export type RunControls = Pick<
   OperationRunsApi,

@@ -11,8 +11,8 @@ import { createRunInputFromProto } from "../../src/adapters/grpc/convert/run-req
 import { decodeRequest } from "../../src/adapters/grpc/request-text.js";
 import { type RunningGrpcServer, startGrpcServer } from "../../src/adapters/grpc/server.js";
 import { clientCredentials } from "../../src/adapters/grpc/tls.js";
+import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import { ValidationError } from "../../src/domain/errors.js";
-import type { CreateRunInput } from "../../src/domain/model.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 import { BUILD, FakeFlowApi, NEW_RUN_ID, recordingLogger, soon } from "../support/grpc-fake-api.js";
 

@@ -23,7 +23,7 @@ import {
   parseBmcTopic,
   type UpdateCommand,
 } from "../../src/domain/bmc-protocol.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import { until } from "../support/poll.js";
 
 const RACK = "7a000000-0000-4000-8000-000000000001";

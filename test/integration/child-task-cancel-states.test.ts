@@ -16,8 +16,10 @@ import { createControls } from "../../src/app/controls.js";
 import { createDispatcher, type Dispatcher } from "../../src/app/dispatcher.js";
 import type { TaskStore } from "../../src/app/ports.js";
 import { evaluateGates } from "../../src/domain/gates.js";
-import type { InventoryRack, Run, Task } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { Run } from "../../src/domain/model.js";
 import { computeStats } from "../../src/domain/stats.js";
+import type { Task } from "../../src/domain/task.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { type Harness, rack, runOnRack, startHarness, until } from "./child-task-harness.js";
 

@@ -12,7 +12,7 @@ import { targetIdempotencyKey } from "../../src/app/ports.js";
 import { updateRequestId } from "../../src/domain/bmc-protocol.js";
 import { entryKey, updateAddress, updateParts } from "../../src/domain/command-sets.js";
 import { queryRequestId } from "../../src/domain/component-verdict.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import { freezeComponents } from "../../src/domain/planner.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import { updatePartOf } from "../support/domain-fixtures.js";

@@ -19,8 +19,10 @@ import {
   updateRequestId,
 } from "../../src/domain/bmc-protocol.js";
 import { parseCommandRequestId } from "../../src/domain/command-sets.js";
-import type { ComponentsForType, InventoryRack, Task } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { ComponentsForType } from "../../src/domain/model.js";
 import { freezeComponents } from "../../src/domain/planner.js";
+import type { Task } from "../../src/domain/task.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
 import { updatePartOf } from "../support/domain-fixtures.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";

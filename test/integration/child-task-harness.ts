@@ -28,9 +28,11 @@ import { createS3Client, S3ImageObjectStore } from "../../src/adapters/s3/image-
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher, RunWaker, TaskStore } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
-import type { ComponentType, InventoryRack, Target, Task } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { ComponentType, Target } from "../../src/domain/model.js";
 import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { freezeComponents } from "../../src/domain/planner.js";
+import type { Task } from "../../src/domain/task.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
 import { everyImage } from "../support/memory-images.js";
 import { freshTables, testClient } from "../support/moto.js";

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FleetConfig } from "../../local/fleet-file.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
 

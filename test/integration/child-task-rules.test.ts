@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BmcCommand, updateRequestId } from "../../src/domain/bmc-protocol.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import type { OperationRule, RuleStep } from "../../src/domain/operation-rules.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";

@@ -13,7 +13,7 @@ import { recordTaskOutcome } from "../../src/app/child-task/outcome.js";
 import { createTaskService } from "../../src/app/child-task/task-service.js";
 import { createDispatcher, type Dispatcher } from "../../src/app/dispatcher.js";
 import type { RunWaker, TaskExecutor } from "../../src/app/ports.js";
-import type { Task } from "../../src/domain/model.js";
+import type { Task } from "../../src/domain/task.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { everyImage } from "../support/memory-images.js";
 import { freshStores } from "../support/moto.js";

@@ -8,7 +8,7 @@ import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { itemToTask } from "../../src/adapters/dynamodb/items.js";
 import { decodeBmcCommand, type UpdateCommand } from "../../src/domain/bmc-protocol.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import { CREDENTIAL_CANARY } from "../support/credential-canary.js";
 import {

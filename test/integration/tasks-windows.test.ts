@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_START_DELAY_MS } from "../../src/app/child-task/task-service.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import { TestClock } from "../support/fake-submitter.js";
 import {
   type Harness,

@@ -7,11 +7,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { racksForPlan } from "../../src/app/plan-inventory.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import {
   COMPONENT_TYPES,
   type ComponentFilter,
   type ComponentType,
-  type InventoryRack,
   type RunConfig,
   type TargetSpec,
 } from "../../src/domain/model.js";

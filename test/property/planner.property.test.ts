@@ -1,12 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { rankKey } from "../../src/domain/hash.js";
-import {
-  COMPONENT_TYPES,
-  type InventoryRack,
-  type PhasePlan,
-  type RunConfig,
-} from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import { COMPONENT_TYPES, type PhasePlan, type RunConfig } from "../../src/domain/model.js";
 import { allocatePhases } from "../../src/domain/phases.js";
 import { planRun } from "../../src/domain/planner.js";
 

@@ -2,8 +2,9 @@
  * Plain values for the unit tests, each test overriding what it checks: an effective run
  * configuration, and a running child task (`t-1` on rack `r-1`, no components, empty report).
  */
-import type { ComponentType, RunConfig, Task } from "../../src/domain/model.js";
+import type { ComponentType, RunConfig } from "../../src/domain/model.js";
 import { DEFAULT_RULE, type RuleDefinition } from "../../src/domain/operation-rules.js";
+import type { Task } from "../../src/domain/task.js";
 
 export function runningTask(overrides: Partial<Task> = {}): Task {
   return {

@@ -11,7 +11,8 @@
  * second run on the same rack would meet a rack conflict the test did not ask for.
  */
 import type { BmcBehaviour, FleetConfig } from "../../local/fleet-file.js";
-import type { ComponentType, InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { ComponentType } from "../../src/domain/model.js";
 
 const hex = (n: number, width: number): string => n.toString(16).padStart(width, "0");
 

@@ -12,6 +12,7 @@ import type * as grpc from "@grpc/grpc-js";
 import type { GrpcLogger } from "../../src/adapters/grpc/server.js";
 import type { BuildInfo, CreateRunOptions, FlowApi, TargetView } from "../../src/app/api.js";
 import type { Actor } from "../../src/domain/actor.js";
+import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import {
   CandidateLimitError,
   FailedPreconditionError,
@@ -21,24 +22,14 @@ import {
 import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
 import type { BeginUploadInput, CompleteUploadInput } from "../../src/domain/firmware-images.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/firmware-template.js";
+import type { ComponentReadiness, InventoryRack } from "../../src/domain/inventory.js";
 import { checkLateFailureRequest, type LateFailureRequest } from "../../src/domain/late-failure.js";
-import type {
-  ComponentReadiness,
-  ComponentType,
-  CreateRunInput,
-  InventoryRack,
-  ListRunsQuery,
-  ListTargetsQuery,
-  ListTasksQuery,
-  Page,
-  Plan,
-  Run,
-  RunConfig,
-  RunStats,
-  Task,
-} from "../../src/domain/model.js";
+import type { ListRunsQuery, ListTargetsQuery, ListTasksQuery, Page } from "../../src/domain/list-queries.js";
+import type { ComponentType, Plan, Run, RunConfig } from "../../src/domain/model.js";
 import { DEFAULT_RULE, DEFAULT_RULE_ID, type RuleDefinition } from "../../src/domain/operation-rules.js";
 import type { RunHistoryEvent } from "../../src/domain/run-history.js";
+import type { RunStats } from "../../src/domain/stats.js";
+import type { Task } from "../../src/domain/task.js";
 import { imageRecord } from "./memory-images.js";
 
 export const RUN_ID = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";

@@ -14,7 +14,8 @@ import {
   type EntryWrite,
   mergeParts,
 } from "../../src/domain/command-sets.js";
-import type { FirmwareAuthentication, Task } from "../../src/domain/model.js";
+import type { FirmwareAuthentication } from "../../src/domain/model.js";
+import type { Task } from "../../src/domain/task.js";
 
 export function memoryTaskStore(): TaskStore & { all(): Task[] } {
   const tasks = new Map<string, Task>();

@@ -15,7 +15,8 @@ import {
   imageKeyId,
   imageObjectKey,
 } from "../../src/domain/firmware-images.js";
-import type { ComponentType, Page } from "../../src/domain/model.js";
+import type { Page } from "../../src/domain/list-queries.js";
+import type { ComponentType } from "../../src/domain/model.js";
 
 /** A record for `key` as if `bytes` had been uploaded (default: the key's own text). */
 export function imageRecord(key: ImageKey, bytes: string = imageKeyId(key), at = 0): FirmwareImage {

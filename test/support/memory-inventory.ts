@@ -5,7 +5,8 @@
  * not the fleet".
  */
 import type { InventoryStore, ScopeRack } from "../../src/app/ports.js";
-import type { ComponentType, InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { ComponentType } from "../../src/domain/model.js";
 
 export interface MemoryInventory extends InventoryStore {
   /** Rack records each method handed out since the last `resetReads` (scope entries included). */

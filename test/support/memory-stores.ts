@@ -30,7 +30,10 @@ import {
   type TaskStore,
 } from "../../src/app/ports.js";
 import { FlowError } from "../../src/domain/errors.js";
-import type { ComponentType, InventoryRack, Page, Task } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { Page } from "../../src/domain/list-queries.js";
+import type { ComponentType } from "../../src/domain/model.js";
+import type { Task } from "../../src/domain/task.js";
 
 export { MemoryRunStore } from "../../bench/lib/memory-run-store.js";
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { createAccessLookups, rackPlace } from "../../src/app/access.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { memoryTaskStore } from "../support/memory-child-task.js";

@@ -9,8 +9,8 @@ import { taskIdForKey } from "../../src/app/child-task/task-service.js";
 import { lineLogger } from "../../src/app/observability.js";
 import type { RackLockStore, RunStore, TaskStore } from "../../src/app/ports.js";
 import { type CommandSet, entryKey, updateAddress } from "../../src/domain/command-sets.js";
-import type { Task } from "../../src/domain/model.js";
 import { DEFAULT_RULE } from "../../src/domain/operation-rules.js";
+import type { Task } from "../../src/domain/task.js";
 import {
   completionMessage,
   initialReport,

@@ -22,7 +22,7 @@ import {
   queryAddress,
   updateAddress,
 } from "../../src/domain/command-sets.js";
-import type { Task } from "../../src/domain/model.js";
+import type { Task } from "../../src/domain/task.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { memoryCommandSetStore } from "../support/memory-child-task.js";
 

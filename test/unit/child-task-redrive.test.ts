@@ -13,7 +13,8 @@ import {
   targetIdempotencyKey,
 } from "../../src/app/ports.js";
 import { type CommandEntry, entryKey, queryAddress, updateAddress } from "../../src/domain/command-sets.js";
-import type { Target, Task } from "../../src/domain/model.js";
+import type { Target } from "../../src/domain/model.js";
+import type { Task } from "../../src/domain/task.js";
 import {
   initialReport,
   parseReport,

@@ -20,7 +20,7 @@ import { silentLogger } from "../../src/app/observability.js";
 import type { BmcCommand, UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { CommandFamily, CommandSet } from "../../src/domain/command-sets.js";
 import { commandRequestId, entryKey, mergeParts, updateAddress } from "../../src/domain/command-sets.js";
-import type { Task } from "../../src/domain/model.js";
+import type { Task } from "../../src/domain/task.js";
 import { initialReport, parseReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";

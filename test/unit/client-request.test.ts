@@ -7,7 +7,7 @@ import {
   requestFingerprint,
   sameCredentials,
 } from "../../src/domain/client-request.js";
-import type { CreateRunInput } from "../../src/domain/model.js";
+import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 
 const input = (overrides: Partial<CreateRunInput> = {}, secret?: string): CreateRunInput => ({
   name: "rollout",

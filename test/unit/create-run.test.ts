@@ -15,13 +15,9 @@ import type {
 } from "../../src/app/ports.js";
 import { createRunService } from "../../src/app/runs.js";
 import { requestFingerprint } from "../../src/domain/client-request.js";
-import type {
-  CreateRunInput,
-  FirmwareAuthentication,
-  InventoryRack,
-  Run,
-  Target,
-} from "../../src/domain/model.js";
+import type { CreateRunInput } from "../../src/domain/create-run-input.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { FirmwareAuthentication, Run, Target } from "../../src/domain/model.js";
 import { clockOf } from "../support/clock.js";
 import { everyImage } from "../support/memory-images.js";
 import { memoryInventory } from "../support/memory-inventory.js";

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { FailureDomainSpread } from "../../src/domain/failure-domain-spread.js";
 import {
   assignFailureDomains,
   checkFailureDomainSpread,
@@ -8,7 +9,8 @@ import {
   failureDomainOf,
   pendingToRead,
 } from "../../src/domain/failure-domains.js";
-import type { FailureDomainSpread, InventoryRack, Run, Target } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { Run, Target } from "../../src/domain/model.js";
 import { Violations } from "../../src/domain/violations.js";
 import { runConfig } from "../support/domain-fixtures.js";
 

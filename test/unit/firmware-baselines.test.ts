@@ -17,7 +17,7 @@ import {
   validateBaselines,
   versionOf,
 } from "../../src/domain/firmware-baselines.js";
-import type { InventoryComponent, InventoryRack } from "../../src/domain/model.js";
+import type { InventoryComponent, InventoryRack } from "../../src/domain/inventory.js";
 
 const TYPE_ONLY: FirmwareBaseline = { componentType: "COMPUTE", version: "2.0.0" };
 const BY_MODEL: FirmwareBaseline = { componentType: "COMPUTE", model: "GB200", version: "2.1.0" };

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { requireImages } from "../../src/app/firmware-images.js";
 import { createRunService } from "../../src/app/runs.js";
+import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import { type FieldViolation, ValidationError } from "../../src/domain/errors.js";
 import {
   candidateKeys,
@@ -24,7 +25,7 @@ import {
   validateBeginUpload,
   validateCompleteUpload,
 } from "../../src/domain/firmware-images.js";
-import type { CreateRunInput, InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { imageRecord, MemoryFirmwareImageStore } from "../support/memory-images.js";

@@ -7,16 +7,11 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { createRunService, type RunsDeps } from "../../src/app/runs.js";
-import type {
-  CreateRunInput,
-  InventoryRack,
-  OutcomeStatus,
-  Run,
-  Target,
-  TargetSpecInput,
-  Task,
-} from "../../src/domain/model.js";
+import type { CreateRunInput, TargetSpecInput } from "../../src/domain/create-run-input.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { OutcomeStatus, Run, Target } from "../../src/domain/model.js";
 import { DEFAULT_RULE, type OperationRule } from "../../src/domain/operation-rules.js";
+import type { Task } from "../../src/domain/task.js";
 import { type ComponentProgress, initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { clockOf } from "../support/clock.js";
 import { runningTask } from "../support/domain-fixtures.js";

@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { nothingToRetry, retryRows, rollbackScope } from "../../src/domain/follow-up-runs.js";
-import type { InventoryRack, PriorVersion, Target, TargetStatus } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { PriorVersion, Target, TargetStatus } from "../../src/domain/model.js";
 import { type ComponentProgress, initialReport, type TaskReport } from "../../src/domain/task-report.js";
 
 /** Rack r<n> with c<n>a (COMPUTE) and c<n>b (NVSWITCH), the inventory saying `versions`. */

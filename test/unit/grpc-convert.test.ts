@@ -46,21 +46,20 @@ import { Violations } from "../../src/adapters/grpc/convert/violations.js";
 import { durationToMs, msToDuration } from "../../src/adapters/grpc/convert/well-known.js";
 import type { TargetView } from "../../src/app/api.js";
 import { FlowError, ValidationError } from "../../src/domain/errors.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import {
   COMPONENT_TYPES,
   type ConflictStrategy,
   GATE_SCOPES,
-  type InventoryRack,
   OPERATION_TYPES,
   RUN_REASONS,
   RUN_STATUSES,
   type Run,
   type RunConfig,
   TARGET_STATUSES,
-  TASK_STATUSES,
-  type Task,
 } from "../../src/domain/model.js";
 import { validateCreateRun } from "../../src/domain/run-config.js";
+import { TASK_STATUSES, type Task } from "../../src/domain/task.js";
 import * as pb from "../../src/gen/flow/v1/flow.js";
 import { ImportInventoryRequest } from "../../src/gen/flowadmin/v1/admin.js";
 

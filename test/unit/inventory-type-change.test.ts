@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Actor } from "../../src/domain/actor.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import { composeFlowApi } from "../../src/service/flow-api.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { MemoryInventoryStore } from "../support/memory-stores.js";

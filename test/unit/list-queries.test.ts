@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { InvalidArgumentError } from "../../src/domain/errors.js";
+import type { ListRunsQuery } from "../../src/domain/list-queries.js";
 import {
   DEFAULT_PAGE_LIMIT,
   type ListRunsQueryInput,
@@ -19,7 +20,7 @@ import {
   validateListTasksQuery,
   validatePage,
 } from "../../src/domain/list-queries.js";
-import type { ListRunsQuery, PhaseScope, RunConfig, RunReason, RunStatus } from "../../src/domain/model.js";
+import type { PhaseScope, RunConfig, RunReason, RunStatus } from "../../src/domain/model.js";
 import { isNilUuid, isUuid, NIL_UUID, normalizeUuid, uuidError } from "../../src/domain/uuid.js";
 
 const RUN = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";

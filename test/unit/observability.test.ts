@@ -19,7 +19,7 @@ import { createTaskService } from "../../src/app/child-task/task-service.js";
 import { FLOW_METRIC_NAMES, foldRepeats, metricUnit } from "../../src/app/observability.js";
 import type { BmcCommandPublisher, RunStore } from "../../src/app/ports.js";
 import type { BmcCommand, BmcEvent } from "../../src/domain/bmc-protocol.js";
-import type { InventoryRack } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
 import { type CapturedOutput, captureOutput } from "../support/captured-output.js";
 import { CREDENTIAL_CANARY } from "../support/credential-canary.js";
 import {

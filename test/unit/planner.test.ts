@@ -1,11 +1,10 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { rankKey, seededOrder } from "../../src/domain/hash.js";
+import type { InventoryComponent, InventoryRack } from "../../src/domain/inventory.js";
 import type {
   ComponentFilter,
   ComponentType,
-  InventoryComponent,
-  InventoryRack,
   PhasePlan,
   RunConfig,
   TargetSpec,

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
+import type { CreateRunInput, TargetSpecInput } from "../../src/domain/create-run-input.js";
 import type { FieldViolation } from "../../src/domain/errors.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/firmware-template.js";
-import type { ComponentType, CreateRunInput, TargetSpecInput } from "../../src/domain/model.js";
+import type { ComponentType } from "../../src/domain/model.js";
 import {
   DEFAULT_CONFLICT_RETRY,
   PHYSICAL_LOCATION_UNSUPPORTED,

@@ -11,15 +11,10 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { beforeEach, describe, expect, it } from "vitest";
 import { grpcStatusFor } from "../../src/adapters/grpc/status.js";
 import { createRunService } from "../../src/app/runs.js";
+import type { CreateRunInput, TargetSpecInput } from "../../src/domain/create-run-input.js";
 import type { FlowError } from "../../src/domain/errors.js";
-import type {
-  ComponentType,
-  CreateRunInput,
-  InventoryRack,
-  Run,
-  Target,
-  TargetSpecInput,
-} from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { ComponentType, Run, Target } from "../../src/domain/model.js";
 import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { everyImage } from "../support/memory-images.js";

@@ -3,8 +3,10 @@ import { runEventDetail } from "../../src/adapters/eventbridge/run-event-bus.js"
 import { runConfigToProto } from "../../src/adapters/grpc/convert/config-response.js";
 import { runEventToProto } from "../../src/adapters/grpc/convert/run-events.js";
 import { createRunInputFromProto } from "../../src/adapters/grpc/convert/run-request.js";
+import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import { ValidationError } from "../../src/domain/errors.js";
-import type { CreateRunInput, InventoryRack, PhasePlan, RunConfig } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { PhasePlan, RunConfig } from "../../src/domain/model.js";
 import { planRun } from "../../src/domain/planner.js";
 import { validateCreateRun } from "../../src/domain/run-config.js";
 import type { RunHistoryEvent } from "../../src/domain/run-history.js";

@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { type BmcRequestRecord, verdict } from "../../src/domain/component-verdict.js";
 import type { FieldViolation } from "../../src/domain/errors.js";
 import { validateFirmwareTask } from "../../src/domain/firmware-template.js";
-import type { InventoryRack, RunConfig } from "../../src/domain/model.js";
+import type { InventoryRack } from "../../src/domain/inventory.js";
+import type { RunConfig } from "../../src/domain/model.js";
 import { planRun } from "../../src/domain/planner.js";
 import {
   allowedSubTargetsText,

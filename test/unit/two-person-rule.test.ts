@@ -12,7 +12,7 @@ import { createDispatcher } from "../../src/app/dispatcher.js";
 import { createRunService } from "../../src/app/runs.js";
 import type { Actor } from "../../src/domain/actor.js";
 import { approvalRefusal, samePerson } from "../../src/domain/approval.js";
-import type { CreateRunInput } from "../../src/domain/model.js";
+import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { everyImage } from "../support/memory-images.js";

@@ -48,7 +48,7 @@ import {
   type EntryWrite,
   mergeParts,
 } from "../../domain/command-sets.js";
-import type { Task } from "../../domain/model.js";
+import type { Task } from "../../domain/task.js";
 import { batchGetAll } from "./db.js";
 import { itemToTask } from "./items.js";
 

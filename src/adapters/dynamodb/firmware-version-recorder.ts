@@ -9,7 +9,7 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { FirmwareVersionRecorder, InventoryStore } from "../../app/ports.js";
-import type { InventoryComponent } from "../../domain/model.js";
+import type { InventoryComponent } from "../../domain/inventory.js";
 import { rackPk } from "./items.js";
 
 const isConditionFailed = (error: unknown): boolean =>

@@ -16,7 +16,8 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
 import type { FirmwareImageStore } from "../../app/ports.js";
 import { type FirmwareImage, type ImageKey, imageKeyId } from "../../domain/firmware-images.js";
-import { COMPONENT_TYPES, type ComponentType, type Page } from "../../domain/model.js";
+import type { Page } from "../../domain/list-queries.js";
+import { COMPONENT_TYPES, type ComponentType } from "../../domain/model.js";
 import { batchGetAll, isConditionFailed, transactWrite } from "./db.js";
 import type { TableNames } from "./schema.js";
 

@@ -11,7 +11,8 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { BatchWriteCommand, QueryCommand, ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { mapConcurrently } from "../../app/concurrency.js";
 import type { InventoryStore, ScopeRack } from "../../app/ports.js";
-import type { ComponentType, InventoryRack } from "../../domain/model.js";
+import type { InventoryRack } from "../../domain/inventory.js";
+import type { ComponentType } from "../../domain/model.js";
 import { batchGetAll, chunk, queryAll } from "./db.js";
 import {
   componentExternalRef,

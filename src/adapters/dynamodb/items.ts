@@ -6,12 +6,12 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { ScopeRack } from "../../app/ports.js";
 import type { Actor } from "../../domain/actor.js";
 import { entryKey, updateAddress } from "../../domain/command-sets.js";
+import type { InventoryRack } from "../../domain/inventory.js";
 import type {
   ComponentSkip,
   ComponentsForType,
   ComponentType,
   FollowUp,
-  InventoryRack,
   OutcomeCounts,
   OutcomeStatus,
   PriorVersion,
@@ -19,11 +19,11 @@ import type {
   RunConfig,
   RunOrigin,
   Target,
-  Task,
   VersionGroup,
 } from "../../domain/model.js";
 import type { OperationRule } from "../../domain/operation-rules.js";
 import type { RunEventDetail, RunHistoryEvent } from "../../domain/run-history.js";
+import type { Task } from "../../domain/task.js";
 import { createdKey, eventKey, LIST_PARTITION, orderKey, queueClassOf, queueKey } from "./schema.js";
 
 export type Item = Record<string, unknown>;

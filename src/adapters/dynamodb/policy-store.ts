@@ -34,7 +34,7 @@ import {
   sortBaselines,
   upsertBaselines,
 } from "../../domain/firmware-baselines.js";
-import type { Page } from "../../domain/model.js";
+import type { Page } from "../../domain/list-queries.js";
 import type { OperationRule } from "../../domain/operation-rules.js";
 import { batchGetAll, isConditionFailed, transactWrite } from "./db.js";
 import type { TableNames } from "./schema.js";

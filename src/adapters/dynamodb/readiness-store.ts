@@ -10,7 +10,7 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { ReadinessStore } from "../../app/ports.js";
-import type { ComponentReadiness, InventoryComponent } from "../../domain/model.js";
+import type { ComponentReadiness, InventoryComponent } from "../../domain/inventory.js";
 import { isConditionFailed } from "./db.js";
 import { componentPk, rackPk } from "./items.js";
 import type { TableNames } from "./schema.js";

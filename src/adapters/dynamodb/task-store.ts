@@ -17,7 +17,7 @@ import type {
   TaskStore,
 } from "../../app/ports.js";
 import { FlowError } from "../../domain/errors.js";
-import type { Task } from "../../domain/model.js";
+import type { Task } from "../../domain/task.js";
 import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
 import { itemToTask, taskToItem } from "./items.js";
 import { lockPut } from "./lock-store.js";

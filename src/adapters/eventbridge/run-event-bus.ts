@@ -31,8 +31,9 @@ import {
 import type { RunEventBus } from "../../app/ports.js";
 import type { Actor } from "../../domain/actor.js";
 import { gateKindName } from "../../domain/gates.js";
-import { assertNever, type PhaseStats } from "../../domain/model.js";
+import { assertNever } from "../../domain/model.js";
 import { type RunEventDetail, type RunHistoryEvent, runEventId } from "../../domain/run-history.js";
+import type { PhaseStats } from "../../domain/stats.js";
 
 export const RUN_EVENT_SOURCE = "flow.operation-runs";
 export const DETAIL_TYPE_STATE_CHANGE = "Operation Run State Change";

@@ -11,7 +11,7 @@ import { type SFNClient, StartExecutionCommand, StopExecutionCommand } from "@aw
 import type { ChildTaskInput, ChildTaskSettings } from "../../app/child-task/settings.js";
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../../app/child-task/settings.js";
 import type { TaskExecutor } from "../../app/ports.js";
-import type { Task } from "../../domain/model.js";
+import type { Task } from "../../domain/task.js";
 
 /** A TaskExecutor that knows an execution's id before starting it (so it is stored with the task). */
 export interface NamedTaskExecutor extends TaskExecutor {

@@ -10,8 +10,8 @@
  * having started it fails with MaintenanceWindowClosed. A task that has started runs to its end.
  */
 
-import type { Task } from "../../domain/model.js";
 import { rackConflictMessage, StepError } from "../../domain/step-errors.js";
+import type { Task } from "../../domain/task.js";
 import { taskKeys } from "../observability.js";
 import type { StepDeps } from "./deps.js";
 import { isTerminalTask, loadTask, updateTask } from "./outcome.js";

@@ -6,8 +6,8 @@
 
 import { type CommandFamily, type CommandSet, updateParts } from "../../domain/command-sets.js";
 import { activatedLaterOf, foldUpdates, newlyVerified, updateRetriesOf } from "../../domain/live-report.js";
-import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/model.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
+import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/task.js";
 import {
   completionMessage,
   finishReport,

@@ -21,7 +21,6 @@
  */
 import { commandRecord, entryKey, queryAddress } from "../../domain/command-sets.js";
 import { awaitSeconds, nextWaitSeconds } from "../../domain/component-verdict.js";
-import type { Task } from "../../domain/model.js";
 import { DEFAULT_RULE } from "../../domain/operation-rules.js";
 import { priorVersionsOf } from "../../domain/prior-versions.js";
 import {
@@ -31,6 +30,7 @@ import {
   readinessOverrideWarning,
 } from "../../domain/readiness.js";
 import { componentLabel, StepError } from "../../domain/step-errors.js";
+import type { Task } from "../../domain/task.js";
 import { parseReport, serializeReport, type TaskReport, targetOf } from "../../domain/task-report.js";
 import { taskKeys } from "../observability.js";
 import { awaitEntries, sendCommands } from "./commands.js";

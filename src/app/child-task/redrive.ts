@@ -11,8 +11,9 @@
  *   await finishLostOutcomes(deps)                targets whose task ended unrecorded
  */
 import { type CommandFamily, kindOfFamily, updateParts } from "../../domain/command-sets.js";
-import type { Target, Task } from "../../domain/model.js";
+import type { Target } from "../../domain/model.js";
 import { awaitsAnswer, planRedrive, resentWindow } from "../../domain/redrive.js";
+import type { Task } from "../../domain/task.js";
 import {
   completionMessage,
   parseReport,

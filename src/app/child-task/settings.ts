@@ -5,9 +5,10 @@
  */
 import type { CommandSet } from "../../domain/command-sets.js";
 import type { ComponentResult } from "../../domain/component-verdict.js";
-import type { ComponentType, TaskStatus } from "../../domain/model.js";
+import type { ComponentType } from "../../domain/model.js";
 import { RULE_LIMITS, type RuleAction, type RuleStep } from "../../domain/operation-rules.js";
 import type { CaughtError } from "../../domain/step-errors.js";
+import type { TaskStatus } from "../../domain/task.js";
 
 // ---------------------------------------------------------------------------------------------
 // Execution input and settings

@@ -39,13 +39,15 @@ import {
 import { versionOf } from "../../domain/firmware-baselines.js";
 import { flashNeeds } from "../../domain/firmware-images.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../domain/firmware-template.js";
-import type { ComponentType, FirmwareTemplate, ListTasksQuery, Task } from "../../domain/model.js";
-import { TERMINAL_TASK_STATUSES } from "../../domain/model.js";
+import type { ListTasksQuery } from "../../domain/list-queries.js";
+import type { ComponentType, FirmwareTemplate } from "../../domain/model.js";
 import { DEFAULT_RULE, type OperationRule, ruleTypeOrder } from "../../domain/operation-rules.js";
 import { mergeRows, narrowRows, resolveTargetSpec } from "../../domain/planner.js";
 import { waitingMessage } from "../../domain/run-machine.js";
 import { rackConflictMessage } from "../../domain/step-errors.js";
 import { flashedBy, subTargetsOf } from "../../domain/sub-targets.js";
+import type { Task } from "../../domain/task.js";
+import { TERMINAL_TASK_STATUSES } from "../../domain/task.js";
 import { initialReport, serializeReport, type TaskOutcomeStatus } from "../../domain/task-report.js";
 import { rackPlace } from "../access.js";
 import type { TasksApi } from "../api.js";

@@ -46,7 +46,7 @@ import {
   verdict,
 } from "../../domain/component-verdict.js";
 import { updatesSucceeded } from "../../domain/live-report.js";
-import type { ComponentType, FirmwareAuthentication, Task } from "../../domain/model.js";
+import type { ComponentType, FirmwareAuthentication } from "../../domain/model.js";
 import {
   isActivation,
   type RuleAction,
@@ -55,6 +55,7 @@ import {
   retryWaitSeconds,
 } from "../../domain/operation-rules.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
+import type { Task } from "../../domain/task.js";
 import {
   completionMessage,
   parseReport,

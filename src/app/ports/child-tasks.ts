@@ -5,10 +5,10 @@ import type {
   ComponentsForType,
   FirmwareAuthentication,
   FirmwareTemplate,
-  Task,
   VersionGroup,
 } from "../../domain/model.js";
 import type { OperationRule } from "../../domain/operation-rules.js";
+import type { Task } from "../../domain/task.js";
 
 // ---------------------------------------------------------------------------------------------
 // Child tasks: submission and execution

@@ -3,7 +3,8 @@
  * service) and the bytes (in an object store that can hand out time-limited URLs).
  */
 import type { FirmwareImage, ImageKey } from "../../domain/firmware-images.js";
-import type { ComponentType, Page } from "../../domain/model.js";
+import type { Page } from "../../domain/list-queries.js";
+import type { ComponentType } from "../../domain/model.js";
 
 export interface FirmwareImageStore {
   /** The images of these keys that are registered (unknown keys skipped). One batched read. */

@@ -2,10 +2,11 @@
  * Ports of runs: the run store (runs, targets, their history) and the bus the history is published to.
  * The rules every port follows are in src/app/ports.ts, which re-exports them all.
  */
+
+import type { Page } from "../../domain/list-queries.js";
 import type {
   FirmwareAuthentication,
   OutcomeStatus,
-  Page,
   PriorVersion,
   Run,
   Target,

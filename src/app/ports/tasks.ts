@@ -3,17 +3,11 @@
  * The rules every port follows are in src/app/ports.ts, which re-exports them all.
  */
 import type { BaselineKey, FirmwareBaseline } from "../../domain/firmware-baselines.js";
-import type {
-  ComponentReadiness,
-  ComponentType,
-  InventoryComponent,
-  InventoryRack,
-  OutcomeStatus,
-  Page,
-  Task,
-  TaskStatus,
-} from "../../domain/model.js";
+import type { ComponentReadiness, InventoryComponent, InventoryRack } from "../../domain/inventory.js";
+import type { Page } from "../../domain/list-queries.js";
+import type { ComponentType, OutcomeStatus } from "../../domain/model.js";
 import type { OperationRule } from "../../domain/operation-rules.js";
+import type { Task, TaskStatus } from "../../domain/task.js";
 
 // ---------------------------------------------------------------------------------------------
 // Tasks

@@ -5,7 +5,8 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { InventoryStore, ScopeRack } from "../../../src/app/ports.js";
-import type { ComponentType, InventoryRack } from "../../../src/domain/model.js";
+import type { InventoryRack } from "../../../src/domain/inventory.js";
+import type { ComponentType } from "../../../src/domain/model.js";
 import { uuid } from "../dynamodb-fixtures.js";
 
 const rack = (n: number) => uuid(n, "1ac00000");

@@ -5,7 +5,7 @@
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import type { ListTasksOptions, TaskStore } from "../../../src/app/ports.js";
-import type { Task } from "../../../src/domain/model.js";
+import type { Task } from "../../../src/domain/task.js";
 import { uuid } from "../dynamodb-fixtures.js";
 
 const ALL = { offset: 0, limit: 100 };

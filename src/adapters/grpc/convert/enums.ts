@@ -11,23 +11,22 @@
  */
 
 import type { ActorSource } from "../../../domain/actor.js";
+import type { FailureDomainKind } from "../../../domain/failure-domain-spread.js";
+import type { ReadinessState } from "../../../domain/inventory.js";
 import {
   assertNever,
   type ComponentType,
   type ConflictStrategy,
-  type FailureDomainKind,
   type GateScope,
   type OperationType,
   type PhaseScope,
-  type ReadinessState,
   type RunReason,
   type RunStatus,
   type TargetStatus,
-  type Task,
-  type TaskStatus,
 } from "../../../domain/model.js";
 import type { RuleAction } from "../../../domain/operation-rules.js";
 import type { RunEventKind } from "../../../domain/run-history.js";
+import type { Task, TaskStatus } from "../../../domain/task.js";
 import * as pb from "../../../gen/flow/v1/flow.js";
 import * as admin from "../../../gen/flowadmin/v1/admin.js";
 import type { Violations } from "./violations.js";

@@ -3,6 +3,7 @@
  * as the operation of a run (`configuration.operation.upgrade_firmware`).
  */
 
+import type { Scoped, TargetSpecInput } from "../../../domain/create-run-input.js";
 import type { FirmwareTemplateInput } from "../../../domain/firmware-template.js";
 import {
   assertNever,
@@ -11,8 +12,6 @@ import {
   type FirmwareAuthentication,
   type NvlDomainRef,
   type RackRef,
-  type Scoped,
-  type TargetSpecInput,
 } from "../../../domain/model.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
 import { componentTypeFromProto, conflictStrategyFromProto } from "./enums.js";

@@ -4,7 +4,8 @@ import type {
   CompleteUploadInput,
   FirmwareImage,
 } from "../../../domain/firmware-images.js";
-import type { ComponentType, Page } from "../../../domain/model.js";
+import type { Page } from "../../../domain/list-queries.js";
+import type { ComponentType } from "../../../domain/model.js";
 import type * as admin from "../../../gen/flowadmin/v1/admin.js";
 import { componentTypeFromProto, componentTypeToProto } from "./enums.js";
 import { pageFromListRacks } from "./list-queries.js";

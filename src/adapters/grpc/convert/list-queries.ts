@@ -3,6 +3,7 @@
  * requests → validated queries.
  */
 
+import type { ListRunsQuery, ListTargetsQuery, ListTasksQuery, Page } from "../../../domain/list-queries.js";
 import {
   type ListRunsQueryInput,
   type ListTargetsQueryInput,
@@ -12,7 +13,6 @@ import {
   validateListTasksQuery,
   validatePage,
 } from "../../../domain/list-queries.js";
-import type { ListRunsQuery, ListTargetsQuery, ListTasksQuery, Page } from "../../../domain/model.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
 import type * as admin from "../../../gen/flowadmin/v1/admin.js";
 import {

@@ -6,7 +6,7 @@ import {
   type FirmwareBaseline,
   validateBaselines,
 } from "../../../domain/firmware-baselines.js";
-import type { ComponentReadiness } from "../../../domain/model.js";
+import type { ComponentReadiness } from "../../../domain/inventory.js";
 import { checkReadiness } from "../../../domain/readiness.js";
 import type * as admin from "../../../gen/flowadmin/v1/admin.js";
 import {

@@ -1,14 +1,13 @@
 /** CreateOperationRun and PlanOperationRun requests → CreateRunInput; run ids and CancelOperationRun. */
 
+import type {
+  ComponentFilterInput,
+  CreateRunInput,
+  SafetyGateInput,
+} from "../../../domain/create-run-input.js";
 import type { LateFailureRequest } from "../../../domain/late-failure.js";
 import { requireRunId } from "../../../domain/list-queries.js";
-import {
-  assertNever,
-  type ComponentFilterInput,
-  type CreateRunInput,
-  type PhasePlan,
-  type SafetyGateInput,
-} from "../../../domain/model.js";
+import { assertNever, type PhasePlan } from "../../../domain/model.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
 import { failureDomainFromProto, gateScopeFromProto, strategyFromProto } from "./enums.js";
 import { componentRefsFromProto, componentTypesFromProto, firmwareFromProto } from "./firmware-request.js";

@@ -6,14 +6,13 @@ import type {
   ComponentSkip,
   ComponentsForType,
   OperationType,
-  PhaseStats,
   Plan,
   PriorVersion,
   Run,
   RunConfig,
-  RunStats,
   VersionGroup,
 } from "../../../domain/model.js";
+import type { PhaseStats, RunStats } from "../../../domain/stats.js";
 import * as pb from "../../../gen/flow/v1/flow.js";
 import { actorToProto } from "./actor.js";
 import { runConfigToProto } from "./config-response.js";

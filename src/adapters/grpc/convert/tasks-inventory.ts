@@ -1,7 +1,8 @@
 /** The task API's ids and tasks, and the inventory admin service's racks, both ways. */
 
 import { InvalidArgumentError } from "../../../domain/errors.js";
-import type { InventoryComponent, InventoryRack, Task } from "../../../domain/model.js";
+import type { InventoryComponent, InventoryRack } from "../../../domain/inventory.js";
+import type { Task } from "../../../domain/task.js";
 import { isNilUuid, normalizeUuid } from "../../../domain/uuid.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
 import type * as admin from "../../../gen/flowadmin/v1/admin.js";

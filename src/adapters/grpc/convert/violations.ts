@@ -2,7 +2,7 @@
  * The violations collector of every decoder in this folder, and the helpers they share.
  *
  * The converters of this folder map between the wire (ts-proto messages of src/gen) and the domain
- * (src/domain/model.ts), both ways, one file per concept. Pure functions: no I/O, no clock.
+ * (src/domain/model.ts and its neighbours), both ways, one file per concept. Pure functions: no I/O, no clock.
  *
  * Decoding is faithful, not validating: what a client may legally omit is passed on as absent,
  * `unset` or `UNKNOWN`, and the domain's validators decide what that means (an UNKNOWN gate scope
