@@ -30,6 +30,7 @@ import type {
 } from "../../src/app/ports.js";
 import { FlowError } from "../../src/domain/errors.js";
 import { domainsTaken } from "../../src/domain/failure-domains.js";
+import type { RunHistoryEvent } from "../../src/domain/history-event.js";
 import type { Page } from "../../src/domain/list-queries.js";
 import {
   type FirmwareAuthentication,
@@ -41,7 +42,6 @@ import {
   type Run,
   type Target,
 } from "../../src/domain/model.js";
-import type { RunHistoryEvent } from "../../src/domain/run-history.js";
 
 const copy = <T>(value: T): T => structuredClone(value);
 

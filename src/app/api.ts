@@ -10,6 +10,7 @@ import type { CreateRunInput } from "../domain/create-run-input.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
 import type { BeginUploadInput, CompleteUploadInput, FirmwareImage } from "../domain/firmware-images.js";
 import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
+import type { RunHistoryEvent } from "../domain/history-event.js";
 import type { ComponentReadiness, InventoryComponent, InventoryRack } from "../domain/inventory.js";
 import type { LateFailureRequest } from "../domain/late-failure.js";
 import type { ListRunsQuery, ListTargetsQuery, ListTasksQuery, Page } from "../domain/list-queries.js";
@@ -23,7 +24,6 @@ import type {
   VersionGroup,
 } from "../domain/model.js";
 import type { OperationRule, RuleDefinition } from "../domain/operation-rules.js";
-import type { RunHistoryEvent } from "../domain/run-history.js";
 import type { RunStats } from "../domain/stats.js";
 import type { Task } from "../domain/task.js";
 

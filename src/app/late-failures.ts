@@ -11,10 +11,10 @@ import { NotFoundError, ValidationError } from "../domain/errors.js";
 import {
   checkLateFailureRequest,
   type LateFailureRequest,
+  lateFailureEvent,
   reportLateFailure,
 } from "../domain/late-failure.js";
 import type { Run, Target } from "../domain/model.js";
-import { lateFailureEvent } from "../domain/run-history.js";
 import { errorText, type Logger, pickLogger } from "./observability.js";
 import type { Clock, RunStore } from "./ports.js";
 

@@ -16,7 +16,7 @@
  *     → failedSequenceNumbers ["11"]: Lambda resumes at 11; e2 and e3 are published again
  *       (e3 twice, deduped by its id downstream)
  */
-import type { RunHistoryEvent } from "../domain/run-history.js";
+import type { RunHistoryEvent } from "../domain/history-event.js";
 import { errorText, type Logger, pickLogger } from "./observability.js";
 import type { RunEventBus } from "./ports.js";
 

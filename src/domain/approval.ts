@@ -17,6 +17,9 @@
  * declares the OS user, and two people on hosts with the same user name are still two people.
  */
 import type { Actor } from "./actor.js";
+import type { HistoryDraft } from "./history-event.js";
+import type { Run } from "./model.js";
+import { MSG_APPROVED } from "./run-machine.js";
 
 export interface ApprovalRule {
   /** The smallest number of distinct racks a plan needs to require a second person. */
@@ -76,4 +79,38 @@ export function approvalRefusal(
     };
   }
   return undefined;
+}
+
+/**
+ * The APPROVAL_REQUESTED event of a run created awaiting approval (after its CREATED): the run's
+ * status message, the rule's threshold and the plan's distinct racks.
+ */
+export function approvalRequestedDraft(
+  run: Run,
+  approval: { minRacks: number; racks: number },
+): HistoryDraft {
+  return {
+    kind: "APPROVAL_REQUESTED",
+    message: run.statusMessage,
+    detail: { type: "approval", minRacks: approval.minRacks, racks: approval.racks },
+  };
+}
+
+/**
+ * The APPROVED event, the approver as actor: "approved by bob (created by alice)"; the rule's
+ * threshold, the plan's racks and who created the run in the detail when known.
+ */
+export function approvedDraft(
+  actor: Actor | undefined,
+  approval: { minRacks: number; racks: number; requestedBy?: Actor } | undefined,
+): HistoryDraft {
+  return {
+    kind: "APPROVED",
+    message:
+      actor === undefined || actor.name === ""
+        ? MSG_APPROVED
+        : `${MSG_APPROVED} by ${actor.name}${approval?.requestedBy?.name ? ` (created by ${approval.requestedBy.name})` : ""}`,
+    ...(actor === undefined ? {} : { actor }),
+    ...(approval === undefined ? {} : { detail: { type: "approval", ...approval } }),
+  };
 }

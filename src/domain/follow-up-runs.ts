@@ -21,8 +21,19 @@
  *   rack B: c3 1.1 → 2.0 FAILED (inventory still says 1.1)        → c3 already at 1.1: B drops out
  */
 
+import type { Actor } from "./actor.js";
+import { plural, type RunHistoryEvent, stampEvents } from "./history-event.js";
 import type { InventoryComponent, InventoryRack } from "./inventory.js";
-import type { ComponentSkip, RetryRequest, Target, TargetStatus, VersionGroup } from "./model.js";
+import type {
+  ComponentSkip,
+  FollowUp,
+  RetryRequest,
+  Run,
+  RunOrigin,
+  Target,
+  TargetStatus,
+  VersionGroup,
+} from "./model.js";
 import type { ScopeRow } from "./planner.js";
 import type { ComponentProgress, TaskReport } from "./task-report.js";
 
@@ -122,4 +133,39 @@ export function rollbackScope(
     );
   }
   return scope;
+}
+
+/**
+ * A retry or rollback run being created for `source` (a finished run): `source` as it will be
+ * written with it (updatedAt = its new version, `followUps` with the new run appended) and the
+ * event that records it there, "retried by run <id>: 12 targets" (RETRIED or ROLLED_BACK), with
+ * who asked. The create commits both with the new run, or none of them.
+ */
+export function followUpWrite(
+  source: Run,
+  followUp: FollowUp,
+  targets: number,
+  now: number,
+  actor?: Actor,
+): { run: Run; event: RunHistoryEvent } {
+  const run: Run = {
+    ...source,
+    followUps: [...(source.followUps ?? []), followUp],
+    updatedAt: Math.max(now, source.updatedAt + 1),
+  };
+  const verb = followUp.kind === "retry" ? "retried" : "rolled back";
+  const [event] = stampEvents(run, run.updatedAt, [
+    {
+      kind: followUp.kind === "retry" ? "RETRIED" : "ROLLED_BACK",
+      message: `${verb} by run ${followUp.runId}: ${plural(targets, "target")}`,
+      ...(actor === undefined ? {} : { actor }),
+      detail: { type: "followUp", runId: followUp.runId, targets },
+    },
+  ]);
+  return { run, event: event as RunHistoryEvent };
+}
+
+/** What the CREATED event of a retry or rollback run says first: "retry of run <id>". */
+export function originText(origin: RunOrigin): string {
+  return `${origin.kind === "retry" ? "retry" : "rollback"} of run ${origin.runId}`;
 }

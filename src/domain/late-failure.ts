@@ -25,7 +25,9 @@
 import type { Actor } from "./actor.js";
 import type { FieldViolation } from "./errors.js";
 import { FailedPreconditionError } from "./errors.js";
+import { type RunHistoryEvent, stampEvents } from "./history-event.js";
 import { isTerminalRun, type Run, type Target } from "./model.js";
+import { phaseName } from "./phases.js";
 import { INVALID_STATE_PREFIX } from "./run-machine.js";
 import { controlCharacterRule } from "./text.js";
 import { isUuid } from "./uuid.js";
@@ -124,4 +126,26 @@ export function rackName(target: Pick<Target, "rackId" | "rackExternalId">): str
 
 function refused(message: string): LateFailureDecision {
   return { kind: "refused", error: new FailedPreconditionError(message) };
+}
+
+/**
+ * The TARGET_FAILURE_REPORTED event of a late failure (late-failure.ts), at the run's new version:
+ * "rack EXT-A03 (phase 1) reported failed: XID 79 on GPU 3", who reported it, and the target.
+ * `after` is the run as the report leaves it, `target` the target as it leaves it.
+ */
+export function lateFailureEvent(after: Run, target: Target, actor?: Actor): RunHistoryEvent {
+  return stampEvents(after, after.updatedAt, [
+    {
+      kind: "TARGET_FAILURE_REPORTED",
+      message: `rack ${rackName(target)} (${phaseName(target.phaseIndex)}) reported failed: ${target.message}`,
+      ...(actor === undefined ? {} : { actor }),
+      detail: {
+        type: "lateFailure",
+        targetId: target.id,
+        rackId: target.rackId,
+        targetPhaseIndex: target.phaseIndex,
+        reason: target.message,
+      },
+    },
+  ])[0] as RunHistoryEvent;
 }

@@ -22,10 +22,12 @@
  *      CONFLICT_TIMEOUT (the target), WINDOW_PAUSED (end_time passed with targets not started);
  *   6½. SOAK_STARTED (ours): the current phase is complete and its soak began (soak.ts);
  *   7. FINISHED: COMPLETED, COMPLETED_WITH_FAILURES or FAILED (a cancel is CANCELLED alone).
- * A reported late failure is TARGET_FAILURE_REPORTED (`lateFailureEvent`), with the actor, in the
- * write that records it.
+ * A reported late failure is TARGET_FAILURE_REPORTED (`lateFailureEvent`, late-failure.ts), with
+ * the actor, in the write that records it; a retry or rollback run created for a run is RETRIED or
+ * ROLLED_BACK on it (`followUpWrite`, follow-up-runs.ts).
  * A run created awaiting approval (the two-person rule, approval.ts) records CREATED then
- * APPROVAL_REQUESTED; its approval is APPROVED (the approver as actor, the creator in the detail).
+ * APPROVAL_REQUESTED; its approval is APPROVED (the approver as actor, the creator in the detail;
+ * both drafted in approval.ts). The events' shape and numbering are history-event.ts's.
  * A refused call on a run changes nothing and is recorded alone, as ACCESS_DENIED
  * (`accessDeniedEvent`), at a position no run write uses (DENIAL_SEQ_FIRST and on).
  * A write that only moves a status message ("submitted 2 operation run targets", "waiting for 1
@@ -45,124 +47,16 @@
  * the moment it exists, so its first claim records the window opening.
  */
 import type { Actor } from "./actor.js";
+import { approvalRequestedDraft, approvedDraft } from "./approval.js";
+import { originText } from "./follow-up-runs.js";
 import { evaluateGates } from "./gates.js";
-import { rackName } from "./late-failure.js";
+import { type HistoryDraft, plural, type RunHistoryEvent, stampEvents } from "./history-event.js";
 import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
-import {
-  type FollowUp,
-  isTerminalRun,
-  type Run,
-  type RunOrigin,
-  type RunReason,
-  type RunStatus,
-  type SafetyGate,
-  type Target,
-} from "./model.js";
+import { isTerminalRun, type Run } from "./model.js";
 import { phaseName } from "./phases.js";
-import { MSG_APPROVED, MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
+import { MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
 import { phaseSoakMs } from "./soak.js";
-import { computeStats, phaseSize, type RunStats } from "./stats.js";
-
-export const RUN_EVENT_KINDS = [
-  "CREATED",
-  "STARTED",
-  "PHASE_OPENED",
-  "PHASE_GATE_REACHED",
-  "GATE_TRIPPED",
-  "PAUSED",
-  "RESUMED",
-  "ADVANCED",
-  "CANCELLED",
-  "CONFLICT_TIMEOUT",
-  "WINDOW_OPENED",
-  "WINDOW_CLOSED",
-  "WINDOW_PAUSED",
-  "FINISHED",
-  /** (ours) A retry run of this run was created (`followUp` names it). */
-  "RETRIED",
-  /** (ours) A rollback run of this run was created. */
-  "ROLLED_BACK",
-  "SOAK_STARTED",
-  "TARGET_FAILURE_REPORTED",
-  "APPROVAL_REQUESTED",
-  "APPROVED",
-  "ACCESS_DENIED",
-] as const;
-export type RunEventKind = (typeof RUN_EVENT_KINDS)[number];
-
-/** What some kinds carry besides the run's state. */
-export type RunEventDetail =
-  /** CREATED: the frozen plan and both seeds (the plan is reproducible from them). */
-  | { type: "plan"; targets: number; phaseSizes: number[]; selectionSeed: string; orderingSeed: string }
-  /** GATE_TRIPPED: the verdict. `gate` carries its kind, scope and threshold. */
-  | {
-      type: "gate";
-      gateIndex: number;
-      gate: SafetyGate;
-      failed: number;
-      selected: number;
-      /** Ran to an end in the scope; absent in verdicts recorded before it was kept. */
-      finished?: number;
-    }
-  /** ADVANCED: from and to (equal when every target already had an outcome and the run finished). */
-  | { type: "advance"; fromPhaseIndex: number; toPhaseIndex: number; expectedPhaseIndex?: number }
-  /** CANCELLED: the operator's reason, trimmed ("" when none was given). */
-  | { type: "cancel"; reason: string }
-  /** CONFLICT_TIMEOUT: the target that timed out on rack conflicts, and for how long it was blocked. */
-  | { type: "conflict"; targetId: string; blockedForMs: number }
-  /**
-   * WINDOW_OPENED: when it closes again (absent: never). WINDOW_CLOSED: when the next opens
-   * (recurring windows; absent: none before end_time), or `closedAt` = end_time when it closed for
-   * good. WINDOW_PAUSED: `closedAt`.
-   */
-  | { type: "window"; closesAt?: number; opensAt?: number; closedAt?: number }
-  /** RETRIED, ROLLED_BACK: the run created, and its planned targets. */
-  | { type: "followUp"; runId: string; targets: number }
-  /** SOAK_STARTED: the soaking phase, its soak and when the soak ends. */
-  | { type: "soak"; phaseIndex: number; minSoakMs: number; endsAt: number }
-  /** TARGET_FAILURE_REPORTED: the COMPLETED target reported FAILED afterwards, and why. */
-  | { type: "lateFailure"; targetId: string; rackId: string; targetPhaseIndex: number; reason: string }
-  /** APPROVAL_REQUESTED and APPROVED: the rule and the plan's racks; APPROVED: who created the run. */
-  | { type: "approval"; minRacks: number; racks: number; requestedBy?: Actor }
-  /** ACCESS_DENIED: the refused RPC (by name), the status the caller got and its message. */
-  | { type: "denial"; rpc: string; code: "UNAUTHENTICATED" | "PERMISSION_DENIED"; reason: string };
-
-export interface RunHistoryEvent {
-  runId: string;
-  /** The run version written with the change (its new updatedAt; createdAt for CREATED). */
-  at: number;
-  /** Position among the events of that write: 0, 1, … */
-  seq: number;
-  kind: RunEventKind;
-  /** The run's name, so a consumer of the published event needs no read. */
-  runName: string;
-  /** The run's state after the write. */
-  status: RunStatus;
-  reason: RunReason;
-  /** What happened, for people: phases named counted from 1 ("phase 1 opened: 4 targets"). */
-  message: string;
-  /** The run's current phase, counted from 0 as on the wire. */
-  phaseIndex: number;
-  totalPhases: number;
-  /** The run's stats after the write, as GetOperationRun computes them. */
-  stats: RunStats;
-  /** Present on operator actions (CREATED, PAUSED, RESUMED, ADVANCED, CANCELLED, APPROVED) and ACCESS_DENIED. */
-  actor?: Actor;
-  detail?: RunEventDetail;
-}
-
-/** `<runId>/<at, 15 digits>.<seq, 2 digits>`: stable, unique, and sorts like the history. */
-export function runEventId(event: Pick<RunHistoryEvent, "runId" | "at" | "seq">): string {
-  return `${event.runId}/${String(event.at).padStart(15, "0")}.${String(event.seq).padStart(2, "0")}`;
-}
-
-/** What the event adds to the run's state; `historyEvents` numbers them and copies the state in. */
-interface Draft {
-  kind: RunEventKind;
-  message: string;
-  actor?: Actor;
-  detail?: RunEventDetail;
-}
+import { phaseSize } from "./stats.js";
 
 /**
  * The CREATED event of a new run: "operation run created: 15 targets in 3 phases", the plan's
@@ -183,17 +77,8 @@ export function createdEvents(
 ): RunHistoryEvent[] {
   const targets = run.phaseSizes.reduce((n, size) => n + size, 0);
   const phases = run.phaseSizes.length;
-  const requested: Draft[] =
-    approval === undefined
-      ? []
-      : [
-          {
-            kind: "APPROVAL_REQUESTED",
-            message: run.statusMessage,
-            detail: { type: "approval", minRacks: approval.minRacks, racks: approval.racks },
-          },
-        ];
-  return stamp(run, run.createdAt, [
+  const requested: HistoryDraft[] = approval === undefined ? [] : [approvalRequestedDraft(run, approval)];
+  return stampEvents(run, run.createdAt, [
     {
       kind: "CREATED",
       message: `operation run created: ${run.origin === undefined ? "" : `${originText(run.origin)}: `}${plural(targets, "target")} in ${plural(phases, "phase")}`,
@@ -227,7 +112,7 @@ export function accessDeniedEvent(
   actor: Actor,
   denial: { rpc: string; code: "UNAUTHENTICATED" | "PERMISSION_DENIED"; reason: string },
 ): RunHistoryEvent {
-  const [event] = stamp(run, at, [
+  const [event] = stampEvents(run, at, [
     {
       kind: "ACCESS_DENIED",
       message: `${denial.rpc} refused (${denial.code}): ${denial.reason}`,
@@ -236,63 +121,6 @@ export function accessDeniedEvent(
     },
   ]);
   return { ...(event as RunHistoryEvent), seq };
-}
-
-/**
- * A retry or rollback run being created for `source` (a finished run): `source` as it will be
- * written with it (updatedAt = its new version, `followUps` with the new run appended) and the
- * event that records it there, "retried by run <id>: 12 targets" (RETRIED or ROLLED_BACK), with
- * who asked. The create commits both with the new run, or none of them.
- */
-export function followUpWrite(
-  source: Run,
-  followUp: FollowUp,
-  targets: number,
-  now: number,
-  actor?: Actor,
-): { run: Run; event: RunHistoryEvent } {
-  const run: Run = {
-    ...source,
-    followUps: [...(source.followUps ?? []), followUp],
-    updatedAt: Math.max(now, source.updatedAt + 1),
-  };
-  const verb = followUp.kind === "retry" ? "retried" : "rolled back";
-  const [event] = stamp(run, run.updatedAt, [
-    {
-      kind: followUp.kind === "retry" ? "RETRIED" : "ROLLED_BACK",
-      message: `${verb} by run ${followUp.runId}: ${plural(targets, "target")}`,
-      ...(actor === undefined ? {} : { actor }),
-      detail: { type: "followUp", runId: followUp.runId, targets },
-    },
-  ]);
-  return { run, event: event as RunHistoryEvent };
-}
-
-/** What the CREATED event of a retry or rollback run says first: "retry of run <id>". */
-export function originText(origin: RunOrigin): string {
-  return `${origin.kind === "retry" ? "retry" : "rollback"} of run ${origin.runId}`;
-}
-
-/**
- * The TARGET_FAILURE_REPORTED event of a late failure (late-failure.ts), at the run's new version:
- * "rack EXT-A03 (phase 1) reported failed: XID 79 on GPU 3", who reported it, and the target.
- * `after` is the run as the report leaves it, `target` the target as it leaves it.
- */
-export function lateFailureEvent(after: Run, target: Target, actor?: Actor): RunHistoryEvent {
-  return stamp(after, after.updatedAt, [
-    {
-      kind: "TARGET_FAILURE_REPORTED",
-      message: `rack ${rackName(target)} (${phaseName(target.phaseIndex)}) reported failed: ${target.message}`,
-      ...(actor === undefined ? {} : { actor }),
-      detail: {
-        type: "lateFailure",
-        targetId: target.id,
-        rackId: target.rackId,
-        targetPhaseIndex: target.phaseIndex,
-        reason: target.message,
-      },
-    },
-  ])[0] as RunHistoryEvent;
 }
 
 /**
@@ -309,7 +137,7 @@ export function historyEvents(
   /** APPROVED: the rule's threshold, the plan's racks and who created the run. */
   approval?: { minRacks: number; racks: number; requestedBy?: Actor },
 ): RunHistoryEvent[] {
-  const drafts: Draft[] = [];
+  const drafts: HistoryDraft[] = [];
   const by = actor === undefined ? {} : { actor };
   switch (cause.type) {
     case "pause":
@@ -345,26 +173,18 @@ export function historyEvents(
       });
       break;
     case "approve":
-      drafts.push({
-        kind: "APPROVED",
-        message:
-          actor === undefined || actor.name === ""
-            ? MSG_APPROVED
-            : `${MSG_APPROVED} by ${actor.name}${approval?.requestedBy?.name ? ` (created by ${approval.requestedBy.name})` : ""}`,
-        ...by,
-        ...(approval === undefined ? {} : { detail: { type: "approval", ...approval } }),
-      });
+      drafts.push(approvedDraft(actor, approval));
       break;
     case "evaluate":
       break;
   }
   drafts.push(...stateChanges(before, after, cause, now));
-  return stamp(after, after.updatedAt, drafts);
+  return stampEvents(after, after.updatedAt, drafts);
 }
 
 /** Steps 2-7 of the module comment: what the state change itself says, whoever caused it. */
-function stateChanges(before: Run, after: Run, cause: RunEvent, now: number): Draft[] {
-  const drafts: Draft[] = [];
+function stateChanges(before: Run, after: Run, cause: RunEvent, now: number): HistoryDraft[] {
+  const drafts: HistoryDraft[] = [];
   const was = standing(before, before.updatedAt);
   const window = windowState(scheduleOf(after.config), now);
 
@@ -428,7 +248,7 @@ function stateChanges(before: Run, after: Run, cause: RunEvent, now: number): Dr
 }
 
 /** The event of a pause the run machine decided (the operator's own pause is PAUSED, step 1). */
-function pauseEvent(after: Run, cause: RunEvent): Draft | undefined {
+function pauseEvent(after: Run, cause: RunEvent): HistoryDraft | undefined {
   const message = after.statusMessage;
   switch (after.reason) {
     case "PHASE_GATE":
@@ -495,24 +315,3 @@ function standing(run: Run, t: number): Standing {
 }
 
 const isActive = (run: Run): boolean => run.status === "PENDING" || run.status === "RUNNING";
-
-const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? "" : "s"}`;
-
-/** Numbers the drafts and gives each the run's state after the write. */
-function stamp(run: Run, at: number, drafts: Draft[]): RunHistoryEvent[] {
-  return drafts.map((draft, seq) => ({
-    runId: run.id,
-    at,
-    seq,
-    kind: draft.kind,
-    runName: run.name,
-    status: run.status,
-    reason: run.reason,
-    message: draft.message,
-    phaseIndex: run.currentPhaseIndex,
-    totalPhases: run.phaseSizes.length,
-    stats: computeStats(run),
-    ...(draft.actor === undefined ? {} : { actor: draft.actor }),
-    ...(draft.detail === undefined ? {} : { detail: draft.detail }),
-  }));
-}

@@ -55,8 +55,8 @@ import { systemClock } from "../../src/adapters/system-clock.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import { lineLogger } from "../../src/app/observability.js";
 import { createStreamEvaluator } from "../../src/app/stream-evaluator.js";
-import type { RunHistoryEvent } from "../../src/domain/run-history.js";
-import { runEventId } from "../../src/domain/run-history.js";
+import type { RunHistoryEvent } from "../../src/domain/history-event.js";
+import { runEventId } from "../../src/domain/history-event.js";
 import {
   OperationRunActorSource,
   OperationRunEventKind,

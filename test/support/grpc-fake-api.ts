@@ -22,12 +22,12 @@ import {
 import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
 import type { BeginUploadInput, CompleteUploadInput } from "../../src/domain/firmware-images.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/firmware-template.js";
+import type { RunHistoryEvent } from "../../src/domain/history-event.js";
 import type { ComponentReadiness, InventoryRack } from "../../src/domain/inventory.js";
 import { checkLateFailureRequest, type LateFailureRequest } from "../../src/domain/late-failure.js";
 import type { ListRunsQuery, ListTargetsQuery, ListTasksQuery, Page } from "../../src/domain/list-queries.js";
 import type { ComponentType, Plan, Run, RunConfig } from "../../src/domain/model.js";
 import { DEFAULT_RULE, DEFAULT_RULE_ID, type RuleDefinition } from "../../src/domain/operation-rules.js";
-import type { RunHistoryEvent } from "../../src/domain/run-history.js";
 import type { RunStats } from "../../src/domain/stats.js";
 import type { Task } from "../../src/domain/task.js";
 import { imageRecord } from "./memory-images.js";

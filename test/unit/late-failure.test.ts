@@ -7,9 +7,9 @@ import { FailedPreconditionError, NotFoundError, ValidationError } from "../../s
 import {
   checkLateFailureRequest,
   type LateFailureRequest,
+  lateFailureEvent,
   reportLateFailure,
 } from "../../src/domain/late-failure.js";
-import { lateFailureEvent } from "../../src/domain/run-history.js";
 import { clockOf } from "../support/clock.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { MemoryRunStore } from "../support/memory-stores.js";

@@ -14,8 +14,9 @@ import { buildModel, finalLine, renderFrame, renderPlainLine } from "../../cli/w
 import { runEventToProto } from "../../src/adapters/grpc/convert/run-events.js";
 import { runToProto } from "../../src/adapters/grpc/convert/run-response.js";
 import type { Actor } from "../../src/domain/actor.js";
+import type { RunHistoryEvent } from "../../src/domain/history-event.js";
 import type { Run } from "../../src/domain/model.js";
-import { historyEvents, type RunHistoryEvent } from "../../src/domain/run-history.js";
+import { historyEvents } from "../../src/domain/run-history.js";
 import { type RunEvent, reduceRun } from "../../src/domain/run-machine.js";
 import { runInState, T0 } from "../support/run-states.js";
 

@@ -21,7 +21,7 @@ import {
 } from "../../src/adapters/eventbridge/run-event-bus.js";
 import type { RunEventBus } from "../../src/app/ports.js";
 import { createRunEventRelay } from "../../src/app/run-event-relay.js";
-import type { RunHistoryEvent } from "../../src/domain/run-history.js";
+import type { RunHistoryEvent } from "../../src/domain/history-event.js";
 
 const RUN = "3f2504e0-4f89-11d3-9a0c-0305e82c3301";
 const AT = Date.parse("2026-11-20T10:00:03.120Z");

@@ -5,14 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Actor } from "../../src/domain/actor.js";
+import { followUpWrite } from "../../src/domain/follow-up-runs.js";
+import { type RunHistoryEvent, runEventId } from "../../src/domain/history-event.js";
 import type { OutcomeCounts, Run, RunConfig } from "../../src/domain/model.js";
-import {
-  createdEvent,
-  followUpWrite,
-  historyEvents,
-  type RunHistoryEvent,
-  runEventId,
-} from "../../src/domain/run-history.js";
+import { createdEvent, historyEvents } from "../../src/domain/run-history.js";
 import { type RunEvent, reduceRun } from "../../src/domain/run-machine.js";
 import { runConfig } from "../support/domain-fixtures.js";
 

@@ -5,11 +5,11 @@ import { runEventToProto } from "../../src/adapters/grpc/convert/run-events.js";
 import { createRunInputFromProto } from "../../src/adapters/grpc/convert/run-request.js";
 import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import { ValidationError } from "../../src/domain/errors.js";
+import type { RunHistoryEvent } from "../../src/domain/history-event.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import type { PhasePlan, RunConfig } from "../../src/domain/model.js";
 import { planRun } from "../../src/domain/planner.js";
 import { validateCreateRun } from "../../src/domain/run-config.js";
-import type { RunHistoryEvent } from "../../src/domain/run-history.js";
 import type * as pb from "../../src/gen/flow/v1/flow.js";
 import { runConfig } from "../support/domain-fixtures.js";
 

@@ -6,6 +6,7 @@ import { deflateRawSync, inflateRawSync } from "node:zlib";
 import type { ScopeRack } from "../../app/ports.js";
 import type { Actor } from "../../domain/actor.js";
 import { entryKey, updateAddress } from "../../domain/command-sets.js";
+import type { RunEventDetail, RunHistoryEvent } from "../../domain/history-event.js";
 import type { InventoryRack } from "../../domain/inventory.js";
 import type {
   ComponentSkip,
@@ -22,7 +23,6 @@ import type {
   VersionGroup,
 } from "../../domain/model.js";
 import type { OperationRule } from "../../domain/operation-rules.js";
-import type { RunEventDetail, RunHistoryEvent } from "../../domain/run-history.js";
 import type { Task } from "../../domain/task.js";
 import { createdKey, eventKey, LIST_PARTITION, orderKey, queueClassOf, queueKey } from "./schema.js";
 

@@ -30,8 +30,8 @@ import type {
   CreateRunOutcome,
 } from "../../app/ports.js";
 import { FlowError } from "../../domain/errors.js";
+import type { RunHistoryEvent } from "../../domain/history-event.js";
 import type { FirmwareAuthentication, Run, Target } from "../../domain/model.js";
-import type { RunHistoryEvent } from "../../domain/run-history.js";
 import { chunk, isConditionFailed, transactWrite } from "./db.js";
 import { runEventToItem, runToItem, targetToItem } from "./items.js";
 import type { TableNames } from "./schema.js";

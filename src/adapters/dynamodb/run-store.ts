@@ -31,9 +31,9 @@ import type {
   SaveRunOutcome,
   TransitionOutcome,
 } from "../../app/ports.js";
+import type { RunHistoryEvent } from "../../domain/history-event.js";
 import type { Page } from "../../domain/list-queries.js";
 import type { FirmwareAuthentication, OutcomeStatus, PriorVersion, Run, Target } from "../../domain/model.js";
-import type { RunHistoryEvent } from "../../domain/run-history.js";
 import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
 import { MARK_ADD, MARK_SET, MARK_VALUES, withMark } from "./due-index.js";
 import {

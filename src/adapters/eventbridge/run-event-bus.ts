@@ -31,8 +31,8 @@ import {
 import type { RunEventBus } from "../../app/ports.js";
 import type { Actor } from "../../domain/actor.js";
 import { gateKindName } from "../../domain/gates.js";
+import { type RunEventDetail, type RunHistoryEvent, runEventId } from "../../domain/history-event.js";
 import { assertNever } from "../../domain/model.js";
-import { type RunEventDetail, type RunHistoryEvent, runEventId } from "../../domain/run-history.js";
 import type { PhaseStats } from "../../domain/stats.js";
 
 export const RUN_EVENT_SOURCE = "flow.operation-runs";

@@ -3,6 +3,7 @@
  * The rules every port follows are in src/app/ports.ts, which re-exports them all.
  */
 
+import type { RunHistoryEvent } from "../../domain/history-event.js";
 import type { Page } from "../../domain/list-queries.js";
 import type {
   FirmwareAuthentication,
@@ -12,7 +13,6 @@ import type {
   Target,
   TargetStatus,
 } from "../../domain/model.js";
-import type { RunHistoryEvent } from "../../domain/run-history.js";
 
 // ---------------------------------------------------------------------------------------------
 // Runs and targets

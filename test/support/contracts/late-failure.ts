@@ -6,9 +6,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RunStore } from "../../../src/app/ports.js";
 import type { Actor } from "../../../src/domain/actor.js";
-import { reportLateFailure } from "../../../src/domain/late-failure.js";
+import { lateFailureEvent, reportLateFailure } from "../../../src/domain/late-failure.js";
 import type { Run, Target } from "../../../src/domain/model.js";
-import { lateFailureEvent } from "../../../src/domain/run-history.js";
 import { runWithTargets, uuid } from "../dynamodb-fixtures.js";
 import type { RunStoreSubject } from "./run-store.js";
 

@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import type { RunStore } from "../../../src/app/ports.js";
 import type { Actor } from "../../../src/domain/actor.js";
+import type { RunEventKind, RunHistoryEvent } from "../../../src/domain/history-event.js";
 import type { Run } from "../../../src/domain/model.js";
-import type { RunEventKind, RunHistoryEvent } from "../../../src/domain/run-history.js";
 import { computeStats } from "../../../src/domain/stats.js";
 import { runWithTargets, uuid } from "../dynamodb-fixtures.js";
 import type { RunStoreSubject } from "./run-store.js";

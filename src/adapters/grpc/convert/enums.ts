@@ -12,6 +12,7 @@
 
 import type { ActorSource } from "../../../domain/actor.js";
 import type { FailureDomainKind } from "../../../domain/failure-domain-spread.js";
+import type { RunEventKind } from "../../../domain/history-event.js";
 import type { ReadinessState } from "../../../domain/inventory.js";
 import {
   assertNever,
@@ -25,7 +26,6 @@ import {
   type TargetStatus,
 } from "../../../domain/model.js";
 import type { RuleAction } from "../../../domain/operation-rules.js";
-import type { RunEventKind } from "../../../domain/run-history.js";
 import type { Task, TaskStatus } from "../../../domain/task.js";
 import * as pb from "../../../gen/flow/v1/flow.js";
 import * as admin from "../../../gen/flowadmin/v1/admin.js";

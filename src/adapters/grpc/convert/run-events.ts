@@ -1,7 +1,7 @@
 /** The run history (src/domain/run-history.ts) → OperationRunEvent, for ListOperationRunEvents. */
 
+import { type RunEventDetail, type RunHistoryEvent, runEventId } from "../../../domain/history-event.js";
 import { assertNever } from "../../../domain/model.js";
-import { type RunEventDetail, type RunHistoryEvent, runEventId } from "../../../domain/run-history.js";
 import type * as pb from "../../../gen/flow/v1/flow.js";
 import { actorToProto } from "./actor.js";
 import { gateToProto } from "./config-response.js";
