@@ -7,7 +7,8 @@
  *
  * Every method does its whole work after its last await, so each call is one atomic step, like one
  * conditional write or one transaction. Values go in and come out as copies: a caller that mutates
- * what it read changes nothing stored.
+ * what it read changes nothing stored. The runs and their history are here; the claims and target
+ * transitions are memory-target-transitions.ts's, the due schedule memory-due-schedule.ts's.
  *
  * `calls` counts the port calls made on the store (a call it makes on itself is not counted), so a
  * test can say "nothing was written" or "one batch claim, no single claims"; `interleave` slips
@@ -29,19 +30,19 @@ import type {
   TransitionOutcome,
 } from "../../src/app/ports.js";
 import { FlowError } from "../../src/domain/errors.js";
-import { domainsTaken } from "../../src/domain/failure-domains.js";
 import type { RunHistoryEvent } from "../../src/domain/history-event.js";
 import type { Page } from "../../src/domain/list-queries.js";
 import {
   type FirmwareAuthentication,
   isTerminalRun,
-  isTerminalTarget,
   type OutcomeCounts,
   type OutcomeStatus,
   type PriorVersion,
   type Run,
   type Target,
 } from "../../src/domain/model.js";
+import { MemoryDueSchedule } from "./memory-due-schedule.js";
+import { isActiveRun, MemoryTargetTransitions } from "./memory-target-transitions.js";
 
 const copy = <T>(value: T): T => structuredClone(value);
 
@@ -84,17 +85,7 @@ export class CallCounter<Name extends string> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Runs and targets
-
-const OUTCOME_FIELD: Record<OutcomeStatus, keyof OutcomeCounts> = {
-  COMPLETED: "completed",
-  FAILED: "failed",
-  TERMINATED: "terminated",
-  SKIPPED: "skipped",
-};
-
-/** claimTargets' limit: one transaction of 100 items holds 98 targets, the run and one spare. */
-const MAX_BATCH_CLAIM = 98;
+// Runs and their history
 
 const RUN_WRITES = [
   "createRun",
@@ -110,15 +101,6 @@ const RUN_WRITES = [
   "recordLateFailure",
   "recordPriorVersions",
 ] as const satisfies readonly (keyof RunStore)[];
-
-const isActiveRun = (run: Run): boolean => run.status === "PENDING" || run.status === "RUNNING";
-/** The run half of a claim's condition after it failed, in the adapter's order (whyRunRefused). */
-const windowClosed = (run: Run, now: number): boolean => {
-  const end = run.config.operation.firmware.endTime;
-  return end !== undefined && end <= now;
-};
-const refusal = (run: Run, now: number): ClaimOutcome =>
-  !isActiveRun(run) ? "run-not-active" : windowClosed(run, now) ? "window-closed" : "slots-full";
 
 /** The adapter's eventKey: the run version in 15 digits and the position in 2, so strings sort in order. */
 const historyKey = (e: RunHistoryEvent): string =>
@@ -145,8 +127,9 @@ export class MemoryRunStore implements RunStore {
   private readonly targets = new Map<string, Map<string, Target>>();
   /** runId → its history, oldest first; `<at>#<seq>` keys each event as the adapter's eventKey does. */
   private readonly events = new Map<string, Map<string, RunHistoryEvent>>();
-  /** runId → its dispatch schedule (the adapter's dueMark, dueAt and the due index). */
-  private readonly schedules = new Map<string, DispatchSchedule>();
+  /** The adapter's dueMark, dueAt and the due index. */
+  private readonly schedule = new MemoryDueSchedule();
+  private readonly transitions = new MemoryTargetTransitions(this.runs, this.targets, this.schedule);
 
   /** Rivals waiting for the next call of a method; see `interleave`. */
   private readonly rivals = new Map<keyof RunStore, (() => unknown)[]>();
@@ -220,7 +203,7 @@ export class MemoryRunStore implements RunStore {
     const stored = copy(run);
     stored.config.operation.firmware = copy(firmware);
     this.runs.set(run.id, stored);
-    this.schedules.set(run.id, isActiveRun(stored) ? { mark: 0, dueAt: 0 } : { mark: 0 });
+    this.schedule.start(run.id, isActiveRun(stored));
     if (authentication !== undefined) this.secrets.set(run.id, copy(authentication));
     for (const target of targets) this.partition(target.runId).set(target.id, copy(target));
     this.append(run.id, events);
@@ -290,33 +273,17 @@ export class MemoryRunStore implements RunStore {
     await this.enter("getRunForDispatch");
     const run = this.runs.get(runId);
     if (run === undefined) return undefined;
-    return { run: copy(run), schedule: { ...(this.schedules.get(runId) ?? { mark: 0 }) } };
+    return { run: copy(run), schedule: this.schedule.of(runId) };
   }
 
   async listDueRunIds(now: number): Promise<string[]> {
     await this.enter("listDueRunIds");
-    return [...this.schedules.entries()]
-      .filter(([, schedule]) => schedule.dueAt !== undefined && schedule.dueAt <= now)
-      .sort(([a, x], [b, y]) => (x.dueAt as number) - (y.dueAt as number) || (a < b ? -1 : a > b ? 1 : 0))
-      .map(([runId]) => runId);
+    return this.schedule.due(now);
   }
 
   async deferRun(runId: string, expectedMark: number, dueAt: number | undefined): Promise<DeferOutcome> {
     await this.enter("deferRun");
-    const schedule = this.schedules.get(runId);
-    if (schedule === undefined || schedule.mark !== expectedMark) return "moved";
-    if (dueAt === undefined) delete schedule.dueAt;
-    else schedule.dueAt = dueAt;
-    return "deferred";
-  }
-
-  /** A marking write: the run may have work, so it is due now; `leaves` takes it out instead. */
-  private mark(runId: string, leaves = false): void {
-    const schedule = this.schedules.get(runId) ?? { mark: 0 };
-    schedule.mark += 1;
-    if (leaves) delete schedule.dueAt;
-    else schedule.dueAt = 0;
-    this.schedules.set(runId, schedule);
+    return this.schedule.defer(runId, expectedMark, dueAt);
   }
 
   async listActiveRunIds(): Promise<string[]> {
@@ -356,7 +323,7 @@ export class MemoryRunStore implements RunStore {
       if (value === undefined) delete stored[field];
       else stored[field] = value;
     }
-    this.mark(run.id, !isActiveRun(stored));
+    this.schedule.mark(run.id, !isActiveRun(stored));
     return "saved";
   }
 
@@ -388,7 +355,7 @@ export class MemoryRunStore implements RunStore {
     storedTarget.failureReportedAt = target.updatedAt;
     if (target.failureReportedBy !== undefined)
       storedTarget.failureReportedBy = copy(target.failureReportedBy);
-    this.mark(run.id);
+    this.schedule.mark(run.id);
     return "saved";
   }
 
@@ -412,38 +379,20 @@ export class MemoryRunStore implements RunStore {
     return { events: pageOf(all, page).map(copy), total: all.length };
   }
 
+  // Claims and transitions: bench/lib/memory-target-transitions.ts.
+
   async listQueuedTargets(
     runId: string,
     phaseIndex: number,
     pendingLimit: number,
   ): Promise<{ held: Target[]; pending: Target[] }> {
     await this.enter("listQueuedTargets");
-    const phase = [...(this.targets.get(runId)?.values() ?? [])]
-      .filter((t) => t.phaseIndex === phaseIndex)
-      .sort(inOrder);
-    const held = phase.filter((t) => t.status === "BLOCKED" || t.status === "CLAIMED");
-    const pending =
-      pendingLimit > 0 ? phase.filter((t) => t.status === "PENDING").slice(0, pendingLimit) : [];
-    return { held: held.map(copy), pending: pending.map(copy) };
+    return this.transitions.listQueuedTargets(runId, phaseIndex, pendingLimit);
   }
 
   async claimTarget(expected: Target, leaseMs: number, now: number, until?: number): Promise<ClaimOutcome> {
     await this.enter("claimTarget");
-    if (until !== undefined && now >= until) return "window-closed";
-    const target = this.claimable(expected, now);
-    if (target === undefined) return "lost-race";
-    const run = this.runs.get(expected.runId);
-    if (run === undefined || !isActiveRun(run)) return "run-not-active";
-    if (windowClosed(run, now)) return "window-closed";
-    if (expected.status !== "CLAIMED") {
-      if (run.inFlight >= run.config.maxConcurrentTargets) return "slots-full";
-      if (!domainHasRoom(run, domainsTaken([expected]))) return "domain-full";
-      run.inFlight += 1;
-      moveDomains(run, domainsTaken([expected]), 1);
-    }
-    this.claim(target, leaseMs, now);
-    this.mark(run.id);
-    return "claimed";
+    return this.transitions.claimTarget(expected, leaseMs, now, until);
   }
 
   async claimTargets(
@@ -453,40 +402,7 @@ export class MemoryRunStore implements RunStore {
     until?: number,
   ): Promise<BatchClaimResult> {
     await this.enter("claimTargets");
-    const nothing = (outcome: ClaimOutcome): BatchClaimResult => ({ outcome, claimed: [] });
-    const first = expected[0];
-    if (first === undefined) return { outcome: "claimed", claimed: [] };
-    if (expected.length > MAX_BATCH_CLAIM) {
-      throw new RangeError(`claimTargets takes at most ${MAX_BATCH_CLAIM} targets, got ${expected.length}`);
-    }
-    if (expected.some((t) => t.runId !== first.runId)) {
-      throw new RangeError("claimTargets: targets of one run only");
-    }
-    if (new Set(expected.map((t) => t.id)).size !== expected.length) {
-      throw new RangeError("claimTargets: a target appears twice");
-    }
-    if (until !== undefined && now >= until) return nothing("window-closed");
-    // The adapter's order of checks: statuses that are never ready, then (when slots are needed)
-    // the run and its limit as read, then the transaction's conditions.
-    if (expected.some((t) => !["PENDING", "BLOCKED", "CLAIMED"].includes(t.status)))
-      return nothing("lost-race");
-    const run = this.runs.get(first.runId);
-    const k = expected.filter((t) => t.status !== "CLAIMED").length;
-    if (k > 0 && run === undefined) return nothing("run-not-active");
-    if (run !== undefined && k > run.config.maxConcurrentTargets) {
-      return nothing(refusal(run, now));
-    }
-    const targets = expected.map((t) => this.claimable(t, now));
-    if (targets.some((t) => t === undefined)) return nothing("lost-race");
-    if (run === undefined || !isActiveRun(run)) return nothing("run-not-active");
-    if (windowClosed(run, now)) return nothing("window-closed");
-    if (run.inFlight + k > run.config.maxConcurrentTargets) return nothing("slots-full");
-    if (!domainHasRoom(run, domainsTaken(expected))) return nothing("domain-full");
-    run.inFlight += k;
-    moveDomains(run, domainsTaken(expected), 1);
-    this.mark(run.id);
-    const claimed = targets.filter((t) => t !== undefined).map((t) => copy(this.claim(t, leaseMs, now)));
-    return { outcome: "claimed", claimed };
+    return this.transitions.claimTargets(expected, leaseMs, now, until);
   }
 
   async recordSubmitted(
@@ -494,19 +410,10 @@ export class MemoryRunStore implements RunStore {
     targetId: string,
     taskId: string,
     now: number,
-    message = "submitted",
+    message?: string,
   ): Promise<TransitionOutcome> {
     await this.enter("recordSubmitted");
-    const target = this.targets.get(runId)?.get(targetId);
-    if (target === undefined) return "not-found";
-    if (target.status === "SUBMITTED" && target.taskId === taskId) return "already-recorded";
-    if (target.status !== "CLAIMED") return "lost-race";
-    target.status = "SUBMITTED";
-    target.taskId = taskId;
-    target.message = message;
-    target.updatedAt = now;
-    delete target.leaseExpiresAt;
-    return "recorded";
+    return this.transitions.recordSubmitted(runId, targetId, taskId, now, message);
   }
 
   async recordBlocked(
@@ -516,21 +423,7 @@ export class MemoryRunStore implements RunStore {
     now: number,
   ): Promise<TransitionOutcome> {
     await this.enter("recordBlocked");
-    const target = this.targets.get(runId)?.get(targetId);
-    if (target === undefined) return "not-found";
-    const run = this.runs.get(runId);
-    if (target.status !== "CLAIMED" || run === undefined) return "lost-race";
-    target.status = "BLOCKED";
-    target.message = blocked.message;
-    target.retryAt = blocked.retryAt;
-    target.conflictAttempts = blocked.conflictAttempts;
-    target.firstBlockedAt = blocked.firstBlockedAt;
-    target.updatedAt = now;
-    delete target.leaseExpiresAt;
-    run.inFlight -= 1;
-    moveDomains(run, domainsTaken([{ ...target, status: "PENDING" }]), -1);
-    this.mark(runId);
-    return "recorded";
+    return this.transitions.recordBlocked(runId, targetId, blocked, now);
   }
 
   async recordOutcome(
@@ -541,22 +434,17 @@ export class MemoryRunStore implements RunStore {
     now: number,
   ): Promise<TransitionOutcome> {
     await this.enter("recordOutcome");
-    return this.outcome(runId, targetId, status, message, now);
+    return this.transitions.recordOutcome(runId, targetId, status, message, now);
   }
 
   async skipTargets(runId: string, targetIds: string[], message: string, now: number): Promise<number> {
     await this.enter("skipTargets");
-    return targetIds.filter((id) => this.outcome(runId, id, "SKIPPED", message, now) === "recorded").length;
+    return this.transitions.skipTargets(runId, targetIds, message, now);
   }
 
   async restartConflictClock(runId: string, targetId: string, now: number): Promise<TransitionOutcome> {
     await this.enter("restartConflictClock");
-    const target = this.targets.get(runId)?.get(targetId);
-    if (target === undefined) return "not-found";
-    if (target.status !== "BLOCKED") return "lost-race";
-    target.firstBlockedAt = now;
-    target.updatedAt = now;
-    return "recorded";
+    return this.transitions.restartConflictClock(runId, targetId, now);
   }
 
   async recordPriorVersions(
@@ -565,11 +453,7 @@ export class MemoryRunStore implements RunStore {
     priors: PriorVersion[],
   ): Promise<TransitionOutcome> {
     await this.enter("recordPriorVersions");
-    const target = this.targets.get(runId)?.get(targetId);
-    if (target === undefined) return "not-found";
-    if (target.priorVersions !== undefined) return "already-recorded";
-    target.priorVersions = copy(priors);
-    return "recorded";
+    return this.transitions.recordPriorVersions(runId, targetId, priors);
   }
 
   private append(runId: string, events: readonly RunHistoryEvent[]): void {
@@ -587,75 +471,4 @@ export class MemoryRunStore implements RunStore {
     }
     return targets;
   }
-
-  /**
-   * The stored target, if it is still as the caller read it (status and updatedAt) and ready by
-   * its stored state: a BLOCKED target once its retryAt is due, a CLAIMED one once its lease is
-   * over (like a DynamoDB condition, a missing attribute never compares true).
-   */
-  private claimable(expected: Target, now: number): Target | undefined {
-    const target = this.targets.get(expected.runId)?.get(expected.id);
-    if (target === undefined) return undefined;
-    if (target.status !== expected.status || target.updatedAt !== expected.updatedAt) return undefined;
-    switch (target.status) {
-      case "PENDING":
-        return target;
-      case "BLOCKED":
-        return target.retryAt !== undefined && target.retryAt <= now ? target : undefined;
-      case "CLAIMED":
-        return target.leaseExpiresAt !== undefined && target.leaseExpiresAt <= now ? target : undefined;
-      default:
-        return undefined;
-    }
-  }
-
-  /** Claims keep the message and the backoff state (attempts, firstBlockedAt, retryAt). */
-  private claim(target: Target, leaseMs: number, now: number): Target {
-    target.status = "CLAIMED";
-    target.leaseExpiresAt = now + leaseMs;
-    target.updatedAt = now;
-    return target;
-  }
-
-  private outcome(
-    runId: string,
-    targetId: string,
-    status: OutcomeStatus,
-    message: string,
-    now: number,
-  ): TransitionOutcome {
-    const target = this.targets.get(runId)?.get(targetId);
-    if (target === undefined) return "not-found";
-    if (isTerminalTarget(target.status)) return "already-recorded";
-    const run = this.runs.get(runId);
-    if (run === undefined) return "not-found";
-    if (target.status === "CLAIMED" || target.status === "SUBMITTED") {
-      run.inFlight -= 1;
-      moveDomains(run, domainsTaken([{ ...target, status: "PENDING" }]), -1);
-    }
-    const counts = run.counters[target.phaseIndex];
-    if (counts !== undefined) counts[OUTCOME_FIELD[status]] += 1;
-    this.mark(runId);
-    target.status = status;
-    target.message = message;
-    target.updatedAt = now;
-    delete target.leaseExpiresAt;
-    delete target.retryAt;
-    return "recorded";
-  }
-}
-
-/** The adapter's spread condition: every domain the claim takes stays within the cap. */
-function domainHasRoom(run: Run, taken: ReadonlyMap<string, number>): boolean {
-  const cap = run.config.failureDomainSpread?.maxInFlight;
-  if (cap === undefined) return true;
-  return [...taken].every(([domain, k]) => (run.domainInFlight?.[domain] ?? 0) + k <= cap);
-}
-
-/** Moves each domain's in-flight counter by `sign` × its count, as the adapter's writes do. */
-function moveDomains(run: Run, taken: ReadonlyMap<string, number>, sign: 1 | -1): void {
-  if (taken.size === 0) return;
-  const counts = { ...run.domainInFlight };
-  for (const [domain, k] of taken) counts[domain] = (counts[domain] ?? 0) + sign * k;
-  run.domainInFlight = counts;
 }
