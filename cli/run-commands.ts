@@ -4,7 +4,6 @@ import {
   type Act,
   collect,
   enumArg,
-  expectedPhase,
   nonNegativeInt,
   OUTCOME_UNKNOWN,
   pageFooter,
@@ -15,7 +14,7 @@ import {
   short,
   uuidArg,
 } from "./command-args.js";
-import type { Action } from "./context.js";
+import { registerControlCommands, registerVerdictCommands } from "./control-commands.js";
 import { formatElapsed, parseDurationNs } from "./durations.js";
 import { EXIT, isServiceError, UsageError } from "./errors.js";
 import { registerFollowUpCommands } from "./follow-up-commands.js";
@@ -30,7 +29,6 @@ import {
 } from "./names.js";
 import { fields, indent, table, time, yamlText } from "./output.js";
 import { statusMessageForPeople } from "./phase-numbers.js";
-import { reportFailureRequest } from "./report-failure.js";
 import { withRetries } from "./retry.js";
 import { loadRunFile } from "./run-file/load.js";
 import { runFileFromConfig } from "./run-file/to-file.js";
@@ -315,72 +313,9 @@ export function registerRunCommands(program: Command, act: Act): void {
       }),
     );
 
-  const control = (
-    name: string,
-    description: string,
-    call: (
-      ctx: Parameters<Action<[]>>[0],
-      id: string,
-      o: Record<string, unknown>,
-    ) => Promise<pb.OperationRun>,
-  ) =>
-    run
-      .command(name)
-      .description(description)
-      .argument("<id>", "run ID")
-      .action(
-        act(async (ctx, id: string, o: Record<string, unknown>) => {
-          const r = await call(ctx, uuidArg("run ID", id), o);
-          ctx.print({ data: pb.OperationRun.toJSON(r), table: () => controlLine(r) });
-          return EXIT.OK;
-        }),
-      );
-
-  control("pause", "pause a pending or running run (submitted hardware work is not stopped)", (ctx, id) =>
-    ctx.conn().flow.pauseOperationRun({ id: { id } }),
-  );
-  control("resume", "resume a paused run that is not at a phase gate", (ctx, id) =>
-    ctx.conn().flow.resumeOperationRun({ id: { id } }),
-  );
-  control("advance", "open the next phase of a run paused at a phase gate", (ctx, id, o) =>
-    ctx
-      .conn()
-      .flow.advanceOperationRunPhase({ id: { id }, expectedPhaseIndex: o.expect as number | undefined }),
-  ).option(
-    "--expect <n>",
-    "only if the next phase is phase N (counted from 1, as flowctl prints phases): guards against a double advance",
-    expectedPhase,
-  );
-  control(
-    "cancel",
-    "cancel a run; child tasks of its current phase are cancelled best-effort",
-    (ctx, id, o) =>
-      ctx.conn().flow.cancelOperationRun({ id: { id }, reason: (o.reason as string | undefined) ?? "" }),
-  ).option("--reason <text>", "why, recorded in the run's status message");
-
+  registerControlCommands(run, act);
   registerFollowUpCommands(run, act);
-  run
-    .command("report-failure")
-    .description(
-      "report a rack that completed as failed afterwards (a late failure): the gates count it, so during a soak it can keep the next phase closed",
-    )
-    .argument("<id>", "run ID")
-    .argument("<rack>", "the rack: its UUID, or its external id as `run targets` shows it")
-    .requiredOption("--reason <text>", "why it failed; becomes the target's message")
-    .action(
-      act(async (ctx, id: string, rack: string, o: { reason?: string }) => {
-        const runId = uuidArg("run ID", id);
-        const request = await reportFailureRequest(ctx.conn(), runId, rack, o.reason);
-        const r = await ctx.conn().flow.reportTargetFailure(request);
-        ctx.print({ data: pb.OperationRun.toJSON(r), table: () => controlLine(r) });
-        return EXIT.OK;
-      }),
-    );
-  control(
-    "approve",
-    "approve a run the two-person rule holds (awaiting approval); not its creator's to approve",
-    (ctx, id) => ctx.conn().flow.approveOperationRun({ id: { id } }),
-  );
+  registerVerdictCommands(run, act);
 }
 
 /**
@@ -409,12 +344,6 @@ export function priorVersionsText(priors: readonly pb.ComponentPriorVersion[]): 
     counts.set(key, (counts.get(key) ?? 0) + 1);
   }
   return [...counts].map(([key, n]) => `${key}×${n}`).join(" ");
-}
-
-function controlLine(r: pb.OperationRun): string {
-  const s = r.summary;
-  const state = statusText({ status: s?.state?.status ?? 0, reason: s?.state?.reason ?? 0 });
-  return `run ${s?.id?.id}: ${state}, phase ${(s?.currentPhaseIndex ?? 0) + 1}/${s?.totalPhases ?? 1}${s?.statusMessage ? ` — ${statusMessageForPeople(s.statusMessage)}` : ""}`;
 }
 
 function runDetail(r: pb.OperationRun): string {
