@@ -2,7 +2,8 @@
  * RunStore on DynamoDB: the run item (control fields, in-flight counter, per-phase outcome counters)
  * in the Runs table, its targets under the run's partition in the Targets table, its history in
  * RunEvents. This file reads runs and saves their control changes; creating a run (the
- * commit-marker protocol) is run-create.ts, a target's claims and moves target-transitions.ts.
+ * commit-marker protocol) is run-create.ts, a target's claims target-claims.ts and its moves after
+ * a claim target-transitions.ts.
  *
  * ## History events ride with the run write they record
  * The run's history (RunEvents table) is written only inside the transaction that changes the run:
@@ -47,6 +48,7 @@ import {
 import { checkEvents, DynamoRunCreation, eventPuts, type RunStoreOptions } from "./run-create.js";
 import { RunItemReader } from "./run-item-reader.js";
 import { INDEX, LIST_PARTITION, phaseKeyRange, queueKeyRange, type TableNames } from "./schema.js";
+import { DynamoTargetClaims } from "./target-claims.js";
 import { DynamoTargetTransitions } from "./target-transitions.js";
 
 export type { RunStoreOptions } from "./run-create.js";
@@ -54,6 +56,7 @@ export type { RunStoreOptions } from "./run-create.js";
 export class DynamoRunStore implements RunStore {
   private readonly reader: RunItemReader;
   private readonly creation: DynamoRunCreation;
+  private readonly claims: DynamoTargetClaims;
   private readonly transitions: DynamoTargetTransitions;
   /** Held targets per run and phase as last read: the claim queue's Query asks for that many more. */
   private readonly heldByPhase = new Map<string, number>();
@@ -65,6 +68,7 @@ export class DynamoRunStore implements RunStore {
   ) {
     this.reader = new RunItemReader(doc, tables);
     this.creation = new DynamoRunCreation(doc, tables, options);
+    this.claims = new DynamoTargetClaims(doc, tables, this.reader);
     this.transitions = new DynamoTargetTransitions(doc, tables, this.reader);
   }
 
@@ -431,11 +435,11 @@ export class DynamoRunStore implements RunStore {
   }
 
   claimTarget(expected: Target, leaseMs: number, now: number, until?: number): Promise<ClaimOutcome> {
-    return this.transitions.claimTarget(expected, leaseMs, now, until);
+    return this.claims.claimTarget(expected, leaseMs, now, until);
   }
 
   claimTargets(expected: Target[], leaseMs: number, now: number, until?: number): Promise<BatchClaimResult> {
-    return this.transitions.claimTargets(expected, leaseMs, now, until);
+    return this.claims.claimTargets(expected, leaseMs, now, until);
   }
 
   recordSubmitted(
