@@ -7,13 +7,11 @@
  * run's history holds each decision once: one "phase opened" per phase however many passes made it.
  */
 
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
-import { systemClock } from "../../src/adapters/system-clock.js";
-import { createDispatcher } from "../../src/app/dispatcher.js";
+import { raceDispatchers } from "../support/dispatcher-race.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
-import { FakeSubmitter, waitMs, withRandomDelays } from "../support/fake-submitter.js";
+import { FakeSubmitter, withRandomDelays } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
 import { testRandom } from "../support/seeded-random.js";
 
@@ -44,48 +42,21 @@ async function race(options: {
     behaviour: () => ({ kind: "complete", afterMs: 400 + random.int(400) }),
   });
 
-  let observations = 0;
   let maxObservedTargets = 0;
   let maxObservedCounter = 0;
-  let done = false;
-  const observer = (async () => {
-    while (!done) {
-      const out = await stores.doc.send(
-        new QueryCommand({
-          TableName: names.targets,
-          KeyConditionExpression: "runId = :r",
-          ExpressionAttributeValues: { ":r": id },
-          ConsistentRead: true,
-        }),
-      );
-      const active = (out.Items ?? []).filter(
-        (i) => i.status === "CLAIMED" || i.status === "SUBMITTED",
-      ).length;
-      maxObservedTargets = Math.max(maxObservedTargets, active);
-      const stored = await stores.runs.getRun(id);
+  const { observations } = await raceDispatchers({
+    stores,
+    names,
+    submitter,
+    random,
+    runId: id,
+    dispatchers: options.dispatchers,
+    budgetMs: 45_000,
+    observe: (inFlight, stored) => {
+      maxObservedTargets = Math.max(maxObservedTargets, inFlight.length);
       maxObservedCounter = Math.max(maxObservedCounter, stored?.inFlight ?? 0);
-      observations++;
-      await waitMs(5);
-    }
-  })();
-
-  const deadline = Date.now() + 45_000;
-  const workers = Array.from({ length: options.dispatchers }, async () => {
-    const dispatcher = createDispatcher({
-      runs: withRandomDelays(stores.runs, 10, random),
-      submitter,
-      clock: systemClock,
-    });
-    for (;;) {
-      const result = await dispatcher.dispatchRun(id);
-      if (result.decision === "finished" || result.decision === "inactive" || Date.now() > deadline) return;
-      await waitMs(random.int(15));
-    }
+    },
   });
-  await Promise.all(workers);
-  await submitter.settle();
-  done = true;
-  await observer;
   return { id, targets, submitter, observations, maxObservedTargets, maxObservedCounter };
 }
 

@@ -10,14 +10,12 @@
  * allows (the skipping was exercised), every target started exactly once, every counter back at 0.
  */
 
-import { QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
-import { systemClock } from "../../src/adapters/system-clock.js";
-import { createDispatcher } from "../../src/app/dispatcher.js";
 import type { ChildTaskRequest } from "../../src/app/ports.js";
+import { raceDispatchers } from "../support/dispatcher-race.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
-import { FakeSubmitter, waitMs, withRandomDelays } from "../support/fake-submitter.js";
+import { FakeSubmitter, withRandomDelays } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
 import { testRandom } from "../support/seeded-random.js";
 
@@ -79,54 +77,28 @@ async function race(options: {
     return outcome;
   };
 
-  let observations = 0;
   let maxTargetsPerRow = 0;
   let maxCounterPerRow = 0;
   let maxInFlight = 0;
-  let done = false;
-  const observer = (async () => {
-    while (!done) {
-      const out = await stores.doc.send(
-        new QueryCommand({
-          TableName: names.targets,
-          KeyConditionExpression: "runId = :r",
-          ExpressionAttributeValues: { ":r": id },
-          ConsistentRead: true,
-        }),
-      );
+  const { observations } = await raceDispatchers({
+    stores,
+    names,
+    submitter,
+    random,
+    runId: id,
+    dispatchers: options.dispatchers,
+    budgetMs: 60_000,
+    observe: (inFlight, stored) => {
       const perRow = new Map<string, number>();
-      let active = 0;
-      for (const item of out.Items ?? []) {
-        if (item.status !== "CLAIMED" && item.status !== "SUBMITTED") continue;
-        active++;
-        perRow.set(item.failureDomain, (perRow.get(item.failureDomain) ?? 0) + 1);
+      for (const item of inFlight) {
+        const row = item.failureDomain as string;
+        perRow.set(row, (perRow.get(row) ?? 0) + 1);
       }
       maxTargetsPerRow = Math.max(maxTargetsPerRow, max(perRow.values()));
-      maxInFlight = Math.max(maxInFlight, active);
-      const stored = await stores.runs.getRun(id);
+      maxInFlight = Math.max(maxInFlight, inFlight.length);
       maxCounterPerRow = Math.max(maxCounterPerRow, max(Object.values(stored?.domainInFlight ?? {})));
-      observations++;
-      await waitMs(5);
-    }
-  })();
-
-  const deadline = Date.now() + 60_000;
-  const workers = Array.from({ length: options.dispatchers }, async () => {
-    const dispatcher = createDispatcher({
-      runs: withRandomDelays(stores.runs, 10, random),
-      submitter,
-      clock: systemClock,
-    });
-    for (;;) {
-      const result = await dispatcher.dispatchRun(id);
-      if (result.decision === "finished" || result.decision === "inactive" || Date.now() > deadline) return;
-      await waitMs(random.int(15));
-    }
+    },
   });
-  await Promise.all(workers);
-  await submitter.settle();
-  done = true;
-  await observer;
   return {
     id,
     targets,

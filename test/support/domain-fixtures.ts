@@ -1,7 +1,9 @@
 /**
  * Plain values for the unit tests, each test overriding what it checks: an effective run
- * configuration, and a running child task (`t-1` on rack `r-1`, no components, empty report).
+ * configuration, a create request as decoded, and a running child task (`t-1` on rack `r-1`, no
+ * components, empty report).
  */
+import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import type { ComponentType, RunConfig } from "../../src/domain/model.js";
 import { DEFAULT_RULE, type RuleDefinition } from "../../src/domain/operation-rules.js";
 import type { Task } from "../../src/domain/task.js";
@@ -44,6 +46,40 @@ export function runConfig(overrides: Partial<RunConfig> = {}): RunConfig {
     },
     targetScope: { excludeOperationRunIds: [] },
     ...overrides,
+  };
+}
+
+/**
+ * A create request as the gRPC converter decodes it: every rack of the default scope (100 %,
+ * selection seed "sel"), ordering seed "ord", a gate that trips on the phase's first failure,
+ * `phaseCount` phases of equal size, firmware 2.0.
+ */
+export function createRunInput(o: {
+  name: string;
+  maxConcurrentTargets: number;
+  phaseCount: number;
+}): CreateRunInput {
+  return {
+    name: o.name,
+    description: "",
+    configuration: {
+      selector: { kind: "percentage", percentage: 100, seed: "sel" },
+      options: {
+        maxConcurrentTargets: o.maxConcurrentTargets,
+        safetyPolicy: { gates: [{ kind: "failureCount", scope: "CURRENT_PHASE", thresholdCount: 1 }] },
+        orderingPolicy: { kind: "random", seed: "ord" },
+        phasePolicy: { plan: { kind: "equal", phaseCount: o.phaseCount } },
+      },
+      operation: {
+        upgradeFirmware: {
+          targetVersion: "2.0",
+          description: "",
+          subTargets: [],
+          overrideReadinessCheck: false,
+          overrideVersionCheck: false,
+        },
+      },
+    },
   };
 }
 

@@ -15,6 +15,7 @@ import type { Actor } from "../../src/domain/actor.js";
 import type { RunHistoryEvent } from "../../src/domain/history-event.js";
 import type { Run } from "../../src/domain/model.js";
 import { clockOf } from "../support/clock.js";
+import { createRunInput } from "../support/domain-fixtures.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { everyImage } from "../support/memory-images.js";
 import { MemoryInventoryStore, MemoryRunStore } from "../support/memory-stores.js";
@@ -65,29 +66,10 @@ describe("history: create", () => {
       newId: () => uuid(++ids, "1d000000"),
     });
     const { id } = await service.createRun(
+      createRunInput({ name: "canary", maxConcurrentTargets: 2, phaseCount: 2 }),
       {
-        name: "canary",
-        description: "",
-        configuration: {
-          selector: { kind: "percentage", percentage: 100, seed: "sel" },
-          options: {
-            maxConcurrentTargets: 2,
-            safetyPolicy: { gates: [{ kind: "failureCount", scope: "CURRENT_PHASE", thresholdCount: 1 }] },
-            orderingPolicy: { kind: "random", seed: "ord" },
-            phasePolicy: { plan: { kind: "equal", phaseCount: 2 } },
-          },
-          operation: {
-            upgradeFirmware: {
-              targetVersion: "2.0",
-              description: "",
-              subTargets: [],
-              overrideReadinessCheck: false,
-              overrideVersionCheck: false,
-            },
-          },
-        },
+        actor: ALICE,
       },
-      { actor: ALICE },
     );
     expect(runs.calls.of("createRun")).toBe(1);
     const { events, total } = await service.listRunEvents({ runId: id, page: ALL });

@@ -12,8 +12,8 @@ import { createDispatcher } from "../../src/app/dispatcher.js";
 import { createRunService } from "../../src/app/runs.js";
 import type { Actor } from "../../src/domain/actor.js";
 import { approvalRefusal, samePerson } from "../../src/domain/approval.js";
-import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import { clockOf } from "../support/clock.js";
+import { createRunInput } from "../support/domain-fixtures.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { everyImage } from "../support/memory-images.js";
 import { MemoryInventoryStore, MemoryRunStore } from "../support/memory-stores.js";
@@ -47,28 +47,7 @@ const CAROL_DECLARED: Actor = {
   subjectAltNames: [],
 };
 
-const INPUT: CreateRunInput = {
-  name: "fleet-wide",
-  description: "",
-  configuration: {
-    selector: { kind: "percentage", percentage: 100, seed: "sel" },
-    options: {
-      maxConcurrentTargets: 4,
-      safetyPolicy: { gates: [{ kind: "failureCount", scope: "CURRENT_PHASE", thresholdCount: 1 }] },
-      orderingPolicy: { kind: "random", seed: "ord" },
-      phasePolicy: { plan: { kind: "equal", phaseCount: 1 } },
-    },
-    operation: {
-      upgradeFirmware: {
-        targetVersion: "2.0",
-        description: "",
-        subTargets: [],
-        overrideReadinessCheck: false,
-        overrideVersionCheck: false,
-      },
-    },
-  },
-};
+const INPUT = createRunInput({ name: "fleet-wide", maxConcurrentTargets: 4, phaseCount: 1 });
 
 async function world(minRacks: number) {
   const runs = new MemoryRunStore();
