@@ -1,4 +1,7 @@
-/** validateFirmwareTask (a plain UpgradeFirmware request), and maintenance windows and times in both validators. */
+/**
+ * validateFirmwareTask (a plain UpgradeFirmware request), and maintenance windows and times in
+ * both validators.
+ */
 import { describe, expect, it } from "vitest";
 import type { TargetSpecInput } from "../../src/domain/create-run-input.js";
 import { validateFirmwareTask } from "../../src/domain/firmware-template.js";

@@ -1,4 +1,7 @@
-/** validateCreateRun: the rules of the request's top level, selector and options, one case each, and every violation at once. */
+/**
+ * validateCreateRun: the rules of the request's top level, selector and options, one case each,
+ * and every violation at once.
+ */
 import { describe, expect, it } from "vitest";
 import { PHYSICAL_LOCATION_UNSUPPORTED, validateCreateRun } from "../../src/domain/run-config.js";
 import {
