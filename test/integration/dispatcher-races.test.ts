@@ -8,7 +8,7 @@
  */
 
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import { systemClock } from "../../src/adapters/system-clock.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
@@ -16,13 +16,14 @@ import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, waitMs, withRandomDelays } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
 import { testRandom } from "../support/seeded-random.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let names: TableNames;
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  ({ names, stores, drop } = await freshStores(inject("awsEndpoint"), "race"));
+  ({ names, stores, drop } = await freshStores(testEndpoint(), "race"));
 });
 afterAll(() => drop());
 
