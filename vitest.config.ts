@@ -85,7 +85,9 @@ export default defineConfig({
           maxWorkers: WAITING_WORKERS,
           sequence: { groupOrder: 1 },
           testTimeout: 120_000,
-          hookTimeout: 60_000,
+          // A stack's start is CPU work (a Redfish fleet's TLS BMCs and agents the most) that the
+          // workers share: 60 s was met by the Redfish stack's start on a loaded 2-core machine.
+          hookTimeout: 120_000,
         },
       },
       {
