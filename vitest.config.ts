@@ -14,6 +14,13 @@ const SLOW_UNIT = [
 ];
 /** Unit tests that import the product after setting the environment its modules read at load. */
 const OWN_MODULES = ["test/unit/observability-xray.test.ts"];
+/**
+ * Workers for the projects that mostly wait (on moto, on a stack's ticks and Wait states, on a
+ * spawned process): more than the cores, measured on 2. They run after the CPU-bound projects
+ * (groupOrder 1: vitest runs one group after another, each with its own number of workers), and
+ * each worker has a moto of its own (test/support/global-setup.ts).
+ */
+const WAITING_WORKERS = 3;
 
 export default defineConfig({
   test: {
@@ -62,6 +69,8 @@ export default defineConfig({
           name: "integration",
           include: ["test/integration/**/*.test.ts"],
           globalSetup: ["test/support/global-setup.ts"],
+          maxWorkers: WAITING_WORKERS,
+          sequence: { groupOrder: 1 },
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
@@ -71,10 +80,14 @@ export default defineConfig({
           name: "e2e",
           include: ["test/e2e/**/*.test.ts"],
           // Files in parallel: each starts its own stack with its own tables, broker and ports on
-          // the one moto; they mostly wait (ticks, Wait states), so two at once share the machine.
+          // its worker's moto; they mostly wait (ticks, Wait states), so several share the machine.
           globalSetup: ["test/support/global-setup.ts"],
+          maxWorkers: WAITING_WORKERS,
+          sequence: { groupOrder: 1 },
           testTimeout: 120_000,
-          hookTimeout: 60_000,
+          // A stack's start is CPU work (a Redfish fleet's TLS BMCs and agents the most) that the
+          // workers share: 60 s was met by the Redfish stack's start on a loaded 2-core machine.
+          hookTimeout: 120_000,
         },
       },
       {
@@ -83,6 +96,9 @@ export default defineConfig({
         test: {
           name: "deploy",
           include: ["test/deploy/**/*.test.ts"],
+          // It waits on the CDK CLI's processes: beside the integration and e2e files.
+          maxWorkers: WAITING_WORKERS,
+          sequence: { groupOrder: 1 },
           testTimeout: 120_000,
           hookTimeout: 600_000,
         },

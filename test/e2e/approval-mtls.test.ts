@@ -10,7 +10,7 @@
 
 import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../local/stack.js";
 import { createFlowClient, type FlowClient } from "../../src/adapters/grpc/client.js";
 import { clientCredentials } from "../../src/adapters/grpc/tls.js";
@@ -27,6 +27,7 @@ import { fleetOf, HANG, inventoryOf, rackGroup } from "../support/fixtures-inven
 import { flowctlAs } from "../support/flowctl.js";
 import { until } from "../support/poll.js";
 import { CALL_DEADLINE_MS, failure, runRequest } from "../support/stack.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 const BIG = rackGroup(1, { name: "dc1", count: 3 });
 const SMALL = rackGroup(2, { name: "dc2", count: 2 });
@@ -77,7 +78,7 @@ describe("two-person rule e2e over mutual TLS", () => {
       inventory: inventoryOf([BIG, SMALL]),
       fleet: fleetOf([BIG, SMALL], HANG),
       tickMs: 150,
-      awsEndpoint: inject("awsEndpoint"),
+      awsEndpoint: testEndpoint(),
       tablePrefix: `e2e-approval-${randomUUID().slice(0, 8)}-`,
       log: (line) => logs.push(line),
       childTaskWaitMs: 200,

@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import * as grpc from "@grpc/grpc-js";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalStack, startLocalStack } from "../../local/stack.js";
 import { LOAD_BALANCER_CERT_HEADER } from "../../src/adapters/grpc/caller-identity.js";
 import {
@@ -27,6 +27,7 @@ import { makeCertificates } from "../support/certificates.js";
 import { fleetOf, HANG, inventoryOf, rackGroup } from "../support/fixtures-inventory.js";
 import { flowctlAs } from "../support/flowctl.js";
 import { CALL_DEADLINE_MS, failure, racksSpec, runRequest, startTestStack } from "../support/stack.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 const DC1 = rackGroup(1, { name: "dc1", count: 3 });
 const DC2 = rackGroup(2, { name: "dc2", count: 2 });
@@ -77,7 +78,7 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
       inventory: inventoryOf([DC1, DC2]),
       fleet: fleetOf([DC1, DC2], HANG),
       tickMs: 150,
-      awsEndpoint: inject("awsEndpoint"),
+      awsEndpoint: testEndpoint(),
       tablePrefix: `e2e-authz-${randomUUID().slice(0, 8)}-`,
       log: (line) => logs.push(line),
       childTaskWaitMs: 200,

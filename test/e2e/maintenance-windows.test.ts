@@ -19,11 +19,8 @@
  *                                    window: next opens at …" between them, COMPLETED
  * (A cancel with racks in flight and racks pending: test/e2e/api-controls.test.ts.)
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { DynamoDBRecord } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ShiftableClock, shiftableClock } from "../../local/clock.js";
-import { type StreamPoller, startStreamPoller } from "../../local/stream-poller.js";
 import { formatRfc3339 } from "../../src/domain/maintenance-window.js";
 import {
   type OperationRun,
@@ -31,8 +28,8 @@ import {
   OperationRunStatusReason,
   OperationRunTargetStatus,
 } from "../../src/gen/flow/v1/flow.js";
+import { type Claim, type ClaimRecorder, recordClaims } from "../support/claim-recorder.js";
 import { FAST_SUCCESS, rackGroup } from "../support/fixtures-inventory.js";
-import { testClient } from "../support/moto.js";
 import {
   createRun,
   eventually,
@@ -65,41 +62,16 @@ const NIGHTLY = rackGroup(122, {
 let s: TestStack;
 /** The stack's clock: claims, windows and messages are on it. */
 const clock: ShiftableClock = shiftableClock();
-let claimReader: StreamPoller;
-let streamClient: DynamoDBClient;
-/** Every move of a target to CLAIMED: its run, target and the time the claim was judged by. */
-const claims: { runId: string; targetId: string; at: number }[] = [];
+/** Every claim of a target, with the time it was judged by (test/support/claim-recorder.ts). */
+const claims: Claim[] = [];
+let recorder: ClaimRecorder | undefined;
 
 beforeAll(async () => {
   s = await startTestStack({ label: "windows", groups: [EARLY, SLOW, NIGHTLY], clock });
-  streamClient = testClient(s.local.awsEndpoint);
-  claimReader = await startStreamPoller({
-    client: streamClient,
-    tableName: s.local.tables.targets,
-    startingPosition: "LATEST",
-    async handler(event) {
-      for (const record of event.Records as DynamoDBRecord[]) {
-        const image = record.dynamodb?.NewImage;
-        const old = record.dynamodb?.OldImage;
-        // A claim and a re-claim of an expired lease both write CLAIMED with updatedAt = the claim's time.
-        if (
-          image?.status?.S === "CLAIMED" &&
-          (old?.status?.S !== "CLAIMED" || old?.updatedAt?.N !== image.updatedAt?.N)
-        ) {
-          claims.push({
-            runId: image.runId?.S ?? "",
-            targetId: image.targetId?.S ?? "",
-            at: Number(image.updatedAt?.N),
-          });
-        }
-      }
-      return undefined;
-    },
-  });
+  recorder = await recordClaims(s, claims);
 });
 afterAll(async () => {
-  await claimReader?.stop();
-  streamClient?.destroy();
+  await recorder?.stop();
   await s?.stop();
 });
 

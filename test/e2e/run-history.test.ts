@@ -39,7 +39,7 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from "@aws-sdk/client-sqs";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StreamPoller, startStreamPoller } from "../../local/stream-poller.js";
 import { awsClientConfig, createDynamoDbClient } from "../../src/adapters/aws-config.js";
 import { streamBatchHandler } from "../../src/adapters/dynamodb/stream-records.js";
@@ -79,6 +79,7 @@ import {
   type TestStack,
   waitForStatus,
 } from "../support/stack.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const FLOWCTL = join(ROOT, "cli", "bin", "flowctl.js");
@@ -210,7 +211,7 @@ async function drain(
 }
 
 beforeAll(async () => {
-  const endpoint = inject("awsEndpoint");
+  const endpoint = testEndpoint();
   const aws = awsClientConfig({ endpoint, credentials: { accessKeyId: "test", secretAccessKey: "test" } });
   events = new EventBridgeClient(aws);
   sqs = new SQSClient(aws);

@@ -18,19 +18,16 @@
  *                                    past the deadline too: resumed, the gate trips again; phase 2
  *                                    never opened, none of its racks claimed
  */
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import type { DynamoDBRecord } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ShiftableClock, shiftableClock } from "../../local/clock.js";
-import { type StreamPoller, startStreamPoller } from "../../local/stream-poller.js";
 import {
   OperationRunEventKind,
   OperationRunStatus,
   OperationRunStatusReason,
   OperationRunTargetStatus,
 } from "../../src/gen/flow/v1/flow.js";
+import { type Claim, type ClaimRecorder, recordClaims } from "../support/claim-recorder.js";
 import { FAST_SUCCESS, rackGroup } from "../support/fixtures-inventory.js";
-import { testClient } from "../support/moto.js";
 import {
   countGate,
   createRun,
@@ -61,41 +58,16 @@ const GROUPS = [RESTARTED, LATE];
 
 let s: TestStack;
 const clock: ShiftableClock = shiftableClock();
-let claimReader: StreamPoller | undefined;
-let streamClient: DynamoDBClient | undefined;
-/** Every move of a target to CLAIMED: its run, phase and the time the claim was judged by. */
-const claims: { runId: string; phaseIndex: number; at: number }[] = [];
-
-/** Records claims from the targets table's stream (LATEST: a restarted stack's table is the same table). */
-async function readClaims(): Promise<void> {
-  streamClient = testClient(s.local.awsEndpoint);
-  claimReader = await startStreamPoller({
-    client: streamClient,
-    tableName: s.local.tables.targets,
-    startingPosition: "LATEST",
-    async handler(event) {
-      for (const record of event.Records as DynamoDBRecord[]) {
-        const image = record.dynamodb?.NewImage;
-        if (image?.status?.S === "CLAIMED" && record.dynamodb?.OldImage?.status?.S !== "CLAIMED") {
-          claims.push({
-            runId: image.runId?.S ?? "",
-            phaseIndex: Number(image.phaseIndex?.N),
-            at: Number(image.updatedAt?.N),
-          });
-        }
-      }
-      return undefined;
-    },
-  });
-}
+/** Every claim of a target, with the time it was judged by (test/support/claim-recorder.ts). */
+const claims: Claim[] = [];
+let recorder: ClaimRecorder | undefined;
 
 beforeAll(async () => {
   s = await startTestStack({ label: "soak", groups: GROUPS, clock });
-  await readClaims();
+  recorder = await recordClaims(s, claims);
 });
 afterAll(async () => {
-  await claimReader?.stop();
-  streamClient?.destroy();
+  await recorder?.stop();
   await s?.stop();
 });
 
@@ -174,12 +146,11 @@ describe("phase soak on the local stack", () => {
     expect(sinceEvent).toBeGreaterThan(SOAK_MS - 1_000);
 
     // Restart: every process of the stack stops; its tables stay. The new stack finds the soak stored.
-    await claimReader?.stop();
-    streamClient?.destroy();
+    await recorder?.stop();
     const prefix = s.tablePrefix;
     await s.stop();
     s = await startTestStack({ label: "soak", groups: GROUPS, clock, tablePrefix: prefix });
-    await readClaims();
+    recorder = await recordClaims(s, claims);
 
     const after = await getRun(s.flow, runId);
     expect(after.summary?.soakEndsAt?.getTime()).toBe(endsAt);

@@ -9,7 +9,6 @@ import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { inject } from "vitest";
 import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
 import { createLocalChildTasks, type LocalChildTasks } from "../../local/child-tasks.js";
 import type { FleetConfig } from "../../local/fleet-file.js";
@@ -37,6 +36,7 @@ import { runWithTargets } from "../support/dynamodb-fixtures.js";
 import { everyImage } from "../support/memory-images.js";
 import { freshTables, testClient } from "../support/moto.js";
 import { eventually, until } from "../support/poll.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 /** Each wave of COMPUTE components flashed, then verified, one component at a time. */
 export const FLASH_THEN_VERIFY: OperationRule = {
@@ -118,7 +118,7 @@ export async function startHarness(options: {
   /** Wraps the task store the machinery writes through (tests that act between two of its writes). */
   wrapTasks?: (tasks: TaskStore) => TaskStore;
 }): Promise<Harness> {
-  const client = testClient(inject("awsEndpoint"));
+  const client = testClient(testEndpoint());
   const { names, drop } = await freshTables(client, options.label);
   const cipher = new LocalAesGcmCipher(Buffer.alloc(32, 9));
   const stores = createDynamoStores(client, names, { cipher });
@@ -133,7 +133,7 @@ export async function startHarness(options: {
       ...(options.wrapTasks ? { ...stores, tasks: options.wrapTasks(stores.tasks) } : stores),
       images: everyImage,
     },
-    imageUrls: new S3ImageObjectStore(createS3Client({ endpoint: inject("awsEndpoint") }), "harness-images"),
+    imageUrls: new S3ImageObjectStore(createS3Client({ endpoint: testEndpoint() }), "harness-images"),
     tables: names,
     broker,
     iotEndpoint: shim.endpoint,

@@ -6,7 +6,7 @@
  */
 
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
 import type { ChildTaskSubmitter, RunStore } from "../../src/app/ports.js";
@@ -16,6 +16,7 @@ import { clockOf } from "../support/clock.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, type RackBehaviour, TestClock } from "../support/fake-submitter.js";
 import { freshTables, testClient } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let client: DynamoDBClient;
 let drop: () => Promise<void>;
@@ -23,7 +24,7 @@ let stores: DynamoStores;
 let seq = 0;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
+  client = testClient(testEndpoint());
   const tables = await freshTables(client, "crash");
   drop = tables.drop;
   stores = createDynamoStores(client, tables.names);

@@ -9,7 +9,7 @@
  */
 
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { createControls } from "../../src/app/controls.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
@@ -18,6 +18,7 @@ import { clockOf } from "../support/clock.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, TestClock } from "../support/fake-submitter.js";
 import { freshTables, testClient } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let client: DynamoDBClient;
 let drop: () => Promise<void>;
@@ -25,7 +26,7 @@ let stores: DynamoStores;
 let seq = 0;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
+  client = testClient(testEndpoint());
   const tables = await freshTables(client, "disp");
   drop = tables.drop;
   stores = createDynamoStores(client, tables.names);

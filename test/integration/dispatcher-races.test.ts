@@ -7,20 +7,21 @@
  * run's history holds each decision once: one "phase opened" per phase however many passes made it.
  */
 
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import { raceDispatchers } from "../support/dispatcher-race.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, withRandomDelays } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
 import { testRandom } from "../support/seeded-random.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let names: TableNames;
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  ({ names, stores, drop } = await freshStores(inject("awsEndpoint"), "race"));
+  ({ names, stores, drop } = await freshStores(testEndpoint(), "race"));
 });
 afterAll(() => drop());
 

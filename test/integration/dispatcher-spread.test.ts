@@ -10,7 +10,7 @@
  * allows (the skipping was exercised), every target started exactly once, every counter back at 0.
  */
 
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import type { ChildTaskRequest } from "../../src/app/ports.js";
 import { raceDispatchers } from "../support/dispatcher-race.js";
@@ -18,13 +18,14 @@ import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, withRandomDelays } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
 import { testRandom } from "../support/seeded-random.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let names: TableNames;
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  ({ names, stores, drop } = await freshStores(inject("awsEndpoint"), "spread"));
+  ({ names, stores, drop } = await freshStores(testEndpoint(), "spread"));
 });
 afterAll(() => drop());
 

@@ -17,7 +17,7 @@ import {
   UpdateCommand,
 } from "@aws-sdk/lib-dynamodb";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { awsClientConfig } from "../../src/adapters/aws-config.js";
 import { createDynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
 import { systemClock } from "../../src/adapters/system-clock.js";
@@ -27,13 +27,14 @@ import type { Run } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, waitMs } from "../support/fake-submitter.js";
 import { freshTables, TEST_CREDENTIALS, TEST_REGION, testClient } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let admin: DynamoDBClient;
 let names: TableNames;
 let drop: () => Promise<void>;
 
 beforeAll(async () => {
-  admin = testClient(inject("awsEndpoint"));
+  admin = testClient(testEndpoint());
   ({ names, drop } = await freshTables(admin, "throttle"));
 });
 afterAll(async () => {
@@ -63,7 +64,7 @@ describe("dispatcher under DynamoDB throttling", () => {
     // The product's client configuration (adaptive retries, 8 attempts) on the test endpoint.
     const client = new DynamoDBClient(
       awsClientConfig({
-        endpoint: inject("awsEndpoint"),
+        endpoint: testEndpoint(),
         region: TEST_REGION,
         credentials: TEST_CREDENTIALS,
       }),
@@ -128,7 +129,7 @@ describe("dispatcher under DynamoDB throttling", () => {
   it("throttling that outlasts the retries fails the pass (logged), leaves nothing half-done, and the next pass completes", async () => {
     const client = new DynamoDBClient(
       awsClientConfig({
-        endpoint: inject("awsEndpoint"),
+        endpoint: testEndpoint(),
         region: TEST_REGION,
         credentials: TEST_CREDENTIALS,
       }),

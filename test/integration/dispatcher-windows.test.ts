@@ -10,7 +10,7 @@
  */
 
 import { QueryCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import { createControls } from "../../src/app/controls.js";
 import { createDispatcher } from "../../src/app/dispatcher.js";
@@ -21,6 +21,7 @@ import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { FakeSubmitter, TestClock, waitMs } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
 import { type SeededRandom, testRandom } from "../support/seeded-random.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let names: TableNames;
 let drop: () => Promise<void>;
@@ -28,7 +29,7 @@ let stores: DynamoStores;
 let seq = 0;
 
 beforeAll(async () => {
-  ({ names, stores, drop } = await freshStores(inject("awsEndpoint"), "windows"));
+  ({ names, stores, drop } = await freshStores(testEndpoint(), "windows"));
 });
 afterAll(() => drop());
 

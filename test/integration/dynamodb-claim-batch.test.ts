@@ -4,17 +4,18 @@
  * against this store in test/integration/store-contracts.test.ts.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { readyTargets, runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let client: DynamoDBClient;
 const page = { offset: 0, limit: 100 };
 const now = 1_700_000_100_000;
 
 beforeAll(() => {
-  client = testClient(inject("awsEndpoint"));
+  client = testClient(testEndpoint());
 });
 afterAll(() => {
   client.destroy();

@@ -7,7 +7,7 @@
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
@@ -22,6 +22,7 @@ import {
 import { runningTask } from "../support/domain-fixtures.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let client: DynamoDBClient;
 let names: TableNames;
@@ -29,7 +30,7 @@ let drop: () => Promise<void>;
 let store: DynamoCommandSetStore;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
+  client = testClient(testEndpoint());
   ({ names, drop } = await freshTables(client, "cmdsets"));
   store = new DynamoCommandSetStore(DynamoDBDocumentClient.from(client), names.tasks);
 });
@@ -180,7 +181,7 @@ describe("DynamoCommandSetStore", () => {
     await new DynamoTaskStore(doc, names).createTask(task);
     const a = updateAddress(taskId, 0);
     await store.open(taskId, "u", Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 9 })]));
-    const own = testClient(inject("awsEndpoint"));
+    const own = testClient(testEndpoint());
     const sent: unknown[] = [];
     own.middlewareStack.add(
       (next) => async (args) => {
@@ -413,7 +414,7 @@ describe("DynamoCommandSetStore", () => {
     const taskId = uuid(4, "7a5c0000");
     const a = updateAddress(taskId, 0);
     const ids = Array.from({ length: 150 }, (_, i) => uuid(i + 1, "cccccccc"));
-    const own = testClient(inject("awsEndpoint"));
+    const own = testClient(testEndpoint());
     const meter = installCapacityMeter(own);
     const big = new DynamoCommandSetStore(DynamoDBDocumentClient.from(own), names.tasks);
     const set = await big.open(

@@ -5,7 +5,7 @@
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, ScanCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { sweepOrphans } from "../../local/orphan-sweep.js";
 import { documentClient } from "../../src/adapters/dynamodb/db.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
@@ -13,6 +13,7 @@ import { DynamoRunStore } from "../../src/adapters/dynamodb/run-store.js";
 import type { Run, Target } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let client: DynamoDBClient;
 let names: TableNames;
@@ -22,7 +23,7 @@ const page = { offset: 0, limit: 100 };
 const DAY_MS = 24 * 3600 * 1000;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
+  client = testClient(testEndpoint());
   ({ names, drop } = await freshTables(client, "create"));
   doc = documentClient(client);
 });

@@ -3,18 +3,19 @@
  * edit conditional on the revision it read, so concurrent edits all land; racks never see it.
  * Readiness is set in place on the component inside its rack's item, next to firmware versions.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import type { FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
 import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { uuid } from "../support/dynamodb-fixtures.js";
 import { freshStores } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  ({ stores, drop } = await freshStores(inject("awsEndpoint"), "policy"));
+  ({ stores, drop } = await freshStores(testEndpoint(), "policy"));
 });
 afterAll(() => drop());
 

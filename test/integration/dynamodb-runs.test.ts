@@ -5,7 +5,7 @@
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   createDynamoStores,
   type DynamoStores,
@@ -15,6 +15,7 @@ import {
 import { DynamoRunStore } from "../../src/adapters/dynamodb/run-store.js";
 import { readyTargets, runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let client: DynamoDBClient;
 let names: TableNames;
@@ -24,7 +25,7 @@ const cipher = new LocalAesGcmCipher(Buffer.alloc(32, 7));
 const page = { offset: 0, limit: 100 };
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
+  client = testClient(testEndpoint());
   ({ names, drop } = await freshTables(client, "runs"));
   stores = createDynamoStores(client, names, { cipher });
 });

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { deflateRawSync } from "node:zlib";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { createDynamoStores, type DynamoStores, type TableNames } from "../../src/adapters/dynamodb/index.js";
 import { updateRequestId } from "../../src/domain/bmc-protocol.js";
@@ -12,6 +12,7 @@ import type { Task } from "../../src/domain/task.js";
 import { task } from "../support/contracts/task-store.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { freshStores, testClient } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let names: TableNames;
 let drop: () => Promise<void>;
@@ -19,7 +20,7 @@ let stores: DynamoStores;
 const page = { offset: 0, limit: 100 };
 
 beforeAll(async () => {
-  ({ names, stores, drop } = await freshStores(inject("awsEndpoint"), "stores"));
+  ({ names, stores, drop } = await freshStores(testEndpoint(), "stores"));
 });
 afterAll(() => drop());
 
@@ -420,7 +421,7 @@ describe("rack lock store", () => {
 describe("capacity metering", () => {
   /** A client of its own on the test endpoint, with every request body it sends recorded. */
   function recordingClient(): { client: DynamoDBClient; bodies: string[] } {
-    const own = testClient(inject("awsEndpoint"));
+    const own = testClient(testEndpoint());
     const bodies: string[] = [];
     own.middlewareStack.add(
       (next) => async (args) => {
@@ -455,7 +456,7 @@ describe("capacity metering", () => {
   });
 
   it("the meter records every call, by operation; reset empties it", async () => {
-    const own = testClient(inject("awsEndpoint"));
+    const own = testClient(testEndpoint());
     const meter = installCapacityMeter(own);
     await createGetClaim(createDynamoStores(own, names), 3);
     const snap = meter.snapshot();

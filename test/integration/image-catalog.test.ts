@@ -7,7 +7,7 @@
  */
 
 import { createHash, randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBucket } from "../../local/image-catalog.js";
 import type { DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { createS3Client, S3ImageObjectStore } from "../../src/adapters/s3/image-bucket.js";
@@ -19,6 +19,7 @@ import { StepError } from "../../src/domain/step-errors.js";
 import { clockOf } from "../support/clock.js";
 import { imageRecord } from "../support/memory-images.js";
 import { freshStores } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 const ALICE: Actor = { name: "alice", source: "DECLARED", authenticated: false, subjectAltNames: [] };
 const T0 = Date.UTC(2026, 11, 4, 12);
@@ -29,8 +30,8 @@ let objects: S3ImageObjectStore;
 const bucket = `it-images-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
-  ({ stores, drop } = await freshStores(inject("awsEndpoint"), "images"));
-  const s3 = createS3Client({ endpoint: inject("awsEndpoint") });
+  ({ stores, drop } = await freshStores(testEndpoint(), "images"));
+  const s3 = createS3Client({ endpoint: testEndpoint() });
   await ensureBucket(s3, bucket);
   objects = new S3ImageObjectStore(s3, bucket);
 });

@@ -6,7 +6,7 @@
  * target is started once and counted once.
  */
 
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { systemClock } from "../../src/adapters/system-clock.js";
 import { recordTaskOutcome } from "../../src/app/child-task/outcome.js";
@@ -18,12 +18,13 @@ import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { everyImage } from "../support/memory-images.js";
 import { freshStores } from "../support/moto.js";
 import { testRandom } from "../support/seeded-random.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  ({ stores, drop } = await freshStores(inject("awsEndpoint"), "refill"));
+  ({ stores, drop } = await freshStores(testEndpoint(), "refill"));
 });
 afterAll(() => drop());
 

@@ -6,7 +6,7 @@
  * target with the same outcome, counted once; a target the recorder cannot write with the task
  * (not in flight) takes the two writes in turn, as before.
  */
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { recordTaskOutcome } from "../../src/app/child-task/outcome.js";
 import type { RunWaker } from "../../src/app/ports.js";
@@ -15,12 +15,13 @@ import type { Task } from "../../src/domain/task.js";
 import type { TaskOutcomeStatus } from "../../src/domain/task-report.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { freshStores } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  ({ stores, drop } = await freshStores(inject("awsEndpoint"), "ending"));
+  ({ stores, drop } = await freshStores(testEndpoint(), "ending"));
 });
 afterAll(() => drop());
 

@@ -4,7 +4,7 @@
  * their own ids.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, inject } from "vitest";
+import { afterAll, beforeAll } from "vitest";
 import {
   createDynamoStores,
   type DynamoStores,
@@ -18,13 +18,14 @@ import { describeRunScheduleContract } from "../support/contracts/run-schedule.j
 import { describeRunStoreContract } from "../support/contracts/run-store.js";
 import { describeTaskStoreContract } from "../support/contracts/task-store.js";
 import { freshTables, testClient } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let client: DynamoDBClient;
 let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  client = testClient(inject("awsEndpoint"));
+  client = testClient(testEndpoint());
   const tables = await freshTables(client, "contract");
   drop = tables.drop;
   stores = createDynamoStores(client, tables.names, { cipher: new LocalAesGcmCipher(Buffer.alloc(32, 7)) });

@@ -9,7 +9,7 @@
 
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type StreamPoller, startStreamPoller } from "../../local/stream-poller.js";
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import { streamBatchHandler } from "../../src/adapters/dynamodb/stream-records.js";
@@ -22,6 +22,7 @@ import { FakeSubmitter } from "../support/fake-submitter.js";
 import { freshStores } from "../support/moto.js";
 import { until } from "../support/poll.js";
 import { testRandom } from "../support/seeded-random.js";
+import { testEndpoint } from "../support/test-endpoint.js";
 
 let client: DynamoDBClient;
 let names: TableNames;
@@ -29,7 +30,7 @@ let drop: () => Promise<void>;
 let stores: DynamoStores;
 
 beforeAll(async () => {
-  ({ client, names, stores, drop } = await freshStores(inject("awsEndpoint"), "stream"));
+  ({ client, names, stores, drop } = await freshStores(testEndpoint(), "stream"));
 });
 afterAll(() => drop());
 

@@ -1,19 +1,21 @@
 /**
- * vitest globalSetup for the integration and e2e projects: one moto_server for the whole run
- * (unless AWS_ENDPOINT_URL names a running endpoint), its URL provided to tests:
+ * vitest globalSetup for the integration and e2e projects: one moto_server per worker of the run
+ * (unless AWS_ENDPOINT_URL names a running endpoint, which every worker then shares), their URLs
+ * provided to tests; a test takes its worker's with testEndpoint() (test/support/test-endpoint.ts):
  *
- *   import { inject } from "vitest";
- *   const endpoint = inject("awsEndpoint");
+ *   import { testEndpoint } from "../support/test-endpoint.js";
+ *   const endpoint = testEndpoint();
  *
  * Suites isolate themselves with freshTables() (test/support/moto.ts), not by resetting moto, so
- * test files can run in parallel against one server.
+ * the files a worker runs one after another share its moto.
  */
 import type { TestProject } from "vitest/node";
 import { startMoto } from "./moto.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
-    awsEndpoint: string;
+    /** One endpoint per worker (VITEST_POOL_ID - 1), or the one AWS_ENDPOINT_URL names. */
+    awsEndpoints: string[];
   }
 }
 
@@ -24,10 +26,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   process.env.AWS_REGION ??= "us-east-1";
   const given = process.env.AWS_ENDPOINT_URL;
   if (given !== undefined && given !== "") {
-    project.provide("awsEndpoint", given);
+    project.provide("awsEndpoints", [given]);
     return async () => {};
   }
-  const moto = await startMoto();
-  project.provide("awsEndpoint", moto.endpoint);
-  return () => moto.stop();
+  const workers = Number(project.config.maxWorkers ?? project.vitest.config.maxWorkers ?? 1);
+  const motos = await Promise.all(Array.from({ length: Math.max(1, workers) }, () => startMoto()));
+  project.provide(
+    "awsEndpoints",
+    motos.map((m) => m.endpoint),
+  );
+  return async () => {
+    await Promise.all(motos.map((m) => m.stop()));
+  };
 }

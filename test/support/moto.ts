@@ -40,7 +40,7 @@ export async function freshTables(
 
 /**
  * A suite's own client, tables and stores on the test endpoint:
- *   beforeAll(async () => ({ client, names, stores, drop } = await freshStores(inject("awsEndpoint"), "x")));
+ *   beforeAll(async () => ({ client, names, stores, drop } = await freshStores(testEndpoint(), "x")));
  *   afterAll(() => drop());
  * `drop()` deletes the tables and destroys the client.
  */

@@ -1,5 +1,5 @@
 /**
- * The local stack as a child process, for the tests that kill it (test/e2e/restart.test.ts):
+ * The local stack as a child process, for the tests that kill it (test/support/restart-lives.ts):
  * served by local/process.ts exactly as `npm start` is, on the options of local/config.ts
  * (FLOW_DATA_DIR, FLOW_INVENTORY, FLOW_TICK, FLOW_CHILD_TASK_WAIT, …), plus what only tests need:
  *

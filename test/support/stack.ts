@@ -6,8 +6,8 @@
  *   afterAll(() => s?.stop());
  *   const { id } = await s.flow.createOperationRun(runRequest({ rackIds: [...] }));
  *
- * Every suite shares the one moto of the e2e project's globalSetup (`inject("awsEndpoint")`) and
- * isolates itself with a unique table prefix. Every call carries a deadline, so a hung server
+ * Every suite uses its worker's moto, one of those the e2e project's globalSetup starts
+ * (`testEndpoint()`), and isolates itself with a unique table prefix. Every call carries a deadline, so a hung server
  * fails one test quickly instead of the whole file at its timeout.
  *
  * Also here: the request builders every suite uses (`runRequest` and friends), `failure()` to
@@ -20,7 +20,6 @@ import { randomUUID } from "node:crypto";
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import * as grpc from "@grpc/grpc-js";
 import { service as healthService } from "grpc-health-check";
-import { inject } from "vitest";
 import type { BmcBehaviour } from "../../local/fleet-file.js";
 import { type LocalStack, type LocalStackOptions, startLocalStack } from "../../local/stack.js";
 import {
@@ -51,6 +50,7 @@ import {
 } from "../../src/gen/flow/v1/flow.js";
 import { fleetOf, HANG, inventoryOf, type RackGroup } from "./fixtures-inventory.js";
 import { eventually } from "./poll.js";
+import { testEndpoint } from "./test-endpoint.js";
 
 /**
  * What every Wait state of a child task should last in the e2e stack. The child-task state machine
@@ -140,7 +140,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     inventory: inventoryOf(options.groups),
     fleet: fleetOf(options.groups, options.defaults ?? HANG),
     tickMs: options.tickMs ?? 150,
-    awsEndpoint: inject("awsEndpoint"),
+    awsEndpoint: testEndpoint(),
     tablePrefix: options.tablePrefix ?? `e2e-${options.label}-${randomUUID().slice(0, 8)}-`,
     log: (line) => {
       logs.push(line);

@@ -1,5 +1,6 @@
 /**
- * A local stack on a data directory survives being killed, by SIGTERM and by SIGKILL, at every
+ * The restart tests (test/e2e/restart-sigkill.test.ts, restart-sigterm.test.ts: one file per
+ * signal, so the two run at once): a local stack on a data directory survives being killed at every
  * point of a 10-rack run: right after CreateOperationRun was answered, right after a target was
  * CLAIMED, right after one was SUBMITTED, mid-flash, after a BMC finished flashing but before the
  * stack stored its result, and right after an outcome was recorded. After each kill the stack is
@@ -24,7 +25,7 @@ import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
 import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
 import { createFlowClient, type FlowClient } from "../../src/adapters/grpc/client.js";
 import { OperationRunStatus, OperationRunTargetStatus } from "../../src/gen/flow/v1/flow.js";
-import { rackGroup } from "../support/fixtures-inventory.js";
+import { rackGroup } from "./fixtures-inventory.js";
 import {
   countGate,
   createRun,
@@ -34,7 +35,7 @@ import {
   stateOf,
   targetReport,
   waitForTerminal,
-} from "../support/stack.js";
+} from "./stack.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const RACKS = rackGroup(40, {
@@ -54,20 +55,8 @@ let fleet: BmcFleet;
 let onFlashed: (() => void) | undefined;
 /** Called for every BMC event on the broker (see the "mid-flash" kill point). */
 let onBmcEvent: ((payload: string) => void) | undefined;
-
-beforeAll(async () => {
-  broker = await startMqttBroker();
-  await broker.subscribe("flow/bmc/+/evt", (_topic, payload) => onBmcEvent?.(payload.toString("utf8")));
-});
-
 /** Every life started, so a failing test leaves no stack running. */
 const lives: ChildProcess[] = [];
-
-afterAll(async () => {
-  for (const child of lives) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  await broker?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 interface Life {
   child: ChildProcess;
@@ -176,9 +165,20 @@ function expectEndedBy(
   );
 }
 
-describe.each(["SIGKILL", "SIGTERM"] as const)(
-  "a 10-rack run, the stack killed by %s at every point",
-  (signal) => {
+/** Registers the test for one signal: its broker and data directory, and the run killed at every point. */
+export function describeKilledAtEveryPoint(signal: "SIGKILL" | "SIGTERM"): void {
+  beforeAll(async () => {
+    broker = await startMqttBroker();
+    await broker.subscribe("flow/bmc/+/evt", (_topic, payload) => onBmcEvent?.(payload.toString("utf8")));
+  });
+  afterAll(async () => {
+    for (const child of lives)
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await broker?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  describe(`a 10-rack run, the stack killed by ${signal} at every point`, () => {
     it("finishes with every target COMPLETED and every component flashed once", async () => {
       const dataDir = mkdtempSync(join(dir, `${signal}-`));
       fleet = await startBmcFleet({
@@ -278,5 +278,5 @@ describe.each(["SIGKILL", "SIGTERM"] as const)(
         await fleet.stop();
       }
     }, 600_000);
-  },
-);
+  });
+}

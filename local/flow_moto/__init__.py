@@ -1,0 +1,1 @@
+"""The parts of moto-launcher.py (the local stack's moto), one concept per module; see its docstring."""
