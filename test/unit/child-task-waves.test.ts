@@ -15,7 +15,8 @@ import {
   type UpgradeGroup,
   type WaveState,
 } from "../../src/app/child-task/settings.js";
-import { awaitWave, checkWave, groupFacts, sendWave } from "../../src/app/child-task/waves.js";
+import { checkWave } from "../../src/app/child-task/wave-check.js";
+import { awaitWave, groupFacts, sendWave } from "../../src/app/child-task/waves.js";
 import { silentLogger } from "../../src/app/observability.js";
 import type { BmcCommand, UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { CommandFamily, CommandSet } from "../../src/domain/command-sets.js";
