@@ -3,8 +3,9 @@
  * brought, else one read of the wave's record): each component gets its verdict
  * (src/domain/component-verdict.ts); a wave with components pending waits again, one whose every
  * component has a verdict is ended in the same call (wave-cursor.ts `finishWave`: the next cursor,
- * a retry, or ComponentsFailed). The last step of the last wave reads the task with it and records
- * the task's outcome there.
+ * a retry, or ComponentsFailed) and, when the next cursor is a step to run now, that step is
+ * started in the same call too (`sendNext`). The last step of the last wave reads the task with it
+ * and records the task's outcome there.
  */
 import {
   type CommandFamily,
@@ -39,7 +40,7 @@ import {
   type WaveState,
 } from "./settings.js";
 import { finishWave, nextCursor } from "./wave-cursor.js";
-import { awaiting, familyOf, waveAddress } from "./waves.js";
+import { awaiting, familyOf, sendWave, waveAddress } from "./waves.js";
 
 /** How a query-answered step names itself in its verdicts. */
 const QUERY_STEP_NAMES: Record<Exclude<RuleAction, "UPDATE_FIRMWARE" | "SLEEP">, QueryStepName> = {
@@ -59,7 +60,8 @@ const planParts = (groups: readonly UpgradeGroup[]): number[] =>
 /**
  * Reads the wave's commands (one read): done once every component has a verdict (answer, result or
  * timeout), and then finished at once (finishWave: the next cursor, or ComponentsFailed), so the
- * plan comes back with the wave and its next cursor. Else the next check after the backoff, or
+ * plan comes back with the wave and its next cursor; with `sendNext`, the next step already sent
+ * (the plan's wave is then that step's, pending). Else the next check after the backoff, or
  * later when the pending updates' progress says the wave cannot be done before then
  * (nextCheckWaitSeconds), never past the deadline.
  *
@@ -112,7 +114,22 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
     cursor: plan.cursor,
     wave: judged,
   });
-  if (read === undefined || cursor.more || cursor.retry) return { groups: plan.groups, cursor, wave: judged };
+  if (read === undefined || cursor.more || cursor.retry) {
+    if (e.sendNext !== true || !cursor.more || cursor.retry)
+      return { groups: plan.groups, cursor, wave: judged };
+    // The next step starts here rather than in a SendWave state: one invocation and two state
+    // transitions fewer per step. A retried check judges the same answers to the same cursor and
+    // sends the same commands again under the same request ids (sendWave), so nothing is flashed twice.
+    const next = await sendWave(deps, {
+      step: "sendWave",
+      taskId: e.taskId,
+      settings: e.settings,
+      rackId: plan.rackId,
+      groups: plan.groups,
+      cursor,
+    });
+    return { groups: plan.groups, cursor, wave: next };
+  }
   const ended = await recordTaskOutcome(deps, e.taskId, success, read.task, { set: read.sets.u });
   return { groups: plan.groups, cursor, wave: judged, ended: ended.status };
 }
