@@ -11,7 +11,13 @@
  *     the product's poll schedule would make, each with its transitions, invocation and read; the
  *     requests figure is printed both ways, since local checks are as many as fit in the flash);
  *   - wall time of the rollout and of a rack against their ideals;
- *   - the per-rack cost aims (set 2026-12-01) next to the figures measured then and to these.
+ *   - the per-rack cost aims (set 2026-12-01) next to the figures measured then and to these;
+ *   - per kind of rule step (flash, activation, bring-up, health check): requests, transitions,
+ *     invocations, checks and the time the executions spent in them;
+ *   - the per-rack aims set 2026-12-04 (requests, invocations, modelled cost) with the old path's
+ *     and the new path's figures side by side (--path both, the default: the child-task definition
+ *     as it is and as it was before CheckWave started the next step, bench/lib/rollout-paths.ts,
+ *     alternating run by run on the same machine).
  * The dispatcher is driven as deployed: the tables' streams wake it (local/stream-poller.ts and the
  * stream evaluator, as the Lambda event source mapping does: a new run starts at once, a finished
  * target refills its slot), the outcome recorder wakes it directly, and the ticker passes every
@@ -30,6 +36,7 @@
  *
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
+ *                            [--path both|before|after]
  */
 
 import { randomUUID } from "node:crypto";
@@ -232,6 +239,9 @@ interface Figures {
       wru: number;
       /** DynamoDB requests per rack: the measured ones and, per extra check, its read and its AwaitWave's write. */
       requests: number;
+      /** The flash steps per rack, and the checks each took here (only they gain checks in the model). */
+      flashSteps: number;
+      flashChecksPerStep: number;
       total: number;
     };
   };
@@ -573,6 +583,8 @@ async function once(path: RolloutPath): Promise<Figures> {
     rru: perRack.rcu + extraChecks * Math.max(1, checkRcu),
     wru: perRack.wcu + extraChecks * awaitsPerCheck * awaitWru,
     requests: perRack.requests + extraChecks * (Math.max(1, checkReads) + awaitsPerCheck),
+    flashSteps: flash.steps,
+    flashChecksPerStep,
     total: 0,
   };
   model.total =
@@ -739,7 +751,7 @@ function report(f: Figures, runs: number): string {
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(" + ")}`,
     "",
-    `Per rack, modelled for production timing (10-min flashes, each wait woken by the wave's last result or timed out into a check on the default poll schedule, timed by the reported progress: ${nf(f.cost.model.checksPerWave)} checks per wave instead of ${nf(pr.checksPerWave)}, ${pr.waves} waves per rack; the same polls without the wake-up: ${nf(f.cost.model.pollChecksPerWave)} checks per wave; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)}, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
+    `Per rack, modelled for production timing (10-min flashes, each wait woken by the wave's last result or timed out into a check on the default poll schedule, timed by the reported progress: ${nf(f.cost.model.checksPerWave)} checks per flash step instead of ${nf(f.cost.model.flashChecksPerStep)}, ${f.cost.model.flashSteps} flash steps of ${pr.waves} wave steps per rack, the activations and bring-ups assumed woken within their first wait as here; the same polls without the wake-up: ${nf(f.cost.model.pollChecksPerWave)} checks per wave; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)}, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
     `  state transitions ${nf(f.cost.model.transitions, 0)} (measured here: ${nf(pr.transitions, 0)}), task-steps invocations ${nf(f.cost.model.taskSteps, 0)}, DynamoDB requests ${nf(f.cost.model.requests, 0)} (measured here: ${nf(pr.requests, 0)}), WRU ${nf(f.cost.model.wru, 0)}, RRU ${nf(f.cost.model.rru, 0)} → ${usd(f.cost.model.total)} per rack, ${usd(f.cost.model.total * 1000)} per 1,000 racks`,
     "",
     "Prices: us-east-1 list prices (checked 2026-11): Step Functions Standard $0.025/1k transitions; Lambda $0.20/1M requests + $0.0000166667/GB-s (256 MB × 60 ms assumed);",

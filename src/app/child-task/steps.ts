@@ -14,7 +14,8 @@
  *   AcquireLock (then the preflight's queries) ─(queued: Wait, again)─►
  *     AwaitPreflight ─► CheckPreflight (not ready yet: Wait ◄─► CheckPreflight)
  *     └─► for each stage of the task's rule, for each wave of ≤ maxParallel of its components:
- *         SendWave ─► AwaitWave ◄─► CheckWave (ends the wave once done; the last one, the task)
+ *         SendWave (the first step) ─► AwaitWave ◄─► CheckWave (ends the step once done and
+ *         starts the next, so the loop is AwaitWave ◄─► CheckWave; the last one ends the task)
  *     └─► (any failure, caught) RecordFailure
  *
  * How the execution waits for a BMC: a callback, with a poll under it. SendWave writes the wave's
