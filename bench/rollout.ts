@@ -36,7 +36,7 @@
  *
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
- *                            [--path both|before|after]
+ *                            [--path both|before|after] [--health-check]
  */
 
 import { randomUUID } from "node:crypto";
@@ -68,7 +68,8 @@ import type { ChildTaskSubmitter } from "../src/app/ports.js";
 import { createRunService } from "../src/app/runs.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
-import type { ComponentType, CreateRunInput, InventoryRack } from "../src/domain/model.js";
+import type { ComponentType, CreateRunInput, InventoryRack, OperationRule } from "../src/domain/model.js";
+import { DEFAULT_RULE } from "../src/domain/operation-rules.js";
 import { UPGRADE_GROUP_ORDER } from "../src/domain/task-report.js";
 import { registerBenchImages } from "./lib/bench-images.js";
 import { installCapacityMeter } from "./lib/capacity-meter.js";
@@ -102,6 +103,9 @@ const { values: args } = parseArgs({
     timeline: { type: "boolean", default: false },
     // Which child-task path to run (bench/lib/rollout-paths.ts): both, one after the other, by default.
     path: { type: "string", default: "both" },
+    // --health-check: the run pins a rule that is the default with a CHECK_HEALTH step closing
+    // every stage, so the per-kind rows show what the health check costs beside the flash.
+    "health-check": { type: "boolean", default: false },
   },
 });
 const RACKS = args.quick ? 10 : Number(args.racks);
@@ -161,6 +165,19 @@ const AIMS = {
   rolloutVsIdeal: 2.5,
   rackVsIdeal: 2,
   cost10min: 0.004,
+};
+
+/** The default rule with a health check closing every stage (--health-check). */
+const HEALTH_RULE: OperationRule = {
+  ...DEFAULT_RULE,
+  id: "00000000-0000-4000-8000-0000000000b1",
+  name: "default with health checks",
+  description:
+    "The built-in default, each stage closed by CHECK_HEALTH (the rollout benchmark's --health-check).",
+  stages: DEFAULT_RULE.stages.map((stage) => ({
+    ...stage,
+    steps: [...stage.steps, { action: "CHECK_HEALTH" as const, timeoutSeconds: 0, sleepSeconds: 0 }],
+  })),
 };
 
 function usd(x: number): string {
@@ -365,6 +382,14 @@ async function once(path: RolloutPath): Promise<Figures> {
     images: stores.images,
     clock: systemClock,
     newId: randomUUID,
+    ...(args["health-check"]
+      ? {
+          policy: {
+            listBaselines: async () => [],
+            getRule: async (id: string) => (id === HEALTH_RULE.id ? HEALTH_RULE : undefined),
+          },
+        }
+      : {}),
   });
 
   const chosen = fleetRacks.slice(0, RACKS);
@@ -389,6 +414,7 @@ async function once(path: RolloutPath): Promise<Figures> {
           subTargets: [],
           overrideReadinessCheck: false,
           overrideVersionCheck: false,
+          ...(args["health-check"] ? { ruleId: HEALTH_RULE.id } : {}),
         },
         targetScope: { excludeOperationRunIds: [] },
       },
@@ -869,7 +895,7 @@ function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>): string {
     ),
   ];
   return [
-    `Per-rack aims (set 2026-12-04, against 2026-12-03's figures measured before activation joined the default rule), both paths in this sitting${REPEAT > 1 ? ` (medians of ${REPEAT} runs each)` : ""}`,
+    `Per-rack aims (set 2026-12-04, against 2026-12-03's figures measured before activation joined the default rule), ${PATHS.length > 1 ? "both paths in this sitting" : `the ${PATHS[0]} path`}${args["health-check"] ? ", the rule with health checks" : ""}${REPEAT > 1 ? ` (medians of ${REPEAT} runs each)` : ""}`,
     formatTable(["figure", "aim", "2026-12-03", ...columns, ""], rows),
   ].join("\n");
 }
