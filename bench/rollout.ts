@@ -11,7 +11,13 @@
  *     the product's poll schedule would make, each with its transitions, invocation and read; the
  *     requests figure is printed both ways, since local checks are as many as fit in the flash);
  *   - wall time of the rollout and of a rack against their ideals;
- *   - the per-rack cost aims (set 2026-12-01) next to the figures measured then and to these.
+ *   - the per-rack cost aims (set 2026-12-01) next to the figures measured then and to these;
+ *   - per kind of rule step (flash, activation, bring-up, health check): requests, transitions,
+ *     invocations, checks and the time the executions spent in them;
+ *   - the per-rack aims set 2026-12-04 (requests, invocations, modelled cost) with the old path's
+ *     and the new path's figures side by side (--path both, the default: the child-task definition
+ *     as it is and as it was before CheckWave started the next step, bench/lib/rollout-paths.ts,
+ *     alternating run by run on the same machine).
  * The dispatcher is driven as deployed: the tables' streams wake it (local/stream-poller.ts and the
  * stream evaluator, as the Lambda event source mapping does: a new run starts at once, a finished
  * target refills its slot), the outcome recorder wakes it directly, and the ticker passes every
@@ -30,6 +36,7 @@
  *
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
+ *                            [--path both|before|after] [--health-check]
  */
 
 import { randomUUID } from "node:crypto";
@@ -52,6 +59,7 @@ import {
 } from "../src/adapters/dynamodb/index.js";
 import { streamBatchHandler } from "../src/adapters/dynamodb/stream-records.js";
 import { createS3Client, S3ImageObjectStore } from "../src/adapters/s3/image-bucket.js";
+import { loadChildTaskDefinition } from "../src/adapters/stepfunctions/asl.js";
 import { systemClock } from "../src/adapters/system-clock.js";
 import { type ChildTaskSettings, DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import { createDispatcher, inProcessWaker } from "../src/app/dispatcher.js";
@@ -62,12 +70,21 @@ import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
 import type { CreateRunInput } from "../src/domain/create-run-input.js";
 import type { InventoryRack } from "../src/domain/inventory.js";
-import type { ComponentType } from "../src/domain/model.js";
+import type { ComponentType, OperationRule } from "../src/domain/model.js";
+import { DEFAULT_RULE } from "../src/domain/operation-rules.js";
 import { UPGRADE_GROUP_ORDER } from "../src/domain/task-report.js";
 import { registerBenchImages } from "./lib/bench-images.js";
 import { installCapacityMeter } from "./lib/capacity-meter.js";
 import { modelProductionWave } from "./lib/production-model.js";
-import { orderParts, PART, PartLabeller, partOfCall } from "./lib/rollout-parts.js";
+import {
+  kindOfPart,
+  orderParts,
+  PART,
+  PartLabeller,
+  partOfCall,
+  type StepKind,
+} from "./lib/rollout-parts.js";
+import { definitionFor, type RolloutPath } from "./lib/rollout-paths.js";
 import { median } from "./lib/stats.js";
 import { formatTable } from "./lib/table.js";
 import { currentScope, inScope } from "./lib/work-scope.js";
@@ -86,6 +103,11 @@ const { values: args } = parseArgs({
     json: { type: "string" },
     // --timeline: the median rack's states, each with the time it was entered.
     timeline: { type: "boolean", default: false },
+    // Which child-task path to run (bench/lib/rollout-paths.ts): both, one after the other, by default.
+    path: { type: "string", default: "both" },
+    // --health-check: the run pins a rule that is the default with a CHECK_HEALTH step closing
+    // every stage, so the per-kind rows show what the health check costs beside the flash.
+    "health-check": { type: "boolean", default: false },
   },
 });
 const RACKS = args.quick ? 10 : Number(args.racks);
@@ -94,6 +116,10 @@ const UPDATE_MS = Number(args["update-ms"]);
 const WAIT_MS = Number(args["wait-ms"]);
 const TICK_MS = Number(args["tick-ms"]);
 const REPEAT = Math.max(1, Number(args.repeat));
+const PATHS: RolloutPath[] =
+  args.path === "both" ? ["before", "after"] : args.path === "before" ? ["before"] : ["after"];
+if (!["both", "before", "after"].includes(String(args.path)))
+  throw new Error(`--path must be both, before or after, not ${args.path}`);
 
 /**
  * List prices, us-east-1, as published on the AWS pricing pages (checked 2026-11; on-demand,
@@ -131,6 +157,9 @@ const TODAY = {
   rackVsIdeal: 7,
   cost10min: 0.0069,
 };
+/** The per-rack figures of 2026-12-03, measured before activation joined the default rule, and the aims set against them. */
+const BEFORE_ACTIVATION = { requests: 46, lambda: 32, transitions: 36, iot: 312, cost10min: 0.00193 };
+const HALVED_AIMS = { requests: 25, lambda: 16, cost10min: 0.001 };
 const AIMS = {
   requests: 60,
   capacityUnits: 150,
@@ -138,6 +167,19 @@ const AIMS = {
   rolloutVsIdeal: 2.5,
   rackVsIdeal: 2,
   cost10min: 0.004,
+};
+
+/** The default rule with a health check closing every stage (--health-check). */
+const HEALTH_RULE: OperationRule = {
+  ...DEFAULT_RULE,
+  id: "00000000-0000-4000-8000-0000000000b1",
+  name: "default with health checks",
+  description:
+    "The built-in default, each stage closed by CHECK_HEALTH (the rollout benchmark's --health-check).",
+  stages: DEFAULT_RULE.stages.map((stage) => ({
+    ...stage,
+    steps: [...stage.steps, { action: "CHECK_HEALTH" as const, timeoutSeconds: 0, sleepSeconds: 0 }],
+  })),
 };
 
 function usd(x: number): string {
@@ -157,7 +199,19 @@ interface PartFigures {
   byOperation: Record<string, number>;
 }
 
+/** Per rack, the wave steps of one kind (flash, activation, bring-up, health check...). */
+interface KindFigures {
+  steps: number;
+  requests: number;
+  transitions: number;
+  lambda: number;
+  checks: number;
+  /** The time the racks' executions spent in these steps (their states, entered to left), per rack. */
+  wallMs: number;
+}
+
 interface Figures {
+  path: RolloutPath;
   status: string;
   racks: number;
   upgraded: number;
@@ -187,6 +241,7 @@ interface Figures {
   };
   taskStepsByStep: Record<string, number>;
   parts: Record<string, PartFigures>;
+  byKind: Partial<Record<StepKind, KindFigures>>;
   cost: {
     measured: number;
     breakdown: Record<string, number>;
@@ -203,13 +258,16 @@ interface Figures {
       wru: number;
       /** DynamoDB requests per rack: the measured ones and, per extra check, its read and its AwaitWave's write. */
       requests: number;
+      /** The flash steps per rack, and the checks each took here (only they gain checks in the model). */
+      flashSteps: number;
+      flashChecksPerStep: number;
       total: number;
     };
   };
   callsPerSecond: number;
 }
 
-async function once(): Promise<Figures> {
+async function once(path: RolloutPath): Promise<Figures> {
   const moto = await startLocalMoto();
   const client = new DynamoDBClient(
     awsClientConfig({
@@ -253,6 +311,10 @@ async function once(): Promise<Figures> {
     into[part] = (into[part] ?? 0) + n;
   };
   let reportInvocations = 0;
+  const checksByPart: Record<string, number> = {};
+  /** Each execution's state in progress: since when, and its part (for the time per step kind). */
+  const inState = new Map<string, { at: number; part: string }>();
+  const msByPart: Record<string, number> = {};
   /** --timeline: each task's states as entered, [ms, name]. */
   const timelines = new Map<string, [number, string][]>();
 
@@ -275,6 +337,7 @@ async function once(): Promise<Figures> {
     cipher,
     settings,
     waitOverrideMs: WAIT_MS,
+    definition: definitionFor(path, loadChildTaskDefinition()),
     // A wave's wait for its wake-up is its safety net of AWAIT_SAFETY_NET_POLLS polls, each a Wait
     // here (the product's seconds scaled like the Waits: the bench's polls are 1 s).
     awaitTimeoutOverrideMs: AWAIT_SAFETY_NET_POLLS * WAIT_MS,
@@ -285,10 +348,16 @@ async function once(): Promise<Figures> {
       aroundStep: (event, run) => {
         const part = labeller.ofStep(event as unknown as Record<string, unknown>);
         add(lambdaByPart, part);
+        if ((event as { step?: unknown }).step === "checkWave") add(checksByPart, part);
         return inScope({ part }, run);
       },
       onStateEntered: (taskId, state) => {
-        add(transitionsByPart, labeller.ofState(taskId, state.name, state.input));
+        const part = labeller.ofState(taskId, state.name, state.input);
+        add(transitionsByPart, part);
+        const now = Date.now();
+        const before = inState.get(taskId);
+        if (before !== undefined) add(msByPart, before.part, now - before.at);
+        inState.set(taskId, { at: now, part });
         if (args.timeline)
           timelines.set(taskId, [...(timelines.get(taskId) ?? []), [Date.now(), state.name]]);
       },
@@ -315,6 +384,14 @@ async function once(): Promise<Figures> {
     images: stores.images,
     clock: systemClock,
     newId: randomUUID,
+    ...(args["health-check"]
+      ? {
+          policy: {
+            listBaselines: async () => [],
+            getRule: async (id: string) => (id === HEALTH_RULE.id ? HEALTH_RULE : undefined),
+          },
+        }
+      : {}),
   });
 
   const chosen = fleetRacks.slice(0, RACKS);
@@ -339,6 +416,7 @@ async function once(): Promise<Figures> {
           subTargets: [],
           overrideReadinessCheck: false,
           overrideVersionCheck: false,
+          ...(args["health-check"] ? { ruleId: HEALTH_RULE.id } : {}),
         },
         targetScope: { excludeOperationRunIds: [] },
       },
@@ -441,7 +519,22 @@ async function once(): Promise<Figures> {
   }
 
   const components = chosen[0]?.components.length ?? 0;
+  // A "wave" row is one step of one wave (the default rule's stages: flash, activation, bring-up).
   const waves = Object.keys(parts).filter((p) => p.startsWith("wave ")).length;
+  const byKind: Partial<Record<StepKind, KindFigures>> = {};
+  for (const part of partNames) {
+    const kind = kindOfPart(part);
+    if (kind === undefined) continue;
+    const k = byKind[kind] ?? { steps: 0, requests: 0, transitions: 0, lambda: 0, checks: 0, wallMs: 0 };
+    byKind[kind] = k;
+    const v = parts[part] as PartFigures;
+    k.steps += 1;
+    k.requests += v.requests;
+    k.transitions += v.transitions;
+    k.lambda += v.lambda;
+    k.checks += (checksByPart[part] ?? 0) / n;
+    k.wallMs += (msByPart[part] ?? 0) / n;
+  }
   const checks = (exec.byStep.checkWave ?? 0) / n;
   const perRack = {
     requests: meter.calls / n,
@@ -501,8 +594,13 @@ async function once(): Promise<Figures> {
       n: 0,
     });
   const awaitWru = waveWrites.n > 0 ? waveWrites.wcu / waveWrites.n : 0;
-  const extraChecks = Math.max(0, prod.checksPerWave - perRack.checksPerWave) * waves;
-  const backoffExtraChecks = Math.max(0, prod.backoffChecksPerWave - perRack.checksPerWave) * waves;
+  // Only the flashes take 10 minutes: an activation or a bring-up (a BMC or host back within a
+  // few minutes) is assumed woken within its first wait, as here, so only flash steps gain checks.
+  // Each extra check is a timed-out AwaitWave (its write) and a check that reads the wave's set.
+  const flash = byKind.flash ?? { steps: waves, checks };
+  const flashChecksPerStep = flash.steps > 0 ? flash.checks / flash.steps : 0;
+  const extraChecks = Math.max(0, prod.checksPerWave - flashChecksPerStep) * flash.steps;
+  const backoffExtraChecks = Math.max(0, prod.backoffChecksPerWave - flashChecksPerStep) * flash.steps;
   const model = {
     checksPerWave: prod.checksPerWave,
     transitions: perRack.transitions + extraChecks * prod.transitionsPerCheck,
@@ -510,9 +608,11 @@ async function once(): Promise<Figures> {
     backoffTransitions: perRack.transitions + backoffExtraChecks * prod.transitionsPerCheck,
     pollChecksPerWave: prod.pollChecksPerWave,
     taskSteps: perRack.taskSteps + extraChecks * (1 + awaitsPerCheck),
-    rru: perRack.rcu + extraChecks * checkRcu,
+    rru: perRack.rcu + extraChecks * Math.max(1, checkRcu),
     wru: perRack.wcu + extraChecks * awaitsPerCheck * awaitWru,
-    requests: perRack.requests + extraChecks * (checkReads + awaitsPerCheck),
+    requests: perRack.requests + extraChecks * (Math.max(1, checkReads) + awaitsPerCheck),
+    flashSteps: flash.steps,
+    flashChecksPerStep,
     total: 0,
   };
   model.total =
@@ -524,6 +624,7 @@ async function once(): Promise<Figures> {
 
   const p = (q: number) => durations[Math.min(durations.length - 1, Math.floor(q * durations.length))] ?? 0;
   const figures: Figures = {
+    path,
     status: run?.status ?? "missing",
     racks: RACKS,
     upgraded,
@@ -536,6 +637,7 @@ async function once(): Promise<Figures> {
     perRack,
     taskStepsByStep: Object.fromEntries(Object.entries(exec.byStep).map(([k, v]) => [k, v / n])),
     parts,
+    byKind,
     cost: { measured, breakdown, model },
     callsPerSecond: meter.calls / (wallMs / 1000),
   };
@@ -677,7 +779,7 @@ function report(f: Figures, runs: number): string {
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(" + ")}`,
     "",
-    `Per rack, modelled for production timing (10-min flashes, each wait woken by the wave's last result or timed out into a check on the default poll schedule, timed by the reported progress: ${nf(f.cost.model.checksPerWave)} checks per wave instead of ${nf(pr.checksPerWave)}, ${pr.waves} waves per rack; the same polls without the wake-up: ${nf(f.cost.model.pollChecksPerWave)} checks per wave; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)}, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
+    `Per rack, modelled for production timing (10-min flashes, each wait woken by the wave's last result or timed out into a check on the default poll schedule, timed by the reported progress: ${nf(f.cost.model.checksPerWave)} checks per flash step instead of ${nf(f.cost.model.flashChecksPerStep)}, ${f.cost.model.flashSteps} flash steps of ${pr.waves} wave steps per rack, the activations and bring-ups assumed woken within their first wait as here; the same polls without the wake-up: ${nf(f.cost.model.pollChecksPerWave)} checks per wave; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)}, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
     `  state transitions ${nf(f.cost.model.transitions, 0)} (measured here: ${nf(pr.transitions, 0)}), task-steps invocations ${nf(f.cost.model.taskSteps, 0)}, DynamoDB requests ${nf(f.cost.model.requests, 0)} (measured here: ${nf(pr.requests, 0)}), WRU ${nf(f.cost.model.wru, 0)}, RRU ${nf(f.cost.model.rru, 0)} → ${usd(f.cost.model.total)} per rack, ${usd(f.cost.model.total * 1000)} per 1,000 racks`,
     "",
     "Prices: us-east-1 list prices (checked 2026-11): Step Functions Standard $0.025/1k transitions; Lambda $0.20/1M requests + $0.0000166667/GB-s (256 MB × 60 ms assumed);",
@@ -691,6 +793,112 @@ function report(f: Figures, runs: number): string {
     "",
     "Aims (set 2026-12-01), against the figures measured then",
     formatTable(["figure", "aim", "2026-12-01", "now", ""], aims),
+    "",
+    "Per rack, by the kind of step (the rule's steps of every wave): what the flash, the activation, the bring-up and any health check cost",
+    formatTable(
+      ["kind", "steps", "requests", "transitions", "Lambda", "checks", "wall s (sum)", "wall s per step"],
+      Object.entries(f.byKind).map(([kind, k]) => [
+        kind,
+        nf(k.steps, 0),
+        nf(k.requests),
+        nf(k.transitions),
+        nf(k.lambda),
+        nf(k.checks),
+        nf(k.wallMs / 1000, 2),
+        nf(k.wallMs / 1000 / Math.max(1, k.steps), 2),
+      ]),
+    ),
+  ].join("\n");
+}
+
+/**
+ * The per-rack aims against the figures measured before activation, with the old path's and the
+ * new path's figures of this sitting side by side (bench/lib/rollout-paths.ts).
+ */
+function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>): string {
+  const nf = (x: number, d = 1) => x.toFixed(d);
+  const columns = PATHS.map((p) =>
+    p === "before" ? "old path (SendWave per step)" : "new path (the check sends)",
+  );
+  const row = (
+    label: string,
+    aim: number | undefined,
+    then: string,
+    value: (f: Figures) => number,
+    text: (x: number) => string,
+  ) => {
+    const values = PATHS.map((p) => byPath[p]).map((f) => (f === undefined ? undefined : value(f)));
+    const last = values[values.length - 1];
+    const verdict = aim === undefined || last === undefined ? "" : last <= aim ? "met" : "NOT met";
+    return [
+      label,
+      aim === undefined ? "-" : `≤ ${text(aim)}`,
+      then,
+      ...values.map((v) => (v === undefined ? "-" : text(v))),
+      verdict,
+    ];
+  };
+  const rows = [
+    row(
+      "DynamoDB requests per rack",
+      HALVED_AIMS.requests,
+      `${BEFORE_ACTIVATION.requests}`,
+      (f) => f.perRack.requests,
+      (x) => nf(x),
+    ),
+    row(
+      "Lambda invocations per rack",
+      HALVED_AIMS.lambda,
+      `${BEFORE_ACTIVATION.lambda}`,
+      (f) => f.perRack.lambda,
+      (x) => nf(x),
+    ),
+    row(
+      "… of them task-steps",
+      undefined,
+      "-",
+      (f) => f.perRack.taskSteps,
+      (x) => nf(x),
+    ),
+    row(
+      "state transitions per rack",
+      undefined,
+      `${BEFORE_ACTIVATION.transitions}`,
+      (f) => f.perRack.transitions,
+      (x) => nf(x),
+    ),
+    row(
+      "IoT messages per rack",
+      undefined,
+      `${BEFORE_ACTIVATION.iot}`,
+      (f) => f.perRack.commands + f.perRack.reports,
+      (x) => nf(x, 0),
+    ),
+    row(
+      "modelled cost per rack, 10-minute flashes",
+      HALVED_AIMS.cost10min,
+      usd(BEFORE_ACTIVATION.cost10min),
+      (f) => f.cost.model.total,
+      usd,
+    ),
+    row(
+      "… its state transitions",
+      undefined,
+      "-",
+      (f) => f.cost.model.transitions,
+      (x) => nf(x, 0),
+    ),
+    row(
+      "rollout wall time / ideal",
+      undefined,
+      "-",
+      (f) => f.wallMs / f.rolloutIdealMs,
+      (x) => `${nf(x, 2)}×`,
+    ),
+  ];
+  return [
+    `Per-rack aims (set 2026-12-04, against 2026-12-03's figures measured before activation joined the default rule), ${PATHS.length > 1 ? "both paths in this sitting" : `the ${PATHS[0]} path`}${args["health-check"] ? ", the rule with health checks" : ""}${REPEAT > 1 ? ` (medians of ${REPEAT} runs each)` : ""}`,
+    formatTable(["figure", "aim", "2026-12-03", ...columns, ""], rows),
   ].join("\n");
 }
 
@@ -717,18 +925,31 @@ function printTimeline(
 }
 
 async function main(): Promise<void> {
-  const runs: Figures[] = [];
+  const byPath: Partial<Record<RolloutPath, Figures>> = {};
+  const all: Record<string, Figures[]> = {};
+  // Alternating the paths run by run, so both see the same machine load.
   for (let i = 0; i < REPEAT; i++) {
-    runs.push(await once());
-    if (REPEAT > 1) process.stderr.write(`[bench] run ${i + 1}/${REPEAT} done\n`);
+    for (const path of PATHS) {
+      all[path] = [...(all[path] ?? []), await once(path)];
+      process.stderr.write(`[bench] ${path} path: run ${i + 1}/${REPEAT} done\n`);
+    }
   }
-  if (REPEAT > 1) {
-    console.log(
-      `Runs: ${runs.map((r) => `${(r.wallMs / 1000).toFixed(1)} s, ${r.perRack.requests.toFixed(1)} requests, ${r.perRack.capacityUnits.toFixed(0)} units, ${r.perRack.lambda.toFixed(1)} Lambda per rack`).join("; ")}\n`,
+  for (const path of PATHS) {
+    const runs = all[path] ?? [];
+    byPath[path] = medianOf(runs);
+    if (REPEAT > 1) {
+      console.log(
+        `Runs of the ${path} path: ${runs.map((r) => `${(r.wallMs / 1000).toFixed(1)} s, ${r.perRack.requests.toFixed(1)} requests, ${r.perRack.capacityUnits.toFixed(0)} units, ${r.perRack.lambda.toFixed(1)} Lambda per rack`).join("; ")}\n`,
+      );
+    }
+    console.log(`=== The ${path} path ===\n${report(byPath[path] as Figures, runs.length)}\n`);
+  }
+  console.log(halvedAims(byPath));
+  if (args.json)
+    writeFileSync(
+      args.json,
+      JSON.stringify({ runs: all, median: byPath[PATHS[PATHS.length - 1] as RolloutPath], byPath }, null, 2),
     );
-  }
-  console.log(report(medianOf(runs), runs.length));
-  if (args.json) writeFileSync(args.json, JSON.stringify({ runs, median: medianOf(runs) }, null, 2));
 }
 
 main().then(

@@ -15,6 +15,7 @@
  *                                                iotEndpoint: shim.endpoint, cipher });
  *   dispatcher uses child.submitter; the gRPC API uses child.tasksApi; at exit: await child.stop().
  */
+
 import { randomUUID } from "node:crypto";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
@@ -26,6 +27,7 @@ import {
 import { DynamoReadinessStore } from "../src/adapters/dynamodb/readiness-store.js";
 import type { TableNames } from "../src/adapters/dynamodb/schema.js";
 import { IotPublisher } from "../src/adapters/iot/publisher.js";
+import type { AslMachine } from "../src/adapters/stepfunctions/asl.js";
 import type { TasksApi } from "../src/app/api.js";
 import { reconcileExecutionEnd } from "../src/app/child-task/outcome.js";
 import { type BmcReportMessage, createReportRecorder } from "../src/app/child-task/receiving.js";
@@ -118,6 +120,8 @@ export interface LocalChildTasksOptions {
   reportBatchMs?: number;
   /** Overrides every Wait state's duration (ms): quick demos and tests. */
   waitOverrideMs?: number;
+  /** The child-task definition to run; default the one file (a benchmark runs an earlier path of it). */
+  definition?: AslMachine;
   /** How long a wave waits for its wake-up before its check (ms); default `waitOverrideMs`. */
   awaitTimeoutOverrideMs?: number;
   retryIntervalOverrideMs?: number;
@@ -215,6 +219,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     },
     ...(options.settings ? { settings: options.settings } : {}),
     ...(options.waitOverrideMs !== undefined ? { waitOverrideMs: options.waitOverrideMs } : {}),
+    ...(options.definition !== undefined ? { definition: options.definition } : {}),
     ...(options.awaitTimeoutOverrideMs !== undefined
       ? { awaitTimeoutOverrideMs: options.awaitTimeoutOverrideMs }
       : {}),

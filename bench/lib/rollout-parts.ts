@@ -36,23 +36,66 @@ export function orderParts(parts: Iterable<string>): string[] {
 }
 
 function waveOrder(a: string, b: string): number {
-  const n = (s: string) => (s.match(/^wave (\d+)(?:\.(\d+))?/) ?? []).slice(1).map(Number);
-  const [a1 = 0, a2 = 0] = n(a);
-  const [b1 = 0, b2 = 0] = n(b);
-  return a1 - b1 || a2 - b2 || a.localeCompare(b);
+  const n = (s: string) =>
+    (s.match(/^wave (\d+)(?:\.(\d+))?(?: \([^)]*\))?(?: (\d+)\/)?/) ?? [])
+      .slice(1)
+      .map((x) => Number(x ?? 0));
+  const [a1 = 0, a2 = 0, a3 = 0] = n(a);
+  const [b1 = 0, b2 = 0, b3 = 0] = n(b);
+  return a1 - b1 || a2 - b2 || a3 - b3 || a.localeCompare(b);
+}
+
+/** What a rule step is for, as the per-kind rows name it. */
+export const STEP_KINDS = ["flash", "activation", "bring-up", "health check", "verify", "sleep"] as const;
+export type StepKind = (typeof STEP_KINDS)[number];
+
+export function stepKind(action: unknown): StepKind {
+  switch (action) {
+    case "UPDATE_FIRMWARE":
+      return "flash";
+    case "RESET_BMC":
+    case "POWER_CYCLE_HOST":
+    case "AC_CYCLE":
+      return "activation";
+    case "WAIT_BRING_UP":
+      return "bring-up";
+    case "CHECK_HEALTH":
+      return "health check";
+    case "SLEEP":
+      return "sleep";
+    default:
+      return "verify";
+  }
+}
+
+/** The kind of a wave part's step ("wave 3 (compute) 2/3 activation" → activation). */
+export function kindOfPart(part: string): StepKind | undefined {
+  return STEP_KINDS.find((k) => part.startsWith("wave ") && part.endsWith(` ${k}`));
 }
 
 interface GroupLike {
   stage?: number;
   name?: string;
   type?: string;
+  steps?: { action?: string }[];
 }
 
-/** "wave 3 (compute)" for group g (0-based) of the plan, wave w (0-based) when a group has several. */
-export function waveLabel(groups: readonly GroupLike[] | undefined, group: number, wave = 0): string {
+/**
+ * "wave 3 (compute) 2/3 activation" for group g (0-based) of the plan, wave w (0-based) when a
+ * group has several, step s (0-based) of the group's rule steps, when the plan names them.
+ */
+export function waveLabel(
+  groups: readonly GroupLike[] | undefined,
+  group: number,
+  wave = 0,
+  step?: number,
+): string {
   const g = groups?.[group];
   const name = g?.name ?? g?.type?.toLowerCase() ?? "?";
-  return `wave ${group + 1}${wave > 0 ? `.${wave + 1}` : ""} (${name})`;
+  const label = `wave ${group + 1}${wave > 0 ? `.${wave + 1}` : ""} (${name})`;
+  const steps = g?.steps;
+  if (step === undefined || steps === undefined || steps[step] === undefined) return label;
+  return `${label} ${step + 1}/${steps.length} ${stepKind(steps[step]?.action)}`;
 }
 
 type Obj = Record<string, unknown>;
@@ -63,6 +106,17 @@ function groupOfWave(groups: readonly GroupLike[] | undefined, wave: Obj): numbe
   const stage = wave.stage as number | undefined;
   const i = groups?.findIndex((g, index) => (g.stage ?? index) === stage) ?? -1;
   return i >= 0 ? i : Number(stage ?? 0);
+}
+
+/**
+ * The part of a wave in flight: its group by its stage, its step by its own index; the wave's
+ * number within the group from the cursor when the cursor is the same step's (a check that started
+ * the next step returns the next cursor with it: then the wave's own step is the cursor's).
+ */
+function waveOfState(groups: readonly GroupLike[] | undefined, wave: Obj, cursor: Obj): string {
+  const group = groupOfWave(groups, wave);
+  const sameGroup = Number(cursor.group ?? -1) === group;
+  return waveLabel(groups, group, sameGroup ? Number(cursor.wave ?? 0) : 0, Number(wave.step ?? 0));
 }
 
 /** Remembers each task's plan (its groups) from the events that carry it, for steps that do not. */
@@ -84,11 +138,11 @@ export class PartLabeller {
       case "sendWave":
       case "finishWave": {
         const c = obj(event.cursor);
-        return waveLabel(groups, Number(c.group ?? 0), Number(c.wave ?? 0));
+        return waveLabel(groups, Number(c.group ?? 0), Number(c.wave ?? 0), Number(c.step ?? 0));
       }
       case "awaitWave":
       case "checkWave":
-        return waveLabel(groups, groupOfWave(groups, obj(event.wave)));
+        return waveOfState(groups, obj(event.wave), obj(event.cursor));
       case "recordOutcome":
         return PART.outcome;
       default:
@@ -121,14 +175,14 @@ export class PartLabeller {
       case "CheckWave":
       case "WaveDone?":
         // The wave in flight is the plan's (`$.plan.wave`; `$.wave` in the definition before).
-        return waveLabel(groups, groupOfWave(groups, obj(plan.wave ?? state.wave)));
+        return waveOfState(groups, obj(plan.wave ?? state.wave), obj(plan.cursor));
       case "MoreWaves?":
       case "WaitBeforeRetry":
       case "SendWave":
       case "FinishWave": {
         const c = obj(plan.cursor);
         if (name === "MoreWaves?" && c.more !== true) return PART.outcome;
-        return waveLabel(groups, Number(c.group ?? 0), Number(c.wave ?? 0));
+        return waveLabel(groups, Number(c.group ?? 0), Number(c.wave ?? 0), Number(c.step ?? 0));
       }
       default:
         return PART.outcome;

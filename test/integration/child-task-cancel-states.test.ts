@@ -42,11 +42,24 @@ const STEPS: { name: string; notReady?: boolean; holds: (e: StepEvent) => boolea
       e.step === "checkQueries" &&
       (e as { preflight?: { readyDeadline?: number } }).preflight?.readyDeadline !== undefined,
   },
-  // The first wave's update is out (its check is held, its results in).
+  // The first wave's update about to go out (SendWave runs for a task's first step alone).
+  { name: "first send", holds: (e) => e.step === "sendWave" && at(e, 0, 0) },
+  // The first wave's update is out (its check is held, its results in; it starts the activation).
   { name: "a wave", holds: (e) => e.step === "checkWave" && at(e, 0, 0) },
-  { name: "verify", holds: (e) => e.step === "sendWave" && at(e, 0, 1) },
-  { name: "between waves", holds: (e) => e.step === "sendWave" && at(e, 1, 0) },
+  // The first wave's activation check (its last step), its answers in: it starts the second wave.
+  { name: "verify", holds: (e) => e.step === "checkWave" && at(e, 0, 1) },
+  // The second wave's update is out (the check before started it): its wait is held.
+  { name: "between waves", holds: (e) => e.step === "awaitWave" && secondUpdate(e) },
 ];
+
+/** Each task's AwaitWave invocations on an update step: the second is the second wave's. */
+const updateWaits = new Map<string, number>();
+function secondUpdate(e: StepEvent): boolean {
+  if (e.step !== "awaitWave" || e.wave.step !== 0 || e.wave.action !== "UPDATE_FIRMWARE") return false;
+  const n = (updateWaits.get(e.taskId) ?? 0) + 1;
+  updateWaits.set(e.taskId, n);
+  return n === 2;
+}
 
 /** The hour of day twelve hours from now: a daily one-hour window that is closed now. */
 const closedWindow = () => ({

@@ -24,6 +24,7 @@ import {
 } from "../../src/adapters/dynamodb/index.js";
 import { IotPublisher } from "../../src/adapters/iot/publisher.js";
 import { createS3Client, S3ImageObjectStore } from "../../src/adapters/s3/image-bucket.js";
+import type { AslMachine } from "../../src/adapters/stepfunctions/asl.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher, RunWaker, TaskStore } from "../../src/app/ports.js";
 import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
@@ -117,6 +118,8 @@ export async function startHarness(options: {
   onStateEntered?: LocalExecutorOptions["onStateEntered"];
   /** Wraps the task store the machinery writes through (tests that act between two of its writes). */
   wrapTasks?: (tasks: TaskStore) => TaskStore;
+  /** The child-task definition to run (default the one file). */
+  definition?: AslMachine;
 }): Promise<Harness> {
   const client = testClient(testEndpoint());
   const { names, drop } = await freshTables(client, options.label);
@@ -146,6 +149,7 @@ export async function startHarness(options: {
       : {}),
     ...(options.waker ? { waker: options.waker } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.definition ? { definition: options.definition } : {}),
     hooks: {
       ...(options.aroundStep ? { aroundStep: options.aroundStep } : {}),
       ...(options.onStateEntered ? { onStateEntered: options.onStateEntered } : {}),

@@ -114,8 +114,10 @@ describe("child task: an operation rule's stages, waves and steps", () => {
     ]);
     // Three waves (2 + 2 + 1), four steps each; queries: the preflight's 5, then 5 per verify step.
     const byStep = h.child.executor.stats().byStep;
-    // Each step ends inside its last CheckWave: no FinishWave state runs.
-    expect([byStep.sendWave, byStep.finishWave ?? 0]).toEqual([12, 0]);
+    // Each step ends inside its last CheckWave, which starts the next: SendWave runs for the first
+    // step alone, no FinishWave state runs, and every step is judged (12 checks at least).
+    expect([byStep.sendWave, byStep.finishWave ?? 0]).toEqual([1, 0]);
+    expect(byStep.checkWave).toBeGreaterThanOrEqual(12);
     const stats = h.fleet.stats();
     expect([stats.flashes, stats.queryCommands]).toEqual([5, 15]);
     // Switches first (the stage's first type), two at a time.

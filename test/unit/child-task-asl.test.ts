@@ -94,25 +94,45 @@ describe("child-task ASL", () => {
     for (const r of wait.Retry as { ErrorEquals: string[] }[])
       expect(r.ErrorEquals).not.toContain("States.Timeout");
     expect(s.SendWave?.Next).toBe("AwaitWave");
-    expect((s["WaveDone?"] as { Default?: string }).Default).toBe("AwaitWave");
+    // A pending wave (the next step CheckWave started, or one still waiting) waits again.
+    expect((s["WaveDone?"] as unknown as { Choices: unknown[] }).Choices[1]).toEqual({
+      Variable: "$.plan.wave.done",
+      BooleanEquals: false,
+      Next: "AwaitWave",
+    });
     expect(s.WaitForWave).toMatchObject({ SecondsPath: "$.plan.wave.waitSeconds", Next: "CheckWave" });
   });
 
-  it("ends a wave inside CheckWave: no FinishWave state, the plan (groups, cursor, wave) in and out of $.plan", () => {
+  it("ends a wave inside CheckWave and starts the next step there: no FinishWave state, no SendWave between steps, the plan (groups, cursor, wave) in and out of $.plan", () => {
     const s = raw.States;
     expect(s.FinishWave).toBeUndefined();
     expect(s.CheckWave?.Parameters).toMatchObject({
       "groups.$": "$.plan.groups",
       "cursor.$": "$.plan.cursor",
       "wave.$": "$.plan.wave",
+      sendNext: true,
     });
     expect(s.CheckWave?.ResultPath).toBe("$.plan");
     expect(s.SendWave?.ResultPath).toBe("$.plan.wave");
-    // A task the last check ended goes to AlreadyFinished; a done wave straight to MoreWaves?.
-    expect((s["WaveDone?"] as unknown as { Choices: unknown[] }).Choices).toEqual([
-      { Variable: "$.plan.ended", IsPresent: true, Next: "AlreadyFinished" },
-      { Variable: "$.plan.wave.done", BooleanEquals: true, Next: "MoreWaves?" },
-    ]);
+    // A task the last check ended goes to AlreadyFinished; a pending wave (the step the check
+    // started) to AwaitWave; a done one as MoreWaves? would, without its transition: a retry's
+    // backoff, SendWave (a check that started nothing), or RecordSuccess.
+    expect(s["WaveDone?"]).toMatchObject({
+      Choices: [
+        { Variable: "$.plan.ended", IsPresent: true, Next: "AlreadyFinished" },
+        { Variable: "$.plan.wave.done", BooleanEquals: false, Next: "AwaitWave" },
+        { Variable: "$.plan.cursor.retry", BooleanEquals: true, Next: "WaitBeforeRetry" },
+        { Variable: "$.plan.cursor.more", BooleanEquals: true, Next: "SendWave" },
+      ],
+      Default: "RecordSuccess",
+    });
+    expect(s["MoreWaves?"]).toMatchObject({
+      Choices: [
+        { Variable: "$.plan.cursor.retry", BooleanEquals: true, Next: "WaitBeforeRetry" },
+        { Variable: "$.plan.cursor.more", BooleanEquals: true, Next: "SendWave" },
+      ],
+      Default: "RecordSuccess",
+    });
   });
 
   it("AcquireLock sends the preflight's queries: its result is the poll state in $.plan, and no SendQueries state follows", () => {
@@ -197,8 +217,8 @@ describe("child-task ASL", () => {
     });
   });
 
-  it("every state that publishes to BMCs retries BmcPublishError: AcquireLock (the preflight's queries), CheckPreflight (its re-asks), SendWave", () => {
-    for (const name of ["AcquireLock", "CheckPreflight", "SendWave"]) {
+  it("every state that publishes to BMCs retries BmcPublishError: AcquireLock (the preflight's queries), CheckPreflight (its re-asks), SendWave, CheckWave (the next step it starts)", () => {
+    for (const name of ["AcquireLock", "CheckPreflight", "SendWave", "CheckWave"]) {
       expect((raw.States[name]!.Retry as unknown[])[1], name).toEqual({
         ErrorEquals: ["BmcPublishError"],
         IntervalSeconds: 2,

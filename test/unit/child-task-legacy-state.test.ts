@@ -16,7 +16,8 @@ import {
   type WaveState,
 } from "../../src/app/child-task/settings.js";
 import { createTaskSteps } from "../../src/app/child-task/steps.js";
-import { checkWave, nextCursor } from "../../src/app/child-task/waves.js";
+import { checkWave } from "../../src/app/child-task/wave-check.js";
+import { nextCursor } from "../../src/app/child-task/wave-cursor.js";
 import type { BmcCommand } from "../../src/domain/bmc-protocol.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";

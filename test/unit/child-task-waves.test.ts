@@ -15,7 +15,8 @@ import {
   type UpgradeGroup,
   type WaveState,
 } from "../../src/app/child-task/settings.js";
-import { awaitWave, checkWave, groupFacts, sendWave } from "../../src/app/child-task/waves.js";
+import { checkWave } from "../../src/app/child-task/wave-check.js";
+import { awaitWave, groupFacts, sendWave } from "../../src/app/child-task/waves.js";
 import { silentLogger } from "../../src/app/observability.js";
 import type { BmcCommand, UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { CommandFamily, CommandSet } from "../../src/domain/command-sets.js";
@@ -215,7 +216,7 @@ describe("CheckWave", () => {
     steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 }],
   });
   /** The check of wave `w` of a group of c1 then c2 (one at a time), both already sent. */
-  async function checkOf(h: ReturnType<typeof harness>, w: number, ok = true) {
+  async function checkOf(h: ReturnType<typeof harness>, w: number, ok = true, sendNext = false) {
     const id = w === 0 ? "c1" : "c2";
     const address = updateAddress(task.id, 0);
     await h.commands.open(task.id, "u", {
@@ -263,6 +264,7 @@ describe("CheckWave", () => {
         done: false,
         pending: 0,
       } as never,
+      ...(sendNext ? { sendNext } : {}),
     });
   }
 
@@ -274,6 +276,43 @@ describe("CheckWave", () => {
     expect(plan).toMatchObject({ cursor: { wave: 1, more: true } });
     expect("ended" in plan).toBe(false);
     expect((await h.stored())?.status).toBe("RUNNING");
+  });
+
+  it("with sendNext, a done wave before the last starts the next one in the same call: its update published, the plan's wave pending; a retried check sends it again under the same request id", async () => {
+    const h = harness();
+    await h.create();
+    const plan = await checkOf(h, 0, true, true);
+    const address = updateAddress(task.id, 0);
+    expect(plan).toMatchObject({
+      cursor: { wave: 1, step: 0, more: true, retry: false },
+      wave: { componentIds: ["c2"], action: "UPDATE_FIRMWARE", done: false, polls: 0 },
+    });
+    expect(
+      h.published.map((p) => [p.componentId, p.command.type, (p.command as UpdateCommand).requestId]),
+    ).toEqual([["c2", "update", commandRequestId(address, "c2")]]);
+    const entry = (await h.commands.get(task.id, "u"))?.entries[entryKey(address, "c2")];
+    expect(entry).toMatchObject({ sentAt: 5_000 });
+    // The Lambda retried (it crashed after publishing): the same judgement, the same command again.
+    const again = await checkOf(h, 0, true, true);
+    expect(again).toEqual(plan);
+    expect(h.published.map((p) => (p.command as UpdateCommand).requestId)).toEqual([
+      commandRequestId(address, "c2"),
+      commandRequestId(address, "c2"),
+    ]);
+    expect((await h.stored())?.status).toBe("RUNNING");
+  });
+
+  it("with sendNext, a failed wave starts nothing (ComponentsFailed) and the last wave nothing after it", async () => {
+    const h = harness();
+    await h.create();
+    await expect(checkOf(h, 0, false, true)).rejects.toMatchObject({ name: "ComponentsFailed" });
+    expect(h.published).toEqual([]);
+    const g = harness();
+    await g.create();
+    await checkOf(g, 0);
+    const plan = await checkOf(g, 1, true, true);
+    expect(plan).toMatchObject({ ended: "COMPLETED", cursor: { more: false }, wave: { done: true } });
+    expect(g.published).toEqual([]);
   });
 
   it("the last wave's check reads the task with its update set in one request and records the task COMPLETED itself", async () => {

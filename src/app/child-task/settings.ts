@@ -94,6 +94,12 @@ export type StepEvent =
       rackId?: string;
       groups?: UpgradeGroup[];
       cursor?: WaveCursor;
+      /**
+       * With the plan: a done wave whose next cursor is a step to run now (neither a retry nor the
+       * end) starts that step in the same call (SendWave's work), and the plan comes back with it
+       * pending. Absent (the definitions before, whose WaveDone? leads to a SendWave state): not.
+       */
+      sendNext?: boolean;
     })
   | (Base & {
       step: "finishWave";

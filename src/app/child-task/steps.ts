@@ -4,8 +4,9 @@
  * `event.step`; locally the local executor binds every Task state to the same `handle`
  * (local/step-functions.ts). The steps live by concept: lock.ts (AcquireLock's lock),
  * preflight.ts (AcquireLock's queries, CheckPreflight; sendQueries is still a step for executions
- * of the definition before), waves.ts (SendWave, CheckWave; finishWave, which CheckWave calls once
- * a wave is done, likewise), outcome.ts (RecordSuccess, RecordFailure, and the last wave's
+ * of the definition before), waves.ts (SendWave, AwaitWave), wave-check.ts (CheckWave),
+ * wave-cursor.ts (finishWave, which CheckWave calls once a wave is done; a step still for
+ * executions of the definition before), outcome.ts (RecordSuccess, RecordFailure, and the last wave's
  * CheckWave records through it too); the BMC reports arrive through receiving.ts.
  *
  * The state machine, in short (state-machines/README.md has the picture and the reasons):
@@ -13,7 +14,8 @@
  *   AcquireLock (then the preflight's queries) ─(queued: Wait, again)─►
  *     AwaitPreflight ─► CheckPreflight (not ready yet: Wait ◄─► CheckPreflight)
  *     └─► for each stage of the task's rule, for each wave of ≤ maxParallel of its components:
- *         SendWave ─► AwaitWave ◄─► CheckWave (ends the wave once done; the last one, the task)
+ *         SendWave (the first step) ─► AwaitWave ◄─► CheckWave (ends the step once done and
+ *         starts the next, so the loop is AwaitWave ◄─► CheckWave; the last one ends the task)
  *     └─► (any failure, caught) RecordFailure
  *
  * How the execution waits for a BMC: a callback, with a poll under it. SendWave writes the wave's
@@ -42,7 +44,9 @@ import { type StepDeps, type TaskStepsDeps, withDefaults } from "./deps.js";
 import { recordOutcome } from "./outcome.js";
 import { acquireLockAndAsk, awaitQueries, checkQueries, sendQueries } from "./preflight.js";
 import type { StepEvent, StepEventOf, StepName } from "./settings.js";
-import { awaitWave, checkWave, finishWave, sendWave } from "./waves.js";
+import { checkWave } from "./wave-check.js";
+import { finishWave } from "./wave-cursor.js";
+import { awaitWave, sendWave } from "./waves.js";
 
 export interface TaskSteps {
   handle(event: StepEvent): Promise<unknown>;

@@ -1,0 +1,259 @@
+/**
+ * CheckWave: judges one step of one wave from what its BMCs reported (the answers its wake-up
+ * brought, else one read of the wave's record): each component gets its verdict
+ * (src/domain/component-verdict.ts); a wave with components pending waits again, one whose every
+ * component has a verdict is ended in the same call (wave-cursor.ts `finishWave`: the next cursor,
+ * a retry, or ComponentsFailed) and, when the next cursor is a step to run now, that step is
+ * started in the same call too (`sendNext`). The last step of the last wave reads the task with it
+ * and records the task's outcome there.
+ */
+import {
+  type CommandFamily,
+  type CommandSet,
+  commandRecord,
+  entryKey,
+  isAnswered,
+  mergeParts,
+} from "../../domain/command-sets.js";
+import {
+  type ComponentResult,
+  nextCheckWaitSeconds,
+  type PendingCommand,
+  type QueryStepName,
+  queryVerdict,
+  verdict,
+} from "../../domain/component-verdict.js";
+import { updatesSucceeded } from "../../domain/live-report.js";
+import type { ComponentType } from "../../domain/model.js";
+import type { RuleAction } from "../../domain/operation-rules.js";
+import type { Task } from "../../domain/task.js";
+import { completionMessage } from "../../domain/task-report.js";
+import type { StepDeps } from "./deps.js";
+import { isTerminalTask, loadTaskWith, recordTaskOutcome } from "./outcome.js";
+import {
+  currentCursor,
+  currentGroups,
+  currentWave,
+  type StepEventOf,
+  type UpgradeGroup,
+  type WaveCursor,
+  type WavePlan,
+  type WaveState,
+} from "./settings.js";
+import { finishWave, nextCursor } from "./wave-cursor.js";
+import { awaiting, familyOf, sendWave, waveAddress } from "./waves.js";
+
+/** How a query-answered step names itself in its verdicts. */
+const QUERY_STEP_NAMES: Record<Exclude<RuleAction, "UPDATE_FIRMWARE" | "SLEEP">, QueryStepName> = {
+  VERIFY_VERSION: "verify-version",
+  VERIFY_REACHABILITY: "verify-reachability",
+  RESET_BMC: "reset-bmc",
+  POWER_CYCLE_HOST: "power-cycle-host",
+  AC_CYCLE: "ac-cycle",
+  WAIT_BRING_UP: "wait-bring-up",
+  CHECK_HEALTH: "check-health",
+};
+
+/** The update set's parts a plan's waves store their updates in. */
+const planParts = (groups: readonly UpgradeGroup[]): number[] =>
+  groups.flatMap((g) => (g.part === undefined ? [] : [g.part]));
+
+/**
+ * Reads the wave's commands (one read): done once every component has a verdict (answer, result or
+ * timeout), and then finished at once (finishWave: the next cursor, or ComponentsFailed), so the
+ * plan comes back with the wave and its next cursor; with `sendNext`, the next step already sent
+ * (the plan's wave is then that step's, pending). Else the next check after the backoff, or
+ * later when the pending updates' progress says the wave cannot be done before then
+ * (nextCheckWaitSeconds), never past the deadline.
+ *
+ * The last step of the last wave reads the task with its sets (the same one request) and, once the
+ * wave passes, records the task COMPLETED there and then (`ended` in the plan: the state machine
+ * skips its RecordSuccess state), so the slot it frees refills one round trip and one state sooner;
+ * a task found ended (cancelled) stops the wave as it is. An event without the plan (an execution
+ * of the definition before, which has a FinishWave state) gets the wave alone.
+ */
+export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WavePlan | WaveState> {
+  // What the wake-up brought is this check's alone: the wave goes on without it.
+  const { answers, ...wave } = currentWave(e.wave, e.settings);
+  const family = familyOf(wave.action);
+  const plan =
+    e.groups === undefined || e.cursor === undefined || e.rackId === undefined
+      ? undefined
+      : { groups: e.groups, cursor: e.cursor, rackId: e.rackId };
+  const last =
+    plan !== undefined &&
+    !nextCursor(currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)).more;
+  // What the wake-up brought, when it is this wave's and complete: no read of the wave's record.
+  const woken = family === undefined ? undefined : answersFor(e.taskId, family, wave, answers);
+  // One read: the wave's set, and on the last step the task and its whole update set with it.
+  const read = last
+    ? await lastRead(deps, e.taskId, currentGroups(plan.groups, e.settings), currentCursor(plan.cursor), wave)
+    : undefined;
+  const success = { status: "COMPLETED" as const, message: completionMessage, fromOutside: false };
+  if (read !== undefined && isTerminalTask(read.task) && plan !== undefined) {
+    // Ended already (cancelled, or this check retried after its own record): what is left of the
+    // ending is finished (recordTaskOutcome keeps the first outcome), and the loop stops.
+    const ended = await recordTaskOutcome(deps, e.taskId, success, read.task, { set: read.sets.u });
+    return { groups: plan.groups, cursor: plan.cursor, wave, ended: ended.status };
+  }
+  const set =
+    family === undefined
+      ? undefined
+      : read !== undefined
+        ? read.sets[family]
+        : (woken ?? (await deps.commands.get(e.taskId, family, wave.part)));
+  const judged = judgeWave(e, wave, set, deps.clock());
+  if (plan === undefined) return judged;
+  if (!judged.done) return { groups: plan.groups, cursor: plan.cursor, wave: judged };
+  // Done: the wave ends here, not in a state of its own (a retried call ends it again: the same).
+  const cursor = await finishWave(deps, {
+    step: "finishWave",
+    taskId: e.taskId,
+    settings: e.settings,
+    rackId: plan.rackId,
+    groups: plan.groups,
+    cursor: plan.cursor,
+    wave: judged,
+  });
+  if (read === undefined || cursor.more || cursor.retry) {
+    if (e.sendNext !== true || !cursor.more || cursor.retry)
+      return { groups: plan.groups, cursor, wave: judged };
+    // The next step starts here rather than in a SendWave state: one invocation and two state
+    // transitions fewer per step. A retried check judges the same answers to the same cursor and
+    // sends the same commands again under the same request ids (sendWave), so nothing is flashed twice.
+    const next = await sendWave(deps, {
+      step: "sendWave",
+      taskId: e.taskId,
+      settings: e.settings,
+      rackId: plan.rackId,
+      groups: plan.groups,
+      cursor,
+    });
+    return { groups: plan.groups, cursor, wave: next };
+  }
+  const ended = await recordTaskOutcome(deps, e.taskId, success, read.task, { set: read.sets.u });
+  return { groups: plan.groups, cursor, wave: judged, ended: ended.status };
+}
+
+/**
+ * The last check's read: the task and its whole update set, in two requests at once. Strongly
+ * consistent: the task, the set's first record (only if some group's updates are there) and the
+ * wave's own stage's part (with the stage's other waves, steps and attempts); eventually
+ * consistent (half the read units): the earlier stages' parts, written at least a stage ago and
+ * already judged. Those can only be stale in one way: a component of an earlier stage whose latest
+ * update is not the success it was (every earlier stage passed, or the task would have stopped);
+ * then everything is read again, strongly.
+ */
+async function lastRead(
+  deps: StepDeps,
+  taskId: string,
+  groups: readonly UpgradeGroup[],
+  cursor: WaveCursor,
+  wave: WaveState,
+): Promise<{ task: Task; sets: Partial<Record<CommandFamily, CommandSet>> }> {
+  const family = familyOf(wave.action);
+  const first: CommandFamily[] = groups.some((g) => g.part === undefined) ? ["u"] : [];
+  const families: CommandFamily[] = family === undefined || family === "u" ? first : [family, ...first];
+  const ownPart = groups[cursor.group]?.part;
+  const earlier = groups.filter((g) => g.part !== undefined && g.part !== ownPart);
+  const [found, parts] = await Promise.all([
+    loadTaskWith(deps, taskId, families, ownPart === undefined ? [] : [ownPart]),
+    earlier.length === 0 ? [] : deps.commands.getParts(taskId, planParts(earlier)),
+  ]);
+  const updates = mergeParts(found.sets.u, parts);
+  if (
+    updatesSucceeded(
+      updates,
+      taskId,
+      earlier.flatMap((g) => g.componentIds),
+    )
+  ) {
+    return { task: found.task, sets: { ...found.sets, ...(updates === undefined ? {} : { u: updates }) } };
+  }
+  return loadTaskWith(deps, taskId, families, planParts(groups));
+}
+
+/**
+ * The answers a wake-up brought, when they are this wave's and complete (every entry it waits for
+ * answered, as the waker saw them stored); else undefined, and the check reads the set.
+ */
+function answersFor(
+  taskId: string,
+  family: CommandFamily,
+  wave: WaveState,
+  answers: CommandSet | undefined,
+): CommandSet | undefined {
+  if (answers?.taskId !== taskId || answers.family !== family || answers.part !== wave.part) return undefined;
+  const address = waveAddress(taskId, wave);
+  const complete = wave.componentIds.every((id) =>
+    isAnswered(family, answers.entries?.[entryKey(address, id)]),
+  );
+  return complete ? answers : undefined;
+}
+
+function judgeWave(
+  e: StepEventOf<"checkWave">,
+  wave: WaveState,
+  set: CommandSet | undefined,
+  now: number,
+): WaveState {
+  if (wave.action === "SLEEP") {
+    if (now < wave.deadline) {
+      return awaiting(
+        e.settings,
+        { ...wave, polls: wave.polls + 1, waitSeconds: Math.max(1, Math.ceil((wave.deadline - now) / 1000)) },
+        now,
+      );
+    }
+    return {
+      ...wave,
+      done: true,
+      results: wave.componentIds.map((componentId) => ({ componentId, ok: true })),
+    };
+  }
+  const address = waveAddress(e.taskId, wave);
+  const verdicts = wave.componentIds.map((componentId) => {
+    const record = commandRecord(set, address, componentId);
+    const type = wave.types[componentId] as ComponentType;
+    if (wave.action === "UPDATE_FIRMWARE") {
+      return verdict(
+        componentId,
+        type,
+        record,
+        wave.versions[componentId] ?? "",
+        { updateTimeoutSeconds: wave.timeoutSeconds },
+        wave.deadline,
+        now,
+        wave.subTargets?.[componentId],
+        wave.laterReadBack === true,
+      );
+    }
+    const expected = wave.action === "VERIFY_VERSION" || wave.readBack === true;
+    const check = {
+      step: QUERY_STEP_NAMES[wave.action as keyof typeof QUERY_STEP_NAMES],
+      ...(expected ? { expected: wave.versions[componentId] ?? "" } : {}),
+      timeoutSeconds: wave.timeoutSeconds,
+    };
+    return queryVerdict(componentId, type, record, check, wave.deadline, now);
+  });
+  if (verdicts.some((v) => v === "pending")) {
+    const polls = wave.polls + 1;
+    // Where the pending updates are: their progress says when the wave can be done at the earliest.
+    const pending: PendingCommand[] = [];
+    wave.componentIds.forEach((componentId, i) => {
+      const entry = set?.entries[entryKey(address, componentId)];
+      if (verdicts[i] === "pending" && entry !== undefined) pending.push(entry);
+    });
+    return awaiting(
+      e.settings,
+      {
+        ...wave,
+        done: false,
+        polls,
+        waitSeconds: nextCheckWaitSeconds(e.settings, polls, wave.deadline, now, pending),
+      },
+      now,
+    );
+  }
+  return { ...wave, done: true, results: verdicts as ComponentResult[] };
+}
