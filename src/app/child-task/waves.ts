@@ -64,6 +64,7 @@ import {
 } from "../../domain/task-report.js";
 import { awaitEntries, sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
+import { externalCheckDue } from "./external-check-due.js";
 import { commandImages, type SentImage } from "./images.js";
 import { knownLeaseEnd, renewLockIfNeeded } from "./lock.js";
 import { isTerminalTask, loadTask, loadTaskWith, recordTaskOutcome, updateTask } from "./outcome.js";
@@ -374,7 +375,8 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
       : { groups: e.groups, cursor: e.cursor, rackId: e.rackId };
   const last =
     plan !== undefined &&
-    !nextCursor(currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)).more;
+    !nextCursor(currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)).more &&
+    externalCheckDue(deps, currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)) === undefined;
   // What the wake-up brought, when it is this wave's and complete: no read of the wave's record.
   const woken = family === undefined ? undefined : answersFor(e.taskId, family, wave, answers);
   // One read: the wave's set, and on the last step the task and its whole update set with it.
@@ -594,6 +596,9 @@ export async function finishWave(deps: StepDeps, event: StepEventOf<"finishWave"
     const more = failures.length > 1 ? `; ${failures.length - 1} more ${kind}component(s) failed` : "";
     throw new StepError("ComponentsFailed", `${failures[0]}${more}`);
   }
+  // The rack to an external check first, when the step names one (external-check.ts).
+  const external = externalCheckDue(deps, e.groups, cursor);
+  if (external !== undefined) return { ...cursor, more: true, retry: false, waitSeconds: 0, external };
   return nextCursor(e.groups, cursor);
 }
 
