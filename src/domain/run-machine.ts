@@ -161,7 +161,8 @@ export const externalCheckMessage = (e: { check: string; rackId: string; reason:
  * (ours) PENDING, RUNNING, or PAUSED for a reason a resume lifts → PAUSED /
  * EXTERNAL_CHECK_INCONCLUSIVE: nothing more is claimed until a person resumes (anyone who may
  * resume) or reports the rack failed (ReportTargetFailure; then the gates decide). A run paused
- * for its maintenance window or awaiting approval keeps that reason; a terminal run is unchanged.
+ * for its maintenance window or awaiting approval keeps that reason; a terminal run, and one paused
+ * for this very verdict already (a retried step), are unchanged.
  */
 function externalCheckInconclusive(
   run: Run,
@@ -171,7 +172,14 @@ function externalCheckInconclusive(
   if (isTerminalRun(run.status)) return unchanged(run);
   if (run.status === "PAUSED" && (run.reason === "MAINTENANCE_WINDOW" || run.reason === "AWAITING_APPROVAL"))
     return unchanged(run);
-  return written(paused(run, "EXTERNAL_CHECK_INCONCLUSIVE", externalCheckMessage(event)), now);
+  const message = externalCheckMessage(event);
+  if (
+    run.status === "PAUSED" &&
+    run.reason === "EXTERNAL_CHECK_INCONCLUSIVE" &&
+    run.statusMessage === message
+  )
+    return unchanged(run);
+  return written(paused(run, "EXTERNAL_CHECK_INCONCLUSIVE", message), now);
 }
 
 /**

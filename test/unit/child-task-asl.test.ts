@@ -221,6 +221,7 @@ describe("child-task ASL", () => {
       "token.$": "$$.Task.Token",
       "groups.$": "$.plan.groups",
       "cursor.$": "$.plan.cursor",
+      "settings.$": "$.settings",
     });
     expect(wait.TimeoutSecondsPath).toBe("$.plan.cursor.external.timeoutSeconds");
     // The verdict, the timeout, a hand-over that failed and the check's SendTaskFailure alike go

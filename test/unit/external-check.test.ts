@@ -226,4 +226,18 @@ describe("the run's pause for an inconclusive check", () => {
       expect(r.ok && r.write, `${status}/${reason}`).toBe(false);
     }
   });
+
+  it("the same verdict again (a retried step) changes nothing; another rack's pauses anew, with its own message", () => {
+    const paused = {
+      ...runFixture({ status: "PAUSED", reason: "EXTERNAL_CHECK_INCONCLUSIVE" }),
+      statusMessage: message,
+    };
+    const again = reduceRun(paused, event, 1_000);
+    expect(again.ok && again.write).toBe(false);
+    const other = reduceRun(paused, { ...event, rackId: "rack-a02" }, 1_000);
+    expect(other.ok && [other.write, other.run.statusMessage]).toEqual([
+      true,
+      message.replace("rack-a01", "rack-a02"),
+    ]);
+  });
 });

@@ -26,6 +26,7 @@ import { causeText, StepError } from "../../domain/step-errors.js";
 import { parseReport, serializeReport } from "../../domain/task-report.js";
 import type { RunStore } from "../ports.js";
 import type { StepDeps } from "./deps.js";
+import { renewLockIfNeeded } from "./lock.js";
 import { updateTask } from "./outcome.js";
 import type { StepEventOf, WaveCursor } from "./settings.js";
 import { nextCursor } from "./waves.js";
@@ -46,6 +47,14 @@ export async function startExternalCheck(
     );
   }
   const group = e.groups[e.cursor.group];
+  // The rack stays the task's while the check judges it: the lock must outlast the wait.
+  await renewLockIfNeeded(
+    deps,
+    { taskId: e.taskId, rackId: e.rackId, leaseEnd: group?.facts?.leaseEnd },
+    e.settings,
+    { components: 1, timeoutSeconds: due.timeoutSeconds },
+    deps.clock(),
+  );
   const components: ExternalCheckRequest["components"] = [];
   let runId: string | undefined;
   for (const g of e.groups.slice(0, e.cursor.group + 1)) {
@@ -112,16 +121,12 @@ export async function judgeExternalCheckStep(
   if (verdict.kind === "fail")
     throw new StepError("HealthCheckFailed", externalCheckFailure(due.name, verdict.reason));
   if (verdict.kind === "inconclusive") {
+    // The run first, then the report: a retried step pauses nothing twice (the same verdict is
+    // the same pause) and adds its warning once.
     const warning = `external check ${due.name} inconclusive: ${verdict.reason}`;
-    const { task } = await updateTask(deps, e.taskId, (t) => {
-      const report = parseReport(t.report);
-      if (report.warnings?.includes(warning)) return undefined;
-      report.warnings = [...(report.warnings ?? []), warning];
-      t.report = serializeReport(report);
-      return t;
-    });
     const runs = deps.externalChecks?.runs;
-    if (runs !== undefined && task.runId !== undefined && task.targetId !== undefined) {
+    const [task] = await deps.tasks.getTasks([e.taskId]);
+    if (runs !== undefined && task?.runId !== undefined && task.targetId !== undefined) {
       await pauseRun(deps, runs, task.runId, {
         check: due.name,
         targetId: task.targetId,
@@ -129,6 +134,18 @@ export async function judgeExternalCheckStep(
         reason: verdict.reason,
       });
     }
+    await updateTask(
+      deps,
+      e.taskId,
+      (t) => {
+        const report = parseReport(t.report);
+        if (report.warnings?.includes(warning)) return undefined;
+        report.warnings = [...(report.warnings ?? []), warning];
+        t.report = serializeReport(report);
+        return t;
+      },
+      task,
+    );
   }
   return nextCursor(e.groups, cursor);
 }

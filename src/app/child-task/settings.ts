@@ -121,6 +121,8 @@ export type StepEvent =
       token: string;
       groups: UpgradeGroup[];
       cursor: WaveCursor;
+      /** For the rack lock, which must outlast the wait. */
+      settings: ChildTaskSettings;
     }
   /** JudgeExternalCheck: `checked` is the check's answer, or the wait's caught error. */
   | (Base & {
