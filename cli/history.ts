@@ -39,6 +39,7 @@ const KIND_NAMES: Record<number, string> = {
   [K.OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED]: "approval requested",
   [K.OPERATION_RUN_EVENT_KIND_APPROVED]: "approved",
   [K.OPERATION_RUN_EVENT_KIND_ACCESS_DENIED]: "access denied",
+  [K.OPERATION_RUN_EVENT_KIND_EXTERNAL_CHECK_INCONCLUSIVE]: "check inconclusive",
 };
 
 export function kindName(kind: pb.OperationRunEventKind): string {

@@ -75,7 +75,11 @@ function stepText(step: admin.RuleStep): string {
   const retry = step.retry
     ? ` (retry ×${step.retry.maxRetries}, ${secondsText(step.retry.intervalSeconds)} ×${step.retry.backoffRate})`
     : "";
-  return `${action}${timeout}${retry}`;
+  const check =
+    step.externalCheck === undefined || step.externalCheck === ""
+      ? ""
+      : ` (external check ${step.externalCheck}${step.externalCheckTimeoutSeconds ? `, timeout ${secondsText(step.externalCheckTimeoutSeconds)}` : ""})`;
+  return `${action}${timeout}${retry}${check}`;
 }
 
 function ruleText(rule: admin.OperationRule): string {

@@ -19,6 +19,9 @@
  *         - action: verify-version
  *         - action: sleep
  *           duration: 1m
+ *         - action: check-health
+ *           externalCheck: dcgm-diag         # optional: the deployment's external health check
+ *           externalCheckTimeout: 30m        # optional; absent: the check's configured timeout
  */
 import { readFile } from "node:fs/promises";
 import { isDocument, parseDocument } from "yaml";
@@ -56,7 +59,14 @@ function seconds(r: Reader, value: unknown, path: string): number | undefined {
 }
 
 function readStep(r: Reader, raw: unknown, path: string): admin.RuleStep | undefined {
-  const o = r.object(raw, path, ["action", "timeout", "retry", "duration"]);
+  const o = r.object(raw, path, [
+    "action",
+    "timeout",
+    "retry",
+    "duration",
+    "externalCheck",
+    "externalCheckTimeout",
+  ]);
   if (o === undefined) return undefined;
   const name = typeof o.action === "string" ? o.action.trim().toUpperCase().replace(/-/g, "_") : "";
   const action = ACTIONS[name];
@@ -86,8 +96,21 @@ function readStep(r: Reader, raw: unknown, path: string): admin.RuleStep | undef
   }
   const timeoutSeconds = o.timeout === undefined ? 0 : seconds(r, o.timeout, join(path, "timeout"));
   const sleepSeconds = o.duration === undefined ? 0 : seconds(r, o.duration, join(path, "duration"));
+  const externalCheck =
+    o.externalCheck === undefined ? undefined : r.string(o.externalCheck, join(path, "externalCheck"));
+  const externalCheckTimeoutSeconds =
+    o.externalCheckTimeout === undefined
+      ? undefined
+      : seconds(r, o.externalCheckTimeout, join(path, "externalCheckTimeout"));
   if (action === undefined || timeoutSeconds === undefined || sleepSeconds === undefined) return undefined;
-  return { action, timeoutSeconds, retry, sleepSeconds };
+  return {
+    action,
+    timeoutSeconds,
+    retry,
+    sleepSeconds,
+    ...(externalCheck === undefined ? {} : { externalCheck }),
+    ...(externalCheckTimeoutSeconds === undefined ? {} : { externalCheckTimeoutSeconds }),
+  };
 }
 
 function readStage(r: Reader, raw: unknown, path: string): admin.RuleStage | undefined {

@@ -449,7 +449,9 @@ export function finalLine(m: WatchModel): string {
           ? `flowctl run cancel ${m.runId} (its window closed: resume is refused; create a new run with a later window)`
           : m.reason === R.OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL
             ? `flowctl run approve ${m.runId} by a second person (not its creator), or flowctl run cancel ${m.runId}`
-            : `flowctl run resume ${m.runId}`;
+            : m.reason === R.OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE
+              ? `look at the rack, then flowctl run resume ${m.runId}, or flowctl run report-failure ${m.runId} RACK --reason TEXT`
+              : `flowctl run resume ${m.runId}`;
   return `${head}${msg}; next: ${next}`;
 }
 

@@ -74,6 +74,13 @@ export interface FlowDeployConfig {
    * refuses to start (secure by default), and synth warns.
    */
   readonly accessPolicyFile?: string;
+  /**
+   * The external health checks file (JSON by name, each a `lambda` ARN or an `https` endpoint,
+   * docs/firmware-policy.md), context `externalChecksFile`: checked at synth, its text handed to
+   * the front (the names a rule may use) and to task-steps (which may invoke the Lambdas). Absent:
+   * none, and a rule naming one is refused.
+   */
+  readonly externalChecksFile?: string;
   /** Dispatcher tick inside the once-a-minute ticker; must divide into a minute sensibly (1–60 s). */
   readonly tickIntervalSeconds: number;
   readonly serviceMinTasks: number;
@@ -234,8 +241,10 @@ export function readDeployConfig(read: ContextReader, now: () => number = Date.n
     );
   }
   const accessPolicyFile = optionalString(read, "accessPolicyFile");
+  const externalChecksFile = optionalString(read, "externalChecksFile");
   return {
     ...(accessPolicyFile === undefined ? {} : { accessPolicyFile }),
+    ...(externalChecksFile === undefined ? {} : { externalChecksFile }),
     stage,
     account,
     region,

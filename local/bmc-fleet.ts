@@ -38,8 +38,9 @@
  * takes `resetMs`, activates a pending version if its kind suffices (an AC cycle resets
  * everything, a BMC reset only the BMC, a host power cycle only the host), and is answered with
  * `status` (the version running, and any still pending); a repeated reset request id is answered
- * from memory, not reset again. Queries that arrive during a reset are answered once the BMC is
- * back, as a broker's persistent session delivers them to a rebooted BMC.
+ * from memory, not reset again (local/bmc-fleet-resets.ts). Queries that arrive during a reset are
+ * answered once the BMC is back, as a broker's persistent session delivers them to a rebooted BMC.
+ * One BMC's state and what it says of itself: local/sim-bmc.ts.
  * A `query` is answered with `status` carrying the current version (silence when disconnected);
  * a `not-ready` BMC adds `ready: false` and NOT_READY_REASON, and otherwise flashes like `succeed`.
  * Commands for ids not in the inventory are ignored, as a non-existent IoT thing would.
@@ -56,24 +57,16 @@ import {
   decodeBmcCommand,
   encodeBmcMessage,
   parseBmcTopic,
-  type ResetCommand,
-  type ResetKind,
   type ResultEvent,
-  type StatusEvent,
   type UpdateCommand,
 } from "../src/domain/bmc-protocol.js";
 import type { InventoryRack } from "../src/domain/inventory.js";
-import type { ComponentType } from "../src/domain/model.js";
-import { TYPE_ACTIVATION } from "../src/domain/operation-rules.js";
-import {
-  type BmcBehaviour,
-  behaviourFor,
-  DEFAULT_RESET_MS,
-  defaultFleetConfig,
-  type FleetActivation,
-  type FleetConfig,
-} from "./fleet-file.js";
+import { neededReset, resetHandler } from "./bmc-fleet-resets.js";
+import { type BmcBehaviour, behaviourFor, defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
 import { imageChecker, missingImageFields } from "./fleet-images.js";
+import { NOT_READY_REASON, type SimBmc, statusOf } from "./sim-bmc.js";
+
+export { NOT_READY_REASON, UNHEALTHY_REASON } from "./sim-bmc.js";
 
 export interface BmcFleetOptions {
   /** `mqtt://127.0.0.1:<port>` of the local broker. */
@@ -160,31 +153,7 @@ export interface BmcFleet {
   stop(): Promise<void>;
 }
 
-interface SimBmc {
-  id: string;
-  rackId: string;
-  type: ComponentType;
-  version: string;
-  /** A flashed version waiting for a reset of the kind this BMC's firmware needs. */
-  pending?: string;
-  /** Set while a reset runs: queries are answered once it ends. */
-  resetting?: Promise<void>;
-  /** Set once a flash made it unhealthy (`unhealthyAfterFlash`): it says so in every answer. */
-  unhealthy?: boolean;
-  offline: boolean;
-  /** requestId of the update in progress. */
-  busyWith?: string;
-  /** requestId → stored result (a reset's: its status), or "running". */
-  handled: Map<string, ResultEvent | StatusEvent | "running">;
-}
-
 const DEFAULT_PROGRESS = [25, 50, 75] as const;
-
-/** Why an `unhealthyAfterFlash` BMC says its component is Critical. */
-export const UNHEALTHY_REASON = "simulated: GPU 3 not detected after the flash";
-
-/** What a `not-ready` BMC says about itself in its preflight answer. */
-export const NOT_READY_REASON = "simulated: the host is not ready for a flash";
 
 function emptyStats(components: number): FleetStats {
   return {
@@ -293,6 +262,20 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     void p.finally(() => running.delete(p));
   };
 
+  const handleReset = resetHandler({
+    behaviour: (bmc) => behaviourFor(config, bmc.rackId, bmc.id),
+    sleep,
+    send,
+    counted: {
+      reset: (kind) => bump(stats.resetsByKind, kind),
+      activation: () => {
+        stats.activations += 1;
+      },
+    },
+    ...(options.onFirmwareChanged === undefined ? {} : { onFirmwareChanged: options.onFirmwareChanged }),
+    log,
+  });
+
   function onMessage(topic: string, payload: Buffer): void {
     stats.commands += 1;
     const where = parseBmcTopic(topic);
@@ -336,17 +319,6 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     track(command.requestId, handleUpdate(bmc, command));
   }
 
-  /** What a BMC says of itself: its version, and (v3) one pending. */
-  function statusOf(bmc: SimBmc, requestId: string): StatusEvent {
-    const status: StatusEvent = { v: 1, type: "status", requestId, version: bmc.version };
-    if (bmc.pending !== undefined) status.pendingVersion = bmc.pending;
-    if (bmc.unhealthy === true) {
-      status.health = "Critical";
-      status.healthReason = UNHEALTHY_REASON;
-    }
-    return status;
-  }
-
   async function answerQuery(bmc: SimBmc, requestId: string): Promise<void> {
     // A BMC in the middle of a reset answers once it is back.
     while (bmc.resetting !== undefined) await bmc.resetting;
@@ -356,57 +328,6 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       status.reason = NOT_READY_REASON;
     }
     await send(bmc.id, status);
-  }
-
-  /** The reset this BMC's firmware needs to become active; undefined: none (active at once). */
-  function neededReset(bmc: SimBmc, activation: FleetActivation | undefined): ResetKind | undefined {
-    if (activation === undefined || activation === "immediate") return undefined;
-    if (activation !== "type") return activation;
-    return ({ RESET_BMC: "bmc", POWER_CYCLE_HOST: "host", AC_CYCLE: "ac" } as const)[
-      TYPE_ACTIVATION[bmc.type]
-    ];
-  }
-
-  async function handleReset(bmc: SimBmc, command: ResetCommand): Promise<void> {
-    const { requestId } = command;
-    const seen = bmc.handled.get(requestId);
-    if (seen !== undefined) {
-      // Answered from memory (never reset twice); one still running answers when it ends.
-      if (seen === "running") await bmc.resetting;
-      const stored = bmc.handled.get(requestId);
-      if (stored !== undefined && stored !== "running") await send(bmc.id, stored);
-      return;
-    }
-    while (bmc.resetting !== undefined) await bmc.resetting;
-    const behaviour = behaviourFor(config, bmc.rackId, bmc.id);
-    bmc.handled.set(requestId, "running");
-    bump(stats.resetsByKind, command.kind);
-    let done: () => void = () => {};
-    bmc.resetting = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    try {
-      void send(bmc.id, { v: 3, type: "ack", requestId });
-      await sleep(behaviour.resetMs ?? DEFAULT_RESET_MS);
-      const needs = neededReset(bmc, behaviour.activation);
-      // An AC cycle resets everything; a BMC reset and a host power cycle only what they name.
-      if (bmc.pending !== undefined && (command.kind === "ac" || command.kind === needs)) {
-        bmc.version = bmc.pending;
-        bmc.pending = undefined;
-        stats.activations += 1;
-        try {
-          await options.onFirmwareChanged?.(bmc.id, bmc.version);
-        } catch (err) {
-          log(`bmc-fleet: onFirmwareChanged(${bmc.id}) failed: ${(err as Error).message}`);
-        }
-      }
-      const answer = { ...statusOf(bmc, requestId), v: 3 as const };
-      bmc.handled.set(requestId, answer);
-      await send(bmc.id, answer);
-    } finally {
-      bmc.resetting = undefined;
-      done();
-    }
   }
 
   async function handleUpdate(bmc: SimBmc, command: UpdateCommand): Promise<void> {
@@ -517,7 +438,7 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       const version = !wrong ? target : previous !== target ? previous : `${target}-mismatch`;
       result = { v: 1, type: "result", requestId, ok: true, version };
       if (behaviour.unhealthyAfterFlash === true) bmc.unhealthy = true;
-      if (!wrong && version !== previous && neededReset(bmc, behaviour.activation) !== undefined) {
+      if (!wrong && version !== previous && neededReset(bmc.type, behaviour.activation) !== undefined) {
         // Staged: the old version runs until the reset its firmware needs (v3).
         bmc.pending = target;
         result.version = previous;

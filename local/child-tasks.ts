@@ -26,6 +26,7 @@ import {
 } from "../src/adapters/dynamodb/firmware-version-recorder.js";
 import { DynamoReadinessStore } from "../src/adapters/dynamodb/readiness-store.js";
 import type { TableNames } from "../src/adapters/dynamodb/schema.js";
+import { AwsExternalCheckRunner } from "../src/adapters/external-checks/runner.js";
 import { IotPublisher } from "../src/adapters/iot/publisher.js";
 import type { AslMachine } from "../src/adapters/stepfunctions/asl.js";
 import type { TasksApi } from "../src/app/api.js";
@@ -50,7 +51,9 @@ import type {
   TaskStore,
 } from "../src/app/ports.js";
 import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../src/domain/bmc-protocol.js";
+import type { ExternalCheckConfig } from "../src/domain/external-check.js";
 import { childTaskParts, childTaskService, childTaskSteps } from "../src/service/child-tasks.js";
+import { LocalCommandChecks } from "./external-checks.js";
 import { retryWhileUnavailable } from "./retry-unavailable.js";
 import { type LocalExecutorOptions, LocalStepFunctionsExecutor } from "./step-functions.js";
 
@@ -78,6 +81,7 @@ export interface LocalChildTasksOptions {
       | "recordPriorVersions"
       | "listActiveRunIds"
       | "getRun"
+      | "saveRun"
       | "listTargets"
     >;
     locks: RackLockStore;
@@ -135,6 +139,8 @@ export interface LocalChildTasksOptions {
   log?: (line: string) => void;
   /** The product parts' logger (steps, task service, receiver, outcome recorder); default: lines on `log`. */
   logger?: Logger;
+  /** The external health checks a rule's CHECK_HEALTH may name (commands; HTTPS too). */
+  externalChecks?: readonly ExternalCheckConfig[];
   /** Benchmarks: wrap each step call and each batch of reports' handling, and see each state entered. */
   hooks?: Pick<LocalExecutorOptions, "aroundStep" | "onStateEntered"> & {
     aroundReports?: (run: () => Promise<void>) => Promise<void>;
@@ -194,7 +200,23 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     credentials: { accessKeyId: "local", secretAccessKey: "local" },
     maxAttempts: 3,
   });
+  const externalChecks =
+    options.externalChecks === undefined || options.externalChecks.length === 0
+      ? {}
+      : {
+          externalChecks: {
+            checks: options.externalChecks,
+            // The executor below is the local Step Functions: the check answers through it.
+            runner: new LocalCommandChecks(
+              { sendTaskSuccess: (token, output) => executor.sendTaskSuccess(token, output) },
+              new AwsExternalCheckRunner(undefined),
+              log,
+            ),
+            runs: stores.runs,
+          },
+        };
   const steps = childTaskSteps(parts, {
+    ...externalChecks,
     images: stores.images,
     imageUrls: options.imageUrls,
     publisher: options.publisher ?? new IotPublisher({ client: iot }),

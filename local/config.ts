@@ -55,6 +55,8 @@ export const LOCAL_ENV = {
   tlsKey: ENV.tlsKey,
   clientCa: ENV.tlsClientCa,
   authzPolicy: ENV.authzPolicy,
+  /** A JSON file of the external health checks a rule may name (src/domain/external-check.ts). */
+  externalChecks: "FLOW_EXTERNAL_CHECKS_FILE",
 } as const;
 
 /**
@@ -86,6 +88,8 @@ export interface LocalStackConfig {
   tls?: { certFile: string; keyFile: string; clientCaFile?: string };
   /** The access policy file (--authz-policy); absent: the stack runs open. */
   authzPolicyFile?: string;
+  /** The external health checks file (--external-checks); absent: none. */
+  externalChecksFile?: string;
 }
 
 type BmcKind = "simulated" | "redfish";
@@ -115,6 +119,7 @@ export const readLocalStackConfig = configReader(
     tlsKey: withFlag("tls-key", optional(LOCAL_ENV.tlsKey, text)),
     clientCa: withFlag("client-ca", optional(LOCAL_ENV.clientCa, text)),
     authzPolicyFile: withFlag("authz-policy", optional(LOCAL_ENV.authzPolicy, text)),
+    externalChecksFile: withFlag("external-checks", optional(LOCAL_ENV.externalChecks, text)),
   },
   (
     { version, gitCommit, maxInFlightCalls, maxConcurrentCreates, tlsCert, tlsKey, clientCa, ...options },

@@ -4,8 +4,10 @@
  * local/process.ts: prints `listening on 127.0.0.1:<port>` when ready; stops cleanly on SIGINT or
  * SIGTERM, ending every process it started.
  */
+
 import { readFile } from "node:fs/promises";
 import { parseArgs } from "node:util";
+import { type ExternalCheckConfig, parseExternalChecks } from "../src/domain/external-check.js";
 import { unreadable } from "../src/domain/input-file.js";
 import {
   type InventoryDocument,
@@ -44,7 +46,11 @@ const USAGE = `usage: npm start -- [--port N] [--inventory FILE] [--fleet FILE] 
   --client-ca FILE     mutual TLS: clients must present a certificate this PEM CA signed
                        (env FLOW_TLS_CLIENT_CA)
   --authz-policy FILE  who may do what (YAML or JSON, docs/security.md; env FLOW_AUTHZ_POLICY);
-                       kill -HUP reloads it. Default: none, every caller may make every call`;
+                       kill -HUP reloads it. Default: none, every caller may make every call
+  --external-checks FILE
+                       the external health checks a rule's CHECK_HEALTH may name: JSON, by name,
+                       each a "command" (argv) or an "https" endpoint, with "timeoutSeconds"
+                       (docs/local-stack.md; env FLOW_EXTERNAL_CHECKS_FILE). Default: none`;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -64,6 +70,7 @@ async function main(): Promise<void> {
       "tls-key": { type: "string" },
       "client-ca": { type: "string" },
       "authz-policy": { type: "string" },
+      "external-checks": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -92,7 +99,21 @@ async function main(): Promise<void> {
     ...(config.secretsKeyHex ? { secretsKey: Buffer.from(config.secretsKeyHex, "hex") } : {}),
     ...(config.tls ? { tls: config.tls } : {}),
     ...(config.authzPolicyFile ? { authzPolicyFile: config.authzPolicyFile } : {}),
+    ...(config.externalChecksFile
+      ? { externalChecks: await loadExternalChecks(config.externalChecksFile) }
+      : {}),
   });
+}
+
+/** The checks file, every problem at once; a Lambda check needs AWS. */
+async function loadExternalChecks(path: string): Promise<ExternalCheckConfig[]> {
+  const text = await readFile(path, "utf8");
+  const parsed = parseExternalChecks(text, true);
+  if ("problem" in parsed) throw new Error(`--external-checks ${path}: ${parsed.problem}`);
+  const lambdas = parsed.value.filter((c) => c.target.kind === "lambda").map((c) => c.name);
+  if (lambdas.length > 0)
+    throw new Error(`--external-checks ${path}: ${lambdas.join(", ")}: a Lambda check runs only in AWS`);
+  return parsed.value;
 }
 
 async function loadInventoryFile(path: string): Promise<InventoryDocument> {

@@ -25,20 +25,17 @@
  *
  * `record(id)` says what each BMC was asked: sessions created and deleted, requests with Basic
  * auth, pushes accepted per firmware member, 503s, 413s, reboots, apply times.
+ *
+ * Apart, by concept: activation (staged versions, the reset actions, a reboot's downtime) in
+ * local/redfish-emulator-resets.ts; one BMC's and one task's state in local/redfish-emulator-state.ts.
  */
 import { randomBytes, randomUUID } from "node:crypto";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo, Socket } from "node:net";
-import type { Readable } from "node:stream";
-import {
-  type EmulatedBmcSpec,
-  emptyRecord,
-  type RedfishBehaviour,
-  type RedfishEmulator,
-  type RedfishEmulatorOptions,
-  type RedfishRecord,
-} from "./redfish-emulator-api.js";
+import { emptyRecord, type RedfishEmulator, type RedfishEmulatorOptions } from "./redfish-emulator-api.js";
+import { applyFlash, goDown, resetAction } from "./redfish-emulator-resets.js";
+import { type Bmc, readAll, send, type Task } from "./redfish-emulator-state.js";
 import { HttpProblem, pull, readMultipart, scan } from "./redfish-images.js";
 import * as tree from "./redfish-tree.js";
 
@@ -52,46 +49,6 @@ export type {
 export { firmwareImageHeader } from "./redfish-images.js";
 
 const STEPS = [25, 50, 75, 100] as const;
-
-interface Task {
-  id: string;
-  doc: tree.TaskDoc;
-  step: number;
-  targets: string[];
-  version?: string;
-  applyTime: string;
-  /** The monitor answered its final 200 once; it answers 404 after. */
-  reported: boolean;
-  timer?: NodeJS.Timeout;
-  startedAt: number;
-}
-
-interface Bmc {
-  spec: EmulatedBmcSpec;
-  behaviour: RedfishBehaviour;
-  members: Map<string, tree.MemberState>;
-  sessions: Map<string, string>;
-  tasks: Map<string, Task>;
-  running?: Task;
-  busyLeft: number;
-  down: boolean;
-  sockets: Set<Socket>;
-  server: http.Server;
-  url: string;
-  record: RedfishRecord;
-  flashTimes: number[];
-  uuid: string;
-  pushApplyTime: string;
-  /** Member Id → a version flashed but not active, and the reset it waits for (`any`: OnReset). */
-  staged: Map<string, { version: string; needs: "bmc" | "host" | "ac" | "any" }>;
-}
-
-/** Which resets activate what a version waits for: a Chassis power cycle resets everything. */
-const RESET_ACTIVATES = {
-  manager: ["bmc", "any"],
-  system: ["host", "any"],
-  chassis: ["bmc", "host", "ac", "any"],
-} as const;
 
 export async function startRedfishEmulator(options: RedfishEmulatorOptions): Promise<RedfishEmulator> {
   const username = options.username ?? "flow";
@@ -208,7 +165,7 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
     const resource = (Object.keys(tree.RESETS) as (keyof typeof tree.RESETS)[]).find(
       (r) => tree.RESETS[r].target === path,
     );
-    if (method === "POST" && resource !== undefined) return reset(bmc, resource, req, res);
+    if (method === "POST" && resource !== undefined) return resetAction(bmc, resource, req, res, rebootMs);
     throw new HttpProblem(405, "Base.1.8.OperationNotAllowed", `${method} ${path} is not supported`);
   }
 
@@ -417,7 +374,7 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
       // It finished between two reads and was forgotten at once.
       if (t.doc.state === "Running") {
         t.doc.percent = 100;
-        apply(bmc, t);
+        applyFlash(bmc, t);
         end(bmc, t, "Completed", "OK");
       }
       bmc.tasks.delete(t.id);
@@ -441,64 +398,6 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
     if (t.timer !== undefined) clearInterval(t.timer);
     if (bmc.running === t) bmc.running = undefined;
     bmc.flashTimes.push(performance.now() - t.startedAt);
-  }
-
-  /**
-   * The flashed version: active at once when pushed Immediate to firmware that needs no reset;
-   * else staged until the reset it needs (`activation`), or any reset when pushed OnReset.
-   */
-  function apply(bmc: Bmc, t: Task): void {
-    const version = t.version;
-    if (version === undefined) return;
-    const needs = bmc.behaviour.activation ?? (t.applyTime === "Immediate" ? undefined : "any");
-    for (const id of t.targets) {
-      if (needs === undefined) bmc.members.get(id)!.version = version;
-      else bmc.staged.set(id, { version, needs });
-    }
-  }
-
-  /**
-   * A reset action: its ResetType must be one the resource allows (400 otherwise); it activates
-   * what waits for it, answers 204, and a Manager reset or a Chassis power cycle then takes the
-   * BMC down for rebootMs (connections dropped, tasks and sessions forgotten).
-   */
-  async function reset(
-    bmc: Bmc,
-    resource: keyof typeof tree.RESETS,
-    req: http.IncomingMessage,
-    res: http.ServerResponse,
-  ): Promise<void> {
-    const body = JSON.parse((await readAll(req)).toString("utf8") || "{}") as { ResetType?: unknown };
-    const allowed: readonly string[] = tree.RESETS[resource].allowed;
-    const type = body.ResetType;
-    if (typeof type !== "string" || !allowed.includes(type)) {
-      throw new HttpProblem(
-        400,
-        "Base.1.8.ActionParameterValueNotInList",
-        `ResetType ${JSON.stringify(type)} is not one of ${allowed.join(", ")}`,
-      );
-    }
-    const name = { manager: "Manager", system: "ComputerSystem", chassis: "Chassis" }[resource];
-    bmc.record.resets.push(`${name}.Reset ${type}`);
-    const activates: readonly string[] = RESET_ACTIVATES[resource];
-    for (const [id, staged] of bmc.staged) {
-      if (!activates.includes(staged.needs)) continue;
-      bmc.members.get(id)!.version = staged.version;
-      bmc.staged.delete(id);
-    }
-    // The answer goes out before the BMC drops its connections.
-    res.writeHead(204);
-    await new Promise<void>((resolve) => res.end(() => resolve()));
-    if (resource === "system") return;
-    bmc.record.reboots += 1;
-    bmc.down = true;
-    for (const socket of bmc.sockets) socket.destroy();
-    setTimeout(() => {
-      bmc.tasks.clear();
-      bmc.sessions.clear();
-      bmc.running = undefined;
-      bmc.down = false;
-    }, rebootMs);
   }
 
   function advance(bmc: Bmc, t: Task): void {
@@ -534,7 +433,7 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
       });
       return;
     }
-    apply(bmc, t);
+    applyFlash(bmc, t);
     end(
       bmc,
       t,
@@ -548,18 +447,11 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
 
   /** Drops every connection, refuses new ones for rebootMs, and comes back having applied the image and forgotten its tasks and sessions. */
   function reboot(bmc: Bmc, t: Task): void {
-    bmc.record.reboots += 1;
-    bmc.down = true;
-    for (const socket of bmc.sockets) socket.destroy();
     if (t.timer !== undefined) clearInterval(t.timer);
-    setTimeout(() => {
-      apply(bmc, t);
+    goDown(bmc, rebootMs, () => {
+      applyFlash(bmc, t);
       bmc.flashTimes.push(performance.now() - t.startedAt);
-      bmc.tasks.clear();
-      bmc.sessions.clear();
-      bmc.running = undefined;
-      bmc.down = false;
-    }, rebootMs);
+    });
   }
 
   async function stop(): Promise<void> {
@@ -590,20 +482,4 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
     flashTimes: (id) => [...get(id).flashTimes],
     stop,
   };
-}
-
-function send(res: http.ServerResponse, status: number, body: object): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "Content-Type": "application/json",
-    "Content-Length": Buffer.byteLength(text),
-    "OData-Version": "4.0",
-  });
-  res.end(text);
-}
-
-async function readAll(req: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
 }

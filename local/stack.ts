@@ -41,6 +41,7 @@ import { createRunEventRelay } from "../src/app/run-event-relay.js";
 import { createStoreHealth, failFastWhileUnreachable } from "../src/app/store-health.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
+import type { ExternalCheckConfig } from "../src/domain/external-check.js";
 import type { FirmwareBaseline } from "../src/domain/firmware-baselines.js";
 import type { InventoryRack } from "../src/domain/inventory.js";
 import { accessControl } from "../src/service/access.js";
@@ -127,6 +128,8 @@ export interface LocalStackOptions {
    * target (default 10 min; whole seconds, rounded up).
    */
   readinessTimeoutMs?: number;
+  /** External health checks a rule's CHECK_HEALTH may name (commands, or HTTPS endpoints). */
+  externalChecks?: readonly ExternalCheckConfig[];
   /**
    * Called with each DynamoDB client (the workers', then the gRPC API's) before the stores are built
    * on it and the inventory is loaded (the API benchmark installs its capacity meter there).
@@ -377,6 +380,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         ? {}
         : { settings: { readinessTimeoutSeconds: Math.ceil(options.readinessTimeoutMs / 1000) } }),
       clock: () => clock.now(),
+      ...(options.externalChecks === undefined ? {} : { externalChecks: options.externalChecks }),
       // A recorded outcome queues a pass for its run at once (the Lambda waker's stand-in).
       waker: inProcessWaker(() => dispatcher, lineLogger(log)),
       log,
@@ -456,6 +460,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
             .catch((error: unknown) => log(`BMCs: imported racks got no BMCs: ${(error as Error).message}`));
         },
         buildInfo: options.buildInfo ?? { version: "0.1.0-local", buildTime: "", gitCommit: "" },
+        externalChecks: (options.externalChecks ?? []).map((c) => c.name),
       }),
       storeHealth,
     );

@@ -18,7 +18,10 @@
  * (`local-token:<task>:<n>`), calls the step with it in the Payload, as Lambda gets it, and then
  * waits until `wake(token)` (this executor is the local WaveWaker) or its timeout:
  * `awaitTimeoutOverrideMs`, else the Wait override, else the wave's (or the preflight's)
- * `awaitSeconds`; a timeout is the States.Timeout error the state's Catch expects. The handler
+ * `awaitSeconds`; a timeout is the States.Timeout error the state's Catch expects. An external
+ * health check's wait (AwaitExternalCheck) always keeps its own timeout (the cursor's), whatever
+ * the overrides, and ends with `sendTaskSuccess` / `sendTaskFailure` (the local check runner
+ * calls them). The handler
  * keeps that timeout itself because aws-local-stepfunctions reads TimeoutSecondsPath from the
  * state's input after Parameters, where Step Functions reads it from the state's input: the local
  * copy of such a state gets a day's TimeoutSeconds instead.
@@ -129,8 +132,11 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
   private counters = freshCounters();
   private shuttingDown = false;
   private stepsRunning = 0;
-  /** Callback states waiting for their token, by token. */
-  private readonly waiting = new Map<string, (output: unknown) => void>();
+  /** Callback states waiting for their token, by token: how to end their wait. */
+  private readonly waiting = new Map<
+    string,
+    { resolve: (output: unknown) => void; reject: (e: Error) => void }
+  >();
   private tokens = 0;
   private readonly handlersRunning = new Set<Promise<unknown>>();
 
@@ -168,14 +174,22 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
       const payload = (input as { Payload: StepEvent & { taskId: string } }).Payload;
       this.tokens += 1;
       const token = `local-token:${payload.taskId}:${this.tokens}`;
-      const woken = new Promise<unknown>((resolve) => this.waiting.set(token, resolve));
+      const woken = new Promise<unknown>((resolve, reject) => this.waiting.set(token, { resolve, reject }));
       let timer: NodeJS.Timeout | undefined;
       try {
         await handle({ ...payload, token });
         // The state's TimeoutSecondsPath: the wave's awaitSeconds (AwaitWave), or the preflight's.
-        const { wave, preflight } = payload as { wave?: Awaiting; preflight?: Awaiting };
+        const { wave, preflight, cursor } = payload as {
+          wave?: Awaiting;
+          preflight?: Awaiting;
+          cursor?: { external?: { timeoutSeconds: number } };
+        };
         const seconds = (wave ?? preflight)?.awaitSeconds ?? 60;
-        const timeoutMs = options.awaitTimeoutOverrideMs ?? options.waitOverrideMs ?? seconds * 1000;
+        const external = cursor?.external?.timeoutSeconds;
+        const timeoutMs =
+          external !== undefined
+            ? external * 1000
+            : (options.awaitTimeoutOverrideMs ?? options.waitOverrideMs ?? seconds * 1000);
         const output = await Promise.race([
           woken,
           new Promise<never>((_, reject) => {
@@ -203,10 +217,24 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
 
   /** The local SendTaskSuccess: the callback state waiting on `token` goes on; an unknown one is no error. */
   async wake(token: string, answers: CommandSet): Promise<void> {
-    const resolve = this.waiting.get(token);
+    await this.sendTaskSuccess(token, answers);
+  }
+
+  /** The local SendTaskSuccess: the state waiting on `token` ends with `output`; an unknown token is no error. */
+  async sendTaskSuccess(token: string, output: unknown): Promise<void> {
+    const waiting = this.waiting.get(token);
     this.waiting.delete(token);
     // Through JSON, as SendTaskSuccess's output is: the state gets a copy, not the waker's object.
-    resolve?.(JSON.parse(JSON.stringify(answers)));
+    waiting?.resolve(JSON.parse(JSON.stringify(output)));
+  }
+
+  /** The local SendTaskFailure: the state waiting on `token` fails with `error` (its name) and `cause`. */
+  async sendTaskFailure(token: string, error: string, cause: string): Promise<void> {
+    const waiting = this.waiting.get(token);
+    this.waiting.delete(token);
+    const failure = new Error(cause);
+    failure.name = error;
+    waiting?.reject(failure);
   }
 
   executionIdFor(taskId: string): string {

@@ -32,6 +32,7 @@
  * records (front: create and the controls; dispatcher and stream-evaluator: their passes); task-steps
  * and bmc-result move targets and counters only. No statement anywhere has a `*` action.
  */
+import { readFileSync } from "node:fs";
 import {
   Annotations,
   ArnFormat,
@@ -55,6 +56,7 @@ import * as sqs from "aws-cdk-lib/aws-sqs";
 import * as cr from "aws-cdk-lib/custom-resources";
 import type { Construct } from "constructs";
 import { readAccessPolicyText } from "../../src/adapters/grpc/access-policy-source.js";
+import { type ExternalCheckConfig, parseExternalChecks } from "../../src/domain/external-check.js";
 import { CHILD_TASK_ENV, ENV } from "../../src/service/config.js";
 import { DeployConfigError, type FlowDeployConfig, isProd, PROJECT_ROOT } from "../config.js";
 import { BmcIot } from "../constructs/bmc-iot.js";
@@ -121,6 +123,12 @@ export class FlowStack extends Stack {
       );
     }
 
+    // The external health checks, checked by the product's own reader now (a bad file fails the synth).
+    const externalChecks =
+      config.externalChecksFile === undefined ? undefined : checkedExternalChecks(config.externalChecksFile);
+    const checksEnvironment: Record<string, string> =
+      externalChecks === undefined ? {} : { [ENV.externalChecks]: externalChecks.text };
+
     // ---- data and keys
     this.data = new FlowData(this, "Data", { tablePrefix, protect: prod });
     this.secretsKey = new kms.Key(this, "SecretsKey", {
@@ -164,8 +172,22 @@ export class FlowStack extends Stack {
         [ENV.iotDataEndpoint]: iotDataEndpoint,
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
         ...imageBucket,
+        ...checksEnvironment,
       },
     });
+    // It hands racks to the Lambda checks (asynchronous invocations); an HTTPS check needs no grant.
+    const checkFunctions = (externalChecks?.checks ?? []).flatMap((c) =>
+      c.target.kind === "lambda" ? [c.target.functionArn] : [],
+    );
+    if (checkFunctions.length > 0) {
+      this.taskSteps.fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          sid: "InvokeExternalHealthChecks",
+          actions: ["lambda:InvokeFunction"],
+          resources: checkFunctions,
+        }),
+      );
+    }
     this.childTask = new ChildTaskStateMachine(this, "ChildTask", {
       taskSteps: this.taskSteps.fn,
       stateMachineName: `${namePrefix}-child-task`,
@@ -424,6 +446,8 @@ export class FlowStack extends Stack {
         ...(config.mtlsTrustStoreArn === undefined ? {} : { [ENV.trustLoadBalancerClientCert]: "true" }),
         // Who may do what; without it the front refuses to start (secure by default).
         ...(accessPolicy === undefined ? {} : { [ENV.authzPolicyText]: accessPolicy }),
+        // The external health checks a rule may name (the front checks the names at create).
+        ...checksEnvironment,
       },
       minTasks: config.serviceMinTasks,
       maxTasks: config.serviceMaxTasks,
@@ -590,6 +614,20 @@ export class FlowStack extends Stack {
       }),
     );
   }
+}
+
+/** The external checks file's text and checks, once the product's own reader accepts them. */
+function checkedExternalChecks(file: string): { text: string; checks: ExternalCheckConfig[] } {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new DeployConfigError(`context externalChecksFile: ${(error as Error).message}`);
+  }
+  const parsed = parseExternalChecks(text, false);
+  if ("problem" in parsed)
+    throw new DeployConfigError(`context externalChecksFile ${file}: ${parsed.problem}`);
+  return { text: JSON.stringify(JSON.parse(text)), checks: parsed.value };
 }
 
 /** The policy file's text, once the product's own reader accepts it. */

@@ -27,6 +27,7 @@ import {
   type OperationRule,
   type RuleDefinition,
   typesWithoutStage,
+  unknownExternalChecks,
 } from "../domain/operation-rules.js";
 import type { PolicyApi } from "./api.js";
 import { requireImages } from "./firmware-images.js";
@@ -40,6 +41,8 @@ export interface PolicyDeps {
   clock: Clock;
   /** A fresh random UUID (new rule ids). */
   newId: () => string;
+  /** The external health checks the deployment configures (by name): a rule may name only these. */
+  externalChecks?: readonly string[];
   log?: (line: string) => void;
 }
 
@@ -87,6 +90,8 @@ export function createPolicyService(deps: PolicyDeps): PolicyApi {
           `rule ${DEFAULT_RULE_ID} is the built-in default rule and cannot change`,
         );
       }
+      const unknown = unknownExternalChecks(definition, deps.externalChecks ?? []);
+      if (unknown.length > 0) throw new ValidationError(unknown);
       const id = options.id ?? deps.newId();
       const current = options.id === undefined ? undefined : await policy.getRule(id);
       const now = current?.version ?? 0;

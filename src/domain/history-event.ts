@@ -32,6 +32,8 @@ export const RUN_EVENT_KINDS = [
   "APPROVAL_REQUESTED",
   "APPROVED",
   "ACCESS_DENIED",
+  /** (ours) PAUSED / EXTERNAL_CHECK_INCONCLUSIVE: a rack's external health check was inconclusive. */
+  "EXTERNAL_CHECK_INCONCLUSIVE",
 ] as const;
 export type RunEventKind = (typeof RUN_EVENT_KINDS)[number];
 
@@ -70,7 +72,9 @@ export type RunEventDetail =
   /** APPROVAL_REQUESTED and APPROVED: the rule and the plan's racks; APPROVED: who created the run. */
   | { type: "approval"; minRacks: number; racks: number; requestedBy?: Actor }
   /** ACCESS_DENIED: the refused RPC (by name), the status the caller got and its message. */
-  | { type: "denial"; rpc: string; code: "UNAUTHENTICATED" | "PERMISSION_DENIED"; reason: string };
+  | { type: "denial"; rpc: string; code: "UNAUTHENTICATED" | "PERMISSION_DENIED"; reason: string }
+  /** EXTERNAL_CHECK_INCONCLUSIVE: the check, the rack's target and what the check said. */
+  | { type: "externalCheck"; check: string; targetId: string; rackId: string; reason: string };
 
 export interface RunHistoryEvent {
   runId: string;

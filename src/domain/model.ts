@@ -59,6 +59,11 @@ export const RUN_REASONS = [
    * `approval.minRacks` racks (OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL = 110).
    */
   "AWAITING_APPROVAL",
+  /**
+   * (ours) A rack's external health check answered inconclusive, or not in time: a person looks,
+   * then resumes or reports the rack failed (OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE = 130).
+   */
+  "EXTERNAL_CHECK_INCONCLUSIVE",
 ] as const;
 export type RunReason = (typeof RUN_REASONS)[number];
 
@@ -383,6 +388,14 @@ export interface RuleStep {
   retry?: RuleRetry;
   /** SLEEP only. */
   sleepSeconds: number;
+  /** CHECK_HEALTH only: the deployment's external check to hand the rack to (src/domain/external-check.ts). */
+  externalCheck?: RuleExternalCheck;
+}
+
+/** A CHECK_HEALTH step's external check: its configured name; 0 = the check's configured timeout. */
+export interface RuleExternalCheck {
+  name: string;
+  timeoutSeconds: number;
 }
 
 export interface RuleStage {

@@ -38,6 +38,7 @@
 
 import type { Scoped } from "./create-run-input.js";
 import type { FieldViolation, Validated } from "./errors.js";
+import { EXTERNAL_CHECK_NAME, EXTERNAL_CHECK_NAME_RULE } from "./external-check.js";
 import {
   COMPONENT_TYPES,
   type ComponentType,
@@ -127,6 +128,30 @@ export const DEFAULT_RULE: Readonly<OperationRule> = {
   createdAt: 0,
 };
 
+/**
+ * Every external check a rule names that the deployment has not configured (`known`), each at
+ * its field: `stages[1].steps[3].external_check: unknown external check "dcgm" (configured: burn-in)`.
+ */
+export function unknownExternalChecks(
+  rule: Pick<RuleDefinition, "stages">,
+  known: readonly string[],
+): FieldViolation[] {
+  const configured =
+    known.length === 0 ? "none is configured" : `configured: ${[...known].sort().join(", ")}`;
+  return rule.stages.flatMap((stage, i) =>
+    stage.steps.flatMap((step, k) => {
+      const name = step.externalCheck?.name;
+      if (name === undefined || known.includes(name)) return [];
+      return [
+        {
+          field: `stages[${i}].steps[${k}].external_check`,
+          rule: `unknown external check ${JSON.stringify(name)} (${configured})`,
+        },
+      ];
+    }),
+  );
+}
+
 /** The types of `types` that no stage of `rule` names (in the published enum order). */
 export function typesWithoutStage(
   rule: Pick<RuleDefinition, "stages">,
@@ -155,6 +180,9 @@ export interface RuleStepInput {
   timeoutSeconds: number;
   retry?: RuleRetry;
   sleepSeconds: number;
+  /** CHECK_HEALTH only; "" or absent: none. Whether the deployment has it: `unknownExternalChecks`. */
+  externalCheck?: string;
+  externalCheckTimeoutSeconds?: number;
 }
 
 export interface RuleStageInput {
@@ -292,6 +320,21 @@ export function validateRule(input: RuleInput, field = ""): Validated<RuleDefini
       }
       const out: RuleStep = { action, timeoutSeconds: step.timeoutSeconds, sleepSeconds: step.sleepSeconds };
       if (retry !== undefined && retry.maxRetries > 0) out.retry = { ...retry };
+      const check = step.externalCheck ?? "";
+      const checkTimeout = step.externalCheckTimeoutSeconds ?? 0;
+      if (check !== "") {
+        if (action !== "CHECK_HEALTH")
+          add(
+            `${p}.external_check`,
+            `only a CHECK_HEALTH step hands the rack to an external check (got ${action})`,
+          );
+        else if (!EXTERNAL_CHECK_NAME.test(check))
+          add(`${p}.external_check`, `${EXTERNAL_CHECK_NAME_RULE} (got ${JSON.stringify(check)})`);
+        seconds(`${p}.external_check_timeout_seconds`, checkTimeout, "the check's configured timeout");
+        out.externalCheck = { name: check, timeoutSeconds: checkTimeout };
+      } else if (checkTimeout !== 0) {
+        add(`${p}.external_check_timeout_seconds`, `only with external_check (got ${checkTimeout})`);
+      }
       return [out];
     });
     return { name: stage.name.trim(), componentTypes, maxParallel: stage.maxParallel, steps };

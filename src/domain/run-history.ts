@@ -177,6 +177,19 @@ export function historyEvents(
       break;
     case "evaluate":
       break;
+    case "externalCheckInconclusive":
+      drafts.push({
+        kind: "EXTERNAL_CHECK_INCONCLUSIVE",
+        message: after.statusMessage,
+        detail: {
+          type: "externalCheck",
+          check: cause.check,
+          targetId: cause.targetId,
+          rackId: cause.rackId,
+          reason: cause.reason,
+        },
+      });
+      break;
   }
   drafts.push(...stateChanges(before, after, cause, now));
   return stampEvents(after, after.updatedAt, drafts);
@@ -295,6 +308,7 @@ function pauseEvent(after: Run, cause: RunEvent): HistoryDraft | undefined {
     }
     case "OPERATOR_PAUSED":
     case "AWAITING_APPROVAL":
+    case "EXTERNAL_CHECK_INCONCLUSIVE":
     case "NONE":
       return undefined;
   }

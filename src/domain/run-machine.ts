@@ -83,7 +83,12 @@ export type RunEvent =
    * between claim and submission). They count in `inFlight`, but after end_time nothing may
    * re-claim them, so they must not hold a closed window's run in "waiting for targets in flight".
    */
-  | { type: "evaluate"; conflictTimeout?: ConflictTimeout; expiredClaims?: number };
+  | { type: "evaluate"; conflictTimeout?: ConflictTimeout; expiredClaims?: number }
+  /**
+   * (ours) A rack's external health check was inconclusive (or gave no verdict in time): the
+   * child task asks a person to look (`externalCheckInconclusive`).
+   */
+  | { type: "externalCheckInconclusive"; check: string; targetId: string; rackId: string; reason: string };
 
 export type RunEffect =
   /**
@@ -141,9 +146,40 @@ export function reduceRun(run: Run, event: RunEvent, now: number): RunResult {
       return approve(run, now);
     case "evaluate":
       return evaluate(run, event.conflictTimeout, event.expiredClaims ?? 0, now);
+    case "externalCheckInconclusive":
+      return externalCheckInconclusive(run, event, now);
     default:
       return assertNever(event);
   }
+}
+
+/** The run's status message while a rack's external check waits for a person. */
+export const externalCheckMessage = (e: { check: string; rackId: string; reason: string }): string =>
+  `external check ${e.check} inconclusive on rack ${e.rackId}: ${e.reason}; look at the rack, then resume the run or report the rack failed`;
+
+/**
+ * (ours) PENDING, RUNNING, or PAUSED for a reason a resume lifts → PAUSED /
+ * EXTERNAL_CHECK_INCONCLUSIVE: nothing more is claimed until a person resumes (anyone who may
+ * resume) or reports the rack failed (ReportTargetFailure; then the gates decide). A run paused
+ * for its maintenance window or awaiting approval keeps that reason; a terminal run, and one paused
+ * for this very verdict already (a retried step), are unchanged.
+ */
+function externalCheckInconclusive(
+  run: Run,
+  event: Extract<RunEvent, { type: "externalCheckInconclusive" }>,
+  now: number,
+): RunResult {
+  if (isTerminalRun(run.status)) return unchanged(run);
+  if (run.status === "PAUSED" && (run.reason === "MAINTENANCE_WINDOW" || run.reason === "AWAITING_APPROVAL"))
+    return unchanged(run);
+  const message = externalCheckMessage(event);
+  if (
+    run.status === "PAUSED" &&
+    run.reason === "EXTERNAL_CHECK_INCONCLUSIVE" &&
+    run.statusMessage === message
+  )
+    return unchanged(run);
+  return written(paused(run, "EXTERNAL_CHECK_INCONCLUSIVE", message), now);
 }
 
 /**

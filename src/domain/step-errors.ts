@@ -27,6 +27,8 @@ export const STEP_ERROR_NAMES = [
   "ActivationFailed",
   /** A BMC reports its component unhealthy (Warning or Critical) at a CHECK_HEALTH step. */
   "HealthCheckFailed",
+  /** An external health check could not be handed the rack (not configured, unreachable): inconclusive. */
+  "ExternalCheckUnavailable",
 ] as const;
 export type StepErrorName = (typeof STEP_ERROR_NAMES)[number];
 

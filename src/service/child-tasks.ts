@@ -12,6 +12,7 @@ import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { DynamoCommandSetStore } from "../adapters/dynamodb/command-set-store.js";
 import { DynamoTaskSecretStore } from "../adapters/dynamodb/task-secret-store.js";
 import { CipherBmcAuthSealer } from "../adapters/stepfunctions/bmc-auth.js";
+import type { TaskStepsDeps } from "../app/child-task/deps.js";
 import type { CommandImageDeps } from "../app/child-task/images.js";
 import type { OutcomeDeps } from "../app/child-task/outcome.js";
 import { type BmcResultReceiver, createBmcResultReceiver } from "../app/child-task/receiving.js";
@@ -108,6 +109,8 @@ export function childTaskSteps(
   deps: {
     publisher: BmcCommandPublisher;
     readiness: Pick<ReadinessStore, "notReady">;
+    /** The deployment's external health checks (CHECK_HEALTH steps that name one). */
+    externalChecks?: TaskStepsDeps["externalChecks"];
   } & CommandImageDeps,
 ): TaskSteps {
   return createTaskSteps({

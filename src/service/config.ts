@@ -21,6 +21,7 @@ import {
   DEPLOYMENT_SETTING_BOUNDS,
   type DeploymentChildTaskSettings,
 } from "../app/child-task/settings.js";
+import { type ExternalCheckConfig, parseExternalChecks } from "../domain/external-check.js";
 import {
   boolean,
   configReader,
@@ -31,6 +32,7 @@ import {
   optional,
   port,
   type Report,
+  type Rule,
   required,
   type Setting,
   text,
@@ -116,6 +118,12 @@ export const ENV = {
   version: "FLOW_VERSION",
   gitCommit: "FLOW_GIT_COMMIT",
   buildTime: "FLOW_BUILD_TIME",
+  /**
+   * The external health checks a rule's CHECK_HEALTH may name, as JSON by name, each a `lambda`
+   * ARN or an `https` URL, with `timeoutSeconds` (src/domain/external-check.ts). The front reads
+   * the names (rules naming another are refused), task-steps hands racks to them.
+   */
+  externalChecks: "FLOW_EXTERNAL_CHECKS",
 } as const;
 
 export type EnvName = (typeof ENV)[keyof typeof ENV];
@@ -155,6 +163,8 @@ const bucketName = matching(
   "an S3 bucket name (3-63 lowercase letters, digits, '.' or '-')",
 );
 const localSecretsKey = hexKey(32);
+/** The deployment's external health checks; a command check is the local stack's alone. */
+const externalChecks: Rule<ExternalCheckConfig[]> = (t) => parseExternalChecks(t, false);
 const admissionLimit = integerFrom(1, 100_000);
 
 // ---- settings shared by the readers
@@ -267,6 +277,8 @@ export interface TaskStepsConfig extends StoresConfig {
   secrets: SecretsConfig;
   /** Recording a run child's outcome wakes the dispatcher Lambda for the run; absent: the stream alone does. */
   dispatcherFunctionName?: string;
+  /** The external health checks CHECK_HEALTH steps hand racks to (none by default). */
+  externalChecks: ExternalCheckConfig[];
 }
 
 export const readTaskStepsConfig = configReader(
@@ -276,6 +288,7 @@ export const readTaskStepsConfig = configReader(
     imageBucket: required(ENV.imageBucket, bucketName),
     ...SECRETS,
     dispatcherFunctionName: optional(ENV.dispatcherFunctionName, functionName),
+    externalChecks: withDefault(ENV.externalChecks, externalChecks, []),
   },
   (v): TaskStepsConfig => ({
     ...stores(v),
@@ -283,6 +296,7 @@ export const readTaskStepsConfig = configReader(
     imageBucket: v.imageBucket,
     secrets: secrets(v),
     ...(v.dispatcherFunctionName === undefined ? {} : { dispatcherFunctionName: v.dispatcherFunctionName }),
+    externalChecks: v.externalChecks,
   }),
 );
 
@@ -341,6 +355,8 @@ export interface GrpcFrontConfig extends StoresConfig {
   build: BuildInfo;
   /** Who may do what: a file (polled for changes) or the document itself. Required: secure by default. */
   accessPolicy: { file: string } | { text: string };
+  /** The external health checks' names: a rule may name only these. */
+  externalChecks: string[];
 }
 
 /** The admission settings, with the front's defaults or another deployment's (the local stack's). */
@@ -388,6 +404,7 @@ export const readGrpcFrontConfig = configReader(
     buildTime: withDefault(ENV.buildTime, text, ""),
     authzPolicyFile: optional(ENV.authzPolicy, text),
     authzPolicyText: optional(ENV.authzPolicyText, text),
+    externalChecks: withDefault(ENV.externalChecks, externalChecks, []),
   },
   (v, report): GrpcFrontConfig => {
     const tls = tlsFiles(v, report);
@@ -424,6 +441,7 @@ export const readGrpcFrontConfig = configReader(
       build: { version: v.version, gitCommit: v.gitCommit, buildTime: v.buildTime },
       accessPolicy:
         v.authzPolicyFile === undefined ? { text: v.authzPolicyText ?? "" } : { file: v.authzPolicyFile },
+      externalChecks: v.externalChecks.map((c) => c.name),
     };
   },
 );

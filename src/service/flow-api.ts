@@ -78,6 +78,8 @@ export interface FlowApiAssembly {
   dispatcher?: Pick<Dispatcher, "dispatchRun">;
   onRacksImported?: (racks: InventoryRack[]) => void;
   buildInfo: BuildInfo;
+  /** The names of the deployment's external health checks: a rule may name only these. */
+  externalChecks?: readonly string[];
 }
 
 export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
@@ -116,6 +118,7 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
       images: stores.images,
       clock,
       newId: parts.newId,
+      ...(parts.externalChecks === undefined ? {} : { externalChecks: parts.externalChecks }),
       log: (line) => logger.info(line),
     }),
     images: createImageService({

@@ -74,6 +74,7 @@ export function composeGrpcFront(
       newId: randomUUID,
       logger: obs.logger,
       buildInfo: config.build,
+      externalChecks: config.externalChecks,
     }),
     storeHealth,
   );

@@ -218,6 +218,29 @@ describe("flowctl rule", () => {
       "stages[0].steps: a stage needs exactly one UPDATE_FIRMWARE step (got 0)",
     );
   });
+
+  it("a step's externalCheck reaches the service: a check this deployment does not configure is refused at its field", async () => {
+    const file = join(dir, "checked-rule.yaml");
+    writeFileSync(
+      file,
+      [
+        "name: burn-in",
+        "stages:",
+        "  - componentTypes: [COMPUTE]",
+        "    steps:",
+        "      - action: update-firmware",
+        "      - action: check-health",
+        "        externalCheck: dcgm-diag",
+        "        externalCheckTimeout: 30m",
+        "",
+      ].join("\n"),
+    );
+    const refused = await flowctl("rule", "create", "-f", file);
+    expect(refused.code).toBe(13);
+    expect(refused.stderr).toContain(
+      'stages[0].steps[1].external_check: unknown external check "dcgm-diag" (none is configured)',
+    );
+  });
 });
 
 describe("flowctl run create --dry-run without targetVersion", () => {

@@ -3,15 +3,17 @@
  * firmware that needs an AC cycle is staged by its flash (the agent says NOT_APPLIED) and active
  * after the agent's Chassis power cycle, read back once the BMC is up again; a BMC reset is
  * Manager.Reset, a host power cycle ComputerSystem.Reset GracefulRestart; a repeated request id is
- * answered from memory, not reset again.
+ * answered from memory, not reset again, and from the journal after a restart, also when the agent
+ * stopped between its POST and its answer.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmulatedBmcSpec } from "../../local/redfish-emulator.js";
+import { FileJournal } from "../../src/adapters/bmc-agent/journal.js";
 import type { ResetCommand } from "../../src/domain/bmc-protocol.js";
 import { type AgentHarness, ack, type ImageRef, startAgentHarness } from "../support/redfish-agent.js";
 
 const id = (n: number): string => `7c000000-0000-4000-8000-0000000005${String(n).padStart(2, "0")}`;
-const C = { gpu: id(1), bmc: id(2), host: id(3) };
+const C = { gpu: id(1), bmc: id(2), host: id(3), restarted: id(4) };
 
 let h: AgentHarness;
 let image: ImageRef;
@@ -21,6 +23,7 @@ beforeAll(async () => {
     { id: C.gpu, behaviour: { activation: "ac" } },
     { id: C.bmc, behaviour: { activation: "bmc" } },
     { id: C.host },
+    { id: C.restarted, behaviour: { activation: "ac" } },
   ];
   h = await startAgentHarness(bmcs, { emulator: { rebootMs: 100 } });
   image = h.images.add("2.0.0");
@@ -99,6 +102,42 @@ describe("BMC agent: activation over Redfish", () => {
       resets: ["ComputerSystem.Reset GracefulRestart"],
       reboots: 0,
     });
+  });
+});
+
+describe("BMC agent: resets remembered across restarts", () => {
+  it("a reset performed before a restart is answered from the journal: one power cycle", async () => {
+    await h.send(C.restarted, h.update("u-restarted", "2.0.0", image));
+    await h.eventsUntilResult(C.restarted, "u-restarted");
+    await h.send(C.restarted, reset("r-restarted", "ac"));
+    expect(await h.eventsUntilResult(C.restarted, "r-restarted")).toEqual([
+      ack("r-restarted"),
+      { v: 1, type: "status", requestId: "r-restarted", version: "2.0.0" },
+    ]);
+    await h.restartAgent();
+    await h.send(C.restarted, reset("r-restarted", "ac"));
+    const again = await h.eventsUntilResult(C.restarted, "r-restarted", 2);
+    expect(again.slice(2)).toEqual([{ v: 1, type: "status", requestId: "r-restarted", version: "2.0.0" }]);
+    expect(h.emulator.record(C.restarted)).toMatchObject({
+      resets: ["Chassis.Reset PowerCycle"],
+      reboots: 1,
+    });
+  });
+
+  it("a reset an agent stopped after posting is answered once the BMC answers, never posted again", async () => {
+    // What an agent stopped between its POST and its answer leaves behind: `resetting`. Written
+    // here directly, so no race with a stopping agent.
+    await h.stopAgent();
+    const journal = await FileJournal.open(h.stateDir);
+    await journal.record({ componentId: C.restarted, requestId: "r-cut", phase: "resetting", kind: "bmc" });
+    await journal.close();
+    await h.restartAgent();
+    await h.send(C.restarted, reset("r-cut", "bmc"));
+    expect(await h.eventsUntilResult(C.restarted, "r-cut")).toEqual([
+      ack("r-cut"),
+      { v: 1, type: "status", requestId: "r-cut", version: "2.0.0" },
+    ]);
+    expect(h.emulator.record(C.restarted).resets).toEqual(["Chassis.Reset PowerCycle"]);
   });
 });
 

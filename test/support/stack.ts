@@ -112,6 +112,8 @@ export interface TestStackOptions {
   imageVersions?: readonly string[];
   /** The tables of a stack that was stopped (its `tablePrefix`): this one is that stack restarted. */
   tablePrefix?: string;
+  /** External health checks a rule's CHECK_HEALTH may name (local/external-checks.ts). */
+  externalChecks?: LocalStackOptions["externalChecks"];
 }
 
 /**
@@ -152,6 +154,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.noFleet ? { noFleet: true } : {}),
     ...(options.bmc === undefined ? {} : { bmc: options.bmc }),
+    ...(options.externalChecks === undefined ? {} : { externalChecks: options.externalChecks }),
   };
   const local = await startLocalStack(stackOptions);
   const address = `127.0.0.1:${local.port}`;

@@ -41,6 +41,8 @@ const STEPS: StepName[] = [
   "awaitWave",
   "checkWave",
   "recordOutcome",
+  "startExternalCheck",
+  "judgeExternalCheck",
 ];
 const CALLBACK = "arn:aws:states:::lambda:invoke.waitForTaskToken";
 
@@ -54,7 +56,7 @@ describe("child-task ASL", () => {
   });
 
   it("every Task state calls the task-steps placeholder, with a `step` the handler knows", () => {
-    expect(tasks.length).toBe(8);
+    expect(tasks.length).toBe(10);
     // A callback state invokes the function through the Lambda integration: its payload is the event.
     const eventOf = (state: AslState) =>
       state.Resource === CALLBACK ? (state.Parameters?.Payload as Record<string, unknown>) : state.Parameters;
@@ -68,12 +70,12 @@ describe("child-task ASL", () => {
     expect(new Set(tasks.map(([, s]) => eventOf(s)?.step))).toEqual(new Set(STEPS));
     expect(taskStateNames(machine).sort()).toEqual(tasks.map(([n]) => n).sort());
     expect(JSON.stringify(machine)).not.toContain(TASK_STEPS_PLACEHOLDER);
-    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(8);
+    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(10);
   });
 
   it("a wave waits for its results in AwaitWave (a task token the receiver sends back), its check after the wake-up or the timeout", () => {
     const s = raw.States;
-    expect(callbackStateNames(raw)).toEqual(["AwaitPreflight", "AwaitWave"]);
+    expect(callbackStateNames(raw)).toEqual(["AwaitPreflight", "AwaitExternalCheck", "AwaitWave"]);
     const wait = s.AwaitWave as AslState;
     expect(wait.Resource).toBe(CALLBACK);
     expect(wait.Parameters?.Payload).toEqual({
@@ -118,11 +120,13 @@ describe("child-task ASL", () => {
     expect(s.SendWave?.ResultPath).toBe("$.plan.wave");
     // A task the last check ended goes to AlreadyFinished; a pending wave (the step the check
     // started) to AwaitWave; a done one as MoreWaves? would, without its transition: a retry's
-    // backoff, SendWave (a check that started nothing), or RecordSuccess.
+    // backoff, SendWave (a check that started nothing), or RecordSuccess; a rack handed to an
+    // external check to AwaitExternalCheck first, on either.
     expect(s["WaveDone?"]).toMatchObject({
       Choices: [
         { Variable: "$.plan.ended", IsPresent: true, Next: "AlreadyFinished" },
         { Variable: "$.plan.wave.done", BooleanEquals: false, Next: "AwaitWave" },
+        { Variable: "$.plan.cursor.external", IsPresent: true, Next: "AwaitExternalCheck" },
         { Variable: "$.plan.cursor.retry", BooleanEquals: true, Next: "WaitBeforeRetry" },
         { Variable: "$.plan.cursor.more", BooleanEquals: true, Next: "SendWave" },
       ],
@@ -130,6 +134,7 @@ describe("child-task ASL", () => {
     });
     expect(s["MoreWaves?"]).toMatchObject({
       Choices: [
+        { Variable: "$.plan.cursor.external", IsPresent: true, Next: "AwaitExternalCheck" },
         { Variable: "$.plan.cursor.retry", BooleanEquals: true, Next: "WaitBeforeRetry" },
         { Variable: "$.plan.cursor.more", BooleanEquals: true, Next: "SendWave" },
       ],
@@ -174,9 +179,9 @@ describe("child-task ASL", () => {
     expect(s.WaitForPreflight).toMatchObject({ SecondsPath: "$.plan.waitSeconds", Next: "CheckPreflight" });
   });
 
-  it("uses only what both Step Functions and the local runner run: JSONPath, task tokens in the two callback states (local/step-functions.ts serves them), no heartbeats, variables or distributed maps", () => {
-    expect(text.split("waitForTaskToken").length - 1).toBe(2);
-    expect(text.split("$$.Task.Token").length - 1).toBe(2);
+  it("uses only what both Step Functions and the local runner run: JSONPath, task tokens in the three callback states (local/step-functions.ts serves them), no heartbeats, variables or distributed maps", () => {
+    expect(text.split("waitForTaskToken").length - 1).toBe(3);
+    expect(text.split("$$.Task.Token").length - 1).toBe(3);
     for (const forbidden of [
       "QueryLanguage",
       "JSONata",
@@ -199,7 +204,13 @@ describe("child-task ASL", () => {
     const record = new Set(["RecordSuccess", "RecordFailure"]);
     for (const [name, state] of tasks) {
       // A callback state's Catch leads to its check or its poll (above), whose own Catch records.
-      if (record.has(name) || name === "AwaitWave" || name === "AwaitPreflight") continue;
+      if (
+        record.has(name) ||
+        name === "AwaitWave" ||
+        name === "AwaitPreflight" ||
+        name === "AwaitExternalCheck"
+      )
+        continue;
       expect(state.Catch, name).toEqual([
         { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: "RecordFailure" },
       ]);
@@ -217,6 +228,46 @@ describe("child-task ASL", () => {
       Choices: [{ Variable: "$.recorded.status", StringEquals: "FAILED", Next: "TaskFailed" }],
       Default: "AlreadyFinished",
     });
+  });
+
+  it("an external health check: MoreWaves? and WaveDone? send a cursor naming one to AwaitExternalCheck (a task token the check sends back, its own timeout), whose every ending is judged, then the loop goes on", () => {
+    const s = raw.States;
+    expect((s["MoreWaves?"]!.Choices as unknown[])[0]).toEqual({
+      Variable: "$.plan.cursor.external",
+      IsPresent: true,
+      Next: "AwaitExternalCheck",
+    });
+    // The wave's own check ends a step that names a check: WaveDone? sends it there too, never on.
+    expect((s["WaveDone?"]!.Choices as unknown[])[2]).toEqual({
+      Variable: "$.plan.cursor.external",
+      IsPresent: true,
+      Next: "AwaitExternalCheck",
+    });
+    const wait = s.AwaitExternalCheck as AslState;
+    expect(wait.Resource).toBe(CALLBACK);
+    expect(wait.Parameters?.Payload).toEqual({
+      step: "startExternalCheck",
+      "taskId.$": "$.taskId",
+      "rackId.$": "$.rackId",
+      "token.$": "$$.Task.Token",
+      "groups.$": "$.plan.groups",
+      "cursor.$": "$.plan.cursor",
+      "settings.$": "$.settings",
+    });
+    expect(wait.TimeoutSecondsPath).toBe("$.plan.cursor.external.timeoutSeconds");
+    // The verdict, the timeout, a hand-over that failed and the check's SendTaskFailure alike go
+    // to the judge, in the same place: the judge tells them apart.
+    expect(wait.ResultPath).toBe("$.plan.checked");
+    expect(wait.Catch).toEqual([
+      { ErrorEquals: ["States.ALL"], ResultPath: "$.plan.checked", Next: "JudgeExternalCheck" },
+    ]);
+    expect(wait.Next).toBe("JudgeExternalCheck");
+    for (const r of wait.Retry as { ErrorEquals: string[] }[])
+      expect(r.ErrorEquals).not.toContain("States.Timeout");
+    const judge = s.JudgeExternalCheck as AslState;
+    expect(judge.Parameters).toMatchObject({ step: "judgeExternalCheck", "checked.$": "$.plan.checked" });
+    // The next cursor replaces the one naming the check; a fail is an error RecordFailure records.
+    expect(judge).toMatchObject({ ResultPath: "$.plan.cursor", Next: "MoreWaves?" });
   });
 
   it("every state that publishes to BMCs retries BmcPublishError: AcquireLock (the preflight's queries), CheckPreflight (its re-asks), SendWave, CheckWave (the next step it starts)", () => {

@@ -437,6 +437,27 @@ describe("watch and run get: the maintenance window", () => {
     );
   });
 
+  it("a run an external check left inconclusive: the last line says to look at the rack, then resume or report it failed", () => {
+    const reason =
+      "external check dcgm inconclusive on rack r-1: no verdict within 60 s; look at the rack, then resume the run or report the rack failed";
+    const waiting = buildModel({
+      run: run({
+        status: St.OPERATION_RUN_STATUS_PAUSED,
+        reason: Re.OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE,
+        message: reason,
+        total: 1,
+      }),
+      targets: [target(0, T.OPERATION_RUN_TARGET_STATUS_COMPLETED)],
+      plannedSizes: undefined,
+      now: at("2026-11-20T08:00:05Z"),
+    });
+    expect(finalLine(waiting)).toMatch(
+      new RegExp(
+        `^run ${RUN_ID} PAUSED \\(EXTERNAL_CHECK_INCONCLUSIVE\\) after .*— ${reason.replace(/[.]/g, "\\.")}; next: look at the rack, then flowctl run resume ${RUN_ID}, or flowctl run report-failure ${RUN_ID} RACK --reason TEXT$`,
+      ),
+    );
+  });
+
   it("a cancel's skipped racks appear in the last line, apart from the terminated ones", () => {
     const cancelled = buildModel({
       run: run({ status: St.OPERATION_RUN_STATUS_CANCELLED, message: "operation run cancelled", total: 1 }),

@@ -181,3 +181,50 @@ describe("infra environment: the caller from the load balancer's certificate", (
     expect(lambdaEnvironment(sharedStack().template, "EventPublisher")[ENV.eventBusName]).toBe("default");
   });
 });
+
+/** What the front needs besides the checks, for reading them as it would. */
+const FRONT_MINIMUM = {
+  [ENV.tablePrefix]: "p-",
+  [ENV.childTaskStateMachineArn]: "arn:aws:states:eu-west-1:123456789012:stateMachine:c",
+  [ENV.imageBucket]: "flow-images",
+  [ENV.authzPolicyText]: "bindings: []",
+};
+
+describe("infra environment: external health checks", () => {
+  it("with externalChecksFile the front and task-steps get its checks, which their readers accept, and task-steps may invoke the Lambda checks alone; without, nothing", () => {
+    const dir = mkdtempSync(join(tmpdir(), "flow-checks-"));
+    const file = join(dir, "checks.json");
+    const lambdaArn = "arn:aws:lambda:eu-west-1:123456789012:function:dcgm-diag";
+    writeFileSync(
+      file,
+      JSON.stringify({
+        "dcgm-diag": { lambda: lambdaArn },
+        "burn-in": { https: "https://checks.example.com/b" },
+      }),
+    );
+    try {
+      const built = buildStack({ externalChecksFile: file });
+      const text = frontEnvironment(built.template)[ENV.externalChecks] as string;
+      expect(lambdaEnvironment(built.template, "TaskSteps")[ENV.externalChecks]).toBe(text);
+      expect(readGrpcFrontConfig({ ...FRONT_MINIMUM, [ENV.externalChecks]: text }).externalChecks).toEqual([
+        "dcgm-diag",
+        "burn-in",
+      ]);
+      const statements = Object.values(built.template.findResources("AWS::IAM::Policy")).flatMap(
+        (p) =>
+          (p as Resource).Properties.PolicyDocument as { Statement: { Sid?: string; Resource?: unknown }[] },
+      );
+      const invoke = statements
+        .flatMap((d) => d.Statement)
+        .filter((s) => s.Sid === "InvokeExternalHealthChecks");
+      expect(invoke.map((s) => s.Resource)).toEqual([lambdaArn]);
+      expect(frontEnvironment(sharedStack().template)).not.toHaveProperty(ENV.externalChecks);
+      writeFileSync(file, JSON.stringify({ local: { command: ["./check.sh"] } }));
+      expect(() => buildStack({ externalChecksFile: file })).toThrow(
+        `context externalChecksFile ${file}: local.command: a command check runs only in the local stack (in AWS: lambda or https), local: needs exactly one of lambda, https (got 0)`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

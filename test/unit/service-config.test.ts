@@ -70,6 +70,7 @@ describe("service config: the gRPC front", () => {
       serverReflection: false,
       build: { version: "0.0.0", gitCommit: "", buildTime: "" },
       accessPolicy: { text: POLICY },
+      externalChecks: [],
     });
   });
 
@@ -325,6 +326,7 @@ describe("service config: the gRPC front", () => {
         ENV.authzPolicy,
         ENV.authzPolicyText,
         ENV.imageBucket,
+        ENV.externalChecks,
       ].sort(),
     );
     expect(readGrpcFrontConfig.required).toEqual([
@@ -441,6 +443,7 @@ describe("service config: the Lambdas", () => {
       imageBucket: "flow-prod-images",
       secrets: undefined,
       dispatcherFunctionName: "Flow-prod-dispatcher",
+      externalChecks: [],
     });
     expect(problems(() => readTaskStepsConfig({ FLOW_TABLE_PREFIX: "p-" }))).toEqual([
       "FLOW_IOT_DATA_ENDPOINT: is required",
@@ -454,6 +457,45 @@ describe("service config: the Lambdas", () => {
       'FLOW_IOT_DATA_ENDPOINT: must be an http:// or https:// URL (got "abc-ats.iot.eu-west-1.amazonaws.com")',
     ]);
     expect(readTaskStepsConfig.required).toEqual([ENV.tablePrefix, ENV.iotDataEndpoint, ENV.imageBucket]);
+  });
+
+  it("external checks: a Lambda ARN or an HTTPS endpoint by name, read by task-steps (the checks) and the front (their names); every problem at once, a command refused", () => {
+    const checks = JSON.stringify({
+      "dcgm-diag": {
+        lambda: "arn:aws:lambda:eu-west-1:123456789012:function:dcgm-diag",
+        timeoutSeconds: 1800,
+      },
+      "burn-in": { https: "https://checks.example.com/burn-in" },
+    });
+    expect(readTaskStepsConfig({ ...steps, FLOW_EXTERNAL_CHECKS: checks }).externalChecks).toEqual([
+      {
+        name: "dcgm-diag",
+        target: { kind: "lambda", functionArn: "arn:aws:lambda:eu-west-1:123456789012:function:dcgm-diag" },
+        timeoutSeconds: 1800,
+      },
+      {
+        name: "burn-in",
+        target: { kind: "https", url: "https://checks.example.com/burn-in" },
+        timeoutSeconds: 3600,
+      },
+    ]);
+    expect(readGrpcFrontConfig({ ...front, FLOW_EXTERNAL_CHECKS: checks }).externalChecks).toEqual([
+      "dcgm-diag",
+      "burn-in",
+    ]);
+    const bad = JSON.stringify({
+      "Burn In": { https: "https://x.example" },
+      local: { command: ["./check.sh"] },
+      plain: { https: "http://checks.example.com" },
+      both: { lambda: "arn:aws:lambda:eu-west-1:123456789012:function:f", https: "https://x.example" },
+      slow: { https: "https://x.example", timeoutSeconds: 0 },
+    });
+    expect(problems(() => readTaskStepsConfig({ ...steps, FLOW_EXTERNAL_CHECKS: bad }))).toEqual([
+      `FLOW_EXTERNAL_CHECKS: "Burn In": must be 1 to 63 lowercase letters, digits, '-' and '_', starting with a letter or digit, local.command: a command check runs only in the local stack (in AWS: lambda or https), local: needs exactly one of lambda, https (got 0), plain.https: must be an https:// URL without credentials, both: needs exactly one of lambda, https (got 2), slow.timeoutSeconds: must be a whole number of seconds from 1 to 86400`,
+    ]);
+    expect(problems(() => readTaskStepsConfig({ ...steps, FLOW_EXTERNAL_CHECKS: "[1]" }))).toEqual([
+      "FLOW_EXTERNAL_CHECKS: must be a JSON object of checks by name",
+    ]);
   });
 
   it.each([

@@ -184,6 +184,15 @@ function kindDetail(detail: RunEventDetail): Record<string, unknown> {
       };
     case "denial":
       return { denial: { rpc: detail.rpc, code: detail.code, reason: detail.reason } };
+    case "externalCheck":
+      return {
+        externalCheck: {
+          check: detail.check,
+          targetId: detail.targetId,
+          rackId: detail.rackId,
+          reason: detail.reason,
+        },
+      };
     default:
       return assertNever(detail);
   }

@@ -112,7 +112,7 @@ export const RESET_PLANS: Record<ResetKind, { resource: ResetResource; action: s
 export class BmcWorker {
   private running?: { requestId: string; done: Promise<void> };
   /** Reset request id → its answer (once performed, or while it runs). */
-  private readonly resets = new Map<string, Promise<StatusEvent>>();
+  private readonly resets = new Map<string, Promise<StatusEvent | undefined>>();
 
   constructor(
     private readonly settings: BmcWorkerSettings,
@@ -166,31 +166,37 @@ export class BmcWorker {
    * Activation (protocol v3 `reset`): `ack`, then the reset over Redfish on the resource its kind
    * names, with the first ResetType of RESET_PLANS the resource allows; then the inventory is read
    * until the BMC answers again (it drops off for a Manager reset or a Chassis power cycle), and
-   * `status` carries the version it runs. A request id already seen is answered with its answer
-   * (in memory: a restarted agent would reset again), never reset twice. A resource without the
-   * action, or allowing none of the types, is `RESET_UNSUPPORTED`; a refused or failed POST,
-   * `RESET_FAILED`; both as a `status` with `error`, nothing reset.
+   * `status` carries the version it runs. A request id already seen is answered with its answer,
+   * never reset twice, also across restarts: the journal says `resetting` before the POST (a
+   * restarted agent then only waits for the BMC to answer) and keeps the answer once sent. A
+   * resource without the action, or allowing none of the types, is `RESET_UNSUPPORTED`; a refused
+   * or failed POST, `RESET_FAILED`; both as a `status` with `error`, nothing reset.
    */
   async reset(command: ResetCommand): Promise<void> {
-    let answer = this.resets.get(command.requestId);
+    const { requestId } = command;
+    let answer = this.resets.get(requestId);
     if (answer === undefined) {
-      await this.emit({ v: 1, type: "ack", requestId: command.requestId });
-      answer = this.performReset(command);
-      this.resets.set(command.requestId, answer);
+      const known = this.deps.journal.get(this.componentId, requestId);
+      if (known?.phase === "reset") return this.emit(known.status);
+      await this.emit({ v: 1, type: "ack", requestId });
+      answer = (
+        known?.phase === "resetting" ? this.backFromReset(requestId) : this.performReset(command)
+      ).then(async (status) => {
+        // Stopping: left `resetting`, so a restarted agent waits for the BMC, never resets again.
+        if (this.deps.signal.aborted) return undefined;
+        await this.deps.journal.record({ componentId: this.componentId, requestId, phase: "reset", status });
+        return status;
+      });
+      this.resets.set(requestId, answer);
     }
-    await this.emit(await answer);
+    const status = await answer;
+    if (status !== undefined) await this.emit(status);
   }
 
   private async performReset(command: ResetCommand): Promise<StatusEvent> {
     const { requestId } = command;
     const plan = RESET_PLANS[command.kind];
-    const failed = async (code: string, message: string): Promise<StatusEvent> => {
-      const version = await this.readFirmware().then(
-        ({ member }) => member.version,
-        () => UNKNOWN_VERSION,
-      );
-      return { v: 3, type: "status", requestId, version, error: { code, message } };
-    };
+    const failed = (code: string, message: string) => this.resetFailed(requestId, code, message);
     let action: ResetAction | undefined;
     try {
       action = await this.deps.bmc.resetAction(plan.resource);
@@ -206,19 +212,39 @@ export class BmcWorker {
         `${plan.action} allows ${allowed?.join(", ")}, none of ${plan.types.join(", ")}`,
       );
     }
+    await this.deps.journal.record({
+      componentId: this.componentId,
+      requestId,
+      phase: "resetting",
+      kind: command.kind,
+    });
     try {
       await this.deps.bmc.reset(action, type);
     } catch (err) {
       // A BMC that goes down may drop the connection before it answers: that is the reset.
       if ((err as { code?: string }).code !== "UNREACHABLE") return failed("RESET_FAILED", describe(err));
     }
+    return this.backFromReset(requestId);
+  }
+
+  /** After a reset's POST: the version the BMC runs once it answers again. */
+  private async backFromReset(requestId: string): Promise<StatusEvent> {
     try {
       await this.deps.clock.sleep(this.deps.timings.pollIntervalMs, this.deps.signal);
       const { member } = await this.untilAnswers(() => this.readFirmware(), "the BMC to come back");
       return { v: 1, type: "status", requestId, version: member.version };
     } catch (err) {
-      return failed("RESET_FAILED", describe(err));
+      return this.resetFailed(requestId, "RESET_FAILED", describe(err));
     }
+  }
+
+  /** A reset's `status` with its error, and the version the BMC reads now (`unknown` if none). */
+  private async resetFailed(requestId: string, code: string, message: string): Promise<StatusEvent> {
+    const version = await this.readFirmware().then(
+      ({ member }) => member.version,
+      () => UNKNOWN_VERSION,
+    );
+    return { v: 3, type: "status", requestId, version, error: { code, message } };
   }
 
   async update(command: UpdateCommand): Promise<void> {

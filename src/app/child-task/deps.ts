@@ -1,9 +1,11 @@
 /** What the child-task steps are given: the stores and ports (src/app/ports.ts), a clock, a logger. */
+import type { ExternalCheckConfig } from "../../domain/external-check.js";
 import { type Logger, silentLogger } from "../observability.js";
 import type {
   BmcAuthSealer,
   BmcCommandPublisher,
   CommandSetStore,
+  ExternalCheckRunner,
   FirmwareImageStore,
   FirmwareVersionRecorder,
   ImageObjectStore,
@@ -38,6 +40,16 @@ export interface TaskStepsDeps {
   waker?: RunWaker;
   /** Wakes an execution waiting for its wave (AwaitWave); absent: the wait's timeout ends it. */
   waveWaker?: WaveWaker;
+  /**
+   * The deployment's external health checks and what hands a rack to one (external-check.ts);
+   * absent: none configured (a rule naming one is refused at create; a check gone since is
+   * inconclusive). `runs`: where an inconclusive verdict pauses the task's run.
+   */
+  externalChecks?: {
+    checks: readonly ExternalCheckConfig[];
+    runner: ExternalCheckRunner;
+    runs: Pick<RunStore, "getRun" | "saveRun">;
+  };
   /** One line per event that matters: a task started, done with its preflight, finished or cancelled. */
   logger?: Logger;
 }

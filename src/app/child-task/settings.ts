@@ -116,7 +116,29 @@ export type StepEvent =
   | { step: "awaitWave"; taskId: string; token: string; wave: WaveState }
   /** AwaitPreflight (a `.waitForTaskToken` Task, like AwaitWave): the first ask's answers. */
   | { step: "awaitQueries"; taskId: string; token: string; preflight: PreflightState }
-  | { step: "recordOutcome"; taskId: string; error?: CaughtError };
+  | { step: "recordOutcome"; taskId: string; error?: CaughtError }
+  /**
+   * AwaitExternalCheck (a `.waitForTaskToken` Task): hands the rack to the external check
+   * `cursor.external` names, with the token the check answers with (external-check.ts).
+   */
+  | {
+      step: "startExternalCheck";
+      taskId: string;
+      rackId: string;
+      token: string;
+      groups: UpgradeGroup[];
+      cursor: WaveCursor;
+      /** For the rack lock, which must outlast the wait. */
+      settings: ChildTaskSettings;
+    }
+  /** JudgeExternalCheck: `checked` is the check's answer, or the wait's caught error. */
+  | (Base & {
+      step: "judgeExternalCheck";
+      rackId: string;
+      groups: UpgradeGroup[];
+      cursor: WaveCursor;
+      checked?: unknown;
+    });
 
 export type StepName = StepEvent["step"];
 export type StepEventOf<S extends StepName> = Extract<StepEvent, { step: S }>;
@@ -182,6 +204,12 @@ export interface WaveCursor {
   retry: boolean;
   waitSeconds: number;
   only?: string[];
+  /**
+   * Set by the wave's end when the step just passed hands the rack to an external check
+   * (external-check.ts): the state machine's MoreWaves? goes to AwaitExternalCheck, whose judge
+   * returns the next cursor.
+   */
+  external?: { name: string; timeoutSeconds: number };
 }
 
 /** The preflight's poll state, and while it waits for components to be ready, where that stands. */

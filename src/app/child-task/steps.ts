@@ -41,6 +41,7 @@
  * history or logs.
  */
 import { type StepDeps, type TaskStepsDeps, withDefaults } from "./deps.js";
+import { judgeExternalCheckStep, startExternalCheck } from "./external-check.js";
 import { recordOutcome } from "./outcome.js";
 import { acquireLockAndAsk, awaitQueries, checkQueries, sendQueries } from "./preflight.js";
 import type { StepEvent, StepEventOf, StepName } from "./settings.js";
@@ -63,6 +64,8 @@ const STEPS: { [S in StepName]: (deps: StepDeps, event: StepEventOf<S>) => Promi
   checkWave,
   finishWave,
   recordOutcome,
+  startExternalCheck,
+  judgeExternalCheck: judgeExternalCheckStep,
 };
 
 export function createTaskSteps(deps: TaskStepsDeps): TaskSteps {

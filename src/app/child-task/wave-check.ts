@@ -29,6 +29,7 @@ import type { RuleAction } from "../../domain/operation-rules.js";
 import type { Task } from "../../domain/task.js";
 import { completionMessage } from "../../domain/task-report.js";
 import type { StepDeps } from "./deps.js";
+import { externalCheckDue } from "./external-check-due.js";
 import { isTerminalTask, loadTaskWith, recordTaskOutcome } from "./outcome.js";
 import {
   currentCursor,
@@ -82,7 +83,8 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
       : { groups: e.groups, cursor: e.cursor, rackId: e.rackId };
   const last =
     plan !== undefined &&
-    !nextCursor(currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)).more;
+    !nextCursor(currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)).more &&
+    externalCheckDue(deps, currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)) === undefined;
   // What the wake-up brought, when it is this wave's and complete: no read of the wave's record.
   const woken = family === undefined ? undefined : answersFor(e.taskId, family, wave, answers);
   // One read: the wave's set, and on the last step the task and its whole update set with it.
@@ -116,7 +118,8 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
     wave: judged,
   });
   if (read === undefined || cursor.more || cursor.retry) {
-    if (e.sendNext !== true || !cursor.more || cursor.retry)
+    // A rack handed to an external check waits for its verdict (AwaitExternalCheck) before any next step.
+    if (e.sendNext !== true || !cursor.more || cursor.retry || cursor.external !== undefined)
       return { groups: plan.groups, cursor, wave: judged };
     // The next step starts here rather than in a SendWave state: one invocation and two state
     // transitions fewer per step. A retried check judges the same answers to the same cursor and

@@ -8,6 +8,7 @@ import { retryWaitSeconds } from "../../domain/operation-rules.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
 import { parseReport, serializeReport } from "../../domain/task-report.js";
 import type { StepDeps } from "./deps.js";
+import { externalCheckDue } from "./external-check-due.js";
 import { updateTask } from "./outcome.js";
 import {
   currentCursor,
@@ -77,6 +78,9 @@ export async function finishWave(deps: StepDeps, event: StepEventOf<"finishWave"
     const more = failures.length > 1 ? `; ${failures.length - 1} more ${kind}component(s) failed` : "";
     throw new StepError("ComponentsFailed", `${failures[0]}${more}`);
   }
+  // The rack to an external check first, when the step names one (external-check.ts).
+  const external = externalCheckDue(deps, e.groups, cursor);
+  if (external !== undefined) return { ...cursor, more: true, retry: false, waitSeconds: 0, external };
   return nextCursor(e.groups, cursor);
 }
 

@@ -4,7 +4,7 @@
  * (RedfishBmc), src/adapters/bmc-agent/ (images, journal, image server) and the MQTT wiring in
  * src/service/bmc-agent/; test fakes are typed from these interfaces.
  */
-import type { BmcEvent, ResultEvent } from "../../domain/bmc-protocol.js";
+import type { BmcEvent, ResetKind, ResultEvent, StatusEvent } from "../../domain/bmc-protocol.js";
 
 // ---------------------------------------------------------------------------------------------
 // What the agent reads from Redfish documents (src/adapters/redfish/documents.ts parses them)
@@ -184,12 +184,16 @@ export interface EventSink {
 }
 
 /**
- * What the agent remembers about each update request across restarts, so a repeated command is
- * answered, never flashed again. `record` is durable when it resolves.
+ * What the agent remembers about each update and reset request across restarts, so a repeated
+ * command is answered, never flashed or reset again. `record` is durable when it resolves.
+ * A reset is `resetting` from just before its POST (an agent stopped after it only waits for the
+ * BMC to come back), then `reset` with the answer it sent.
  */
 export type JournalEntry =
   | { componentId: string; requestId: string; phase: "pushed"; monitor?: TaskStarted; targetVersion: string }
-  | { componentId: string; requestId: string; phase: "done"; result: ResultEvent };
+  | { componentId: string; requestId: string; phase: "done"; result: ResultEvent }
+  | { componentId: string; requestId: string; phase: "resetting"; kind: ResetKind }
+  | { componentId: string; requestId: string; phase: "reset"; status: StatusEvent };
 
 export interface UpdateJournal {
   get(componentId: string, requestId: string): JournalEntry | undefined;

@@ -1,6 +1,7 @@
 /** Child tasks: submission and execution, the steps' BMC commands, credentials and versions. The contract rules for every port: src/app/ports.ts. */
 import type { BmcCommand, EncryptedAuth } from "../../domain/bmc-protocol.js";
 import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../../domain/command-sets.js";
+import type { ExternalCheckConfig, ExternalCheckRequest } from "../../domain/external-check.js";
 import type {
   ComponentsForType,
   FirmwareAuthentication,
@@ -215,6 +216,16 @@ export interface CommandSetStore {
 export interface WaveWaker {
   /** `answers`: what the wait waited for, as stored (`awaitedAnswers`): the waiting state's result. */
   wake(token: string, answers: CommandSet): Promise<void>;
+}
+
+/**
+ * Hands a rack to an external health check (src/domain/external-check.ts): a Lambda invoked
+ * asynchronously, an HTTPS endpoint POSTed to, a command (the local stack). Resolves once the
+ * check has the request; throws when it cannot be handed over. The check answers later, with the
+ * request's task token (SendTaskSuccess).
+ */
+export interface ExternalCheckRunner {
+  start(check: ExternalCheckConfig, request: ExternalCheckRequest): Promise<void>;
 }
 
 /** Firmware credentials of a plain UpgradeFirmware task (run children use RunStore.getRunSecrets). */

@@ -5,7 +5,9 @@
  * by the function's Powertools logger, metrics and tracer.
  */
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
+import { LambdaClient } from "@aws-sdk/client-lambda";
 import { awsClientConfig } from "../../adapters/aws-config.js";
+import { AwsExternalCheckRunner } from "../../adapters/external-checks/runner.js";
 import { IotPublisher } from "../../adapters/iot/publisher.js";
 import { type LambdaObservability, lambdaObservability } from "../../adapters/observability/lambda.js";
 import { createS3Client, S3ImageObjectStore } from "../../adapters/s3/image-bucket.js";
@@ -35,6 +37,17 @@ export function composeTaskStepsLambda(
     readiness: stores.readiness,
     images: stores.images,
     imageUrls: new S3ImageObjectStore(obs.capture(createS3Client(awsOptions(config))), config.imageBucket),
+    ...(config.externalChecks.length === 0
+      ? {}
+      : {
+          externalChecks: {
+            checks: config.externalChecks,
+            runner: new AwsExternalCheckRunner(
+              obs.capture(new LambdaClient(awsClientConfig(awsOptions(config)))),
+            ),
+            runs: stores.runs,
+          },
+        }),
   });
   return { steps, invoke: obs.invoke };
 }

@@ -140,6 +140,8 @@ export const { fromProto: runReasonFromProto, toProto: runReasonToProto } = enum
     CONFLICT_RETRY_TIMEOUT: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_CONFLICT_RETRY_TIMEOUT,
     MAINTENANCE_WINDOW: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW,
     AWAITING_APPROVAL: pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL,
+    EXTERNAL_CHECK_INCONCLUSIVE:
+      pb.OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE,
   },
   "UNKNOWN",
 );
@@ -257,6 +259,7 @@ export const { toProto: runEventKindToProto } = enumMapping<RunEventKind, pb.Ope
   APPROVAL_REQUESTED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_APPROVAL_REQUESTED,
   APPROVED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_APPROVED,
   ACCESS_DENIED: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ACCESS_DENIED,
+  EXTERNAL_CHECK_INCONCLUSIVE: pb.OperationRunEventKind.OPERATION_RUN_EVENT_KIND_EXTERNAL_CHECK_INCONCLUSIVE,
 });
 
 export const { toProto: actorSourceToProto } = enumMapping<ActorSource, pb.OperationRunActorSource>({

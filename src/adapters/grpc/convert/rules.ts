@@ -32,6 +32,10 @@ export function createRuleFromProto(req: admin.CreateOperationRuleRequest): {
           action: ruleActionFromProto(step.action, `stages[${i}].steps[${k}].action`, v) ?? "UNKNOWN",
           timeoutSeconds: step.timeoutSeconds,
           sleepSeconds: step.sleepSeconds,
+          ...(step.externalCheck === undefined ? {} : { externalCheck: step.externalCheck }),
+          ...(step.externalCheckTimeoutSeconds === undefined
+            ? {}
+            : { externalCheckTimeoutSeconds: step.externalCheckTimeoutSeconds }),
           ...(step.retry === undefined
             ? {}
             : {
@@ -79,6 +83,12 @@ export function ruleToProto(rule: OperationRule): admin.OperationRule {
         timeoutSeconds: step.timeoutSeconds,
         retry: step.retry && { ...step.retry },
         sleepSeconds: step.sleepSeconds,
+        ...(step.externalCheck === undefined
+          ? {}
+          : {
+              externalCheck: step.externalCheck.name,
+              externalCheckTimeoutSeconds: step.externalCheck.timeoutSeconds,
+            }),
       })),
     })),
     readinessTimeoutSeconds: rule.readinessTimeoutSeconds,

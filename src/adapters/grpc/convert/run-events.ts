@@ -110,6 +110,16 @@ function detailToProto(detail: RunEventDetail): NonNullable<pb.OperationRunEvent
       };
     case "denial":
       return { $case: "denial", value: { rpc: detail.rpc, code: detail.code, reason: detail.reason } };
+    case "externalCheck":
+      return {
+        $case: "externalCheck",
+        value: {
+          check: detail.check,
+          targetId: uuidToProto(detail.targetId),
+          rackId: detail.rackId,
+          reason: detail.reason,
+        },
+      };
     default:
       return assertNever(detail);
   }

@@ -334,6 +334,13 @@ export enum OperationRunStatusReason {
    * person. Resume is refused (FAILED_PRECONDITION); Cancel works.
    */
   OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL = 110,
+  /**
+   * OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE - Project extension (external health check): a rack's external health check (a rule's
+   * CHECK_HEALTH step naming one) answered inconclusive, or gave no verdict in time. The rack's
+   * target is COMPLETED (its firmware active, its BMCs healthy); the run waits for a person to look:
+   * ResumeOperationRun lifts it (anyone who may resume), ReportTargetFailure rejects the rack.
+   */
+  OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE = 130,
   UNRECOGNIZED = -1,
 }
 
@@ -363,6 +370,9 @@ export function operationRunStatusReasonFromJSON(object: any): OperationRunStatu
     case 110:
     case "OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL":
       return OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL;
+    case 130:
+    case "OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE":
+      return OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -388,6 +398,8 @@ export function operationRunStatusReasonToJSON(object: OperationRunStatusReason)
       return "OPERATION_RUN_STATUS_REASON_MAINTENANCE_WINDOW";
     case OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL:
       return "OPERATION_RUN_STATUS_REASON_AWAITING_APPROVAL";
+    case OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE:
+      return "OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE";
     case OperationRunStatusReason.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -629,6 +641,11 @@ export enum OperationRunEventKind {
    * run's state is unchanged.
    */
   OPERATION_RUN_EVENT_KIND_ACCESS_DENIED = 122,
+  /**
+   * OPERATION_RUN_EVENT_KIND_EXTERNAL_CHECK_INCONCLUSIVE - Project extension (external health check): PAUSED / EXTERNAL_CHECK_INCONCLUSIVE; `external_check`
+   * names the check, the rack and what it said.
+   */
+  OPERATION_RUN_EVENT_KIND_EXTERNAL_CHECK_INCONCLUSIVE = 130,
   UNRECOGNIZED = -1,
 }
 
@@ -700,6 +717,9 @@ export function operationRunEventKindFromJSON(object: any): OperationRunEventKin
     case 122:
     case "OPERATION_RUN_EVENT_KIND_ACCESS_DENIED":
       return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ACCESS_DENIED;
+    case 130:
+    case "OPERATION_RUN_EVENT_KIND_EXTERNAL_CHECK_INCONCLUSIVE":
+      return OperationRunEventKind.OPERATION_RUN_EVENT_KIND_EXTERNAL_CHECK_INCONCLUSIVE;
     case -1:
     case "UNRECOGNIZED":
     default:
@@ -753,6 +773,8 @@ export function operationRunEventKindToJSON(object: OperationRunEventKind): stri
       return "OPERATION_RUN_EVENT_KIND_APPROVED";
     case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_ACCESS_DENIED:
       return "OPERATION_RUN_EVENT_KIND_ACCESS_DENIED";
+    case OperationRunEventKind.OPERATION_RUN_EVENT_KIND_EXTERNAL_CHECK_INCONCLUSIVE:
+      return "OPERATION_RUN_EVENT_KIND_EXTERNAL_CHECK_INCONCLUSIVE";
     case OperationRunEventKind.UNRECOGNIZED:
     default:
       return "UNRECOGNIZED";
@@ -1647,6 +1669,9 @@ export interface OperationRunEvent {
     /** Project extension (late failures): TARGET_FAILURE_REPORTED */
     { $case: "lateFailure"; value: OperationRunLateFailure }
     | //
+    /** Project extension (external health check): EXTERNAL_CHECK_INCONCLUSIVE */
+    { $case: "externalCheck"; value: OperationRunExternalCheck }
+    | //
     /**
      * Project extension (two-person rule). APPROVAL_REQUESTED and APPROVED: the rule and the
      * request (actor is the approver on APPROVED).
@@ -1656,6 +1681,16 @@ export interface OperationRunEvent {
     /** Project extension (access control). ACCESS_DENIED: the refused call. */
     { $case: "denial"; value: OperationRunAccessDenial }
     | undefined;
+}
+
+/** Project extension (external health check): what a rack's external health check said. */
+export interface OperationRunExternalCheck {
+  /** The check's name, as the rule's CHECK_HEALTH step names it. */
+  check: string;
+  targetId: UUID | undefined;
+  rackId: string;
+  /** Its reason, or "no verdict within N s" when it timed out. */
+  reason: string;
 }
 
 /** Project extension: the retry or rollback run created for this run. */
@@ -11319,6 +11354,9 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       case "lateFailure":
         OperationRunLateFailure.encode(message.detail.value, writer.uint32(890).fork()).join();
         break;
+      case "externalCheck":
+        OperationRunExternalCheck.encode(message.detail.value, writer.uint32(1042).fork()).join();
+        break;
       case "approval":
         OperationRunApproval.encode(message.detail.value, writer.uint32(962).fork()).join();
         break;
@@ -11494,6 +11532,17 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
             message.detail = { $case: "lateFailure", value: OperationRunLateFailure.decode(reader, reader.uint32()) };
             continue;
           }
+          case 130: {
+            if (tag !== 1042) {
+              break;
+            }
+
+            message.detail = {
+              $case: "externalCheck",
+              value: OperationRunExternalCheck.decode(reader, reader.uint32()),
+            };
+            continue;
+          }
           case 120: {
             if (tag !== 962) {
               break;
@@ -11568,6 +11617,10 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
         ? { $case: "lateFailure", value: OperationRunLateFailure.fromJSON(object.lateFailure) }
         : isSet(object.late_failure)
         ? { $case: "lateFailure", value: OperationRunLateFailure.fromJSON(object.late_failure) }
+        : isSet(object.externalCheck)
+        ? { $case: "externalCheck", value: OperationRunExternalCheck.fromJSON(object.externalCheck) }
+        : isSet(object.external_check)
+        ? { $case: "externalCheck", value: OperationRunExternalCheck.fromJSON(object.external_check) }
         : isSet(object.approval)
         ? { $case: "approval", value: OperationRunApproval.fromJSON(object.approval) }
         : isSet(object.denial)
@@ -11626,6 +11679,8 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
       obj.soak = OperationRunSoak.toJSON(message.detail.value);
     } else if (message.detail?.$case === "lateFailure") {
       obj.lateFailure = OperationRunLateFailure.toJSON(message.detail.value);
+    } else if (message.detail?.$case === "externalCheck") {
+      obj.externalCheck = OperationRunExternalCheck.toJSON(message.detail.value);
     } else if (message.detail?.$case === "approval") {
       obj.approval = OperationRunApproval.toJSON(message.detail.value);
     } else if (message.detail?.$case === "denial") {
@@ -11712,6 +11767,15 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
         }
         break;
       }
+      case "externalCheck": {
+        if (object.detail?.value !== undefined && object.detail?.value !== null) {
+          message.detail = {
+            $case: "externalCheck",
+            value: OperationRunExternalCheck.fromPartial(object.detail.value),
+          };
+        }
+        break;
+      }
       case "approval": {
         if (object.detail?.value !== undefined && object.detail?.value !== null) {
           message.detail = { $case: "approval", value: OperationRunApproval.fromPartial(object.detail.value) };
@@ -11725,6 +11789,133 @@ export const OperationRunEvent: MessageFns<OperationRunEvent> = {
         break;
       }
     }
+    return message;
+  },
+};
+
+function createBaseOperationRunExternalCheck(): OperationRunExternalCheck {
+  return { check: "", targetId: undefined, rackId: "", reason: "" };
+}
+
+export const OperationRunExternalCheck: MessageFns<OperationRunExternalCheck> = {
+  encode(message: OperationRunExternalCheck, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.check !== "") {
+      writer.uint32(10).string(message.check);
+    }
+    if (message.targetId !== undefined) {
+      UUID.encode(message.targetId, writer.uint32(18).fork()).join();
+    }
+    if (message.rackId !== "") {
+      writer.uint32(26).string(message.rackId);
+    }
+    if (message.reason !== "") {
+      writer.uint32(34).string(message.reason);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): OperationRunExternalCheck {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseOperationRunExternalCheck();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.check = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.targetId = UUID.decode(reader, reader.uint32());
+            continue;
+          }
+          case 3: {
+            if (tag !== 26) {
+              break;
+            }
+
+            message.rackId = reader.string();
+            continue;
+          }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.reason = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): OperationRunExternalCheck {
+    return {
+      check: isSet(object.check) ? globalThis.String(object.check) : "",
+      targetId: isSet(object.targetId)
+        ? UUID.fromJSON(object.targetId)
+        : isSet(object.target_id)
+        ? UUID.fromJSON(object.target_id)
+        : undefined,
+      rackId: isSet(object.rackId)
+        ? globalThis.String(object.rackId)
+        : isSet(object.rack_id)
+        ? globalThis.String(object.rack_id)
+        : "",
+      reason: isSet(object.reason) ? globalThis.String(object.reason) : "",
+    };
+  },
+
+  toJSON(message: OperationRunExternalCheck): unknown {
+    const obj: any = {};
+    if (message.check !== "") {
+      obj.check = message.check;
+    }
+    if (message.targetId !== undefined) {
+      obj.targetId = UUID.toJSON(message.targetId);
+    }
+    if (message.rackId !== "") {
+      obj.rackId = message.rackId;
+    }
+    if (message.reason !== "") {
+      obj.reason = message.reason;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<OperationRunExternalCheck>): OperationRunExternalCheck {
+    return OperationRunExternalCheck.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<OperationRunExternalCheck>): OperationRunExternalCheck {
+    const message = createBaseOperationRunExternalCheck();
+    message.check = object.check ?? "";
+    message.targetId = (object.targetId !== undefined && object.targetId !== null)
+      ? UUID.fromPartial(object.targetId)
+      : undefined;
+    message.rackId = object.rackId ?? "";
+    message.reason = object.reason ?? "";
     return message;
   },
 };

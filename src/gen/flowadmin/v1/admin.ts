@@ -296,6 +296,20 @@ export interface RuleStep {
     | undefined;
   /** SLEEP only. */
   sleepSeconds: number;
+  /**
+   * Project extension (external health check), CHECK_HEALTH only: after the BMCs' own health of
+   * the stage's last wave passed, the rack and the components the task upgraded so far are handed
+   * to this check, one the deployment configures (a Lambda or an HTTPS endpoint in AWS, a command
+   * locally), and the task waits for its verdict through a Step Functions task token: pass goes
+   * on; fail ends the target FAILED (HealthCheckFailed, with the check's reason); inconclusive, or
+   * no verdict in time, completes the target and pauses its run (EXTERNAL_CHECK_INCONCLUSIVE).
+   * An unknown name is InvalidArgument naming this field. Empty: no external check.
+   */
+  externalCheck?:
+    | string
+    | undefined;
+  /** How long the external check may take (1 s to a day); 0 = the check's configured timeout. */
+  externalCheckTimeoutSeconds?: number | undefined;
 }
 
 /**
@@ -2042,7 +2056,14 @@ export const RuleRetry: MessageFns<RuleRetry> = {
 };
 
 function createBaseRuleStep(): RuleStep {
-  return { action: 0, timeoutSeconds: 0, retry: undefined, sleepSeconds: 0 };
+  return {
+    action: 0,
+    timeoutSeconds: 0,
+    retry: undefined,
+    sleepSeconds: 0,
+    externalCheck: undefined,
+    externalCheckTimeoutSeconds: undefined,
+  };
 }
 
 export const RuleStep: MessageFns<RuleStep> = {
@@ -2058,6 +2079,12 @@ export const RuleStep: MessageFns<RuleStep> = {
     }
     if (message.sleepSeconds !== 0) {
       writer.uint32(32).int32(message.sleepSeconds);
+    }
+    if (message.externalCheck !== undefined) {
+      writer.uint32(1042).string(message.externalCheck);
+    }
+    if (message.externalCheckTimeoutSeconds !== undefined) {
+      writer.uint32(1048).int32(message.externalCheckTimeoutSeconds);
     }
     return writer;
   },
@@ -2107,6 +2134,22 @@ export const RuleStep: MessageFns<RuleStep> = {
             message.sleepSeconds = reader.int32();
             continue;
           }
+          case 130: {
+            if (tag !== 1042) {
+              break;
+            }
+
+            message.externalCheck = reader.string();
+            continue;
+          }
+          case 131: {
+            if (tag !== 1048) {
+              break;
+            }
+
+            message.externalCheckTimeoutSeconds = reader.int32();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2133,6 +2176,16 @@ export const RuleStep: MessageFns<RuleStep> = {
         : isSet(object.sleep_seconds)
         ? globalThis.Number(object.sleep_seconds)
         : 0,
+      externalCheck: isSet(object.externalCheck)
+        ? globalThis.String(object.externalCheck)
+        : isSet(object.external_check)
+        ? globalThis.String(object.external_check)
+        : undefined,
+      externalCheckTimeoutSeconds: isSet(object.externalCheckTimeoutSeconds)
+        ? globalThis.Number(object.externalCheckTimeoutSeconds)
+        : isSet(object.external_check_timeout_seconds)
+        ? globalThis.Number(object.external_check_timeout_seconds)
+        : undefined,
     };
   },
 
@@ -2150,6 +2203,12 @@ export const RuleStep: MessageFns<RuleStep> = {
     if (message.sleepSeconds !== 0) {
       obj.sleepSeconds = Math.round(message.sleepSeconds);
     }
+    if (message.externalCheck !== undefined) {
+      obj.externalCheck = message.externalCheck;
+    }
+    if (message.externalCheckTimeoutSeconds !== undefined) {
+      obj.externalCheckTimeoutSeconds = Math.round(message.externalCheckTimeoutSeconds);
+    }
     return obj;
   },
 
@@ -2164,6 +2223,8 @@ export const RuleStep: MessageFns<RuleStep> = {
       ? RuleRetry.fromPartial(object.retry)
       : undefined;
     message.sleepSeconds = object.sleepSeconds ?? 0;
+    message.externalCheck = object.externalCheck ?? undefined;
+    message.externalCheckTimeoutSeconds = object.externalCheckTimeoutSeconds ?? undefined;
     return message;
   },
 };
