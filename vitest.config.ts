@@ -56,6 +56,9 @@ export default defineConfig({
         test: {
           name: "unit-shell",
           include: [...SLOW_UNIT, ...OWN_MODULES],
+          // A CDK synthesis inside a test takes seconds of CPU: past vitest's 5 s default on a loaded machine.
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
       {
