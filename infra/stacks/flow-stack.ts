@@ -94,6 +94,8 @@ export class FlowStack extends Stack {
   /** BMC reports from the IoT rule, consumed by bmc-result in batches. */
   readonly bmcReports: sqs.Queue;
   readonly secretsKey: kms.Key;
+  /** HMAC key of idempotent creates' credentials: the front may GenerateMac with it, nothing else. */
+  readonly requestMacKey: kms.Key;
   /** The firmware image catalog's bytes (the records are Inventory items). */
   readonly images: FirmwareImageBucket;
 
@@ -127,6 +129,14 @@ export class FlowStack extends Stack {
       description:
         "Flow operation runs: envelope key for firmware credentials (front seals run:/task:, task-steps opens them and seals bmc:)",
       enableKeyRotation: true,
+      removalPolicy: keep,
+    });
+    // KMS rotates no HMAC key; what it signs lives a day (the client request id's memory).
+    this.requestMacKey = new kms.Key(this, "RequestMacKey", {
+      description:
+        "Flow operation runs: HMAC key remembering an idempotent create's credentials by digest (front GenerateMac only)",
+      keySpec: kms.KeySpec.HMAC_256,
+      keyUsage: kms.KeyUsage.GENERATE_VERIFY_MAC,
       removalPolicy: keep,
     });
     const iotDataEndpoint = this.iotDataEndpoint(config);
@@ -409,6 +419,7 @@ export class FlowStack extends Stack {
         [ENV.childTaskStateMachineArn]: childTaskArn,
         ...childTaskSettings,
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
+        [ENV.requestMacKmsKeyId]: this.requestMacKey.keyArn,
         ...imageBucket,
         [ENV.port]: String(GRPC_PORT),
         [ENV.host]: "0.0.0.0",
@@ -437,6 +448,15 @@ export class FlowStack extends Stack {
     // Credentials of a new run (`run:<id>`) or UpgradeFirmware task (`task:<id>`) are sealed here
     // (KmsEnvelopeCipher.encrypt = GenerateDataKey); the front never opens them again.
     this.grantSecretsKey(taskRole, "SealStoredCredentials", ["kms:GenerateDataKey"], ["run:*", "task:*"]);
+    // A retried create's credentials are compared by their MAC (src/adapters/kms/request-mac.ts).
+    taskRole.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: "DigestRetriedCredentials",
+        actions: ["kms:GenerateMac"],
+        resources: [this.requestMacKey.keyArn],
+        conditions: { StringEquals: { "kms:MacAlgorithm": "HMAC_SHA_256" } },
+      }),
+    );
     // Image uploads: presigned PUTs into uploads/, the verified copy into images/.
     this.images.grantUploads(taskRole);
 

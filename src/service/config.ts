@@ -52,6 +52,12 @@ export const ENV = {
   secretsKmsKeyId: "FLOW_SECRETS_KMS_KEY_ID",
   /** Off AWS only: a 32-byte hex key for AES-256-GCM instead of KMS. */
   localSecretsKeyHex: "FLOW_LOCAL_SECRETS_KEY",
+  /**
+   * The front's KMS HMAC key (HMAC_256, GENERATE_VERIFY_MAC): an idempotent create's credentials
+   * are remembered by their MAC under it (src/adapters/kms/request-mac.ts). Required beside
+   * FLOW_SECRETS_KMS_KEY_ID; off AWS the MAC key is derived from FLOW_LOCAL_SECRETS_KEY instead.
+   */
+  requestMacKmsKeyId: "FLOW_REQUEST_MAC_KMS_KEY_ID",
   /** gRPC listen port (the local stack also takes --port). */
   port: "FLOW_PORT",
   /** gRPC listen address; the container listens on 0.0.0.0 (default 127.0.0.1). */
@@ -341,6 +347,8 @@ export interface GrpcFrontConfig extends StoresConfig {
   build: BuildInfo;
   /** Who may do what: a file (polled for changes) or the document itself. Required: secure by default. */
   accessPolicy: { file: string } | { text: string };
+  /** The KMS HMAC key of idempotent creates' credentials; absent off AWS (derived from the local key). */
+  requestMacKmsKeyId?: string;
 }
 
 /** The admission settings, with the front's defaults or another deployment's (the local stack's). */
@@ -388,9 +396,16 @@ export const readGrpcFrontConfig = configReader(
     buildTime: withDefault(ENV.buildTime, text, ""),
     authzPolicyFile: optional(ENV.authzPolicy, text),
     authzPolicyText: optional(ENV.authzPolicyText, text),
+    requestMacKmsKeyId: optional(ENV.requestMacKmsKeyId, text),
   },
   (v, report): GrpcFrontConfig => {
     const tls = tlsFiles(v, report);
+    if (v.secretsKmsKeyId !== undefined && v.requestMacKmsKeyId === undefined) {
+      report(
+        ENV.requestMacKmsKeyId,
+        `is required with ${ENV.secretsKmsKeyId}: a retried create's credentials are compared by their MAC under this HMAC key`,
+      );
+    }
     if (v.authzPolicyFile === undefined && v.authzPolicyText === undefined) {
       report(
         ENV.authzPolicy,
@@ -424,6 +439,7 @@ export const readGrpcFrontConfig = configReader(
       build: { version: v.version, gitCommit: v.gitCommit, buildTime: v.buildTime },
       accessPolicy:
         v.authzPolicyFile === undefined ? { text: v.authzPolicyText ?? "" } : { file: v.authzPolicyFile },
+      ...(v.requestMacKmsKeyId === undefined ? {} : { requestMacKmsKeyId: v.requestMacKmsKeyId }),
     };
   },
 );

@@ -21,6 +21,7 @@ import type {
   ImageObjectStore,
   InventoryStore,
   ReadinessStore,
+  RequestMac,
   RunStore,
 } from "../app/ports.js";
 import { createRunService } from "../app/runs.js";
@@ -49,6 +50,8 @@ export interface FlowApiParts {
   /** Told of every imported rack after it is stored (the local stack adds simulated BMCs). */
   onRacksImported?: (racks: InventoryRack[]) => void;
   buildInfo: BuildInfo;
+  /** The keyed digest idempotent creates remember credentials by (absent: such a create is refused). */
+  requestMac?: RequestMac;
 }
 
 export const RUN_MANAGER_MISSING = "operation run manager is not configured";
@@ -78,6 +81,8 @@ export interface FlowApiAssembly {
   dispatcher?: Pick<Dispatcher, "dispatchRun">;
   onRacksImported?: (racks: InventoryRack[]) => void;
   buildInfo: BuildInfo;
+  /** The keyed digest idempotent creates remember credentials by (absent: such a create is refused). */
+  requestMac?: RequestMac;
 }
 
 export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
@@ -92,6 +97,7 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
       tasks: { getTasks: (ids) => tasks.api.getTasks(ids) },
       clock,
       newId: parts.newId,
+      ...(parts.requestMac === undefined ? {} : { requestMac: parts.requestMac }),
     }),
     controls: {
       ...createControls({

@@ -21,7 +21,7 @@ import { systemClock } from "../adapters/system-clock.js";
 import type { FlowApi } from "../app/api.js";
 import { createStoreHealth, failFastWhileUnreachable, type StoreHealth } from "../app/store-health.js";
 import { accessControl } from "./access.js";
-import { awsChildTasks, awsOptions, stepFunctionsExecutor } from "./aws.js";
+import { awsChildTasks, awsOptions, awsRequestMac, stepFunctionsExecutor } from "./aws.js";
 import { childTaskService } from "./child-tasks.js";
 import { ENV, type GrpcFrontConfig } from "./config.js";
 import { assembleFlowApi } from "./flow-api.js";
@@ -65,6 +65,7 @@ export function composeGrpcFront(
     executor: stepFunctionsExecutor(config, awsOptions(config), obs),
     newId: randomUUID,
   });
+  const requestMac = awsRequestMac(config.secrets, config.requestMacKmsKeyId, awsOptions(config), obs);
   const api = failFastWhileUnreachable(
     assembleFlowApi({
       stores,
@@ -74,6 +75,7 @@ export function composeGrpcFront(
       newId: randomUUID,
       logger: obs.logger,
       buildInfo: config.build,
+      ...(requestMac === undefined ? {} : { requestMac }),
     }),
     storeHealth,
   );

@@ -250,6 +250,31 @@ describe("infra least privilege: grants by principal (what the composition roots
     }
   });
 
+  it("the request MAC key (HMAC_256): the front may GenerateMac with HMAC_SHA_256 only, nobody else touches it", () => {
+    const template = shapes.dev().template;
+    const [, key] = Object.entries(template.findResources("AWS::KMS::Key")).find(([id]) =>
+      id.startsWith("RequestMacKey"),
+    )!;
+    expect(key.Properties).toMatchObject({ KeySpec: "HMAC_256", KeyUsage: "GENERATE_VERIFY_MAC" });
+    const onMacKey = (role: keyof typeof ROLES) =>
+      grants(role).filter((line) => line.startsWith("kms:") && line.includes(" on RequestMacKey"));
+    expect(onMacKey("front")).toEqual(["kms:GenerateMac on RequestMacKey"]);
+    const statement = iamStatements(template).find(
+      ({ owner, statement }) =>
+        owner.startsWith(ROLES.front) && list(statement.Action).includes("kms:GenerateMac"),
+    )?.statement;
+    expect(statement?.Condition).toEqual({ StringEquals: { "kms:MacAlgorithm": "HMAC_SHA_256" } });
+    for (const role of [
+      "dispatcher",
+      "streamEvaluator",
+      "taskSteps",
+      "bmcResult",
+      "eventPublisher",
+    ] as const) {
+      expect(onMacKey(role), role).toEqual([]);
+    }
+  });
+
   it("only task-steps may publish to IoT, on command topics only", () => {
     for (const role of Object.keys(ROLES) as (keyof typeof ROLES)[]) {
       const publish = grants(role).filter((line) => line.startsWith("iot:Publish"));

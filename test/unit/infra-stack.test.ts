@@ -415,6 +415,7 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
         ENV.childTaskStateMachineArn,
         ...Object.values(CHILD_TASK_ENV),
         ENV.secretsKmsKeyId,
+        ENV.requestMacKmsKeyId,
         ENV.imageBucket,
         ENV.port,
         ENV.host,

@@ -121,10 +121,18 @@ describe("service config: the gRPC front", () => {
     ]);
   });
 
+  it("a KMS secrets key needs the request MAC key beside it", () => {
+    expect(problems(() => readGrpcFrontConfig({ ...front, FLOW_SECRETS_KMS_KEY_ID: "alias/flow" }))).toEqual([
+      "FLOW_REQUEST_MAC_KMS_KEY_ID: is required with FLOW_SECRETS_KMS_KEY_ID: a retried create's credentials are compared by their MAC under this HMAC key",
+    ]);
+    expect(readGrpcFrontConfig(front)).not.toHaveProperty("requestMacKmsKeyId");
+  });
+
   it("what the Fargate task is given", () => {
     const config = readGrpcFrontConfig({
       ...front,
       FLOW_SECRETS_KMS_KEY_ID: "arn:aws:kms:eu-west-1:123456789012:key/k",
+      FLOW_REQUEST_MAC_KMS_KEY_ID: "arn:aws:kms:eu-west-1:123456789012:key/m",
       FLOW_PORT: "50051",
       FLOW_HOST: "0.0.0.0",
       FLOW_PLAINTEXT_BEHIND_LB: "true",
@@ -308,6 +316,7 @@ describe("service config: the gRPC front", () => {
         ...CHILD_TASK_NAMES,
         ENV.secretsKmsKeyId,
         ENV.localSecretsKeyHex,
+        ENV.requestMacKmsKeyId,
         ENV.host,
         ENV.port,
         ENV.tlsCert,

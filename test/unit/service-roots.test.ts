@@ -81,6 +81,7 @@ describe("composition roots: built from a valid configuration without I/O", () =
       FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
       FLOW_AUTHZ_POLICY_TEXT: POLICY,
       FLOW_SECRETS_KMS_KEY_ID: "alias/flow",
+      FLOW_REQUEST_MAC_KMS_KEY_ID: "alias/flow-mac",
       FLOW_HOST: "0.0.0.0",
       FLOW_PLAINTEXT_BEHIND_LB: "true",
       FLOW_PROTO_DIR: "/app/proto",

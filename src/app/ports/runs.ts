@@ -73,6 +73,20 @@ export interface ClientRequest {
   fingerprint: string;
   /** Epoch ms after which the id is forgotten (a later create with it makes a new run). */
   expiresAt: number;
+  /**
+   * A request with credentials: the RequestMac of `credentialsMacMessage` (base64), so that a
+   * retry is compared by a keyed digest, never by decrypting the first run's credentials.
+   */
+  credentialsMac?: string;
+}
+
+/**
+ * A keyed digest (HMAC-SHA-256) under a key the stores never hold: in AWS a KMS HMAC key
+ * (GenerateMac), off AWS a key derived from the configured local secrets key. Deterministic: the
+ * same message gives the same MAC on every instance, for as long as the key lives.
+ */
+export interface RequestMac {
+  mac(message: string): Promise<Uint8Array>;
 }
 
 export interface ClientRequestRecord extends Omit<ClientRequest, "id"> {
