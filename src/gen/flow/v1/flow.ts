@@ -1698,6 +1698,12 @@ export interface OperationRunActor {
   subjectAltNames: string[];
   /** With a certificate: the name the caller also declared, unverified ("" if none). */
   declaredName: string;
+  /**
+   * (ours) With a certificate: its issuer's distinguished name in canonical form, attributes
+   * sorted ("C=US, CN=Ops CA, O=Example"; "" without one). An identity is issuer + subject: the
+   * same CN under two CAs is two callers.
+   */
+  issuer: string;
 }
 
 export interface OperationRunPlanSummary {
@@ -1806,6 +1812,11 @@ export interface WhoAmIGrant {
   nvlDomains: string[];
   /** Rack-name globs. */
   rackNames: string[];
+  /**
+   * (ours) The binding's `issuers`: the CAs (issuer DNs, canonical form) its subjects must come
+   * from; empty: any CA the server trusts.
+   */
+  issuers: string[];
 }
 
 function createBaseReportTargetFailureRequest(): ReportTargetFailureRequest {
@@ -12069,7 +12080,7 @@ export const OperationRunLateFailure: MessageFns<OperationRunLateFailure> = {
 };
 
 function createBaseOperationRunActor(): OperationRunActor {
-  return { name: "", source: 0, authenticated: false, subjectAltNames: [], declaredName: "" };
+  return { name: "", source: 0, authenticated: false, subjectAltNames: [], declaredName: "", issuer: "" };
 }
 
 export const OperationRunActor: MessageFns<OperationRunActor> = {
@@ -12088,6 +12099,9 @@ export const OperationRunActor: MessageFns<OperationRunActor> = {
     }
     if (message.declaredName !== "") {
       writer.uint32(42).string(message.declaredName);
+    }
+    if (message.issuer !== "") {
+      writer.uint32(1122).string(message.issuer);
     }
     return writer;
   },
@@ -12145,6 +12159,14 @@ export const OperationRunActor: MessageFns<OperationRunActor> = {
             message.declaredName = reader.string();
             continue;
           }
+          case 140: {
+            if (tag !== 1122) {
+              break;
+            }
+
+            message.issuer = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -12172,6 +12194,7 @@ export const OperationRunActor: MessageFns<OperationRunActor> = {
         : isSet(object.declared_name)
         ? globalThis.String(object.declared_name)
         : "",
+      issuer: isSet(object.issuer) ? globalThis.String(object.issuer) : "",
     };
   },
 
@@ -12192,6 +12215,9 @@ export const OperationRunActor: MessageFns<OperationRunActor> = {
     if (message.declaredName !== "") {
       obj.declaredName = message.declaredName;
     }
+    if (message.issuer !== "") {
+      obj.issuer = message.issuer;
+    }
     return obj;
   },
 
@@ -12205,6 +12231,7 @@ export const OperationRunActor: MessageFns<OperationRunActor> = {
     message.authenticated = object.authenticated ?? false;
     message.subjectAltNames = object.subjectAltNames?.map((e) => e) || [];
     message.declaredName = object.declaredName ?? "";
+    message.issuer = object.issuer ?? "";
     return message;
   },
 };
@@ -13320,7 +13347,7 @@ export const WhoAmIResponse: MessageFns<WhoAmIResponse> = {
 };
 
 function createBaseWhoAmIGrant(): WhoAmIGrant {
-  return { roles: [], permissions: [], datacenters: [], rows: [], nvlDomains: [], rackNames: [] };
+  return { roles: [], permissions: [], datacenters: [], rows: [], nvlDomains: [], rackNames: [], issuers: [] };
 }
 
 export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
@@ -13342,6 +13369,9 @@ export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
     }
     for (const v of message.rackNames) {
       writer.uint32(50).string(v!);
+    }
+    for (const v of message.issuers) {
+      writer.uint32(1122).string(v!);
     }
     return writer;
   },
@@ -13407,6 +13437,14 @@ export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
             message.rackNames.push(reader.string());
             continue;
           }
+          case 140: {
+            if (tag !== 1122) {
+              break;
+            }
+
+            message.issuers.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -13439,6 +13477,9 @@ export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
         : globalThis.Array.isArray(object?.rack_names)
         ? object.rack_names.map((e: any) => globalThis.String(e))
         : [],
+      issuers: globalThis.Array.isArray(object?.issuers)
+        ? object.issuers.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -13462,6 +13503,9 @@ export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
     if (message.rackNames?.length) {
       obj.rackNames = message.rackNames;
     }
+    if (message.issuers?.length) {
+      obj.issuers = message.issuers;
+    }
     return obj;
   },
 
@@ -13476,6 +13520,7 @@ export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
     message.rows = object.rows?.map((e) => e) || [];
     message.nvlDomains = object.nvlDomains?.map((e) => e) || [];
     message.rackNames = object.rackNames?.map((e) => e) || [];
+    message.issuers = object.issuers?.map((e) => e) || [];
     return message;
   },
 };
