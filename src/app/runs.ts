@@ -445,6 +445,7 @@ export function createRunService(deps: RunsDeps) {
         ...(query.status ? { status: query.status } : {}),
         page: query.page,
         knownCommitted: true,
+        phaseSizes: run.phaseSizes,
       });
       if (!page) throw runNotFound(run.id);
       // Frozen at create; inventory is asked only about racks that had no external id then.

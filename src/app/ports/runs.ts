@@ -38,6 +38,11 @@ export interface ListTargetsOptions {
    * store's own existence read, one GetItem per listing.
    */
   knownCommitted?: boolean;
+  /**
+   * The run's phase sizes, when the caller read the run: without a status filter the total is
+   * their sum over the range, and the store counts nothing.
+   */
+  phaseSizes?: readonly number[];
 }
 
 export type SaveRunOutcome = "saved" | "stale" | "not-found";
