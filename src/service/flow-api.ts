@@ -200,10 +200,7 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
         baselines: baselines.length,
       };
     },
-    listRacks: async (offset, limit) => {
-      const all = await inventory().loadAll();
-      return { racks: all.slice(offset, offset + limit), total: all.length };
-    },
+    listRacks: async (offset, limit) => inventory().listRacks({ offset, limit }),
     setBaselines: async (baselines) => policy().setBaselines(baselines),
     listBaselines: async () => policy().listBaselines(),
     deleteBaseline: async (key) => policy().deleteBaseline(key),

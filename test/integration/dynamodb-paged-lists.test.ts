@@ -2,13 +2,15 @@
  * Lists page in the store (src/adapters/dynamodb/paged-query.ts), against moto: a 10,000-target
  * run read page by page costs a request or two a page, each asking for no more than the page
  * (Limit), never the whole run; a cold jump to a far offset skips with COUNT queries that transfer
- * no item; the total comes from the run's phase sizes, or a COUNT with a status filter.
+ * no item; the total comes from the run's phase sizes, or a COUNT with a status filter. ListRacks
+ * reads the racks' index a page at a time and the page's racks by key, never a Scan.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, QueryCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { documentClient } from "../../src/adapters/dynamodb/db.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
+import { DynamoInventoryStore } from "../../src/adapters/dynamodb/inventory-store.js";
 import { DynamoRunStore } from "../../src/adapters/dynamodb/run-store.js";
 import type { Run, Target } from "../../src/domain/model.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
@@ -30,11 +32,14 @@ let store: DynamoRunStore;
 let run: Run;
 let targets: Target[];
 const sent: Sent[] = [];
+/** The name of every command the recording client sent. */
+const commands: string[] = [];
 
 /** A document client that records every Query it sends: Select, Limit, and how many items came back. */
 function recording(doc: DynamoDBDocumentClient): DynamoDBDocumentClient {
   const wrapped = Object.create(doc) as DynamoDBDocumentClient;
   wrapped.send = (async (command: Parameters<DynamoDBDocumentClient["send"]>[0]) => {
+    commands.push(command.constructor.name);
     const out = (await doc.send(command as never)) as { Items?: unknown[] };
     if (command instanceof QueryCommand) {
       sent.push({ select: command.input.Select, limit: command.input.Limit, items: out.Items?.length ?? 0 });
@@ -115,5 +120,28 @@ describe("a 10,000-target run's targets, page by page", () => {
   it("past the end: no targets, the total still right", async () => {
     const page = await store.listTargets(run.id, options(TARGETS, { phaseSizes: run.phaseSizes }));
     expect(page).toEqual({ targets: [], total: TARGETS });
+  });
+});
+
+describe("ListRacks: from the racks' index, a page at a time", () => {
+  it("pages of racks by id with the total; Query and BatchGetItem only, never a Scan", async () => {
+    const racks = Array.from({ length: 30 }, (_, i) => ({
+      id: uuid(i + 1, "7ac50000"),
+      name: `paged-${i}`,
+      components: [{ id: uuid(i + 1, "c0c50000"), type: "COMPUTE" as const }],
+    }));
+    const inventory = new DynamoInventoryStore(recording(documentClient(client)), names);
+    await inventory.upsertRacks(racks);
+    commands.length = 0;
+    sent.length = 0;
+    const seen: string[] = [];
+    for (let offset = 0; offset < 30; offset += 7) {
+      const page = await inventory.listRacks({ offset, limit: 7 });
+      expect(page.total).toBe(30);
+      seen.push(...page.racks.map((r) => r.id));
+    }
+    expect(seen).toEqual(racks.map((r) => r.id).sort());
+    expect([...new Set(commands)].sort()).toEqual(["BatchGetCommand", "QueryCommand"]);
+    for (const r of sent.filter((q) => q.select !== "COUNT")) expect(r.items).toBeLessThanOrEqual(7);
   });
 });
