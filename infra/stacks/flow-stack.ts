@@ -32,6 +32,7 @@
  * records (front: create and the controls; dispatcher and stream-evaluator: their passes); task-steps
  * and bmc-result move targets and counters only. No statement anywhere has a `*` action.
  */
+
 import {
   Annotations,
   ArnFormat,
@@ -63,6 +64,7 @@ import { FlowData } from "../constructs/data.js";
 import { FlowFunction } from "../constructs/flow-function.js";
 import { GRPC_PORT, GrpcFront } from "../constructs/grpc-front.js";
 import { FirmwareImageBucket } from "../constructs/image-bucket.js";
+import { adminOnlyKeyPolicy, allowKeyUse } from "../constructs/key-policies.js";
 import { Observability } from "../constructs/observability.js";
 import { Ticker } from "../constructs/ticker.js";
 import { acknowledge, acknowledgeWildcardResources } from "../nag.js";
@@ -130,6 +132,8 @@ export class FlowStack extends Stack {
         "Flow operation runs: envelope key for firmware credentials (front seals run:/task:, task-steps opens them and seals bmc:)",
       enableKeyRotation: true,
       removalPolicy: keep,
+      // Named uses only (infra/constructs/key-policies.ts): the front seals, task-steps opens.
+      policy: adminOnlyKeyPolicy(),
     });
     // KMS rotates no HMAC key; what it signs lives a day (the client request id's memory).
     this.requestMacKey = new kms.Key(this, "RequestMacKey", {
@@ -138,6 +142,7 @@ export class FlowStack extends Stack {
       keySpec: kms.KeySpec.HMAC_256,
       keyUsage: kms.KeyUsage.GENERATE_VERIFY_MAC,
       removalPolicy: keep,
+      policy: adminOnlyKeyPolicy(),
     });
     const iotDataEndpoint = this.iotDataEndpoint(config);
     this.images = new FirmwareImageBucket(this, "FirmwareImages", { retain: prod });
@@ -449,14 +454,9 @@ export class FlowStack extends Stack {
     // (KmsEnvelopeCipher.encrypt = GenerateDataKey); the front never opens them again.
     this.grantSecretsKey(taskRole, "SealStoredCredentials", ["kms:GenerateDataKey"], ["run:*", "task:*"]);
     // A retried create's credentials are compared by their MAC (src/adapters/kms/request-mac.ts).
-    taskRole.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        sid: "DigestRetriedCredentials",
-        actions: ["kms:GenerateMac"],
-        resources: [this.requestMacKey.keyArn],
-        conditions: { StringEquals: { "kms:MacAlgorithm": "HMAC_SHA_256" } },
-      }),
-    );
+    allowKeyUse(this.requestMacKey, "DigestRetriedCredentials", taskRole, ["kms:GenerateMac"], {
+      StringEquals: { "kms:MacAlgorithm": "HMAC_SHA_256" },
+    });
     // Image uploads: presigned PUTs into uploads/, the verified copy into images/.
     this.images.grantUploads(taskRole);
 
@@ -601,14 +601,9 @@ export class FlowStack extends Stack {
    * Example: contexts ["bmc:*"] let task-steps seal `bmc:7c1e…:req-1` but not mint a `run:` blob.
    */
   private grantSecretsKey(role: iam.Role, sid: string, actions: string[], contexts: string[]): void {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        sid,
-        actions,
-        resources: [this.secretsKey.keyArn],
-        conditions: { StringLike: { "kms:EncryptionContext:context": contexts } },
-      }),
-    );
+    allowKeyUse(this.secretsKey, sid, role, actions, {
+      StringLike: { "kms:EncryptionContext:context": contexts },
+    });
   }
 }
 
