@@ -428,9 +428,10 @@ export class FlowStack extends Stack {
         ...imageBucket,
         [ENV.port]: String(GRPC_PORT),
         [ENV.host]: "0.0.0.0",
-        // The internal ALB terminates TLS with the deployment's certificate and reaches the task
-        // over the VPC; the task's security group admits only the load balancer.
-        [ENV.plaintextBehindLoadBalancer]: "true",
+        // The internal ALB terminates the client's TLS with the deployment's certificate and
+        // speaks TLS again to the task, which makes its own key and certificate at start; the
+        // task's security group admits only the load balancer.
+        [ENV.tlsSelfSigned]: "true",
         // Server reflection reads the .proto files the image ships (Dockerfile: WORKDIR /app, COPY proto).
         [ENV.protoDir]: "/app/proto",
         // Off unless the deployment asks (context serverReflection=true): it advertises the admin service.

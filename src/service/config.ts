@@ -67,6 +67,12 @@ export const ENV = {
    * that terminates TLS and reaches the task inside the VPC (the Fargate front).
    */
   plaintextBehindLoadBalancer: "FLOW_PLAINTEXT_BEHIND_LB",
+  /**
+   * `true`: the front serves TLS with a key and self-signed certificate it makes at start
+   * (src/adapters/grpc/self-signed.ts), for the load balancer's hop to the task (the Fargate
+   * front; an ALB does not verify a target's certificate). Exclusive with FLOW_TLS_CERT.
+   */
+  tlsSelfSigned: "FLOW_TLS_SELF_SIGNED",
   /** Where the .proto files live, for server reflection (the container ships them in /app/proto). */
   protoDir: "FLOW_PROTO_DIR",
   /**
@@ -337,7 +343,9 @@ export interface GrpcFrontConfig extends StoresConfig {
   /** PEM files; both or neither, and a client CA only with them (mutual TLS). */
   tls?: { certFile: string; keyFile: string; clientCaFile?: string };
   plaintextBehindLoadBalancer: boolean;
-  /** Read the caller from the certificate the load balancer forwards (needs plaintextBehindLoadBalancer). */
+  /** Serve TLS with a key and certificate made at start (ENV.tlsSelfSigned). */
+  tlsSelfSigned: boolean;
+  /** Read the caller from the certificate the load balancer forwards (needs the front behind it). */
   trustLoadBalancerClientCert: boolean;
   protoDir?: string;
   /** Serve gRPC server reflection (ENV.serverReflection); off by default on the front. */
@@ -387,6 +395,7 @@ export const readGrpcFrontConfig = configReader(
     tlsKey: optional(ENV.tlsKey, text),
     tlsClientCa: optional(ENV.tlsClientCa, text),
     plaintextBehindLoadBalancer: withDefault(ENV.plaintextBehindLoadBalancer, boolean, false),
+    tlsSelfSigned: withDefault(ENV.tlsSelfSigned, boolean, false),
     trustLoadBalancerClientCert: withDefault(ENV.trustLoadBalancerClientCert, boolean, false),
     protoDir: optional(ENV.protoDir, text),
     serverReflection: withDefault(ENV.serverReflection, boolean, false),
@@ -415,12 +424,15 @@ export const readGrpcFrontConfig = configReader(
     if (v.authzPolicyFile !== undefined && v.authzPolicyText !== undefined) {
       report(ENV.authzPolicy, `and ${ENV.authzPolicyText} are exclusive: give one policy`);
     }
-    if (v.trustLoadBalancerClientCert && !v.plaintextBehindLoadBalancer) {
+    if (v.trustLoadBalancerClientCert && !v.plaintextBehindLoadBalancer && !v.tlsSelfSigned) {
       // A front reachable directly could be sent the header by anyone.
       report(
         ENV.trustLoadBalancerClientCert,
-        `needs ${ENV.plaintextBehindLoadBalancer}=true (the front behind the load balancer, reachable only through it)`,
+        `needs ${ENV.tlsSelfSigned}=true or ${ENV.plaintextBehindLoadBalancer}=true (the front behind the load balancer, reachable only through it)`,
       );
+    }
+    if (v.tlsSelfSigned && tls !== undefined) {
+      report(ENV.tlsSelfSigned, `and ${ENV.tlsCert} are exclusive: give one certificate`);
     }
     return {
       ...stores(v),
@@ -432,6 +444,7 @@ export const readGrpcFrontConfig = configReader(
       port: v.port,
       ...(tls === undefined ? {} : { tls }),
       plaintextBehindLoadBalancer: v.plaintextBehindLoadBalancer,
+      tlsSelfSigned: v.tlsSelfSigned,
       trustLoadBalancerClientCert: v.trustLoadBalancerClientCert,
       ...(v.protoDir === undefined ? {} : { protoDir: v.protoDir }),
       serverReflection: v.serverReflection,

@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { tableNames } from "../adapters/dynamodb/schema.js";
 import { storeProbe } from "../adapters/dynamodb/store-probe.js";
 import { accessPolicySource, fixedAccessPolicy } from "../adapters/grpc/access-policy-source.js";
+import { selfSignedCertificate } from "../adapters/grpc/self-signed.js";
 import type { GrpcServerOptions } from "../adapters/grpc/server.js";
 import {
   type PowertoolsObservability,
@@ -86,7 +87,12 @@ export function composeGrpcFront(
       api,
       host: config.host,
       port: config.port,
-      ...(config.tls === undefined ? {} : { tls: config.tls }),
+      // Behind the load balancer: TLS on its hop too, with a key this task makes (self-signed.ts).
+      ...(config.tlsSelfSigned
+        ? { tls: selfSignedCertificate("flow-front", systemClock.now()) }
+        : config.tls === undefined
+          ? {}
+          : { tls: config.tls }),
       allowInsecureNonLoopback: config.plaintextBehindLoadBalancer,
       trustLoadBalancerClientCert: config.trustLoadBalancerClientCert,
       logger: obs.logger,
