@@ -3,7 +3,8 @@
  * run read page by page costs a request or two a page, each asking for no more than the page
  * (Limit), never the whole run; a cold jump to a far offset skips with COUNT queries that transfer
  * no item; the total comes from the run's phase sizes, or a COUNT with a status filter. ListRacks
- * reads the racks' index a page at a time and the page's racks by key, never a Scan.
+ * reads the racks' index a page at a time and the page's racks by key, never a Scan; ListTasks
+ * pages too.
  */
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, QueryCommand } from "@aws-sdk/lib-dynamodb";
@@ -12,7 +13,9 @@ import { documentClient } from "../../src/adapters/dynamodb/db.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
 import { DynamoInventoryStore } from "../../src/adapters/dynamodb/inventory-store.js";
 import { DynamoRunStore } from "../../src/adapters/dynamodb/run-store.js";
+import { DynamoTaskStore } from "../../src/adapters/dynamodb/task-store.js";
 import type { Run, Target } from "../../src/domain/model.js";
+import { runningTask } from "../support/domain-fixtures.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { freshTables, testClient } from "../support/moto.js";
 
@@ -143,5 +146,32 @@ describe("ListRacks: from the racks' index, a page at a time", () => {
     expect(seen).toEqual(racks.map((r) => r.id).sort());
     expect([...new Set(commands)].sort()).toEqual(["BatchGetCommand", "QueryCommand"]);
     for (const r of sent.filter((q) => q.select !== "COUNT")) expect(r.items).toBeLessThanOrEqual(7);
+  });
+});
+
+describe("ListTasks: a page at a time", () => {
+  it("a rack's tasks newest first in pages, each request asking for no more than the page", async () => {
+    const tasksStore = new DynamoTaskStore(recording(documentClient(client)), names);
+    const rack = uuid(99, "7a5c0000");
+    const made = Array.from({ length: 30 }, (_, i) =>
+      runningTask({ id: uuid(i + 1, "7a5c1000"), rackId: rack, createdAt: 1000 + i, updatedAt: 1000 + i }),
+    );
+    for (const t of made) await tasksStore.createTask(t);
+    sent.length = 0;
+    const seen: string[] = [];
+    for (let offset = 0; offset < 30; offset += 7) {
+      const page = await tasksStore.listTasks({
+        rackId: rack,
+        activeOnly: false,
+        page: { offset, limit: 7 },
+      });
+      expect(page.total).toBe(30);
+      seen.push(...page.tasks.map((t) => t.id));
+    }
+    expect(seen).toEqual(made.map((t) => t.id).reverse());
+    for (const r of sent.filter((q) => q.select !== "COUNT")) {
+      expect(r.limit).toBeLessThanOrEqual(7);
+      expect(r.items).toBeLessThanOrEqual(7);
+    }
   });
 });
