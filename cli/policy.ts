@@ -406,6 +406,7 @@ const SOURCES: Record<number, string> = {
  * `flowctl whoami`:
  *   identity:  alice (client certificate the service verified (mutual TLS))
  *   SANs:      URI:spiffe://example.org/ops/alice
+ *   issuer:    CN=Ops CA, O=Example
  *   policy:    enforced
  *   grant:     operator (read, operate) on datacenters dc1; rows A, B
  */
@@ -415,6 +416,7 @@ export function whoAmITable(me: pb.WhoAmIResponse): string {
   if (actor !== undefined && actor.subjectAltNames.length > 0) {
     lines.push(`SANs:      ${actor.subjectAltNames.join(", ")}`);
   }
+  if (actor?.issuer) lines.push(`issuer:    ${actor.issuer}`);
   if (actor?.declaredName) lines.push(`declared:  ${actor.declaredName} (not verified)`);
   if (!me.policyEnforced) {
     lines.push("policy:    none: the service lets every caller make every call");
@@ -432,7 +434,10 @@ export function whoAmITable(me: pb.WhoAmIResponse): string {
       .filter(([, values]) => values!.length > 0)
       .map(([name, values]) => `${name} ${(values as string[]).join(", ")}`)
       .join("; ");
-    lines.push(`grant:     ${g.roles.join(", ")} (${g.permissions.join(", ")}) on ${scope || "every rack"}`);
+    const from = g.issuers.length > 0 ? ` (certificates from ${g.issuers.join("; ")})` : "";
+    lines.push(
+      `grant:     ${g.roles.join(", ")} (${g.permissions.join(", ")}) on ${scope || "every rack"}${from}`,
+    );
   }
   return lines.join("\n");
 }

@@ -30,6 +30,7 @@ import { type AccessPolicySource, accessPolicySource } from "../src/adapters/grp
 import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import { startGrpcServer } from "../src/adapters/grpc/server.js";
 import type { ServerTlsFiles } from "../src/adapters/grpc/tls.js";
+import { LocalRequestMac } from "../src/adapters/kms/request-mac.js";
 import { createS3Client, S3ImageObjectStore } from "../src/adapters/s3/image-bucket.js";
 import { systemClock } from "../src/adapters/system-clock.js";
 import type { BuildInfo, FlowApi } from "../src/app/api.js";
@@ -267,7 +268,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const names = tableNames(options.tablePrefix ?? "flow-");
     // False when the tables were there already: restored from the data dir, or a shared endpoint's.
     const created = await ensureTables(client, names);
-    const cipher = new LocalAesGcmCipher(options.secretsKey ?? (await secretsKey(options.dataDir)));
+    const localKey = options.secretsKey ?? (await secretsKey(options.dataDir));
+    const cipher = new LocalAesGcmCipher(localKey);
     // The gRPC API's own client, configured as on Fargate (aws-config.ts: the front profile).
     const frontClient = createDynamoDbClient({ endpoint: awsEndpoint, profile: "front" });
     stops.push(async () => frontClient.destroy());
@@ -461,6 +463,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         },
         buildInfo: options.buildInfo ?? { version: "0.1.0-local", buildTime: "", gitCommit: "" },
         externalChecks: (options.externalChecks ?? []).map((c) => c.name),
+        requestMac: new LocalRequestMac(localKey),
       }),
       storeHealth,
     );

@@ -193,11 +193,8 @@ export class MemoryRunStore implements RunStore {
       this.append(origin.run.id, [origin.event]);
     }
     if (request !== undefined) {
-      this.clientRequests.set(request.id, {
-        runId: run.id,
-        fingerprint: request.fingerprint,
-        expiresAt: request.expiresAt,
-      });
+      const { id: _id, ...remembered } = request;
+      this.clientRequests.set(request.id, { runId: run.id, ...remembered });
     }
     const { authentication, ...firmware } = run.config.operation.firmware;
     const stored = copy(run);

@@ -3,11 +3,14 @@
  * INTERNAL Application Load Balancer that speaks gRPC end to end.
  *
  *   client ──TLS, HTTP/2──► ALB :443 (HTTPS listener, ACM certificate)
- *          ──HTTP/2 (gRPC), inside the VPC──► task :50051
+ *          ──TLS, HTTP/2 (gRPC), inside the VPC──► task :50051 (the task's own certificate)
  *
  * The target group has protocol version GRPC, so the ALB keeps HTTP/2 to the targets and checks
  * them with the gRPC health service (`/grpc.health.v1.Health/Check`, healthy = gRPC status 0).
- * TLS ends at the load balancer; the hop to the task stays in private subnets. With a trust store
+ * The hop to the task is TLS too (target group protocol HTTPS): each task serves a key and a
+ * self-signed certificate it makes at start (FLOW_TLS_SELF_SIGNED, src/adapters/grpc/self-signed.ts),
+ * which the ALB, as it does for every target, uses without verifying; requests (firmware and BMC
+ * credentials among them) never cross the VPC in clear. With a trust store
  * the listener does mutual TLS in verify mode: only clients with a certificate the store's CAs
  * signed get through, and the task learns who they are from the certificate the ALB forwards.
  */
@@ -137,11 +140,13 @@ export class GrpcFront extends Construct {
       vpc: props.vpc,
       targetType: elbv2.TargetType.IP,
       port: GRPC_PORT,
-      protocol: elbv2.ApplicationProtocol.HTTP,
+      // TLS to the task as well; the health check follows the target group's protocol.
+      protocol: elbv2.ApplicationProtocol.HTTPS,
       protocolVersion: elbv2.ApplicationProtocolVersion.GRPC,
       deregistrationDelay: Duration.seconds(30),
       healthCheck: {
         enabled: true,
+        protocol: elbv2.Protocol.HTTPS,
         path: GRPC_HEALTH_CHECK_PATH,
         healthyGrpcCodes: "0",
         interval: Duration.seconds(15),

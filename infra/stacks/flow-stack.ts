@@ -65,6 +65,7 @@ import { FlowData } from "../constructs/data.js";
 import { FlowFunction } from "../constructs/flow-function.js";
 import { GRPC_PORT, GrpcFront } from "../constructs/grpc-front.js";
 import { FirmwareImageBucket } from "../constructs/image-bucket.js";
+import { adminOnlyKeyPolicy, allowKeyUse } from "../constructs/key-policies.js";
 import { Observability } from "../constructs/observability.js";
 import { Ticker } from "../constructs/ticker.js";
 import { acknowledge, acknowledgeWildcardResources } from "../nag.js";
@@ -96,6 +97,8 @@ export class FlowStack extends Stack {
   /** BMC reports from the IoT rule, consumed by bmc-result in batches. */
   readonly bmcReports: sqs.Queue;
   readonly secretsKey: kms.Key;
+  /** HMAC key of idempotent creates' credentials: the front may GenerateMac with it, nothing else. */
+  readonly requestMacKey: kms.Key;
   /** The firmware image catalog's bytes (the records are Inventory items). */
   readonly images: FirmwareImageBucket;
 
@@ -136,6 +139,17 @@ export class FlowStack extends Stack {
         "Flow operation runs: envelope key for firmware credentials (front seals run:/task:, task-steps opens them and seals bmc:)",
       enableKeyRotation: true,
       removalPolicy: keep,
+      // Named uses only (infra/constructs/key-policies.ts): the front seals, task-steps opens.
+      policy: adminOnlyKeyPolicy(),
+    });
+    // KMS rotates no HMAC key; what it signs lives a day (the client request id's memory).
+    this.requestMacKey = new kms.Key(this, "RequestMacKey", {
+      description:
+        "Flow operation runs: HMAC key remembering an idempotent create's credentials by digest (front GenerateMac only)",
+      keySpec: kms.KeySpec.HMAC_256,
+      keyUsage: kms.KeyUsage.GENERATE_VERIFY_MAC,
+      removalPolicy: keep,
+      policy: adminOnlyKeyPolicy(),
     });
     const iotDataEndpoint = this.iotDataEndpoint(config);
     this.images = new FirmwareImageBucket(this, "FirmwareImages", { retain: prod });
@@ -431,12 +445,14 @@ export class FlowStack extends Stack {
         [ENV.childTaskStateMachineArn]: childTaskArn,
         ...childTaskSettings,
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
+        [ENV.requestMacKmsKeyId]: this.requestMacKey.keyArn,
         ...imageBucket,
         [ENV.port]: String(GRPC_PORT),
         [ENV.host]: "0.0.0.0",
-        // The internal ALB terminates TLS with the deployment's certificate and reaches the task
-        // over the VPC; the task's security group admits only the load balancer.
-        [ENV.plaintextBehindLoadBalancer]: "true",
+        // The internal ALB terminates the client's TLS with the deployment's certificate and
+        // speaks TLS again to the task, which makes its own key and certificate at start; the
+        // task's security group admits only the load balancer.
+        [ENV.tlsSelfSigned]: "true",
         // Server reflection reads the .proto files the image ships (Dockerfile: WORKDIR /app, COPY proto).
         [ENV.protoDir]: "/app/proto",
         // Off unless the deployment asks (context serverReflection=true): it advertises the admin service.
@@ -461,6 +477,10 @@ export class FlowStack extends Stack {
     // Credentials of a new run (`run:<id>`) or UpgradeFirmware task (`task:<id>`) are sealed here
     // (KmsEnvelopeCipher.encrypt = GenerateDataKey); the front never opens them again.
     this.grantSecretsKey(taskRole, "SealStoredCredentials", ["kms:GenerateDataKey"], ["run:*", "task:*"]);
+    // A retried create's credentials are compared by their MAC (src/adapters/kms/request-mac.ts).
+    allowKeyUse(this.requestMacKey, "DigestRetriedCredentials", taskRole, ["kms:GenerateMac"], {
+      StringEquals: { "kms:MacAlgorithm": "HMAC_SHA_256" },
+    });
     // Image uploads: presigned PUTs into uploads/, the verified copy into images/.
     this.images.grantUploads(taskRole);
 
@@ -605,14 +625,9 @@ export class FlowStack extends Stack {
    * Example: contexts ["bmc:*"] let task-steps seal `bmc:7c1e…:req-1` but not mint a `run:` blob.
    */
   private grantSecretsKey(role: iam.Role, sid: string, actions: string[], contexts: string[]): void {
-    role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        sid,
-        actions,
-        resources: [this.secretsKey.keyArn],
-        conditions: { StringLike: { "kms:EncryptionContext:context": contexts } },
-      }),
-    );
+    allowKeyUse(this.secretsKey, sid, role, actions, {
+      StringLike: { "kms:EncryptionContext:context": contexts },
+    });
   }
 }
 

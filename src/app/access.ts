@@ -57,8 +57,8 @@ export async function recordRunDenial(
   }
 }
 
-/** A run holds at most 100 targets: one page reads them all. */
-const ALL_TARGETS = { offset: 0, limit: 1000 };
+/** Targets read per listing when a control call needs every rack of a run. */
+const TARGETS_PAGE = 1000;
 
 export function rackPlace(rack: Pick<InventoryRack, "name" | "location" | "nvlDomain">): RackPlace {
   return {
@@ -83,13 +83,20 @@ export function createAccessLookups(deps: {
     async runRacks(runId) {
       const run = await deps.runs.getRun(runId);
       if (run === undefined) return undefined;
-      const page = await deps.runs.listTargets(runId, {
-        phaseFrom: 0,
-        phaseTo: run.phaseSizes.length - 1,
-        page: ALL_TARGETS,
-        knownCommitted: true,
-      });
-      return { reason: run.reason, racks: await places((page?.targets ?? []).map((t) => t.rackId)) };
+      // Every rack of the run, page by page: a run may hold more targets than one page.
+      const rackIds: string[] = [];
+      for (let offset = 0; ; offset += TARGETS_PAGE) {
+        const page = await deps.runs.listTargets(runId, {
+          phaseFrom: 0,
+          phaseTo: run.phaseSizes.length - 1,
+          page: { offset, limit: TARGETS_PAGE },
+          knownCommitted: true,
+          phaseSizes: run.phaseSizes,
+        });
+        rackIds.push(...(page?.targets ?? []).map((t) => t.rackId));
+        if (page === undefined || offset + TARGETS_PAGE >= page.total) break;
+      }
+      return { reason: run.reason, racks: await places(rackIds) };
     },
     async taskRacks(taskId) {
       const [task] = await deps.tasks.getTasks([taskId]);

@@ -244,6 +244,7 @@ export function createControls(deps: ControlsDeps): Controls {
         code: refusal.code,
         reason: refusal.message,
         runId: id,
+        ...(approver.issuer === undefined ? {} : { issuer: approver.issuer }),
       });
       await recordRunDenial(runs, clock, id, approver, {
         rpc: "ApproveOperationRun",

@@ -24,7 +24,7 @@ import { mapConcurrently } from "./concurrency.js";
 import type { InventoryStore, ScopeRack } from "./ports.js";
 
 /** What resolving a plan's racks needs of the inventory; everything but the whole-table read. */
-export type PlanInventory = Omit<InventoryStore, "upsertRacks" | "loadAll">;
+export type PlanInventory = Omit<InventoryStore, "upsertRacks" | "loadAll" | "listRacks">;
 
 /** Lookups one spec runs at once (a spec may have up to 1,000 entries). */
 const LOOKUP_CONCURRENCY = 8;

@@ -19,13 +19,14 @@
  * dispatcher never claims a paused run, so nothing of it starts before ApproveOperationRun.
  */
 
+import { timingSafeEqual } from "node:crypto";
 import { awaitingApprovalMessage, needsApproval } from "../domain/approval.js";
 import {
   CLIENT_REQUEST_TTL_MS,
   checkClientRequestId,
   clientRequestReused,
+  credentialsMacMessage,
   requestFingerprint,
-  sameCredentials,
 } from "../domain/client-request.js";
 import type { CreateRunInput } from "../domain/create-run-input.js";
 import {
@@ -64,6 +65,7 @@ import type {
   Clock,
   FirmwareImageStore,
   FirmwarePolicyStore,
+  RequestMac,
   RunListEntry,
   RunStore,
   ScopeRack,
@@ -84,6 +86,11 @@ export interface RunsDeps {
   newId: () => string;
   /** How much of its deadline a create needs left to commit (default: one that learns, per service). */
   commitReserve?: CommitReserve;
+  /**
+   * The keyed digest a retry's credentials are compared by (client-request.ts). Absent: a request
+   * with both a client_request_id and credentials is refused (FAILED_PRECONDITION).
+   */
+  requestMac?: RequestMac;
 }
 
 /** The reference's text for an unknown run on detail and lifecycle calls (NotFound). */
@@ -211,21 +218,39 @@ export function createRunService(deps: RunsDeps) {
     const violation = checkClientRequestId(clientRequestId);
     if (violation !== undefined) throw new ValidationError([violation]);
     const fingerprint = requestFingerprint(input);
+    const credentialsMac = await macOfCredentials(input, clientRequestId, fingerprint);
     const record = await runs.getClientRequest(clientRequestId, clock.now());
-    return { id: clientRequestId, fingerprint, record };
+    return {
+      id: clientRequestId,
+      fingerprint,
+      record,
+      ...(credentialsMac === undefined ? {} : { credentialsMac }),
+    };
   }
 
-  /** The first run's id for a retry of the same request; InvalidArgument for another request. */
-  async function sameRequestRun(
+  /** The keyed digest of the request's credentials (base64); undefined for a request without. */
+  async function macOfCredentials(
     input: CreateRunInput,
+    id: string,
     fingerprint: string,
-    record: ClientRequestRecord,
-  ): Promise<string> {
+  ): Promise<string | undefined> {
     const credentials = input.configuration?.operation?.upgradeFirmware?.authentication;
+    if (credentials === undefined) return undefined;
+    if (deps.requestMac === undefined) throw noRequestMac();
+    const mac = await deps.requestMac.mac(credentialsMacMessage(id, fingerprint, credentials));
+    return Buffer.from(mac).toString("base64");
+  }
+
+  /**
+   * The first run's id for a retry of the same request; InvalidArgument for another request.
+   * Credentials are compared by their keyed digest: nothing of the first run is decrypted.
+   */
+  function sameRequestRun(
+    request: { fingerprint: string; credentialsMac?: string },
+    record: ClientRequestRecord,
+  ): string {
     const same =
-      record.fingerprint === fingerprint &&
-      // The fingerprint holds the credentials' shape only; their values are compared here.
-      (credentials === undefined || sameCredentials(credentials, await runs.getRunSecrets(record.runId)));
+      record.fingerprint === request.fingerprint && sameMac(record.credentialsMac, request.credentialsMac);
     if (!same) throw new ValidationError([clientRequestReused]);
     return record.runId;
   }
@@ -257,7 +282,7 @@ export function createRunService(deps: RunsDeps) {
     async createRun(input: CreateRunInput, options: CreateRunOptions = {}): Promise<{ id: string }> {
       const request = await rememberedRequest(input, options.clientRequestId);
       if (request?.record !== undefined) {
-        return { id: await sameRequestRun(input, request.fingerprint, request.record) };
+        return { id: sameRequestRun(request, request.record) };
       }
       const gone = options.abandoned ?? (() => false);
       const late = () => (options.deadline ?? Number.POSITIVE_INFINITY) - clock.now() < reserve.reserveMs();
@@ -346,6 +371,7 @@ export function createRunService(deps: RunsDeps) {
                   id: request.id,
                   fingerprint: request.fingerprint,
                   expiresAt: now + CLIENT_REQUEST_TTL_MS,
+                  ...(request.credentialsMac === undefined ? {} : { credentialsMac: request.credentialsMac }),
                 },
               }),
         });
@@ -359,7 +385,7 @@ export function createRunService(deps: RunsDeps) {
             // A create with the same id committed while this one planned: the retry's answer.
             const record = request && (await runs.getClientRequest(request.id, clock.now()));
             if (request === undefined || record === undefined) throw requestIdRace();
-            return { id: await sameRequestRun(input, request.fingerprint, record) };
+            return { id: sameRequestRun(request, record) };
           }
           case "origin-changed":
             source = follow === undefined ? undefined : await runs.getRun(follow.source.id);
@@ -372,7 +398,7 @@ export function createRunService(deps: RunsDeps) {
     async planRun(input: CreateRunInput, options: Pick<CreateRunOptions, "clientRequestId"> = {}) {
       // A dry run answers what the create would about its id: a reused one is refused here too.
       const request = await rememberedRequest(input, options.clientRequestId);
-      if (request?.record !== undefined) await sameRequestRun(input, request.fingerprint, request.record);
+      if (request?.record !== undefined) sameRequestRun(request, request.record);
       const made = await validateAndPlan(input);
       const { config, plan, racks, versions } = made;
       const skipped = "follow" in made ? made.follow.skipped : undefined;
@@ -413,6 +439,7 @@ export function createRunService(deps: RunsDeps) {
         ...(query.status ? { status: query.status } : {}),
         page: query.page,
         knownCommitted: true,
+        phaseSizes: run.phaseSizes,
       });
       if (!page) throw runNotFound(run.id);
       // Frozen at create; inventory is asked only about racks that had no external id then.
@@ -467,6 +494,20 @@ const originRace = () =>
 /** The id's record expired between the commit that lost to it and the read: retrying is safe. */
 const requestIdRace = () =>
   new FlowError("UNAVAILABLE", "client_request_id changed hands while the run was created; retry the call");
+
+/** A request with credentials and a client_request_id, on a deployment with no request MAC key. */
+const noRequestMac = () =>
+  new FailedPreconditionError(
+    "client_request_id with firmware credentials needs the deployment's request digest key, and none is configured; send the request without client_request_id",
+  );
+
+/** Both absent, or the same digest (compared in constant time). */
+function sameMac(stored: string | undefined, sent: string | undefined): boolean {
+  if (stored === undefined || sent === undefined) return stored === sent;
+  const a = Buffer.from(stored, "base64");
+  const b = Buffer.from(sent, "base64");
+  return a.length === b.length && timingSafeEqual(a, b);
+}
 
 /** ListOperationRuns' filters, applied to the narrow list-index entry (no configuration needed). */
 function matchesEntry(entry: RunListEntry, query: ListRunsQuery): boolean {

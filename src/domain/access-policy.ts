@@ -14,6 +14,11 @@
  *   allowDeclared: false         # optional; true only for local development
  *   approval: { minRacks: 20 }   # optional: the two-person rule (src/domain/approval.ts)
  *
+ * An identity is its issuer and its subject: the same CN under two CAs is two callers. A binding
+ * with `issuers: ["CN=Ops CA, O=Example"]` names only certificates one of those CAs issued (the
+ * issuer DN of the verified certificate, distinguished-name.ts); without it, a subject from any CA
+ * the front trusts. A declared name has no issuer, so a binding with issuers never names one.
+ *
  * Subjects match VERIFIED identities only (a client certificate the server or the load balancer
  * verified): `uri:<URI SAN>` exact, or a prefix when it ends in `*`; `dns:<DNS SAN>` exact;
  * `cn:<subject common name>` exact. A name a client merely declares (x-flow-actor) matches nothing,
@@ -26,6 +31,7 @@
  * some matching binding both grants the permission and covers the rack.
  */
 import { APPROVAL_MIN_RACKS_MAX, type ApprovalRule } from "./approval.js";
+import { canonicalDn } from "./distinguished-name.js";
 import { Checker, type FileProblem } from "./input-file.js";
 import { DEFAULT_ROLES, PERMISSIONS, type Permission } from "./permissions.js";
 
@@ -49,6 +55,8 @@ export interface Binding {
   permissions: ReadonlySet<Permission>;
   /** Absent: every rack. */
   scope?: RackScope;
+  /** Canonical issuer DNs (canonicalDn) a certificate must come from; absent: any trusted CA. */
+  issuers?: string[];
 }
 
 export interface AccessPolicy {
@@ -62,7 +70,7 @@ export interface AccessPolicy {
 
 const TOP_FIELDS = ["roles", "bindings", "allowDeclared", "approval"] as const;
 const APPROVAL_FIELDS = ["minRacks"] as const;
-const BINDING_FIELDS = ["subjects", "roles", "scope"] as const;
+const BINDING_FIELDS = ["subjects", "roles", "scope", "issuers"] as const;
 const SCOPE_FIELDS = ["datacenters", "rows", "nvlDomains", "racks"] as const;
 /** A role name: what a person types in a policy and reads in a denial. */
 const ROLE_NAME = /^[a-z][a-z0-9-]{0,62}$/;
@@ -164,10 +172,36 @@ function readBinding(
     })
     .filter((r): r is string => r !== undefined);
   const scope = o.scope === undefined ? undefined : readScope(c, o.scope, `${path}.scope`);
+  const issuers = o.issuers === undefined ? undefined : readIssuers(c, o.issuers, `${path}.issuers`);
   if (c.problems.length > before) return undefined;
   // Every name was checked against `roles` above.
   const permissions = new Set(roleNames.flatMap((r) => roles.get(r) as readonly Permission[]));
-  return { subjects, roles: roleNames, permissions, ...(scope === undefined ? {} : { scope }) };
+  return {
+    subjects,
+    roles: roleNames,
+    permissions,
+    ...(scope === undefined ? {} : { scope }),
+    ...(issuers === undefined ? {} : { issuers }),
+  };
+}
+
+/** `issuers: ["CN=Ops CA, O=Example"]`: each a distinguished name, kept in canonical form. */
+function readIssuers(c: Checker, raw: unknown, path: string): string[] {
+  return nonEmptyList(c, raw, path)
+    .map((v, i) => {
+      const where = `${path}[${i}]`;
+      const text = c.text(v, where);
+      if (text === undefined) return undefined;
+      const dn = canonicalDn(text);
+      if (dn === undefined) {
+        c.problem(
+          where,
+          `must be a distinguished name such as "CN=Ops CA, O=Example" (got ${JSON.stringify(text)})`,
+        );
+      }
+      return dn;
+    })
+    .filter((v): v is string => v !== undefined);
 }
 
 function nonEmptyList(c: Checker, raw: unknown, path: string): unknown[] {
@@ -233,6 +267,8 @@ export interface Principal {
   authenticated: boolean;
   /** The certificate subject's CN, if it has one. */
   commonName?: string;
+  /** The verified certificate's issuer DN in canonical form (canonicalDn); absent without one. */
+  issuer?: string;
   /** `TYPE:value` as in the Actor: "URI:spiffe://…", "DNS:…". */
   subjectAltNames: readonly string[];
   /** The name the caller declared (x-flow-actor), unverified. */
@@ -257,9 +293,17 @@ function subjectMatches(subject: Subject, who: Principal, allowDeclared: boolean
   }
 }
 
-/** The bindings that name the caller. */
+/** Whether the caller's certificate comes from a CA the binding accepts (any, when it names none). */
+function issuerMatches(binding: Binding, who: Principal): boolean {
+  if (binding.issuers === undefined) return true;
+  return who.authenticated && who.issuer !== undefined && binding.issuers.includes(who.issuer);
+}
+
+/** The bindings that name the caller: one of its subjects, from one of its issuers. */
 export function bindingsOf(policy: AccessPolicy, who: Principal): Binding[] {
-  return policy.bindings.filter((b) => b.subjects.some((s) => subjectMatches(s, who, policy.allowDeclared)));
+  return policy.bindings.filter(
+    (b) => issuerMatches(b, who) && b.subjects.some((s) => subjectMatches(s, who, policy.allowDeclared)),
+  );
 }
 
 /** Whether the policy can grant the caller anything at all: verified, or declared where allowed. */

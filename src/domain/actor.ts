@@ -15,6 +15,7 @@
  *   no certificate, metadata x-flow-actor: alice
  *     → { name: "alice", source: "DECLARED", authenticated: false, subjectAltNames: [] }
  */
+import { canonicalDn } from "./distinguished-name.js";
 import type { FieldViolation } from "./errors.js";
 
 export const ACTOR_SOURCES = [
@@ -39,6 +40,12 @@ export interface Actor {
   subjectAltNames: string[];
   /** With a certificate: the name the caller also declared, unverified (a shared bastion's user). */
   declaredName?: string;
+  /**
+   * With a certificate: its issuer's distinguished name in canonical form (canonicalDn:
+   * "C=US, CN=Ops CA, O=Example", the form a policy's `issuers` are compared in). The same name
+   * under two issuers is two callers.
+   */
+  issuer?: string;
 }
 
 /** The longest declared name accepted; a longer one is refused, never cut. */
@@ -89,6 +96,7 @@ export function certificateActor(
   subject: string,
   subjectAltNames: string | undefined,
   declaredName?: string,
+  issuer?: string,
 ): Actor {
   const lines = subject.split("\n").filter((l) => l !== "");
   const cn = lines.find((l) => l.startsWith("CN="))?.slice(3);
@@ -100,5 +108,7 @@ export function certificateActor(
   const name = cn ?? (firstSan === undefined ? lines.join(", ") : firstSan.slice(firstSan.indexOf(":") + 1));
   const actor: Actor = { name, source, authenticated: true, subjectAltNames: sans };
   if (declaredName !== undefined) actor.declaredName = declaredName;
+  const issuerName = issuer === undefined ? undefined : canonicalDn(issuer);
+  if (issuerName !== undefined) actor.issuer = issuerName;
   return actor;
 }

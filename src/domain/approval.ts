@@ -15,6 +15,9 @@
  * them the same person, so a second certificate with the creator's SPIFFE id or CN does not let
  * the creator approve its own run. A name declared beside a certificate is not compared: flowctl
  * declares the OS user, and two people on hosts with the same user name are still two people.
+ * The issuer is not compared either: elsewhere the same CN under two CAs is two callers, but here
+ * a name in common under any CA the front trusts counts as the creator (the rule refuses more,
+ * never less: one person holding certificates from two CAs cannot approve their own run).
  */
 import type { Actor } from "./actor.js";
 import type { HistoryDraft } from "./history-event.js";

@@ -13,8 +13,12 @@
  *
  * Credentials are the exception: the fingerprint keeps only their shape (which kind, which
  * component types carry one), never their values, because the fingerprint is stored in plain text
- * and a hash of a password is a password to whoever can guess it. The use case compares the values
- * against the first run's stored (encrypted) credentials instead, with `sameCredentials`.
+ * and a hash of a password is a password to whoever can guess it. Their values are bound by a
+ * keyed digest instead (HMAC under a key the store never holds, see the RequestMac port): the
+ * first create stores the MAC of `credentialsMacMessage`, a retry computes it again and compares.
+ * Nothing is decrypted to answer a retry, and the stored MAC tells nothing without the key. The
+ * message holds the id and the fingerprint, so two records with the same credentials have
+ * different MACs (a stored MAC cannot be matched against another run's).
  */
 import { createHash } from "node:crypto";
 import type { CreateRunInput } from "./create-run-input.js";
@@ -60,12 +64,13 @@ export function requestFingerprint(input: CreateRunInput): string {
   return createHash("sha256").update(canonicalJson(shaped), "utf8").digest("hex");
 }
 
-/** Whether two credential sets are the same (both absent counts as the same). */
-export function sameCredentials(
-  a: FirmwareAuthentication | undefined,
-  b: FirmwareAuthentication | undefined,
-): boolean {
-  return canonicalJson(a ?? null) === canonicalJson(b ?? null);
+/** What the request MAC is computed over: the id, the fingerprint and the credentials' values. */
+export function credentialsMacMessage(
+  id: string,
+  fingerprint: string,
+  credentials: FirmwareAuthentication,
+): string {
+  return canonicalJson({ id, fingerprint, credentials });
 }
 
 /**

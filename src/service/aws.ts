@@ -20,6 +20,7 @@ import {
   tableNames,
 } from "../adapters/dynamodb/index.js";
 import { KmsEnvelopeCipher } from "../adapters/kms/kms-cipher.js";
+import { KmsRequestMac, LocalRequestMac } from "../adapters/kms/request-mac.js";
 import { LambdaRunWaker } from "../adapters/lambda/lambda-waker.js";
 import { StepFunctionsTaskExecutor } from "../adapters/stepfunctions/sfn-executor.js";
 import { StepFunctionsWaveWaker } from "../adapters/stepfunctions/sfn-wave-waker.js";
@@ -27,7 +28,7 @@ import { systemClock } from "../adapters/system-clock.js";
 import type { DeploymentChildTaskSettings } from "../app/child-task/settings.js";
 import { createDispatcher, type Dispatcher } from "../app/dispatcher.js";
 import type { Logger, Metrics } from "../app/observability.js";
-import type { Cipher, RunWaker } from "../app/ports.js";
+import type { Cipher, RequestMac, RunWaker } from "../app/ports.js";
 import type { StoreUnavailableError } from "../domain/errors.js";
 import { type ChildTaskParts, childTaskParts, childTaskService } from "./child-tasks.js";
 import type { AwsConfig, DispatchConfig, SecretsConfig, StoresConfig } from "./config.js";
@@ -79,6 +80,23 @@ export function awsCipher(
     };
   }
   return { cipher: new LocalAesGcmCipher(Buffer.from(secrets.keyHex, "hex")), keyId: secrets.kind };
+}
+
+/**
+ * The keyed digest of idempotent creates' credentials: KMS GenerateMac under the HMAC key in AWS,
+ * a key derived from the local secrets key off AWS; none without a secrets key (credentials are
+ * refused then anyway).
+ */
+export function awsRequestMac(
+  secrets: SecretsConfig,
+  macKeyId: string | undefined,
+  aws: AwsOptions,
+  obs: RootObservability,
+): RequestMac | undefined {
+  if (macKeyId !== undefined)
+    return new KmsRequestMac(captured(obs, new KMSClient(awsClientConfig(aws))), macKeyId);
+  if (secrets?.kind === "local-aes-256-gcm") return new LocalRequestMac(Buffer.from(secrets.keyHex, "hex"));
+  return undefined;
 }
 
 /** Outcomes wake the dispatcher Lambda for their run when it is named; else the stream alone does. */

@@ -54,6 +54,12 @@ export const ENV = {
   secretsKmsKeyId: "FLOW_SECRETS_KMS_KEY_ID",
   /** Off AWS only: a 32-byte hex key for AES-256-GCM instead of KMS. */
   localSecretsKeyHex: "FLOW_LOCAL_SECRETS_KEY",
+  /**
+   * The front's KMS HMAC key (HMAC_256, GENERATE_VERIFY_MAC): an idempotent create's credentials
+   * are remembered by their MAC under it (src/adapters/kms/request-mac.ts). Required beside
+   * FLOW_SECRETS_KMS_KEY_ID; off AWS the MAC key is derived from FLOW_LOCAL_SECRETS_KEY instead.
+   */
+  requestMacKmsKeyId: "FLOW_REQUEST_MAC_KMS_KEY_ID",
   /** gRPC listen port (the local stack also takes --port). */
   port: "FLOW_PORT",
   /** gRPC listen address; the container listens on 0.0.0.0 (default 127.0.0.1). */
@@ -63,6 +69,12 @@ export const ENV = {
    * that terminates TLS and reaches the task inside the VPC (the Fargate front).
    */
   plaintextBehindLoadBalancer: "FLOW_PLAINTEXT_BEHIND_LB",
+  /**
+   * `true`: the front serves TLS with a key and self-signed certificate it makes at start
+   * (src/adapters/grpc/self-signed.ts), for the load balancer's hop to the task (the Fargate
+   * front; an ALB does not verify a target's certificate). Exclusive with FLOW_TLS_CERT.
+   */
+  tlsSelfSigned: "FLOW_TLS_SELF_SIGNED",
   /** Where the .proto files live, for server reflection (the container ships them in /app/proto). */
   protoDir: "FLOW_PROTO_DIR",
   /**
@@ -345,7 +357,9 @@ export interface GrpcFrontConfig extends StoresConfig {
   /** PEM files; both or neither, and a client CA only with them (mutual TLS). */
   tls?: { certFile: string; keyFile: string; clientCaFile?: string };
   plaintextBehindLoadBalancer: boolean;
-  /** Read the caller from the certificate the load balancer forwards (needs plaintextBehindLoadBalancer). */
+  /** Serve TLS with a key and certificate made at start (ENV.tlsSelfSigned). */
+  tlsSelfSigned: boolean;
+  /** Read the caller from the certificate the load balancer forwards (needs the front behind it). */
   trustLoadBalancerClientCert: boolean;
   protoDir?: string;
   /** Serve gRPC server reflection (ENV.serverReflection); off by default on the front. */
@@ -357,6 +371,8 @@ export interface GrpcFrontConfig extends StoresConfig {
   accessPolicy: { file: string } | { text: string };
   /** The external health checks' names: a rule may name only these. */
   externalChecks: string[];
+  /** The KMS HMAC key of idempotent creates' credentials; absent off AWS (derived from the local key). */
+  requestMacKmsKeyId?: string;
 }
 
 /** The admission settings, with the front's defaults or another deployment's (the local stack's). */
@@ -395,6 +411,7 @@ export const readGrpcFrontConfig = configReader(
     tlsKey: optional(ENV.tlsKey, text),
     tlsClientCa: optional(ENV.tlsClientCa, text),
     plaintextBehindLoadBalancer: withDefault(ENV.plaintextBehindLoadBalancer, boolean, false),
+    tlsSelfSigned: withDefault(ENV.tlsSelfSigned, boolean, false),
     trustLoadBalancerClientCert: withDefault(ENV.trustLoadBalancerClientCert, boolean, false),
     protoDir: optional(ENV.protoDir, text),
     serverReflection: withDefault(ENV.serverReflection, boolean, false),
@@ -405,9 +422,16 @@ export const readGrpcFrontConfig = configReader(
     authzPolicyFile: optional(ENV.authzPolicy, text),
     authzPolicyText: optional(ENV.authzPolicyText, text),
     externalChecks: withDefault(ENV.externalChecks, externalChecks, []),
+    requestMacKmsKeyId: optional(ENV.requestMacKmsKeyId, text),
   },
   (v, report): GrpcFrontConfig => {
     const tls = tlsFiles(v, report);
+    if (v.secretsKmsKeyId !== undefined && v.requestMacKmsKeyId === undefined) {
+      report(
+        ENV.requestMacKmsKeyId,
+        `is required with ${ENV.secretsKmsKeyId}: a retried create's credentials are compared by their MAC under this HMAC key`,
+      );
+    }
     if (v.authzPolicyFile === undefined && v.authzPolicyText === undefined) {
       report(
         ENV.authzPolicy,
@@ -417,12 +441,15 @@ export const readGrpcFrontConfig = configReader(
     if (v.authzPolicyFile !== undefined && v.authzPolicyText !== undefined) {
       report(ENV.authzPolicy, `and ${ENV.authzPolicyText} are exclusive: give one policy`);
     }
-    if (v.trustLoadBalancerClientCert && !v.plaintextBehindLoadBalancer) {
+    if (v.trustLoadBalancerClientCert && !v.plaintextBehindLoadBalancer && !v.tlsSelfSigned) {
       // A front reachable directly could be sent the header by anyone.
       report(
         ENV.trustLoadBalancerClientCert,
-        `needs ${ENV.plaintextBehindLoadBalancer}=true (the front behind the load balancer, reachable only through it)`,
+        `needs ${ENV.tlsSelfSigned}=true or ${ENV.plaintextBehindLoadBalancer}=true (the front behind the load balancer, reachable only through it)`,
       );
+    }
+    if (v.tlsSelfSigned && tls !== undefined) {
+      report(ENV.tlsSelfSigned, `and ${ENV.tlsCert} are exclusive: give one certificate`);
     }
     return {
       ...stores(v),
@@ -434,6 +461,7 @@ export const readGrpcFrontConfig = configReader(
       port: v.port,
       ...(tls === undefined ? {} : { tls }),
       plaintextBehindLoadBalancer: v.plaintextBehindLoadBalancer,
+      tlsSelfSigned: v.tlsSelfSigned,
       trustLoadBalancerClientCert: v.trustLoadBalancerClientCert,
       ...(v.protoDir === undefined ? {} : { protoDir: v.protoDir }),
       serverReflection: v.serverReflection,
@@ -442,6 +470,7 @@ export const readGrpcFrontConfig = configReader(
       accessPolicy:
         v.authzPolicyFile === undefined ? { text: v.authzPolicyText ?? "" } : { file: v.authzPolicyFile },
       externalChecks: v.externalChecks.map((c) => c.name),
+      ...(v.requestMacKmsKeyId === undefined ? {} : { requestMacKmsKeyId: v.requestMacKmsKeyId }),
     };
   },
 );

@@ -21,6 +21,7 @@ import type {
   ImageObjectStore,
   InventoryStore,
   ReadinessStore,
+  RequestMac,
   RunStore,
 } from "../app/ports.js";
 import { createRunService } from "../app/runs.js";
@@ -49,6 +50,8 @@ export interface FlowApiParts {
   /** Told of every imported rack after it is stored (the local stack adds simulated BMCs). */
   onRacksImported?: (racks: InventoryRack[]) => void;
   buildInfo: BuildInfo;
+  /** The keyed digest idempotent creates remember credentials by (absent: such a create is refused). */
+  requestMac?: RequestMac;
 }
 
 export const RUN_MANAGER_MISSING = "operation run manager is not configured";
@@ -80,6 +83,8 @@ export interface FlowApiAssembly {
   buildInfo: BuildInfo;
   /** The names of the deployment's external health checks: a rule may name only these. */
   externalChecks?: readonly string[];
+  /** The keyed digest idempotent creates remember credentials by (absent: such a create is refused). */
+  requestMac?: RequestMac;
 }
 
 export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
@@ -94,6 +99,7 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
       tasks: { getTasks: (ids) => tasks.api.getTasks(ids) },
       clock,
       newId: parts.newId,
+      ...(parts.requestMac === undefined ? {} : { requestMac: parts.requestMac }),
     }),
     controls: {
       ...createControls({
@@ -197,10 +203,7 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
         baselines: baselines.length,
       };
     },
-    listRacks: async (offset, limit) => {
-      const all = await inventory().loadAll();
-      return { racks: all.slice(offset, offset + limit), total: all.length };
-    },
+    listRacks: async (offset, limit) => inventory().listRacks({ offset, limit }),
     setBaselines: async (baselines) => policy().setBaselines(baselines),
     listBaselines: async () => policy().listBaselines(),
     deleteBaseline: async (key) => policy().deleteBaseline(key),

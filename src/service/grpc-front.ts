@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import { tableNames } from "../adapters/dynamodb/schema.js";
 import { storeProbe } from "../adapters/dynamodb/store-probe.js";
 import { accessPolicySource, fixedAccessPolicy } from "../adapters/grpc/access-policy-source.js";
+import { selfSignedCertificate } from "../adapters/grpc/self-signed.js";
 import type { GrpcServerOptions } from "../adapters/grpc/server.js";
 import {
   type PowertoolsObservability,
@@ -21,7 +22,7 @@ import { systemClock } from "../adapters/system-clock.js";
 import type { FlowApi } from "../app/api.js";
 import { createStoreHealth, failFastWhileUnreachable, type StoreHealth } from "../app/store-health.js";
 import { accessControl } from "./access.js";
-import { awsChildTasks, awsOptions, stepFunctionsExecutor } from "./aws.js";
+import { awsChildTasks, awsOptions, awsRequestMac, stepFunctionsExecutor } from "./aws.js";
 import { childTaskService } from "./child-tasks.js";
 import { ENV, type GrpcFrontConfig } from "./config.js";
 import { assembleFlowApi } from "./flow-api.js";
@@ -65,6 +66,7 @@ export function composeGrpcFront(
     executor: stepFunctionsExecutor(config, awsOptions(config), obs),
     newId: randomUUID,
   });
+  const requestMac = awsRequestMac(config.secrets, config.requestMacKmsKeyId, awsOptions(config), obs);
   const api = failFastWhileUnreachable(
     assembleFlowApi({
       stores,
@@ -75,6 +77,7 @@ export function composeGrpcFront(
       logger: obs.logger,
       buildInfo: config.build,
       externalChecks: config.externalChecks,
+      ...(requestMac === undefined ? {} : { requestMac }),
     }),
     storeHealth,
   );
@@ -85,7 +88,12 @@ export function composeGrpcFront(
       api,
       host: config.host,
       port: config.port,
-      ...(config.tls === undefined ? {} : { tls: config.tls }),
+      // Behind the load balancer: TLS on its hop too, with a key this task makes (self-signed.ts).
+      ...(config.tlsSelfSigned
+        ? { tls: selfSignedCertificate("flow-front", systemClock.now()) }
+        : config.tls === undefined
+          ? {}
+          : { tls: config.tls }),
       allowInsecureNonLoopback: config.plaintextBehindLoadBalancer,
       trustLoadBalancerClientCert: config.trustLoadBalancerClientCert,
       logger: obs.logger,

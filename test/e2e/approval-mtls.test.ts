@@ -8,12 +8,9 @@
  * names both people; a run awaiting approval can still be cancelled.
  */
 
-import { randomUUID } from "node:crypto";
-import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalStack, startLocalStack } from "../../local/stack.js";
-import { createFlowClient, type FlowClient } from "../../src/adapters/grpc/client.js";
-import { clientCredentials } from "../../src/adapters/grpc/tls.js";
+import type { LocalStack } from "../../local/stack.js";
+import type { FlowClient } from "../../src/adapters/grpc/client.js";
 import {
   OperationRunEventKind as Kind,
   ListOperationRunTargetsRequest,
@@ -22,9 +19,8 @@ import {
   OperationRunTargetPhaseScope,
   OperationRunTargetStatus,
 } from "../../src/gen/flow/v1/flow.js";
-import { makeCertificates } from "../support/certificates.js";
-import { fleetOf, HANG, inventoryOf, rackGroup } from "../support/fixtures-inventory.js";
-import { flowctlAs } from "../support/flowctl.js";
+import { rackGroup } from "../support/fixtures-inventory.js";
+import { type MtlsStack, startMtlsStack } from "../support/mtls-stack.js";
 import { until } from "../support/poll.js";
 import { CALL_DEADLINE_MS, failure, runRequest } from "../support/stack.js";
 import { testEndpoint } from "../support/test-endpoint.js";
@@ -46,59 +42,32 @@ approval: { minRacks: 3 }
 type Who = "alice" | "bob" | "viewer";
 
 describe("two-person rule e2e over mutual TLS", () => {
-  const certs = makeCertificates({
-    clients: {
-      alice: { cn: "alice", san: "URI:spiffe://example.org/ops/alice" },
-      bob: { cn: "bob" },
-      viewer: { cn: "viewer-1" },
-    },
-  });
-  const policyFile = certs.file("policy.yaml");
-  const logs: string[] = [];
+  let s: MtlsStack;
   let local: LocalStack;
-  const clients: FlowClient[] = [];
-  const as = (who: Who): FlowClient => {
-    const client = createFlowClient(
-      `127.0.0.1:${local.port}`,
-      clientCredentials({
-        caFile: certs.file("ca.crt"),
-        certFile: certs.file(`${who}.crt`),
-        keyFile: certs.file(`${who}.key`),
-      }),
-    );
-    clients.push(client);
-    return client;
-  };
+  let logs: string[];
+  const as = (who: Who): FlowClient => s.as(who).flow;
   const soon = () => ({ deadline: Date.now() + CALL_DEADLINE_MS });
 
   beforeAll(async () => {
-    writeFileSync(policyFile, POLICY);
-    local = await startLocalStack({
-      port: 0,
-      inventory: inventoryOf([BIG, SMALL]),
-      fleet: fleetOf([BIG, SMALL], HANG),
-      tickMs: 150,
-      awsEndpoint: testEndpoint(),
-      tablePrefix: `e2e-approval-${randomUUID().slice(0, 8)}-`,
-      log: (line) => logs.push(line),
-      childTaskWaitMs: 200,
-      tls: {
-        certFile: certs.file("server.crt"),
-        keyFile: certs.file("server.key"),
-        clientCaFile: certs.file("ca.crt"),
+    s = await startMtlsStack({
+      label: "approval",
+      policy: POLICY,
+      clients: {
+        alice: { cn: "alice", san: "URI:spiffe://example.org/ops/alice" },
+        bob: { cn: "bob" },
+        viewer: { cn: "viewer-1" },
       },
-      authzPolicyFile: policyFile,
+      groups: [BIG, SMALL],
     });
+    ({ local, logs } = s);
   });
 
   afterAll(async () => {
-    for (const c of clients) c.close();
-    await local?.stop();
-    certs.remove();
+    await s?.stop();
   });
 
   /** flowctl in this process, as `who`, over mutual TLS. */
-  const flowctl = (who: Who, ...args: string[]) => flowctlAs(local.port, certs, who, ...args);
+  const flowctl = (who: Who, ...args: string[]) => s.flowctl(who, ...args);
 
   const targetStatuses = async (flow: FlowClient, id: string) =>
     (
@@ -157,8 +126,8 @@ describe("two-person rule e2e over mutual TLS", () => {
     expect(
       logs.filter((l) => l.startsWith("warn access denied") && l.includes("ApproveOperationRun")),
     ).toEqual([
-      `warn access denied actor=alice authenticated=true method=/v1.Flow/ApproveOperationRun code=PERMISSION_DENIED reason=alice may not approve operation run ${id}: alice created it; a second person must approve runId=${id}`,
-      `warn access denied actor=viewer-1 authenticated=true method=/v1.Flow/ApproveOperationRun code=PERMISSION_DENIED reason=viewer-1 may not approve operation run; roles with it: approver, admin runId=${id}`,
+      `warn access denied actor=alice authenticated=true method=/v1.Flow/ApproveOperationRun code=PERMISSION_DENIED reason=alice may not approve operation run ${id}: alice created it; a second person must approve runId=${id} issuer=CN=flow-test-ca`,
+      `warn access denied actor=viewer-1 authenticated=true method=/v1.Flow/ApproveOperationRun code=PERMISSION_DENIED reason=viewer-1 may not approve operation run; roles with it: approver, admin runId=${id} issuer=CN=flow-test-ca`,
     ]);
 
     const approved = await flowctl("bob", "run", "approve", id);

@@ -8,24 +8,14 @@
  * with the old one kept.
  */
 
-import { randomUUID } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type LocalStack, startLocalStack } from "../../local/stack.js";
 import { LOAD_BALANCER_CERT_HEADER } from "../../src/adapters/grpc/caller-identity.js";
-import {
-  createFlowAdminClient,
-  createFlowClient,
-  type FlowAdminClient,
-  type FlowClient,
-} from "../../src/adapters/grpc/client.js";
-import { clientCredentials } from "../../src/adapters/grpc/tls.js";
 import { ComponentType, UpgradeFirmwareRequest } from "../../src/gen/flow/v1/flow.js";
-import { makeCertificates } from "../support/certificates.js";
-import { fleetOf, HANG, inventoryOf, rackGroup } from "../support/fixtures-inventory.js";
-import { flowctlAs } from "../support/flowctl.js";
+import { rackGroup } from "../support/fixtures-inventory.js";
+import { type MtlsStack, startMtlsStack } from "../support/mtls-stack.js";
 import { CALL_DEADLINE_MS, failure, racksSpec, runRequest, startTestStack } from "../support/stack.js";
 import { testEndpoint } from "../support/test-endpoint.js";
 
@@ -44,64 +34,29 @@ bindings:
 `;
 
 describe("authz e2e over mutual TLS: the local stack under a policy file", () => {
-  const certs = makeCertificates({
-    clients: {
-      viewer: { cn: "viewer-1" },
-      operator: { cn: "alice", san: "URI:spiffe://example.org/ops/alice" },
-      admin: { cn: "admin-1" },
-    },
-  });
-  const policyFile = certs.file("policy.yaml");
-  const logs: string[] = [];
-  let local: LocalStack;
-  const clients: { flow: FlowClient; admin: FlowAdminClient }[] = [];
-  const as = (who: "viewer" | "operator" | "admin") => {
-    const address = `127.0.0.1:${local.port}`;
-    const credentials = clientCredentials({
-      caFile: certs.file("ca.crt"),
-      certFile: certs.file(`${who}.crt`),
-      keyFile: certs.file(`${who}.key`),
-    });
-    const pair = {
-      flow: createFlowClient(address, credentials),
-      admin: createFlowAdminClient(address, credentials),
-    };
-    clients.push(pair);
-    return pair;
-  };
+  let s: MtlsStack;
+  const as = (who: "viewer" | "operator" | "admin") => s.as(who);
   const soon = (metadata = new grpc.Metadata()) => ({ deadline: Date.now() + CALL_DEADLINE_MS, metadata });
 
   beforeAll(async () => {
-    writeFileSync(policyFile, policy("viewer"));
-    local = await startLocalStack({
-      port: 0,
-      inventory: inventoryOf([DC1, DC2]),
-      fleet: fleetOf([DC1, DC2], HANG),
-      tickMs: 150,
-      awsEndpoint: testEndpoint(),
-      tablePrefix: `e2e-authz-${randomUUID().slice(0, 8)}-`,
-      log: (line) => logs.push(line),
-      childTaskWaitMs: 200,
-      tls: {
-        certFile: certs.file("server.crt"),
-        keyFile: certs.file("server.key"),
-        clientCaFile: certs.file("ca.crt"),
+    s = await startMtlsStack({
+      label: "authz",
+      policy: policy("viewer"),
+      clients: {
+        viewer: { cn: "viewer-1" },
+        operator: { cn: "alice", san: "URI:spiffe://example.org/ops/alice" },
+        admin: { cn: "admin-1" },
       },
-      authzPolicyFile: policyFile,
+      groups: [DC1, DC2],
     });
   });
 
   afterAll(async () => {
-    for (const c of clients) {
-      c.flow.close();
-      c.admin.close();
-    }
-    await local?.stop();
-    certs.remove();
+    await s?.stop();
   });
 
   it("under a policy the stack does not say it is open", () => {
-    expect(logs.filter((l) => l.startsWith("access control"))).toEqual([]);
+    expect(s.logs.filter((l) => l.startsWith("access control"))).toEqual([]);
   });
 
   it("a viewer reads, and cannot create", async () => {
@@ -111,8 +66,8 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
       code: "PERMISSION_DENIED",
       details: "viewer-1 may not operate operation runs; roles with it: operator, admin",
     });
-    expect(logs.filter((l) => l.startsWith("warn access denied"))).toEqual([
-      "warn access denied actor=viewer-1 authenticated=true method=/v1.Flow/CreateOperationRun code=PERMISSION_DENIED reason=viewer-1 may not operate operation runs; roles with it: operator, admin",
+    expect(s.logs.filter((l) => l.startsWith("warn access denied"))).toEqual([
+      "warn access denied actor=viewer-1 authenticated=true method=/v1.Flow/CreateOperationRun code=PERMISSION_DENIED reason=viewer-1 may not operate operation runs; roles with it: operator, admin issuer=CN=flow-test-ca",
     ]);
   });
 
@@ -184,7 +139,7 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
   it("a forged x-flow-actor and a forged forwarded-certificate header grant nothing", async () => {
     const metadata = new grpc.Metadata();
     metadata.add("x-flow-actor", "admin-1");
-    metadata.add(LOAD_BALANCER_CERT_HEADER, encodeURIComponent(certs.pem("admin.crt")));
+    metadata.add(LOAD_BALANCER_CERT_HEADER, encodeURIComponent(s.certs.pem("admin.crt")));
     expect(
       await failure(as("viewer").flow.createOperationRun(runRequest({ rackIds: DC1.ids }), soon(metadata))),
     ).toEqual({
@@ -198,30 +153,30 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
     const list = () => admin.setFirmwareBaselines({ baselines: [] }, soon());
     expect((await failure(list())).code).toBe("PERMISSION_DENIED");
 
-    writeFileSync(policyFile, policy("admin"));
-    expect(local.accessPolicy?.reload()).toBe(true);
+    writeFileSync(s.policyFile, policy("admin"));
+    expect(s.local.accessPolicy?.reload()).toBe(true);
     await expect(list()).resolves.toBeDefined();
 
-    writeFileSync(policyFile, policy("superuser"));
-    expect(local.accessPolicy?.reload()).toBe(false);
-    expect(logs.filter((l) => l.startsWith("error access policy reload refused"))).toEqual([
-      `error access policy reload refused; the previous policy stays in force file=${policyFile} problems=${policyFile}: bindings[1].roles[0]: unknown role "superuser" (roles: viewer, operator, approver, admin)`,
+    writeFileSync(s.policyFile, policy("superuser"));
+    expect(s.local.accessPolicy?.reload()).toBe(false);
+    expect(s.logs.filter((l) => l.startsWith("error access policy reload refused"))).toEqual([
+      `error access policy reload refused; the previous policy stays in force file=${s.policyFile} problems=${s.policyFile}: bindings[1].roles[0]: unknown role "superuser" (roles: viewer, operator, approver, admin)`,
     ]);
     await expect(list()).resolves.toBeDefined();
   });
 
   /** flowctl in this process, as `who`, over mutual TLS. */
-  const flowctl = (who: "viewer" | "operator", ...args: string[]) =>
-    flowctlAs(local.port, certs, who, ...args);
+  const flowctl = (who: "viewer" | "operator", ...args: string[]) => s.flowctl(who, ...args);
 
   it("flowctl whoami prints the identity, how it was verified, its roles and scopes; a refused command exits 17 with the reason", async () => {
-    writeFileSync(policyFile, policy("viewer"));
-    expect(local.accessPolicy?.reload()).toBe(true);
+    writeFileSync(s.policyFile, policy("viewer"));
+    expect(s.local.accessPolicy?.reload()).toBe(true);
     expect(await flowctl("operator", "whoami")).toEqual({
       code: 0,
       stdout: [
         "identity:  alice (client certificate the service verified (mutual TLS))",
         "SANs:      URI:spiffe://example.org/ops/alice",
+        "issuer:    CN=flow-test-ca",
         // flowctl declares the OS user beside the certificate: shown, and marked as not proof.
         `declared:  ${userInfo().username} (not verified)`,
         "policy:    enforced",
@@ -238,14 +193,16 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
 
 describe("the local stack without a policy", () => {
   it("runs open, and says so in one line at start", async () => {
-    const s = await startTestStack({ label: "authz-open", groups: [DC1] });
+    const open = await startTestStack({ label: "authz-open", groups: [DC1] });
     try {
-      expect(s.logs.filter((l) => l.startsWith("access control"))).toEqual([
+      expect(open.logs.filter((l) => l.startsWith("access control"))).toEqual([
         "access control: none (no --authz-policy): every caller may make every call",
       ]);
-      await expect(s.flow.createOperationRun(runRequest({ rackIds: DC1.ids }))).resolves.toHaveProperty("id");
+      await expect(open.flow.createOperationRun(runRequest({ rackIds: DC1.ids }))).resolves.toHaveProperty(
+        "id",
+      );
     } finally {
-      await s.stop();
+      await open.stop();
     }
   });
 });

@@ -339,6 +339,7 @@ describe("authz e2e: every RPC × every kind of caller → the exact status", ()
           code: "PERMISSION_DENIED",
           reason: "viewer-1 may not operate operation run; roles with it: operator, admin",
           runId: RUN_ID,
+          issuer: "CN=flow-test-ca",
         })}`,
       ]);
       expect(metrics.slice(before.metrics)).toEqual(["AccessDenied"]);
@@ -422,6 +423,7 @@ describe("authz e2e: every RPC × every kind of caller → the exact status", ()
           authenticated: true,
           subjectAltNames: [],
           declaredName: "someone",
+          issuer: "CN=flow-test-ca",
         },
         policyEnforced: true,
         grants: [
@@ -432,6 +434,7 @@ describe("authz e2e: every RPC × every kind of caller → the exact status", ()
             rows: [],
             nvlDomains: [],
             rackNames: [],
+            issuers: [],
           },
         ],
       });

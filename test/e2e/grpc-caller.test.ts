@@ -308,6 +308,7 @@ describe("grpc server e2e: ListOperationRunEvents and the caller of create and t
       authenticated: true,
       subjectAltNames: ["DNS:deployer.example.com", "URI:spiffe://flow/ci"],
       declaredName: "alice",
+      issuer: "CN=flow-test-ca",
     });
     // Without the header (not via the load balancer's mTLS listener): the declared name, unauthenticated.
     await behindLb.pauseOperationRun({ id: { id: RUN_ID } }, withMetadata([["x-flow-actor", "alice"]]));

@@ -86,6 +86,7 @@ describe("grpc server e2e: TLS and mutual TLS", () => {
       source: "CLIENT_CERTIFICATE",
       authenticated: true,
       subjectAltNames: ["DNS:ops.example.com", "URI:spiffe://flow/ops"],
+      issuer: "CN=flow-test-ca",
     };
     expect(api.actors).toEqual([
       { method: "cancelRun", actor: { ...certificate, declaredName: "alice" } },

@@ -312,6 +312,7 @@ const CERTIFICATE_ACTOR = {
   source: "CLIENT_CERTIFICATE",
   authenticated: true,
   subjectAltNames: ["DNS:bastion.example.com", "URI:spiffe://flow/ops"],
+  issuer: "CN=flow-test-ca",
 };
 const GATE_VERDICT = {
   type: "gate",
@@ -398,6 +399,7 @@ describe("run A: gate, advance, resume, cancel by a client with a certificate", 
       authenticated: true,
       subjectAltNames: ["DNS:bastion.example.com", "URI:spiffe://flow/ops"],
       declaredName: "",
+      issuer: "CN=flow-test-ca",
     });
     expect(listed.events[6]?.detail).toMatchObject({ $case: "gate", value: { failed: 1, selected: 2 } });
   });

@@ -35,6 +35,13 @@ export function memoryInventory(initial: readonly InventoryRack[] = []): MemoryI
     async loadAll() {
       return counted("loadAll", all());
     },
+    async listRacks(page) {
+      const every = all();
+      return {
+        racks: counted("listRacks", every.slice(page.offset, page.offset + page.limit)),
+        total: every.length,
+      };
+    },
     async getRacksByIds(ids) {
       return counted(
         "getRacksByIds",

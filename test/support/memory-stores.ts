@@ -134,6 +134,12 @@ export class MemoryInventoryStore implements InventoryStore {
     return [...this.racks.values()].sort(byId).map(copy);
   }
 
+  async listRacks(page: Page): Promise<{ racks: InventoryRack[]; total: number }> {
+    this.calls.add("listRacks");
+    const all = [...this.racks.values()].sort(byId);
+    return { racks: all.slice(page.offset, page.offset + page.limit).map(copy), total: all.length };
+  }
+
   async getRacksByIds(ids: string[]): Promise<InventoryRack[]> {
     this.calls.add("getRacksByIds");
     return this.byIds(ids);

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { createAccessLookups, rackPlace } from "../../src/app/access.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import { runningTask } from "../support/domain-fixtures.js";
-import { uuid } from "../support/dynamodb-fixtures.js";
+import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { memoryTaskStore } from "../support/memory-child-task.js";
 import { memoryInventory } from "../support/memory-inventory.js";
 import { MemoryRunStore } from "../support/memory-stores.js";
@@ -52,6 +52,21 @@ describe("access lookups", () => {
       ],
     });
     expect(await lookups.runRacks(uuid(2, "c0a70000"))).toBeUndefined();
+  });
+
+  it("a run of more targets than one page: every rack, page by page (a scope check must see them all)", async () => {
+    const runs = new MemoryRunStore();
+    const { run, targets } = runWithTargets(RUN, { phaseSizes: [1200, 1300] });
+    await runs.createRun(run, targets);
+    const lookups = createAccessLookups({
+      runs,
+      tasks: memoryTaskStore(),
+      inventory: memoryInventory([]),
+      clock: { now: () => 0 },
+    });
+    const found = await lookups.runRacks(RUN);
+    expect(found?.racks).toHaveLength(2500);
+    expect(found?.racks.map((r) => r.name)).toEqual([...new Set(targets.map((t) => t.rackId))]);
   });
 
   it("a task's rack; an unknown task: undefined", async () => {

@@ -84,4 +84,17 @@ describe("actor: a verified certificate", () => {
       declaredName: "alice",
     });
   });
+
+  it("a certificate's issuer is kept as its canonical DN (attributes sorted); none without it", () => {
+    expect(
+      certificateActor("CLIENT_CERTIFICATE", "CN=ops", "", undefined, "C=US\nO=Example\nCN=Ops CA"),
+    ).toEqual({
+      name: "ops",
+      source: "CLIENT_CERTIFICATE",
+      authenticated: true,
+      subjectAltNames: [],
+      issuer: "C=US, CN=Ops CA, O=Example",
+    });
+    expect(certificateActor("CLIENT_CERTIFICATE", "CN=ops", "", undefined, "")).not.toHaveProperty("issuer");
+  });
 });

@@ -8,6 +8,7 @@ import {
   scopeCovers,
 } from "../../src/domain/access-policy.js";
 import { checkRacks, decide, principalName } from "../../src/domain/authorization.js";
+import { canonicalDn } from "../../src/domain/distinguished-name.js";
 import { InputFileError } from "../../src/domain/input-file.js";
 import { DEFAULT_ROLES, PERMISSIONS, RPC_PERMISSIONS } from "../../src/domain/permissions.js";
 import { FlowService } from "../../src/gen/flow/v1/flow.js";
@@ -334,5 +335,75 @@ describe("scopes", () => {
     expect(globMatches("r-?.a*", "r-1.abc")).toBe(true);
     expect(globMatches("r-?.a*", "r-12.abc")).toBe(false);
     expect(globMatches("r-?.a*", "r-1xabc")).toBe(false);
+  });
+});
+
+describe("an identity is issuer + subject: a binding's issuers", () => {
+  const OPS_CA = "C = US, O = Example, CN = Ops CA";
+  const policy = policyOf({
+    bindings: [
+      { subjects: ["cn:alice"], roles: ["operator"], issuers: [OPS_CA] },
+      { subjects: ["cn:auditor"], roles: ["viewer"] },
+    ],
+  });
+  const CREATE = "/v1.Flow/CreateOperationRun";
+  const opsIssuer = canonicalDn("CN=Ops CA\nO=Example\nC=US");
+  const otherIssuer = canonicalDn("CN=Other CA");
+
+  it("issuers are kept in canonical form; a binding without issuers has none", () => {
+    expect(policy.bindings[0]?.issuers).toEqual(["C=US, CN=Ops CA, O=Example"]);
+    expect(policy.bindings[1]).not.toHaveProperty("issuers");
+  });
+
+  it("the same CN from another CA (or without an issuer) is another caller: not named by the binding", () => {
+    expect(decide(policy, cert({ commonName: "alice", issuer: opsIssuer }), CREATE, false).allowed).toBe(
+      true,
+    );
+    expect(decide(policy, cert({ commonName: "alice", issuer: otherIssuer }), CREATE, false)).toEqual({
+      allowed: false,
+      code: "PERMISSION_DENIED",
+      permission: "operate",
+      message: "alice may not operate operation runs; roles with it: operator, admin",
+    });
+    expect(decide(policy, cert({ commonName: "alice" }), CREATE, false).allowed).toBe(false);
+  });
+
+  it("a declared name has no issuer: a binding with issuers never names it, even with allowDeclared", () => {
+    const open = { ...policy, allowDeclared: true };
+    expect(decide(open, declared("alice"), CREATE, false).allowed).toBe(false);
+    expect(decide(open, declared("auditor"), "/v1.Flow/Version", false).allowed).toBe(true);
+  });
+
+  it("a binding without issuers names the subject from any CA", () => {
+    for (const issuer of [opsIssuer, otherIssuer]) {
+      expect(decide(policy, cert({ commonName: "auditor", issuer }), "/v1.Flow/Version", false).allowed).toBe(
+        true,
+      );
+    }
+  });
+
+  it("issuers that are not distinguished names, or an empty list, are refused with their paths", () => {
+    expect(
+      checkAccessPolicy({
+        bindings: [
+          { subjects: ["cn:a"], roles: ["viewer"], issuers: ["Ops CA", "CN=", 7] },
+          { subjects: ["cn:b"], roles: ["viewer"], issuers: [] },
+        ],
+      }),
+    ).toEqual({
+      ok: false,
+      problems: [
+        {
+          path: "bindings[0].issuers[0]",
+          rule: 'must be a distinguished name such as "CN=Ops CA, O=Example" (got "Ops CA")',
+        },
+        {
+          path: "bindings[0].issuers[1]",
+          rule: 'must be a distinguished name such as "CN=Ops CA, O=Example" (got "CN=")',
+        },
+        { path: "bindings[0].issuers[2]", rule: "must be a string (got number)" },
+        { path: "bindings[1].issuers", rule: "must not be empty" },
+      ],
+    });
   });
 });

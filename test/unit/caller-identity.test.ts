@@ -33,10 +33,12 @@ describe("caller identity from a client certificate", () => {
         source: "CLIENT_CERTIFICATE",
         authenticated: true,
         subjectAltNames: ["URI:spiffe://example.org/ops/alice"],
+        issuer: "CN=flow-test-ca",
       },
       principal: {
         authenticated: true,
         commonName: "alice",
+        issuer: "CN=flow-test-ca",
         subjectAltNames: ["URI:spiffe://example.org/ops/alice"],
       },
     });

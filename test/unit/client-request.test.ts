@@ -4,8 +4,8 @@ import {
   canonicalJson,
   checkClientRequestId,
   clientRequestReused,
+  credentialsMacMessage,
   requestFingerprint,
-  sameCredentials,
 } from "../../src/domain/client-request.js";
 import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 
@@ -127,16 +127,17 @@ describe("client request id: the same request", () => {
     expect(requestFingerprint(perComponent)).not.toBe(requestFingerprint(input({}, "x")));
   });
 
-  it("sameCredentials compares values; both absent is the same", () => {
-    expect(sameCredentials(undefined, undefined)).toBe(true);
-    expect(sameCredentials({ kind: "shared", secret: "a" }, { kind: "shared", secret: "a" })).toBe(true);
-    expect(sameCredentials({ kind: "shared", secret: "a" }, { kind: "shared", secret: "b" })).toBe(false);
-    expect(sameCredentials({ kind: "shared", secret: "a" }, undefined)).toBe(false);
-    expect(
-      sameCredentials(
-        { kind: "perComponent", compute: "a", nvswitch: "b" },
-        { kind: "perComponent", nvswitch: "b", compute: "a" },
-      ),
-    ).toBe(true);
+  it("the MAC message binds the id, the fingerprint and the credentials' values, in canonical order", () => {
+    const a = credentialsMacMessage("r1", "f", { kind: "perComponent", compute: "a", nvswitch: "b" });
+    expect(a).toBe(credentialsMacMessage("r1", "f", { kind: "perComponent", nvswitch: "b", compute: "a" }));
+    expect(a).not.toBe(
+      credentialsMacMessage("r2", "f", { kind: "perComponent", compute: "a", nvswitch: "b" }),
+    );
+    expect(a).not.toBe(
+      credentialsMacMessage("r1", "g", { kind: "perComponent", compute: "a", nvswitch: "b" }),
+    );
+    expect(a).not.toBe(
+      credentialsMacMessage("r1", "f", { kind: "perComponent", compute: "a", nvswitch: "c" }),
+    );
   });
 });

@@ -5,16 +5,19 @@
  * that is gone). The DynamoDB side of the same rules: test/integration/dynamodb-create.test.ts.
  */
 
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
+import { LocalRequestMac } from "../../src/adapters/kms/request-mac.js";
 import { createCommitReserve, MIN_COMMIT_RESERVE_MS } from "../../src/app/commit-reserve.js";
 import type {
   ClientRequestRecord,
   CreateRunOptions,
   CreateRunOutcome,
+  RequestMac,
   RunStore,
 } from "../../src/app/ports.js";
 import { createRunService } from "../../src/app/runs.js";
-import { requestFingerprint } from "../../src/domain/client-request.js";
+import { credentialsMacMessage, requestFingerprint } from "../../src/domain/client-request.js";
 import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import type { FirmwareAuthentication, Run, Target } from "../../src/domain/model.js";
@@ -83,11 +86,8 @@ function runStore(onCreate?: (run: Run) => CreateRunOutcome | undefined) {
         const known = requests.get(request.id);
         if (known !== undefined && known.expiresAt > run.createdAt)
           return { outcome: "request-id-taken" as const };
-        requests.set(request.id, {
-          runId: run.id,
-          fingerprint: request.fingerprint,
-          expiresAt: request.expiresAt,
-        });
+        const { id: _id, ...remembered } = request;
+        requests.set(request.id, { runId: run.id, ...remembered });
       }
       runs.set(run.id, { run, targets });
       return { outcome: "created" as const };
@@ -107,7 +107,14 @@ function runStore(onCreate?: (run: Run) => CreateRunOutcome | undefined) {
   return { store, created: runs, requests, calls };
 }
 
-function service(racks = fleet(10), onCreate?: (run: Run) => CreateRunOutcome | undefined) {
+/** The local stack's request MAC, under a fixed test key. */
+const MAC_KEY = Buffer.alloc(32, 7);
+
+function service(
+  racks = fleet(10),
+  onCreate?: (run: Run) => CreateRunOutcome | undefined,
+  requestMac: RequestMac | null = new LocalRequestMac(MAC_KEY),
+) {
   let n = 0;
   const inventory = memoryInventory(racks);
   const fake = runStore(onCreate);
@@ -117,6 +124,7 @@ function service(racks = fleet(10), onCreate?: (run: Run) => CreateRunOutcome | 
     inventory,
     clock: clockOf(() => NOW),
     newId: () => `00000000-0000-4000-9000-${String(++n).padStart(12, "0")}`,
+    ...(requestMac === null ? {} : { requestMac }),
   });
   return { api: runsService, inventory, ...fake };
 }
@@ -161,7 +169,7 @@ describe("create: the client request id", () => {
     expect(s.created.size).toBe(1);
   });
 
-  it("credentials are compared by value against the first run's: another secret is another request", async () => {
+  it("credentials are compared by a keyed digest: another secret is another request; nothing is decrypted", async () => {
     const s = service();
     const first = await s.api.createRun(input({ secret: "pw" }), { clientRequestId: "req-c" });
     expect(await s.api.createRun(input({ secret: "pw" }), { clientRequestId: "req-c" })).toEqual(first);
@@ -170,6 +178,35 @@ describe("create: the client request id", () => {
     );
     await expect(s.api.createRun(input(), { clientRequestId: "req-c" })).rejects.toThrow(REUSED);
     expect(s.created.size).toBe(1);
+    // The retry never reads the first run's credentials (on AWS the front could not decrypt them).
+    expect(s.calls).not.toContain("getRunSecrets");
+    // What is remembered is the HMAC under the key, not the secret nor an unkeyed hash of it.
+    const mac = s.requests.get("req-c")?.credentialsMac;
+    const fingerprint = requestFingerprint(input({ secret: "pw" }));
+    const message = credentialsMacMessage("req-c", fingerprint, { kind: "shared", secret: "pw" });
+    expect(mac).toBe(Buffer.from(await new LocalRequestMac(MAC_KEY).mac(message)).toString("base64"));
+    expect(mac).not.toBe(createHash("sha256").update(message).digest("base64"));
+    expect(JSON.stringify(s.requests.get("req-c"))).not.toContain("pw");
+  });
+
+  it("the same credentials under another id have another digest", async () => {
+    const s = service();
+    await s.api.createRun(input({ secret: "pw" }), { clientRequestId: "req-a" });
+    await s.api.createRun(input({ secret: "pw" }), { clientRequestId: "req-b" });
+    expect(s.requests.get("req-a")?.credentialsMac).not.toBe(s.requests.get("req-b")?.credentialsMac);
+  });
+
+  it("without a request digest key, credentials with an id are FAILED_PRECONDITION before anything is read", async () => {
+    const s = service(fleet(10), undefined, null);
+    await expect(
+      s.api.createRun(input({ secret: "pw" }), { clientRequestId: "req-k" }),
+    ).rejects.toMatchObject({
+      code: "FAILED_PRECONDITION",
+      message:
+        "client_request_id with firmware credentials needs the deployment's request digest key, and none is configured; send the request without client_request_id",
+    });
+    expect(s.calls).toEqual([]);
+    expect(await s.api.createRun(input({ secret: "pw" }))).toHaveProperty("id");
   });
 
   it("without credentials the first run's secrets are never read", async () => {
@@ -177,6 +214,7 @@ describe("create: the client request id", () => {
     await s.api.createRun(input(), { clientRequestId: "req-n" });
     await s.api.createRun(input(), { clientRequestId: "req-n" });
     expect(s.calls).not.toContain("getRunSecrets");
+    expect(s.requests.get("req-n")).not.toHaveProperty("credentialsMac");
   });
 
   it("without an id every call creates a run", async () => {

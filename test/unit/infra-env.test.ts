@@ -36,6 +36,7 @@ const RUNTIME = ["NODE_OPTIONS"];
 const RESOLVED: Record<string, string> = {
   [ENV.childTaskStateMachineArn]: "arn:aws:states:eu-west-1:123456789012:stateMachine:Flow-prod-child-task",
   [ENV.secretsKmsKeyId]: "arn:aws:kms:eu-west-1:123456789012:key/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0",
+  [ENV.requestMacKmsKeyId]: "arn:aws:kms:eu-west-1:123456789012:key/1a2b3c4d-5e6f-4a8b-9c0d-e1f2a3b4c5d6",
   [ENV.imageBucket]: "flow-prod-firmwareimagesbucket0a1b2c3d-1a2b3c4d5e6f",
 };
 

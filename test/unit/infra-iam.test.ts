@@ -5,6 +5,7 @@
 import type { Template } from "aws-cdk-lib/assertions";
 import { AwsSolutionsChecks } from "cdk-nag";
 import { beforeAll, describe, expect, it } from "vitest";
+import { KEY_ADMIN_ACTIONS } from "../../infra/constructs/key-policies.js";
 import { EXISTING_VPC_CONTEXT, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
 
 /**
@@ -248,6 +249,95 @@ describe("infra least privilege: grants by principal (what the composition roots
     for (const role of ["dispatcher", "streamEvaluator", "bmcResult"] as const) {
       expect(onSecretsKey(role), role).toEqual([]);
     }
+  });
+
+  it("the request MAC key (HMAC_256): the front may GenerateMac with HMAC_SHA_256 only, nobody else touches it", () => {
+    const template = shapes.dev().template;
+    const [, key] = Object.entries(template.findResources("AWS::KMS::Key")).find(([id]) =>
+      id.startsWith("RequestMacKey"),
+    )!;
+    expect(key.Properties).toMatchObject({ KeySpec: "HMAC_256", KeyUsage: "GENERATE_VERIFY_MAC" });
+    const onMacKey = (role: keyof typeof ROLES) =>
+      grants(role).filter((line) => line.startsWith("kms:") && line.includes(" on RequestMacKey"));
+    expect(onMacKey("front")).toEqual(["kms:GenerateMac on RequestMacKey"]);
+    const statement = iamStatements(template).find(
+      ({ owner, statement }) =>
+        owner.startsWith(ROLES.front) && list(statement.Action).includes("kms:GenerateMac"),
+    )?.statement;
+    expect(statement?.Condition).toEqual({ StringEquals: { "kms:MacAlgorithm": "HMAC_SHA_256" } });
+    for (const role of [
+      "dispatcher",
+      "streamEvaluator",
+      "taskSteps",
+      "bmcResult",
+      "eventPublisher",
+    ] as const) {
+      expect(onMacKey(role), role).toEqual([]);
+    }
+  });
+
+  it("key policies: the account administers the secrets and MAC keys but cannot use them; each use names its role and conditions", () => {
+    const template = shapes.dev().template;
+    const keyPolicy = (prefix: string) => {
+      const [, key] = Object.entries(template.findResources("AWS::KMS::Key")).find(([id]) =>
+        id.startsWith(prefix),
+      )!;
+      return (key.Properties.KeyPolicy as { Statement: (Statement & { Sid: string; Principal: unknown })[] })
+        .Statement;
+    };
+    const roleOf = (principal: unknown) => {
+      const arn = (principal as { AWS: unknown }).AWS;
+      const ref = joined(arn);
+      const role = Object.entries(ROLES).find(([, prefix]) => ref.startsWith(`<${prefix}`));
+      return role?.[0] ?? ref;
+    };
+    const uses = (prefix: string) =>
+      keyPolicy(prefix)
+        .filter((st) => st.Sid !== "AccountAdministersNotUses")
+        .map((st) => ({
+          sid: st.Sid,
+          role: roleOf(st.Principal),
+          actions: st.Action,
+          condition: st.Condition,
+        }));
+    const account = { StringEquals: { "kms:CallerAccount": expect.anything() } };
+    for (const prefix of ["SecretsKey", "RequestMacKey"]) {
+      const admin = keyPolicy(prefix).find((st) => st.Sid === "AccountAdministersNotUses")!;
+      expect(list(admin.Action)).toEqual([...KEY_ADMIN_ACTIONS]);
+      for (const action of list(admin.Action)) {
+        expect(action, prefix).not.toMatch(/Encrypt|Decrypt|GenerateDataKey|GenerateMac|VerifyMac|\*/);
+      }
+    }
+    expect(uses("SecretsKey")).toEqual([
+      {
+        sid: "OpenStoredCredentials",
+        role: "taskSteps",
+        actions: "kms:Decrypt",
+        condition: { StringLike: { "kms:EncryptionContext:context": ["run:*", "task:*"] }, ...account },
+      },
+      {
+        sid: "SealBmcCredentials",
+        role: "taskSteps",
+        actions: "kms:GenerateDataKey",
+        condition: { StringLike: { "kms:EncryptionContext:context": ["bmc:*"] }, ...account },
+      },
+      {
+        sid: "SealStoredCredentials",
+        role: "front",
+        actions: "kms:GenerateDataKey",
+        condition: { StringLike: { "kms:EncryptionContext:context": ["run:*", "task:*"] }, ...account },
+      },
+    ]);
+    expect(uses("RequestMacKey")).toEqual([
+      {
+        sid: "DigestRetriedCredentials",
+        role: "front",
+        actions: "kms:GenerateMac",
+        condition: {
+          StringEquals: { "kms:MacAlgorithm": "HMAC_SHA_256", "kms:CallerAccount": expect.anything() },
+        },
+      },
+    ]);
   });
 
   it("only task-steps may publish to IoT, on command topics only", () => {

@@ -378,11 +378,12 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
     });
   });
 
-  it("target group speaks gRPC to IP targets on 50051 and checks grpc.health.v1 with status 0", () => {
+  it("target group speaks gRPC over TLS to IP targets on 50051 and checks grpc.health.v1 with status 0 over TLS", () => {
     const [, tg] = only(dev.template, "AWS::ElasticLoadBalancingV2::TargetGroup");
     expect(tg.Properties).toMatchObject({
       ProtocolVersion: "GRPC",
-      Protocol: "HTTP",
+      Protocol: "HTTPS",
+      HealthCheckProtocol: "HTTPS",
       Port: 50051,
       TargetType: "ip",
       HealthCheckPath: "/grpc.health.v1.Health/Check",
@@ -415,10 +416,11 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
         ENV.childTaskStateMachineArn,
         ...Object.values(CHILD_TASK_ENV),
         ENV.secretsKmsKeyId,
+        ENV.requestMacKmsKeyId,
         ENV.imageBucket,
         ENV.port,
         ENV.host,
-        ENV.plaintextBehindLoadBalancer,
+        ENV.tlsSelfSigned,
         ENV.trustLoadBalancerClientCert,
         ENV.protoDir,
         ENV.authzPolicyText,
@@ -429,7 +431,7 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
     expect(env).toMatchObject({
       [ENV.port]: "50051",
       [ENV.host]: "0.0.0.0",
-      [ENV.plaintextBehindLoadBalancer]: "true",
+      [ENV.tlsSelfSigned]: "true",
       [ENV.trustLoadBalancerClientCert]: "true",
       [ENV.protoDir]: "/app/proto",
       [ENV.tablePrefix]: "Flow-prod-",

@@ -65,6 +65,7 @@ describe("service config: the gRPC front", () => {
       host: "127.0.0.1",
       port: 50_051,
       plaintextBehindLoadBalancer: false,
+      tlsSelfSigned: false,
       admission: { maxInFlightCalls: 64, maxConcurrentCreates: 8 },
       trustLoadBalancerClientCert: false,
       serverReflection: false,
@@ -115,20 +116,28 @@ describe("service config: the gRPC front", () => {
       readGrpcFrontConfig({ ...behind, FLOW_TRUST_LB_CLIENT_CERT: "true" }).trustLoadBalancerClientCert,
     ).toBe(true);
     expect(problems(() => readGrpcFrontConfig({ ...front, FLOW_TRUST_LB_CLIENT_CERT: "true" }))).toEqual([
-      "FLOW_TRUST_LB_CLIENT_CERT: needs FLOW_PLAINTEXT_BEHIND_LB=true (the front behind the load balancer, reachable only through it)",
+      "FLOW_TRUST_LB_CLIENT_CERT: needs FLOW_TLS_SELF_SIGNED=true or FLOW_PLAINTEXT_BEHIND_LB=true (the front behind the load balancer, reachable only through it)",
     ]);
     expect(problems(() => readGrpcFrontConfig({ ...behind, FLOW_TRUST_LB_CLIENT_CERT: "on" }))).toEqual([
       'FLOW_TRUST_LB_CLIENT_CERT: must be "true" or "false" (got "on")',
     ]);
   });
 
+  it("a KMS secrets key needs the request MAC key beside it", () => {
+    expect(problems(() => readGrpcFrontConfig({ ...front, FLOW_SECRETS_KMS_KEY_ID: "alias/flow" }))).toEqual([
+      "FLOW_REQUEST_MAC_KMS_KEY_ID: is required with FLOW_SECRETS_KMS_KEY_ID: a retried create's credentials are compared by their MAC under this HMAC key",
+    ]);
+    expect(readGrpcFrontConfig(front)).not.toHaveProperty("requestMacKmsKeyId");
+  });
+
   it("what the Fargate task is given", () => {
     const config = readGrpcFrontConfig({
       ...front,
       FLOW_SECRETS_KMS_KEY_ID: "arn:aws:kms:eu-west-1:123456789012:key/k",
+      FLOW_REQUEST_MAC_KMS_KEY_ID: "arn:aws:kms:eu-west-1:123456789012:key/m",
       FLOW_PORT: "50051",
       FLOW_HOST: "0.0.0.0",
-      FLOW_PLAINTEXT_BEHIND_LB: "true",
+      FLOW_TLS_SELF_SIGNED: "true",
       FLOW_PROTO_DIR: "/app/proto",
       FLOW_VERSION: "1.4.0",
       FLOW_GIT_COMMIT: "abc1234",
@@ -138,11 +147,22 @@ describe("service config: the gRPC front", () => {
       secrets: { kind: "kms", keyId: "arn:aws:kms:eu-west-1:123456789012:key/k" },
       host: "0.0.0.0",
       port: 50_051,
-      plaintextBehindLoadBalancer: true,
+      plaintextBehindLoadBalancer: false,
+      tlsSelfSigned: true,
       protoDir: "/app/proto",
       serverReflection: false,
       build: { version: "1.4.0", gitCommit: "abc1234", buildTime: "2025-01-01T00:00:00Z" },
     });
+  });
+
+  it("the task's own certificate: trusts the load balancer's header like plaintext behind it; never with certificate files", () => {
+    const own = { ...front, FLOW_TLS_SELF_SIGNED: "true", FLOW_HOST: "0.0.0.0" };
+    expect(
+      readGrpcFrontConfig({ ...own, FLOW_TRUST_LB_CLIENT_CERT: "true" }).trustLoadBalancerClientCert,
+    ).toBe(true);
+    expect(
+      problems(() => readGrpcFrontConfig({ ...own, FLOW_TLS_CERT: "c.pem", FLOW_TLS_KEY: "k.pem" })),
+    ).toEqual(["FLOW_TLS_SELF_SIGNED: and FLOW_TLS_CERT are exclusive: give one certificate"]);
   });
 
   it("TLS: both files give TLS, a client CA with them mutual TLS", () => {
@@ -309,12 +329,14 @@ describe("service config: the gRPC front", () => {
         ...CHILD_TASK_NAMES,
         ENV.secretsKmsKeyId,
         ENV.localSecretsKeyHex,
+        ENV.requestMacKmsKeyId,
         ENV.host,
         ENV.port,
         ENV.tlsCert,
         ENV.tlsKey,
         ENV.tlsClientCa,
         ENV.plaintextBehindLoadBalancer,
+        ENV.tlsSelfSigned,
         ENV.trustLoadBalancerClientCert,
         ENV.protoDir,
         ENV.serverReflection,

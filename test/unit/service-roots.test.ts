@@ -4,6 +4,7 @@
  * The `*FromEnvironment` functions the entries call read process.env once and fail at start with
  * every problem named.
  */
+import { X509Certificate } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { EventBridgeClient, PutEventsCommand } from "@aws-sdk/client-eventbridge";
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
@@ -81,8 +82,9 @@ describe("composition roots: built from a valid configuration without I/O", () =
       FLOW_CHILD_TASK_STATE_MACHINE_ARN: ARN,
       FLOW_AUTHZ_POLICY_TEXT: POLICY,
       FLOW_SECRETS_KMS_KEY_ID: "alias/flow",
+      FLOW_REQUEST_MAC_KMS_KEY_ID: "alias/flow-mac",
       FLOW_HOST: "0.0.0.0",
-      FLOW_PLAINTEXT_BEHIND_LB: "true",
+      FLOW_TLS_SELF_SIGNED: "true",
       FLOW_PROTO_DIR: "/app/proto",
       FLOW_SERVER_REFLECTION: "true",
       FLOW_VERSION: "1.4.0",
@@ -94,7 +96,7 @@ describe("composition roots: built from a valid configuration without I/O", () =
       api: front.api,
       host: "0.0.0.0",
       port: 50_051,
-      allowInsecureNonLoopback: true,
+      allowInsecureNonLoopback: false,
       trustLoadBalancerClientCert: false,
       protoDir: "/app/proto",
       drainMs: 5_000,
@@ -107,6 +109,10 @@ describe("composition roots: built from a valid configuration without I/O", () =
       FLOW_TRUST_LB_CLIENT_CERT: "true",
     });
     expect(composeGrpcFront(trusting).server.trustLoadBalancerClientCert).toBe(true);
+    // The Fargate task serves TLS to the load balancer with a certificate it made itself.
+    const tls = front.server.tls as { certPem: string; keyPem: string };
+    expect(new X509Certificate(tls.certPem).subject).toBe("CN=flow-front");
+    expect(tls.keyPem).toMatch(/^-----BEGIN PRIVATE KEY-----/);
     // Reflection (which lists the admin service to anyone) only when the deployment asks for it.
     expect(composeGrpcFront(trusting).server.protoDir).toBe(false);
     const reflecting = readGrpcFrontConfig({
@@ -118,7 +124,7 @@ describe("composition roots: built from a valid configuration without I/O", () =
     });
     expect(composeGrpcFront(reflecting).server.protoDir).toBe("/app/proto");
     expect(front.server.access?.policy()?.bindings.map((b) => b.roles)).toEqual([["admin"]]);
-    expect(front.server.tls).toBeUndefined();
+    expect(composeGrpcFront(reflecting).server.tls).toBeUndefined();
     expect(sent()).toEqual([]);
   });
 

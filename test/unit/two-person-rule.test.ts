@@ -252,6 +252,13 @@ describe("two-person rule: who may approve", () => {
     expect(approvalRefusal("r", undefined, BOB)).toBeUndefined();
   });
 
+  it("a name in common under another CA still makes the same person: the rule refuses more, never less", () => {
+    const fromOps = { ...ALICE, issuer: "CN=ops-ca" };
+    const fromCorp = { ...ALICE_AGAIN, issuer: "CN=corp-ca" };
+    expect(samePerson(fromOps, fromCorp)).toBe(true);
+    expect(approvalRefusal("r", fromOps, fromCorp)?.code).toBe("PERMISSION_DENIED");
+  });
+
   it("refusals name who they can: an anonymous approver quotes no name; a certificate without a CN is 'the caller', its creator 'the same person'", () => {
     const anonymous: Actor = { name: "", source: "ANONYMOUS", authenticated: false, subjectAltNames: [] };
     expect(approvalRefusal("r", ALICE, anonymous)).toEqual({

@@ -196,6 +196,7 @@ export class DynamoRunCreation {
           id: clientRequestKey(request.id),
           runId,
           fingerprint: request.fingerprint,
+          ...(request.credentialsMac === undefined ? {} : { credentialsMac: request.credentialsMac }),
           createdAt: now,
           expiresAt: request.expiresAt,
           ttl: Math.ceil(request.expiresAt / 1000),
@@ -220,6 +221,7 @@ export class DynamoRunCreation {
       runId: item.runId as string,
       fingerprint: item.fingerprint as string,
       expiresAt: Number(item.expiresAt),
+      ...(typeof item.credentialsMac === "string" ? { credentialsMac: item.credentialsMac } : {}),
     };
   }
 

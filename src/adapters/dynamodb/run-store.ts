@@ -45,6 +45,7 @@ import {
   itemToRunEvent,
   itemToTarget,
 } from "./items.js";
+import { PagedQuery } from "./paged-query.js";
 import { checkEvents, DynamoRunCreation, eventPuts, type RunStoreOptions } from "./run-create.js";
 import { RunItemReader } from "./run-item-reader.js";
 import { INDEX, LIST_PARTITION, phaseKeyRange, queueKeyRange, type TableNames } from "./schema.js";
@@ -55,6 +56,8 @@ export type { RunStoreOptions } from "./run-create.js";
 
 export class DynamoRunStore implements RunStore {
   private readonly reader: RunItemReader;
+  /** Lists page in the store (paged-query.ts). */
+  private readonly paged: PagedQuery;
   private readonly creation: DynamoRunCreation;
   private readonly claims: DynamoTargetClaims;
   private readonly transitions: DynamoTargetTransitions;
@@ -67,6 +70,7 @@ export class DynamoRunStore implements RunStore {
     options: RunStoreOptions = {},
   ) {
     this.reader = new RunItemReader(doc, tables);
+    this.paged = new PagedQuery(doc);
     this.creation = new DynamoRunCreation(doc, tables, options);
     this.claims = new DynamoTargetClaims(doc, tables, this.reader);
     this.transitions = new DynamoTargetTransitions(doc, tables, this.reader);
@@ -161,11 +165,15 @@ export class DynamoRunStore implements RunStore {
       input.ExpressionAttributeNames = { "#s": "status" };
       input.ExpressionAttributeValues = { ...input.ExpressionAttributeValues, ":s": options.status };
     }
-    const all = (await queryAll(this.doc, input)).map(itemToTarget);
-    return {
-      targets: all.slice(options.page.offset, options.page.offset + options.page.limit),
-      total: all.length,
-    };
+    const listing = `targets:${JSON.stringify(input)}`;
+    const [items, total] = await Promise.all([
+      this.paged.page(input, listing, options.page),
+      // Without a status filter the range holds exactly the phases' planned targets.
+      options.status === undefined && options.phaseSizes !== undefined
+        ? options.phaseSizes.slice(options.phaseFrom, options.phaseTo + 1).reduce((a, b) => a + b, 0)
+        : this.paged.count(input),
+    ]);
+    return { targets: items.map(itemToTarget), total };
   }
 
   async getRunForDispatch(runId: string): Promise<{ run: Run; schedule: DispatchSchedule } | undefined> {
@@ -386,16 +394,17 @@ export class DynamoRunStore implements RunStore {
     options: { knownCommitted?: boolean } = {},
   ): Promise<{ events: RunHistoryEvent[]; total: number } | undefined> {
     if (!options.knownCommitted && (await this.reader.getRunItem(runId)) === undefined) return undefined;
-    const all = await queryAll(this.doc, {
+    const input = {
       TableName: this.tables.runEvents,
       KeyConditionExpression: "runId = :r",
       ExpressionAttributeValues: { ":r": runId },
       ConsistentRead: true,
-    });
-    return {
-      events: all.slice(page.offset, page.offset + page.limit).map(itemToRunEvent),
-      total: all.length,
     };
+    const [items, total] = await Promise.all([
+      this.paged.page(input, `events:${runId}`, page),
+      this.paged.count(input),
+    ]);
+    return { events: items.map(itemToRunEvent), total };
   }
 
   async listQueuedTargets(

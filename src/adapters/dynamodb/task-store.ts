@@ -21,16 +21,22 @@ import type { Task } from "../../domain/task.js";
 import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
 import { itemToTask, taskToItem } from "./items.js";
 import { lockPut } from "./lock-store.js";
+import { PagedQuery } from "./paged-query.js";
 import { INDEX, LIST_PARTITION, type TableNames } from "./schema.js";
 import { inFlightPrior, outcomeItems } from "./target-transitions.js";
 
 const idemPk = (key: string): string => `idem:${key}`;
 
 export class DynamoTaskStore implements TaskStore {
+  /** ListTasks pages in the store (paged-query.ts). */
+  private readonly paged: PagedQuery;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly tables: TableNames,
-  ) {}
+  ) {
+    this.paged = new PagedQuery(doc);
+  }
 
   async createTask(task: Task): Promise<CreateTaskOutcome> {
     return (await this.create(task)) as CreateTaskOutcome;
@@ -144,6 +150,15 @@ export class DynamoTaskStore implements TaskStore {
     if (Object.keys(names).length > 0) input.ExpressionAttributeNames = names;
     input.ExpressionAttributeValues = values;
     const { componentId } = options;
+    if (componentId === undefined) {
+      // A page at a time; a component filter reads the component ids, packed in binary, so it
+      // still filters the rack's (or the recent) tasks in memory below.
+      const [items, total] = await Promise.all([
+        this.paged.page(input, `tasks:${JSON.stringify(input)}`, options.page),
+        this.paged.count(input),
+      ]);
+      return { tasks: items.map(itemToTask), total };
+    }
     const tasks = (await queryAll(this.doc, input))
       .map(itemToTask)
       .filter((t) => componentId === undefined || t.componentIds.includes(componentId));

@@ -17,7 +17,7 @@
  *     "counts": { "currentPhase": { "phaseIndex": 1, "selected": 33, "completed": 9, "failed": 3,
  *                                   "terminated": 0, "skipped": 0 },
  *                 "cumulative":   { "phaseIndex": 1, "selected": 67, … } },
- *     "actor": null | { "name", "source", "authenticated", "subjectAltNames", "declaredName"? },
+ *     "actor": null | { "name", "source", "authenticated", "subjectAltNames", "declaredName"?, "issuer"? },
  *     and, for their kinds only: "plan", "gate", "advance", "cancel", "conflict", "window" }
  * Fields are added within a version, never renamed or retyped; a change that would break a
  * consumer's rule is version "2". `eventId` is stable across retries: consumers dedupe on it
@@ -104,6 +104,7 @@ function actorDetail(actor: Actor): Record<string, unknown> {
     authenticated: actor.authenticated,
     subjectAltNames: actor.subjectAltNames,
     ...(actor.declaredName === undefined ? {} : { declaredName: actor.declaredName }),
+    ...(actor.issuer === undefined ? {} : { issuer: actor.issuer }),
   };
 }
 

@@ -45,6 +45,7 @@ export function auditCall(
       authenticated: actor.authenticated,
       source: actor.source,
       ...(actor.declaredName === undefined ? {} : { declaredName: actor.declaredName }),
+      ...(actor.issuer === undefined ? {} : { issuer: actor.issuer }),
     };
   } catch {
     caller = { actor: "unidentifiable", authenticated: false };

@@ -63,6 +63,8 @@ export async function authorizeCall(
       code,
       reason: message,
       ...(runId === undefined ? {} : { runId }),
+      // The same name from two CAs is two callers: the issuer tells them apart.
+      ...(who.issuer === undefined ? {} : { issuer: who.issuer }),
     });
     access.metrics.add("AccessDenied", 1);
     access.metrics.flush();

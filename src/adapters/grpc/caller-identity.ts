@@ -15,7 +15,7 @@
  * A declared name beside a certificate is kept as `declaredName`. A malformed `x-flow-actor`
  * (longer than 128 characters, not printable ASCII) is InvalidArgument naming it, like any bad
  * field; it is read only by the calls that record a caller (create and the controls).
- * Nothing here reads an authentication secret; only certificate subjects and names.
+ * Nothing here reads an authentication secret; only certificate subjects, issuers and names.
  *
  * ALB verify mode, not passthrough: in passthrough mode the load balancer forwards the chain
  * (`x-amzn-mtls-clientcert`) WITHOUT verifying it, so it would prove nothing.
@@ -25,6 +25,7 @@ import type { PeerCertificate } from "node:tls";
 import type { Metadata } from "@grpc/grpc-js";
 import type { Principal } from "../../domain/access-policy.js";
 import { type Actor, certificateActor, checkDeclaredName, declaredActor } from "../../domain/actor.js";
+import { canonicalDn } from "../../domain/distinguished-name.js";
 import { ValidationError } from "../../domain/errors.js";
 
 /** The metadata key of a self-declared caller name. */
@@ -89,6 +90,7 @@ export function caller(
 interface CertificateNames {
   subject: string;
   subjectAltName: string | undefined;
+  issuer: string;
 }
 
 /**
@@ -105,7 +107,7 @@ function certificateNames(key: string, parse: () => X509Certificate): Certificat
   const cached = certificateCache.get(key);
   if (cached !== undefined) return cached;
   const cert = parse();
-  const names = { subject: cert.subject, subjectAltName: cert.subjectAltName };
+  const names = { subject: cert.subject, subjectAltName: cert.subjectAltName, issuer: cert.issuer };
   if (certificateCache.size >= CERTIFICATE_CACHE_SIZE) {
     // The oldest entry (a Map iterates in insertion order).
     certificateCache.delete(certificateCache.keys().next().value as string);
@@ -119,7 +121,8 @@ function fromCertificate(
   cert: CertificateNames,
   declared: string | undefined,
 ): { actor: Actor; principal: Principal } {
-  const actor = certificateActor(source, cert.subject, cert.subjectAltName, declared);
+  const actor = certificateActor(source, cert.subject, cert.subjectAltName, declared, cert.issuer);
+  const issuer = canonicalDn(cert.issuer);
   const commonName = cert.subject
     .split("\n")
     .find((l) => l.startsWith("CN="))
@@ -130,6 +133,7 @@ function fromCertificate(
       authenticated: true,
       subjectAltNames: actor.subjectAltNames,
       ...(commonName === undefined ? {} : { commonName }),
+      ...(issuer === undefined ? {} : { issuer }),
       ...(declared === undefined ? {} : { declaredName: declared }),
     },
   };

@@ -169,6 +169,7 @@ export function flowHandlers(api: FlowApi): Handlers<FlowService> {
           rows: [...(b.scope?.rows ?? [])],
           nvlDomains: [...(b.scope?.nvlDomains ?? [])],
           rackNames: [...(b.scope?.racks ?? [])],
+          issuers: [...(b.issuers ?? [])],
         })),
       };
     },

@@ -57,7 +57,7 @@ import {
 } from "./handlers.js";
 import { decodeRequest } from "./request-text.js";
 import { type GrpcError, statusName, toGrpcError } from "./status.js";
-import { type ServerTlsFiles, serverCredentials } from "./tls.js";
+import { type ServerTlsFiles, type ServerTlsPem, serverCredentials } from "./tls.js";
 
 /** The application's structured logger (src/app/observability.ts); one shape for every component. */
 export type GrpcLogger = Logger;
@@ -74,7 +74,7 @@ export interface GrpcServerOptions {
   host: string;
   /** 0 picks a free port; the chosen one is returned. */
   port: number;
-  tls?: ServerTlsFiles;
+  tls?: ServerTlsFiles | ServerTlsPem;
   /** Plaintext on a non-loopback host, e.g. behind a load balancer that terminates TLS itself. */
   allowInsecureNonLoopback?: boolean;
   logger: GrpcLogger;
@@ -155,7 +155,8 @@ export async function startGrpcServer(options: GrpcServerOptions): Promise<Runni
     host,
     port,
     tls: options.tls !== undefined,
-    mutualTls: options.tls?.clientCaFile !== undefined,
+    mutualTls:
+      options.tls !== undefined && "clientCaFile" in options.tls && options.tls.clientCaFile !== undefined,
   });
 
   const shutdown = (graceMs: number): Promise<void> => {

@@ -21,6 +21,12 @@ export interface ServerTlsFiles {
   clientCaFile?: string;
 }
 
+/** A certificate and key held in memory (the Fargate task's own, self-signed.ts); no client certificates. */
+export interface ServerTlsPem {
+  certPem: string;
+  keyPem: string;
+}
+
 export interface ClientTlsFiles {
   /** PEM CA bundle that signed the server's certificate; absent = the system's roots. */
   caFile?: string;
@@ -64,7 +70,7 @@ function readPem(setting: string, path: string): Buffer {
 
 export function serverCredentials(options: {
   host: string;
-  tls?: ServerTlsFiles;
+  tls?: ServerTlsFiles | ServerTlsPem;
   allowInsecureNonLoopback?: boolean;
 }): ServerCredentials {
   const { host, tls } = options;
@@ -75,6 +81,11 @@ export function serverCredentials(options: {
       );
     }
     return ServerCredentials.createInsecure();
+  }
+  if ("certPem" in tls) {
+    return ServerCredentials.createSsl(null, [
+      { cert_chain: Buffer.from(tls.certPem), private_key: Buffer.from(tls.keyPem) },
+    ]);
   }
   const cert = readPem("tls.certFile", tls.certFile);
   const key = readPem("tls.keyFile", tls.keyFile);

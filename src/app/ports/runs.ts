@@ -39,6 +39,11 @@ export interface ListTargetsOptions {
    * store's own existence read, one GetItem per listing.
    */
   knownCommitted?: boolean;
+  /**
+   * The run's phase sizes, when the caller read the run: without a status filter the total is
+   * their sum over the range, and the store counts nothing.
+   */
+  phaseSizes?: readonly number[];
 }
 
 export type SaveRunOutcome = "saved" | "stale" | "not-found";
@@ -74,6 +79,20 @@ export interface ClientRequest {
   fingerprint: string;
   /** Epoch ms after which the id is forgotten (a later create with it makes a new run). */
   expiresAt: number;
+  /**
+   * A request with credentials: the RequestMac of `credentialsMacMessage` (base64), so that a
+   * retry is compared by a keyed digest, never by decrypting the first run's credentials.
+   */
+  credentialsMac?: string;
+}
+
+/**
+ * A keyed digest (HMAC-SHA-256) under a key the stores never hold: in AWS a KMS HMAC key
+ * (GenerateMac), off AWS a key derived from the configured local secrets key. Deterministic: the
+ * same message gives the same MAC on every instance, for as long as the key lives.
+ */
+export interface RequestMac {
+  mac(message: string): Promise<Uint8Array>;
 }
 
 export interface ClientRequestRecord extends Omit<ClientRequest, "id"> {

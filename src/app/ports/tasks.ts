@@ -88,13 +88,15 @@ export interface ScopeRack {
 
 /**
  * Every lookup reads by key or index: cost grows with what is asked for, never with the fleet.
- * Only `loadAll` (ListRacks) reads the whole table.
+ * Only `loadAll` (the local stack's start) reads the whole table; ListRacks pages (`listRacks`).
  */
 export interface InventoryStore {
   /** Creates or replaces each rack (with its component lookups). Idempotent. */
   upsertRacks(racks: InventoryRack[]): Promise<void>;
-  /** Every rack, sorted by id: a Scan of the whole table, for ListRacks only. */
+  /** Every rack, sorted by id: a Scan of the whole table (the local stack's fleet at start). */
   loadAll(): Promise<InventoryRack[]>;
+  /** One page of the racks sorted by id, and how many there are (ListRacks): never the whole table. */
+  listRacks(page: Page): Promise<{ racks: InventoryRack[]; total: number }>;
   /** In the order asked; unknown ids skipped. */
   getRacksByIds(ids: string[]): Promise<InventoryRack[]>;
   /** Every rack of each name (two racks may share one), each name's racks by id. */

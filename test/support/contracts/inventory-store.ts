@@ -54,6 +54,19 @@ export function describeInventoryStoreContract(
       expect(all.filter((r) => RACKS.some((x) => x.id === r.id))).toEqual([A, B, C]);
     });
 
+    it("listRacks: pages of the racks by id, every rack once, and the total", async () => {
+      const all = await inventory.loadAll();
+      const paged: InventoryRack[] = [];
+      for (let offset = 0; offset < all.length + 2; offset += 2) {
+        const page = await inventory.listRacks({ offset, limit: 2 });
+        expect(page.total).toBe(all.length);
+        expect(page.racks.length).toBeLessThanOrEqual(2);
+        paged.push(...page.racks);
+      }
+      expect(paged).toEqual(all);
+      expect(await inventory.listRacks({ offset: 1, limit: 0 })).toEqual({ racks: [], total: all.length });
+    });
+
     it("by ids in the order asked, unknown skipped; by names and external ids per value in order", async () => {
       expect(names(await inventory.getRacksByIds([C.id, uuid(9), B.id]))).toEqual([C.name, B.name]);
       expect(names(await inventory.getRacksByNames([A.name, "contract-none"]))).toEqual([A.name]);

@@ -10,5 +10,6 @@ export function actorToProto(actor: Actor): pb.OperationRunActor {
     authenticated: actor.authenticated,
     subjectAltNames: [...actor.subjectAltNames],
     declaredName: actor.declaredName ?? "",
+    issuer: actor.issuer ?? "",
   };
 }

@@ -1733,6 +1733,12 @@ export interface OperationRunActor {
   subjectAltNames: string[];
   /** With a certificate: the name the caller also declared, unverified ("" if none). */
   declaredName: string;
+  /**
+   * (ours) With a certificate: its issuer's distinguished name in canonical form, attributes
+   * sorted ("C=US, CN=Ops CA, O=Example"; "" without one). An identity is issuer + subject: the
+   * same CN under two CAs is two callers.
+   */
+  issuer: string;
 }
 
 export interface OperationRunPlanSummary {
@@ -1841,6 +1847,11 @@ export interface WhoAmIGrant {
   nvlDomains: string[];
   /** Rack-name globs. */
   rackNames: string[];
+  /**
+   * (ours) The binding's `issuers`: the CAs (issuer DNs, canonical form) its subjects must come
+   * from; empty: any CA the server trusts.
+   */
+  issuers: string[];
 }
 
 function createBaseReportTargetFailureRequest(): ReportTargetFailureRequest {
@@ -12260,7 +12271,7 @@ export const OperationRunLateFailure: MessageFns<OperationRunLateFailure> = {
 };
 
 function createBaseOperationRunActor(): OperationRunActor {
-  return { name: "", source: 0, authenticated: false, subjectAltNames: [], declaredName: "" };
+  return { name: "", source: 0, authenticated: false, subjectAltNames: [], declaredName: "", issuer: "" };
 }
 
 export const OperationRunActor: MessageFns<OperationRunActor> = {
@@ -12279,6 +12290,9 @@ export const OperationRunActor: MessageFns<OperationRunActor> = {
     }
     if (message.declaredName !== "") {
       writer.uint32(42).string(message.declaredName);
+    }
+    if (message.issuer !== "") {
+      writer.uint32(1122).string(message.issuer);
     }
     return writer;
   },
@@ -12336,6 +12350,14 @@ export const OperationRunActor: MessageFns<OperationRunActor> = {
             message.declaredName = reader.string();
             continue;
           }
+          case 140: {
+            if (tag !== 1122) {
+              break;
+            }
+
+            message.issuer = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -12363,6 +12385,7 @@ export const OperationRunActor: MessageFns<OperationRunActor> = {
         : isSet(object.declared_name)
         ? globalThis.String(object.declared_name)
         : "",
+      issuer: isSet(object.issuer) ? globalThis.String(object.issuer) : "",
     };
   },
 
@@ -12383,6 +12406,9 @@ export const OperationRunActor: MessageFns<OperationRunActor> = {
     if (message.declaredName !== "") {
       obj.declaredName = message.declaredName;
     }
+    if (message.issuer !== "") {
+      obj.issuer = message.issuer;
+    }
     return obj;
   },
 
@@ -12396,6 +12422,7 @@ export const OperationRunActor: MessageFns<OperationRunActor> = {
     message.authenticated = object.authenticated ?? false;
     message.subjectAltNames = object.subjectAltNames?.map((e) => e) || [];
     message.declaredName = object.declaredName ?? "";
+    message.issuer = object.issuer ?? "";
     return message;
   },
 };
@@ -13511,7 +13538,7 @@ export const WhoAmIResponse: MessageFns<WhoAmIResponse> = {
 };
 
 function createBaseWhoAmIGrant(): WhoAmIGrant {
-  return { roles: [], permissions: [], datacenters: [], rows: [], nvlDomains: [], rackNames: [] };
+  return { roles: [], permissions: [], datacenters: [], rows: [], nvlDomains: [], rackNames: [], issuers: [] };
 }
 
 export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
@@ -13533,6 +13560,9 @@ export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
     }
     for (const v of message.rackNames) {
       writer.uint32(50).string(v!);
+    }
+    for (const v of message.issuers) {
+      writer.uint32(1122).string(v!);
     }
     return writer;
   },
@@ -13598,6 +13628,14 @@ export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
             message.rackNames.push(reader.string());
             continue;
           }
+          case 140: {
+            if (tag !== 1122) {
+              break;
+            }
+
+            message.issuers.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -13630,6 +13668,9 @@ export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
         : globalThis.Array.isArray(object?.rack_names)
         ? object.rack_names.map((e: any) => globalThis.String(e))
         : [],
+      issuers: globalThis.Array.isArray(object?.issuers)
+        ? object.issuers.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -13653,6 +13694,9 @@ export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
     if (message.rackNames?.length) {
       obj.rackNames = message.rackNames;
     }
+    if (message.issuers?.length) {
+      obj.issuers = message.issuers;
+    }
     return obj;
   },
 
@@ -13667,6 +13711,7 @@ export const WhoAmIGrant: MessageFns<WhoAmIGrant> = {
     message.rows = object.rows?.map((e) => e) || [];
     message.nvlDomains = object.nvlDomains?.map((e) => e) || [];
     message.rackNames = object.rackNames?.map((e) => e) || [];
+    message.issuers = object.issuers?.map((e) => e) || [];
     return message;
   },
 };
