@@ -23,7 +23,6 @@ import { rackGroup } from "../support/fixtures-inventory.js";
 import { type MtlsStack, startMtlsStack } from "../support/mtls-stack.js";
 import { until } from "../support/poll.js";
 import { CALL_DEADLINE_MS, failure, runRequest } from "../support/stack.js";
-import { testEndpoint } from "../support/test-endpoint.js";
 
 const BIG = rackGroup(1, { name: "dc1", count: 3 });
 const SMALL = rackGroup(2, { name: "dc2", count: 2 });

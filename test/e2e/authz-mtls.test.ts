@@ -17,7 +17,6 @@ import { ComponentType, UpgradeFirmwareRequest } from "../../src/gen/flow/v1/flo
 import { rackGroup } from "../support/fixtures-inventory.js";
 import { type MtlsStack, startMtlsStack } from "../support/mtls-stack.js";
 import { CALL_DEADLINE_MS, failure, racksSpec, runRequest, startTestStack } from "../support/stack.js";
-import { testEndpoint } from "../support/test-endpoint.js";
 
 const DC1 = rackGroup(1, { name: "dc1", count: 3 });
 const DC2 = rackGroup(2, { name: "dc2", count: 2 });
