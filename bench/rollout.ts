@@ -59,6 +59,7 @@ import { silentLogger } from "../src/app/observability.js";
 import type { ChildTaskSubmitter } from "../src/app/ports.js";
 import { createRunService } from "../src/app/runs.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
+import { BMC_EVT_TOPIC_FILTER } from "../src/domain/bmc-topics.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
 import type { ComponentType, CreateRunInput, InventoryRack } from "../src/domain/model.js";
 import { UPGRADE_GROUP_ORDER } from "../src/domain/task-report.js";
@@ -237,7 +238,7 @@ async function once(): Promise<Figures> {
   });
   let evtMessages = 0;
   const reportTypes: Record<string, number> = {};
-  await broker.subscribe("flow/bmc/+/evt", (_topic, payload) => {
+  await broker.subscribe(BMC_EVT_TOPIC_FILTER, (_topic, payload) => {
     evtMessages += 1;
     const type = String((JSON.parse(payload.toString("utf8")) as { type?: unknown }).type);
     reportTypes[type] = (reportTypes[type] ?? 0) + 1;

@@ -162,6 +162,7 @@ export class FlowStack extends Stack {
         ...build,
         ...wakesDispatcher,
         [ENV.iotDataEndpoint]: iotDataEndpoint,
+        ...(config.legacyBmcTopics ? { [ENV.legacyBmcTopics]: "true" } : {}),
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
         ...imageBucket,
       },
@@ -260,17 +261,18 @@ export class FlowStack extends Stack {
     this.images.grantDownloads(this.taskSteps.role);
     this.grantSecretsKey(this.taskSteps.role, "OpenStoredCredentials", ["kms:Decrypt"], ["run:*", "task:*"]);
     this.grantSecretsKey(this.taskSteps.role, "SealBmcCredentials", ["kms:GenerateDataKey"], ["bmc:*"]);
+    const commandTopics = BmcIot.commandTopicsArns(config.legacyBmcTopics);
     this.taskSteps.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: "PublishBmcCommands",
         actions: ["iot:Publish"],
-        resources: [BmcIot.commandTopicsArn()],
+        resources: commandTopics,
       }),
     );
     acknowledgeWildcardResources(
       this.taskSteps.role,
-      "iot:Publish on flow/bmc/*/cmd: the child task commands whichever component's BMC it drives, and only on command topics.",
-      [BmcIot.commandTopicsArn()],
+      "iot:Publish on flow/rack/*/bmc/*/cmd (and flow/bmc/*/cmd with legacyBmcTopics): the child task commands whichever rack's BMCs it drives, and only on command topics.",
+      commandTopics,
     );
 
     // ---- the streams: Runs and Targets only. The evaluator wakes a run on a target reaching a
@@ -472,6 +474,8 @@ export class FlowStack extends Stack {
     // The names the construct gave them (what Ref returns in AWS; moto's Ref returns no name).
     new CfnOutput(this, "BmcIotPolicyName", { value: this.iot.policyName });
     new CfnOutput(this, "BmcThingTypeName", { value: this.iot.thingTypeName });
+    // What `flowctl agent provision` attaches to each rack agent's certificate.
+    new CfnOutput(this, "BmcAgentPolicyName", { value: this.iot.agentPolicyName });
     new CfnOutput(this, "IotDataEndpoint", { value: iotDataEndpoint });
     new CfnOutput(this, "DashboardName", { value: namePrefix });
 

@@ -69,6 +69,11 @@ export const ENV = {
    * `serverReflection=true` turns it on; the local stack always serves it.
    */
   serverReflection: "FLOW_SERVER_REFLECTION",
+  /**
+   * `true`: every BMC command is published on the v1–v3 per-component topic too, beside its rack's
+   * (src/domain/bmc-topics.ts), for BMCs not yet on a rack-scoped agent. Default false.
+   */
+  legacyBmcTopics: "FLOW_LEGACY_BMC_TOPICS",
   /** Any AWS-compatible endpoint (moto, LocalStack); unset in AWS. */
   awsEndpoint: "AWS_ENDPOINT_URL",
   /** The region of every AWS client (Lambda and ECS set it); default us-east-1. */
@@ -267,6 +272,8 @@ export interface TaskStepsConfig extends StoresConfig {
   secrets: SecretsConfig;
   /** Recording a run child's outcome wakes the dispatcher Lambda for the run; absent: the stream alone does. */
   dispatcherFunctionName?: string;
+  /** Also publish on the v1–v3 per-component topics (ENV.legacyBmcTopics). */
+  legacyBmcTopics: boolean;
 }
 
 export const readTaskStepsConfig = configReader(
@@ -276,6 +283,7 @@ export const readTaskStepsConfig = configReader(
     imageBucket: required(ENV.imageBucket, bucketName),
     ...SECRETS,
     dispatcherFunctionName: optional(ENV.dispatcherFunctionName, functionName),
+    legacyBmcTopics: withDefault(ENV.legacyBmcTopics, boolean, false),
   },
   (v): TaskStepsConfig => ({
     ...stores(v),
@@ -283,6 +291,7 @@ export const readTaskStepsConfig = configReader(
     imageBucket: v.imageBucket,
     secrets: secrets(v),
     ...(v.dispatcherFunctionName === undefined ? {} : { dispatcherFunctionName: v.dispatcherFunctionName }),
+    legacyBmcTopics: v.legacyBmcTopics,
   }),
 );
 

@@ -27,7 +27,8 @@ import { IotPublisher } from "../../src/adapters/iot/publisher.js";
 import { createS3Client, S3ImageObjectStore } from "../../src/adapters/s3/image-bucket.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher, RunWaker, TaskStore } from "../../src/app/ports.js";
-import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
+import { encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
+import { bmcCmdTopic } from "../../src/domain/bmc-topics.js";
 import type { ComponentType, InventoryRack, Target, Task } from "../../src/domain/model.js";
 import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { freezeComponents } from "../../src/domain/planner.js";
@@ -240,7 +241,11 @@ export async function fleetCaughtUp(h: Harness, componentIds: readonly string[])
   const probes = await Promise.all(
     componentIds.map(async (componentId) => {
       const requestId = `probe-${randomUUID()}`;
-      await h.broker.publish(bmcCmdTopic(componentId), encodeBmcMessage({ v: 1, type: "query", requestId }));
+      const rackId = h.fleet.rackOf(componentId) ?? "";
+      await h.broker.publish(
+        bmcCmdTopic({ rackId, componentId }),
+        encodeBmcMessage({ v: 1, type: "query", requestId }),
+      );
       return requestId;
     }),
   );

@@ -15,6 +15,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, "bmc.pw"), "from-a-file\n");
 
 const C1 = "7e000000-0000-4000-8000-000000000001";
+const RACK = "7e000000-0000-4000-8000-0000000000a1";
+const NO_RACK =
+  "no rackId: listening on each BMC's per-component topic (protocol v1-v3), which the product publishes on only when its deployment keeps the legacy topics; set rackId";
 const parse = (doc: unknown, env: Record<string, string> = {}) =>
   parseAgentConfig(doc, { baseDir: dir, env });
 const problems = (doc: unknown, env: Record<string, string> = {}): readonly string[] => {
@@ -48,8 +51,9 @@ describe("bmc agent config: the issue's minimal form", () => {
       timings: DEFAULT_TIMINGS,
       requestTimeoutMs: 120_000,
       shutdownGraceMs: 10_000,
-      warnings: [],
+      warnings: [NO_RACK],
     });
+    expect(config.rackId).toBeUndefined();
     const [bmc] = config.bmcs;
     expect(bmc).toMatchObject({
       componentId: C1,
@@ -67,6 +71,7 @@ describe("bmc agent config: the issue's minimal form", () => {
   it("passwordEnv reads the variable; inline password and insecure TLS are accepted with a warning each", () => {
     const config = parse(
       {
+        rackId: RACK,
         mqtt: { url: "mqtts://x-ats.iot.us-east-1.amazonaws.com:8883" },
         bmcs: [
           { componentId: C1, url: "https://10.0.3.17", username: "flow", passwordEnv: "BMC_PW" },
@@ -85,6 +90,22 @@ describe("bmc agent config: the issue's minimal form", () => {
     expect(config.warnings).toEqual([
       "bmcs[1]: password given inline; use passwordFile or passwordEnv outside local tests",
       "bmcs[1] (7e000000-0000-4000-8000-000000000002): insecure: true, the BMC's certificate is NOT verified; pin it with fingerprint or give its caFile",
+    ]);
+  });
+});
+
+describe("bmc agent config: the rack (protocol v4 topics)", () => {
+  const bmcs = [{ componentId: C1, url: "https://10.0.3.17", username: "flow", passwordFile: "bmc.pw" }];
+
+  it("rackId is kept lowercased, with no warning", () => {
+    const config = parse({ rackId: RACK.toUpperCase(), mqtt: { url: "mqtt://127.0.0.1:1883" }, bmcs });
+    expect(config.rackId).toBe(RACK);
+    expect(config.warnings).toEqual([]);
+  });
+
+  it("a rackId that is not a UUID is a problem naming it", () => {
+    expect(problems({ rackId: "rack-t01", mqtt: { url: "mqtt://127.0.0.1:1883" }, bmcs })).toEqual([
+      'rackId: must be the inventory rack\'s id, a UUID (got "rack-t01")',
     ]);
   });
 });

@@ -255,7 +255,9 @@ describe("infra least privilege: grants by principal (what the composition roots
       const publish = grants(role).filter((line) => line.startsWith("iot:Publish"));
       expect(publish, role).toEqual(
         role === "taskSteps"
-          ? ["iot:Publish on arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/flow/bmc/*/cmd"]
+          ? [
+              "iot:Publish on arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/flow/rack/*/bmc/*/cmd",
+            ]
           : [],
       );
     }

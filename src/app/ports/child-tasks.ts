@@ -1,5 +1,6 @@
 /** Child tasks: submission and execution, the steps' BMC commands, credentials and versions. The contract rules for every port: src/app/ports.ts. */
 import type { BmcCommand, EncryptedAuth } from "../../domain/bmc-protocol.js";
+import type { BmcAddress } from "../../domain/bmc-topics.js";
 import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../../domain/command-sets.js";
 import type {
   ComponentsForType,
@@ -235,7 +236,8 @@ export interface FirmwareVersionRecorder {
 
 /** The port the child task's steps depend on. Implementations must be safe to call twice. */
 export interface BmcCommandPublisher {
-  publish(componentId: string, command: BmcCommand): Promise<void>;
+  /** Publishes on the BMC's command topic, which names its rack (src/domain/bmc-topics.ts). */
+  publish(to: BmcAddress, command: BmcCommand): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -39,6 +39,11 @@ export interface AgentMqttConfig {
 }
 
 export interface AgentConfig {
+  /**
+   * The rack whose BMCs the agent serves (lowercase UUID): it listens on that rack's topics
+   * (protocol v4, src/domain/bmc-topics.ts). Absent: each BMC's v1–v3 per-component topic.
+   */
+  rackId?: string;
   mqtt: AgentMqttConfig;
   stateDir: string;
   cacheDir: string;
@@ -103,10 +108,28 @@ export function parseAgentConfig(
   const root = asObject(doc, "(root)", p);
   known(
     root,
-    ["mqtt", "bmcs", "stateDir", "cacheDir", "imageServer", "timings", "requestTimeoutMs", "shutdownGraceMs"],
+    [
+      "rackId",
+      "mqtt",
+      "bmcs",
+      "stateDir",
+      "cacheDir",
+      "imageServer",
+      "timings",
+      "requestTimeoutMs",
+      "shutdownGraceMs",
+    ],
     "",
     p,
   );
+
+  const rackId = str(root.rackId, "rackId", p)?.toLowerCase();
+  if (rackId !== undefined && !UUID.test(rackId))
+    p("rackId", `must be the inventory rack's id, a UUID (got ${JSON.stringify(root.rackId)})`);
+  if (rackId === undefined)
+    warnings.push(
+      "no rackId: listening on each BMC's per-component topic (protocol v1-v3), which the product publishes on only when its deployment keeps the legacy topics; set rackId",
+    );
 
   const mqttDoc = asObject(root.mqtt, "mqtt", p, true);
   known(mqttDoc, ["url", "clientId", "caFile", "certFile", "keyFile"], "mqtt.", p);
@@ -229,6 +252,7 @@ export function parseAgentConfig(
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
+    ...(rackId === undefined ? {} : { rackId }),
     mqtt,
     stateDir,
     cacheDir,
