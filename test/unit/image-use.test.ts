@@ -58,6 +58,8 @@ describe("image use: runs that have not ended", () => {
     expect(
       usesOfImage(WHOLE, { ...none, runs: [run({ targetVersion: "1.2.0" })] }, catalogOf([WHOLE])),
     ).toEqual([]);
+    // No target_version and nothing frozen for the component: it asks for no image.
+    expect(usesOfImage(WHOLE, { ...none, runs: [run({})] }, catalogOf([WHOLE]))).toEqual([]);
     const otherType = run({
       targetVersion: "1.3.0",
       targets: [{ componentsByType: [{ type: "NVSWITCH", componentIds: ["n-1"] }] }],
