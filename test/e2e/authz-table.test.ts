@@ -222,6 +222,7 @@ const EXPECTED: Record<string, string[]> = {
   listOperationRules: READ,
   beginFirmwareImageUpload: ADMINISTER,
   completeFirmwareImageUpload: ADMINISTER,
+  deleteFirmwareImage: ADMINISTER,
   listFirmwareImages: READ,
 };
 
