@@ -14,7 +14,7 @@
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { dirname, resolve } from "node:path";
-import type { AgentTimings } from "../../app/bmc-agent/bmc-worker.js";
+import type { AgentTimings } from "../../app/bmc-agent/bmc-link.js";
 import { ConfigError } from "../env-reader.js";
 
 export interface AgentBmcConfig {
