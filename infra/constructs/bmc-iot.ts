@@ -18,7 +18,7 @@
  * BMCs keep reporting; they hear commands when the deployment keeps the legacy topics.
  * Failed rule deliveries of either rule go to one error log group.
  */
-import { Aws, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { Aws, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as iot from "aws-cdk-lib/aws-iot";
 import * as logs from "aws-cdk-lib/aws-logs";
@@ -30,6 +30,9 @@ import { BMC_EVT_TOPIC_FILTER, LEGACY_BMC_EVT_TOPIC_FILTER } from "../../src/dom
 // An IoT policy variable, resolved by IoT Core per connection (not a template placeholder).
 // biome-ignore lint/suspicious/noTemplateCurlyInString: IoT policy variable, literal by design
 const THING = "${iot:Connection.Thing.ThingName}";
+// The same thing name as an IAM policy variable of a session from the IoT credentials provider.
+// biome-ignore lint/suspicious/noTemplateCurlyInString: IAM policy variable, literal by design
+const CREDENTIALS_THING = "${credentials-iot:ThingName}";
 
 export interface BmcIotProps {
   /** Where the rule puts every report (bmc-result consumes it in batches). */
@@ -37,6 +40,8 @@ export interface BmcIotProps {
   /** Prefix for the IoT names (policy, rule, thing type), e.g. `Flow-prod`. */
   readonly namePrefix: string;
   readonly retainLogs: boolean;
+  /** The key update commands' credentials are sealed with: a rack's agent may open its own rack's. */
+  readonly secretsKeyArn: string;
 }
 
 export class BmcIot extends Construct {
@@ -49,6 +54,9 @@ export class BmcIot extends Construct {
   /** A rack agent's policy (thing name = rack id). */
   readonly agentPolicy: iot.CfnPolicy;
   readonly agentPolicyName: string;
+  /** What an agent's certificate is exchanged for at the IoT credentials provider. */
+  readonly agentRole: iam.Role;
+  readonly agentRoleAliasName: string;
   readonly thingType: iot.CfnThingType;
   readonly policyName: string;
   readonly thingTypeName: string;
@@ -141,6 +149,30 @@ export class BmcIot extends Construct {
     // In a policy, `+` is a literal character (only `*` and `?` match): the Subscribe statement
     // allows exactly the one filter the agent subscribes with, `flow/rack/<its rack>/bmc/+/cmd`.
     // The `*` in the topic ARNs stands for the component id, inside the agent's own rack.
+    // The agent's AWS identity without keys on the rack: its certificate buys an hour of this role
+    // at the IoT credentials provider (role alias), and the role opens only blobs sealed for the
+    // agent's own rack (context bmc:<rack id>:<component>:<request>, the thing name being the rack).
+    this.agentRole = new iam.Role(this, "AgentRole", {
+      assumedBy: new iam.ServicePrincipal("credentials.iot.amazonaws.com"),
+      description:
+        "Rack BMC agents, through the IoT credentials provider: open their own rack's BMC credentials",
+      maxSessionDuration: Duration.hours(1),
+    });
+    this.agentRole.addToPolicy(
+      new iam.PolicyStatement({
+        sid: "OpenOwnRackBmcCredentials",
+        actions: ["kms:Decrypt"],
+        resources: [props.secretsKeyArn],
+        conditions: { StringLike: { "kms:EncryptionContext:context": `bmc:${CREDENTIALS_THING}:*` } },
+      }),
+    );
+    this.agentRoleAliasName = `${safe}_bmc_agent`;
+    new iot.CfnRoleAlias(this, "AgentRoleAlias", {
+      roleAlias: this.agentRoleAliasName,
+      roleArn: this.agentRole.roleArn,
+      credentialDurationSeconds: 3600,
+    });
+
     this.agentPolicyName = `${safe}_bmc_agent`;
     this.agentPolicy = new iot.CfnPolicy(this, "AgentPolicy", {
       policyName: this.agentPolicyName,
@@ -160,6 +192,11 @@ export class BmcIot extends Construct {
           },
           { Effect: "Allow", Action: "iot:Receive", Resource: iotArn(`topic/flow/rack/${THING}/bmc/*/cmd`) },
           { Effect: "Allow", Action: "iot:Publish", Resource: iotArn(`topic/flow/rack/${THING}/bmc/*/evt`) },
+          {
+            Effect: "Allow",
+            Action: "iot:AssumeRoleWithCertificate",
+            Resource: iotArn(`rolealias/${this.agentRoleAliasName}`),
+          },
         ],
       },
     });

@@ -443,7 +443,12 @@ export class FlowStack extends Stack {
     this.images.grantUploads(taskRole);
 
     // ---- IoT
-    this.iot = new BmcIot(this, "Iot", { reports: this.bmcReports, namePrefix, retainLogs: prod });
+    this.iot = new BmcIot(this, "Iot", {
+      reports: this.bmcReports,
+      namePrefix,
+      retainLogs: prod,
+      secretsKeyArn: this.secretsKey.keyArn,
+    });
 
     // ---- observability
     this.observability = new Observability(this, "Observability", {
@@ -476,6 +481,8 @@ export class FlowStack extends Stack {
     new CfnOutput(this, "BmcThingTypeName", { value: this.iot.thingTypeName });
     // What `flowctl agent provision` attaches to each rack agent's certificate.
     new CfnOutput(this, "BmcAgentPolicyName", { value: this.iot.agentPolicyName });
+    // What an agent's commandAuth.roleAlias names (its credentials for opening update credentials).
+    new CfnOutput(this, "BmcAgentRoleAlias", { value: this.iot.agentRoleAliasName });
     new CfnOutput(this, "IotDataEndpoint", { value: iotDataEndpoint });
     new CfnOutput(this, "DashboardName", { value: namePrefix });
 

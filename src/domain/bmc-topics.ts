@@ -58,6 +58,15 @@ export function legacyBmcEvtTopic(componentId: string): string {
   return `${LEGACY_BMC_TOPIC_ROOT}/${componentId}/evt`;
 }
 
+/**
+ * The encryption context an update command's `auth` blob is sealed under: the rack, the component
+ * and the request, `bmc:<rackId>:<componentId>:<requestId>`. A blob opens for that command only, and
+ * a rack's agent may open only its own rack's (its role's KMS condition is `bmc:<its rack>:*`).
+ */
+export function bmcAuthContext(to: BmcAddress, requestId: string): string {
+  return `bmc:${to.rackId}:${to.componentId}:${requestId}`;
+}
+
 /** A topic read back: the component, the channel, and the rack (absent on a v1–v3 topic). */
 export interface BmcTopic {
   componentId: string;

@@ -136,7 +136,9 @@ describe("UpgradeFirmware", () => {
         const blob = Buffer.from(c.auth!.ciphertext, "base64");
         const opens: string[] = [];
         for (const tray of trays) {
-          const plain = await h.cipher.decrypt(blob, `bmc:${tray}:${c.requestId}`).catch(() => undefined);
+          const plain = await h.cipher
+            .decrypt(blob, `bmc:${racks[4]!.id}:${tray}:${c.requestId}`)
+            .catch(() => undefined);
           if (plain !== undefined) opens.push(`${tray}=${Buffer.from(plain).toString("utf8")}`);
         }
         return opens;

@@ -110,6 +110,50 @@ describe("bmc agent config: the rack (protocol v4 topics)", () => {
   });
 });
 
+describe("bmc agent config: commandAuth (opening update commands' credentials)", () => {
+  const bmcs = [{ componentId: C1, url: "https://10.0.3.17", username: "flow", passwordFile: "bmc.pw" }];
+  const mqtt = { url: "mqtt://127.0.0.1:1883" };
+
+  it("environment credentials: KMS in the region, at the endpoint given", () => {
+    const config = parse({
+      rackId: RACK,
+      mqtt,
+      bmcs,
+      commandAuth: { credentials: "environment", region: "eu-west-1", kmsEndpoint: "http://127.0.0.1:5000" },
+    });
+    expect(config.commandAuth).toEqual({
+      credentials: "environment",
+      region: "eu-west-1",
+      kmsEndpoint: "http://127.0.0.1:5000",
+    });
+  });
+
+  it("iot credentials need the endpoint, the role alias, the agent's certificate and a rackId; each problem named", () => {
+    expect(problems({ mqtt, bmcs, commandAuth: { region: "eu-west-1" } })).toEqual([
+      "commandAuth: needs rackId: the blobs are sealed for the rack (bmc:<rackId>:<component>:<request>)",
+      "commandAuth.credentialsEndpoint: is required",
+      "commandAuth.roleAlias: is required",
+      'commandAuth.credentials: "iot" needs mqtt.certFile and mqtt.keyFile (the agent\'s certificate)',
+    ]);
+    expect(
+      problems({
+        rackId: RACK,
+        mqtt,
+        bmcs,
+        commandAuth: { credentials: "vault", region: "x", roleAlias: "r" },
+      }),
+    ).toEqual(['commandAuth.credentials: must be "iot" or "environment" (got "vault")']);
+    expect(
+      problems({
+        rackId: RACK,
+        mqtt,
+        bmcs,
+        commandAuth: { credentials: "environment", region: "x", roleAlias: "r" },
+      }),
+    ).toEqual(['commandAuth.roleAlias: is for credentials "iot" only']);
+  });
+});
+
 describe("bmc agent config: problems, all at once, naming the field", () => {
   it("a document that is not an object, and missing required parts", () => {
     expect(problems([])).toEqual([

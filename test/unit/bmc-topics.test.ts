@@ -3,6 +3,7 @@ import {
   BMC_CMD_TOPIC_FILTER,
   BMC_EVT_TOPIC_FILTER,
   BMC_TOPIC_LAYOUT_VERSION,
+  bmcAuthContext,
   bmcCmdTopic,
   bmcEvtTopic,
   LEGACY_BMC_EVT_TOPIC_FILTER,
@@ -68,5 +69,11 @@ describe("bmc topics: anything else is no BMC topic", () => {
     "flow/rack/r/c/cmd",
   ])("parseBmcTopic(%s) → undefined", (topic) => {
     expect(parseBmcTopic(topic)).toBeUndefined();
+  });
+});
+
+describe("bmc topics: the auth blob's encryption context", () => {
+  it("names the rack, the component and the request", () => {
+    expect(bmcAuthContext(at, "upd-1")).toBe(`bmc:${RACK}:${COMPONENT}:upd-1`);
   });
 });

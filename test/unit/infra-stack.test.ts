@@ -540,8 +540,46 @@ describe("infra IoT: BMC reports in, BMC policy", () => {
       { effect: "Allow", action: "iot:Subscribe", resource: `topicfilter/flow/rack/${thing}/bmc/+/cmd` },
       { effect: "Allow", action: "iot:Receive", resource: `topic/flow/rack/${thing}/bmc/*/cmd` },
       { effect: "Allow", action: "iot:Publish", resource: `topic/flow/rack/${thing}/bmc/*/evt` },
+      { effect: "Allow", action: "iot:AssumeRoleWithCertificate", resource: "rolealias/Flow_dev_bmc_agent" },
     ]);
     expect(dev.template.toJSON().Outputs.BmcAgentPolicyName.Value).toBe("Flow_dev_bmc_agent");
+    expect(dev.template.toJSON().Outputs.BmcAgentRoleAlias.Value).toBe("Flow_dev_bmc_agent");
+  });
+
+  it("the agent's role (IoT credentials provider, an hour) may Decrypt only its own rack's BMC credentials", () => {
+    const [, alias] = only(dev.template, "AWS::IoT::RoleAlias");
+    expect(alias.Properties).toMatchObject({
+      RoleAlias: "Flow_dev_bmc_agent",
+      CredentialDurationSeconds: 3600,
+    });
+    const roleId = (alias.Properties.RoleArn as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
+    const [, role] = resources(dev.template, "AWS::IAM::Role").find(([id]) => id === roleId)!;
+    expect(role.Properties.AssumeRolePolicyDocument).toMatchObject({
+      Statement: [
+        {
+          Action: "sts:AssumeRole",
+          Effect: "Allow",
+          Principal: { Service: "credentials.iot.amazonaws.com" },
+        },
+      ],
+    });
+    expect(role.Properties.MaxSessionDuration).toBe(3600);
+    const policies = resources(dev.template, "AWS::IAM::Policy").filter(([, p]) =>
+      (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId),
+    );
+    expect(policies).toHaveLength(1);
+    const statements = (policies[0]![1].Properties.PolicyDocument as { Statement: { Resource: unknown }[] })
+      .Statement;
+    expect(statements.map((s) => ({ ...s, Resource: joined(s.Resource) }))).toEqual([
+      {
+        Sid: "OpenOwnRackBmcCredentials",
+        Effect: "Allow",
+        Action: "kms:Decrypt",
+        Resource: expect.stringMatching(/^<SecretsKey\w+\.Arn>$/),
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: an IAM policy variable, literal by design
+        Condition: { StringLike: { "kms:EncryptionContext:context": "bmc:${credentials-iot:ThingName}:*" } },
+      },
+    ]);
   });
 
   it("a v1-v3 BMC connects as its own thing and uses only its own two topics", () => {

@@ -7,6 +7,7 @@
 import type { BmcEvent } from "../../domain/bmc-protocol.js";
 import type {
   AgentClock,
+  CommandAuthOpener,
   EventSink,
   FirmwareMember,
   ImageCache,
@@ -18,6 +19,8 @@ import { UpdateFailure } from "./update-outcome.js";
 
 export interface BmcWorkerSettings {
   componentId: string;
+  /** The rack the agent serves (its `auth` blobs are sealed for it); absent: v1–v3 topics. */
+  rackId?: string;
   /** The firmware member's Id (any case); absent: the one related to the Manager, else `BMC`. */
   firmwareMember?: string;
   /** Sub-target name → firmware member Id; a name not listed maps to the member with that Id. */
@@ -48,6 +51,8 @@ export interface BmcWorkerDeps {
   journal: UpdateJournal;
   clock: AgentClock;
   timings: AgentTimings;
+  /** Opens update commands' `auth` blobs; absent: they are not read (the config's password). */
+  auth?: CommandAuthOpener;
   /** Ends waits when the agent stops. */
   signal: AbortSignal;
   log: (line: string) => void;

@@ -26,6 +26,7 @@
  * The result is journalled before it is published, so a repeat after a restart re-sends it.
  */
 import type { QueryCommand, ResetCommand, ResultEvent, UpdateCommand } from "../../domain/bmc-protocol.js";
+import { bmcAuthContext } from "../../domain/bmc-topics.js";
 import type {
   FirmwareMember,
   LocalImage,
@@ -105,6 +106,26 @@ export class BmcWorker {
 
   // -------------------------------------------------------------------------------------------
 
+  /**
+   * The command's `auth` blob, opened under its context (`bmc:<rack>:<component>:<request>`), is
+   * the BMC password from then on; nothing is asked of the BMC when it cannot be opened.
+   */
+  private async useCommandCredentials(command: UpdateCommand): Promise<void> {
+    const { auth } = command;
+    if (auth === undefined || this.deps.auth === undefined) return;
+    const to = { rackId: this.settings.rackId ?? "", componentId: this.componentId };
+    let password: string;
+    try {
+      password = await this.deps.auth.open(auth, bmcAuthContext(to, command.requestId));
+    } catch (err) {
+      throw new UpdateFailure(
+        "AUTH_UNAVAILABLE",
+        `the command's credentials (${auth.keyId}) could not be opened: ${(err as Error).name}: ${(err as Error).message}`,
+      );
+    }
+    await this.deps.bmc.useCredentials(password);
+  }
+
   private async flash(command: UpdateCommand): Promise<ResultEvent | undefined> {
     const sha256 = command.image.sha256;
     if (sha256 === undefined) {
@@ -113,6 +134,7 @@ export class BmcWorker {
         "the update carries no image.sha256; the agent flashes only verified images",
       );
     }
+    await this.useCommandCredentials(command);
     const { service, members, member } = await this.link.readFirmware();
     if (!service.enabled)
       throw new UpdateFailure("UPDATE_SERVICE_DISABLED", service.reason ?? "UpdateService disabled");

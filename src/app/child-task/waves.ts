@@ -297,7 +297,8 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
       const parts = subTargets[componentId];
       if (parts !== undefined) command.subTargets = parts;
       const secret = secretFor(await auth, type);
-      if (secret !== undefined) command.auth = await deps.sealer.seal(secret, componentId, requestId);
+      if (secret !== undefined)
+        command.auth = await deps.sealer.seal(secret, { rackId: e.rackId, componentId }, requestId);
       await deps.publisher.publish({ rackId: e.rackId, componentId }, command);
     },
   );

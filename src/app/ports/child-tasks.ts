@@ -226,7 +226,7 @@ export interface TaskSecretStore {
 
 /** Encrypts one credential for one BMC; only that BMC can open it. */
 export interface BmcAuthSealer {
-  seal(secret: string, componentId: string, requestId: string): Promise<EncryptedAuth>;
+  seal(secret: string, to: BmcAddress, requestId: string): Promise<EncryptedAuth>;
 }
 
 /** Records verified firmware versions on the inventory's components. Idempotent. */

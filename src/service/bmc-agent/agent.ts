@@ -12,12 +12,13 @@
  */
 import { readFileSync } from "node:fs";
 import { connectAsync, type IClientOptions, type MqttClient } from "mqtt";
+import { iotCredentials, kmsCommandAuth } from "../../adapters/bmc-agent/command-auth.js";
 import { DiskImageCache } from "../../adapters/bmc-agent/image-cache.js";
 import { HttpImageServer } from "../../adapters/bmc-agent/image-server.js";
 import { FileJournal } from "../../adapters/bmc-agent/journal.js";
 import { RedfishClient } from "../../adapters/redfish/client.js";
 import { BmcWorker } from "../../app/bmc-agent/bmc-worker.js";
-import type { AgentClock, EventSink } from "../../app/ports/bmc-agent.js";
+import type { AgentClock, CommandAuthOpener, EventSink } from "../../app/ports/bmc-agent.js";
 import { describeBmcMessage, encodeBmcMessage } from "../../domain/bmc-protocol.js";
 import { decodeBmcCommand } from "../../domain/bmc-protocol-decode.js";
 import {
@@ -58,6 +59,27 @@ export const realClock: AgentClock = {
     }),
 };
 
+/** The `auth` blob opener the config asks for (docs/agent.md, "Credentials"), or none. */
+function commandAuthOpener(config: Readonly<AgentConfig>): CommandAuthOpener | undefined {
+  const auth = config.commandAuth;
+  if (auth === undefined) return undefined;
+  const endpoint = auth.kmsEndpoint === undefined ? {} : { endpoint: auth.kmsEndpoint };
+  if (auth.credentials === "environment") return kmsCommandAuth({ region: auth.region, ...endpoint });
+  const { certFile, keyFile, caFile } = config.mqtt;
+  return kmsCommandAuth({
+    region: auth.region,
+    ...endpoint,
+    credentials: iotCredentials({
+      endpoint: auth.credentialsEndpoint,
+      roleAlias: auth.roleAlias,
+      thingName: config.mqtt.clientId,
+      cert: readFileSync(certFile as string),
+      key: readFileSync(keyFile as string),
+      ...(caFile === undefined ? {} : { ca: readFileSync(caFile) }),
+    }),
+  });
+}
+
 export async function startBmcAgent(
   config: Readonly<AgentConfig>,
   options: BmcAgentOptions = {},
@@ -93,6 +115,7 @@ export async function startBmcAgent(
     },
   };
 
+  const auth = commandAuthOpener(config);
   const clients = new Map<string, RedfishClient>();
   const workers = new Map<string, BmcWorker>();
   for (const bmc of config.bmcs) {
@@ -107,6 +130,7 @@ export async function startBmcAgent(
     clients.set(bmc.componentId, client);
     const settings = {
       componentId: bmc.componentId,
+      ...(rackId === undefined ? {} : { rackId }),
       subTargets: bmc.subTargets,
       applyTime: bmc.applyTime,
       ...(bmc.firmwareMember === undefined ? {} : { firmwareMember: bmc.firmwareMember }),
@@ -123,6 +147,7 @@ export async function startBmcAgent(
         timings: config.timings,
         signal: abort.signal,
         log,
+        ...(auth === undefined ? {} : { auth }),
       }),
     );
   }
