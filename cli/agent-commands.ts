@@ -28,13 +28,24 @@ export function registerAgentCommands(program: Command, act: Act): void {
       "JSON array of the agent's bmcs[] entries (componentId, url, username, …)",
     )
     .requiredOption("--out <dir>", "where agent.json, agent.crt and agent.key are written (new or empty)")
+    .option(
+      "--role-alias <name>",
+      "the stack's BmcAgentRoleAlias: the agent opens update commands' credentials",
+    )
     .action(
-      act(async (ctx, o: { rack: string; policy: string; bmcs: string; out: string }) => {
+      act(async (ctx, o: { rack: string; policy: string; bmcs: string; out: string; roleAlias?: string }) => {
         const rackId = rackIdOption(o.rack);
         const iot = iotClient(ctx.io.env);
         try {
           const done = await provisionAgent(
-            { rackId, outDir: o.out, policyName: o.policy, bmcsFile: o.bmcs, env: ctx.io.env },
+            {
+              rackId,
+              outDir: o.out,
+              policyName: o.policy,
+              bmcsFile: o.bmcs,
+              ...(o.roleAlias === undefined ? {} : { roleAlias: o.roleAlias }),
+              env: ctx.io.env,
+            },
             iot,
           );
           ctx.print({

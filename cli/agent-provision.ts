@@ -9,7 +9,8 @@
  *   3. an active certificate and its key pair, written as agent.crt and agent.key (mode 0600);
  *   4. the policy attached to the certificate, the certificate to the thing;
  *   5. agent.json: rackId, mqtt (the account's ATS data endpoint, client id = thing name, the
- *      two files) and the BMC entries given.
+ *      two files), with `--role-alias` commandAuth (the credentials provider endpoint, the alias,
+ *      the region: the agent opens update commands' credentials), and the BMC entries given.
  * A failure after the certificate was made deactivates and deletes it again (best effort, said).
  *
  * It talks to IoT with the SDK's default credentials and region (AWS_REGION, else us-east-1);
@@ -42,6 +43,8 @@ export interface ProvisionRequest {
   outDir: string;
   policyName: string;
   bmcsFile: string;
+  /** The stack's BmcAgentRoleAlias: the config then opens update commands' credentials (commandAuth). */
+  roleAlias?: string;
   env: Readonly<Record<string, string | undefined>>;
 }
 
@@ -146,6 +149,13 @@ export async function provisionAgent(request: ProvisionRequest, iot: IoTClient):
   const endpoint = await step("the IoT data endpoint", () =>
     iot.send(new DescribeEndpointCommand({ endpointType: "iot:Data-ATS" })),
   );
+  const credentialsEndpoint =
+    request.roleAlias === undefined
+      ? undefined
+      : await step("the IoT credentials provider endpoint", () =>
+          iot.send(new DescribeEndpointCommand({ endpointType: "iot:CredentialProvider" })),
+        );
+  const region = await iot.config.region();
   let thingExisted = false;
   try {
     await iot.send(
@@ -183,6 +193,16 @@ export async function provisionAgent(request: ProvisionRequest, iot: IoTClient):
         certFile: PROVISIONED_FILES.cert,
         keyFile: PROVISIONED_FILES.key,
       },
+      ...(request.roleAlias === undefined
+        ? {}
+        : {
+            commandAuth: {
+              credentials: "iot",
+              region,
+              credentialsEndpoint: credentialsEndpoint?.endpointAddress ?? "",
+              roleAlias: request.roleAlias,
+            },
+          }),
       bmcs,
     };
     await writeFile(files.config, `${JSON.stringify(config, null, 2)}\n`);

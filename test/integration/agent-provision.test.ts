@@ -128,6 +128,46 @@ describe("flowctl agent provision", () => {
     expect(parsed.warnings).toEqual([]);
   });
 
+  it("with --role-alias the config opens update commands' credentials through the IoT credentials provider", async () => {
+    const rack = "7d000000-0000-4000-8000-0000000000a5";
+    const out = join(dir, "rack-a5");
+    const r = await flowctlInProcess(
+      [
+        "agent",
+        "provision",
+        "--rack",
+        rack,
+        "--policy",
+        POLICY,
+        "--bmcs",
+        bmcsFile,
+        "--out",
+        out,
+        "--role-alias",
+        "Flow_test_bmc_agent",
+      ],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const config = JSON.parse(readFileSync(join(out, "agent.json"), "utf8")) as {
+      commandAuth: { credentialsEndpoint: string };
+    };
+    expect(config.commandAuth).toEqual({
+      credentials: "iot",
+      region: "us-east-1",
+      credentialsEndpoint: expect.stringMatching(/\.credentials\.iot\.us-east-1\.amazonaws\.com$/),
+      roleAlias: "Flow_test_bmc_agent",
+    });
+    const parsed = parseAgentConfig(
+      {
+        ...config,
+        bmcs: [{ componentId: C1, url: "https://10.0.3.17", username: "flow", passwordEnv: "BMC_PW" }],
+      },
+      { baseDir: out, env: { BMC_PW: "pw" } },
+    );
+    expect(parsed.commandAuth).toMatchObject({ credentials: "iot", roleAlias: "Flow_test_bmc_agent" });
+  });
+
   it("an output directory that holds an agent's files is refused before anything is created", async () => {
     const out = join(dir, "taken");
     const first = await flowctlInProcess(
