@@ -24,13 +24,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startMqttBroker } from "../local/mqtt-broker.js";
 import { firmwareImageHeader, startRedfishEmulator } from "../local/redfish-emulator.js";
-import {
-  BMC_EVT_TOPIC_FILTER,
-  bmcCmdTopic,
-  decodeBmcEvent,
-  encodeBmcMessage,
-  parseBmcTopic,
-} from "../src/domain/bmc-protocol.js";
+import { encodeBmcMessage } from "../src/domain/bmc-protocol.js";
+import { decodeBmcEvent } from "../src/domain/bmc-protocol-decode.js";
+import { BMC_EVT_TOPIC_FILTER, bmcCmdTopic, parseBmcTopic } from "../src/domain/bmc-topics.js";
 
 const { values: args } = parseArgs({
   options: { sizes: { type: "string", default: "64,512" }, "flash-ms": { type: "string", default: "2000" } },
@@ -38,6 +34,7 @@ const { values: args } = parseArgs({
 const SIZES_MB = args.sizes.split(",").map(Number);
 const FLASH_MS = Number(args["flash-ms"]);
 const BMCS = 39;
+const RACK_ID = "7f000000-0000-4000-8000-0000000000a1";
 const MiB = 1024 * 1024;
 const BIN = join(import.meta.dirname, "..", "cli", "bin", "flow-bmc-agent.js");
 
@@ -114,6 +111,7 @@ async function measure(sizeMb: number): Promise<Row> {
   writeFileSync(
     config,
     JSON.stringify({
+      rackId: RACK_ID,
       mqtt: { url: broker.url, clientId: "bench-agent" },
       stateDir: join(dir, "state"),
       timings: { pollIntervalMs: 100 },
@@ -158,7 +156,7 @@ async function measure(sizeMb: number): Promise<Row> {
     await Promise.all(
       ids.map((id, i) =>
         broker.publish(
-          bmcCmdTopic(id),
+          bmcCmdTopic({ rackId: RACK_ID, componentId: id }),
           encodeBmcMessage({
             v: 1,
             type: "update",

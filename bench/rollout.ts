@@ -67,6 +67,7 @@ import { silentLogger } from "../src/app/observability.js";
 import type { ChildTaskSubmitter } from "../src/app/ports.js";
 import { createRunService } from "../src/app/runs.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
+import { BMC_EVT_TOPIC_FILTER } from "../src/domain/bmc-topics.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
 import type { CreateRunInput } from "../src/domain/create-run-input.js";
 import type { InventoryRack } from "../src/domain/inventory.js";
@@ -297,7 +298,7 @@ async function once(path: RolloutPath): Promise<Figures> {
   });
   let evtMessages = 0;
   const reportTypes: Record<string, number> = {};
-  await broker.subscribe("flow/bmc/+/evt", (_topic, payload) => {
+  await broker.subscribe(BMC_EVT_TOPIC_FILTER, (_topic, payload) => {
     evtMessages += 1;
     const type = String((JSON.parse(payload.toString("utf8")) as { type?: unknown }).type);
     reportTypes[type] = (reportTypes[type] ?? 0) + 1;

@@ -5,6 +5,7 @@
  *   1        usage or local validation: a bad flag, an unreadable or invalid file; nothing was sent
  *   2        `run watch`: the run ended FAILED, COMPLETED_WITH_FAILURES or CANCELLED
  *   3        `run watch`: the run is PAUSED (safety gate, phase gate, operator, conflict timeout)
+ *   4        an AWS call failed (`agent provision`: which step and what AWS said)
  *   10 + N   the service answered with gRPC status N: 13 INVALID_ARGUMENT, 15 NOT_FOUND,
  *            19 FAILED_PRECONDITION, 23 INTERNAL, 24 UNAVAILABLE (not reachable), 14 DEADLINE_EXCEEDED,
  *            18 RESOURCE_EXHAUSTED (busy), 26 UNAUTHENTICATED... (the table in docs/cli.md lists them all)
@@ -18,6 +19,7 @@ export const EXIT = {
   USAGE: 1,
   RUN_ENDED_BADLY: 2,
   RUN_PAUSED: 3,
+  AWS_FAILED: 4,
   GRPC_BASE: 10,
   INTERRUPTED: 130,
 } as const;

@@ -3,6 +3,7 @@
  *
  *   flowctl firmware upload --type COMPUTE --version 1.3.0 [--sub-target bios] FILE
  *   flowctl firmware list [--type COMPUTE]
+ *   flowctl firmware delete --type COMPUTE --version 1.3.0 [--sub-target bios]
  *
  * An upload streams the file once: every chunk read goes both into the sha256 and into the HTTP
  * PUT to the presigned URL the service handed out, so memory stays at a few read buffers however
@@ -138,6 +139,33 @@ export function registerFirmwareCommands(program: Command, act: Act): void {
           data: admin.CompleteFirmwareImageUploadResponse.toJSON(done),
           table: () =>
             `${done.alreadyRegistered ? "already registered with the same bytes: nothing changed" : "registered"}\n${imageFields(image)}`,
+        });
+        return EXIT.OK;
+      }),
+    );
+
+  firmware
+    .command("delete")
+    .description("remove an image nothing needs any more: its record and every version of its object")
+    .requiredOption("--type <type>", "component type (COMPUTE, NVSWITCH, POWERSHELF, TORSWITCH, UMS, CDU)")
+    .requiredOption("--version <version>", "the image's version")
+    .option("--sub-target <part>", "the image of one part (e.g. bios); default the whole-component image")
+    .action(
+      act(async (ctx, o: { type: string; version: string; subTarget?: string }) => {
+        const done = await ctx.conn().admin.deleteFirmwareImage({
+          componentType: componentTypeOption(o.type),
+          version: o.version,
+          subTarget: o.subTarget ?? "",
+        });
+        const image = done.image as admin.FirmwareImage;
+        ctx.print({
+          data: admin.DeleteFirmwareImageResponse.toJSON(done),
+          table: () =>
+            `deleted\n${imageFields(image)}\n${
+              done.objectVersionsDeleted === 0
+                ? "the object is kept: another image has the same bytes"
+                : `${done.objectVersionsDeleted} object version(s) deleted`
+            }`,
         });
         return EXIT.OK;
       }),

@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { userInfo } from "node:os";
 import { Command, CommanderError, Option } from "commander";
 import * as pb from "../src/gen/flow/v1/flow.js";
+import { registerAgentCommands } from "./agent-commands.js";
 import { actorHeaderValue, type Connection, connect, type TlsOptions } from "./client.js";
 import type { Action, Context, Io } from "./context.js";
 import { parseDurationNs } from "./durations.js";
@@ -136,6 +137,7 @@ Docs: docs/cli.md`,
   registerInventoryCommands(program, act);
   registerPolicyCommands(program, act);
   registerFirmwareCommands(program, act);
+  registerAgentCommands(program, act);
   program
     .command("version")
     .description("print the service's build information (a quick connectivity check)")

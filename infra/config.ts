@@ -68,6 +68,12 @@ export interface FlowDeployConfig {
    */
   readonly serverReflection: boolean;
   /**
+   * Context `legacyBmcTopics` (default false): the child task also publishes every BMC command on
+   * the v1–v3 per-component topic (`flow/bmc/<id>/cmd`), for BMCs not yet behind a rack-scoped
+   * agent; its role may then publish there too. Each command is published twice.
+   */
+  readonly legacyBmcTopics: boolean;
+  /**
    * The access policy file (who may do what, docs/security.md), context `accessPolicyFile`: the
    * stack checks it at synth (every problem named) and hands its text to the front's task
    * definition; a changed policy is a new revision, rolled out task by task. Absent: the front
@@ -254,6 +260,7 @@ export function readDeployConfig(read: ContextReader, now: () => number = Date.n
     containerImage: optionalString(read, "containerImage"),
     iotDataEndpoint,
     customResources,
+    legacyBmcTopics: flag(read, "legacyBmcTopics", false),
     alarmEmail: optionalString(read, "alarmEmail"),
     alarmTopicArn: optionalString(read, "alarmTopicArn"),
     eventBusName,

@@ -5,8 +5,10 @@
  *
  * One connection for the whole fleet. Thousands of components as thousands of MQTT connections
  * would cost a socket, a keepalive timer and a broker session each, for nothing a child task can
- * observe: the fleet holds ONE MQTT 3.1.1 connection subscribed to `flow/bmc/+/cmd` and dispatches
- * each command to the addressed component's state. What appears on `flow/bmc/{id}/evt` is the same
+ * observe: the fleet holds ONE MQTT 3.1.1 connection subscribed to `flow/rack/+/bmc/+/cmd` (the
+ * rack-scoped topics of protocol v4, src/domain/bmc-topics.ts) and dispatches each command to the
+ * addressed component's state, if it is in that rack. What appears on its
+ * `flow/rack/{rackId}/bmc/{id}/evt` is the same
  * as with one connection per BMC. The one difference: a `disconnect` BMC cannot drop a connection
  * of its own, so it falls silent instead (no more progress, no result, no answers to later
  * commands) — which is all a child task can see of a dropped BMC anyway.
@@ -51,15 +53,13 @@
  */
 import { connectAsync, type MqttClient } from "mqtt";
 import {
-  BMC_CMD_TOPIC_FILTER,
   type BmcEvent,
-  bmcEvtTopic,
-  decodeBmcCommand,
   encodeBmcMessage,
-  parseBmcTopic,
   type ResultEvent,
   type UpdateCommand,
 } from "../src/domain/bmc-protocol.js";
+import { decodeBmcCommand } from "../src/domain/bmc-protocol-decode.js";
+import { BMC_CMD_TOPIC_FILTER, bmcEvtTopic, parseBmcTopic } from "../src/domain/bmc-topics.js";
 import type { InventoryRack } from "../src/domain/inventory.js";
 import { neededReset, resetHandler } from "./bmc-fleet-resets.js";
 import { type BmcBehaviour, behaviourFor, defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
@@ -148,6 +148,8 @@ export interface BmcFleet {
    * forgotten (a retry with the same requestId starts a new flash).
    */
   revive(componentId: string): void;
+  /** The rack a simulated BMC belongs to (its topics are under it), or undefined. */
+  rackOf(componentId: string): string | undefined;
   /** Updates still running (hung ones included). */
   inFlight(): number;
   stop(): Promise<void>;
@@ -246,7 +248,8 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
   const send = async (componentId: string, event: BmcEvent): Promise<void> => {
     if (abort.signal.aborted) return;
     try {
-      await client.publishAsync(bmcEvtTopic(componentId), encodeBmcMessage(event), { qos: 1 });
+      const rackId = bmcs.get(componentId)?.rackId ?? "";
+      await client.publishAsync(bmcEvtTopic({ rackId, componentId }), encodeBmcMessage(event), { qos: 1 });
     } catch (err) {
       log(`bmc-fleet: publishing ${event.type} for ${componentId} failed: ${(err as Error).message}`);
     }
@@ -298,7 +301,8 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       stats.queryCommands += 1;
     }
     const bmc = bmcs.get(where.componentId.toLowerCase());
-    if (!bmc) {
+    // A BMC hears its own rack's topics only (protocol v4: the rack is in the topic).
+    if (!bmc || where.rackId?.toLowerCase() !== bmc.rackId) {
       stats.ignored.unknownComponent += 1;
       bump(stats.doneByRequest, command.requestId);
       return;
@@ -470,6 +474,7 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
       stats = emptyStats(bmcs.size);
     },
     versionOf: (componentId) => bmcs.get(componentId.toLowerCase())?.version,
+    rackOf: (componentId) => bmcs.get(componentId.toLowerCase())?.rackId,
     addRacks,
     setConfig: (next) => {
       config = next;

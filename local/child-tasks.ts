@@ -4,7 +4,9 @@
  * production code: the step handlers, the IoT publisher (pointed at the IoT shim), the DynamoDB
  * stores (on moto) and the same ASL (aws-local-stepfunctions). The two
  * things AWS would do for us are played here:
- *   - the IoT rule `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` → the reports queue →
+ *   - the IoT rules `SELECT *, topic(3) AS rackId, topic(5) AS componentId FROM
+ *     'flow/rack/+/bmc/+/evt'` and `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` (v1–v3
+ *     topics) → the reports queue →
  *     bmc-result in batches: a broker subscription that collects reports for `reportBatchMs` (the
  *     event source mapping's batching window) and hands each batch to the receiver's recorder,
  *     as lambdas/bmc-result.ts does with an SQS batch (one invocation per batch);
@@ -50,7 +52,11 @@ import type {
   RunWaker,
   TaskStore,
 } from "../src/app/ports.js";
-import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../src/domain/bmc-protocol.js";
+import {
+  BMC_EVT_TOPIC_FILTER,
+  LEGACY_BMC_EVT_TOPIC_FILTER,
+  parseBmcTopic,
+} from "../src/domain/bmc-topics.js";
 import type { ExternalCheckConfig } from "../src/domain/external-check.js";
 import { childTaskParts, childTaskService, childTaskSteps } from "../src/service/child-tasks.js";
 import { LocalCommandChecks } from "./external-checks.js";
@@ -305,7 +311,9 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
       counts.invalid += 1;
       return;
     }
-    buffer.push({ ...message, componentId: where.componentId });
+    // As the IoT rules do: the topic's component, and its rack on a rack-scoped topic.
+    const rack = where.rackId === undefined ? {} : { rackId: where.rackId };
+    buffer.push({ ...message, componentId: where.componentId, ...rack });
     if (windowMs <= 0) return flush();
     timer ??= setTimeout(() => {
       flush().catch((error: unknown) => {
@@ -354,6 +362,9 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   };
 }
 
+/** What the two IoT rules select: the rack-scoped reports (v4) and the per-component ones (v1–v3). */
+const RULE_TOPIC_FILTERS = [BMC_EVT_TOPIC_FILTER, LEGACY_BMC_EVT_TOPIC_FILTER] as const;
+
 /** The IoT rule stand-in's subscription; returns its removal. */
 async function subscribeRule(
   options: LocalChildTasksOptions,
@@ -364,7 +375,13 @@ async function subscribeRule(
     onReport(topic, payload).catch((error: unknown) => {
       log(`bmc-result (local rule): storing a report from ${topic} failed: ${(error as Error).message}`);
     });
-  if (options.broker !== undefined) return options.broker.subscribe(BMC_EVT_TOPIC_FILTER, handle);
+  if (options.broker !== undefined) {
+    const broker = options.broker;
+    const removals = await Promise.all(RULE_TOPIC_FILTERS.map((filter) => broker.subscribe(filter, handle)));
+    return async () => {
+      for (const remove of removals) await remove();
+    };
+  }
   if (options.brokerUrl === undefined) throw new Error("createLocalChildTasks needs `broker` or `brokerUrl`");
   const client = await connectAsync(options.brokerUrl, {
     protocolVersion: 4, // aedes 1.2.0 refuses MQTT 5
@@ -373,6 +390,6 @@ async function subscribeRule(
     reconnectPeriod: 1000,
   });
   client.on("message", (topic, payload) => void handle(topic, payload));
-  await client.subscribeAsync(BMC_EVT_TOPIC_FILTER, { qos: 1 });
+  await client.subscribeAsync([...RULE_TOPIC_FILTERS], { qos: 1 });
   return () => client.endAsync(true);
 }

@@ -67,6 +67,7 @@ export async function startRedfishFleet(options: RedfishFleetOptions): Promise<R
       const stateDir = join(root, rack.id);
       const config = parseAgentConfig(
         {
+          rackId: rack.id,
           mqtt: { url: options.brokerUrl, clientId: `flow-local-agent-${rack.id}` },
           stateDir,
           timings: { pollIntervalMs: options.pollIntervalMs ?? 200 },

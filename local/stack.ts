@@ -305,6 +305,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const images = createImageService({
       images: stores.images,
       objects: imageObjects,
+      users: { baselines: stores.policy, runs: stores.runs, tasks: stores.tasks },
       clock,
       newId: randomUUID,
     });

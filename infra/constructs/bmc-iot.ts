@@ -1,27 +1,38 @@
 /**
- * AWS IoT Core for the BMC protocol: one IoT thing per component BMC, named by the component id,
- * so `flow/bmc/{componentId}/cmd` and `/evt` are the thing's own topics.
+ * AWS IoT Core for the BMC protocol (docs/bmc-protocol.md, src/domain/bmc-topics.ts).
  *
- * - The topic rule `flow/bmc/+/evt` puts every report, with the component id from the topic
- *   (`topic(3)`) added to the payload, on the reports queue, from which the bmc-result Lambda takes
- *   them in batches (one invocation per batch, not per report: docs/bmc-protocol.md). Failed
- *   deliveries go to an error log group.
- * - The policy lets a BMC connect only as its own thing name (with a certificate attached to that
- *   thing) and publish/subscribe only on its own two topics. Policy variables are resolved by IoT at
- *   connect time; CloudFormation passes `${iot:Connection.Thing.ThingName}` through untouched.
- *   Example: thing `7c1e…` may publish `flow/bmc/7c1e…/evt`, never `flow/bmc/other/evt`.
+ * Protocol v4, the rack's agent: one IoT thing per rack, named by the rack id, whose topics are
+ * `flow/rack/{rackId}/bmc/{componentId}/cmd` and `/evt`.
+ * - The agent policy lets an agent connect only as its own thing name (with a certificate attached
+ *   to that thing), subscribe only to its rack's command filter, receive only its rack's commands
+ *   and publish only its rack's reports. Policy variables are resolved by IoT at connect time;
+ *   CloudFormation passes `${iot:Connection.Thing.ThingName}` through untouched. Example: thing
+ *   `3f2a…` may publish `flow/rack/3f2a…/bmc/7c1e…/evt`, never `flow/rack/other/bmc/7c1e…/evt`.
+ *   One policy serves every rack, whatever its BMC count (flow agent provision attaches it).
+ * - The topic rule `flow/rack/+/bmc/+/evt` puts every report, with the rack (`topic(3)`) and the
+ *   component (`topic(5)`) from the topic added to the payload, on the reports queue, from which the
+ *   bmc-result Lambda takes them in batches (one invocation per batch, not per report).
+ *
+ * Protocol v1–v3, one thing per component BMC named by the component id, on `flow/bmc/{id}/cmd`
+ * and `/evt`: the BMC policy and the rule `flow/bmc/+/evt` (component `topic(3)`) stay, so such
+ * BMCs keep reporting; they hear commands when the deployment keeps the legacy topics.
+ * Failed rule deliveries of either rule go to one error log group.
  */
-import { Aws, RemovalPolicy, Stack } from "aws-cdk-lib";
+import { Aws, Duration, RemovalPolicy, Stack } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as iot from "aws-cdk-lib/aws-iot";
 import * as logs from "aws-cdk-lib/aws-logs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 
-export const BMC_EVT_TOPIC_FILTER = "flow/bmc/+/evt";
+import { BMC_EVT_TOPIC_FILTER, LEGACY_BMC_EVT_TOPIC_FILTER } from "../../src/domain/bmc-topics.js";
+
 // An IoT policy variable, resolved by IoT Core per connection (not a template placeholder).
 // biome-ignore lint/suspicious/noTemplateCurlyInString: IoT policy variable, literal by design
 const THING = "${iot:Connection.Thing.ThingName}";
+// The same thing name as an IAM policy variable of a session from the IoT credentials provider.
+// biome-ignore lint/suspicious/noTemplateCurlyInString: IAM policy variable, literal by design
+const CREDENTIALS_THING = "${credentials-iot:ThingName}";
 
 export interface BmcIotProps {
   /** Where the rule puts every report (bmc-result consumes it in batches). */
@@ -29,11 +40,23 @@ export interface BmcIotProps {
   /** Prefix for the IoT names (policy, rule, thing type), e.g. `Flow-prod`. */
   readonly namePrefix: string;
   readonly retainLogs: boolean;
+  /** The key update commands' credentials are sealed with: a rack's agent may open its own rack's. */
+  readonly secretsKeyArn: string;
 }
 
 export class BmcIot extends Construct {
+  /** The v1–v3 per-component reports' rule. */
   readonly topicRule: iot.CfnTopicRule;
+  /** The rack-scoped (v4) reports' rule. */
+  readonly rackTopicRule: iot.CfnTopicRule;
+  /** A v1–v3 BMC thing's policy (thing name = component id). */
   readonly bmcPolicy: iot.CfnPolicy;
+  /** A rack agent's policy (thing name = rack id). */
+  readonly agentPolicy: iot.CfnPolicy;
+  readonly agentPolicyName: string;
+  /** What an agent's certificate is exchanged for at the IoT credentials provider. */
+  readonly agentRole: iam.Role;
+  readonly agentRoleAliasName: string;
   readonly thingType: iot.CfnThingType;
   readonly policyName: string;
   readonly thingTypeName: string;
@@ -72,9 +95,22 @@ export class BmcIot extends Construct {
     this.topicRule = new iot.CfnTopicRule(this, "BmcEvents", {
       ruleName,
       topicRulePayload: {
-        description: "BMC reports (progress and results) to the reports queue, read by the bmc-result Lambda",
+        description:
+          "v1-v3 BMC reports (per-component topics) to the reports queue, read by the bmc-result Lambda",
         awsIotSqlVersion: "2016-03-23",
-        sql: `SELECT *, topic(3) AS componentId FROM '${BMC_EVT_TOPIC_FILTER}'`,
+        sql: `SELECT *, topic(3) AS componentId FROM '${LEGACY_BMC_EVT_TOPIC_FILTER}'`,
+        ruleDisabled: false,
+        actions: [{ sqs: { queueUrl: props.reports.queueUrl, roleArn: sendRole.roleArn, useBase64: false } }],
+        errorAction: { cloudwatchLogs: { logGroupName: errorLogs.logGroupName, roleArn: errorRole.roleArn } },
+      },
+    });
+
+    this.rackTopicRule = new iot.CfnTopicRule(this, "RackBmcEvents", {
+      ruleName: `${safe}_rack_bmc_events`,
+      topicRulePayload: {
+        description: "Rack agents' BMC reports to the reports queue, read by the bmc-result Lambda",
+        awsIotSqlVersion: "2016-03-23",
+        sql: `SELECT *, topic(3) AS rackId, topic(5) AS componentId FROM '${BMC_EVT_TOPIC_FILTER}'`,
         ruleDisabled: false,
         actions: [{ sqs: { queueUrl: props.reports.queueUrl, roleArn: sendRole.roleArn, useBase64: false } }],
         errorAction: { cloudwatchLogs: { logGroupName: errorLogs.logGroupName, roleArn: errorRole.roleArn } },
@@ -109,10 +145,69 @@ export class BmcIot extends Construct {
         ],
       },
     });
+
+    // In a policy, `+` is a literal character (only `*` and `?` match): the Subscribe statement
+    // allows exactly the one filter the agent subscribes with, `flow/rack/<its rack>/bmc/+/cmd`.
+    // The `*` in the topic ARNs stands for the component id, inside the agent's own rack.
+    // The agent's AWS identity without keys on the rack: its certificate buys an hour of this role
+    // at the IoT credentials provider (role alias), and the role opens only blobs sealed for the
+    // agent's own rack (context bmc:<rack id>:<component>:<request>, the thing name being the rack).
+    this.agentRole = new iam.Role(this, "AgentRole", {
+      assumedBy: new iam.ServicePrincipal("credentials.iot.amazonaws.com"),
+      description:
+        "Rack BMC agents, through the IoT credentials provider: open their own rack's BMC credentials",
+      maxSessionDuration: Duration.hours(1),
+    });
+    this.agentRole.addToPolicy(
+      new iam.PolicyStatement({
+        sid: "OpenOwnRackBmcCredentials",
+        actions: ["kms:Decrypt"],
+        resources: [props.secretsKeyArn],
+        conditions: { StringLike: { "kms:EncryptionContext:context": `bmc:${CREDENTIALS_THING}:*` } },
+      }),
+    );
+    this.agentRoleAliasName = `${safe}_bmc_agent`;
+    new iot.CfnRoleAlias(this, "AgentRoleAlias", {
+      roleAlias: this.agentRoleAliasName,
+      roleArn: this.agentRole.roleArn,
+      credentialDurationSeconds: 3600,
+    });
+
+    this.agentPolicyName = `${safe}_bmc_agent`;
+    this.agentPolicy = new iot.CfnPolicy(this, "AgentPolicy", {
+      policyName: this.agentPolicyName,
+      policyDocument: {
+        Version: "2012-10-17",
+        Statement: [
+          {
+            Effect: "Allow",
+            Action: "iot:Connect",
+            Resource: iotArn(`client/${THING}`),
+            Condition: { Bool: { "iot:Connection.Thing.IsAttached": "true" } },
+          },
+          {
+            Effect: "Allow",
+            Action: "iot:Subscribe",
+            Resource: iotArn(`topicfilter/flow/rack/${THING}/bmc/+/cmd`),
+          },
+          { Effect: "Allow", Action: "iot:Receive", Resource: iotArn(`topic/flow/rack/${THING}/bmc/*/cmd`) },
+          { Effect: "Allow", Action: "iot:Publish", Resource: iotArn(`topic/flow/rack/${THING}/bmc/*/evt`) },
+          {
+            Effect: "Allow",
+            Action: "iot:AssumeRoleWithCertificate",
+            Resource: iotArn(`rolealias/${this.agentRoleAliasName}`),
+          },
+        ],
+      },
+    });
   }
 
-  /** The topic ARN pattern the child task publishes commands on (`iot:Publish`). */
-  static commandTopicsArn(): string {
-    return `arn:${Aws.PARTITION}:iot:${Aws.REGION}:${Aws.ACCOUNT_ID}:topic/flow/bmc/*/cmd`;
+  /**
+   * The topic ARN patterns the child task publishes commands on (`iot:Publish`): every rack's
+   * command topics, and with `legacy` every component's v1–v3 one.
+   */
+  static commandTopicsArns(legacy: boolean): string[] {
+    const arn = (topic: string) => `arn:${Aws.PARTITION}:iot:${Aws.REGION}:${Aws.ACCOUNT_ID}:topic/${topic}`;
+    return [arn("flow/rack/*/bmc/*/cmd"), ...(legacy ? [arn("flow/bmc/*/cmd")] : [])];
   }
 }

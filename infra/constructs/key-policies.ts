@@ -67,6 +67,22 @@ export function allowKeyUse(
   actions: string[],
   conditions: Record<string, Record<string, unknown>>,
 ): void {
+  allowInKeyPolicy(key, sid, role, actions, conditions);
+  role.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions, resources: [key.keyArn], conditions }));
+}
+
+/**
+ * The key-policy half of allowKeyUse alone, for a role whose own policy grants a narrower use
+ * itself (the BMC agents' role: the key allows it every `bmc:` blob, its policy only its own rack's;
+ * both must allow, so the narrower wins).
+ */
+export function allowInKeyPolicy(
+  key: kms.Key,
+  sid: string,
+  role: iam.Role,
+  actions: string[],
+  conditions: Record<string, Record<string, unknown>>,
+): void {
   key.addToResourcePolicy(
     new iam.PolicyStatement({
       sid,
@@ -79,5 +95,4 @@ export function allowKeyUse(
       },
     }),
   );
-  role.addToPrincipalPolicy(new iam.PolicyStatement({ sid, actions, resources: [key.keyArn], conditions }));
 }

@@ -65,7 +65,7 @@ import { FlowData } from "../constructs/data.js";
 import { FlowFunction } from "../constructs/flow-function.js";
 import { GRPC_PORT, GrpcFront } from "../constructs/grpc-front.js";
 import { FirmwareImageBucket } from "../constructs/image-bucket.js";
-import { adminOnlyKeyPolicy, allowKeyUse } from "../constructs/key-policies.js";
+import { adminOnlyKeyPolicy, allowInKeyPolicy, allowKeyUse } from "../constructs/key-policies.js";
 import { Observability } from "../constructs/observability.js";
 import { Ticker } from "../constructs/ticker.js";
 import { acknowledge, acknowledgeWildcardResources } from "../nag.js";
@@ -184,6 +184,7 @@ export class FlowStack extends Stack {
         ...build,
         ...wakesDispatcher,
         [ENV.iotDataEndpoint]: iotDataEndpoint,
+        ...(config.legacyBmcTopics ? { [ENV.legacyBmcTopics]: "true" } : {}),
         [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
         ...imageBucket,
         ...checksEnvironment,
@@ -296,17 +297,18 @@ export class FlowStack extends Stack {
     this.images.grantDownloads(this.taskSteps.role);
     this.grantSecretsKey(this.taskSteps.role, "OpenStoredCredentials", ["kms:Decrypt"], ["run:*", "task:*"]);
     this.grantSecretsKey(this.taskSteps.role, "SealBmcCredentials", ["kms:GenerateDataKey"], ["bmc:*"]);
+    const commandTopics = BmcIot.commandTopicsArns(config.legacyBmcTopics);
     this.taskSteps.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: "PublishBmcCommands",
         actions: ["iot:Publish"],
-        resources: [BmcIot.commandTopicsArn()],
+        resources: commandTopics,
       }),
     );
     acknowledgeWildcardResources(
       this.taskSteps.role,
-      "iot:Publish on flow/bmc/*/cmd: the child task commands whichever component's BMC it drives, and only on command topics.",
-      [BmcIot.commandTopicsArn()],
+      "iot:Publish on flow/rack/*/bmc/*/cmd (and flow/bmc/*/cmd with legacyBmcTopics): the child task commands whichever rack's BMCs it drives, and only on command topics.",
+      commandTopics,
     );
 
     // ---- the streams: Runs and Targets only. The evaluator wakes a run on a target reaching a
@@ -485,7 +487,15 @@ export class FlowStack extends Stack {
     this.images.grantUploads(taskRole);
 
     // ---- IoT
-    this.iot = new BmcIot(this, "Iot", { reports: this.bmcReports, namePrefix, retainLogs: prod });
+    this.iot = new BmcIot(this, "Iot", {
+      reports: this.bmcReports,
+      namePrefix,
+      retainLogs: prod,
+      secretsKeyArn: this.secretsKey.keyArn,
+    });
+    allowInKeyPolicy(this.secretsKey, "AgentsOpenBmcCredentials", this.iot.agentRole, ["kms:Decrypt"], {
+      StringLike: { "kms:EncryptionContext:context": ["bmc:*"] },
+    });
 
     // ---- observability
     this.observability = new Observability(this, "Observability", {
@@ -516,6 +526,10 @@ export class FlowStack extends Stack {
     // The names the construct gave them (what Ref returns in AWS; moto's Ref returns no name).
     new CfnOutput(this, "BmcIotPolicyName", { value: this.iot.policyName });
     new CfnOutput(this, "BmcThingTypeName", { value: this.iot.thingTypeName });
+    // What `flowctl agent provision` attaches to each rack agent's certificate.
+    new CfnOutput(this, "BmcAgentPolicyName", { value: this.iot.agentPolicyName });
+    // What an agent's commandAuth.roleAlias names (its credentials for opening update credentials).
+    new CfnOutput(this, "BmcAgentRoleAlias", { value: this.iot.agentRoleAliasName });
     new CfnOutput(this, "IotDataEndpoint", { value: iotDataEndpoint });
     new CfnOutput(this, "DashboardName", { value: namePrefix });
 

@@ -8,7 +8,12 @@ import type { Actor } from "../domain/actor.js";
 import type { ApprovalRule } from "../domain/approval.js";
 import type { CreateRunInput } from "../domain/create-run-input.js";
 import type { BaselineKey, FirmwareBaseline } from "../domain/firmware-baselines.js";
-import type { BeginUploadInput, CompleteUploadInput, FirmwareImage } from "../domain/firmware-images.js";
+import type {
+  BeginUploadInput,
+  CompleteUploadInput,
+  FirmwareImage,
+  ImageKeyInput,
+} from "../domain/firmware-images.js";
 import type { FirmwareTemplateInput } from "../domain/firmware-template.js";
 import type { RunHistoryEvent } from "../domain/history-event.js";
 import type { ComponentReadiness, InventoryComponent, InventoryRack } from "../domain/inventory.js";
@@ -173,6 +178,14 @@ export interface ImagesApi {
     images: FirmwareImage[];
     total: number;
   }>;
+  /**
+   * Removes an image (record, then every version of its object unless another record has the
+   * same bytes). NotFound without one; FailedPrecondition naming what uses it (image-use.ts).
+   */
+  deleteImage(
+    input: ImageKeyInput,
+    actor: Actor,
+  ): Promise<{ image: FirmwareImage; objectVersionsDeleted: number }>;
 }
 
 export interface FlowApi extends OperationRunsApi, TasksApi, InventoryApi, PolicyApi, ImagesApi {

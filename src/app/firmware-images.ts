@@ -1,6 +1,6 @@
 /**
  * The firmware image catalog's use cases (the admin service's BeginFirmwareImageUpload,
- * CompleteFirmwareImageUpload and ListFirmwareImages) and the one check every create path and
+ * CompleteFirmwareImageUpload, ListFirmwareImages, and DeleteFirmwareImage in image-deletion.ts) and the one check every create path and
  * every baseline change makes: `requireImages`, nothing is flashed without its image.
  *
  * An upload, step by step:
@@ -30,6 +30,7 @@ import {
   validateCompleteUpload,
 } from "../domain/firmware-images.js";
 import type { ImagesApi } from "./api.js";
+import { deleteImage, type ImageUsersSource } from "./image-deletion.js";
 import type { Clock, FirmwareImageStore, ImageObjectStore } from "./ports.js";
 
 /** How long a begin's PUT URL stays valid: long enough for 5 GiB over a slow link. */
@@ -38,6 +39,8 @@ export const UPLOAD_URL_SECONDS = 3600;
 export interface ImagesDeps {
   images: FirmwareImageStore;
   objects: ImageObjectStore;
+  /** What could still need an image (DeleteFirmwareImage refuses while anything does). */
+  users: ImageUsersSource;
   clock: Clock;
   newId: () => string;
   log?: (line: string) => void;
@@ -122,6 +125,8 @@ export function createImageService(deps: ImagesDeps): ImagesApi {
     },
 
     listImages: (query) => images.listImages(query),
+
+    deleteImage: (input, actor) => deleteImage(deps, input, actor),
   };
 }
 

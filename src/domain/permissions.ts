@@ -114,6 +114,7 @@ export const RPC_PERMISSIONS: Readonly<Record<string, RpcPermission>> = {
     target: "none",
   },
   [`${ADMIN}ListFirmwareImages`]: { permission: "read", what: "firmware images", target: "none" },
+  [`${ADMIN}DeleteFirmwareImage`]: { permission: "administer", what: "firmware images", target: "none" },
 };
 
 /** The roles every policy has; a policy may define more, not redefine these. */

@@ -83,6 +83,11 @@ export const ENV = {
    * `serverReflection=true` turns it on; the local stack always serves it.
    */
   serverReflection: "FLOW_SERVER_REFLECTION",
+  /**
+   * `true`: every BMC command is published on the v1–v3 per-component topic too, beside its rack's
+   * (src/domain/bmc-topics.ts), for BMCs not yet on a rack-scoped agent. Default false.
+   */
+  legacyBmcTopics: "FLOW_LEGACY_BMC_TOPICS",
   /** Any AWS-compatible endpoint (moto, LocalStack); unset in AWS. */
   awsEndpoint: "AWS_ENDPOINT_URL",
   /** The region of every AWS client (Lambda and ECS set it); default us-east-1. */
@@ -291,6 +296,8 @@ export interface TaskStepsConfig extends StoresConfig {
   dispatcherFunctionName?: string;
   /** The external health checks CHECK_HEALTH steps hand racks to (none by default). */
   externalChecks: ExternalCheckConfig[];
+  /** Also publish on the v1–v3 per-component topics (ENV.legacyBmcTopics). */
+  legacyBmcTopics: boolean;
 }
 
 export const readTaskStepsConfig = configReader(
@@ -301,6 +308,7 @@ export const readTaskStepsConfig = configReader(
     ...SECRETS,
     dispatcherFunctionName: optional(ENV.dispatcherFunctionName, functionName),
     externalChecks: withDefault(ENV.externalChecks, externalChecks, []),
+    legacyBmcTopics: withDefault(ENV.legacyBmcTopics, boolean, false),
   },
   (v): TaskStepsConfig => ({
     ...stores(v),
@@ -309,6 +317,7 @@ export const readTaskStepsConfig = configReader(
     secrets: secrets(v),
     ...(v.dispatcherFunctionName === undefined ? {} : { dispatcherFunctionName: v.dispatcherFunctionName }),
     externalChecks: v.externalChecks,
+    legacyBmcTopics: v.legacyBmcTopics,
   }),
 );
 

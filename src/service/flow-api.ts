@@ -23,6 +23,7 @@ import type {
   ReadinessStore,
   RequestMac,
   RunStore,
+  TaskStore,
 } from "../app/ports.js";
 import { createRunService } from "../app/runs.js";
 import { componentTypeChanges, typeChangeViolation } from "../domain/component-type-change.js";
@@ -67,6 +68,8 @@ export interface FlowApiAssembly {
     policy: FirmwarePolicyStore;
     readiness: ReadinessStore;
     images: FirmwareImageStore;
+    /** Read by DeleteFirmwareImage: the tasks that have not ended. */
+    tasks: Pick<TaskStore, "listTasks">;
   };
   /** The catalog's bucket of image bytes. */
   imageObjects: ImageObjectStore;
@@ -130,6 +133,7 @@ export function assembleFlowApi(parts: FlowApiAssembly): FlowApi {
     images: createImageService({
       images: stores.images,
       objects: parts.imageObjects,
+      users: { baselines: stores.policy, runs: stores.runs, tasks: stores.tasks },
       clock,
       newId: parts.newId,
       log: (line) => logger.info(line),
@@ -214,6 +218,7 @@ export function composeFlowApi(parts: FlowApiParts): FlowApi {
     beginImageUpload: async (input) => images().beginImageUpload(input),
     completeImageUpload: async (input, actor) => images().completeImageUpload(input, actor),
     listImages: async (query) => images().listImages(query),
+    deleteImage: async (input, actor) => images().deleteImage(input, actor),
     version: () => parts.buildInfo,
   };
 }

@@ -113,6 +113,10 @@ function okApi(): FlowApi {
       alreadyRegistered: false,
     }),
     listImages: async () => ({ images: [], total: 0 }),
+    deleteImage: async (input) => ({
+      image: imageRecord({ componentType: "COMPUTE", version: input.version }),
+      objectVersionsDeleted: 1,
+    }),
     version: () => ({ version: "t", buildTime: "", gitCommit: "" }),
   };
 }
@@ -145,6 +149,7 @@ const ADMIN_REQUESTS: Record<keyof typeof FlowInventoryAdminService, unknown> = 
   setFirmwareBaselines: adminPb.SetFirmwareBaselinesRequest.fromPartial({}),
   listFirmwareBaselines: {},
   deleteFirmwareBaseline: { componentType: 1 },
+  deleteFirmwareImage: { componentType: 1, version: "1.0" },
   setComponentReadiness: { componentId: { id: TASK_ID } },
   createOperationRule: adminPb.CreateOperationRuleRequest.fromPartial({
     name: "r",
@@ -217,6 +222,7 @@ const EXPECTED: Record<string, string[]> = {
   listOperationRules: READ,
   beginFirmwareImageUpload: ADMINISTER,
   completeFirmwareImageUpload: ADMINISTER,
+  deleteFirmwareImage: ADMINISTER,
   listFirmwareImages: READ,
 };
 

@@ -44,6 +44,7 @@ beforeAll(async () => {
   agent = await startBmcAgent(
     parseAgentConfig(
       {
+        rackId: group.racks[0]!.id,
         mqtt: { url: s.local.mqttUrl, clientId: "e2e-agent" },
         stateDir,
         timings: { pollIntervalMs: 20 },

@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startMqttBroker } from "../../local/mqtt-broker.js";
 import { startRedfishEmulator } from "../../local/redfish-emulator.js";
-import { BMC_EVT_TOPIC_FILTER, bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
+import { encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
+import { BMC_EVT_TOPIC_FILTER, bmcCmdTopic } from "../../src/domain/bmc-topics.js";
 import { until } from "../support/poll.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -90,6 +91,7 @@ describe("flow-bmc-agent: SIGTERM", () => {
   it("serves a BMC until SIGTERM, then logs out of it and exits 0", async () => {
     const broker = await startMqttBroker();
     const componentId = "7e000000-0000-4000-8000-000000000101";
+    const rackId = "7e000000-0000-4000-8000-0000000000a1";
     const emulator = await startRedfishEmulator({
       bmcs: [{ id: componentId }],
       username: "flow",
@@ -103,6 +105,7 @@ describe("flow-bmc-agent: SIGTERM", () => {
     writeFileSync(
       file,
       JSON.stringify({
+        rackId,
         mqtt: { url: broker.url },
         stateDir: join(dir, "state"),
         bmcs: [
@@ -114,7 +117,7 @@ describe("flow-bmc-agent: SIGTERM", () => {
     try {
       await until("the agent to serve", () => stderr().includes("serving 1 BMCs"), 30_000);
       await broker.publish(
-        bmcCmdTopic(componentId),
+        bmcCmdTopic({ rackId, componentId }),
         encodeBmcMessage({ v: 1, type: "query", requestId: "q-1" }),
       );
       await until("the status", () => statuses.length > 0, 20_000);

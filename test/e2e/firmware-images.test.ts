@@ -174,6 +174,34 @@ describe("flowctl firmware upload and list", () => {
   });
 });
 
+describe("flowctl firmware delete", () => {
+  it("refused (exit 19) naming the baseline that resolves to it; deleted once it is gone; then NOT_FOUND (exit 15)", async () => {
+    const file = join(dir, "cdu-6.2.0.bin");
+    writeFileSync(file, "cdu firmware 6.2.0");
+    const up = await flowctl(["firmware", "upload", "--type", "CDU", "--version", "6.2.0", file]);
+    expect(up.code, up.stderr).toBe(0);
+    const set = await flowctl(["baseline", "set", "CDU", "6.2.0", "--model", "delete-test"]);
+    expect(set.code, set.stderr).toBe(0);
+    const refused = await flowctl(["firmware", "delete", "--type", "CDU", "--version", "6.2.0"]);
+    expect(refused.code).toBe(19);
+    expect(refused.stderr).toContain(
+      "firmware image CDU 6.2.0 is in use: baseline CDU 6.2.0 (model delete-test, vendor *); change the baseline or let the runs and tasks end first",
+    );
+    const unset = await flowctl(["baseline", "delete", "CDU", "--model", "delete-test"]);
+    expect(unset.code, unset.stderr).toBe(0);
+    const deleted = await flowctl(["firmware", "delete", "--type", "CDU", "--version", "6.2.0"]);
+    expect(deleted.code, deleted.stderr).toBe(0);
+    expect(deleted.stdout).toMatch(
+      /^deleted\n[\s\S]*Version: +6\.2\.0[\s\S]*\n1 object version\(s\) deleted\n$/,
+    );
+    const list = await flowctl(["firmware", "list", "--type", "CDU"]);
+    expect(list.stdout).not.toContain("6.2.0");
+    const again = await flowctl(["firmware", "delete", "--type", "CDU", "--version", "6.2.0"]);
+    expect(again.code).toBe(15);
+    expect(again.stderr).toContain("no firmware image is registered for CDU 6.2.0");
+  });
+});
+
 describe("the admin RPCs validate every field", () => {
   it("BeginFirmwareImageUpload: type, version, sub-target, size", async () => {
     const f = await failure(

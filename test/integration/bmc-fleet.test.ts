@@ -14,15 +14,15 @@ import type { FleetConfig } from "../../local/fleet-file.js";
 import { type IotShim, startIotShim } from "../../local/iot-shim.js";
 import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
 import { BmcPublishError, IotPublisher } from "../../src/adapters/iot/publisher.js";
+import type { BmcEvent, BmcMessage, UpdateCommand } from "../../src/domain/bmc-protocol.js";
+import { decodeBmcEvent } from "../../src/domain/bmc-protocol-decode.js";
 import {
   BMC_EVT_TOPIC_FILTER,
-  type BmcEvent,
-  type BmcMessage,
+  type BmcAddress,
   bmcCmdTopic,
-  decodeBmcEvent,
+  legacyBmcCmdTopic,
   parseBmcTopic,
-  type UpdateCommand,
-} from "../../src/domain/bmc-protocol.js";
+} from "../../src/domain/bmc-topics.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import { until } from "../support/poll.js";
 
@@ -76,12 +76,17 @@ let shim: IotShim;
 let fleet: BmcFleet;
 let sdk: IoTDataPlaneClient;
 let publisher: IotPublisher;
-/** Every event seen on flow/bmc/+/evt, per component, in arrival order. */
+/** Every event seen on flow/rack/+/bmc/+/evt, per component, in arrival order. */
 const seen = new Map<string, BmcEvent[]>();
 const undecodable: string[] = [];
 /** (componentId, version) callbacks, and whether that component's result had been seen by then. */
 const firmwareChanges: { componentId: string; version: string; resultSeen: boolean }[] = [];
 const logs: string[] = [];
+
+/** Where a command for this component goes: its rack's topic (the main rack for a stranger). */
+function at(componentId: string): BmcAddress {
+  return { rackId: fleet.rackOf(componentId) ?? RACK, componentId };
+}
 
 function eventsOf(componentId: string): BmcEvent[] {
   return seen.get(componentId) ?? [];
@@ -106,7 +111,7 @@ function doneWith(requestId: string, times = 1): Promise<true> {
  * once the answer is in, everything the fleet published for that component before it is in too.
  */
 async function queried(componentId: string, requestId: string): Promise<string[]> {
-  await publisher.publish(componentId, { v: 1, type: "query", requestId });
+  await publisher.publish(at(componentId), { v: 1, type: "query", requestId });
   await until(`status of ${requestId}`, () => (trace(componentId, requestId).length > 0 ? true : undefined));
   return trace(componentId, requestId);
 }
@@ -209,12 +214,12 @@ describe("iot shim: the real IoTDataPlaneClient publishes into the broker", () =
       message: "topic must be a concrete topic name (got flow/bmc/+/cmd)",
     });
     const err = await publisher
-      .publish("+", { v: 1, type: "query", requestId: "q-wild" })
+      .publish(at("+"), { v: 1, type: "query", requestId: "q-wild" })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BmcPublishError);
     expect((err as Error).name).toBe("BmcPublishError");
     expect((err as Error).message).toBe(
-      "publishing q-wild to flow/bmc/+/cmd failed: InvalidRequestException: topic must be a concrete topic name (got flow/bmc/+/cmd)",
+      `publishing q-wild to flow/rack/${RACK}/bmc/+/cmd failed: InvalidRequestException: topic must be a concrete topic name (got flow/rack/${RACK}/bmc/+/cmd)`,
     );
   });
 
@@ -230,7 +235,7 @@ describe("iot shim: the real IoTDataPlaneClient publishes into the broker", () =
 
 describe("bmc fleet: each outcome on the evt topic", () => {
   it("succeed: ack, progress 25/50/75, result ok with the target version; inventory hook runs first", async () => {
-    await publisher.publish(C.succeed, updateCmd("r-succeed"));
+    await publisher.publish(at(C.succeed), updateCmd("r-succeed"));
     await resultOf(C.succeed, "r-succeed");
     expect(trace(C.succeed, "r-succeed")).toEqual([
       "ack",
@@ -247,7 +252,7 @@ describe("bmc fleet: each outcome on the evt topic", () => {
   });
 
   it("fail: ack, progress, result ok:false with the unchanged version and FLASH_FAILED", async () => {
-    await publisher.publish(C.fail, updateCmd("r-fail"));
+    await publisher.publish(at(C.fail), updateCmd("r-fail"));
     const result = await resultOf(C.fail, "r-fail");
     expect(trace(C.fail, "r-fail")).toEqual([
       "ack",
@@ -262,7 +267,7 @@ describe("bmc fleet: each outcome on the evt topic", () => {
   });
 
   it("wrong-version: result ok:true but with the previous version, and no inventory change", async () => {
-    await publisher.publish(C.wrongVersion, updateCmd("r-wrong"));
+    await publisher.publish(at(C.wrongVersion), updateCmd("r-wrong"));
     await resultOf(C.wrongVersion, "r-wrong");
     expect(trace(C.wrongVersion, "r-wrong")).toEqual([
       "ack",
@@ -275,7 +280,7 @@ describe("bmc fleet: each outcome on the evt topic", () => {
   });
 
   it("wrong-version when already at the target: reports T-mismatch, which is what it now runs", async () => {
-    await publisher.publish(C.wrongSame, updateCmd("r-wrong-same", "1.0.0"));
+    await publisher.publish(at(C.wrongSame), updateCmd("r-wrong-same", "1.0.0"));
     await resultOf(C.wrongSame, "r-wrong-same");
     expect(trace(C.wrongSame, "r-wrong-same").at(-1)).toBe("result:ok:1.0.0-mismatch");
     expect(fleet.versionOf(C.wrongSame)).toBe("1.0.0-mismatch");
@@ -283,18 +288,18 @@ describe("bmc fleet: each outcome on the evt topic", () => {
 
   it("hang: ack and then nothing, ever; queries are still answered", async () => {
     const hung = fleet.stats().outcomes.hung;
-    await publisher.publish(C.hang, updateCmd("r-hang"));
+    await publisher.publish(at(C.hang), updateCmd("r-hang"));
     await doneWith("r-hang");
     expect(fleet.stats().outcomes.hung).toBe(hung + 1);
     expect(await queried(C.hang, "q-hang")).toEqual(["status:1.0.0"]);
     expect(trace(C.hang, "r-hang")).toEqual(["ack"]);
     // Still busy with the hung update: another one is refused.
-    await publisher.publish(C.hang, updateCmd("r-hang-2"));
+    await publisher.publish(at(C.hang), updateCmd("r-hang-2"));
     expect(await resultOf(C.hang, "r-hang-2")).toMatchObject({ ok: false, error: { code: "BUSY" } });
   });
 
   it("hang from the rack entry applies to a component with no entry of its own", async () => {
-    await publisher.publish(C.inHangRack, updateCmd("r-rack-hang"));
+    await publisher.publish(at(C.inHangRack), updateCmd("r-rack-hang"));
     await doneWith("r-rack-hang");
     expect(await queried(C.inHangRack, "q-rack-hang")).toEqual(["status:0.0.0"]);
     expect(trace(C.inHangRack, "r-rack-hang")).toEqual(["ack"]);
@@ -302,11 +307,11 @@ describe("bmc fleet: each outcome on the evt topic", () => {
 
   it("disconnect: ack, progress up to half-way, then silence, including to later queries", async () => {
     const drops = fleet.stats().outcomes.disconnected;
-    await publisher.publish(C.disconnect, updateCmd("r-disc"));
+    await publisher.publish(at(C.disconnect), updateCmd("r-disc"));
     await doneWith("r-disc");
     expect(fleet.stats().outcomes.disconnected).toBe(drops + 1);
     const ignored = fleet.stats().ignored.offline;
-    await publisher.publish(C.disconnect, { v: 1, type: "query", requestId: "q-disc" });
+    await publisher.publish(at(C.disconnect), { v: 1, type: "query", requestId: "q-disc" });
     await doneWith("q-disc");
     expect(fleet.stats().ignored.offline).toBe(ignored + 1);
     // Back online it answers again, and behind that answer on its topic nothing else had come.
@@ -318,11 +323,11 @@ describe("bmc fleet: each outcome on the evt topic", () => {
 
   it("a revived BMC answers again and a retry of its interrupted request flashes anew", async () => {
     const dropsBefore = fleet.stats().outcomes.disconnected;
-    await publisher.publish(C.revive, updateCmd("r-revive"));
+    await publisher.publish(at(C.revive), updateCmd("r-revive"));
     await until("the drop", () => (fleet.stats().outcomes.disconnected > dropsBefore ? true : undefined));
     fleet.revive(C.revive);
     fleet.setConfig({ ...config, components: { ...config.components, [C.revive]: { outcome: "succeed" } } });
-    await publisher.publish(C.revive, updateCmd("r-revive"));
+    await publisher.publish(at(C.revive), updateCmd("r-revive"));
     const result = await resultOf(C.revive, "r-revive");
     expect(result).toMatchObject({ ok: true, version: "2.0.0" });
     expect(fleet.stats().flashesByComponent[C.revive]).toBe(2);
@@ -330,7 +335,7 @@ describe("bmc fleet: each outcome on the evt topic", () => {
   });
 
   it("query: status with the current version", async () => {
-    await publisher.publish(C.succeed, { v: 1, type: "query", requestId: "q-succeed" });
+    await publisher.publish(at(C.succeed), { v: 1, type: "query", requestId: "q-succeed" });
     await until("status", () => (trace(C.succeed, "q-succeed").length > 0 ? true : undefined));
     expect(trace(C.succeed, "q-succeed")).toEqual(["status:2.0.0"]);
   });
@@ -338,9 +343,9 @@ describe("bmc fleet: each outcome on the evt topic", () => {
 
 describe("bmc fleet: idempotency on requestId", () => {
   it("a duplicate after the result re-sends the stored result and does not flash twice", async () => {
-    await publisher.publish(C.dup, updateCmd("r-dup", "3.0.0", "task-dup"));
+    await publisher.publish(at(C.dup), updateCmd("r-dup", "3.0.0", "task-dup"));
     await resultOf(C.dup, "r-dup");
-    await publisher.publish(C.dup, updateCmd("r-dup", "3.0.0", "task-dup"));
+    await publisher.publish(at(C.dup), updateCmd("r-dup", "3.0.0", "task-dup"));
     await until("the re-sent result", () =>
       eventsOf(C.dup).filter((e) => e.type === "result").length === 2 ? true : undefined,
     );
@@ -361,10 +366,10 @@ describe("bmc fleet: idempotency on requestId", () => {
   });
 
   it("a duplicate while flashing re-sends ack; a different request while flashing gets BUSY", async () => {
-    await publisher.publish(C.slowSucceed, updateCmd("r-slow"));
+    await publisher.publish(at(C.slowSucceed), updateCmd("r-slow"));
     await until("ack", () => (trace(C.slowSucceed, "r-slow").length > 0 ? true : undefined));
-    await publisher.publish(C.slowSucceed, updateCmd("r-slow"));
-    await publisher.publish(C.slowSucceed, updateCmd("r-other", "9.9.9"));
+    await publisher.publish(at(C.slowSucceed), updateCmd("r-slow"));
+    await publisher.publish(at(C.slowSucceed), updateCmd("r-other", "9.9.9"));
     const busy = await resultOf(C.slowSucceed, "r-other");
     expect(busy).toEqual({
       v: 1,
@@ -384,7 +389,7 @@ describe("bmc fleet: idempotency on requestId", () => {
     const bare = { ...updateCmd("r-bare"), image: { uri: "https://images.example/x" } };
     const version = fleet.versionOf(C.succeed);
     const rejected = fleet.stats().imageRejections;
-    await publisher.publish(C.succeed, bare);
+    await publisher.publish(at(C.succeed), bare);
     expect(await resultOf(C.succeed, "r-bare")).toEqual({
       v: 1,
       type: "result",
@@ -395,7 +400,7 @@ describe("bmc fleet: idempotency on requestId", () => {
     });
     expect(trace(C.succeed, "r-bare")).toEqual([`result:failed:${version}:IMAGE_INVALID`]);
     // Not remembered: the same request id with a complete image flashes.
-    await publisher.publish(C.succeed, updateCmd("r-bare"));
+    await publisher.publish(at(C.succeed), updateCmd("r-bare"));
     await until("the flash", () => trace(C.succeed, "r-bare").includes("result:ok:2.0.0"));
     expect(fleet.stats().imageRejections).toBe(rejected + 1);
   });
@@ -403,17 +408,17 @@ describe("bmc fleet: idempotency on requestId", () => {
   it("garbage and unknown components are ignored and counted, never answered", async () => {
     const before = fleet.stats();
     await sdk.send(
-      new PublishCommand({ topic: bmcCmdTopic(C.succeed), qos: 1, payload: Buffer.from("{not json") }),
+      new PublishCommand({ topic: bmcCmdTopic(at(C.succeed)), qos: 1, payload: Buffer.from("{not json") }),
     );
     await sdk.send(
       new PublishCommand({
-        topic: bmcCmdTopic(C.succeed),
+        topic: bmcCmdTopic(at(C.succeed)),
         qos: 1,
         payload: Buffer.from('{"v":4,"type":"query","requestId":"x"}'),
       }),
     );
     const stranger = "7a000000-0000-4000-8000-00000000ffff";
-    await publisher.publish(stranger, { v: 1, type: "query", requestId: "q-stranger" });
+    await publisher.publish(at(stranger), { v: 1, type: "query", requestId: "q-stranger" });
     await until("all three counted", () =>
       fleet.stats().commands - before.commands >= 3 ? true : undefined,
     );
@@ -428,6 +433,38 @@ describe("bmc fleet: idempotency on requestId", () => {
     ).toBe(true);
     // The auth blob of any update never reaches a log line.
     expect(logs.join("\n")).not.toContain("c2VjcmV0");
+  });
+});
+
+describe("bmc fleet: rack-scoped topics (protocol v4)", () => {
+  it("a command on another rack's topic is not heard by the BMC: counted as an unknown component", async () => {
+    const before = fleet.stats();
+    await publisher.publish(
+      { rackId: HANG_RACK, componentId: C.succeed },
+      { v: 1, type: "query", requestId: "q-astray" },
+    );
+    await doneWith("q-astray");
+    expect(fleet.stats().ignored.unknownComponent - before.ignored.unknownComponent).toBe(1);
+    expect(trace(C.succeed, "q-astray")).toEqual([]);
+  });
+
+  it("with legacyTopics the publisher sends each command on the rack's topic and on the v1-v3 one", async () => {
+    const legacy = new IotPublisher({ client: sdk, legacyTopics: true });
+    const heard: string[] = [];
+    const unsubscribe = await broker.subscribe("flow/bmc/+/cmd", (topic) => {
+      heard.push(topic);
+    });
+    try {
+      await legacy.publish(at(C.succeed), { v: 1, type: "query", requestId: "q-both" });
+      await until("the v1-v3 copy", () => (heard.length > 0 ? true : undefined));
+      await until("the rack's copy answered", () =>
+        trace(C.succeed, "q-both").length > 0 ? true : undefined,
+      );
+      expect(heard).toEqual([legacyBmcCmdTopic(C.succeed)]);
+      expect(trace(C.succeed, "q-both")).toEqual([`status:${fleet.versionOf(C.succeed)}`]);
+    } finally {
+      await unsubscribe();
+    }
   });
 });
 
@@ -475,7 +512,7 @@ describe("bmc fleet: a flash's schedule", () => {
       config: { defaults: { outcome: "succeed", updateMs: UPDATE_MS }, racks: {}, components: {} },
     });
     try {
-      await publisher.publish(only, updateCmd("r-held"));
+      await publisher.publish(at(only), updateCmd("r-held"));
       await resultOf(only, "r-held");
       expect(trace(only, "r-held")).toEqual([
         "ack",
@@ -519,7 +556,10 @@ describe("bmc fleet: exactly once per task at demo scale", () => {
         }
       });
       const send = (c: { rackId: string; id: string }) =>
-        publisher.publish(c.id, updateCmd(`scale-${c.id}`, "5.0.0", `task-${c.rackId}`));
+        publisher.publish(
+          { rackId: c.rackId, componentId: c.id },
+          updateCmd(`scale-${c.id}`, "5.0.0", `task-${c.rackId}`),
+        );
       await Promise.all(components.map(send));
       await Promise.all(components.map(send));
       // The duplicate lands either while the flash runs (answered with a second ack) or after it

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UNHEALTHY_REASON } from "../../local/bmc-fleet.js";
 import type { BmcCommand } from "../../src/domain/bmc-protocol.js";
+import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import type { OperationRule, RuleStep } from "../../src/domain/operation-rules.js";
 import { parseReport } from "../../src/domain/task-report.js";
@@ -70,10 +71,11 @@ beforeAll(async () => {
       components: { [sick]: { unhealthyAfterFlash: true } },
     },
     wrapPublisher: (inner) => ({
-      async publish(componentId: string, command: BmcCommand) {
+      async publish(to: BmcAddress, command: BmcCommand) {
+        const { componentId } = to;
         if (command.type === "reset")
           resets.set(componentId, [...(resets.get(componentId) ?? []), command.kind]);
-        await inner.publish(componentId, command);
+        await inner.publish(to, command);
       },
     }),
   });

@@ -11,13 +11,9 @@ import type { StepEvent, WaveState } from "../../src/app/child-task/settings.js"
 import { createTaskService, taskIdForKey } from "../../src/app/child-task/task-service.js";
 import type { TaskExecutor } from "../../src/app/ports.js";
 import { targetIdempotencyKey } from "../../src/app/ports.js";
-import {
-  bmcEvtTopic,
-  decodeBmcEvent,
-  encodeBmcMessage,
-  parseBmcTopic,
-  updateRequestId,
-} from "../../src/domain/bmc-protocol.js";
+import { encodeBmcMessage, updateRequestId } from "../../src/domain/bmc-protocol.js";
+import { decodeBmcEvent } from "../../src/domain/bmc-protocol-decode.js";
+import { BMC_EVT_TOPIC_FILTER, parseBmcTopic } from "../../src/domain/bmc-topics.js";
 import { parseCommandRequestId } from "../../src/domain/command-sets.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import type { ComponentsForType } from "../../src/domain/model.js";
@@ -62,7 +58,7 @@ beforeAll(async () => {
   // as SQS's are) are stored in whichever order they land, and the first stored wins.
   const sets = new DynamoCommandSetStore(h.stores.doc, h.names.tasks);
   const seen = new Set<string>();
-  await h.broker.subscribe("flow/bmc/+/evt", async (topic, payload) => {
+  await h.broker.subscribe(BMC_EVT_TOPIC_FILTER, async (topic, payload) => {
     const decoded = decodeBmcEvent(payload);
     const where = parseBmcTopic(topic);
     if (!decoded.ok || decoded.value.type !== "result" || where === undefined) return;
@@ -78,7 +74,7 @@ beforeAll(async () => {
         undefined,
     );
     await h.broker.publish(
-      bmcEvtTopic(where.componentId),
+      topic,
       encodeBmcMessage({
         v: 1,
         type: "result",

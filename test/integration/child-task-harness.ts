@@ -27,7 +27,8 @@ import { createS3Client, S3ImageObjectStore } from "../../src/adapters/s3/image-
 import type { AslMachine } from "../../src/adapters/stepfunctions/asl.js";
 import type { ChildTaskSettings } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher, RunWaker, TaskStore } from "../../src/app/ports.js";
-import { bmcCmdTopic, encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
+import { encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
+import { bmcCmdTopic } from "../../src/domain/bmc-topics.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import type { ComponentType, Target } from "../../src/domain/model.js";
 import type { OperationRule } from "../../src/domain/operation-rules.js";
@@ -246,7 +247,11 @@ export async function fleetCaughtUp(h: Harness, componentIds: readonly string[])
   const probes = await Promise.all(
     componentIds.map(async (componentId) => {
       const requestId = `probe-${randomUUID()}`;
-      await h.broker.publish(bmcCmdTopic(componentId), encodeBmcMessage({ v: 1, type: "query", requestId }));
+      const rackId = h.fleet.rackOf(componentId) ?? "";
+      await h.broker.publish(
+        bmcCmdTopic({ rackId, componentId }),
+        encodeBmcMessage({ v: 1, type: "query", requestId }),
+      );
       return requestId;
     }),
   );

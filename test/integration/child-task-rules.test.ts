@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BmcCommand, updateRequestId } from "../../src/domain/bmc-protocol.js";
+import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import type { OperationRule, RuleStep } from "../../src/domain/operation-rules.js";
 import { parseReport } from "../../src/domain/task-report.js";
@@ -68,7 +69,8 @@ beforeAll(async () => {
     // The flaky tray's first retry (attempt 1) is what makes it succeed: the fleet learns so just
     // before that command reaches it, so the first attempt surely fails and the retry surely passes.
     wrapPublisher: (inner) => ({
-      async publish(componentId: string, command: BmcCommand) {
+      async publish(to: BmcAddress, command: BmcCommand) {
+        const { componentId } = to;
         if (command.type === "update") {
           updates.push({ componentId, requestId: command.requestId });
           if (componentId === flaky && command.requestId === updateRequestId(command.taskId, flaky, 1, 0)) {
@@ -79,7 +81,7 @@ beforeAll(async () => {
             });
           }
         }
-        await inner.publish(componentId, command);
+        await inner.publish(to, command);
       },
     }),
   });

@@ -43,6 +43,7 @@ const service = () =>
   createImageService({
     images: stores.images,
     objects,
+    users: { baselines: stores.policy, runs: stores.runs, tasks: stores.tasks },
     clock: clockOf(() => T0),
     newId: () => `00000000-0000-4000-8000-${String(++ids).padStart(12, "0")}`,
   });

@@ -7,7 +7,9 @@
 import { ScanCommand } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { itemToTask } from "../../src/adapters/dynamodb/items.js";
-import { decodeBmcCommand, type UpdateCommand } from "../../src/domain/bmc-protocol.js";
+import type { UpdateCommand } from "../../src/domain/bmc-protocol.js";
+import { decodeBmcCommand } from "../../src/domain/bmc-protocol-decode.js";
+import { BMC_CMD_TOPIC_FILTER } from "../../src/domain/bmc-topics.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import { CREDENTIAL_CANARY } from "../support/credential-canary.js";
@@ -39,7 +41,7 @@ beforeAll(async () => {
     racks,
     fleet: { defaults: { outcome: "succeed", updateMs: 40 }, racks: {}, components: {} },
   });
-  await h.broker.subscribe("flow/bmc/+/cmd", (_topic, payload) => {
+  await h.broker.subscribe(BMC_CMD_TOPIC_FILTER, (_topic, payload) => {
     const decoded = decodeBmcCommand(payload);
     if (decoded.ok && decoded.value.type === "update") commands.push(decoded.value);
   });
@@ -134,7 +136,9 @@ describe("UpgradeFirmware", () => {
         const blob = Buffer.from(c.auth!.ciphertext, "base64");
         const opens: string[] = [];
         for (const tray of trays) {
-          const plain = await h.cipher.decrypt(blob, `bmc:${tray}:${c.requestId}`).catch(() => undefined);
+          const plain = await h.cipher
+            .decrypt(blob, `bmc:${racks[4]!.id}:${tray}:${c.requestId}`)
+            .catch(() => undefined);
           if (plain !== undefined) opens.push(`${tray}=${Buffer.from(plain).toString("utf8")}`);
         }
         return opens;

@@ -20,7 +20,11 @@ import {
   ValidationError,
 } from "../../src/domain/errors.js";
 import type { BaselineKey, FirmwareBaseline } from "../../src/domain/firmware-baselines.js";
-import type { BeginUploadInput, CompleteUploadInput } from "../../src/domain/firmware-images.js";
+import type {
+  BeginUploadInput,
+  CompleteUploadInput,
+  ImageKeyInput,
+} from "../../src/domain/firmware-images.js";
 import { type FirmwareTemplateInput, validateFirmwareTask } from "../../src/domain/firmware-template.js";
 import type { RunHistoryEvent } from "../../src/domain/history-event.js";
 import type { ComponentReadiness, InventoryRack } from "../../src/domain/inventory.js";
@@ -415,6 +419,14 @@ export class FakeFlowApi implements FlowApi {
   async listImages(query: { componentType?: ComponentType; page: Page }) {
     this.record("listImages", query);
     return { images: [], total: 0 };
+  }
+
+  async deleteImage(input: ImageKeyInput, actor: Actor) {
+    this.record("deleteImage", input, actor);
+    return {
+      image: imageRecord({ componentType: "COMPUTE", version: input.version }),
+      objectVersionsDeleted: 1,
+    };
   }
 
   async deleteBaseline(key: BaselineKey) {

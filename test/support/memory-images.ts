@@ -59,6 +59,14 @@ export class MemoryFirmwareImageStore implements FirmwareImageStore {
     return { kind: "registered" };
   }
 
+  async deleteImage(key: ImageKey, sha256: string): Promise<FirmwareImage | undefined> {
+    const id = imageKeyId(key);
+    const image = this.images.get(id);
+    if (image === undefined || image.sha256 !== sha256) return undefined;
+    this.images.delete(id);
+    return structuredClone(image);
+  }
+
   async listImages(query: { componentType?: ComponentType; page: Page }) {
     const all = [...this.images.values()]
       .filter((i) => query.componentType === undefined || i.componentType === query.componentType)

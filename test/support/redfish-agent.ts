@@ -24,15 +24,19 @@ import {
   startRedfishEmulator,
 } from "../../local/redfish-emulator.js";
 import {
-  BMC_EVT_TOPIC_FILTER,
   type BmcCommand,
   type BmcEvent,
-  bmcCmdTopic,
-  decodeBmcEvent,
   encodeBmcMessage,
-  parseBmcTopic,
   type UpdateCommand,
 } from "../../src/domain/bmc-protocol.js";
+import { decodeBmcEvent } from "../../src/domain/bmc-protocol-decode.js";
+import {
+  BMC_EVT_TOPIC_FILTER,
+  bmcCmdTopic,
+  LEGACY_BMC_EVT_TOPIC_FILTER,
+  legacyBmcCmdTopic,
+  parseBmcTopic,
+} from "../../src/domain/bmc-topics.js";
 import { type BmcAgent, startBmcAgent } from "../../src/service/bmc-agent/agent.js";
 import { parseAgentConfig } from "../../src/service/bmc-agent/config.js";
 import { type Certificates, makeCertificates } from "./certificates.js";
@@ -112,7 +116,7 @@ export interface AgentHarness {
   agent: BmcAgent;
   stateDir: string;
   logs: string[];
-  /** Every event on flow/bmc/+/evt, per component, in arrival order. */
+  /** Every event on the agent's evt topics (its rack's, or v1–v3's), per component, in arrival order. */
   events: Map<string, BmcEvent[]>;
   send(componentId: string, command: BmcCommand): Promise<void>;
   update(
@@ -135,8 +139,12 @@ export interface HarnessOptions {
   bmcConfig?:
     | Record<string, Record<string, unknown>>
     | ((certs: Certificates) => Record<string, Record<string, unknown>>);
+  /** Fields to add or replace; `rackId: undefined` runs the agent on the v1–v3 per-component topics. */
   agentConfig?: Record<string, unknown>;
 }
+
+/** The rack the harness's agent serves unless `agentConfig.rackId` says otherwise. */
+export const TEST_RACK_ID = "7a000000-0000-4000-8000-0000000000a1";
 
 export async function startAgentHarness(
   bmcs: EmulatedBmcSpec[],
@@ -155,18 +163,26 @@ export async function startAgentHarness(
     password: PASSWORD,
   });
   const events = new Map<string, BmcEvent[]>();
-  await broker.subscribe(BMC_EVT_TOPIC_FILTER, (topic, payload) => {
+  const rackId = (
+    options.agentConfig !== undefined && "rackId" in options.agentConfig
+      ? options.agentConfig.rackId
+      : TEST_RACK_ID
+  ) as string | undefined;
+  const onEvent = (topic: string, payload: Buffer) => {
     const where = parseBmcTopic(topic);
     const decoded = decodeBmcEvent(payload);
     if (where === undefined || !decoded.ok) throw new Error(`undecodable event on ${topic}`);
     events.set(where.componentId, [...(events.get(where.componentId) ?? []), decoded.value]);
-  });
+  };
+  await broker.subscribe(BMC_EVT_TOPIC_FILTER, onEvent);
+  await broker.subscribe(LEGACY_BMC_EVT_TOPIC_FILTER, onEvent);
   const logs: string[] = [];
   const perBmc =
     typeof options.bmcConfig === "function" ? options.bmcConfig(certs) : (options.bmcConfig ?? {});
   const config = () =>
     parseAgentConfig(
       {
+        rackId,
         mqtt: { url: broker.url, clientId: `agent-test-${process.pid}` },
         stateDir,
         timings: TEST_TIMINGS,
@@ -199,7 +215,11 @@ export async function startAgentHarness(
     stateDir,
     logs,
     events,
-    send: (componentId, command) => broker.publish(bmcCmdTopic(componentId), encodeBmcMessage(command)),
+    send: (componentId, command) =>
+      broker.publish(
+        rackId === undefined ? legacyBmcCmdTopic(componentId) : bmcCmdTopic({ rackId, componentId }),
+        encodeBmcMessage(command),
+      ),
     update: (requestId, targetVersion, image, extra = {}) => ({
       v: 1,
       type: "update",

@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type BmcFleet, startBmcFleet } from "../../local/bmc-fleet.js";
 import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.js";
 import { createFlowClient, type FlowClient } from "../../src/adapters/grpc/client.js";
+import { BMC_EVT_TOPIC_FILTER } from "../../src/domain/bmc-topics.js";
 import { OperationRunStatus, OperationRunTargetStatus } from "../../src/gen/flow/v1/flow.js";
 import { rackGroup } from "./fixtures-inventory.js";
 import {
@@ -169,7 +170,7 @@ function expectEndedBy(
 export function describeKilledAtEveryPoint(signal: "SIGKILL" | "SIGTERM"): void {
   beforeAll(async () => {
     broker = await startMqttBroker();
-    await broker.subscribe("flow/bmc/+/evt", (_topic, payload) => onBmcEvent?.(payload.toString("utf8")));
+    await broker.subscribe(BMC_EVT_TOPIC_FILTER, (_topic, payload) => onBmcEvent?.(payload.toString("utf8")));
   });
   afterAll(async () => {
     for (const child of lives)

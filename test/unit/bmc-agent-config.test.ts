@@ -15,6 +15,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 writeFileSync(join(dir, "bmc.pw"), "from-a-file\n");
 
 const C1 = "7e000000-0000-4000-8000-000000000001";
+const RACK = "7e000000-0000-4000-8000-0000000000a1";
+const NO_RACK =
+  "no rackId: listening on each BMC's per-component topic (protocol v1-v3), which the product publishes on only when its deployment keeps the legacy topics; set rackId";
 const parse = (doc: unknown, env: Record<string, string> = {}) =>
   parseAgentConfig(doc, { baseDir: dir, env });
 const problems = (doc: unknown, env: Record<string, string> = {}): readonly string[] => {
@@ -48,8 +51,9 @@ describe("bmc agent config: the issue's minimal form", () => {
       timings: DEFAULT_TIMINGS,
       requestTimeoutMs: 120_000,
       shutdownGraceMs: 10_000,
-      warnings: [],
+      warnings: [NO_RACK],
     });
+    expect(config.rackId).toBeUndefined();
     const [bmc] = config.bmcs;
     expect(bmc).toMatchObject({
       componentId: C1,
@@ -67,6 +71,7 @@ describe("bmc agent config: the issue's minimal form", () => {
   it("passwordEnv reads the variable; inline password and insecure TLS are accepted with a warning each", () => {
     const config = parse(
       {
+        rackId: RACK,
         mqtt: { url: "mqtts://x-ats.iot.us-east-1.amazonaws.com:8883" },
         bmcs: [
           { componentId: C1, url: "https://10.0.3.17", username: "flow", passwordEnv: "BMC_PW" },
@@ -86,6 +91,66 @@ describe("bmc agent config: the issue's minimal form", () => {
       "bmcs[1]: password given inline; use passwordFile or passwordEnv outside local tests",
       "bmcs[1] (7e000000-0000-4000-8000-000000000002): insecure: true, the BMC's certificate is NOT verified; pin it with fingerprint or give its caFile",
     ]);
+  });
+});
+
+describe("bmc agent config: the rack (protocol v4 topics)", () => {
+  const bmcs = [{ componentId: C1, url: "https://10.0.3.17", username: "flow", passwordFile: "bmc.pw" }];
+
+  it("rackId is kept lowercased, with no warning", () => {
+    const config = parse({ rackId: RACK.toUpperCase(), mqtt: { url: "mqtt://127.0.0.1:1883" }, bmcs });
+    expect(config.rackId).toBe(RACK);
+    expect(config.warnings).toEqual([]);
+  });
+
+  it("a rackId that is not a UUID is a problem naming it", () => {
+    expect(problems({ rackId: "rack-t01", mqtt: { url: "mqtt://127.0.0.1:1883" }, bmcs })).toEqual([
+      'rackId: must be the inventory rack\'s id, a UUID (got "rack-t01")',
+    ]);
+  });
+});
+
+describe("bmc agent config: commandAuth (opening update commands' credentials)", () => {
+  const bmcs = [{ componentId: C1, url: "https://10.0.3.17", username: "flow", passwordFile: "bmc.pw" }];
+  const mqtt = { url: "mqtt://127.0.0.1:1883" };
+
+  it("environment credentials: KMS in the region, at the endpoint given", () => {
+    const config = parse({
+      rackId: RACK,
+      mqtt,
+      bmcs,
+      commandAuth: { credentials: "environment", region: "eu-west-1", kmsEndpoint: "http://127.0.0.1:5000" },
+    });
+    expect(config.commandAuth).toEqual({
+      credentials: "environment",
+      region: "eu-west-1",
+      kmsEndpoint: "http://127.0.0.1:5000",
+    });
+  });
+
+  it("iot credentials need the endpoint, the role alias, the agent's certificate and a rackId; each problem named", () => {
+    expect(problems({ mqtt, bmcs, commandAuth: { region: "eu-west-1" } })).toEqual([
+      "commandAuth: needs rackId: the blobs are sealed for the rack (bmc:<rackId>:<component>:<request>)",
+      "commandAuth.credentialsEndpoint: is required",
+      "commandAuth.roleAlias: is required",
+      'commandAuth.credentials: "iot" needs mqtt.certFile and mqtt.keyFile (the agent\'s certificate)',
+    ]);
+    expect(
+      problems({
+        rackId: RACK,
+        mqtt,
+        bmcs,
+        commandAuth: { credentials: "vault", region: "x", roleAlias: "r" },
+      }),
+    ).toEqual(['commandAuth.credentials: must be "iot" or "environment" (got "vault")']);
+    expect(
+      problems({
+        rackId: RACK,
+        mqtt,
+        bmcs,
+        commandAuth: { credentials: "environment", region: "x", roleAlias: "r" },
+      }),
+    ).toEqual(['commandAuth.roleAlias: is for credentials "iot" only']);
   });
 });
 

@@ -2,18 +2,13 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   type BmcMessage,
-  bmcCmdTopic,
-  bmcEvtTopic,
-  decodeBmcCommand,
-  decodeBmcEvent,
-  decodeBmcMessage,
   describeBmcMessage,
   encodeBmcMessage,
-  parseBmcTopic,
   type UpdateCommand,
   updateRequestId,
   versionFor,
 } from "../../src/domain/bmc-protocol.js";
+import { decodeBmcCommand, decodeBmcEvent, decodeBmcMessage } from "../../src/domain/bmc-protocol-decode.js";
 import { testSeed } from "../support/seeded-random.js";
 
 /** Every field a BMC message of any type may carry. */
@@ -88,30 +83,6 @@ function updateWith(patch: Record<string, unknown>): string {
   }
   return JSON.stringify(raw);
 }
-
-describe("bmc protocol: topics", () => {
-  it("cmd and evt topics embed the component id", () => {
-    expect(bmcCmdTopic(COMPONENT)).toBe(`flow/bmc/${COMPONENT}/cmd`);
-    expect(bmcEvtTopic(COMPONENT)).toBe(`flow/bmc/${COMPONENT}/evt`);
-  });
-
-  it("parseBmcTopic reads both channels back", () => {
-    expect(parseBmcTopic(bmcCmdTopic(COMPONENT))).toEqual({ componentId: COMPONENT, channel: "cmd" });
-    expect(parseBmcTopic(bmcEvtTopic(COMPONENT))).toEqual({ componentId: COMPONENT, channel: "evt" });
-  });
-
-  it.each([
-    "flow/bmc/x/other",
-    "flow/bmc//cmd",
-    "flow/bmc/+/cmd",
-    "flow/bmc/#/evt",
-    "flow/bmc/x/cmd/extra",
-    "other/bmc/x/cmd",
-    "flow/bmx/x/cmd",
-  ])("parseBmcTopic(%s) → undefined", (topic) => {
-    expect(parseBmcTopic(topic)).toBeUndefined();
-  });
-});
 
 describe("bmc protocol: encode/decode round trips", () => {
   it.each(everyMessage.map((m) => [m.type, m] as const))(

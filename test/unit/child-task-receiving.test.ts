@@ -350,7 +350,7 @@ describe("the report recorder: a batch of reports onto the command sets", () => 
     ).toEqual(["invalid", "invalid", "invalid"]);
     expect(store.writes).toBe(0);
     expect(lines).toEqual([
-      "warn bmc report dropped: no componentId (the IoT rule adds topic(3) AS componentId)",
+      "warn bmc report dropped: no componentId (the IoT rule adds the topic's component id)",
       "warn bmc report dropped: undecodable componentId=c problem=v: unsupported protocol version 4 (this codec speaks 1, 2 and 3)",
       'warn bmc report dropped: undecodable componentId=c problem=type: must be one of ack, progress, result, status (got "update")',
     ]);
@@ -503,7 +503,7 @@ describe("the bmc-result receiver", () => {
       outcome: "invalid",
     });
     expect(lines).toEqual([
-      "warn bmc report dropped: no componentId (the IoT rule adds topic(3) AS componentId)",
+      "warn bmc report dropped: no componentId (the IoT rule adds the topic's component id)",
     ]);
     expect(await r.receive({ kind: "execution-status", status: "RUNNING" })).toEqual({ ignored: "RUNNING" });
     expect(await r.receive({ kind: "invalid" })).toEqual({ outcome: "invalid" });

@@ -116,6 +116,15 @@ describe("infra config: context → deploy config", () => {
     );
   });
 
+  it("legacyBmcTopics: off unless the context turns it on; anything but a boolean refused", () => {
+    expect(readDeployConfig(ctx({})).legacyBmcTopics).toBe(false);
+    for (const on of [true, "true"])
+      expect(readDeployConfig(ctx({ legacyBmcTopics: on })).legacyBmcTopics).toBe(true);
+    expect(() => readDeployConfig(ctx({ legacyBmcTopics: "yes" }))).toThrow(
+      "context legacyBmcTopics must be true or false, got yes",
+    );
+  });
+
   it("without the CLI, the app gets cdk.json's context and ./cdk.out; under the CLI, nothing", () => {
     const standalone = standaloneAppProps({});
     expect(standalone.context).toMatchObject({ stage: "dev", tickIntervalSeconds: 10 });

@@ -327,6 +327,13 @@ describe("infra least privilege: grants by principal (what the composition roots
         actions: "kms:GenerateDataKey",
         condition: { StringLike: { "kms:EncryptionContext:context": ["run:*", "task:*"] }, ...account },
       },
+      // The rack agents' role: the key allows it BMC blobs only, its own policy only its rack's.
+      {
+        sid: "AgentsOpenBmcCredentials",
+        role: expect.stringMatching(/^<IotAgentRole/),
+        actions: "kms:Decrypt",
+        condition: { StringLike: { "kms:EncryptionContext:context": ["bmc:*"] }, ...account },
+      },
     ]);
     expect(uses("RequestMacKey")).toEqual([
       {
@@ -345,7 +352,9 @@ describe("infra least privilege: grants by principal (what the composition roots
       const publish = grants(role).filter((line) => line.startsWith("iot:Publish"));
       expect(publish, role).toEqual(
         role === "taskSteps"
-          ? ["iot:Publish on arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/flow/bmc/*/cmd"]
+          ? [
+              "iot:Publish on arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:topic/flow/rack/*/bmc/*/cmd",
+            ]
           : [],
       );
     }

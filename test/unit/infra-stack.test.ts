@@ -458,58 +458,134 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
 });
 
 describe("infra IoT: BMC reports in, BMC policy", () => {
-  it("topic rule flow/bmc/+/evt → the reports queue (its own send role), which bmc-result reads in batches", () => {
-    const [, rule] = only(dev.template, "AWS::IoT::TopicRule");
-    const payload = rule.Properties.TopicRulePayload as {
-      Sql: string;
-      Actions: { Sqs: { QueueUrl: unknown; RoleArn: unknown; UseBase64: boolean } }[];
-    };
-    expect(payload.Sql).toBe("SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'");
-    expect(rule.Properties.RuleName).toBe("Flow_dev_bmc_events");
-    const [queueId, queue] = resources(dev.template, "AWS::SQS::Queue").find(([id]) =>
-      id.startsWith("BmcReports"),
-    )!;
-    const [dlqId] = resources(dev.template, "AWS::SQS::Queue").find(([id]) => id.startsWith("BmcResultDlq"))!;
-    expect(payload.Actions).toHaveLength(1);
-    expect(payload.Actions[0]!.Sqs.QueueUrl).toEqual({ Ref: queueId });
-    expect(payload.Actions[0]!.Sqs.UseBase64).toBe(false);
-    expect(joined(payload.Actions[0]!.Sqs.RoleArn)).toMatch(/^<IotRuleSendRole\w+\.Arn>$/);
-    expect(queue.Properties).toMatchObject({
-      SqsManagedSseEnabled: true,
-      VisibilityTimeout: 90,
-      MessageRetentionPeriod: 86400,
-      RedrivePolicy: { deadLetterTargetArn: { "Fn::GetAtt": [dlqId, "Arn"] }, maxReceiveCount: 5 },
-    });
-    // IoT no longer invokes the function: the queue's event source mapping does.
-    expect(
-      resources(dev.template, "AWS::Lambda::Permission").filter(
-        ([, p]) => p.Properties.Principal === "iot.amazonaws.com",
-      ),
-    ).toEqual([]);
-    const mappings = resources(dev.template, "AWS::Lambda::EventSourceMapping").filter(([, m]) =>
-      (m.Properties.FunctionName as { Ref: string }).Ref.startsWith("BmcResultFunction"),
-    );
-    expect(mappings).toHaveLength(1);
-    expect(mappings[0]![1].Properties).toMatchObject({
-      EventSourceArn: { "Fn::GetAtt": [queueId, "Arn"] },
-      BatchSize: 1000,
-      MaximumBatchingWindowInSeconds: 1,
-      FunctionResponseTypes: ["ReportBatchItemFailures"],
-    });
-  });
+  it.each([
+    [
+      "Flow_dev_rack_bmc_events",
+      "SELECT *, topic(3) AS rackId, topic(5) AS componentId FROM 'flow/rack/+/bmc/+/evt'",
+    ],
+    ["Flow_dev_bmc_events", "SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'"],
+  ])(
+    "topic rule %s (%s) → the reports queue (its own send role), which bmc-result reads in batches",
+    (name, sql) => {
+      const rules = resources(dev.template, "AWS::IoT::TopicRule");
+      expect(rules.map(([, r]) => r.Properties.RuleName).sort()).toEqual([
+        "Flow_dev_bmc_events",
+        "Flow_dev_rack_bmc_events",
+      ]);
+      const [, rule] = rules.find(([, r]) => r.Properties.RuleName === name)!;
+      const payload = rule.Properties.TopicRulePayload as {
+        Sql: string;
+        Actions: { Sqs: { QueueUrl: unknown; RoleArn: unknown; UseBase64: boolean } }[];
+      };
+      expect(payload.Sql).toBe(sql);
+      const [queueId, queue] = resources(dev.template, "AWS::SQS::Queue").find(([id]) =>
+        id.startsWith("BmcReports"),
+      )!;
+      const [dlqId] = resources(dev.template, "AWS::SQS::Queue").find(([id]) =>
+        id.startsWith("BmcResultDlq"),
+      )!;
+      expect(payload.Actions).toHaveLength(1);
+      expect(payload.Actions[0]!.Sqs.QueueUrl).toEqual({ Ref: queueId });
+      expect(payload.Actions[0]!.Sqs.UseBase64).toBe(false);
+      expect(joined(payload.Actions[0]!.Sqs.RoleArn)).toMatch(/^<IotRuleSendRole\w+\.Arn>$/);
+      expect(queue.Properties).toMatchObject({
+        SqsManagedSseEnabled: true,
+        VisibilityTimeout: 90,
+        MessageRetentionPeriod: 86400,
+        RedrivePolicy: { deadLetterTargetArn: { "Fn::GetAtt": [dlqId, "Arn"] }, maxReceiveCount: 5 },
+      });
+      // IoT no longer invokes the function: the queue's event source mapping does.
+      expect(
+        resources(dev.template, "AWS::Lambda::Permission").filter(
+          ([, p]) => p.Properties.Principal === "iot.amazonaws.com",
+        ),
+      ).toEqual([]);
+      const mappings = resources(dev.template, "AWS::Lambda::EventSourceMapping").filter(([, m]) =>
+        (m.Properties.FunctionName as { Ref: string }).Ref.startsWith("BmcResultFunction"),
+      );
+      expect(mappings).toHaveLength(1);
+      expect(mappings[0]![1].Properties).toMatchObject({
+        EventSourceArn: { "Fn::GetAtt": [queueId, "Arn"] },
+        BatchSize: 1000,
+        MaximumBatchingWindowInSeconds: 1,
+        FunctionResponseTypes: ["ReportBatchItemFailures"],
+      });
+    },
+  );
 
-  it("a BMC connects as its own thing and uses only its own two topics", () => {
-    const [, policy] = only(dev.template, "AWS::IoT::Policy");
-    const statements = (
+  /** A policy's statements, exactly, with the account's ARN prefix cut off. */
+  function policyStatements(name: string) {
+    const policies = resources(dev.template, "AWS::IoT::Policy");
+    expect(policies.map(([, p]) => p.Properties.PolicyName).sort()).toEqual([
+      "Flow_dev_bmc",
+      "Flow_dev_bmc_agent",
+    ]);
+    const [, policy] = policies.find(([, p]) => p.Properties.PolicyName === name)!;
+    return (
       policy.Properties.PolicyDocument as {
-        Statement: { Action: string; Resource: unknown; Condition?: unknown }[];
+        Statement: { Effect: string; Action: unknown; Resource: unknown; Condition?: unknown }[];
       }
     ).Statement.map((s) => ({
+      effect: s.Effect,
       action: s.Action,
       resource: joined(s.Resource).replace("arn:<AWS::Partition>:iot:<AWS::Region>:<AWS::AccountId>:", ""),
+      ...(s.Condition === undefined ? {} : { condition: s.Condition }),
     }));
-    // biome-ignore lint/suspicious/noTemplateCurlyInString: an IoT policy variable, literal by design
-    const thing = "${iot:Connection.Thing.ThingName}";
+  }
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: an IoT policy variable, literal by design
+  const thing = "${iot:Connection.Thing.ThingName}";
+  const attached = { Bool: { "iot:Connection.Thing.IsAttached": "true" } };
+
+  it("a rack agent connects as its own thing (the rack id) and uses only its own rack's topics", () => {
+    expect(policyStatements("Flow_dev_bmc_agent")).toEqual([
+      { effect: "Allow", action: "iot:Connect", resource: `client/${thing}`, condition: attached },
+      { effect: "Allow", action: "iot:Subscribe", resource: `topicfilter/flow/rack/${thing}/bmc/+/cmd` },
+      { effect: "Allow", action: "iot:Receive", resource: `topic/flow/rack/${thing}/bmc/*/cmd` },
+      { effect: "Allow", action: "iot:Publish", resource: `topic/flow/rack/${thing}/bmc/*/evt` },
+      { effect: "Allow", action: "iot:AssumeRoleWithCertificate", resource: "rolealias/Flow_dev_bmc_agent" },
+    ]);
+    expect(dev.template.toJSON().Outputs.BmcAgentPolicyName.Value).toBe("Flow_dev_bmc_agent");
+    expect(dev.template.toJSON().Outputs.BmcAgentRoleAlias.Value).toBe("Flow_dev_bmc_agent");
+  });
+
+  it("the agent's role (IoT credentials provider, an hour) may Decrypt only its own rack's BMC credentials", () => {
+    const [, alias] = only(dev.template, "AWS::IoT::RoleAlias");
+    expect(alias.Properties).toMatchObject({
+      RoleAlias: "Flow_dev_bmc_agent",
+      CredentialDurationSeconds: 3600,
+    });
+    const roleId = (alias.Properties.RoleArn as { "Fn::GetAtt": [string, string] })["Fn::GetAtt"][0];
+    const [, role] = resources(dev.template, "AWS::IAM::Role").find(([id]) => id === roleId)!;
+    expect(role.Properties.AssumeRolePolicyDocument).toMatchObject({
+      Statement: [
+        {
+          Action: "sts:AssumeRole",
+          Effect: "Allow",
+          Principal: { Service: "credentials.iot.amazonaws.com" },
+        },
+      ],
+    });
+    expect(role.Properties.MaxSessionDuration).toBe(3600);
+    const policies = resources(dev.template, "AWS::IAM::Policy").filter(([, p]) =>
+      (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId),
+    );
+    expect(policies).toHaveLength(1);
+    const statements = (policies[0]![1].Properties.PolicyDocument as { Statement: { Resource: unknown }[] })
+      .Statement;
+    expect(statements.map((s) => ({ ...s, Resource: joined(s.Resource) }))).toEqual([
+      {
+        Sid: "OpenOwnRackBmcCredentials",
+        Effect: "Allow",
+        Action: "kms:Decrypt",
+        Resource: expect.stringMatching(/^<SecretsKey\w+\.Arn>$/),
+        // biome-ignore lint/suspicious/noTemplateCurlyInString: an IAM policy variable, literal by design
+        Condition: { StringLike: { "kms:EncryptionContext:context": "bmc:${credentials-iot:ThingName}:*" } },
+      },
+    ]);
+  });
+
+  it("a v1-v3 BMC connects as its own thing and uses only its own two topics", () => {
+    const statements = policyStatements("Flow_dev_bmc").map(({ action, resource }) => ({ action, resource }));
     expect(statements).toEqual([
       { action: "iot:Connect", resource: `client/${thing}` },
       { action: "iot:Publish", resource: `topic/flow/bmc/${thing}/evt` },

@@ -19,6 +19,7 @@ import { createTaskService } from "../../src/app/child-task/task-service.js";
 import { FLOW_METRIC_NAMES, foldRepeats, metricUnit } from "../../src/app/observability.js";
 import type { BmcCommandPublisher, RunStore } from "../../src/app/ports.js";
 import type { BmcCommand, BmcEvent } from "../../src/domain/bmc-protocol.js";
+import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import { type CapturedOutput, captureOutput } from "../support/captured-output.js";
 import { CREDENTIAL_CANARY } from "../support/credential-canary.js";
@@ -265,7 +266,7 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       deliveries.add(delivery);
     };
     const publisher: BmcCommandPublisher = {
-      async publish(componentId: string, command: BmcCommand) {
+      async publish({ componentId }: BmcAddress, command: BmcCommand) {
         if (command.type !== "update") {
           const version = flashed.has(componentId) ? "2.0.0" : "1.0.0";
           report(componentId, { v: 1, type: "status", requestId: command.requestId, version });

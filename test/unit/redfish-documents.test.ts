@@ -16,7 +16,7 @@ import {
   parseUpdateService,
   RedfishDocumentError,
 } from "../../src/adapters/redfish/documents.js";
-import { pickFirmwareMember } from "../../src/app/bmc-agent/bmc-worker.js";
+import { pickFirmwareMember } from "../../src/app/bmc-agent/bmc-link.js";
 import { judgeEndedTask } from "../../src/app/bmc-agent/update-outcome.js";
 
 const fixture = (name: string): unknown =>

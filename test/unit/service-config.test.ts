@@ -466,7 +466,12 @@ describe("service config: the Lambdas", () => {
       secrets: undefined,
       dispatcherFunctionName: "Flow-prod-dispatcher",
       externalChecks: [],
+      legacyBmcTopics: false,
     });
+    expect(readTaskStepsConfig({ ...steps, FLOW_LEGACY_BMC_TOPICS: "true" }).legacyBmcTopics).toBe(true);
+    expect(problems(() => readTaskStepsConfig({ ...steps, FLOW_LEGACY_BMC_TOPICS: "yes" }))).toEqual([
+      'FLOW_LEGACY_BMC_TOPICS: must be "true" or "false" (got "yes")',
+    ]);
     expect(problems(() => readTaskStepsConfig({ FLOW_TABLE_PREFIX: "p-" }))).toEqual([
       "FLOW_IOT_DATA_ENDPOINT: is required",
       "FLOW_IMAGE_BUCKET: is required",

@@ -321,12 +321,14 @@ describe("awsChildTasks: the parts the configuration names", () => {
       { tablePrefix: "p-", secrets: { kind: "local-aes-256-gcm", keyHex: "ab".repeat(32) } },
       quiet,
     );
-    expect((await parts.sealer.seal("pw", "c1", "r1")).keyId).toBe("local-aes-256-gcm");
+    expect((await parts.sealer.seal("pw", { rackId: "k1", componentId: "c1" }, "r1")).keyId).toBe(
+      "local-aes-256-gcm",
+    );
   });
 
   it("no cipher: sealing credentials is refused with the reason", async () => {
     const { parts } = awsChildTasks({ tablePrefix: "p-" }, quiet);
-    await expect(parts.sealer.seal("pw", "c1", "r1")).rejects.toThrow(
+    await expect(parts.sealer.seal("pw", { rackId: "k1", componentId: "c1" }, "r1")).rejects.toThrow(
       "firmware credentials need a cipher; none is configured",
     );
   });

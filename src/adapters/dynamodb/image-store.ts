@@ -85,6 +85,14 @@ export class DynamoFirmwareImageStore implements FirmwareImageStore {
     return { kind: "exists", image: first };
   }
 
+  async deleteImage(key: ImageKey, sha256: string): Promise<FirmwareImage | undefined> {
+    const [image] = await this.getImages([key]);
+    if (image === undefined || image.sha256 !== sha256) return undefined;
+    return (await deleteImageItem(this.doc, this.tables.inventory, key, sha256)) === "deleted"
+      ? image
+      : undefined;
+  }
+
   async listImages(query: { componentType?: ComponentType; page: Page }): Promise<{
     images: FirmwareImage[];
     total: number;
@@ -101,6 +109,40 @@ export class DynamoFirmwareImageStore implements FirmwareImageStore {
       .sort(compareImages);
     return { images: all.slice(query.page.offset, query.page.offset + query.page.limit), total: all.length };
   }
+}
+
+/**
+ * Removing an image is one transaction too: Delete its item under `image.sha256 = :sha` and REMOVE
+ * its index entry. A record already gone (or replaced) cancels it whole: nothing is removed.
+ */
+export async function deleteImageItem(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  key: ImageKey,
+  sha256: string,
+): Promise<"deleted" | "absent"> {
+  const codes = await transactWrite(doc, {
+    TransactItems: [
+      {
+        Delete: {
+          TableName: table,
+          Key: { pk: imagePk(key) },
+          ConditionExpression: "#image.#sha = :sha",
+          ExpressionAttributeNames: { "#image": "image", "#sha": "sha256" },
+          ExpressionAttributeValues: { ":sha": sha256 },
+        },
+      },
+      {
+        Update: {
+          TableName: table,
+          Key: { pk: IMAGES_INDEX_PK },
+          UpdateExpression: "REMOVE #images.#id",
+          ExpressionAttributeNames: { "#images": "images", "#id": imageKeyId(key) },
+        },
+      },
+    ],
+  });
+  return codes === undefined ? "deleted" : "absent";
 }
 
 /** Type in the published order, then version, then sub-target (the whole component first). */

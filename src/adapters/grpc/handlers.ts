@@ -18,6 +18,7 @@ import { firmwareTemplateFromProto } from "./convert/firmware-request.js";
 import {
   beginUploadFromProto,
   completeUploadFromProto,
+  deleteImageFromProto,
   imageToProto,
   listImagesFromProto,
 } from "./convert/images.js";
@@ -200,6 +201,10 @@ export function adminHandlers(
     listFirmwareImages: async (req) => {
       const { images, total } = await api.listImages(listImagesFromProto(req));
       return { images: images.map(imageToProto), total };
+    },
+    deleteFirmwareImage: async (req, call) => {
+      const done = await api.deleteImage(deleteImageFromProto(req), call.actor());
+      return { image: imageToProto(done.image), objectVersionsDeleted: done.objectVersionsDeleted };
     },
     importInventory: async (req, call) => {
       const written = await api.importInventory(

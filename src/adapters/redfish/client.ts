@@ -74,6 +74,8 @@ export class RedfishClient implements RedfishBmc {
   private sessionUri?: string;
   private basic = false;
   private sessionsCreated = 0;
+  /** The password an update command brought (useCredentials); absent: the config's. */
+  private commandPassword?: string;
 
   constructor(private readonly options: RedfishClientOptions) {
     this.transport = new BmcTransport(options.url, options.tls, options.requestTimeoutMs);
@@ -225,6 +227,31 @@ export class RedfishClient implements RedfishBmc {
     return worst;
   }
 
+  async useCredentials(password: string): Promise<void> {
+    if (this.commandPassword === password) return;
+    this.commandPassword = password;
+    this.basic = false;
+    await this.logout();
+  }
+
+  private password(): string {
+    return this.commandPassword ?? this.options.password();
+  }
+
+  /** Deletes the session, if any, keeping the connection. */
+  private async logout(): Promise<void> {
+    const uri = this.sessionUri;
+    const token = this.token;
+    this.token = undefined;
+    this.sessionUri = undefined;
+    if (uri === undefined || token === undefined) return;
+    try {
+      await this.transport.send({ method: "DELETE", path: uri, headers: { "X-Auth-Token": token } });
+    } catch {
+      // A BMC that cannot be reached to log out expires the session itself.
+    }
+  }
+
   async close(): Promise<void> {
     const uri = this.sessionUri;
     const token = this.token;
@@ -266,7 +293,7 @@ export class RedfishClient implements RedfishBmc {
     const answer = await this.transport.send({
       method: "POST",
       path: sessions,
-      json: { UserName: this.options.username, Password: this.options.password() },
+      json: { UserName: this.options.username, Password: this.password() },
     });
     const token = answer.headers["x-auth-token"];
     if ((answer.status === 201 || answer.status === 200) && typeof token === "string" && token !== "") {
@@ -286,7 +313,7 @@ export class RedfishClient implements RedfishBmc {
   }
 
   private basicHeader(): string {
-    return `Basic ${Buffer.from(`${this.options.username}:${this.options.password()}`).toString("base64")}`;
+    return `Basic ${Buffer.from(`${this.options.username}:${this.password()}`).toString("base64")}`;
   }
 }
 

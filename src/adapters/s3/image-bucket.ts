@@ -16,8 +16,10 @@ import type { Readable } from "node:stream";
 import {
   CopyObjectCommand,
   DeleteObjectCommand,
+  DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectVersionsCommand,
   PutObjectCommand,
   S3Client,
 } from "@aws-sdk/client-s3";
@@ -83,6 +85,30 @@ export class S3ImageObjectStore implements ImageObjectStore {
 
   async delete(key: string): Promise<void> {
     await this.s3.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async deleteAllVersions(key: string): Promise<number> {
+    let deleted = 0;
+    // A version listing is by prefix: keep only this key's own versions (not images/X/<sha>…).
+    for (;;) {
+      const out = await this.s3.send(
+        new ListObjectVersionsCommand({ Bucket: this.bucket, Prefix: key, MaxKeys: 1000 }),
+      );
+      const versions = [...(out.Versions ?? []), ...(out.DeleteMarkers ?? [])]
+        .filter((v) => v.Key === key && v.VersionId !== undefined)
+        .map((v) => ({ Key: key, VersionId: v.VersionId as string }));
+      if (versions.length === 0) return deleted;
+      const result = await this.s3.send(
+        new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: versions, Quiet: true } }),
+      );
+      const failed = result.Errors ?? [];
+      if (failed.length > 0) {
+        throw new Error(
+          `deleting ${key}: ${failed.length} version(s) not deleted: ${failed[0]?.Code}: ${failed[0]?.Message}`,
+        );
+      }
+      deleted += versions.length;
+    }
   }
 }
 

@@ -1,10 +1,7 @@
 /**
  * One BMC as the agent drives it: the BMC protocol's commands (src/domain/bmc-protocol.ts) turned
- * into Redfish calls, and Redfish's answers turned into the protocol's events.
- *
- * `query` → `status` with the component's firmware member's `Version`; `ready: false` with the
- * reason when the BMC cannot be read, its UpdateService is disabled, or the member is not
- * `Updateable`.
+ * into Redfish calls, and Redfish's answers turned into the protocol's events. This file is the
+ * update path; `query` and `reset` are bmc-activation.ts's, what both share bmc-link.ts's.
  *
  * `update` (request id R, target T), the protocol's idempotency table:
  *   R done (this run or, through the journal, an earlier one)   → the stored `result` again
@@ -28,99 +25,45 @@
  *        sub-targets); else NOT_APPLIED / FLASH_FAILED with what it reads.
  * The result is journalled before it is published, so a repeat after a restart re-sends it.
  */
+import type { QueryCommand, ResetCommand, ResultEvent, UpdateCommand } from "../../domain/bmc-protocol.js";
+import { bmcAuthContext } from "../../domain/bmc-topics.js";
 import type {
-  BmcEvent,
-  QueryCommand,
-  ResetCommand,
-  ResetKind,
-  ResultEvent,
-  StatusEvent,
-  UpdateCommand,
-} from "../../domain/bmc-protocol.js";
-import type {
-  AgentClock,
-  EventSink,
   FirmwareMember,
-  ImageCache,
-  ImageServer,
   LocalImage,
   PushRequest,
   RedfishBmc,
-  ResetAction,
-  ResetResource,
   TaskStarted,
-  UpdateJournal,
   UpdateServiceFacts,
 } from "../ports/bmc-agent.js";
+import { BmcActivation } from "./bmc-activation.js";
+import { BmcLink, type BmcWorkerDeps, type BmcWorkerSettings, UNKNOWN_VERSION } from "./bmc-link.js";
 import { codeOf, describe, judgeEndedTask, taskMessage, UpdateFailure } from "./update-outcome.js";
-
-export interface BmcWorkerSettings {
-  componentId: string;
-  /** The firmware member's Id (any case); absent: the one related to the Manager, else `BMC`. */
-  firmwareMember?: string;
-  /** Sub-target name → firmware member Id; a name not listed maps to the member with that Id. */
-  subTargets: Readonly<Record<string, string>>;
-  /** `@Redfish.OperationApplyTime` sent with every update. */
-  applyTime: string;
-}
-
-export interface AgentTimings {
-  /** The shortest wait between two reads of a task monitor (a Retry-After may ask for longer). */
-  pollIntervalMs: number;
-  /** The longest wait a Retry-After can impose. */
-  maxRetryAfterMs: number;
-  noProgressTimeoutMs: number;
-  /** How long a BMC that dropped off (a reboot) may take to answer again. */
-  rebootTimeoutMs: number;
-  /** How long the inventory may take to show the version after the task ended. */
-  settleTimeoutMs: number;
-  /** How long a BMC may answer 503 busy before the update is reported BUSY. */
-  busyTimeoutMs: number;
-}
-
-export interface BmcWorkerDeps {
-  bmc: RedfishBmc;
-  images: ImageCache;
-  imageServer: ImageServer;
-  events: EventSink;
-  journal: UpdateJournal;
-  clock: AgentClock;
-  timings: AgentTimings;
-  /** Ends waits when the agent stops. */
-  signal: AbortSignal;
-  log: (line: string) => void;
-}
-
-/** What the agent says for a BMC it cannot read. */
-export const UNKNOWN_VERSION = "unknown";
-
-/**
- * What each reset kind does over Redfish: the resource and the ResetTypes to try, in order. A host
- * power cycle is a graceful restart where the system allows one (the BMC forces it by its own
- * policy), an AC cycle the Chassis PowerCycle.
- */
-export const RESET_PLANS: Record<ResetKind, { resource: ResetResource; action: string; types: string[] }> = {
-  bmc: { resource: "manager", action: "Manager.Reset", types: ["GracefulRestart", "ForceRestart"] },
-  host: {
-    resource: "system",
-    action: "ComputerSystem.Reset",
-    types: ["GracefulRestart", "PowerCycle", "ForceRestart"],
-  },
-  ac: { resource: "chassis", action: "Chassis.Reset", types: ["PowerCycle"] },
-};
 
 export class BmcWorker {
   private running?: { requestId: string; done: Promise<void> };
-  /** Reset request id → its answer (once performed, or while it runs). */
-  private readonly resets = new Map<string, Promise<StatusEvent | undefined>>();
+  private readonly link: BmcLink;
+  private readonly activation: BmcActivation;
 
   constructor(
     private readonly settings: BmcWorkerSettings,
     private readonly deps: BmcWorkerDeps,
-  ) {}
+  ) {
+    this.link = new BmcLink(settings, deps);
+    this.activation = new BmcActivation(this.link);
+  }
 
   get componentId(): string {
     return this.settings.componentId;
+  }
+
+  /** `query`: bmc-activation.ts. */
+  query(command: QueryCommand): Promise<void> {
+    return this.activation.query(command);
+  }
+
+  /** `reset` (v3 activation): bmc-activation.ts. */
+  reset(command: ResetCommand): Promise<void> {
+    return this.activation.reset(command);
   }
 
   /** The update in progress, if any (the agent awaits it at shutdown). */
@@ -128,132 +71,13 @@ export class BmcWorker {
     return this.running?.done;
   }
 
-  async query(command: QueryCommand): Promise<void> {
-    const { requestId } = command;
-    let status: BmcEvent;
-    try {
-      const { service, member } = await this.readFirmware();
-      status = { v: 1, type: "status", requestId, version: member.version };
-      // The component's own health (BMC protocol v3), said only when it is not OK; a BMC whose
-      // health cannot be read answers without it (its version is what a query is for).
-      const said = await this.deps.bmc.health().catch(() => undefined);
-      if (said !== undefined && said.health !== "OK") {
-        Object.assign(status, {
-          health: said.health,
-          ...(said.reason === undefined ? {} : { healthReason: said.reason }),
-        });
-      }
-      const reason = !service.enabled
-        ? (service.reason ?? "its UpdateService is disabled")
-        : !member.updateable
-          ? `firmware ${member.id} is not Updateable`
-          : undefined;
-      if (reason !== undefined) Object.assign(status, { ready: false, reason });
-    } catch (err) {
-      status = {
-        v: 1,
-        type: "status",
-        requestId,
-        version: UNKNOWN_VERSION,
-        ready: false,
-        reason: describe(err),
-      };
-    }
-    await this.emit(status);
-  }
-
-  /**
-   * Activation (protocol v3 `reset`): `ack`, then the reset over Redfish on the resource its kind
-   * names, with the first ResetType of RESET_PLANS the resource allows; then the inventory is read
-   * until the BMC answers again (it drops off for a Manager reset or a Chassis power cycle), and
-   * `status` carries the version it runs. A request id already seen is answered with its answer,
-   * never reset twice, also across restarts: the journal says `resetting` before the POST (a
-   * restarted agent then only waits for the BMC to answer) and keeps the answer once sent. A
-   * resource without the action, or allowing none of the types, is `RESET_UNSUPPORTED`; a refused
-   * or failed POST, `RESET_FAILED`; both as a `status` with `error`, nothing reset.
-   */
-  async reset(command: ResetCommand): Promise<void> {
-    const { requestId } = command;
-    let answer = this.resets.get(requestId);
-    if (answer === undefined) {
-      const known = this.deps.journal.get(this.componentId, requestId);
-      if (known?.phase === "reset") return this.emit(known.status);
-      await this.emit({ v: 1, type: "ack", requestId });
-      answer = (
-        known?.phase === "resetting" ? this.backFromReset(requestId) : this.performReset(command)
-      ).then(async (status) => {
-        // Stopping: left `resetting`, so a restarted agent waits for the BMC, never resets again.
-        if (this.deps.signal.aborted) return undefined;
-        await this.deps.journal.record({ componentId: this.componentId, requestId, phase: "reset", status });
-        return status;
-      });
-      this.resets.set(requestId, answer);
-    }
-    const status = await answer;
-    if (status !== undefined) await this.emit(status);
-  }
-
-  private async performReset(command: ResetCommand): Promise<StatusEvent> {
-    const { requestId } = command;
-    const plan = RESET_PLANS[command.kind];
-    const failed = (code: string, message: string) => this.resetFailed(requestId, code, message);
-    let action: ResetAction | undefined;
-    try {
-      action = await this.deps.bmc.resetAction(plan.resource);
-    } catch (err) {
-      return failed("RESET_FAILED", describe(err));
-    }
-    if (action === undefined) return failed("RESET_UNSUPPORTED", `the BMC has no ${plan.action} action`);
-    const allowed = action.allowed;
-    const type = plan.types.find((t) => allowed === undefined || allowed.includes(t));
-    if (type === undefined) {
-      return failed(
-        "RESET_UNSUPPORTED",
-        `${plan.action} allows ${allowed?.join(", ")}, none of ${plan.types.join(", ")}`,
-      );
-    }
-    await this.deps.journal.record({
-      componentId: this.componentId,
-      requestId,
-      phase: "resetting",
-      kind: command.kind,
-    });
-    try {
-      await this.deps.bmc.reset(action, type);
-    } catch (err) {
-      // A BMC that goes down may drop the connection before it answers: that is the reset.
-      if ((err as { code?: string }).code !== "UNREACHABLE") return failed("RESET_FAILED", describe(err));
-    }
-    return this.backFromReset(requestId);
-  }
-
-  /** After a reset's POST: the version the BMC runs once it answers again. */
-  private async backFromReset(requestId: string): Promise<StatusEvent> {
-    try {
-      await this.deps.clock.sleep(this.deps.timings.pollIntervalMs, this.deps.signal);
-      const { member } = await this.untilAnswers(() => this.readFirmware(), "the BMC to come back");
-      return { v: 1, type: "status", requestId, version: member.version };
-    } catch (err) {
-      return this.resetFailed(requestId, "RESET_FAILED", describe(err));
-    }
-  }
-
-  /** A reset's `status` with its error, and the version the BMC reads now (`unknown` if none). */
-  private async resetFailed(requestId: string, code: string, message: string): Promise<StatusEvent> {
-    const version = await this.readFirmware().then(
-      ({ member }) => member.version,
-      () => UNKNOWN_VERSION,
-    );
-    return { v: 3, type: "status", requestId, version, error: { code, message } };
-  }
-
   async update(command: UpdateCommand): Promise<void> {
     const { requestId } = command;
     const known = this.deps.journal.get(this.componentId, requestId);
-    if (known?.phase === "done") return this.emit(known.result);
-    if (this.running?.requestId === requestId) return this.emit({ v: 1, type: "ack", requestId });
+    if (known?.phase === "done") return this.link.emit(known.result);
+    if (this.running?.requestId === requestId) return this.link.emit({ v: 1, type: "ack", requestId });
     if (this.running !== undefined) {
-      return this.emit({
+      return this.link.emit({
         v: 1,
         type: "result",
         requestId,
@@ -263,14 +87,14 @@ export class BmcWorker {
       });
     }
     const done = (async () => {
-      await this.emit({ v: 1, type: "ack", requestId });
+      await this.link.emit({ v: 1, type: "ack", requestId });
       const result =
         known?.phase === "pushed"
           ? await this.resume(command, known.monitor)
           : await this.flash(command).catch((err: unknown) => this.failed(command, err));
       if (result === undefined) return; // stopping: the journal says "pushed", a restart resumes
       await this.deps.journal.record({ componentId: this.componentId, requestId, phase: "done", result });
-      await this.emit(result);
+      await this.link.emit(result);
     })();
     this.running = { requestId, done };
     try {
@@ -282,6 +106,26 @@ export class BmcWorker {
 
   // -------------------------------------------------------------------------------------------
 
+  /**
+   * The command's `auth` blob, opened under its context (`bmc:<rack>:<component>:<request>`), is
+   * the BMC password from then on; nothing is asked of the BMC when it cannot be opened.
+   */
+  private async useCommandCredentials(command: UpdateCommand): Promise<void> {
+    const { auth } = command;
+    if (auth === undefined || this.deps.auth === undefined) return;
+    const to = { rackId: this.settings.rackId ?? "", componentId: this.componentId };
+    let password: string;
+    try {
+      password = await this.deps.auth.open(auth, bmcAuthContext(to, command.requestId));
+    } catch (err) {
+      throw new UpdateFailure(
+        "AUTH_UNAVAILABLE",
+        `the command's credentials (${auth.keyId}) could not be opened: ${(err as Error).name}: ${(err as Error).message}`,
+      );
+    }
+    await this.deps.bmc.useCredentials(password);
+  }
+
   private async flash(command: UpdateCommand): Promise<ResultEvent | undefined> {
     const sha256 = command.image.sha256;
     if (sha256 === undefined) {
@@ -290,7 +134,8 @@ export class BmcWorker {
         "the update carries no image.sha256; the agent flashes only verified images",
       );
     }
-    const { service, members, member } = await this.readFirmware();
+    await this.useCommandCredentials(command);
+    const { service, members, member } = await this.link.readFirmware();
     if (!service.enabled)
       throw new UpdateFailure("UPDATE_SERVICE_DISABLED", service.reason ?? "UpdateService disabled");
     const targets = this.targetsOf(command, members, member);
@@ -342,7 +187,10 @@ export class BmcWorker {
     monitor: TaskStarted | undefined,
   ): Promise<ResultEvent | undefined> {
     try {
-      const { members, member } = await this.untilAnswers(() => this.readFirmware(), "the BMC to answer");
+      const { members, member } = await this.link.untilAnswers(
+        () => this.link.readFirmware(),
+        "the BMC to answer",
+      );
       const targets = this.targetsOf(command, members, member);
       if (monitor === undefined)
         return await this.settle(command, targets, "the agent stopped while pushing");
@@ -473,7 +321,7 @@ export class BmcWorker {
         lastChange = clock.now();
         if (percent > shown && percent < 100) {
           shown = percent;
-          await this.emit({ v: 1, type: "progress", requestId: command.requestId, percent });
+          await this.link.emit({ v: 1, type: "progress", requestId: command.requestId, percent });
         }
       } else if (clock.now() - lastChange > timings.noProgressTimeoutMs) {
         const said = poll.task === undefined ? "" : `: ${taskMessage(poll.task)}`;
@@ -494,7 +342,7 @@ export class BmcWorker {
     const { clock, timings } = this.deps;
     const target = command.targetVersion;
     const read = () => Promise.all(targets.map((t) => this.deps.bmc.firmwareMember(t.uri)));
-    let now = await this.untilAnswers(read, "the firmware inventory to answer");
+    let now = await this.link.untilAnswers(read, "the firmware inventory to answer");
     const giveUpAt = clock.now() + timings.settleTimeoutMs;
     while (!now.every((m) => m.version === target)) {
       if (clock.now() >= giveUpAt) {
@@ -502,7 +350,7 @@ export class BmcWorker {
         throw new UpdateFailure("NOT_APPLIED", `${why}; the inventory still reads ${reads}, not ${target}`);
       }
       await clock.sleep(timings.pollIntervalMs, this.deps.signal);
-      now = await this.untilAnswers(read, "the firmware inventory to answer");
+      now = await this.link.untilAnswers(read, "the firmware inventory to answer");
     }
     const result: ResultEvent = {
       v: 1,
@@ -513,33 +361,6 @@ export class BmcWorker {
     };
     if (command.subTargets !== undefined) result.subTargets = [...command.subTargets];
     return result;
-  }
-
-  /** Repeats `read` while the BMC is unreachable, up to rebootTimeoutMs. */
-  private async untilAnswers<T>(read: () => Promise<T>, what: string): Promise<T> {
-    const { clock, timings } = this.deps;
-    const giveUpAt = clock.now() + timings.rebootTimeoutMs;
-    for (;;) {
-      try {
-        return await read();
-      } catch (err) {
-        if ((err as { code?: string }).code !== "UNREACHABLE") throw err;
-        if (clock.now() >= giveUpAt) {
-          throw new UpdateFailure(
-            "BMC_UNREACHABLE",
-            `waited ${timings.rebootTimeoutMs} ms for ${what}: ${(err as Error).message}`,
-          );
-        }
-        await clock.sleep(timings.pollIntervalMs, this.deps.signal);
-      }
-    }
-  }
-
-  private async readFirmware() {
-    const service = await this.deps.bmc.updateService();
-    const members = await this.deps.bmc.firmwareInventory();
-    const member = pickFirmwareMember(members, this.settings.firmwareMember);
-    return { service, members, member };
   }
 
   private waitFor(retryAfterMs: number | undefined): number {
@@ -554,7 +375,7 @@ export class BmcWorker {
     if (code === "BMC_ERROR") this.deps.log(`bmc-agent: ${this.componentId}: ${describe(err)}`);
     let version = UNKNOWN_VERSION;
     try {
-      version = (await this.readFirmware()).member.version;
+      version = (await this.link.readFirmware()).member.version;
     } catch {
       // The version stays unknown: the BMC cannot be read.
     }
@@ -568,40 +389,4 @@ export class BmcWorker {
     };
     return result;
   }
-
-  private async emit(event: BmcEvent): Promise<void> {
-    try {
-      await this.deps.events.publish(this.componentId, event);
-    } catch (err) {
-      this.deps.log(
-        `bmc-agent: ${this.componentId}: publishing ${event.type} failed: ${(err as Error).message}`,
-      );
-    }
-  }
-}
-
-/**
- * The component's firmware member: the one whose Id is `name` (any case) when the config names
- * one; otherwise the one related to a Manager (the BMC's own firmware), else the one with Id `BMC`.
- */
-export function pickFirmwareMember(
-  members: readonly FirmwareMember[],
-  name: string | undefined,
-): FirmwareMember {
-  const byName =
-    name === undefined ? undefined : members.find((m) => m.id.toLowerCase() === name.toLowerCase());
-  const found =
-    name !== undefined
-      ? byName
-      : (members.find((m) => m.relatedItems.some((r) => /\/Managers\/[^/]+\/?$/.test(r))) ??
-        members.find((m) => m.id.toUpperCase() === "BMC"));
-  if (found === undefined) {
-    throw new UpdateFailure(
-      "BMC_ERROR",
-      `the firmware inventory has no member ${name ?? "related to the Manager or named BMC"} (members: ${members
-        .map((m) => m.id)
-        .join(", ")})`,
-    );
-  }
-  return found;
 }

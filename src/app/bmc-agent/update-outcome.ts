@@ -29,6 +29,8 @@ export const AGENT_ERROR_CODES = [
   /** The command carries no sha256: the agent never flashes bytes it cannot verify. */
   "IMAGE_UNVERIFIED",
   "IMAGE_DIGEST_MISMATCH",
+  /** The command's `auth` blob could not be opened (KMS refused it, or no credentials to ask with). */
+  "AUTH_UNAVAILABLE",
   /** The BMC answered something the agent did not expect. */
   "BMC_ERROR",
 ] as const;

@@ -65,7 +65,7 @@ function reportOf(task: Task): TaskReport {
  */
 async function ask(
   deps: StepDeps,
-  taskId: string,
+  { id: taskId, rackId }: Pick<Task, "id" | "rackId">,
   componentIds: readonly string[],
   attempt: number,
   deadline: number,
@@ -77,7 +77,8 @@ async function ask(
     "q",
     componentIds.map((componentId) => ({ componentId, address })),
     { sentAt: deps.clock(), deadline },
-    (componentId, requestId) => deps.publisher.publish(componentId, { v: 1, type: "query", requestId }),
+    (componentId, requestId) =>
+      deps.publisher.publish({ rackId, componentId }, { v: 1, type: "query", requestId }),
   );
   return componentIds.reduce(
     (min, id) => Math.min(min, set.entries[entryKey(address, id)]?.deadline ?? deadline),
@@ -96,7 +97,7 @@ async function startPreflight(
   settings: ChildTaskSettings,
 ): Promise<PreflightState> {
   const deadline = deps.clock() + settings.preflightTimeoutSeconds * 1000;
-  const first = await ask(deps, task.id, task.componentIds, 0, deadline);
+  const first = await ask(deps, task, task.componentIds, 0, deadline);
   const now = deps.clock();
   const waitSeconds = nextWaitSeconds(settings, 0, first, now);
   return {
@@ -212,7 +213,7 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
       if (said?.ready === false) again[c.id] = said.reason ?? "";
     }
     const attempt = (p.attempt ?? 0) + 1;
-    await ask(deps, task.id, Object.keys(again), attempt, readyDeadline);
+    await ask(deps, task, Object.keys(again), attempt, readyDeadline);
     const polls = p.polls + 1;
     return {
       ...p,

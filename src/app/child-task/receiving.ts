@@ -20,7 +20,7 @@
  */
 
 import type { BmcEvent } from "../../domain/bmc-protocol.js";
-import { decodeBmcEvent } from "../../domain/bmc-protocol.js";
+import { decodeBmcEvent } from "../../domain/bmc-protocol-decode.js";
 import {
   awaitedAnswers,
   type CommandFamily,
@@ -42,7 +42,11 @@ import { type ExecutionEnding, type OutcomeDeps, reconcileExecutionEnd } from ".
 /** What became of one report: stored, changing nothing (or not ours), or not a report. */
 export type ReportOutcome = "recorded" | "ignored" | "invalid";
 
-/** One BMC report as the IoT rule delivers it: the message's own fields plus `componentId` (topic(3)). */
+/**
+ * One BMC report as the IoT rule delivers it: the message's own fields plus `componentId` (the
+ * topic's component: `topic(5)` of a rack-scoped topic, `topic(3)` of a v1–v3 one) and, from a
+ * rack-scoped topic, `rackId` (`topic(3)`).
+ */
 export type BmcReportMessage = Record<string, unknown>;
 
 /** Command sets whose stored state this receiver remembers (least recently used dropped first). */
@@ -222,9 +226,9 @@ function decodeReport(
   message: BmcReportMessage,
   logger: Logger,
 ): { componentId: string; event: BmcEvent } | undefined {
-  const { componentId, ...payload } = message;
+  const { componentId, rackId: _rack, ...payload } = message;
   if (typeof componentId !== "string" || componentId === "") {
-    logger.warn("bmc report dropped: no componentId (the IoT rule adds topic(3) AS componentId)");
+    logger.warn("bmc report dropped: no componentId (the IoT rule adds the topic's component id)");
     return undefined;
   }
   const decoded = decodeBmcEvent(JSON.stringify(payload));
@@ -241,7 +245,7 @@ export type BmcResultInput =
   | { kind: "execution-ending"; ending: ExecutionEnding }
   /** A status change that is not an ending (e.g. RUNNING): nothing to do. */
   | { kind: "execution-status"; status: string }
-  /** One BMC report straight from the IoT rule: the message's fields plus `componentId`. */
+  /** One BMC report straight from the IoT rule: the message's fields plus `componentId` (and `rackId`). */
   | { kind: "bmc-report"; message: BmcReportMessage }
   /** A batch of reports from the queue (SQS event source): `id` names each for a redelivery; no message: unreadable. */
   | { kind: "bmc-reports"; reports: { id: string; message?: BmcReportMessage }[] }

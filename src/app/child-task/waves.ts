@@ -233,11 +233,11 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
           issuedAt: now,
         };
         if (action === "POWER_CYCLE_HOST") reset.graceSeconds = graceSecondsOf(timeoutSeconds);
-        await deps.publisher.publish(componentId, reset);
+        await deps.publisher.publish({ rackId: e.rackId, componentId }, reset);
         return;
       }
       if (!update) {
-        await deps.publisher.publish(componentId, { v: 1, type: "query", requestId });
+        await deps.publisher.publish({ rackId: e.rackId, componentId }, { v: 1, type: "query", requestId });
         return;
       }
       auth ??= credentialsFor(deps, e.taskId, facts.runId);
@@ -255,8 +255,9 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
       const parts = subTargets[componentId];
       if (parts !== undefined) command.subTargets = parts;
       const secret = secretFor(await auth, type);
-      if (secret !== undefined) command.auth = await deps.sealer.seal(secret, componentId, requestId);
-      await deps.publisher.publish(componentId, command);
+      if (secret !== undefined)
+        command.auth = await deps.sealer.seal(secret, { rackId: e.rackId, componentId }, requestId);
+      await deps.publisher.publish({ rackId: e.rackId, componentId }, command);
     },
   );
   // A retried Lambda keeps the first deadlines: the entries carry them.

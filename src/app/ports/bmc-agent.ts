@@ -4,7 +4,13 @@
  * (RedfishBmc), src/adapters/bmc-agent/ (images, journal, image server) and the MQTT wiring in
  * src/service/bmc-agent/; test fakes are typed from these interfaces.
  */
-import type { BmcEvent, ResetKind, ResultEvent, StatusEvent } from "../../domain/bmc-protocol.js";
+import type {
+  BmcEvent,
+  EncryptedAuth,
+  ResetKind,
+  ResultEvent,
+  StatusEvent,
+} from "../../domain/bmc-protocol.js";
 
 // ---------------------------------------------------------------------------------------------
 // What the agent reads from Redfish documents (src/adapters/redfish/documents.ts parses them)
@@ -148,8 +154,18 @@ export interface RedfishBmc {
    * Chassis, with which resource said so; OK when none says otherwise.
    */
   health(): Promise<{ health: "OK" | "Warning" | "Critical"; reason?: string }>;
+  /**
+   * From now on log in with this password (the update command's credentials); a session made with
+   * other credentials is ended first. The same password again changes nothing.
+   */
+  useCredentials(password: string): Promise<void>;
   /** Logs out (deletes the session). */
   close(): Promise<void>;
+}
+
+/** Opens an update command's `auth` blob under its encryption context: the BMC password it carries. */
+export interface CommandAuthOpener {
+  open(auth: EncryptedAuth, context: string): Promise<string>;
 }
 
 export class ImageError extends Error {

@@ -1,5 +1,6 @@
 /** Child tasks: submission and execution, the steps' BMC commands, credentials and versions. The contract rules for every port: src/app/ports.ts. */
 import type { BmcCommand, EncryptedAuth } from "../../domain/bmc-protocol.js";
+import type { BmcAddress } from "../../domain/bmc-topics.js";
 import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../../domain/command-sets.js";
 import type { ExternalCheckConfig, ExternalCheckRequest } from "../../domain/external-check.js";
 import type {
@@ -236,7 +237,7 @@ export interface TaskSecretStore {
 
 /** Encrypts one credential for one BMC; only that BMC can open it. */
 export interface BmcAuthSealer {
-  seal(secret: string, componentId: string, requestId: string): Promise<EncryptedAuth>;
+  seal(secret: string, to: BmcAddress, requestId: string): Promise<EncryptedAuth>;
 }
 
 /** Records verified firmware versions on the inventory's components. Idempotent. */
@@ -246,7 +247,8 @@ export interface FirmwareVersionRecorder {
 
 /** The port the child task's steps depend on. Implementations must be safe to call twice. */
 export interface BmcCommandPublisher {
-  publish(componentId: string, command: BmcCommand): Promise<void>;
+  /** Publishes on the BMC's command topic, which names its rack (src/domain/bmc-topics.ts). */
+  publish(to: BmcAddress, command: BmcCommand): Promise<void>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -22,6 +22,11 @@ export interface FirmwareImageStore {
     images: FirmwareImage[];
     total: number;
   }>;
+  /**
+   * Removes the record of `key` (its item and its index entry, in one transaction) if it still
+   * has `sha256`; returns what was removed, undefined when there was no such record.
+   */
+  deleteImage(key: ImageKey, sha256: string): Promise<FirmwareImage | undefined>;
 }
 
 /**
@@ -41,4 +46,6 @@ export interface ImageObjectStore {
   copy(from: string, to: string): Promise<void>;
   /** Idempotent. */
   delete(key: string): Promise<void>;
+  /** Deletes every version of `key` (and its delete markers), for good; returns how many. Idempotent. */
+  deleteAllVersions(key: string): Promise<number>;
 }

@@ -1,7 +1,7 @@
 /**
  * The BMC agent's composition root: one MQTT connection to the broker (AWS IoT Core with the
- * agent's X.509 certificate, or the local stack's aedes), subscribed to the `cmd` topic of each
- * BMC its config lists; per BMC one Redfish client (one session) and one BmcWorker; one image
+ * agent's X.509 certificate, or the local stack's aedes), subscribed to its rack's command topics
+ * (`flow/rack/<rackId>/bmc/+/cmd`; without a rackId, the v1–v3 `cmd` topic of each BMC it lists); per BMC one Redfish client (one session) and one BmcWorker; one image
  * cache, one image server, one journal for all of them. Commands for every BMC run at once (a
  * rack's 39 BMCs update together); a BMC's own commands are answered as its worker says.
  *
@@ -12,20 +12,22 @@
  */
 import { readFileSync } from "node:fs";
 import { connectAsync, type IClientOptions, type MqttClient } from "mqtt";
+import { iotCredentials, kmsCommandAuth } from "../../adapters/bmc-agent/command-auth.js";
 import { DiskImageCache } from "../../adapters/bmc-agent/image-cache.js";
 import { HttpImageServer } from "../../adapters/bmc-agent/image-server.js";
 import { FileJournal } from "../../adapters/bmc-agent/journal.js";
 import { RedfishClient } from "../../adapters/redfish/client.js";
 import { BmcWorker } from "../../app/bmc-agent/bmc-worker.js";
-import type { AgentClock, EventSink } from "../../app/ports/bmc-agent.js";
+import type { AgentClock, CommandAuthOpener, EventSink } from "../../app/ports/bmc-agent.js";
+import { describeBmcMessage, encodeBmcMessage } from "../../domain/bmc-protocol.js";
+import { decodeBmcCommand } from "../../domain/bmc-protocol-decode.js";
 import {
-  bmcCmdTopic,
   bmcEvtTopic,
-  decodeBmcCommand,
-  describeBmcMessage,
-  encodeBmcMessage,
+  legacyBmcCmdTopic,
+  legacyBmcEvtTopic,
   parseBmcTopic,
-} from "../../domain/bmc-protocol.js";
+  rackCmdTopicFilter,
+} from "../../domain/bmc-topics.js";
 import type { AgentConfig } from "./config.js";
 
 export interface BmcAgent {
@@ -57,6 +59,27 @@ export const realClock: AgentClock = {
     }),
 };
 
+/** The `auth` blob opener the config asks for (docs/agent.md, "Credentials"), or none. */
+function commandAuthOpener(config: Readonly<AgentConfig>): CommandAuthOpener | undefined {
+  const auth = config.commandAuth;
+  if (auth === undefined) return undefined;
+  const endpoint = auth.kmsEndpoint === undefined ? {} : { endpoint: auth.kmsEndpoint };
+  if (auth.credentials === "environment") return kmsCommandAuth({ region: auth.region, ...endpoint });
+  const { certFile, keyFile, caFile } = config.mqtt;
+  return kmsCommandAuth({
+    region: auth.region,
+    ...endpoint,
+    credentials: iotCredentials({
+      endpoint: auth.credentialsEndpoint,
+      roleAlias: auth.roleAlias,
+      thingName: config.mqtt.clientId,
+      cert: readFileSync(certFile as string),
+      key: readFileSync(keyFile as string),
+      ...(caFile === undefined ? {} : { ca: readFileSync(caFile) }),
+    }),
+  });
+}
+
 export async function startBmcAgent(
   config: Readonly<AgentConfig>,
   options: BmcAgentOptions = {},
@@ -83,12 +106,16 @@ export async function startBmcAgent(
   const mqtt: MqttClient = await connectAsync(config.mqtt.url, mqttOptions);
   mqtt.on("error", (err) => log(`flow-bmc-agent: mqtt: ${err.message}`));
 
+  const rackId = config.rackId;
   const events: EventSink = {
     async publish(componentId, event) {
-      await mqtt.publishAsync(bmcEvtTopic(componentId), encodeBmcMessage(event), { qos: 1 });
+      const topic =
+        rackId === undefined ? legacyBmcEvtTopic(componentId) : bmcEvtTopic({ rackId, componentId });
+      await mqtt.publishAsync(topic, encodeBmcMessage(event), { qos: 1 });
     },
   };
 
+  const auth = commandAuthOpener(config);
   const clients = new Map<string, RedfishClient>();
   const workers = new Map<string, BmcWorker>();
   for (const bmc of config.bmcs) {
@@ -103,6 +130,7 @@ export async function startBmcAgent(
     clients.set(bmc.componentId, client);
     const settings = {
       componentId: bmc.componentId,
+      ...(rackId === undefined ? {} : { rackId }),
       subTargets: bmc.subTargets,
       applyTime: bmc.applyTime,
       ...(bmc.firmwareMember === undefined ? {} : { firmwareMember: bmc.firmwareMember }),
@@ -119,6 +147,7 @@ export async function startBmcAgent(
         timings: config.timings,
         signal: abort.signal,
         log,
+        ...(auth === undefined ? {} : { auth }),
       }),
     );
   }
@@ -128,7 +157,9 @@ export async function startBmcAgent(
   mqtt.on("message", (topic, payload) => {
     if (!accepting) return;
     const where = parseBmcTopic(topic);
-    const worker = where?.channel === "cmd" ? workers.get(where.componentId.toLowerCase()) : undefined;
+    // Only its own rack's topics (or, without a rack, the per-component ones) are the agent's.
+    const ours = where?.channel === "cmd" && where.rackId?.toLowerCase() === rackId;
+    const worker = ours ? workers.get(where.componentId.toLowerCase()) : undefined;
     if (worker === undefined) return;
     const decoded = decodeBmcCommand(payload);
     if (!decoded.ok) {
@@ -149,7 +180,11 @@ export async function startBmcAgent(
     handling.add(tracked);
     void tracked.finally(() => handling.delete(tracked));
   });
-  const topics = config.bmcs.map((b) => bmcCmdTopic(b.componentId));
+  // One subscription for the whole rack (all its IoT policy allows), else one per BMC.
+  const topics =
+    rackId === undefined
+      ? config.bmcs.map((b) => legacyBmcCmdTopic(b.componentId))
+      : [rackCmdTopicFilter(rackId)];
   await mqtt.subscribeAsync(topics, { qos: 1 });
   log(`flow-bmc-agent: serving ${config.bmcs.length} BMCs over ${config.mqtt.url}`);
 

@@ -14,7 +14,7 @@
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { dirname, resolve } from "node:path";
-import type { AgentTimings } from "../../app/bmc-agent/bmc-worker.js";
+import type { AgentTimings } from "../../app/bmc-agent/bmc-link.js";
 import { ConfigError } from "../env-reader.js";
 
 export interface AgentBmcConfig {
@@ -38,7 +38,30 @@ export interface AgentMqttConfig {
   keyFile?: string;
 }
 
+/**
+ * How the agent opens update commands' `auth` blobs (docs/agent.md, "Credentials"): KMS in
+ * `region`, with credentials from the IoT credentials provider (`iot`: the agent's certificate,
+ * `roleAlias` at `credentialsEndpoint`) or the SDK's default chain (`environment`, for a host that
+ * has a role of its own, and the tests); `kmsEndpoint` for an AWS-compatible endpoint.
+ */
+export type AgentCommandAuth =
+  | {
+      credentials: "iot";
+      region: string;
+      credentialsEndpoint: string;
+      roleAlias: string;
+      kmsEndpoint?: string;
+    }
+  | { credentials: "environment"; region: string; kmsEndpoint?: string };
+
 export interface AgentConfig {
+  /** Absent: an update's `auth` blob is not read; the config's password is the BMC's. */
+  commandAuth?: AgentCommandAuth;
+  /**
+   * The rack whose BMCs the agent serves (lowercase UUID): it listens on that rack's topics
+   * (protocol v4, src/domain/bmc-topics.ts). Absent: each BMC's v1–v3 per-component topic.
+   */
+  rackId?: string;
   mqtt: AgentMqttConfig;
   stateDir: string;
   cacheDir: string;
@@ -103,10 +126,29 @@ export function parseAgentConfig(
   const root = asObject(doc, "(root)", p);
   known(
     root,
-    ["mqtt", "bmcs", "stateDir", "cacheDir", "imageServer", "timings", "requestTimeoutMs", "shutdownGraceMs"],
+    [
+      "rackId",
+      "commandAuth",
+      "mqtt",
+      "bmcs",
+      "stateDir",
+      "cacheDir",
+      "imageServer",
+      "timings",
+      "requestTimeoutMs",
+      "shutdownGraceMs",
+    ],
     "",
     p,
   );
+
+  const rackId = str(root.rackId, "rackId", p)?.toLowerCase();
+  if (rackId !== undefined && !UUID.test(rackId))
+    p("rackId", `must be the inventory rack's id, a UUID (got ${JSON.stringify(root.rackId)})`);
+  if (rackId === undefined)
+    warnings.push(
+      "no rackId: listening on each BMC's per-component topic (protocol v1-v3), which the product publishes on only when its deployment keeps the legacy topics; set rackId",
+    );
 
   const mqttDoc = asObject(root.mqtt, "mqtt", p, true);
   known(mqttDoc, ["url", "clientId", "caFile", "certFile", "keyFile"], "mqtt.", p);
@@ -123,6 +165,8 @@ export function parseAgentConfig(
   }
   if ((mqtt.certFile === undefined) !== (mqtt.keyFile === undefined))
     p("mqtt.keyFile", "mqtt.certFile and mqtt.keyFile go together");
+
+  const commandAuth = readCommandAuth(root.commandAuth, { rackId, mqtt }, p);
 
   const stateDir = path(str(root.stateDir, "stateDir", p) ?? ".flow-bmc-agent");
   const cacheDir = path(str(root.cacheDir, "cacheDir", p) ?? `${stateDir}/images`);
@@ -229,6 +273,8 @@ export function parseAgentConfig(
 
   if (problems.length > 0) throw new ConfigError(problems);
   return {
+    ...(rackId === undefined ? {} : { rackId }),
+    ...(commandAuth === undefined ? {} : { commandAuth }),
     mqtt,
     stateDir,
     cacheDir,
@@ -239,6 +285,36 @@ export function parseAgentConfig(
     bmcs,
     warnings,
   };
+}
+
+function readCommandAuth(
+  value: unknown,
+  agent: { rackId: string | undefined; mqtt: AgentMqttConfig },
+  p: (field: string, rule: string) => void,
+): AgentCommandAuth | undefined {
+  if (value === undefined) return undefined;
+  const doc = asObject(value, "commandAuth", p);
+  known(doc, ["credentials", "region", "credentialsEndpoint", "roleAlias", "kmsEndpoint"], "commandAuth.", p);
+  const credentials = str(doc.credentials, "commandAuth.credentials", p) ?? "iot";
+  const region = str(doc.region, "commandAuth.region", p, true) ?? "";
+  const kmsEndpoint = str(doc.kmsEndpoint, "commandAuth.kmsEndpoint", p);
+  if (agent.rackId === undefined)
+    p("commandAuth", "needs rackId: the blobs are sealed for the rack (bmc:<rackId>:<component>:<request>)");
+  const endpoint = kmsEndpoint === undefined ? {} : { kmsEndpoint };
+  if (credentials === "environment") {
+    for (const f of ["credentialsEndpoint", "roleAlias"])
+      if (doc[f] !== undefined) p(`commandAuth.${f}`, 'is for credentials "iot" only');
+    return { credentials, region, ...endpoint };
+  }
+  if (credentials !== "iot") {
+    p("commandAuth.credentials", `must be "iot" or "environment" (got ${JSON.stringify(credentials)})`);
+    return undefined;
+  }
+  const credentialsEndpoint = str(doc.credentialsEndpoint, "commandAuth.credentialsEndpoint", p, true) ?? "";
+  const roleAlias = str(doc.roleAlias, "commandAuth.roleAlias", p, true) ?? "";
+  if (agent.mqtt.certFile === undefined)
+    p("commandAuth.credentials", '"iot" needs mqtt.certFile and mqtt.keyFile (the agent\'s certificate)');
+  return { credentials, region, credentialsEndpoint, roleAlias, ...endpoint };
 }
 
 function secret(

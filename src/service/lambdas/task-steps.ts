@@ -33,7 +33,7 @@ export function composeTaskStepsLambda(
     region: awsClientConfig(awsOptions(config)).region,
   });
   const steps = childTaskSteps(parts, {
-    publisher: new IotPublisher({ client: obs.capture(iot) }),
+    publisher: new IotPublisher({ client: obs.capture(iot), legacyTopics: config.legacyBmcTopics }),
     readiness: stores.readiness,
     images: stores.images,
     imageUrls: new S3ImageObjectStore(obs.capture(createS3Client(awsOptions(config))), config.imageBucket),

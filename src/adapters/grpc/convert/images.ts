@@ -3,6 +3,7 @@ import type {
   BeginUploadInput,
   CompleteUploadInput,
   FirmwareImage,
+  ImageKeyInput,
 } from "../../../domain/firmware-images.js";
 import type { Page } from "../../../domain/list-queries.js";
 import type { ComponentType } from "../../../domain/model.js";
@@ -38,6 +39,10 @@ export function completeUploadFromProto(req: admin.CompleteFirmwareImageUploadRe
     sizeBytes: req.sizeBytes,
     sha256: req.sha256,
   };
+}
+
+export function deleteImageFromProto(req: admin.DeleteFirmwareImageRequest): ImageKeyInput {
+  return { componentType: typeName(req.componentType), version: req.version, subTarget: req.subTarget };
 }
 
 export function listImagesFromProto(req: admin.ListFirmwareImagesRequest): {

@@ -434,6 +434,26 @@ export interface ListFirmwareImagesResponse {
   total: number;
 }
 
+/** The image to remove, by its key (field numbers from the range this extension was given). */
+export interface DeleteFirmwareImageRequest {
+  componentType: ComponentType;
+  version: string;
+  /** "" = the whole-component image. */
+  subTarget: string;
+}
+
+export interface DeleteFirmwareImageResponse {
+  /** The record as it was before it was removed. */
+  image:
+    | FirmwareImage
+    | undefined;
+  /**
+   * How many object versions were deleted from the bucket; 0 when another image record has the
+   * same bytes (the object is kept for it).
+   */
+  objectVersionsDeleted: number;
+}
+
 function createBaseInventoryLocation(): InventoryLocation {
   return { datacenter: "", row: "", position: 0 };
 }
@@ -3900,6 +3920,206 @@ export const ListFirmwareImagesResponse: MessageFns<ListFirmwareImagesResponse> 
   },
 };
 
+function createBaseDeleteFirmwareImageRequest(): DeleteFirmwareImageRequest {
+  return { componentType: 0, version: "", subTarget: "" };
+}
+
+export const DeleteFirmwareImageRequest: MessageFns<DeleteFirmwareImageRequest> = {
+  encode(message: DeleteFirmwareImageRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.componentType !== 0) {
+      writer.uint32(1200).int32(message.componentType);
+    }
+    if (message.version !== "") {
+      writer.uint32(1210).string(message.version);
+    }
+    if (message.subTarget !== "") {
+      writer.uint32(1218).string(message.subTarget);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFirmwareImageRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFirmwareImageRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 150: {
+            if (tag !== 1200) {
+              break;
+            }
+
+            message.componentType = reader.int32() as any;
+            continue;
+          }
+          case 151: {
+            if (tag !== 1210) {
+              break;
+            }
+
+            message.version = reader.string();
+            continue;
+          }
+          case 152: {
+            if (tag !== 1218) {
+              break;
+            }
+
+            message.subTarget = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteFirmwareImageRequest {
+    return {
+      componentType: isSet(object.componentType)
+        ? componentTypeFromJSON(object.componentType)
+        : isSet(object.component_type)
+        ? componentTypeFromJSON(object.component_type)
+        : 0,
+      version: isSet(object.version) ? globalThis.String(object.version) : "",
+      subTarget: isSet(object.subTarget)
+        ? globalThis.String(object.subTarget)
+        : isSet(object.sub_target)
+        ? globalThis.String(object.sub_target)
+        : "",
+    };
+  },
+
+  toJSON(message: DeleteFirmwareImageRequest): unknown {
+    const obj: any = {};
+    if (message.componentType !== 0) {
+      obj.componentType = componentTypeToJSON(message.componentType);
+    }
+    if (message.version !== "") {
+      obj.version = message.version;
+    }
+    if (message.subTarget !== "") {
+      obj.subTarget = message.subTarget;
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFirmwareImageRequest>): DeleteFirmwareImageRequest {
+    return DeleteFirmwareImageRequest.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteFirmwareImageRequest>): DeleteFirmwareImageRequest {
+    const message = createBaseDeleteFirmwareImageRequest();
+    message.componentType = object.componentType ?? 0;
+    message.version = object.version ?? "";
+    message.subTarget = object.subTarget ?? "";
+    return message;
+  },
+};
+
+function createBaseDeleteFirmwareImageResponse(): DeleteFirmwareImageResponse {
+  return { image: undefined, objectVersionsDeleted: 0 };
+}
+
+export const DeleteFirmwareImageResponse: MessageFns<DeleteFirmwareImageResponse> = {
+  encode(message: DeleteFirmwareImageResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.image !== undefined) {
+      FirmwareImage.encode(message.image, writer.uint32(1202).fork()).join();
+    }
+    if (message.objectVersionsDeleted !== 0) {
+      writer.uint32(1208).int32(message.objectVersionsDeleted);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): DeleteFirmwareImageResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseDeleteFirmwareImageResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 150: {
+            if (tag !== 1202) {
+              break;
+            }
+
+            message.image = FirmwareImage.decode(reader, reader.uint32());
+            continue;
+          }
+          case 151: {
+            if (tag !== 1208) {
+              break;
+            }
+
+            message.objectVersionsDeleted = reader.int32();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): DeleteFirmwareImageResponse {
+    return {
+      image: isSet(object.image) ? FirmwareImage.fromJSON(object.image) : undefined,
+      objectVersionsDeleted: isSet(object.objectVersionsDeleted)
+        ? globalThis.Number(object.objectVersionsDeleted)
+        : isSet(object.object_versions_deleted)
+        ? globalThis.Number(object.object_versions_deleted)
+        : 0,
+    };
+  },
+
+  toJSON(message: DeleteFirmwareImageResponse): unknown {
+    const obj: any = {};
+    if (message.image !== undefined) {
+      obj.image = FirmwareImage.toJSON(message.image);
+    }
+    if (message.objectVersionsDeleted !== 0) {
+      obj.objectVersionsDeleted = Math.round(message.objectVersionsDeleted);
+    }
+    return obj;
+  },
+
+  create(base?: DeepPartial<DeleteFirmwareImageResponse>): DeleteFirmwareImageResponse {
+    return DeleteFirmwareImageResponse.fromPartial(base ?? {});
+  },
+  fromPartial(object: DeepPartial<DeleteFirmwareImageResponse>): DeleteFirmwareImageResponse {
+    const message = createBaseDeleteFirmwareImageResponse();
+    message.image = (object.image !== undefined && object.image !== null)
+      ? FirmwareImage.fromPartial(object.image)
+      : undefined;
+    message.objectVersionsDeleted = object.objectVersionsDeleted ?? 0;
+    return message;
+  },
+};
+
 export type FlowInventoryAdminService = typeof FlowInventoryAdminService;
 export const FlowInventoryAdminService = {
   /** Upserts racks (and their components) into the inventory; racks not named are left alone. */
@@ -4063,6 +4283,23 @@ export const FlowInventoryAdminService = {
       Buffer.from(ListFirmwareImagesResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ListFirmwareImagesResponse => ListFirmwareImagesResponse.decode(value),
   },
+  /**
+   * Removes an image: its record and its object in the bucket (every version of it), unless
+   * another image record has the same bytes. FailedPrecondition naming what uses it while a
+   * baseline has its type and version or a run or task that has not ended will flash it;
+   * NotFound when no image is registered for the key. Needs the administer permission.
+   */
+  deleteFirmwareImage: {
+    path: "/flowadmin.v1.FlowInventoryAdmin/DeleteFirmwareImage" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: DeleteFirmwareImageRequest): Buffer =>
+      Buffer.from(DeleteFirmwareImageRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): DeleteFirmwareImageRequest => DeleteFirmwareImageRequest.decode(value),
+    responseSerialize: (value: DeleteFirmwareImageResponse): Buffer =>
+      Buffer.from(DeleteFirmwareImageResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): DeleteFirmwareImageResponse => DeleteFirmwareImageResponse.decode(value),
+  },
 } as const;
 
 export interface FlowInventoryAdminServer extends UntypedServiceImplementation {
@@ -4107,6 +4344,13 @@ export interface FlowInventoryAdminServer extends UntypedServiceImplementation {
   completeFirmwareImageUpload: handleUnaryCall<CompleteFirmwareImageUploadRequest, CompleteFirmwareImageUploadResponse>;
   /** The catalog by type (published order), version, then sub-target (the whole component first). */
   listFirmwareImages: handleUnaryCall<ListFirmwareImagesRequest, ListFirmwareImagesResponse>;
+  /**
+   * Removes an image: its record and its object in the bucket (every version of it), unless
+   * another image record has the same bytes. FailedPrecondition naming what uses it while a
+   * baseline has its type and version or a run or task that has not ended will flash it;
+   * NotFound when no image is registered for the key. Needs the administer permission.
+   */
+  deleteFirmwareImage: handleUnaryCall<DeleteFirmwareImageRequest, DeleteFirmwareImageResponse>;
 }
 
 function floatToJson(value: number | null | undefined): number | string | null | undefined {
