@@ -19,6 +19,7 @@ import { createTaskSteps } from "../../src/app/child-task/steps.js";
 import { checkWave } from "../../src/app/child-task/wave-check.js";
 import { nextCursor } from "../../src/app/child-task/wave-cursor.js";
 import type { BmcCommand } from "../../src/domain/bmc-protocol.js";
+import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
@@ -171,7 +172,7 @@ describe("child-task state from before operation rules", () => {
       commands: memoryCommandSetStore(),
       locks: memoryLockStore(),
       publisher: {
-        publish: async (componentId: string, command: BmcCommand) =>
+        publish: async ({ componentId }: BmcAddress, command: BmcCommand) =>
           void published.push({ componentId, command }),
       },
       clock: () => 10_000,

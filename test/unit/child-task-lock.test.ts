@@ -10,6 +10,7 @@ import { recordOutcome } from "../../src/app/child-task/outcome.js";
 import { acquireLockAndAsk } from "../../src/app/child-task/preflight.js";
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
 import { silentLogger } from "../../src/app/observability.js";
+import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import { rackConflictMessage } from "../../src/domain/step-errors.js";
 import type { Task } from "../../src/domain/task.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
@@ -121,7 +122,7 @@ describe("AcquireLock: a task whose ending was decided", () => {
       logger: silentLogger,
       firmware: { record: async () => {} },
       runs: { recordOutcome: async () => "recorded" as const },
-      publisher: { publish: async (componentId: string) => void published.push(componentId) },
+      publisher: { publish: async ({ componentId }: BmcAddress) => void published.push(componentId) },
     } as unknown as StepDeps;
     const step = { step: "acquireLock" as const, taskId: "t-1", rackId: "r-1", settings };
     expect(await acquireLockAndAsk(deps, step).catch((e: unknown) => e)).toMatchObject({

@@ -10,6 +10,7 @@ import type { StepDeps } from "../../src/app/child-task/deps.js";
 import { acquireLockAndAsk, awaitQueries, checkQueries } from "../../src/app/child-task/preflight.js";
 import { DEFAULT_CHILD_TASK_SETTINGS, type PreflightState } from "../../src/app/child-task/settings.js";
 import { silentLogger } from "../../src/app/observability.js";
+import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import { entryKey, queryAddress } from "../../src/domain/command-sets.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
@@ -45,7 +46,7 @@ async function harness(tasks = memoryTaskStore(), onPublish: () => void = () => 
     clock: () => 2_000,
     logger: silentLogger,
     publisher: {
-      publish: async (componentId: string) => {
+      publish: async ({ componentId }: BmcAddress) => {
         published.push(componentId);
         onPublish();
       },

@@ -19,6 +19,7 @@ import { checkWave } from "../../src/app/child-task/wave-check.js";
 import { awaitWave, groupFacts, sendWave } from "../../src/app/child-task/waves.js";
 import { silentLogger } from "../../src/app/observability.js";
 import type { BmcCommand, UpdateCommand } from "../../src/domain/bmc-protocol.js";
+import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import type { CommandFamily, CommandSet } from "../../src/domain/command-sets.js";
 import { commandRequestId, entryKey, mergeParts, updateAddress } from "../../src/domain/command-sets.js";
 import type { Task } from "../../src/domain/task.js";
@@ -107,7 +108,7 @@ function harness(stored: Task = task) {
     secrets: { get: async () => undefined },
     sealer: { seal: async (secret: string) => ({ sealed: `sealed:${secret}` }) },
     publisher: {
-      publish: async (componentId: string, command: BmcCommand) =>
+      publish: async ({ componentId }: BmcAddress, command: BmcCommand) =>
         void published.push({ componentId, command }),
     },
     clock: () => 5_000,
