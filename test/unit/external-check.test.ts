@@ -8,6 +8,7 @@ import {
   type ExternalCheckVerdict,
   externalCheckFailure,
   judgeExternalCheck,
+  parseExternalChecks,
 } from "../../src/domain/external-check.js";
 import type { Run } from "../../src/domain/model.js";
 import { type RuleInput, unknownExternalChecks, validateRule } from "../../src/domain/operation-rules.js";
@@ -239,5 +240,93 @@ describe("the run's pause for an inconclusive check", () => {
       true,
       message.replace("rack-a01", "rack-a02"),
     ]);
+  });
+});
+
+describe("the deployment's checks file (parseExternalChecks): every problem named, or the checks", () => {
+  const LAMBDA = "arn:aws:lambda:us-east-1:111122223333:function:dcgm-diag";
+  it.each([
+    ["not JSON", "{", "must be a JSON object of checks by name: "],
+    ["an array", "[]", "must be a JSON object of checks by name"],
+    ["null", "null", "must be a JSON object of checks by name"],
+    ["a bad name", `{"Bad Name": {"lambda": "${LAMBDA}"}}`, '"Bad Name": '],
+    ["a check that is no object", '{"dcgm": 3}', "dcgm: must be an object with one of lambda, https"],
+    [
+      "an unknown field",
+      `{"dcgm": {"lambda": "${LAMBDA}", "retries": 2}}`,
+      "dcgm.retries: is not a known field",
+    ],
+    [
+      "a command in AWS",
+      `{"dcgm": {"lambda": "${LAMBDA}", "command": ["x"]}}`,
+      "dcgm.command: a command check runs only in the local stack (in AWS: lambda or https)",
+    ],
+    ["no target", '{"dcgm": {"timeoutSeconds": 5}}', "dcgm: needs exactly one of lambda, https (got 0)"],
+    [
+      "two targets",
+      `{"dcgm": {"lambda": "${LAMBDA}", "https": "https://x.example"}}`,
+      "dcgm: needs exactly one of lambda, https (got 2)",
+    ],
+    [
+      "a timeout out of range",
+      `{"dcgm": {"lambda": "${LAMBDA}", "timeoutSeconds": 0}}`,
+      "dcgm.timeoutSeconds: must be a whole number of seconds from 1 to 86400",
+    ],
+    ["not a Lambda ARN", '{"dcgm": {"lambda": "dcgm-diag"}}', "dcgm.lambda: must be a Lambda function ARN"],
+    ["not a URL", '{"dcgm": {"https": "::"}}', "dcgm.https: must be an https:// URL without credentials"],
+    [
+      "a URL that is no text",
+      '{"dcgm": {"https": 443}}',
+      "dcgm.https: must be an https:// URL without credentials",
+    ],
+    ["plain http", '{"dcgm": {"https": "http://x.example"}}', "dcgm.https: must be an https:// URL"],
+    [
+      "a URL with credentials",
+      '{"dcgm": {"https": "https://u:p@x.example"}}',
+      "dcgm.https: must be an https:// URL without credentials",
+    ],
+  ])("AWS: %s is refused, named", (_what, text, problem) => {
+    const parsed = parseExternalChecks(text, false);
+    expect("problem" in parsed && parsed.problem).toContain(problem);
+  });
+
+  it.each([
+    ["an empty command", '{"local": {"command": []}}'],
+    ["an empty argument", '{"local": {"command": ["diag", ""]}}'],
+    ["a command as text", '{"local": {"command": "diag --all"}}'],
+  ])("local stack: %s is refused, named", (_what, text) => {
+    expect(parseExternalChecks(text, true)).toEqual({
+      problem:
+        "local.command: must be a non-empty array of non-empty strings (the program, then its arguments)",
+    });
+  });
+
+  it("every kind parses, the timeout defaulted where absent; in AWS a command is refused", () => {
+    const text = JSON.stringify({
+      dcgm: { lambda: LAMBDA },
+      burnin: { https: "https://checks.example/burn-in", timeoutSeconds: 900 },
+      local: { command: ["./check.sh", "--rack"] },
+    });
+    expect(parseExternalChecks(text, true)).toEqual({
+      value: [
+        { name: "dcgm", target: { kind: "lambda", functionArn: LAMBDA }, timeoutSeconds: 3600 },
+        {
+          name: "burnin",
+          target: { kind: "https", url: "https://checks.example/burn-in" },
+          timeoutSeconds: 900,
+        },
+        { name: "local", target: { kind: "command", argv: ["./check.sh", "--rack"] }, timeoutSeconds: 3600 },
+      ],
+    });
+    expect(parseExternalChecks(text, false)).toMatchObject({
+      problem: expect.stringContaining("local.command"),
+    });
+  });
+
+  it("a wait that ended in an error with no name is the check's fail, its cause the reason", () => {
+    expect(judgeExternalCheck({ error: { Cause: "GPU 3 missing" } }, 60)).toEqual({
+      kind: "fail",
+      reason: "GPU 3 missing",
+    });
   });
 });
