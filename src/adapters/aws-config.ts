@@ -38,6 +38,9 @@
  *             SDK's default 300 s.
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
+import { AdaptiveRetryStrategy, DefaultRateLimiter, MAXIMUM_RETRY_DELAY, Retry } from "@smithy/core/retry";
+
+type Backoff = NonNullable<NonNullable<ConstructorParameters<typeof AdaptiveRetryStrategy>[1]>["backoff"]>;
 
 export interface AwsOptions {
   region?: string;
@@ -46,6 +49,12 @@ export interface AwsOptions {
   maxAttempts?: number;
   /** Static credentials (tests, local stack). Absent = the SDK's default provider chain. */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /**
+   * The adaptive retry's pacing, for tests that run it on short delays: every back-off delay is
+   * multiplied by it and the client-side rate limiter recovers 1/scale times as fast (see
+   * `adaptiveRetryStrategy`). Absent: the SDK's own pacing, unchanged.
+   */
+  retryDelayScale?: number;
 }
 
 export const DEFAULT_MAX_ATTEMPTS = 8;
@@ -56,6 +65,8 @@ export interface AwsClientConfig {
   maxAttempts: number;
   retryMode: "adaptive";
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** Only with `retryDelayScale`: the SDK's adaptive strategy on scaled delays. */
+  retryStrategy?: AdaptiveRetryStrategy;
 }
 
 export const DEFAULT_REGION = "us-east-1";
@@ -73,7 +84,47 @@ export function awsClientConfig(options: AwsOptions = {}): AwsClientConfig {
   const credentials =
     options.credentials ?? (options.endpoint === undefined ? undefined : LOCAL_ENDPOINT_CREDENTIALS);
   if (credentials !== undefined) config.credentials = credentials;
+  if (options.retryDelayScale !== undefined)
+    config.retryStrategy = adaptiveRetryStrategy(config.maxAttempts, options.retryDelayScale);
   return config;
+}
+
+/** The SDK's rate-limiter defaults (DefaultRateLimiter): its slowest refill, in tokens per second, and its cubic recovery's constant. */
+const SDK_MIN_FILL_RATE = 0.5;
+const SDK_SCALE_CONSTANT = 0.4;
+
+/**
+ * The SDK's adaptive retry strategy (what `retryMode: "adaptive"` builds) with its time scaled by
+ * `scale` (0 < scale <= 1): the exponential back-off with full jitter waits `scale` times as long
+ * (same base delays, throttling's the longer one, same cap, scaled), and the rate limiter that
+ * throttling switches on refills at least 1/scale times as fast and its cubic recovery runs
+ * 1/scale times as fast. The decisions - which errors are retried, how many attempts, the retry
+ * quota, when the limiter engages - are the SDK's own.
+ */
+export function adaptiveRetryStrategy(maxAttempts: number, scale: number): AdaptiveRetryStrategy {
+  if (!(scale > 0 && scale <= 1)) throw new RangeError(`retryDelayScale must be in (0, 1], got ${scale}`);
+  const speed = 1 / scale;
+  return new AdaptiveRetryStrategy(maxAttempts, {
+    maxAttempts,
+    baseDelay: Retry.delay(),
+    backoff: scaledBackoff(scale),
+    rateLimiter: new DefaultRateLimiter({
+      minFillRate: SDK_MIN_FILL_RATE * speed,
+      scaleConstant: SDK_SCALE_CONSTANT * speed ** 3,
+    }),
+  });
+}
+
+/** Exponential back-off with full jitter on a base the strategy sets per error kind, scaled. */
+function scaledBackoff(scale: number): Backoff {
+  let base = Retry.delay();
+  return {
+    setDelayBase: (delay: number) => {
+      base = delay;
+    },
+    computeNextBackoffDelay: (retry: number) =>
+      Math.floor(Math.random() * Math.min(base * 2 ** retry, MAXIMUM_RETRY_DELAY) * scale),
+  };
 }
 
 export type DynamoDbProfile = "front" | "worker";
@@ -92,6 +143,10 @@ export function dynamoDbClientConfig(
   options: AwsOptions = {},
 ): DynamoDBClientConfig {
   if (profile === "worker") return awsClientConfig(options);
+  if (options.retryDelayScale !== undefined)
+    throw new RangeError(
+      "retryDelayScale paces the adaptive retries of the worker profile; the front profile's are standard",
+    );
   const agent = { keepAlive: true, maxSockets: FRONT_DYNAMODB.maxSockets };
   return {
     ...awsClientConfig({ maxAttempts: FRONT_DYNAMODB.maxAttempts, ...options }),

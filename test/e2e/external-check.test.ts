@@ -6,6 +6,7 @@
  * fails it with the check's reason; inconclusive completes it and pauses the run with its own
  * reason until a person resumes it; a check that never answers is inconclusive at its timeout; a
  * rule naming a check the deployment does not have is InvalidArgument naming the field.
+ * Each test has a rack, a rule and a run of its own, so they run at once on the one stack.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -125,7 +126,7 @@ const runOn = async (rack: number, checkName: string) =>
     runRequest({ rackIds: [RACKS.ids[rack]!], firmware: { ruleId: { id: await ruleChecking(checkName) } } }),
   );
 
-describe("external health checks on the local stack", () => {
+describe.concurrent("external health checks on the local stack", () => {
   it("pass: the check is handed the rack and its upgraded components, and the rack completes", async () => {
     const id = await runOn(0, "says-pass");
     const run = await waitForTerminal(s.flow, id);

@@ -2,7 +2,9 @@
  * The moto launcher with a data dir (local/moto-launcher.py): a write moto acknowledged survives a
  * SIGKILL; failed writes are not replayed; snapshots compact the log and restore the same state;
  * SIGTERM leaves a snapshot and no log; a torn last line is dropped; a data dir has one moto at a
- * time; a restored table's stream is new and starts empty. Each test spawns its own moto.
+ * time; a restored table's stream is new and starts empty. Each test spawns its own moto, on a
+ * data dir of its own, so the tests run at once: their motos' starts, mostly waiting on Python's
+ * imports and on the restores, overlap.
  */
 import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -26,7 +28,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 const running: LocalMoto[] = [];
 afterAll(async () => {
-  for (const m of running) await m.stop();
+  await Promise.all(running.map((m) => m.stop()));
 });
 
 async function moto(options: LocalMotoOptions): Promise<{ moto: LocalMoto; client: DynamoDBClient }> {
@@ -79,7 +81,7 @@ function processGone(pid: number): boolean {
   }
 }
 
-describe("moto with a data dir", () => {
+describe.concurrent("moto with a data dir", () => {
   it("every acknowledged write survives a SIGKILL right after its answer; failed writes are not replayed", async () => {
     const dataDir = join(root, "kill");
     const { moto: m, client } = await moto({ dataDir, compactEvery: 1_000_000 });

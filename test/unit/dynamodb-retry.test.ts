@@ -2,9 +2,11 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { DescribeTableCommand, DynamoDBClient, TransactionCanceledException } from "@aws-sdk/client-dynamodb";
 import { DynamoDBDocumentClient, TransactWriteCommand } from "@aws-sdk/lib-dynamodb";
+import { StandardRetryStrategy } from "@smithy/core/retry";
 import { mockClient } from "aws-sdk-client-mock";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import {
+  adaptiveRetryStrategy,
   awsClientConfig,
   createDynamoDbClient,
   dynamoDbClientConfig,
@@ -51,6 +53,48 @@ describe("aws-config: one place for region, endpoint and retries", () => {
       maxAttempts: 8,
       retryMode: "adaptive",
     });
+  });
+});
+
+describe("aws-config: the adaptive retry's pacing (retryDelayScale)", () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it("absent: no strategy of the project's, the SDK's adaptive mode; given: the SDK's adaptive strategy with the same attempts", async () => {
+    expect(awsClientConfig({})).not.toHaveProperty("retryStrategy");
+    const config = awsClientConfig({ maxAttempts: 5, retryDelayScale: 0.1 });
+    expect(config).toMatchObject({ maxAttempts: 5, retryMode: "adaptive" });
+    expect(config.retryStrategy?.mode).toBe("adaptive");
+    expect(await config.retryStrategy?.maxAttemptsProvider()).toBe(5);
+  });
+
+  it("each back-off delay is the SDK's for the same jitter, times the scale: throttling's base and a transient error's, doubling per retry", async () => {
+    vi.spyOn(Math, "random").mockReturnValue(0.25);
+    const delays = async (strategy: StandardRetryStrategy | ReturnType<typeof adaptiveRetryStrategy>) => {
+      const seen: number[] = [];
+      let token = await strategy.acquireInitialRetryToken("scope");
+      for (const errorType of ["THROTTLING", "THROTTLING", "TRANSIENT"] as const) {
+        token = await strategy.refreshRetryTokenForRetry(token as never, { errorType });
+        seen.push(
+          (token as unknown as { $retryLog: { acquisitionDelay: number } }).$retryLog.acquisitionDelay,
+        );
+      }
+      return seen;
+    };
+    const sdk = await delays(new StandardRetryStrategy(8));
+    expect(sdk).toEqual([250, 500, 50]);
+    expect(await delays(adaptiveRetryStrategy(8, 0.01))).toEqual(sdk.map((d) => Math.floor(d * 0.01)));
+  });
+
+  it("a scale outside (0, 1], or on the front profile (standard retries), is refused", () => {
+    for (const scale of [0, -1, 2, Number.NaN])
+      expect(() => awsClientConfig({ retryDelayScale: scale })).toThrow(
+        `retryDelayScale must be in (0, 1], got ${scale}`,
+      );
+    expect(() => dynamoDbClientConfig("front", { retryDelayScale: 0.5 })).toThrow(
+      "retryDelayScale paces the adaptive retries of the worker profile; the front profile's are standard",
+    );
   });
 });
 

@@ -7,6 +7,11 @@
  * answers the task's final status, the target has exactly that status and message, the run counts
  * it once, no failure gate moves unless a BMC failed, and a task never ends with the TaskEnded
  * of its own cancel. fast-check's seed is FLOW_TEST_SEED's when set, and printed on failure.
+ *
+ * The property runs in four files, one per slice of the task's steps the cancel lands in
+ * (child-task-cancel-races-<slice>.test.ts, slices in CANCEL_SLICES), each with a harness of its
+ * own, so the slices run at once; between them they try at least as many interleavings as one
+ * file did, in proportion to each slice's steps.
  */
 
 import fc from "fast-check";
@@ -26,27 +31,41 @@ import { type Harness, rack, runOnRack, startHarness } from "./child-task-harnes
 
 const P = "cc000000";
 /**
- * Interleavings tried per run of the test (each a run and a rack of its own, 0.5 to 1.5 s on moto).
- * Before a cancel's ending was decided on the task, 4 in 100 of them ended the task FAILED with its
- * own cancel's TaskEnded: at 60, a run of this test missed that about once in twelve.
+ * Interleavings tried per run of the test (each a run and a rack of its own, 0.5 to 1.5 s on moto),
+ * shared by the slices. Before a cancel's ending was decided on the task, 4 in 100 of them ended the
+ * task FAILED with its own cancel's TaskEnded: at 60, a run of the test missed that about once in
+ * twelve.
  */
 const RUNS = 60;
+/** The last step (counted from 0) an action is drawn for. */
+const LAST_STEP = 16;
 
 type Action = "cancel" | "pause" | "resume";
-const scheduleArb = fc.record({
-  bmcs: fc.array(
-    fc.record({
-      outcome: fc.constantFrom("succeed" as const, "fail" as const),
-      updateMs: fc.integer({ min: 5, max: 120 }),
-    }),
-    { minLength: 1, maxLength: 3 },
-  ),
-  // The step (counted from 0) at whose start each action fires; the cancel always comes.
-  cancelAt: fc.integer({ min: 0, max: 16 }),
-  pauseAt: fc.option(fc.integer({ min: 0, max: 16 }), { nil: undefined }),
-  resumeAt: fc.option(fc.integer({ min: 0, max: 16 }), { nil: undefined }),
-});
-type Schedule = typeof scheduleArb extends fc.Arbitrary<infer T> ? T : never;
+/** The steps the cancel is drawn from in one slice of the property. */
+export type CancelSteps = { min: number; max: number };
+const scheduleArb = (cancel: CancelSteps) =>
+  fc.record({
+    bmcs: fc.array(
+      fc.record({
+        outcome: fc.constantFrom("succeed" as const, "fail" as const),
+        updateMs: fc.integer({ min: 5, max: 120 }),
+      }),
+      { minLength: 1, maxLength: 3 },
+    ),
+    // The step (counted from 0) at whose start each action fires; the cancel always comes.
+    cancelAt: fc.integer(cancel),
+    pauseAt: fc.option(fc.integer({ min: 0, max: LAST_STEP }), { nil: undefined }),
+    resumeAt: fc.option(fc.integer({ min: 0, max: LAST_STEP }), { nil: undefined }),
+  });
+type Schedule = ReturnType<typeof scheduleArb> extends fc.Arbitrary<infer T> ? T : never;
+
+/** The slices of the cancel's steps, one file each; together every step from 0 to LAST_STEP. */
+export const CANCEL_SLICES: readonly CancelSteps[] = [
+  { min: 0, max: 3 },
+  { min: 4, max: 7 },
+  { min: 8, max: 11 },
+  { min: 12, max: LAST_STEP },
+];
 
 /** The case running now: its task, its steps counted, its actions due and fired. */
 let current:
@@ -66,22 +85,6 @@ async function aroundStep(event: StepEvent, run: () => Promise<unknown>): Promis
 let h: Harness;
 let dispatcher: Dispatcher;
 let controls: ReturnType<typeof createControls>;
-beforeAll(async () => {
-  h = await startHarness({
-    label: "ctcr",
-    racks: [],
-    fleet: { defaults: { outcome: "succeed", updateMs: 50 }, racks: {}, components: {} },
-    settings: { maxParallel: 1, updateTimeoutSeconds: 30 },
-    waker: { wake: async (runId) => void (await dispatcher.dispatchRun(runId)) },
-    aroundStep,
-  });
-  dispatcher = createDispatcher({ runs: h.stores.runs, submitter: h.child.submitter, clock: systemClock });
-  controls = createControls({ runs: h.stores.runs, submitter: h.child.submitter, clock: systemClock });
-});
-afterAll(async () => {
-  await h?.close();
-});
-
 let n = 0;
 async function oneInterleaving(schedule: Schedule): Promise<void> {
   n += 1;
@@ -157,8 +160,30 @@ async function oneInterleaving(schedule: Schedule): Promise<void> {
   expect(await h.stores.locks.get(own.id)).toBeUndefined();
 }
 
-describe("cancel, pause, resume and BMC results in any order", () => {
-  it("the cancel's answer, the task, its target, the run's counters and its gate agree, and only a BMC's failure fails the task", async () => {
-    await fc.assert(fc.asyncProperty(scheduleArb, oneInterleaving), { numRuns: RUNS, seed: testSeed() });
-  }, 240_000);
-});
+/** Registers one slice of the property: its harness, and the interleavings whose cancel lands in `cancel`. */
+export function describeCancelRaces(cancel: CancelSteps): void {
+  const runs = Math.ceil((RUNS * (cancel.max - cancel.min + 1)) / (LAST_STEP + 1));
+  beforeAll(async () => {
+    h = await startHarness({
+      label: "ctcr",
+      racks: [],
+      fleet: { defaults: { outcome: "succeed", updateMs: 50 }, racks: {}, components: {} },
+      settings: { maxParallel: 1, updateTimeoutSeconds: 30 },
+      waker: { wake: async (runId) => void (await dispatcher.dispatchRun(runId)) },
+      aroundStep,
+    });
+    dispatcher = createDispatcher({ runs: h.stores.runs, submitter: h.child.submitter, clock: systemClock });
+    controls = createControls({ runs: h.stores.runs, submitter: h.child.submitter, clock: systemClock });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+  describe(`cancel (at steps ${cancel.min}-${cancel.max}), pause, resume and BMC results in any order`, () => {
+    it("the cancel's answer, the task, its target, the run's counters and its gate agree, and only a BMC's failure fails the task", async () => {
+      await fc.assert(fc.asyncProperty(scheduleArb(cancel), oneInterleaving), {
+        numRuns: runs,
+        seed: testSeed(),
+      });
+    }, 240_000);
+  });
+}
