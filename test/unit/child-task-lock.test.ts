@@ -28,8 +28,10 @@ const WAVE = lockTtlMs(settings, 8);
 const task = (overrides: Partial<Task> = {}): Task =>
   runningTask({ componentIds: components, updatedAt: STARTED, startedAt: STARTED, ...overrides });
 
-async function harness() {
+async function harness(running: Task = task()) {
   const inner = memoryLockStore();
+  const tasks = memoryTaskStore();
+  await tasks.createTask(running);
   const takes: { owner: string; ttlMs: number; now: number }[] = [];
   const locks = {
     ...inner,
@@ -40,7 +42,7 @@ async function harness() {
   };
   // AcquireLock's take, at the task's start.
   await inner.acquire("r-1", "t-1", WHOLE, STARTED);
-  return { deps: { locks } as unknown as StepDeps, takes, locks: inner };
+  return { deps: { locks, tasks } as unknown as StepDeps, takes, locks: inner };
 }
 
 const wave = { components: 8, timeoutSeconds: settings.updateTimeoutSeconds };
@@ -98,6 +100,27 @@ describe("renewLockIfNeeded: the rack lock once per task", () => {
       (e: unknown) => e,
     );
     expect(err).toMatchObject({ name: "RackLockHeld", message: rackConflictMessage("r-1") });
+  });
+});
+
+describe("renewLockIfNeeded: a task a cancel ended while the step ran", () => {
+  it.each([
+    ["ended (TERMINATED)", { status: "TERMINATED" as const, endedAt: STARTED + 5 }],
+    ["being ended", { ending: { status: "TERMINATED" as const, message: "cancelled", at: STARTED + 5 } }],
+  ])("%s: the lock the cancel released is not kept (released again), TaskEnded", async (_what, ended) => {
+    const h = await harness(task(ended as Partial<Task>));
+    // The cancel released the lock; the step's renewal comes after.
+    await h.locks.release("r-1", "t-1");
+    const err = await renewLockIfNeeded(
+      h.deps,
+      holder(task({ startedAt: undefined })),
+      settings,
+      wave,
+      STARTED,
+    ).catch((e: unknown) => e);
+    expect(err).toMatchObject({ name: "TaskEnded", message: "task t-1 already ended (TERMINATED)" });
+    expect(h.takes).toHaveLength(1);
+    expect(await h.locks.get("r-1")).toBeUndefined();
   });
 });
 

@@ -145,5 +145,14 @@ export async function renewLockIfNeeded(
   if ((await deps.locks.acquire(holder.rackId, holder.taskId, ttl, now)) === "held") {
     throw new StepError("RackLockHeld", rackConflictMessage(holder.rackId));
   }
+  // A cancel may have ended the task and released its lock while this step ran: taken again now,
+  // the rack would stay locked until the lease ran out. The cancel writes the ending before it
+  // releases, so a take after the release sees the ending here (a take before it, the release
+  // removes): only a task still running keeps the lock.
+  const task = await loadTask(deps, holder.taskId);
+  if (isTerminalTask(task) || task.ending !== undefined) {
+    await deps.locks.release(holder.rackId, holder.taskId);
+    throw new StepError("TaskEnded", `task ${task.id} already ended (${task.ending?.status ?? task.status})`);
+  }
   return true;
 }
