@@ -107,7 +107,7 @@ function harness(stored: Task = task) {
     secrets: { get: async () => undefined },
     sealer: { seal: async (secret: string) => ({ sealed: `sealed:${secret}` }) },
     publisher: {
-      publish: async (componentId: string, command: BmcCommand) =>
+      publish: async ({ componentId }: { componentId: string }, command: BmcCommand) =>
         void published.push({ componentId, command }),
     },
     clock: () => 5_000,
