@@ -350,7 +350,11 @@ async function once(path: RolloutPath): Promise<Figures> {
         const part = labeller.ofStep(event as unknown as Record<string, unknown>);
         add(lambdaByPart, part);
         if ((event as { step?: unknown }).step === "checkWave") add(checksByPart, part);
-        return inScope({ part }, run);
+        return inScope({ part }, async () => {
+          const result = await run();
+          labeller.afterStep(event as unknown as Record<string, unknown>, result);
+          return result;
+        });
       },
       onStateEntered: (taskId, state) => {
         const part = labeller.ofState(taskId, state.name, state.input);
