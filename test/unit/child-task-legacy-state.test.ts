@@ -171,7 +171,7 @@ describe("child-task state from before operation rules", () => {
       commands: memoryCommandSetStore(),
       locks: memoryLockStore(),
       publisher: {
-        publish: async (componentId: string, command: BmcCommand) =>
+        publish: async ({ componentId }: { componentId: string }, command: BmcCommand) =>
           void published.push({ componentId, command }),
       },
       clock: () => 10_000,

@@ -45,7 +45,7 @@ async function harness(tasks = memoryTaskStore(), onPublish: () => void = () => 
     clock: () => 2_000,
     logger: silentLogger,
     publisher: {
-      publish: async (componentId: string) => {
+      publish: async ({ componentId }: { componentId: string }) => {
         published.push(componentId);
         onPublish();
       },
