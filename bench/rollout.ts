@@ -16,7 +16,7 @@
  *     invocations, checks and the time the executions spent in them;
  *   - the per-rack aims set 2026-12-04 (requests, invocations, modelled cost) with the old path's
  *     and the new path's figures side by side (--path both, the default: the child-task definition
- *     as it is and as it was before CheckWave started the next step, bench/lib/rollout-paths.ts,
+ *     as it is and as it was before its steps started the next step, bench/lib/rollout-paths.ts,
  *     alternating run by run on the same machine).
  * The dispatcher is driven as deployed: the tables' streams wake it (local/stream-poller.ts and the
  * stream evaluator, as the Lambda event source mapping does: a new run starts at once, a finished
@@ -350,7 +350,11 @@ async function once(path: RolloutPath): Promise<Figures> {
         const part = labeller.ofStep(event as unknown as Record<string, unknown>);
         add(lambdaByPart, part);
         if ((event as { step?: unknown }).step === "checkWave") add(checksByPart, part);
-        return inScope({ part }, run);
+        return inScope({ part }, async () => {
+          const result = await run();
+          labeller.afterStep(event as unknown as Record<string, unknown>, result);
+          return result;
+        });
       },
       onStateEntered: (taskId, state) => {
         const part = labeller.ofState(taskId, state.name, state.input);
@@ -819,7 +823,7 @@ function report(f: Figures, runs: number): string {
 function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>): string {
   const nf = (x: number, d = 1) => x.toFixed(d);
   const columns = PATHS.map((p) =>
-    p === "before" ? "old path (SendWave per step)" : "new path (the check sends)",
+    p === "before" ? "old path (SendWave per step)" : "new path (the steps send)",
   );
   const row = (
     label: string,

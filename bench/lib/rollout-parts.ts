@@ -123,6 +123,16 @@ function waveOfState(groups: readonly GroupLike[] | undefined, wave: Obj, cursor
 export class PartLabeller {
   private readonly groupsByTask = new Map<string, GroupLike[]>();
 
+  /**
+   * After a step call: the plan a done preflight returns (its groups), for the first step's wait,
+   * whose event carries the wave alone and may run before the state's entry is seen.
+   */
+  afterStep(event: Obj, result: unknown): void {
+    const groups = obj(result).groups;
+    if (event.step === "checkQueries" && Array.isArray(groups))
+      this.groupsByTask.set(String(event.taskId ?? ""), groups as GroupLike[]);
+  }
+
   /** The part of a child-task step call. */
   ofStep(event: Obj): string {
     const taskId = String(event.taskId ?? "");

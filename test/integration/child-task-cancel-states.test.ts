@@ -42,23 +42,24 @@ const STEPS: { name: string; notReady?: boolean; holds: (e: StepEvent) => boolea
       e.step === "checkQueries" &&
       (e as { preflight?: { readyDeadline?: number } }).preflight?.readyDeadline !== undefined,
   },
-  // The first wave's update about to go out (SendWave runs for a task's first step alone).
-  { name: "first send", holds: (e) => e.step === "sendWave" && at(e, 0, 0) },
+  // The preflight's check (above) sends the first wave's update itself; here it is out and its
+  // wait is held.
+  { name: "first wait", holds: (e) => e.step === "awaitWave" && nthUpdateWait(e, 1) },
   // The first wave's update is out (its check is held, its results in; it starts the activation).
   { name: "a wave", holds: (e) => e.step === "checkWave" && at(e, 0, 0) },
   // The first wave's activation check (its last step), its answers in: it starts the second wave.
   { name: "verify", holds: (e) => e.step === "checkWave" && at(e, 0, 1) },
   // The second wave's update is out (the check before started it): its wait is held.
-  { name: "between waves", holds: (e) => e.step === "awaitWave" && secondUpdate(e) },
+  { name: "between waves", holds: (e) => e.step === "awaitWave" && nthUpdateWait(e, 2) },
 ];
 
-/** Each task's AwaitWave invocations on an update step: the second is the second wave's. */
+/** Each task's AwaitWave invocations on an update step: the first is the first wave's, the second the second's. */
 const updateWaits = new Map<string, number>();
-function secondUpdate(e: StepEvent): boolean {
+function nthUpdateWait(e: StepEvent, nth: number): boolean {
   if (e.step !== "awaitWave" || e.wave.step !== 0 || e.wave.action !== "UPDATE_FIRMWARE") return false;
   const n = (updateWaits.get(e.taskId) ?? 0) + 1;
   updateWaits.set(e.taskId, n);
-  return n === 2;
+  return n === nth;
 }
 
 /** The hour of day twelve hours from now: a daily one-hour window that is closed now. */

@@ -116,9 +116,10 @@ describe("child task: an operation rule's stages, waves and steps", () => {
     ]);
     // Three waves (2 + 2 + 1), four steps each; queries: the preflight's 5, then 5 per verify step.
     const byStep = h.child.executor.stats().byStep;
-    // Each step ends inside its last CheckWave, which starts the next: SendWave runs for the first
-    // step alone, no FinishWave state runs, and every step is judged (12 checks at least).
-    expect([byStep.sendWave, byStep.finishWave ?? 0]).toEqual([1, 0]);
+    // The preflight's check starts the first step and each step ends inside its last CheckWave,
+    // which starts the next: no SendWave nor FinishWave state runs, and every step is judged (12
+    // checks at least).
+    expect([byStep.sendWave ?? 0, byStep.finishWave ?? 0]).toEqual([0, 0]);
     expect(byStep.checkWave).toBeGreaterThanOrEqual(12);
     const stats = h.fleet.stats();
     expect([stats.flashes, stats.queryCommands]).toEqual([5, 15]);

@@ -3,8 +3,8 @@
  * set, sent back by the receiver when it stores the wave's last result (or by the step, when they
  * were in before it); the preflight likewise, AwaitPreflight's token on the query set. Here every wait's timeout is ten minutes, far past the test's own timeout, so
  * the task completes only if each wave was woken; the executor counts how each wait ended, and the
- * states entered: a check that ends a step starts the next, and an execution of the definition
- * before that (a SendWave per step) still completes on today's steps.
+ * states entered: the preflight starts the first step and a check that ends a step the next, and
+ * an execution of the definition before that (a SendWave per step) still completes on today's steps.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { definitionFor } from "../../bench/lib/rollout-paths.js";
@@ -23,11 +23,11 @@ const racks = [rack(P, 1, SHAPE)];
 const PB = "c3100000";
 const racksBefore = [rack(PB, 1, SHAPE)];
 /**
- * The states of the rack's execution: AcquireLock, LockAcquired?; AwaitPreflight, CheckPreflight,
- * PreflightDone?; MoreWaves?, SendWave; per step AwaitWave, CheckWave, WaveDone? (9 steps); the
- * last check records the task: AlreadyFinished.
+ * The states of the rack's execution: AcquireLock, LockAcquired?; AwaitPreflight, CheckPreflight
+ * (which starts the first step), PreflightDone?; per step AwaitWave, CheckWave, WaveDone? (9
+ * steps); the last check records the task: AlreadyFinished.
  */
-const NEW_PATH_TRANSITIONS = 2 + 3 + 2 + 9 * 3 + 1;
+const NEW_PATH_TRANSITIONS = 2 + 3 + 9 * 3 + 1;
 const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
 
 let h: Harness;
@@ -55,12 +55,12 @@ describe("child task: waves woken by their results", () => {
     expect(stats.byStep.checkWave).toBe(9);
     expect(stats.byStep.awaitQueries).toBe(1);
     expect(stats.byStep.checkQueries).toBe(1);
-    // Each check that ends a step starts the next: SendWave runs for the first step alone.
-    expect(stats.byStep.sendWave).toBe(1);
+    // The preflight starts the first step and each check that ends a step the next: no SendWave.
+    expect(stats.byStep.sendWave).toBeUndefined();
     expect(stats.stateTransitions).toBe(NEW_PATH_TRANSITIONS);
   });
 
-  it("an execution of the definition before (SendWave and MoreWaves? per step) completes as it did on today's steps", async () => {
+  it("an execution of the definition before (MoreWaves? and SendWave per step, the first too) completes as it did on today's steps", async () => {
     const before = await startHarness({
       label: "ctwb",
       racks: racksBefore,
@@ -78,8 +78,8 @@ describe("child task: waves woken by their results", () => {
       const stats = before.child.executor.stats();
       expect(stats.callbacks).toEqual({ woken: 10, timedOut: 0 });
       expect([stats.byStep.sendWave, stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([9, 9, 9]);
-      // Two states more a step but the first (MoreWaves? and SendWave).
-      expect(stats.stateTransitions).toBe(NEW_PATH_TRANSITIONS + 2 * 8);
+      // Two states more a step (MoreWaves? and SendWave).
+      expect(stats.stateTransitions).toBe(NEW_PATH_TRANSITIONS + 2 * 9);
     } finally {
       await before.close();
     }

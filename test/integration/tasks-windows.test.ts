@@ -100,8 +100,9 @@ describe("UpgradeFirmware with a maintenance window", () => {
       upgradeRequest([id(P, 3, 0)], { endTime: end }),
     );
     const running = await waitForTask(h, taskIds[0]!, (t) => t.status === "RUNNING");
-    const sends = steps("sendWave");
-    await until("the update wave to be sent", () => steps("sendWave") > sends);
+    // The preflight's check sends the first wave; AwaitWave then waits for it.
+    const waits = steps("awaitWave");
+    await until("the update wave to be sent", () => steps("awaitWave") > waits);
     // Past end_time while the BMC flashes (but within the update timeout's 4 s).
     clock.now = end + 500;
     const done = await waitForTask(h, taskIds[0]!);

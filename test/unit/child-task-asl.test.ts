@@ -179,6 +179,21 @@ describe("child-task ASL", () => {
     expect(s.WaitForPreflight).toMatchObject({ SecondsPath: "$.plan.waitSeconds", Next: "CheckPreflight" });
   });
 
+  it("CheckPreflight starts the task's first step (sendFirst) and PreflightDone? goes straight to AwaitWave with it; a done preflight that started nothing goes on to MoreWaves?", () => {
+    const s = raw.States;
+    expect(s.CheckPreflight?.Parameters).toMatchObject({ "preflight.$": "$.plan", sendFirst: true });
+    expect(s.CheckPreflight?.ResultPath).toBe("$.plan");
+    expect(s["PreflightDone?"]).toMatchObject({
+      Choices: [
+        { Variable: "$.plan.wave", IsPresent: true, Next: "AwaitWave" },
+        { Variable: "$.plan.done", BooleanEquals: true, Next: "MoreWaves?" },
+      ],
+      Default: "WaitForPreflight",
+    });
+    // AwaitWave reads the wave CheckPreflight returns in the plan (CheckWave its groups and cursor).
+    expect(s.AwaitWave?.Parameters?.Payload).toMatchObject({ "wave.$": "$.plan.wave" });
+  });
+
   it("uses only what both Step Functions and the local runner run: JSONPath, task tokens in the three callback states (local/step-functions.ts serves them), no heartbeats, variables or distributed maps", () => {
     expect(text.split("waitForTaskToken").length - 1).toBe(3);
     expect(text.split("$$.Task.Token").length - 1).toBe(3);

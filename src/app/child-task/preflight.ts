@@ -8,7 +8,9 @@
  * returns the upgrade groups: the task's rule's stages (src/domain/operation-rules.ts; the
  * built-in default is one stage per type in UPGRADE_GROUP_ORDER), each with its components still
  * to flash and what its waves need of the task (`facts`: types, target versions, sub-targets,
- * run, lock lease), so no wave reads the task again.
+ * run, lock lease), so no wave reads the task again. With `sendFirst` (the definition's
+ * CheckPreflight) it also starts the task's first step in the same call (waves.ts `sendWave`),
+ * so the execution goes straight to AwaitWave.
  *
  * Readiness (src/domain/readiness.ts): a component to flash is ready when the inventory says so
  * (READY, the default) and its BMC's answer did not say `ready: false`. While some are not, the
@@ -44,8 +46,9 @@ import type {
   PreflightState,
   StepEventOf,
   UpgradeGroup,
+  WaveCursor,
 } from "./settings.js";
-import { groupFacts } from "./waves.js";
+import { groupFacts, sendWave } from "./waves.js";
 
 function reportOf(task: Task): TaskReport {
   try {
@@ -289,12 +292,28 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
     alreadyAtTarget: final.components.filter((c) => c.status === "SKIPPED").length,
     targetVersion: final.targetVersion ?? "their version",
   });
-  return {
-    done: true,
-    deadline: p.deadline,
-    polls: p.polls,
-    waitSeconds: 1,
-    groups,
-    cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: groups.length > 0, retry: false, waitSeconds: 0 },
+  const cursor: WaveCursor = {
+    group: 0,
+    wave: 0,
+    step: 0,
+    attempt: 0,
+    more: groups.length > 0,
+    retry: false,
+    waitSeconds: 0,
   };
+  const result = { done: true, deadline: p.deadline, polls: p.polls, waitSeconds: 1, groups, cursor };
+  if (e.sendFirst !== true || !cursor.more) return result;
+  // The first step starts here rather than in a SendWave state: one invocation and two state
+  // transitions (MoreWaves?, SendWave) fewer per task. A retried check finds the same answers,
+  // makes the same groups and sends the same commands under the same request ids (sendWave), so
+  // nothing is flashed twice; a cancel meanwhile closed the set: TaskEnded, nothing sent.
+  const wave = await sendWave(deps, {
+    step: "sendWave",
+    taskId: e.taskId,
+    settings: e.settings,
+    rackId: updated.rackId,
+    groups,
+    cursor,
+  });
+  return { ...result, wave };
 }

@@ -81,7 +81,17 @@ export type StepEvent =
   | (Base & { step: "acquireLock"; rackId: string })
   | (Base & { step: "sendQueries" })
   /** `rackId`: the rack whose readiness the check reads beside the task (absent in the definition before). */
-  | (Base & { step: "checkQueries"; preflight: PreflightState; rackId?: string })
+  | (Base & {
+      step: "checkQueries";
+      preflight: PreflightState;
+      rackId?: string;
+      /**
+       * A done preflight with a step to run starts the task's first step in the same call
+       * (SendWave's work), and the plan comes back with it pending (`wave`). Absent (the
+       * definitions before, whose PreflightDone? leads to MoreWaves? and SendWave): not.
+       */
+      sendFirst?: boolean;
+    })
   | (Base & { step: "sendWave"; rackId: string; groups: UpgradeGroup[]; cursor: WaveCursor })
   /**
    * With the plan (rackId, groups, cursor), as the definition sends it: a done wave is finished in
@@ -232,6 +242,8 @@ export interface PreflightResult extends PreflightState {
   /** When done: the groups to upgrade, in order, without skipped components and empty groups. */
   groups?: UpgradeGroup[];
   cursor?: WaveCursor;
+  /** With `sendFirst`: the first step, already started (its commands sent), pending. */
+  wave?: WaveState;
 }
 
 /** The upgrade loop's state between its states (`$.plan`): the groups, the cursor, the wave in flight. */

@@ -14,8 +14,9 @@
  *   AcquireLock (then the preflight's queries) ─(queued: Wait, again)─►
  *     AwaitPreflight ─► CheckPreflight (not ready yet: Wait ◄─► CheckPreflight)
  *     └─► for each stage of the task's rule, for each wave of ≤ maxParallel of its components:
- *         SendWave (the first step) ─► AwaitWave ◄─► CheckWave (ends the step once done and
- *         starts the next, so the loop is AwaitWave ◄─► CheckWave; the last one ends the task)
+ *         (CheckPreflight starts the first step) AwaitWave ◄─► CheckWave (ends the step once
+ *         done and starts the next, so the loop is AwaitWave ◄─► CheckWave; the last one ends
+ *         the task; SendWave only after a retry's backoff)
  *     └─► (any failure, caught) RecordFailure
  *
  * How the execution waits for a BMC: a callback, with a poll under it. SendWave writes the wave's
