@@ -3,8 +3,8 @@
  * aws-local-stepfunctions, against moto, the broker, the IoT shim and the simulated fleet, whose
  * BMCs stage every flash until an AC cycle: ONE reset of kind `rack` goes to the rack's power shelf,
  * the fleet cycles the whole rack on it, and the WAIT_BRING_UP after it reads every component back
- * active; a rack whose inventory has no power shelf fails the step with NoPowerShelf, naming it,
- * having reset nothing.
+ * active; a rack whose inventory has no power shelf fails its task in the preflight (NoPowerShelf),
+ * naming it, before anything is flashed.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BmcCommand } from "../../src/domain/bmc-protocol.js";
@@ -108,7 +108,7 @@ describe("child task: a whole-rack AC cycle", () => {
     expect([after.resetsByKind.rack, after.activations]).toEqual([rackResets + 1, activations + 6]);
   });
 
-  it("a rack without a power shelf fails the task at the step, naming the rack, and resets nothing", async () => {
+  it("a rack without a power shelf fails the task before anything is flashed, naming the rack", async () => {
     resets.length = 0;
     const task = await runOn(withoutShelf);
     expect([task.status, task.message]).toEqual([
@@ -116,7 +116,9 @@ describe("child task: a whole-rack AC cycle", () => {
       `rack ${withoutShelf.id} has no POWERSHELF component: a whole-rack AC cycle (ac_scope RACK) goes through the rack's power shelf`,
     ]);
     expect(resets).toEqual([]);
-    // Flashed and staged, never activated.
-    for (const c of withoutShelf.components) expect(h.fleet.versionOf(c.id)).toBe("1.0.0");
+    // Refused by the preflight, before the first wave: nothing flashed, nothing staged.
+    const { updatesByComponent } = h.fleet.stats();
+    for (const c of withoutShelf.components)
+      expect([c.id, h.fleet.versionOf(c.id), updatesByComponent[c.id] ?? 0]).toEqual([c.id, "1.0.0", 0]);
   });
 });

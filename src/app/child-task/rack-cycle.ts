@@ -4,6 +4,7 @@
  * components: the shelf drops and restores the rack's power, so every component of the rack is
  * reset, and the shelf answers for itself once back. The step's verdict is the shelf's; the
  * stage's WAIT_BRING_UP after it (operation-rules.ts requires one) reads every component back.
+ * The preflight finds the shelf too, so a rack without one is refused before anything is flashed.
  */
 import type { RuleStep } from "../../domain/model.js";
 import { StepError } from "../../domain/step-errors.js";
