@@ -4,7 +4,8 @@
  * BMCs stage every flash until an AC cycle: ONE reset of kind `rack` goes to the rack's power shelf,
  * the fleet cycles the whole rack on it, and the WAIT_BRING_UP after it reads every component back
  * active; a rack whose inventory has no power shelf fails its task in the preflight (NoPowerShelf),
- * naming it, before anything is flashed.
+ * naming it, before anything is flashed; a shelf that does not answer fails the step and every
+ * component of its wave with the shelf's error.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { BmcCommand } from "../../src/domain/bmc-protocol.js";
@@ -24,7 +25,12 @@ const withoutShelf = rack(P, 2, [
   { type: "NVSWITCH", count: 1 },
   { type: "COMPUTE", count: 2 },
 ]);
-const racks: InventoryRack[] = [withShelf, withoutShelf];
+/** Its shelf never answers the rack's cycle (the reset is dropped on the way). */
+const silentShelf = rack(P, 3, [
+  { type: "POWERSHELF", count: 1 },
+  { type: "COMPUTE", count: 2 },
+]);
+const racks: InventoryRack[] = [withShelf, withoutShelf, silentShelf];
 
 const step = (action: RuleStep["action"], extra: Partial<RuleStep> = {}): RuleStep => ({
   action,
@@ -50,6 +56,24 @@ const RACK_CYCLE: OperationRule = {
   createdAt: 1,
 };
 
+/** The same with a 2 s AC cycle: a shelf that does not answer fails the step at its deadline. */
+const SHORT_RACK_CYCLE: OperationRule = {
+  ...RACK_CYCLE,
+  id: "c6000000-0000-4000-8000-000000000002",
+  stages: [
+    {
+      name: "all",
+      componentTypes: ["POWERSHELF", "COMPUTE"],
+      maxParallel: 3,
+      steps: [
+        step("UPDATE_FIRMWARE"),
+        step("AC_CYCLE", { acScope: "RACK", timeoutSeconds: 2 }),
+        step("WAIT_BRING_UP"),
+      ],
+    },
+  ],
+};
+
 let h: Harness;
 /** Reset commands as the wrapped publisher saw them: [component id, kind], in order. */
 const resets: [string, string][] = [];
@@ -67,20 +91,20 @@ beforeAll(async () => {
     wrapPublisher: (inner) => ({
       async publish(to: BmcAddress, command: BmcCommand) {
         if (command.type === "reset") resets.push([to.componentId, command.kind]);
+        if (command.type === "reset" && to.componentId === id(P, 3, 1)) return;
         await inner.publish(to, command);
       },
     }),
   });
-  expect(await h.stores.policy.putRuleVersion(RACK_CYCLE)).toBe("written");
+  for (const rule of [RACK_CYCLE, SHORT_RACK_CYCLE])
+    expect(await h.stores.policy.putRuleVersion(rule)).toBe("written");
 });
 afterAll(async () => {
   await h?.close();
 });
 
-async function runOn(r: InventoryRack) {
-  const { taskIds } = await h.child.tasksApi.upgradeFirmware(
-    upgradeRequest([r.id], { ruleId: RACK_CYCLE.id }),
-  );
+async function runOn(r: InventoryRack, rule = RACK_CYCLE) {
+  const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([r.id], { ruleId: rule.id }));
   return waitForTask(h, taskIds[0]!);
 }
 
@@ -120,5 +144,23 @@ describe("child task: a whole-rack AC cycle", () => {
     const { updatesByComponent } = h.fleet.stats();
     for (const c of withoutShelf.components)
       expect([c.id, h.fleet.versionOf(c.id), updatesByComponent[c.id] ?? 0]).toEqual([c.id, "1.0.0", 0]);
+  });
+
+  it("a shelf that does not answer the rack's cycle fails it, and every component of the wave with it, never COMPLETED staged", async () => {
+    resets.length = 0;
+    const task = await runOn(silentShelf, SHORT_RACK_CYCLE);
+    const shelf = id(P, 3, 1);
+    expect(resets).toEqual([[shelf, "rack"]]);
+    expect(task.status).toBe("FAILED");
+    const why = `component ${shelf} (POWERSHELF): ac-cycle: BMC did not answer within 2 s (unreachable)`;
+    expect(task.message).toBe(why);
+    const report = parseReport(task.report);
+    // The shelf's own verdict, and each tray of the wave with it: flashed, staged, never activated.
+    expect(report.components.map((c) => [c.type, c.status, c.error?.name, c.error?.message])).toEqual([
+      ["POWERSHELF", "FAILED", "BmcUnreachable", why],
+      ["COMPUTE", "FAILED", "BmcUnreachable", why],
+      ["COMPUTE", "FAILED", "BmcUnreachable", why],
+    ]);
+    for (const c of silentShelf.components) expect([c.id, h.fleet.versionOf(c.id)]).toEqual([c.id, "1.0.0"]);
   });
 });
