@@ -79,7 +79,8 @@ function stepText(step: admin.RuleStep): string {
     step.externalCheck === undefined || step.externalCheck === ""
       ? ""
       : ` (external check ${step.externalCheck}${step.externalCheckTimeoutSeconds ? `, timeout ${secondsText(step.externalCheckTimeoutSeconds)}` : ""})`;
-  return `${action}${timeout}${retry}${check}`;
+  const scope = step.acScope === admin.AcCycleScope.AC_CYCLE_SCOPE_RACK ? " (whole rack)" : "";
+  return `${action}${scope}${timeout}${retry}${check}`;
 }
 
 function ruleText(rule: admin.OperationRule): string {

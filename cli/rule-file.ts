@@ -22,6 +22,9 @@
  *         - action: check-health
  *           externalCheck: dcgm-diag         # optional: the deployment's external health check
  *           externalCheckTimeout: 30m        # optional; absent: the check's configured timeout
+ *         - action: ac-cycle
+ *           acScope: rack                    # optional: rack (through the power shelf) or tray (default)
+ *         - action: wait-bring-up
  */
 import { readFile } from "node:fs/promises";
 import { isDocument, parseDocument } from "yaml";
@@ -58,6 +61,14 @@ function seconds(r: Reader, value: unknown, path: string): number | undefined {
   return Number(ns / 1_000_000_000n);
 }
 
+/** `acScope: rack | tray` (any case): what an AC_CYCLE step power-cycles. */
+function readAcScope(r: Reader, raw: unknown, path: string): admin.AcCycleScope | undefined {
+  const name = typeof raw === "string" ? raw.trim().toLowerCase() : "";
+  if (name === "rack") return admin.AcCycleScope.AC_CYCLE_SCOPE_RACK;
+  if (name === "tray") return admin.AcCycleScope.AC_CYCLE_SCOPE_TRAY;
+  return r.add(path, `must be rack or tray (got ${describe(raw)})`);
+}
+
 function readStep(r: Reader, raw: unknown, path: string): admin.RuleStep | undefined {
   const o = r.object(raw, path, [
     "action",
@@ -66,6 +77,7 @@ function readStep(r: Reader, raw: unknown, path: string): admin.RuleStep | undef
     "duration",
     "externalCheck",
     "externalCheckTimeout",
+    "acScope",
   ]);
   if (o === undefined) return undefined;
   const name = typeof o.action === "string" ? o.action.trim().toUpperCase().replace(/-/g, "_") : "";
@@ -102,8 +114,10 @@ function readStep(r: Reader, raw: unknown, path: string): admin.RuleStep | undef
     o.externalCheckTimeout === undefined
       ? undefined
       : seconds(r, o.externalCheckTimeout, join(path, "externalCheckTimeout"));
+  const acScope = o.acScope === undefined ? undefined : readAcScope(r, o.acScope, join(path, "acScope"));
   if (action === undefined || timeoutSeconds === undefined || sleepSeconds === undefined) return undefined;
   return {
+    ...(acScope === undefined ? {} : { acScope }),
     action,
     timeoutSeconds,
     retry,

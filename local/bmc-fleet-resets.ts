@@ -3,6 +3,8 @@
  * activates a pending version if its kind suffices (an AC cycle resets everything, a BMC reset only
  * the BMC, a host power cycle only the host), and is answered with `status` (the version running,
  * and any still pending); a repeated reset request id is answered from memory, not reset again.
+ * A `rack` reset (sent to the rack's power shelf) cycles the whole rack: every BMC of the rack is
+ * down for `resetMs` (the shelf's) and then runs every version it had pending; the shelf answers.
  * Queries that arrive during a reset wait for it (local/bmc-fleet.ts).
  */
 import type { BmcEvent, ResetCommand, ResetKind } from "../src/domain/bmc-protocol.js";
@@ -27,6 +29,8 @@ export interface ResetDeps {
   /** Waits `ms`, or rejects once the fleet stops. */
   sleep(ms: number): Promise<void>;
   send(componentId: string, event: BmcEvent): Promise<void>;
+  /** Every BMC of this BMC's rack (itself included): what a `rack` reset cycles. */
+  rackOf(bmc: SimBmc): SimBmc[];
   /** The fleet's stats: a reset of a kind, a version activated. */
   counted: { reset(kind: ResetKind): void; activation(): void };
   onFirmwareChanged?: (componentId: string, version: string) => void | Promise<void>;
@@ -45,34 +49,41 @@ export function resetHandler(deps: ResetDeps): (bmc: SimBmc, command: ResetComma
       if (stored !== undefined && stored !== "running") await deps.send(bmc.id, stored);
       return;
     }
-    while (bmc.resetting !== undefined) await bmc.resetting;
+    // What loses power: the rack's every BMC for a `rack` reset, else this one.
+    const cycled = command.kind === "rack" ? deps.rackOf(bmc) : [bmc];
+    for (let busy = cycled.find((b) => b.resetting); busy; busy = cycled.find((b) => b.resetting))
+      await busy.resetting;
     const behaviour = deps.behaviour(bmc);
     bmc.handled.set(requestId, "running");
     deps.counted.reset(command.kind);
     let done: () => void = () => {};
-    bmc.resetting = new Promise<void>((resolve) => {
+    const resetting = new Promise<void>((resolve) => {
       done = resolve;
     });
+    for (const b of cycled) b.resetting = resetting;
     try {
       void deps.send(bmc.id, { v: 3, type: "ack", requestId });
       await deps.sleep(behaviour.resetMs ?? DEFAULT_RESET_MS);
-      const needs = neededReset(bmc.type, behaviour.activation);
-      // An AC cycle resets everything; a BMC reset and a host power cycle only what they name.
-      if (bmc.pending !== undefined && (command.kind === "ac" || command.kind === needs)) {
-        bmc.version = bmc.pending;
-        bmc.pending = undefined;
+      for (const b of cycled) {
+        const needs = neededReset(b.type, deps.behaviour(b).activation);
+        // An AC cycle (of the tray or the rack) resets everything; a BMC reset and a host power
+        // cycle only what they name.
+        const whole = command.kind === "ac" || command.kind === "rack";
+        if (b.pending === undefined || !(whole || command.kind === needs)) continue;
+        b.version = b.pending;
+        b.pending = undefined;
         deps.counted.activation();
         try {
-          await deps.onFirmwareChanged?.(bmc.id, bmc.version);
+          await deps.onFirmwareChanged?.(b.id, b.version);
         } catch (err) {
-          deps.log(`bmc-fleet: onFirmwareChanged(${bmc.id}) failed: ${(err as Error).message}`);
+          deps.log(`bmc-fleet: onFirmwareChanged(${b.id}) failed: ${(err as Error).message}`);
         }
       }
       const answer = { ...statusOf(bmc, requestId), v: 3 as const };
       bmc.handled.set(requestId, answer);
       await deps.send(bmc.id, answer);
     } finally {
-      bmc.resetting = undefined;
+      for (const b of cycled) b.resetting = undefined;
       done();
     }
   };

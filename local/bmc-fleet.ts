@@ -269,6 +269,7 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     behaviour: (bmc) => behaviourFor(config, bmc.rackId, bmc.id),
     sleep,
     send,
+    rackOf: (bmc) => [...bmcs.values()].filter((other) => other.rackId === bmc.rackId),
     counted: {
       reset: (kind) => bump(stats.resetsByKind, kind),
       activation: () => {

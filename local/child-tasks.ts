@@ -236,6 +236,10 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
               rack?.components.flatMap((c) => (c.readiness ? [[c.id, c.readiness] as const] : [])),
             );
           },
+          rackComponents: async (rackId: string) => {
+            const [rack] = await stores.inventory.getRacksByIds([rackId]);
+            return rack?.components ?? [];
+          },
         },
   });
   const executor = new LocalStepFunctionsExecutor({

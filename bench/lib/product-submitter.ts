@@ -93,7 +93,7 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
     // The inventory has none of these racks: the versions are recorded nowhere (beside the wake-up,
     // after the end, off the refill path in the product too).
     firmware: { record: async () => {} },
-    readiness: { notReady: unused("check readiness") },
+    readiness: { notReady: unused("check readiness"), rackComponents: unused("read a rack") },
     clock: options.clock,
     ...(options.waker ? { waker: options.waker } : {}),
   });

@@ -95,9 +95,11 @@ export interface QueryCommand {
 /**
  * (v3) What a `reset` does to the component: `bmc` resets its controller (Redfish Manager.Reset),
  * `host` power-cycles its host, gracefully and then forced (ComputerSystem.Reset), `ac` removes and
- * restores its tray's power (Chassis.Reset PowerCycle).
+ * restores its tray's power (Chassis.Reset PowerCycle), `rack` (sent to the rack's power shelf
+ * only) removes and restores the whole rack's power through the shelf (Chassis.Reset PowerCycle on
+ * the shelf's chassis): every component of the rack is reset, and the shelf answers for itself.
  */
-export const RESET_KINDS = ["bmc", "host", "ac"] as const;
+export const RESET_KINDS = ["bmc", "host", "ac", "rack"] as const;
 export type ResetKind = (typeof RESET_KINDS)[number];
 
 /**

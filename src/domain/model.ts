@@ -390,7 +390,16 @@ export interface RuleStep {
   sleepSeconds: number;
   /** CHECK_HEALTH only: the deployment's external check to hand the rack to (src/domain/external-check.ts). */
   externalCheck?: RuleExternalCheck;
+  /**
+   * AC_CYCLE only: `RACK` cycles the whole rack through its power shelf (one reset of kind `rack`
+   * to the rack's POWERSHELF component); absent: each component's own tray.
+   */
+  acScope?: "RACK";
 }
+
+/** What an AC_CYCLE step power-cycles: each component's tray (the default), or the whole rack. */
+export const AC_SCOPES = ["TRAY", "RACK"] as const;
+export type AcScope = (typeof AC_SCOPES)[number];
 
 /** A CHECK_HEALTH step's external check: its configured name; 0 = the check's configured timeout. */
 export interface RuleExternalCheck {

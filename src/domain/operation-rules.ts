@@ -10,7 +10,8 @@
  *   SLEEP                wait `sleepSeconds` (e.g. for a power shelf to settle)
  *   RESET_BMC            each BMC resets its controller, answers once back (BMC protocol v3 `reset`)
  *   POWER_CYCLE_HOST     each BMC power-cycles its host: graceful, forced after a grace period
- *   AC_CYCLE             each BMC AC-cycles its tray
+ *   AC_CYCLE             each BMC AC-cycles its tray; with `acScope: RACK`, ONE reset of kind `rack`
+ *                        to the rack's power shelf cycles the whole rack (every component reset)
  *   WAIT_BRING_UP        ask each BMC until it answers with its versions (within the timeout)
  *
  * Activation: much firmware is staged by its flash and active only after a reset (the BMC's own
@@ -40,6 +41,8 @@ import type { Scoped } from "./create-run-input.js";
 import type { FieldViolation, Validated } from "./errors.js";
 import { EXTERNAL_CHECK_NAME, EXTERNAL_CHECK_NAME_RULE } from "./external-check.js";
 import {
+  AC_SCOPES,
+  type AcScope,
   COMPONENT_TYPES,
   type ComponentType,
   type OperationRule,
@@ -53,6 +56,8 @@ import {
 import { UPGRADE_GROUP_ORDER } from "./task-report.js";
 
 export {
+  AC_SCOPES,
+  type AcScope,
   type OperationRule,
   RULE_ACTIONS,
   type RuleAction,
@@ -183,6 +188,8 @@ export interface RuleStepInput {
   /** CHECK_HEALTH only; "" or absent: none. Whether the deployment has it: `unknownExternalChecks`. */
   externalCheck?: string;
   externalCheckTimeoutSeconds?: number;
+  /** AC_CYCLE only; absent: TRAY. */
+  acScope?: Scoped<AcScope>;
 }
 
 export interface RuleStageInput {
@@ -334,6 +341,21 @@ export function validateRule(input: RuleInput, field = ""): Validated<RuleDefini
         out.externalCheck = { name: check, timeoutSeconds: checkTimeout };
       } else if (checkTimeout !== 0) {
         add(`${p}.external_check_timeout_seconds`, `only with external_check (got ${checkTimeout})`);
+      }
+      if (step.acScope !== undefined) {
+        if (!(AC_SCOPES as readonly string[]).includes(step.acScope))
+          add(`${p}.ac_scope`, `must be one of ${AC_SCOPES.join(", ")} (got ${step.acScope})`);
+        else if (action !== "AC_CYCLE")
+          add(`${p}.ac_scope`, `only an AC_CYCLE step has a scope (got ${action})`);
+        else if (step.acScope === "RACK") {
+          // The power shelf answers the rack's cycle for itself only: each component is read back after.
+          if (!stage.steps.slice(k + 1).some((later) => later.action === "WAIT_BRING_UP"))
+            add(
+              `${p}.ac_scope`,
+              "a RACK AC cycle is answered by the power shelf alone: a WAIT_BRING_UP step must follow it in its stage",
+            );
+          out.acScope = "RACK";
+        }
       }
       return [out];
     });

@@ -25,6 +25,8 @@ export const STEP_ERROR_NAMES = [
   "NotActivated",
   /** A BMC answered an activation (reset, power cycle, AC cycle) that it could not perform. */
   "ActivationFailed",
+  /** A whole-rack AC cycle (AC_CYCLE, scope RACK) on a rack whose inventory has no power shelf. */
+  "NoPowerShelf",
   /** A BMC reports its component unhealthy (Warning or Critical) at a CHECK_HEALTH step. */
   "HealthCheckFailed",
   /** An external health check could not be handed the rack (not configured, unreachable): inconclusive. */

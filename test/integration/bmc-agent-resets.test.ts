@@ -4,7 +4,8 @@
  * after the agent's Chassis power cycle, read back once the BMC is up again; a BMC reset is
  * Manager.Reset, a host power cycle ComputerSystem.Reset GracefulRestart; a repeated request id is
  * answered from memory, not reset again, and from the journal after a restart, also when the agent
- * stopped between its POST and its answer.
+ * stopped between its POST and its answer; a whole-rack cycle (kind rack, sent to the power shelf)
+ * is the shelf's Chassis power cycle.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EmulatedBmcSpec } from "../../local/redfish-emulator.js";
@@ -13,7 +14,7 @@ import type { ResetCommand } from "../../src/domain/bmc-protocol.js";
 import { type AgentHarness, ack, type ImageRef, startAgentHarness } from "../support/redfish-agent.js";
 
 const id = (n: number): string => `7c000000-0000-4000-8000-0000000005${String(n).padStart(2, "0")}`;
-const C = { gpu: id(1), bmc: id(2), host: id(3), restarted: id(4) };
+const C = { gpu: id(1), bmc: id(2), host: id(3), restarted: id(4), shelf: id(5) };
 
 let h: AgentHarness;
 let image: ImageRef;
@@ -24,6 +25,7 @@ beforeAll(async () => {
     { id: C.bmc, behaviour: { activation: "bmc" } },
     { id: C.host },
     { id: C.restarted, behaviour: { activation: "ac" } },
+    { id: C.shelf, behaviour: { activation: "ac" } },
   ];
   h = await startAgentHarness(bmcs, { emulator: { rebootMs: 100 } });
   image = h.images.add("2.0.0");
@@ -43,6 +45,20 @@ const reset = (requestId: string, kind: ResetCommand["kind"]): ResetCommand => (
 });
 
 describe("BMC agent: activation over Redfish", () => {
+  it("a whole-rack cycle at the power shelf: Chassis.Reset PowerCycle on its chassis, answered once back", async () => {
+    await h.send(C.shelf, h.update("u-shelf", "2.0.0", image));
+    expect((await h.eventsUntilResult(C.shelf, "u-shelf")).at(-1)).toMatchObject({
+      type: "result",
+      error: { code: "NOT_APPLIED" },
+    });
+    await h.send(C.shelf, reset("r-rack", "rack"));
+    expect(await h.eventsUntilResult(C.shelf, "r-rack")).toEqual([
+      ack("r-rack"),
+      { v: 1, type: "status", requestId: "r-rack", version: "2.0.0" },
+    ]);
+    expect(h.emulator.record(C.shelf).resets).toEqual(["Chassis.Reset PowerCycle"]);
+  });
+
   it("firmware that needs an AC cycle: staged by the flash, active after the Chassis power cycle, read back", async () => {
     await h.send(C.gpu, h.update("u-gpu", "2.0.0", image));
     const flashed = await h.eventsUntilResult(C.gpu, "u-gpu");

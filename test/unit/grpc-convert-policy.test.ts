@@ -163,3 +163,66 @@ describe("grpc convert: operation rules", () => {
     );
   });
 });
+
+describe("grpc convert: an AC_CYCLE step's scope", () => {
+  const stepOf = (action: admin.RuleAction, acScope?: admin.AcCycleScope): admin.RuleStep => ({
+    action,
+    timeoutSeconds: 0,
+    retry: undefined,
+    sleepSeconds: 0,
+    ...(acScope === undefined ? {} : { acScope }),
+  });
+  const requestWith = (steps: admin.RuleStep[]): admin.CreateOperationRuleRequest => ({
+    id: undefined,
+    expectedVersion: undefined,
+    name: "whole rack",
+    description: "",
+    readinessTimeoutSeconds: 0,
+    stages: [
+      { name: "trays", componentTypes: [ComponentType.COMPONENT_TYPE_COMPUTE], maxParallel: 0, steps },
+    ],
+  });
+  const {
+    RULE_ACTION_UPDATE_FIRMWARE: UPDATE,
+    RULE_ACTION_AC_CYCLE: AC,
+    RULE_ACTION_WAIT_BRING_UP: UP,
+  } = admin.RuleAction;
+
+  it("RACK round-trips; TRAY and unset are the tray (nothing on the wire back)", () => {
+    const rack = createRuleFromProto(
+      requestWith([stepOf(UPDATE), stepOf(AC, admin.AcCycleScope.AC_CYCLE_SCOPE_RACK), stepOf(UP)]),
+    ).definition;
+    expect(rack.stages[0]?.steps[1]?.acScope).toBe("RACK");
+    const wire = ruleToProto({ ...rack, id: ID, version: 1, createdAt: 1 });
+    expect(wire.stages[0]?.steps.map((s) => s.acScope)).toEqual([
+      undefined,
+      admin.AcCycleScope.AC_CYCLE_SCOPE_RACK,
+      undefined,
+    ]);
+    const tray = createRuleFromProto(
+      requestWith([stepOf(UPDATE), stepOf(AC, admin.AcCycleScope.AC_CYCLE_SCOPE_TRAY), stepOf(UP)]),
+    ).definition;
+    expect(tray.stages[0]?.steps[1]).toEqual({ action: "AC_CYCLE", timeoutSeconds: 0, sleepSeconds: 0 });
+  });
+
+  it("a scope on another action is INVALID_ARGUMENT naming the field; an unknown number is refused too", () => {
+    const refused = (steps: admin.RuleStep[]) => {
+      try {
+        createRuleFromProto(requestWith(steps));
+      } catch (e) {
+        return [(e as { code?: string }).code, (e as Error).message];
+      }
+      throw new Error("expected an error");
+    };
+    expect(refused([stepOf(UPDATE, admin.AcCycleScope.AC_CYCLE_SCOPE_RACK), stepOf(AC), stepOf(UP)])).toEqual(
+      [
+        "INVALID_ARGUMENT",
+        "stages[0].steps[0].ac_scope: only an AC_CYCLE step has a scope (got UPDATE_FIRMWARE)",
+      ],
+    );
+    expect(refused([stepOf(UPDATE), stepOf(AC, 9 as admin.AcCycleScope), stepOf(UP)])).toEqual([
+      "INVALID_ARGUMENT",
+      "stages[0].steps[1].ac_scope: unknown enum value 9",
+    ]);
+  });
+});

@@ -298,7 +298,7 @@ describe("the task path's lines: the run and task ids, never a credential", () =
       sealer,
       publisher,
       firmware: { record: async () => {} },
-      readiness: { notReady: async () => new Map() },
+      readiness: { notReady: async () => new Map(), rackComponents: async () => [] },
       images: everyImage,
       imageUrls: { presignGet: async (key) => `https://images.example/${key}` },
       clock: Date.now,

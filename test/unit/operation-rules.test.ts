@@ -358,3 +358,53 @@ describe("verify steps: the verdict on a BMC's answer", () => {
     ).toBe(3);
   });
 });
+
+describe("operation rules: a whole-rack AC cycle (ac_scope)", () => {
+  const acCycle = (acScope?: "TRAY" | "RACK" | "UNKNOWN") => ({
+    action: "AC_CYCLE" as const,
+    timeoutSeconds: 0,
+    sleepSeconds: 0,
+    ...(acScope === undefined ? {} : { acScope }),
+  });
+  const bringUp = { action: "WAIT_BRING_UP" as const, timeoutSeconds: 0, sleepSeconds: 0 };
+
+  it("RACK is kept on an AC_CYCLE followed by WAIT_BRING_UP; TRAY (or none) is the tray, stored as nothing", () => {
+    const steps = (result: ReturnType<typeof validateRule>) =>
+      result.ok ? result.value.stages[0]?.steps.map((s) => s.acScope) : result.violations;
+    expect(
+      steps(validateRule(rule({ stages: [stage({ steps: [update, acCycle("RACK"), bringUp] })] }))),
+    ).toEqual([undefined, "RACK", undefined]);
+    expect(
+      steps(validateRule(rule({ stages: [stage({ steps: [update, acCycle("TRAY"), bringUp] })] }))),
+    ).toEqual([undefined, undefined, undefined]);
+    expect(steps(validateRule(rule({ stages: [stage({ steps: [update, acCycle(), bringUp] })] })))).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it("a scope on another action, an unknown scope, and a RACK cycle with no WAIT_BRING_UP after it are refused at their field", () => {
+    expect(
+      violations(
+        rule({
+          stages: [
+            stage({
+              steps: [
+                update,
+                { action: "RESET_BMC", timeoutSeconds: 0, sleepSeconds: 0, acScope: "RACK" },
+                acCycle("UNKNOWN"),
+                bringUp,
+                acCycle("RACK"),
+              ],
+            }),
+          ],
+        }),
+      ),
+    ).toEqual([
+      "stages[0].steps[1].ac_scope: only an AC_CYCLE step has a scope (got RESET_BMC)",
+      "stages[0].steps[2].ac_scope: must be one of TRAY, RACK (got UNKNOWN)",
+      "stages[0].steps[4].ac_scope: a RACK AC cycle is answered by the power shelf alone: a WAIT_BRING_UP step must follow it in its stage",
+    ]);
+  });
+});

@@ -37,7 +37,7 @@ export class DynamoReadinessStore implements ReadinessStore {
       );
       const rackId = pointer.Item?.rackId as string | undefined;
       if (rackId === undefined) return undefined;
-      const components = await this.components(rackId);
+      const components = await this.rackComponents(rackId);
       const i = components.findIndex((c) => c.id === componentId);
       // A stale pointer (the component moved to another rack on re-import) finds nothing here.
       const current = components[i];
@@ -69,11 +69,12 @@ export class DynamoReadinessStore implements ReadinessStore {
 
   async notReady(rackId: string): Promise<Map<string, ComponentReadiness>> {
     const out = new Map<string, ComponentReadiness>();
-    for (const c of await this.components(rackId)) if (c.readiness !== undefined) out.set(c.id, c.readiness);
+    for (const c of await this.rackComponents(rackId))
+      if (c.readiness !== undefined) out.set(c.id, c.readiness);
     return out;
   }
 
-  private async components(rackId: string): Promise<InventoryComponent[]> {
+  async rackComponents(rackId: string): Promise<InventoryComponent[]> {
     const out = await this.doc.send(
       new GetCommand({
         TableName: this.tables.inventory,

@@ -20,7 +20,8 @@ import { describe } from "./update-outcome.js";
 /**
  * What each reset kind does over Redfish: the resource and the ResetTypes to try, in order. A host
  * power cycle is a graceful restart where the system allows one (the BMC forces it by its own
- * policy), an AC cycle the Chassis PowerCycle.
+ * policy), an AC cycle the Chassis PowerCycle; a whole-rack cycle is the power shelf's Chassis
+ * PowerCycle (this agent is then the shelf's).
  */
 export const RESET_PLANS: Record<ResetKind, { resource: ResetResource; action: string; types: string[] }> = {
   bmc: { resource: "manager", action: "Manager.Reset", types: ["GracefulRestart", "ForceRestart"] },
@@ -30,6 +31,8 @@ export const RESET_PLANS: Record<ResetKind, { resource: ResetResource; action: s
     types: ["GracefulRestart", "PowerCycle", "ForceRestart"],
   },
   ac: { resource: "chassis", action: "Chassis.Reset", types: ["PowerCycle"] },
+  // Sent to the rack's power shelf only: its chassis' power cycle drops and restores the rack.
+  rack: { resource: "chassis", action: "Chassis.Reset", types: ["PowerCycle"] },
 };
 
 export class BmcActivation {

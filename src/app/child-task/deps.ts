@@ -29,8 +29,11 @@ export interface TaskStepsDeps {
   sealer: BmcAuthSealer;
   publisher: BmcCommandPublisher;
   firmware: FirmwareVersionRecorder;
-  /** The inventory's readiness, checked by the preflight before anything is flashed. */
-  readiness: Pick<ReadinessStore, "notReady">;
+  /**
+   * The inventory's readiness, checked by the preflight before anything is flashed; the rack's
+   * components, where a whole-rack AC cycle finds the rack's power shelf.
+   */
+  readiness: Pick<ReadinessStore, "notReady" | "rackComponents">;
   clock: () => number;
   /** The firmware image catalog: each update command carries its image (images.ts). */
   images: Pick<FirmwareImageStore, "getImages">;

@@ -39,6 +39,7 @@ import { awaitEntries, sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
 import { takeLock } from "./lock.js";
 import { isTerminalTask, loadTask, loadTaskWith, updateTask } from "./outcome.js";
+import { isRackCycle, powerShelfOf } from "./rack-cycle.js";
 import type {
   AcquireLockResult,
   ChildTaskSettings,
@@ -286,6 +287,9 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
         };
         return [parted ? { ...group, part: index } : group];
       });
+  // A whole-rack AC cycle needs the rack's power shelf: a rack without one fails here, before
+  // anything is flashed, rather than with its trays flashed and never activated.
+  if (groups.some((g) => g.steps.some(isRackCycle))) await powerShelfOf(deps, task.rackId);
   deps.logger.info("task preflight done", {
     ...taskKeys(task),
     toUpdate: groups.reduce((n, g) => n + g.componentIds.length, 0),

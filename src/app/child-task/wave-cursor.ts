@@ -10,6 +10,7 @@ import { parseReport, serializeReport } from "../../domain/task-report.js";
 import type { StepDeps } from "./deps.js";
 import { externalCheckDue } from "./external-check-due.js";
 import { updateTask } from "./outcome.js";
+import { isRackCycle } from "./rack-cycle.js";
 import {
   currentCursor,
   currentGroups,
@@ -40,10 +41,14 @@ export async function finishWave(deps: StepDeps, event: StepEventOf<"finishWave"
   // step writes nothing here. A verify step that fails for good marks its components FAILED in
   // the report; a sleep, a passed verify and a failure about to be retried write nothing.
   if (wave.action !== "UPDATE_FIRMWARE" && failed.length > 0 && !retry) {
+    // A whole-rack cycle's verdict is its power shelf's: when it failed, every component of the
+    // wave was left unactivated, and fails with the shelf's error (never COMPLETED staged).
+    const shelfFailed = step !== undefined && isRackCycle(step) ? failed[0] : undefined;
+    const waveIds = new Set(shelfFailed === undefined ? [] : waveComponents(e.groups, cursor));
     await updateTask(deps, e.taskId, (t, now) => {
       const r = parseReport(t.report);
       for (const c of r.components) {
-        const result = byId.get(c.id);
+        const result = byId.get(c.id) ?? (waveIds.has(c.id) ? shelfFailed : undefined);
         if (result === undefined || result.ok) continue;
         c.error = { name: result.error?.Error ?? "Error", message: causeText(result.error) };
         c.status = "FAILED";
@@ -82,6 +87,13 @@ export async function finishWave(deps: StepDeps, event: StepEventOf<"finishWave"
   const external = externalCheckDue(deps, e.groups, cursor);
   if (external !== undefined) return { ...cursor, more: true, retry: false, waitSeconds: 0, external };
   return nextCursor(e.groups, cursor);
+}
+
+/** The cursor's wave: its group's components of that wave (all of them, retried or not). */
+function waveComponents(groups: readonly UpgradeGroup[], cursor: WaveCursor): string[] {
+  const group = groups[cursor.group];
+  const size = Math.max(1, Math.floor(group?.maxParallel ?? 1));
+  return group?.componentIds.slice(cursor.wave * size, (cursor.wave + 1) * size) ?? [];
 }
 
 /** The next step of the wave, else the next wave's first step, else the next group's. */

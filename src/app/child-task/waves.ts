@@ -19,7 +19,9 @@
  *   SLEEP                no command: the wait lasts the sleep, CheckWave passes once it is over
  *   RESET_BMC, POWER_CYCLE_HOST, AC_CYCLE
  *                        one `reset` per component (BMC protocol v3; kind bmc, host, ac), answered
- *                        with the BMC's versions once it is back; kept in the verify set
+ *                        with the BMC's versions once it is back; kept in the verify set. A
+ *                        whole-rack AC_CYCLE (acScope RACK): one `reset` of kind rack to the rack's
+ *                        power shelf, judged by the shelf's answer (rack-cycle.ts)
  *   WAIT_BRING_UP        one query per component: it must answer with its versions in time
  * The stage's read-back step (operation-rules.ts `readBackStep`) must find the target active:
  * NotActivated when it is only pending (staged), VersionMismatch when it is neither.
@@ -38,6 +40,7 @@ import type { StepDeps } from "./deps.js";
 import { commandImages, type SentImage } from "./images.js";
 import { knownLeaseEnd, renewLockIfNeeded } from "./lock.js";
 import { isTerminalTask, loadTask } from "./outcome.js";
+import { isRackCycle, powerShelfOf } from "./rack-cycle.js";
 import {
   type ChildTaskSettings,
   currentCursor,
@@ -57,8 +60,12 @@ function waveOf(
   const group = groups[cursor.group];
   const size = Math.max(1, Math.floor(group?.maxParallel ?? 1));
   const wave = group?.componentIds.slice(cursor.wave * size, (cursor.wave + 1) * size) ?? [];
-  const componentIds = cursor.only === undefined ? wave : wave.filter((id) => cursor.only?.includes(id));
   const step = group?.steps[cursor.step];
+  // A whole-rack cycle's retry is the shelf's again, for the whole wave (rack-cycle.ts).
+  const componentIds =
+    cursor.only === undefined || (step !== undefined && isRackCycle(step))
+      ? wave
+      : wave.filter((id) => cursor.only?.includes(id));
   if (group === undefined || step === undefined || componentIds.length === 0) {
     throw new Error(
       `no step ${cursor.step} of wave ${cursor.wave} in group ${cursor.group} of ${groups.length}`,
@@ -155,7 +162,10 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
     groups: currentGroups(event.groups, event.settings),
     cursor: currentCursor(event.cursor),
   };
-  const { group, step, componentIds } = waveOf(e.groups, e.cursor);
+  const { group, step, componentIds: wave } = waveOf(e.groups, e.cursor);
+  // A whole-rack AC cycle is one reset, to the rack's power shelf, for the wave (rack-cycle.ts).
+  const shelf = isRackCycle(step) ? await powerShelfOf(deps, e.rackId) : undefined;
+  const componentIds = shelf === undefined ? wave : [shelf];
   const attempt = e.cursor.attempt;
   const timeoutSeconds = timeoutOf(step, e.settings);
   const now = clock();
@@ -172,7 +182,7 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
     for (const id of componentIds) if (all?.[id] !== undefined) picked[id] = all[id];
     return picked;
   };
-  const types = pick(facts.types);
+  const types = shelf === undefined ? pick(facts.types) : { [shelf]: "POWERSHELF" as const };
   const versions = pick(facts.versions);
   const subTargets = pick(facts.subTargets);
   const update = step.action === "UPDATE_FIRMWARE";
@@ -229,7 +239,7 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
           type: "reset",
           requestId,
           taskId: e.taskId,
-          kind: RESET_KIND[action],
+          kind: shelf === undefined ? RESET_KIND[action] : "rack",
           issuedAt: now,
         };
         if (action === "POWER_CYCLE_HOST") reset.graceSeconds = graceSecondsOf(timeoutSeconds);

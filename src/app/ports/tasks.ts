@@ -162,6 +162,8 @@ export interface ReadinessStore {
   ): Promise<{ rackId: string; component: InventoryComponent } | undefined>;
   /** The components of one rack that are not READY (one strongly consistent read of the rack). */
   notReady(rackId: string): Promise<Map<string, ComponentReadiness>>;
+  /** The rack's components as the inventory holds them (one strongly consistent read of the rack). */
+  rackComponents(rackId: string): Promise<InventoryComponent[]>;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import type { FailureDomainKind } from "../../../domain/failure-domain-spread.js
 import type { RunEventKind } from "../../../domain/history-event.js";
 import type { ReadinessState } from "../../../domain/inventory.js";
 import {
+  type AcScope,
   assertNever,
   type ComponentType,
   type ConflictStrategy,
@@ -281,4 +282,17 @@ export const { fromProto: failureDomainFromProto, toProto: failureDomainToProto 
     ATTRIBUTE: pb.OperationRunFailureDomainSpread_Domain.DOMAIN_ATTRIBUTE,
   },
   "UNKNOWN",
+);
+
+/** An AC_CYCLE step's scope (RuleStep.ac_scope); unset (0) is the tray, as is TRAY. */
+export const { fromProto: acScopeFromProto, toProto: acScopeToProto } = enumMapping<
+  AcScope,
+  admin.AcCycleScope,
+  "TRAY"
+>(
+  {
+    TRAY: admin.AcCycleScope.AC_CYCLE_SCOPE_TRAY,
+    RACK: admin.AcCycleScope.AC_CYCLE_SCOPE_RACK,
+  },
+  "TRAY",
 );

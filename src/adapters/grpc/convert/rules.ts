@@ -8,7 +8,13 @@ import {
   validateRule,
 } from "../../../domain/operation-rules.js";
 import type * as admin from "../../../gen/flowadmin/v1/admin.js";
-import { componentTypeToProto, ruleActionFromProto, ruleActionToProto } from "./enums.js";
+import {
+  acScopeFromProto,
+  acScopeToProto,
+  componentTypeToProto,
+  ruleActionFromProto,
+  ruleActionToProto,
+} from "./enums.js";
 import { componentTypesFromProto } from "./firmware-request.js";
 import { decoding, validated } from "./violations.js";
 import { msToDate, uuidToProto } from "./well-known.js";
@@ -36,6 +42,11 @@ export function createRuleFromProto(req: admin.CreateOperationRuleRequest): {
           ...(step.externalCheckTimeoutSeconds === undefined
             ? {}
             : { externalCheckTimeoutSeconds: step.externalCheckTimeoutSeconds }),
+          ...(step.acScope === undefined
+            ? {}
+            : {
+                acScope: acScopeFromProto(step.acScope, `stages[${i}].steps[${k}].ac_scope`, v) ?? "UNKNOWN",
+              }),
           ...(step.retry === undefined
             ? {}
             : {
@@ -89,6 +100,7 @@ export function ruleToProto(rule: OperationRule): admin.OperationRule {
               externalCheck: step.externalCheck.name,
               externalCheckTimeoutSeconds: step.externalCheck.timeoutSeconds,
             }),
+        ...(step.acScope === undefined ? {} : { acScope: acScopeToProto(step.acScope) }),
       })),
     })),
     readinessTimeoutSeconds: rule.readinessTimeoutSeconds,

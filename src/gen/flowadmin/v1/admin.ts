@@ -172,6 +172,48 @@ export function ruleActionToJSON(object: RuleAction): string {
   }
 }
 
+/** What an AC_CYCLE step power-cycles (RuleStep.ac_scope). */
+export enum AcCycleScope {
+  AC_CYCLE_SCOPE_UNSPECIFIED = 0,
+  /** AC_CYCLE_SCOPE_TRAY - Each component's own tray (chassis): the default. */
+  AC_CYCLE_SCOPE_TRAY = 1,
+  /** AC_CYCLE_SCOPE_RACK - The whole rack, through its power shelf. */
+  AC_CYCLE_SCOPE_RACK = 2,
+  UNRECOGNIZED = -1,
+}
+
+export function acCycleScopeFromJSON(object: any): AcCycleScope {
+  switch (object) {
+    case 0:
+    case "AC_CYCLE_SCOPE_UNSPECIFIED":
+      return AcCycleScope.AC_CYCLE_SCOPE_UNSPECIFIED;
+    case 1:
+    case "AC_CYCLE_SCOPE_TRAY":
+      return AcCycleScope.AC_CYCLE_SCOPE_TRAY;
+    case 2:
+    case "AC_CYCLE_SCOPE_RACK":
+      return AcCycleScope.AC_CYCLE_SCOPE_RACK;
+    case -1:
+    case "UNRECOGNIZED":
+    default:
+      return AcCycleScope.UNRECOGNIZED;
+  }
+}
+
+export function acCycleScopeToJSON(object: AcCycleScope): string {
+  switch (object) {
+    case AcCycleScope.AC_CYCLE_SCOPE_UNSPECIFIED:
+      return "AC_CYCLE_SCOPE_UNSPECIFIED";
+    case AcCycleScope.AC_CYCLE_SCOPE_TRAY:
+      return "AC_CYCLE_SCOPE_TRAY";
+    case AcCycleScope.AC_CYCLE_SCOPE_RACK:
+      return "AC_CYCLE_SCOPE_RACK";
+    case AcCycleScope.UNRECOGNIZED:
+    default:
+      return "UNRECOGNIZED";
+  }
+}
+
 export interface InventoryLocation {
   datacenter: string;
   row: string;
@@ -309,7 +351,18 @@ export interface RuleStep {
     | string
     | undefined;
   /** How long the external check may take (1 s to a day); 0 = the check's configured timeout. */
-  externalCheckTimeoutSeconds?: number | undefined;
+  externalCheckTimeoutSeconds?:
+    | number
+    | undefined;
+  /**
+   * Project extension (whole-rack AC cycle), AC_CYCLE only: what the AC cycle removes power from.
+   * TRAY (or unset) = each component's own tray, one reset per component; RACK = the whole rack,
+   * one reset of kind `rack` sent to the rack's power shelf (its POWERSHELF component), after
+   * which every component of the rack has been reset. A RACK cycle must be followed in its stage
+   * by WAIT_BRING_UP (the shelf answers for itself only); a rack without a power shelf fails the
+   * step (NoPowerShelf). On another action it is InvalidArgument naming this field.
+   */
+  acScope?: AcCycleScope | undefined;
 }
 
 /**
@@ -2083,6 +2136,7 @@ function createBaseRuleStep(): RuleStep {
     sleepSeconds: 0,
     externalCheck: undefined,
     externalCheckTimeoutSeconds: undefined,
+    acScope: undefined,
   };
 }
 
@@ -2105,6 +2159,9 @@ export const RuleStep: MessageFns<RuleStep> = {
     }
     if (message.externalCheckTimeoutSeconds !== undefined) {
       writer.uint32(1048).int32(message.externalCheckTimeoutSeconds);
+    }
+    if (message.acScope !== undefined) {
+      writer.uint32(1280).int32(message.acScope);
     }
     return writer;
   },
@@ -2170,6 +2227,14 @@ export const RuleStep: MessageFns<RuleStep> = {
             message.externalCheckTimeoutSeconds = reader.int32();
             continue;
           }
+          case 160: {
+            if (tag !== 1280) {
+              break;
+            }
+
+            message.acScope = reader.int32() as any;
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -2206,6 +2271,11 @@ export const RuleStep: MessageFns<RuleStep> = {
         : isSet(object.external_check_timeout_seconds)
         ? globalThis.Number(object.external_check_timeout_seconds)
         : undefined,
+      acScope: isSet(object.acScope)
+        ? acCycleScopeFromJSON(object.acScope)
+        : isSet(object.ac_scope)
+        ? acCycleScopeFromJSON(object.ac_scope)
+        : undefined,
     };
   },
 
@@ -2229,6 +2299,9 @@ export const RuleStep: MessageFns<RuleStep> = {
     if (message.externalCheckTimeoutSeconds !== undefined) {
       obj.externalCheckTimeoutSeconds = Math.round(message.externalCheckTimeoutSeconds);
     }
+    if (message.acScope !== undefined) {
+      obj.acScope = acCycleScopeToJSON(message.acScope);
+    }
     return obj;
   },
 
@@ -2245,6 +2318,7 @@ export const RuleStep: MessageFns<RuleStep> = {
     message.sleepSeconds = object.sleepSeconds ?? 0;
     message.externalCheck = object.externalCheck ?? undefined;
     message.externalCheckTimeoutSeconds = object.externalCheckTimeoutSeconds ?? undefined;
+    message.acScope = object.acScope ?? undefined;
     return message;
   },
 };
