@@ -579,7 +579,9 @@ describe("bmc protocol v3: activation", () => {
     const v2 = decodeBmcCommand(JSON.stringify({ ...reset, v: 2 }));
     expect(v2.ok ? "decoded" : v2.message).toBe("type: reset needs protocol version 3 (got 2)");
     const kind = decodeBmcCommand(JSON.stringify({ ...reset, kind: "reboot" }));
-    expect(kind.ok ? "decoded" : kind.message).toBe('kind: must be one of bmc, host, ac, rack (got "reboot")');
+    expect(kind.ok ? "decoded" : kind.message).toBe(
+      'kind: must be one of bmc, host, ac, rack (got "reboot")',
+    );
     expect(
       decodeBmcEvent(
         '{"v":2,"type":"result","requestId":"r","ok":true,"version":"1.0.0","pendingVersion":"2.0.0"}',
