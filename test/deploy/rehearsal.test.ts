@@ -144,6 +144,8 @@ describe("deploy rehearsal: the stack and what the endpoint created", () => {
       ChildTaskStateMachineArn: `arn:aws:states:${ARN}:stateMachine:${PREFIX}child-task`,
       BmcIotPolicyName: `Flow_${STAGE}_bmc`,
       BmcThingTypeName: `Flow_${STAGE}_bmc`,
+      BmcAgentPolicyName: `Flow_${STAGE}_bmc_agent`,
+      BmcAgentRoleAlias: `Flow_${STAGE}_bmc_agent`,
       IotDataEndpoint: `https://${run.context.iotDataEndpoint}`,
       DashboardName: `Flow-${STAGE}`,
     });
