@@ -99,6 +99,7 @@ describe("AwaitExternalCheck: the hand-over", () => {
   it("hands the check the rack and its components with the token, and keeps the rack lock for the whole wait", async () => {
     const sent: ExternalCheckRequest[] = [];
     const h = harness({ start: async (_, request) => void sent.push(request) });
+    await h.tasks.createTask(runningTask({ runId: "run-1" }));
     await h.locks.acquire("r-1", "t-1", 60_000, NOW);
     await h.steps.handle({
       step: "startExternalCheck",
@@ -153,6 +154,7 @@ describe("AwaitExternalCheck: the hand-over", () => {
         throw new Error("c.example answered 503");
       },
     });
+    await h.tasks.createTask(runningTask({ runId: "run-1" }));
     await expect(
       h.steps.handle({
         step: "startExternalCheck",
