@@ -14,7 +14,7 @@
  * by the very function the last state uses.
  *
  * Callbacks: aws-local-stepfunctions has no `.waitForTaskToken`, so a Task state of that pattern
- * (AwaitWave, AwaitPreflight) is bound to a handler that mints the task token itself
+ * (AwaitWave, AwaitPreflight, AwaitExternalCheck) is bound to a handler that mints the task token itself
  * (`local-token:<task>:<n>`), calls the step with it in the Payload, as Lambda gets it, and then
  * waits until `wake(token)` (this executor is the local WaveWaker) or its timeout:
  * `awaitTimeoutOverrideMs`, else the Wait override, else the wave's (or the preflight's)
