@@ -118,7 +118,7 @@ describe("renewLockIfNeeded: a task a cancel ended while the step ran", () => {
       wave,
       STARTED,
     ).catch((e: unknown) => e);
-    expect(err).toMatchObject({ name: "TaskEnded", message: "task t-1 already ended (TERMINATED)" });
+    expect(err).toMatchObject({ name: "TaskEnded", message: "task t-1 already ended" });
     expect(h.takes).toHaveLength(1);
     expect(await h.locks.get("r-1")).toBeUndefined();
   });

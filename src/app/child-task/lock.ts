@@ -152,7 +152,7 @@ export async function renewLockIfNeeded(
   const task = await loadTask(deps, holder.taskId);
   if (isTerminalTask(task) || task.ending !== undefined) {
     await deps.locks.release(holder.rackId, holder.taskId);
-    throw new StepError("TaskEnded", `task ${task.id} already ended (${task.ending?.status ?? task.status})`);
+    throw new StepError("TaskEnded", `task ${task.id} already ended`);
   }
   return true;
 }
