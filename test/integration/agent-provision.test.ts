@@ -57,28 +57,39 @@ beforeAll(async () => {
   );
 });
 
+/** `flowctl agent provision` of `rack` into `out`, with the test's policy and BMC list unless given. */
+const provision = (o: {
+  rack: string;
+  out: string;
+  policy?: string;
+  bmcs?: string;
+  json?: boolean;
+  roleAlias?: string;
+}) =>
+  flowctlInProcess(
+    [
+      ...(o.json ? ["-o", "json"] : []),
+      "agent",
+      "provision",
+      "--rack",
+      o.rack,
+      "--policy",
+      o.policy ?? POLICY,
+      "--bmcs",
+      o.bmcs ?? bmcsFile,
+      "--out",
+      o.out,
+      ...(o.roleAlias === undefined ? [] : ["--role-alias", o.roleAlias]),
+    ],
+    env,
+  );
+
 describe("flowctl agent provision", () => {
   it("creates the thing, an active certificate with the policy, writes the keys and a config the agent reads", async () => {
     const rack = "7d000000-0000-4000-8000-0000000000A1";
     const out = join(dir, "rack-a1");
     const before = await certificateCount();
-    const r = await flowctlInProcess(
-      [
-        "-o",
-        "json",
-        "agent",
-        "provision",
-        "--rack",
-        rack,
-        "--policy",
-        POLICY,
-        "--bmcs",
-        bmcsFile,
-        "--out",
-        out,
-      ],
-      env,
-    );
+    const r = await provision({ rack, out, json: true });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     const done = JSON.parse(r.stdout) as {
@@ -132,23 +143,7 @@ describe("flowctl agent provision", () => {
   it("with --role-alias the config opens update commands' credentials through the IoT credentials provider", async () => {
     const rack = "7d000000-0000-4000-8000-0000000000a5";
     const out = join(dir, "rack-a5");
-    const r = await flowctlInProcess(
-      [
-        "agent",
-        "provision",
-        "--rack",
-        rack,
-        "--policy",
-        POLICY,
-        "--bmcs",
-        bmcsFile,
-        "--out",
-        out,
-        "--role-alias",
-        "Flow_test_bmc_agent",
-      ],
-      env,
-    );
+    const r = await provision({ rack, out, roleAlias: "Flow_test_bmc_agent" });
     expect(r.code, r.stderr).toBe(0);
     const config = JSON.parse(readFileSync(join(out, "agent.json"), "utf8")) as {
       commandAuth: { credentialsEndpoint: string };
@@ -171,38 +166,10 @@ describe("flowctl agent provision", () => {
 
   it("an output directory that holds an agent's files is refused before anything is created", async () => {
     const out = join(dir, "taken");
-    const first = await flowctlInProcess(
-      [
-        "agent",
-        "provision",
-        "--rack",
-        "7d000000-0000-4000-8000-0000000000a2",
-        "--policy",
-        POLICY,
-        "--bmcs",
-        bmcsFile,
-        "--out",
-        out,
-      ],
-      env,
-    );
+    const first = await provision({ rack: "7d000000-0000-4000-8000-0000000000a2", out });
     expect(first.code).toBe(0);
     const before = await certificateCount();
-    const again = await flowctlInProcess(
-      [
-        "agent",
-        "provision",
-        "--rack",
-        "7d000000-0000-4000-8000-0000000000a2",
-        "--policy",
-        POLICY,
-        "--bmcs",
-        bmcsFile,
-        "--out",
-        out,
-      ],
-      env,
-    );
+    const again = await provision({ rack: "7d000000-0000-4000-8000-0000000000a2", out });
     expect(again).toMatchObject({
       code: 1,
       stderr: `error: --out: ${out} already holds agent.json, agent.crt, agent.key; give a new directory (keys are never overwritten)\n`,
@@ -239,21 +206,11 @@ describe("flowctl agent provision", () => {
       JSON.stringify([{ componentId: C1 }, { componentId: C1.toUpperCase() }, { url: "x" }, 7]),
     );
     const before = await certificateCount();
-    const r = await flowctlInProcess(
-      [
-        "agent",
-        "provision",
-        "--rack",
-        "7d000000-0000-4000-8000-0000000000a3",
-        "--policy",
-        POLICY,
-        "--bmcs",
-        bad,
-        "--out",
-        join(dir, "bad-bmcs"),
-      ],
-      env,
-    );
+    const r = await provision({
+      rack: "7d000000-0000-4000-8000-0000000000a3",
+      out: join(dir, "bad-bmcs"),
+      bmcs: bad,
+    });
     expect(r).toMatchObject({
       code: 1,
       stderr: `error: --bmcs: ${bad}: [1].componentId: ${C1.toUpperCase()} is listed twice; [2].componentId: must be the inventory component's id, a UUID; [3]: must be an object\n`,
@@ -263,21 +220,11 @@ describe("flowctl agent provision", () => {
 
   it("a policy that does not exist: exit 4 naming the step, nothing created", async () => {
     const before = await certificateCount();
-    const r = await flowctlInProcess(
-      [
-        "agent",
-        "provision",
-        "--rack",
-        "7d000000-0000-4000-8000-0000000000a4",
-        "--policy",
-        "no_such_policy",
-        "--bmcs",
-        bmcsFile,
-        "--out",
-        join(dir, "no-policy"),
-      ],
-      env,
-    );
+    const r = await provision({
+      rack: "7d000000-0000-4000-8000-0000000000a4",
+      out: join(dir, "no-policy"),
+      policy: "no_such_policy",
+    });
     expect(r.code).toBe(4);
     expect(r.stderr).toMatch(
       /^error: agent provision: the policy no_such_policy: ResourceNotFoundException: /,
