@@ -95,21 +95,24 @@ function harness(runner: ExternalCheckRunner) {
   return { steps, tasks, locks, saves };
 }
 
+/** AwaitExternalCheck's step: rack r-1 of task t-1 to the cursor's check, with token "tok". */
+const HAND_OVER = {
+  step: "startExternalCheck",
+  taskId: "t-1",
+  rackId: "r-1",
+  token: "tok",
+  groups,
+  cursor,
+  settings,
+} as const;
+
 describe("AwaitExternalCheck: the hand-over", () => {
   it("hands the check the rack and its components with the token, and keeps the rack lock for the whole wait", async () => {
     const sent: ExternalCheckRequest[] = [];
     const h = harness({ start: async (_, request) => void sent.push(request) });
     await h.tasks.createTask(runningTask({ runId: "run-1" }));
     await h.locks.acquire("r-1", "t-1", 60_000, NOW);
-    await h.steps.handle({
-      step: "startExternalCheck",
-      taskId: "t-1",
-      rackId: "r-1",
-      token: "tok",
-      groups,
-      cursor,
-      settings,
-    });
+    await h.steps.handle(HAND_OVER);
     expect(sent).toEqual([
       {
         taskToken: "tok",
@@ -134,17 +137,7 @@ describe("AwaitExternalCheck: the hand-over", () => {
     const sent: ExternalCheckRequest[] = [];
     const h = harness({ start: async (_, request) => void sent.push(request) });
     await h.locks.acquire("r-1", "t-other", 600_000, NOW);
-    await expect(
-      h.steps.handle({
-        step: "startExternalCheck",
-        taskId: "t-1",
-        rackId: "r-1",
-        token: "tok",
-        groups,
-        cursor,
-        settings,
-      }),
-    ).rejects.toMatchObject({ name: "RackLockHeld" });
+    await expect(h.steps.handle(HAND_OVER)).rejects.toMatchObject({ name: "RackLockHeld" });
     expect(sent).toEqual([]);
   });
 
@@ -155,17 +148,7 @@ describe("AwaitExternalCheck: the hand-over", () => {
       },
     });
     await h.tasks.createTask(runningTask({ runId: "run-1" }));
-    await expect(
-      h.steps.handle({
-        step: "startExternalCheck",
-        taskId: "t-1",
-        rackId: "r-1",
-        token: "tok",
-        groups,
-        cursor,
-        settings,
-      }),
-    ).rejects.toMatchObject({
+    await expect(h.steps.handle(HAND_OVER)).rejects.toMatchObject({
       name: "ExternalCheckUnavailable",
       message: "could not hand rack r-1 to external check dcgm: c.example answered 503",
     });
