@@ -64,7 +64,9 @@ describe("task store", () => {
     // entry keys): well under what deflate makes of it with the ids alone (the layout before).
     const idsAlone = deflateRawSync(report, { dictionary: Buffer.from(t.componentIds.join("")) });
     expect((item.reportZ2 as Uint8Array).length).toBeLessThan(idsAlone.length * 0.7);
-    expect((item.componentIdsB as Uint8Array).length).toBe(39 * 16);
+    // The ids as a binary set of 16 bytes each, and their order a byte each.
+    expect([...(item.componentIdSet as Set<Uint8Array>)].map((b) => b.length)).toEqual(Array(39).fill(16));
+    expect((item.componentOrder as Uint8Array).length).toBe(39);
     expect(await stores.tasks.getTasks([t.id])).toEqual([t]);
     // A component filter still finds it (on the ids as read).
     const listed = await stores.tasks.listTasks({
@@ -74,13 +76,16 @@ describe("task store", () => {
       page,
     });
     expect(listed.tasks.map((x) => x.id)).toEqual([t.id]);
-    // As items were written before: the ids as a list, and the report as text or plain deflate.
-    const { reportZ2: _d, componentIdsB: _b, ...bare } = item;
+    // As items were written before: the ids as a list or packed in one binary, and the report as
+    // text or plain deflate.
+    const { reportZ2: _d, componentIdSet: _s, componentOrder: _o, ...bare } = item;
     const before = { ...bare, componentIds: t.componentIds };
+    const packed = Buffer.from(t.componentIds.map((id) => id.replaceAll("-", "")).join(""), "hex");
     for (const [n, stored] of [
       [4, { report: '{"v":1}' }],
       [5, { reportZ: deflateRawSync('{"v":1}') }],
       [7, { reportZd: deflateRawSync('{"v":1}', { dictionary: Buffer.from(t.componentIds.join("")) }) }],
+      [8, { report: '{"v":1}', componentIds: undefined, componentIdsB: packed }],
     ] as const) {
       const old = { ...before, ...stored, id: uuid(n, "7a5c0000") };
       await stores.doc.send(new PutCommand({ TableName: names.tasks, Item: old }));

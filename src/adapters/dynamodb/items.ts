@@ -252,13 +252,33 @@ const ACTIVE_TASK = new Set(["PENDING", "RUNNING", "WAITING"]);
 
 const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** Lowercase UUIDs as 16 bytes each; undefined when any id is not one (or there is none). */
-function packUuids(ids: readonly string[]): Uint8Array | undefined {
-  if (ids.length === 0 || !ids.every((id) => UUID_TEXT.test(id))) return undefined;
-  return Buffer.from(ids.map((id) => id.replaceAll("-", "")).join(""), "hex");
+/** A lowercase UUID as its 16 bytes; undefined when the text is not one. */
+export function uuidBytes(id: string): Uint8Array | undefined {
+  return UUID_TEXT.test(id) ? Buffer.from(id.replaceAll("-", ""), "hex") : undefined;
 }
 
-function unpackUuids(bytes: Uint8Array): string[] {
+/**
+ * Component ids as a binary set (16 bytes each, which `contains` can test in a FilterExpression)
+ * and their order (a set has none): for each position, the id's index among the set's elements
+ * sorted bytewise, one byte each. Undefined when any id is not a lowercase UUID, an id repeats,
+ * there is none or more than 256 (the ids are then stored as a list, which `contains` tests too).
+ */
+function componentIdSet(ids: readonly string[]): { set: Set<Uint8Array>; order: Uint8Array } | undefined {
+  const bytes = ids.map(uuidBytes);
+  if (ids.length === 0 || ids.length > 256 || new Set(ids).size !== ids.length) return undefined;
+  if (bytes.some((b) => b === undefined)) return undefined;
+  const sorted = (bytes as Buffer[]).slice().sort(Buffer.compare);
+  const order = Buffer.from((bytes as Buffer[]).map((b) => sorted.findIndex((s) => s.equals(b))));
+  return { set: new Set(sorted), order };
+}
+
+function idsFromSet(set: Set<Uint8Array>, order: Uint8Array): string[] {
+  const sorted = [...set].map((b) => Buffer.from(b)).sort(Buffer.compare);
+  return [...order].flatMap((i) => unpackUuids(sorted[i] as Buffer));
+}
+
+/** 16 bytes per id → the ids as lowercase UUID text. */
+export function unpackUuids(bytes: Uint8Array): string[] {
   const hex = Buffer.from(bytes).toString("hex");
   const ids: string[] = [];
   for (let i = 0; i + 32 <= hex.length; i += 32) {
@@ -305,19 +325,20 @@ const reportDictionaryV2 = (taskId: string, componentIds: readonly string[]) =>
  *   - `Task.report` (~10 KB of JSON for 39 components) deflated with a preset dictionary of what
  *     it repeats: its keys and enums, each component's id and first request id's entry key
  *     (`reportZ2`, binary: ~550 bytes for a finished 39-component task; `reportDictionaryV2`);
- *   - `componentIds`, when every one is a UUID (a task's always are), as 16 bytes each
- *     (`componentIdsB`, binary: 624 bytes for 39 against 1,458 as a list of strings); a task
- *     listing filters on them after reading (it read every item of the query anyway).
+ *   - `componentIds`, when every one is a UUID (a task's always are), as a binary set of 16 bytes
+ *     each (`componentIdSet`) and their order, a byte an id (`componentOrder`): 663 bytes for 39
+ *     against 1,458 as a list of strings. A listing by component tests the set with `contains`
+ *     in its FilterExpression (task-store.ts), so only the component's tasks leave the table.
  * Items written before hold `report` as text, `reportZ` (deflated, no dictionary) or `reportZd`
- * (the component ids alone as the dictionary: ~1 KB) and `componentIds` as a list, and are read as
- * they are.
+ * (the component ids alone as the dictionary: ~1 KB) and `componentIds` as a list or packed into
+ * one binary (`componentIdsB`, 16 bytes an id, in order), and are read as they are.
  */
 export function taskToItem(task: Task): Item {
   const { report, componentIds, ...rest } = task;
-  const packed = packUuids(componentIds);
+  const ids = componentIdSet(componentIds);
   const item: Item = {
     ...rest,
-    ...(packed === undefined ? { componentIds } : { componentIdsB: packed }),
+    ...(ids === undefined ? { componentIds } : { componentIdSet: ids.set, componentOrder: ids.order }),
     listPk: LIST_PARTITION.tasks,
     createdKey: createdKey(task.createdAt, task.id),
   };
@@ -338,12 +359,18 @@ export function itemToTask(item: Item): Task {
     reportZd,
     reportZ,
     report,
+    componentIdSet: set,
+    componentOrder,
     componentIdsB,
     componentIds: listed,
     ...rest
   } = item;
   const componentIds =
-    componentIdsB instanceof Uint8Array ? unpackUuids(componentIdsB) : ((listed as string[]) ?? []);
+    set instanceof Set && componentOrder instanceof Uint8Array
+      ? idsFromSet(set as Set<Uint8Array>, componentOrder)
+      : componentIdsB instanceof Uint8Array
+        ? unpackUuids(componentIdsB)
+        : ((listed as string[]) ?? []);
   const text =
     reportZ2 instanceof Uint8Array
       ? inflateRawSync(reportZ2, { dictionary: reportDictionaryV2(String(rest.id), componentIds) }).toString(

@@ -17,9 +17,10 @@ import type {
   TaskStore,
 } from "../../app/ports.js";
 import { FlowError } from "../../domain/errors.js";
+import type { Page } from "../../domain/list-queries.js";
 import type { Task } from "../../domain/task.js";
 import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
-import { itemToTask, taskToItem } from "./items.js";
+import { itemToTask, taskToItem, unpackUuids, uuidBytes } from "./items.js";
 import { lockPut } from "./lock-store.js";
 import { PagedQuery } from "./paged-query.js";
 import { INDEX, LIST_PARTITION, type TableNames } from "./schema.js";
@@ -118,54 +119,79 @@ export class DynamoTaskStore implements TaskStore {
 
   /**
    * rackId + activeOnly → activeByRack; rackId → byRack; neither → byCreated (activeOnly as a
-   * filter: an admin listing). componentId is a filter on the tasks read (their ids are stored
-   * packed, items.ts; the query reads, and is billed for, every item it evaluates either way).
+   * filter: an admin listing). A page at a time in the store (paged-query.ts). With a component,
+   * see `listByComponent`.
    */
   async listTasks(options: ListTasksOptions): Promise<{ tasks: Task[]; total: number }> {
-    const filters: string[] = [];
-    const names: Record<string, string> = {};
-    const values: Record<string, unknown> = {};
-    let input: QueryCommandInput;
+    const input = this.listQuery(options);
+    if (options.componentId !== undefined)
+      return this.listByComponent(input, options.componentId, options.page);
+    const [items, total] = await Promise.all([
+      this.paged.page(input, `tasks:${JSON.stringify(input)}`, options.page),
+      this.paged.count(input),
+    ]);
+    return { tasks: items.map(itemToTask), total };
+  }
+
+  private listQuery(options: ListTasksOptions): QueryCommandInput {
     if (options.rackId !== undefined) {
-      const index = options.activeOnly ? INDEX.tasksActiveByRack : INDEX.tasksByRack;
-      const attr = options.activeOnly ? "activeRackId" : "rackId";
-      input = {
+      return {
         TableName: this.tables.tasks,
-        IndexName: index,
-        KeyConditionExpression: `${attr} = :pk`,
+        IndexName: options.activeOnly ? INDEX.tasksActiveByRack : INDEX.tasksByRack,
+        KeyConditionExpression: `${options.activeOnly ? "activeRackId" : "rackId"} = :pk`,
+        ExpressionAttributeValues: { ":pk": options.rackId },
         ScanIndexForward: false,
       };
-      values[":pk"] = options.rackId;
-    } else {
-      input = {
-        TableName: this.tables.tasks,
-        IndexName: INDEX.tasksByCreated,
-        KeyConditionExpression: "listPk = :pk",
-        ScanIndexForward: false,
-      };
-      values[":pk"] = LIST_PARTITION.tasks;
-      if (options.activeOnly) filters.push("attribute_exists(activeRackId)");
     }
-    if (filters.length > 0) input.FilterExpression = filters.join(" AND ");
-    if (Object.keys(names).length > 0) input.ExpressionAttributeNames = names;
-    input.ExpressionAttributeValues = values;
-    const { componentId } = options;
-    if (componentId === undefined) {
-      // A page at a time; a component filter reads the component ids, packed in binary, so it
-      // still filters the rack's (or the recent) tasks in memory below.
-      const [items, total] = await Promise.all([
-        this.paged.page(input, `tasks:${JSON.stringify(input)}`, options.page),
-        this.paged.count(input),
-      ]);
-      return { tasks: items.map(itemToTask), total };
-    }
-    const tasks = (await queryAll(this.doc, input))
-      .map(itemToTask)
-      .filter((t) => componentId === undefined || t.componentIds.includes(componentId));
     return {
-      tasks: tasks.slice(options.page.offset, options.page.offset + options.page.limit),
-      total: tasks.length,
+      TableName: this.tables.tasks,
+      IndexName: INDEX.tasksByCreated,
+      KeyConditionExpression: "listPk = :pk",
+      ExpressionAttributeValues: { ":pk": LIST_PARTITION.tasks },
+      ScanIndexForward: false,
+      ...(options.activeOnly ? { FilterExpression: "attribute_exists(activeRackId)" } : {}),
     };
+  }
+
+  /**
+   * The tasks of the listing that hold `componentId` (the caller narrows it to the component's
+   * rack): the filter runs in the store, `contains` on the binary set of ids (or the list of
+   * items written before the set), and only the matches' keys leave it; items written with the
+   * ids packed in one binary (`componentIdsB`, which `contains` cannot test as a set) come out
+   * with that attribute and are matched here. Then the page's tasks by key.
+   *
+   *   rack R: 40 tasks, 3 hold C → Query byRack R (40 items evaluated, 3 keys returned)
+   *                               → BatchGet the page's ≤ 3 tasks; total 3
+   */
+  private async listByComponent(
+    input: QueryCommandInput,
+    componentId: string,
+    page: Page,
+  ): Promise<{ tasks: Task[]; total: number }> {
+    const bytes = uuidBytes(componentId);
+    const held = [
+      ...(bytes === undefined ? [] : ["contains(componentIdSet, :cb)"]),
+      "contains(componentIds, :cs)",
+      "attribute_exists(componentIdsB)",
+    ].join(" OR ");
+    const matches = await queryAll(this.doc, {
+      ...input,
+      FilterExpression:
+        input.FilterExpression === undefined ? held : `${input.FilterExpression} AND (${held})`,
+      ExpressionAttributeValues: {
+        ...input.ExpressionAttributeValues,
+        ":cs": componentId,
+        ...(bytes === undefined ? {} : { ":cb": bytes }),
+      },
+      ProjectionExpression: "id, componentIdsB",
+    });
+    const ids = matches
+      .filter(
+        (m) => !(m.componentIdsB instanceof Uint8Array) || unpackUuids(m.componentIdsB).includes(componentId),
+      )
+      .map((m) => m.id as string);
+    const wanted = ids.slice(page.offset, page.offset + page.limit);
+    return { tasks: await this.getTasks(wanted), total: ids.length };
   }
 
   async saveTask(task: Task, expectedUpdatedAt: number): Promise<SaveTaskOutcome> {

@@ -438,7 +438,19 @@ export function createTaskService(deps: TaskServiceDeps): TaskService {
         TaskStore["listTasks"]
       >[0];
       if (query.rackId !== undefined) options.rackId = query.rackId;
-      if (query.componentId !== undefined) options.componentId = query.componentId;
+      if (query.componentId !== undefined) {
+        options.componentId = query.componentId;
+        // A component is in one rack: only that rack's tasks are read. An unknown component
+        // lists nothing, as an unknown rack does; a rack_id not the component's rack reads that
+        // rack's tasks, which hold the component only if it was there before.
+        if (options.rackId === undefined) {
+          const rack = (await deps.inventory.getRacksByComponentIds([query.componentId])).get(
+            query.componentId,
+          );
+          if (rack === undefined) return { tasks: [], total: 0 };
+          options.rackId = rack.id;
+        }
+      }
       const out = await tasks.listTasks(options);
       if (!query.withReport) {
         const listed = await withRackExternalIds(out.tasks);
