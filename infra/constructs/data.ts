@@ -5,7 +5,7 @@
  * Names are explicit, `<prefix><logicalName>` (e.g. `Flow-prod-Runs`), because the runtime finds
  * its tables from FLOW_TABLE_PREFIX alone (`tableNames(prefix)` in schema.ts).
  */
-import { RemovalPolicy } from "aws-cdk-lib";
+import { DefaultStackSynthesizer, Fn, RemovalPolicy, Stack } from "aws-cdk-lib";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
@@ -19,6 +19,7 @@ import {
   tableNames,
 } from "../../src/adapters/dynamodb/schema.js";
 import { acknowledgeWildcardResources } from "../nag.js";
+import { adminOnlyKeyPolicy, allowInKeyPolicy, allowKeyUse } from "./key-policies.js";
 
 export interface FlowDataProps {
   /** FLOW_TABLE_PREFIX: every table is named `${tablePrefix}${logicalName}`. */
@@ -62,6 +63,29 @@ export const TABLE_KEY_WRITE_ACTIONS = [
 ] as const;
 
 /**
+ * What the table key's policy lets DynamoDB itself do: read the key's metadata (the "Allow
+ * DynamoDB to get information about the key" statement of AWS's key policy for a customer managed
+ * key, whose `kms:Describe*`, `kms:Get*`, `kms:List*` are spelled out here for a symmetric key made
+ * in KMS), never use it.
+ */
+export const TABLE_KEY_SERVICE_ACTIONS = [
+  "kms:DescribeKey",
+  "kms:GetKeyPolicy",
+  "kms:GetKeyRotationStatus",
+  "kms:ListAliases",
+  "kms:ListGrants",
+  "kms:ListKeyPolicies",
+  "kms:ListKeyRotations",
+  "kms:ListResourceTags",
+] as const;
+/**
+ * What whoever creates, updates or deletes the tables (CloudFormation, under the deploy role) may
+ * do with the key, through DynamoDB only: DynamoDB describes the key, makes the table key with it
+ * and creates the grant it uses for the table's background work, on that caller's behalf.
+ */
+export const TABLE_KEY_DEPLOY_ACTIONS = [...TABLE_KEY_WRITE_ACTIONS, "kms:CreateGrant"] as const;
+
+/**
  * - `read`: every read action, on the table and its indexes;
  * - `readWrite`: reads plus item writes, on the table and its indexes;
  * - `updateInPlace`: GetItem, BatchGetItem and UpdateItem on the table's items only (no index, no
@@ -99,21 +123,39 @@ function projection(index: Pick<IndexDefinition, "projection">): {
 }
 
 export class FlowData extends Construct {
-  /** Customer-managed key for every table (and the stream records, and the DLQ). */
+  /** Customer-managed key for every table (and its stream records). */
   readonly key: kms.Key;
   readonly tables: ReadonlyMap<TableDefinition["logicalName"], dynamodb.Table>;
   /** Tables whose schema asks for a stream (the stack chooses which ones the evaluator consumes). */
   readonly streamTables: readonly dynamodb.Table[];
   /** Tables with at least one secondary index (only these get `<arn>/index/*` in grants). */
   private readonly indexed = new Set<dynamodb.Table>();
+  /** `kms:ViaService` of a call DynamoDB (tables and streams) makes to KMS in this region. */
+  private get viaDynamoDb(): string {
+    return `dynamodb.${Stack.of(this).region}.amazonaws.com`;
+  }
 
   constructor(scope: Construct, id: string, props: FlowDataProps) {
     super(scope, id);
     const removalPolicy = props.protect ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
     this.key = new kms.Key(this, "TableKey", {
-      description: "Flow operation runs: DynamoDB tables, streams and the stream DLQ",
+      description: "Flow operation runs: DynamoDB tables and their streams",
       enableKeyRotation: true,
       removalPolicy,
+      // Named uses only (key-policies.ts), each through DynamoDB: the deploy role makes the
+      // tables, the roles granted tables below use them, DynamoDB reads the key's metadata.
+      policy: adminOnlyKeyPolicy(),
+    });
+    this.key.addToResourcePolicy(
+      new iam.PolicyStatement({
+        sid: "DynamoDBReadsKeyMetadata",
+        principals: [new iam.ServicePrincipal("dynamodb.amazonaws.com")],
+        actions: [...TABLE_KEY_SERVICE_ACTIONS],
+        resources: ["*"],
+      }),
+    );
+    allowInKeyPolicy(this.key, "DeployManagesTables", deployRole(this), [...TABLE_KEY_DEPLOY_ACTIONS], {
+      StringEquals: { "kms:ViaService": this.viaDynamoDb },
     });
 
     const names = tableNames(props.tablePrefix);
@@ -162,8 +204,9 @@ export class FlowData extends Construct {
    * indexed table, `<table>/index/*`.
    */
   grantData(
-    grantee: iam.IGrantable & IConstruct,
+    grantee: iam.Role,
     access: Partial<Record<TableAccess, readonly dynamodb.Table[]>>,
+    use: string,
   ): void {
     const read = access.read ?? [];
     const readWrite = access.readWrite ?? [];
@@ -194,12 +237,31 @@ export class FlowData extends Construct {
     }
     if (indexed.length + updateInPlace.length === 0) return;
     const writes = readWrite.length + updateInPlace.length > 0;
-    this.key.grant(grantee, ...(writes ? TABLE_KEY_WRITE_ACTIONS : TABLE_KEY_READ_ACTIONS));
+    this.allowTableKey(grantee, use, writes ? TABLE_KEY_WRITE_ACTIONS : TABLE_KEY_READ_ACTIONS);
     acknowledgeWildcardResources(
       grantee,
       "Scoped wildcard: <table ARN>/index/* is the table's own indexes (the queries in schema.ts), nothing else.",
       indexed.filter((t) => this.indexed.has(t)).map((t) => `${t.tableArn}/index/*`),
     );
+  }
+
+  /**
+   * The key's use for a role that reads streams only (a stream event source's function: the
+   * mapping reads the records with the function's role), through DynamoDB.
+   */
+  grantStreamKey(role: iam.Role, use: string): void {
+    this.allowTableKey(role, use, TABLE_KEY_READ_ACTIONS);
+  }
+
+  /**
+   * `actions` on the table key for `role`, in the key policy and the role's policy, only when
+   * DynamoDB makes the call (`kms:ViaService`): the role cannot use the key directly.
+   *   allowTableKey(dispatcherRole, "Dispatcher", TABLE_KEY_WRITE_ACTIONS) → sid DispatcherUsesTables
+   */
+  private allowTableKey(role: iam.Role, use: string, actions: readonly string[]): void {
+    allowKeyUse(this.key, `${use}UsesTables`, role, [...actions], {
+      StringEquals: { "kms:ViaService": this.viaDynamoDb },
+    });
   }
 
   table(name: TableDefinition["logicalName"]): dynamodb.Table {
@@ -211,4 +273,17 @@ export class FlowData extends Construct {
   get allTables(): dynamodb.Table[] {
     return [...this.tables.values()];
   }
+}
+
+/**
+ * The role CloudFormation deploys the stack with: the bootstrap's execution role under the default
+ * synthesizer (`cdk-<qualifier>-cfn-exec-role-<account>-<region>`); the account otherwise (a
+ * synthesizer without one deploys with the caller's own credentials).
+ */
+function deployRole(scope: Construct): iam.IPrincipal {
+  const synthesizer = Stack.of(scope).synthesizer;
+  if (synthesizer instanceof DefaultStackSynthesizer) {
+    return new iam.ArnPrincipal(Fn.sub(synthesizer.cloudFormationExecutionRoleArn));
+  }
+  return new iam.AccountRootPrincipal();
 }

@@ -11,7 +11,9 @@
  * The secrets key and the request MAC key are called directly by the roles (the AWS SDK), not by
  * another AWS service on their behalf, so their statements carry the encryption context as the
  * condition and no kms:ViaService (which a direct call never has: a condition on it would refuse
- * every call).
+ * every call). The tables' key is the other way round: only DynamoDB calls KMS with it, on the
+ * caller's behalf, so each of its uses has kms:ViaService `dynamodb.<region>.amazonaws.com`
+ * (data.ts).
  */
 import { Stack } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
@@ -79,14 +81,14 @@ export function allowKeyUse(
 export function allowInKeyPolicy(
   key: kms.Key,
   sid: string,
-  role: iam.Role,
+  role: iam.IRole | iam.IPrincipal,
   actions: string[],
   conditions: Record<string, Record<string, unknown>>,
 ): void {
   key.addToResourcePolicy(
     new iam.PolicyStatement({
       sid,
-      principals: [new iam.ArnPrincipal(role.roleArn)],
+      principals: ["roleArn" in role ? new iam.ArnPrincipal(role.roleArn) : role],
       actions,
       resources: ["*"],
       conditions: {

@@ -274,13 +274,17 @@ export class FlowStack extends Stack {
     const operational = [t("Runs"), t("Targets"), t("Tasks"), t("RackLocks")];
     for (const fn of [this.dispatcher, this.streamEvaluator]) {
       // A pass's run write carries the history events it records (RunEvents, same transaction).
-      this.data.grantData(fn.role, { readWrite: [...operational, t("RunEvents")] });
+      this.data.grantData(fn.role, { readWrite: [...operational, t("RunEvents")] }, fn.node.id);
       this.grantChildTaskExecutions(fn.role);
     }
     // The report recorder writes cmds# command sets (Tasks); reconcileExecutionEnd ends the task, its run
     // target (Runs, Targets) and releases the rack lock.
-    this.data.grantData(this.bmcResult.role, { readWrite: operational });
-    this.data.grantData(this.taskSteps.role, { readWrite: operational, updateInPlace: [t("Inventory")] });
+    this.data.grantData(this.bmcResult.role, { readWrite: operational }, "BmcResult");
+    this.data.grantData(
+      this.taskSteps.role,
+      { readWrite: operational, updateInPlace: [t("Inventory")] },
+      "TaskSteps",
+    );
     for (const fn of [this.taskSteps, this.bmcResult]) {
       fn.role.addToPrincipalPolicy(
         new iam.PolicyStatement({
@@ -350,6 +354,7 @@ export class FlowStack extends Stack {
         onFailure: new eventSources.SqsDlq(this.streamDlq),
       }),
     );
+    this.data.grantStreamKey(this.eventPublisher.role, "EventPublisher");
     this.eventPublisher.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: "PublishRunEvents",
@@ -474,7 +479,7 @@ export class FlowStack extends Stack {
     });
     const taskRole = this.front.taskDefinition.taskRole as iam.Role;
     // Runs (create, controls), tasks (UpgradeFirmware, CancelTask), inventory import: all tables.
-    this.data.grantData(taskRole, { readWrite: this.data.allTables });
+    this.data.grantData(taskRole, { readWrite: this.data.allTables }, "Front");
     this.grantChildTaskExecutions(taskRole);
     // Credentials of a new run (`run:<id>`) or UpgradeFirmware task (`task:<id>`) are sealed here
     // (KmsEnvelopeCipher.encrypt = GenerateDataKey); the front never opens them again.

@@ -347,6 +347,98 @@ describe("infra least privilege: grants by principal (what the composition roots
     ]);
   });
 
+  it("the tables' key: the account administers it and cannot use it; DynamoDB reads its metadata; the deploy role and each role granted tables use it through DynamoDB only", () => {
+    const template = shapes.dev().template;
+    const [, key] = Object.entries(template.findResources("AWS::KMS::Key")).find(([id]) =>
+      id.startsWith("DataTableKey"),
+    )!;
+    const statements = (
+      key.Properties.KeyPolicy as { Statement: (Statement & { Sid: string; Principal: unknown })[] }
+    ).Statement;
+    const principal = (p: unknown): string => {
+      const { AWS, Service } = p as { AWS?: unknown; Service?: string };
+      if (Service !== undefined) return `service:${Service}`;
+      const text =
+        typeof AWS === "object" && AWS !== null && "Fn::Sub" in AWS ? String(AWS["Fn::Sub"]) : joined(AWS);
+      const role = Object.entries(ROLES).find(([, prefix]) => text.startsWith(`<${prefix}`));
+      return role?.[0] ?? text;
+    };
+    const viaDynamoDb = {
+      StringEquals: {
+        "kms:ViaService": "dynamodb.us-east-1.amazonaws.com",
+        "kms:CallerAccount": "000000000000",
+      },
+    };
+    const read = ["kms:Decrypt", "kms:DescribeKey"];
+    const write = [
+      ...read,
+      "kms:Encrypt",
+      "kms:GenerateDataKey",
+      "kms:GenerateDataKeyWithoutPlaintext",
+      "kms:ReEncryptFrom",
+      "kms:ReEncryptTo",
+    ];
+    expect(
+      statements.map((st) => ({
+        sid: st.Sid,
+        principal: principal(st.Principal),
+        actions: list(st.Action),
+        condition: st.Condition,
+      })),
+    ).toEqual([
+      {
+        sid: "AccountAdministersNotUses",
+        principal: "arn:<AWS::Partition>:iam::000000000000:root",
+        actions: [...KEY_ADMIN_ACTIONS],
+        condition: undefined,
+      },
+      {
+        sid: "DynamoDBReadsKeyMetadata",
+        principal: "service:dynamodb.amazonaws.com",
+        actions: [
+          "kms:DescribeKey",
+          "kms:GetKeyPolicy",
+          "kms:GetKeyRotationStatus",
+          "kms:ListAliases",
+          "kms:ListGrants",
+          "kms:ListKeyPolicies",
+          "kms:ListKeyRotations",
+          "kms:ListResourceTags",
+        ],
+        condition: undefined,
+      },
+      {
+        sid: "DeployManagesTables",
+        principal:
+          "arn:${AWS::Partition}:iam::000000000000:role/cdk-hnb659fds-cfn-exec-role-000000000000-us-east-1",
+        actions: [...write, "kms:CreateGrant"],
+        condition: viaDynamoDb,
+      },
+      { sid: "DispatcherUsesTables", principal: "dispatcher", actions: write, condition: viaDynamoDb },
+      {
+        sid: "StreamEvaluatorUsesTables",
+        principal: "streamEvaluator",
+        actions: write,
+        condition: viaDynamoDb,
+      },
+      { sid: "BmcResultUsesTables", principal: "bmcResult", actions: write, condition: viaDynamoDb },
+      { sid: "TaskStepsUsesTables", principal: "taskSteps", actions: write, condition: viaDynamoDb },
+      // Reads the RunEvents stream only.
+      { sid: "EventPublisherUsesTables", principal: "eventPublisher", actions: read, condition: viaDynamoDb },
+      { sid: "FrontUsesTables", principal: "front", actions: write, condition: viaDynamoDb },
+    ]);
+    // Each role's own policy names the same use, through DynamoDB too.
+    for (const [role, prefix] of Object.entries(ROLES)) {
+      const own = iamStatements(template).filter(
+        ({ owner, statement }) => owner.startsWith(prefix) && statement.Sid?.endsWith("UsesTables"),
+      );
+      expect(
+        own.map(({ statement }) => statement.Condition),
+        role,
+      ).toEqual([{ StringEquals: { "kms:ViaService": "dynamodb.us-east-1.amazonaws.com" } }]);
+    }
+  });
+
   it("only task-steps may publish to IoT, on command topics only", () => {
     for (const role of Object.keys(ROLES) as (keyof typeof ROLES)[]) {
       const publish = grants(role).filter((line) => line.startsWith("iot:Publish"));
