@@ -9,7 +9,7 @@ import { DefaultStackSynthesizer, Fn, RemovalPolicy, Stack } from "aws-cdk-lib";
 import * as dynamodb from "aws-cdk-lib/aws-dynamodb";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
-import { Construct, type IConstruct } from "constructs";
+import { Construct } from "constructs";
 import {
   type IndexDefinition,
   type KeyAttribute,

@@ -410,6 +410,7 @@ describe("infra least privilege: grants by principal (what the composition roots
       {
         sid: "DeployManagesTables",
         principal:
+          // biome-ignore lint/suspicious/noTemplateCurlyInString: a Fn::Sub placeholder, literal by design
           "arn:${AWS::Partition}:iam::000000000000:role/cdk-hnb659fds-cfn-exec-role-000000000000-us-east-1",
         actions: [...write, "kms:CreateGrant"],
         condition: viaDynamoDb,
