@@ -26,7 +26,7 @@ export interface FlowFunctionProps {
   readonly memorySize?: number;
   readonly environment: Record<string, string>;
   readonly retainLogs: boolean;
-  /** A physical name, for a function others must name without referencing it (see flow-stack.ts). */
+  /** A physical name, for a function others must name without referencing it (see functions.ts). */
   readonly functionName?: string;
 }
 

@@ -31,50 +31,44 @@
  * credential re-sealed for one BMC command). RunEvents is written only with the run changes it
  * records (front: create and the controls; dispatcher and stream-evaluator: their passes); task-steps
  * and bmc-result move targets and counters only. No statement anywhere has a `*` action.
+ *
+ * The parts are built by infra/constructs/, each in the stack's own scope (so the template's
+ * logical ids are the stack's): the context's inputs (deploy-inputs.ts), the tables and their key
+ * (data.ts), the credentials' keys (credential-keys.ts), the functions and the child task
+ * (functions.ts), the streams, queues and dead letters (event-routes.ts), the front
+ * (front-service.ts), IoT, the ticker, observability. This file wires them and grants each
+ * principal what it calls.
  */
-import { readFileSync } from "node:fs";
-import {
-  Annotations,
-  ArnFormat,
-  CfnOutput,
-  Duration,
-  RemovalPolicy,
-  Stack,
-  type StackProps,
-} from "aws-cdk-lib";
-import * as ec2 from "aws-cdk-lib/aws-ec2";
-import { Platform } from "aws-cdk-lib/aws-ecr-assets";
-import * as ecs from "aws-cdk-lib/aws-ecs";
+import { Annotations, CfnOutput, RemovalPolicy, Stack, type StackProps } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
-import * as kms from "aws-cdk-lib/aws-kms";
-import * as lambda from "aws-cdk-lib/aws-lambda";
-import * as lambdaDestinations from "aws-cdk-lib/aws-lambda-destinations";
-import * as eventSources from "aws-cdk-lib/aws-lambda-event-sources";
-import * as sns from "aws-cdk-lib/aws-sns";
-import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
-import * as sqs from "aws-cdk-lib/aws-sqs";
-import * as cr from "aws-cdk-lib/custom-resources";
+import type * as kms from "aws-cdk-lib/aws-kms";
+import type * as sqs from "aws-cdk-lib/aws-sqs";
 import type { Construct } from "constructs";
-import { readAccessPolicyText } from "../../src/adapters/grpc/access-policy-source.js";
-import { type ExternalCheckConfig, parseExternalChecks } from "../../src/domain/external-check.js";
-import { CHILD_TASK_ENV, ENV } from "../../src/service/config.js";
-import { DeployConfigError, type FlowDeployConfig, isProd, PROJECT_ROOT } from "../config.js";
+import { ENV } from "../../src/service/config.js";
+import { type FlowDeployConfig, isProd } from "../config.js";
 import { BmcIot } from "../constructs/bmc-iot.js";
-import { ChildTaskStateMachine } from "../constructs/child-task.js";
+import type { ChildTaskStateMachine } from "../constructs/child-task.js";
+import { allowSecretsKeyUse, credentialKeys } from "../constructs/credential-keys.js";
 import { FlowData } from "../constructs/data.js";
-import { FlowFunction } from "../constructs/flow-function.js";
-import { GRPC_PORT, GrpcFront } from "../constructs/grpc-front.js";
+import {
+  acknowledgeCustomResourceProvider,
+  alarmTopic,
+  checkedExternalChecks,
+  checkedPolicy,
+  iotDataEndpoint as iotDataEndpointOf,
+} from "../constructs/deploy-inputs.js";
+import { eventRoutes } from "../constructs/event-routes.js";
+import type { FlowFunction } from "../constructs/flow-function.js";
+import { frontService } from "../constructs/front-service.js";
+import { flowFunctions } from "../constructs/functions.js";
+import type { GrpcFront } from "../constructs/grpc-front.js";
 import { FirmwareImageBucket } from "../constructs/image-bucket.js";
-import { adminOnlyKeyPolicy, allowInKeyPolicy, allowKeyUse } from "../constructs/key-policies.js";
+import { allowInKeyPolicy, allowKeyUse } from "../constructs/key-policies.js";
 import { Observability } from "../constructs/observability.js";
 import { Ticker } from "../constructs/ticker.js";
-import { acknowledge, acknowledgeWildcardResources } from "../nag.js";
+import { acknowledgeWildcardResources } from "../nag.js";
 
-/** The construct id aws-cdk-lib gives the AwsCustomResource singleton provider. */
-const PROVIDER_ID = "AWS679f53fac002430cb0da5b7982bd2287";
-
-/** Used when context certificateArn is absent: synth works, a deploy fails at the listener. */
-export const PLACEHOLDER_CERTIFICATE_ID = "00000000-0000-0000-0000-000000000000";
+export { PLACEHOLDER_CERTIFICATE_ID } from "../constructs/front-service.js";
 
 export interface FlowStackProps extends StackProps {
   readonly config: FlowDeployConfig;
@@ -134,140 +128,33 @@ export class FlowStack extends Stack {
 
     // ---- data and keys
     this.data = new FlowData(this, "Data", { tablePrefix, protect: prod });
-    this.secretsKey = new kms.Key(this, "SecretsKey", {
-      description:
-        "Flow operation runs: envelope key for firmware credentials (front seals run:/task:, task-steps opens them and seals bmc:)",
-      enableKeyRotation: true,
-      removalPolicy: keep,
-      // Named uses only (infra/constructs/key-policies.ts): the front seals, task-steps opens.
-      policy: adminOnlyKeyPolicy(),
-    });
-    // KMS rotates no HMAC key; what it signs lives a day (the client request id's memory).
-    this.requestMacKey = new kms.Key(this, "RequestMacKey", {
-      description:
-        "Flow operation runs: HMAC key remembering an idempotent create's credentials by digest (front GenerateMac only)",
-      keySpec: kms.KeySpec.HMAC_256,
-      keyUsage: kms.KeyUsage.GENERATE_VERIFY_MAC,
-      removalPolicy: keep,
-      policy: adminOnlyKeyPolicy(),
-    });
-    const iotDataEndpoint = this.iotDataEndpoint(config);
+    ({ secretsKey: this.secretsKey, requestMacKey: this.requestMacKey } = credentialKeys(this, keep));
+    const iotDataEndpoint = iotDataEndpointOf(this, config);
     this.images = new FirmwareImageBucket(this, "FirmwareImages", { retain: prod });
     const imageBucket = { [ENV.imageBucket]: this.images.bucket.bucketName };
 
-    // ---- Lambdas
-    const build = {
-      [ENV.tablePrefix]: tablePrefix,
-      [ENV.version]: config.version,
-      [ENV.gitCommit]: config.gitCommit,
-      [ENV.buildTime]: config.buildTime,
-    };
-    const fnDefaults = { retainLogs: prod };
-    // Whoever records a run child's outcome (task-steps, bmc-result) wakes the dispatcher for the
-    // run with an asynchronous invocation, so a freed slot refills without waiting for the stream.
-    // By a physical name and an ARN built from it, not by reference: the dispatcher's role refers
-    // to the child-task machine, which refers to task-steps, so a reference back would be a cycle.
-    const dispatcherName = `${namePrefix}-dispatcher`;
-    const dispatcherArn = Stack.of(this).formatArn({
-      service: "lambda",
-      resource: "function",
-      resourceName: dispatcherName,
-      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    // ---- Lambdas and the child-task state machine
+    const fns = flowFunctions(this, {
+      config,
+      namePrefix,
+      tablePrefix,
+      prod,
+      iotDataEndpoint,
+      secretsKeyArn: this.secretsKey.keyArn,
+      imageBucket,
+      checksEnvironment,
+      externalChecks,
     });
-    const wakesDispatcher = { [ENV.dispatcherFunctionName]: dispatcherName };
-    this.taskSteps = new FlowFunction(this, "TaskSteps", {
-      ...fnDefaults,
-      entryFile: "task-steps.ts",
-      description: "Every Task state of the child-task state machine (switch on event.step)",
-      timeout: Duration.seconds(30),
-      environment: {
-        ...build,
-        ...wakesDispatcher,
-        [ENV.iotDataEndpoint]: iotDataEndpoint,
-        ...(config.legacyBmcTopics ? { [ENV.legacyBmcTopics]: "true" } : {}),
-        [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
-        ...imageBucket,
-        ...checksEnvironment,
-      },
-    });
-    // It hands racks to the Lambda checks (asynchronous invocations); an HTTPS check needs no grant.
-    const checkFunctions = (externalChecks?.checks ?? []).flatMap((c) =>
-      c.target.kind === "lambda" ? [c.target.functionArn] : [],
-    );
-    if (checkFunctions.length > 0) {
-      this.taskSteps.fn.addToRolePolicy(
-        new iam.PolicyStatement({
-          sid: "InvokeExternalHealthChecks",
-          actions: ["lambda:InvokeFunction"],
-          resources: checkFunctions,
-        }),
-      );
-    }
-    this.childTask = new ChildTaskStateMachine(this, "ChildTask", {
-      taskSteps: this.taskSteps.fn,
-      stateMachineName: `${namePrefix}-child-task`,
-      retainLogs: prod,
-      includeExecutionData: !prod,
-    });
+    ({
+      taskSteps: this.taskSteps,
+      childTask: this.childTask,
+      dispatcher: this.dispatcher,
+      streamEvaluator: this.streamEvaluator,
+      bmcResult: this.bmcResult,
+      eventPublisher: this.eventPublisher,
+    } = fns);
+    const { build, childTaskSettings, dispatcherArn } = fns;
     const childTaskArn = this.childTask.stateMachine.stateMachineArn;
-
-    // Both build the Step Functions task service (awsDispatcher in src/service/aws.ts), which needs
-    // the machine's ARN at cold start. Neither touches credentials: run children read
-    // theirs in task-steps, so no secrets key id (and no grant) here.
-    // Whoever starts executions (these two and the front) tells each the deployment's settings.
-    const childTaskSettings = Object.fromEntries(
-      Object.entries(CHILD_TASK_ENV).map(([key, name]) => [
-        name,
-        String(config.childTask[key as keyof typeof CHILD_TASK_ENV]),
-      ]),
-    );
-    const dispatchEnvironment = {
-      ...build,
-      [ENV.childTaskStateMachineArn]: childTaskArn,
-      ...childTaskSettings,
-    };
-    this.dispatcher = new FlowFunction(this, "Dispatcher", {
-      ...fnDefaults,
-      functionName: dispatcherName,
-      entryFile: "dispatcher.ts",
-      description:
-        "Claims ready targets under the concurrency limit and starts child tasks ({} = full pass, {runId} = one run)",
-      timeout: Duration.seconds(30),
-      environment: dispatchEnvironment,
-    });
-    this.streamEvaluator = new FlowFunction(this, "StreamEvaluator", {
-      ...fnDefaults,
-      entryFile: "stream-evaluator.ts",
-      description:
-        "Runs and Targets streams: one dispatch pass per run a batch may need a decision for (gates, phases, completion, refill)",
-      timeout: Duration.seconds(60),
-      environment: dispatchEnvironment,
-    });
-    this.bmcResult = new FlowFunction(this, "BmcResult", {
-      ...fnDefaults,
-      entryFile: "bmc-result.ts",
-      description:
-        "BMC reports (flow/bmc/+/evt, in batches from the reports queue) onto their command sets; child-task executions that ended unrecorded",
-      timeout: Duration.seconds(15),
-      environment: { ...build, ...wakesDispatcher },
-    });
-    // A deploy updates the receiver before the steps, so a request id of a new form (the update
-    // set's parts) is never sent while the receiver live is one that cannot parse it.
-    this.taskSteps.fn.node.addDependency(this.bmcResult.fn);
-
-    this.eventPublisher = new FlowFunction(this, "EventPublisher", {
-      ...fnDefaults,
-      entryFile: "event-publisher.ts",
-      description: "RunEvents stream: every run history event to EventBridge (source flow.operation-runs)",
-      timeout: Duration.seconds(30),
-      // No table prefix: it reads no table, only the stream records it is handed.
-      environment: {
-        [ENV.version]: config.version,
-        [ENV.gitCommit]: config.gitCommit,
-        [ENV.buildTime]: config.buildTime,
-        [ENV.eventBusName]: config.eventBusName,
-      },
-    });
 
     // ---- grants (see the table at the top)
     const t = (name: Parameters<FlowData["table"]>[0]) => this.data.table(name);
@@ -299,8 +186,20 @@ export class FlowStack extends Stack {
     }
     // Every update command carries a presigned GET of its image (signed with this role).
     this.images.grantDownloads(this.taskSteps.role);
-    this.grantSecretsKey(this.taskSteps.role, "OpenStoredCredentials", ["kms:Decrypt"], ["run:*", "task:*"]);
-    this.grantSecretsKey(this.taskSteps.role, "SealBmcCredentials", ["kms:GenerateDataKey"], ["bmc:*"]);
+    allowSecretsKeyUse(
+      this.secretsKey,
+      this.taskSteps.role,
+      "OpenStoredCredentials",
+      ["kms:Decrypt"],
+      ["run:*", "task:*"],
+    );
+    allowSecretsKeyUse(
+      this.secretsKey,
+      this.taskSteps.role,
+      "SealBmcCredentials",
+      ["kms:GenerateDataKey"],
+      ["bmc:*"],
+    );
     const commandTopics = BmcIot.commandTopicsArns(config.legacyBmcTopics);
     this.taskSteps.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
@@ -315,108 +214,19 @@ export class FlowStack extends Stack {
       commandTopics,
     );
 
-    // ---- the streams: Runs and Targets only. The evaluator wakes a run on a target reaching a
-    // terminal status (or CLAIMED → BLOCKED) and on a run inserted or moved into PENDING/RUNNING
-    // (src/app/stream-evaluator.ts); task items never decide anything there, their outcome reaches
-    // the run through its target. The Tasks table has no stream.
-    // The DLQ holds failure metadata (shard, sequence numbers), not item images: SQS-managed SSE.
-    this.streamDlq = new sqs.Queue(this, "StreamDlq", {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    for (const table of [t("Runs"), t("Targets")]) {
-      this.streamEvaluator.fn.addEventSource(
-        new eventSources.DynamoEventSource(table, {
-          startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-          batchSize: 100,
-          bisectBatchOnError: true,
-          retryAttempts: 5,
-          // Records older than a day are past any useful gate decision; they go to the DLQ.
-          maxRecordAge: Duration.days(1),
-          reportBatchItemFailures: true,
-          onFailure: new eventSources.SqsDlq(this.streamDlq),
-        }),
-      );
-    }
-
-    // ---- the run history out: RunEvents stream → event-publisher → the one bus it may write to.
-    // At least once (src/app/run-event-relay.ts): records whose events the bus refused are retried
-    // from the lowest failed one; after the retries, or a day, the DLQ gets their metadata.
-    this.eventPublisher.fn.addEventSource(
-      new eventSources.DynamoEventSource(t("RunEvents"), {
-        startingPosition: lambda.StartingPosition.TRIM_HORIZON,
-        batchSize: 100,
-        bisectBatchOnError: true,
-        retryAttempts: 10,
-        maxRecordAge: Duration.days(1),
-        reportBatchItemFailures: true,
-        onFailure: new eventSources.SqsDlq(this.streamDlq),
-      }),
-    );
-    this.data.grantStreamKey(this.eventPublisher.role, "EventPublisher");
-    this.eventPublisher.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        sid: "PublishRunEvents",
-        actions: ["events:PutEvents"],
-        resources: [this.eventBusArn(config.eventBusName)],
-      }),
-    );
-    acknowledge(
-      this.eventPublisher.role,
-      "Resource * is required by the services: dynamodb:ListStreams (stream event source) and X-Ray have no resource-level permissions.",
-      "AwsSolutions-IAM5[Resource::*]",
-    );
-
-    // ---- execution ends the machine could not record → bmc-result
-    // What bmc-result could not take lands here: EventBridge deliveries that failed for a day, and
-    // invocations (execution ends and BMC reports alike) that still failed after Lambda's two
-    // retries. The messages are the events themselves (task ids, statuses, report fields; BMC
-    // reports carry no credentials), so SQS-managed SSE; a redrive replays them to bmc-result.
-    this.bmcResultDlq = new sqs.Queue(this, "BmcResultDlq", {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      retentionPeriod: Duration.days(14),
-    });
-    this.bmcResult.fn.configureAsyncInvoke({
-      retryAttempts: 2,
-      onFailure: new lambdaDestinations.SqsDestination(this.bmcResultDlq),
-    });
-    this.childTask.routeUnrecordedEnds(this.bmcResult.fn, this.bmcResultDlq);
-
-    // ---- BMC reports: IoT rule → this queue → bmc-result, in batches
-    // One invocation per batch (up to 1,000 reports gathered for at most 1 s) and one conditional
-    // write per command set a batch touches (src/app/child-task/receiving.ts), instead of one
-    // invocation and one write per report. Reports the receiver could not store are handed back
-    // (batch item failures) and delivered again; after 5 receives they go to the bmc-result DLQ.
-    // Visibility: 6× the function's timeout, as Lambda asks of an SQS source.
-    this.bmcReports = new sqs.Queue(this, "BmcReports", {
-      encryption: sqs.QueueEncryption.SQS_MANAGED,
-      enforceSSL: true,
-      visibilityTimeout: Duration.seconds(90),
-      retentionPeriod: Duration.days(1),
-      deadLetterQueue: { queue: this.bmcResultDlq, maxReceiveCount: 5 },
-    });
-    this.bmcResult.fn.addEventSource(
-      new eventSources.SqsEventSource(this.bmcReports, {
-        batchSize: 1000,
-        maxBatchingWindow: Duration.seconds(1),
-        reportBatchItemFailures: true,
-      }),
-    );
-
-    acknowledge(
-      this.streamEvaluator.role,
-      "Resource * is required by the services: dynamodb:ListStreams (stream event source) and X-Ray have no resource-level permissions.",
-      "AwsSolutions-IAM5[Resource::*]",
-    );
-    for (const dlq of [this.streamDlq, this.bmcResultDlq]) {
-      acknowledge(
-        dlq,
-        "This queue IS a dead-letter destination (stream mappings; bmc-result's EventBridge target, async failures and the reports queue); a DLQ for the DLQ adds nothing. Its depth alarms.",
-        "AwsSolutions-SQS3",
-      );
-    }
+    // ---- streams, queues and dead letters (event-routes.ts)
+    ({
+      streamDlq: this.streamDlq,
+      bmcResultDlq: this.bmcResultDlq,
+      bmcReports: this.bmcReports,
+    } = eventRoutes(this, {
+      data: this.data,
+      streamEvaluator: this.streamEvaluator,
+      eventPublisher: this.eventPublisher,
+      bmcResult: this.bmcResult,
+      childTask: this.childTask,
+      eventBusName: config.eventBusName,
+    }));
 
     // ---- the ticker
     this.ticker = new Ticker(this, "Ticker", {
@@ -425,57 +235,18 @@ export class FlowStack extends Stack {
       retainLogs: prod,
     });
 
-    // ---- the gRPC front
-    const vpc = config.vpcId
-      ? ec2.Vpc.fromLookup(this, "Vpc", { vpcId: config.vpcId })
-      : this.newVpc(prod, config.customResources);
-    const image = config.containerImage
-      ? ecs.ContainerImage.fromRegistry(config.containerImage)
-      : ecs.ContainerImage.fromAsset(PROJECT_ROOT, {
-          file: "Dockerfile",
-          platform: Platform.LINUX_ARM64,
-          buildArgs: {
-            FLOW_VERSION: config.version,
-            FLOW_GIT_COMMIT: config.gitCommit,
-            FLOW_BUILD_TIME: config.buildTime,
-          },
-        });
-    this.front = new GrpcFront(this, "Front", {
-      vpc,
-      image,
-      certificateArn:
-        config.certificateArn ??
-        `arn:${this.partition}:acm:${config.region}:${config.account}:certificate/${PLACEHOLDER_CERTIFICATE_ID}`,
-      clientCidr: config.clientCidr ?? vpc.vpcCidrBlock,
-      environment: {
-        ...build,
-        [ENV.childTaskStateMachineArn]: childTaskArn,
-        ...childTaskSettings,
-        [ENV.secretsKmsKeyId]: this.secretsKey.keyArn,
-        [ENV.requestMacKmsKeyId]: this.requestMacKey.keyArn,
-        ...imageBucket,
-        [ENV.port]: String(GRPC_PORT),
-        [ENV.host]: "0.0.0.0",
-        // The internal ALB terminates the client's TLS with the deployment's certificate and
-        // speaks TLS again to the task, which makes its own key and certificate at start; the
-        // task's security group admits only the load balancer.
-        [ENV.tlsSelfSigned]: "true",
-        // Server reflection reads the .proto files the image ships (Dockerfile: WORKDIR /app, COPY proto).
-        [ENV.protoDir]: "/app/proto",
-        // Off unless the deployment asks (context serverReflection=true): it advertises the admin service.
-        ...(config.serverReflection ? { [ENV.serverReflection]: "true" } : {}),
-        // With a trust store the listener verifies client certificates and forwards the verified
-        // one; only then may the task read it as the caller (it is reachable through the ALB alone).
-        ...(config.mtlsTrustStoreArn === undefined ? {} : { [ENV.trustLoadBalancerClientCert]: "true" }),
-        // Who may do what; without it the front refuses to start (secure by default).
-        ...(accessPolicy === undefined ? {} : { [ENV.authzPolicyText]: accessPolicy }),
-        // The external health checks a rule may name (the front checks the names at create).
-        ...checksEnvironment,
-      },
-      minTasks: config.serviceMinTasks,
-      maxTasks: config.serviceMaxTasks,
-      retain: prod,
-      ...(config.mtlsTrustStoreArn === undefined ? {} : { trustStoreArn: config.mtlsTrustStoreArn }),
+    // ---- the gRPC front (front-service.ts) and what its task role may call
+    this.front = frontService(this, {
+      config,
+      prod,
+      build,
+      childTaskArn,
+      childTaskSettings,
+      secretsKeyArn: this.secretsKey.keyArn,
+      requestMacKeyArn: this.requestMacKey.keyArn,
+      imageBucket,
+      accessPolicy,
+      checksEnvironment,
     });
     const taskRole = this.front.taskDefinition.taskRole as iam.Role;
     // Runs (create, controls), tasks (UpgradeFirmware, CancelTask), inventory import: all tables.
@@ -483,7 +254,13 @@ export class FlowStack extends Stack {
     this.grantChildTaskExecutions(taskRole);
     // Credentials of a new run (`run:<id>`) or UpgradeFirmware task (`task:<id>`) are sealed here
     // (KmsEnvelopeCipher.encrypt = GenerateDataKey); the front never opens them again.
-    this.grantSecretsKey(taskRole, "SealStoredCredentials", ["kms:GenerateDataKey"], ["run:*", "task:*"]);
+    allowSecretsKeyUse(
+      this.secretsKey,
+      taskRole,
+      "SealStoredCredentials",
+      ["kms:GenerateDataKey"],
+      ["run:*", "task:*"],
+    );
     // A retried create's credentials are compared by their MAC (src/adapters/kms/request-mac.ts).
     allowKeyUse(this.requestMacKey, "DigestRetriedCredentials", taskRole, ["kms:GenerateMac"], {
       StringEquals: { "kms:MacAlgorithm": "HMAC_SHA_256" },
@@ -514,7 +291,7 @@ export class FlowStack extends Stack {
       bmcResultDlq: this.bmcResultDlq,
       childTask: this.childTask.stateMachine,
       ticker: this.ticker.stateMachine,
-      alarmTopic: this.alarmTopic(config),
+      alarmTopic: alarmTopic(this, config),
       tickIntervalSeconds: config.tickIntervalSeconds,
     });
 
@@ -538,94 +315,7 @@ export class FlowStack extends Stack {
     new CfnOutput(this, "IotDataEndpoint", { value: iotDataEndpoint });
     new CfnOutput(this, "DashboardName", { value: namePrefix });
 
-    this.acknowledgeCustomResourceProvider();
-  }
-
-  /** `default` → this account's default bus in this region; an ARN stays as given. */
-  private eventBusArn(nameOrArn: string): string {
-    if (nameOrArn.startsWith("arn:")) return nameOrArn;
-    return Stack.of(this).formatArn({
-      service: "events",
-      resource: "event-bus",
-      resourceName: nameOrArn,
-      arnFormat: ArnFormat.SLASH_RESOURCE_NAME,
-    });
-  }
-
-  private newVpc(prod: boolean, customResources: boolean): ec2.Vpc {
-    const vpc = new ec2.Vpc(this, "Vpc", {
-      maxAzs: 2,
-      // A Lambda-backed custom resource (the feature flag in cdk.json turns it on).
-      restrictDefaultSecurityGroup: customResources,
-      natGateways: prod ? 2 : 1,
-      subnetConfiguration: [
-        { name: "public", subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24 },
-        { name: "private", subnetType: ec2.SubnetType.PRIVATE_WITH_EGRESS, cidrMask: 22 },
-      ],
-      // DynamoDB traffic from the tasks stays off the NAT gateways (cheaper, and no internet hop).
-      gatewayEndpoints: { DynamoDb: { service: ec2.GatewayVpcEndpointAwsService.DYNAMODB } },
-    });
-    vpc.addFlowLog("FlowLog", { trafficType: ec2.FlowLogTrafficType.REJECT });
-    return vpc;
-  }
-
-  /**
-   * The account's IoT data endpoint (`https://xxxx-ats.iot.<region>.amazonaws.com`): from context
-   * when given, else looked up at deploy time by a custom resource calling iot:DescribeEndpoint.
-   */
-  /** The AwsCustomResource provider function is aws-cdk-lib's, shared by the stack. */
-  private acknowledgeCustomResourceProvider(): void {
-    const provider = this.node.tryFindChild(PROVIDER_ID);
-    if (!provider) return;
-    acknowledge(
-      provider,
-      "aws-cdk-lib's AwsCustomResource provider uses AWSLambdaBasicExecutionRole; it runs once per deploy to read the IoT endpoint.",
-      "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]",
-    );
-    acknowledge(
-      provider,
-      "aws-cdk-lib chooses the AwsCustomResource provider's runtime, not this app.",
-      "AwsSolutions-L1",
-    );
-  }
-
-  private iotDataEndpoint(config: FlowDeployConfig): string {
-    if (config.iotDataEndpoint) {
-      return config.iotDataEndpoint.startsWith("https://")
-        ? config.iotDataEndpoint
-        : `https://${config.iotDataEndpoint}`;
-    }
-    const lookup = new cr.AwsCustomResource(this, "IotDataEndpointLookup", {
-      onUpdate: {
-        service: "Iot",
-        action: "describeEndpoint",
-        parameters: { endpointType: "iot:Data-ATS" },
-        physicalResourceId: cr.PhysicalResourceId.of("iot-data-ats-endpoint"),
-      },
-      // iot:DescribeEndpoint has no resource-level permissions.
-      policy: cr.AwsCustomResourcePolicy.fromSdkCalls({ resources: cr.AwsCustomResourcePolicy.ANY_RESOURCE }),
-      installLatestAwsSdk: false,
-    });
-    acknowledge(
-      lookup,
-      "iot:DescribeEndpoint supports no resource-level permissions (Resource *).",
-      "AwsSolutions-IAM5[Resource::*]",
-    );
-    return `https://${lookup.getResponseField("endpointAddress")}`;
-  }
-
-  private alarmTopic(config: FlowDeployConfig): sns.ITopic | undefined {
-    if (config.alarmTopicArn) return sns.Topic.fromTopicArn(this, "AlarmTopic", config.alarmTopicArn);
-    if (!config.alarmEmail) return undefined;
-    const key = new kms.Key(this, "AlarmTopicKey", {
-      description: "Flow operation runs: alarm topic encryption",
-      enableKeyRotation: true,
-    });
-    // CloudWatch alarms publish to an encrypted topic only if the service may use its key.
-    key.grant(new iam.ServicePrincipal("cloudwatch.amazonaws.com"), "kms:Decrypt", "kms:GenerateDataKey");
-    const topic = new sns.Topic(this, "AlarmTopic", { masterKey: key, enforceSSL: true });
-    topic.addSubscription(new subscriptions.EmailSubscription(config.alarmEmail));
-    return topic;
+    acknowledgeCustomResourceProvider(this);
   }
 
   /**
@@ -636,39 +326,5 @@ export class FlowStack extends Stack {
   private grantChildTaskExecutions(role: iam.Role): void {
     this.childTask.stateMachine.grantStartExecution(role);
     this.childTask.grantExecutionActions(role, "states:StopExecution");
-  }
-
-  /**
-   * `actions` on the secrets key, only for blobs whose KMS encryption context `context` matches one
-   * of `contexts` (KmsEnvelopeCipher passes `{ context: "<kind>:<id>" }` on every call).
-   * Example: contexts ["bmc:*"] let task-steps seal `bmc:7c1e…:req-1` but not mint a `run:` blob.
-   */
-  private grantSecretsKey(role: iam.Role, sid: string, actions: string[], contexts: string[]): void {
-    allowKeyUse(this.secretsKey, sid, role, actions, {
-      StringLike: { "kms:EncryptionContext:context": contexts },
-    });
-  }
-}
-
-/** The external checks file's text and checks, once the product's own reader accepts them. */
-function checkedExternalChecks(file: string): { text: string; checks: ExternalCheckConfig[] } {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    throw new DeployConfigError(`context externalChecksFile: ${(error as Error).message}`);
-  }
-  const parsed = parseExternalChecks(text, false);
-  if ("problem" in parsed)
-    throw new DeployConfigError(`context externalChecksFile ${file}: ${parsed.problem}`);
-  return { text: JSON.stringify(JSON.parse(text)), checks: parsed.value };
-}
-
-/** The policy file's text, once the product's own reader accepts it. */
-function checkedPolicy(file: string): string {
-  try {
-    return readAccessPolicyText(file);
-  } catch (error) {
-    throw new DeployConfigError(`context accessPolicyFile: ${(error as Error).message}`);
   }
 }

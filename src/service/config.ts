@@ -6,7 +6,7 @@
  *   FLOW_TABLE_PREFIX: is required; FLOW_PORT: must be an integer from 0 to 65535 (got "abc")
  *
  * `ENV` is the one list of names: the CDK app sets function and task environments from it
- * (infra/stacks/flow-stack.ts), the readers below read from it, and the local stack's reader
+ * (infra/constructs/functions.ts, front-service.ts), the readers below read from it, and the local stack's reader
  * (local/config.ts) reuses the names it shares. test/unit/infra-env.test.ts checks that every
  * variable the stack sets on a deployable is one its reader reads, and that every variable a
  * reader requires is set.

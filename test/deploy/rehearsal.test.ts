@@ -309,7 +309,7 @@ describe("deploy rehearsal: the child task and the streams", () => {
     expect(machine.roleArn).toBe(Role?.Arn);
   });
 
-  it("stream-evaluator consumes the Runs and Targets streams with the settings flow-stack.ts gives", async () => {
+  it("stream-evaluator consumes the Runs and Targets streams with the settings event-routes.ts gives", async () => {
     const streamArn = async (name: string) =>
       (await clients.ddb.send(new DescribeTableCommand({ TableName: `${PREFIX}${name}` }))).Table
         ?.LatestStreamArn;
@@ -337,7 +337,7 @@ describe("deploy rehearsal: the child task and the streams", () => {
     }
   });
 
-  it("event-publisher consumes the RunEvents stream (NEW_IMAGE) with the settings flow-stack.ts gives", async () => {
+  it("event-publisher consumes the RunEvents stream (NEW_IMAGE) with the settings event-routes.ts gives", async () => {
     const table = (await clients.ddb.send(new DescribeTableCommand({ TableName: `${PREFIX}RunEvents` })))
       .Table;
     expect(table?.StreamSpecification).toEqual({ StreamEnabled: true, StreamViewType: "NEW_IMAGE" });
