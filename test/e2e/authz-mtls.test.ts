@@ -5,7 +5,8 @@
  * within its scope and is refused outside it, and cannot pause a run holding racks outside it;
  * only admin changes a baseline; a forged x-flow-actor or forged forwarded-certificate header
  * grants nothing; a policy reload takes effect without a restart, and a broken one is refused
- * with the old one kept.
+ * with the old one kept; flowctl with --cert/--key/--ca reaches both services, and a refused
+ * command exits 17 with the service's reason.
  */
 
 import { writeFileSync } from "node:fs";
@@ -187,6 +188,37 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
     const refused = await flowctl("viewer", "task", "cancel", DC1.ids[0]!);
     expect(refused.code).toBe(17);
     expect(refused.stderr).toContain("viewer-1 may not operate task; roles with it: operator, admin");
+  });
+
+  it("flowctl with --cert/--key/--ca reaches both services: a viewer's reads of each kind answer; an admin command is refused to an operator (17) and made by an admin", async () => {
+    writeFileSync(s.policyFile, policy("viewer"));
+    expect(s.local.accessPolicy?.reload()).toBe(true);
+    const reads = [
+      ["version"],
+      ["run", "list"],
+      ["task", "list"],
+      ["inventory", "list"],
+      ["baseline", "list"],
+      ["rule", "list"],
+      ["firmware", "list"],
+    ];
+    for (const args of reads) {
+      const r = await flowctl("viewer", ...args);
+      expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 0, stderr: "" });
+    }
+    expect((await flowctl("viewer", "inventory", "list")).stdout).toContain("dc1-0");
+    const set = ["baseline", "set", "COMPUTE", "2.0.0", "--model", "flowctl-mtls"];
+    const refused = await flowctl("operator", ...set);
+    expect(refused.code).toBe(17);
+    expect(refused.stderr).toContain("alice may not administer firmware baselines; roles with it: admin");
+    expect(await s.flowctl("admin", ...set)).toMatchObject({ code: 0, stderr: "" });
+    expect((await flowctl("viewer", "baseline", "list")).stdout).toContain("flowctl-mtls");
+    expect(
+      await s.flowctl("admin", "baseline", "delete", "COMPUTE", "--model", "flowctl-mtls"),
+    ).toMatchObject({
+      code: 0,
+      stderr: "",
+    });
   });
 });
 
