@@ -36,7 +36,7 @@
  *
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
- *                            [--path both|before|after] [--health-check]
+ *                            [--path both|before|after] [--health-check | --update-only]
  */
 
 import { randomUUID } from "node:crypto";
@@ -71,12 +71,13 @@ import { BMC_EVT_TOPIC_FILTER } from "../src/domain/bmc-topics.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
 import type { CreateRunInput } from "../src/domain/create-run-input.js";
 import type { InventoryRack } from "../src/domain/inventory.js";
-import type { ComponentType, OperationRule } from "../src/domain/model.js";
+import type { ComponentType } from "../src/domain/model.js";
 import { DEFAULT_RULE } from "../src/domain/operation-rules.js";
 import { UPGRADE_GROUP_ORDER } from "../src/domain/task-report.js";
 import { registerBenchImages } from "./lib/bench-images.js";
 import { installCapacityMeter } from "./lib/capacity-meter.js";
 import { modelProductionWave } from "./lib/production-model.js";
+import { modelRack, type RackModel, ROLLOUT_MAX_PARALLEL } from "./lib/rack-model.js";
 import {
   kindOfPart,
   orderParts,
@@ -86,6 +87,7 @@ import {
   type StepKind,
 } from "./lib/rollout-parts.js";
 import { definitionFor, type RolloutPath } from "./lib/rollout-paths.js";
+import { benchRule } from "./lib/rollout-rules.js";
 import { median } from "./lib/stats.js";
 import { formatTable } from "./lib/table.js";
 import { currentScope, inScope } from "./lib/work-scope.js";
@@ -109,7 +111,14 @@ const { values: args } = parseArgs({
     // --health-check: the run pins a rule that is the default with a CHECK_HEALTH step closing
     // every stage, so the per-kind rows show what the health check costs beside the flash.
     "health-check": { type: "boolean", default: false },
+    // --update-only: the run pins the default rule with its update step alone (6 wave steps a
+    // rack), the workload the per-rack aims of 2026-12-04 were set against.
+    "update-only": { type: "boolean", default: false },
   },
+});
+const RULE = benchRule({
+  healthCheck: args["health-check"] === true,
+  updateOnly: args["update-only"] === true,
 });
 const RACKS = args.quick ? 10 : Number(args.racks);
 const CONCURRENCY = args.quick ? 5 : Number(args.concurrency);
@@ -168,19 +177,6 @@ const AIMS = {
   rolloutVsIdeal: 2.5,
   rackVsIdeal: 2,
   cost10min: 0.004,
-};
-
-/** The default rule with a health check closing every stage (--health-check). */
-const HEALTH_RULE: OperationRule = {
-  ...DEFAULT_RULE,
-  id: "00000000-0000-4000-8000-0000000000b1",
-  name: "default with health checks",
-  description:
-    "The built-in default, each stage closed by CHECK_HEALTH (the rollout benchmark's --health-check).",
-  stages: DEFAULT_RULE.stages.map((stage) => ({
-    ...stage,
-    steps: [...stage.steps, { action: "CHECK_HEALTH" as const, timeoutSeconds: 0, sleepSeconds: 0 }],
-  })),
 };
 
 function usd(x: number): string {
@@ -266,6 +262,8 @@ interface Figures {
     };
   };
   callsPerSecond: number;
+  /** The definition's model of a rack (bench/lib/rack-model.ts): at this stack's timing (one check a step) and at production's. */
+  rackModel: { local: RackModel; production: RackModel };
 }
 
 async function once(path: RolloutPath): Promise<Figures> {
@@ -321,7 +319,7 @@ async function once(path: RolloutPath): Promise<Figures> {
 
   // One wave per group: every group of a GB200 rack (at most 18 trays) flashes at once.
   const settings: Partial<ChildTaskSettings> = {
-    maxParallel: 18,
+    maxParallel: ROLLOUT_MAX_PARALLEL,
     pollSeconds: 1,
     maxPollSeconds: 1,
     updateTimeoutSeconds: 120,
@@ -389,11 +387,11 @@ async function once(path: RolloutPath): Promise<Figures> {
     images: stores.images,
     clock: systemClock,
     newId: randomUUID,
-    ...(args["health-check"]
+    ...(RULE !== undefined
       ? {
           policy: {
             listBaselines: async () => [],
-            getRule: async (id: string) => (id === HEALTH_RULE.id ? HEALTH_RULE : undefined),
+            getRule: async (id: string) => (id === RULE.id ? RULE : undefined),
           },
         }
       : {}),
@@ -421,7 +419,7 @@ async function once(path: RolloutPath): Promise<Figures> {
           subTargets: [],
           overrideReadinessCheck: false,
           overrideVersionCheck: false,
-          ...(args["health-check"] ? { ruleId: HEALTH_RULE.id } : {}),
+          ...(RULE !== undefined ? { ruleId: RULE.id } : {}),
         },
         targetScope: { excludeOperationRunIds: [] },
       },
@@ -627,6 +625,14 @@ async function once(path: RolloutPath): Promise<Figures> {
     model.wru * PRICE.wru +
     model.rru * PRICE.rru;
 
+  const modelOf = (checksPerFlashStep: number) =>
+    modelRack(RULE ?? DEFAULT_RULE, chosen[0]?.components ?? [], {
+      maxParallel: ROLLOUT_MAX_PARALLEL,
+      checksPerFlashStep,
+      path,
+    });
+  const rackModel = { local: modelOf(1), production: modelOf(prod.checksPerWave) };
+
   const p = (q: number) => durations[Math.min(durations.length - 1, Math.floor(q * durations.length))] ?? 0;
   const figures: Figures = {
     path,
@@ -645,6 +651,7 @@ async function once(path: RolloutPath): Promise<Figures> {
     byKind,
     cost: { measured, breakdown, model },
     callsPerSecond: meter.calls / (wallMs / 1000),
+    rackModel,
   };
 
   await child.stop();
@@ -779,12 +786,14 @@ function report(f: Figures, runs: number): string {
       .join(", ")}; bmc-result ${nf(pr.bmcResult)} for ${nf(pr.reportsReceived)} reports)`,
     `  IoT messages             ${nf(pr.commands + pr.reports)}  (commands ${nf(pr.commands)}, BMC reports ${nf(pr.reports)})`,
     `  DynamoDB requests        ${nf(pr.requests)}`,
+    `  the definition's model   ${f.rackModel.local.steps} wave steps: ${f.rackModel.local.transitions} state transitions, ${f.rackModel.local.taskSteps} task-steps invocations, ${f.rackModel.local.iotMessages} IoT messages at one check a step (bench/lib/rack-model.ts; measured above: ${nf(pr.transitions)}, ${nf(pr.taskSteps)}, ${nf(pr.commands + pr.reports)}, more where a wait timed out)`,
     `  DynamoDB capacity units  ${nf(pr.capacityUnits)}  (${nf(pr.wcu)} WRU, ${nf(pr.rcu)} RRU; estimated by DynamoDB's sizing rules; moto's own figures where it gives any: ${nf(pr.capacityUnitsAsMotoReports)})`,
     `  cost at list prices      ${usd(f.cost.measured)}  = ${Object.entries(f.cost.breakdown)
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(" + ")}`,
     "",
     `Per rack, modelled for production timing (10-min flashes, each wait woken by the wave's last result or timed out into a check on the default poll schedule, timed by the reported progress: ${nf(f.cost.model.checksPerWave)} checks per flash step instead of ${nf(f.cost.model.flashChecksPerStep)}, ${f.cost.model.flashSteps} flash steps of ${pr.waves} wave steps per rack, the activations and bring-ups assumed woken within their first wait as here; the same polls without the wake-up: ${nf(f.cost.model.pollChecksPerWave)} checks per wave; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)}, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
+    `  the definition's model at this timing (bench/lib/rack-model.ts, what bench:fleet spreads over each rack): ${f.rackModel.production.transitions} state transitions, ${f.rackModel.production.taskSteps} task-steps invocations, ${f.rackModel.production.iotMessages} IoT messages, at most ${f.rackModel.production.bmcResultUnshared} bmc-result invocations (no batch shared)`,
     `  state transitions ${nf(f.cost.model.transitions, 0)} (measured here: ${nf(pr.transitions, 0)}), task-steps invocations ${nf(f.cost.model.taskSteps, 0)}, DynamoDB requests ${nf(f.cost.model.requests, 0)} (measured here: ${nf(pr.requests, 0)}), WRU ${nf(f.cost.model.wru, 0)}, RRU ${nf(f.cost.model.rru, 0)} → ${usd(f.cost.model.total)} per rack, ${usd(f.cost.model.total * 1000)} per 1,000 racks`,
     "",
     "Prices: us-east-1 list prices (checked 2026-11): Step Functions Standard $0.025/1k transitions; Lambda $0.20/1M requests + $0.0000166667/GB-s (256 MB × 60 ms assumed);",
@@ -902,7 +911,7 @@ function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>): string {
     ),
   ];
   return [
-    `Per-rack aims (set 2026-12-04, against 2026-12-03's figures measured before activation joined the default rule), ${PATHS.length > 1 ? "both paths in this sitting" : `the ${PATHS[0]} path`}${args["health-check"] ? ", the rule with health checks" : ""}${REPEAT > 1 ? ` (medians of ${REPEAT} runs each)` : ""}`,
+    `Per-rack aims (set 2026-12-04, against 2026-12-03's figures measured before activation joined the default rule), ${PATHS.length > 1 ? "both paths in this sitting" : `the ${PATHS[0]} path`}${RULE === undefined ? "" : `, the rule "${RULE.name}"`}${REPEAT > 1 ? ` (medians of ${REPEAT} runs each)` : ""}`,
     formatTable(["figure", "aim", "2026-12-03", ...columns, ""], rows),
   ].join("\n");
 }
