@@ -19,6 +19,8 @@
  *   npx tsx bench/fleet.ts --quick    the same scenarios with 20 racks a run, a 60-rack moto check (about 1 min)
  *   flags: --seed N, --skip-moto
  */
+import { loadavg } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { generateDemoFleet } from "../local/demo-fleet.js";
 import { startLocalMoto } from "../local/moto.js";
@@ -137,8 +139,14 @@ async function simulate(
   });
 }
 
-async function onMoto(s: Scenario, seed: number): Promise<ScenarioResult> {
+async function onMoto(
+  s: Scenario,
+  seed: number,
+): Promise<ScenarioResult & { loopDelayMs: { p50: number; p99: number } }> {
   const moto = await startLocalMoto();
+  // How late the harness's own timers ran: the simulation draws none of it.
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const client = new DynamoDBClient(
     awsClientConfig({
       endpoint: moto.endpoint,
@@ -150,7 +158,7 @@ async function onMoto(s: Scenario, seed: number): Promise<ScenarioResult> {
     const names = tableNames("fleet-");
     await createTables(client, names);
     const runs = createDynamoStores(client, names).runs;
-    return await runScenario(s, {
+    const result = await runScenario(s, {
       store: runs,
       clock: systemClock,
       runUntil: async (done) => {
@@ -161,6 +169,8 @@ async function onMoto(s: Scenario, seed: number): Promise<ScenarioResult> {
       stream: ASSUMED.stream,
       random: seededRandom(seed),
     });
+    loop.disable();
+    return { ...result, loopDelayMs: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6 } };
   } finally {
     // Let the requests still on their way (a last tick, a late wake-up) end before moto does.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -193,6 +203,9 @@ function bmcResultInvocations(reports: number): number {
   const { size, pollers } = ASSUMED.reportBatch;
   return reports <= 0 ? 0 : Math.max(Math.ceil(reports / size), Math.min(pollers, Math.ceil(reports)));
 }
+
+/** An event-loop delay p99 above this in the moto run: the machine, not the model, shaped its figures. */
+const LOADED_LOOP_DELAY_MS = 50;
 
 const ideal = (s: Scenario) => Math.ceil(s.racks / s.concurrency) * s.flashMs;
 const efficiency = (f: Figures) => ideal(f.scenario) / percentile(f.result.makespans, 50);
@@ -367,6 +380,16 @@ async function motoCheck(quick: boolean, seed: number): Promise<void> {
   );
   console.log(
     `tolerance: efficiency ±${tolerance.efficiency}, requests ±${tolerance.requests * 100} %, refill lag ±${tolerance.lagMs} ms`,
+  );
+  // The moto run is in real time: a loaded machine delays its timers (and moto), which the
+  // simulation does not draw, so a check on such a machine measures the load, not the model.
+  const { p50, p99 } = moto.loopDelayMs;
+  console.log(
+    `the moto run's event-loop delay p50 / p99 ${fixed(p50, 1)} / ${fixed(p99, 1)} ms; load average ${loadavg()
+      .map((l) => fixed(l, 1))
+      .join(
+        ", ",
+      )}${p99 > LOADED_LOOP_DELAY_MS ? ` (p99 above ${LOADED_LOOP_DELAY_MS} ms: the machine was loaded, the check is not a verdict on the model; run it again on a quiet machine)` : ""}`,
   );
 }
 
