@@ -115,6 +115,31 @@ export function report(f: Figures, runs: number, sitting: Sitting): string {
       usd(f.cost.model.total),
       (v) => v < AIMS.cost10min,
     ),
+    // The aims set 2026-12-04, against 2026-12-03's figures (before activation joined the default rule).
+    aim(
+      "DynamoDB requests per rack (aim of 2026-12-04)",
+      `≤ ${HALVED_AIMS.requests}`,
+      `${BEFORE_ACTIVATION.requests} (2026-12-03)`,
+      pr.requests,
+      nf(pr.requests),
+      (v) => v <= HALVED_AIMS.requests,
+    ),
+    aim(
+      "Lambda invocations per rack (aim of 2026-12-04)",
+      `≤ ${HALVED_AIMS.lambda}`,
+      `${BEFORE_ACTIVATION.lambda} (2026-12-03)`,
+      pr.lambda,
+      nf(pr.lambda),
+      (v) => v <= HALVED_AIMS.lambda,
+    ),
+    aim(
+      "cost per rack, 10-minute flashes (aim of 2026-12-04)",
+      `≤ ${usd(HALVED_AIMS.cost10min)}`,
+      `${usd(BEFORE_ACTIVATION.cost10min)} (2026-12-03)`,
+      f.cost.model.total,
+      usd(f.cost.model.total),
+      (v) => v <= HALVED_AIMS.cost10min,
+    ),
   ];
   return [
     `Rollout benchmark: ${f.racks} racks × ${f.components} BMCs, ${CONCURRENCY} at a time, one phase; every flash ${UPDATE_MS} ms; Wait states ${WAIT_MS} ms (local override)${med}`,
@@ -154,8 +179,8 @@ export function report(f: Figures, runs: number, sitting: Sitting): string {
     `  one rack  p50 ${(f.rack.p50 / 1000).toFixed(2)} s, p90 ${(f.rack.p90 / 1000).toFixed(2)} s, max ${(f.rack.max / 1000).toFixed(2)} s   ideal ${(f.rackIdealMs / 1000).toFixed(2)} s  → p50 ${nf(f.rack.p50 / f.rackIdealMs, 2)}× ideal`,
     `  DynamoDB calls ${nf(f.callsPerSecond, 0)}/s on serialized moto`,
     "",
-    "Aims (set 2026-12-01), against the figures measured then",
-    formatTable(["figure", "aim", "2026-12-01", "now", ""], aims),
+    "Aims (set 2026-12-01, and 2026-12-04 where the row says), against the figures measured then",
+    formatTable(["figure", "aim", "then", "now", ""], aims),
     "",
     "Per rack, by the kind of step (the rule's steps of every wave): what the flash, the activation, the bring-up and any health check cost",
     formatTable(
