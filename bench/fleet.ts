@@ -98,7 +98,21 @@ const ASSUMED = {
   invocationSeconds: 0.2,
   /** Write units: a run item (~2 KB) and a target item (39 components, ~2 KB); transactions bill twice. */
   runItemWcu: 2,
+  /**
+   * The other items a dispatcher call reads or writes (a target, an event, a due-index page) are
+   * under 1 KB: 1 unit a read (strongly consistent, under 4 KB) and 1 a write; a transaction's
+   * other item (the target) is ~2 KB, and a transaction bills twice.
+   */
+  otherItemUnits: 1,
+  transactionTargetWcu: 2,
 } as const;
+
+/** A dispatcher call's capacity units, by the item sizes assumed above. */
+function unitsOf(c: StoreCall): number {
+  if (c.kind === "GetItem" || c.kind === "Query") return ASSUMED.otherItemUnits;
+  const own = c.writesRunItem ? ASSUMED.runItemWcu : ASSUMED.otherItemUnits;
+  return c.kind === "TransactWriteItems" ? 2 * (own + ASSUMED.transactionTargetWcu) : own;
+}
 
 interface Figures {
   label: string;
@@ -276,6 +290,7 @@ function printScenarios(all: Figures[]): void {
       "efficiency",
       "refill lag p50/p99 ms",
       "dispatcher requests/rack",
+      "dispatcher units/rack (est.)",
       "binding limit (peak / quota)",
     ],
     all.map((f) => {
@@ -290,6 +305,7 @@ function printScenarios(all: Figures[]): void {
         fixed(efficiency(f), 3),
         `${fixed(percentile(r.refillLags, 50))} / ${fixed(percentile(r.refillLags, 99))}`,
         fixed(r.calls.length / racksOf(f.scenario), 2),
+        fixed(r.calls.reduce((sum, c) => sum + unitsOf(c), 0) / racksOf(f.scenario), 1),
         `${binding[0]} ${fixed(binding[1], 1)} / ${binding[2]} (${fixed((100 * binding[1]) / binding[2], 1)} %)`,
       ];
     }),
