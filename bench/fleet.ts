@@ -5,8 +5,10 @@
  * docs/capacity.md). The product's own dispatcher and stream evaluator run on virtual time over the
  * in-memory run store (bench/lib/memory-run-store.ts, the tests' store) with every call delayed by
  * the DynamoDB request it stands for (bench/lib/latency-store.ts); a child task is a 10-minute
- * timer whose own requests, invocations, transitions and IoT messages are bench:rollout's per-rack
- * figures spread over its flash (bench/lib/fleet-sim.ts).
+ * timer whose own state transitions, Lambda invocations and IoT messages are the child-task
+ * definition's model of a rack (bench/lib/rack-model.ts, RACK below; bench:rollout prints it beside
+ * what it measures) and whose DynamoDB requests are bench:rollout's, spread over its flash
+ * (bench/lib/fleet-sim.ts).
  *
  * Checked against moto: the same harness runs one run on the DynamoDB adapter against a local moto
  * in real time, then the simulation runs the same scenario with the per-request latencies moto
@@ -14,21 +16,42 @@
  * with the tolerance they must meet.
  *
  *   npx tsx bench/fleet.ts            every scenario, 10-minute flashes, and the moto check
- *   npx tsx bench/fleet.ts --quick    the same scenarios with 20 racks a run, a 30-rack moto check (< 1 min)
+ *   npx tsx bench/fleet.ts --quick    the same scenarios with 20 racks a run, a 60-rack moto check (about 1 min)
  *   flags: --seed N, --skip-moto
  */
+import { loadavg } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { generateDemoFleet } from "../local/demo-fleet.js";
 import { startLocalMoto } from "../local/moto.js";
 import { awsClientConfig } from "../src/adapters/aws-config.js";
 import { createDynamoStores, createTables, tableNames } from "../src/adapters/dynamodb/index.js";
 import { systemClock } from "../src/adapters/system-clock.js";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
+import { DEFAULT_RULE } from "../src/domain/operation-rules.js";
 import { runScenario, type Scenario, type ScenarioResult } from "./lib/fleet-sim.js";
 import type { StoreCall } from "./lib/latency-store.js";
 import { REQUEST_KIND, type RequestKind } from "./lib/latency-store.js";
 import { MemoryRunStore } from "./lib/memory-run-store.js";
+import { modelProductionWave } from "./lib/production-model.js";
+import { modelRack, ROLLOUT_MAX_PARALLEL } from "./lib/rack-model.js";
 import { percentile } from "./lib/stats.js";
 import { fixed, printTable } from "./lib/table.js";
 import { type Latency, seededRandom, VirtualTime } from "./lib/virtual-time.js";
+
+/**
+ * A child task's own traffic per rack for 10-minute flashes (state transitions, task-steps
+ * invocations, IoT commands and reports), from the child-task definition's shape
+ * (bench/lib/rack-model.ts, which bench:rollout checks against what it measures): the demo fleet's
+ * GB200-shaped rack of 39 BMCs under the built-in default rule, in bench:rollout's waves (one per
+ * group), each flash step checked as the product's schedule checks a 10-minute flash
+ * (bench/lib/production-model.ts).
+ */
+const RACK = modelRack(DEFAULT_RULE, generateDemoFleet({ racks: 1 })[0]?.components ?? [], {
+  maxParallel: ROLLOUT_MAX_PARALLEL,
+  checksPerFlashStep: modelProductionWave(DEFAULT_CHILD_TASK_SETTINGS).checksPerWave,
+  path: "after",
+});
 
 /**
  * Every figure not measured here. None could be re-read on the day (no network on this machine):
@@ -58,15 +81,38 @@ const ASSUMED = {
     tableRequestUnitsPerSecond: 40_000,
   },
   /**
-   * bench:rollout per rack of 39 BMCs (docs/benchmarks.md, 2026-12-05: the default rule with
-   * activation, 18 wave steps, the check starting the next step; measured on the local stack).
+   * DynamoDB requests of a rack's child task, the preflight's and the outcome's included, modelled
+   * for 10-minute flashes by bench:rollout (docs/benchmarks.md, 2026-12-05, the default rule,
+   * the preflight and each check starting the next step): measured on the local stack, whose
+   * reports' batches are shorter than AWS's, so it is the one figure here not derived from the
+   * definition (RACK below).
    */
-  perRack: { dynamoRequests: 105, invocations: 63, transitions: 65, iotMessages: 507 },
+  childRequestsPerRack: 101,
+  /**
+   * The reports queue's event source mapping (infra): batches of up to 1,000 reports gathered
+   * for at most 1 s, by pollers that start 5 at a time; a second's reports are assumed split
+   * over up to that many batches.
+   */
+  reportBatch: { size: 1_000, pollers: 5 },
   /** A Lambda invocation's mean duration, for concurrency = rate × duration. */
   invocationSeconds: 0.2,
   /** Write units: a run item (~2 KB) and a target item (39 components, ~2 KB); transactions bill twice. */
   runItemWcu: 2,
+  /**
+   * The other items a dispatcher call reads or writes (a target, an event, a due-index page) are
+   * under 1 KB: 1 unit a read (strongly consistent, under 4 KB) and 1 a write; a transaction's
+   * other item (the target) is ~2 KB, and a transaction bills twice.
+   */
+  otherItemUnits: 1,
+  transactionTargetWcu: 2,
 } as const;
+
+/** A dispatcher call's capacity units, by the item sizes assumed above. */
+function unitsOf(c: StoreCall): number {
+  if (c.kind === "GetItem" || c.kind === "Query") return ASSUMED.otherItemUnits;
+  const own = c.writesRunItem ? ASSUMED.runItemWcu : ASSUMED.otherItemUnits;
+  return c.kind === "TransactWriteItems" ? 2 * (own + ASSUMED.transactionTargetWcu) : own;
+}
 
 interface Figures {
   label: string;
@@ -107,8 +153,14 @@ async function simulate(
   });
 }
 
-async function onMoto(s: Scenario, seed: number): Promise<ScenarioResult> {
+async function onMoto(
+  s: Scenario,
+  seed: number,
+): Promise<ScenarioResult & { loopDelayMs: { p50: number; p99: number } }> {
   const moto = await startLocalMoto();
+  // How late the harness's own timers ran: the simulation draws none of it.
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
   const client = new DynamoDBClient(
     awsClientConfig({
       endpoint: moto.endpoint,
@@ -120,7 +172,7 @@ async function onMoto(s: Scenario, seed: number): Promise<ScenarioResult> {
     const names = tableNames("fleet-");
     await createTables(client, names);
     const runs = createDynamoStores(client, names).runs;
-    return await runScenario(s, {
+    const result = await runScenario(s, {
       store: runs,
       clock: systemClock,
       runUntil: async (done) => {
@@ -131,6 +183,8 @@ async function onMoto(s: Scenario, seed: number): Promise<ScenarioResult> {
       stream: ASSUMED.stream,
       random: seededRandom(seed),
     });
+    loop.disable();
+    return { ...result, loopDelayMs: { p50: loop.percentile(50) / 1e6, p99: loop.percentile(99) / 1e6 } };
   } finally {
     // Let the requests still on their way (a last tick, a late wake-up) end before moto does.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
@@ -158,6 +212,15 @@ function latenciesOf(calls: readonly StoreCall[]): Record<RequestKind, Latency> 
   return out;
 }
 
+/** bmc-result invocations in a second with `reports` reports: one per full batch, and split over the pollers. */
+function bmcResultInvocations(reports: number): number {
+  const { size, pollers } = ASSUMED.reportBatch;
+  return reports <= 0 ? 0 : Math.max(Math.ceil(reports / size), Math.min(pollers, Math.ceil(reports)));
+}
+
+/** An event-loop delay p99 above this in the moto run: the machine, not the model, shaped its figures. */
+const LOADED_LOOP_DELAY_MS = 50;
+
 const ideal = (s: Scenario) => Math.ceil(s.racks / s.concurrency) * s.flashMs;
 const efficiency = (f: Figures) => ideal(f.scenario) / percentile(f.result.makespans, 50);
 const racksOf = (s: Scenario) => s.runs * s.racks;
@@ -172,7 +235,8 @@ function rates(f: Figures) {
   const iot = series();
   const requests = series();
   const dispatcherPerRack = f.result.calls.length / racksOf(f.scenario);
-  const childRequests = Math.max(0, ASSUMED.perRack.dynamoRequests - dispatcherPerRack);
+  const childRequests = Math.max(0, ASSUMED.childRequestsPerRack - dispatcherPerRack);
+  const reports = series();
   for (const at of f.result.submits) starts[Math.floor(at / 1000)]! += 1;
   for (const at of f.result.invocations) invocations[Math.floor(at / 1000)]! += 1;
   const t0 = f.result.calls[0]?.sent ?? 0;
@@ -183,12 +247,15 @@ function rates(f: Figures) {
     const b = Math.max(a + 1, Math.floor(to / 1000));
     const span = b - a;
     for (let s = a; s < b && s < seconds; s++) {
-      transitions[s]! += ASSUMED.perRack.transitions / span;
-      invocations[s]! += ASSUMED.perRack.invocations / span;
-      iot[s]! += ASSUMED.perRack.iotMessages / span;
+      transitions[s]! += RACK.transitions / span;
+      invocations[s]! += RACK.taskSteps / span;
+      iot[s]! += RACK.iotMessages / span;
+      reports[s]! += RACK.reports / span;
       requests[s]! += childRequests / span;
     }
   }
+  // bmc-result: the second's reports in batches of the queue's mapping (bmcResultInvocations).
+  for (let s = 0; s < seconds; s++) invocations[s]! += bmcResultInvocations(reports[s]!);
   const peak = (a: Float64Array) => a.reduce((m, v) => Math.max(m, v), 0);
   // The hottest run item: its writes in its busiest second.
   const perItem = new Map<string, number>();
@@ -223,6 +290,7 @@ function printScenarios(all: Figures[]): void {
       "efficiency",
       "refill lag p50/p99 ms",
       "dispatcher requests/rack",
+      "dispatcher units/rack (est.)",
       "binding limit (peak / quota)",
     ],
     all.map((f) => {
@@ -237,6 +305,7 @@ function printScenarios(all: Figures[]): void {
         fixed(efficiency(f), 3),
         `${fixed(percentile(r.refillLags, 50))} / ${fixed(percentile(r.refillLags, 99))}`,
         fixed(r.calls.length / racksOf(f.scenario), 2),
+        fixed(r.calls.reduce((sum, c) => sum + unitsOf(c), 0) / racksOf(f.scenario), 1),
         `${binding[0]} ${fixed(binding[1], 1)} / ${binding[2]} (${fixed((100 * binding[1]) / binding[2], 1)} %)`,
       ];
     }),
@@ -269,7 +338,10 @@ async function main(): Promise<void> {
       ASSUMED.dynamo,
     )
       .map(([k, v]) => `${k} ${v.p50}/${v.p99}`)
-      .join(", ")}\n`,
+      .join(", ")}`,
+  );
+  console.log(
+    `A child task per rack (bench/lib/rack-model.ts, the default rule, ${RACK.steps} wave steps): ${RACK.transitions} state transitions, ${RACK.taskSteps} task-steps invocations, ${RACK.iotMessages} IoT messages (${RACK.commands} commands, ${RACK.reports} reports, bmc-result in batches of ${ASSUMED.reportBatch.size}), ${ASSUMED.childRequestsPerRack} DynamoDB requests (bench:rollout)\n`,
   );
   const all: Figures[] = [];
   for (const [label, scenario] of scenarios) {
@@ -289,7 +361,7 @@ async function main(): Promise<void> {
 /** The harness on moto and the simulation of the same scenario with moto's latencies, side by side. */
 async function motoCheck(quick: boolean, seed: number): Promise<void> {
   const s: Scenario = quick
-    ? { runs: 1, racks: 30, concurrency: 10, flashMs: 500, tickMs: 2_500 }
+    ? { runs: 1, racks: 60, concurrency: 10, flashMs: 1_000, tickMs: 2_500 }
     : { runs: 1, racks: 100, concurrency: 10, flashMs: 2_000, tickMs: 10_000 };
   console.log(`\nChecked against moto: 1 run of ${s.racks} racks, C=${s.concurrency}, T=${s.flashMs} ms`);
   const moto = await onMoto(s, seed);
@@ -324,6 +396,16 @@ async function motoCheck(quick: boolean, seed: number): Promise<void> {
   );
   console.log(
     `tolerance: efficiency ±${tolerance.efficiency}, requests ±${tolerance.requests * 100} %, refill lag ±${tolerance.lagMs} ms`,
+  );
+  // The moto run is in real time: a loaded machine delays its timers (and moto), which the
+  // simulation does not draw, so a check on such a machine measures the load, not the model.
+  const { p50, p99 } = moto.loopDelayMs;
+  console.log(
+    `the moto run's event-loop delay p50 / p99 ${fixed(p50, 1)} / ${fixed(p99, 1)} ms; load average ${loadavg()
+      .map((l) => fixed(l, 1))
+      .join(
+        ", ",
+      )}${p99 > LOADED_LOOP_DELAY_MS ? ` (p99 above ${LOADED_LOOP_DELAY_MS} ms: the machine was loaded, the check is not a verdict on the model; run it again on a quiet machine)` : ""}`,
   );
 }
 

@@ -24,6 +24,10 @@
  * `--tick-ms` (10 s, the deployed interval: infra/constructs/ticker.ts). Until this file's
  * revision of 2026-12-01 it ticked every second with no stream, which filed about four requests per
  * rack more under "claim" and "run bookkeeping" (most of them ticks with nothing to do).
+ * Its parts in bench/lib: rollout-figures.ts (the figures, prices and aims), rollout-cost.ts (the
+ * cost as measured and modelled), rollout-report.ts (the printout), rollout-rules.ts (the rules of
+ * --health-check and --update-only), rack-model.ts (the definition's model of a rack, printed
+ * beside the measured figures and spread by bench:fleet), rollout-parts.ts and rollout-paths.ts.
  * With --repeat N it runs N times (a fresh moto each) and prints the median of each figure.
  *
  * Every DynamoDB call is filed under the step it was made in: an AsyncLocalStorage scope
@@ -36,7 +40,7 @@
  *
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
- *                            [--path both|before|after] [--health-check]
+ *                            [--path both|before|after] [--health-check | --update-only]
  */
 
 import { randomUUID } from "node:crypto";
@@ -71,12 +75,15 @@ import { BMC_EVT_TOPIC_FILTER } from "../src/domain/bmc-topics.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
 import type { CreateRunInput } from "../src/domain/create-run-input.js";
 import type { InventoryRack } from "../src/domain/inventory.js";
-import type { ComponentType, OperationRule } from "../src/domain/model.js";
+import type { ComponentType } from "../src/domain/model.js";
 import { DEFAULT_RULE } from "../src/domain/operation-rules.js";
 import { UPGRADE_GROUP_ORDER } from "../src/domain/task-report.js";
 import { registerBenchImages } from "./lib/bench-images.js";
 import { installCapacityMeter } from "./lib/capacity-meter.js";
 import { modelProductionWave } from "./lib/production-model.js";
+import { modelRack, ROLLOUT_MAX_PARALLEL } from "./lib/rack-model.js";
+import { costOf } from "./lib/rollout-cost.js";
+import { type Figures, type KindFigures, medianOf, type PartFigures } from "./lib/rollout-figures.js";
 import {
   kindOfPart,
   orderParts,
@@ -86,8 +93,8 @@ import {
   type StepKind,
 } from "./lib/rollout-parts.js";
 import { definitionFor, type RolloutPath } from "./lib/rollout-paths.js";
-import { median } from "./lib/stats.js";
-import { formatTable } from "./lib/table.js";
+import { halvedAims, printTimeline, report, type Sitting } from "./lib/rollout-report.js";
+import { benchRule } from "./lib/rollout-rules.js";
 import { currentScope, inScope } from "./lib/work-scope.js";
 
 const { values: args } = parseArgs({
@@ -109,7 +116,14 @@ const { values: args } = parseArgs({
     // --health-check: the run pins a rule that is the default with a CHECK_HEALTH step closing
     // every stage, so the per-kind rows show what the health check costs beside the flash.
     "health-check": { type: "boolean", default: false },
+    // --update-only: the run pins the default rule with its update step alone (6 wave steps a
+    // rack), the workload the per-rack aims of 2026-12-04 were set against.
+    "update-only": { type: "boolean", default: false },
   },
+});
+const RULE = benchRule({
+  healthCheck: args["health-check"] === true,
+  updateOnly: args["update-only"] === true,
 });
 const RACKS = args.quick ? 10 : Number(args.racks);
 const CONCURRENCY = args.quick ? 5 : Number(args.concurrency);
@@ -122,150 +136,18 @@ const PATHS: RolloutPath[] =
 if (!["both", "before", "after"].includes(String(args.path)))
   throw new Error(`--path must be both, before or after, not ${args.path}`);
 
-/**
- * List prices, us-east-1, as published on the AWS pricing pages (checked 2026-11; on-demand,
- * no free tier, x86 Lambda):
- *   Step Functions Standard   $0.025 per 1,000 state transitions
- *   Lambda                    $0.20 per 1M requests + $0.0000166667 per GB-second
- *   IoT Core messaging        $1.00 per 1M messages (5 KB units; first 1B/month tier)
- *   IoT Core rules engine     $0.15 per 1M rules triggered + $0.15 per 1M actions executed
- *   SQS standard              $0.40 per 1M requests (each report sent by the rule's action)
- *   DynamoDB on-demand        $0.625 per 1M write request units, $0.125 per 1M read request units
- *                             (prices after the November 2024 on-demand reduction)
- */
-const PRICE = {
-  transition: 0.025 / 1000,
-  lambdaRequest: 0.2 / 1e6,
-  lambdaGbSecond: 0.0000166667,
-  iotMessage: 1.0 / 1e6,
-  iotRule: 0.15 / 1e6,
-  iotAction: 0.15 / 1e6,
-  sqsRequest: 0.4 / 1e6,
-  wru: 0.625 / 1e6,
-  rru: 0.125 / 1e6,
+const SITTING: Sitting = {
+  concurrency: CONCURRENCY,
+  updateMs: UPDATE_MS,
+  waitMs: WAIT_MS,
+  tickMs: TICK_MS,
+  paths: PATHS,
+  rule: RULE,
+  repeat: REPEAT,
 };
-/** task-steps and bmc-result: 256 MB, ~60 ms billed per invocation (mostly one or two DynamoDB calls). */
-const LAMBDA_GB = 0.25;
-const LAMBDA_SECONDS = 0.06;
-const LAMBDA_PRICE = PRICE.lambdaRequest + LAMBDA_GB * LAMBDA_SECONDS * PRICE.lambdaGbSecond;
-
-/** Where the per-rack cost work started, 2026-12-01 (`npm run bench` on this machine, 10 racks × 39 BMCs, 5 at a time). */
-const TODAY = {
-  requests: 500,
-  capacityUnits: 558,
-  lambda: 271,
-  rolloutVsIdeal: 7.2,
-  rackVsIdeal: 7,
-  cost10min: 0.0069,
-};
-/** The per-rack figures of 2026-12-03, measured before activation joined the default rule, and the aims set against them. */
-const BEFORE_ACTIVATION = { requests: 46, lambda: 32, transitions: 36, iot: 312, cost10min: 0.00193 };
-const HALVED_AIMS = { requests: 25, lambda: 16, cost10min: 0.001 };
-const AIMS = {
-  requests: 60,
-  capacityUnits: 150,
-  lambda: 60,
-  rolloutVsIdeal: 2.5,
-  rackVsIdeal: 2,
-  cost10min: 0.004,
-};
-
-/** The default rule with a health check closing every stage (--health-check). */
-const HEALTH_RULE: OperationRule = {
-  ...DEFAULT_RULE,
-  id: "00000000-0000-4000-8000-0000000000b1",
-  name: "default with health checks",
-  description:
-    "The built-in default, each stage closed by CHECK_HEALTH (the rollout benchmark's --health-check).",
-  stages: DEFAULT_RULE.stages.map((stage) => ({
-    ...stage,
-    steps: [...stage.steps, { action: "CHECK_HEALTH" as const, timeoutSeconds: 0, sleepSeconds: 0 }],
-  })),
-};
-
-function usd(x: number): string {
-  return x < 0.01 ? `$${x.toFixed(5)}` : `$${x.toFixed(4)}`;
-}
 
 function log(line: string): void {
   if (process.env.BENCH_VERBOSE) console.log(line);
-}
-
-interface PartFigures {
-  requests: number;
-  rcu: number;
-  wcu: number;
-  lambda: number;
-  transitions: number;
-  byOperation: Record<string, number>;
-}
-
-/** Per rack, the wave steps of one kind (flash, activation, bring-up, health check...). */
-interface KindFigures {
-  steps: number;
-  requests: number;
-  transitions: number;
-  lambda: number;
-  checks: number;
-  /** The time the racks' executions spent in these steps (their states, entered to left), per rack. */
-  wallMs: number;
-}
-
-interface Figures {
-  path: RolloutPath;
-  status: string;
-  racks: number;
-  upgraded: number;
-  components: number;
-  flashes: number;
-  wallMs: number;
-  rolloutIdealMs: number;
-  rackIdealMs: number;
-  rack: { p50: number; p90: number; max: number };
-  /** Per rack upgraded. */
-  perRack: {
-    requests: number;
-    capacityUnits: number;
-    rcu: number;
-    wcu: number;
-    /** What the benchmark quoted before the per-rack cost work: moto's placeholders where it gives any. */
-    capacityUnitsAsMotoReports: number;
-    lambda: number;
-    taskSteps: number;
-    bmcResult: number;
-    reportsReceived: number;
-    transitions: number;
-    commands: number;
-    reports: number;
-    waves: number;
-    checksPerWave: number;
-  };
-  taskStepsByStep: Record<string, number>;
-  parts: Record<string, PartFigures>;
-  byKind: Partial<Record<StepKind, KindFigures>>;
-  cost: {
-    measured: number;
-    breakdown: Record<string, number>;
-    model: {
-      checksPerWave: number;
-      transitions: number;
-      /** The same wave polled by the backoff alone (no progress estimate): its checks and transitions. */
-      backoffChecksPerWave: number;
-      backoffTransitions: number;
-      /** The same schedule in Wait states, no wake-up. */
-      pollChecksPerWave: number;
-      taskSteps: number;
-      rru: number;
-      wru: number;
-      /** DynamoDB requests per rack: the measured ones and, per extra check, its read and its AwaitWave's write. */
-      requests: number;
-      /** The flash steps per rack, and the checks each took here (only they gain checks in the model). */
-      flashSteps: number;
-      flashChecksPerStep: number;
-      total: number;
-    };
-  };
-  callsPerSecond: number;
 }
 
 async function once(path: RolloutPath): Promise<Figures> {
@@ -321,7 +203,7 @@ async function once(path: RolloutPath): Promise<Figures> {
 
   // One wave per group: every group of a GB200 rack (at most 18 trays) flashes at once.
   const settings: Partial<ChildTaskSettings> = {
-    maxParallel: 18,
+    maxParallel: ROLLOUT_MAX_PARALLEL,
     pollSeconds: 1,
     maxPollSeconds: 1,
     updateTimeoutSeconds: 120,
@@ -389,11 +271,11 @@ async function once(path: RolloutPath): Promise<Figures> {
     images: stores.images,
     clock: systemClock,
     newId: randomUUID,
-    ...(args["health-check"]
+    ...(RULE !== undefined
       ? {
           policy: {
             listBaselines: async () => [],
-            getRule: async (id: string) => (id === HEALTH_RULE.id ? HEALTH_RULE : undefined),
+            getRule: async (id: string) => (id === RULE.id ? RULE : undefined),
           },
         }
       : {}),
@@ -421,7 +303,7 @@ async function once(path: RolloutPath): Promise<Figures> {
           subTargets: [],
           overrideReadinessCheck: false,
           overrideVersionCheck: false,
-          ...(args["health-check"] ? { ruleId: HEALTH_RULE.id } : {}),
+          ...(RULE !== undefined ? { ruleId: RULE.id } : {}),
         },
         targetScope: { excludeOperationRunIds: [] },
       },
@@ -557,75 +439,16 @@ async function once(path: RolloutPath): Promise<Figures> {
     waves,
     checksPerWave: checks / Math.max(1, waves),
   };
-  // bmc-result: one IoT rule action per report; one SQS request per report when the rule sends
-  // them to a queue (the receiver then takes them in batches), else one Lambda invocation each.
-  const queued = perRack.bmcResult < perRack.reportsReceived;
-  const iotCost =
-    (perRack.commands + perRack.reports) * PRICE.iotMessage +
-    perRack.reports * (PRICE.iotRule + PRICE.iotAction + (queued ? PRICE.sqsRequest : 0));
-  const breakdown = {
-    "Step Functions": perRack.transitions * PRICE.transition,
-    Lambda: perRack.lambda * LAMBDA_PRICE,
-    [queued ? "IoT + SQS" : "IoT"]: iotCost,
-    DynamoDB: perRack.wcu * PRICE.wru + perRack.rcu * PRICE.rru,
-  };
-  const measured = Object.values(breakdown).reduce((a, b) => a + b, 0);
-
-  // Production timing: every wave a 10-minute flash; the product's own schedule decides how many
-  // checks that takes (bench/lib/production-model.ts). Each extra check costs what a check costs
-  // here: its state transitions, its task-steps invocation and read, and the AwaitWave before it
-  // (an invocation and its write of the set, measured as a wave's average write).
   const prod = modelProductionWave(DEFAULT_CHILD_TASK_SETTINGS);
-  const wavePart = (p: string) => p.startsWith("wave ");
-  const checkRcu =
-    checks > 0
-      ? Object.entries(parts)
-          .filter(([p]) => wavePart(p))
-          .reduce((sum, [, v]) => sum + v.rcu, 0) / checks
-      : 0;
-  // Each check is one read (the wave's results, with the task at the last step).
-  const checkReads =
-    checks > 0
-      ? Object.entries(parts)
-          .filter(([p]) => wavePart(p))
-          .reduce((sum, [, v]) => sum + (v.byOperation.GetItem ?? 0) + (v.byOperation.BatchGetItem ?? 0), 0) /
-        checks
-      : 0;
-  const awaitsPerCheck = checks > 0 ? (exec.byStep.awaitWave ?? 0) / n / checks : 0;
-  const waveWrites = Object.entries(parts)
-    .filter(([p]) => wavePart(p))
-    .reduce((sum, [, v]) => ({ wcu: sum.wcu + v.wcu, n: sum.n + (v.byOperation.UpdateItem ?? 0) }), {
-      wcu: 0,
-      n: 0,
+  const cost = costOf({ perRack, parts, byKind, checks, awaits: (exec.byStep.awaitWave ?? 0) / n, prod });
+
+  const modelOf = (checksPerFlashStep: number) =>
+    modelRack(RULE ?? DEFAULT_RULE, chosen[0]?.components ?? [], {
+      maxParallel: ROLLOUT_MAX_PARALLEL,
+      checksPerFlashStep,
+      path,
     });
-  const awaitWru = waveWrites.n > 0 ? waveWrites.wcu / waveWrites.n : 0;
-  // Only the flashes take 10 minutes: an activation or a bring-up (a BMC or host back within a
-  // few minutes) is assumed woken within its first wait, as here, so only flash steps gain checks.
-  // Each extra check is a timed-out AwaitWave (its write) and a check that reads the wave's set.
-  const flash = byKind.flash ?? { steps: waves, checks };
-  const flashChecksPerStep = flash.steps > 0 ? flash.checks / flash.steps : 0;
-  const extraChecks = Math.max(0, prod.checksPerWave - flashChecksPerStep) * flash.steps;
-  const backoffExtraChecks = Math.max(0, prod.backoffChecksPerWave - flashChecksPerStep) * flash.steps;
-  const model = {
-    checksPerWave: prod.checksPerWave,
-    transitions: perRack.transitions + extraChecks * prod.transitionsPerCheck,
-    backoffChecksPerWave: prod.backoffChecksPerWave,
-    backoffTransitions: perRack.transitions + backoffExtraChecks * prod.transitionsPerCheck,
-    pollChecksPerWave: prod.pollChecksPerWave,
-    taskSteps: perRack.taskSteps + extraChecks * (1 + awaitsPerCheck),
-    rru: perRack.rcu + extraChecks * Math.max(1, checkRcu),
-    wru: perRack.wcu + extraChecks * awaitsPerCheck * awaitWru,
-    requests: perRack.requests + extraChecks * (Math.max(1, checkReads) + awaitsPerCheck),
-    flashSteps: flash.steps,
-    flashChecksPerStep,
-    total: 0,
-  };
-  model.total =
-    model.transitions * PRICE.transition +
-    (model.taskSteps + perRack.bmcResult) * LAMBDA_PRICE +
-    iotCost +
-    model.wru * PRICE.wru +
-    model.rru * PRICE.rru;
+  const rackModel = { local: modelOf(1), production: modelOf(prod.checksPerWave) };
 
   const p = (q: number) => durations[Math.min(durations.length - 1, Math.floor(q * durations.length))] ?? 0;
   const figures: Figures = {
@@ -643,8 +466,9 @@ async function once(path: RolloutPath): Promise<Figures> {
     taskStepsByStep: Object.fromEntries(Object.entries(exec.byStep).map(([k, v]) => [k, v / n])),
     parts,
     byKind,
-    cost: { measured, breakdown, model },
+    cost,
     callsPerSecond: meter.calls / (wallMs / 1000),
+    rackModel,
   };
 
   await child.stop();
@@ -654,279 +478,6 @@ async function once(path: RolloutPath): Promise<Figures> {
   client.destroy();
   await moto.stop();
   return figures;
-}
-
-/** The median of each number over the runs (objects field by field; other values from the first run). */
-function medianOf<T>(runs: readonly T[]): T {
-  const first = runs[0] as T;
-  if (typeof first === "number") return median(runs as unknown as number[]) as T;
-  if (typeof first !== "object" || first === null) return first;
-  const keys = new Set(runs.flatMap((r) => Object.keys(r as object)));
-  const out: Record<string, unknown> = {};
-  for (const key of keys) {
-    const values = runs.map((r) => (r as Record<string, unknown>)[key]);
-    const present = values.filter((v) => v !== undefined);
-    out[key] = present.every((v) => typeof v === "number")
-      ? median([...(present as number[]), ...Array(values.length - present.length).fill(0)])
-      : medianOf(present as unknown[]);
-  }
-  return out as T;
-}
-
-function report(f: Figures, runs: number): string {
-  const nf = (x: number, d = 1) => x.toFixed(d);
-  const ops = (byOp: Record<string, number>) =>
-    Object.entries(byOp)
-      .filter(([, v]) => v > 0)
-      .sort((a, b) => b[1] - a[1])
-      .map(([k, v]) => `${k} ${nf(v)}`)
-      .join(", ");
-  const rows = Object.entries(f.parts).map(([part, v]) => [
-    part,
-    nf(v.requests),
-    nf(v.rcu),
-    nf(v.wcu),
-    nf(v.lambda),
-    nf(v.transitions),
-    ops(v.byOperation),
-  ]);
-  const sum = (k: keyof PartFigures) => Object.values(f.parts).reduce((a, v) => a + (v[k] as number), 0);
-  rows.push([
-    "total",
-    nf(sum("requests")),
-    nf(sum("rcu")),
-    nf(sum("wcu")),
-    nf(sum("lambda")),
-    nf(sum("transitions")),
-    "",
-  ]);
-  const pr = f.perRack;
-  const med = runs > 1 ? ` (medians of ${runs} runs)` : "";
-  const aim = (
-    label: string,
-    aimText: string,
-    today: string,
-    value: number,
-    text: string,
-    ok: (v: number) => boolean,
-  ) => [label, aimText, today, text, ok(value) ? "met" : "NOT met"];
-  const aims = [
-    aim(
-      "DynamoDB requests per rack",
-      `≤ ${AIMS.requests}`,
-      `~${TODAY.requests}`,
-      pr.requests,
-      `${nf(pr.requests)} (10-min flashes: ${nf(f.cost.model.requests, 0)})`,
-      (v) => v <= AIMS.requests,
-    ),
-    aim(
-      "capacity units per rack (estimated)",
-      `≤ ${AIMS.capacityUnits}`,
-      `${TODAY.capacityUnits} (moto's figures)`,
-      pr.capacityUnits,
-      `${nf(pr.capacityUnits)} (moto's figures: ${nf(pr.capacityUnitsAsMotoReports)})`,
-      (v) => v <= AIMS.capacityUnits,
-    ),
-    aim(
-      "Lambda invocations per rack",
-      `≤ ${AIMS.lambda}`,
-      `${TODAY.lambda}`,
-      pr.lambda,
-      nf(pr.lambda),
-      (v) => v <= AIMS.lambda,
-    ),
-    aim(
-      "rollout wall time / ideal",
-      `≤ ${AIMS.rolloutVsIdeal}×`,
-      `${TODAY.rolloutVsIdeal}×`,
-      f.wallMs / f.rolloutIdealMs,
-      `${nf(f.wallMs / f.rolloutIdealMs, 2)}×`,
-      (v) => v <= AIMS.rolloutVsIdeal,
-    ),
-    aim(
-      "one rack p50 / ideal",
-      `≤ ${AIMS.rackVsIdeal}×`,
-      `${TODAY.rackVsIdeal}×`,
-      f.rack.p50 / f.rackIdealMs,
-      `${nf(f.rack.p50 / f.rackIdealMs, 2)}×`,
-      (v) => v <= AIMS.rackVsIdeal,
-    ),
-    aim(
-      "cost per rack, 10-minute flashes",
-      `< $${AIMS.cost10min}`,
-      `$${TODAY.cost10min}`,
-      f.cost.model.total,
-      usd(f.cost.model.total),
-      (v) => v < AIMS.cost10min,
-    ),
-  ];
-  return [
-    `Rollout benchmark: ${f.racks} racks × ${f.components} BMCs, ${CONCURRENCY} at a time, one phase; every flash ${UPDATE_MS} ms; Wait states ${WAIT_MS} ms (local override)${med}`,
-    `Run ${f.status} in ${(f.wallMs / 1000).toFixed(1)} s; ${f.upgraded}/${f.racks} racks upgraded; ${f.flashes} flashes; driven through the dispatcher (src/app/dispatcher.ts): stream and direct wake-ups, a tick every ${TICK_MS / 1000} s`,
-    "",
-    "Per rack upgraded, by step: DynamoDB requests, read and write capacity units (estimated), Lambda invocations, state transitions",
-    formatTable(
-      ["step", "requests", "RCU", "WCU", "Lambda", "transitions", "DynamoDB requests by operation"],
-      rows,
-    ),
-    "",
-    "Per rack upgraded (measured on the local stack)",
-    `  state transitions        ${nf(pr.transitions)}`,
-    `  Lambda invocations       ${nf(pr.lambda)}  (task-steps ${nf(pr.taskSteps)}: ${Object.entries(
-      f.taskStepsByStep,
-    )
-      .map(([k, v]) => `${k} ${nf(v)}`)
-      .join(", ")}; bmc-result ${nf(pr.bmcResult)} for ${nf(pr.reportsReceived)} reports)`,
-    `  IoT messages             ${nf(pr.commands + pr.reports)}  (commands ${nf(pr.commands)}, BMC reports ${nf(pr.reports)})`,
-    `  DynamoDB requests        ${nf(pr.requests)}`,
-    `  DynamoDB capacity units  ${nf(pr.capacityUnits)}  (${nf(pr.wcu)} WRU, ${nf(pr.rcu)} RRU; estimated by DynamoDB's sizing rules; moto's own figures where it gives any: ${nf(pr.capacityUnitsAsMotoReports)})`,
-    `  cost at list prices      ${usd(f.cost.measured)}  = ${Object.entries(f.cost.breakdown)
-      .map(([k, v]) => `${k} ${usd(v)}`)
-      .join(" + ")}`,
-    "",
-    `Per rack, modelled for production timing (10-min flashes, each wait woken by the wave's last result or timed out into a check on the default poll schedule, timed by the reported progress: ${nf(f.cost.model.checksPerWave)} checks per flash step instead of ${nf(f.cost.model.flashChecksPerStep)}, ${f.cost.model.flashSteps} flash steps of ${pr.waves} wave steps per rack, the activations and bring-ups assumed woken within their first wait as here; the same polls without the wake-up: ${nf(f.cost.model.pollChecksPerWave)} checks per wave; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)}, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
-    `  state transitions ${nf(f.cost.model.transitions, 0)} (measured here: ${nf(pr.transitions, 0)}), task-steps invocations ${nf(f.cost.model.taskSteps, 0)}, DynamoDB requests ${nf(f.cost.model.requests, 0)} (measured here: ${nf(pr.requests, 0)}), WRU ${nf(f.cost.model.wru, 0)}, RRU ${nf(f.cost.model.rru, 0)} → ${usd(f.cost.model.total)} per rack, ${usd(f.cost.model.total * 1000)} per 1,000 racks`,
-    "",
-    "Prices: us-east-1 list prices (checked 2026-11): Step Functions Standard $0.025/1k transitions; Lambda $0.20/1M requests + $0.0000166667/GB-s (256 MB × 60 ms assumed);",
-    "        IoT Core $1.00/1M messages + rules $0.15/1M triggered + $0.15/1M actions; SQS $0.40/1M requests; DynamoDB on-demand $0.625/1M WRU, $0.125/1M RRU.",
-    "        Not included: IoT connectivity ($0.08 per million connection-minutes, a fleet cost, not per upgrade), CloudWatch logs/metrics, the ticker and dispatcher Lambdas.",
-    "",
-    "Wall time",
-    `  rollout   ${(f.wallMs / 1000).toFixed(1)} s   ideal ${(f.rolloutIdealMs / 1000).toFixed(1)} s  (${Math.ceil(f.racks / CONCURRENCY)} rounds of ${CONCURRENCY} racks × ${f.rackIdealMs / UPDATE_MS} groups × ${UPDATE_MS} ms)  → ${nf(f.wallMs / f.rolloutIdealMs, 2)}× ideal`,
-    `  one rack  p50 ${(f.rack.p50 / 1000).toFixed(2)} s, p90 ${(f.rack.p90 / 1000).toFixed(2)} s, max ${(f.rack.max / 1000).toFixed(2)} s   ideal ${(f.rackIdealMs / 1000).toFixed(2)} s  → p50 ${nf(f.rack.p50 / f.rackIdealMs, 2)}× ideal`,
-    `  DynamoDB calls ${nf(f.callsPerSecond, 0)}/s on serialized moto`,
-    "",
-    "Aims (set 2026-12-01), against the figures measured then",
-    formatTable(["figure", "aim", "2026-12-01", "now", ""], aims),
-    "",
-    "Per rack, by the kind of step (the rule's steps of every wave): what the flash, the activation, the bring-up and any health check cost",
-    formatTable(
-      ["kind", "steps", "requests", "transitions", "Lambda", "checks", "wall s (sum)", "wall s per step"],
-      Object.entries(f.byKind).map(([kind, k]) => [
-        kind,
-        nf(k.steps, 0),
-        nf(k.requests),
-        nf(k.transitions),
-        nf(k.lambda),
-        nf(k.checks),
-        nf(k.wallMs / 1000, 2),
-        nf(k.wallMs / 1000 / Math.max(1, k.steps), 2),
-      ]),
-    ),
-  ].join("\n");
-}
-
-/**
- * The per-rack aims against the figures measured before activation, with the old path's and the
- * new path's figures of this sitting side by side (bench/lib/rollout-paths.ts).
- */
-function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>): string {
-  const nf = (x: number, d = 1) => x.toFixed(d);
-  const columns = PATHS.map((p) =>
-    p === "before" ? "old path (SendWave per step)" : "new path (the steps send)",
-  );
-  const row = (
-    label: string,
-    aim: number | undefined,
-    then: string,
-    value: (f: Figures) => number,
-    text: (x: number) => string,
-  ) => {
-    const values = PATHS.map((p) => byPath[p]).map((f) => (f === undefined ? undefined : value(f)));
-    const last = values[values.length - 1];
-    const verdict = aim === undefined || last === undefined ? "" : last <= aim ? "met" : "NOT met";
-    return [
-      label,
-      aim === undefined ? "-" : `≤ ${text(aim)}`,
-      then,
-      ...values.map((v) => (v === undefined ? "-" : text(v))),
-      verdict,
-    ];
-  };
-  const rows = [
-    row(
-      "DynamoDB requests per rack",
-      HALVED_AIMS.requests,
-      `${BEFORE_ACTIVATION.requests}`,
-      (f) => f.perRack.requests,
-      (x) => nf(x),
-    ),
-    row(
-      "Lambda invocations per rack",
-      HALVED_AIMS.lambda,
-      `${BEFORE_ACTIVATION.lambda}`,
-      (f) => f.perRack.lambda,
-      (x) => nf(x),
-    ),
-    row(
-      "… of them task-steps",
-      undefined,
-      "-",
-      (f) => f.perRack.taskSteps,
-      (x) => nf(x),
-    ),
-    row(
-      "state transitions per rack",
-      undefined,
-      `${BEFORE_ACTIVATION.transitions}`,
-      (f) => f.perRack.transitions,
-      (x) => nf(x),
-    ),
-    row(
-      "IoT messages per rack",
-      undefined,
-      `${BEFORE_ACTIVATION.iot}`,
-      (f) => f.perRack.commands + f.perRack.reports,
-      (x) => nf(x, 0),
-    ),
-    row(
-      "modelled cost per rack, 10-minute flashes",
-      HALVED_AIMS.cost10min,
-      usd(BEFORE_ACTIVATION.cost10min),
-      (f) => f.cost.model.total,
-      usd,
-    ),
-    row(
-      "… its state transitions",
-      undefined,
-      "-",
-      (f) => f.cost.model.transitions,
-      (x) => nf(x, 0),
-    ),
-    row(
-      "rollout wall time / ideal",
-      undefined,
-      "-",
-      (f) => f.wallMs / f.rolloutIdealMs,
-      (x) => `${nf(x, 2)}×`,
-    ),
-  ];
-  return [
-    `Per-rack aims (set 2026-12-04, against 2026-12-03's figures measured before activation joined the default rule), ${PATHS.length > 1 ? "both paths in this sitting" : `the ${PATHS[0]} path`}${args["health-check"] ? ", the rule with health checks" : ""}${REPEAT > 1 ? ` (medians of ${REPEAT} runs each)` : ""}`,
-    formatTable(["figure", "aim", "2026-12-03", ...columns, ""], rows),
-  ].join("\n");
-}
-
-/** The median rack's states from its submission: when each was entered, and how long until the next. */
-function printTimeline(
-  tasks: readonly { id: string; createdAt: number; finishedAt?: number }[],
-  timelines: Map<string, [number, string][]>,
-): void {
-  const byDuration = [...tasks].sort(
-    (a, b) => (a.finishedAt ?? 0) - a.createdAt - ((b.finishedAt ?? 0) - b.createdAt),
-  );
-  const task = byDuration[Math.floor(byDuration.length / 2)];
-  const states = task === undefined ? undefined : timelines.get(task.id);
-  if (task === undefined || states === undefined) return;
-  const lines = [`Timeline of the median rack (task ${task.id}), ms from its submission:`];
-  const ends = [...states.slice(1).map(([t]) => t), task.finishedAt ?? Date.now()];
-  states.forEach(([t, name], i) => {
-    lines.push(
-      `  ${String(t - task.createdAt).padStart(6)}  ${name.padEnd(28)} ${String((ends[i] ?? t) - t).padStart(5)} ms`,
-    );
-  });
-  lines.push(`  ${String((task.finishedAt ?? Date.now()) - task.createdAt).padStart(6)}  (task finished)`);
-  console.log(`${lines.join("\n")}\n`);
 }
 
 async function main(): Promise<void> {
@@ -947,9 +498,9 @@ async function main(): Promise<void> {
         `Runs of the ${path} path: ${runs.map((r) => `${(r.wallMs / 1000).toFixed(1)} s, ${r.perRack.requests.toFixed(1)} requests, ${r.perRack.capacityUnits.toFixed(0)} units, ${r.perRack.lambda.toFixed(1)} Lambda per rack`).join("; ")}\n`,
       );
     }
-    console.log(`=== The ${path} path ===\n${report(byPath[path] as Figures, runs.length)}\n`);
+    console.log(`=== The ${path} path ===\n${report(byPath[path] as Figures, runs.length, SITTING)}\n`);
   }
-  console.log(halvedAims(byPath));
+  console.log(halvedAims(byPath, SITTING));
   if (args.json)
     writeFileSync(
       args.json,

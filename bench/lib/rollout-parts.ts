@@ -206,13 +206,17 @@ export class PartLabeller {
  * status, recordSubmitted, the active-runs index) "run bookkeeping"; in AcquireLock, the
  * preflight's query set is "preflight" (it sends the queries); in a wave's check, the inventory's
  * verified versions and the ending transaction are "outcome" (the last wave's check records the
- * task's outcome itself); anywhere else, the scope's.
+ * task's outcome itself), but the image records an update's commands carry (on the Inventory
+ * table too) are the step's own; anywhere else, the scope's.
  */
 export function partOfCall(scope: string | undefined, operation: string, input: Obj): string {
   const table = tableOf(input);
   // A transaction that writes the lock with other tables belongs to its scope (submit's lock + task).
   if (table === "RackLocks") return PART.lock;
-  if (scope?.startsWith("wave ") && (table === "Inventory" || operation === "TransactWriteItems"))
+  if (
+    scope?.startsWith("wave ") &&
+    ((table === "Inventory" && !readsImages(input)) || operation === "TransactWriteItems")
+  )
     return PART.outcome;
   if (scope === PART.lock && /^cmds#.*#q$/.test(String(obj(input.Key).id ?? ""))) return PART.preflight;
   const part = scope ?? PART.bookkeeping;
@@ -220,4 +224,13 @@ export function partOfCall(scope: string | undefined, operation: string, input: 
   if (operation === "Query" && table === "Targets") return PART.claim;
   if (operation === "TransactWriteItems" && table === "Runs+Targets") return PART.claim;
   return PART.bookkeeping;
+}
+
+/** A read of firmware image records (their keys `image#…`, on the Inventory table: images.ts). */
+function readsImages(input: Obj): boolean {
+  const keys = Object.values(obj(input.RequestItems)).flatMap(
+    (r) => (obj(r).Keys as unknown[] | undefined) ?? [],
+  );
+  const key = obj(input.Key);
+  return [...keys, key].some((k) => String(obj(k).pk ?? "").startsWith("image#"));
 }

@@ -1,0 +1,119 @@
+/**
+ * A rack's child-task traffic modelled for production timing, from the shape of the child-task
+ * definition (state-machines/child-task.asl.json) and the product's own wait schedule
+ * (production-model.ts), for a rule and a rack: the state transitions, the task-steps invocations,
+ * the IoT messages and the bmc-result invocations a rack of that shape costs when every wait is
+ * woken by its last result, the flashes take FLASH_SECONDS and so time out into extra checks.
+ *
+ * bench:rollout prints it beside what it measured (so the model cannot drift from the product
+ * unnoticed), and bench:fleet spreads it over each simulated child task (so the fleet's rates
+ * follow the definition, not a figure copied by hand).
+ *
+ * The paths (rollout-paths.ts): "after", the definition as it is (the preflight and each check
+ * start the next step: AwaitWave, CheckWave and WaveDone? a step), and "before", a SendWave and a
+ * MoreWaves? per step as well.
+ */
+import type { InventoryComponent } from "../../src/domain/inventory.js";
+import type { ComponentType, OperationRule, RuleAction } from "../../src/domain/model.js";
+import { PROGRESS_PERCENTS } from "./production-model.js";
+import type { RolloutPath } from "./rollout-paths.js";
+
+/** The rollout benchmark's child-task settings: one wave per group of a GB200 rack (at most 18 trays). */
+export const ROLLOUT_MAX_PARALLEL = 18;
+
+/**
+ * States every task passes once: AcquireLock, LockAcquired?, AwaitPreflight, CheckPreflight,
+ * PreflightDone? and AlreadyFinished (the last check records the outcome). Of them, Lambda
+ * invocations: acquireLock, awaitQueries, checkQueries.
+ */
+const TASK_STATES = 6;
+const TASK_INVOCATIONS = 3;
+/** Per step: AwaitWave, CheckWave, WaveDone? (invocations: awaitWave, checkWave); before: + MoreWaves?, SendWave. */
+const STEP_STATES: Record<RolloutPath, number> = { after: 3, before: 5 };
+const STEP_INVOCATIONS: Record<RolloutPath, number> = { after: 2, before: 3 };
+/** A check more (a wait timed out): AwaitWave, CheckWave, WaveDone?, two of them invocations. */
+const CHECK_STATES = 3;
+const CHECK_INVOCATIONS = 2;
+
+/**
+ * What a BMC sends back per command, as the simulated fleet reports (local/bmc-fleet.ts): an
+ * update's acknowledgement, its progress and its result; a reset's acknowledgement and the status
+ * it answers once back; a query's status. Each is a moment of its own at production timing
+ * (minutes apart), so a batch of the reports queue of its own at worst.
+ */
+function reportsPerCommand(action: RuleAction): number {
+  switch (action) {
+    case "UPDATE_FIRMWARE":
+      return 2 + PROGRESS_PERCENTS.length;
+    case "RESET_BMC":
+    case "POWER_CYCLE_HOST":
+    case "AC_CYCLE":
+      return 2;
+    case "SLEEP":
+      return 0;
+    default:
+      return 1;
+  }
+}
+
+export interface RackModel {
+  /** Wave steps a rack runs (every stage's waves, each through the stage's steps). */
+  steps: number;
+  flashSteps: number;
+  transitions: number;
+  taskSteps: number;
+  /** Commands out and reports back, the preflight's queries included. */
+  iotMessages: number;
+  commands: number;
+  reports: number;
+  /**
+   * bmc-result invocations with no batch shared: one per report moment of each step (and the
+   * preflight's answers). Racks in flight together share batches, so a fleet pays fewer.
+   */
+  bmcResultUnshared: number;
+}
+
+/**
+ * The model of one rack of `components` under `rule` (the rule's stages in order, each over the
+ * components of its types, in waves of the stage's maxParallel or `maxParallel`), with
+ * `checksPerFlashStep` checks per flash step (production-model.ts: 2 for a 10-minute flash) and
+ * one for every other step (a reset or a query answered within its first wait).
+ */
+export function modelRack(
+  rule: Pick<OperationRule, "stages">,
+  components: readonly Pick<InventoryComponent, "type">[],
+  options: { maxParallel: number; checksPerFlashStep: number; path: RolloutPath },
+): RackModel {
+  const count = (types: readonly ComponentType[]) =>
+    components.filter((c) => types.length === 0 || types.includes(c.type)).length;
+  let steps = 0;
+  let flashSteps = 0;
+  let commands = components.length;
+  let reports = components.length;
+  let moments = 1;
+  for (const stage of rule.stages) {
+    const n = count(stage.componentTypes);
+    if (n === 0) continue;
+    const size = stage.maxParallel > 0 ? stage.maxParallel : options.maxParallel;
+    const waves = Math.ceil(n / Math.max(1, size));
+    for (const step of stage.steps) {
+      steps += waves;
+      if (step.action === "UPDATE_FIRMWARE") flashSteps += waves;
+      if (step.action === "SLEEP") continue;
+      commands += n;
+      reports += n * reportsPerCommand(step.action);
+      moments += waves * reportsPerCommand(step.action);
+    }
+  }
+  const extraChecks = Math.max(0, options.checksPerFlashStep - 1) * flashSteps;
+  return {
+    steps,
+    flashSteps,
+    transitions: TASK_STATES + steps * STEP_STATES[options.path] + extraChecks * CHECK_STATES,
+    taskSteps: TASK_INVOCATIONS + steps * STEP_INVOCATIONS[options.path] + extraChecks * CHECK_INVOCATIONS,
+    iotMessages: commands + reports,
+    commands,
+    reports,
+    bmcResultUnshared: moments,
+  };
+}
