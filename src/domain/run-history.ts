@@ -54,7 +54,8 @@ import { type HistoryDraft, plural, type RunHistoryEvent, stampEvents } from "./
 import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
 import { isTerminalRun, type Run } from "./model.js";
 import { phaseName } from "./phases.js";
-import { MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
+import type { RunEvent } from "./run-machine.js";
+import { MSG_PAUSED_BY_OPERATOR, MSG_RESUMED } from "./run-messages.js";
 import { phaseSoakMs } from "./soak.js";
 import { phaseSize } from "./stats.js";
 

@@ -2,13 +2,13 @@ import { describe, expect, it } from "vitest";
 import { FailedPreconditionError } from "../../src/domain/errors.js";
 import type { OutcomeCounts, Run, RunConfig, RunReason, RunStatus } from "../../src/domain/model.js";
 import {
-  claimStatusMessage,
   finalStatus,
   freeSlots,
   type RunEvent,
   type RunResult,
   reduceRun,
 } from "../../src/domain/run-machine.js";
+import { claimStatusMessage } from "../../src/domain/run-messages.js";
 import { runConfig } from "../support/domain-fixtures.js";
 
 const ID = "11111111-1111-4111-8111-111111111111";
