@@ -8,7 +8,7 @@
  * typo is reported with its key path before anything is sent; what depends on the time (a window
  * that never opens before endTime) is left to the service.
  */
-import { parseCron } from "../../src/domain/maintenance-window.js";
+import { parseCron } from "../../src/domain/cron.js";
 import type * as pb from "../../src/gen/flow/v1/flow.js";
 import { formatDuration, nsToDuration } from "../durations.js";
 import { join, type Reader } from "./reader.js";

@@ -54,9 +54,10 @@
  */
 
 import { type ConflictTimeout, conflictTimeoutMessage } from "./backoff.js";
+import { formatRfc3339 } from "./calendar.js";
 import { FailedPreconditionError } from "./errors.js";
 import { evaluateGates } from "./gates.js";
-import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
+import { scheduleOf, windowState } from "./maintenance-window.js";
 import { assertNever, isTerminalRun, type Run, type RunReason, type RunStatus } from "./model.js";
 import { phaseName } from "./phases.js";
 import {

@@ -5,23 +5,18 @@
  * the validation rules with their field paths. Everything is UTC: there is no daylight saving.
  */
 import { describe, expect, it } from "vitest";
+import { civilFromDays, formatRfc3339, weekday } from "../../src/domain/calendar.js";
+import { type Cron, nextCronTime, parseCron, previousCronTime } from "../../src/domain/cron.js";
 import {
-  type Cron,
   checkSchedule,
-  civilFromDays,
-  formatRfc3339,
   MAX_WINDOW_DURATION_MS,
-  nextCronTime,
   nextOpenings,
   nextWindowOpening,
   openWindowClose,
   type ParsedWindow,
-  parseCron,
   parseWindows,
-  previousCronTime,
   type Schedule,
   scheduleOf,
-  weekday,
   windowState,
 } from "../../src/domain/maintenance-window.js";
 import { runConfig } from "../support/domain-fixtures.js";
