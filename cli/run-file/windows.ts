@@ -4,7 +4,7 @@
  *   maintenanceWindows:
  *     - { cron: "0 2 * * MON-FRI", duration: 2h }   # 02:00-04:00 UTC on weekdays
  *
- * The cron is checked here with the service's own parser (src/domain/maintenance-window.ts), so a
+ * The cron is checked here with the service's own parser (src/domain/cron.ts), so a
  * typo is reported with its key path before anything is sent; what depends on the time (a window
  * that never opens before endTime) is left to the service.
  */
