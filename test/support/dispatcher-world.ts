@@ -1,3 +1,7 @@
+/**
+ * The dispatcher's unit-test world: a run in a given state on the in-memory RunStore (held to the
+ * same contract as the DynamoDB one), a scripted submitter, a clock, and recording metrics.
+ */
 import { createControls } from "../../src/app/controls.js";
 import { createDispatcher, type PassResult } from "../../src/app/dispatcher.js";
 import type { DispatchMetricName, Metrics } from "../../src/app/observability.js";
