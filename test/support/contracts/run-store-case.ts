@@ -13,8 +13,8 @@ export const ALL = { offset: 0, limit: 100 };
 export const ZERO = { completed: 0, failed: 0, terminated: 0, skipped: 0 };
 
 export interface RunStoreCase {
-  /** The store under test, once the suite's setup has run (in a beforeAll or a test). */
-  runs(): RunStore;
+  /** The store under test, once the suite's setup has run (read it in a test, not at collection). */
+  readonly runs: RunStore;
   /** The next number for an id (no two cases share one), and the last one given. */
   nextSeq(): number;
   lastSeq(): number;
@@ -45,7 +45,9 @@ export function runStoreCase(setup: () => Promise<{ runs: RunStore }>): RunStore
   const target = async (t: Target) => (await store().getTarget(t.runId, t.id)) as Target;
   const run = async (r: Run) => (await store().getRun(r.id)) as Run;
   return {
-    runs: store,
+    get runs() {
+      return store();
+    },
     nextSeq: () => ++seq,
     lastSeq: () => seq,
     async created(options = {}, id = uuid(++seq, "c0ffee00")) {

@@ -1,18 +1,13 @@
 /**
  * The RunStore contract (run-store.ts), createRun: the client request id and mayCommit, what a created run reads back as, and a run created with an origin (a retry or rollback run).
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import type { RunStore } from "../../../src/app/ports.js";
+import { describe, expect, it } from "vitest";
 import type { Run } from "../../../src/domain/model.js";
 import { runWithTargets, uuid } from "../dynamodb-fixtures.js";
 import { ALL, type RunStoreCase, ZERO } from "./run-store-case.js";
 
-export function describeCreateWithRequestId(c: RunStoreCase): void {
-  let runs: RunStore;
-  beforeAll(() => {
-    runs = c.runs();
-  });
-  const { nextSeq, lastSeq } = c;
+export function describeCreateWithRequestId(suite: RunStoreCase): void {
+  const { nextSeq, lastSeq } = suite;
 
   describe("createRun with a client request id, and mayCommit", () => {
     const request = (id: string, expiresAt: number) => ({ id, fingerprint: `fp-${id}`, expiresAt });
@@ -22,58 +17,60 @@ export function describeCreateWithRequestId(c: RunStoreCase): void {
       const made = fresh();
       const id = `contract-req-${lastSeq()}`;
       const expiresAt = made.run.createdAt + 60_000;
-      expect(await runs.createRun(made.run, made.targets, { clientRequest: request(id, expiresAt) })).toEqual(
-        {
-          outcome: "created",
-        },
-      );
-      expect(await runs.getClientRequest(id, made.run.createdAt)).toEqual({
+      expect(
+        await suite.runs.createRun(made.run, made.targets, { clientRequest: request(id, expiresAt) }),
+      ).toEqual({
+        outcome: "created",
+      });
+      expect(await suite.runs.getClientRequest(id, made.run.createdAt)).toEqual({
         runId: made.run.id,
         fingerprint: `fp-${id}`,
         expiresAt,
       });
-      expect(await runs.getClientRequest(id, expiresAt)).toBeUndefined();
-      expect(await runs.getClientRequest(`${id}-unknown`, made.run.createdAt)).toBeUndefined();
+      expect(await suite.runs.getClientRequest(id, expiresAt)).toBeUndefined();
+      expect(await suite.runs.getClientRequest(`${id}-unknown`, made.run.createdAt)).toBeUndefined();
     });
 
     it("a second create with a live id is 'request-id-taken' and invisible; after expiry the id is free", async () => {
       const first = fresh();
       const id = `contract-req-${lastSeq()}`;
       const expiresAt = first.run.createdAt + 1000;
-      await runs.createRun(first.run, first.targets, { clientRequest: request(id, expiresAt) });
+      await suite.runs.createRun(first.run, first.targets, { clientRequest: request(id, expiresAt) });
       const second = fresh();
       expect(
-        await runs.createRun(second.run, second.targets, { clientRequest: request(id, expiresAt + 5) }),
+        await suite.runs.createRun(second.run, second.targets, { clientRequest: request(id, expiresAt + 5) }),
       ).toEqual({ outcome: "request-id-taken" });
-      expect(await runs.getRun(second.run.id)).toBeUndefined();
-      expect((await runs.getClientRequest(id, first.run.createdAt))?.runId).toBe(first.run.id);
+      expect(await suite.runs.getRun(second.run.id)).toBeUndefined();
+      expect((await suite.runs.getClientRequest(id, first.run.createdAt))?.runId).toBe(first.run.id);
 
       const later = runWithTargets(uuid(nextSeq(), "c0ffee00"), { phaseSizes: [1], createdAt: expiresAt });
       expect(
-        await runs.createRun(later.run, later.targets, { clientRequest: request(id, expiresAt + 60_000) }),
+        await suite.runs.createRun(later.run, later.targets, {
+          clientRequest: request(id, expiresAt + 60_000),
+        }),
       ).toEqual({ outcome: "created" });
-      expect((await runs.getClientRequest(id, expiresAt))?.runId).toBe(later.run.id);
+      expect((await suite.runs.getClientRequest(id, expiresAt))?.runId).toBe(later.run.id);
     });
 
     it("mayCommit false: 'abandoned', no run and no target visible", async () => {
       const made = fresh();
-      expect(await runs.createRun(made.run, made.targets, { mayCommit: () => false })).toEqual({
+      expect(await suite.runs.createRun(made.run, made.targets, { mayCommit: () => false })).toEqual({
         outcome: "abandoned",
       });
-      expect(await runs.getRun(made.run.id)).toBeUndefined();
+      expect(await suite.runs.getRun(made.run.id)).toBeUndefined();
       expect(
-        await runs.listTargets(made.run.id, { phaseFrom: 0, phaseTo: 0, page: { offset: 0, limit: 10 } }),
+        await suite.runs.listTargets(made.run.id, {
+          phaseFrom: 0,
+          phaseTo: 0,
+          page: { offset: 0, limit: 10 },
+        }),
       ).toBeUndefined();
     });
   });
 }
 
-export function describeCreateAndReads(c: RunStoreCase): void {
-  let runs: RunStore;
-  beforeAll(() => {
-    runs = c.runs();
-  });
-  const { created, target, run, nextSeq } = c;
+export function describeCreateAndReads(suite: RunStoreCase): void {
+  const { created, target, run, nextSeq } = suite;
 
   describe("createRun and the reads", () => {
     it("a created run and its targets read back field for field", async () => {
@@ -81,10 +78,10 @@ export function describeCreateAndReads(c: RunStoreCase): void {
       made.run.startedAt = made.run.createdAt + 5;
       made.targets[0]!.taskId = uuid(9);
       made.targets[1]!.rackExternalId = "EXT-1";
-      await runs.createRun(made.run, made.targets);
-      expect(await runs.getRun(made.run.id)).toEqual(made.run);
-      for (const t of made.targets) expect(await runs.getTarget(made.run.id, t.id)).toEqual(t);
-      expect(await runs.listTargets(made.run.id, { phaseFrom: 0, phaseTo: 1, page: ALL })).toEqual({
+      await suite.runs.createRun(made.run, made.targets);
+      expect(await suite.runs.getRun(made.run.id)).toEqual(made.run);
+      for (const t of made.targets) expect(await suite.runs.getTarget(made.run.id, t.id)).toEqual(t);
+      expect(await suite.runs.listTargets(made.run.id, { phaseFrom: 0, phaseTo: 1, page: ALL })).toEqual({
         targets: made.targets,
         total: 5,
       });
@@ -93,39 +90,39 @@ export function describeCreateAndReads(c: RunStoreCase): void {
     it("unknown ids read as absent: getRun, getRunSecrets, getTarget; listTargets is undefined", async () => {
       const { run: known, targets } = await created();
       const missing = uuid(nextSeq(), "dead0000");
-      expect(await runs.getRun(missing)).toBeUndefined();
-      expect(await runs.getRunSecrets(missing)).toBeUndefined();
-      expect(await runs.getTarget(missing, targets[0]!.id)).toBeUndefined();
-      expect(await runs.getTarget(known.id, uuid(1, "dead0000"))).toBeUndefined();
-      expect(await runs.listTargets(missing, { phaseFrom: 0, phaseTo: 0, page: ALL })).toBeUndefined();
+      expect(await suite.runs.getRun(missing)).toBeUndefined();
+      expect(await suite.runs.getRunSecrets(missing)).toBeUndefined();
+      expect(await suite.runs.getTarget(missing, targets[0]!.id)).toBeUndefined();
+      expect(await suite.runs.getTarget(known.id, uuid(1, "dead0000"))).toBeUndefined();
+      expect(await suite.runs.listTargets(missing, { phaseFrom: 0, phaseTo: 0, page: ALL })).toBeUndefined();
     });
 
     it("an existing run id is ALREADY_EXISTS, and the first run and its targets stay as they were", async () => {
       const first = await created({ phaseSizes: [2] });
       const second = runWithTargets(first.run.id, { phaseSizes: [3], name: "other" });
       for (const t of second.targets) t.id = t.id.replace(/^.{8}/, "5ec0d000");
-      await expect(runs.createRun(second.run, second.targets)).rejects.toMatchObject({
+      await expect(suite.runs.createRun(second.run, second.targets)).rejects.toMatchObject({
         code: "ALREADY_EXISTS",
       });
       expect(await run(first.run)).toEqual(first.run);
       expect(
-        (await runs.listTargets(first.run.id, { phaseFrom: 0, phaseTo: 0, page: ALL }))?.targets,
+        (await suite.runs.listTargets(first.run.id, { phaseFrom: 0, phaseTo: 0, page: ALL }))?.targets,
       ).toEqual(first.targets);
-      expect(await runs.getTarget(first.run.id, second.targets[2]!.id)).toBeUndefined();
+      expect(await suite.runs.getTarget(first.run.id, second.targets[2]!.id)).toBeUndefined();
     });
 
     it("firmware credentials are left out of getRun and listRuns and come back from getRunSecrets only", async () => {
       const made = runWithTargets(uuid(nextSeq(), "c0ffee00"), { phaseSizes: [1], name: "with-secrets" });
       made.run.config.operation.firmware.authentication = { kind: "shared", secret: "hunter2" };
-      await runs.createRun(made.run, made.targets);
+      await suite.runs.createRun(made.run, made.targets);
       const read = await run(made.run);
       expect("authentication" in read.config.operation.firmware).toBe(false);
       expect(JSON.stringify(read)).not.toContain("hunter2");
-      const listed = await runs.listRuns((e) => e.id === made.run.id, ALL);
+      const listed = await suite.runs.listRuns((e) => e.id === made.run.id, ALL);
       expect(JSON.stringify(listed)).not.toContain("hunter2");
-      expect(await runs.getRunSecrets(made.run.id)).toEqual({ kind: "shared", secret: "hunter2" });
+      expect(await suite.runs.getRunSecrets(made.run.id)).toEqual({ kind: "shared", secret: "hunter2" });
       const plain = await created();
-      expect(await runs.getRunSecrets(plain.run.id)).toBeUndefined();
+      expect(await suite.runs.getRunSecrets(plain.run.id)).toBeUndefined();
     });
 
     it("what is read is a copy: mutating it, or what was given to createRun, changes nothing stored", async () => {
@@ -144,12 +141,8 @@ export function describeCreateAndReads(c: RunStoreCase): void {
   });
 }
 
-export function describeCreateWithOrigin(c: RunStoreCase): void {
-  let runs: RunStore;
-  beforeAll(() => {
-    runs = c.runs();
-  });
-  const { created, run, nextSeq } = c;
+export function describeCreateWithOrigin(suite: RunStoreCase): void {
+  const { created, run, nextSeq } = suite;
 
   describe("createRun with an origin (a retry or rollback run)", () => {
     it("the followed run's version and follow-ups and its event commit with the new run, on the version read; else 'origin-changed' and nothing", async () => {
@@ -182,7 +175,7 @@ export function describeCreateWithOrigin(c: RunStoreCase): void {
       };
       const a = runWithTargets(uuid(nextSeq(), "c0ffee00"), { phaseSizes: [1] });
       a.run.origin = { kind: "retry", runId: first.id, includeTerminated: false, includeSkipped: true };
-      expect(await runs.createRun(a.run, a.targets, { origin: followed(first, a.run.id) })).toEqual({
+      expect(await suite.runs.createRun(a.run, a.targets, { origin: followed(first, a.run.id) })).toEqual({
         outcome: "created",
       });
       expect((await run(a.run)).origin).toEqual(a.run.origin);
@@ -190,17 +183,17 @@ export function describeCreateWithOrigin(c: RunStoreCase): void {
       expect(after.followUps).toEqual([{ kind: "retry", runId: a.run.id }]);
       expect(after.updatedAt).toBe(first.updatedAt + 5);
       expect(after.status).toBe(first.status);
-      const events = (await runs.listRunEvents(first.id, ALL))?.events ?? [];
+      const events = (await suite.runs.listRunEvents(first.id, ALL))?.events ?? [];
       expect(events.at(-1)).toMatchObject({
         kind: "RETRIED",
         detail: { type: "followUp", runId: a.run.id },
       });
       // Read before a's commit: stale now, nothing of b is written.
       const b = runWithTargets(uuid(nextSeq(), "c0ffee00"), { phaseSizes: [1] });
-      expect(await runs.createRun(b.run, b.targets, { origin: followed(first, b.run.id) })).toEqual({
+      expect(await suite.runs.createRun(b.run, b.targets, { origin: followed(first, b.run.id) })).toEqual({
         outcome: "origin-changed",
       });
-      expect(await runs.getRun(b.run.id)).toBeUndefined();
+      expect(await suite.runs.getRun(b.run.id)).toBeUndefined();
       expect((await run(first)).followUps).toEqual([{ kind: "retry", runId: a.run.id }]);
     });
   });

@@ -1,18 +1,13 @@
 /**
  * The RunStore contract (run-store.ts), saveRun's conditional write and the index of active runs.
  */
-import { beforeAll, describe, expect, it } from "vitest";
-import type { RunStore } from "../../../src/app/ports.js";
+import { describe, expect, it } from "vitest";
 import type { Run } from "../../../src/domain/model.js";
 import { uuid } from "../dynamodb-fixtures.js";
 import { LEASE, type RunStoreCase, T, ZERO } from "./run-store-case.js";
 
-export function describeSaveAndActiveRuns(c: RunStoreCase): void {
-  let runs: RunStore;
-  beforeAll(() => {
-    runs = c.runs();
-  });
-  const { created, run, save, nextSeq } = c;
+export function describeSaveAndActiveRuns(suite: RunStoreCase): void {
+  const { created, run, save, nextSeq } = suite;
 
   describe("saveRun and the active runs", () => {
     it("saves on the version read; an older version is 'stale' and writes nothing; an unknown run is 'not-found'", async () => {
@@ -23,19 +18,19 @@ export function describeSaveAndActiveRuns(c: RunStoreCase): void {
         startedAt: r.createdAt + 1,
         updatedAt: r.updatedAt + 1,
       };
-      expect(await runs.saveRun(first, r.updatedAt)).toBe("saved");
+      expect(await suite.runs.saveRun(first, r.updatedAt)).toBe("saved");
       const late: Run = { ...r, status: "CANCELLED", updatedAt: r.updatedAt + 2 };
-      expect(await runs.saveRun(late, r.updatedAt)).toBe("stale");
+      expect(await suite.runs.saveRun(late, r.updatedAt)).toBe("stale");
       expect(await run(r)).toEqual(first);
-      expect(await runs.saveRun({ ...r, id: uuid(nextSeq(), "dead0000") }, r.updatedAt - 1)).toBe(
+      expect(await suite.runs.saveRun({ ...r, id: uuid(nextSeq(), "dead0000") }, r.updatedAt - 1)).toBe(
         "not-found",
       );
     });
 
     it("writes the control fields only: name, configuration, plan, counters and inFlight stay as stored", async () => {
       const { run: r, targets } = await created({ phaseSizes: [2] });
-      expect(await runs.claimTarget(targets[0]!, LEASE, T)).toBe("claimed");
-      expect(await runs.recordOutcome(r.id, targets[1]!.id, "COMPLETED", "", T)).toBe("recorded");
+      expect(await suite.runs.claimTarget(targets[0]!, LEASE, T)).toBe("claimed");
+      expect(await suite.runs.recordOutcome(r.id, targets[1]!.id, "COMPLETED", "", T)).toBe("recorded");
       // A writer holding the run as read BEFORE the claim and the outcome.
       const written: Run = {
         ...r,
@@ -51,7 +46,7 @@ export function describeSaveAndActiveRuns(c: RunStoreCase): void {
         startedAt: T,
         updatedAt: r.updatedAt + 1,
       };
-      expect(await runs.saveRun(written, r.updatedAt)).toBe("saved");
+      expect(await suite.runs.saveRun(written, r.updatedAt)).toBe("saved");
       expect(await run(r)).toEqual({
         ...r,
         status: "RUNNING",
@@ -67,7 +62,7 @@ export function describeSaveAndActiveRuns(c: RunStoreCase): void {
       const { run: r, targets } = await created({ phaseSizes: [2] });
       // A pass read the run with nothing flashing and decides to pause; a claim decided before
       // the close commits in between.
-      expect(await runs.claimTarget(targets[0]!, LEASE, T)).toBe("claimed");
+      expect(await suite.runs.claimTarget(targets[0]!, LEASE, T)).toBe("claimed");
       const pause: Run = {
         ...r,
         status: "PAUSED",
@@ -75,17 +70,17 @@ export function describeSaveAndActiveRuns(c: RunStoreCase): void {
         statusMessage: "maintenance window closed at 2023-11-14T22:15:00Z: 2 targets not started",
         updatedAt: r.updatedAt + 1,
       };
-      expect(await runs.saveRun(pause, r.updatedAt)).toBe("stale");
+      expect(await suite.runs.saveRun(pause, r.updatedAt)).toBe("stale");
       expect((await run(r))?.status).toBe(r.status);
       // Decided again on what is there now (1 flashing), the pause is written.
       expect(
-        await runs.saveRun({ ...pause, inFlight: 1, statusMessage: "…1 not started" }, r.updatedAt),
+        await suite.runs.saveRun({ ...pause, inFlight: 1, statusMessage: "…1 not started" }, r.updatedAt),
       ).toBe("saved");
       // Other writes never pin inFlight (a gate's pause, a message): counters stay theirs.
       const { run: g, targets: gt } = await created({ phaseSizes: [2] });
-      expect(await runs.claimTarget(gt[0]!, LEASE, T)).toBe("claimed");
+      expect(await suite.runs.claimTarget(gt[0]!, LEASE, T)).toBe("claimed");
       const gate: Run = { ...g, status: "PAUSED", reason: "SAFETY_GATE", updatedAt: g.updatedAt + 1 };
-      expect(await runs.saveRun(gate, g.updatedAt)).toBe("saved");
+      expect(await suite.runs.saveRun(gate, g.updatedAt)).toBe("saved");
     });
 
     it("startedAt and finishedAt left out of a save are removed", async () => {
@@ -93,7 +88,9 @@ export function describeSaveAndActiveRuns(c: RunStoreCase): void {
       expect(await save(r, { status: "COMPLETED", startedAt: T, finishedAt: T + 1 })).toBe("saved");
       const done = await run(r);
       const { startedAt: _s, finishedAt: _f, ...without } = done;
-      expect(await runs.saveRun({ ...without, updatedAt: done.updatedAt + 1 }, done.updatedAt)).toBe("saved");
+      expect(await suite.runs.saveRun({ ...without, updatedAt: done.updatedAt + 1 }, done.updatedAt)).toBe(
+        "saved",
+      );
       const read = await run(r);
       expect(read.startedAt).toBeUndefined();
       expect(read.finishedAt).toBeUndefined();
@@ -101,7 +98,7 @@ export function describeSaveAndActiveRuns(c: RunStoreCase): void {
 
     it("PENDING and RUNNING runs are active; PAUSED and terminal ones are not", async () => {
       const { run: r } = await created();
-      const active = async () => (await runs.listActiveRunIds()).includes(r.id);
+      const active = async () => (await suite.runs.listActiveRunIds()).includes(r.id);
       expect(await active()).toBe(true);
       const steps: [Run["status"], boolean][] = [
         ["RUNNING", true],
