@@ -5,15 +5,12 @@
  */
 import type { Actor } from "../../src/domain/actor.js";
 import type { RunHistoryEvent } from "../../src/domain/history-event.js";
-import type { OutcomeCounts, Run, RunConfig } from "../../src/domain/model.js";
+import type { Run } from "../../src/domain/model.js";
 import { historyEvents } from "../../src/domain/run-history.js";
 import { type RunEvent, reduceRun } from "../../src/domain/run-machine.js";
 import { runConfig } from "./domain-fixtures.js";
+import { run as machineRun, NOW, type RunOverrides } from "./run-machine-cases.js";
 
-export const ID = "11111111-1111-4111-8111-111111111111";
-export const T0 = 1_000;
-export const NOW = 5_000;
-export const zero: OutcomeCounts = { completed: 0, failed: 0, terminated: 0, skipped: 0 };
 export const ALICE: Actor = { name: "alice", source: "DECLARED", authenticated: false, subjectAltNames: [] };
 export const OPS: Actor = {
   name: "ops",
@@ -29,31 +26,17 @@ export const baseConfig = runConfig({
   phasePlan: { kind: "equal", phaseCount: 2 },
 });
 
-export type RunOverrides = Omit<Partial<Run>, "counters" | "config"> & {
-  counters?: Partial<OutcomeCounts>[];
-  config?: Partial<RunConfig>;
-};
-
-/** A RUNNING two-phase run [4, 4] at phase 0, started at T0, nothing done. */
+/**
+ * A RUNNING two-phase run [4, 4] at phase 0, started at T0, nothing done: the reducer tests' run
+ * (run-machine-cases.ts) on this configuration, with a counter for each phase.
+ */
 export function run(over: RunOverrides = {}): Run {
   const { counters = [], config = {}, ...rest } = over;
-  return {
-    id: ID,
-    name: "rollout",
-    description: "",
-    config: { ...baseConfig, ...config },
-    status: "RUNNING",
-    reason: "NONE",
-    statusMessage: "submitted 2 operation run targets",
-    phaseSizes: [4, 4],
-    currentPhaseIndex: 0,
-    counters: [0, 1].map((i) => ({ ...zero, ...counters[i] })),
-    inFlight: 0,
-    createdAt: 0,
-    updatedAt: T0,
-    startedAt: T0,
+  return machineRun({
     ...rest,
-  };
+    config: { ...baseConfig, ...config },
+    counters: [0, 1].map((i) => counters[i] ?? {}),
+  });
 }
 
 /** The reducer's write for `event` at `now`, then its history. */

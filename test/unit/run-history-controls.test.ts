@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import type { Actor } from "../../src/domain/actor.js";
 import { historyEvents } from "../../src/domain/run-history.js";
 import { type RunEvent, reduceRun } from "../../src/domain/run-machine.js";
-import { ALICE, ID, kinds, NOW, OPS, run, written, zero } from "../support/run-history-cases.js";
+import { ALICE, kinds, OPS, run, written } from "../support/run-history-cases.js";
+import { ID, NOW, zero } from "../support/run-machine-cases.js";
 
 describe("run history: the operator's controls", () => {
   it("pause: one PAUSED event with the actor, the run's state after, its stats, numbered 0", () => {

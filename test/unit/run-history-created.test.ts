@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { followUpWrite } from "../../src/domain/follow-up-runs.js";
 import { runEventId } from "../../src/domain/history-event.js";
 import { createdEvent, historyEvents } from "../../src/domain/run-history.js";
-import { ALICE, evaluate, ID, NOW, OPS, run, written } from "../support/run-history-cases.js";
+import { ALICE, evaluate, OPS, run, written } from "../support/run-history-cases.js";
+import { ID, NOW } from "../support/run-machine-cases.js";
 
 describe("run history: created, ids, and data the reducer never produces", () => {
   it("CREATED: the plan's size, phases and seeds, the actor, at createdAt", () => {

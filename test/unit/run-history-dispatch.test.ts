@@ -6,16 +6,8 @@ import { describe, expect, it } from "vitest";
 import type { Run, RunConfig } from "../../src/domain/model.js";
 import { historyEvents } from "../../src/domain/run-history.js";
 import type { RunEvent } from "../../src/domain/run-machine.js";
-import {
-  baseConfig,
-  evaluate,
-  kinds,
-  NOW,
-  type RunOverrides,
-  run,
-  written,
-  zero,
-} from "../support/run-history-cases.js";
+import { baseConfig, evaluate, kinds, run, written } from "../support/run-history-cases.js";
+import { NOW, type RunOverrides, zero } from "../support/run-machine-cases.js";
 
 describe("run history: the dispatcher's decisions", () => {
   it.each<[string, Run, [string, string][]]>([
