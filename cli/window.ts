@@ -9,7 +9,8 @@
  *   between windows                     → "closed now: next opens at 2026-11-21T09:00:00Z"
  *   end_time 12:00 passed               → "closed for good at 2026-11-20T12:00:00Z"
  */
-import { formatRfc3339, type Schedule, windowState } from "../src/domain/maintenance-window.js";
+import { formatRfc3339 } from "../src/domain/calendar.js";
+import { type Schedule, windowState } from "../src/domain/maintenance-window.js";
 import type * as pb from "../src/gen/flow/v1/flow.js";
 import { durationToNs } from "./durations.js";
 

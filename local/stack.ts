@@ -47,15 +47,15 @@ import type { FirmwareBaseline } from "../src/domain/firmware-baselines.js";
 import type { InventoryRack } from "../src/domain/inventory.js";
 import { accessControl } from "../src/service/access.js";
 import { assembleFlowApi } from "../src/service/flow-api.js";
-import { type BmcFleet, startBmcFleet } from "./bmc-fleet.js";
-import { createLocalChildTasks, type LocalChildTasks, type LocalChildTasksOptions } from "./child-tasks.js";
+import type { BmcFleet } from "./bmc-fleet.js";
+import { startBmcSide } from "./bmc-side.js";
+import { createLocalChildTasks, type LocalChildTasks } from "./child-tasks.js";
 import { generateDemoFleet } from "./demo-fleet.js";
-import { defaultFleetConfig, type FleetConfig } from "./fleet-file.js";
+import type { FleetConfig } from "./fleet-file.js";
 import { ensureBucket, localImageBucket, seedImages, seedVersions } from "./image-catalog.js";
-import { type IotShim, startIotShim } from "./iot-shim.js";
-import { type LocalMoto, startLocalMoto } from "./moto.js";
-import { connectMqttPublisher, startMqttBroker } from "./mqtt-broker.js";
-import { type RedfishFleet, startRedfishFleet } from "./redfish-fleet.js";
+import type { LocalMoto } from "./moto.js";
+import { startSupervisedMoto } from "./moto-supervisor.js";
+import type { RedfishFleet } from "./redfish-fleet.js";
 import { startStreamPoller } from "./stream-poller.js";
 import { startTicker } from "./ticker.js";
 
@@ -208,60 +208,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     return stopping;
   };
   try {
-    let moto: LocalMoto | undefined;
     // The store-health monitor's, once it exists: a moto that exited is a store known to be down.
     let storeDown = (_reason: string): void => {};
+    let moto: LocalMoto | undefined;
     if (!options.awsEndpoint) {
-      const motoDir = options.dataDir ? join(options.dataDir, "dynamodb") : undefined;
-      let restartedAt = Number.NEGATIVE_INFINITY;
-      const fatal = (reason: string) => {
-        log(reason);
-        // The store is gone: stop what stops within a few seconds, and do not wait on calls that
-        // would only run out their retries against it.
-        let timer: NodeJS.Timeout | undefined;
-        void Promise.race([
-          stopAll(),
-          new Promise<void>((resolve) => {
-            timer = setTimeout(resolve, 5_000);
-          }),
-        ]).then(() => {
-          clearTimeout(timer);
-          options.onFatal?.(reason);
-        });
-      };
-      // A moto that dies under a running stack: with a data dir, everything it acknowledged is on
-      // disk, so it comes back (on the same port) and the stack rides the outage like any store
-      // outage (NOT_SERVING, UNAVAILABLE, back-offs); without one, its tables are gone, and going
-      // on with empty tables would be worse than stopping.
-      const onUnexpectedExit = (why: string) => {
-        if (stopping !== undefined) return;
-        if (motoDir === undefined) {
-          fatal(
-            `moto (DynamoDB) exited unexpectedly (${why}); its tables were in memory only (no --data-dir), so the local stack stops`,
-          );
-          return;
-        }
-        if (Date.now() - restartedAt < 60_000) {
-          fatal(
-            `moto (DynamoDB) exited again (${why}) within a minute of its restart; the local stack stops`,
-          );
-          return;
-        }
-        restartedAt = Date.now();
-        log(`moto (DynamoDB) exited unexpectedly (${why}); restarting it from ${motoDir}`);
-        storeDown(`moto exited (${why})`);
-        moto!
-          .restart()
-          .catch((error: unknown) =>
-            fatal(`moto (DynamoDB) could not be restarted from ${motoDir}: ${(error as Error).message}`),
-          );
-      };
-      moto = await startLocalMoto({
-        ...(motoDir ? { dataDir: motoDir } : {}),
-        onUnexpectedExit,
+      const started = await startSupervisedMoto({
+        ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }),
+        stopping: () => stopping !== undefined,
+        stopAll,
+        storeDown: (reason) => storeDown(reason),
+        ...(options.onFatal === undefined ? {} : { onFatal: options.onFatal }),
         log,
       });
-      stops.push(() => moto!.stop());
+      moto = started;
+      stops.push(() => started.stop());
     }
     const awsEndpoint = options.awsEndpoint ?? moto!.endpoint;
     const client = createDynamoDbClient({ endpoint: awsEndpoint });
@@ -327,46 +287,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     if (options.baselines) await stores.policy.putBaselines(options.baselines);
     const racks = await stores.inventory.loadAll();
 
-    let fleet: BmcFleet | undefined;
-    let redfish: RedfishFleet | undefined;
-    let shim: IotShim;
-    let rule: Pick<LocalChildTasksOptions, "broker" | "brokerUrl">;
-    let mqttUrl: string | undefined;
-    if (options.bmcBroker === undefined) {
-      const broker = await startMqttBroker(options.mqttPort === undefined ? {} : { port: options.mqttPort });
-      stops.push(() => broker.stop());
-      mqttUrl = broker.url;
-      shim = await startIotShim(broker);
-      stops.push(() => shim.stop());
-      if (options.bmc === "redfish") {
-        const started = await startRedfishFleet({
-          brokerUrl: broker.url,
-          racks,
-          ...(options.dataDir === undefined ? {} : { stateDir: join(options.dataDir, "bmc-agents") }),
-          log,
-        });
-        redfish = started;
-        stops.push(() => started.stop());
-        log(`BMCs: ${racks.length} rack(s) of emulated Redfish BMCs, one BMC agent per rack`);
-      } else if (!options.noFleet) {
-        const started = await startBmcFleet({
-          brokerUrl: broker.url,
-          racks,
-          config: options.fleet ?? defaultFleetConfig(),
-          // Each image is fetched once from the catalog and checked, as a BMC agent would.
-          downloadImages: true,
-        });
-        fleet = started;
-        stops.push(() => started.stop());
-      }
-      rule = { broker };
-    } else {
-      const publisher = await connectMqttPublisher(options.bmcBroker);
-      stops.push(() => publisher.stop());
-      shim = await startIotShim(publisher);
-      stops.push(() => shim.stop());
-      rule = { brokerUrl: options.bmcBroker };
-    }
+    const { shim, rule, mqttUrl, fleet, redfish } = await startBmcSide(options, racks, stops, log);
 
     const childTasks = await createLocalChildTasks({
       stores,

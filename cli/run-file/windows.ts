@@ -4,11 +4,11 @@
  *   maintenanceWindows:
  *     - { cron: "0 2 * * MON-FRI", duration: 2h }   # 02:00-04:00 UTC on weekdays
  *
- * The cron is checked here with the service's own parser (src/domain/maintenance-window.ts), so a
+ * The cron is checked here with the service's own parser (src/domain/cron.ts), so a
  * typo is reported with its key path before anything is sent; what depends on the time (a window
  * that never opens before endTime) is left to the service.
  */
-import { parseCron } from "../../src/domain/maintenance-window.js";
+import { parseCron } from "../../src/domain/cron.js";
 import type * as pb from "../../src/gen/flow/v1/flow.js";
 import { formatDuration, nsToDuration } from "../durations.js";
 import { join, type Reader } from "./reader.js";

@@ -22,7 +22,7 @@
 import type { Actor } from "./actor.js";
 import type { HistoryDraft } from "./history-event.js";
 import type { Run } from "./model.js";
-import { MSG_APPROVED } from "./run-machine.js";
+import { MSG_APPROVED } from "./run-messages.js";
 
 export interface ApprovalRule {
   /** The smallest number of distinct racks a plan needs to require a second person. */

@@ -28,7 +28,7 @@ import { FailedPreconditionError } from "./errors.js";
 import { type RunHistoryEvent, stampEvents } from "./history-event.js";
 import { isTerminalRun, type Run, type Target } from "./model.js";
 import { phaseName } from "./phases.js";
-import { INVALID_STATE_PREFIX } from "./run-machine.js";
+import { INVALID_STATE_PREFIX } from "./run-messages.js";
 import { controlCharacterRule } from "./text.js";
 import { isUuid } from "./uuid.js";
 

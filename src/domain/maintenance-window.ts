@@ -8,28 +8,8 @@
  *   only inside one; `startTime`/`endTime` still bound the whole run.
  *
  * Instants are epoch milliseconds, UTC throughout: there is no time zone and so no daylight saving
- * (a window at 02:30 exists every day, once). Calendar arithmetic is done here by hand because the
- * domain has no `Date` (Howard Hinnant's days ↔ civil date algorithms).
- *
- * ## Cron (what is supported)
- * `minute hour day-of-month month day-of-week`, fields separated by white space:
- *
- *   field          values                       names
- *   minute         0-59
- *   hour           0-23
- *   day-of-month   1-31
- *   month          1-12                         JAN-DEC (any case)
- *   day-of-week    0-7 (0 and 7 are Sunday)     SUN-SAT (any case)
- *
- * Each field is a comma list of items; an item is `*`, a value `5`, a range `1-5` (never
- * backwards: `5-1` is refused), and optionally a step `/n` (n ≥ 1) after `*` or a range (`*` or
- * `a-b`), or after a single value, meaning "from it to the field's maximum" (`5/15` = 5,20,35,50).
- * Not supported: `@daily` and other macros, `L`, `W`, `#`, `?`, seconds, years, time zones.
- *
- * Day-of-month and day-of-week combine as in Vixie cron: when BOTH are restricted (neither field
- * starts with `*`) a day matches if EITHER does; otherwise both must match (an unrestricted field
- * matches every day). So `0 2 1 * MON` is 02:00 on the 1st and on every Monday, while
- * `0 2 * * MON` is Mondays only and `0 2 *\/2 * MON` is Mondays with an odd day of the month.
+ * (a window at 02:30 exists every day, once). The calendar arithmetic is in calendar.ts and the cron
+ * syntax (what is supported, how day-of-month and day-of-week combine) in cron.ts.
  *
  * ## Windows
  * A window is open from each cron match `o` (a whole minute) until `o + duration`: `[o, o + d)`.
@@ -47,269 +27,16 @@
  * (docs/dispatcher.md).
  */
 
+import { DAY_MS, MINUTE_MS } from "./calendar.js";
+import { type Cron, nextCronTime, parseCron, previousCronTime } from "./cron.js";
 import { formatGoDuration } from "./duration.js";
 import type { FieldViolation } from "./errors.js";
 import type { MaintenanceWindow, RunConfig } from "./model.js";
 
-const MINUTE = 60_000;
-const DAY = 86_400_000;
-
 /** Windows per run: more than a handful is a mistake, and each one costs a search per pass. */
 export const MAX_WINDOWS = 16;
 /** A window may last up to a week (a monthly 3-day window fits; a window is not a whole schedule). */
-export const MAX_WINDOW_DURATION_MS = 7 * DAY;
-/**
- * How far ahead a cron is searched, in days. Ten years covers the rarest valid cron, 29 February,
- * across the skipped leap year of 2100 (2096 → 2104). A cron with no match inside it never fires.
- */
-const HORIZON_DAYS = 3653;
-
-// ---------------------------------------------------------------------------------------------
-// Calendar (UTC, proleptic Gregorian)
-
-/** Days since 1970-01-01 → { year, month 1-12, day 1-31 } (Hinnant's civil_from_days). */
-export function civilFromDays(days: number): { year: number; month: number; day: number } {
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor(
-    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365,
-  );
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  return { year, month, day };
-}
-
-/** 0 = Sunday … 6 = Saturday; 1970-01-01 was a Thursday. */
-export function weekday(days: number): number {
-  return (((days + 4) % 7) + 7) % 7;
-}
-
-const pad = (n: number, width = 2): string => String(n).padStart(width, "0");
-
-/**
- * RFC 3339 in UTC, milliseconds only when there are any:
- * 0 → `1970-01-01T00:00:00Z`; 1_795_680_000_000 → `2026-11-25T08:00:00Z`; 1_500 → `1970-01-01T00:00:01.500Z`.
- */
-export function formatRfc3339(ms: number): string {
-  const days = Math.floor(ms / DAY);
-  const { year, month, day } = civilFromDays(days);
-  const rest = ms - days * DAY;
-  const h = Math.floor(rest / 3_600_000);
-  const m = Math.floor((rest % 3_600_000) / MINUTE);
-  const s = Math.floor((rest % MINUTE) / 1000);
-  const milli = rest % 1000;
-  const fraction = milli === 0 ? "" : `.${pad(milli, 3)}`;
-  return `${pad(year, 4)}-${pad(month)}-${pad(day)}T${pad(h)}:${pad(m)}:${pad(s)}${fraction}Z`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Cron
-
-export interface Cron {
-  readonly text: string;
-  /** Ascending. */
-  readonly minutes: readonly number[];
-  /** Ascending. */
-  readonly hours: readonly number[];
-  /** Index 1-31. */
-  readonly daysOfMonth: readonly boolean[];
-  /** Index 1-12. */
-  readonly months: readonly boolean[];
-  /** Index 0-6, Sunday = 0. */
-  readonly daysOfWeek: readonly boolean[];
-  /** Whether the field does not start with `*` (the day-of-month/day-of-week OR rule). */
-  readonly domRestricted: boolean;
-  readonly dowRestricted: boolean;
-}
-
-interface FieldSpec {
-  name: string;
-  min: number;
-  max: number;
-  /** Names for min, min+1, … (month: JAN = 1; day-of-week: SUN = 0). */
-  names?: readonly string[];
-}
-
-const FIELDS: readonly FieldSpec[] = [
-  { name: "minute", min: 0, max: 59 },
-  { name: "hour", min: 0, max: 23 },
-  { name: "day-of-month", min: 1, max: 31 },
-  {
-    name: "month",
-    min: 1,
-    max: 12,
-    names: ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"],
-  },
-  { name: "day-of-week", min: 0, max: 7, names: ["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"] },
-];
-
-export type CronParse = { ok: true; cron: Cron } | { ok: false; errors: string[] };
-
-/**
- * Parses a 5-field cron (grammar in the module comment). Every problem is reported, each naming its
- * field: `"0 25 * * *"` → `hour: 25 is out of range 0-23`; `"0 2 * *"` → `must have 5 fields
- * (minute hour day-of-month month day-of-week), got 4`.
- */
-export function parseCron(text: string): CronParse {
-  const trimmed = text.trim();
-  const parts = trimmed === "" ? [] : trimmed.split(/\s+/);
-  if (parts.length !== 5) {
-    return {
-      ok: false,
-      errors: [`must have 5 fields (minute hour day-of-month month day-of-week), got ${parts.length}`],
-    };
-  }
-  const errors: string[] = [];
-  const sets = FIELDS.map((spec, i) => parseField(parts[i] as string, spec, errors));
-  if (errors.length > 0) return { ok: false, errors };
-  const [minutes, hours, dom, months, dow] = sets as boolean[][];
-  // 7 is Sunday too.
-  (dow as boolean[])[0] = (dow as boolean[])[0] || (dow as boolean[])[7] === true;
-  return {
-    ok: true,
-    cron: {
-      text: trimmed,
-      minutes: indexesOf(minutes as boolean[]),
-      hours: indexesOf(hours as boolean[]),
-      daysOfMonth: dom as boolean[],
-      months: months as boolean[],
-      daysOfWeek: (dow as boolean[]).slice(0, 7),
-      domRestricted: !(parts[2] as string).startsWith("*"),
-      dowRestricted: !(parts[4] as string).startsWith("*"),
-    },
-  };
-}
-
-function indexesOf(set: readonly boolean[]): number[] {
-  const out: number[] = [];
-  set.forEach((on, i) => {
-    if (on) out.push(i);
-  });
-  return out;
-}
-
-/** One field as a membership array indexed by value; problems go to `errors`. */
-function parseField(text: string, spec: FieldSpec, errors: string[]): boolean[] {
-  const set: boolean[] = Array.from({ length: spec.max + 1 }, () => false);
-  for (const item of text.split(",")) {
-    const [base = "", step, ...extra] = item.split("/");
-    if (extra.length > 0) {
-      errors.push(`${spec.name}: "${item}" has more than one "/"`);
-      continue;
-    }
-    let by = 1;
-    if (step !== undefined) {
-      if (!/^\d+$/.test(step) || Number(step) < 1) {
-        errors.push(`${spec.name}: step "${step}" must be a whole number of at least 1`);
-        continue;
-      }
-      by = Number(step);
-    }
-    let from: number | undefined;
-    let to: number | undefined;
-    if (base === "*") {
-      from = spec.min;
-      to = spec.max;
-    } else {
-      const [a = "", b, ...more] = base.split("-");
-      if (more.length > 0) {
-        errors.push(`${spec.name}: "${base}" is not a value or a range`);
-        continue;
-      }
-      from = parseValue(a, spec, errors);
-      to = b === undefined ? (step === undefined ? from : spec.max) : parseValue(b, spec, errors);
-      if (from === undefined || to === undefined) continue;
-      if (from > to) {
-        errors.push(`${spec.name}: range ${base} is backwards`);
-        continue;
-      }
-    }
-    for (let v = from; v <= to; v += by) set[v] = true;
-  }
-  return set;
-}
-
-function parseValue(text: string, spec: FieldSpec, errors: string[]): number | undefined {
-  let value: number;
-  if (/^\d+$/.test(text)) value = Number(text);
-  else {
-    const named = spec.names?.indexOf(text.toUpperCase()) ?? -1;
-    if (named < 0) {
-      const kind = spec.names === undefined ? "a number" : `a number or a name such as ${spec.names[1]}`;
-      errors.push(`${spec.name}: "${text}" is not ${kind}`);
-      return undefined;
-    }
-    value = named + spec.min;
-  }
-  if (value < spec.min || value > spec.max) {
-    errors.push(`${spec.name}: ${value} is out of range ${spec.min}-${spec.max}`);
-    return undefined;
-  }
-  return value;
-}
-
-/** Whether the cron's day fields and month match day `days` (days since the epoch). */
-function dayMatches(cron: Cron, days: number): boolean {
-  const { month, day } = civilFromDays(days);
-  if (!cron.months[month]) return false;
-  const dom = cron.daysOfMonth[day] === true;
-  const dow = cron.daysOfWeek[weekday(days)] === true;
-  return cron.domRestricted && cron.dowRestricted ? dom || dow : dom && dow;
-}
-
-/**
- * The first match at or after `from` and strictly before `before`, or undefined (none, or none
- * within the search horizon). Matches are whole minutes. Example: "30 2 * * *", from
- * 2026-11-20T02:30:00.001Z → 2026-11-21T02:30:00Z.
- */
-export function nextCronTime(
-  cron: Cron,
-  from: number,
-  before: number = Number.POSITIVE_INFINITY,
-): number | undefined {
-  const start = Math.ceil(from / MINUTE) * MINUTE;
-  const firstDay = Math.floor(start / DAY);
-  const lastDay = Math.min(Math.floor((before - 1) / DAY), firstDay + HORIZON_DAYS);
-  for (let day = firstDay; day <= lastDay; day++) {
-    if (!dayMatches(cron, day)) continue;
-    const earliest = day === firstDay ? (start - day * DAY) / MINUTE : 0;
-    for (const h of cron.hours) {
-      for (const m of cron.minutes) {
-        if (h * 60 + m < earliest) continue;
-        const t = day * DAY + (h * 60 + m) * MINUTE;
-        return t < before ? t : undefined;
-      }
-    }
-  }
-  return undefined;
-}
-
-/**
- * The last match at or before `at` and at or after `notBefore`, or undefined. Example:
- * "0 22 * * *", at 2026-11-21T01:00Z, notBefore 4 h earlier → 2026-11-20T22:00Z.
- */
-export function previousCronTime(cron: Cron, at: number, notBefore: number): number | undefined {
-  const end = Math.floor(at / MINUTE) * MINUTE;
-  const lastDay = Math.floor(end / DAY);
-  const firstDay = Math.floor(notBefore / DAY);
-  for (let day = lastDay; day >= firstDay; day--) {
-    if (!dayMatches(cron, day)) continue;
-    const latest = day === lastDay ? (end - day * DAY) / MINUTE : 24 * 60;
-    for (let hi = cron.hours.length - 1; hi >= 0; hi--) {
-      for (let mi = cron.minutes.length - 1; mi >= 0; mi--) {
-        const minuteOfDay = (cron.hours[hi] as number) * 60 + (cron.minutes[mi] as number);
-        if (minuteOfDay > latest) continue;
-        const t = day * DAY + minuteOfDay * MINUTE;
-        return t >= notBefore ? t : undefined;
-      }
-    }
-  }
-  return undefined;
-}
+export const MAX_WINDOW_DURATION_MS = 7 * DAY_MS;
 
 // ---------------------------------------------------------------------------------------------
 // Windows and the schedule
@@ -441,7 +168,7 @@ export function nextOpenings(schedule: Schedule, now: number, count: number): nu
     ) {
       out.push(opening);
     }
-    t = opening + MINUTE;
+    t = opening + MINUTE_MS;
   }
   return out;
 }

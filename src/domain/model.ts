@@ -163,7 +163,7 @@ export interface ConflictRetryPolicy {
 
 /**
  * (ours) A recurring maintenance window: opens at each match of a 5-field UTC cron and stays open
- * `durationMs` (src/domain/maintenance-window.ts has the grammar and the arithmetic).
+ * `durationMs` (the grammar is in src/domain/cron.ts, the arithmetic in maintenance-window.ts).
  */
 export interface MaintenanceWindow {
   cron: string;

@@ -48,13 +48,15 @@
  */
 import type { Actor } from "./actor.js";
 import { approvalRequestedDraft, approvedDraft } from "./approval.js";
+import { formatRfc3339 } from "./calendar.js";
 import { originText } from "./follow-up-runs.js";
 import { evaluateGates } from "./gates.js";
 import { type HistoryDraft, plural, type RunHistoryEvent, stampEvents } from "./history-event.js";
-import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
+import { scheduleOf, windowState } from "./maintenance-window.js";
 import { isTerminalRun, type Run } from "./model.js";
 import { phaseName } from "./phases.js";
-import { MSG_PAUSED_BY_OPERATOR, MSG_RESUMED, type RunEvent } from "./run-machine.js";
+import type { RunEvent } from "./run-machine.js";
+import { MSG_PAUSED_BY_OPERATOR, MSG_RESUMED } from "./run-messages.js";
 import { phaseSoakMs } from "./soak.js";
 import { phaseSize } from "./stats.js";
 

@@ -54,11 +54,29 @@
  */
 
 import { type ConflictTimeout, conflictTimeoutMessage } from "./backoff.js";
+import { formatRfc3339 } from "./calendar.js";
 import { FailedPreconditionError } from "./errors.js";
 import { evaluateGates } from "./gates.js";
-import { formatRfc3339, scheduleOf, windowState } from "./maintenance-window.js";
+import { scheduleOf, windowState } from "./maintenance-window.js";
 import { assertNever, isTerminalRun, type Run, type RunReason, type RunStatus } from "./model.js";
 import { phaseName } from "./phases.js";
+import {
+  externalCheckMessage,
+  INVALID_STATE_PREFIX,
+  MSG_APPROVED,
+  MSG_AUTO_ADVANCED,
+  MSG_CANCELLED,
+  MSG_COMPLETED,
+  MSG_COMPLETED_WITH_FAILURES,
+  MSG_FAILED,
+  MSG_NO_TARGETS,
+  MSG_NOT_STARTED_CANCELLED,
+  MSG_NOT_STARTED_WINDOW_CLOSED,
+  MSG_PAUSED_BY_OPERATOR,
+  MSG_RESUMED,
+  MSG_WAITING_FOR_PHASE_ADVANCE,
+  MSG_WAITING_FOR_QUOTA,
+} from "./run-messages.js";
 import { soakingMessage, soakingRefusal, soakState } from "./soak.js";
 import {
   allTargetsTerminal,
@@ -113,25 +131,6 @@ export type RunResult =
   | { ok: true; run: Run; effects: RunEffect[]; write: boolean }
   | { ok: false; error: FailedPreconditionError };
 
-// The reference's run status messages.
-export const MSG_PAUSED_BY_OPERATOR = "operation run paused by operator";
-export const MSG_RESUMED = "operation run resumed";
-/** (ours) The two-person rule's approval. */
-export const MSG_APPROVED = "operation run approved";
-export const MSG_CANCELLED = "operation run cancelled";
-export const MSG_COMPLETED = "operation run completed";
-export const MSG_COMPLETED_WITH_FAILURES = "operation run completed with failed targets";
-export const MSG_FAILED = "operation run failed";
-export const MSG_NO_TARGETS = "operation run has no targets";
-export const MSG_WAITING_FOR_PHASE_ADVANCE = "waiting for phase advance";
-export const MSG_AUTO_ADVANCED = "advanced to next phase";
-export const MSG_WAITING_FOR_QUOTA = "waiting for active targets quota";
-/** (ours) The SKIPPED targets of a cancel: never started because of the cancel, or of the window. */
-export const MSG_NOT_STARTED_CANCELLED = "not started: operation run cancelled";
-export const MSG_NOT_STARTED_WINDOW_CLOSED = "not started: maintenance window closed";
-/** The prefix of every invalid-lifecycle-transition message (the reference's wrapped sentinel error). */
-export const INVALID_STATE_PREFIX = "operation run is not in a valid state for the requested operation";
-
 export function reduceRun(run: Run, event: RunEvent, now: number): RunResult {
   switch (event.type) {
     case "pause":
@@ -152,10 +151,6 @@ export function reduceRun(run: Run, event: RunEvent, now: number): RunResult {
       return assertNever(event);
   }
 }
-
-/** The run's status message while a rack's external check waits for a person. */
-export const externalCheckMessage = (e: { check: string; rackId: string; reason: string }): string =>
-  `external check ${e.check} inconclusive on rack ${e.rackId}: ${e.reason}; look at the rack, then resume the run or report the rack failed`;
 
 /**
  * (ours) PENDING, RUNNING, or PAUSED for a reason a resume lifts → PAUSED /
@@ -447,19 +442,6 @@ export function finalStatus(run: Run): {
   if (failedOrTerminated > 0)
     return { status: "COMPLETED_WITH_FAILURES", message: MSG_COMPLETED_WITH_FAILURES };
   return { status: "COMPLETED", message: MSG_COMPLETED };
-}
-
-/**
- * The run status message after a claim pass, as the reference words it, for the shell to set
- * once it knows what it claimed: (2, 0) → "submitted 2 operation run targets"; (1, 1) →
- * "submitted 1 operation run target; 1 target waiting on rack conflicts"; (0, 3) → "3 targets
- * waiting on rack conflicts"; (0, 0) → "" (leave the message as it is).
- */
-export function claimStatusMessage(submitted: number, blocked: number): string {
-  const parts: string[] = [];
-  if (submitted > 0) parts.push(`submitted ${submitted} operation run target${submitted === 1 ? "" : "s"}`);
-  if (blocked > 0) parts.push(`${blocked} target${blocked === 1 ? "" : "s"} waiting on rack conflicts`);
-  return parts.join("; ");
 }
 
 function finished(run: Run, now: number): Run {

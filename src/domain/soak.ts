@@ -23,8 +23,9 @@
  * writes nothing: "phase 1 soaking until 2026-12-05T00:30:00Z". Clients count down from
  * `soak_ends_at` themselves (`flowctl run watch`).
  */
+
+import { formatRfc3339 } from "./calendar.js";
 import { formatGoDuration } from "./duration.js";
-import { formatRfc3339 } from "./maintenance-window.js";
 import type { Run } from "./model.js";
 import { phaseName } from "./phases.js";
 import type { SoakConfig } from "./soak-config.js";

@@ -21,7 +21,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type ShiftableClock, shiftableClock } from "../../local/clock.js";
-import { formatRfc3339 } from "../../src/domain/maintenance-window.js";
+import { formatRfc3339 } from "../../src/domain/calendar.js";
 import {
   type OperationRun,
   OperationRunStatus,

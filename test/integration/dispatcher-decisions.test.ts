@@ -3,8 +3,8 @@
  * use cases make (batch claims, submissions, outcomes from child tasks, terminations, control
  * saves) lands on the real store in the order a run makes them, and the counters, inFlight and
  * statuses come out exact. The decisions themselves (order, slots, fallbacks, messages, 'stale'
- * retries, the cancel budget) are tables on the in-memory store: test/unit/dispatcher.test.ts and
- * test/unit/controls.test.ts; the store's own rules are the contract in
+ * retries, the cancel budget) are tables on the in-memory store: test/unit/dispatcher-*.test.ts and
+ * test/unit/controls-*.test.ts; the store's own rules are the contract in
  * test/integration/store-contracts.test.ts.
  */
 

@@ -13,7 +13,8 @@ import {
 import type { Run } from "../../src/domain/model.js";
 import { type RuleInput, unknownExternalChecks, validateRule } from "../../src/domain/operation-rules.js";
 import { historyEvents } from "../../src/domain/run-history.js";
-import { externalCheckMessage, reduceRun } from "../../src/domain/run-machine.js";
+import { reduceRun } from "../../src/domain/run-machine.js";
+import { externalCheckMessage } from "../../src/domain/run-messages.js";
 import { runConfig } from "../support/domain-fixtures.js";
 
 const VAGUE = { kind: "inconclusive" } as const;

@@ -4,7 +4,7 @@
  * planning runs against the inventory (target spec kinds, the default scope, exclusions of prior
  * runs, the 100-row candidate limit, the empty plan); a create is ONE createRun of the frozen run
  * with its targets; planRun answers what createRun would freeze and writes nothing. The rules of
- * validation and planning themselves are tested pure (run-config-*.test.ts, planner.test.ts).
+ * validation and planning themselves are tested pure (run-config-*.test.ts, planner-*.test.ts).
  */
 
 import { status as GrpcStatus } from "@grpc/grpc-js";

@@ -9,7 +9,7 @@
 
 import { chooseClaims, domainGate } from "../../domain/failure-domains.js";
 import type { Run, Target } from "../../domain/model.js";
-import { claimStatusMessage } from "../../domain/run-machine.js";
+import { claimStatusMessage } from "../../domain/run-messages.js";
 import { isReady, readyInOrder } from "../../domain/target-machine.js";
 import { errorText } from "../observability.js";
 import type { ClaimCounts, DispatchContext, PassWrites } from "./deps.js";
