@@ -15,6 +15,7 @@ import { entryKey, queryAddress } from "../../src/domain/command-sets.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
+import { everyImage } from "../support/memory-images.js";
 
 const report = initialReport(
   [
@@ -45,6 +46,7 @@ async function harness(tasks = memoryTaskStore(), onPublish: () => void = () => 
     locks: memoryLockStore(),
     clock: () => 2_000,
     logger: silentLogger,
+    images: everyImage,
     publisher: {
       publish: async ({ componentId }: BmcAddress) => {
         published.push(componentId);
