@@ -143,10 +143,12 @@ describe("the preflight's round trips", () => {
     await h.answer("p1");
     const asked: string[] = [];
     const readiness = {
-      notReady: async (rackId: string) => {
+      rackComponents: async (rackId: string) => {
         asked.push(rackId);
         // The named rack says c1 is in maintenance; the task's rack says nothing.
-        return rackId === task.rackId ? new Map() : new Map([["c1", "in maintenance"]]);
+        return rackId === task.rackId
+          ? []
+          : [{ id: "c1", type: "COMPUTE", readiness: { state: "MAINTENANCE", reason: "in maintenance" } }];
       },
     };
     const check = (rackId: string) =>

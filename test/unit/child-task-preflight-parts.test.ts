@@ -53,7 +53,7 @@ async function preflightWith(sentBefore: boolean) {
     clock: () => 2_000,
     logger: silentLogger,
     images: everyImage,
-    readiness: { notReady: async () => new Map() },
+    readiness: { rackComponents: async () => [] },
   } as unknown as StepDeps;
   return checkQueries(deps, {
     step: "checkQueries",

@@ -83,7 +83,15 @@ async function answered(images: Pick<FirmwareImageStore, "getImages"> = everyIma
     },
     clock: () => 2_000,
     logger: silentLogger,
-    readiness: { notReady: async () => new Map() },
+    // The rack's inventory holds its components in this order (the plan keeps where each is).
+    readiness: {
+      rackComponents: async () => [
+        { id: "x9", type: "CDU" },
+        { id: "p1", type: "POWERSHELF" },
+        { id: "c2", type: "COMPUTE" },
+        { id: "c1", type: "COMPUTE" },
+      ],
+    },
   } as unknown as StepDeps;
   const check = (sendFirst: boolean) =>
     checkQueries(deps, {
@@ -227,5 +235,15 @@ describe("a task's images are looked up once, by its preflight", () => {
     await sendUpdate(h.deps, before, 1);
     expect(catalog.getCalls).toBe(2);
     expect(sentImages(h.published)).toEqual({ p1: sent(SHELF), c1: sent(COMPUTE), c2: sent(BIOS) });
+  });
+});
+
+describe("the plan keeps where each component is in the rack's inventory", () => {
+  it("each group's facts: its components' indexes in the rack's components as the preflight read them (for the outcome's write of the verified versions without a read)", async () => {
+    const plan = await (await answered()).check(true);
+    expect(plan.groups?.map((g) => [g.name, g.facts?.inventoryAt])).toEqual([
+      ["powershelf", { p1: 1 }],
+      ["compute", { c1: 3, c2: 2 }],
+    ]);
   });
 });

@@ -65,7 +65,7 @@ async function preflight(
     clock: () => 2_000,
     logger: silentLogger,
     images: everyImage,
-    readiness: { notReady: async () => new Map() },
+    readiness: { rackComponents: async () => [] },
   } as unknown as StepDeps;
   const result = await checkQueries(deps, {
     step: "checkQueries",

@@ -65,6 +65,21 @@ function reportOf(task: Task): TaskReport {
   }
 }
 
+/** Where each of these components is in the rack's inventory; undefined unless every one is there. */
+function positionsOf(
+  rack: readonly { id: string }[],
+  componentIds: readonly string[],
+): Record<string, number> | undefined {
+  const index = new Map(rack.map((c, i) => [c.id, i] as const));
+  const at: Record<string, number> = {};
+  for (const id of componentIds) {
+    const i = index.get(id);
+    if (i === undefined) return undefined;
+    at[id] = i;
+  }
+  return at;
+}
+
 const flashes = (group: UpgradeGroup): boolean => group.steps.some((s) => s.action === "UPDATE_FIRMWARE");
 
 /** The components a group's update steps flash, as its facts say; none for a group without one. */
@@ -177,7 +192,9 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   // The task, its answers and its update set's first record: one read; beside it, when the state
   // names the rack (the definition before did not), the rack's readiness, which the check needs
   // once every answer is in (one read wasted on a poll that finds some missing).
-  const early = e.rackId === undefined ? undefined : deps.readiness.notReady(e.rackId);
+  // The rack's components as the inventory holds them: their readiness, and where each one is
+  // (kept in the plan for the outcome's write of the verified versions: no read then).
+  const early = e.rackId === undefined ? undefined : deps.readiness.rackComponents(e.rackId);
   early?.catch(() => undefined);
   const {
     task,
@@ -210,9 +227,12 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   // Readiness of what is about to be flashed: components not already at their version.
   const atVersion = (c: TaskReport["components"][number]) =>
     answer(c.id)?.version === targetOf(report, c) && !report.overrideVersionCheck;
-  const inventory = await (e.rackId === task.rackId && early !== undefined
+  const rack = await (e.rackId === task.rackId && early !== undefined
     ? early
-    : deps.readiness.notReady(task.rackId));
+    : deps.readiness.rackComponents(task.rackId));
+  const inventory = new Map(
+    rack.flatMap((c) => (c.readiness === undefined ? [] : [[c.id, c.readiness] as const])),
+  );
   const notReady: NotReady[] = report.components.flatMap((c) => {
     if (c.status !== "PENDING" || atVersion(c)) return [];
     // A BMC asked again that has not answered yet is still as it last said.
@@ -297,6 +317,8 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
         if (componentIds.length === 0) return [];
         const maxParallel = Math.max(1, Math.floor(stage.maxParallel || e.settings.maxParallel));
         const facts = groupFacts(updated, final, componentIds, e.settings);
+        const inventoryAt = positionsOf(rack, componentIds);
+        if (inventoryAt !== undefined) facts.inventoryAt = inventoryAt;
         const group: UpgradeGroup = {
           stage: index,
           name: stage.name,

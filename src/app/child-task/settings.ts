@@ -203,6 +203,12 @@ export interface GroupFacts {
    * frozen (then each flash step reads the catalog).
    */
   images?: PlannedImage[];
+  /**
+   * Each component's index in its rack's inventory (the components list of the rack's item) as
+   * the preflight read it, for the outcome's write of the verified versions without a read
+   * (FirmwareVersionRecorder `at`); absent in groups made before.
+   */
+  inventoryAt?: Record<string, number>;
 }
 
 /**
