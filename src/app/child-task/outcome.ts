@@ -312,7 +312,8 @@ export async function recordTaskOutcome(
     recordedWithTask ? undefined : deps.locks.release(task.rackId, task.id),
     runId === undefined ? undefined : deps.waker?.wake(runId),
     changed || !fromOutside
-      ? recordVerified(deps, task, changed ? first : undefined, outcome.inventoryAt)
+      ? // A repeat reads first: it writes only what is not recorded yet (usually nothing).
+        recordVerified(deps, task, changed ? first : undefined, changed ? outcome.inventoryAt : undefined)
       : undefined,
   ]);
   return task;
