@@ -52,6 +52,24 @@ export interface FirmwareImage extends ImageKey {
   uploadedAt: number;
 }
 
+/**
+ * What a task's plan keeps of an image it will flash (the preflight looks its images up once):
+ * the key and the bytes' place, digest and size, not who uploaded it or when.
+ */
+export type PlannedImage = Pick<FirmwareImage, keyof ImageKey | "objectKey" | "sizeBytes" | "sha256">;
+
+export function plannedImage(image: PlannedImage): PlannedImage {
+  const { componentType, version, subTarget, objectKey, sizeBytes, sha256 } = image;
+  return {
+    componentType,
+    version,
+    ...(subTarget === undefined ? {} : { subTarget }),
+    objectKey,
+    sizeBytes,
+    sha256,
+  };
+}
+
 /** What a flash of one component asks of the catalog. */
 export interface ImageNeed {
   componentType: ComponentType;
@@ -92,10 +110,10 @@ export function candidateKeys(need: ImageNeed): ImageKey[] {
 }
 
 /** The registered image that serves `need`, or undefined. */
-export function imageFor(
+export function imageFor<T extends ImageKey = FirmwareImage>(
   need: ImageNeed,
-  images: ReadonlyMap<string, FirmwareImage>,
-): FirmwareImage | undefined {
+  images: ReadonlyMap<string, T>,
+): T | undefined {
   for (const key of candidateKeys(need)) {
     const image = images.get(imageKeyId(key));
     if (image !== undefined) return image;
@@ -110,7 +128,7 @@ export function imageFor(
  */
 export function missingImagesRule(
   needs: readonly ImageNeed[],
-  images: ReadonlyMap<string, FirmwareImage>,
+  images: ReadonlyMap<string, ImageKey>,
 ): string | undefined {
   const missing: string[] = [];
   for (const need of needs) {

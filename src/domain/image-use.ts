@@ -8,13 +8,17 @@
  *     component is flashed to (the run's target_version, else the one frozen on its target) with
  *     the run's sub-targets, served by this image (firmware-images.ts `imageFor`);
  *   - a task that has not ended, through its components not yet done (pending or updating), as
- *     its report says.
+ *     its report says: by every image that could serve them, not only the one that would now
+ *     (a one-part need: its part's image and the whole one). A task's preflight freezes the
+ *     images it will flash (src/app/child-task/images.ts), and a part image registered after it
+ *     must not make the whole image it froze deletable before the task ends.
  *
  *   uses of COMPUTE 1.3.0 → ["baseline COMPUTE 1.3.0 (model *, vendor *)",
  *                            "run 7a5c… (RUNNING)", "task 9e1f… (RUNNING)"]
  */
 import type { FirmwareBaseline } from "./firmware-baselines.js";
 import {
+  candidateKeys,
   type FirmwareImage,
   type ImageKey,
   type ImageNeed,
@@ -66,7 +70,8 @@ export function neighbourKeys(image: ImageKey): ImageKey[] {
 /**
  * What uses `image`, as people read it, in the order baselines, runs, tasks. `catalog` holds the
  * registered images that could serve the same needs (by imageKeyId), `image` among them: a
- * one-part need is served by its part's image when there is one, else by the whole one.
+ * one-part need is served by its part's image when there is one, else by the whole one (a run's
+ * need; a task's uses every image that could serve it, whatever the catalog holds besides).
  */
 export function usesOfImage(
   image: FirmwareImage,
@@ -78,6 +83,8 @@ export function usesOfImage(
     const served = imageFor(need, catalog);
     return served !== undefined && sameImageKey(served, image);
   };
+  const couldServe = (need: ImageNeed): boolean =>
+    candidateKeys(need).some((key) => sameImageKey(key, image));
   const uses: string[] = [];
   for (const b of users.baselines) {
     if (b.componentType === image.componentType && b.version === image.version) {
@@ -97,7 +104,7 @@ export function usesOfImage(
         version: c.targetVersion ?? task.targetVersion ?? "",
         subTargets: c.subTargets ?? [],
       }));
-    if (needs.some(serves)) uses.push(`task ${task.id} (${task.status})`);
+    if (needs.some(couldServe)) uses.push(`task ${task.id} (${task.status})`);
   }
   return uses;
 }

@@ -293,6 +293,30 @@ describe("recordTaskOutcome", () => {
     expect(recorded).toEqual(["rack-1: c@2.0.0 (task COMPLETED)", "rack-1: c@2.0.0 (task COMPLETED)"]);
   });
 
+  it("the versions go where the plan says each component is in the inventory (no read there); a repeat passes none, so the recorder reads and writes only what is missing", async () => {
+    const f = fakes(task);
+    const set = completedUpdate();
+    const at: (Readonly<Record<string, number>> | undefined)[] = [];
+    const deps = {
+      ...f.deps,
+      commands: {
+        get: async () => undefined,
+        getUpdates: async (id: string) => (id === task.id ? set : undefined),
+        close: async () => {},
+      },
+      firmware: {
+        record: async (_rackId: string, _versions: unknown, where?: Readonly<Record<string, number>>) =>
+          void at.push(where),
+      },
+    };
+    const inventoryAt = { c: 5, p: 2 };
+    const outcome = { status: "COMPLETED" as const, message: "done", fromOutside: false, inventoryAt };
+    await recordTaskOutcome(deps, task.id, outcome);
+    expect(at).toEqual([inventoryAt]);
+    await recordTaskOutcome(deps, task.id, outcome);
+    expect(at).toEqual([inventoryAt, undefined]);
+  });
+
   it("inventory that cannot be written is logged and does not keep the task from ending", async () => {
     const f = fakes(task);
     const set = completedUpdate();

@@ -15,6 +15,7 @@ import { entryKey, queryAddress } from "../../src/domain/command-sets.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
+import { everyImage } from "../support/memory-images.js";
 
 const report = initialReport(
   [
@@ -45,6 +46,7 @@ async function harness(tasks = memoryTaskStore(), onPublish: () => void = () => 
     locks: memoryLockStore(),
     clock: () => 2_000,
     logger: silentLogger,
+    images: everyImage,
     publisher: {
       publish: async ({ componentId }: BmcAddress) => {
         published.push(componentId);
@@ -141,10 +143,12 @@ describe("the preflight's round trips", () => {
     await h.answer("p1");
     const asked: string[] = [];
     const readiness = {
-      notReady: async (rackId: string) => {
+      rackComponents: async (rackId: string) => {
         asked.push(rackId);
         // The named rack says c1 is in maintenance; the task's rack says nothing.
-        return rackId === task.rackId ? new Map() : new Map([["c1", "in maintenance"]]);
+        return rackId === task.rackId
+          ? []
+          : [{ id: "c1", type: "COMPUTE", readiness: { state: "MAINTENANCE", reason: "in maintenance" } }];
       },
     };
     const check = (rackId: string) =>

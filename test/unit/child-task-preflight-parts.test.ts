@@ -14,6 +14,7 @@ import { entryKey, newEntry, queryAddress, updateAddress } from "../../src/domai
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryTaskStore } from "../support/memory-child-task.js";
+import { everyImage } from "../support/memory-images.js";
 
 const report = initialReport(
   [
@@ -51,7 +52,8 @@ async function preflightWith(sentBefore: boolean) {
     commands,
     clock: () => 2_000,
     logger: silentLogger,
-    readiness: { notReady: async () => new Map() },
+    images: everyImage,
+    readiness: { rackComponents: async () => [] },
   } as unknown as StepDeps;
   return checkQueries(deps, {
     step: "checkQueries",

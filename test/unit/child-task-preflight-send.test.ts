@@ -4,14 +4,22 @@
  * the execution goes straight to AwaitWave. Exactly once: a retried check sends the same command
  * under the same request id (one entry, which a BMC does not act on twice); a cancel that closed the
  * task's sets makes it fail with TaskEnded having sent nothing; without `sendFirst` (the
- * definitions before, whose SendWave state follows) it sends nothing. Memory stores typed from
- * the ports.
+ * definitions before, whose SendWave state follows) it sends nothing.
+ *
+ * The images a task's updates carry are looked up once, here: one read of the catalog for every
+ * update the task will send (every stage's), frozen into each flash group's facts, so the flash
+ * steps only presign; an image the catalog lacks fails the check with TaskMisconfigured before
+ * anything is sent (a lookup per step failed only at its stage, after the earlier stages were
+ * flashed); a plan made before the images were frozen reads the catalog at each flash step, as it
+ * did. Memory stores typed from the ports.
  */
 import { describe, expect, it } from "vitest";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
 import { checkQueries } from "../../src/app/child-task/preflight.js";
-import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
+import { DEFAULT_CHILD_TASK_SETTINGS, type UpgradeGroup } from "../../src/app/child-task/settings.js";
+import { sendWave } from "../../src/app/child-task/waves.js";
 import { silentLogger } from "../../src/app/observability.js";
+import type { FirmwareImageStore } from "../../src/app/ports.js";
 import type { BmcCommand, UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import {
   commandRequestId,
@@ -20,28 +28,30 @@ import {
   queryAddress,
   updateAddress,
 } from "../../src/domain/command-sets.js";
+import { type FirmwareImage, plannedImage } from "../../src/domain/firmware-images.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
-import { everyImage } from "../support/memory-images.js";
+import { everyImage, imageRecord, MemoryFirmwareImageStore } from "../support/memory-images.js";
 
 const report = initialReport(
   [
     { id: "c1", type: "COMPUTE" },
+    { id: "c2", type: "COMPUTE", subTargets: ["bios"] },
     { id: "p1", type: "POWERSHELF" },
   ],
   "2.0.0",
   false,
 );
 const task = runningTask({
-  componentIds: ["c1", "p1"],
+  componentIds: ["c1", "c2", "p1"],
   updatedAt: 1_000,
   startedAt: 1_000,
   report: serializeReport(report),
 });
 
-/** A task whose BMCs both answered the preflight's query with 1.0.0 (both to flash). */
-async function answered() {
+/** A task whose BMCs all answered the preflight's query with 1.0.0 (all to flash). */
+async function answered(images: Pick<FirmwareImageStore, "getImages"> = everyImage) {
   const tasks = memoryTaskStore();
   await tasks.createTask(task);
   const commands = memoryCommandSetStore();
@@ -50,9 +60,9 @@ async function answered() {
   await commands.open(
     task.id,
     "q",
-    Object.fromEntries([newEntry(q, "c1", window), newEntry(q, "p1", window)]),
+    Object.fromEntries(task.componentIds.map((id) => newEntry(q, id, window))),
   );
-  for (const id of ["c1", "p1"]) {
+  for (const id of task.componentIds) {
     await commands.record(task.id, "q", { [entryKey(q, id)]: { status: { version: "1.0.0" } } });
   }
   const published: { componentId: string; command: BmcCommand }[] = [];
@@ -67,13 +77,21 @@ async function answered() {
       publish: async ({ componentId }: { componentId: string }, command: BmcCommand) =>
         void published.push({ componentId, command }),
     },
-    images: everyImage,
+    images,
     imageUrls: {
       presignGet: async (key: string, seconds: number) => `https://images.example/${key}?expires=${seconds}`,
     },
     clock: () => 2_000,
     logger: silentLogger,
-    readiness: { notReady: async () => new Map() },
+    // The rack's inventory holds its components in this order (the plan keeps where each is).
+    readiness: {
+      rackComponents: async () => [
+        { id: "x9", type: "CDU" },
+        { id: "p1", type: "POWERSHELF" },
+        { id: "c2", type: "COMPUTE" },
+        { id: "c1", type: "COMPUTE" },
+      ],
+    },
   } as unknown as StepDeps;
   const check = (sendFirst: boolean) =>
     checkQueries(deps, {
@@ -133,5 +151,99 @@ describe("CheckPreflight starts the task's first step (sendFirst)", () => {
       message: `task ${task.id} already ended`,
     });
     expect(h.published).toEqual([]);
+  });
+});
+
+const COMPUTE = imageRecord({ componentType: "COMPUTE", version: "2.0.0" });
+const BIOS = imageRecord({ componentType: "COMPUTE", version: "2.0.0", subTarget: "bios" });
+const SHELF = imageRecord({ componentType: "POWERSHELF", version: "2.0.0" });
+
+/** The update of group `g` (its first step), as SendWave starts it from the plan. */
+const sendUpdate = (deps: StepDeps, groups: UpgradeGroup[], g: number) =>
+  sendWave(deps, {
+    step: "sendWave",
+    taskId: task.id,
+    rackId: task.rackId,
+    settings: DEFAULT_CHILD_TASK_SETTINGS,
+    groups,
+    cursor: { group: g, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
+  });
+
+/** Each update's image, by component, as published. */
+const sentImages = (published: { componentId: string; command: BmcCommand }[]) =>
+  Object.fromEntries(
+    published
+      .filter((p) => p.command.type === "update")
+      .map((p) => [p.componentId, (p.command as UpdateCommand).image]),
+  );
+
+/** What an update carries of `image`: presigned for the update step's timeout. */
+const sent = (image: FirmwareImage) => ({
+  uri: `https://images.example/${image.objectKey}?expires=${DEFAULT_CHILD_TASK_SETTINGS.updateTimeoutSeconds}`,
+  sha256: image.sha256,
+  size: image.sizeBytes,
+});
+
+describe("a task's images are looked up once, by its preflight", () => {
+  it("one read of the catalog for every stage's updates, each group's images frozen in its facts; the first step and every later flash step read nothing", async () => {
+    const catalog = new MemoryFirmwareImageStore([COMPUTE, BIOS, SHELF]);
+    const h = await answered(catalog);
+    const plan = await h.check(true);
+    expect(catalog.getCalls).toBe(1);
+    // The default rule: the power shelf's stage, then the trays'; each keeps the images it
+    // flashes (c2's one part takes its part's image), without who uploaded them or when.
+    expect(plan.groups?.map((g) => [g.name, g.componentIds, g.facts?.images])).toEqual([
+      ["powershelf", ["p1"], [plannedImage(SHELF)]],
+      ["compute", ["c1", "c2"], [plannedImage(COMPUTE), plannedImage(BIOS)]],
+    ]);
+    expect(Object.keys(plannedImage(COMPUTE)).sort()).toEqual([
+      "componentType",
+      "objectKey",
+      "sha256",
+      "sizeBytes",
+      "version",
+    ]);
+    // The first step, sent by the check: the shelf's update carries its image.
+    expect(sentImages(h.published)).toEqual({ p1: sent(SHELF) });
+
+    // The trays' update later, from the plan: no read of the catalog.
+    await sendUpdate(h.deps, plan.groups ?? [], 1);
+    expect(catalog.getCalls).toBe(1);
+    expect(sentImages(h.published)).toEqual({ p1: sent(SHELF), c1: sent(COMPUTE), c2: sent(BIOS) });
+  });
+
+  it("an image the catalog lacks fails the check with TaskMisconfigured naming it, before anything is sent (the earlier stage's update too)", async () => {
+    const catalog = new MemoryFirmwareImageStore([SHELF]);
+    const h = await answered(catalog);
+    await expect(h.check(true)).rejects.toMatchObject({
+      name: "TaskMisconfigured",
+      message:
+        "no firmware image is registered for COMPUTE 2.0.0, COMPUTE 2.0.0 (bios, or the whole component); upload one with flowctl firmware upload",
+    });
+    expect(catalog.getCalls).toBe(1);
+    expect(h.published).toEqual([]);
+  });
+
+  it("a plan made before the images were frozen (facts without them) reads the catalog at its flash step, as it did", async () => {
+    const catalog = new MemoryFirmwareImageStore([COMPUTE, BIOS, SHELF]);
+    const h = await answered(catalog);
+    const plan = await h.check(true);
+    const before = (plan.groups ?? []).map((g) => {
+      const { images: _frozen, ...facts } = g.facts ?? { types: {}, versions: {} };
+      return { ...g, facts };
+    });
+    await sendUpdate(h.deps, before, 1);
+    expect(catalog.getCalls).toBe(2);
+    expect(sentImages(h.published)).toEqual({ p1: sent(SHELF), c1: sent(COMPUTE), c2: sent(BIOS) });
+  });
+});
+
+describe("the plan keeps where each component is in the rack's inventory", () => {
+  it("each group's facts: its components' indexes in the rack's components as the preflight read them (for the outcome's write of the verified versions without a read)", async () => {
+    const plan = await (await answered()).check(true);
+    expect(plan.groups?.map((g) => [g.name, g.facts?.inventoryAt])).toEqual([
+      ["powershelf", { p1: 1 }],
+      ["compute", { c1: 3, c2: 2 }],
+    ]);
   });
 });

@@ -14,6 +14,7 @@ import { priorVersionsOf } from "../../src/domain/prior-versions.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryTaskStore } from "../support/memory-child-task.js";
+import { everyImage } from "../support/memory-images.js";
 import { MemoryRunStore } from "../support/memory-stores.js";
 import { runInState } from "../support/run-states.js";
 
@@ -63,7 +64,8 @@ async function preflight(
     runs,
     clock: () => 2_000,
     logger: silentLogger,
-    readiness: { notReady: async () => new Map() },
+    images: everyImage,
+    readiness: { rackComponents: async () => [] },
   } as unknown as StepDeps;
   const result = await checkQueries(deps, {
     step: "checkQueries",

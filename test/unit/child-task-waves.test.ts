@@ -57,6 +57,7 @@ function harness(stored: Task = task) {
     },
   };
   const published: { componentId: string; command: BmcCommand }[] = [];
+  const recorded: { rackId: string; versions: unknown; at?: Record<string, number> }[] = [];
   const memory = memoryCommandSetStore();
   let stale: CommandSet[] | undefined;
   // The store's one-request read of a task with its sets, counted (each `get` too).
@@ -98,7 +99,10 @@ function harness(stored: Task = task) {
     tasks,
     commands,
     locks: memoryLockStore(),
-    firmware: { record: async () => {} },
+    firmware: {
+      record: async (rackId: string, versions: unknown, at?: Record<string, number>) =>
+        void recorded.push({ rackId, versions, at }),
+    },
     runs: {
       getRunSecrets: async (runId: string) =>
         runId === "run-1" ? { kind: "shared" as const, secret: "s3cret" } : undefined,
@@ -126,6 +130,7 @@ function harness(stored: Task = task) {
       stale = parts;
     },
     published,
+    recorded,
     reads: () => reads,
     stored: async () => (await inner.getTasks([task.id]))[0],
     create: () => inner.createTask(stored),
@@ -209,15 +214,22 @@ describe("SendWave from the plan", () => {
 });
 
 describe("CheckWave", () => {
-  const one = (componentIds: string[]): UpgradeGroup => ({
+  const one = (componentIds: string[], inventoryAt?: Record<string, number>): UpgradeGroup => ({
     stage: 0,
     name: "compute",
     componentIds,
     maxParallel: 1,
     steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 0, sleepSeconds: 0 }],
+    ...(inventoryAt === undefined ? {} : { facts: { types: {}, versions: {}, inventoryAt } }),
   });
   /** The check of wave `w` of a group of c1 then c2 (one at a time), both already sent. */
-  async function checkOf(h: ReturnType<typeof harness>, w: number, ok = true, sendNext = false) {
+  async function checkOf(
+    h: ReturnType<typeof harness>,
+    w: number,
+    ok = true,
+    sendNext = false,
+    inventoryAt?: Record<string, number>,
+  ) {
     const id = w === 0 ? "c1" : "c2";
     const address = updateAddress(task.id, 0);
     await h.commands.open(task.id, "u", {
@@ -247,7 +259,7 @@ describe("CheckWave", () => {
       taskId: task.id,
       rackId: task.rackId,
       settings,
-      groups: [one(["c1", "c2"])],
+      groups: [one(["c1", "c2"], inventoryAt)],
       cursor: { group: 0, wave: w, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
       wave: {
         stage: 0,
@@ -331,6 +343,28 @@ describe("CheckWave", () => {
       ["c2", "COMPLETED", "2.0.0"],
       ["p1", "NOT_ATTEMPTED", undefined],
     ]);
+  });
+
+  it("the last check records the verified versions where the plan says the preflight saw each component in the inventory (no read of the rack); a plan without them, without", async () => {
+    const h = harness();
+    await h.create();
+    await checkOf(h, 0, true, false, { c1: 7, c2: 3 });
+    await checkOf(h, 1, true, false, { c1: 7, c2: 3 });
+    expect(h.recorded).toEqual([
+      {
+        rackId: task.rackId,
+        versions: [
+          { componentId: "c1", version: "2.1.0" },
+          { componentId: "c2", version: "2.0.0" },
+        ],
+        at: { c1: 7, c2: 3 },
+      },
+    ]);
+    const g = harness();
+    await g.create();
+    await checkOf(g, 0);
+    await checkOf(g, 1);
+    expect(g.recorded.map((r) => r.at)).toEqual([{}]);
   });
 
   it("the last wave failing ends nothing there: ComponentsFailed, for the state machine's RecordFailure", async () => {

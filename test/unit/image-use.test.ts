@@ -5,6 +5,7 @@ import { imageRecord } from "../support/memory-images.js";
 
 const WHOLE: FirmwareImage = imageRecord({ componentType: "COMPUTE", version: "1.3.0" });
 const BIOS: FirmwareImage = imageRecord({ componentType: "COMPUTE", version: "1.3.0", subTarget: "bios" });
+const BMC_PART: FirmwareImage = imageRecord({ componentType: "COMPUTE", version: "1.3.0", subTarget: "bmc" });
 const none = { baselines: [], runs: [], tasks: [] };
 
 const run = (overrides: Partial<ActiveRun>): ActiveRun => ({
@@ -107,7 +108,7 @@ describe("image use: tasks that have not ended", () => {
 });
 
 describe("image use: the rest of what a task or baseline says", () => {
-  it("a task's component narrowed to one part takes that part's image; one with no version anywhere needs none", () => {
+  it("a task's component narrowed to one part uses that part's image and the whole one (either may be frozen in its plan); one with no version anywhere needs none", () => {
     const parts = {
       id: "task-3",
       status: "RUNNING",
@@ -123,7 +124,14 @@ describe("image use: the rest of what a task or baseline says", () => {
     expect(usesOfImage(BIOS, { ...none, tasks: [parts] }, catalogOf([WHOLE, BIOS]))).toEqual([
       "task task-3 (RUNNING)",
     ]);
-    expect(usesOfImage(WHOLE, { ...none, tasks: [parts] }, catalogOf([WHOLE, BIOS]))).toEqual([]);
+    // Its preflight may have frozen the whole image before the part's was registered.
+    expect(usesOfImage(WHOLE, { ...none, tasks: [parts] }, catalogOf([WHOLE, BIOS]))).toEqual([
+      "task task-3 (RUNNING)",
+    ]);
+    // Another part's image, or another version's, it could never use.
+    expect(usesOfImage(BMC_PART, { ...none, tasks: [parts] }, catalogOf([WHOLE, BIOS, BMC_PART]))).toEqual(
+      [],
+    );
     const unversioned = {
       id: "task-4",
       status: "RUNNING",

@@ -2,7 +2,9 @@
  * Records verified firmware versions on inventory components, in place: one read of the rack item
  * (`rack#<id>`, whose `rack` attribute holds the InventoryRack; eventually consistent first) and one UpdateItem that sets
  * `rack.components[i].firmwareVersion` for the components that changed, conditional on each index
- * still holding that component (an inventory import in between moves them: read again).
+ * still holding that component (an inventory import in between moves them: read again). Given
+ * where the task's preflight saw every component (`at`), the UpdateItem goes first, with no read,
+ * under the same condition; refused, the read and write follow as without.
  *
  * Why not InventoryStore.upsertRacks: it rewrites the rack AND every component pointer item
  * (79 items for a 39-BMC rack) — per wave, that was most of a rollout's write capacity.
@@ -21,8 +23,22 @@ export class DynamoFirmwareRecorder implements FirmwareVersionRecorder {
     private readonly inventoryTable: string,
   ) {}
 
-  async record(rackId: string, versions: readonly { componentId: string; version: string }[]): Promise<void> {
+  async record(
+    rackId: string,
+    versions: readonly { componentId: string; version: string }[],
+    at?: Readonly<Record<string, number>>,
+  ): Promise<void> {
     const Key = { pk: rackPk(rackId) };
+    // Where the preflight saw every component: written there at once, no read (a refused write,
+    // an import having moved them since, falls back to the read below).
+    const known = versions.map(({ componentId, version }) => ({
+      componentId,
+      version,
+      i: at?.[componentId],
+    }));
+    if (known.length > 0 && known.every((k) => k.i !== undefined)) {
+      if (await this.write(Key, known as { componentId: string; version: string; i: number }[])) return;
+    }
     for (let attempt = 0; attempt < 5; attempt++) {
       // The first read may be stale (half the read units): the write is conditional on what it
       // read, so a stale read costs a retry, which reads strongly; a version read as not yet
@@ -38,35 +54,42 @@ export class DynamoFirmwareRecorder implements FirmwareVersionRecorder {
       );
       const components =
         (out.Item?.rack as { components?: InventoryComponent[] } | undefined)?.components ?? [];
-      const sets: string[] = [];
-      const conditions: string[] = [];
-      const values: Record<string, unknown> = {};
-      versions.forEach(({ componentId, version }, k) => {
+      const changed = versions.flatMap(({ componentId, version }) => {
         const i = components.findIndex((c) => c.id === componentId);
-        if (i < 0 || components[i]?.firmwareVersion === version) return;
-        sets.push(`#r.#c[${i}].firmwareVersion = :v${k}`);
-        conditions.push(`#r.#c[${i}].id = :id${k}`);
-        values[`:v${k}`] = version;
-        values[`:id${k}`] = componentId;
+        return i < 0 || components[i]?.firmwareVersion === version ? [] : [{ componentId, version, i }];
       });
-      if (sets.length === 0) return;
-      try {
-        await this.doc.send(
-          new UpdateCommand({
-            TableName: this.inventoryTable,
-            Key,
-            UpdateExpression: `SET ${sets.join(", ")}`,
-            ConditionExpression: conditions.join(" AND "),
-            ExpressionAttributeNames: { "#r": "rack", "#c": "components" },
-            ExpressionAttributeValues: values,
-          }),
-        );
-        return;
-      } catch (error) {
-        if (!isConditionFailed(error)) throw error;
-      }
+      if (changed.length === 0) return;
+      if (await this.write(Key, changed)) return;
     }
     throw new Error(`rack ${rackId}: inventory kept changing while recording firmware versions`);
+  }
+
+  /** One UpdateItem of these indexes, conditional on each holding its component; false if refused. */
+  private async write(
+    Key: { pk: string },
+    entries: readonly { componentId: string; version: string; i: number }[],
+  ): Promise<boolean> {
+    const values: Record<string, unknown> = {};
+    entries.forEach(({ componentId, version }, k) => {
+      values[`:v${k}`] = version;
+      values[`:id${k}`] = componentId;
+    });
+    try {
+      await this.doc.send(
+        new UpdateCommand({
+          TableName: this.inventoryTable,
+          Key,
+          UpdateExpression: `SET ${entries.map(({ i }, k) => `#r.#c[${i}].firmwareVersion = :v${k}`).join(", ")}`,
+          ConditionExpression: entries.map(({ i }, k) => `#r.#c[${i}].id = :id${k}`).join(" AND "),
+          ExpressionAttributeNames: { "#r": "rack", "#c": "components" },
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      return false;
+    }
   }
 }
 

@@ -1,8 +1,14 @@
 /**
  * The image each update command carries: the catalog's record for the component's type, version
  * and parts (the rule of src/domain/firmware-images.ts, the one the create paths checked), as a
- * presigned GET valid until the wave's deadline, with its sha256 and size, always. One batched
- * read of the catalog per wave; one URL per distinct image.
+ * presigned GET valid until the wave's deadline, with its sha256 and size, always.
+ *
+ * The catalog is read once per task: the preflight looks up the images of every component it is
+ * about to flash (one batched read, `planImages`) and freezes them into each group's facts, so a
+ * flash step only presigns (no request). A plan made before they were frozen reads the catalog
+ * at each flash step, as it did then. Freezing is safe because an image is never changed in
+ * place (registered once per key) and its deletion is refused while a task that has not ended
+ * could flash it (src/domain/image-use.ts counts every image that could serve a task's need).
  */
 import type { FirmwareImageRef } from "../../domain/bmc-protocol.js";
 import {
@@ -12,6 +18,8 @@ import {
   imageFor,
   imageKeyId,
   missingImagesRule,
+  type PlannedImage,
+  plannedImage,
 } from "../../domain/firmware-images.js";
 import type { ComponentType } from "../../domain/model.js";
 import { StepError } from "../../domain/step-errors.js";
@@ -25,36 +33,83 @@ export interface CommandImageDeps {
   imageUrls: Pick<ImageObjectStore, "presignGet">;
 }
 
+/** A component to flash, as the plan knows it. */
+export interface FlashedComponent {
+  id: string;
+  type: ComponentType;
+  version: string;
+  subTargets?: string[];
+}
+
+const needOf = (c: FlashedComponent): ImageNeed => ({
+  componentType: c.type,
+  version: c.version,
+  subTargets: c.subTargets ?? [],
+});
+
 /**
- * Component id → its image. An image the catalog does not have (only possible for a task created
- * before the check existed) fails the step with TaskMisconfigured naming the type and version:
- * nothing is flashed without its image.
+ * The images serving every need, by imageKeyId: from `known` when given (the plan's), else one
+ * batched read of the catalog. A need no image serves (a task created before the catalog check,
+ * or an image deleted in the moment between a deletion's check and its write) fails the step with
+ * TaskMisconfigured naming the type and version: nothing is flashed without its image.
  */
-export async function commandImages(
-  deps: CommandImageDeps,
-  components: readonly { id: string; type: ComponentType; version: string; subTargets?: string[] }[],
-  validSeconds: number,
-): Promise<Map<string, SentImage>> {
-  const needs = new Map<string, ImageNeed>(
-    components.map((c) => [
-      c.id,
-      { componentType: c.type, version: c.version, subTargets: c.subTargets ?? [] },
-    ]),
-  );
-  const distinct = distinctNeeds(needs.values());
-  if (distinct.length === 0) return new Map();
-  const found = await deps.images.getImages(distinct.flatMap(candidateKeys));
+async function servingImages(
+  deps: Pick<CommandImageDeps, "images">,
+  needs: readonly ImageNeed[],
+  known: readonly PlannedImage[] | undefined,
+): Promise<Map<string, PlannedImage>> {
+  const distinct = distinctNeeds(needs);
+  const found: readonly PlannedImage[] =
+    known ?? (distinct.length === 0 ? [] : await deps.images.getImages(distinct.flatMap(candidateKeys)));
   const byKey = new Map(found.map((i) => [imageKeyId(i), i] as const));
   const missing = missingImagesRule(distinct, byKey);
   if (missing !== undefined) throw new StepError("TaskMisconfigured", missing);
+  return byKey;
+}
+
+/**
+ * The preflight's one lookup: for each group (its components to flash; empty for a group with no
+ * update step), the images that serve them, as the plan keeps them.
+ */
+export async function planImages(
+  deps: Pick<CommandImageDeps, "images">,
+  groups: readonly (readonly FlashedComponent[])[],
+): Promise<PlannedImage[][]> {
+  const all = groups.flat();
+  if (all.length === 0) return groups.map(() => []);
+  const byKey = await servingImages(deps, all.map(needOf), undefined);
+  return groups.map((components) => {
+    const used = new Map<string, PlannedImage>();
+    for (const c of components) {
+      // servingImages found every need served.
+      const image = imageFor(needOf(c), byKey)!;
+      used.set(imageKeyId(image), plannedImage(image));
+    }
+    return [...used.values()];
+  });
+}
+
+/**
+ * Component id → its image, presigned for `validSeconds`; the records from `planned` (the
+ * group's frozen images) when the plan has them, else from one read of the catalog. One URL per
+ * distinct image.
+ */
+export async function commandImages(
+  deps: CommandImageDeps,
+  components: readonly FlashedComponent[],
+  validSeconds: number,
+  planned?: readonly PlannedImage[],
+): Promise<Map<string, SentImage>> {
+  if (components.length === 0) return new Map();
+  const byKey = await servingImages(deps, components.map(needOf), planned);
   const urls = new Map<string, Promise<string>>();
   const out = new Map<string, SentImage>();
-  for (const [id, need] of needs) {
-    // missingImagesRule found every need served.
-    const image = imageFor(need, byKey)!;
+  for (const c of components) {
+    // servingImages found every need served.
+    const image = imageFor(needOf(c), byKey)!;
     const url = urls.get(image.objectKey) ?? deps.imageUrls.presignGet(image.objectKey, validSeconds);
     urls.set(image.objectKey, url);
-    out.set(id, { uri: await url, sha256: image.sha256, size: image.sizeBytes });
+    out.set(c.id, { uri: await url, sha256: image.sha256, size: image.sizeBytes });
   }
   return out;
 }

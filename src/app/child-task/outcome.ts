@@ -125,9 +125,15 @@ export async function withLiveReport(
 /**
  * Records on inventory the versions the ended task's report verified that `before` (its report as
  * stored before the end; undefined: a repeat, every verified one: the recorder writes only what
- * differs) did not have; logs a failure.
+ * differs) did not have; logs a failure. `at`: where the preflight saw each component in the
+ * rack's inventory (the recorder then writes without reading the rack first).
  */
-async function recordVerified(deps: OutcomeDeps, ended: Task, before: Task | undefined): Promise<void> {
+async function recordVerified(
+  deps: OutcomeDeps,
+  ended: Task,
+  before: Task | undefined,
+  at: Readonly<Record<string, number>> | undefined,
+): Promise<void> {
   let versions: { componentId: string; version: string }[];
   try {
     const final = parseReport(ended.report);
@@ -140,7 +146,7 @@ async function recordVerified(deps: OutcomeDeps, ended: Task, before: Task | und
   }
   if (versions.length === 0) return;
   try {
-    await deps.firmware.record(ended.rackId, versions);
+    await deps.firmware.record(ended.rackId, versions, at);
   } catch (error) {
     deps.logger?.error("could not record verified firmware versions on inventory", {
       ...taskKeys(ended),
@@ -207,6 +213,8 @@ export async function recordTaskOutcome(
     message: string | ((task: Task) => string);
     /** False only from the execution's own last state, after which no step runs. */
     fromOutside?: boolean;
+    /** Where the preflight saw each component in the rack's inventory (the plan's, for the recorder). */
+    inventoryAt?: Readonly<Record<string, number>>;
   },
   read?: Task,
   readUpdates?: { set: CommandSet | undefined },
@@ -303,7 +311,10 @@ export async function recordTaskOutcome(
   await Promise.all([
     recordedWithTask ? undefined : deps.locks.release(task.rackId, task.id),
     runId === undefined ? undefined : deps.waker?.wake(runId),
-    changed || !fromOutside ? recordVerified(deps, task, changed ? first : undefined) : undefined,
+    changed || !fromOutside
+      ? // A repeat reads first: it writes only what is not recorded yet (usually nothing).
+        recordVerified(deps, task, changed ? first : undefined, changed ? outcome.inventoryAt : undefined)
+      : undefined,
   ]);
   return task;
 }

@@ -8,7 +8,8 @@
  * returns the upgrade groups: the task's rule's stages (src/domain/operation-rules.ts; the
  * built-in default is one stage per type in UPGRADE_GROUP_ORDER), each with its components still
  * to flash and what its waves need of the task (`facts`: types, target versions, sub-targets,
- * run, lock lease), so no wave reads the task again. With `sendFirst` (the definition's
+ * run, lock lease, and the images its updates carry, looked up once for the whole task), so no
+ * wave reads the task or the image catalog again. With `sendFirst` (the definition's
  * CheckPreflight) it also starts the task's first step in the same call (waves.ts `sendWave`),
  * so the execution goes straight to AwaitWave.
  *
@@ -23,6 +24,7 @@
  */
 import { commandRecord, entryKey, queryAddress } from "../../domain/command-sets.js";
 import { awaitSeconds, nextWaitSeconds } from "../../domain/component-verdict.js";
+import type { ComponentType } from "../../domain/model.js";
 import { DEFAULT_RULE } from "../../domain/operation-rules.js";
 import { priorVersionsOf } from "../../domain/prior-versions.js";
 import {
@@ -37,6 +39,7 @@ import { parseReport, serializeReport, type TaskReport, targetOf } from "../../d
 import { taskKeys } from "../observability.js";
 import { awaitEntries, sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
+import { type FlashedComponent, planImages } from "./images.js";
 import { takeLock } from "./lock.js";
 import { isTerminalTask, loadTask, loadTaskWith, updateTask } from "./outcome.js";
 import { isRackCycle, powerShelfOf } from "./rack-cycle.js";
@@ -60,6 +63,38 @@ function reportOf(task: Task): TaskReport {
       `task ${task.id} has no readable report: ${(err as Error).message}`,
     );
   }
+}
+
+/** Where each of these components is in the rack's inventory; undefined unless every one is there. */
+function positionsOf(
+  rack: readonly { id: string }[],
+  componentIds: readonly string[],
+): Record<string, number> | undefined {
+  const index = new Map(rack.map((c, i) => [c.id, i] as const));
+  const at: Record<string, number> = {};
+  for (const id of componentIds) {
+    const i = index.get(id);
+    if (i === undefined) return undefined;
+    at[id] = i;
+  }
+  return at;
+}
+
+const flashes = (group: UpgradeGroup): boolean => group.steps.some((s) => s.action === "UPDATE_FIRMWARE");
+
+/** The components a group's update steps flash, as its facts say; none for a group without one. */
+function flashedBy(group: UpgradeGroup): FlashedComponent[] {
+  const facts = group.facts;
+  if (facts === undefined || !flashes(group)) return [];
+  return group.componentIds.map((id) => {
+    const parts = facts.subTargets?.[id];
+    return {
+      id,
+      type: facts.types[id] as ComponentType,
+      version: facts.versions[id] ?? "",
+      ...(parts === undefined ? {} : { subTargets: parts }),
+    };
+  });
 }
 
 /**
@@ -157,7 +192,9 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   // The task, its answers and its update set's first record: one read; beside it, when the state
   // names the rack (the definition before did not), the rack's readiness, which the check needs
   // once every answer is in (one read wasted on a poll that finds some missing).
-  const early = e.rackId === undefined ? undefined : deps.readiness.notReady(e.rackId);
+  // The rack's components as the inventory holds them: their readiness, and where each one is
+  // (kept in the plan for the outcome's write of the verified versions: no read then).
+  const early = e.rackId === undefined ? undefined : deps.readiness.rackComponents(e.rackId);
   early?.catch(() => undefined);
   const {
     task,
@@ -190,9 +227,12 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   // Readiness of what is about to be flashed: components not already at their version.
   const atVersion = (c: TaskReport["components"][number]) =>
     answer(c.id)?.version === targetOf(report, c) && !report.overrideVersionCheck;
-  const inventory = await (e.rackId === task.rackId && early !== undefined
+  const rack = await (e.rackId === task.rackId && early !== undefined
     ? early
-    : deps.readiness.notReady(task.rackId));
+    : deps.readiness.rackComponents(task.rackId));
+  const inventory = new Map(
+    rack.flatMap((c) => (c.readiness === undefined ? [] : [[c.id, c.readiness] as const])),
+  );
   const notReady: NotReady[] = report.components.flatMap((c) => {
     if (c.status !== "PENDING" || atVersion(c)) return [];
     // A BMC asked again that has not answered yet is still as it last said.
@@ -268,7 +308,7 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   // update keeps its entry and its request id (a BMC that has it flashes nothing again).
   const parted = Object.keys(updatesBefore?.entries ?? {}).length === 0;
   // The rule's stages, each with its components still to flash (stage types in order, then by id).
-  const groups: UpgradeGroup[] = isTerminalTask(updated)
+  const unplanned: UpgradeGroup[] = isTerminalTask(updated)
     ? []
     : rule.stages.flatMap((stage, index) => {
         const componentIds = stage.componentTypes.flatMap((type) =>
@@ -277,6 +317,8 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
         if (componentIds.length === 0) return [];
         const maxParallel = Math.max(1, Math.floor(stage.maxParallel || e.settings.maxParallel));
         const facts = groupFacts(updated, final, componentIds, e.settings);
+        const inventoryAt = positionsOf(rack, componentIds);
+        if (inventoryAt !== undefined) facts.inventoryAt = inventoryAt;
         const group: UpgradeGroup = {
           stage: index,
           name: stage.name,
@@ -288,8 +330,16 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
         return [parted ? { ...group, part: index } : group];
       });
   // A whole-rack AC cycle needs the rack's power shelf: a rack without one fails here, before
-  // anything is flashed, rather than with its trays flashed and never activated.
-  if (groups.some((g) => g.steps.some(isRackCycle))) await powerShelfOf(deps, task.rackId);
+  // anything is flashed, rather than with its trays flashed and never activated. Beside it, the
+  // images of every update the task will send: one read of the catalog, frozen into the groups'
+  // facts (images.ts), so no flash step reads it; an image missing fails here too.
+  const [images] = await Promise.all([
+    planImages(deps, unplanned.map(flashedBy)),
+    unplanned.some((g) => g.steps.some(isRackCycle)) ? powerShelfOf(deps, task.rackId) : undefined,
+  ]);
+  const groups = unplanned.map((g, i) =>
+    g.facts === undefined || !flashes(g) ? g : { ...g, facts: { ...g.facts, images: images[i] ?? [] } },
+  );
   deps.logger.info("task preflight done", {
     ...taskKeys(task),
     toUpdate: groups.reduce((n, g) => n + g.componentIds.length, 0),

@@ -5,6 +5,7 @@
  */
 import type { CommandSet } from "../../domain/command-sets.js";
 import type { ComponentResult } from "../../domain/component-verdict.js";
+import type { PlannedImage } from "../../domain/firmware-images.js";
 import type { ComponentType } from "../../domain/model.js";
 import { RULE_LIMITS, type RuleAction, type RuleStep } from "../../domain/operation-rules.js";
 import type { CaughtError } from "../../domain/step-errors.js";
@@ -196,6 +197,18 @@ export interface GroupFacts {
   runId?: string;
   /** Until when the rack lock is known held (lock.ts `knownLeaseEnd`); absent: not known. */
   leaseEnd?: number;
+  /**
+   * The images the group's updates carry, looked up once by the preflight (images.ts
+   * `planImages`); absent in a group without an update step and in groups made before they were
+   * frozen (then each flash step reads the catalog).
+   */
+  images?: PlannedImage[];
+  /**
+   * Each component's index in its rack's inventory (the components list of the rack's item) as
+   * the preflight read it, for the outcome's write of the verified versions without a read
+   * (FirmwareVersionRecorder `at`); absent in groups made before.
+   */
+  inventoryAt?: Record<string, number>;
 }
 
 /**

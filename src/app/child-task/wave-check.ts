@@ -134,7 +134,12 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
     });
     return { groups: plan.groups, cursor, wave: next };
   }
-  const ended = await recordTaskOutcome(deps, e.taskId, success, read.task, { set: read.sets.u });
+  // Where the preflight saw each component in the inventory: the verified versions are written
+  // there without a read of the rack.
+  const inventoryAt = Object.assign({}, ...plan.groups.map((g) => g.facts?.inventoryAt ?? {}));
+  const ended = await recordTaskOutcome(deps, e.taskId, { ...success, inventoryAt }, read.task, {
+    set: read.sets.u,
+  });
   return { groups: plan.groups, cursor, wave: judged, ended: ended.status };
 }
 

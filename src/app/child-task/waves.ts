@@ -186,7 +186,8 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   const versions = pick(facts.versions);
   const subTargets = pick(facts.subTargets);
   const update = step.action === "UPDATE_FIRMWARE";
-  // Every update command carries its image: a presigned GET valid until the wave's deadline.
+  // Every update command carries its image: a presigned GET valid until the wave's deadline, of
+  // the record the preflight froze (a plan from before: read from the catalog here).
   const images = update
     ? await commandImages(
         deps,
@@ -197,6 +198,7 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
           ...(subTargets[id] === undefined ? {} : { subTargets: subTargets[id] }),
         })),
         timeoutSeconds,
+        facts.images,
       )
     : new Map<string, SentImage>();
   const readBack = readBackStep(group.steps);

@@ -242,7 +242,17 @@ export interface BmcAuthSealer {
 
 /** Records verified firmware versions on the inventory's components. Idempotent. */
 export interface FirmwareVersionRecorder {
-  record(rackId: string, versions: readonly { componentId: string; version: string }[]): Promise<void>;
+  /**
+   * `at`: where each component was in the rack's inventory when the task's preflight read it
+   * (its index in the rack's components). Where it names every component, the versions are
+   * written there without a read first, on the condition that each index still holds its
+   * component; otherwise (or that condition failed: an import moved them) the rack is read first.
+   */
+  record(
+    rackId: string,
+    versions: readonly { componentId: string; version: string }[],
+    at?: Readonly<Record<string, number>>,
+  ): Promise<void>;
 }
 
 /** The port the child task's steps depend on. Implementations must be safe to call twice. */
