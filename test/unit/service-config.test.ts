@@ -71,6 +71,7 @@ describe("service config: the gRPC front", () => {
       serverReflection: false,
       build: { version: "0.0.0", gitCommit: "", buildTime: "" },
       accessPolicy: { text: POLICY },
+      accessPolicyPollSeconds: 30,
       externalChecks: [],
     });
   });
@@ -78,7 +79,7 @@ describe("service config: the gRPC front", () => {
   it("an access policy is required, as a file or as text, not both: secure by default", () => {
     const { FLOW_AUTHZ_POLICY_TEXT: _, ...open } = front;
     expect(problems(() => readGrpcFrontConfig(open))).toEqual([
-      "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT): the front serves no call without an access policy",
+      "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT, or FLOW_AUTHZ_POLICY_PARAMETER): the front serves no call without an access policy",
     ]);
     expect(readGrpcFrontConfig({ ...open, FLOW_AUTHZ_POLICY: "/etc/flow/policy.yaml" }).accessPolicy).toEqual(
       {
@@ -278,7 +279,7 @@ describe("service config: the gRPC front", () => {
       "FLOW_IMAGE_BUCKET: is required",
       'FLOW_PORT: must be an integer from 0 to 65535 (got "abc")',
       "FLOW_TLS_KEY: is required with FLOW_TLS_CERT",
-      "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT): the front serves no call without an access policy",
+      "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT, or FLOW_AUTHZ_POLICY_PARAMETER): the front serves no call without an access policy",
     ]);
   });
 
@@ -347,6 +348,8 @@ describe("service config: the gRPC front", () => {
         ENV.buildTime,
         ENV.authzPolicy,
         ENV.authzPolicyText,
+        ENV.authzPolicyParameter,
+        ENV.authzPolicyPollSeconds,
         ENV.imageBucket,
         ENV.externalChecks,
       ].sort(),
