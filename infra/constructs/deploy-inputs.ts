@@ -10,6 +10,7 @@ import * as iam from "aws-cdk-lib/aws-iam";
 import * as kms from "aws-cdk-lib/aws-kms";
 import * as sns from "aws-cdk-lib/aws-sns";
 import * as subscriptions from "aws-cdk-lib/aws-sns-subscriptions";
+import * as ssm from "aws-cdk-lib/aws-ssm";
 import * as cr from "aws-cdk-lib/custom-resources";
 import type { Construct } from "constructs";
 import { readAccessPolicyText } from "../../src/adapters/grpc/access-policy-source.js";
@@ -41,6 +42,30 @@ export function checkedPolicy(file: string): string {
   } catch (error) {
     throw new DeployConfigError(`context accessPolicyFile: ${(error as Error).message}`);
   }
+}
+
+/** A Standard-tier parameter's value limit: 4 KB. */
+export const POLICY_PARAMETER_MAX_BYTES = 4096;
+
+/**
+ * The access policy's SSM parameter (`/<namePrefix>/access-policy`, Standard tier, a String): the
+ * front reads it at start and polls it (src/adapters/ssm/access-policy-parameter.ts), so a changed
+ * policy is a new parameter version, not a new task definition. A policy over the tier's 4 KB
+ * fails the synth. Standard, not Advanced: free, and an Advanced parameter can never go back.
+ */
+export function accessPolicyParameter(stack: Stack, namePrefix: string, text: string): ssm.StringParameter {
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > POLICY_PARAMETER_MAX_BYTES) {
+    throw new DeployConfigError(
+      `context accessPolicyFile: the policy is ${bytes} bytes; its SSM parameter (Standard tier) holds at most ${POLICY_PARAMETER_MAX_BYTES}: bind subject patterns (a trailing *) instead of one subject per binding, or drop comments`,
+    );
+  }
+  return new ssm.StringParameter(stack, "AccessPolicy", {
+    parameterName: `/${namePrefix}/access-policy`,
+    description: "Flow operation runs: the gRPC front's access policy (YAML or JSON, docs/security.md)",
+    stringValue: text,
+    tier: ssm.ParameterTier.STANDARD,
+  });
 }
 
 /**

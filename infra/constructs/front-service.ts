@@ -26,8 +26,8 @@ export interface FrontServiceProps {
   readonly secretsKeyArn: string;
   readonly requestMacKeyArn: string;
   readonly imageBucket: Record<string, string>;
-  /** The access policy's text, checked at synth; absent: the front refuses to start. */
-  readonly accessPolicy: string | undefined;
+  /** The name of the access policy's SSM parameter (checked at synth); absent: the front refuses to start. */
+  readonly accessPolicyParameter: string | undefined;
   readonly checksEnvironment: Record<string, string>;
 }
 
@@ -39,7 +39,7 @@ export function frontService(stack: Stack, props: FrontServiceProps): GrpcFront 
     childTaskArn,
     childTaskSettings,
     imageBucket,
-    accessPolicy,
+    accessPolicyParameter,
     checksEnvironment,
   } = props;
   const vpc = config.vpcId
@@ -83,8 +83,10 @@ export function frontService(stack: Stack, props: FrontServiceProps): GrpcFront 
       // With a trust store the listener verifies client certificates and forwards the verified
       // one; only then may the task read it as the caller (it is reachable through the ALB alone).
       ...(config.mtlsTrustStoreArn === undefined ? {} : { [ENV.trustLoadBalancerClientCert]: "true" }),
-      // Who may do what; without it the front refuses to start (secure by default).
-      ...(accessPolicy === undefined ? {} : { [ENV.authzPolicyText]: accessPolicy }),
+      // Who may do what: the parameter's name, not the policy, so a changed policy is a new
+      // parameter version the tasks poll, not a new task definition. Without it the front
+      // refuses to start (secure by default).
+      ...(accessPolicyParameter === undefined ? {} : { [ENV.authzPolicyParameter]: accessPolicyParameter }),
       // The external health checks a rule may name (the front checks the names at create).
       ...checksEnvironment,
     },

@@ -34,6 +34,7 @@ export const FLOW_METRICS = {
   tickOverrunMs: "TickOverrunMs",
   accessDenied: "AccessDenied",
   accessPolicyRejected: "AccessPolicyRejected",
+  accessPolicyUnreadable: "AccessPolicyUnreadable",
 } as const;
 
 /**
@@ -172,9 +173,12 @@ export class Observability extends Construct {
         width: 12,
       }),
       new cloudwatch.GraphWidget({
-        title: "gRPC front: calls refused by access control, policy reloads refused",
+        title: "gRPC front: calls refused by access control, policy reloads refused or unreadable",
         left: [serviceMetric(m.accessDenied, "Sum", "grpc", "access denied")],
-        right: [serviceMetric(m.accessPolicyRejected, "Sum", "grpc", "policy reloads refused")],
+        right: [
+          serviceMetric(m.accessPolicyRejected, "Sum", "grpc", "policy reloads refused"),
+          serviceMetric(m.accessPolicyUnreadable, "Sum", "grpc", "policy parameter reads failed"),
+        ],
         width: 12,
       }),
       new cloudwatch.GraphWidget({

@@ -51,6 +51,7 @@ import type { ChildTaskStateMachine } from "../constructs/child-task.js";
 import { allowSecretsKeyUse, credentialKeys } from "../constructs/credential-keys.js";
 import { FlowData } from "../constructs/data.js";
 import {
+  accessPolicyParameter,
   acknowledgeCustomResourceProvider,
   alarmTopic,
   checkedExternalChecks,
@@ -112,7 +113,9 @@ export class FlowStack extends Stack {
 
     // The product's own reader checks the policy now, so a bad one fails the synth, not the front.
     const accessPolicy =
-      config.accessPolicyFile === undefined ? undefined : checkedPolicy(config.accessPolicyFile);
+      config.accessPolicyFile === undefined
+        ? undefined
+        : accessPolicyParameter(this, namePrefix, checkedPolicy(config.accessPolicyFile));
     if (accessPolicy === undefined) {
       Annotations.of(this).addWarningV2(
         "flow:no-access-policy",
@@ -245,7 +248,7 @@ export class FlowStack extends Stack {
       secretsKeyArn: this.secretsKey.keyArn,
       requestMacKeyArn: this.requestMacKey.keyArn,
       imageBucket,
-      accessPolicy,
+      accessPolicyParameter: accessPolicy?.parameterName,
       checksEnvironment,
     });
     const taskRole = this.front.taskDefinition.taskRole as iam.Role;
@@ -267,6 +270,12 @@ export class FlowStack extends Stack {
     });
     // Image uploads: presigned PUTs into uploads/, the verified copy into images/.
     this.images.grantUploads(taskRole);
+    // The access policy: read at start and polled (GetParameter), that parameter alone.
+    if (accessPolicy !== undefined) {
+      taskRole.addToPrincipalPolicy(
+        new iam.PolicyStatement({ actions: ["ssm:GetParameter"], resources: [accessPolicy.parameterArn] }),
+      );
+    }
 
     // ---- IoT
     this.iot = new BmcIot(this, "Iot", {

@@ -111,7 +111,8 @@ export const FLOW_METRIC_NAMESPACE = "Flow";
  * equal), each with an emitter: the dispatcher (TargetsDispatched, RackConflicts, GateTrips,
  * DispatchLatencyMs, TickOverrunMs), the task outcome recorder in src/app/child-task/outcome.ts
  * (Targets…, BmcFailures), and the gRPC front's access control (AccessDenied per refused call,
- * AccessPolicyRejected per policy reload refused; src/adapters/grpc/authorize.ts).
+ * AccessPolicyRejected per policy reload refused, AccessPolicyUnreadable per failed read of the
+ * policy's SSM parameter; src/adapters/grpc/authorize.ts, src/adapters/ssm/access-policy-parameter.ts).
  */
 export const FLOW_METRIC_NAMES = [
   "TargetsDispatched",
@@ -125,6 +126,7 @@ export const FLOW_METRIC_NAMES = [
   "BmcFailures",
   "AccessDenied",
   "AccessPolicyRejected",
+  "AccessPolicyUnreadable",
 ] as const;
 
 export type DispatchMetricName = (typeof FLOW_METRIC_NAMES)[number];

@@ -10,7 +10,7 @@ import type { Logger, Metrics } from "../app/observability.js";
 import type { Clock, InventoryStore, RunStore, TaskStore } from "../app/ports.js";
 
 export function accessControl(
-  source: AccessPolicySource | undefined,
+  source: Pick<AccessPolicySource, "current"> | undefined,
   deps: {
     stores: { runs: RunStore; tasks: TaskStore; inventory: InventoryStore };
     logger: Logger;

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SFNClient } from "@aws-sdk/client-sfn";
+import { SSMClient } from "@aws-sdk/client-ssm";
 import { type AwsOptions, awsClientConfig, createDynamoDbClient } from "../adapters/aws-config.js";
 import { DynamoFirmwareRecorder } from "../adapters/dynamodb/firmware-version-recorder.js";
 import {
@@ -108,6 +109,11 @@ export function lambdaWaker(
   return functionName === undefined
     ? undefined
     : new LambdaRunWaker(captured(obs, new LambdaClient(awsClientConfig(aws))), functionName, obs.logger);
+}
+
+/** The SSM client the front reads its access policy parameter with. */
+export function awsSsm(config: AwsConfig, obs: RootObservability): SSMClient {
+  return captured(obs, new SSMClient(awsClientConfig(awsOptions(config))));
 }
 
 /** Starts and stops child-task executions, each told the deployment's settings. */

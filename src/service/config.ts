@@ -115,10 +115,19 @@ export const ENV = {
    */
   authzPolicy: "FLOW_AUTHZ_POLICY",
   /**
-   * The access policy document itself, instead of a file: what the CDK app sets on the Fargate
-   * front (a changed policy is a new task definition, which ECS rolls out task by task).
+   * The access policy document itself, instead of a file (a container run by hand); it never
+   * changes while the process runs.
    */
   authzPolicyText: "FLOW_AUTHZ_POLICY_TEXT",
+  /**
+   * The SSM parameter holding the access policy document: what the CDK app sets on the Fargate
+   * front (src/adapters/ssm/access-policy-parameter.ts). Read at start (unreadable: the front does
+   * not start), then polled every FLOW_AUTHZ_POLICY_POLL_SECONDS; a new version is in force
+   * without a restart.
+   */
+  authzPolicyParameter: "FLOW_AUTHZ_POLICY_PARAMETER",
+  /** How often the front looks for a changed policy (parameter or file), in seconds: 5 to 3600, default 30. */
+  authzPolicyPollSeconds: "FLOW_AUTHZ_POLICY_POLL_SECONDS",
   /** The EventBridge bus run events are published to (name or ARN); default: the account's `default`. */
   eventBusName: "FLOW_EVENT_BUS_NAME",
   /**
@@ -376,8 +385,13 @@ export interface GrpcFrontConfig extends StoresConfig {
   /** What the server admits at once; the rest is shed with RESOURCE_EXHAUSTED. */
   admission: AdmissionLimits;
   build: BuildInfo;
-  /** Who may do what: a file (polled for changes) or the document itself. Required: secure by default. */
-  accessPolicy: { file: string } | { text: string };
+  /**
+   * Who may do what: a file or an SSM parameter (both polled for changes every `pollSeconds`), or
+   * the document itself. Required: secure by default.
+   */
+  accessPolicy: { file: string } | { text: string } | { parameter: string };
+  /** How often the policy's file or parameter is looked at for a change. */
+  accessPolicyPollSeconds: number;
   /** The external health checks' names: a rule may name only these. */
   externalChecks: string[];
   /** The KMS HMAC key of idempotent creates' credentials; absent off AWS (derived from the local key). */
@@ -407,6 +421,12 @@ export function admissionLimits(
   return { maxInFlightCalls: v.maxInFlightCalls, maxConcurrentCreates: v.maxConcurrentCreates };
 }
 
+/** An SSM parameter's name or ARN: what GetParameter takes (letters, digits, `_.-/`, at most 2048). */
+const ssmParameterName = matching(
+  /^(arn:[a-z-]+:ssm:[a-z0-9-]+:\d{12}:parameter)?[A-Za-z0-9_.\-/]{1,2048}$/,
+  "an SSM parameter name or ARN (letters, digits, _ . - /)",
+);
+
 export const readGrpcFrontConfig = configReader(
   {
     ...STORES,
@@ -430,6 +450,8 @@ export const readGrpcFrontConfig = configReader(
     buildTime: withDefault(ENV.buildTime, text, ""),
     authzPolicyFile: optional(ENV.authzPolicy, text),
     authzPolicyText: optional(ENV.authzPolicyText, text),
+    authzPolicyParameter: optional(ENV.authzPolicyParameter, ssmParameterName),
+    authzPolicyPollSeconds: withDefault(ENV.authzPolicyPollSeconds, integerFrom(5, 3600), 30),
     externalChecks: withDefault(ENV.externalChecks, externalChecks, []),
     requestMacKmsKeyId: optional(ENV.requestMacKmsKeyId, text),
   },
@@ -441,15 +463,7 @@ export const readGrpcFrontConfig = configReader(
         `is required with ${ENV.secretsKmsKeyId}: a retried create's credentials are compared by their MAC under this HMAC key`,
       );
     }
-    if (v.authzPolicyFile === undefined && v.authzPolicyText === undefined) {
-      report(
-        ENV.authzPolicy,
-        `is required (or ${ENV.authzPolicyText}): the front serves no call without an access policy`,
-      );
-    }
-    if (v.authzPolicyFile !== undefined && v.authzPolicyText !== undefined) {
-      report(ENV.authzPolicy, `and ${ENV.authzPolicyText} are exclusive: give one policy`);
-    }
+    const policy = accessPolicyOf(v, report);
     if (v.trustLoadBalancerClientCert && !v.plaintextBehindLoadBalancer && !v.tlsSelfSigned) {
       // A front reachable directly could be sent the header by anyone.
       report(
@@ -476,13 +490,40 @@ export const readGrpcFrontConfig = configReader(
       serverReflection: v.serverReflection,
       admission: admissionLimits(v, report),
       build: { version: v.version, gitCommit: v.gitCommit, buildTime: v.buildTime },
-      accessPolicy:
-        v.authzPolicyFile === undefined ? { text: v.authzPolicyText ?? "" } : { file: v.authzPolicyFile },
+      accessPolicy: policy,
+      accessPolicyPollSeconds: v.authzPolicyPollSeconds,
       externalChecks: v.externalChecks.map((c) => c.name),
       ...(v.requestMacKmsKeyId === undefined ? {} : { requestMacKmsKeyId: v.requestMacKmsKeyId }),
     };
   },
 );
+
+/** Exactly one of the policy's three forms; the front serves no call without one. */
+function accessPolicyOf(
+  v: {
+    authzPolicyFile: string | undefined;
+    authzPolicyText: string | undefined;
+    authzPolicyParameter: string | undefined;
+  },
+  report: Report,
+): GrpcFrontConfig["accessPolicy"] {
+  const given = [
+    v.authzPolicyFile === undefined ? [] : [ENV.authzPolicy],
+    v.authzPolicyText === undefined ? [] : [ENV.authzPolicyText],
+    v.authzPolicyParameter === undefined ? [] : [ENV.authzPolicyParameter],
+  ].flat();
+  if (given.length === 0) {
+    report(
+      ENV.authzPolicy,
+      `is required (or ${ENV.authzPolicyText}, or ${ENV.authzPolicyParameter}): the front serves no call without an access policy`,
+    );
+  }
+  if (given.length > 1)
+    report(given[0] ?? "", `and ${given.slice(1).join(", ")} are exclusive: give one policy`);
+  if (v.authzPolicyParameter !== undefined) return { parameter: v.authzPolicyParameter };
+  if (v.authzPolicyFile !== undefined) return { file: v.authzPolicyFile };
+  return { text: v.authzPolicyText ?? "" };
+}
 
 /** A certificate without its key (or the reverse) would otherwise fall back to plaintext. */
 function tlsFiles(

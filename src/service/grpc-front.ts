@@ -10,7 +10,11 @@
 import { randomUUID } from "node:crypto";
 import { tableNames } from "../adapters/dynamodb/schema.js";
 import { storeProbe } from "../adapters/dynamodb/store-probe.js";
-import { accessPolicySource, fixedAccessPolicy } from "../adapters/grpc/access-policy-source.js";
+import {
+  type AccessPolicySource,
+  accessPolicySource,
+  fixedAccessPolicy,
+} from "../adapters/grpc/access-policy-source.js";
 import { selfSignedCertificate } from "../adapters/grpc/self-signed.js";
 import type { GrpcServerOptions } from "../adapters/grpc/server.js";
 import {
@@ -18,11 +22,15 @@ import {
   powertoolsObservability,
 } from "../adapters/observability/powertools.js";
 import { createS3Client, S3ImageObjectStore } from "../adapters/s3/image-bucket.js";
+import {
+  type ParameterPolicySource,
+  parameterPolicySource,
+} from "../adapters/ssm/access-policy-parameter.js";
 import { systemClock } from "../adapters/system-clock.js";
 import type { FlowApi } from "../app/api.js";
 import { createStoreHealth, failFastWhileUnreachable, type StoreHealth } from "../app/store-health.js";
 import { accessControl } from "./access.js";
-import { awsChildTasks, awsOptions, awsRequestMac, stepFunctionsExecutor } from "./aws.js";
+import { awsChildTasks, awsOptions, awsRequestMac, awsSsm, stepFunctionsExecutor } from "./aws.js";
 import { childTaskService } from "./child-tasks.js";
 import { ENV, type GrpcFrontConfig } from "./config.js";
 import { assembleFlowApi } from "./flow-api.js";
@@ -33,22 +41,46 @@ export interface GrpcFront {
   storeHealth: StoreHealth;
 }
 
-/** How often the front looks for a changed policy file (a mounted or synchronised file). */
-export const ACCESS_POLICY_POLL_MS = 30_000;
+type PolicySource = Pick<AccessPolicySource | ParameterPolicySource, "current" | "close">;
 
+/**
+ * The access policy the configuration names, read now: a file or the document at once, an SSM
+ * parameter by a first GetParameter. Rejects (the front does not start) when it cannot be read or
+ * is bad, every problem named. A file or parameter is polled for changes from then on.
+ */
+export async function openAccessPolicy(
+  config: GrpcFrontConfig,
+  obs: PowertoolsObservability,
+): Promise<PolicySource> {
+  if (!("parameter" in config.accessPolicy)) return localAccessPolicy(config, obs);
+  return parameterPolicySource(awsSsm(config, obs), config.accessPolicy.parameter, {
+    logger: obs.logger,
+    metrics: obs.metrics,
+    pollMs: config.accessPolicyPollSeconds * 1000,
+  });
+}
+
+/** A file or the document: read without a network call. */
+function localAccessPolicy(config: GrpcFrontConfig, obs: PowertoolsObservability): PolicySource {
+  if ("parameter" in config.accessPolicy) {
+    throw new Error(`${ENV.authzPolicyParameter}: read the parameter with openAccessPolicy first`);
+  }
+  return "file" in config.accessPolicy
+    ? accessPolicySource(config.accessPolicy.file, {
+        logger: obs.logger,
+        metrics: obs.metrics,
+        pollMs: config.accessPolicyPollSeconds * 1000,
+      })
+    : fixedAccessPolicy(ENV.authzPolicyText, config.accessPolicy.text);
+}
+
+/** `policy`: from openAccessPolicy; without it a file or document policy is read here. */
 export function composeGrpcFront(
   config: GrpcFrontConfig,
   obs: PowertoolsObservability = powertoolsObservability("grpc"),
-): GrpcFront {
   // First: a bad policy stops the front before it builds anything (InputFileError, every problem).
-  const policy =
-    "file" in config.accessPolicy
-      ? accessPolicySource(config.accessPolicy.file, {
-          logger: obs.logger,
-          metrics: obs.metrics,
-          pollMs: ACCESS_POLICY_POLL_MS,
-        })
-      : fixedAccessPolicy(ENV.authzPolicyText, config.accessPolicy.text);
+  policy: PolicySource = localAccessPolicy(config, obs),
+): GrpcFront {
   // The probe runs on a single-attempt client of its own (src/adapters/dynamodb/store-probe.ts).
   const storeHealth = createStoreHealth({
     probe: storeProbe(awsOptions(config), tableNames(config.tablePrefix).runs),

@@ -7,14 +7,16 @@
 import { startGrpcServer } from "../adapters/grpc/server.js";
 import { powertoolsObservability } from "../adapters/observability/powertools.js";
 import { readGrpcFrontConfig } from "./config.js";
-import { composeGrpcFront } from "./grpc-front.js";
+import { composeGrpcFront, openAccessPolicy } from "./grpc-front.js";
 
 // The front's one logger and metrics, built before the configuration is read so that a
 // configuration problem is logged like everything else.
 const obs = powertoolsObservability("grpc");
 
 async function main(): Promise<void> {
-  const front = composeGrpcFront(readGrpcFrontConfig(process.env), obs);
+  const config = readGrpcFrontConfig(process.env);
+  // The policy first: the front does not start without one it can read (secure by default).
+  const front = composeGrpcFront(config, obs, await openAccessPolicy(config, obs));
   const server = await startGrpcServer(front.server);
   front.storeHealth.start();
   obs.logger.info("flow gRPC front listening", { host: front.server.host, port: server.port });

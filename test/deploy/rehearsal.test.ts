@@ -9,7 +9,7 @@
  * function's environment from its composition root's reader (src/service/config.ts), the state
  * machine from state-machines/child-task.asl.json. The template is only used to find resources.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetTemplateCommand } from "@aws-sdk/client-cloudformation";
@@ -35,6 +35,7 @@ import {
   ListFunctionsCommand,
 } from "@aws-sdk/client-lambda";
 import { DescribeStateMachineCommand, ListStateMachinesCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   bootstrapIfNeeded,
@@ -63,6 +64,7 @@ import {
   readTaskStepsConfig,
 } from "../../src/service/config.js";
 import type { ConfigReader } from "../../src/service/env-reader.js";
+import { EXAMPLE_POLICY } from "../fixtures/infra-stack.js";
 
 const STAGE = "rehearsal";
 const PREFIX = `Flow-${STAGE}-`;
@@ -72,12 +74,24 @@ let run: RehearsalRun;
 let deployment: Deployment;
 /** The template as the endpoint holds it (GetTemplate). */
 let deployedTemplate: { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
-let clients: { ddb: DynamoDBClient; lambda: LambdaClient; sfn: SFNClient; iam: IAMClient; kms: KMSClient };
+let clients: {
+  ddb: DynamoDBClient;
+  lambda: LambdaClient;
+  sfn: SFNClient;
+  iam: IAMClient;
+  kms: KMSClient;
+  ssm: SSMClient;
+};
 
 beforeAll(async () => {
   const endpoint = await openEndpoint();
   const outdir = mkdtempSync(join(tmpdir(), "flow-rehearsal-"));
-  run = { endpoint, outdir, context: await rehearsalContext(endpoint.url, { stage: STAGE }) };
+  // With the example access policy: its SSM parameter is deployed and read back below.
+  run = {
+    endpoint,
+    outdir,
+    context: await rehearsalContext(endpoint.url, { stage: STAGE, accessPolicyFile: EXAMPLE_POLICY }),
+  };
   const config = {
     endpoint: endpoint.url,
     region: REHEARSAL_REGION,
@@ -89,6 +103,7 @@ beforeAll(async () => {
     sfn: new SFNClient(config),
     iam: new IAMClient(config),
     kms: new KMSClient(config),
+    ssm: new SSMClient(config),
   };
   await bootstrapIfNeeded(run);
   await deployStack(run);
@@ -131,6 +146,7 @@ describe("deploy rehearsal: the stack and what the endpoint created", () => {
       "AWS::Events::Rule",
       "AWS::Logs::LogGroup",
       "AWS::S3::Bucket",
+      "AWS::SSM::Parameter",
     ];
     expect(deployment.skipped.filter((r) => runsOn.includes(r.type))).toEqual([]);
     expect(deployment.deployed.filter((r) => r.type === "AWS::Lambda::Function")).toHaveLength(5);
@@ -430,6 +446,28 @@ describe("deploy rehearsal: IAM as deployed", () => {
         statement: expect.objectContaining({ Resource: deployment.outputs.ChildTaskStateMachineArn }),
       },
     ]);
+  });
+});
+
+describe("deploy rehearsal: the access policy", () => {
+  it("the policy file's text is in its SSM parameter, named by the front's environment, readable with GetParameter", async () => {
+    const name = physical("AWS::SSM::Parameter", "AccessPolicy");
+    expect(name).toBe(`/Flow-${STAGE}/access-policy`);
+    const { Parameter } = await clients.ssm.send(new GetParameterCommand({ Name: name }));
+    expect(Parameter).toMatchObject({
+      Type: "String",
+      Value: readFileSync(EXAMPLE_POLICY, "utf8"),
+      Version: 1,
+    });
+    const [task] = Object.values(deployedTemplate.Resources).filter(
+      (r) => r.Type === "AWS::ECS::TaskDefinition",
+    );
+    const [container] = (task?.Properties?.ContainerDefinitions ?? []) as {
+      Environment: { Name: string; Value: unknown }[];
+    }[];
+    const environment = Object.fromEntries(container!.Environment.map((e) => [e.Name, e.Value]));
+    expect(environment).toHaveProperty(ENV.authzPolicyParameter);
+    expect(environment).not.toHaveProperty(ENV.authzPolicyText);
   });
 });
 

@@ -9,8 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { accessPolicySource } from "../../src/adapters/grpc/access-policy-source.js";
-import type { Logger, Metrics } from "../../src/app/observability.js";
 import { until } from "../support/poll.js";
+import { recordedObservability } from "../support/recorded-observability.js";
 
 const policy = (role: string) => `bindings:\n  - subjects: ["cn:alice"]\n    roles: [${role}]\n`;
 
@@ -18,16 +18,6 @@ const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-function recording() {
-  const lines: string[] = [];
-  const metrics: string[] = [];
-  const at = (level: string) => (message: string, fields?: Record<string, unknown>) =>
-    lines.push(`${level} ${message} ${JSON.stringify(fields ?? {})}`);
-  const logger: Logger = { info: at("info"), warn: at("warn"), error: at("error") };
-  const meter: Metrics = { add: (name, value) => metrics.push(`${name}=${value}`), flush: () => {} };
-  return { lines, metrics, logger, meter };
-}
 
 function policyFile(text: string): string {
   const dir = mkdtempSync(join(tmpdir(), "flow-policy-"));
@@ -43,7 +33,7 @@ const roles = (source: ReturnType<typeof accessPolicySource>) =>
 describe("access policy source", () => {
   it("a refused reload: one error line naming the file and the problem, one AccessPolicyRejected, the old policy in force", () => {
     const file = policyFile(policy("viewer"));
-    const r = recording();
+    const r = recordedObservability();
     const source = accessPolicySource(file, { logger: r.logger, metrics: r.meter });
     writeFileSync(file, policy("superuser"));
     expect(source.reload()).toBe(false);
@@ -63,7 +53,7 @@ describe("access policy source", () => {
 
   it("polling (the Fargate front): a changed file is in force without a reload call; a broken change is refused and counted", async () => {
     const file = policyFile(policy("viewer"));
-    const r = recording();
+    const r = recordedObservability();
     const source = accessPolicySource(file, { logger: r.logger, metrics: r.meter, pollMs: 5 });
     try {
       writeFileSync(file, policy("operator, approver"));

@@ -4,9 +4,10 @@
  * requires is set, and what the stack sets passes the reader's rules (tokens replaced by values
  * of the shape CloudFormation resolves them to).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { CfnElement } from "aws-cdk-lib";
 import { Annotations, Match, type Template } from "aws-cdk-lib/assertions";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
@@ -19,15 +20,14 @@ import {
   readTaskStepsConfig,
 } from "../../src/service/config.js";
 import type { ConfigReader } from "../../src/service/env-reader.js";
-import {
-  type BuiltStack,
-  buildStack,
-  EXAMPLE_POLICY,
-  PROD_CONTEXT,
-  sharedStack,
-} from "../fixtures/infra-stack.js";
+import { type BuiltStack, buildStack, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
 
 type Resource = { Type: string; Properties: Record<string, unknown> };
+
+/** The stack's access policy parameter (a CfnParameter of the SSM construct). */
+function accessPolicyParameterOf(built: BuiltStack): CfnElement {
+  return built.stack.node.findChild("AccessPolicy").node.defaultChild as CfnElement;
+}
 
 /** Set by the Lambda construct for the runtime, not for a root. */
 const RUNTIME = ["NODE_OPTIONS"];
@@ -38,6 +38,7 @@ const RESOLVED: Record<string, string> = {
   [ENV.secretsKmsKeyId]: "arn:aws:kms:eu-west-1:123456789012:key/0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0",
   [ENV.requestMacKmsKeyId]: "arn:aws:kms:eu-west-1:123456789012:key/1a2b3c4d-5e6f-4a8b-9c0d-e1f2a3b4c5d6",
   [ENV.imageBucket]: "flow-prod-firmwareimagesbucket0a1b2c3d-1a2b3c4d5e6f",
+  [ENV.authzPolicyParameter]: "/Flow-prod/access-policy",
 };
 
 const resolve = (name: string, value: unknown): string => {
@@ -131,10 +132,16 @@ describe("infra environment: the child task's deployment settings", () => {
 });
 
 describe("infra environment: the access policy", () => {
-  it("with accessPolicyFile (prod context) the front gets the file's text, which its reader accepts; without, none, and synth warns", () => {
-    expect(frontEnvironment(prod.template)[ENV.authzPolicyText]).toBe(readFileSync(EXAMPLE_POLICY, "utf8"));
+  it("with accessPolicyFile (prod context) the front gets the name of the policy's parameter, not its text; without, neither, and synth warns", () => {
+    const front = frontEnvironment(prod.template);
+    expect(front[ENV.authzPolicyParameter]).toEqual({
+      Ref: prod.stack.getLogicalId(accessPolicyParameterOf(prod)),
+    });
+    expect(front).not.toHaveProperty(ENV.authzPolicyText);
+    expect(front).not.toHaveProperty(ENV.authzPolicy);
     const dev = sharedStack();
-    expect(frontEnvironment(dev.template)).not.toHaveProperty(ENV.authzPolicyText);
+    expect(frontEnvironment(dev.template)).not.toHaveProperty(ENV.authzPolicyParameter);
+    expect(dev.template.findResources("AWS::SSM::Parameter")).toEqual({});
     expect(
       Annotations.fromStack(dev.stack).findWarning(
         "*",

@@ -423,7 +423,7 @@ describe("infra front: gRPC on Fargate behind an internal ALB", () => {
         ENV.tlsSelfSigned,
         ENV.trustLoadBalancerClientCert,
         ENV.protoDir,
-        ENV.authzPolicyText,
+        ENV.authzPolicyParameter,
       ].sort(),
     );
     // Listens on every interface in plaintext, behind the ALB; reflection reads the image's protos;

@@ -31,6 +31,7 @@ describe("service config: the gRPC front", () => {
       serverReflection: false,
       build: { version: "0.0.0", gitCommit: "", buildTime: "" },
       accessPolicy: { text: POLICY },
+      accessPolicyPollSeconds: 30,
       externalChecks: [],
     });
   });
@@ -38,7 +39,7 @@ describe("service config: the gRPC front", () => {
   it("an access policy is required, as a file or as text, not both: secure by default", () => {
     const { FLOW_AUTHZ_POLICY_TEXT: _, ...open } = front;
     expect(problems(() => readGrpcFrontConfig(open))).toEqual([
-      "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT): the front serves no call without an access policy",
+      "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT, or FLOW_AUTHZ_POLICY_PARAMETER): the front serves no call without an access policy",
     ]);
     expect(readGrpcFrontConfig({ ...open, FLOW_AUTHZ_POLICY: "/etc/flow/policy.yaml" }).accessPolicy).toEqual(
       {
@@ -238,7 +239,7 @@ describe("service config: the gRPC front", () => {
       "FLOW_IMAGE_BUCKET: is required",
       'FLOW_PORT: must be an integer from 0 to 65535 (got "abc")',
       "FLOW_TLS_KEY: is required with FLOW_TLS_CERT",
-      "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT): the front serves no call without an access policy",
+      "FLOW_AUTHZ_POLICY: is required (or FLOW_AUTHZ_POLICY_TEXT, or FLOW_AUTHZ_POLICY_PARAMETER): the front serves no call without an access policy",
     ]);
   });
 
@@ -307,6 +308,8 @@ describe("service config: the gRPC front", () => {
         ENV.buildTime,
         ENV.authzPolicy,
         ENV.authzPolicyText,
+        ENV.authzPolicyParameter,
+        ENV.authzPolicyPollSeconds,
         ENV.imageBucket,
         ENV.externalChecks,
       ].sort(),

@@ -8,8 +8,9 @@
  * At start a bad policy is an `InputFileError` (the process exits non-zero). `reload()` reads the
  * file again: a good policy replaces the one in force at once (the next call is decided under
  * it); a bad one is refused, the old one stays, and the refusal is one log line and one
- * AccessPolicyRejected metric. The local stack reloads on SIGHUP; the front on Fargate polls the
- * file (an SSM-synchronised or mounted file changes under it) every `pollMs`.
+ * AccessPolicyRejected metric. The local stack reloads on SIGHUP; a front given a file polls it
+ * every `pollMs`. The front the CDK app deploys reads an SSM parameter instead, through the same
+ * holder (src/adapters/ssm/access-policy-parameter.ts).
  */
 import { readFileSync, statSync } from "node:fs";
 import { parseDocument } from "yaml";
@@ -70,24 +71,8 @@ export function accessPolicySource(
   file: string,
   deps: { logger: Logger; metrics: Metrics; pollMs?: number },
 ): AccessPolicySource {
-  let policy = readAccessPolicyFile(file);
-  const reload = (): boolean => {
-    try {
-      policy = readAccessPolicyFile(file);
-      deps.logger.info("access policy reloaded", { file, bindings: policy.bindings.length });
-      return true;
-    } catch (err) {
-      // One line whatever the count of problems: the file's name and every problem, joined.
-      const problems = err instanceof InputFileError ? err.message.split("\n").join("; ") : String(err);
-      deps.logger.error("access policy reload refused; the previous policy stays in force", {
-        file,
-        problems,
-      });
-      deps.metrics.add("AccessPolicyRejected", 1);
-      deps.metrics.flush();
-      return false;
-    }
-  };
+  const held = policyHolder(readAccessPolicyFile(file), deps);
+  const reload = (): boolean => held.offer({ file }, () => readAccessPolicyFile(file));
   let timer: NodeJS.Timeout | undefined;
   if (deps.pollMs !== undefined && deps.pollMs > 0) {
     let seen = stamp(file);
@@ -101,9 +86,42 @@ export function accessPolicySource(
   }
   return {
     file,
-    current: () => policy,
+    current: held.current,
     reload,
     close: () => clearInterval(timer),
+  };
+}
+
+/**
+ * The policy in force and the one way a new document replaces it, whatever it was read from (a
+ * file, an SSM parameter): a good one is in force at once (one info line), a bad one is refused
+ * (one error line, one AccessPolicyRejected) and the previous one stays. `origin`: the log
+ * fields naming where the document came from.
+ */
+export function policyHolder(
+  initial: AccessPolicy,
+  deps: { logger: Logger; metrics: Metrics },
+): { current(): AccessPolicy; offer(origin: Record<string, unknown>, read: () => AccessPolicy): boolean } {
+  let policy = initial;
+  return {
+    current: () => policy,
+    offer(origin, read) {
+      try {
+        policy = read();
+        deps.logger.info("access policy reloaded", { ...origin, bindings: policy.bindings.length });
+        return true;
+      } catch (err) {
+        // One line whatever the count of problems: where it came from and every problem, joined.
+        const problems = err instanceof InputFileError ? err.message.split("\n").join("; ") : String(err);
+        deps.logger.error("access policy reload refused; the previous policy stays in force", {
+          ...origin,
+          problems,
+        });
+        deps.metrics.add("AccessPolicyRejected", 1);
+        deps.metrics.flush();
+        return false;
+      }
+    },
   };
 }
 
