@@ -32,7 +32,10 @@ export default defineConfig({
       "./test/support/slowest-files-reporter.ts",
     ],
     coverage: {
-      provider: "v8",
+      // V8's, in the unit, unit-shell and property projects only (the others provide
+      // coverageOff): test/support/domain-coverage.ts.
+      provider: "custom",
+      customProviderModule: "./test/support/domain-coverage.ts",
       include: ["src/domain/**/*.ts"],
       reporter: ["text-summary"],
       thresholds: { "src/domain/**/*.ts": { branches: 100, lines: 100, functions: 100, statements: 100 } },
@@ -70,7 +73,13 @@ export default defineConfig({
       {
         test: {
           name: "integration",
+          provide: { coverageOff: true },
           include: ["test/integration/**/*.test.ts"],
+          // One module cache per worker, as in the unit project, not one per file: each file
+          // imported the AWS SDK, gRPC and the product again. Every file makes its own tables,
+          // stack, broker and ports and stops them in its afterAll; none sets the environment or
+          // mocks a module.
+          isolate: false,
           globalSetup: ["test/support/global-setup.ts"],
           maxWorkers: WAITING_WORKERS,
           sequence: { groupOrder: 1 },
@@ -81,10 +90,13 @@ export default defineConfig({
       {
         test: {
           name: "e2e",
+          provide: { coverageOff: true },
           include: ["test/e2e/**/*.test.ts"],
+          isolate: false,
           // Files in parallel: each starts its own stack with its own tables, broker and ports on
           // its worker's moto; they mostly wait (ticks, Wait states), so several share the machine.
-          globalSetup: ["test/support/global-setup.ts"],
+          // The second globalSetup bundles the programs the tests start as processes.
+          globalSetup: ["test/support/global-setup.ts", "test/support/entry-bundles-setup.ts"],
           maxWorkers: WAITING_WORKERS,
           sequence: { groupOrder: 1 },
           testTimeout: 120_000,
@@ -98,6 +110,7 @@ export default defineConfig({
         // 000000000000, unless AWS_ENDPOINT_URL names one; bundling and two CLI runs take a while.
         test: {
           name: "deploy",
+          provide: { coverageOff: true },
           include: ["test/deploy/**/*.test.ts"],
           // It waits on the CDK CLI's processes: beside the integration and e2e files.
           maxWorkers: WAITING_WORKERS,

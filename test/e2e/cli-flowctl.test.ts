@@ -1,5 +1,6 @@
 /**
- * flowctl end to end against the real local stack (`local/main.ts --port 0 --tick 200ms`) loaded
+ * flowctl end to end against the real local stack (`local/main.ts --port 0 --tick 200ms`, bundled:
+ * test/support/entry-bundles.ts) loaded
  * with a twenty-rack inventory, one rack of which always fails its update. The commands run in this
  * process (`runCli`, what the bin shim runs, with the environment, stdout and stderr it would get),
  * except where the test is about the process itself: its exit code, a stdout that is not a terminal,
@@ -13,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../cli/program.js";
+import { entryBundle } from "../support/entry-bundles.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const FLOWCTL = join(ROOT, "cli", "bin", "flowctl.js");
@@ -171,19 +173,7 @@ beforeAll(async () => {
   const fleet = writeFile("fleet.json", JSON.stringify(FLEET));
   const child = spawn(
     process.execPath,
-    [
-      "--import",
-      "tsx",
-      "local/main.ts",
-      "--port",
-      "0",
-      "--tick",
-      "200ms",
-      "--inventory",
-      inventory,
-      "--fleet",
-      fleet,
-    ],
+    [entryBundle("local-main"), "--port", "0", "--tick", "200ms", "--inventory", inventory, "--fleet", fleet],
     { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"], env: process.env },
   );
   stack = child;

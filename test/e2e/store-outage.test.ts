@@ -6,7 +6,8 @@
  *     (restarted from its data dir), health is SERVING again and the run finishes;
  *   - the stack's own moto dies with --data-dir: one line, moto restarted from the data dir,
  *     NOT_SERVING then SERVING, and the run finishes;
- *   - without --data-dir (`npm start` as a child process): one line, and the stack exits 1.
+ *   - without --data-dir (`npm start` as a child process: local/main.ts as the e2e project bundled
+ *     it, test/support/entry-bundles.ts): one line, and the stack exits 1.
  * Every wait is for an observable event (a log line, a status, a health answer), with a deadline.
  */
 import { execFileSync, spawn } from "node:child_process";
@@ -20,6 +21,7 @@ import { type LocalMoto, startLocalMoto } from "../../local/moto.js";
 import { type LocalStack, startLocalStack } from "../../local/stack.js";
 import { createFlowClient, type FlowClient } from "../../src/adapters/grpc/client.js";
 import { OperationRunStatus } from "../../src/gen/flow/v1/flow.js";
+import { entryBundle } from "../support/entry-bundles.js";
 import { FAST_SUCCESS, fleetOf, inventoryOf, rackGroup } from "../support/fixtures-inventory.js";
 import {
   countGate,
@@ -192,7 +194,7 @@ describe("a store that dies under a running stack", () => {
     writeFileSync(inventory, JSON.stringify({ racks: RACKS.racks }));
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", "local/main.ts", "--port", "0", "--inventory", inventory],
+      [entryBundle("local-main"), "--port", "0", "--inventory", inventory],
       {
         cwd: ROOT,
         stdio: ["ignore", "pipe", "pipe"],

@@ -9,7 +9,8 @@
  *   - every component was flashed exactly once: each re-sent command carried its first request
  *     id, and the BMC answered it from memory, even where the kill lost the stored result.
  *
- * The stack runs as a child process (test/support/stack-process.ts, served like `npm start`);
+ * The stack runs as a child process (test/support/stack-process.ts, served like `npm start`, as
+ * the e2e project bundled it: test/support/entry-bundles.ts);
  * the MQTT broker and the simulated BMCs live here, in the test process, as hardware outlives a
  * control plane that restarts, so the flash counts span every life of the stack. The store-side
  * kill points are the child's own kill switch (right after the store acknowledged the write);
@@ -26,6 +27,7 @@ import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.j
 import { createFlowClient, type FlowClient } from "../../src/adapters/grpc/client.js";
 import { BMC_EVT_TOPIC_FILTER } from "../../src/domain/bmc-topics.js";
 import { OperationRunStatus, OperationRunTargetStatus } from "../../src/gen/flow/v1/flow.js";
+import { entryBundle } from "./entry-bundles.js";
 import { rackGroup } from "./fixtures-inventory.js";
 import {
   countGate,
@@ -45,9 +47,9 @@ const RACKS = rackGroup(40, {
   types: ["POWERSHELF", "NVSWITCH", "COMPUTE", "COMPUTE"],
 });
 const COMPONENTS = RACKS.racks.flatMap((r) => r.components.map((c) => c.id));
-const dir = mkdtempSync(join(tmpdir(), "restart-"));
-const inventoryFile = join(dir, "inventory.json");
-writeFileSync(inventoryFile, JSON.stringify({ racks: RACKS.racks }));
+/** The test's directory (the inventory file, the data directory), made by its beforeAll. */
+let dir: string;
+let inventoryFile: string;
 
 let broker: LocalMqttBroker;
 /** Each run gets BMCs of its own, all on 1.0.0. */
@@ -74,7 +76,7 @@ interface Life {
 }
 
 async function startLife(dataDir: string, env: Record<string, string>): Promise<Life> {
-  const child = spawn(process.execPath, ["--import", "tsx", "test/support/stack-process.ts"], {
+  const child = spawn(process.execPath, [entryBundle("stack-process")], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -169,11 +171,14 @@ function expectEndedBy(
 /** Registers the test for one signal: its broker and data directory, and the run killed at every point. */
 export function describeKilledAtEveryPoint(signal: "SIGKILL" | "SIGTERM"): void {
   beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "restart-"));
+    inventoryFile = join(dir, "inventory.json");
+    writeFileSync(inventoryFile, JSON.stringify({ racks: RACKS.racks }));
     broker = await startMqttBroker();
     await broker.subscribe(BMC_EVT_TOPIC_FILTER, (_topic, payload) => onBmcEvent?.(payload.toString("utf8")));
   });
   afterAll(async () => {
-    for (const child of lives)
+    for (const child of lives.splice(0))
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     await broker?.stop();
     rmSync(dir, { recursive: true, force: true });
