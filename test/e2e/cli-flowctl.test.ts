@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../../cli/program.js";
 import { entryBundle } from "../support/entry-bundles.js";
+import { runProcess } from "../support/run-process.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const FLOWCTL = join(ROOT, "cli", "bin", "flowctl.js");
@@ -79,22 +80,9 @@ async function flowctl(args: string[], env: Record<string, string> = {}): Promis
 
 /** Runs `node cli/bin/flowctl.js` as a child process: for what is about the process itself. */
 function flowctlProcess(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FLOWCTL, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, FLOW_ENDPOINT: endpoint, NO_COLOR: "1", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  return runProcess(process.execPath, [FLOWCTL, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, FLOW_ENDPOINT: endpoint, NO_COLOR: "1", ...env },
   });
 }
 

@@ -11,7 +11,6 @@
  *     version; once the image is uploaded, the run flashes and every BMC got a presigned GET it
  *     downloaded, whose bytes matched the command's sha256 and size.
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
@@ -19,6 +18,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComponentType, OperationRunStatus } from "../../src/gen/flow/v1/flow.js";
 import { FAST_SUCCESS, rackGroup } from "../support/fixtures-inventory.js";
+import { type ProcessResult, runProcess } from "../support/run-process.js";
 import {
   createRun,
   failure,
@@ -47,41 +47,24 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
+interface Run extends ProcessResult {
   /** Peak resident set of the flowctl process, KiB (GNU time). */
   maxRssKiB: number;
 }
 
 /** flowctl in its own process under GNU time, so its peak RSS is measured. */
-function flowctl(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn("/usr/bin/time", ["-f", "maxrss=%M", process.execPath, FLOWCTL, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, FLOW_ENDPOINT: s.address, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => {
-      const rss = /maxrss=(\d+)\s*$/.exec(stderr);
-      resolve({
-        code: code ?? -1,
-        stdout,
-        stderr: stderr.replace(/maxrss=\d+\s*$/, ""),
-        maxRssKiB: Number(rss?.[1] ?? Number.NaN),
-      });
-    });
+async function flowctl(args: string[]): Promise<Run> {
+  const r = await runProcess("/usr/bin/time", ["-f", "maxrss=%M", process.execPath, FLOWCTL, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, FLOW_ENDPOINT: s.address, NO_COLOR: "1" },
   });
+  const rss = /maxrss=(\d+)\s*$/.exec(r.stderr);
+  return {
+    code: r.code,
+    stdout: r.stdout,
+    stderr: r.stderr.replace(/maxrss=\d+\s*$/, ""),
+    maxRssKiB: Number(rss?.[1] ?? Number.NaN),
+  };
 }
 
 /** A file of `size` bytes of a repeated text, written in 1 MiB pieces; returns its sha256. */

@@ -3,30 +3,17 @@
  * cannot read (moto's SSM has no such parameter): it does not start, exit 1 and one log line
  * naming the parameter; secure by default.
  */
-import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { type ProcessResult, runProcess } from "../support/run-process.js";
 import { testEndpoint } from "../support/test-endpoint.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 
-function startFront(env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/service/grpc-main.ts"], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+function startFront(env: Record<string, string>): Promise<ProcessResult> {
+  return runProcess(process.execPath, ["--import", "tsx", "src/service/grpc-main.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
   });
 }
 

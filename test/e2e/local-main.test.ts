@@ -4,30 +4,21 @@
  * file, the JSON path and the rule. local/main.ts runs as the e2e project bundled it
  * (test/support/entry-bundles.ts): the same source `npm start` runs through tsx, started quicker.
  */
-import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { entryBundle } from "../support/entry-bundles.js";
+import { type ProcessResult, runProcess } from "../support/run-process.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
 const dir = mkdtempSync(join(tmpdir(), "local-main-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function start(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [entryBundle("local-main"), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stderr }));
+function start(args: string[], env: Record<string, string> = {}): Promise<ProcessResult> {
+  return runProcess(process.execPath, [entryBundle("local-main"), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
   });
 }
 

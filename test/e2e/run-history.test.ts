@@ -17,7 +17,6 @@
  *     the documented detail; the documented gate-trip rule gets the gate trips only.
  */
 
-import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
@@ -66,6 +65,7 @@ import {
 } from "../../src/gen/flow/v1/flow.js";
 import { type Certificates, makeCertificates } from "../support/certificates.js";
 import { FAST_FAILURE, FAST_SUCCESS, fleetOf, HANG, rackGroup } from "../support/fixtures-inventory.js";
+import { type ProcessResult, runProcess } from "../support/run-process.js";
 import {
   countGate,
   createRun,
@@ -129,23 +129,10 @@ const before: { a: RunHistoryEvent[]; b: RunHistoryEvent[] } = { a: [], b: [] };
 const history = async (runId: string) => (await s.local.stores.runs.listRunEvents(runId, ALL))?.events ?? [];
 const kindsOf = (list: RunHistoryEvent[]) => list.map((e) => [e.kind, e.phaseIndex]);
 
-function flowctl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FLOWCTL, ...args], {
-      cwd: ROOT,
-      env: { ...process.env, FLOW_ENDPOINT: s.address, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+function flowctl(args: string[]): Promise<ProcessResult> {
+  return runProcess(process.execPath, [FLOWCTL, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, FLOW_ENDPOINT: s.address, NO_COLOR: "1" },
   });
 }
 
