@@ -21,6 +21,7 @@ import {
 } from "../../src/gen/flow/v1/flow.js";
 import { RuleAction } from "../../src/gen/flowadmin/v1/admin.js";
 import { rackGroup } from "../support/fixtures-inventory.js";
+import { eventually } from "../support/poll.js";
 import {
   createRun,
   failure,
@@ -172,8 +173,12 @@ describe.concurrent("external health checks on the local stack", () => {
       reason: OperationRunStatusReason.OPERATION_RUN_STATUS_REASON_EXTERNAL_CHECK_INCONCLUSIVE,
       message: `external check says-inconclusive inconclusive on rack ${RACKS.ids[2]}: ${VAGUE_REASON}; look at the rack, then resume the run or report the rack failed`,
     });
-    const [target] = await listTargets(s.flow, id);
-    expect(target?.status).toBe(OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_COMPLETED);
+    // The pause and the rack's completion are two writes: the pause may be seen first.
+    const [target] = await eventually(
+      () => listTargets(s.flow, id),
+      ([t]) => t?.status === OperationRunTargetStatus.OPERATION_RUN_TARGET_STATUS_COMPLETED,
+      "the rack's target to complete",
+    );
     const { tasks } = await s.flow.getTasksByIDs({ taskIds: [target!.taskId!] });
     expect((JSON.parse(tasks[0]!.report) as { warnings?: string[] }).warnings).toEqual([
       `external check says-inconclusive inconclusive: ${VAGUE_REASON}`,
