@@ -45,7 +45,7 @@ import { until } from "./poll.js";
 export const USERNAME = "flow";
 export const PASSWORD = "s3cret-bmc-password";
 
-/** Timings small enough for tests; nothing asserts on them. */
+/** Timings small enough for tests; nothing asserts on them. Progress unpaced: every rise is sent. */
 export const TEST_TIMINGS = {
   pollIntervalMs: 10,
   maxRetryAfterMs: 50,
@@ -53,6 +53,7 @@ export const TEST_TIMINGS = {
   rebootTimeoutMs: 15_000,
   settleTimeoutMs: 300,
   busyTimeoutMs: 5_000,
+  progressIntervalMs: 0,
 };
 
 export interface ImageRef {
