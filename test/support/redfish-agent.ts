@@ -23,6 +23,7 @@ import {
   type RedfishEmulatorOptions,
   startRedfishEmulator,
 } from "../../local/redfish-emulator.js";
+import type { AgentClock } from "../../src/app/ports/bmc-agent.js";
 import {
   type BmcCommand,
   type BmcEvent,
@@ -142,6 +143,8 @@ export interface HarnessOptions {
     | ((certs: Certificates) => Record<string, Record<string, unknown>>);
   /** Fields to add or replace; `rackId: undefined` runs the agent on the v1–v3 per-component topics. */
   agentConfig?: Record<string, unknown>;
+  /** The agent's clock (default: the real one), e.g. steppingClock() to run minutes of a flash at once. */
+  clock?: AgentClock;
 }
 
 /** The rack the harness's agent serves unless `agentConfig.rackId` says otherwise. */
@@ -201,7 +204,11 @@ export async function startAgentHarness(
       },
       { baseDir: stateDir, env: { FLOW_TEST_BMC_PASSWORD: PASSWORD } },
     );
-  const start = () => startBmcAgent(config(), { log: (line) => logs.push(line) });
+  const start = () =>
+    startBmcAgent(config(), {
+      log: (line) => logs.push(line),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    });
   let agent = await start();
   let stopped = false;
 
