@@ -86,8 +86,8 @@ export const DEFAULT_TIMINGS: AgentTimings = {
 
 /**
  * The longest `timings.progressIntervalMs`: progress is what keeps the child task's wait for a
- * wave alive (it lapses after 300 s without a report: 5 × its longest poll, 60 s), so it must
- * reach the task at least twice in that time, even with one report lost on the way.
+ * wave alive (it lapses after 300 s without a report: 5 × its longest poll, 60 s), so a running
+ * flash must be heard from about twice in that time at least.
  */
 export const MAX_PROGRESS_INTERVAL_MS = 150_000;
 
