@@ -134,6 +134,8 @@ export interface LocalChildTasksOptions {
   definition?: AslMachine;
   /** How long a wave waits for its wake-up before its check (ms); default `waitOverrideMs`. */
   awaitTimeoutOverrideMs?: number;
+  /** The clock the executor's callback timeouts and heartbeat intervals run on (tests: a moved one). */
+  callbackClock?: LocalExecutorOptions["callbackClock"];
   retryIntervalOverrideMs?: number;
   executionTimeoutSeconds?: number;
   waker?: RunWaker;
@@ -197,7 +199,10 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     clock,
     ...(options.waker ? { waker: options.waker } : {}),
     // The executor below is the local Step Functions: its wake is the local SendTaskSuccess.
-    waveWaker: { wake: (token, answers) => executor.wake(token, answers) },
+    waveWaker: {
+      wake: (token, answers) => executor.wake(token, answers),
+      heartbeat: (token) => executor.heartbeat(token),
+    },
     logger,
   });
   const iot = new IoTDataPlaneClient({
@@ -263,6 +268,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
       : {}),
     ...(options.hooks?.aroundStep ? { aroundStep: options.hooks.aroundStep } : {}),
     ...(options.hooks?.onStateEntered ? { onStateEntered: options.hooks.onStateEntered } : {}),
+    ...(options.callbackClock ? { callbackClock: options.callbackClock } : {}),
     log,
   });
   const service = childTaskService(parts, {

@@ -121,6 +121,8 @@ export async function startHarness(options: {
   wrapTasks?: (tasks: TaskStore) => TaskStore;
   /** The child-task definition to run (default the one file). */
   definition?: AslMachine;
+  /** The clock the executor's callback timeouts and heartbeats run on (default the system's). */
+  callbackClock?: LocalExecutorOptions["callbackClock"];
 }): Promise<Harness> {
   const client = testClient(testEndpoint());
   const { names, drop } = await freshTables(client, options.label);
@@ -151,6 +153,7 @@ export async function startHarness(options: {
     ...(options.waker ? { waker: options.waker } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.definition ? { definition: options.definition } : {}),
+    ...(options.callbackClock ? { callbackClock: options.callbackClock } : {}),
     hooks: {
       ...(options.aroundStep ? { aroundStep: options.aroundStep } : {}),
       ...(options.onStateEntered ? { onStateEntered: options.onStateEntered } : {}),
