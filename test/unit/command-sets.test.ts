@@ -361,9 +361,13 @@ describe("knownAfter: what a stored write teaches", () => {
   });
 });
 
-describe("wakeDue: when the execution waiting for a wave is woken", () => {
+describe("wakeDue and heartbeatDue: when the execution waiting for a wave is woken, or kept waiting", () => {
   const [ka, a] = newEntry(updateAddress(TASK, 0), C, { sentAt: 1, deadline: 9 });
   const [kb, b] = newEntry(updateAddress(TASK, 0), "c0ffee00-0000-4000-8000-000000000002", {
+    sentAt: 1,
+    deadline: 9,
+  });
+  const [kc, c] = newEntry(updateAddress(TASK, 0), "c0ffee00-0000-4000-8000-000000000003", {
     sentAt: 1,
     deadline: 9,
   });
@@ -390,26 +394,7 @@ describe("wakeDue: when the execution waiting for a wave is woken", () => {
     expect(isAnswered("u", { ...a, result })).toBe(true);
     expect(isAnswered("u", undefined)).toBe(false);
   });
-});
 
-describe("heartbeatDue: when the execution waiting for a wave is kept waiting", () => {
-  const [ka, a] = newEntry(updateAddress(TASK, 0), C, { sentAt: 1, deadline: 9 });
-  const [kb, b] = newEntry(updateAddress(TASK, 0), "c0ffee00-0000-4000-8000-000000000002", {
-    sentAt: 1,
-    deadline: 9,
-  });
-  const [kc, c] = newEntry(updateAddress(TASK, 0), "c0ffee00-0000-4000-8000-000000000003", {
-    sentAt: 1,
-    deadline: 9,
-  });
-  const result = { ok: true as const, version: "2.0.0" };
-  const set = (entries: Record<string, typeof a>, extra: Partial<CommandSet> = {}): CommandSet => ({
-    taskId: TASK,
-    family: "u",
-    entries,
-    wake: { token: "tk", keys: [ka, kb] },
-    ...extra,
-  });
   it("a write of an entry the wait is for, the wait not complete → the token", () => {
     expect(heartbeatDue(set({ [ka]: { ...a, progress: 50 }, [kb]: b, [kc]: c }), [ka])).toBe("tk");
     expect(heartbeatDue(set({ [ka]: { ...a, result }, [kb]: { ...b, ackedAt: 3 } }), [ka, kb])).toBe("tk");
