@@ -132,7 +132,10 @@ export interface LocalChildTasksOptions {
   waitOverrideMs?: number;
   /** The child-task definition to run; default the one file (a benchmark runs an earlier path of it). */
   definition?: AslMachine;
-  /** How long a wave waits for its wake-up before its check (ms); default `waitOverrideMs`. */
+  /**
+   * How long a wave waits for its wake-up before its check (ms): with AwaitWave's heartbeat, how
+   * long with nothing heard from its BMCs; default `waitOverrideMs`.
+   */
   awaitTimeoutOverrideMs?: number;
   /** The clock the executor's callback timeouts and heartbeat intervals run on (tests: a moved one). */
   callbackClock?: LocalExecutorOptions["callbackClock"];

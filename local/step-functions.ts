@@ -68,8 +68,9 @@ export interface LocalExecutorOptions {
   waitOverrideMs?: number;
   /**
    * A callback state (AwaitWave, AwaitPreflight) not woken within this many ms times out into its
-   * check. Default: `waitOverrideMs` (a test's waits stay as short as its polls); unset too: the
-   * state's own timeout.
+   * check; for AwaitWave with its heartbeat, this many ms with no heartbeat (its timeout stays the
+   * wave's deadline). Default: `waitOverrideMs` (a test's waits stay as short as its polls); unset
+   * too: the state's own timeout (heartbeat).
    */
   awaitTimeoutOverrideMs?: number;
   /** Every Retry pauses this many ms instead of its interval (tests). */

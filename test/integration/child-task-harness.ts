@@ -111,7 +111,10 @@ export async function startHarness(options: {
   clock?: () => number;
   /** Wraps the real IoT publisher (tests that act on a command before it reaches the fleet). */
   wrapPublisher?: (publisher: BmcCommandPublisher) => BmcCommandPublisher;
-  /** How long a wave waits for its wake-up before its check (default: the Waits' 40 ms). */
+  /**
+   * How long a wave waits for its wake-up before its check, with AwaitWave's heartbeat how long
+   * with nothing heard from its BMCs (default: the Waits' 40 ms).
+   */
   awaitTimeoutOverrideMs?: number;
   /** Wraps each step call (tests that hold a task at a step). */
   aroundStep?: LocalExecutorOptions["aroundStep"];
