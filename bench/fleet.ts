@@ -7,8 +7,8 @@
  * the DynamoDB request it stands for (bench/lib/latency-store.ts); a child task is a 10-minute
  * timer whose own state transitions, Lambda invocations and IoT messages are the child-task
  * definition's model of a rack (bench/lib/rack-model.ts, RACK below; bench:rollout prints it beside
- * what it measures) and whose DynamoDB requests are bench:rollout's, spread over its flash
- * (bench/lib/fleet-sim.ts).
+ * what it measures) and whose DynamoDB requests are bench:rollout's last measurement
+ * (bench/rollout-rack.json), spread over its flash (bench/lib/fleet-sim.ts).
  *
  * Checked against moto: the same harness runs one run on the DynamoDB adapter against a local moto
  * in real time, then the simulation runs the same scenario with the per-request latencies moto
@@ -35,6 +35,7 @@ import { REQUEST_KIND, type RequestKind } from "./lib/latency-store.js";
 import { MemoryRunStore } from "./lib/memory-run-store.js";
 import { modelProductionWave } from "./lib/production-model.js";
 import { modelRack, ROLLOUT_MAX_PARALLEL } from "./lib/rack-model.js";
+import { readRackRecord } from "./lib/rollout-rack-record.js";
 import { percentile } from "./lib/stats.js";
 import { fixed, printTable } from "./lib/table.js";
 import { type Latency, seededRandom, VirtualTime } from "./lib/virtual-time.js";
@@ -52,6 +53,22 @@ const RACK = modelRack(DEFAULT_RULE, generateDemoFleet({ racks: 1 })[0]?.compone
   checksPerFlashStep: modelProductionWave(DEFAULT_CHILD_TASK_SETTINGS).checksPerWave,
   path: "after",
 });
+/** The same rack without AwaitWave's heartbeat (a 10-minute flash timed out into a second check). */
+const RACK_WITHOUT_HEARTBEAT = modelRack(DEFAULT_RULE, generateDemoFleet({ racks: 1 })[0]?.components ?? [], {
+  maxParallel: ROLLOUT_MAX_PARALLEL,
+  checksPerFlashStep: modelProductionWave(DEFAULT_CHILD_TASK_SETTINGS).noHeartbeatChecksPerWave,
+  path: "timeout",
+});
+
+/**
+ * DynamoDB requests of a rack's child task (the lock, the preflight, the waves, the reports, the
+ * outcome; not the run's own, which the simulated dispatcher makes here), modelled for 10-minute
+ * flashes by bench:rollout's last run of the default rule (bench/rollout-rack.json): measured on
+ * the local stack, whose reports' batches are shorter than AWS's, so it is the one figure here not
+ * derived from the definition (RACK above).
+ */
+const RACK_RECORD = readRackRecord();
+const CHILD_REQUESTS_PER_RACK = RACK_RECORD.requests.tenMinuteFlashes - RACK_RECORD.runRequests;
 
 /**
  * Every figure not measured here. None could be re-read on the day (no network on this machine):
@@ -80,14 +97,6 @@ const ASSUMED = {
     partitionWcuPerSecond: 1_000,
     tableRequestUnitsPerSecond: 40_000,
   },
-  /**
-   * DynamoDB requests of a rack's child task, the preflight's and the outcome's included, modelled
-   * for 10-minute flashes by bench:rollout (docs/benchmarks.md, 2026-12-05, the default rule,
-   * the preflight and each check starting the next step): measured on the local stack, whose
-   * reports' batches are shorter than AWS's, so it is the one figure here not derived from the
-   * definition (RACK below).
-   */
-  childRequestsPerRack: 101,
   /**
    * The reports queue's event source mapping (infra): batches of up to 1,000 reports gathered
    * for at most 1 s, by pollers that start 5 at a time; a second's reports are assumed split
@@ -234,8 +243,6 @@ function rates(f: Figures) {
   const invocations = series();
   const iot = series();
   const requests = series();
-  const dispatcherPerRack = f.result.calls.length / racksOf(f.scenario);
-  const childRequests = Math.max(0, ASSUMED.childRequestsPerRack - dispatcherPerRack);
   const reports = series();
   for (const at of f.result.submits) starts[Math.floor(at / 1000)]! += 1;
   for (const at of f.result.invocations) invocations[Math.floor(at / 1000)]! += 1;
@@ -251,7 +258,7 @@ function rates(f: Figures) {
       invocations[s]! += RACK.taskSteps / span;
       iot[s]! += RACK.iotMessages / span;
       reports[s]! += RACK.reports / span;
-      requests[s]! += childRequests / span;
+      requests[s]! += CHILD_REQUESTS_PER_RACK / span;
     }
   }
   // bmc-result: the second's reports in batches of the queue's mapping (bmcResultInvocations).
@@ -341,7 +348,7 @@ async function main(): Promise<void> {
       .join(", ")}`,
   );
   console.log(
-    `A child task per rack (bench/lib/rack-model.ts, the default rule, ${RACK.steps} wave steps): ${RACK.transitions} state transitions, ${RACK.taskSteps} task-steps invocations, ${RACK.iotMessages} IoT messages (${RACK.commands} commands, ${RACK.reports} reports, bmc-result in batches of ${ASSUMED.reportBatch.size}), ${ASSUMED.childRequestsPerRack} DynamoDB requests (bench:rollout)\n`,
+    `A child task per rack (bench/lib/rack-model.ts, the default rule, ${RACK.steps} wave steps, 10-minute flashes kept waiting by AwaitWave's heartbeat: ${RACK.flashSteps} flash steps of one check each, ${RACK_WITHOUT_HEARTBEAT.transitions - RACK.transitions} state transitions and ${RACK_WITHOUT_HEARTBEAT.taskSteps - RACK.taskSteps} task-steps invocations fewer than without it): ${RACK.transitions} state transitions, ${RACK.taskSteps} task-steps invocations, ${RACK.iotMessages} IoT messages (${RACK.commands} commands, ${RACK.reports} reports, bmc-result in batches of ${ASSUMED.reportBatch.size}), ${CHILD_REQUESTS_PER_RACK.toFixed(1)} DynamoDB requests of its own (bench:rollout of ${RACK_RECORD.measuredAt}, ${RACK_RECORD.requests.tenMinuteFlashes.toFixed(1)} per rack with the run's ${RACK_RECORD.runRequests.toFixed(1)}: bench/rollout-rack.json)\n`,
   );
   const all: Figures[] = [];
   for (const [label, scenario] of scenarios) {

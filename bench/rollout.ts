@@ -16,8 +16,12 @@
  *     invocations, checks and the time the executions spent in them;
  *   - the per-rack aims set 2026-12-04 (requests, invocations, modelled cost) with the old path's
  *     and the new path's figures side by side (--path both, the default: the child-task definition
- *     as it is and as it was before its steps started the next step, bench/lib/rollout-paths.ts,
- *     alternating run by run on the same machine).
+ *     as it is and as it was before AwaitWave's heartbeat; --path all adds the one before the
+ *     steps started the next step; bench/lib/rollout-paths.ts, alternating run by run on the same
+ *     machine).
+ * A run of the default rule on the path as it is writes its per-rack figures to
+ * bench/rollout-rack.json (`--no-record`: not), which bench:fleet reads for the DynamoDB requests
+ * of a child task (the one figure it cannot derive from the definition).
  * The dispatcher is driven as deployed: the tables' streams wake it (local/stream-poller.ts and the
  * stream evaluator, as the Lambda event source mapping does: a new run starts at once, a finished
  * target refills its slot), the outcome recorder wakes it directly, and the ticker passes every
@@ -40,7 +44,8 @@
  *
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
- *                            [--path both|before|after] [--health-check | --update-only]
+ *                            [--path both|all|before|timeout|after] [--health-check | --update-only]
+ *                            [--no-record]
  */
 
 import { randomUUID } from "node:crypto";
@@ -92,7 +97,8 @@ import {
   partOfCall,
   type StepKind,
 } from "./lib/rollout-parts.js";
-import { definitionFor, type RolloutPath } from "./lib/rollout-paths.js";
+import { definitionFor, heartbeats, type RolloutPath } from "./lib/rollout-paths.js";
+import { ROLLOUT_RACK_FILE, rackRecord } from "./lib/rollout-rack-record.js";
 import { halvedAims, printTimeline, report, type Sitting } from "./lib/rollout-report.js";
 import { benchRule } from "./lib/rollout-rules.js";
 import { currentScope, inScope } from "./lib/work-scope.js";
@@ -111,8 +117,11 @@ const { values: args } = parseArgs({
     json: { type: "string" },
     // --timeline: the median rack's states, each with the time it was entered.
     timeline: { type: "boolean", default: false },
-    // Which child-task path to run (bench/lib/rollout-paths.ts): both, one after the other, by default.
+    // Which child-task path to run (bench/lib/rollout-paths.ts): both (before the heartbeat and
+    // after), one after the other, by default; all three; or one.
     path: { type: "string", default: "both" },
+    // --no-record: leave bench/rollout-rack.json as it is.
+    "no-record": { type: "boolean", default: false },
     // --health-check: the run pins a rule that is the default with a CHECK_HEALTH step closing
     // every stage, so the per-kind rows show what the health check costs beside the flash.
     "health-check": { type: "boolean", default: false },
@@ -131,10 +140,16 @@ const UPDATE_MS = Number(args["update-ms"]);
 const WAIT_MS = Number(args["wait-ms"]);
 const TICK_MS = Number(args["tick-ms"]);
 const REPEAT = Math.max(1, Number(args.repeat));
-const PATHS: RolloutPath[] =
-  args.path === "both" ? ["before", "after"] : args.path === "before" ? ["before"] : ["after"];
-if (!["both", "before", "after"].includes(String(args.path)))
-  throw new Error(`--path must be both, before or after, not ${args.path}`);
+const PATH_CHOICES: Record<string, RolloutPath[]> = {
+  both: ["timeout", "after"],
+  all: ["before", "timeout", "after"],
+  before: ["before"],
+  timeout: ["timeout"],
+  after: ["after"],
+};
+const PATHS = PATH_CHOICES[String(args.path)] as RolloutPath[];
+if (PATHS === undefined)
+  throw new Error(`--path must be both, all, before, timeout or after, not ${args.path}`);
 
 const SITTING: Sitting = {
   concurrency: CONCURRENCY,
@@ -439,7 +454,11 @@ async function once(path: RolloutPath): Promise<Figures> {
     waves,
     checksPerWave: checks / Math.max(1, waves),
   };
-  const prod = modelProductionWave(DEFAULT_CHILD_TASK_SETTINGS);
+  // A 10-minute flash's checks on this path: one when heartbeats keep its wait, else two.
+  const schedule = modelProductionWave(DEFAULT_CHILD_TASK_SETTINGS);
+  const prod = heartbeats(path)
+    ? schedule
+    : { ...schedule, checksPerWave: schedule.noHeartbeatChecksPerWave };
   const cost = costOf({ perRack, parts, byKind, checks, awaits: (exec.byStep.awaitWave ?? 0) / n, prod });
 
   const modelOf = (checksPerFlashStep: number) =>
@@ -501,6 +520,13 @@ async function main(): Promise<void> {
     console.log(`=== The ${path} path ===\n${report(byPath[path] as Figures, runs.length, SITTING)}\n`);
   }
   console.log(halvedAims(byPath, SITTING));
+  const measured = byPath.after;
+  if (RULE === undefined && measured !== undefined && args["no-record"] !== true) {
+    writeFileSync(ROLLOUT_RACK_FILE, `${JSON.stringify(rackRecord(measured, SITTING, RACKS), null, 2)}\n`);
+    console.log(
+      `Per-rack figures of the default rule written to ${ROLLOUT_RACK_FILE} (bench:fleet reads them).`,
+    );
+  }
   if (args.json)
     writeFileSync(
       args.json,

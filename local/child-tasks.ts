@@ -132,8 +132,13 @@ export interface LocalChildTasksOptions {
   waitOverrideMs?: number;
   /** The child-task definition to run; default the one file (a benchmark runs an earlier path of it). */
   definition?: AslMachine;
-  /** How long a wave waits for its wake-up before its check (ms); default `waitOverrideMs`. */
+  /**
+   * How long a wave waits for its wake-up before its check (ms): with AwaitWave's heartbeat, how
+   * long with nothing heard from its BMCs; default `waitOverrideMs`.
+   */
   awaitTimeoutOverrideMs?: number;
+  /** The clock the executor's callback timeouts and heartbeat intervals run on (tests: a moved one). */
+  callbackClock?: LocalExecutorOptions["callbackClock"];
   retryIntervalOverrideMs?: number;
   executionTimeoutSeconds?: number;
   waker?: RunWaker;
@@ -197,7 +202,10 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     clock,
     ...(options.waker ? { waker: options.waker } : {}),
     // The executor below is the local Step Functions: its wake is the local SendTaskSuccess.
-    waveWaker: { wake: (token, answers) => executor.wake(token, answers) },
+    waveWaker: {
+      wake: (token, answers) => executor.wake(token, answers),
+      heartbeat: (token) => executor.heartbeat(token),
+    },
     logger,
   });
   const iot = new IoTDataPlaneClient({
@@ -263,6 +271,7 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
       : {}),
     ...(options.hooks?.aroundStep ? { aroundStep: options.hooks.aroundStep } : {}),
     ...(options.hooks?.onStateEntered ? { onStateEntered: options.hooks.onStateEntered } : {}),
+    ...(options.callbackClock ? { callbackClock: options.callbackClock } : {}),
     log,
   });
   const service = childTaskService(parts, {

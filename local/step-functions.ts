@@ -18,7 +18,12 @@
  * (`local-token:<task>:<n>`), calls the step with it in the Payload, as Lambda gets it, and then
  * waits until `wake(token)` (this executor is the local WaveWaker) or its timeout:
  * `awaitTimeoutOverrideMs`, else the Wait override, else the wave's (or the preflight's)
- * `awaitSeconds`; a timeout is the States.Timeout error the state's Catch expects. An external
+ * `awaitSeconds`; a timeout is the States.Timeout error the state's Catch expects. A state with a
+ * HeartbeatSecondsPath (AwaitWave) whose wave carries `awaitTimeoutSeconds` serves heartbeats as
+ * Step Functions does: that override (else `awaitSeconds`) is its heartbeat interval, which
+ * `heartbeat(token)` starts again, ending in States.HeartbeatTimeout, and `awaitTimeoutSeconds`
+ * its timeout whatever the overrides; a wave without it waits as it did. Tests inject
+ * `callbackClock` to run those timers on a clock of their own. An external
  * health check's wait (AwaitExternalCheck) always keeps its own timeout (the cursor's), whatever
  * the overrides, and ends with `sendTaskSuccess` / `sendTaskFailure` (the local check runner
  * calls them). The handler
@@ -41,11 +46,12 @@ import {
   executionArnFor,
   type NamedTaskExecutor,
 } from "../src/adapters/stepfunctions/sfn-executor.js";
+import { systemClock } from "../src/adapters/system-clock.js";
 import type { ExecutionEnding } from "../src/app/child-task/outcome.js";
 import type { ChildTaskSettings, StepEvent } from "../src/app/child-task/settings.js";
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
-import type { WaveWaker } from "../src/app/ports.js";
+import type { Clock, WaveWaker } from "../src/app/ports.js";
 import type { CommandSet } from "../src/domain/command-sets.js";
 import type { Task } from "../src/domain/task.js";
 import { retryWhileUnavailable } from "./retry-unavailable.js";
@@ -62,8 +68,9 @@ export interface LocalExecutorOptions {
   waitOverrideMs?: number;
   /**
    * A callback state (AwaitWave, AwaitPreflight) not woken within this many ms times out into its
-   * check. Default: `waitOverrideMs` (a test's waits stay as short as its polls); unset too: the
-   * state's own timeout.
+   * check; for AwaitWave with its heartbeat, this many ms with no heartbeat (its timeout stays the
+   * wave's deadline). Default: `waitOverrideMs` (a test's waits stay as short as its polls); unset
+   * too: the state's own timeout (heartbeat).
    */
   awaitTimeoutOverrideMs?: number;
   /** Every Retry pauses this many ms instead of its interval (tests). */
@@ -79,6 +86,12 @@ export interface LocalExecutorOptions {
   aroundStep?: (event: StepEvent, run: () => Promise<unknown>) => Promise<unknown>;
   /** Told of every state an execution enters, with the state's input (benchmarks' per-step counts). */
   onStateEntered?: (taskId: string, state: { name: string; input: unknown }) => void;
+  /**
+   * The clock callback states' timeouts and heartbeat intervals run on (tests: one they move
+   * themselves). Default: the system clock, whose timers do not hold the process open (an aborted
+   * execution's wait must not keep it alive until it times out).
+   */
+  callbackClock?: Pick<Clock, "after">;
 }
 
 /** What the benchmark and tests read: the figures AWS would bill. */
@@ -89,8 +102,10 @@ export interface LocalExecutorStats {
   /** Task state invocations (what would be Lambda invocations), retries included. */
   taskInvocations: number;
   byStep: Record<string, number>;
-  /** Callback states (AwaitWave, AwaitPreflight) ended by a wake-up, and by their timeout. */
+  /** Callback states (AwaitWave, AwaitPreflight) ended by a wake-up, and by their timeout (or heartbeat's). */
   callbacks: { woken: number; timedOut: number };
+  /** Heartbeats a waiting callback state received (`heartbeat(token)`; unknown tokens not counted). */
+  heartbeats: number;
   /** Executions not yet ended. */
   running: number;
   /**
@@ -113,13 +128,19 @@ const freshCounters = () => ({
   taskInvocations: 0,
   byStep: {} as Record<string, number>,
   callbacks: { woken: 0, timedOut: 0 },
+  heartbeats: 0,
 });
 
-type Awaiting = { awaitSeconds?: number };
+type Awaiting = { awaitSeconds?: number; awaitTimeoutSeconds?: number };
 
 /** The state machine's Catch matches errors by name, as Step Functions' own States.Timeout. */
 class LocalStatesTimeout extends Error {
   override name = "States.Timeout";
+}
+
+/** A callback state with a heartbeat that heard nothing for its interval, as Step Functions'. */
+class LocalHeartbeatTimeout extends Error {
+  override name = "States.HeartbeatTimeout";
 }
 
 export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker {
@@ -135,7 +156,7 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
   /** Callback states waiting for their token, by token: how to end their wait. */
   private readonly waiting = new Map<
     string,
-    { resolve: (output: unknown) => void; reject: (e: Error) => void }
+    { resolve: (output: unknown) => void; reject: (e: Error) => void; beat?: () => void }
   >();
   private tokens = 0;
   private readonly handlersRunning = new Set<Promise<unknown>>();
@@ -144,11 +165,17 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
     this.definition = structuredClone(options.definition ?? loadChildTaskDefinition());
     if (options.executionTimeoutSeconds !== undefined)
       this.definition.TimeoutSeconds = options.executionTimeoutSeconds;
-    for (const [, state] of allStates(this.definition)) {
+    // Callback states with a heartbeat: served here, as their timeout is.
+    const heartbeating = new Set<string>();
+    for (const [name, state] of allStates(this.definition)) {
       if (!isCallbackState(state)) continue;
+      if (state.HeartbeatSecondsPath !== undefined) heartbeating.add(name);
       delete state.TimeoutSecondsPath;
+      delete state.HeartbeatSecondsPath;
       state.TimeoutSeconds = 86_400;
     }
+    const clock = options.callbackClock ?? systemClock;
+    const timer = (ms: number, fire: () => void) => clock.after(ms, fire);
     this.machine = new StateMachine(this.definition as never);
     this.settings = { ...DEFAULT_CHILD_TASK_SETTINGS, ...options.settings };
     this.log = options.log ?? (() => {});
@@ -170,54 +197,97 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
       }
     };
     // A callback state: the step gets the token in its Payload; the state ends with wake(token).
-    const callback = async (input: unknown): Promise<never> => {
-      const payload = (input as { Payload: StepEvent & { taskId: string } }).Payload;
-      this.tokens += 1;
-      const token = `local-token:${payload.taskId}:${this.tokens}`;
-      const woken = new Promise<unknown>((resolve, reject) => this.waiting.set(token, { resolve, reject }));
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        await handle({ ...payload, token });
-        // The state's TimeoutSecondsPath: the wave's awaitSeconds (AwaitWave), or the preflight's.
-        const { wave, preflight, cursor } = payload as {
-          wave?: Awaiting;
-          preflight?: Awaiting;
-          cursor?: { external?: { timeoutSeconds: number } };
-        };
-        const seconds = (wave ?? preflight)?.awaitSeconds ?? 60;
-        const external = cursor?.external?.timeoutSeconds;
-        const timeoutMs =
-          external !== undefined
-            ? external * 1000
-            : (options.awaitTimeoutOverrideMs ?? options.waitOverrideMs ?? seconds * 1000);
-        const output = await Promise.race([
-          woken,
-          new Promise<never>((_, reject) => {
-            timer = setTimeout(() => {
-              this.counters.callbacks.timedOut += 1;
-              reject(new LocalStatesTimeout("States.Timeout"));
-            }, timeoutMs);
-            // An aborted execution's wait must not hold the process open until it times out.
-            timer.unref();
-          }),
-        ]);
-        this.counters.callbacks.woken += 1;
-        // The wake-up's output is the state's result, as SendTaskSuccess's is.
-        return output as never;
-      } finally {
-        clearTimeout(timer);
-        this.waiting.delete(token);
-      }
-    };
+    const callback =
+      (heartbeats: boolean) =>
+      async (input: unknown): Promise<never> => {
+        const payload = (input as { Payload: StepEvent & { taskId: string } }).Payload;
+        this.tokens += 1;
+        const token = `local-token:${payload.taskId}:${this.tokens}`;
+        const waiting: { resolve: (output: unknown) => void; reject: (e: Error) => void; beat?: () => void } =
+          {
+            resolve: () => {},
+            reject: () => {},
+          };
+        const woken = new Promise<unknown>((resolve, reject) => {
+          waiting.resolve = resolve;
+          waiting.reject = reject;
+        });
+        this.waiting.set(token, waiting);
+        const cancels: (() => void)[] = [];
+        try {
+          await handle({ ...payload, token });
+          // The state's TimeoutSecondsPath: the wave's awaitSeconds (AwaitWave), or the preflight's;
+          // with a heartbeat, the wave's awaitTimeoutSeconds, its awaitSeconds the heartbeat's.
+          const { wave, preflight, cursor } = payload as {
+            wave?: Awaiting;
+            preflight?: Awaiting;
+            cursor?: { external?: { timeoutSeconds: number } };
+          };
+          const seconds = (wave ?? preflight)?.awaitSeconds ?? 60;
+          const external = cursor?.external?.timeoutSeconds;
+          const override = options.awaitTimeoutOverrideMs ?? options.waitOverrideMs;
+          const beating = heartbeats && external === undefined && wave?.awaitTimeoutSeconds !== undefined;
+          const timeoutMs =
+            external !== undefined
+              ? external * 1000
+              : beating
+                ? (wave?.awaitTimeoutSeconds as number) * 1000
+                : (override ?? seconds * 1000);
+          const output = await Promise.race([
+            woken,
+            new Promise<never>((_, reject) => {
+              const timedOut = (error: Error) => () => {
+                this.counters.callbacks.timedOut += 1;
+                reject(error);
+              };
+              cancels.push(timer(timeoutMs, timedOut(new LocalStatesTimeout("States.Timeout"))));
+              if (!beating) return;
+              const heartbeatMs = override ?? seconds * 1000;
+              let cancelBeat = timer(
+                heartbeatMs,
+                timedOut(new LocalHeartbeatTimeout("States.HeartbeatTimeout")),
+              );
+              cancels.push(() => cancelBeat());
+              waiting.beat = () => {
+                cancelBeat();
+                cancelBeat = timer(
+                  heartbeatMs,
+                  timedOut(new LocalHeartbeatTimeout("States.HeartbeatTimeout")),
+                );
+              };
+            }),
+          ]);
+          this.counters.callbacks.woken += 1;
+          // The wake-up's output is the state's result, as SendTaskSuccess's is.
+          return output as never;
+        } finally {
+          for (const cancel of cancels) cancel();
+          this.waiting.delete(token);
+        }
+      };
     const callbacks = new Set(callbackStateNames(this.definition));
     this.handlers = Object.fromEntries(
-      taskStateNames(this.definition).map((name) => [name, callbacks.has(name) ? callback : handle]),
+      taskStateNames(this.definition).map((name) => [
+        name,
+        callbacks.has(name) ? callback(heartbeating.has(name)) : handle,
+      ]),
     );
   }
 
   /** The local SendTaskSuccess: the callback state waiting on `token` goes on; an unknown one is no error. */
   async wake(token: string, answers: CommandSet): Promise<void> {
     await this.sendTaskSuccess(token, answers);
+  }
+
+  /**
+   * The local SendTaskHeartbeat: the state waiting on `token` starts its heartbeat interval again
+   * (a state without a heartbeat just counts it); an unknown token is no error.
+   */
+  async heartbeat(token: string): Promise<void> {
+    const waiting = this.waiting.get(token);
+    if (waiting === undefined) return;
+    this.counters.heartbeats += 1;
+    waiting.beat?.();
   }
 
   /** The local SendTaskSuccess: the state waiting on `token` ends with `output`; an unknown token is no error. */

@@ -5,11 +5,14 @@
  * REPORT_LATENCY_SECONDS later. The product's own schedule (src/domain/component-verdict.ts) is
  * run against that timeline, so the model counts the checks the deployed code would make: each
  * wait is an AwaitWave that the wave's last result wakes (REPORT_LATENCY_SECONDS after the flash,
- * plus the reports queue's batching window) or that times out after `awaitSeconds` (the check's
- * wait, at least five of the longest polls) into a check; the check's wait is
+ * plus the reports queue's batching window) or that times out into a check; the check's wait is
  * `nextCheckWaitSeconds` (the backoff, or later when the stored progress says the wave cannot be
- * done before). Counted beside it: the same schedule in Wait states with no wake-up, and the
- * backoff alone (`nextWaitSeconds`, no progress estimate).
+ * done before). The definition as it is gives AwaitWave a heartbeat of `awaitSeconds` (the
+ * check's wait, at least five of the longest polls) that every stored report restarts, and its
+ * timeout at the deadline: it times out only when no report reaches the record for that long.
+ * The definition before heartbeats timed out after `awaitSeconds` whatever was reported. Counted
+ * beside them: the same schedule in Wait states with no wake-up, and the backoff alone
+ * (`nextWaitSeconds`, no progress estimate).
  */
 import {
   awaitSeconds,
@@ -27,9 +30,12 @@ export const PROGRESS_PERCENTS = [25, 50, 75] as const;
 export interface ProductionWave {
   /**
    * Checks until the one that finds every result, as the product schedules them: each after an
-   * AwaitWave (woken by the last result, or timed out), so as many AwaitWave invocations.
+   * AwaitWave (woken by the last result, or timed out: its heartbeat ran out, or its deadline),
+   * so as many AwaitWave invocations.
    */
   checksPerWave: number;
+  /** The same with AwaitWave's timeout alone, `awaitSeconds` (the definition before heartbeats). */
+  noHeartbeatChecksPerWave: number;
   /** The same poll schedule with Wait states and no wake-up. */
   pollChecksPerWave: number;
   /** The same with the backoff alone (no progress estimate). */
@@ -70,18 +76,35 @@ export function modelProductionWave(settings: {
   };
   // With the wake-up: each wait ends at its timeout or when the last result is stored, if sooner.
   const woken = (FLASH_SECONDS + REPORT_LATENCY_SECONDS + BATCHING_WINDOW_SECONDS) * 1000;
-  const awaited = (): number => {
+  // The reports the receiver stores before the result (the ack, each progress), each of which
+  // sends a waiting AwaitWave a heartbeat when its batch is written.
+  const heard = [0, ...PROGRESS_PERCENTS.map((percent) => (FLASH_SECONDS * percent) / 100)].map(
+    (at) => (at + REPORT_LATENCY_SECONDS + BATCHING_WINDOW_SECONDS) * 1000,
+  );
+  /** When a wait that starts at `now` ends unwoken: its heartbeat run out, or its timeout. */
+  const waitEnd = (now: number, heartbeatMs: number, heartbeats: boolean): number => {
+    if (!heartbeats) return now + heartbeatMs;
+    let last = now;
+    for (const at of heard) {
+      if (at <= now) continue;
+      if (at - last > heartbeatMs) break;
+      last = at;
+    }
+    return Math.min(last + heartbeatMs, deadline);
+  };
+  const awaited = (heartbeats: boolean): number => {
     let now = 0;
     let wait = nextWaitSeconds(settings, 0, deadline, 0);
     for (let checks = 1; ; checks++) {
-      const end = now + awaitSeconds(settings, wait, deadline, now) * 1000;
+      const end = waitEnd(now, awaitSeconds(settings, wait, deadline, now) * 1000, heartbeats);
       if (end >= woken || end >= deadline) return checks;
       now = end;
       wait = nextCheckWaitSeconds(settings, checks, deadline, now, [storedAt(now)]);
     }
   };
   return {
-    checksPerWave: awaited(),
+    checksPerWave: awaited(true),
+    noHeartbeatChecksPerWave: awaited(false),
     pollChecksPerWave: count(true),
     backoffChecksPerWave: count(false),
     transitionsPerCheck: 3,

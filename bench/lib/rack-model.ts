@@ -10,8 +10,9 @@
  * follow the definition, not a figure copied by hand).
  *
  * The paths (rollout-paths.ts): "after", the definition as it is (the preflight and each check
- * start the next step: AwaitWave, CheckWave and WaveDone? a step), and "before", a SendWave and a
- * MoreWaves? per step as well.
+ * start the next step: AwaitWave, CheckWave and WaveDone? a step), "timeout" the same states (it
+ * differs in how many checks a flash step takes: `checksPerFlashStep`), and "before", a SendWave
+ * and a MoreWaves? per step as well.
  */
 import type { InventoryComponent } from "../../src/domain/inventory.js";
 import type { ComponentType, OperationRule, RuleAction } from "../../src/domain/model.js";
@@ -29,8 +30,8 @@ export const ROLLOUT_MAX_PARALLEL = 18;
 const TASK_STATES = 6;
 const TASK_INVOCATIONS = 3;
 /** Per step: AwaitWave, CheckWave, WaveDone? (invocations: awaitWave, checkWave); before: + MoreWaves?, SendWave. */
-const STEP_STATES: Record<RolloutPath, number> = { after: 3, before: 5 };
-const STEP_INVOCATIONS: Record<RolloutPath, number> = { after: 2, before: 3 };
+const STEP_STATES: Record<RolloutPath, number> = { after: 3, timeout: 3, before: 5 };
+const STEP_INVOCATIONS: Record<RolloutPath, number> = { after: 2, timeout: 2, before: 3 };
 /** A check more (a wait timed out): AwaitWave, CheckWave, WaveDone?, two of them invocations. */
 const CHECK_STATES = 3;
 const CHECK_INVOCATIONS = 2;
@@ -76,7 +77,7 @@ export interface RackModel {
 /**
  * The model of one rack of `components` under `rule` (the rule's stages in order, each over the
  * components of its types, in waves of the stage's maxParallel or `maxParallel`), with
- * `checksPerFlashStep` checks per flash step (production-model.ts: 2 for a 10-minute flash) and
+ * `checksPerFlashStep` checks per flash step (production-model.ts: 1 for a 10-minute flash that reports every 150 s, its wait kept by heartbeats; 2 without them) and
  * one for every other step (a reset or a query answered within its first wait).
  */
 export function modelRack(

@@ -62,12 +62,15 @@ export function costOf(input: {
     });
   const awaitWru = waveWrites.n > 0 ? waveWrites.wcu / waveWrites.n : 0;
   // Only the flashes take 10 minutes: an activation or a bring-up (a BMC or host back within a
-  // few minutes) is assumed woken within its first wait, as here, so only flash steps gain checks.
-  // Each extra check is a timed-out AwaitWave (its write) and a check that reads the wave's set.
+  // few minutes) is assumed woken within its first wait, as here, so only flash steps change their
+  // checks. Each check more is a timed-out AwaitWave (its write) and a check that reads the wave's
+  // set; fewer (a flash step checked here more often than the production schedule checks it: a
+  // loaded machine's 300-ms flash outlasting the local net) take as much away, so the model
+  // follows the schedule, not this machine's load.
   const flash = byKind.flash ?? { steps: perRack.waves, checks };
   const flashChecksPerStep = flash.steps > 0 ? flash.checks / flash.steps : 0;
-  const extraChecks = Math.max(0, prod.checksPerWave - flashChecksPerStep) * flash.steps;
-  const backoffExtraChecks = Math.max(0, prod.backoffChecksPerWave - flashChecksPerStep) * flash.steps;
+  const extraChecks = (prod.checksPerWave - flashChecksPerStep) * flash.steps;
+  const backoffExtraChecks = (prod.backoffChecksPerWave - flashChecksPerStep) * flash.steps;
   const model = {
     checksPerWave: prod.checksPerWave,
     transitions: perRack.transitions + extraChecks * prod.transitionsPerCheck,
@@ -75,7 +78,7 @@ export function costOf(input: {
     backoffTransitions: perRack.transitions + backoffExtraChecks * prod.transitionsPerCheck,
     pollChecksPerWave: prod.pollChecksPerWave,
     taskSteps: perRack.taskSteps + extraChecks * (1 + awaitsPerCheck),
-    rru: perRack.rcu + extraChecks * Math.max(1, checkRcu),
+    rru: Math.max(0, perRack.rcu + extraChecks * Math.max(1, checkRcu)),
     wru: perRack.wcu + extraChecks * awaitsPerCheck * awaitWru,
     requests: perRack.requests + extraChecks * (Math.max(1, checkReads) + awaitsPerCheck),
     flashSteps: flash.steps,

@@ -3,7 +3,7 @@
  * a child-task step (by its event), a state the execution entered (by its name and input), or a
  * DynamoDB call (by the scope it was made in and its table). Knows the state and step names of
  * the child-task definition (state-machines/child-task.asl.json) and of the one before 2026-12-01,
- * so the same benchmark file measures both ("before" and "after" in one sitting).
+ * so the same benchmark file measures every path of rollout-paths.ts in one sitting.
  */
 import { tableOf } from "./work-scope.js";
 

@@ -1,19 +1,27 @@
 /**
- * The two paths the rollout benchmark measures in one sitting: "after", the child-task definition
- * as it is (state-machines/child-task.asl.json), and "before", the same file with its wave loop as
- * it was before the steps started the next step themselves: CheckPreflight without `sendFirst` and
- * CheckWave without `sendNext`, so every step of a wave goes (CheckPreflight ─► PreflightDone? or
- * CheckWave ─► WaveDone?) ─► MoreWaves? ─► SendWave ─► AwaitWave. The steps still serve that
- * definition (executions started before a deployment keep theirs), so "before" is the old path on
- * today's code, not a model of it.
+ * The paths the rollout benchmark measures in one sitting:
+ * - "after": the child-task definition as it is (state-machines/child-task.asl.json);
+ * - "timeout": the same file as it was before AwaitWave's heartbeat: its wait times out after
+ *   `awaitSeconds` (TimeoutSecondsPath), whatever the wave's BMCs report, so a 10-minute flash
+ *   times out once into an early check (bench/lib/production-model.ts);
+ * - "before": that, and its wave loop as it was before the steps started the next step:
+ *   CheckPreflight without `sendFirst` and CheckWave without `sendNext`, so every step of a wave
+ *   goes (CheckPreflight ─► PreflightDone? or CheckWave ─► WaveDone?) ─► MoreWaves? ─► SendWave ─►
+ *   AwaitWave.
+ * The steps still serve those definitions (executions started before a deployment keep theirs),
+ * so an older path is the old path on today's code, not a model of it.
  */
 import type { AslMachine, AslState } from "../../src/adapters/stepfunctions/asl.js";
 
-export type RolloutPath = "before" | "after";
+export type RolloutPath = "before" | "timeout" | "after";
+
+/** Whether the path's AwaitWave is kept waiting by the receiver's heartbeats. */
+export const heartbeats = (path: RolloutPath): boolean => path === "after";
 
 export function definitionFor(path: RolloutPath, current: AslMachine): AslMachine {
   if (path === "after") return current;
-  const before = structuredClone(current);
+  const before = withoutHeartbeat(current);
+  if (path === "timeout") return before;
   const states = before.States as Record<string, AslState & Record<string, unknown>>;
   const check = states.CheckWave;
   const done = states["WaveDone?"];
@@ -33,4 +41,17 @@ export function definitionFor(path: RolloutPath, current: AslMachine): AslMachin
   preflightDone.Choices = [{ Variable: "$.plan.done", BooleanEquals: true, Next: "MoreWaves?" }];
   preflightDone.Default = "WaitForPreflight";
   return before;
+}
+
+/** The definition with AwaitWave as before its heartbeat: a timeout of `awaitSeconds`, caught alone. */
+function withoutHeartbeat(current: AslMachine): AslMachine {
+  const older = structuredClone(current);
+  const wait = older.States.AwaitWave as (AslState & Record<string, unknown>) | undefined;
+  if (wait === undefined) throw new Error("no AwaitWave state");
+  wait.TimeoutSecondsPath = "$.plan.wave.awaitSeconds";
+  delete wait.HeartbeatSecondsPath;
+  wait.Catch = (wait.Catch as { ErrorEquals: string[] }[]).map((c) =>
+    c.ErrorEquals.includes("States.Timeout") ? { ...c, ErrorEquals: ["States.Timeout"] } : c,
+  );
+  return older;
 }

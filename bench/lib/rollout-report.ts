@@ -1,6 +1,6 @@
 /**
  * The rollout benchmark's printout (bench/rollout.ts): one path's figures per step, per rack, per
- * kind of step and against the aims; the per-rack aims with both paths side by side; the median
+ * kind of step and against the aims; the per-rack aims with the paths side by side; the median
  * rack's timeline.
  */
 import type { OperationRule } from "../../src/domain/model.js";
@@ -13,7 +13,7 @@ import {
   TODAY,
   usd,
 } from "./rollout-figures.js";
-import type { RolloutPath } from "./rollout-paths.js";
+import { heartbeats, type RolloutPath } from "./rollout-paths.js";
 import { formatTable } from "./table.js";
 
 /** How the benchmark was run: what the printout states beside the figures. */
@@ -166,7 +166,7 @@ export function report(f: Figures, runs: number, sitting: Sitting): string {
       .map(([k, v]) => `${k} ${usd(v)}`)
       .join(" + ")}`,
     "",
-    `Per rack, modelled for production timing (10-min flashes, each wait woken by the wave's last result or timed out into a check on the default poll schedule, timed by the reported progress: ${nf(f.cost.model.checksPerWave)} checks per flash step instead of ${nf(f.cost.model.flashChecksPerStep)}, ${f.cost.model.flashSteps} flash steps of ${pr.waves} wave steps per rack, the activations and bring-ups assumed woken within their first wait as here; the same polls without the wake-up: ${nf(f.cost.model.pollChecksPerWave)} checks per wave; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)}, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
+    `Per rack, modelled for production timing (10-min flashes, each wait woken by the wave's last result or timed out into a check on the default poll schedule, timed by the reported progress, ${heartbeats(f.path) ? "the wait kept by AwaitWave's heartbeat while the flash reports (25/50/75 %)" : "the wait timed out after awaitSeconds whatever the flash reports (no heartbeat)"}: ${nf(f.cost.model.checksPerWave)} checks per flash step instead of ${nf(f.cost.model.flashChecksPerStep)}, ${f.cost.model.flashSteps} flash steps of ${pr.waves} wave steps per rack, the activations and bring-ups assumed woken within their first wait as here; the same polls without the wake-up: ${nf(f.cost.model.pollChecksPerWave)} checks per wave; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)}, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
     `  the definition's model at this timing (bench/lib/rack-model.ts, what bench:fleet spreads over each rack): ${f.rackModel.production.transitions} state transitions, ${f.rackModel.production.taskSteps} task-steps invocations, ${f.rackModel.production.iotMessages} IoT messages, at most ${f.rackModel.production.bmcResultUnshared} bmc-result invocations (no batch shared)`,
     `  state transitions ${nf(f.cost.model.transitions, 0)} (measured here: ${nf(pr.transitions, 0)}), task-steps invocations ${nf(f.cost.model.taskSteps, 0)}, DynamoDB requests ${nf(f.cost.model.requests, 0)} (measured here: ${nf(pr.requests, 0)}), WRU ${nf(f.cost.model.wru, 0)}, RRU ${nf(f.cost.model.rru, 0)} → ${usd(f.cost.model.total)} per rack, ${usd(f.cost.model.total * 1000)} per 1,000 racks`,
     "",
@@ -207,7 +207,11 @@ export function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>, sittin
   const { paths: PATHS, rule: RULE, repeat: REPEAT } = sitting;
   const nf = (x: number, d = 1) => x.toFixed(d);
   const columns = PATHS.map((p) =>
-    p === "before" ? "old path (SendWave per step)" : "new path (the steps send)",
+    p === "before"
+      ? "SendWave per step"
+      : p === "timeout"
+        ? "old path (AwaitWave times out)"
+        : "new path (AwaitWave's heartbeat)",
   );
   const row = (
     label: string,
@@ -250,6 +254,27 @@ export function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>, sittin
       (x) => nf(x),
     ),
     row(
+      "DynamoDB requests per rack, 10-minute flashes (modelled)",
+      HALVED_AIMS.requests,
+      "-",
+      (f) => f.cost.model.requests,
+      (x) => nf(x),
+    ),
+    row(
+      "Lambda invocations per rack, 10-minute flashes (modelled)",
+      HALVED_AIMS.lambda,
+      "-",
+      (f) => f.cost.model.taskSteps + f.perRack.bmcResult,
+      (x) => nf(x),
+    ),
+    row(
+      "state transitions per rack, 10-minute flashes (modelled)",
+      undefined,
+      "-",
+      (f) => f.cost.model.transitions,
+      (x) => nf(x, 0),
+    ),
+    row(
       "state transitions per rack",
       undefined,
       `${BEFORE_ACTIVATION.transitions}`,
@@ -271,13 +296,6 @@ export function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>, sittin
       usd,
     ),
     row(
-      "… its state transitions",
-      undefined,
-      "-",
-      (f) => f.cost.model.transitions,
-      (x) => nf(x, 0),
-    ),
-    row(
       "rollout wall time / ideal",
       undefined,
       "-",
@@ -286,7 +304,7 @@ export function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>, sittin
     ),
   ];
   return [
-    `Per-rack aims (set 2026-12-04, against 2026-12-03's figures measured before activation joined the default rule), ${PATHS.length > 1 ? "both paths in this sitting" : `the ${PATHS[0]} path`}${RULE === undefined ? "" : `, the rule "${RULE.name}"`}${REPEAT > 1 ? ` (medians of ${REPEAT} runs each)` : ""}`,
+    `Per-rack aims (set 2026-12-04, against 2026-12-03's figures measured before activation joined the default rule), ${PATHS.length > 1 ? `${PATHS.join(", ")} paths in this sitting` : `the ${PATHS[0]} path`}${RULE === undefined ? "" : `, the rule "${RULE.name}"`}${REPEAT > 1 ? ` (medians of ${REPEAT} runs each)` : ""}`,
     formatTable(["figure", "aim", "2026-12-03", ...columns, ""], rows),
   ].join("\n");
 }

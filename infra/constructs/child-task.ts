@@ -189,6 +189,18 @@ export class ChildTaskStateMachine extends Construct {
     });
   }
 
+  /**
+   * Grants `states:SendTaskHeartbeat` on this machine: keeping an AwaitWave's wait alive while its
+   * BMCs report (an acknowledgement or progress stored), which the bmc-result Lambda does.
+   */
+  grantWaveHeartbeats(grantee: iam.IGrantable): void {
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ["states:SendTaskHeartbeat"],
+      resourceArns: [this.stateMachineArnByName()],
+    });
+  }
+
   /** Grants execution-level actions (`states:StopExecution`, `states:DescribeExecution`) by name. */
   grantExecutionActions(grantee: iam.IGrantable & IConstruct, ...actions: string[]): void {
     iam.Grant.addToPrincipal({ grantee, actions, resourceArns: [this.executionsArn()] });

@@ -187,6 +187,8 @@ export class FlowStack extends Stack {
       // execution: the receiver, or the step itself.
       this.childTask.grantWaveWakeUps(fn.role);
     }
+    // The receiver keeps a wave's wait alive while its BMCs report (AwaitWave's heartbeat).
+    this.childTask.grantWaveHeartbeats(this.bmcResult.role);
     // Every update command carries a presigned GET of its image (signed with this role).
     this.images.grantDownloads(this.taskSteps.role);
     allowSecretsKeyUse(

@@ -156,6 +156,20 @@ export function wakeDue(set: CommandSet | undefined): string | undefined {
 }
 
 /**
+ * The token to send a heartbeat with (AwaitWave's wait kept alive: its BMCs are still heard from),
+ * when this write stored something of an entry the wait is for (`written`: its keys; an
+ * acknowledgement, progress) and the wait is not due to be woken instead; else undefined. A closed
+ * set keeps nothing alive: its execution is being stopped.
+ *   wake { keys [a, b] }, a's progress written, b pending → the token; c's written → undefined.
+ */
+export function heartbeatDue(set: CommandSet | undefined, written: readonly string[]): string | undefined {
+  const wake = set?.wake;
+  if (set === undefined || wake === undefined || set.closedAt !== undefined) return undefined;
+  if (wakeDue(set) !== undefined) return undefined;
+  return written.some((key) => wake.keys.includes(key)) ? wake.token : undefined;
+}
+
+/**
  * What a woken wait hands its check (AwaitWave's result, in the wake-up itself): the entries it
  * waited for, as stored when the last of them was answered, so the check judges the wave without
  * reading the set again. Answers are first-wins, so nothing a later write stores changes them.

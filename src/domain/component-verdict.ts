@@ -185,10 +185,12 @@ export function nextCheckWaitSeconds(
 export const AWAIT_SAFETY_NET_POLLS = 5;
 
 /**
- * Seconds a wave waits in AwaitWave before its check runs with or without a wake-up. The receiver
- * wakes it when the wave's last result is stored, so this is only the net under a lost wake-up:
- * the check's own wait (`waitSeconds`), but at least AWAIT_SAFETY_NET_POLLS × maxPollSeconds, and
- * never past the deadline (the check there decides the timeouts).
+ * AwaitWave's heartbeat (HeartbeatSecondsPath; in executions of the definitions before, its
+ * timeout): how long it waits with nothing heard from the wave's BMCs before its check runs
+ * anyway. The receiver wakes it when the wave's last result is stored and sends a heartbeat when
+ * it stores an acknowledgement or progress, so this is only the net under a lost wake-up or a
+ * silent wave: the check's own wait (`waitSeconds`), but at least AWAIT_SAFETY_NET_POLLS ×
+ * maxPollSeconds, and never past the deadline (the check there decides the timeouts).
  *   poll 10 s, max 60 s, deadline in 1,800 s, check's wait 20 s → 300 s; deadline in 45 s → 45 s.
  */
 export function awaitSeconds(
@@ -200,6 +202,19 @@ export function awaitSeconds(
   const remaining = Math.ceil((deadline - now) / 1000);
   const net = Math.max(waitSeconds, settings.maxPollSeconds * AWAIT_SAFETY_NET_POLLS);
   return Math.max(1, Math.min(net, remaining));
+}
+
+/**
+ * AwaitWave's timeout (TimeoutSecondsPath) in the definition with heartbeats: the wave's deadline,
+ * so a wave its BMCs keep reporting on waits for its wake-up until then, and its check runs there
+ * at the latest to decide the timeouts. Always longer than the heartbeat (`heartbeatSeconds`,
+ * `awaitSeconds`), as Step Functions requires: when the deadline is nearer than the net (the
+ * heartbeat is then the deadline), one second more.
+ *   deadline in 1,800 s, heartbeat 300 s → 1,800 s; deadline in 45 s, heartbeat 45 s → 46 s.
+ */
+export function awaitTimeoutSeconds(heartbeatSeconds: number, deadline: number, now: number): number {
+  const remaining = Math.ceil((deadline - now) / 1000);
+  return Math.max(heartbeatSeconds + 1, remaining);
 }
 
 function sameParts(flashed: readonly string[] | undefined, asked: readonly string[]): boolean {

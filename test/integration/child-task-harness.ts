@@ -111,7 +111,10 @@ export async function startHarness(options: {
   clock?: () => number;
   /** Wraps the real IoT publisher (tests that act on a command before it reaches the fleet). */
   wrapPublisher?: (publisher: BmcCommandPublisher) => BmcCommandPublisher;
-  /** How long a wave waits for its wake-up before its check (default: the Waits' 40 ms). */
+  /**
+   * How long a wave waits for its wake-up before its check, with AwaitWave's heartbeat how long
+   * with nothing heard from its BMCs (default: the Waits' 40 ms).
+   */
   awaitTimeoutOverrideMs?: number;
   /** Wraps each step call (tests that hold a task at a step). */
   aroundStep?: LocalExecutorOptions["aroundStep"];
@@ -121,6 +124,8 @@ export async function startHarness(options: {
   wrapTasks?: (tasks: TaskStore) => TaskStore;
   /** The child-task definition to run (default the one file). */
   definition?: AslMachine;
+  /** The clock the executor's callback timeouts and heartbeats run on (default the system's). */
+  callbackClock?: LocalExecutorOptions["callbackClock"];
 }): Promise<Harness> {
   const client = testClient(testEndpoint());
   const { names, drop } = await freshTables(client, options.label);
@@ -151,6 +156,7 @@ export async function startHarness(options: {
     ...(options.waker ? { waker: options.waker } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.definition ? { definition: options.definition } : {}),
+    ...(options.callbackClock ? { callbackClock: options.callbackClock } : {}),
     hooks: {
       ...(options.aroundStep ? { aroundStep: options.aroundStep } : {}),
       ...(options.onStateEntered ? { onStateEntered: options.onStateEntered } : {}),

@@ -1,8 +1,10 @@
 /**
  * A wave ends when its results are in, not at a poll: AwaitWave's task token on the wave's command
  * set, sent back by the receiver when it stores the wave's last result (or by the step, when they
- * were in before it); the preflight likewise, AwaitPreflight's token on the query set. Here every wait's timeout is ten minutes, far past the test's own timeout, so
- * the task completes only if each wave was woken; the executor counts how each wait ended, and the
+ * were in before it); the preflight likewise, AwaitPreflight's token on the query set. Here every
+ * wait's net (the preflight's timeout, AwaitWave's heartbeat) is ten minutes, far past the test's
+ * own timeout, and AwaitWave's timeout is its step's deadline, seconds after its 60-ms flash, so
+ * no wait times out only if each was woken; the executor counts how each wait ended, and the
  * states entered: the preflight starts the first step and a check that ends a step the next, and
  * an execution of the definition before that (a SendWave per step) still completes on today's steps.
  */

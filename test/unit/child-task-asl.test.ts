@@ -84,19 +84,24 @@ describe("child-task ASL", () => {
       "token.$": "$$.Task.Token",
       "wave.$": "$.plan.wave",
     });
-    expect(wait.TimeoutSecondsPath).toBe("$.plan.wave.awaitSeconds");
+    // Its heartbeat is the net under a lost wake-up (the receiver sends one with each
+    // acknowledgement or progress it stores); its timeout the wave's deadline.
+    expect(wait.TimeoutSecondsPath).toBe("$.plan.wave.awaitTimeoutSeconds");
+    expect(wait.HeartbeatSecondsPath).toBe("$.plan.wave.awaitSeconds");
     // A wake-up's output (the answers waited for) goes on the wave, for the check; a timeout's
     // nothing: the plan goes on as it was, to the check either way.
     expect(wait.ResultPath).toBe("$.plan.wave.answers");
     expect(wait.Next).toBe("CheckWave");
-    // Its timeout is the expected way to the check, never retried; a token it could not store
-    // falls back to the poll's Wait.
+    // Its timeouts (the heartbeat's, the deadline's) are the expected way to the check, never
+    // retried; a token it could not store falls back to the poll's Wait.
     expect(wait.Catch).toEqual([
-      { ErrorEquals: ["States.Timeout"], ResultPath: null, Next: "CheckWave" },
+      { ErrorEquals: ["States.Timeout", "States.HeartbeatTimeout"], ResultPath: null, Next: "CheckWave" },
       { ErrorEquals: ["States.ALL"], ResultPath: null, Next: "WaitForWave" },
     ]);
-    for (const r of wait.Retry as { ErrorEquals: string[] }[])
+    for (const r of wait.Retry as { ErrorEquals: string[] }[]) {
       expect(r.ErrorEquals).not.toContain("States.Timeout");
+      expect(r.ErrorEquals).not.toContain("States.HeartbeatTimeout");
+    }
     expect(s.SendWave?.Next).toBe("AwaitWave");
     // A pending wave (the next step CheckWave started, or one still waiting) waits again.
     expect((s["WaveDone?"] as unknown as { Choices: unknown[] }).Choices[1]).toEqual({
@@ -194,16 +199,18 @@ describe("child-task ASL", () => {
     expect(s.AwaitWave?.Parameters?.Payload).toMatchObject({ "wave.$": "$.plan.wave" });
   });
 
-  it("uses only what both Step Functions and the local runner run: JSONPath, task tokens in the three callback states (local/step-functions.ts serves them), no heartbeats, variables or distributed maps", () => {
+  it("uses only what both Step Functions and the local runner run: JSONPath, task tokens in the three callback states and a heartbeat in AwaitWave's (local/step-functions.ts serves them), no variables or distributed maps", () => {
     expect(text.split("waitForTaskToken").length - 1).toBe(3);
     expect(text.split("$$.Task.Token").length - 1).toBe(3);
+    expect(
+      states.filter(([, s]) => "HeartbeatSecondsPath" in s || "HeartbeatSeconds" in s).map(([n]) => n),
+    ).toEqual(["AwaitWave"]);
     for (const forbidden of [
       "QueryLanguage",
       "JSONata",
       '"Assign"',
       '"Arguments"',
       '"Output"',
-      "HeartbeatSeconds",
       "DISTRIBUTED",
       "ItemReader",
       "ItemBatcher",
@@ -277,8 +284,10 @@ describe("child-task ASL", () => {
       { ErrorEquals: ["States.ALL"], ResultPath: "$.plan.checked", Next: "JudgeExternalCheck" },
     ]);
     expect(wait.Next).toBe("JudgeExternalCheck");
-    for (const r of wait.Retry as { ErrorEquals: string[] }[])
+    for (const r of wait.Retry as { ErrorEquals: string[] }[]) {
       expect(r.ErrorEquals).not.toContain("States.Timeout");
+      expect(r.ErrorEquals).not.toContain("States.HeartbeatTimeout");
+    }
     const judge = s.JudgeExternalCheck as AslState;
     expect(judge.Parameters).toMatchObject({ step: "judgeExternalCheck", "checked.$": "$.plan.checked" });
     // The next cursor replaces the one naming the check; a fail is an error RecordFailure records.

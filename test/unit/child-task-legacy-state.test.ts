@@ -134,8 +134,9 @@ describe("child-task state from before operation rules", () => {
     expect(await checkWave(at(1_000), plan)).toEqual({
       groups,
       cursor,
-      // The sleep's wait for a wake-up (there is none for a sleep) lasts what is left of it.
-      wave: { ...wave, polls: 1, waitSeconds: 4, awaitSeconds: 4 },
+      // The sleep's wait for a wake-up (there is none for a sleep) lasts what is left of it: its
+      // heartbeat (nothing reports on a sleep) ends it there, its timeout a second later.
+      wave: { ...wave, polls: 1, waitSeconds: 4, awaitSeconds: 4, awaitTimeoutSeconds: 5 },
     });
     const done = await checkWave(at(5_000), plan);
     expect(done).toMatchObject({

@@ -49,13 +49,19 @@ const report = (componentId: string, address: typeof U, event: Record<string, un
   ...event,
 });
 
-/** A WaveWaker that records its wake-ups; `failing` wake-ups throw (the service unreachable). */
-function recordingWaker(failing = 0) {
+/**
+ * A WaveWaker that records its wake-ups and heartbeats; `failing` wake-ups and `failingBeats`
+ * heartbeats throw (the service unreachable).
+ */
+function recordingWaker(failing = 0, failingBeats = 0) {
   const woken: string[] = [];
+  const beats: string[] = [];
   const answers: CommandSet[] = [];
   let fail = failing;
+  let failBeats = failingBeats;
   return {
     woken,
+    beats,
     answers,
     wake: async (token: string, with_: CommandSet) => {
       if (fail > 0) {
@@ -64,6 +70,13 @@ function recordingWaker(failing = 0) {
       }
       woken.push(token);
       answers.push(with_);
+    },
+    heartbeat: async (token: string) => {
+      if (failBeats > 0) {
+        failBeats -= 1;
+        throw new Error("Step Functions unreachable");
+      }
+      beats.push(token);
     },
   };
 }
@@ -174,6 +187,77 @@ describe("the report recorder wakes a waiting wave (AwaitWave) once its results 
       { message: report("c1", U, { type: "progress", percent: 90 }), at: 6 },
     ]);
     expect(waker.woken).toEqual([]);
+    // The ack and progress keep the wait alive instead: one heartbeat for the batch.
+    expect(waker.beats).toEqual(["tk-3"]);
+  });
+});
+
+describe("the report recorder keeps a waiting wave's wait alive (AwaitWave's heartbeat) while its BMCs report", () => {
+  it("a batch storing an acknowledgement or progress of an awaited entry sends one heartbeat for its set; the batch completing the wait wakes it instead", async () => {
+    const { store } = await sentCommands();
+    await store.awaitAnswers(TASK, "u", { token: "tk-h", keys: [entryKey(U, "c1"), entryKey(U, "c2")] });
+    const waker = recordingWaker();
+    const recorder = createReportRecorder(store, undefined, waker);
+    // Both BMCs acknowledge in one batch: one write, one heartbeat (not one per report).
+    expect(
+      await recorder.record([
+        { message: report("c1", U, { type: "ack" }), at: 1 },
+        { message: report("c2", U, { type: "ack" }), at: 1 },
+      ]),
+    ).toEqual(["recorded", "recorded"]);
+    expect(waker.beats).toEqual(["tk-h"]);
+    // Progress past the coalescing window: stored, and the wait kept alive again.
+    const later = 1 + FIRST_PROGRESS_AFTER_ACK_MS + PROGRESS_WRITE_INTERVAL_MS;
+    expect(
+      await recorder.record([{ message: report("c1", U, { type: "progress", percent: 25 }), at: later }]),
+    ).toEqual(["recorded"]);
+    expect(waker.beats).toEqual(["tk-h", "tk-h"]);
+    // A duplicate that writes nothing sends nothing.
+    expect(
+      await recorder.record([{ message: report("c1", U, { type: "progress", percent: 25 }), at: later + 1 }]),
+    ).toEqual(["ignored"]);
+    expect(waker.beats).toEqual(["tk-h", "tk-h"]);
+    // c1's result: the wait is still open for c2, so a heartbeat; c2's completes it: a wake-up only.
+    expect(await recorder.record([{ message: done("c1"), at: later + 2 }])).toEqual(["recorded"]);
+    expect(waker.beats).toEqual(["tk-h", "tk-h", "tk-h"]);
+    expect(await recorder.record([{ message: done("c2"), at: later + 3 }])).toEqual(["recorded"]);
+    expect(waker.woken).toEqual(["tk-h"]);
+    expect(waker.beats).toEqual(["tk-h", "tk-h", "tk-h"]);
+    expect(waker.answers).toHaveLength(1);
+  });
+
+  it("no heartbeat for reports of entries the wait is not for, nor where no wait is stored", async () => {
+    const { store } = await sentCommands();
+    await store.awaitAnswers(TASK, "u", { token: "tk-o", keys: [entryKey(U, "c2")] });
+    const waker = recordingWaker();
+    const recorder = createReportRecorder(store, undefined, waker);
+    expect(await recorder.record([{ message: report("c1", U, { type: "ack" }), at: 1 }])).toEqual([
+      "recorded",
+    ]);
+    // The query set has no wait at all.
+    expect(
+      await recorder.record([{ message: report("c1", Q, { type: "status", version: "1.0.0" }), at: 1 }]),
+    ).toEqual(["recorded"]);
+    expect(waker.beats).toEqual([]);
+    expect(waker.woken).toEqual([]);
+  });
+
+  it("a heartbeat that fails is logged and costs the reports nothing: stored, recorded, not handed back for redelivery", async () => {
+    const { store, entry } = await sentCommands();
+    await store.awaitAnswers(TASK, "u", { token: "tk-f", keys: [entryKey(U, "c1")] });
+    const lines: string[] = [];
+    const waker = recordingWaker(0, 1);
+    const recorder = createReportRecorder(
+      store,
+      lineLogger((line) => lines.push(line)),
+      waker,
+    );
+    expect(await recorder.record([{ message: report("c1", U, { type: "ack" }), at: 4 }])).toEqual([
+      "recorded",
+    ]);
+    expect((await entry(U, "c1"))?.ackedAt).toBe(4);
+    expect(waker.beats).toEqual([]);
+    expect(lines.join("\n")).toContain("wave heartbeat not sent: its wait may time out into an early check");
   });
 });
 

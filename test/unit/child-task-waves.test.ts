@@ -407,7 +407,10 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
   });
   function withWaker(h: ReturnType<typeof harness>) {
     const woken: string[] = [];
-    const deps = { ...h.deps, waveWaker: { wake: async (token: string) => void woken.push(token) } };
+    const deps = {
+      ...h.deps,
+      waveWaker: { wake: async (token: string) => void woken.push(token), heartbeat: async () => {} },
+    };
     const call = (token: string, action?: "SLEEP") =>
       awaitWave(deps, { step: "awaitWave", taskId: task.id, token, wave: { ...waveOf(action) } });
     return { woken, call };
@@ -508,7 +511,10 @@ describe("the update set in parts", () => {
     const woken: { token: string; answers: CommandSet }[] = [];
     const deps = {
       ...h.deps,
-      waveWaker: { wake: async (token: string, answers: CommandSet) => void woken.push({ token, answers }) },
+      waveWaker: {
+        wake: async (token: string, answers: CommandSet) => void woken.push({ token, answers }),
+        heartbeat: async () => {},
+      },
     };
     const wait = (token: string, wave: WaveState) =>
       awaitWave(deps, { step: "awaitWave", taskId: task.id, token, wave });

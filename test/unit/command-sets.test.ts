@@ -14,6 +14,7 @@ import {
   entryWrite,
   FIRST_PROGRESS_AFTER_ACK_MS,
   foldReports,
+  heartbeatDue,
   isAnswered,
   isReportFor,
   kindOfFamily,
@@ -360,9 +361,13 @@ describe("knownAfter: what a stored write teaches", () => {
   });
 });
 
-describe("wakeDue: when the execution waiting for a wave is woken", () => {
+describe("wakeDue and heartbeatDue: when the execution waiting for a wave is woken, or kept waiting", () => {
   const [ka, a] = newEntry(updateAddress(TASK, 0), C, { sentAt: 1, deadline: 9 });
   const [kb, b] = newEntry(updateAddress(TASK, 0), "c0ffee00-0000-4000-8000-000000000002", {
+    sentAt: 1,
+    deadline: 9,
+  });
+  const [kc, c] = newEntry(updateAddress(TASK, 0), "c0ffee00-0000-4000-8000-000000000003", {
     sentAt: 1,
     deadline: 9,
   });
@@ -388,6 +393,20 @@ describe("wakeDue: when the execution waiting for a wave is woken", () => {
     expect(isAnswered("v", { ...a, result })).toBe(false);
     expect(isAnswered("u", { ...a, result })).toBe(true);
     expect(isAnswered("u", undefined)).toBe(false);
+  });
+
+  it("a write of an entry the wait is for, the wait not complete → the token", () => {
+    expect(heartbeatDue(set({ [ka]: { ...a, progress: 50 }, [kb]: b, [kc]: c }), [ka])).toBe("tk");
+    expect(heartbeatDue(set({ [ka]: { ...a, result }, [kb]: { ...b, ackedAt: 3 } }), [ka, kb])).toBe("tk");
+  });
+  it("only entries the wait is not for, no wait stored, a complete wait (woken instead), a closed set → nothing", () => {
+    expect(heartbeatDue(set({ [ka]: a, [kb]: b, [kc]: { ...c, progress: 50 } }), [kc])).toBeUndefined();
+    expect(heartbeatDue({ taskId: TASK, family: "u", entries: { [ka]: a } }, [ka])).toBeUndefined();
+    expect(heartbeatDue(set({ [ka]: { ...a, result }, [kb]: { ...b, result } }), [kb])).toBeUndefined();
+    expect(
+      heartbeatDue(set({ [ka]: { ...a, progress: 50 }, [kb]: b }, { closedAt: 5 }), [ka]),
+    ).toBeUndefined();
+    expect(heartbeatDue(undefined, [ka])).toBeUndefined();
   });
 });
 

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import {
   AWAIT_SAFETY_NET_POLLS,
   awaitSeconds,
+  awaitTimeoutSeconds,
   type BmcRequestRecord,
   type ComponentResult,
   nextCheckWaitSeconds,
@@ -43,6 +44,20 @@ describe("awaitSeconds: how long a wave waits for its wake-up before its check",
     // At or past the deadline: one second, and the check there decides the timeouts.
     expect(awaitSeconds(settings, 20, 45_000, 45_000)).toBe(1);
     expect(awaitSeconds(settings, 20, 45_000, 46_500)).toBe(1);
+  });
+});
+
+describe("awaitTimeoutSeconds: how long a wave heard from keeps waiting for its wake-up", () => {
+  it("until the deadline, whatever the heartbeat, so the check there decides the timeouts", () => {
+    expect(awaitTimeoutSeconds(300, 1_800_000, 0)).toBe(1_800);
+    expect(awaitTimeoutSeconds(428, 1_800_000, 190_000)).toBe(1_610);
+    // Rounded up: never before the deadline.
+    expect(awaitTimeoutSeconds(300, 1_800_500, 0)).toBe(1_801);
+  });
+  it("always one second past the heartbeat at least (Step Functions wants the timeout longer): the deadline nearer than the net", () => {
+    // awaitSeconds is the deadline itself there (45 s); the timeout one second more.
+    expect(awaitTimeoutSeconds(awaitSeconds({ maxPollSeconds: 60 }, 20, 45_000, 0), 45_000, 0)).toBe(46);
+    expect(awaitTimeoutSeconds(1, 45_000, 46_500)).toBe(2);
   });
 });
 

@@ -1,13 +1,20 @@
 /**
  * The rollout benchmark's model of a rack (bench/lib/rack-model.ts), which bench:fleet spreads over
  * every simulated child task: on a GB200-shaped demo rack it gives what bench:rollout counts on the
- * local stack when every wait is woken (docs/benchmarks.md), for both paths of the definition, and
- * each extra check of a flash step adds its three states and two invocations.
+ * local stack when every wait is woken (docs/benchmarks.md), for each path of the definition, and
+ * each extra check of a flash step adds its three states and two invocations. The production
+ * schedule (bench/lib/production-model.ts) says how many checks a 10-minute flash takes: one with
+ * AwaitWave's heartbeat, two without; and the bench's older paths (bench/lib/rollout-paths.ts)
+ * are the definition without the heartbeat.
  */
 import { describe, expect, it } from "vitest";
+import { modelProductionWave } from "../../bench/lib/production-model.js";
 import { modelRack, ROLLOUT_MAX_PARALLEL } from "../../bench/lib/rack-model.js";
+import { definitionFor } from "../../bench/lib/rollout-paths.js";
 import { UPDATE_ONLY_RULE } from "../../bench/lib/rollout-rules.js";
 import { generateDemoFleet } from "../../local/demo-fleet.js";
+import { loadChildTaskDefinition } from "../../src/adapters/stepfunctions/asl.js";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
 import { DEFAULT_RULE } from "../../src/domain/operation-rules.js";
 
 const rack = generateDemoFleet({ racks: 1 })[0];
@@ -42,7 +49,16 @@ describe("the rack model", () => {
     expect([model.transitions, model.taskSteps]).toEqual([96, 57]);
   });
 
-  it("a second check per flash step (a 10-minute flash) adds 3 transitions and 2 invocations per flash step", () => {
+  it("the path before the heartbeat has the states of the path as it is: 60 transitions, 39 invocations at one check a step", () => {
+    const model = modelRack(DEFAULT_RULE, components, {
+      maxParallel: ROLLOUT_MAX_PARALLEL,
+      checksPerFlashStep: 1,
+      path: "timeout",
+    });
+    expect([model.transitions, model.taskSteps]).toEqual([60, 39]);
+  });
+
+  it("a second check per flash step (a 10-minute flash without the heartbeat) adds 3 transitions and 2 invocations per flash step", () => {
     const model = modelRack(DEFAULT_RULE, components, {
       maxParallel: ROLLOUT_MAX_PARALLEL,
       checksPerFlashStep: 2,
@@ -67,5 +83,30 @@ describe("the rack model", () => {
       path: "after",
     });
     expect(model.steps).toBe((1 + 2 + 3 + 1 + 1 + 1) * 3);
+  });
+});
+
+describe("the production schedule of a 10-minute flash reporting at 25/50/75 %", () => {
+  it("one check with AwaitWave's heartbeat (every report within the 300-s heartbeat), two with its timeout alone", () => {
+    const wave = modelProductionWave(DEFAULT_CHILD_TASK_SETTINGS);
+    expect([wave.checksPerWave, wave.noHeartbeatChecksPerWave]).toEqual([1, 2]);
+    // A flash reporting less often than the heartbeat (30-s polls, 150-s heartbeat): checked early again.
+    const short = modelProductionWave({ ...DEFAULT_CHILD_TASK_SETTINGS, maxPollSeconds: 20 });
+    expect(short.checksPerWave).toBeGreaterThan(1);
+  });
+});
+
+describe("the bench's paths", () => {
+  it("the older paths are the definition without AwaitWave's heartbeat: its timeout awaitSeconds, caught alone", () => {
+    const current = loadChildTaskDefinition();
+    for (const path of ["timeout", "before"] as const) {
+      const wait = definitionFor(path, current).States.AwaitWave as Record<string, unknown>;
+      expect(wait.TimeoutSecondsPath, path).toBe("$.plan.wave.awaitSeconds");
+      expect(wait.HeartbeatSecondsPath, path).toBeUndefined();
+      expect((wait.Catch as { ErrorEquals: string[] }[])[0]?.ErrorEquals, path).toEqual(["States.Timeout"]);
+    }
+    expect(definitionFor("after", current)).toBe(current);
+    expect(definitionFor("timeout", current).States.CheckWave?.Parameters?.sendNext).toBe(true);
+    expect(definitionFor("before", current).States.CheckWave?.Parameters?.sendNext).toBeUndefined();
   });
 });

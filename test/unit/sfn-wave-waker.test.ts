@@ -1,10 +1,11 @@
 /**
  * StepFunctionsWaveWaker (src/adapters/stepfunctions/sfn-wave-waker.ts): SendTaskSuccess with the
  * AwaitWave's token; a token whose wait is over is no error, a failure that may have lost the
- * wake-up is thrown (the receiver's batch is then delivered again). Error paths no emulator here
+ * wake-up is thrown (the receiver's batch is then delivered again); its heartbeat is
+ * SendTaskHeartbeat with the same token, under the same rules. Error paths no emulator here
  * produces, so the client is mocked.
  */
-import { SendTaskSuccessCommand, SFNClient } from "@aws-sdk/client-sfn";
+import { SendTaskHeartbeatCommand, SendTaskSuccessCommand, SFNClient } from "@aws-sdk/client-sfn";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { StepFunctionsWaveWaker } from "../../src/adapters/stepfunctions/sfn-wave-waker.js";
@@ -47,5 +48,25 @@ describe("StepFunctionsWaveWaker", () => {
   it("throttled or unreachable: thrown, so the wake-up is sent again", async () => {
     sfn.on(SendTaskSuccessCommand).rejects(named("ThrottlingException"));
     await expect(waker().wake("t", answers)).rejects.toMatchObject({ name: "ThrottlingException" });
+  });
+
+  it("a heartbeat sends SendTaskHeartbeat with the token, and nothing else", async () => {
+    sfn.on(SendTaskHeartbeatCommand).resolves({});
+    await waker().heartbeat("AQB8AAAAKgAAAAMAAAAA-token");
+    expect(sfn.commandCalls(SendTaskHeartbeatCommand).map((c) => c.args[0].input)).toEqual([
+      { taskToken: "AQB8AAAAKgAAAAMAAAAA-token" },
+    ]);
+    expect(sfn.commandCalls(SendTaskSuccessCommand)).toEqual([]);
+  });
+
+  it("a heartbeat to a wait that is over is no error; throttled or unreachable, it is thrown", async () => {
+    for (const name of ["TaskTimedOut", "TaskDoesNotExist", "InvalidToken"]) {
+      sfn.reset();
+      sfn.on(SendTaskHeartbeatCommand).rejects(named(name));
+      await expect(waker().heartbeat("t"), name).resolves.toBeUndefined();
+    }
+    sfn.reset();
+    sfn.on(SendTaskHeartbeatCommand).rejects(named("ThrottlingException"));
+    await expect(waker().heartbeat("t")).rejects.toMatchObject({ name: "ThrottlingException" });
   });
 });

@@ -29,8 +29,9 @@
  * share the table).
  *
  * `w` is the execution waiting for a wave's entries (`awaitAnswers`: its task token and the entry
- * keys): a batch of reports that stores results asks for the item back (`returnSet`), and the
- * receiver wakes the execution when they are all in (src/domain/command-sets.ts `wakeDue`).
+ * keys): a batch of reports asks for the item back on its write (`returnSet`, ReturnValues
+ * ALL_NEW), and the receiver wakes the execution when they are all in (src/domain/command-sets.ts
+ * `wakeDue`), or sends its wait a heartbeat when they are still coming (`heartbeatDue`).
  *
  * Items live a week past their last deadline (TTL, epoch seconds), for post-mortems.
  *

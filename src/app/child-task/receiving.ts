@@ -17,6 +17,14 @@
  * they are all in now, wakes it (`WaveWaker`), so the wave is judged at once rather than at its
  * next poll. A wake-up that may not have been delivered fails the set's reports, which the queue
  * delivers again: their write is then refused, the set read back, and the wake-up sent again.
+ *
+ * A batch that stores an acknowledgement or progress of an entry such a wait is for, and does not
+ * complete it, sends the wait a heartbeat instead (`heartbeatDue`; at most one per set per batch),
+ * so AwaitWave's heartbeat timeout (the net under a lost wake-up) does not end a wave its BMCs are
+ * still reporting on: a 10-minute flash reporting every 150 s is one check, not two. Every write
+ * asks for the record back to know the wait (DynamoDB's ReturnValues on the same UpdateItem: no
+ * request and no read unit more). A heartbeat that fails is logged, not retried: it costs the one
+ * early check the wait would have had without it.
  */
 
 import type { BmcEvent } from "../../domain/bmc-protocol.js";
@@ -28,6 +36,7 @@ import {
   type EntryWrite,
   entryWrite,
   foldReports,
+  heartbeatDue,
   isReportFor,
   type KnownEntry,
   knownAfter,
@@ -88,6 +97,20 @@ export function createReportRecorder(
     woken.add(token);
     if (woken.size > REMEMBERED_SETS) woken.delete(woken.values().next().value as string);
   };
+  // Keeps the set's wait alive when this write stored news of its BMCs.
+  const heartbeatIfDue = async (set: CommandSet | undefined, written: readonly string[]) => {
+    if (waveWaker === undefined) return;
+    const token = heartbeatDue(set, written);
+    if (token === undefined || woken.has(token)) return;
+    try {
+      await waveWaker.heartbeat(token);
+    } catch (error) {
+      logger.warn("wave heartbeat not sent: its wait may time out into an early check", {
+        taskId: set?.taskId,
+        error: (error as Error).message,
+      });
+    }
+  };
   const remembered = new Map<string, Map<string, KnownEntry>>();
   const knownIn = (key: string): Map<string, KnownEntry> => {
     const found = remembered.get(key) ?? new Map<string, KnownEntry>();
@@ -113,13 +136,16 @@ export function createReportRecorder(
         else writes[entry] = write;
       }
       if (pending.entries.size === 0) return;
-      const answers = Object.values(writes).some((w) => w.result !== undefined || w.status !== undefined);
+      // Results and answers may complete a wait, an acknowledgement or progress keeps it alive:
+      // with a waker, every write reads the record back.
       const out = await commands.record(taskId, family, writes, {
-        returnSet: answers && waveWaker !== undefined,
+        returnSet: waveWaker !== undefined,
         ...(part === undefined ? {} : { part }),
       });
       await wakeIfDue(out.set);
       if (out.outcome === "written") {
+        // A written batch ends this set's rounds: one heartbeat at most.
+        await heartbeatIfDue(out.set, Object.keys(writes));
         for (const [entry, write] of Object.entries(writes)) {
           known.set(entry, knownAfter(known.get(entry), write));
           const { indexes, reports } = pending.entries.get(entry) ?? { indexes: [], reports: [] };

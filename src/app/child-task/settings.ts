@@ -298,11 +298,18 @@ export interface WaveState extends PollState {
   laterReadBack?: boolean;
   results?: ComponentResult[];
   /**
-   * AwaitWave's timeout (TimeoutSecondsPath): how long it waits for the wake-up before the check
-   * runs anyway (src/domain/component-verdict.ts `awaitSeconds`). Absent in waves of executions of
-   * the definition before, which wait in WaitForWave for `waitSeconds`.
+   * AwaitWave's heartbeat (HeartbeatSecondsPath): how long it waits with nothing heard from the
+   * wave's BMCs before the check runs anyway (src/domain/component-verdict.ts `awaitSeconds`);
+   * the definitions before heartbeats read it as the wait's timeout. Absent in waves of executions
+   * of the definition before AwaitWave, which wait in WaitForWave for `waitSeconds`.
    */
   awaitSeconds?: number;
+  /**
+   * AwaitWave's timeout (TimeoutSecondsPath) in the definition with heartbeats: until the wave's
+   * deadline (`awaitTimeoutSeconds`), always longer than the heartbeat. Absent in waves made before
+   * it: such a wave waits `awaitSeconds`, as it did.
+   */
+  awaitTimeoutSeconds?: number;
   /**
    * What woke AwaitWave (its result, the wake-up's output): the entries the wave waited for, as
    * stored once they were all answered (src/domain/command-sets.ts `awaitedAnswers`), so the check

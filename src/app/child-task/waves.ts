@@ -29,7 +29,12 @@
 
 import type { ResetCommand, ResetKind, UpdateCommand } from "../../domain/bmc-protocol.js";
 import { type CommandFamily, entryKey, updateAddress, verifyAddress } from "../../domain/command-sets.js";
-import { awaitSeconds, nextWaitSeconds, secretFor } from "../../domain/component-verdict.js";
+import {
+  awaitSeconds,
+  awaitTimeoutSeconds,
+  nextWaitSeconds,
+  secretFor,
+} from "../../domain/component-verdict.js";
 import type { ComponentType, FirmwareAuthentication } from "../../domain/model.js";
 import { isActivation, type RuleAction, type RuleStep, readBackStep } from "../../domain/operation-rules.js";
 import { StepError } from "../../domain/step-errors.js";
@@ -289,9 +294,17 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   );
 }
 
-/** The wave with its AwaitWave timeout (`awaitSeconds`), from its wait and deadline. */
+/**
+ * The wave with AwaitWave's heartbeat (`awaitSeconds`) and timeout (`awaitTimeoutSeconds`, until
+ * the deadline), from its wait and deadline.
+ */
 export function awaiting(settings: ChildTaskSettings, wave: WaveState, now: number): WaveState {
-  return { ...wave, awaitSeconds: awaitSeconds(settings, wave.waitSeconds, wave.deadline, now) };
+  const heartbeat = awaitSeconds(settings, wave.waitSeconds, wave.deadline, now);
+  return {
+    ...wave,
+    awaitSeconds: heartbeat,
+    awaitTimeoutSeconds: awaitTimeoutSeconds(heartbeat, wave.deadline, now),
+  };
 }
 
 /** Where a wave's commands are: their family's address for this step and attempt (and part). */

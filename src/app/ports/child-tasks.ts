@@ -195,10 +195,10 @@ export interface CommandSetStore {
    * progress only upwards and only before a result, a lone acknowledgement only where none is
    * stored. All or nothing: 'refused' writes nothing and returns the record as it is (absent: no
    * such record), from which the caller works out what still changes something and writes that.
-   * 'written' returns the record after only with `returnSet` (a batch that stores results or
-   * answers: is a waiting execution's wave complete?); otherwise the caller knows what it wrote
-   * (the record after would be the whole item sent back on every batch, ~3 KB for a rack's update
-   * set).
+   * 'written' returns the record after only with `returnSet` (a receiver that wakes waits: is a
+   * waiting execution's wave complete, or still reporting?), on the same write (DynamoDB
+   * ReturnValues: no request and no read unit more, only the response's bytes: a stage's part is
+   * a few hundred); otherwise the caller knows what it wrote.
    */
   record(
     taskId: string,
@@ -217,6 +217,12 @@ export interface CommandSetStore {
 export interface WaveWaker {
   /** `answers`: what the wait waited for, as stored (`awaitedAnswers`): the waiting state's result. */
   wake(token: string, answers: CommandSet): Promise<void>;
+  /**
+   * Keeps the wait alive (Step Functions SendTaskHeartbeat): its BMCs are still heard from, so its
+   * heartbeat timeout (`awaitSeconds`) starts again. A token whose wait is over is no error, as
+   * for `wake`; throws when the service could not be reached.
+   */
+  heartbeat(token: string): Promise<void>;
 }
 
 /**

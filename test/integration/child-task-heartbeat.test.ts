@@ -1,0 +1,144 @@
+/**
+ * AwaitWave's heartbeat through the real ASL: a wave whose BMC keeps reporting (an acknowledgement,
+ * progress) stays in AwaitWave past its heartbeat interval, because the receiver sends the wait a
+ * heartbeat with each report it stores, and its one check follows the wake-up; a wave heard from
+ * for no interval times out into an early check, as the net under a lost wake-up.
+ *
+ * Real parts: moto, the broker, the IoT rule stand-in and the receiver, the local executor on the
+ * one definition file. The BMC is the test: its update command is held back from the simulated
+ * fleet (which answers the preflight's queries) and the test publishes the reports on the BMC's
+ * topic. Time is the test's: the steps' and the receiver's clock, and the executor's callback
+ * timers (movedTimers), so nothing here waits on the wall clock; each step waits for an observable
+ * event (a command out, the wait's timers armed, a heartbeat counted).
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { FleetConfig } from "../../local/fleet-file.js";
+import { type BmcCommand, encodeBmcMessage, type UpdateCommand } from "../../src/domain/bmc-protocol.js";
+import type { BmcAddress } from "../../src/domain/bmc-topics.js";
+import { bmcEvtTopic } from "../../src/domain/bmc-topics.js";
+import type { OperationRule } from "../../src/domain/operation-rules.js";
+import { movedTimers } from "../support/moved-timers.js";
+import {
+  type Harness,
+  id,
+  rack,
+  startHarness,
+  until,
+  upgradeRequest,
+  waitForTask,
+} from "./child-task-harness.js";
+
+const P = "c3400000";
+const racks = [1, 2].map((n) => rack(P, n, [{ type: "COMPUTE" as const, count: 1 }]));
+const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
+/** The update alone: one step, so the wave's wait and check are the task's only ones. */
+const UPDATE_ONLY: OperationRule = {
+  id: "cb000000-0000-4000-8000-0000000000b7",
+  version: 1,
+  createdAt: 1,
+  name: "update-only",
+  description: "",
+  readinessTimeoutSeconds: 0,
+  stages: [
+    {
+      name: "compute",
+      componentTypes: ["COMPUTE"],
+      maxParallel: 1,
+      steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 3_600, sleepSeconds: 0 }],
+    },
+  ],
+};
+/** The heartbeat interval: the executor's override of the wave's awaitSeconds, on the moved timers. */
+const HEARTBEAT_MS = 60_000;
+
+let h: Harness;
+let now = Date.now();
+const timers = movedTimers();
+/** Update commands held back from the fleet: the test is their BMC. */
+const updates: { to: BmcAddress; command: UpdateCommand }[] = [];
+
+beforeAll(async () => {
+  h = await startHarness({
+    label: "cthb",
+    racks,
+    fleet,
+    clock: () => now,
+    callbackClock: timers,
+    awaitTimeoutOverrideMs: HEARTBEAT_MS,
+    wrapPublisher: (inner) => ({
+      async publish(to: BmcAddress, command: BmcCommand) {
+        if (command.type === "update") updates.push({ to, command });
+        else await inner.publish(to, command);
+      },
+    }),
+  });
+  expect(await h.stores.policy.putRuleVersion(UPDATE_ONLY)).toBe("written");
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+/** Publishes a report as the update's BMC would, on its topic. */
+async function report(update: { to: BmcAddress; command: UpdateCommand }, event: Record<string, unknown>) {
+  const message = { v: 1, requestId: update.command.requestId, ...event };
+  await h.broker.publish(bmcEvtTopic(update.to), encodeBmcMessage(message as never));
+}
+
+/** Starts a task on rack `n`; resolves with its update once AwaitWave waits for it (both timers armed). */
+async function waitingUpdate(n: number) {
+  const sent = updates.length;
+  const { taskIds } = await h.child.tasksApi.upgradeFirmware(
+    upgradeRequest([id(P, n, 0)], { ruleId: UPDATE_ONLY.id }),
+  );
+  const update = await until("the update command", () => updates[sent]);
+  // AwaitWave's heartbeat interval and its timeout (the step's deadline, an hour away).
+  await until("AwaitWave's timers", () => timers.armed().includes(HEARTBEAT_MS));
+  return { taskId: taskIds[0] as string, update };
+}
+
+describe("child task: a wave its BMC keeps reporting on waits for its wake-up (AwaitWave's heartbeat)", () => {
+  it("an acknowledgement and progress keep the wait alive past its heartbeat interval; the result wakes it: one check", async () => {
+    h.child.executor.resetStats();
+    const { taskId, update } = await waitingUpdate(1);
+    timers.advance(HEARTBEAT_MS / 2);
+    await report(update, { type: "ack" });
+    await until("the ack's heartbeat", () => h.child.executor.stats().heartbeats === 1);
+    // Past the interval the wait started with: kept alive, no timeout fired.
+    timers.advance(HEARTBEAT_MS * 0.75);
+    expect(h.child.executor.stats().callbacks.timedOut).toBe(0);
+    // Progress a while after the ack (the receiver writes it: FIRST_PROGRESS_AFTER_ACK_MS).
+    now += 10_000;
+    await report(update, { type: "progress", percent: 50 });
+    await until("the progress's heartbeat", () => h.child.executor.stats().heartbeats === 2);
+    timers.advance(HEARTBEAT_MS * 0.75);
+    expect(h.child.executor.stats().callbacks.timedOut).toBe(0);
+    now += 10_000;
+    await report(update, { type: "result", ok: true, version: update.command.targetVersion });
+    const task = await waitForTask(h, taskId);
+    await h.child.idle();
+    expect(task.status).toBe("COMPLETED");
+    const stats = h.child.executor.stats();
+    // The preflight's wait and the wave's, both woken; one wait and one check for the wave.
+    expect(stats.callbacks).toEqual({ woken: 2, timedOut: 0 });
+    expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([1, 1]);
+  });
+
+  it("a wave heard from for no heartbeat interval times out into an early check, then waits again and is woken", async () => {
+    h.child.executor.resetStats();
+    const { taskId, update } = await waitingUpdate(2);
+    timers.advance(HEARTBEAT_MS);
+    expect(h.child.executor.stats().callbacks.timedOut).toBe(1);
+    // The check finds the update pending (its deadline an hour away) and waits again.
+    await until("the check and the second wait", () => h.child.executor.stats().byStep.awaitWave === 2);
+    expect(h.child.executor.stats().byStep.checkWave).toBe(1);
+    now += 10_000;
+    await report(update, { type: "result", ok: true, version: update.command.targetVersion });
+    const task = await waitForTask(h, taskId);
+    await h.child.idle();
+    expect(task.status).toBe("COMPLETED");
+    const stats = h.child.executor.stats();
+    expect(stats.callbacks).toEqual({ woken: 2, timedOut: 1 });
+    expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([2, 2]);
+    expect(stats.heartbeats).toBe(0);
+  });
+});
