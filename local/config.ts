@@ -13,7 +13,8 @@
  */
 import type { AdmissionLimits } from "../src/adapters/grpc/admission.js";
 import type { BuildInfo } from "../src/app/api.js";
-import { admissionLimits, admissionSettings, ENV } from "../src/service/config.js";
+import { ENV } from "../src/service/config.js";
+import { admissionLimits, admissionSettings } from "../src/service/config-front.js";
 import {
   boolean,
   configReader,

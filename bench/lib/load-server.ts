@@ -11,7 +11,7 @@
  * and stops (moto too) on SIGTERM or when its stdin closes (the benchmark went away).
  */
 import { LOCAL_ADMISSION_LIMITS } from "../../local/config.js";
-import { admissionLimits, admissionSettings } from "../../src/service/config.js";
+import { admissionLimits, admissionSettings } from "../../src/service/config-front.js";
 import { configReader } from "../../src/service/env-reader.js";
 import { startBenchStack } from "./api-stack.js";
 

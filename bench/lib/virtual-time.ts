@@ -1,17 +1,32 @@
 /**
  * Virtual time for the fleet simulation (bench/fleet.ts): a `Clock` (src/app/ports/clock.ts) whose
  * timers fire in time order as fast as the process can run them, so hours of 10-minute flashes run
- * in seconds. The product's code runs unchanged on it: everything it awaits is either a timer of
- * this clock (a store call's latency, a flash) or a microtask.
+ * in seconds. The product's code runs unchanged on it: what it awaits is a timer of this clock (a
+ * store call's latency, a flash), a microtask, or an immediate or I/O request `settle` waits out.
  *
- * `run` fires the earliest timers (all of one instant at once), then lets every microtask they
- * started settle (one `setImmediate` turn: Node runs it only once the microtask queue is empty),
- * and again, until `done()` or no timer is left.
+ * `run` fires the earliest timers (all of one instant at once), then lets the work they started
+ * settle before the clock moves on (`settle`), and again, until `done()` or no timer is left.
  *
  *   const time = new VirtualTime(0); time.after(50, f); time.after(10, g)
  *   await time.run(() => false) → g at 10, then f at 50; time.now() = 50
  */
 import type { Clock } from "../../src/app/ports.js";
+
+/**
+ * Macrotask turns a settle takes at most: a chain of immediates or I/O requests that is still
+ * going after this many (work of the process's own, not of the fired timers) does not hold the
+ * clock back for ever.
+ */
+const MAX_SETTLE_TURNS = 10_000;
+
+/**
+ * What makes work wait for a macrotask turn rather than a microtask: a pending `setImmediate`, or
+ * an I/O request in flight (a file read, a DNS lookup: FSReqCallback, FSReqPromise,
+ * GetAddrInfoReqWrap, ...). Long-lived handles (sockets, pipes, real timers) are not work in flight.
+ */
+function macrotaskPending(): boolean {
+  return process.getActiveResourcesInfo().some((r) => r === "Immediate" || r.includes("Req"));
+}
 
 interface Timer {
   at: number;
@@ -48,7 +63,7 @@ export class VirtualTime implements Clock {
   /** Runs timers until `done()` is true, no timer is left, or the clock passes `until`. */
   async run(done: () => boolean, until = Number.POSITIVE_INFINITY): Promise<void> {
     for (;;) {
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.settle();
       if (done()) return;
       const first = this.pop();
       if (first === undefined || first.at > until) return;
@@ -57,6 +72,20 @@ export class VirtualTime implements Clock {
       while (this.heap.length > 0 && (this.heap[0] as Timer).at <= this.current)
         due.push(this.pop() as Timer);
       for (const timer of due) if (!timer.cancelled) timer.fire();
+    }
+  }
+
+  /**
+   * Lets what the fired timers started run until it waits on this clock again (or ends). One
+   * `setImmediate` turn runs every microtask (Node takes the next macrotask only once the microtask
+   * queue is empty), but not work that goes through a macrotask on its way to its next timer (an
+   * await of a `setImmediate`, of a file read): its turn comes after this one, and the clock would
+   * move past the instant it was due to set its timer at. So: turns while one is pending, bounded.
+   */
+  private async settle(): Promise<void> {
+    for (let turn = 0; turn < MAX_SETTLE_TURNS; turn++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (!macrotaskPending()) return;
     }
   }
 

@@ -13,7 +13,7 @@
  * Permissions are granted here, by name, per principal: what each one's code is known to call
  * (the composition roots: src/service/grpc-front.ts and src/service/lambdas/*.ts, on the building
  * blocks of src/service/aws.ts; each reads the environment set here through its reader in
- * src/service/config.ts, and test/unit/infra-env.test.ts keeps the two in step).
+ * src/service/config.ts or config-front.ts, and test/unit/infra-env.test.ts keeps the two in step).
  *
  * | principal        | tables                                           | other                                                    |
  * |------------------|--------------------------------------------------|----------------------------------------------------------|

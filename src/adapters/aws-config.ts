@@ -2,7 +2,7 @@
  * The one place that builds AWS client configuration, so every client (DynamoDB, Step Functions,
  * IoT data plane) agrees on region, endpoint and retry policy.
  *
- * It reads no environment: each deployable's validated configuration (src/service/config.ts)
+ * It reads no environment: each deployable's validated configuration (src/service/config.ts, config-front.ts)
  * gives the endpoint (`AWS_ENDPOINT_URL`: an AWS-compatible endpoint such as moto or LocalStack;
  * absent in AWS, the region's endpoints) and the region (`AWS_REGION`, else `us-east-1`: any
  * region works against moto and LocalStack). With an endpoint and no credentials given, the

@@ -6,16 +6,14 @@
  *   FLOW_TABLE_PREFIX: is required; FLOW_PORT: must be an integer from 0 to 65535 (got "abc")
  *
  * `ENV` is the one list of names: the CDK app sets function and task environments from it
- * (infra/constructs/functions.ts, front-service.ts), the readers below read from it, and the local stack's reader
- * (local/config.ts) reuses the names it shares. test/unit/infra-env.test.ts checks that every
+ * (infra/constructs/functions.ts, front-service.ts), the readers read from it, and the local stack's reader
+ * (local/config.ts) reuses the names it shares. The Lambdas' readers are below; the gRPC front's
+ * is in src/service/config-front.ts, on the rules and settings exported here. test/unit/infra-env.test.ts checks that every
  * variable the stack sets on a deployable is one its reader reads, and that every variable a
  * reader requires is set.
  */
 
 import { TABLES } from "../adapters/dynamodb/schema.js";
-import type { AdmissionLimits } from "../adapters/grpc/admission.js";
-import { DEFAULT_ADMISSION_LIMITS } from "../adapters/grpc/admission.js";
-import type { BuildInfo } from "../app/api.js";
 import {
   DEFAULT_CHILD_TASK_SETTINGS,
   DEPLOYMENT_SETTING_BOUNDS,
@@ -30,8 +28,6 @@ import {
   integerFrom,
   matching,
   optional,
-  port,
-  type Report,
   type Rule,
   required,
   type Setting,
@@ -168,7 +164,7 @@ export const CHILD_TASK_ENV: Readonly<Record<keyof DeploymentChildTaskSettings, 
  */
 export const BUILD_FACTS: readonly EnvName[] = [ENV.version, ENV.gitCommit, ENV.buildTime];
 
-// ---- rules of the product's own values
+// ---- rules of the product's own values (those exported: the front's reader uses them too)
 
 /** DynamoDB allows 3–255 characters of [A-Za-z0-9_.-] in a table name; the prefix leaves room for the longest logical name. */
 const MAX_PREFIX = 255 - Math.max(...TABLES.map((t) => t.logicalName.length));
@@ -176,7 +172,7 @@ const tablePrefix = matching(
   new RegExp(`^[A-Za-z0-9_.-]{1,${MAX_PREFIX}}$`),
   `at most ${MAX_PREFIX} letters, digits, "_", "-" or "."`,
 );
-const stateMachineArn = matching(
+export const stateMachineArn = matching(
   /^arn:aws[a-z-]*:states:[a-z0-9-]+:\d{12}:stateMachine:[A-Za-z0-9_-]{1,80}$/,
   "a state machine ARN (arn:aws:states:<region>:<account>:stateMachine:<name>)",
 );
@@ -184,16 +180,15 @@ const functionName = matching(
   /^([A-Za-z0-9_-]{1,64}|arn:aws[a-z-]*:lambda:[a-z0-9-]+:\d{12}:function:[A-Za-z0-9_-]{1,64}(:[A-Za-z0-9_$-]+)?)$/,
   "a Lambda function name or ARN",
 );
-const bucketName = matching(
+export const bucketName = matching(
   /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
   "an S3 bucket name (3-63 lowercase letters, digits, '.' or '-')",
 );
 const localSecretsKey = hexKey(32);
 /** The deployment's external health checks; a command check is the local stack's alone. */
-const externalChecks: Rule<ExternalCheckConfig[]> = (t) => parseExternalChecks(t, false);
-const admissionLimit = integerFrom(1, 100_000);
+export const externalChecks: Rule<ExternalCheckConfig[]> = (t) => parseExternalChecks(t, false);
 
-// ---- settings shared by the readers
+// ---- settings shared by the readers (the front's too: src/service/config-front.ts)
 
 /** An AWS region name: `us-east-1`, `eu-west-1`, `us-gov-west-1`, `cn-north-1`. */
 const awsRegion = matching(/^[a-z]{2}(-[a-z]+)+-\d{1,2}$/, "an AWS region name such as eu-west-1");
@@ -203,11 +198,11 @@ const AWS = {
   awsRegion: optional(ENV.awsRegion, awsRegion),
 };
 
-const STORES = {
+export const STORES = {
   tablePrefix: required(ENV.tablePrefix, tablePrefix),
   ...AWS,
 };
-const SECRETS = {
+export const SECRETS = {
   secretsKmsKeyId: optional(ENV.secretsKmsKeyId, text),
   localSecretsKeyHex: optional(ENV.localSecretsKeyHex, localSecretsKey),
 };
@@ -232,7 +227,10 @@ export type SecretsConfig =
   | { kind: "local-aes-256-gcm"; keyHex: string }
   | undefined;
 
-function secrets(values: { secretsKmsKeyId: string | undefined; localSecretsKeyHex: string | undefined }) {
+export function secrets(values: {
+  secretsKmsKeyId: string | undefined;
+  localSecretsKeyHex: string | undefined;
+}) {
   if (values.secretsKmsKeyId !== undefined) return { kind: "kms", keyId: values.secretsKmsKeyId } as const;
   if (values.localSecretsKeyHex !== undefined) {
     return { kind: "local-aes-256-gcm", keyHex: values.localSecretsKeyHex } as const;
@@ -247,7 +245,7 @@ function aws(values: { awsEndpoint: string | undefined; awsRegion: string | unde
   };
 }
 
-function stores(values: {
+export function stores(values: {
   tablePrefix: string;
   awsEndpoint: string | undefined;
   awsRegion: string | undefined;
@@ -256,14 +254,14 @@ function stores(values: {
 }
 
 /** The child task's deployment settings (defaults: DEFAULT_CHILD_TASK_SETTINGS). */
-const CHILD_TASK = Object.fromEntries(
+export const CHILD_TASK = Object.fromEntries(
   (Object.keys(CHILD_TASK_ENV) as (keyof DeploymentChildTaskSettings)[]).map((key) => {
     const [min, max] = DEPLOYMENT_SETTING_BOUNDS[key];
     return [key, withDefault(CHILD_TASK_ENV[key], integerFrom(min, max), DEFAULT_CHILD_TASK_SETTINGS[key])];
   }),
 ) as { [K in keyof DeploymentChildTaskSettings]: Setting<number> };
 
-function childTask(v: DeploymentChildTaskSettings): DeploymentChildTaskSettings {
+export function childTask(v: DeploymentChildTaskSettings): DeploymentChildTaskSettings {
   return {
     maxParallel: v.maxParallel,
     updateTimeoutSeconds: v.updateTimeoutSeconds,
@@ -272,7 +270,7 @@ function childTask(v: DeploymentChildTaskSettings): DeploymentChildTaskSettings 
   };
 }
 
-// ---- one reader per deployable
+// ---- one reader per Lambda deployable
 
 export interface DispatchConfig extends StoresConfig {
   /** The child-task submitter starts one execution of it per claimed target. */
@@ -361,186 +359,3 @@ export const readEventPublisherConfig = configReader(
   },
   (v): EventPublisherConfig => ({ ...aws(v), eventBusName: v.eventBusName }),
 );
-
-export interface GrpcFrontConfig extends StoresConfig {
-  /** The TasksApi and the run controls start and stop child-task executions. */
-  childTaskStateMachineArn: string;
-  /** What each execution it starts is told (its input's settings). */
-  childTask: DeploymentChildTaskSettings;
-  /** The firmware image catalog's bucket: the admin service presigns uploads into it. */
-  imageBucket: string;
-  secrets: SecretsConfig;
-  host: string;
-  port: number;
-  /** PEM files; both or neither, and a client CA only with them (mutual TLS). */
-  tls?: { certFile: string; keyFile: string; clientCaFile?: string };
-  plaintextBehindLoadBalancer: boolean;
-  /** Serve TLS with a key and certificate made at start (ENV.tlsSelfSigned). */
-  tlsSelfSigned: boolean;
-  /** Read the caller from the certificate the load balancer forwards (needs the front behind it). */
-  trustLoadBalancerClientCert: boolean;
-  protoDir?: string;
-  /** Serve gRPC server reflection (ENV.serverReflection); off by default on the front. */
-  serverReflection: boolean;
-  /** What the server admits at once; the rest is shed with RESOURCE_EXHAUSTED. */
-  admission: AdmissionLimits;
-  build: BuildInfo;
-  /**
-   * Who may do what: a file or an SSM parameter (both polled for changes every `pollSeconds`), or
-   * the document itself. Required: secure by default.
-   */
-  accessPolicy: { file: string } | { text: string } | { parameter: string };
-  /** How often the policy's file or parameter is looked at for a change. */
-  accessPolicyPollSeconds: number;
-  /** The external health checks' names: a rule may name only these. */
-  externalChecks: string[];
-  /** The KMS HMAC key of idempotent creates' credentials; absent off AWS (derived from the local key). */
-  requestMacKmsKeyId?: string;
-}
-
-/** The admission settings, with the front's defaults or another deployment's (the local stack's). */
-export function admissionSettings(defaults: AdmissionLimits) {
-  return {
-    maxInFlightCalls: withDefault(ENV.maxInFlightCalls, admissionLimit, defaults.maxInFlightCalls),
-    maxConcurrentCreates: withDefault(
-      ENV.maxConcurrentCreates,
-      admissionLimit,
-      defaults.maxConcurrentCreates,
-    ),
-  };
-}
-
-/** Creates are calls too: a creates limit above the calls limit could never be reached. */
-export function admissionLimits(
-  v: { maxInFlightCalls: number; maxConcurrentCreates: number },
-  report: Report,
-): AdmissionLimits {
-  if (v.maxConcurrentCreates > v.maxInFlightCalls) {
-    report(ENV.maxConcurrentCreates, `must be at most ${ENV.maxInFlightCalls} (${v.maxInFlightCalls})`);
-  }
-  return { maxInFlightCalls: v.maxInFlightCalls, maxConcurrentCreates: v.maxConcurrentCreates };
-}
-
-/** An SSM parameter's name or ARN: what GetParameter takes (letters, digits, `_.-/`, at most 2048). */
-const ssmParameterName = matching(
-  /^(arn:[a-z-]+:ssm:[a-z0-9-]+:\d{12}:parameter)?[A-Za-z0-9_.\-/]{1,2048}$/,
-  "an SSM parameter name or ARN (letters, digits, _ . - /)",
-);
-
-export const readGrpcFrontConfig = configReader(
-  {
-    ...STORES,
-    childTaskStateMachineArn: required(ENV.childTaskStateMachineArn, stateMachineArn),
-    ...CHILD_TASK,
-    imageBucket: required(ENV.imageBucket, bucketName),
-    ...SECRETS,
-    host: withDefault(ENV.host, text, "127.0.0.1"),
-    port: withDefault(ENV.port, port, 50_051),
-    tlsCert: optional(ENV.tlsCert, text),
-    tlsKey: optional(ENV.tlsKey, text),
-    tlsClientCa: optional(ENV.tlsClientCa, text),
-    plaintextBehindLoadBalancer: withDefault(ENV.plaintextBehindLoadBalancer, boolean, false),
-    tlsSelfSigned: withDefault(ENV.tlsSelfSigned, boolean, false),
-    trustLoadBalancerClientCert: withDefault(ENV.trustLoadBalancerClientCert, boolean, false),
-    protoDir: optional(ENV.protoDir, text),
-    serverReflection: withDefault(ENV.serverReflection, boolean, false),
-    ...admissionSettings(DEFAULT_ADMISSION_LIMITS),
-    version: withDefault(ENV.version, text, "0.0.0"),
-    gitCommit: withDefault(ENV.gitCommit, text, ""),
-    buildTime: withDefault(ENV.buildTime, text, ""),
-    authzPolicyFile: optional(ENV.authzPolicy, text),
-    authzPolicyText: optional(ENV.authzPolicyText, text),
-    authzPolicyParameter: optional(ENV.authzPolicyParameter, ssmParameterName),
-    authzPolicyPollSeconds: withDefault(ENV.authzPolicyPollSeconds, integerFrom(5, 3600), 30),
-    externalChecks: withDefault(ENV.externalChecks, externalChecks, []),
-    requestMacKmsKeyId: optional(ENV.requestMacKmsKeyId, text),
-  },
-  (v, report): GrpcFrontConfig => {
-    const tls = tlsFiles(v, report);
-    if (v.secretsKmsKeyId !== undefined && v.requestMacKmsKeyId === undefined) {
-      report(
-        ENV.requestMacKmsKeyId,
-        `is required with ${ENV.secretsKmsKeyId}: a retried create's credentials are compared by their MAC under this HMAC key`,
-      );
-    }
-    const policy = accessPolicyOf(v, report);
-    if (v.trustLoadBalancerClientCert && !v.plaintextBehindLoadBalancer && !v.tlsSelfSigned) {
-      // A front reachable directly could be sent the header by anyone.
-      report(
-        ENV.trustLoadBalancerClientCert,
-        `needs ${ENV.tlsSelfSigned}=true or ${ENV.plaintextBehindLoadBalancer}=true (the front behind the load balancer, reachable only through it)`,
-      );
-    }
-    if (v.tlsSelfSigned && tls !== undefined) {
-      report(ENV.tlsSelfSigned, `and ${ENV.tlsCert} are exclusive: give one certificate`);
-    }
-    return {
-      ...stores(v),
-      childTaskStateMachineArn: v.childTaskStateMachineArn,
-      childTask: childTask(v),
-      imageBucket: v.imageBucket,
-      secrets: secrets(v),
-      host: v.host,
-      port: v.port,
-      ...(tls === undefined ? {} : { tls }),
-      plaintextBehindLoadBalancer: v.plaintextBehindLoadBalancer,
-      tlsSelfSigned: v.tlsSelfSigned,
-      trustLoadBalancerClientCert: v.trustLoadBalancerClientCert,
-      ...(v.protoDir === undefined ? {} : { protoDir: v.protoDir }),
-      serverReflection: v.serverReflection,
-      admission: admissionLimits(v, report),
-      build: { version: v.version, gitCommit: v.gitCommit, buildTime: v.buildTime },
-      accessPolicy: policy,
-      accessPolicyPollSeconds: v.authzPolicyPollSeconds,
-      externalChecks: v.externalChecks.map((c) => c.name),
-      ...(v.requestMacKmsKeyId === undefined ? {} : { requestMacKmsKeyId: v.requestMacKmsKeyId }),
-    };
-  },
-);
-
-/** Exactly one of the policy's three forms; the front serves no call without one. */
-function accessPolicyOf(
-  v: {
-    authzPolicyFile: string | undefined;
-    authzPolicyText: string | undefined;
-    authzPolicyParameter: string | undefined;
-  },
-  report: Report,
-): GrpcFrontConfig["accessPolicy"] {
-  const given = [
-    v.authzPolicyFile === undefined ? [] : [ENV.authzPolicy],
-    v.authzPolicyText === undefined ? [] : [ENV.authzPolicyText],
-    v.authzPolicyParameter === undefined ? [] : [ENV.authzPolicyParameter],
-  ].flat();
-  if (given.length === 0) {
-    report(
-      ENV.authzPolicy,
-      `is required (or ${ENV.authzPolicyText}, or ${ENV.authzPolicyParameter}): the front serves no call without an access policy`,
-    );
-  }
-  if (given.length > 1)
-    report(given[0] ?? "", `and ${given.slice(1).join(", ")} are exclusive: give one policy`);
-  if (v.authzPolicyParameter !== undefined) return { parameter: v.authzPolicyParameter };
-  if (v.authzPolicyFile !== undefined) return { file: v.authzPolicyFile };
-  return { text: v.authzPolicyText ?? "" };
-}
-
-/** A certificate without its key (or the reverse) would otherwise fall back to plaintext. */
-function tlsFiles(
-  v: { tlsCert: string | undefined; tlsKey: string | undefined; tlsClientCa: string | undefined },
-  report: Report,
-): GrpcFrontConfig["tls"] {
-  if (v.tlsCert !== undefined && v.tlsKey === undefined)
-    report(ENV.tlsKey, `is required with ${ENV.tlsCert}`);
-  if (v.tlsKey !== undefined && v.tlsCert === undefined)
-    report(ENV.tlsCert, `is required with ${ENV.tlsKey}`);
-  if (v.tlsClientCa !== undefined && (v.tlsCert === undefined || v.tlsKey === undefined)) {
-    report(ENV.tlsClientCa, `needs ${ENV.tlsCert} and ${ENV.tlsKey} (mutual TLS is TLS first)`);
-  }
-  if (v.tlsCert === undefined || v.tlsKey === undefined) return undefined;
-  return {
-    certFile: v.tlsCert,
-    keyFile: v.tlsKey,
-    ...(v.tlsClientCa === undefined ? {} : { clientCaFile: v.tlsClientCa }),
-  };
-}

@@ -32,7 +32,8 @@ import { createStoreHealth, failFastWhileUnreachable, type StoreHealth } from ".
 import { accessControl } from "./access.js";
 import { awsChildTasks, awsOptions, awsRequestMac, awsSsm, stepFunctionsExecutor } from "./aws.js";
 import { childTaskService } from "./child-tasks.js";
-import { ENV, type GrpcFrontConfig } from "./config.js";
+import { ENV } from "./config.js";
+import type { GrpcFrontConfig } from "./config-front.js";
 import { assembleFlowApi } from "./flow-api.js";
 
 export interface GrpcFront {

@@ -1,12 +1,12 @@
 /**
  * The gRPC front's process on ECS Fargate (the Dockerfile's entry): reads its configuration once
- * (src/service/config.ts), composes (src/service/grpc-front.ts), serves gRPC, and drains on
+ * (src/service/config-front.ts), composes (src/service/grpc-front.ts), serves gRPC, and drains on
  * SIGTERM (ECS sends it before stopping a task; the load balancer's health check sees NOT_SERVING
  * first). A configuration problem stops it at once, naming every variable at fault.
  */
 import { startGrpcServer } from "../adapters/grpc/server.js";
 import { powertoolsObservability } from "../adapters/observability/powertools.js";
-import { readGrpcFrontConfig } from "./config.js";
+import { readGrpcFrontConfig } from "./config-front.js";
 import { composeGrpcFront, openAccessPolicy } from "./grpc-front.js";
 
 // The front's one logger and metrics, built before the configuration is read so that a

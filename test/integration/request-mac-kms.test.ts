@@ -14,6 +14,7 @@ import { KmsRequestMac } from "../../src/adapters/kms/request-mac.js";
 import { systemClock } from "../../src/adapters/system-clock.js";
 import { createRunService } from "../../src/app/runs.js";
 import type { CreateRunInput } from "../../src/domain/create-run-input.js";
+import { createRunInput } from "../support/domain-fixtures.js";
 import { inventoryOf, rackGroup } from "../support/fixtures-inventory.js";
 import { everyImage } from "../support/memory-images.js";
 import { freshTables, TEST_CREDENTIALS, TEST_REGION, testClient } from "../support/moto.js";
@@ -38,23 +39,17 @@ function recordingKms(endpoint: string): { kms: KMSClient; sent: string[] } {
   return { kms, sent };
 }
 
+/** The fixture's create request on the group's racks, with `secret` as their shared BMC credential. */
 function request(secret: string): CreateRunInput {
+  const input = createRunInput({ name: "mac-retry", maxConcurrentTargets: 1, phaseCount: 1 });
+  const configuration = input.configuration!;
   return {
-    name: "mac-retry",
-    description: "",
+    ...input,
     configuration: {
-      selector: { kind: "percentage", percentage: 100, seed: "s" },
-      options: {
-        maxConcurrentTargets: 1,
-        safetyPolicy: { gates: [{ kind: "failureCount", scope: "UNKNOWN", thresholdCount: 1 }] },
-      },
+      ...configuration,
       operation: {
         upgradeFirmware: {
-          description: "",
-          subTargets: [],
-          overrideReadinessCheck: false,
-          overrideVersionCheck: false,
-          targetVersion: "2.0.0",
+          ...configuration.operation!.upgradeFirmware!,
           targetSpec: {
             kind: "racks",
             racks: group.ids.map((id) => ({ ref: { by: "id" as const, id }, componentTypes: [] })),

@@ -1,6 +1,6 @@
 /**
  * The CDK app and the composition roots agree on the environment: every variable the stack sets
- * on a deployable is one its root's reader reads (src/service/config.ts), every variable a reader
+ * on a deployable is one its root's reader reads (src/service/config.ts, config-front.ts), every variable a reader
  * requires is set, and what the stack sets passes the reader's rules (tokens replaced by values
  * of the shape CloudFormation resolves them to).
  */
@@ -16,9 +16,9 @@ import {
   readBmcResultConfig,
   readDispatchConfig,
   readEventPublisherConfig,
-  readGrpcFrontConfig,
   readTaskStepsConfig,
 } from "../../src/service/config.js";
+import { readGrpcFrontConfig } from "../../src/service/config-front.js";
 import type { ConfigReader } from "../../src/service/env-reader.js";
 import { type BuiltStack, buildStack, PROD_CONTEXT, sharedStack } from "../fixtures/infra-stack.js";
 

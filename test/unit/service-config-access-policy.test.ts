@@ -1,9 +1,9 @@
 /**
- * The front's access policy settings (src/service/config.ts): the SSM parameter the CDK app names,
+ * The front's access policy settings (src/service/config-front.ts): the SSM parameter the CDK app names,
  * exclusive with a file or the document, and how often it is polled, with the exact messages.
  */
 import { describe, expect, it } from "vitest";
-import { readGrpcFrontConfig } from "../../src/service/config.js";
+import { readGrpcFrontConfig } from "../../src/service/config-front.js";
 import { ConfigError } from "../../src/service/env-reader.js";
 
 const base = {

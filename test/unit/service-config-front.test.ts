@@ -1,9 +1,10 @@
 /**
- * The gRPC front's configuration reader (src/service/config.ts on src/service/env-reader.ts): every
+ * The gRPC front's configuration reader (src/service/config-front.ts on src/service/env-reader.ts): every
  * rule with its exact message, every problem at once, defaults, blank = unset, frozen.
  */
 import { describe, expect, it } from "vitest";
-import { ENV, readGrpcFrontConfig } from "../../src/service/config.js";
+import { ENV } from "../../src/service/config.js";
+import { readGrpcFrontConfig } from "../../src/service/config-front.js";
 import {
   ARN,
   CHILD_TASK_NAMES,

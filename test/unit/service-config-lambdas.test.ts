@@ -8,9 +8,9 @@ import {
   readBmcResultConfig,
   readDispatchConfig,
   readEventPublisherConfig,
-  readGrpcFrontConfig,
   readTaskStepsConfig,
 } from "../../src/service/config.js";
+import { readGrpcFrontConfig } from "../../src/service/config-front.js";
 import {
   ARN,
   CHILD_TASK_NAMES,

@@ -24,9 +24,9 @@ import {
   readBmcResultConfig,
   readDispatchConfig,
   readEventPublisherConfig,
-  readGrpcFrontConfig,
   readTaskStepsConfig,
 } from "../../src/service/config.js";
+import { readGrpcFrontConfig } from "../../src/service/config-front.js";
 import { ConfigError } from "../../src/service/env-reader.js";
 import { composeGrpcFront } from "../../src/service/grpc-front.js";
 import { bmcResultFromEnvironment, composeBmcResultLambda } from "../../src/service/lambdas/bmc-result.js";
