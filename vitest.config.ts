@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { longestFirst } from "./test/support/longest-first-sequencer.js";
 
 // Six projects: unit and property are fast (`npm run test:unit`, the inner loop); unit-shell holds
 // the unit tests that take seconds each; integration and e2e start moto_server
@@ -21,6 +22,33 @@ const OWN_MODULES = ["test/unit/observability-xray.test.ts"];
  * each worker has a moto of its own (test/support/global-setup.ts).
  */
 const WAITING_WORKERS = 3;
+/**
+ * The files of the waiting projects that take longest, slowest first (seconds in their worker on
+ * a quiet 2-core machine, `npm test`): the sequencer starts them before the others
+ * (test/support/longest-first-sequencer.ts), so no long file is left to start when the other
+ * workers are nearly done. Measure again (the slowest-files list `npm test` ends with) when a
+ * file's time changes much; a file here that no longer exists fails test/unit/longest-first-sequencer.test.ts.
+ */
+export const SLOW_FILES = [
+  "test/e2e/restart-sigterm.test.ts", // 83
+  "test/e2e/restart-sigkill.test.ts", // 71
+  "test/e2e/firmware-images.test.ts", // 46
+  "test/e2e/store-outage.test.ts", // 42
+  "test/e2e/run-history.test.ts", // 29
+  "test/e2e/cli-flowctl.test.ts", // 29
+  "test/e2e/maintenance-windows.test.ts", // 28
+  "test/deploy/rehearsal.test.ts", // 25
+  "test/e2e/api-create.test.ts", // 25
+  "test/e2e/firmware-policy.test.ts", // 22
+  "test/integration/child-task-outcomes.test.ts", // 21
+  "test/integration/moto-durability.test.ts", // 20
+  "test/integration/child-task-cancel-states.test.ts", // 19
+  "test/integration/dispatcher-races.test.ts", // 12
+  "test/integration/dynamodb-paged-lists.test.ts", // 11
+  "test/e2e/authz-mtls.test.ts", // 10
+  "test/e2e/soak.test.ts", // 10
+  "test/e2e/api-queries.test.ts", // 10
+];
 
 export default defineConfig({
   test: {
@@ -31,6 +59,8 @@ export default defineConfig({
       "./test/support/coverage-scope-reporter.ts",
       "./test/support/slowest-files-reporter.ts",
     ],
+    // The known-slow files first (SLOW_FILES), then vitest's own order.
+    sequence: { sequencer: longestFirst(SLOW_FILES) },
     coverage: {
       // V8's, in the unit, unit-shell and property projects only (the others provide
       // coverageOff): test/support/domain-coverage.ts.
