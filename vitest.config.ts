@@ -30,10 +30,12 @@ const WAITING_WORKERS = 3;
  * file's time changes much; a file here that no longer exists fails test/unit/longest-first-sequencer.test.ts.
  */
 export const SLOW_FILES = [
-  "test/e2e/restart-sigterm.test.ts", // 83
-  "test/e2e/restart-sigkill.test.ts", // 71
   "test/e2e/firmware-images.test.ts", // 46
+  "test/e2e/restart-sigterm-1-3.test.ts", // 43 (a half of the 83 s the two halves took as one file)
   "test/e2e/store-outage.test.ts", // 42
+  "test/e2e/restart-sigterm-4-6.test.ts", // 41
+  "test/e2e/restart-sigkill-1-3.test.ts", // 37 (the two halves: 71 s as one file)
+  "test/e2e/restart-sigkill-4-6.test.ts", // 35
   "test/e2e/run-history.test.ts", // 29
   "test/e2e/cli-flowctl.test.ts", // 29
   "test/e2e/maintenance-windows.test.ts", // 28

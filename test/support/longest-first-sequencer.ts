@@ -17,7 +17,7 @@ import { BaseSequencer, type TestSpecification } from "vitest/node";
 /** What the order needs of a file: its group and its path from the root. */
 export interface SequencedFile {
   groupOrder: number;
-  /** Relative to the repository root, with `/`: `test/e2e/restart-sigterm.test.ts`. */
+  /** Relative to the repository root, with `/`: `test/e2e/restart-sigterm-1-3.test.ts`. */
   path: string;
 }
 
