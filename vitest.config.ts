@@ -31,17 +31,18 @@ const WAITING_WORKERS = 3;
  */
 export const SLOW_FILES = [
   "test/e2e/firmware-images.test.ts", // 46
-  "test/e2e/restart-sigterm-1-3.test.ts", // 43 (a half of the 83 s the two halves took as one file)
-  "test/e2e/store-outage.test.ts", // 42
-  "test/e2e/restart-sigterm-4-6.test.ts", // 41
-  "test/e2e/restart-sigkill-1-3.test.ts", // 37 (the two halves: 71 s as one file)
-  "test/e2e/restart-sigkill-4-6.test.ts", // 35
+  "test/e2e/restart-sigterm-1-3.test.ts", // ~43: estimated, each half takes half the 83 s of one file
+  "test/e2e/restart-sigterm-4-6.test.ts", // ~41
+  "test/e2e/restart-sigkill-1-3.test.ts", // ~37 (71 s as one file)
+  "test/e2e/restart-sigkill-4-6.test.ts", // ~35
   "test/e2e/run-history.test.ts", // 29
   "test/e2e/cli-flowctl.test.ts", // 29
   "test/e2e/maintenance-windows.test.ts", // 28
   "test/deploy/rehearsal.test.ts", // 25
   "test/e2e/api-create.test.ts", // 25
   "test/e2e/firmware-policy.test.ts", // 22
+  "test/e2e/store-outage-endpoint.test.ts", // ~21 (42 s as one file)
+  "test/e2e/store-outage-own-moto.test.ts", // ~21
   "test/integration/child-task-outcomes.test.ts", // 21
   "test/integration/moto-durability.test.ts", // 20
   "test/integration/child-task-cancel-states.test.ts", // 19
