@@ -30,12 +30,10 @@ const WAITING_WORKERS = 3;
  * file's time changes much; a file here that no longer exists fails test/unit/longest-first-sequencer.test.ts.
  */
 export const SLOW_FILES = [
-  "test/e2e/firmware-images.test.ts", // 46
   "test/e2e/restart-sigterm-1-3.test.ts", // ~43: estimated, each half takes half the 83 s of one file
   "test/e2e/restart-sigterm-4-6.test.ts", // ~41
   "test/e2e/restart-sigkill-1-3.test.ts", // ~37 (71 s as one file)
   "test/e2e/restart-sigkill-4-6.test.ts", // ~35
-  "test/e2e/run-history.test.ts", // 29
   "test/e2e/cli-flowctl.test.ts", // 29
   "test/e2e/maintenance-windows.test.ts", // 28
   "test/deploy/rehearsal.test.ts", // 25
@@ -46,6 +44,8 @@ export const SLOW_FILES = [
   "test/integration/child-task-outcomes.test.ts", // 21
   "test/integration/moto-durability.test.ts", // 20
   "test/integration/child-task-cancel-states.test.ts", // 19
+  "test/e2e/run-history.test.ts", // ~14 (29 s with flowctl as a process)
+  "test/e2e/firmware-images.test.ts", // ~13 (46 s with flowctl as a process)
   "test/integration/dispatcher-races.test.ts", // 12
   "test/integration/dynamodb-paged-lists.test.ts", // 11
   "test/e2e/authz-mtls.test.ts", // 10
