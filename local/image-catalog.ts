@@ -4,17 +4,18 @@
  * examples/ can be flashed: for every component type, every version the demo fleet runs, every
  * version examples/ names (EXAMPLE_VERSIONS, kept true by test/unit/local-image-catalog.test.ts),
  * every baseline's version and whatever the caller adds. The bytes are small and deterministic
- * (`flow local firmware COMPUTE 2.0.0`, repeated to 4 KiB), and they go in as a user's would:
- * through the admin service's upload (begin, PUT to the presigned URL, complete), so a seeded
- * image is exactly an uploaded one. Seeding again is a no-op (the same bytes), and re-creates
+ * (`flow local firmware COMPUTE 2.0.0`, repeated to 4 KiB), and a seeded image is what an upload
+ * would have left (`seedImages`: the same record and content-addressed object, the key checked
+ * as the admin service checks it). Seeding again is a no-op (the same bytes), and re-creates
  * the objects of a moto that lost them (restarted on a data dir: its S3 is in memory).
  */
 
 import { createHash } from "node:crypto";
 import { CreateBucketCommand, type S3Client } from "@aws-sdk/client-s3";
 import { isNamed } from "../src/adapters/dynamodb/db.js";
-import type { ImagesApi } from "../src/app/api.js";
+import type { Clock, FirmwareImageStore, ImageObjectStore } from "../src/app/ports.js";
 import type { Actor } from "../src/domain/actor.js";
+import { type FirmwareImage, imageObjectKey, validateBeginUpload } from "../src/domain/firmware-images.js";
 import { COMPONENT_TYPES, type ComponentType } from "../src/domain/model.js";
 import { DEMO_FIRMWARE } from "./demo-fleet.js";
 import { firmwareImageHeader } from "./redfish-images.js";
@@ -69,9 +70,20 @@ export function seedVersions(
   return out;
 }
 
-/** Uploads each image through the admin service's API; returns how many were new. */
+/**
+ * Puts each image's bytes at their content-addressed key and registers its record: the record and
+ * the object an upload through the admin service (begin, PUT, complete) leaves, in two requests
+ * instead of that path's eight (a staging object hashed, copied and deleted), as every e2e stack
+ * and every life of a restarted one seeds its catalog. The key is checked as BeginFirmwareImageUpload
+ * checks it; a version registered with other bytes fails the start, as the upload would.
+ * Returns how many were new.
+ */
 export async function seedImages(
-  api: Pick<ImagesApi, "beginImageUpload" | "completeImageUpload">,
+  deps: {
+    images: Pick<FirmwareImageStore, "registerImage">;
+    objects: Pick<ImageObjectStore, "presignPut">;
+    clock: Clock;
+  },
   images: readonly { componentType: ComponentType; version: string }[],
 ): Promise<number> {
   let registered = 0;
@@ -80,19 +92,34 @@ export async function seedImages(
   const worker = async () => {
     for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
       const bytes = seedBytes(next.componentType, next.version);
-      const key = { componentType: next.componentType, version: next.version, subTarget: "" };
-      const begun = await api.beginImageUpload({ ...key, sizeBytes: bytes.length });
-      const put = await fetch(begun.url, { method: "PUT", body: bytes });
+      const checked = validateBeginUpload({ ...next, subTarget: "", sizeBytes: bytes.length });
+      if (!checked.ok)
+        throw new Error(
+          `seeding image ${next.componentType} ${next.version}: ${checked.violations.map((v) => `${v.field}: ${v.rule}`).join("; ")}`,
+        );
+      const sha256 = createHash("sha256").update(bytes).digest("hex");
+      const image: FirmwareImage = {
+        ...checked.value.key,
+        objectKey: imageObjectKey(next.componentType, sha256),
+        sizeBytes: bytes.length,
+        sha256,
+        uploadedBy: { name: SEEDER.name, source: SEEDER.source, authenticated: SEEDER.authenticated },
+        uploadedAt: deps.clock.now(),
+      };
+      // The bytes first, so a record never names an object that is not there (a bucket that lost
+      // them, a restarted moto's, gets them back: the same key, the same bytes).
+      const url = await deps.objects.presignPut(image.objectKey, bytes.length, 300);
+      const put = await fetch(url, { method: "PUT", body: bytes });
       if (!put.ok)
         throw new Error(
           `seeding image ${next.componentType} ${next.version}: PUT answered HTTP ${put.status}`,
         );
-      const sha256 = createHash("sha256").update(bytes).digest("hex");
-      const done = await api.completeImageUpload(
-        { ...key, sizeBytes: bytes.length, uploadId: begun.uploadId, sha256 },
-        SEEDER,
-      );
-      if (!done.alreadyRegistered) registered += 1;
+      const written = await deps.images.registerImage(image);
+      if (written.kind === "registered") registered += 1;
+      else if (written.image.sha256 !== sha256)
+        throw new Error(
+          `seeding image ${next.componentType} ${next.version}: already registered with other bytes (sha256 ${written.image.sha256})`,
+        );
     }
   };
   await Promise.all([worker(), worker(), worker()]);

@@ -35,7 +35,6 @@ import { createS3Client, S3ImageObjectStore } from "../src/adapters/s3/image-buc
 import { systemClock } from "../src/adapters/system-clock.js";
 import type { BuildInfo, FlowApi } from "../src/app/api.js";
 import { createDispatcher, type Dispatcher, inProcessWaker } from "../src/app/dispatcher.js";
-import { createImageService } from "../src/app/firmware-images.js";
 import { lineLogger, noopMetrics } from "../src/app/observability.js";
 import type { Clock } from "../src/app/ports.js";
 import { createRunEventRelay } from "../src/app/run-event-relay.js";
@@ -262,14 +261,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ...(options.baselines ?? []).map((b) => b.version),
       ...(options.imageVersions ?? []),
     ]);
-    const images = createImageService({
-      images: stores.images,
-      objects: imageObjects,
-      users: { baselines: stores.policy, runs: stores.runs, tasks: stores.tasks },
-      clock,
-      newId: randomUUID,
-    });
-    const seeded = await seedImages(images, seed);
+    const catalog = { images: stores.images, objects: imageObjects, clock };
+    const seeded = await seedImages(catalog, seed);
     if (seeded > 0) log(`image catalog: ${seeded} image(s) seeded in s3://${imageBucket}`);
     // A store back from an outage may be a restarted moto: its tables come back (a data dir) but
     // not its S3, so the bucket and the seeded images' bytes are put back (the same bytes: a no-op
@@ -278,7 +271,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       if (!reachable) return;
       void (async () => {
         await ensureBucket(s3, imageBucket);
-        await seedImages(images, seed);
+        await seedImages(catalog, seed);
         log(`image catalog: s3://${imageBucket} seeded again now the store is back`);
       })().catch((error: unknown) =>
         log(`image catalog: could not be seeded again: ${(error as Error).message}`),

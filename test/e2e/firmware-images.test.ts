@@ -1,7 +1,8 @@
 /**
  * The firmware image catalog end to end: the real local stack (moto's DynamoDB and S3, the
- * simulated fleet downloading each image once and checking it) driven over gRPC and by the real
- * flowctl in a child process.
+ * simulated fleet downloading each image once and checking it) driven over gRPC and by flowctl:
+ * in a child process where its peak memory is measured, in this process elsewhere (the same
+ * command line, output and exit code, without a process start each: test/support/flowctl.ts).
  *
  *   - `flowctl firmware upload` streams a 64 MiB file (its peak RSS grows far less than the
  *     file), registers it uploaded by the caller; the same bytes again change nothing; other bytes
@@ -18,6 +19,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ComponentType, OperationRunStatus } from "../../src/gen/flow/v1/flow.js";
 import { FAST_SUCCESS, rackGroup } from "../support/fixtures-inventory.js";
+import { type FlowctlResult, flowctlInProcess } from "../support/flowctl.js";
 import { type ProcessResult, runProcess } from "../support/run-process.js";
 import {
   createRun,
@@ -52,8 +54,13 @@ interface Run extends ProcessResult {
   maxRssKiB: number;
 }
 
+/** flowctl in this process, against the stack. */
+function flowctl(args: string[]): Promise<FlowctlResult> {
+  return flowctlInProcess(args, { FLOW_ENDPOINT: s.address });
+}
+
 /** flowctl in its own process under GNU time, so its peak RSS is measured. */
-async function flowctl(args: string[]): Promise<Run> {
+async function flowctlMeasured(args: string[]): Promise<Run> {
   const r = await runProcess("/usr/bin/time", ["-f", "maxrss=%M", process.execPath, FLOWCTL, ...args], {
     cwd: ROOT,
     env: { ...process.env, FLOW_ENDPOINT: s.address, NO_COLOR: "1" },
@@ -89,9 +96,9 @@ describe("flowctl firmware upload and list", () => {
   it("streams a 64 MiB image (peak RSS grows far less than the file), registers it by the caller, lists it", async () => {
     const file = join(dir, "compute-6.0.0.bin");
     const sha256 = await writeImage(file, BIG, "compute 6.0.0 ");
-    const idle = await flowctl(["firmware", "list", "--type", "CDU"]);
+    const idle = await flowctlMeasured(["firmware", "list", "--type", "CDU"]);
     expect(idle.code, idle.stderr).toBe(0);
-    const up = await flowctl(["firmware", "upload", "--type", "COMPUTE", "--version", "6.0.0", file]);
+    const up = await flowctlMeasured(["firmware", "upload", "--type", "COMPUTE", "--version", "6.0.0", file]);
     expect(up.code, up.stderr).toBe(0);
     expect(up.stdout).toContain("registered\n");
     expect(up.stdout).toContain(`SHA-256:     ${sha256}`);

@@ -8,7 +8,7 @@
  *     the dispatcher trips it again at once (its counts have not changed, as the reference does);
  *     cancelled. The history lists exactly that, in order, with the certificate's subject (CN and
  *     SANs) on every operator action and the gate's counts on both trips.
- *   run B, the same flow through flowctl (a child process, no certificate): the OS user, marked
+ *   run B, the same flow through flowctl (no certificate): the OS user, marked
  *     unauthenticated, on every operator action.
  *   run D, three auto-advancing phases while a second stream consumer re-delivers every Runs and
  *     Targets batch twice, from the start of the streams, to a second dispatcher (another Lambda,
@@ -65,7 +65,7 @@ import {
 } from "../../src/gen/flow/v1/flow.js";
 import { type Certificates, makeCertificates } from "../support/certificates.js";
 import { FAST_FAILURE, FAST_SUCCESS, fleetOf, HANG, rackGroup } from "../support/fixtures-inventory.js";
-import { type ProcessResult, runProcess } from "../support/run-process.js";
+import { type FlowctlResult, flowctlInProcess } from "../support/flowctl.js";
 import {
   countGate,
   createRun,
@@ -81,8 +81,6 @@ import {
 } from "../support/stack.js";
 import { testEndpoint } from "../support/test-endpoint.js";
 
-const ROOT = join(import.meta.dirname, "..", "..");
-const FLOWCTL = join(ROOT, "cli", "bin", "flowctl.js");
 const RACKS = rackGroup(151, { name: "hist", count: 18, types: ["COMPUTE"] });
 const CURRENT = OperationRunSafetyGateScope.OPERATION_RUN_SAFETY_GATE_SCOPE_CURRENT_PHASE;
 const St = OperationRunStatus;
@@ -129,11 +127,9 @@ const before: { a: RunHistoryEvent[]; b: RunHistoryEvent[] } = { a: [], b: [] };
 const history = async (runId: string) => (await s.local.stores.runs.listRunEvents(runId, ALL))?.events ?? [];
 const kindsOf = (list: RunHistoryEvent[]) => list.map((e) => [e.kind, e.phaseIndex]);
 
-function flowctl(args: string[]): Promise<ProcessResult> {
-  return runProcess(process.execPath, [FLOWCTL, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, FLOW_ENDPOINT: s.address, NO_COLOR: "1" },
-  });
+/** flowctl in this process (its command line, output and exit code: test/support/flowctl.ts). */
+function flowctl(args: string[]): Promise<FlowctlResult> {
+  return flowctlInProcess(args, { FLOW_ENDPOINT: s.address });
 }
 
 async function ok(args: string[]): Promise<string> {

@@ -1,11 +1,11 @@
 /**
- * vitest's V8 coverage, measured only in the projects that test the pure core (unit, unit-shell,
- * property): vitest.config.ts names this module as the coverage provider, and a project whose
- * config provides `coverageOff: true` (integration, e2e, deploy) runs without it.
+ * vitest's V8 coverage, measured only in the projects that test the pure core (unit, property):
+ * vitest.config.ts names this module as the coverage provider, and a project whose config provides
+ * `coverageOff: true` (unit-shell, integration, e2e, deploy) runs without it.
  *
  * The coverage `npm test` reports is src/domain's, held at 100 % by the unit and property tests
- * alone; V8's block counting in the integration and end-to-end workers added a tenth to their CPU
- * (the AWS SDK, gRPC and the local stack all counted) and nothing to that figure.
+ * alone; V8's block counting in the other workers added a tenth to their CPU (CDK, the AWS SDK,
+ * gRPC and the local stack all counted) and nothing to that figure.
  */
 import v8 from "@vitest/coverage-v8";
 import { inject } from "vitest";

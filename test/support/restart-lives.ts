@@ -1,10 +1,12 @@
 /**
- * The restart tests (test/e2e/restart-sigkill.test.ts, restart-sigterm.test.ts: one file per
- * signal, so the two run at once): a local stack on a data directory survives being killed at every
- * point of a 10-rack run: right after CreateOperationRun was answered, right after a target was
- * CLAIMED, right after one was SUBMITTED, mid-flash, after a BMC finished flashing but before the
- * stack stored its result, and right after an outcome was recorded. After each kill the stack is
- * started again on the same directory; the last life runs the rollout to its end, and then:
+ * The restart tests (test/e2e/restart-<signal>-<points>.test.ts: one file per signal and half of
+ * the kill points, so the four run at once): a local stack on a data directory survives being
+ * killed at every point of a 10-rack run: (1) right after CreateOperationRun was answered, (2)
+ * right after a target was CLAIMED, (3) right after one was SUBMITTED, (4) mid-flash, (5) after a
+ * BMC finished flashing but before the stack stored its result, and (6) right after an outcome was
+ * recorded. After each kill the stack is started again on the same directory (in the 4-6 half, the
+ * life that creates the run is the one killed mid-flash); the last life runs the rollout to its
+ * end, and then:
  *   - the run exists and is COMPLETED, with stats equal to its targets, every target COMPLETED;
  *   - every component was flashed exactly once: each re-sent command carried its first request
  *     id, and the BMC answered it from memory, even where the kill lost the stored result.
@@ -168,8 +170,21 @@ function expectEndedBy(
   );
 }
 
-/** Registers the test for one signal: its broker and data directory, and the run killed at every point. */
-export function describeKilledAtEveryPoint(signal: "SIGKILL" | "SIGTERM"): void {
+/** The kill points, numbered as the restart files name them: 1-3 before any flash, 4-6 around one. */
+export type KillPoints = "1-3" | "4-6";
+
+const KILL_POINTS: Record<KillPoints, string> = {
+  "1-3": "right after the create was answered, a claim and a submission",
+  "4-6": "mid-flash, after a flash not yet stored and after an outcome",
+};
+
+/**
+ * Registers the test for one signal and one half of the kill points: its broker and data
+ * directory, a run killed at each of those points and started again, and its last life run to the
+ * end. Each half is a file of its own (test/e2e/restart-<signal>-<points>.test.ts), so the four
+ * run at once.
+ */
+export function describeKilledAt(signal: "SIGKILL" | "SIGTERM", points: KillPoints): void {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "restart-"));
     inventoryFile = join(dir, "inventory.json");
@@ -184,7 +199,7 @@ export function describeKilledAtEveryPoint(signal: "SIGKILL" | "SIGTERM"): void 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  describe(`a 10-rack run, the stack killed by ${signal} at every point`, () => {
+  describe(`a 10-rack run, the stack killed by ${signal} ${KILL_POINTS[points]}`, () => {
     it("finishes with every target COMPLETED and every component flashed once", async () => {
       const dataDir = mkdtempSync(join(dir, `${signal}-`));
       fleet = await startBmcFleet({
@@ -197,92 +212,114 @@ export function describeKilledAtEveryPoint(signal: "SIGKILL" | "SIGTERM"): void 
       // The fleet goes with the test, however it ends: BMCs left on the broker would answer the
       // next test's queries (first answer wins) with the firmware this one gave them.
       try {
-        // 1. Right after CreateOperationRun was answered.
-        let life = await startLife(dataDir, { FLOW_INVENTORY: inventoryFile });
-        const runId = await createRun(
-          flowOf(life),
-          runRequest({ rackIds: RACKS.ids, maxConcurrent: 3, gates: [countGate(10)] }),
-        );
-        life.child.kill(signal);
-        expectEndedBy(signal, await life.exited);
-        flowOf(life).close();
-
-        // 2–3, 6. Right after the store acknowledged a claim, a submission, an outcome.
-        for (const write of ["claim", "submitted"]) {
-          life = await startLife(dataDir, { FLOW_TEST_KILL: `${write}:1:${signal}` });
-          // The run survived every kill so far (the first: its create was answered 0 ms before);
-          // a life that met its kill point before it listened could not be asked, and one that met
-          // it while the read was in flight drops the read (then its output says why it died).
-          if (life.flow !== undefined) {
-            const read = await getRun(life.flow, runId).catch((error: unknown) => ({ error }));
-            if ("error" in read) {
-              await life.closed;
-              expect(
-                life.output.some((l) => l.includes("test kill switch")),
-                String(read.error),
-              ).toBe(true);
-            } else expect(read.summary?.id?.id).toBe(runId);
-          }
-          await died(life, runId, write);
-          expectEndedBy(signal, await life.exited, life);
-        }
-
-        // 4. Mid-flash: a BMC reported progress.
-        life = await startLife(dataDir, {});
-        onBmcEvent = (payload) => {
-          if (payload.includes('"type":"progress"')) life.child.kill(signal);
-        };
-        await died(life, runId, "mid-flash");
-        onBmcEvent = undefined;
-        expectEndedBy(signal, await life.exited);
-
-        // 5. A BMC finished flashing, and the stack dies before it stores the result (SIGKILL: it is
-        //    never stored by this life; SIGTERM: stored or not, depending on how far the stop got).
-        life = await startLife(dataDir, {});
-        onFlashed = () => {
-          life.child.kill(signal);
-          onFlashed = undefined;
-        };
-        await died(life, runId, "flashed");
-        expectEndedBy(signal, await life.exited);
-
-        life = await startLife(dataDir, { FLOW_TEST_KILL: `outcome:1:${signal}` });
-        await died(life, runId, "outcome");
-        expectEndedBy(signal, await life.exited, life);
-
-        // The last life runs the rollout to its end.
-        life = await startLife(dataDir, {});
-        const flow = flowOf(life);
-        try {
-          const last = life;
-          const run = await waitForTerminal(flow, runId, 90_000).catch(async (error: Error) => {
-            const targets = await targetReport(flow, runId);
-            throw new Error(`${error.message.slice(0, 200)}\n${targets}\n${last.output.join("\n")}`);
-          });
-          const why = `${life.output.join("\n")}`;
-          expect(stateOf(run).status, why).toBe(OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED);
-          expect(run.stats?.cumulativePhaseStats).toEqual({
-            phaseIndex: 0,
-            selectedTargets: 10,
-            outcomeCounts: { completed: 10, failed: 0, terminated: 0, skipped: 0 },
-          });
-          const targets = await listTargets(flow, runId);
-          expect(targets.map((t) => OperationRunTargetStatus[t.status])).toEqual(
-            Array(10).fill("OPERATION_RUN_TARGET_STATUS_COMPLETED"),
-          );
-          const flashes = fleet.stats().flashesByComponent;
-          expect(Object.fromEntries(COMPONENTS.map((id) => [id, flashes[id]]))).toEqual(
-            Object.fromEntries(COMPONENTS.map((id) => [id, 1])),
-          );
-          expect(Object.keys(flashes).sort()).toEqual([...COMPONENTS].sort());
-        } finally {
-          flow.close();
-          life.child.kill("SIGTERM");
-          expect(await life.exited).toEqual({ code: 0, signal: null });
-        }
+        const runId =
+          points === "1-3"
+            ? await killedBeforeFlash(signal, dataDir)
+            : await killedAroundFlash(signal, dataDir);
+        await finishes(dataDir, runId);
       } finally {
         await fleet.stop();
       }
     }, 600_000);
   });
+}
+
+/** Kill points 1-3; returns the run's id. */
+async function killedBeforeFlash(signal: NodeJS.Signals, dataDir: string): Promise<string> {
+  // 1. Right after CreateOperationRun was answered.
+  const life = await startLife(dataDir, { FLOW_INVENTORY: inventoryFile });
+  const runId = await createRun(
+    flowOf(life),
+    runRequest({ rackIds: RACKS.ids, maxConcurrent: 3, gates: [countGate(10)] }),
+  );
+  life.child.kill(signal);
+  expectEndedBy(signal, await life.exited);
+  flowOf(life).close();
+
+  // 2–3. Right after the store acknowledged a claim, a submission.
+  for (const write of ["claim", "submitted"]) {
+    const life = await startLife(dataDir, { FLOW_TEST_KILL: `${write}:1:${signal}` });
+    // The run survived every kill so far (the first: its create was answered 0 ms before);
+    // a life that met its kill point before it listened could not be asked, and one that met
+    // it while the read was in flight drops the read (then its output says why it died).
+    if (life.flow !== undefined) {
+      const read = await getRun(life.flow, runId).catch((error: unknown) => ({ error }));
+      if ("error" in read) {
+        await life.closed;
+        expect(
+          life.output.some((l) => l.includes("test kill switch")),
+          String(read.error),
+        ).toBe(true);
+      } else expect(read.summary?.id?.id).toBe(runId);
+    }
+    await died(life, runId, write);
+    expectEndedBy(signal, await life.exited, life);
+  }
+  return runId;
+}
+
+/** Kill points 4-6, the first in the life that created the run; returns the run's id. */
+async function killedAroundFlash(signal: NodeJS.Signals, dataDir: string): Promise<string> {
+  // 4. Mid-flash: a BMC reported progress.
+  let life = await startLife(dataDir, { FLOW_INVENTORY: inventoryFile });
+  const mid = life;
+  onBmcEvent = (payload) => {
+    if (payload.includes('"type":"progress"')) mid.child.kill(signal);
+  };
+  const runId = await createRun(
+    flowOf(life),
+    runRequest({ rackIds: RACKS.ids, maxConcurrent: 3, gates: [countGate(10)] }),
+  );
+  await died(life, runId, "mid-flash");
+  onBmcEvent = undefined;
+  expectEndedBy(signal, await life.exited);
+
+  // 5. A BMC finished flashing, and the stack dies before it stores the result (SIGKILL: it is
+  //    never stored by this life; SIGTERM: stored or not, depending on how far the stop got).
+  life = await startLife(dataDir, {});
+  const flashed = life;
+  onFlashed = () => {
+    flashed.child.kill(signal);
+    onFlashed = undefined;
+  };
+  await died(life, runId, "flashed");
+  expectEndedBy(signal, await life.exited);
+
+  // 6. Right after the store acknowledged an outcome.
+  life = await startLife(dataDir, { FLOW_TEST_KILL: `outcome:1:${signal}` });
+  await died(life, runId, "outcome");
+  expectEndedBy(signal, await life.exited, life);
+  return runId;
+}
+
+/** The last life runs the rollout to its end: the run and its targets COMPLETED, each component flashed once. */
+async function finishes(dataDir: string, runId: string): Promise<void> {
+  const life = await startLife(dataDir, {});
+  const flow = flowOf(life);
+  try {
+    const run = await waitForTerminal(flow, runId, 90_000).catch(async (error: Error) => {
+      const targets = await targetReport(flow, runId);
+      throw new Error(`${error.message.slice(0, 200)}\n${targets}\n${life.output.join("\n")}`);
+    });
+    const why = `${life.output.join("\n")}`;
+    expect(stateOf(run).status, why).toBe(OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED);
+    expect(run.stats?.cumulativePhaseStats).toEqual({
+      phaseIndex: 0,
+      selectedTargets: 10,
+      outcomeCounts: { completed: 10, failed: 0, terminated: 0, skipped: 0 },
+    });
+    const targets = await listTargets(flow, runId);
+    expect(targets.map((t) => OperationRunTargetStatus[t.status])).toEqual(
+      Array(10).fill("OPERATION_RUN_TARGET_STATUS_COMPLETED"),
+    );
+    const flashes = fleet.stats().flashesByComponent;
+    expect(Object.fromEntries(COMPONENTS.map((id) => [id, flashes[id]]))).toEqual(
+      Object.fromEntries(COMPONENTS.map((id) => [id, 1])),
+    );
+    expect(Object.keys(flashes).sort()).toEqual([...COMPONENTS].sort());
+  } finally {
+    flow.close();
+    life.child.kill("SIGTERM");
+    expect(await life.exited).toEqual({ code: 0, signal: null });
+  }
 }

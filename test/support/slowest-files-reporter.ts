@@ -3,7 +3,7 @@
  * there is one), so whoever makes the suite slower sees where its time went:
  *
  *   Slowest test files (wall time in their worker: set-up, import, tests and hooks):
- *     28.4 s  e2e          test/e2e/restart-sigkill.test.ts
+ *     28.4 s  e2e          test/e2e/restart-sigkill-4-6.test.ts
  *     ...
  *
  * A file over FILE_BUDGET_MS is marked: no file should take longer (the suite must stay quick on

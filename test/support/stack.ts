@@ -118,7 +118,7 @@ export interface TestStackOptions {
 
 /**
  * Every version the suites flash or name in a baseline: the stack seeds the image catalog with
- * each, for every component type, through the admin service's upload (local/image-catalog.ts).
+ * each, for every component type, as an upload would leave it (local/image-catalog.ts).
  * A version not here (and not the demo fleet's or examples/') has no image: create refuses it.
  */
 export const TEST_IMAGE_VERSIONS = [

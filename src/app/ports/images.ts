@@ -1,6 +1,7 @@
 /**
  * Ports of the firmware image catalog: the records (in the store, written only through the admin
- * service) and the bytes (in an object store that can hand out time-limited URLs).
+ * service, and by the local stack's seed, which writes what an upload would) and the bytes (in an
+ * object store that can hand out time-limited URLs).
  */
 import type { FirmwareImage, ImageKey } from "../../domain/firmware-images.js";
 import type { Page } from "../../domain/list-queries.js";
