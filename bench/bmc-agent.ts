@@ -12,7 +12,11 @@
  * The BMCs speak plain HTTP on loopback (TLS would measure openssl, not the agent). Images are
  * generated as a stream (a header, then a repeated 1 MiB block), never held whole.
  *
- *   npx tsx bench/bmc-agent.ts [--sizes 64,512] [--flash-ms 2000]
+ * Then (first, it takes seconds) the progress reports per flash and per rack, before pacing (every
+ * rise) and at the default `timings.progressIntervalMs`, with the IoT cost of an update-only rack
+ * (bench/lib/agent-progress.ts); `--progress-only` prints just that.
+ *
+ *   npx tsx bench/bmc-agent.ts [--sizes 64,512] [--flash-ms 2000] [--progress-only]
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -24,12 +28,18 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startMqttBroker } from "../local/mqtt-broker.js";
 import { firmwareImageHeader, startRedfishEmulator } from "../local/redfish-emulator.js";
-import { encodeBmcMessage } from "../src/domain/bmc-protocol.js";
-import { decodeBmcEvent } from "../src/domain/bmc-protocol-decode.js";
-import { BMC_EVT_TOPIC_FILTER, bmcCmdTopic, parseBmcTopic } from "../src/domain/bmc-topics.js";
+import { DEFAULT_TIMINGS } from "../src/service/bmc-agent/config.js";
+import { measureProgress, type RackIot, READ_MS, rackIot } from "./lib/agent-progress.js";
+import { listenForResults, publishUpdates } from "./lib/agent-rack.js";
+import { PROGRESS_PERCENTS } from "./lib/production-model.js";
+import { usd } from "./lib/rollout-figures.js";
 
 const { values: args } = parseArgs({
-  options: { sizes: { type: "string", default: "64,512" }, "flash-ms": { type: "string", default: "2000" } },
+  options: {
+    sizes: { type: "string", default: "64,512" },
+    "flash-ms": { type: "string", default: "2000" },
+    "progress-only": { type: "boolean", default: false },
+  },
 });
 const SIZES_MB = args.sizes.split(",").map(Number);
 const FLASH_MS = Number(args["flash-ms"]);
@@ -123,20 +133,7 @@ async function measure(sizeMb: number): Promise<Row> {
       })),
     }),
   );
-  const results = new Map<string, boolean>();
-  let lastResultAt = 0;
-  let allDone: () => void = () => {};
-  const done = new Promise<void>((resolve) => {
-    allDone = resolve;
-  });
-  await broker.subscribe(BMC_EVT_TOPIC_FILTER, (topic, payload) => {
-    const decoded = decodeBmcEvent(payload);
-    const where = parseBmcTopic(topic);
-    if (!decoded.ok || where === undefined || decoded.value.type !== "result") return;
-    results.set(where.componentId, decoded.value.ok);
-    lastResultAt = performance.now();
-    if (results.size === ids.length) allDone();
-  });
+  const { results, lastResultAt, done } = await listenForResults(broker, ids);
   const agent: ChildProcess = spawn(process.execPath, [BIN, "--config", config], {
     env: { ...process.env, BENCH_BMC_PASSWORD: "bench" },
     stdio: ["ignore", "ignore", "pipe"],
@@ -153,24 +150,14 @@ async function measure(sizeMb: number): Promise<Row> {
       await new Promise((r) => setTimeout(r, 50));
     }
     const startedAt = performance.now();
-    await Promise.all(
-      ids.map((id, i) =>
-        broker.publish(
-          bmcCmdTopic({ rackId: RACK_ID, componentId: id }),
-          encodeBmcMessage({
-            v: 1,
-            type: "update",
-            requestId: `bench-${sizeMb}-${i}`,
-            taskId: "7f000000-0000-4000-8000-00000000bbbb",
-            targetVersion: version,
-            image: { uri: storeUrl, sha256 },
-            issuedAt: Date.now(),
-          }),
-        ),
-      ),
-    );
+    await publishUpdates(broker, RACK_ID, ids, {
+      prefix: `bench-${sizeMb}`,
+      version,
+      uri: storeUrl,
+      sha256,
+    });
     await done;
-    const wallS = (lastResultAt - startedAt) / 1000;
+    const wallS = (lastResultAt() - startedAt) / 1000;
     const flashS = Math.max(...ids.flatMap((id) => emulator.flashTimes(id))) / 1000;
     const peak = peakRssMiB(agent.pid!);
     return {
@@ -194,6 +181,37 @@ async function measure(sizeMb: number): Promise<Row> {
   }
 }
 
+async function printProgress(): Promise<void> {
+  const runs = [];
+  // Before pacing, the default, and twice the default (fewer reports, less heartbeat margin).
+  for (const interval of [0, DEFAULT_TIMINGS.progressIntervalMs, 2 * DEFAULT_TIMINGS.progressIntervalMs])
+    runs.push(await measureProgress(BMCS, interval));
+  const line = (what: string, r: RackIot, spread = "") =>
+    console.log(
+      `${what} | ${r.progressPerFlash.toFixed(1)}${spread} | ${r.progressPerRack.toFixed(0)} | ${r.messages.toFixed(0)} | ${usd(r.usd)}`,
+    );
+  console.log(
+    `BMC agent progress, one rack of ${BMCS} emulated BMCs, a 10-minute flash each (PercentComplete +1 % per read, read every ${READ_MS / 1000} s)`,
+  );
+  console.log(
+    "progress reports | per flash | per rack | IoT messages per rack, update-only | modelled IoT cost per rack",
+  );
+  for (const r of runs) {
+    if (r.ok !== BMCS) throw new Error(`${r.ok}/${BMCS} results ok at interval ${r.intervalMs} ms`);
+    const what =
+      r.intervalMs === 0
+        ? "every rise (before)"
+        : `one per ${r.intervalMs / 1000} s${r.intervalMs === DEFAULT_TIMINGS.progressIntervalMs ? " (default)" : ""}`;
+    line(what, r, r.min === r.max ? "" : ` (${r.min}-${r.max})`);
+  }
+  line(
+    `the rack model (simulated BMCs: ${PROGRESS_PERCENTS.join("/")} %)`,
+    rackIot(BMCS, PROGRESS_PERCENTS.length),
+  );
+}
+
+await printProgress();
+if (args["progress-only"]) process.exit(0);
 const rows: Row[] = [];
 for (const sizeMb of SIZES_MB) rows.push(await measure(sizeMb));
 console.log(

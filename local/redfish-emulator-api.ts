@@ -38,6 +38,11 @@ export interface RedfishBehaviour {
   activation?: "bmc" | "host" | "ac";
   /** The ComputerSystem's `Status.HealthRollup` is Critical (a GPU lost), the rest OK. */
   unhealthy?: boolean;
+  /**
+   * A task's PercentComplete at each step before it completes: [25, 50, 75] by default; 1 … 99
+   * for a BMC that ticks a percent at a time, a value repeated for one that stalls.
+   */
+  percents?: readonly number[];
 }
 
 export interface EmulatedBmcSpec {

@@ -6,8 +6,8 @@
  *   POST MultipartHttpPushUri (form parts UpdateParameters + UpdateFile), SimpleUpdate (the BMC
  *   GETs the ImageURI) or HttpPushUri (raw octets) → the image is streamed, hashed and read (never
  *   held whole) → 202 + Location (task monitor) + Retry-After → the task runs through
- *   PercentComplete 25, 50, 75 → Completed, and the Targets (default: the BMC's own firmware)
- *   then read the image's version in FirmwareInventory.
+ *   PercentComplete 25, 50, 75 (or the BMC's `percents`) → Completed, and the Targets
+ *   (default: the BMC's own firmware) then read the image's version in FirmwareInventory.
  *
  * An image is valid when it starts with `FLOWFW <version>\n` (firmwareImageHeader); anything
  * else fails its task as a real BMC rejects a package it cannot read. `@Redfish.OperationApplyTime`
@@ -47,8 +47,6 @@ export type {
   RedfishRecord,
 } from "./redfish-emulator-api.js";
 export { firmwareImageHeader } from "./redfish-images.js";
-
-const STEPS = [25, 50, 75, 100] as const;
 
 export async function startRedfishEmulator(options: RedfishEmulatorOptions): Promise<RedfishEmulator> {
   const username = options.username ?? "flow";
@@ -405,7 +403,8 @@ export async function startRedfishEmulator(options: RedfishEmulatorOptions): Pro
     const b = bmc.behaviour;
     if (b.hang && t.step >= 0) return;
     t.step += 1;
-    const percent = STEPS[Math.min(t.step, STEPS.length - 1)]!;
+    const steps = [...(b.percents ?? [25, 50, 75]), 100];
+    const percent = steps[Math.min(t.step, steps.length - 1)]!;
     if (t.version === undefined) {
       end(bmc, t, "Exception", "Critical", {
         id: "Update.1.0.ActivateFailed",

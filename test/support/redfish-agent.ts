@@ -23,6 +23,7 @@ import {
   type RedfishEmulatorOptions,
   startRedfishEmulator,
 } from "../../local/redfish-emulator.js";
+import type { AgentClock } from "../../src/app/ports/bmc-agent.js";
 import {
   type BmcCommand,
   type BmcEvent,
@@ -45,7 +46,7 @@ import { until } from "./poll.js";
 export const USERNAME = "flow";
 export const PASSWORD = "s3cret-bmc-password";
 
-/** Timings small enough for tests; nothing asserts on them. */
+/** Timings small enough for tests; nothing asserts on them. Progress unpaced: every rise is sent. */
 export const TEST_TIMINGS = {
   pollIntervalMs: 10,
   maxRetryAfterMs: 50,
@@ -53,6 +54,7 @@ export const TEST_TIMINGS = {
   rebootTimeoutMs: 15_000,
   settleTimeoutMs: 300,
   busyTimeoutMs: 5_000,
+  progressIntervalMs: 0,
 };
 
 export interface ImageRef {
@@ -141,6 +143,8 @@ export interface HarnessOptions {
     | ((certs: Certificates) => Record<string, Record<string, unknown>>);
   /** Fields to add or replace; `rackId: undefined` runs the agent on the v1–v3 per-component topics. */
   agentConfig?: Record<string, unknown>;
+  /** The agent's clock (default: the real one), e.g. steppingClock() to run minutes of a flash at once. */
+  clock?: AgentClock;
 }
 
 /** The rack the harness's agent serves unless `agentConfig.rackId` says otherwise. */
@@ -200,7 +204,11 @@ export async function startAgentHarness(
       },
       { baseDir: stateDir, env: { FLOW_TEST_BMC_PASSWORD: PASSWORD } },
     );
-  const start = () => startBmcAgent(config(), { log: (line) => logs.push(line) });
+  const start = () =>
+    startBmcAgent(config(), {
+      log: (line) => logs.push(line),
+      ...(options.clock === undefined ? {} : { clock: options.clock }),
+    });
   let agent = await start();
   let stopped = false;
 

@@ -154,6 +154,34 @@ describe("bmc agent config: commandAuth (opening update commands' credentials)",
   });
 });
 
+describe("bmc agent config: timings.progressIntervalMs (progress paced per update)", () => {
+  const base = {
+    mqtt: { url: "mqtt://127.0.0.1:1883" },
+    bmcs: [{ componentId: C1, url: "https://10.0.3.17", username: "flow", passwordFile: "bmc.pw" }],
+  };
+  const interval = (value: unknown) => parse({ ...base, timings: { progressIntervalMs: value } });
+
+  it("defaults to one progress a minute; 0 (every rise) and the longest, 150000, are taken as given", () => {
+    expect(parse(base).timings.progressIntervalMs).toBe(60_000);
+    expect(interval(0).timings.progressIntervalMs).toBe(0);
+    expect(interval(150_000).timings).toEqual({ ...DEFAULT_TIMINGS, progressIntervalMs: 150_000 });
+  });
+
+  it("longer than 150000 ms is refused with why: the child task's wait for a wave would lapse", () => {
+    expect(problems({ ...base, timings: { progressIntervalMs: 150_001 } })).toEqual([
+      "timings.progressIntervalMs: must be at most 150000 (got 150001): the child task's wait for a wave lapses after 300000 ms without a report",
+    ]);
+  });
+
+  it("not a whole number of milliseconds from 0 is refused naming the field", () => {
+    for (const value of [-1, 1.5, "60000"]) {
+      expect(problems({ ...base, timings: { progressIntervalMs: value } })).toEqual([
+        `timings.progressIntervalMs: must be an integer from 0 to 150000 (got ${JSON.stringify(value)})`,
+      ]);
+    }
+  });
+});
+
 describe("bmc agent config: problems, all at once, naming the field", () => {
   it("a document that is not an object, and missing required parts", () => {
     expect(problems([])).toEqual([

@@ -41,6 +41,12 @@ export interface AgentTimings {
   settleTimeoutMs: number;
   /** How long a BMC may answer 503 busy before the update is reported BUSY. */
   busyTimeoutMs: number;
+  /**
+   * The shortest time between two `progress` events of one update (0: every rise). Each is an IoT
+   * message the deployment pays for on its way to the child task, which stores one every few
+   * seconds at most; a BMC ticking 1 % at a time would otherwise send up to 99 per flash.
+   */
+  progressIntervalMs: number;
 }
 
 export interface BmcWorkerDeps {

@@ -18,7 +18,8 @@
  *        MultipartHttpPushUri, else SimpleUpdate with a URL the agent serves, else HttpPushUri,
  *        with `@Redfish.OperationApplyTime` explicit; a 503 is retried after its Retry-After
  *        until busyTimeoutMs;
- *     4. follow the task monitor: PercentComplete → `progress` (only upwards), no change within
+ *     4. follow the task monitor: PercentComplete → `progress` (only upwards, at most one per
+ *        progressIntervalMs: the first at once, none held back for the result), no change within
  *        noProgressTimeoutMs → FLASH_TIMEOUT, a failed end → FLASH_FAILED with the BMC's messages,
  *        a monitor gone (404) or a dropped connection → read the inventory until it answers;
  *     5. `result` ok only when the inventory reads back T (every targeted member, for
@@ -293,6 +294,7 @@ export class BmcWorker {
   ): Promise<ResultEvent | undefined> {
     const { clock, timings, bmc } = this.deps;
     let shown = 0;
+    let shownAt: number | undefined;
     let lastChange = clock.now();
     let lastPercent = -1;
     let wait = this.waitFor(started.retryAfterMs);
@@ -319,16 +321,19 @@ export class BmcWorker {
       if (percent !== undefined && percent !== lastPercent) {
         lastPercent = percent;
         lastChange = clock.now();
-        if (percent > shown && percent < 100) {
-          shown = percent;
-          await this.link.emit({ v: 1, type: "progress", requestId: command.requestId, percent });
-        }
       } else if (clock.now() - lastChange > timings.noProgressTimeoutMs) {
         const said = poll.task === undefined ? "" : `: ${taskMessage(poll.task)}`;
         throw new UpdateFailure(
           "FLASH_TIMEOUT",
           `no progress for ${timings.noProgressTimeoutMs} ms (last at ${Math.max(lastPercent, 0)}%)${said}`,
         );
+      }
+      // Paced: a rise held back within the interval goes out at the first read after it.
+      const due = shownAt === undefined || clock.now() - shownAt >= timings.progressIntervalMs;
+      if (percent !== undefined && percent > shown && percent < 100 && due) {
+        shown = percent;
+        shownAt = clock.now();
+        await this.link.emit({ v: 1, type: "progress", requestId: command.requestId, percent });
       }
       wait = this.waitFor(poll.retryAfterMs);
     }

@@ -81,7 +81,15 @@ export const DEFAULT_TIMINGS: AgentTimings = {
   rebootTimeoutMs: 900_000,
   settleTimeoutMs: 300_000,
   busyTimeoutMs: 600_000,
+  progressIntervalMs: 60_000,
 };
+
+/**
+ * The longest `timings.progressIntervalMs`: progress is what keeps the child task's wait for a
+ * wave alive (it lapses after 300 s without a report: 5 × its longest poll, 60 s), so a running
+ * flash must be heard from about twice in that time at least.
+ */
+export const MAX_PROGRESS_INTERVAL_MS = 150_000;
 
 const APPLY_TIMES = [
   "Immediate",
@@ -184,8 +192,23 @@ export function parseAgentConfig(
   known(timingsDoc, Object.keys(DEFAULT_TIMINGS), "timings.", p);
   const timings = { ...DEFAULT_TIMINGS };
   for (const key of Object.keys(DEFAULT_TIMINGS) as (keyof AgentTimings)[]) {
+    if (key === "progressIntervalMs") continue;
     const value = int(timingsDoc[key], `timings.${key}`, 1, 86_400_000, p);
     if (value !== undefined) timings[key] = value;
+  }
+  const progressIntervalMs = timingsDoc.progressIntervalMs;
+  if (
+    typeof progressIntervalMs === "number" &&
+    Number.isInteger(progressIntervalMs) &&
+    progressIntervalMs > MAX_PROGRESS_INTERVAL_MS
+  ) {
+    p(
+      "timings.progressIntervalMs",
+      `must be at most ${MAX_PROGRESS_INTERVAL_MS} (got ${progressIntervalMs}): the child task's wait for a wave lapses after 300000 ms without a report`,
+    );
+  } else {
+    const value = int(progressIntervalMs, "timings.progressIntervalMs", 0, MAX_PROGRESS_INTERVAL_MS, p);
+    if (value !== undefined) timings.progressIntervalMs = value;
   }
   const requestTimeoutMs = int(root.requestTimeoutMs, "requestTimeoutMs", 1, 3_600_000, p) ?? 120_000;
   const shutdownGraceMs = int(root.shutdownGraceMs, "shutdownGraceMs", 0, 3_600_000, p) ?? 10_000;
