@@ -45,7 +45,9 @@
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
  *                            [--path both|all|before|timeout|after] [--health-check | --update-only]
- *                            [--no-record]
+ *                            [--no-record] [--basic-ingest]
+ * Every run prices the BMC reports both ways: through the message broker and through Basic
+ * Ingest (no messaging charge); with --basic-ingest the simulated BMCs send them that way.
  */
 
 import { randomUUID } from "node:crypto";
