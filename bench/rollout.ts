@@ -45,7 +45,9 @@
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
  *                            [--path both|all|before|timeout|after] [--health-check | --update-only]
- *                            [--no-record]
+ *                            [--no-record] [--basic-ingest]
+ * Every run prices the BMC reports both ways: through the message broker and through Basic
+ * Ingest (no messaging charge); with --basic-ingest the simulated BMCs send them that way.
  */
 
 import { randomUUID } from "node:crypto";
@@ -53,7 +55,7 @@ import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { startBmcFleet } from "../local/bmc-fleet.js";
-import { createLocalChildTasks, LOCAL_REPORT_BATCH_MS } from "../local/child-tasks.js";
+import { createLocalChildTasks, LOCAL_REPORT_BATCH_MS, LOCAL_REPORTS_RULE } from "../local/child-tasks.js";
 import { generateDemoFleet } from "../local/demo-fleet.js";
 import { startIotShim } from "../local/iot-shim.js";
 import { startLocalMoto } from "../local/moto.js";
@@ -76,7 +78,7 @@ import { silentLogger } from "../src/app/observability.js";
 import type { ChildTaskSubmitter } from "../src/app/ports.js";
 import { createRunService } from "../src/app/runs.js";
 import { createStreamEvaluator } from "../src/app/stream-evaluator.js";
-import { BMC_EVT_TOPIC_FILTER } from "../src/domain/bmc-topics.js";
+import { BMC_EVT_TOPIC_FILTER, basicIngestEvtTopicFilter } from "../src/domain/bmc-topics.js";
 import { AWAIT_SAFETY_NET_POLLS } from "../src/domain/component-verdict.js";
 import type { CreateRunInput } from "../src/domain/create-run-input.js";
 import type { InventoryRack } from "../src/domain/inventory.js";
@@ -128,8 +130,13 @@ const { values: args } = parseArgs({
     // --update-only: the run pins the default rule with its update step alone (6 wave steps a
     // rack), the workload the per-rack aims of 2026-12-04 were set against.
     "update-only": { type: "boolean", default: false },
+    // --basic-ingest: the simulated BMCs send their reports through Basic Ingest
+    // ($aws/rules/<the local rule>/flow/rack/...), as an agent with reportsRule does; the local
+    // rule stand-in takes them. Either way the cost is priced both ways from the same counts.
+    "basic-ingest": { type: "boolean", default: false },
   },
 });
+const BASIC_INGEST = args["basic-ingest"] === true;
 const RULE = benchRule({
   healthCheck: args["health-check"] === true,
   updateOnly: args["update-only"] === true,
@@ -192,13 +199,20 @@ async function once(path: RolloutPath): Promise<Figures> {
     brokerUrl: broker.url,
     racks: fleetRacks,
     config: { defaults: { outcome: "succeed", updateMs: UPDATE_MS }, racks: {}, components: {} },
+    ...(BASIC_INGEST ? { reportsRule: LOCAL_REPORTS_RULE } : {}),
   });
   let evtMessages = 0;
+  let ingestedMessages = 0;
   const reportTypes: Record<string, number> = {};
-  await broker.subscribe(BMC_EVT_TOPIC_FILTER, (_topic, payload) => {
+  const countReport = (payload: Buffer) => {
     evtMessages += 1;
     const type = String((JSON.parse(payload.toString("utf8")) as { type?: unknown }).type);
     reportTypes[type] = (reportTypes[type] ?? 0) + 1;
+  };
+  await broker.subscribe(BMC_EVT_TOPIC_FILTER, (_topic, payload) => countReport(payload));
+  await broker.subscribe(basicIngestEvtTopicFilter(LOCAL_REPORTS_RULE), (_topic, payload) => {
+    ingestedMessages += 1;
+    countReport(payload);
   });
 
   // Per-step counts: Lambda invocations (steps, report batches) and state transitions.
@@ -451,6 +465,7 @@ async function once(path: RolloutPath): Promise<Figures> {
     transitions: exec.stateTransitions / n,
     commands: commandsPublished / n,
     reports: evtMessages / n,
+    reportsIngested: ingestedMessages / n,
     waves,
     checksPerWave: checks / Math.max(1, waves),
   };

@@ -1,15 +1,31 @@
 /**
  * The BMC agent's commands (docs/agent.md, docs/cli.md):
  *
- *   flowctl agent provision --rack RACK_ID --policy NAME --bmcs FILE --out DIR
+ *   flowctl agent provision --rack RACK_ID --policy NAME --bmcs FILE --out DIR [--role-alias NAME]
+ *                           [--reports-rule NAME]
  *
  * They talk to AWS IoT Core (agent-provision.ts), not to the Flow service.
  */
 import type { Command } from "commander";
-import { iotClient, ProvisionError, provisionAgent, rackIdOption } from "./agent-provision.js";
+import {
+  iotClient,
+  ProvisionError,
+  provisionAgent,
+  rackIdOption,
+  reportsRuleOption,
+} from "./agent-provision.js";
 import type { Act } from "./command-args.js";
 import { EXIT, ExitWith } from "./errors.js";
 import { fields } from "./output.js";
+
+interface ProvisionOptions {
+  rack: string;
+  policy: string;
+  bmcs: string;
+  out: string;
+  roleAlias?: string;
+  reportsRule?: string;
+}
 
 export function registerAgentCommands(program: Command, act: Act): void {
   const agent = program
@@ -32,9 +48,14 @@ export function registerAgentCommands(program: Command, act: Act): void {
       "--role-alias <name>",
       "the stack's BmcAgentRoleAlias: the agent opens update commands' credentials",
     )
+    .option(
+      "--reports-rule <name>",
+      "the stack's BmcReportsRuleName: the agent sends its reports through IoT Basic Ingest (no messaging charge)",
+    )
     .action(
-      act(async (ctx, o: { rack: string; policy: string; bmcs: string; out: string; roleAlias?: string }) => {
+      act(async (ctx, o: ProvisionOptions) => {
         const rackId = rackIdOption(o.rack);
+        const reportsRule = o.reportsRule === undefined ? undefined : reportsRuleOption(o.reportsRule);
         const iot = iotClient(ctx.io.env);
         try {
           const done = await provisionAgent(
@@ -44,6 +65,7 @@ export function registerAgentCommands(program: Command, act: Act): void {
               policyName: o.policy,
               bmcsFile: o.bmcs,
               ...(o.roleAlias === undefined ? {} : { roleAlias: o.roleAlias }),
+              ...(reportsRule === undefined ? {} : { reportsRule }),
               env: ctx.io.env,
             },
             iot,

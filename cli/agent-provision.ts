@@ -10,7 +10,8 @@
  *   4. the policy attached to the certificate, the certificate to the thing;
  *   5. agent.json: rackId, mqtt (the account's ATS data endpoint, client id = thing name, the
  *      two files), with `--role-alias` commandAuth (the credentials provider endpoint, the alias,
- *      the region: the agent opens update commands' credentials), and the BMC entries given.
+ *      the region: the agent opens update commands' credentials), with `--reports-rule` reportsRule
+ *      (the agent's reports through IoT Basic Ingest), and the BMC entries given.
  * A failure after the certificate was made deactivates and deletes it again (best effort, said).
  *
  * It talks to IoT with the SDK's default credentials and region (AWS_REGION, else us-east-1);
@@ -32,6 +33,7 @@ import {
   UpdateCertificateCommand,
 } from "@aws-sdk/client-iot";
 import { awsClientConfig } from "../src/adapters/aws-config.js";
+import { isIotRuleName } from "../src/domain/bmc-topics.js";
 import { UsageError } from "./errors.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -45,6 +47,8 @@ export interface ProvisionRequest {
   bmcsFile: string;
   /** The stack's BmcAgentRoleAlias: the config then opens update commands' credentials (commandAuth). */
   roleAlias?: string;
+  /** The stack's BmcReportsRuleName: the config then sends the reports through Basic Ingest (reportsRule). */
+  reportsRule?: string;
   env: Readonly<Record<string, string | undefined>>;
 }
 
@@ -67,6 +71,15 @@ export class ProvisionError extends Error {
     );
     this.name = "ProvisionError";
   }
+}
+
+/** `--reports-rule`: an AWS IoT rule name (the stack's BmcReportsRuleName); anything else is a usage error. */
+export function reportsRuleOption(value: string): string {
+  if (!isIotRuleName(value))
+    throw new UsageError(
+      `--reports-rule: must be an AWS IoT rule name: 1 to 128 letters, digits and underscores (got ${JSON.stringify(value)})`,
+    );
+  return value;
 }
 
 /** The rack id as the thing name: a UUID, lowercased; anything else is a usage error. */
@@ -187,6 +200,7 @@ export async function provisionAgent(request: ProvisionRequest, iot: IoTClient):
     attached.push("thing");
     const config = {
       rackId: request.rackId,
+      ...(request.reportsRule === undefined ? {} : { reportsRule: request.reportsRule }),
       mqtt: {
         url: `mqtts://${endpoint.endpointAddress}:8883`,
         clientId: thingName,

@@ -59,7 +59,12 @@ import {
   type UpdateCommand,
 } from "../src/domain/bmc-protocol.js";
 import { decodeBmcCommand } from "../src/domain/bmc-protocol-decode.js";
-import { BMC_CMD_TOPIC_FILTER, bmcEvtTopic, parseBmcTopic } from "../src/domain/bmc-topics.js";
+import {
+  BMC_CMD_TOPIC_FILTER,
+  basicIngestEvtTopic,
+  bmcEvtTopic,
+  parseBmcTopic,
+} from "../src/domain/bmc-topics.js";
 import type { InventoryRack } from "../src/domain/inventory.js";
 import { neededReset, resetHandler } from "./bmc-fleet-resets.js";
 import { bump, emptyStats, type FleetStats } from "./bmc-fleet-stats.js";
@@ -82,6 +87,12 @@ export interface BmcFleetOptions {
   /** Version a BMC reports when the inventory gives none. Default "0.0.0". */
   unknownVersion?: string;
   clientId?: string;
+  /**
+   * The rack reports' rule to send every report to through AWS IoT Basic Ingest
+   * (`$aws/rules/<reportsRule>/flow/rack/...`, as an agent with `reportsRule` does); absent: the
+   * plain evt topics. The local IoT rule stand-in takes both (local/child-tasks.ts).
+   */
+  reportsRule?: string;
   /** Fetch each update's image (once per sha256) and check its size and digest. Default false. */
   downloadImages?: boolean;
   log?: (line: string) => void;
@@ -170,7 +181,10 @@ export async function startBmcFleet(options: BmcFleetOptions): Promise<BmcFleet>
     if (abort.signal.aborted) return;
     try {
       const rackId = bmcs.get(componentId)?.rackId ?? "";
-      await client.publishAsync(bmcEvtTopic({ rackId, componentId }), encodeBmcMessage(event), { qos: 1 });
+      const to = { rackId, componentId };
+      const topic =
+        options.reportsRule === undefined ? bmcEvtTopic(to) : basicIngestEvtTopic(options.reportsRule, to);
+      await client.publishAsync(topic, encodeBmcMessage(event), { qos: 1 });
     } catch (err) {
       log(`bmc-fleet: publishing ${event.type} for ${componentId} failed: ${(err as Error).message}`);
     }

@@ -5,8 +5,8 @@
  * stores (on moto) and the same ASL (aws-local-stepfunctions). The two
  * things AWS would do for us are played here:
  *   - the IoT rules `SELECT *, topic(3) AS rackId, topic(5) AS componentId FROM
- *     'flow/rack/+/bmc/+/evt'` and `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` (v1–v3
- *     topics) → the reports queue →
+ *     'flow/rack/+/bmc/+/evt'` (also reached through Basic Ingest, `$aws/rules/<reportsRule>/...`)
+ *     and `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` (v1–v3 topics) → the reports queue →
  *     bmc-result in batches: a broker subscription that collects reports for `reportBatchMs` (the
  *     event source mapping's batching window) and hands each batch to the receiver's recorder,
  *     as lambdas/bmc-result.ts does with an SQS batch (one invocation per batch);
@@ -54,6 +54,7 @@ import type {
 } from "../src/app/ports.js";
 import {
   BMC_EVT_TOPIC_FILTER,
+  basicIngestEvtTopicFilter,
   LEGACY_BMC_EVT_TOPIC_FILTER,
   parseBmcTopic,
 } from "../src/domain/bmc-topics.js";
@@ -117,6 +118,11 @@ export interface LocalChildTasksOptions {
     ): Promise<() => Promise<void>>;
   };
   brokerUrl?: string;
+  /**
+   * The name of the rack reports' rule the stand-in plays (default LOCAL_REPORTS_RULE): reports
+   * sent to it through Basic Ingest, `$aws/rules/<name>/flow/rack/...`, are taken as the plain ones.
+   */
+  reportsRule?: string;
   /** The IoT shim's endpoint (local/iot-shim.ts), for the real IoTDataPlaneClient. */
   iotEndpoint: string;
   /** Seals credentials at rest and for the BMC; without one, tasks with credentials are refused. */
@@ -375,8 +381,22 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   };
 }
 
-/** What the two IoT rules select: the rack-scoped reports (v4) and the per-component ones (v1–v3). */
-const RULE_TOPIC_FILTERS = [BMC_EVT_TOPIC_FILTER, LEGACY_BMC_EVT_TOPIC_FILTER] as const;
+/**
+ * The local stack's name for the rack reports' rule (what a local agent's `reportsRule` names);
+ * in AWS the stack's output BmcReportsRuleName.
+ */
+export const LOCAL_REPORTS_RULE = "Flow_local_rack_bmc_events";
+
+/**
+ * What the two IoT rules select: the rack-scoped reports (v4) and the per-component ones (v1–v3),
+ * and the rack reports' rule's Basic Ingest topics, named apart: an MQTT wildcard never matches a
+ * topic starting with `$`.
+ */
+const ruleTopicFilters = (reportsRule: string): string[] => [
+  BMC_EVT_TOPIC_FILTER,
+  LEGACY_BMC_EVT_TOPIC_FILTER,
+  basicIngestEvtTopicFilter(reportsRule),
+];
 
 /** The IoT rule stand-in's subscription; returns its removal. */
 async function subscribeRule(
@@ -388,9 +408,10 @@ async function subscribeRule(
     onReport(topic, payload).catch((error: unknown) => {
       log(`bmc-result (local rule): storing a report from ${topic} failed: ${(error as Error).message}`);
     });
+  const filters = ruleTopicFilters(options.reportsRule ?? LOCAL_REPORTS_RULE);
   if (options.broker !== undefined) {
     const broker = options.broker;
-    const removals = await Promise.all(RULE_TOPIC_FILTERS.map((filter) => broker.subscribe(filter, handle)));
+    const removals = await Promise.all(filters.map((filter) => broker.subscribe(filter, handle)));
     return async () => {
       for (const remove of removals) await remove();
     };
@@ -403,6 +424,6 @@ async function subscribeRule(
     reconnectPeriod: 1000,
   });
   client.on("message", (topic, payload) => void handle(topic, payload));
-  await client.subscribeAsync([...RULE_TOPIC_FILTERS], { qos: 1 });
+  await client.subscribeAsync(filters, { qos: 1 });
   return () => client.endAsync(true);
 }

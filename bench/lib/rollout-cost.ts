@@ -4,6 +4,10 @@
  * own schedule (production-model.ts) decides how many checks it takes: each check more costs what
  * a check costs here (its state transitions, its task-steps invocation and read, and the
  * AwaitWave before it: an invocation and its write of the set, measured as a wave's average write).
+ * Reports sent through AWS IoT Basic Ingest (`$aws/rules/<rule>/...`) skip the message broker and
+ * its messaging charge; the rule, its action and the SQS request remain. The model's total prices
+ * the reports as this run's BMCs sent them, and both ways besides (all through the broker, all
+ * through Basic Ingest), from the same counts.
  */
 
 import type { ProductionWave } from "./production-model.js";
@@ -23,9 +27,10 @@ export function costOf(input: {
   // bmc-result: one IoT rule action per report; one SQS request per report when the rule sends
   // them to a queue (the receiver then takes them in batches), else one Lambda invocation each.
   const queued = perRack.bmcResult < perRack.reportsReceived;
-  const iotCost =
-    (perRack.commands + perRack.reports) * PRICE.iotMessage +
+  const iotCostWith = (brokered: number) =>
+    (perRack.commands + brokered) * PRICE.iotMessage +
     perRack.reports * (PRICE.iotRule + PRICE.iotAction + (queued ? PRICE.sqsRequest : 0));
+  const iotCost = iotCostWith(perRack.reports - perRack.reportsIngested);
   const breakdown = {
     "Step Functions": perRack.transitions * PRICE.transition,
     Lambda: perRack.lambda * LAMBDA_PRICE,
@@ -85,12 +90,16 @@ export function costOf(input: {
     flashChecksPerStep,
     total: 0,
   };
-  model.total =
+  const rest =
     model.transitions * PRICE.transition +
     (model.taskSteps + perRack.bmcResult) * LAMBDA_PRICE +
-    iotCost +
     model.wru * PRICE.wru +
     model.rru * PRICE.rru;
+  model.total = rest + iotCost;
+  const reportsWays = {
+    throughBroker: rest + iotCostWith(perRack.reports),
+    throughBasicIngest: rest + iotCostWith(0),
+  };
 
-  return { measured, breakdown, model };
+  return { measured, breakdown, model: { ...model, ...reportsWays } };
 }

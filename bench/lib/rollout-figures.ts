@@ -105,6 +105,8 @@ export interface Figures {
     transitions: number;
     commands: number;
     reports: number;
+    /** Of the reports, those sent through Basic Ingest (`$aws/rules/<rule>/...`: no messaging charge). */
+    reportsIngested: number;
     waves: number;
     checksPerWave: number;
   };
@@ -130,7 +132,11 @@ export interface Figures {
       /** The flash steps per rack, and the checks each took here (only they gain checks in the model). */
       flashSteps: number;
       flashChecksPerStep: number;
+      /** The reports priced as this run's BMCs sent them. */
       total: number;
+      /** The same with every report through the message broker ($1/M each), and with none (Basic Ingest). */
+      throughBroker: number;
+      throughBasicIngest: number;
     };
   };
   callsPerSecond: number;

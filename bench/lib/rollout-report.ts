@@ -158,7 +158,7 @@ export function report(f: Figures, runs: number, sitting: Sitting): string {
     )
       .map(([k, v]) => `${k} ${nf(v)}`)
       .join(", ")}; bmc-result ${nf(pr.bmcResult)} for ${nf(pr.reportsReceived)} reports)`,
-    `  IoT messages             ${nf(pr.commands + pr.reports)}  (commands ${nf(pr.commands)}, BMC reports ${nf(pr.reports)})`,
+    `  IoT messages             ${nf(pr.commands + pr.reports)}  (commands ${nf(pr.commands)}, BMC reports ${nf(pr.reports)}, ${nf(pr.reportsIngested)} of them through Basic Ingest)`,
     `  DynamoDB requests        ${nf(pr.requests)}`,
     `  the definition's model   ${f.rackModel.local.steps} wave steps: ${f.rackModel.local.transitions} state transitions, ${f.rackModel.local.taskSteps} task-steps invocations, ${f.rackModel.local.iotMessages} IoT messages at one check a step (bench/lib/rack-model.ts; measured above: ${nf(pr.transitions)}, ${nf(pr.taskSteps)}, ${nf(pr.commands + pr.reports)}, more where a wait timed out)`,
     `  DynamoDB capacity units  ${nf(pr.capacityUnits)}  (${nf(pr.wcu)} WRU, ${nf(pr.rcu)} RRU; estimated by DynamoDB's sizing rules; moto's own figures where it gives any: ${nf(pr.capacityUnitsAsMotoReports)})`,
@@ -169,6 +169,7 @@ export function report(f: Figures, runs: number, sitting: Sitting): string {
     `Per rack, modelled for production timing (10-min flashes, each wait woken by the wave's last result or timed out into a check on the default poll schedule, timed by the reported progress, ${heartbeats(f.path) ? "the wait kept by AwaitWave's heartbeat while the flash reports (25/50/75 %)" : "the wait timed out after awaitSeconds whatever the flash reports (no heartbeat)"}: ${nf(f.cost.model.checksPerWave)} checks per flash step instead of ${nf(f.cost.model.flashChecksPerStep)}, ${f.cost.model.flashSteps} flash steps of ${pr.waves} wave steps per rack, the activations and bring-ups assumed woken within their first wait as here; the same polls without the wake-up: ${nf(f.cost.model.pollChecksPerWave)} checks per wave; the backoff alone: ${nf(f.cost.model.backoffChecksPerWave)}, ${nf(f.cost.model.backoffTransitions, 0)} state transitions)`,
     `  the definition's model at this timing (bench/lib/rack-model.ts, what bench:fleet spreads over each rack): ${f.rackModel.production.transitions} state transitions, ${f.rackModel.production.taskSteps} task-steps invocations, ${f.rackModel.production.iotMessages} IoT messages, at most ${f.rackModel.production.bmcResultUnshared} bmc-result invocations (no batch shared)`,
     `  state transitions ${nf(f.cost.model.transitions, 0)} (measured here: ${nf(pr.transitions, 0)}), task-steps invocations ${nf(f.cost.model.taskSteps, 0)}, DynamoDB requests ${nf(f.cost.model.requests, 0)} (measured here: ${nf(pr.requests, 0)}), WRU ${nf(f.cost.model.wru, 0)}, RRU ${nf(f.cost.model.rru, 0)} → ${usd(f.cost.model.total)} per rack, ${usd(f.cost.model.total * 1000)} per 1,000 racks`,
+    `  the BMC reports both ways: ${usd(f.cost.model.throughBroker)} per rack through the message broker (plain evt topics, $1/M messaging each), ${usd(f.cost.model.throughBasicIngest)} through Basic Ingest ($aws/rules/<rule>/…, an agent's reportsRule: no messaging charge); this run's BMCs sent ${nf(pr.reportsIngested)} of ${nf(pr.reports)} that way`,
     "",
     "Prices: us-east-1 list prices (checked 2026-11): Step Functions Standard $0.025/1k transitions; Lambda $0.20/1M requests + $0.0000166667/GB-s (256 MB × 60 ms assumed);",
     "        IoT Core $1.00/1M messages + rules $0.15/1M triggered + $0.15/1M actions; SQS $0.40/1M requests; DynamoDB on-demand $0.625/1M WRU, $0.125/1M RRU.",
@@ -293,6 +294,20 @@ export function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>, sittin
       HALVED_AIMS.cost10min,
       usd(BEFORE_ACTIVATION.cost10min),
       (f) => f.cost.model.total,
+      usd,
+    ),
+    row(
+      "… its reports through the broker",
+      HALVED_AIMS.cost10min,
+      "-",
+      (f) => f.cost.model.throughBroker,
+      usd,
+    ),
+    row(
+      "… its reports through Basic Ingest",
+      HALVED_AIMS.cost10min,
+      "-",
+      (f) => f.cost.model.throughBasicIngest,
       usd,
     ),
     row(

@@ -12,6 +12,10 @@
  * - The topic rule `flow/rack/+/bmc/+/evt` puts every report, with the rack (`topic(3)`) and the
  *   component (`topic(5)`) from the topic added to the payload, on the reports queue, from which the
  *   bmc-result Lambda takes them in batches (one invocation per batch, not per report).
+ * - Basic Ingest: an agent may also publish its reports to `$aws/rules/<that rule>/flow/rack/...`
+ *   (its `reportsRule`, the stack's output BmcReportsRuleName), which IoT hands straight to the
+ *   rule without the message broker's charge; the rule's SQL is the same (the prefix is not counted
+ *   by `topic(N)`). The agent policy allows that form for the same topics, its own rack's only.
  *
  * Protocol v1–v3, one thing per component BMC named by the component id, on `flow/bmc/{id}/cmd`
  * and `/evt`: the BMC policy and the rule `flow/bmc/+/evt` (component `topic(3)`) stay, so such
@@ -25,7 +29,11 @@ import * as logs from "aws-cdk-lib/aws-logs";
 import type * as sqs from "aws-cdk-lib/aws-sqs";
 import { Construct } from "constructs";
 
-import { BMC_EVT_TOPIC_FILTER, LEGACY_BMC_EVT_TOPIC_FILTER } from "../../src/domain/bmc-topics.js";
+import {
+  BMC_EVT_TOPIC_FILTER,
+  basicIngestEvtTopic,
+  LEGACY_BMC_EVT_TOPIC_FILTER,
+} from "../../src/domain/bmc-topics.js";
 
 // An IoT policy variable, resolved by IoT Core per connection (not a template placeholder).
 // biome-ignore lint/suspicious/noTemplateCurlyInString: IoT policy variable, literal by design
@@ -49,6 +57,8 @@ export class BmcIot extends Construct {
   readonly topicRule: iot.CfnTopicRule;
   /** The rack-scoped (v4) reports' rule. */
   readonly rackTopicRule: iot.CfnTopicRule;
+  /** Its name: what an agent's `reportsRule` names to send its reports through Basic Ingest. */
+  readonly rackTopicRuleName: string;
   /** A v1–v3 BMC thing's policy (thing name = component id). */
   readonly bmcPolicy: iot.CfnPolicy;
   /** A rack agent's policy (thing name = rack id). */
@@ -105,8 +115,9 @@ export class BmcIot extends Construct {
       },
     });
 
+    this.rackTopicRuleName = `${safe}_rack_bmc_events`;
     this.rackTopicRule = new iot.CfnTopicRule(this, "RackBmcEvents", {
-      ruleName: `${safe}_rack_bmc_events`,
+      ruleName: this.rackTopicRuleName,
       topicRulePayload: {
         description: "Rack agents' BMC reports to the reports queue, read by the bmc-result Lambda",
         awsIotSqlVersion: "2016-03-23",
@@ -192,6 +203,14 @@ export class BmcIot extends Construct {
           },
           { Effect: "Allow", Action: "iot:Receive", Resource: iotArn(`topic/flow/rack/${THING}/bmc/*/cmd`) },
           { Effect: "Allow", Action: "iot:Publish", Resource: iotArn(`topic/flow/rack/${THING}/bmc/*/evt`) },
+          // The same reports through Basic Ingest, to the rack reports' rule only.
+          {
+            Effect: "Allow",
+            Action: "iot:Publish",
+            Resource: iotArn(
+              `topic/${basicIngestEvtTopic(this.rackTopicRuleName, { rackId: THING, componentId: "*" })}`,
+            ),
+          },
           {
             Effect: "Allow",
             Action: "iot:AssumeRoleWithCertificate",

@@ -323,6 +323,8 @@ export class FlowStack extends Stack {
     new CfnOutput(this, "BmcAgentPolicyName", { value: this.iot.agentPolicyName });
     // What an agent's commandAuth.roleAlias names (its credentials for opening update credentials).
     new CfnOutput(this, "BmcAgentRoleAlias", { value: this.iot.agentRoleAliasName });
+    // What an agent's reportsRule names (its reports through Basic Ingest, no messaging charge).
+    new CfnOutput(this, "BmcReportsRuleName", { value: this.iot.rackTopicRuleName });
     new CfnOutput(this, "IotDataEndpoint", { value: iotDataEndpoint });
     new CfnOutput(this, "DashboardName", { value: namePrefix });
 

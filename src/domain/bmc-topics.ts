@@ -12,6 +12,12 @@
  *   flow/bmc/{componentId}/cmd, flow/bmc/{componentId}/evt
  * The child task publishes there too only when its deployment says so (legacy topics).
  *
+ * Basic Ingest (reports only): a BMC's reports may instead go to
+ *   $aws/rules/{ruleName}/flow/rack/{rackId}/bmc/{componentId}/evt
+ * which AWS IoT Core hands straight to the named rule, skipping the message broker (no messaging
+ * charge; nobody can subscribe to such a topic). The rule's SQL is the same: IoT does not count the
+ * `$aws/rules/{ruleName}` prefix in `topic(N)`, so `topic(3)` is still the rack.
+ *
  * Ids are lowercase UUIDs: never empty, never an MQTT wildcard, never containing a `/`.
  */
 
@@ -36,6 +42,27 @@ export const BMC_CMD_TOPIC_FILTER = `${RACK_TOPIC_ROOT}/+/bmc/+/cmd`;
 export const BMC_EVT_TOPIC_FILTER = `${RACK_TOPIC_ROOT}/+/bmc/+/evt`;
 /** Every v1–v3 component's reports (the IoT rule kept for BMCs on the per-component topics). */
 export const LEGACY_BMC_EVT_TOPIC_FILTER = `${LEGACY_BMC_TOPIC_ROOT}/+/evt`;
+
+/** The topic prefix that sends a message straight to an IoT rule (AWS IoT Basic Ingest). */
+export const BASIC_INGEST_PREFIX = "$aws/rules";
+
+/** An AWS IoT rule name as IoT accepts it: 1 to 128 letters, digits and underscores. */
+export function isIotRuleName(name: string): boolean {
+  return /^[A-Za-z0-9_]{1,128}$/.test(name);
+}
+
+/** A BMC's report topic through Basic Ingest: `$aws/rules/<ruleName>/flow/rack/<rack>/bmc/<component>/evt`. */
+export function basicIngestEvtTopic(ruleName: string, to: BmcAddress): string {
+  return `${BASIC_INGEST_PREFIX}/${ruleName}/${bmcEvtTopic(to)}`;
+}
+
+/**
+ * Every rack's reports sent to `ruleName` through Basic Ingest (what the local stack's rule
+ * stand-in subscribes to: an MQTT wildcard never matches a topic starting with `$`).
+ */
+export function basicIngestEvtTopicFilter(ruleName: string): string {
+  return `${BASIC_INGEST_PREFIX}/${ruleName}/${BMC_EVT_TOPIC_FILTER}`;
+}
 
 export function bmcCmdTopic(to: BmcAddress): string {
   return `${RACK_TOPIC_ROOT}/${to.rackId}/bmc/${to.componentId}/cmd`;
@@ -76,9 +103,22 @@ export interface BmcTopic {
 
 /**
  * `"flow/rack/r1/bmc/c1/evt"` → `{ rackId: "r1", componentId: "c1", channel: "evt" }`;
- * `"flow/bmc/c1/cmd"` → `{ componentId: "c1", channel: "cmd" }`; anything else → undefined.
+ * `"flow/bmc/c1/cmd"` → `{ componentId: "c1", channel: "cmd" }`; a rack's report through Basic
+ * Ingest, `"$aws/rules/<rule>/flow/rack/r1/bmc/c1/evt"`, reads as the plain one (commands never
+ * travel that way); anything else → undefined.
  */
 export function parseBmcTopic(topic: string): BmcTopic | undefined {
+  if (topic.startsWith(`${BASIC_INGEST_PREFIX}/`)) {
+    const rest = topic.slice(BASIC_INGEST_PREFIX.length + 1);
+    const slash = rest.indexOf("/");
+    if (slash < 0 || !isIotRuleName(rest.slice(0, slash))) return undefined;
+    const plain = parsePlainBmcTopic(rest.slice(slash + 1));
+    return plain?.rackId !== undefined && plain.channel === "evt" ? plain : undefined;
+  }
+  return parsePlainBmcTopic(topic);
+}
+
+function parsePlainBmcTopic(topic: string): BmcTopic | undefined {
   const parts = topic.split("/");
   if (parts.length === 6 && parts[0] === "flow" && parts[1] === "rack" && parts[3] === "bmc") {
     const [, , rackId, , componentId, channel] = parts as [string, string, string, string, string, string];

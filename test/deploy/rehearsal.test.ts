@@ -162,6 +162,7 @@ describe("deploy rehearsal: the stack and what the endpoint created", () => {
       BmcThingTypeName: `Flow_${STAGE}_bmc`,
       BmcAgentPolicyName: `Flow_${STAGE}_bmc_agent`,
       BmcAgentRoleAlias: `Flow_${STAGE}_bmc_agent`,
+      BmcReportsRuleName: `Flow_${STAGE}_rack_bmc_events`,
       IotDataEndpoint: `https://${run.context.iotDataEndpoint}`,
       DashboardName: `Flow-${STAGE}`,
     });

@@ -65,6 +65,7 @@ const provision = (o: {
   bmcs?: string;
   json?: boolean;
   roleAlias?: string;
+  reportsRule?: string;
 }) =>
   flowctlInProcess(
     [
@@ -80,6 +81,7 @@ const provision = (o: {
       "--out",
       o.out,
       ...(o.roleAlias === undefined ? [] : ["--role-alias", o.roleAlias]),
+      ...(o.reportsRule === undefined ? [] : ["--reports-rule", o.reportsRule]),
     ],
     env,
   );
@@ -164,6 +166,23 @@ describe("flowctl agent provision", () => {
     expect(parsed.commandAuth).toMatchObject({ credentials: "iot", roleAlias: "Flow_test_bmc_agent" });
   });
 
+  it("with --reports-rule the config sends the reports through IoT Basic Ingest to that rule", async () => {
+    const rack = "7d000000-0000-4000-8000-0000000000a6";
+    const out = join(dir, "rack-a6");
+    const r = await provision({ rack, out, reportsRule: "Flow_test_rack_bmc_events" });
+    expect(r.code, r.stderr).toBe(0);
+    const config = JSON.parse(readFileSync(join(out, "agent.json"), "utf8")) as Record<string, unknown>;
+    expect(config.reportsRule).toBe("Flow_test_rack_bmc_events");
+    const parsed = parseAgentConfig(
+      {
+        ...config,
+        bmcs: [{ componentId: C1, url: "https://10.0.3.17", username: "flow", passwordEnv: "BMC_PW" }],
+      },
+      { baseDir: out, env: { BMC_PW: "pw" } },
+    );
+    expect(parsed.reportsRule).toBe("Flow_test_rack_bmc_events");
+  });
+
   it("an output directory that holds an agent's files is refused before anything is created", async () => {
     const out = join(dir, "taken");
     const first = await provision({ rack: "7d000000-0000-4000-8000-0000000000a2", out });
@@ -179,6 +198,10 @@ describe("flowctl agent provision", () => {
 
   it.each([
     [["--rack", "rack-t01"], 'error: --rack: must be the inventory rack\'s id, a UUID (got "rack-t01")\n'],
+    [
+      ["--rack", "7d000000-0000-4000-8000-0000000000a7", "--reports-rule", "Flow-test-rule"],
+      'error: --reports-rule: must be an AWS IoT rule name: 1 to 128 letters, digits and underscores (got "Flow-test-rule")\n',
+    ],
   ])("a bad flag %j is a usage error, nothing created", async (flags, message) => {
     const before = await certificateCount();
     const r = await flowctlInProcess(

@@ -19,6 +19,8 @@ import { decodeBmcEvent } from "../../src/domain/bmc-protocol-decode.js";
 import {
   BMC_EVT_TOPIC_FILTER,
   type BmcAddress,
+  basicIngestEvtTopic,
+  basicIngestEvtTopicFilter,
   bmcCmdTopic,
   legacyBmcCmdTopic,
   parseBmcTopic,
@@ -464,6 +466,44 @@ describe("bmc fleet: rack-scoped topics (protocol v4)", () => {
       expect(trace(C.succeed, "q-both")).toEqual([`status:${fleet.versionOf(C.succeed)}`]);
     } finally {
       await unsubscribe();
+    }
+  });
+});
+
+describe("bmc fleet: reports through Basic Ingest", () => {
+  it("with reportsRule every report goes to $aws/rules/<rule>/flow/rack/...; none to the plain topic", async () => {
+    const rule = "Flow_test_rack_bmc_events";
+    // A component of its own: the suite's fleet answers on the same broker.
+    const only = id(13);
+    const rack: InventoryRack = { id: RACK, name: "rack-t01", components: [{ id: only, type: "COMPUTE" }] };
+    const ingested: { topic: string; type: string }[] = [];
+    const plain: string[] = [];
+    const removals = [
+      await broker.subscribe(basicIngestEvtTopicFilter(rule), (topic, payload) => {
+        const decoded = decodeBmcEvent(payload);
+        ingested.push({ topic, type: decoded.ok ? decoded.value.type : "undecodable" });
+      }),
+      await broker.subscribe(BMC_EVT_TOPIC_FILTER, (topic) => {
+        if (parseBmcTopic(topic)?.componentId === only) plain.push(topic);
+      }),
+    ];
+    const local = await startBmcFleet({
+      brokerUrl: broker.url,
+      racks: [rack],
+      config: { defaults: { outcome: "succeed", updateMs: UPDATE_MS }, racks: {}, components: {} },
+      reportsRule: rule,
+    });
+    try {
+      await publisher.publish(at(only), updateCmd("r-ingest"));
+      await until("the result", () => (ingested.some((m) => m.type === "result") ? true : undefined));
+      const topic = basicIngestEvtTopic(rule, { rackId: RACK, componentId: only });
+      expect(ingested).toEqual(
+        ["ack", "progress", "progress", "progress", "result"].map((type) => ({ topic, type })),
+      );
+      expect(plain).toEqual([]);
+    } finally {
+      await local.stop();
+      for (const remove of removals) await remove();
     }
   });
 });

@@ -110,6 +110,46 @@ describe("bmc agent config: the rack (protocol v4 topics)", () => {
   });
 });
 
+describe("bmc agent config: reportsRule (reports through AWS IoT Basic Ingest)", () => {
+  const bmcs = [{ componentId: C1, url: "https://10.0.3.17", username: "flow", passwordFile: "bmc.pw" }];
+  const mqtt = { url: "mqtt://127.0.0.1:1883" };
+
+  it("absent by default: the plain evt topics", () => {
+    expect(parse({ rackId: RACK, mqtt, bmcs }).reportsRule).toBeUndefined();
+  });
+
+  it("a rule name is kept as given", () => {
+    const config = parse({ rackId: RACK, reportsRule: "Flow_prod_rack_bmc_events", mqtt, bmcs });
+    expect(config.reportsRule).toBe("Flow_prod_rack_bmc_events");
+    expect(config.warnings).toEqual([]);
+  });
+
+  it.each([
+    ["Flow-prod_rack_bmc_events", '"Flow-prod_rack_bmc_events"'],
+    ["x".repeat(129), JSON.stringify("x".repeat(129))],
+    ["rules/x", '"rules/x"'],
+  ])("%s is no IoT rule name: a problem naming the field and the rule", (name, shown) => {
+    expect(problems({ rackId: RACK, reportsRule: name, mqtt, bmcs })).toEqual([
+      `reportsRule: must be an AWS IoT rule name: 1 to 128 letters, digits and underscores (got ${shown})`,
+    ]);
+  });
+
+  it("not a string, or empty: must be a non-empty string", () => {
+    expect(problems({ rackId: RACK, reportsRule: 7, mqtt, bmcs })).toEqual([
+      "reportsRule: must be a non-empty string",
+    ]);
+    expect(problems({ rackId: RACK, reportsRule: "", mqtt, bmcs })).toEqual([
+      "reportsRule: must be a non-empty string",
+    ]);
+  });
+
+  it("without rackId: a problem, Basic Ingest carries the rack-scoped reports only", () => {
+    expect(problems({ reportsRule: "Flow_prod_rack_bmc_events", mqtt, bmcs })).toEqual([
+      "reportsRule: needs rackId: Basic Ingest carries the rack-scoped reports (flow/rack/<rackId>/...)",
+    ]);
+  });
+});
+
 describe("bmc agent config: commandAuth (opening update commands' credentials)", () => {
   const bmcs = [{ componentId: C1, url: "https://10.0.3.17", username: "flow", passwordFile: "bmc.pw" }];
   const mqtt = { url: "mqtt://127.0.0.1:1883" };

@@ -1,11 +1,15 @@
 import { describe, expect, it } from "vitest";
 import {
+  BASIC_INGEST_PREFIX,
   BMC_CMD_TOPIC_FILTER,
   BMC_EVT_TOPIC_FILTER,
   BMC_TOPIC_LAYOUT_VERSION,
+  basicIngestEvtTopic,
+  basicIngestEvtTopicFilter,
   bmcAuthContext,
   bmcCmdTopic,
   bmcEvtTopic,
+  isIotRuleName,
   LEGACY_BMC_EVT_TOPIC_FILTER,
   legacyBmcCmdTopic,
   legacyBmcEvtTopic,
@@ -33,6 +37,48 @@ describe("bmc topics: rack-scoped (v4)", () => {
   it("parseBmcTopic reads rack, component and channel back", () => {
     expect(parseBmcTopic(bmcCmdTopic(at))).toEqual({ rackId: RACK, componentId: COMPONENT, channel: "cmd" });
     expect(parseBmcTopic(bmcEvtTopic(at))).toEqual({ rackId: RACK, componentId: COMPONENT, channel: "evt" });
+  });
+});
+
+describe("bmc topics: a rack's reports through Basic Ingest", () => {
+  const RULE = "Flow_prod_rack_bmc_events";
+
+  it("the event topic under $aws/rules/<rule>/, and the filter of every rack's", () => {
+    expect(BASIC_INGEST_PREFIX).toBe("$aws/rules");
+    expect(basicIngestEvtTopic(RULE, at)).toBe(`$aws/rules/${RULE}/flow/rack/${RACK}/bmc/${COMPONENT}/evt`);
+    expect(basicIngestEvtTopicFilter(RULE)).toBe(`$aws/rules/${RULE}/flow/rack/+/bmc/+/evt`);
+  });
+
+  it("parseBmcTopic reads it as the plain event topic", () => {
+    expect(parseBmcTopic(basicIngestEvtTopic(RULE, at))).toEqual({
+      rackId: RACK,
+      componentId: COMPONENT,
+      channel: "evt",
+    });
+  });
+
+  it("a rule name is 1 to 128 letters, digits and underscores, as IoT takes it", () => {
+    for (const name of ["r", "Flow_dev_rack_bmc_events", "A9_", "x".repeat(128)])
+      expect(isIotRuleName(name), name).toBe(true);
+    for (const name of ["", "Flow-dev", "rule.name", "a/b", "+", "#", "$aws", "x".repeat(129)])
+      expect(isIotRuleName(name), name).toBe(false);
+  });
+
+  it.each([
+    // commands never travel through Basic Ingest, nor v1-v3 topics
+    `$aws/rules/${RULE}/flow/rack/r/bmc/c/cmd`,
+    `$aws/rules/${RULE}/flow/bmc/c/evt`,
+    // no rule, an invalid rule name, a nested prefix, another $aws topic
+    "$aws/rules/flow/rack/r/bmc/c/evt",
+    "$aws/rules//flow/rack/r/bmc/c/evt",
+    "$aws/rules/Flow-dev/flow/rack/r/bmc/c/evt",
+    `$aws/rules/${RULE}/$aws/rules/${RULE}/flow/rack/r/bmc/c/evt`,
+    "$aws/things/r/shadow/update",
+    `$aws/rules/${RULE}`,
+    `$aws/rules/${RULE}/flow/rack/+/bmc/c/evt`,
+    `$aws/rules/${RULE}/flow/rack/r/bmc/c/evt/extra`,
+  ])("parseBmcTopic(%s) → undefined", (topic) => {
+    expect(parseBmcTopic(topic)).toBeUndefined();
   });
 });
 

@@ -536,16 +536,23 @@ describe("infra IoT: BMC reports in, BMC policy", () => {
   const thing = "${iot:Connection.Thing.ThingName}";
   const attached = { Bool: { "iot:Connection.Thing.IsAttached": "true" } };
 
-  it("a rack agent connects as its own thing (the rack id) and uses only its own rack's topics", () => {
+  it("a rack agent connects as its own thing (the rack id) and uses only its own rack's topics, its reports also through Basic Ingest to the rack reports' rule", () => {
     expect(policyStatements("Flow_dev_bmc_agent")).toEqual([
       { effect: "Allow", action: "iot:Connect", resource: `client/${thing}`, condition: attached },
       { effect: "Allow", action: "iot:Subscribe", resource: `topicfilter/flow/rack/${thing}/bmc/+/cmd` },
       { effect: "Allow", action: "iot:Receive", resource: `topic/flow/rack/${thing}/bmc/*/cmd` },
       { effect: "Allow", action: "iot:Publish", resource: `topic/flow/rack/${thing}/bmc/*/evt` },
+      {
+        effect: "Allow",
+        action: "iot:Publish",
+        resource: `topic/$aws/rules/Flow_dev_rack_bmc_events/flow/rack/${thing}/bmc/*/evt`,
+      },
       { effect: "Allow", action: "iot:AssumeRoleWithCertificate", resource: "rolealias/Flow_dev_bmc_agent" },
     ]);
     expect(dev.template.toJSON().Outputs.BmcAgentPolicyName.Value).toBe("Flow_dev_bmc_agent");
     expect(dev.template.toJSON().Outputs.BmcAgentRoleAlias.Value).toBe("Flow_dev_bmc_agent");
+    // The rule the agent's reportsRule names, the one its Basic Ingest statement allows.
+    expect(dev.template.toJSON().Outputs.BmcReportsRuleName.Value).toBe("Flow_dev_rack_bmc_events");
   });
 
   it("the agent's role (IoT credentials provider, an hour) may Decrypt only its own rack's BMC credentials", () => {

@@ -22,6 +22,7 @@ import type { AgentClock, CommandAuthOpener, EventSink } from "../../app/ports/b
 import { describeBmcMessage, encodeBmcMessage } from "../../domain/bmc-protocol.js";
 import { decodeBmcCommand } from "../../domain/bmc-protocol-decode.js";
 import {
+  basicIngestEvtTopic,
   bmcEvtTopic,
   legacyBmcCmdTopic,
   legacyBmcEvtTopic,
@@ -107,10 +108,16 @@ export async function startBmcAgent(
   mqtt.on("error", (err) => log(`flow-bmc-agent: mqtt: ${err.message}`));
 
   const rackId = config.rackId;
+  const reportsRule = config.reportsRule;
   const events: EventSink = {
     async publish(componentId, event) {
+      // With reportsRule, straight to the rule (Basic Ingest); the config allows it with rackId only.
       const topic =
-        rackId === undefined ? legacyBmcEvtTopic(componentId) : bmcEvtTopic({ rackId, componentId });
+        rackId === undefined
+          ? legacyBmcEvtTopic(componentId)
+          : reportsRule === undefined
+            ? bmcEvtTopic({ rackId, componentId })
+            : basicIngestEvtTopic(reportsRule, { rackId, componentId });
       await mqtt.publishAsync(topic, encodeBmcMessage(event), { qos: 1 });
     },
   };

@@ -15,6 +15,7 @@ import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
 import { dirname, resolve } from "node:path";
 import type { AgentTimings } from "../../app/bmc-agent/bmc-link.js";
+import { isIotRuleName } from "../../domain/bmc-topics.js";
 import { ConfigError } from "../env-reader.js";
 
 export interface AgentBmcConfig {
@@ -62,6 +63,12 @@ export interface AgentConfig {
    * (protocol v4, src/domain/bmc-topics.ts). Absent: each BMC's v1–v3 per-component topic.
    */
   rackId?: string;
+  /**
+   * The IoT rule that takes the rack's reports (the stack's output BmcReportsRuleName): every
+   * report then goes to `$aws/rules/<reportsRule>/flow/rack/...` (AWS IoT Basic Ingest: no
+   * messaging charge). Absent: the plain evt topics, through the message broker.
+   */
+  reportsRule?: string;
   mqtt: AgentMqttConfig;
   stateDir: string;
   cacheDir: string;
@@ -136,6 +143,7 @@ export function parseAgentConfig(
     root,
     [
       "rackId",
+      "reportsRule",
       "commandAuth",
       "mqtt",
       "bmcs",
@@ -157,6 +165,15 @@ export function parseAgentConfig(
     warnings.push(
       "no rackId: listening on each BMC's per-component topic (protocol v1-v3), which the product publishes on only when its deployment keeps the legacy topics; set rackId",
     );
+
+  const reportsRule = str(root.reportsRule, "reportsRule", p);
+  if (reportsRule !== undefined && !isIotRuleName(reportsRule))
+    p(
+      "reportsRule",
+      `must be an AWS IoT rule name: 1 to 128 letters, digits and underscores (got ${JSON.stringify(reportsRule)})`,
+    );
+  if (reportsRule !== undefined && rackId === undefined)
+    p("reportsRule", "needs rackId: Basic Ingest carries the rack-scoped reports (flow/rack/<rackId>/...)");
 
   const mqttDoc = asObject(root.mqtt, "mqtt", p, true);
   known(mqttDoc, ["url", "clientId", "caFile", "certFile", "keyFile"], "mqtt.", p);
@@ -297,6 +314,7 @@ export function parseAgentConfig(
   if (problems.length > 0) throw new ConfigError(problems);
   return {
     ...(rackId === undefined ? {} : { rackId }),
+    ...(reportsRule === undefined ? {} : { reportsRule }),
     ...(commandAuth === undefined ? {} : { commandAuth }),
     mqtt,
     stateDir,
