@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 import { longestFirst } from "./test/support/longest-first-sequencer.js";
 
@@ -22,6 +23,12 @@ const OWN_MODULES = ["test/unit/observability-xray.test.ts"];
  * each worker has a moto of its own (test/support/global-setup.ts).
  */
 const WAITING_WORKERS = 3;
+/**
+ * Workers for the CPU-bound projects (unit, unit-shell, property: groupOrder 0): one per core.
+ * vitest's default leaves a core to its main process (cores - 1: one worker on 2 cores), which
+ * mostly waits while the workers run.
+ */
+const CPU_WORKERS = Math.max(1, availableParallelism());
 /**
  * The files of the waiting projects that take longest, slowest first: the sequencer starts them
  * before the others (test/support/longest-first-sequencer.ts), so no long file is left to start
@@ -80,6 +87,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
+          maxWorkers: CPU_WORKERS,
           include: ["test/unit/**/*.test.ts"],
           exclude: [...SLOW_UNIT, ...OWN_MODULES],
           // One module cache per worker, not per file: importing the SDK and the product again for
@@ -94,6 +102,7 @@ export default defineConfig({
         // and those that load modules of their own, each file isolated.
         test: {
           name: "unit-shell",
+          maxWorkers: CPU_WORKERS,
           // Not counted in the coverage of src/domain: unit and property hold it at 100 % alone,
           // and V8's counting in these files (CDK, the SDK, spawned processes) only cost CPU.
           provide: { coverageOff: true },
@@ -106,6 +115,7 @@ export default defineConfig({
       {
         test: {
           name: "property",
+          maxWorkers: CPU_WORKERS,
           include: ["test/property/**/*.test.ts"],
         },
       },
