@@ -14,6 +14,7 @@
  * differs in how many checks a flash step takes: `checksPerFlashStep`), and "before", a SendWave
  * and a MoreWaves? per step as well.
  */
+import { isRackCycle } from "../../src/app/child-task/rack-cycle.js";
 import type { InventoryComponent } from "../../src/domain/inventory.js";
 import type { ComponentType, OperationRule, RuleAction } from "../../src/domain/model.js";
 import { PROGRESS_PERCENTS } from "./production-model.js";
@@ -101,8 +102,10 @@ export function modelRack(
       steps += waves;
       if (step.action === "UPDATE_FIRMWARE") flashSteps += waves;
       if (step.action === "SLEEP") continue;
-      commands += n;
-      reports += n * reportsPerCommand(step.action);
+      // A whole-rack AC cycle is one reset a wave, to the rack's power shelf (rack-cycle.ts).
+      const sent = isRackCycle(step) ? waves : n;
+      commands += sent;
+      reports += sent * reportsPerCommand(step.action);
       moments += waves * reportsPerCommand(step.action);
     }
   }

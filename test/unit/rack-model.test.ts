@@ -84,6 +84,35 @@ describe("the rack model", () => {
     });
     expect(model.steps).toBe((1 + 2 + 3 + 1 + 1 + 1) * 3);
   });
+
+  it("an AC cycle of the whole rack is one reset a wave, to the power shelf; of each tray, one a component", () => {
+    // A tray's AC cycle is the step without acScope (TRAY is the default, kept as no scope).
+    const rule = (acScope?: "RACK") => ({
+      stages: [
+        {
+          name: "compute",
+          componentTypes: ["COMPUTE" as const],
+          maxParallel: 0,
+          steps: [
+            {
+              action: "AC_CYCLE" as const,
+              timeoutSeconds: 600,
+              sleepSeconds: 0,
+              ...(acScope ? { acScope } : {}),
+            },
+            { action: "WAIT_BRING_UP" as const, timeoutSeconds: 600, sleepSeconds: 0 },
+          ],
+        },
+      ],
+    });
+    const options = { maxParallel: ROLLOUT_MAX_PARALLEL, checksPerFlashStep: 1, path: "after" as const };
+    const trays = modelRack(rule(), components, options);
+    const whole = modelRack(rule("RACK"), components, options);
+    // The preflight's 39 queries, then the 18 trays' resets (or one), then their 18 queries.
+    expect([trays.commands, trays.reports]).toEqual([39 + 18 + 18, 39 + 18 * 2 + 18]);
+    expect([whole.commands, whole.reports]).toEqual([39 + 1 + 18, 39 + 1 * 2 + 18]);
+    expect([whole.steps, whole.transitions]).toEqual([trays.steps, trays.transitions]);
+  });
 });
 
 describe("the production schedule of a 10-minute flash reporting at 25/50/75 %", () => {
