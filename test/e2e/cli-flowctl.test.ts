@@ -98,23 +98,10 @@ function flowctlInTerminal(args: string[]): Promise<Result> {
   })();
   if (!hasScript) return flowctlProcess(args, { FLOWCTL_TTY: "1" });
   const quoted = [process.execPath, FLOWCTL, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
-  return new Promise((resolve, reject) => {
-    // -e: exit with the child's code; -f: flush at once; -q: no "Script started" banner.
-    const child = spawn("script", ["-qefc", quoted, "/dev/null"], {
-      cwd: ROOT,
-      env: { ...process.env, FLOW_ENDPOINT: endpoint, COLUMNS: "160", TERM: "xterm" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => {
-      stdout += d.toString();
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-    });
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  // -e: exit with the child's code; -f: flush at once; -q: no "Script started" banner.
+  return runProcess("script", ["-qefc", quoted, "/dev/null"], {
+    cwd: ROOT,
+    env: { ...process.env, FLOW_ENDPOINT: endpoint, COLUMNS: "160", TERM: "xterm" },
   });
 }
 
