@@ -56,6 +56,9 @@ import type { CommandSet } from "../src/domain/command-sets.js";
 import type { Task } from "../src/domain/task.js";
 import { retryWhileUnavailable } from "./retry-unavailable.js";
 
+/** Definitions (as JSON text, after the executor's own changes) the library has validated. */
+const VALIDATED_DEFINITIONS = new Set<string>();
+
 export const LOCAL_CHILD_TASK_STATE_MACHINE_ARN =
   "arn:aws:states:us-east-1:000000000000:stateMachine:flow-child-task";
 
@@ -176,7 +179,16 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
     }
     const clock = options.callbackClock ?? systemClock;
     const timer = (ms: number, fire: () => void) => clock.after(ms, fire);
-    this.machine = new StateMachine(this.definition as never);
+    // The library validates a definition on every construction with a JSON schema compiled
+    // afresh (~0.2-0.5 s of CPU): a definition this process has validated once is not validated
+    // again. An invalid one is never added, so it fails every time.
+    const text = JSON.stringify(this.definition);
+    const validated = VALIDATED_DEFINITIONS.has(text);
+    this.machine = new StateMachine(
+      this.definition as never,
+      validated ? { validationOptions: { noValidate: true } } : undefined,
+    );
+    VALIDATED_DEFINITIONS.add(text);
     this.settings = { ...DEFAULT_CHILD_TASK_SETTINGS, ...options.settings };
     this.log = options.log ?? (() => {});
     const handle = async (input: unknown): Promise<never> => {
