@@ -17,7 +17,9 @@
  *
  *   npx tsx bench/fleet.ts            every scenario, 10-minute flashes, and the moto check
  *   npx tsx bench/fleet.ts --quick    the same scenarios with 20 racks a run, a 60-rack moto check (about 1 min)
- *   flags: --seed N, --skip-moto
+ *   flags: --seed N, --skip-moto, --task-minutes N (a child task's time from its start to its
+ *          outcome, over which its traffic is spread: 10 by default, one 10-minute flash; 60 is a
+ *          default-rule rack's six stages flashed one after another)
  */
 import { loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -140,7 +142,12 @@ function parseArgs(argv: string[]) {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  return { quick: flag("--quick"), skipMoto: flag("--skip-moto"), seed: Number(value("--seed") ?? 7) };
+  return {
+    quick: flag("--quick"),
+    skipMoto: flag("--skip-moto"),
+    seed: Number(value("--seed") ?? 7),
+    taskMinutes: Number(value("--task-minutes") ?? 10),
+  };
 }
 
 async function simulate(
@@ -332,7 +339,9 @@ function printScenarios(all: Figures[]): void {
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
   const racks = o.quick ? 20 : 100;
-  const flashMs = 600_000;
+  if (!(o.taskMinutes > 0))
+    throw new Error(`--task-minutes: must be a number of minutes above 0 (got ${o.taskMinutes})`);
+  const flashMs = o.taskMinutes * 60_000;
   const tickMs = 10_000;
   const scenarios: [string, Scenario][] = [
     ...[1, 10, 100, 1000].map((runs): [string, Scenario] => [
@@ -342,7 +351,7 @@ async function main(): Promise<void> {
     [`1 × ${racks} racks, C=${racks}`, { runs: 1, racks, concurrency: racks, flashMs, tickMs }],
   ];
   console.log(
-    `Fleet simulation (seed ${o.seed}): ${flashMs / 60_000}-minute flashes, a tick every ${tickMs / 1000} s, DynamoDB latency assumed p50/p99 (ms) ${Object.entries(
+    `Fleet simulation (seed ${o.seed}): ${flashMs / 60_000}-minute child tasks, a tick every ${tickMs / 1000} s, DynamoDB latency assumed p50/p99 (ms) ${Object.entries(
       ASSUMED.dynamo,
     )
       .map(([k, v]) => `${k} ${v.p50}/${v.p99}`)

@@ -128,7 +128,7 @@ export function printPerRack(input: {
     ]),
   );
   console.log(
-    `\nStep Functions callbacks per rack: SendTaskHeartbeat (the busiest second against the ${bucket.perSecond}-a-second refill; calls its bucket of ${bucket.burst} refuses), SendTaskSuccess`,
+    `\nStep Functions callbacks per rack: SendTaskHeartbeat (the busiest second against the ${bucket.perSecond}-a-second refill; calls its bucket of ${bucket.burst} refuses), SendTaskSuccess; the receiver's report writes (one per set a batch touches)`,
   );
   printTable(
     header,
@@ -136,7 +136,7 @@ export function printPerRack(input: {
       s.label,
       ...figures[i]!.map(
         (f) =>
-          `${fixed(f.callbacks.heartbeats, 1)} (${fixed(f.peakHeartbeats, 0)}/s, ${fixed((100 * f.peakHeartbeats) / bucket.perSecond, 1)} %; ${fixed(f.refusedHeartbeats, 0)} refused), ${fixed(f.callbacks.wakeUps, 0)}`,
+          `${fixed(f.callbacks.heartbeats, 1)} (${fixed(f.peakHeartbeats, 0)}/s, ${fixed((100 * f.peakHeartbeats) / bucket.perSecond, 1)} %; ${fixed(f.refusedHeartbeats, 0)} refused), ${fixed(f.callbacks.wakeUps, 0)}; ${fixed(f.callbacks.reportWrites, 1)} writes`,
       ),
     ]),
   );

@@ -152,10 +152,16 @@ export function invocationsPerRack(
   return { taskSteps: rack.taskSteps, bmcResult, total: rack.taskSteps + bmcResult };
 }
 
-/** Per rack of a scenario: its heartbeats and wake-ups. */
+/**
+ * Per rack of a scenario: its heartbeats and wake-ups, and the receiver's writes of its command
+ * sets: one per set a batch touches (receiving.ts), so every batch a moment lands in, which is a
+ * heartbeat or, for the one that completes a wait, its wake-up.
+ */
 export function callbacksPerRack(
   series: CallbackSeries,
   racks: number,
-): { heartbeats: number; wakeUps: number } {
-  return { heartbeats: sum(series.heartbeats) / racks, wakeUps: sum(series.wakeUps) / racks };
+): { heartbeats: number; wakeUps: number; reportWrites: number } {
+  const heartbeats = sum(series.heartbeats) / racks;
+  const wakeUps = sum(series.wakeUps) / racks;
+  return { heartbeats, wakeUps, reportWrites: heartbeats + wakeUps };
 }

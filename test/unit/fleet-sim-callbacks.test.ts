@@ -109,6 +109,8 @@ describe("per rack", () => {
     const callbacks = callbacksPerRack(series, 2);
     expect(callbacks.heartbeats).toBeCloseTo(one.heartbeats, 12);
     expect(callbacks.wakeUps).toBe(1);
+    // Every batch each moment lands in writes the set: 2 moments of 18, ~4.9 batches each.
+    expect(callbacks.reportWrites).toBeCloseTo(2 * touched(5, 18), 12);
     const figures = perRack({ taskSteps: 5 }, series, 2, { burst: 1, perSecond: 1 });
     expect(figures.peakHeartbeats).toBeCloseTo(one.heartbeats, 12);
     // A bucket of 1, refilled 1 a second: of ~8.8 a second, all but one a second refused.
