@@ -17,9 +17,7 @@
  *
  *   npx tsx bench/fleet.ts            every scenario, 10-minute flashes, and the moto check
  *   npx tsx bench/fleet.ts --quick    the same scenarios with 20 racks a run, a 60-rack moto check (about 1 min)
- *   flags: --seed N, --skip-moto, --task-minutes N (a child task's time from its start to its
- *          outcome, over which its traffic is spread: 10 by default, one 10-minute flash; 60 is a
- *          default-rule rack's six stages flashed one after another)
+ *   flags: --seed N, --skip-moto, --task-minutes N (bench/lib/fleet-args.ts)
  */
 import { loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -31,6 +29,7 @@ import { createDynamoStores, createTables, tableNames } from "../src/adapters/dy
 import { systemClock } from "../src/adapters/system-clock.js";
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import { DEFAULT_RULE } from "../src/domain/operation-rules.js";
+import { parseFleetArgs } from "./lib/fleet-args.js";
 import { type FleetRack, printPerRack, rackOf } from "./lib/fleet-racks.js";
 import { callbackSeries, rackShares } from "./lib/fleet-rates.js";
 import { runScenario, type Scenario, type ScenarioResult } from "./lib/fleet-sim.js";
@@ -134,20 +133,6 @@ interface Figures {
   label: string;
   scenario: Scenario;
   result: ScenarioResult;
-}
-
-function parseArgs(argv: string[]) {
-  const flag = (name: string) => argv.includes(name);
-  const value = (name: string) => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
-  return {
-    quick: flag("--quick"),
-    skipMoto: flag("--skip-moto"),
-    seed: Number(value("--seed") ?? 7),
-    taskMinutes: Number(value("--task-minutes") ?? 10),
-  };
 }
 
 async function simulate(
@@ -337,10 +322,8 @@ function printScenarios(all: Figures[]): void {
 }
 
 async function main(): Promise<void> {
-  const o = parseArgs(process.argv.slice(2));
+  const o = parseFleetArgs(process.argv.slice(2));
   const racks = o.quick ? 20 : 100;
-  if (!(o.taskMinutes > 0))
-    throw new Error(`--task-minutes: must be a number of minutes above 0 (got ${o.taskMinutes})`);
   const flashMs = o.taskMinutes * 60_000;
   const tickMs = 10_000;
   const scenarios: [string, Scenario][] = [
