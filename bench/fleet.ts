@@ -5,10 +5,14 @@
  * docs/capacity.md). The product's own dispatcher and stream evaluator run on virtual time over the
  * in-memory run store (bench/lib/memory-run-store.ts, the tests' store) with every call delayed by
  * the DynamoDB request it stands for (bench/lib/latency-store.ts); a child task is a 10-minute
- * timer whose own state transitions, Lambda invocations and IoT messages are the child-task
- * definition's model of a rack (bench/lib/rack-model.ts, RACK below; bench:rollout prints it beside
- * what it measures) and whose DynamoDB requests are bench:rollout's last measurement
- * (bench/rollout-rack.json), spread over its flash (bench/lib/fleet-sim.ts).
+ * timer (`--task-minutes`) whose own state transitions, Lambda invocations and IoT messages are the
+ * child-task definition's model of a rack (bench/lib/rack-model.ts, RACK below; bench:rollout prints
+ * it beside what it measures) and whose DynamoDB requests are bench:rollout's last measurement
+ * (bench/rollout-rack.json), spread over its flash (bench/lib/fleet-sim.ts); its reports are taken
+ * in the queue's batches, which send its waits' Step Functions callbacks (SendTaskHeartbeat,
+ * SendTaskSuccess: bench/lib/fleet-rates.ts). Per rack at each scale, for the update alone and the
+ * default rule, with the simulated BMCs and behind the Redfish agent: the Lambda invocations
+ * against the aim, the callbacks, the report writes and the cost (bench/lib/fleet-racks.ts).
  *
  * Checked against moto: the same harness runs one run on the DynamoDB adapter against a local moto
  * in real time, then the simulation runs the same scenario with the per-request latencies moto
