@@ -5,10 +5,14 @@
  * docs/capacity.md). The product's own dispatcher and stream evaluator run on virtual time over the
  * in-memory run store (bench/lib/memory-run-store.ts, the tests' store) with every call delayed by
  * the DynamoDB request it stands for (bench/lib/latency-store.ts); a child task is a 10-minute
- * timer whose own state transitions, Lambda invocations and IoT messages are the child-task
- * definition's model of a rack (bench/lib/rack-model.ts, RACK below; bench:rollout prints it beside
- * what it measures) and whose DynamoDB requests are bench:rollout's last measurement
- * (bench/rollout-rack.json), spread over its flash (bench/lib/fleet-sim.ts).
+ * timer (`--task-minutes`) whose own state transitions, Lambda invocations and IoT messages are the
+ * child-task definition's model of a rack (bench/lib/rack-model.ts, RACK below; bench:rollout prints
+ * it beside what it measures) and whose DynamoDB requests are bench:rollout's last measurement
+ * (bench/rollout-rack.json), spread over its flash (bench/lib/fleet-sim.ts); its reports are taken
+ * in the queue's batches, which send its waits' Step Functions callbacks (SendTaskHeartbeat,
+ * SendTaskSuccess: bench/lib/fleet-rates.ts). Per rack at each scale, for the update alone and the
+ * default rule, with the simulated BMCs and behind the Redfish agent: the Lambda invocations
+ * against the aim, the callbacks, the report writes and the cost (bench/lib/fleet-racks.ts).
  *
  * Checked against moto: the same harness runs one run on the DynamoDB adapter against a local moto
  * in real time, then the simulation runs the same scenario with the per-request latencies moto
@@ -17,7 +21,7 @@
  *
  *   npx tsx bench/fleet.ts            every scenario, 10-minute flashes, and the moto check
  *   npx tsx bench/fleet.ts --quick    the same scenarios with 20 racks a run, a 60-rack moto check (about 1 min)
- *   flags: --seed N, --skip-moto
+ *   flags: --seed N, --skip-moto, --task-minutes N (bench/lib/fleet-args.ts)
  */
 import { loadavg } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
@@ -29,6 +33,9 @@ import { createDynamoStores, createTables, tableNames } from "../src/adapters/dy
 import { systemClock } from "../src/adapters/system-clock.js";
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import { DEFAULT_RULE } from "../src/domain/operation-rules.js";
+import { parseFleetArgs } from "./lib/fleet-args.js";
+import { type FleetRack, printPerRack, rackOf } from "./lib/fleet-racks.js";
+import { callbackSeries, rackShares } from "./lib/fleet-rates.js";
 import { runScenario, type Scenario, type ScenarioResult } from "./lib/fleet-sim.js";
 import type { StoreCall } from "./lib/latency-store.js";
 import { REQUEST_KIND, type RequestKind } from "./lib/latency-store.js";
@@ -46,13 +53,10 @@ import { type Latency, seededRandom, VirtualTime } from "./lib/virtual-time.js";
  * (bench/lib/rack-model.ts, which bench:rollout checks against what it measures): the demo fleet's
  * GB200-shaped rack of 39 BMCs under the built-in default rule, in bench:rollout's waves (one per
  * group), each flash step checked as the product's schedule checks a 10-minute flash
- * (bench/lib/production-model.ts).
+ * (bench/lib/production-model.ts); with its waits' callbacks (SendTaskSuccess, SendTaskHeartbeat)
+ * for each second's report batches (bench/lib/fleet-rates.ts).
  */
-const RACK = modelRack(DEFAULT_RULE, generateDemoFleet({ racks: 1 })[0]?.components ?? [], {
-  maxParallel: ROLLOUT_MAX_PARALLEL,
-  checksPerFlashStep: modelProductionWave(DEFAULT_CHILD_TASK_SETTINGS).checksPerWave,
-  path: "after",
-});
+const RACK = rackOf(DEFAULT_RULE);
 /** The same rack without AwaitWave's heartbeat (a 10-minute flash timed out into a second check). */
 const RACK_WITHOUT_HEARTBEAT = modelRack(DEFAULT_RULE, generateDemoFleet({ racks: 1 })[0]?.components ?? [], {
   maxParallel: ROLLOUT_MAX_PARALLEL,
@@ -96,6 +100,12 @@ const ASSUMED = {
     iotPublishesPerSecond: 20_000,
     partitionWcuPerSecond: 1_000,
     tableRequestUnitsPerSecond: 40_000,
+    /**
+     * SendTaskHeartbeat and SendTaskSuccess, each its own bucket (Step Functions "Quotas related to
+     * API action throttling", "Other quotas", us-east-1): 3,000, refilled 500 a second.
+     */
+    sendTaskBurst: 3_000,
+    sendTaskPerSecond: 500,
   },
   /**
    * The reports queue's event source mapping (infra): batches of up to 1,000 reports gathered
@@ -127,15 +137,6 @@ interface Figures {
   label: string;
   scenario: Scenario;
   result: ScenarioResult;
-}
-
-function parseArgs(argv: string[]) {
-  const flag = (name: string) => argv.includes(name);
-  const value = (name: string) => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
-  return { quick: flag("--quick"), skipMoto: flag("--skip-moto"), seed: Number(value("--seed") ?? 7) };
 }
 
 async function simulate(
@@ -221,12 +222,6 @@ function latenciesOf(calls: readonly StoreCall[]): Record<RequestKind, Latency> 
   return out;
 }
 
-/** bmc-result invocations in a second with `reports` reports: one per full batch, and split over the pollers. */
-function bmcResultInvocations(reports: number): number {
-  const { size, pollers } = ASSUMED.reportBatch;
-  return reports <= 0 ? 0 : Math.max(Math.ceil(reports / size), Math.min(pollers, Math.ceil(reports)));
-}
-
 /** An event-loop delay p99 above this in the moto run: the machine, not the model, shaped its figures. */
 const LOADED_LOOP_DELAY_MS = 50;
 
@@ -234,35 +229,34 @@ const ideal = (s: Scenario) => Math.ceil(s.racks / s.concurrency) * s.flashMs;
 const efficiency = (f: Figures) => ideal(f.scenario) / percentile(f.result.makespans, 50);
 const racksOf = (s: Scenario) => s.runs * s.racks;
 
+/** Per second of the run, how many racks' child tasks it holds (each spread over its flash). */
+function sharesOf(f: Figures): Float64Array {
+  return rackShares(f.result.flashes, Math.ceil(f.result.wallMs / 1000) + 1);
+}
+
 /** Per second of the run, the rate of each quota's resource. */
 function rates(f: Figures) {
-  const seconds = Math.ceil(f.result.wallMs / 1000) + 1;
+  const shares = sharesOf(f);
+  const seconds = shares.length;
   const series = () => new Float64Array(seconds);
   const starts = series();
   const transitions = series();
   const invocations = series();
   const iot = series();
   const requests = series();
-  const reports = series();
   for (const at of f.result.submits) starts[Math.floor(at / 1000)]! += 1;
   for (const at of f.result.invocations) invocations[Math.floor(at / 1000)]! += 1;
   const t0 = f.result.calls[0]?.sent ?? 0;
   for (const c of f.result.calls) requests[Math.max(0, Math.floor((c.sent - t0) / 1000))]! += 1;
-  // A child task's own traffic, spread evenly over its flash.
-  for (const [from, to] of f.result.flashes) {
-    const a = Math.floor(from / 1000);
-    const b = Math.max(a + 1, Math.floor(to / 1000));
-    const span = b - a;
-    for (let s = a; s < b && s < seconds; s++) {
-      transitions[s]! += RACK.transitions / span;
-      invocations[s]! += RACK.taskSteps / span;
-      iot[s]! += RACK.iotMessages / span;
-      reports[s]! += RACK.reports / span;
-      requests[s]! += CHILD_REQUESTS_PER_RACK / span;
-    }
-  }
-  // bmc-result: the second's reports in batches of the queue's mapping (bmcResultInvocations).
-  for (let s = 0; s < seconds; s++) invocations[s]! += bmcResultInvocations(reports[s]!);
+  // A child task's own traffic, spread evenly over its flash; bmc-result in the second's batches
+  // and the callbacks they send (bench/lib/fleet-rates.ts).
+  const callbacks = callbackSeries(shares, RACK, ASSUMED.reportBatch);
+  shares.forEach((share, s) => {
+    transitions[s]! += share * RACK.transitions;
+    invocations[s]! += share * RACK.taskSteps + callbacks.invocations[s]!;
+    iot[s]! += share * RACK.iotMessages;
+    requests[s]! += share * CHILD_REQUESTS_PER_RACK;
+  });
   const peak = (a: Float64Array) => a.reduce((m, v) => Math.max(m, v), 0);
   // The hottest run item: its writes in its busiest second.
   const perItem = new Map<string, number>();
@@ -284,6 +278,9 @@ function rates(f: Figures) {
     ["IoT publishes /s", peak(iot), q.iotPublishesPerSecond],
     ["DynamoDB requests /s (table)", peak(requests), q.tableRequestUnitsPerSecond],
     ["hottest run item WCU /s", hottest, q.partitionWcuPerSecond],
+    // Sustained for the whole flash: held against the refill (the bucket covers 3,000 calls over it).
+    ["SendTaskHeartbeat /s", peak(callbacks.heartbeats), q.sendTaskPerSecond],
+    ["SendTaskSuccess /s", peak(callbacks.wakeUps), q.sendTaskPerSecond],
   ] as const;
 }
 
@@ -329,9 +326,9 @@ function printScenarios(all: Figures[]): void {
 }
 
 async function main(): Promise<void> {
-  const o = parseArgs(process.argv.slice(2));
+  const o = parseFleetArgs(process.argv.slice(2));
   const racks = o.quick ? 20 : 100;
-  const flashMs = 600_000;
+  const flashMs = o.taskMinutes * 60_000;
   const tickMs = 10_000;
   const scenarios: [string, Scenario][] = [
     ...[1, 10, 100, 1000].map((runs): [string, Scenario] => [
@@ -341,7 +338,7 @@ async function main(): Promise<void> {
     [`1 × ${racks} racks, C=${racks}`, { runs: 1, racks, concurrency: racks, flashMs, tickMs }],
   ];
   console.log(
-    `Fleet simulation (seed ${o.seed}): ${flashMs / 60_000}-minute flashes, a tick every ${tickMs / 1000} s, DynamoDB latency assumed p50/p99 (ms) ${Object.entries(
+    `Fleet simulation (seed ${o.seed}): ${flashMs / 60_000}-minute child tasks, a tick every ${tickMs / 1000} s, DynamoDB latency assumed p50/p99 (ms) ${Object.entries(
       ASSUMED.dynamo,
     )
       .map(([k, v]) => `${k} ${v.p50}/${v.p99}`)
@@ -361,6 +358,16 @@ async function main(): Promise<void> {
   }
   console.log("");
   printScenarios(all);
+  printPerRack({
+    scenarios: all.map((f) => ({
+      label: f.label,
+      racks: racksOf(f.scenario),
+      seriesOf: (rack: FleetRack) => callbackSeries(sharesOf(f), rack, ASSUMED.reportBatch),
+    })),
+    batching: ASSUMED.reportBatch,
+    bucket: { burst: ASSUMED.quota.sendTaskBurst, perSecond: ASSUMED.quota.sendTaskPerSecond },
+    record: RACK_RECORD,
+  });
 
   if (!o.skipMoto) await motoCheck(o.quick, o.seed);
 }

@@ -17,7 +17,7 @@
 import { isRackCycle } from "../../src/app/child-task/rack-cycle.js";
 import type { InventoryComponent } from "../../src/domain/inventory.js";
 import type { ComponentType, OperationRule, RuleAction } from "../../src/domain/model.js";
-import { PROGRESS_PERCENTS } from "./production-model.js";
+import { FLASH_SECONDS, PROGRESS_PERCENTS } from "./production-model.js";
 import type { RolloutPath } from "./rollout-paths.js";
 
 /** The rollout benchmark's child-task settings: one wave per group of a GB200 rack (at most 18 trays). */
@@ -120,4 +120,118 @@ export function modelRack(
     reports,
     bmcResultUnshared: moments,
   };
+}
+
+/**
+ * Progress reports per 10-minute flash behind the Redfish agent (docs/agent.md, "Progress, paced"):
+ * a task monitor rising 1 % a read, the first rise sent at once and then at most one a
+ * `progressIntervalMs`, so one an interval over the flash (10 at the default 60 s, 5 at 120 s), and
+ * every rise (99) with the interval 0.
+ */
+export function agentProgressPerFlash(progressIntervalMs: number, flashSeconds = FLASH_SECONDS): number {
+  const rises = 99;
+  if (progressIntervalMs <= 0) return rises;
+  return Math.min(rises, Math.floor((flashSeconds * 1000) / progressIntervalMs));
+}
+
+/**
+ * The rack of `modelRack` behind the Redfish agent: each flash sends `progressPerFlash` progress
+ * reports (agentProgressPerFlash) instead of the simulated BMCs' three; every other report, every
+ * state and invocation is the same (a flash that reports more often is still checked once:
+ * `checksPerFlashStep` as given). More progress is more reports and IoT messages, and more report
+ * moments (a batch of bmc-result's of its own at worst).
+ */
+export function modelAgentRack(
+  rule: Pick<OperationRule, "stages">,
+  components: readonly Pick<InventoryComponent, "type">[],
+  options: { maxParallel: number; checksPerFlashStep: number; path: RolloutPath; progressPerFlash: number },
+): RackModel {
+  const simulated = modelRack(rule, components, options);
+  const more = options.progressPerFlash - PROGRESS_PERCENTS.length;
+  let flashed = 0;
+  let flashWaves = 0;
+  for (const { step, waveSizes } of waveSteps(rule, components, options.maxParallel)) {
+    if (step.action !== "UPDATE_FIRMWARE") continue;
+    flashed += waveSizes.reduce((a, b) => a + b, 0);
+    flashWaves += waveSizes.length;
+  }
+  return {
+    ...simulated,
+    iotMessages: simulated.iotMessages + more * flashed,
+    reports: simulated.reports + more * flashed,
+    bmcResultUnshared: simulated.bmcResultUnshared + more * flashWaves,
+  };
+}
+
+/**
+ * One kind of report of one wave (every BMC of the wave sends it at about the same moment, minutes
+ * from the next at production timing): `reports` of them, `count` such moments a rack, `terminal`
+ * when they are the answers that complete the wait (a result, a status) rather than news of a
+ * command still running (an acknowledgement, a progress).
+ */
+export interface ReportMoment {
+  reports: number;
+  count: number;
+  terminal: boolean;
+}
+
+/**
+ * What a rack's waits cost Step Functions' callback API (state-machines/README.md, AwaitWave): a
+ * task token per wait with commands (the preflight's and each wave step's but a sleep's), ended by
+ * one SendTaskSuccess (the receiver's wake-up, or the step's own when every answer was in first);
+ * and a SendTaskHeartbeat for each report batch that stores something of a waiting set and does
+ * not complete it (`heartbeatDue`, src/domain/command-sets.ts: at most one per set per batch).
+ * How many batches a moment's reports fall into is the fleet's batching (bench/lib/fleet-rates.ts);
+ * with one batch a moment, a rack's heartbeats are its moments that are not terminal.
+ */
+export interface RackCallbacks {
+  waits: number;
+  moments: ReportMoment[];
+  /** SendTaskHeartbeat a rack when every moment reaches the receiver in a batch of its own. */
+  heartbeatsOneBatchAMoment: number;
+}
+
+export function rackCallbacks(
+  rule: Pick<OperationRule, "stages">,
+  components: readonly Pick<InventoryComponent, "type">[],
+  options: { maxParallel: number; progressPerFlash?: number },
+): RackCallbacks {
+  // The preflight: a query to every BMC, its status the answer that ends the wait.
+  const moments: ReportMoment[] = [{ reports: components.length, count: 1, terminal: true }];
+  let waits = 1;
+  for (const { step, waveSizes } of waveSteps(rule, components, options.maxParallel)) {
+    if (step.action === "SLEEP") continue;
+    const kinds =
+      step.action === "UPDATE_FIRMWARE" && options.progressPerFlash !== undefined
+        ? 2 + options.progressPerFlash
+        : reportsPerCommand(step.action);
+    for (const size of waveSizes) {
+      waits += 1;
+      // A whole-rack AC cycle is one reset a wave, to the rack's power shelf (rack-cycle.ts).
+      const reports = isRackCycle(step) ? 1 : size;
+      moments.push({ reports, count: 1, terminal: true });
+      if (kinds > 1) moments.push({ reports, count: kinds - 1, terminal: false });
+    }
+  }
+  return {
+    waits,
+    moments,
+    heartbeatsOneBatchAMoment: moments.filter((m) => !m.terminal).reduce((sum, m) => sum + m.count, 0),
+  };
+}
+
+/** Each step of each stage with the sizes of its waves (the stage's maxParallel, else `maxParallel`). */
+function* waveSteps(
+  rule: Pick<OperationRule, "stages">,
+  components: readonly Pick<InventoryComponent, "type">[],
+  maxParallel: number,
+): Generator<{ step: OperationRule["stages"][number]["steps"][number]; waveSizes: number[] }> {
+  for (const stage of rule.stages) {
+    const types = stage.componentTypes;
+    const n = components.filter((c) => types.length === 0 || types.includes(c.type)).length;
+    if (n === 0) continue;
+    const size = Math.max(1, stage.maxParallel > 0 ? stage.maxParallel : maxParallel);
+    const waveSizes = Array.from({ length: Math.ceil(n / size) }, (_, i) => Math.min(size, n - i * size));
+    for (const step of stage.steps) yield { step, waveSizes };
+  }
 }

@@ -1,0 +1,100 @@
+/**
+ * The rack model's variants for bench:fleet (bench/lib/rack-model.ts): the rack behind the Redfish
+ * agent, whose flashes report their progress once a `progressIntervalMs` (docs/agent.md, "Progress,
+ * paced"), and the Step Functions callbacks a rack's waits send (one SendTaskSuccess a wait, a
+ * SendTaskHeartbeat per batch that stores an acknowledgement or a progress of a waiting set), on
+ * the GB200-shaped demo rack of 39 BMCs; and the cost of the agent's reports more
+ * (bench/lib/rack-cost.ts).
+ */
+import { describe, expect, it } from "vitest";
+import { costWithMoreReports, REPORT_WRITE_WRU } from "../../bench/lib/rack-cost.js";
+import {
+  agentProgressPerFlash,
+  modelAgentRack,
+  modelRack,
+  ROLLOUT_MAX_PARALLEL,
+  rackCallbacks,
+} from "../../bench/lib/rack-model.js";
+import { LAMBDA_PRICE, PRICE } from "../../bench/lib/rollout-figures.js";
+import { UPDATE_ONLY_RULE } from "../../bench/lib/rollout-rules.js";
+import { generateDemoFleet } from "../../local/demo-fleet.js";
+import { DEFAULT_RULE } from "../../src/domain/operation-rules.js";
+import { DEFAULT_TIMINGS } from "../../src/service/bmc-agent/config.js";
+
+const components = generateDemoFleet({ racks: 1 })[0]?.components ?? [];
+const options = { maxParallel: ROLLOUT_MAX_PARALLEL, checksPerFlashStep: 1, path: "after" as const };
+
+describe("progress a 10-minute flash behind the agent", () => {
+  it("one an interval: 10 at the default 60 s, 5 at 120 s, 4 at the longest (150 s), every rise (99) at 0, as docs/agent.md's table", () => {
+    expect(DEFAULT_TIMINGS.progressIntervalMs).toBe(60_000);
+    expect([60_000, 120_000, 150_000, 0].map((interval) => agentProgressPerFlash(interval))).toEqual([
+      10, 5, 4, 99,
+    ]);
+  });
+});
+
+describe("the rack behind the agent", () => {
+  it("the default rule at 10 progress a flash: the 39 flashes' 7 reports more each (624 reports, 780 IoT messages), 7 moments more a flash wave (91), the same states and invocations", () => {
+    const simulated = modelRack(DEFAULT_RULE, components, options);
+    const agent = modelAgentRack(DEFAULT_RULE, components, { ...options, progressPerFlash: 10 });
+    expect(agent).toEqual({
+      ...simulated,
+      reports: 351 + 39 * 7,
+      iotMessages: 507 + 39 * 7,
+      bmcResultUnshared: 49 + 6 * 7,
+    });
+    expect([agent.transitions, agent.taskSteps]).toEqual([60, 39]);
+  });
+
+  it("at 3 progress a flash it is the simulated BMCs' rack", () => {
+    expect(modelAgentRack(UPDATE_ONLY_RULE, components, { ...options, progressPerFlash: 3 })).toEqual(
+      modelRack(UPDATE_ONLY_RULE, components, options),
+    );
+  });
+});
+
+describe("a rack's callbacks", () => {
+  it("the default rule: 19 waits (the preflight, 18 steps); 30 heartbeats at one batch a moment (6 flash waves' ack and 3 progress, 6 activations' ack); its moments are the model's", () => {
+    const callbacks = rackCallbacks(DEFAULT_RULE, components, { maxParallel: ROLLOUT_MAX_PARALLEL });
+    expect(callbacks.waits).toBe(19);
+    expect(callbacks.heartbeatsOneBatchAMoment).toBe(6 * 4 + 6 * 1);
+    const model = modelRack(DEFAULT_RULE, components, options);
+    expect(callbacks.moments.reduce((sum, m) => sum + m.count, 0)).toBe(model.bmcResultUnshared);
+    expect(callbacks.moments.reduce((sum, m) => sum + m.count * m.reports, 0)).toBe(model.reports);
+    // One terminal moment a wait: the answers that complete it.
+    expect(callbacks.moments.filter((m) => m.terminal).reduce((sum, m) => sum + m.count, 0)).toBe(19);
+    // The compute trays' flash wave: 18 reports a moment, its ack and 3 progress not terminal.
+    expect(callbacks.moments).toContainEqual({ reports: 18, count: 4, terminal: false });
+  });
+
+  it("the update alone: 7 waits, 24 heartbeats; behind the agent (10 progress) 66", () => {
+    const simulated = rackCallbacks(UPDATE_ONLY_RULE, components, { maxParallel: ROLLOUT_MAX_PARALLEL });
+    const agent = rackCallbacks(UPDATE_ONLY_RULE, components, {
+      maxParallel: ROLLOUT_MAX_PARALLEL,
+      progressPerFlash: 10,
+    });
+    expect([simulated.waits, simulated.heartbeatsOneBatchAMoment]).toEqual([7, 24]);
+    expect([agent.waits, agent.heartbeatsOneBatchAMoment]).toEqual([7, 6 * 11]);
+  });
+
+  it("waves of 8: the 18 compute trays' moments are of 8, 8 and 2 reports", () => {
+    const callbacks = rackCallbacks(UPDATE_ONLY_RULE, components, { maxParallel: 8 });
+    const compute = callbacks.moments.filter((m) => m.terminal).map((m) => m.reports);
+    // The preflight (39), power shelves (8), switch trays (8, 1), compute (8, 8, 2), CDU, UMS, ToR (2).
+    expect(compute).toEqual([39, 8, 8, 1, 8, 8, 2, 1, 1, 2]);
+  });
+});
+
+describe("the agent rack's cost", () => {
+  it("each report more an IoT message, rule, action and SQS request; each moment more an invocation and a write; Basic Ingest bills no report as a message", () => {
+    const simulated = modelRack(DEFAULT_RULE, components, options);
+    const agent = modelAgentRack(DEFAULT_RULE, components, { ...options, progressPerFlash: 10 });
+    const cost = costWithMoreReports({ simulatedUsd: 0.00247, simulated, rack: agent });
+    const added =
+      273 * (PRICE.iotMessage + PRICE.iotRule + PRICE.iotAction + PRICE.sqsRequest) +
+      42 * (LAMBDA_PRICE + REPORT_WRITE_WRU * PRICE.wru);
+    expect(cost.added).toBeCloseTo(added, 12);
+    expect(cost.broker).toBeCloseTo(0.00247 + added, 12);
+    expect(cost.basicIngest).toBeCloseTo(0.00247 + added - 624 * PRICE.iotMessage, 12);
+  });
+});
