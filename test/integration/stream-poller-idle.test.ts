@@ -8,8 +8,13 @@
  *   without the option); DescribeStream follows the clock's time, not the loop's turns;
  * - a write reported by `reportWrites` (local/write-nudges.ts) wakes a backed-off loop at once:
  *   the record arrives while the moved clock stands still, and the wait is back at `intervalMs`;
+ * - a nudge that comes while a GetRecords is in flight (the write landed after the read) makes the
+ *   loop read again at once instead of waiting (the Streams API here goes through a forwarding
+ *   proxy that writes and nudges between moto's answer and the poller's receiving it);
  * - a write nobody reports (another client) is still delivered, by the backed-off read.
  */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { type DynamoDBClient, PutItemCommand } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBRecord } from "aws-lambda";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -39,7 +44,7 @@ interface Polling {
 }
 
 /** A poller on the runs table whose waits are moved timers. */
-async function polling(options: { maxIdleIntervalMs?: number } = {}): Promise<Polling> {
+async function polling(options: { maxIdleIntervalMs?: number; endpoint?: string } = {}): Promise<Polling> {
   const timers = movedTimers();
   const received: DynamoDBRecord[] = [];
   const poller = await startStreamPoller({
@@ -74,6 +79,48 @@ async function idleFor(p: Polling, ms: number): Promise<void> {
     p.timers.advance(wait);
     moved += wait;
   }
+}
+
+/**
+ * The Streams API forwarded to moto; `afterAnswer` (when set) runs once moto has answered a
+ * GetRecords and before the poller receives the answer.
+ */
+async function streamsProxy(): Promise<{
+  endpoint: string;
+  afterAnswer: (() => Promise<void>) | undefined;
+  close(): Promise<void>;
+}> {
+  const proxy = {
+    endpoint: "",
+    afterAnswer: undefined as (() => Promise<void>) | undefined,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", async () => {
+      const target = String(request.headers["x-amz-target"]);
+      const answer = await fetch(testEndpoint(), {
+        method: "POST",
+        headers: {
+          "content-type": String(request.headers["content-type"]),
+          "x-amz-target": target,
+          authorization: String(request.headers.authorization),
+        },
+        body: Buffer.concat(chunks),
+      });
+      const body = await answer.text();
+      const hook = proxy.afterAnswer;
+      if (target.endsWith(".GetRecords") && hook !== undefined) {
+        proxy.afterAnswer = undefined;
+        await hook();
+      }
+      response.writeHead(answer.status, { "content-type": "application/x-amz-json-1.0" }).end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  proxy.endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
 }
 
 const putRun = (writer: DynamoDBClient, runId: string) =>
@@ -154,6 +201,33 @@ describe("stream poller: idle backoff", () => {
       expect(p.poller.stats.nudges).toBe(1);
     } finally {
       await p.poller.stop();
+    }
+  });
+
+  it("a nudge while a GetRecords is in flight makes the loop read again at once, not after a wait", async () => {
+    const proxy = await streamsProxy();
+    const p = await polling({ maxIdleIntervalMs: 1_000, endpoint: proxy.endpoint });
+    const writer = testClient(testEndpoint());
+    try {
+      await idleFor(p, 2_500);
+      expect(await nextWait(p)).toBe(1_000);
+      // The next read's answer (empty) is held while a write lands and is reported.
+      proxy.afterAnswer = async () => {
+        await putRun(writer, "in-flight-1");
+        p.poller.nudge(names.runs);
+      };
+      const reads = p.poller.stats.reads;
+      p.timers.advance(1_000);
+      // Only a read right after the empty one finds the write: the moved clock stands still.
+      await until("the write made during the read delivered", () => p.received.length === 1);
+      expect(runIds(p.received)).toEqual(["in-flight-1"]);
+      expect(await nextWait(p)).toBe(100);
+      // The held empty read, the one that found the write, and the empty one after records.
+      expect(p.poller.stats.reads).toBe(reads + 3);
+    } finally {
+      writer.destroy();
+      await p.poller.stop();
+      await proxy.close();
     }
   });
 
