@@ -54,9 +54,11 @@ import type { FleetConfig } from "./fleet-file.js";
 import { ensureBucket, localImageBucket, seedImages, seedVersions } from "./image-catalog.js";
 import type { LocalMoto } from "./moto.js";
 import { startSupervisedMoto } from "./moto-supervisor.js";
+import { quietTicks } from "./quiet-ticks.js";
 import type { RedfishFleet } from "./redfish-fleet.js";
-import { startStreamPoller } from "./stream-poller.js";
+import { type StreamPoller, startStreamPoller } from "./stream-poller.js";
 import { startTicker } from "./ticker.js";
+import { reportWrites } from "./write-nudges.js";
 
 export interface LocalStackOptions {
   /** gRPC port on 127.0.0.1; 0 picks a free one. */
@@ -232,6 +234,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The gRPC API's own client, configured as on Fargate (aws-config.ts: the front profile).
     const frontClient = createDynamoDbClient({ endpoint: awsEndpoint, profile: "front" });
     stops.push(async () => frontClient.destroy());
+    // Every write either client makes wakes the stream pollers of its tables (they idle backed
+    // off, see below), so the stack reads its own writes at once; a write of the runs table also
+    // makes the next tick a pass (local/quiet-ticks.ts).
+    const quiet = quietTicks({ clock, backstopMs: QUIET_TICK_BACKSTOP_MS });
+    const pollers: StreamPoller[] = [];
+    const nudgePollers = (tables: readonly string[] | undefined) => {
+      if (tables === undefined || tables.includes(names.runs)) quiet.wrote();
+      for (const poller of pollers) {
+        if (tables === undefined) poller.nudge();
+        else for (const table of tables) poller.nudge(table);
+      }
+    };
+    reportWrites(client, nudgePollers);
+    reportWrites(frontClient, nudgePollers);
     options.onDynamoDbClient?.(client);
     options.onDynamoDbClient?.(frontClient);
     // NOT_SERVING while the store cannot be reached (src/app/store-health.ts); the stores tell it
@@ -305,7 +321,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stops.push(() => childTasks.stop());
 
     const dispatcher: Dispatcher = createDispatcher({
-      runs: stores.runs,
+      runs: quiet.watch(stores.runs),
       submitter: childTasks.submitter,
       clock,
       ...(options.claimLeaseMs === undefined ? {} : { leaseMs: options.claimLeaseMs }),
@@ -332,8 +348,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       reacquireAfterEmptyRead: moto !== undefined && !moto.serialized,
       // A restored store: what changed before its new stream existed is found by a pass now.
       onStreamReplaced: () => void tickNow(),
+      maxIdleIntervalMs: STREAM_IDLE_MAX_MS,
       log,
     });
+    pollers.push(poller);
     stops.push(() => poller.stop());
     // The run history, out: the RunEvents stream → EventBridge, as the event-publisher Lambda does.
     const bus = new EventBridgeRunEventBus(
@@ -345,14 +363,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       tableNames: [names.runEvents],
       handler: runEventsBatchHandler(createRunEventRelay({ bus, log })),
       reacquireAfterEmptyRead: moto !== undefined && !moto.serialized,
+      maxIdleIntervalMs: STREAM_IDLE_MAX_MS,
       log,
     });
+    pollers.push(eventPoller);
     stops.push(() => eventPoller.stop());
     // After a restart, a pass at once: the stream starts at its end, so what changed while no
     // poller read it (a finished target, a run to start) is found by this pass, not the next tick.
     const ticker = startTicker({
       intervalMs: options.tickMs,
-      tick: () => dispatcher.tick(),
+      tick: () => quiet.tick(() => dispatcher.tick()),
       log,
       immediate: !created,
     });
@@ -426,6 +446,21 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     throw error;
   }
 }
+
+/**
+ * The longest wait of an idle stream poller: the stack's own writes wake the pollers at once, so
+ * this bounds only how late a write made by anything else (a test writing to the endpoint, another
+ * process) is read; ten empty reads a second per stream would cost an idle stack more CPU than
+ * everything else it does.
+ */
+const STREAM_IDLE_MAX_MS = 1_000;
+
+/**
+ * The longest the stack goes without a dispatch pass when its ticks are quiet (no run it knows of
+ * is due, nothing written): what it cannot see, such as a write by another process, waits at most
+ * this long (or the tick interval, if longer).
+ */
+const QUIET_TICK_BACKSTOP_MS = 1_000;
 
 /** Creates the tables unless they exist (a shared endpoint or LocalStack); true when created now. */
 async function ensureTables(client: DynamoDBClient, names: TableNames): Promise<boolean> {

@@ -11,6 +11,14 @@
  * whose NextShardIterator is null is finished; its children are found by re-describing the stream
  * and read from TRIM_HORIZON, so nothing written after the rollover is skipped.
  *
+ * Idle cost (opt-in, `maxIdleIntervalMs`): a loop whose round read nothing waits twice as long
+ * before the next, up to that bound; a round with records, or a `nudge()` (the caller wrote: the
+ * local stack nudges after every write its own DynamoDB clients make, `nudgeOnWrites`), puts it
+ * back to `intervalMs`. A nudge wakes a waiting loop at once, and a loop that is reading reads
+ * again right after, so a write the caller made is read as soon as it is acknowledged; a write
+ * made by anyone else is read within the backed-off wait. DescribeStream (new shards) runs once a
+ * second of the clock's time, however long the loop's turns are.
+ *
  * A store that cannot be read (down, or restarted) is one state, not a stream of errors: one log
  * line when reading starts failing, backoff up to 5 s between attempts, one line when it reads
  * again; and a table whose stream was replaced meanwhile (a restored store) is followed onto its
@@ -31,6 +39,7 @@
  */
 import { DescribeTableCommand, type DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from "aws-lambda";
+import type { Clock } from "../src/app/ports.js";
 
 export interface StreamPollerOptions {
   client: DynamoDBClient;
@@ -42,7 +51,17 @@ export interface StreamPollerOptions {
   endpoint?: string;
   /** Where to start on the shards present at start (default LATEST); later shards: TRIM_HORIZON. */
   startingPosition?: "LATEST" | "TRIM_HORIZON";
+  /** The wait between rounds that read nothing (default 100 ms); with `maxIdleIntervalMs`, the first of them. */
   intervalMs?: number;
+  /**
+   * Back off while idle: each round that reads nothing doubles the wait before the next, from
+   * `intervalMs` up to this; records or a `nudge()` put it back to `intervalMs`. Absent: every
+   * wait is `intervalMs`. Only for a caller that nudges after its own writes: anyone else's
+   * writes are read up to this much later.
+   */
+  maxIdleIntervalMs?: number;
+  /** The clock the loops wait on and time DescribeStream by (default: the platform's timers). */
+  clock?: Clock;
   batchSize?: number;
   maxRetries?: number;
   /**
@@ -63,7 +82,25 @@ export interface StreamPollerOptions {
 
 export interface StreamPoller {
   stop(): Promise<void>;
-  readonly stats: { batches: number; records: number; retries: number; dropped: number };
+  /**
+   * Something may have been written to `table` (absent: to any of the poller's tables): its loop
+   * reads now if it is waiting, or once more right after the read it is making, and is back at
+   * `intervalMs`. A table the poller does not read is ignored.
+   */
+  nudge(table?: string): void;
+  /**
+   * `reads`: GetRecords calls made by the loops (not counting the start's fast-forward);
+   * `describes`: DescribeStream calls after the start; `nudges`: nudges that named a polled table.
+   */
+  readonly stats: {
+    batches: number;
+    records: number;
+    retries: number;
+    dropped: number;
+    reads: number;
+    describes: number;
+    nudges: number;
+  };
 }
 
 interface RawRecord {
@@ -92,7 +129,12 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   const batchSize = options.batchSize ?? 100;
   const maxRetries = options.maxRetries ?? 5;
   const reacquireAfterEmpty = options.reacquireAfterEmptyRead ?? false;
-  const stats = { batches: 0, records: 0, retries: 0, dropped: 0 };
+  const maxIdleIntervalMs = Math.max(intervalMs, options.maxIdleIntervalMs ?? intervalMs);
+  const clock = options.clock ?? platformTimers;
+  const sleep = (ms: number) => new Promise<void>((resolve) => clock.after(ms, resolve));
+  const stats = { batches: 0, records: 0, retries: 0, dropped: 0, reads: 0, describes: 0, nudges: 0 };
+  /** Each table's loop's wake-up (see `nudge`). */
+  const wakers = new Map<string, () => void>();
   const tables = [
     ...(options.tableNames ?? []),
     ...(options.tableName === undefined ? [] : [options.tableName]),
@@ -238,14 +280,37 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       failures = 0;
     };
 
-    let sinceDescribe = 0;
+    // Idle waits: `nudged` is set by a nudge during the round (read again at once) and cleared as a
+    // round starts, before its first read, so a write acknowledged before then is in that read.
+    let nudged = false;
+    let endWait: (() => void) | undefined;
+    let idleWaitMs = intervalMs;
+    wakers.set(table, () => {
+      nudged = true;
+      endWait?.();
+    });
+    const idleWait = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const cancel = clock.after(ms, () => end());
+        const end = () => {
+          endWait = undefined;
+          cancel();
+          resolve();
+        };
+        endWait = end;
+      });
+
+    let describedAt = clock.now();
+    let shardFinished = false;
     const loop = (async () => {
       while (!stopped) {
         let idle = true;
         let failedNow = false;
+        nudged = false;
         for (const shard of shards.values()) {
           if (shard.finished || shard.iterator === undefined || stopped) continue;
           try {
+            stats.reads += 1;
             const out = await call<{ Records?: RawRecord[]; NextShardIterator?: string | null }>(
               "GetRecords",
               {
@@ -264,7 +329,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
             }
             if (out.NextShardIterator === null || out.NextShardIterator === undefined) {
               shard.finished = true;
-              sinceDescribe = Number.POSITIVE_INFINITY;
+              shardFinished = true;
             } else if (records.length === 0 && reacquireAfterEmpty) {
               // See the module comment: the iterator may point at a table copy moto discarded.
               shard.iterator = await reacquire(streamArn, shard);
@@ -278,9 +343,10 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
             break;
           }
         }
-        sinceDescribe += intervalMs;
-        if (sinceDescribe >= 1000 && !stopped && !failedNow) {
-          sinceDescribe = 0;
+        if ((shardFinished || clock.now() - describedAt >= DESCRIBE_EVERY_MS) && !stopped && !failedNow) {
+          describedAt = clock.now();
+          shardFinished = false;
+          stats.describes += 1;
           await discover(false).then(
             () => undefined,
             async (error: unknown) => {
@@ -290,7 +356,11 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
           );
         }
         if (!failedNow) await recovered();
-        if (idle && !stopped && !failedNow) await sleep(intervalMs);
+        if (!idle || nudged) idleWaitMs = intervalMs;
+        else if (!stopped && !failedNow) {
+          await idleWait(idleWaitMs);
+          idleWaitMs = nudged ? intervalMs : Math.min(maxIdleIntervalMs, idleWaitMs * 2);
+        }
       }
     })();
     return () => loop;
@@ -312,8 +382,21 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
 
   return {
     stats,
+    nudge(table) {
+      if (stopped) return;
+      if (table === undefined) {
+        stats.nudges += 1;
+        for (const wake of wakers.values()) wake();
+        return;
+      }
+      const wake = wakers.get(table);
+      if (wake === undefined) return;
+      stats.nudges += 1;
+      wake();
+    },
     async stop() {
       stopped = true;
+      for (const wake of wakers.values()) wake();
       await Promise.all(loops.map((wait) => wait()));
     },
   };
@@ -349,6 +432,14 @@ async function clientEndpoint(client: DynamoDBClient): Promise<string> {
 /** The longest pause between two attempts on an unreadable stream. */
 const MAX_BACKOFF_MS = 5_000;
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+/** How often each stream is described for new shards (a shard that ended: at once). */
+const DESCRIBE_EVERY_MS = 1_000;
+
+/** The default clock: plain timers that keep the process alive while the poller waits. */
+const platformTimers: Clock = {
+  now: () => Date.now(),
+  after(ms, fire) {
+    const timer = setTimeout(fire, Math.max(0, ms));
+    return () => clearTimeout(timer);
+  },
+};

@@ -1,5 +1,5 @@
 /**
- * Timers on a clock the test moves itself, as the `Clock` port's `after` (src/app/ports/clock.ts):
+ * Timers on a clock the test moves itself, as the `Clock` port (src/app/ports/clock.ts):
  * nothing fires until `advance`, which fires what is due, in order, synchronously. For time-based
  * behaviour tested without sleeps (a callback state's timeout and heartbeat interval).
  *
@@ -10,7 +10,7 @@
  */
 import type { Clock } from "../../src/app/ports.js";
 
-export interface MovedTimers extends Pick<Clock, "after"> {
+export interface MovedTimers extends Clock {
   /** Moves the clock by `ms` and fires every timer now due, earliest first. */
   advance(ms: number): void;
   /** The ms left of each timer still armed (neither fired nor cancelled). */
@@ -21,6 +21,8 @@ export function movedTimers(): MovedTimers {
   let now = 0;
   const timers: { due: number; fire: () => void; live: boolean }[] = [];
   return {
+    /** The moved time: 0 at the start, plus every `advance`. */
+    now: () => now,
     after(ms, fire) {
       const timer = { due: now + Math.max(0, ms), fire, live: true };
       timers.push(timer);
