@@ -54,7 +54,6 @@ import type { FleetConfig } from "./fleet-file.js";
 import { ensureBucket, localImageBucket, seedImages, seedVersions } from "./image-catalog.js";
 import type { LocalMoto } from "./moto.js";
 import { startSupervisedMoto } from "./moto-supervisor.js";
-import { quietTicks } from "./quiet-ticks.js";
 import type { RedfishFleet } from "./redfish-fleet.js";
 import { type StreamPoller, startStreamPoller } from "./stream-poller.js";
 import { startTicker } from "./ticker.js";
@@ -235,12 +234,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const frontClient = createDynamoDbClient({ endpoint: awsEndpoint, profile: "front" });
     stops.push(async () => frontClient.destroy());
     // Every write either client makes wakes the stream pollers of its tables (they idle backed
-    // off, see below), so the stack reads its own writes at once; a write of the runs table also
-    // makes the next tick a pass (local/quiet-ticks.ts).
-    const quiet = quietTicks({ clock, backstopMs: QUIET_TICK_BACKSTOP_MS });
+    // off, see below), so the stack reads its own writes at once.
     const pollers: StreamPoller[] = [];
     const nudgePollers = (tables: readonly string[] | undefined) => {
-      if (tables === undefined || tables.includes(names.runs)) quiet.wrote();
       for (const poller of pollers) {
         if (tables === undefined) poller.nudge();
         else for (const table of tables) poller.nudge(table);
@@ -321,7 +317,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stops.push(() => childTasks.stop());
 
     const dispatcher: Dispatcher = createDispatcher({
-      runs: quiet.watch(stores.runs),
+      runs: stores.runs,
       submitter: childTasks.submitter,
       clock,
       ...(options.claimLeaseMs === undefined ? {} : { leaseMs: options.claimLeaseMs }),
@@ -372,7 +368,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // poller read it (a finished target, a run to start) is found by this pass, not the next tick.
     const ticker = startTicker({
       intervalMs: options.tickMs,
-      tick: () => quiet.tick(() => dispatcher.tick()),
+      tick: () => dispatcher.tick(),
       log,
       immediate: !created,
     });
@@ -454,13 +450,6 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
  * everything else it does.
  */
 const STREAM_IDLE_MAX_MS = 1_000;
-
-/**
- * The longest the stack goes without a dispatch pass when its ticks are quiet (no run it knows of
- * is due, nothing written): what it cannot see, such as a write by another process, waits at most
- * this long (or the tick interval, if longer).
- */
-const QUIET_TICK_BACKSTOP_MS = 1_000;
 
 /** Creates the tables unless they exist (a shared endpoint or LocalStack); true when created now. */
 async function ensureTables(client: DynamoDBClient, names: TableNames): Promise<boolean> {
