@@ -9,9 +9,10 @@
  * built-in default is one stage per type in UPGRADE_GROUP_ORDER), each with its components still
  * to flash and what its waves need of the task (`facts`: types, target versions, sub-targets,
  * run, lock lease, and the images its updates carry, looked up once for the whole task), so no
- * wave reads the task or the image catalog again. With `sendFirst` (the definition's
- * CheckPreflight) it also starts the task's first step in the same call (waves.ts `sendWave`),
- * so the execution goes straight to AwaitWave.
+ * wave reads the task or the image catalog again. With `sendFirst` it also starts the task's
+ * first step in the same call, so the execution goes straight to AwaitWave: "wait" (the
+ * definition's CheckPreflight) makes it for AwaitWave to send (waves.ts `planWave`), `true` (the
+ * definitions before) sends it (`sendWave`).
  *
  * Readiness (src/domain/readiness.ts): a component to flash is ready when the inventory says so
  * (READY, the default) and its BMC's answer did not say `ready: false`. While some are not, the
@@ -52,7 +53,7 @@ import type {
   UpgradeGroup,
   WaveCursor,
 } from "./settings.js";
-import { groupFacts, sendWave } from "./waves.js";
+import { groupFacts, planWave, sendWave } from "./waves.js";
 
 function reportOf(task: Task): TaskReport {
   try {
@@ -356,12 +357,13 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
     waitSeconds: 0,
   };
   const result = { done: true, deadline: p.deadline, polls: p.polls, waitSeconds: 1, groups, cursor };
-  if (e.sendFirst !== true || !cursor.more) return result;
+  if ((e.sendFirst !== true && e.sendFirst !== "wait") || !cursor.more) return result;
   // The first step starts here rather than in a SendWave state: one invocation and two state
   // transitions (MoreWaves?, SendWave) fewer per task. A retried check finds the same answers,
   // makes the same groups and sends the same commands under the same request ids (sendWave), so
-  // nothing is flashed twice; a cancel meanwhile closed the set: TaskEnded, nothing sent.
-  const wave = await sendWave(deps, {
+  // nothing is flashed twice; a cancel meanwhile closed the set: TaskEnded, nothing sent. With
+  // "wait" it only makes the step: AwaitWave sends it, with its token in the same write.
+  const wave = await (e.sendFirst === "wait" ? planWave : sendWave)(deps, {
     step: "sendWave",
     taskId: e.taskId,
     settings: e.settings,
