@@ -1,5 +1,7 @@
 /**
- * CheckPreflight with `sendFirst` (the definition's) starts the task's first step in the same call:
+ * CheckPreflight with `sendFirst: "wait"` (the definition's) makes the task's first step, and
+ * AwaitWave sends it with its token in one write; with `sendFirst: true` (the definition before)
+ * it starts the task's first step in the same call:
  * the first wave's commands written and published, the plan returned with that wave pending, so
  * the execution goes straight to AwaitWave. Exactly once: a retried check sends the same command
  * under the same request id (one entry, which a BMC does not act on twice); a cancel that closed the

@@ -4,8 +4,9 @@
  * (src/domain/component-verdict.ts); a wave with components pending waits again, one whose every
  * component has a verdict is ended in the same call (wave-cursor.ts `finishWave`: the next cursor,
  * a retry, or ComponentsFailed) and, when the next cursor is a step to run now, that step is
- * started in the same call too (`sendNext`). The last step of the last wave reads the task with it
- * and records the task's outcome there.
+ * made in the same call too (`sendNext` "wait": AwaitWave sends it; `true`, the definition before:
+ * sent here). A wave that comes back unsent (its wait failed before its write) is sent here. The
+ * last step of the last wave reads the task with it and records the task's outcome there.
  */
 import {
   type CommandFamily,
@@ -62,8 +63,8 @@ const planParts = (groups: readonly UpgradeGroup[]): number[] =>
 /**
  * Reads the wave's commands (one read): done once every component has a verdict (answer, result or
  * timeout), and then finished at once (finishWave: the next cursor, or ComponentsFailed), so the
- * plan comes back with the wave and its next cursor; with `sendNext`, the next step already sent
- * (the plan's wave is then that step's, pending). Else the next check after the backoff, or
+ * plan comes back with the wave and its next cursor; with `sendNext`, the next step already made
+ * (the plan's wave is then that step's, pending: unsent with "wait", sent with `true`). Else the next check after the backoff, or
  * later when the pending updates' progress says the wave cannot be done before then
  * (nextCheckWaitSeconds), never past the deadline.
  *

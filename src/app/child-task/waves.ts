@@ -1,10 +1,12 @@
 /**
  * The upgrade loop: for each group (a stage of the task's rule, in the rule's order), for each
  * wave of ≤ maxParallel of its components, for each step of the stage:
- * SendWave ─► AwaitWave ◄─► CheckWave, which ends the wave (wave-check.ts; wave-cursor.ts
- * `finishWave`) in the same call once every component has its verdict; AwaitWave waits for the
- * wave's results, woken by the receiver when the last is stored (or by its timeout, the poll's
- * net). This file starts a step (SendWave) and waits for it (AwaitWave). Wave w of group g is
+ * AwaitWave ◄─► CheckWave, which ends the wave (wave-check.ts; wave-cursor.ts `finishWave`) in
+ * the same call once every component has its verdict and makes the next step (`planWave`);
+ * AwaitWave sends a step so made (its commands and its wait's token in one write, then published)
+ * and waits for the wave's results, woken by the receiver when the last is stored (or by its
+ * timeout, the poll's net). This file makes a step (`planWave`), sends one (SendWave after a
+ * retry's backoff, and the checks of the definitions before) and waits for it (AwaitWave). Wave w of group g is
  * `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`; the cursor finishWave returns
  * names the next (group, wave, step), or the same step again for the components that failed when
  * the step has retries left (after a Wait of the retry's backoff). A failure left after its retries
@@ -377,7 +379,9 @@ export function waveAddress(taskId: string, wave: WaveState) {
 /**
  * AwaitWave: the execution waits (a `.waitForTaskToken` Task) until its wave's results are in
  * (commands.ts `awaitEntries`: the token on the wave's command set, the receiver wakes it). A
- * sleep has no commands: its wait's timeout is the sleep.
+ * step its check made but did not send (`unsent`, with the plan in the Payload) is sent here
+ * first, its commands and the token in one write (`sendAndAwait`). A sleep has no commands: its
+ * wait's timeout is the sleep.
  */
 export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Promise<{ woken: boolean }> {
   if (e.wave.unsent === true && e.groups !== undefined && e.cursor !== undefined)
