@@ -4,7 +4,8 @@
  * - "twowrites": the same file as it was before AwaitWave sent its step: the checks send the next
  *   step themselves (CheckPreflight's `sendFirst` and CheckWave's `sendNext` true: its commands
  *   written, then published) and AwaitWave stores its token in a write of its own, a token it
- *   could not store (any error but its timeouts) falling back to WaitForWave's poll;
+ *   could not store (any error but its timeouts) falling back to WaitForWave's poll; likewise
+ *   AcquireLock sends the preflight's queries (no `ask`) and AwaitPreflight stores its token alone;
  * - "timeout": that file as it was before AwaitWave's heartbeat: its wait times out after
  *   `awaitSeconds` (TimeoutSecondsPath), whatever the wave's BMCs report, so a 10-minute flash
  *   times out once into an early check (bench/lib/production-model.ts);
@@ -70,11 +71,26 @@ function withoutHeartbeat(current: AslMachine): AslMachine {
 function withTwoWrites(current: AslMachine): AslMachine {
   const older = structuredClone(current);
   const states = older.States as Record<string, AslState & Record<string, unknown>>;
-  const { CheckWave: check, CheckPreflight: preflight, AwaitWave: wait } = states;
+  const { CheckWave: check, CheckPreflight: preflight, AwaitWave: wait, AcquireLock: lock } = states;
+  const { AwaitPreflight: queries } = states;
   if (check === undefined || preflight === undefined || wait === undefined)
     throw new Error("no CheckWave, CheckPreflight or AwaitWave state");
+  if (lock === undefined || queries === undefined) throw new Error("no AcquireLock or AwaitPreflight state");
   check.Parameters = { ...check.Parameters, sendNext: true };
   preflight.Parameters = { ...preflight.Parameters, sendFirst: true };
+  // AcquireLock sends the queries; AwaitPreflight stores its token alone.
+  const { ask: _, ...lockParameters } = lock.Parameters ?? {};
+  lock.Parameters = lockParameters;
+  const asking = queries.Parameters as { Payload: Record<string, unknown> };
+  const { "rackId.$": __, ...queriesPayload } = asking.Payload;
+  queries.Parameters = { ...asking, Payload: queriesPayload };
+  queries.Retry = (queries.Retry as { ErrorEquals: string[] }[]).filter(
+    (r) => !r.ErrorEquals.includes("BmcPublishError"),
+  );
+  queries.Catch = [
+    { ErrorEquals: ["States.Timeout"], ResultPath: null, Next: "CheckPreflight" },
+    { ErrorEquals: ["States.ALL"], ResultPath: null, Next: "WaitForPreflight" },
+  ];
   const parameters = wait.Parameters as { Payload: Record<string, unknown> };
   const { step, "taskId.$": taskId, "token.$": token, "wave.$": wave } = parameters.Payload;
   wait.Parameters = {

@@ -5,8 +5,9 @@
  * it (a scope around each step, as the rollout benchmark files them), and every command published
  * is counted by its request id:
  * - the definition as it is: one write a step, made by AwaitWave; the checks write no command set;
- * - the definition before (the checks send, AwaitWave stores its token apart) still completes on
- *   today's steps, two writes a step;
+ *   the preflight's queries are written with AwaitPreflight's token, AcquireLock writes none;
+ * - the definition before (the checks and AcquireLock send, the waits store their tokens apart)
+ *   still completes on today's steps, two writes a step;
  * - a wait that failed before its write (never sent) falls back to the poll, whose check sends the
  *   step itself; one that failed after it (sent, its token lost) is judged there: either way every
  *   command goes out once and the task completes;
@@ -104,6 +105,9 @@ describe("one write a step for its commands and its wait's token", () => {
     expect(w.awaitWave).toBe(STEPS);
     expect(w.checkWave ?? 0).toBe(0);
     expect(w.checkQueries ?? 0).toBe(0);
+    // The preflight's queries likewise: made by AcquireLock, written with AwaitPreflight's token.
+    expect(w.acquireLock ?? 0).toBe(0);
+    expect(w.awaitQueries).toBe(1);
     expect(h.fleet.stats().flashes).toBe(UPDATES_A_RACK);
     expect([...published.values()].every((n) => n === 1)).toBe(true);
     const stats = h.child.executor.stats();
@@ -124,6 +128,7 @@ describe("executions of the definition before (the checks send; AwaitWave stores
       const w = writes();
       expect(w.awaitWave).toBe(STEPS);
       expect((w.checkWave ?? 0) + (w.checkQueries ?? 0)).toBe(STEPS);
+      expect([w.acquireLock, w.awaitQueries]).toEqual([1, 1]);
       expect(h.fleet.stats().flashes).toBe(UPDATES_A_RACK);
       expect([...published.values()].every((n) => n === 1)).toBe(true);
       expect(h.child.executor.stats().callbacks).toEqual({ woken: STEPS + 1, timedOut: 0 });
@@ -175,6 +180,33 @@ describe("a wait that failed falls back to the poll, whose check tells sent from
       }
     });
   }
+});
+
+describe("AwaitPreflight that failed before its write falls back to the poll, whose check asks the BMCs", () => {
+  it("the queries go out once (CheckPreflight's one write), the answers are polled for, the task COMPLETED", async () => {
+    const P = "c4500000";
+    let failed = false;
+    const { h, published, writes } = await metered("ctowq", P, 1, {
+      around: async (event, run) => {
+        if (event.step !== "awaitQueries" || failed) return run();
+        failed = true;
+        throw Object.assign(new Error("the wait could not be stored or woken: injected"), {
+          name: "WaitNotStored",
+        });
+      },
+    });
+    try {
+      const task = await upgraded(h, id(P, 1, 0));
+      expect(task.status).toBe("COMPLETED");
+      expect(h.fleet.stats().flashes).toBe(UPDATES_A_RACK);
+      expect([...published.values()].every((n) => n === 1)).toBe(true);
+      const w = writes();
+      expect([w.acquireLock ?? 0, w.awaitQueries ?? 0, w.checkQueries]).toEqual([0, 0, 1]);
+      expect(h.child.executor.stats().byStep.checkQueries).toBeGreaterThanOrEqual(2);
+    } finally {
+      await h.close();
+    }
+  });
 });
 
 describe("a cancel between the check's decision and the wait's write", () => {

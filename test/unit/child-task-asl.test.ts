@@ -193,27 +193,30 @@ describe("child-task ASL", () => {
     const s = raw.States;
     const wait = s.AwaitPreflight as AslState;
     expect(wait.Resource).toBe(CALLBACK);
+    // The rack beside the poll state: what the Lambda needs to send the queries AcquireLock made.
+    expect(s.AcquireLock?.Parameters).toMatchObject({ ask: "wait" });
     expect(wait.Parameters?.Payload).toEqual({
       step: "awaitQueries",
       "taskId.$": "$.taskId",
       "token.$": "$$.Task.Token",
       "preflight.$": "$.plan",
+      "rackId.$": "$.rackId",
     });
     expect(wait.TimeoutSecondsPath).toBe("$.plan.awaitSeconds");
     // CheckPreflight reads the answers with the task: the wake-up's output is dropped, the poll
     // state goes on as it was.
     expect(wait.ResultPath).toBeNull();
     expect(wait.Next).toBe("CheckPreflight");
+    // As AwaitWave's: its timeout to the check; a token not stored, a store outage and Lambda's
+    // own errors to the poll (whose check asks the BMCs if the queries were never stored); the
+    // send's failures (publishing that kept failing) to RecordFailure.
     expect(wait.Catch).toEqual([
       { ErrorEquals: ["States.Timeout"], ResultPath: null, Next: "CheckPreflight" },
-      { ErrorEquals: ["States.ALL"], ResultPath: null, Next: "WaitForPreflight" },
+      { ...((s.AwaitWave?.Catch ?? []) as Record<string, unknown>[])[1], Next: "WaitForPreflight" },
+      { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: "RecordFailure" },
     ]);
-    // As AwaitWave's, but for a publish: it sends nothing (AcquireLock sent the queries).
-    expect(wait.Retry).toEqual(
-      ((s.AwaitWave?.Retry ?? []) as { ErrorEquals: string[] }[]).filter(
-        (r) => !r.ErrorEquals.includes("BmcPublishError"),
-      ),
-    );
+    // As AwaitWave's: it sends the queries, so a publish that failed is retried too.
+    expect(wait.Retry).toEqual(s.AwaitWave?.Retry);
     expect((s["PreflightDone?"] as { Default?: string }).Default).toBe("WaitForPreflight");
     expect(s.WaitForPreflight).toMatchObject({ SecondsPath: "$.plan.waitSeconds", Next: "CheckPreflight" });
   });

@@ -23,7 +23,13 @@
  * override_readiness_check nothing waits: a warning naming those components goes to the log and
  * the task report, and they are flashed.
  */
-import { commandRecord, entryKey, queryAddress } from "../../domain/command-sets.js";
+import {
+  type CommandSet,
+  commandRecord,
+  entryKey,
+  queryAddress,
+  wakeDue,
+} from "../../domain/command-sets.js";
 import { awaitSeconds, nextWaitSeconds } from "../../domain/component-verdict.js";
 import type { ComponentType } from "../../domain/model.js";
 import { DEFAULT_RULE } from "../../domain/operation-rules.js";
@@ -109,7 +115,8 @@ async function ask(
   componentIds: readonly string[],
   attempt: number,
   deadline: number,
-): Promise<number> {
+  wait?: { token: string },
+): Promise<{ deadline: number; set: CommandSet }> {
   const address = queryAddress(taskId, attempt);
   const set = await sendCommands(
     deps,
@@ -119,11 +126,13 @@ async function ask(
     { sentAt: deps.clock(), deadline },
     (componentId, requestId) =>
       deps.publisher.publish({ rackId, componentId }, { v: 1, type: "query", requestId }),
+    wait,
   );
-  return componentIds.reduce(
+  const earliest = componentIds.reduce(
     (min, id) => Math.min(min, set.entries[entryKey(address, id)]?.deadline ?? deadline),
     deadline,
   );
+  return { deadline: earliest, set };
 }
 
 /**
@@ -135,9 +144,11 @@ async function startPreflight(
   deps: StepDeps,
   task: Task,
   settings: ChildTaskSettings,
+  send = true,
 ): Promise<PreflightState> {
   const deadline = deps.clock() + settings.preflightTimeoutSeconds * 1000;
-  const first = await ask(deps, task, task.componentIds, 0, deadline);
+  // Made, not sent (the definition's AcquireLock): AwaitPreflight sends them with its token.
+  const first = send ? (await ask(deps, task, task.componentIds, 0, deadline)).deadline : deadline;
   const now = deps.clock();
   const waitSeconds = nextWaitSeconds(settings, 0, first, now);
   return {
@@ -147,6 +158,7 @@ async function startPreflight(
     waitSeconds,
     asked: [...task.componentIds],
     awaitSeconds: awaitSeconds(settings, waitSeconds, first, now),
+    ...(send ? {} : { unsent: true }),
   };
 }
 
@@ -163,7 +175,15 @@ export async function awaitQueries(
   e: StepEventOf<"awaitQueries">,
 ): Promise<{ woken: boolean }> {
   const address = queryAddress(e.taskId, e.preflight.attempt ?? 0);
-  const keys = (e.preflight.asked ?? []).map((componentId) => entryKey(address, componentId));
+  const asked = e.preflight.asked ?? [];
+  if (e.preflight.unsent === true && e.rackId !== undefined) {
+    // AcquireLock made the first ask: its queries and this wait's token in one write, then sent.
+    const { set } = await ask(deps, { id: e.taskId, rackId: e.rackId }, asked, 0, e.preflight.deadline, {
+      token: e.token,
+    });
+    return { woken: deps.waveWaker !== undefined && wakeDue(set) !== undefined };
+  }
+  const keys = asked.map((componentId) => entryKey(address, componentId));
   return awaitEntries(deps, e.taskId, "q", { token: e.token, keys });
 }
 
@@ -178,7 +198,9 @@ export async function acquireLockAndAsk(
   deps: StepDeps,
   e: StepEventOf<"acquireLock">,
 ): Promise<AcquireLockResult> {
-  const { result, locked } = await takeLock(deps, e, (task) => startPreflight(deps, task, e.settings));
+  const { result, locked } = await takeLock(deps, e, (task) =>
+    startPreflight(deps, task, e.settings, e.ask !== "wait"),
+  );
   if (result.status !== "acquired" || locked === undefined) return result;
   return { ...result, ...locked };
 }
@@ -189,7 +211,8 @@ export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">)
 }
 
 export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries">): Promise<PreflightResult> {
-  const p = e.preflight;
+  // After its wait the first ask is no longer to be sent by one.
+  const { unsent, ...p } = e.preflight;
   // The task, its answers and its update set's first record: one read; beside it, when the state
   // names the rack (the definition before did not), the rack's readiness, which the check needs
   // once every answer is in (one read wasted on a poll that finds some missing).
@@ -208,6 +231,20 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   const answer = (id: string) =>
     commandRecord(set, queryAddress(task.id, id in requery ? (p.attempt ?? 0) : 0), id)?.status;
   const now = deps.clock();
+  const first = queryAddress(task.id, 0);
+  if (unsent === true && (p.asked ?? []).some((id) => set?.entries[entryKey(first, id)] === undefined)) {
+    // Never sent: AwaitPreflight failed (or timed out) before its write. Asked here, as AcquireLock
+    // of the definition before would have; the poll waits for the answers.
+    const asked = await ask(deps, task, p.asked ?? [], 0, now + e.settings.preflightTimeoutSeconds * 1000);
+    const polls = p.polls + 1;
+    return {
+      ...p,
+      deadline: asked.deadline,
+      done: false,
+      polls,
+      waitSeconds: nextWaitSeconds(e.settings, polls, asked.deadline, now),
+    };
+  }
   const missing = report.components.filter((c) => answer(c.id) === undefined && !(c.id in requery));
   if (missing.length > 0) {
     if (now < p.deadline) {

@@ -86,7 +86,12 @@ type Base = { taskId: string; settings: ChildTaskSettings };
  */
 export type SendNext = boolean | "wait";
 export type StepEvent =
-  | (Base & { step: "acquireLock"; rackId: string })
+  /**
+   * `ask: "wait"` (the definition as it is): once the lock is taken, the preflight's queries are
+   * made, not sent (`unsent`): AwaitPreflight's Lambda sends them with its token in one write.
+   * Absent (the definitions before): sent here.
+   */
+  | (Base & { step: "acquireLock"; rackId: string; ask?: "wait" })
   | (Base & { step: "sendQueries" })
   /** `rackId`: the rack whose readiness the check reads beside the task (absent in the definition before). */
   | (Base & {
@@ -147,7 +152,8 @@ export type StepEvent =
       cursor?: WaveCursor;
     }
   /** AwaitPreflight (a `.waitForTaskToken` Task, like AwaitWave): the first ask's answers. */
-  | { step: "awaitQueries"; taskId: string; token: string; preflight: PreflightState }
+  /** `rackId` (the definition as it is): queries made but not sent (`unsent`) are sent here. */
+  | { step: "awaitQueries"; taskId: string; token: string; preflight: PreflightState; rackId?: string }
   | { step: "recordOutcome"; taskId: string; error?: CaughtError }
   /**
    * AwaitExternalCheck (a `.waitForTaskToken` Task): hands the rack to the external check
@@ -270,6 +276,12 @@ export interface PreflightState extends PollState {
    */
   asked?: string[];
   awaitSeconds?: number;
+  /**
+   * The first ask made by AcquireLock (`ask: "wait"`) and not sent yet: AwaitPreflight's Lambda
+   * sends it, its queries and its token in one write. Dropped by CheckPreflight, which sends the
+   * queries itself if they are not all stored (AwaitPreflight failed before its write).
+   */
+  unsent?: boolean;
 }
 
 export interface PreflightResult extends PreflightState {
