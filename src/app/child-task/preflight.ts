@@ -1,7 +1,9 @@
 /**
- * The preflight: AcquireLock, once it has the lock, asks every component's BMC for its running
- * version (`acquireLockAndAsk`; SendQueries did, in the definition before), AwaitPreflight waits
- * until the receiver has stored them all (`awaitQueries`), CheckPreflight reads them (and polls,
+ * The preflight: AcquireLock, once it has the lock, makes the first ask of every component's BMC
+ * for its running version (`acquireLockAndAsk`; with `ask` "wait" AwaitPreflight sends it, the
+ * queries and its token in one write; without, the definitions before, AcquireLock sends it, and
+ * SendQueries did before that), AwaitPreflight waits until the receiver has stored the answers
+ * (`awaitQueries`), CheckPreflight reads them (and polls,
  * Wait ◄─► CheckPreflight, when the wait timed out with some missing, until the preflight's
  * deadline), then requires every component it is about to flash to be ready, records each version
  * in the report, skips components already at their target (unless override_version_check), and
@@ -168,7 +170,8 @@ async function startPreflight(
  * it), then CheckPreflight runs; not woken by `awaitSeconds`, CheckPreflight runs anyway. Waiting
  * for the answers rather than for a first poll (pollSeconds, 10 s) spares each task most of a
  * poll when the BMCs answer at once. Only the first ask is awaited: a BMC asked again while it is not ready answers at
- * once, and that loop is paced by WaitForPreflight.
+ * once, and that loop is paced by WaitForPreflight. A first ask AcquireLock made but did not send
+ * (`unsent`, with the rack in the Payload) is sent here: its queries and the token in one write.
  */
 export async function awaitQueries(
   deps: StepDeps,
@@ -188,9 +191,9 @@ export async function awaitQueries(
 }
 
 /**
- * AcquireLock (lock.ts), and once the lock is taken the preflight's queries in the same
- * invocation (beside the RUNNING write), with the task it already read: its result is the
- * preflight's poll state (the definition's AwaitPreflight follows; WaitForPreflight in the
+ * AcquireLock (lock.ts), and once the lock is taken the preflight's first ask, with the task it
+ * already read: made (`ask` "wait": AwaitPreflight sends it) or sent in the same invocation
+ * (beside the RUNNING write; the definitions before). Its result is the preflight's poll state (the definition's AwaitPreflight follows; WaitForPreflight in the
  * definition before). Executions of the definition before, which have a SendQueries state of
  * their own, find the queries already published there and send nothing again.
  */
