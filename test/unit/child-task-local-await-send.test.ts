@@ -76,7 +76,9 @@ async function run(
   await executor.start(runningTask({ id: "7a5c0000-0000-4000-8000-0000000000c1", rackId: "r1" }));
   const ended = async () => {
     await executor.idle();
-    return entered.at(-1);
+    const last = entered.at(-1);
+    if (last === undefined) throw new Error("the execution entered no state");
+    return last;
   };
   return { clock, executor, events, ended };
 }
@@ -107,8 +109,8 @@ describe("the local executor runs AwaitWave's Retry and Catch for a wait that se
       throw failure("TaskEnded", "task 7a5c0000-0000-4000-8000-0000000000c1 already ended");
     });
     const last = await ended();
-    expect(last?.name).toBe("RecordFailure");
-    expect((last?.input as { error: unknown }).error).toEqual({
+    expect(last.name).toBe("RecordFailure");
+    expect((last.input as { error: unknown }).error).toEqual({
       Error: "TaskEnded",
       Cause: "task 7a5c0000-0000-4000-8000-0000000000c1 already ended",
     });
@@ -120,8 +122,8 @@ describe("the local executor runs AwaitWave's Retry and Catch for a wait that se
       throw failure("BmcPublishError", "publish to c1 throttled");
     });
     const last = await ended();
-    expect(last?.name).toBe("RecordFailure");
-    expect((last?.input as { error: { Error: string } }).error.Error).toBe("BmcPublishError");
+    expect(last.name).toBe("RecordFailure");
+    expect((last.input as { error: { Error: string } }).error.Error).toBe("BmcPublishError");
     expect(events).toHaveLength(5);
   });
 
@@ -130,8 +132,8 @@ describe("the local executor runs AwaitWave's Retry and Catch for a wait that se
       throw failure("WaitNotStored", "the wait could not be stored or woken: Rate exceeded");
     });
     const last = await ended();
-    expect(last?.name).toBe("WaitForWave");
-    expect((last?.input as { plan: { wave: unknown } }).plan.wave).toEqual(WAVE);
+    expect(last.name).toBe("WaitForWave");
+    expect((last.input as { plan: { wave: unknown } }).plan.wave).toEqual(WAVE);
     expect(events).toHaveLength(1);
   });
 });
