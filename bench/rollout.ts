@@ -16,9 +16,9 @@
  *     invocations, checks and the time the executions spent in them;
  *   - the per-rack aims set 2026-12-04 (requests, invocations, modelled cost) with the old path's
  *     and the new path's figures side by side (--path both, the default: the child-task definition
- *     as it is and as it was before AwaitWave's heartbeat; --path all adds the one before the
- *     steps started the next step; bench/lib/rollout-paths.ts, alternating run by run on the same
- *     machine).
+ *     as it is and as it was before AwaitWave sent its step, two writes a step; --path all adds the
+ *     one before AwaitWave's heartbeat and the one before the steps started the next step;
+ *     bench/lib/rollout-paths.ts, alternating run by run on the same machine).
  * A run of the default rule on the path as it is writes its per-rack figures to
  * bench/rollout-rack.json (`--no-record`: not), which bench:fleet reads for the DynamoDB requests
  * of a child task (the one figure it cannot derive from the definition).
@@ -44,7 +44,7 @@
  *
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
- *                            [--path both|all|before|timeout|after] [--health-check | --update-only]
+ *                            [--path both|all|before|timeout|twowrites|after] [--health-check | --update-only]
  *                            [--no-record] [--basic-ingest]
  * Every run prices the BMC reports both ways: through the message broker and through Basic
  * Ingest (no messaging charge); with --basic-ingest the simulated BMCs send them that way.
@@ -119,8 +119,8 @@ const { values: args } = parseArgs({
     json: { type: "string" },
     // --timeline: the median rack's states, each with the time it was entered.
     timeline: { type: "boolean", default: false },
-    // Which child-task path to run (bench/lib/rollout-paths.ts): both (before the heartbeat and
-    // after), one after the other, by default; all three; or one.
+    // Which child-task path to run (bench/lib/rollout-paths.ts): both (two writes a step, and
+    // the one write of the definition as it is), one after the other, by default; all four; or one.
     path: { type: "string", default: "both" },
     // --no-record: leave bench/rollout-rack.json as it is.
     "no-record": { type: "boolean", default: false },
@@ -148,15 +148,16 @@ const WAIT_MS = Number(args["wait-ms"]);
 const TICK_MS = Number(args["tick-ms"]);
 const REPEAT = Math.max(1, Number(args.repeat));
 const PATH_CHOICES: Record<string, RolloutPath[]> = {
-  both: ["timeout", "after"],
-  all: ["before", "timeout", "after"],
+  both: ["twowrites", "after"],
+  all: ["before", "timeout", "twowrites", "after"],
   before: ["before"],
   timeout: ["timeout"],
+  twowrites: ["twowrites"],
   after: ["after"],
 };
 const PATHS = PATH_CHOICES[String(args.path)] as RolloutPath[];
 if (PATHS === undefined)
-  throw new Error(`--path must be both, all, before, timeout or after, not ${args.path}`);
+  throw new Error(`--path must be both, all, before, timeout, twowrites or after, not ${args.path}`);
 
 const SITTING: Sitting = {
   concurrency: CONCURRENCY,

@@ -15,7 +15,9 @@
  *
  * Callbacks: aws-local-stepfunctions has no `.waitForTaskToken`, so a Task state of that pattern
  * (AwaitWave, AwaitPreflight, AwaitExternalCheck) is bound to a handler that mints the task token itself
- * (`local-token:<task>:<n>`), calls the step with it in the Payload, as Lambda gets it, and then
+ * (`local-token:<task>:<n>`), calls the step with it in the Payload, as Lambda gets it (a step
+ * that throws, such as AwaitWave's send of its step, fails the state, whose Retry mints a new
+ * token each try and whose Catch applies, as in Step Functions), and then
  * waits until `wake(token)` (this executor is the local WaveWaker) or its timeout:
  * `awaitTimeoutOverrideMs`, else the Wait override, else the wave's (or the preflight's)
  * `awaitSeconds`; a timeout is the States.Timeout error the state's Catch expects. A state with a

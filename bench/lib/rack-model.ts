@@ -10,9 +10,10 @@
  * follow the definition, not a figure copied by hand).
  *
  * The paths (rollout-paths.ts): "after", the definition as it is (the preflight and each check
- * start the next step: AwaitWave, CheckWave and WaveDone? a step), "timeout" the same states (it
- * differs in how many checks a flash step takes: `checksPerFlashStep`), and "before", a SendWave
- * and a MoreWaves? per step as well.
+ * make the next step, AwaitWave sends it: AwaitWave, CheckWave and WaveDone? a step),
+ * "twowrites" the same states and invocations (the checks sent the step: a write more, no state),
+ * "timeout" the same too (it differs in how many checks a flash step takes: `checksPerFlashStep`),
+ * and "before", a SendWave and a MoreWaves? per step as well.
  */
 import { isRackCycle } from "../../src/app/child-task/rack-cycle.js";
 import type { InventoryComponent } from "../../src/domain/inventory.js";
@@ -31,8 +32,8 @@ export const ROLLOUT_MAX_PARALLEL = 18;
 const TASK_STATES = 6;
 const TASK_INVOCATIONS = 3;
 /** Per step: AwaitWave, CheckWave, WaveDone? (invocations: awaitWave, checkWave); before: + MoreWaves?, SendWave. */
-const STEP_STATES: Record<RolloutPath, number> = { after: 3, timeout: 3, before: 5 };
-const STEP_INVOCATIONS: Record<RolloutPath, number> = { after: 2, timeout: 2, before: 3 };
+const STEP_STATES: Record<RolloutPath, number> = { after: 3, twowrites: 3, timeout: 3, before: 5 };
+const STEP_INVOCATIONS: Record<RolloutPath, number> = { after: 2, twowrites: 2, timeout: 2, before: 3 };
 /** A check more (a wait timed out): AwaitWave, CheckWave, WaveDone?, two of them invocations. */
 const CHECK_STATES = 3;
 const CHECK_INVOCATIONS = 2;

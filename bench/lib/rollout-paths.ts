@@ -1,7 +1,12 @@
 /**
  * The paths the rollout benchmark measures in one sitting:
  * - "after": the child-task definition as it is (state-machines/child-task.asl.json);
- * - "timeout": the same file as it was before AwaitWave's heartbeat: its wait times out after
+ * - "twowrites": the same file as it was before AwaitWave sent its step: the checks send the next
+ *   step themselves (CheckPreflight's `sendFirst` and CheckWave's `sendNext` true: its commands
+ *   written, then published) and AwaitWave stores its token in a write of its own, a token it
+ *   could not store (any error but its timeouts) falling back to WaitForWave's poll; likewise
+ *   AcquireLock sends the preflight's queries (no `ask`) and AwaitPreflight stores its token alone;
+ * - "timeout": that file as it was before AwaitWave's heartbeat: its wait times out after
  *   `awaitSeconds` (TimeoutSecondsPath), whatever the wave's BMCs report, so a 10-minute flash
  *   times out once into an early check (bench/lib/production-model.ts);
  * - "before": that, and its wave loop as it was before the steps started the next step:
@@ -13,14 +18,16 @@
  */
 import type { AslMachine, AslState } from "../../src/adapters/stepfunctions/asl.js";
 
-export type RolloutPath = "before" | "timeout" | "after";
+export type RolloutPath = "before" | "timeout" | "twowrites" | "after";
 
 /** Whether the path's AwaitWave is kept waiting by the receiver's heartbeats. */
-export const heartbeats = (path: RolloutPath): boolean => path === "after";
+export const heartbeats = (path: RolloutPath): boolean => path === "after" || path === "twowrites";
 
 export function definitionFor(path: RolloutPath, current: AslMachine): AslMachine {
   if (path === "after") return current;
-  const before = withoutHeartbeat(current);
+  const twoWrites = withTwoWrites(current);
+  if (path === "twowrites") return twoWrites;
+  const before = withoutHeartbeat(twoWrites);
   if (path === "timeout") return before;
   const states = before.States as Record<string, AslState & Record<string, unknown>>;
   const check = states.CheckWave;
@@ -53,5 +60,49 @@ function withoutHeartbeat(current: AslMachine): AslMachine {
   wait.Catch = (wait.Catch as { ErrorEquals: string[] }[]).map((c) =>
     c.ErrorEquals.includes("States.Timeout") ? { ...c, ErrorEquals: ["States.Timeout"] } : c,
   );
+  return older;
+}
+
+/**
+ * The definition as it was before AwaitWave sent its step: the checks send it (`sendFirst`,
+ * `sendNext` true), AwaitWave's Payload is the wave alone (its Lambda stores the token in a write
+ * of its own), retries no publish, and falls back to the poll on any error but its timeouts.
+ */
+function withTwoWrites(current: AslMachine): AslMachine {
+  const older = structuredClone(current);
+  const states = older.States as Record<string, AslState & Record<string, unknown>>;
+  const { CheckWave: check, CheckPreflight: preflight, AwaitWave: wait, AcquireLock: lock } = states;
+  const { AwaitPreflight: queries } = states;
+  if (check === undefined || preflight === undefined || wait === undefined)
+    throw new Error("no CheckWave, CheckPreflight or AwaitWave state");
+  if (lock === undefined || queries === undefined) throw new Error("no AcquireLock or AwaitPreflight state");
+  check.Parameters = { ...check.Parameters, sendNext: true };
+  preflight.Parameters = { ...preflight.Parameters, sendFirst: true };
+  // AcquireLock sends the queries; AwaitPreflight stores its token alone.
+  const { ask: _, ...lockParameters } = lock.Parameters ?? {};
+  lock.Parameters = lockParameters;
+  const asking = queries.Parameters as { Payload: Record<string, unknown> };
+  const { "rackId.$": __, ...queriesPayload } = asking.Payload;
+  queries.Parameters = { ...asking, Payload: queriesPayload };
+  queries.Retry = (queries.Retry as { ErrorEquals: string[] }[]).filter(
+    (r) => !r.ErrorEquals.includes("BmcPublishError"),
+  );
+  queries.Catch = [
+    { ErrorEquals: ["States.Timeout"], ResultPath: null, Next: "CheckPreflight" },
+    { ErrorEquals: ["States.ALL"], ResultPath: null, Next: "WaitForPreflight" },
+  ];
+  const parameters = wait.Parameters as { Payload: Record<string, unknown> };
+  const { step, "taskId.$": taskId, "token.$": token, "wave.$": wave } = parameters.Payload;
+  wait.Parameters = {
+    ...parameters,
+    Payload: { step, "taskId.$": taskId, "token.$": token, "wave.$": wave },
+  };
+  wait.Retry = (wait.Retry as { ErrorEquals: string[] }[]).filter(
+    (r) => !r.ErrorEquals.includes("BmcPublishError"),
+  );
+  wait.Catch = [
+    { ErrorEquals: ["States.Timeout", "States.HeartbeatTimeout"], ResultPath: null, Next: "CheckWave" },
+    { ErrorEquals: ["States.ALL"], ResultPath: null, Next: "WaitForWave" },
+  ];
   return older;
 }

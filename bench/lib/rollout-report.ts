@@ -211,8 +211,10 @@ export function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>, sittin
     p === "before"
       ? "SendWave per step"
       : p === "timeout"
-        ? "old path (AwaitWave times out)"
-        : "new path (AwaitWave's heartbeat)",
+        ? "AwaitWave times out"
+        : p === "twowrites"
+          ? "old path (heartbeat, two writes a step)"
+          : "new path (one write a step)",
   );
   const row = (
     label: string,

@@ -135,6 +135,72 @@ describe("DynamoCommandSetStore", () => {
     expect(await store.get(taskId, "q")).toBeUndefined();
   });
 
+  it("open with a wait: the entries and the waiting execution's token in ONE UpdateItem (a retried wait keeps the entries, replaces the token); a closed set takes neither; a set too large for one expression stores the token with its last", async () => {
+    const taskId = uuid(93, "7a5c0000");
+    const a = updateAddress(taskId, 0);
+    const own = testClient(testEndpoint());
+    const meter = installCapacityMeter(own);
+    const waiting = new DynamoCommandSetStore(DynamoDBDocumentClient.from(own), names.tasks);
+    const keys = [entryKey(a, "c1"), entryKey(a, "c2")];
+    const entries = Object.fromEntries([
+      newEntry(a, "c1", { sentAt: 1, deadline: 100 }),
+      newEntry(a, "c2", { sentAt: 1, deadline: 100 }),
+    ]);
+    const first = await waiting.open(taskId, "u", entries, undefined, { token: "tk-1", keys });
+    expect(meter.snapshot().calls).toBe(1);
+    expect(first.wake).toEqual({ token: "tk-1", keys });
+    expect(Object.keys(first.entries)).toEqual(keys);
+    await waiting.markPublished(taskId, "u", [keys[0] as string], 2);
+    const retried = await waiting.open(
+      taskId,
+      "u",
+      Object.fromEntries([
+        newEntry(a, "c1", { sentAt: 9, deadline: 900 }),
+        newEntry(a, "c2", { sentAt: 9, deadline: 900 }),
+      ]),
+      undefined,
+      { token: "tk-2", keys },
+    );
+    expect(retried).toEqual({
+      taskId,
+      family: "u",
+      wake: { token: "tk-2", keys },
+      entries: {
+        [keys[0] as string]: { sentAt: 1, deadline: 100, publishedAt: 2 },
+        [keys[1] as string]: { sentAt: 1, deadline: 100 },
+      },
+    });
+    // A part, closed: neither the entries nor the token.
+    const p2 = updateAddress(taskId, 0, 2);
+    await store.close(taskId, 40, [2]);
+    const refused = await waiting.open(
+      taskId,
+      "u",
+      Object.fromEntries([newEntry(p2, "c3", { sentAt: 50, deadline: 900 })]),
+      2,
+      { token: "tk-3", keys: [entryKey(p2, "c3")] },
+    );
+    expect(refused).toEqual({ taskId, family: "u", part: 2, entries: {}, closedAt: 40 });
+    expect((await store.get(taskId, "u", 2))?.wake).toBeUndefined();
+    // Many entries: several writes, the token with the last (stored once every entry is).
+    const big = uuid(94, "7a5c0000");
+    const b = updateAddress(big, 0);
+    const ids = Array.from({ length: 150 }, (_, i) => uuid(i + 1, "dddddddd"));
+    const before = meter.snapshot().calls;
+    const all = await waiting.open(
+      big,
+      "u",
+      Object.fromEntries(ids.map((id) => newEntry(b, id, { sentAt: 1, deadline: 100 }))),
+      undefined,
+      { token: "tk-big", keys: ids.map((id) => entryKey(b, id)) },
+    );
+    expect(meter.snapshot().calls - before).toBeGreaterThan(1);
+    expect(Object.keys(all.entries)).toHaveLength(150);
+    expect(all.wake?.token).toBe("tk-big");
+    expect(all.wake?.keys).toHaveLength(150);
+    own.destroy();
+  });
+
   it("close: the update and verify sets take no new entry (open returns them as they are); reports still land", async () => {
     const taskId = uuid(5, "7a5c0000");
     const a = updateAddress(taskId, 0);

@@ -106,11 +106,18 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
   };
   const store = {
     writes: 0,
-    async open(taskId: string, family: CommandFamily, entries: Record<string, CommandEntry>, part?: number) {
+    async open(
+      taskId: string,
+      family: CommandFamily,
+      entries: Record<string, CommandEntry>,
+      part?: number,
+      wake?: { token: string; keys: readonly string[] },
+    ) {
       store.writes += 1;
       const set = created(taskId, family, part);
       if (set.closedAt !== undefined) return structuredClone(set);
       for (const [key, entry] of Object.entries(entries)) set.entries[key] ??= structuredClone(entry);
+      if (wake !== undefined) set.wake = { token: wake.token, keys: [...wake.keys] };
       sets.set(keyOf(taskId, family, part), set);
       return structuredClone(set);
     },

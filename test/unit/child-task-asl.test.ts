@@ -78,11 +78,16 @@ describe("child-task ASL", () => {
     expect(callbackStateNames(raw)).toEqual(["AwaitPreflight", "AwaitExternalCheck", "AwaitWave"]);
     const wait = s.AwaitWave as AslState;
     expect(wait.Resource).toBe(CALLBACK);
+    // The plan beside the wave: what the Lambda needs to send a step its check made (`unsent`).
     expect(wait.Parameters?.Payload).toEqual({
       step: "awaitWave",
       "taskId.$": "$.taskId",
       "token.$": "$$.Task.Token",
       "wave.$": "$.plan.wave",
+      "rackId.$": "$.rackId",
+      "settings.$": "$.settings",
+      "groups.$": "$.plan.groups",
+      "cursor.$": "$.plan.cursor",
     });
     // Its heartbeat is the net under a lost wake-up (the receiver sends one with each
     // acknowledgement or progress it stores); its timeout the wave's deadline.
@@ -93,15 +98,39 @@ describe("child-task ASL", () => {
     expect(wait.ResultPath).toBe("$.plan.wave.answers");
     expect(wait.Next).toBe("CheckWave");
     // Its timeouts (the heartbeat's, the deadline's) are the expected way to the check, never
-    // retried; a token it could not store falls back to the poll's Wait.
+    // retried; a token it could not store (or a wake-up of its own that failed), a store outage
+    // and Lambda's own errors fall back to the poll's Wait, whose check tells sent from never
+    // sent; the send's own failures (a closed set, a task misconfigured, publishing that kept
+    // failing, credentials) end the task as they did from the check that sent.
     expect(wait.Catch).toEqual([
       { ErrorEquals: ["States.Timeout", "States.HeartbeatTimeout"], ResultPath: null, Next: "CheckWave" },
-      { ErrorEquals: ["States.ALL"], ResultPath: null, Next: "WaitForWave" },
+      {
+        ErrorEquals: [
+          "WaitNotStored",
+          "StoreUnavailableError",
+          "Lambda.ServiceException",
+          "Lambda.AWSLambdaException",
+          "Lambda.SdkClientException",
+          "Lambda.TooManyRequestsException",
+          "Lambda.Unknown",
+        ],
+        ResultPath: null,
+        Next: "WaitForWave",
+      },
+      { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: "RecordFailure" },
     ]);
     for (const r of wait.Retry as { ErrorEquals: string[] }[]) {
       expect(r.ErrorEquals).not.toContain("States.Timeout");
       expect(r.ErrorEquals).not.toContain("States.HeartbeatTimeout");
     }
+    // A publish that failed is retried (a new token; the entries stay, the published stay out).
+    expect(wait.Retry).toContainEqual({
+      ErrorEquals: ["BmcPublishError"],
+      IntervalSeconds: 2,
+      MaxAttempts: 4,
+      BackoffRate: 2,
+      JitterStrategy: "FULL",
+    });
     expect(s.SendWave?.Next).toBe("AwaitWave");
     // A pending wave (the next step CheckWave started, or one still waiting) waits again.
     expect((s["WaveDone?"] as unknown as { Choices: unknown[] }).Choices[1]).toEqual({
@@ -112,14 +141,14 @@ describe("child-task ASL", () => {
     expect(s.WaitForWave).toMatchObject({ SecondsPath: "$.plan.wave.waitSeconds", Next: "CheckWave" });
   });
 
-  it("ends a wave inside CheckWave and starts the next step there: no FinishWave state, no SendWave between steps, the plan (groups, cursor, wave) in and out of $.plan", () => {
+  it("ends a wave inside CheckWave and makes the next step there (AwaitWave sends it): no FinishWave state, no SendWave between steps, the plan (groups, cursor, wave) in and out of $.plan", () => {
     const s = raw.States;
     expect(s.FinishWave).toBeUndefined();
     expect(s.CheckWave?.Parameters).toMatchObject({
       "groups.$": "$.plan.groups",
       "cursor.$": "$.plan.cursor",
       "wave.$": "$.plan.wave",
-      sendNext: true,
+      sendNext: "wait",
     });
     expect(s.CheckWave?.ResultPath).toBe("$.plan");
     expect(s.SendWave?.ResultPath).toBe("$.plan.wave");
@@ -164,29 +193,37 @@ describe("child-task ASL", () => {
     const s = raw.States;
     const wait = s.AwaitPreflight as AslState;
     expect(wait.Resource).toBe(CALLBACK);
+    // The rack beside the poll state: what the Lambda needs to send the queries AcquireLock made.
+    expect(s.AcquireLock?.Parameters).toMatchObject({ ask: "wait" });
     expect(wait.Parameters?.Payload).toEqual({
       step: "awaitQueries",
       "taskId.$": "$.taskId",
       "token.$": "$$.Task.Token",
       "preflight.$": "$.plan",
+      "rackId.$": "$.rackId",
     });
     expect(wait.TimeoutSecondsPath).toBe("$.plan.awaitSeconds");
     // CheckPreflight reads the answers with the task: the wake-up's output is dropped, the poll
     // state goes on as it was.
     expect(wait.ResultPath).toBeNull();
     expect(wait.Next).toBe("CheckPreflight");
+    // As AwaitWave's: its timeout to the check; a token not stored, a store outage and Lambda's
+    // own errors to the poll (whose check asks the BMCs if the queries were never stored); the
+    // send's failures (publishing that kept failing) to RecordFailure.
     expect(wait.Catch).toEqual([
       { ErrorEquals: ["States.Timeout"], ResultPath: null, Next: "CheckPreflight" },
-      { ErrorEquals: ["States.ALL"], ResultPath: null, Next: "WaitForPreflight" },
+      { ...((s.AwaitWave?.Catch ?? []) as Record<string, unknown>[])[1], Next: "WaitForPreflight" },
+      { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: "RecordFailure" },
     ]);
+    // As AwaitWave's: it sends the queries, so a publish that failed is retried too.
     expect(wait.Retry).toEqual(s.AwaitWave?.Retry);
     expect((s["PreflightDone?"] as { Default?: string }).Default).toBe("WaitForPreflight");
     expect(s.WaitForPreflight).toMatchObject({ SecondsPath: "$.plan.waitSeconds", Next: "CheckPreflight" });
   });
 
-  it("CheckPreflight starts the task's first step (sendFirst) and PreflightDone? goes straight to AwaitWave with it; a done preflight that started nothing goes on to MoreWaves?", () => {
+  it('CheckPreflight makes the task\'s first step (sendFirst "wait": AwaitWave sends it) and PreflightDone? goes straight to AwaitWave with it; a done preflight that started nothing goes on to MoreWaves?', () => {
     const s = raw.States;
-    expect(s.CheckPreflight?.Parameters).toMatchObject({ "preflight.$": "$.plan", sendFirst: true });
+    expect(s.CheckPreflight?.Parameters).toMatchObject({ "preflight.$": "$.plan", sendFirst: "wait" });
     expect(s.CheckPreflight?.ResultPath).toBe("$.plan");
     expect(s["PreflightDone?"]).toMatchObject({
       Choices: [

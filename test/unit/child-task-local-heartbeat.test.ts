@@ -37,7 +37,12 @@ function definitionWith(wave: Record<string, unknown>, change?: (state: AslState
   return {
     StartAt: "MadeWave",
     States: {
-      MadeWave: { Type: "Pass", Result: { wave }, ResultPath: "$.plan", Next: "AwaitWave" },
+      MadeWave: {
+        Type: "Pass",
+        Result: { wave, groups: [], cursor: { group: 0, wave: 0, step: 0 } },
+        ResultPath: "$.plan",
+        Next: "AwaitWave",
+      },
       AwaitWave: awaitWave,
       Woken: { Type: "Succeed" },
       HeartbeatTimedOut: { Type: "Succeed" },

@@ -35,7 +35,12 @@ const settings = DEFAULT_CHILD_TASK_SETTINGS;
 const q = queryAddress(task.id, 0);
 const keys = [entryKey(q, "c1"), entryKey(q, "p1")];
 
-async function harness(tasks = memoryTaskStore(), onPublish: () => void = () => {}) {
+async function harness(
+  tasks = memoryTaskStore(),
+  onPublish: () => void = () => {},
+  ask?: "wait",
+  failPublish?: { componentId: string; times: number },
+) {
   await tasks.createTask(task);
   const commands = memoryCommandSetStore();
   const woken: string[] = [];
@@ -49,6 +54,10 @@ async function harness(tasks = memoryTaskStore(), onPublish: () => void = () => 
     images: everyImage,
     publisher: {
       publish: async ({ componentId }: BmcAddress) => {
+        if (failPublish?.componentId === componentId && failPublish.times > 0) {
+          failPublish.times -= 1;
+          throw Object.assign(new Error(`publish to ${componentId} throttled`), { name: "BmcPublishError" });
+        }
         published.push(componentId);
         onPublish();
       },
@@ -60,9 +69,16 @@ async function harness(tasks = memoryTaskStore(), onPublish: () => void = () => 
     taskId: task.id,
     rackId: task.rackId,
     settings,
+    ...(ask === undefined ? {} : { ask }),
   })) as PreflightState & { status: string };
-  const wait = (token: string, d: StepDeps = deps, p: PreflightState = preflight) =>
-    awaitQueries(d, { step: "awaitQueries", taskId: task.id, token, preflight: p });
+  const wait = (token: string, d: StepDeps = deps, p: PreflightState = preflight, rackId?: string) =>
+    awaitQueries(d, {
+      step: "awaitQueries",
+      taskId: task.id,
+      token,
+      preflight: p,
+      ...(rackId === undefined ? {} : { rackId }),
+    });
   const answer = (id: string) =>
     commands.record(task.id, "q", { [entryKey(q, id)]: { status: { version: "1.0.0" } } });
   return { deps, commands, woken, published, preflight, wait, answer };
@@ -109,6 +125,98 @@ describe("AwaitPreflight: the preflight waits for its answers, woken when they a
     expect(await h.wait("tk-d", h.deps, before)).toEqual({ woken: false });
     expect((await h.commands.get(task.id, "q"))?.wake).toBeUndefined();
     expect(h.woken).toEqual([]);
+  });
+});
+
+describe("the preflight's queries and AwaitPreflight's token in one write (AcquireLock's ask \"wait\")", () => {
+  const check = (h: Awaited<ReturnType<typeof harness>>, preflight: PreflightState) =>
+    checkQueries({ ...h.deps, readiness: { rackComponents: async () => [] } } as unknown as StepDeps, {
+      step: "checkQueries",
+      taskId: task.id,
+      rackId: task.rackId,
+      settings,
+      preflight,
+    });
+
+  it("AcquireLock makes the first ask and sends nothing; AwaitPreflight writes its queries with its token in one write, then publishes them", async () => {
+    const h = await harness(memoryTaskStore(), () => {}, "wait");
+    expect(h.preflight).toMatchObject({
+      status: "acquired",
+      deadline: 2_000 + settings.preflightTimeoutSeconds * 1000,
+      asked: ["c1", "p1"],
+      awaitSeconds: settings.preflightTimeoutSeconds,
+      unsent: true,
+    });
+    expect(h.published).toEqual([]);
+    expect(await h.commands.get(task.id, "q")).toBeUndefined();
+    const opened: unknown[] = [];
+    const counted = {
+      ...h.deps,
+      commands: {
+        ...h.commands,
+        open: (...args: Parameters<typeof h.commands.open>) => {
+          opened.push(args[4]);
+          return h.commands.open(...args);
+        },
+        awaitAnswers: async () => {
+          throw new Error("no token-only write");
+        },
+      },
+    } as unknown as StepDeps;
+    expect(await h.wait("tk-1", counted, h.preflight, task.rackId)).toEqual({ woken: false });
+    expect(opened).toEqual([{ token: "tk-1", keys }]);
+    expect(h.published.sort()).toEqual(["c1", "p1"]);
+    const set = await h.commands.get(task.id, "q");
+    expect(set?.wake).toEqual({ token: "tk-1", keys });
+    expect(set?.entries[keys[0] as string]).toEqual({
+      sentAt: 2_000,
+      deadline: 2_000 + settings.preflightTimeoutSeconds * 1000,
+    });
+  });
+
+  it("a publish that failed: BmcPublishError; the retried wait (a new token) publishes only the rest; one whose answers are all in wakes itself", async () => {
+    const h = await harness(memoryTaskStore(), () => {}, "wait", { componentId: "p1", times: 1 });
+    await expect(h.wait("tk-1", h.deps, h.preflight, task.rackId)).rejects.toMatchObject({
+      name: "BmcPublishError",
+      message: "publish to p1 throttled",
+    });
+    expect(h.published).toEqual(["c1"]);
+    expect(await h.wait("tk-2", h.deps, h.preflight, task.rackId)).toEqual({ woken: false });
+    expect(h.published).toEqual(["c1", "p1"]);
+    expect((await h.commands.get(task.id, "q"))?.wake?.token).toBe("tk-2");
+    await h.answer("c1");
+    await h.answer("p1");
+    expect(await h.wait("tk-3", h.deps, h.preflight, task.rackId)).toEqual({ woken: true });
+    expect(h.woken).toEqual(["tk-3"]);
+    expect(h.published).toEqual(["c1", "p1"]);
+  });
+
+  it("CheckPreflight after a wait that failed: never sent (no entry) → it asks the BMCs itself, from a fresh deadline, and polls; sent → it goes on as after any wait", async () => {
+    const never = await harness(memoryTaskStore(), () => {}, "wait");
+    const polled = await check(never, never.preflight);
+    expect(never.published.sort()).toEqual(["c1", "p1"]);
+    expect(polled).toMatchObject({
+      done: false,
+      polls: 1,
+      deadline: 2_000 + settings.preflightTimeoutSeconds * 1000,
+    });
+    expect(polled).not.toHaveProperty("unsent");
+    const sent = await harness(memoryTaskStore(), () => {}, "wait");
+    await sent.wait("tk-1", sent.deps, sent.preflight, task.rackId);
+    sent.published.length = 0;
+    await sent.answer("c1");
+    await sent.answer("p1");
+    const done = await check(sent, sent.preflight);
+    expect(done).toMatchObject({ done: true });
+    expect(done).not.toHaveProperty("unsent");
+    expect(sent.published).toEqual([]);
+  });
+
+  it("an AwaitPreflight of the definition before (no rack in its Payload) sends nothing, even for a poll state made unsent: its token alone, on no set here", async () => {
+    const h = await harness(memoryTaskStore(), () => {}, "wait");
+    expect(await h.wait("tk-1")).toEqual({ woken: false });
+    expect(h.published).toEqual([]);
+    expect(await h.commands.get(task.id, "q")).toBeUndefined();
   });
 });
 

@@ -1,5 +1,7 @@
 /**
- * CheckPreflight with `sendFirst` (the definition's) starts the task's first step in the same call:
+ * CheckPreflight with `sendFirst: "wait"` (the definition's) makes the task's first step, and
+ * AwaitWave sends it with its token in one write; with `sendFirst: true` (the definition before)
+ * it starts the task's first step in the same call:
  * the first wave's commands written and published, the plan returned with that wave pending, so
  * the execution goes straight to AwaitWave. Exactly once: a retried check sends the same command
  * under the same request id (one entry, which a BMC does not act on twice); a cancel that closed the
@@ -16,8 +18,12 @@
 import { describe, expect, it } from "vitest";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
 import { checkQueries } from "../../src/app/child-task/preflight.js";
-import { DEFAULT_CHILD_TASK_SETTINGS, type UpgradeGroup } from "../../src/app/child-task/settings.js";
-import { sendWave } from "../../src/app/child-task/waves.js";
+import {
+  DEFAULT_CHILD_TASK_SETTINGS,
+  type SendNext,
+  type UpgradeGroup,
+} from "../../src/app/child-task/settings.js";
+import { awaitWave, sendWave } from "../../src/app/child-task/waves.js";
 import { silentLogger } from "../../src/app/observability.js";
 import type { FirmwareImageStore } from "../../src/app/ports.js";
 import type { BmcCommand, UpdateCommand } from "../../src/domain/bmc-protocol.js";
@@ -93,14 +99,14 @@ async function answered(images: Pick<FirmwareImageStore, "getImages"> = everyIma
       ],
     },
   } as unknown as StepDeps;
-  const check = (sendFirst: boolean) =>
+  const check = (sendFirst: SendNext) =>
     checkQueries(deps, {
       step: "checkQueries",
       taskId: task.id,
       rackId: task.rackId,
       settings: DEFAULT_CHILD_TASK_SETTINGS,
       preflight: { done: false, deadline: 60_000, polls: 0, waitSeconds: 1 },
-      ...(sendFirst ? { sendFirst } : {}),
+      ...(sendFirst !== false ? { sendFirst } : {}),
     });
   return { deps, commands, published, check };
 }
@@ -151,6 +157,88 @@ describe("CheckPreflight starts the task's first step (sendFirst)", () => {
       message: `task ${task.id} already ended`,
     });
     expect(h.published).toEqual([]);
+  });
+});
+
+describe('CheckPreflight makes the task\'s first step for AwaitWave to send (sendFirst "wait")', () => {
+  const waker = (woken: string[]) => ({
+    wake: async (token: string) => void woken.push(token),
+    heartbeat: async () => {},
+  });
+
+  it("the plan comes back with the first wave made (its window from the check's clock) and nothing written or sent; AwaitWave then writes its update with the token in one write and publishes it, as sendFirst true would have", async () => {
+    const h = await answered();
+    const plan = await h.check("wait");
+    const deadline = 2_000 + DEFAULT_CHILD_TASK_SETTINGS.updateTimeoutSeconds * 1000;
+    expect(plan).toMatchObject({
+      done: true,
+      cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false },
+      wave: { componentIds: ["p1"], action: "UPDATE_FIRMWARE", done: false, polls: 0, part: 0, unsent: true },
+    });
+    expect(plan.wave?.deadline).toBe(deadline);
+    expect(plan.wave?.awaitSeconds).toBeGreaterThan(0);
+    expect(plan.wave?.awaitTimeoutSeconds).toBe(DEFAULT_CHILD_TASK_SETTINGS.updateTimeoutSeconds);
+    expect(h.published).toEqual([]);
+    expect(await h.commands.get(task.id, "u", 0)).toBeUndefined();
+
+    const opened: unknown[] = [];
+    const woken: string[] = [];
+    const deps = {
+      ...h.deps,
+      commands: {
+        ...h.commands,
+        open: (...args: Parameters<typeof h.commands.open>) => {
+          opened.push(args[4]);
+          return h.commands.open(...args);
+        },
+      },
+      waveWaker: waker(woken),
+    } as StepDeps;
+    const address = updateAddress(task.id, 0, 0);
+    const requestId = commandRequestId(address, "p1");
+    expect(
+      await awaitWave(deps, {
+        step: "awaitWave",
+        taskId: task.id,
+        token: "tk-1",
+        wave: plan.wave as NonNullable<typeof plan.wave>,
+        rackId: task.rackId,
+        settings: DEFAULT_CHILD_TASK_SETTINGS,
+        groups: plan.groups ?? [],
+        cursor: plan.cursor as NonNullable<typeof plan.cursor>,
+      }),
+    ).toEqual({ woken: false });
+    expect(opened).toEqual([{ token: "tk-1", keys: [entryKey(address, "p1")] }]);
+    expect(
+      h.published.map((p) => [p.componentId, p.command.type, (p.command as UpdateCommand).requestId]),
+    ).toEqual([["p1", "update", requestId]]);
+    const set = await h.commands.get(task.id, "u", 0);
+    expect(set?.entries).toEqual({ [entryKey(address, "p1")]: { sentAt: 2_000, deadline } });
+    expect(set?.wake).toEqual({ token: "tk-1", keys: [entryKey(address, "p1")] });
+    expect(woken).toEqual([]);
+  });
+
+  it("a cancel between the check and the wait (the sets closed): the check makes the step, the wait fails with TaskEnded having written and sent nothing", async () => {
+    const h = await answered();
+    const plan = await h.check("wait");
+    await h.commands.close(task.id, 2_500, [0, 1, 2, 3, 4, 5]);
+    const deps = { ...h.deps, waveWaker: waker([]) } as StepDeps;
+    await expect(
+      awaitWave(deps, {
+        step: "awaitWave",
+        taskId: task.id,
+        token: "tk-2",
+        wave: plan.wave as NonNullable<typeof plan.wave>,
+        rackId: task.rackId,
+        settings: DEFAULT_CHILD_TASK_SETTINGS,
+        groups: plan.groups ?? [],
+        cursor: plan.cursor as NonNullable<typeof plan.cursor>,
+      }),
+    ).rejects.toMatchObject({ name: "TaskEnded", message: `task ${task.id} already ended` });
+    expect(h.published).toEqual([]);
+    const set = await h.commands.get(task.id, "u", 0);
+    expect(set?.entries).toEqual({});
+    expect(set?.wake).toBeUndefined();
   });
 });
 

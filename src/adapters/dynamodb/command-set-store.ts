@@ -23,7 +23,8 @@
  *
  * A closed set (`close`: the task was ended from outside its execution) takes no new entry: `open`
  * is conditional on `closedAt` being absent, so a step still in flight when its task was cancelled
- * publishes nothing, with no read of the task.
+ * publishes nothing, with no read of the task. A wave step sent by its own wait (AwaitWave) opens
+ * its entries and stores its token (`w`) in that one UpdateItem.
  *
  * A step that needs the task too reads it with its sets in one BatchGetItem (`getWithTask`: they
  * share the table).
@@ -220,6 +221,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     family: CommandFamily,
     entries: Record<string, CommandEntry>,
     part?: number,
+    wake?: { token: string; keys: readonly string[] },
   ): Promise<CommandSet> {
     const latest = Math.max(0, ...Object.values(entries).map((e) => e.deadline));
     const chunks = chunked(
@@ -235,6 +237,10 @@ export class DynamoCommandSetStore implements CommandSetStore {
         x.sets.push(`${a} = if_not_exists(${a}, ${x.value(entryToItem(entry))})`);
       },
     );
+    // The wait's token goes with the last chunk: stored once every entry is.
+    const last = chunks[chunks.length - 1];
+    if (wake !== undefined && last !== undefined)
+      last.sets.push(`${last.name("w")} = ${last.value({ t: wake.token, k: [...wake.keys] })}`);
     let stored: Item | undefined;
     for (const [i, chunk] of chunks.entries()) {
       try {

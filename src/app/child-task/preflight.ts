@@ -1,7 +1,9 @@
 /**
- * The preflight: AcquireLock, once it has the lock, asks every component's BMC for its running
- * version (`acquireLockAndAsk`; SendQueries did, in the definition before), AwaitPreflight waits
- * until the receiver has stored them all (`awaitQueries`), CheckPreflight reads them (and polls,
+ * The preflight: AcquireLock, once it has the lock, makes the first ask of every component's BMC
+ * for its running version (`acquireLockAndAsk`; with `ask` "wait" AwaitPreflight sends it, the
+ * queries and its token in one write; without, the definitions before, AcquireLock sends it, and
+ * SendQueries did before that), AwaitPreflight waits until the receiver has stored the answers
+ * (`awaitQueries`), CheckPreflight reads them (and polls,
  * Wait ◄─► CheckPreflight, when the wait timed out with some missing, until the preflight's
  * deadline), then requires every component it is about to flash to be ready, records each version
  * in the report, skips components already at their target (unless override_version_check), and
@@ -9,9 +11,10 @@
  * built-in default is one stage per type in UPGRADE_GROUP_ORDER), each with its components still
  * to flash and what its waves need of the task (`facts`: types, target versions, sub-targets,
  * run, lock lease, and the images its updates carry, looked up once for the whole task), so no
- * wave reads the task or the image catalog again. With `sendFirst` (the definition's
- * CheckPreflight) it also starts the task's first step in the same call (waves.ts `sendWave`),
- * so the execution goes straight to AwaitWave.
+ * wave reads the task or the image catalog again. With `sendFirst` it also starts the task's
+ * first step in the same call, so the execution goes straight to AwaitWave: "wait" (the
+ * definition's CheckPreflight) makes it for AwaitWave to send (waves.ts `planWave`), `true` (the
+ * definitions before) sends it (`sendWave`).
  *
  * Readiness (src/domain/readiness.ts): a component to flash is ready when the inventory says so
  * (READY, the default) and its BMC's answer did not say `ready: false`. While some are not, the
@@ -22,7 +25,13 @@
  * override_readiness_check nothing waits: a warning naming those components goes to the log and
  * the task report, and they are flashed.
  */
-import { commandRecord, entryKey, queryAddress } from "../../domain/command-sets.js";
+import {
+  type CommandSet,
+  commandRecord,
+  entryKey,
+  queryAddress,
+  wakeDue,
+} from "../../domain/command-sets.js";
 import { awaitSeconds, nextWaitSeconds } from "../../domain/component-verdict.js";
 import type { ComponentType } from "../../domain/model.js";
 import { DEFAULT_RULE } from "../../domain/operation-rules.js";
@@ -52,7 +61,7 @@ import type {
   UpgradeGroup,
   WaveCursor,
 } from "./settings.js";
-import { groupFacts, sendWave } from "./waves.js";
+import { groupFacts, planWave, sendWave } from "./waves.js";
 
 function reportOf(task: Task): TaskReport {
   try {
@@ -108,7 +117,8 @@ async function ask(
   componentIds: readonly string[],
   attempt: number,
   deadline: number,
-): Promise<number> {
+  wait?: { token: string },
+): Promise<{ deadline: number; set: CommandSet }> {
   const address = queryAddress(taskId, attempt);
   const set = await sendCommands(
     deps,
@@ -118,11 +128,13 @@ async function ask(
     { sentAt: deps.clock(), deadline },
     (componentId, requestId) =>
       deps.publisher.publish({ rackId, componentId }, { v: 1, type: "query", requestId }),
+    wait,
   );
-  return componentIds.reduce(
+  const earliest = componentIds.reduce(
     (min, id) => Math.min(min, set.entries[entryKey(address, id)]?.deadline ?? deadline),
     deadline,
   );
+  return { deadline: earliest, set };
 }
 
 /**
@@ -134,9 +146,11 @@ async function startPreflight(
   deps: StepDeps,
   task: Task,
   settings: ChildTaskSettings,
+  send = true,
 ): Promise<PreflightState> {
   const deadline = deps.clock() + settings.preflightTimeoutSeconds * 1000;
-  const first = await ask(deps, task, task.componentIds, 0, deadline);
+  // Made, not sent (the definition's AcquireLock): AwaitPreflight sends them with its token.
+  const first = send ? (await ask(deps, task, task.componentIds, 0, deadline)).deadline : deadline;
   const now = deps.clock();
   const waitSeconds = nextWaitSeconds(settings, 0, first, now);
   return {
@@ -146,6 +160,7 @@ async function startPreflight(
     waitSeconds,
     asked: [...task.componentIds],
     awaitSeconds: awaitSeconds(settings, waitSeconds, first, now),
+    ...(send ? {} : { unsent: true }),
   };
 }
 
@@ -155,21 +170,30 @@ async function startPreflight(
  * it), then CheckPreflight runs; not woken by `awaitSeconds`, CheckPreflight runs anyway. Waiting
  * for the answers rather than for a first poll (pollSeconds, 10 s) spares each task most of a
  * poll when the BMCs answer at once. Only the first ask is awaited: a BMC asked again while it is not ready answers at
- * once, and that loop is paced by WaitForPreflight.
+ * once, and that loop is paced by WaitForPreflight. A first ask AcquireLock made but did not send
+ * (`unsent`, with the rack in the Payload) is sent here: its queries and the token in one write.
  */
 export async function awaitQueries(
   deps: StepDeps,
   e: StepEventOf<"awaitQueries">,
 ): Promise<{ woken: boolean }> {
   const address = queryAddress(e.taskId, e.preflight.attempt ?? 0);
-  const keys = (e.preflight.asked ?? []).map((componentId) => entryKey(address, componentId));
+  const asked = e.preflight.asked ?? [];
+  if (e.preflight.unsent === true && e.rackId !== undefined) {
+    // AcquireLock made the first ask: its queries and this wait's token in one write, then sent.
+    const { set } = await ask(deps, { id: e.taskId, rackId: e.rackId }, asked, 0, e.preflight.deadline, {
+      token: e.token,
+    });
+    return { woken: deps.waveWaker !== undefined && wakeDue(set) !== undefined };
+  }
+  const keys = asked.map((componentId) => entryKey(address, componentId));
   return awaitEntries(deps, e.taskId, "q", { token: e.token, keys });
 }
 
 /**
- * AcquireLock (lock.ts), and once the lock is taken the preflight's queries in the same
- * invocation (beside the RUNNING write), with the task it already read: its result is the
- * preflight's poll state (the definition's AwaitPreflight follows; WaitForPreflight in the
+ * AcquireLock (lock.ts), and once the lock is taken the preflight's first ask, with the task it
+ * already read: made (`ask` "wait": AwaitPreflight sends it) or sent in the same invocation
+ * (beside the RUNNING write; the definitions before). Its result is the preflight's poll state (the definition's AwaitPreflight follows; WaitForPreflight in the
  * definition before). Executions of the definition before, which have a SendQueries state of
  * their own, find the queries already published there and send nothing again.
  */
@@ -177,7 +201,9 @@ export async function acquireLockAndAsk(
   deps: StepDeps,
   e: StepEventOf<"acquireLock">,
 ): Promise<AcquireLockResult> {
-  const { result, locked } = await takeLock(deps, e, (task) => startPreflight(deps, task, e.settings));
+  const { result, locked } = await takeLock(deps, e, (task) =>
+    startPreflight(deps, task, e.settings, e.ask !== "wait"),
+  );
   if (result.status !== "acquired" || locked === undefined) return result;
   return { ...result, ...locked };
 }
@@ -188,7 +214,8 @@ export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">)
 }
 
 export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries">): Promise<PreflightResult> {
-  const p = e.preflight;
+  // After its wait the first ask is no longer to be sent by one.
+  const { unsent, ...p } = e.preflight;
   // The task, its answers and its update set's first record: one read; beside it, when the state
   // names the rack (the definition before did not), the rack's readiness, which the check needs
   // once every answer is in (one read wasted on a poll that finds some missing).
@@ -207,6 +234,20 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   const answer = (id: string) =>
     commandRecord(set, queryAddress(task.id, id in requery ? (p.attempt ?? 0) : 0), id)?.status;
   const now = deps.clock();
+  const first = queryAddress(task.id, 0);
+  if (unsent === true && (p.asked ?? []).some((id) => set?.entries[entryKey(first, id)] === undefined)) {
+    // Never sent: AwaitPreflight failed (or timed out) before its write. Asked here, as AcquireLock
+    // of the definition before would have; the poll waits for the answers.
+    const asked = await ask(deps, task, p.asked ?? [], 0, now + e.settings.preflightTimeoutSeconds * 1000);
+    const polls = p.polls + 1;
+    return {
+      ...p,
+      deadline: asked.deadline,
+      done: false,
+      polls,
+      waitSeconds: nextWaitSeconds(e.settings, polls, asked.deadline, now),
+    };
+  }
   const missing = report.components.filter((c) => answer(c.id) === undefined && !(c.id in requery));
   if (missing.length > 0) {
     if (now < p.deadline) {
@@ -356,12 +397,13 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
     waitSeconds: 0,
   };
   const result = { done: true, deadline: p.deadline, polls: p.polls, waitSeconds: 1, groups, cursor };
-  if (e.sendFirst !== true || !cursor.more) return result;
+  if ((e.sendFirst !== true && e.sendFirst !== "wait") || !cursor.more) return result;
   // The first step starts here rather than in a SendWave state: one invocation and two state
   // transitions (MoreWaves?, SendWave) fewer per task. A retried check finds the same answers,
   // makes the same groups and sends the same commands under the same request ids (sendWave), so
-  // nothing is flashed twice; a cancel meanwhile closed the set: TaskEnded, nothing sent.
-  const wave = await sendWave(deps, {
+  // nothing is flashed twice; a cancel meanwhile closed the set: TaskEnded, nothing sent. With
+  // "wait" it only makes the step: AwaitWave sends it, with its token in the same write.
+  const wave = await (e.sendFirst === "wait" ? planWave : sendWave)(deps, {
     step: "sendWave",
     taskId: e.taskId,
     settings: e.settings,

@@ -78,8 +78,20 @@ export interface PollState {
 }
 
 type Base = { taskId: string; settings: ChildTaskSettings };
+
+/**
+ * How a check starts the next step: `true` (the definitions before) sends it itself (its commands
+ * written, then published); `"wait"` (the definition as it is) makes it and leaves the sending to
+ * AwaitWave's Lambda, which writes the commands with its task token in one write.
+ */
+export type SendNext = boolean | "wait";
 export type StepEvent =
-  | (Base & { step: "acquireLock"; rackId: string })
+  /**
+   * `ask: "wait"` (the definition as it is): once the lock is taken, the preflight's queries are
+   * made, not sent (`unsent`): AwaitPreflight's Lambda sends them with its token in one write.
+   * Absent (the definitions before): sent here.
+   */
+  | (Base & { step: "acquireLock"; rackId: string; ask?: "wait" })
   | (Base & { step: "sendQueries" })
   /** `rackId`: the rack whose readiness the check reads beside the task (absent in the definition before). */
   | (Base & {
@@ -91,7 +103,7 @@ export type StepEvent =
        * (SendWave's work), and the plan comes back with it pending (`wave`). Absent (the
        * definitions before, whose PreflightDone? leads to MoreWaves? and SendWave): not.
        */
-      sendFirst?: boolean;
+      sendFirst?: SendNext;
     })
   | (Base & { step: "sendWave"; rackId: string; groups: UpgradeGroup[]; cursor: WaveCursor })
   /**
@@ -110,7 +122,7 @@ export type StepEvent =
        * end) starts that step in the same call (SendWave's work), and the plan comes back with it
        * pending. Absent (the definitions before, whose WaveDone? leads to a SendWave state): not.
        */
-      sendNext?: boolean;
+      sendNext?: SendNext;
     })
   | (Base & {
       step: "finishWave";
@@ -124,9 +136,24 @@ export type StepEvent =
    * set, where the receiver finds it, and wakes the execution at once when the results are already
    * in. Its return value is not the state's: the state ends with the wake-up or its timeout.
    */
-  | { step: "awaitWave"; taskId: string; token: string; wave: WaveState }
+  | {
+      step: "awaitWave";
+      taskId: string;
+      token: string;
+      wave: WaveState;
+      /**
+       * The plan, as the definition whose AwaitWave sends its step passes it: a wave its check
+       * made but did not send (`unsent`) is sent here, its commands and this wait's token in one
+       * write. Absent (the definitions before): the wave was sent, only the token is stored.
+       */
+      rackId?: string;
+      settings?: ChildTaskSettings;
+      groups?: UpgradeGroup[];
+      cursor?: WaveCursor;
+    }
   /** AwaitPreflight (a `.waitForTaskToken` Task, like AwaitWave): the first ask's answers. */
-  | { step: "awaitQueries"; taskId: string; token: string; preflight: PreflightState }
+  /** `rackId` (the definition as it is): queries made but not sent (`unsent`) are sent here. */
+  | { step: "awaitQueries"; taskId: string; token: string; preflight: PreflightState; rackId?: string }
   | { step: "recordOutcome"; taskId: string; error?: CaughtError }
   /**
    * AwaitExternalCheck (a `.waitForTaskToken` Task): hands the rack to the external check
@@ -249,13 +276,19 @@ export interface PreflightState extends PollState {
    */
   asked?: string[];
   awaitSeconds?: number;
+  /**
+   * The first ask made by AcquireLock (`ask: "wait"`) and not sent yet: AwaitPreflight's Lambda
+   * sends it, its queries and its token in one write. Dropped by CheckPreflight, which sends the
+   * queries itself if they are not all stored (AwaitPreflight failed before its write).
+   */
+  unsent?: boolean;
 }
 
 export interface PreflightResult extends PreflightState {
   /** When done: the groups to upgrade, in order, without skipped components and empty groups. */
   groups?: UpgradeGroup[];
   cursor?: WaveCursor;
-  /** With `sendFirst`: the first step, already started (its commands sent), pending. */
+  /** With `sendFirst`: the first step, pending: already sent (`true`), or made for AwaitWave to send (`"wait"`). */
   wave?: WaveState;
 }
 
@@ -316,6 +349,12 @@ export interface WaveState extends PollState {
    * reads nothing. Absent after a timeout, and dropped by the check.
    */
   answers?: CommandSet;
+  /**
+   * Made by a check (`sendNext` / `sendFirst` "wait") and not sent yet: AwaitWave's Lambda sends
+   * it. Dropped by the check after the wait; a check that gets it back (the wait failed, or timed
+   * out before its Lambda wrote) sends the step itself if its commands are not all stored.
+   */
+  unsent?: boolean;
 }
 
 // ---------------------------------------------------------------------------------------------

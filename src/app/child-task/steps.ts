@@ -14,13 +14,14 @@
  *   AcquireLock (then the preflight's queries) ─(queued: Wait, again)─►
  *     AwaitPreflight ─► CheckPreflight (not ready yet: Wait ◄─► CheckPreflight)
  *     └─► for each stage of the task's rule, for each wave of ≤ maxParallel of its components:
- *         (CheckPreflight starts the first step) AwaitWave ◄─► CheckWave (ends the step once
- *         done and starts the next, so the loop is AwaitWave ◄─► CheckWave; the last one ends
- *         the task; SendWave only after a retry's backoff)
+ *         (CheckPreflight makes the first step) AwaitWave (sends it) ◄─► CheckWave (ends the
+ *         step once done and makes the next, so the loop is AwaitWave ◄─► CheckWave; the last
+ *         one ends the task; SendWave only after a retry's backoff)
  *     └─► (any failure, caught) RecordFailure
  *
- * How the execution waits for a BMC: a callback, with a poll under it. SendWave writes the wave's
- * commands into the task's command set (one write, src/domain/command-sets.ts) and publishes them;
+ * How the execution waits for a BMC: a callback, with a poll under it. AwaitWave writes the step's
+ * commands into the task's command set with its task token (one write, src/domain/command-sets.ts)
+ * and publishes them (SendWave, after a retry's backoff, writes the commands and AwaitWave the token);
  * the IoT rule queues the BMCs' reports for lambdas/bmc-result.ts, which stores each batch on the
  * command sets (first result wins, so duplicate and late messages change nothing). AwaitWave (and
  * AwaitPreflight, for the preflight's answers) stores the execution's task token on the set; the

@@ -4,8 +4,9 @@
  * (src/domain/component-verdict.ts); a wave with components pending waits again, one whose every
  * component has a verdict is ended in the same call (wave-cursor.ts `finishWave`: the next cursor,
  * a retry, or ComponentsFailed) and, when the next cursor is a step to run now, that step is
- * started in the same call too (`sendNext`). The last step of the last wave reads the task with it
- * and records the task's outcome there.
+ * made in the same call too (`sendNext` "wait": AwaitWave sends it; `true`, the definition before:
+ * sent here). A wave that comes back unsent (its wait failed before its write) is sent here. The
+ * last step of the last wave reads the task with it and records the task's outcome there.
  */
 import {
   type CommandFamily,
@@ -42,7 +43,7 @@ import {
   type WaveState,
 } from "./settings.js";
 import { finishWave, nextCursor } from "./wave-cursor.js";
-import { awaiting, familyOf, sendWave, waveAddress } from "./waves.js";
+import { awaiting, familyOf, planWave, sendWave, waveAddress } from "./waves.js";
 
 /** How a query-answered step names itself in its verdicts. */
 const QUERY_STEP_NAMES: Record<Exclude<RuleAction, "UPDATE_FIRMWARE" | "SLEEP">, QueryStepName> = {
@@ -62,8 +63,8 @@ const planParts = (groups: readonly UpgradeGroup[]): number[] =>
 /**
  * Reads the wave's commands (one read): done once every component has a verdict (answer, result or
  * timeout), and then finished at once (finishWave: the next cursor, or ComponentsFailed), so the
- * plan comes back with the wave and its next cursor; with `sendNext`, the next step already sent
- * (the plan's wave is then that step's, pending). Else the next check after the backoff, or
+ * plan comes back with the wave and its next cursor; with `sendNext`, the next step already made
+ * (the plan's wave is then that step's, pending: unsent with "wait", sent with `true`). Else the next check after the backoff, or
  * later when the pending updates' progress says the wave cannot be done before then
  * (nextCheckWaitSeconds), never past the deadline.
  *
@@ -74,8 +75,9 @@ const planParts = (groups: readonly UpgradeGroup[]): number[] =>
  * of the definition before, which has a FinishWave state) gets the wave alone.
  */
 export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WavePlan | WaveState> {
-  // What the wake-up brought is this check's alone: the wave goes on without it.
-  const { answers, ...wave } = currentWave(e.wave, e.settings);
+  // What the wake-up brought is this check's alone: the wave goes on without it; and after the
+  // wait, the wave is no longer to be sent by one.
+  const { answers, unsent, ...wave } = currentWave(e.wave, e.settings);
   const family = familyOf(wave.action);
   const plan =
     e.groups === undefined || e.cursor === undefined || e.rackId === undefined
@@ -104,6 +106,13 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
       : read !== undefined
         ? read.sets[family]
         : (woken ?? (await deps.commands.get(e.taskId, family, wave.part)));
+  if (unsent === true && plan !== undefined && family !== undefined && !allStored(e.taskId, wave, set)) {
+    // Never sent: its wait failed (or timed out) before it wrote the commands. Sent now, from a
+    // fresh window, as SendWave would; the wait that follows stores its token alone. Commands a
+    // wait stored and published keep their entries and request ids (sendCommands).
+    const next = await sendWave(deps, { step: "sendWave", taskId: e.taskId, settings: e.settings, ...plan });
+    return { groups: plan.groups, cursor: plan.cursor, wave: next };
+  }
   const judged = judgeWave(e, wave, set, deps.clock());
   if (plan === undefined) return judged;
   if (!judged.done) return { groups: plan.groups, cursor: plan.cursor, wave: judged };
@@ -119,12 +128,14 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   });
   if (read === undefined || cursor.more || cursor.retry) {
     // A rack handed to an external check waits for its verdict (AwaitExternalCheck) before any next step.
-    if (e.sendNext !== true || !cursor.more || cursor.retry || cursor.external !== undefined)
+    const starts = e.sendNext === true || e.sendNext === "wait";
+    if (!starts || !cursor.more || cursor.retry || cursor.external !== undefined)
       return { groups: plan.groups, cursor, wave: judged };
     // The next step starts here rather than in a SendWave state: one invocation and two state
     // transitions fewer per step. A retried check judges the same answers to the same cursor and
-    // sends the same commands again under the same request ids (sendWave), so nothing is flashed twice.
-    const next = await sendWave(deps, {
+    // sends the same commands again under the same request ids (sendWave), so nothing is flashed
+    // twice. With "wait" it only makes the step: AwaitWave sends it, its token in the same write.
+    const next = await (e.sendNext === "wait" ? planWave : sendWave)(deps, {
       step: "sendWave",
       taskId: e.taskId,
       settings: e.settings,
@@ -197,6 +208,12 @@ function answersFor(
     isAnswered(family, answers.entries?.[entryKey(address, id)]),
   );
   return complete ? answers : undefined;
+}
+
+/** Whether every command of the wave has its entry in the set: its one write was made. */
+function allStored(taskId: string, wave: WaveState, set: CommandSet | undefined): boolean {
+  const address = waveAddress(taskId, wave);
+  return wave.componentIds.every((id) => set?.entries[entryKey(address, id)] !== undefined);
 }
 
 function judgeWave(

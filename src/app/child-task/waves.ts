@@ -1,10 +1,12 @@
 /**
  * The upgrade loop: for each group (a stage of the task's rule, in the rule's order), for each
  * wave of ≤ maxParallel of its components, for each step of the stage:
- * SendWave ─► AwaitWave ◄─► CheckWave, which ends the wave (wave-check.ts; wave-cursor.ts
- * `finishWave`) in the same call once every component has its verdict; AwaitWave waits for the
- * wave's results, woken by the receiver when the last is stored (or by its timeout, the poll's
- * net). This file starts a step (SendWave) and waits for it (AwaitWave). Wave w of group g is
+ * AwaitWave ◄─► CheckWave, which ends the wave (wave-check.ts; wave-cursor.ts `finishWave`) in
+ * the same call once every component has its verdict and makes the next step (`planWave`);
+ * AwaitWave sends a step so made (its commands and its wait's token in one write, then published)
+ * and waits for the wave's results, woken by the receiver when the last is stored (or by its
+ * timeout, the poll's net). This file makes a step (`planWave`), sends one (SendWave after a
+ * retry's backoff, and the checks of the definitions before) and waits for it (AwaitWave). Wave w of group g is
  * `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`; the cursor finishWave returns
  * names the next (group, wave, step), or the same step again for the components that failed when
  * the step has retries left (after a Wait of the retry's backoff). A failure left after its retries
@@ -28,7 +30,13 @@
  */
 
 import type { ResetCommand, ResetKind, UpdateCommand } from "../../domain/bmc-protocol.js";
-import { type CommandFamily, entryKey, updateAddress, verifyAddress } from "../../domain/command-sets.js";
+import {
+  type CommandFamily,
+  entryKey,
+  updateAddress,
+  verifyAddress,
+  wakeDue,
+} from "../../domain/command-sets.js";
 import {
   awaitSeconds,
   awaitTimeoutSeconds,
@@ -149,19 +157,20 @@ async function factsOf(deps: StepDeps, taskId: string, group: UpgradeGroup, sett
   return groupFacts(task, parseReport(task.report), group.componentIds, settings);
 }
 
-/**
- * Starts one step of one wave, from the plan alone: what to flash is in its group's facts (frozen
- * by the preflight), so no step reads or writes the task item. Every step renews the rack lock if
- * it could outlast the lease (lock.ts: normally AcquireLock's covers the whole task, and nothing is
- * written). UPDATE_FIRMWARE writes the wave's commands into the task's update set (one write: from
- * then on the components show UPDATING in Task.report) and publishes each update command; a
- * retried Lambda sends the unanswered ones again under their request ids, which a BMC does not
- * flash twice (commands.ts); a task ended from outside meanwhile closed the set, so nothing is
- * sent (TaskEnded). A verify step does the same with queries in the verify set; SLEEP only sets
- * the Wait.
- */
-export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): Promise<WaveState> {
-  const { clock } = deps;
+/** A step of a wave made from the plan: its state, and what sending it needs. */
+interface MadeWave {
+  e: StepEventOf<"sendWave">;
+  group: UpgradeGroup;
+  step: RuleStep;
+  facts: GroupFacts;
+  /** The wave's state without its window (deadline, waits). */
+  base: Omit<WaveState, "deadline" | "waitSeconds">;
+  /** A whole-rack AC cycle's power shelf: the one component it resets (rack-cycle.ts). */
+  shelf?: string;
+}
+
+/** The step the cursor names, made from the plan: no write, nothing sent. */
+async function makeWave(deps: StepDeps, event: StepEventOf<"sendWave">): Promise<MadeWave> {
   const e = {
     ...event,
     groups: currentGroups(event.groups, event.settings),
@@ -171,26 +180,61 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
   // A whole-rack AC cycle is one reset, to the rack's power shelf, for the wave (rack-cycle.ts).
   const shelf = isRackCycle(step) ? await powerShelfOf(deps, e.rackId) : undefined;
   const componentIds = shelf === undefined ? wave : [shelf];
-  const attempt = e.cursor.attempt;
-  const timeoutSeconds = timeoutOf(step, e.settings);
-  const now = clock();
   const facts = await factsOf(deps, e.taskId, group, e.settings);
-  await renewLockIfNeeded(
-    deps,
-    { taskId: e.taskId, rackId: e.rackId, leaseEnd: facts.leaseEnd },
-    e.settings,
-    { components: componentIds.length, timeoutSeconds },
-    now,
-  );
   const pick = <T>(all: Record<string, T> | undefined) => {
     const picked: Record<string, T> = {};
     for (const id of componentIds) if (all?.[id] !== undefined) picked[id] = all[id];
     return picked;
   };
-  const types = shelf === undefined ? pick(facts.types) : { [shelf]: "POWERSHELF" as const };
-  const versions = pick(facts.versions);
-  const subTargets = pick(facts.subTargets);
   const update = step.action === "UPDATE_FIRMWARE";
+  const subTargets = pick(facts.subTargets);
+  const readBack = readBackStep(group.steps);
+  const base = {
+    stage: group.stage,
+    step: e.cursor.step,
+    action: step.action,
+    ...(update && readBack > e.cursor.step ? { laterReadBack: true } : {}),
+    ...(!update && readBack === e.cursor.step ? { readBack: true } : {}),
+    attempt: e.cursor.attempt,
+    timeoutSeconds: timeoutOf(step, e.settings),
+    ...(update && group.part !== undefined ? { part: group.part } : {}),
+    componentIds,
+    types: shelf === undefined ? pick(facts.types) : { [shelf]: "POWERSHELF" as const },
+    versions: pick(facts.versions),
+    ...(Object.keys(subTargets).length > 0 ? { subTargets } : {}),
+    polls: 0,
+    done: false,
+  };
+  return { e, group, step, facts, base, ...(shelf === undefined ? {} : { shelf }) };
+}
+
+/** Renews the rack lock when the step could outlast the lease (lock.ts: normally nothing is written). */
+function renewFor(deps: StepDeps, made: MadeWave, now: number): Promise<unknown> {
+  const { e, facts, base } = made;
+  return renewLockIfNeeded(
+    deps,
+    { taskId: e.taskId, rackId: e.rackId, leaseEnd: facts.leaseEnd },
+    e.settings,
+    { components: base.componentIds.length, timeoutSeconds: base.timeoutSeconds },
+    now,
+  );
+}
+
+/**
+ * Writes the step's commands (one write; with `wait`, the wait's token in it) and publishes them
+ * (commands.ts `sendCommands`): `window` for entries not there yet, a retry keeping the first.
+ * Not for a sleep, which has no commands.
+ */
+async function publishWave(
+  deps: StepDeps,
+  made: MadeWave,
+  window: { sentAt: number; deadline: number },
+  wait?: { token: string },
+) {
+  const { e, step, facts, base, shelf } = made;
+  const { componentIds, types, versions, subTargets = {}, timeoutSeconds } = base;
+  const update = step.action === "UPDATE_FIRMWARE";
+  const now = window.sentAt;
   // Every update command carries its image: a presigned GET valid until the wave's deadline, of
   // the record the preflight froze (a plan from before: read from the catalog here).
   const images = update
@@ -206,30 +250,9 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
         facts.images,
       )
     : new Map<string, SentImage>();
-  const readBack = readBackStep(group.steps);
-  const base = {
-    stage: group.stage,
-    step: e.cursor.step,
-    action: step.action,
-    ...(update && readBack > e.cursor.step ? { laterReadBack: true } : {}),
-    ...(!update && readBack === e.cursor.step ? { readBack: true } : {}),
-    attempt,
-    timeoutSeconds,
-    ...(update && group.part !== undefined ? { part: group.part } : {}),
-    componentIds,
-    types,
-    versions,
-    polls: 0,
-    done: false,
-  };
-
-  if (step.action === "SLEEP") {
-    const deadline = now + timeoutSeconds * 1000;
-    return awaiting(e.settings, { ...base, deadline, waitSeconds: Math.max(1, timeoutSeconds) }, now);
-  }
   const address = update
-    ? updateAddress(e.taskId, attempt, group.part)
-    : verifyAddress(e.taskId, group.stage, e.cursor.step, attempt);
+    ? updateAddress(e.taskId, base.attempt, base.part)
+    : verifyAddress(e.taskId, base.stage, base.step, base.attempt);
   // Credentials are read only when an update is about to go out.
   let auth: Promise<FirmwareAuthentication | undefined> | undefined;
   const set = await sendCommands(
@@ -237,7 +260,7 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
     e.taskId,
     update ? "u" : "v",
     componentIds.map((componentId) => ({ componentId, address })),
-    { sentAt: now, deadline: now + timeoutSeconds * 1000 },
+    window,
     async (componentId, requestId) => {
       const action = step.action;
       if (action === "RESET_BMC" || action === "POWER_CYCLE_HOST" || action === "AC_CYCLE") {
@@ -276,22 +299,61 @@ export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
         command.auth = await deps.sealer.seal(secret, { rackId: e.rackId, componentId }, requestId);
       await deps.publisher.publish({ rackId: e.rackId, componentId }, command);
     },
+    wait,
   );
+  return { set, address };
+}
+
+/**
+ * Starts one step of one wave, from the plan alone: what to flash is in its group's facts (frozen
+ * by the preflight), so no step reads or writes the task item. Every step renews the rack lock if
+ * it could outlast the lease (lock.ts: normally AcquireLock's covers the whole task, and nothing is
+ * written). UPDATE_FIRMWARE writes the wave's commands into the task's update set (one write: from
+ * then on the components show UPDATING in Task.report) and publishes each update command; a
+ * retried Lambda sends the unanswered ones again under their request ids, which a BMC does not
+ * flash twice (commands.ts); a task ended from outside meanwhile closed the set, so nothing is
+ * sent (TaskEnded). A verify step does the same with queries in the verify set; SLEEP only sets
+ * the Wait. SendWave, and the checks of the definitions before AwaitWave sent its step.
+ */
+export async function sendWave(deps: StepDeps, event: StepEventOf<"sendWave">): Promise<WaveState> {
+  const { clock } = deps;
+  const made = await makeWave(deps, event);
+  const { e, base } = made;
+  const now = clock();
+  await renewFor(deps, made, now);
+  const timeoutMs = base.timeoutSeconds * 1000;
+  if (base.action === "SLEEP") {
+    const deadline = now + timeoutMs;
+    return awaiting(e.settings, { ...base, deadline, waitSeconds: Math.max(1, base.timeoutSeconds) }, now);
+  }
+  const { set, address } = await publishWave(deps, made, { sentAt: now, deadline: now + timeoutMs });
   // A retried Lambda keeps the first deadlines: the entries carry them.
   const deadline = Math.max(
-    ...componentIds.map((id) => set.entries[entryKey(address, id)]?.deadline ?? now + timeoutSeconds * 1000),
+    ...base.componentIds.map((id) => set.entries[entryKey(address, id)]?.deadline ?? now + timeoutMs),
   );
   const sent = clock();
   return awaiting(
     e.settings,
-    {
-      ...base,
-      ...(Object.keys(subTargets).length > 0 ? { subTargets } : {}),
-      deadline,
-      waitSeconds: nextWaitSeconds(e.settings, 0, deadline, sent),
-    },
+    { ...base, deadline, waitSeconds: nextWaitSeconds(e.settings, 0, deadline, sent) },
     sent,
   );
+}
+
+/**
+ * The step the cursor names, made but not sent (the checks of the definition whose AwaitWave sends
+ * its step): its window starts now, so AwaitWave's heartbeat and timeout are known before its
+ * Lambda runs; `unsent` tells AwaitWave to write the commands with its token (one write) and
+ * publish them, and the check after a wait that failed that they may not be out.
+ */
+export async function planWave(deps: StepDeps, event: StepEventOf<"sendWave">): Promise<WaveState> {
+  const { e, base } = await makeWave(deps, event);
+  const now = deps.clock();
+  const deadline = now + base.timeoutSeconds * 1000;
+  const waitSeconds =
+    base.action === "SLEEP"
+      ? Math.max(1, base.timeoutSeconds)
+      : nextWaitSeconds(e.settings, 0, deadline, now);
+  return { ...awaiting(e.settings, { ...base, deadline, waitSeconds }, now), unsent: true };
 }
 
 /**
@@ -317,9 +379,13 @@ export function waveAddress(taskId: string, wave: WaveState) {
 /**
  * AwaitWave: the execution waits (a `.waitForTaskToken` Task) until its wave's results are in
  * (commands.ts `awaitEntries`: the token on the wave's command set, the receiver wakes it). A
- * sleep has no commands: its wait's timeout is the sleep.
+ * step its check made but did not send (`unsent`, with the plan in the Payload) is sent here
+ * first, its commands and the token in one write (`sendAndAwait`). A sleep has no commands: its
+ * wait's timeout is the sleep.
  */
 export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Promise<{ woken: boolean }> {
+  if (e.wave.unsent === true && e.groups !== undefined && e.cursor !== undefined)
+    return sendAndAwait(deps, e);
   const family = familyOf(e.wave.action);
   if (family === undefined) return { woken: false };
   const address = waveAddress(e.taskId, e.wave);
@@ -330,3 +396,37 @@ export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Pr
 /** The command family a step's commands are in; none for a sleep. */
 export const familyOf = (action: RuleAction): CommandFamily | undefined =>
   action === "UPDATE_FIRMWARE" ? "u" : action === "SLEEP" ? undefined : "v";
+
+/**
+ * AwaitWave of a step its check made but did not send (`unsent`): the lock renewed if the step
+ * could outlast it, then the step's commands and this wait's token in ONE conditional write (a
+ * closed set refuses both: TaskEnded, nothing sent), then each command published. A retried wait
+ * (a publish that failed, a Lambda error) has a new token, which the write replaces; the entries
+ * stay, so only the commands not yet out nor answered are published again, under the same request
+ * ids, and a wait whose entries were all answered already wakes itself.
+ */
+async function sendAndAwait(deps: StepDeps, e: StepEventOf<"awaitWave">): Promise<{ woken: boolean }> {
+  const settings = e.settings as ChildTaskSettings;
+  const groups = currentGroups(e.groups as UpgradeGroup[], settings);
+  const cursor = currentCursor(e.cursor as WaveCursor);
+  const group = groups[cursor.group];
+  const step = group?.steps[cursor.step];
+  if (group === undefined || step === undefined)
+    throw new Error(`no step ${cursor.step} in group ${cursor.group} of ${groups.length}`);
+  // The check made the wave (its components, its window: the wait's timeouts follow from it).
+  const { unsent: _, answers: __, ...wave } = e.wave;
+  const shelf = isRackCycle(step) ? wave.componentIds[0] : undefined;
+  const made: MadeWave = {
+    e: { step: "sendWave", taskId: e.taskId, settings, rackId: e.rackId as string, groups, cursor },
+    group,
+    step,
+    facts: await factsOf(deps, e.taskId, group, settings),
+    base: wave,
+    ...(shelf === undefined ? {} : { shelf }),
+  };
+  const now = deps.clock();
+  await renewFor(deps, made, now);
+  if (familyOf(wave.action) === undefined) return { woken: false };
+  const { set } = await publishWave(deps, made, { sentAt: now, deadline: wave.deadline }, { token: e.token });
+  return { woken: deps.waveWaker !== undefined && wakeDue(set) !== undefined };
+}

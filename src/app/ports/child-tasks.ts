@@ -115,12 +115,18 @@ export interface CommandSetStore {
    *
    * With `part` (the update set only): the entries go in that part of the set, closed by `close`
    * like the set's first record.
+   *
+   * With `wake`: the same write also stores that the execution holding `wake.token` waits for
+   * the entries `wake.keys` (as `awaitAnswers`, replacing a wait stored before): a step that
+   * sends from its own wait writes its commands and its token at once. A closed record takes
+   * neither.
    */
   open(
     taskId: string,
     family: CommandFamily,
     entries: Record<string, CommandEntry>,
     part?: number,
+    wake?: { token: string; keys: readonly string[] },
   ): Promise<CommandSet>;
   /**
    * Closes the task's update and verify records and these parts of its update set (creating them

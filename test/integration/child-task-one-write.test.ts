@@ -1,0 +1,245 @@
+/**
+ * One write a step for its commands and its wait's token, through the real ASL on moto with MQTT:
+ * CheckPreflight and CheckWave make the next step, AwaitWave's Lambda writes its entries and its
+ * token in one UpdateItem and publishes. Every command-set write is filed under the step that made
+ * it (a scope around each step, as the rollout benchmark files them), and every command published
+ * is counted by its request id:
+ * - the definition as it is: one write a step, made by AwaitWave; the checks write no command set;
+ *   the preflight's queries are written with AwaitPreflight's token, AcquireLock writes none;
+ * - the definition before (the checks and AcquireLock send, the waits store their tokens apart)
+ *   still completes on today's steps, two writes a step;
+ * - a wait that failed before its write (never sent) falls back to the poll, whose check sends the
+ *   step itself; one that failed after it (sent, its token lost) is judged there: either way every
+ *   command goes out once and the task completes;
+ * - a cancel between the check's decision and the wait's write: the wait's write is refused, the
+ *   step sends nothing, the task ends TERMINATED with the operator's message.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
+import { definitionFor } from "../../bench/lib/rollout-paths.js";
+import { currentScope, inScope } from "../../bench/lib/work-scope.js";
+import type { FleetConfig } from "../../local/fleet-file.js";
+import { loadChildTaskDefinition } from "../../src/adapters/stepfunctions/asl.js";
+import type { StepEvent } from "../../src/app/child-task/settings.js";
+import type { BmcCommandPublisher } from "../../src/app/ports.js";
+import { parseReport } from "../../src/domain/task-report.js";
+import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
+
+const SHAPE = [
+  { type: "POWERSHELF" as const, count: 1 },
+  { type: "NVSWITCH" as const, count: 2 },
+  { type: "COMPUTE" as const, count: 3 },
+];
+/** The default rule over SHAPE at maxParallel 4: three groups of three steps each. */
+const STEPS = 9;
+const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
+
+/** A harness on `definition` whose command-set writes are filed by step and publishes counted. */
+async function metered(
+  label: string,
+  prefix: string,
+  racks: number,
+  options: {
+    definition?: ReturnType<typeof loadChildTaskDefinition>;
+    around?: (event: StepEvent, run: () => Promise<unknown>) => Promise<unknown>;
+  } = {},
+) {
+  const published = new Map<string, number>();
+  const count = (publisher: BmcCommandPublisher): BmcCommandPublisher => ({
+    publish: async (address, command) => {
+      await publisher.publish(address, command);
+      const requestId = (command as { requestId: string }).requestId;
+      published.set(requestId, (published.get(requestId) ?? 0) + 1);
+    },
+  });
+  const h = await startHarness({
+    label,
+    racks: Array.from({ length: racks }, (_, i) => rack(prefix, i + 1, SHAPE)),
+    fleet,
+    awaitTimeoutOverrideMs: 600_000,
+    wrapPublisher: count,
+    aroundStep: (event, run) =>
+      inScope({ part: event.step }, () => (options.around ? options.around(event, run) : run())),
+    ...(options.definition ? { definition: options.definition } : {}),
+  });
+  const meter = installCapacityMeter(h.client, {
+    tagOf: (operation, input) =>
+      operation === "UpdateItem" && String((input.Key as { id?: unknown })?.id).startsWith("cmds#")
+        ? currentScope()?.part
+        : undefined,
+  });
+  /** Command-set UpdateItems by the step that made them (the receiver's are not a step's). */
+  const writes = () =>
+    Object.fromEntries(
+      Object.entries(meter.snapshot().byTag).map(([step, t]) => [step, t.byOperation.UpdateItem?.calls ?? 0]),
+    );
+  return { h, published, writes };
+}
+
+async function upgraded(h: Harness, rackId: string) {
+  const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([rackId]));
+  const task = await waitForTask(h, taskIds[0] as string);
+  await h.child.idle();
+  return task;
+}
+
+const UPDATES_A_RACK = 6;
+
+describe("one write a step for its commands and its wait's token", () => {
+  let h: Harness;
+  let published: Map<string, number>;
+  let writes: () => Record<string, number>;
+  const P = "c4000000";
+  beforeAll(async () => {
+    ({ h, published, writes } = await metered("ctow", P, 1));
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it("the definition as it is: each step's commands and token in AwaitWave's one write; the checks write no command set; every command out once", async () => {
+    const task = await upgraded(h, id(P, 1, 0));
+    expect(task.status).toBe("COMPLETED");
+    expect(parseReport(task.report).components.every((c) => c.status === "COMPLETED")).toBe(true);
+    const w = writes();
+    expect(w.awaitWave).toBe(STEPS);
+    expect(w.checkWave ?? 0).toBe(0);
+    expect(w.checkQueries ?? 0).toBe(0);
+    // The preflight's queries likewise: made by AcquireLock, written with AwaitPreflight's token.
+    expect(w.acquireLock ?? 0).toBe(0);
+    expect(w.awaitQueries).toBe(1);
+    expect(h.fleet.stats().flashes).toBe(UPDATES_A_RACK);
+    expect([...published.values()].every((n) => n === 1)).toBe(true);
+    const stats = h.child.executor.stats();
+    expect(stats.callbacks).toEqual({ woken: STEPS + 1, timedOut: 0 });
+    expect(stats.byStep.sendWave).toBeUndefined();
+  });
+});
+
+describe("executions of the definition before (the checks send; AwaitWave stores its token apart)", () => {
+  it("complete on today's steps: two writes a step, the check's and the wait's; every command out once", async () => {
+    const P = "c4100000";
+    const { h, published, writes } = await metered("ctowb", P, 1, {
+      definition: definitionFor("twowrites", loadChildTaskDefinition()),
+    });
+    try {
+      const task = await upgraded(h, id(P, 1, 0));
+      expect(task.status).toBe("COMPLETED");
+      const w = writes();
+      expect(w.awaitWave).toBe(STEPS);
+      expect((w.checkWave ?? 0) + (w.checkQueries ?? 0)).toBe(STEPS);
+      expect([w.acquireLock, w.awaitQueries]).toEqual([1, 1]);
+      expect(h.fleet.stats().flashes).toBe(UPDATES_A_RACK);
+      expect([...published.values()].every((n) => n === 1)).toBe(true);
+      expect(h.child.executor.stats().callbacks).toEqual({ woken: STEPS + 1, timedOut: 0 });
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("a wait that failed falls back to the poll, whose check tells sent from never sent", () => {
+  /** AwaitWave's `n`-th call (from 0) fails with WaitNotStored, before or after its own work. */
+  const failingWait = (n: number, when: "before" | "after") => {
+    let waits = 0;
+    return async (event: StepEvent, run: () => Promise<unknown>) => {
+      if (event.step !== "awaitWave" || waits++ !== n) return run();
+      if (when === "after") await run();
+      throw Object.assign(new Error("the wait could not be stored or woken: injected"), {
+        name: "WaitNotStored",
+      });
+    };
+  };
+
+  for (const when of ["before", "after"] as const) {
+    it(`${when === "before" ? "never sent (it failed before its write): the check sends the step" : "sent, its token lost (it failed after its write and publish): the check judges it"}; every command out once, the task COMPLETED`, async () => {
+      const P = when === "before" ? "c4200000" : "c4300000";
+      const { h, published, writes } = await metered(`ctowf${when[0]}`, P, 1, {
+        around: failingWait(3, when),
+      });
+      try {
+        const task = await upgraded(h, id(P, 1, 0));
+        expect(task.status).toBe("COMPLETED");
+        expect(h.fleet.stats().flashes).toBe(UPDATES_A_RACK);
+        expect([...published.values()].every((n) => n === 1)).toBe(true);
+        const stats = h.child.executor.stats();
+        expect(stats.byStep.sendWave).toBeUndefined();
+        if (when === "before") {
+          // The poll's check sent the step (its one write), a wait stored its token alone, and
+          // the results woke it: a wait and a check more than the steps.
+          expect(writes().checkWave).toBe(1);
+          expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([STEPS + 1, STEPS + 1]);
+        } else {
+          // The poll's check found every entry stored: it sent nothing (it judged the step, done
+          // or still pending); every check followed a wait.
+          expect(writes().checkWave ?? 0).toBe(0);
+          expect(stats.byStep.checkWave).toBe(stats.byStep.awaitWave);
+        }
+      } finally {
+        await h.close();
+      }
+    });
+  }
+});
+
+describe("AwaitPreflight that failed before its write falls back to the poll, whose check asks the BMCs", () => {
+  it("the queries go out once (CheckPreflight's one write), the answers are polled for, the task COMPLETED", async () => {
+    const P = "c4500000";
+    let failed = false;
+    const { h, published, writes } = await metered("ctowq", P, 1, {
+      around: async (event, run) => {
+        if (event.step !== "awaitQueries" || failed) return run();
+        failed = true;
+        throw Object.assign(new Error("the wait could not be stored or woken: injected"), {
+          name: "WaitNotStored",
+        });
+      },
+    });
+    try {
+      const task = await upgraded(h, id(P, 1, 0));
+      expect(task.status).toBe("COMPLETED");
+      expect(h.fleet.stats().flashes).toBe(UPDATES_A_RACK);
+      expect([...published.values()].every((n) => n === 1)).toBe(true);
+      const w = writes();
+      expect([w.acquireLock ?? 0, w.awaitQueries ?? 0, w.checkQueries]).toEqual([0, 0, 1]);
+      expect(h.child.executor.stats().byStep.checkQueries).toBeGreaterThanOrEqual(2);
+    } finally {
+      await h.close();
+    }
+  });
+});
+
+describe("a cancel between the check's decision and the wait's write", () => {
+  it("the wait's write is refused: that step sends nothing, the task ends TERMINATED with the operator's message", async () => {
+    const P = "c4400000";
+    let h: Harness | undefined;
+    let cancelled: Promise<unknown> | undefined;
+    let waits = 0;
+    const started = await metered("ctowc", P, 1, {
+      around: async (event, run) => {
+        if (event.step === "awaitWave" && waits++ === 3 && h !== undefined) {
+          // The cancel lands (its ending decided, the sets closed, the task ended) before the write.
+          cancelled = h.child.tasksApi.cancelTask(event.taskId);
+          await cancelled;
+        }
+        return run();
+      },
+    });
+    h = started.h;
+    try {
+      const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, 1, 0)]));
+      const taskId = taskIds[0] as string;
+      const task = await waitForTask(h, taskId);
+      await h.child.idle();
+      expect(await cancelled).toMatchObject({ id: taskId, status: "TERMINATED", message: "task cancelled" });
+      expect(task).toMatchObject({ status: "TERMINATED", message: "task cancelled" });
+      // Three steps were sent (each once), the fourth nothing: the fleet flashed the first group's
+      // power shelf alone.
+      expect(h.fleet.stats().flashes).toBe(1);
+      expect(started.published.size).toBe(6 + 3);
+      expect([...started.published.values()].every((n) => n === 1)).toBe(true);
+    } finally {
+      await h.close();
+    }
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * The local executor (local/step-functions.ts) runs AwaitWave's Retry and Catch as Step Functions
+ * does now that its Lambda sends its step: the real AwaitWave state (its Payload, Retry and
+ * Catch), after a Pass that stands in for the check that made the wave, each state it can go on to
+ * a Succeed of its own so the path is observable. The step handler stands in for the Lambda:
+ * - BmcPublishError is retried, each try with a new token (the write replaces it), and the wait
+ *   then ends with its wake-up;
+ * - TaskEnded (a closed set) and BmcPublishError after its retries go to RecordFailure with the
+ *   error on `$.error`;
+ * - WaitNotStored and a store outage go to WaitForWave's poll.
+ * Timers run on a clock the test moves: nothing sleeps.
+ */
+import { describe, expect, it } from "vitest";
+import { LocalStepFunctionsExecutor } from "../../local/step-functions.js";
+import {
+  type AslMachine,
+  type AslState,
+  loadChildTaskDefinition,
+} from "../../src/adapters/stepfunctions/asl.js";
+import type { StepEvent } from "../../src/app/child-task/settings.js";
+import { runningTask } from "../support/domain-fixtures.js";
+import { movedTimers } from "../support/moved-timers.js";
+import { until } from "../support/poll.js";
+
+const WAVE = {
+  action: "UPDATE_FIRMWARE",
+  componentIds: ["c1"],
+  awaitSeconds: 300,
+  awaitTimeoutSeconds: 1_800,
+  unsent: true,
+};
+
+/** The real AwaitWave after a Pass that makes the plan; where it goes next, a Succeed each. */
+function definition(): AslMachine {
+  const awaitWave = structuredClone(loadChildTaskDefinition().States.AwaitWave as AslState);
+  return {
+    StartAt: "MadeWave",
+    States: {
+      MadeWave: {
+        Type: "Pass",
+        Result: { wave: WAVE, groups: [], cursor: { group: 0, wave: 0, step: 0 } },
+        ResultPath: "$.plan",
+        Next: "AwaitWave",
+      },
+      AwaitWave: awaitWave,
+      CheckWave: { Type: "Succeed" },
+      WaitForWave: { Type: "Succeed" },
+      RecordFailure: { Type: "Succeed" },
+    },
+  };
+}
+
+const failure = (name: string, message: string) => Object.assign(new Error(message), { name });
+
+/** Runs the definition with `step` as AwaitWave's Lambda: what it was called with, where it went. */
+async function run(
+  step: (event: Extract<StepEvent, { step: "awaitWave" }>, call: number) => Promise<unknown>,
+) {
+  const clock = movedTimers();
+  const events: Extract<StepEvent, { step: "awaitWave" }>[] = [];
+  const entered: { name: string; input: unknown }[] = [];
+  const executor = new LocalStepFunctionsExecutor({
+    steps: {
+      handle: async (event: StepEvent) => {
+        if (event.step !== "awaitWave") throw new Error(`unexpected step ${event.step}`);
+        events.push(event);
+        return step(event, events.length);
+      },
+    },
+    onEnded: async () => {},
+    definition: definition(),
+    callbackClock: clock,
+    retryIntervalOverrideMs: 0,
+    onStateEntered: (_, state) => entered.push(state),
+  });
+  await executor.start(runningTask({ id: "7a5c0000-0000-4000-8000-0000000000c1", rackId: "r1" }));
+  const ended = async () => {
+    await executor.idle();
+    const last = entered.at(-1);
+    if (last === undefined) throw new Error("the execution entered no state");
+    return last;
+  };
+  return { clock, executor, events, ended };
+}
+
+describe("the local executor runs AwaitWave's Retry and Catch for a wait that sends its step", () => {
+  it("BmcPublishError is retried with a new token each time; the wait then ends with its wake-up, into CheckWave", async () => {
+    const { executor, events, ended } = await run(async (_, call) => {
+      if (call < 3) throw failure("BmcPublishError", "publish to c1 throttled");
+      return { woken: false };
+    });
+    await until("the third try", () => (events.length === 3 ? true : undefined));
+    // The Payload carries the plan beside the wave, for the Lambda to send the step.
+    expect(events[0]).toMatchObject({
+      step: "awaitWave",
+      wave: WAVE,
+      rackId: "r1",
+      groups: [],
+      cursor: { group: 0, wave: 0, step: 0 },
+    });
+    expect(new Set(events.map((e) => e.token)).size).toBe(3);
+    await until("the wait armed", () => (executor.stats().stepsRunning === 0 ? true : undefined));
+    await executor.wake(events[2]?.token as string, { taskId: "t", family: "u", entries: {} });
+    expect((await ended())?.name).toBe("CheckWave");
+  });
+
+  it("TaskEnded (a closed set) goes to RecordFailure with the error, untried again", async () => {
+    const { events, ended } = await run(async () => {
+      throw failure("TaskEnded", "task 7a5c0000-0000-4000-8000-0000000000c1 already ended");
+    });
+    const last = await ended();
+    expect(last.name).toBe("RecordFailure");
+    expect((last.input as { error: unknown }).error).toEqual({
+      Error: "TaskEnded",
+      Cause: "task 7a5c0000-0000-4000-8000-0000000000c1 already ended",
+    });
+    expect(events).toHaveLength(1);
+  });
+
+  it("BmcPublishError after its four retries goes to RecordFailure", async () => {
+    const { events, ended } = await run(async () => {
+      throw failure("BmcPublishError", "publish to c1 throttled");
+    });
+    const last = await ended();
+    expect(last.name).toBe("RecordFailure");
+    expect((last.input as { error: { Error: string } }).error.Error).toBe("BmcPublishError");
+    expect(events).toHaveLength(5);
+  });
+
+  it("WaitNotStored goes to WaitForWave's poll, its plan as it was (the wave still unsent)", async () => {
+    const { events, ended } = await run(async () => {
+      throw failure("WaitNotStored", "the wait could not be stored or woken: Rate exceeded");
+    });
+    const last = await ended();
+    expect(last.name).toBe("WaitForWave");
+    expect((last.input as { plan: { wave: unknown } }).plan.wave).toEqual(WAVE);
+    expect(events).toHaveLength(1);
+  });
+});
