@@ -97,9 +97,16 @@ function itemToSet(item: Item): CommandSet {
   };
   if (item.part !== undefined) set.part = Number(item.part);
   if (item.closedAt !== undefined) set.closedAt = Number(item.closedAt);
-  const wake = item.w as { t?: unknown; k?: unknown } | undefined;
-  if (typeof wake?.t === "string" && Array.isArray(wake.k))
+  const wake = item.w as { t?: unknown; k?: unknown; h?: unknown } | undefined;
+  if (typeof wake?.t === "string" && Array.isArray(wake.k)) {
     set.wake = { token: wake.t, keys: wake.k.map(String) };
+    if (wake.h !== undefined) set.wake.heartbeatSeconds = Number(wake.h);
+  }
+  // The last write of reports and the one before it (-1: none), as `record` with `heardAt` stores them.
+  if (item.wr !== undefined) {
+    const before = Number(item.wrp ?? -1);
+    set.heard = { at: Number(item.wr), ...(before < 0 ? {} : { before }) };
+  }
   for (const [name, value] of Object.entries(item)) {
     if (name.startsWith("e_")) set.entries[name.slice(2)] = itemToEntry(value as Item);
   }
@@ -286,11 +293,12 @@ export class DynamoCommandSetStore implements CommandSetStore {
   async awaitAnswers(
     taskId: string,
     family: CommandFamily,
-    wake: { token: string; keys: readonly string[] },
+    wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
     part?: number,
   ): Promise<CommandSet | undefined> {
     const x = new Expression();
-    x.sets.push(`${x.name("w")} = ${x.value({ t: wake.token, k: [...wake.keys] })}`);
+    const h = wake.heartbeatSeconds === undefined ? {} : { h: wake.heartbeatSeconds };
+    x.sets.push(`${x.name("w")} = ${x.value({ t: wake.token, k: [...wake.keys], ...h })}`);
     x.conditions.push(`${x.name("family")} = ${x.value(family)}`);
     try {
       const out = await this.send(taskId, family, x, true, part);
@@ -424,7 +432,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-    options: { returnSet?: boolean; part?: number } = {},
+    options: { returnSet?: boolean; part?: number; heardAt?: number } = {},
   ): Promise<{ outcome: "written"; set?: CommandSet } | { outcome: "refused"; set?: CommandSet }> {
     const chunks = chunked(
       Object.entries(writes),
@@ -462,6 +470,15 @@ export class DynamoCommandSetStore implements CommandSetStore {
         }
       },
     );
+    const last = chunks[chunks.length - 1];
+    if (options.heardAt !== undefined && last !== undefined) {
+      // The write's time, and the one stored before it (-1: none) copied beside it in the same
+      // update (operands read the item as it was): the record's writes are serialized, so each
+      // reads back the one before it, and the first in a heartbeat interval knows it is.
+      const wr = last.name("wr");
+      last.sets.push(`${last.name("wrp")} = if_not_exists(${wr}, ${last.value(-1)})`);
+      last.sets.push(`${wr} = ${last.value(options.heardAt)}`);
+    }
     let wrote = false;
     let after: Item | undefined;
     for (const chunk of chunks) {

@@ -88,7 +88,7 @@ export async function awaitEntries(
   deps: Pick<StepDeps, "commands" | "waveWaker">,
   taskId: string,
   family: CommandFamily,
-  wake: { token: string; keys: readonly string[] },
+  wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
   part?: number,
 ): Promise<{ woken: boolean }> {
   if (deps.waveWaker === undefined || wake.keys.length === 0) return { woken: false };

@@ -317,14 +317,18 @@ export function waveAddress(taskId: string, wave: WaveState) {
 /**
  * AwaitWave: the execution waits (a `.waitForTaskToken` Task) until its wave's results are in
  * (commands.ts `awaitEntries`: the token on the wave's command set, the receiver wakes it). A
- * sleep has no commands: its wait's timeout is the sleep.
+ * sleep has no commands: its wait's timeout is the sleep. The wait's heartbeat is stored with it
+ * (the receiver keeps only a wait that has one alive): a wave with `awaitTimeoutSeconds` is of the
+ * definition with heartbeats, whose `awaitSeconds` is its HeartbeatSecondsPath.
  */
 export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Promise<{ woken: boolean }> {
   const family = familyOf(e.wave.action);
   if (family === undefined) return { woken: false };
   const address = waveAddress(e.taskId, e.wave);
   const keys = e.wave.componentIds.map((componentId) => entryKey(address, componentId));
-  return awaitEntries(deps, e.taskId, family, { token: e.token, keys }, e.wave.part);
+  const heartbeat = e.wave.awaitTimeoutSeconds === undefined ? undefined : e.wave.awaitSeconds;
+  const wake = { token: e.token, keys, ...(heartbeat === undefined ? {} : { heartbeatSeconds: heartbeat }) };
+  return awaitEntries(deps, e.taskId, family, wake, e.wave.part);
 }
 
 /** The command family a step's commands are in; none for a sleep. */
