@@ -2,7 +2,7 @@
  * The rack model's variants for bench:fleet (bench/lib/rack-model.ts): the rack behind the Redfish
  * agent, whose flashes report their progress once a `progressIntervalMs` (docs/agent.md, "Progress,
  * paced"), and the Step Functions callbacks a rack's waits send (one SendTaskSuccess a wait, a
- * SendTaskHeartbeat per batch that stores an acknowledgement or a progress of a waiting set), on
+ * SendTaskHeartbeat per moment of a waiting wave, at most one a wait a minute), on
  * the GB200-shaped demo rack of 39 BMCs; and the cost of the agent's reports more
  * (bench/lib/rack-cost.ts).
  */
