@@ -426,6 +426,32 @@ describe("wakeDue and heartbeatDue: when the execution waiting for a wave is wok
     // A write that did not store its time (no `heard`) decides nothing.
     expect(heartbeatDue(beating(progressed, { heard: undefined }), [ka])).toBeUndefined();
   });
+  it("reports at most 239 s apart keep the 300-s heartbeat, however they fall: the next heartbeat comes within an interval and a report's gap of the one before (or of the wait's start), also when every report but one a gap lands late in the heartbeat's own interval", () => {
+    const interval = heartbeatIntervalMs(300);
+    for (const gap of [60_000, 150_000, 239_000]) {
+      for (let start = 0; start < interval; start += 7_000) {
+        // The wait starts at `start` (its heartbeat timer with it); reports then come as late as
+        // they may without sending one: the last moment of the last heartbeat's interval, then a gap.
+        let lastBeat = start;
+        let last: number | undefined;
+        let longest = 0;
+        let at = start + 500;
+        while (at < start + 3_600_000) {
+          const heard = last === undefined ? { at } : { at, before: last };
+          const due = heartbeatDue(beating({ [ka]: { ...a, progress: 50 }, [kb]: b }, { heard }), [ka]);
+          if (due !== undefined) {
+            longest = Math.max(longest, at - lastBeat);
+            lastBeat = at;
+          }
+          last = at;
+          const intervalEnd = (Math.floor(lastBeat / interval) + 1) * interval - 1;
+          at = at < intervalEnd && intervalEnd - at <= gap ? intervalEnd : at + gap;
+        }
+        expect(longest, `reports ${gap} ms apart from ${start} ms`).toBeLessThanOrEqual(interval + gap);
+        expect(longest, `reports ${gap} ms apart from ${start} ms`).toBeLessThan(300_000);
+      }
+    }
+  });
   it("the interval: a minute, or a fifth of a shorter heartbeat (at least five within it)", () => {
     expect(HEARTBEAT_INTERVAL_MS).toBe(60_000);
     expect([300, 600, 5, 1].map(heartbeatIntervalMs)).toEqual([60_000, 60_000, 1_000, 200]);
