@@ -323,6 +323,20 @@ function printScenarios(all: Figures[]): void {
       ...rates(f).map((l) => `${fixed(l[1], 1)} (${fixed((100 * l[1]) / l[2], 1)} %)`),
     ]),
   );
+  // The receiver's heartbeats before one a wait an interval: one per batch a moment touched.
+  const perBatch = (f: Figures) =>
+    callbackSeries(sharesOf(f), RACK, ASSUMED.reportBatch).heartbeatsPerBatch.reduce(
+      (m, v) => Math.max(m, v),
+      0,
+    );
+  console.log(
+    `\nSendTaskHeartbeat /s before (one per batch; of the ${ASSUMED.quota.sendTaskPerSecond} refill): ${all
+      .map(
+        (f) =>
+          `${f.label} ${fixed(perBatch(f), 1)} (${fixed((100 * perBatch(f)) / ASSUMED.quota.sendTaskPerSecond, 1)} %)`,
+      )
+      .join("; ")}`,
+  );
 }
 
 async function main(): Promise<void> {

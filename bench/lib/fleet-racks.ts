@@ -81,6 +81,9 @@ export interface PerRack {
   /** SendTaskHeartbeat in the scenario's busiest second, and the calls its bucket refuses. */
   peakHeartbeats: number;
   refusedHeartbeats: number;
+  /** The same, one a batch as before (`heartbeatsPerBatch`). */
+  peakHeartbeatsPerBatch: number;
+  refusedHeartbeatsPerBatch: number;
 }
 
 /** A rack's per-rack figures in a scenario of `racks` racks whose seconds gave `series`. */
@@ -95,6 +98,8 @@ export function perRack(
     callbacks: callbacksPerRack(series, racks),
     peakHeartbeats: series.heartbeats.reduce((m, v) => Math.max(m, v), 0),
     refusedHeartbeats: bucketRefusals(series.heartbeats, bucket),
+    peakHeartbeatsPerBatch: series.heartbeatsPerBatch.reduce((m, v) => Math.max(m, v), 0),
+    refusedHeartbeatsPerBatch: bucketRefusals(series.heartbeatsPerBatch, bucket),
   };
 }
 
@@ -137,6 +142,19 @@ export function printPerRack(input: {
       ...figures[i]!.map(
         (f) =>
           `${fixed(f.callbacks.heartbeats, 1)} (${fixed(f.peakHeartbeats, 0)}/s, ${fixed((100 * f.peakHeartbeats) / bucket.perSecond, 1)} %; ${fixed(f.refusedHeartbeats, 0)} refused), ${fixed(f.callbacks.wakeUps, 0)}; ${fixed(f.callbacks.reportWrites, 1)} writes`,
+      ),
+    ]),
+  );
+  console.log(
+    "\nSendTaskHeartbeat per rack before (one per batch a moment touched, the preflight's too), against now (one a wait a heartbeat interval: HEARTBEAT_INTERVAL_MS, src/domain/command-sets.ts), in the same run",
+  );
+  printTable(
+    header,
+    input.scenarios.map((s, i) => [
+      s.label,
+      ...figures[i]!.map(
+        (f) =>
+          `${fixed(f.callbacks.heartbeatsPerBatch, 1)} (${fixed(f.peakHeartbeatsPerBatch, 0)}/s, ${fixed((100 * f.peakHeartbeatsPerBatch) / bucket.perSecond, 1)} %; ${fixed(f.refusedHeartbeatsPerBatch, 0)} refused) -> ${fixed(f.callbacks.heartbeats, 1)} (${fixed((100 * f.peakHeartbeats) / bucket.perSecond, 1)} %)`,
       ),
     ]),
   );

@@ -16,6 +16,14 @@
  * least one in a given batch of b with probability 1 − (1 − 1/b)^n, so a batch is empty with
  * probability exp(−Σ moments·(1 − (1 − 1/b)^n)). Few moments a second: about one invocation per
  * batch a moment touches; many: every batch of the second is one.
+ *
+ * SendTaskHeartbeat, now (`heartbeatDue`: one a wait a heartbeat interval, decided by its
+ * record's writes): a moment that does not complete its wait sends one whatever the batches it
+ * lands in (the moment's first write in its interval: ReportMoment.heartbeats); a terminal moment
+ * one when its reports land in more than one batch, with probability 1 − b^(1−n) (all n in one of
+ * b: b·(1/b)^n), its first batch storing results that do not complete the wait. Before, one
+ * per batch a moment touched but the batch that completed the wait (`heartbeatsPerBatch`), the
+ * preflight's too: printed beside it.
  */
 import type { RackCallbacks, RackModel } from "./rack-model.js";
 
@@ -56,8 +64,10 @@ export function touched(batches: number, reports: number): number {
 export interface SecondCallbacks {
   /** bmc-result invocations: the second's batches that hold a report. */
   invocations: number;
-  /** SendTaskHeartbeat: per moment, the batches it touches, less the one that completes the wait. */
+  /** SendTaskHeartbeat: one a moment's wait an interval (see the module comment). */
   heartbeats: number;
+  /** SendTaskHeartbeat before: per moment, the batches it touches, less the one that completes the wait. */
+  heartbeatsPerBatch: number;
   /** SendTaskSuccess: one a wait. */
   wakeUps: number;
 }
@@ -68,20 +78,23 @@ export function callbacksInSecond(
   rack: RackTraffic,
   batching: ReportBatching,
 ): SecondCallbacks {
-  if (share <= 0) return { invocations: 0, heartbeats: 0, wakeUps: 0 };
+  if (share <= 0) return { invocations: 0, heartbeats: 0, heartbeatsPerBatch: 0, wakeUps: 0 };
   const reports = share * rack.reports;
   const b = batchesFor(reports, batching);
   let landing = 0;
   let heartbeats = 0;
+  let perBatch = 0;
   for (const m of rack.moments) {
     const hit = touched(b, m.reports);
     landing += (m.count * hit) / b;
-    // A terminal moment's last batch completes the wait (a wake-up); the others keep it alive.
-    heartbeats += m.count * (hit - (m.terminal ? 1 : 0));
+    // A terminal moment's last batch completes the wait (a wake-up); its first, when it is another, keeps it.
+    heartbeats += m.terminal ? m.heartbeats * (1 - b ** (1 - m.reports)) : m.heartbeats;
+    perBatch += m.count * (hit - (m.terminal ? 1 : 0));
   }
   return {
     invocations: b * (1 - Math.exp(-share * landing)),
     heartbeats: share * heartbeats,
+    heartbeatsPerBatch: share * perBatch,
     wakeUps: share * rack.waits,
   };
 }
@@ -89,6 +102,7 @@ export function callbacksInSecond(
 export interface CallbackSeries {
   invocations: Float64Array;
   heartbeats: Float64Array;
+  heartbeatsPerBatch: Float64Array;
   wakeUps: Float64Array;
 }
 
@@ -101,12 +115,14 @@ export function callbackSeries(
   const out = {
     invocations: new Float64Array(shares.length),
     heartbeats: new Float64Array(shares.length),
+    heartbeatsPerBatch: new Float64Array(shares.length),
     wakeUps: new Float64Array(shares.length),
   };
   shares.forEach((share, s) => {
     const c = callbacksInSecond(share, rack, batching);
     out.invocations[s] = c.invocations;
     out.heartbeats[s] = c.heartbeats;
+    out.heartbeatsPerBatch[s] = c.heartbeatsPerBatch;
     out.wakeUps[s] = c.wakeUps;
   });
   return out;
@@ -153,15 +169,17 @@ export function invocationsPerRack(
 }
 
 /**
- * Per rack of a scenario: its heartbeats and wake-ups, and the receiver's writes of its command
- * sets: one per set a batch touches (receiving.ts), so every batch a moment lands in, which is a
- * heartbeat or, for the one that completes a wait, its wake-up.
+ * Per rack of a scenario: its heartbeats (now, and one a batch as before) and wake-ups, and the
+ * receiver's writes of its command sets: one per set a batch touches (receiving.ts), so every
+ * batch a moment lands in, which was a heartbeat or, for the one that completes a wait, its
+ * wake-up.
  */
 export function callbacksPerRack(
   series: CallbackSeries,
   racks: number,
-): { heartbeats: number; wakeUps: number; reportWrites: number } {
+): { heartbeats: number; heartbeatsPerBatch: number; wakeUps: number; reportWrites: number } {
   const heartbeats = sum(series.heartbeats) / racks;
+  const heartbeatsPerBatch = sum(series.heartbeatsPerBatch) / racks;
   const wakeUps = sum(series.wakeUps) / racks;
-  return { heartbeats, wakeUps, reportWrites: heartbeats + wakeUps };
+  return { heartbeats, heartbeatsPerBatch, wakeUps, reportWrites: heartbeatsPerBatch + wakeUps };
 }

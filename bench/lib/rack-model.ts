@@ -16,6 +16,7 @@
  * and "before", a SendWave and a MoreWaves? per step as well.
  */
 import { isRackCycle } from "../../src/app/child-task/rack-cycle.js";
+import { HEARTBEAT_INTERVAL_MS } from "../../src/domain/command-sets.js";
 import type { InventoryComponent } from "../../src/domain/inventory.js";
 import type { ComponentType, OperationRule, RuleAction } from "../../src/domain/model.js";
 import { FLASH_SECONDS, PROGRESS_PERCENTS } from "./production-model.js";
@@ -174,16 +175,32 @@ export interface ReportMoment {
   reports: number;
   count: number;
   terminal: boolean;
+  /**
+   * The SendTaskHeartbeat these `count` moments send at most (`heartbeatDue`: one a wait a
+   * heartbeat interval, from its record's first write of reports in it): a moment that does not
+   * complete its wait one, but no more than the intervals its wave spans (a 10-minute flash: 11
+   * of a minute); a terminal one one, sent only when its reports land in more than one batch (the
+   * first does not complete the wait: bench/lib/fleet-rates.ts); none where the wait has no
+   * heartbeat (the preflight's, AwaitPreflight). A wave's moments are taken a minute apart at
+   * least (the simulated BMCs' 150 s, the agent's 60 s), so each starts an interval of its own.
+   */
+  heartbeats: number;
 }
+
+/** Heartbeat intervals a flash wave spans: the most heartbeats its reports send (`heartbeatDue`). */
+export const FLASH_HEARTBEAT_INTERVALS = Math.floor((FLASH_SECONDS * 1000) / HEARTBEAT_INTERVAL_MS) + 1;
 
 /**
  * What a rack's waits cost Step Functions' callback API (state-machines/README.md, AwaitWave): a
  * task token per wait with commands (the preflight's and each wave step's but a sleep's), ended by
  * one SendTaskSuccess (the receiver's wake-up, or the step's own when every answer was in first);
- * and a SendTaskHeartbeat for each report batch that stores something of a waiting set and does
- * not complete it (`heartbeatDue`, src/domain/command-sets.ts: at most one per set per batch).
- * How many batches a moment's reports fall into is the fleet's batching (bench/lib/fleet-rates.ts);
- * with one batch a moment, a rack's heartbeats are its moments that are not terminal.
+ * and a SendTaskHeartbeat for a write of reports that stores something of a waiting wave and does
+ * not complete it, the first such write in its heartbeat interval (`heartbeatDue`,
+ * src/domain/command-sets.ts: at most one a wait a minute; the preflight's wait has none).
+ * Before, one went out for every such batch (at most one per set per batch, the preflight's too):
+ * how many batches a moment's reports fall into is the fleet's batching (bench/lib/fleet-rates.ts),
+ * and fleet-rates counts both. With one batch a moment, a rack's heartbeats are its moments
+ * that are not terminal, either way.
  */
 export interface RackCallbacks {
   waits: number;
@@ -198,7 +215,7 @@ export function rackCallbacks(
   options: { maxParallel: number; progressPerFlash?: number },
 ): RackCallbacks {
   // The preflight: a query to every BMC, its status the answer that ends the wait.
-  const moments: ReportMoment[] = [{ reports: components.length, count: 1, terminal: true }];
+  const moments: ReportMoment[] = [{ reports: components.length, count: 1, terminal: true, heartbeats: 0 }];
   let waits = 1;
   for (const { step, waveSizes } of waveSteps(rule, components, options.maxParallel)) {
     if (step.action === "SLEEP") continue;
@@ -210,14 +227,21 @@ export function rackCallbacks(
       waits += 1;
       // A whole-rack AC cycle is one reset a wave, to the rack's power shelf (rack-cycle.ts).
       const reports = isRackCycle(step) ? 1 : size;
-      moments.push({ reports, count: 1, terminal: true });
-      if (kinds > 1) moments.push({ reports, count: kinds - 1, terminal: false });
+      moments.push({ reports, count: 1, terminal: true, heartbeats: 1 });
+      const intervals = step.action === "UPDATE_FIRMWARE" ? FLASH_HEARTBEAT_INTERVALS : kinds - 1;
+      if (kinds > 1)
+        moments.push({
+          reports,
+          count: kinds - 1,
+          terminal: false,
+          heartbeats: Math.min(kinds - 1, intervals),
+        });
     }
   }
   return {
     waits,
     moments,
-    heartbeatsOneBatchAMoment: moments.filter((m) => !m.terminal).reduce((sum, m) => sum + m.count, 0),
+    heartbeatsOneBatchAMoment: moments.filter((m) => !m.terminal).reduce((sum, m) => sum + m.heartbeats, 0),
   };
 }
 

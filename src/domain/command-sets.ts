@@ -134,9 +134,15 @@ export interface CommandSet {
    * whoever stores the last of their results or answers wakes it (`wakeDue`), so the wave is
    * judged when its results are in, not at its next poll. The latest wait replaces the one before.
    */
-  wake?: { token: string; keys: string[] };
+  wake?: { token: string; keys: string[]; heartbeatSeconds?: number };
   /** The update set's part this record is; absent: the set's first record (or a merged set). */
   part?: number;
+  /**
+   * When the receiver's last write of reports on this record was received (`at`), and the one
+   * before it (`before`; absent: none), as that write stored and read them back: paces the wait's
+   * heartbeats (`heartbeatDue`). Absent: no write of reports asked for it.
+   */
+  heard?: { at: number; before?: number };
 }
 
 /** An entry's command has its terminal report: an update its result, a query its answer. */
@@ -156,17 +162,47 @@ export function wakeDue(set: CommandSet | undefined): string | undefined {
 }
 
 /**
+ * At most one heartbeat per wait every this many ms (and at least HEARTBEATS_PER_TIMEOUT intervals
+ * within the wait's heartbeat timeout, when that is shorter). A heartbeat goes out with the first
+ * write of reports in an interval, so a BMC reporting at least every R ms keeps a wait whose
+ * heartbeat times out after H ms as long as interval + R < H: with AwaitWave's 300-s net, a minute
+ * leaves 240 s between reports (the simulated BMCs report every 150 s of a 10-minute flash, the
+ * Redfish agent every 60 s by default, 150 s at its longest), and a 10-minute flash wave costs at
+ * most 11 heartbeats however many batches its reports are dealt among.
+ */
+export const HEARTBEAT_INTERVAL_MS = 60_000;
+export const HEARTBEATS_PER_TIMEOUT = 5;
+
+/**
+ * The heartbeat interval of a wait whose heartbeat times out after `heartbeatSeconds`.
+ *   300 s → 60,000 ms; 5 s → 1,000 ms.
+ */
+export const heartbeatIntervalMs = (heartbeatSeconds: number): number =>
+  Math.min(HEARTBEAT_INTERVAL_MS, (heartbeatSeconds * 1000) / HEARTBEATS_PER_TIMEOUT);
+
+/**
  * The token to send a heartbeat with (AwaitWave's wait kept alive: its BMCs are still heard from),
  * when this write stored something of an entry the wait is for (`written`: its keys; an
- * acknowledgement, progress) and the wait is not due to be woken instead; else undefined. A closed
- * set keeps nothing alive: its execution is being stopped.
- *   wake { keys [a, b] }, a's progress written, b pending → the token; c's written → undefined.
+ * acknowledgement, progress, a result that does not complete it), the wait has a heartbeat (its
+ * `heartbeatSeconds`: AwaitPreflight's has none, so nothing there to keep alive), it is not due to
+ * be woken instead, and this write is the record's first of reports in its heartbeat interval
+ * (`heard`: the write's own time against the one before, both as the write stored them: the store
+ * serializes writes of one record, so of the writes in one interval exactly one sees the one
+ * before it in an earlier interval); else undefined. A closed set keeps nothing alive: its
+ * execution is being stopped.
+ *   wake { keys [a, b], 300 s }, a's progress written at 61 s, the write before at 59 s → the token;
+ *   the write before at 60.5 s → undefined (that write's interval); c's written → undefined.
  */
 export function heartbeatDue(set: CommandSet | undefined, written: readonly string[]): string | undefined {
   const wake = set?.wake;
-  if (set === undefined || wake === undefined || set.closedAt !== undefined) return undefined;
-  if (wakeDue(set) !== undefined) return undefined;
-  return written.some((key) => wake.keys.includes(key)) ? wake.token : undefined;
+  if (set === undefined || wake?.heartbeatSeconds === undefined || set.closedAt !== undefined)
+    return undefined;
+  if (wakeDue(set) !== undefined || set.heard === undefined) return undefined;
+  if (!written.some((key) => wake.keys.includes(key))) return undefined;
+  const { at, before } = set.heard;
+  const interval = heartbeatIntervalMs(wake.heartbeatSeconds);
+  const first = before === undefined || Math.floor(before / interval) < Math.floor(at / interval);
+  return first ? wake.token : undefined;
 }
 
 /**

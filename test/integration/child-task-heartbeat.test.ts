@@ -1,8 +1,9 @@
 /**
  * AwaitWave's heartbeat through the real ASL: a wave whose BMC keeps reporting (an acknowledgement,
  * progress) stays in AwaitWave past its heartbeat interval, because the receiver sends the wait a
- * heartbeat with each report it stores, and its one check follows the wake-up; a wave heard from
- * for no interval times out into an early check, as the net under a lost wake-up.
+ * heartbeat with the reports it stores, and its one check follows the wake-up; reports stored in
+ * one heartbeat interval, in batches of their own, send one heartbeat; a wave heard from for no
+ * interval times out into an early check, as the net under a lost wake-up.
  *
  * Real parts: moto, the broker, the IoT rule stand-in and the receiver, the local executor on the
  * one definition file. The BMC is the test: its update command is held back from the simulated
@@ -29,7 +30,10 @@ import {
 } from "./child-task-harness.js";
 
 const P = "c3400000";
-const racks = [1, 2].map((n) => rack(P, n, [{ type: "COMPUTE" as const, count: 1 }]));
+const racks = [
+  ...[1, 2].map((n) => rack(P, n, [{ type: "COMPUTE" as const, count: 1 }])),
+  rack(P, 3, [{ type: "COMPUTE" as const, count: 2 }]),
+];
 const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
 /** The update alone: one step, so the wave's wait and check are the task's only ones. */
 const UPDATE_ONLY: OperationRule = {
@@ -47,6 +51,13 @@ const UPDATE_ONLY: OperationRule = {
       steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 3_600, sleepSeconds: 0 }],
     },
   ],
+};
+/** The update of two components in one wave. */
+const UPDATE_PAIR: OperationRule = {
+  ...UPDATE_ONLY,
+  id: "cb000000-0000-4000-8000-0000000000b8",
+  name: "update-pair",
+  stages: [{ ...(UPDATE_ONLY.stages[0] as OperationRule["stages"][number]), maxParallel: 2 }],
 };
 /** The heartbeat interval: the executor's override of the wave's awaitSeconds, on the moved timers. */
 const HEARTBEAT_MS = 60_000;
@@ -73,6 +84,7 @@ beforeAll(async () => {
     }),
   });
   expect(await h.stores.policy.putRuleVersion(UPDATE_ONLY)).toBe("written");
+  expect(await h.stores.policy.putRuleVersion(UPDATE_PAIR)).toBe("written");
 });
 afterAll(async () => {
   await h?.close();
@@ -121,6 +133,39 @@ describe("child task: a wave its BMC keeps reporting on waits for its wake-up (A
     // The preflight's wait and the wave's, both woken; one wait and one check for the wave.
     expect(stats.callbacks).toEqual({ woken: 2, timedOut: 0 });
     expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([1, 1]);
+  });
+
+  it("two BMCs' acknowledgements stored in batches of their own in one heartbeat interval send one heartbeat; the next interval's progress sends the next", async () => {
+    h.child.executor.resetStats();
+    const sent = updates.length;
+    const { taskIds } = await h.child.tasksApi.upgradeFirmware(
+      upgradeRequest([id(P, 3, 0)], { ruleId: UPDATE_PAIR.id }),
+    );
+    const [u1, u2] = await until("both update commands", () =>
+      updates.length >= sent + 2 ? [updates[sent], updates[sent + 1]] : undefined,
+    );
+    if (u1 === undefined || u2 === undefined) throw new Error("no update commands");
+    await until("AwaitWave's timers", () => timers.armed().includes(HEARTBEAT_MS));
+    // Both in the same minute (an interval is a minute at most): the receiver's clock stays put.
+    const recorded = () => h.child.reportStats().recorded;
+    const before = recorded();
+    await report(u1, { type: "ack" });
+    await until("the first acknowledgement stored", () => recorded() === before + 1);
+    expect(h.child.executor.stats().heartbeats).toBe(1);
+    await report(u2, { type: "ack" });
+    await until("the second acknowledgement stored, in a batch of its own", () => recorded() === before + 2);
+    expect(h.child.executor.stats().heartbeats).toBe(1);
+    now += 60_000;
+    await report(u1, { type: "progress", percent: 50 });
+    await until("the next interval's heartbeat", () => h.child.executor.stats().heartbeats === 2);
+    now += 10_000;
+    for (const u of [u1, u2]) await report(u, { type: "result", ok: true, version: u.command.targetVersion });
+    const task = await waitForTask(h, taskIds[0] as string);
+    await h.child.idle();
+    expect(task.status).toBe("COMPLETED");
+    const stats = h.child.executor.stats();
+    expect(stats.callbacks).toEqual({ woken: 2, timedOut: 0 });
+    expect([stats.heartbeats, stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([2, 1, 1]);
   });
 
   it("a wave heard from for no heartbeat interval times out into an early check, then waits again and is woken", async () => {

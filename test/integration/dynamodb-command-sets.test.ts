@@ -13,7 +13,9 @@ import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-s
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
 import { DynamoTaskStore } from "../../src/adapters/dynamodb/task-store.js";
 import {
+  type EntryWrite,
   entryKey,
+  heartbeatDue,
   newEntry,
   queryAddress,
   updateAddress,
@@ -84,6 +86,73 @@ describe("DynamoCommandSetStore", () => {
       keys: [k2],
     });
     expect(Object.keys((await store.get(taskId, "u"))?.entries ?? {}).sort()).toEqual([k1, k2].sort());
+  });
+
+  it("a wait's heartbeat is stored with it; a write of reports with heardAt stores its time and reads back the one before it, on the same UpdateItem (one request)", async () => {
+    const taskId = uuid(82, "7a5c0000");
+    const a = updateAddress(taskId, 0);
+    const [k1, k2] = [entryKey(a, "c1"), entryKey(a, "c2")];
+    await openTwo(taskId);
+    const waiting = await store.awaitAnswers(taskId, "u", {
+      token: "tk-h",
+      keys: [k1, k2],
+      heartbeatSeconds: 300,
+    });
+    expect(waiting?.wake).toEqual({ token: "tk-h", keys: [k1, k2], heartbeatSeconds: 300 });
+    expect(waiting?.heard).toBeUndefined();
+    const own = testClient(testEndpoint());
+    const meter = installCapacityMeter(own);
+    const metered = new DynamoCommandSetStore(DynamoDBDocumentClient.from(own), names.tasks);
+    const first = await metered.record(
+      taskId,
+      "u",
+      { [k1]: { ackedAt: 1_000 } },
+      { returnSet: true, heardAt: 1_000 },
+    );
+    expect(first.set?.heard).toEqual({ at: 1_000 });
+    const second = await metered.record(
+      taskId,
+      "u",
+      { [k2]: { ackedAt: 61_000 } },
+      { returnSet: true, heardAt: 61_000 },
+    );
+    expect(second.set?.heard).toEqual({ at: 61_000, before: 1_000 });
+    expect(second.set?.wake?.heartbeatSeconds).toBe(300);
+    expect(meter.snapshot().calls).toBe(2);
+    own.destroy();
+    // A write without heardAt leaves them as they are.
+    await store.record(taskId, "u", { [k1]: { progress: { percent: 25, at: 70_000 } } });
+    expect((await store.get(taskId, "u"))?.heard).toEqual({ at: 61_000, before: 1_000 });
+  });
+
+  it("concurrent writes of reports in one heartbeat interval, each from its own client: the store serializes them, and exactly one reads back a write before it in an earlier interval (heartbeatDue sends one)", async () => {
+    const taskId = uuid(83, "7a5c0000");
+    const a = updateAddress(taskId, 0);
+    const ids = Array.from({ length: 6 }, (_, i) => uuid(i + 1, "c0c0c0c0"));
+    await store.open(
+      taskId,
+      "u",
+      Object.fromEntries(ids.map((id) => newEntry(a, id, { sentAt: 1, deadline: 900_000 }))),
+    );
+    const keys = ids.map((id) => entryKey(a, id));
+    await store.awaitAnswers(taskId, "u", { token: "tk-c", keys, heartbeatSeconds: 300 });
+    const clients = ids.map(() => testClient(testEndpoint()));
+    const stores = clients.map((c) => new DynamoCommandSetStore(DynamoDBDocumentClient.from(c), names.tasks));
+    // Six containers' batches of the same moment (each BMC's acknowledgement), sent at once.
+    const moment = async (at: number, write: (k: string) => EntryWrite) =>
+      Promise.all(
+        stores.map(async (s, i) => {
+          const key = keys[i] as string;
+          const out = await s.record(taskId, "u", { [key]: write(key) }, { returnSet: true, heardAt: at });
+          return heartbeatDue(out.set, [key]);
+        }),
+      );
+    const acks = await moment(120_500, () => ({ ackedAt: 120_500 }));
+    expect(acks.filter((token) => token === "tk-c")).toHaveLength(1);
+    // The same in the next interval: one again.
+    const progress = await moment(180_200, () => ({ progress: { percent: 25, at: 180_200 } }));
+    expect(progress.filter((token) => token === "tk-c")).toHaveLength(1);
+    for (const c of clients) c.destroy();
   });
 
   it("getMany: the family's sets of the tasks that have one, by task id, in one batch", async () => {

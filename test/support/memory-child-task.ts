@@ -111,13 +111,16 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       family: CommandFamily,
       entries: Record<string, CommandEntry>,
       part?: number,
-      wake?: { token: string; keys: readonly string[] },
+      wake?: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
     ) {
       store.writes += 1;
       const set = created(taskId, family, part);
       if (set.closedAt !== undefined) return structuredClone(set);
       for (const [key, entry] of Object.entries(entries)) set.entries[key] ??= structuredClone(entry);
-      if (wake !== undefined) set.wake = { token: wake.token, keys: [...wake.keys] };
+      if (wake !== undefined) {
+        set.wake = { token: wake.token, keys: [...wake.keys] };
+        if (wake.heartbeatSeconds !== undefined) set.wake.heartbeatSeconds = wake.heartbeatSeconds;
+      }
       sets.set(keyOf(taskId, family, part), set);
       return structuredClone(set);
     },
@@ -186,20 +189,21 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
     async awaitAnswers(
       taskId: string,
       family: CommandFamily,
-      wake: { token: string; keys: readonly string[] },
+      wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
       part?: number,
     ) {
       store.writes += 1;
       const set = sets.get(keyOf(taskId, family, part));
       if (set === undefined) return undefined;
       set.wake = { token: wake.token, keys: [...wake.keys] };
+      if (wake.heartbeatSeconds !== undefined) set.wake.heartbeatSeconds = wake.heartbeatSeconds;
       return structuredClone(set);
     },
     async record(
       taskId: string,
       family: CommandFamily,
       writes: Record<string, EntryWrite>,
-      options: { returnSet?: boolean; part?: number } = {},
+      options: { returnSet?: boolean; part?: number; heardAt?: number } = {},
     ) {
       store.writes += 1;
       const set = sets.get(keyOf(taskId, family, options.part));
@@ -227,6 +231,10 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
           e.progressAt = w.progress.at;
         }
         if (w.ackedAt !== undefined) e.ackedAt ??= w.ackedAt;
+      }
+      if (options.heardAt !== undefined) {
+        const before = set.heard?.at;
+        set.heard = { at: options.heardAt, ...(before === undefined ? {} : { before }) };
       }
       return options.returnSet === true
         ? { outcome: "written" as const, set: structuredClone(set) }

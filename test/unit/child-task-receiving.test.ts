@@ -17,6 +17,7 @@ import {
   commandRequestId,
   entryKey,
   FIRST_PROGRESS_AFTER_ACK_MS,
+  HEARTBEAT_INTERVAL_MS,
   newEntry,
   PROGRESS_WRITE_INTERVAL_MS,
   queryAddress,
@@ -181,7 +182,11 @@ describe("the report recorder wakes a waiting wave (AwaitWave) once its results 
     ]);
     expect(waker.woken).toEqual([]);
     const { store: waiting } = await sentCommands();
-    await waiting.awaitAnswers(TASK, "u", { token: "tk-3", keys: [entryKey(U, "c1")] });
+    await waiting.awaitAnswers(TASK, "u", {
+      token: "tk-3",
+      keys: [entryKey(U, "c1")],
+      heartbeatSeconds: 300,
+    });
     await createReportRecorder(waiting, undefined, waker).record([
       { message: report("c1", U, { type: "ack" }), at: 5 },
       { message: report("c1", U, { type: "progress", percent: 90 }), at: 6 },
@@ -193,9 +198,13 @@ describe("the report recorder wakes a waiting wave (AwaitWave) once its results 
 });
 
 describe("the report recorder keeps a waiting wave's wait alive (AwaitWave's heartbeat) while its BMCs report", () => {
-  it("a batch storing an acknowledgement or progress of an awaited entry sends one heartbeat for its set; the batch completing the wait wakes it instead", async () => {
+  it("a batch storing an acknowledgement or progress of an awaited entry sends one heartbeat for its set, the first in its heartbeat interval; the batch completing the wait wakes it instead", async () => {
     const { store } = await sentCommands();
-    await store.awaitAnswers(TASK, "u", { token: "tk-h", keys: [entryKey(U, "c1"), entryKey(U, "c2")] });
+    await store.awaitAnswers(TASK, "u", {
+      token: "tk-h",
+      keys: [entryKey(U, "c1"), entryKey(U, "c2")],
+      heartbeatSeconds: 300,
+    });
     const waker = recordingWaker();
     const recorder = createReportRecorder(store, undefined, waker);
     // Both BMCs acknowledge in one batch: one write, one heartbeat (not one per report).
@@ -206,29 +215,79 @@ describe("the report recorder keeps a waiting wave's wait alive (AwaitWave's hea
       ]),
     ).toEqual(["recorded", "recorded"]);
     expect(waker.beats).toEqual(["tk-h"]);
-    // Progress past the coalescing window: stored, and the wait kept alive again.
+    // Progress past the coalescing window: stored, but in the ack's minute: no heartbeat.
     const later = 1 + FIRST_PROGRESS_AFTER_ACK_MS + PROGRESS_WRITE_INTERVAL_MS;
     expect(
       await recorder.record([{ message: report("c1", U, { type: "progress", percent: 25 }), at: later }]),
     ).toEqual(["recorded"]);
+    expect(waker.beats).toEqual(["tk-h"]);
+    // The next minute's first write keeps the wait alive again.
+    const minute = HEARTBEAT_INTERVAL_MS;
+    expect(
+      await recorder.record([{ message: report("c2", U, { type: "progress", percent: 25 }), at: minute }]),
+    ).toEqual(["recorded"]);
     expect(waker.beats).toEqual(["tk-h", "tk-h"]);
     // A duplicate that writes nothing sends nothing.
     expect(
-      await recorder.record([{ message: report("c1", U, { type: "progress", percent: 25 }), at: later + 1 }]),
+      await recorder.record([
+        { message: report("c1", U, { type: "progress", percent: 25 }), at: 2 * minute + 1 },
+      ]),
     ).toEqual(["ignored"]);
     expect(waker.beats).toEqual(["tk-h", "tk-h"]);
-    // c1's result: the wait is still open for c2, so a heartbeat; c2's completes it: a wake-up only.
-    expect(await recorder.record([{ message: done("c1"), at: later + 2 }])).toEqual(["recorded"]);
+    // c1's result: the wait is still open for c2, so a heartbeat (a minute on); c2's completes it: a wake-up only.
+    expect(await recorder.record([{ message: done("c1"), at: 2 * minute + 2 }])).toEqual(["recorded"]);
     expect(waker.beats).toEqual(["tk-h", "tk-h", "tk-h"]);
-    expect(await recorder.record([{ message: done("c2"), at: later + 3 }])).toEqual(["recorded"]);
+    expect(await recorder.record([{ message: done("c2"), at: 3 * minute + 3 }])).toEqual(["recorded"]);
     expect(waker.woken).toEqual(["tk-h"]);
     expect(waker.beats).toEqual(["tk-h", "tk-h", "tk-h"]);
     expect(waker.answers).toHaveLength(1);
   });
 
+  it("batches of the same interval dealt to other receivers (the pollers' Lambda containers, sharing nothing): one heartbeat among them, decided by the record's writes; the next interval's first sends the next", async () => {
+    const { store } = await sentCommands();
+    await store.awaitAnswers(TASK, "u", {
+      token: "tk-m",
+      keys: [entryKey(U, "c1"), entryKey(U, "c2")],
+      heartbeatSeconds: 300,
+    });
+    const waker = recordingWaker();
+    const [first, second, third] = [0, 1, 2].map(() => createReportRecorder(store, undefined, waker));
+    // The same moment's acknowledgements, in two batches at once.
+    const outcomes = await Promise.all([
+      first?.record([{ message: report("c1", U, { type: "ack" }), at: 10_000 }]),
+      second?.record([{ message: report("c2", U, { type: "ack" }), at: 10_000 }]),
+    ]);
+    expect(outcomes).toEqual([["recorded"], ["recorded"]]);
+    expect(waker.beats).toEqual(["tk-m"]);
+    // A third receiver's batch later in the same minute: none.
+    await third?.record([{ message: report("c1", U, { type: "progress", percent: 25 }), at: 59_999 }]);
+    expect(waker.beats).toEqual(["tk-m"]);
+    // Progress of both at 150 s, in two batches at once: the minute's first sends one.
+    await Promise.all([
+      first?.record([{ message: report("c1", U, { type: "progress", percent: 50 }), at: 150_000 }]),
+      second?.record([{ message: report("c2", U, { type: "progress", percent: 50 }), at: 150_000 }]),
+    ]);
+    expect(waker.beats).toEqual(["tk-m", "tk-m"]);
+    expect((await store.get(TASK, "u"))?.heard).toEqual({ at: 150_000, before: 150_000 });
+  });
+
+  it("no heartbeat for a wait that has none (AwaitPreflight's, on the query set): its answers but the last store and send nothing", async () => {
+    const { store } = await sentCommands();
+    const window = { sentAt: 0, deadline: 600_000 };
+    await store.open(TASK, "q", Object.fromEntries([newEntry(Q, "c2", window)]));
+    await store.awaitAnswers(TASK, "q", { token: "tk-q", keys: [entryKey(Q, "c1"), entryKey(Q, "c2")] });
+    const waker = recordingWaker();
+    const recorder = createReportRecorder(store, undefined, waker);
+    const answer = (c: string) => report(c, Q, { type: "status", version: "1.0.0" });
+    expect(await recorder.record([{ message: answer("c1"), at: 1 }])).toEqual(["recorded"]);
+    expect(waker.beats).toEqual([]);
+    expect(await recorder.record([{ message: answer("c2"), at: 2 }])).toEqual(["recorded"]);
+    expect([waker.beats, waker.woken]).toEqual([[], ["tk-q"]]);
+  });
+
   it("no heartbeat for reports of entries the wait is not for, nor where no wait is stored", async () => {
     const { store } = await sentCommands();
-    await store.awaitAnswers(TASK, "u", { token: "tk-o", keys: [entryKey(U, "c2")] });
+    await store.awaitAnswers(TASK, "u", { token: "tk-o", keys: [entryKey(U, "c2")], heartbeatSeconds: 300 });
     const waker = recordingWaker();
     const recorder = createReportRecorder(store, undefined, waker);
     expect(await recorder.record([{ message: report("c1", U, { type: "ack" }), at: 1 }])).toEqual([
@@ -244,7 +303,7 @@ describe("the report recorder keeps a waiting wave's wait alive (AwaitWave's hea
 
   it("a heartbeat that fails is logged and costs the reports nothing: stored, recorded, not handed back for redelivery", async () => {
     const { store, entry } = await sentCommands();
-    await store.awaitAnswers(TASK, "u", { token: "tk-f", keys: [entryKey(U, "c1")] });
+    await store.awaitAnswers(TASK, "u", { token: "tk-f", keys: [entryKey(U, "c1")], heartbeatSeconds: 300 });
     const lines: string[] = [];
     const waker = recordingWaker(0, 1);
     const recorder = createReportRecorder(

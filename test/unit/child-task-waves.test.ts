@@ -297,6 +297,22 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
     expect((await h.commands.get(task.id, "u"))?.wake?.token).toBe("tk-b");
   });
 
+  it("stores the wait's heartbeat with it (awaitSeconds, the HeartbeatSecondsPath of a wave with awaitTimeoutSeconds); a wave made before heartbeats has none stored", async () => {
+    const h = harness();
+    await sent(h);
+    const deps = { ...h.deps, waveWaker: { wake: async () => {}, heartbeat: async () => {} } };
+    const wait = (token: string, wave: WaveState) =>
+      awaitWave(deps, { step: "awaitWave", taskId: task.id, token, wave });
+    await wait("tk-h", { ...waveOf(), awaitSeconds: 300, awaitTimeoutSeconds: 1_800 });
+    expect((await h.commands.get(task.id, "u"))?.wake).toEqual({
+      token: "tk-h",
+      keys,
+      heartbeatSeconds: 300,
+    });
+    await wait("tk-o", { ...waveOf(), awaitSeconds: 300 });
+    expect((await h.commands.get(task.id, "u"))?.wake).toStrictEqual({ token: "tk-o", keys });
+  });
+
   it("results already in (a fast BMC, before the token was stored): it wakes the execution itself", async () => {
     const h = harness();
     await sent(h);
@@ -403,7 +419,11 @@ describe("the update set in parts", () => {
     const { woken, wait } = waking(h);
     expect(await wait("tk-p", wave)).toEqual({ woken: false });
     expect(woken).toEqual([]);
-    expect((await h.commands.get(task.id, "u", 2))?.wake).toEqual({ token: "tk-p", keys });
+    expect((await h.commands.get(task.id, "u", 2))?.wake).toEqual({
+      token: "tk-p",
+      keys,
+      heartbeatSeconds: wave.awaitSeconds,
+    });
 
     await passed(h, 2);
     h.calls.length = 0;

@@ -14,7 +14,9 @@ import {
   entryWrite,
   FIRST_PROGRESS_AFTER_ACK_MS,
   foldReports,
+  HEARTBEAT_INTERVAL_MS,
   heartbeatDue,
+  heartbeatIntervalMs,
   isAnswered,
   isReportFor,
   kindOfFamily,
@@ -395,16 +397,88 @@ describe("wakeDue and heartbeatDue: when the execution waiting for a wave is wok
     expect(isAnswered("u", undefined)).toBe(false);
   });
 
-  it("a write of an entry the wait is for, the wait not complete → the token", () => {
-    expect(heartbeatDue(set({ [ka]: { ...a, progress: 50 }, [kb]: b, [kc]: c }), [ka])).toBe("tk");
-    expect(heartbeatDue(set({ [ka]: { ...a, result }, [kb]: { ...b, ackedAt: 3 } }), [ka, kb])).toBe("tk");
+  // A wait with AwaitWave's 300-s heartbeat; the write at 61 s, the record's one before it at 59 s.
+  const beating = (entries: Record<string, typeof a>, extra: Partial<CommandSet> = {}): CommandSet =>
+    set(entries, {
+      wake: { token: "tk", keys: [ka, kb], heartbeatSeconds: 300 },
+      heard: { at: 61_000, before: 59_000 },
+      ...extra,
+    });
+  it("a write of an entry the wait is for, the wait not complete, the record's first write in its interval → the token", () => {
+    expect(heartbeatDue(beating({ [ka]: { ...a, progress: 50 }, [kb]: b, [kc]: c }), [ka])).toBe("tk");
+    expect(heartbeatDue(beating({ [ka]: { ...a, result }, [kb]: { ...b, ackedAt: 3 } }), [ka, kb])).toBe(
+      "tk",
+    );
+    // The record's first write of reports at all.
+    expect(heartbeatDue(beating({ [ka]: { ...a, ackedAt: 1 }, [kb]: b }, { heard: { at: 1 } }), [ka])).toBe(
+      "tk",
+    );
   });
-  it("only entries the wait is not for, no wait stored, a complete wait (woken instead), a closed set → nothing", () => {
-    expect(heartbeatDue(set({ [ka]: a, [kb]: b, [kc]: { ...c, progress: 50 } }), [kc])).toBeUndefined();
-    expect(heartbeatDue({ taskId: TASK, family: "u", entries: { [ka]: a } }, [ka])).toBeUndefined();
-    expect(heartbeatDue(set({ [ka]: { ...a, result }, [kb]: { ...b, result } }), [kb])).toBeUndefined();
+  it("at most one a heartbeat interval: a write after another in the same interval → nothing; the next interval's first → the token", () => {
+    const progressed = { [ka]: { ...a, progress: 50 }, [kb]: b };
     expect(
-      heartbeatDue(set({ [ka]: { ...a, progress: 50 }, [kb]: b }, { closedAt: 5 }), [ka]),
+      heartbeatDue(beating(progressed, { heard: { at: 119_999, before: 61_000 } }), [ka]),
+    ).toBeUndefined();
+    expect(
+      heartbeatDue(beating(progressed, { heard: { at: 60_000, before: 60_000 } }), [ka]),
+    ).toBeUndefined();
+    expect(heartbeatDue(beating(progressed, { heard: { at: 120_000, before: 119_999 } }), [ka])).toBe("tk");
+    // A write that did not store its time (no `heard`) decides nothing.
+    expect(heartbeatDue(beating(progressed, { heard: undefined }), [ka])).toBeUndefined();
+  });
+  it("reports at most 239 s apart keep the 300-s heartbeat, however they fall: the next heartbeat comes within an interval and a report's gap of the one before (or of the wait's start), also when every report but one a gap lands late in the heartbeat's own interval", () => {
+    const interval = heartbeatIntervalMs(300);
+    for (const gap of [60_000, 150_000, 239_000]) {
+      for (let start = 0; start < interval; start += 7_000) {
+        // The wait starts at `start` (its heartbeat timer with it); reports then come as late as
+        // they may without sending one: the last moment of the last heartbeat's interval, then a gap.
+        let lastBeat = start;
+        let last: number | undefined;
+        let longest = 0;
+        let at = start + 500;
+        while (at < start + 3_600_000) {
+          const heard = last === undefined ? { at } : { at, before: last };
+          const due = heartbeatDue(beating({ [ka]: { ...a, progress: 50 }, [kb]: b }, { heard }), [ka]);
+          if (due !== undefined) {
+            longest = Math.max(longest, at - lastBeat);
+            lastBeat = at;
+          }
+          last = at;
+          const intervalEnd = (Math.floor(lastBeat / interval) + 1) * interval - 1;
+          at = at < intervalEnd && intervalEnd - at <= gap ? intervalEnd : at + gap;
+        }
+        expect(longest, `reports ${gap} ms apart from ${start} ms`).toBeLessThanOrEqual(interval + gap);
+        expect(longest, `reports ${gap} ms apart from ${start} ms`).toBeLessThan(300_000);
+      }
+    }
+  });
+  it("the interval: a minute, or a fifth of a shorter heartbeat (at least five within it)", () => {
+    expect(HEARTBEAT_INTERVAL_MS).toBe(60_000);
+    expect([300, 600, 5, 1].map(heartbeatIntervalMs)).toEqual([60_000, 60_000, 1_000, 200]);
+    // A 5-s heartbeat: writes at 1.1 s and 1.9 s share an interval, 2.0 s starts the next.
+    const short = (at: number, before: number) =>
+      beating(
+        { [ka]: { ...a, progress: 50 }, [kb]: b },
+        {
+          wake: { token: "tk", keys: [ka, kb], heartbeatSeconds: 5 },
+          heard: { at, before },
+        },
+      );
+    expect(heartbeatDue(short(1_900, 1_100), [ka])).toBeUndefined();
+    expect(heartbeatDue(short(2_000, 1_900), [ka])).toBe("tk");
+  });
+  it("only entries the wait is not for, no wait stored, a wait without a heartbeat (AwaitPreflight's), a complete wait (woken instead), a closed set → nothing", () => {
+    expect(heartbeatDue(beating({ [ka]: a, [kb]: b, [kc]: { ...c, progress: 50 } }), [kc])).toBeUndefined();
+    expect(heartbeatDue({ taskId: TASK, family: "u", entries: { [ka]: a } }, [ka])).toBeUndefined();
+    expect(
+      heartbeatDue(
+        beating({ [ka]: { ...a, progress: 50 }, [kb]: b }, { wake: { token: "tk", keys: [ka, kb] } }),
+        [ka],
+      ),
+    ).toBeUndefined();
+    expect(heartbeatDue(beating({ [ka]: { ...a, result }, [kb]: { ...b, result } }), [kb])).toBeUndefined();
+    expect(
+      heartbeatDue(beating({ [ka]: { ...a, progress: 50 }, [kb]: b }, { closedAt: 5 }), [ka]),
     ).toBeUndefined();
     expect(heartbeatDue(undefined, [ka])).toBeUndefined();
   });

@@ -25,8 +25,8 @@ const WAVE: RackTraffic = {
   reports: 36,
   waits: 1,
   moments: [
-    { reports: 18, count: 1, terminal: false },
-    { reports: 18, count: 1, terminal: true },
+    { reports: 18, count: 1, terminal: false, heartbeats: 1 },
+    { reports: 18, count: 1, terminal: true, heartbeats: 1 },
   ],
   heartbeatsOneBatchAMoment: 1,
 };
@@ -59,9 +59,10 @@ describe("report batches", () => {
 });
 
 describe("a second's callbacks", () => {
-  it("a whole wave in a second: a heartbeat per batch its acknowledgements touch, one per batch its results touch but the last (which wakes the wait), one SendTaskSuccess", () => {
+  it("a whole wave in a second: a heartbeat for its acknowledgements whatever the batches they touch, one for its results when they land in more than one batch (1 − 5^−17), one SendTaskSuccess; before, one per batch each touched but the last", () => {
     const c = callbacksInSecond(1, WAVE, BATCHING);
-    expect(c.heartbeats).toBeCloseTo(2 * touched(5, 18) - 1, 12);
+    expect(c.heartbeats).toBeCloseTo(1 + (1 - 5 ** -17), 12);
+    expect(c.heartbeatsPerBatch).toBeCloseTo(2 * touched(5, 18) - 1, 12);
     expect(c.wakeUps).toBe(1);
     // Its two moments, each in ~4.9 of the 5 batches: a batch is empty with e^(-2·0.98).
     expect(c.invocations).toBeCloseTo(5 * (1 - Math.exp(-2 * (touched(5, 18) / 5))), 12);
@@ -78,12 +79,41 @@ describe("a second's callbacks", () => {
     expect(c.invocations).toBeCloseTo(5, 9);
     const overflowing = callbacksInSecond(200, WAVE, BATCHING); // 7,200 reports: 8 batches
     expect(overflowing.invocations).toBeCloseTo(8, 9);
-    expect(overflowing.heartbeats).toBeCloseTo(200 * (2 * touched(8, 18) - 1), 9);
+    expect(overflowing.heartbeats).toBeCloseTo(200 * (1 + (1 - 8 ** -17)), 9);
+    expect(overflowing.heartbeatsPerBatch).toBeCloseTo(200 * (2 * touched(8, 18) - 1), 9);
     expect(overflowing.wakeUps).toBe(200);
   });
 
   it("a second with no rack sends nothing", () => {
-    expect(callbacksInSecond(0, WAVE, BATCHING)).toEqual({ invocations: 0, heartbeats: 0, wakeUps: 0 });
+    expect(callbacksInSecond(0, WAVE, BATCHING)).toEqual({
+      invocations: 0,
+      heartbeats: 0,
+      heartbeatsPerBatch: 0,
+      wakeUps: 0,
+    });
+  });
+
+  it("one a wait an interval: a wait without a heartbeat (the preflight's) sends none; a single report's results none (one batch completes the wait); a moment's heartbeats count as the rack model caps them", () => {
+    const preflight: RackTraffic = {
+      reports: 39,
+      waits: 1,
+      moments: [{ reports: 39, count: 1, terminal: true, heartbeats: 0 }],
+      heartbeatsOneBatchAMoment: 0,
+    };
+    const c = callbacksInSecond(1, preflight, BATCHING);
+    expect(c.heartbeats).toBe(0);
+    // Before: every batch its answers touched but the one completing the wait.
+    expect(c.heartbeatsPerBatch).toBeCloseTo(touched(5, 39) - 1, 12);
+    const single: RackTraffic = {
+      reports: 12,
+      waits: 1,
+      moments: [
+        { reports: 1, count: 11, terminal: false, heartbeats: 11 },
+        { reports: 1, count: 1, terminal: true, heartbeats: 1 },
+      ],
+      heartbeatsOneBatchAMoment: 11,
+    };
+    expect(callbacksInSecond(1, single, BATCHING).heartbeats).toBe(11);
   });
 });
 
@@ -108,12 +138,13 @@ describe("per rack", () => {
     expect(lambda.total).toBeCloseTo(5 + one.invocations, 12);
     const callbacks = callbacksPerRack(series, 2);
     expect(callbacks.heartbeats).toBeCloseTo(one.heartbeats, 12);
+    expect(callbacks.heartbeatsPerBatch).toBeCloseTo(one.heartbeatsPerBatch, 12);
     expect(callbacks.wakeUps).toBe(1);
     // Every batch each moment lands in writes the set: 2 moments of 18, ~4.9 batches each.
     expect(callbacks.reportWrites).toBeCloseTo(2 * touched(5, 18), 12);
     const figures = perRack({ taskSteps: 5 }, series, 2, { burst: 1, perSecond: 1 });
     expect(figures.peakHeartbeats).toBeCloseTo(one.heartbeats, 12);
-    // A bucket of 1, refilled 1 a second: of ~8.8 a second, all but one a second refused.
+    // A bucket of 1, refilled 1 a second: of ~2 a second, all but one a second refused.
     expect(figures.refusedHeartbeats).toBeCloseTo(2 * one.heartbeats - 2, 9);
   });
 });

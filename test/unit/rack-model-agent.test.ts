@@ -2,7 +2,7 @@
  * The rack model's variants for bench:fleet (bench/lib/rack-model.ts): the rack behind the Redfish
  * agent, whose flashes report their progress once a `progressIntervalMs` (docs/agent.md, "Progress,
  * paced"), and the Step Functions callbacks a rack's waits send (one SendTaskSuccess a wait, a
- * SendTaskHeartbeat per batch that stores an acknowledgement or a progress of a waiting set), on
+ * SendTaskHeartbeat per moment of a waiting wave, at most one a wait a minute), on
  * the GB200-shaped demo rack of 39 BMCs; and the cost of the agent's reports more
  * (bench/lib/rack-cost.ts).
  */
@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { costWithMoreReports, REPORT_WRITE_WRU } from "../../bench/lib/rack-cost.js";
 import {
   agentProgressPerFlash,
+  FLASH_HEARTBEAT_INTERVALS,
   modelAgentRack,
   modelRack,
   ROLLOUT_MAX_PARALLEL,
@@ -64,7 +65,19 @@ describe("a rack's callbacks", () => {
     // One terminal moment a wait: the answers that complete it.
     expect(callbacks.moments.filter((m) => m.terminal).reduce((sum, m) => sum + m.count, 0)).toBe(19);
     // The compute trays' flash wave: 18 reports a moment, its ack and 3 progress not terminal.
-    expect(callbacks.moments).toContainEqual({ reports: 18, count: 4, terminal: false });
+    expect(callbacks.moments).toContainEqual({ reports: 18, count: 4, terminal: false, heartbeats: 4 });
+    // The preflight's answers: its wait (AwaitPreflight) has no heartbeat.
+    expect(callbacks.moments[0]).toEqual({ reports: 39, count: 1, terminal: true, heartbeats: 0 });
+  });
+
+  it("one heartbeat a wait a minute: a flash wave's 99 progress reports (the agent's interval 0) send 11 (its 10 minutes' intervals), not one each", () => {
+    expect(FLASH_HEARTBEAT_INTERVALS).toBe(11);
+    const every = rackCallbacks(UPDATE_ONLY_RULE, components, {
+      maxParallel: ROLLOUT_MAX_PARALLEL,
+      progressPerFlash: 99,
+    });
+    expect(every.moments).toContainEqual({ reports: 18, count: 100, terminal: false, heartbeats: 11 });
+    expect(every.heartbeatsOneBatchAMoment).toBe(6 * 11);
   });
 
   it("the update alone: 7 waits, 24 heartbeats; behind the agent (10 progress) 66", () => {

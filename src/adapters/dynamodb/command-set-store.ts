@@ -90,6 +90,15 @@ function itemToEntry(i: Item): CommandEntry {
   return e;
 }
 
+/** A stored wait (`w`): its token, the entries it waits for and, when it has one, its heartbeat. */
+function storedWait(wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number }): Item {
+  return {
+    t: wake.token,
+    k: [...wake.keys],
+    ...(wake.heartbeatSeconds === undefined ? {} : { h: wake.heartbeatSeconds }),
+  };
+}
+
 function itemToSet(item: Item): CommandSet {
   const set: CommandSet = {
     taskId: item.taskId as string,
@@ -98,9 +107,16 @@ function itemToSet(item: Item): CommandSet {
   };
   if (item.part !== undefined) set.part = Number(item.part);
   if (item.closedAt !== undefined) set.closedAt = Number(item.closedAt);
-  const wake = item.w as { t?: unknown; k?: unknown } | undefined;
-  if (typeof wake?.t === "string" && Array.isArray(wake.k))
+  const wake = item.w as { t?: unknown; k?: unknown; h?: unknown } | undefined;
+  if (typeof wake?.t === "string" && Array.isArray(wake.k)) {
     set.wake = { token: wake.t, keys: wake.k.map(String) };
+    if (wake.h !== undefined) set.wake.heartbeatSeconds = Number(wake.h);
+  }
+  // The last write of reports and the one before it (-1: none), as `record` with `heardAt` stores them.
+  if (item.wr !== undefined) {
+    const before = Number(item.wrp ?? -1);
+    set.heard = { at: Number(item.wr), ...(before < 0 ? {} : { before }) };
+  }
   for (const [name, value] of Object.entries(item)) {
     if (name.startsWith("e_")) set.entries[name.slice(2)] = itemToEntry(value as Item);
   }
@@ -221,7 +237,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     family: CommandFamily,
     entries: Record<string, CommandEntry>,
     part?: number,
-    wake?: { token: string; keys: readonly string[] },
+    wake?: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
   ): Promise<CommandSet> {
     const latest = Math.max(0, ...Object.values(entries).map((e) => e.deadline));
     const chunks = chunked(
@@ -240,7 +256,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     // The wait's token goes with the last chunk: stored once every entry is.
     const last = chunks[chunks.length - 1];
     if (wake !== undefined && last !== undefined)
-      last.sets.push(`${last.name("w")} = ${last.value({ t: wake.token, k: [...wake.keys] })}`);
+      last.sets.push(`${last.name("w")} = ${last.value(storedWait(wake))}`);
     let stored: Item | undefined;
     for (const [i, chunk] of chunks.entries()) {
       try {
@@ -292,11 +308,11 @@ export class DynamoCommandSetStore implements CommandSetStore {
   async awaitAnswers(
     taskId: string,
     family: CommandFamily,
-    wake: { token: string; keys: readonly string[] },
+    wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
     part?: number,
   ): Promise<CommandSet | undefined> {
     const x = new Expression();
-    x.sets.push(`${x.name("w")} = ${x.value({ t: wake.token, k: [...wake.keys] })}`);
+    x.sets.push(`${x.name("w")} = ${x.value(storedWait(wake))}`);
     x.conditions.push(`${x.name("family")} = ${x.value(family)}`);
     try {
       const out = await this.send(taskId, family, x, true, part);
@@ -430,7 +446,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-    options: { returnSet?: boolean; part?: number } = {},
+    options: { returnSet?: boolean; part?: number; heardAt?: number } = {},
   ): Promise<{ outcome: "written"; set?: CommandSet } | { outcome: "refused"; set?: CommandSet }> {
     const chunks = chunked(
       Object.entries(writes),
@@ -468,6 +484,15 @@ export class DynamoCommandSetStore implements CommandSetStore {
         }
       },
     );
+    const last = chunks[chunks.length - 1];
+    if (options.heardAt !== undefined && last !== undefined) {
+      // The write's time, and the one stored before it (-1: none) copied beside it in the same
+      // update (operands read the item as it was): the record's writes are serialized, so each
+      // reads back the one before it, and the first in a heartbeat interval knows it is.
+      const wr = last.name("wr");
+      last.sets.push(`${last.name("wrp")} = if_not_exists(${wr}, ${last.value(-1)})`);
+      last.sets.push(`${wr} = ${last.value(options.heardAt)}`);
+    }
     let wrote = false;
     let after: Item | undefined;
     for (const chunk of chunks) {

@@ -72,12 +72,19 @@ export async function sendCommands(
   commands: readonly CommandToSend[],
   window: { sentAt: number; deadline: number },
   publish: (componentId: string, requestId: string) => Promise<void>,
-  wait?: { token: string },
+  wait?: { token: string; heartbeatSeconds?: number },
 ): Promise<CommandSet> {
   const part = commands[0]?.address.part;
   const keys = commands.map((c) => entryKey(c.address, c.componentId));
   // Without a waker (a deployment with no callbacks) no token is worth storing.
-  const wake = wait === undefined || deps.waveWaker === undefined ? undefined : { token: wait.token, keys };
+  const wake =
+    wait === undefined || deps.waveWaker === undefined
+      ? undefined
+      : {
+          token: wait.token,
+          keys,
+          ...(wait.heartbeatSeconds === undefined ? {} : { heartbeatSeconds: wait.heartbeatSeconds }),
+        };
   const set = await deps.commands.open(
     taskId,
     family,
@@ -130,7 +137,7 @@ export async function awaitEntries(
   deps: Pick<StepDeps, "commands" | "waveWaker">,
   taskId: string,
   family: CommandFamily,
-  wake: { token: string; keys: readonly string[] },
+  wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
   part?: number,
 ): Promise<{ woken: boolean }> {
   const waker = deps.waveWaker;

@@ -19,12 +19,16 @@
  * delivers again: their write is then refused, the set read back, and the wake-up sent again.
  *
  * A batch that stores an acknowledgement or progress of an entry such a wait is for, and does not
- * complete it, sends the wait a heartbeat instead (`heartbeatDue`; at most one per set per batch),
- * so AwaitWave's heartbeat timeout (the net under a lost wake-up) does not end a wave its BMCs are
- * still reporting on: a 10-minute flash reporting every 150 s is one check, not two. Every write
- * asks for the record back to know the wait (DynamoDB's ReturnValues on the same UpdateItem: no
- * request and no read unit more). A heartbeat that fails is logged, not retried: it costs the one
- * early check the wait would have had without it.
+ * complete it, sends the wait a heartbeat instead (`heartbeatDue`), so AwaitWave's heartbeat
+ * timeout (the net under a lost wake-up) does not end a wave its BMCs are still reporting on: a
+ * 10-minute flash reporting every 150 s is one check, not two. Only a wait that has a heartbeat
+ * (AwaitWave's, stored with it; not AwaitPreflight's), and at most one per wait per heartbeat
+ * interval (HEARTBEAT_INTERVAL_MS), however many batches (of as many pollers and containers) its
+ * reports are dealt among: every write stores when its reports were received and reads back the
+ * record with the time of the write before it (DynamoDB's ReturnValues on the same UpdateItem: no
+ * request and no read unit more), and only the record's first write in an interval sends one. A
+ * heartbeat that fails is logged, not retried: it costs the one early check the wait would have
+ * had without it.
  */
 
 import type { BmcEvent } from "../../domain/bmc-protocol.js";
@@ -141,10 +145,12 @@ export function createReportRecorder(
       const out = await commands.record(taskId, family, writes, {
         returnSet: waveWaker !== undefined,
         ...(part === undefined ? {} : { part }),
+        // When these reports came: the record's writes of reports pace its wait's heartbeats.
+        ...(waveWaker === undefined ? {} : { heardAt: heardAt(pending) }),
       });
       await wakeIfDue(out.set);
       if (out.outcome === "written") {
-        // A written batch ends this set's rounds: one heartbeat at most.
+        // A written batch ends this set's rounds: one heartbeat at most, the interval's first.
         await heartbeatIfDue(out.set, Object.keys(writes));
         for (const [entry, write] of Object.entries(writes)) {
           known.set(entry, knownAfter(known.get(entry), write));
@@ -219,6 +225,10 @@ export function createReportRecorder(
     },
   };
 }
+
+/** When a set's pending reports were received: the latest of them (a batch's are received together). */
+const heardAt = (pending: Pending): number =>
+  Math.max(...[...pending.entries.values()].flatMap((e) => e.reports.map((r) => r.at)));
 
 /** One record of a task's command sets: its family's, or a part of its update set. */
 const recordKey = (taskId: string, family: CommandFamily, part: number | undefined): string =>

@@ -229,7 +229,7 @@ async function publishWave(
   deps: StepDeps,
   made: MadeWave,
   window: { sentAt: number; deadline: number },
-  wait?: { token: string },
+  wait?: { token: string; heartbeatSeconds?: number },
 ) {
   const { e, step, facts, base, shelf } = made;
   const { componentIds, types, versions, subTargets = {}, timeoutSeconds } = base;
@@ -381,7 +381,7 @@ export function waveAddress(taskId: string, wave: WaveState) {
  * (commands.ts `awaitEntries`: the token on the wave's command set, the receiver wakes it). A
  * step its check made but did not send (`unsent`, with the plan in the Payload) is sent here
  * first, its commands and the token in one write (`sendAndAwait`). A sleep has no commands: its
- * wait's timeout is the sleep.
+ * wait's timeout is the sleep. The wait's heartbeat is stored with it (`waitHeartbeat`).
  */
 export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Promise<{ woken: boolean }> {
   if (e.wave.unsent === true && e.groups !== undefined && e.cursor !== undefined)
@@ -390,7 +390,16 @@ export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Pr
   if (family === undefined) return { woken: false };
   const address = waveAddress(e.taskId, e.wave);
   const keys = e.wave.componentIds.map((componentId) => entryKey(address, componentId));
-  return awaitEntries(deps, e.taskId, family, { token: e.token, keys }, e.wave.part);
+  return awaitEntries(deps, e.taskId, family, { token: e.token, keys, ...waitHeartbeat(e.wave) }, e.wave.part);
+}
+
+/**
+ * The heartbeat a wave's wait is stored with: a wave with `awaitTimeoutSeconds` is of the
+ * definition with heartbeats, whose `awaitSeconds` is its HeartbeatSecondsPath; a wave without
+ * has none, and the receiver keeps only a wait that has one alive.
+ */
+function waitHeartbeat(wave: WaveState): { heartbeatSeconds?: number } {
+  return wave.awaitTimeoutSeconds === undefined ? {} : { heartbeatSeconds: wave.awaitSeconds };
 }
 
 /** The command family a step's commands are in; none for a sleep. */
@@ -427,6 +436,7 @@ async function sendAndAwait(deps: StepDeps, e: StepEventOf<"awaitWave">): Promis
   const now = deps.clock();
   await renewFor(deps, made, now);
   if (familyOf(wave.action) === undefined) return { woken: false };
-  const { set } = await publishWave(deps, made, { sentAt: now, deadline: wave.deadline }, { token: e.token });
+  const wait = { token: e.token, ...waitHeartbeat(wave) };
+  const { set } = await publishWave(deps, made, { sentAt: now, deadline: wave.deadline }, wait);
   return { woken: deps.waveWaker !== undefined && wakeDue(set) !== undefined };
 }

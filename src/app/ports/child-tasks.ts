@@ -126,7 +126,7 @@ export interface CommandSetStore {
     family: CommandFamily,
     entries: Record<string, CommandEntry>,
     part?: number,
-    wake?: { token: string; keys: readonly string[] },
+    wake?: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
   ): Promise<CommandSet>;
   /**
    * Closes the task's update and verify records and these parts of its update set (creating them
@@ -144,13 +144,14 @@ export interface CommandSetStore {
   ): Promise<void>;
   /**
    * Stores that the execution holding `wake.token` waits for the entries `wake.keys` (replacing a
-   * wait stored before) and returns the record as it is then, so the caller sees results that came
-   * first. Undefined: no such record. One write.
+   * wait stored before), with its heartbeat (`heartbeatSeconds`; absent: the wait has none), and
+   * returns the record as it is then, so the caller sees results that came first. Undefined: no
+   * such record. One write.
    */
   awaitAnswers(
     taskId: string,
     family: CommandFamily,
-    wake: { token: string; keys: readonly string[] },
+    wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
     part?: number,
   ): Promise<CommandSet | undefined>;
   /** One record (`part`: that part of the update set), strongly consistent; undefined: no such record. */
@@ -204,13 +205,16 @@ export interface CommandSetStore {
    * 'written' returns the record after only with `returnSet` (a receiver that wakes waits: is a
    * waiting execution's wave complete, or still reporting?), on the same write (DynamoDB
    * ReturnValues: no request and no read unit more, only the response's bytes: a stage's part is
-   * a few hundred); otherwise the caller knows what it wrote.
+   * a few hundred); otherwise the caller knows what it wrote. `heardAt` (when the reports were
+   * received): the same write also stores it as the record's last write of reports, and the one
+   * stored before as the one before it (`CommandSet.heard`, read back with the set), so the
+   * receiver paces heartbeats from the record itself (`heartbeatDue`).
    */
   record(
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-    options?: { returnSet?: boolean; part?: number },
+    options?: { returnSet?: boolean; part?: number; heardAt?: number },
   ): Promise<{ outcome: "written"; set?: CommandSet } | { outcome: "refused"; set?: CommandSet }>;
 }
 
