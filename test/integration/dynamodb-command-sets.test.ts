@@ -204,7 +204,7 @@ describe("DynamoCommandSetStore", () => {
     expect(await store.get(taskId, "q")).toBeUndefined();
   });
 
-  it("open with a wait: the entries and the waiting execution's token in ONE UpdateItem (a retried wait keeps the entries, replaces the token); a closed set takes neither; a set too large for one expression stores the token with its last", async () => {
+  it("open with a wait: the entries and the waiting execution's token (and its heartbeat, when it has one) in ONE UpdateItem (a retried wait keeps the entries, replaces the token); a closed set takes neither; a set too large for one expression stores the token with its last", async () => {
     const taskId = uuid(93, "7a5c0000");
     const a = updateAddress(taskId, 0);
     const own = testClient(testEndpoint());
@@ -228,12 +228,13 @@ describe("DynamoCommandSetStore", () => {
         newEntry(a, "c2", { sentAt: 9, deadline: 900 }),
       ]),
       undefined,
-      { token: "tk-2", keys },
+      { token: "tk-2", keys, heartbeatSeconds: 300 },
     );
+    // A wave's wait is stored with its heartbeat (the first, as a preflight's, had none).
     expect(retried).toEqual({
       taskId,
       family: "u",
-      wake: { token: "tk-2", keys },
+      wake: { token: "tk-2", keys, heartbeatSeconds: 300 },
       entries: {
         [keys[0] as string]: { sentAt: 1, deadline: 100, publishedAt: 2 },
         [keys[1] as string]: { sentAt: 1, deadline: 100 },

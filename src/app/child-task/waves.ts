@@ -390,7 +390,13 @@ export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Pr
   if (family === undefined) return { woken: false };
   const address = waveAddress(e.taskId, e.wave);
   const keys = e.wave.componentIds.map((componentId) => entryKey(address, componentId));
-  return awaitEntries(deps, e.taskId, family, { token: e.token, keys, ...waitHeartbeat(e.wave) }, e.wave.part);
+  return awaitEntries(
+    deps,
+    e.taskId,
+    family,
+    { token: e.token, keys, ...waitHeartbeat(e.wave) },
+    e.wave.part,
+  );
 }
 
 /**
