@@ -20,12 +20,18 @@
  * - moto fills no Outputs on a stack created from a change set, so on moto the CLI deploys with
  *   `--method=direct` (CreateStack/UpdateStack); another endpoint gets the CLI's default, change sets.
  *
+ * The app is synthesized once per rehearsal, by `cdk deploy` (bundling, cdk-nag and the built-in
+ * CloudFormation validation make that the costliest step). `cdk bootstrap` is given the environment
+ * and runs where no cdk.json names an app, so the CLI does not synthesize the app to find
+ * environments; `cdk destroy` reads the cloud assembly the deploy wrote (`--app <dir>`) and
+ * synthesizes only when that assembly does not hold the stack (`cdkInvocation`).
+ *
  * Resource kinds the endpoint does not model are not an error on moto (it skips them with a
  * warning); `describeDeployment` finds them by comparing the template's resources with the ones
  * the stack lists, so the report names every one (`formatReport`).
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ACMClient, ListCertificatesCommand, RequestCertificateCommand } from "@aws-sdk/client-acm";
 import {
@@ -139,6 +145,8 @@ export function cdkEnvironment(endpoint: string, base: NodeJS.ProcessEnv = proce
     AWS_DEFAULT_REGION: REHEARSAL_REGION,
     // No upgrade banner: it would ask the npm registry.
     CDK_DISABLE_VERSION_CHECK: "1",
+    // No telemetry, also where cdk.json (which turns it off) is not read: see bootstrap below.
+    CDK_DISABLE_CLI_TELEMETRY: "true",
   };
 }
 
@@ -159,16 +167,20 @@ export class CdkCommandError extends Error {
   }
 }
 
-/** Runs the project's pinned CDK CLI in the project root; `echo` receives its output as it comes. */
+/**
+ * Runs the project's pinned CDK CLI, in the project root unless `cwd` says otherwise; `echo`
+ * receives its output as it comes.
+ */
 export function runCdk(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   echo?: (chunk: string) => void,
+  cwd: string = PROJECT_ROOT,
 ): Promise<CdkRun> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(join(PROJECT_ROOT, "node_modules", ".bin", "cdk"), [...args], {
-      cwd: PROJECT_ROOT,
+      cwd,
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -199,6 +211,80 @@ export interface RehearsalRun {
   echo?: (chunk: string) => void;
 }
 
+/** What one CLI run is given: its arguments and the directory it runs in. */
+export interface CdkInvocation {
+  args: string[];
+  cwd: string;
+}
+
+/**
+ * True when the cloud assembly in `outdir` holds `stackName` for the context's environment: then
+ * `cdk destroy` can read it instead of synthesizing the app again.
+ */
+export function assemblyHolds(outdir: string, context: Readonly<Record<string, string>>): boolean {
+  const manifest = join(outdir, "manifest.json");
+  if (!existsSync(manifest)) return false;
+  const { artifacts = {} } = JSON.parse(readFileSync(manifest, "utf8")) as {
+    artifacts?: Record<string, { type?: string; environment?: string }>;
+  };
+  const stack = artifacts[stackNameOf(context)];
+  return (
+    stack?.type === "aws:cloudformation:stack" &&
+    stack.environment ===
+      `aws://${context.account ?? REHEARSAL_ACCOUNT}/${context.region ?? REHEARSAL_REGION}`
+  );
+}
+
+/**
+ * The CLI's arguments for each step of a rehearsal (`destroy` looks at `run.outdir` for an
+ * assembly; the others read nothing):
+ * - `bootstrap`: the environment named, run in `outdir`, where no cdk.json names an app, so the CLI
+ *   runs none (`--app` "can also be specified in cdk.json or ~/.cdk.json", `cdk bootstrap --help`;
+ *   with an app it synthesizes it even for an explicit environment). Without cdk.json its
+ *   `"notices": false` is not read, hence `--no-notices`.
+ * - `deploy`: the one synthesis, with the context, written to `outdir`.
+ * - `destroy`: from the assembly in `outdir` (`--app <dir>`: "a cloud assembly directory") when it
+ *   holds the stack, else by synthesizing as the deploy did.
+ */
+export function cdkInvocation(step: "bootstrap" | "deploy" | "destroy", run: RehearsalRun): CdkInvocation {
+  const stackName = stackNameOf(run.context);
+  switch (step) {
+    case "bootstrap":
+      return {
+        args: ["bootstrap", `aws://${REHEARSAL_ACCOUNT}/${REHEARSAL_REGION}`, "--no-notices"],
+        cwd: run.outdir,
+      };
+    case "deploy":
+      return {
+        args: [
+          "deploy",
+          stackName,
+          "--require-approval",
+          "never",
+          "--progress",
+          "events",
+          "--output",
+          run.outdir,
+          ...(run.endpoint.moto ? ["--method=direct"] : []),
+          ...contextArgs(run.context),
+        ],
+        cwd: PROJECT_ROOT,
+      };
+    case "destroy":
+      return {
+        args: assemblyHolds(run.outdir, run.context)
+          ? ["destroy", stackName, "--force", "--app", run.outdir]
+          : ["destroy", stackName, "--force", "--output", run.outdir, ...contextArgs(run.context)],
+        cwd: PROJECT_ROOT,
+      };
+  }
+}
+
+function runStep(step: "bootstrap" | "deploy" | "destroy", run: RehearsalRun): Promise<CdkRun> {
+  const { args, cwd } = cdkInvocation(step, run);
+  return runCdk(args, cdkEnvironment(run.endpoint.url), run.echo, cwd);
+}
+
 /** `cdk bootstrap`, unless the endpoint already has the CDKToolkit stack. */
 export async function bootstrapIfNeeded(run: RehearsalRun): Promise<CdkRun | undefined> {
   try {
@@ -209,30 +295,12 @@ export async function bootstrapIfNeeded(run: RehearsalRun): Promise<CdkRun | und
   } catch (error) {
     if (!/does not exist/.test((error as Error).message)) throw error;
   }
-  return runCdk(
-    ["bootstrap", `aws://${REHEARSAL_ACCOUNT}/${REHEARSAL_REGION}`, "--output", run.outdir],
-    cdkEnvironment(run.endpoint.url),
-    run.echo,
-  );
+  mkdirSync(run.outdir, { recursive: true });
+  return runStep("bootstrap", run);
 }
 
 export function deployStack(run: RehearsalRun): Promise<CdkRun> {
-  return runCdk(
-    [
-      "deploy",
-      stackNameOf(run.context),
-      "--require-approval",
-      "never",
-      "--progress",
-      "events",
-      "--output",
-      run.outdir,
-      ...(run.endpoint.moto ? ["--method=direct"] : []),
-      ...contextArgs(run.context),
-    ],
-    cdkEnvironment(run.endpoint.url),
-    run.echo,
-  );
+  return runStep("deploy", run);
 }
 
 export interface Destroyed extends CdkRun {
@@ -248,11 +316,7 @@ export interface Destroyed extends CdkRun {
 export async function destroyStack(run: RehearsalRun): Promise<Destroyed> {
   const stackName = stackNameOf(run.context);
   try {
-    return await runCdk(
-      ["destroy", stackName, "--force", "--output", run.outdir, ...contextArgs(run.context)],
-      cdkEnvironment(run.endpoint.url),
-      run.echo,
-    );
+    return await runStep("destroy", run);
   } catch (error) {
     if (
       !(error instanceof CdkCommandError) ||
