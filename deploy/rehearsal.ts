@@ -211,10 +211,29 @@ export interface RehearsalRun {
   echo?: (chunk: string) => void;
 }
 
-/** What one CLI run is given: its arguments and the directory it runs in. */
+/** What one CLI run is given: its arguments, the directory it runs in, and added environment. */
 export interface CdkInvocation {
   args: string[];
   cwd: string;
+  env: Record<string, string>;
+}
+
+/** The feature flag that lets aws-cdk-lib's built-in CloudFormation validation fail a synthesis. */
+export const VALIDATION_FAILS_FLAG = "@aws-cdk/core:validateAgainstDefaultRules";
+
+/**
+ * The environment of a run that synthesizes the app. aws-cdk-lib's built-in CloudFormation
+ * validation (a third of a synthesis' CPU) turns its findings into warnings unless
+ * VALIDATION_FAILS_FLAG is set, so it cannot change a rehearsal's outcome: it is switched off
+ * (`CDK_VALIDATION=false`, aws-cdk-lib's documented switch) unless the context or cdk.json sets
+ * the flag. `npm run synth` still runs it and prints its findings.
+ */
+export function synthEnvironment(context: Readonly<Record<string, string>>): Record<string, string> {
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, "cdk.json"), "utf8")) as {
+    context?: Record<string, unknown>;
+  };
+  const flag = context[VALIDATION_FAILS_FLAG] ?? cdkJson.context?.[VALIDATION_FAILS_FLAG];
+  return flag === true || flag === "true" ? {} : { CDK_VALIDATION: "false" };
 }
 
 /**
@@ -242,7 +261,7 @@ export function assemblyHolds(outdir: string, context: Readonly<Record<string, s
  *   runs none (`--app` "can also be specified in cdk.json or ~/.cdk.json", `cdk bootstrap --help`;
  *   with an app it synthesizes it even for an explicit environment). Without cdk.json its
  *   `"notices": false` is not read, hence `--no-notices`.
- * - `deploy`: the one synthesis, with the context, written to `outdir`.
+ * - `deploy`: the one synthesis, with the context, written to `outdir` (`synthEnvironment`).
  * - `destroy`: from the assembly in `outdir` (`--app <dir>`: "a cloud assembly directory") when it
  *   holds the stack, else by synthesizing as the deploy did.
  */
@@ -253,6 +272,7 @@ export function cdkInvocation(step: "bootstrap" | "deploy" | "destroy", run: Reh
       return {
         args: ["bootstrap", `aws://${REHEARSAL_ACCOUNT}/${REHEARSAL_REGION}`, "--no-notices"],
         cwd: run.outdir,
+        env: {},
       };
     case "deploy":
       return {
@@ -269,20 +289,22 @@ export function cdkInvocation(step: "bootstrap" | "deploy" | "destroy", run: Reh
           ...contextArgs(run.context),
         ],
         cwd: PROJECT_ROOT,
+        env: synthEnvironment(run.context),
       };
     case "destroy":
-      return {
-        args: assemblyHolds(run.outdir, run.context)
-          ? ["destroy", stackName, "--force", "--app", run.outdir]
-          : ["destroy", stackName, "--force", "--output", run.outdir, ...contextArgs(run.context)],
-        cwd: PROJECT_ROOT,
-      };
+      return assemblyHolds(run.outdir, run.context)
+        ? { args: ["destroy", stackName, "--force", "--app", run.outdir], cwd: PROJECT_ROOT, env: {} }
+        : {
+            args: ["destroy", stackName, "--force", "--output", run.outdir, ...contextArgs(run.context)],
+            cwd: PROJECT_ROOT,
+            env: synthEnvironment(run.context),
+          };
   }
 }
 
 function runStep(step: "bootstrap" | "deploy" | "destroy", run: RehearsalRun): Promise<CdkRun> {
-  const { args, cwd } = cdkInvocation(step, run);
-  return runCdk(args, cdkEnvironment(run.endpoint.url), run.echo, cwd);
+  const { args, cwd, env } = cdkInvocation(step, run);
+  return runCdk(args, { ...cdkEnvironment(run.endpoint.url), ...env }, run.echo, cwd);
 }
 
 /** `cdk bootstrap`, unless the endpoint already has the CDKToolkit stack. */

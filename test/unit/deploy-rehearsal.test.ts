@@ -15,6 +15,8 @@ import {
   formatReport,
   type RehearsalRun,
   stackNameOf,
+  synthEnvironment,
+  VALIDATION_FAILS_FLAG,
 } from "../../deploy/rehearsal.js";
 import { PROJECT_ROOT } from "../../infra/config.js";
 
@@ -70,6 +72,7 @@ describe("deploy rehearsal: the CLI's arguments (the app synthesized once, by th
     expect(cdkInvocation("bootstrap", run)).toEqual({
       args: ["bootstrap", "aws://000000000000/us-east-1", "--no-notices"],
       cwd: outdir,
+      env: {},
     });
   });
 
@@ -79,6 +82,7 @@ describe("deploy rehearsal: the CLI's arguments (the app synthesized once, by th
     expect(cdkInvocation("deploy", runIn(fresh()))).toEqual({
       args: [...deploy, "--output", outdir, "--method=direct", ...context, "-c", "customResources=false"],
       cwd: PROJECT_ROOT,
+      env: { CDK_VALIDATION: "false" },
     });
     expect(cdkInvocation("deploy", runIn(outdir, false)).args).not.toContain("--method=direct");
   });
@@ -90,6 +94,7 @@ describe("deploy rehearsal: the CLI's arguments (the app synthesized once, by th
     expect(cdkInvocation("destroy", runIn(outdir))).toEqual({
       args: ["destroy", "Flow-qa", "--force", "--app", outdir],
       cwd: PROJECT_ROOT,
+      env: {},
     });
   });
 
@@ -112,7 +117,18 @@ describe("deploy rehearsal: the CLI's arguments (the app synthesized once, by th
         ...["-c", "customResources=false"],
       ],
       cwd: PROJECT_ROOT,
+      env: { CDK_VALIDATION: "false" },
     });
+  });
+
+  it("a synthesis runs without the built-in CloudFormation validation (cdk.json does not let it fail one), with it when the context sets the flag", () => {
+    expect(synthEnvironment({ stage: "qa" })).toEqual({ CDK_VALIDATION: "false" });
+    expect(synthEnvironment({ [VALIDATION_FAILS_FLAG]: "false" })).toEqual({ CDK_VALIDATION: "false" });
+    expect(synthEnvironment({ [VALIDATION_FAILS_FLAG]: "true" })).toEqual({});
+    const run = runIn(fresh());
+    const flagged = { ...run, context: { ...run.context, [VALIDATION_FAILS_FLAG]: "true" } };
+    expect(cdkInvocation("deploy", flagged).env).toEqual({});
+    expect(cdkInvocation("destroy", flagged).env).toEqual({});
   });
 });
 
