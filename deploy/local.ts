@@ -10,7 +10,8 @@
  * Without AWS_ENDPOINT_URL, deploy:local starts moto detached and leaves it running, so the
  * deployment can be looked at (`aws --endpoint-url <url> …`) and destroyed later; a second
  * deploy:local reuses it (a stack update). What it started and with which context is kept in
- * .deploy-local/state.json (beside the cloud assembly and moto's log), which destroy:local reads.
+ * .deploy-local/state.json (beside the cloud assembly and moto's log), which destroy:local reads;
+ * it destroys from that cloud assembly, running no app, or synthesizes when the assembly is gone.
  *
  * Exit codes: 0 done; 1 the deploy or destroy failed (the CLI's output is printed); 2 bad arguments.
  */

@@ -20,12 +20,18 @@
  * - moto fills no Outputs on a stack created from a change set, so on moto the CLI deploys with
  *   `--method=direct` (CreateStack/UpdateStack); another endpoint gets the CLI's default, change sets.
  *
+ * The app is synthesized once per rehearsal, by `cdk deploy` (bundling, cdk-nag and the built-in
+ * CloudFormation validation make that the costliest step). `cdk bootstrap` is given the environment
+ * and runs where no cdk.json names an app, so the CLI does not synthesize the app to find
+ * environments; `cdk destroy` reads the cloud assembly the deploy wrote (`--app <dir>`) and
+ * synthesizes only when that assembly does not hold the stack (`cdkInvocation`).
+ *
  * Resource kinds the endpoint does not model are not an error on moto (it skips them with a
  * warning); `describeDeployment` finds them by comparing the template's resources with the ones
  * the stack lists, so the report names every one (`formatReport`).
  */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ACMClient, ListCertificatesCommand, RequestCertificateCommand } from "@aws-sdk/client-acm";
 import {
@@ -139,6 +145,8 @@ export function cdkEnvironment(endpoint: string, base: NodeJS.ProcessEnv = proce
     AWS_DEFAULT_REGION: REHEARSAL_REGION,
     // No upgrade banner: it would ask the npm registry.
     CDK_DISABLE_VERSION_CHECK: "1",
+    // No telemetry, also where cdk.json (which turns it off) is not read: see bootstrap below.
+    CDK_DISABLE_CLI_TELEMETRY: "true",
   };
 }
 
@@ -159,16 +167,20 @@ export class CdkCommandError extends Error {
   }
 }
 
-/** Runs the project's pinned CDK CLI in the project root; `echo` receives its output as it comes. */
+/**
+ * Runs the project's pinned CDK CLI, in the project root unless `cwd` says otherwise; `echo`
+ * receives its output as it comes.
+ */
 export function runCdk(
   args: readonly string[],
   env: NodeJS.ProcessEnv,
   echo?: (chunk: string) => void,
+  cwd: string = PROJECT_ROOT,
 ): Promise<CdkRun> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(join(PROJECT_ROOT, "node_modules", ".bin", "cdk"), [...args], {
-      cwd: PROJECT_ROOT,
+      cwd,
       env,
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -199,6 +211,102 @@ export interface RehearsalRun {
   echo?: (chunk: string) => void;
 }
 
+/** What one CLI run is given: its arguments, the directory it runs in, and added environment. */
+export interface CdkInvocation {
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** The feature flag that lets aws-cdk-lib's built-in CloudFormation validation fail a synthesis. */
+export const VALIDATION_FAILS_FLAG = "@aws-cdk/core:validateAgainstDefaultRules";
+
+/**
+ * The environment of a run that synthesizes the app. aws-cdk-lib's built-in CloudFormation
+ * validation (a third of a synthesis' CPU) turns its findings into warnings unless
+ * VALIDATION_FAILS_FLAG is set, so it cannot change a rehearsal's outcome: it is switched off
+ * (`CDK_VALIDATION=false`, aws-cdk-lib's documented switch) unless the context or cdk.json sets
+ * the flag. `npm run synth` still runs it and prints its findings.
+ */
+export function synthEnvironment(context: Readonly<Record<string, string>>): Record<string, string> {
+  const cdkJson = JSON.parse(readFileSync(join(PROJECT_ROOT, "cdk.json"), "utf8")) as {
+    context?: Record<string, unknown>;
+  };
+  const flag = context[VALIDATION_FAILS_FLAG] ?? cdkJson.context?.[VALIDATION_FAILS_FLAG];
+  return flag === true || flag === "true" ? {} : { CDK_VALIDATION: "false" };
+}
+
+/**
+ * True when the cloud assembly in `outdir` holds `stackName` for the context's environment: then
+ * `cdk destroy` can read it instead of synthesizing the app again.
+ */
+export function assemblyHolds(outdir: string, context: Readonly<Record<string, string>>): boolean {
+  const manifest = join(outdir, "manifest.json");
+  if (!existsSync(manifest)) return false;
+  const { artifacts = {} } = JSON.parse(readFileSync(manifest, "utf8")) as {
+    artifacts?: Record<string, { type?: string; environment?: string }>;
+  };
+  const stack = artifacts[stackNameOf(context)];
+  return (
+    stack?.type === "aws:cloudformation:stack" &&
+    stack.environment ===
+      `aws://${context.account ?? REHEARSAL_ACCOUNT}/${context.region ?? REHEARSAL_REGION}`
+  );
+}
+
+/**
+ * The CLI's arguments for each step of a rehearsal (`destroy` looks at `run.outdir` for an
+ * assembly; the others read nothing):
+ * - `bootstrap`: the environment named, run in `outdir`, where no cdk.json names an app, so the CLI
+ *   runs none (`--app` "can also be specified in cdk.json or ~/.cdk.json", `cdk bootstrap --help`;
+ *   with an app it synthesizes it even for an explicit environment). Without cdk.json its
+ *   `"notices": false` is not read, hence `--no-notices`.
+ * - `deploy`: the one synthesis, with the context, written to `outdir` (`synthEnvironment`).
+ * - `destroy`: from the assembly in `outdir` (`--app <dir>`: "a cloud assembly directory") when it
+ *   holds the stack, else by synthesizing as the deploy did.
+ */
+export function cdkInvocation(step: "bootstrap" | "deploy" | "destroy", run: RehearsalRun): CdkInvocation {
+  const stackName = stackNameOf(run.context);
+  switch (step) {
+    case "bootstrap":
+      return {
+        args: ["bootstrap", `aws://${REHEARSAL_ACCOUNT}/${REHEARSAL_REGION}`, "--no-notices"],
+        cwd: run.outdir,
+        env: {},
+      };
+    case "deploy":
+      return {
+        args: [
+          "deploy",
+          stackName,
+          "--require-approval",
+          "never",
+          "--progress",
+          "events",
+          "--output",
+          run.outdir,
+          ...(run.endpoint.moto ? ["--method=direct"] : []),
+          ...contextArgs(run.context),
+        ],
+        cwd: PROJECT_ROOT,
+        env: synthEnvironment(run.context),
+      };
+    case "destroy":
+      return assemblyHolds(run.outdir, run.context)
+        ? { args: ["destroy", stackName, "--force", "--app", run.outdir], cwd: PROJECT_ROOT, env: {} }
+        : {
+            args: ["destroy", stackName, "--force", "--output", run.outdir, ...contextArgs(run.context)],
+            cwd: PROJECT_ROOT,
+            env: synthEnvironment(run.context),
+          };
+  }
+}
+
+function runStep(step: "bootstrap" | "deploy" | "destroy", run: RehearsalRun): Promise<CdkRun> {
+  const { args, cwd, env } = cdkInvocation(step, run);
+  return runCdk(args, { ...cdkEnvironment(run.endpoint.url), ...env }, run.echo, cwd);
+}
+
 /** `cdk bootstrap`, unless the endpoint already has the CDKToolkit stack. */
 export async function bootstrapIfNeeded(run: RehearsalRun): Promise<CdkRun | undefined> {
   try {
@@ -209,30 +317,12 @@ export async function bootstrapIfNeeded(run: RehearsalRun): Promise<CdkRun | und
   } catch (error) {
     if (!/does not exist/.test((error as Error).message)) throw error;
   }
-  return runCdk(
-    ["bootstrap", `aws://${REHEARSAL_ACCOUNT}/${REHEARSAL_REGION}`, "--output", run.outdir],
-    cdkEnvironment(run.endpoint.url),
-    run.echo,
-  );
+  mkdirSync(run.outdir, { recursive: true });
+  return runStep("bootstrap", run);
 }
 
 export function deployStack(run: RehearsalRun): Promise<CdkRun> {
-  return runCdk(
-    [
-      "deploy",
-      stackNameOf(run.context),
-      "--require-approval",
-      "never",
-      "--progress",
-      "events",
-      "--output",
-      run.outdir,
-      ...(run.endpoint.moto ? ["--method=direct"] : []),
-      ...contextArgs(run.context),
-    ],
-    cdkEnvironment(run.endpoint.url),
-    run.echo,
-  );
+  return runStep("deploy", run);
 }
 
 export interface Destroyed extends CdkRun {
@@ -248,11 +338,7 @@ export interface Destroyed extends CdkRun {
 export async function destroyStack(run: RehearsalRun): Promise<Destroyed> {
   const stackName = stackNameOf(run.context);
   try {
-    return await runCdk(
-      ["destroy", stackName, "--force", "--output", run.outdir, ...contextArgs(run.context)],
-      cdkEnvironment(run.endpoint.url),
-      run.echo,
-    );
+    return await runStep("destroy", run);
   } catch (error) {
     if (
       !(error instanceof CdkCommandError) ||

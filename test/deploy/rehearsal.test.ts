@@ -9,7 +9,7 @@
  * function's environment from its composition root's reader (src/service/config.ts), the state
  * machine from state-machines/child-task.asl.json. The template is only used to find resources.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GetTemplateCommand } from "@aws-sdk/client-cloudformation";
@@ -39,6 +39,8 @@ import { GetParameterCommand, SSMClient } from "@aws-sdk/client-ssm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   bootstrapIfNeeded,
+  type CdkRun,
+  cdkInvocation,
   cloudFormation,
   type Deployment,
   deployStack,
@@ -71,6 +73,9 @@ const PREFIX = `Flow-${STAGE}-`;
 const ARN = `${REHEARSAL_REGION}:${REHEARSAL_ACCOUNT}`;
 
 let run: RehearsalRun;
+/** `cdk bootstrap`'s run (none when the endpoint was bootstrapped already), and what it left in outdir. */
+let bootstrapped: CdkRun | undefined;
+let afterBootstrap: string[];
 let deployment: Deployment;
 /** The template as the endpoint holds it (GetTemplate). */
 let deployedTemplate: { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
@@ -105,7 +110,8 @@ beforeAll(async () => {
     kms: new KMSClient(config),
     ssm: new SSMClient(config),
   };
-  await bootstrapIfNeeded(run);
+  bootstrapped = await bootstrapIfNeeded(run);
+  afterBootstrap = readdirSync(outdir);
   await deployStack(run);
   deployment = await describeDeployment(endpoint.url, outdir, stackNameOf(run.context));
   const { TemplateBody } = await cloudFormation(endpoint.url).send(
@@ -129,6 +135,36 @@ function physical(type: string, prefix: string): string {
   ).toHaveLength(1);
   return found[0]!.physicalId;
 }
+
+describe("deploy rehearsal: the app synthesized once", () => {
+  it("cdk bootstrap bootstraps the environment without running the app: nothing is synthesized into the assembly directory", () => {
+    // An endpoint given by AWS_ENDPOINT_URL may be bootstrapped already; a spawned moto never is.
+    if (run.endpoint.spawned !== undefined) {
+      expect(bootstrapped?.output).toContain(
+        `Environment aws://${REHEARSAL_ACCOUNT}/${REHEARSAL_REGION} bootstrapped.`,
+      );
+    }
+    expect(afterBootstrap).toEqual([]);
+  });
+
+  it("cdk deploy writes the stack's cloud assembly there, synthesized without the built-in CloudFormation validation, and cdk destroy will read it", () => {
+    expect(readdirSync(run.outdir)).toEqual(
+      expect.arrayContaining(["manifest.json", `${stackNameOf(run.context)}.template.json`]),
+    );
+    // The validation only warns here (synthEnvironment): its report has no part from it.
+    const report = JSON.parse(readFileSync(join(run.outdir, "validation-report.json"), "utf8"));
+    expect(report.pluginReports.map((r: { pluginName: string }) => r.pluginName)).not.toContain(
+      "CloudFormation Validate",
+    );
+    expect(cdkInvocation("destroy", run).args).toEqual([
+      "destroy",
+      stackNameOf(run.context),
+      "--force",
+      "--app",
+      run.outdir,
+    ]);
+  });
+});
 
 describe("deploy rehearsal: the stack and what the endpoint created", () => {
   it("the stack is created, and nothing the product runs on was skipped", () => {
@@ -473,8 +509,12 @@ describe("deploy rehearsal: the access policy", () => {
 });
 
 describe("deploy rehearsal: destroy", () => {
-  it("cdk destroy deletes the stack and the tables, functions and state machines it had", async () => {
+  it("cdk destroy, from the deploy's assembly (not a file of it rewritten), deletes the stack and the tables, functions and state machines it had", async () => {
+    const files = () =>
+      readdirSync(run.outdir).map((name) => [name, statSync(join(run.outdir, name)).mtimeMs] as const);
+    const assembly = files();
     const destroyed = await destroyStack(run);
+    expect(files()).toEqual(assembly);
     if (destroyed.incomplete !== undefined)
       console.log(`destroy: the endpoint left behind: ${destroyed.incomplete}`);
     expect(await stackExists(run.endpoint.url, stackNameOf(run.context))).toBe(false);

@@ -3,9 +3,21 @@
  * test/deploy/rehearsal.test.ts.
  */
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
-import { cdkEnvironment, type Deployment, formatReport, stackNameOf } from "../../deploy/rehearsal.js";
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  assemblyHolds,
+  cdkEnvironment,
+  cdkInvocation,
+  type Deployment,
+  formatReport,
+  type RehearsalRun,
+  stackNameOf,
+  synthEnvironment,
+  VALIDATION_FAILS_FLAG,
+} from "../../deploy/rehearsal.js";
 import { PROJECT_ROOT } from "../../infra/config.js";
 
 describe("deploy rehearsal: the CLI's environment", () => {
@@ -22,6 +34,7 @@ describe("deploy rehearsal: the CLI's environment", () => {
       AWS_ACCESS_KEY_ID: "rehearsal",
       AWS_REGION: "us-east-1",
       CDK_DISABLE_VERSION_CHECK: "1",
+      CDK_DISABLE_CLI_TELEMETRY: "true",
       PATH: "/bin",
     });
     expect(env.AWS_PROFILE).toBeUndefined();
@@ -31,6 +44,91 @@ describe("deploy rehearsal: the CLI's environment", () => {
   it("the stack is Flow-<stage>, dev by default", () => {
     expect(stackNameOf({})).toBe("Flow-dev");
     expect(stackNameOf({ stage: "qa" })).toBe("Flow-qa");
+  });
+});
+
+describe("deploy rehearsal: the CLI's arguments (the app synthesized once, by the deploy)", () => {
+  let outdir: string;
+  const runIn = (dir: string, moto = true): RehearsalRun => ({
+    endpoint: { url: "http://127.0.0.1:4599", moto },
+    context: { account: "000000000000", region: "us-east-1", stage: "qa", customResources: "false" },
+    outdir: dir,
+  });
+  /** A cloud assembly as `cdk deploy` writes it, with the stacks given (name → environment). */
+  const writeAssembly = (stacks: Record<string, string>) => {
+    const artifacts: Record<string, unknown> = { Tree: { type: "cdk:tree" } };
+    for (const [name, environment] of Object.entries(stacks))
+      artifacts[name] = { type: "aws:cloudformation:stack", environment };
+    writeFileSync(join(outdir, "manifest.json"), JSON.stringify({ version: "55.0.0", artifacts }));
+  };
+  afterEach(() => rmSync(outdir, { recursive: true, force: true }));
+  const fresh = () => {
+    outdir = mkdtempSync(join(tmpdir(), "flow-rehearsal-args-"));
+    return outdir;
+  };
+
+  it("bootstrap names the environment and runs in the assembly directory, where no cdk.json names an app", () => {
+    const run = runIn(fresh());
+    expect(cdkInvocation("bootstrap", run)).toEqual({
+      args: ["bootstrap", "aws://000000000000/us-east-1", "--no-notices"],
+      cwd: outdir,
+      env: {},
+    });
+  });
+
+  it("deploy synthesizes with the context into the assembly directory; direct on moto, change sets elsewhere", () => {
+    const context = ["-c", "account=000000000000", "-c", "region=us-east-1", "-c", "stage=qa"];
+    const deploy = ["deploy", "Flow-qa", "--require-approval", "never", "--progress", "events"];
+    expect(cdkInvocation("deploy", runIn(fresh()))).toEqual({
+      args: [...deploy, "--output", outdir, "--method=direct", ...context, "-c", "customResources=false"],
+      cwd: PROJECT_ROOT,
+      env: { CDK_VALIDATION: "false" },
+    });
+    expect(cdkInvocation("deploy", runIn(outdir, false)).args).not.toContain("--method=direct");
+  });
+
+  it("destroy reads the assembly the deploy wrote when it holds the stack in the context's environment", () => {
+    fresh();
+    writeAssembly({ "Flow-qa": "aws://000000000000/us-east-1" });
+    expect(assemblyHolds(outdir, runIn(outdir).context)).toBe(true);
+    expect(cdkInvocation("destroy", runIn(outdir))).toEqual({
+      args: ["destroy", "Flow-qa", "--force", "--app", outdir],
+      cwd: PROJECT_ROOT,
+      env: {},
+    });
+  });
+
+  it.each([
+    ["no assembly", undefined],
+    ["an assembly of another stack", { "Flow-dev": "aws://000000000000/us-east-1" }],
+    ["an assembly of the stack in another environment", { "Flow-qa": "aws://111111111111/us-east-1" }],
+  ])("destroy synthesizes with the context when the directory holds %s", (_, stacks) => {
+    fresh();
+    if (stacks !== undefined) writeAssembly(stacks);
+    expect(assemblyHolds(outdir, runIn(outdir).context)).toBe(false);
+    expect(cdkInvocation("destroy", runIn(outdir))).toEqual({
+      args: [
+        "destroy",
+        "Flow-qa",
+        "--force",
+        "--output",
+        outdir,
+        ...["-c", "account=000000000000", "-c", "region=us-east-1", "-c", "stage=qa"],
+        ...["-c", "customResources=false"],
+      ],
+      cwd: PROJECT_ROOT,
+      env: { CDK_VALIDATION: "false" },
+    });
+  });
+
+  it("a synthesis runs without the built-in CloudFormation validation (cdk.json does not let it fail one), with it when the context sets the flag", () => {
+    expect(synthEnvironment({ stage: "qa" })).toEqual({ CDK_VALIDATION: "false" });
+    expect(synthEnvironment({ [VALIDATION_FAILS_FLAG]: "false" })).toEqual({ CDK_VALIDATION: "false" });
+    expect(synthEnvironment({ [VALIDATION_FAILS_FLAG]: "true" })).toEqual({});
+    const run = runIn(fresh());
+    const flagged = { ...run, context: { ...run.context, [VALIDATION_FAILS_FLAG]: "true" } };
+    expect(cdkInvocation("deploy", flagged).env).toEqual({});
+    expect(cdkInvocation("destroy", flagged).env).toEqual({});
   });
 });
 
