@@ -156,12 +156,13 @@ export default defineConfig({
       },
       {
         // The deploy rehearsal (deploy/rehearsal.ts): starts its own endpoint, as account
-        // 000000000000, unless AWS_ENDPOINT_URL names one; bundling and two CLI runs take a while.
+        // 000000000000, unless AWS_ENDPOINT_URL names one; three CLI runs and the one synthesis
+        // (bundling, cdk-nag) take a while.
         test: {
           name: "deploy",
           provide: { coverageOff: true },
           include: ["test/deploy/**/*.test.ts"],
-          // It waits on the CDK CLI's processes: beside the integration and e2e files.
+          // Its CDK CLI processes (mostly the synthesis' CPU): beside the integration and e2e files.
           maxWorkers: WAITING_WORKERS,
           sequence: { groupOrder: 1 },
           testTimeout: 120_000,
