@@ -208,13 +208,18 @@ describe('CheckPreflight makes the task\'s first step for AwaitWave to send (sen
         cursor: plan.cursor as NonNullable<typeof plan.cursor>,
       }),
     ).toEqual({ woken: false });
-    expect(opened).toEqual([{ token: "tk-1", keys: [entryKey(address, "p1")] }]);
+    // The wave's wait with its heartbeat (the wave's awaitSeconds: five of the longest polls), in the same write.
+    expect(opened).toEqual([{ token: "tk-1", keys: [entryKey(address, "p1")], heartbeatSeconds: 300 }]);
     expect(
       h.published.map((p) => [p.componentId, p.command.type, (p.command as UpdateCommand).requestId]),
     ).toEqual([["p1", "update", requestId]]);
     const set = await h.commands.get(task.id, "u", 0);
     expect(set?.entries).toEqual({ [entryKey(address, "p1")]: { sentAt: 2_000, deadline } });
-    expect(set?.wake).toEqual({ token: "tk-1", keys: [entryKey(address, "p1")] });
+    expect(set?.wake).toEqual({
+      token: "tk-1",
+      keys: [entryKey(address, "p1")],
+      heartbeatSeconds: 300,
+    });
     expect(woken).toEqual([]);
   });
 
