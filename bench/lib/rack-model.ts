@@ -177,17 +177,22 @@ export interface ReportMoment {
   terminal: boolean;
   /**
    * The SendTaskHeartbeat these `count` moments send at most (`heartbeatDue`: one a wait a
-   * heartbeat interval, from its record's first write of reports in it): a moment that does not
-   * complete its wait one, but no more than the intervals its wave spans (a 10-minute flash: 11
-   * of a minute); a terminal one one, sent only when its reports land in more than one batch (the
-   * first does not complete the wait: bench/lib/fleet-rates.ts); none where the wait has no
-   * heartbeat (the preflight's, AwaitPreflight). A wave's moments are taken a minute apart at
+   * heartbeat interval, from its record's first write of reports in it, the wait's own start heard
+   * first in its interval): a moment that does not complete its wait one, but no more than the
+   * intervals its wave spans (a 10-minute flash: 11 of a minute), and none for the
+   * acknowledgements, which come in the wait's first interval; a terminal one one, sent only when
+   * its reports land in more than one batch (the first does not complete the wait:
+   * bench/lib/fleet-rates.ts), none for a query's answer (at once, in the wait's first interval);
+   * none where the wait has no heartbeat (the preflight's, AwaitPreflight). A wave's moments are taken a minute apart at
    * least (the simulated BMCs' 150 s, the agent's 60 s), so each starts an interval of its own.
    */
   heartbeats: number;
 }
 
-/** Heartbeat intervals a flash wave spans: the most heartbeats its reports send (`heartbeatDue`). */
+/**
+ * Heartbeat intervals a flash wave spans, its wait's own first: its reports send at most one
+ * fewer heartbeats (`heartbeatDue`).
+ */
 export const FLASH_HEARTBEAT_INTERVALS = Math.floor((FLASH_SECONDS * 1000) / HEARTBEAT_INTERVAL_MS) + 1;
 
 /**
@@ -227,14 +232,16 @@ export function rackCallbacks(
       waits += 1;
       // A whole-rack AC cycle is one reset a wave, to the rack's power shelf (rack-cycle.ts).
       const reports = isRackCycle(step) ? 1 : size;
-      moments.push({ reports, count: 1, terminal: true, heartbeats: 1 });
+      // The wait's start is heard first in its interval (`heartbeatDue`): what comes at once after
+      // the send (the acknowledgements; a query's answer, its only report) sends no heartbeat.
+      moments.push({ reports, count: 1, terminal: true, heartbeats: kinds === 1 ? 0 : 1 });
       const intervals = step.action === "UPDATE_FIRMWARE" ? FLASH_HEARTBEAT_INTERVALS : kinds - 1;
       if (kinds > 1)
         moments.push({
           reports,
           count: kinds - 1,
           terminal: false,
-          heartbeats: Math.min(kinds - 1, intervals),
+          heartbeats: Math.min(kinds - 1, intervals) - 1,
         });
     }
   }

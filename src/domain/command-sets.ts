@@ -134,7 +134,7 @@ export interface CommandSet {
    * whoever stores the last of their results or answers wakes it (`wakeDue`), so the wave is
    * judged when its results are in, not at its next poll. The latest wait replaces the one before.
    */
-  wake?: { token: string; keys: string[]; heartbeatSeconds?: number };
+  wake?: { token: string; keys: string[]; heartbeatSeconds?: number; startedAt?: number };
   /** The update set's part this record is; absent: the set's first record (or a merged set). */
   part?: number;
   /**
@@ -143,6 +143,19 @@ export interface CommandSet {
    * heartbeats (`heartbeatDue`). Absent: no write of reports asked for it.
    */
   heard?: { at: number; before?: number };
+}
+
+/**
+ * A wait as its step stores it on the set (`CommandSet.wake`): the execution's task token, the
+ * entries it waits for, its heartbeat timeout when it has one (AwaitWave's; AwaitPreflight's has
+ * none) and when the step stored it (`startedAt`: Step Functions starts a wait's heartbeat clock
+ * with its state, so the reports of the wait's first heartbeat interval need send none).
+ */
+export interface WaitToStore {
+  token: string;
+  keys: readonly string[];
+  heartbeatSeconds?: number;
+  startedAt?: number;
 }
 
 /** An entry's command has its terminal report: an update its result, a query its answer. */
@@ -168,7 +181,8 @@ export function wakeDue(set: CommandSet | undefined): string | undefined {
  * heartbeat times out after H ms as long as interval + R < H: with AwaitWave's 300-s net, a minute
  * leaves 240 s between reports (the simulated BMCs report every 150 s of a 10-minute flash, the
  * Redfish agent every 60 s by default, 150 s at its longest), and a 10-minute flash wave costs at
- * most 11 heartbeats however many batches its reports are dealt among.
+ * most 10 heartbeats (the intervals it spans after the wait's own) however many batches its
+ * reports are dealt among.
  */
 export const HEARTBEAT_INTERVAL_MS = 60_000;
 export const HEARTBEATS_PER_TIMEOUT = 5;
@@ -188,10 +202,12 @@ export const heartbeatIntervalMs = (heartbeatSeconds: number): number =>
  * be woken instead, and this write is the record's first of reports in its heartbeat interval
  * (`heard`: the write's own time against the one before, both as the write stored them: the store
  * serializes writes of one record, so of the writes in one interval exactly one sees the one
- * before it in an earlier interval); else undefined. A closed set keeps nothing alive: its
- * execution is being stopped.
+ * before it in an earlier interval), in an interval after the wait's own start (`startedAt`: its
+ * heartbeat clock started then, so the acknowledgements that follow a send at once need none);
+ * else undefined. A closed set keeps nothing alive: its execution is being stopped.
  *   wake { keys [a, b], 300 s }, a's progress written at 61 s, the write before at 59 s → the token;
- *   the write before at 60.5 s → undefined (that write's interval); c's written → undefined.
+ *   the write before at 60.5 s → undefined (that write's interval); c's written → undefined;
+ *   wake started at 60.2 s, a's acknowledgement written at 61 s, none before → undefined.
  */
 export function heartbeatDue(set: CommandSet | undefined, written: readonly string[]): string | undefined {
   const wake = set?.wake;
@@ -201,8 +217,9 @@ export function heartbeatDue(set: CommandSet | undefined, written: readonly stri
   if (!written.some((key) => wake.keys.includes(key))) return undefined;
   const { at, before } = set.heard;
   const interval = heartbeatIntervalMs(wake.heartbeatSeconds);
-  const first = before === undefined || Math.floor(before / interval) < Math.floor(at / interval);
-  return first ? wake.token : undefined;
+  const earlier = (t: number | undefined) =>
+    t === undefined || Math.floor(t / interval) < Math.floor(at / interval);
+  return earlier(before) && earlier(wake.startedAt) ? wake.token : undefined;
 }
 
 /**

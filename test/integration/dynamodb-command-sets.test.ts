@@ -88,7 +88,7 @@ describe("DynamoCommandSetStore", () => {
     expect(Object.keys((await store.get(taskId, "u"))?.entries ?? {}).sort()).toEqual([k1, k2].sort());
   });
 
-  it("a wait's heartbeat is stored with it; a write of reports with heardAt stores its time and reads back the one before it, on the same UpdateItem (one request)", async () => {
+  it("a wait's heartbeat and start are stored with it; a write of reports with heardAt stores its time and reads back the one before it, on the same UpdateItem (one request)", async () => {
     const taskId = uuid(82, "7a5c0000");
     const a = updateAddress(taskId, 0);
     const [k1, k2] = [entryKey(a, "c1"), entryKey(a, "c2")];
@@ -97,8 +97,9 @@ describe("DynamoCommandSetStore", () => {
       token: "tk-h",
       keys: [k1, k2],
       heartbeatSeconds: 300,
+      startedAt: 1_234,
     });
-    expect(waiting?.wake).toEqual({ token: "tk-h", keys: [k1, k2], heartbeatSeconds: 300 });
+    expect(waiting?.wake).toEqual({ token: "tk-h", keys: [k1, k2], heartbeatSeconds: 300, startedAt: 1_234 });
     expect(waiting?.heard).toBeUndefined();
     const own = testClient(testEndpoint());
     const meter = installCapacityMeter(own);
@@ -228,13 +229,13 @@ describe("DynamoCommandSetStore", () => {
         newEntry(a, "c2", { sentAt: 9, deadline: 900 }),
       ]),
       undefined,
-      { token: "tk-2", keys, heartbeatSeconds: 300 },
+      { token: "tk-2", keys, heartbeatSeconds: 300, startedAt: 9 },
     );
     // A wave's wait is stored with its heartbeat (the first, as a preflight's, had none).
     expect(retried).toEqual({
       taskId,
       family: "u",
-      wake: { token: "tk-2", keys, heartbeatSeconds: 300 },
+      wake: { token: "tk-2", keys, heartbeatSeconds: 300, startedAt: 9 },
       entries: {
         [keys[0] as string]: { sentAt: 1, deadline: 100, publishedAt: 2 },
         [keys[1] as string]: { sentAt: 1, deadline: 100 },

@@ -13,6 +13,7 @@ import {
   closedRecords,
   type EntryWrite,
   mergeParts,
+  type WaitToStore,
 } from "../../src/domain/command-sets.js";
 import type { FirmwareAuthentication } from "../../src/domain/model.js";
 import type { Task } from "../../src/domain/task.js";
@@ -111,7 +112,7 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       family: CommandFamily,
       entries: Record<string, CommandEntry>,
       part?: number,
-      wake?: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
+      wake?: WaitToStore,
     ) {
       store.writes += 1;
       const set = created(taskId, family, part);
@@ -120,6 +121,7 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       if (wake !== undefined) {
         set.wake = { token: wake.token, keys: [...wake.keys] };
         if (wake.heartbeatSeconds !== undefined) set.wake.heartbeatSeconds = wake.heartbeatSeconds;
+        if (wake.startedAt !== undefined) set.wake.startedAt = wake.startedAt;
       }
       sets.set(keyOf(taskId, family, part), set);
       return structuredClone(set);
@@ -186,17 +188,13 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
         entry.deadline = window.deadline;
       }
     },
-    async awaitAnswers(
-      taskId: string,
-      family: CommandFamily,
-      wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
-      part?: number,
-    ) {
+    async awaitAnswers(taskId: string, family: CommandFamily, wake: WaitToStore, part?: number) {
       store.writes += 1;
       const set = sets.get(keyOf(taskId, family, part));
       if (set === undefined) return undefined;
       set.wake = { token: wake.token, keys: [...wake.keys] };
       if (wake.heartbeatSeconds !== undefined) set.wake.heartbeatSeconds = wake.heartbeatSeconds;
+      if (wake.startedAt !== undefined) set.wake.startedAt = wake.startedAt;
       return structuredClone(set);
     },
     async record(

@@ -199,8 +199,9 @@ describe('CheckWave with sendNext "wait" makes the next step and sends nothing',
     const r = rig();
     const plan = await checkedFirst(r, "wait");
     expect(await r.wait("tk-1", plan.wave, plan.groups, 1)).toEqual({ woken: false });
-    // The wait's heartbeat (the wave's awaitSeconds) is stored with it, as a token-only write stores it.
-    expect(r.opened).toEqual([{ token: "tk-1", keys: [key("c2")], heartbeatSeconds: 300 }]);
+    // The wait's heartbeat (the wave's awaitSeconds) and its start are stored with it, as a
+    // token-only write stores them.
+    expect(r.opened).toEqual([{ token: "tk-1", keys: [key("c2")], heartbeatSeconds: 300, startedAt: 5_000 }]);
     expect(r.tokensOnly).toEqual([]);
     expect(r.h.published.map((p) => [p.componentId, (p.command as UpdateCommand).requestId])).toEqual([
       ["c2", requestId("c2")],
@@ -211,7 +212,7 @@ describe('CheckWave with sendNext "wait" makes the next step and sends nothing',
     expect(c2.auth).toEqual({ sealed: "sealed:s3cret" });
     const set = await r.h.commands.get(task.id, "u");
     expect(set?.entries[key("c2")]).toEqual({ sentAt: 5_000, deadline: 5_000 + TIMEOUT_MS });
-    expect(set?.wake).toEqual({ token: "tk-1", keys: [key("c2")], heartbeatSeconds: 300 });
+    expect(set?.wake).toEqual({ token: "tk-1", keys: [key("c2")], heartbeatSeconds: 300, startedAt: 5_000 });
     expect(r.woken).toEqual([]);
   });
 
@@ -247,7 +248,12 @@ describe("AwaitWave sending its step: exactly once, a closed set, its failures",
       ["c2", requestId("c2")],
     ]);
     const set = await r.h.commands.get(task.id, "u");
-    expect(set?.wake).toEqual({ token: "tk-2", keys: [key("c1"), key("c2")], heartbeatSeconds: 300 });
+    expect(set?.wake).toEqual({
+      token: "tk-2",
+      keys: [key("c1"), key("c2")],
+      heartbeatSeconds: 300,
+      startedAt: 5_000,
+    });
     expect(r.opened).toHaveLength(2);
   });
 

@@ -209,7 +209,9 @@ describe('CheckPreflight makes the task\'s first step for AwaitWave to send (sen
       }),
     ).toEqual({ woken: false });
     // The wave's wait with its heartbeat (the wave's awaitSeconds: five of the longest polls), in the same write.
-    expect(opened).toEqual([{ token: "tk-1", keys: [entryKey(address, "p1")], heartbeatSeconds: 300 }]);
+    expect(opened).toEqual([
+      { token: "tk-1", keys: [entryKey(address, "p1")], heartbeatSeconds: 300, startedAt: 2_000 },
+    ]);
     expect(
       h.published.map((p) => [p.componentId, p.command.type, (p.command as UpdateCommand).requestId]),
     ).toEqual([["p1", "update", requestId]]);
@@ -219,6 +221,7 @@ describe('CheckPreflight makes the task\'s first step for AwaitWave to send (sen
       token: "tk-1",
       keys: [entryKey(address, "p1")],
       heartbeatSeconds: 300,
+      startedAt: 2_000,
     });
     expect(woken).toEqual([]);
   });

@@ -297,7 +297,7 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
     expect((await h.commands.get(task.id, "u"))?.wake?.token).toBe("tk-b");
   });
 
-  it("stores the wait's heartbeat with it (awaitSeconds, the HeartbeatSecondsPath of a wave with awaitTimeoutSeconds); a wave made before heartbeats has none stored", async () => {
+  it("stores the wait's heartbeat with it (awaitSeconds, the HeartbeatSecondsPath of a wave with awaitTimeoutSeconds) and its start (the step's clock); a wave made before heartbeats has neither stored", async () => {
     const h = harness();
     await sent(h);
     const deps = { ...h.deps, waveWaker: { wake: async () => {}, heartbeat: async () => {} } };
@@ -308,6 +308,7 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
       token: "tk-h",
       keys,
       heartbeatSeconds: 300,
+      startedAt: 5_000,
     });
     await wait("tk-o", { ...waveOf(), awaitSeconds: 300 });
     expect((await h.commands.get(task.id, "u"))?.wake).toStrictEqual({ token: "tk-o", keys });
@@ -423,6 +424,7 @@ describe("the update set in parts", () => {
       token: "tk-p",
       keys,
       heartbeatSeconds: wave.awaitSeconds,
+      startedAt: 5_000,
     });
 
     await passed(h, 2);

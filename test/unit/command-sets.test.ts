@@ -426,6 +426,22 @@ describe("wakeDue and heartbeatDue: when the execution waiting for a wave is wok
     // A write that did not store its time (no `heard`) decides nothing.
     expect(heartbeatDue(beating(progressed, { heard: undefined }), [ka])).toBeUndefined();
   });
+  it("the wait's start is heard first: its interval's writes (the acknowledgements that follow a send) → nothing; the first write of a later interval → the token", () => {
+    const started = (at: number, before?: number) =>
+      beating(
+        { [ka]: { ...a, ackedAt: at }, [kb]: b },
+        {
+          wake: { token: "tk", keys: [ka, kb], heartbeatSeconds: 300, startedAt: 60_200 },
+          heard: before === undefined ? { at } : { at, before },
+        },
+      );
+    expect(heartbeatDue(started(61_000), [ka])).toBeUndefined();
+    expect(heartbeatDue(started(119_999, 61_000), [ka])).toBeUndefined();
+    // A write before the wait (its record's reports of an earlier send) does not count for it.
+    expect(heartbeatDue(started(61_000, 10_000), [ka])).toBeUndefined();
+    expect(heartbeatDue(started(120_000, 119_999), [ka])).toBe("tk");
+    expect(heartbeatDue(started(120_000), [ka])).toBe("tk");
+  });
   it("reports at most 239 s apart keep the 300-s heartbeat, however they fall: the next heartbeat comes within an interval and a report's gap of the one before (or of the wait's start), also when every report but one a gap lands late in the heartbeat's own interval", () => {
     const interval = heartbeatIntervalMs(300);
     for (const gap of [60_000, 150_000, 239_000]) {
@@ -438,7 +454,8 @@ describe("wakeDue and heartbeatDue: when the execution waiting for a wave is wok
         let at = start + 500;
         while (at < start + 3_600_000) {
           const heard = last === undefined ? { at } : { at, before: last };
-          const due = heartbeatDue(beating({ [ka]: { ...a, progress: 50 }, [kb]: b }, { heard }), [ka]);
+          const wake = { token: "tk", keys: [ka, kb], heartbeatSeconds: 300, startedAt: start };
+          const due = heartbeatDue(beating({ [ka]: { ...a, progress: 50 }, [kb]: b }, { heard, wake }), [ka]);
           if (due !== undefined) {
             longest = Math.max(longest, at - lastBeat);
             lastBeat = at;

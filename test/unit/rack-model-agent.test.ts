@@ -55,39 +55,40 @@ describe("the rack behind the agent", () => {
 });
 
 describe("a rack's callbacks", () => {
-  it("the default rule: 19 waits (the preflight, 18 steps); 30 heartbeats at one batch a moment (6 flash waves' ack and 3 progress, 6 activations' ack); its moments are the model's", () => {
+  it("the default rule: 19 waits (the preflight, 18 steps); 18 heartbeats at one batch a moment (6 flash waves' 3 progress; their acks and the activations' come in the wait's first interval); its moments are the model's", () => {
     const callbacks = rackCallbacks(DEFAULT_RULE, components, { maxParallel: ROLLOUT_MAX_PARALLEL });
     expect(callbacks.waits).toBe(19);
-    expect(callbacks.heartbeatsOneBatchAMoment).toBe(6 * 4 + 6 * 1);
+    expect(callbacks.heartbeatsOneBatchAMoment).toBe(6 * 3);
     const model = modelRack(DEFAULT_RULE, components, options);
     expect(callbacks.moments.reduce((sum, m) => sum + m.count, 0)).toBe(model.bmcResultUnshared);
     expect(callbacks.moments.reduce((sum, m) => sum + m.count * m.reports, 0)).toBe(model.reports);
     // One terminal moment a wait: the answers that complete it.
     expect(callbacks.moments.filter((m) => m.terminal).reduce((sum, m) => sum + m.count, 0)).toBe(19);
-    // The compute trays' flash wave: 18 reports a moment, its ack and 3 progress not terminal.
-    expect(callbacks.moments).toContainEqual({ reports: 18, count: 4, terminal: false, heartbeats: 4 });
+    // The compute trays' flash wave: 18 reports a moment, its ack and 3 progress not terminal,
+    // the ack in the wait's first interval.
+    expect(callbacks.moments).toContainEqual({ reports: 18, count: 4, terminal: false, heartbeats: 3 });
     // The preflight's answers: its wait (AwaitPreflight) has no heartbeat.
     expect(callbacks.moments[0]).toEqual({ reports: 39, count: 1, terminal: true, heartbeats: 0 });
   });
 
-  it("one heartbeat a wait a minute: a flash wave's 99 progress reports (the agent's interval 0) send 11 (its 10 minutes' intervals), not one each", () => {
+  it("one heartbeat a wait a minute: a flash wave's 99 progress reports (the agent's interval 0) send 10 (its 10 minutes' intervals after the wait's own), not one each", () => {
     expect(FLASH_HEARTBEAT_INTERVALS).toBe(11);
     const every = rackCallbacks(UPDATE_ONLY_RULE, components, {
       maxParallel: ROLLOUT_MAX_PARALLEL,
       progressPerFlash: 99,
     });
-    expect(every.moments).toContainEqual({ reports: 18, count: 100, terminal: false, heartbeats: 11 });
-    expect(every.heartbeatsOneBatchAMoment).toBe(6 * 11);
+    expect(every.moments).toContainEqual({ reports: 18, count: 100, terminal: false, heartbeats: 10 });
+    expect(every.heartbeatsOneBatchAMoment).toBe(6 * 10);
   });
 
-  it("the update alone: 7 waits, 24 heartbeats; behind the agent (10 progress) 66", () => {
+  it("the update alone: 7 waits, 18 heartbeats; behind the agent (10 progress) 60", () => {
     const simulated = rackCallbacks(UPDATE_ONLY_RULE, components, { maxParallel: ROLLOUT_MAX_PARALLEL });
     const agent = rackCallbacks(UPDATE_ONLY_RULE, components, {
       maxParallel: ROLLOUT_MAX_PARALLEL,
       progressPerFlash: 10,
     });
-    expect([simulated.waits, simulated.heartbeatsOneBatchAMoment]).toEqual([7, 24]);
-    expect([agent.waits, agent.heartbeatsOneBatchAMoment]).toEqual([7, 6 * 11]);
+    expect([simulated.waits, simulated.heartbeatsOneBatchAMoment]).toEqual([7, 18]);
+    expect([agent.waits, agent.heartbeatsOneBatchAMoment]).toEqual([7, 6 * 10]);
   });
 
   it("waves of 8: the 18 compute trays' moments are of 8, 8 and 2 reports", () => {

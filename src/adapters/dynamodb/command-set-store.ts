@@ -49,6 +49,7 @@ import {
   closedRecords,
   type EntryWrite,
   mergeParts,
+  type WaitToStore,
 } from "../../domain/command-sets.js";
 import type { Task } from "../../domain/task.js";
 import { batchGetAll } from "./db.js";
@@ -90,12 +91,13 @@ function itemToEntry(i: Item): CommandEntry {
   return e;
 }
 
-/** A stored wait (`w`): its token, the entries it waits for and, when it has one, its heartbeat. */
-function storedWait(wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number }): Item {
+/** A stored wait (`w`): its token, the entries it waits for, its heartbeat and start when it has them. */
+function storedWait(wake: WaitToStore): Item {
   return {
     t: wake.token,
     k: [...wake.keys],
     ...(wake.heartbeatSeconds === undefined ? {} : { h: wake.heartbeatSeconds }),
+    ...(wake.startedAt === undefined ? {} : { s: wake.startedAt }),
   };
 }
 
@@ -107,10 +109,11 @@ function itemToSet(item: Item): CommandSet {
   };
   if (item.part !== undefined) set.part = Number(item.part);
   if (item.closedAt !== undefined) set.closedAt = Number(item.closedAt);
-  const wake = item.w as { t?: unknown; k?: unknown; h?: unknown } | undefined;
+  const wake = item.w as { t?: unknown; k?: unknown; h?: unknown; s?: unknown } | undefined;
   if (typeof wake?.t === "string" && Array.isArray(wake.k)) {
     set.wake = { token: wake.t, keys: wake.k.map(String) };
     if (wake.h !== undefined) set.wake.heartbeatSeconds = Number(wake.h);
+    if (wake.s !== undefined) set.wake.startedAt = Number(wake.s);
   }
   // The last write of reports and the one before it (-1: none), as `record` with `heardAt` stores them.
   if (item.wr !== undefined) {
@@ -237,7 +240,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     family: CommandFamily,
     entries: Record<string, CommandEntry>,
     part?: number,
-    wake?: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
+    wake?: WaitToStore,
   ): Promise<CommandSet> {
     const latest = Math.max(0, ...Object.values(entries).map((e) => e.deadline));
     const chunks = chunked(
@@ -308,7 +311,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
   async awaitAnswers(
     taskId: string,
     family: CommandFamily,
-    wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
+    wake: WaitToStore,
     part?: number,
   ): Promise<CommandSet | undefined> {
     const x = new Expression();

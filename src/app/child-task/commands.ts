@@ -24,6 +24,7 @@ import {
   commandRequestId,
   entryKey,
   newEntry,
+  type WaitToStore,
   wakeDue,
 } from "../../domain/command-sets.js";
 import { StepError } from "../../domain/step-errors.js";
@@ -72,19 +73,12 @@ export async function sendCommands(
   commands: readonly CommandToSend[],
   window: { sentAt: number; deadline: number },
   publish: (componentId: string, requestId: string) => Promise<void>,
-  wait?: { token: string; heartbeatSeconds?: number },
+  wait?: Omit<WaitToStore, "keys">,
 ): Promise<CommandSet> {
   const part = commands[0]?.address.part;
   const keys = commands.map((c) => entryKey(c.address, c.componentId));
   // Without a waker (a deployment with no callbacks) no token is worth storing.
-  const wake =
-    wait === undefined || deps.waveWaker === undefined
-      ? undefined
-      : {
-          token: wait.token,
-          keys,
-          ...(wait.heartbeatSeconds === undefined ? {} : { heartbeatSeconds: wait.heartbeatSeconds }),
-        };
+  const wake = wait === undefined || deps.waveWaker === undefined ? undefined : { ...wait, keys };
   const set = await deps.commands.open(
     taskId,
     family,
@@ -137,7 +131,7 @@ export async function awaitEntries(
   deps: Pick<StepDeps, "commands" | "waveWaker">,
   taskId: string,
   family: CommandFamily,
-  wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
+  wake: WaitToStore,
   part?: number,
 ): Promise<{ woken: boolean }> {
   const waker = deps.waveWaker;

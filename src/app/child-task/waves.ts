@@ -35,6 +35,7 @@ import {
   entryKey,
   updateAddress,
   verifyAddress,
+  type WaitToStore,
   wakeDue,
 } from "../../domain/command-sets.js";
 import {
@@ -229,7 +230,7 @@ async function publishWave(
   deps: StepDeps,
   made: MadeWave,
   window: { sentAt: number; deadline: number },
-  wait?: { token: string; heartbeatSeconds?: number },
+  wait?: Omit<WaitToStore, "keys">,
 ) {
   const { e, step, facts, base, shelf } = made;
   const { componentIds, types, versions, subTargets = {}, timeoutSeconds } = base;
@@ -394,18 +395,21 @@ export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Pr
     deps,
     e.taskId,
     family,
-    { token: e.token, keys, ...waitHeartbeat(e.wave) },
+    { token: e.token, keys, ...waitHeartbeat(e.wave, deps.clock()) },
     e.wave.part,
   );
 }
 
 /**
- * The heartbeat a wave's wait is stored with: a wave with `awaitTimeoutSeconds` is of the
- * definition with heartbeats, whose `awaitSeconds` is its HeartbeatSecondsPath; a wave without
- * has none, and the receiver keeps only a wait that has one alive.
+ * The heartbeat a wave's wait is stored with, and its start (`now`, the step's clock: the
+ * heartbeat clock starts with the state): a wave with `awaitTimeoutSeconds` is of the definition
+ * with heartbeats, whose `awaitSeconds` is its HeartbeatSecondsPath; a wave without has none, and
+ * the receiver keeps only a wait that has one alive.
  */
-function waitHeartbeat(wave: WaveState): { heartbeatSeconds?: number } {
-  return wave.awaitTimeoutSeconds === undefined ? {} : { heartbeatSeconds: wave.awaitSeconds };
+function waitHeartbeat(wave: WaveState, now: number): { heartbeatSeconds?: number; startedAt?: number } {
+  return wave.awaitTimeoutSeconds === undefined
+    ? {}
+    : { heartbeatSeconds: wave.awaitSeconds, startedAt: now };
 }
 
 /** The command family a step's commands are in; none for a sleep. */
@@ -442,7 +446,7 @@ async function sendAndAwait(deps: StepDeps, e: StepEventOf<"awaitWave">): Promis
   const now = deps.clock();
   await renewFor(deps, made, now);
   if (familyOf(wave.action) === undefined) return { woken: false };
-  const wait = { token: e.token, ...waitHeartbeat(wave) };
+  const wait = { token: e.token, ...waitHeartbeat(wave, now) };
   const { set } = await publishWave(deps, made, { sentAt: now, deadline: wave.deadline }, wait);
   return { woken: deps.waveWaker !== undefined && wakeDue(set) !== undefined };
 }

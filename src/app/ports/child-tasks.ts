@@ -1,7 +1,13 @@
 /** Child tasks: submission and execution, the steps' BMC commands, credentials and versions. The contract rules for every port: src/app/ports.ts. */
 import type { BmcCommand, EncryptedAuth } from "../../domain/bmc-protocol.js";
 import type { BmcAddress } from "../../domain/bmc-topics.js";
-import type { CommandEntry, CommandFamily, CommandSet, EntryWrite } from "../../domain/command-sets.js";
+import type {
+  CommandEntry,
+  CommandFamily,
+  CommandSet,
+  EntryWrite,
+  WaitToStore,
+} from "../../domain/command-sets.js";
 import type { ExternalCheckConfig, ExternalCheckRequest } from "../../domain/external-check.js";
 import type {
   ComponentsForType,
@@ -126,7 +132,7 @@ export interface CommandSetStore {
     family: CommandFamily,
     entries: Record<string, CommandEntry>,
     part?: number,
-    wake?: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
+    wake?: WaitToStore,
   ): Promise<CommandSet>;
   /**
    * Closes the task's update and verify records and these parts of its update set (creating them
@@ -151,7 +157,7 @@ export interface CommandSetStore {
   awaitAnswers(
     taskId: string,
     family: CommandFamily,
-    wake: { token: string; keys: readonly string[]; heartbeatSeconds?: number },
+    wake: WaitToStore,
     part?: number,
   ): Promise<CommandSet | undefined>;
   /** One record (`part`: that part of the update set), strongly consistent; undefined: no such record. */
