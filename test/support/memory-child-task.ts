@@ -242,6 +242,21 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
   return store;
 }
 
+/**
+ * `commands` with the wait every `open` was given (its fifth argument: undefined for a write of
+ * commands alone) recorded in `opened`, in order: the tests of a step's one write count them.
+ */
+export function recordingOpens<S extends Pick<CommandSetStore, "open">>(
+  commands: S,
+): { commands: S; opened: unknown[] } {
+  const opened: unknown[] = [];
+  const open: CommandSetStore["open"] = (...args) => {
+    opened.push(args[4]);
+    return commands.open(...args);
+  };
+  return { commands: { ...commands, open }, opened };
+}
+
 export function memorySecretStore(): TaskSecretStore {
   const secrets = new Map<string, FirmwareAuthentication>();
   return {

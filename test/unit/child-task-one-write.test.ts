@@ -23,6 +23,7 @@ import { commandRequestId, entryKey, updateAddress } from "../../src/domain/comm
 import { StoreUnavailableError } from "../../src/domain/errors.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import { harness, settings, task } from "../support/child-task-wave-harness.js";
+import { recordingOpens } from "../support/memory-child-task.js";
 
 const address = updateAddress(task.id, 0);
 const key = (id: string) => entryKey(address, id);
@@ -52,7 +53,7 @@ const cursorAt = (wave: number) => ({
 
 function rig() {
   const h = harness();
-  const opened: unknown[] = [];
+  const { commands, opened } = recordingOpens(h.commands);
   const tokensOnly: string[] = [];
   const woken: { token: string; keys: string[] }[] = [];
   let failWake: Error | undefined;
@@ -60,11 +61,7 @@ function rig() {
   const deps = {
     ...h.deps,
     commands: {
-      ...h.commands,
-      open: (...args: Parameters<typeof h.commands.open>) => {
-        opened.push(args[4]);
-        return h.commands.open(...args);
-      },
+      ...commands,
       awaitAnswers: (...args: Parameters<typeof h.commands.awaitAnswers>) => {
         tokensOnly.push(args[2].token);
         return h.commands.awaitAnswers(...args);

@@ -14,7 +14,12 @@ import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import { entryKey, queryAddress } from "../../src/domain/command-sets.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
-import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
+import {
+  memoryCommandSetStore,
+  memoryLockStore,
+  memoryTaskStore,
+  recordingOpens,
+} from "../support/memory-child-task.js";
 import { everyImage } from "../support/memory-images.js";
 
 const report = initialReport(
@@ -149,15 +154,11 @@ describe("the preflight's queries and AwaitPreflight's token in one write (Acqui
     });
     expect(h.published).toEqual([]);
     expect(await h.commands.get(task.id, "q")).toBeUndefined();
-    const opened: unknown[] = [];
+    const { commands, opened } = recordingOpens(h.commands);
     const counted = {
       ...h.deps,
       commands: {
-        ...h.commands,
-        open: (...args: Parameters<typeof h.commands.open>) => {
-          opened.push(args[4]);
-          return h.commands.open(...args);
-        },
+        ...commands,
         awaitAnswers: async () => {
           throw new Error("no token-only write");
         },

@@ -37,7 +37,12 @@ import {
 import { type FirmwareImage, plannedImage } from "../../src/domain/firmware-images.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
-import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
+import {
+  memoryCommandSetStore,
+  memoryLockStore,
+  memoryTaskStore,
+  recordingOpens,
+} from "../support/memory-child-task.js";
 import { everyImage, imageRecord, MemoryFirmwareImageStore } from "../support/memory-images.js";
 
 const report = initialReport(
@@ -181,17 +186,11 @@ describe('CheckPreflight makes the task\'s first step for AwaitWave to send (sen
     expect(h.published).toEqual([]);
     expect(await h.commands.get(task.id, "u", 0)).toBeUndefined();
 
-    const opened: unknown[] = [];
+    const { commands, opened } = recordingOpens(h.commands);
     const woken: string[] = [];
     const deps = {
       ...h.deps,
-      commands: {
-        ...h.commands,
-        open: (...args: Parameters<typeof h.commands.open>) => {
-          opened.push(args[4]);
-          return h.commands.open(...args);
-        },
-      },
+      commands,
       waveWaker: waker(woken),
     } as StepDeps;
     const address = updateAddress(task.id, 0, 0);
