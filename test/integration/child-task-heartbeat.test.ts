@@ -97,6 +97,19 @@ async function report(update: { to: BmcAddress; command: UpdateCommand }, event:
   await h.broker.publish(bmcEvtTopic(update.to), encodeBmcMessage(message as never));
 }
 
+/**
+ * Ten seconds on, each update's BMC reports success: the task completes; resolves with the
+ * executor's figures once its steps are idle.
+ */
+async function completedBy(done: { command: UpdateCommand; to: BmcAddress }[], taskId: string) {
+  now += 10_000;
+  for (const u of done) await report(u, { type: "result", ok: true, version: u.command.targetVersion });
+  const task = await waitForTask(h, taskId);
+  await h.child.idle();
+  expect(task.status).toBe("COMPLETED");
+  return h.child.executor.stats();
+}
+
 /** Starts a task on rack `n`; resolves with its update once AwaitWave waits for it (both timers armed). */
 async function waitingUpdate(n: number) {
   const sent = updates.length;
@@ -127,12 +140,7 @@ describe("child task: a wave its BMC keeps reporting on waits for its wake-up (A
     await until("the progress's heartbeat", () => h.child.executor.stats().heartbeats === 2);
     timers.advance(HEARTBEAT_MS * 0.75);
     expect(h.child.executor.stats().callbacks.timedOut).toBe(0);
-    now += 10_000;
-    await report(update, { type: "result", ok: true, version: update.command.targetVersion });
-    const task = await waitForTask(h, taskId);
-    await h.child.idle();
-    expect(task.status).toBe("COMPLETED");
-    const stats = h.child.executor.stats();
+    const stats = await completedBy([update], taskId);
     // The preflight's wait and the wave's, both woken; one wait and one check for the wave.
     expect(stats.callbacks).toEqual({ woken: 2, timedOut: 0 });
     expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([1, 1]);
@@ -164,12 +172,7 @@ describe("child task: a wave its BMC keeps reporting on waits for its wake-up (A
     await report(u2, { type: "progress", percent: 50 });
     await until("the second progress stored, in a batch of its own", () => recorded() === before + 4);
     expect(h.child.executor.stats().heartbeats).toBe(1);
-    now += 10_000;
-    for (const u of [u1, u2]) await report(u, { type: "result", ok: true, version: u.command.targetVersion });
-    const task = await waitForTask(h, taskIds[0] as string);
-    await h.child.idle();
-    expect(task.status).toBe("COMPLETED");
-    const stats = h.child.executor.stats();
+    const stats = await completedBy([u1, u2], taskIds[0] as string);
     expect(stats.callbacks).toEqual({ woken: 2, timedOut: 0 });
     expect([stats.heartbeats, stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([1, 1, 1]);
   });
@@ -182,12 +185,7 @@ describe("child task: a wave its BMC keeps reporting on waits for its wake-up (A
     // The check finds the update pending (its deadline an hour away) and waits again.
     await until("the check and the second wait", () => h.child.executor.stats().byStep.awaitWave === 2);
     expect(h.child.executor.stats().byStep.checkWave).toBe(1);
-    now += 10_000;
-    await report(update, { type: "result", ok: true, version: update.command.targetVersion });
-    const task = await waitForTask(h, taskId);
-    await h.child.idle();
-    expect(task.status).toBe("COMPLETED");
-    const stats = h.child.executor.stats();
+    const stats = await completedBy([update], taskId);
     expect(stats.callbacks).toEqual({ woken: 2, timedOut: 1 });
     expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([2, 2]);
     expect(stats.heartbeats).toBe(0);

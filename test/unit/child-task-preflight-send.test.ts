@@ -195,18 +195,7 @@ describe('CheckPreflight makes the task\'s first step for AwaitWave to send (sen
     } as StepDeps;
     const address = updateAddress(task.id, 0, 0);
     const requestId = commandRequestId(address, "p1");
-    expect(
-      await awaitWave(deps, {
-        step: "awaitWave",
-        taskId: task.id,
-        token: "tk-1",
-        wave: plan.wave as NonNullable<typeof plan.wave>,
-        rackId: task.rackId,
-        settings: DEFAULT_CHILD_TASK_SETTINGS,
-        groups: plan.groups ?? [],
-        cursor: plan.cursor as NonNullable<typeof plan.cursor>,
-      }),
-    ).toEqual({ woken: false });
+    expect(await awaitPlanned(deps, plan, "tk-1")).toEqual({ woken: false });
     // The wave's wait with its heartbeat (the wave's awaitSeconds: five of the longest polls), in the same write.
     expect(opened).toEqual([
       { token: "tk-1", keys: [entryKey(address, "p1")], heartbeatSeconds: 300, startedAt: 2_000 },
@@ -230,18 +219,10 @@ describe('CheckPreflight makes the task\'s first step for AwaitWave to send (sen
     const plan = await h.check("wait");
     await h.commands.close(task.id, 2_500, [0, 1, 2, 3, 4, 5]);
     const deps = { ...h.deps, waveWaker: waker([]) } as StepDeps;
-    await expect(
-      awaitWave(deps, {
-        step: "awaitWave",
-        taskId: task.id,
-        token: "tk-2",
-        wave: plan.wave as NonNullable<typeof plan.wave>,
-        rackId: task.rackId,
-        settings: DEFAULT_CHILD_TASK_SETTINGS,
-        groups: plan.groups ?? [],
-        cursor: plan.cursor as NonNullable<typeof plan.cursor>,
-      }),
-    ).rejects.toMatchObject({ name: "TaskEnded", message: `task ${task.id} already ended` });
+    await expect(awaitPlanned(deps, plan, "tk-2")).rejects.toMatchObject({
+      name: "TaskEnded",
+      message: `task ${task.id} already ended`,
+    });
     expect(h.published).toEqual([]);
     const set = await h.commands.get(task.id, "u", 0);
     expect(set?.entries).toEqual({});
@@ -252,6 +233,19 @@ describe('CheckPreflight makes the task\'s first step for AwaitWave to send (sen
 const COMPUTE = imageRecord({ componentType: "COMPUTE", version: "2.0.0" });
 const BIOS = imageRecord({ componentType: "COMPUTE", version: "2.0.0", subTarget: "bios" });
 const SHELF = imageRecord({ componentType: "POWERSHELF", version: "2.0.0" });
+
+/** AwaitWave of the plan CheckPreflight returned (its first wave, made and not sent). */
+const awaitPlanned = (deps: StepDeps, plan: Awaited<ReturnType<typeof checkQueries>>, token: string) =>
+  awaitWave(deps, {
+    step: "awaitWave",
+    taskId: task.id,
+    token,
+    wave: plan.wave as NonNullable<typeof plan.wave>,
+    rackId: task.rackId,
+    settings: DEFAULT_CHILD_TASK_SETTINGS,
+    groups: plan.groups ?? [],
+    cursor: plan.cursor as NonNullable<typeof plan.cursor>,
+  });
 
 /** The update of group `g` (its first step), as SendWave starts it from the plan. */
 const sendUpdate = (deps: StepDeps, groups: UpgradeGroup[], g: number) =>
