@@ -2,8 +2,9 @@ import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 import { longestFirst } from "./test/support/longest-first-sequencer.js";
 
-// Six projects: unit and property are fast (`npm run test:unit`, the inner loop); unit-shell holds
-// the unit tests that take seconds each; integration and e2e start moto_server
+// Seven projects: unit and property are fast (`npm run test:unit`, the inner loop); unit-shell holds
+// the unit tests that take seconds each; unit-own the unit files that need modules of their own
+// (OWN_MODULES); integration and e2e start moto_server
 // (test/support/global-setup.ts) unless AWS_ENDPOINT_URL names a running endpoint; deploy
 // rehearses `cdk deploy` against a local endpoint (test/deploy/).
 const SLOW_UNIT = [
@@ -98,18 +99,30 @@ export default defineConfig({
       },
       {
         // Unit tests of the shell that take seconds each (CDK synthesis, spawned processes, the
-        // SDK's real retry back-off): in `npm test`, not in the inner loop of `npm run test:unit`;
-        // and those that load modules of their own, each file isolated.
+        // SDK's retries): in `npm test`, not in the inner loop of `npm run test:unit`.
         test: {
           name: "unit-shell",
           maxWorkers: CPU_WORKERS,
           // Not counted in the coverage of src/domain: unit and property hold it at 100 % alone,
           // and V8's counting in these files (CDK, the SDK, spawned processes) only cost CPU.
           provide: { coverageOff: true },
-          include: [...SLOW_UNIT, ...OWN_MODULES],
+          include: SLOW_UNIT,
+          // One module cache per worker, as in the unit project: aws-cdk-lib is imported once per
+          // worker, not once per infra file, and the infra files a worker runs share its
+          // syntheses (sharedStack in test/fixtures/infra-stack.ts builds each configuration once).
+          isolate: false,
           // A CDK synthesis inside a test takes seconds of CPU: past vitest's 5 s default on a loaded machine.
           testTimeout: 60_000,
           hookTimeout: 60_000,
+        },
+      },
+      {
+        // The unit tests that load modules of their own (OWN_MODULES), each file isolated.
+        test: {
+          name: "unit-own",
+          maxWorkers: CPU_WORKERS,
+          provide: { coverageOff: true },
+          include: OWN_MODULES,
         },
       },
       {

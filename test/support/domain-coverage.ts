@@ -1,7 +1,7 @@
 /**
  * vitest's V8 coverage, measured only in the projects that test the pure core (unit, property):
  * vitest.config.ts names this module as the coverage provider, and a project whose config provides
- * `coverageOff: true` (unit-shell, integration, e2e, deploy) runs without it.
+ * `coverageOff: true` (unit-shell, unit-own, integration, e2e, deploy) runs without it.
  *
  * The coverage `npm test` reports is src/domain's, held at 100 % by the unit and property tests
  * alone; V8's block counting in the other workers added a tenth to their CPU (CDK, the AWS SDK,
