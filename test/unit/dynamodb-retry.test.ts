@@ -126,7 +126,11 @@ describe("aws-config: DynamoDB profiles", () => {
 
 describe("SDK retries: a throttled DynamoDB call is retried with backoff", () => {
   // A real HTTP endpoint that answers with DynamoDB's throttling error `throttleFor` times, then
-  // succeeds: the whole SDK path (retry strategy, error parsing) runs, nothing is mocked.
+  // succeeds: the whole SDK path (retry strategy, error parsing) runs, nothing is mocked. The
+  // worker profile's clients wait the SDK's own back-off and rate limiting once (as in
+  // production: no retryDelayScale), and elsewhere on the same adaptive strategy scaled to a
+  // hundredth (`retryDelayScale`, whose delays the tests above hold to the SDK's): the same
+  // decisions, milliseconds of waiting instead of seconds.
   let server: Server;
   let endpoint: string;
   let requests = 0;
@@ -162,9 +166,15 @@ describe("SDK retries: a throttled DynamoDB call is retried with backoff", () =>
     requests = 0;
   });
 
-  const client = (maxAttempts: number) =>
+  const RETRY_DELAY_SCALE = 0.01;
+  const client = (maxAttempts: number, retryDelayScale: number | undefined = RETRY_DELAY_SCALE) =>
     new DynamoDBClient(
-      awsClientConfig({ endpoint, maxAttempts, credentials: { accessKeyId: "a", secretAccessKey: "b" } }),
+      awsClientConfig({
+        endpoint,
+        maxAttempts,
+        retryDelayScale,
+        credentials: { accessKeyId: "a", secretAccessKey: "b" },
+      }),
     );
 
   it("ThrottlingException twice, then success → the call succeeds after 3 requests", async () => {
@@ -175,10 +185,10 @@ describe("SDK retries: a throttled DynamoDB call is retried with backoff", () =>
     expect(requests).toBe(3);
   });
 
-  it("ProvisionedThroughputExceededException is retried the same way", async () => {
+  it("ProvisionedThroughputExceededException is retried the same way, on the SDK's own pacing (no scale)", async () => {
     throttleFor = 1;
     errorType = "ProvisionedThroughputExceededException";
-    const out = await client(4).send(new DescribeTableCommand({ TableName: "t" }));
+    const out = await client(4, undefined).send(new DescribeTableCommand({ TableName: "t" }));
     expect(out.Table?.TableName).toBe("t");
     expect(requests).toBe(2);
   });
