@@ -8,10 +8,25 @@
  *
  * Suites isolate themselves with freshTables() (test/support/moto.ts), not by resetting moto, so
  * the files a worker runs one after another share its moto.
+ *
+ * The projects that use this setup share one set of motos, started by the first and stopped by the
+ * last: vitest runs them in one group (sequence.groupOrder) whose workers take their numbers
+ * (VITEST_POOL_ID) from one pool of 1 to maxWorkers, so two files running at once never have the
+ * same number, whichever project each is in, and never share a moto. A set per project started
+ * twice as many (each a second of Python's CPU), half of them idle at any time.
  */
 import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
-import { startMoto } from "./moto.js";
+import { type MotoServer, startMoto } from "./moto.js";
+
+/** The run's motos, in the vitest process: each project loads this module anew, so on globalThis. */
+interface SharedMotos {
+  motos: Promise<MotoServer>[];
+  /** Projects set up and not yet torn down. */
+  users: number;
+}
+const SHARED = Symbol.for("flow.test.sharedMotos");
+const holder = globalThis as { [SHARED]?: SharedMotos };
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -34,14 +49,21 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide("awsEndpoints", [given]);
     return async () => {};
   }
-  const workers = Number(project.config.maxWorkers ?? project.vitest.config.maxWorkers ?? 1);
-  const motos = await Promise.all(Array.from({ length: Math.max(1, workers) }, () => startMoto()));
+  const workers = Math.max(1, Number(project.config.maxWorkers ?? project.vitest.config.maxWorkers ?? 1));
+  const shared = holder[SHARED] ?? { motos: [], users: 0 };
+  holder[SHARED] = shared;
+  shared.users += 1;
+  while (shared.motos.length < workers) shared.motos.push(startMoto());
+  const motos = await Promise.all(shared.motos.slice(0, workers));
   project.provide(
     "awsEndpoints",
     motos.map((m) => m.endpoint),
   );
   return async () => {
-    await Promise.all(motos.map((m) => m.stop()));
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete holder[SHARED];
+    await Promise.all(shared.motos.map(async (m) => (await m).stop()));
   };
 }
 
