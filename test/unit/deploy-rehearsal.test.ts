@@ -2,11 +2,11 @@
  * The deploy rehearsal's pure parts and the commands' argument handling; the deploy itself is
  * test/deploy/rehearsal.test.ts.
  */
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   assemblyHolds,
   cdkEnvironment,
@@ -172,25 +172,42 @@ describe("deploy rehearsal: the report", () => {
 });
 
 describe("deploy:local / destroy:local: arguments", () => {
-  const local = (...args: string[]) =>
-    spawnSync(
-      join(PROJECT_ROOT, "node_modules", ".bin", "tsx"),
-      [join(PROJECT_ROOT, "deploy", "local.ts"), ...args],
-      {
-        encoding: "utf8",
-        env: { ...process.env, AWS_ENDPOINT_URL: "" },
-      },
-    );
-
-  it.each([
+  const CASES: [string[], string][] = [
     [["frobnicate"], "unknown command frobnicate"],
     [["deploy", "--force"], "unknown argument --force"],
     [["destroy", "-c", "stage"], "-c needs key=value"],
     [["deploy", "-c"], "-c needs key=value"],
-  ])("%j → exit 2: %s, and the usage", (args, message) => {
-    const result = local(...args);
-    expect(result.status).toBe(2);
-    expect(result.stderr.split("\n").slice(0, 2)).toEqual([
+  ];
+  /** `tsx deploy/local.ts …args` (node with tsx's loader, as the tsx bin runs it): its exit code and stderr. */
+  const local = (args: string[]) =>
+    new Promise<{ status: number | null; stderr: string }>((resolvePromise, reject) => {
+      const child = spawn(
+        process.execPath,
+        ["--import", "tsx", join(PROJECT_ROOT, "deploy", "local.ts"), ...args],
+        {
+          cwd: PROJECT_ROOT,
+          env: { ...process.env, AWS_ENDPOINT_URL: "" },
+          stdio: ["ignore", "ignore", "pipe"],
+        },
+      );
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+        stderr += chunk;
+      });
+      child.once("error", reject);
+      child.once("close", (status) => resolvePromise({ status, stderr }));
+    });
+  // Each case is a process that loads the command's module graph (a second or two of CPU): they
+  // run together, so the file waits for the slowest of them rather than for their sum.
+  const results = new Map<string, { status: number | null; stderr: string }>();
+  beforeAll(async () => {
+    await Promise.all(CASES.map(async ([args]) => results.set(JSON.stringify(args), await local(args))));
+  });
+
+  it.each(CASES)("%j → exit 2: %s, and the usage", (args, message) => {
+    const result = results.get(JSON.stringify(args));
+    expect(result?.status).toBe(2);
+    expect(result?.stderr.split("\n").slice(0, 2)).toEqual([
       message,
       "usage: tsx deploy/local.ts deploy|destroy [-c key=value …]  (npm run deploy:local / destroy:local)",
     ]);
