@@ -1,16 +1,21 @@
 /**
  * vitest globalSetup for the e2e project: the programs its tests start as processes, each bundled
- * once per run with esbuild, so a start is `node <bundle>` (test/support/entry-bundles.ts has how a
- * test takes one, and why).
+ * with esbuild, so a start is `node <bundle>` (test/support/entry-bundles.ts has how a test takes
+ * one, and why).
  *
  * The bundle is the same source (tsx transpiles with esbuild too); packages stay outside it,
  * loaded from node_modules as before, so the bundles are written under node_modules/.cache, where
- * node resolves those packages from, in a directory of this run's own, removed at its end.
+ * node resolves those packages from. A bundle is kept there with a manifest of what it was built
+ * from (each source file's hash, esbuild's version): a run whose sources are unchanged reuses it
+ * (hashing a few hundred files instead of a second of esbuild's CPU), any change builds it again.
+ * A clean checkout (CI) builds every time. Bundles are named by their sources' hash and never
+ * rewritten, so runs at once in one checkout cannot see a half-written or changed bundle.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { dirname, join, sep } from "node:path";
+import { createHash } from "node:crypto";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
-import { build, type Plugin } from "esbuild";
+import { build, version as esbuildVersion, type Plugin } from "esbuild";
 import type { TestProject } from "vitest/node";
 
 declare module "vitest" {
@@ -33,52 +38,139 @@ export type EntryName = keyof typeof ENTRIES;
 /**
  * Each module's `import.meta.url` (and `dirname`, `filename`) stays the path of its source file,
  * not the bundle's: the product finds files beside its sources by them (the proto files, the ASL
- * definition, the moto launcher).
+ * definition, the moto launcher). `read` hears each file's text as it is bundled.
  */
-const sourceLocations: Plugin = {
-  name: "source-locations",
-  setup(b) {
-    b.onLoad({ filter: /\.ts$/ }, (args) => {
-      if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
-      const text = readFileSync(args.path, "utf8")
-        .replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href))
-        .replaceAll("import.meta.dirname", JSON.stringify(dirname(args.path)))
-        .replaceAll("import.meta.filename", JSON.stringify(args.path));
-      return { contents: text, loader: "ts" };
-    });
-  },
-};
-
-/** Bundles every entry into a new directory; returns the paths by name and how to remove them. */
-export async function buildEntryBundles(): Promise<{ paths: Record<EntryName, string>; remove: () => void }> {
-  const cache = join(ROOT, "node_modules", ".cache");
-  mkdirSync(cache, { recursive: true });
-  const dir = mkdtempSync(join(cache, "flow-test-bundles-"));
-  const names = Object.keys(ENTRIES) as EntryName[];
-  await Promise.all(
-    names.map((name) =>
-      build({
-        entryPoints: [join(ROOT, ENTRIES[name])],
-        outfile: join(dir, `${name}.mjs`),
-        bundle: true,
-        platform: "node",
-        format: "esm",
-        target: "node22",
-        packages: "external",
-        logLevel: "error",
-        plugins: [sourceLocations],
-      }),
-    ),
-  );
-  const paths = Object.fromEntries(names.map((name) => [name, join(dir, `${name}.mjs`)])) as Record<
-    EntryName,
-    string
-  >;
-  return { paths, remove: () => rmSync(dir, { recursive: true, force: true }) };
+function sourceLocations(read: (path: string, text: string) => void): Plugin {
+  return {
+    name: "source-locations",
+    setup(b) {
+      b.onLoad({ filter: /\.ts$/ }, (args) => {
+        if (args.path.includes(`${sep}node_modules${sep}`)) return undefined;
+        const source = readFileSync(args.path, "utf8");
+        read(args.path, source);
+        const text = source
+          .replaceAll("import.meta.url", JSON.stringify(pathToFileURL(args.path).href))
+          .replaceAll("import.meta.dirname", JSON.stringify(dirname(args.path)))
+          .replaceAll("import.meta.filename", JSON.stringify(args.path));
+        return { contents: text, loader: "ts" };
+      });
+    },
+  };
 }
 
-export default async function setup(project: TestProject): Promise<() => void> {
-  const { paths, remove } = await buildEntryBundles();
+const CACHE = join(ROOT, "node_modules", ".cache", "flow-test-bundles");
+/** Bump when the build options below change: a manifest of another format is not reused. */
+const FORMAT = 1;
+
+/** What a bundle was built from: its sources (from the root) and each one's hash. */
+interface Manifest {
+  format: number;
+  esbuild: string;
+  entry: string;
+  bundle: string;
+  sources: Record<string, string>;
+}
+
+const sha256 = (text: string | Buffer): string => createHash("sha256").update(text).digest("hex");
+
+/** The manifest's bundle, if it is there and every source still has the hash it was built from. */
+function reusable(name: EntryName): string | undefined {
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(readFileSync(join(CACHE, `${name}.json`), "utf8")) as Manifest;
+  } catch {
+    return undefined;
+  }
+  if (manifest.format !== FORMAT || manifest.esbuild !== esbuildVersion || manifest.entry !== ENTRIES[name])
+    return undefined;
+  const bundle = join(CACHE, manifest.bundle);
+  try {
+    for (const [path, hash] of Object.entries(manifest.sources))
+      if (sha256(readFileSync(join(ROOT, path))) !== hash) return undefined;
+    statSync(bundle);
+  } catch {
+    return undefined;
+  }
+  return bundle;
+}
+
+/** Builds `name`'s bundle into the cache, named by its sources' hash, with its manifest. */
+async function buildBundle(name: EntryName): Promise<string> {
+  const read = new Map<string, string>();
+  const result = await build({
+    entryPoints: [join(ROOT, ENTRIES[name])],
+    outfile: join(CACHE, `${name}.mjs`),
+    write: false,
+    metafile: true,
+    absWorkingDir: ROOT,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node22",
+    packages: "external",
+    logLevel: "error",
+    plugins: [sourceLocations((path, text) => read.set(path, sha256(text)))],
+  });
+  // Hashes of the text bundled (a file edited during the build is built again next run).
+  const sources: Record<string, string> = {};
+  for (const input of Object.keys(result.metafile.inputs).sort()) {
+    const path = input.split(sep).join("/");
+    sources[path] = read.get(resolve(ROOT, input)) ?? sha256(readFileSync(resolve(ROOT, input)));
+  }
+  const key = sha256(JSON.stringify([FORMAT, esbuildVersion, ENTRIES[name], sources])).slice(0, 16);
+  const bundle = `${name}-${key}.mjs`;
+  const output = result.outputFiles[0];
+  if (output === undefined) throw new Error(`esbuild wrote no bundle of ${name}`);
+  const temp = join(CACHE, `${bundle}.${process.pid}.tmp`);
+  writeFileSync(temp, output.contents);
+  renameSync(temp, join(CACHE, bundle));
+  const manifest: Manifest = {
+    format: FORMAT,
+    esbuild: esbuildVersion,
+    entry: ENTRIES[name],
+    bundle,
+    sources,
+  };
+  writeFileSync(`${temp}.json`, JSON.stringify(manifest));
+  renameSync(`${temp}.json`, join(CACHE, `${name}.json`));
+  pruneOlder(name, bundle);
+  return join(CACHE, bundle);
+}
+
+/** Removes `name`'s other bundles not written in the last hour (a run still going may use one). */
+function pruneOlder(name: EntryName, keep: string): void {
+  const hourAgo = Date.now() - 3_600_000;
+  for (const file of readdirSync(CACHE)) {
+    if (!file.startsWith(`${name}-`) || file === keep) continue;
+    const path = join(CACHE, file);
+    try {
+      if (statSync(path).mtimeMs < hourAgo) rmSync(path, { force: true });
+    } catch {
+      // Removed by another run meanwhile.
+    }
+  }
+}
+
+/** Every entry's bundle, reused from the cache where its sources are unchanged, else built. */
+export async function entryBundles(): Promise<{ paths: Record<EntryName, string>; built: EntryName[] }> {
+  mkdirSync(CACHE, { recursive: true });
+  const names = Object.keys(ENTRIES) as EntryName[];
+  const built: EntryName[] = [];
+  const paths = await Promise.all(
+    names.map(async (name) => {
+      const cached = reusable(name);
+      if (cached !== undefined) return cached;
+      built.push(name);
+      return buildBundle(name);
+    }),
+  );
+  return {
+    paths: Object.fromEntries(names.map((name, i) => [name, paths[i]])) as Record<EntryName, string>,
+    built,
+  };
+}
+
+export default async function setup(project: TestProject): Promise<void> {
+  const { paths } = await entryBundles();
   project.provide("entryBundles", paths);
-  return remove;
 }

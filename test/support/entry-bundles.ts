@@ -1,7 +1,7 @@
 /**
  * The programs the e2e tests start as processes (the local stack as `npm start` runs it, the
- * restart tests' stack process), as bundles the e2e project's globalSetup built for this run
- * (test/support/entry-bundles-setup.ts):
+ * restart tests' stack process), as bundles the e2e project's globalSetup provides, built or
+ * reused while their sources are unchanged (test/support/entry-bundles-setup.ts):
  *
  *   spawn(process.execPath, [entryBundle("local-main"), "--port", "0"], { cwd: ROOT })
  *
