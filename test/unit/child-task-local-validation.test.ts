@@ -15,8 +15,16 @@ function executorFor(definition: AslMachine): LocalStepFunctionsExecutor {
   });
 }
 
+/**
+ * Each invalid construction compiles the ASL schema again (seconds of CPU): past vitest's 5 s
+ * default when the machine is loaded, as the CDK syntheses of unit-shell are.
+ */
+const VALIDATION_TIMEOUT = 30_000;
+
 describe("local executor: the definition is validated", () => {
-  it("a definition with a transition to no state fails each time it is given, not only the first", () => {
+  it("a definition with a transition to no state fails each time it is given, not only the first", {
+    timeout: VALIDATION_TIMEOUT,
+  }, () => {
     const broken = structuredClone(loadChildTaskDefinition());
     const [first] = Object.keys(broken.States);
     (broken.States[first as string] as { Next?: string }).Next = "NoSuchState";
@@ -27,7 +35,9 @@ describe("local executor: the definition is validated", () => {
     }
   });
 
-  it("the child-task definition is accepted again after its first validation", () => {
+  it("the child-task definition is accepted again after its first validation", {
+    timeout: VALIDATION_TIMEOUT,
+  }, () => {
     const definition = loadChildTaskDefinition();
     expect(() => executorFor(structuredClone(definition))).not.toThrow();
     expect(() => executorFor(structuredClone(definition))).not.toThrow();
