@@ -14,6 +14,7 @@ const SLOW_UNIT = [
   "test/unit/lint-fence.test.ts",
   "test/unit/grpc-status.test.ts",
   "test/unit/repo-hygiene.test.ts",
+  "test/unit/entry-bundles.test.ts",
 ];
 /** Unit tests that import the product after setting the environment its modules read at load. */
 const OWN_MODULES = ["test/unit/observability-xray.test.ts"];

@@ -73,17 +73,23 @@ interface Manifest {
 
 const sha256 = (text: string | Buffer): string => createHash("sha256").update(text).digest("hex");
 
+/** Where bundles are kept, and which entries (name → source file from the root) to bundle. */
+interface Bundling<N extends string> {
+  cache: string;
+  entries: Readonly<Record<N, string>>;
+}
+
 /** The manifest's bundle, if it is there and every source still has the hash it was built from. */
-function reusable(name: EntryName): string | undefined {
+function reusable<N extends string>({ cache, entries }: Bundling<N>, name: N): string | undefined {
   let manifest: Manifest;
   try {
-    manifest = JSON.parse(readFileSync(join(CACHE, `${name}.json`), "utf8")) as Manifest;
+    manifest = JSON.parse(readFileSync(join(cache, `${name}.json`), "utf8")) as Manifest;
   } catch {
     return undefined;
   }
-  if (manifest.format !== FORMAT || manifest.esbuild !== esbuildVersion || manifest.entry !== ENTRIES[name])
+  if (manifest.format !== FORMAT || manifest.esbuild !== esbuildVersion || manifest.entry !== entries[name])
     return undefined;
-  const bundle = join(CACHE, manifest.bundle);
+  const bundle = join(cache, manifest.bundle);
   try {
     for (const [path, hash] of Object.entries(manifest.sources))
       if (sha256(readFileSync(join(ROOT, path))) !== hash) return undefined;
@@ -95,11 +101,11 @@ function reusable(name: EntryName): string | undefined {
 }
 
 /** Builds `name`'s bundle into the cache, named by its sources' hash, with its manifest. */
-async function buildBundle(name: EntryName): Promise<string> {
+async function buildBundle<N extends string>({ cache, entries }: Bundling<N>, name: N): Promise<string> {
   const read = new Map<string, string>();
   const result = await build({
-    entryPoints: [join(ROOT, ENTRIES[name])],
-    outfile: join(CACHE, `${name}.mjs`),
+    entryPoints: [join(ROOT, entries[name])],
+    outfile: join(cache, `${name}.mjs`),
     write: false,
     metafile: true,
     absWorkingDir: ROOT,
@@ -117,32 +123,32 @@ async function buildBundle(name: EntryName): Promise<string> {
     const path = input.split(sep).join("/");
     sources[path] = read.get(resolve(ROOT, input)) ?? sha256(readFileSync(resolve(ROOT, input)));
   }
-  const key = sha256(JSON.stringify([FORMAT, esbuildVersion, ENTRIES[name], sources])).slice(0, 16);
+  const key = sha256(JSON.stringify([FORMAT, esbuildVersion, entries[name], sources])).slice(0, 16);
   const bundle = `${name}-${key}.mjs`;
   const output = result.outputFiles[0];
   if (output === undefined) throw new Error(`esbuild wrote no bundle of ${name}`);
-  const temp = join(CACHE, `${bundle}.${process.pid}.tmp`);
+  const temp = join(cache, `${bundle}.${process.pid}.tmp`);
   writeFileSync(temp, output.contents);
-  renameSync(temp, join(CACHE, bundle));
+  renameSync(temp, join(cache, bundle));
   const manifest: Manifest = {
     format: FORMAT,
     esbuild: esbuildVersion,
-    entry: ENTRIES[name],
+    entry: entries[name],
     bundle,
     sources,
   };
   writeFileSync(`${temp}.json`, JSON.stringify(manifest));
-  renameSync(`${temp}.json`, join(CACHE, `${name}.json`));
-  pruneOlder(name, bundle);
-  return join(CACHE, bundle);
+  renameSync(`${temp}.json`, join(cache, `${name}.json`));
+  pruneOlder(cache, name, bundle);
+  return join(cache, bundle);
 }
 
 /** Removes `name`'s other bundles not written in the last hour (a run still going may use one). */
-function pruneOlder(name: EntryName, keep: string): void {
+function pruneOlder(cache: string, name: string, keep: string): void {
   const hourAgo = Date.now() - 3_600_000;
-  for (const file of readdirSync(CACHE)) {
+  for (const file of readdirSync(cache)) {
     if (!file.startsWith(`${name}-`) || file === keep) continue;
-    const path = join(CACHE, file);
+    const path = join(cache, file);
     try {
       if (statSync(path).mtimeMs < hourAgo) rmSync(path, { force: true });
     } catch {
@@ -151,23 +157,25 @@ function pruneOlder(name: EntryName, keep: string): void {
   }
 }
 
-/** Every entry's bundle, reused from the cache where its sources are unchanged, else built. */
-export async function entryBundles(): Promise<{ paths: Record<EntryName, string>; built: EntryName[] }> {
-  mkdirSync(CACHE, { recursive: true });
-  const names = Object.keys(ENTRIES) as EntryName[];
-  const built: EntryName[] = [];
+/**
+ * Every entry's bundle, reused from the cache where its sources are unchanged, else built; `built`
+ * names the entries built this time. By default ENTRIES, kept in node_modules/.cache.
+ */
+export async function entryBundles<N extends string = EntryName>(
+  bundling: Bundling<N> = { cache: CACHE, entries: ENTRIES as Record<string, string> as Record<N, string> },
+): Promise<{ paths: Record<N, string>; built: N[] }> {
+  mkdirSync(bundling.cache, { recursive: true });
+  const names = Object.keys(bundling.entries) as N[];
+  const built: N[] = [];
   const paths = await Promise.all(
     names.map(async (name) => {
-      const cached = reusable(name);
+      const cached = reusable(bundling, name);
       if (cached !== undefined) return cached;
       built.push(name);
-      return buildBundle(name);
+      return buildBundle(bundling, name);
     }),
   );
-  return {
-    paths: Object.fromEntries(names.map((name, i) => [name, paths[i]])) as Record<EntryName, string>,
-    built,
-  };
+  return { paths: Object.fromEntries(names.map((name, i) => [name, paths[i]])) as Record<N, string>, built };
 }
 
 export default async function setup(project: TestProject): Promise<void> {
