@@ -32,6 +32,10 @@ moto for the local stack and the test suites (local/moto.ts spawns it):
 5. Connections kept open (flow_moto/keepalive.py): a request whose body is delimited by its
    Content-Length is answered with its length on a connection that stays open.
 
+6. Profiled, for tuning only, when FLOW_MOTO_PROFILE or FLOW_MOTO_OPS names a file
+   (flow_moto/profiling.py): the time per function, the CPU per operation, written at exit.
+   Unset, nothing of it runs.
+
 The modules under flow_moto/ install their changes to moto when imported; this file imports them
 all, then serves.
 """
@@ -45,7 +49,7 @@ import time
 
 from werkzeug.serving import run_simple
 
-from flow_moto import expressions, items, serializer, transactions  # noqa: F401 (they patch moto)
+from flow_moto import expressions, items, per_request, serializer, transactions  # noqa: F401 (they patch moto)
 from flow_moto.app import READS, call_app, lock
 from flow_moto.durable import Durable
 from flow_moto.keepalive import KeepAliveHandler
@@ -109,4 +113,10 @@ if __name__ == "__main__":
         threading.Thread(target=watch_parent, daemon=True).start()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True, request_handler=KeepAliveHandler)
+    handler = KeepAliveHandler
+    if os.environ.get("FLOW_MOTO_PROFILE") or os.environ.get("FLOW_MOTO_OPS"):
+        from flow_moto.profiling import profiled
+
+        profile = os.environ.get("FLOW_MOTO_PROFILE")
+        handler = profiled(handler, profile or os.environ["FLOW_MOTO_OPS"], calls=bool(profile))
+    run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True, request_handler=handler)
