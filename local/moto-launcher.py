@@ -119,4 +119,5 @@ if __name__ == "__main__":
 
         profile = os.environ.get("FLOW_MOTO_PROFILE")
         handler = profiled(handler, profile or os.environ["FLOW_MOTO_OPS"], calls=bool(profile))
+    per_request.settle()
     run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True, request_handler=handler)

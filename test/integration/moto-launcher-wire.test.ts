@@ -8,7 +8,7 @@
  * stream label, a shard iterator's random id, an event id, a stream record's size, which counts
  * the creation time's digits) are replaced by a placeholder. A body that is the same before that
  * replacement must carry the same checksum header too. A request id must be 52 letters and
- * digits, as moto draws it.
+ * digits, as moto draws it, and the very id plain moto draws when both are seeded alike.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalMoto, startLocalMoto } from "../../local/moto.js";
@@ -314,5 +314,17 @@ describe("the moto launcher's answers on the wire are plain moto's", () => {
       next = page.map((raw) => JSON.parse(raw.body).NextShardIterator as string);
     }
     expect(records).toBeGreaterThan(10);
+  });
+
+  it("request ids: a seeded launcher draws plain moto's, in the same order", async () => {
+    for (const seed of ["7", "2024"]) {
+      for (const endpoint of [launcher, plain]) {
+        expect((await fetch(`${endpoint}/moto-api/seed?a=${seed}`, { method: "POST" })).status).toBe(200);
+      }
+      for (const target of [DDB("ListTables"), DDB("DescribeTable"), STREAMS("ListStreams")]) {
+        const [ours, theirs] = await pair(target, () => ({ TableName: TABLE }));
+        expect(ours.headers["x-amzn-requestid"]).toBe(theirs.headers["x-amzn-requestid"]);
+      }
+    }
   });
 });
