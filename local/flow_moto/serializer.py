@@ -18,8 +18,9 @@ its wire name), then takes the first present. Those keys depend only on the memb
 shape and parent shape (which the serializer sets just before), and the object's class, unless
 the object has a `Meta` with aliases of its own: they are computed once per (class, name, shape,
 parent) by moto's own providers and tried in moto's order. An object with a `Meta`, or a
-response with transformers for some key paths, goes the old way. In the suites' load this was
-~6 % of moto's time (DescribeTable's answer alone has ~150 members).
+response with transformers for some key paths, goes the old way. Through the app (no HTTP), a
+DescribeTable (~150 members) went from 0.84–0.91 ms to 0.60 ms, a GetItem from 0.60–0.62 ms to
+0.50–0.56 ms.
 """
 import base64
 
@@ -94,7 +95,8 @@ def _possible_keys(self, value, key, shape):
     ident = (type(value), key, id(shape), id(parent))
     held = _keys_of.get(ident)
     if held is None or held[0] is not shape or held[1] is not parent:
-        context = AttributePickerContext(value, key, shape, self.operation_model, self.operation_model.service_model)
+        model = self.operation_model
+        context = AttributePickerContext(value, key, shape, model, model.service_model)
         held = _keys_of[ident] = (shape, parent, tuple(self._value_picker.get_possible_keys(context)))
     return held[2]
 
