@@ -18,16 +18,19 @@ import { HttpImageServer } from "../../adapters/bmc-agent/image-server.js";
 import { FileJournal } from "../../adapters/bmc-agent/journal.js";
 import { RedfishClient } from "../../adapters/redfish/client.js";
 import { BmcWorker } from "../../app/bmc-agent/bmc-worker.js";
+import { ReportBatcher } from "../../app/bmc-agent/report-batcher.js";
 import type { AgentClock, CommandAuthOpener, EventSink } from "../../app/ports/bmc-agent.js";
 import { describeBmcMessage, encodeBmcMessage } from "../../domain/bmc-protocol.js";
 import { decodeBmcCommand } from "../../domain/bmc-protocol-decode.js";
 import {
   basicIngestEvtTopic,
+  basicIngestRackReportsTopic,
   bmcEvtTopic,
   legacyBmcCmdTopic,
   legacyBmcEvtTopic,
   parseBmcTopic,
   rackCmdTopicFilter,
+  rackReportsTopic,
 } from "../../domain/bmc-topics.js";
 import type { AgentConfig } from "./config.js";
 
@@ -35,6 +38,8 @@ export interface BmcAgent {
   /** Redfish sessions created so far, per component id. */
   sessions(): Record<string, number>;
   downloads(): { count: number; bytes: number };
+  /** Reports sent: MQTT messages and the events they carried (equal when each event is its own). */
+  reports(): { messages: number; events: number };
   stop(): Promise<void>;
 }
 
@@ -109,7 +114,8 @@ export async function startBmcAgent(
 
   const rackId = config.rackId;
   const reportsRule = config.reportsRule;
-  const events: EventSink = {
+  const single = { messages: 0, events: 0 };
+  const oneByOne: EventSink = {
     async publish(componentId, event) {
       // With reportsRule, straight to the rule (Basic Ingest); the config allows it with rackId only.
       const topic =
@@ -119,8 +125,26 @@ export async function startBmcAgent(
             ? bmcEvtTopic({ rackId, componentId })
             : basicIngestEvtTopic(reportsRule, { rackId, componentId });
       await mqtt.publishAsync(topic, encodeBmcMessage(event), { qos: 1 });
+      single.messages += 1;
+      single.events += 1;
     },
   };
+  // With a flush window (the config gives one with rackId only), one message per rack per moment.
+  const batcher =
+    rackId === undefined || config.reportFlushMs === 0
+      ? undefined
+      : new ReportBatcher({
+          clock,
+          flushMs: config.reportFlushMs,
+          send: async (payload) => {
+            const topic =
+              reportsRule === undefined
+                ? rackReportsTopic(rackId)
+                : basicIngestRackReportsTopic(reportsRule, rackId);
+            await mqtt.publishAsync(topic, payload, { qos: 1 });
+          },
+        });
+  const events: EventSink = batcher ?? oneByOne;
 
   const auth = commandAuthOpener(config);
   const clients = new Map<string, RedfishClient>();
@@ -199,6 +223,7 @@ export async function startBmcAgent(
   return {
     sessions: () => Object.fromEntries([...clients].map(([id, c]) => [id, c.sessions])),
     downloads: () => images.downloads,
+    reports: () => batcher?.stats() ?? { ...single },
     stop() {
       stopping ??= (async () => {
         accepting = false;
@@ -211,7 +236,11 @@ export async function startBmcAgent(
           );
         }
         abort.abort();
+        // Events held for the rack's next message go now, while the connection is open.
+        const held = batcher?.flush();
         await all;
+        await batcher?.flush();
+        await held;
         await Promise.allSettled([...clients.values()].map((c) => c.close()));
         await imageServer.stop();
         await journal.close();

@@ -1,0 +1,203 @@
+/**
+ * The agent's reports, one message per rack per moment (src/app/bmc-agent/report-batcher.ts), on
+ * an injected clock whose sleeps end only when the test says: what is held, when it leaves, how
+ * a batch is split, in which order messages go, and what a failed publish does.
+ */
+import { describe, expect, it } from "vitest";
+import { ReportBatcher } from "../../src/app/bmc-agent/report-batcher.js";
+import type { AgentClock } from "../../src/app/ports/bmc-agent.js";
+import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
+import { readRackReports } from "../../src/domain/bmc-rack-reports.js";
+
+/** A clock whose sleeps wait until `release()` ends them (oldest first), recording their lengths. */
+function heldClock() {
+  const sleeps: { ms: number; end: () => void }[] = [];
+  const clock: AgentClock = {
+    now: () => 0,
+    sleep: (ms) => new Promise<void>((resolve) => sleeps.push({ ms, end: resolve })),
+  };
+  return {
+    clock,
+    pending: () => sleeps.map((s) => s.ms),
+    /** Ends the oldest sleep and lets what it started run. */
+    async release() {
+      sleeps.shift()?.end();
+      await settle();
+    },
+  };
+}
+
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** A broker stand-in: every payload it was sent, decoded; `failNext` refuses that many. */
+function broker() {
+  const sent: { componentId: string; requestId: string; type: string }[][] = [];
+  let failNext = 0;
+  return {
+    sent,
+    failOnce: () => {
+      failNext += 1;
+    },
+    send: async (payload: string) => {
+      if (failNext > 0) {
+        failNext -= 1;
+        throw new Error("connection lost");
+      }
+      const read = readRackReports(JSON.parse(payload) as Record<string, unknown>);
+      if (!read.ok) throw new Error(read.message);
+      sent.push(
+        read.value.map((item) => {
+          if (!item.ok) throw new Error(item.message);
+          return {
+            componentId: item.value.componentId,
+            requestId: item.value.event.requestId,
+            type: item.value.event.type,
+          };
+        }),
+      );
+    },
+  };
+}
+
+const ack = (requestId: string): BmcEvent => ({ v: 1, type: "ack", requestId });
+const result = (requestId: string): BmcEvent => ({
+  v: 1,
+  type: "result",
+  requestId,
+  ok: true,
+  version: "2.0.0",
+});
+
+describe("the agent's report batcher: one message per rack per moment", () => {
+  it("holds every event of the window and sends them as one message when it ends; publish resolves only then", async () => {
+    const time = heldClock();
+    const out = broker();
+    const batcher = new ReportBatcher({ clock: time.clock, flushMs: 1_000, send: out.send });
+    const resolved: string[] = [];
+    const publishes = ["c1", "c2", "c3"].map((c) =>
+      batcher.publish(c, ack(`upd-${c}`)).then(() => resolved.push(c)),
+    );
+    await settle();
+    // One window for all three, of the configured length; nothing sent, nobody resolved yet.
+    expect(time.pending()).toEqual([1_000]);
+    expect(out.sent).toEqual([]);
+    expect(resolved).toEqual([]);
+    await time.release();
+    await Promise.all(publishes);
+    expect(out.sent).toEqual([
+      [
+        { componentId: "c1", requestId: "upd-c1", type: "ack" },
+        { componentId: "c2", requestId: "upd-c2", type: "ack" },
+        { componentId: "c3", requestId: "upd-c3", type: "ack" },
+      ],
+    ]);
+    expect(resolved).toEqual(["c1", "c2", "c3"]);
+    expect(batcher.stats()).toEqual({ messages: 1, events: 3 });
+  });
+
+  it("the window is fixed from its first event: later events do not extend it, and the next event opens a new one", async () => {
+    const time = heldClock();
+    const out = broker();
+    const batcher = new ReportBatcher({ clock: time.clock, flushMs: 1_000, send: out.send });
+    const first = batcher.publish("c1", ack("upd-1"));
+    await settle();
+    const second = batcher.publish("c2", ack("upd-2"));
+    await settle();
+    expect(time.pending()).toEqual([1_000]);
+    await time.release();
+    await Promise.all([first, second]);
+    expect(out.sent.map((m) => m.map((r) => r.componentId))).toEqual([["c1", "c2"]]);
+    const third = batcher.publish("c1", result("upd-1"));
+    await settle();
+    expect(time.pending()).toEqual([1_000]);
+    await time.release();
+    await third;
+    expect(out.sent.map((m) => m.map((r) => `${r.componentId}:${r.type}`))).toEqual([
+      ["c1:ack", "c2:ack"],
+      ["c1:result"],
+    ]);
+  });
+
+  it("splits a window's events over messages within the size limit, in order, each publish resolved by its own message", async () => {
+    const time = heldClock();
+    const out = broker();
+    const batcher = new ReportBatcher({ clock: time.clock, flushMs: 1_000, send: out.send, maxBytes: 300 });
+    const all = Array.from({ length: 12 }, (_, i) => batcher.publish(`c${i}`, ack(`upd-${i}`)));
+    await settle();
+    await time.release();
+    await Promise.all(all);
+    expect(out.sent.length).toBeGreaterThan(1);
+    expect(out.sent.flat().map((r) => r.componentId)).toEqual(Array.from({ length: 12 }, (_, i) => `c${i}`));
+    expect(batcher.stats()).toEqual({ messages: out.sent.length, events: 12 });
+  });
+
+  it("a failed publish rejects the events of that message only; the next message still goes, after it", async () => {
+    const time = heldClock();
+    const out = broker();
+    const batcher = new ReportBatcher({ clock: time.clock, flushMs: 1_000, send: out.send, maxBytes: 150 });
+    out.failOnce();
+    const outcomes = ["c1", "c2"].map((c) =>
+      batcher.publish(c, ack(`upd-${c}`)).then(
+        () => "sent",
+        (error: Error) => error.message,
+      ),
+    );
+    await settle();
+    await time.release();
+    // 150 bytes hold one ack: c1's message failed, c2's went.
+    expect(await Promise.all(outcomes)).toEqual(["connection lost", "sent"]);
+    expect(out.sent.map((m) => m.map((r) => r.componentId))).toEqual([["c2"]]);
+  });
+
+  it("flush() sends what is held at once (the agent stopping) and the window's end then sends nothing again", async () => {
+    const time = heldClock();
+    const out = broker();
+    const batcher = new ReportBatcher({ clock: time.clock, flushMs: 1_000, send: out.send });
+    const held = batcher.publish("c1", result("upd-1"));
+    await settle();
+    await batcher.flush();
+    await held;
+    expect(out.sent).toHaveLength(1);
+    // The old window's timer ends: it belongs to a window already sent.
+    await time.release();
+    expect(out.sent).toHaveLength(1);
+    // A new event opens a new window of its own.
+    const later = batcher.publish("c2", ack("upd-2"));
+    await settle();
+    expect(time.pending()).toEqual([1_000]);
+    await time.release();
+    await later;
+    expect(out.sent.map((m) => m.map((r) => r.componentId))).toEqual([["c1"], ["c2"]]);
+  });
+
+  it("messages go one after another: a window's message waits for the one before it to be acknowledged", async () => {
+    const time = heldClock();
+    const order: string[] = [];
+    let releaseFirst: () => void = () => {};
+    let calls = 0;
+    const batcher = new ReportBatcher({
+      clock: time.clock,
+      flushMs: 1_000,
+      send: async (payload) => {
+        calls += 1;
+        const ids = (JSON.parse(payload) as { reports: { componentId: string }[] }).reports.map(
+          (r) => r.componentId,
+        );
+        if (calls === 1) await new Promise<void>((resolve) => (releaseFirst = resolve));
+        order.push(ids.join(","));
+      },
+    });
+    const first = batcher.publish("c1", ack("upd-1"));
+    await settle();
+    await time.release();
+    const second = batcher.publish("c1", result("upd-1"));
+    await settle();
+    await time.release();
+    // The second window ended while the first message is still unacknowledged: nothing overtakes it.
+    expect(calls).toBe(1);
+    releaseFirst();
+    await Promise.all([first, second]);
+    expect(order).toEqual(["c1", "c1"]);
+    expect(calls).toBe(2);
+  });
+});
