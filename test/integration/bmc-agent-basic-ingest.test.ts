@@ -116,7 +116,9 @@ describe("bmc agent: reports through Basic Ingest", () => {
         ok("u-bb", "1.3.0"),
       ].map((e) => [C1, e]),
     );
-    expect(new Set(ingested.map((m) => m.topic))).toEqual(new Set([basicIngestRackReportsTopic(RULE, TEST_RACK_ID)]));
+    expect(new Set(ingested.map((m) => m.topic))).toEqual(
+      new Set([basicIngestRackReportsTopic(RULE, TEST_RACK_ID)]),
+    );
     expect(plain).toEqual([]);
     expect(h.messages.evt).toBe(0);
   });
@@ -185,7 +187,10 @@ describe("bmc agent: Basic Ingest reports reach the receiver (local IoT rule sta
     const componentId = agentRack!.components[0]!.id;
     stateDir = mkdtempSync(join(tmpdir(), "flow-bmc-agent-bi-"));
     emulator = await startRedfishEmulator({ bmcs: [{ id: componentId }], username: "flow", password: "pw" });
-    const ingested = await collectBatches(stack.broker, basicIngestRackReportsTopicFilter(LOCAL_REPORTS_RULE));
+    const ingested = await collectBatches(
+      stack.broker,
+      basicIngestRackReportsTopicFilter(LOCAL_REPORTS_RULE),
+    );
     agent = await startBmcAgent(
       parseAgentConfig(
         {

@@ -195,7 +195,8 @@ export async function startAgentHarness(
   };
   const onBatch = (topic: string, payload: Buffer) => {
     const read = readRackReports(JSON.parse(payload.toString("utf8")) as Record<string, unknown>);
-    if (parseRackReportsTopic(topic) === undefined || !read.ok) throw new Error(`undecodable batch on ${topic}`);
+    if (parseRackReportsTopic(topic) === undefined || !read.ok)
+      throw new Error(`undecodable batch on ${topic}`);
     messages.rack += 1;
     for (const item of read.value) {
       if (!item.ok) throw new Error(`undecodable report on ${topic}: ${item.message}`);

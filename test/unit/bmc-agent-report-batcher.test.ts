@@ -80,6 +80,7 @@ describe("the agent's report batcher: one message per rack per moment", () => {
     await settle();
     // One window for all three, of the configured length; nothing sent, nobody resolved yet.
     expect(time.pending()).toEqual([1_000]);
+    expect(batcher.stats()).toEqual({ messages: 0, events: 0, held: 3 });
     expect(out.sent).toEqual([]);
     expect(resolved).toEqual([]);
     await time.release();
@@ -92,7 +93,7 @@ describe("the agent's report batcher: one message per rack per moment", () => {
       ],
     ]);
     expect(resolved).toEqual(["c1", "c2", "c3"]);
-    expect(batcher.stats()).toEqual({ messages: 1, events: 3 });
+    expect(batcher.stats()).toEqual({ messages: 1, events: 3, held: 0 });
   });
 
   it("the window is fixed from its first event: later events do not extend it, and the next event opens a new one", async () => {
@@ -128,7 +129,7 @@ describe("the agent's report batcher: one message per rack per moment", () => {
     await Promise.all(all);
     expect(out.sent.length).toBeGreaterThan(1);
     expect(out.sent.flat().map((r) => r.componentId)).toEqual(Array.from({ length: 12 }, (_, i) => `c${i}`));
-    expect(batcher.stats()).toEqual({ messages: out.sent.length, events: 12 });
+    expect(batcher.stats()).toEqual({ messages: out.sent.length, events: 12, held: 0 });
   });
 
   it("a failed publish rejects the events of that message only; the next message still goes, after it", async () => {

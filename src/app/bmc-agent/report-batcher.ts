@@ -77,9 +77,12 @@ export class ReportBatcher implements EventSink {
     return this.sending;
   }
 
-  /** Messages and events sent so far (each message counted once its publish was acknowledged). */
-  stats(): { messages: number; events: number } {
-    return { ...this.sent };
+  /**
+   * Messages and events sent so far (each message counted once its publish was acknowledged), and
+   * the events held for the next message.
+   */
+  stats(): { messages: number; events: number; held: number } {
+    return { ...this.sent, held: this.held.length };
   }
 
   private flushWindow(window: number): void {

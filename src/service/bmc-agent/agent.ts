@@ -38,8 +38,11 @@ export interface BmcAgent {
   /** Redfish sessions created so far, per component id. */
   sessions(): Record<string, number>;
   downloads(): { count: number; bytes: number };
-  /** Reports sent: MQTT messages and the events they carried (equal when each event is its own). */
-  reports(): { messages: number; events: number };
+  /**
+   * Reports sent: MQTT messages and the events they carried (equal when each event is its own),
+   * and the events held for the rack's next message.
+   */
+  reports(): { messages: number; events: number; held: number };
   stop(): Promise<void>;
 }
 
@@ -223,7 +226,7 @@ export async function startBmcAgent(
   return {
     sessions: () => Object.fromEntries([...clients].map(([id, c]) => [id, c.sessions])),
     downloads: () => images.downloads,
-    reports: () => batcher?.stats() ?? { ...single },
+    reports: () => batcher?.stats() ?? { ...single, held: 0 },
     stop() {
       stopping ??= (async () => {
         accepting = false;
