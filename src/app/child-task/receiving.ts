@@ -5,6 +5,13 @@
  * reads them; and the ends of executions, as Step Functions reports them, reconciled with their
  * tasks (outcome.ts).
  *
+ * A message may be a rack agent's batch of reports (src/domain/bmc-rack-reports.ts): it is read as
+ * its reports, each with its component, and its outcome is theirs together (any one failed: the
+ * message goes back to the queue whole, at least once like a report alone). A report from a rack's
+ * topic (a batch's, or one alone) is stored only on commands sent to that rack: the command set
+ * keeps its rack and the write's condition refuses another (`CommandSetStore.record`'s `rackId`),
+ * logged, so a rack's agent cannot answer for another rack's components.
+ *
  * A batch costs one conditional write per command set it touches (a rack's wave: one), not one per
  * report: the reports of each command are folded (the first result or answer, the highest
  * progress) and only what changes the stored entry is written (`entryWrite`): a terminal result

@@ -3,11 +3,14 @@
  * agent's X.509 certificate, or the local stack's aedes), subscribed to its rack's command topics
  * (`flow/rack/<rackId>/bmc/+/cmd`; without a rackId, the v1–v3 `cmd` topic of each BMC it lists); per BMC one Redfish client (one session) and one BmcWorker; one image
  * cache, one image server, one journal for all of them. Commands for every BMC run at once (a
- * rack's 39 BMCs update together); a BMC's own commands are answered as its worker says.
+ * rack's 39 BMCs update together); a BMC's own commands are answered as its worker says. Their
+ * reports go out one message per rack per moment (ReportBatcher: every report of a
+ * `reportFlushMs` window in one message on `flow/rack/<rackId>/reports`), or, with a window of 0
+ * or no rack, each alone on its component's evt topic.
  *
  * stop() (SIGTERM): unsubscribes (no new work), lets running updates finish their reporting for
  * up to shutdownGraceMs, then ends the rest's waits (their journal says "pushed", so a restarted
- * agent resumes them from the inventory instead of flashing again), logs out of every BMC, and
+ * agent resumes them from the inventory instead of flashing again), sends the reports held, logs out of every BMC, and
  * closes the broker connection once its last publish is acknowledged.
  */
 import { readFileSync } from "node:fs";
