@@ -11,10 +11,12 @@
  * second anyway, and a wave waits for its last result, so sending a result at once would buy
  * nothing but messages.
  *
- * `publish` resolves once the message that carries the event is acknowledged by the broker (QoS 1),
- * and rejects if that message's publish failed, as a publish of the event alone would. Messages go
- * out one after another, in the order their events came: a component's events keep their order
- * within a message and across messages. `flush()` sends what is held now (the agent's stop).
+ * `publish` resolves as soon as the event is held for the rack's next message: a worker goes on at
+ * once (its flash is not delayed by the window), and a message that fails to go is logged here with
+ * what it carried, as a worker logs a failed publish of its own. Messages go out one after another,
+ * each once the one before it is acknowledged (QoS 1), in the order their events came: a
+ * component's events keep their order within a message and across messages. `flush()` sends what
+ * is held now and resolves once every message so far is settled (the agent's stop).
  */
 import type { BmcEvent } from "../../domain/bmc-protocol.js";
 import { encodeRackReports, MAX_RACK_REPORTS_BYTES, type RackReport } from "../../domain/bmc-rack-reports.js";
@@ -28,16 +30,11 @@ export interface ReportBatcherDeps {
   send(payload: string): Promise<void>;
   /** The largest message (UTF-8 bytes); default IoT Core's limit. */
   maxBytes?: number;
-}
-
-interface Held {
-  report: RackReport;
-  resolve: () => void;
-  reject: (error: unknown) => void;
+  log: (line: string) => void;
 }
 
 export class ReportBatcher implements EventSink {
-  private held: Held[] = [];
+  private held: RackReport[] = [];
   /** Which window the pending timer is for: a timer of a window already flushed does nothing. */
   private window = 0;
   private timerFor: number | undefined;
@@ -47,18 +44,16 @@ export class ReportBatcher implements EventSink {
 
   constructor(private readonly deps: ReportBatcherDeps) {}
 
-  publish(componentId: string, event: BmcEvent): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.held.push({ report: { componentId, event }, resolve, reject });
-      if (this.timerFor !== undefined) return;
-      const window = this.window;
-      this.timerFor = window;
-      // The clock's sleep takes no abort signal: a stopping agent flushes instead (flush()).
-      void this.deps.clock.sleep(this.deps.flushMs).then(
-        () => this.flushWindow(window),
-        () => this.flushWindow(window),
-      );
-    });
+  async publish(componentId: string, event: BmcEvent): Promise<void> {
+    this.held.push({ componentId, event });
+    if (this.timerFor !== undefined) return;
+    const window = this.window;
+    this.timerFor = window;
+    // The clock's sleep takes no abort signal: a stopping agent flushes instead (flush()).
+    void this.deps.clock.sleep(this.deps.flushMs).then(
+      () => this.flushWindow(window),
+      () => this.flushWindow(window),
+    );
   }
 
   /** Sends every held event now; resolves once every message so far is settled. */
@@ -68,10 +63,7 @@ export class ReportBatcher implements EventSink {
     this.window += 1;
     this.timerFor = undefined;
     if (batch.length > 0) {
-      const messages = encodeRackReports(
-        batch.map((h) => h.report),
-        this.deps.maxBytes ?? MAX_RACK_REPORTS_BYTES,
-      );
+      const messages = encodeRackReports(batch, this.deps.maxBytes ?? MAX_RACK_REPORTS_BYTES);
       this.sending = this.sending.then(() => this.sendAll(batch, messages));
     }
     return this.sending;
@@ -89,7 +81,7 @@ export class ReportBatcher implements EventSink {
     if (window === this.window) void this.flush();
   }
 
-  private async sendAll(batch: Held[], messages: { payload: string; count: number }[]): Promise<void> {
+  private async sendAll(batch: RackReport[], messages: { payload: string; count: number }[]): Promise<void> {
     let at = 0;
     for (const { payload, count } of messages) {
       const carried = batch.slice(at, at + count);
@@ -98,9 +90,11 @@ export class ReportBatcher implements EventSink {
         await this.deps.send(payload);
         this.sent.messages += 1;
         this.sent.events += carried.length;
-        for (const h of carried) h.resolve();
       } catch (error) {
-        for (const h of carried) h.reject(error);
+        const what = carried.map((r) => `${r.componentId} ${r.event.type}`).join(", ");
+        this.deps.log(
+          `bmc-agent: publishing the rack's reports (${what}) failed: ${(error as Error).message}`,
+        );
       }
     }
   }

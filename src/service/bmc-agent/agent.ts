@@ -142,6 +142,7 @@ export async function startBmcAgent(
       : new ReportBatcher({
           clock,
           flushMs: config.reportFlushMs,
+          log,
           send: async (payload) => {
             const topic =
               reportsRule === undefined
@@ -242,11 +243,9 @@ export async function startBmcAgent(
           );
         }
         abort.abort();
-        // Events held for the rack's next message go now, while the connection is open.
-        const held = batcher?.flush();
         await all;
+        // Events held for the rack's next message go now, while the connection is open.
         await batcher?.flush();
-        await held;
         await Promise.allSettled([...clients.values()].map((c) => c.close()));
         await imageServer.stop();
         await journal.close();
