@@ -211,6 +211,33 @@ describe("the receiver takes a rack's batch as its components' reports", () => {
     ]);
   });
 
+  it("a batch that did not come on a rack's reports topic (a component's topic, or no rack) is dropped whole and logged", async () => {
+    const { store, entry } = await sentCommands({ rackKept: false });
+    const lines: string[] = [];
+    const recorder = createReportRecorder(
+      store,
+      lineLogger((l) => lines.push(l)),
+    );
+    const { rackId: _r, ...noRack } = batch(RACK, [ev(U, "c1", ack)]);
+    // As the per-component rules deliver it: a v1-v3 BMC (no rack) or a rack's component topic.
+    const onComponentTopic = { ...batch(RACK, [ev(U, "c1", ack)]), componentId: "c2" };
+    const legacy = { ...noRack, componentId: "c2" };
+    expect(
+      await recorder.record([
+        { message: noRack, at: 1 },
+        { message: onComponentTopic, at: 1 },
+        { message: legacy, at: 1 },
+      ]),
+    ).toEqual(["invalid", "invalid", "invalid"]);
+    expect((await entry(TASK, U, "c1"))?.ackedAt).toBeUndefined();
+    expect(store.writes).toBe(0);
+    expect(lines).toEqual([
+      "warn bmc rack reports dropped: not from a rack's reports topic",
+      "warn bmc rack reports dropped: not from a rack's reports topic componentId=c2",
+      "warn bmc rack reports dropped: not from a rack's reports topic componentId=c2",
+    ]);
+  });
+
   it("the Lambda's queue batch: a message whose reports could not be stored is named for redelivery, whole", async () => {
     const { store } = await sentCommands();
     const r = createBmcResultReceiver({

@@ -273,7 +273,15 @@ export function createReportRecorder(
  */
 function reportsOf(message: BmcReportMessage, logger: Logger): (BmcReportMessage | undefined)[] | undefined {
   if (!isRackReports(message)) return [message];
-  const { rackId, componentId: _none, ...batch } = message;
+  const { rackId, componentId, ...batch } = message;
+  // Only from a rack's reports topic (the rule adds its rack and no component): a batch on a
+  // component's topic would let that component's publisher speak for others.
+  if (typeof rackId !== "string" || rackId === "" || componentId !== undefined) {
+    logger.warn("bmc rack reports dropped: not from a rack's reports topic", {
+      ...(typeof componentId === "string" ? { componentId } : {}),
+    });
+    return undefined;
+  }
   const read = readRackReports(batch);
   if (!read.ok) {
     logger.warn("bmc rack reports dropped: undecodable", { rackId, problem: read.message });
