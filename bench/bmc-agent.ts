@@ -16,7 +16,12 @@
  * rise) and at the default `timings.progressIntervalMs`, with the IoT cost of an update-only rack
  * (bench/lib/agent-progress.ts); `--progress-only` prints just that.
  *
- *   npx tsx bench/bmc-agent.ts [--sizes 64,512] [--flash-ms 2000] [--progress-only]
+ * And the rack's report messages, counted on the broker, for the smallest size: each report its
+ * own message (`reportFlushMs` 0, the agent before batches) against one message per rack per
+ * moment (the default), with what their IoT path costs (each message an IoT message, the rule,
+ * its action and an SQS request); `--batching-only` prints just that.
+ *
+ *   npx tsx bench/bmc-agent.ts [--sizes 64,512] [--flash-ms 2000] [--progress-only] [--batching-only]
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -28,8 +33,8 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startMqttBroker } from "../local/mqtt-broker.js";
 import { firmwareImageHeader, startRedfishEmulator } from "../local/redfish-emulator.js";
-import { DEFAULT_TIMINGS } from "../src/service/bmc-agent/config.js";
-import { measureProgress, type RackIot, READ_MS, rackIot } from "./lib/agent-progress.js";
+import { DEFAULT_REPORT_FLUSH_MS, DEFAULT_TIMINGS } from "../src/service/bmc-agent/config.js";
+import { measureProgress, type RackIot, READ_MS, REPORT_USD, rackIot } from "./lib/agent-progress.js";
 import { listenForResults, publishUpdates } from "./lib/agent-rack.js";
 import { PROGRESS_PERCENTS } from "./lib/production-model.js";
 import { usd } from "./lib/rollout-figures.js";
@@ -39,6 +44,7 @@ const { values: args } = parseArgs({
     sizes: { type: "string", default: "64,512" },
     "flash-ms": { type: "string", default: "2000" },
     "progress-only": { type: "boolean", default: false },
+    "batching-only": { type: "boolean", default: false },
   },
 });
 const SIZES_MB = args.sizes.split(",").map(Number);
@@ -82,9 +88,12 @@ interface Row {
   copies: number;
   peakRssMiB: number;
   ok: number;
+  /** Reports heard, and the MQTT messages they came in. */
+  reports: number;
+  messages: number;
 }
 
-async function measure(sizeMb: number): Promise<Row> {
+async function measure(sizeMb: number, reportFlushMs = DEFAULT_REPORT_FLUSH_MS): Promise<Row> {
   const size = sizeMb * MiB;
   const version = `9.${sizeMb}.0`;
   const sha256 = digestOf(version, size);
@@ -125,6 +134,7 @@ async function measure(sizeMb: number): Promise<Row> {
       mqtt: { url: broker.url, clientId: "bench-agent" },
       stateDir: join(dir, "state"),
       timings: { pollIntervalMs: 100 },
+      reportFlushMs,
       bmcs: ids.map((componentId) => ({
         componentId,
         url: emulator.urlOf(componentId),
@@ -133,7 +143,7 @@ async function measure(sizeMb: number): Promise<Row> {
       })),
     }),
   );
-  const { results, lastResultAt, done } = await listenForResults(broker, ids);
+  const { results, lastResultAt, done, counts } = await listenForResults(broker, ids);
   const agent: ChildProcess = spawn(process.execPath, [BIN, "--config", config], {
     env: { ...process.env, BENCH_BMC_PASSWORD: "bench" },
     stdio: ["ignore", "ignore", "pipe"],
@@ -169,6 +179,8 @@ async function measure(sizeMb: number): Promise<Row> {
       copies: served / size,
       peakRssMiB: peak,
       ok: [...results.values()].filter(Boolean).length,
+      reports: counts().reports,
+      messages: counts().evt + counts().rack,
     };
   } finally {
     agent.kill("SIGTERM");
@@ -210,8 +222,36 @@ async function printProgress(): Promise<void> {
   );
 }
 
+async function printBatching(): Promise<void> {
+  const sizeMb = Math.min(...SIZES_MB);
+  const rows = [
+    { what: "one message a report (reportFlushMs 0, before)", row: await measure(sizeMb, 0) },
+    {
+      what: `one message per rack per moment (reportFlushMs ${DEFAULT_REPORT_FLUSH_MS}, default)`,
+      row: await measure(sizeMb, DEFAULT_REPORT_FLUSH_MS),
+    },
+  ];
+  console.log(
+    `BMC agent report messages, one rack of ${BMCS} emulated BMCs updating at once (image ${sizeMb} MB, flash ${FLASH_MS} ms), counted on the broker`,
+  );
+  console.log(
+    "reports sent | results ok | reports heard | MQTT messages | messages' IoT cost per rack | agent wall s",
+  );
+  for (const { what, row } of rows) {
+    if (row.ok !== BMCS) throw new Error(`${row.ok}/${BMCS} results ok: ${what}`);
+    console.log(
+      `${what} | ${row.ok}/${BMCS} | ${row.reports} | ${row.messages} | ${usd(row.messages * REPORT_USD)} | ${row.wallS.toFixed(2)}`,
+    );
+  }
+}
+
+if (args["batching-only"]) {
+  await printBatching();
+  process.exit(0);
+}
 await printProgress();
 if (args["progress-only"]) process.exit(0);
+await printBatching();
 const rows: Row[] = [];
 for (const sizeMb of SIZES_MB) rows.push(await measure(sizeMb));
 console.log(

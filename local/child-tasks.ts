@@ -6,7 +6,9 @@
  * things AWS would do for us are played here:
  *   - the IoT rules `SELECT *, topic(3) AS rackId, topic(5) AS componentId FROM
  *     'flow/rack/+/bmc/+/evt'` (also reached through Basic Ingest, `$aws/rules/<reportsRule>/...`)
- *     and `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` (v1–v3 topics) → the reports queue →
+ *     and `SELECT *, topic(3) AS rackId FROM 'flow/rack/+/reports'` (a rack agent's batches, also
+ *     through Basic Ingest to the first rule), and `SELECT *, topic(3) AS componentId FROM
+ *     'flow/bmc/+/evt'` (v1–v3 topics) → the reports queue →
  *     bmc-result in batches: a broker subscription that collects reports for `reportBatchMs` (the
  *     event source mapping's batching window) and hands each batch to the receiver's recorder,
  *     as lambdas/bmc-result.ts does with an SQS batch (one invocation per batch);
@@ -55,8 +57,11 @@ import type {
 import {
   BMC_EVT_TOPIC_FILTER,
   basicIngestEvtTopicFilter,
+  basicIngestRackReportsTopicFilter,
   LEGACY_BMC_EVT_TOPIC_FILTER,
   parseBmcTopic,
+  parseRackReportsTopic,
+  RACK_REPORTS_TOPIC_FILTER,
 } from "../src/domain/bmc-topics.js";
 import type { ExternalCheckConfig } from "../src/domain/external-check.js";
 import { childTaskParts, childTaskService, childTaskSteps } from "../src/service/child-tasks.js";
@@ -320,19 +325,29 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
   const onReport = async (topic: string, payload: Buffer): Promise<void> => {
     counts.received += 1;
     const where = parseBmcTopic(topic);
+    const batchRack = where === undefined ? parseRackReportsTopic(topic) : undefined;
     let message: unknown;
     try {
       message = JSON.parse(payload.toString("utf8"));
     } catch {
       message = undefined;
     }
-    if (where === undefined || typeof message !== "object" || message === null || Array.isArray(message)) {
+    if (
+      (where === undefined && batchRack === undefined) ||
+      typeof message !== "object" ||
+      message === null ||
+      Array.isArray(message)
+    ) {
       counts.invalid += 1;
       return;
     }
-    // As the IoT rules do: the topic's component, and its rack on a rack-scoped topic.
-    const rack = where.rackId === undefined ? {} : { rackId: where.rackId };
-    buffer.push({ ...message, componentId: where.componentId, ...rack });
+    // As the IoT rules do: the topic's component, and its rack on a rack-scoped topic; a rack's
+    // batch of reports gets its rack (the receiver reads its components from it).
+    if (where === undefined) buffer.push({ ...message, rackId: batchRack });
+    else {
+      const rack = where.rackId === undefined ? {} : { rackId: where.rackId };
+      buffer.push({ ...message, componentId: where.componentId, ...rack });
+    }
     if (windowMs <= 0) return flush();
     timer ??= setTimeout(() => {
       flush().catch((error: unknown) => {
@@ -395,7 +410,9 @@ export const LOCAL_REPORTS_RULE = "Flow_local_rack_bmc_events";
 const ruleTopicFilters = (reportsRule: string): string[] => [
   BMC_EVT_TOPIC_FILTER,
   LEGACY_BMC_EVT_TOPIC_FILTER,
+  RACK_REPORTS_TOPIC_FILTER,
   basicIngestEvtTopicFilter(reportsRule),
+  basicIngestRackReportsTopicFilter(reportsRule),
 ];
 
 /** The IoT rule stand-in's subscription; returns its removal. */

@@ -27,6 +27,7 @@ import {
   agentProgressPerFlash,
   modelAgentRack,
   modelRack,
+  oneMessageAMoment,
   type RackModel,
   ROLLOUT_MAX_PARALLEL,
   rackCallbacks,
@@ -64,12 +65,16 @@ export const FLEET_RACKS = {
   defaultRule: rackOf(DEFAULT_RULE),
   updateAloneAgent: rackOf(UPDATE_ONLY_RULE, AGENT_PROGRESS),
   defaultRuleAgent: rackOf(DEFAULT_RULE, AGENT_PROGRESS),
+  updateAloneAgentBatched: oneMessageAMoment(rackOf(UPDATE_ONLY_RULE, AGENT_PROGRESS)),
+  defaultRuleAgentBatched: oneMessageAMoment(rackOf(DEFAULT_RULE, AGENT_PROGRESS)),
 };
 const NAMES: Record<keyof typeof FLEET_RACKS, string> = {
   updateAlone: "update alone",
   defaultRule: "default rule",
   updateAloneAgent: "update alone, agent",
   defaultRuleAgent: "default rule, agent",
+  updateAloneAgentBatched: "update alone, agent, a message a moment",
+  defaultRuleAgentBatched: "default rule, agent, a message a moment",
 };
 
 /** The Lambda aim per rack, with the update alone and the default rule. */
@@ -164,7 +169,7 @@ export function printPerRack(input: {
   const { defaultRule, updateAlone } = FLEET_RACKS;
   const cost = (key: keyof typeof FLEET_RACKS, rack: FleetRack): string => {
     if (key === "updateAlone") return "-";
-    if (key === "updateAloneAgent") {
+    if (key === "updateAloneAgent" || key === "updateAloneAgentBatched") {
       return `+$${costWithMoreReports({ simulatedUsd: 0, simulated: updateAlone, rack }).added.toFixed(5)}`;
     }
     const c = costWithMoreReports({ simulatedUsd: record.cost10min, simulated: defaultRule, rack });

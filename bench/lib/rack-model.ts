@@ -166,6 +166,24 @@ export function modelAgentRack(
 }
 
 /**
+ * The agent's rack when it sends one message per rack per moment (docs/agent.md, `reportFlushMs`):
+ * a moment's reports, every BMC of the wave's at about the same second, travel as ONE message of
+ * the rack's, so the rack's report messages are its moments (`bmcResultUnshared`), each one IoT
+ * message, one rule action and one SQS message, and each moment reaches the receiver in one batch
+ * (its `moments` are of one message each: the fleet's pollers cannot split it). `reports` counts
+ * the messages; the reports they carry are the unbatched rack's.
+ */
+export function oneMessageAMoment<R extends RackModel & RackCallbacks>(rack: R): R & { carried: number } {
+  return {
+    ...rack,
+    carried: rack.reports,
+    reports: rack.bmcResultUnshared,
+    iotMessages: rack.commands + rack.bmcResultUnshared,
+    moments: rack.moments.map((m) => ({ ...m, reports: 1 })),
+  };
+}
+
+/**
  * One kind of report of one wave (every BMC of the wave sends it at about the same moment, minutes
  * from the next at production timing): `reports` of them, `count` such moments a rack, `terminal`
  * when they are the answers that complete the wait (a result, a status) rather than news of a

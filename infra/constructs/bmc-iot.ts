@@ -16,6 +16,13 @@
  *   (its `reportsRule`, the stack's output BmcReportsRuleName), which IoT hands straight to the
  *   rule without the message broker's charge; the rule's SQL is the same (the prefix is not counted
  *   by `topic(N)`). The agent policy allows that form for the same topics, its own rack's only.
+ * - A rack's batched reports (one message per rack per moment, src/domain/bmc-rack-reports.ts) on
+ *   `flow/rack/{rackId}/reports`, which only that rack's agent may publish: through the broker, the
+ *   rule `flow/rack/+/reports` puts each on the same queue with its rack (`topic(3)`); through
+ *   Basic Ingest, the agent sends them to the rack reports' rule above
+ *   (`$aws/rules/<it>/flow/rack/{rackId}/reports`), which IoT hands to that rule whatever its FROM
+ *   (a FROM filters broker messages only), `topic(3)` again the rack and no `topic(5)`. The
+ *   receiver reads each batch's components and stores their reports only on that rack's commands.
  *
  * Protocol v1–v3, one thing per component BMC named by the component id, on `flow/bmc/{id}/cmd`
  * and `/evt`: the BMC policy and the rule `flow/bmc/+/evt` (component `topic(3)`) stay, so such
@@ -32,7 +39,10 @@ import { Construct } from "constructs";
 import {
   BMC_EVT_TOPIC_FILTER,
   basicIngestEvtTopic,
+  basicIngestRackReportsTopic,
   LEGACY_BMC_EVT_TOPIC_FILTER,
+  RACK_REPORTS_TOPIC_FILTER,
+  rackReportsTopic,
 } from "../../src/domain/bmc-topics.js";
 
 // An IoT policy variable, resolved by IoT Core per connection (not a template placeholder).
@@ -59,6 +69,8 @@ export class BmcIot extends Construct {
   readonly rackTopicRule: iot.CfnTopicRule;
   /** Its name: what an agent's `reportsRule` names to send its reports through Basic Ingest. */
   readonly rackTopicRuleName: string;
+  /** Rack agents' batched reports through the broker (`flow/rack/+/reports`). */
+  readonly rackReportsRule: iot.CfnTopicRule;
   /** A v1–v3 BMC thing's policy (thing name = component id). */
   readonly bmcPolicy: iot.CfnPolicy;
   /** A rack agent's policy (thing name = rack id). */
@@ -122,6 +134,18 @@ export class BmcIot extends Construct {
         description: "Rack agents' BMC reports to the reports queue, read by the bmc-result Lambda",
         awsIotSqlVersion: "2016-03-23",
         sql: `SELECT *, topic(3) AS rackId, topic(5) AS componentId FROM '${BMC_EVT_TOPIC_FILTER}'`,
+        ruleDisabled: false,
+        actions: [{ sqs: { queueUrl: props.reports.queueUrl, roleArn: sendRole.roleArn, useBase64: false } }],
+        errorAction: { cloudwatchLogs: { logGroupName: errorLogs.logGroupName, roleArn: errorRole.roleArn } },
+      },
+    });
+
+    this.rackReportsRule = new iot.CfnTopicRule(this, "RackReports", {
+      ruleName: `${safe}_rack_reports`,
+      topicRulePayload: {
+        description: "Rack agents' batched BMC reports to the reports queue, read by the bmc-result Lambda",
+        awsIotSqlVersion: "2016-03-23",
+        sql: `SELECT *, topic(3) AS rackId FROM '${RACK_REPORTS_TOPIC_FILTER}'`,
         ruleDisabled: false,
         actions: [{ sqs: { queueUrl: props.reports.queueUrl, roleArn: sendRole.roleArn, useBase64: false } }],
         errorAction: { cloudwatchLogs: { logGroupName: errorLogs.logGroupName, roleArn: errorRole.roleArn } },
@@ -210,6 +234,13 @@ export class BmcIot extends Construct {
             Resource: iotArn(
               `topic/${basicIngestEvtTopic(this.rackTopicRuleName, { rackId: THING, componentId: "*" })}`,
             ),
+          },
+          // Its rack's batched reports, through the broker or Basic Ingest: its own rack's topic only.
+          { Effect: "Allow", Action: "iot:Publish", Resource: iotArn(`topic/${rackReportsTopic(THING)}`) },
+          {
+            Effect: "Allow",
+            Action: "iot:Publish",
+            Resource: iotArn(`topic/${basicIngestRackReportsTopic(this.rackTopicRuleName, THING)}`),
           },
           {
             Effect: "Allow",

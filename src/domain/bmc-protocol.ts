@@ -31,6 +31,8 @@
  *       v1–v3's, each still marked with the lowest version that carries its fields (no body is
  *       ever `v: 4`), so a v4 speaker decodes exactly what a v3 one does. A v1–v3 BMC, listening on
  *       its per-component topic, hears a v4 deployment only when that also publishes there.
+ *   v5  a rack agent's batch of reports on its rack's topic (bmc-rack-reports.ts): a message of its
+ *       own (`type: reports`, `v: 5`) whose elements are v1–v3 reports unchanged.
  */
 import { commandRequestId, updateAddress } from "./command-addresses.js";
 

@@ -18,6 +18,11 @@
  * charge; nobody can subscribe to such a topic). The rule's SQL is the same: IoT does not count the
  * `$aws/rules/{ruleName}` prefix in `topic(N)`, so `topic(3)` is still the rack.
  *
+ * A rack's batched reports (many components' events in one message, bmc-rack-reports.ts):
+ *   flow/rack/{rackId}/reports                          agent → child task (the broker)
+ *   $aws/rules/{ruleName}/flow/rack/{rackId}/reports    the same through Basic Ingest
+ * Only the rack's agent may publish there (its policy); `topic(3)` is the rack either way.
+ *
  * Ids are lowercase UUIDs: never empty, never an MQTT wildcard, never containing a `/`.
  */
 
@@ -43,6 +48,9 @@ export const BMC_EVT_TOPIC_FILTER = `${RACK_TOPIC_ROOT}/+/bmc/+/evt`;
 /** Every v1–v3 component's reports (the IoT rule kept for BMCs on the per-component topics). */
 export const LEGACY_BMC_EVT_TOPIC_FILTER = `${LEGACY_BMC_TOPIC_ROOT}/+/evt`;
 
+/** Every rack's batched reports (what the rack reports' rule selects through the broker). */
+export const RACK_REPORTS_TOPIC_FILTER = `${RACK_TOPIC_ROOT}/+/reports`;
+
 /** The topic prefix that sends a message straight to an IoT rule (AWS IoT Basic Ingest). */
 export const BASIC_INGEST_PREFIX = "$aws/rules";
 
@@ -62,6 +70,38 @@ export function basicIngestEvtTopic(ruleName: string, to: BmcAddress): string {
  */
 export function basicIngestEvtTopicFilter(ruleName: string): string {
   return `${BASIC_INGEST_PREFIX}/${ruleName}/${BMC_EVT_TOPIC_FILTER}`;
+}
+
+/** A rack's batched reports: `flow/rack/<rack>/reports`. */
+export function rackReportsTopic(rackId: string): string {
+  return `${RACK_TOPIC_ROOT}/${rackId}/reports`;
+}
+
+/** A rack's batched reports through Basic Ingest: `$aws/rules/<ruleName>/flow/rack/<rack>/reports`. */
+export function basicIngestRackReportsTopic(ruleName: string, rackId: string): string {
+  return `${BASIC_INGEST_PREFIX}/${ruleName}/${rackReportsTopic(rackId)}`;
+}
+
+/** Every rack's batched reports sent to `ruleName` through Basic Ingest (the local rule stand-in). */
+export function basicIngestRackReportsTopicFilter(ruleName: string): string {
+  return `${BASIC_INGEST_PREFIX}/${ruleName}/${RACK_REPORTS_TOPIC_FILTER}`;
+}
+
+/**
+ * The rack of a batched reports topic, plain or through Basic Ingest
+ * (`"flow/rack/r1/reports"` → `"r1"`); anything else → undefined.
+ */
+export function parseRackReportsTopic(topic: string): string | undefined {
+  let plain = topic;
+  if (topic.startsWith(`${BASIC_INGEST_PREFIX}/`)) {
+    const rest = topic.slice(BASIC_INGEST_PREFIX.length + 1);
+    const slash = rest.indexOf("/");
+    if (slash < 0 || !isIotRuleName(rest.slice(0, slash))) return undefined;
+    plain = rest.slice(slash + 1);
+  }
+  const parts = plain.split("/");
+  const ok = parts.length === 4 && parts[0] === "flow" && parts[1] === "rack" && parts[3] === "reports";
+  return ok && isId(parts[2] as string) ? parts[2] : undefined;
 }
 
 export function bmcCmdTopic(to: BmcAddress): string {

@@ -143,6 +143,12 @@ export interface CommandSet {
    * heartbeats (`heartbeatDue`). Absent: no write of reports asked for it.
    */
   heard?: { at: number; before?: number };
+  /**
+   * The rack the set's commands went to (its task's), as the first `open` stored it: a report that
+   * came from another rack's topic is not stored here (`CommandSetStore.record`'s `rackId`).
+   * Absent on records opened before it was kept.
+   */
+  rackId?: string;
 }
 
 /**

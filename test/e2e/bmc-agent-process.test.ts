@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startMqttBroker } from "../../local/mqtt-broker.js";
 import { startRedfishEmulator } from "../../local/redfish-emulator.js";
 import { encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
-import { BMC_EVT_TOPIC_FILTER, bmcCmdTopic } from "../../src/domain/bmc-topics.js";
+import { bmcCmdTopic, RACK_REPORTS_TOPIC_FILTER } from "../../src/domain/bmc-topics.js";
 import { until } from "../support/poll.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -97,8 +97,9 @@ describe("flow-bmc-agent: SIGTERM", () => {
       username: "flow",
       password: "pw",
     });
+    // Its reports come as its rack's batches (the default reportFlushMs).
     const statuses: string[] = [];
-    await broker.subscribe(BMC_EVT_TOPIC_FILTER, (_topic, payload) => {
+    await broker.subscribe(RACK_REPORTS_TOPIC_FILTER, (_topic, payload) => {
       statuses.push(payload.toString());
     });
     const file = join(dir, "good.json");
@@ -121,7 +122,11 @@ describe("flow-bmc-agent: SIGTERM", () => {
         encodeBmcMessage({ v: 1, type: "query", requestId: "q-1" }),
       );
       await until("the status", () => statuses.length > 0, 20_000);
-      expect(JSON.parse(statuses[0]!)).toEqual({ v: 1, type: "status", requestId: "q-1", version: "1.0.0" });
+      expect(JSON.parse(statuses[0]!)).toEqual({
+        v: 5,
+        type: "reports",
+        reports: [{ componentId, v: 1, type: "status", requestId: "q-1", version: "1.0.0" }],
+      });
       child.kill("SIGTERM");
       expect(await exited(child)).toBe(0);
       expect(emulator.record(componentId)).toMatchObject({ sessionsCreated: 1, sessionsDeleted: 1 });

@@ -1,7 +1,9 @@
 /**
  * The BMC agent with `reportsRule`: every report goes straight to the rack reports' rule through
- * AWS IoT Basic Ingest (`$aws/rules/<rule>/flow/rack/<rack>/bmc/<component>/evt`), none on the
- * plain evt topic; commands still arrive on the rack's cmd topic.
+ * AWS IoT Basic Ingest, none on the plain topics: its rack's batches
+ * (`$aws/rules/<rule>/flow/rack/<rack>/reports`), or with `reportFlushMs: 0` each report alone
+ * (`$aws/rules/<rule>/flow/rack/<rack>/bmc/<component>/evt`); commands still arrive on the rack's
+ * cmd topic.
  *
  * Real parts: the agent over TCP to the local broker (aedes takes a client's publish to a `$aws/`
  * topic: it reserves `$SYS/` only), the Redfish emulator over HTTPS. End to end, the child-task
@@ -18,10 +20,14 @@ import type { FleetConfig } from "../../local/fleet-file.js";
 import { type RedfishEmulator, startRedfishEmulator } from "../../local/redfish-emulator.js";
 import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
 import { decodeBmcEvent } from "../../src/domain/bmc-protocol-decode.js";
+import { readRackReports } from "../../src/domain/bmc-rack-reports.js";
 import {
   BMC_EVT_TOPIC_FILTER,
   basicIngestEvtTopic,
   basicIngestEvtTopicFilter,
+  basicIngestRackReportsTopic,
+  basicIngestRackReportsTopicFilter,
+  RACK_REPORTS_TOPIC_FILTER,
 } from "../../src/domain/bmc-topics.js";
 import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { parseReport } from "../../src/domain/task-report.js";
@@ -61,6 +67,26 @@ async function collect(
   return seen;
 }
 
+/** Every rack batch the broker routes on `filter`: its topic and its reports, in arrival order. */
+async function collectBatches(
+  broker: AgentHarness["broker"],
+  filter: string,
+): Promise<{ topic: string; reports: { componentId: string; event: BmcEvent }[] }[]> {
+  const seen: { topic: string; reports: { componentId: string; event: BmcEvent }[] }[] = [];
+  await broker.subscribe(filter, (topic, payload) => {
+    const read = readRackReports(JSON.parse(payload.toString("utf8")) as Record<string, unknown>);
+    if (!read.ok) throw new Error(`undecodable batch on ${topic}: ${read.message}`);
+    seen.push({
+      topic,
+      reports: read.value.map((item) => {
+        if (!item.ok) throw new Error(item.message);
+        return item.value;
+      }),
+    });
+  });
+  return seen;
+}
+
 describe("bmc agent: reports through Basic Ingest", () => {
   let h: AgentHarness | undefined;
   afterEach(async () => {
@@ -68,8 +94,37 @@ describe("bmc agent: reports through Basic Ingest", () => {
     h = undefined;
   });
 
-  it("with reportsRule: a query's status and an update's ack, progress and result all go to $aws/rules/<rule>/...; none to the plain topic", async () => {
+  it("with reportsRule: its rack's batches go to $aws/rules/<rule>/flow/rack/<rack>/reports, carrying every report in order; none to the plain topics", async () => {
     h = await startAgentHarness([{ id: C1 }], { agentConfig: { reportsRule: RULE } });
+    const ingested = await collectBatches(h.broker, basicIngestRackReportsTopicFilter(RULE));
+    const plain = await collectBatches(h.broker, RACK_REPORTS_TOPIC_FILTER);
+    const image = h.images.add("1.3.0");
+    await h.send(C1, { v: 1, type: "query", requestId: "q-bb" });
+    await until("the query's status", () => ingested.length > 0 || undefined);
+    await h.send(C1, h.update("u-bb", "1.3.0", image));
+    await until(
+      "the update's result",
+      () => ingested.some((m) => m.reports.some((r) => r.event.type === "result")) || undefined,
+    );
+    expect(ingested.flatMap((m) => m.reports.map((r) => [r.componentId, r.event]))).toEqual(
+      [
+        { v: 1, type: "status", requestId: "q-bb", version: "1.0.0" },
+        ack("u-bb"),
+        progress("u-bb", 25),
+        progress("u-bb", 50),
+        progress("u-bb", 75),
+        ok("u-bb", "1.3.0"),
+      ].map((e) => [C1, e]),
+    );
+    expect(new Set(ingested.map((m) => m.topic))).toEqual(
+      new Set([basicIngestRackReportsTopic(RULE, TEST_RACK_ID)]),
+    );
+    expect(plain).toEqual([]);
+    expect(h.messages.evt).toBe(0);
+  });
+
+  it("with reportsRule and reportFlushMs 0: a query's status and an update's ack, progress and result all go to $aws/rules/<rule>/...; none to the plain topic", async () => {
+    h = await startAgentHarness([{ id: C1 }], { agentConfig: { reportsRule: RULE, reportFlushMs: 0 } });
     const ingested = await collect(h.broker, basicIngestEvtTopicFilter(RULE));
     const plain = await collect(h.broker, BMC_EVT_TOPIC_FILTER);
     const image = h.images.add("1.3.0");
@@ -125,14 +180,17 @@ describe("bmc agent: Basic Ingest reports reach the receiver (local IoT rule sta
     await stack?.close();
   });
 
-  it("an agent with the stand-in's rule name answers the preflight through Basic Ingest; the receiver stores it and the task completes on it", async () => {
+  it("an agent with the stand-in's rule name answers the preflight in its rack's batch through Basic Ingest; the receiver stores it and the task completes on it", async () => {
     stack = await startHarness({ label: "bmcbi", racks: [fleetRack!], fleet });
     await stack.stores.inventory.upsertRacks([agentRack!]);
     expect(await stack.stores.policy.putRuleVersion(QUERY_ONLY)).toBe("written");
     const componentId = agentRack!.components[0]!.id;
     stateDir = mkdtempSync(join(tmpdir(), "flow-bmc-agent-bi-"));
     emulator = await startRedfishEmulator({ bmcs: [{ id: componentId }], username: "flow", password: "pw" });
-    const ingested = await collect(stack.broker, basicIngestEvtTopicFilter(LOCAL_REPORTS_RULE));
+    const ingested = await collectBatches(
+      stack.broker,
+      basicIngestRackReportsTopicFilter(LOCAL_REPORTS_RULE),
+    );
     agent = await startBmcAgent(
       parseAgentConfig(
         {
@@ -158,8 +216,8 @@ describe("bmc agent: Basic Ingest reports reach the receiver (local IoT rule sta
     expect(parseReport(task.report).components.map((c) => [c.id, c.status])).toEqual([
       [componentId, "SKIPPED"],
     ]);
-    expect(ingested.map((m) => [m.topic, m.event.type])).toEqual([
-      [basicIngestEvtTopic(LOCAL_REPORTS_RULE, { rackId: agentRack!.id, componentId }), "status"],
+    expect(ingested.map((m) => [m.topic, m.reports.map((r) => [r.componentId, r.event.type])])).toEqual([
+      [basicIngestRackReportsTopic(LOCAL_REPORTS_RULE, agentRack!.id), [[componentId, "status"]]],
     ]);
     const after = stack.child.reportStats();
     expect(after.recorded - before.recorded).toBe(1);

@@ -1,6 +1,8 @@
 /**
  * Where the BMC agent listens and answers: with `rackId`, on its rack's topics (protocol v4), one
- * subscription for the rack; without, on each BMC's v1-v3 per-component topic, with a warning.
+ * subscription for the rack, its reports batched on the rack's reports topic (or, with
+ * `reportFlushMs: 0`, one by one on each component's evt topic); without, on each BMC's v1-v3
+ * per-component topic, with a warning.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { encodeBmcMessage } from "../../src/domain/bmc-protocol.js";
@@ -20,13 +22,13 @@ afterEach(async () => {
 async function reportTopics(harness: AgentHarness): Promise<string[]> {
   const topics: string[] = [];
   await harness.broker.subscribe("flow/#", (topic) => {
-    if (topic.endsWith("/evt")) topics.push(topic);
+    if (topic.endsWith("/evt") || topic.endsWith("/reports")) topics.push(topic);
   });
   return topics;
 }
 
 describe("bmc agent: topics", () => {
-  it("with rackId: commands on its rack's topic are answered on that rack's evt topic; another rack's are not its own", async () => {
+  it("with rackId: commands on its rack's topic are answered on that rack's reports topic; another rack's are not its own", async () => {
     h = await startAgentHarness([{ id: C1 }]);
     const topics = await reportTopics(h);
     // A command for the same component under another rack: the agent's one subscription is its
@@ -40,8 +42,19 @@ describe("bmc agent: topics", () => {
       { v: 1, type: "status", requestId: "q-own", version: "1.0.0" },
     ]);
     expect(h.events.get(C1)?.map((e) => e.requestId)).toEqual(["q-own"]);
-    expect(topics).toEqual([`flow/rack/${TEST_RACK_ID}/bmc/${C1}/evt`]);
+    expect(topics).toEqual([`flow/rack/${TEST_RACK_ID}/reports`]);
     expect(h.logs.filter((l) => l.includes("WARNING"))).toEqual([]);
+  });
+
+  it("with rackId and reportFlushMs 0: each report alone on its component's evt topic of the rack", async () => {
+    h = await startAgentHarness([{ id: C1 }], { agentConfig: { reportFlushMs: 0 } });
+    const topics = await reportTopics(h);
+    await h.send(C1, { v: 1, type: "query", requestId: "q-alone" });
+    expect(await h.eventsUntilResult(C1, "q-alone")).toEqual([
+      { v: 1, type: "status", requestId: "q-alone", version: "1.0.0" },
+    ]);
+    expect(topics).toEqual([`flow/rack/${TEST_RACK_ID}/bmc/${C1}/evt`]);
+    expect(h.messages).toEqual({ evt: 1, rack: 0 });
   });
 
   it("without rackId: the v1-v3 per-component topics, and a warning at start", async () => {

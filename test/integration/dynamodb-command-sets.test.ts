@@ -576,4 +576,52 @@ describe("DynamoCommandSetStore", () => {
     ).toBe(true);
     own.destroy();
   });
+
+  it("a set opened for a rack keeps that rack (the first open's) and takes reports only from that rack's topic; a set of before takes any", async () => {
+    const taskId = uuid(1, "7a5c9100");
+    const a = updateAddress(taskId, 0);
+    const [k1, k2] = [entryKey(a, "c1"), entryKey(a, "c2")];
+    const window = { sentAt: 1, deadline: 100 };
+    const rack = uuid(1, "3f2a0000");
+    const other = uuid(2, "3f2a0000");
+    expect(
+      (
+        await store.open(
+          taskId,
+          "u",
+          Object.fromEntries([newEntry(a, "c1", window)]),
+          undefined,
+          undefined,
+          rack,
+        )
+      ).rackId,
+    ).toBe(rack);
+    // A later open (another wave) names no other rack over it.
+    await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([newEntry(a, "c2", window)]),
+      undefined,
+      undefined,
+      other,
+    );
+    expect((await store.get(taskId, "u"))?.rackId).toBe(rack);
+    // From another rack's topic: refused, nothing stored, the set returned with its rack.
+    const refused = await store.record(taskId, "u", { [k1]: { result: ok, ackedAt: 50 } }, { rackId: other });
+    expect(refused.outcome).toBe("refused");
+    expect(refused.set?.rackId).toBe(rack);
+    expect(refused.set?.entries[k1]?.result).toBeUndefined();
+    // From its own rack's topic, and from a v1-v3 topic (no rack): written.
+    expect(
+      (await store.record(taskId, "u", { [k1]: { result: ok, ackedAt: 50 } }, { rackId: rack })).outcome,
+    ).toBe("written");
+    expect((await store.record(taskId, "u", { [k2]: { ackedAt: 51 } })).outcome).toBe("written");
+    // A set opened without a rack (before racks were kept) takes reports from any rack's topic.
+    const before = uuid(2, "7a5c9100");
+    const b = updateAddress(before, 0);
+    await store.open(before, "u", Object.fromEntries([newEntry(b, "c1", window)]));
+    expect(
+      (await store.record(before, "u", { [entryKey(b, "c1")]: { ackedAt: 5 } }, { rackId: other })).outcome,
+    ).toBe("written");
+  });
 });

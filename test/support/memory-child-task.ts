@@ -113,10 +113,12 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       entries: Record<string, CommandEntry>,
       part?: number,
       wake?: WaitToStore,
+      rackId?: string,
     ) {
       store.writes += 1;
       const set = created(taskId, family, part);
       if (set.closedAt !== undefined) return structuredClone(set);
+      if (rackId !== undefined) set.rackId ??= rackId;
       for (const [key, entry] of Object.entries(entries)) set.entries[key] ??= structuredClone(entry);
       if (wake !== undefined) {
         set.wake = { token: wake.token, keys: [...wake.keys] };
@@ -201,21 +203,29 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       taskId: string,
       family: CommandFamily,
       writes: Record<string, EntryWrite>,
-      options: { returnSet?: boolean; part?: number; heardAt?: number } = {},
+      options: { returnSet?: boolean; part?: number; heardAt?: number; rackId?: string } = {},
     ) {
       store.writes += 1;
       const set = sets.get(keyOf(taskId, family, options.part));
       if (set === undefined) return { outcome: "refused" as const };
-      const allowed = Object.entries(writes).every(([key, w]) => {
-        const e = set.entries[key];
-        if (e === undefined) return false;
-        if (w.result !== undefined && e.result !== undefined) return false;
-        if (w.status !== undefined && e.status !== undefined) return false;
-        if (w.progress !== undefined && (e.result !== undefined || (e.progress ?? -1) >= w.progress.percent))
-          return false;
-        const lone = w.result === undefined && w.status === undefined && w.progress === undefined;
-        return !(lone && w.ackedAt !== undefined && e.ackedAt !== undefined);
-      });
+      // Reports from a rack's topic only onto that rack's commands (a set of before: any).
+      const otherRack =
+        options.rackId !== undefined && set.rackId !== undefined && set.rackId !== options.rackId;
+      const allowed =
+        !otherRack &&
+        Object.entries(writes).every(([key, w]) => {
+          const e = set.entries[key];
+          if (e === undefined) return false;
+          if (w.result !== undefined && e.result !== undefined) return false;
+          if (w.status !== undefined && e.status !== undefined) return false;
+          if (
+            w.progress !== undefined &&
+            (e.result !== undefined || (e.progress ?? -1) >= w.progress.percent)
+          )
+            return false;
+          const lone = w.result === undefined && w.status === undefined && w.progress === undefined;
+          return !(lone && w.ackedAt !== undefined && e.ackedAt !== undefined);
+        });
       if (!allowed) return { outcome: "refused" as const, set: structuredClone(set) };
       for (const [key, w] of Object.entries(writes)) {
         const e = set.entries[key] as CommandEntry;

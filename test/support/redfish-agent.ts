@@ -31,12 +31,15 @@ import {
   type UpdateCommand,
 } from "../../src/domain/bmc-protocol.js";
 import { decodeBmcEvent } from "../../src/domain/bmc-protocol-decode.js";
+import { readRackReports } from "../../src/domain/bmc-rack-reports.js";
 import {
   BMC_EVT_TOPIC_FILTER,
   bmcCmdTopic,
   LEGACY_BMC_EVT_TOPIC_FILTER,
   legacyBmcCmdTopic,
   parseBmcTopic,
+  parseRackReportsTopic,
+  RACK_REPORTS_TOPIC_FILTER,
 } from "../../src/domain/bmc-topics.js";
 import { type BmcAgent, startBmcAgent } from "../../src/service/bmc-agent/agent.js";
 import { parseAgentConfig } from "../../src/service/bmc-agent/config.js";
@@ -56,6 +59,9 @@ export const TEST_TIMINGS = {
   busyTimeoutMs: 5_000,
   progressIntervalMs: 0,
 };
+
+/** The harness agent's flush window (with a rackId): batched like the default, but quickly. */
+export const TEST_REPORT_FLUSH_MS = 20;
 
 export interface ImageRef {
   uri: string;
@@ -118,8 +124,13 @@ export interface AgentHarness {
   agent: BmcAgent;
   stateDir: string;
   logs: string[];
-  /** Every event on the agent's evt topics (its rack's, or v1–v3's), per component, in arrival order. */
+  /**
+   * Every event the agent sent, per component, in arrival order: on its evt topics (its rack's, or
+   * v1–v3's) and in its rack's batches.
+   */
   events: Map<string, BmcEvent[]>;
+  /** MQTT messages the agent's reports came in, on the broker: one by one (evt) and its rack's batches. */
+  messages: { evt: number; rack: number };
   send(componentId: string, command: BmcCommand): Promise<void>;
   update(
     requestId: string,
@@ -172,14 +183,29 @@ export async function startAgentHarness(
       ? options.agentConfig.rackId
       : TEST_RACK_ID
   ) as string | undefined;
+  const messages = { evt: 0, rack: 0 };
+  const add = (componentId: string, event: BmcEvent) =>
+    events.set(componentId, [...(events.get(componentId) ?? []), event]);
   const onEvent = (topic: string, payload: Buffer) => {
     const where = parseBmcTopic(topic);
     const decoded = decodeBmcEvent(payload);
     if (where === undefined || !decoded.ok) throw new Error(`undecodable event on ${topic}`);
-    events.set(where.componentId, [...(events.get(where.componentId) ?? []), decoded.value]);
+    messages.evt += 1;
+    add(where.componentId, decoded.value);
+  };
+  const onBatch = (topic: string, payload: Buffer) => {
+    const read = readRackReports(JSON.parse(payload.toString("utf8")) as Record<string, unknown>);
+    if (parseRackReportsTopic(topic) === undefined || !read.ok)
+      throw new Error(`undecodable batch on ${topic}`);
+    messages.rack += 1;
+    for (const item of read.value) {
+      if (!item.ok) throw new Error(`undecodable report on ${topic}: ${item.message}`);
+      add(item.value.componentId, item.value.event);
+    }
   };
   await broker.subscribe(BMC_EVT_TOPIC_FILTER, onEvent);
   await broker.subscribe(LEGACY_BMC_EVT_TOPIC_FILTER, onEvent);
+  await broker.subscribe(RACK_REPORTS_TOPIC_FILTER, onBatch);
   const logs: string[] = [];
   const perBmc =
     typeof options.bmcConfig === "function" ? options.bmcConfig(certs) : (options.bmcConfig ?? {});
@@ -192,6 +218,8 @@ export async function startAgentHarness(
         timings: TEST_TIMINGS,
         requestTimeoutMs: 5_000,
         shutdownGraceMs: 0,
+        // Its rack's reports batched as the product's default does, in a window short for tests.
+        ...(rackId === undefined ? {} : { reportFlushMs: TEST_REPORT_FLUSH_MS }),
         ...options.agentConfig,
         bmcs: bmcs.map((b) => ({
           componentId: b.id,
@@ -223,6 +251,7 @@ export async function startAgentHarness(
     stateDir,
     logs,
     events,
+    messages,
     send: (componentId, command) =>
       broker.publish(
         rackId === undefined ? legacyBmcCmdTopic(componentId) : bmcCmdTopic({ rackId, componentId }),

@@ -7,7 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { DEFAULT_TIMINGS, parseAgentConfig } from "../../src/service/bmc-agent/config.js";
+import {
+  DEFAULT_REPORT_FLUSH_MS,
+  DEFAULT_TIMINGS,
+  parseAgentConfig,
+} from "../../src/service/bmc-agent/config.js";
 import { ConfigError } from "../../src/service/env-reader.js";
 
 const dir = mkdtempSync(join(tmpdir(), "agent-config-"));
@@ -217,6 +221,34 @@ describe("bmc agent config: timings.progressIntervalMs (progress paced per updat
     for (const value of [-1, 1.5, "60000"]) {
       expect(problems({ ...base, timings: { progressIntervalMs: value } })).toEqual([
         `timings.progressIntervalMs: must be an integer from 0 to 150000 (got ${JSON.stringify(value)})`,
+      ]);
+    }
+  });
+});
+
+describe("bmc agent config: reportFlushMs (one message per rack per moment)", () => {
+  const bmcs = [{ componentId: C1, url: "https://10.0.3.17", username: "flow", passwordFile: "bmc.pw" }];
+  const mqtt = { url: "mqtt://127.0.0.1:1883" };
+
+  it("with rackId: 1000 ms by default; 0 (each report alone) and the longest, 10000, taken as given", () => {
+    expect(DEFAULT_REPORT_FLUSH_MS).toBe(1_000);
+    expect(parse({ rackId: RACK, mqtt, bmcs }).reportFlushMs).toBe(1_000);
+    expect(parse({ rackId: RACK, reportFlushMs: 0, mqtt, bmcs }).reportFlushMs).toBe(0);
+    expect(parse({ rackId: RACK, reportFlushMs: 10_000, mqtt, bmcs }).reportFlushMs).toBe(10_000);
+  });
+
+  it("without rackId: 0 (no rack topic to batch on); a window asked for is a problem", () => {
+    expect(parse({ mqtt, bmcs }).reportFlushMs).toBe(0);
+    expect(parse({ reportFlushMs: 0, mqtt, bmcs }).reportFlushMs).toBe(0);
+    expect(problems({ reportFlushMs: 500, mqtt, bmcs })).toEqual([
+      "reportFlushMs: needs rackId: a rack's reports travel on its rack topic (flow/rack/<rackId>/reports); 0 or absent without it",
+    ]);
+  });
+
+  it("not a whole number of milliseconds from 0 to 10000 is refused naming the field", () => {
+    for (const value of [-1, 1.5, 10_001, "1000"]) {
+      expect(problems({ rackId: RACK, reportFlushMs: value, mqtt, bmcs })).toEqual([
+        `reportFlushMs: must be an integer from 0 to 10000 (got ${JSON.stringify(value)})`,
       ]);
     }
   });

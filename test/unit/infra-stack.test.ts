@@ -464,6 +464,7 @@ describe("infra IoT: BMC reports in, BMC policy", () => {
       "SELECT *, topic(3) AS rackId, topic(5) AS componentId FROM 'flow/rack/+/bmc/+/evt'",
     ],
     ["Flow_dev_bmc_events", "SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'"],
+    ["Flow_dev_rack_reports", "SELECT *, topic(3) AS rackId FROM 'flow/rack/+/reports'"],
   ])(
     "topic rule %s (%s) → the reports queue (its own send role), which bmc-result reads in batches",
     (name, sql) => {
@@ -471,6 +472,7 @@ describe("infra IoT: BMC reports in, BMC policy", () => {
       expect(rules.map(([, r]) => r.Properties.RuleName).sort()).toEqual([
         "Flow_dev_bmc_events",
         "Flow_dev_rack_bmc_events",
+        "Flow_dev_rack_reports",
       ]);
       const [, rule] = rules.find(([, r]) => r.Properties.RuleName === name)!;
       const payload = rule.Properties.TopicRulePayload as {
@@ -536,7 +538,7 @@ describe("infra IoT: BMC reports in, BMC policy", () => {
   const thing = "${iot:Connection.Thing.ThingName}";
   const attached = { Bool: { "iot:Connection.Thing.IsAttached": "true" } };
 
-  it("a rack agent connects as its own thing (the rack id) and uses only its own rack's topics, its reports also through Basic Ingest to the rack reports' rule", () => {
+  it("a rack agent connects as its own thing (the rack id) and uses only its own rack's topics, its reports (one by one or its rack's batches) also through Basic Ingest to the rack reports' rule", () => {
     expect(policyStatements("Flow_dev_bmc_agent")).toEqual([
       { effect: "Allow", action: "iot:Connect", resource: `client/${thing}`, condition: attached },
       { effect: "Allow", action: "iot:Subscribe", resource: `topicfilter/flow/rack/${thing}/bmc/+/cmd` },
@@ -546,6 +548,12 @@ describe("infra IoT: BMC reports in, BMC policy", () => {
         effect: "Allow",
         action: "iot:Publish",
         resource: `topic/$aws/rules/Flow_dev_rack_bmc_events/flow/rack/${thing}/bmc/*/evt`,
+      },
+      { effect: "Allow", action: "iot:Publish", resource: `topic/flow/rack/${thing}/reports` },
+      {
+        effect: "Allow",
+        action: "iot:Publish",
+        resource: `topic/$aws/rules/Flow_dev_rack_bmc_events/flow/rack/${thing}/reports`,
       },
       { effect: "Allow", action: "iot:AssumeRoleWithCertificate", resource: "rolealias/Flow_dev_bmc_agent" },
     ]);

@@ -13,6 +13,7 @@ import {
   FLASH_HEARTBEAT_INTERVALS,
   modelAgentRack,
   modelRack,
+  oneMessageAMoment,
   ROLLOUT_MAX_PARALLEL,
   rackCallbacks,
 } from "../../bench/lib/rack-model.js";
@@ -110,5 +111,43 @@ describe("the agent rack's cost", () => {
     expect(cost.added).toBeCloseTo(added, 12);
     expect(cost.broker).toBeCloseTo(0.00247 + added, 12);
     expect(cost.basicIngest).toBeCloseTo(0.00247 + added - 624 * PRICE.iotMessage, 12);
+  });
+});
+
+describe("the agent rack with one message per rack per moment (reportFlushMs)", () => {
+  const agentRack = (rule: typeof DEFAULT_RULE) => {
+    const model = modelAgentRack(rule, components, { ...options, progressPerFlash: 10 });
+    return {
+      ...model,
+      ...rackCallbacks(rule, components, { maxParallel: ROLLOUT_MAX_PARALLEL, progressPerFlash: 10 }),
+    };
+  };
+
+  it("the default rule: its 624 reports travel in 91 messages, one a moment; 247 IoT messages with the 156 commands; each moment one message in the fleet's batches", () => {
+    const one = agentRack(DEFAULT_RULE);
+    const batched = oneMessageAMoment(one);
+    expect([batched.reports, batched.carried, batched.iotMessages]).toEqual([91, 624, 156 + 91]);
+    expect(batched.bmcResultUnshared).toBe(one.bmcResultUnshared);
+    expect(batched.moments.every((m) => m.reports === 1)).toBe(true);
+    expect(batched.moments.map((m) => m.count)).toEqual(one.moments.map((m) => m.count));
+    // The same states, invocations, waits and heartbeats at one batch a moment.
+    expect([
+      batched.transitions,
+      batched.taskSteps,
+      batched.waits,
+      batched.heartbeatsOneBatchAMoment,
+    ]).toEqual([one.transitions, one.taskSteps, one.waits, one.heartbeatsOneBatchAMoment]);
+  });
+
+  it("costs each message, not each report, the IoT path: the update alone $0.00054 more becomes $0.00020 less than the simulated rack's", () => {
+    const simulated = modelRack(UPDATE_ONLY_RULE, components, options);
+    const batched = oneMessageAMoment(agentRack(UPDATE_ONLY_RULE));
+    expect([batched.reports, batched.bmcResultUnshared]).toEqual([73, 73]);
+    const cost = costWithMoreReports({ simulatedUsd: 0, simulated, rack: batched });
+    const added =
+      (73 - 234) * (PRICE.iotMessage + PRICE.iotRule + PRICE.iotAction + PRICE.sqsRequest) +
+      (73 - 31) * (LAMBDA_PRICE + REPORT_WRITE_WRU * PRICE.wru);
+    expect(cost.added).toBeCloseTo(added, 12);
+    expect(cost.added.toFixed(5)).toBe("-0.00020");
   });
 });

@@ -109,6 +109,7 @@ function itemToSet(item: Item): CommandSet {
   };
   if (item.part !== undefined) set.part = Number(item.part);
   if (item.closedAt !== undefined) set.closedAt = Number(item.closedAt);
+  if (typeof item.rk === "string") set.rackId = item.rk;
   const wake = item.w as { t?: unknown; k?: unknown; h?: unknown; s?: unknown } | undefined;
   if (typeof wake?.t === "string" && Array.isArray(wake.k)) {
     set.wake = { token: wake.t, keys: wake.k.map(String) };
@@ -241,6 +242,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     entries: Record<string, CommandEntry>,
     part?: number,
     wake?: WaitToStore,
+    rackId?: string,
   ): Promise<CommandSet> {
     const latest = Math.max(0, ...Object.values(entries).map((e) => e.deadline));
     const chunks = chunked(
@@ -249,6 +251,10 @@ export class DynamoCommandSetStore implements CommandSetStore {
         // A week past the latest deadline: later commands have later deadlines.
         DynamoCommandSetStore.identity(x, taskId, family, part, { latest, keep: false });
         x.conditions.push(`attribute_not_exists(${x.name("closedAt")})`);
+        if (rackId !== undefined) {
+          const rk = x.name("rk");
+          x.sets.push(`${rk} = if_not_exists(${rk}, ${x.value(rackId)})`);
+        }
       },
       (x, [key, entry]) => {
         const a = x.name(`e_${key}`);
@@ -449,12 +455,18 @@ export class DynamoCommandSetStore implements CommandSetStore {
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-    options: { returnSet?: boolean; part?: number; heardAt?: number } = {},
+    options: { returnSet?: boolean; part?: number; heardAt?: number; rackId?: string } = {},
   ): Promise<{ outcome: "written"; set?: CommandSet } | { outcome: "refused"; set?: CommandSet }> {
+    const { rackId } = options;
     const chunks = chunked(
       Object.entries(writes),
       (x) => {
         x.conditions.push(`${x.name("family")} = ${x.value(family)}`);
+        // Reports from a rack's topic only onto that rack's commands (a record of before: any).
+        if (rackId !== undefined) {
+          const rk = x.name("rk");
+          x.conditions.push(`(attribute_not_exists(${rk}) OR ${rk} = ${x.value(rackId)})`);
+        }
       },
       (x, [key, w]) => {
         const e = x.name(`e_${key}`);

@@ -6,7 +6,9 @@
  *     → an execution ending (SUCCEEDED, FAILED, TIMED_OUT, ABORTED), or a status to ignore;
  *   - the reports queue (IoT rule `SELECT *, topic(3) AS componentId FROM 'flow/bmc/+/evt'` → SQS →
  *     event source mapping): `{ Records: [{ eventSource: "aws:sqs", messageId, body }] }`, each body
- *     one report as JSON → a batch of reports (a body that is not a JSON object: no message, dropped);
+ *     one report as JSON, or a rack agent's batch of them (the rule `SELECT *, topic(3) AS rackId
+ *     FROM 'flow/rack/+/reports'`), read by the receiver → a batch of reports (a body that is not a
+ *     JSON object: no message, dropped);
  *   - any other object is one BMC report straight from the rule, decoded by the receiver
  *     (src/app/child-task/receiving.ts).
  */

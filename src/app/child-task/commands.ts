@@ -74,6 +74,7 @@ export async function sendCommands(
   window: { sentAt: number; deadline: number },
   publish: (componentId: string, requestId: string) => Promise<void>,
   wait?: Omit<WaitToStore, "keys">,
+  rackId?: string,
 ): Promise<CommandSet> {
   const part = commands[0]?.address.part;
   const keys = commands.map((c) => entryKey(c.address, c.componentId));
@@ -84,7 +85,8 @@ export async function sendCommands(
     family,
     Object.fromEntries(commands.map((c) => newEntry(c.address, c.componentId, window))),
     part,
-    ...(wake === undefined ? [] : [wake]),
+    wake,
+    rackId,
   );
   if (set.closedAt !== undefined) throw new StepError("TaskEnded", `task ${taskId} already ended`);
   const due = commands.filter((c) => {

@@ -129,6 +129,7 @@ async function ask(
     (componentId, requestId) =>
       deps.publisher.publish({ rackId, componentId }, { v: 1, type: "query", requestId }),
     wait,
+    rackId,
   );
   const earliest = componentIds.reduce(
     (min, id) => Math.min(min, set.entries[entryKey(address, id)]?.deadline ?? deadline),

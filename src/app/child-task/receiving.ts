@@ -5,6 +5,13 @@
  * reads them; and the ends of executions, as Step Functions reports them, reconciled with their
  * tasks (outcome.ts).
  *
+ * A message may be a rack agent's batch of reports (src/domain/bmc-rack-reports.ts): it is read as
+ * its reports, each with its component, and its outcome is theirs together (any one failed: the
+ * message goes back to the queue whole, at least once like a report alone). A report from a rack's
+ * topic (a batch's, or one alone) is stored only on commands sent to that rack: the command set
+ * keeps its rack and the write's condition refuses another (`CommandSetStore.record`'s `rackId`),
+ * logged, so a rack's agent cannot answer for another rack's components.
+ *
  * A batch costs one conditional write per command set it touches (a rack's wave: one), not one per
  * report: the reports of each command are folded (the first result or answer, the highest
  * progress) and only what changes the stored entry is written (`entryWrite`): a terminal result
@@ -33,6 +40,7 @@
 
 import type { BmcEvent } from "../../domain/bmc-protocol.js";
 import { decodeBmcEvent } from "../../domain/bmc-protocol-decode.js";
+import { isRackReports, readRackReports } from "../../domain/bmc-rack-reports.js";
 import {
   awaitedAnswers,
   type CommandFamily,
@@ -72,6 +80,8 @@ interface Pending {
   family: CommandFamily;
   /** The update set's part the reports' commands are stored in (from their request ids). */
   part?: number;
+  /** The rack whose topic the reports came on (absent: a v1–v3 topic): only its commands take them. */
+  rackId?: string;
   /** By entry key: the indexes of its reports in the batch, and the reports. */
   entries: Map<string, { indexes: number[]; reports: { event: BmcEvent; at: number }[] }>;
 }
@@ -125,7 +135,7 @@ export function createReportRecorder(
   };
 
   async function writeSet(pending: Pending, outcomes: (ReportOutcome | { error: unknown } | undefined)[]) {
-    const { taskId, family, part } = pending;
+    const { taskId, family, part, rackId } = pending;
     const record = recordKey(taskId, family, part);
     const known = knownIn(record);
     const settle = (entry: string, outcome: ReportOutcome) => {
@@ -145,6 +155,7 @@ export function createReportRecorder(
       const out = await commands.record(taskId, family, writes, {
         returnSet: waveWaker !== undefined,
         ...(part === undefined ? {} : { part }),
+        ...(rackId === undefined ? {} : { rackId }),
         // When these reports came: the record's writes of reports pace its wait's heartbeats.
         ...(waveWaker === undefined ? {} : { heardAt: heardAt(pending) }),
       });
@@ -168,6 +179,16 @@ export function createReportRecorder(
         for (const entry of [...pending.entries.keys()]) settle(entry, "ignored");
         return;
       }
+      if (rackId !== undefined && out.set.rackId !== undefined && out.set.rackId !== rackId) {
+        // A rack's topic speaks for that rack's components only: these commands went to another.
+        logger.warn("bmc reports refused: their commands went to another rack's components", {
+          rackId,
+          commandsRackId: out.set.rackId,
+          taskId,
+        });
+        for (const entry of [...pending.entries.keys()]) settle(entry, "ignored");
+        return;
+      }
       for (const [entry, stored] of Object.entries(out.set.entries)) known.set(entry, knownOf(stored));
       // Refused: what is stored now decides what is left to write; entries it lacks are not ours.
       for (const entry of [...pending.entries.keys()])
@@ -176,54 +197,115 @@ export function createReportRecorder(
     throw new Error(`command set ${record}: writes kept being refused; the reports go back to the queue`);
   }
 
-  return {
-    async record(reports) {
-      // Unset until decided; what is left unset at the end changed nothing.
-      const outcomes: (ReportOutcome | { error: unknown } | undefined)[] = reports.map(() => undefined);
-      const sets = new Map<string, Pending>();
-      reports.forEach(({ message, at }, index) => {
-        const decoded = decodeReport(message, logger);
-        if (decoded === undefined) {
-          outcomes[index] = "invalid";
-          return;
-        }
-        const { componentId, event } = decoded;
-        const address = parseCommandRequestId(event.requestId);
-        if (address === undefined) return; // not a request id this task machinery ever sent
-        if (!isReportFor(address, componentId)) {
-          // A BMC publishes on its own topic only: another component's request id is refused.
-          logger.warn("bmc report refused: the request id names another component's command", {
-            componentId,
-            taskId: address.taskId,
-          });
-          return;
-        }
-        const key = recordKey(address.taskId, address.family, address.part);
-        const pending = sets.get(key) ?? {
+  async function recordEach(
+    reports: readonly { message: BmcReportMessage | undefined; at: number }[],
+  ): Promise<(ReportOutcome | { error: unknown })[]> {
+    // Unset until decided; what is left unset at the end changed nothing.
+    const outcomes: (ReportOutcome | { error: unknown } | undefined)[] = reports.map(() => undefined);
+    const sets = new Map<string, Pending>();
+    reports.forEach(({ message, at }, index) => {
+      const decoded = message === undefined ? undefined : decodeReport(message, logger);
+      if (decoded === undefined) {
+        outcomes[index] = "invalid";
+        return;
+      }
+      const { componentId, rackId, event } = decoded;
+      const address = parseCommandRequestId(event.requestId);
+      if (address === undefined) return; // not a request id this task machinery ever sent
+      if (!isReportFor(address, componentId)) {
+        // A BMC publishes on its own topic only: another component's request id is refused.
+        logger.warn("bmc report refused: the request id names another component's command", {
+          componentId,
           taskId: address.taskId,
-          family: address.family,
-          ...(address.part === undefined ? {} : { part: address.part }),
-          entries: new Map(),
-        };
-        sets.set(key, pending);
-        const entry = pending.entries.get(address.entry) ?? { indexes: [], reports: [] };
-        pending.entries.set(address.entry, entry);
-        entry.indexes.push(index);
-        entry.reports.push({ event, at });
+        });
+        return;
+      }
+      // Reports claiming different racks for the same record are written apart: each is judged.
+      const key = `${recordKey(address.taskId, address.family, address.part)}@${rackId ?? ""}`;
+      const pending = sets.get(key) ?? {
+        taskId: address.taskId,
+        family: address.family,
+        ...(address.part === undefined ? {} : { part: address.part }),
+        ...(rackId === undefined ? {} : { rackId }),
+        entries: new Map(),
+      };
+      sets.set(key, pending);
+      const entry = pending.entries.get(address.entry) ?? { indexes: [], reports: [] };
+      pending.entries.set(address.entry, entry);
+      entry.indexes.push(index);
+      entry.reports.push({ event, at });
+    });
+    await Promise.all(
+      [...sets.values()].map(async (pending) => {
+        const indexes = [...pending.entries.values()].flatMap((e) => e.indexes);
+        try {
+          await writeSet(pending, outcomes);
+        } catch (error) {
+          for (const i of indexes) outcomes[i] ??= { error };
+        }
+      }),
+    );
+    return outcomes.map((outcome) => outcome ?? "ignored");
+  }
+
+  return {
+    async record(messages) {
+      // A rack's batch is its reports, each in turn; its outcome is theirs together.
+      const flat: { message: BmcReportMessage | undefined; at: number }[] = [];
+      const spans = messages.map(({ message, at }) => {
+        const from = flat.length;
+        const reports = reportsOf(message, logger);
+        if (reports === undefined) return { from, to: from, invalid: true };
+        for (const report of reports) flat.push({ message: report, at });
+        return { from, to: flat.length, invalid: false };
       });
-      await Promise.all(
-        [...sets.values()].map(async (pending) => {
-          const indexes = [...pending.entries.values()].flatMap((e) => e.indexes);
-          try {
-            await writeSet(pending, outcomes);
-          } catch (error) {
-            for (const i of indexes) outcomes[i] ??= { error };
-          }
-        }),
-      );
-      return outcomes.map((outcome) => outcome ?? "ignored");
+      const outcomes = await recordEach(flat);
+      return spans.map(({ from, to, invalid }) => (invalid ? "invalid" : together(outcomes.slice(from, to))));
     },
   };
+}
+
+/**
+ * The reports a message carries: itself, or a rack's batch's (`type: "reports"`) elements, each
+ * with its component and the batch's rack as the IoT rule delivers a report alone. Undefined: a
+ * batch that cannot be read at all; an element that cannot be read is undefined in the list
+ * (both logged, naming fields and rules only).
+ */
+function reportsOf(message: BmcReportMessage, logger: Logger): (BmcReportMessage | undefined)[] | undefined {
+  if (!isRackReports(message)) return [message];
+  const { rackId, componentId, ...batch } = message;
+  // Only from a rack's reports topic (the rule adds its rack and no component): a batch on a
+  // component's topic would let that component's publisher speak for others.
+  if (typeof rackId !== "string" || rackId === "" || componentId !== undefined) {
+    logger.warn("bmc rack reports dropped: not from a rack's reports topic", {
+      ...(typeof componentId === "string" ? { componentId } : {}),
+    });
+    return undefined;
+  }
+  const read = readRackReports(batch);
+  if (!read.ok) {
+    logger.warn("bmc rack reports dropped: undecodable", { rackId, problem: read.message });
+    return undefined;
+  }
+  const elements = batch.reports as Record<string, unknown>[];
+  return read.value.map((item, i) => {
+    if (!item.ok) {
+      logger.warn("bmc rack report dropped: undecodable", { rackId, problem: item.message });
+      return undefined;
+    }
+    const { componentId: _c, ...event } = elements[i] as Record<string, unknown>;
+    return { ...event, componentId: item.value.componentId, ...(rackId === undefined ? {} : { rackId }) };
+  });
+}
+
+/** A batch's outcome from its reports': an error sends it back; else recorded if any one was. */
+function together(
+  outcomes: readonly (ReportOutcome | { error: unknown })[],
+): ReportOutcome | { error: unknown } {
+  const failed = outcomes.find((o) => typeof o === "object");
+  if (failed !== undefined) return failed;
+  if (outcomes.includes("recorded")) return "recorded";
+  return outcomes.length > 0 && outcomes.every((o) => o === "invalid") ? "invalid" : "ignored";
 }
 
 /** When a set's pending reports were received: the latest of them (a batch's are received together). */
@@ -261,8 +343,8 @@ function contributing(reports: readonly { event: BmcEvent; at: number }[], write
 function decodeReport(
   message: BmcReportMessage,
   logger: Logger,
-): { componentId: string; event: BmcEvent } | undefined {
-  const { componentId, rackId: _rack, ...payload } = message;
+): { componentId: string; rackId?: string; event: BmcEvent } | undefined {
+  const { componentId, rackId, ...payload } = message;
   if (typeof componentId !== "string" || componentId === "") {
     logger.warn("bmc report dropped: no componentId (the IoT rule adds the topic's component id)");
     return undefined;
@@ -272,7 +354,8 @@ function decodeReport(
     logger.warn("bmc report dropped: undecodable", { componentId, problem: decoded.message });
     return undefined;
   }
-  return { componentId: componentId.toLowerCase(), event: decoded.value };
+  const rack = typeof rackId === "string" && rackId !== "" ? { rackId: rackId.toLowerCase() } : {};
+  return { componentId: componentId.toLowerCase(), ...rack, event: decoded.value };
 }
 
 /** One event of the bmc-result Lambda, parsed. */

@@ -301,6 +301,7 @@ async function publishWave(
       await deps.publisher.publish({ rackId: e.rackId, componentId }, command);
     },
     wait,
+    e.rackId,
   );
   return { set, address };
 }

@@ -126,6 +126,8 @@ export interface CommandSetStore {
    * the entries `wake.keys` (as `awaitAnswers`, replacing a wait stored before): a step that
    * sends from its own wait writes its commands and its token at once. A closed record takes
    * neither.
+   *
+   * With `rackId`: the rack the commands go to, stored with the record's first write (it stays).
    */
   open(
     taskId: string,
@@ -133,6 +135,7 @@ export interface CommandSetStore {
     entries: Record<string, CommandEntry>,
     part?: number,
     wake?: WaitToStore,
+    rackId?: string,
   ): Promise<CommandSet>;
   /**
    * Closes the task's update and verify records and these parts of its update set (creating them
@@ -214,13 +217,15 @@ export interface CommandSetStore {
    * a few hundred); otherwise the caller knows what it wrote. `heardAt` (when the reports were
    * received): the same write also stores it as the record's last write of reports, and the one
    * stored before as the one before it (`CommandSet.heard`, read back with the set), so the
-   * receiver paces heartbeats from the record itself (`heartbeatDue`).
+   * receiver paces heartbeats from the record itself (`heartbeatDue`). `rackId` (the rack whose
+   * topic the reports came on): refused, like any other condition, when the record stores another
+   * rack (`CommandSet.rackId`), so a rack's agent cannot store reports on another rack's commands.
    */
   record(
     taskId: string,
     family: CommandFamily,
     writes: Record<string, EntryWrite>,
-    options?: { returnSet?: boolean; part?: number; heardAt?: number },
+    options?: { returnSet?: boolean; part?: number; heardAt?: number; rackId?: string },
   ): Promise<{ outcome: "written"; set?: CommandSet } | { outcome: "refused"; set?: CommandSet }>;
 }
 

@@ -3,11 +3,14 @@
  * agent's X.509 certificate, or the local stack's aedes), subscribed to its rack's command topics
  * (`flow/rack/<rackId>/bmc/+/cmd`; without a rackId, the v1–v3 `cmd` topic of each BMC it lists); per BMC one Redfish client (one session) and one BmcWorker; one image
  * cache, one image server, one journal for all of them. Commands for every BMC run at once (a
- * rack's 39 BMCs update together); a BMC's own commands are answered as its worker says.
+ * rack's 39 BMCs update together); a BMC's own commands are answered as its worker says. Their
+ * reports go out one message per rack per moment (ReportBatcher: every report of a
+ * `reportFlushMs` window in one message on `flow/rack/<rackId>/reports`), or, with a window of 0
+ * or no rack, each alone on its component's evt topic.
  *
  * stop() (SIGTERM): unsubscribes (no new work), lets running updates finish their reporting for
  * up to shutdownGraceMs, then ends the rest's waits (their journal says "pushed", so a restarted
- * agent resumes them from the inventory instead of flashing again), logs out of every BMC, and
+ * agent resumes them from the inventory instead of flashing again), sends the reports held, logs out of every BMC, and
  * closes the broker connection once its last publish is acknowledged.
  */
 import { readFileSync } from "node:fs";
@@ -18,16 +21,19 @@ import { HttpImageServer } from "../../adapters/bmc-agent/image-server.js";
 import { FileJournal } from "../../adapters/bmc-agent/journal.js";
 import { RedfishClient } from "../../adapters/redfish/client.js";
 import { BmcWorker } from "../../app/bmc-agent/bmc-worker.js";
+import { ReportBatcher } from "../../app/bmc-agent/report-batcher.js";
 import type { AgentClock, CommandAuthOpener, EventSink } from "../../app/ports/bmc-agent.js";
 import { describeBmcMessage, encodeBmcMessage } from "../../domain/bmc-protocol.js";
 import { decodeBmcCommand } from "../../domain/bmc-protocol-decode.js";
 import {
   basicIngestEvtTopic,
+  basicIngestRackReportsTopic,
   bmcEvtTopic,
   legacyBmcCmdTopic,
   legacyBmcEvtTopic,
   parseBmcTopic,
   rackCmdTopicFilter,
+  rackReportsTopic,
 } from "../../domain/bmc-topics.js";
 import type { AgentConfig } from "./config.js";
 
@@ -35,6 +41,11 @@ export interface BmcAgent {
   /** Redfish sessions created so far, per component id. */
   sessions(): Record<string, number>;
   downloads(): { count: number; bytes: number };
+  /**
+   * Reports sent: MQTT messages and the events they carried (equal when each event is its own),
+   * and the events held for the rack's next message.
+   */
+  reports(): { messages: number; events: number; held: number };
   stop(): Promise<void>;
 }
 
@@ -109,7 +120,8 @@ export async function startBmcAgent(
 
   const rackId = config.rackId;
   const reportsRule = config.reportsRule;
-  const events: EventSink = {
+  const single = { messages: 0, events: 0 };
+  const oneByOne: EventSink = {
     async publish(componentId, event) {
       // With reportsRule, straight to the rule (Basic Ingest); the config allows it with rackId only.
       const topic =
@@ -119,8 +131,27 @@ export async function startBmcAgent(
             ? bmcEvtTopic({ rackId, componentId })
             : basicIngestEvtTopic(reportsRule, { rackId, componentId });
       await mqtt.publishAsync(topic, encodeBmcMessage(event), { qos: 1 });
+      single.messages += 1;
+      single.events += 1;
     },
   };
+  // With a flush window (the config gives one with rackId only), one message per rack per moment.
+  const batcher =
+    rackId === undefined || config.reportFlushMs === 0
+      ? undefined
+      : new ReportBatcher({
+          clock,
+          flushMs: config.reportFlushMs,
+          log,
+          send: async (payload) => {
+            const topic =
+              reportsRule === undefined
+                ? rackReportsTopic(rackId)
+                : basicIngestRackReportsTopic(reportsRule, rackId);
+            await mqtt.publishAsync(topic, payload, { qos: 1 });
+          },
+        });
+  const events: EventSink = batcher ?? oneByOne;
 
   const auth = commandAuthOpener(config);
   const clients = new Map<string, RedfishClient>();
@@ -199,6 +230,7 @@ export async function startBmcAgent(
   return {
     sessions: () => Object.fromEntries([...clients].map(([id, c]) => [id, c.sessions])),
     downloads: () => images.downloads,
+    reports: () => batcher?.stats() ?? { ...single, held: 0 },
     stop() {
       stopping ??= (async () => {
         accepting = false;
@@ -212,6 +244,8 @@ export async function startBmcAgent(
         }
         abort.abort();
         await all;
+        // Events held for the rack's next message go now, while the connection is open.
+        await batcher?.flush();
         await Promise.allSettled([...clients.values()].map((c) => c.close()));
         await imageServer.stop();
         await journal.close();

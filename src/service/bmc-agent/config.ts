@@ -69,6 +69,12 @@ export interface AgentConfig {
    * messaging charge). Absent: the plain evt topics, through the message broker.
    */
   reportsRule?: string;
+  /**
+   * How long the agent gathers its BMCs' events before sending them as one message on the rack's
+   * reports topic (`flow/rack/<rackId>/reports`; through Basic Ingest with reportsRule). 0: each
+   * event its own message on its component's evt topic. Always 0 without rackId.
+   */
+  reportFlushMs: number;
   mqtt: AgentMqttConfig;
   stateDir: string;
   cacheDir: string;
@@ -97,6 +103,14 @@ export const DEFAULT_TIMINGS: AgentTimings = {
  * flash must be heard from about twice in that time at least.
  */
 export const MAX_PROGRESS_INTERVAL_MS = 150_000;
+
+/** The default `reportFlushMs`: a rack's events of the same second travel together. */
+export const DEFAULT_REPORT_FLUSH_MS = 1_000;
+/**
+ * The longest `reportFlushMs`: every report waits up to this long before it leaves, a result
+ * included, and the child task's receiver gathers them for another second.
+ */
+export const MAX_REPORT_FLUSH_MS = 10_000;
 
 const APPLY_TIMES = [
   "Immediate",
@@ -144,6 +158,7 @@ export function parseAgentConfig(
     [
       "rackId",
       "reportsRule",
+      "reportFlushMs",
       "commandAuth",
       "mqtt",
       "bmcs",
@@ -174,6 +189,14 @@ export function parseAgentConfig(
     );
   if (reportsRule !== undefined && rackId === undefined)
     p("reportsRule", "needs rackId: Basic Ingest carries the rack-scoped reports (flow/rack/<rackId>/...)");
+
+  const flushGiven = int(root.reportFlushMs, "reportFlushMs", 0, MAX_REPORT_FLUSH_MS, p);
+  if (flushGiven !== undefined && flushGiven > 0 && rackId === undefined)
+    p(
+      "reportFlushMs",
+      "needs rackId: a rack's reports travel on its rack topic (flow/rack/<rackId>/reports); 0 or absent without it",
+    );
+  const reportFlushMs = rackId === undefined ? 0 : (flushGiven ?? DEFAULT_REPORT_FLUSH_MS);
 
   const mqttDoc = asObject(root.mqtt, "mqtt", p, true);
   known(mqttDoc, ["url", "clientId", "caFile", "certFile", "keyFile"], "mqtt.", p);
@@ -315,6 +338,7 @@ export function parseAgentConfig(
   return {
     ...(rackId === undefined ? {} : { rackId }),
     ...(reportsRule === undefined ? {} : { reportsRule }),
+    reportFlushMs,
     ...(commandAuth === undefined ? {} : { commandAuth }),
     mqtt,
     stateDir,
