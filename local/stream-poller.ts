@@ -18,8 +18,9 @@
  * again right after, at once or, with `nudgeDelayMs`, that much later, so that the writes of a
  * burst are one read; a write the caller made is read at most `nudgeDelayMs` after it is
  * acknowledged, and a write made by anyone else within the backed-off wait. Only a full batch, or
- * new shards, are followed by a read at once. DescribeStream (new shards) runs when a shard ends, and otherwise
- * once every `describeEveryMs` of the clock's time, however long the loop's turns are.
+ * new shards, are followed by a read at once. DescribeStream (new shards) runs when a shard ends,
+ * and otherwise once every `describeEveryMs` of the clock's time, however long the loop's turns
+ * are.
  *
  * A store that cannot be read (down, or restarted) is one state, not a stream of errors: one log
  * line when reading starts failing, backoff up to 5 s between attempts, one line when it reads
