@@ -345,6 +345,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       // A restored store: what changed before its new stream existed is found by a pass now.
       onStreamReplaced: () => void tickNow(),
       maxIdleIntervalMs: STREAM_IDLE_MAX_MS,
+      nudgeDelayMs: EVALUATOR_NUDGE_DELAY_MS,
       log,
     });
     pollers.push(poller);
@@ -360,6 +361,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       handler: runEventsBatchHandler(createRunEventRelay({ bus, log })),
       reacquireAfterEmptyRead: moto !== undefined && !moto.serialized,
       maxIdleIntervalMs: STREAM_IDLE_MAX_MS,
+      nudgeDelayMs: EVENTS_NUDGE_DELAY_MS,
       log,
     });
     pollers.push(eventPoller);
@@ -444,12 +446,25 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 }
 
 /**
- * The longest wait of an idle stream poller: the stack's own writes wake the pollers at once, so
- * this bounds only how late a write made by anything else (a test writing to the endpoint, another
- * process) is read; ten empty reads a second per stream would cost an idle stack more CPU than
- * everything else it does.
+ * The longest wait of an idle stream poller: the stack's own writes wake the pollers (every part
+ * of the stack writes through its two clients), so this bounds only how late a write made by
+ * anything else (a test writing to the endpoint, another process) is read.
  */
-const STREAM_IDLE_MAX_MS = 1_000;
+const STREAM_IDLE_MAX_MS = 5_000;
+
+/**
+ * How long after the stack's own write the evaluator's poller reads the runs and targets streams:
+ * the writes of one pass or one recorded outcome come within a few tens of milliseconds, and are
+ * one read, not one each. The most the evaluator's reaction (a freed slot filled, a gate judged)
+ * waits longer than it would reading at once; the dispatcher's tick catches up with a run anyway.
+ */
+const EVALUATOR_NUDGE_DELAY_MS = 50;
+
+/**
+ * The same for the run events' poller: events are published to EventBridge, where nothing waits
+ * on them to within a few hundred milliseconds, so a longer burst is one read.
+ */
+const EVENTS_NUDGE_DELAY_MS = 200;
 
 /** Creates the tables unless they exist (a shared endpoint or LocalStack); true when created now. */
 async function ensureTables(client: DynamoDBClient, names: TableNames): Promise<boolean> {

@@ -13,11 +13,14 @@
  *
  * Idle cost (opt-in, `maxIdleIntervalMs`): a loop whose round read nothing waits twice as long
  * before the next, up to that bound; a round with records, or a `nudge()` (the caller wrote: the
- * local stack nudges after every write its own DynamoDB clients make, `nudgeOnWrites`), puts it
- * back to `intervalMs`. A nudge wakes a waiting loop at once, and a loop that is reading reads
- * again right after, so a write the caller made is read as soon as it is acknowledged; a write
- * made by anyone else is read within the backed-off wait. DescribeStream (new shards) runs once a
- * second of the clock's time, however long the loop's turns are.
+ * local stack nudges after every write its own DynamoDB clients make, local/write-nudges.ts),
+ * puts it back to `intervalMs`. A nudge wakes a waiting loop, and a loop that is reading reads
+ * again right after, at once or, with `nudgeDelayMs`, that much later, so that the writes of a
+ * burst are one read; a write the caller made is read at most `nudgeDelayMs` after it is
+ * acknowledged, and a write made by anyone else within the backed-off wait. Only a full batch, or
+ * new shards, are followed by a read at once. DescribeStream (new shards) runs when a shard ends,
+ * and otherwise once every `describeEveryMs` of the clock's time, however long the loop's turns
+ * are.
  *
  * A store that cannot be read (down, or restarted) is one state, not a stream of errors: one log
  * line when reading starts failing, backoff up to 5 s between attempts, one line when it reads
@@ -60,6 +63,18 @@ export interface StreamPollerOptions {
    * writes are read up to this much later.
    */
   maxIdleIntervalMs?: number;
+  /**
+   * How long after a `nudge()` the loop reads (default 0: at once). Writes come in bursts (a
+   * dispatcher pass, a recorded outcome and its events): nudges within this time are one read,
+   * not one each. A nudge never makes a wait longer; this is the most it delays a nudged read.
+   */
+  nudgeDelayMs?: number;
+  /**
+   * How often each stream is described for new shards besides when a shard ends (default 60 s).
+   * DynamoDB opens new shards as it closes old ones, and a shard that ends is described at once;
+   * this is only a backstop.
+   */
+  describeEveryMs?: number;
   /** The clock the loops wait on and time DescribeStream by (default: the platform's timers). */
   clock?: Clock;
   batchSize?: number;
@@ -130,6 +145,8 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   const maxRetries = options.maxRetries ?? 5;
   const reacquireAfterEmpty = options.reacquireAfterEmptyRead ?? false;
   const maxIdleIntervalMs = Math.max(intervalMs, options.maxIdleIntervalMs ?? intervalMs);
+  const nudgeDelayMs = Math.max(0, options.nudgeDelayMs ?? 0);
+  const describeEveryMs = options.describeEveryMs ?? DESCRIBE_EVERY_MS;
   const clock = options.clock ?? platformTimers;
   const sleep = (ms: number) => new Promise<void>((resolve) => clock.after(ms, resolve));
   const stats = { batches: 0, records: 0, retries: 0, dropped: 0, reads: 0, describes: 0, nudges: 0 };
@@ -171,8 +188,10 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
   async function pollStream(table: string, firstArn: string): Promise<() => Promise<void>> {
     let streamArn = firstArn;
     let shards = new Map<string, ShardState>();
-    const discover = async (initial: boolean) => {
+    /** Adds the shards the stream has that the loop does not know yet; returns how many. */
+    const discover = async (initial: boolean): Promise<number> => {
       let start: string | undefined;
+      let added = 0;
       do {
         const out = await call<{
           StreamDescription: { Shards?: { ShardId: string }[]; LastEvaluatedShardId?: string };
@@ -193,9 +212,11 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
           state.iterator = await reacquire(streamArn, state);
           if (initial && (options.startingPosition ?? "LATEST") === "LATEST") await fastForward(state);
           shards.set(shard.ShardId, state);
+          added += 1;
         }
         start = out.StreamDescription.LastEvaluatedShardId;
       } while (start !== undefined);
+      return added;
     };
     /** LATEST, but knowing the last sequence number: read to the end without delivering. */
     const fastForward = async (state: ShardState) => {
@@ -280,24 +301,35 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
       failures = 0;
     };
 
-    // Idle waits: `nudged` is set by a nudge during the round (read again at once) and cleared as a
-    // round starts, before its first read, so a write acknowledged before then is in that read.
+    // Waits: `nudged` is set by a nudge during the round (read again, after nudgeDelayMs) and
+    // cleared as a round starts, before its first read, so a write acknowledged before then is in
+    // that read. A nudge during a wait brings its end forward to nudgeDelayMs from then, never
+    // later than it was.
     let nudged = false;
-    let endWait: (() => void) | undefined;
+    let shorten: (() => void) | undefined;
     let idleWaitMs = intervalMs;
     wakers.set(table, () => {
       nudged = true;
-      endWait?.();
+      shorten?.();
     });
-    const idleWait = (ms: number) =>
+    const wait = (ms: number) =>
       new Promise<void>((resolve) => {
-        const cancel = clock.after(ms, () => end());
+        if (stopped) return resolve();
+        let endsAt = clock.now() + ms;
+        let cancel = clock.after(ms, () => end());
         const end = () => {
-          endWait = undefined;
+          shorten = undefined;
           cancel();
           resolve();
         };
-        endWait = end;
+        shorten = () => {
+          if (nudgeDelayMs === 0 || stopped) return end();
+          const nudgedEnd = clock.now() + nudgeDelayMs;
+          if (nudgedEnd >= endsAt) return;
+          endsAt = nudgedEnd;
+          cancel();
+          cancel = clock.after(nudgeDelayMs, () => end());
+        };
       });
 
     let describedAt = clock.now();
@@ -305,6 +337,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
     const loop = (async () => {
       while (!stopped) {
         let idle = true;
+        let full = false;
         let failedNow = false;
         nudged = false;
         for (const shard of shards.values()) {
@@ -321,6 +354,7 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
             const records = (out.Records ?? []).map((r) => toLambdaRecord(r, streamArn));
             if (records.length > 0) {
               idle = false;
+              full ||= records.length >= batchSize;
               stats.batches += 1;
               stats.records += records.length;
               await deliver(records);
@@ -343,12 +377,15 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
             break;
           }
         }
-        if ((shardFinished || clock.now() - describedAt >= DESCRIBE_EVERY_MS) && !stopped && !failedNow) {
+        if ((shardFinished || clock.now() - describedAt >= describeEveryMs) && !stopped && !failedNow) {
           describedAt = clock.now();
           shardFinished = false;
           stats.describes += 1;
           await discover(false).then(
-            () => undefined,
+            // New shards (an ended one's children) are read at once.
+            (added) => {
+              full ||= added > 0;
+            },
             async (error: unknown) => {
               failedNow = true;
               await failed("DescribeStream", error);
@@ -356,11 +393,17 @@ export async function startStreamPoller(options: StreamPollerOptions): Promise<S
           );
         }
         if (!failedNow) await recovered();
+        if (stopped || failedNow || full) continue;
+        // Records, or a write the caller made: the backoff starts again from intervalMs. A round
+        // that read records but not a full batch reads the rest (what was written after it) when
+        // a nudge or intervalMs says, not at once.
         if (!idle || nudged) idleWaitMs = intervalMs;
-        else if (!stopped && !failedNow) {
-          await idleWait(idleWaitMs);
-          idleWaitMs = nudged ? intervalMs : Math.min(maxIdleIntervalMs, idleWaitMs * 2);
+        if (nudged) {
+          if (nudgeDelayMs > 0) await wait(nudgeDelayMs);
+          continue;
         }
+        await wait(idleWaitMs);
+        idleWaitMs = nudged ? intervalMs : Math.min(maxIdleIntervalMs, idleWaitMs * 2);
       }
     })();
     return () => loop;
@@ -432,8 +475,8 @@ async function clientEndpoint(client: DynamoDBClient): Promise<string> {
 /** The longest pause between two attempts on an unreadable stream. */
 const MAX_BACKOFF_MS = 5_000;
 
-/** How often each stream is described for new shards (a shard that ended: at once). */
-const DESCRIBE_EVERY_MS = 1_000;
+/** How often each stream is described for new shards by default (a shard that ended: at once). */
+const DESCRIBE_EVERY_MS = 60_000;
 
 /** The default clock: plain timers that keep the process alive while the poller waits. */
 const platformTimers: Clock = {

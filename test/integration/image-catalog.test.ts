@@ -7,8 +7,10 @@
  */
 
 import { createHash, randomUUID } from "node:crypto";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ensureBucket } from "../../local/image-catalog.js";
+import { compareImages } from "../../src/adapters/dynamodb/image-store.js";
 import type { DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { createS3Client, S3ImageObjectStore } from "../../src/adapters/s3/image-bucket.js";
 import { commandImages } from "../../src/app/child-task/images.js";
@@ -18,7 +20,7 @@ import { FailedPreconditionError, ValidationError } from "../../src/domain/error
 import { StepError } from "../../src/domain/step-errors.js";
 import { clockOf } from "../support/clock.js";
 import { imageRecord } from "../support/memory-images.js";
-import { freshStores } from "../support/moto.js";
+import { freshStores, recordCommands } from "../support/moto.js";
 import { testEndpoint } from "../support/test-endpoint.js";
 
 const ALICE: Actor = { name: "alice", source: "DECLARED", authenticated: false, subjectAltNames: [] };
@@ -26,11 +28,12 @@ const T0 = Date.UTC(2026, 11, 4, 12);
 
 let drop: () => Promise<void>;
 let stores: DynamoStores;
+let client: DynamoDBClient;
 let objects: S3ImageObjectStore;
 const bucket = `it-images-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
-  ({ stores, drop } = await freshStores(testEndpoint(), "images"));
+  ({ stores, client, drop } = await freshStores(testEndpoint(), "images"));
   const s3 = createS3Client({ endpoint: testEndpoint() });
   await ensureBucket(s3, bucket);
   objects = new S3ImageObjectStore(s3, bucket);
@@ -105,6 +108,41 @@ describe("firmware image store on moto", () => {
     expect(await stores.images.getImages([whole, { componentType: "CDU", version: "9" }, whole])).toEqual([
       whole,
     ]);
+  });
+
+  it("registerImages: 30 images in two transactions, each image as registerImage would; a transaction a registered key cancels registers its images one by one", async () => {
+    const images = Array.from({ length: 30 }, (_, i) =>
+      imageRecord({ componentType: "UMS", version: `8.${i}.0` }),
+    );
+    // Registered already, with other bytes: the second transaction (images 25-29) is cancelled.
+    const first = imageRecord({ componentType: "UMS", version: "8.27.0" }, "earlier bytes");
+    expect(await stores.images.registerImage(first)).toEqual({ kind: "registered" });
+    const commands = recordCommands(client);
+
+    const outcomes = await stores.images.registerImages(images);
+
+    expect(outcomes).toEqual(
+      images.map((_, i) => (i === 27 ? { kind: "exists", image: first } : { kind: "registered" })),
+    );
+    expect(commands).toEqual([
+      "PutItemCommand",
+      "TransactWriteItemsCommand",
+      "TransactWriteItemsCommand",
+      ...[25, 26, 27, 28, 29].flatMap((i) => [
+        "TransactWriteItemsCommand",
+        ...(i === 27 ? ["BatchGetItemCommand"] : []),
+      ]),
+    ]);
+    const listed = await stores.images.listImages({ componentType: "UMS", page: { offset: 0, limit: 100 } });
+    const expected = [...images.slice(0, 27), first, ...images.slice(28)];
+    expect(listed.images.filter((i) => i.version.startsWith("8."))).toEqual(
+      [...expected].sort((a, b) => compareImages(a, b)),
+    );
+    expect(await stores.images.getImages(images)).toEqual(expect.arrayContaining(expected));
+    expect(await stores.images.registerImages([])).toEqual([]);
+    await expect(stores.images.registerImages([images[0]!, images[0]!])).rejects.toThrow(
+      "registerImages needs distinct image keys",
+    );
   });
 });
 

@@ -5,12 +5,17 @@
  * nothing here waits on the wall clock.
  *
  * - idle, the wait doubles from `intervalMs` to `maxIdleIntervalMs` (and stays at `intervalMs`
- *   without the option); DescribeStream follows the clock's time, not the loop's turns;
+ *   without the option); DescribeStream follows the clock's time, not the loop's turns: once a
+ *   minute by default, and at once when a shard ends (a Streams API of the test's own, as moto's
+ *   one shard never ends), whose child is then read from its start;
  * - a write reported by `reportWrites` (local/write-nudges.ts) wakes a backed-off loop at once:
  *   the record arrives while the moved clock stands still, and the wait is back at `intervalMs`;
  * - a nudge that comes while a GetRecords is in flight (the write landed after the read) makes the
  *   loop read again at once instead of waiting (the Streams API here goes through a forwarding
  *   proxy that writes and nudges between moto's answer and the poller's receiving it);
+ * - with `nudgeDelayMs`, the nudges of a burst are one read, that long after the first, and a
+ *   nudge never makes a wait longer; a round whose records were not a full batch is followed by a
+ *   wait, not by a read at once;
  * - a write nobody reports (another client) is still delivered, by the backed-off read.
  */
 import { createServer, type Server } from "node:http";
@@ -44,7 +49,14 @@ interface Polling {
 }
 
 /** A poller on the runs table whose waits are moved timers. */
-async function polling(options: { maxIdleIntervalMs?: number; endpoint?: string } = {}): Promise<Polling> {
+async function polling(
+  options: {
+    maxIdleIntervalMs?: number;
+    nudgeDelayMs?: number;
+    describeEveryMs?: number;
+    endpoint?: string;
+  } = {},
+): Promise<Polling> {
   const timers = movedTimers();
   const received: DynamoDBRecord[] = [];
   const poller = await startStreamPoller({
@@ -123,6 +135,62 @@ async function streamsProxy(): Promise<{
   return proxy;
 }
 
+/**
+ * A Streams API of its own (DynamoDB's contract, not moto's single shard that never ends): one
+ * open shard until `endShard`, which gives it a last record, ends it and opens a child shard
+ * holding one record. Iterators are `<shard>:<position>`.
+ */
+async function fakeStreams(): Promise<{
+  endpoint: string;
+  endShard(last: { runId: string }, first: { runId: string }): void;
+  close(): Promise<void>;
+}> {
+  const shards: { id: string; records: { runId: string }[]; ended: boolean }[] = [
+    { id: "shard-parent", records: [], ended: false },
+  ];
+  const answer = (operation: string, body: Record<string, unknown>): unknown => {
+    if (operation === "DescribeStream")
+      return { StreamDescription: { Shards: shards.map((shard) => ({ ShardId: shard.id })) } };
+    if (operation === "GetShardIterator")
+      return {
+        ShardIterator: `${body.ShardId}:${body.ShardIteratorType === "AFTER_SEQUENCE_NUMBER" ? Number(body.SequenceNumber) : 0}`,
+      };
+    const [id, from] = String(body.ShardIterator).split(":");
+    const shard = shards.find((s) => s.id === id);
+    if (shard === undefined) throw new Error(`no shard ${id}`);
+    const records = shard.records.slice(Number(from)).map((keys, i) => ({
+      eventID: `${shard.id}-${Number(from) + i}`,
+      eventName: "INSERT",
+      dynamodb: { Keys: { runId: { S: keys.runId } }, SequenceNumber: String(Number(from) + i + 1) },
+    }));
+    const to = Number(from) + records.length;
+    return {
+      Records: records,
+      NextShardIterator: shard.ended && to === shard.records.length ? null : `${id}:${to}`,
+    };
+  };
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const operation = String(request.headers["x-amz-target"]).split(".")[1] ?? "";
+      const body = answer(operation, JSON.parse(Buffer.concat(chunks).toString() || "{}"));
+      response.writeHead(200, { "content-type": "application/x-amz-json-1.0" }).end(JSON.stringify(body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    endShard(last, first) {
+      const parent = shards[0]!;
+      parent.records.push(last);
+      parent.ended = true;
+      shards.push({ id: "shard-child", records: [first], ended: false });
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 const putRun = (writer: DynamoDBClient, runId: string) =>
   writer.send(new PutItemCommand({ TableName: names.runs, Item: { runId: { S: runId } } }));
 
@@ -130,7 +198,7 @@ const runIds = (records: DynamoDBRecord[]) => records.map((r) => r.dynamodb?.Key
 
 describe("stream poller: idle backoff", () => {
   it("an idle loop doubles its wait up to maxIdleIntervalMs: 14 GetRecords in 10.5 s, not 105", async () => {
-    const p = await polling({ maxIdleIntervalMs: 1_000 });
+    const p = await polling({ maxIdleIntervalMs: 1_000, describeEveryMs: 1_000 });
     try {
       await idleFor(p, 10_000);
       // The first round's wait is the next to be asked for, after one more read.
@@ -155,8 +223,8 @@ describe("stream poller: idle backoff", () => {
       await nextWait(p);
       expect(p.waits).toEqual(Array(11).fill(100));
       expect(p.poller.stats.reads).toBe(11);
-      // The eleventh round came 1 s after the start: the one DescribeStream so far.
-      expect(p.poller.stats.describes).toBe(1);
+      // By default the stream is described once a minute (and when a shard ends): not yet.
+      expect(p.poller.stats.describes).toBe(0);
     } finally {
       await p.poller.stop();
     }
@@ -222,12 +290,100 @@ describe("stream poller: idle backoff", () => {
       await until("the write made during the read delivered", () => p.received.length === 1);
       expect(runIds(p.received)).toEqual(["in-flight-1"]);
       expect(await nextWait(p)).toBe(100);
-      // The held empty read, the one that found the write, and the empty one after records.
-      expect(p.poller.stats.reads).toBe(reads + 3);
+      // The held empty read and the one that found the write; records that were not a full
+      // batch are followed by a wait, not by another read at once.
+      expect(p.poller.stats.reads).toBe(reads + 2);
     } finally {
       writer.destroy();
       await p.poller.stop();
       await proxy.close();
+    }
+  });
+
+  it("with nudgeDelayMs, the nudges of a burst are one read, nudgeDelayMs after the first; a nudge never makes a wait longer", async () => {
+    const p = await polling({ maxIdleIntervalMs: 1_000, nudgeDelayMs: 50 });
+    const writer = testClient(testEndpoint());
+    reportWrites(writer, (tables) => {
+      for (const table of tables ?? []) p.poller.nudge(table);
+    });
+    try {
+      await idleFor(p, 2_500);
+      expect(await nextWait(p)).toBe(1_000);
+      const reads = p.poller.stats.reads;
+      await putRun(writer, "burst-1");
+      // The armed 1 s wait now ends 50 ms after the nudge.
+      expect(p.timers.armed()).toEqual([50]);
+      p.timers.advance(20);
+      await putRun(writer, "burst-2");
+      await putRun(writer, "burst-3");
+      // Later nudges neither push it back nor add a read.
+      expect(p.timers.armed()).toEqual([30]);
+      expect(p.poller.stats.reads).toBe(reads);
+      p.timers.advance(30);
+      await until("the burst delivered", () => p.received.length === 3);
+      expect(runIds(p.received)).toEqual(["burst-1", "burst-2", "burst-3"]);
+      expect(p.poller.stats).toMatchObject({ reads: reads + 1, batches: 1, nudges: 3 });
+      // Not a full batch: the next read is intervalMs later, then the backoff doubles.
+      expect(await nextWait(p)).toBe(100);
+      p.timers.advance(100);
+      expect(await nextWait(p)).toBe(200);
+      // 20 ms before a wait ends, a nudge leaves it as it is (it would end 30 ms later).
+      p.timers.advance(180);
+      p.poller.nudge(names.runs);
+      expect(p.timers.armed()).toEqual([20]);
+      expect(p.poller.stats.reads).toBe(reads + 2);
+    } finally {
+      writer.destroy();
+      await p.poller.stop();
+    }
+  });
+
+  it("with nudgeDelayMs, a nudge while a GetRecords is in flight makes the loop read again nudgeDelayMs later", async () => {
+    const proxy = await streamsProxy();
+    const p = await polling({ maxIdleIntervalMs: 1_000, nudgeDelayMs: 50, endpoint: proxy.endpoint });
+    const writer = testClient(testEndpoint());
+    try {
+      await idleFor(p, 2_500);
+      expect(await nextWait(p)).toBe(1_000);
+      proxy.afterAnswer = async () => {
+        await putRun(writer, "in-flight-2");
+        p.poller.nudge(names.runs);
+      };
+      const reads = p.poller.stats.reads;
+      p.timers.advance(1_000);
+      // The held read answered empty; the nudge during it asks for a read 50 ms later.
+      expect(await nextWait(p)).toBe(50);
+      expect(p.received).toEqual([]);
+      p.timers.advance(50);
+      await until("the write made during the read delivered", () => p.received.length === 1);
+      expect(runIds(p.received)).toEqual(["in-flight-2"]);
+      expect(p.poller.stats.reads).toBe(reads + 2);
+    } finally {
+      writer.destroy();
+      await p.poller.stop();
+      await proxy.close();
+    }
+  });
+
+  it("DescribeStream: once a minute of the clock's time by default, and at once when a shard ends, whose child is then read from its start", async () => {
+    const streams = await fakeStreams();
+    const p = await polling({ maxIdleIntervalMs: 1_000, endpoint: streams.endpoint });
+    try {
+      await idleFor(p, 59_000);
+      expect(p.poller.stats.describes).toBe(0);
+      await idleFor(p, 1_000);
+      await nextWait(p);
+      expect(p.poller.stats.describes).toBe(1);
+      // The shard gets a last record and ends; its child already has one.
+      streams.endShard({ runId: "last-of-parent" }, { runId: "first-of-child" });
+      p.poller.nudge(names.runs);
+      await until("both records delivered", () => p.received.length === 2 && p.received);
+      // The child was found by the DescribeStream the end of the parent made, at once.
+      expect(runIds(p.received)).toEqual(["last-of-parent", "first-of-child"]);
+      expect(p.poller.stats.describes).toBe(2);
+    } finally {
+      await p.poller.stop();
+      await streams.close();
     }
   });
 

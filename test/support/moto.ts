@@ -3,6 +3,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { S3Client } from "@aws-sdk/client-s3";
 import { freePort, type LocalMoto, startLocalMoto } from "../../local/moto.js";
 import { awsClientConfig } from "../../src/adapters/aws-config.js";
 import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
@@ -60,3 +61,21 @@ export async function freshStores(
     },
   };
 }
+
+/**
+ * The name of every command sent on `client` (or a document client built from it) from now on,
+ * once per call (retries are not counted): what a piece of work costs the endpoint.
+ */
+export function recordCommands(client: DynamoDBClient | S3Client): string[] {
+  const names: string[] = [];
+  // Both clients' stacks take the same middleware; their input and output types differ.
+  (client.middlewareStack as DynamoDBClient["middlewareStack"]).add(
+    (next, context) => (args) => {
+      names.push(context.commandName ?? "?");
+      return next(args);
+    },
+    { step: "initialize", name: `recordCommands${++recorders}` },
+  );
+  return names;
+}
+let recorders = 0;

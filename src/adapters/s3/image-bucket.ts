@@ -19,6 +19,7 @@ import {
   DeleteObjectsCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   ListObjectVersionsCommand,
   PutObjectCommand,
   S3Client,
@@ -64,6 +65,22 @@ export class S3ImageObjectStore implements ImageObjectStore {
       if (isNamed(error, "NotFound") || isNamed(error, "NoSuchKey")) return undefined;
       throw error;
     }
+  }
+
+  /** Every object whose key starts with `prefix`, with its size (one listing per 1,000 keys). */
+  async sizesUnder(prefix: string): Promise<Map<string, number>> {
+    const sizes = new Map<string, number>();
+    let ContinuationToken: string | undefined;
+    do {
+      const out = await this.s3.send(
+        new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken }),
+      );
+      for (const object of out.Contents ?? []) {
+        if (object.Key !== undefined) sizes.set(object.Key, object.Size ?? 0);
+      }
+      ContinuationToken = out.IsTruncated ? out.NextContinuationToken : undefined;
+    } while (ContinuationToken !== undefined);
+    return sizes;
   }
 
   async sha256Of(key: string): Promise<string> {
