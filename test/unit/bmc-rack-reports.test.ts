@@ -115,9 +115,14 @@ describe("a rack's reports: one message, each event as it is encoded alone with 
     expect(messages.map((m) => m.count)).toEqual([1, 1, 1]);
   });
 
+  it("nothing to send is no message", () => {
+    expect(encodeRackReports([])).toEqual([]);
+  });
+
   it("refuses an envelope of another version, type or without reports, naming the field and the rule", () => {
     const cases: [Record<string, unknown>, string][] = [
       [{ type: "reports", reports: [] }, "v: must be the number 5 (got nothing)"],
+      [{ v: "5", type: "reports", reports: [{}] }, "v: must be the number 5 (got string)"],
       [
         { v: 1, type: "reports", reports: [{}] },
         "v: unsupported protocol version 1 (a rack's reports are version 5)",
@@ -143,6 +148,8 @@ describe("a rack's reports: one message, each event as it is encoded alone with 
         { componentId: "c3", v: 1, type: "progress", requestId: "upd-3", percent: 101 },
         "ack",
         { componentId: "c5", v: 1, type: "update", requestId: "upd-5" },
+        { componentId: "", v: 1, type: "ack", requestId: "upd-6" },
+        { componentId: 7, v: 1, type: "ack", requestId: "upd-7" },
       ],
     });
     if (!out.ok) throw new Error(out.message);
@@ -152,6 +159,8 @@ describe("a rack's reports: one message, each event as it is encoded alone with 
       "reports[2].percent: must be an integer between 0 and 100 (got 101)",
       "reports[3]: must be a JSON object",
       'reports[4].type: must be one of ack, progress, result, status (got "update")',
+      "reports[5].componentId: must be a non-empty string",
+      "reports[6].componentId: must be a non-empty string",
     ]);
   });
 });
