@@ -28,6 +28,11 @@ export interface RedfishFleetOptions {
   log?: (line: string) => void;
   /** How often an agent polls a BMC's task monitor (default 200 ms: the emulator is local). */
   pollIntervalMs?: number;
+  /**
+   * How long an agent gathers its rack's reports into one message (default 100 ms: the local
+   * stack's windows are shortened as its poll is; a deployed agent's default is 1 s).
+   */
+  reportFlushMs?: number;
 }
 
 export interface RedfishFleet {
@@ -71,6 +76,7 @@ export async function startRedfishFleet(options: RedfishFleetOptions): Promise<R
           mqtt: { url: options.brokerUrl, clientId: `flow-local-agent-${rack.id}` },
           stateDir,
           timings: { pollIntervalMs: options.pollIntervalMs ?? 200 },
+          reportFlushMs: options.reportFlushMs ?? 100,
           bmcs: rack.components.map((c) => ({
             componentId: c.id,
             url: emulator.urlOf(c.id),
