@@ -56,10 +56,14 @@ import type { TaskSteps } from "../src/app/child-task/steps.js";
 import type { Clock, WaveWaker } from "../src/app/ports.js";
 import type { CommandSet } from "../src/domain/command-sets.js";
 import type { Task } from "../src/domain/task.js";
+import { validatedDefinitions } from "./asl-validated.js";
 import { retryWhileUnavailable } from "./retry-unavailable.js";
 
-/** Definitions (as JSON text, after the executor's own changes) the library has validated. */
-const VALIDATED_DEFINITIONS = new Set<string>();
+/**
+ * Definitions (as JSON text, after the executor's own changes) the library has validated, in this
+ * process or an earlier one (local/asl-validated.ts).
+ */
+const VALIDATED_DEFINITIONS = validatedDefinitions();
 
 export const LOCAL_CHILD_TASK_STATE_MACHINE_ARN =
   "arn:aws:states:us-east-1:000000000000:stateMachine:flow-child-task";
@@ -182,8 +186,8 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
     const clock = options.callbackClock ?? systemClock;
     const timer = (ms: number, fire: () => void) => clock.after(ms, fire);
     // The library validates a definition on every construction with a JSON schema compiled
-    // afresh (~0.2-0.5 s of CPU): a definition this process has validated once is not validated
-    // again. An invalid one is never added, so it fails every time.
+    // afresh (~0.2-0.5 s of CPU): a definition validated once, by this process or an earlier one,
+    // is not validated again. An invalid one is never added, so it fails every time.
     const text = JSON.stringify(this.definition);
     const validated = VALIDATED_DEFINITIONS.has(text);
     this.machine = new StateMachine(

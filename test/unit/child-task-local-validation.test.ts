@@ -1,9 +1,14 @@
 /**
  * The local executor validates the definition it runs (aws-local-stepfunctions' own ASL check) and
- * does it once per process per definition: an invalid definition fails every construction, a
- * valid one validated before is not compiled against the schema again.
+ * does it once per definition, across processes: an invalid definition fails every construction, a
+ * valid one validated before (by this process or an earlier one, recorded under
+ * node_modules/.cache) is not compiled against the schema again.
  */
-import { describe, expect, it } from "vitest";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { validatedDefinitions } from "../../local/asl-validated.js";
 import { LocalStepFunctionsExecutor } from "../../local/step-functions.js";
 import { type AslMachine, loadChildTaskDefinition } from "../../src/adapters/stepfunctions/asl.js";
 
@@ -41,5 +46,44 @@ describe("local executor: the definition is validated", () => {
     const definition = loadChildTaskDefinition();
     expect(() => executorFor(structuredClone(definition))).not.toThrow();
     expect(() => executorFor(structuredClone(definition))).not.toThrow();
+  });
+});
+
+describe("local executor: definitions validated by an earlier process (local/asl-validated.ts)", () => {
+  const dirs: string[] = [];
+  const freshDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), "asl-validated-"));
+    dirs.push(dir);
+    return dir;
+  };
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a text one process recorded is known to the next on the same directory and library version", () => {
+    const dir = freshDir();
+    const first = validatedDefinitions(dir, "3.0.0");
+    expect(first.has("{}")).toBe(false);
+    first.add("{}");
+    expect(first.has("{}")).toBe(true);
+    const next = validatedDefinitions(dir, "3.0.0");
+    expect(next.has("{}")).toBe(true);
+    expect(next.has('{"a":1}')).toBe(false);
+  });
+
+  it("a record of another library version does not count: the new version validates again", () => {
+    const dir = freshDir();
+    validatedDefinitions(dir, "3.0.0").add("{}");
+    expect(validatedDefinitions(dir, "3.1.0").has("{}")).toBe(false);
+  });
+
+  it("a directory that cannot be written keeps the record in this process only", () => {
+    const dir = freshDir();
+    const blocked = join(dir, "a-file");
+    writeFileSync(blocked, "");
+    const here = validatedDefinitions(join(blocked, "cache"), "3.0.0");
+    expect(() => here.add("{}")).not.toThrow();
+    expect(here.has("{}")).toBe(true);
+    expect(validatedDefinitions(join(blocked, "cache"), "3.0.0").has("{}")).toBe(false);
   });
 });
