@@ -98,15 +98,16 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
 
   it("an operator's firmware task is checked against every rack it expands to: outside its scope, refused before any task exists", async () => {
     const { flow } = as("operator");
+    // dc2-1: no run names it (the wide run above dispatches dc2-0), so its task count is this call's alone.
     const before = await flow.listTasks(
-      { rackId: { id: DC2.ids[0]! }, activeOnly: false, withReport: false },
+      { rackId: { id: DC2.ids[1]! }, activeOnly: false, withReport: false },
       soon(),
     );
     expect(
       await failure(
         flow.upgradeFirmware(
           UpgradeFirmwareRequest.fromPartial({
-            targetSpec: racksSpec([DC1.ids[2]!, DC2.ids[0]!]),
+            targetSpec: racksSpec([DC1.ids[2]!, DC2.ids[1]!]),
             targetVersion: "2.0.0",
           }),
           soon(),
@@ -114,10 +115,10 @@ describe("authz e2e over mutual TLS: the local stack under a policy file", () =>
       ),
     ).toEqual({
       code: "PERMISSION_DENIED",
-      details: "alice may not operate firmware tasks: 1 of 2 racks outside its scope: dc2-0",
+      details: "alice may not operate firmware tasks: 1 of 2 racks outside its scope: dc2-1",
     });
     const after = await flow.listTasks(
-      { rackId: { id: DC2.ids[0]! }, activeOnly: false, withReport: false },
+      { rackId: { id: DC2.ids[1]! }, activeOnly: false, withReport: false },
       soon(),
     );
     expect(after.total).toBe(before.total);
