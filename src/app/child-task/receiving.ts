@@ -294,7 +294,7 @@ function reportsOf(message: BmcReportMessage, logger: Logger): (BmcReportMessage
       return undefined;
     }
     const { componentId: _c, ...event } = elements[i] as Record<string, unknown>;
-    return { ...event, componentId: item.value.componentId, ...(rackId === undefined ? {} : { rackId }) };
+    return { ...event, componentId: item.value.componentId, rackId };
   });
 }
 
