@@ -198,13 +198,12 @@ export function createReportRecorder(
   }
 
   async function recordEach(
-    reports: readonly { message: BmcReportMessage | undefined; at: number }[],
+    reports: readonly { decoded: DecodedReport | undefined; at: number }[],
   ): Promise<(ReportOutcome | { error: unknown })[]> {
     // Unset until decided; what is left unset at the end changed nothing.
     const outcomes: (ReportOutcome | { error: unknown } | undefined)[] = reports.map(() => undefined);
     const sets = new Map<string, Pending>();
-    reports.forEach(({ message, at }, index) => {
-      const decoded = message === undefined ? undefined : decodeReport(message, logger);
+    reports.forEach(({ decoded, at }, index) => {
       if (decoded === undefined) {
         outcomes[index] = "invalid";
         return;
@@ -251,12 +250,12 @@ export function createReportRecorder(
   return {
     async record(messages) {
       // A rack's batch is its reports, each in turn; its outcome is theirs together.
-      const flat: { message: BmcReportMessage | undefined; at: number }[] = [];
+      const flat: { decoded: DecodedReport | undefined; at: number }[] = [];
       const spans = messages.map(({ message, at }) => {
         const from = flat.length;
         const reports = reportsOf(message, logger);
         if (reports === undefined) return { from, to: from, invalid: true };
-        for (const report of reports) flat.push({ message: report, at });
+        for (const decoded of reports) flat.push({ decoded, at });
         return { from, to: flat.length, invalid: false };
       });
       const outcomes = await recordEach(flat);
@@ -265,14 +264,21 @@ export function createReportRecorder(
   };
 }
 
+/** A report decoded: its component and rack (lowercased) and its event. */
+interface DecodedReport {
+  componentId: string;
+  rackId?: string;
+  event: BmcEvent;
+}
+
 /**
- * The reports a message carries: itself, or a rack's batch's (`type: "reports"`) elements, each
- * with its component and the batch's rack as the IoT rule delivers a report alone. Undefined: a
- * batch that cannot be read at all; an element that cannot be read is undefined in the list
- * (both logged, naming fields and rules only).
+ * The reports a message carries, each decoded once: itself, or a rack's batch's (`type:
+ * "reports"`) elements, each with its component and the batch's rack. Undefined: a batch that
+ * cannot be read at all; a report that cannot be read is undefined in the list (both logged,
+ * naming fields and rules only).
  */
-function reportsOf(message: BmcReportMessage, logger: Logger): (BmcReportMessage | undefined)[] | undefined {
-  if (!isRackReports(message)) return [message];
+function reportsOf(message: BmcReportMessage, logger: Logger): (DecodedReport | undefined)[] | undefined {
+  if (!isRackReports(message)) return [decodeReport(message, logger)];
   const { rackId, componentId, ...batch } = message;
   // Only from a rack's reports topic (the rule adds its rack and no component): a batch on a
   // component's topic would let that component's publisher speak for others.
@@ -287,14 +293,13 @@ function reportsOf(message: BmcReportMessage, logger: Logger): (BmcReportMessage
     logger.warn("bmc rack reports dropped: undecodable", { rackId, problem: read.message });
     return undefined;
   }
-  const elements = batch.reports as Record<string, unknown>[];
-  return read.value.map((item, i) => {
+  const rack = rackId.toLowerCase();
+  return read.value.map((item) => {
     if (!item.ok) {
       logger.warn("bmc rack report dropped: undecodable", { rackId, problem: item.message });
       return undefined;
     }
-    const { componentId: _c, ...event } = elements[i] as Record<string, unknown>;
-    return { ...event, componentId: item.value.componentId, rackId };
+    return { componentId: item.value.componentId.toLowerCase(), rackId: rack, event: item.value.event };
   });
 }
 
@@ -340,10 +345,7 @@ function contributing(reports: readonly { event: BmcEvent; at: number }[], write
  * are dropped with a log line that names fields and rules only (never values: an update's auth
  * blob must not reach a log even when echoed back).
  */
-function decodeReport(
-  message: BmcReportMessage,
-  logger: Logger,
-): { componentId: string; rackId?: string; event: BmcEvent } | undefined {
+function decodeReport(message: BmcReportMessage, logger: Logger): DecodedReport | undefined {
   const { componentId, rackId, ...payload } = message;
   if (typeof componentId !== "string" || componentId === "") {
     logger.warn("bmc report dropped: no componentId (the IoT rule adds the topic's component id)");
