@@ -197,11 +197,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       ? undefined
       : accessPolicySource(options.authzPolicyFile, { logger: lineLogger(log), metrics: noopMetrics });
   const stops: (() => Promise<void>)[] = [];
+  // The dispatcher's ticker stops before anything else: a pass during the gRPC server's drain
+  // would start tasks that the rest of the stop then abandons.
+  let stopTicker: (() => Promise<void>) | undefined;
   let stopping: Promise<void> | undefined;
   // Once, whoever asks first (a signal, a test, a moto that died for good).
   const stopAll = () => {
     stopping ??= (async () => {
-      for (const stop of stops.reverse()) {
+      for (const stop of [...(stopTicker === undefined ? [] : [stopTicker]), ...stops.reverse()]) {
         await stop().catch((error: unknown) => log(`shutdown: ${(error as Error).message}`));
       }
     })();
@@ -375,7 +378,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       immediate: !created,
     });
     tickNow = () => ticker.runNow();
-    stops.push(async () => ticker.stop());
+    stopTicker = () => ticker.stop();
 
     // The same API as the gRPC front on Fargate (src/service/grpc-front.ts), on the local task
     // service; resume and advance run their pass at once instead of waiting for the stream.

@@ -23,9 +23,12 @@ export interface TickerOptions {
 }
 
 export interface Ticker {
-  /** Ticks now unless a pass is running (then resolves when that one ends). */
+  /**
+   * Ticks now unless a pass is running (then resolves when that one ends); once stopped, starts
+   * no pass (a stopping stack must not start tasks it is about to abandon).
+   */
   runNow(): Promise<void>;
-  /** Stops the interval and waits for a running pass to finish. */
+  /** Stops the interval, waits for a running pass to finish, and logs the passes it made. */
   stop(): Promise<void>;
   /** `backedOff`: ticks left out while passes were failing. */
   readonly stats: { ticks: number; skipped: number; failed: number; backedOff: number };
@@ -41,10 +44,12 @@ export function startTicker(options: TickerOptions): Ticker {
   let running: Promise<void> | undefined;
   let startedAt = 0;
   let stopped = false;
+  let stopping: Promise<void> | undefined;
   const skips = foldRepeats(log, now);
 
   const runNow = (): Promise<void> => {
     if (running !== undefined) return running;
+    if (stopped) return Promise.resolve();
     startedAt = now();
     stats.ticks += 1;
     running = options
@@ -93,10 +98,16 @@ export function startTicker(options: TickerOptions): Ticker {
   return {
     runNow,
     stats,
-    async stop() {
-      stopped = true;
-      clearInterval(timer);
-      if (running !== undefined) await running;
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        clearInterval(timer);
+        if (running !== undefined) await running;
+        log(
+          `ticker: stopped after ${stats.ticks} pass(es), ${stats.skipped} tick(s) skipped, ${stats.failed} failed`,
+        );
+      })();
+      return stopping;
     },
   };
 }

@@ -175,13 +175,51 @@ describe("local ticker", () => {
     await ticker.stop();
     // ...and one when it ends, counting the rest.
     const skipped = ticker.stats.skipped;
-    expect(log).toHaveLength(2);
+    expect(log).toHaveLength(3);
     expect(log[1]).toMatch(
       new RegExp(
         `^ticker: previous pass still running after \\d+ ms; tick skipped: repeated ${skipped - 1} more times over \\d+ ms$`,
       ),
     );
+    expect(log[2]).toBe(
+      `ticker: stopped after ${ticker.stats.ticks} pass(es), ${skipped} tick(s) skipped, 0 failed`,
+    );
     expect(peak).toBe(1);
+  });
+
+  it("once stopped it starts no pass: stop waits for the running one, and a pass asked for after it runs none", async () => {
+    const log: string[] = [];
+    let passes = 0;
+    let release = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const ticker = startTicker({
+      intervalMs: 60_000,
+      log: (l) => log.push(l),
+      tick: async () => {
+        passes++;
+        await held;
+      },
+    });
+    const running = ticker.runNow();
+    expect(passes).toBe(1);
+    let stopped = false;
+    const stopping = ticker.stop().then(() => {
+      stopped = true;
+    });
+    // Asked while stopping: the running pass's promise, no second pass.
+    expect(ticker.runNow()).toBe(running);
+    // The stop waits for the held pass (it has not logged its line yet).
+    expect(log).toEqual([]);
+    release();
+    await stopping;
+    expect(stopped).toBe(true);
+    await ticker.runNow();
+    await ticker.stop();
+    expect(passes).toBe(1);
+    expect(ticker.stats.ticks).toBe(1);
+    expect(log).toEqual(["ticker: stopped after 1 pass(es), 0 tick(s) skipped, 0 failed"]);
   });
 
   it("failing passes: one line when they start failing, ticks back off, one line when a pass succeeds again", async () => {
@@ -217,6 +255,7 @@ describe("local ticker", () => {
     expect(log).toEqual([
       "ticker: dispatch pass failed: moto is down; backing off (up to 40 ms between passes) until one succeeds",
       "ticker: dispatch passes succeed again after 2 failed pass(es)",
+      `ticker: stopped after ${ticker.stats.ticks} pass(es), ${ticker.stats.skipped} tick(s) skipped, 2 failed`,
     ]);
   });
 });
