@@ -76,6 +76,11 @@ export default defineConfig({
     ],
     // The known-slow files first (SLOW_FILES), then vitest's own order.
     sequence: { sequencer: longestFirst(SLOW_FILES) },
+    // Transformed modules kept on disk between runs (node_modules/.experimental-vitest-cache, keyed
+    // by each file's content and the config; `npx vitest --clearCache` empties it): a run after the
+    // first transforms only what changed (the unit and property projects' transform time summed over
+    // workers, 21-26 s -> 7-10 s, measured on 2 cores).
+    experimental: { fsModuleCache: true },
     coverage: {
       // V8's, in the unit and property projects only (the others provide coverageOff):
       // test/support/domain-coverage.ts.
