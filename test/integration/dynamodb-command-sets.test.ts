@@ -414,12 +414,6 @@ describe("DynamoCommandSetStore", () => {
     expect(await store.getUpdates(taskId, [0, 1, 2, 3, 4, 5])).toEqual(whole);
     expect((await store.getWithTask(taskId, ["u"], [1, 3])).sets.u).toEqual(whole);
     expect((await store.getMany([taskId], "u", [1, 3])).get(taskId)).toEqual(whole);
-    // Parts alone, each its own record (eventually consistent: moto is always current).
-    const parts = await store.getParts(taskId, [1, 2, 3]);
-    expect(parts.map((p) => [p.part, Object.keys(p.entries)]).sort()).toEqual([
-      [1, [entryKey(p1, "c2")]],
-      [3, [entryKey(p3, "c3")]],
-    ]);
 
     // Closed with the set: no part takes a command again, created or not; reports still land.
     await store.close(taskId, 60, [0, 1, 2, 3, 4, 5]);

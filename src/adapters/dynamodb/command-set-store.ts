@@ -347,12 +347,6 @@ export class DynamoCommandSetStore implements CommandSetStore {
     return (await this.read(taskId, ["u"], parts, false)).sets.u;
   }
 
-  async getParts(taskId: string, parts: readonly number[]): Promise<CommandSet[]> {
-    const keys = DynamoCommandSetStore.keysOf(taskId, [], parts);
-    const items = keys.length === 0 ? [] : await batchGetAll(this.doc, this.tasksTable, keys);
-    return items.map(itemToSet);
-  }
-
   /** Keys of a task's records of these families and of these parts of its update set. */
   private static keysOf(taskId: string, families: readonly CommandFamily[], parts: readonly number[]) {
     return [
