@@ -472,6 +472,17 @@ describe("DynamoCommandSetStore", () => {
     });
   });
 
+  it("a refused write that does not read its record (marking an entry published that is not there) fails without the record on its error", async () => {
+    const taskId = uuid(31, "7a5c0000");
+    await openTwo(taskId);
+    const refused = await store
+      .markPublished(taskId, "u", ["000000000000"], 2)
+      .then(() => undefined)
+      .catch((error: unknown) => error as { name?: string; Item?: unknown });
+    expect(refused?.name).toBe("ConditionalCheckFailedException");
+    expect(refused?.Item).toBeUndefined();
+  });
+
   it("record: all or nothing; a refused write returns the stored set as it found it (one request, no read), and the rest can then be written", async () => {
     const taskId = uuid(2, "7a5c0000");
     const a = updateAddress(taskId, 0);

@@ -204,6 +204,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     x: Expression,
     returnAll: boolean,
     part: number | undefined,
+    refusedSet = false,
   ) {
     return this.doc.send(
       new UpdateCommand({
@@ -214,8 +215,10 @@ export class DynamoCommandSetStore implements CommandSetStore {
         ExpressionAttributeNames: x.names,
         ...(Object.keys(x.values).length > 0 ? { ExpressionAttributeValues: x.values } : {}),
         ReturnValues: returnAll ? "ALL_NEW" : "NONE",
-        // A refused write hands back the record as it stands (no response bytes otherwise).
-        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+        // Asked by the writes that read a refusal's record (refusedSet): the refusal carries it,
+        // no response bytes otherwise. Not asked elsewhere, so no other error carries a record
+        // (with its wait's task token) to wherever it is logged.
+        ...(refusedSet ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const } : {}),
       }),
     );
   }
@@ -290,12 +293,16 @@ export class DynamoCommandSetStore implements CommandSetStore {
     let stored: Item | undefined;
     for (const [i, chunk] of chunks.entries()) {
       try {
-        stored = (await this.send(taskId, family, chunk, i === chunks.length - 1, part)).Attributes;
+        stored = (await this.send(taskId, family, chunk, i === chunks.length - 1, part, true)).Attributes;
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
         // Closed: the set as it is, as the refusal found it (the only refusal there is).
         const set = await this.refusedSet(error, taskId, family, part);
-        if (set?.closedAt === undefined) throw error;
+        if (set?.closedAt === undefined) {
+          // Thrown on without the record it carried (a wait's task token among it).
+          delete (error as { Item?: unknown }).Item;
+          throw error;
+        }
         return set;
       }
     }
@@ -528,7 +535,8 @@ export class DynamoCommandSetStore implements CommandSetStore {
     for (const chunk of chunks) {
       if (chunk.sets.length === 0) continue;
       try {
-        after = (await this.send(taskId, family, chunk, options.returnSet === true, options.part)).Attributes;
+        after = (await this.send(taskId, family, chunk, options.returnSet === true, options.part, true))
+          .Attributes;
         wrote = true;
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
