@@ -475,7 +475,15 @@ async function once(path: RolloutPath): Promise<Figures> {
   const prod = heartbeats(path)
     ? schedule
     : { ...schedule, checksPerWave: schedule.noHeartbeatChecksPerWave };
-  const cost = costOf({ perRack, parts, byKind, checks, awaits: (exec.byStep.awaitWave ?? 0) / n, prod });
+  const cost = costOf({
+    perRack,
+    parts,
+    byKind,
+    checks,
+    awaits: (exec.byStep.awaitWave ?? 0) / n,
+    prod,
+    flashMs: UPDATE_MS,
+  });
 
   const modelOf = (checksPerFlashStep: number) =>
     modelRack(RULE ?? DEFAULT_RULE, chosen[0]?.components ?? [], {

@@ -81,7 +81,6 @@ export function productSubmitter(options: ProductSubmitterOptions): ProductSubmi
       record: unused("receive reports"),
       get: (taskId, family, part) => commands.get(taskId, family, part),
       getUpdates: (taskId, parts) => commands.getUpdates(taskId, parts),
-      getParts: (taskId, parts) => commands.getParts(taskId, parts),
       ...(commands.getWithTask === undefined ? {} : { getWithTask: commands.getWithTask.bind(commands) }),
       getMany: unused("list BMC commands"),
     },

@@ -14,6 +14,9 @@
  * beside them: the same schedule in Wait states with no wake-up, and the backoff alone
  * (`nextWaitSeconds`, no progress estimate).
  */
+
+import type { BmcEvent } from "../../src/domain/bmc-protocol.js";
+import { entryWrite, foldReports, type KnownEntry, knownAfter } from "../../src/domain/command-sets.js";
 import {
   awaitSeconds,
   nextCheckWaitSeconds,
@@ -42,6 +45,41 @@ export interface ProductionWave {
   backoffChecksPerWave: number;
   /** Each check is an AwaitWave (or a Wait), the check's Task state and the Choice after it. */
   transitionsPerCheck: number;
+  /**
+   * The writes of a flash step's command set its reports make, each report moment (the wave's
+   * BMCs reporting together) in a batch of its own, by the receiver's rules (`entryWrite`): the
+   * acknowledgement, each progress report, the result.
+   */
+  reportWritesPerFlash: number;
+}
+
+/**
+ * The writes one command's reports make by the receiver's rules (src/domain/command-sets.ts
+ * `entryWrite`), each report in a batch of its own, for a flash of `flashMs` reporting as the
+ * simulated BMCs do (ack at once, progress at 25/50/75 %, the result at the end). With every
+ * command of a wave reporting at the same moments, it is the writes of the wave's set.
+ *   600,000 ms → 5 (ack, 25 %, 50 %, 75 %, result); 300 ms → 2 (the progress within the first
+ *   second after the ack is not written on its own).
+ */
+export function reportWritesOfFlash(flashMs: number): number {
+  const sent = "upd-r";
+  const reports: { event: BmcEvent; at: number }[] = [
+    { event: { v: 1, type: "ack", requestId: sent }, at: 0 },
+    ...PROGRESS_PERCENTS.map((percent) => ({
+      event: { v: 1 as const, type: "progress" as const, requestId: sent, percent },
+      at: (flashMs * percent) / 100,
+    })),
+    { event: { v: 1, type: "result", requestId: sent, ok: true, version: "2" }, at: flashMs },
+  ];
+  let known: KnownEntry | undefined;
+  let writes = 0;
+  for (const report of reports) {
+    const write = entryWrite("u", foldReports([report]), known);
+    if (write === undefined) continue;
+    known = knownAfter(known, write);
+    writes += 1;
+  }
+  return writes;
 }
 
 /** What a check at `now` finds stored of a command sent at 0: the last progress that reached it. */
@@ -108,5 +146,6 @@ export function modelProductionWave(settings: {
     pollChecksPerWave: count(true),
     backoffChecksPerWave: count(false),
     transitionsPerCheck: 3,
+    reportWritesPerFlash: reportWritesOfFlash(FLASH_SECONDS * 1000),
   };
 }

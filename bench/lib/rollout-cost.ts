@@ -3,16 +3,20 @@
  * stack, and modelled for production timing, where every flash takes 10 minutes and the product's
  * own schedule (production-model.ts) decides how many checks it takes: each check more costs what
  * a check costs here (its state transitions, its task-steps invocation and read, and the
- * AwaitWave before it: an invocation and its write of the set, measured as a wave's average write).
+ * AwaitWave before it: an invocation and its write of the set, measured as a wave's average write),
+ * and each flash step's reports write its set as often as a 10-minute flash's do (its progress
+ * reports, each past the receiver's progress interval, written; here, in a flash of `flashMs`,
+ * they fall in the first second after the acknowledgement and are not): the writes more at that
+ * timing, each at the size of a report write measured here.
  * Reports sent through AWS IoT Basic Ingest (`$aws/rules/<rule>/...`) skip the message broker and
  * its messaging charge; the rule, its action and the SQS request remain. The model's total prices
  * the reports as this run's BMCs sent them, and both ways besides (all through the broker, all
  * through Basic Ingest), from the same counts.
  */
 
-import type { ProductionWave } from "./production-model.js";
+import { type ProductionWave, reportWritesOfFlash } from "./production-model.js";
 import { type Figures, type KindFigures, LAMBDA_PRICE, type PartFigures, PRICE } from "./rollout-figures.js";
-import type { StepKind } from "./rollout-parts.js";
+import { PART, type StepKind } from "./rollout-parts.js";
 
 export function costOf(input: {
   perRack: Figures["perRack"];
@@ -22,8 +26,10 @@ export function costOf(input: {
   checks: number;
   awaits: number;
   prod: ProductionWave;
+  /** This run's flash, ms (the simulated BMCs' updateMs). */
+  flashMs: number;
 }): Figures["cost"] {
-  const { perRack, parts, byKind, checks, awaits, prod } = input;
+  const { perRack, parts, byKind, checks, awaits, prod, flashMs } = input;
   // bmc-result: one IoT rule action per report; one SQS request per report when the rule sends
   // them to a queue (the receiver then takes them in batches), else one Lambda invocation each.
   const queued = perRack.bmcResult < perRack.reportsReceived;
@@ -76,6 +82,11 @@ export function costOf(input: {
   const flashChecksPerStep = flash.steps > 0 ? flash.checks / flash.steps : 0;
   const extraChecks = (prod.checksPerWave - flashChecksPerStep) * flash.steps;
   const backoffExtraChecks = (prod.backoffChecksPerWave - flashChecksPerStep) * flash.steps;
+  // The report writes a 10-minute flash step makes beyond those of this run's flash (its progress).
+  const reportWritesPerFlash = Math.max(0, prod.reportWritesPerFlash - reportWritesOfFlash(flashMs));
+  const extraReportWrites = reportWritesPerFlash * flash.steps;
+  const reports = parts[PART.reports];
+  const reportWcu = reports !== undefined && reports.requests > 0 ? reports.wcu / reports.requests : 1;
   const model = {
     checksPerWave: prod.checksPerWave,
     transitions: perRack.transitions + extraChecks * prod.transitionsPerCheck,
@@ -84,8 +95,9 @@ export function costOf(input: {
     pollChecksPerWave: prod.pollChecksPerWave,
     taskSteps: perRack.taskSteps + extraChecks * (1 + awaitsPerCheck),
     rru: Math.max(0, perRack.rcu + extraChecks * Math.max(1, checkRcu)),
-    wru: perRack.wcu + extraChecks * awaitsPerCheck * awaitWru,
-    requests: perRack.requests + extraChecks * (Math.max(1, checkReads) + awaitsPerCheck),
+    wru: perRack.wcu + extraChecks * awaitsPerCheck * awaitWru + extraReportWrites * reportWcu,
+    requests: perRack.requests + extraChecks * (Math.max(1, checkReads) + awaitsPerCheck) + extraReportWrites,
+    reportWritesPerFlash,
     flashSteps: flash.steps,
     flashChecksPerStep,
     total: 0,

@@ -127,8 +127,13 @@ export interface Figures {
       taskSteps: number;
       rru: number;
       wru: number;
-      /** DynamoDB requests per rack: the measured ones and, per extra check, its read and its AwaitWave's write. */
+      /**
+       * DynamoDB requests per rack: the measured ones; per extra check, its read and its AwaitWave's
+       * write; per flash step, the report writes a 10-minute flash makes more than this run's.
+       */
       requests: number;
+      /** The report writes a 10-minute flash step makes more than one of this run's (its progress). */
+      reportWritesPerFlash: number;
       /** The flash steps per rack, and the checks each took here (only they gain checks in the model). */
       flashSteps: number;
       flashChecksPerStep: number;

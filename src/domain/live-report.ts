@@ -58,22 +58,6 @@ function latestUpdate(
 }
 
 /**
- * Whether every one of these components' latest update in `updates` has succeeded: what a task
- * at its last wave knows of the components of its earlier waves (each passed, or the task would
- * have stopped), so a read that says otherwise is stale.
- */
-export function updatesSucceeded(
-  updates: CommandSet | undefined,
-  taskId: string,
-  componentIds: readonly string[],
-): boolean {
-  return componentIds.every((id) => {
-    const latest = updates === undefined ? undefined : latestUpdate(updates, taskId, id);
-    return latest?.entry.result?.ok === true;
-  });
-}
-
-/**
  * `report` with every PENDING or UPDATING component's latest update folded in, judged at `now`:
  *   no entry                    → as stored
  *   pending (no verdict yet)    → UPDATING, with startedAt, requestId and progress

@@ -272,7 +272,7 @@ describe("DynamoCommandSetStore", () => {
     own.destroy();
   });
 
-  it("close: the update and verify sets take no new entry (open returns them as they are); reports still land", async () => {
+  it("close: the update and verify sets take no new entry (open returns them as they are, as its refused write found them: one request); reports still land", async () => {
     const taskId = uuid(5, "7a5c0000");
     const a = updateAddress(taskId, 0);
     const key = entryKey(a, "c1");
@@ -281,12 +281,16 @@ describe("DynamoCommandSetStore", () => {
     await store.close(taskId, 41, []);
     const before = await store.get(taskId, "u");
     expect(before?.closedAt).toBe(40);
-    const refused = await store.open(
+    const own = testClient(testEndpoint());
+    const meter = installCapacityMeter(own);
+    const refused = await new DynamoCommandSetStore(DynamoDBDocumentClient.from(own), names.tasks).open(
       taskId,
       "u",
       Object.fromEntries([newEntry(updateAddress(taskId, 1), "c1", { sentAt: 50, deadline: 900 })]),
     );
     expect(refused).toEqual(before);
+    expect(meter.snapshot().calls).toBe(1);
+    own.destroy();
     expect(Object.keys(refused.entries)).toEqual([key]);
     // The verify set had none: closed all the same, as a set of this task and family.
     const v = verifyAddress(taskId, 0, 1, 0);
@@ -414,12 +418,6 @@ describe("DynamoCommandSetStore", () => {
     expect(await store.getUpdates(taskId, [0, 1, 2, 3, 4, 5])).toEqual(whole);
     expect((await store.getWithTask(taskId, ["u"], [1, 3])).sets.u).toEqual(whole);
     expect((await store.getMany([taskId], "u", [1, 3])).get(taskId)).toEqual(whole);
-    // Parts alone, each its own record (eventually consistent: moto is always current).
-    const parts = await store.getParts(taskId, [1, 2, 3]);
-    expect(parts.map((p) => [p.part, Object.keys(p.entries)]).sort()).toEqual([
-      [1, [entryKey(p1, "c2")]],
-      [3, [entryKey(p3, "c3")]],
-    ]);
 
     // Closed with the set: no part takes a command again, created or not; reports still land.
     await store.close(taskId, 60, [0, 1, 2, 3, 4, 5]);
@@ -474,7 +472,18 @@ describe("DynamoCommandSetStore", () => {
     });
   });
 
-  it("record: all or nothing; a refused write returns the stored set, and the rest can then be written", async () => {
+  it("a refused write that does not read its record (marking an entry published that is not there) fails without the record on its error", async () => {
+    const taskId = uuid(31, "7a5c0000");
+    await openTwo(taskId);
+    const refused = await store
+      .markPublished(taskId, "u", ["000000000000"], 2)
+      .then(() => undefined)
+      .catch((error: unknown) => error as { name?: string; Item?: unknown });
+    expect(refused?.name).toBe("ConditionalCheckFailedException");
+    expect(refused?.Item).toBeUndefined();
+  });
+
+  it("record: all or nothing; a refused write returns the stored set as it found it (one request, no read), and the rest can then be written", async () => {
     const taskId = uuid(2, "7a5c0000");
     const a = updateAddress(taskId, 0);
     const [k1, k2] = [entryKey(a, "c1"), entryKey(a, "c2")];
@@ -492,14 +501,24 @@ describe("DynamoCommandSetStore", () => {
       ackedAt: 50,
     });
     expect(after?.entries[k2]).toMatchObject({ progress: 30, progressAt: 40, ackedAt: 40 });
-    // A second result for c1 (first wins) with a real change for c2: refused as a whole.
-    const refused = await store.record(taskId, "u", {
-      [k1]: { result: { value: { ok: true, version: "9.9.9" }, at: 60 } },
-      [k2]: { progress: { percent: 60, at: 61 } },
-    });
+    // A second result for c1 (first wins) with a real change for c2: refused as a whole, the
+    // record handed back by the refused write itself.
+    const own = testClient(testEndpoint());
+    const meter = installCapacityMeter(own);
+    const refused = await new DynamoCommandSetStore(DynamoDBDocumentClient.from(own), names.tasks).record(
+      taskId,
+      "u",
+      {
+        [k1]: { result: { value: { ok: true, version: "9.9.9" }, at: 60 } },
+        [k2]: { progress: { percent: 60, at: 61 } },
+      },
+    );
     if (refused.outcome !== "refused") throw new Error("a second result was written");
+    expect(refused.set).toEqual(await store.get(taskId, "u"));
     expect(refused.set?.entries[k1]?.result).toEqual({ ok: true, version: "2.0.0" });
     expect(refused.set?.entries[k2]?.progress).toBe(30);
+    expect(meter.snapshot().calls).toBe(1);
+    own.destroy();
     // Progress only upwards; a lone ack only once; an entry that does not exist is refused.
     expect((await store.record(taskId, "u", { [k2]: { progress: { percent: 20, at: 62 } } })).outcome).toBe(
       "refused",

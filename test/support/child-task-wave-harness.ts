@@ -52,7 +52,6 @@ export function harness(stored: Task = task) {
   const published: { componentId: string; command: BmcCommand }[] = [];
   const recorded: { rackId: string; versions: unknown; at?: Record<string, number> }[] = [];
   const memory = memoryCommandSetStore();
-  let stale: CommandSet[] | undefined;
   // The store's one-request read of a task with its sets, counted (each `get` too).
   const calls: string[] = [];
   const commands = {
@@ -60,11 +59,6 @@ export function harness(stored: Task = task) {
     get: async (taskId: string, family: CommandFamily, part?: number) => {
       calls.push(part === undefined ? `get ${family}` : `get ${family}.${part}`);
       return memory.get(taskId, family, part);
-    },
-    // What an eventually consistent read returns: the stored parts, or (`stale`) what they were.
-    getParts: async (taskId: string, parts: readonly number[]) => {
-      calls.push(`getParts ${parts.join(",")}`);
-      return stale ?? memory.getParts(taskId, parts);
     },
     getWithTask: async (
       taskId: string,
@@ -119,9 +113,6 @@ export function harness(stored: Task = task) {
     deps,
     commands,
     calls,
-    staleParts: (parts: CommandSet[] | undefined) => {
-      stale = parts;
-    },
     published,
     recorded,
     reads: () => reads,

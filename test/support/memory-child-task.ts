@@ -156,12 +156,6 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       const set = sets.get(keyOf(taskId, family, part));
       return set === undefined ? undefined : structuredClone(set);
     },
-    async getParts(taskId: string, parts: readonly number[]) {
-      return parts.flatMap((part) => {
-        const set = sets.get(keyOf(taskId, "u", part));
-        return set === undefined ? [] : [structuredClone(set)];
-      });
-    },
     async getUpdates(taskId: string, parts: readonly number[]) {
       const set = merged(taskId, "u", parts);
       return set === undefined ? undefined : structuredClone(set);

@@ -9,12 +9,7 @@ import {
   entryKey,
   updateAddress,
 } from "../../src/domain/command-sets.js";
-import {
-  foldUpdates,
-  newlyVerified,
-  updateRetriesOf,
-  updatesSucceeded,
-} from "../../src/domain/live-report.js";
+import { foldUpdates, newlyVerified, updateRetriesOf } from "../../src/domain/live-report.js";
 import { DEFAULT_RULE, type RuleDefinition } from "../../src/domain/operation-rules.js";
 import { initialReport, type TaskReport } from "../../src/domain/task-report.js";
 
@@ -186,38 +181,5 @@ describe("newlyVerified", () => {
     expect(newlyVerified(before, foldUpdates(before, TASK, set, 10_000))).toEqual([
       { componentId: "c1", version: "2.0.0" },
     ]);
-  });
-});
-
-describe("updatesSucceeded: what the last check knows of the earlier stages", () => {
-  const T = "7a5c0000-0000-4000-8000-000000000001";
-  const entry = (ok: boolean) => ({
-    sentAt: 1,
-    deadline: 9,
-    result: ok
-      ? { ok: true as const, version: "2.0.0" }
-      : { ok: false as const, version: "1.0.0", error: { code: "X", message: "x" } },
-    resultAt: 5,
-  });
-  const set = (entries: Record<string, ReturnType<typeof entry>>) => ({
-    taskId: T,
-    family: "u" as const,
-    entries,
-  });
-  it("every component's latest update a success → true; a failed latest, a missing one or no set → false", () => {
-    const [a0, a1, b0] = [
-      entryKey(updateAddress(T, 0), "a"),
-      entryKey(updateAddress(T, 1), "a"),
-      entryKey(updateAddress(T, 0), "b"),
-    ];
-    // a failed, then passed on its retry; b passed.
-    expect(
-      updatesSucceeded(set({ [a0]: entry(false), [a1]: entry(true), [b0]: entry(true) }), T, ["a", "b"]),
-    ).toBe(true);
-    // The retry not seen (a stale copy): a's latest is its failure.
-    expect(updatesSucceeded(set({ [a0]: entry(false), [b0]: entry(true) }), T, ["a", "b"])).toBe(false);
-    expect(updatesSucceeded(set({ [a0]: entry(false), [a1]: entry(true) }), T, ["a", "b"])).toBe(false);
-    expect(updatesSucceeded(undefined, T, ["a"])).toBe(false);
-    expect(updatesSucceeded(undefined, T, [])).toBe(true);
   });
 });

@@ -8,7 +8,7 @@
  * are the definition without the heartbeat.
  */
 import { describe, expect, it } from "vitest";
-import { modelProductionWave } from "../../bench/lib/production-model.js";
+import { modelProductionWave, reportWritesOfFlash } from "../../bench/lib/production-model.js";
 import { modelRack, ROLLOUT_MAX_PARALLEL } from "../../bench/lib/rack-model.js";
 import { definitionFor } from "../../bench/lib/rollout-paths.js";
 import { UPDATE_ONLY_RULE } from "../../bench/lib/rollout-rules.js";
@@ -122,6 +122,14 @@ describe("the production schedule of a 10-minute flash reporting at 25/50/75 %",
     // A flash reporting less often than the heartbeat (30-s polls, 150-s heartbeat): checked early again.
     const short = modelProductionWave({ ...DEFAULT_CHILD_TASK_SETTINGS, maxPollSeconds: 20 });
     expect(short.checksPerWave).toBeGreaterThan(1);
+  });
+
+  it("its set is written five times (the ack, each progress, the result) where a 300-ms flash's is twice (its progress, within a second of the ack, is not written)", () => {
+    expect(modelProductionWave(DEFAULT_CHILD_TASK_SETTINGS).reportWritesPerFlash).toBe(5);
+    expect(reportWritesOfFlash(600_000)).toBe(5);
+    expect(reportWritesOfFlash(300)).toBe(2);
+    // Progress 1.5 s apart: the first past the second after the ack is written, the next within 5 s not.
+    expect(reportWritesOfFlash(6_000)).toBe(3);
   });
 });
 

@@ -17,9 +17,11 @@
  *
  * Entries are top-level attributes, so adding one needs no parent map, and one UpdateItem sets
  * any number of them. A batch of BMC reports is one UpdateItem whose condition carries each
- * entry's rule (first result wins, progress only upwards, …); when it fails, the record is read
- * back and the caller writes what still changes something, so a duplicate or late report is never
- * written twice. Expressions are chunked to stay under DynamoDB's 4 KB per expression.
+ * entry's rule (first result wins, progress only upwards, …); when it fails, the failed write
+ * itself hands back the record as it stands (ReturnValuesOnConditionCheckFailure ALL_OLD: no read
+ * more; a read only when it hands back none, as for a record that does not exist), and the caller
+ * writes what still changes something, so a duplicate or late report is never written twice.
+ * Expressions are chunked to stay under DynamoDB's 4 KB per expression.
  *
  * A closed set (`close`: the task was ended from outside its execution) takes no new entry: `open`
  * is conditional on `closedAt` being absent, so a step still in flight when its task was cancelled
@@ -40,7 +42,9 @@
  * request id alone, and the entry key (a hash over the component id) ties each command to the one
  * component whose topic may report on it (src/domain/command-sets.ts `isReportFor`).
  */
+import type { AttributeValue } from "@aws-sdk/client-dynamodb";
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import { unmarshall } from "@aws-sdk/util-dynamodb";
 import type { CommandSetStore } from "../../app/ports.js";
 import {
   type CommandEntry,
@@ -200,6 +204,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
     x: Expression,
     returnAll: boolean,
     part: number | undefined,
+    refusedSet = false,
   ) {
     return this.doc.send(
       new UpdateCommand({
@@ -210,8 +215,27 @@ export class DynamoCommandSetStore implements CommandSetStore {
         ExpressionAttributeNames: x.names,
         ...(Object.keys(x.values).length > 0 ? { ExpressionAttributeValues: x.values } : {}),
         ReturnValues: returnAll ? "ALL_NEW" : "NONE",
+        // Asked by the writes that read a refusal's record (refusedSet): the refusal carries it,
+        // no response bytes otherwise. Not asked elsewhere, so no other error carries a record
+        // (with its wait's task token) to wherever it is logged.
+        ...(refusedSet ? { ReturnValuesOnConditionCheckFailure: "ALL_OLD" as const } : {}),
       }),
     );
+  }
+
+  /**
+   * The record as a refused write found it: handed back by the refusal itself, else (a record
+   * that does not exist, or a store that hands back nothing) read.
+   */
+  private async refusedSet(
+    error: unknown,
+    taskId: string,
+    family: CommandFamily,
+    part: number | undefined,
+  ): Promise<CommandSet | undefined> {
+    const item = (error as { Item?: Record<string, AttributeValue> }).Item;
+    if (item !== undefined && Object.keys(item).length > 0) return itemToSet(unmarshall(item));
+    return this.get(taskId, family, part);
   }
 
   /** What a write that may create the set sets: its task, family and part (first stays), and `ttl`. */
@@ -269,12 +293,16 @@ export class DynamoCommandSetStore implements CommandSetStore {
     let stored: Item | undefined;
     for (const [i, chunk] of chunks.entries()) {
       try {
-        stored = (await this.send(taskId, family, chunk, i === chunks.length - 1, part)).Attributes;
+        stored = (await this.send(taskId, family, chunk, i === chunks.length - 1, part, true)).Attributes;
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
-        // Closed: the set as it is, read back (the only refusal there is; its path is rare).
-        const set = await this.get(taskId, family, part);
-        if (set?.closedAt === undefined) throw error;
+        // Closed: the set as it is, as the refusal found it (the only refusal there is).
+        const set = await this.refusedSet(error, taskId, family, part);
+        if (set?.closedAt === undefined) {
+          // Thrown on without the record it carried (a wait's task token among it).
+          delete (error as { Item?: unknown }).Item;
+          throw error;
+        }
         return set;
       }
     }
@@ -345,12 +373,6 @@ export class DynamoCommandSetStore implements CommandSetStore {
 
   async getUpdates(taskId: string, parts: readonly number[]): Promise<CommandSet | undefined> {
     return (await this.read(taskId, ["u"], parts, false)).sets.u;
-  }
-
-  async getParts(taskId: string, parts: readonly number[]): Promise<CommandSet[]> {
-    const keys = DynamoCommandSetStore.keysOf(taskId, [], parts);
-    const items = keys.length === 0 ? [] : await batchGetAll(this.doc, this.tasksTable, keys);
-    return items.map(itemToSet);
   }
 
   /** Keys of a task's records of these families and of these parts of its update set. */
@@ -513,12 +535,13 @@ export class DynamoCommandSetStore implements CommandSetStore {
     for (const chunk of chunks) {
       if (chunk.sets.length === 0) continue;
       try {
-        after = (await this.send(taskId, family, chunk, options.returnSet === true, options.part)).Attributes;
+        after = (await this.send(taskId, family, chunk, options.returnSet === true, options.part, true))
+          .Attributes;
         wrote = true;
       } catch (error) {
         if (!isConditionFailed(error)) throw error;
         // A duplicate or late report the writer did not know about: what is stored decides.
-        const stored = await this.get(taskId, family, options.part);
+        const stored = await this.refusedSet(error, taskId, family, options.part);
         return stored === undefined ? { outcome: "refused" } : { outcome: "refused", set: stored };
       }
     }

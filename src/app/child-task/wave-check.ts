@@ -14,7 +14,6 @@ import {
   commandRecord,
   entryKey,
   isAnswered,
-  mergeParts,
 } from "../../domain/command-sets.js";
 import {
   type ComponentResult,
@@ -24,7 +23,6 @@ import {
   queryVerdict,
   verdict,
 } from "../../domain/component-verdict.js";
-import { updatesSucceeded } from "../../domain/live-report.js";
 import type { ComponentType } from "../../domain/model.js";
 import type { RuleAction } from "../../domain/operation-rules.js";
 import type { Task } from "../../domain/task.js";
@@ -38,7 +36,6 @@ import {
   currentWave,
   type StepEventOf,
   type UpgradeGroup,
-  type WaveCursor,
   type WavePlan,
   type WaveState,
 } from "./settings.js";
@@ -91,7 +88,7 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
   const woken = family === undefined ? undefined : answersFor(e.taskId, family, wave, answers);
   // One read: the wave's set, and on the last step the task and its whole update set with it.
   const read = last
-    ? await lastRead(deps, e.taskId, currentGroups(plan.groups, e.settings), currentCursor(plan.cursor), wave)
+    ? await lastRead(deps, e.taskId, currentGroups(plan.groups, e.settings), wave)
     : undefined;
   const success = { status: "COMPLETED" as const, message: completionMessage, fromOutside: false };
   if (read !== undefined && isTerminalTask(read.task) && plan !== undefined) {
@@ -155,40 +152,22 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
 }
 
 /**
- * The last check's read: the task and its whole update set, in two requests at once. Strongly
- * consistent: the task, the set's first record (only if some group's updates are there) and the
- * wave's own stage's part (with the stage's other waves, steps and attempts); eventually
- * consistent (half the read units): the earlier stages' parts, written at least a stage ago and
- * already judged. Those can only be stale in one way: a component of an earlier stage whose latest
- * update is not the success it was (every earlier stage passed, or the task would have stopped);
- * then everything is read again, strongly.
+ * The last check's read: the task and its whole update set (the set's first record if some group's
+ * updates are there, and every stage's part), and the wave's own set when it is not an update's,
+ * in ONE strongly consistent request (they share the Tasks table). The earlier stages' parts are
+ * read strongly too, though they were judged a stage ago: a copy that could be stale would need a
+ * check and a second read, and one request a rack is worth more than the read units of a few
+ * parts of a few hundred bytes each.
  */
 async function lastRead(
   deps: StepDeps,
   taskId: string,
   groups: readonly UpgradeGroup[],
-  cursor: WaveCursor,
   wave: WaveState,
 ): Promise<{ task: Task; sets: Partial<Record<CommandFamily, CommandSet>> }> {
   const family = familyOf(wave.action);
   const first: CommandFamily[] = groups.some((g) => g.part === undefined) ? ["u"] : [];
   const families: CommandFamily[] = family === undefined || family === "u" ? first : [family, ...first];
-  const ownPart = groups[cursor.group]?.part;
-  const earlier = groups.filter((g) => g.part !== undefined && g.part !== ownPart);
-  const [found, parts] = await Promise.all([
-    loadTaskWith(deps, taskId, families, ownPart === undefined ? [] : [ownPart]),
-    earlier.length === 0 ? [] : deps.commands.getParts(taskId, planParts(earlier)),
-  ]);
-  const updates = mergeParts(found.sets.u, parts);
-  if (
-    updatesSucceeded(
-      updates,
-      taskId,
-      earlier.flatMap((g) => g.componentIds),
-    )
-  ) {
-    return { task: found.task, sets: { ...found.sets, ...(updates === undefined ? {} : { u: updates }) } };
-  }
   return loadTaskWith(deps, taskId, families, planParts(groups));
 }
 

@@ -171,11 +171,6 @@ export interface CommandSetStore {
    */
   getUpdates(taskId: string, parts: readonly number[]): Promise<CommandSet | undefined>;
   /**
-   * These parts of the task's update set, each as its own record (`part` set), in ONE eventually
-   * consistent request (half the read units): for records the caller can check for staleness.
-   */
-  getParts(taskId: string, parts: readonly number[]): Promise<CommandSet[]>;
-  /**
    * The task item and its records of these families in ONE strongly consistent request, where the
    * store keeps them together (DynamoDB: one BatchGetItem on the Tasks table), and these `parts`
    * of the update set, merged as `u` (with its first record when "u" is among the families).
