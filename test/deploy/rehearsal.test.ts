@@ -188,6 +188,15 @@ describe("deploy rehearsal: the stack and what the endpoint created", () => {
     expect(deployment.deployed.filter((r) => r.type === "AWS::Lambda::Function")).toHaveLength(5);
   });
 
+  it("each function deploys a bundle of its own entry: five functions, five code assets in the bootstrap bucket", () => {
+    const codes = Object.values(deployedTemplate.Resources)
+      .filter((r) => r.Type === "AWS::Lambda::Function")
+      .map((r) => r.Properties?.Code as { S3Bucket: unknown; S3Key: string });
+    expect(codes).toHaveLength(5);
+    expect(new Set(codes.map((c) => c.S3Key)).size).toBe(5);
+    for (const code of codes) expect(code.S3Key).toMatch(/^[0-9a-f]{64}\.zip$/);
+  });
+
   it("outputs: the names the runtime and the operator use", () => {
     expect(deployment.outputs).toEqual({
       GrpcEndpoint: expect.stringMatching(/^\S+:443$/),
