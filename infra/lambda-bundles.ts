@@ -171,11 +171,14 @@ function build({ root, cache }: LambdaBundling, entry: string): string {
   return dir;
 }
 
-/** Removes `name`'s other bundles not written in the last hour (a synthesis still going may copy one). */
+/**
+ * Removes `name`'s other bundles (and a crashed build's temporary files) not written in the last
+ * hour: a synthesis still going may copy one.
+ */
 function pruneOlder(cache: string, name: string, keep: string): void {
   const hourAgo = Date.now() - 3_600_000;
   for (const file of readdirSync(cache)) {
-    if (!file.startsWith(`${name}-`) || file === keep || file.endsWith(".tmp")) continue;
+    if (!file.startsWith(`${name}-`) || file === keep) continue;
     const path = join(cache, file);
     try {
       if (statSync(path).mtimeMs < hourAgo) rmSync(path, { recursive: true, force: true });
