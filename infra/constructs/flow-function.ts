@@ -9,13 +9,13 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { type Duration, RemovalPolicy } from "aws-cdk-lib";
+import { AssetHashType, DockerImage, type Duration, RemovalPolicy } from "aws-cdk-lib";
 import * as iam from "aws-cdk-lib/aws-iam";
 import * as lambda from "aws-cdk-lib/aws-lambda";
-import * as nodejs from "aws-cdk-lib/aws-lambda-nodejs";
 import * as logs from "aws-cdk-lib/aws-logs";
 import { Construct } from "constructs";
 import { PROJECT_ROOT } from "../config.js";
+import { LocalLambdaBundling } from "../lambda-bundles.js";
 import { acknowledge } from "../nag.js";
 
 export interface FlowFunctionProps {
@@ -31,7 +31,7 @@ export interface FlowFunctionProps {
 }
 
 export class FlowFunction extends Construct {
-  readonly fn: nodejs.NodejsFunction;
+  readonly fn: lambda.Function;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
 
@@ -53,9 +53,17 @@ export class FlowFunction extends Construct {
     });
     this.logGroup.grantWrite(this.role);
 
-    this.fn = new nodejs.NodejsFunction(this, "Function", {
-      entry,
-      handler: "handler",
+    this.fn = new lambda.Function(this, "Function", {
+      // Bundled locally with esbuild, no Docker (lambda-bundles.ts: options, and the cache that
+      // reuses a bundle while its inputs are unchanged); the image is never used.
+      code: lambda.Code.fromAsset(join(PROJECT_ROOT, "lambdas"), {
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: {
+          image: DockerImage.fromRegistry("flow-local-bundling-only"),
+          local: new LocalLambdaBundling(`lambdas/${props.entryFile}`),
+        },
+      }),
+      handler: "index.handler",
       ...(props.functionName === undefined ? {} : { functionName: props.functionName }),
       runtime: lambda.Runtime.NODEJS_22_X,
       architecture: lambda.Architecture.ARM_64,
@@ -67,21 +75,6 @@ export class FlowFunction extends Construct {
       tracing: lambda.Tracing.ACTIVE,
       // Stack traces point into the TypeScript sources (the bundle ships its .map file).
       environment: { ...props.environment, NODE_OPTIONS: "--enable-source-maps" },
-      depsLockFilePath: join(PROJECT_ROOT, "package-lock.json"),
-      projectRoot: PROJECT_ROOT,
-      bundling: {
-        // esbuild is a devDependency, so bundling runs locally (no Docker). ESM because the
-        // project is ESM; the banner gives bundled CommonJS dependencies a `require`.
-        forceDockerBundling: false,
-        format: nodejs.OutputFormat.ESM,
-        target: "node22",
-        mainFields: ["module", "main"],
-        sourceMap: true,
-        banner:
-          "import { createRequire as __flowCreateRequire } from 'node:module'; const require = __flowCreateRequire(import.meta.url);",
-        // The Lambda Node.js 22 runtime ships SDK v3, but bundling pins the versions we tested with.
-        externalModules: [],
-      },
     });
 
     acknowledge(

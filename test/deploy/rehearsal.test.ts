@@ -55,8 +55,9 @@ import {
   stackExists,
   stackNameOf,
 } from "../../deploy/rehearsal.js";
-import { readChildTaskAsl, TASK_STEPS_PLACEHOLDER } from "../../infra/constructs/child-task.js";
 import { type KeyAttribute, TABLES, type TableDefinition } from "../../src/adapters/dynamodb/schema.js";
+// The definition file as the local runner reads it (the construct's module would load aws-cdk-lib here).
+import { loadChildTaskDefinition, TASK_STEPS_PLACEHOLDER } from "../../src/adapters/stepfunctions/asl.js";
 import {
   BUILD_FACTS,
   ENV,
@@ -186,6 +187,15 @@ describe("deploy rehearsal: the stack and what the endpoint created", () => {
     ];
     expect(deployment.skipped.filter((r) => runsOn.includes(r.type))).toEqual([]);
     expect(deployment.deployed.filter((r) => r.type === "AWS::Lambda::Function")).toHaveLength(5);
+  });
+
+  it("each function deploys a bundle of its own entry: five functions, five code assets in the bootstrap bucket", () => {
+    const codes = Object.values(deployedTemplate.Resources)
+      .filter((r) => r.Type === "AWS::Lambda::Function")
+      .map((r) => r.Properties?.Code as { S3Bucket: unknown; S3Key: string });
+    expect(codes).toHaveLength(5);
+    expect(new Set(codes.map((c) => c.S3Key)).size).toBe(5);
+    for (const code of codes) expect(code.S3Key).toMatch(/^[0-9a-f]{64}\.zip$/);
   });
 
   it("outputs: the names the runtime and the operator use", () => {
@@ -349,13 +359,11 @@ describe("deploy rehearsal: the child task and the streams", () => {
     const machine = await clients.sfn.send(
       new DescribeStateMachineCommand({ stateMachineArn: deployment.outputs.ChildTaskStateMachineArn }),
     );
-    const substitute = (text: string) => text.split(`\${${TASK_STEPS_PLACEHOLDER}}`).join(taskStepsArn);
+    const substitute = (text: string) => text.split(TASK_STEPS_PLACEHOLDER).join(taskStepsArn);
     // moto stores DefinitionString without applying DefinitionSubstitutions (AWS applies them);
     // substituting the deployed text as well makes the check the same on both: the file, and
     // nothing but the placeholder changed. The binding itself is in test/unit/infra-stack.test.ts.
-    expect(JSON.parse(substitute(machine.definition ?? ""))).toEqual(
-      JSON.parse(substitute(readChildTaskAsl())),
-    );
+    expect(JSON.parse(substitute(machine.definition ?? ""))).toEqual(loadChildTaskDefinition(taskStepsArn));
     const { Role } = await clients.iam.send(
       new GetRoleCommand({ RoleName: physical("AWS::IAM::Role", "ChildTaskStateMachineRole") }),
     );
