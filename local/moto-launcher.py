@@ -82,10 +82,11 @@ def serialized(environ, start_response):
     return chunks
 
 
-def watch_parent():
-    """The parent (the stack) keeps our stdin open; EOF means it died: go too, at once."""
+def watch_parent(read):
+    """The parent (the stack) keeps our stdin open (or, forked, its connection to the fork server,
+    which `read` reads); EOF means it died: go too, at once."""
     try:
-        while sys.stdin.buffer.read(4096):
+        while read(4096):
             pass
     except Exception:
         pass
@@ -105,15 +106,19 @@ def stop(*_):
     sys.exit(0)
 
 
-if __name__ == "__main__":
+def main(args, lifeline=None):
+    """Serves: `args` are HOST PORT [DATA_DIR [COMPACT_EVERY]]; `lifeline` reads what the parent
+    holds open (default: stdin). Returns only by an exception (SystemExit at SIGTERM)."""
+    global durable
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    if len(sys.argv) > 3:
-        durable = Durable(sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 5000)
+    if len(args) > 2:
+        durable = Durable(args[2], int(args[3]) if len(args) > 3 else 5000)
         durable.restore()
     # A detached launcher (deploy:local, FLOW_MOTO_DETACHED=1) outlives its parent on purpose, and
     # its stdin is /dev/null, whose EOF would end it at once.
     if os.environ.get("FLOW_MOTO_DETACHED") != "1":
-        threading.Thread(target=watch_parent, daemon=True).start()
+        read = lifeline if lifeline is not None else sys.stdin.buffer.read
+        threading.Thread(target=watch_parent, args=(read,), daemon=True).start()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     handler = KeepAliveHandler
@@ -123,4 +128,8 @@ if __name__ == "__main__":
         profile = os.environ.get("FLOW_MOTO_PROFILE")
         handler = profiled(handler, profile or os.environ["FLOW_MOTO_OPS"], calls=bool(profile))
     per_request.settle()
-    run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True, request_handler=handler)
+    run_simple(args[0], int(args[1]), serialized, threaded=True, request_handler=handler)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
