@@ -115,11 +115,12 @@ export function forkMoto(
       socket.destroy();
       reject(error);
     };
+    socket.setEncoding("utf8"); // a character split between two reads is put together
     socket.on("connect", () => {
       socket.write(`${JSON.stringify({ args, env, cwd })}\n`);
     });
-    socket.on("data", (data: Buffer) => {
-      pending += data.toString("utf8");
+    socket.on("data", (data: string) => {
+      pending += data;
       const lines = pending.split("\n");
       pending = lines.pop() ?? "";
       for (const line of lines) {

@@ -9,8 +9,8 @@ imports the launcher and everything it imports and patches once, listens on the 
 SOCKET, prints `ready` and then, for each connection, reads one request (a JSON line:
 {"args": [HOST, PORT, DATA_DIR?, COMPACT_EVERY?], "env": {...}, "cwd": "..."}) and forks a child
 that runs exactly what the launcher's main does with those arguments, in that environment and
-directory. local/moto.ts asks it when FLOW_MOTO_FORKSERVER names its socket (test/support/
-global-setup.ts starts one per test run) and spawns the launcher otherwise.
+directory. local/moto.ts asks it when FLOW_MOTO_FORKSERVER names its socket
+(test/support/global-setup.ts starts one per test run) and spawns the launcher otherwise.
 
 What the asking process reads on the connection, one JSON object a line:
   {"pid": N}                    first, from the child: a real process (signals reach it by its pid);

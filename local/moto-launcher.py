@@ -1,5 +1,5 @@
 """
-moto for the local stack and the test suites (local/moto.ts spawns it):
+moto for the local stack and the test suites (local/moto.ts spawns it, or has it forked: point 7):
 
     python3 moto-launcher.py HOST PORT [DATA_DIR [COMPACT_EVERY]]
 
@@ -38,6 +38,13 @@ moto for the local stack and the test suites (local/moto.ts spawns it):
 6. Profiled, for tuning only, when FLOW_MOTO_PROFILE or FLOW_MOTO_OPS names a file
    (flow_moto/profiling.py): the time per function, the CPU per operation, written at exit.
    Unset, nothing of it runs.
+
+7. Forked, for the test suites (local/moto-forkserver.py): one process imports this file and all it
+   imports once, then forks a child per moto that runs main() below with the asker's arguments,
+   environment and directory (local/moto.ts asks it when FLOW_MOTO_FORKSERVER names its socket;
+   test/support/global-setup.ts starts one per run). A forked start costs ~0.2 CPU-s instead of
+   ~1.1 (docs/benchmarks.md). The child's lifeline is its connection to the server instead of
+   stdin; everything else (SIGTERM's snapshot, DATA_DIR/LOCK, its output, its exit) is the same.
 
 The modules under flow_moto/ install their changes to moto when imported; this file imports them
 all, then serves.
