@@ -1,5 +1,5 @@
 """
-moto for the local stack and the test suites (local/moto.ts spawns it):
+moto for the local stack and the test suites (local/moto.ts spawns it, or has it forked: point 7):
 
     python3 moto-launcher.py HOST PORT [DATA_DIR [COMPACT_EVERY]]
 
@@ -38,6 +38,13 @@ moto for the local stack and the test suites (local/moto.ts spawns it):
 6. Profiled, for tuning only, when FLOW_MOTO_PROFILE or FLOW_MOTO_OPS names a file
    (flow_moto/profiling.py): the time per function, the CPU per operation, written at exit.
    Unset, nothing of it runs.
+
+7. Forked, for the test suites (local/moto-forkserver.py): one process imports this file and all it
+   imports once, then forks a child per moto that runs main() below with the asker's arguments,
+   environment and directory (local/moto.ts asks it when FLOW_MOTO_FORKSERVER names its socket;
+   test/support/global-setup.ts starts one per run). A forked start costs ~0.2 CPU-s instead of
+   ~1.1 (docs/benchmarks.md). The child's lifeline is its connection to the server instead of
+   stdin; everything else (SIGTERM's snapshot, DATA_DIR/LOCK, its output, its exit) is the same.
 
 The modules under flow_moto/ install their changes to moto when imported; this file imports them
 all, then serves.
@@ -82,10 +89,11 @@ def serialized(environ, start_response):
     return chunks
 
 
-def watch_parent():
-    """The parent (the stack) keeps our stdin open; EOF means it died: go too, at once."""
+def watch_parent(read):
+    """The parent (the stack) keeps our stdin open (or, forked, its connection to the fork server,
+    which `read` reads); EOF means it died: go too, at once."""
     try:
-        while sys.stdin.buffer.read(4096):
+        while read(4096):
             pass
     except Exception:
         pass
@@ -105,15 +113,19 @@ def stop(*_):
     sys.exit(0)
 
 
-if __name__ == "__main__":
+def main(args, lifeline=None):
+    """Serves: `args` are HOST PORT [DATA_DIR [COMPACT_EVERY]]; `lifeline` reads what the parent
+    holds open (default: stdin). Returns only by an exception (SystemExit at SIGTERM)."""
+    global durable
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    if len(sys.argv) > 3:
-        durable = Durable(sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 5000)
+    if len(args) > 2:
+        durable = Durable(args[2], int(args[3]) if len(args) > 3 else 5000)
         durable.restore()
     # A detached launcher (deploy:local, FLOW_MOTO_DETACHED=1) outlives its parent on purpose, and
     # its stdin is /dev/null, whose EOF would end it at once.
     if os.environ.get("FLOW_MOTO_DETACHED") != "1":
-        threading.Thread(target=watch_parent, daemon=True).start()
+        read = lifeline if lifeline is not None else sys.stdin.buffer.read
+        threading.Thread(target=watch_parent, args=(read,), daemon=True).start()
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     handler = KeepAliveHandler
@@ -123,4 +135,8 @@ if __name__ == "__main__":
         profile = os.environ.get("FLOW_MOTO_PROFILE")
         handler = profiled(handler, profile or os.environ["FLOW_MOTO_OPS"], calls=bool(profile))
     per_request.settle()
-    run_simple(sys.argv[1], int(sys.argv[2]), serialized, threaded=True, request_handler=handler)
+    run_simple(args[0], int(args[1]), serialized, threaded=True, request_handler=handler)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

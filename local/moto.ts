@@ -13,11 +13,18 @@
  * moto runs in its own process group, so a Ctrl-C in the terminal reaches the stack only, which
  * stops its writers first and moto last (the final snapshot). It watches its stdin, which this
  * process holds open: if this process dies, even by SIGKILL, moto exits at once.
+ *
+ * When FLOW_MOTO_FORKSERVER names the socket of a moto fork server (local/moto-forkserver.py; the
+ * test suites start one, test/support/global-setup.ts), the launcher is forked by it instead of
+ * spawned, without Python's second of imports, and behaves the same (local/moto-fork.ts): its
+ * lifeline is its connection to the server instead of its stdin. If the server cannot be reached
+ * or refuses, the launcher is spawned, with one line said.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { openSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { ForkedMoto, forkMoto, type MotoProcess } from "./moto-fork.js";
 
 export interface LocalMotoOptions {
   python?: string;
@@ -83,7 +90,10 @@ export async function startLocalMoto(options: LocalMotoOptions = {}): Promise<Lo
     const args = [LAUNCHER, "127.0.0.1", String(port)];
     if (options.dataDir !== undefined) args.push(options.dataDir, String(options.compactEvery ?? 5000));
     try {
-      return await supervise(python, args, port, true, options);
+      return await supervise(python, args, port, true, {
+        ...options,
+        forkable: options.python === undefined,
+      });
     } catch (error) {
       // Durability needs the launcher: no silent fallback to a moto that forgets.
       if (options.dataDir !== undefined) throw error;
@@ -97,12 +107,12 @@ async function supervise(
   args: string[],
   port: number,
   serialized: boolean,
-  options: LocalMotoOptions,
+  options: LocalMotoOptions & { forkable?: boolean },
 ): Promise<LocalMoto> {
   const endpoint = `http://127.0.0.1:${port}`;
   let child = await launch(command, args, endpoint, options);
   let stopping = false;
-  const watch = (c: ChildProcess) => {
+  const watch = (c: MotoProcess) => {
     c.once("exit", (code, signal) => {
       if (stopping || c !== child) return;
       const last = stderrTail.get(c)?.trim().split("\n").pop() ?? "";
@@ -119,7 +129,11 @@ async function supervise(
     ...(options.dataDir !== undefined ? { dataDir: options.dataDir } : {}),
     pid: () => child.pid,
     async restart() {
-      if (child.exitCode === null && child.signalCode === null) return;
+      if (child.exitCode === null && child.signalCode === null) {
+        if (!(child instanceof ForkedMoto && child.gone())) return;
+        // The server reaped it, and its exit is on its way here.
+        await new Promise((resolve) => child.once("exit", resolve));
+      }
       child = await launch(command, args, endpoint, options);
       watch(child);
     },
@@ -135,26 +149,46 @@ async function supervise(
   };
 }
 
-const stderrTail = new WeakMap<ChildProcess, string>();
+const stderrTail = new WeakMap<MotoProcess, string>();
+
+/** Fork servers this process could not use, each said once. */
+const unusable = new Set<string>();
+
+/** The launcher forked by the fork server FLOW_MOTO_FORKSERVER names, if it can be. */
+async function forked(args: string[], env: NodeJS.ProcessEnv, options: LocalMotoOptions) {
+  const socketPath = env.FLOW_MOTO_FORKSERVER;
+  if (socketPath === undefined || socketPath === "") return undefined;
+  try {
+    return await forkMoto(socketPath, args.slice(1), env, process.cwd());
+  } catch (error) {
+    if (!unusable.has(socketPath)) {
+      unusable.add(socketPath);
+      const line = `moto fork server ${socketPath} not used (${(error as Error).message}): spawning moto`;
+      (options.log ?? ((l: string) => process.stderr.write(`${l}\n`)))(line);
+    }
+    return undefined;
+  }
+}
 
 async function launch(
   command: string,
   args: string[],
   endpoint: string,
-  options: LocalMotoOptions,
-): Promise<ChildProcess> {
+  options: LocalMotoOptions & { forkable?: boolean },
+): Promise<MotoProcess> {
   // A restore replays the log before moto listens: give it time.
   const timeoutMs = options.timeoutMs ?? (options.dataDir === undefined ? 20_000 : 120_000);
   const file = options.detachedLog;
   const env = { ...process.env, ...options.env, ...(file === undefined ? {} : { FLOW_MOTO_DETACHED: "1" }) };
-  const child: ChildProcess =
-    file === undefined
+  const child: MotoProcess =
+    (options.forkable === true && file === undefined ? await forked(args, env, options) : undefined) ??
+    (file === undefined
       ? spawn(command, args, { stdio: ["pipe", "pipe", "pipe"], detached: true, env })
       : spawn(command, args, {
           stdio: ["ignore", openSync(file, "a"), openSync(file, "a")],
           detached: true,
           env,
-        });
+        }));
   stderrTail.set(child, "");
   child.stderr?.on("data", (d: Buffer) => {
     stderrTail.set(child, ((stderrTail.get(child) ?? "") + d.toString()).slice(-4000));
@@ -166,7 +200,7 @@ async function launch(
     pending = lines.pop() ?? "";
     for (const line of lines) if (line.trim() !== "") options.log?.(line);
   });
-  // Our end of its stdin stays open for as long as we live (see the module comment).
+  // Our end of its stdin (or of its connection) stays open for as long as we live (see the module comment).
   child.stdin?.on("error", () => {});
   const output = () => (file === undefined ? stderrTail.get(child) : readFileSync(file, "utf8").slice(-4000));
   let exited: string | undefined;

@@ -54,6 +54,9 @@ describe("a store that dies under a running stack", () => {
       {
         cwd: ROOT,
         stdio: ["ignore", "pipe", "pipe"],
+        // A user's `npm start`: moto spawned as the stack's own child (the run's fork server, which
+        // would fork it instead, is for the test suites' motos: local/moto.ts).
+        env: { ...process.env, FLOW_MOTO_FORKSERVER: "" },
       },
     );
     const output: string[] = [];

@@ -21,7 +21,7 @@ import {
 } from "@aws-sdk/client-dynamodb";
 import { afterAll, describe, expect, it } from "vitest";
 import { type LocalMoto, type LocalMotoOptions, startLocalMoto } from "../../local/moto.js";
-import { testClient } from "../support/moto.js";
+import { processGone, testClient } from "../support/moto.js";
 
 const root = mkdtempSync(join(tmpdir(), "moto-durability-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -70,15 +70,6 @@ async function killAndRestart(m: LocalMoto): Promise<void> {
     check();
   });
   await m.restart();
-}
-
-function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch {
-    return true;
-  }
 }
 
 describe.concurrent("moto with a data dir", () => {

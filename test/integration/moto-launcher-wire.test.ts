@@ -9,24 +9,24 @@
  * the creation time's digits) are replaced by a placeholder. A body that is the same before that
  * replacement must carry the same checksum header too. A request id must be 52 letters and
  * digits, as moto draws it, and the very id plain moto draws when both are seeded alike.
+ * All of it twice: with the launcher spawned, and forked by the moto fork server
+ * (local/moto-forkserver.py), each against a plain moto of its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalMoto, startLocalMoto } from "../../local/moto.js";
+import { type MotoForkServer, startMotoForkServer } from "../../local/moto-fork.js";
+import { parentOf } from "../support/moto.js";
 
-const servers: LocalMoto[] = [];
+let forkServer: MotoForkServer;
 let launcher: string;
 let plain: string;
 
 beforeAll(async () => {
-  const [a, b] = await Promise.all([startLocalMoto(), startLocalMoto({ serialized: false })]);
-  servers.push(a, b);
-  expect([a.serialized, b.serialized]).toEqual([true, false]);
-  launcher = a.endpoint;
-  plain = b.endpoint;
+  forkServer = await startMotoForkServer(process.env.MOTO_PYTHON ?? "python3");
 });
 
 afterAll(async () => {
-  for (const server of servers) await server.stop();
+  await forkServer.stop();
 });
 
 interface Raw {
@@ -125,206 +125,227 @@ const item = (pk: string, sk: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-describe("the moto launcher's answers on the wire are plain moto's", () => {
-  it("tables: create with an index and a stream, describe, list, time to live, errors", async () => {
-    await both(DDB("CreateTable"), {
-      TableName: TABLE,
-      KeySchema: [
-        { AttributeName: "pk", KeyType: "HASH" },
-        { AttributeName: "sk", KeyType: "RANGE" },
-      ],
-      AttributeDefinitions: [
-        { AttributeName: "pk", AttributeType: "S" },
-        { AttributeName: "sk", AttributeType: "S" },
-        { AttributeName: "g", AttributeType: "S" },
-      ],
-      GlobalSecondaryIndexes: [
-        {
-          IndexName: "byG",
-          KeySchema: [{ AttributeName: "g", KeyType: "HASH" }],
-          Projection: { ProjectionType: "ALL" },
-        },
-        {
-          IndexName: "byGKeys",
-          KeySchema: [
-            { AttributeName: "g", KeyType: "HASH" },
-            { AttributeName: "sk", KeyType: "RANGE" },
-          ],
-          Projection: { ProjectionType: "INCLUDE", NonKeyAttributes: ["n"] },
-        },
-      ],
-      StreamSpecification: { StreamEnabled: true, StreamViewType: "NEW_AND_OLD_IMAGES" },
-      BillingMode: "PAY_PER_REQUEST",
-      Tags: [{ Key: "k", Value: "v" }],
+describe.each(["spawned", "forked"])(
+  "the moto launcher's answers on the wire are plain moto's, %s",
+  (how) => {
+    const servers: LocalMoto[] = [];
+    beforeAll(async () => {
+      const FLOW_MOTO_FORKSERVER = how === "forked" ? forkServer.socketPath : "";
+      const [a, b] = await Promise.all([
+        startLocalMoto({ env: { FLOW_MOTO_FORKSERVER } }),
+        startLocalMoto({ serialized: false }),
+      ]);
+      servers.push(a, b);
+      expect([a.serialized, b.serialized]).toEqual([true, false]);
+      expect(parentOf(a.pid()!)).toBe(how === "forked" ? forkServer.pid : process.pid);
+      launcher = a.endpoint;
+      plain = b.endpoint;
     });
-    const described = await both(DDB("DescribeTable"), { TableName: TABLE });
-    expect(JSON.parse(described.body).Table.GlobalSecondaryIndexes).toHaveLength(2);
-    await both(DDB("ListTables"), {});
-    await both(DDB("UpdateTimeToLive"), {
-      TableName: TABLE,
-      TimeToLiveSpecification: { Enabled: true, AttributeName: "ttl" },
-    });
-    await both(DDB("DescribeTimeToLive"), { TableName: TABLE });
-    await both(DDB("ListTagsOfResource"), { ResourceArn: JSON.parse(described.body).Table.TableArn });
-    expect((await both(DDB("DescribeTable"), { TableName: "no-such-table" })).status).toBe(400);
-    await both(DDB("CreateTable"), { TableName: TABLE });
-  });
 
-  it("items: every type, gets, batches, queries and scans with projections, updates, deletes, transactions, refusals", async () => {
-    for (const pk of ["a", "b", "c"]) {
-      for (const sk of ["1", "2"]) await both(DDB("PutItem"), { TableName: TABLE, Item: item(pk, sk) });
-    }
-    await both(DDB("PutItem"), {
-      TableName: TABLE,
-      Item: item("a", "1", { n: { N: "2" } }),
-      ReturnValues: "ALL_OLD",
+    afterAll(async () => {
+      for (const server of servers) await server.stop();
     });
-    await both(DDB("GetItem"), { TableName: TABLE, Key: { pk: { S: "a" }, sk: { S: "1" } } });
-    await both(DDB("GetItem"), { TableName: TABLE, Key: { pk: { S: "z" }, sk: { S: "1" } } });
-    await both(DDB("GetItem"), {
-      TableName: TABLE,
-      Key: { pk: { S: "a" }, sk: { S: "1" } },
-      ProjectionExpression: "l[2].deep, m.s, #n",
-      ExpressionAttributeNames: { "#n": "n" },
-      ReturnConsumedCapacity: "TOTAL",
-    });
-    await both(DDB("BatchGetItem"), {
-      RequestItems: {
-        [TABLE]: {
-          Keys: [
-            { pk: { S: "a" }, sk: { S: "1" } },
-            { pk: { S: "b" }, sk: { S: "2" } },
-            { pk: { S: "q" }, sk: { S: "2" } },
-          ],
-          ProjectionExpression: "pk, sk, ns",
-        },
-      },
-      ReturnConsumedCapacity: "INDEXES",
-    });
-    await both(DDB("Query"), {
-      TableName: TABLE,
-      KeyConditionExpression: "pk = :p",
-      ExpressionAttributeValues: { ":p": { S: "a" } },
-      ScanIndexForward: false,
-      Limit: 1,
-    });
-    await both(DDB("Query"), {
-      TableName: TABLE,
-      IndexName: "byGKeys",
-      KeyConditionExpression: "g = :g AND sk > :s",
-      ExpressionAttributeValues: { ":g": { S: "g-b" }, ":s": { S: "0" } },
-      Select: "COUNT",
-    });
-    await both(DDB("Query"), {
-      TableName: TABLE,
-      IndexName: "byG",
-      KeyConditionExpression: "g = :g",
-      FilterExpression: "flag = :t",
-      ProjectionExpression: "sk, m",
-      ExpressionAttributeValues: { ":g": { S: "g-c" }, ":t": { BOOL: true } },
-    });
-    await both(DDB("Scan"), { TableName: TABLE, Limit: 4 });
-    await both(DDB("UpdateItem"), {
-      TableName: TABLE,
-      Key: { pk: { S: "b" }, sk: { S: "1" } },
-      UpdateExpression: "SET m.x = m.x + :one, l = list_append(l, :more) REMOVE none ADD ss :ss",
-      ExpressionAttributeValues: {
-        ":one": { N: "1" },
-        ":more": { L: [{ NULL: true }] },
-        ":ss": { SS: ["z"] },
-      },
-      ReturnValues: "UPDATED_NEW",
-    });
-    await both(DDB("UpdateItem"), {
-      TableName: TABLE,
-      Key: { pk: { S: "b" }, sk: { S: "1" } },
-      UpdateExpression: "SET n = :n",
-      ConditionExpression: "n > :n",
-      ExpressionAttributeValues: { ":n": { N: "9" } },
-      ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-    });
-    await both(DDB("UpdateItem"), {
-      TableName: TABLE,
-      Key: { pk: { S: "b" }, sk: { S: "1" } },
-      UpdateExpression: "SET a = :a, a = :a",
-      ExpressionAttributeValues: { ":a": { S: "x" } },
-    });
-    await both(DDB("TransactWriteItems"), {
-      TransactItems: [
-        { Put: { TableName: TABLE, Item: item("t", "1") } },
-        {
-          Update: {
-            TableName: TABLE,
-            Key: { pk: { S: "c" }, sk: { S: "2" } },
-            UpdateExpression: "SET n = :n",
-            ExpressionAttributeValues: { ":n": { N: "7" } },
-          },
-        },
-      ],
-    });
-    await both(DDB("TransactWriteItems"), {
-      TransactItems: [
-        {
-          ConditionCheck: {
-            TableName: TABLE,
-            Key: { pk: { S: "c" }, sk: { S: "2" } },
-            ConditionExpression: "attribute_not_exists(pk)",
-            ReturnValuesOnConditionCheckFailure: "ALL_OLD",
-          },
-        },
-        { Delete: { TableName: TABLE, Key: { pk: { S: "a" }, sk: { S: "2" } } } },
-      ],
-    });
-    await both(DDB("DeleteItem"), {
-      TableName: TABLE,
-      Key: { pk: { S: "c" }, sk: { S: "1" } },
-      ReturnValues: "ALL_OLD",
-    });
-    await both(DDB("BatchWriteItem"), {
-      RequestItems: {
-        [TABLE]: [
-          { PutRequest: { Item: item("w", "1") } },
-          { DeleteRequest: { Key: { pk: { S: "t" }, sk: { S: "1" } } } },
+
+    it("tables: create with an index and a stream, describe, list, time to live, errors", async () => {
+      await both(DDB("CreateTable"), {
+        TableName: TABLE,
+        KeySchema: [
+          { AttributeName: "pk", KeyType: "HASH" },
+          { AttributeName: "sk", KeyType: "RANGE" },
         ],
-      },
+        AttributeDefinitions: [
+          { AttributeName: "pk", AttributeType: "S" },
+          { AttributeName: "sk", AttributeType: "S" },
+          { AttributeName: "g", AttributeType: "S" },
+        ],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: "byG",
+            KeySchema: [{ AttributeName: "g", KeyType: "HASH" }],
+            Projection: { ProjectionType: "ALL" },
+          },
+          {
+            IndexName: "byGKeys",
+            KeySchema: [
+              { AttributeName: "g", KeyType: "HASH" },
+              { AttributeName: "sk", KeyType: "RANGE" },
+            ],
+            Projection: { ProjectionType: "INCLUDE", NonKeyAttributes: ["n"] },
+          },
+        ],
+        StreamSpecification: { StreamEnabled: true, StreamViewType: "NEW_AND_OLD_IMAGES" },
+        BillingMode: "PAY_PER_REQUEST",
+        Tags: [{ Key: "k", Value: "v" }],
+      });
+      const described = await both(DDB("DescribeTable"), { TableName: TABLE });
+      expect(JSON.parse(described.body).Table.GlobalSecondaryIndexes).toHaveLength(2);
+      await both(DDB("ListTables"), {});
+      await both(DDB("UpdateTimeToLive"), {
+        TableName: TABLE,
+        TimeToLiveSpecification: { Enabled: true, AttributeName: "ttl" },
+      });
+      await both(DDB("DescribeTimeToLive"), { TableName: TABLE });
+      await both(DDB("ListTagsOfResource"), { ResourceArn: JSON.parse(described.body).Table.TableArn });
+      expect((await both(DDB("DescribeTable"), { TableName: "no-such-table" })).status).toBe(400);
+      await both(DDB("CreateTable"), { TableName: TABLE });
     });
-    await both(DDB("PutItem"), { TableName: TABLE, Item: { pk: { S: "no sort key" } } });
-  });
 
-  it("streams: list, describe, iterators and records from the start and after the last", async () => {
-    const arns = await Promise.all(
-      [launcher, plain].map(
-        async (endpoint) =>
-          JSON.parse((await send(endpoint, DDB("DescribeTable"), { TableName: TABLE })).body).Table
-            .LatestStreamArn as string,
-      ),
-    );
-    await both(STREAMS("ListStreams"), { TableName: TABLE });
-    const described = await eachOwn(STREAMS("DescribeStream"), (i) => ({ StreamArn: arns[i] }));
-    const shardId = JSON.parse(described.body).StreamDescription.Shards[0].ShardId;
-    let next = await eachOwnField(STREAMS("GetShardIterator"), "ShardIterator", (i) => ({
-      StreamArn: arns[i],
-      ShardId: shardId,
-      ShardIteratorType: "TRIM_HORIZON",
-    }));
-    let records = 0;
-    for (const limit of [3, 1000, 1000]) {
-      const page = await pair(STREAMS("GetRecords"), (i) => ({ ShardIterator: next[i], Limit: limit }));
-      records += JSON.parse(page[0].body).Records.length;
-      next = page.map((raw) => JSON.parse(raw.body).NextShardIterator as string);
-    }
-    expect(records).toBeGreaterThan(10);
-  });
+    it("items: every type, gets, batches, queries and scans with projections, updates, deletes, transactions, refusals", async () => {
+      for (const pk of ["a", "b", "c"]) {
+        for (const sk of ["1", "2"]) await both(DDB("PutItem"), { TableName: TABLE, Item: item(pk, sk) });
+      }
+      await both(DDB("PutItem"), {
+        TableName: TABLE,
+        Item: item("a", "1", { n: { N: "2" } }),
+        ReturnValues: "ALL_OLD",
+      });
+      await both(DDB("GetItem"), { TableName: TABLE, Key: { pk: { S: "a" }, sk: { S: "1" } } });
+      await both(DDB("GetItem"), { TableName: TABLE, Key: { pk: { S: "z" }, sk: { S: "1" } } });
+      await both(DDB("GetItem"), {
+        TableName: TABLE,
+        Key: { pk: { S: "a" }, sk: { S: "1" } },
+        ProjectionExpression: "l[2].deep, m.s, #n",
+        ExpressionAttributeNames: { "#n": "n" },
+        ReturnConsumedCapacity: "TOTAL",
+      });
+      await both(DDB("BatchGetItem"), {
+        RequestItems: {
+          [TABLE]: {
+            Keys: [
+              { pk: { S: "a" }, sk: { S: "1" } },
+              { pk: { S: "b" }, sk: { S: "2" } },
+              { pk: { S: "q" }, sk: { S: "2" } },
+            ],
+            ProjectionExpression: "pk, sk, ns",
+          },
+        },
+        ReturnConsumedCapacity: "INDEXES",
+      });
+      await both(DDB("Query"), {
+        TableName: TABLE,
+        KeyConditionExpression: "pk = :p",
+        ExpressionAttributeValues: { ":p": { S: "a" } },
+        ScanIndexForward: false,
+        Limit: 1,
+      });
+      await both(DDB("Query"), {
+        TableName: TABLE,
+        IndexName: "byGKeys",
+        KeyConditionExpression: "g = :g AND sk > :s",
+        ExpressionAttributeValues: { ":g": { S: "g-b" }, ":s": { S: "0" } },
+        Select: "COUNT",
+      });
+      await both(DDB("Query"), {
+        TableName: TABLE,
+        IndexName: "byG",
+        KeyConditionExpression: "g = :g",
+        FilterExpression: "flag = :t",
+        ProjectionExpression: "sk, m",
+        ExpressionAttributeValues: { ":g": { S: "g-c" }, ":t": { BOOL: true } },
+      });
+      await both(DDB("Scan"), { TableName: TABLE, Limit: 4 });
+      await both(DDB("UpdateItem"), {
+        TableName: TABLE,
+        Key: { pk: { S: "b" }, sk: { S: "1" } },
+        UpdateExpression: "SET m.x = m.x + :one, l = list_append(l, :more) REMOVE none ADD ss :ss",
+        ExpressionAttributeValues: {
+          ":one": { N: "1" },
+          ":more": { L: [{ NULL: true }] },
+          ":ss": { SS: ["z"] },
+        },
+        ReturnValues: "UPDATED_NEW",
+      });
+      await both(DDB("UpdateItem"), {
+        TableName: TABLE,
+        Key: { pk: { S: "b" }, sk: { S: "1" } },
+        UpdateExpression: "SET n = :n",
+        ConditionExpression: "n > :n",
+        ExpressionAttributeValues: { ":n": { N: "9" } },
+        ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+      });
+      await both(DDB("UpdateItem"), {
+        TableName: TABLE,
+        Key: { pk: { S: "b" }, sk: { S: "1" } },
+        UpdateExpression: "SET a = :a, a = :a",
+        ExpressionAttributeValues: { ":a": { S: "x" } },
+      });
+      await both(DDB("TransactWriteItems"), {
+        TransactItems: [
+          { Put: { TableName: TABLE, Item: item("t", "1") } },
+          {
+            Update: {
+              TableName: TABLE,
+              Key: { pk: { S: "c" }, sk: { S: "2" } },
+              UpdateExpression: "SET n = :n",
+              ExpressionAttributeValues: { ":n": { N: "7" } },
+            },
+          },
+        ],
+      });
+      await both(DDB("TransactWriteItems"), {
+        TransactItems: [
+          {
+            ConditionCheck: {
+              TableName: TABLE,
+              Key: { pk: { S: "c" }, sk: { S: "2" } },
+              ConditionExpression: "attribute_not_exists(pk)",
+              ReturnValuesOnConditionCheckFailure: "ALL_OLD",
+            },
+          },
+          { Delete: { TableName: TABLE, Key: { pk: { S: "a" }, sk: { S: "2" } } } },
+        ],
+      });
+      await both(DDB("DeleteItem"), {
+        TableName: TABLE,
+        Key: { pk: { S: "c" }, sk: { S: "1" } },
+        ReturnValues: "ALL_OLD",
+      });
+      await both(DDB("BatchWriteItem"), {
+        RequestItems: {
+          [TABLE]: [
+            { PutRequest: { Item: item("w", "1") } },
+            { DeleteRequest: { Key: { pk: { S: "t" }, sk: { S: "1" } } } },
+          ],
+        },
+      });
+      await both(DDB("PutItem"), { TableName: TABLE, Item: { pk: { S: "no sort key" } } });
+    });
 
-  it("request ids: a seeded launcher draws plain moto's, in the same order", async () => {
-    for (const seed of ["7", "2024"]) {
-      for (const endpoint of [launcher, plain]) {
-        expect((await fetch(`${endpoint}/moto-api/seed?a=${seed}`, { method: "POST" })).status).toBe(200);
+    it("streams: list, describe, iterators and records from the start and after the last", async () => {
+      const arns = await Promise.all(
+        [launcher, plain].map(
+          async (endpoint) =>
+            JSON.parse((await send(endpoint, DDB("DescribeTable"), { TableName: TABLE })).body).Table
+              .LatestStreamArn as string,
+        ),
+      );
+      await both(STREAMS("ListStreams"), { TableName: TABLE });
+      const described = await eachOwn(STREAMS("DescribeStream"), (i) => ({ StreamArn: arns[i] }));
+      const shardId = JSON.parse(described.body).StreamDescription.Shards[0].ShardId;
+      let next = await eachOwnField(STREAMS("GetShardIterator"), "ShardIterator", (i) => ({
+        StreamArn: arns[i],
+        ShardId: shardId,
+        ShardIteratorType: "TRIM_HORIZON",
+      }));
+      let records = 0;
+      for (const limit of [3, 1000, 1000]) {
+        const page = await pair(STREAMS("GetRecords"), (i) => ({ ShardIterator: next[i], Limit: limit }));
+        records += JSON.parse(page[0].body).Records.length;
+        next = page.map((raw) => JSON.parse(raw.body).NextShardIterator as string);
       }
-      for (const target of [DDB("ListTables"), DDB("DescribeTable"), STREAMS("ListStreams")]) {
-        const [ours, theirs] = await pair(target, () => ({ TableName: TABLE }));
-        expect(ours.headers["x-amzn-requestid"]).toBe(theirs.headers["x-amzn-requestid"]);
+      expect(records).toBeGreaterThan(10);
+    });
+
+    it("request ids: a seeded launcher draws plain moto's, in the same order", async () => {
+      for (const seed of ["7", "2024"]) {
+        for (const endpoint of [launcher, plain]) {
+          expect((await fetch(`${endpoint}/moto-api/seed?a=${seed}`, { method: "POST" })).status).toBe(200);
+        }
+        for (const target of [DDB("ListTables"), DDB("DescribeTable"), STREAMS("ListStreams")]) {
+          const [ours, theirs] = await pair(target, () => ({ TableName: TABLE }));
+          expect(ours.headers["x-amzn-requestid"]).toBe(theirs.headers["x-amzn-requestid"]);
+        }
       }
-    }
-  });
-});
+    });
+  },
+);

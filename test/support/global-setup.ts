@@ -14,14 +14,24 @@
  * (VITEST_POOL_ID) from one pool of 1 to maxWorkers, so two files running at once never have the
  * same number, whichever project each is in, and never share a moto. A set per project started
  * twice as many (each a second of Python's CPU), half of them idle at any time.
+ *
+ * Every other moto of the run (the restart lives', local-main's, the durability and store-outage
+ * tests', the deploy rehearsal's) is forked by one moto fork server (local/moto-forkserver.py),
+ * started here before them and named in FLOW_MOTO_FORKSERVER, which every process the tests start
+ * inherits: a fork costs a tenth of a spawned launcher's second of Python imports. A run with
+ * FLOW_MOTO_FORKSERVER set already (to "" for none) keeps that one; if the server cannot start,
+ * every moto is spawned, as before.
  */
 import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
+import { type MotoForkServer, startMotoForkServer } from "../../local/moto-fork.js";
 import { type MotoServer, startMoto } from "./moto.js";
 
 /** The run's motos, in the vitest process: each project loads this module anew, so on globalThis. */
 interface SharedMotos {
   motos: Promise<MotoServer>[];
+  /** The run's moto fork server, when this setup started one. */
+  forkServer?: Promise<MotoForkServer | undefined>;
   /** Projects set up and not yet torn down. */
   users: number;
 }
@@ -44,27 +54,46 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // ones', which inherit the environment), found once: a version manager's `python3` shim (pyenv)
   // costs a third of a second of CPU at each of the run's few dozen moto starts.
   process.env.MOTO_PYTHON ??= pythonExecutable();
-  const given = process.env.AWS_ENDPOINT_URL;
-  if (given !== undefined && given !== "") {
-    project.provide("awsEndpoints", [given]);
-    return async () => {};
-  }
-  const workers = Math.max(1, Number(project.config.maxWorkers ?? project.vitest.config.maxWorkers ?? 1));
   const shared = holder[SHARED] ?? { motos: [], users: 0 };
   holder[SHARED] = shared;
   shared.users += 1;
+  if (shared.forkServer === undefined && process.env.FLOW_MOTO_FORKSERVER === undefined) {
+    shared.forkServer = startMotoForkServer(process.env.MOTO_PYTHON).then(
+      (server) => {
+        process.env.FLOW_MOTO_FORKSERVER = server.socketPath;
+        return server;
+      },
+      (error: Error) => {
+        console.error(`${error.message}: every moto of this run is spawned`);
+        return undefined;
+      },
+    );
+  }
+  await shared.forkServer;
+  const teardown = async () => {
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete holder[SHARED];
+    await Promise.all(shared.motos.map(async (m) => (await m).stop()));
+    const server = await shared.forkServer;
+    if (server !== undefined) {
+      delete process.env.FLOW_MOTO_FORKSERVER;
+      await server.stop();
+    }
+  };
+  const given = process.env.AWS_ENDPOINT_URL;
+  if (given !== undefined && given !== "") {
+    project.provide("awsEndpoints", [given]);
+    return teardown;
+  }
+  const workers = Math.max(1, Number(project.config.maxWorkers ?? project.vitest.config.maxWorkers ?? 1));
   while (shared.motos.length < workers) shared.motos.push(startMoto());
   const motos = await Promise.all(shared.motos.slice(0, workers));
   project.provide(
     "awsEndpoints",
     motos.map((m) => m.endpoint),
   );
-  return async () => {
-    shared.users -= 1;
-    if (shared.users > 0) return;
-    delete holder[SHARED];
-    await Promise.all(shared.motos.map(async (m) => (await m).stop()));
-  };
+  return teardown;
 }
 
 /** The path of the python3 on PATH, through any shim; plain `python3` if it cannot say. */

@@ -2,6 +2,7 @@
  * A moto server for tests: spawned on a free loopback port, ready when it answers HTTP. Plus `freshTables()`, which gives each suite its own tables under a unique prefix.
  */
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { freePort, type LocalMoto, startLocalMoto } from "../../local/moto.js";
@@ -79,3 +80,18 @@ export function recordCommands(client: DynamoDBClient | S3Client): string[] {
   return names;
 }
 let recorders = 0;
+
+/** A process's parent's pid, from /proc (a forked moto's is the fork server's). */
+export function parentOf(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ")[1]);
+}
+
+/** Whether no process has this pid (a zombie still has it: gone means reaped). */
+export function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+}
