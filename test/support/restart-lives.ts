@@ -1,7 +1,7 @@
 /**
  * The restart tests (test/e2e/restart-<signal>-<points>.test.ts: one file per signal and half of
  * the kill points, so the four run at once): a local stack on a data directory survives being
- * killed at every point of a 10-rack run: (1) right after CreateOperationRun was answered, (2)
+ * killed at every point of a 3-rack run: (1) right after CreateOperationRun was answered, (2)
  * right after a target was CLAIMED, (3) right after one was SUBMITTED, (4) mid-flash, (5) after a
  * BMC finished flashing but before the stack stored its result, and (6) right after an outcome was
  * recorded. After each kill the stack is started again on the same directory (in the 4-6 half, the
@@ -29,7 +29,7 @@ import { type LocalMqttBroker, startMqttBroker } from "../../local/mqtt-broker.j
 import { createFlowClient, type FlowClient } from "../../src/adapters/grpc/client.js";
 import { BMC_EVT_TOPIC_FILTER } from "../../src/domain/bmc-topics.js";
 import { OperationRunStatus, OperationRunTargetStatus } from "../../src/gen/flow/v1/flow.js";
-import { entryBundle } from "./entry-bundles.js";
+import { COMPILE_CACHE_ENV, entryBundle } from "./entry-bundles.js";
 import { rackGroup } from "./fixtures-inventory.js";
 import {
   countGate,
@@ -43,9 +43,16 @@ import {
 } from "./stack.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
+/**
+ * Three racks of four components (three types, so each rack runs the built-in rule's update,
+ * activation and bring-up for three stages, all of which a restart must resume). Every kill point
+ * is the first write or BMC event of its kind in its life, so more racks would repeat what these
+ * prove, at a rack's CPU each; three leave room for targets in different states at a kill (one
+ * PENDING while others are in flight, or all three at different steps: maxConcurrentFor).
+ */
 const RACKS = rackGroup(40, {
   name: "restart",
-  count: 10,
+  count: 3,
   types: ["POWERSHELF", "NVSWITCH", "COMPUTE", "COMPUTE"],
 });
 const COMPONENTS = RACKS.racks.flatMap((r) => r.components.map((c) => c.id));
@@ -82,6 +89,7 @@ async function startLife(dataDir: string, env: Record<string, string>): Promise<
     cwd: ROOT,
     env: {
       ...process.env,
+      ...COMPILE_CACHE_ENV,
       FLOW_PORT: "0",
       FLOW_DATA_DIR: dataDir,
       FLOW_TICK: "200ms",
@@ -173,6 +181,24 @@ function expectEndedBy(
 /** The kill points, numbered as the restart files name them: 1-3 before any flash, 4-6 around one. */
 export type KillPoints = "1-3" | "4-6";
 
+/**
+ * How many of the run's targets run at once. Kill points 4-6 need no target left to claim: all
+ * at once, one round. Kill points 2 and 3 need a claim and a submission in lives after the one
+ * that created the run, so targets must be left PENDING for them:
+ *   - SIGKILL: the create's life may claim (and submit) up to `maxConcurrent` in the moment
+ *     before the test's kill lands, and the claim's life dies at its first claim, which a
+ *     submission in the next life must follow (the claim comes back after its lease): one more
+ *     rack than run at once is enough;
+ *   - SIGTERM: a clean stop lets the dispatch pass it is in finish, so the create's life and the
+ *     claim's life may each claim up to `maxConcurrent` (the claim's life once a target
+ *     finished and freed a slot), and the submission's life needs one left: more than twice as
+ *     many racks as run at once, so one at a time.
+ */
+function maxConcurrentFor(signal: NodeJS.Signals, points: KillPoints): number {
+  if (points === "4-6") return RACKS.ids.length;
+  return signal === "SIGKILL" ? RACKS.ids.length - 1 : Math.floor((RACKS.ids.length - 1) / 2);
+}
+
 const KILL_POINTS: Record<KillPoints, string> = {
   "1-3": "right after the create was answered, a claim and a submission",
   "4-6": "mid-flash, after a flash not yet stored and after an outcome",
@@ -199,7 +225,7 @@ export function describeKilledAt(signal: "SIGKILL" | "SIGTERM", points: KillPoin
     rmSync(dir, { recursive: true, force: true });
   });
 
-  describe(`a 10-rack run, the stack killed by ${signal} ${KILL_POINTS[points]}`, () => {
+  describe(`a ${RACKS.ids.length}-rack run, the stack killed by ${signal} ${KILL_POINTS[points]}`, () => {
     it("finishes with every target COMPLETED and every component flashed once", async () => {
       const dataDir = mkdtempSync(join(dir, `${signal}-`));
       fleet = await startBmcFleet({
@@ -230,7 +256,11 @@ async function killedBeforeFlash(signal: NodeJS.Signals, dataDir: string): Promi
   const life = await startLife(dataDir, { FLOW_INVENTORY: inventoryFile });
   const runId = await createRun(
     flowOf(life),
-    runRequest({ rackIds: RACKS.ids, maxConcurrent: 3, gates: [countGate(10)] }),
+    runRequest({
+      rackIds: RACKS.ids,
+      maxConcurrent: maxConcurrentFor(signal, "1-3"),
+      gates: [countGate(RACKS.ids.length)],
+    }),
   );
   life.child.kill(signal);
   expectEndedBy(signal, await life.exited);
@@ -268,7 +298,11 @@ async function killedAroundFlash(signal: NodeJS.Signals, dataDir: string): Promi
   };
   const runId = await createRun(
     flowOf(life),
-    runRequest({ rackIds: RACKS.ids, maxConcurrent: 3, gates: [countGate(10)] }),
+    runRequest({
+      rackIds: RACKS.ids,
+      maxConcurrent: maxConcurrentFor(signal, "4-6"),
+      gates: [countGate(RACKS.ids.length)],
+    }),
   );
   await died(life, runId, "mid-flash");
   onBmcEvent = undefined;
@@ -305,12 +339,12 @@ async function finishes(dataDir: string, runId: string): Promise<void> {
     expect(stateOf(run).status, why).toBe(OperationRunStatus.OPERATION_RUN_STATUS_COMPLETED);
     expect(run.stats?.cumulativePhaseStats).toEqual({
       phaseIndex: 0,
-      selectedTargets: 10,
-      outcomeCounts: { completed: 10, failed: 0, terminated: 0, skipped: 0 },
+      selectedTargets: RACKS.ids.length,
+      outcomeCounts: { completed: RACKS.ids.length, failed: 0, terminated: 0, skipped: 0 },
     });
     const targets = await listTargets(flow, runId);
     expect(targets.map((t) => OperationRunTargetStatus[t.status])).toEqual(
-      Array(10).fill("OPERATION_RUN_TARGET_STATUS_COMPLETED"),
+      Array(RACKS.ids.length).fill("OPERATION_RUN_TARGET_STATUS_COMPLETED"),
     );
     const flashes = fleet.stats().flashesByComponent;
     expect(Object.fromEntries(COMPONENTS.map((id) => [id, flashes[id]]))).toEqual(
