@@ -71,6 +71,13 @@ export interface LocalStackOptions {
    * the examples' and the baselines' (local/image-catalog.ts).
    */
   imageVersions?: readonly string[];
+  /**
+   * The image catalog's bucket; default one of the stack's own, named from the table prefix
+   * (`localImageBucket`). Stacks that share an endpoint may share one: the seeded objects are
+   * content-addressed (the same bytes at the same key), so a stack finds those an earlier one put
+   * there and puts none, and puts back any that were changed or lost.
+   */
+  imageBucket?: string;
   fleet?: FleetConfig;
   tickMs: number;
   /**
@@ -266,7 +273,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The image catalog: its bucket on the same moto, seeded before any baseline names a version.
     const s3 = createS3Client({ endpoint: awsEndpoint });
     stops.push(async () => s3.destroy());
-    const imageBucket = localImageBucket(options.tablePrefix ?? "flow-");
+    const imageBucket = options.imageBucket ?? localImageBucket(options.tablePrefix ?? "flow-");
     await ensureBucket(s3, imageBucket);
     const imageObjects = new S3ImageObjectStore(s3, imageBucket);
     const seed = seedVersions([
