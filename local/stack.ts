@@ -54,6 +54,7 @@ import type { FleetConfig } from "./fleet-file.js";
 import { ensureBucket, localImageBucket, seedImages, seedVersions } from "./image-catalog.js";
 import type { LocalMoto } from "./moto.js";
 import { startSupervisedMoto } from "./moto-supervisor.js";
+import { quietTicks } from "./quiet-ticks.js";
 import type { RedfishFleet } from "./redfish-fleet.js";
 import { type StreamPoller, startStreamPoller } from "./stream-poller.js";
 import { startTicker } from "./ticker.js";
@@ -249,8 +250,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         else for (const table of tables) poller.nudge(table);
       }
     };
-    reportWrites(client, nudgePollers);
-    reportWrites(frontClient, nudgePollers);
+    // A write of the runs table may make a run due: the quiet ticks end (see `quiet` below).
+    let runsWritten = (): void => {};
+    const onWrite = (tables: readonly string[] | undefined) => {
+      if (tables === undefined || tables.includes(names.runs)) runsWritten();
+      nudgePollers(tables);
+    };
+    reportWrites(client, onWrite);
+    reportWrites(frontClient, onWrite);
     options.onDynamoDbClient?.(client);
     options.onDynamoDbClient?.(frontClient);
     // NOT_SERVING while the store cannot be reached (src/app/store-health.ts); the stores tell it
@@ -328,6 +335,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       submitter: childTasks.submitter,
       clock,
       ...(options.claimLeaseMs === undefined ? {} : { leaseMs: options.claimLeaseMs }),
+      // A tick with nothing due learns when the next run falls due within this: `quiet` below.
+      dueLookaheadMs: QUIET_TICKS_MAX_MS,
       log,
     });
     if (!created) {
@@ -375,13 +384,24 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stops.push(() => eventPoller.stop());
     // After a restart, a pass at once: the stream starts at its end, so what changed while no
     // poller read it (a finished target, a run to start) is found by this pass, not the next tick.
+    // The ticks that would find nothing due are skipped (local/quiet-ticks.ts): an idle stack's
+    // short ticks (the tests' 150 ms) made most of its requests.
+    const quiet = quietTicks({
+      tick: () => dispatcher.tick(),
+      now: () => clock.now(),
+      maxQuietMs: QUIET_TICKS_MAX_MS,
+    });
+    runsWritten = () => quiet.wrote();
     const ticker = startTicker({
       intervalMs: options.tickMs,
-      tick: () => dispatcher.tick(),
+      tick: () => quiet.tick(),
       log,
       immediate: !created,
     });
-    tickNow = () => ticker.runNow();
+    tickNow = () => {
+      quiet.wrote();
+      return ticker.runNow();
+    };
     stops.push(async () => ticker.stop());
 
     // The same API as the gRPC front on Fargate (src/service/grpc-front.ts), on the local task
@@ -458,6 +478,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
  * anything else (a test writing to the endpoint, another process) is read.
  */
 const STREAM_IDLE_MAX_MS = 5_000;
+
+/**
+ * The longest run of skipped ticks (local/quiet-ticks.ts), and how far ahead a tick reads the due
+ * index: a write to the runs table by anything but the stack is found within this, as the stream
+ * pollers find one within STREAM_IDLE_MAX_MS.
+ */
+const QUIET_TICKS_MAX_MS = 5_000;
 
 /**
  * How long after the stack's own write the evaluator's poller reads the runs and targets streams:
