@@ -54,6 +54,7 @@ import type { FleetConfig } from "./fleet-file.js";
 import { ensureBucket, localImageBucket, seedImages, seedVersions } from "./image-catalog.js";
 import type { LocalMoto } from "./moto.js";
 import { startSupervisedMoto } from "./moto-supervisor.js";
+import { quietTicks } from "./quiet-ticks.js";
 import type { RedfishFleet } from "./redfish-fleet.js";
 import { type StreamPoller, startStreamPoller } from "./stream-poller.js";
 import { startTicker } from "./ticker.js";
@@ -71,6 +72,13 @@ export interface LocalStackOptions {
    * the examples' and the baselines' (local/image-catalog.ts).
    */
   imageVersions?: readonly string[];
+  /**
+   * The image catalog's bucket; default one of the stack's own, named from the table prefix
+   * (`localImageBucket`). Stacks that share an endpoint may share one: the seeded objects are
+   * content-addressed (the same bytes at the same key), so a stack finds those an earlier one put
+   * there and puts none, and puts back any that were changed or lost.
+   */
+  imageBucket?: string;
   fleet?: FleetConfig;
   tickMs: number;
   /**
@@ -245,8 +253,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         else for (const table of tables) poller.nudge(table);
       }
     };
-    reportWrites(client, nudgePollers);
-    reportWrites(frontClient, nudgePollers);
+    // A write of the runs table may make a run due: the quiet ticks end (see `quiet` below).
+    let runsWritten = (): void => {};
+    const onWrite = (tables: readonly string[] | undefined) => {
+      if (tables === undefined || tables.includes(names.runs)) runsWritten();
+      nudgePollers(tables);
+    };
+    reportWrites(client, onWrite);
+    reportWrites(frontClient, onWrite);
     options.onDynamoDbClient?.(client);
     options.onDynamoDbClient?.(frontClient);
     // NOT_SERVING while the store cannot be reached (src/app/store-health.ts); the stores tell it
@@ -269,7 +283,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     // The image catalog: its bucket on the same moto, seeded before any baseline names a version.
     const s3 = createS3Client({ endpoint: awsEndpoint });
     stops.push(async () => s3.destroy());
-    const imageBucket = localImageBucket(options.tablePrefix ?? "flow-");
+    const imageBucket = options.imageBucket ?? localImageBucket(options.tablePrefix ?? "flow-");
     await ensureBucket(s3, imageBucket);
     const imageObjects = new S3ImageObjectStore(s3, imageBucket);
     const seed = seedVersions([
@@ -324,6 +338,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       submitter: childTasks.submitter,
       clock,
       ...(options.claimLeaseMs === undefined ? {} : { leaseMs: options.claimLeaseMs }),
+      // A tick with nothing due learns when the next run falls due within this: `quiet` below.
+      dueLookaheadMs: QUIET_TICKS_MAX_MS,
       log,
     });
     if (!created) {
@@ -371,13 +387,24 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     stops.push(() => eventPoller.stop());
     // After a restart, a pass at once: the stream starts at its end, so what changed while no
     // poller read it (a finished target, a run to start) is found by this pass, not the next tick.
+    // The ticks that would find nothing due are skipped (local/quiet-ticks.ts): an idle stack's
+    // short ticks (the tests' 150 ms) made most of its requests.
+    const quiet = quietTicks({
+      tick: () => dispatcher.tick(),
+      now: () => clock.now(),
+      maxQuietMs: QUIET_TICKS_MAX_MS,
+    });
+    runsWritten = () => quiet.wrote();
     const ticker = startTicker({
       intervalMs: options.tickMs,
-      tick: () => dispatcher.tick(),
+      tick: () => quiet.tick(),
       log,
       immediate: !created,
     });
-    tickNow = () => ticker.runNow();
+    tickNow = () => {
+      quiet.wrote();
+      return ticker.runNow();
+    };
     stopTicker = () => ticker.stop();
 
     // The same API as the gRPC front on Fargate (src/service/grpc-front.ts), on the local task
@@ -454,6 +481,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
  * anything else (a test writing to the endpoint, another process) is read.
  */
 const STREAM_IDLE_MAX_MS = 5_000;
+
+/**
+ * The longest run of skipped ticks (local/quiet-ticks.ts), and how far ahead a tick reads the due
+ * index: a write to the runs table by anything but the stack is found within this, as the stream
+ * pollers find one within STREAM_IDLE_MAX_MS.
+ */
+const QUIET_TICKS_MAX_MS = 5_000;
 
 /**
  * How long after the stack's own write the evaluator's poller reads the runs and targets streams:

@@ -21,7 +21,7 @@ export const REQUEST_KIND = {
   listTargets: "Query",
   getTarget: "GetItem",
   listActiveRunIds: "Query",
-  listDueRunIds: "Query",
+  listDueRuns: "Query",
   deferRun: "UpdateItem",
   saveRun: "UpdateItem",
   listRunEvents: "Query",

@@ -5,7 +5,7 @@
  * deferral only moves dueAt, and only on the mark its caller read, so a marking write in between
  * wins.
  */
-import type { DeferOutcome, DispatchSchedule } from "../../src/app/ports.js";
+import type { DeferOutcome, DispatchSchedule, DueRun } from "../../src/app/ports.js";
 
 export class MemoryDueSchedule {
   /** runId → its dispatch schedule. */
@@ -21,12 +21,12 @@ export class MemoryDueSchedule {
     return { ...(this.schedules.get(runId) ?? { mark: 0 }) };
   }
 
-  /** The runs due at `now`, the earliest dueAt first, ties by run id. */
-  due(now: number): string[] {
+  /** The runs due at `until`, the earliest dueAt first, ties by run id. */
+  due(until: number): DueRun[] {
     return [...this.schedules.entries()]
-      .filter(([, schedule]) => schedule.dueAt !== undefined && schedule.dueAt <= now)
+      .filter(([, schedule]) => schedule.dueAt !== undefined && schedule.dueAt <= until)
       .sort(([a, x], [b, y]) => (x.dueAt as number) - (y.dueAt as number) || (a < b ? -1 : a > b ? 1 : 0))
-      .map(([runId]) => runId);
+      .map(([runId, schedule]) => ({ runId, dueAt: schedule.dueAt as number }));
   }
 
   /** Moves dueAt (absent: out of the index) if the mark is still `expectedMark`. */

@@ -23,6 +23,7 @@ import type {
   CreateRunOutcome,
   DeferOutcome,
   DispatchSchedule,
+  DueRun,
   ListTargetsOptions,
   RunListEntry,
   RunStore,
@@ -273,9 +274,9 @@ export class MemoryRunStore implements RunStore {
     return { run: copy(run), schedule: this.schedule.of(runId) };
   }
 
-  async listDueRunIds(now: number): Promise<string[]> {
-    await this.enter("listDueRunIds");
-    return this.schedule.due(now);
+  async listDueRuns(until: number): Promise<DueRun[]> {
+    await this.enter("listDueRuns");
+    return this.schedule.due(until);
   }
 
   async deferRun(runId: string, expectedMark: number, dueAt: number | undefined): Promise<DeferOutcome> {

@@ -28,7 +28,8 @@ let s: TestStack;
 let redfish: RedfishFleet;
 
 beforeAll(async () => {
-  s = await startTestStack({ label: "redfish-stack", groups: [group], bmc: "redfish" });
+  // Its own image bucket: a test here replaces a seeded object's bytes.
+  s = await startTestStack({ label: "redfish-stack", groups: [group], bmc: "redfish", ownImageBucket: true });
   if (s.local.redfish === undefined) throw new Error("the stack started no Redfish BMCs");
   redfish = s.local.redfish;
 });

@@ -22,6 +22,7 @@ import { clientCredentials } from "../../src/adapters/grpc/tls.js";
 import { type Certificates, type ClientCertificateSpec, makeCertificates } from "./certificates.js";
 import { fleetOf, HANG, inventoryOf, type RackGroup } from "./fixtures-inventory.js";
 import { type FlowctlResult, flowctlAs } from "./flowctl.js";
+import { SHARED_IMAGE_BUCKET } from "./stack.js";
 import { testEndpoint } from "./test-endpoint.js";
 
 export interface MtlsStack {
@@ -65,6 +66,7 @@ export async function startMtlsStack(options: {
       fleet: fleetOf(options.groups, options.behaviour ?? HANG),
       tickMs: 150,
       awsEndpoint: testEndpoint(),
+      imageBucket: SHARED_IMAGE_BUCKET,
       tablePrefix: `e2e-${options.label}-${randomUUID().slice(0, 8)}-`,
       log: (line) => logs.push(line),
       childTaskWaitMs: 200,

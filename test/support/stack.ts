@@ -108,6 +108,11 @@ export interface TestStackOptions {
   noFleet?: boolean;
   /** `redfish`: an emulated Redfish BMC per component and a BMC agent per rack, not the simulated fleet. */
   bmc?: "redfish";
+  /**
+   * A bucket of the stack's own for its image catalog, for a test that changes the seeded objects
+   * (default: the bucket every stack on the worker's moto shares, SHARED_IMAGE_BUCKET).
+   */
+  ownImageBucket?: boolean;
   /** Versions the image catalog has for every type (beside the stack's own seed); default TEST_IMAGE_VERSIONS. */
   imageVersions?: readonly string[];
   /** The tables of a stack that was stopped (its `tablePrefix`): this one is that stack restarted. */
@@ -135,6 +140,16 @@ export const TEST_IMAGE_VERSIONS = [
   "9.9.9",
 ] as const;
 
+/**
+ * The image bucket of every test stack on one moto (each worker's moto has its own S3): a stack's
+ * seed PUTs the ~90 objects of TEST_IMAGE_VERSIONS and the stack's own versions once per moto, not
+ * once per stack; the next stack's seed lists the bucket and finds them (local/image-catalog.ts).
+ * Each stack still registers its own catalog records, in its own tables. The objects are
+ * content-addressed, so stacks that share them cannot tell; a test that changes one of them asks
+ * for its own bucket (`ownImageBucket`), and a seed puts back an object of the wrong size.
+ */
+export const SHARED_IMAGE_BUCKET = "e2e-images";
+
 export async function startTestStack(options: TestStackOptions): Promise<TestStack> {
   const logs: string[] = [];
   const stackOptions: LocalStackOptions & FastChildTasks = {
@@ -149,6 +164,7 @@ export async function startTestStack(options: TestStackOptions): Promise<TestSta
     },
     childTaskWaitMs: CHILD_TASK_WAIT_MS,
     imageVersions: options.imageVersions ?? TEST_IMAGE_VERSIONS,
+    ...(options.ownImageBucket ? {} : { imageBucket: SHARED_IMAGE_BUCKET }),
     ...(options.readinessTimeoutMs === undefined ? {} : { readinessTimeoutMs: options.readinessTimeoutMs }),
     ...(options.eventBusName === undefined ? {} : { eventBusName: options.eventBusName }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),

@@ -16,7 +16,11 @@ import { ScriptedSubmitter } from "../support/scripted-submitter.js";
 const HOUR = 3_600_000;
 
 /** `n` runs in `state` in one store, a dispatcher over them; the clock starts at T0 + 1 s. */
-async function fleet(n: number, state: (i: number) => RunState, options: { sweepIntervalMs?: number } = {}) {
+async function fleet(
+  n: number,
+  state: (i: number) => RunState,
+  options: { sweepIntervalMs?: number; dueLookaheadMs?: number } = {},
+) {
   const runs = new MemoryRunStore();
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
@@ -51,6 +55,17 @@ async function fleet(n: number, state: (i: number) => RunState, options: { sweep
   return { runs, ids, clock, submitter, dispatcher, tick, target };
 }
 
+/** A PENDING run of two PENDING targets whose firmware operation starts at `start`. */
+const startingAt = (start: number): RunState => {
+  const { config } = runInState("template", { phases: [[]] }).run;
+  const firmware = { ...config.operation.firmware, startTime: start };
+  return {
+    phases: [["PENDING", "PENDING"]],
+    status: "PENDING",
+    config: { operation: { ...config.operation, firmware } },
+  };
+};
+
 /** Every slot taken by a flashing target, the rest PENDING: nothing to do until one ends. */
 const busy = (): RunState => ({ phases: [["SUBMITTED", "SUBMITTED", "SUBMITTED", "PENDING", "PENDING"]] });
 
@@ -74,7 +89,7 @@ describe("dispatcher tick: the due index", () => {
       const idle = await f.tick();
       expect(idle.result, `at +${at} ms`).toEqual({ runs: 0, failed: 0, submitted: 0 });
       expect(idle.requests, JSON.stringify(idle.byName)).toBeLessThanOrEqual(10);
-      expect(idle.byName).toEqual({ listDueRunIds: 1 });
+      expect(idle.byName).toEqual({ listDueRuns: 1 });
     }
   });
 
@@ -88,7 +103,7 @@ describe("dispatcher tick: the due index", () => {
     expect(next.submittedFor).toEqual([f.ids[7]]);
     expect((await f.target(7, 3)).status).toBe("SUBMITTED");
     // And it is scheduled again: the tick after has nothing to do.
-    expect((await f.tick()).byName).toEqual({ listDueRunIds: 1 });
+    expect((await f.tick()).byName).toEqual({ listDueRuns: 1 });
   });
 
   it("a rack conflict's retry: not passed before its retryAt, passed and claimed at it", async () => {
@@ -102,7 +117,7 @@ describe("dispatcher tick: the due index", () => {
     f.submitter.answer = (request) => ({ kind: "submitted", taskId: `task-${request.targetId}` });
     f.clock.now = retryAt - 1;
     const early = await f.tick();
-    expect(early.byName).toEqual({ listDueRunIds: 1 });
+    expect(early.byName).toEqual({ listDueRuns: 1 });
     f.clock.now = retryAt;
     const due = await f.tick();
     expect(due.result).toEqual({ runs: 3, failed: 0, submitted: 3 });
@@ -119,7 +134,7 @@ describe("dispatcher tick: the due index", () => {
     expect(claimed.status).toBe("CLAIMED");
     f.submitter.answer = (request) => ({ kind: "submitted", taskId: `task-${request.targetId}` });
     f.clock.now = (claimed.leaseExpiresAt as number) - 1;
-    expect((await f.tick()).byName).toEqual({ listDueRunIds: 1 });
+    expect((await f.tick()).byName).toEqual({ listDueRuns: 1 });
     f.clock.now = claimed.leaseExpiresAt as number;
     const due = await f.tick();
     expect(due.result).toEqual({ runs: 2, failed: 0, submitted: 2 });
@@ -128,21 +143,37 @@ describe("dispatcher tick: the due index", () => {
 
   it("a run waiting for its start_time is passed when it comes, not before", async () => {
     const start = T0 + HOUR;
-    const f = await fleet(4, () => {
-      const { config } = runInState("template", { phases: [[]] }).run;
-      const firmware = { ...config.operation.firmware, startTime: start };
-      return {
-        phases: [["PENDING", "PENDING"]],
-        status: "PENDING",
-        config: { operation: { ...config.operation, firmware } },
-      };
-    });
+    const f = await fleet(4, () => startingAt(start));
     const first = await f.tick();
     expect(first.result).toEqual({ runs: 4, failed: 0, submitted: 0 });
     f.clock.now = start - 1;
-    expect((await f.tick()).byName).toEqual({ listDueRunIds: 1 });
+    expect((await f.tick()).byName).toEqual({ listDueRuns: 1 });
     f.clock.now = start;
     expect((await f.tick()).result).toEqual({ runs: 4, failed: 0, submitted: 8 });
+  });
+
+  it("with dueLookaheadMs, a tick with nothing due says when the next run falls due within it (one request), and passes no run before then", async () => {
+    const start = T0 + HOUR;
+    const f = await fleet(2, () => startingAt(start), { dueLookaheadMs: 60_000 });
+    // The first tick is the sweep: it reads the active runs, not the due index.
+    expect((await f.tick()).result).toEqual({ runs: 2, failed: 0, submitted: 0 });
+    f.clock.now = start - 60_001;
+    expect((await f.tick()).result).toEqual({ runs: 0, failed: 0, submitted: 0 });
+    for (const at of [start - 60_000, start - 1]) {
+      f.clock.now = at;
+      const early = await f.tick();
+      expect(early.result, `at start - ${start - at} ms`).toEqual({
+        runs: 0,
+        failed: 0,
+        submitted: 0,
+        nextDueAt: start,
+      });
+      expect(early.byName).toEqual({ listDueRuns: 1 });
+    }
+    f.clock.now = start;
+    expect((await f.tick()).result).toEqual({ runs: 2, failed: 0, submitted: 4 });
+    // Both runs wait for their flashes now: out of the index, nothing falls due.
+    expect((await f.tick()).result).toEqual({ runs: 0, failed: 0, submitted: 0 });
   });
 
   it("a write between a pass's read and its deferral leaves the run due: the next tick passes it", async () => {
@@ -162,7 +193,7 @@ describe("dispatcher tick: the due index", () => {
     const f = await fleet(20, busy, { sweepIntervalMs: 10 * 60_000 });
     await f.tick();
     f.clock.now += 10 * 60_000 - 1;
-    expect((await f.tick()).byName).toEqual({ listDueRunIds: 1 });
+    expect((await f.tick()).byName).toEqual({ listDueRuns: 1 });
     f.clock.now += 1;
     const sweep = await f.tick();
     expect(sweep.result.runs).toBe(20);

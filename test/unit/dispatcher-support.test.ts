@@ -22,7 +22,7 @@ function runStoreWith(methods: Partial<RunStore>): RunStore {
     getTarget: unexpected("getTarget"),
     listActiveRunIds: unexpected("listActiveRunIds"),
     getRunForDispatch: unexpected("getRunForDispatch"),
-    listDueRunIds: unexpected("listDueRunIds"),
+    listDueRuns: unexpected("listDueRuns"),
     deferRun: unexpected("deferRun"),
     saveRun: unexpected("saveRun"),
     listRunEvents: unexpected("listRunEvents"),

@@ -26,6 +26,7 @@ import type {
   CreateRunOutcome,
   DeferOutcome,
   DispatchSchedule,
+  DueRun,
   ListTargetsOptions,
   RunListEntry,
   RunStore,
@@ -184,14 +185,14 @@ export class DynamoRunStore implements RunStore {
     return { run: itemToRun(item), schedule };
   }
 
-  async listDueRunIds(now: number): Promise<string[]> {
+  async listDueRuns(until: number): Promise<DueRun[]> {
     const items = await queryAll(this.doc, {
       TableName: this.tables.runs,
       IndexName: INDEX.runsDue,
-      KeyConditionExpression: "duePk = :d AND dueAt <= :now",
-      ExpressionAttributeValues: { ":d": LIST_PARTITION.dueRuns, ":now": now },
+      KeyConditionExpression: "duePk = :d AND dueAt <= :until",
+      ExpressionAttributeValues: { ":d": LIST_PARTITION.dueRuns, ":until": until },
     });
-    return items.map((i) => i.runId as string);
+    return items.map((i) => ({ runId: i.runId as string, dueAt: Number(i.dueAt) }));
   }
 
   /**

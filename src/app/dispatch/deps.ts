@@ -27,6 +27,12 @@ export interface DispatcherDeps {
    * (runs created before it existed) and for any lost mark.
    */
   sweepIntervalMs?: number;
+  /**
+   * How far past now a tick reads the due index (default 0: the runs due now only). A tick that
+   * finds none due then says when the next run falls due within that time (`TickResult.nextDueAt`),
+   * so a ticker that knows of every write (the local stack's) may skip the ticks until then.
+   */
+  dueLookaheadMs?: number;
 }
 
 /** The deps as every part sees them. */
@@ -40,6 +46,7 @@ export interface DispatchContext {
   submitParallelism: number;
   tickParallelism: number;
   sweepIntervalMs: number;
+  dueLookaheadMs: number;
 }
 
 export function withDefaults(deps: DispatcherDeps): DispatchContext {
@@ -53,6 +60,7 @@ export function withDefaults(deps: DispatcherDeps): DispatchContext {
     submitParallelism: deps.submitParallelism ?? 10,
     tickParallelism: deps.tickParallelism ?? 16,
     sweepIntervalMs: deps.sweepIntervalMs ?? 3_600_000,
+    dueLookaheadMs: Math.max(0, deps.dueLookaheadMs ?? 0),
   };
 }
 

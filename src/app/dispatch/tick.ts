@@ -1,9 +1,11 @@
 /**
  * The periodic tick: one pass for every run that needs one now, found through the sparse due index
- * (RunStore.listDueRunIds: one Query, whatever the number of active runs), at most
+ * (RunStore.listDueRuns: one Query, whatever the number of active runs), at most
  * `tickParallelism` at once; per-run failures are logged and counted, never thrown. The first tick
  * of a process, and one every `sweepIntervalMs` after it, passes every active run instead (the
  * sparse index of PENDING and RUNNING runs): a backstop for runs no write has scheduled yet.
+ * With `dueLookaheadMs`, the due read reaches that far past now: the runs due by now are passed,
+ * and the earliest later one is reported (`nextDueAt`), not passed.
  */
 import { errorText } from "../observability.js";
 import type { DispatchContext, PassResult } from "./deps.js";
@@ -12,6 +14,11 @@ export interface TickResult {
   runs: number;
   failed: number;
   submitted: number;
+  /**
+   * When the next run in the due index falls due, if one does within `dueLookaheadMs` of this
+   * tick's start; absent: none does (or this tick was a sweep, which does not read the index).
+   */
+  nextDueAt?: number;
 }
 
 /** When this process last passed every active run (undefined: never). */
@@ -27,9 +34,22 @@ export async function tickPass(
   const { runs, clock, logger, metrics } = ctx;
   const started = clock.now();
   const sweep = sweeps.lastSweepAt === undefined || started - sweeps.lastSweepAt >= ctx.sweepIntervalMs;
-  const ids = sweep ? await runs.listActiveRunIds() : await runs.listDueRunIds(started);
-  if (sweep) sweeps.lastSweepAt = started;
-  const total: TickResult = { runs: ids.length, failed: 0, submitted: 0 };
+  let ids: string[];
+  let nextDueAt: number | undefined;
+  if (sweep) {
+    ids = await runs.listActiveRunIds();
+    sweeps.lastSweepAt = started;
+  } else {
+    const due = await runs.listDueRuns(started + ctx.dueLookaheadMs);
+    ids = due.filter((r) => r.dueAt <= started).map((r) => r.runId);
+    nextDueAt = due.find((r) => r.dueAt > started)?.dueAt;
+  }
+  const total: TickResult = {
+    runs: ids.length,
+    failed: 0,
+    submitted: 0,
+    ...(nextDueAt === undefined ? {} : { nextDueAt }),
+  };
   await forEachLimited(ids, ctx.tickParallelism, async (runId) => {
     try {
       const r = await queuePass(runId, false);

@@ -135,11 +135,17 @@ export type CreateRunOutcome =
 export interface DispatchSchedule {
   /** How many writes may have given the run work so far (0 for a run none has). */
   mark: number;
-  /** Epoch ms from which listDueRunIds returns the run (0: now); absent: it does not. */
+  /** Epoch ms from which listDueRuns lists the run (0: now); absent: it does not. */
   dueAt?: number;
 }
 
 export type DeferOutcome = "deferred" | "moved";
+
+/** A run in the due index, and the time it is due from (epoch ms; 0: now). */
+export interface DueRun {
+  runId: string;
+  dueAt: number;
+}
 
 export interface RunStore {
   /**
@@ -189,11 +195,13 @@ export interface RunStore {
   getRunForDispatch(runId: string): Promise<{ run: Run; schedule: DispatchSchedule } | undefined>;
 
   /**
-   * Ids of runs whose schedule is due at `now` (dueAt <= now), from a sparse index: cost grows
-   * with the runs due, not with the active runs. Eventually consistent: a run marked a moment ago
-   * may be missing until a later call, one deferred a moment ago may still be listed.
+   * The runs whose schedule is due at `until` (dueAt <= until), earliest dueAt first, from a sparse
+   * index: cost grows with the runs due by then, not with the active runs. The tick asks for
+   * `now`, or a little later to learn when the next run falls due. Eventually consistent: a run
+   * marked a moment ago may be missing until a later call, one deferred a moment ago may still
+   * be listed.
    */
-  listDueRunIds(now: number): Promise<string[]>;
+  listDueRuns(until: number): Promise<DueRun[]>;
 
   /**
    * Sets when the run next needs a pass (`dueAt`; undefined: out of the index until a write marks

@@ -31,7 +31,7 @@ export function describeRunScheduleContract(name: string, setup: () => Promise<R
       return made;
     }
     const schedule = async (r: Run) => (await runs.getRunForDispatch(r.id))?.schedule;
-    const due = async (r: Run, at: number) => (await runs.listDueRunIds(at)).includes(r.id);
+    const due = async (r: Run, at: number) => (await runs.listDueRuns(at)).some((d) => d.runId === r.id);
     /** Defers the run far ahead under its current mark; returns that mark. */
     const deferFar = async (r: Run): Promise<number> => {
       const mark = (await schedule(r))?.mark as number;
@@ -62,6 +62,20 @@ export function describeRunScheduleContract(name: string, setup: () => Promise<R
       expect(await due(run, Number.MAX_SAFE_INTEGER)).toBe(false);
       // The run is otherwise untouched.
       expect(await runs.getRun(run.id)).toEqual(run);
+    });
+
+    it("listDueRuns gives each run's dueAt, the earliest first, up to the time asked for", async () => {
+      const [a, b, c] = [(await created()).run, (await created()).run, (await created()).run];
+      expect(await runs.deferRun(a.id, 0, T + 9_000)).toBe("deferred");
+      expect(await runs.deferRun(b.id, 0, T + 2_000)).toBe("deferred");
+      expect(await runs.deferRun(c.id, 0, T + 20_000)).toBe("deferred");
+      const mine = async (until: number) =>
+        (await runs.listDueRuns(until)).filter((d) => [a.id, b.id, c.id].includes(d.runId));
+      expect(await mine(T + 10_000)).toEqual([
+        { runId: b.id, dueAt: T + 2_000 },
+        { runId: a.id, dueAt: T + 9_000 },
+      ]);
+      expect(await mine(T + 1_999)).toEqual([]);
     });
 
     it("deferRun under another mark is 'moved' and writes nothing; a missing run is 'moved' and stays missing", async () => {
