@@ -8,8 +8,9 @@
  *   {"verdict": "inconclusive", "reason": "host 3 unreachable"}
  *
  * sent to the waiting task as the local SendTaskSuccess. A command that exits without one is
- * inconclusive (its exit code and the end of its stderr are the reason); one still running at the
- * check's timeout is killed (the task's wait has ended as inconclusive by then). HTTPS checks go
+ * inconclusive (its exit code and the end of its stderr are the reason); one still running a second
+ * after the check's timeout is killed (KILL_GRACE_MS: the task's wait, armed just after the command
+ * started, has ended as inconclusive by then, so the kill's own verdict reaches no one). HTTPS checks go
  * through the product's runner (src/adapters/external-checks/runner.ts); a Lambda check needs AWS.
  */
 import { spawn } from "node:child_process";
@@ -17,6 +18,13 @@ import type { ExternalCheckRunner } from "../src/app/ports.js";
 import type { ExternalCheckConfig, ExternalCheckRequest } from "../src/domain/external-check.js";
 
 const OUTPUT_LIMIT = 64 * 1024;
+/**
+ * How long past the check's timeout a command may run before it is killed. The task's wait times
+ * out on its own timer, armed after the command was spawned: a kill at the timeout itself could
+ * come first on a busy machine, and the wait would end with "ended (SIGKILL) without a verdict"
+ * instead of "no verdict within N s".
+ */
+const KILL_GRACE_MS = 1_000;
 
 export interface LocalTaskTokens {
   sendTaskSuccess(token: string, output: unknown): Promise<void>;
@@ -51,7 +59,7 @@ export class LocalCommandChecks implements ExternalCheckRunner {
     });
     child.stdin.on("error", () => {}); // a command that does not read its stdin
     child.stdin.end(`${JSON.stringify(request)}\n`);
-    const timer = setTimeout(() => child.kill("SIGKILL"), request.timeoutSeconds * 1000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), request.timeoutSeconds * 1000 + KILL_GRACE_MS);
     timer.unref();
     child.once("close", (code, signal) => {
       clearTimeout(timer);
