@@ -28,7 +28,7 @@ export interface Ticker {
    * no pass (a stopping stack must not start tasks it is about to abandon).
    */
   runNow(): Promise<void>;
-  /** Stops the interval, waits for a running pass to finish, and logs the passes it made. */
+  /** Stops the interval, waits for a running pass to finish, and logs the ticks it made. */
   stop(): Promise<void>;
   /** `backedOff`: ticks left out while passes were failing. */
   readonly stats: { ticks: number; skipped: number; failed: number; backedOff: number };
@@ -104,7 +104,7 @@ export function startTicker(options: TickerOptions): Ticker {
         clearInterval(timer);
         if (running !== undefined) await running;
         log(
-          `ticker: stopped after ${stats.ticks} pass(es), ${stats.skipped} tick(s) skipped, ${stats.failed} failed`,
+          `ticker: stopped: ${stats.ticks} tick(s) run, ${stats.skipped} skipped behind a running pass, ${stats.failed} failed`,
         );
       })();
       return stopping;

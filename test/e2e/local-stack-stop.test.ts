@@ -19,10 +19,12 @@ describe("local stack e2e: stop", () => {
 
   it("stops the dispatcher's ticker before the gRPC server starts to drain, and logs it once", async () => {
     await s.stop();
-    const ticker = s.logs.filter((l) => l.startsWith("ticker: stopped after "));
+    const ticker = s.logs.filter((l) => l.startsWith("ticker: stopped: "));
     const server = s.logs.filter((l) => l.includes("gRPC server shutting down"));
     expect(ticker).toHaveLength(1);
-    expect(ticker[0]).toMatch(/^ticker: stopped after \d+ pass\(es\), \d+ tick\(s\) skipped, 0 failed$/);
+    expect(ticker[0]).toMatch(
+      /^ticker: stopped: \d+ tick\(s\) run, \d+ skipped behind a running pass, 0 failed$/,
+    );
     expect(server).toHaveLength(1);
     expect(s.logs.indexOf(ticker[0] as string)).toBeLessThan(s.logs.indexOf(server[0] as string));
   });

@@ -182,7 +182,7 @@ describe("local ticker", () => {
       ),
     );
     expect(log[2]).toBe(
-      `ticker: stopped after ${ticker.stats.ticks} pass(es), ${skipped} tick(s) skipped, 0 failed`,
+      `ticker: stopped: ${ticker.stats.ticks} tick(s) run, ${skipped} skipped behind a running pass, 0 failed`,
     );
     expect(peak).toBe(1);
   });
@@ -219,7 +219,7 @@ describe("local ticker", () => {
     await ticker.stop();
     expect(passes).toBe(1);
     expect(ticker.stats.ticks).toBe(1);
-    expect(log).toEqual(["ticker: stopped after 1 pass(es), 0 tick(s) skipped, 0 failed"]);
+    expect(log).toEqual(["ticker: stopped: 1 tick(s) run, 0 skipped behind a running pass, 0 failed"]);
   });
 
   it("failing passes: one line when they start failing, ticks back off, one line when a pass succeeds again", async () => {
@@ -255,7 +255,7 @@ describe("local ticker", () => {
     expect(log).toEqual([
       "ticker: dispatch pass failed: moto is down; backing off (up to 40 ms between passes) until one succeeds",
       "ticker: dispatch passes succeed again after 2 failed pass(es)",
-      `ticker: stopped after ${ticker.stats.ticks} pass(es), ${ticker.stats.skipped} tick(s) skipped, 2 failed`,
+      `ticker: stopped: ${ticker.stats.ticks} tick(s) run, ${ticker.stats.skipped} skipped behind a running pass, 2 failed`,
     ]);
   });
 });
