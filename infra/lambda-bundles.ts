@@ -173,9 +173,9 @@ function build({ root, cache }: LambdaBundling, entry: string): string {
 
 /**
  * Removes `name`'s other bundles (and a crashed build's temporary files) not written in the last
- * hour: a synthesis still going may copy one.
+ * hour: a synthesis still going may copy one. The tests' entry bundles are pruned the same way.
  */
-function pruneOlder(cache: string, name: string, keep: string): void {
+export function pruneOlder(cache: string, name: string, keep: string): void {
   const hourAgo = Date.now() - 3_600_000;
   for (const file of readdirSync(cache)) {
     if (!file.startsWith(`${name}-`) || file === keep) continue;

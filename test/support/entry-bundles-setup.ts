@@ -12,11 +12,12 @@
  * rewritten, so runs at once in one checkout cannot see a half-written or changed bundle.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { pathToFileURL } from "node:url";
 import { build, version as esbuildVersion, type Plugin } from "esbuild";
 import type { TestProject } from "vitest/node";
+import { pruneOlder } from "../../infra/lambda-bundles.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -141,20 +142,6 @@ async function buildBundle<N extends string>({ cache, entries }: Bundling<N>, na
   renameSync(`${temp}.json`, join(cache, `${name}.json`));
   pruneOlder(cache, name, bundle);
   return join(cache, bundle);
-}
-
-/** Removes `name`'s other bundles not written in the last hour (a run still going may use one). */
-function pruneOlder(cache: string, name: string, keep: string): void {
-  const hourAgo = Date.now() - 3_600_000;
-  for (const file of readdirSync(cache)) {
-    if (!file.startsWith(`${name}-`) || file === keep) continue;
-    const path = join(cache, file);
-    try {
-      if (statSync(path).mtimeMs < hourAgo) rmSync(path, { force: true });
-    } catch {
-      // Removed by another run meanwhile.
-    }
-  }
 }
 
 /**
