@@ -8,6 +8,7 @@ import {
   BatchGetCommand,
   type BatchGetCommandOutput,
   DynamoDBDocumentClient,
+  PutCommand,
   QueryCommand,
   type QueryCommandInput,
   TransactWriteCommand,
@@ -114,6 +115,24 @@ export function cancellationCodes(error: unknown): CancellationCode[] | undefine
 
 export function isConditionFailed(error: unknown): boolean {
   return isNamed(error, "ConditionalCheckFailedException");
+}
+
+/**
+ * Puts an index item (its map empty) unless it exists: a transaction can SET a key of a map only
+ * once the map is there, so a store makes its index item before its first transaction on it.
+ */
+export async function ensureIndexItem(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  item: Record<string, unknown> & { pk: string },
+): Promise<void> {
+  try {
+    await doc.send(
+      new PutCommand({ TableName: table, Item: item, ConditionExpression: "attribute_not_exists(pk)" }),
+    );
+  } catch (error) {
+    if (!isConditionFailed(error)) throw error;
+  }
 }
 
 export function isNamed(error: unknown, name: string): boolean {

@@ -13,12 +13,12 @@
  * whole and reads the winner. One index item holds about 1,500 records (DynamoDB's 400 KB item
  * limit at ~250 bytes a record): far more versions than a fleet keeps.
  */
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from "@aws-sdk/lib-dynamodb";
+import { type DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { FirmwareImageStore } from "../../app/ports.js";
 import { type FirmwareImage, type ImageKey, imageKeyId } from "../../domain/firmware-images.js";
 import type { Page } from "../../domain/list-queries.js";
 import { COMPONENT_TYPES, type ComponentType } from "../../domain/model.js";
-import { batchGetAll, type CancellationCode, isConditionFailed, transactWrite } from "./db.js";
+import { batchGetAll, type CancellationCode, ensureIndexItem, transactWrite } from "./db.js";
 import type { TableNames } from "./schema.js";
 
 export const IMAGES_INDEX_PK = "images#index";
@@ -125,18 +125,12 @@ export class DynamoFirmwareImageStore implements FirmwareImageStore {
   }
 
   /** The index's map must exist before a transaction can set one of its keys. */
-  private async ensureIndex(): Promise<void> {
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tables.inventory,
-          Item: { pk: IMAGES_INDEX_PK, kind: "image", images: {} },
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      );
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-    }
+  private ensureIndex(): Promise<void> {
+    return ensureIndexItem(this.doc, this.tables.inventory, {
+      pk: IMAGES_INDEX_PK,
+      kind: "image",
+      images: {},
+    });
   }
 
   async listImages(query: { componentType?: ComponentType; page: Page }): Promise<{

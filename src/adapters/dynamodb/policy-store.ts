@@ -36,7 +36,7 @@ import {
 } from "../../domain/firmware-baselines.js";
 import type { Page } from "../../domain/list-queries.js";
 import type { OperationRule } from "../../domain/operation-rules.js";
-import { batchGetAll, isConditionFailed, transactWrite } from "./db.js";
+import { batchGetAll, ensureIndexItem, isConditionFailed, transactWrite } from "./db.js";
 import type { TableNames } from "./schema.js";
 
 export const BASELINES_PK = "policy#baselines";
@@ -87,17 +87,7 @@ export class DynamoFirmwarePolicyStore implements FirmwarePolicyStore {
 
   async putRuleVersion(rule: OperationRule): Promise<"written" | "conflict"> {
     // The index's map must exist before a transaction can set one of its keys.
-    try {
-      await this.doc.send(
-        new PutCommand({
-          TableName: this.tables.inventory,
-          Item: { pk: RULES_INDEX_PK, kind: "policy", rules: {} },
-          ConditionExpression: "attribute_not_exists(pk)",
-        }),
-      );
-    } catch (error) {
-      if (!isConditionFailed(error)) throw error;
-    }
+    await ensureIndexItem(this.doc, this.tables.inventory, { pk: RULES_INDEX_PK, kind: "policy", rules: {} });
     const table = this.tables.inventory;
     const summary: RuleSummary = { name: rule.name, version: rule.version };
     const codes = await transactWrite(this.doc, {
