@@ -18,10 +18,36 @@ import {
 import type { FirmwareAuthentication } from "../../src/domain/model.js";
 import type { Task } from "../../src/domain/task.js";
 
-export function memoryTaskStore(): TaskStore & { all(): Task[] } {
+/**
+ * With `locks`, the store also has saveTaskWithLock: the task's save and the lock's take, both or
+ * neither, as near as a fake gets (the task checked first: the adapter answers 'stale' before 'held').
+ */
+export function memoryTaskStore(locks?: RackLockStore): TaskStore & { all(): Task[] } {
   const tasks = new Map<string, Task>();
   const byKey = new Map<string, string>();
+  const save = (task: Task, expectedUpdatedAt: number): "saved" | "stale" | "not-found" => {
+    const stored = tasks.get(task.id);
+    if (stored === undefined) return "not-found";
+    if (stored.updatedAt !== expectedUpdatedAt) return "stale";
+    tasks.set(task.id, structuredClone(task));
+    return "saved";
+  };
+  const withLock: Pick<TaskStore, "saveTaskWithLock"> =
+    locks === undefined
+      ? {}
+      : {
+          async saveTaskWithLock(task, expectedUpdatedAt, lockTtlMs, now) {
+            const stored = tasks.get(task.id);
+            if (stored === undefined) return "not-found";
+            if (stored.updatedAt !== expectedUpdatedAt) return "stale";
+            // A fake's approximation of one transaction: a save between the take and the write
+            // (a cancel in that moment) would leave the lock taken; the adapter's test covers it.
+            if ((await locks.acquire(task.rackId, task.id, lockTtlMs, now)) === "held") return "held";
+            return save(task, expectedUpdatedAt);
+          },
+        };
   return {
+    ...withLock,
     all: () => [...tasks.values()].map((t) => structuredClone(t)),
     async createTask(task) {
       const existing = task.idempotencyKey === undefined ? undefined : byKey.get(task.idempotencyKey);
@@ -51,11 +77,7 @@ export function memoryTaskStore(): TaskStore & { all(): Task[] } {
       return { tasks: page.map((t) => structuredClone(t)), total: matching.length };
     },
     async saveTask(task, expectedUpdatedAt) {
-      const stored = tasks.get(task.id);
-      if (stored === undefined) return "not-found";
-      if (stored.updatedAt !== expectedUpdatedAt) return "stale";
-      tasks.set(task.id, structuredClone(task));
-      return "saved";
+      return save(task, expectedUpdatedAt);
     },
   };
 }

@@ -205,6 +205,31 @@ export class DynamoTaskStore implements TaskStore {
   }
 
   /**
+   *   task T PENDING@500 starts: [Put lock R → T if free, expired or T's] + [Put T RUNNING if updatedAt = 500]
+   *   committed                               → 'saved' (T RUNNING, R T's until now + lockTtlMs)
+   *   T moved since 500 (a cancel, a retry)   → 'stale' (or 'not-found'): nothing written
+   *   R another task's, live                  → 'held': nothing written
+   */
+  async saveTaskWithLock(
+    task: Task,
+    expectedUpdatedAt: number,
+    lockTtlMs: number,
+    now: number,
+  ): Promise<SaveTaskOutcome | "held"> {
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        { Put: lockPut(this.tables, task.rackId, task.id, lockTtlMs, now) },
+        { Put: this.taskSave(task, expectedUpdatedAt) },
+      ],
+    });
+    if (codes === undefined) return "saved";
+    // A task that moved is read again first (it may have ended): its lock is not the question yet.
+    if (codes[1] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
+    if (codes[0] === "ConditionalCheckFailed") return "held";
+    throw new Error(`starting task ${task.id} failed: ${codes.join(", ")}`);
+  }
+
+  /**
    *   task T RUNNING@500 ends COMPLETED; its target SUBMITTED in phase 1; T holds rack R's lock
    *   [Put T COMPLETED if updatedAt = 500] + [target → COMPLETED if in flight in phase 1]
    *     + [run: c1_completed +1, inFlight −1] + [Delete lock R unless another task holds it]

@@ -39,10 +39,12 @@ const MAX_START_WAIT_SECONDS = 3600;
 export const MSG_WINDOW_CLOSED_BEFORE_START = "maintenance window closed before the task started";
 
 /**
- * AcquireLock's work (preflight.ts `acquireLockAndAsk` is the step): the task RUNNING once the
- * lock is taken, and `onceLocked` (the preflight's queries) at the same time as that write: neither
+ * AcquireLock's work (preflight.ts `acquireLockAndAsk` is the step): the lock taken and the task
+ * RUNNING (one transaction: lockAndStart), then `onceLocked` (the preflight's first ask; made, not
+ * sent, by the definition as it is: no request). Where the take and the write are two requests
+ * (a retried step, a store without the transaction), `onceLocked` runs beside the write: neither
  * needs the other (a query changes nothing on a BMC, and a retried step asks again under the same
- * request ids), so the step costs one round trip less.
+ * request ids).
  */
 export async function takeLock<T>(
   deps: StepDeps,
@@ -65,13 +67,10 @@ export async function takeLock<T>(
     const left = Math.ceil((task.startTime - now) / 1000);
     return as({ status: "waiting", waitSeconds: Math.max(1, Math.min(MAX_START_WAIT_SECONDS, left)) });
   }
-  const outcome = await deps.locks.acquire(
-    task.rackId,
-    task.id,
-    lockTtlMs(e.settings, task.componentIds.length),
-    now,
-  );
-  if (outcome === "held") {
+  const ttl = lockTtlMs(e.settings, task.componentIds.length);
+  const start = await lockAndStart(deps, task, ttl, now);
+  if (start.status === "finished") return as(start);
+  if (start.status === "held") {
     if (task.queueExpiresAt !== undefined && now < task.queueExpiresAt) {
       const left = Math.ceil((task.queueExpiresAt - now) / 1000);
       return as({
@@ -87,24 +86,56 @@ export async function takeLock<T>(
     }
     throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
   }
-  const [{ changed }, locked] = await Promise.all([
-    updateTask(
-      deps,
-      task.id,
-      (t, at) => {
-        if (t.status === "RUNNING") return undefined;
-        t.status = "RUNNING";
-        t.startedAt ??= at;
-        t.message = "";
-        return t;
-      },
-      task,
-    ),
-    onceLocked(task),
-  ]);
+  const [changed, locked] = await Promise.all([start.written, onceLocked(task)]);
   // Once per task: a retried AcquireLock finds it RUNNING and changes nothing.
   if (changed) deps.logger.info("task started", { ...taskKeys(task), rackId: task.rackId });
   return { result: { status: "acquired" }, locked };
+}
+
+/** The task as it starts: RUNNING, its start recorded once; undefined if it already runs. */
+function running(t: Task, at: number): Task | undefined {
+  if (t.status === "RUNNING") return undefined;
+  t.status = "RUNNING";
+  t.startedAt ??= at;
+  t.message = "";
+  return t;
+}
+
+type Start =
+  | { status: "held" }
+  | { status: "finished" }
+  /** `written`: whether this call wrote the task RUNNING (settled once it is written). */
+  | { status: "acquired"; written: Promise<boolean> };
+
+/**
+ * The rack's lock taken for the task and the task written RUNNING. A task not yet running, on a
+ * store that can (TaskStore.saveTaskWithLock): both in one transaction, both or neither, so the
+ * start costs one request, not two; the lock's `now` is the task's startedAt, which knownLeaseEnd
+ * counts from. The task moved meanwhile: read again (an ended one takes no lock); held by another
+ * task: nothing written, the task stays as it was (WAITING, PENDING). A task already RUNNING (a
+ * retried AcquireLock), or a store without it: the take, then the RUNNING write (none for a
+ * running task), the write left running beside the caller's `onceLocked`.
+ */
+async function lockAndStart(deps: StepDeps, read: Task, ttl: number, now: number): Promise<Start> {
+  let task = read;
+  for (let attempt = 0; deps.tasks.saveTaskWithLock !== undefined && task.status !== "RUNNING"; attempt++) {
+    if (attempt >= 20) throw new Error(`task ${task.id}: too many concurrent updates`);
+    const next = running(structuredClone(task), now) as Task;
+    next.updatedAt = Math.max(now, task.updatedAt + 1);
+    const saved = await deps.tasks.saveTaskWithLock(next, task.updatedAt, ttl, now);
+    if (saved === "saved") return { status: "acquired", written: Promise.resolve(true) };
+    if (saved === "held") return { status: "held" };
+    if (saved === "not-found") throw new StepError("TaskNotFound", `task ${task.id} not found`);
+    task = await loadTask(deps, task.id);
+    if (isTerminalTask(task)) return { status: "finished" };
+    if (task.ending !== undefined)
+      throw new StepError("TaskEnded", `task ${task.id} is being ended (${task.ending.status})`);
+  }
+  if ((await deps.locks.acquire(task.rackId, task.id, ttl, now)) === "held") return { status: "held" };
+  return {
+    status: "acquired",
+    written: updateTask(deps, task.id, running, task).then(({ changed }) => changed),
+  };
 }
 
 /**

@@ -37,6 +37,20 @@ export interface TaskStore {
    * it leaves the task service taking the lock, then creating the task.
    */
   createTaskWithLock?(task: Task, lockTtlMs: number, now: number): Promise<CreateTaskOutcome | "held">;
+  /**
+   * saveTask and the rack's lock for the task (as RackLockStore.acquire(task.rackId, task.id,
+   * lockTtlMs, now)) in ONE transaction, both or neither: the child task's start (its lock and
+   * its RUNNING write) in one round trip instead of two. The task moved since
+   * `expectedUpdatedAt` → 'stale' (or 'not-found'), nothing written, whoever holds the lock;
+   * another owner's live lock → 'held', nothing written. Optional: a store without it leaves the
+   * step taking the lock, then saving the task.
+   */
+  saveTaskWithLock?(
+    task: Task,
+    expectedUpdatedAt: number,
+    lockTtlMs: number,
+    now: number,
+  ): Promise<SaveTaskOutcome | "held">;
   /** In the order asked, unknown ids skipped. */
   getTasks(ids: string[]): Promise<Task[]>;
   getTaskByIdempotencyKey(key: string): Promise<Task | undefined>;
