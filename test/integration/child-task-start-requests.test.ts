@@ -1,0 +1,148 @@
+/**
+ * The child task's start on DynamoDB (moto), request by request: AcquireLock is one read of the
+ * task and ONE TransactWriteItems (the rack's lock and the task RUNNING, both or neither:
+ * DynamoTaskStore.saveTaskWithLock), where it was a read and two writes; and what the
+ * transaction answers: a task that moved → 'stale' (the lock not taken, whoever holds it), another
+ * task's live lock → 'held' (nothing written), an expired one is taken, the task's own is extended.
+ */
+import { randomUUID } from "node:crypto";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
+import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
+import type { StepDeps } from "../../src/app/child-task/deps.js";
+import { lockTtlMs } from "../../src/app/child-task/lock.js";
+import { acquireLockAndAsk } from "../../src/app/child-task/preflight.js";
+import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
+import { silentLogger } from "../../src/app/observability.js";
+import { rackConflictMessage } from "../../src/domain/step-errors.js";
+import type { Task } from "../../src/domain/task.js";
+import { initialReport, serializeReport } from "../../src/domain/task-report.js";
+import { runningTask } from "../support/domain-fixtures.js";
+import { freshStores, recordCommands } from "../support/moto.js";
+import { testEndpoint } from "../support/test-endpoint.js";
+
+let client: DynamoDBClient;
+let names: TableNames;
+let stores: DynamoStores;
+let drop: () => Promise<void>;
+let sent: string[];
+
+beforeAll(async () => {
+  ({ client, names, stores, drop } = await freshStores(testEndpoint(), "start"));
+  sent = recordCommands(client);
+});
+afterAll(() => drop());
+
+const settings = { ...DEFAULT_CHILD_TASK_SETTINGS };
+const NOW = 7_000_000;
+const TTL = lockTtlMs(settings, 2);
+
+async function pendingTask(overrides: Partial<Task> = {}): Promise<Task> {
+  const task = runningTask({
+    id: randomUUID(),
+    rackId: randomUUID(),
+    status: "PENDING",
+    componentIds: ["c-0", "c-1"],
+    report: serializeReport(
+      initialReport(
+        [
+          { id: "c-0", type: "COMPUTE" },
+          { id: "c-1", type: "COMPUTE" },
+        ],
+        "2.0.0",
+        false,
+      ),
+    ),
+    updatedAt: 10,
+    ...overrides,
+  });
+  await stores.tasks.createTask(task);
+  return task;
+}
+
+const stored = async (id: string) => (await stores.tasks.getTasks([id]))[0] as Task;
+
+function deps(): StepDeps {
+  return {
+    tasks: stores.tasks,
+    locks: stores.locks,
+    commands: new DynamoCommandSetStore(stores.doc, names.tasks),
+    clock: () => NOW,
+    logger: silentLogger,
+    publisher: { publish: async () => {} },
+  } as unknown as StepDeps;
+}
+
+describe("AcquireLock on DynamoDB: one read and one transaction", () => {
+  it("a task's start: BatchGetItem (the task), TransactWriteItems (its lock and RUNNING), nothing else", async () => {
+    const task = await pendingTask();
+    sent.length = 0;
+    const out = await acquireLockAndAsk(deps(), {
+      step: "acquireLock",
+      taskId: task.id,
+      rackId: task.rackId,
+      settings,
+      ask: "wait",
+    });
+    expect(out).toMatchObject({ status: "acquired", unsent: true });
+    expect(sent).toEqual(["BatchGetItemCommand", "TransactWriteItemsCommand"]);
+    expect(await stored(task.id)).toMatchObject({ status: "RUNNING", startedAt: NOW, updatedAt: NOW });
+    expect(await stores.locks.get(task.rackId)).toEqual({ owner: task.id, expiresAt: NOW + TTL });
+
+    // Retried (the task RUNNING): the take alone (PutItem), the task not written.
+    sent.length = 0;
+    await acquireLockAndAsk(deps(), {
+      step: "acquireLock",
+      taskId: task.id,
+      rackId: task.rackId,
+      settings,
+      ask: "wait",
+    });
+    expect(sent).toEqual(["BatchGetItemCommand", "PutItemCommand"]);
+    expect(await stored(task.id)).toMatchObject({ status: "RUNNING", updatedAt: NOW });
+  });
+
+  it("a rack another task holds: RackLockHeld, the task still PENDING, the other's lock as it was", async () => {
+    const task = await pendingTask();
+    await stores.locks.acquire(task.rackId, "t-other", 600_000, NOW - 1);
+    await expect(
+      acquireLockAndAsk(deps(), { step: "acquireLock", taskId: task.id, rackId: task.rackId, settings }),
+    ).rejects.toMatchObject({ name: "RackLockHeld", message: rackConflictMessage(task.rackId) });
+    expect(await stored(task.id)).toMatchObject({ status: "PENDING", updatedAt: 10 });
+    expect(await stores.locks.get(task.rackId)).toEqual({ owner: "t-other", expiresAt: NOW - 1 + 600_000 });
+  });
+});
+
+describe("DynamoTaskStore.saveTaskWithLock", () => {
+  const started = (t: Task): Task => ({ ...t, status: "RUNNING", startedAt: NOW, updatedAt: NOW });
+
+  it("saved: the task and the lock; the task's own lock is extended", async () => {
+    const task = await pendingTask();
+    await stores.locks.acquire(task.rackId, task.id, 1000, NOW - 500);
+    expect(await stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW)).toBe("saved");
+    expect(await stored(task.id)).toMatchObject({ status: "RUNNING" });
+    expect(await stores.locks.get(task.rackId)).toEqual({ owner: task.id, expiresAt: NOW + TTL });
+  });
+
+  it("held: another task's live lock, nothing written; an expired one (its holder crashed) is taken", async () => {
+    const task = await pendingTask();
+    await stores.locks.acquire(task.rackId, "t-other", 1000, NOW);
+    expect(await stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW)).toBe("held");
+    expect(await stored(task.id)).toMatchObject({ status: "PENDING", updatedAt: 10 });
+    expect(await stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW + 1000)).toBe("saved");
+    expect(await stores.locks.get(task.rackId)).toEqual({ owner: task.id, expiresAt: NOW + 1000 + TTL });
+  });
+
+  it("stale (the task moved), whoever holds the lock: nothing written, the lock not taken; not-found", async () => {
+    const task = await pendingTask();
+    expect(await stores.tasks.saveTaskWithLock(started(task), 9, TTL, NOW)).toBe("stale");
+    expect(await stores.locks.get(task.rackId)).toBeUndefined();
+    await stores.locks.acquire(task.rackId, "t-other", 1000, NOW);
+    expect(await stores.tasks.saveTaskWithLock(started(task), 9, TTL, NOW)).toBe("stale");
+    expect(await stored(task.id)).toMatchObject({ status: "PENDING", updatedAt: 10 });
+    expect(await stores.tasks.saveTaskWithLock(started({ ...task, id: randomUUID() }), 10, TTL, NOW)).toBe(
+      "not-found",
+    );
+  });
+});
