@@ -4,6 +4,9 @@
  * DynamoTaskStore.saveTaskWithLock), where it was a read and two writes; and what the
  * transaction answers: a task that moved → 'stale' (the lock not taken, whoever holds it), another
  * task's live lock → 'held' (nothing written), an expired one is taken, the task's own is extended.
+ * CheckPreflight, once every answer is in: the task with its answers, then the rack's readiness and
+ * the images of its updates in ONE BatchGetItem (DynamoReadinessStore.rackComponentsWithImages;
+ * they were a GetItem and a BatchGetItem), then the report's write.
  */
 import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
@@ -12,13 +15,16 @@ import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-s
 import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
 import { lockTtlMs } from "../../src/app/child-task/lock.js";
-import { acquireLockAndAsk } from "../../src/app/child-task/preflight.js";
+import { acquireLockAndAsk, checkQueries } from "../../src/app/child-task/preflight.js";
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../../src/app/child-task/settings.js";
 import { silentLogger } from "../../src/app/observability.js";
+import { entryKey, newEntry, queryAddress } from "../../src/domain/command-sets.js";
+import { plannedImage } from "../../src/domain/firmware-images.js";
 import { rackConflictMessage } from "../../src/domain/step-errors.js";
 import type { Task } from "../../src/domain/task.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
+import { imageRecord } from "../support/memory-images.js";
 import { freshStores, recordCommands } from "../support/moto.js";
 import { testEndpoint } from "../support/test-endpoint.js";
 
@@ -111,6 +117,71 @@ describe("AcquireLock on DynamoDB: one read and one transaction", () => {
     ).rejects.toMatchObject({ name: "RackLockHeld", message: rackConflictMessage(task.rackId) });
     expect(await stored(task.id)).toMatchObject({ status: "PENDING", updatedAt: 10 });
     expect(await stores.locks.get(task.rackId)).toEqual({ owner: "t-other", expiresAt: NOW - 1 + 600_000 });
+  });
+});
+
+describe("CheckPreflight on DynamoDB: the rack's readiness and the images in one BatchGetItem", () => {
+  it("a done preflight: the task with its answers (one read), the rack and every image (one read), the report (one write); the plan's images as registered; a component's readiness read with them", async () => {
+    const task = await pendingTask({ status: "RUNNING", startedAt: NOW });
+    await stores.inventory.upsertRacks([
+      {
+        id: task.rackId,
+        name: "rack-start",
+        components: [
+          { id: "c-0", type: "COMPUTE" },
+          { id: "c-1", type: "COMPUTE" },
+        ],
+      },
+    ]);
+    const image = imageRecord({ componentType: "COMPUTE", version: "2.0.0" });
+    await stores.images.registerImage(image);
+    const commands = new DynamoCommandSetStore(stores.doc, names.tasks);
+    const q = queryAddress(task.id, 0);
+    await commands.open(
+      task.id,
+      "q",
+      Object.fromEntries(
+        task.componentIds.map((id) => newEntry(q, id, { sentAt: NOW - 10, deadline: NOW + 60_000 })),
+      ),
+    );
+    await commands.record(
+      task.id,
+      "q",
+      Object.fromEntries(task.componentIds.map((id) => [entryKey(q, id), { status: { version: "1.0.0" } }])),
+    );
+    const check = () =>
+      checkQueries(
+        {
+          ...deps(),
+          commands,
+          readiness: stores.readiness,
+          images: stores.images,
+          runs: { recordPriorVersions: async () => "recorded" },
+        } as unknown as StepDeps,
+        {
+          step: "checkQueries",
+          taskId: task.id,
+          rackId: task.rackId,
+          settings,
+          preflight: { done: false, deadline: NOW + 60_000, polls: 0, waitSeconds: 1 },
+          sendFirst: "wait",
+        },
+      );
+    sent.length = 0;
+    const plan = await check();
+    expect(sent).toEqual(["BatchGetItemCommand", "BatchGetItemCommand", "PutItemCommand"]);
+    expect(plan.groups?.map((g) => [g.componentIds, g.facts?.images])).toEqual([
+      [["c-0", "c-1"], [plannedImage(image)]],
+    ]);
+
+    // Not ready in the inventory: the same one read says so.
+    await stores.readiness.setReadiness("c-1", { state: "MAINTENANCE", reason: "in maintenance" });
+    const rack = await stores.readiness.rackComponentsWithImages(task.rackId, [image]);
+    expect(rack.components.find((c) => c.id === "c-1")?.readiness).toEqual({
+      state: "MAINTENANCE",
+      reason: "in maintenance",
+    });
+    expect(rack.images).toEqual([image]);
   });
 });
 

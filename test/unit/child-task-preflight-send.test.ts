@@ -34,7 +34,12 @@ import {
   queryAddress,
   updateAddress,
 } from "../../src/domain/command-sets.js";
-import { type FirmwareImage, plannedImage } from "../../src/domain/firmware-images.js";
+import {
+  type FirmwareImage,
+  type ImageKey,
+  imageKeyId,
+  plannedImage,
+} from "../../src/domain/firmware-images.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import {
@@ -61,8 +66,19 @@ const task = runningTask({
   report: serializeReport(report),
 });
 
+/** The rack's inventory, its components in this order (the plan keeps where each is). */
+const RACK = [
+  { id: "x9", type: "CDU" as const },
+  { id: "p1", type: "POWERSHELF" as const },
+  { id: "c2", type: "COMPUTE" as const },
+  { id: "c1", type: "COMPUTE" as const },
+];
+
 /** A task whose BMCs all answered the preflight's query with 1.0.0 (all to flash). */
-async function answered(images: Pick<FirmwareImageStore, "getImages"> = everyImage) {
+async function answered(
+  images: Pick<FirmwareImageStore, "getImages"> = everyImage,
+  readiness: Partial<StepDeps["readiness"]> = { rackComponents: async () => RACK },
+) {
   const tasks = memoryTaskStore();
   await tasks.createTask(task);
   const commands = memoryCommandSetStore();
@@ -94,15 +110,7 @@ async function answered(images: Pick<FirmwareImageStore, "getImages"> = everyIma
     },
     clock: () => 2_000,
     logger: silentLogger,
-    // The rack's inventory holds its components in this order (the plan keeps where each is).
-    readiness: {
-      rackComponents: async () => [
-        { id: "x9", type: "CDU" },
-        { id: "p1", type: "POWERSHELF" },
-        { id: "c2", type: "COMPUTE" },
-        { id: "c1", type: "COMPUTE" },
-      ],
-    },
+    readiness,
   } as unknown as StepDeps;
   const check = (sendFirst: SendNext) =>
     checkQueries(deps, {
@@ -324,6 +332,51 @@ describe("a task's images are looked up once, by its preflight", () => {
     await sendUpdate(h.deps, before, 1);
     expect(catalog.getCalls).toBe(2);
     expect(sentImages(h.published)).toEqual({ p1: sent(SHELF), c1: sent(COMPUTE), c2: sent(BIOS) });
+  });
+});
+
+describe("the rack and the images in one read, where the store can (rackComponentsWithImages)", () => {
+  /** A store reading both at once from `catalog`, each call recorded with the keys it asked. */
+  const both = (catalog: MemoryFirmwareImageStore, calls: string[][]) => ({
+    rackComponents: async () => {
+      calls.push(["rackComponents"]);
+      return RACK;
+    },
+    rackComponentsWithImages: async (_rackId: string, keys: readonly ImageKey[]) => {
+      calls.push(["rackComponentsWithImages", ...keys.map(imageKeyId)]);
+      const images = await catalog.getImages(keys);
+      catalog.getCalls--;
+      return { components: RACK, images };
+    },
+  });
+
+  it("the check makes one read for the rack's readiness and every image the task may flash; no read of the catalog of its own; the plan as with two reads", async () => {
+    const catalog = new MemoryFirmwareImageStore([COMPUTE, BIOS, SHELF]);
+    const calls: string[][] = [];
+    const h = await answered(catalog, both(catalog, calls));
+    const plan = await h.check(true);
+    // Each key once: c1's image and c2's part's image (or its whole component's), the shelf's.
+    expect(calls.map(([what, ...keys]) => [what, ...keys.sort()])).toEqual([
+      ["rackComponentsWithImages", ...[COMPUTE, BIOS, SHELF].map(imageKeyId).sort()],
+    ]);
+    expect(catalog.getCalls).toBe(0);
+    const twoReads = await (await answered(new MemoryFirmwareImageStore([COMPUTE, BIOS, SHELF]))).check(true);
+    expect(plan).toEqual(twoReads);
+    expect(sentImages(h.published)).toEqual({ p1: sent(SHELF) });
+  });
+
+  it("an image the catalog lacks fails the check with TaskMisconfigured naming it, from the same read, nothing sent", async () => {
+    const catalog = new MemoryFirmwareImageStore([SHELF]);
+    const calls: string[][] = [];
+    const h = await answered(catalog, both(catalog, calls));
+    await expect(h.check(true)).rejects.toMatchObject({
+      name: "TaskMisconfigured",
+      message:
+        "no firmware image is registered for COMPUTE 2.0.0, COMPUTE 2.0.0 (bios, or the whole component); upload one with flowctl firmware upload",
+    });
+    expect(calls.map((c) => c[0])).toEqual(["rackComponentsWithImages"]);
+    expect(catalog.getCalls).toBe(0);
+    expect(h.published).toEqual([]);
   });
 });
 

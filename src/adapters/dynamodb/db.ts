@@ -220,9 +220,21 @@ export async function batchGetAll(
   doc: DynamoDBDocumentClient,
   table: string,
   keys: Record<string, unknown>[],
-  options: { consistent?: boolean } = {},
+  options: {
+    consistent?: boolean;
+    /** Only these attributes of each item (a ProjectionExpression and its names). */
+    projection?: { expression: string; names: Record<string, string> };
+  } = {},
 ): Promise<Record<string, unknown>[]> {
-  const consistent = options.consistent === true ? { ConsistentRead: true } : {};
+  const consistent = {
+    ...(options.consistent === true ? { ConsistentRead: true } : {}),
+    ...(options.projection === undefined
+      ? {}
+      : {
+          ProjectionExpression: options.projection.expression,
+          ExpressionAttributeNames: options.projection.names,
+        }),
+  };
   const items: Record<string, unknown>[] = [];
   const chunks = chunk(keys, 100);
   const next = async (): Promise<void> => {

@@ -31,9 +31,10 @@ export interface TaskStepsDeps {
   firmware: FirmwareVersionRecorder;
   /**
    * The inventory's readiness, checked by the preflight before anything is flashed; the rack's
-   * components, where a whole-rack AC cycle finds the rack's power shelf.
+   * components, where a whole-rack AC cycle finds the rack's power shelf; with the images of the
+   * task's updates in the same read where the store can (images.ts `readRackAndImages`).
    */
-  readiness: Pick<ReadinessStore, "notReady" | "rackComponents">;
+  readiness: Pick<ReadinessStore, "notReady" | "rackComponents" | "rackComponentsWithImages">;
   clock: () => number;
   /** The firmware image catalog: each update command carries its image (images.ts). */
   images: Pick<FirmwareImageStore, "getImages">;

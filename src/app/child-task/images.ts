@@ -4,7 +4,8 @@
  * presigned GET valid until the wave's deadline, with its sha256 and size, always.
  *
  * The catalog is read once per task: the preflight looks up the images of every component it is
- * about to flash (one batched read, `planImages`) and freezes them into each group's facts, so a
+ * about to flash (in the same read as the rack's readiness, `readRackAndImages`, or one batched
+ * read of its own, `planImages`) and freezes them into each group's facts, so a
  * flash step only presigns (no request). A plan made before they were frozen reads the catalog
  * at each flash step, as it did then. Freezing is safe because an image is never changed in
  * place (registered once per key) and its deletion is refused while a task that has not ended
@@ -14,6 +15,7 @@ import type { FirmwareImageRef } from "../../domain/bmc-protocol.js";
 import {
   candidateKeys,
   distinctNeeds,
+  type FirmwareImage,
   type ImageNeed,
   imageFor,
   imageKeyId,
@@ -21,9 +23,11 @@ import {
   type PlannedImage,
   plannedImage,
 } from "../../domain/firmware-images.js";
+import type { InventoryComponent } from "../../domain/inventory.js";
 import type { ComponentType } from "../../domain/model.js";
 import { StepError } from "../../domain/step-errors.js";
 import type { FirmwareImageStore, ImageObjectStore } from "../ports.js";
+import type { StepDeps } from "./deps.js";
 
 /** What an update command always carries of its image. */
 export type SentImage = Required<FirmwareImageRef>;
@@ -67,17 +71,54 @@ async function servingImages(
   return byKey;
 }
 
+/** What a read of the catalog asked for (by imageKeyId) and found. */
+export interface ImagesRead {
+  keys: ReadonlySet<string>;
+  images: readonly FirmwareImage[];
+}
+
+/**
+ * The rack's components (the preflight's readiness) and, where the store reads both at once
+ * (ReadinessStore.rackComponentsWithImages: one request), the images serving `components` (those
+ * the task may flash: a superset of what its plan flashes is harmless, a key with no image is
+ * simply not found). Without it, the rack alone: planImages reads the catalog itself.
+ */
+export async function readRackAndImages(
+  deps: Pick<StepDeps, "readiness">,
+  rackId: string,
+  components: readonly FlashedComponent[],
+): Promise<{ rack: InventoryComponent[]; read?: ImagesRead }> {
+  const both = deps.readiness.rackComponentsWithImages;
+  if (both === undefined || components.length === 0)
+    return { rack: await deps.readiness.rackComponents(rackId) };
+  const keys = new Map(
+    distinctNeeds(components.map(needOf))
+      .flatMap(candidateKeys)
+      .map((k) => [imageKeyId(k), k] as const),
+  );
+  const { components: rack, images } = await both.call(deps.readiness, rackId, [...keys.values()]);
+  return { rack, read: { keys: new Set(keys.keys()), images } };
+}
+
 /**
  * The preflight's one lookup: for each group (its components to flash; empty for a group with no
- * update step), the images that serve them, as the plan keeps them.
+ * update step), the images that serve them, as the plan keeps them. From `read` when it asked for
+ * every key these need (readRackAndImages: no request here), else one batched read.
  */
 export async function planImages(
   deps: Pick<CommandImageDeps, "images">,
   groups: readonly (readonly FlashedComponent[])[],
+  read?: ImagesRead,
 ): Promise<PlannedImage[][]> {
   const all = groups.flat();
   if (all.length === 0) return groups.map(() => []);
-  const byKey = await servingImages(deps, all.map(needOf), undefined);
+  const needs = all.map(needOf);
+  const covered =
+    read !== undefined &&
+    distinctNeeds(needs)
+      .flatMap(candidateKeys)
+      .every((k) => read.keys.has(imageKeyId(k)));
+  const byKey = await servingImages(deps, needs, covered ? read.images : undefined);
   return groups.map((components) => {
     const used = new Map<string, PlannedImage>();
     for (const c of components) {

@@ -48,10 +48,10 @@ import { parseReport, serializeReport, type TaskReport, targetOf } from "../../d
 import { taskKeys } from "../observability.js";
 import { awaitEntries, sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
-import { type FlashedComponent, planImages } from "./images.js";
+import { type FlashedComponent, planImages, readRackAndImages } from "./images.js";
 import { takeLock } from "./lock.js";
 import { isTerminalTask, loadTask, loadTaskWith, updateTask } from "./outcome.js";
-import { isRackCycle, powerShelfOf } from "./rack-cycle.js";
+import { isRackCycle, shelfIn } from "./rack-cycle.js";
 import type {
   AcquireLockResult,
   ChildTaskSettings,
@@ -217,13 +217,7 @@ export async function sendQueries(deps: StepDeps, e: StepEventOf<"sendQueries">)
 export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries">): Promise<PreflightResult> {
   // After its wait the first ask is no longer to be sent by one.
   const { unsent, ...p } = e.preflight;
-  // The task, its answers and its update set's first record: one read; beside it, when the state
-  // names the rack (the definition before did not), the rack's readiness, which the check needs
-  // once every answer is in (one read wasted on a poll that finds some missing).
-  // The rack's components as the inventory holds them: their readiness, and where each one is
-  // (kept in the plan for the outcome's write of the verified versions: no read then).
-  const early = e.rackId === undefined ? undefined : deps.readiness.rackComponents(e.rackId);
-  early?.catch(() => undefined);
+  // The task, its answers and its update set's first record: one read.
   const {
     task,
     sets: { q: set, u: updatesBefore },
@@ -269,9 +263,22 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   // Readiness of what is about to be flashed: components not already at their version.
   const atVersion = (c: TaskReport["components"][number]) =>
     answer(c.id)?.version === targetOf(report, c) && !report.overrideVersionCheck;
-  const rack = await (e.rackId === task.rackId && early !== undefined
-    ? early
-    : deps.readiness.rackComponents(task.rackId));
+  // Once every answer is in (a poll that finds some missing reads nothing more): the rack's
+  // components as the inventory holds them (their readiness, and where each one is, kept in the
+  // plan for the outcome's write of the verified versions) and, in the same read, the images of
+  // every component the task may flash (those still to flash, whatever their stage's steps).
+  const { rack, read: imagesRead } = await readRackAndImages(
+    deps,
+    task.rackId,
+    report.components
+      .filter((c) => c.status === "PENDING" && !atVersion(c))
+      .map((c) => ({
+        id: c.id,
+        type: c.type,
+        version: targetOf(report, c),
+        ...(c.subTargets === undefined ? {} : { subTargets: c.subTargets }),
+      })),
+  );
   const inventory = new Map(
     rack.flatMap((c) => (c.readiness === undefined ? [] : [[c.id, c.readiness] as const])),
   );
@@ -371,14 +378,13 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
         };
         return [parted ? { ...group, part: index } : group];
       });
-  // A whole-rack AC cycle needs the rack's power shelf: a rack without one fails here, before
-  // anything is flashed, rather than with its trays flashed and never activated. Beside it, the
-  // images of every update the task will send: one read of the catalog, frozen into the groups'
-  // facts (images.ts), so no flash step reads it; an image missing fails here too.
-  const [images] = await Promise.all([
-    planImages(deps, unplanned.map(flashedBy)),
-    unplanned.some((g) => g.steps.some(isRackCycle)) ? powerShelfOf(deps, task.rackId) : undefined,
-  ]);
+  // A whole-rack AC cycle needs the rack's power shelf (in the rack already read): a rack without
+  // one fails here, before anything is flashed, rather than with its trays flashed and never
+  // activated. Then the images of every update the task will send, as read with the rack (or one
+  // read of the catalog), frozen into the groups' facts (images.ts), so no flash step reads it;
+  // an image missing fails here too.
+  if (unplanned.some((g) => g.steps.some(isRackCycle))) shelfIn(task.rackId, rack);
+  const images = await planImages(deps, unplanned.map(flashedBy), imagesRead);
   const groups = unplanned.map((g, i) =>
     g.facts === undefined || !flashes(g) ? g : { ...g, facts: { ...g.facts, images: images[i] ?? [] } },
   );

@@ -6,6 +6,7 @@
  * stage's WAIT_BRING_UP after it (operation-rules.ts requires one) reads every component back.
  * The preflight finds the shelf too, so a rack without one is refused before anything is flashed.
  */
+import type { InventoryComponent } from "../../domain/inventory.js";
 import type { RuleStep } from "../../domain/model.js";
 import { StepError } from "../../domain/step-errors.js";
 import type { StepDeps } from "./deps.js";
@@ -18,7 +19,15 @@ export const isRackCycle = (step: Pick<RuleStep, "action" | "acScope">): boolean
  * first by id, so a retry asks the same one). A rack without one: NoPowerShelf, naming the rack.
  */
 export async function powerShelfOf(deps: Pick<StepDeps, "readiness">, rackId: string): Promise<string> {
-  const shelves = (await deps.readiness.rackComponents(rackId))
+  return shelfIn(rackId, await deps.readiness.rackComponents(rackId));
+}
+
+/** powerShelfOf over the rack's components already read (the preflight's: no read). */
+export function shelfIn(
+  rackId: string,
+  components: readonly Pick<InventoryComponent, "id" | "type">[],
+): string {
+  const shelves = components
     .filter((c) => c.type === "POWERSHELF")
     .map((c) => c.id)
     .sort();

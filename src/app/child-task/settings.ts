@@ -93,7 +93,10 @@ export type StepEvent =
    */
   | (Base & { step: "acquireLock"; rackId: string; ask?: "wait" })
   | (Base & { step: "sendQueries" })
-  /** `rackId`: the rack whose readiness the check reads beside the task (absent in the definition before). */
+  /**
+   * `rackId`: the task's rack (absent in the definition before); the check reads the rack's
+   * readiness from the task it has read, with the images, so it no longer needs it.
+   */
   | (Base & {
       step: "checkQueries";
       preflight: PreflightState;
