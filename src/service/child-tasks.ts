@@ -108,7 +108,7 @@ export function childTaskSteps(
   parts: ChildTaskParts,
   deps: {
     publisher: BmcCommandPublisher;
-    readiness: Pick<ReadinessStore, "notReady" | "rackComponents" | "rackComponentsWithImages">;
+    readiness: Pick<ReadinessStore, "notReady" | "rackComponents">;
     /** The deployment's external health checks (CHECK_HEALTH steps that name one). */
     externalChecks?: TaskStepsDeps["externalChecks"];
   } & CommandImageDeps,

@@ -5,7 +5,7 @@
  * transaction answers: a task that moved → 'stale' (the lock not taken, whoever holds it), another
  * task's live lock → 'held' (nothing written), an expired one is taken, the task's own is extended.
  * CheckPreflight, once every answer is in: the task with its answers, then the rack's readiness and
- * the images of its updates in ONE BatchGetItem (DynamoReadinessStore.rackComponentsWithImages;
+ * the images of its updates in ONE BatchGetItem (DynamoFirmwareImageStore.getImagesWithRack;
  * they were a GetItem and a BatchGetItem), then the report's write.
  */
 import { randomUUID } from "node:crypto";
@@ -176,7 +176,7 @@ describe("CheckPreflight on DynamoDB: the rack's readiness and the images in one
 
     // Not ready in the inventory: the same one read says so.
     await stores.readiness.setReadiness("c-1", { state: "MAINTENANCE", reason: "in maintenance" });
-    const rack = await stores.readiness.rackComponentsWithImages(task.rackId, [image]);
+    const rack = await stores.images.getImagesWithRack([image], task.rackId);
     expect(rack.components.find((c) => c.id === "c-1")?.readiness).toEqual({
       state: "MAINTENANCE",
       reason: "in maintenance",

@@ -8,6 +8,9 @@
  *   images#index                                 `images`: id → record, the catalog's list (one
  *                                                GetItem for ListFirmwareImages)
  *
+ * The child task's preflight reads the images of its updates and its rack's item (rack#<id>, the
+ * components' readiness) in one BatchGetItem (`getImagesWithRack`): they share the table.
+ *
  * Registering is one transaction: Put the image's item under `attribute_not_exists(pk)` and SET
  * its entry in the index. Two uploads of one key at once: one commits, the other is cancelled
  * whole and reads the winner. One index item holds about 1,500 records (DynamoDB's 400 KB item
@@ -16,9 +19,11 @@
 import { type DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { FirmwareImageStore } from "../../app/ports.js";
 import { type FirmwareImage, type ImageKey, imageKeyId } from "../../domain/firmware-images.js";
+import type { InventoryComponent } from "../../domain/inventory.js";
 import type { Page } from "../../domain/list-queries.js";
 import { COMPONENT_TYPES, type ComponentType } from "../../domain/model.js";
 import { batchGetAll, type CancellationCode, ensureIndexItem, transactWrite } from "./db.js";
+import { rackPk } from "./items.js";
 import type { TableNames } from "./schema.js";
 
 export const IMAGES_INDEX_PK = "images#index";
@@ -47,6 +52,38 @@ export class DynamoFirmwareImageStore implements FirmwareImageStore {
       { consistent: true },
     );
     return items.map((i) => i.image as FirmwareImage);
+  }
+
+  /**
+   * The images' items and the rack's (`rack#<id>`, whose components the readiness store reads),
+   * all in the Inventory table: one BatchGetItem (more only past its 100 keys), strongly
+   * consistent as each read alone is, each item cut to what the two reads return.
+   */
+  async getImagesWithRack(
+    keys: readonly ImageKey[],
+    rackId: string,
+  ): Promise<{ images: FirmwareImage[]; components: InventoryComponent[] }> {
+    const rack = rackPk(rackId);
+    const pks = [rack, ...new Set(keys.map(imagePk))];
+    const items = await batchGetAll(
+      this.doc,
+      this.tables.inventory,
+      pks.map((pk) => ({ pk })),
+      {
+        consistent: true,
+        projection: {
+          expression: "pk, #r.#c, #i",
+          names: { "#r": "rack", "#c": "components", "#i": "image" },
+        },
+      },
+    );
+    const components =
+      (items.find((i) => i.pk === rack)?.rack as { components?: InventoryComponent[] } | undefined)
+        ?.components ?? [];
+    const images = items.flatMap((i) =>
+      i.pk === rack || i.image === undefined ? [] : [i.image as FirmwareImage],
+    );
+    return { images, components };
   }
 
   async registerImage(image: FirmwareImage): Promise<Registered> {

@@ -1,9 +1,7 @@
 /**
  * ReadinessStore on DynamoDB: a component's readiness lives on the component, inside its rack's
  * item (`rack#<id>`, attribute `rack.components[i].readiness`), so the child task's preflight
- * reads a rack's readiness with ONE GetItem and an import carries it like any other field. The
- * firmware image catalog lives in the same table, so the preflight reads the rack and the images
- * of the task's updates in ONE BatchGetItem (`rackComponentsWithImages`).
+ * reads a rack's readiness with ONE GetItem and an import carries it like any other field.
  *
  * Set: the component's pointer (`component#<id>`) names the rack; one UpdateItem then sets or
  * removes `rack.components[i].readiness`, conditional on index i still holding that component
@@ -12,10 +10,8 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
 import type { ReadinessStore } from "../../app/ports.js";
-import type { FirmwareImage, ImageKey } from "../../domain/firmware-images.js";
 import type { ComponentReadiness, InventoryComponent } from "../../domain/inventory.js";
-import { batchGetAll, isConditionFailed } from "./db.js";
-import { imagePk } from "./image-store.js";
+import { isConditionFailed } from "./db.js";
 import { componentPk, rackPk } from "./items.js";
 import type { TableNames } from "./schema.js";
 
@@ -76,32 +72,6 @@ export class DynamoReadinessStore implements ReadinessStore {
     for (const c of await this.rackComponents(rackId))
       if (c.readiness !== undefined) out.set(c.id, c.readiness);
     return out;
-  }
-
-  /**
-   * The rack's item and the images' items, all in the inventory table: one BatchGetItem (more
-   * only past its 100 keys), strongly consistent as each read alone is, each item cut to what
-   * the two reads return (the rack's components, the image record).
-   */
-  async rackComponentsWithImages(
-    rackId: string,
-    keys: readonly ImageKey[],
-  ): Promise<{ components: InventoryComponent[]; images: FirmwareImage[] }> {
-    const rack = rackPk(rackId);
-    const pks = [rack, ...new Set(keys.map(imagePk))];
-    const items = await batchGetAll(
-      this.doc,
-      this.tables.inventory,
-      pks.map((pk) => ({ pk })),
-      { consistent: true, projection: { expression: "pk, #r.#c, #i", names: { ...NAMES, "#i": "image" } } },
-    );
-    const components =
-      (items.find((i) => i.pk === rack)?.rack as { components?: InventoryComponent[] } | undefined)
-        ?.components ?? [];
-    const images = items.flatMap((i) =>
-      i.pk === rack || i.image === undefined ? [] : [i.image as FirmwareImage],
-    );
-    return { components, images };
   }
 
   async rackComponents(rackId: string): Promise<InventoryComponent[]> {

@@ -31,13 +31,15 @@ export interface TaskStepsDeps {
   firmware: FirmwareVersionRecorder;
   /**
    * The inventory's readiness, checked by the preflight before anything is flashed; the rack's
-   * components, where a whole-rack AC cycle finds the rack's power shelf; with the images of the
-   * task's updates in the same read where the store can (images.ts `readRackAndImages`).
+   * components, where a whole-rack AC cycle finds the rack's power shelf.
    */
-  readiness: Pick<ReadinessStore, "notReady" | "rackComponents" | "rackComponentsWithImages">;
+  readiness: Pick<ReadinessStore, "notReady" | "rackComponents">;
   clock: () => number;
-  /** The firmware image catalog: each update command carries its image (images.ts). */
-  images: Pick<FirmwareImageStore, "getImages">;
+  /**
+   * The firmware image catalog: each update command carries its image (images.ts); the
+   * preflight reads the rack's components through it too where it can (`getImagesWithRack`).
+   */
+  images: Pick<FirmwareImageStore, "getImages" | "getImagesWithRack">;
   /** Presigns the GET of an image's bytes for a BMC (valid until the wave's deadline). */
   imageUrls: Pick<ImageObjectStore, "presignGet">;
   /** Told when a run child's outcome is recorded, so the dispatcher refills the slot at once. */

@@ -33,7 +33,7 @@ import type { StepDeps } from "./deps.js";
 export type SentImage = Required<FirmwareImageRef>;
 
 export interface CommandImageDeps {
-  images: Pick<FirmwareImageStore, "getImages">;
+  images: Pick<FirmwareImageStore, "getImages" | "getImagesWithRack">;
   imageUrls: Pick<ImageObjectStore, "presignGet">;
 }
 
@@ -78,17 +78,17 @@ export interface ImagesRead {
 }
 
 /**
- * The rack's components (the preflight's readiness) and, where the store reads both at once
- * (ReadinessStore.rackComponentsWithImages: one request), the images serving `components` (those
+ * The rack's components (the preflight's readiness) and, where the catalog reads both at once
+ * (FirmwareImageStore.getImagesWithRack: one request), the images serving `components` (those
  * the task may flash: a superset of what its plan flashes is harmless, a key with no image is
  * simply not found). Without it, the rack alone: planImages reads the catalog itself.
  */
 export async function readRackAndImages(
-  deps: Pick<StepDeps, "readiness">,
+  deps: Pick<StepDeps, "readiness" | "images">,
   rackId: string,
   components: readonly FlashedComponent[],
 ): Promise<{ rack: InventoryComponent[]; read?: ImagesRead }> {
-  const both = deps.readiness.rackComponentsWithImages;
+  const both = deps.images.getImagesWithRack;
   if (both === undefined || components.length === 0)
     return { rack: await deps.readiness.rackComponents(rackId) };
   const keys = new Map(
@@ -96,7 +96,7 @@ export async function readRackAndImages(
       .flatMap(candidateKeys)
       .map((k) => [imageKeyId(k), k] as const),
   );
-  const { components: rack, images } = await both.call(deps.readiness, rackId, [...keys.values()]);
+  const { components: rack, images } = await both.call(deps.images, [...keys.values()], rackId);
   return { rack, read: { keys: new Set(keys.keys()), images } };
 }
 

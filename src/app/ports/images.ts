@@ -4,12 +4,23 @@
  * object store that can hand out time-limited URLs).
  */
 import type { FirmwareImage, ImageKey } from "../../domain/firmware-images.js";
+import type { InventoryComponent } from "../../domain/inventory.js";
 import type { Page } from "../../domain/list-queries.js";
 import type { ComponentType } from "../../domain/model.js";
 
 export interface FirmwareImageStore {
   /** The images of these keys that are registered (unknown keys skipped). One batched read. */
   getImages(keys: readonly ImageKey[]): Promise<FirmwareImage[]>;
+  /**
+   * getImages and ReadinessStore.rackComponents(rackId) in ONE strongly consistent read, where the
+   * catalog and the inventory's racks share a table: the preflight's two lookups in one request.
+   * The images found, in no order (a key with no image left out), and the rack's components as
+   * the inventory holds them (none for an unknown rack). Optional: without it, two reads.
+   */
+  getImagesWithRack?(
+    keys: readonly ImageKey[],
+    rackId: string,
+  ): Promise<{ images: FirmwareImage[]; components: InventoryComponent[] }>;
   /**
    * Registers `image` unless its key has one already: ONE conditional write. 'registered', or
    * the image that was there first (compare its sha256: the same bytes are a no-op, other bytes

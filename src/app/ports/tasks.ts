@@ -3,7 +3,6 @@
  * The rules every port follows are in src/app/ports.ts, which re-exports them all.
  */
 import type { BaselineKey, FirmwareBaseline } from "../../domain/firmware-baselines.js";
-import type { FirmwareImage, ImageKey } from "../../domain/firmware-images.js";
 import type { ComponentReadiness, InventoryComponent, InventoryRack } from "../../domain/inventory.js";
 import type { Page } from "../../domain/list-queries.js";
 import type { ComponentType, OutcomeStatus } from "../../domain/model.js";
@@ -179,15 +178,6 @@ export interface ReadinessStore {
   notReady(rackId: string): Promise<Map<string, ComponentReadiness>>;
   /** The rack's components as the inventory holds them (one strongly consistent read of the rack). */
   rackComponents(rackId: string): Promise<InventoryComponent[]>;
-  /**
-   * rackComponents and FirmwareImageStore.getImages(keys) in ONE strongly consistent read (the
-   * rack and the catalog share a table): the preflight's two lookups in one request. The images
-   * found, in no order; a key with no image is left out. Optional: without it, two reads.
-   */
-  rackComponentsWithImages?(
-    rackId: string,
-    keys: readonly ImageKey[],
-  ): Promise<{ components: InventoryComponent[]; images: FirmwareImage[] }>;
 }
 
 // ---------------------------------------------------------------------------------------------
