@@ -4,16 +4,10 @@
  *   flowctl agent provision --rack RACK_ID --policy NAME --bmcs FILE --out DIR [--role-alias NAME]
  *                           [--reports-rule NAME]
  *
- * They talk to AWS IoT Core (agent-provision.ts), not to the Flow service.
+ * They talk to AWS IoT Core (agent-provision.ts), not to the Flow service. agent-provision.ts, and
+ * with it the AWS SDK, is loaded when the command runs: no other command pays for loading the SDK.
  */
 import type { Command } from "commander";
-import {
-  iotClient,
-  ProvisionError,
-  provisionAgent,
-  rackIdOption,
-  reportsRuleOption,
-} from "./agent-provision.js";
 import type { Act } from "./command-args.js";
 import { EXIT, ExitWith } from "./errors.js";
 import { fields } from "./output.js";
@@ -54,6 +48,9 @@ export function registerAgentCommands(program: Command, act: Act): void {
     )
     .action(
       act(async (ctx, o: ProvisionOptions) => {
+        const { iotClient, ProvisionError, provisionAgent, rackIdOption, reportsRuleOption } = await import(
+          "./agent-provision.js"
+        );
         const rackId = rackIdOption(o.rack);
         const reportsRule = o.reportsRule === undefined ? undefined : reportsRuleOption(o.reportsRule);
         const iot = iotClient(ctx.io.env);

@@ -7,8 +7,22 @@
  * tab, DEL, C1) as an escape instead; `table` and `fields` apply it to every cell, `render` to
  * everything a command prints, and the error and watch printers to the service's text they show.
  */
-import { Document, isScalar, isSeq, stringify, visit } from "yaml";
+import { createRequire } from "node:module";
+import type * as YamlPackage from "yaml";
 import { CONTROL_CHARACTERS } from "../src/domain/text.js";
+
+const require = createRequire(import.meta.url);
+let yamlPackage: typeof YamlPackage | undefined;
+
+/**
+ * The yaml package, loaded when a command first reads or writes YAML (a run or rule file, `-o yaml`,
+ * a run's configuration) instead of at every start: its seventy modules are about a tenth of the
+ * start of a command that prints a table, or of `--help`.
+ */
+export function yaml(): typeof YamlPackage {
+  yamlPackage ??= require("yaml") as typeof YamlPackage;
+  return yamlPackage;
+}
 
 export const OUTPUT_FORMATS = ["table", "json", "yaml"] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
@@ -28,7 +42,7 @@ export function render(result: Result, format: OutputFormat): string {
     case "json":
       return unicodeEscaped(`${JSON.stringify(result.data, null, 2)}\n`);
     case "yaml":
-      return unicodeEscaped(stringify(result.data, { lineWidth: 0 }));
+      return unicodeEscaped(yaml().stringify(result.data, { lineWidth: 0 }));
     case "table": {
       const text = terminalSafe(result.table(), "keep-newlines");
       return text.endsWith("\n") || text === "" ? text : `${text}\n`;
@@ -103,6 +117,7 @@ export function indent(text: string, by = "  "): string {
 
 /** YAML for people: lists of plain values on one line (`percentage: [10, 30, 60]`). */
 export function yamlText(value: unknown): string {
+  const { Document, isScalar, isSeq, visit } = yaml();
   const doc = new Document(value);
   visit(doc, {
     Seq(_, node) {

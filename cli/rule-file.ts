@@ -27,10 +27,10 @@
  *         - action: wait-bring-up
  */
 import { readFile } from "node:fs/promises";
-import { isDocument, parseDocument } from "yaml";
 import type * as pb from "../src/gen/flow/v1/flow.js";
 import * as admin from "../src/gen/flowadmin/v1/admin.js";
 import { UsageError } from "./errors.js";
+import { yaml } from "./output.js";
 import { describe, type FileProblem, join, type Obj, Reader } from "./run-file/reader.js";
 
 const ACTIONS: Record<string, admin.RuleAction> = {
@@ -177,6 +177,7 @@ export async function loadRuleFile(path: string): Promise<RuleFields> {
   } catch (err) {
     throw invalid(path, [{ path: "(root)", rule: `cannot be read: ${(err as Error).message}` }]);
   }
+  const { isDocument, parseDocument } = yaml();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (!isDocument(doc) || doc.errors.length > 0) {
     const problems = doc.errors.map((e) => ({

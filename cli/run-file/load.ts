@@ -1,8 +1,8 @@
 /** Reading a run file: the file's text, YAML 1.2 (so JSON too), checked against the schema (schema.ts). */
 
 import { readFile } from "node:fs/promises";
-import { isDocument, parseDocument } from "yaml";
 import type * as pb from "../../src/gen/flow/v1/flow.js";
+import { yaml } from "../output.js";
 import { type FileProblem, Reader } from "./reader.js";
 import { readRequest } from "./schema.js";
 
@@ -32,6 +32,7 @@ export async function loadRunFile(path: string): Promise<pb.CreateOperationRunRe
 
 /** Parses a run file's text (YAML 1.2, so JSON too); `file` is only used in messages. */
 export function parseRunFile(text: string, file: string): pb.CreateOperationRunRequest {
+  const { isDocument, parseDocument } = yaml();
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (!isDocument(doc) || doc.errors.length > 0) {
     const problems = doc.errors.map((e) => ({

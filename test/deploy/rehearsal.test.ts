@@ -67,7 +67,7 @@ import {
   readTaskStepsConfig,
 } from "../../src/service/config.js";
 import type { ConfigReader } from "../../src/service/env-reader.js";
-import { EXAMPLE_POLICY } from "../fixtures/infra-stack.js";
+import { EXAMPLE_POLICY } from "../fixtures/access-policy-example.js";
 
 const STAGE = "rehearsal";
 const PREFIX = `Flow-${STAGE}-`;

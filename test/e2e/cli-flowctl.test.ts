@@ -13,8 +13,8 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCli } from "../../cli/program.js";
 import { entryBundle } from "../support/entry-bundles.js";
+import { flowctlInProcess } from "../support/flowctl.js";
 import { runProcess } from "../support/run-process.js";
 
 const ROOT = join(import.meta.dirname, "..", "..");
@@ -66,16 +66,8 @@ let endpoint = "";
  * Runs flowctl's commands in this process against the stack (unless the arguments name another
  * endpoint), with the environment, stdout and stderr the bin shim would give them.
  */
-async function flowctl(args: string[], env: Record<string, string> = {}): Promise<Result> {
-  const stdout: string[] = [];
-  const stderr: string[] = [];
-  const code = await runCli(args, {
-    stdout: { write: (text) => stdout.push(text) },
-    stderr: { write: (text) => stderr.push(text) },
-    env: { ...process.env, FLOW_ENDPOINT: endpoint, NO_COLOR: "1", ...env },
-    interrupted: new Promise<void>(() => {}),
-  });
-  return { code, stdout: stdout.join(""), stderr: stderr.join("") };
+function flowctl(args: string[], env: Record<string, string> = {}): Promise<Result> {
+  return flowctlInProcess(args, { ...process.env, FLOW_ENDPOINT: endpoint, NO_COLOR: "1", ...env });
 }
 
 /** Runs `node cli/bin/flowctl.js` as a child process: for what is about the process itself. */

@@ -14,7 +14,7 @@ export interface FlowctlResult {
 
 export async function flowctlInProcess(
   args: readonly string[],
-  env: Record<string, string> = {},
+  env: Readonly<Record<string, string | undefined>> = {},
 ): Promise<FlowctlResult> {
   const out: string[] = [];
   const err: string[] = [];

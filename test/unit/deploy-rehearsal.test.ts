@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   assemblyHolds,
+  COMPILE_CACHE_DIR,
   cdkEnvironment,
   cdkInvocation,
   type Deployment,
@@ -39,6 +40,14 @@ describe("deploy rehearsal: the CLI's environment", () => {
     });
     expect(env.AWS_PROFILE).toBeUndefined();
     expect(env.AWS_SESSION_TOKEN).toBeUndefined();
+  });
+
+  it("the CLI and the synthesis keep compiled code under node_modules/.cache, or where NODE_COMPILE_CACHE says", () => {
+    expect(COMPILE_CACHE_DIR).toBe(join(PROJECT_ROOT, "node_modules", ".cache", "flow-node-compile"));
+    expect(cdkEnvironment("http://127.0.0.1:4599", {}).NODE_COMPILE_CACHE).toBe(COMPILE_CACHE_DIR);
+    expect(cdkEnvironment("http://127.0.0.1:4599", { NODE_COMPILE_CACHE: "/var/cache/node" })).toMatchObject({
+      NODE_COMPILE_CACHE: "/var/cache/node",
+    });
   });
 
   it("the stack is Flow-<stage>, dev by default", () => {
