@@ -11,7 +11,7 @@ import { KMSClient } from "@aws-sdk/client-kms";
 import { LambdaClient } from "@aws-sdk/client-lambda";
 import { SFNClient } from "@aws-sdk/client-sfn";
 import { SSMClient } from "@aws-sdk/client-ssm";
-import { type AwsOptions, awsClientConfig, createDynamoDbClient } from "../adapters/aws-config.js";
+import { type AwsOptions, createAwsClient, createDynamoDbClient } from "../adapters/aws-config.js";
 import { DynamoFirmwareRecorder } from "../adapters/dynamodb/firmware-version-recorder.js";
 import {
   createDynamoStores,
@@ -76,7 +76,7 @@ export function awsCipher(
   if (secrets === undefined) return undefined;
   if (secrets.kind === "kms") {
     return {
-      cipher: new KmsEnvelopeCipher(captured(obs, new KMSClient(awsClientConfig(aws))), secrets.keyId),
+      cipher: new KmsEnvelopeCipher(captured(obs, createAwsClient(KMSClient, aws)), secrets.keyId),
       keyId: secrets.keyId,
     };
   }
@@ -95,7 +95,7 @@ export function awsRequestMac(
   obs: RootObservability,
 ): RequestMac | undefined {
   if (macKeyId !== undefined)
-    return new KmsRequestMac(captured(obs, new KMSClient(awsClientConfig(aws))), macKeyId);
+    return new KmsRequestMac(captured(obs, createAwsClient(KMSClient, aws)), macKeyId);
   if (secrets?.kind === "local-aes-256-gcm") return new LocalRequestMac(Buffer.from(secrets.keyHex, "hex"));
   return undefined;
 }
@@ -108,12 +108,12 @@ export function lambdaWaker(
 ): RunWaker | undefined {
   return functionName === undefined
     ? undefined
-    : new LambdaRunWaker(captured(obs, new LambdaClient(awsClientConfig(aws))), functionName, obs.logger);
+    : new LambdaRunWaker(captured(obs, createAwsClient(LambdaClient, aws)), functionName, obs.logger);
 }
 
 /** The SSM client the front reads its access policy parameter with. */
 export function awsSsm(config: AwsConfig, obs: RootObservability): SSMClient {
-  return captured(obs, new SSMClient(awsClientConfig(awsOptions(config))));
+  return captured(obs, createAwsClient(SSMClient, awsOptions(config)));
 }
 
 /** Starts and stops child-task executions, each told the deployment's settings. */
@@ -123,7 +123,7 @@ export function stepFunctionsExecutor(
   obs: RootObservability,
 ): StepFunctionsTaskExecutor {
   return new StepFunctionsTaskExecutor(
-    captured(obs, new SFNClient(awsClientConfig(aws))),
+    captured(obs, createAwsClient(SFNClient, aws)),
     config.childTaskStateMachineArn,
     config.childTask,
   );
@@ -166,7 +166,7 @@ export function awsChildTasks(
   );
   const waker = lambdaWaker(config.dispatcherFunctionName, aws, obs);
   const waveWaker = options.wakesWaves
-    ? new StepFunctionsWaveWaker(captured(obs, new SFNClient(awsClientConfig(aws))))
+    ? new StepFunctionsWaveWaker(captured(obs, createAwsClient(SFNClient, aws)))
     : undefined;
   const parts = childTaskParts({
     doc: stores.doc,

@@ -5,7 +5,7 @@
  * Powertools logger, metrics and tracer. It reads no table: the stream record is the event.
  */
 import { EventBridgeClient } from "@aws-sdk/client-eventbridge";
-import { awsClientConfig } from "../../adapters/aws-config.js";
+import { createAwsClient } from "../../adapters/aws-config.js";
 import { runEventsBatchHandler } from "../../adapters/dynamodb/run-event-records.js";
 import { EventBridgeRunEventBus } from "../../adapters/eventbridge/run-event-bus.js";
 import { type LambdaObservability, lambdaObservability } from "../../adapters/observability/lambda.js";
@@ -24,7 +24,7 @@ export function composeEventPublisherLambda(
   config: EventPublisherConfig,
   obs: LambdaObservability = lambdaObservability("event-publisher"),
 ): EventPublisherLambda {
-  const client = obs.capture(new EventBridgeClient(awsClientConfig(awsOptions(config))));
+  const client = obs.capture(createAwsClient(EventBridgeClient, awsOptions(config)));
   const relay = createRunEventRelay({
     bus: new EventBridgeRunEventBus(client, config.eventBusName),
     logger: obs.logger,

@@ -6,7 +6,7 @@
  */
 import { IoTDataPlaneClient } from "@aws-sdk/client-iot-data-plane";
 import { LambdaClient } from "@aws-sdk/client-lambda";
-import { awsClientConfig } from "../../adapters/aws-config.js";
+import { awsClientConfig, createAwsClient } from "../../adapters/aws-config.js";
 import { AwsExternalCheckRunner } from "../../adapters/external-checks/runner.js";
 import { IotPublisher } from "../../adapters/iot/publisher.js";
 import { type LambdaObservability, lambdaObservability } from "../../adapters/observability/lambda.js";
@@ -43,7 +43,7 @@ export function composeTaskStepsLambda(
           externalChecks: {
             checks: config.externalChecks,
             runner: new AwsExternalCheckRunner(
-              obs.capture(new LambdaClient(awsClientConfig(awsOptions(config)))),
+              obs.capture(createAwsClient(LambdaClient, awsOptions(config))),
             ),
             runs: stores.runs,
           },
