@@ -3,10 +3,10 @@
  */
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
+import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
 import { freePort, type LocalMoto, startLocalMoto } from "../../local/moto.js";
-import { awsClientConfig } from "../../src/adapters/aws-config.js";
+import { createDynamoDbClient } from "../../src/adapters/aws-config.js";
 import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { type TableNames, tableNames } from "../../src/adapters/dynamodb/schema.js";
 import { createTables, deleteTables } from "../../src/adapters/dynamodb/tables.js";
@@ -23,11 +23,9 @@ export function startMoto(options: { timeoutMs?: number; serialized?: boolean } 
 
 export { freePort };
 
-/** A low-level client on the test endpoint with dummy credentials and few retries. */
+/** A low-level client on the test endpoint with dummy credentials and few retries, built as the product builds its workers'. */
 export function testClient(endpoint: string, maxAttempts = 3): DynamoDBClient {
-  return new DynamoDBClient(
-    awsClientConfig({ endpoint, region: TEST_REGION, credentials: TEST_CREDENTIALS, maxAttempts }),
-  );
+  return createDynamoDbClient({ endpoint, region: TEST_REGION, credentials: TEST_CREDENTIALS, maxAttempts });
 }
 
 /** Creates the product's tables under a unique prefix; `drop()` deletes them. */
