@@ -16,7 +16,7 @@
  * credentials come from the environment, as in Lambda; a bench-only middleware sends the signed
  * request to the canned endpoint instead).
  *
- *   npm run bench:sdk [-- --quick] [--n 1500] [--reps 7] [--cpu-prof FILE [--profile main|product]]
+ *   npm run bench:sdk [-- --quick] [--n 600] [--reps 7] [--cpu-prof FILE [--profile main|product]]
  *
  * `--cpu-prof FILE` writes a V8 CPU profile (node:inspector) of one configuration's requests
  * (worker profile, local deployment) after the tables.
@@ -56,11 +56,11 @@ const flag = (name: string): string | undefined => {
   return i < 0 ? undefined : argv[i + 1];
 };
 const quick = argv.includes("--quick");
-const N = Number(flag("--n") ?? (quick ? 300 : 1500));
+const N = Number(flag("--n") ?? (quick ? 300 : 600));
 const REPS = Number(flag("--reps") ?? (quick ? 3 : 7));
 const WARMUP = Math.min(N, 300);
 /** Rounds of WARMUP requests of every operation on both configurations before any is timed: V8 is still optimizing the SDK's code after the first thousands of requests. */
-const WARMUP_ROUNDS = quick ? 2 : 5;
+const WARMUP_ROUNDS = quick ? 2 : 3;
 const cpuProf = flag("--cpu-prof");
 const profiled = (flag("--profile") ?? "product") as Configuration;
 
