@@ -38,10 +38,9 @@
  *             SDK's default 300 s.
  *
  * Request CPU (bench/sdk-request.ts measures it per request, against the same configuration without
- * these settings): every client the factories here build computes its user agent's sections once
- * (`onceUserAgent`), and the clients no document client wraps (Step Functions: heartbeats, wake-ups,
+ * this setting): the clients no document client wraps (Step Functions: heartbeats, wake-ups,
  * executions) resolve their middleware stack once per kind of command (`awsServiceClientConfig`).
- * Neither changes a request on the wire.
+ * It changes no request on the wire.
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from "@aws-sdk/client-dynamodb";
 import { AdaptiveRetryStrategy, DefaultRateLimiter, MAXIMUM_RETRY_DELAY, Retry } from "@smithy/core/retry";
@@ -181,37 +180,12 @@ export function awsServiceClientConfig(
   return { ...awsClientConfig(options), cacheMiddleware: true };
 }
 
-/** What `onceUserAgent` changes: the SDK's resolved client configuration's user-agent provider. */
-interface UserAgentConfigured {
-  config: { defaultUserAgentProvider: () => Promise<unknown> };
-}
-
-/**
- * The SDK asks its user-agent provider for the header's sections on every request: the SDK's and
- * the client's versions, the OS and its release, Node's version and the execution environment
- * (AWS_EXECUTION_ENV, set when the process starts), the same for the life of the process. Here it
- * asks once, and every request reuses the answer; the middleware still adds the request's own
- * feature metrics, so `user-agent` and `x-amz-user-agent` stay byte for byte what the SDK sends.
- */
-export function onceUserAgent<C extends UserAgentConfigured>(client: C): C {
-  const provider = client.config.defaultUserAgentProvider;
-  let sections: Promise<unknown> | undefined;
-  client.config.defaultUserAgentProvider = () => {
-    sections ??= provider().catch((error: unknown) => {
-      sections = undefined;
-      throw error;
-    });
-    return sections;
-  };
-  return client;
-}
-
 /** A client no document client wraps (Step Functions, KMS, Lambda, SSM, EventBridge), built with the settings above. */
-export function createAwsClient<C extends UserAgentConfigured>(
+export function createAwsClient<C>(
   Client: new (config: AwsClientConfig & { cacheMiddleware: true }) => C,
   options: AwsOptions = {},
 ): C {
-  return onceUserAgent(new Client(awsServiceClientConfig(options)));
+  return new Client(awsServiceClientConfig(options));
 }
 
 export function createDynamoDbClient(
@@ -219,5 +193,5 @@ export function createDynamoDbClient(
   extra: Partial<DynamoDBClientConfig> = {},
 ): DynamoDBClient {
   const { profile = "worker", ...aws } = options;
-  return onceUserAgent(new DynamoDBClient({ ...dynamoDbClientConfig(profile, aws), ...extra }));
+  return new DynamoDBClient({ ...dynamoDbClientConfig(profile, aws), ...extra });
 }
