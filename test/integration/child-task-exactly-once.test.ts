@@ -42,6 +42,9 @@ const SHAPE = [
 const racks: InventoryRack[] = [1, 2, 3].map((n) => rack(P, n, SHAPE));
 const woken: string[] = [];
 
+/** How long the test waits for its three tasks to end: what its own 60 s limit leaves. */
+const TASKS_MS = 45_000;
+
 let h: Harness;
 /** First results whose duplicate and late report have both been handled by the IoT rule stand-in. */
 let lateReports = 0;
@@ -50,6 +53,10 @@ beforeAll(async () => {
     label: "cte",
     racks,
     fleet: { defaults: { outcome: "succeed", updateMs: 40 }, racks: {}, components: {} },
+    // No BMC here hangs, so no BMC timeout may end a wave: the harness's 4 s are a margin a loaded
+    // machine exceeds (a command reached its BMC 2.5 s after it was sent, its result came after
+    // 4 s, and the task FAILED). As long as the test's own limit, they cannot fire before it.
+    settings: { updateTimeoutSeconds: 60, preflightTimeoutSeconds: 60 },
     waker: { wake: async (runId) => void woken.push(runId) },
   });
   // Every first result a BMC publishes is followed by a duplicate and, once the first is stored,
@@ -181,7 +188,10 @@ describe("child task: exactly one update command per component per task", () => 
     expect(again).toEqual(first);
 
     const taskIds = [retried, a, s3].map((s) => (s as { taskId: string }).taskId);
-    const done = await Promise.all(taskIds.map((tid) => waitForTask(h, tid)));
+    // Their end, however long a loaded machine takes within the test's own 60 s: the three tasks'
+    // ~160 state transitions take 3-5 s quiet and 5-14 s at load 12-16 with the test at nice 19,
+    // past waitForTask's 20 s in heavier stretches (a task still in its third stage at 20 s).
+    const done = await Promise.all(taskIds.map((tid) => waitForTask(h, tid, undefined, TASKS_MS)));
     expect(done.map((t) => t.status)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
     await h.child.idle();
     expect(h.child.executor.stats().started - startsBefore).toBe(3);

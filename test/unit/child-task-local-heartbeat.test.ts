@@ -71,6 +71,9 @@ async function start(definition: AslMachine, awaitTimeoutOverrideMs?: number) {
     },
     onEnded: async () => {},
     definition,
+    // Made of the validated definition's states: the library's check (a schema compile that
+    // blocks for seconds on a loaded machine when the text is new) is not what this file tests.
+    validate: false,
     callbackClock: clock,
     ...(awaitTimeoutOverrideMs === undefined ? {} : { awaitTimeoutOverrideMs }),
     onStateEntered: (_, state) => entered.push(state.name),

@@ -2,7 +2,8 @@
  * The local executor validates the definition it runs (aws-local-stepfunctions' own ASL check) and
  * does it once per definition, across processes: an invalid definition fails every construction, a
  * valid one validated before (by this process or an earlier one, recorded under
- * node_modules/.cache) is not compiled against the schema again.
+ * node_modules/.cache) is not compiled against the schema again. `validate: false` skips the check
+ * and records nothing.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,12 +13,21 @@ import { validatedDefinitions } from "../../local/asl-validated.js";
 import { LocalStepFunctionsExecutor } from "../../local/step-functions.js";
 import { type AslMachine, loadChildTaskDefinition } from "../../src/adapters/stepfunctions/asl.js";
 
-function executorFor(definition: AslMachine): LocalStepFunctionsExecutor {
+function executorFor(definition: AslMachine, validate?: boolean): LocalStepFunctionsExecutor {
   return new LocalStepFunctionsExecutor({
     steps: { handle: async () => ({}) },
     onEnded: async () => {},
     definition,
+    ...(validate === undefined ? {} : { validate }),
   });
+}
+
+/** The child-task definition with its first state's transition to a state that does not exist. */
+function brokenDefinition(): AslMachine {
+  const broken = structuredClone(loadChildTaskDefinition());
+  const [first] = Object.keys(broken.States);
+  (broken.States[first as string] as { Next?: string }).Next = "NoSuchState";
+  return broken;
 }
 
 /**
@@ -30,14 +40,22 @@ describe("local executor: the definition is validated", () => {
   it("a definition with a transition to no state fails each time it is given, not only the first", {
     timeout: VALIDATION_TIMEOUT,
   }, () => {
-    const broken = structuredClone(loadChildTaskDefinition());
-    const [first] = Object.keys(broken.States);
-    (broken.States[first as string] as { Next?: string }).Next = "NoSuchState";
+    const broken = brokenDefinition();
     for (let i = 0; i < 2; i++) {
       expect(() => executorFor(structuredClone(broken))).toThrow(
         /State machine definition is invalid[\s\S]*NoSuchState/,
       );
     }
+  });
+
+  it("validate: false takes the definition unchecked, and does not record it as validated", {
+    timeout: VALIDATION_TIMEOUT,
+  }, () => {
+    const broken = brokenDefinition();
+    expect(() => executorFor(structuredClone(broken), false)).not.toThrow();
+    expect(() => executorFor(structuredClone(broken))).toThrow(
+      /State machine definition is invalid[\s\S]*NoSuchState/,
+    );
   });
 
   it("the child-task definition is accepted again after its first validation", {

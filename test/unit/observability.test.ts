@@ -316,6 +316,9 @@ describe("the task path's lines: the run and task ids, never a credential", () =
           receiver.receive({ kind: "execution-ending", ending }),
         ),
       waitOverrideMs: 1,
+      // The library's check of the definition (a schema compile that blocks for seconds on a
+      // loaded machine when the cache does not have it) is child-task-local-validation's.
+      validate: false,
     });
     const service = createTaskService({
       images: everyImage,
