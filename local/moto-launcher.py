@@ -134,6 +134,11 @@ def main(args, lifeline=None):
 
         profile = os.environ.get("FLOW_MOTO_PROFILE")
         handler = profiled(handler, profile or os.environ["FLOW_MOTO_OPS"], calls=bool(profile))
+    if os.environ.get("FLOW_MOTO_RECORD"):
+        from flow_moto.recording import recorded
+
+        global call_app
+        call_app = recorded(call_app, os.environ["FLOW_MOTO_RECORD"])
     per_request.settle()
     run_simple(args[0], int(args[1]), serialized, threaded=True, request_handler=handler)
 
