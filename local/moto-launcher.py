@@ -59,7 +59,7 @@ import time
 
 from werkzeug.serving import run_simple
 
-from flow_moto import expressions, items, per_request, serializer, transactions  # noqa: F401 (they patch moto)
+from flow_moto import expressions, headers, items, parser, per_request, serializer, transactions  # noqa: F401 (they patch moto)
 from flow_moto.app import READS, call_app, lock
 from flow_moto.durable import Durable
 from flow_moto.keepalive import KeepAliveHandler

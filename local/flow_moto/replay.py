@@ -24,7 +24,7 @@ from moto.core.base_backend import BackendDict
 from moto.moto_api._internal import mock_random
 from werkzeug.test import EnvironBuilder
 
-from . import expressions, items, per_request, serializer, transactions  # noqa: F401 (they patch moto)
+from . import expressions, items, parser, per_request, serializer, transactions  # noqa: F401 (they patch moto)
 from .app import call_app
 from .profiling import operation
 
@@ -112,11 +112,12 @@ def run(entries, answers=None):
     ops = {}
     names = {}
     for entry in entries:
-        environ = environ_of(_renamed(entry, names))
+        environ = environ_of(_renamed(entry, names) if "Stream" in entry["headers"].get("X-Amz-Target", "") else entry)
         began = time.thread_time()
         line, headers, chunks = call_app(environ)
         cpu = time.thread_time() - began
-        if "Stream" in entry["headers"].get("X-Amz-Target", "") or "Table" in entry["headers"].get("X-Amz-Target", ""):
+        target = entry["headers"].get("X-Amz-Target", "")
+        if "Stream" in target or "Table" in target:
             _learn(entry, b"".join(chunks), names)
         row = ops.setdefault(operation(entry["headers"]), [0, 0.0])
         row[0] += 1
