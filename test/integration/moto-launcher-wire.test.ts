@@ -410,6 +410,16 @@ describe.each(["spawned", "forked"])(
         });
         await both(DDB("GetItem"), { TableName: TABLE, Key: { pk: { S: "form" }, sk: { S: String(i) } } });
       }
+      // A blob is held decoded: its size is its bytes', not its base64 text's.
+      const sized = await both(DDB("UpdateItem"), {
+        TableName: TABLE,
+        Key: { pk: { S: "form" }, sk: { S: "0" } },
+        UpdateExpression: "SET z = :one",
+        ConditionExpression: "size(x) = :three AND size(y.b) = :one AND size(y.l[0]) = :two",
+        ExpressionAttributeValues: { ":one": { N: "1" }, ":two": { N: "2" }, ":three": { N: "3" } },
+        ReturnValues: "ALL_NEW",
+      });
+      expect(sized.status).toBe(200);
       await both(DDB("PutItem"), {
         TableName: TABLE,
         Item: item("p", "1", {
