@@ -24,6 +24,11 @@ moto for the local stack and the test suites (local/moto.ts spawns it, or has it
    docstring has the figures.
    In a replay of bench:rollout's 586 DynamoDB requests through the app (no HTTP), moto's time went
    from 5.1–8.4 s to 3.1–4.6 s (UpdateItem 4.0–6.6 s to 2.2–3.2 s), every answer the same.
+   Then: attribute values in a request read without the parser's shape walk
+   (flow_moto/parser.py); a projection converts only the attributes its paths name
+   (flow_moto/items.py); no Flask class built for every request (flow_moto/per_request.py);
+   request headers read without the email package's parser (flow_moto/headers.py). Measured
+   with a recording of the test suites' requests replayed (point 6) and docs/benchmarks.md.
 
 4. Durable, with DATA_DIR (the local stack's --data-dir; flow_moto/durable.py): a write moto
    acknowledged survives a SIGKILL of anything. Every succeeded write is in a write-ahead log on
@@ -37,6 +42,10 @@ moto for the local stack and the test suites (local/moto.ts spawns it, or has it
 
 6. Profiled, for tuning only, when FLOW_MOTO_PROFILE or FLOW_MOTO_OPS names a file
    (flow_moto/profiling.py): the time per function, the CPU per operation, written at exit.
+   FLOW_MOTO_RECORD=FILE writes every request and its answer, in the order they ran
+   (flow_moto/recording.py), and `cd local && python3 -m flow_moto.replay FILE` serves them again
+   through the app without HTTP: the CPU per operation, a profile, and the answers, masked where
+   the clock or chance speaks, to compare two versions of these modules byte for byte.
    Unset, nothing of it runs.
 
 7. Forked, for the test suites (local/moto-forkserver.py): one process imports this file and all it
@@ -59,7 +68,7 @@ import time
 
 from werkzeug.serving import run_simple
 
-from flow_moto import expressions, items, per_request, serializer, transactions  # noqa: F401 (they patch moto)
+from flow_moto import expressions, headers, items, parser, per_request, serializer, transactions  # noqa: F401 (they patch moto)
 from flow_moto.app import READS, call_app, lock
 from flow_moto.durable import Durable
 from flow_moto.keepalive import KeepAliveHandler
@@ -134,6 +143,11 @@ def main(args, lifeline=None):
 
         profile = os.environ.get("FLOW_MOTO_PROFILE")
         handler = profiled(handler, profile or os.environ["FLOW_MOTO_OPS"], calls=bool(profile))
+    if os.environ.get("FLOW_MOTO_RECORD"):
+        from flow_moto.recording import recorded
+
+        global call_app
+        call_app = recorded(call_app, os.environ["FLOW_MOTO_RECORD"])
     per_request.settle()
     run_simple(args[0], int(args[1]), serialized, threaded=True, request_handler=handler)
 

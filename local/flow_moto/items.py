@@ -20,10 +20,19 @@ point 3 of moto-launcher.py):
   negative, so the whole is over the limit exactly when a prefix is): 81 DynamoTypes, 0.12 ms,
   the same size. A value's deep copy (update_item's old image, a transaction's undo) recurses
   directly instead of through copy.deepcopy's dispatch at each node.
+- A projection reads only the attributes it names. moto projects an item (a ProjectionExpression
+  of GetItem, BatchGetItem, Query or Scan) by converting the whole item to plain Python values,
+  picking each path out of that and converting the pick back; the stores read a few small
+  attributes of items that hold a rack's report or a run's whole definition. Each path is
+  looked up from its first name (or the list it indexes) on, so only those attributes are
+  converted: the same picks, the same item.
 """
 import copy
+import re
 
+from botocore.utils import merge_dicts
 from moto.dynamodb.exceptions import ItemSizeTooLarge
+from moto.dynamodb.models import dynamo_type
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import Table
 from moto.dynamodb.models.utilities import bytesize
@@ -154,3 +163,29 @@ def _copy_value(self, memo):
 
 
 DynamoType.__deepcopy__ = _copy_value
+
+
+_INDEXED = re.compile(r"(.+)\[(\d+)\]$")  # as moto's find_nested_key reads a path's first name
+
+
+def _project(self, projection_expressions):
+    """Item.project converting only the attributes a path starts at (find_nested_key looks a
+    path's first name, or the list that name indexes, up in the item and nothing else), afresh
+    for each path as moto converts the whole item afresh for each."""
+    attrs = self.attrs
+    deserialize = dynamo_type.deserializer.deserialize
+    result = {}
+    for expr in projection_expressions:
+        first = expr[0]
+        indexed = _INDEXED.match(first)
+        wanted = (first, indexed.group(1)) if indexed else (first,)
+        regular = {key: deserialize(attrs[key].to_regular_json()) for key in wanted if key in attrs}
+        merge_dicts(result, dynamo_type.find_nested_key(expr, regular))
+    return Item(
+        hash_key=self.hash_key,
+        range_key=self.range_key,
+        attrs=dynamo_type.serializer.serialize(result)["M"],
+    )
+
+
+Item.project = _project

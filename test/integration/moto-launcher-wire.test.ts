@@ -12,6 +12,8 @@
  * All of it twice: with the launcher spawned, and forked by the moto fork server
  * (local/moto-forkserver.py), each against a plain moto of its own.
  */
+import { once } from "node:events";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type LocalMoto, startLocalMoto } from "../../local/moto.js";
 import { type MotoForkServer, startMotoForkServer } from "../../local/moto-fork.js";
@@ -80,6 +82,40 @@ async function both(target: string, body: unknown): Promise<Raw> {
   const id = ours.headers["x-amzn-requestid"];
   if (id !== undefined) expect(id).toMatch(/^[A-Za-z0-9]{52}$/);
   return ours;
+}
+
+/**
+ * POSTs `body` over a socket of its own with the header lines as given (latin-1), after the
+ * signing and content headers and `Connection: close` (a malformed line ends the headers for
+ * both servers alike); returns the answer read to the end.
+ */
+async function rawPost(endpoint: string, lines: string[], body: string): Promise<Raw> {
+  const url = new URL(endpoint);
+  const head = [
+    "POST / HTTP/1.1",
+    `Host: ${url.host}`,
+    "Content-Type: application/x-amz-json-1.0",
+    "Authorization: AWS4-HMAC-SHA256 Credential=test/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=x",
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    "Connection: close",
+    ...lines,
+  ];
+  const socket = connect(Number(url.port), url.hostname);
+  const chunks: Buffer[] = [];
+  socket.on("data", (chunk) => chunks.push(chunk));
+  socket.write(Buffer.from(`${head.join("\r\n")}\r\n\r\n`, "latin1"));
+  socket.write(body);
+  await once(socket, "close");
+  const text = Buffer.concat(chunks).toString("utf8");
+  const split = text.indexOf("\r\n\r\n");
+  const [status, ...headerLines] = text.slice(0, split).split("\r\n");
+  const headers = Object.fromEntries(
+    headerLines.map((line) => [
+      line.slice(0, line.indexOf(":")).toLowerCase(),
+      line.slice(line.indexOf(":") + 1).trim(),
+    ]),
+  );
+  return { status: Number(status?.split(" ")[1]), headers, body: text.slice(split + 4) };
 }
 
 /**
@@ -345,6 +381,89 @@ describe.each(["spawned", "forked"])(
           const [ours, theirs] = await pair(target, () => ({ TableName: TABLE }));
           expect(ours.headers["x-amzn-requestid"]).toBe(theirs.headers["x-amzn-requestid"]);
         }
+      }
+    });
+
+    it("attribute values of every form the parser may meet, and projections that share a first name", async () => {
+      const forms: Record<string, unknown>[] = [
+        { x: { B: "AAEC" }, y: { M: { b: { B: "AQ==" }, l: { L: [{ BS: ["AA==", "AQI="] }, { B: "" }] } } } },
+        { x: { S: "a", N: "1" } },
+        { x: { S: null } },
+        { x: { Q: "1" } },
+        { x: { SS: "abc" } },
+        { x: { L: [null] } },
+        { x: { M: { a: null } } },
+        { x: { M: [] } },
+        { x: { L: {} } },
+        { x: { B: "!!" } },
+        { x: { BS: ["AA==", "!"] } },
+        { x: { N: 5 } },
+        { x: { BOOL: "yes" } },
+        { x: { NULL: false } },
+        { x: {} },
+        { x: { S: "" } },
+      ];
+      for (const [i, extra] of forms.entries()) {
+        await both(DDB("PutItem"), {
+          TableName: TABLE,
+          Item: { pk: { S: "form" }, sk: { S: String(i) }, ...extra },
+        });
+        await both(DDB("GetItem"), { TableName: TABLE, Key: { pk: { S: "form" }, sk: { S: String(i) } } });
+      }
+      // A blob is held decoded: its size is its bytes', not its base64 text's.
+      const sized = await both(DDB("UpdateItem"), {
+        TableName: TABLE,
+        Key: { pk: { S: "form" }, sk: { S: "0" } },
+        UpdateExpression: "SET z = :one",
+        ConditionExpression: "size(x) = :three AND size(y.b) = :one AND size(y.l[0]) = :two",
+        ExpressionAttributeValues: { ":one": { N: "1" }, ":two": { N: "2" }, ":three": { N: "3" } },
+        ReturnValues: "ALL_NEW",
+      });
+      expect(sized.status).toBe(200);
+      await both(DDB("PutItem"), {
+        TableName: TABLE,
+        Item: item("p", "1", {
+          a: { M: { b: { S: "ab" }, c: { L: [{ N: "1" }, { M: { d: { S: "ad" }, e: { N: "2" } } }] } } },
+          "a[1]": { S: "a name with brackets" },
+          lst: { L: [{ L: [{ S: "00" }, { S: "01" }] }, { M: { f: { S: "1f" } } }] },
+        }),
+      });
+      for (const projection of [
+        "a, a.b",
+        "a.b, a",
+        "a.c[1].d, a.c[1].e, a.b",
+        "a.c[1], a.c[1].d",
+        "#x, a.b",
+        "lst[0][1], lst[1].f, lst[0]",
+        "lst[1], lst[1].f, lst[9], nothing.here",
+        "m.s, m, m.x, l[2].deep[0]",
+      ]) {
+        await both(DDB("GetItem"), {
+          TableName: TABLE,
+          Key: { pk: { S: "p" }, sk: { S: "1" } },
+          ProjectionExpression: projection,
+          ...(projection.includes("#x") ? { ExpressionAttributeNames: { "#x": "a[1]" } } : {}),
+        });
+      }
+    });
+
+    it("request headers of every form: folded, blank, repeated, tabbed, latin-1, no space after the colon", async () => {
+      const body = JSON.stringify({ TableName: TABLE, Key: { pk: { S: "a" }, sk: { S: "1" } } });
+      const heads = [
+        ["X-Amz-Target: DynamoDB_20120810.GetItem"],
+        ["X-Amz-Target:DynamoDB_20120810.GetItem", "X-Folded: one", " two", "\tthree"],
+        ["X-Amz-Target:\t DynamoDB_20120810.GetItem \t", "X-Blank:", "X-Same: 1", "x-same: 2"],
+        ["X-Amz-Target: DynamoDB_20120810.GetItem", "X-Latin: caf\u00e9 \u00ff"],
+        ["X-Amz-Target: DynamoDB_20120810.GetItem", "X Space: in the name"],
+        ["X-Amz-Target: DynamoDB_20120810.GetItem", "no colon at all"],
+        ["X-Amz-Target: DynamoDB_20120810.GetItem", ": no name"],
+      ];
+      for (const lines of heads) {
+        const [ours, theirs] = await Promise.all([
+          rawPost(launcher, lines, body),
+          rawPost(plain, lines, body),
+        ]);
+        expect(comparable(ours), lines.join(" / ")).toEqual(comparable(theirs));
       }
     });
   },
