@@ -22,8 +22,7 @@ import { entryKey, newEntry, queryAddress } from "../../src/domain/command-sets.
 import { plannedImage } from "../../src/domain/firmware-images.js";
 import { rackConflictMessage } from "../../src/domain/step-errors.js";
 import type { Task } from "../../src/domain/task.js";
-import { initialReport, serializeReport } from "../../src/domain/task-report.js";
-import { runningTask } from "../support/domain-fixtures.js";
+import { pendingTask } from "../support/domain-fixtures.js";
 import { imageRecord } from "../support/memory-images.js";
 import { freshStores, recordCommands } from "../support/moto.js";
 import { testEndpoint } from "../support/test-endpoint.js";
@@ -44,25 +43,8 @@ const settings = { ...DEFAULT_CHILD_TASK_SETTINGS };
 const NOW = 7_000_000;
 const TTL = lockTtlMs(settings, 2);
 
-async function pendingTask(overrides: Partial<Task> = {}): Promise<Task> {
-  const task = runningTask({
-    id: randomUUID(),
-    rackId: randomUUID(),
-    status: "PENDING",
-    componentIds: ["c-0", "c-1"],
-    report: serializeReport(
-      initialReport(
-        [
-          { id: "c-0", type: "COMPUTE" },
-          { id: "c-1", type: "COMPUTE" },
-        ],
-        "2.0.0",
-        false,
-      ),
-    ),
-    updatedAt: 10,
-    ...overrides,
-  });
+async function storedPendingTask(overrides: Partial<Task> = {}): Promise<Task> {
+  const task = pendingTask({ id: randomUUID(), rackId: randomUUID(), ...overrides });
   await stores.tasks.createTask(task);
   return task;
 }
@@ -82,7 +64,7 @@ function deps(): StepDeps {
 
 describe("AcquireLock on DynamoDB: one read and one transaction", () => {
   it("a task's start: BatchGetItem (the task), TransactWriteItems (its lock and RUNNING), nothing else", async () => {
-    const task = await pendingTask();
+    const task = await storedPendingTask();
     sent.length = 0;
     const out = await acquireLockAndAsk(deps(), {
       step: "acquireLock",
@@ -110,7 +92,7 @@ describe("AcquireLock on DynamoDB: one read and one transaction", () => {
   });
 
   it("a rack another task holds: RackLockHeld, the task still PENDING, the other's lock as it was", async () => {
-    const task = await pendingTask();
+    const task = await storedPendingTask();
     await stores.locks.acquire(task.rackId, "t-other", 600_000, NOW - 1);
     await expect(
       acquireLockAndAsk(deps(), { step: "acquireLock", taskId: task.id, rackId: task.rackId, settings }),
@@ -122,7 +104,7 @@ describe("AcquireLock on DynamoDB: one read and one transaction", () => {
 
 describe("CheckPreflight on DynamoDB: the rack's readiness and the images in one BatchGetItem", () => {
   it("a done preflight: the task with its answers (one read), the rack and every image (one read), the report (one write); the plan's images as registered; a component's readiness read with them", async () => {
-    const task = await pendingTask({ status: "RUNNING", startedAt: NOW });
+    const task = await storedPendingTask({ status: "RUNNING", startedAt: NOW });
     await stores.inventory.upsertRacks([
       {
         id: task.rackId,
@@ -189,7 +171,7 @@ describe("DynamoTaskStore.saveTaskWithLock", () => {
   const started = (t: Task): Task => ({ ...t, status: "RUNNING", startedAt: NOW, updatedAt: NOW });
 
   it("saved: the task and the lock; the task's own lock is extended", async () => {
-    const task = await pendingTask();
+    const task = await storedPendingTask();
     await stores.locks.acquire(task.rackId, task.id, 1000, NOW - 500);
     expect(await stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW)).toBe("saved");
     expect(await stored(task.id)).toMatchObject({ status: "RUNNING" });
@@ -197,7 +179,7 @@ describe("DynamoTaskStore.saveTaskWithLock", () => {
   });
 
   it("held: another task's live lock, nothing written; an expired one (its holder crashed) is taken", async () => {
-    const task = await pendingTask();
+    const task = await storedPendingTask();
     await stores.locks.acquire(task.rackId, "t-other", 1000, NOW);
     expect(await stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW)).toBe("held");
     expect(await stored(task.id)).toMatchObject({ status: "PENDING", updatedAt: 10 });
@@ -206,7 +188,7 @@ describe("DynamoTaskStore.saveTaskWithLock", () => {
   });
 
   it("stale (the task moved), whoever holds the lock: nothing written, the lock not taken; not-found", async () => {
-    const task = await pendingTask();
+    const task = await storedPendingTask();
     expect(await stores.tasks.saveTaskWithLock(started(task), 9, TTL, NOW)).toBe("stale");
     expect(await stores.locks.get(task.rackId)).toBeUndefined();
     await stores.locks.acquire(task.rackId, "t-other", 1000, NOW);

@@ -1,12 +1,13 @@
 /**
  * Plain values for the unit tests, each test overriding what it checks: an effective run
- * configuration, a create request as decoded, and a running child task (`t-1` on rack `r-1`, no
- * components, empty report).
+ * configuration, a create request as decoded, a running child task (`t-1` on rack `r-1`, no
+ * components, empty report), and a task about to start (PENDING, two COMPUTE components to 2.0.0).
  */
 import type { CreateRunInput } from "../../src/domain/create-run-input.js";
 import type { ComponentType, RunConfig } from "../../src/domain/model.js";
 import { DEFAULT_RULE, type RuleDefinition } from "../../src/domain/operation-rules.js";
 import type { Task } from "../../src/domain/task.js";
+import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 
 export function runningTask(overrides: Partial<Task> = {}): Task {
   return {
@@ -24,6 +25,26 @@ export function runningTask(overrides: Partial<Task> = {}): Task {
     report: "",
     ...overrides,
   };
+}
+
+/** A task AcquireLock starts: PENDING, two COMPUTE components (`c-0`, `c-1`) to 2.0.0, updatedAt 10. */
+export function pendingTask(overrides: Partial<Task> = {}): Task {
+  return runningTask({
+    status: "PENDING",
+    componentIds: ["c-0", "c-1"],
+    report: serializeReport(
+      initialReport(
+        [
+          { id: "c-0", type: "COMPUTE" },
+          { id: "c-1", type: "COMPUTE" },
+        ],
+        "2.0.0",
+        false,
+      ),
+    ),
+    updatedAt: 10,
+    ...overrides,
+  });
 }
 
 export function runConfig(overrides: Partial<RunConfig> = {}): RunConfig {

@@ -21,31 +21,12 @@ import { silentLogger } from "../../src/app/observability.js";
 import type { RackLockStore, TaskStore } from "../../src/app/ports.js";
 import { rackConflictMessage } from "../../src/domain/step-errors.js";
 import type { Task } from "../../src/domain/task.js";
-import { initialReport, serializeReport } from "../../src/domain/task-report.js";
-import { runningTask } from "../support/domain-fixtures.js";
+import { pendingTask } from "../support/domain-fixtures.js";
 import { memoryCommandSetStore, memoryLockStore, memoryTaskStore } from "../support/memory-child-task.js";
 
 const settings = { ...DEFAULT_CHILD_TASK_SETTINGS };
 const NOW = 5_000_000;
 const TTL = lockTtlMs(settings, 2);
-
-const pending = (overrides: Partial<Task> = {}): Task =>
-  runningTask({
-    status: "PENDING",
-    componentIds: ["c-0", "c-1"],
-    report: serializeReport(
-      initialReport(
-        [
-          { id: "c-0", type: "COMPUTE" },
-          { id: "c-1", type: "COMPUTE" },
-        ],
-        "2.0.0",
-        false,
-      ),
-    ),
-    updatedAt: 10,
-    ...overrides,
-  });
 
 /** `target`'s methods, each call pushed to `calls` as "<label>.<method>". */
 function recorded<T extends object>(target: T, label: string, calls: string[]): T {
@@ -93,7 +74,7 @@ async function harness(task: Task, options: { joint?: boolean; before?: (t: Task
 
 describe("AcquireLock: the lock and the RUNNING write in one call", () => {
   it("a task's start is one read and one write (saveTaskWithLock): no separate take, no separate save", async () => {
-    const h = await harness(pending());
+    const h = await harness(pendingTask());
     expect(await h.run()).toMatchObject({ status: "acquired", unsent: true, asked: ["c-0", "c-1"] });
     expect(h.calls).toEqual(["tasks.getTasks", "tasks.saveTaskWithLock"]);
     const task = await h.stored();
@@ -104,7 +85,7 @@ describe("AcquireLock: the lock and the RUNNING write in one call", () => {
   });
 
   it("a store without it: the take, then the write, as before (two calls)", async () => {
-    const h = await harness(pending(), { joint: false });
+    const h = await harness(pendingTask(), { joint: false });
     expect(await h.run()).toMatchObject({ status: "acquired" });
     expect(h.calls).toEqual(["tasks.getTasks", "locks.acquire", "tasks.saveTask"]);
     expect(await h.stored()).toMatchObject({ status: "RUNNING", startedAt: NOW });
@@ -112,7 +93,7 @@ describe("AcquireLock: the lock and the RUNNING write in one call", () => {
   });
 
   it("a retried AcquireLock (the task RUNNING): the take alone, the lease from now; nothing written", async () => {
-    const h = await harness(pending({ status: "RUNNING", startedAt: NOW - 1000, updatedAt: NOW - 1000 }));
+    const h = await harness(pendingTask({ status: "RUNNING", startedAt: NOW - 1000, updatedAt: NOW - 1000 }));
     expect(await h.run()).toMatchObject({ status: "acquired" });
     expect(h.calls).toEqual(["tasks.getTasks", "locks.acquire"]);
     expect(await h.stored()).toMatchObject({
@@ -124,7 +105,7 @@ describe("AcquireLock: the lock and the RUNNING write in one call", () => {
   });
 
   it("a QUEUE task on a busy rack: nothing written, WAITING kept, it waits; after its queue timeout, QueueTimeout", async () => {
-    const queued = pending({ status: "WAITING", queueExpiresAt: NOW + 25_000 });
+    const queued = pendingTask({ status: "WAITING", queueExpiresAt: NOW + 25_000 });
     const h = await harness(queued);
     await h.locks.acquire("r-1", "t-other", 600_000, NOW - 1);
     expect(await h.run()).toEqual({ status: "waiting", waitSeconds: 25 });
@@ -132,7 +113,7 @@ describe("AcquireLock: the lock and the RUNNING write in one call", () => {
     expect(await h.stored()).toEqual(queued);
     expect(await h.locks.get("r-1")).toMatchObject({ owner: "t-other" });
 
-    const late = await harness(pending({ status: "WAITING", queueExpiresAt: NOW }));
+    const late = await harness(pendingTask({ status: "WAITING", queueExpiresAt: NOW }));
     await late.locks.acquire("r-1", "t-other", 600_000, NOW - 1);
     await expect(late.run()).rejects.toMatchObject({
       name: "QueueTimeout",
@@ -142,7 +123,7 @@ describe("AcquireLock: the lock and the RUNNING write in one call", () => {
   });
 
   it("a plain task on a busy rack: RackLockHeld, nothing written", async () => {
-    const h = await harness(pending());
+    const h = await harness(pendingTask());
     await h.locks.acquire("r-1", "t-other", 600_000, NOW - 1);
     await expect(h.run()).rejects.toMatchObject({
       name: "RackLockHeld",
@@ -152,7 +133,7 @@ describe("AcquireLock: the lock and the RUNNING write in one call", () => {
   });
 
   it("a lock whose holder crashed (its lease ran out) is taken, with the task's start", async () => {
-    const h = await harness(pending());
+    const h = await harness(pendingTask());
     await h.locks.acquire("r-1", "t-crashed", 1000, NOW - 1000);
     expect(await h.run()).toMatchObject({ status: "acquired" });
     expect(await h.locks.get("r-1")).toEqual({ owner: "t-1", expiresAt: NOW + TTL });
@@ -169,7 +150,7 @@ describe("AcquireLock: the lock and the RUNNING write in one call", () => {
   ])(
     "a task %s between its read and the write: read again, no lock taken, nothing written",
     async (_what, moved, expected) => {
-      const h = await harness(pending());
+      const h = await harness(pendingTask());
       // The cancel lands after AcquireLock's read: the read returns the task as it was.
       const original = h.inner.getTasks.bind(h.inner);
       let reads = 0;
