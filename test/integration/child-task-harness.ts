@@ -89,6 +89,19 @@ export const FAST_SETTINGS: Partial<ChildTaskSettings> = {
   queuePollSeconds: 1,
 };
 
+/**
+ * FAST_SETTINGS for suites whose fleet never hangs or falls silent: update and preflight timeouts
+ * as long as a test's own limit (60 s), so no BMC timeout can end a wave before it does. The 4 s
+ * are a margin a loaded machine eats (a command reached its healthy BMC 2.5 s after it was sent,
+ * its result came past 4 s, and the task FAILED). Suites that test a hung or silent BMC keep
+ * FAST_SETTINGS, or give that test's step its own short timeout.
+ */
+export const HEALTHY_FLEET_SETTINGS: Partial<ChildTaskSettings> = {
+  ...FAST_SETTINGS,
+  updateTimeoutSeconds: 60,
+  preflightTimeoutSeconds: 60,
+};
+
 export interface Harness {
   client: DynamoDBClient;
   names: TableNames;
