@@ -1,8 +1,9 @@
 /**
  * The child-task machinery on the local stand-ins, for the child-task and tasks integration suites:
  * moto (fresh tables), the aedes broker, the IoT shim, a simulated fleet and createLocalChildTasks
- * running the real ASL with aws-local-stepfunctions. Timeouts are fractions of a second and every
- * Wait is overridden to a few milliseconds, so a hung BMC costs ~0.6 s, not 30 minutes.
+ * running the real ASL with aws-local-stepfunctions. BMC timeouts are seconds (FAST_SETTINGS) and
+ * every Wait is overridden to a few milliseconds, so a hung BMC costs 4 s, not 30 minutes; suites
+ * whose fleet never hangs take HEALTHY_FLEET_SETTINGS instead.
  */
 
 import { randomUUID } from "node:crypto";
