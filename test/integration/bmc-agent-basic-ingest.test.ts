@@ -43,6 +43,7 @@ import {
 } from "../support/redfish-agent.js";
 import {
   type Harness,
+  HEALTHY_FLEET_SETTINGS,
   rack,
   startHarness,
   until,
@@ -181,7 +182,12 @@ describe("bmc agent: Basic Ingest reports reach the receiver (local IoT rule sta
   });
 
   it("an agent with the stand-in's rule name answers the preflight in its rack's batch through Basic Ingest; the receiver stores it and the task completes on it", async () => {
-    stack = await startHarness({ label: "bmcbi", racks: [fleetRack!], fleet });
+    stack = await startHarness({
+      label: "bmcbi",
+      racks: [fleetRack!],
+      fleet,
+      settings: HEALTHY_FLEET_SETTINGS,
+    });
     await stack.stores.inventory.upsertRacks([agentRack!]);
     expect(await stack.stores.policy.putRuleVersion(QUERY_ONLY)).toBe("written");
     const componentId = agentRack!.components[0]!.id;

@@ -16,6 +16,7 @@ import type { OperationRule, RuleStep } from "../../src/domain/operation-rules.j
 import { parseReport } from "../../src/domain/task-report.js";
 import {
   type Harness,
+  HEALTHY_FLEET_SETTINGS,
   id,
   rack,
   startHarness,
@@ -65,6 +66,7 @@ beforeAll(async () => {
   h = await startHarness({
     label: "cta",
     racks,
+    settings: HEALTHY_FLEET_SETTINGS,
     fleet: {
       defaults: { outcome: "succeed", updateMs: 40, activation: "type", resetMs: 30 },
       racks: {},

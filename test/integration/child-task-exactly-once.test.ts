@@ -27,6 +27,7 @@ import {
   FAST_SETTINGS,
   fleetCaughtUp,
   type Harness,
+  HEALTHY_FLEET_SETTINGS,
   rack,
   startHarness,
   until,
@@ -53,10 +54,8 @@ beforeAll(async () => {
     label: "cte",
     racks,
     fleet: { defaults: { outcome: "succeed", updateMs: 40 }, racks: {}, components: {} },
-    // No BMC here hangs, so no BMC timeout may end a wave: the harness's 4 s are a margin a loaded
-    // machine exceeds (a command reached its BMC 2.5 s after it was sent, its result came after
-    // 4 s, and the task FAILED). As long as the test's own limit, they cannot fire before it.
-    settings: { updateTimeoutSeconds: 60, preflightTimeoutSeconds: 60 },
+    // No BMC here hangs, so no BMC timeout may end a wave.
+    settings: HEALTHY_FLEET_SETTINGS,
     waker: { wake: async (runId) => void woken.push(runId) },
   });
   // Every first result a BMC publishes is followed by a duplicate and, once the first is stored,

@@ -1,8 +1,9 @@
 /**
  * The child-task machinery on the local stand-ins, for the child-task and tasks integration suites:
  * moto (fresh tables), the aedes broker, the IoT shim, a simulated fleet and createLocalChildTasks
- * running the real ASL with aws-local-stepfunctions. Timeouts are fractions of a second and every
- * Wait is overridden to a few milliseconds, so a hung BMC costs ~0.6 s, not 30 minutes.
+ * running the real ASL with aws-local-stepfunctions. BMC timeouts are seconds (FAST_SETTINGS) and
+ * every Wait is overridden to a few milliseconds, so a hung BMC costs 4 s, not 30 minutes; suites
+ * whose fleet never hangs take HEALTHY_FLEET_SETTINGS instead.
  */
 
 import { randomUUID } from "node:crypto";
@@ -87,6 +88,19 @@ export const FAST_SETTINGS: Partial<ChildTaskSettings> = {
   updateTimeoutSeconds: 4,
   preflightTimeoutSeconds: 4,
   queuePollSeconds: 1,
+};
+
+/**
+ * FAST_SETTINGS for suites whose fleet never hangs or falls silent: update and preflight timeouts
+ * as long as a test's own limit (60 s), so no BMC timeout can end a wave before it does. The 4 s
+ * are a margin a loaded machine eats (a command reached its healthy BMC 2.5 s after it was sent,
+ * its result came past 4 s, and the task FAILED). Suites that test a hung or silent BMC keep
+ * FAST_SETTINGS, or give that test's step its own short timeout.
+ */
+export const HEALTHY_FLEET_SETTINGS: Partial<ChildTaskSettings> = {
+  ...FAST_SETTINGS,
+  updateTimeoutSeconds: 60,
+  preflightTimeoutSeconds: 60,
 };
 
 export interface Harness {

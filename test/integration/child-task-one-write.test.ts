@@ -23,7 +23,15 @@ import { loadChildTaskDefinition } from "../../src/adapters/stepfunctions/asl.js
 import type { StepEvent } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher } from "../../src/app/ports.js";
 import { parseReport } from "../../src/domain/task-report.js";
-import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
+import {
+  type Harness,
+  HEALTHY_FLEET_SETTINGS,
+  id,
+  rack,
+  startHarness,
+  upgradeRequest,
+  waitForTask,
+} from "./child-task-harness.js";
 
 const SHAPE = [
   { type: "POWERSHELF" as const, count: 1 },
@@ -56,6 +64,7 @@ async function metered(
     label,
     racks: Array.from({ length: racks }, (_, i) => rack(prefix, i + 1, SHAPE)),
     fleet,
+    settings: HEALTHY_FLEET_SETTINGS,
     awaitTimeoutOverrideMs: 600_000,
     wrapPublisher: count,
     aroundStep: (event, run) =>

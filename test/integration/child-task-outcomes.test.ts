@@ -7,7 +7,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { FleetConfig } from "../../local/fleet-file.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import { parseReport } from "../../src/domain/task-report.js";
-import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
+import {
+  type Harness,
+  HEALTHY_FLEET_SETTINGS,
+  id,
+  rack,
+  startHarness,
+  upgradeRequest,
+  waitForTask,
+} from "./child-task-harness.js";
 
 const P = "c1000000";
 const SHAPE = [
@@ -36,20 +44,43 @@ const fleet: FleetConfig = {
   },
 };
 
-let h: Harness;
+/** The racks whose test waits for a BMC timeout: a hung tray, a silent one, a ghost's preflight. */
+const SILENT = [3, 4, 6];
+const racksOf = (timesOut: boolean) => racks.filter((_, i) => SILENT.includes(i + 1) === timesOut);
+
+/** The racks whose BMCs all answer: no BMC timeout may end their tasks (see HEALTHY_FLEET_SETTINGS). */
+let healthy: Harness;
+/**
+ * The silent racks: the harness's short BMC timeouts (4 s), which their tests wait for. The hung
+ * and the silent tray's healthy siblings share their wave, and so its 4 s.
+ */
+let silent: Harness;
 beforeAll(async () => {
-  h = await startHarness({ label: "cto", racks, fleet });
+  healthy = await startHarness({
+    label: "cto",
+    racks: racksOf(false),
+    fleet,
+    settings: HEALTHY_FLEET_SETTINGS,
+  });
+  silent = await startHarness({ label: "ctos", racks: racksOf(true), fleet });
   // The fleet must not know rack 6's ghost: restart it without that component.
-  await h.fleet.stop();
+  await silent.fleet.stop();
   const { startBmcFleet } = await import("../../local/bmc-fleet.js");
-  const fleetRacks = racks.map((r) => ({ ...r, components: r.components.filter((c) => c.id !== ghost) }));
-  h.fleet = await startBmcFleet({ brokerUrl: h.broker.url, racks: fleetRacks, config: fleet });
+  const fleetRacks = racksOf(true).map((r) => ({
+    ...r,
+    components: r.components.filter((c) => c.id !== ghost),
+  }));
+  silent.fleet = await startBmcFleet({ brokerUrl: silent.broker.url, racks: fleetRacks, config: fleet });
 });
 afterAll(async () => {
-  await h?.close();
+  await healthy?.close();
+  await silent?.close();
 });
 
+const harnessOf = (n: number) => (SILENT.includes(n) ? silent : healthy);
+
 async function runOn(n: number) {
+  const h = harnessOf(n);
   const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, n, 0)]));
   expect(taskIds).toHaveLength(1);
   const task = await waitForTask(h, taskIds[0]!);
@@ -81,10 +112,10 @@ describe("child task: outcomes on the simulated fleet", () => {
         expect(done[i]!.startedAt!).toBeGreaterThanOrEqual(done[i - 1]!.finishedAt!);
     }
     expect(report.components.find((c) => c.status === "SKIPPED")?.versionBefore).toBe("2.0.0");
-    const [inv] = await h.stores.inventory.getRacksByIds([id(P, 1, 0)]);
+    const [inv] = await healthy.stores.inventory.getRacksByIds([id(P, 1, 0)]);
     expect(inv!.components.map((c) => c.firmwareVersion)).toEqual(Array(7).fill("2.0.0"));
-    expect(await h.stores.locks.get(id(P, 1, 0))).toBeUndefined();
-    expect(h.fleet.stats().flashesByTask[task.id]).toBe(6);
+    expect(await healthy.stores.locks.get(id(P, 1, 0))).toBeUndefined();
+    expect(healthy.fleet.stats().flashesByTask[task.id]).toBe(6);
   });
 
   it.each([
@@ -122,9 +153,9 @@ describe("child task: outcomes on the simulated fleet", () => {
         report.components.filter((c) => c.type === "COMPUTE" && c.id !== bad(n)).map((c) => c.status),
       ).toEqual(["COMPLETED", "COMPLETED"]);
       expect(report.components.find((c) => c.type === "TORSWITCH")?.status).toBe("NOT_ATTEMPTED");
-      expect(await h.stores.locks.get(id(P, n, 0))).toBeUndefined();
+      expect(await harnessOf(n).stores.locks.get(id(P, n, 0))).toBeUndefined();
       // Only verified versions reach inventory.
-      const [inv] = await h.stores.inventory.getRacksByIds([id(P, n, 0)]);
+      const [inv] = await harnessOf(n).stores.inventory.getRacksByIds([id(P, n, 0)]);
       expect(inv!.components.find((c) => c.id === bad(n))?.firmwareVersion).toBe("1.0.0");
       expect(inv!.components.find((c) => c.type === "POWERSHELF")?.firmwareVersion).toBe("2.0.0");
     },
@@ -137,7 +168,7 @@ describe("child task: outcomes on the simulated fleet", () => {
       `preflight: component ${ghost} (NVSWITCH) did not answer the version query within 4 s (BMC unreachable)`,
     );
     expect(parseReport(task.report).components.every((c) => c.status === "NOT_ATTEMPTED")).toBe(true);
-    expect(h.fleet.stats().flashesByTask[task.id]).toBeUndefined();
-    expect(await h.stores.locks.get(id(P, 6, 0))).toBeUndefined();
+    expect(silent.fleet.stats().flashesByTask[task.id]).toBeUndefined();
+    expect(await silent.stores.locks.get(id(P, 6, 0))).toBeUndefined();
   });
 });

@@ -13,7 +13,15 @@ import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import type { OperationRule, RuleStep } from "../../src/domain/operation-rules.js";
 import { parseReport } from "../../src/domain/task-report.js";
-import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
+import {
+  type Harness,
+  HEALTHY_FLEET_SETTINGS,
+  id,
+  rack,
+  startHarness,
+  upgradeRequest,
+  waitForTask,
+} from "./child-task-harness.js";
 
 const P = "c6000000";
 const withShelf = rack(P, 1, [
@@ -82,6 +90,8 @@ beforeAll(async () => {
   h = await startHarness({
     label: "ctr",
     racks,
+    // Healthy but for the shelf that drops its rack cycle, whose test gives that step its own 2 s.
+    settings: HEALTHY_FLEET_SETTINGS,
     fleet: {
       // Every component's flash waits for an AC cycle (of its tray or of the rack).
       defaults: { outcome: "succeed", updateMs: 40, activation: "ac", resetMs: 30 },

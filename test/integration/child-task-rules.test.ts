@@ -11,7 +11,15 @@ import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import type { InventoryRack } from "../../src/domain/inventory.js";
 import type { OperationRule, RuleStep } from "../../src/domain/operation-rules.js";
 import { parseReport } from "../../src/domain/task-report.js";
-import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
+import {
+  type Harness,
+  HEALTHY_FLEET_SETTINGS,
+  id,
+  rack,
+  startHarness,
+  upgradeRequest,
+  waitForTask,
+} from "./child-task-harness.js";
 
 const P = "c4000000";
 const racks: InventoryRack[] = [1, 2, 3].map((n) =>
@@ -61,6 +69,7 @@ beforeAll(async () => {
   h = await startHarness({
     label: "ctr",
     racks,
+    settings: HEALTHY_FLEET_SETTINGS,
     fleet: {
       defaults: { outcome: "succeed", updateMs: 40 },
       racks: {},

@@ -2,18 +2,26 @@
  * A wave ends when its results are in, not at a poll: AwaitWave's task token on the wave's command
  * set, sent back by the receiver when it stores the wave's last result (or by the step, when they
  * were in before it); the preflight likewise, AwaitPreflight's token on the query set. Here every
- * wait's net (the preflight's timeout, AwaitWave's heartbeat) is ten minutes, far past the test's
- * own timeout, and AwaitWave's timeout is its step's deadline, seconds after its 60-ms flash, so
- * no wait times out only if each was woken; the executor counts how each wait ended, and the
- * states entered: the preflight starts the first step and a check that ends a step the next, and
- * an execution of the definition before that (a SendWave per step) still completes on today's steps.
+ * wait's net (the preflight's timeout, AwaitWave's heartbeat and its timeout, the step's deadline)
+ * is at least the test's own timeout, far past a 60-ms flash, so the test ends in time only if
+ * each wait was woken; the executor counts how each wait ended, and the states entered: the
+ * preflight starts the first step and a check that ends a step the next, and an execution of the
+ * definition before that (a SendWave per step) still completes on today's steps.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { definitionFor } from "../../bench/lib/rollout-paths.js";
 import type { FleetConfig } from "../../local/fleet-file.js";
 import { loadChildTaskDefinition } from "../../src/adapters/stepfunctions/asl.js";
 import { parseReport } from "../../src/domain/task-report.js";
-import { type Harness, id, rack, startHarness, upgradeRequest, waitForTask } from "./child-task-harness.js";
+import {
+  type Harness,
+  HEALTHY_FLEET_SETTINGS,
+  id,
+  rack,
+  startHarness,
+  upgradeRequest,
+  waitForTask,
+} from "./child-task-harness.js";
 
 const P = "c3000000";
 const SHAPE = [
@@ -34,7 +42,13 @@ const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, rac
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ label: "ctw", racks, fleet, awaitTimeoutOverrideMs: 600_000 });
+  h = await startHarness({
+    label: "ctw",
+    racks,
+    fleet,
+    settings: HEALTHY_FLEET_SETTINGS,
+    awaitTimeoutOverrideMs: 600_000,
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -67,6 +81,7 @@ describe("child task: waves woken by their results", () => {
       label: "ctwb",
       racks: racksBefore,
       fleet,
+      settings: HEALTHY_FLEET_SETTINGS,
       awaitTimeoutOverrideMs: 600_000,
       definition: definitionFor("before", loadChildTaskDefinition()),
     });

@@ -1,8 +1,8 @@
 /**
  * The Redfish transport and a BMC that drops a kept-alive connection as it is reused (the idle-close
  * race of HTTP/1.1 keep-alive: the BMC closes an idle socket just as the agent sends on it). A GET
- * is sent again on a new connection; a POST is never sent twice; a request that fails on a new
- * connection is not retried at all. The BMC here is a real HTTP server over loopback that drops the
+ * is sent again on a new connection; a POST never rides a reused connection, and is never sent
+ * twice; a request that fails on a new connection is not retried at all. The BMC here is a real HTTP server over loopback that drops the
  * requests it is told to.
  */
 import http from "node:http";
@@ -76,14 +76,24 @@ describe("Redfish transport, a kept-alive connection dropped as it is reused", (
     expect(bmc.connections).toBe(2);
   });
 
-  it("a POST is not sent twice: it fails as unreachable", async () => {
-    bmc = await startBmc((method, n) => method === "POST" && n === 2);
+  it("a POST never rides a reused connection: on a new one, the BMC's closing an idle one cannot fail it", async () => {
+    bmc = await startBmc((_method, n) => n === 2);
+    transport = new BmcTransport(bmc.url, {}, 5_000);
+    await transport.send({ method: "GET", path: "/redfish/v1" });
+    const push = await transport.send({ method: "POST", path: "/redfish/v1/UpdateService/upload", json: {} });
+    expect(push.status).toBe(200);
+    expect(bmc.seen).toEqual(["GET /redfish/v1 #1", "POST /redfish/v1/UpdateService/upload #1"]);
+    expect(bmc.connections).toBe(2);
+  });
+
+  it("a POST is not sent twice: dropped, it fails as unreachable", async () => {
+    bmc = await startBmc((method) => method === "POST");
     transport = new BmcTransport(bmc.url, {}, 5_000);
     await transport.send({ method: "GET", path: "/redfish/v1" });
     const post = transport.send({ method: "POST", path: "/redfish/v1/SessionService/Sessions", json: {} });
     await expect(post).rejects.toBeInstanceOf(RedfishUnreachableError);
     expect(bmc.seen.filter((line) => line.startsWith("POST"))).toEqual([
-      "POST /redfish/v1/SessionService/Sessions #2",
+      "POST /redfish/v1/SessionService/Sessions #1",
     ]);
   });
 

@@ -15,6 +15,7 @@ import { parseReport } from "../../src/domain/task-report.js";
 import { CREDENTIAL_CANARY } from "../support/credential-canary.js";
 import {
   type Harness,
+  HEALTHY_FLEET_SETTINGS,
   id,
   queriesOf,
   rack,
@@ -39,6 +40,7 @@ beforeAll(async () => {
   h = await startHarness({
     label: "tapi",
     racks,
+    settings: HEALTHY_FLEET_SETTINGS,
     fleet: { defaults: { outcome: "succeed", updateMs: 40 }, racks: {}, components: {} },
   });
   await h.broker.subscribe(BMC_CMD_TOPIC_FILTER, (_topic, payload) => {

@@ -1,7 +1,8 @@
 /**
- * HTTP(S) to one BMC: TLS as its config says, one keep-alive agent per BMC, request bodies as
- * streams (an image is never held in memory), JSON answers parsed, and the transport's failures
- * sorted into the three kinds the agent decides on:
+ * HTTP(S) to one BMC: TLS as its config says, kept-alive connections for GETs and a new one for
+ * each request that must not be sent twice, request bodies as streams (an image is never held in
+ * memory), JSON answers parsed, and the transport's failures sorted into the three kinds the agent
+ * decides on:
  *
  *   RedfishUnreachableError  no answer: refused, reset, dropped mid-request (a BMC rebooting), timed out
  *   RedfishHttpError         an answer with a status the caller did not expect (its Redfish message kept)
@@ -91,7 +92,14 @@ export function retryAfterMs(value: string | string[] | undefined, now: number):
 const MAX_JSON_BYTES = 4 * 1024 * 1024;
 
 export class BmcTransport {
+  /** Kept-alive connections, for GETs (safe to send again when a reused one was closed under them). */
   private readonly agent: http.Agent;
+  /**
+   * A new connection for each request that must never be sent twice (POST, PATCH, DELETE: a push,
+   * a session, an action): a kept-alive one the BMC closed as it idled would fail it, and it cannot
+   * be retried, so it never rides a reused socket.
+   */
+  private readonly once: http.Agent;
   private readonly base: URL;
 
   constructor(
@@ -100,39 +108,8 @@ export class BmcTransport {
     private readonly timeoutMs: number,
   ) {
     this.base = new URL(baseUrl);
-    if (this.base.protocol === "http:") {
-      this.agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
-      return;
-    }
-    const ca = tlsPolicy.caFile === undefined ? undefined : readFileSync(tlsPolicy.caFile);
-    const pin = tlsPolicy.fingerprint === undefined ? undefined : normalizeFingerprint(tlsPolicy.fingerprint);
-    if (pin === undefined) {
-      this.agent = new https.Agent({
-        keepAlive: true,
-        maxSockets: 4,
-        ...(ca === undefined ? {} : { ca }),
-        rejectUnauthorized: tlsPolicy.insecure !== true,
-      });
-      return;
-    }
-    const agent = new https.Agent({ keepAlive: true, maxSockets: 4, rejectUnauthorized: false });
-    // The pin is checked before the socket is given to the request (the callback form of
-    // createConnection), so a request never writes to a peer that failed it.
-    (agent as unknown as { createConnection: unknown }).createConnection = (
-      options: tls.ConnectionOptions,
-      done: (err: Error | null, socket?: tls.TLSSocket) => void,
-    ) => {
-      const socket = tls.connect({ ...options, rejectUnauthorized: false });
-      socket.once("secureConnect", () => {
-        const seen = normalizeFingerprint(socket.getPeerCertificate().fingerprint256 ?? "");
-        if (seen === pin) return done(null, socket);
-        socket.destroy();
-        done(new RedfishTlsError(`certificate fingerprint ${seen} is not the pinned one`));
-      });
-      socket.once("error", (err) => done(err));
-      return undefined;
-    };
-    this.agent = agent;
+    this.agent = makeAgent(this.base, tlsPolicy, true);
+    this.once = makeAgent(this.base, tlsPolicy, false);
   }
 
   get origin(): string {
@@ -178,7 +155,8 @@ export class BmcTransport {
         }
         reject(new RedfishUnreachableError(`${request.method} ${request.path}: ${err.message}`));
       };
-      const req = lib.request(url, { method: request.method, headers, agent: this.agent }, (res) => {
+      const agent = request.method === "GET" ? this.agent : this.once;
+      const req = lib.request(url, { method: request.method, headers, agent }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on("data", (chunk: Buffer) => {
@@ -213,5 +191,39 @@ export class BmcTransport {
 
   close(): void {
     this.agent.destroy();
+    this.once.destroy();
   }
+}
+
+/** An agent for one BMC, TLS as its policy says; `keepAlive` false: a new connection per request. */
+function makeAgent(base: URL, tlsPolicy: TlsPolicy, keepAlive: boolean): http.Agent {
+  if (base.protocol === "http:") return new http.Agent({ keepAlive, maxSockets: 4 });
+  const ca = tlsPolicy.caFile === undefined ? undefined : readFileSync(tlsPolicy.caFile);
+  const pin = tlsPolicy.fingerprint === undefined ? undefined : normalizeFingerprint(tlsPolicy.fingerprint);
+  if (pin === undefined) {
+    return new https.Agent({
+      keepAlive,
+      maxSockets: 4,
+      ...(ca === undefined ? {} : { ca }),
+      rejectUnauthorized: tlsPolicy.insecure !== true,
+    });
+  }
+  const agent = new https.Agent({ keepAlive, maxSockets: 4, rejectUnauthorized: false });
+  // The pin is checked before the socket is given to the request (the callback form of
+  // createConnection), so a request never writes to a peer that failed it.
+  (agent as unknown as { createConnection: unknown }).createConnection = (
+    options: tls.ConnectionOptions,
+    done: (err: Error | null, socket?: tls.TLSSocket) => void,
+  ) => {
+    const socket = tls.connect({ ...options, rejectUnauthorized: false });
+    socket.once("secureConnect", () => {
+      const seen = normalizeFingerprint(socket.getPeerCertificate().fingerprint256 ?? "");
+      if (seen === pin) return done(null, socket);
+      socket.destroy();
+      done(new RedfishTlsError(`certificate fingerprint ${seen} is not the pinned one`));
+    });
+    socket.once("error", (err) => done(err));
+    return undefined;
+  };
+  return agent;
 }
