@@ -118,18 +118,24 @@ type Start =
  */
 async function lockAndStart(deps: StepDeps, read: Task, ttl: number, now: number): Promise<Start> {
   let task = read;
-  for (let attempt = 0; deps.tasks.saveTaskWithLock !== undefined && task.status !== "RUNNING"; attempt++) {
-    if (attempt >= 20) throw new Error(`task ${task.id}: too many concurrent updates`);
-    const next = running(structuredClone(task), now) as Task;
-    next.updatedAt = Math.max(now, task.updatedAt + 1);
-    const saved = await deps.tasks.saveTaskWithLock(next, task.updatedAt, ttl, now);
-    if (saved === "saved") return { status: "acquired", written: Promise.resolve(true) };
-    if (saved === "held") return { status: "held" };
-    if (saved === "not-found") throw new StepError("TaskNotFound", `task ${task.id} not found`);
-    task = await loadTask(deps, task.id);
-    if (isTerminalTask(task)) return { status: "finished" };
-    if (task.ending !== undefined)
-      throw new StepError("TaskEnded", `task ${task.id} is being ended (${task.ending.status})`);
+  const saveWithLock = deps.tasks.saveTaskWithLock;
+  if (saveWithLock !== undefined && task.status !== "RUNNING") {
+    const start = await updateTask(
+      deps,
+      task.id,
+      (t) => {
+        if (t.ending !== undefined)
+          throw new StepError("TaskEnded", `task ${t.id} is being ended (${t.ending.status})`);
+        return running(t, now);
+      },
+      task,
+      (next, expected) => saveWithLock.call(deps.tasks, next, expected, ttl, now),
+    );
+    if (start.refused === "held") return { status: "held" };
+    if (start.changed) return { status: "acquired", written: Promise.resolve(true) };
+    if (isTerminalTask(start.task)) return { status: "finished" };
+    // Started meanwhile (RUNNING): the take alone, below.
+    task = start.task;
   }
   if ((await deps.locks.acquire(task.rackId, task.id, ttl, now)) === "held") return { status: "held" };
   return {

@@ -66,15 +66,17 @@ export async function loadTaskWith(
  * returns the new task or undefined to write nothing; a terminal task is never changed. Returns the
  * task as stored afterwards. `read`: the task as the caller just read it, used for the first
  * attempt instead of reading it again (a stale copy only costs a retry: the save is pinned).
+ * `save` may refuse with an answer of its own (`R`, e.g. a lock another task holds): nothing
+ * written, no retry, the answer returned as `refused`.
  */
-export async function updateTask(
+export async function updateTask<R extends string = never>(
   deps: Pick<TaskStepsDeps, "tasks" | "clock">,
   taskId: string,
   mutate: (task: Task, now: number) => Task | undefined,
   read?: Task,
-  save: (next: Task, expectedUpdatedAt: number) => Promise<SaveTaskOutcome> = (next, expected) =>
+  save: (next: Task, expectedUpdatedAt: number) => Promise<SaveTaskOutcome | R> = (next, expected) =>
     deps.tasks.saveTask(next, expected),
-): Promise<{ task: Task; changed: boolean }> {
+): Promise<{ task: Task; changed: boolean; refused?: R }> {
   for (let attempt = 0; attempt < 20; attempt++) {
     const [task] = attempt === 0 && read !== undefined ? [read] : await deps.tasks.getTasks([taskId]);
     if (task === undefined) throw new StepError("TaskNotFound", `task ${taskId} not found`);
@@ -86,6 +88,7 @@ export async function updateTask(
     const saved = await save(next, task.updatedAt);
     if (saved === "saved") return { task: next, changed: true };
     if (saved === "not-found") throw new StepError("TaskNotFound", `task ${taskId} not found`);
+    if (saved !== "stale") return { task, changed: false, refused: saved };
   }
   throw new Error(`task ${taskId}: too many concurrent updates`);
 }
