@@ -158,7 +158,7 @@ function racedBy(meanwhile: () => Promise<unknown>): TaskStore {
   });
 }
 
-/** The writes and reads of a done preflight, after its read of the task and of the rack and images. */
+/** A done preflight's reads before its write: the task with its answers, then the rack with the images. */
 const READS = ["BatchGetItemCommand", "BatchGetItemCommand"];
 
 describe("CheckPreflight of a run child on DynamoDB: the report and the target's prior versions in one transaction", () => {
