@@ -1,7 +1,8 @@
 /**
  * A target's moves on DynamoDB other than its claims (those are target-claims.ts's), for
  * DynamoRunStore's dispatch half: submitted, blocked, outcome and skip, each with the run counter
- * it moves in the same transaction, and the prior versions a child task records on its target.
+ * it moves in the same transaction, and the prior versions a child task records on its target
+ * (alone, or with its task's save: the task store's saveTaskWithPriorVersions).
  */
 
 import {
@@ -192,15 +193,7 @@ export class DynamoTargetTransitions {
     priors: PriorVersion[],
   ): Promise<TransitionOutcome> {
     try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.tables.targets,
-          Key: { runId, targetId },
-          UpdateExpression: "SET priorVersions = :priors",
-          ConditionExpression: "attribute_exists(targetId) AND attribute_not_exists(priorVersions)",
-          ExpressionAttributeValues: { ":priors": priors },
-        }),
-      );
+      await this.doc.send(new UpdateCommand(priorVersionsUpdate(this.tables, { runId, targetId, priors })));
       return "recorded";
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
@@ -215,6 +208,34 @@ export class DynamoTargetTransitions {
     }
     return moved;
   }
+}
+
+/**
+ * A target's prior versions, set once, whatever its state, and only where the target exists.
+ * "refuse" (recordPriorVersions): a target that has some fails the condition, nothing written.
+ * "keep" (the task store's save of the preflight, in a transaction a failed condition would
+ * cancel whole): a target that has some keeps them, and the write goes through unchanged.
+ */
+export function priorVersionsUpdate(
+  tables: Pick<TableNames, "targets">,
+  prior: { runId: string; targetId: string; priors: PriorVersion[] },
+  had: "refuse" | "keep" = "refuse",
+) {
+  const { runId, targetId, priors } = prior;
+  return {
+    TableName: tables.targets,
+    Key: { runId, targetId },
+    ...(had === "refuse"
+      ? {
+          UpdateExpression: "SET priorVersions = :priors",
+          ConditionExpression: "attribute_exists(targetId) AND attribute_not_exists(priorVersions)",
+        }
+      : {
+          UpdateExpression: "SET priorVersions = if_not_exists(priorVersions, :priors)",
+          ConditionExpression: "attribute_exists(targetId)",
+        }),
+    ExpressionAttributeValues: { ":priors": priors },
+  };
 }
 
 /** What an outcome's write is conditioned on: the target as read, or "in flight in this phase". */

@@ -13,6 +13,7 @@ import type {
   CreateTaskOutcome,
   ListTasksOptions,
   RunChildOutcome,
+  RunChildPriors,
   SaveTaskOutcome,
   TaskStore,
 } from "../../app/ports.js";
@@ -24,7 +25,7 @@ import { itemToTask, taskToItem, unpackUuids, uuidBytes } from "./items.js";
 import { lockPut } from "./lock-store.js";
 import { PagedQuery } from "./paged-query.js";
 import { INDEX, LIST_PARTITION, type TableNames } from "./schema.js";
-import { inFlightPrior, outcomeItems } from "./target-transitions.js";
+import { inFlightPrior, outcomeItems, priorVersionsUpdate } from "./target-transitions.js";
 
 const idemPk = (key: string): string => `idem:${key}`;
 
@@ -260,6 +261,35 @@ export class DynamoTaskStore implements TaskStore {
     if (codes === undefined) return "saved";
     if (codes[0] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
     return "separately";
+  }
+
+  /**
+   *   preflight of T RUNNING@500, a run child of target X, its BMCs' versions [c1 1.0, p1 0.9]:
+   *   [Put T (its report with them) if updatedAt = 500]
+   *     + [X: priorVersions := if_not_exists(priorVersions, [c1 1.0, p1 0.9]) if X exists]
+   *   committed                                → 'saved' (X has these, or keeps the ones it had)
+   *   T moved since 500 (a cancel, a retry)    → 'stale' (or 'not-found'): nothing written
+   *   X gone (its run deleted)                 → 'target-gone': nothing written
+   * recordPriorVersions, alone, makes a target that has versions fail its condition; in the
+   * transaction that would cancel the task's save too, so here if_not_exists keeps them and the
+   * task is saved either way: a retried or re-driven preflight costs one request still.
+   */
+  async saveTaskWithPriorVersions(
+    task: Task,
+    expectedUpdatedAt: number,
+    prior: RunChildPriors,
+  ): Promise<SaveTaskOutcome | "target-gone"> {
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        { Put: this.taskSave(task, expectedUpdatedAt) },
+        { Update: priorVersionsUpdate(this.tables, prior, "keep") },
+      ],
+    });
+    if (codes === undefined) return "saved";
+    // A task that moved is read again first (it may have ended): its target is not the question yet.
+    if (codes[0] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
+    if (codes[1] === "ConditionalCheckFailed") return "target-gone";
+    throw new Error(`saving task ${task.id} with its prior versions failed: ${codes.join(", ")}`);
   }
 
   private taskSave(task: Task, expectedUpdatedAt: number): PutCommandInput {

@@ -46,6 +46,7 @@ import { componentLabel, StepError } from "../../domain/step-errors.js";
 import type { Task } from "../../domain/task.js";
 import { parseReport, serializeReport, type TaskReport, targetOf } from "../../domain/task-report.js";
 import { taskKeys } from "../observability.js";
+import type { SaveTaskOutcome } from "../ports.js";
 import { awaitEntries, sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
 import { type FlashedComponent, planImages, readRackAndImages } from "./images.js";
@@ -321,7 +322,28 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
   const warning = notReady.length > 0 ? readinessOverrideWarning(notReady) : undefined;
   if (warning !== undefined) deps.logger.warn("readiness check overridden", { ...taskKeys(task), warning });
 
-  const { task: updated } = await updateTask(
+  // A run child keeps what each component ran on its target before anything is flashed: the
+  // first flash follows this step, and a rollback run reads them from there. Where the store can
+  // (TaskStore.saveTaskWithPriorVersions), in the report's own write: one transaction, both or
+  // neither, the versions those of the report as saved (a task that moved is read again and its
+  // versions made again). Otherwise (a task that is no run child, a store without it) the report
+  // is saved alone and the versions are recorded after it, below.
+  const withPriors = deps.tasks.saveTaskWithPriorVersions;
+  let priorsKept = false;
+  const save = async (next: Task, expectedUpdatedAt: number): Promise<SaveTaskOutcome | "target-gone"> => {
+    if (withPriors === undefined || next.runId === undefined || next.targetId === undefined)
+      return deps.tasks.saveTask(next, expectedUpdatedAt);
+    const saved = await withPriors.call(deps.tasks, next, expectedUpdatedAt, {
+      runId: next.runId,
+      targetId: next.targetId,
+      priors: priorVersionsOf(parseReport(next.report)),
+    });
+    priorsKept = saved === "saved";
+    return saved;
+  };
+  const targetGone = (t: Task) =>
+    new StepError("TaskMisconfigured", `task ${t.id}: its run's target ${t.targetId} is gone`);
+  const { task: updated, refused } = await updateTask(
     deps,
     task.id,
     (t) => {
@@ -339,18 +361,16 @@ export async function checkQueries(deps: StepDeps, e: StepEventOf<"checkQueries"
       return t;
     },
     task,
+    save,
   );
+  // No target for the versions: nothing written, the task as it was.
+  if (refused === "target-gone") throw targetGone(updated);
   const final = parseReport(updated.report);
-  // A run child keeps what each component ran on its target before anything is flashed: the
-  // first flash follows this step, and a rollback run reads them from there.
-  if (updated.runId !== undefined && updated.targetId !== undefined && !isTerminalTask(updated)) {
-    const kept = await deps.runs.recordPriorVersions(updated.runId, updated.targetId, priorVersionsOf(final));
-    if (kept === "not-found") {
-      throw new StepError(
-        "TaskMisconfigured",
-        `task ${task.id}: its run's target ${updated.targetId} is gone`,
-      );
-    }
+  // A task that ended meanwhile was not written, and its target gets nothing either.
+  const { runId, targetId } = updated;
+  if (runId !== undefined && targetId !== undefined && !priorsKept && !isTerminalTask(updated)) {
+    const kept = await deps.runs.recordPriorVersions(runId, targetId, priorVersionsOf(final));
+    if (kept === "not-found") throw targetGone(updated);
   }
   // Each stage's updates go in its part of the update set, unless updates were sent before parts
   // (an execution re-driven across the deploy): they stay in the set's first record, so every

@@ -5,7 +5,7 @@
 import type { BaselineKey, FirmwareBaseline } from "../../domain/firmware-baselines.js";
 import type { ComponentReadiness, InventoryComponent, InventoryRack } from "../../domain/inventory.js";
 import type { Page } from "../../domain/list-queries.js";
-import type { ComponentType, OutcomeStatus } from "../../domain/model.js";
+import type { ComponentType, OutcomeStatus, PriorVersion } from "../../domain/model.js";
 import type { OperationRule } from "../../domain/operation-rules.js";
 import type { Task, TaskStatus } from "../../domain/task.js";
 
@@ -51,6 +51,21 @@ export interface TaskStore {
     lockTtlMs: number,
     now: number,
   ): Promise<SaveTaskOutcome | "held">;
+  /**
+   * saveTask and RunStore.recordPriorVersions(prior.runId, prior.targetId, prior.priors) in ONE
+   * transaction, both or neither: the preflight's report and what the rack ran before, kept on its
+   * run's target, in one round trip instead of two. As recordPriorVersions, the versions are set
+   * once, on a target in any state: a target that has some keeps them (a retried or re-driven
+   * preflight, which may read versions a flash already changed, saves the task alone). The task
+   * moved since `expectedUpdatedAt` → 'stale' (or 'not-found'), nothing written; no such target
+   * → 'target-gone', nothing written. Optional: a store without it leaves the step saving the
+   * task, then recording the versions.
+   */
+  saveTaskWithPriorVersions?(
+    task: Task,
+    expectedUpdatedAt: number,
+    prior: RunChildPriors,
+  ): Promise<SaveTaskOutcome | "target-gone">;
   /** In the order asked, unknown ids skipped. */
   getTasks(ids: string[]): Promise<Task[]>;
   getTaskByIdempotencyKey(key: string): Promise<Task | undefined>;
@@ -81,6 +96,13 @@ export interface RunChildOutcome {
   status: OutcomeStatus;
   message: string;
   now: number;
+}
+
+/** What a run child ran before its run flashed it, as the task store keeps it on the run's target. */
+export interface RunChildPriors {
+  runId: string;
+  targetId: string;
+  priors: PriorVersion[];
 }
 
 export const ACTIVE_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set(["PENDING", "RUNNING", "WAITING"]);
