@@ -9,7 +9,12 @@
  * Why not InventoryStore.upsertRacks: it rewrites the rack AND every component pointer item
  * (79 items for a 39-BMC rack) — per wave, that was most of a rollout's write capacity.
  */
-import { type DynamoDBDocumentClient, GetCommand, UpdateCommand } from "@aws-sdk/lib-dynamodb";
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  UpdateCommand,
+  type UpdateCommandInput,
+} from "@aws-sdk/lib-dynamodb";
 import type { FirmwareVersionRecorder, InventoryStore } from "../../app/ports.js";
 import type { InventoryComponent } from "../../domain/inventory.js";
 import { rackPk } from "./items.js";
@@ -69,28 +74,43 @@ export class DynamoFirmwareRecorder implements FirmwareVersionRecorder {
     Key: { pk: string },
     entries: readonly { componentId: string; version: string; i: number }[],
   ): Promise<boolean> {
-    const values: Record<string, unknown> = {};
-    entries.forEach(({ componentId, version }, k) => {
-      values[`:v${k}`] = version;
-      values[`:id${k}`] = componentId;
-    });
     try {
-      await this.doc.send(
-        new UpdateCommand({
-          TableName: this.inventoryTable,
-          Key,
-          UpdateExpression: `SET ${entries.map(({ i }, k) => `#r.#c[${i}].firmwareVersion = :v${k}`).join(", ")}`,
-          ConditionExpression: entries.map(({ i }, k) => `#r.#c[${i}].id = :id${k}`).join(" AND "),
-          ExpressionAttributeNames: { "#r": "rack", "#c": "components" },
-          ExpressionAttributeValues: values,
-        }),
-      );
+      await this.doc.send(new UpdateCommand(versionsUpdate(this.inventoryTable, Key, entries)));
       return true;
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
       return false;
     }
   }
+}
+
+/**
+ * The write of verified versions at known indexes of a rack's item: SET each index's
+ * firmwareVersion, conditional on each index still holding its component (a missing item fails
+ * the condition too). The recorder sends it alone; the task store puts it in a run child's ending
+ * (DynamoTaskStore.saveTaskWithOutcomeAndVersions).
+ *
+ *   c1 at 4, c2 at 0 → SET #r.#c[4].firmwareVersion = :v0, #r.#c[0].firmwareVersion = :v1
+ *                      IF #r.#c[4].id = :id0 AND #r.#c[0].id = :id1
+ */
+export function versionsUpdate(
+  TableName: string,
+  Key: { pk: string },
+  entries: readonly { componentId: string; version: string; i: number }[],
+): UpdateCommandInput & { UpdateExpression: string } {
+  const values: Record<string, unknown> = {};
+  entries.forEach(({ componentId, version }, k) => {
+    values[`:v${k}`] = version;
+    values[`:id${k}`] = componentId;
+  });
+  return {
+    TableName,
+    Key,
+    UpdateExpression: `SET ${entries.map(({ i }, k) => `#r.#c[${i}].firmwareVersion = :v${k}`).join(", ")}`,
+    ConditionExpression: entries.map(({ i }, k) => `#r.#c[${i}].id = :id${k}`).join(" AND "),
+    ExpressionAttributeNames: { "#r": "rack", "#c": "components" },
+    ExpressionAttributeValues: values,
+  };
 }
 
 /** The fallback over InventoryStore alone: read the rack, change it, upsert it (every item again). */

@@ -8,7 +8,13 @@
  */
 
 import type { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
-import { GetCommand, PutCommand, type PutCommandInput, type QueryCommandInput } from "@aws-sdk/lib-dynamodb";
+import {
+  GetCommand,
+  PutCommand,
+  type PutCommandInput,
+  type QueryCommandInput,
+  type TransactWriteCommandInput,
+} from "@aws-sdk/lib-dynamodb";
 import type {
   CreateTaskOutcome,
   ListTasksOptions,
@@ -16,12 +22,14 @@ import type {
   RunChildPriors,
   SaveTaskOutcome,
   TaskStore,
+  VersionAt,
 } from "../../app/ports.js";
 import { FlowError } from "../../domain/errors.js";
 import type { Page } from "../../domain/list-queries.js";
 import type { Task } from "../../domain/task.js";
 import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
-import { itemToTask, taskToItem, unpackUuids, uuidBytes } from "./items.js";
+import { versionsUpdate } from "./firmware-version-recorder.js";
+import { itemToTask, rackPk, taskToItem, unpackUuids, uuidBytes } from "./items.js";
 import { lockPut } from "./lock-store.js";
 import { PagedQuery } from "./paged-query.js";
 import { INDEX, LIST_PARTITION, type TableNames } from "./schema.js";
@@ -244,19 +252,7 @@ export class DynamoTaskStore implements TaskStore {
     outcome: RunChildOutcome,
   ): Promise<SaveTaskOutcome | "separately"> {
     const codes = await transactWrite(this.doc, {
-      TransactItems: [
-        { Put: this.taskSave(task, expectedUpdatedAt) },
-        ...outcomeItems(this.tables, outcome, inFlightPrior(outcome.phaseIndex)),
-        {
-          Delete: {
-            TableName: this.tables.rackLocks,
-            Key: { rackId: task.rackId },
-            ConditionExpression: "attribute_not_exists(rackId) OR #o = :owner",
-            ExpressionAttributeNames: { "#o": "owner" },
-            ExpressionAttributeValues: { ":owner": task.id },
-          },
-        },
-      ],
+      TransactItems: this.endingItems(task, expectedUpdatedAt, outcome),
     });
     if (codes === undefined) return "saved";
     if (codes[0] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
@@ -290,6 +286,61 @@ export class DynamoTaskStore implements TaskStore {
     if (codes[0] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
     if (codes[1] === "ConditionalCheckFailed") return "target-gone";
     throw new Error(`saving task ${task.id} with its prior versions failed: ${codes.join(", ")}`);
+  }
+
+  /**
+   * saveTaskWithOutcome's four items and, last, the verified versions on the rack's inventory
+   * item (versionsUpdate: each at the index the preflight saw, conditional on it still being
+   * there). The cancellation reasons say which items failed, all of them: the task's first, then
+   * the outcome's and the lock's, and the inventory's only when it alone failed.
+   *
+   *   T ends COMPLETED, c1 verified 2.0.0, seen at index 4 of rack R's item
+   *   [Put T] + [target] + [run] + [Delete lock R] + [R: components[4].firmwareVersion = 2.0.0 if components[4].id = c1]
+   *   committed                                        → 'saved': the ending and its versions
+   *   [CCF, …]          T moved                        → 'stale' (or 'not-found')
+   *   [None, CCF, …]    target not in flight, lock …   → 'separately'
+   *   [None, None, None, None, CCF]  an import moved c1, R's item gone → 'inventory-moved'
+   */
+  async saveTaskWithOutcomeAndVersions(
+    task: Task,
+    expectedUpdatedAt: number,
+    outcome: RunChildOutcome,
+    versions: readonly VersionAt[],
+  ): Promise<SaveTaskOutcome | "separately" | "inventory-moved"> {
+    const ending = this.endingItems(task, expectedUpdatedAt, outcome);
+    const entries = versions.map(({ componentId, version, at }) => ({ componentId, version, i: at }));
+    const codes = await transactWrite(this.doc, {
+      TransactItems: [
+        ...ending,
+        { Update: versionsUpdate(this.tables.inventory, { pk: rackPk(task.rackId) }, entries) },
+      ],
+    });
+    if (codes === undefined) return "saved";
+    if (codes[0] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
+    if (codes.slice(1, ending.length).some((code) => code !== "None")) return "separately";
+    if (codes[ending.length] === "ConditionalCheckFailed") return "inventory-moved";
+    throw new Error(`ending task ${task.id} failed: ${codes.join(", ")}`);
+  }
+
+  /** A run child's ending: [Put the task if unmoved] + the outcome's two updates + [Delete the lock unless another's]. */
+  private endingItems(
+    task: Task,
+    expectedUpdatedAt: number,
+    outcome: RunChildOutcome,
+  ): NonNullable<TransactWriteCommandInput["TransactItems"]> {
+    return [
+      { Put: this.taskSave(task, expectedUpdatedAt) },
+      ...outcomeItems(this.tables, outcome, inFlightPrior(outcome.phaseIndex)),
+      {
+        Delete: {
+          TableName: this.tables.rackLocks,
+          Key: { rackId: task.rackId },
+          ConditionExpression: "attribute_not_exists(rackId) OR #o = :owner",
+          ExpressionAttributeNames: { "#o": "owner" },
+          ExpressionAttributeValues: { ":owner": task.id },
+        },
+      },
+    ];
   }
 
   private taskSave(task: Task, expectedUpdatedAt: number): PutCommandInput {

@@ -5,6 +5,7 @@
  */
 
 import { type CommandFamily, type CommandSet, updateParts } from "../../domain/command-sets.js";
+import { StoreUnavailableError } from "../../domain/errors.js";
 import { activatedLaterOf, foldUpdates, newlyVerified, updateRetriesOf } from "../../domain/live-report.js";
 import { causeText, StepError } from "../../domain/step-errors.js";
 import { type Task, TERMINAL_TASK_STATUSES } from "../../domain/task.js";
@@ -17,7 +18,14 @@ import {
   type TaskReport,
 } from "../../domain/task-report.js";
 import { errorText, type Metrics, taskKeys } from "../observability.js";
-import type { CommandSetStore, RunStore, SaveTaskOutcome } from "../ports.js";
+import type {
+  CommandSetStore,
+  RunChildOutcome,
+  RunStore,
+  SaveTaskOutcome,
+  TaskStore,
+  VersionAt,
+} from "../ports.js";
 import type { StepDeps, TaskStepsDeps } from "./deps.js";
 import type { StepEventOf } from "./settings.js";
 
@@ -126,27 +134,52 @@ export async function withLiveReport(
 }
 
 /**
- * Records on inventory the versions the ended task's report verified that `before` (its report as
- * stored before the end; undefined: a repeat, every verified one: the recorder writes only what
- * differs) did not have; logs a failure. `at`: where the preflight saw each component in the
- * rack's inventory (the recorder then writes without reading the rack first).
+ * The versions `ended`'s report verified that `before` (the report the ending replaced; undefined:
+ * a repeat, every verified one: the recorder writes only what differs) did not have; none when
+ * either report cannot be read.
+ */
+function verifiedVersions(
+  ended: Task,
+  before: string | undefined,
+): { componentId: string; version: string }[] {
+  try {
+    const final = parseReport(ended.report);
+    return newlyVerified(before === undefined ? { ...final, components: [] } : parseReport(before), final);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Each version with its component's index in the rack's inventory item, when `at` names every
+ * one (and there is one); else undefined: the recorder reads the rack for the others.
+ *   [c@2.0.0, p@2.0.0], { c: 5, p: 2 } → [c@2.0.0 at 5, p@2.0.0 at 2]
+ *   [c@2.0.0, p@2.0.0], { c: 5 }       → undefined
+ */
+function versionsAt(
+  versions: readonly { componentId: string; version: string }[],
+  at: Readonly<Record<string, number>> | undefined,
+): VersionAt[] | undefined {
+  if (at === undefined || versions.length === 0) return undefined;
+  const out: VersionAt[] = [];
+  for (const v of versions) {
+    const i = at[v.componentId];
+    if (i === undefined) return undefined;
+    out.push({ ...v, at: i });
+  }
+  return out;
+}
+
+/**
+ * Records these versions on inventory; logs a failure. `at`: where the preflight saw each
+ * component in the rack's inventory (the recorder then writes without reading the rack first).
  */
 async function recordVerified(
   deps: OutcomeDeps,
   ended: Task,
-  before: Task | undefined,
+  versions: readonly { componentId: string; version: string }[],
   at: Readonly<Record<string, number>> | undefined,
 ): Promise<void> {
-  let versions: { componentId: string; version: string }[];
-  try {
-    const final = parseReport(ended.report);
-    versions = newlyVerified(
-      before === undefined ? { ...final, components: [] } : parseReport(before.report),
-      final,
-    );
-  } catch {
-    return;
-  }
   if (versions.length === 0) return;
   try {
     await deps.firmware.record(ended.rackId, versions, at);
@@ -196,11 +229,13 @@ const OUTCOME_METRIC = {
  *   2. a run child's target: RunStore.recordOutcome with the task's final status as stored
  *      (exactly once), so a target's outcome is exactly its task's;
  *   3. the rack lock, released if this task holds it, beside the run's wake-up;
- *   4. beside them, the versions the task verified, on inventory (a fact about the hardware
- *      however the task ends; best effort: a failure is logged and keeps nothing from ending).
- *      After the end, not before it, so the freed slot does not wait for it: the call that ended
- *      the task writes them, and so does the execution's own step finding it ended (a retry of a
- *      call that crashed in between: the recorder writes only what inventory lacks).
+ *   4. the versions the task verified, on inventory (a fact about the hardware however the task
+ *      ends; best effort: a failure is logged and keeps nothing from ending). Where the store can
+ *      and the preflight saw where each is in the rack's item (`inventoryAt`), they go in the
+ *      same transaction as 1 to 3 (one request, not two); else beside 3, after the end, not
+ *      before it, so the freed slot does not wait for them: the call that ended the task writes
+ *      them, and so does the execution's own step finding it ended (a retry of a call that
+ *      crashed in between: the recorder writes only what inventory lacks).
  * Every step is idempotent, so a retried or repeated call finishes what a crashed one started.
  * The call that ends the task (1) logs it, once: "task cancelled" for TERMINATED (an operator's
  * cancel, a run's cancel, a stopped execution), else "task finished" (a warning when FAILED).
@@ -235,25 +270,44 @@ export async function recordTaskOutcome(
   }
   const { task: first, updates } = await readForOutcome(deps, taskId, known, readUpdates);
   // A run child still in flight ends with its target and its lock in ONE write where the store
-  // can (1, 2 and 3 together); otherwise (the target not in flight, the lock another task's) in
-  // turn as below.
+  // can (1, 2 and 3 together), and with the versions it verified (4) where the store can that too
+  // and the plan says where each is; otherwise (the target not in flight, the lock another task's)
+  // in turn as below. An inventory that refuses them (an import moved the components, the rack's
+  // item is gone) never keeps the ending from being written: it is written without them, and
+  // they are recorded after it as without the fold (the rack read first).
   let recordedWithTask = false;
-  const { saveTaskWithOutcome } = deps.tasks;
+  // What the ending verified, computed again at each attempt from the report it replaces (a save
+  // that found the task moved reads it again), and whether it went in with the ending.
+  let replaced: string | undefined;
+  let verified: { componentId: string; version: string }[] = [];
+  let verifiedWithTask = false;
+  let inventoryRefused = false;
+  const { saveTaskWithOutcome, saveTaskWithOutcomeAndVersions } = deps.tasks;
   const save = async (next: Task, expectedUpdatedAt: number): Promise<SaveTaskOutcome> => {
+    verified = verifiedVersions(next, replaced);
     if (
       saveTaskWithOutcome !== undefined &&
       next.runId !== undefined &&
       next.targetId !== undefined &&
       next.targetPhaseIndex !== undefined
     ) {
-      const saved = await saveTaskWithOutcome.call(deps.tasks, next, expectedUpdatedAt, {
+      const ending: RunChildOutcome = {
         runId: next.runId,
         targetId: next.targetId,
         phaseIndex: next.targetPhaseIndex,
         status: next.status as TaskOutcomeStatus,
         message: next.message,
         now: deps.clock(),
-      });
+      };
+      const versions = inventoryRefused ? undefined : versionsAt(verified, outcome.inventoryAt);
+      let saved: SaveTaskOutcome | "separately" | "inventory-moved" | undefined;
+      if (versions !== undefined && saveTaskWithOutcomeAndVersions !== undefined) {
+        saved = await saveWithVersions(deps, next, expectedUpdatedAt, ending, versions);
+        verifiedWithTask = saved === "saved";
+        inventoryRefused = saved === "inventory-moved";
+      }
+      if (saved === undefined || saved === "inventory-moved")
+        saved = await saveTaskWithOutcome.call(deps.tasks, next, expectedUpdatedAt, ending);
       if (saved !== "separately") {
         recordedWithTask = saved === "saved";
         return saved;
@@ -265,6 +319,7 @@ export async function recordTaskOutcome(
     deps,
     taskId,
     (t, now) => {
+      replaced = t.report;
       const live = foldedTask(t, updates, now);
       // An ending decided from outside before this call wins over this call's own.
       const decided = t.ending;
@@ -314,12 +369,46 @@ export async function recordTaskOutcome(
   await Promise.all([
     recordedWithTask ? undefined : deps.locks.release(task.rackId, task.id),
     runId === undefined ? undefined : deps.waker?.wake(runId),
-    changed || !fromOutside
-      ? // A repeat reads first: it writes only what is not recorded yet (usually nothing).
-        recordVerified(deps, task, changed ? first : undefined, changed ? outcome.inventoryAt : undefined)
-      : undefined,
+    verifiedWithTask
+      ? undefined // written with the ending
+      : changed
+        ? // Where the preflight saw them, unless the inventory refused them there in the ending.
+          recordVerified(deps, task, verified, inventoryRefused ? undefined : outcome.inventoryAt)
+        : fromOutside
+          ? undefined
+          : // A repeat reads first: it writes only what is not recorded yet (usually nothing).
+            recordVerified(deps, task, verifiedVersions(task, undefined), undefined),
   ]);
   return task;
+}
+
+/**
+ * TaskStore.saveTaskWithOutcomeAndVersions; an error it raises about the request itself (not an
+ * unavailable store: that fails the step, as the ending alone would) is logged and answered
+ * 'inventory-moved', so the ending is written without the versions and the recorder has them.
+ */
+async function saveWithVersions(
+  deps: OutcomeDeps,
+  next: Task,
+  expectedUpdatedAt: number,
+  ending: RunChildOutcome,
+  versions: readonly VersionAt[],
+): Promise<SaveTaskOutcome | "separately" | "inventory-moved"> {
+  const save = deps.tasks.saveTaskWithOutcomeAndVersions as NonNullable<
+    TaskStore["saveTaskWithOutcomeAndVersions"]
+  >;
+  try {
+    return await save.call(deps.tasks, next, expectedUpdatedAt, ending, versions);
+  } catch (error) {
+    if (error instanceof StoreUnavailableError) throw error;
+    deps.logger?.error("could not end the task with its verified versions; ending it without them", {
+      ...taskKeys(next),
+      rackId: next.rackId,
+      components: versions.length,
+      error: errorText(error),
+    });
+    return "inventory-moved";
+  }
 }
 
 /**

@@ -143,7 +143,7 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
     return { groups: plan.groups, cursor, wave: next };
   }
   // Where the preflight saw each component in the inventory: the verified versions are written
-  // there without a read of the rack.
+  // there without a read of the rack (in the ending's own transaction, where the store can).
   const inventoryAt = Object.assign({}, ...plan.groups.map((g) => g.facts?.inventoryAt ?? {}));
   const ended = await recordTaskOutcome(deps, e.taskId, { ...success, inventoryAt }, read.task, {
     set: read.sets.u,

@@ -86,6 +86,29 @@ export interface TaskStore {
     expectedUpdatedAt: number,
     outcome: RunChildOutcome,
   ): Promise<SaveTaskOutcome | "separately">;
+  /**
+   * saveTaskWithOutcome and the versions the ending verified, on the rack's inventory item, in
+   * ONE transaction, all or nothing: FirmwareVersionRecorder.record's write where `at` names every
+   * component (each version at its index, conditional on that index still holding its component),
+   * into the inventory the recorder writes. 'stale', 'not-found' and 'separately' as
+   * saveTaskWithOutcome, whatever the inventory holds. 'inventory-moved': only the inventory's
+   * condition failed (an import moved the components, the rack's item is gone); nothing written:
+   * the caller saves the ending without them (saveTaskWithOutcome) and records them as without
+   * this method. Optional: a store without it leaves the versions to the recorder.
+   */
+  saveTaskWithOutcomeAndVersions?(
+    task: Task,
+    expectedUpdatedAt: number,
+    outcome: RunChildOutcome,
+    versions: readonly VersionAt[],
+  ): Promise<SaveTaskOutcome | "separately" | "inventory-moved">;
+}
+
+/** A version a task verified, and its component's index in the rack's inventory item (the preflight's). */
+export interface VersionAt {
+  componentId: string;
+  version: string;
+  at: number;
 }
 
 /** A run child's target outcome, as the task store writes it with the task's ending. */
