@@ -16,6 +16,7 @@ import {
   candidateKeys,
   distinctNeeds,
   type FirmwareImage,
+  type ImageKey,
   type ImageNeed,
   imageFor,
   imageKeyId,
@@ -91,13 +92,22 @@ export async function readRackAndImages(
   const both = deps.images.getImagesWithRack;
   if (both === undefined || components.length === 0)
     return { rack: await deps.readiness.rackComponents(rackId) };
-  const keys = new Map(
+  const keys = imageKeysOf(components);
+  const { components: rack, images } = await both.call(deps.images, [...keys.values()], rackId);
+  return { rack, read: { keys: new Set(keys.keys()), images } };
+}
+
+/**
+ * Every key an image serving these components could have (each need's candidates, the sub-target's
+ * before the whole component's), by imageKeyId, each once: what readRackAndImages asks for, and
+ * what AcquireLock carries for the preflight's one read (preflight.ts `startPreflight`).
+ */
+export function imageKeysOf(components: readonly FlashedComponent[]): Map<string, ImageKey> {
+  return new Map(
     distinctNeeds(components.map(needOf))
       .flatMap(candidateKeys)
       .map((k) => [imageKeyId(k), k] as const),
   );
-  const { components: rack, images } = await both.call(deps.images, [...keys.values()], rackId);
-  return { rack, read: { keys: new Set(keys.keys()), images } };
 }
 
 /**
