@@ -232,7 +232,7 @@ const ONE_READ: Sent = { command: "BatchGetItemCommand", tables: ["Inventory", "
 const byTables = (s: Sent) => ({ command: s.command, tables: [...s.tables].sort() });
 
 describe("AcquireLock carries the image keys", () => {
-  it("every candidate key of every component to its target, each once (a part's before the whole's), in the report's order", async () => {
+  it("every candidate key of every component to its target, each once (a part's and its whole component's), in the report's order", async () => {
     const { state } = await started();
     expect(state.imageKeys).toEqual(["POWERSHELF#2.0.0#", "COMPUTE#2.0.0#", "COMPUTE#2.0.0#bios"]);
   });
