@@ -1,9 +1,9 @@
 /**
  * batchGetAll (src/adapters/dynamodb/db.ts): BatchGetItem in chunks of 100, up to four at once (a
  * listing of running tasks asks for every update-set part of each: several chunks), each chunk
- * following its UnprocessedKeys; and batchGetTables, the same across several tables in one request
- * (each table's consistency and projection kept, its unprocessed keys asked again). How many calls are in flight at once is not something an emulator
- * shows, so the client is mocked.
+ * following its UnprocessedKeys; and batchGetTables, the same across several tables in one
+ * request (each table's consistency and projection kept, its unprocessed keys asked again). How
+ * many calls are in flight at once is not something an emulator shows, so the client is mocked.
  */
 import { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { BatchGetCommand, DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
