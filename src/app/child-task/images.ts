@@ -4,8 +4,9 @@
  * presigned GET valid until the wave's deadline, with its sha256 and size, always.
  *
  * The catalog is read once per task: the preflight looks up the images of every component it is
- * about to flash (in the same read as the rack's readiness, `readRackAndImages`, or one batched
- * read of its own, `planImages`) and freezes them into each group's facts, so a
+ * about to flash (in the same read as its task and the rack's readiness, with the keys AcquireLock
+ * worked out, preflight.ts `readPreflight`; else with the rack's readiness, `readRackAndImages`;
+ * or one batched read of its own, `planImages`) and freezes them into each group's facts, so a
  * flash step only presigns (no request). A plan made before they were frozen reads the catalog
  * at each flash step, as it did then. Freezing is safe because an image is never changed in
  * place (registered once per key) and its deletion is refused while a task that has not ended

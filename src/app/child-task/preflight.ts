@@ -119,8 +119,8 @@ export const MAX_CARRIED_IMAGE_KEYS = 96;
  * so a key more is only an item not found). Undefined for a report it cannot read (the check
  * fails such a task, as it did) or past MAX_CARRIED_IMAGE_KEYS.
  *
- *   COMPUTE c1, c2 (bios) and POWERSHELF p1, all PENDING at 2.0.0
- *   → ["COMPUTE#2.0.0#", "COMPUTE#2.0.0#bios", "POWERSHELF#2.0.0#"]
+ *   POWERSHELF p1, COMPUTE c1 and c2 (by its bios part), all PENDING at 2.0.0 (the report's order)
+ *   → ["POWERSHELF#2.0.0#", "COMPUTE#2.0.0#", "COMPUTE#2.0.0#bios"]
  */
 function carriedImageKeys(task: Task): string[] | undefined {
   let report: TaskReport;

@@ -286,7 +286,8 @@ export interface PreflightState extends PollState {
    * answers, the rack and these images in one request (FirmwareImageStore
    * `getImagesWithRackAndTask`). Absent (a state from before, a task with too many keys or an
    * unreadable report): the check's two reads. Dropped with the rest once the preflight is done.
-   * E.g. `["COMPUTE#2.0.0#bios", "COMPUTE#2.0.0#", "POWERSHELF#2.0.0#"]`.
+   * E.g. `["POWERSHELF#2.0.0#", "COMPUTE#2.0.0#", "COMPUTE#2.0.0#bios"]`: ~115 bytes for a 39-BMC
+   * rack at one version (six types), at most ~14 KB (96 keys of 128-character versions).
    */
   imageKeys?: string[];
   /**
