@@ -18,6 +18,7 @@
  * - a retried check (the same plan, the same one read), a task that moved between the read and
  *   the report's write (retried on a fresh read), a cancel meanwhile (no plan, nothing written).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -43,6 +44,22 @@ import { pendingTask } from "../support/domain-fixtures.js";
 import { imageRecord } from "../support/memory-images.js";
 import { freshStores } from "../support/moto.js";
 import { testEndpoint } from "../support/test-endpoint.js";
+import {
+  type Harness,
+  HEALTHY_FLEET_SETTINGS,
+  id,
+  rack,
+  startHarness,
+  upgradeRequest,
+  waitForTask,
+} from "./child-task-harness.js";
+
+/** The rack the definition's run upgrades: a power shelf, two switches, three trays. */
+const SHAPE = [
+  { type: "POWERSHELF" as const, count: 1 },
+  { type: "NVSWITCH" as const, count: 2 },
+  { type: "COMPUTE" as const, count: 3 },
+];
 
 let client: DynamoDBClient;
 let names: TableNames;
@@ -484,5 +501,63 @@ describe("the image records as the one read returns them", () => {
     expect(read.task).toEqual(task);
     expect(Object.keys(read.sets)).toEqual(["q"]);
     expect(apart.getImagesWithRackAndTask).toBeUndefined();
+  });
+});
+
+describe("through the definition (the real ASL on the local stack, the stores' own catalog)", () => {
+  /** Each CheckPreflight: the image keys its event carried, and the requests it made. */
+  const checks: { imageKeys?: string[]; sent: Sent[] }[] = [];
+  const inCheck = new AsyncLocalStorage<Sent[]>();
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness({
+      label: "pfreadasl",
+      racks: [rack("d7100000", 1, SHAPE)],
+      fleet: { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} },
+      settings: HEALTHY_FLEET_SETTINGS,
+      awaitTimeoutOverrideMs: 600_000,
+      ownCatalog: true,
+      aroundStep: (event, run) => {
+        if (event.step !== "checkQueries") return run();
+        const check = {
+          ...(event.preflight.imageKeys ? { imageKeys: event.preflight.imageKeys } : {}),
+          sent: [],
+        };
+        checks.push(check);
+        return inCheck.run(check.sent, run);
+      },
+    });
+    for (const { type } of SHAPE)
+      await h.stores.images.registerImage(imageRecord({ componentType: type, version: "2.0.0" }));
+    h.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { RequestItems?: Record<string, unknown> };
+        inCheck.getStore()?.push({
+          command: context.commandName ?? "?",
+          tables: Object.keys(input.RequestItems ?? {})
+            .map((t) => (t === h.names.tasks ? "Tasks" : t === h.names.inventory ? "Inventory" : t))
+            .sort(),
+        });
+        return next(args);
+      },
+      { step: "initialize", name: "checkPreflightRecorder" },
+    );
+  }, 60_000);
+  afterAll(() => h?.close());
+
+  it("AcquireLock's keys reach CheckPreflight in $.plan: its one read, then the report's write; the task completes with the images registered", async () => {
+    const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id("d7100000", 1, 0)]));
+    const task = await waitForTask(h, taskIds[0] as string);
+    expect(task.status).toBe("COMPLETED");
+    expect(checks).toEqual([
+      {
+        imageKeys: ["POWERSHELF#2.0.0#", "NVSWITCH#2.0.0#", "COMPUTE#2.0.0#"],
+        sent: [
+          { command: "BatchGetItemCommand", tables: ["Inventory", "Tasks"] },
+          { command: "PutItemCommand", tables: [] },
+        ],
+      },
+    ]);
   });
 });
