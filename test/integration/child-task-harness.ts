@@ -140,6 +140,11 @@ export async function startHarness(options: {
   definition?: AslMachine;
   /** The clock the executor's callback timeouts and heartbeats run on (default the system's). */
   callbackClock?: LocalExecutorOptions["callbackClock"];
+  /**
+   * The stores' own catalog (the test registers the images its tasks flash) instead of one that
+   * has every image: for tests of how the steps read it.
+   */
+  ownCatalog?: boolean;
 }): Promise<Harness> {
   const client = testClient(testEndpoint());
   const { names, drop } = await freshTables(client, options.label);
@@ -150,11 +155,11 @@ export async function startHarness(options: {
   const shim = await startIotShim(broker);
   const fleet = await startBmcFleet({ brokerUrl: broker.url, racks: options.racks, config: options.fleet });
   const child = await createLocalChildTasks({
-    // The catalog is not what these tables are about: every version has an image, presigned
-    // for real against moto's S3 (a URL is computed, nothing is fetched).
+    // The catalog is not what these tables are about: every version has an image (unless
+    // `ownCatalog`), presigned for real against moto's S3 (a URL is computed, nothing is fetched).
     stores: {
       ...(options.wrapTasks ? { ...stores, tasks: options.wrapTasks(stores.tasks) } : stores),
-      images: everyImage,
+      images: options.ownCatalog === true ? stores.images : everyImage,
     },
     imageUrls: new S3ImageObjectStore(createS3Client({ endpoint: testEndpoint() }), "harness-images"),
     tables: names,

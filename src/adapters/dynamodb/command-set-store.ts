@@ -376,7 +376,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
   }
 
   /** Keys of a task's records of these families and of these parts of its update set. */
-  private static keysOf(taskId: string, families: readonly CommandFamily[], parts: readonly number[]) {
+  static keysOf(taskId: string, families: readonly CommandFamily[], parts: readonly number[]) {
     return [
       ...[...new Set(families)].map((family) => ({ id: setPk(taskId, family) })),
       ...[...new Set(parts)].map((part) => ({ id: setPk(taskId, "u", part) })),
@@ -384,7 +384,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
   }
 
   /** Records read by keysOf → the sets by task and family, the update set's parts merged in. */
-  private static setsOf(items: Item[]): Map<string, Partial<Record<CommandFamily, CommandSet>>> {
+  static setsOf(items: Item[]): Map<string, Partial<Record<CommandFamily, CommandSet>>> {
     const byTask = new Map<
       string,
       { sets: Partial<Record<CommandFamily, CommandSet>>; parts: CommandSet[] }
@@ -423,10 +423,7 @@ export class DynamoCommandSetStore implements CommandSetStore {
       ...(withTask ? [{ id: taskId }] : []),
       ...DynamoCommandSetStore.keysOf(taskId, families, parts),
     ];
-    const items = await batchGetAll(this.doc, this.tasksTable, keys, { consistent: true });
-    const taskItem = items.find((item) => item.id === taskId);
-    const sets = DynamoCommandSetStore.setsOf(items.filter((item) => item !== taskItem));
-    return { task: taskItem === undefined ? undefined : itemToTask(taskItem), sets: sets.get(taskId) ?? {} };
+    return taskWithSetsOf(taskId, await batchGetAll(this.doc, this.tasksTable, keys, { consistent: true }));
   }
 
   async getMany(
@@ -548,4 +545,23 @@ export class DynamoCommandSetStore implements CommandSetStore {
     if (!wrote) return { outcome: "refused" };
     return after === undefined ? { outcome: "written" } : { outcome: "written", set: itemToSet(after) };
   }
+}
+
+/**
+ * getWithTask's keys in the Tasks table (the task's item and its records of these families), for
+ * a BatchGetItem that reads another table in the same request (image-store.ts
+ * `getImagesWithRackAndTask`); `taskWithSetsOf` makes the task and its sets of what it read.
+ */
+export function taskWithSetsKeys(taskId: string, families: readonly CommandFamily[]): Item[] {
+  return [{ id: taskId }, ...DynamoCommandSetStore.keysOf(taskId, families, [])];
+}
+
+/** The task (undefined: no such item) and its sets, from the Tasks items read by their keys. */
+export function taskWithSetsOf(
+  taskId: string,
+  items: Item[],
+): { task: Task | undefined; sets: Partial<Record<CommandFamily, CommandSet>> } {
+  const taskItem = items.find((item) => item.id === taskId);
+  const sets = DynamoCommandSetStore.setsOf(items.filter((item) => item !== taskItem));
+  return { task: taskItem === undefined ? undefined : itemToTask(taskItem), sets: sets.get(taskId) ?? {} };
 }

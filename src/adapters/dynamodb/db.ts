@@ -212,6 +212,14 @@ export async function queryAll(
 /** Chunks of a BatchGetItem asked at once: a listing's update-set parts are several chunks. */
 const BATCH_GET_CONCURRENCY = 4;
 
+/** What a BatchGetItem asks of one table. */
+export interface TableRead {
+  keys: Record<string, unknown>[];
+  consistent?: boolean;
+  /** Only these attributes of each item (a ProjectionExpression and its names). */
+  projection?: { expression: string; names: Record<string, string> };
+}
+
 /**
  * BatchGetItem in chunks of 100 (up to BATCH_GET_CONCURRENCY at once), each following its
  * UnprocessedKeys until none are left.
@@ -220,33 +228,61 @@ export async function batchGetAll(
   doc: DynamoDBDocumentClient,
   table: string,
   keys: Record<string, unknown>[],
-  options: {
-    consistent?: boolean;
-    /** Only these attributes of each item (a ProjectionExpression and its names). */
-    projection?: { expression: string; names: Record<string, string> };
-  } = {},
+  options: Omit<TableRead, "keys"> = {},
 ): Promise<Record<string, unknown>[]> {
-  const consistent = {
-    ...(options.consistent === true ? { ConsistentRead: true } : {}),
-    ...(options.projection === undefined
-      ? {}
-      : {
-          ProjectionExpression: options.projection.expression,
-          ExpressionAttributeNames: options.projection.names,
-        }),
+  return (await batchGetTables(doc, { [table]: { keys, ...options } }))[table] ?? [];
+}
+
+/**
+ * batchGetAll across tables: BatchGetItem takes several tables in one request, so the keys of
+ * every table go in the same requests (chunks of 100 keys in all, tables in the order given, up
+ * to BATCH_GET_CONCURRENCY at once), each with its table's consistency and projection, and each
+ * request follows its UnprocessedKeys, whichever tables they are of, until none are left (a
+ * throttled key or a response past 16 MB comes back there). Items by table (every table asked
+ * has an entry), in no order.
+ *
+ *   batchGetTables(doc, { Tasks: { keys: [{ id: t }], consistent: true },
+ *                         Inventory: { keys: [{ pk: "rack#r1" }], consistent: true } })
+ *   → one BatchGetItem → { Tasks: [task], Inventory: [rack] }
+ */
+export async function batchGetTables(
+  doc: DynamoDBDocumentClient,
+  reads: Record<string, TableRead>,
+): Promise<Record<string, Record<string, unknown>[]>> {
+  const items: Record<string, Record<string, unknown>[]> = Object.fromEntries(
+    Object.keys(reads).map((table) => [table, []]),
+  );
+  const optionsOf = (table: string) => {
+    const { consistent, projection } = reads[table] as TableRead;
+    return {
+      ...(consistent === true ? { ConsistentRead: true } : {}),
+      ...(projection === undefined
+        ? {}
+        : { ProjectionExpression: projection.expression, ExpressionAttributeNames: projection.names }),
+    };
   };
-  const items: Record<string, unknown>[] = [];
-  const chunks = chunk(keys, 100);
+  /** Keys by table, as RequestItems wants them. */
+  const requestOf = (keys: readonly (readonly [string, Record<string, unknown>])[]) => {
+    const byTable = new Map<string, Record<string, unknown>[]>();
+    for (const [table, key] of keys) byTable.set(table, [...(byTable.get(table) ?? []), key]);
+    return Object.fromEntries([...byTable].map(([table, Keys]) => [table, { Keys, ...optionsOf(table) }]));
+  };
+  const chunks = chunk(
+    Object.entries(reads).flatMap(([table, read]) => read.keys.map((key) => [table, key] as const)),
+    100,
+  );
   const next = async (): Promise<void> => {
     for (let part = chunks.shift(); part !== undefined; part = chunks.shift()) {
-      let pending: Record<string, unknown>[] | undefined = part;
-      for (let round = 0; pending !== undefined && pending.length > 0; round++) {
+      let pending = part;
+      for (let round = 0; pending.length > 0; round++) {
         if (round > 0) await new Promise((r) => setTimeout(r, Math.min(1000, 25 * 2 ** round)));
         const out: BatchGetCommandOutput = await doc.send(
-          new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...consistent } } }),
+          new BatchGetCommand({ RequestItems: requestOf(pending) }),
         );
-        items.push(...(out.Responses?.[table] ?? []));
-        pending = out.UnprocessedKeys?.[table]?.Keys;
+        for (const [table, found] of Object.entries(out.Responses ?? {})) items[table]?.push(...found);
+        pending = Object.entries(out.UnprocessedKeys ?? {}).flatMap(([table, left]) =>
+          (left.Keys ?? []).map((key) => [table, key] as const),
+        );
       }
     }
   };

@@ -9,7 +9,9 @@
  *                                                GetItem for ListFirmwareImages)
  *
  * The child task's preflight reads the images of its updates and its rack's item (rack#<id>, the
- * components' readiness) in one BatchGetItem (`getImagesWithRack`): they share the table.
+ * components' readiness) in one BatchGetItem (`getImagesWithRack`): they share the table. Told the
+ * Tasks table too, it reads them with the task and its command sets, the preflight check's whole
+ * read, in one BatchGetItem across both tables (`getImagesWithRackAndTask`).
  *
  * Registering is one transaction: Put the image's item under `attribute_not_exists(pk)` and SET
  * its entry in the index. Two uploads of one key at once: one commits, the other is cancelled
@@ -18,11 +20,14 @@
  */
 import { type DynamoDBDocumentClient, GetCommand } from "@aws-sdk/lib-dynamodb";
 import type { FirmwareImageStore } from "../../app/ports.js";
+import type { CommandFamily, CommandSet } from "../../domain/command-sets.js";
 import { type FirmwareImage, type ImageKey, imageKeyId } from "../../domain/firmware-images.js";
 import type { InventoryComponent } from "../../domain/inventory.js";
 import type { Page } from "../../domain/list-queries.js";
 import { COMPONENT_TYPES, type ComponentType } from "../../domain/model.js";
-import { batchGetAll, type CancellationCode, ensureIndexItem, transactWrite } from "./db.js";
+import type { Task } from "../../domain/task.js";
+import { taskWithSetsKeys, taskWithSetsOf } from "./command-set-store.js";
+import { batchGetAll, batchGetTables, type CancellationCode, ensureIndexItem, transactWrite } from "./db.js";
 import { rackPk } from "./items.js";
 import type { TableNames } from "./schema.js";
 
@@ -34,13 +39,53 @@ export const IMAGES_INDEX_PK = "images#index";
 export const REGISTER_TOGETHER = 25;
 
 type Registered = { kind: "registered" } | { kind: "exists"; image: FirmwareImage };
-export const imagePk = (key: ImageKey): string => `image#${imageKeyId(key)}`;
+/** An image's item key, by its imageKeyId. */
+const imagePkOf = (keyId: string): string => `image#${keyId}`;
+export const imagePk = (key: ImageKey): string => imagePkOf(imageKeyId(key));
+
+/**
+ * The keys of a rack's item and of these images' (by imageKeyId), in the Inventory table, for one
+ * BatchGetItem (getImagesWithRack; the child task's preflight reads them with its task and
+ * command sets too, `getImagesWithRackAndTask`), with RACK_AND_IMAGES_PROJECTION.
+ */
+export function rackAndImagesKeys(rackId: string, imageKeyIds: readonly string[]): { pk: string }[] {
+  return [rackPk(rackId), ...new Set(imageKeyIds.map(imagePkOf))].map((pk) => ({ pk }));
+}
+
+/** What of those items the reads return: the key, the rack's components, the image's record. */
+export const RACK_AND_IMAGES_PROJECTION = {
+  expression: "pk, #r.#c, #i",
+  names: { "#r": "rack", "#c": "components", "#i": "image" },
+};
+
+/** The rack's components (none for an unknown rack) and the images found, from those items. */
+export function rackAndImagesOf(
+  rackId: string,
+  items: readonly Record<string, unknown>[],
+): { images: FirmwareImage[]; components: InventoryComponent[] } {
+  const rack = rackPk(rackId);
+  const components =
+    (items.find((i) => i.pk === rack)?.rack as { components?: InventoryComponent[] } | undefined)
+      ?.components ?? [];
+  const images = items.flatMap((i) =>
+    i.pk === rack || i.image === undefined ? [] : [i.image as FirmwareImage],
+  );
+  return { images, components };
+}
 
 export class DynamoFirmwareImageStore implements FirmwareImageStore {
+  /** Only told the Tasks table (`tables.tasks`, as createDynamoStores does): it reads both. */
+  readonly getImagesWithRackAndTask?: NonNullable<FirmwareImageStore["getImagesWithRackAndTask"]>;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
-    private readonly tables: Pick<TableNames, "inventory">,
-  ) {}
+    private readonly tables: Pick<TableNames, "inventory"> & Partial<Pick<TableNames, "tasks">>,
+  ) {
+    const tasksTable = tables.tasks;
+    if (tasksTable !== undefined)
+      this.getImagesWithRackAndTask = (imageKeyIds, rackId, task) =>
+        this.readWithTask(tasksTable, imageKeyIds, rackId, task);
+  }
 
   async getImages(keys: readonly ImageKey[]): Promise<FirmwareImage[]> {
     if (keys.length === 0) return [];
@@ -63,27 +108,45 @@ export class DynamoFirmwareImageStore implements FirmwareImageStore {
     keys: readonly ImageKey[],
     rackId: string,
   ): Promise<{ images: FirmwareImage[]; components: InventoryComponent[] }> {
-    const rack = rackPk(rackId);
-    const pks = [rack, ...new Set(keys.map(imagePk))];
     const items = await batchGetAll(
       this.doc,
       this.tables.inventory,
-      pks.map((pk) => ({ pk })),
-      {
+      rackAndImagesKeys(rackId, keys.map(imageKeyId)),
+      { consistent: true, projection: RACK_AND_IMAGES_PROJECTION },
+    );
+    return rackAndImagesOf(rackId, items);
+  }
+
+  /**
+   * getImagesWithRack's items and getWithTask's (the task's item and its command sets' records,
+   * command-set-store.ts `taskWithSetsKeys`) in ONE BatchGetItem across the Inventory and Tasks
+   * tables (db.ts `batchGetTables`: more only past its 100 keys, or to follow UnprocessedKeys),
+   * strongly consistent on both as each read alone is. A 39-BMC rack's preflight: the rack's
+   * key and its few images' in Inventory, the task, `q` and `u` in Tasks.
+   */
+  private async readWithTask(
+    tasksTable: string,
+    imageKeyIds: readonly string[],
+    rackId: string,
+    { taskId, families }: { taskId: string; families: readonly CommandFamily[] },
+  ): Promise<{
+    images: FirmwareImage[];
+    components: InventoryComponent[];
+    task: Task | undefined;
+    sets: Partial<Record<CommandFamily, CommandSet>>;
+  }> {
+    const read = await batchGetTables(this.doc, {
+      [this.tables.inventory]: {
+        keys: rackAndImagesKeys(rackId, imageKeyIds),
         consistent: true,
-        projection: {
-          expression: "pk, #r.#c, #i",
-          names: { "#r": "rack", "#c": "components", "#i": "image" },
-        },
+        projection: RACK_AND_IMAGES_PROJECTION,
       },
-    );
-    const components =
-      (items.find((i) => i.pk === rack)?.rack as { components?: InventoryComponent[] } | undefined)
-        ?.components ?? [];
-    const images = items.flatMap((i) =>
-      i.pk === rack || i.image === undefined ? [] : [i.image as FirmwareImage],
-    );
-    return { images, components };
+      [tasksTable]: { keys: taskWithSetsKeys(taskId, families), consistent: true },
+    });
+    return {
+      ...rackAndImagesOf(rackId, read[this.tables.inventory] ?? []),
+      ...taskWithSetsOf(taskId, read[tasksTable] ?? []),
+    };
   }
 
   async registerImage(image: FirmwareImage): Promise<Registered> {

@@ -37,9 +37,10 @@ export interface TaskStepsDeps {
   clock: () => number;
   /**
    * The firmware image catalog: each update command carries its image (images.ts); the
-   * preflight reads the rack's components through it too where it can (`getImagesWithRack`).
+   * preflight reads the rack's components through it too where it can (`getImagesWithRack`), and
+   * its task and the BMCs' answers with them where it can (`getImagesWithRackAndTask`).
    */
-  images: Pick<FirmwareImageStore, "getImages" | "getImagesWithRack">;
+  images: Pick<FirmwareImageStore, "getImages" | "getImagesWithRack" | "getImagesWithRackAndTask">;
   /** Presigns the GET of an image's bytes for a BMC (valid until the wave's deadline). */
   imageUrls: Pick<ImageObjectStore, "presignGet">;
   /** Told when a run child's outcome is recorded, so the dispatcher refills the slot at once. */

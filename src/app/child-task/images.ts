@@ -4,8 +4,9 @@
  * presigned GET valid until the wave's deadline, with its sha256 and size, always.
  *
  * The catalog is read once per task: the preflight looks up the images of every component it is
- * about to flash (in the same read as the rack's readiness, `readRackAndImages`, or one batched
- * read of its own, `planImages`) and freezes them into each group's facts, so a
+ * about to flash (in the same read as its task and the rack's readiness, with the keys AcquireLock
+ * worked out, preflight.ts `readPreflight`; else with the rack's readiness, `readRackAndImages`;
+ * or one batched read of its own, `planImages`) and freezes them into each group's facts, so a
  * flash step only presigns (no request). A plan made before they were frozen reads the catalog
  * at each flash step, as it did then. Freezing is safe because an image is never changed in
  * place (registered once per key) and its deletion is refused while a task that has not ended
@@ -16,6 +17,7 @@ import {
   candidateKeys,
   distinctNeeds,
   type FirmwareImage,
+  type ImageKey,
   type ImageNeed,
   imageFor,
   imageKeyId,
@@ -91,13 +93,22 @@ export async function readRackAndImages(
   const both = deps.images.getImagesWithRack;
   if (both === undefined || components.length === 0)
     return { rack: await deps.readiness.rackComponents(rackId) };
-  const keys = new Map(
+  const keys = imageKeysOf(components);
+  const { components: rack, images } = await both.call(deps.images, [...keys.values()], rackId);
+  return { rack, read: { keys: new Set(keys.keys()), images } };
+}
+
+/**
+ * Every key an image serving these components could have (each need's candidates, the sub-target's
+ * before the whole component's), by imageKeyId, each once: what readRackAndImages asks for, and
+ * what AcquireLock carries for the preflight's one read (preflight.ts `startPreflight`).
+ */
+export function imageKeysOf(components: readonly FlashedComponent[]): Map<string, ImageKey> {
+  return new Map(
     distinctNeeds(components.map(needOf))
       .flatMap(candidateKeys)
       .map((k) => [imageKeyId(k), k] as const),
   );
-  const { components: rack, images } = await both.call(deps.images, [...keys.values()], rackId);
-  return { rack, read: { keys: new Set(keys.keys()), images } };
 }
 
 /**

@@ -280,6 +280,17 @@ export interface PreflightState extends PollState {
   asked?: string[];
   awaitSeconds?: number;
   /**
+   * The images CheckPreflight may need (preflight.ts `startPreflight`: every candidate key, as
+   * imageKeyId, of every component still PENDING at its target, whatever the answers will say),
+   * worked out by AcquireLock from the task it has read, so the check reads its task, the
+   * answers, the rack and these images in one request (FirmwareImageStore
+   * `getImagesWithRackAndTask`). Absent (a state from before, a task with too many keys or an
+   * unreadable report): the check's two reads. Dropped with the rest once the preflight is done.
+   * E.g. `["POWERSHELF#2.0.0#", "COMPUTE#2.0.0#", "COMPUTE#2.0.0#bios"]`: ~115 bytes for a 39-BMC
+   * rack at one version (six types), at most ~14 KB (96 keys of 128-character versions).
+   */
+  imageKeys?: string[];
+  /**
    * The first ask made by AcquireLock (`ask: "wait"`) and not sent yet: AwaitPreflight's Lambda
    * sends it, its queries and its token in one write. Dropped by CheckPreflight, which sends the
    * queries itself if they are not all stored (AwaitPreflight failed before its write).

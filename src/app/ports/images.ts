@@ -3,10 +3,12 @@
  * service, and by the local stack's seed, which writes what an upload would) and the bytes (in an
  * object store that can hand out time-limited URLs).
  */
+import type { CommandFamily, CommandSet } from "../../domain/command-sets.js";
 import type { FirmwareImage, ImageKey } from "../../domain/firmware-images.js";
 import type { InventoryComponent } from "../../domain/inventory.js";
 import type { Page } from "../../domain/list-queries.js";
 import type { ComponentType } from "../../domain/model.js";
+import type { Task } from "../../domain/task.js";
 
 export interface FirmwareImageStore {
   /** The images of these keys that are registered (unknown keys skipped). One batched read. */
@@ -21,6 +23,24 @@ export interface FirmwareImageStore {
     keys: readonly ImageKey[],
     rackId: string,
   ): Promise<{ images: FirmwareImage[]; components: InventoryComponent[] }>;
+  /**
+   * getImagesWithRack and CommandSetStore.getWithTask(taskId, families) in ONE strongly
+   * consistent request, where the store reads the catalog's table and the tasks' in one
+   * (DynamoDB: one BatchGetItem across the Inventory and Tasks tables): the child task's
+   * preflight check reads its task, the BMCs' answers, the rack and the images of its updates
+   * so. The images by `imageKeyIds` (each an imageKeyId), as getImagesWithRack finds them; the
+   * task undefined when there is none. Optional: without it, getWithTask then getImagesWithRack.
+   */
+  getImagesWithRackAndTask?(
+    imageKeyIds: readonly string[],
+    rackId: string,
+    task: { taskId: string; families: readonly CommandFamily[] },
+  ): Promise<{
+    images: FirmwareImage[];
+    components: InventoryComponent[];
+    task: Task | undefined;
+    sets: Partial<Record<CommandFamily, CommandSet>>;
+  }>;
   /**
    * Registers `image` unless its key has one already: ONE conditional write. 'registered', or
    * the image that was there first (compare its sha256: the same bytes are a no-op, other bytes
