@@ -14,11 +14,9 @@
  * them (`read`, `readUpdates`), so what is counted is the end's own requests.
  */
 import { randomUUID } from "node:crypto";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import { DeleteCommand } from "@aws-sdk/lib-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DynamoFirmwareRecorder } from "../../src/adapters/dynamodb/firmware-version-recorder.js";
-import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import { rackPk } from "../../src/adapters/dynamodb/items.js";
 import { type OutcomeDeps, recordTaskOutcome } from "../../src/app/child-task/outcome.js";
 import { lineLogger } from "../../src/app/observability.js";
@@ -35,20 +33,9 @@ import {
 } from "../../src/domain/task-report.js";
 import { runningTask } from "../support/domain-fixtures.js";
 import { runWithTargets } from "../support/dynamodb-fixtures.js";
-import { freshStores, recordCommands } from "../support/moto.js";
-import { testEndpoint } from "../support/test-endpoint.js";
+import { countedStores } from "../support/moto.js";
 
-let client: DynamoDBClient;
-let names: TableNames;
-let stores: DynamoStores;
-let drop: () => Promise<void>;
-let sent: string[];
-
-beforeAll(async () => {
-  ({ client, names, stores, drop } = await freshStores(testEndpoint(), "end"));
-  sent = recordCommands(client);
-});
-afterAll(() => drop());
+const db = countedStores("end");
 
 const T0 = 1_700_000_000_001;
 const NOW = T0 + 100_000;
@@ -70,15 +57,15 @@ interface Child {
 async function child(): Promise<Child> {
   const runId = randomUUID();
   const { run, targets } = runWithTargets(runId, { phaseSizes: [1], createdAt: T0 - 1 });
-  await stores.runs.createRun(run, targets);
+  await db.stores.runs.createRun(run, targets);
   const target = targets[0] as Target;
-  expect((await stores.runs.claimTargets([target], 30_000, T0)).outcome).toBe("claimed");
+  expect((await db.stores.runs.claimTargets([target], 30_000, T0)).outcome).toBe("claimed");
   const taskId = randomUUID();
-  expect(await stores.runs.recordSubmitted(runId, target.id, taskId, T0)).toBe("recorded");
+  expect(await db.stores.runs.recordSubmitted(runId, target.id, taskId, T0)).toBe("recorded");
   const rackId = randomUUID();
   const ids: [string, string] = [randomUUID(), randomUUID()];
   const other = randomUUID();
-  await stores.inventory.upsertRacks([
+  await db.stores.inventory.upsertRacks([
     {
       id: rackId,
       name: `rack-${rackId.slice(0, 8)}`,
@@ -103,8 +90,8 @@ async function child(): Promise<Child> {
     updatedAt: T0,
     startedAt: T0,
   });
-  expect((await stores.tasks.createTask(task)).created).toBe(true);
-  expect(await stores.locks.acquire(rackId, taskId, 600_000, T0)).toBe("acquired");
+  expect((await db.stores.tasks.createTask(task)).created).toBe(true);
+  expect(await db.stores.locks.acquire(rackId, taskId, 600_000, T0)).toBe("acquired");
   const set: CommandSet = {
     taskId,
     family: "u",
@@ -129,16 +116,16 @@ function deps(
   options: { tasks?: TaskStore; firmware?: FirmwareVersionRecorder; lines?: string[] } = {},
 ): OutcomeDeps {
   return {
-    tasks: options.tasks ?? stores.tasks,
-    runs: stores.runs,
-    locks: stores.locks,
+    tasks: options.tasks ?? db.stores.tasks,
+    runs: db.stores.runs,
+    locks: db.stores.locks,
     // The update set as the check read it; an ending from outside closes it (nothing to close here).
     commands: {
       get: async () => undefined,
       getUpdates: async (taskId) => (taskId === c.task.id ? c.set : undefined),
       close: async () => {},
     },
-    firmware: options.firmware ?? new DynamoFirmwareRecorder(stores.doc, names.inventory),
+    firmware: options.firmware ?? new DynamoFirmwareRecorder(db.stores.doc, db.names.inventory),
     clock: () => NOW,
     logger: lineLogger((line) => options.lines?.push(line)),
   };
@@ -154,23 +141,23 @@ const success = (c: Child, inventoryAt: Record<string, number> | null = c.at) =>
 
 /** The end as the last check makes it (the task and its set as read), counting its requests. */
 async function end(c: Child, d: OutcomeDeps = deps(c), read: Task = c.task, outcome = success(c)) {
-  sent.length = 0;
+  db.sent.length = 0;
   const task = await recordTaskOutcome(d, c.task.id, outcome, read, { set: c.set });
-  return { task, sent: [...sent] };
+  return { task, sent: [...db.sent] };
 }
 
 /** The rack's versions, by component id. */
 async function versions(rackId: string): Promise<Record<string, string | undefined>> {
-  const [rack] = await stores.inventory.getRacksByIds([rackId]);
+  const [rack] = await db.stores.inventory.getRacksByIds([rackId]);
   return Object.fromEntries((rack?.components ?? []).map((x) => [x.id, x.firmwareVersion]));
 }
 
 /** Ended once: the task as `status`, its target too, the run's counters moved once, the lock released. */
 async function endedOnce(c: Child, status: "COMPLETED" | "TERMINATED"): Promise<void> {
-  const [task] = await stores.tasks.getTasks([c.task.id]);
+  const [task] = await db.stores.tasks.getTasks([c.task.id]);
   expect(task?.status).toBe(status);
-  expect((await stores.runs.getTarget(c.runId, c.target.id))?.status).toBe(status);
-  const run = await stores.runs.getRun(c.runId);
+  expect((await db.stores.runs.getTarget(c.runId, c.target.id))?.status).toBe(status);
+  const run = await db.stores.runs.getRun(c.runId);
   expect(run?.inFlight).toBe(0);
   expect(run?.counters[0]).toEqual({
     completed: status === "COMPLETED" ? 1 : 0,
@@ -178,12 +165,12 @@ async function endedOnce(c: Child, status: "COMPLETED" | "TERMINATED"): Promise<
     terminated: status === "TERMINATED" ? 1 : 0,
     skipped: 0,
   });
-  expect(await stores.locks.get(c.task.rackId)).toBeUndefined();
+  expect(await db.stores.locks.get(c.task.rackId)).toBeUndefined();
 }
 
 /** The store as it was before the fold: saveTaskWithOutcome, no saveTaskWithOutcomeAndVersions. */
 const withoutFold = (): TaskStore =>
-  Object.assign(Object.create(stores.tasks) as TaskStore, { saveTaskWithOutcomeAndVersions: undefined });
+  Object.assign(Object.create(db.stores.tasks) as TaskStore, { saveTaskWithOutcomeAndVersions: undefined });
 
 describe("a run child's end on DynamoDB: the verified versions in the ending's transaction", () => {
   it("ONE TransactWriteItems: the task, its target, the run's counters, the lock and the versions; a store without the fold makes it and an UpdateItem", async () => {
@@ -215,7 +202,7 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
   it("an import moved the components: the transaction refused by the inventory alone, the ending written without the versions, then the rack read and the versions written where it holds them now", async () => {
     const c = await child();
     // Re-imported in another order: c-1 at 0, another at 1, c-0 at 2.
-    await stores.inventory.upsertRacks([
+    await db.stores.inventory.upsertRacks([
       {
         id: c.task.rackId,
         name: `rack-${c.task.rackId.slice(0, 8)}`,
@@ -230,7 +217,7 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
     expect(task.status).toBe("COMPLETED");
     expect(sent).toEqual([TX, TX, "GetItemCommand", "UpdateItemCommand"]);
     await endedOnce(c, "COMPLETED");
-    const [rack] = await stores.inventory.getRacksByIds([c.task.rackId]);
+    const [rack] = await db.stores.inventory.getRacksByIds([c.task.rackId]);
     expect(rack?.components.map((x) => [x.id, x.firmwareVersion])).toEqual([
       [c.ids[1], "2.0.0"],
       [c.other, "1.0.0"],
@@ -240,22 +227,22 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
 
   it("the rack's item gone: the ending written without the versions, nothing to write them on; an inventory that cannot be written is logged, the ending stands", async () => {
     const c = await child();
-    await stores.doc.send(
-      new DeleteCommand({ TableName: names.inventory, Key: { pk: rackPk(c.task.rackId) } }),
+    await db.stores.doc.send(
+      new DeleteCommand({ TableName: db.names.inventory, Key: { pk: rackPk(c.task.rackId) } }),
     );
     const { task, sent } = await end(c);
     expect(task.status).toBe("COMPLETED");
     expect(sent).toEqual([TX, TX, "GetItemCommand"]);
     await endedOnce(c, "COMPLETED");
-    expect(await stores.inventory.getRacksByIds([c.task.rackId])).toEqual([]);
+    expect(await db.stores.inventory.getRacksByIds([c.task.rackId])).toEqual([]);
 
     // The recorder's table is not there: its failure is logged after the ending.
     const d = await child();
-    await stores.doc.send(
-      new DeleteCommand({ TableName: names.inventory, Key: { pk: rackPk(d.task.rackId) } }),
+    await db.stores.doc.send(
+      new DeleteCommand({ TableName: db.names.inventory, Key: { pk: rackPk(d.task.rackId) } }),
     );
     const lines: string[] = [];
-    const failing = new DynamoFirmwareRecorder(stores.doc, `${names.inventory}-gone`);
+    const failing = new DynamoFirmwareRecorder(db.stores.doc, `${db.names.inventory}-gone`);
     const ended = await end(d, deps(d, { firmware: failing, lines }));
     expect(ended.task.status).toBe("COMPLETED");
     await endedOnce(d, "COMPLETED");
@@ -276,7 +263,7 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
     });
     moved.report = serializeReport(report);
     moved.updatedAt = T0 + 50;
-    expect(await stores.tasks.saveTask(moved, T0)).toBe("saved");
+    expect(await db.stores.tasks.saveTask(moved, T0)).toBe("saved");
 
     const { task, sent } = await end(c);
     expect(sent).toEqual([TX, "GetItemCommand", "BatchGetItemCommand", TX]);
@@ -298,7 +285,7 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
       ending: { status: "TERMINATED" as const, message: "cancelled by alice", at: T0 + 40 },
       updatedAt: T0 + 40,
     };
-    expect(await stores.tasks.saveTask(decided, T0)).toBe("saved");
+    expect(await db.stores.tasks.saveTask(decided, T0)).toBe("saved");
 
     const ended = await end(c);
     expect(ended.sent).toEqual([TX, "GetItemCommand", "BatchGetItemCommand", TX]);
@@ -311,7 +298,7 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
     });
 
     // The cancel goes on with the task as it read it: ended, it records nothing and writes nothing.
-    sent.length = 0;
+    db.sent.length = 0;
     const again = await recordTaskOutcome(
       deps(c),
       c.task.id,
@@ -321,7 +308,7 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
     expect(again.status).toBe("TERMINATED");
     // Its write is refused (the task moved), the task read again: ended. The target's outcome
     // tried (refused: not in flight, read), the release (not held); no inventory at all.
-    expect(sent).toEqual([
+    expect(db.sent).toEqual([
       TX,
       "GetItemCommand",
       "BatchGetItemCommand",
@@ -336,7 +323,7 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
     // The target ended already (a run's cancel recorded it).
     const c = await child();
     expect(
-      await stores.runs.recordOutcome(c.runId, c.target.id, "TERMINATED", "run cancelled", T0 + 30),
+      await db.stores.runs.recordOutcome(c.runId, c.target.id, "TERMINATED", "run cancelled", T0 + 30),
     ).toBe("recorded");
     const ended = await end(c);
     expect(ended.task.status).toBe("COMPLETED");
@@ -355,14 +342,14 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
       [c.ids[0]]: "2.0.0",
       [c.ids[1]]: "2.0.0",
     });
-    expect((await stores.runs.getTarget(c.runId, c.target.id))?.status).toBe("TERMINATED");
-    expect(await stores.locks.get(c.task.rackId)).toBeUndefined();
+    expect((await db.stores.runs.getTarget(c.runId, c.target.id))?.status).toBe("TERMINATED");
+    expect(await db.stores.locks.get(c.task.rackId)).toBeUndefined();
 
     // Another task holds the lock (this one's expired and was taken), and an import moved c-0 and c-1.
     const d = await child();
-    await stores.locks.release(d.task.rackId, d.task.id);
-    expect(await stores.locks.acquire(d.task.rackId, "t-other", 600_000, T0 + 5)).toBe("acquired");
-    await stores.inventory.upsertRacks([
+    await db.stores.locks.release(d.task.rackId, d.task.id);
+    expect(await db.stores.locks.acquire(d.task.rackId, "t-other", 600_000, T0 + 5)).toBe("acquired");
+    await db.stores.inventory.upsertRacks([
       {
         id: d.task.rackId,
         name: `rack-${d.task.rackId.slice(0, 8)}`,
@@ -384,8 +371,8 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
       "GetItemCommand",
       "UpdateItemCommand",
     ]);
-    expect((await stores.runs.getTarget(d.runId, d.target.id))?.status).toBe("COMPLETED");
-    expect(await stores.locks.get(d.task.rackId)).toMatchObject({ owner: "t-other" });
+    expect((await db.stores.runs.getTarget(d.runId, d.target.id))?.status).toBe("COMPLETED");
+    expect(await db.stores.locks.get(d.task.rackId)).toMatchObject({ owner: "t-other" });
     expect(await versions(d.task.rackId)).toEqual({
       [d.other]: "1.0.0",
       [d.ids[0]]: "2.0.0",
@@ -396,7 +383,7 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
   it("repeats write no inventory twice: a retried last state reads the rack and writes only what it lacks; an execution's end reconciled after writes nothing", async () => {
     const c = await child();
     expect((await end(c)).sent).toEqual([TX]);
-    const [ended] = await stores.tasks.getTasks([c.task.id]);
+    const [ended] = await db.stores.tasks.getTasks([c.task.id]);
 
     // RecordSuccess retried (the call that ended it crashed before answering): the rack read, nothing written.
     const retried = await end(c, deps(c), ended as Task);
@@ -405,13 +392,13 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
     expect(retried.sent).toEqual([TX, "GetItemCommand", "DeleteItemCommand", "GetItemCommand"]);
 
     // The execution's end, reconciled from outside: the task ended, nothing recorded again.
-    sent.length = 0;
+    db.sent.length = 0;
     await recordTaskOutcome(deps(c), c.task.id, { status: "COMPLETED", message: "done" }, ended);
-    expect(sent).toEqual([TX, "GetItemCommand", "DeleteItemCommand"]);
+    expect(db.sent).toEqual([TX, "GetItemCommand", "DeleteItemCommand"]);
     await endedOnce(c, "COMPLETED");
 
     // An inventory reset in between (a re-import at 1.0.0): the repeat writes the version again.
-    await stores.inventory.upsertRacks([
+    await db.stores.inventory.upsertRacks([
       {
         id: c.task.rackId,
         name: `rack-${c.task.rackId.slice(0, 8)}`,
@@ -453,9 +440,9 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
     // A request DynamoDB refuses outright (a ValidationException: moto accepts what the real one
     // refuses, e.g. two paths of one item that overlap), raised before it reaches the table.
     const refusing = (error: Error): TaskStore =>
-      Object.assign(Object.create(stores.tasks) as TaskStore, {
+      Object.assign(Object.create(db.stores.tasks) as TaskStore, {
         saveTaskWithOutcomeAndVersions: async () => {
-          sent.push("(refused)");
+          db.sent.push("(refused)");
           throw error;
         },
       });
@@ -479,7 +466,7 @@ describe("a run child's end on DynamoDB: the verified versions in the ending's t
     const d = await child();
     const down = new StoreUnavailableError("throttled", { cause: new Error("ThrottlingException") });
     await expect(end(d, deps(d, { tasks: refusing(down) }))).rejects.toBe(down);
-    expect((await stores.tasks.getTasks([d.task.id]))[0]).toEqual(d.task);
+    expect((await db.stores.tasks.getTasks([d.task.id]))[0]).toEqual(d.task);
     expect((await end(d)).sent).toEqual([TX]);
     await endedOnce(d, "COMPLETED");
   });
@@ -500,9 +487,9 @@ describe("DynamoTaskStore.saveTaskWithOutcomeAndVersions", () => {
     { componentId: c.ids[1], version: "2.1.0", at: i1 },
   ];
   const untouched = async (c: Child) => {
-    expect((await stores.tasks.getTasks([c.task.id]))[0]).toEqual(c.task);
-    expect((await stores.runs.getTarget(c.runId, c.target.id))?.status).toBe("SUBMITTED");
-    expect((await stores.runs.getRun(c.runId))?.inFlight).toBe(1);
+    expect((await db.stores.tasks.getTasks([c.task.id]))[0]).toEqual(c.task);
+    expect((await db.stores.runs.getTarget(c.runId, c.target.id))?.status).toBe("SUBMITTED");
+    expect((await db.stores.runs.getRun(c.runId))?.inFlight).toBe(1);
     expect(await versions(c.task.rackId)).toEqual({
       [c.other]: "1.0.0",
       [c.ids[0]]: "1.0.0",
@@ -512,7 +499,9 @@ describe("DynamoTaskStore.saveTaskWithOutcomeAndVersions", () => {
 
   it("saved: the ending and each version at its index", async () => {
     const c = await child();
-    expect(await stores.tasks.saveTaskWithOutcomeAndVersions(done(c), T0, outcome(c), at(c))).toBe("saved");
+    expect(await db.stores.tasks.saveTaskWithOutcomeAndVersions(done(c), T0, outcome(c), at(c))).toBe(
+      "saved",
+    );
     await endedOnce(c, "COMPLETED");
     expect(await versions(c.task.rackId)).toEqual({
       [c.other]: "1.0.0",
@@ -523,14 +512,14 @@ describe("DynamoTaskStore.saveTaskWithOutcomeAndVersions", () => {
 
   it("inventory-moved: an index that no longer holds its component, or no rack item; nothing written", async () => {
     const c = await child();
-    expect(await stores.tasks.saveTaskWithOutcomeAndVersions(done(c), T0, outcome(c), at(c, 0, 2))).toBe(
+    expect(await db.stores.tasks.saveTaskWithOutcomeAndVersions(done(c), T0, outcome(c), at(c, 0, 2))).toBe(
       "inventory-moved",
     );
     await untouched(c);
-    expect(await stores.locks.get(c.task.rackId)).toMatchObject({ owner: c.task.id });
+    expect(await db.stores.locks.get(c.task.rackId)).toMatchObject({ owner: c.task.id });
     const gone = { ...done(c), rackId: randomUUID() };
-    await stores.locks.acquire(gone.rackId, c.task.id, 600_000, T0);
-    expect(await stores.tasks.saveTaskWithOutcomeAndVersions(gone, T0, outcome(c), at(c))).toBe(
+    await db.stores.locks.acquire(gone.rackId, c.task.id, 600_000, T0);
+    expect(await db.stores.tasks.saveTaskWithOutcomeAndVersions(gone, T0, outcome(c), at(c))).toBe(
       "inventory-moved",
     );
     await untouched(c);
@@ -539,11 +528,11 @@ describe("DynamoTaskStore.saveTaskWithOutcomeAndVersions", () => {
   it("the task's answer first, then the outcome's, whatever the inventory holds: stale, not-found, separately", async () => {
     const c = await child();
     const moved = at(c, 0, 1);
-    expect(await stores.tasks.saveTaskWithOutcomeAndVersions(done(c), T0 - 1, outcome(c), moved)).toBe(
+    expect(await db.stores.tasks.saveTaskWithOutcomeAndVersions(done(c), T0 - 1, outcome(c), moved)).toBe(
       "stale",
     );
     expect(
-      await stores.tasks.saveTaskWithOutcomeAndVersions(
+      await db.stores.tasks.saveTaskWithOutcomeAndVersions(
         { ...done(c), id: randomUUID() },
         T0,
         outcome(c),
@@ -551,11 +540,16 @@ describe("DynamoTaskStore.saveTaskWithOutcomeAndVersions", () => {
       ),
     ).toBe("not-found");
     expect(
-      await stores.tasks.saveTaskWithOutcomeAndVersions(done(c), T0, { ...outcome(c), phaseIndex: 1 }, moved),
+      await db.stores.tasks.saveTaskWithOutcomeAndVersions(
+        done(c),
+        T0,
+        { ...outcome(c), phaseIndex: 1 },
+        moved,
+      ),
     ).toBe("separately");
-    await stores.locks.release(c.task.rackId, c.task.id);
-    await stores.locks.acquire(c.task.rackId, "t-other", 600_000, T0);
-    expect(await stores.tasks.saveTaskWithOutcomeAndVersions(done(c), T0, outcome(c), at(c))).toBe(
+    await db.stores.locks.release(c.task.rackId, c.task.id);
+    await db.stores.locks.acquire(c.task.rackId, "t-other", 600_000, T0);
+    expect(await db.stores.tasks.saveTaskWithOutcomeAndVersions(done(c), T0, outcome(c), at(c))).toBe(
       "separately",
     );
     await untouched(c);

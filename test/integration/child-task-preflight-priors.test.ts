@@ -11,10 +11,8 @@
  *   - a task that is no run child, and a store without the transaction: the writes as before.
  */
 import { randomUUID } from "node:crypto";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
-import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
 import { recordTaskOutcome } from "../../src/app/child-task/outcome.js";
 import { checkQueries } from "../../src/app/child-task/preflight.js";
@@ -28,21 +26,13 @@ import { parseReport } from "../../src/domain/task-report.js";
 import { pendingTask } from "../support/domain-fixtures.js";
 import { runWithTargets, uuid } from "../support/dynamodb-fixtures.js";
 import { imageRecord } from "../support/memory-images.js";
-import { freshStores, recordCommands } from "../support/moto.js";
-import { testEndpoint } from "../support/test-endpoint.js";
+import { countedStores } from "../support/moto.js";
 
-let client: DynamoDBClient;
-let names: TableNames;
-let stores: DynamoStores;
-let drop: () => Promise<void>;
-let sent: string[];
+const db = countedStores("priors");
 
 beforeAll(async () => {
-  ({ client, names, stores, drop } = await freshStores(testEndpoint(), "priors"));
-  sent = recordCommands(client);
-  await stores.images.registerImage(imageRecord({ componentType: "COMPUTE", version: "2.0.0" }));
+  await db.stores.images.registerImage(imageRecord({ componentType: "COMPUTE", version: "2.0.0" }));
 });
-afterAll(() => drop());
 
 const settings = { ...DEFAULT_CHILD_TASK_SETTINGS };
 const CREATED = 1_700_000_000_000;
@@ -55,7 +45,7 @@ const priorsOf = (c0: string, c1: string): PriorVersion[] => [
   { componentId: "c-1", type: "COMPUTE", version: c1, targetVersion: "2.0.0" },
 ];
 
-const stored = async (id: string) => (await stores.tasks.getTasks([id]))[0] as Task;
+const stored = async (id: string) => (await db.stores.tasks.getTasks([id]))[0] as Task;
 const versionsBefore = (t: Task) => parseReport(t.report).components.map((c) => c.versionBefore);
 
 /**
@@ -64,7 +54,7 @@ const versionsBefore = (t: Task) => parseReport(t.report).components.map((c) => 
  */
 async function runChild(n: number, child = true) {
   const { run, targets } = runWithTargets(uuid(n, "9f000000"), { phaseSizes: [1], createdAt: CREATED });
-  await stores.runs.createRun(run, targets);
+  await db.stores.runs.createRun(run, targets);
   const target = targets[0] as Target;
   const task = pendingTask({
     id: uuid(n, "9fa50000"),
@@ -74,10 +64,10 @@ async function runChild(n: number, child = true) {
     updatedAt: AT,
     ...(child ? { runId: run.id, targetId: target.id, targetPhaseIndex: 0 } : {}),
   });
-  expect(await stores.runs.claimTarget(target, 60_000, AT)).toBe("claimed");
-  expect(await stores.runs.recordSubmitted(run.id, target.id, task.id, AT)).toBe("recorded");
-  await stores.tasks.createTask(task);
-  await stores.inventory.upsertRacks([
+  expect(await db.stores.runs.claimTarget(target, 60_000, AT)).toBe("claimed");
+  expect(await db.stores.runs.recordSubmitted(run.id, target.id, task.id, AT)).toBe("recorded");
+  await db.stores.tasks.createTask(task);
+  await db.stores.inventory.upsertRacks([
     {
       id: task.rackId,
       name: `rack-${n}`,
@@ -113,18 +103,18 @@ async function answer(task: Task, c0: string, c1: string): Promise<void> {
   );
 }
 
-const commands = () => new DynamoCommandSetStore(stores.doc, names.tasks);
+const commands = () => new DynamoCommandSetStore(db.stores.doc, db.names.tasks);
 
 /** CheckPreflight with every answer in, on `tasks` (the DynamoDB task store unless given). */
-function check(task: Task, tasks: TaskStore = stores.tasks) {
+function check(task: Task, tasks: TaskStore = db.stores.tasks) {
   return checkQueries(
     {
       tasks,
-      locks: stores.locks,
+      locks: db.stores.locks,
       commands: commands(),
-      readiness: stores.readiness,
-      images: stores.images,
-      runs: stores.runs,
+      readiness: db.stores.readiness,
+      images: db.stores.images,
+      runs: db.stores.runs,
       clock: () => NOW,
       logger: silentLogger,
       publisher: { publish: async () => {} },
@@ -141,7 +131,7 @@ function check(task: Task, tasks: TaskStore = stores.tasks) {
 
 /** The DynamoDB task store with `change` in place of its methods (the rest its own). */
 function taskStoreWith(change: Partial<TaskStore>): TaskStore {
-  return Object.assign(Object.create(stores.tasks) as TaskStore, change);
+  return Object.assign(Object.create(db.stores.tasks) as TaskStore, change);
 }
 
 /** The DynamoDB task store whose first saveTaskWithPriorVersions lets `meanwhile` run just before it. */
@@ -153,7 +143,7 @@ function racedBy(meanwhile: () => Promise<unknown>): TaskStore {
         first = false;
         await meanwhile();
       }
-      return stores.tasks.saveTaskWithPriorVersions(...args);
+      return db.stores.tasks.saveTaskWithPriorVersions(...args);
     },
   });
 }
@@ -164,15 +154,15 @@ const READS = ["BatchGetItemCommand", "BatchGetItemCommand"];
 describe("CheckPreflight of a run child on DynamoDB: the report and the target's prior versions in one transaction", () => {
   it("one TransactWriteItems, not a PutItem and an UpdateItem: the report with each version before, the target with them, nothing else of it changed", async () => {
     const { run, target, task } = await runChild(1);
-    const before = await stores.runs.getTarget(run.id, target.id);
-    sent.length = 0;
+    const before = await db.stores.runs.getTarget(run.id, target.id);
+    db.sent.length = 0;
     const plan = await check(task);
-    expect(sent).toEqual([...READS, "TransactWriteItemsCommand"]);
+    expect(db.sent).toEqual([...READS, "TransactWriteItemsCommand"]);
     expect(plan.groups?.map((g) => g.componentIds)).toEqual([["c-0", "c-1"]]);
     const saved = await stored(task.id);
     expect(saved.updatedAt).toBe(NOW);
     expect(versionsBefore(saved)).toEqual(["1.0.0", "1.1.0"]);
-    expect(await stores.runs.getTarget(run.id, target.id)).toEqual({
+    expect(await db.stores.runs.getTarget(run.id, target.id)).toEqual({
       ...before,
       priorVersions: priorsOf("1.0.0", "1.1.0"),
     });
@@ -180,11 +170,11 @@ describe("CheckPreflight of a run child on DynamoDB: the report and the target's
 
   it("the same step on a store without the transaction: the PutItem, then the UpdateItem, as before (one request more)", async () => {
     const { run, target, task } = await runChild(2);
-    sent.length = 0;
+    db.sent.length = 0;
     await check(task, taskStoreWith({ saveTaskWithPriorVersions: undefined }));
-    expect(sent).toEqual([...READS, "PutItemCommand", "UpdateItemCommand"]);
+    expect(db.sent).toEqual([...READS, "PutItemCommand", "UpdateItemCommand"]);
     expect(versionsBefore(await stored(task.id))).toEqual(["1.0.0", "1.1.0"]);
-    expect((await stores.runs.getTarget(run.id, target.id))?.priorVersions).toEqual(
+    expect((await db.stores.runs.getTarget(run.id, target.id))?.priorVersions).toEqual(
       priorsOf("1.0.0", "1.1.0"),
     );
   });
@@ -193,25 +183,25 @@ describe("CheckPreflight of a run child on DynamoDB: the report and the target's
     const { run, target, task } = await runChild(3);
     // What an earlier preflight kept, before a flash that the BMCs' answers now show.
     const first = priorsOf("0.9.0", "0.9.1");
-    expect(await stores.runs.recordPriorVersions(run.id, target.id, first)).toBe("recorded");
+    expect(await db.stores.runs.recordPriorVersions(run.id, target.id, first)).toBe("recorded");
     for (const _ of [1, 2]) {
       const read = await stored(task.id);
-      sent.length = 0;
+      db.sent.length = 0;
       await check(read);
-      expect(sent).toEqual([...READS, "TransactWriteItemsCommand"]);
+      expect(db.sent).toEqual([...READS, "TransactWriteItemsCommand"]);
       expect(versionsBefore(await stored(task.id))).toEqual(["1.0.0", "1.1.0"]);
-      expect((await stores.runs.getTarget(run.id, target.id))?.priorVersions).toEqual(first);
+      expect((await db.stores.runs.getTarget(run.id, target.id))?.priorVersions).toEqual(first);
     }
   });
 
   it("a target in another state (already ended) takes them as recordPriorVersions would, nothing else of it changed", async () => {
     const { run, target, task } = await runChild(4);
-    expect(await stores.runs.recordOutcome(run.id, target.id, "FAILED", "boom", AT + 1)).toBe("recorded");
-    const before = await stores.runs.getTarget(run.id, target.id);
-    sent.length = 0;
+    expect(await db.stores.runs.recordOutcome(run.id, target.id, "FAILED", "boom", AT + 1)).toBe("recorded");
+    const before = await db.stores.runs.getTarget(run.id, target.id);
+    db.sent.length = 0;
     await check(task);
-    expect(sent).toEqual([...READS, "TransactWriteItemsCommand"]);
-    expect(await stores.runs.getTarget(run.id, target.id)).toEqual({
+    expect(db.sent).toEqual([...READS, "TransactWriteItemsCommand"]);
+    expect(await db.stores.runs.getTarget(run.id, target.id)).toEqual({
       ...before,
       priorVersions: priorsOf("1.0.0", "1.1.0"),
     });
@@ -221,28 +211,30 @@ describe("CheckPreflight of a run child on DynamoDB: the report and the target's
     const { run, task } = await runChild(5);
     const gone = uuid(5, "dead0000");
     const orphan = { ...task, targetId: gone };
-    await stores.tasks.saveTask({ ...orphan, updatedAt: AT + 1 }, AT);
+    await db.stores.tasks.saveTask({ ...orphan, updatedAt: AT + 1 }, AT);
     const read = await stored(task.id);
-    sent.length = 0;
+    db.sent.length = 0;
     await expect(check(read)).rejects.toMatchObject({
       name: "TaskMisconfigured",
       message: `task ${task.id}: its run's target ${gone} is gone`,
     });
-    expect(sent).toEqual([...READS, "TransactWriteItemsCommand"]);
+    expect(db.sent).toEqual([...READS, "TransactWriteItemsCommand"]);
     expect(await stored(task.id)).toEqual(read);
-    expect(await stores.runs.getTarget(run.id, gone)).toBeUndefined();
+    expect(await db.stores.runs.getTarget(run.id, gone)).toBeUndefined();
   });
 
   it("the task moved meanwhile: the transaction writes nothing, the task is read again, and the report and the versions go in the next", async () => {
     const { run, target, task } = await runChild(6);
     let from = 0;
     const moved = racedBy(async () => {
-      expect(await stores.tasks.saveTask({ ...task, message: "moved", updatedAt: AT + 5 }, AT)).toBe("saved");
-      from = sent.length;
+      expect(await db.stores.tasks.saveTask({ ...task, message: "moved", updatedAt: AT + 5 }, AT)).toBe(
+        "saved",
+      );
+      from = db.sent.length;
     });
-    sent.length = 0;
+    db.sent.length = 0;
     await check(task, moved);
-    expect(sent.slice(from)).toEqual([
+    expect(db.sent.slice(from)).toEqual([
       "TransactWriteItemsCommand",
       // Cancelled on the task's condition: why (the task is there, it moved), then read again.
       "GetItemCommand",
@@ -252,7 +244,7 @@ describe("CheckPreflight of a run child on DynamoDB: the report and the target's
     const saved = await stored(task.id);
     expect(saved).toMatchObject({ message: "moved", updatedAt: NOW });
     expect(versionsBefore(saved)).toEqual(["1.0.0", "1.1.0"]);
-    expect((await stores.runs.getTarget(run.id, target.id))?.priorVersions).toEqual(
+    expect((await db.stores.runs.getTarget(run.id, target.id))?.priorVersions).toEqual(
       priorsOf("1.0.0", "1.1.0"),
     );
   });
@@ -263,9 +255,9 @@ describe("CheckPreflight of a run child on DynamoDB: the report and the target's
     const cancelled = racedBy(async () => {
       await recordTaskOutcome(
         {
-          tasks: stores.tasks,
-          runs: stores.runs,
-          locks: stores.locks,
+          tasks: db.stores.tasks,
+          runs: db.stores.runs,
+          locks: db.stores.locks,
           commands: commands(),
           firmware: { record: async () => {} },
           clock: () => NOW - 5,
@@ -273,27 +265,31 @@ describe("CheckPreflight of a run child on DynamoDB: the report and the target's
         task.id,
         { status: "TERMINATED", message: "task cancelled" },
       );
-      from = sent.length;
+      from = db.sent.length;
     });
-    sent.length = 0;
+    db.sent.length = 0;
     const plan = await check(task, cancelled);
-    expect(sent.slice(from)).toEqual(["TransactWriteItemsCommand", "GetItemCommand", "BatchGetItemCommand"]);
+    expect(db.sent.slice(from)).toEqual([
+      "TransactWriteItemsCommand",
+      "GetItemCommand",
+      "BatchGetItemCommand",
+    ]);
     expect(plan.groups).toEqual([]);
     const ended = await stored(task.id);
     expect(ended).toMatchObject({ status: "TERMINATED", message: "task cancelled" });
     expect(versionsBefore(ended)).toEqual([undefined, undefined]);
-    const after = await stores.runs.getTarget(run.id, target.id);
+    const after = await db.stores.runs.getTarget(run.id, target.id);
     expect(after).toMatchObject({ status: "TERMINATED", message: "task cancelled" });
     expect(after?.priorVersions).toBeUndefined();
   });
 
   it("a task that is no run child: its report alone (one PutItem), the store's transaction unused", async () => {
     const { run, target, task } = await runChild(8, false);
-    sent.length = 0;
+    db.sent.length = 0;
     await check(task);
-    expect(sent).toEqual([...READS, "PutItemCommand"]);
+    expect(db.sent).toEqual([...READS, "PutItemCommand"]);
     expect(versionsBefore(await stored(task.id))).toEqual(["1.0.0", "1.1.0"]);
-    expect((await stores.runs.getTarget(run.id, target.id))?.priorVersions).toBeUndefined();
+    expect((await db.stores.runs.getTarget(run.id, target.id))?.priorVersions).toBeUndefined();
   });
 
   it("a task already ended when read: nothing written, on the task or its target", async () => {
@@ -305,12 +301,12 @@ describe("CheckPreflight of a run child on DynamoDB: the report and the target's
       finishedAt: AT + 1,
       updatedAt: AT + 1,
     };
-    expect(await stores.tasks.saveTask(failed, AT)).toBe("saved");
-    sent.length = 0;
+    expect(await db.stores.tasks.saveTask(failed, AT)).toBe("saved");
+    db.sent.length = 0;
     await check(failed);
-    expect(sent.filter((c) => !c.startsWith("BatchGet") && !c.startsWith("Get"))).toEqual([]);
+    expect(db.sent.filter((c) => !c.startsWith("BatchGet") && !c.startsWith("Get"))).toEqual([]);
     expect(await stored(task.id)).toEqual(failed);
-    expect((await stores.runs.getTarget(run.id, target.id))?.priorVersions).toBeUndefined();
+    expect((await db.stores.runs.getTarget(run.id, target.id))?.priorVersions).toBeUndefined();
   });
 });
 
@@ -320,22 +316,22 @@ describe("DynamoTaskStore.saveTaskWithPriorVersions", () => {
     const next = { ...task, message: "next", updatedAt: AT + 1 };
     const priors = priorsOf("1.0.0", "1.1.0");
     const gone = { runId: run.id, targetId: uuid(10, "dead0000"), priors };
-    expect(await stores.tasks.saveTaskWithPriorVersions(next, AT - 1, gone)).toBe("stale");
-    expect(await stores.tasks.saveTaskWithPriorVersions(next, AT, gone)).toBe("target-gone");
+    expect(await db.stores.tasks.saveTaskWithPriorVersions(next, AT - 1, gone)).toBe("stale");
+    expect(await db.stores.tasks.saveTaskWithPriorVersions(next, AT, gone)).toBe("target-gone");
     expect(
-      await stores.tasks.saveTaskWithPriorVersions({ ...next, id: randomUUID() }, AT, {
+      await db.stores.tasks.saveTaskWithPriorVersions({ ...next, id: randomUUID() }, AT, {
         runId: run.id,
         targetId: target.id,
         priors,
       }),
     ).toBe("not-found");
     expect(await stored(task.id)).toEqual(task);
-    expect((await stores.runs.getTarget(run.id, target.id))?.priorVersions).toBeUndefined();
-    expect(await stores.runs.getTarget(run.id, gone.targetId)).toBeUndefined();
-    expect(await stores.tasks.saveTaskWithPriorVersions(next, AT, { ...gone, targetId: target.id })).toBe(
+    expect((await db.stores.runs.getTarget(run.id, target.id))?.priorVersions).toBeUndefined();
+    expect(await db.stores.runs.getTarget(run.id, gone.targetId)).toBeUndefined();
+    expect(await db.stores.tasks.saveTaskWithPriorVersions(next, AT, { ...gone, targetId: target.id })).toBe(
       "saved",
     );
     expect(await stored(task.id)).toEqual(next);
-    expect((await stores.runs.getTarget(run.id, target.id))?.priorVersions).toEqual(priors);
+    expect((await db.stores.runs.getTarget(run.id, target.id))?.priorVersions).toEqual(priors);
   });
 });

@@ -9,10 +9,8 @@
  * they were a GetItem and a BatchGetItem), then the report's write.
  */
 import { randomUUID } from "node:crypto";
-import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
-import type { DynamoStores, TableNames } from "../../src/adapters/dynamodb/index.js";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
 import { lockTtlMs } from "../../src/app/child-task/lock.js";
 import { acquireLockAndAsk, checkQueries } from "../../src/app/child-task/preflight.js";
@@ -24,20 +22,9 @@ import { rackConflictMessage } from "../../src/domain/step-errors.js";
 import type { Task } from "../../src/domain/task.js";
 import { pendingTask } from "../support/domain-fixtures.js";
 import { imageRecord } from "../support/memory-images.js";
-import { freshStores, recordCommands } from "../support/moto.js";
-import { testEndpoint } from "../support/test-endpoint.js";
+import { countedStores } from "../support/moto.js";
 
-let client: DynamoDBClient;
-let names: TableNames;
-let stores: DynamoStores;
-let drop: () => Promise<void>;
-let sent: string[];
-
-beforeAll(async () => {
-  ({ client, names, stores, drop } = await freshStores(testEndpoint(), "start"));
-  sent = recordCommands(client);
-});
-afterAll(() => drop());
+const db = countedStores("start");
 
 const settings = { ...DEFAULT_CHILD_TASK_SETTINGS };
 const NOW = 7_000_000;
@@ -45,17 +32,17 @@ const TTL = lockTtlMs(settings, 2);
 
 async function storedPendingTask(overrides: Partial<Task> = {}): Promise<Task> {
   const task = pendingTask({ id: randomUUID(), rackId: randomUUID(), ...overrides });
-  await stores.tasks.createTask(task);
+  await db.stores.tasks.createTask(task);
   return task;
 }
 
-const stored = async (id: string) => (await stores.tasks.getTasks([id]))[0] as Task;
+const stored = async (id: string) => (await db.stores.tasks.getTasks([id]))[0] as Task;
 
 function deps(): StepDeps {
   return {
-    tasks: stores.tasks,
-    locks: stores.locks,
-    commands: new DynamoCommandSetStore(stores.doc, names.tasks),
+    tasks: db.stores.tasks,
+    locks: db.stores.locks,
+    commands: new DynamoCommandSetStore(db.stores.doc, db.names.tasks),
     clock: () => NOW,
     logger: silentLogger,
     publisher: { publish: async () => {} },
@@ -65,7 +52,7 @@ function deps(): StepDeps {
 describe("AcquireLock on DynamoDB: one read and one transaction", () => {
   it("a task's start: BatchGetItem (the task), TransactWriteItems (its lock and RUNNING), nothing else", async () => {
     const task = await storedPendingTask();
-    sent.length = 0;
+    db.sent.length = 0;
     const out = await acquireLockAndAsk(deps(), {
       step: "acquireLock",
       taskId: task.id,
@@ -74,12 +61,12 @@ describe("AcquireLock on DynamoDB: one read and one transaction", () => {
       ask: "wait",
     });
     expect(out).toMatchObject({ status: "acquired", unsent: true });
-    expect(sent).toEqual(["BatchGetItemCommand", "TransactWriteItemsCommand"]);
+    expect(db.sent).toEqual(["BatchGetItemCommand", "TransactWriteItemsCommand"]);
     expect(await stored(task.id)).toMatchObject({ status: "RUNNING", startedAt: NOW, updatedAt: NOW });
-    expect(await stores.locks.get(task.rackId)).toEqual({ owner: task.id, expiresAt: NOW + TTL });
+    expect(await db.stores.locks.get(task.rackId)).toEqual({ owner: task.id, expiresAt: NOW + TTL });
 
     // Retried (the task RUNNING): the take alone (PutItem), the task not written.
-    sent.length = 0;
+    db.sent.length = 0;
     await acquireLockAndAsk(deps(), {
       step: "acquireLock",
       taskId: task.id,
@@ -87,25 +74,28 @@ describe("AcquireLock on DynamoDB: one read and one transaction", () => {
       settings,
       ask: "wait",
     });
-    expect(sent).toEqual(["BatchGetItemCommand", "PutItemCommand"]);
+    expect(db.sent).toEqual(["BatchGetItemCommand", "PutItemCommand"]);
     expect(await stored(task.id)).toMatchObject({ status: "RUNNING", updatedAt: NOW });
   });
 
   it("a rack another task holds: RackLockHeld, the task still PENDING, the other's lock as it was", async () => {
     const task = await storedPendingTask();
-    await stores.locks.acquire(task.rackId, "t-other", 600_000, NOW - 1);
+    await db.stores.locks.acquire(task.rackId, "t-other", 600_000, NOW - 1);
     await expect(
       acquireLockAndAsk(deps(), { step: "acquireLock", taskId: task.id, rackId: task.rackId, settings }),
     ).rejects.toMatchObject({ name: "RackLockHeld", message: rackConflictMessage(task.rackId) });
     expect(await stored(task.id)).toMatchObject({ status: "PENDING", updatedAt: 10 });
-    expect(await stores.locks.get(task.rackId)).toEqual({ owner: "t-other", expiresAt: NOW - 1 + 600_000 });
+    expect(await db.stores.locks.get(task.rackId)).toEqual({
+      owner: "t-other",
+      expiresAt: NOW - 1 + 600_000,
+    });
   });
 });
 
 describe("CheckPreflight on DynamoDB: the rack's readiness and the images in one BatchGetItem", () => {
   it("a done preflight: the task with its answers (one read), the rack and every image (one read), the report (one write); the plan's images as registered; a component's readiness read with them", async () => {
     const task = await storedPendingTask({ status: "RUNNING", startedAt: NOW });
-    await stores.inventory.upsertRacks([
+    await db.stores.inventory.upsertRacks([
       {
         id: task.rackId,
         name: "rack-start",
@@ -116,8 +106,8 @@ describe("CheckPreflight on DynamoDB: the rack's readiness and the images in one
       },
     ]);
     const image = imageRecord({ componentType: "COMPUTE", version: "2.0.0" });
-    await stores.images.registerImage(image);
-    const commands = new DynamoCommandSetStore(stores.doc, names.tasks);
+    await db.stores.images.registerImage(image);
+    const commands = new DynamoCommandSetStore(db.stores.doc, db.names.tasks);
     const q = queryAddress(task.id, 0);
     await commands.open(
       task.id,
@@ -136,8 +126,8 @@ describe("CheckPreflight on DynamoDB: the rack's readiness and the images in one
         {
           ...deps(),
           commands,
-          readiness: stores.readiness,
-          images: stores.images,
+          readiness: db.stores.readiness,
+          images: db.stores.images,
           runs: { recordPriorVersions: async () => "recorded" },
         } as unknown as StepDeps,
         {
@@ -149,16 +139,16 @@ describe("CheckPreflight on DynamoDB: the rack's readiness and the images in one
           sendFirst: "wait",
         },
       );
-    sent.length = 0;
+    db.sent.length = 0;
     const plan = await check();
-    expect(sent).toEqual(["BatchGetItemCommand", "BatchGetItemCommand", "PutItemCommand"]);
+    expect(db.sent).toEqual(["BatchGetItemCommand", "BatchGetItemCommand", "PutItemCommand"]);
     expect(plan.groups?.map((g) => [g.componentIds, g.facts?.images])).toEqual([
       [["c-0", "c-1"], [plannedImage(image)]],
     ]);
 
     // Not ready in the inventory: the same one read says so.
-    await stores.readiness.setReadiness("c-1", { state: "MAINTENANCE", reason: "in maintenance" });
-    const rack = await stores.images.getImagesWithRack([image], task.rackId);
+    await db.stores.readiness.setReadiness("c-1", { state: "MAINTENANCE", reason: "in maintenance" });
+    const rack = await db.stores.images.getImagesWithRack([image], task.rackId);
     expect(rack.components.find((c) => c.id === "c-1")?.readiness).toEqual({
       state: "MAINTENANCE",
       reason: "in maintenance",
@@ -172,29 +162,29 @@ describe("DynamoTaskStore.saveTaskWithLock", () => {
 
   it("saved: the task and the lock; the task's own lock is extended", async () => {
     const task = await storedPendingTask();
-    await stores.locks.acquire(task.rackId, task.id, 1000, NOW - 500);
-    expect(await stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW)).toBe("saved");
+    await db.stores.locks.acquire(task.rackId, task.id, 1000, NOW - 500);
+    expect(await db.stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW)).toBe("saved");
     expect(await stored(task.id)).toMatchObject({ status: "RUNNING" });
-    expect(await stores.locks.get(task.rackId)).toEqual({ owner: task.id, expiresAt: NOW + TTL });
+    expect(await db.stores.locks.get(task.rackId)).toEqual({ owner: task.id, expiresAt: NOW + TTL });
   });
 
   it("held: another task's live lock, nothing written; an expired one (its holder crashed) is taken", async () => {
     const task = await storedPendingTask();
-    await stores.locks.acquire(task.rackId, "t-other", 1000, NOW);
-    expect(await stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW)).toBe("held");
+    await db.stores.locks.acquire(task.rackId, "t-other", 1000, NOW);
+    expect(await db.stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW)).toBe("held");
     expect(await stored(task.id)).toMatchObject({ status: "PENDING", updatedAt: 10 });
-    expect(await stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW + 1000)).toBe("saved");
-    expect(await stores.locks.get(task.rackId)).toEqual({ owner: task.id, expiresAt: NOW + 1000 + TTL });
+    expect(await db.stores.tasks.saveTaskWithLock(started(task), 10, TTL, NOW + 1000)).toBe("saved");
+    expect(await db.stores.locks.get(task.rackId)).toEqual({ owner: task.id, expiresAt: NOW + 1000 + TTL });
   });
 
   it("stale (the task moved), whoever holds the lock: nothing written, the lock not taken; not-found", async () => {
     const task = await storedPendingTask();
-    expect(await stores.tasks.saveTaskWithLock(started(task), 9, TTL, NOW)).toBe("stale");
-    expect(await stores.locks.get(task.rackId)).toBeUndefined();
-    await stores.locks.acquire(task.rackId, "t-other", 1000, NOW);
-    expect(await stores.tasks.saveTaskWithLock(started(task), 9, TTL, NOW)).toBe("stale");
+    expect(await db.stores.tasks.saveTaskWithLock(started(task), 9, TTL, NOW)).toBe("stale");
+    expect(await db.stores.locks.get(task.rackId)).toBeUndefined();
+    await db.stores.locks.acquire(task.rackId, "t-other", 1000, NOW);
+    expect(await db.stores.tasks.saveTaskWithLock(started(task), 9, TTL, NOW)).toBe("stale");
     expect(await stored(task.id)).toMatchObject({ status: "PENDING", updatedAt: 10 });
-    expect(await stores.tasks.saveTaskWithLock(started({ ...task, id: randomUUID() }), 10, TTL, NOW)).toBe(
+    expect(await db.stores.tasks.saveTaskWithLock(started({ ...task, id: randomUUID() }), 10, TTL, NOW)).toBe(
       "not-found",
     );
   });

@@ -5,11 +5,13 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { DynamoDBClient } from "@aws-sdk/client-dynamodb";
 import type { S3Client } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll } from "vitest";
 import { freePort, type LocalMoto, startLocalMoto } from "../../local/moto.js";
 import { createDynamoDbClient } from "../../src/adapters/aws-config.js";
 import { createDynamoStores, type DynamoStores } from "../../src/adapters/dynamodb/index.js";
 import { type TableNames, tableNames } from "../../src/adapters/dynamodb/schema.js";
 import { createTables, deleteTables } from "../../src/adapters/dynamodb/tables.js";
+import { testEndpoint } from "./test-endpoint.js";
 
 export const TEST_CREDENTIALS = { accessKeyId: "test", secretAccessKey: "test" };
 export const TEST_REGION = "us-east-1";
@@ -92,4 +94,40 @@ export function processGone(pid: number): boolean {
   } catch {
     return true;
   }
+}
+
+/**
+ * A suite's fresh stores on the test endpoint (freshStores, made before its tests and dropped
+ * after them) with every command sent on them recorded (recordCommands), for tests that count a
+ * step's requests:
+ *   const db = countedStores("start");
+ *   db.sent.length = 0; await step(db.stores); expect(db.sent).toEqual(["TransactWriteItemsCommand"]);
+ */
+export function countedStores(label: string): {
+  readonly names: TableNames;
+  readonly stores: DynamoStores;
+  readonly sent: string[];
+} {
+  let fresh: Awaited<ReturnType<typeof freshStores>> | undefined;
+  let sent: string[] = [];
+  beforeAll(async () => {
+    fresh = await freshStores(testEndpoint(), label);
+    sent = recordCommands(fresh.client);
+  });
+  afterAll(() => fresh?.drop());
+  const made = () => {
+    if (fresh === undefined) throw new Error("countedStores: used before its suite's beforeAll");
+    return fresh;
+  };
+  return {
+    get names() {
+      return made().names;
+    },
+    get stores() {
+      return made().stores;
+    },
+    get sent() {
+      return sent;
+    },
+  };
 }
