@@ -219,6 +219,13 @@ export function id(prefix: string, rack: number, n: number): string {
   return `${prefix}-0000-4000-8000-${String(rack).padStart(4, "0")}${String(n).padStart(8, "0")}`;
 }
 
+/** A small rack of every kind the default rule orders: a power shelf, two switches, three trays. */
+export const SMALL_RACK: { type: ComponentType; count: number }[] = [
+  { type: "POWERSHELF", count: 1 },
+  { type: "NVSWITCH", count: 2 },
+  { type: "COMPUTE", count: 3 },
+];
+
 /** A rack with `shape` components (in the order given), all at `version`. */
 export function rack(
   prefix: string,

@@ -28,17 +28,13 @@ import {
   HEALTHY_FLEET_SETTINGS,
   id,
   rack,
+  SMALL_RACK,
   startHarness,
   upgradeRequest,
   waitForTask,
 } from "./child-task-harness.js";
 
-const SHAPE = [
-  { type: "POWERSHELF" as const, count: 1 },
-  { type: "NVSWITCH" as const, count: 2 },
-  { type: "COMPUTE" as const, count: 3 },
-];
-/** The default rule over SHAPE at maxParallel 4: three groups of three steps each. */
+/** The default rule over SMALL_RACK at maxParallel 4: three groups of three steps each. */
 const STEPS = 9;
 const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
 
@@ -62,7 +58,7 @@ async function metered(
   });
   const h = await startHarness({
     label,
-    racks: Array.from({ length: racks }, (_, i) => rack(prefix, i + 1, SHAPE)),
+    racks: Array.from({ length: racks }, (_, i) => rack(prefix, i + 1, SMALL_RACK)),
     fleet,
     settings: HEALTHY_FLEET_SETTINGS,
     awaitTimeoutOverrideMs: 600_000,

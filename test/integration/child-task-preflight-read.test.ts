@@ -49,17 +49,11 @@ import {
   HEALTHY_FLEET_SETTINGS,
   id,
   rack,
+  SMALL_RACK,
   startHarness,
   upgradeRequest,
   waitForTask,
 } from "./child-task-harness.js";
-
-/** The rack the definition's run upgrades: a power shelf, two switches, three trays. */
-const SHAPE = [
-  { type: "POWERSHELF" as const, count: 1 },
-  { type: "NVSWITCH" as const, count: 2 },
-  { type: "COMPUTE" as const, count: 3 },
-];
 
 let client: DynamoDBClient;
 let names: TableNames;
@@ -513,7 +507,7 @@ describe("through the definition (the real ASL on the local stack, the stores' o
   beforeAll(async () => {
     h = await startHarness({
       label: "pfreadasl",
-      racks: [rack("d7100000", 1, SHAPE)],
+      racks: [rack("d7100000", 1, SMALL_RACK)],
       fleet: { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} },
       settings: HEALTHY_FLEET_SETTINGS,
       awaitTimeoutOverrideMs: 600_000,
@@ -528,7 +522,7 @@ describe("through the definition (the real ASL on the local stack, the stores' o
         return inCheck.run(check.sent, run);
       },
     });
-    for (const { type } of SHAPE)
+    for (const { type } of SMALL_RACK)
       await h.stores.images.registerImage(imageRecord({ componentType: type, version: "2.0.0" }));
     h.client.middlewareStack.add(
       (next, context) => async (args) => {

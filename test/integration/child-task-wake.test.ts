@@ -18,20 +18,16 @@ import {
   HEALTHY_FLEET_SETTINGS,
   id,
   rack,
+  SMALL_RACK,
   startHarness,
   upgradeRequest,
   waitForTask,
 } from "./child-task-harness.js";
 
 const P = "c3000000";
-const SHAPE = [
-  { type: "POWERSHELF" as const, count: 1 },
-  { type: "NVSWITCH" as const, count: 2 },
-  { type: "COMPUTE" as const, count: 3 },
-];
-const racks = [rack(P, 1, SHAPE)];
+const racks = [rack(P, 1, SMALL_RACK)];
 const PB = "c3100000";
-const racksBefore = [rack(PB, 1, SHAPE)];
+const racksBefore = [rack(PB, 1, SMALL_RACK)];
 /**
  * The states of the rack's execution: AcquireLock, LockAcquired?; AwaitPreflight, CheckPreflight
  * (which starts the first step), PreflightDone?; per step AwaitWave, CheckWave, WaveDone? (9

@@ -11,7 +11,8 @@
 import { describe, expect, it } from "vitest";
 import { DEMO_RACK_SHAPE } from "../../local/demo-fleet.js";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
-import { acquireLockAndAsk, MAX_CARRIED_IMAGE_KEYS } from "../../src/app/child-task/preflight.js";
+import { acquireLockAndAsk } from "../../src/app/child-task/preflight.js";
+import { MAX_CARRIED_IMAGE_KEYS } from "../../src/app/child-task/preflight-read.js";
 import { DEFAULT_CHILD_TASK_SETTINGS, type PreflightState } from "../../src/app/child-task/settings.js";
 import { silentLogger } from "../../src/app/observability.js";
 import type { ComponentType } from "../../src/domain/model.js";

@@ -27,13 +27,16 @@ import type {
 import { FlowError } from "../../domain/errors.js";
 import type { Page } from "../../domain/list-queries.js";
 import type { Task } from "../../domain/task.js";
-import { batchGetAll, isConditionFailed, queryAll, transactWrite } from "./db.js";
+import { batchGetAll, type CancellationCode, isConditionFailed, queryAll, transactWrite } from "./db.js";
 import { versionsUpdate } from "./firmware-version-recorder.js";
 import { itemToTask, rackPk, taskToItem, unpackUuids, uuidBytes } from "./items.js";
 import { lockPut } from "./lock-store.js";
 import { PagedQuery } from "./paged-query.js";
 import { INDEX, LIST_PARTITION, type TableNames } from "./schema.js";
 import { inFlightPrior, outcomeItems, priorVersionsUpdate } from "./target-transitions.js";
+
+/** The items of a transaction beside a task's save. */
+type TransactItems = NonNullable<TransactWriteCommandInput["TransactItems"]>;
 
 const idemPk = (key: string): string => `idem:${key}`;
 
@@ -214,7 +217,7 @@ export class DynamoTaskStore implements TaskStore {
   }
 
   /**
-   *   task T PENDING@500 starts: [Put lock R → T if free, expired or T's] + [Put T RUNNING if updatedAt = 500]
+   *   task T PENDING@500 starts: [Put T RUNNING if updatedAt = 500] + [Put lock R → T if free, expired or T's]
    *   committed                               → 'saved' (T RUNNING, R T's until now + lockTtlMs)
    *   T moved since 500 (a cancel, a retry)   → 'stale' (or 'not-found'): nothing written
    *   R another task's, live                  → 'held': nothing written
@@ -225,17 +228,15 @@ export class DynamoTaskStore implements TaskStore {
     lockTtlMs: number,
     now: number,
   ): Promise<SaveTaskOutcome | "held"> {
-    const codes = await transactWrite(this.doc, {
-      TransactItems: [
-        { Put: lockPut(this.tables, task.rackId, task.id, lockTtlMs, now) },
-        { Put: this.taskSave(task, expectedUpdatedAt) },
-      ],
-    });
-    if (codes === undefined) return "saved";
-    // A task that moved is read again first (it may have ended): its lock is not the question yet.
-    if (codes[1] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
-    if (codes[0] === "ConditionalCheckFailed") return "held";
-    throw new Error(`starting task ${task.id} failed: ${codes.join(", ")}`);
+    return this.saveTaskWith(
+      task,
+      expectedUpdatedAt,
+      [{ Put: lockPut(this.tables, task.rackId, task.id, lockTtlMs, now) }],
+      ([lock]) => {
+        if (lock === "ConditionalCheckFailed") return "held";
+        throw new Error(`starting task ${task.id} failed: ${lock}`);
+      },
+    );
   }
 
   /**
@@ -251,12 +252,7 @@ export class DynamoTaskStore implements TaskStore {
     expectedUpdatedAt: number,
     outcome: RunChildOutcome,
   ): Promise<SaveTaskOutcome | "separately"> {
-    const codes = await transactWrite(this.doc, {
-      TransactItems: this.endingItems(task, expectedUpdatedAt, outcome),
-    });
-    if (codes === undefined) return "saved";
-    if (codes[0] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
-    return "separately";
+    return this.saveTaskWith(task, expectedUpdatedAt, this.endingItems(task, outcome), () => "separately");
   }
 
   /**
@@ -275,17 +271,15 @@ export class DynamoTaskStore implements TaskStore {
     expectedUpdatedAt: number,
     prior: RunChildPriors,
   ): Promise<SaveTaskOutcome | "target-gone"> {
-    const codes = await transactWrite(this.doc, {
-      TransactItems: [
-        { Put: this.taskSave(task, expectedUpdatedAt) },
-        { Update: priorVersionsUpdate(this.tables, prior, "keep") },
-      ],
-    });
-    if (codes === undefined) return "saved";
-    // A task that moved is read again first (it may have ended): its target is not the question yet.
-    if (codes[0] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
-    if (codes[1] === "ConditionalCheckFailed") return "target-gone";
-    throw new Error(`saving task ${task.id} with its prior versions failed: ${codes.join(", ")}`);
+    return this.saveTaskWith(
+      task,
+      expectedUpdatedAt,
+      [{ Update: priorVersionsUpdate(this.tables, prior, "keep") }],
+      ([target]) => {
+        if (target === "ConditionalCheckFailed") return "target-gone";
+        throw new Error(`saving task ${task.id} with its prior versions failed: ${target}`);
+      },
+    );
   }
 
   /**
@@ -307,29 +301,39 @@ export class DynamoTaskStore implements TaskStore {
     outcome: RunChildOutcome,
     versions: readonly VersionAt[],
   ): Promise<SaveTaskOutcome | "separately" | "inventory-moved"> {
-    const ending = this.endingItems(task, expectedUpdatedAt, outcome);
+    const ending = this.endingItems(task, outcome);
     const entries = versions.map(({ componentId, version, at }) => ({ componentId, version, i: at }));
+    const inventory = { Update: versionsUpdate(this.tables.inventory, { pk: rackPk(task.rackId) }, entries) };
+    return this.saveTaskWith(task, expectedUpdatedAt, [...ending, inventory], (codes) => {
+      if (codes.slice(0, ending.length).some((code) => code !== "None")) return "separately";
+      if (codes[ending.length] === "ConditionalCheckFailed") return "inventory-moved";
+      throw new Error(`ending task ${task.id} failed: ${codes.join(", ")}`);
+    });
+  }
+
+  /**
+   * The task's save (a Put pinned on `expectedUpdatedAt`) and `others` in ONE transaction, both or
+   * neither. Committed → 'saved'; the task moved → read again first, 'stale' or 'not-found' (it
+   * may have ended: the others are not the question yet); else `refused` with the others'
+   * cancellation codes, in their order, says what they mean.
+   */
+  private async saveTaskWith<R>(
+    task: Task,
+    expectedUpdatedAt: number,
+    others: TransactItems,
+    refused: (codes: CancellationCode[]) => R,
+  ): Promise<SaveTaskOutcome | R> {
     const codes = await transactWrite(this.doc, {
-      TransactItems: [
-        ...ending,
-        { Update: versionsUpdate(this.tables.inventory, { pk: rackPk(task.rackId) }, entries) },
-      ],
+      TransactItems: [{ Put: this.taskSave(task, expectedUpdatedAt) }, ...others],
     });
     if (codes === undefined) return "saved";
     if (codes[0] === "ConditionalCheckFailed") return this.whySaveFailed(task.id);
-    if (codes.slice(1, ending.length).some((code) => code !== "None")) return "separately";
-    if (codes[ending.length] === "ConditionalCheckFailed") return "inventory-moved";
-    throw new Error(`ending task ${task.id} failed: ${codes.join(", ")}`);
+    return refused(codes.slice(1));
   }
 
-  /** A run child's ending: [Put the task if unmoved] + the outcome's two updates + [Delete the lock unless another's]. */
-  private endingItems(
-    task: Task,
-    expectedUpdatedAt: number,
-    outcome: RunChildOutcome,
-  ): NonNullable<TransactWriteCommandInput["TransactItems"]> {
+  /** A run child's ending beside its task's save: the outcome's two updates + [Delete the lock unless another's]. */
+  private endingItems(task: Task, outcome: RunChildOutcome): TransactItems {
     return [
-      { Put: this.taskSave(task, expectedUpdatedAt) },
       ...outcomeItems(this.tables, outcome, inFlightPrior(outcome.phaseIndex)),
       {
         Delete: {

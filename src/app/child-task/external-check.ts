@@ -27,8 +27,8 @@ import { parseReport, serializeReport } from "../../domain/task-report.js";
 import type { RunStore } from "../ports.js";
 import type { StepDeps } from "./deps.js";
 import { renewLockIfNeeded } from "./lock.js";
-import { updateTask } from "./outcome.js";
 import type { StepEventOf, WaveCursor } from "./settings.js";
+import { updateTask } from "./task-item.js";
 import { nextCursor } from "./wave-cursor.js";
 
 /** AwaitExternalCheck: hands the rack to the check with the state's task token. */

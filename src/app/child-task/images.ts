@@ -5,7 +5,7 @@
  *
  * The catalog is read once per task: the preflight looks up the images of every component it is
  * about to flash (in the same read as its task and the rack's readiness, with the keys AcquireLock
- * worked out, preflight.ts `readPreflight`; else with the rack's readiness, `readRackAndImages`;
+ * worked out, preflight-read.ts `readPreflight`; else with the rack's readiness, `readRackAndImages`;
  * or one batched read of its own, `planImages`) and freezes them into each group's facts, so a
  * flash step only presigns (no request). A plan made before they were frozen reads the catalog
  * at each flash step, as it did then. Freezing is safe because an image is never changed in
@@ -28,6 +28,7 @@ import {
 import type { InventoryComponent } from "../../domain/inventory.js";
 import type { ComponentType } from "../../domain/model.js";
 import { StepError } from "../../domain/step-errors.js";
+import { type TaskReport, targetOf } from "../../domain/task-report.js";
 import type { FirmwareImageStore, ImageObjectStore } from "../ports.js";
 import type { StepDeps } from "./deps.js";
 
@@ -98,10 +99,18 @@ export async function readRackAndImages(
   return { rack, read: { keys: new Set(keys.keys()), images } };
 }
 
+/** A component of the report as a flash of it needs its image: its target version and parts. */
+export const toFlash = (report: TaskReport, c: TaskReport["components"][number]): FlashedComponent => ({
+  id: c.id,
+  type: c.type,
+  version: targetOf(report, c),
+  ...(c.subTargets === undefined ? {} : { subTargets: c.subTargets }),
+});
+
 /**
  * Every key an image serving these components could have (each need's candidates, the sub-target's
  * before the whole component's), by imageKeyId, each once: what readRackAndImages asks for, and
- * what AcquireLock carries for the preflight's one read (preflight.ts `startPreflight`).
+ * what AcquireLock carries for the preflight's one read (preflight-read.ts `carriedImageKeys`).
  */
 export function imageKeysOf(components: readonly FlashedComponent[]): Map<string, ImageKey> {
   return new Map(

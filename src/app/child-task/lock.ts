@@ -14,8 +14,8 @@ import { rackConflictMessage, StepError } from "../../domain/step-errors.js";
 import type { Task } from "../../domain/task.js";
 import { taskKeys } from "../observability.js";
 import type { StepDeps } from "./deps.js";
-import { isTerminalTask, loadTask, updateTask } from "./outcome.js";
 import type { AcquireLockResult, ChildTaskSettings, StepEventOf } from "./settings.js";
+import { isTerminalTask, loadTask, updateTask } from "./task-item.js";
 
 /**
  * Lock ttl for the coming stretch: the whole group at its worst (every wave times out), plus a

@@ -21,7 +21,8 @@ import {
   type TaskOutcomeStatus,
 } from "../../domain/task-report.js";
 import { type CommandSetStore, type RunStore, targetIdempotencyKey } from "../ports.js";
-import { isTerminalTask, type OutcomeDeps, recordTaskOutcome, updateTask } from "./outcome.js";
+import { type OutcomeDeps, recordTaskOutcome } from "./outcome.js";
+import { isTerminalTask, updateTask } from "./task-item.js";
 import { taskIdForKey } from "./task-service.js";
 
 export type RedriveDeps = OutcomeDeps & { commands: CommandSetStore };

@@ -280,7 +280,7 @@ export interface PreflightState extends PollState {
   asked?: string[];
   awaitSeconds?: number;
   /**
-   * The images CheckPreflight may need (preflight.ts `startPreflight`: every candidate key, as
+   * The images CheckPreflight may need (preflight-read.ts `carriedImageKeys`: every candidate key, as
    * imageKeyId, of every component still PENDING at its target, whatever the answers will say),
    * worked out by AcquireLock from the task it has read, so the check reads its task, the
    * answers, the rack and these images in one request (FirmwareImageStore

@@ -71,7 +71,8 @@ import type {
   TaskSecretStore,
   TaskStore,
 } from "../ports.js";
-import { foldedTask, recordTaskOutcome, withLiveReport } from "./outcome.js";
+import { recordTaskOutcome } from "./outcome.js";
+import { foldedTask, withLiveReport } from "./task-item.js";
 
 export const UPGRADE_FIRMWARE_OPERATION = "UpgradeFirmware";
 

@@ -29,7 +29,7 @@ import type { Task } from "../../domain/task.js";
 import { completionMessage } from "../../domain/task-report.js";
 import type { StepDeps } from "./deps.js";
 import { externalCheckDue } from "./external-check-due.js";
-import { isTerminalTask, loadTaskWith, recordTaskOutcome } from "./outcome.js";
+import { recordTaskOutcome } from "./outcome.js";
 import {
   currentCursor,
   currentGroups,
@@ -39,6 +39,7 @@ import {
   type WavePlan,
   type WaveState,
 } from "./settings.js";
+import { isTerminalTask, loadTaskWith } from "./task-item.js";
 import { finishWave, nextCursor } from "./wave-cursor.js";
 import { awaiting, familyOf, planWave, sendWave, waveAddress } from "./waves.js";
 

@@ -9,7 +9,6 @@ import { causeText, StepError } from "../../domain/step-errors.js";
 import { parseReport, serializeReport } from "../../domain/task-report.js";
 import type { StepDeps } from "./deps.js";
 import { externalCheckDue } from "./external-check-due.js";
-import { updateTask } from "./outcome.js";
 import { isRackCycle } from "./rack-cycle.js";
 import {
   currentCursor,
@@ -19,6 +18,7 @@ import {
   type UpgradeGroup,
   type WaveCursor,
 } from "./settings.js";
+import { updateTask } from "./task-item.js";
 
 /**
  * Ends the step (from checkWave; the FinishWave state of executions of the definition before calls

@@ -53,7 +53,6 @@ import { awaitEntries, sendCommands } from "./commands.js";
 import type { StepDeps } from "./deps.js";
 import { commandImages, type SentImage } from "./images.js";
 import { knownLeaseEnd, renewLockIfNeeded } from "./lock.js";
-import { isTerminalTask, loadTask } from "./outcome.js";
 import { isRackCycle, powerShelfOf } from "./rack-cycle.js";
 import {
   type ChildTaskSettings,
@@ -65,6 +64,7 @@ import {
   type WaveCursor,
   type WaveState,
 } from "./settings.js";
+import { isTerminalTask, loadTask } from "./task-item.js";
 
 /** The cursor's group, step and wave components (only those retried, on a retry). */
 function waveOf(

@@ -174,7 +174,7 @@ export interface CommandSetStore {
    * The task item and its records of these families in ONE strongly consistent request, where the
    * store keeps them together (DynamoDB: one BatchGetItem on the Tasks table), and these `parts`
    * of the update set, merged as `u` (with its first record when "u" is among the families).
-   * Absent: the caller reads them apart (outcome.ts `loadTaskWith`).
+   * Absent: the caller reads them apart (task-item.ts `loadTaskWith`).
    */
   getWithTask?(
     taskId: string,
