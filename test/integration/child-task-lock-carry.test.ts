@@ -16,10 +16,15 @@
  *   whose window closed since takes its lock, it does not fail;
  * - a queued task on a held rack: one request a try; cancelled during the wait, the next try with
  *   the same input finishes (the loop ends) or fails with TaskEnded.
- * Requests are counted on the stores' client (countedStores), each step call apart.
+ * Requests are counted on the stores' client (countedStores), each step call apart. Through the
+ * definition (the real ASL on the local stack, its input made by the product's submitter): the
+ * input carries the task as created, AcquireLock's requests are [TransactWriteItems]; a queued
+ * task whose rack stays held, ended in the store during its wait with no stop of its execution
+ * (a cancel whose StopExecution never came), ends its execution by itself (AlreadyFinished).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
 import { CARRIED_TASK_MAX_BYTES, childTaskInput } from "../../src/adapters/stepfunctions/sfn-executor.js";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
@@ -36,6 +41,17 @@ import type { Task } from "../../src/domain/task.js";
 import { initialReport, serializeReport } from "../../src/domain/task-report.js";
 import { pendingTask } from "../support/domain-fixtures.js";
 import { countedStores } from "../support/moto.js";
+import {
+  type Harness,
+  HEALTHY_FLEET_SETTINGS,
+  id,
+  rack,
+  SMALL_RACK,
+  startHarness,
+  until,
+  upgradeRequest,
+  waitForTask,
+} from "./child-task-harness.js";
 
 const db = countedStores("lockcarry");
 
@@ -362,5 +378,91 @@ describe("a queued task on a held rack (the lock-wait loop: the same input each 
       sent: [...REFUSED, START],
     });
     expect(await stored(task.id)).toMatchObject({ status: "WAITING" });
+  });
+});
+
+describe("through the definition (the real ASL on the local stack, the submitter's input)", () => {
+  const P = "1c0c0000";
+  /** Each AcquireLock: its task, the input it got, its answer, the requests it made. */
+  const calls: { taskId: string; input?: Partial<ChildTaskInput>; out?: unknown; sent: string[] }[] = [];
+  const states = new Map<string, string[]>();
+  const inLock = new AsyncLocalStorage<string[]>();
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness({
+      label: "lockcarryasl",
+      racks: [rack(P, 1, SMALL_RACK), rack(P, 2, SMALL_RACK)],
+      fleet: { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} },
+      settings: HEALTHY_FLEET_SETTINGS,
+      aroundStep: (event, run) => {
+        if (event.step !== "acquireLock") return run();
+        const call: (typeof calls)[number] = { taskId: event.taskId, sent: [] };
+        if (event.input !== undefined) call.input = event.input;
+        calls.push(call);
+        return inLock.run(call.sent, async () => {
+          const out = await run();
+          call.out = out;
+          return out;
+        });
+      },
+      onStateEntered: (taskId, state) => states.set(taskId, [...(states.get(taskId) ?? []), state.name]),
+    });
+    h.client.middlewareStack.add(
+      (next, context) => async (args) => {
+        inLock.getStore()?.push(context.commandName ?? "?");
+        return next(args);
+      },
+      { step: "initialize", name: "acquireLockRecorder" },
+    );
+  }, 60_000);
+  afterAll(() => h?.close());
+
+  it("a submitted task: the input carries it as created, AcquireLock's one request is the TransactWriteItems; it completes", async () => {
+    const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, 1, 0)]));
+    const task = await waitForTask(h, taskIds[0] as string);
+    expect(task.status).toBe("COMPLETED");
+    const mine = calls.filter((c) => c.taskId === task.id);
+    expect(mine.map((c) => c.sent)).toEqual([[START]]);
+    expect(mine[0]?.input?.task).toMatchObject({
+      id: task.id,
+      rackId: id(P, 1, 0),
+      status: "PENDING",
+      updatedAt: task.createdAt,
+    });
+    expect(mine[0]?.out).toMatchObject({ status: "acquired" });
+  });
+
+  it("a queued task ended in the store during its wait (its execution not stopped): the next try finishes, the loop ends", async () => {
+    await h.child.idle();
+    const rackId = id(P, 2, 0);
+    await h.stores.locks.acquire(rackId, "someone-else", 600_000, Date.now());
+    const { taskIds } = await h.child.tasksApi.upgradeFirmware(
+      upgradeRequest([rackId], { queueOptions: { conflictStrategy: "QUEUE", queueTimeoutSeconds: 600 } }),
+    );
+    const taskId = taskIds[0] as string;
+    const mine = () => calls.filter((c) => c.taskId === taskId);
+    const waited = () =>
+      mine().filter((c) => (c.out as { status?: string } | undefined)?.status === "waiting");
+    await until("two tries that found the rack held", () => waited().length >= 2);
+    // Each try of the loop: the pinned write alone, from the same carried task.
+    expect(waited().every((c) => c.sent.length === 1 && c.sent[0] === START)).toBe(true);
+    expect(new Set(mine().map((c) => c.input?.task?.updatedAt)).size).toBe(1);
+
+    const [task] = await h.stores.tasks.getTasks([taskId]);
+    if (task === undefined) throw new Error("no task");
+    const ended = {
+      ...task,
+      status: "TERMINATED" as const,
+      message: "cancelled",
+      updatedAt: task.updatedAt + 1,
+    };
+    expect(await h.stores.tasks.saveTask(ended, task.updatedAt)).toBe("saved");
+    await until("the execution to end", () => h.child.executor.stats().running === 0);
+    expect(mine().at(-1)).toMatchObject({ out: { status: "finished" }, sent: REFUSED });
+    expect(mine().filter((c) => (c.out as { status?: string }).status === "finished")).toHaveLength(1);
+    expect(states.get(taskId)?.at(-1)).toBe("AlreadyFinished");
+    expect(await h.stores.locks.get(rackId)).toMatchObject({ owner: "someone-else" });
+    await h.stores.locks.release(rackId, "someone-else");
   });
 });
