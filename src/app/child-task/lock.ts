@@ -151,10 +151,12 @@ type Start =
 
 /**
  * The rack's lock taken for the task and the task written RUNNING. A task not yet running, on a
- * store that can (TaskStore.saveTaskWithLock): both in one transaction, both or neither, so the
- * start costs one request, not two; the lock's `now` is the task's startedAt, which knownLeaseEnd
- * counts from. The task moved meanwhile: read again (an ended one takes no lock); held by another
- * task: nothing written, the task stays as it was (WAITING, PENDING). A task already RUNNING (a
+ * store that can (TaskStore.saveTaskWithLock): both in one transaction, both or neither, pinned
+ * on the version of `read` (as read, or as the execution's input carried it), so the start costs
+ * one request, not two; the lock's `now` is the task's startedAt, which knownLeaseEnd counts
+ * from. The task moved meanwhile (or since its submission): read again (an ended one takes no
+ * lock); held by another task: nothing written, the task stays as it was (WAITING, PENDING), and
+ * `read` was the task as stored (the store answers 'held' only for a task that had not moved). A task already RUNNING (a
  * retried AcquireLock), or a store without it: the take, then the RUNNING write (none for a
  * running task), the write left running beside the caller's `onceLocked`.
  */
