@@ -84,12 +84,13 @@ async function moved(task: Task, change: Partial<Task>): Promise<Task> {
   return next;
 }
 
-function deps(clock = NOW): StepDeps {
+/** `clock`: a fixed instant, or a clock of the test's own. */
+function deps(clock: number | (() => number) = NOW): StepDeps {
   return {
     tasks: db.stores.tasks,
     locks: db.stores.locks,
     commands: new DynamoCommandSetStore(db.stores.doc, db.names.tasks),
-    clock: () => clock,
+    clock: typeof clock === "number" ? () => clock : clock,
     logger: silentLogger,
     publisher: { publish: async () => {} },
   } as unknown as StepDeps;
@@ -99,7 +100,7 @@ function deps(clock = NOW): StepDeps {
  * One AcquireLock (the definition's event: `ask` "wait", the input from the context object; `input`
  * undefined: the definitions before, which pass none): its answer or error, and its requests.
  */
-async function acquire(task: Task, input: ChildTaskInput | undefined, clock = NOW) {
+async function acquire(task: Task, input: ChildTaskInput | undefined, clock: number | (() => number) = NOW) {
   db.sent.length = 0;
   const event = {
     step: "acquireLock" as const,
@@ -321,6 +322,14 @@ describe("a carried task that would answer with no write is not used: the task i
     const late = await acquire(started, inputOf(started));
     expect(late.out).toMatchObject({ status: "acquired" });
     expect(late.sent).toEqual([READ, TAKE]);
+
+    // Decided at one instant: a clock that passes end_time between two reads does not fail a
+    // carried task with no write (it was inside its window when it was taken to the write).
+    const edge = await submitted({ endTime: NOW + 1 });
+    let tick = NOW;
+    const ticking = await acquire(edge, inputOf(edge), () => tick++);
+    expect(ticking.out).toMatchObject({ status: "acquired" });
+    expect(ticking.sent).toEqual([START]);
 
     const never = await submitted({ endTime: NOW - 1 });
     expect(await acquire(never, inputOf(never))).toEqual({

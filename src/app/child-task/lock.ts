@@ -90,14 +90,16 @@ export async function takeLock<T>(
   e: StepEventOf<"acquireLock">,
   onceLocked: (task: Task) => Promise<T>,
 ): Promise<{ result: AcquireLockResult; locked?: T }> {
-  const task = carriedTask(deps, e, deps.clock()) ?? (await loadTask(deps, e.taskId));
+  // One instant for every decision, the carried task's included: one taken past its end_time
+  // between two clock reads would fail here with no write.
+  const now = deps.clock();
+  const task = carriedTask(deps, e, now) ?? (await loadTask(deps, e.taskId));
   const as = (result: AcquireLockResult) => ({ result });
   if (isTerminalTask(task)) return as({ status: "finished" });
   // Being ended from outside (a cancel between its decision and its end): no lock taken, nothing
   // asked; RecordFailure ends the task with that ending.
   if (task.ending !== undefined)
     throw new StepError("TaskEnded", `task ${task.id} is being ended (${task.ending.status})`);
-  const now = deps.clock();
   const started = task.status === "RUNNING";
   if (!started && task.endTime !== undefined && now >= task.endTime) {
     throw new StepError("MaintenanceWindowClosed", MSG_WINDOW_CLOSED_BEFORE_START);
@@ -156,9 +158,9 @@ type Start =
  * one request, not two; the lock's `now` is the task's startedAt, which knownLeaseEnd counts
  * from. The task moved meanwhile (or since its submission): read again (an ended one takes no
  * lock); held by another task: nothing written, the task stays as it was (WAITING, PENDING), and
- * `read` was the task as stored (the store answers 'held' only for a task that had not moved). A task already RUNNING (a
- * retried AcquireLock), or a store without it: the take, then the RUNNING write (none for a
- * running task), the write left running beside the caller's `onceLocked`.
+ * it was as stored (the store answers 'held' only for a task that had not moved). A task already
+ * RUNNING (a retried AcquireLock), or a store without it: the take, then the RUNNING write (none
+ * for a running task), the write left running beside the caller's `onceLocked`.
  */
 async function lockAndStart(deps: StepDeps, read: Task, ttl: number, now: number): Promise<Start> {
   let task = read;
