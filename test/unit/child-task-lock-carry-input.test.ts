@@ -8,7 +8,8 @@
  *   control below shows on the same executor;
  * - on the local executor (aws-local-stepfunctions, which serves `$$.Execution.Input`), the real
  *   AcquireLock, LockAcquired? and WaitForLock: every try of the lock-wait loop gets the same
- *   input, the task in it when carried, and an input without one runs the loop all the same.
+ *   input (a copy, as through StartExecution's JSON), the task in it when carried, and an input
+ *   without one runs the loop all the same.
  * The Lambda stands in for the steps; the states AcquireLock leads to are Succeeds of their own.
  */
 
@@ -151,6 +152,8 @@ describe("the local executor: the lock-wait loop with the task carried, and with
     for (const event of events) {
       expect(event).toMatchObject({ step: "acquireLock", taskId: task.id, rackId: "r3", ask: "wait" });
       expect(event.input).toEqual({ taskId: task.id, rackId: "r3", settings, task } satisfies ChildTaskInput);
+      // A copy, as through StartExecution's JSON: never the submitter's own object.
+      expect(event.input?.task).not.toBe(task);
     }
   });
 
