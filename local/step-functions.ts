@@ -353,7 +353,10 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
         : Object.fromEntries(
             Object.keys(this.handlers).map((n) => [n, this.options.retryIntervalOverrideMs as number]),
           );
-    const run = this.machine.run(childTaskInput(task, this.settings) as never, {
+    // Through JSON, as StartExecution's input is: the steps (AcquireLock's `$$.Execution.Input`,
+    // the task it may carry) get a copy, never the submitter's own objects.
+    const input = JSON.parse(JSON.stringify(childTaskInput(task, this.settings)));
+    const run = this.machine.run(input, {
       overrides: {
         taskResourceLocalHandlers: this.handlers as never,
         ...(waits ? { waitTimeOverrides: waits } : {}),

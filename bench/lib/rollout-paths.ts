@@ -5,7 +5,8 @@
  *   step themselves (CheckPreflight's `sendFirst` and CheckWave's `sendNext` true: its commands
  *   written, then published) and AwaitWave stores its token in a write of its own, a token it
  *   could not store (any error but its timeouts) falling back to WaitForWave's poll; likewise
- *   AcquireLock sends the preflight's queries (no `ask`) and AwaitPreflight stores its token alone;
+ *   AcquireLock sends the preflight's queries (no `ask`), and reads its task (no `input`, the
+ *   execution's input with the task the submitter carried), and AwaitPreflight stores its token alone;
  * - "timeout": that file as it was before AwaitWave's heartbeat: its wait times out after
  *   `awaitSeconds` (TimeoutSecondsPath), whatever the wave's BMCs report, so a 10-minute flash
  *   times out once into an early check (bench/lib/production-model.ts);
@@ -78,8 +79,9 @@ function withTwoWrites(current: AslMachine): AslMachine {
   if (lock === undefined || queries === undefined) throw new Error("no AcquireLock or AwaitPreflight state");
   check.Parameters = { ...check.Parameters, sendNext: true };
   preflight.Parameters = { ...preflight.Parameters, sendFirst: true };
-  // AcquireLock sends the queries; AwaitPreflight stores its token alone.
-  const { ask: _, ...lockParameters } = lock.Parameters ?? {};
+  // AcquireLock sends the queries (and, as before, gets no input: it reads its task); AwaitPreflight
+  // stores its token alone.
+  const { ask: _, "input.$": ___, ...lockParameters } = lock.Parameters ?? {};
   lock.Parameters = lockParameters;
   const asking = queries.Parameters as { Payload: Record<string, unknown> };
   const { "rackId.$": __, ...queriesPayload } = asking.Payload;

@@ -39,26 +39,67 @@ const MAX_START_WAIT_SECONDS = 3600;
 export const MSG_WINDOW_CLOSED_BEFORE_START = "maintenance window closed before the task started";
 
 /**
+ * The task the execution's input carries (ChildTaskInput.task, as the submitter held it), when
+ * AcquireLock can start from it instead of reading the task: only where what it decides from it
+ * leads straight to the write pinned on its version (lockAndStart's one transaction), so a task
+ * that moved since it was submitted is refused there and read again (updateTask), and everything
+ * goes on as it did from a read. Every decision made from the carried task before that write is
+ * on fields fixed when the task is made (id, rack, components, start_time, end_time, queue
+ * timeout: the same in the task read again) or is its version's. Undefined, and the task is read
+ * as before, when:
+ * - no task is carried (an older submitter, a task too large to carry), or another task's;
+ * - the store has no saveTaskWithLock: the take and the write are two requests, the take not
+ *   pinned on the task, so the carried task must not decide it;
+ * - it is RUNNING (started already: the retried or re-driven step takes the lock alone, unpinned),
+ *   terminal or being ended (which answer with no write: `finished`, TaskEnded);
+ * - it is outside its maintenance window (before start_time it waits, past end_time
+ *   MaintenanceWindowClosed: no write either). A task is never carried into a branch that returns
+ *   or throws without the pinned write: that branch would answer for the task as submitted, not
+ *   as it is (a task cancelled while it waited for its start_time would wait on).
+ * The lock-wait loop (WaitForLock → AcquireLock) gets the same input each time, and so the same
+ * task: each try is the pinned write again, which a cancel since (the task's version moved) turns
+ * into a re-read that finds it ended, as a read would have; a rack still held answers 'held' only
+ * when the task had not moved (the store checks the task first), so its queue timeout is decided
+ * on the task as it is.
+ *
+ *   carried T WAITING@500, stored T WAITING@500        → [Put T RUNNING if @500 + lock]: acquired, ONE request
+ *   carried T WAITING@500, stored T TERMINATED@900     → refused, T read again: finished (no lock), as a read
+ *   carried T WAITING@500, start_time in an hour       → not carried: T read, waiting (as before)
+ */
+function carriedTask(deps: StepDeps, e: StepEventOf<"acquireLock">, now: number): Task | undefined {
+  const task = e.input?.task;
+  if (task === undefined || task.id !== e.taskId || typeof task.updatedAt !== "number") return undefined;
+  if (deps.tasks.saveTaskWithLock === undefined) return undefined;
+  if (task.status === "RUNNING" || isTerminalTask(task) || task.ending !== undefined) return undefined;
+  if (task.endTime !== undefined && now >= task.endTime) return undefined;
+  if (task.startTime !== undefined && now < task.startTime) return undefined;
+  return task;
+}
+
+/**
  * AcquireLock's work (preflight.ts `acquireLockAndAsk` is the step): the lock taken and the task
  * RUNNING (one transaction: lockAndStart), then `onceLocked` (the preflight's first ask; made, not
- * sent, by the definition as it is: no request). Where the take and the write are two requests
- * (a retried step, a store without the transaction), `onceLocked` runs beside the write: neither
- * needs the other (a query changes nothing on a BMC, and a retried step asks again under the same
- * request ids).
+ * sent, by the definition as it is: no request), with the task as it stands once locked. Where
+ * the take and the write are two requests (a retried step, a store without the transaction),
+ * `onceLocked` runs beside the write: neither needs the other (a query changes nothing on a BMC,
+ * and a retried step asks again under the same request ids). The task is the one the execution's
+ * input carries where it can be (carriedTask: then the step is that one transaction), else read.
  */
 export async function takeLock<T>(
   deps: StepDeps,
   e: StepEventOf<"acquireLock">,
   onceLocked: (task: Task) => Promise<T>,
 ): Promise<{ result: AcquireLockResult; locked?: T }> {
-  const task = await loadTask(deps, e.taskId);
+  // One instant for every decision, the carried task's included: one taken past its end_time
+  // between two clock reads would fail here with no write.
+  const now = deps.clock();
+  const task = carriedTask(deps, e, now) ?? (await loadTask(deps, e.taskId));
   const as = (result: AcquireLockResult) => ({ result });
   if (isTerminalTask(task)) return as({ status: "finished" });
   // Being ended from outside (a cancel between its decision and its end): no lock taken, nothing
   // asked; RecordFailure ends the task with that ending.
   if (task.ending !== undefined)
     throw new StepError("TaskEnded", `task ${task.id} is being ended (${task.ending.status})`);
-  const now = deps.clock();
   const started = task.status === "RUNNING";
   if (!started && task.endTime !== undefined && now >= task.endTime) {
     throw new StepError("MaintenanceWindowClosed", MSG_WINDOW_CLOSED_BEFORE_START);
@@ -86,7 +127,7 @@ export async function takeLock<T>(
     }
     throw new StepError("RackLockHeld", rackConflictMessage(task.rackId));
   }
-  const [changed, locked] = await Promise.all([start.written, onceLocked(task)]);
+  const [changed, locked] = await Promise.all([start.written, onceLocked(start.task)]);
   // Once per task: a retried AcquireLock finds it RUNNING and changes nothing.
   if (changed) deps.logger.info("task started", { ...taskKeys(task), rackId: task.rackId });
   return { result: { status: "acquired" }, locked };
@@ -104,17 +145,22 @@ function running(t: Task, at: number): Task | undefined {
 type Start =
   | { status: "held" }
   | { status: "finished" }
-  /** `written`: whether this call wrote the task RUNNING (settled once it is written). */
-  | { status: "acquired"; written: Promise<boolean> };
+  /**
+   * `written`: whether this call wrote the task RUNNING (settled once it is written); `task`: the
+   * task as written, or as read again after a refused write (a carried one may be older).
+   */
+  | { status: "acquired"; written: Promise<boolean>; task: Task };
 
 /**
  * The rack's lock taken for the task and the task written RUNNING. A task not yet running, on a
- * store that can (TaskStore.saveTaskWithLock): both in one transaction, both or neither, so the
- * start costs one request, not two; the lock's `now` is the task's startedAt, which knownLeaseEnd
- * counts from. The task moved meanwhile: read again (an ended one takes no lock); held by another
- * task: nothing written, the task stays as it was (WAITING, PENDING). A task already RUNNING (a
- * retried AcquireLock), or a store without it: the take, then the RUNNING write (none for a
- * running task), the write left running beside the caller's `onceLocked`.
+ * store that can (TaskStore.saveTaskWithLock): both in one transaction, both or neither, pinned
+ * on the version of `read` (as read, or as the execution's input carried it), so the start costs
+ * one request, not two; the lock's `now` is the task's startedAt, which knownLeaseEnd counts
+ * from. The task moved meanwhile (or since its submission): read again (an ended one takes no
+ * lock); held by another task: nothing written, the task stays as it was (WAITING, PENDING), and
+ * it was as stored (the store answers 'held' only for a task that had not moved). A task already
+ * RUNNING (a retried AcquireLock), or a store without it: the take, then the RUNNING write (none
+ * for a running task), the write left running beside the caller's `onceLocked`.
  */
 async function lockAndStart(deps: StepDeps, read: Task, ttl: number, now: number): Promise<Start> {
   let task = read;
@@ -132,7 +178,7 @@ async function lockAndStart(deps: StepDeps, read: Task, ttl: number, now: number
       (next, expected) => saveWithLock.call(deps.tasks, next, expected, ttl, now),
     );
     if (start.refused === "held") return { status: "held" };
-    if (start.changed) return { status: "acquired", written: Promise.resolve(true) };
+    if (start.changed) return { status: "acquired", written: Promise.resolve(true), task: start.task };
     if (isTerminalTask(start.task)) return { status: "finished" };
     // Started meanwhile (RUNNING): the take alone, below.
     task = start.task;
@@ -141,6 +187,7 @@ async function lockAndStart(deps: StepDeps, read: Task, ttl: number, now: number
   return {
     status: "acquired",
     written: updateTask(deps, task.id, running, task).then(({ changed }) => changed),
+    task,
   };
 }
 

@@ -196,8 +196,8 @@ export async function awaitQueries(
 }
 
 /**
- * AcquireLock (lock.ts), and once the lock is taken the preflight's first ask, with the task it
- * already read: made (`ask` "wait": AwaitPreflight sends it) or sent in the same invocation
+ * AcquireLock (lock.ts), and once the lock is taken the preflight's first ask, with the task as it
+ * stands then (the one the execution's input carried, or read; lock.ts `carriedTask`): made (`ask` "wait": AwaitPreflight sends it) or sent in the same invocation
  * (beside the RUNNING write; the definitions before). Its result is the preflight's poll state (the definition's AwaitPreflight follows; WaitForPreflight in the
  * definition before). Executions of the definition before, which have a SendQueries state of
  * their own, find the queries already published there and send nothing again.

@@ -9,7 +9,7 @@ import type { PlannedImage } from "../../domain/firmware-images.js";
 import type { ComponentType } from "../../domain/model.js";
 import { RULE_LIMITS, type RuleAction, type RuleStep } from "../../domain/operation-rules.js";
 import type { CaughtError } from "../../domain/step-errors.js";
-import type { TaskStatus } from "../../domain/task.js";
+import type { Task, TaskStatus } from "../../domain/task.js";
 
 // ---------------------------------------------------------------------------------------------
 // Execution input and settings
@@ -60,11 +60,23 @@ export const DEPLOYMENT_SETTING_BOUNDS: Readonly<
   readinessTimeoutSeconds: [1, RULE_LIMITS.seconds],
 };
 
-/** The execution input. Everything else (components, version, run) is read from the task item. */
+/**
+ * The execution input. Everything else (components, version, run) is read from the task item, or
+ * taken from `task` where the submitter carried it.
+ */
 export interface ChildTaskInput {
   taskId: string;
   rackId: string;
   settings: ChildTaskSettings;
+  /**
+   * The task item as the submitter held it when it started the execution (just created, or as it
+   * read it on a re-submission or a re-drive), version (`updatedAt`) included, when its JSON is
+   * small (sfn-executor.ts `CARRIED_TASK_MAX_BYTES`); absent for a larger one and in the inputs
+   * of submitters from before. AcquireLock (which gets the input whole, `$$.Execution.Input`)
+   * starts from it instead of reading the task: its write is pinned on that version, so a task
+   * that moved since costs a re-read, never a wrong start (lock.ts `carriedTask`).
+   */
+  task?: Task;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -91,7 +103,11 @@ export type StepEvent =
    * made, not sent (`unsent`): AwaitPreflight's Lambda sends them with its token in one write.
    * Absent (the definitions before): sent here.
    */
-  | (Base & { step: "acquireLock"; rackId: string; ask?: "wait" })
+  /**
+   * `input`: the execution's input (`$$.Execution.Input`, always there, whoever started it), for
+   * the task it may carry (ChildTaskInput.task). Absent (the definitions before): the task is read.
+   */
+  | (Base & { step: "acquireLock"; rackId: string; ask?: "wait"; input?: Partial<ChildTaskInput> })
   | (Base & { step: "sendQueries" })
   /**
    * `rackId`: the task's rack (absent in the definition before); the check reads the rack's
