@@ -395,9 +395,10 @@ describe("child-task ASL", () => {
         const tail = path.slice(-3).join(" → ");
         if (path.length === 3) expect(path).toEqual(["AcquireLock", "LockAcquired?", "AlreadyFinished"]);
         else
-          expect(["CheckWave → WaveDone? → AlreadyFinished", "AwaitWave → WaveDone? → AlreadyFinished"]).toContain(
-            tail,
-          );
+          expect([
+            "CheckWave → WaveDone? → AlreadyFinished",
+            "AwaitWave → WaveDone? → AlreadyFinished",
+          ]).toContain(tail);
         continue;
       }
       expect(

@@ -109,7 +109,11 @@ describe("the local executor runs AwaitWave's Retry and Catch for a wait that se
     const last = await ended();
     expect(last?.name).toBe("WaveDone?");
     // The wake-up's output (the wave its wait stored, the answers in it) replaced the wave.
-    expect((last?.input as { plan: { wave: unknown } }).plan.wave).toEqual({ ...WAVE, unsent: false, answers });
+    expect((last?.input as { plan: { wave: unknown } }).plan.wave).toEqual({
+      ...WAVE,
+      unsent: false,
+      answers,
+    });
   });
 
   it("TaskEnded (a closed set) goes to RecordFailure with the error, untried again", async () => {
