@@ -5,7 +5,8 @@
  * and sends the one after it, so a step is two states (AwaitWave, WaveDone?) and one task-steps
  * invocation, counted by the local executor:
  * - the update alone over a small rack: 2 states and 1 invocation a step, no CheckWave, the last
- *   step's outcome recorded by its judge (AlreadyFinished straight after it);
+ *   step's outcome recorded by its judge (AlreadyFinished straight after it); a step that fails is
+ *   judged there too, its ComponentsFailed caught into RecordFailure;
  * - a publish that fails in a judging wait is retried there: the same answers judged to the same
  *   cursor, the same commands under the same request ids, each out once, the retry's token and
  *   resume stored in place of the failed try's;
@@ -72,7 +73,7 @@ describe("AwaitWave judges the step it was woken for and sends the next", () => 
   beforeAll(async () => {
     h = await startHarness({
       label: "ctj",
-      racks: [rack(P, 1, SMALL_RACK)],
+      racks: [rack(P, 1, SMALL_RACK), rack(P, 2, SMALL_RACK)],
       fleet,
       settings: HEALTHY_FLEET_SETTINGS,
       // Every wait's net far past the test: it ends in time only if each wait was woken.
@@ -118,6 +119,26 @@ describe("AwaitWave judges the step it was woken for and sends the next", () => 
     expect(names.slice(-3)).toEqual(["AwaitWave", "WaveDone?", "AlreadyFinished"]);
     expect(names).not.toContain("CheckWave");
     expect(names).not.toContain("RecordSuccess");
+  });
+
+  it("a step that fails is judged in the wait woken with its answers: its ComponentsFailed goes from AwaitWave to RecordFailure, the task FAILED naming the component", async () => {
+    const broken = id(P, 2, 1);
+    h.fleet.setConfig({ ...fleet, components: { [broken]: { outcome: "fail" } } });
+    try {
+      const { taskIds } = await h.child.tasksApi.upgradeFirmware(
+        upgradeRequest([id(P, 2, 0)], { ruleId: UPDATE_ONLY_RULE.id }),
+      );
+      const taskId = taskIds[0] as string;
+      const task = await waitForTask(h, taskId);
+      await h.child.idle();
+      expect(task.status).toBe("FAILED");
+      expect(task.message).toContain(`component ${broken} `);
+      const names = entered.filter((s) => s.taskId === taskId).map((s) => s.name);
+      expect(names.slice(-5)).toEqual(["WaveDone?", "AwaitWave", "RecordFailure", "Failed?", "TaskFailed"]);
+      expect(names).not.toContain("CheckWave");
+    } finally {
+      h.fleet.setConfig(fleet);
+    }
   });
 });
 

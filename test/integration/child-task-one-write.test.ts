@@ -234,7 +234,7 @@ describe("AwaitPreflight that failed before its write falls back to the poll, wh
   });
 });
 
-describe("a cancel between the check's decision and the wait's write", () => {
+describe("a cancel while a judging wait runs, between its judgement and its write", () => {
   it("the wait's write is refused: that step sends nothing, the task ends TERMINATED with the operator's message", async () => {
     const P = "c4400000";
     let h: Harness | undefined;
@@ -243,7 +243,9 @@ describe("a cancel between the check's decision and the wait's write", () => {
     const started = await metered("ctowc", P, 1, {
       around: async (event, run) => {
         if (event.step === "awaitWave" && waits++ === 3 && h !== undefined) {
-          // The cancel lands (its ending decided, the sets closed, the task ended) before the write.
+          // The fourth wait judges the third step and sends the fourth: the cancel lands (its
+          // ending decided, the sets closed, the task ended) while it runs, before its write.
+          expect([event.judge, event.wave.answers !== undefined]).toEqual([true, true]);
           cancelled = h.child.tasksApi.cancelTask(event.taskId);
           await cancelled;
         }
