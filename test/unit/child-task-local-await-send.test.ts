@@ -107,9 +107,9 @@ describe("the local executor runs AwaitWave's Retry and Catch for a wait that se
     const answers = { taskId: "t", family: "u" as const, entries: {} };
     await executor.wake(events[2]?.token as string, { ...WAVE, unsent: false, answers });
     const last = await ended();
-    expect(last?.name).toBe("WaveDone?");
+    expect(last.name).toBe("WaveDone?");
     // The wake-up's output (the wave its wait stored, the answers in it) replaced the wave.
-    expect((last?.input as { plan: { wave: unknown } }).plan.wave).toEqual({
+    expect((last.input as { plan: { wave: unknown } }).plan.wave).toEqual({
       ...WAVE,
       unsent: false,
       answers,

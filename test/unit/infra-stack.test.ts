@@ -165,7 +165,8 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     const child = machines.filter(([logical]) => logical.startsWith("ChildTask"));
     expect(child).toHaveLength(1);
     expect(receiver).toBeDefined();
-    expect((child[0]?.[1] as { DependsOn?: string[] }).DependsOn).toContain(receiver);
+    const [, machine] = child[0] as [string, { DependsOn?: string[] }];
+    expect(machine.DependsOn).toContain(receiver);
   });
 
   it("each function gets exactly the ENV names its composition reads", () => {
