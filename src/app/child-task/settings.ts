@@ -372,7 +372,8 @@ export interface WaveState extends PollState {
    */
   awaitTimeoutSeconds?: number;
   /**
-   * What woke AwaitWave (its result, the wake-up's output): the entries the wave waited for, as
+   * What woke AwaitWave (its result, the wake-up's output: on the wave in the definitions before,
+   * in the woken wave itself in the judging one, `wakeOutput`): the entries the wave waited for, as
    * stored once they were all answered (src/domain/command-sets.ts `awaitedAnswers`), so the check
    * reads nothing. Absent after a timeout, and dropped by the check.
    */
