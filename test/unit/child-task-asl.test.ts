@@ -125,6 +125,10 @@ describe("child-task ASL", () => {
     for (const r of wait.Retry as { ErrorEquals: string[] }[]) {
       expect(r.ErrorEquals).not.toContain("States.Timeout");
       expect(r.ErrorEquals).not.toContain("States.HeartbeatTimeout");
+      // The judged step's failure and a cancel's closed set end the task (RecordFailure), as
+      // CheckWave's did: never tried again.
+      for (const ending of ["ComponentsFailed", "TaskEnded", "States.ALL", "States.TaskFailed"])
+        expect(r.ErrorEquals).not.toContain(ending);
     }
     // A publish that failed is retried (a new token; the entries stay, the published stay out).
     expect(wait.Retry).toContainEqual({
