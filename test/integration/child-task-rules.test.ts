@@ -138,11 +138,11 @@ describe("child task: an operation rule's stages, waves and steps", () => {
     const byStep = h.child.executor.stats().byStep;
     // The preflight's check starts the first step and each step is judged in the wait that sends
     // the next, or in CheckWave: no SendWave nor FinishWave state runs, and every step is judged
-    // (12 checks at least). A sleep takes CheckWave's path: the verify step's judge hands the
-    // sleep next to it, and its wait's timeout ends in it (2 a wave at least).
+    // (12 checks at least). A sleep takes CheckWave's path: CheckWave makes it (the verify step's
+    // judge hands it over, or that step's wait timed out into CheckWave), and its wait's timeout
+    // ends in CheckWave (2 a wave at least, whatever this file's 40-ms waits do).
     expect([byStep.sendWave ?? 0, byStep.finishWave ?? 0]).toEqual([0, 0]);
     expect((judged.get(task.id) ?? 0) + (byStep.checkWave ?? 0)).toBeGreaterThanOrEqual(12);
-    expect(judged.get(task.id)).toBeGreaterThanOrEqual(6);
     expect(byStep.checkWave).toBeGreaterThanOrEqual(6);
     const stats = h.fleet.stats();
     expect([stats.flashes, stats.queryCommands]).toEqual([5, 15]);
