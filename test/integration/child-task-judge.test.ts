@@ -9,7 +9,8 @@
  *   judged there too, its ComponentsFailed caught into RecordFailure;
  * - a publish that fails in a judging wait is retried there: the same answers judged to the same
  *   cursor, the same commands under the same request ids, each out once, the retry's token and
- *   resume stored in place of the failed try's;
+ *   resume stored in place of the failed try's; a Lambda error or a store outage after its send
+ *   likewise (its commands sent again under the same request ids: the BMC flashes once);
  * - a judging wait that timed out (its BMC silent): CheckWave judges the step again from the
  *   state's answers and goes on with the next step as sent, from the deadline its stored commands
  *   carry (one read), so the BMC that never answers fails at that deadline, not a timeout later.
@@ -207,6 +208,68 @@ describe("a publish that fails in a judging wait", () => {
       await h.close();
     }
   });
+});
+
+describe("a judging wait whose Lambda fails after its send (Lambda.Unknown, StoreUnavailableError)", () => {
+  for (const error of ["Lambda.Unknown", "StoreUnavailableError"] as const) {
+    it(`${error} is retried there: the same answers judged the same way, the same request id sent again (the BMC flashes once), the retry's token and resume stored`, async () => {
+      const P = error === "Lambda.Unknown" ? "c5300000" : "c5310000";
+      const waits: AwaitEvent[] = [];
+      const published: string[] = [];
+      let failed = false;
+      const h = await startHarness({
+        label: `ctjl${error[0]}`,
+        racks: [rack(P, 1, [{ type: "COMPUTE", count: 2 }])],
+        fleet,
+        settings: HEALTHY_FLEET_SETTINGS,
+        awaitTimeoutOverrideMs: 600_000,
+        wrapPublisher: (inner) => ({
+          async publish(to, command) {
+            await inner.publish(to, command);
+            if (command.type === "update") published.push(command.requestId);
+          },
+        }),
+        aroundStep: async (event, run) => {
+          if (event.step !== "awaitWave") return run();
+          waits.push(structuredClone(event));
+          const out = await run();
+          // The first judging wait: its send done (written and published), then its Lambda fails.
+          if (judging(event) && !failed) {
+            failed = true;
+            throw Object.assign(new Error("injected after the send"), { name: error });
+          }
+          return out;
+        },
+      });
+      try {
+        expect(await h.stores.policy.putRuleVersion(TWO_WAVES)).toBe("written");
+        const { taskIds } = await h.child.tasksApi.upgradeFirmware(
+          upgradeRequest([id(P, 1, 0)], { ruleId: TWO_WAVES.id }),
+        );
+        const taskId = taskIds[0] as string;
+        const task = await waitForTask(h, taskId);
+        await h.child.idle();
+        expect(task.status).toBe("COMPLETED");
+        // The second wave's update went out again under its one request id (unless its result was
+        // in before the retry: then not again, and the retry woke its own wait); its BMC flashed once.
+        expect(new Set(published).size).toBe(2);
+        expect(published.filter((r) => r === published[0])).toHaveLength(1);
+        expect(published.length).toBeLessThanOrEqual(3);
+        expect(h.fleet.stats().flashes).toBe(2);
+        expect(waits.map(judging)).toEqual([false, true, true, true]);
+        const [, tried, retried] = waits as [AwaitEvent, AwaitEvent, AwaitEvent];
+        expect(retried.token).not.toBe(tried.token);
+        expect(retried.wave).toEqual(tried.wave);
+        const store = new DynamoCommandSetStore(DynamoDBDocumentClient.from(h.client), h.names.tasks);
+        const set = await store.get(taskId, "u", 0);
+        expect(set?.wake?.token).toBe(retried.token);
+        expect((set?.wake?.resume as WaveState | undefined)?.cursor).toMatchObject({ wave: 1 });
+        expect(h.child.executor.stats().byStep.checkWave).toBeUndefined();
+      } finally {
+        await h.close();
+      }
+    });
+  }
 });
 
 describe("a judging wait that timed out, its next step sent and its BMC silent", () => {
