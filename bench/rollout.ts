@@ -261,7 +261,7 @@ async function once(path: RolloutPath): Promise<Figures> {
       aroundStep: (event, run) => {
         const part = labeller.ofStep(event as unknown as Record<string, unknown>);
         add(lambdaByPart, part);
-        if ((event as { step?: unknown }).step === "checkWave") add(checksByPart, part);
+        if (isWaveCheck(event)) add(checksByPart, part);
         return inScope({ part }, async () => {
           const result = await run();
           labeller.afterStep(event as unknown as Record<string, unknown>, result);
@@ -452,7 +452,7 @@ async function once(path: RolloutPath): Promise<Figures> {
     k.checks += (checksByPart[part] ?? 0) / n;
     k.wallMs += (msByPart[part] ?? 0) / n;
   }
-  const checks = (exec.byStep.checkWave ?? 0) / n;
+  const checks = Object.values(checksByPart).reduce((sum, c) => sum + c, 0) / n;
   const perRack = {
     requests: meter.calls / n,
     capacityUnits: meter.capacityUnits / n,
@@ -565,3 +565,15 @@ main().then(
     process.exit(1);
   },
 );
+
+/**
+ * Whether a step judges a wave: CheckWave, or AwaitWave woken with a wave's answers in the
+ * definition whose wait judges (src/app/child-task/wave-judge.ts), which checks the step in the
+ * invocation that sends the next.
+ */
+function isWaveCheck(event: unknown): boolean {
+  const e = event as { step?: unknown; judge?: unknown; wave?: { answers?: unknown } };
+  return (
+    e.step === "checkWave" || (e.step === "awaitWave" && e.judge === true && e.wave?.answers !== undefined)
+  );
+}

@@ -54,7 +54,7 @@ import type { ChildTaskSettings, StepEvent } from "../src/app/child-task/setting
 import { DEFAULT_CHILD_TASK_SETTINGS } from "../src/app/child-task/settings.js";
 import type { TaskSteps } from "../src/app/child-task/steps.js";
 import type { Clock, WaveWaker } from "../src/app/ports.js";
-import type { CommandSet } from "../src/domain/command-sets.js";
+import type { WakeOutput } from "../src/domain/command-sets.js";
 import type { Task } from "../src/domain/task.js";
 import { validatedDefinitions } from "./asl-validated.js";
 import { retryWhileUnavailable } from "./retry-unavailable.js";
@@ -302,8 +302,8 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
   }
 
   /** The local SendTaskSuccess: the callback state waiting on `token` goes on; an unknown one is no error. */
-  async wake(token: string, answers: CommandSet): Promise<void> {
-    await this.sendTaskSuccess(token, answers);
+  async wake(token: string, output: WakeOutput): Promise<void> {
+    await this.sendTaskSuccess(token, output);
   }
 
   /**

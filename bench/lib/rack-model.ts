@@ -9,9 +9,11 @@
  * unnoticed), and bench:fleet spreads it over each simulated child task (so the fleet's rates
  * follow the definition, not a figure copied by hand).
  *
- * The paths (rollout-paths.ts): "after", the definition as it is (the preflight and each check
- * make the next step, AwaitWave sends it: AwaitWave, CheckWave and WaveDone? a step),
- * "twowrites" the same states and invocations (the checks sent the step: a write more, no state),
+ * The paths (rollout-paths.ts): "after", the definition as it is (the preflight makes the first
+ * step, AwaitWave sends it; each AwaitWave woken with a step's answers judges it and sends the
+ * next: AwaitWave and WaveDone? a step, one invocation), "twowrites" the definition before
+ * AwaitWave judged and sent (CheckWave judged each step and the checks sent the next: AwaitWave,
+ * CheckWave and WaveDone? a step, a write more),
  * "timeout" the same too (it differs in how many checks a flash step takes: `checksPerFlashStep`),
  * and "before", a SendWave and a MoreWaves? per step as well.
  */
@@ -27,15 +29,25 @@ export const ROLLOUT_MAX_PARALLEL = 18;
 
 /**
  * States every task passes once: AcquireLock, LockAcquired?, AwaitPreflight, CheckPreflight,
- * PreflightDone? and AlreadyFinished (the last check records the outcome). Of them, Lambda
- * invocations: acquireLock, awaitQueries, checkQueries.
+ * PreflightDone? and AlreadyFinished (the last step's judge records the outcome). Of them, Lambda
+ * invocations: acquireLock, awaitQueries, checkQueries. As it is ("after"), the first step's
+ * AwaitWave, which sends it, and its WaveDone? too (the steps' own are their judges').
  */
-const TASK_STATES = 6;
-const TASK_INVOCATIONS = 3;
-/** Per step: AwaitWave, CheckWave, WaveDone? (invocations: awaitWave, checkWave); before: + MoreWaves?, SendWave. */
-const STEP_STATES: Record<RolloutPath, number> = { after: 3, twowrites: 3, timeout: 3, before: 5 };
-const STEP_INVOCATIONS: Record<RolloutPath, number> = { after: 2, twowrites: 2, timeout: 2, before: 3 };
-/** A check more (a wait timed out): AwaitWave, CheckWave, WaveDone?, two of them invocations. */
+const TASK_STATES: Record<RolloutPath, number> = { after: 8, twowrites: 6, timeout: 6, before: 6 };
+const TASK_INVOCATIONS: Record<RolloutPath, number> = { after: 4, twowrites: 3, timeout: 3, before: 3 };
+/**
+ * Per step, as it is: the AwaitWave that judges it (and sends the next) and its WaveDone?, one
+ * invocation (awaitWave); before AwaitWave judged: AwaitWave, CheckWave, WaveDone? (awaitWave,
+ * checkWave); before the checks made the next step: + MoreWaves?, SendWave. A sleep, a retry and
+ * an external check take CheckWave's path still (more states than these: none in the rules
+ * modelled here).
+ */
+const STEP_STATES: Record<RolloutPath, number> = { after: 2, twowrites: 3, timeout: 3, before: 5 };
+const STEP_INVOCATIONS: Record<RolloutPath, number> = { after: 1, twowrites: 2, timeout: 2, before: 3 };
+/**
+ * A check more (a wait timed out): CheckWave, WaveDone? and the AwaitWave that waits again
+ * (before AwaitWave judged: AwaitWave, CheckWave, WaveDone?), two of them invocations.
+ */
 const CHECK_STATES = 3;
 const CHECK_INVOCATIONS = 2;
 
@@ -115,8 +127,11 @@ export function modelRack(
   return {
     steps,
     flashSteps,
-    transitions: TASK_STATES + steps * STEP_STATES[options.path] + extraChecks * CHECK_STATES,
-    taskSteps: TASK_INVOCATIONS + steps * STEP_INVOCATIONS[options.path] + extraChecks * CHECK_INVOCATIONS,
+    transitions: TASK_STATES[options.path] + steps * STEP_STATES[options.path] + extraChecks * CHECK_STATES,
+    taskSteps:
+      TASK_INVOCATIONS[options.path] +
+      steps * STEP_INVOCATIONS[options.path] +
+      extraChecks * CHECK_INVOCATIONS,
     iotMessages: commands + reports,
     commands,
     reports,

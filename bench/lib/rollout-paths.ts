@@ -1,7 +1,8 @@
 /**
  * The paths the rollout benchmark measures in one sitting:
  * - "after": the child-task definition as it is (state-machines/child-task.asl.json);
- * - "twowrites": the same file as it was before AwaitWave sent its step: the checks send the next
+ * - "twowrites": the same file as it was before AwaitWave sent its step (and before it judged the
+ *   wave it was woken for: `withoutJudge`): the checks send the next
  *   step themselves (CheckPreflight's `sendFirst` and CheckWave's `sendNext` true: its commands
  *   written, then published) and AwaitWave stores its token in a write of its own, a token it
  *   could not store (any error but its timeouts) falling back to WaitForWave's poll; likewise
@@ -70,7 +71,7 @@ function withoutHeartbeat(current: AslMachine): AslMachine {
  * of its own), retries no publish, and falls back to the poll on any error but its timeouts.
  */
 function withTwoWrites(current: AslMachine): AslMachine {
-  const older = structuredClone(current);
+  const older = withoutJudge(current);
   const states = older.States as Record<string, AslState & Record<string, unknown>>;
   const { CheckWave: check, CheckPreflight: preflight, AwaitWave: wait, AcquireLock: lock } = states;
   const { AwaitPreflight: queries } = states;
@@ -106,5 +107,29 @@ function withTwoWrites(current: AslMachine): AslMachine {
     { ErrorEquals: ["States.Timeout", "States.HeartbeatTimeout"], ResultPath: null, Next: "CheckWave" },
     { ErrorEquals: ["States.ALL"], ResultPath: null, Next: "WaitForWave" },
   ];
+  return older;
+}
+
+/**
+ * The definition as it was before AwaitWave judged the wave it was woken for: its wake-up's output
+ * is the answers alone, on the wave (`$.plan.wave.answers`), CheckWave judges every step (no
+ * `nextMayBeSent`: nothing before it sent the next step), and WaveDone? has no judging marks to read.
+ */
+function withoutJudge(current: AslMachine): AslMachine {
+  const older = structuredClone(current);
+  const states = older.States as Record<string, AslState & Record<string, unknown>>;
+  const { CheckWave: check, AwaitWave: wait, "WaveDone?": done } = states;
+  if (check === undefined || wait === undefined || done === undefined)
+    throw new Error("no CheckWave, AwaitWave or WaveDone? state");
+  const parameters = wait.Parameters as { Payload: Record<string, unknown> };
+  const { judge: _, ...payload } = parameters.Payload;
+  wait.Parameters = { ...parameters, Payload: payload };
+  wait.ResultPath = "$.plan.wave.answers";
+  wait.Next = "CheckWave";
+  const { nextMayBeSent: __, ...checkParameters } = check.Parameters ?? {};
+  check.Parameters = checkParameters;
+  done.Choices = (done.Choices as { Variable: string }[]).filter(
+    (c) => c.Variable !== "$.plan.wave.ended" && c.Variable !== "$.plan.wave.checkNeeded",
+  );
   return older;
 }

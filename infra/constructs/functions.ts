@@ -144,6 +144,10 @@ export function flowFunctions(scope: Construct, props: FlowFunctionsProps): Flow
   // A deploy updates the receiver before the steps, so a request id of a new form (the update
   // set's parts) is never sent while the receiver live is one that cannot parse it.
   taskSteps.fn.node.addDependency(bmcResult.fn);
+  // And before the child-task definition: its AwaitWave's waits store a resume (the wave) with
+  // their token, which only a receiver of that code hands back in the wake-up (without it the
+  // wake-up's output would be the answers alone, where the definition reads the wave).
+  childTask.stateMachine.node.addDependency(bmcResult.fn);
 
   const eventPublisher = new FlowFunction(scope, "EventPublisher", {
     ...fnDefaults,

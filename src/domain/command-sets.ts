@@ -134,7 +134,13 @@ export interface CommandSet {
    * whoever stores the last of their results or answers wakes it (`wakeDue`), so the wave is
    * judged when its results are in, not at its next poll. The latest wait replaces the one before.
    */
-  wake?: { token: string; keys: string[]; heartbeatSeconds?: number; startedAt?: number };
+  wake?: {
+    token: string;
+    keys: string[];
+    heartbeatSeconds?: number;
+    startedAt?: number;
+    resume?: WaitResume;
+  };
   /** The update set's part this record is; absent: the set's first record (or a merged set). */
   part?: number;
   /**
@@ -162,7 +168,20 @@ export interface WaitToStore {
   keys: readonly string[];
   heartbeatSeconds?: number;
   startedAt?: number;
+  /**
+   * What the wait's state goes on with once woken, besides the answers (`wakeOutput`): AwaitWave's
+   * wave, so the invocation that judges it (the next AwaitWave's) knows its step and cursor. JSON,
+   * opaque here; absent (AwaitPreflight's wait, and waits of the definition before): the answers
+   * alone.
+   */
+  resume?: WaitResume;
 }
+
+/** A wait's resume (`WaitToStore.resume`): a plain JSON object, stored and handed back as it is. */
+export type WaitResume = Readonly<Record<string, unknown>>;
+
+/** A wake-up's output: the answers alone, or the wait's resume with them in it (`wakeOutput`). */
+export type WakeOutput = CommandSet | (WaitResume & { answers: CommandSet });
 
 /** An entry's command has its terminal report: an update its result, a query its answer. */
 export const isAnswered = (family: CommandFamily, entry: CommandEntry | undefined): boolean =>
@@ -245,6 +264,19 @@ export function awaitedAnswers(set: CommandSet): CommandSet {
     ...(set.part === undefined ? {} : { part: set.part }),
     entries,
   };
+}
+
+/**
+ * What a wake-up hands the waiting state (SendTaskSuccess's output, `WaveWaker.wake`): with a
+ * resume stored with the wait, the resume with the answers in it (AwaitWave's `ResultPath` puts
+ * the whole on `$.plan.wave`: the wave, woken, with what it waited for); without one, the answers
+ * alone (`awaitedAnswers`), as waits of the definition before and AwaitPreflight's are woken.
+ *   resume { step: 2, cursor {…} }, keys [a] answered → { step: 2, cursor {…}, answers { entries { a } } }
+ */
+export function wakeOutput(set: CommandSet): WakeOutput {
+  const resume = set.wake?.resume;
+  const answers = awaitedAnswers(set);
+  return resume === undefined ? answers : { ...resume, answers };
 }
 
 /** A new command's entry: its key in the set and what is stored before it is published. */

@@ -26,9 +26,17 @@ import { type Harness, rack, runOnRack, startHarness, until } from "./child-task
 const P = "cb000000";
 
 type Cursor = { wave: number; step: number };
-const at = (e: StepEvent, wave: number, step: number) => {
-  const c = (e as { cursor?: Cursor }).cursor;
-  return c?.wave === wave && c.step === step;
+/**
+ * The step that judges (wave, step): the AwaitWave woken with its answers (the wave carries its
+ * own cursor: src/app/child-task/wave-judge.ts), or CheckWave where a wait timed out into it.
+ */
+const judges = (e: StepEvent, wave: number, step: number) => {
+  if (e.step === "checkWave") {
+    const c = (e.wave as { cursor?: Cursor }).cursor ?? e.cursor;
+    return c?.wave === wave && c.step === step;
+  }
+  if (e.step !== "awaitWave" || e.judge !== true || e.wave.answers === undefined) return false;
+  return e.wave.cursor?.wave === wave && e.wave.cursor.step === step;
 };
 
 /** Where the task is when it is cancelled: the step invocation held at its entry. */
@@ -46,9 +54,9 @@ const STEPS: { name: string; notReady?: boolean; holds: (e: StepEvent) => boolea
   // wait is held.
   { name: "first wait", holds: (e) => e.step === "awaitWave" && nthUpdateWait(e, 1) },
   // The first wave's update is out (its check is held, its results in; it starts the activation).
-  { name: "a wave", holds: (e) => e.step === "checkWave" && at(e, 0, 0) },
+  { name: "a wave", holds: (e) => judges(e, 0, 0) },
   // The first wave's activation check (its last step), its answers in: it starts the second wave.
-  { name: "verify", holds: (e) => e.step === "checkWave" && at(e, 0, 1) },
+  { name: "verify", holds: (e) => judges(e, 0, 1) },
   // The second wave's update is out (the check before started it): its wait is held.
   { name: "between waves", holds: (e) => e.step === "awaitWave" && nthUpdateWait(e, 2) },
 ];

@@ -141,9 +141,10 @@ describe("child task: a wave its BMC keeps reporting on waits for its wake-up (A
     timers.advance(HEARTBEAT_MS * 0.75);
     expect(h.child.executor.stats().callbacks.timedOut).toBe(0);
     const stats = await completedBy([update], taskId);
-    // The preflight's wait and the wave's, both woken; one wait and one check for the wave.
-    expect(stats.callbacks).toEqual({ woken: 2, timedOut: 0 });
-    expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([1, 1]);
+    // The preflight's wait and the wave's, both woken, and the wave's judge (the task's last
+    // step: it records the outcome and wakes itself); no CheckWave.
+    expect(stats.callbacks).toEqual({ woken: 3, timedOut: 0 });
+    expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([2, undefined]);
   });
 
   it("two BMCs' acknowledgements in the wait's own heartbeat interval send none; their progress, in batches of their own in the next interval, sends one", async () => {
@@ -173,8 +174,8 @@ describe("child task: a wave its BMC keeps reporting on waits for its wake-up (A
     await until("the second progress stored, in a batch of its own", () => recorded() === before + 4);
     expect(h.child.executor.stats().heartbeats).toBe(1);
     const stats = await completedBy([u1, u2], taskIds[0] as string);
-    expect(stats.callbacks).toEqual({ woken: 2, timedOut: 0 });
-    expect([stats.heartbeats, stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([1, 1, 1]);
+    expect(stats.callbacks).toEqual({ woken: 3, timedOut: 0 });
+    expect([stats.heartbeats, stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([1, 2, undefined]);
   });
 
   it("a wave heard from for no heartbeat interval times out into an early check, then waits again and is woken", async () => {
@@ -186,8 +187,9 @@ describe("child task: a wave its BMC keeps reporting on waits for its wake-up (A
     await until("the check and the second wait", () => h.child.executor.stats().byStep.awaitWave === 2);
     expect(h.child.executor.stats().byStep.checkWave).toBe(1);
     const stats = await completedBy([update], taskId);
-    expect(stats.callbacks).toEqual({ woken: 2, timedOut: 1 });
-    expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([2, 2]);
+    // The second wait is woken with the wave (its resume), and judges it in a third: one check.
+    expect(stats.callbacks).toEqual({ woken: 3, timedOut: 1 });
+    expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([3, 1]);
     expect(stats.heartbeats).toBe(0);
   });
 });

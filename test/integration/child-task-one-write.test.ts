@@ -9,8 +9,9 @@
  * - the definition before (the checks and AcquireLock send, the waits store their tokens apart)
  *   still completes on today's steps, two writes a step;
  * - a wait that failed before its write (never sent) falls back to the poll, whose check sends the
- *   step itself; one that failed after it (sent, its token lost) is judged there: either way every
- *   command goes out once and the task completes;
+ *   step itself (a sending wait's) or makes it again for AwaitWave to send (a judging wait's next);
+ *   one that failed after it (sent, its token lost) is judged there, a judging wait's next step
+ *   taken as sent: either way every command goes out once and the task completes;
  * - a cancel between the check's decision and the wait's write: the wait's write is refused, the
  *   step sends nothing, the task ends TERMINATED with the operator's message.
  */
@@ -116,7 +117,10 @@ describe("one write a step for its commands and its wait's token", () => {
     expect(h.fleet.stats().flashes).toBe(UPDATES_A_RACK);
     expect([...published.values()].every((n) => n === 1)).toBe(true);
     const stats = h.child.executor.stats();
-    expect(stats.callbacks).toEqual({ woken: STEPS + 1, timedOut: 0 });
+    // The preflight's wait, each step's (the one that sends it, woken to judge it), and the last
+    // step's judge, which records the outcome and wakes itself: no CheckWave.
+    expect(stats.callbacks).toEqual({ woken: 1 + STEPS + 1, timedOut: 0 });
+    expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([STEPS + 1, undefined]);
     expect(stats.byStep.sendWave).toBeUndefined();
   });
 });
@@ -156,11 +160,18 @@ describe("a wait that failed falls back to the poll, whose check tells sent from
     };
   };
 
-  for (const when of ["before", "after"] as const) {
-    it(`${when === "before" ? "never sent (it failed before its write): the check sends the step" : "sent, its token lost (it failed after its write and publish): the check judges it"}; every command out once, the task COMPLETED`, async () => {
-      const P = when === "before" ? "c4200000" : "c4300000";
-      const { h, published, writes } = await metered(`ctowf${when[0]}`, P, 1, {
-        around: failingWait(3, when),
+  // AwaitWave's first call sends the first step; its fourth judges the third and sends the fourth.
+  const cases = [
+    { n: 0, when: "before", P: "c4200000" },
+    { n: 0, when: "after", P: "c4300000" },
+    { n: 3, when: "before", P: "c4210000" },
+    { n: 3, when: "after", P: "c4310000" },
+  ] as const;
+  for (const { n, when, P } of cases) {
+    const which = n === 0 ? "a sending wait" : "a judging wait";
+    it(`${which}, ${when === "before" ? "never sent (it failed before its write): the step is sent after the check" : "sent, its token lost (it failed after its write and publish): the check judges it"}; every command out once, the task COMPLETED`, async () => {
+      const { h, published, writes } = await metered(`ctowf${when[0]}${n}`, P, 1, {
+        around: failingWait(n, when),
       });
       try {
         const task = await upgraded(h, id(P, 1, 0));
@@ -169,16 +180,25 @@ describe("a wait that failed falls back to the poll, whose check tells sent from
         expect([...published.values()].every((n) => n === 1)).toBe(true);
         const stats = h.child.executor.stats();
         expect(stats.byStep.sendWave).toBeUndefined();
-        if (when === "before") {
-          // The poll's check sent the step (its one write), a wait stored its token alone, and
-          // the results woke it: a wait and a check more than the steps.
+        // One check, the poll's; a wait more than the steps' (the one that failed).
+        expect(stats.byStep.checkWave).toBe(1);
+        if (when === "before" && n === 0) {
+          // The poll's check got the step back unsent and not stored: it sent it (its one
+          // write), a wait stored its token alone, and the results woke it to judge.
           expect(writes().checkWave).toBe(1);
-          expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([STEPS + 1, STEPS + 1]);
-        } else {
-          // The poll's check found every entry stored: it sent nothing (it judged the step, done
-          // or still pending); every check followed a wait.
+          expect(stats.byStep.awaitWave).toBe(STEPS + 2);
+        } else if (when === "before") {
+          // The poll's check judged the third step again (its answers on the wave) and made the
+          // fourth, not stored: AwaitWave sent it (its one write), as a check's next step.
           expect(writes().checkWave ?? 0).toBe(0);
-          expect(stats.byStep.checkWave).toBe(stats.byStep.awaitWave);
+          expect(stats.byStep.awaitWave).toBe(STEPS + 2);
+        } else {
+          // The poll's check found every entry stored: it sent nothing (it judged the step, or
+          // took the next one as sent, from its commands' deadline).
+          expect(writes().checkWave ?? 0).toBe(0);
+          if (n === 3) expect(stats.byStep.awaitWave).toBe(STEPS + 2);
+          // The first step judged done by the check: its next step sent by a wait, not judged by one.
+          else expect([STEPS + 1, STEPS + 2]).toContain(stats.byStep.awaitWave);
         }
       } finally {
         await h.close();
@@ -214,7 +234,7 @@ describe("AwaitPreflight that failed before its write falls back to the poll, wh
   });
 });
 
-describe("a cancel between the check's decision and the wait's write", () => {
+describe("a cancel while a judging wait runs, between its judgement and its write", () => {
   it("the wait's write is refused: that step sends nothing, the task ends TERMINATED with the operator's message", async () => {
     const P = "c4400000";
     let h: Harness | undefined;
@@ -223,7 +243,9 @@ describe("a cancel between the check's decision and the wait's write", () => {
     const started = await metered("ctowc", P, 1, {
       around: async (event, run) => {
         if (event.step === "awaitWave" && waits++ === 3 && h !== undefined) {
-          // The cancel lands (its ending decided, the sets closed, the task ended) before the write.
+          // The fourth wait judges the third step and sends the fourth: the cancel lands (its
+          // ending decided, the sets closed, the task ended) while it runs, before its write.
+          expect([event.judge, event.wave.answers !== undefined]).toEqual([true, true]);
           cancelled = h.child.tasksApi.cancelTask(event.taskId);
           await cancelled;
         }

@@ -62,6 +62,10 @@ const RETRIED = ruleOf(2, [
 ]);
 
 let h: Harness;
+/** The states each task's execution entered, in order. */
+const states = new Map<string, string[]>();
+/** AwaitWave calls that judged the step they were woken for (wave-judge.ts), by task. */
+const judged = new Map<string, number>();
 /** Update commands as the wrapped publisher saw them, in order. */
 const updates: { componentId: string; requestId: string }[] = [];
 
@@ -70,6 +74,13 @@ beforeAll(async () => {
     label: "ctr",
     racks,
     settings: HEALTHY_FLEET_SETTINGS,
+    onStateEntered: (taskId, state) => states.set(taskId, [...(states.get(taskId) ?? []), state.name]),
+    aroundStep: (event, run) => {
+      const e = event as { step: string; taskId: string; judge?: boolean; wave?: { answers?: unknown } };
+      if (e.step === "awaitWave" && e.judge === true && e.wave?.answers !== undefined)
+        judged.set(e.taskId, (judged.get(e.taskId) ?? 0) + 1);
+      return run();
+    },
     fleet: {
       defaults: { outcome: "succeed", updateMs: 40 },
       racks: {},
@@ -125,11 +136,14 @@ describe("child task: an operation rule's stages, waves and steps", () => {
     ]);
     // Three waves (2 + 2 + 1), four steps each; queries: the preflight's 5, then 5 per verify step.
     const byStep = h.child.executor.stats().byStep;
-    // The preflight's check starts the first step and each step ends inside its last CheckWave,
-    // which starts the next: no SendWave nor FinishWave state runs, and every step is judged (12
-    // checks at least).
+    // The preflight's check starts the first step and each step is judged in the wait that sends
+    // the next, or in CheckWave: no SendWave nor FinishWave state runs, and every step is judged
+    // (12 checks at least). A sleep takes CheckWave's path: CheckWave makes it (the verify step's
+    // judge hands it over, or that step's wait timed out into CheckWave), and its wait's timeout
+    // ends in CheckWave (2 a wave at least, whatever this file's 40-ms waits do).
     expect([byStep.sendWave ?? 0, byStep.finishWave ?? 0]).toEqual([0, 0]);
-    expect(byStep.checkWave).toBeGreaterThanOrEqual(12);
+    expect((judged.get(task.id) ?? 0) + (byStep.checkWave ?? 0)).toBeGreaterThanOrEqual(12);
+    expect(byStep.checkWave).toBeGreaterThanOrEqual(6);
     const stats = h.fleet.stats();
     expect([stats.flashes, stats.queryCommands]).toEqual([5, 15]);
     // Switches first (the stage's first type), two at a time.
@@ -156,6 +170,11 @@ describe("child task: an operation rule's stages, waves and steps", () => {
     ]);
     // The others flashed once.
     expect(updates.filter((u) => u.componentId === id(P, 2, 2)).length).toBe(1);
+    // The retry takes CheckWave's path: a judging wait hands the failed step to it (a retry is not
+    // sent by a wait; or the wait timed out into it), whose cursor names the retry, and the
+    // retry's backoff and SendWave follow.
+    const path = (states.get(task.id) ?? []).join(" → ");
+    expect(path).toContain("CheckWave → WaveDone? → WaitBeforeRetry → SendWave → AwaitWave");
   });
 
   it("retries used up: the component FAILED, the task failed naming it", async () => {
@@ -167,5 +186,12 @@ describe("child task: an operation rule's stages, waves and steps", () => {
     expect(h.fleet.stats().flashesByComponent[broken]).toBe(3);
     const tray = parseReport(task.report).components.find((c) => c.id === broken);
     expect([tray?.status, tray?.error?.name]).toEqual(["FAILED", "BmcUpdateFailed"]);
+    // The last attempt's failure ends the task from the state that judged it (its ComponentsFailed
+    // caught into RecordFailure): AwaitWave when its wait was woken, CheckWave when it timed out
+    // (this file's waits are the 40-ms polls'); child-task-judge pins the woken one.
+    await h.child.idle();
+    const path = states.get(task.id) ?? [];
+    expect(path.slice(-3)).toEqual(["RecordFailure", "Failed?", "TaskFailed"]);
+    expect(["AwaitWave", "CheckWave"]).toContain(path.at(-4));
   });
 });

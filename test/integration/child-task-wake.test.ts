@@ -30,10 +30,11 @@ const PB = "c3100000";
 const racksBefore = [rack(PB, 1, SMALL_RACK)];
 /**
  * The states of the rack's execution: AcquireLock, LockAcquired?; AwaitPreflight, CheckPreflight
- * (which starts the first step), PreflightDone?; per step AwaitWave, CheckWave, WaveDone? (9
- * steps); the last check records the task: AlreadyFinished.
+ * (which makes the first step), PreflightDone?; AwaitWave, which sends it, and WaveDone?; per step
+ * the AwaitWave woken to judge it (and send the next) and WaveDone? (9 steps); the last step's
+ * judge records the task: AlreadyFinished.
  */
-const NEW_PATH_TRANSITIONS = 2 + 3 + 9 * 3 + 1;
+const NEW_PATH_TRANSITIONS = 2 + 3 + 2 + 9 * 2 + 1;
 const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
 
 let h: Harness;
@@ -51,7 +52,7 @@ afterAll(async () => {
 });
 
 describe("child task: waves woken by their results", () => {
-  it("every wave's wait ends with its wake-up, none with its timeout; one check per wave", async () => {
+  it("every wave's wait ends with its wake-up, none with its timeout; each step judged in the wait that sends the next: 2 states and 1 invocation a step", async () => {
     h.child.executor.resetStats();
     const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, 1, 0)]));
     const task = await waitForTask(h, taskIds[0]!);
@@ -62,9 +63,11 @@ describe("child task: waves woken by their results", () => {
     // The preflight's answers, then three groups (POWERSHELF, NVSWITCH, COMPUTE), one wave each at
     // maxParallel 4, of the default rule's three steps (the update, the type's activation, the
     // bring-up).
-    expect(stats.callbacks).toEqual({ woken: 10, timedOut: 0 });
-    expect(stats.byStep.awaitWave).toBe(9);
-    expect(stats.byStep.checkWave).toBe(9);
+    // Each step's wait is woken to judge it, the last one by its own judge (the outcome recorded).
+    expect(stats.callbacks).toEqual({ woken: 1 + 9 + 1, timedOut: 0 });
+    expect(stats.byStep.awaitWave).toBe(9 + 1);
+    // No CheckWave: every step was judged in the wait that sent the next.
+    expect(stats.byStep.checkWave).toBeUndefined();
     expect(stats.byStep.awaitQueries).toBe(1);
     expect(stats.byStep.checkQueries).toBe(1);
     // The preflight starts the first step and each check that ends a step the next: no SendWave.
@@ -91,8 +94,9 @@ describe("child task: waves woken by their results", () => {
       const stats = before.child.executor.stats();
       expect(stats.callbacks).toEqual({ woken: 10, timedOut: 0 });
       expect([stats.byStep.sendWave, stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([9, 9, 9]);
-      // Two states more a step (MoreWaves? and SendWave).
-      expect(stats.stateTransitions).toBe(NEW_PATH_TRANSITIONS + 2 * 9);
+      // Its waits store no resume (no `judge`): each wake-up brings the answers alone, on the wave,
+      // and CheckWave judges every step; per step AwaitWave, CheckWave, WaveDone?, MoreWaves?, SendWave.
+      expect(stats.stateTransitions).toBe(2 + 3 + 9 * 5 + 1);
     } finally {
       await before.close();
     }

@@ -12,7 +12,9 @@ import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
 import type { TableNames } from "../../src/adapters/dynamodb/index.js";
 import { DynamoTaskStore } from "../../src/adapters/dynamodb/task-store.js";
+import { createReportRecorder } from "../../src/app/child-task/receiving.js";
 import {
+  commandRequestId,
   type EntryWrite,
   entryKey,
   heartbeatDue,
@@ -642,5 +644,97 @@ describe("DynamoCommandSetStore", () => {
     expect(
       (await store.record(before, "u", { [entryKey(b, "c1")]: { ackedAt: 5 } }, { rackId: other })).outcome,
     ).toBe("written");
+  });
+
+  it("a wait's resume (AwaitWave's wave) is stored with its token by open and by awaitAnswers, handed back by reads and by a write of reports (returnSet); the next wait's replaces it, a wait without one drops it", async () => {
+    const taskId = uuid(120, "7a5c0000");
+    const a = updateAddress(taskId, 0, 0);
+    const [k1, k2] = [entryKey(a, "c1"), entryKey(a, "c2")];
+    const resume = {
+      stage: 0,
+      step: 0,
+      action: "UPDATE_FIRMWARE",
+      componentIds: ["c1"],
+      versions: { c1: "2.0.0" },
+      done: false,
+      cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
+      awaitSeconds: 300,
+      awaitTimeoutSeconds: 1_805,
+    };
+    const opened = await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 100 })]),
+      0,
+      { token: "tk-1", keys: [k1], heartbeatSeconds: 300, startedAt: 1, resume },
+    );
+    expect(opened.wake).toEqual({ token: "tk-1", keys: [k1], heartbeatSeconds: 300, startedAt: 1, resume });
+    expect((await store.get(taskId, "u", 0))?.wake?.resume).toEqual(resume);
+    // The write of the result that completes the wait hands the resume back with the set.
+    const out = await store.record(taskId, "u", { [k1]: { result: ok } }, { returnSet: true, part: 0 });
+    expect(out.set?.wake?.resume).toEqual(resume);
+    // The next wave's wait, in the same record: its resume replaces the one before.
+    const next = { ...resume, componentIds: ["c2"], cursor: { ...resume.cursor, wave: 1 } };
+    await store.open(taskId, "u", Object.fromEntries([newEntry(a, "c2", { sentAt: 2, deadline: 200 })]), 0, {
+      token: "tk-2",
+      keys: [k2],
+      resume: next,
+    });
+    expect((await store.get(taskId, "u", 0))?.wake).toEqual({ token: "tk-2", keys: [k2], resume: next });
+    const again = await store.awaitAnswers(taskId, "u", { token: "tk-3", keys: [k2], resume }, 0);
+    expect(again?.wake?.resume).toEqual(resume);
+    // A wait of the definition before stores none: what was there is gone with the token it came with.
+    await store.awaitAnswers(taskId, "u", { token: "tk-4", keys: [k2] }, 0);
+    expect((await store.get(taskId, "u", 0))?.wake).toEqual({ token: "tk-4", keys: [k2] });
+  });
+
+  it("a redelivered batch of a step's results after the next step's wait stored its token in the same record wakes nothing: the wait woken is only ever the one whose keys were answered, with its own resume", async () => {
+    const taskId = uuid(121, "7a5c0000");
+    const a = updateAddress(taskId, 0, 0);
+    const [k1, k2] = [entryKey(a, "c1"), entryKey(a, "c2")];
+    const woken: { token: string; output: unknown }[] = [];
+    const waker = {
+      wake: async (token: string, output: unknown) => void woken.push({ token, output }),
+      heartbeat: async () => {},
+    };
+    const result = (componentId: string) => ({
+      message: {
+        v: 1,
+        type: "result",
+        ok: true,
+        version: "2.0.0",
+        requestId: commandRequestId(a, componentId),
+        componentId,
+      },
+      at: 10,
+    });
+    // Step 1 (c1) waits with its resume; its result wakes it with that resume and its answer.
+    await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([newEntry(a, "c1", { sentAt: 1, deadline: 100_000 })]),
+      0,
+      { token: "tk-step1", keys: [k1], resume: { step: "one" } },
+    );
+    expect(await createReportRecorder(store, undefined, waker).record([result("c1")])).toEqual(["recorded"]);
+    expect(woken.map((w) => w.token)).toEqual(["tk-step1"]);
+    expect(woken[0]?.output).toMatchObject({ step: "one", answers: { entries: { [k1]: { resultAt: 10 } } } });
+    // The judging wait sends step 2 (c2) into the same record, its token and resume replacing step 1's.
+    await store.open(
+      taskId,
+      "u",
+      Object.fromEntries([newEntry(a, "c2", { sentAt: 2, deadline: 100_000 })]),
+      0,
+      { token: "tk-step2", keys: [k2], resume: { step: "two" } },
+    );
+    // Step 1's batch again, to a receiver that never saw it (another container): nothing woken.
+    expect(await createReportRecorder(store, undefined, waker).record([result("c1")])).toEqual(["ignored"]);
+    expect(woken).toHaveLength(1);
+    // Step 2's own result wakes step 2's wait, with step 2's resume and its answer alone.
+    expect(await createReportRecorder(store, undefined, waker).record([result("c2")])).toEqual(["recorded"]);
+    expect(woken.map((w) => w.token)).toEqual(["tk-step1", "tk-step2"]);
+    const output = woken[1]?.output as { step: string; answers: { entries: Record<string, unknown> } };
+    expect(output.step).toBe("two");
+    expect(Object.keys(output.answers.entries)).toEqual([k2]);
   });
 });

@@ -146,6 +146,7 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
         set.wake = { token: wake.token, keys: [...wake.keys] };
         if (wake.heartbeatSeconds !== undefined) set.wake.heartbeatSeconds = wake.heartbeatSeconds;
         if (wake.startedAt !== undefined) set.wake.startedAt = wake.startedAt;
+        if (wake.resume !== undefined) set.wake.resume = structuredClone(wake.resume);
       }
       sets.set(keyOf(taskId, family, part), set);
       return structuredClone(set);
@@ -213,6 +214,7 @@ export function memoryCommandSetStore(): CommandSetStore & { writes: number } {
       set.wake = { token: wake.token, keys: [...wake.keys] };
       if (wake.heartbeatSeconds !== undefined) set.wake.heartbeatSeconds = wake.heartbeatSeconds;
       if (wake.startedAt !== undefined) set.wake.startedAt = wake.startedAt;
+      if (wake.resume !== undefined) set.wake.resume = structuredClone(wake.resume);
       return structuredClone(set);
     },
     async record(

@@ -88,15 +88,18 @@ describe("child-task ASL", () => {
       "settings.$": "$.settings",
       "groups.$": "$.plan.groups",
       "cursor.$": "$.plan.cursor",
+      // The definition whose wait judges the wave it was woken for (wave-judge.ts).
+      judge: true,
     });
     // Its heartbeat is the net under a lost wake-up (the receiver sends one with each
     // acknowledgement or progress it stores); its timeout the wave's deadline.
     expect(wait.TimeoutSecondsPath).toBe("$.plan.wave.awaitTimeoutSeconds");
     expect(wait.HeartbeatSecondsPath).toBe("$.plan.wave.awaitSeconds");
-    // A wake-up's output (the answers waited for) goes on the wave, for the check; a timeout's
-    // nothing: the plan goes on as it was, to the check either way.
-    expect(wait.ResultPath).toBe("$.plan.wave.answers");
-    expect(wait.Next).toBe("CheckWave");
+    // A wake-up's output (the wave its wait stored as its resume, with the answers in it)
+    // replaces the wave, and WaveDone? sends it back here to be judged; a timeout's nothing: the
+    // plan goes on as it was, to the check.
+    expect(wait.ResultPath).toBe("$.plan.wave");
+    expect(wait.Next).toBe("WaveDone?");
     // Its timeouts (the heartbeat's, the deadline's) are the expected way to the check, never
     // retried; a token it could not store (or a wake-up of its own that failed), a store outage
     // and Lambda's own errors fall back to the poll's Wait, whose check tells sent from never
@@ -122,6 +125,10 @@ describe("child-task ASL", () => {
     for (const r of wait.Retry as { ErrorEquals: string[] }[]) {
       expect(r.ErrorEquals).not.toContain("States.Timeout");
       expect(r.ErrorEquals).not.toContain("States.HeartbeatTimeout");
+      // The judged step's failure and a cancel's closed set end the task (RecordFailure), as
+      // CheckWave's did: never tried again.
+      for (const ending of ["ComponentsFailed", "TaskEnded", "States.ALL", "States.TaskFailed"])
+        expect(r.ErrorEquals).not.toContain(ending);
     }
     // A publish that failed is retried (a new token; the entries stay, the published stay out).
     expect(wait.Retry).toContainEqual({
@@ -132,8 +139,8 @@ describe("child-task ASL", () => {
       JitterStrategy: "FULL",
     });
     expect(s.SendWave?.Next).toBe("AwaitWave");
-    // A pending wave (the next step CheckWave started, or one still waiting) waits again.
-    expect((s["WaveDone?"] as unknown as { Choices: unknown[] }).Choices[1]).toEqual({
+    // A pending wave (a woken one, the next step CheckWave started, or one still waiting) waits again.
+    expect((s["WaveDone?"] as unknown as { Choices: unknown[] }).Choices[3]).toEqual({
       Variable: "$.plan.wave.done",
       BooleanEquals: false,
       Next: "AwaitWave",
@@ -149,6 +156,8 @@ describe("child-task ASL", () => {
       "cursor.$": "$.plan.cursor",
       "wave.$": "$.plan.wave",
       sendNext: "wait",
+      // After a judging wait timed out or failed, the next step may be out already (waves.ts `sentAlready`).
+      nextMayBeSent: true,
     });
     expect(s.CheckWave?.ResultPath).toBe("$.plan");
     expect(s.SendWave?.ResultPath).toBe("$.plan.wave");
@@ -156,9 +165,13 @@ describe("child-task ASL", () => {
     // started) to AwaitWave; a done one as MoreWaves? would, without its transition: a retry's
     // backoff, SendWave (a check that started nothing), or RecordSuccess; a rack handed to an
     // external check to AwaitExternalCheck first, on either.
+    // A judging AwaitWave's marks come first: the last step's outcome recorded (`ended`), or the
+    // wave handed to CheckWave (`checkNeeded`: a retry, an external check, a sleep next).
     expect(s["WaveDone?"]).toMatchObject({
       Choices: [
         { Variable: "$.plan.ended", IsPresent: true, Next: "AlreadyFinished" },
+        { Variable: "$.plan.wave.ended", IsPresent: true, Next: "AlreadyFinished" },
+        { Variable: "$.plan.wave.checkNeeded", IsPresent: true, Next: "CheckWave" },
         { Variable: "$.plan.wave.done", BooleanEquals: false, Next: "AwaitWave" },
         { Variable: "$.plan.cursor.external", IsPresent: true, Next: "AwaitExternalCheck" },
         { Variable: "$.plan.cursor.retry", BooleanEquals: true, Next: "WaitBeforeRetry" },
@@ -297,7 +310,7 @@ describe("child-task ASL", () => {
       Next: "AwaitExternalCheck",
     });
     // The wave's own check ends a step that names a check: WaveDone? sends it there too, never on.
-    expect((s["WaveDone?"]!.Choices as unknown[])[2]).toEqual({
+    expect((s["WaveDone?"]!.Choices as unknown[])[4]).toEqual({
       Variable: "$.plan.cursor.external",
       IsPresent: true,
       Next: "AwaitExternalCheck",
@@ -381,13 +394,14 @@ describe("child-task ASL", () => {
     for (const path of ends) {
       const last = path[path.length - 1];
       if (last === "AlreadyFinished" && !path.includes("RecordFailure")) {
-        // Finished before it started, or recorded by the last wave's check (`$.plan.ended`).
-        const tail = path.slice(-4).join(" → ");
+        // Finished before it started, or recorded by the last wave's check (`$.plan.ended`) or
+        // by the AwaitWave that judged it (`$.plan.wave.ended`).
+        const tail = path.slice(-3).join(" → ");
         if (path.length === 3) expect(path).toEqual(["AcquireLock", "LockAcquired?", "AlreadyFinished"]);
         else
           expect([
-            "AwaitWave → CheckWave → WaveDone? → AlreadyFinished",
-            "WaitForWave → CheckWave → WaveDone? → AlreadyFinished",
+            "CheckWave → WaveDone? → AlreadyFinished",
+            "AwaitWave → WaveDone? → AlreadyFinished",
           ]).toContain(tail);
         continue;
       }

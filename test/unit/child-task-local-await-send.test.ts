@@ -4,7 +4,7 @@
  * Catch), after a Pass that stands in for the check that made the wave, each state it can go on to
  * a Succeed of its own so the path is observable. The step handler stands in for the Lambda:
  * - BmcPublishError is retried, each try with a new token (the write replaces it), and the wait
- *   then ends with its wake-up;
+ *   then ends with its wake-up, whose output replaces the wave (WaveDone? then judges it again);
  * - TaskEnded (a closed set) and BmcPublishError after its retries go to RecordFailure with the
  *   error on `$.error`;
  * - WaitNotStored and a store outage go to WaitForWave's poll.
@@ -44,6 +44,7 @@ function definition(): AslMachine {
       },
       AwaitWave: awaitWave,
       CheckWave: { Type: "Succeed" },
+      "WaveDone?": { Type: "Succeed" },
       WaitForWave: { Type: "Succeed" },
       RecordFailure: { Type: "Succeed" },
     },
@@ -87,7 +88,7 @@ async function run(
 }
 
 describe("the local executor runs AwaitWave's Retry and Catch for a wait that sends its step", () => {
-  it("BmcPublishError is retried with a new token each time; the wait then ends with its wake-up, into CheckWave", async () => {
+  it("BmcPublishError is retried with a new token each time; the wait then ends with its wake-up, whose output is the wave, into WaveDone?", async () => {
     const { executor, events, ended } = await run(async (_, call) => {
       if (call < 3) throw failure("BmcPublishError", "publish to c1 throttled");
       return { woken: false };
@@ -103,8 +104,16 @@ describe("the local executor runs AwaitWave's Retry and Catch for a wait that se
     });
     expect(new Set(events.map((e) => e.token)).size).toBe(3);
     await until("the wait armed", () => (executor.stats().stepsRunning === 0 ? true : undefined));
-    await executor.wake(events[2]?.token as string, { taskId: "t", family: "u", entries: {} });
-    expect((await ended())?.name).toBe("CheckWave");
+    const answers = { taskId: "t", family: "u" as const, entries: {} };
+    await executor.wake(events[2]?.token as string, { ...WAVE, unsent: false, answers });
+    const last = await ended();
+    expect(last.name).toBe("WaveDone?");
+    // The wake-up's output (the wave its wait stored, the answers in it) replaced the wave.
+    expect((last.input as { plan: { wave: unknown } }).plan.wave).toEqual({
+      ...WAVE,
+      unsent: false,
+      answers,
+    });
   });
 
   it("TaskEnded (a closed set) goes to RecordFailure with the error, untried again", async () => {

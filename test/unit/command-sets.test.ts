@@ -31,6 +31,7 @@ import {
   updateParts,
   verifyAddress,
   wakeDue,
+  wakeOutput,
 } from "../../src/domain/command-sets.js";
 
 const TASK = "7a5c0000-0000-4000-8000-000000000001";
@@ -566,5 +567,21 @@ describe("the update set in parts", () => {
       family: "q",
       entries: {},
     });
+  });
+
+  it("wakeOutput: the wait's resume with the answers in it (AwaitWave's wave, woken); without a resume the answers alone, as before", () => {
+    const answered = { taskId: TASK, family: "u" as const, entries: { a: entry(1), b: entry(2) } };
+    const resume = { step: 2, cursor: { group: 1 }, done: false, answers: "stale" };
+    const withResume: CommandSet = { ...answered, wake: { token: "t", keys: ["a"], resume } };
+    // The answers the wake-up brings replace anything of that name the resume held.
+    expect(wakeOutput(withResume)).toEqual({
+      step: 2,
+      cursor: { group: 1 },
+      done: false,
+      answers: { taskId: TASK, family: "u", entries: { a: entry(1) } },
+    });
+    const without: CommandSet = { ...answered, wake: { token: "t", keys: ["a"] } };
+    expect(wakeOutput(without)).toEqual(awaitedAnswers(without));
+    expect(wakeOutput(without)).toEqual({ taskId: TASK, family: "u", entries: { a: entry(1) } });
   });
 });

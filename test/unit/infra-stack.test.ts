@@ -158,6 +158,17 @@ describe("infra compute: Lambdas, stream, ticker, child task", () => {
     expect(steps.DependsOn).toContain(id("BmcResult"));
   });
 
+  it("a deploy updates bmc-result before the child-task definition: a wait's resume is never stored before a receiver that hands it back is live", () => {
+    const fns = flowFunctions(dev.template);
+    const receiver = fns.find(([logical]) => logical.startsWith("BmcResult"))?.[0];
+    const machines = Object.entries(dev.template.findResources("AWS::StepFunctions::StateMachine"));
+    const child = machines.filter(([logical]) => logical.startsWith("ChildTask"));
+    expect(child).toHaveLength(1);
+    expect(receiver).toBeDefined();
+    const [, machine] = child[0] as [string, { DependsOn?: string[] }];
+    expect(machine.DependsOn).toContain(receiver);
+  });
+
   it("each function gets exactly the ENV names its composition reads", () => {
     const envOf = (prefix: string) =>
       (

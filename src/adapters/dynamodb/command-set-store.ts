@@ -3,7 +3,9 @@
  * Tasks table, beside the task items, one item per task and family, no index attribute (no task
  * listing sees them):
  *
- *   cmds#<taskId>#<family>   { taskId, family, ttl, closedAt?, w?: { t: token, k: [entry] },
+ *   cmds#<taskId>#<family>   { taskId, family, ttl, closedAt?,
+ *                              w?: { t: token, k: [entry], h?: heartbeat, s?: startedAt,
+ *                                    r?: resume (JSON text: AwaitWave's wave, ~0.4-2.7 KB) },
  *                              e_<entry>: { s: sentAt, d: deadline, pb?: publishedAt,
  *                                           a?: ackedAt, p?: progress, pt?: progressAt,
  *                                           r?: result, rt?: resultAt, q?: answer } }
@@ -53,6 +55,7 @@ import {
   closedRecords,
   type EntryWrite,
   mergeParts,
+  type WaitResume,
   type WaitToStore,
 } from "../../domain/command-sets.js";
 import type { Task } from "../../domain/task.js";
@@ -102,6 +105,8 @@ function storedWait(wake: WaitToStore): Item {
     k: [...wake.keys],
     ...(wake.heartbeatSeconds === undefined ? {} : { h: wake.heartbeatSeconds }),
     ...(wake.startedAt === undefined ? {} : { s: wake.startedAt }),
+    // The resume as JSON text: stored and handed back as it is, whatever it holds.
+    ...(wake.resume === undefined ? {} : { r: JSON.stringify(wake.resume) }),
   };
 }
 
@@ -114,11 +119,12 @@ function itemToSet(item: Item): CommandSet {
   if (item.part !== undefined) set.part = Number(item.part);
   if (item.closedAt !== undefined) set.closedAt = Number(item.closedAt);
   if (typeof item.rk === "string") set.rackId = item.rk;
-  const wake = item.w as { t?: unknown; k?: unknown; h?: unknown; s?: unknown } | undefined;
+  const wake = item.w as { t?: unknown; k?: unknown; h?: unknown; s?: unknown; r?: unknown } | undefined;
   if (typeof wake?.t === "string" && Array.isArray(wake.k)) {
     set.wake = { token: wake.t, keys: wake.k.map(String) };
     if (wake.h !== undefined) set.wake.heartbeatSeconds = Number(wake.h);
     if (wake.s !== undefined) set.wake.startedAt = Number(wake.s);
+    if (typeof wake.r === "string") set.wake.resume = JSON.parse(wake.r) as WaitResume;
   }
   // The last write of reports and the one before it (-1: none), as `record` with `heardAt` stores them.
   if (item.wr !== undefined) {

@@ -12,16 +12,16 @@
  */
 import { SendTaskHeartbeatCommand, SendTaskSuccessCommand, type SFNClient } from "@aws-sdk/client-sfn";
 import type { WaveWaker } from "../../app/ports.js";
-import type { CommandSet } from "../../domain/command-sets.js";
+import type { WakeOutput } from "../../domain/command-sets.js";
 
 const NOTHING_TO_WAKE = new Set(["TaskTimedOut", "TaskDoesNotExist", "InvalidToken"]);
 
 export class StepFunctionsWaveWaker implements WaveWaker {
   constructor(private readonly client: SFNClient) {}
 
-  async wake(token: string, answers: CommandSet): Promise<void> {
+  async wake(token: string, output: WakeOutput): Promise<void> {
     await ignoringOver(() =>
-      this.client.send(new SendTaskSuccessCommand({ taskToken: token, output: JSON.stringify(answers) })),
+      this.client.send(new SendTaskSuccessCommand({ taskToken: token, output: JSON.stringify(output) })),
     );
   }
 

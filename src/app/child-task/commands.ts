@@ -17,7 +17,6 @@
  * execution itself if they were all answered already.
  */
 import {
-  awaitedAnswers,
   type CommandAddress,
   type CommandFamily,
   type CommandSet,
@@ -26,6 +25,7 @@ import {
   newEntry,
   type WaitToStore,
   wakeDue,
+  wakeOutput,
 } from "../../domain/command-sets.js";
 import { StepError } from "../../domain/step-errors.js";
 import type { StepDeps } from "./deps.js";
@@ -47,7 +47,7 @@ export class WaitNotStoredError extends Error {
   }
 }
 
-const waitStep = async <T>(run: () => Promise<T>): Promise<T> => {
+export const waitStep = async <T>(run: () => Promise<T>): Promise<T> => {
   try {
     return await run();
   } catch (error) {
@@ -105,7 +105,7 @@ export async function sendCommands(
   if (failed === undefined) {
     const waker = deps.waveWaker;
     if (wake !== undefined && waker !== undefined && wakeDue(set) !== undefined)
-      await waitStep(() => waker.wake(wake.token, awaitedAnswers(set)));
+      await waitStep(() => waker.wake(wake.token, wakeOutput(set)));
     return set;
   }
   const published = due.filter((_, i) => sent[i]?.status === "fulfilled");
@@ -140,6 +140,6 @@ export async function awaitEntries(
   if (waker === undefined || wake.keys.length === 0) return { woken: false };
   const set = await waitStep(() => deps.commands.awaitAnswers(taskId, family, wake, part));
   if (set === undefined || wakeDue(set) === undefined) return { woken: false };
-  await waitStep(() => waker.wake(wake.token, awaitedAnswers(set)));
+  await waitStep(() => waker.wake(wake.token, wakeOutput(set)));
   return { woken: true };
 }

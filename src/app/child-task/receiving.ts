@@ -42,7 +42,6 @@ import type { BmcEvent } from "../../domain/bmc-protocol.js";
 import { decodeBmcEvent } from "../../domain/bmc-protocol-decode.js";
 import { isRackReports, readRackReports } from "../../domain/bmc-rack-reports.js";
 import {
-  awaitedAnswers,
   type CommandFamily,
   type CommandSet,
   type EntryWrite,
@@ -55,6 +54,7 @@ import {
   knownOf,
   parseCommandRequestId,
   wakeDue,
+  wakeOutput,
 } from "../../domain/command-sets.js";
 import { type Logger, silentLogger } from "../observability.js";
 import type { CommandSetStore, WaveWaker } from "../ports.js";
@@ -107,7 +107,7 @@ export function createReportRecorder(
     if (waveWaker === undefined) return;
     const token = wakeDue(set);
     if (set === undefined || token === undefined || woken.has(token)) return;
-    await waveWaker.wake(token, awaitedAnswers(set));
+    await waveWaker.wake(token, wakeOutput(set));
     woken.add(token);
     if (woken.size > REMEMBERED_SETS) woken.delete(woken.values().next().value as string);
   };

@@ -142,6 +142,13 @@ export type StepEvent =
        * pending. Absent (the definitions before, whose WaveDone? leads to a SendWave state): not.
        */
       sendNext?: SendNext;
+      /**
+       * The definition whose AwaitWave judges and sends the next step (`judge`): a woken wave
+       * (with answers) that comes here after its wait timed out or failed may have had its next
+       * step sent by that wait's invocation, so the next step made here takes the deadline its
+       * stored commands carry (one read, on this path only). Absent: the definitions before.
+       */
+      nextMayBeSent?: boolean;
     })
   | (Base & {
       step: "finishWave";
@@ -169,6 +176,13 @@ export type StepEvent =
       settings?: ChildTaskSettings;
       groups?: UpgradeGroup[];
       cursor?: WaveCursor;
+      /**
+       * The definition whose AwaitWave judges the wave it was woken with (`true`): every wait
+       * stores its wave's resume with its token, so the wake-up brings the wave back with its
+       * answers; a woken wave (`answers`) is judged here and its next step sent by this same
+       * wait (waves.ts `judgeAndSend`). Absent (the definitions before): waits store no resume.
+       */
+      judge?: boolean;
     }
   /** AwaitPreflight (a `.waitForTaskToken` Task, like AwaitWave): the first ask's answers. */
   /** `rackId` (the definition as it is): queries made but not sent (`unsent`) are sent here. */
@@ -374,7 +388,8 @@ export interface WaveState extends PollState {
    */
   awaitTimeoutSeconds?: number;
   /**
-   * What woke AwaitWave (its result, the wake-up's output): the entries the wave waited for, as
+   * What woke AwaitWave (its result, the wake-up's output: on the wave in the definitions before,
+   * in the woken wave itself in the judging one, `wakeOutput`): the entries the wave waited for, as
    * stored once they were all answered (src/domain/command-sets.ts `awaitedAnswers`), so the check
    * reads nothing. Absent after a timeout, and dropped by the check.
    */
@@ -385,6 +400,23 @@ export interface WaveState extends PollState {
    * out before its Lambda wrote) sends the step itself if its commands are not all stored.
    */
   unsent?: boolean;
+  /**
+   * The cursor the wave was made at, on a wave woken from its wait's resume (waves.ts
+   * `resumeOf`): after a wake-up `$.plan.cursor` is the cursor of a step before (the step that
+   * judges and sends the next runs inside the wait, whose result is the wake-up's), so the wave's
+   * own is the one to judge it at. Dropped by CheckWave, which returns the plan's cursor.
+   */
+  cursor?: WaveCursor;
+  /**
+   * Set by AwaitWave's judging invocation when it leaves the wave to CheckWave (a retry, an
+   * external check, a sleep next, answers not complete): WaveDone? goes to CheckWave, which drops it.
+   */
+  checkNeeded?: boolean;
+  /**
+   * Set by AwaitWave's judging invocation when the judged step was the task's last and its outcome
+   * is recorded (the task's status): WaveDone? goes to AlreadyFinished.
+   */
+  ended?: TaskStatus;
 }
 
 // ---------------------------------------------------------------------------------------------

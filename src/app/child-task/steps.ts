@@ -49,7 +49,8 @@ import { acquireLockAndAsk, awaitQueries, checkQueries, sendQueries } from "./pr
 import type { StepEvent, StepEventOf, StepName } from "./settings.js";
 import { checkWave } from "./wave-check.js";
 import { finishWave } from "./wave-cursor.js";
-import { awaitWave, sendWave } from "./waves.js";
+import { awaitOrJudgeWave } from "./wave-judge.js";
+import { sendWave } from "./waves.js";
 
 export interface TaskSteps {
   handle(event: StepEvent): Promise<unknown>;
@@ -62,7 +63,7 @@ const STEPS: { [S in StepName]: (deps: StepDeps, event: StepEventOf<S>) => Promi
   awaitQueries,
   checkQueries,
   sendWave,
-  awaitWave,
+  awaitWave: awaitOrJudgeWave,
   checkWave,
   finishWave,
   recordOutcome,

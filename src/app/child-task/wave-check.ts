@@ -8,13 +8,7 @@
  * sent here). A wave that comes back unsent (its wait failed before its write) is sent here. The
  * last step of the last wave reads the task with it and records the task's outcome there.
  */
-import {
-  type CommandFamily,
-  type CommandSet,
-  commandRecord,
-  entryKey,
-  isAnswered,
-} from "../../domain/command-sets.js";
+import { type CommandFamily, type CommandSet, commandRecord, entryKey } from "../../domain/command-sets.js";
 import {
   type ComponentResult,
   nextCheckWaitSeconds,
@@ -41,7 +35,15 @@ import {
 } from "./settings.js";
 import { isTerminalTask, loadTaskWith } from "./task-item.js";
 import { finishWave, nextCursor } from "./wave-cursor.js";
-import { awaiting, familyOf, planWave, sendWave, waveAddress } from "./waves.js";
+import {
+  answersComplete,
+  awaiting,
+  familyOf,
+  planWave,
+  sendWave,
+  sentAlready,
+  waveAddress,
+} from "./waves.js";
 
 /** How a query-answered step names itself in its verdicts. */
 const QUERY_STEP_NAMES: Record<Exclude<RuleAction, "UPDATE_FIRMWARE" | "SLEEP">, QueryStepName> = {
@@ -75,12 +77,22 @@ const planParts = (groups: readonly UpgradeGroup[]): number[] =>
 export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Promise<WavePlan | WaveState> {
   // What the wake-up brought is this check's alone: the wave goes on without it; and after the
   // wait, the wave is no longer to be sent by one.
-  const { answers, unsent, ...wave } = currentWave(e.wave, e.settings);
+  // A woken wave carries its own cursor (its wait's resume: `$.plan.cursor` may be a step behind)
+  // and the judging wait's marks: the plan goes on with the cursor, the wave without them.
+  const {
+    answers,
+    unsent,
+    cursor: waveCursor,
+    checkNeeded,
+    ended: _,
+    ...wave
+  } = currentWave(e.wave, e.settings);
   const family = familyOf(wave.action);
+  const planCursor = waveCursor ?? e.cursor;
   const plan =
-    e.groups === undefined || e.cursor === undefined || e.rackId === undefined
+    e.groups === undefined || planCursor === undefined || e.rackId === undefined
       ? undefined
-      : { groups: e.groups, cursor: e.cursor, rackId: e.rackId };
+      : { groups: e.groups, cursor: planCursor, rackId: e.rackId };
   const last =
     plan !== undefined &&
     !nextCursor(currentGroups(plan.groups, e.settings), currentCursor(plan.cursor)).more &&
@@ -133,7 +145,7 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
     // transitions fewer per step. A retried check judges the same answers to the same cursor and
     // sends the same commands again under the same request ids (sendWave), so nothing is flashed
     // twice. With "wait" it only makes the step: AwaitWave sends it, its token in the same write.
-    const next = await (e.sendNext === "wait" ? planWave : sendWave)(deps, {
+    const made = await (e.sendNext === "wait" ? planWave : sendWave)(deps, {
       step: "sendWave",
       taskId: e.taskId,
       settings: e.settings,
@@ -141,6 +153,12 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
       groups: plan.groups,
       cursor,
     });
+    // A woken wave whose wait timed out or failed (not one its judging wait handed over: that one
+    // sent nothing) may have had this next step sent by that wait's invocation (wave-judge.ts):
+    // then it goes on from the deadline its stored commands carry, not from now.
+    const mayBeSent = e.nextMayBeSent === true && answers !== undefined && checkNeeded !== true;
+    const next =
+      mayBeSent && made.unsent === true ? await sentAlready(deps, e.taskId, e.settings, made) : made;
     return { groups: plan.groups, cursor, wave: next };
   }
   // Where the preflight saw each component in the inventory: the verified versions are written
@@ -182,12 +200,7 @@ function answersFor(
   wave: WaveState,
   answers: CommandSet | undefined,
 ): CommandSet | undefined {
-  if (answers?.taskId !== taskId || answers.family !== family || answers.part !== wave.part) return undefined;
-  const address = waveAddress(taskId, wave);
-  const complete = wave.componentIds.every((id) =>
-    isAnswered(family, answers.entries?.[entryKey(address, id)]),
-  );
-  return complete ? answers : undefined;
+  return answersComplete(taskId, family, wave, answers) ? answers : undefined;
 }
 
 /** Whether every command of the wave has its entry in the set: its one write was made. */

@@ -32,9 +32,12 @@
 import type { ResetCommand, ResetKind, UpdateCommand } from "../../domain/bmc-protocol.js";
 import {
   type CommandFamily,
+  type CommandSet,
   entryKey,
+  isAnswered,
   updateAddress,
   verifyAddress,
+  type WaitResume,
   type WaitToStore,
   wakeDue,
 } from "../../domain/command-sets.js";
@@ -65,6 +68,7 @@ import {
   type WaveState,
 } from "./settings.js";
 import { isTerminalTask, loadTask } from "./task-item.js";
+import { nextCursor } from "./wave-cursor.js";
 
 /** The cursor's group, step and wave components (only those retried, on a retry). */
 function waveOf(
@@ -359,6 +363,37 @@ export async function planWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
 }
 
 /**
+ * A step planWave made (`unsent`) that a wait's judging invocation may have sent already (the
+ * check after that wait timed out or failed: wave-check.ts `nextMayBeSent`): one read of its
+ * record; when every command of it is stored, the step is sent, and it goes on as sent (no
+ * `unsent`) with the latest deadline its commands carry and the wait's timeouts from it, so a BMC
+ * that never answers is found at its command's deadline, not a whole timeout later. Else it is
+ * returned as made: AwaitWave sends it. A sleep has no commands: as made.
+ *   made at 1,000 s with timeout 1,800 s, commands stored at 940 s → deadline 2,740 s, not 2,800 s
+ */
+export async function sentAlready(
+  deps: StepDeps,
+  taskId: string,
+  settings: ChildTaskSettings,
+  made: WaveState,
+): Promise<WaveState> {
+  const family = familyOf(made.action);
+  if (family === undefined) return made;
+  const set = await deps.commands.get(taskId, family, made.part);
+  const address = waveAddress(taskId, made);
+  const stored = made.componentIds.map((id) => set?.entries[entryKey(address, id)]);
+  if (stored.some((entry) => entry === undefined)) return made;
+  const { unsent: _, ...wave } = made;
+  const deadline = Math.max(...stored.map((entry) => entry?.deadline ?? made.deadline));
+  const now = deps.clock();
+  return awaiting(
+    settings,
+    { ...wave, deadline, waitSeconds: nextWaitSeconds(settings, 0, deadline, now) },
+    now,
+  );
+}
+
+/**
  * The wave with AwaitWave's heartbeat (`awaitSeconds`) and timeout (`awaitTimeoutSeconds`, until
  * the deadline), from its wait and deadline.
  */
@@ -369,6 +404,21 @@ export function awaiting(settings: ChildTaskSettings, wave: WaveState, now: numb
     awaitSeconds: heartbeat,
     awaitTimeoutSeconds: awaitTimeoutSeconds(heartbeat, wave.deadline, now),
   };
+}
+
+/**
+ * Whether a wake-up's answers are this wave's and complete: the task's, the wave's family and
+ * part, every entry the wave waits for answered (as the waker saw them stored).
+ */
+export function answersComplete(
+  taskId: string,
+  family: CommandFamily,
+  wave: WaveState,
+  answers: CommandSet | undefined,
+): answers is CommandSet {
+  if (answers?.taskId !== taskId || answers.family !== family || answers.part !== wave.part) return false;
+  const address = waveAddress(taskId, wave);
+  return wave.componentIds.every((id) => isAnswered(family, answers.entries?.[entryKey(address, id)]));
 }
 
 /** Where a wave's commands are: their family's address for this step and attempt (and part). */
@@ -386,19 +436,90 @@ export function waveAddress(taskId: string, wave: WaveState) {
  * wait's timeout is the sleep. The wait's heartbeat is stored with it (`waitHeartbeat`).
  */
 export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Promise<{ woken: boolean }> {
-  if (e.wave.unsent === true && e.groups !== undefined && e.cursor !== undefined)
-    return sendAndAwait(deps, e);
+  const cursor = e.wave.cursor ?? e.cursor;
+  if (e.wave.unsent === true && e.groups !== undefined && cursor !== undefined)
+    return sendAndAwait(deps, e, { wave: e.wave, cursor, groups: e.groups });
   const family = familyOf(e.wave.action);
   if (family === undefined) return { woken: false };
   const address = waveAddress(e.taskId, e.wave);
   const keys = e.wave.componentIds.map((componentId) => entryKey(address, componentId));
+  const resume = resumeFor(e, e.wave, cursor, e.groups);
   return awaitEntries(
     deps,
     e.taskId,
     family,
-    { token: e.token, keys, ...waitHeartbeat(e.wave, deps.clock()) },
+    {
+      token: e.token,
+      keys,
+      ...waitHeartbeat(e.wave, deps.clock()),
+      ...(resume === undefined ? {} : { resume }),
+    },
     e.wave.part,
   );
+}
+
+/**
+ * Seconds added to the timeout a resume carries for the wait that follows it (`followingAwait`):
+ * that wait's state starts its timeout before its invocation runs and sets the step's deadline
+ * (a cold start, the judging read), and it must not time out before the deadline it waits for.
+ */
+export const AWAIT_START_MARGIN_SECONDS = 5;
+
+/**
+ * A wait's heartbeat and timeout where the next wait does not send a step (its step is the last,
+ * a sleep, or it ends otherwise): it judges and wakes itself at once, so any valid pair will do
+ * (Step Functions wants the heartbeat ≥ 1 and below the timeout); a minute outlasts the judging
+ * invocation (a cold start, the last step's read and record), so it never times out first.
+ */
+export const JUDGE_ONLY_AWAIT = { awaitSeconds: 60, awaitTimeoutSeconds: 60 + AWAIT_START_MARGIN_SECONDS };
+
+/**
+ * The heartbeat and timeout of the wait that follows the step at `cursor` once it passes (the
+ * next cursor's step): what planWave and `awaiting` make for it (they depend on its timeout and
+ * the settings alone, not on when it is made), the timeout with AWAIT_START_MARGIN_SECONDS more.
+ * A woken wave carries these (in its wait's resume), so the next AwaitWave state, which reads its
+ * HeartbeatSecondsPath and TimeoutSecondsPath from it before its invocation judges the wave and
+ * sends the next step, waits as long as that step's own wait would.
+ *   update step next, timeout 1,800 s, max poll 60 s → { awaitSeconds 300, awaitTimeoutSeconds 1,805 }
+ *   the last step, or a sleep next → JUDGE_ONLY_AWAIT
+ */
+export function followingAwait(
+  groups: readonly UpgradeGroup[],
+  cursor: WaveCursor,
+  settings: ChildTaskSettings,
+): { awaitSeconds: number; awaitTimeoutSeconds: number } {
+  const current = currentGroups(groups as UpgradeGroup[], settings);
+  const next = nextCursor(current, currentCursor(cursor));
+  const step = next.more ? current[next.group]?.steps[next.step] : undefined;
+  if (step === undefined || step.action === "SLEEP") return JUDGE_ONLY_AWAIT;
+  const timeoutSeconds = timeoutOf(step, settings);
+  const deadline = timeoutSeconds * 1000;
+  const waitSeconds = nextWaitSeconds(settings, 0, deadline, 0);
+  const made = awaiting(settings, { deadline, waitSeconds } as WaveState, 0);
+  return {
+    awaitSeconds: made.awaitSeconds as number,
+    awaitTimeoutSeconds: (made.awaitTimeoutSeconds as number) + AWAIT_START_MARGIN_SECONDS,
+  };
+}
+
+/**
+ * What a wait of the definition that judges in AwaitWave (`judge`) stores with its token
+ * (`WaitToStore.resume`): the wave it waits for, with its cursor, without what the wake-up and
+ * the check add (`answers`, `unsent`, `results`, the judge's marks), its heartbeat and timeout
+ * those of the wait that follows it (`followingAwait`). Its groups are not stored (~10 KB for a
+ * 39-BMC rack; the plan keeps them): the wave is 0.4-2.7 KB. Undefined for the definitions before,
+ * whose ResultPath takes the answers alone, and where the plan is not in the event.
+ */
+function resumeFor(
+  e: StepEventOf<"awaitWave">,
+  wave: WaveState,
+  cursor: WaveCursor | undefined,
+  groups: UpgradeGroup[] | undefined,
+): WaitResume | undefined {
+  if (e.judge !== true || cursor === undefined || groups === undefined || e.settings === undefined)
+    return undefined;
+  const { answers: _a, unsent: _u, results: _r, checkNeeded: _c, ended: _e, ...kept } = wave;
+  return { ...kept, cursor, ...followingAwait(groups, cursor, e.settings) };
 }
 
 /**
@@ -425,16 +546,20 @@ export const familyOf = (action: RuleAction): CommandFamily | undefined =>
  * stay, so only the commands not yet out nor answered are published again, under the same request
  * ids, and a wait whose entries were all answered already wakes itself.
  */
-async function sendAndAwait(deps: StepDeps, e: StepEventOf<"awaitWave">): Promise<{ woken: boolean }> {
+export async function sendAndAwait(
+  deps: StepDeps,
+  e: StepEventOf<"awaitWave">,
+  planned: { wave: WaveState; cursor: WaveCursor; groups: UpgradeGroup[] },
+): Promise<{ woken: boolean }> {
   const settings = e.settings as ChildTaskSettings;
-  const groups = currentGroups(e.groups as UpgradeGroup[], settings);
-  const cursor = currentCursor(e.cursor as WaveCursor);
+  const groups = currentGroups(planned.groups, settings);
+  const cursor = currentCursor(planned.cursor);
   const group = groups[cursor.group];
   const step = group?.steps[cursor.step];
   if (group === undefined || step === undefined)
     throw new Error(`no step ${cursor.step} in group ${cursor.group} of ${groups.length}`);
   // The check made the wave (its components, its window: the wait's timeouts follow from it).
-  const { unsent: _, answers: __, ...wave } = e.wave;
+  const { unsent: _, answers: __, cursor: ___, checkNeeded: ____, ended: _____, ...wave } = planned.wave;
   const shelf = isRackCycle(step) ? wave.componentIds[0] : undefined;
   const made: MadeWave = {
     e: { step: "sendWave", taskId: e.taskId, settings, rackId: e.rackId as string, groups, cursor },
@@ -447,7 +572,8 @@ async function sendAndAwait(deps: StepDeps, e: StepEventOf<"awaitWave">): Promis
   const now = deps.clock();
   await renewFor(deps, made, now);
   if (familyOf(wave.action) === undefined) return { woken: false };
-  const wait = { token: e.token, ...waitHeartbeat(wave, now) };
+  const resume = resumeFor(e, wave, cursor, planned.groups);
+  const wait = { token: e.token, ...waitHeartbeat(wave, now), ...(resume === undefined ? {} : { resume }) };
   const { set } = await publishWave(deps, made, { sentAt: now, deadline: wave.deadline }, wait);
   return { woken: deps.waveWaker !== undefined && wakeDue(set) !== undefined };
 }

@@ -7,6 +7,7 @@ import type {
   CommandSet,
   EntryWrite,
   WaitToStore,
+  WakeOutput,
 } from "../../domain/command-sets.js";
 import type { ExternalCheckConfig, ExternalCheckRequest } from "../../domain/external-check.js";
 import type {
@@ -231,8 +232,11 @@ export interface CommandSetStore {
  * not have been delivered (the service unreachable): the caller tries again.
  */
 export interface WaveWaker {
-  /** `answers`: what the wait waited for, as stored (`awaitedAnswers`): the waiting state's result. */
-  wake(token: string, answers: CommandSet): Promise<void>;
+  /**
+   * `output`: the waiting state's result: what the wait waited for, as stored (`awaitedAnswers`),
+   * within the wait's resume when it stored one (`wakeOutput`).
+   */
+  wake(token: string, output: WakeOutput): Promise<void>;
   /**
    * Keeps the wait alive (Step Functions SendTaskHeartbeat): its BMCs are still heard from, so its
    * heartbeat timeout (`awaitSeconds`) starts again. A token whose wait is over is no error, as

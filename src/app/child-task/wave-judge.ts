@@ -1,0 +1,97 @@
+/**
+ * AwaitWave of the definition whose wait judges the step it was woken for (`judge`): a step costs
+ * one task-steps invocation and two states (AwaitWave, WaveDone?) instead of three states and two
+ * invocations (AwaitWave, CheckWave, WaveDone?). In JSONPath ASL a `.waitForTaskToken` state's
+ * result is its wake-up's output, never its Lambda's return value, so what the invocation decides
+ * travels through the wake-up: every wait stores its wave (its resume: waves.ts `resumeFor`) with
+ * its token, the wake-up's output is that wave with its answers in it (src/domain/command-sets.ts
+ * `wakeOutput`), AwaitWave's ResultPath puts it on `$.plan.wave`, and WaveDone? sends a woken wave
+ * (`done: false`) back to AwaitWave, whose invocation judges it here and sends the next step.
+ *
+ *   AwaitWave(send 1) → woken {step 1, answers} → WaveDone? → AwaitWave(judge 1, send 2) → woken
+ *   {step 2, answers} → WaveDone? → … → AwaitWave(judge n: the last, outcome recorded) → woken
+ *   {ended} → WaveDone? → AlreadyFinished
+ */
+import type { WakeOutput } from "../../domain/command-sets.js";
+import { waitStep } from "./commands.js";
+import type { StepDeps } from "./deps.js";
+import type { StepEventOf, WaveState } from "./settings.js";
+import { checkWave } from "./wave-check.js";
+import { answersComplete, awaitWave, familyOf, sendAndAwait } from "./waves.js";
+
+/**
+ * AwaitWave's step (steps.ts): a woken wave (`answers`) of the judging definition is judged and
+ * its next step sent here (`judgeAndSend`); anything else is AwaitWave's own (waves.ts `awaitWave`).
+ */
+export async function awaitOrJudgeWave(
+  deps: StepDeps,
+  e: StepEventOf<"awaitWave">,
+): Promise<{ woken: boolean }> {
+  if (e.judge === true && e.wave.answers !== undefined) return judgeAndSend(deps, e);
+  return awaitWave(deps, e);
+}
+
+/**
+ * AwaitWave woken with its wave's answers (`judge`, `answers`: the definition whose wait judges):
+ * the check of that step (wave-check.ts `checkWave`, at the wave's own cursor: `$.plan.cursor` is
+ * a step behind after a wake-up) runs here, in the invocation of the wait that sends the next
+ * step, so a step costs one invocation and two states (AwaitWave, WaveDone?) instead of one
+ * invocation more and a CheckWave state. It judges from the answers with no read, so a retried
+ * invocation judges the same answers to the same cursor and makes the same next step, which it
+ * sends as AwaitWave sends a step its check made (`sendAndAwait`: the lock renewed if needed, its
+ * commands and this wait's token, with the next wave's resume, in one write, then published; a
+ * retry re-sends only what is neither out nor answered, under the same request ids, and replaces
+ * the token and the resume). What this invocation does not send wakes the wait at once:
+ *   - the task's last step: checkWave records the outcome → woken with `ended` (AlreadyFinished);
+ *   - a retry, an external check, a sleep next, a wave still pending, answers not all in →
+ *     woken with `checkNeeded`: CheckWave does it as it always has (WaveDone? sends it there).
+ * ComponentsFailed (and TaskEnded: a cancel closed the set, so nothing is sent) are thrown, and
+ * AwaitWave's Catch goes to RecordFailure as CheckWave's did. Without a waker nothing wakes (no
+ * wait of a deployment without callbacks is woken with answers): its timeout's check does it.
+ */
+export async function judgeAndSend(deps: StepDeps, e: StepEventOf<"awaitWave">): Promise<{ woken: boolean }> {
+  const waker = deps.waveWaker;
+  const cursor = e.wave.cursor ?? e.cursor;
+  const { groups, settings, rackId } = e;
+  if (
+    waker === undefined ||
+    cursor === undefined ||
+    groups === undefined ||
+    settings === undefined ||
+    rackId === undefined
+  )
+    return { woken: false };
+  const wake = (output: WaveState) => waitStep(() => waker.wake(e.token, output as unknown as WakeOutput));
+  const { cursor: _c, checkNeeded: _n, ended: _e, ...wave } = e.wave;
+  const family = familyOf(wave.action);
+  if (family === undefined || !answersComplete(e.taskId, family, wave, wave.answers)) {
+    await wake({ ...e.wave, checkNeeded: true });
+    return { woken: true };
+  }
+  const plan = await checkWave(deps, {
+    step: "checkWave",
+    taskId: e.taskId,
+    settings,
+    rackId,
+    groups,
+    cursor,
+    wave,
+    sendNext: "wait",
+  });
+  if (!("groups" in plan)) throw new Error("checkWave with the plan returned the wave alone");
+  if (plan.ended !== undefined) {
+    await wake({ ...e.wave, ended: plan.ended });
+    return { woken: true };
+  }
+  const next = plan.wave;
+  const sends =
+    next.unsent === true &&
+    next.action !== "SLEEP" &&
+    !plan.cursor.retry &&
+    plan.cursor.external === undefined;
+  if (!sends) {
+    await wake({ ...e.wave, checkNeeded: true });
+    return { woken: true };
+  }
+  return sendAndAwait(deps, e, { wave: next, cursor: plan.cursor, groups: plan.groups });
+}
