@@ -688,6 +688,35 @@ describe("DynamoCommandSetStore", () => {
     expect((await store.get(taskId, "u", 0))?.wake).toEqual({ token: "tk-4", keys: [k2] });
   });
 
+  it("a wait's resume is stored deflated (binary, a wave's ids kept once), not as its JSON: 18 components' wave in under a third of its JSON's bytes", async () => {
+    const taskId = uuid(121, "7a5c0000");
+    const a = updateAddress(taskId, 0, 2);
+    const ids = Array.from({ length: 18 }, (_, i) => uuid(i + 1, "c0a70000"));
+    const resume = {
+      stage: 2,
+      step: 0,
+      action: "UPDATE_FIRMWARE",
+      componentIds: ids,
+      types: Object.fromEntries(ids.map((c) => [c, "COMPUTE"])),
+      versions: Object.fromEntries(ids.map((c) => [c, "1.2.3-build.45"])),
+      done: false,
+      cursor: { group: 2, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
+      awaitSeconds: 300,
+      awaitTimeoutSeconds: 1_805,
+    };
+    const entries = Object.fromEntries(ids.map((c) => newEntry(a, c, { sentAt: 1, deadline: 100 })));
+    await store.open(taskId, "u", entries, 2, { token: "tk-z", keys: [entryKey(a, ids[0] as string)], resume });
+    const raw = await DynamoDBDocumentClient.from(client).send(
+      new GetCommand({ TableName: names.tasks, Key: { id: `cmds#${taskId}#u.2` } }),
+    );
+    const stored = (raw.Item?.w as { r?: unknown } | undefined)?.r;
+    expect(stored).toBeInstanceOf(Uint8Array);
+    const json = Buffer.byteLength(JSON.stringify(resume));
+    expect(json).toBeGreaterThan(2_500);
+    expect((stored as Uint8Array).length * 3).toBeLessThan(json);
+    expect((await store.get(taskId, "u", 2))?.wake?.resume).toEqual(resume);
+  });
+
   it("a redelivered batch of a step's results after the next step's wait stored its token in the same record wakes nothing: the wait woken is only ever the one whose keys were answered, with its own resume", async () => {
     const taskId = uuid(121, "7a5c0000");
     const a = updateAddress(taskId, 0, 0);
