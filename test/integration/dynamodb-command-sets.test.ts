@@ -705,7 +705,11 @@ describe("DynamoCommandSetStore", () => {
       awaitTimeoutSeconds: 1_805,
     };
     const entries = Object.fromEntries(ids.map((c) => newEntry(a, c, { sentAt: 1, deadline: 100 })));
-    await store.open(taskId, "u", entries, 2, { token: "tk-z", keys: [entryKey(a, ids[0] as string)], resume });
+    await store.open(taskId, "u", entries, 2, {
+      token: "tk-z",
+      keys: [entryKey(a, ids[0] as string)],
+      resume,
+    });
     const raw = await DynamoDBDocumentClient.from(client).send(
       new GetCommand({ TableName: names.tasks, Key: { id: `cmds#${taskId}#u.2` } }),
     );
