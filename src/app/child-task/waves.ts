@@ -507,7 +507,8 @@ export function followingAwait(
  * (`WaitToStore.resume`): the wave it waits for, with its cursor, without what the wake-up and
  * the check add (`answers`, `unsent`, `results`, the judge's marks), its heartbeat and timeout
  * those of the wait that follows it (`followingAwait`). Its groups are not stored (~10 KB for a
- * 39-BMC rack; the plan keeps them): the wave is 0.4-2.7 KB. Undefined for the definitions before,
+ * 39-BMC rack; the plan keeps them): the wave is 0.4-2.9 KB of JSON, stored deflated
+ * (command-set-store.ts). Undefined for the definitions before,
  * whose ResultPath takes the answers alone, and where the plan is not in the event.
  */
 function resumeFor(
