@@ -143,6 +143,18 @@ describe("AwaitWave judges the step it was woken for and sends the next", () => 
   });
 });
 
+/** TWO_WAVES upgraded on the rack `id(P, 1, 0)` names, to the task's end (the stack idle after it). */
+async function twoWavesToTheEnd(h: Harness, P: string) {
+  expect(await h.stores.policy.putRuleVersion(TWO_WAVES)).toBe("written");
+  const { taskIds } = await h.child.tasksApi.upgradeFirmware(
+    upgradeRequest([id(P, 1, 0)], { ruleId: TWO_WAVES.id }),
+  );
+  const taskId = taskIds[0] as string;
+  const task = await waitForTask(h, taskId);
+  await h.child.idle();
+  return { taskId, task };
+}
+
 describe("a publish that fails in a judging wait", () => {
   it("is retried there: the same answers judged the same way, the next step's commands under the same request ids (each out once), the retry's token and resume stored", async () => {
     const P = "c5100000";
@@ -176,13 +188,7 @@ describe("a publish that fails in a judging wait", () => {
       },
     });
     try {
-      expect(await h.stores.policy.putRuleVersion(TWO_WAVES)).toBe("written");
-      const { taskIds } = await h.child.tasksApi.upgradeFirmware(
-        upgradeRequest([id(P, 1, 0)], { ruleId: TWO_WAVES.id }),
-      );
-      const taskId = taskIds[0] as string;
-      const task = await waitForTask(h, taskId);
-      await h.child.idle();
+      const { taskId, task } = await twoWavesToTheEnd(h, P);
       expect(task.status).toBe("COMPLETED");
       expect(failed).toBeGreaterThan(1);
       expect(h.fleet.stats().flashes).toBe(2);
@@ -242,13 +248,7 @@ describe("a judging wait whose Lambda fails after its send (Lambda.Unknown, Stor
         },
       });
       try {
-        expect(await h.stores.policy.putRuleVersion(TWO_WAVES)).toBe("written");
-        const { taskIds } = await h.child.tasksApi.upgradeFirmware(
-          upgradeRequest([id(P, 1, 0)], { ruleId: TWO_WAVES.id }),
-        );
-        const taskId = taskIds[0] as string;
-        const task = await waitForTask(h, taskId);
-        await h.child.idle();
+        const { taskId, task } = await twoWavesToTheEnd(h, P);
         expect(task.status).toBe("COMPLETED");
         // The second wave's update went out again under its one request id (unless its result was
         // in before the retry: then not again, and the retry woke its own wait); its BMC flashed once.

@@ -18,11 +18,10 @@ import type { UpgradeGroup, WaveCursor, WaveState } from "../../src/app/child-ta
 import { awaitOrJudgeWave } from "../../src/app/child-task/wave-judge.js";
 import {
   AWAIT_START_MARGIN_SECONDS,
-  awaitWave,
   followingAwait,
-  groupFacts,
   JUDGE_ONLY_AWAIT,
-} from "../../src/app/child-task/waves.js";
+} from "../../src/app/child-task/wave-wait.js";
+import { awaitWave, groupFacts } from "../../src/app/child-task/waves.js";
 import { type CommandSet, commandRequestId, entryKey, updateAddress } from "../../src/domain/command-sets.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import { harness, settings, task } from "../support/child-task-wave-harness.js";

@@ -12,6 +12,7 @@ import { type CommandFamily, type CommandSet, commandRecord, entryKey } from "..
 import {
   type ComponentResult,
   nextCheckWaitSeconds,
+  nextWaitSeconds,
   type PendingCommand,
   type QueryStepName,
   queryVerdict,
@@ -25,6 +26,7 @@ import type { StepDeps } from "./deps.js";
 import { externalCheckDue } from "./external-check-due.js";
 import { recordTaskOutcome } from "./outcome.js";
 import {
+  type ChildTaskSettings,
   currentCursor,
   currentGroups,
   currentWave,
@@ -35,15 +37,8 @@ import {
 } from "./settings.js";
 import { isTerminalTask, loadTaskWith } from "./task-item.js";
 import { finishWave, nextCursor } from "./wave-cursor.js";
-import {
-  answersComplete,
-  awaiting,
-  familyOf,
-  planWave,
-  sendWave,
-  sentAlready,
-  waveAddress,
-} from "./waves.js";
+import { awaiting } from "./wave-wait.js";
+import { answersComplete, familyOf, planWave, sendWave, waveAddress } from "./waves.js";
 
 /** How a query-answered step names itself in its verdicts. */
 const QUERY_STEP_NAMES: Record<Exclude<RuleAction, "UPDATE_FIRMWARE" | "SLEEP">, QueryStepName> = {
@@ -274,4 +269,35 @@ function judgeWave(
     );
   }
   return { ...wave, done: true, results: verdicts as ComponentResult[] };
+}
+
+/**
+ * A step planWave made (`unsent`) that a wait's judging invocation may have sent already (the
+ * check after that wait timed out or failed: wave-check.ts `nextMayBeSent`): one read of its
+ * record; when every command of it is stored, the step is sent, and it goes on as sent (no
+ * `unsent`) with the latest deadline its commands carry and the wait's timeouts from it, so a BMC
+ * that never answers is found at its command's deadline, not a whole timeout later. Else it is
+ * returned as made: AwaitWave sends it. A sleep has no commands: as made.
+ *   made at 1,000 s with timeout 1,800 s, commands stored at 940 s → deadline 2,740 s, not 2,800 s
+ */
+async function sentAlready(
+  deps: StepDeps,
+  taskId: string,
+  settings: ChildTaskSettings,
+  made: WaveState,
+): Promise<WaveState> {
+  const family = familyOf(made.action);
+  if (family === undefined) return made;
+  const set = await deps.commands.get(taskId, family, made.part);
+  const address = waveAddress(taskId, made);
+  const stored = made.componentIds.map((id) => set?.entries[entryKey(address, id)]);
+  if (stored.some((entry) => entry === undefined)) return made;
+  const { unsent: _, ...wave } = made;
+  const deadline = Math.max(...stored.map((entry) => entry?.deadline ?? made.deadline));
+  const now = deps.clock();
+  return awaiting(
+    settings,
+    { ...wave, deadline, waitSeconds: nextWaitSeconds(settings, 0, deadline, now) },
+    now,
+  );
 }

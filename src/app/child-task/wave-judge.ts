@@ -62,9 +62,8 @@ export async function judgeAndSend(deps: StepDeps, e: StepEventOf<"awaitWave">):
   )
     return { woken: false };
   const wake = (output: WaveState) => waitStep(() => waker.wake(e.token, output as unknown as WakeOutput));
-  const { cursor: _c, checkNeeded: _n, ended: _e, ...wave } = e.wave;
-  const family = familyOf(wave.action);
-  if (family === undefined || !answersComplete(e.taskId, family, wave, wave.answers)) {
+  const family = familyOf(e.wave.action);
+  if (family === undefined || !answersComplete(e.taskId, family, e.wave, e.wave.answers)) {
     await wake({ ...e.wave, checkNeeded: true });
     return { woken: true };
   }
@@ -75,7 +74,8 @@ export async function judgeAndSend(deps: StepDeps, e: StepEventOf<"awaitWave">):
     rackId,
     groups,
     cursor,
-    wave,
+    // With its marks: checkWave drops them itself, as it does after a timeout.
+    wave: e.wave,
     sendNext: "wait",
   });
   if (!("groups" in plan)) throw new Error("checkWave with the plan returned the wave alone");

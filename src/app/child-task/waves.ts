@@ -1,12 +1,13 @@
 /**
  * The upgrade loop: for each group (a stage of the task's rule, in the rule's order), for each
  * wave of ≤ maxParallel of its components, for each step of the stage:
- * AwaitWave ◄─► CheckWave, which ends the wave (wave-check.ts; wave-cursor.ts `finishWave`) in
- * the same call once every component has its verdict and makes the next step (`planWave`);
- * AwaitWave sends a step so made (its commands and its wait's token in one write, then published)
- * and waits for the wave's results, woken by the receiver when the last is stored (or by its
- * timeout, the poll's net). This file makes a step (`planWave`), sends one (SendWave after a
- * retry's backoff, and the checks of the definitions before) and waits for it (AwaitWave). Wave w of group g is
+ * AwaitWave sends the step (its commands and its wait's token in one write, then published) and
+ * waits for its results, woken by the receiver when the last is stored (or by its timeout); woken,
+ * its next invocation judges the step and sends the next (wave-judge.ts), or hands it to
+ * CheckWave (wave-check.ts: a retry, an external check, a sleep next, and after a timeout), which
+ * ends the wave (wave-cursor.ts `finishWave`) and makes the next step (`planWave`). This file
+ * makes a step (`planWave`), sends one (SendWave after a retry's backoff, and the checks of the
+ * definitions before) and waits for it (AwaitWave; its timing and resume: wave-wait.ts). Wave w of group g is
  * `groups[g].componentIds.slice(w·maxParallel, (w+1)·maxParallel)`; the cursor finishWave returns
  * names the next (group, wave, step), or the same step again for the components that failed when
  * the step has retries left (after a Wait of the retry's backoff). A failure left after its retries
@@ -37,18 +38,12 @@ import {
   isAnswered,
   updateAddress,
   verifyAddress,
-  type WaitResume,
   type WaitToStore,
   wakeDue,
 } from "../../domain/command-sets.js";
-import {
-  awaitSeconds,
-  awaitTimeoutSeconds,
-  nextWaitSeconds,
-  secretFor,
-} from "../../domain/component-verdict.js";
+import { nextWaitSeconds, secretFor } from "../../domain/component-verdict.js";
 import type { ComponentType, FirmwareAuthentication } from "../../domain/model.js";
-import { isActivation, type RuleAction, type RuleStep, readBackStep } from "../../domain/operation-rules.js";
+import { type RuleAction, type RuleStep, readBackStep } from "../../domain/operation-rules.js";
 import { StepError } from "../../domain/step-errors.js";
 import type { Task } from "../../domain/task.js";
 import { parseReport, type TaskReport, targetOf } from "../../domain/task-report.js";
@@ -68,7 +63,7 @@ import {
   type WaveState,
 } from "./settings.js";
 import { isTerminalTask, loadTask } from "./task-item.js";
-import { nextCursor } from "./wave-cursor.js";
+import { awaiting, bareWave, resumeFor, timeoutOf, waitHeartbeat } from "./wave-wait.js";
 
 /** The cursor's group, step and wave components (only those retried, on a retry). */
 function waveOf(
@@ -90,19 +85,6 @@ function waveOf(
     );
   }
   return { group, step, componentIds };
-}
-
-/**
- * A step's timeout: its own, else the deployment's: the update timeout for the update and for
- * activation and bring-up (a tray's AC cycle and boot take minutes, like a flash), the preflight
- * timeout for a verify.
- */
-function timeoutOf(step: RuleStep, settings: ChildTaskSettings): number {
-  if (step.action === "SLEEP") return step.sleepSeconds;
-  if (step.timeoutSeconds > 0) return step.timeoutSeconds;
-  const long =
-    step.action === "UPDATE_FIRMWARE" || step.action === "WAIT_BRING_UP" || isActivation(step.action);
-  return long ? settings.updateTimeoutSeconds : settings.preflightTimeoutSeconds;
 }
 
 /** What each activation asks of a BMC (BMC protocol v3 `reset`). */
@@ -363,50 +345,6 @@ export async function planWave(deps: StepDeps, event: StepEventOf<"sendWave">): 
 }
 
 /**
- * A step planWave made (`unsent`) that a wait's judging invocation may have sent already (the
- * check after that wait timed out or failed: wave-check.ts `nextMayBeSent`): one read of its
- * record; when every command of it is stored, the step is sent, and it goes on as sent (no
- * `unsent`) with the latest deadline its commands carry and the wait's timeouts from it, so a BMC
- * that never answers is found at its command's deadline, not a whole timeout later. Else it is
- * returned as made: AwaitWave sends it. A sleep has no commands: as made.
- *   made at 1,000 s with timeout 1,800 s, commands stored at 940 s → deadline 2,740 s, not 2,800 s
- */
-export async function sentAlready(
-  deps: StepDeps,
-  taskId: string,
-  settings: ChildTaskSettings,
-  made: WaveState,
-): Promise<WaveState> {
-  const family = familyOf(made.action);
-  if (family === undefined) return made;
-  const set = await deps.commands.get(taskId, family, made.part);
-  const address = waveAddress(taskId, made);
-  const stored = made.componentIds.map((id) => set?.entries[entryKey(address, id)]);
-  if (stored.some((entry) => entry === undefined)) return made;
-  const { unsent: _, ...wave } = made;
-  const deadline = Math.max(...stored.map((entry) => entry?.deadline ?? made.deadline));
-  const now = deps.clock();
-  return awaiting(
-    settings,
-    { ...wave, deadline, waitSeconds: nextWaitSeconds(settings, 0, deadline, now) },
-    now,
-  );
-}
-
-/**
- * The wave with AwaitWave's heartbeat (`awaitSeconds`) and timeout (`awaitTimeoutSeconds`, until
- * the deadline), from its wait and deadline.
- */
-export function awaiting(settings: ChildTaskSettings, wave: WaveState, now: number): WaveState {
-  const heartbeat = awaitSeconds(settings, wave.waitSeconds, wave.deadline, now);
-  return {
-    ...wave,
-    awaitSeconds: heartbeat,
-    awaitTimeoutSeconds: awaitTimeoutSeconds(heartbeat, wave.deadline, now),
-  };
-}
-
-/**
  * Whether a wake-up's answers are this wave's and complete: the task's, the wave's family and
  * part, every entry the wave waits for answered (as the waker saw them stored).
  */
@@ -458,83 +396,6 @@ export async function awaitWave(deps: StepDeps, e: StepEventOf<"awaitWave">): Pr
   );
 }
 
-/**
- * Seconds added to the timeout a resume carries for the wait that follows it (`followingAwait`):
- * that wait's state starts its timeout before its invocation runs and sets the step's deadline
- * (a cold start, the judging read), and it must not time out before the deadline it waits for.
- */
-export const AWAIT_START_MARGIN_SECONDS = 5;
-
-/**
- * A wait's heartbeat and timeout where the next wait does not send a step (its step is the last,
- * a sleep, or it ends otherwise): it judges and wakes itself at once, so any valid pair will do
- * (Step Functions wants the heartbeat ≥ 1 and below the timeout); a minute outlasts the judging
- * invocation (a cold start, the last step's read and record), so it never times out first.
- */
-export const JUDGE_ONLY_AWAIT = { awaitSeconds: 60, awaitTimeoutSeconds: 60 + AWAIT_START_MARGIN_SECONDS };
-
-/**
- * The heartbeat and timeout of the wait that follows the step at `cursor` once it passes (the
- * next cursor's step): what planWave and `awaiting` make for it (they depend on its timeout and
- * the settings alone, not on when it is made), the timeout with AWAIT_START_MARGIN_SECONDS more.
- * A woken wave carries these (in its wait's resume), so the next AwaitWave state, which reads its
- * HeartbeatSecondsPath and TimeoutSecondsPath from it before its invocation judges the wave and
- * sends the next step, waits as long as that step's own wait would.
- *   update step next, timeout 1,800 s, max poll 60 s → { awaitSeconds 300, awaitTimeoutSeconds 1,805 }
- *   the last step, or a sleep next → JUDGE_ONLY_AWAIT
- */
-export function followingAwait(
-  groups: readonly UpgradeGroup[],
-  cursor: WaveCursor,
-  settings: ChildTaskSettings,
-): { awaitSeconds: number; awaitTimeoutSeconds: number } {
-  const current = currentGroups(groups as UpgradeGroup[], settings);
-  const next = nextCursor(current, currentCursor(cursor));
-  const step = next.more ? current[next.group]?.steps[next.step] : undefined;
-  if (step === undefined || step.action === "SLEEP") return JUDGE_ONLY_AWAIT;
-  const timeoutSeconds = timeoutOf(step, settings);
-  const deadline = timeoutSeconds * 1000;
-  const waitSeconds = nextWaitSeconds(settings, 0, deadline, 0);
-  const made = awaiting(settings, { deadline, waitSeconds } as WaveState, 0);
-  return {
-    awaitSeconds: made.awaitSeconds as number,
-    awaitTimeoutSeconds: (made.awaitTimeoutSeconds as number) + AWAIT_START_MARGIN_SECONDS,
-  };
-}
-
-/**
- * What a wait of the definition that judges in AwaitWave (`judge`) stores with its token
- * (`WaitToStore.resume`): the wave it waits for, with its cursor, without what the wake-up and
- * the check add (`answers`, `unsent`, `results`, the judge's marks), its heartbeat and timeout
- * those of the wait that follows it (`followingAwait`). Its groups are not stored (~10 KB for a
- * 39-BMC rack; the plan keeps them): the wave is 0.4-2.9 KB of JSON, stored deflated
- * (command-set-store.ts). Undefined for the definitions before,
- * whose ResultPath takes the answers alone, and where the plan is not in the event.
- */
-function resumeFor(
-  e: StepEventOf<"awaitWave">,
-  wave: WaveState,
-  cursor: WaveCursor | undefined,
-  groups: UpgradeGroup[] | undefined,
-): WaitResume | undefined {
-  if (e.judge !== true || cursor === undefined || groups === undefined || e.settings === undefined)
-    return undefined;
-  const { answers: _a, unsent: _u, results: _r, checkNeeded: _c, ended: _e, ...kept } = wave;
-  return { ...kept, cursor, ...followingAwait(groups, cursor, e.settings) };
-}
-
-/**
- * The heartbeat a wave's wait is stored with, and its start (`now`, the step's clock: the
- * heartbeat clock starts with the state): a wave with `awaitTimeoutSeconds` is of the definition
- * with heartbeats, whose `awaitSeconds` is its HeartbeatSecondsPath; a wave without has none, and
- * the receiver keeps only a wait that has one alive.
- */
-function waitHeartbeat(wave: WaveState, now: number): { heartbeatSeconds?: number; startedAt?: number } {
-  return wave.awaitTimeoutSeconds === undefined
-    ? {}
-    : { heartbeatSeconds: wave.awaitSeconds, startedAt: now };
-}
-
 /** The command family a step's commands are in; none for a sleep. */
 export const familyOf = (action: RuleAction): CommandFamily | undefined =>
   action === "UPDATE_FIRMWARE" ? "u" : action === "SLEEP" ? undefined : "v";
@@ -560,7 +421,7 @@ export async function sendAndAwait(
   if (group === undefined || step === undefined)
     throw new Error(`no step ${cursor.step} in group ${cursor.group} of ${groups.length}`);
   // The check made the wave (its components, its window: the wait's timeouts follow from it).
-  const { unsent: _, answers: __, cursor: ___, checkNeeded: ____, ended: _____, ...wave } = planned.wave;
+  const wave = bareWave(planned.wave);
   const shelf = isRackCycle(step) ? wave.componentIds[0] : undefined;
   const made: MadeWave = {
     e: { step: "sendWave", taskId: e.taskId, settings, rackId: e.rackId as string, groups, cursor },
