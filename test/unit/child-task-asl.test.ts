@@ -156,7 +156,7 @@ describe("child-task ASL", () => {
       "cursor.$": "$.plan.cursor",
       "wave.$": "$.plan.wave",
       sendNext: "wait",
-      // After a judging wait timed out or failed, the next step may be out already (waves.ts `sentAlready`).
+      // After a judging wait timed out or failed, the next step may be out already (wave-check.ts `sentAlready`).
       nextMayBeSent: true,
     });
     expect(s.CheckWave?.ResultPath).toBe("$.plan");

@@ -401,8 +401,8 @@ export interface WaveState extends PollState {
    */
   unsent?: boolean;
   /**
-   * The cursor the wave was made at, on a wave woken from its wait's resume (waves.ts
-   * `resumeOf`): after a wake-up `$.plan.cursor` is the cursor of a step before (the step that
+   * The cursor the wave was made at, on a wave woken from its wait's resume (wave-wait.ts
+   * `resumeFor`): after a wake-up `$.plan.cursor` is the cursor of a step before (the step that
    * judges and sends the next runs inside the wait, whose result is the wake-up's), so the wave's
    * own is the one to judge it at. Dropped by CheckWave, which returns the plan's cursor.
    */

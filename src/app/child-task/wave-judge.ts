@@ -3,7 +3,7 @@
  * one task-steps invocation and two states (AwaitWave, WaveDone?) instead of three states and two
  * invocations (AwaitWave, CheckWave, WaveDone?). In JSONPath ASL a `.waitForTaskToken` state's
  * result is its wake-up's output, never its Lambda's return value, so what the invocation decides
- * travels through the wake-up: every wait stores its wave (its resume: waves.ts `resumeFor`) with
+ * travels through the wake-up: every wait stores its wave (its resume: wave-wait.ts `resumeFor`) with
  * its token, the wake-up's output is that wave with its answers in it (src/domain/command-sets.ts
  * `wakeOutput`), AwaitWave's ResultPath puts it on `$.plan.wave`, and WaveDone? sends a woken wave
  * (`done: false`) back to AwaitWave, whose invocation judges it here and sends the next step.
