@@ -44,7 +44,7 @@
  *
  *   npx tsx bench/rollout.ts [--racks 100] [--concurrency 10] [--update-ms 300] [--wait-ms 100]
  *                            [--tick-ms 10000] [--quick] [--repeat N] [--json FILE] [--timeline]
- *                            [--path both|all|before|timeout|twowrites|after] [--health-check | --update-only]
+ *                            [--path both|all|before|timeout|twowrites|choice|after] [--health-check | --update-only]
  *                            [--no-record] [--basic-ingest]
  * Every run prices the BMC reports both ways: through the message broker and through Basic
  * Ingest (no messaging charge); with --basic-ingest the simulated BMCs send them that way.
@@ -149,15 +149,16 @@ const TICK_MS = Number(args["tick-ms"]);
 const REPEAT = Math.max(1, Number(args.repeat));
 const PATH_CHOICES: Record<string, RolloutPath[]> = {
   both: ["twowrites", "after"],
-  all: ["before", "timeout", "twowrites", "after"],
+  all: ["before", "timeout", "twowrites", "choice", "after"],
   before: ["before"],
   timeout: ["timeout"],
   twowrites: ["twowrites"],
+  choice: ["choice"],
   after: ["after"],
 };
 const PATHS = PATH_CHOICES[String(args.path)] as RolloutPath[];
 if (PATHS === undefined)
-  throw new Error(`--path must be both, all, before, timeout, twowrites or after, not ${args.path}`);
+  throw new Error(`--path must be both, all, before, timeout, twowrites, choice or after, not ${args.path}`);
 
 const SITTING: Sitting = {
   concurrency: CONCURRENCY,

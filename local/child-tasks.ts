@@ -212,10 +212,11 @@ export async function createLocalChildTasks(options: LocalChildTasksOptions): Pr
     ...(options.cipher ? { cipher: { cipher: options.cipher, keyId: "local-aes-256-gcm" } } : {}),
     clock,
     ...(options.waker ? { waker: options.waker } : {}),
-    // The executor below is the local Step Functions: its wake is the local SendTaskSuccess.
+    // The executor below is the local Step Functions: its wake is the local SendTaskSuccess, its fail SendTaskFailure.
     waveWaker: {
       wake: (token, answers) => executor.wake(token, answers),
       heartbeat: (token) => executor.heartbeat(token),
+      fail: (token, error, cause) => executor.fail(token, error, cause),
     },
     logger,
   });

@@ -119,8 +119,11 @@ export interface LocalExecutorStats {
   /** Task state invocations (what would be Lambda invocations), retries included. */
   taskInvocations: number;
   byStep: Record<string, number>;
-  /** Callback states (AwaitWave, AwaitPreflight) ended by a wake-up, and by their timeout (or heartbeat's). */
-  callbacks: { woken: number; timedOut: number };
+  /**
+   * Callback states (AwaitWave, AwaitPreflight, …) ended by a wake-up (SendTaskSuccess), by their
+   * timeout (or heartbeat's), and by SendTaskFailure (a judging wait's own end, a check's fail).
+   */
+  callbacks: { woken: number; timedOut: number; failed: number };
   /** Heartbeats a waiting callback state received (`heartbeat(token)`; unknown tokens not counted). */
   heartbeats: number;
   /** Executions not yet ended. */
@@ -144,7 +147,7 @@ const freshCounters = () => ({
   stateTransitions: 0,
   taskInvocations: 0,
   byStep: {} as Record<string, number>,
-  callbacks: { woken: 0, timedOut: 0 },
+  callbacks: { woken: 0, timedOut: 0, failed: 0 },
   heartbeats: 0,
 });
 
@@ -325,10 +328,16 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
     waiting?.resolve(JSON.parse(JSON.stringify(output)));
   }
 
+  /** The local SendTaskFailure, as the WaveWaker's `fail`. */
+  async fail(token: string, error: string, cause: string): Promise<void> {
+    await this.sendTaskFailure(token, error, cause);
+  }
+
   /** The local SendTaskFailure: the state waiting on `token` fails with `error` (its name) and `cause`. */
   async sendTaskFailure(token: string, error: string, cause: string): Promise<void> {
     const waiting = this.waiting.get(token);
     this.waiting.delete(token);
+    if (waiting !== undefined) this.counters.callbacks.failed += 1;
     const failure = new Error(cause);
     failure.name = error;
     waiting?.reject(failure);

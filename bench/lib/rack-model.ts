@@ -10,8 +10,9 @@
  * follow the definition, not a figure copied by hand).
  *
  * The paths (rollout-paths.ts): "after", the definition as it is (the preflight makes the first
- * step, AwaitWave sends it; each AwaitWave woken with a step's answers judges it and sends the
- * next: AwaitWave and WaveDone? a step, one invocation), "twowrites" the definition before
+ * step, AwaitWave sends it; each wait woken with a step's answers goes on to its twin, which
+ * judges it and sends the next: one state a step, one invocation), "choice" the definition before
+ * the twins (a woken wave passes WaveDone?: two states a step), "twowrites" the definition before
  * AwaitWave judged and sent (CheckWave judged each step and the checks sent the next: AwaitWave,
  * CheckWave and WaveDone? a step, a write more),
  * "timeout" the same too (it differs in how many checks a flash step takes: `checksPerFlashStep`),
@@ -31,19 +32,32 @@ export const ROLLOUT_MAX_PARALLEL = 18;
  * States every task passes once: AcquireLock, LockAcquired?, AwaitPreflight, CheckPreflight,
  * PreflightDone? and AlreadyFinished (the last step's judge records the outcome). Of them, Lambda
  * invocations: acquireLock, awaitQueries, checkQueries. As it is ("after"), the first step's
- * AwaitWave, which sends it, and its WaveDone? too (the steps' own are their judges').
+ * AwaitWave, which sends it (the steps' own are their judges'); with WaveDone? between the
+ * waits ("choice"), that first wait's WaveDone? too.
  */
-const TASK_STATES: Record<RolloutPath, number> = { after: 8, twowrites: 6, timeout: 6, before: 6 };
-const TASK_INVOCATIONS: Record<RolloutPath, number> = { after: 4, twowrites: 3, timeout: 3, before: 3 };
+const TASK_STATES: Record<RolloutPath, number> = { after: 7, choice: 8, twowrites: 6, timeout: 6, before: 6 };
+const TASK_INVOCATIONS: Record<RolloutPath, number> = {
+  after: 4,
+  choice: 4,
+  twowrites: 3,
+  timeout: 3,
+  before: 3,
+};
 /**
- * Per step, as it is: the AwaitWave that judges it (and sends the next) and its WaveDone?, one
- * invocation (awaitWave); before AwaitWave judged: AwaitWave, CheckWave, WaveDone? (awaitWave,
- * checkWave); before the checks made the next step: + MoreWaves?, SendWave. A sleep, a retry and
- * an external check take CheckWave's path still (more states than these: none in the rules
- * modelled here).
+ * Per step, as it is: the wait (AwaitWave or AwaitNextWave) that judges it and sends the next, one
+ * invocation (awaitWave); with WaveDone? between the waits: + WaveDone?; before AwaitWave judged:
+ * AwaitWave, CheckWave, WaveDone? (awaitWave, checkWave); before the checks made the next step:
+ * + MoreWaves?, SendWave. A sleep, a retry and an external check take CheckWave's path still
+ * (more states than these: none in the rules modelled here).
  */
-const STEP_STATES: Record<RolloutPath, number> = { after: 2, twowrites: 3, timeout: 3, before: 5 };
-const STEP_INVOCATIONS: Record<RolloutPath, number> = { after: 1, twowrites: 2, timeout: 2, before: 3 };
+const STEP_STATES: Record<RolloutPath, number> = { after: 1, choice: 2, twowrites: 3, timeout: 3, before: 5 };
+const STEP_INVOCATIONS: Record<RolloutPath, number> = {
+  after: 1,
+  choice: 1,
+  twowrites: 2,
+  timeout: 2,
+  before: 3,
+};
 /**
  * A check more (a wait timed out): CheckWave, WaveDone? and the AwaitWave that waits again
  * (before AwaitWave judged: AwaitWave, CheckWave, WaveDone?), two of them invocations.

@@ -1,7 +1,10 @@
 /**
  * The paths the rollout benchmark measures in one sitting:
  * - "after": the child-task definition as it is (state-machines/child-task.asl.json);
- * - "twowrites": the same file as it was before AwaitWave sent its step (and before it judged the
+ * - "choice": that file as it was before AwaitWave and AwaitNextWave went on to each other
+ *   (`withoutErrorExits`): a woken wave passes WaveDone? on its way back to AwaitWave, and the
+ *   judge wakes its wait with the wave marked `ended` or `checkNeeded` for that Choice to route;
+ * - "twowrites": that file as it was before AwaitWave sent its step (and before it judged the
  *   wave it was woken for: `withoutJudge`): the checks send the next
  *   step themselves (CheckPreflight's `sendFirst` and CheckWave's `sendNext` true: its commands
  *   written, then published) and AwaitWave stores its token in a write of its own, a token it
@@ -20,13 +23,15 @@
  */
 import type { AslMachine, AslState } from "../../src/adapters/stepfunctions/asl.js";
 
-export type RolloutPath = "before" | "timeout" | "twowrites" | "after";
+export type RolloutPath = "before" | "timeout" | "twowrites" | "choice" | "after";
 
 /** Whether the path's AwaitWave is kept waiting by the receiver's heartbeats. */
-export const heartbeats = (path: RolloutPath): boolean => path === "after" || path === "twowrites";
+export const heartbeats = (path: RolloutPath): boolean =>
+  path === "after" || path === "choice" || path === "twowrites";
 
 export function definitionFor(path: RolloutPath, current: AslMachine): AslMachine {
   if (path === "after") return current;
+  if (path === "choice") return withoutErrorExits(current);
   const twoWrites = withTwoWrites(current);
   if (path === "twowrites") return twoWrites;
   const before = withoutHeartbeat(twoWrites);
@@ -111,12 +116,42 @@ function withTwoWrites(current: AslMachine): AslMachine {
 }
 
 /**
+ * The definition as it was before AwaitWave and AwaitNextWave went on to each other: one AwaitWave,
+ * its Next WaveDone?, which routes the judge's marks (`$.plan.wave.ended` to AlreadyFinished,
+ * `$.plan.wave.checkNeeded` to CheckWave) and sends a woken wave back to AwaitWave; no
+ * `exitsAsErrors`, so the judge wakes its wait with those marks instead of ending it with an error.
+ */
+function withoutErrorExits(current: AslMachine): AslMachine {
+  const older = structuredClone(current);
+  const states = older.States as Record<string, AslState & Record<string, unknown>>;
+  const { AwaitWave: wait, "WaveDone?": done } = states;
+  if (wait === undefined || done === undefined || states.AwaitNextWave === undefined)
+    throw new Error("no AwaitWave, AwaitNextWave or WaveDone? state");
+  delete states.AwaitNextWave;
+  const parameters = wait.Parameters as { Payload: Record<string, unknown> };
+  const { exitsAsErrors: _, ...payload } = parameters.Payload;
+  wait.Parameters = { ...parameters, Payload: payload };
+  wait.Catch = (wait.Catch as { ErrorEquals: string[] }[]).filter(
+    (c) => !c.ErrorEquals.includes("OutcomeRecorded") && !c.ErrorEquals.includes("StepHandedOver"),
+  );
+  wait.Next = "WaveDone?";
+  const [ended, ...rest] = done.Choices as { Variable: string }[];
+  done.Choices = [
+    ended,
+    { Variable: "$.plan.wave.ended", IsPresent: true, Next: "AlreadyFinished" },
+    { Variable: "$.plan.wave.checkNeeded", IsPresent: true, Next: "CheckWave" },
+    ...rest,
+  ];
+  return older;
+}
+
+/**
  * The definition as it was before AwaitWave judged the wave it was woken for: its wake-up's output
  * is the answers alone, on the wave (`$.plan.wave.answers`), CheckWave judges every step (no
  * `nextMayBeSent`: nothing before it sent the next step), and WaveDone? has no judging marks to read.
  */
 function withoutJudge(current: AslMachine): AslMachine {
-  const older = structuredClone(current);
+  const older = withoutErrorExits(current);
   const states = older.States as Record<string, AslState & Record<string, unknown>>;
   const { CheckWave: check, AwaitWave: wait, "WaveDone?": done } = states;
   if (check === undefined || wait === undefined || done === undefined)

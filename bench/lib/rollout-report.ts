@@ -214,7 +214,9 @@ export function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>, sittin
         ? "AwaitWave times out"
         : p === "twowrites"
           ? "old path (heartbeat, two writes a step)"
-          : "new path (one write a step)",
+          : p === "choice"
+            ? "judged, through WaveDone?"
+            : "new path (one write a step)",
   );
   const row = (
     label: string,

@@ -190,6 +190,19 @@ export class ChildTaskStateMachine extends Construct {
   }
 
   /**
+   * Grants `states:SendTaskFailure` on this machine: a judging wait (AwaitWave, AwaitNextWave) that
+   * sends no next step ends itself with an error its Catch routes (OutcomeRecorded, StepHandedOver),
+   * which the task-steps Lambda does.
+   */
+  grantWaitEnds(grantee: iam.IGrantable): void {
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ["states:SendTaskFailure"],
+      resourceArns: [this.stateMachineArnByName()],
+    });
+  }
+
+  /**
    * Grants `states:SendTaskHeartbeat` on this machine: keeping an AwaitWave's wait alive while its
    * BMCs report (an acknowledgement or progress stored), which the bmc-result Lambda does.
    */

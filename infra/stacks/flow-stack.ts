@@ -189,6 +189,8 @@ export class FlowStack extends Stack {
     }
     // The receiver keeps a wave's wait alive while its BMCs report (AwaitWave's heartbeat).
     this.childTask.grantWaveHeartbeats(this.bmcResult.role);
+    // A judging wait that sends no next step ends itself (OutcomeRecorded, StepHandedOver).
+    this.childTask.grantWaitEnds(this.taskSteps.role);
     // Every update command carries a presigned GET of its image (signed with this role).
     this.images.grantDownloads(this.taskSteps.role);
     allowSecretsKeyUse(

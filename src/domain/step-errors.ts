@@ -34,6 +34,14 @@ export const STEP_ERROR_NAMES = [
 ] as const;
 export type StepErrorName = (typeof STEP_ERROR_NAMES)[number];
 
+/**
+ * How a judging wait ends when its invocation sends no next step (wave-judge.ts): not failures.
+ * The invocation ends its own wait with one (SendTaskFailure) and the state's Catch routes it
+ * (never retried, never recorded): the task's last step judged and its outcome recorded, or the
+ * judged step handed to CheckWave (a retry, an external check, a sleep next, answers not all in).
+ */
+export const JUDGE_EXITS = { outcomeRecorded: "OutcomeRecorded", stepHandedOver: "StepHandedOver" } as const;
+
 export class StepError extends Error {
   constructor(
     readonly stepErrorName: StepErrorName,

@@ -142,8 +142,8 @@ describe("child task: a wave its BMC keeps reporting on waits for its wake-up (A
     expect(h.child.executor.stats().callbacks.timedOut).toBe(0);
     const stats = await completedBy([update], taskId);
     // The preflight's wait and the wave's, both woken, and the wave's judge (the task's last
-    // step: it records the outcome and wakes itself); no CheckWave.
-    expect(stats.callbacks).toEqual({ woken: 3, timedOut: 0 });
+    // step: it records the outcome and ends its own wait, OutcomeRecorded); no CheckWave.
+    expect(stats.callbacks).toEqual({ woken: 2, timedOut: 0, failed: 1 });
     expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([2, undefined]);
   });
 
@@ -174,7 +174,7 @@ describe("child task: a wave its BMC keeps reporting on waits for its wake-up (A
     await until("the second progress stored, in a batch of its own", () => recorded() === before + 4);
     expect(h.child.executor.stats().heartbeats).toBe(1);
     const stats = await completedBy([u1, u2], taskIds[0] as string);
-    expect(stats.callbacks).toEqual({ woken: 3, timedOut: 0 });
+    expect(stats.callbacks).toEqual({ woken: 2, timedOut: 0, failed: 1 });
     expect([stats.heartbeats, stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([1, 2, undefined]);
   });
 
@@ -188,7 +188,7 @@ describe("child task: a wave its BMC keeps reporting on waits for its wake-up (A
     expect(h.child.executor.stats().byStep.checkWave).toBe(1);
     const stats = await completedBy([update], taskId);
     // The second wait is woken with the wave (its resume), and judges it in a third: one check.
-    expect(stats.callbacks).toEqual({ woken: 3, timedOut: 1 });
+    expect(stats.callbacks).toEqual({ woken: 2, timedOut: 1, failed: 1 });
     expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([3, 1]);
     expect(stats.heartbeats).toBe(0);
   });

@@ -1,12 +1,13 @@
 /**
  * AwaitWave judges the step it was woken for and sends the next, through the real ASL on moto with
  * MQTT (src/app/child-task/wave-judge.ts): every wait stores its wave (its resume) with its token,
- * the wake-up hands it back with the answers, and the next AwaitWave's invocation checks the step
- * and sends the one after it, so a step is two states (AwaitWave, WaveDone?) and one task-steps
- * invocation, counted by the local executor:
- * - the update alone over a small rack: 2 states and 1 invocation a step, no CheckWave, the last
- *   step's outcome recorded by its judge (AlreadyFinished straight after it); a step that fails is
- *   judged there too, its ComponentsFailed caught into RecordFailure;
+ * the wake-up hands it back with the answers, and the next wait's invocation (AwaitWave and
+ * AwaitNextWave in turn) checks the step and sends the one after it, so a step is one state and
+ * one task-steps invocation, counted by the local executor:
+ * - the update alone over a small rack: 1 state and 1 invocation a step, no CheckWave or
+ *   WaveDone?, the last step's outcome recorded by its judge, whose wait ends with OutcomeRecorded
+ *   (AlreadyFinished straight after it); a step that fails is judged there too, its
+ *   ComponentsFailed caught into RecordFailure;
  * - a publish that fails in a judging wait is retried there: the same answers judged to the same
  *   cursor, the same commands under the same request ids, each out once, the retry's token and
  *   resume stored in place of the failed try's; a Lambda error or a store outage after its send
@@ -63,35 +64,55 @@ const TWO_WAVES: OperationRule = {
   ],
 };
 
+/** The update of the compute trays, then a 1-s sleep: the judge of the update hands the sleep on. */
+const UPDATE_THEN_SLEEP: OperationRule = {
+  ...TWO_WAVES,
+  id: "cb000000-0000-4000-8000-0000000000c3",
+  name: "update-then-sleep",
+  stages: [
+    {
+      name: "compute",
+      componentTypes: ["COMPUTE"],
+      maxParallel: 0,
+      steps: [
+        { action: "UPDATE_FIRMWARE", timeoutSeconds: 3_600, sleepSeconds: 0 },
+        { action: "SLEEP", timeoutSeconds: 0, sleepSeconds: 1 },
+      ],
+    },
+  ],
+};
+
 type AwaitEvent = Extract<StepEvent, { step: "awaitWave" }>;
 const judging = (e: AwaitEvent) => e.judge === true && e.wave.answers !== undefined;
 
 describe("AwaitWave judges the step it was woken for and sends the next", () => {
   const P = "c5000000";
   let h: Harness;
-  const entered: { taskId: string; name: string }[] = [];
+  const entered: { taskId: string; name: string; input: unknown }[] = [];
   const waits: AwaitEvent[] = [];
   beforeAll(async () => {
     h = await startHarness({
       label: "ctj",
-      racks: [rack(P, 1, SMALL_RACK), rack(P, 2, SMALL_RACK)],
+      racks: [rack(P, 1, SMALL_RACK), rack(P, 2, SMALL_RACK), rack(P, 3, [{ type: "COMPUTE", count: 2 }])],
       fleet,
       settings: HEALTHY_FLEET_SETTINGS,
       // Every wait's net far past the test: it ends in time only if each wait was woken.
       awaitTimeoutOverrideMs: 600_000,
-      onStateEntered: (taskId, state) => entered.push({ taskId, name: state.name }),
+      onStateEntered: (taskId, state) =>
+        entered.push({ taskId, name: state.name, input: structuredClone(state.input) }),
       aroundStep: (event, run) => {
         if (event.step === "awaitWave") waits.push(structuredClone(event));
         return run();
       },
     });
     expect(await h.stores.policy.putRuleVersion(UPDATE_ONLY_RULE)).toBe("written");
+    expect(await h.stores.policy.putRuleVersion(UPDATE_THEN_SLEEP)).toBe("written");
   });
   afterAll(async () => {
     await h?.close();
   });
 
-  it("the update alone over a small rack (3 steps): 2 states and 1 task-steps invocation a step, no CheckWave, the last step's outcome recorded by its judge", async () => {
+  it("the update alone over a small rack (3 steps): 1 state and 1 task-steps invocation a step (AwaitWave and AwaitNextWave in turn), no CheckWave or WaveDone?, the last step's outcome recorded by its judge", async () => {
     h.child.executor.resetStats();
     const { taskIds } = await h.child.tasksApi.upgradeFirmware(
       upgradeRequest([id(P, 1, 0)], { ruleId: UPDATE_ONLY_RULE.id }),
@@ -105,24 +126,32 @@ describe("AwaitWave judges the step it was woken for and sends the next", () => 
     const stats = h.child.executor.stats();
     const STEPS = 3;
     // The task's own: AcquireLock, LockAcquired?, AwaitPreflight, CheckPreflight, PreflightDone?,
-    // AlreadyFinished; the first step's sending AwaitWave and its WaveDone?; then 2 a step.
-    expect(stats.stateTransitions).toBe(6 + 2 + 2 * STEPS);
+    // AlreadyFinished; the first step's sending AwaitWave; then 1 a step, its judge's wait.
+    expect(stats.stateTransitions).toBe(6 + 1 + STEPS);
     expect(stats.taskInvocations).toBe(3 + 1 + STEPS);
     expect(stats.byStep).toEqual({ acquireLock: 1, awaitQueries: 1, checkQueries: 1, awaitWave: STEPS + 1 });
-    // Every wait woken: the preflight's, each step's, and the last judge's own.
-    expect(stats.callbacks).toEqual({ woken: 1 + STEPS + 1, timedOut: 0 });
+    // Every wait woken (the preflight's, each step's) but the last judge's own, which ends with
+    // OutcomeRecorded (SendTaskFailure), caught to AlreadyFinished.
+    expect(stats.callbacks).toEqual({ woken: 1 + STEPS, timedOut: 0, failed: 1 });
     // The first wait sends the first step; each later one judges the step before it, at that
     // step's own cursor (the wave's, from its resume: `$.plan.cursor` stays where the preflight left it).
     expect(waits.map(judging)).toEqual([false, true, true, true]);
     expect(waits.slice(1).map((e) => e.wave.cursor?.group)).toEqual([0, 1, 2]);
     expect(waits.slice(1).every((e) => e.cursor?.group === 0)).toBe(true);
     const names = entered.filter((s) => s.taskId === taskId).map((s) => s.name);
-    expect(names.slice(-3)).toEqual(["AwaitWave", "WaveDone?", "AlreadyFinished"]);
+    expect(names.slice(-5)).toEqual([
+      "AwaitWave",
+      "AwaitNextWave",
+      "AwaitWave",
+      "AwaitNextWave",
+      "AlreadyFinished",
+    ]);
+    expect(names).not.toContain("WaveDone?");
     expect(names).not.toContain("CheckWave");
     expect(names).not.toContain("RecordSuccess");
   });
 
-  it("a step that fails is judged in the wait woken with its answers: its ComponentsFailed goes from AwaitWave to RecordFailure, the task FAILED naming the component", async () => {
+  it("a step that fails is judged in the wait woken with its answers: its ComponentsFailed goes from that wait (AwaitNextWave) to RecordFailure, the task FAILED naming the component", async () => {
     const broken = id(P, 2, 1);
     h.fleet.setConfig({ ...fleet, components: { [broken]: { outcome: "fail" } } });
     try {
@@ -135,11 +164,47 @@ describe("AwaitWave judges the step it was woken for and sends the next", () => 
       expect(task.status).toBe("FAILED");
       expect(task.message).toContain(`component ${broken} `);
       const names = entered.filter((s) => s.taskId === taskId).map((s) => s.name);
-      expect(names.slice(-5)).toEqual(["WaveDone?", "AwaitWave", "RecordFailure", "Failed?", "TaskFailed"]);
+      expect(names.slice(-5)).toEqual([
+        "AwaitWave",
+        "AwaitNextWave",
+        "RecordFailure",
+        "Failed?",
+        "TaskFailed",
+      ]);
       expect(names).not.toContain("CheckWave");
+      expect(names).not.toContain("WaveDone?");
     } finally {
       h.fleet.setConfig(fleet);
     }
+  });
+
+  it("a sleep next is handed to CheckWave straight from the judging wait (StepHandedOver, caught onto the wave as `checkNeeded`), no WaveDone? between", async () => {
+    h.child.executor.resetStats();
+    const { taskIds } = await h.child.tasksApi.upgradeFirmware(
+      upgradeRequest([id(P, 3, 0)], { ruleId: UPDATE_THEN_SLEEP.id }),
+    );
+    const taskId = taskIds[0] as string;
+    const task = await waitForTask(h, taskId);
+    await h.child.idle();
+    expect(task.status).toBe("COMPLETED");
+    const mine = entered.filter((s) => s.taskId === taskId);
+    const names = mine.map((s) => s.name);
+    // The update sent by AwaitWave, judged by AwaitNextWave, which hands the sleep on; CheckWave
+    // makes it, AwaitWave waits it out (its timeout), and the sleep's check records the outcome.
+    expect(names.slice(names.indexOf("AwaitWave"))).toEqual([
+      "AwaitWave",
+      "AwaitNextWave",
+      "CheckWave",
+      "WaveDone?",
+      "AwaitWave",
+      "CheckWave",
+      "WaveDone?",
+      "AlreadyFinished",
+    ]);
+    const handed = mine.find((s) => s.name === "CheckWave")?.input as { plan: { wave: WaveState } };
+    expect(handed.plan.wave.checkNeeded).toEqual({ Error: "StepHandedOver", Cause: "a sleep is next" });
+    expect(handed.plan.wave.answers).toBeDefined();
+    expect(h.child.executor.stats().callbacks).toEqual({ woken: 2, timedOut: 1, failed: 1 });
   });
 });
 

@@ -117,9 +117,9 @@ describe("one write a step for its commands and its wait's token", () => {
     expect(h.fleet.stats().flashes).toBe(UPDATES_A_RACK);
     expect([...published.values()].every((n) => n === 1)).toBe(true);
     const stats = h.child.executor.stats();
-    // The preflight's wait, each step's (the one that sends it, woken to judge it), and the last
-    // step's judge, which records the outcome and wakes itself: no CheckWave.
-    expect(stats.callbacks).toEqual({ woken: 1 + STEPS + 1, timedOut: 0 });
+    // The preflight's wait and each step's (the one that sends it, woken to judge it) woken; the
+    // last step's judge records the outcome and ends its own wait (OutcomeRecorded): no CheckWave.
+    expect(stats.callbacks).toEqual({ woken: 1 + STEPS, timedOut: 0, failed: 1 });
     expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([STEPS + 1, undefined]);
     expect(stats.byStep.sendWave).toBeUndefined();
   });
@@ -140,7 +140,7 @@ describe("executions of the definition before (the checks send; AwaitWave stores
       expect([w.acquireLock, w.awaitQueries]).toEqual([1, 1]);
       expect(h.fleet.stats().flashes).toBe(UPDATES_A_RACK);
       expect([...published.values()].every((n) => n === 1)).toBe(true);
-      expect(h.child.executor.stats().callbacks).toEqual({ woken: STEPS + 1, timedOut: 0 });
+      expect(h.child.executor.stats().callbacks).toEqual({ woken: STEPS + 1, timedOut: 0, failed: 0 });
     } finally {
       await h.close();
     }

@@ -187,11 +187,11 @@ describe("child task: an operation rule's stages, waves and steps", () => {
     const tray = parseReport(task.report).components.find((c) => c.id === broken);
     expect([tray?.status, tray?.error?.name]).toEqual(["FAILED", "BmcUpdateFailed"]);
     // The last attempt's failure ends the task from the state that judged it (its ComponentsFailed
-    // caught into RecordFailure): AwaitWave when its wait was woken, CheckWave when it timed out
-    // (this file's waits are the 40-ms polls'); child-task-judge pins the woken one.
+    // caught into RecordFailure): AwaitWave or AwaitNextWave when its wait was woken, CheckWave
+    // when it timed out (this file's waits are the 40-ms polls'); child-task-judge pins the woken one.
     await h.child.idle();
     const path = states.get(task.id) ?? [];
     expect(path.slice(-3)).toEqual(["RecordFailure", "Failed?", "TaskFailed"]);
-    expect(["AwaitWave", "CheckWave"]).toContain(path.at(-4));
+    expect(["AwaitWave", "AwaitNextWave", "CheckWave"]).toContain(path.at(-4));
   });
 });

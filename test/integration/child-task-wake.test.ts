@@ -30,11 +30,11 @@ const PB = "c3100000";
 const racksBefore = [rack(PB, 1, SMALL_RACK)];
 /**
  * The states of the rack's execution: AcquireLock, LockAcquired?; AwaitPreflight, CheckPreflight
- * (which makes the first step), PreflightDone?; AwaitWave, which sends it, and WaveDone?; per step
- * the AwaitWave woken to judge it (and send the next) and WaveDone? (9 steps); the last step's
- * judge records the task: AlreadyFinished.
+ * (which makes the first step), PreflightDone?; AwaitWave, which sends it; per step the wait
+ * (AwaitNextWave and AwaitWave in turn) woken to judge it and send the next (9 steps); the last
+ * step's judge records the task: AlreadyFinished.
  */
-const NEW_PATH_TRANSITIONS = 2 + 3 + 2 + 9 * 2 + 1;
+const NEW_PATH_TRANSITIONS = 2 + 3 + 1 + 9 + 1;
 const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
 
 let h: Harness;
@@ -52,7 +52,7 @@ afterAll(async () => {
 });
 
 describe("child task: waves woken by their results", () => {
-  it("every wave's wait ends with its wake-up, none with its timeout; each step judged in the wait that sends the next: 2 states and 1 invocation a step", async () => {
+  it("every wave's wait ends with its wake-up, none with its timeout; each step judged in the wait that sends the next: 1 state and 1 invocation a step", async () => {
     h.child.executor.resetStats();
     const { taskIds } = await h.child.tasksApi.upgradeFirmware(upgradeRequest([id(P, 1, 0)]));
     const task = await waitForTask(h, taskIds[0]!);
@@ -63,8 +63,8 @@ describe("child task: waves woken by their results", () => {
     // The preflight's answers, then three groups (POWERSHELF, NVSWITCH, COMPUTE), one wave each at
     // maxParallel 4, of the default rule's three steps (the update, the type's activation, the
     // bring-up).
-    // Each step's wait is woken to judge it, the last one by its own judge (the outcome recorded).
-    expect(stats.callbacks).toEqual({ woken: 1 + 9 + 1, timedOut: 0 });
+    // Each step's wait is woken to judge it; the last judge's ends itself (OutcomeRecorded).
+    expect(stats.callbacks).toEqual({ woken: 1 + 9, timedOut: 0, failed: 1 });
     expect(stats.byStep.awaitWave).toBe(9 + 1);
     // No CheckWave: every step was judged in the wait that sent the next.
     expect(stats.byStep.checkWave).toBeUndefined();
@@ -92,13 +92,40 @@ describe("child task: waves woken by their results", () => {
       expect(parseReport(task.report).components.every((c) => c.status === "COMPLETED")).toBe(true);
       expect(before.fleet.stats().flashes).toBe(6);
       const stats = before.child.executor.stats();
-      expect(stats.callbacks).toEqual({ woken: 10, timedOut: 0 });
+      expect(stats.callbacks).toEqual({ woken: 10, timedOut: 0, failed: 0 });
       expect([stats.byStep.sendWave, stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([9, 9, 9]);
       // Its waits store no resume (no `judge`): each wake-up brings the answers alone, on the wave,
       // and CheckWave judges every step; per step AwaitWave, CheckWave, WaveDone?, MoreWaves?, SendWave.
       expect(stats.stateTransitions).toBe(2 + 3 + 9 * 5 + 1);
     } finally {
       await before.close();
+    }
+  });
+
+  it("an execution of the definition whose WaveDone? routes a woken wave (no AwaitNextWave) completes as it did: the judge wakes its wait with the marks that Choice reads", async () => {
+    const PC = "c3200000";
+    const choice = await startHarness({
+      label: "ctwc",
+      racks: [rack(PC, 1, SMALL_RACK)],
+      fleet,
+      settings: HEALTHY_FLEET_SETTINGS,
+      awaitTimeoutOverrideMs: 600_000,
+      definition: definitionFor("choice", loadChildTaskDefinition()),
+    });
+    try {
+      const { taskIds } = await choice.child.tasksApi.upgradeFirmware(upgradeRequest([id(PC, 1, 0)]));
+      const task = await waitForTask(choice, taskIds[0]!);
+      await choice.child.idle();
+      expect(task.status).toBe("COMPLETED");
+      expect(choice.fleet.stats().flashes).toBe(6);
+      const stats = choice.child.executor.stats();
+      // The last judge wakes its own wait with `ended` (no error): WaveDone? → AlreadyFinished.
+      expect(stats.callbacks).toEqual({ woken: 1 + 9 + 1, timedOut: 0, failed: 0 });
+      expect([stats.byStep.awaitWave, stats.byStep.checkWave]).toEqual([9 + 1, undefined]);
+      // A WaveDone? after every wait: the first step's and each judge's.
+      expect(stats.stateTransitions).toBe(2 + 3 + 2 + 9 * 2 + 1);
+    } finally {
+      await choice.close();
     }
   });
 });

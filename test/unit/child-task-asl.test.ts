@@ -18,6 +18,7 @@ import {
   taskStateNames,
 } from "../../src/adapters/stepfunctions/asl.js";
 import type { StepName } from "../../src/app/child-task/settings.js";
+import { JUDGE_EXITS } from "../../src/domain/step-errors.js";
 
 const require = createRequire(import.meta.url);
 const validate = require("asl-validator") as (
@@ -56,7 +57,7 @@ describe("child-task ASL", () => {
   });
 
   it("every Task state calls the task-steps placeholder, with a `step` the handler knows", () => {
-    expect(tasks.length).toBe(10);
+    expect(tasks.length).toBe(11);
     // A callback state invokes the function through the Lambda integration: its payload is the event.
     const eventOf = (state: AslState) =>
       state.Resource === CALLBACK ? (state.Parameters?.Payload as Record<string, unknown>) : state.Parameters;
@@ -70,12 +71,17 @@ describe("child-task ASL", () => {
     expect(new Set(tasks.map(([, s]) => eventOf(s)?.step))).toEqual(new Set(STEPS));
     expect(taskStateNames(machine).sort()).toEqual(tasks.map(([n]) => n).sort());
     expect(JSON.stringify(machine)).not.toContain(TASK_STEPS_PLACEHOLDER);
-    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(10);
+    expect(JSON.stringify(machine).split(ARN).length - 1).toBe(11);
   });
 
   it("a wave waits for its results in AwaitWave (a task token the receiver sends back), its check after the wake-up or the timeout", () => {
     const s = raw.States;
-    expect(callbackStateNames(raw)).toEqual(["AwaitPreflight", "AwaitExternalCheck", "AwaitWave"]);
+    expect(callbackStateNames(raw)).toEqual([
+      "AwaitPreflight",
+      "AwaitExternalCheck",
+      "AwaitWave",
+      "AwaitNextWave",
+    ]);
     const wait = s.AwaitWave as AslState;
     expect(wait.Resource).toBe(CALLBACK);
     // The plan beside the wave: what the Lambda needs to send a step its check made (`unsent`).
@@ -88,23 +94,28 @@ describe("child-task ASL", () => {
       "settings.$": "$.settings",
       "groups.$": "$.plan.groups",
       "cursor.$": "$.plan.cursor",
-      // The definition whose wait judges the wave it was woken for (wave-judge.ts).
+      // The definition whose wait judges the wave it was woken for (wave-judge.ts), and ends
+      // through its Catch what it does not send.
       judge: true,
+      exitsAsErrors: true,
     });
     // Its heartbeat is the net under a lost wake-up (the receiver sends one with each
     // acknowledgement or progress it stores); its timeout the wave's deadline.
     expect(wait.TimeoutSecondsPath).toBe("$.plan.wave.awaitTimeoutSeconds");
     expect(wait.HeartbeatSecondsPath).toBe("$.plan.wave.awaitSeconds");
     // A wake-up's output (the wave its wait stored as its resume, with the answers in it)
-    // replaces the wave, and WaveDone? sends it back here to be judged; a timeout's nothing: the
-    // plan goes on as it was, to the check.
+    // replaces the wave, and the state goes on to its twin, which judges it: one state a step;
+    // a timeout's nothing: the plan goes on as it was, to the check.
     expect(wait.ResultPath).toBe("$.plan.wave");
-    expect(wait.Next).toBe("WaveDone?");
+    expect(wait.Next).toBe("AwaitNextWave");
     // Its timeouts (the heartbeat's, the deadline's) are the expected way to the check, never
     // retried; a token it could not store (or a wake-up of its own that failed), a store outage
     // and Lambda's own errors fall back to the poll's Wait, whose check tells sent from never
     // sent; the send's own failures (a closed set, a task misconfigured, publishing that kept
-    // failing, credentials) end the task as they did from the check that sent.
+    // failing, credentials) end the task as they did from the check that sent. What the judge
+    // does not send ends its wait with an error of its own: the task's last step, its outcome
+    // recorded, to AlreadyFinished; a step handed to CheckWave, the error on the judged wave as
+    // `checkNeeded` (so the check knows nothing was sent after it).
     expect(wait.Catch).toEqual([
       { ErrorEquals: ["States.Timeout", "States.HeartbeatTimeout"], ResultPath: null, Next: "CheckWave" },
       {
@@ -120,14 +131,24 @@ describe("child-task ASL", () => {
         ResultPath: null,
         Next: "WaitForWave",
       },
+      { ErrorEquals: ["OutcomeRecorded"], ResultPath: null, Next: "AlreadyFinished" },
+      { ErrorEquals: ["StepHandedOver"], ResultPath: "$.plan.wave.checkNeeded", Next: "CheckWave" },
       { ErrorEquals: ["States.ALL"], ResultPath: "$.error", Next: "RecordFailure" },
     ]);
+    expect(Object.values(JUDGE_EXITS).sort()).toEqual(["OutcomeRecorded", "StepHandedOver"]);
     for (const r of wait.Retry as { ErrorEquals: string[] }[]) {
       expect(r.ErrorEquals).not.toContain("States.Timeout");
       expect(r.ErrorEquals).not.toContain("States.HeartbeatTimeout");
       // The judged step's failure and a cancel's closed set end the task (RecordFailure), as
       // CheckWave's did: never tried again.
-      for (const ending of ["ComponentsFailed", "TaskEnded", "States.ALL", "States.TaskFailed"])
+      for (const ending of [
+        "ComponentsFailed",
+        "TaskEnded",
+        "OutcomeRecorded",
+        "StepHandedOver",
+        "States.ALL",
+        "States.TaskFailed",
+      ])
         expect(r.ErrorEquals).not.toContain(ending);
     }
     // A publish that failed is retried (a new token; the entries stay, the published stay out).
@@ -139,8 +160,14 @@ describe("child-task ASL", () => {
       JitterStrategy: "FULL",
     });
     expect(s.SendWave?.Next).toBe("AwaitWave");
-    // A pending wave (a woken one, the next step CheckWave started, or one still waiting) waits again.
-    expect((s["WaveDone?"] as unknown as { Choices: unknown[] }).Choices[3]).toEqual({
+    // AwaitNextWave is AwaitWave but for its Next (and its Comment): the two alternate, a woken
+    // wave from one to the other, as a state may not name itself (ASL: "the name of another state").
+    const { Next: _n, Comment: _c, ...waitBody } = wait;
+    const { Next: twinNext, Comment: _tc, ...twinBody } = s.AwaitNextWave as AslState;
+    expect(twinBody).toEqual(waitBody);
+    expect(twinNext).toBe("AwaitWave");
+    // A pending wave (the next step CheckWave started, or one still waiting) waits again.
+    expect((s["WaveDone?"] as unknown as { Choices: unknown[] }).Choices[1]).toEqual({
       Variable: "$.plan.wave.done",
       BooleanEquals: false,
       Next: "AwaitWave",
@@ -165,13 +192,12 @@ describe("child-task ASL", () => {
     // started) to AwaitWave; a done one as MoreWaves? would, without its transition: a retry's
     // backoff, SendWave (a check that started nothing), or RecordSuccess; a rack handed to an
     // external check to AwaitExternalCheck first, on either.
-    // A judging AwaitWave's marks come first: the last step's outcome recorded (`ended`), or the
-    // wave handed to CheckWave (`checkNeeded`: a retry, an external check, a sleep next).
-    expect(s["WaveDone?"]).toMatchObject({
+    // Only CheckWave comes here: a judging wait's ends go through its Catch, not this Choice.
+    expect(s["WaveDone?"]).toEqual({
+      Type: "Choice",
+      Comment: expect.any(String),
       Choices: [
         { Variable: "$.plan.ended", IsPresent: true, Next: "AlreadyFinished" },
-        { Variable: "$.plan.wave.ended", IsPresent: true, Next: "AlreadyFinished" },
-        { Variable: "$.plan.wave.checkNeeded", IsPresent: true, Next: "CheckWave" },
         { Variable: "$.plan.wave.done", BooleanEquals: false, Next: "AwaitWave" },
         { Variable: "$.plan.cursor.external", IsPresent: true, Next: "AwaitExternalCheck" },
         { Variable: "$.plan.cursor.retry", BooleanEquals: true, Next: "WaitBeforeRetry" },
@@ -249,12 +275,12 @@ describe("child-task ASL", () => {
     expect(s.AwaitWave?.Parameters?.Payload).toMatchObject({ "wave.$": "$.plan.wave" });
   });
 
-  it("uses only what both Step Functions and the local runner run: JSONPath, task tokens in the three callback states and a heartbeat in AwaitWave's (local/step-functions.ts serves them), no variables or distributed maps", () => {
-    expect(text.split("waitForTaskToken").length - 1).toBe(3);
-    expect(text.split("$$.Task.Token").length - 1).toBe(3);
+  it("uses only what both Step Functions and the local runner run: JSONPath, task tokens in the four callback states and a heartbeat in AwaitWave's and its twin's (local/step-functions.ts serves them), no variables or distributed maps", () => {
+    expect(text.split("waitForTaskToken").length - 1).toBe(4);
+    expect(text.split("$$.Task.Token").length - 1).toBe(4);
     expect(
       states.filter(([, s]) => "HeartbeatSecondsPath" in s || "HeartbeatSeconds" in s).map(([n]) => n),
-    ).toEqual(["AwaitWave"]);
+    ).toEqual(["AwaitWave", "AwaitNextWave"]);
     for (const forbidden of [
       "QueryLanguage",
       "JSONata",
@@ -279,6 +305,7 @@ describe("child-task ASL", () => {
       if (
         record.has(name) ||
         name === "AwaitWave" ||
+        name === "AwaitNextWave" ||
         name === "AwaitPreflight" ||
         name === "AwaitExternalCheck"
       )
@@ -310,7 +337,7 @@ describe("child-task ASL", () => {
       Next: "AwaitExternalCheck",
     });
     // The wave's own check ends a step that names a check: WaveDone? sends it there too, never on.
-    expect((s["WaveDone?"]!.Choices as unknown[])[4]).toEqual({
+    expect((s["WaveDone?"]!.Choices as unknown[])[2]).toEqual({
       Variable: "$.plan.cursor.external",
       IsPresent: true,
       Next: "AwaitExternalCheck",
@@ -395,14 +422,14 @@ describe("child-task ASL", () => {
       const last = path[path.length - 1];
       if (last === "AlreadyFinished" && !path.includes("RecordFailure")) {
         // Finished before it started, or recorded by the last wave's check (`$.plan.ended`) or
-        // by the AwaitWave that judged it (`$.plan.wave.ended`).
-        const tail = path.slice(-3).join(" → ");
+        // by the AwaitWave (or its twin) that judged it (OutcomeRecorded).
         if (path.length === 3) expect(path).toEqual(["AcquireLock", "LockAcquired?", "AlreadyFinished"]);
         else
           expect([
             "CheckWave → WaveDone? → AlreadyFinished",
-            "AwaitWave → WaveDone? → AlreadyFinished",
-          ]).toContain(tail);
+            "AwaitWave → AlreadyFinished",
+            "AwaitNextWave → AlreadyFinished",
+          ]).toContain(path.slice(path.at(-2) === "WaveDone?" ? -3 : -2).join(" → "));
         continue;
       }
       expect(

@@ -4,7 +4,9 @@
  * Catch), after a Pass that stands in for the check that made the wave, each state it can go on to
  * a Succeed of its own so the path is observable. The step handler stands in for the Lambda:
  * - BmcPublishError is retried, each try with a new token (the write replaces it), and the wait
- *   then ends with its wake-up, whose output replaces the wave (WaveDone? then judges it again);
+ *   then ends with its wake-up, whose output replaces the wave (AwaitNextWave then judges it);
+ * - the judge's own ends (SendTaskFailure): OutcomeRecorded to AlreadyFinished, StepHandedOver to
+ *   CheckWave with the error on the wave as `checkNeeded`, the woken wave kept;
  * - TaskEnded (a closed set) and BmcPublishError after its retries go to RecordFailure with the
  *   error on `$.error`;
  * - WaitNotStored and a store outage go to WaitForWave's poll.
@@ -44,7 +46,8 @@ function definition(): AslMachine {
       },
       AwaitWave: awaitWave,
       CheckWave: { Type: "Succeed" },
-      "WaveDone?": { Type: "Succeed" },
+      AwaitNextWave: { Type: "Succeed" },
+      AlreadyFinished: { Type: "Succeed" },
       WaitForWave: { Type: "Succeed" },
       RecordFailure: { Type: "Succeed" },
     },
@@ -88,7 +91,7 @@ async function run(
 }
 
 describe("the local executor runs AwaitWave's Retry and Catch for a wait that sends its step", () => {
-  it("BmcPublishError is retried with a new token each time; the wait then ends with its wake-up, whose output is the wave, into WaveDone?", async () => {
+  it("BmcPublishError is retried with a new token each time; the wait then ends with its wake-up, whose output is the wave, into AwaitNextWave", async () => {
     const { executor, events, ended } = await run(async (_, call) => {
       if (call < 3) throw failure("BmcPublishError", "publish to c1 throttled");
       return { woken: false };
@@ -107,13 +110,34 @@ describe("the local executor runs AwaitWave's Retry and Catch for a wait that se
     const answers = { taskId: "t", family: "u" as const, entries: {} };
     await executor.wake(events[2]?.token as string, { ...WAVE, unsent: false, answers });
     const last = await ended();
-    expect(last.name).toBe("WaveDone?");
+    expect(last.name).toBe("AwaitNextWave");
     // The wake-up's output (the wave its wait stored, the answers in it) replaced the wave.
     expect((last.input as { plan: { wave: unknown } }).plan.wave).toEqual({
       ...WAVE,
       unsent: false,
       answers,
     });
+  });
+
+  it("the judge's own ends, untried again: OutcomeRecorded to AlreadyFinished; StepHandedOver to CheckWave, the wave as it came with the error on it as `checkNeeded`", async () => {
+    for (const [error, to] of [
+      ["OutcomeRecorded", "AlreadyFinished"],
+      ["StepHandedOver", "CheckWave"],
+    ] as const) {
+      const { executor, events, ended } = await run(async () => ({ woken: true }));
+      await until("the wait armed", () =>
+        events.length === 1 && executor.stats().stepsRunning === 0 ? true : undefined,
+      );
+      await executor.fail(events[0]?.token as string, error, "why");
+      const last = await ended();
+      expect(last.name, error).toBe(to);
+      expect(events, error).toHaveLength(1);
+      expect(executor.stats().callbacks, error).toEqual({ woken: 0, timedOut: 0, failed: 1 });
+      const wave = (last.input as { plan: { wave: unknown } }).plan.wave;
+      expect(wave, error).toEqual(
+        error === "StepHandedOver" ? { ...WAVE, checkNeeded: { Error: error, Cause: "why" } } : WAVE,
+      );
+    }
   });
 
   it("TaskEnded (a closed set) goes to RecordFailure with the error, untried again", async () => {

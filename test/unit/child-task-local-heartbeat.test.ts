@@ -101,7 +101,7 @@ describe("the local executor serves AwaitWave's heartbeat", () => {
     expect(clock.armed().sort((a, b) => a - b)).toEqual([300_000, 800_000]);
     await executor.wake(token, { taskId: "t", family: "u", entries: {} });
     expect(await ended()).toBe("Woken");
-    expect(executor.stats().callbacks).toEqual({ woken: 1, timedOut: 0 });
+    expect(executor.stats().callbacks).toEqual({ woken: 1, timedOut: 0, failed: 0 });
     expect(executor.stats().heartbeats).toBe(4);
   });
 
@@ -112,7 +112,7 @@ describe("the local executor serves AwaitWave's heartbeat", () => {
     expect(clock.armed().length).toBe(2);
     clock.advance(1);
     expect(await ended()).toBe("HeartbeatTimedOut");
-    expect(executor.stats().callbacks).toEqual({ woken: 0, timedOut: 1 });
+    expect(executor.stats().callbacks).toEqual({ woken: 0, timedOut: 1, failed: 0 });
   });
 
   it("heartbeats do not stretch the wait past its timeout (the wave's deadline): States.Timeout there", async () => {
@@ -123,7 +123,7 @@ describe("the local executor serves AwaitWave's heartbeat", () => {
       clock.advance(200_000);
     }
     expect(await ended()).toBe("TimedOut");
-    expect(executor.stats().callbacks).toEqual({ woken: 0, timedOut: 1 });
+    expect(executor.stats().callbacks).toEqual({ woken: 0, timedOut: 1, failed: 0 });
   });
 
   it("the executor's override is the heartbeat interval; the timeout stays the wave's", async () => {

@@ -177,6 +177,7 @@ describe('CheckPreflight makes the task\'s first step for AwaitWave to send (sen
   const waker = (woken: string[]) => ({
     wake: async (token: string) => void woken.push(token),
     heartbeat: async () => {},
+    fail: async () => {},
   });
 
   it("the plan comes back with the first wave made (its window from the check's clock) and nothing written or sent; AwaitWave then writes its update with the token in one write and publishes it, as sendFirst true would have", async () => {

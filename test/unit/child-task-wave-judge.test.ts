@@ -6,15 +6,17 @@
  *   definitions before (no `judge`) stores none;
  * - woken with the wave's answers, it judges them with no read and sends the next step (its
  *   commands, its token and the next wave's resume in one write), at the wave's own cursor;
- * - what it does not send wakes the wait at once: the last step (its outcome recorded, `ended`),
- *   a retry, a sleep next, answers not complete (`checkNeeded`, for CheckWave); without a waker
- *   nothing is done;
+ * - what it does not send ends the wait at once with an error the state's Catch routes: the last
+ *   step (its outcome recorded: OutcomeRecorded), a retry, a sleep next, answers not complete
+ *   (StepHandedOver, for CheckWave, its cause why); the definition before (no `exitsAsErrors`)
+ *   is woken with the wave marked `ended` or `checkNeeded`; without a waker nothing is done;
  * - a retried judging wait (a new token) judges the same answers to the same next step and
  *   replaces the token and the resume; a failure left is ComponentsFailed.
  */
 import { describe, expect, it } from "vitest";
 import type { StepDeps } from "../../src/app/child-task/deps.js";
 import type { UpgradeGroup, WaveCursor, WaveState } from "../../src/app/child-task/settings.js";
+import { checkWave } from "../../src/app/child-task/wave-check.js";
 import { awaitOrJudgeWave } from "../../src/app/child-task/wave-judge.js";
 import {
   AWAIT_START_MARGIN_SECONDS,
@@ -70,6 +72,7 @@ const firstWave = (): WaveState => ({
 function rig() {
   const h = harness();
   const woken: { token: string; output: Record<string, unknown> }[] = [];
+  const failed: { token: string; error: string; cause: string }[] = [];
   const opened: { token?: string; resume?: unknown }[] = [];
   const deps = {
     ...h.deps,
@@ -83,9 +86,17 @@ function rig() {
     waveWaker: {
       wake: async (token: string, output: Record<string, unknown>) => void woken.push({ token, output }),
       heartbeat: async () => {},
+      fail: async (token: string, error: string, cause: string) => void failed.push({ token, error, cause }),
     },
   } as unknown as StepDeps;
-  const judge = (token: string, wave: WaveState, groups: UpgradeGroup[], cursor = cursorAt(0)) =>
+  /** As the definition's AwaitWave calls it; `before`: the definition whose WaveDone? routes a woken wave. */
+  const judge = (
+    token: string,
+    wave: WaveState,
+    groups: UpgradeGroup[],
+    cursor = cursorAt(0),
+    before = false,
+  ) =>
     awaitOrJudgeWave(deps, {
       step: "awaitWave",
       taskId: task.id,
@@ -96,6 +107,7 @@ function rig() {
       groups,
       cursor,
       judge: true,
+      ...(before ? {} : { exitsAsErrors: true }),
     });
   /** c1's update stored with `result`, its wait stored with its resume: the wave as woken. */
   const wokenFirst = async (ok = true, wave = firstWave()): Promise<WaveState> => {
@@ -110,7 +122,7 @@ function rig() {
     h.calls.length = 0;
     return { ...wave, cursor: cursorAt(0), answers: { ...answers, wake: undefined } as CommandSet };
   };
-  return { h, deps, woken, opened, judge, wokenFirst };
+  return { h, deps, woken, failed, opened, judge, wokenFirst };
 }
 
 describe("followingAwait: the heartbeat and timeout a resume carries for the wait after it", () => {
@@ -172,6 +184,7 @@ describe("a wait woken with its wave's answers judges it and sends the next step
     expect(await r.judge("tk-2", woken, [oneByOne()], { ...cursorAt(0), wave: 7 })).toEqual({ woken: false });
     expect(r.h.calls).toEqual([]);
     expect(r.woken).toEqual([]);
+    expect(r.failed).toEqual([]);
     expect(r.opened).toHaveLength(1);
     expect(r.opened[0]?.token).toBe("tk-2");
     expect(r.opened[0]?.resume).toMatchObject({
@@ -202,18 +215,25 @@ describe("a wait woken with its wave's answers judges it and sends the next step
     expect(Object.keys(stored?.entries ?? {}).sort()).toEqual([key("c1"), key("c2")].sort());
   });
 
-  it("the task's last step: its outcome recorded (COMPLETED), the wait woken at once with `ended`, nothing sent", async () => {
+  it("the task's last step: its outcome recorded (COMPLETED), the wait ended at once with OutcomeRecorded, nothing sent or woken", async () => {
     const r = rig();
     await r.h.create();
     const single: UpgradeGroup = { ...oneByOne(), componentIds: ["c1"] };
     const woken = await r.wokenFirst();
     expect(await r.judge("tk-2", woken, [single])).toEqual({ woken: true });
-    expect(r.woken).toEqual([{ token: "tk-2", output: { ...woken, ended: "COMPLETED" } }]);
+    expect(r.failed).toEqual([
+      {
+        token: "tk-2",
+        error: "OutcomeRecorded",
+        cause: "the task's last step passed: the task is COMPLETED",
+      },
+    ]);
+    expect(r.woken).toEqual([]);
     expect(r.opened).toEqual([]);
     expect((await r.h.stored())?.status).toBe("COMPLETED");
   });
 
-  it("a failure with retries left, or a sleep next: nothing sent, the wait woken at once with `checkNeeded` (CheckWave does it)", async () => {
+  it("a failure with retries left, or a sleep next: nothing sent, the wait ended at once with StepHandedOver, its cause why (CheckWave does it)", async () => {
     const retried = {
       ...update,
       retry: { maxRetries: 1, intervalSeconds: 1, backoffRate: 2 },
@@ -221,19 +241,22 @@ describe("a wait woken with its wave's answers judges it and sends the next step
     const r = rig();
     const failed = await r.wokenFirst(false);
     expect(await r.judge("tk-2", failed, [oneByOne([retried])])).toEqual({ woken: true });
-    expect(r.woken).toEqual([{ token: "tk-2", output: { ...failed, checkNeeded: true } }]);
+    expect(r.failed).toEqual([
+      { token: "tk-2", error: "StepHandedOver", cause: "a retry of the step is next" },
+    ]);
     const s = rig();
     const sleep = { action: "SLEEP" as const, timeoutSeconds: 0, sleepSeconds: 30 };
     const passed = await s.wokenFirst();
     await s.judge("tk-3", passed, [oneByOne([update, sleep])]);
-    expect(s.woken).toEqual([{ token: "tk-3", output: { ...passed, checkNeeded: true } }]);
+    expect(s.failed).toEqual([{ token: "tk-3", error: "StepHandedOver", cause: "a sleep is next" }]);
     for (const x of [r, s]) {
+      expect(x.woken).toEqual([]);
       expect(x.opened).toEqual([]);
       expect(x.h.published).toEqual([]);
     }
   });
 
-  it("answers that are not complete (or not this wave's): `checkNeeded`, nothing judged; a failure left: ComponentsFailed", async () => {
+  it("answers that are not complete (or not this wave's): StepHandedOver, nothing judged; a failure left: ComponentsFailed", async () => {
     const r = rig();
     const woken = await r.wokenFirst();
     const partial = {
@@ -244,15 +267,61 @@ describe("a wait woken with its wave's answers judges it and sends the next step
     await r.judge("tk-2", partial, [oneByOne()]);
     const other = { ...woken, answers: { ...(woken.answers as CommandSet), part: 3 } };
     await r.judge("tk-3", other, [oneByOne()]);
-    expect(r.woken.map((w) => [w.token, w.output.checkNeeded])).toEqual([
-      ["tk-2", true],
-      ["tk-3", true],
+    expect(r.failed).toEqual([
+      { token: "tk-2", error: "StepHandedOver", cause: "the step's answers are not all in" },
+      { token: "tk-3", error: "StepHandedOver", cause: "the step's answers are not all in" },
     ]);
     expect(r.opened).toEqual([]);
     const f = rig();
     const failed = await f.wokenFirst(false);
     await expect(f.judge("tk-4", failed, [oneByOne()])).rejects.toMatchObject({ name: "ComponentsFailed" });
     expect(f.opened).toEqual([]);
+    expect(f.failed).toEqual([]);
+  });
+
+  it("the definition before (no exitsAsErrors, its WaveDone? routes a woken wave): woken with the wave marked `ended` or `checkNeeded`, never failed", async () => {
+    const r = rig();
+    await r.h.create();
+    const single: UpgradeGroup = { ...oneByOne(), componentIds: ["c1"] };
+    const woken = await r.wokenFirst();
+    expect(await r.judge("tk-2", woken, [single], cursorAt(0), true)).toEqual({ woken: true });
+    const s = rig();
+    const sleep = { action: "SLEEP" as const, timeoutSeconds: 0, sleepSeconds: 30 };
+    const passed = await s.wokenFirst();
+    await s.judge("tk-3", passed, [oneByOne([update, sleep])], cursorAt(0), true);
+    expect(r.woken).toEqual([{ token: "tk-2", output: { ...woken, ended: "COMPLETED" } }]);
+    expect(s.woken).toEqual([{ token: "tk-3", output: { ...passed, checkNeeded: true } }]);
+    expect([...r.failed, ...s.failed]).toEqual([]);
+  });
+
+  it("CheckWave handed a step (StepHandedOver caught onto the wave as `checkNeeded`) takes no next step as sent by it: no read; after a timeout (no mark) it looks", async () => {
+    const check = async (marked: boolean) => {
+      const r = rig();
+      const woken = await r.wokenFirst();
+      const handedOver = { Error: "StepHandedOver", Cause: "the step's answers are not all in" };
+      const plan = await checkWave(r.deps, {
+        step: "checkWave",
+        taskId: task.id,
+        settings,
+        rackId: task.rackId,
+        groups: [oneByOne()],
+        cursor: cursorAt(0),
+        wave: marked ? { ...woken, checkNeeded: handedOver } : woken,
+        sendNext: "wait",
+        nextMayBeSent: true,
+      });
+      return { plan, reads: r.h.calls.length };
+    };
+    const handed = await check(true);
+    const timedOut = await check(false);
+    expect(handed.reads).toBe(0);
+    expect(timedOut.reads).toBe(1);
+    // Either way c2's wave is the next step, to be sent (nothing stored it), without the mark.
+    for (const { plan } of [handed, timedOut]) {
+      if (!("groups" in plan)) throw new Error("no plan");
+      expect([plan.wave.componentIds, plan.wave.unsent]).toEqual([["c2"], true]);
+      expect(plan.wave).not.toHaveProperty("checkNeeded");
+    }
   });
 
   it("without a waker (a deployment with no callbacks) nothing is judged, sent or woken", async () => {

@@ -271,7 +271,11 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
     const woken: string[] = [];
     const deps = {
       ...h.deps,
-      waveWaker: { wake: async (token: string) => void woken.push(token), heartbeat: async () => {} },
+      waveWaker: {
+        wake: async (token: string) => void woken.push(token),
+        heartbeat: async () => {},
+        fail: async () => {},
+      },
     };
     const call = (token: string, action?: "SLEEP") =>
       awaitWave(deps, { step: "awaitWave", taskId: task.id, token, wave: { ...waveOf(action) } });
@@ -300,7 +304,10 @@ describe("AwaitWave: the wave waits for its results, woken when they are in", ()
   it("stores the wait's heartbeat with it (awaitSeconds, the HeartbeatSecondsPath of a wave with awaitTimeoutSeconds) and its start (the step's clock); a wave made before heartbeats has neither stored", async () => {
     const h = harness();
     await sent(h);
-    const deps = { ...h.deps, waveWaker: { wake: async () => {}, heartbeat: async () => {} } };
+    const deps = {
+      ...h.deps,
+      waveWaker: { wake: async () => {}, heartbeat: async () => {}, fail: async () => {} },
+    };
     const wait = (token: string, wave: WaveState) =>
       awaitWave(deps, { step: "awaitWave", taskId: task.id, token, wave });
     await wait("tk-h", { ...waveOf(), awaitSeconds: 300, awaitTimeoutSeconds: 1_800 });
@@ -393,6 +400,7 @@ describe("the update set in parts", () => {
       waveWaker: {
         wake: async (token: string, answers: CommandSet) => void woken.push({ token, answers }),
         heartbeat: async () => {},
+        fail: async () => {},
       },
     };
     const wait = (token: string, wave: WaveState) =>

@@ -220,7 +220,7 @@ describe("infra least privilege: grants by principal (what the composition roots
     expect(tablesWith(g, "dynamodb:BatchWriteItem")).toContain("Inventory");
   });
 
-  it("front, dispatcher and stream-evaluator start child tasks and stop their executions; task-steps and bmc-result only wake waiting ones (bmc-result also keeps them waiting)", () => {
+  it("front, dispatcher and stream-evaluator start child tasks and stop their executions; task-steps and bmc-result only wake waiting ones (bmc-result also keeps them waiting, task-steps ends its own)", () => {
     const executions = "arn:<AWS::Partition>:states:us-east-1:000000000000:execution:Flow-dev-child-task:*";
     for (const role of ["front", "dispatcher", "streamEvaluator"] as const) {
       expect(
@@ -229,11 +229,15 @@ describe("infra least privilege: grants by principal (what the composition roots
       ).toEqual(["states:StartExecution on ChildTaskStateMachine", `states:StopExecution on ${executions}`]);
     }
     // SendTaskSuccess: an AwaitWave's task token, sent back when the wave's results are in; the
-    // receiver also keeps the wait alive while the wave's BMCs report (SendTaskHeartbeat).
+    // receiver also keeps the wait alive while the wave's BMCs report (SendTaskHeartbeat); a
+    // judging wait that sends no next step ends itself with an error its Catch routes
+    // (SendTaskFailure), which only task-steps does.
     const machine = "arn:<AWS::Partition>:states:us-east-1:000000000000:stateMachine:Flow-dev-child-task";
-    expect(grants("taskSteps").filter((line) => line.startsWith("states:"))).toEqual([
-      `states:SendTaskSuccess on ${machine}`,
-    ]);
+    expect(
+      grants("taskSteps")
+        .filter((line) => line.startsWith("states:"))
+        .sort(),
+    ).toEqual([`states:SendTaskFailure on ${machine}`, `states:SendTaskSuccess on ${machine}`]);
     expect(
       grants("bmcResult")
         .filter((line) => line.startsWith("states:"))

@@ -45,7 +45,7 @@ describe("the rack behind the agent", () => {
       iotMessages: 507 + 39 * 7,
       bmcResultUnshared: 49 + 6 * 7,
     });
-    expect([agent.transitions, agent.taskSteps]).toEqual([44, 22]);
+    expect([agent.transitions, agent.taskSteps]).toEqual([25, 22]);
   });
 
   it("at 3 progress a flash it is the simulated BMCs' rack", () => {

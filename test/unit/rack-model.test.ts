@@ -21,7 +21,7 @@ const rack = generateDemoFleet({ racks: 1 })[0];
 const components = rack?.components ?? [];
 
 describe("the rack model", () => {
-  it("a 39-BMC rack under the default rule: 18 steps, 44 transitions, 22 task-steps invocations, 507 IoT messages when every wait is woken (each step judged in the wait that sends the next)", () => {
+  it("a 39-BMC rack under the default rule: 18 steps, 25 transitions, 22 task-steps invocations, 507 IoT messages when every wait is woken (each step judged in the wait that sends the next, the waits going on to each other)", () => {
     expect(components).toHaveLength(39);
     const model = modelRack(DEFAULT_RULE, components, {
       maxParallel: ROLLOUT_MAX_PARALLEL,
@@ -31,15 +31,24 @@ describe("the rack model", () => {
     expect(model).toEqual({
       steps: 18,
       flashSteps: 6,
-      // 8 a task (the first step's sending AwaitWave and its WaveDone? among them), 2 a step;
-      // invocations 4 a task, 1 a step.
-      transitions: 8 + 18 * 2,
+      // 7 a task (the first step's sending AwaitWave among them), 1 a step; invocations 4 a
+      // task, 1 a step.
+      transitions: 7 + 18,
       taskSteps: 4 + 18,
       iotMessages: 507,
       commands: 156,
       reports: 351,
       bmcResultUnshared: 1 + 6 * (5 + 2 + 1),
     });
+  });
+
+  it("the path with WaveDone? between the waits: 44 transitions (a WaveDone? a step and the first wait's), the same 22 invocations", () => {
+    const model = modelRack(DEFAULT_RULE, components, {
+      maxParallel: ROLLOUT_MAX_PARALLEL,
+      checksPerFlashStep: 1,
+      path: "choice",
+    });
+    expect([model.transitions, model.taskSteps]).toEqual([8 + 18 * 2, 22]);
   });
 
   it("the path before (a SendWave and a MoreWaves? per step): 96 transitions, 57 task-steps invocations", () => {
@@ -67,16 +76,16 @@ describe("the rack model", () => {
       path: "after",
     });
     // A check more: CheckWave, WaveDone? and the AwaitWave that waits again.
-    expect([model.transitions, model.taskSteps]).toEqual([44 + 6 * 3, 22 + 6 * 2]);
+    expect([model.transitions, model.taskSteps]).toEqual([25 + 6 * 3, 22 + 6 * 2]);
   });
 
-  it("the update step alone: 6 steps, 20 transitions, 10 task-steps invocations, 312 IoT messages", () => {
+  it("the update step alone: 6 steps, 13 transitions, 10 task-steps invocations, 312 IoT messages", () => {
     const model = modelRack(UPDATE_ONLY_RULE, components, {
       maxParallel: ROLLOUT_MAX_PARALLEL,
       checksPerFlashStep: 1,
       path: "after",
     });
-    expect([model.steps, model.transitions, model.taskSteps, model.iotMessages]).toEqual([6, 20, 10, 312]);
+    expect([model.steps, model.transitions, model.taskSteps, model.iotMessages]).toEqual([6, 13, 10, 312]);
   });
 
   it("waves of the deployment's maxParallel: in waves of 8, the 18 compute trays are 3 waves and the 9 switch trays 2, each wave through its stage's 3 steps", () => {
@@ -146,6 +155,15 @@ describe("the bench's paths", () => {
       expect((wait.Catch as { ErrorEquals: string[] }[])[0]?.ErrorEquals, path).toEqual(["States.Timeout"]);
     }
     expect(definitionFor("after", current)).toBe(current);
+    // "choice": one AwaitWave, its Next WaveDone?, which routes the judge's marks; no error exits.
+    const choice = definitionFor("choice", current).States;
+    expect(choice.AwaitNextWave).toBeUndefined();
+    expect(choice.AwaitWave?.Next).toBe("WaveDone?");
+    const shape = JSON.stringify(choice, (key, value) => (key === "Comment" ? undefined : value));
+    expect(shape).not.toMatch(/exitsAsErrors|OutcomeRecorded|StepHandedOver|AwaitNextWave/);
+    expect(
+      ((choice["WaveDone?"]?.Choices ?? []) as { Variable: string }[]).map((c) => c.Variable).slice(0, 3),
+    ).toEqual(["$.plan.ended", "$.plan.wave.ended", "$.plan.wave.checkNeeded"]);
     expect(definitionFor("timeout", current).States.CheckWave?.Parameters?.sendNext).toBe(true);
     expect(definitionFor("before", current).States.CheckWave?.Parameters?.sendNext).toBeUndefined();
   });

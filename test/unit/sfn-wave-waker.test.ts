@@ -2,10 +2,16 @@
  * StepFunctionsWaveWaker (src/adapters/stepfunctions/sfn-wave-waker.ts): SendTaskSuccess with the
  * AwaitWave's token; a token whose wait is over is no error, a failure that may have lost the
  * wake-up is thrown (the receiver's batch is then delivered again); its heartbeat is
- * SendTaskHeartbeat with the same token, under the same rules. Error paths no emulator here
+ * SendTaskHeartbeat with the same token, and its fail (a judging wait's own end) SendTaskFailure,
+ * under the same rules. Error paths no emulator here
  * produces, so the client is mocked.
  */
-import { SendTaskHeartbeatCommand, SendTaskSuccessCommand, SFNClient } from "@aws-sdk/client-sfn";
+import {
+  SendTaskFailureCommand,
+  SendTaskHeartbeatCommand,
+  SendTaskSuccessCommand,
+  SFNClient,
+} from "@aws-sdk/client-sfn";
 import { mockClient } from "aws-sdk-client-mock";
 import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { StepFunctionsWaveWaker } from "../../src/adapters/stepfunctions/sfn-wave-waker.js";
@@ -68,5 +74,24 @@ describe("StepFunctionsWaveWaker", () => {
     sfn.reset();
     sfn.on(SendTaskHeartbeatCommand).rejects(named("ThrottlingException"));
     await expect(waker().heartbeat("t")).rejects.toMatchObject({ name: "ThrottlingException" });
+  });
+
+  it("a fail sends SendTaskFailure with the token, the error and the cause; a wait that is over is no error, throttled is thrown", async () => {
+    sfn.on(SendTaskFailureCommand).resolves({});
+    await waker().fail("AQB8AAAAKgAAAAMAAAAA-token", "StepHandedOver", "a sleep is next");
+    expect(sfn.commandCalls(SendTaskFailureCommand).map((c) => c.args[0].input)).toEqual([
+      { taskToken: "AQB8AAAAKgAAAAMAAAAA-token", error: "StepHandedOver", cause: "a sleep is next" },
+    ]);
+    expect(sfn.commandCalls(SendTaskSuccessCommand)).toEqual([]);
+    for (const name of ["TaskTimedOut", "TaskDoesNotExist", "InvalidToken"]) {
+      sfn.reset();
+      sfn.on(SendTaskFailureCommand).rejects(named(name));
+      await expect(waker().fail("t", "OutcomeRecorded", "done"), name).resolves.toBeUndefined();
+    }
+    sfn.reset();
+    sfn.on(SendTaskFailureCommand).rejects(named("ThrottlingException"));
+    await expect(waker().fail("t", "OutcomeRecorded", "done")).rejects.toMatchObject({
+      name: "ThrottlingException",
+    });
   });
 });

@@ -21,7 +21,7 @@
  *
  * A batch that stores results (or answers) reads the set back in the same write and, when an
  * execution waits for these entries (AwaitWave stored its task token: waves.ts `awaitWave`) and
- * they are all in now, wakes it (`WaveWaker`), so the wave is judged at once rather than at its
+ * they are all in now, wakes it (`ReportWaker`), so the wave is judged at once rather than at its
  * next poll. A wake-up that may not have been delivered fails the set's reports, which the queue
  * delivers again: their write is then refused, the set read back, and the wake-up sent again.
  *
@@ -57,7 +57,7 @@ import {
   wakeOutput,
 } from "../../domain/command-sets.js";
 import { type Logger, silentLogger } from "../observability.js";
-import type { CommandSetStore, WaveWaker } from "../ports.js";
+import type { CommandSetStore, ReportWaker } from "../ports.js";
 import { type ExecutionEnding, type OutcomeDeps, reconcileExecutionEnd } from "./outcome.js";
 
 /** What became of one report: stored, changing nothing (or not ours), or not a report. */
@@ -99,7 +99,7 @@ export interface ReportRecorder {
 export function createReportRecorder(
   commands: CommandSetStore,
   logger: Logger = silentLogger,
-  waveWaker?: WaveWaker,
+  waveWaker?: ReportWaker,
 ): ReportRecorder {
   // Tokens this receiver woke: a later batch of the same wave does not wake it again.
   const woken = new Set<string>();
@@ -379,7 +379,7 @@ export interface BmcResultReceiverDeps {
   clock: () => number;
   logger?: Logger;
   /** Wakes executions whose wave is complete (AwaitWave); absent: their wait's timeout does. */
-  waveWaker?: WaveWaker;
+  waveWaker?: ReportWaker;
 }
 
 export interface BmcResultReceiver {

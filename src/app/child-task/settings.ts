@@ -180,9 +180,17 @@ export type StepEvent =
        * The definition whose AwaitWave judges the wave it was woken with (`true`): every wait
        * stores its wave's resume with its token, so the wake-up brings the wave back with its
        * answers; a woken wave (`answers`) is judged here and its next step sent by this same
-       * wait (waves.ts `judgeAndSend`). Absent (the definitions before): waits store no resume.
+       * wait (wave-judge.ts `judgeAndSend`). Absent (the definitions before): waits store no resume.
        */
       judge?: boolean;
+      /**
+       * The definition whose AwaitWave and AwaitNextWave go on to each other (`true`): what the
+       * judge does not send ends its wait with an error its Catch routes (SendTaskFailure:
+       * OutcomeRecorded → AlreadyFinished, StepHandedOver → CheckWave), as a woken wave no longer
+       * passes a Choice. Absent (the definitions before, whose WaveDone? routes a woken wave):
+       * the judge wakes its wait with the wave marked `ended` or `checkNeeded`.
+       */
+      exitsAsErrors?: boolean;
     }
   /** AwaitPreflight (a `.waitForTaskToken` Task, like AwaitWave): the first ask's answers. */
   /** `rackId` (the definition as it is): queries made but not sent (`unsent`) are sent here. */
@@ -408,13 +416,16 @@ export interface WaveState extends PollState {
    */
   cursor?: WaveCursor;
   /**
-   * Set by AwaitWave's judging invocation when it leaves the wave to CheckWave (a retry, an
-   * external check, a sleep next, answers not complete): WaveDone? goes to CheckWave, which drops it.
+   * Set when AwaitWave's judging invocation leaves the wave to CheckWave (a retry, an external
+   * check, a sleep next, answers not complete), which drops it: `true` on the wave it wakes its
+   * wait with (the definitions whose WaveDone? routes it), else the StepHandedOver error its wait
+   * ended with, which the Catch puts here. Either way nothing was sent after the wave.
    */
-  checkNeeded?: boolean;
+  checkNeeded?: true | CaughtError;
   /**
    * Set by AwaitWave's judging invocation when the judged step was the task's last and its outcome
-   * is recorded (the task's status): WaveDone? goes to AlreadyFinished.
+   * is recorded (the task's status), on the wave it wakes its wait with (the definitions whose
+   * WaveDone? goes to AlreadyFinished on it; the others end the wait with OutcomeRecorded).
    */
   ended?: TaskStatus;
 }

@@ -151,7 +151,7 @@ export async function checkWave(deps: StepDeps, e: StepEventOf<"checkWave">): Pr
     // A woken wave whose wait timed out or failed (not one its judging wait handed over: that one
     // sent nothing) may have had this next step sent by that wait's invocation (wave-judge.ts):
     // then it goes on from the deadline its stored commands carry, not from now.
-    const mayBeSent = e.nextMayBeSent === true && answers !== undefined && checkNeeded !== true;
+    const mayBeSent = e.nextMayBeSent === true && answers !== undefined && checkNeeded === undefined;
     const next =
       mayBeSent && made.unsent === true ? await sentAlready(deps, e.taskId, e.settings, made) : made;
     return { groups: plan.groups, cursor, wave: next };

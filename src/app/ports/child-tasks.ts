@@ -243,7 +243,16 @@ export interface WaveWaker {
    * for `wake`; throws when the service could not be reached.
    */
   heartbeat(token: string): Promise<void>;
+  /**
+   * Ends the wait with an error (Step Functions SendTaskFailure: `error` its name, which the
+   * state's Catch matches, `cause` why): how a judging wait ends when it sends no next step
+   * (src/domain/step-errors.ts `JUDGE_EXITS`). A token whose wait is over is no error, as for `wake`.
+   */
+  fail(token: string, error: string, cause: string): Promise<void>;
 }
+
+/** What the receiver uses of the WaveWaker: it wakes and keeps waits alive, it never fails one. */
+export type ReportWaker = Pick<WaveWaker, "wake" | "heartbeat">;
 
 /**
  * Hands a rack to an external health check (src/domain/external-check.ts): a Lambda invoked
