@@ -38,9 +38,13 @@ export function rackRecord(
   sitting: { concurrency: number; repeat: number },
   racks: number,
 ): RackRecord {
-  const runRequests = Object.entries(f.parts)
-    .filter(([part]) => RUN_PARTS.includes(part))
-    .reduce((sum, [, p]) => sum + p.requests, 0);
+  // A sum of per-rack figures of one decimal each, kept at one decimal (no float tail in the file).
+  const runRequests =
+    Math.round(
+      Object.entries(f.parts)
+        .filter(([part]) => RUN_PARTS.includes(part))
+        .reduce((sum, [, p]) => sum + p.requests, 0) * 10,
+    ) / 10;
   const m = f.cost.model;
   return {
     measuredAt: new Date().toISOString().slice(0, 10),
