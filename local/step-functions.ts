@@ -242,6 +242,9 @@ export class LocalStepFunctionsExecutor implements NamedTaskExecutor, WaveWaker 
           waiting.resolve = resolve;
           waiting.reject = reject;
         });
+        // The step may end its own wait (a judge's SendTaskFailure) before the race below awaits
+        // it: handled here, so that rejection is never reported as unhandled meanwhile.
+        woken.catch(() => {});
         this.waiting.set(token, waiting);
         const cancels: (() => void)[] = [];
         try {

@@ -58,7 +58,11 @@ const failure = (name: string, message: string) => Object.assign(new Error(messa
 
 /** Runs the definition with `step` as AwaitWave's Lambda: what it was called with, where it went. */
 async function run(
-  step: (event: Extract<StepEvent, { step: "awaitWave" }>, call: number) => Promise<unknown>,
+  step: (
+    event: Extract<StepEvent, { step: "awaitWave" }>,
+    call: number,
+    executor: LocalStepFunctionsExecutor,
+  ) => Promise<unknown>,
 ) {
   const clock = movedTimers();
   const events: Extract<StepEvent, { step: "awaitWave" }>[] = [];
@@ -68,7 +72,7 @@ async function run(
       handle: async (event: StepEvent) => {
         if (event.step !== "awaitWave") throw new Error(`unexpected step ${event.step}`);
         events.push(event);
-        return step(event, events.length);
+        return step(event, events.length, executor);
       },
     },
     onEnded: async () => {},
@@ -138,6 +142,18 @@ describe("the local executor runs AwaitWave's Retry and Catch for a wait that se
         error === "StepHandedOver" ? { ...WAVE, checkNeeded: { Error: error, Cause: "why" } } : WAVE,
       );
     }
+  });
+
+  it("a step that ends its own wait, then takes a while to return: the end is caught (StepHandedOver to CheckWave), nothing reported unhandled meanwhile", async () => {
+    const { events, ended } = await run(async (event, _, executor) => {
+      await executor.fail(event.token, "StepHandedOver", "why");
+      // A macrotask before the invocation returns: the ended wait's rejection waits that long.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      return { woken: true };
+    });
+    const last = await ended();
+    expect(last.name).toBe("CheckWave");
+    expect(events).toHaveLength(1);
   });
 
   it("TaskEnded (a closed set) goes to RecordFailure with the error, untried again", async () => {
