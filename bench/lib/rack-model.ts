@@ -29,34 +29,29 @@ import type { RolloutPath } from "./rollout-paths.js";
 export const ROLLOUT_MAX_PARALLEL = 18;
 
 /**
- * States every task passes once: AcquireLock, LockAcquired?, AwaitPreflight, CheckPreflight,
- * PreflightDone? and AlreadyFinished (the last step's judge records the outcome). Of them, Lambda
- * invocations: acquireLock, awaitQueries, checkQueries. As it is ("after"), the first step's
- * AwaitWave, which sends it (the steps' own are their judges'); with WaveDone? between the
- * waits ("choice"), that first wait's WaveDone? too.
- */
-const TASK_STATES: Record<RolloutPath, number> = { after: 7, choice: 8, twowrites: 6, timeout: 6, before: 6 };
-const TASK_INVOCATIONS: Record<RolloutPath, number> = {
-  after: 4,
-  choice: 4,
-  twowrites: 3,
-  timeout: 3,
-  before: 3,
-};
-/**
- * Per step, as it is: the wait (AwaitWave or AwaitNextWave) that judges it and sends the next, one
+ * The definition's shape on each path: the states and Lambda invocations of a task, and of a step.
+ *
+ * A task: every task passes AcquireLock, LockAcquired?, AwaitPreflight, CheckPreflight,
+ * PreflightDone? and AlreadyFinished (the last step's judge records the outcome), invoking
+ * acquireLock, awaitQueries and checkQueries; as it is ("after"), the first step's AwaitWave too,
+ * which sends it (the steps' own are their judges'); with WaveDone? between the waits ("choice"),
+ * that first wait's WaveDone? as well.
+ *
+ * A step, as it is: the wait (AwaitWave or AwaitNextWave) that judges it and sends the next, one
  * invocation (awaitWave); with WaveDone? between the waits: + WaveDone?; before AwaitWave judged:
  * AwaitWave, CheckWave, WaveDone? (awaitWave, checkWave); before the checks made the next step:
  * + MoreWaves?, SendWave. A sleep, a retry and an external check take CheckWave's path still
  * (more states than these: none in the rules modelled here).
  */
-const STEP_STATES: Record<RolloutPath, number> = { after: 1, choice: 2, twowrites: 3, timeout: 3, before: 5 };
-const STEP_INVOCATIONS: Record<RolloutPath, number> = {
-  after: 1,
-  choice: 1,
-  twowrites: 2,
-  timeout: 2,
-  before: 3,
+const SHAPE: Record<
+  RolloutPath,
+  { taskStates: number; taskInvocations: number; stepStates: number; stepInvocations: number }
+> = {
+  after: { taskStates: 7, taskInvocations: 4, stepStates: 1, stepInvocations: 1 },
+  choice: { taskStates: 8, taskInvocations: 4, stepStates: 2, stepInvocations: 1 },
+  twowrites: { taskStates: 6, taskInvocations: 3, stepStates: 3, stepInvocations: 2 },
+  timeout: { taskStates: 6, taskInvocations: 3, stepStates: 3, stepInvocations: 2 },
+  before: { taskStates: 6, taskInvocations: 3, stepStates: 5, stepInvocations: 3 },
 };
 /**
  * A check more (a wait timed out): CheckWave, WaveDone? and the AwaitWave that waits again
@@ -138,14 +133,12 @@ export function modelRack(
     }
   }
   const extraChecks = Math.max(0, options.checksPerFlashStep - 1) * flashSteps;
+  const shape = SHAPE[options.path];
   return {
     steps,
     flashSteps,
-    transitions: TASK_STATES[options.path] + steps * STEP_STATES[options.path] + extraChecks * CHECK_STATES,
-    taskSteps:
-      TASK_INVOCATIONS[options.path] +
-      steps * STEP_INVOCATIONS[options.path] +
-      extraChecks * CHECK_INVOCATIONS,
+    transitions: shape.taskStates + steps * shape.stepStates + extraChecks * CHECK_STATES,
+    taskSteps: shape.taskInvocations + steps * shape.stepInvocations + extraChecks * CHECK_INVOCATIONS,
     iotMessages: commands + reports,
     commands,
     reports,
