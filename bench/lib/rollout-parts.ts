@@ -168,8 +168,9 @@ export class PartLabeller {
     if (plan.groups !== undefined) this.groupsByTask.set(taskId, plan.groups as GroupLike[]);
     switch (name) {
       case "AlreadyFinished":
-        // After the last wave's check recorded the task (`ended`), or a task ended before it ran.
-        return plan.ended !== undefined ? PART.outcome : PART.lock;
+        // After the last step's judge or check recorded the task (OutcomeRecorded from a wait,
+        // whose input has the wave; `ended` from a check), or a task ended before it ran.
+        return plan.ended !== undefined || plan.wave !== undefined ? PART.outcome : PART.lock;
       case "AcquireLock":
       case "LockAcquired?":
       case "WaitForLock":
@@ -181,6 +182,7 @@ export class PartLabeller {
       case "PreflightDone?":
         return PART.preflight;
       case "AwaitWave":
+      case "AwaitNextWave":
       case "WaitForWave":
       case "CheckWave":
       case "WaveDone?":
