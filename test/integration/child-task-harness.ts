@@ -41,6 +41,33 @@ import { freshTables, testClient } from "../support/moto.js";
 import { eventually, until } from "../support/poll.js";
 import { testEndpoint } from "../support/test-endpoint.js";
 
+/** A fleet whose every BMC answers at once and flashes in 60 ms, succeeding. */
+export const SUCCEEDING_FLEET: FleetConfig = {
+  defaults: { outcome: "succeed", updateMs: 60 },
+  racks: {},
+  components: {},
+};
+
+/** A rule of one COMPUTE stage whose one step is the update (an hour's timeout), `maxParallel` at a time. */
+export function computeUpdateRule(id: string, name: string, maxParallel = 1): OperationRule {
+  return {
+    id,
+    version: 1,
+    createdAt: 1,
+    name,
+    description: "",
+    readinessTimeoutSeconds: 0,
+    stages: [
+      {
+        name: "compute",
+        componentTypes: ["COMPUTE"],
+        maxParallel,
+        steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 3_600, sleepSeconds: 0 }],
+      },
+    ],
+  };
+}
+
 /** Each wave of COMPUTE components flashed, then verified, one component at a time. */
 export const FLASH_THEN_VERIFY: OperationRule = {
   id: "cb000000-0000-4000-8000-0000000000ff",

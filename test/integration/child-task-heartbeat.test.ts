@@ -14,16 +14,16 @@
  * event (a command out, the wait's timers armed, a heartbeat counted).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FleetConfig } from "../../local/fleet-file.js";
 import { type BmcCommand, encodeBmcMessage, type UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import type { BmcAddress } from "../../src/domain/bmc-topics.js";
 import { bmcEvtTopic } from "../../src/domain/bmc-topics.js";
-import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { movedTimers } from "../support/moved-timers.js";
 import {
+  computeUpdateRule,
   type Harness,
   id,
   rack,
+  SUCCEEDING_FLEET,
   startHarness,
   until,
   upgradeRequest,
@@ -35,31 +35,11 @@ const racks = [
   ...[1, 2].map((n) => rack(P, n, [{ type: "COMPUTE" as const, count: 1 }])),
   rack(P, 3, [{ type: "COMPUTE" as const, count: 2 }]),
 ];
-const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
+const fleet = SUCCEEDING_FLEET;
 /** The update alone: one step, so the wave's wait and check are the task's only ones. */
-const UPDATE_ONLY: OperationRule = {
-  id: "cb000000-0000-4000-8000-0000000000b7",
-  version: 1,
-  createdAt: 1,
-  name: "update-only",
-  description: "",
-  readinessTimeoutSeconds: 0,
-  stages: [
-    {
-      name: "compute",
-      componentTypes: ["COMPUTE"],
-      maxParallel: 1,
-      steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 3_600, sleepSeconds: 0 }],
-    },
-  ],
-};
+const UPDATE_ONLY = computeUpdateRule("cb000000-0000-4000-8000-0000000000b7", "update-only");
 /** The update of two components in one wave. */
-const UPDATE_PAIR: OperationRule = {
-  ...UPDATE_ONLY,
-  id: "cb000000-0000-4000-8000-0000000000b8",
-  name: "update-pair",
-  stages: [{ ...(UPDATE_ONLY.stages[0] as OperationRule["stages"][number]), maxParallel: 2 }],
-};
+const UPDATE_PAIR = computeUpdateRule("cb000000-0000-4000-8000-0000000000b8", "update-pair", 2);
 /** The heartbeat interval: the executor's override of the wave's awaitSeconds, on the moved timers. */
 const HEARTBEAT_MS = 60_000;
 

@@ -21,7 +21,6 @@
 import { DynamoDBDocumentClient } from "@aws-sdk/lib-dynamodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { UPDATE_ONLY_RULE } from "../../bench/lib/rollout-rules.js";
-import type { FleetConfig } from "../../local/fleet-file.js";
 import { DynamoCommandSetStore } from "../../src/adapters/dynamodb/command-set-store.js";
 import type { StepEvent, WaveState } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher } from "../../src/app/ports.js";
@@ -33,36 +32,23 @@ import type { OperationRule } from "../../src/domain/operation-rules.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import { movedTimers } from "../support/moved-timers.js";
 import {
+  computeUpdateRule,
   type Harness,
   HEALTHY_FLEET_SETTINGS,
   id,
   rack,
   SMALL_RACK,
+  SUCCEEDING_FLEET,
   startHarness,
   until,
   upgradeRequest,
   waitForTask,
 } from "./child-task-harness.js";
 
-const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
+const fleet = SUCCEEDING_FLEET;
 
 /** The update of two compute trays, one at a time: two steps (waves) in one record of the update set. */
-const TWO_WAVES: OperationRule = {
-  id: "cb000000-0000-4000-8000-0000000000c2",
-  version: 1,
-  createdAt: 1,
-  name: "two-waves",
-  description: "",
-  readinessTimeoutSeconds: 0,
-  stages: [
-    {
-      name: "compute",
-      componentTypes: ["COMPUTE"],
-      maxParallel: 1,
-      steps: [{ action: "UPDATE_FIRMWARE", timeoutSeconds: 3_600, sleepSeconds: 0 }],
-    },
-  ],
-};
+const TWO_WAVES = computeUpdateRule("cb000000-0000-4000-8000-0000000000c2", "two-waves");
 
 /** The update of the compute trays, then a 1-s sleep: the judge of the update hands the sleep on. */
 const UPDATE_THEN_SLEEP: OperationRule = {

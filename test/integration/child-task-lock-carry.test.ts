@@ -47,6 +47,7 @@ import {
   id,
   rack,
   SMALL_RACK,
+  SUCCEEDING_FLEET,
   startHarness,
   until,
   upgradeRequest,
@@ -402,7 +403,7 @@ describe("through the definition (the real ASL on the local stack, the submitter
     h = await startHarness({
       label: "lockcarryasl",
       racks: [rack(P, 1, SMALL_RACK), rack(P, 2, SMALL_RACK)],
-      fleet: { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} },
+      fleet: SUCCEEDING_FLEET,
       settings: HEALTHY_FLEET_SETTINGS,
       aroundStep: (event, run) => {
         if (event.step !== "acquireLock") return run();

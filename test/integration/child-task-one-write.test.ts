@@ -19,7 +19,6 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { installCapacityMeter } from "../../bench/lib/capacity-meter.js";
 import { definitionFor } from "../../bench/lib/rollout-paths.js";
 import { currentScope, inScope } from "../../bench/lib/work-scope.js";
-import type { FleetConfig } from "../../local/fleet-file.js";
 import { loadChildTaskDefinition } from "../../src/adapters/stepfunctions/asl.js";
 import type { StepEvent } from "../../src/app/child-task/settings.js";
 import type { BmcCommandPublisher } from "../../src/app/ports.js";
@@ -30,6 +29,7 @@ import {
   id,
   rack,
   SMALL_RACK,
+  SUCCEEDING_FLEET,
   startHarness,
   upgradeRequest,
   waitForTask,
@@ -37,7 +37,7 @@ import {
 
 /** The default rule over SMALL_RACK at maxParallel 4: three groups of three steps each. */
 const STEPS = 9;
-const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
+const fleet = SUCCEEDING_FLEET;
 
 /** A harness on `definition` whose command-set writes are filed by step and publishes counted. */
 async function metered(

@@ -50,6 +50,7 @@ import {
   id,
   rack,
   SMALL_RACK,
+  SUCCEEDING_FLEET,
   startHarness,
   upgradeRequest,
   waitForTask,
@@ -508,7 +509,7 @@ describe("through the definition (the real ASL on the local stack, the stores' o
     h = await startHarness({
       label: "pfreadasl",
       racks: [rack("d7100000", 1, SMALL_RACK)],
-      fleet: { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} },
+      fleet: SUCCEEDING_FLEET,
       settings: HEALTHY_FLEET_SETTINGS,
       awaitTimeoutOverrideMs: 600_000,
       ownCatalog: true,

@@ -10,7 +10,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { definitionFor } from "../../bench/lib/rollout-paths.js";
-import type { FleetConfig } from "../../local/fleet-file.js";
 import { loadChildTaskDefinition } from "../../src/adapters/stepfunctions/asl.js";
 import { parseReport } from "../../src/domain/task-report.js";
 import {
@@ -19,6 +18,7 @@ import {
   id,
   rack,
   SMALL_RACK,
+  SUCCEEDING_FLEET,
   startHarness,
   upgradeRequest,
   waitForTask,
@@ -35,7 +35,7 @@ const racksBefore = [rack(PB, 1, SMALL_RACK)];
  * step's judge records the task: AlreadyFinished.
  */
 const NEW_PATH_TRANSITIONS = 2 + 3 + 1 + 9 + 1;
-const fleet: FleetConfig = { defaults: { outcome: "succeed", updateMs: 60 }, racks: {}, components: {} };
+const fleet = SUCCEEDING_FLEET;
 
 let h: Harness;
 beforeAll(async () => {

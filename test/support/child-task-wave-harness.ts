@@ -9,6 +9,7 @@ import {
   DEFAULT_CHILD_TASK_SETTINGS,
   type StepEventOf,
   type UpgradeGroup,
+  type WaveState,
 } from "../../src/app/child-task/settings.js";
 import { silentLogger } from "../../src/app/observability.js";
 import type { BmcCommand } from "../../src/domain/bmc-protocol.js";
@@ -137,4 +138,20 @@ export const event = (g: UpgradeGroup): StepEventOf<"sendWave"> => ({
   settings,
   groups: [g],
   cursor: { group: 0, wave: 0, step: 0, attempt: 0, more: true, retry: false, waitSeconds: 0 },
+});
+
+/** c1's update as a check made it, one component a wave: its window from 4 s, a deadline at 9 s. */
+export const firstUpdateWave = (): WaveState => ({
+  stage: 0,
+  step: 0,
+  action: "UPDATE_FIRMWARE",
+  attempt: 0,
+  timeoutSeconds: 60,
+  componentIds: ["c1"],
+  types: { c1: "COMPUTE" },
+  versions: { c1: "2.1.0" },
+  deadline: 9_000,
+  polls: 0,
+  waitSeconds: 1,
+  done: false,
 });

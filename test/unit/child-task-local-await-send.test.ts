@@ -145,13 +145,17 @@ describe("the local executor runs AwaitWave's Retry and Catch for a wait that se
   });
 
   it("a step that ends its own wait, then takes a while to return: the end is caught (StepHandedOver to CheckWave), nothing reported unhandled meanwhile", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on("unhandledRejection", onUnhandled);
     const { events, ended } = await run(async (event, _, executor) => {
       await executor.fail(event.token, "StepHandedOver", "why");
       // A macrotask before the invocation returns: the ended wait's rejection waits that long.
       await new Promise((resolve) => setTimeout(resolve, 20));
       return { woken: true };
     });
-    const last = await ended();
+    const last = await ended().finally(() => process.off("unhandledRejection", onUnhandled));
+    expect(unhandled).toEqual([]);
     expect(last.name).toBe("CheckWave");
     expect(events).toHaveLength(1);
   });

@@ -22,7 +22,7 @@ import type { UpdateCommand } from "../../src/domain/bmc-protocol.js";
 import { commandRequestId, entryKey, updateAddress } from "../../src/domain/command-sets.js";
 import { StoreUnavailableError } from "../../src/domain/errors.js";
 import { parseReport } from "../../src/domain/task-report.js";
-import { harness, settings, task } from "../support/child-task-wave-harness.js";
+import { firstUpdateWave, harness, settings, task } from "../support/child-task-wave-harness.js";
 import { recordingOpens } from "../support/memory-child-task.js";
 
 const address = updateAddress(task.id, 0);
@@ -126,20 +126,7 @@ async function checkedFirst(r: ReturnType<typeof rig>, sendNext: boolean | "wait
     settings,
     groups: [oneByOne],
     cursor: cursorAt(0),
-    wave: {
-      stage: 0,
-      step: 0,
-      action: "UPDATE_FIRMWARE",
-      attempt: 0,
-      timeoutSeconds: 60,
-      componentIds: ["c1"],
-      types: { c1: "COMPUTE" },
-      versions: { c1: "2.1.0" },
-      deadline: 9_000,
-      polls: 0,
-      waitSeconds: 1,
-      done: false,
-    },
+    wave: firstUpdateWave(),
     sendNext,
   })) as WavePlan;
 }

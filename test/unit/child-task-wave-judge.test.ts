@@ -26,7 +26,7 @@ import {
 import { awaitWave, groupFacts } from "../../src/app/child-task/waves.js";
 import { type CommandSet, commandRequestId, entryKey, updateAddress } from "../../src/domain/command-sets.js";
 import { parseReport } from "../../src/domain/task-report.js";
-import { harness, settings, task } from "../support/child-task-wave-harness.js";
+import { firstUpdateWave, harness, settings, task } from "../support/child-task-wave-harness.js";
 
 const address = updateAddress(task.id, 0);
 const key = (id: string) => entryKey(address, id);
@@ -51,23 +51,8 @@ const cursorAt = (wave: number, step = 0): WaveCursor => ({
   waitSeconds: 0,
 });
 
-/** The first wave (c1), as sent: its window from 4 s, a deadline at 9 s. */
-const firstWave = (): WaveState => ({
-  stage: 0,
-  step: 0,
-  action: "UPDATE_FIRMWARE",
-  attempt: 0,
-  timeoutSeconds: 60,
-  componentIds: ["c1"],
-  types: { c1: "COMPUTE" },
-  versions: { c1: "2.1.0" },
-  deadline: 9_000,
-  polls: 0,
-  waitSeconds: 1,
-  done: false,
-  awaitSeconds: 5,
-  awaitTimeoutSeconds: 6,
-});
+/** The first wave (c1), as sent, with its wait's heartbeat and timeout. */
+const firstWave = (): WaveState => ({ ...firstUpdateWave(), awaitSeconds: 5, awaitTimeoutSeconds: 6 });
 
 function rig() {
   const h = harness();

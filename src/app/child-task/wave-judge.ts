@@ -20,7 +20,7 @@ import type { TaskStatus } from "../../domain/task.js";
 import type { WaveWaker } from "../ports.js";
 import { waitStep } from "./commands.js";
 import type { StepDeps } from "./deps.js";
-import type { StepEventOf, WaveState } from "./settings.js";
+import type { StepEventOf, WaveCursor, WaveState } from "./settings.js";
 import { checkWave } from "./wave-check.js";
 import { answersComplete, awaitWave, familyOf, sendAndAwait } from "./waves.js";
 
@@ -88,22 +88,21 @@ export async function judgeAndSend(deps: StepDeps, e: StepEventOf<"awaitWave">):
     await exit({ ended: plan.ended });
     return { woken: true };
   }
-  const next = plan.wave;
-  const handedOver =
-    plan.cursor.external !== undefined
-      ? "an external check is next"
-      : plan.cursor.retry
-        ? "a retry of the step is next"
-        : next.action === "SLEEP"
-          ? "a sleep is next"
-          : next.unsent !== true
-            ? "the step is still pending"
-            : undefined;
+  const handedOver = whyNotSent(plan.cursor, plan.wave);
   if (handedOver !== undefined) {
     await exit({ handedOver });
     return { woken: true };
   }
-  return sendAndAwait(deps, e, { wave: next, cursor: plan.cursor, groups: plan.groups });
+  return sendAndAwait(deps, e, { wave: plan.wave, cursor: plan.cursor, groups: plan.groups });
+}
+
+/** Why the judge leaves the next step to CheckWave, or undefined when it sends it itself. */
+function whyNotSent(cursor: WaveCursor, next: WaveState): string | undefined {
+  if (cursor.external !== undefined) return "an external check is next";
+  if (cursor.retry) return "a retry of the step is next";
+  if (next.action === "SLEEP") return "a sleep is next";
+  if (next.unsent !== true) return "the step is still pending";
+  return undefined;
 }
 
 /** Why a judging wait ends without a next step sent: the task ended, or the step is CheckWave's. */
