@@ -85,8 +85,10 @@ export function costOf(input: {
   // The report writes a 10-minute flash step makes beyond those of this run's flash (its progress).
   const reportWritesPerFlash = Math.max(0, prod.reportWritesPerFlash - reportWritesOfFlash(flashMs));
   const extraReportWrites = reportWritesPerFlash * flash.steps;
-  const reports = parts[PART.reports];
-  const reportWcu = reports !== undefined && reports.requests > 0 ? reports.wcu / reports.requests : 1;
+  // Each at the size of a write of acknowledgements and progress alone here (else any report write's).
+  const news = parts[PART.news];
+  const sized = news !== undefined && news.requests > 0 ? news : parts[PART.reports];
+  const reportWcu = sized !== undefined && sized.requests > 0 ? sized.wcu / sized.requests : 1;
   const model = {
     checksPerWave: prod.checksPerWave,
     transitions: perRack.transitions + extraChecks * prod.transitionsPerCheck,
@@ -97,6 +99,7 @@ export function costOf(input: {
     rru: Math.max(0, perRack.rcu + extraChecks * Math.max(1, checkRcu)),
     wru: perRack.wcu + extraChecks * awaitsPerCheck * awaitWru + extraReportWrites * reportWcu,
     requests: perRack.requests + extraChecks * (Math.max(1, checkReads) + awaitsPerCheck) + extraReportWrites,
+    newsRequests: (news?.requests ?? 0) + extraReportWrites,
     reportWritesPerFlash,
     flashSteps: flash.steps,
     flashChecksPerStep,

@@ -132,6 +132,11 @@ export interface Figures {
        * write; per flash step, the report writes a 10-minute flash makes more than this run's.
        */
       requests: number;
+      /**
+       * Of them, the writes of BMC acknowledgements and progress alone (no result, no answer): this
+       * run's, and the report writes more.
+       */
+      newsRequests: number;
       /** The report writes a 10-minute flash step makes more than one of this run's (its progress). */
       reportWritesPerFlash: number;
       /** The flash steps per rack, and the checks each took here (only they gain checks in the model). */

@@ -14,6 +14,8 @@ export const PART = {
   lock: "lock",
   preflight: "preflight",
   reports: "BMC reports",
+  /** The receiver's writes that store no result and no answer: acknowledgements and progress alone. */
+  news: "BMC reports: acks, progress only",
   outcome: "outcome",
   bookkeeping: "run bookkeeping",
 } as const;
@@ -21,7 +23,7 @@ export const PART = {
 /** Table order: the fixed rows around the waves, which come in the order first seen. */
 export function orderParts(parts: Iterable<string>): string[] {
   const fixedBefore: string[] = [PART.create, PART.claim, PART.submit, PART.lock, PART.preflight];
-  const fixedAfter: string[] = [PART.reports, PART.outcome, PART.bookkeeping];
+  const fixedAfter: string[] = [PART.reports, PART.news, PART.outcome, PART.bookkeeping];
   const all = [...new Set(parts)];
   const waves = all.filter((p) => p.startsWith("wave ")).sort(waveOrder);
   const others = all.filter(
@@ -209,7 +211,8 @@ export class PartLabeller {
  * preflight's query set is "preflight" (it sends the queries); in a wave's check, the inventory's
  * verified versions and the ending transaction are "outcome" (the last wave's check records the
  * task's outcome itself), but the image records an update's commands carry (on the Inventory
- * table too) are the step's own; anywhere else, the scope's.
+ * table too) are the step's own; of the BMC reports' writes, those that store no result and no
+ * answer (acknowledgements and progress alone) are a row of their own; anywhere else, the scope's.
  */
 export function partOfCall(scope: string | undefined, operation: string, input: Obj): string {
   const table = tableOf(input);
@@ -220,12 +223,25 @@ export function partOfCall(scope: string | undefined, operation: string, input: 
     ((table === "Inventory" && !readsImages(input)) || operation === "TransactWriteItems")
   )
     return PART.outcome;
+  if (scope === PART.reports && operation === "UpdateItem" && !storesAnswer(input)) return PART.news;
   if (scope === PART.lock && /^cmds#.*#q$/.test(String(obj(input.Key).id ?? ""))) return PART.preflight;
   const part = scope ?? PART.bookkeeping;
   if (part !== "dispatch") return part;
   if (operation === "Query" && table === "Targets") return PART.claim;
   if (operation === "TransactWriteItems" && table === "Runs+Targets") return PART.claim;
   return PART.bookkeeping;
+}
+
+/**
+ * A command set write that stores a result or an answer: it sets an entry's `r` or `q`
+ * (src/adapters/dynamodb/command-set-store.ts `record`; a progress write names `r` too, in its
+ * condition only).
+ */
+function storesAnswer(input: Obj): boolean {
+  const expression = String(input.UpdateExpression ?? "");
+  return Object.entries(obj(input.ExpressionAttributeNames)).some(
+    ([placeholder, name]) => (name === "r" || name === "q") && expression.includes(`.${placeholder} =`),
+  );
 }
 
 /** A read of firmware image records (their keys `image#…`, on the Inventory table: images.ts). */

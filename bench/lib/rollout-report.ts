@@ -13,6 +13,7 @@ import {
   TODAY,
   usd,
 } from "./rollout-figures.js";
+import { PART } from "./rollout-parts.js";
 import { heartbeats, type RolloutPath } from "./rollout-paths.js";
 import { formatTable } from "./table.js";
 
@@ -245,6 +246,13 @@ export function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>, sittin
       (x) => nf(x),
     ),
     row(
+      "… of them storing BMC acks and progress alone",
+      undefined,
+      "-",
+      (f) => f.parts[PART.news]?.requests ?? 0,
+      (x) => nf(x),
+    ),
+    row(
       "Lambda invocations per rack",
       HALVED_AIMS.lambda,
       `${BEFORE_ACTIVATION.lambda}`,
@@ -263,6 +271,13 @@ export function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>, sittin
       HALVED_AIMS.requests,
       "-",
       (f) => f.cost.model.requests,
+      (x) => nf(x),
+    ),
+    row(
+      "… of them storing BMC acks and progress alone (modelled)",
+      undefined,
+      "-",
+      (f) => f.cost.model.newsRequests,
       (x) => nf(x),
     ),
     row(
