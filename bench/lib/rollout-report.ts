@@ -281,7 +281,7 @@ export function halvedAims(byPath: Partial<Record<RolloutPath, Figures>>, sittin
       (x) => nf(x),
     ),
     row(
-      "Lambda invocations per rack, 10-minute flashes (modelled)",
+      "Lambda invocations per rack, 10-minute flashes (modelled; bmc-result batched as here)",
       HALVED_AIMS.lambda,
       "-",
       (f) => f.cost.model.taskSteps + f.perRack.bmcResult,
