@@ -150,8 +150,9 @@ describe("the local executor runs AwaitWave's Retry and Catch for a wait that se
     process.on("unhandledRejection", onUnhandled);
     const { events, ended } = await run(async (event, _, executor) => {
       await executor.fail(event.token, "StepHandedOver", "why");
-      // A macrotask before the invocation returns: the ended wait's rejection waits that long.
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // A macrotask before the invocation returns: Node reports a rejection still unhandled when
+      // the microtasks before it are done, so the ended wait's rejection is tested across one.
+      await new Promise((resolve) => setImmediate(resolve));
       return { woken: true };
     });
     const last = await ended().finally(() => process.off("unhandledRejection", onUnhandled));

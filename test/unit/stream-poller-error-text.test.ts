@@ -4,7 +4,7 @@
  * line; never the page itself, whose lines would break the log's one line per change of state.
  */
 import { describe, expect, it } from "vitest";
-import { errorBodyText } from "../../local/stream-poller.js";
+import { errorBodyText } from "../../local/error-body-text.js";
 
 const FLASK_500 = `<!doctype html>
 <html lang=en>

@@ -289,11 +289,12 @@ async function sentAlready(
   const family = familyOf(made.action);
   if (family === undefined) return made;
   const set = await deps.commands.get(taskId, family, made.part);
-  const address = waveAddress(taskId, made);
-  const stored = made.componentIds.map((id) => set?.entries[entryKey(address, id)]);
-  if (stored.some((entry) => entry === undefined)) return made;
+  if (!allStored(taskId, made, set)) return made;
   const { unsent: _, ...wave } = made;
-  const deadline = Math.max(...stored.map((entry) => entry?.deadline ?? made.deadline));
+  const address = waveAddress(taskId, made);
+  const deadline = Math.max(
+    ...made.componentIds.map((id) => set?.entries[entryKey(address, id)]?.deadline ?? made.deadline),
+  );
   const now = deps.clock();
   return awaiting(
     settings,
